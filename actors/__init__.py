@@ -1,0 +1,1 @@
+"""The actor runtime: actor base, mailboxes, request/reply, spawner and registry."""

@@ -1,0 +1,1 @@
+"""Typed configuration loaded from HERMES_ACTORS_HOME/config.yaml."""

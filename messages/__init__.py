@@ -1,0 +1,1 @@
+"""Typed messages of every conversation in hermes-actors, and the one wire codec."""
