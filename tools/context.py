@@ -1,0 +1,123 @@
+"""The narrow interface through which tool handlers reach their session.
+
+Handlers know nothing of actors: everything a handler may ask of the session it
+runs in (approval, clarification, progress, background processes, delegation,
+sandboxed code) goes through a ``ToolContext``.  The session actor implements
+it; ``tools.testing.LocalToolContext`` is a small real implementation for
+standalone use and tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import attrs
+
+if TYPE_CHECKING:
+    from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
+    from tools.todo import TodoList
+
+__all__ = [
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "SessionSearchStore",
+    "ShellState",
+    "ToolContext",
+]
+
+ApprovalDecision = Literal["once", "session", "deny"]
+"""Answer to an approval request: run this once, allow the pattern for the session, or refuse."""
+
+
+@attrs.define
+class ShellState:
+    """Working directory and exported environment of one session's shell.
+
+    Mutable on purpose: the terminal tool updates it after every command so
+    that ``cd`` and ``export`` persist across calls of the same session.
+    """
+
+    cwd: str
+    env: dict[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ApprovalRequest:
+    """A dangerous action waiting for the user's consent.
+
+    Attributes:
+        command: the exact command (or action) that would run.
+        description: the name of the dangerous pattern that matched.
+        tool: the tool asking (``terminal``, ...).
+    """
+
+    command: str
+    description: str
+    tool: str
+
+
+class SessionSearchStore(Protocol):
+    """The part of the session store the ``session_search`` tool needs.
+
+    Implemented by the store; kept minimal here so handlers do not depend on
+    the store package.
+    """
+
+    async def search(self, query: str, **filters: Any) -> list[dict[str, Any]]:
+        """Full-text search over past messages; filters narrow role, dates, source."""
+        ...
+
+    async def read(self, session_id: str, **options: Any) -> dict[str, Any]:
+        """Return one session's metadata and (a window of) its messages."""
+        ...
+
+    async def browse(self, **options: Any) -> list[dict[str, Any]]:
+        """List recent sessions, newest first."""
+        ...
+
+
+class ToolContext(Protocol):
+    """What a tool handler may use of the session that runs it.
+
+    Cancellation is never signalled through the context: a handler is
+    cancelled by its caller's cancel scope like any Trio code.
+    """
+
+    session_id: str
+    home: Path
+    """HERMES_ACTORS_HOME: memories, state and configuration live under it."""
+    shell: ShellState
+    todo: TodoList
+    processes: ProcessTable
+    store: SessionSearchStore | None
+    interactive: bool
+    """False for subagents and one-shot API calls: clarify is unavailable and approvals are denied."""
+
+    async def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Ask the user to approve a dangerous action; a request nobody answers in time is ``"deny"``."""
+        ...
+
+    async def clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str:
+        """Ask the user a question and return the answer.
+
+        Raises:
+            ClarifyUnavailable: nobody attached can answer.
+        """
+        ...
+
+    def emit(self, progress: str) -> None:
+        """Publish a progress line for the running tool; never blocks."""
+        ...
+
+    async def start_background(self, spec: BackgroundSpec) -> ProcessInfo:
+        """Start a background process owned by the session (it outlives the turn)."""
+        ...
+
+    async def delegate(self, args: dict[str, Any]) -> str:
+        """Run ``delegate_task`` (child sessions); returns the tool result JSON."""
+        ...
+
+    async def run_sandbox(self, code: str) -> str:
+        """Run ``execute_code`` in the sandbox; returns the tool result JSON."""
+        ...

@@ -1,0 +1,59 @@
+"""Errors raised by the tool layer.
+
+The tree::
+
+    ToolError (Exception)                     base of everything below
+    ├── RegistrationError (ValueError)        a bad ``register`` call
+    │   └── ToolShadowingError                name already owned by another toolset
+    ├── ToolsetError (ValueError)             a toolset definition that cannot be resolved
+    │   ├── UnknownToolsetError (+ KeyError)  a name no toolset carries
+    │   └── ToolsetCycleError                 ``includes`` loop back on themselves
+    ├── ArgumentValidationError (ValueError)  arguments not matching a tool's JSON schema
+    ├── ClarifyUnavailable (RuntimeError)     nobody can answer a clarify question
+    └── CapabilityUnavailable (RuntimeError)  delegate / sandbox not offered by this context
+
+Handlers never let these reach the model as tracebacks: ``tools.dispatch.dispatch``
+turns every failure into a ``{"error": ...}`` JSON result.
+"""
+
+from __future__ import annotations
+
+
+class ToolError(Exception):
+    """Base class of every error raised by the tool layer."""
+
+
+class RegistrationError(ToolError, ValueError):
+    """A tool registration was refused (bad name, schema or options)."""
+
+
+class ToolShadowingError(RegistrationError):
+    """Registering would silently replace a tool owned by a different toolset."""
+
+
+class ToolsetError(ToolError, ValueError):
+    """A toolset definition could not be resolved."""
+
+
+class UnknownToolsetError(ToolsetError, KeyError):
+    """A toolset name was referenced that no registered toolset carries."""
+
+    def __str__(self) -> str:
+        # KeyError quotes its argument; keep the message readable instead.
+        return str(self.args[0]) if self.args else ""
+
+
+class ToolsetCycleError(ToolsetError):
+    """Toolset ``includes`` form a cycle."""
+
+
+class ArgumentValidationError(ToolError, ValueError):
+    """Tool arguments do not match the tool's JSON schema; the message is for the model."""
+
+
+class ClarifyUnavailable(ToolError, RuntimeError):
+    """No one attached to the session can answer a clarifying question."""
+
+
+class CapabilityUnavailable(ToolError, RuntimeError):
+    """The execution context does not offer this capability (delegation, sandbox, background)."""
