@@ -1,0 +1,267 @@
+"""Invariants of a conversation history, and the repairs that restore them.
+
+A history is a list of message dicts in the internal OpenAI form (``role``, ``content``, ``tool_calls``,
+``tool_call_id``, ``name``, plus provider extras that are carried along untouched). Providers reject a
+history that breaks these rules, so every path that edits one — an interrupt, a crash, a compression —
+ends by passing :func:`check_alternation`:
+
+- a ``system`` message may only be the first message;
+- the first non-system message is a ``user`` message;
+- ``user`` and ``assistant`` alternate; ``tool`` messages follow only an assistant message with
+  ``tool_calls`` and answer each of its ids exactly once; the message after a tool group is an assistant;
+- every tool call is answered before the conversation moves on.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from actors.session.errors import HistoryInvariantError
+
+Message = dict[str, Any]
+
+INTERRUPTED_REPLY = "Operation interrupted."
+COMMAND_INTERRUPTED = "[Command interrupted]"
+# Shown for a reply lost to a daemon crash or restart, so the model does not assume it answered.
+RESTART_REPLY = "[The session stopped before this message was answered.]"
+
+# Key under which the provider layer keeps Anthropic thinking blocks on an assistant message.
+THINKING_BLOCKS_KEY = "thinking_blocks"
+
+
+def cancelled_tool_text(name: str) -> str:
+    """The tool result recorded for a call that never ran because the user interrupted the turn."""
+    return f"[Tool execution cancelled — {name} was skipped due to user interrupt]"
+
+
+def restart_tool_text(name: str) -> str:
+    """The tool result recorded on load for a call whose result was lost to a crash or restart."""
+    return f"[Tool execution lost — {name} did not finish before the session stopped]"
+
+
+def tool_call_ids(message: Mapping[str, Any]) -> list[str]:
+    """The ids of an assistant message's tool calls, in order (empty for any other message)."""
+    if message.get("role") != "assistant":
+        return []
+    return [call["id"] for call in message.get("tool_calls") or ()]
+
+
+def tool_call_names(message: Mapping[str, Any]) -> dict[str, str]:
+    """Map of tool call id to function name for an assistant message."""
+    if message.get("role") != "assistant":
+        return {}
+    return {call["id"]: call["function"]["name"] for call in message.get("tool_calls") or ()}
+
+
+def check_alternation(messages: Sequence[Mapping[str, Any]], *, allow_pending_tool_calls: bool = False) -> None:
+    """Raise :class:`HistoryInvariantError` when ``messages`` breaks the module's rules.
+
+    Args:
+        messages: the history to check.
+        allow_pending_tool_calls: accept a history whose last tool group is still missing results
+            (the state while tool workers run).
+
+    Raises:
+        HistoryInvariantError: naming the rule and the index of the first offending message.
+    """
+    pending: set[str] = set()
+    previous: str | None = None
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role == "system":
+            if index != 0:
+                raise HistoryInvariantError(f"system message at index {index}; only the first message may be system", index)
+        elif role == "user":
+            _require_answered(pending, index)
+            if previous not in (None, "system", "assistant"):
+                raise HistoryInvariantError(f"user message at index {index} follows {previous}", index)
+        elif role == "assistant":
+            _require_answered(pending, index)
+            if previous not in ("user", "tool"):
+                raise HistoryInvariantError(f"assistant message at index {index} follows {previous or 'nothing'}", index)
+            ids = tool_call_ids(message)
+            if len(set(ids)) != len(ids):
+                raise HistoryInvariantError(f"assistant message at index {index} repeats a tool call id", index)
+            pending = set(ids)
+        elif role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in pending:
+                raise HistoryInvariantError(
+                    f"tool message at index {index} answers {call_id!r}, which no preceding assistant call left open", index
+                )
+            pending.discard(call_id)
+        else:
+            raise HistoryInvariantError(f"message at index {index} has unknown role {role!r}", index)
+        previous = role
+    if pending and not allow_pending_tool_calls:
+        raise HistoryInvariantError(f"tool calls never answered: {sorted(pending)}", -1)
+
+
+def _require_answered(pending: set[str], index: int) -> None:
+    if pending:
+        raise HistoryInvariantError(f"message at index {index} arrives before tool calls {sorted(pending)} were answered", index)
+
+
+def is_valid(messages: Sequence[Mapping[str, Any]], *, allow_pending_tool_calls: bool = False) -> bool:
+    """Whether :func:`check_alternation` accepts ``messages``."""
+    try:
+        check_alternation(messages, allow_pending_tool_calls=allow_pending_tool_calls)
+    except HistoryInvariantError:
+        return False
+    return True
+
+
+def open_tool_calls(messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """``(id, name)`` of the last assistant message's tool calls that have no result yet, in call order."""
+    for start in range(len(messages) - 1, -1, -1):
+        role = messages[start].get("role")
+        if role == "tool":
+            continue
+        names = tool_call_names(messages[start])
+        answered = {m.get("tool_call_id") for m in messages[start + 1 :]}
+        return [(call_id, name) for call_id, name in names.items() if call_id not in answered]
+    return []
+
+
+def close_interrupted_turn(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    results: Mapping[str, str] | None = None,
+    partial: Mapping[str, Any] | None = None,
+) -> list[Message]:
+    """Return a copy of ``messages`` made whole after an interrupt, ready for the next user message.
+
+    Args:
+        messages: the history as the turn left it; its last tool group may be missing results.
+        results: tool call id to the result a cancelled worker handed back (for example
+            ``[Command interrupted]`` with the output so far); used as given.
+        partial: the assistant message that was streaming when the turn was cancelled. Its text is
+            kept only when non-empty; signed thinking blocks are kept, unsigned (partial) ones and
+            partial reasoning and tool calls are dropped.
+
+    Calls with no result get :func:`cancelled_tool_text`. A history that then ends on a tool or user
+    message is closed with the assistant reply ``Operation interrupted.``.
+    """
+    history = copy.deepcopy(list(messages))
+    given = dict(results or {})
+    for call_id, name in open_tool_calls(history):
+        content = given.get(call_id, cancelled_tool_text(name))
+        history.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
+    if partial is not None:
+        kept = _partial_reply(partial)
+        if kept is not None and history and history[-1].get("role") in ("user", "tool"):
+            history.append(kept)
+    if history and history[-1].get("role") in ("user", "tool"):
+        history.append({"role": "assistant", "content": INTERRUPTED_REPLY})
+    return history
+
+
+def _partial_reply(partial: Mapping[str, Any]) -> Message | None:
+    text = partial.get("content")
+    if not isinstance(text, str) or not text.strip():
+        return None
+    reply: Message = {"role": "assistant", "content": text}
+    signed = [block for block in partial.get(THINKING_BLOCKS_KEY) or () if block.get("signature")]
+    if signed:
+        reply[THINKING_BLOCKS_KEY] = copy.deepcopy(signed)
+    return reply
+
+
+def repair_on_load(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
+    """Return a valid history rebuilt from one that may have been cut short by a crash.
+
+    Repairs, in one forward pass: a system message that is not first is dropped; messages before the
+    first user message are dropped; tool messages that answer no open call (or answer one twice) are
+    dropped; calls left unanswered get :func:`restart_tool_text`; consecutive user messages are merged;
+    an assistant text reply followed by another assistant message is folded into it; a user message
+    after a tool result and a trailing user or tool message are preceded/closed by :data:`RESTART_REPLY`. A valid history comes back equal to the input.
+    """
+    history: list[Message] = []
+    pending: dict[str, str] = {}
+    for index, original in enumerate(messages):
+        message = copy.deepcopy(dict(original))
+        role = message.get("role")
+        if role == "system":
+            if index == 0:
+                history.append(message)
+            continue
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id in pending:
+                del pending[call_id]
+                history.append(message)
+            continue
+        if role not in ("user", "assistant"):
+            continue
+        _answer_lost_calls(history, pending)
+        last_role = history[-1].get("role") if history else None
+        if role == "user":
+            if last_role == "tool":
+                history.append({"role": "assistant", "content": RESTART_REPLY})
+            if last_role == "user":
+                history[-1]["content"] = _merge_content(history[-1].get("content"), message.get("content"))
+            else:
+                history.append(message)
+            continue
+        if last_role in (None, "system"):
+            continue
+        if last_role == "assistant":
+            # Only a text reply can precede here (open calls were just answered): fold it into this one.
+            message["content"] = _merge_content(history.pop().get("content"), message.get("content"))
+        history.append(message)
+        pending = tool_call_names(message)
+    _answer_lost_calls(history, pending)
+    if history and history[-1].get("role") in ("user", "tool"):
+        history.append({"role": "assistant", "content": RESTART_REPLY})
+    return history
+
+
+def _answer_lost_calls(history: list[Message], pending: dict[str, str]) -> None:
+    for call_id, name in pending.items():
+        history.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": restart_tool_text(name)})
+    pending.clear()
+
+
+def _merge_content(first: Any, second: Any) -> Any:
+    """Join two message contents, as text when both are text, else as a list of parts."""
+    if first is None or first == "":
+        return second
+    if second is None or second == "":
+        return first
+    if isinstance(first, str) and isinstance(second, str):
+        return f"{first}\n\n{second}"
+    return _as_parts(first) + _as_parts(second)
+
+
+def _as_parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content)
+
+
+def sanitize_tool_pairs(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
+    """Drop tool results whose call is gone and tool calls whose results are gone.
+
+    Used after cutting a history (compression): an assistant message that loses all its calls keeps
+    its text, or is dropped when it has none.
+    """
+    answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
+    issued: set[str] = set()
+    result: list[Message] = []
+    for original in messages:
+        message = copy.deepcopy(dict(original))
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            kept = [call for call in message["tool_calls"] if call["id"] in answered]
+            issued.update(call["id"] for call in kept)
+            if kept:
+                message["tool_calls"] = kept
+            else:
+                del message["tool_calls"]
+                if not message.get("content"):
+                    continue
+        elif message.get("role") == "tool" and message.get("tool_call_id") not in issued:
+            continue
+        result.append(message)
+    return result

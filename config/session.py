@@ -1,0 +1,80 @@
+"""Configuration sections read by the session actor and its libraries.
+
+Each class is one section of ``config.yaml`` (the yaml key is in its docstring); defaults come from the
+seeds. Validators make a bad value an error at load time rather than a surprise mid-turn.
+"""
+
+from __future__ import annotations
+
+import attrs
+from attrs import validators as v
+
+_positive_int = [v.instance_of(int), v.gt(0)]
+_ratio = [v.instance_of(float), v.gt(0.0), v.le(1.0)]
+
+
+@attrs.frozen
+class AgentConfig:
+    """Section ``agent``: the iteration budget and optional whole-turn budgets.
+
+    ``turn_time_budget_seconds`` and ``turn_token_budget`` are deadlines on the turn scope; ``None`` means no limit.
+    """
+
+    max_turns: int = attrs.field(default=90, validator=_positive_int)
+    turn_time_budget_seconds: float | None = attrs.field(
+        default=None, validator=v.optional([v.instance_of((int, float)), v.gt(0)])
+    )
+    turn_token_budget: int | None = attrs.field(default=None, validator=v.optional(_positive_int))
+
+
+@attrs.frozen
+class CompressionConfig:
+    """Section ``compression``: when and how the context compressor runs (seed 002 section 7)."""
+
+    enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
+    # Fraction of the model's context window at which compression triggers.
+    threshold: float = attrs.field(default=0.5, validator=_ratio)
+    # Non-system messages after the system prompt that are never summarised.
+    protect_first_n: int = attrs.field(default=3, validator=[v.instance_of(int), v.ge(0)])
+    # Tail token budget as a fraction of the threshold.
+    tail_ratio: float = attrs.field(default=0.2, validator=_ratio)
+    # Summary budget as a fraction of the tokens being summarised, floored and capped below.
+    summary_ratio: float = attrs.field(default=0.2, validator=_ratio)
+    summary_min_tokens: int = attrs.field(default=2000, validator=_positive_int)
+    summary_max_tokens: int = attrs.field(default=12_000, validator=_positive_int)
+    # A compression saving less than this fraction counts as ineffective.
+    min_savings: float = attrs.field(default=0.10, validator=_ratio)
+    # Consecutive ineffective compressions after which automatic compression stops.
+    max_ineffective: int = attrs.field(default=2, validator=_positive_int)
+    # Floor for the trigger, so a tiny context window still leaves room to work.
+    minimum_threshold_tokens: int = attrs.field(default=4000, validator=_positive_int)
+
+    @summary_max_tokens.validator
+    def _max_not_below_min(self, attribute: attrs.Attribute[int], value: int) -> None:
+        if value < self.summary_min_tokens:
+            raise ValueError(f"summary_max_tokens ({value}) must be >= summary_min_tokens ({self.summary_min_tokens})")
+
+
+@attrs.frozen
+class GuardrailsConfig:
+    """Section ``tool_loop_guardrails``: tool-loop detection thresholds (seed 002 section 10).
+
+    Warnings are always on; ``block``/``halt`` decisions only when ``hard_stop_enabled``.
+    """
+
+    hard_stop_enabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
+    exact_failure_warn_after: int = attrs.field(default=2, validator=_positive_int)
+    exact_failure_block_after: int = attrs.field(default=5, validator=_positive_int)
+    same_tool_failure_warn_after: int = attrs.field(default=3, validator=_positive_int)
+    same_tool_failure_halt_after: int = attrs.field(default=8, validator=_positive_int)
+    no_progress_warn_after: int = attrs.field(default=2, validator=_positive_int)
+    no_progress_block_after: int = attrs.field(default=5, validator=_positive_int)
+
+
+@attrs.frozen
+class DisplayConfig:
+    """Section ``display``: what a user message does while a turn is running."""
+
+    busy_input_mode: str = attrs.field(default="interrupt", validator=v.in_(("interrupt", "queue", "steer")))
+    # When true, an interrupt arriving while subagents or a compression run is queued instead.
+    interrupt_demoted_while_busy: bool = attrs.field(default=False, validator=v.instance_of(bool))
