@@ -1,0 +1,51 @@
+"""Which wire protocol (``api_mode``) a provider speaks.
+
+Resolution order (the specification's): an explicit mode wins; then the
+provider name; then heuristics on the base URL; otherwise Chat Completions.
+Bedrock is not implemented here, so it is not a possible answer.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from .errors import ProviderConfigError
+from .types import API_MODES
+
+_ANTHROPIC_PROVIDERS = frozenset({"anthropic"})
+_RESPONSES_PROVIDERS = frozenset({"openai-codex", "codex"})
+
+# Models that take the ``developer`` role instead of ``system`` at the wire.
+DEVELOPER_ROLE_MODELS = ("gpt-5", "codex")
+
+
+def resolve_api_mode(explicit: str | None, provider: str | None, base_url: str | None) -> str:
+    """Pick ``chat_completions``, ``anthropic_messages`` or ``codex_responses``.
+
+    Raises:
+        ProviderConfigError: ``explicit`` names no known mode.
+    """
+    if explicit:
+        if explicit not in API_MODES:
+            raise ProviderConfigError(f"unknown api_mode {explicit!r}; expected one of {', '.join(API_MODES)}")
+        return explicit
+    name = (provider or "").strip().lower()
+    if name in _ANTHROPIC_PROVIDERS:
+        return "anthropic_messages"
+    if name in _RESPONSES_PROVIDERS:
+        return "codex_responses"
+    if base_url:
+        parts = urlsplit(base_url)
+        host = (parts.hostname or "").lower()
+        path = parts.path.rstrip("/").lower()
+        if host == "api.anthropic.com" or path.endswith("/anthropic"):
+            return "anthropic_messages"
+        if "/backend-api/codex" in path:
+            return "codex_responses"
+    return "chat_completions"
+
+
+def uses_developer_role(model: str) -> bool:
+    """True when the model family wants ``developer`` instead of ``system``."""
+    bare = model.rsplit("/", 1)[-1].lower()
+    return any(marker in bare for marker in DEVELOPER_ROLE_MODELS)

@@ -1,0 +1,148 @@
+"""Data that crosses the provider boundary: settings, requests, usage and stream events.
+
+Conversation history stays in the internal OpenAI-style form. The adapters
+convert to and from each wire protocol; this module fixes the shape of what
+they hand back.
+
+The normalized assistant message (``StreamFinished.message``)::
+
+    {"role": "assistant",
+     "content": str | None,
+     "tool_calls": [{"id", "type": "function", "function": {"name", "arguments"}}],  # omitted when none
+     "reasoning": str | None,
+     ...provider extras}
+
+Provider extras (opaque to the agent loop, kept in history so that the next
+request to the same provider can send them back):
+
+``anthropic_content``
+    The assistant turn's Anthropic content blocks exactly as received, thinking
+    blocks with their ``signature`` and ``redacted_thinking`` blocks included.
+    The Anthropic adapter re-sends ``thinking``/``redacted_thinking`` blocks from
+    it; other adapters ignore it.
+``responses_items``
+    The Responses API output items of the turn (``reasoning`` items with their
+    ``encrypted_content``/``id``, ``function_call`` items with ``call_id`` and
+    item ``id``). The Responses adapter replays ``reasoning`` items from it.
+``extra_content`` (on a tool call dict)
+    Gemini's per-call opaque data (thought signatures) received on an OpenAI
+    compatible stream; sent back unchanged on that tool call.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import attrs
+
+API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
+
+FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter", "error")
+
+
+@attrs.frozen
+class ProviderSettings:
+    """Which provider, model and endpoint one adapter talks to."""
+
+    provider: str
+    model: str
+    base_url: str | None
+    api_mode: str = attrs.field(validator=attrs.validators.in_(API_MODES))
+    api_key: str | None = attrs.field(default=None, repr=False)
+
+
+@attrs.frozen
+class ChatRequest:
+    """One model call: history and tool schemas in the internal OpenAI form."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    model: str
+    max_tokens: int | None = None
+    temperature: float | None = None
+    reasoning_effort: str | None = None
+    cache_ttl: str = attrs.field(default="5m", validator=attrs.validators.in_(("5m", "1h")))
+
+
+@attrs.frozen
+class Usage:
+    """Token usage of one call, normalized across providers."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens (cache figures are part of the prompt)."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+@attrs.frozen
+class TextDelta:
+    """A piece of visible answer text."""
+
+    text: str
+
+
+@attrs.frozen
+class ReasoningDelta:
+    """A piece of reasoning / thinking text."""
+
+    text: str
+
+
+@attrs.frozen
+class ToolCallStarted:
+    """The model began tool call number ``index`` of this turn."""
+
+    index: int
+    call_id: str
+    name: str
+
+
+@attrs.frozen
+class ToolCallArgumentsDelta:
+    """More raw JSON text of tool call ``index``'s arguments."""
+
+    index: int
+    delta: str
+
+
+@attrs.frozen
+class ToolCallCompleted:
+    """Tool call ``index`` is complete; ``arguments`` is its whole raw JSON text."""
+
+    index: int
+    call_id: str
+    name: str
+    arguments: str
+
+
+@attrs.frozen
+class UsageReported:
+    """The provider reported usage (may arrive more than once; the last wins)."""
+
+    usage: Usage
+
+
+@attrs.frozen
+class StreamFinished:
+    """Always the last event: the normalized assistant message and why it ended."""
+
+    message: dict[str, Any]
+    finish_reason: str
+    usage: Usage
+
+
+StreamEvent = Union[
+    TextDelta,
+    ReasoningDelta,
+    ToolCallStarted,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    UsageReported,
+    StreamFinished,
+]
