@@ -27,8 +27,8 @@ COMMAND_INTERRUPTED = "[Command interrupted]"
 # Shown for a reply lost to a daemon crash or restart, so the model does not assume it answered.
 RESTART_REPLY = "[The session stopped before this message was answered.]"
 
-# Key under which the provider layer keeps Anthropic thinking blocks on an assistant message.
-THINKING_BLOCKS_KEY = "thinking_blocks"
+# Key under which the provider layer keeps an assistant turn's Anthropic content blocks (providers/types.py).
+THINKING_BLOCKS_KEY = "anthropic_content"
 
 
 def cancelled_tool_text(name: str) -> str:
@@ -139,7 +139,7 @@ def close_interrupted_turn(
             ``[Command interrupted]`` with the output so far); used as given.
         partial: the assistant message that was streaming when the turn was cancelled. Its text is
             kept only when non-empty; signed thinking blocks are kept, unsigned (partial) ones and
-            partial reasoning and tool calls are dropped.
+            partial reasoning, text blocks and tool calls are dropped.
 
     Calls with no result get :func:`cancelled_tool_text`. A history that then ends on a tool or user
     message is closed with the assistant reply ``Operation interrupted.``.
@@ -163,10 +163,16 @@ def _partial_reply(partial: Mapping[str, Any]) -> Message | None:
     if not isinstance(text, str) or not text.strip():
         return None
     reply: Message = {"role": "assistant", "content": text}
-    signed = [block for block in partial.get(THINKING_BLOCKS_KEY) or () if block.get("signature")]
+    signed = [block for block in partial.get(THINKING_BLOCKS_KEY) or () if _is_complete_thinking(block)]
     if signed:
         reply[THINKING_BLOCKS_KEY] = copy.deepcopy(signed)
     return reply
+
+
+def _is_complete_thinking(block: Mapping[str, Any]) -> bool:
+    """A thinking block the provider will accept back: signed, or redacted (which is always whole)."""
+    kind = block.get("type")
+    return kind == "redacted_thinking" or (kind == "thinking" and bool(block.get("signature")))
 
 
 def repair_on_load(messages: Iterable[Mapping[str, Any]]) -> list[Message]:

@@ -91,14 +91,22 @@ class TestCloseInterruptedTurn:
             "role": "assistant",
             "content": "I was saying",
             "reasoning": "half a thought",
-            THINKING_BLOCKS_KEY: [{"type": "thinking", "thinking": "t1", "signature": "sig"}, {"type": "thinking", "thinking": "t2"}],
+            THINKING_BLOCKS_KEY: [
+                {"type": "thinking", "thinking": "t1", "signature": "sig"},
+                {"type": "redacted_thinking", "data": "opaque"},
+                {"type": "thinking", "thinking": "t2"},
+                {"type": "text", "text": "I was saying"},
+            ],
             "tool_calls": [{"id": "z", "type": "function", "function": {"name": "x", "arguments": "{"}}],
         }
         closed = close_interrupted_turn([user()], partial=partial)
         assert closed[-1] == {
             "role": "assistant",
             "content": "I was saying",
-            THINKING_BLOCKS_KEY: [{"type": "thinking", "thinking": "t1", "signature": "sig"}],
+            THINKING_BLOCKS_KEY: [
+                {"type": "thinking", "thinking": "t1", "signature": "sig"},
+                {"type": "redacted_thinking", "data": "opaque"},
+            ],
         }
         check_alternation(closed)
 

@@ -1,0 +1,136 @@
+"""Tool-loop guardrail thresholds, message format and hard-stop switch."""
+
+from __future__ import annotations
+
+import json
+
+from actors.session.guardrails import (
+    GuardrailAction,
+    ToolCallGuardrailController,
+    ToolCallSignature,
+    annotate_result,
+    blocked_result,
+    looks_failed,
+)
+from config.session import GuardrailsConfig
+
+READ_ONLY = {"read_file", "search_files"}
+
+
+def _controller(hard_stop: bool = False) -> ToolCallGuardrailController:
+    return ToolCallGuardrailController(GuardrailsConfig(hard_stop_enabled=hard_stop), READ_ONLY.__contains__)
+
+
+def _fail(controller: ToolCallGuardrailController, name: str, args: dict) -> GuardrailAction:
+    return controller.after_call(name, args, '{"error": "boom"}', failed=True).action
+
+
+class TestSignature:
+    """Argument key order does not change a signature; values do."""
+
+    def test_canonical(self) -> None:
+        a = ToolCallSignature.from_call("t", {"a": 1, "b": [1, 2]})
+        assert a == ToolCallSignature.from_call("t", {"b": [1, 2], "a": 1})
+        assert a != ToolCallSignature.from_call("t", {"a": 2, "b": [1, 2]})
+        assert a != ToolCallSignature.from_call("u", {"a": 1, "b": [1, 2]})
+
+
+class TestExactFailure:
+    """The same failing call warns at 2 and, with hard stops, is blocked after 5."""
+
+    def test_thresholds_with_hard_stop(self) -> None:
+        controller = _controller(hard_stop=True)
+        args = {"command": "make"}
+        actions = []
+        for _ in range(5):
+            assert controller.before_call("terminal", args).allows_execution
+            actions.append(_fail(controller, "terminal", args))
+        assert actions == [GuardrailAction.ALLOW, GuardrailAction.WARN, GuardrailAction.WARN, GuardrailAction.WARN, GuardrailAction.WARN]
+        decision = controller.before_call("terminal", args)
+        assert decision.action is GuardrailAction.BLOCK and decision.code == "repeated_exact_failure_block" and decision.count == 5
+        assert json.loads(blocked_result(decision))["error"].startswith("[Tool loop blocked: repeated_exact_failure_block; count=5; ")
+
+    def test_warning_format(self) -> None:
+        controller = _controller()
+        _fail(controller, "terminal", {"c": 1})
+        decision = controller.after_call("terminal", {"c": 1}, "{}", failed=True)
+        assert decision.code == "repeated_exact_failure_warning" and decision.count == 2
+        annotated = annotate_result("out", decision)
+        assert annotated.startswith("out\n\n[Tool loop warning: repeated_exact_failure_warning; count=2; ")
+        assert annotated.endswith("]")
+
+    def test_without_hard_stop_never_blocks(self) -> None:
+        controller = _controller()
+        for _ in range(10):
+            _fail(controller, "terminal", {"c": 1})
+        assert controller.before_call("terminal", {"c": 1}).action is GuardrailAction.ALLOW
+
+    def test_success_clears_signature_and_tool(self) -> None:
+        controller = _controller(hard_stop=True)
+        for _ in range(5):
+            _fail(controller, "terminal", {"c": 1})
+        controller.after_call("terminal", {"c": 1}, "ok", failed=False)
+        assert controller.before_call("terminal", {"c": 1}).action is GuardrailAction.ALLOW
+        assert _fail(controller, "terminal", {"c": 1}) is GuardrailAction.ALLOW
+
+
+class TestSameToolFailure:
+    """One tool failing with varied arguments warns at 3 and halts after 8."""
+
+    def test_thresholds(self) -> None:
+        controller = _controller(hard_stop=True)
+        actions = [_fail(controller, "patch", {"n": n}) for n in range(8)]
+        assert actions[:2] == [GuardrailAction.ALLOW, GuardrailAction.ALLOW]
+        assert set(actions[2:]) == {GuardrailAction.WARN}
+        decision = controller.before_call("patch", {"n": 99})
+        assert decision.action is GuardrailAction.HALT and decision.ends_turn and not decision.allows_execution
+        assert decision.code == "same_tool_failure_halt" and decision.count == 8
+        assert controller.before_call("terminal", {"n": 99}).action is GuardrailAction.ALLOW
+
+    def test_warning_code(self) -> None:
+        controller = _controller()
+        _fail(controller, "patch", {"n": 1})
+        _fail(controller, "patch", {"n": 2})
+        assert controller.after_call("patch", {"n": 3}, "{}", failed=True).code == "same_tool_failure_warning"
+
+
+class TestNoProgress:
+    """A read-only tool returning the same result warns at 2 and is blocked after 5."""
+
+    def test_thresholds(self) -> None:
+        controller = _controller(hard_stop=True)
+        args = {"path": "a.txt"}
+        actions = [controller.after_call("read_file", args, "same", failed=False).action for _ in range(5)]
+        assert actions == [GuardrailAction.ALLOW] + [GuardrailAction.WARN] * 4
+        decision = controller.before_call("read_file", args)
+        assert decision.action is GuardrailAction.BLOCK and decision.code == "idempotent_no_progress_block"
+
+    def test_changed_result_restarts_count(self) -> None:
+        controller = _controller()
+        args = {"path": "a.txt"}
+        controller.after_call("read_file", args, "one", failed=False)
+        assert controller.after_call("read_file", args, "two", failed=False).action is GuardrailAction.ALLOW
+        decision = controller.after_call("read_file", args, "two", failed=False)
+        assert decision.code == "idempotent_no_progress_warning" and decision.count == 2
+
+    def test_writing_tools_not_counted(self) -> None:
+        controller = _controller()
+        for _ in range(4):
+            assert controller.after_call("write_file", {"p": 1}, "same", failed=False).action is GuardrailAction.ALLOW
+
+    def test_reset_forgets(self) -> None:
+        controller = _controller(hard_stop=True)
+        for _ in range(5):
+            controller.after_call("read_file", {}, "same", failed=False)
+        controller.reset()
+        assert controller.before_call("read_file", {}).action is GuardrailAction.ALLOW
+
+
+class TestLooksFailed:
+    """Only the JSON error form counts as a failure."""
+
+    def test_forms(self) -> None:
+        assert looks_failed('{"error": "no such file"}')
+        assert not looks_failed('{"error": null, "output": "x"}')
+        assert not looks_failed("plain text with error in it")
+        assert not looks_failed('["error"]')
