@@ -1,0 +1,134 @@
+"""``LocalToolContext``: a small, real ``ToolContext`` for standalone use and tests.
+
+It runs handlers outside any session actor: approvals are answered by a
+callable you pass (none → every request denied), clarify by a callable (none →
+unavailable), progress lines are collected in a list, background processes
+run in a nursery you pass, and delegation / sandboxed code are not offered.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+
+from tools.context import ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
+from tools.errors import CapabilityUnavailable, ClarifyUnavailable
+from tools.todo import TodoList
+
+if TYPE_CHECKING:
+    from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
+
+__all__ = ["Approver", "Clarifier", "LocalToolContext"]
+
+Approver = Callable[[ApprovalRequest], "ApprovalDecision | Awaitable[ApprovalDecision]"]
+"""Answers an approval request, synchronously or as a coroutine."""
+Clarifier = Callable[[str, list[str], bool], "str | Awaitable[str]"]
+"""Answers a clarify question ``(question, choices, allow_freetext)``."""
+
+
+def _new_process_table() -> ProcessTable | None:
+    # The process table belongs to the terminal tools; a context works without them.
+    try:
+        from tools.background import ProcessTable
+    except ImportError:
+        return None
+    return ProcessTable()
+
+
+@attrs.define(kw_only=True)
+class LocalToolContext:
+    """A ``ToolContext`` that needs no session actor.
+
+    Args:
+        home: HERMES_ACTORS_HOME for this context (memories live under it).
+        cwd: starting working directory of the shell state.
+        session_id: id reported to handlers.
+        approver: answers approval requests; None denies everything.
+        clarifier: answers clarify questions; None makes clarify unavailable.
+        interactive: False denies approvals and disables clarify, as for subagents.
+        nursery: where background processes run; None makes them unavailable.
+        store: the session store for session_search, if any.
+    """
+
+    home: Path
+    cwd: str = attrs.field(default=".", converter=lambda p: str(Path(p).resolve()))
+    session_id: str = "local"
+    approver: Approver | None = None
+    clarifier: Clarifier | None = None
+    interactive: bool = True
+    nursery: trio.Nursery | None = None
+    store: SessionSearchStore | None = None
+    shell: ShellState = attrs.field(init=False)
+    todo: TodoList = attrs.field(factory=TodoList, init=False)
+    processes: ProcessTable | None = attrs.field(factory=_new_process_table, init=False)
+    progress: list[str] = attrs.field(factory=list, init=False)
+    """Every line passed to ``emit``, in order."""
+    approvals: list[ApprovalRequest] = attrs.field(factory=list, init=False)
+    """Every approval request received, in order."""
+    notifications: list[ProcessNotification] = attrs.field(factory=list, init=False)
+    """Background-process notifications (completion, watch matches), in order."""
+
+    def __attrs_post_init__(self) -> None:
+        self.shell = ShellState(cwd=self.cwd, env={})
+
+    async def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Ask the approver; non-interactive contexts and a missing approver deny."""
+        self.approvals.append(request)
+        await trio.lowlevel.checkpoint()
+        if not self.interactive or self.approver is None:
+            return "deny"
+        answer = self.approver(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return answer
+
+    async def clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str:
+        """Ask the clarifier.
+
+        Raises:
+            ClarifyUnavailable: non-interactive context or no clarifier given.
+        """
+        await trio.lowlevel.checkpoint()
+        if not self.interactive or self.clarifier is None:
+            raise ClarifyUnavailable("nobody can answer questions in this context")
+        answer = self.clarifier(question, choices, allow_freetext)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return answer
+
+    def emit(self, progress: str) -> None:
+        """Record a progress line."""
+        self.progress.append(progress)
+
+    async def start_background(self, spec: BackgroundSpec) -> ProcessInfo:
+        """Start a background process in the given nursery.
+
+        Raises:
+            CapabilityUnavailable: no nursery (or no process machinery) was given.
+        """
+        if self.nursery is None or self.processes is None:
+            raise CapabilityUnavailable("background processes are not available in this context")
+        from tools.background import start_background_process
+
+        return await start_background_process(self.nursery, spec, self.processes, self.notifications.append)
+
+    async def delegate(self, args: dict[str, Any]) -> str:
+        """Not offered here.
+
+        Raises:
+            CapabilityUnavailable: always.
+        """
+        raise CapabilityUnavailable("delegate_task is not available in this context")
+
+    async def run_sandbox(self, code: str) -> str:
+        """Not offered here.
+
+        Raises:
+            CapabilityUnavailable: always.
+        """
+        raise CapabilityUnavailable("execute_code is not available in this context")

@@ -1,0 +1,128 @@
+"""Toolsets: named groups of tools, composed with ``includes``.
+
+A toolset is data.  The built-in ones (``CORE_TOOLSETS``) are immutable;
+any toolset name carried by registered tools exists as well (a plugin or MCP
+server needs no entry here), and a built-in toolset also picks up registered
+tools tagged with its name.  Which tools a session sees is decided by
+``select_tools`` from its enabled and disabled toolsets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+import attrs
+
+from tools.errors import ToolsetCycleError, UnknownToolsetError
+
+if TYPE_CHECKING:
+    from tools.registry import ToolRegistry
+
+__all__ = ["CORE_TOOLSETS", "DEFAULT_TOOLSETS", "Toolset", "ToolsetCatalog"]
+
+
+@attrs.frozen
+class Toolset:
+    """A named group of tools plus the toolsets it includes."""
+
+    name: str
+    description: str
+    tools: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    includes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+
+
+def _core() -> Mapping[str, Toolset]:
+    sets = [
+        Toolset("file", "Read, write, patch and search files.", {"read_file", "write_file", "patch", "search_files"}),
+        Toolset("terminal", "Run shell commands and manage background processes.", {"terminal", "process"}),
+        Toolset("web", "Search the web and extract pages.", {"web_search", "web_extract"}),
+        Toolset("memory", "Persistent memory across sessions.", {"memory"}),
+        Toolset("todo", "A task list for the current session.", {"todo"}),
+        Toolset("clarify", "Ask the user a clarifying question.", {"clarify"}),
+        Toolset("session_search", "Search past conversations.", {"session_search"}),
+        Toolset("code_execution", "Run Python scripts that call tools.", {"execute_code"}),
+        Toolset("delegation", "Delegate tasks to subagents.", {"delegate_task"}),
+        Toolset(
+            "hermes-core",
+            "Everything a session needs except interaction with a user.",
+            includes=("file", "terminal", "web", "memory", "todo", "session_search", "code_execution", "delegation"),
+        ),
+        Toolset("hermes-cli", "Interactive sessions (CLI attach).", includes=("hermes-core", "clarify")),
+        Toolset("hermes-api", "Sessions behind the HTTP API (no one to ask).", includes=("hermes-core",)),
+    ]
+    return MappingProxyType({toolset.name: toolset for toolset in sets})
+
+
+CORE_TOOLSETS: Mapping[str, Toolset] = _core()
+DEFAULT_TOOLSETS: tuple[str, ...] = ("hermes-cli",)
+
+
+class ToolsetCatalog:
+    """Resolves toolset names to tool names against a registry.
+
+    Args:
+        registry: registered tools; their toolset tags extend the static sets.
+        toolsets: the static toolsets (defaults to ``CORE_TOOLSETS``).
+    """
+
+    def __init__(self, registry: ToolRegistry, toolsets: Mapping[str, Toolset] = CORE_TOOLSETS) -> None:
+        self._registry = registry
+        self._static = MappingProxyType(dict(toolsets))
+
+    def names(self) -> list[str]:
+        """Every known toolset: static ones and those carried by registered tools."""
+        return sorted(set(self._static) | self._registry.toolset_names())
+
+    def get(self, name: str) -> Toolset:
+        """The toolset ``name``, with registered tools tagged with it merged in.
+
+        Raises:
+            UnknownToolsetError: no static toolset or registered tool carries the name.
+        """
+        static = self._static.get(name)
+        registered = self._registry.tools_in_toolset(name)
+        if static is None:
+            if not registered:
+                raise UnknownToolsetError(f"unknown toolset {name!r}; known: {', '.join(self.names())}")
+            return Toolset(name, f"Tools registered under {name!r}.", registered)
+        return attrs.evolve(static, tools=static.tools | registered)
+
+    def resolve(self, name: str) -> frozenset[str]:
+        """All tool names in ``name`` and, recursively, its includes.
+
+        Raises:
+            UnknownToolsetError: a name (or an include) is unknown.
+            ToolsetCycleError: includes loop back on themselves.
+        """
+        return self._resolve(name, ())
+
+    def _resolve(self, name: str, stack: tuple[str, ...]) -> frozenset[str]:
+        if name in stack:
+            raise ToolsetCycleError("toolset includes form a cycle: " + " -> ".join((*stack, name)))
+        toolset = self.get(name)
+        tools = set(toolset.tools)
+        for included in toolset.includes:
+            tools |= self._resolve(included, (*stack, name))
+        return frozenset(tools)
+
+    def select_tools(
+        self, enabled: Iterable[str] | None = None, disabled: Iterable[str] = ()
+    ) -> frozenset[str]:
+        """The tool names a session may use.
+
+        Args:
+            enabled: toolsets to enable (None: ``DEFAULT_TOOLSETS``).
+            disabled: toolsets whose tools are removed even if enabled elsewhere.
+
+        Raises:
+            UnknownToolsetError: a named toolset does not exist.
+            ToolsetCycleError: includes loop back on themselves.
+        """
+        tools: set[str] = set()
+        for name in DEFAULT_TOOLSETS if enabled is None else enabled:
+            tools |= self.resolve(name)
+        for name in disabled:
+            tools -= self.resolve(name)
+        return frozenset(tools)
