@@ -1,0 +1,35 @@
+"""System prompt assembly: identity, hints, guidance, project context files and memory, built once per session."""
+
+from __future__ import annotations
+
+from actors.session.prompt.builder import (
+    PromptSpec,
+    assemble_system_prompt,
+    build_subagent_prompt,
+    build_system_prompt,
+    environment_hint,
+    needs_tool_use_enforcement,
+)
+from actors.session.prompt.context_files import (
+    MAX_CONTEXT_FILE_CHARS,
+    ContextFile,
+    blocked_line,
+    discover_context_files,
+    load_context_files,
+    truncate_middle,
+)
+
+__all__ = [
+    "MAX_CONTEXT_FILE_CHARS",
+    "ContextFile",
+    "PromptSpec",
+    "assemble_system_prompt",
+    "blocked_line",
+    "build_subagent_prompt",
+    "build_system_prompt",
+    "discover_context_files",
+    "environment_hint",
+    "load_context_files",
+    "needs_tool_use_enforcement",
+    "truncate_middle",
+]

@@ -1,0 +1,161 @@
+"""System prompt assembly, once per session (seed 002 section 12).
+
+The prompt is built when a session starts and then reused unchanged: rebuilding it mid-session would
+break the provider's prompt cache. Per-turn material (recalled memory) goes into the user message
+instead (see :mod:`actors.session.fencing`). Layers, in order: identity (``SOUL.md`` under the home
+directory, else the default), platform hint, environment hint, tool-use enforcement for model families
+that need it, behavioural guidance for the tools present, project context files, memory block.
+"""
+
+from __future__ import annotations
+
+import os
+import platform as host_platform
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+import trio
+
+from actors.session.prompt.context_files import (
+    CONTEXT_FILES_HEADER_SEPARATOR,
+    ThreatScanner,
+    blocked_line,
+    load_context_files,
+    truncate_middle,
+)
+from actors.session.prompt.texts import (
+    CONTEXT_FILES_HEADER,
+    DEFAULT_IDENTITY,
+    LEAF_CHILDREN_NOTE,
+    MEMORY_GUIDANCE,
+    OPENAI_EXECUTION_GUIDANCE,
+    ORCHESTRATOR_ADDENDUM,
+    PLATFORM_HINTS,
+    SESSION_SEARCH_GUIDANCE,
+    SUBAGENT_TEMPLATE,
+    TOOL_USE_ENFORCEMENT,
+)
+from tools.threats import find_threats
+
+# Model-name fragments of families that tend to describe actions instead of taking them.
+ENFORCEMENT_MODEL_MARKERS = ("gpt", "gemini", "grok", "glm")
+OPENAI_MODEL_MARKERS = ("gpt", "codex")
+
+MemoryBlock = Callable[[Path], str]
+
+
+def _model_matches(model: str, markers: tuple[str, ...]) -> bool:
+    name = model.lower().rsplit("/", 1)[-1]
+    return any(marker in name for marker in markers)
+
+
+def needs_tool_use_enforcement(model: str) -> bool:
+    """Whether ``model`` (optionally ``vendor/model``) belongs to a GPT, Gemini, Grok or GLM family."""
+    return _model_matches(model, ENFORCEMENT_MODEL_MARKERS)
+
+
+@attrs.frozen
+class PromptSpec:
+    """Everything the system prompt depends on; equal specs give equal prompts."""
+
+    # HERMES_ACTORS_HOME: where SOUL.md and the memory files live.
+    home: Path
+    # The working directory of the client that started the session.
+    cwd: Path
+    model: str
+    platform: str = attrs.field(default="cli", validator=attrs.validators.in_(tuple(PLATFORM_HINTS)))
+    # Names of the tools frozen for this session; guidance is given only for tools that exist.
+    tool_names: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    # The user's home directory shown in the environment hint (default: the daemon's).
+    user_home: Path | None = None
+    load_context_files: bool = True
+
+
+def environment_hint(spec: PromptSpec) -> str:
+    """Host OS, user home and working directory, so the model uses real paths."""
+    user_home = spec.user_home if spec.user_home is not None else Path.home()
+    system = host_platform.system() or os.name
+    return (
+        f"Host: {system} ({host_platform.release()})\n"
+        f"User home directory: {user_home}\n"
+        f"Current working directory: {spec.cwd}"
+    )
+
+
+def _identity(home: Path, scan: ThreatScanner) -> str:
+    soul = home / "SOUL.md"
+    if not soul.is_file():
+        return DEFAULT_IDENTITY
+    text = soul.read_text(encoding="utf-8", errors="replace").strip()
+    if not text:
+        return DEFAULT_IDENTITY
+    threats = scan(text)
+    if threats:
+        return f"{DEFAULT_IDENTITY}\n\n{blocked_line('SOUL.md', threats)}"
+    return truncate_middle(text, "SOUL.md")[0]
+
+
+def _context_section(spec: PromptSpec, scan: ThreatScanner) -> str:
+    if not spec.load_context_files:
+        return ""
+    files = load_context_files(spec.cwd, scan=scan)
+    if not files:
+        return ""
+    body = CONTEXT_FILES_HEADER_SEPARATOR.join(f"## {f.name}\n\n{f.content}" for f in files)
+    return f"{CONTEXT_FILES_HEADER}\n\n{body}"
+
+
+def assemble_system_prompt(spec: PromptSpec, *, memory_block: MemoryBlock | None = None, scan: ThreatScanner = find_threats) -> str:
+    """Build the system prompt, reading files on the calling thread (use :func:`build_system_prompt` from Trio)."""
+    layers = [_identity(spec.home, scan), PLATFORM_HINTS[spec.platform], environment_hint(spec)]
+    if needs_tool_use_enforcement(spec.model):
+        layers.append(TOOL_USE_ENFORCEMENT)
+        if _model_matches(spec.model, OPENAI_MODEL_MARKERS):
+            layers.append(OPENAI_EXECUTION_GUIDANCE)
+    if "memory" in spec.tool_names:
+        layers.append(MEMORY_GUIDANCE)
+    if "session_search" in spec.tool_names:
+        layers.append(SESSION_SEARCH_GUIDANCE)
+    layers.append(_context_section(spec, scan))
+    if memory_block is not None:
+        layers.append(memory_block(spec.home))
+    return "\n\n".join(layer.strip() for layer in layers if layer and layer.strip())
+
+
+async def build_system_prompt(spec: PromptSpec, *, memory_block: MemoryBlock | None = None, scan: ThreatScanner = find_threats) -> str:
+    """Build the session's system prompt with all file reads in a worker thread.
+
+    Args:
+        spec: what the prompt depends on.
+        memory_block: ``tools.memory.memory_prompt_block`` (MEMORY.md and USER.md with usage indicators),
+            or ``None`` when memory is off.
+        scan: the threat scanner applied to SOUL.md and context files.
+    """
+    return await trio.to_thread.run_sync(lambda: assemble_system_prompt(spec, memory_block=memory_block, scan=scan))
+
+
+def build_subagent_prompt(
+    goal: str,
+    context: str | None,
+    workspace_path: str | Path,
+    *,
+    orchestrator: bool = False,
+    child_depth: int = 1,
+    max_spawn_depth: int = 1,
+) -> str:
+    """The focused system prompt of a delegated child (seed 002 section 11.2b).
+
+    An orchestrator child also gets the spawning guidance with its depth and the tree's depth limit.
+    """
+    prompt = SUBAGENT_TEMPLATE.format(
+        goal=goal.strip(),
+        context=(context or "").strip() or "(none given)",
+        workspace_path=workspace_path,
+    )
+    if not orchestrator:
+        return prompt
+    addendum = ORCHESTRATOR_ADDENDUM.format(child_depth=child_depth, max_spawn_depth=max_spawn_depth)
+    if child_depth + 1 >= max_spawn_depth:
+        addendum = f"{addendum} {LEAF_CHILDREN_NOTE}"
+    return f"{prompt}\n\n{addendum}"

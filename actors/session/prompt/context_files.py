@@ -1,0 +1,130 @@
+"""Project context files: which one to load, how much of it, and whether it is safe (seed 002 sections 12.8-12.9).
+
+Only one kind of file is loaded, the first found in this order:
+
+1. ``.hermes.md`` / ``HERMES.md``, nearest one walking up from the working directory to the git root;
+2. ``AGENTS.md`` / ``agents.md`` in the working directory;
+3. ``CLAUDE.md`` / ``claude.md`` in the working directory;
+4. ``.cursorrules`` and ``.cursor/rules/*.mdc`` in the working directory.
+
+Each file is cut to 20,000 characters (the first 70 % and the last 20 % with a marker between) and
+scanned for prompt-injection patterns and invisible characters; a file that trips the scan is replaced
+by a ``[BLOCKED: ...]`` line. These functions block on the file system: call them from a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+
+from tools.threats import find_threats
+
+MAX_CONTEXT_FILE_CHARS = 20_000
+HEAD_RATIO = 0.7
+TAIL_RATIO = 0.2
+
+HERMES_NAMES = (".hermes.md", "HERMES.md")
+AGENTS_NAMES = ("AGENTS.md", "agents.md")
+CLAUDE_NAMES = ("CLAUDE.md", "claude.md")
+
+ThreatScanner = Callable[[str], list[str]]
+
+# Between two loaded files of the same kind (several ``.cursor/rules/*.mdc``).
+CONTEXT_FILES_HEADER_SEPARATOR = "\n\n"
+
+
+@attrs.frozen
+class ContextFile:
+    """One loaded context file, as it goes into the prompt."""
+
+    # The name shown to the model: relative to the working directory where possible.
+    name: str
+    path: Path
+    content: str
+    truncated: bool = False
+    # Names of the threat patterns found; non-empty means ``content`` is the BLOCKED line.
+    threats: tuple[str, ...] = ()
+
+    @property
+    def blocked(self) -> bool:
+        """Whether the file was withheld because it looked like a prompt injection."""
+        return bool(self.threats)
+
+
+def blocked_line(name: str, threats: list[str] | tuple[str, ...]) -> str:
+    """The text that replaces a file the threat scan rejected."""
+    return f"[BLOCKED: {name} contained potential prompt injection ({', '.join(threats)})]"
+
+
+def truncate_middle(text: str, name: str, limit: int = MAX_CONTEXT_FILE_CHARS) -> tuple[str, bool]:
+    """Cut ``text`` to at most ``limit`` characters, keeping its head (70 %) and tail (20 %) around a marker.
+
+    Returns:
+        The text and whether it was cut.
+    """
+    if len(text) <= limit:
+        return text, False
+    head = text[: int(limit * HEAD_RATIO)]
+    tail = text[len(text) - int(limit * TAIL_RATIO) :]
+    marker = f"\n\n[... {name} truncated: {len(text) - len(head) - len(tail):,} of {len(text):,} characters omitted ...]\n\n"
+    return head + marker + tail, True
+
+
+def load_context_file(path: Path, name: str, *, scan: ThreatScanner = find_threats) -> ContextFile:
+    """Read, scan and cap one file (undecodable bytes are replaced, never fatal)."""
+    raw = path.read_text(encoding="utf-8", errors="replace")
+    threats = tuple(scan(raw))
+    if threats:
+        return ContextFile(name=name, path=path, content=blocked_line(name, threats), threats=threats)
+    content, truncated = truncate_middle(raw, name)
+    return ContextFile(name=name, path=path, content=content, truncated=truncated)
+
+
+def find_git_root(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` that holds ``.git`` (a directory or a worktree file)."""
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+def _first_existing(directory: Path, names: tuple[str, ...]) -> Path | None:
+    for name in names:
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def discover_context_files(cwd: Path) -> list[Path]:
+    """The files of the highest-priority kind present for ``cwd`` (empty when none)."""
+    root = find_git_root(cwd)
+    walk = [cwd] if root is None else [cwd, *cwd.parents[: len(cwd.parents) - len(root.parents)]]
+    for directory in walk:
+        found = _first_existing(directory, HERMES_NAMES)
+        if found is not None:
+            return [found]
+    for names in (AGENTS_NAMES, CLAUDE_NAMES):
+        found = _first_existing(cwd, names)
+        if found is not None:
+            return [found]
+    cursor = [cwd / ".cursorrules"] if (cwd / ".cursorrules").is_file() else []
+    rules_dir = cwd / ".cursor" / "rules"
+    if rules_dir.is_dir():
+        cursor.extend(sorted(p for p in rules_dir.glob("*.mdc") if p.is_file()))
+    return cursor
+
+
+def _display_name(path: Path, cwd: Path) -> str:
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
+
+
+def load_context_files(cwd: Path, *, scan: ThreatScanner = find_threats) -> list[ContextFile]:
+    """Discover and load the context files for ``cwd`` (blocking; run in a thread)."""
+    cwd = cwd.resolve()
+    return [load_context_file(path, _display_name(path, cwd), scan=scan) for path in discover_context_files(cwd)]
