@@ -1,0 +1,348 @@
+"""One execute_code run: private directory, RPC server, child process, limits, and the result.
+
+Cancellation is the caller's: run :meth:`Sandbox.run` inside the tool worker's scope. When that scope is
+cancelled (interrupt, budget, kill) the child's process group is stopped (SIGTERM, SIGKILL after the
+grace) under a shield, :attr:`Sandbox.result` is set to an ``interrupted`` result holding the output so
+far followed by ``[execution interrupted — user sent a new message]``, and ``Cancelled`` propagates. The
+caller reads ``sandbox.result.to_json()`` after its scope to record the tool result::
+
+    sandbox = Sandbox(code, call_tool=..., allowed_tools=..., config=...)
+    with turn_scope:
+        text = (await sandbox.run()).to_json()
+    if turn_scope.cancelled_caught:
+        text = sandbox.result.to_json()
+
+The script's own timeout (``code_execution.timeout``) is not a cancellation: it returns a ``timeout``
+result normally.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import os
+import secrets
+import sys
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+import trio
+
+from actors.sandbox.capture import HeadTailBuffer, drain
+from actors.sandbox.environment import child_environment
+from actors.sandbox.exceptions import SandboxSetupError
+from actors.sandbox.process import Spawner, limit_memory, spawn_child, stop_process_group
+from actors.sandbox.result import INTERRUPTED_NOTICE, STDERR_SEPARATOR, SandboxResult, SandboxStatus, SandboxToolCall
+from actors.sandbox.server import RpcServer, ToolGate, bind_listener
+from actors.sandbox.stubs import generate_stub_module, sandbox_tools
+from actors.sandbox.workspace import Workspace, create_workspace, remove_workspace
+from config.sandbox import CodeExecutionConfig
+from tools.redact import redact_secrets
+
+log = logging.getLogger(__name__)
+
+# How long pipes may stay open after the process group is gone (held by a member that left the group).
+PIPE_LINGER_SECONDS = 0.5
+
+
+class SandboxState(enum.Enum):
+    """Lifecycle of a :class:`Sandbox`; it runs once."""
+
+    CREATED = "created"  # constructed, run() not called yet
+    STARTING = "starting"  # directory, socket and child being set up
+    RUNNING = "running"  # child running, tool calls served
+    STOPPING = "stopping"  # child exited or being killed; collecting its output
+    FINISHED = "finished"  # result set, directory removed
+
+
+@attrs.frozen
+class SandboxStatistics:
+    """A snapshot of one run for the actor tree (``…/tool:<id>/sandbox``).
+
+    Attributes:
+        state: Where the run is in its lifecycle.
+        pid: The child's pid (also its process group), None before it started.
+        tool_calls: Tool calls dispatched so far.
+        in_flight: Tool calls running or waiting for the gate now.
+        elapsed_seconds: Time since run() started.
+        stdout_bytes: Stdout bytes the script has written so far.
+        stderr_bytes: Stderr bytes the script has written so far.
+    """
+
+    state: SandboxState
+    pid: int | None
+    tool_calls: int
+    in_flight: int
+    elapsed_seconds: float
+    stdout_bytes: int
+    stderr_bytes: int
+
+
+class Sandbox:
+    """Runs one script in a child process whose tool calls come back through an RPC server.
+
+    Args:
+        code: The Python source the model wrote.
+        call_tool: The session's own tool-execution path; every script call goes through it.
+        allowed_tools: The session's enabled tools; intersected with the sandbox allow-list here.
+        config: The ``code_execution`` limits.
+        on_progress: Receives "execute_code: 3 tool calls, 12 s" after each call and periodically.
+        on_tool_call: Receives a :class:`SandboxToolCall` for the transcript after each call.
+        spawner: Starts the child (default :func:`spawn_child`).
+        gate: Admits concurrent calls under the batch rules (``tools.parallel.ToolConcurrencyGate``);
+            calls run one at a time when None.
+        cwd: Returns the session's working directory, for the gate's path checks.
+        env_passthrough: Variable names passed to the child even if they look secret.
+        environ: The environment the child's is derived from (the daemon's by default).
+        base_dir: Where the private directory is created (the system temp dir by default).
+        redact: Applied to the output before it is returned.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        *,
+        call_tool: Callable[[str, dict[str, Any]], Awaitable[str]],
+        allowed_tools: frozenset[str],
+        config: CodeExecutionConfig,
+        on_progress: Callable[[str], None] = lambda text: None,
+        on_tool_call: Callable[[SandboxToolCall], None] = lambda call: None,
+        spawner: Spawner | None = None,
+        gate: ToolGate | None = None,
+        cwd: Callable[[], str] = os.getcwd,
+        env_passthrough: Iterable[str] = (),
+        environ: Mapping[str, str] | None = None,
+        base_dir: str | None = None,
+        redact: Callable[[str], str] = redact_secrets,
+    ) -> None:
+        self._code = code
+        self._call_tool = call_tool
+        self._tools = sandbox_tools(allowed_tools)
+        self._config = config
+        self._on_progress = on_progress
+        self._on_tool_call = on_tool_call
+        self._spawner: Spawner = spawner if spawner is not None else spawn_child
+        self._gate = gate
+        self._cwd = cwd
+        self._passthrough = tuple(env_passthrough)
+        self._environ = environ
+        self._base_dir = base_dir
+        self._redact = redact
+        self._state = SandboxState.CREATED
+        self._started: float | None = None
+        self._server: RpcServer | None = None
+        self._process: trio.Process | None = None
+        self._stdout = HeadTailBuffer(config.max_stdout_bytes)
+        self._stderr = HeadTailBuffer(config.max_stderr_bytes)
+        self.result: SandboxResult | None = None
+        """The outcome once the run is over, including after a cancellation (status interrupted)."""
+
+    @property
+    def tools(self) -> frozenset[str]:
+        """The tools the script can call."""
+        return self._tools
+
+    @property
+    def state(self) -> SandboxState:
+        """Where the run is in its lifecycle."""
+        return self._state
+
+    def statistics(self) -> SandboxStatistics:
+        """A snapshot for the actor tree: state, pid, tool calls, elapsed time, output so far."""
+        server = self._server.statistics() if self._server is not None else None
+        return SandboxStatistics(
+            state=self._state,
+            pid=self._process.pid if self._process is not None else None,
+            tool_calls=server.tool_calls if server else 0,
+            in_flight=server.in_flight if server else 0,
+            elapsed_seconds=self._elapsed(),
+            stdout_bytes=self._stdout.total,
+            stderr_bytes=self._stderr.total,
+        )
+
+    async def run(self) -> SandboxResult:
+        """Run the script to its end, its timeout, or the caller's cancellation; returns :attr:`result`.
+
+        Raises:
+            RuntimeError: the sandbox was already run.
+        """
+        if self._state is not SandboxState.CREATED:
+            raise RuntimeError("a Sandbox runs only once")
+        self._state = SandboxState.STARTING
+        self._started = trio.current_time()
+        if sys.platform == "win32":
+            return self._finish(self._failure("execute_code is not available on Windows. Use normal tool calls instead."))
+        if not self._code.strip():
+            return self._finish(self._failure("No code provided."))
+        try:
+            workspace = await trio.to_thread.run_sync(
+                create_workspace, self._code, generate_stub_module(self._tools), self._base_dir
+            )
+        except OSError as exc:
+            return self._finish(self._failure(f"Could not create the sandbox directory: {exc}"))
+        try:
+            return self._finish(await self._run_in(workspace))
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(remove_workspace, workspace)
+            self._state = SandboxState.FINISHED
+
+    async def _run_in(self, workspace: Workspace) -> SandboxResult:
+        token = secrets.token_urlsafe(32)
+        self._server = server = RpcServer(
+            call_tool=self._call_tool,
+            allowed_tools=self._tools,
+            token=token,
+            max_tool_calls=self._config.max_tool_calls,
+            per_call_timeout=self._config.per_call_timeout,
+            gate=self._gate,
+            cwd=self._cwd,
+            on_tool_call=self._record_call,
+            redact=self._redact,
+        )
+        env = child_environment(
+            os.environ if self._environ is None else self._environ,
+            sandbox_dir=workspace.directory,
+            socket_path=workspace.socket_path,
+            token=token,
+            passthrough=self._passthrough,
+        )
+        argv = [sys.executable, *(["-S"] if self._config.strict else []), workspace.script_path]
+        try:
+            listener = await bind_listener(workspace.socket_path)
+        except SandboxSetupError as exc:
+            return self._failure(str(exc))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(server.serve, listener)
+            try:
+                process = await self._spawner(argv, cwd=workspace.directory, env=env)
+            except SandboxSetupError as exc:
+                nursery.cancel_scope.cancel()
+                return self._failure(str(exc))
+            nursery.start_soon(self._tick_progress)
+            result = await self._supervise(process)
+            nursery.cancel_scope.cancel()
+        return result
+
+    async def _supervise(self, process: trio.Process) -> SandboxResult:
+        """Wait for the child within the timeout, stop its group, and collect its output."""
+        assert process.stdout is not None and process.stderr is not None
+        self._process = process
+        if self._config.memory_limit_mb is not None:
+            limit_memory(process.pid, self._config.memory_limit_mb)
+        self._state = SandboxState.RUNNING
+        grace = self._config.kill_grace_seconds
+        try:
+            async with trio.open_nursery() as pipes:
+                pipes.start_soon(drain, process.stdout, self._stdout)
+                pipes.start_soon(drain, process.stderr, self._stderr)
+                with trio.move_on_at(self._deadline()) as timeout:
+                    await process.wait()
+                self._state = SandboxState.STOPPING
+                with trio.CancelScope(shield=True):
+                    await stop_process_group(process, grace)
+                pipes.cancel_scope.deadline = trio.current_time() + PIPE_LINGER_SECONDS
+        except BaseException:
+            # The caller's scope was cancelled: stop the group and keep everything it printed.
+            self._state = SandboxState.STOPPING
+            with trio.CancelScope(shield=True):
+                await stop_process_group(process, grace)
+                with trio.move_on_after(PIPE_LINGER_SECONDS):
+                    await drain(process.stdout, self._stdout)
+                    await drain(process.stderr, self._stderr)
+            self.result = self._outcome(SandboxStatus.INTERRUPTED, process.returncode)
+            self._state = SandboxState.FINISHED
+            raise
+        finally:
+            process.stdout.close()
+            process.stderr.close()
+        if timeout.cancelled_caught:
+            return self._outcome(SandboxStatus.TIMEOUT, process.returncode)
+        status = SandboxStatus.SUCCESS if process.returncode == 0 else SandboxStatus.ERROR
+        return self._outcome(status, process.returncode)
+
+    def _deadline(self) -> float:
+        assert self._started is not None
+        return self._started + self._config.timeout
+
+    def _elapsed(self) -> float:
+        return 0.0 if self._started is None else trio.current_time() - self._started
+
+    def _record_call(self, call: SandboxToolCall) -> None:
+        self._on_tool_call(call)
+        self._emit_progress()
+
+    def _emit_progress(self) -> None:
+        calls = self._server.tool_calls if self._server is not None else 0
+        noun = "tool call" if calls == 1 else "tool calls"
+        self._on_progress(f"execute_code: {calls} {noun}, {self._elapsed():.0f} s")
+
+    async def _tick_progress(self) -> None:
+        while True:
+            await trio.sleep(self._config.progress_interval_seconds)
+            self._emit_progress()
+
+    def _failure(self, message: str) -> SandboxResult:
+        return SandboxResult(status=SandboxStatus.ERROR, duration_seconds=self._elapsed(), error=message)
+
+    def _finish(self, result: SandboxResult) -> SandboxResult:
+        self.result = result
+        return result
+
+    def _outcome(self, status: SandboxStatus, exit_code: int | None) -> SandboxResult:
+        """Assemble the model-facing output for ``status`` from the captured streams."""
+        output = self._stdout.text()
+        stderr = self._stderr.text().strip()
+
+        def append(block: str) -> None:
+            nonlocal output
+            if output and not output.endswith("\n"):
+                output += "\n"
+            output += block
+
+        if status in (SandboxStatus.ERROR, SandboxStatus.TIMEOUT) and stderr:
+            append(f"{STDERR_SEPARATOR}\n{stderr}\n")
+        if status is SandboxStatus.TIMEOUT:
+            append(f"Script timed out after {self._config.timeout:g}s and was killed.")
+        if status is SandboxStatus.INTERRUPTED:
+            append(INTERRUPTED_NOTICE)
+        return SandboxResult(
+            status=status,
+            output=self._redact(output),
+            tool_calls_made=self._server.tool_calls if self._server is not None else 0,
+            duration_seconds=self._elapsed(),
+            exit_code=exit_code,
+            stdout_truncated=self._stdout.truncated,
+            stdout_total_bytes=self._stdout.total,
+            stderr_truncated=self._stderr.truncated,
+        )
+
+
+async def run_sandbox(
+    code: str,
+    *,
+    call_tool: Callable[[str, dict[str, Any]], Awaitable[str]],
+    allowed_tools: frozenset[str],
+    config: CodeExecutionConfig,
+    on_progress: Callable[[str], None] = lambda text: None,
+    on_tool_call: Callable[[SandboxToolCall], None] = lambda call: None,
+    spawner: Spawner | None = None,
+    **options: Any,
+) -> SandboxResult:
+    """Run ``code`` in a fresh :class:`Sandbox` and return its result (see :class:`Sandbox` for the arguments).
+
+    On cancellation the partial result is lost with the Sandbox object; a caller that needs it
+    (the session, to record "[execution interrupted …]") builds the :class:`Sandbox` itself.
+    """
+    sandbox = Sandbox(
+        code,
+        call_tool=call_tool,
+        allowed_tools=allowed_tools,
+        config=config,
+        on_progress=on_progress,
+        on_tool_call=on_tool_call,
+        spawner=spawner,
+        **options,
+    )
+    return await sandbox.run()

@@ -1,0 +1,308 @@
+"""The RPC server of one execute_code run: a Unix socket the child's ``hermes_tools`` stub calls.
+
+Every frame is a :class:`messages.rpc.RpcRequest`; the answer is an :class:`RpcResponse` with the same
+id. Requests of one connection run concurrently, each admitted by the session's tool gate (the rules of
+a parallel batch), so a script's threads get real parallelism where it is safe. Nothing a peer sends
+can stop the server: a bad frame or token gets an error response and a log line.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+import socket
+import struct
+import sys
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Protocol
+
+import attrs
+import trio
+
+from actors.sandbox.exceptions import RpcAuthError, RpcRefused, SandboxSetupError
+from actors.sandbox.result import SandboxToolCall
+from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, TERMINAL_STRIPPED_ARGS
+from messages.codec import Codec, MessageDecodeError
+from messages.framing import FrameReader
+from messages.rpc import RpcMessage, RpcRequest, RpcResponse
+
+log = logging.getLogger(__name__)
+
+#: Largest request frame the server reads (a write_file of a big file still fits).
+MAX_REQUEST_BYTES = 8 * 1024 * 1024
+# Unix socket paths are limited to 108 bytes on Linux (104 on macOS), terminator included.
+MAX_SOCKET_PATH_BYTES = 103
+
+CallTool = Callable[[str, dict[str, Any]], Awaitable[str]]
+
+
+class ToolGate(Protocol):
+    """Admits one tool call at a time where running it beside the others is safe.
+
+    :class:`tools.parallel.ToolConcurrencyGate` is the implementation the session passes.
+    """
+
+    def slot(self, name: str, args: Mapping[str, Any], cwd: str) -> AbstractAsyncContextManager[None]:
+        """Wait until ``name(args)`` may run; hold the place for the body of the ``async with``."""
+        ...
+
+
+class SerialGate:
+    """The fallback gate: one call at a time, whatever the tool (Hermes Agent's behaviour)."""
+
+    def __init__(self) -> None:
+        self._lock = trio.StrictFIFOLock()
+
+    @asynccontextmanager
+    async def slot(self, name: str, args: Mapping[str, Any], cwd: str) -> AsyncIterator[None]:
+        """Wait for every earlier call to finish."""
+        async with self._lock:
+            yield
+
+
+@attrs.frozen
+class RpcServerStatistics:
+    """A snapshot of the server for the actor tree.
+
+    Attributes:
+        tool_calls: Calls dispatched so far (refused ones not counted).
+        in_flight: Calls running or waiting for the gate now.
+        refused: Requests answered with an error before dispatch (bad tool, limit, token, frame).
+        connections: Connections accepted so far.
+    """
+
+    tool_calls: int
+    in_flight: int
+    refused: int
+    connections: int
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end of a connected Unix socket, None if unknown here."""
+    if sys.platform.startswith("linux"):
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", creds)[1]
+    if sys.platform == "darwin":
+        # struct xucred {u_int version; uid_t uid; short ngroups; gid_t groups[16];} via LOCAL_PEERCRED.
+        creds = sock.getsockopt(0, 0x001, struct.calcsize("IIh16I"))
+        return struct.unpack_from("II", creds)[1]
+    return None
+
+
+async def bind_listener(path: str) -> trio.socket.SocketType:
+    """Listen on a new Unix socket at ``path`` with mode 0600 (its directory must already be private).
+
+    Raises:
+        SandboxSetupError: the path is too long or the socket cannot be bound.
+    """
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH_BYTES:
+        raise SandboxSetupError(f"socket path too long for a Unix socket: {path}")
+    sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        await sock.bind(path)
+        os.chmod(path, 0o600)
+        sock.listen(16)
+    except OSError as exc:
+        sock.close()
+        raise SandboxSetupError(f"could not listen on {path}: {exc}") from exc
+    return sock
+
+
+def _request_id_of(frame: bytes) -> int:
+    # A frame the codec refused may still name the request it belongs to; answer that id so the
+    # calling thread in the script is not left waiting.
+    try:
+        payload = json.loads(frame)
+    except ValueError:
+        return 0
+    request_id = payload.get("id") if isinstance(payload, dict) else None
+    return request_id if type(request_id) is int else 0
+
+
+class RpcServer:
+    """Serves the tool calls of one sandboxed script.
+
+    Args:
+        call_tool: The session's tool-execution path (approvals, guardrails, caps, events).
+        allowed_tools: What the script may call (allow-list ∩ the session's enabled tools).
+        token: The per-execution secret every request must carry.
+        max_tool_calls: Calls dispatched before further ones are refused.
+        per_call_timeout: Seconds one call may run once admitted by the gate.
+        gate: Admission of concurrent calls; :class:`SerialGate` when None.
+        cwd: Returns the session's working directory (the gate resolves relative paths with it).
+        on_tool_call: Receives a record of every request answered, refused or not.
+        known_tools: Tool names that exist but are kept out of scripts, for a more helpful refusal.
+        redact: Applied to failure texts produced here.
+        expected_uid: The uid a peer must have; the daemon's own by default.
+    """
+
+    def __init__(
+        self,
+        *,
+        call_tool: CallTool,
+        allowed_tools: frozenset[str],
+        token: str,
+        max_tool_calls: int,
+        per_call_timeout: float,
+        gate: ToolGate | None = None,
+        cwd: Callable[[], str] = os.getcwd,
+        on_tool_call: Callable[[SandboxToolCall], None] = lambda call: None,
+        known_tools: frozenset[str] = SANDBOX_ALLOWED_TOOLS | SANDBOX_EXCLUDED_TOOLS,
+        redact: Callable[[str], str] = lambda text: text,
+        expected_uid: int | None = None,
+    ) -> None:
+        self._call_tool = call_tool
+        self._allowed = allowed_tools
+        self._token = token.encode()
+        self._max_tool_calls = max_tool_calls
+        self._per_call_timeout = per_call_timeout
+        self._gate: ToolGate = gate if gate is not None else SerialGate()
+        self._cwd = cwd
+        self._on_tool_call = on_tool_call
+        self._known = known_tools | allowed_tools
+        self._redact = redact
+        self._expected_uid = os.getuid() if expected_uid is None else expected_uid
+        self._codec: Codec[RpcMessage] = Codec(RpcMessage, max_frame_bytes=MAX_REQUEST_BYTES)
+        self._tool_calls = 0
+        self._in_flight = 0
+        self._refused = 0
+        self._connections = 0
+
+    @property
+    def tool_calls(self) -> int:
+        """Calls dispatched so far."""
+        return self._tool_calls
+
+    def statistics(self) -> RpcServerStatistics:
+        """A snapshot of the server's counters."""
+        return RpcServerStatistics(self._tool_calls, self._in_flight, self._refused, self._connections)
+
+    async def serve(
+        self, listener: trio.socket.SocketType, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Accept connections on ``listener`` and serve them until cancelled; closes the listener."""
+        with listener:
+            async with trio.open_nursery() as nursery:
+                task_status.started()
+                while True:
+                    conn, _ = await listener.accept()
+                    self._connections += 1
+                    nursery.start_soon(self._serve_connection, trio.SocketStream(conn))
+
+    async def _serve_connection(self, stream: trio.SocketStream) -> None:
+        send_lock = trio.StrictFIFOLock()
+        async with stream:
+            try:
+                self._check_peer(stream.socket)
+            except RpcAuthError as exc:
+                log.warning("sandbox RPC: refusing connection: %s", exc)
+                self._refused += 1
+                await self._send(stream, send_lock, RpcResponse(id=0, error=str(exc)))
+                return
+            reader = FrameReader(stream, MAX_REQUEST_BYTES)
+            async with trio.open_nursery() as calls:
+                while True:
+                    try:
+                        frame = await reader.receive_frame()
+                    except MessageDecodeError as exc:
+                        self._refuse_frame(calls, stream, send_lock, 0, exc)
+                        continue
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        return
+                    if frame is None:
+                        return
+                    try:
+                        request = self._codec.decode(frame)
+                    except MessageDecodeError as exc:
+                        self._refuse_frame(calls, stream, send_lock, _request_id_of(frame), exc)
+                        continue
+                    if not isinstance(request, RpcRequest):
+                        exc = MessageDecodeError(f"expected an RpcRequest, got {type(request).__name__}")
+                        self._refuse_frame(calls, stream, send_lock, request.id, exc)
+                        continue
+                    if not hmac.compare_digest(request.token.encode(), self._token):
+                        log.warning("sandbox RPC: request %d with a wrong token; closing the connection", request.id)
+                        self._refused += 1
+                        await self._send(stream, send_lock, RpcResponse(id=request.id, error="Invalid RPC token"))
+                        calls.cancel_scope.cancel()
+                        return
+                    calls.start_soon(self._answer, request, stream, send_lock)
+
+    def _check_peer(self, sock: trio.socket.SocketType) -> None:
+        uid = peer_uid(sock)  # type: ignore[arg-type]
+        if uid is not None and uid != self._expected_uid:
+            raise RpcAuthError(f"peer uid {uid} is not the daemon's uid {self._expected_uid}")
+
+    def _refuse_frame(
+        self, calls: trio.Nursery, stream: trio.SocketStream, send_lock: trio.StrictFIFOLock, request_id: int,
+        exc: MessageDecodeError,
+    ) -> None:  # fmt: skip
+        log.warning("sandbox RPC: malformed request: %s", exc)
+        self._refused += 1
+        calls.start_soon(self._send, stream, send_lock, RpcResponse(id=request_id, error=f"Malformed request: {exc}"))
+
+    async def _send(self, stream: trio.SocketStream, send_lock: trio.StrictFIFOLock, response: RpcResponse) -> None:
+        try:
+            async with send_lock:
+                await stream.send_all(self._codec.encode(response))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            log.info("sandbox RPC: the script hung up before response %d", response.id)
+
+    async def _answer(self, request: RpcRequest, stream: trio.SocketStream, send_lock: trio.StrictFIFOLock) -> None:
+        started = trio.current_time()
+        args_bytes = len(json.dumps(request.args, ensure_ascii=False))
+        self._in_flight += 1
+        try:
+            response = await self._run(request)
+        finally:
+            self._in_flight -= 1
+        self._on_tool_call(
+            SandboxToolCall(
+                tool=request.tool,
+                args_bytes=args_bytes,
+                duration_seconds=trio.current_time() - started,
+                ok=response.error is None,
+                error=response.error,
+            )
+        )
+        await self._send(stream, send_lock, response)
+
+    def _admit(self, request: RpcRequest) -> dict[str, Any]:
+        """Check a request against the allow-list and the call limit; count it when admitted."""
+        available = ", ".join(sorted(self._allowed)) or "(none)"
+        if request.tool not in self._allowed:
+            if request.tool in self._known:
+                raise RpcRefused(
+                    f"Tool '{request.tool}' is not available in execute_code. Use it as a normal tool call "
+                    f"instead. Available in execute_code: {available}"
+                )
+            raise RpcRefused(f"Unknown tool: {request.tool}. Available: {available}")
+        if self._tool_calls >= self._max_tool_calls:
+            raise RpcRefused(
+                f"Tool call limit reached ({self._max_tool_calls}). No more tool calls allowed in this execution."
+            )
+        self._tool_calls += 1
+        if request.tool == "terminal":
+            return {k: v for k, v in request.args.items() if k not in TERMINAL_STRIPPED_ARGS}
+        return dict(request.args)
+
+    async def _run(self, request: RpcRequest) -> RpcResponse:
+        try:
+            args = self._admit(request)
+        except RpcRefused as exc:
+            self._refused += 1
+            return RpcResponse(id=request.id, error=str(exc))
+        async with self._gate.slot(request.tool, args, self._cwd()):
+            with trio.move_on_after(self._per_call_timeout):
+                try:
+                    result = await self._call_tool(request.tool, args)
+                except Exception as exc:
+                    log.error("sandbox RPC: tool %s raised\n%s", request.tool, self._redact(traceback.format_exc()))
+                    text = self._redact(f"Tool '{request.tool}' failed: {type(exc).__name__}: {exc}")
+                    return RpcResponse(id=request.id, error=text)
+                return RpcResponse(id=request.id, result=result)
+        return RpcResponse(id=request.id, error=f"Tool call timed out after {self._per_call_timeout:g}s")

@@ -1,0 +1,272 @@
+"""The sandbox allow-list and the generator of the child's ``hermes_tools`` module.
+
+The generated module is plain standard-library Python (it must import under ``python -S``): one
+function per allowed tool with the seeds' signatures, the helpers ``json_parse``, ``shell_quote`` and
+``retry``, and a thread-safe RPC client that tags each request with an id so several threads can have
+calls in flight on one connection at once.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+#: Environment variables through which the child finds the RPC server.
+SOCKET_ENV = "HERMES_RPC_SOCKET"
+TOKEN_ENV = "HERMES_RPC_TOKEN"
+
+#: Name of the generated module inside the sandbox directory.
+STUB_MODULE_FILE = "hermes_tools.py"
+
+
+@attrs.frozen
+class StubParam:
+    """One parameter of a generated tool function; ``default`` is Python source, None if required."""
+
+    name: str
+    default: str | None = None
+
+
+@attrs.frozen
+class ToolStub:
+    """The signature and one-line help of one tool function in ``hermes_tools``."""
+
+    name: str
+    params: tuple[StubParam, ...]
+    doc: str
+    # Extra keyword arguments are forwarded so the server can strip them (terminal's background=True).
+    forwards_extra: bool = False
+
+
+def _p(name: str, default: str | None = None) -> StubParam:
+    return StubParam(name, default)
+
+
+# The seeds' audit: what a script may call (intersected with the session's enabled tools).
+TOOL_STUBS: dict[str, ToolStub] = {
+    stub.name: stub
+    for stub in (
+        ToolStub("web_search", (_p("query"), _p("limit", "5")), "Search the web; returns a dict with the results."),
+        ToolStub("web_extract", (_p("urls"),), "Fetch pages (a list of URLs) as markdown; returns a dict with 'results'."),
+        ToolStub(
+            "read_file",
+            (_p("path"), _p("offset", "1"), _p("limit", "500")),
+            "Read a text file with line numbers; returns a dict with 'content' and totals.",
+        ),
+        ToolStub("write_file", (_p("path"), _p("content")), "Write a file atomically, creating parent directories."),
+        ToolStub(
+            "search_files",
+            (_p("pattern"), _p("target", "'content'"), _p("path", "'.'"), _p("file_glob", "None"), _p("limit", "50")),
+            "Search file contents (target='content') or names (target='files'); returns a dict with 'matches'.",
+        ),
+        ToolStub(
+            "patch",
+            (_p("path"), _p("old_string"), _p("new_string"), _p("replace_all", "False")),
+            "Replace an exact string in a file; returns a dict with the diff or an error.",
+        ),
+        ToolStub(
+            "terminal",
+            (_p("command"), _p("timeout", "None"), _p("workdir", "None")),
+            "Run a shell command in the foreground; returns a dict with 'output' and 'exit_code'.",
+            forwards_extra=True,
+        ),
+        ToolStub("browser_navigate", (_p("url"),), "Open a URL in the browser."),
+        ToolStub("browser_snapshot", (_p("full", "False"),), "Return the current page's accessibility snapshot."),
+        ToolStub("browser_click", (_p("ref"),), "Click the element with the given snapshot ref."),
+        ToolStub("browser_type", (_p("ref"), _p("text")), "Type text into the element with the given ref."),
+        ToolStub("browser_scroll", (_p("direction"),), "Scroll the page 'up' or 'down'."),
+        ToolStub("browser_back", (), "Go back one page."),
+        ToolStub("browser_press", (_p("key"),), "Press a keyboard key."),
+    )
+}
+
+SANDBOX_ALLOWED_TOOLS: frozenset[str] = frozenset(TOOL_STUBS)
+
+# Tools the seeds' audit keeps out of scripts: asking for one gets "use it as a normal tool call".
+SANDBOX_EXCLUDED_TOOLS: frozenset[str] = frozenset(
+    {
+        "browser_close", "browser_get_images", "browser_vision", "vision_analyze", "mixture_of_agents",
+        "image_generate", "text_to_speech", "process", "skills_list", "skill_view", "skill_manage",
+        "schedule_cronjob", "list_cronjobs", "remove_cronjob", "send_message", "todo", "todo_write",
+        "todo_read", "clarify", "execute_code", "delegate_task", "memory", "session_search",
+    }
+)  # fmt: skip
+
+# terminal() inside a script is foreground only: these arguments are dropped before dispatch.
+TERMINAL_STRIPPED_ARGS: frozenset[str] = frozenset(
+    {"background", "pty", "notify_on_complete", "watch_patterns", "check_interval"}
+)
+
+
+def sandbox_tools(enabled_tools: frozenset[str]) -> frozenset[str]:
+    """Return the tools a script may call: the allow-list intersected with the session's enabled tools.
+
+    ``execute_code`` is never included (no recursive sandboxing), whatever ``enabled_tools`` holds.
+    """
+    return (SANDBOX_ALLOWED_TOOLS & enabled_tools) - {"execute_code"}
+
+
+_RUNTIME = '''\
+"""Tools of the hermes-actors session, callable from this script (generated; do not edit)."""
+
+import json as _json
+import os as _os
+import socket as _socket
+import threading as _threading
+
+__all__ = [{exports}]
+
+_SOCKET_PATH = _os.environ.get({socket_env!r}, "")
+# Taken out of the environment so processes the script starts do not inherit it.
+_TOKEN = _os.environ.pop({token_env!r}, "")
+
+
+class _Client:
+    """One connection shared by all threads; whoever waits longest reads for everyone."""
+
+    def __init__(self):
+        self._sock = None
+        self._buffer = bytearray()
+        self._next_id = 0
+        self._send_lock = _threading.Lock()
+        self._state = _threading.Condition(_threading.Lock())
+        self._reading = False
+        self._done = {{}}
+        self._broken = None
+
+    def call(self, tool, args):
+        payload = {{"type": "RpcRequest", "id": 0, "tool": tool, "args": args, "token": _TOKEN}}
+        with self._state:
+            if self._broken is not None:
+                raise RuntimeError(self._broken)
+            self._next_id += 1
+            request_id = payload["id"] = self._next_id
+        frame = (_json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\\n").encode("utf-8")
+        with self._send_lock:
+            try:
+                if self._sock is None:
+                    self._sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+                    self._sock.connect(_SOCKET_PATH)
+                self._sock.sendall(frame)
+            except OSError as exc:
+                self._fail("Agent process disconnected: %s" % exc)
+        return self._await(request_id)
+
+    def _await(self, request_id):
+        with self._state:
+            while True:
+                if request_id in self._done:
+                    return self._done.pop(request_id)
+                if self._broken is not None:
+                    raise RuntimeError(self._broken)
+                if not self._reading:
+                    self._reading = True
+                    break
+                self._state.wait()
+        try:
+            while True:
+                response = self._read_response()
+                if response.get("id") == request_id:
+                    return response
+                with self._state:
+                    self._done[response.get("id")] = response
+                    self._state.notify_all()
+        finally:
+            with self._state:
+                self._reading = False
+                self._state.notify_all()
+
+    def _read_response(self):
+        while True:
+            end = self._buffer.find(b"\\n")
+            if end >= 0:
+                line = bytes(self._buffer[:end])
+                del self._buffer[: end + 1]
+                return _json.loads(line)
+            try:
+                chunk = self._sock.recv(1 << 20)
+            except OSError as exc:
+                self._fail("Agent process disconnected: %s" % exc)
+            if not chunk:
+                self._fail("Agent process disconnected")
+            self._buffer += chunk
+
+    def _fail(self, reason):
+        with self._state:
+            self._broken = reason
+            self._state.notify_all()
+        raise RuntimeError(reason)
+
+
+_client = _Client()
+
+
+def _call(tool, args):
+    response = _client.call(tool, {{k: v for k, v in args.items() if v is not None}})
+    error = response.get("error")
+    if error is not None:
+        return {{"error": error}}
+    result = response.get("result")
+    if isinstance(result, str):
+        try:
+            return _json.loads(result)
+        except ValueError:
+            return result
+    return result
+
+
+def json_parse(text):
+    """Parse JSON leniently (control characters inside strings are accepted)."""
+    return _json.loads(text, strict=False)
+
+
+def shell_quote(text):
+    """Quote a string for safe use as one word in a terminal() command."""
+    import shlex
+
+    return shlex.quote(str(text))
+
+
+def retry(fn, max_attempts=3, delay=2):
+    """Call fn() until it succeeds, up to max_attempts times, doubling the delay between attempts."""
+    import time
+
+    for attempt in range(max_attempts):
+        try:
+            return fn()
+        except Exception:
+            if attempt == max_attempts - 1:
+                raise
+            time.sleep(delay * (2 ** attempt))
+'''
+
+_FUNCTION = '''
+
+def {name}({signature}):
+    """{doc}"""
+    return _call({name!r}, {{{mapping}{extra}}})
+'''
+
+
+def generate_stub_module(tools: frozenset[str]) -> str:
+    """Return the source of ``hermes_tools.py`` exposing exactly ``tools`` (each must be on the allow-list).
+
+    Raises:
+        ValueError: a tool without a known signature was requested.
+    """
+    unknown = tools - SANDBOX_ALLOWED_TOOLS
+    if unknown:
+        raise ValueError(f"no sandbox stub for tools: {', '.join(sorted(unknown))}")
+    names = sorted(tools)
+    exports = ", ".join(repr(n) for n in [*names, "json_parse", "shell_quote", "retry"])
+    parts = [_RUNTIME.format(exports=exports, socket_env=SOCKET_ENV, token_env=TOKEN_ENV)]
+    for name in names:
+        stub = TOOL_STUBS[name]
+        params = [p.name if p.default is None else f"{p.name}={p.default}" for p in stub.params]
+        mapping = ", ".join(f"{p.name!r}: {p.name}" for p in stub.params)
+        if stub.forwards_extra:
+            params.append("**extra")
+        extra = ", **extra" if stub.forwards_extra else ""
+        parts.append(
+            _FUNCTION.format(name=name, signature=", ".join(params), doc=stub.doc, mapping=mapping, extra=extra)
+        )
+    return "".join(parts)

@@ -1,0 +1,186 @@
+"""Unit tests of the sandbox's pure parts: stubs, environment, capture, result, config."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from actors.sandbox.capture import HeadTailBuffer
+from actors.sandbox.environment import child_environment, is_secret_name
+from actors.sandbox.result import SandboxResult, SandboxStatus, SandboxToolCall
+from actors.sandbox.stubs import (
+    SANDBOX_ALLOWED_TOOLS,
+    SOCKET_ENV,
+    TOKEN_ENV,
+    generate_stub_module,
+    sandbox_tools,
+)
+from config.sandbox import CodeExecutionConfig
+
+
+def _signatures(source: str) -> dict[str, str]:
+    tree = ast.parse(source)
+    return {node.name: ast.unparse(node.args) for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+class TestStubGeneration:
+    """The generated hermes_tools exposes exactly the allowed tools with the seeds' signatures."""
+
+    def test_seed_signatures(self) -> None:
+        sigs = _signatures(generate_stub_module(SANDBOX_ALLOWED_TOOLS))
+        assert sigs["web_search"] == "query, limit=5"
+        assert sigs["web_extract"] == "urls"
+        assert sigs["read_file"] == "path, offset=1, limit=500"
+        assert sigs["write_file"] == "path, content"
+        assert sigs["search_files"] == "pattern, target='content', path='.', file_glob=None, limit=50"
+        assert sigs["patch"] == "path, old_string, new_string, replace_all=False"
+        assert sigs["terminal"] == "command, timeout=None, workdir=None, **extra"
+        assert sigs["retry"] == "fn, max_attempts=3, delay=2"
+        assert {"json_parse", "shell_quote"} <= set(sigs)
+
+    def test_only_requested_tools(self) -> None:
+        source = generate_stub_module(frozenset({"read_file"}))
+        sigs = _signatures(source)
+        assert "read_file" in sigs and "terminal" not in sigs and "web_search" not in sigs
+        assert "__all__ = ['read_file', 'json_parse', 'shell_quote', 'retry']" in source
+
+    def test_unknown_tool_refused(self) -> None:
+        with pytest.raises(ValueError, match="vision_analyze"):
+            generate_stub_module(frozenset({"vision_analyze"}))
+
+    def test_allowed_set_is_intersection_and_never_execute_code(self) -> None:
+        enabled = frozenset({"read_file", "terminal", "vision_analyze", "execute_code", "memory"})
+        assert sandbox_tools(enabled) == {"read_file", "terminal"}
+
+    def test_stub_imports_without_site(self, tmp_path) -> None:
+        """The module only uses the standard library, so it imports under python -S."""
+        import subprocess
+        import sys
+
+        (tmp_path / "hermes_tools.py").write_text(generate_stub_module(SANDBOX_ALLOWED_TOOLS))
+        proc = subprocess.run(
+            [sys.executable, "-S", "-c", "import hermes_tools, os; print(hermes_tools.shell_quote(\"a b'c\"))"],
+            cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(tmp_path)}, check=True,
+        )  # fmt: skip
+        assert proc.stdout.strip() == "'a b'\"'\"'c'"
+
+
+class TestEnvironment:
+    """The child's environment keeps safe variables, drops secrets and everything else."""
+
+    PARENT = {
+        "PATH": "/usr/bin", "HOME": "/root", "LANG": "C.UTF-8", "LC_ALL": "C", "XDG_RUNTIME_DIR": "/run/u",
+        "OPENAI_API_KEY": "sk-x", "GITHUB_TOKEN": "t", "DB_PASSWORD": "p", "SENTRY_DSN": "d",
+        "SLACK_WEBHOOK_URL": "w", "MY_CREDS": "c", "XDG_SECRET": "s", "PYTHONPATH": "/project",
+        "RANDOM_VAR": "r", "HERMES_ACTORS_HOME": "/h", "MY_CUSTOM_KEY": "passed",
+    }  # fmt: skip
+
+    def test_scrub(self) -> None:
+        env = child_environment(self.PARENT, sandbox_dir="/sbx", socket_path="/sbx/rpc.sock", token="tok")
+        assert env["PATH"] == "/usr/bin" and env["HOME"] == "/root" and env["LC_ALL"] == "C"
+        assert env["XDG_RUNTIME_DIR"] == "/run/u"
+        for dropped in ("OPENAI_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "SENTRY_DSN", "SLACK_WEBHOOK_URL",
+                        "MY_CREDS", "XDG_SECRET", "RANDOM_VAR", "HERMES_ACTORS_HOME", "MY_CUSTOM_KEY"):  # fmt: skip
+            assert dropped not in env, dropped
+        assert env["PYTHONPATH"] == "/sbx"
+        assert env["PYTHONDONTWRITEBYTECODE"] == "1" and env["PYTHONIOENCODING"] == "utf-8"
+        assert env[SOCKET_ENV] == "/sbx/rpc.sock" and env[TOKEN_ENV] == "tok"
+
+    def test_passthrough_wins_over_secret_look(self) -> None:
+        env = child_environment(
+            self.PARENT, sandbox_dir="/s", socket_path="/s/r", token="t", passthrough=["MY_CUSTOM_KEY", "ABSENT"]
+        )
+        assert env["MY_CUSTOM_KEY"] == "passed" and "ABSENT" not in env
+
+    @pytest.mark.parametrize(
+        ("name", "secret"),
+        [("AWS_SECRET_ACCESS_KEY", True), ("bearer_x", True), ("OAUTH_CLIENT", True), ("PATH", False),
+         ("LANG", False), ("MONKEY", True), ("HOME", False)],
+    )  # fmt: skip
+    def test_secret_names(self, name: str, secret: bool) -> None:
+        assert is_secret_name(name) is secret
+
+
+class TestHeadTailBuffer:
+    """Capture keeps the first 40 % and the last 60 % of the limit, and counts the rest."""
+
+    def test_small_stream_kept_whole(self) -> None:
+        buf = HeadTailBuffer(100)
+        buf.write(b"hello ")
+        buf.write(b"world")
+        assert buf.text() == "hello world" and not buf.truncated and buf.omitted == 0
+
+    def test_truncation_notice_head_and_tail(self) -> None:
+        buf = HeadTailBuffer(100)
+        for i in range(1000):
+            buf.write(b"%04d\n" % i)
+        text = buf.text()
+        assert text.startswith("0000\n0001\n")
+        assert text.endswith("0998\n0999\n")
+        assert "[OUTPUT TRUNCATED - 4900 bytes omitted out of 5000 total]" in text
+        head, tail = text.split("[OUTPUT TRUNCATED")
+        assert len(head.strip()) == 39  # 40 bytes of head, minus the trailing newline stripped here
+        assert len(tail.split("]", 1)[1].strip()) == 59
+
+    @given(st.lists(st.binary(max_size=300), max_size=40), st.integers(min_value=100, max_value=500))
+    def test_matches_reference(self, chunks: list[bytes], limit: int) -> None:
+        buf = HeadTailBuffer(limit)
+        for chunk in chunks:
+            buf.write(chunk)
+        stream = b"".join(chunks)
+        assert buf.total == len(stream)
+        head_len = int(limit * 0.4)
+        if len(stream) <= limit:
+            assert bytes(buf._head) + b"".join(buf._tail) == stream
+        else:
+            assert bytes(buf._head) == stream[:head_len]
+            assert b"".join(buf._tail)[-(limit - head_len):] == stream[-(limit - head_len):]
+            assert buf.omitted == len(stream) - limit
+        # Memory bound: the tail never holds more than its share plus one chunk.
+        assert buf._tail_size <= (limit - head_len) + max((len(c) for c in chunks), default=0)
+
+
+class TestResult:
+    """The result JSON has the seeds' fields; an empty-code result is a bare error."""
+
+    def test_fields(self) -> None:
+        result = SandboxResult(SandboxStatus.SUCCESS, output="hi\n", tool_calls_made=3, duration_seconds=1.234,
+                               exit_code=0, stdout_truncated=True, stdout_total_bytes=90_000)  # fmt: skip
+        assert json.loads(result.to_json()) == {
+            "status": "success", "output": "hi\n", "tool_calls_made": 3, "duration_seconds": 1.23,
+            "exit_code": 0, "output_truncated": True, "output_total_bytes": 90_000,
+        }  # fmt: skip
+
+    def test_error_only(self) -> None:
+        assert json.loads(SandboxResult(SandboxStatus.ERROR, error="No code provided.").to_json()) == {
+            "error": "No code provided."
+        }
+
+    def test_tool_call_record(self) -> None:
+        record = SandboxToolCall("read_file", 20, 0.5, ok=False, error="boom").to_record()
+        assert record == {"type": "sandbox_tool_call", "tool": "read_file", "args_bytes": 20,
+                          "duration_seconds": 0.5, "ok": False, "error": "boom"}  # fmt: skip
+
+
+class TestConfig:
+    """CodeExecutionConfig has the seeds' defaults and refuses bad values."""
+
+    def test_defaults(self) -> None:
+        config = CodeExecutionConfig()
+        assert (config.timeout, config.max_tool_calls, config.max_stdout_bytes, config.max_stderr_bytes) == (
+            300.0, 50, 50_000, 10_000,
+        )  # fmt: skip
+        assert config.kill_grace_seconds == 5.0 and config.memory_limit_mb is None and config.strict is False
+
+    @pytest.mark.parametrize(
+        "bad",
+        [{"timeout": 0}, {"max_tool_calls": -1}, {"max_stdout_bytes": 10}, {"memory_limit_mb": 1},
+         {"strict": "yes"}, {"kill_grace_seconds": -1}, {"per_call_timeout": "5"}],
+    )  # fmt: skip
+    def test_bad_values(self, bad: dict) -> None:
+        with pytest.raises((TypeError, ValueError)):
+            CodeExecutionConfig(**bad)
