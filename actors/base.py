@@ -1,0 +1,336 @@
+"""The actor base: a Trio task that owns its state and reads one mailbox.
+
+Writing an actor::
+
+    class Counter(Actor[CounterMsg]):
+        kind = "counter"
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.count = 0
+
+        async def handle(self, message: CounterMsg) -> int:
+            self.count += 1
+            return self.count
+
+Override :meth:`handle` for a plain mailbox reader, or :meth:`main` for a
+loop of one's own. :meth:`on_start` runs before the actor is ready (raising
+there fails the spawn), :meth:`on_stop` runs shielded after the actor's
+children are gone, bounded by ``shutdown_timeout``.
+
+Each actor runs inside its own cancel scope with a nursery for its children;
+children started with :meth:`spawn` are linked: a child that fails raises
+:class:`~actors.errors.ActorFailed` in its parent. Supervisors (see
+``supervisor.py``) catch their children's failures and apply a policy instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable
+from typing import Any, ClassVar, Generic, TypeVar
+
+import trio
+
+from actors.errors import ActorError, ActorFailed, Rejected, SpawnFailed
+from actors.handle import ActorHandle
+from actors.mailbox import Mailbox
+from actors.registry import ActorRegistry
+from messages.supervision import ActorSnapshot, ActorState, ErrorRecord
+
+__all__ = ["Actor", "error_record"]
+
+log = logging.getLogger("hermes_actors.actors")
+
+M = TypeVar("M")
+
+
+class Actor(Generic[M]):
+    """Base class of every actor: mailbox, path, lifecycle state and snapshot."""
+
+    #: The kind shown in the tree.
+    kind: ClassVar[str] = "actor"
+    #: Mailbox size; a sender waits (or ``tell_nowait`` raises) beyond it.
+    mailbox_capacity: ClassVar[int] = 16
+    #: How long cleanup may run once the actor is asked to stop.
+    shutdown_timeout: ClassVar[float] = 5.0
+
+    __slots__ = (
+        "__dict__",
+        "_children",
+        "_nursery",
+        "_parent",
+        "_registry",
+        "_scope",
+        "_stop_reason",
+        "activity",
+        "cancel_reason",
+        "last_error",
+        "mailbox",
+        "ref",
+        "name",
+        "path",
+        "restarts",
+        "started_at",
+        "state",
+        "stopped_event",
+    )
+
+    def __init__(self) -> None:
+        self.name = ""
+        self.path = ""
+        self.state = ActorState.STARTING
+        self.activity = ""
+        self.restarts = 0
+        self.started_at = 0.0
+        self.last_error: ErrorRecord | None = None
+        self.cancel_reason: str | None = None
+        self.ref: ActorHandle[M] = ActorHandle(self)
+        self.stopped_event = trio.Event()
+        self._children: dict[str, Actor[Any]] = {}
+        self._parent: Actor[Any] | None = None
+        self._registry: ActorRegistry | None = None
+        self._scope: trio.CancelScope | None = None
+        self._nursery: trio.Nursery | None = None
+        # Invariant: set when a stop was requested before the scope existed.
+        self._stop_reason: str | None = None
+
+    # -- hooks for subclasses -------------------------------------------------
+
+    async def on_start(self) -> None:
+        """Runs before the actor reports ready; an exception fails the spawn."""
+
+    async def handle(self, message: M) -> Any:
+        """Handle one message; the return value answers an ask.
+
+        Raise :class:`~actors.errors.Rejected` to answer an ask with an error
+        and keep running; any other exception fails the actor.
+        """
+        raise NotImplementedError(f"{type(self).__name__} handles no messages")
+
+    async def main(self) -> None:
+        """The actor's loop. By default: read the mailbox, :meth:`handle` each
+        message, answer asks; return when the mailbox is closed."""
+        mailbox = self.mailbox
+        while True:
+            self.state = ActorState.IDLE
+            try:
+                envelope = await mailbox.get()
+            except (trio.EndOfChannel, trio.ClosedResourceError):
+                return
+            self.state = ActorState.BUSY
+            reply = envelope.reply
+            try:
+                result = await self.handle(envelope.message)
+            except Rejected as refusal:
+                if reply is not None:
+                    reply.fail(refusal.error)
+                else:
+                    log.warning("actor %s refused %s: %s", self.path, type(envelope.message).__name__, refusal.error)
+                continue
+            except Exception as exc:
+                if reply is not None:
+                    failure = ActorFailed(self.path, f"failed handling {type(envelope.message).__name__}")
+                    failure.__cause__ = exc
+                    reply.fail(failure)
+                raise
+            except BaseException:
+                if reply is not None:
+                    reply.close()
+                raise
+            if reply is not None:
+                reply.send(result)
+
+    async def on_stop(self) -> None:
+        """Cleanup after the actor's children are gone; runs shielded, bounded
+        by ``shutdown_timeout``."""
+
+    def snapshot_details(self) -> dict[str, Any]:
+        """Fields this kind of actor adds to its snapshot (JSON-ready values)."""
+        return {}
+
+    # -- inspection --------------------------------------------------------------
+
+    def statistics(self) -> ActorSnapshot:
+        """A frozen snapshot of this actor for the inspection commands."""
+        mailbox = getattr(self, "mailbox", None)
+        return ActorSnapshot(
+            path=self.path,
+            kind=self.kind,
+            state=self.state,
+            activity=self.activity,
+            mailbox_used=mailbox.used if mailbox is not None else 0,
+            mailbox_capacity=self.mailbox_capacity,
+            restarts=self.restarts,
+            started_at=self.started_at,
+            last_error=self.last_error,
+            cancel_reason=self.cancel_reason,
+            details=self.snapshot_details(),
+        )
+
+    def children(self) -> list[Actor[Any]]:
+        """Live children, in start order."""
+        return list(self._children.values())
+
+    # -- spawning and stopping -----------------------------------------------------
+
+    async def spawn(self, child: Actor[Any], name: str) -> ActorHandle[Any]:
+        """Start ``child`` under this actor and return its handle once it is ready.
+
+        The child is linked: if it fails later, :class:`ActorFailed` is raised
+        in this actor.
+
+        Raises:
+            SpawnFailed: the child raised before it was ready.
+        """
+        if self._nursery is None:
+            raise ActorError(self.path, "cannot spawn before starting or after stopping")
+        return await self.start_child_in(self._nursery, child, name, self._run_child)
+
+    async def start_child_in(
+        self,
+        nursery: trio.Nursery,
+        child: Actor[Any],
+        name: str,
+        runner: Callable[..., Any],
+    ) -> ActorHandle[Any]:
+        """Bind ``child`` under this actor and start ``runner`` for it in
+        ``nursery``; used by :meth:`spawn` and by supervisors."""
+        child._bind(self, name)
+        try:
+            return await nursery.start(runner, child)
+        except ActorFailed as exc:
+            raise SpawnFailed(child.path, f"failed before it was ready: {exc.__cause__!r}") from exc.__cause__
+
+    async def _run_child(self, child: Actor[Any], *, task_status: trio.TaskStatus[Any]) -> None:
+        await child.run(task_status=task_status)
+
+    def _bind(self, parent: Actor[Any], name: str) -> None:
+        self.name = name
+        self.path = f"{parent.path}/{name}" if parent.path else name
+        self._parent = parent
+        self._registry = parent._registry
+
+    def bind_root(self, registry: ActorRegistry, name: str = "") -> None:
+        """Make this actor the root of a system using ``registry``."""
+        self.name = name
+        self.path = name
+        self._registry = registry
+
+    def request_stop(self, reason: str, *, requested_by: str = "operator") -> None:
+        """Cancel this actor's scope, recording who asked and why."""
+        self.cancel_reason = f"{reason} (requested by {requested_by})"
+        if self.state not in (ActorState.STOPPED, ActorState.FAILED):
+            self.state = ActorState.STOPPING
+        if self._scope is None:
+            self._stop_reason = self.cancel_reason
+        else:
+            self._scope.cancel(reason=self.cancel_reason)
+
+    # -- the task ----------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
+        """The actor's whole life; reports its handle to ``task_status`` once ready.
+
+        A stop that was requested (through :meth:`request_stop`) ends it
+        quietly; anything else it raises comes out as :class:`ActorFailed`.
+        """
+        registry = self._registry
+        if registry is None:
+            raise ActorError(self.path, "actor was never bound to a system")
+        self.mailbox = Mailbox(self.path, self.mailbox_capacity)
+        registry.add(self)
+        if self._parent is not None:
+            self._parent._children[self.name] = self
+        self.started_at = trio.current_time()
+        try:
+            with trio.CancelScope() as scope:
+                self._scope = scope
+                if self._stop_reason is not None:
+                    scope.cancel(reason=self._stop_reason)
+                async with trio.open_nursery() as nursery:
+                    self._nursery = nursery
+                    await self.on_start()
+                    self.state = ActorState.IDLE
+                    task_status.started(self.ref)
+                    await self.main()
+                    # The actor chose to end: its children end with it.
+                    nursery.cancel_scope.cancel(reason=f"{self.path} finished")
+        except BaseException as exc:
+            self._record_exit(exc)
+            boxed = self._boxed(exc)
+            if boxed is exc:
+                raise
+            raise boxed  # noqa: B904 - its __cause__ is the original failure
+        finally:
+            self._nursery = None
+            self.mailbox.close()
+            await self._cleanup()
+            registry.remove(self)
+            if self._parent is not None and self._parent._children.get(self.name) is self:
+                del self._parent._children[self.name]
+            self.stopped_event.set()
+        if self.state is not ActorState.FAILED:
+            self.state = ActorState.STOPPED
+
+    async def _cleanup(self) -> None:
+        with trio.move_on_after(self.shutdown_timeout, shield=True) as scope:
+            try:
+                await self.on_stop()
+            except Exception as exc:
+                log.error("actor %s: cleanup failed: %r", self.path, exc, exc_info=exc)
+                self.last_error = error_record(exc)
+        if scope.cancelled_caught:
+            log.error("actor %s: cleanup exceeded %.1fs and was abandoned", self.path, self.shutdown_timeout)
+
+    def _record_exit(self, exc: BaseException) -> None:
+        failure = _without_cancelled(exc)
+        if failure is None:
+            self.state = ActorState.STOPPED
+            return
+        self.state = ActorState.FAILED
+        self.last_error = error_record(failure)
+        if not isinstance(failure, ActorFailed):
+            log.error("actor %s failed: %s", self.path, _one_line(failure), exc_info=failure)
+
+    def _boxed(self, exc: BaseException) -> BaseException:
+        failure = _without_cancelled(exc)
+        if failure is None:
+            return exc
+        boxed = ActorFailed(self.path, f"{type(failure).__name__}: {_one_line(failure)}")
+        boxed.__cause__ = failure
+        return boxed
+
+
+def _without_cancelled(exc: BaseException) -> BaseException | None:
+    """The part of ``exc`` that is not cancellation, unwrapped when single."""
+    if isinstance(exc, trio.Cancelled):
+        return None
+    if isinstance(exc, BaseExceptionGroup):
+        _, rest = exc.split(trio.Cancelled)
+        if rest is None:
+            return None
+        while isinstance(rest, BaseExceptionGroup) and len(rest.exceptions) == 1:
+            rest = rest.exceptions[0]
+        return rest
+    return exc
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def error_record(exc: BaseException) -> ErrorRecord:
+    """Flatten an exception for snapshots: type, message, traceback text, time."""
+    try:
+        now = trio.current_time()
+    except RuntimeError:
+        now = 0.0
+    return ErrorRecord(
+        type=type(exc).__name__,
+        message=str(exc),
+        traceback="".join(traceback.format_exception(exc)),
+        at=now,
+    )

@@ -1,0 +1,90 @@
+"""ActorHandle: what others hold of an actor — send, ask, stop, inspect.
+
+A handle never exposes the actor's state; it only puts envelopes in the
+mailbox, asks the actor to stop, and reads its snapshot.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from actors.mailbox import Envelope, Reply
+from messages.supervision import ActorSnapshot
+
+if TYPE_CHECKING:
+    from actors.base import Actor
+
+__all__ = ["ActorHandle"]
+
+M = TypeVar("M")
+
+
+class ActorHandle(Generic[M]):
+    """A reference to a live (or finished) actor."""
+
+    __slots__ = ("_actor",)
+
+    def __init__(self, actor: Actor[M]) -> None:
+        self._actor = actor
+
+    @property
+    def path(self) -> str:
+        """The actor's path in the tree, e.g. ``sessions/session:ab12/turn``."""
+        return self._actor.path
+
+    @property
+    def kind(self) -> str:
+        """The actor's kind (``session``, ``tool``, ``supervisor`` ...)."""
+        return self._actor.kind
+
+    async def tell(self, message: M) -> None:
+        """Send ``message``, waiting while the mailbox is full.
+
+        Raises:
+            MailboxClosed: the actor has stopped.
+        """
+        await self._actor.mailbox.put(Envelope(message))
+
+    def tell_nowait(self, message: M) -> None:
+        """Send ``message`` without waiting.
+
+        Raises:
+            MailboxFull: the mailbox is at capacity; nothing was sent.
+            MailboxClosed: the actor has stopped.
+        """
+        self._actor.mailbox.put_nowait(Envelope(message))
+
+    async def ask(self, message: M) -> Any:
+        """Send ``message`` and wait for the actor's reply.
+
+        The caller bounds the wait with its own scope (``trio.fail_after``);
+        a reply that comes after the caller left is dropped.
+
+        Raises:
+            MailboxClosed: the actor has stopped.
+            NoReply: the actor stopped before answering.
+            Whatever the actor answered with ``Reply.fail``.
+        """
+        reply = Reply(self._actor.path)
+        await self._actor.mailbox.put(Envelope(message, reply))
+        return await reply.wait()
+
+    def stop(self, reason: str, *, requested_by: str = "operator") -> None:
+        """Ask the actor to stop: its scope is cancelled with ``reason``."""
+        self._actor.request_stop(reason, requested_by=requested_by)
+
+    async def wait_stopped(self) -> None:
+        """Return once the actor's task has finished (cleanup included)."""
+        await self._actor.stopped_event.wait()
+
+    @property
+    def stopped(self) -> bool:
+        """True once the actor's task has finished."""
+        return self._actor.stopped_event.is_set()
+
+    def statistics(self) -> ActorSnapshot:
+        """The actor's current snapshot."""
+        return self._actor.statistics()
+
+    def __repr__(self) -> str:
+        return f"<ActorHandle {self._actor.kind} {self._actor.path!r}>"

@@ -1,0 +1,141 @@
+"""An actor's mailbox: a bounded memory channel of envelopes, and one-shot replies.
+
+A message travels in an :class:`Envelope`; an ask adds a :class:`Reply`, a
+private one-shot slot only the asker waits on. A reply that arrives after the
+asker gave up (cancelled, timed out) is dropped: it can never reach anyone else.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+import outcome
+import trio
+
+from actors.errors import MailboxClosed, MailboxFull, NoReply
+
+__all__ = ["Envelope", "Mailbox", "Reply"]
+
+M = TypeVar("M")
+
+_NOTHING: Any = object()
+
+
+class Reply:
+    """The answer slot of one ask: set once by the actor, awaited once by the asker."""
+
+    __slots__ = ("_abandoned", "_outcome", "_path", "_waiter")
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._outcome: outcome.Outcome | None = None
+        self._waiter: trio.lowlevel.Task | None = None
+        # Invariant: once abandoned, nothing is ever delivered.
+        self._abandoned = False
+
+    def send(self, value: Any) -> bool:
+        """Answer with ``value``. Returns False when the asker is gone (dropped)."""
+        return self._deliver(outcome.Value(value))
+
+    def fail(self, error: BaseException) -> bool:
+        """Answer with an exception the asker will raise. False when dropped."""
+        return self._deliver(outcome.Error(error))
+
+    def close(self) -> None:
+        """The actor will not answer: the asker gets :class:`NoReply`."""
+        self._deliver(outcome.Error(NoReply(self._path, "stopped before replying")))
+
+    @property
+    def answered(self) -> bool:
+        """True once an answer (or a close) was delivered or the asker left."""
+        return self._outcome is not None or self._abandoned
+
+    def _deliver(self, result: outcome.Outcome) -> bool:
+        if self._abandoned or self._outcome is not None:
+            return False
+        self._outcome = result
+        if self._waiter is not None:
+            trio.lowlevel.reschedule(self._waiter, result)
+            self._waiter = None
+        return True
+
+    async def wait(self) -> Any:
+        """The answer; raises what the actor failed with, or NoReply."""
+        if self._outcome is not None:
+            await trio.lowlevel.checkpoint()
+            return self._outcome.unwrap()
+        self._waiter = trio.lowlevel.current_task()
+
+        def abort(_: Any) -> trio.lowlevel.Abort:
+            self._abandoned = True
+            self._waiter = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        return await trio.lowlevel.wait_task_rescheduled(abort)
+
+
+class Envelope(Generic[M]):
+    """A message in a mailbox, with the reply slot when it is an ask."""
+
+    __slots__ = ("message", "reply")
+
+    def __init__(self, message: M, reply: Reply | None = None) -> None:
+        self.message = message
+        self.reply = reply
+
+
+class Mailbox(Generic[M]):
+    """A bounded queue of envelopes: senders feel backpressure when it is full."""
+
+    __slots__ = ("_path", "_receive", "_send", "capacity")
+
+    def __init__(self, path: str, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError("a mailbox holds at least one message")
+        self._path = path
+        self.capacity = capacity
+        self._send, self._receive = trio.open_memory_channel[Envelope[M]](capacity)
+
+    @property
+    def used(self) -> int:
+        """Messages waiting to be read."""
+        return self._send.statistics().current_buffer_used
+
+    async def put(self, envelope: Envelope[M]) -> None:
+        """Queue an envelope, waiting while the mailbox is full."""
+        try:
+            await self._send.send(envelope)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise MailboxClosed(self._path, "mailbox is closed") from None
+
+    def put_nowait(self, envelope: Envelope[M]) -> None:
+        """Queue an envelope or raise :class:`MailboxFull` at once."""
+        try:
+            self._send.send_nowait(envelope)
+        except trio.WouldBlock:
+            raise MailboxFull(self._path, f"mailbox is full ({self.capacity} messages)") from None
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise MailboxClosed(self._path, "mailbox is closed") from None
+
+    async def get(self) -> Envelope[M]:
+        """The next envelope, waiting for one. Raises EndOfChannel once closed and drained."""
+        return await self._receive.receive()
+
+    def get_nowait(self) -> Envelope[M] | None:
+        """The next envelope if one is waiting, else None."""
+        try:
+            return self._receive.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return None
+
+    def close(self) -> None:
+        """Refuse further messages and answer every queued ask with NoReply (idempotent)."""
+        self._send.close()
+        while True:
+            try:
+                envelope = self._receive.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                break
+            if envelope.reply is not None:
+                envelope.reply.close()
+        self._receive.close()

@@ -1,0 +1,1 @@
+"""Tests of the actor runtime, supervisor and codec."""

@@ -1,0 +1,141 @@
+"""The wire codec: strict decoding, clear errors, bounded frames, round trips."""
+
+from __future__ import annotations
+
+import typing
+from typing import Any
+
+import attrs
+import pytest
+import trio
+from hypothesis import given
+from hypothesis import strategies as st
+
+import messages
+from messages.codec import (
+    Codec,
+    FrameBuffer,
+    FrameTooLarge,
+    InvalidJson,
+    InvalidMessageFields,
+    InvalidUtf8,
+    UnknownMessageType,
+)
+from messages.framing import FrameReader
+from tests.strategies import json_values, message_strategy
+
+
+@attrs.frozen
+class Ping:
+    id: int
+    text: str
+    ratio: float = 1.0
+    urgent: bool = False
+    args: dict[str, Any] = attrs.Factory(dict)
+    tags: list[str] = attrs.Factory(list)
+
+
+@attrs.frozen
+class Pong:
+    id: int
+    result: str | None = None
+
+
+codec: Codec[Ping | Pong] = Codec(Ping | Pong, max_frame_bytes=256)
+
+
+class TestDecodeErrors:
+    """Every way a frame can be wrong has its own error and a clear text."""
+
+    @pytest.mark.parametrize(
+        ("frame", "error", "text"),
+        [
+            (b"\xff\xfe{}", InvalidUtf8, "not valid UTF-8"),
+            (b'{"type": "Ping", ', InvalidJson, "not valid JSON"),
+            (b"[1, 2]", InvalidJson, "must be a JSON object, got an array"),
+            (b'"Ping"', InvalidJson, "got a string"),
+            (b'{"id": 1}', UnknownMessageType, "unknown message type missing"),
+            (b'{"type": "Boom", "id": 1}', UnknownMessageType, "'Boom' (expected one of: Ping, Pong)"),
+            (b'{"type": 5}', UnknownMessageType, "unknown message type 5"),
+            (b'{"type": "Ping", "id": 1}', InvalidMessageFields, "required field missing @ Ping.text"),
+            (b'{"type": "Ping", "id": "12", "text": "x"}', InvalidMessageFields, "expected an integer, got a string @ Ping.id"),
+            (b'{"type": "Ping", "id": 1, "text": 5}', InvalidMessageFields, "expected a string, got an integer @ Ping.text"),
+            (b'{"type": "Ping", "id": 1, "text": "x", "urgent": "false"}', InvalidMessageFields, "expected true or false"),
+            (b'{"type": "Ping", "id": true, "text": "x"}', InvalidMessageFields, "expected an integer, got a boolean"),
+            (b'{"type": "Ping", "id": 1, "text": "x", "ratio": "1.5"}', InvalidMessageFields, "expected a number"),
+            (b'{"type": "Ping", "id": 1, "text": "x", "tags": ["a", 2]}', InvalidMessageFields, "@ Ping.tags[1]"),
+            (b'{"type": "Ping", "id": 1, "text": "x", "args": []}', InvalidMessageFields, "Ping.args"),
+            (b'{"type": "Pong", "id": 1, "result": 3}', InvalidMessageFields, "Pong.result"),
+            (b"x" * 300, FrameTooLarge, "exceeds the limit of 256 bytes"),
+        ],
+    )
+    def test_bad_frame(self, frame: bytes, error: type[Exception], text: str) -> None:
+        """The decoder raises the specific error, whose text says what and where."""
+        with pytest.raises(error) as caught:
+            codec.decode(frame)
+        assert text in str(caught.value)
+
+    def test_integer_is_a_valid_float(self) -> None:
+        """A JSON integer fills a float field; nothing else is coerced."""
+        assert codec.decode(b'{"type": "Ping", "id": 1, "text": "x", "ratio": 2}').ratio == 2.0
+
+
+class TestFrameBuffer:
+    """Splitting a byte stream into bounded frames."""
+
+    def test_frames_split_across_reads(self) -> None:
+        """Frames are reassembled whatever the read boundaries."""
+        buffer = FrameBuffer(100)
+        out: list[bytes] = []
+        for chunk in (b'{"a":', b"1}\n{", b'"b":2}\n\n'):
+            buffer.feed(chunk)
+            out.extend(buffer.frames())
+        assert out == [b'{"a":1}', b'{"b":2}', b""]
+
+    def test_oversized_frame_is_skipped_and_the_stream_goes_on(self) -> None:
+        """An oversized frame raises once; the next frame is read normally."""
+        buffer = FrameBuffer(10)
+        buffer.feed(b"y" * 25)
+        with pytest.raises(FrameTooLarge):
+            list(buffer.frames())
+        buffer.feed(b"yyyy\nok\n")
+        assert list(buffer.frames()) == [b"ok"]
+
+    async def test_frame_reader_over_a_real_socket_pair(self) -> None:
+        """FrameReader yields frames from a socket and None at end of stream."""
+        a, b = trio.socket.socketpair()
+        reader = FrameReader(trio.SocketStream(b), max_frame_bytes=64)
+        stream = trio.SocketStream(a)
+        await stream.send_all(codec.encode(Pong(1)) + codec.encode(Pong(2, "r")))
+        await stream.aclose()
+        frames = [await reader.receive_frame(), await reader.receive_frame(), await reader.receive_frame()]
+        assert [codec.decode(f) for f in frames[:2]] == [Pong(1), Pong(2, "r")]
+        assert frames[2] is None
+        b.close()
+
+
+def _wire_message_classes() -> list[type]:
+    """Every attrs class of every wire union declared in ``messages``."""
+    classes: list[type] = []
+    for union in messages.WIRE_UNIONS:
+        classes.extend(typing.get_args(union) or (union,))
+    return classes
+
+
+class TestRoundTrip:
+    """Every message of the project survives encode → decode unchanged."""
+
+    @pytest.mark.parametrize("cls", _wire_message_classes(), ids=lambda c: c.__name__)
+    @given(data=st.data())
+    def test_every_message_round_trips(self, cls: type, data: st.DataObject) -> None:
+        """decode(encode(m)) == m for generated instances of each wire message."""
+        union = next(u for u in messages.WIRE_UNIONS if cls in (typing.get_args(u) or (u,)))
+        wire = Codec(union, max_frame_bytes=1 << 24)
+        message = data.draw(message_strategy(cls))
+        assert wire.decode(wire.encode(message)) == message
+
+    @given(st.builds(Ping, id=st.integers(), text=st.text(), args=st.dictionaries(st.text(), json_values)))
+    def test_ping_round_trips(self, message: Ping) -> None:
+        """A message with free-form JSON arguments round-trips exactly."""
+        big = Codec(Ping | Pong, max_frame_bytes=1 << 24)
+        assert big.decode(big.encode(message)) == message
