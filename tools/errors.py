@@ -9,6 +9,7 @@ The tree::
     │   ├── UnknownToolsetError (+ KeyError)  a name no toolset carries
     │   └── ToolsetCycleError                 ``includes`` loop back on themselves
     ├── ArgumentValidationError (ValueError)  arguments not matching a tool's JSON schema
+    ├── ToolInputError (ValueError)           a call that cannot be done as asked (file missing, ...)
     ├── ClarifyUnavailable (RuntimeError)     nobody can answer a clarify question
     └── CapabilityUnavailable (RuntimeError)  delegate / sandbox not offered by this context
 
@@ -49,6 +50,10 @@ class ToolsetCycleError(ToolsetError):
 
 class ArgumentValidationError(ToolError, ValueError):
     """Tool arguments do not match the tool's JSON schema; the message is for the model."""
+
+
+class ToolInputError(ToolError, ValueError):
+    """A tool call that cannot be carried out as asked; the message tells the model what to do instead."""
 
 
 class ClarifyUnavailable(ToolError, RuntimeError):

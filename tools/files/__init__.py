@@ -1,0 +1,33 @@
+"""File tools: ``read_file``, ``write_file`` and ``patch``.
+
+Paths are relative to the session's working directory (``ctx.shell.cwd``);
+all file I/O runs in worker threads, never on the Trio loop.
+"""
+
+from __future__ import annotations
+
+from tools.files._paths import resolve_path
+from tools.files._read import MAX_LIMIT, READ_FILE_SCHEMA, ReadWindow, read_file_handler, read_window
+from tools.files._write import (
+    PATCH_SCHEMA,
+    WRITE_FILE_SCHEMA,
+    atomic_write,
+    patch_file,
+    patch_handler,
+    write_file_handler,
+)
+
+__all__ = [
+    "MAX_LIMIT",
+    "PATCH_SCHEMA",
+    "READ_FILE_SCHEMA",
+    "WRITE_FILE_SCHEMA",
+    "ReadWindow",
+    "atomic_write",
+    "patch_file",
+    "patch_handler",
+    "read_file_handler",
+    "read_window",
+    "resolve_path",
+    "write_file_handler",
+]

@@ -1,0 +1,33 @@
+"""Path handling shared by the file and search tools."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+__all__ = ["BINARY_SNIFF_BYTES", "looks_binary", "resolve_path", "similar_names"]
+
+BINARY_SNIFF_BYTES = 8_192
+
+
+def resolve_path(cwd: str, raw: str) -> Path:
+    """Resolve a model-given path: ``~`` expanded, relative paths against the session's cwd."""
+    path = Path(os.path.expanduser(raw))
+    if not path.is_absolute():
+        path = Path(cwd) / path
+    return Path(os.path.normpath(path))
+
+
+def looks_binary(head: bytes) -> bool:
+    """True when the first bytes of a file contain a NUL byte (text files practically never do)."""
+    return b"\x00" in head
+
+
+def similar_names(path: Path, limit: int = 5) -> list[str]:
+    """Names in ``path``'s directory that look like ``path``'s name (for "did you mean")."""
+    try:
+        siblings = [entry.name for entry in os.scandir(path.parent)]
+    except OSError:
+        return []
+    return difflib.get_close_matches(path.name, siblings, n=limit, cutoff=0.5)
