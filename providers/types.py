@@ -15,11 +15,11 @@ The normalized assistant message (``StreamFinished.message``)::
 Provider extras (opaque to the agent loop, kept in history so that the next
 request to the same provider can send them back):
 
-``anthropic_content``
-    The assistant turn's Anthropic content blocks exactly as received, thinking
-    blocks with their ``signature`` and ``redacted_thinking`` blocks included.
-    The Anthropic adapter re-sends ``thinking``/``redacted_thinking`` blocks from
-    it; other adapters ignore it.
+``anthropic_thinking_blocks``
+    The turn's Anthropic ``thinking`` blocks (with their ``signature``) and
+    ``redacted_thinking`` blocks (with their ``data``), exactly as received. The
+    Anthropic adapter sends them back first in that assistant turn; other
+    adapters ignore them.
 ``responses_items``
     The Responses API output items of the turn (``reasoning`` items with their
     ``encrypted_content``/``id``, ``function_call`` items with ``call_id`` and
@@ -66,7 +66,12 @@ class ChatRequest:
 
 @attrs.frozen
 class Usage:
-    """Token usage of one call, normalized across providers."""
+    """Token usage of one call, normalized across providers.
+
+    ``prompt_tokens`` counts every input token, cached ones included (OpenAI's
+    meaning; Anthropic's ``input_tokens`` excludes them, so the adapter adds
+    the cache figures back in).
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0

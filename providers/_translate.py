@@ -1,0 +1,124 @@
+"""Translation of SDK and transport exceptions into the provider error family.
+
+Done once, where an adapter talks to its SDK; the original exception is kept
+as ``__cause__`` by the caller (``raise translate_error(exc) from exc``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import anthropic
+import httpx2
+import openai
+
+from .errors import (
+    ProviderConnectionError,
+    ProviderError,
+    ProviderResponseError,
+    ProviderStatusError,
+    ProviderTimeoutError,
+)
+
+# Exceptions an adapter must translate; anything else is a bug and propagates as is.
+SDK_ERRORS: tuple[type[BaseException], ...] = (
+    openai.OpenAIError,
+    anthropic.AnthropicError,
+    httpx2.HTTPError,
+    httpx2.StreamError,
+    json.JSONDecodeError,
+)
+
+
+def translate_error(exc: BaseException, *, stream_status: int | None = None) -> ProviderError:
+    """Our error for one SDK / transport exception.
+
+    Args:
+        exc: what the SDK or httpx2 raised.
+        stream_status: the HTTP status of an already-open stream, used for
+            errors reported inside it (they arrive with no status of their own).
+    """
+    if isinstance(exc, (openai.APITimeoutError, anthropic.APITimeoutError, httpx2.TimeoutException)):
+        return ProviderTimeoutError(f"provider request timed out: {_describe(exc)}")
+    if isinstance(exc, (openai.APIConnectionError, anthropic.APIConnectionError, httpx2.TransportError)):
+        return ProviderConnectionError(f"connection to provider failed: {_describe(exc)}")
+    if isinstance(exc, (openai.APIResponseValidationError, anthropic.APIResponseValidationError)):
+        return ProviderResponseError(f"provider response did not validate: {exc}", status_code=exc.status_code)
+    if isinstance(exc, (openai.APIStatusError, anthropic.APIStatusError)):
+        return _status_error(exc, exc.response, exc.status_code)
+    if isinstance(exc, (openai.APIError, anthropic.APIError)):
+        body = exc.body
+        if isinstance(exc, openai.APIError) and isinstance(body, Mapping) and "error" not in body:
+            body = {"error": dict(body)}  # the SDK hands over only the inner object
+        return ProviderStatusError(
+            _message(body, str(exc)), status_code=stream_status, body=body, error_type=_error_type(body)
+        )
+    if isinstance(exc, json.JSONDecodeError):
+        return ProviderResponseError(f"provider sent malformed JSON: {exc}", status_code=stream_status)
+    return ProviderError(f"provider call failed: {_describe(exc)}", status_code=stream_status)
+
+
+def _status_error(exc: BaseException, response: httpx2.Response, status: int) -> ProviderStatusError:
+    body = _full_body(exc, response)
+    return ProviderStatusError(
+        f"HTTP {status}: {_message(body, str(exc))}",
+        status_code=status,
+        body=body,
+        headers=dict(response.headers),
+        error_type=getattr(exc, "type", None) if isinstance(exc, anthropic.APIStatusError) and exc.type else _error_type(body),
+    )
+
+
+def _full_body(exc: Any, response: httpx2.Response) -> object:
+    """The error body as the provider sent it (the SDKs sometimes keep only part)."""
+    if response.status_code < 400:
+        body = exc.body
+        if isinstance(exc, openai.APIError) and isinstance(body, Mapping) and "error" not in body:
+            return {"error": dict(body)}
+        return body
+    try:
+        raw = response.content
+    except httpx2.ResponseNotRead:
+        return exc.body
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def _error_type(body: object) -> str | None:
+    if not isinstance(body, Mapping):
+        return None
+    inner = body.get("error")
+    if isinstance(inner, Mapping):
+        # OpenAI's ``code`` (context_length_exceeded, insufficient_quota ...) says more than its ``type``.
+        for key in ("code", "type"):
+            if isinstance(inner.get(key), str) and inner[key]:
+                return inner[key]
+    for key in ("type", "code"):
+        value = body.get(key)
+        if isinstance(value, str) and value and value != "error":
+            return value
+    return None
+
+
+def _message(body: object, fallback: str) -> str:
+    if isinstance(body, Mapping):
+        inner = body.get("error")
+        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    if isinstance(body, str) and body:
+        return body[:500]
+    return fallback
+
+
+def _describe(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__
+    text = f"{type(exc).__name__}: {exc}"
+    if cause is not None and not isinstance(exc, httpx2.HTTPError):
+        text += f" ({type(cause).__name__}: {cause})"
+    return text

@@ -1,0 +1,243 @@
+"""Conversion between the internal OpenAI-style history and Anthropic Messages.
+
+Outbound: system messages become the ``system`` blocks; assistant tool calls
+become ``tool_use`` blocks (thinking blocks with signatures replayed first);
+tool results become ``tool_result`` blocks, consecutive ones merged into a
+single user turn; turns of the same role are merged so roles alternate.
+Inbound: the stream's events become our events and one normalized message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from .base import ToolCallState, TurnAccumulator
+from .types import (
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    Usage,
+)
+
+STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+
+# Thinking budgets per reasoning effort (tokens).
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768}
+
+THINKING_BLOCK_TYPES = ("thinking", "redacted_thinking")
+
+
+def to_anthropic_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI function tool schemas as Anthropic tools."""
+    out = []
+    for tool in tools:
+        fn = tool.get("function", tool)
+        out.append(
+            {
+                "name": fn["name"],
+                "description": fn.get("description", ""),
+                "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
+            }
+        )
+    return out
+
+
+def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
+    """Split internal history into Anthropic ``system`` blocks and alternating messages."""
+    system: list[dict[str, Any]] = []
+    turns: list[dict[str, Any]] = []
+    for msg in messages:
+        role = msg.get("role")
+        if role in ("system", "developer"):
+            system.extend(_content_blocks(msg.get("content")))
+            continue
+        if role == "assistant":
+            blocks = _assistant_blocks(msg)
+            wire_role = "assistant"
+        elif role == "tool":
+            blocks = [_tool_result(msg)]
+            wire_role = "user"
+        else:
+            blocks = _content_blocks(msg.get("content"))
+            wire_role = "user"
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == wire_role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": wire_role, "content": blocks})
+    for turn in turns:
+        # Anthropic wants tool results first in a user turn that also has text.
+        turn["content"].sort(key=lambda b: b.get("type") != "tool_result")
+    return (system or None), turns
+
+
+def _content_blocks(content: Any) -> list[dict[str, Any]]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    blocks = []
+    for part in content:
+        kind = part.get("type")
+        if kind == "text":
+            if part.get("text"):
+                blocks.append({"type": "text", "text": part["text"]})
+        elif kind == "image_url":
+            blocks.append(_image_block(part["image_url"]))
+        else:
+            blocks.append(dict(part))
+    return blocks
+
+
+def _image_block(image: Any) -> dict[str, Any]:
+    url = image["url"] if isinstance(image, dict) else str(image)
+    if url.startswith("data:") and ";base64," in url:
+        media_type, data = url[5:].split(";base64,", 1)
+        return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def _assistant_blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = [
+        dict(b) for b in msg.get("anthropic_thinking_blocks") or () if b.get("type") in THINKING_BLOCK_TYPES
+    ]
+    blocks += _content_blocks(msg.get("content"))
+    for call in msg.get("tool_calls") or ():
+        fn = call.get("function", {})
+        blocks.append({"type": "tool_use", "id": call["id"], "name": fn.get("name", ""), "input": _parse_input(fn.get("arguments"))})
+    return blocks
+
+
+def _parse_input(arguments: Any) -> dict[str, Any]:
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _tool_result(msg: dict[str, Any]) -> dict[str, Any]:
+    content = msg.get("content")
+    if isinstance(content, list):
+        content = _content_blocks(content)
+    return {"type": "tool_result", "tool_use_id": msg.get("tool_call_id", ""), "content": content if content else ""}
+
+
+def usage_from_anthropic(raw: Any, previous: Usage | None = None) -> Usage:
+    """Normalize Anthropic usage; ``message_delta`` carries only some fields."""
+    prev = previous or Usage()
+    cache_read = getattr(raw, "cache_read_input_tokens", None)
+    cache_write = getattr(raw, "cache_creation_input_tokens", None)
+    input_tokens = getattr(raw, "input_tokens", None)
+    cache_read = prev.cache_read_tokens if cache_read is None else cache_read
+    cache_write = prev.cache_write_tokens if cache_write is None else cache_write
+    if input_tokens is None:
+        prompt = prev.prompt_tokens
+    else:
+        prompt = input_tokens + cache_read + cache_write
+    output = getattr(raw, "output_tokens", None)
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=prev.completion_tokens if output is None else output,
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write,
+        reasoning_tokens=prev.reasoning_tokens,
+    )
+
+
+class AnthropicChunkConverter:
+    """Turns Anthropic stream events into ours; one instance per stream."""
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._tool_index: dict[int, int] = {}
+
+    def __call__(self, event: Any, acc: TurnAccumulator) -> Iterable[StreamEvent]:
+        """Events for one SSE event."""
+        kind = event.type
+        if kind == "content_block_delta":
+            return self._delta(event, acc)
+        if kind == "content_block_start":
+            return self._start(event, acc)
+        if kind == "content_block_stop":
+            return self._stop(event, acc)
+        if kind == "message_start":
+            acc.usage = usage_from_anthropic(event.message.usage)
+        elif kind == "message_delta":
+            if event.delta.stop_reason is not None:
+                acc.finish_reason = STOP_REASONS.get(event.delta.stop_reason, "stop")
+            if event.usage is not None:
+                return [acc.report_usage(usage_from_anthropic(event.usage, acc.usage))]
+        elif kind == "message_stop":
+            acc.done = True
+        return ()
+
+    def _start(self, event: Any, acc: TurnAccumulator) -> list[StreamEvent]:
+        block = event.content_block
+        kind = block.type
+        if kind == "tool_use":
+            index = len(self._tool_index)
+            self._tool_index[event.index] = index
+            acc.tool_calls[index] = ToolCallState(call_id=block.id, name=block.name)
+            return [ToolCallStarted(index=index, call_id=block.id, name=block.name)]
+        if kind == "thinking":
+            self._blocks[event.index] = {"type": "thinking", "thinking": [], "signature": [block.signature or ""]}
+        elif kind == "redacted_thinking":
+            self._blocks[event.index] = {"type": "redacted_thinking", "data": block.data}
+        elif kind == "text" and block.text:
+            acc.text.append(block.text)
+            return [TextDelta(block.text)]
+        return []
+
+    def _delta(self, event: Any, acc: TurnAccumulator) -> list[StreamEvent]:
+        delta = event.delta
+        kind = delta.type
+        if kind == "text_delta":
+            acc.text.append(delta.text)
+            return [TextDelta(delta.text)]
+        if kind == "input_json_delta":
+            index = self._tool_index.get(event.index)
+            if index is None or not delta.partial_json:
+                return []
+            acc.tool_calls[index].arguments.append(delta.partial_json)
+            return [ToolCallArgumentsDelta(index=index, delta=delta.partial_json)]
+        if kind == "thinking_delta":
+            block = self._blocks.get(event.index)
+            if block is not None:
+                block["thinking"].append(delta.thinking)
+            acc.reasoning.append(delta.thinking)
+            return [ReasoningDelta(delta.thinking)]
+        if kind == "signature_delta":
+            block = self._blocks.get(event.index)
+            if block is not None:
+                block["signature"].append(delta.signature)
+        return []
+
+    def _stop(self, event: Any, acc: TurnAccumulator) -> list[StreamEvent]:
+        index = self._tool_index.get(event.index)
+        if index is not None:
+            if not acc.tool_calls[index].arguments:
+                acc.tool_calls[index].arguments.append("{}")  # a call without input streams no JSON
+            done = acc.complete_call(index)
+            return [done] if done is not None else []
+        block = self._blocks.pop(event.index, None)
+        if block is not None:
+            if block["type"] == "thinking":
+                block = {**block, "thinking": "".join(block["thinking"]), "signature": "".join(block["signature"])}
+            acc.extras.setdefault("anthropic_thinking_blocks", []).append(block)
+        return []

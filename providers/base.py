@@ -1,0 +1,210 @@
+"""The adapter interface and the streaming machinery the three adapters share.
+
+An adapter turns one :class:`ChatRequest` into an SDK streaming call and the
+SDK's chunks into :mod:`providers.types` events. :class:`EventStream` runs the
+loop: per-chunk stale deadline, error translation, and the final
+``ToolCallCompleted`` / ``UsageReported`` / ``StreamFinished`` events built
+from a :class:`TurnAccumulator`.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+import attrs
+import trio
+
+from ._translate import SDK_ERRORS, translate_error
+from .errors import ProviderConnectionError, StreamStalled
+from .types import (
+    ChatRequest,
+    StreamEvent,
+    StreamFinished,
+    ToolCallCompleted,
+    Usage,
+    UsageReported,
+)
+
+# How long closing an abandoned stream may take; it runs shielded from cancellation.
+CLOSE_GRACE_SECONDS = 2.0
+
+
+class ProviderAdapter(Protocol):
+    """One wire protocol. Use::
+
+        async with adapter.stream(request) as events:
+            async for event in events:
+                ...
+
+    The last event is always ``StreamFinished``. Leaving the block early (or a
+    cancel scope around it firing) closes the HTTP connection at once.
+
+    Raises (from ``stream`` entry or from iteration):
+        ProviderError: any SDK or transport failure, translated.
+    """
+
+    api_mode: str
+
+    def stream(self, request: ChatRequest) -> AbstractAsyncContextManager[AsyncIterator[StreamEvent]]:
+        """Start one streaming model call."""
+        ...
+
+
+@attrs.define
+class ToolCallState:
+    """A tool call being assembled from deltas."""
+
+    call_id: str
+    name: str
+    arguments: list[str] = attrs.Factory(list)
+    extra_content: dict[str, Any] | None = None
+    completed: bool = False
+
+
+@attrs.define
+class TurnAccumulator:
+    """Everything one assistant turn has produced so far."""
+
+    text: list[str] = attrs.Factory(list)
+    reasoning: list[str] = attrs.Factory(list)
+    tool_calls: dict[int, ToolCallState] = attrs.Factory(dict)
+    usage: Usage = attrs.Factory(Usage)
+    finish_reason: str | None = None
+    extras: dict[str, Any] = attrs.Factory(dict)
+    done: bool = False
+    usage_reported: bool = False
+
+    def report_usage(self, usage: Usage) -> UsageReported:
+        """Record the provider's usage figures; the event announcing them."""
+        self.usage = usage
+        self.usage_reported = True
+        return UsageReported(usage)
+
+    def complete_call(self, index: int) -> ToolCallCompleted | None:
+        """Mark call ``index`` complete; its event, or None if already done."""
+        call = self.tool_calls.get(index)
+        if call is None or call.completed:
+            return None
+        call.completed = True
+        return ToolCallCompleted(index=index, call_id=call.call_id, name=call.name, arguments="".join(call.arguments))
+
+    def message(self) -> dict[str, Any]:
+        """The normalized assistant message."""
+        msg: dict[str, Any] = {
+            "role": "assistant",
+            "content": "".join(self.text) or None,
+            "reasoning": "".join(self.reasoning) or None,
+        }
+        if self.tool_calls:
+            calls = []
+            for index in sorted(self.tool_calls):
+                call = self.tool_calls[index]
+                entry: dict[str, Any] = {
+                    "id": call.call_id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": "".join(call.arguments)},
+                }
+                if call.extra_content is not None:
+                    entry["extra_content"] = call.extra_content
+                calls.append(entry)
+            msg["tool_calls"] = calls
+        msg.update(self.extras)
+        return msg
+
+    def finish_events(self) -> list[StreamEvent]:
+        """The closing events: pending tool calls, usage, then ``StreamFinished``."""
+        events: list[StreamEvent] = []
+        for index in sorted(self.tool_calls):
+            done = self.complete_call(index)
+            if done is not None:
+                events.append(done)
+        reason = self.finish_reason or ("tool_calls" if self.tool_calls else "stop")
+        if reason == "stop" and self.tool_calls:
+            reason = "tool_calls"
+        if not self.usage_reported:
+            events.append(UsageReported(self.usage))
+        events.append(StreamFinished(message=self.message(), finish_reason=reason, usage=self.usage))
+        return events
+
+
+class ChunkConverter(Protocol):
+    """Turns one SDK chunk into events, updating the accumulator."""
+
+    def __call__(self, chunk: Any, acc: TurnAccumulator) -> Iterable[StreamEvent]:
+        """Events for ``chunk``."""
+        ...
+
+
+class EventStream:
+    """Async iterator of events over one open SDK stream.
+
+    A class rather than an async generator so that each read can sit in its
+    own cancel scope (the stale deadline) without a scope spanning a ``yield``.
+    """
+
+    def __init__(
+        self,
+        raw: Any,
+        convert: ChunkConverter,
+        stale_timeout: float,
+        *,
+        status_code: int = 200,
+        require_done: bool = True,
+    ) -> None:
+        self._raw = raw.__aiter__()
+        self._convert = convert
+        self._stale = stale_timeout
+        self._status = status_code
+        self._require_done = require_done
+        self._pending: collections.deque[StreamEvent] = collections.deque()
+        self._acc = TurnAccumulator()
+        self._finished = False
+
+    def __aiter__(self) -> EventStream:
+        return self
+
+    async def __anext__(self) -> StreamEvent:
+        while not self._pending:
+            if self._finished:
+                raise StopAsyncIteration
+            chunk = await self._read()
+            if chunk is _END:
+                if self._require_done and not self._acc.done:
+                    raise ProviderConnectionError(
+                        "provider stream ended before the reply was complete", status_code=self._status
+                    )
+                self._finished = True
+                self._pending.extend(self._acc.finish_events())
+            else:
+                self._pending.extend(self._convert(chunk, self._acc))
+        return self._pending.popleft()
+
+    async def _read(self) -> Any:
+        with trio.move_on_after(self._stale):
+            try:
+                return await self._raw.__anext__()
+            except StopAsyncIteration:
+                return _END
+            except SDK_ERRORS as exc:
+                raise translate_error(exc, stream_status=self._status) from exc
+        # Only reached when the stale deadline fired: the read returns otherwise.
+        raise StreamStalled(f"provider sent nothing for {self._stale:g} s", error_type="stream_stalled")
+
+
+_END = object()
+
+
+async def close_quietly(close: Callable[[], Any]) -> None:
+    """Close an SDK stream even when the caller is being cancelled.
+
+    Shielded so the connection is released at once (an unshielded ``await``
+    would be cancelled before the socket closes), bounded by a grace period.
+    """
+    with trio.move_on_after(CLOSE_GRACE_SECONDS, shield=True):
+        try:
+            await close()
+        except SDK_ERRORS:
+            pass  # closing a broken stream may fail again; the socket is gone either way

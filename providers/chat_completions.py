@@ -1,0 +1,160 @@
+"""OpenAI Chat Completions adapter (``openai.AsyncOpenAI``): OpenAI, OpenRouter,
+local servers and any OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import openai
+
+from ._translate import SDK_ERRORS, translate_error
+from .base import EventStream, ToolCallState, TurnAccumulator, close_quietly
+from .modes import uses_developer_role
+from .types import (
+    ChatRequest,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    Usage,
+)
+
+_FINISH = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+    "error": "error",
+}
+
+# Keys of an internal message the wire accepts; provider extras stay home.
+_WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+
+
+def to_chat_messages(messages: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
+    """Internal history as Chat Completions messages.
+
+    Drops provider extras (``reasoning``, ``anthropic_thinking_blocks`` ...) and
+    sends ``system`` as ``developer`` to models that want it.
+    """
+    developer = uses_developer_role(model)
+    out = []
+    for msg in messages:
+        wire = {k: msg[k] for k in _WIRE_KEYS if k in msg}
+        if developer and wire.get("role") == "system":
+            wire["role"] = "developer"
+        if wire.get("role") == "assistant" and "content" not in wire:
+            wire["content"] = None
+        out.append(wire)
+    return out
+
+
+def build_chat_kwargs(request: ChatRequest) -> dict[str, Any]:
+    """The ``chat.completions.create`` arguments for one request."""
+    kwargs: dict[str, Any] = {
+        "model": request.model,
+        "messages": to_chat_messages(request.messages, request.model),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        kwargs["tools"] = request.tools
+    if request.max_tokens is not None:
+        # OpenAI's reasoning models reject max_tokens; everyone else knows max_tokens.
+        key = "max_completion_tokens" if uses_developer_role(request.model) else "max_tokens"
+        kwargs[key] = request.max_tokens
+    if request.temperature is not None:
+        kwargs["temperature"] = request.temperature
+    if request.reasoning_effort is not None:
+        kwargs["reasoning_effort"] = request.reasoning_effort
+    return kwargs
+
+
+def usage_from_chat(raw: Any) -> Usage:
+    """Normalize a Chat Completions usage object."""
+    prompt_details = getattr(raw, "prompt_tokens_details", None)
+    completion_details = getattr(raw, "completion_tokens_details", None)
+    return Usage(
+        prompt_tokens=raw.prompt_tokens or 0,
+        completion_tokens=raw.completion_tokens or 0,
+        cache_read_tokens=(getattr(prompt_details, "cached_tokens", None) or 0),
+        cache_write_tokens=(getattr(prompt_details, "cache_write_tokens", None) or 0),
+        reasoning_tokens=(getattr(completion_details, "reasoning_tokens", None) or 0),
+    )
+
+
+def convert_chat_chunk(chunk: Any, acc: TurnAccumulator) -> Iterable[StreamEvent]:
+    """Events for one ``chat.completion.chunk``."""
+    events: list[StreamEvent] = []
+    if chunk.usage is not None:
+        events.append(acc.report_usage(usage_from_chat(chunk.usage)))
+    if not chunk.choices:
+        return events
+    choice = chunk.choices[0]
+    delta = choice.delta
+    if delta is not None:
+        # OpenRouter sends ``reasoning``, DeepSeek and vLLM ``reasoning_content``.
+        extra = delta.model_extra or {}
+        reasoning = extra.get("reasoning") or extra.get("reasoning_content")
+        if isinstance(reasoning, str) and reasoning:
+            acc.reasoning.append(reasoning)
+            events.append(ReasoningDelta(reasoning))
+        if delta.content:
+            acc.text.append(delta.content)
+            events.append(TextDelta(delta.content))
+        if delta.tool_calls:
+            for tc in delta.tool_calls:
+                events.extend(_tool_delta(tc, acc))
+    if choice.finish_reason is not None:
+        acc.finish_reason = _FINISH.get(choice.finish_reason, "stop")
+        acc.done = True
+    return events
+
+
+def _tool_delta(tc: Any, acc: TurnAccumulator) -> list[StreamEvent]:
+    events: list[StreamEvent] = []
+    index = tc.index if tc.index is not None else len(acc.tool_calls)
+    call = acc.tool_calls.get(index)
+    fn = tc.function
+    if call is None:
+        # A new call closes the earlier ones: providers stream calls one after another.
+        for earlier in sorted(acc.tool_calls):
+            done = acc.complete_call(earlier)
+            if done is not None:
+                events.append(done)
+        call = ToolCallState(call_id=tc.id or f"call_{index}", name=(fn.name if fn else None) or "")
+        extra = (tc.model_extra or {}).get("extra_content")
+        if isinstance(extra, dict):
+            call.extra_content = extra
+        acc.tool_calls[index] = call
+        events.append(ToolCallStarted(index=index, call_id=call.call_id, name=call.name))
+    if fn is not None and fn.arguments:
+        call.arguments.append(fn.arguments)
+        events.append(ToolCallArgumentsDelta(index=index, delta=fn.arguments))
+    return events
+
+
+class ChatCompletionsAdapter:
+    """Streams Chat Completions through a shared ``openai.AsyncOpenAI``."""
+
+    api_mode = "chat_completions"
+
+    def __init__(self, client: openai.AsyncOpenAI, *, stale_timeout: float) -> None:
+        self._client = client
+        self._stale = stale_timeout
+
+    @asynccontextmanager
+    async def stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[StreamEvent]]:
+        """Start one streaming call (see :class:`providers.base.ProviderAdapter`)."""
+        try:
+            raw = await self._client.chat.completions.create(**build_chat_kwargs(request))
+        except SDK_ERRORS as exc:
+            raise translate_error(exc) from exc
+        try:
+            yield EventStream(raw, convert_chat_chunk, self._stale, status_code=raw.response.status_code)
+        finally:
+            await close_quietly(raw.close)
