@@ -1,0 +1,8 @@
+"""The SQLite implementation of the session store (WAL, one batching writer, FTS5 search)."""
+
+from __future__ import annotations
+
+from store.sqlite.store import DB_FILENAME, SqliteSessionStore
+from store.sqlite.writer import WriterStatistics
+
+__all__ = ["DB_FILENAME", "SqliteSessionStore", "WriterStatistics"]

@@ -1,0 +1,227 @@
+"""Reads: a pool of query-only connections, each used by one worker thread at a time.
+
+Functions here take a reader connection first and run in a worker thread;
+multi-statement reads run in one read transaction so they see one snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import trio
+
+from store.codec import decode_message
+from store.errors import MessageNotFoundError, SessionNotFoundError, StoreError
+from store.records import LoadedSession, SessionExcerpt, SessionInfo, StoredMessage, TranscriptRecord
+from store.sqlite.schema import open_reader
+from store.sqlite.translate import translate
+
+__all__ = [
+    "ReaderPool",
+    "browse",
+    "export_jsonl",
+    "get_session",
+    "list_sessions",
+    "load",
+    "load_transcript",
+    "message_rows",
+    "read_session",
+    "scroll",
+    "session_infos",
+]
+
+T = TypeVar("T")
+
+SESSION_COLUMNS = (
+    "s.id, s.parent_session_id, s.source, s.model, s.title, s.cwd, s.started_at, s.last_active, s.ended_at,"
+    " s.end_reason, s.message_count, s.tool_call_count, s.tokens_in, s.tokens_out, s.cost, s.epoch,"
+    " coalesce((SELECT substr(t.body, 1, 120) FROM messages AS m JOIN message_text AS t ON t.id = m.id"
+    " WHERE m.session_id = s.id AND m.role = 'user' ORDER BY m.id LIMIT 1), '')"
+)
+LIVE_SESSION = "s.kind = 'session' AND s.deleted_at IS NULL"
+_MESSAGE_COLUMNS = (
+    "id, session_id, epoch, created_at, role, content, content_json, tool_calls, tool_call_id, name,"
+    " tool_name, finish_reason, reasoning, extras"
+)
+
+
+class ReaderPool:
+    """Query-only connections handed to worker threads, at most ``size`` at once.
+
+    Args:
+        path: the database file (already opened and migrated by the writer).
+        size: the most reads running at once.
+        busy_timeout_seconds: SQLite busy timeout of each reader.
+    """
+
+    def __init__(self, path: Path, *, size: int, busy_timeout_seconds: float) -> None:
+        self._path = path
+        self._busy_timeout = busy_timeout_seconds
+        self._limiter = trio.CapacityLimiter(size)
+        # Invariant: a connection is either in _idle or used by exactly one running read.
+        self._idle: list[sqlite3.Connection] = []
+        self._closed = False
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(conn, *args)`` in a worker thread on a reader connection.
+
+        Raises:
+            StoreError: translated from any SQLite or OS error.
+        """
+        async with self._limiter:
+            if self._idle:
+                conn = self._idle.pop()
+            else:
+                conn = await trio.to_thread.run_sync(
+                    lambda: open_reader(self._path, busy_timeout_seconds=self._busy_timeout)
+                )
+            try:
+                return await trio.to_thread.run_sync(self._call, conn, fn, args)
+            finally:
+                if self._closed:
+                    conn.close()
+                else:
+                    self._idle.append(conn)
+
+    @staticmethod
+    def _call(conn: sqlite3.Connection, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        try:
+            return fn(conn, *args)
+        except (sqlite3.Error, OSError) as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise translate(exc, "read failed") from exc
+        except StoreError:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        """Close idle connections; busy ones close when their read ends."""
+        self._closed = True
+        while self._idle:
+            self._idle.pop().close()
+
+
+def _info(row: sqlite3.Row | tuple[Any, ...]) -> SessionInfo:
+    return SessionInfo(*row)
+
+
+def session_infos(conn: sqlite3.Connection, where: str, params: tuple[Any, ...], tail: str = "") -> list[SessionInfo]:
+    """Session rows matching ``where`` (on alias ``s``), in the order ``tail`` gives."""
+    rows = conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions AS s WHERE {where} {tail}", params).fetchall()
+    return [_info(row) for row in rows]
+
+
+def get_session(conn: sqlite3.Connection, session_id: str) -> SessionInfo:
+    """One live session's row, or SessionNotFoundError."""
+    found = session_infos(conn, f"s.id = ? AND {LIVE_SESSION}", (session_id,))
+    if not found:
+        raise SessionNotFoundError(f"no session {session_id!r}")
+    return found[0]
+
+
+def _stored(row: tuple[Any, ...]) -> StoredMessage:
+    return StoredMessage(id=row[0], session_id=row[1], epoch=row[2], created_at=row[3], message=decode_message(*row[4:]))
+
+
+def message_rows(conn: sqlite3.Connection, where: str, params: tuple[Any, ...], tail: str = "") -> list[StoredMessage]:
+    """Messages matching ``where``, decoded."""
+    rows = conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE {where} {tail}", params).fetchall()
+    return [_stored(row) for row in rows]
+
+
+def load(conn: sqlite3.Connection, session_id: str) -> LoadedSession:
+    """Metadata, live history and state, from one snapshot."""
+    conn.execute("BEGIN")
+    try:
+        info = get_session(conn, session_id)
+        messages = message_rows(conn, "session_id = ? AND epoch = ?", (session_id, info.epoch), "ORDER BY id")
+        row = conn.execute("SELECT state FROM session_state WHERE session_id = ?", (session_id,)).fetchone()
+    finally:
+        conn.execute("COMMIT")
+    return LoadedSession(info=info, messages=[m.message for m in messages], state=None if row is None else json.loads(row[0]))
+
+
+def list_sessions(conn: sqlite3.Connection, limit: int, offset: int, source: str | None) -> list[SessionInfo]:
+    """Live sessions, newest started first."""
+    where, params = LIVE_SESSION, ()
+    if source is not None:
+        where, params = f"{where} AND s.source = ?", (source,)
+    return session_infos(conn, where, (*params, limit, offset), "ORDER BY s.started_at DESC, s.id LIMIT ? OFFSET ?")
+
+
+def browse(conn: sqlite3.Connection, limit: int, source: str | None, exclude: str | None) -> list[SessionInfo]:
+    """Recently active top-level sessions."""
+    where = f"{LIVE_SESSION} AND s.parent_session_id IS NULL AND s.id IS NOT ?"
+    params: tuple[Any, ...] = (exclude,)
+    if source is not None:
+        where, params = f"{where} AND s.source = ?", (*params, source)
+    return session_infos(conn, where, (*params, limit), "ORDER BY s.last_active DESC, s.id LIMIT ?")
+
+
+def read_session(conn: sqlite3.Connection, session_id: str, head: int, tail: int) -> SessionExcerpt:
+    """The first ``head`` and last ``tail`` messages of the whole history (all epochs)."""
+    conn.execute("BEGIN")
+    try:
+        info = get_session(conn, session_id)
+        total = conn.execute("SELECT count(*) FROM messages WHERE session_id = ?", (session_id,)).fetchone()[0]
+        first = message_rows(conn, "session_id = ?", (session_id, head), "ORDER BY id LIMIT ?")
+        last_n = min(tail, max(0, total - head))
+        last = message_rows(conn, "session_id = ?", (session_id, last_n), "ORDER BY id DESC LIMIT ?")
+    finally:
+        conn.execute("COMMIT")
+    return SessionExcerpt(session=info, head=tuple(first), tail=tuple(reversed(last)), omitted=total - len(first) - len(last))
+
+
+def scroll(conn: sqlite3.Connection, message_id: int, before: int, after: int) -> list[StoredMessage]:
+    """The message and its neighbours in its session."""
+    conn.execute("BEGIN")
+    try:
+        row = conn.execute(
+            f"SELECT m.session_id FROM messages AS m JOIN sessions AS s ON s.id = m.session_id"
+            f" WHERE m.id = ? AND {LIVE_SESSION}",
+            (message_id,),
+        ).fetchone()
+        if row is None:
+            raise MessageNotFoundError(f"no message {message_id}")
+        session_id = row[0]
+        earlier = message_rows(conn, "session_id = ? AND id < ?", (session_id, message_id, before), "ORDER BY id DESC LIMIT ?")
+        later = message_rows(conn, "session_id = ? AND id >= ?", (session_id, message_id, after + 1), "ORDER BY id LIMIT ?")
+    finally:
+        conn.execute("COMMIT")
+    return [*reversed(earlier), *later]
+
+
+def load_transcript(conn: sqlite3.Connection, session_id: str) -> list[TranscriptRecord]:
+    """Every transcript record of a live session, oldest first."""
+    conn.execute("BEGIN")
+    try:
+        get_session(conn, session_id)
+        rows = conn.execute(
+            "SELECT id, session_id, created_at, record FROM transcript WHERE session_id = ? ORDER BY id", (session_id,)
+        ).fetchall()
+    finally:
+        conn.execute("COMMIT")
+    return [TranscriptRecord(id=r[0], session_id=r[1], created_at=r[2], record=json.loads(r[3])) for r in rows]
+
+
+def export_jsonl(conn: sqlite3.Connection, session_id: str) -> str:
+    """The session as JSON lines: its row, its messages (every epoch), its transcript."""
+    conn.execute("BEGIN")
+    try:
+        info = get_session(conn, session_id)
+        messages = message_rows(conn, "session_id = ?", (session_id,), "ORDER BY id")
+        transcript = conn.execute(
+            "SELECT id, created_at, record FROM transcript WHERE session_id = ? ORDER BY id", (session_id,)
+        ).fetchall()
+    finally:
+        conn.execute("COMMIT")
+    lines = [{"type": "session", **info.to_json()}]
+    lines += [{"type": "message", **m.to_json()} for m in messages]
+    lines += [{"type": "transcript", "id": r[0], "created_at": r[1], "record": json.loads(r[2])} for r in transcript]
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)

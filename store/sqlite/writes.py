@@ -1,0 +1,174 @@
+"""The write operations: each runs inside the writer's transaction (see ``store.sqlite.writer``).
+
+Every function takes the write connection first and is bound to its
+arguments with ``functools.partial`` by the store; a ``StoreError`` it raises
+fails that request alone.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from store.codec import EncodedMessage
+from store.errors import SessionNotFoundError
+from store.records import SessionMeta
+
+__all__ = [
+    "append",
+    "compact",
+    "create_session",
+    "delete_session",
+    "end_session",
+    "live_epoch",
+    "record_transcript",
+    "save_state",
+    "set_title",
+    "update_counters",
+]
+
+_INSERT_MESSAGE = (
+    "INSERT INTO messages (session_id, epoch, role, content, content_json, tool_calls, tool_call_id, name,"
+    " tool_name, finish_reason, reasoning, extras, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_LIVE = "id = ? AND kind = 'session' AND deleted_at IS NULL"
+
+
+def live_epoch(conn: sqlite3.Connection, session_id: str) -> int:
+    """The current epoch of a live session.
+
+    Raises:
+        SessionNotFoundError: no live session has that id.
+    """
+    row = conn.execute(f"SELECT epoch FROM sessions WHERE {_LIVE}", (session_id,)).fetchone()
+    if row is None:
+        raise SessionNotFoundError(f"no session {session_id!r}")
+    return int(row[0])
+
+
+def _require(cursor: sqlite3.Cursor, session_id: str) -> None:
+    if cursor.rowcount == 0:
+        raise SessionNotFoundError(f"no session {session_id!r}")
+
+
+def create_session(conn: sqlite3.Connection, meta: SessionMeta) -> None:
+    """Insert a new session row (ids and titles are unique: IntegrityError otherwise)."""
+    conn.execute(
+        "INSERT INTO sessions (id, parent_session_id, source, model, title, cwd, started_at, last_active)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (meta.id, meta.parent_session_id, meta.source, meta.model, meta.title, meta.cwd, meta.started_at, meta.started_at),
+    )
+
+
+def _insert(
+    conn: sqlite3.Connection, session_id: str, epoch: int, messages: list[EncodedMessage], now: float
+) -> None:
+    conn.executemany(
+        _INSERT_MESSAGE,
+        [
+            (
+                session_id,
+                epoch,
+                m.role,
+                m.content,
+                int(m.content_json),
+                m.tool_calls,
+                m.tool_call_id,
+                m.name,
+                m.tool_name,
+                m.finish_reason,
+                m.reasoning,
+                m.extras,
+                now,
+            )
+            for m in messages
+        ],
+    )
+    conn.execute(
+        "UPDATE sessions SET message_count = message_count + ?, tool_call_count = tool_call_count + ?,"
+        " last_active = ? WHERE id = ?",
+        (len(messages), sum(m.tool_call_count for m in messages), now, session_id),
+    )
+
+
+def append(conn: sqlite3.Connection, session_id: str, messages: list[EncodedMessage], now: float) -> None:
+    """Add messages to the session's live epoch."""
+    _insert(conn, session_id, live_epoch(conn, session_id), messages, now)
+
+
+def compact(conn: sqlite3.Connection, session_id: str, messages: list[EncodedMessage], now: float) -> int:
+    """Close the live epoch with a lineage row, start the next one with ``messages``; return its number."""
+    epoch = live_epoch(conn, session_id)
+    conn.execute(
+        "INSERT INTO sessions (id, kind, parent_session_id, source, model, cwd, started_at, last_active,"
+        " ended_at, end_reason, message_count, epoch)"
+        " SELECT s.id || '#' || s.epoch, 'lineage', s.id, s.source, s.model, s.cwd,"
+        " coalesce((SELECT min(created_at) FROM messages WHERE session_id = s.id AND epoch = s.epoch), s.started_at),"
+        " ?, ?, 'compression',"
+        " (SELECT count(*) FROM messages WHERE session_id = s.id AND epoch = s.epoch), s.epoch"
+        " FROM sessions AS s WHERE s.id = ?",
+        (now, now, session_id),
+    )
+    conn.execute("UPDATE sessions SET epoch = epoch + 1 WHERE id = ?", (session_id,))
+    _insert(conn, session_id, epoch + 1, messages, now)
+    return epoch + 1
+
+
+def save_state(conn: sqlite3.Connection, session_id: str, state_json: str, now: float) -> None:
+    """Replace the session's state blob."""
+    live_epoch(conn, session_id)
+    conn.execute(
+        "INSERT INTO session_state (session_id, state, updated_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+        (session_id, state_json, now),
+    )
+
+
+def record_transcript(conn: sqlite3.Connection, session_id: str, record_json: str, now: float) -> None:
+    """Append one transcript record."""
+    live_epoch(conn, session_id)
+    conn.execute(
+        "INSERT INTO transcript (session_id, record, created_at) VALUES (?, ?, ?)", (session_id, record_json, now)
+    )
+
+
+def end_session(conn: sqlite3.Connection, session_id: str, reason: str, now: float) -> None:
+    """Set ``ended_at`` and ``end_reason``."""
+    cursor = conn.execute(f"UPDATE sessions SET ended_at = ?, end_reason = ? WHERE {_LIVE}", (now, reason, session_id))
+    _require(cursor, session_id)
+
+
+def set_title(conn: sqlite3.Connection, session_id: str, title: str | None) -> None:
+    """Set or clear the title (unique: IntegrityError when taken)."""
+    cursor = conn.execute(f"UPDATE sessions SET title = ? WHERE {_LIVE}", (title, session_id))
+    _require(cursor, session_id)
+
+
+def update_counters(
+    conn: sqlite3.Connection,
+    session_id: str,
+    tokens_in: int,
+    tokens_out: int,
+    tool_calls: int,
+    cost: float,
+    now: float,
+) -> None:
+    """Add usage to the counters."""
+    cursor = conn.execute(
+        "UPDATE sessions SET tokens_in = tokens_in + ?, tokens_out = tokens_out + ?,"
+        f" tool_call_count = tool_call_count + ?, cost = cost + ?, last_active = ? WHERE {_LIVE}",
+        (tokens_in, tokens_out, tool_calls, cost, now, session_id),
+    )
+    _require(cursor, session_id)
+
+
+def delete_session(conn: sqlite3.Connection, session_id: str, now: float) -> None:
+    """Remove the session's content and lineage rows, leaving a tombstone (see the protocol)."""
+    live_epoch(conn, session_id)
+    conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+    conn.execute("DELETE FROM session_state WHERE session_id = ?", (session_id,))
+    conn.execute("DELETE FROM transcript WHERE session_id = ?", (session_id,))
+    conn.execute("DELETE FROM sessions WHERE kind = 'lineage' AND parent_session_id = ?", (session_id,))
+    conn.execute(
+        "UPDATE sessions SET deleted_at = ?, ended_at = ?, end_reason = 'deleted', title = NULL WHERE id = ?",
+        (now, now, session_id),
+    )
