@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from messages.events import SessionEvent
 from messages.supervision import TreeNode
 
 #: Every union (or single class) that crosses a process boundary.
-WIRE_UNIONS: tuple[Any, ...] = (TreeNode,)
+WIRE_UNIONS: tuple[Any, ...] = (TreeNode, SessionEvent)

@@ -1,0 +1,109 @@
+"""What a session actor's mailbox takes.
+
+These stay in-process (the control socket carries its own requests and the
+daemon turns them into these), so they may hold channels and callables.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "AnswerRequest",
+    "BackgroundNotification",
+    "Compress",
+    "Interrupt",
+    "SessionMessage",
+    "Shutdown",
+    "Steer",
+    "Subscribe",
+    "Unsubscribe",
+    "UserMessage",
+]
+
+
+@attrs.frozen
+class UserMessage:
+    """A new message from the user; starts a turn (or follows busy_input_mode)."""
+
+    text: str
+    source: str = "cli"
+
+
+@attrs.frozen
+class Interrupt:
+    """Cancel the running turn; ``text``, when given, becomes the next user message."""
+
+    text: str | None = None
+    requested_by: str = "user"
+
+
+@attrs.frozen
+class Steer:
+    """Out-of-band text for the running turn, delivered with the next tool result."""
+
+    text: str
+
+
+@attrs.frozen
+class BackgroundNotification:
+    """A background process finished or matched a watch pattern."""
+
+    process_id: str
+    text: str
+
+
+@attrs.frozen
+class AnswerRequest:
+    """An answer to a pending approval or clarify request; the first one wins."""
+
+    request_id: str
+    answer: str
+    answered_by: str = "user"
+
+
+@attrs.frozen
+class Compress:
+    """Compress the context now, optionally focused on ``topic``."""
+
+    topic: str | None = None
+
+
+@attrs.frozen
+class Subscribe:
+    """Start receiving events; replay from ``since`` (exclusive) when given.
+
+    The reply is a subscription whose receive side yields events.
+    """
+
+    label: str
+    since: int | None = None
+
+
+@attrs.frozen
+class Unsubscribe:
+    """Stop a subscription (detach)."""
+
+    subscription: Any
+
+
+@attrs.frozen
+class Shutdown:
+    """Stop the session after interrupting its turn; ``reason`` is recorded."""
+
+    reason: str
+
+
+SessionMessage = (
+    UserMessage
+    | Interrupt
+    | Steer
+    | BackgroundNotification
+    | AnswerRequest
+    | Compress
+    | Subscribe
+    | Unsubscribe
+    | Shutdown
+)
