@@ -1,0 +1,64 @@
+"""Configuration sections of provider error recovery: ``retry``, ``credential_pool``
+and the ``fallback_providers`` list. Defaults are the specification's."""
+
+from __future__ import annotations
+
+import attrs
+from attrs import validators as v
+
+STRATEGIES = ("fill_first", "round_robin", "random", "least_used")
+_API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
+
+
+def _number(instance: object, attribute: attrs.Attribute, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{attribute.name} must be a number, got {value!r}")
+
+
+def _max_not_below_base(instance: RetryConfig, attribute: attrs.Attribute, value: float) -> None:
+    if value < instance.base_delay:
+        raise ValueError(f"max_delay ({value}) must not be below base_delay ({instance.base_delay})")
+
+
+@attrs.frozen
+class RetryConfig:
+    """``retry:`` how often and how patiently a failed provider call is retried."""
+
+    max_retries: int = attrs.field(default=3, validator=[v.instance_of(int), v.ge(0), v.le(20)])
+    base_delay: float = attrs.field(default=5.0, validator=[_number, v.gt(0)])
+    max_delay: float = attrs.field(default=120.0, validator=[_number, v.gt(0), _max_not_below_base])
+    jitter_ratio: float = attrs.field(default=0.5, validator=[_number, v.ge(0), v.le(1)])
+
+
+def _env_names(instance: object, attribute: attrs.Attribute, value: object) -> None:
+    if not isinstance(value, dict):
+        raise TypeError(f"{attribute.name} must map provider names to lists of variable names")
+    for provider, names in value.items():
+        if not isinstance(provider, str) or not isinstance(names, list) or not all(
+            isinstance(name, str) and name for name in names
+        ):
+            raise TypeError(f"{attribute.name}.{provider} must be a list of environment variable names")
+
+
+@attrs.frozen
+class CredentialPoolConfig:
+    """``credential_pool:`` how several keys of one provider are chosen.
+
+    ``extra_keys`` maps a provider to the names of environment variables holding
+    further keys (``{"openrouter": ["OPENROUTER_API_KEY_2"]}``); the provider's
+    usual variable always comes first. Keys are read from the environment, never
+    written to config or to the pool's state file.
+    """
+
+    strategy: str = attrs.field(default="fill_first", validator=v.in_(STRATEGIES))
+    extra_keys: dict[str, list[str]] = attrs.field(factory=dict, validator=_env_names)
+
+
+@attrs.frozen
+class FallbackProviderConfig:
+    """One entry of ``fallback_providers:``, tried in order when the primary fails."""
+
+    provider: str = attrs.field(validator=[v.instance_of(str), v.min_len(1)])
+    model: str = attrs.field(validator=[v.instance_of(str), v.min_len(1)])
+    base_url: str | None = attrs.field(default=None, validator=v.optional(v.instance_of(str)))
+    api_mode: str | None = attrs.field(default=None, validator=v.optional(v.in_(_API_MODES)))
