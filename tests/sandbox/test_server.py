@@ -1,0 +1,294 @@
+"""The RPC server over a real Unix socket, driven by an in-process client."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+import trio
+
+from actors.sandbox.result import SandboxToolCall
+from actors.sandbox.server import MAX_REQUEST_BYTES, RpcServer, bind_listener
+from tests.sandbox.helpers import ToolBench
+from tools.testing import LocalToolContext
+
+TOKEN = "t0ken-for-tests"
+
+
+@pytest.fixture
+def short_dir() -> Iterator[str]:
+    """A private directory with a short path (Unix socket paths are limited)."""
+    path = tempfile.mkdtemp(prefix="hx-t-", dir="/tmp")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def bench(tmp_path) -> ToolBench:
+    """Real registry and context; slow tools take 0.2 s (of the autojump clock where used)."""
+    return ToolBench(LocalToolContext(home=tmp_path, cwd=tmp_path))
+
+
+class Client:
+    """A raw NDJSON client on the sandbox socket."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.buffer = b""
+
+    async def send(self, payload: dict[str, Any] | bytes) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode() + b"\n"
+        await self.stream.send_all(data)
+
+    async def request(self, request_id: int, tool: str, args: dict[str, Any], token: str = TOKEN) -> None:
+        await self.send({"type": "RpcRequest", "id": request_id, "tool": tool, "args": args, "token": token})
+
+    async def receive(self) -> dict[str, Any] | None:
+        while b"\n" not in self.buffer:
+            data = await self.stream.receive_some(1 << 16)
+            if not data:
+                return None
+            self.buffer += data
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+
+async def _serve(nursery: trio.Nursery, directory: str, bench: ToolBench, **options: Any) -> tuple[str, RpcServer]:
+    path = os.path.join(directory, "rpc.sock")
+    records: list[SandboxToolCall] = options.pop("records", [])
+    server = RpcServer(
+        call_tool=options.pop("call_tool", bench.call_tool),
+        allowed_tools=options.pop("allowed", frozenset({"read_file", "web_extract", "terminal", "patch"})),
+        token=TOKEN,
+        max_tool_calls=options.pop("max_tool_calls", 50),
+        per_call_timeout=options.pop("per_call_timeout", 30.0),
+        gate=bench.gate,
+        on_tool_call=records.append,
+        **options,
+    )
+    await nursery.start(server.serve, await bind_listener(path))
+    return path, server
+
+
+@pytest.fixture
+async def served(short_dir: str, bench: ToolBench) -> AsyncIterator[tuple[str, RpcServer, list[SandboxToolCall]]]:
+    """A server with default options, stopped after the test."""
+    records: list[SandboxToolCall] = []
+    async with trio.open_nursery() as nursery:
+        path, server = await _serve(nursery, short_dir, bench, records=records)
+        yield path, server, records
+        nursery.cancel_scope.cancel()
+
+
+@pytest.fixture
+async def connect() -> AsyncIterator[Any]:
+    """Opens clients to a socket path; all are closed after the test."""
+    opened: list[trio.SocketStream] = []
+
+    async def open_client(path: str) -> Client:
+        stream = await trio.open_unix_socket(path)
+        opened.append(stream)
+        return Client(stream)
+
+    yield open_client
+    for stream in opened:
+        await stream.aclose()
+
+
+class TestServing:
+    """A valid request is answered with the tool's result under the same id."""
+
+    async def test_round_trip_and_record(self, connect, served, bench: ToolBench) -> None:
+        path, server, records = served
+        client = await connect(path)
+        await client.request(7, "read_file", {"path": "a.txt"})
+        response = await client.receive()
+        assert response["id"] == 7 and response["error"] is None
+        assert json.loads(response["result"])["content"] == "contents of a.txt"
+        assert server.tool_calls == 1
+        assert records[0].tool == "read_file" and records[0].ok and records[0].args_bytes == len('{"path": "a.txt"}')
+
+    async def test_socket_is_0600(self, served) -> None:
+        path, _, _ = served
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+    async def test_terminal_is_foreground_only(self, connect, served, bench: ToolBench) -> None:
+        path, _, _ = served
+        client = await connect(path)
+        args = {"command": "sleep 1", "background": True, "pty": True, "notify_on_complete": True,
+                "watch_patterns": ["x"], "check_interval": 5}  # fmt: skip
+        await client.request(1, "terminal", args)
+        response = await client.receive()
+        assert json.loads(response["result"])["args"] == ["command"]
+        assert bench.calls == [("terminal", {"command": "sleep 1"})]
+
+    async def test_parallel_safe_calls_overlap(self, connect, served, bench: ToolBench, autojump_clock) -> None:
+        path, _, _ = served
+        client = await connect(path)
+        start = trio.current_time()
+        for i in range(10):
+            await client.request(i + 1, "read_file", {"path": f"f{i}.txt"})
+        answers = {(r := await client.receive())["id"]: json.loads(r["result"])["path"] for _ in range(10)}
+        assert answers == {i + 1: f"f{i}.txt" for i in range(10)}
+        assert bench.running.peak == 8  # the gate's limit
+        assert trio.current_time() - start == pytest.approx(0.4)  # two waves of 0.2 s
+
+    async def test_unsafe_calls_run_alone(self, connect, short_dir, bench: ToolBench, autojump_clock) -> None:
+        async with trio.open_nursery() as nursery:
+            path, _ = await _serve(nursery, short_dir, bench, allowed=frozenset({"write_file", "read_file"}))
+            client = await connect(path)
+            for i in range(3):
+                await client.request(i + 1, "write_file", {"path": f"w{i}", "content": ""})
+            for _ in range(3):
+                assert (await client.receive())["error"] is None
+            assert bench.running.peak == 1
+            nursery.cancel_scope.cancel()
+
+
+class TestRefusals:
+    """The seeds' error texts for excluded and unknown tools, the call limit and the per-call timeout."""
+
+    async def test_excluded_tool(self, connect, served) -> None:
+        path, server, records = served
+        client = await connect(path)
+        await client.request(1, "vision_analyze", {})
+        response = await client.receive()
+        assert response["error"] == (
+            "Tool 'vision_analyze' is not available in execute_code. Use it as a normal tool call instead. "
+            "Available in execute_code: patch, read_file, terminal, web_extract"
+        )
+        assert server.tool_calls == 0 and records[0].ok is False
+
+    async def test_execute_code_is_excluded(self, connect, served) -> None:
+        path, _, _ = served
+        client = await connect(path)
+        await client.request(1, "execute_code", {"code": "print(1)"})
+        assert "is not available in execute_code" in (await client.receive())["error"]
+
+    async def test_unknown_tool(self, connect, served) -> None:
+        path, _, _ = served
+        client = await connect(path)
+        await client.request(1, "frobnicate", {})
+        assert (await client.receive())["error"] == "Unknown tool: frobnicate. Available: patch, read_file, terminal, web_extract"
+
+    async def test_call_limit(self, connect, short_dir, bench: ToolBench) -> None:
+        async with trio.open_nursery() as nursery:
+            path, server = await _serve(nursery, short_dir, bench, max_tool_calls=2)
+            client = await connect(path)
+            results = []
+            for i in range(4):
+                await client.request(i, "terminal", {"command": "x"})
+                results.append(await client.receive())
+            assert [r["error"] for r in results[:2]] == [None, None]
+            for r in results[2:]:
+                assert r["error"] == "Tool call limit reached (2). No more tool calls allowed in this execution."
+            assert server.tool_calls == 2
+            nursery.cancel_scope.cancel()
+
+    async def test_per_call_timeout(self, connect, short_dir, bench: ToolBench, autojump_clock) -> None:
+        bench.delay = 1000
+        async with trio.open_nursery() as nursery:
+            path, _ = await _serve(
+                nursery, short_dir, bench, per_call_timeout=5, allowed=frozenset({"read_file", "web_search"})
+            )
+            client = await connect(path)
+            start = trio.current_time()
+            await client.request(1, "read_file", {"path": "slow"})
+            await client.request(2, "web_search", {"query": "fast"})
+            first = await client.receive()
+            second = await client.receive()
+            assert first["id"] == 2 and first["error"] is None  # answered while the slow one still runs
+            assert second == {"type": "RpcResponse", "id": 1, "result": None, "error": "Tool call timed out after 5s"}
+            assert trio.current_time() - start == pytest.approx(5)
+            nursery.cancel_scope.cancel()
+
+    async def test_crashing_tool_path_is_an_error_not_a_crash(self, connect, short_dir, bench: ToolBench, caplog) -> None:
+        async def explode(name: str, args: dict[str, Any]) -> str:
+            raise ValueError("token sk-proj-abcdefghijklmnopqrstuvwxyz0123456789 leaked")
+
+        from tools.redact import redact_secrets
+
+        async with trio.open_nursery() as nursery:
+            path, _ = await _serve(nursery, short_dir, bench, redact=redact_secrets, call_tool=explode)
+            client = await connect(path)
+            await client.request(1, "read_file", {"path": "x"})
+            response = await client.receive()
+            assert response["error"].startswith("Tool 'read_file' failed: ValueError: token [REDACTED]")
+            assert "sk-proj" not in caplog.text and "raised" in caplog.text
+            await client.request(2, "read_file", {"path": "x"})
+            assert (await client.receive())["id"] == 2  # still serving
+            nursery.cancel_scope.cancel()
+
+
+class TestBadInput:
+    """Malformed frames and bad credentials get an error response; the server keeps serving."""
+
+    async def test_malformed_frames(self, connect, served, caplog) -> None:
+        path, server, _ = served
+        client = await connect(path)
+        await client.send(b"this is not json\n")
+        assert (await client.receive()) == {
+            "type": "RpcResponse", "id": 0, "result": None,
+            "error": "Malformed request: frame is not valid JSON: Expecting value at column 1",
+        }  # fmt: skip
+        await client.send(b"\xff\xfe\n")
+        assert "not valid UTF-8" in (await client.receive())["error"]
+        await client.send({"type": "Nope", "id": 3})
+        assert "unknown message type 'Nope'" in (await client.receive())["error"]
+        await client.send({"type": "RpcRequest", "id": 4, "tool": "read_file", "args": [1], "token": TOKEN})
+        bad_args = await client.receive()
+        assert bad_args["id"] == 4 and "Malformed request: invalid RpcRequest message" in bad_args["error"]
+        await client.send({"type": "RpcResponse", "id": 5})
+        assert "expected an RpcRequest" in (await client.receive())["error"]
+        await client.request(6, "read_file", {"path": "ok"})
+        assert (await client.receive())["error"] is None
+        assert "malformed request" in caplog.text and server.statistics().refused == 5
+
+    async def test_oversized_frame(self, connect, served) -> None:
+        path, _, _ = served
+        client = await connect(path)
+        async with trio.open_nursery() as nursery:
+            # Send concurrently: the server answers before it has read the whole flood.
+            nursery.start_soon(client.send, b"x" * (MAX_REQUEST_BYTES + 10) + b"\n")
+            response = await client.receive()
+        assert response["id"] == 0 and "exceeds the limit of 8388608 bytes" in response["error"]
+        await client.request(2, "read_file", {"path": "ok"})
+        assert (await client.receive())["id"] == 2
+
+    async def test_wrong_token_closes_the_connection_only(self, connect, served, caplog) -> None:
+        path, server, _ = served
+        client = await connect(path)
+        await client.request(1, "read_file", {"path": "x"}, token="guess")
+        assert (await client.receive())["error"] == "Invalid RPC token"
+        assert await client.receive() is None  # connection closed
+        assert "wrong token" in caplog.text and server.tool_calls == 0
+        other = await connect(path)
+        await other.request(2, "read_file", {"path": "x"})
+        assert (await other.receive())["error"] is None
+
+    async def test_foreign_uid_refused(self, connect, short_dir, bench: ToolBench) -> None:
+        async with trio.open_nursery() as nursery:
+            path, server = await _serve(nursery, short_dir, bench, expected_uid=os.getuid() + 4242)
+            client = await connect(path)
+            response = await client.receive()
+            assert "is not the daemon's uid" in response["error"]
+            assert await client.receive() is None
+            assert server.statistics().refused == 1
+            nursery.cancel_scope.cancel()
+
+    async def test_client_hanging_up_mid_call(self, connect, served, bench: ToolBench, autojump_clock) -> None:
+        path, server, records = served
+        client = await connect(path)
+        await client.request(1, "read_file", {"path": "x"})
+        await client.stream.aclose()
+        await trio.sleep(1)
+        assert records and records[0].ok  # the call finished; its response had nowhere to go
+        again = await connect(path)
+        await again.request(2, "read_file", {"path": "y"})
+        assert (await again.receive())["id"] == 2
