@@ -1,0 +1,378 @@
+"""``search_files``: find lines by regex or files by glob under a directory.
+
+Content search uses ripgrep when it is installed and an equivalent Python
+walk otherwise; both give the same result shape, skip ``.git``, hidden
+entries, binary files and well-known dependency/build directories, list files
+in path order, and stop at ``limit``.  (ripgrep additionally honours
+``.gitignore`` files.)  The Python walk runs in a worker thread; ripgrep runs
+as a child process whose output is read as it arrives and which is killed as
+soon as enough results are in.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import attrs
+import trio
+
+from tools.dispatch import error_result
+from tools.errors import ToolInputError
+from tools.files import resolve_path
+
+if TYPE_CHECKING:
+    from tools.context import ToolContext
+    from tools.registry import Handler
+
+__all__ = [
+    "IGNORED_DIRS",
+    "SEARCH_FILES_SCHEMA",
+    "SearchResult",
+    "make_search_handler",
+    "search_with_python",
+    "search_with_ripgrep",
+]
+
+Target = Literal["content", "files"]
+
+DEFAULT_LIMIT: Final = 50
+MAX_LIMIT: Final = 1_000
+MAX_LINE_CHARS: Final = 500
+_SNIFF_BYTES: Final = 8_192
+_MAX_STDERR_CHARS: Final = 2_000
+
+IGNORED_DIRS: Final = frozenset(
+    {
+        ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".cache", "dist", "build", "target",
+    }
+)
+"""Directory names never searched: VCS data, dependencies, caches and build output."""
+
+SEARCH_FILES_SCHEMA: Final[dict[str, Any]] = {
+    "name": "search_files",
+    "description": (
+        "Search under a directory. target='content' (default): lines matching the regex `pattern`, "
+        "optionally only in files matching `file_glob` (e.g. '*.py'). target='files': files whose name "
+        "matches the glob `pattern` (e.g. '*.md', 'test_*'). Skips .git, hidden, binary and dependency "
+        "directories. Results are capped at `limit`; narrow the search when truncated is true."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Regex (content) or file-name glob (files).", "minLength": 1},
+            "target": {"type": "string", "enum": ["content", "files"], "default": "content"},
+            "path": {"type": "string", "description": "Directory (or file) to search.", "default": "."},
+            "file_glob": {"type": "string", "description": "Only search files whose name matches this glob."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
+        },
+        "required": ["pattern"],
+    },
+}
+
+
+@attrs.frozen
+class SearchResult:
+    """Matches (content) or paths (files), the engine that found them and whether the limit cut them."""
+
+    target: Target
+    engine: str
+    matches: tuple[dict[str, Any], ...] = ()
+    files: tuple[str, ...] = ()
+    truncated: bool = False
+
+    def to_json(self) -> str:
+        """The tool result."""
+        data: dict[str, Any] = {"engine": self.engine, "truncated": self.truncated}
+        if self.target == "content":
+            data["matches"] = list(self.matches)
+            data["total_matches"] = len(self.matches)
+        else:
+            data["files"] = list(self.files)
+            data["total_files"] = len(self.files)
+        if self.truncated:
+            data["note"] = "Limit reached; narrow the pattern, path or file_glob (or raise limit) to see more."
+        return json.dumps(data, ensure_ascii=False)
+
+
+def _cap_line(text: str) -> str:
+    text = text.rstrip("\r\n")
+    return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + " [...]"
+
+
+def _name_matches(rel: str, glob: str) -> bool:
+    # A glob with a slash matches the relative path, otherwise just the name (as ripgrep's -g does).
+    return fnmatch.fnmatchcase(rel if "/" in glob else rel.rsplit("/", 1)[-1], glob)
+
+
+def _display(shown_root: str, rel: str) -> str:
+    return rel if shown_root in ("", ".") else os.path.normpath(os.path.join(shown_root, rel))
+
+
+def _check_root(root: Path) -> None:
+    if not root.exists():
+        raise ToolInputError(f"Path not found: {root}. Check the path (relative paths start at the working directory).")
+
+
+def _root_is_dir(root: Path) -> bool:
+    _check_root(root)
+    return root.is_dir()
+
+
+def _walk(root: Path, stop: threading.Event) -> Iterator[tuple[str, Path]]:
+    """Yield ``(relative path, path)`` of searchable files under ``root``, in name order, depth first."""
+    if root.is_file():
+        yield root.name, root
+        return
+    stack: list[tuple[str, Path]] = [("", root)]
+    while stack and not stop.is_set():
+        prefix, directory = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name, reverse=True)
+        except OSError:
+            continue
+        # Reverse-sorted onto a stack: popped in name order, a directory's files before later siblings.
+        pending: list[tuple[str, Path]] = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            rel = f"{prefix}{entry.name}"
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in IGNORED_DIRS:
+                        pending.append((f"{rel}/", Path(entry.path)))
+                elif entry.is_file(follow_symlinks=False):
+                    pending.append((rel, Path(entry.path)))
+            except OSError:
+                continue
+        stack.extend(pending)
+        while stack and not stack[-1][0].endswith("/") and not stop.is_set():
+            yield stack.pop()
+
+
+def search_with_python(
+    root: Path,
+    pattern: str,
+    target: Target = "content",
+    file_glob: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    shown_root: str = ".",
+    stop: threading.Event | None = None,
+) -> SearchResult:
+    """Search with a Python walk (blocking; run in a thread).
+
+    Args:
+        root: resolved directory or file to search.
+        shown_root: how ``root`` is written in results (the path the model gave).
+        stop: set it to make the walk end early (on cancellation).
+
+    Raises:
+        ToolInputError: missing root or invalid regex.
+    """
+    if not _root_is_dir(root):
+        # A single file: results name it as given, so display relative to its directory.
+        shown_root = os.path.dirname(shown_root) or "."
+    stop = stop or threading.Event()
+    if target == "files":
+        files: list[str] = []
+        for rel, _ in _walk(root, stop):
+            if _name_matches(rel, pattern) and (file_glob is None or _name_matches(rel, file_glob)):
+                if len(files) == limit:
+                    return SearchResult("files", "python", files=tuple(files), truncated=True)
+                files.append(_display(shown_root, rel))
+        return SearchResult("files", "python", files=tuple(files))
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise ToolInputError(f"Invalid regex {pattern!r}: {exc}. Escape special characters such as ( [ . * with a backslash.") from None
+    matches: list[dict[str, Any]] = []
+    for rel, path in _walk(root, stop):
+        if file_glob is not None and not _name_matches(rel, file_glob):
+            continue
+        try:
+            with path.open("rb") as handle:
+                if b"\x00" in handle.read(_SNIFF_BYTES):
+                    continue
+                handle.seek(0)
+                for number, raw in enumerate(handle, start=1):
+                    line = raw.decode("utf-8", errors="replace")
+                    if regex.search(line):
+                        if len(matches) == limit:
+                            return SearchResult("content", "python", matches=tuple(matches), truncated=True)
+                        matches.append({"path": _display(shown_root, rel), "line": number, "text": _cap_line(line)})
+        except OSError:
+            continue
+    return SearchResult("content", "python", matches=tuple(matches))
+
+
+def _rg_command(rg: str, pattern: str, target: Target, file_glob: str | None) -> list[str]:
+    command = [rg, "--sort", "path", "--no-config", "--color", "never"]
+    for name in sorted(IGNORED_DIRS):
+        command += ["--glob", f"!{name}/"]
+    if target == "files":
+        return [*command, "--files", "--glob", pattern, "."]
+    if file_glob is not None:
+        command += ["--glob", file_glob]
+    return [*command, "--json", "--max-columns", str(MAX_LINE_CHARS), "--max-columns-preview", "-e", pattern, "--", "."]
+
+
+def _text(field: dict[str, Any]) -> str | None:
+    # ripgrep sends non-UTF-8 data as base64 "bytes"; such lines are not useful to a model.
+    return field.get("text")
+
+
+async def search_with_ripgrep(
+    rg: str,
+    root: Path,
+    pattern: str,
+    target: Target = "content",
+    file_glob: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    shown_root: str = ".",
+) -> SearchResult:
+    """Search with the ripgrep binary ``rg``; the child is killed once ``limit`` is exceeded.
+
+    Raises:
+        ToolInputError: missing root, or ripgrep rejected the pattern.
+    """
+    is_dir = await trio.to_thread.run_sync(_root_is_dir, root)
+    cwd = root if is_dir else root.parent
+    command = _rg_command(rg, pattern, target, file_glob)
+    if not is_dir:
+        command[-1] = root.name
+        shown_root = os.path.dirname(shown_root) or "."
+    matches: list[dict[str, Any]] = []
+    files: list[str] = []
+    truncated = False
+    process = await trio.lowlevel.open_process(
+        command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdout is not None and process.stderr is not None
+    stderr_chunks: list[bytes] = []
+    reader = _LineReader(process.stdout)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_drain, process.stderr, stderr_chunks)
+            while (line := await reader.next_line()) is not None:
+                if target == "files":
+                    rel = line.removeprefix("./")
+                    if file_glob is not None and not _name_matches(rel, file_glob):
+                        continue
+                    if len(files) == limit:
+                        truncated = True
+                        break
+                    files.append(_display(shown_root, rel))
+                    continue
+                event = json.loads(line)
+                if event.get("type") != "match":
+                    continue
+                data = event["data"]
+                path_text, line_text = _text(data["path"]), _text(data["lines"])
+                if path_text is None or line_text is None:
+                    continue
+                if len(matches) == limit:
+                    truncated = True
+                    break
+                rel = path_text.removeprefix("./")
+                matches.append({"path": _display(shown_root, rel), "line": data["line_number"], "text": _cap_line(line_text)})
+            if truncated:
+                process.kill()
+    finally:
+        if process.returncode is None:
+            process.kill()
+        with trio.CancelScope(shield=True):
+            await process.wait()
+    if process.returncode == 2 and not matches and not files and not truncated:
+        message = b"".join(stderr_chunks).decode("utf-8", errors="replace").strip()[:_MAX_STDERR_CHARS]
+        raise ToolInputError(f"search failed for pattern {pattern!r}: {message}")
+    if target == "files":
+        return SearchResult("files", "ripgrep", files=tuple(files), truncated=truncated)
+    return SearchResult("content", "ripgrep", matches=tuple(matches), truncated=truncated)
+
+
+async def _drain(stream: trio.abc.ReceiveStream, chunks: list[bytes]) -> None:
+    # Always drain stderr so a chatty child never blocks on a full pipe; keep only the start.
+    kept = 0
+    while chunk := await stream.receive_some():
+        if kept < _MAX_STDERR_CHARS:
+            chunks.append(chunk)
+            kept += len(chunk)
+
+
+class _LineReader:
+    """Splits a byte stream into text lines without an async generator."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream) -> None:
+        self._stream = stream
+        self._buffer = bytearray()
+        self._eof = False
+
+    async def next_line(self) -> str | None:
+        """The next line without its newline, or None at end of stream."""
+        while True:
+            end = self._buffer.find(b"\n")
+            if end != -1:
+                line = bytes(self._buffer[:end])
+                del self._buffer[: end + 1]
+                return line.decode("utf-8", errors="replace")
+            if self._eof:
+                if not self._buffer:
+                    return None
+                line = bytes(self._buffer)
+                self._buffer.clear()
+                return line.decode("utf-8", errors="replace")
+            chunk = await self._stream.receive_some(65_536)
+            if not chunk:
+                self._eof = True
+            self._buffer += chunk
+
+
+def make_search_handler(rg_path: str | None = None, *, use_ripgrep: bool = True) -> Handler:
+    """Build the ``search_files`` handler.
+
+    Args:
+        rg_path: the ripgrep binary; found on PATH when None.
+        use_ripgrep: False forces the Python walk.
+    """
+    rg = (rg_path or shutil.which("rg")) if use_ripgrep else None
+
+    async def search_files_handler(args: dict[str, Any], ctx: ToolContext) -> str:
+        """Tool handler for ``search_files``."""
+        shown = args.get("path") or "."
+        root = resolve_path(ctx.shell.cwd, shown)
+        target: Target = args.get("target", "content")
+        limit = max(1, min(int(args.get("limit", DEFAULT_LIMIT)), MAX_LIMIT))
+        pattern, file_glob = args["pattern"], args.get("file_glob")
+        try:
+            if rg is not None:
+                result = await search_with_ripgrep(rg, root, pattern, target, file_glob, limit, shown)
+            else:
+                result = await _search_in_thread(root, pattern, target, file_glob, limit, shown)
+        except ToolInputError as exc:
+            return error_result(str(exc))
+        return result.to_json()
+
+    return search_files_handler
+
+
+async def _search_in_thread(
+    root: Path, pattern: str, target: Target, file_glob: str | None, limit: int, shown: str
+) -> SearchResult:
+    stop = threading.Event()
+    try:
+        return await trio.to_thread.run_sync(
+            lambda: search_with_python(root, pattern, target, file_glob, limit, shown, stop),
+            abandon_on_cancel=True,
+        )
+    finally:
+        # On cancellation the thread is abandoned; tell it to stop walking.
+        stop.set()
