@@ -55,13 +55,20 @@ def build_anthropic_kwargs(request: ChatRequest, output_cap: int) -> dict[str, A
 
 
 class AnthropicMessagesAdapter:
-    """Streams Anthropic Messages through a shared ``anthropic.AsyncAnthropic``."""
+    """Streams Anthropic Messages through a shared ``anthropic.AsyncAnthropic``.
+
+    Args:
+        client: returns the SDK client; called per request so that a client
+            rebuilt by the pool takes effect on the next call.
+        stale_timeout: seconds without a chunk before ``StreamStalled``.
+        output_cap: the model's maximum output tokens (``max_tokens`` ceiling).
+    """
 
     api_mode = "anthropic_messages"
 
     def __init__(
         self,
-        client: anthropic.AsyncAnthropic,
+        client: Callable[[], anthropic.AsyncAnthropic],
         *,
         stale_timeout: float,
         output_cap: Callable[[str], int],
@@ -75,7 +82,7 @@ class AnthropicMessagesAdapter:
         """Start one streaming call (see :class:`providers.base.ProviderAdapter`)."""
         kwargs = build_anthropic_kwargs(request, self._output_cap(request.model))
         try:
-            raw = await self._client.messages.create(**kwargs)
+            raw = await self._client().messages.create(**kwargs)
         except SDK_ERRORS as exc:
             raise translate_error(exc) from exc
         try:

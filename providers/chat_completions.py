@@ -3,7 +3,7 @@ local servers and any OpenAI-compatible endpoint."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -139,11 +139,17 @@ def _tool_delta(tc: Any, acc: TurnAccumulator) -> list[StreamEvent]:
 
 
 class ChatCompletionsAdapter:
-    """Streams Chat Completions through a shared ``openai.AsyncOpenAI``."""
+    """Streams Chat Completions through a shared ``openai.AsyncOpenAI``.
+
+    Args:
+        client: returns the SDK client; called per request so that a client
+            rebuilt by the pool takes effect on the next call.
+        stale_timeout: seconds without a chunk before ``StreamStalled``.
+    """
 
     api_mode = "chat_completions"
 
-    def __init__(self, client: openai.AsyncOpenAI, *, stale_timeout: float) -> None:
+    def __init__(self, client: Callable[[], openai.AsyncOpenAI], *, stale_timeout: float) -> None:
         self._client = client
         self._stale = stale_timeout
 
@@ -151,7 +157,7 @@ class ChatCompletionsAdapter:
     async def stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[StreamEvent]]:
         """Start one streaming call (see :class:`providers.base.ProviderAdapter`)."""
         try:
-            raw = await self._client.chat.completions.create(**build_chat_kwargs(request))
+            raw = await self._client().chat.completions.create(**build_chat_kwargs(request))
         except SDK_ERRORS as exc:
             raise translate_error(exc) from exc
         try:

@@ -3,7 +3,7 @@ the ChatGPT Codex backend."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -43,11 +43,17 @@ def build_responses_kwargs(request: ChatRequest) -> dict[str, Any]:
 
 
 class CodexResponsesAdapter:
-    """Streams the Responses API through a shared ``openai.AsyncOpenAI``."""
+    """Streams the Responses API through a shared ``openai.AsyncOpenAI``.
+
+    Args:
+        client: returns the SDK client; called per request so that a client
+            rebuilt by the pool takes effect on the next call.
+        stale_timeout: seconds without a chunk before ``StreamStalled``.
+    """
 
     api_mode = "codex_responses"
 
-    def __init__(self, client: openai.AsyncOpenAI, *, stale_timeout: float) -> None:
+    def __init__(self, client: Callable[[], openai.AsyncOpenAI], *, stale_timeout: float) -> None:
         self._client = client
         self._stale = stale_timeout
 
@@ -55,7 +61,7 @@ class CodexResponsesAdapter:
     async def stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[StreamEvent]]:
         """Start one streaming call (see :class:`providers.base.ProviderAdapter`)."""
         try:
-            raw = await self._client.responses.create(**build_responses_kwargs(request))
+            raw = await self._client().responses.create(**build_responses_kwargs(request))
         except SDK_ERRORS as exc:
             raise translate_error(exc) from exc
         try:

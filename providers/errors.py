@@ -11,7 +11,8 @@ attached as ``__cause__`` so the recovery classifier can also look at its type::
     │   └── ProviderTimeoutError        connect/read timeout
     │       └── StreamStalled           no chunk for ``stale_timeout`` seconds
     ├── ProviderResponseError           the provider sent something we cannot parse
-    └── ProviderConfigError             settings that cannot work (unknown mode, no model)
+    ├── ProviderConfigError             settings that cannot work (unknown mode, no model)
+    └── ClientPoolClosed                the shared client pool was already closed
 
     ScriptError(ValueError)             a bad step given to the scripted provider server
 """
@@ -87,6 +88,10 @@ class ProviderResponseError(ProviderError):
 
 class ProviderConfigError(ProviderError, ValueError):
     """Provider settings that cannot work, found before any request is made."""
+
+
+class ClientPoolClosed(ProviderError, RuntimeError):
+    """A client was asked of a pool that has been closed (pools are not reopened)."""
 
 
 class ScriptError(ValueError):

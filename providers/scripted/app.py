@@ -172,21 +172,18 @@ class ScriptedProviderApp:
             await _json(send, 400, wire.error_body(400, "request body must be a JSON object"))
             return
         step, message = self.state.next_step(req.path, req.body)
-        r = Render(step=step, model=str(req.body.get("model", "scripted-model")), seq=req.index,
-                   prompt_tokens=estimate_prompt_tokens(req.body.get("messages") or req.body.get("input")))
-        if step.delay_first_byte:
-            await trio.sleep(step.delay_first_byte)
-        if step.error is not None:
-            await _error(send, wire, step.error, message, req.index)
-            return
-        if not req.body.get("stream"):
-            await _json(send, 200, wire.complete_body(r), _request_id_header(req.path, req.index))
-            return
-        if wire is wire_chat:
-            frames = wire_chat.stream_frames(r, bool((req.body.get("stream_options") or {}).get("include_usage")))
-        else:
-            frames = wire.stream_frames(r)
-        await _stream(self.state, req, r, wire, frames, receive, send)
+        r = Render(
+            step=step,
+            model=str(req.body.get("model", "scripted-model")),
+            seq=req.index,
+            prompt_tokens=estimate_prompt_tokens(req.body.get("messages") or req.body.get("input")),
+        )
+        reply = _Reply(self.state, req)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(reply.watch_disconnect, receive, nursery.cancel_scope)
+            await reply.send(r, wire, message, send)
+            reply.finished = True
+            nursery.cancel_scope.cancel()
 
     async def _admin(self, method: str, path: str, raw: bytes, send: Send) -> None:
         state = self.state
@@ -229,60 +226,63 @@ def _request_id_header(path: str, index: int) -> dict[str, str]:
     return {name: f"req_{index:06d}"}
 
 
-async def _stream(
-    state: ScriptState,
-    req: RecordedRequest,
-    r: Render,
-    wire: Any,
-    frames: list[bytes],
-    receive: Receive,
-    send: Send,
-) -> None:
-    step = r.step
-    mid = step.mid_stream_error
-    finished = False
+@attrs.define
+class _Reply:
+    """One answer being sent, and whether the client left before its end."""
 
-    async def watch_disconnect(cancel_scope: trio.CancelScope) -> None:
+    state: ScriptState
+    req: RecordedRequest
+    finished: bool = False
+
+    async def watch_disconnect(self, receive: Receive, cancel_scope: trio.CancelScope) -> None:
+        """Record a client that leaves mid-reply and stop replying to it."""
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                if not finished:
-                    state.record_disconnect(req.index, req.path)
+                if not self.finished:
+                    self.state.record_disconnect(self.req.index, self.req.path)
                 cancel_scope.cancel()
                 return
 
-    headers = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
-    headers |= _request_id_header(req.path, req.index)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(watch_disconnect, nursery.cancel_scope)
+    async def send(self, r: Render, wire: Any, message: str | None, send: Send) -> None:
+        """Pace and send the whole reply for one step."""
+        step = r.step
+        body = self.req.body
+        if step.delay_first_byte:
+            await trio.sleep(step.delay_first_byte)
+        if step.error is not None:
+            await _error(send, wire, step.error, message)
+        elif not body.get("stream"):
+            await _json(send, 200, wire.complete_body(r), _request_id_header(self.req.path, self.req.index))
+        elif wire is wire_chat:
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            await self._stream(r, wire, wire_chat.stream_frames(r, include_usage), send)
+        else:
+            await self._stream(r, wire, wire.stream_frames(r), send)
+
+    async def _stream(self, r: Render, wire: Any, frames: list[bytes], send: Send) -> None:
+        step = r.step
+        mid = step.mid_stream_error
+        headers = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
+        headers |= _request_id_header(self.req.path, self.req.index)
         await send({"type": "http.response.start", "status": 200, "headers": _encode(headers)})
         for n, frame in enumerate(frames):
             if mid is not None and n == mid.after_chunks:
-                finished = True
-                await send(
-                    {"type": "http.response.body", "body": wire.mid_stream_error(r, mid.type, mid.message), "more_body": True}
-                )
-                break
+                error = wire.mid_stream_error(r, mid.type, mid.message)
+                await send({"type": "http.response.body", "body": error, "more_body": False})
+                return
             if step.drop_after_chunks is not None and n == step.drop_after_chunks:
                 # Returning with the body unfinished makes the server close the connection.
-                nursery.cancel_scope.cancel()
+                self.finished = True
                 return
             if step.stall_after_chunks is not None and n == step.stall_after_chunks:
                 await trio.sleep_forever()
             if n and step.chunk_delay:
                 await trio.sleep(step.chunk_delay)
-            last = n == len(frames) - 1
-            if last:
-                finished = True
-            await send({"type": "http.response.body", "body": frame, "more_body": not last})
-        else:
-            nursery.cancel_scope.cancel()
-            return
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-        nursery.cancel_scope.cancel()
+            await send({"type": "http.response.body", "body": frame, "more_body": n < len(frames) - 1})
 
 
-async def _error(send: Send, wire: Any, spec: ErrorSpec, message: str | None, index: int) -> None:
+async def _error(send: Send, wire: Any, spec: ErrorSpec, message: str | None) -> None:
     body = spec.body if spec.body is not None else wire.error_body(spec.status, message)
     extra = dict(spec.headers)
     if isinstance(body, str):

@@ -1,0 +1,1 @@
+"""Tests of the provider layer and the scripted provider server."""

@@ -1,0 +1,65 @@
+"""Fixtures: a real scripted provider on loopback and a real client pool."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from config.providers import StreamingConfig
+from providers import ChatRequest, ClientPool, ProviderSettings, make_adapter
+from providers.base import ProviderAdapter
+from providers.scripted import ScriptedProvider, serve_scripted_provider
+from providers.types import StreamEvent
+
+MODES = ("chat_completions", "anthropic_messages", "codex_responses")
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ScriptedProvider]:
+    async with serve_scripted_provider() as srv:
+        yield srv
+
+
+@pytest.fixture
+async def pool() -> AsyncIterator[ClientPool]:
+    pool = ClientPool(StreamingConfig(read_timeout_seconds=5, connect_timeout_seconds=2))
+    try:
+        yield pool
+    finally:
+        await pool.aclose()
+
+
+def settings_for(server: ScriptedProvider, mode: str, key: str = "sk-test-key") -> ProviderSettings:
+    """Settings pointing one api_mode at the scripted server."""
+    return ProviderSettings(provider="scripted", model="scripted-model", base_url=server.base_url, api_mode=mode, api_key=key)
+
+
+def adapter_for(
+    server: ScriptedProvider, pool: ClientPool, mode: str, *, stale: float = 30.0, **kw: object
+) -> ProviderAdapter:
+    """A real adapter of ``mode`` talking to ``server``."""
+    return make_adapter(settings_for(server, mode), pool, StreamingConfig(stale_timeout_seconds=stale), **kw)
+
+
+def request(messages: list[dict] | None = None, tools: list[dict] | None = None, **kw: object) -> ChatRequest:
+    """A small request; by default one user message and no tools."""
+    return ChatRequest(
+        messages=messages or [{"role": "user", "content": "hi"}], tools=tools or [], model=kw.pop("model", "scripted-model"), **kw
+    )
+
+
+async def collect(adapter: ProviderAdapter, req: ChatRequest) -> list[StreamEvent]:
+    """Every event of one call."""
+    async with adapter.stream(req) as events:
+        return [event async for event in events]
+
+
+TERMINAL_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "terminal",
+        "description": "Run a shell command",
+        "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+    },
+}
