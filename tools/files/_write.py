@@ -66,10 +66,11 @@ PATCH_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-def atomic_write(path: Path, data: bytes) -> bool:
+def atomic_write(path: Path, data: bytes, *, new_file_mode: int = 0o666) -> bool:
     """Write ``data`` to ``path`` through a temp file and a rename; returns True if created.
 
-    Blocking: run in a thread.  Parents are created; an existing file keeps its mode.
+    Blocking: run in a thread.  Parents are created; an existing file keeps its
+    mode, a new one gets ``new_file_mode`` filtered by the umask.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -77,8 +78,8 @@ def atomic_write(path: Path, data: bytes) -> bool:
     except FileNotFoundError:
         mode = None
     tmp = path.parent / f".{path.name[:64]}.{secrets.token_hex(6)}.tmp"
-    # O_EXCL with 0o666 lets the umask decide a new file's mode, as for any other write.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
+    # Creating with the final mode lets the umask apply, as for any other new file.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, new_file_mode if mode is None else 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

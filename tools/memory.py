@@ -1,0 +1,324 @@
+"""Bounded, curated memory: MEMORY.md (the agent's notes) and USER.md (the user profile).
+
+Both live under ``HERMES_ACTORS_HOME/memories`` as entries joined by a line
+holding only ``§``.  They are small on purpose (2,200 and 1,375 characters by
+default): the whole of both is shown in every session's system prompt, and
+the model itself consolidates when a store is full.  Writes are atomic and
+serialised across sessions and processes by an ``fcntl`` lock on a 0600 lock
+file; every change runs in a worker thread.  Content is scanned for prompt
+injection and exfiltration before it is stored.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import attrs
+import trio
+
+from config.tools import MemoryConfig
+from tools.dispatch import error_result
+from tools.errors import ToolInputError
+from tools.files import atomic_write
+from tools.threats import find_threats
+
+if TYPE_CHECKING:
+    from tools.context import ToolContext
+    from tools.registry import Handler
+
+__all__ = [
+    "ENTRY_SEPARATOR",
+    "MEMORY_SCHEMA",
+    "MemorySnapshot",
+    "MemoryStore",
+    "Target",
+    "make_memory_handler",
+    "memory_prompt_block",
+    "usage_indicator",
+]
+
+Target = Literal["memory", "user"]
+
+ENTRY_SEPARATOR: Final = "\n§\n"
+_FILES: Final[dict[str, str]] = {"memory": "MEMORY.md", "user": "USER.md"}
+_TITLES: Final[dict[str, str]] = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who the user is)"}
+_RULE: Final = "═" * 46
+
+
+def usage_indicator(used: int, limit: int) -> str:
+    """The usage badge shown with a store, e.g. ``[68% — 1,496/2,200 chars]``."""
+    percent = int(used * 100 / limit) if limit else 100
+    return f"[{percent}% — {used:,}/{limit:,} chars]"
+
+
+@attrs.frozen
+class MemorySnapshot:
+    """The entries of one store and its limit."""
+
+    target: str
+    entries: tuple[str, ...]
+    limit: int
+
+    @property
+    def used(self) -> int:
+        """Characters the stored text takes (entries plus separators)."""
+        return len(ENTRY_SEPARATOR.join(self.entries))
+
+    @property
+    def usage(self) -> str:
+        """The usage indicator for this store."""
+        return usage_indicator(self.used, self.limit)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for a tool result."""
+        return {"target": self.target, "entries": list(self.entries), "usage": self.usage}
+
+
+def _parse(text: str) -> list[str]:
+    return [entry.strip() for entry in text.split(ENTRY_SEPARATOR) if entry.strip()]
+
+
+class MemoryStore:
+    """The two memory files of one HERMES_ACTORS_HOME.
+
+    Safe to share between sessions and between processes: every operation
+    takes an exclusive lock on ``memories/.lock`` for its read-modify-write.
+
+    Args:
+        home: HERMES_ACTORS_HOME.
+        config: which stores are enabled and their limits.
+    """
+
+    def __init__(self, home: Path, config: MemoryConfig | None = None) -> None:
+        self.directory = home / "memories"
+        self.config = config if config is not None else MemoryConfig()
+
+    def limit(self, target: Target) -> int:
+        """Character limit of ``target``."""
+        return self.config.memory_char_limit if target == "memory" else self.config.user_char_limit
+
+    def enabled(self, target: Target) -> bool:
+        """Whether ``target`` is enabled by the configuration."""
+        return self.config.memory_enabled if target == "memory" else self.config.user_profile_enabled
+
+    async def read(self, target: Target) -> MemorySnapshot:
+        """The current entries of ``target``."""
+        snapshot, _ = await self._apply(target, lambda entries: (entries, None), write=False)
+        return snapshot
+
+    async def add(self, target: Target, content: str) -> tuple[MemorySnapshot, str]:
+        """Append an entry; an exact duplicate is not added twice.
+
+        Raises:
+            ToolInputError: empty or blocked content, or the store would exceed its limit.
+        """
+        content = self._clean(content, "content")
+
+        def change(entries: list[str]) -> tuple[list[str], str | None]:
+            if content in entries:
+                return entries, "Entry already exists (no duplicate added)."
+            return [*entries, content], "Entry added."
+
+        return await self._change(target, change)
+
+    async def replace(self, target: Target, old_text: str, new_content: str) -> tuple[MemorySnapshot, str]:
+        """Replace the entry identified by ``old_text`` with ``new_content``.
+
+        Raises:
+            ToolInputError: blocked or empty content, no or several matching entries, or over the limit.
+        """
+        new_content = self._clean(new_content, "new_content")
+
+        def change(entries: list[str]) -> tuple[list[str], str | None]:
+            index = self._find(target, entries, old_text)
+            updated = list(entries)
+            updated[index] = new_content
+            # Replacing with an entry that already exists leaves one copy, not two.
+            deduped = list(dict.fromkeys(updated))
+            return deduped, "Entry replaced."
+
+        return await self._change(target, change)
+
+    async def remove(self, target: Target, old_text: str) -> tuple[MemorySnapshot, str]:
+        """Remove the entry identified by ``old_text``.
+
+        Raises:
+            ToolInputError: no or several matching entries.
+        """
+
+        def change(entries: list[str]) -> tuple[list[str], str | None]:
+            index = self._find(target, entries, old_text)
+            return entries[:index] + entries[index + 1 :], "Entry removed."
+
+        return await self._change(target, change)
+
+    @staticmethod
+    def _clean(content: str, name: str) -> str:
+        content = content.strip()
+        if not content:
+            raise ToolInputError(f"{name} is empty; to delete an entry use action='remove'.")
+        if "\n§\n" in f"\n{content}\n":
+            raise ToolInputError(f"{name} must not contain a line holding only '§' (it separates entries).")
+        threats = find_threats(content)
+        if threats:
+            raise ToolInputError(
+                f"Blocked: the content matches the threat pattern(s) {', '.join(threats)}. Memory is shown "
+                "in every future system prompt, so it must not hold instructions to override rules, commands "
+                "that send secrets anywhere, or invisible characters. Store a plain factual note instead."
+            )
+        return content
+
+    @staticmethod
+    def _find(target: Target, entries: list[str], old_text: str) -> int:
+        needle = old_text.strip()
+        if not needle:
+            raise ToolInputError("old_text is empty; give a few words that appear in the entry to change.")
+        exact = [i for i, entry in enumerate(entries) if entry == needle]
+        if exact:
+            return exact[0]
+        matches = [i for i, entry in enumerate(entries) if needle in entry]
+        if not matches:
+            listing = "\n".join(f"- {entry}" for entry in entries) or "(no entries)"
+            raise ToolInputError(f"No {target} entry contains {needle!r}. Current entries:\n{listing}")
+        if len(matches) > 1:
+            listing = "\n".join(f"- {entries[i]}" for i in matches)
+            raise ToolInputError(
+                f"{len(matches)} {target} entries contain {needle!r}; use a longer, unique piece of the entry "
+                f"(or the whole entry). Matches:\n{listing}"
+            )
+        return matches[0]
+
+    async def _change(
+        self, target: Target, change: Callable[[list[str]], tuple[list[str], str | None]]
+    ) -> tuple[MemorySnapshot, str]:
+        def checked(entries: list[str]) -> tuple[list[str], str | None]:
+            updated, message = change(entries)
+            used = len(ENTRY_SEPARATOR.join(updated))
+            limit = self.limit(target)
+            current = MemorySnapshot(target, tuple(entries), limit)
+            # Only growth is refused: shrinking a store that is over its limit must stay possible.
+            if used > limit and used > current.used:
+                listing = "\n".join(f"- {entry}" for entry in entries)
+                raise ToolInputError(
+                    f"{_FILES[target]} would hold {used:,} of {limit:,} chars; it is at "
+                    f"{current.used:,}/{limit:,} chars now. Consolidate first: replace related entries with "
+                    f"one shorter entry or remove stale ones, then retry. Current entries:\n{listing}"
+                )
+            return updated, message
+
+        snapshot, message = await self._apply(target, checked, write=True)
+        return snapshot, message or ""
+
+    async def _apply(
+        self, target: Target, change: Callable[[list[str]], tuple[list[str], str | None]], *, write: bool
+    ) -> tuple[MemorySnapshot, str | None]:
+        if not self.enabled(target):
+            raise ToolInputError(f"The {target} store is disabled in the configuration.")
+        return await trio.to_thread.run_sync(self._locked, target, change, write)
+
+    def _locked(
+        self, target: Target, change: Callable[[list[str]], tuple[list[str], str | None]], write: bool
+    ) -> tuple[MemorySnapshot, str | None]:
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        lock_fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            path = self.directory / _FILES[target]
+            try:
+                entries = _parse(path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                entries = []
+            updated, message = change(entries)
+            if write and updated != entries:
+                atomic_write(path, ENTRY_SEPARATOR.join(updated).encode("utf-8"), new_file_mode=0o600)
+            return MemorySnapshot(target, tuple(updated), self.limit(target)), message
+        finally:
+            os.close(lock_fd)  # closing the descriptor releases the lock
+
+    async def prompt_block(self) -> str:
+        """The system-prompt block showing both stores (empty string when there is nothing to show)."""
+        sections = []
+        for target in ("memory", "user"):
+            if not self.enabled(target):
+                continue
+            snapshot = await self.read(target)
+            if not snapshot.entries:
+                continue
+            sections.append(
+                f"{_RULE}\n{_TITLES[target]} {snapshot.usage}\n{_RULE}\n" + ENTRY_SEPARATOR.join(snapshot.entries)
+            )
+        return "\n\n".join(sections)
+
+
+async def memory_prompt_block(home: Path, config: MemoryConfig | None = None) -> str:
+    """The memory block for a session's system prompt, built once at session start."""
+    return await MemoryStore(home, config).prompt_block()
+
+
+def _schema(config: MemoryConfig) -> dict[str, Any]:
+    return {
+        "name": "memory",
+        "description": (
+            "Manage your persistent memory, shown in your system prompt every session. Two stores: "
+            f"target='memory' — your notes (environment facts, project conventions, tool quirks; "
+            f"{config.memory_char_limit:,} chars) and target='user' — the user's preferences, style and "
+            f"corrections ({config.user_char_limit:,} chars). Actions: add(content); replace(old_text, content); "
+            "remove(old_text); read. old_text is a short unique piece of the entry. When a store is above 80%, "
+            "consolidate before adding. Write declarative facts ('User prefers concise answers'), not "
+            "instructions; never store secrets; skip task progress and anything stale within a week."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["add", "replace", "remove", "read"]},
+                "target": {"type": "string", "enum": ["memory", "user"], "default": "memory"},
+                "content": {"type": "string", "description": "Entry text for add, new text for replace."},
+                "old_text": {"type": "string", "description": "Unique piece of the entry to replace or remove."},
+            },
+            "required": ["action"],
+        },
+    }
+
+
+MEMORY_SCHEMA: Final[dict[str, Any]] = _schema(MemoryConfig())
+
+
+def make_memory_handler(config: MemoryConfig | None = None) -> tuple[dict[str, Any], Handler]:
+    """The memory tool's schema (stating the configured limits) and its handler.
+
+    The handler uses ``ctx.home`` so every session of a daemon shares one store.
+    """
+    config = config if config is not None else MemoryConfig()
+
+    async def memory_handler(args: dict[str, Any], ctx: ToolContext) -> str:
+        """Tool handler for ``memory``."""
+        store = MemoryStore(ctx.home, config)
+        action, target = args["action"], args.get("target", "memory")
+        try:
+            if action == "read":
+                return json.dumps({"success": True, **(await store.read(target)).to_dict()}, ensure_ascii=False)
+            if action == "add":
+                snapshot, message = await store.add(target, _required(args, "content", action))
+            elif action == "replace":
+                snapshot, message = await store.replace(
+                    target, _required(args, "old_text", action), _required(args, "content", action)
+                )
+            else:
+                snapshot, message = await store.remove(target, _required(args, "old_text", action))
+        except ToolInputError as exc:
+            return error_result(str(exc))
+        return json.dumps({"success": True, "message": message, **snapshot.to_dict()}, ensure_ascii=False)
+
+    return _schema(config), memory_handler
+
+
+def _required(args: dict[str, Any], name: str, action: str) -> str:
+    value = args.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise ToolInputError(f"action={action!r} needs '{name}'.")
+    return value
