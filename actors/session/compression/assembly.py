@@ -1,0 +1,78 @@
+"""Phases 3-5 helpers: the summariser's instructions and the rebuilt history (seed 002 sections 7.4-7.6)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from actors.session.compression.texts import (
+    BUDGET_LINE,
+    FOCUS_DIRECTIVE,
+    ITERATIVE_UPDATE,
+    SUMMARIZER_PREAMBLE,
+    SUMMARY_END_MARKER,
+    SUMMARY_PREFIX,
+    SUMMARY_TEMPLATE,
+    SYSTEM_NOTE,
+)
+from actors.session.history import sanitize_tool_pairs
+
+Message = dict[str, Any]
+
+
+def summary_instructions(*, budget_tokens: int, previous_summary: str | None = None, focus: str | None = None) -> str:
+    """The instructions handed to the summariser with the messages to summarise."""
+    parts = [SUMMARIZER_PREAMBLE, SUMMARY_TEMPLATE]
+    if previous_summary:
+        parts.append(ITERATIVE_UPDATE.format(previous_summary=previous_summary.strip()))
+    if focus and focus.strip():
+        parts.append(FOCUS_DIRECTIVE.format(topic=focus.strip()))
+    parts.append(BUDGET_LINE.format(tokens=budget_tokens))
+    return "\n\n".join(parts)
+
+
+def _can_be(role: str, before: str | None, after: str | None) -> bool:
+    if role == "user":
+        return before in (None, "system", "assistant") and after in (None, "assistant")
+    return before in ("user", "tool") and after in (None, "user")
+
+
+def _prepend(content: Any, text: str) -> Any:
+    if isinstance(content, list):
+        return [{"type": "text", "text": text}, *content]
+    return f"{text}\n\n{content}" if content else text
+
+
+def with_system_note(message: Mapping[str, Any]) -> Message:
+    """A copy of the system message with the compaction note appended once."""
+    system = copy.deepcopy(dict(message))
+    content = system.get("content") or ""
+    if isinstance(content, str) and SYSTEM_NOTE not in content:
+        system["content"] = f"{content}\n\n{SYSTEM_NOTE}" if content else SYSTEM_NOTE
+    return system
+
+
+def assemble(head: Sequence[Mapping[str, Any]], summary: str, tail: Sequence[Mapping[str, Any]]) -> list[Message]:
+    """Head + summary message + tail, with tool pairs sanitised.
+
+    The summary takes the role (user, else assistant) that keeps alternation with its neighbours; when
+    neither fits it is merged into the first tail message. As a user message it ends with the end marker.
+    """
+    new_head = [copy.deepcopy(dict(m)) for m in head]
+    if new_head and new_head[0].get("role") == "system":
+        new_head[0] = with_system_note(new_head[0])
+    new_tail = [copy.deepcopy(dict(m)) for m in tail]
+    body = f"{SUMMARY_PREFIX}\n\n{summary.strip()}"
+    before = new_head[-1].get("role") if new_head else None
+    after = new_tail[0].get("role") if new_tail else None
+    if _can_be("user", before, after):
+        middle = [{"role": "user", "content": f"{body}\n\n{SUMMARY_END_MARKER}"}]
+    elif _can_be("assistant", before, after):
+        middle = [{"role": "assistant", "content": body}]
+    else:
+        middle = []
+        first = new_tail[0]
+        merged = f"{body}\n\n{SUMMARY_END_MARKER}" if first.get("role") == "user" else body
+        first["content"] = _prepend(first.get("content"), merged)
+    return sanitize_tool_pairs([*new_head, *middle, *new_tail])

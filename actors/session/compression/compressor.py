@@ -1,0 +1,185 @@
+"""The context compressor: when to compress, and the five phases (seed 002 section 7).
+
+One compressor belongs to one session. It keeps what must survive between passes: the previous
+summary (later passes update it instead of starting over), the count of ineffective passes
+(anti-thrashing) and the budgets derived from the current model's context window.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from actors.session.compression.assembly import assemble, summary_instructions
+from actors.session.compression.boundaries import find_boundaries
+from actors.session.compression.pruning import PruneStats, prune_old_tool_results
+from actors.session.compression.texts import FALLBACK_WARNING, STATIC_FALLBACK, THRASHING_WARNING
+from actors.session.errors import CompressionError
+from config.session import CompressionConfig
+
+log = logging.getLogger(__name__)
+
+Summarize = Callable[[list[dict[str, Any]], str], Awaitable[str]]
+EstimateTokens = Callable[[Sequence[Mapping[str, Any]]], int]
+
+# A summary may use at most this share of the context window.
+SUMMARY_CONTEXT_SHARE = 0.05
+
+
+@attrs.frozen
+class CompressionResult:
+    """The outcome of one compression pass."""
+
+    messages: list[dict[str, Any]]
+    # The summary text as generated (the static fallback text when summarisation failed).
+    summary: str
+    tokens_before: int
+    tokens_after: int
+    # How many messages were replaced by the summary.
+    summarised_count: int
+    fallback_used: bool = False
+    # Something the user should see: a failed summary or paused automatic compression.
+    warning: str | None = None
+    pruned: PruneStats = PruneStats()
+
+    @property
+    def savings(self) -> float:
+        """Share of tokens saved, 0..1."""
+        return 0.0 if self.tokens_before <= 0 else max(self.tokens_before - self.tokens_after, 0) / self.tokens_before
+
+
+@attrs.frozen
+class CompressionStatistics:
+    """A snapshot of a compressor for inspection."""
+
+    context_length: int
+    threshold_tokens: int
+    tail_budget_tokens: int
+    compressions: int
+    ineffective_in_a_row: int
+    paused: bool
+
+
+class ContextCompressor:
+    """Decides when a session's history is compressed and compresses it."""
+
+    def __init__(self, config: CompressionConfig, *, context_length: int, summarize: Summarize, estimate_tokens: EstimateTokens) -> None:
+        """Args:
+        config: the ``compression`` section.
+        context_length: the current model's context window in tokens.
+        summarize: async ``(messages, instructions) -> summary``; the session wires it to the auxiliary model.
+        estimate_tokens: token estimate of a list of messages (``providers.metadata.estimate_tokens``).
+        """
+        self._config = config
+        self._summarize = summarize
+        self._estimate = estimate_tokens
+        self.previous_summary: str | None = None
+        self._ineffective = 0
+        self._compressions = 0
+        self.update_model(context_length)
+
+    def update_model(self, context_length: int) -> None:
+        """Recompute the budgets for a new model's context window (for example after a fallback)."""
+        if context_length <= 0:
+            raise ValueError(f"context_length must be positive, got {context_length}")
+        self.context_length = context_length
+        self.threshold_tokens = max(int(context_length * self._config.threshold), self._config.minimum_threshold_tokens)
+        self.tail_budget = int(self.threshold_tokens * self._config.tail_ratio)
+        self.max_summary_tokens = max(
+            min(int(context_length * SUMMARY_CONTEXT_SHARE), self._config.summary_max_tokens), 1
+        )
+
+    @property
+    def paused(self) -> bool:
+        """Whether automatic compression stopped after repeated ineffective passes."""
+        return self._ineffective >= self._config.max_ineffective
+
+    def should_compress(self, prompt_tokens: int) -> bool:
+        """Whether the history (``prompt_tokens`` long) should be compressed automatically now."""
+        return self._config.enabled and prompt_tokens >= self.threshold_tokens and not self.paused
+
+    def statistics(self) -> CompressionStatistics:
+        """A frozen snapshot for the session's inspection report."""
+        return CompressionStatistics(
+            context_length=self.context_length,
+            threshold_tokens=self.threshold_tokens,
+            tail_budget_tokens=self.tail_budget,
+            compressions=self._compressions,
+            ineffective_in_a_row=self._ineffective,
+            paused=self.paused,
+        )
+
+    def _summary_budget(self, tokens: int) -> int:
+        proportional = int(tokens * self._config.summary_ratio)
+        return min(max(proportional, self._config.summary_min_tokens), self.max_summary_tokens)
+
+    async def compress(self, messages: Sequence[Mapping[str, Any]], *, focus: str | None = None) -> CompressionResult:
+        """Compress ``messages`` (phases 1-5) and return the new history.
+
+        Args:
+            messages: the whole history, system prompt first when there is one.
+            focus: an optional topic (``/compress TOPIC``) the summary should favour.
+
+        Raises:
+            CompressionError: when there is nothing between the protected head and tail to summarise.
+        """
+        tokens_before = self._estimate(messages)
+        bounds = find_boundaries(
+            messages,
+            protect_first_n=self._config.protect_first_n,
+            tail_budget=self.tail_budget,
+            tokens=lambda m: self._estimate([m]),
+        )
+        if bounds.middle_size == 0:
+            self._record(0.0)
+            raise CompressionError("nothing to compress: every message is in the protected head or tail")
+        pruned, stats = prune_old_tool_results(messages, bounds.tail_start, start=bounds.head_end)
+        middle = pruned[bounds.head_end : bounds.tail_start]
+        instructions = summary_instructions(
+            budget_tokens=self._summary_budget(self._estimate(middle)),
+            previous_summary=self.previous_summary,
+            focus=focus,
+        )
+        warning: str | None = None
+        try:
+            summary = (await self._summarize(middle, instructions)).strip()
+            if not summary:
+                raise CompressionError("the summariser returned an empty summary")
+        except Exception as exc:  # any failure of the auxiliary model falls back; cancellation still propagates
+            log.warning("compression summary failed, using the static fallback: %r", exc)
+            summary = STATIC_FALLBACK.format(dropped=len(middle))
+            warning = FALLBACK_WARNING.format(dropped=len(middle), error=type(exc).__name__)
+            fallback = True
+        else:
+            self.previous_summary = summary
+            fallback = False
+        new_messages = assemble(pruned[: bounds.head_end], summary, pruned[bounds.tail_start :])
+        result = CompressionResult(
+            messages=new_messages,
+            summary=summary,
+            tokens_before=tokens_before,
+            tokens_after=self._estimate(new_messages),
+            summarised_count=len(middle),
+            fallback_used=fallback,
+            warning=warning,
+            pruned=stats,
+        )
+        self._compressions += 1
+        self._record(result.savings)
+        if self.paused and warning is None:
+            result = attrs.evolve(result, warning=self.thrashing_warning())
+        return result
+
+    def _record(self, savings: float) -> None:
+        self._ineffective = self._ineffective + 1 if savings < self._config.min_savings else 0
+
+    def thrashing_warning(self) -> str:
+        """The message telling the user automatic compression is paused."""
+        return THRASHING_WARNING.format(count=self._ineffective, percent=round(self._config.min_savings * 100))
+
+    def reset_thrashing(self) -> None:
+        """Allow automatic compression again (after a manual compression with a topic, or a new model)."""
+        self._ineffective = 0
