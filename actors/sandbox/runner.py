@@ -176,17 +176,26 @@ class Sandbox:
         if not self._code.strip():
             return self._finish(self._failure("No code provided."))
         try:
+            return self._finish(await self._run_in_workspace())
+        except BaseException:
+            if self.result is None:  # stopped before the child ran
+                self.result = self._outcome(SandboxStatus.INTERRUPTED, None)
+            raise
+        finally:
+            self._state = SandboxState.FINISHED
+
+    async def _run_in_workspace(self) -> SandboxResult:
+        try:
             workspace = await trio.to_thread.run_sync(
                 create_workspace, self._code, generate_stub_module(self._tools), self._base_dir
             )
         except OSError as exc:
-            return self._finish(self._failure(f"Could not create the sandbox directory: {exc}"))
+            return self._failure(f"Could not create the sandbox directory: {exc}")
         try:
-            return self._finish(await self._run_in(workspace))
+            return await self._run_in(workspace)
         finally:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(remove_workspace, workspace)
-            self._state = SandboxState.FINISHED
 
     async def _run_in(self, workspace: Workspace) -> SandboxResult:
         token = secrets.token_urlsafe(32)
@@ -252,7 +261,6 @@ class Sandbox:
                     await drain(process.stdout, self._stdout)
                     await drain(process.stderr, self._stderr)
             self.result = self._outcome(SandboxStatus.INTERRUPTED, process.returncode)
-            self._state = SandboxState.FINISHED
             raise
         finally:
             process.stdout.close()

@@ -102,3 +102,14 @@ class ToolBench:
 
     async def _search_files(self, args: dict[str, Any], ctx: ToolContext) -> str:
         return json.dumps({"error": f"no such directory for {args['pattern']}"})
+
+
+def pid_running(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            data = stat.read()
+    except FileNotFoundError:
+        return False
+    return data[data.rindex(b")") + 2 :].split()[0] not in (b"Z", b"X")
+

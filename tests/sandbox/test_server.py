@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -16,23 +14,8 @@ import trio
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.server import MAX_REQUEST_BYTES, RpcServer, bind_listener
 from tests.sandbox.helpers import ToolBench
-from tools.testing import LocalToolContext
 
 TOKEN = "t0ken-for-tests"
-
-
-@pytest.fixture
-def short_dir() -> Iterator[str]:
-    """A private directory with a short path (Unix socket paths are limited)."""
-    path = tempfile.mkdtemp(prefix="hx-t-", dir="/tmp")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def bench(tmp_path) -> ToolBench:
-    """Real registry and context; slow tools take 0.2 s (of the autojump clock where used)."""
-    return ToolBench(LocalToolContext(home=tmp_path, cwd=tmp_path))
 
 
 class Client:
