@@ -46,6 +46,7 @@ __all__ = [
     "InvalidUtf8",
     "MessageDecodeError",
     "UnknownMessageType",
+    "format_field_error",
     "make_message_converter",
 ]
 
@@ -222,15 +223,16 @@ class Codec(Generic[T]):
         return self.from_dict(payload)
 
 
-def _format_field_error(exc: BaseException, cls: type | None) -> str:
-    if isinstance(exc, _WrongScalar):
-        return str(exc)
+def format_field_error(exc: BaseException, cls: type | None) -> str:
+    """cattrs' error text for one field, keeping our own and validators' messages."""
+    if isinstance(exc, (TypeError, ValueError)) and exc.args and isinstance(exc.args[0], str) and exc.args[0]:
+        return exc.args[0]
     return format_exception(exc, cls)
 
 
 def _describe_fields_error(tag: str, exc: BaseException) -> str:
     if isinstance(exc, cattrs.BaseValidationError):
-        problems = "; ".join(cattrs.transform_error(exc, path=tag, format_exception=_format_field_error))
+        problems = "; ".join(cattrs.transform_error(exc, path=tag, format_exception=format_field_error))
     else:
         problems = str(exc) or type(exc).__name__
     return f"invalid {tag} message: {problems}"

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 import pytest
 import trio
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import messages
@@ -126,6 +126,7 @@ class TestRoundTrip:
     """Every message of the project survives encode → decode unchanged."""
 
     @pytest.mark.parametrize("cls", _wire_message_classes(), ids=lambda c: c.__name__)
+    @settings(max_examples=40, deadline=None)
     @given(data=st.data())
     def test_every_message_round_trips(self, cls: type, data: st.DataObject) -> None:
         """decode(encode(m)) == m for generated instances of each wire message."""

@@ -1,0 +1,168 @@
+"""Loading ``HERMES_ACTORS_HOME/config.yaml`` into one typed :class:`Config`.
+
+A missing file means defaults. A value of the wrong type or out of range is a
+:class:`ConfigError` naming the key and the file; an unknown key is a warning
+(logged and returned), never a crash, so an older daemon reads a newer file.
+Scalars are strict: ``"12"`` is not an integer and ``"false"`` is not false.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+import yaml
+
+from config.delegation import DelegationConfig
+from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
+from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
+from config.sandbox import CodeExecutionConfig
+from config.session import AgentConfig, CompressionConfig, DisplayConfig, GuardrailsConfig
+from config.store import StoreConfig
+from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
+from messages.codec import format_field_error, make_message_converter
+
+__all__ = ["Config", "ConfigError", "home_dir", "load_config", "load_env_file"]
+
+log = logging.getLogger("hermes_actors.config")
+
+HOME_VARIABLE = "HERMES_ACTORS_HOME"
+
+
+class ConfigError(ValueError):
+    """The configuration file is unreadable or holds a bad value; the text names key and file."""
+
+
+@attrs.frozen
+class Config:
+    """Every section of ``config.yaml``, by its yaml key."""
+
+    model: ModelConfig = attrs.Factory(ModelConfig)
+    prompt_caching: PromptCachingConfig = attrs.Factory(PromptCachingConfig)
+    streaming: StreamingConfig = attrs.Factory(StreamingConfig)
+    auxiliary: AuxiliaryConfig = attrs.Factory(AuxiliaryConfig)
+    retry: RetryConfig = attrs.Factory(RetryConfig)
+    credential_pool: CredentialPoolConfig = attrs.Factory(CredentialPoolConfig)
+    fallback_providers: tuple[FallbackProviderConfig, ...] = ()
+    agent: AgentConfig = attrs.Factory(AgentConfig)
+    compression: CompressionConfig = attrs.Factory(CompressionConfig)
+    tool_loop_guardrails: GuardrailsConfig = attrs.Factory(GuardrailsConfig)
+    display: DisplayConfig = attrs.Factory(DisplayConfig)
+    delegation: DelegationConfig = attrs.Factory(DelegationConfig)
+    code_execution: CodeExecutionConfig = attrs.Factory(CodeExecutionConfig)
+    terminal: TerminalConfig = attrs.Factory(TerminalConfig)
+    approvals: ApprovalsConfig = attrs.Factory(ApprovalsConfig)
+    web: WebConfig = attrs.Factory(WebConfig)
+    store: StoreConfig = attrs.Factory(StoreConfig)
+
+
+def home_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``HERMES_ACTORS_HOME``, or ``~/.hermes-actors`` when unset."""
+    env = os.environ if environ is None else environ
+    value = env.get(HOME_VARIABLE)
+    return Path(value).expanduser() if value else Path.home() / ".hermes-actors"
+
+
+def load_config(home: Path, *, warnings: list[str] | None = None) -> Config:
+    """Read ``home/config.yaml`` (defaults when absent).
+
+    Args:
+        home: the HERMES_ACTORS_HOME directory.
+        warnings: when given, unknown-key warnings are appended here too.
+
+    Raises:
+        ConfigError: unreadable YAML, or a value of the wrong type or range.
+    """
+    path = home / "config.yaml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Config()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if data is None:
+        return Config()
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of sections")
+    found: list[str] = []
+    try:
+        cleaned = _drop_unknown(Config, data, "", found)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    for warning in found:
+        log.warning("%s: %s", path, warning)
+    if warnings is not None:
+        warnings.extend(found)
+    return _structure(cleaned, path)
+
+
+def _structure(data: dict[str, Any], path: Path) -> Config:
+    converter = make_message_converter()
+    hints = typing.get_type_hints(Config)
+    sections: dict[str, Any] = {}
+    for field in attrs.fields(Config):
+        if field.name not in data:
+            continue
+        try:
+            sections[field.name] = converter.structure(data[field.name], hints[field.name])
+        except cattrs.BaseValidationError as exc:
+            details = "; ".join(cattrs.transform_error(exc, path=field.name, format_exception=format_field_error))
+            raise ConfigError(f"{path}: {details}") from exc
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{path}: {field.name}: {exc}") from exc
+    return Config(**sections)
+
+
+def _drop_unknown(cls: type, data: Any, prefix: str, found: list[str]) -> Any:
+    """``data`` without the keys ``cls`` does not know, each one reported."""
+    if not attrs.has(cls):
+        return data
+    if not isinstance(data, dict):
+        raise ConfigError(f"{prefix.rstrip('.') or 'the top level'} must be a mapping, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    cleaned: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in hints:
+            found.append(f"unknown key {prefix}{key} (ignored)")
+            continue
+        cleaned[key] = _drop_unknown(hints[key], value, f"{prefix}{key}.", found)
+    return cleaned
+
+
+def load_env_file(home: Path) -> dict[str, str]:
+    """The ``KEY=VALUE`` lines of ``home/.env`` (keys for providers and web backends).
+
+    Comments, blank lines and ``export`` prefixes are allowed; quotes around a
+    value are removed. The process environment is not changed.
+    """
+    path = home / ".env"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return {}
+    values: dict[str, str] = {}
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        line = line.removeprefix("export ").strip()
+        key, sep, value = line.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            log.warning("%s:%d: not a KEY=VALUE line (ignored)", path, number)
+            continue
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key] = value
+    return values

@@ -1,0 +1,80 @@
+"""config.yaml: defaults, strict values, clear errors, unknown keys as warnings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from config.loader import Config, ConfigError, home_dir, load_config, load_env_file
+
+
+def write(home: Path, text: str) -> None:
+    (home / "config.yaml").write_text(text, encoding="utf-8")
+
+
+class TestLoadConfig:
+    """Reading config.yaml into typed sections."""
+
+    def test_missing_file_means_defaults(self, tmp_path: Path) -> None:
+        """No file: the seeds' defaults."""
+        config = load_config(tmp_path)
+        assert config == Config()
+        assert config.agent.max_turns == 90
+        assert config.code_execution.timeout == 300
+        assert config.delegation.max_concurrent_children == 3
+        assert config.display.busy_input_mode == "interrupt"
+
+    def test_values_are_read_by_hermes_key_names(self, tmp_path: Path) -> None:
+        """Hermes Agent's key names set the matching fields."""
+        write(tmp_path, "agent:\n  max_turns: 12\ncode_execution:\n  timeout: 60\n  max_tool_calls: 5\n"
+                        "delegation:\n  max_spawn_depth: 2\nfallback_providers:\n  - provider: openrouter\n    model: m\n")
+        config = load_config(tmp_path)
+        assert (config.agent.max_turns, config.code_execution.timeout, config.code_execution.max_tool_calls) == (12, 60, 5)
+        assert config.delegation.max_spawn_depth == 2
+        assert config.fallback_providers[0].provider == "openrouter"
+
+    def test_unknown_keys_warn_and_are_ignored(self, tmp_path: Path) -> None:
+        """Unknown keys at any depth are reported, not fatal."""
+        write(tmp_path, "agent:\n  max_turns: 7\n  colour: red\nmystery: 1\n")
+        warnings: list[str] = []
+        config = load_config(tmp_path, warnings=warnings)
+        assert config.agent.max_turns == 7
+        assert warnings == ["unknown key agent.colour (ignored)", "unknown key mystery (ignored)"]
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ('agent:\n  max_turns: "12"\n', "expected an integer, got a string @ agent.max_turns"),
+            ("agent:\n  max_turns: -1\n", "'max_turns' must be > 0: -1 @ agent"),
+            ("display:\n  busy_input_mode: wild\n", "'busy_input_mode' must be in ('interrupt', 'queue', 'steer') (got 'wild') @ display"),
+            ("compression:\n  enabled: 'false'\n", "expected true or false, got a string @ compression.enabled"),
+            ("agent: [1]\n", "agent must be a mapping, got list"),
+            ("- 1\n", "the top level must be a mapping"),
+            ("fallback_providers:\n  - provider: x\n", "required field missing @ fallback_providers[0].model"),
+            ("delegation:\n  child_timeout_seconds: 5\n", "child_timeout_seconds must be at least 30 seconds"),
+            ("agent: [\n", "not valid YAML"),
+        ],
+    )
+    def test_bad_values_name_key_and_file(self, tmp_path: Path, text: str, expected: str) -> None:
+        """A wrong type or value is an error naming the key and the file."""
+        write(tmp_path, text)
+        with pytest.raises(ConfigError) as caught:
+            load_config(tmp_path)
+        assert str(tmp_path / "config.yaml") in str(caught.value)
+        assert expected in str(caught.value)
+
+
+class TestEnvironment:
+    """HERMES_ACTORS_HOME and the .env file."""
+
+    def test_home_dir_default_and_override(self, tmp_path: Path) -> None:
+        """The variable wins; otherwise ~/.hermes-actors (never ~/.hermes)."""
+        assert home_dir({"HERMES_ACTORS_HOME": str(tmp_path)}) == tmp_path
+        assert home_dir({}).name == ".hermes-actors"
+
+    def test_env_file_parsing(self, tmp_path: Path) -> None:
+        """KEY=VALUE lines with comments, export and quotes; junk lines skipped."""
+        (tmp_path / ".env").write_text('# keys\nexport OPENAI_API_KEY="sk-test"\nANTHROPIC_API_KEY=abc\nnot a line\n\n')
+        assert load_env_file(tmp_path) == {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "abc"}
+        assert load_env_file(tmp_path / "missing") == {}
