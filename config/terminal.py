@@ -1,0 +1,106 @@
+"""Configuration sections of the terminal, background-process, approval and web tools.
+
+Yaml keys: ``terminal`` (with a nested ``background`` block), ``approvals`` and ``web``.
+Defaults come from the specification (issue 4, seeds 000 and 002); validators turn a bad
+value into a load-time error naming the field.
+"""
+
+from __future__ import annotations
+
+import attrs
+from attrs import validators as v
+
+__all__ = ["ApprovalsConfig", "BackgroundConfig", "TerminalConfig", "WebConfig"]
+
+
+def _positive_number(instance: object, attribute: attrs.Attribute, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"{attribute.name} must be a positive number, got {value!r}")
+
+
+def _non_negative_number(instance: object, attribute: attrs.Attribute, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"{attribute.name} must be a number >= 0, got {value!r}")
+
+
+_positive_int = [v.instance_of(int), v.gt(0)]
+_names = v.deep_iterable(member_validator=v.instance_of(str), iterable_validator=v.instance_of(tuple))
+
+
+@attrs.frozen
+class BackgroundConfig:
+    """Section ``terminal.background``: limits of the background processes of one session."""
+
+    max_tracked: int = attrs.field(default=64, validator=_positive_int)
+    buffer_chars: int = attrs.field(default=200_000, validator=_positive_int)
+    finished_ttl_seconds: float = attrs.field(default=1800.0, validator=_positive_number)
+    notify_tail_chars: int = attrs.field(default=2000, validator=_positive_int)
+    poll_tail_chars: int = attrs.field(default=1000, validator=_positive_int)
+    log_default_lines: int = attrs.field(default=200, validator=_positive_int)
+    max_wait_seconds: float = attrs.field(default=600.0, validator=_positive_number)
+    # watch_patterns rate limits: one notification per window per process ...
+    watch_window_seconds: float = attrs.field(default=15.0, validator=_positive_number)
+    watch_max_lines: int = attrs.field(default=20, validator=_positive_int)
+    watch_max_chars: int = attrs.field(default=2000, validator=_positive_int)
+    # ... consecutive windows with suppressed matches before the watch is disabled ...
+    watch_max_suppressed_windows: int = attrs.field(default=3, validator=_positive_int)
+    # ... and a breaker over all processes of the session.
+    breaker_max_events: int = attrs.field(default=15, validator=_positive_int)
+    breaker_window_seconds: float = attrs.field(default=10.0, validator=_positive_number)
+    breaker_silence_seconds: float = attrs.field(default=30.0, validator=_positive_number)
+
+
+@attrs.frozen
+class TerminalConfig:
+    """Section ``terminal``: the foreground terminal tool and its shell.
+
+    ``env_passthrough`` lists variables whose names look secret (``*_KEY``, ``*_TOKEN`` ...)
+    that may still reach the shell; every other secret-looking variable is stripped.
+    """
+
+    default_timeout: float = attrs.field(default=180.0, validator=_positive_number)
+    max_foreground_timeout: float = attrs.field(default=600.0, validator=_positive_number)
+    env_passthrough: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=_names)
+    # Bytes of output kept: 40% from the head, 60% from the tail, a notice for the rest.
+    max_output_bytes: int = attrs.field(default=50_000, validator=[v.instance_of(int), v.ge(1000)])
+    kill_grace_seconds: float = attrs.field(default=2.0, validator=_non_negative_number)
+    # After the shell exits, how long to wait for processes it left holding the output pipe.
+    exit_drain_seconds: float = attrs.field(default=0.5, validator=_non_negative_number)
+    shell: str = attrs.field(default="bash", validator=[v.instance_of(str), v.min_len(1)])
+    background: BackgroundConfig = attrs.field(factory=BackgroundConfig, validator=v.instance_of(BackgroundConfig))
+
+    @max_foreground_timeout.validator
+    def _max_not_below_default(self, attribute: attrs.Attribute, value: float) -> None:
+        if value < self.default_timeout:
+            raise ValueError(
+                f"max_foreground_timeout ({value}) must be >= default_timeout ({self.default_timeout})"
+            )
+
+
+@attrs.frozen
+class ApprovalsConfig:
+    """Section ``approvals``: how long a dangerous-command request waits before it counts as denied."""
+
+    timeout_seconds: float = attrs.field(default=300.0, validator=_positive_number)
+
+
+@attrs.frozen
+class WebConfig:
+    """Section ``web``: which search backend ``web_search`` uses and how ``web_extract`` fetches.
+
+    ``backend`` ``auto`` picks SearXNG when ``searxng_url`` is set, else Brave when its key
+    variable is set; with neither the web tools are hidden from the model.
+    """
+
+    backend: str = attrs.field(default="auto", validator=v.in_(("auto", "searxng", "brave", "none")))
+    searxng_url: str | None = attrs.field(default=None, validator=v.optional(v.instance_of(str)))
+    brave_api_key_env: str = attrs.field(default="BRAVE_API_KEY", validator=v.instance_of(str))
+    brave_base_url: str = attrs.field(
+        default="https://api.search.brave.com/res/v1/web/search", validator=v.instance_of(str)
+    )
+    max_results: int = attrs.field(default=10, validator=_positive_int)
+    max_page_chars: int = attrs.field(default=100_000, validator=_positive_int)
+    max_download_bytes: int = attrs.field(default=5_000_000, validator=_positive_int)
+    max_urls: int = attrs.field(default=10, validator=_positive_int)
+    request_timeout_seconds: float = attrs.field(default=20.0, validator=_positive_number)
+    user_agent: str = attrs.field(default="hermes-actors/0.1 (+web_extract)", validator=v.instance_of(str))

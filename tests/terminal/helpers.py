@@ -1,0 +1,91 @@
+"""Shared helpers of the terminal tests: contexts, configs and process checks."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from config.terminal import ApprovalsConfig, BackgroundConfig, TerminalConfig
+from tools.background import ProcessTable
+from tools.terminal import TerminalTools
+from tools.testing import Approver, LocalToolContext
+
+# Short grace and drain keep the kill paths fast on the real clock.
+FAST = TerminalConfig(kill_grace_seconds=0.3, exit_drain_seconds=0.2)
+
+
+def make_tools(config: TerminalConfig = FAST, approvals: ApprovalsConfig | None = None) -> TerminalTools:
+    """A TerminalTools with fast kill timings."""
+    return TerminalTools(config, approvals or ApprovalsConfig())
+
+
+def make_ctx(
+    tmp_path: Path,
+    *,
+    nursery: trio.Nursery | None = None,
+    approver: Approver | None = None,
+    interactive: bool = True,
+    background: BackgroundConfig | None = None,
+) -> LocalToolContext:
+    """A LocalToolContext working in ``tmp_path`` (home under it too)."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    ctx = LocalToolContext(home=home, cwd=tmp_path, approver=approver, interactive=interactive, nursery=nursery)
+    if background is not None:
+        ctx.processes = ProcessTable(background)
+    return ctx
+
+
+async def call(tools: TerminalTools, ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
+    """Run the terminal handler and decode its JSON."""
+    return json.loads(await tools.terminal(args, ctx))
+
+
+async def process(tools: TerminalTools, ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
+    """Run the process handler and decode its JSON."""
+    return json.loads(await tools.process(args, ctx))
+
+
+def pid_alive(pid: int) -> bool:
+    """True while ``pid`` is a live process (zombies, which nothing here reaps, count as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            stat = handle.read()
+    except FileNotFoundError:
+        return False
+    state = stat.rsplit(")", 1)[1].split()[0]
+    return state not in ("Z", "X")
+
+
+async def wait_for_file(path: Path, timeout: float = 5.0) -> str:
+    """Poll until ``path`` exists and is non-empty; return its text."""
+    with trio.fail_after(timeout):
+        while True:
+            if path.exists():
+                text = path.read_text()
+                if text.strip():
+                    return text
+            await trio.sleep(0.02)
+
+
+def read_pid(path: Path) -> int:
+    """The integer pid written in ``path``."""
+    return int(path.read_text().split()[0])
+
+
+def env_without(*names: str) -> dict[str, str]:
+    """``os.environ`` minus ``names``."""
+    return {k: v for k, v in os.environ.items() if k not in names}
+
+
+async def wait_dead(pid: int, within: float = 2.0) -> bool:
+    """True once ``pid`` is gone; signal delivery is asynchronous, so allow it a moment."""
+    with trio.move_on_after(within):
+        while pid_alive(pid):
+            await trio.sleep(0.01)
+        return True
+    return False

@@ -1,0 +1,185 @@
+"""Foreground terminal commands: real bash processes, real process groups."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import trio
+
+from config.terminal import TerminalConfig
+from tests.terminal.helpers import FAST, call, make_ctx, make_tools, read_pid, wait_dead, wait_for_file
+from tools.terminal import EXIT_INTERRUPTED, EXIT_TIMEOUT, ForegroundRun, build_shell_env, run_foreground
+
+
+class TestShellStatePersists:
+    """cd and export in one call are seen by the next call of the same session."""
+
+    async def test_cd_then_pwd(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        (tmp_path / "sub").mkdir()
+        first = await call(tools, ctx, command="cd sub")
+        assert first["exit_code"] == 0
+        second = await call(tools, ctx, command="pwd")
+        assert second["output"] == str(tmp_path / "sub")
+        assert ctx.shell.cwd == str(tmp_path / "sub")
+
+    async def test_export_then_echo(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        await call(tools, ctx, command="export GREETING='hello world'; MULTI=$'a\\nb'; export MULTI")
+        result = await call(tools, ctx, command='echo "$GREETING"; printf "%s" "$MULTI"')
+        assert result["output"] == "hello world\na\nb"
+
+    async def test_state_saved_even_when_command_exits(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        result = await call(tools, ctx, command="cd / && export LEFT=1 && exit 7")
+        assert result["exit_code"] == 7
+        assert ctx.shell.cwd == "/"
+        assert ctx.shell.env["LEFT"] == "1"
+
+    async def test_workdir_runs_there_without_moving_the_session(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        (tmp_path / "w").mkdir()
+        result = await call(tools, ctx, command="pwd", workdir="w")
+        assert result["output"] == str(tmp_path / "w")
+        assert ctx.shell.cwd == str(tmp_path)
+
+    async def test_missing_workdir_is_an_error(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        result = await call(tools, ctx, command="pwd", workdir="nope")
+        assert "does not exist" in result["error"]
+
+    async def test_positional_parameters_are_empty(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        result = await call(tools, ctx, command='echo "[$#][$1]"')
+        assert result["output"] == "[0][]"
+
+
+class TestEnvironment:
+    """The shell starts without credential-looking variables unless passed through."""
+
+    def test_secrets_stripped_and_passthrough_kept(self) -> None:
+        env = build_shell_env(
+            {"PATH": "/bin", "OPENAI_API_KEY": "sk-x", "GITHUB_TOKEN": "t", "MY_TOKEN": "keep", "SHLVL": "3"},
+            ("MY_TOKEN",),
+        )
+        assert env == {"PATH": "/bin", "MY_TOKEN": "keep"}
+
+    async def test_key_in_daemon_env_not_visible(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("HERMES_TEST_API_KEY", "sk-secretsecretsecret")
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        result = await call(tools, ctx, command='echo "[${HERMES_TEST_API_KEY:-unset}]"')
+        assert result["output"] == "[unset]"
+
+
+class TestOutput:
+    """Output is merged, ANSI-stripped and capped with head and tail kept."""
+
+    async def test_exit_code_and_stderr_merged(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        result = await call(tools, ctx, command="echo out; echo err >&2; exit 3")
+        assert result["exit_code"] == 3
+        assert result["output"] == "out\nerr"
+        assert result["error"] is None
+
+    async def test_ansi_and_progress_cleaned(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        result = await call(tools, ctx, command=r"printf '\033[1;31mred\033[0m\n10%%\r50%%\r100%%\n'")
+        assert result["output"] == "red\n100%"
+
+    async def test_large_output_keeps_head_and_tail(self, tmp_path: Path) -> None:
+        tools = make_tools(TerminalConfig(max_output_bytes=2000, kill_grace_seconds=0.3))
+        ctx = make_ctx(tmp_path)
+        result = await call(tools, ctx, command="echo FIRST; seq 1 20000; echo LAST")
+        output = result["output"]
+        assert output.startswith("FIRST\n1\n")
+        assert output.endswith("20000\nLAST")
+        assert "bytes of output omitted" in output
+        assert result["truncated"] is True
+        assert len(output) < 2200
+
+    async def test_stdin_is_devnull(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        with trio.fail_after(5):
+            result = await call(tools, ctx, command="cat; echo done")
+        assert result["output"] == "done"
+
+
+class TestTimeouts:
+    """Timeouts stop the whole process group and say so; over-long ones are refused."""
+
+    async def test_foreground_over_600_refused(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        result = await call(tools, ctx, command="true", timeout=601)
+        assert "background=true" in result["error"]
+
+    async def test_timeout_kills_grandchild(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        pidfile = tmp_path / "grandchild.pid"
+        command = f"echo started; bash -c 'trap \"\" TERM; sleep 300 & echo $! >> {pidfile}; wait'"
+        result = await call(tools, ctx, command=command, timeout=1)
+        assert result["exit_code"] == EXIT_TIMEOUT
+        assert result["timed_out"] is True
+        assert result["output"].startswith("started\n")
+        assert "timed out after 1s" in result["output"]
+        assert await wait_dead(read_pid(pidfile))
+
+    async def test_leftover_background_children_are_stopped(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        pidfile = tmp_path / "left.pid"
+        with trio.fail_after(5):
+            result = await call(tools, ctx, command=f"sleep 300 & echo $! >> {pidfile}; echo main done")
+        assert result["output"] == "main done"
+        assert "background=true" in result["note"]
+        assert await wait_dead(read_pid(pidfile))
+
+
+class TestCancellation:
+    """A cancelled command leaves no process behind and hands back its output so far."""
+
+    async def test_cancel_kills_tree_and_emits_partial(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        pidfile = tmp_path / "gc.pid"
+        command = f"echo before; bash -c 'sleep 300 & echo $! >> {pidfile}; wait'"
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(tools.terminal, {"command": command}, ctx)
+            await wait_for_file(pidfile)
+            nursery.cancel_scope.cancel()
+        assert await wait_dead(read_pid(pidfile))
+        assert ctx.progress[-1] == "before\n[Command interrupted]"
+
+    async def test_partial_result_after_cancel(self, tmp_path: Path) -> None:
+        pidfile = tmp_path / "leader.pid"
+        run = ForegroundRun(
+            f"echo $$ >> {pidfile}; echo one; sleep 300", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST
+        )
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run.run)
+            await wait_for_file(pidfile)
+            await trio.sleep(0.1)
+            nursery.cancel_scope.cancel()
+        partial = run.partial_result("interrupted")
+        assert partial.exit_code == EXIT_INTERRUPTED
+        assert partial.output == "one\n[Command interrupted]"
+        assert await wait_dead(read_pid(pidfile))
+
+    async def test_run_is_single_use(self, tmp_path: Path) -> None:
+        run = ForegroundRun("true", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
+        await run.run()
+        with pytest.raises(RuntimeError):
+            await run.run()
+
+    async def test_state_file_removed(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("TMPDIR", str(tmp_path))
+        import tempfile
+
+        monkeypatch.setattr(tempfile, "tempdir", None)
+        await run_foreground("true", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
+        assert list(tmp_path.glob("hermes-shell-*")) == []
+
+    async def test_bad_shell_is_reported(self, tmp_path: Path) -> None:
+        config = TerminalConfig(shell="/nonexistent/shell")
+        result = await run_foreground("true", cwd=str(tmp_path), env={}, config=config)
+        assert result.exit_code == 127
+        assert "/nonexistent/shell" in (result.error or "")

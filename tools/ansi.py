@@ -1,0 +1,54 @@
+"""Turning raw terminal output into text a model can read.
+
+Programs colour their output, draw progress bars with carriage returns and set window
+titles with OSC sequences; none of that helps the model and all of it costs tokens.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["clean_terminal_output", "strip_ansi"]
+
+# CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC strings (ESC P/X/^/_ ... ST),
+# two-byte escapes (ESC followed by one byte of @-Z, \, -, _ or a charset designator) and the
+# 8-bit C1 CSI form.
+_ANSI = re.compile(
+    r"""
+    \x1b\[[0-?]*[ -/]*[@-~]
+    | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?
+    | \x1b[PX^_][^\x1b]*(?:\x1b\\)?
+    | \x1b[()*+][0-9A-Za-z]
+    | \x1b[@-Z\\-_=>78]
+    | \x9b[0-?]*[ -/]*[@-~]
+    """,
+    re.VERBOSE,
+)
+# Other control characters that render as nothing useful (keep \t, \n, \r).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
+
+
+def strip_ansi(text: str) -> str:
+    """Remove ANSI escape sequences (colours, cursor moves, titles) from ``text``."""
+    if "\x1b" not in text and "\x9b" not in text:
+        return text
+    return _ANSI.sub("", text)
+
+
+def clean_terminal_output(text: str) -> str:
+    """Return ``text`` as a reader would see it on screen, as plain text.
+
+    Strips escape sequences and stray control characters, and resolves carriage-return
+    overwrites (a progress bar redrawn 100 times becomes its last state).
+    """
+    text = _CONTROL.sub("", strip_ansi(text))
+    if "\r" not in text:
+        return text
+    text = text.replace("\r\n", "\n")
+    lines = []
+    for line in text.split("\n"):
+        if "\r" in line:
+            segments = [segment for segment in line.split("\r") if segment]
+            line = segments[-1] if segments else ""
+        lines.append(line)
+    return "\n".join(lines)

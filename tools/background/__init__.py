@@ -1,0 +1,52 @@
+"""Background processes of a session: the process actor's body and the per-session table.
+
+``terminal(background=True)`` builds a ``BackgroundSpec``; the session creates a record in
+its ``ProcessTable`` and runs ``run_background_process`` in a nursery that outlives the
+turn (the actor ``process:proc_<12 hex>``). The ``process`` tool reads and steers records
+through the table.
+"""
+
+from __future__ import annotations
+
+from tools.background._buffer import LogSlice, RollingBuffer
+from tools.background._procgroup import signal_group, terminate_group
+from tools.background._runner import run_background_process, start_background_process
+from tools.background._table import (
+    BackgroundSpec,
+    ProcessInfo,
+    ProcessNotification,
+    ProcessRecord,
+    ProcessStatus,
+    ProcessTable,
+    new_process_id,
+)
+from tools.background._watch import WatchBreaker, WatchMatch, WatchMatcher
+from tools.background.exceptions import (
+    BackgroundError,
+    ProcessLimitReached,
+    ProcessNotFound,
+    StdinUnavailable,
+)
+
+__all__ = [
+    "BackgroundError",
+    "BackgroundSpec",
+    "LogSlice",
+    "ProcessInfo",
+    "ProcessLimitReached",
+    "ProcessNotFound",
+    "ProcessNotification",
+    "ProcessRecord",
+    "ProcessStatus",
+    "ProcessTable",
+    "RollingBuffer",
+    "StdinUnavailable",
+    "WatchBreaker",
+    "WatchMatch",
+    "WatchMatcher",
+    "new_process_id",
+    "run_background_process",
+    "signal_group",
+    "start_background_process",
+    "terminate_group",
+]

@@ -1,0 +1,169 @@
+"""The ``process`` tool: look after background processes started by ``terminal``.
+
+Actions: ``list``, ``poll`` (status, pid, uptime, last output), ``log`` (a page of lines,
+by default the last 200), ``wait`` (until exit or a clamped timeout), ``kill`` (process
+group SIGTERM, then SIGKILL), ``write`` / ``submit`` (to stdin; submit adds a newline) and
+``close`` (end of file on stdin).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from config.terminal import TerminalConfig
+from tools.background import ProcessNotFound, ProcessRecord, ProcessStatus, StdinUnavailable
+
+if TYPE_CHECKING:
+    from tools.context import ToolContext
+
+__all__ = ["PROCESS_ACTIONS", "PROCESS_SCHEMA", "ProcessTool"]
+
+PROCESS_ACTIONS = ("list", "poll", "log", "wait", "kill", "write", "submit", "close")
+
+PROCESS_SCHEMA: dict[str, Any] = {
+    "name": "process",
+    "description": (
+        "Manage background processes started with terminal(background=true). "
+        "list: all processes; poll: status and recent output; log: output lines (offset/limit, default last 200); "
+        "wait: block until it exits or the timeout passes; kill: stop it and its children; "
+        "write: send text to its stdin; submit: send text plus Enter; close: close its stdin."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": list(PROCESS_ACTIONS)},
+            "session_id": {"type": "string", "description": "The process id (proc_...) returned by terminal."},
+            "data": {"type": "string", "description": "write/submit: the text to send."},
+            "offset": {"type": "integer", "minimum": 0, "description": "log: first line (0-based)."},
+            "limit": {"type": "integer", "minimum": 1, "description": "log: number of lines."},
+            "timeout": {"type": "integer", "minimum": 1, "description": "wait: seconds to wait at most."},
+        },
+        "required": ["action"],
+    },
+}
+
+
+def _json(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, ensure_ascii=False)
+
+
+class ProcessTool:
+    """Handler of the ``process`` tool, reading the session's ``ProcessTable`` through the context."""
+
+    def __init__(self, config: TerminalConfig) -> None:
+        self._background = config.background
+        self._kill_grace = config.kill_grace_seconds
+
+    async def handle(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        """Run one action; every failure is a JSON ``error`` the model can act on."""
+        await trio.lowlevel.checkpoint()
+        action = args.get("action")
+        if action not in PROCESS_ACTIONS:
+            return _json({"error": f"Unknown action {action!r}. Use one of: {', '.join(PROCESS_ACTIONS)}."})
+        table = ctx.processes
+        if table is None:
+            return _json({"error": "Background processes are not available in this context."})
+        if action == "list":
+            infos = [info.to_dict() for info in table.list()]
+            return _json({"processes": infos, "count": len(infos)})
+        process_id = args.get("session_id")
+        if not isinstance(process_id, str) or not process_id:
+            return _json({"error": f"Action {action!r} needs the process's session_id (see action='list')."})
+        try:
+            record = table.get(process_id)
+        except ProcessNotFound as exc:
+            return _json({"status": "not_found", "error": str(exc)})
+        if action == "poll":
+            return self._poll(record)
+        if action == "log":
+            return self._log(record, args)
+        if action == "wait":
+            return await self._wait(record, args, ctx)
+        if action == "kill":
+            return await self._kill(record)
+        if action == "close":
+            closed = record.close_stdin()
+            return _json({"session_id": process_id, "status": "stdin_closed" if closed else "stdin_not_open"})
+        return await self._write(record, args, newline=action == "submit")
+
+    def _poll(self, record: ProcessRecord) -> str:
+        payload = record.info().to_dict()
+        payload["output_preview"] = record.output.tail(self._background.poll_tail_chars)
+        return _json(payload)
+
+    def _log(self, record: ProcessRecord, args: dict[str, Any]) -> str:
+        offset = args.get("offset")
+        limit = args.get("limit", self._background.log_default_lines)
+        if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int) or offset < 0):
+            return _json({"error": "'offset' must be a line number >= 0."})
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            return _json({"error": "'limit' must be a positive number of lines."})
+        page = record.output.lines(offset, limit)
+        payload: dict[str, Any] = {
+            "session_id": record.process_id,
+            "status": record.status.value,
+            "output": page.text,
+            "total_lines": page.total_lines,
+            "showing": f"lines {page.first_line}-{page.first_line + page.lines_returned} of {page.total_lines}"
+            if page.lines_returned
+            else f"no lines (of {page.total_lines})",
+        }
+        if page.dropped_chars:
+            payload["note"] = f"{page.dropped_chars:,} earlier characters are no longer kept (rolling buffer)."
+        return _json(payload)
+
+    async def _wait(self, record: ProcessRecord, args: dict[str, Any], ctx: ToolContext) -> str:
+        requested = args.get("timeout", self._background.max_wait_seconds)
+        if isinstance(requested, bool) or not isinstance(requested, (int, float)) or requested <= 0:
+            return _json({"error": "'timeout' must be a positive number of seconds."})
+        timeout = min(float(requested), self._background.max_wait_seconds)
+        finished = False
+        try:
+            with trio.move_on_after(timeout):
+                await record.wait_finished()
+            finished = True
+        finally:
+            if not finished:
+                # Cancelled from outside (interrupt): the partial result goes out as progress.
+                ctx.emit(
+                    _json(
+                        {
+                            "session_id": record.process_id,
+                            "status": "interrupted",
+                            "note": "The wait was interrupted; the process keeps running.",
+                        }
+                    )
+                )
+        payload: dict[str, Any] = {"session_id": record.process_id}
+        if record.finished.is_set():
+            payload.update(status="exited", exit_code=record.exit_code, process_status=record.status.value)
+            payload["output_tail"] = record.output.tail(self._background.notify_tail_chars)
+        else:
+            payload.update(status="timeout", output_preview=record.output.tail(self._background.poll_tail_chars))
+            payload["note"] = f"Still running after {timeout:g}s" + (
+                f" (timeout clamped from {requested:g}s)." if timeout < requested else "."
+            )
+        return _json(payload)
+
+    async def _kill(self, record: ProcessRecord) -> str:
+        if not record.kill():
+            return _json({"session_id": record.process_id, "status": "already_exited", "exit_code": record.exit_code})
+        # The actor escalates to SIGKILL after the grace; give it that long plus a margin.
+        with trio.move_on_after(self._kill_grace + 5.0):
+            await record.wait_finished()
+        status = "killed" if record.status is ProcessStatus.KILLED else record.status.value
+        return _json({"session_id": record.process_id, "status": status, "exit_code": record.exit_code})
+
+    async def _write(self, record: ProcessRecord, args: dict[str, Any], *, newline: bool) -> str:
+        data = args.get("data", "")
+        if not isinstance(data, str) or (not data and not newline):
+            return _json({"error": "'data' must be a non-empty string for write."})
+        text = data + "\n" if newline else data
+        try:
+            await record.write(text)
+        except StdinUnavailable as exc:
+            return _json({"session_id": record.process_id, "status": record.status.value, "error": str(exc)})
+        return _json({"session_id": record.process_id, "status": "ok", "bytes_written": len(text.encode())})

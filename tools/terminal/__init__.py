@@ -1,0 +1,39 @@
+"""The ``terminal`` tool: foreground commands with a persistent shell state, background starts.
+
+Public surface:
+
+- ``register_terminal_tools(registry, config, approvals_config)`` registers ``terminal`` and
+  ``process`` and returns the ``TerminalTools`` object holding the per-session approvals.
+- ``ForegroundRun`` / ``run_foreground`` run one command with the group-killing semantics
+  (usable directly by a session that wants the partial output of a cancelled command).
+- ``build_shell_env`` makes a session's starting shell environment without credentials.
+"""
+
+from __future__ import annotations
+
+from tools.terminal._foreground import (
+    EXIT_INTERRUPTED,
+    EXIT_TIMEOUT,
+    ForegroundResult,
+    ForegroundRun,
+    run_foreground,
+)
+from tools.terminal._output import HeadTailBuffer
+from tools.terminal._shell import ShellSnapshot, build_shell_env, parse_state, shell_argv
+from tools.terminal._tool import TERMINAL_SCHEMA, TerminalTools, register_terminal_tools
+
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_TIMEOUT",
+    "TERMINAL_SCHEMA",
+    "ForegroundResult",
+    "ForegroundRun",
+    "HeadTailBuffer",
+    "ShellSnapshot",
+    "TerminalTools",
+    "build_shell_env",
+    "parse_state",
+    "register_terminal_tools",
+    "run_foreground",
+    "shell_argv",
+]

@@ -1,0 +1,219 @@
+"""Running one foreground terminal command to completion, timeout or cancellation."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import subprocess
+import tempfile
+from typing import Any, Literal
+
+import attrs
+import trio
+
+from config.terminal import TerminalConfig
+from tools.ansi import clean_terminal_output
+from tools.background import terminate_group
+from tools.terminal._output import HeadTailBuffer
+from tools.terminal._shell import ShellSnapshot, parse_state, shell_argv
+
+__all__ = ["EXIT_INTERRUPTED", "EXIT_TIMEOUT", "ForegroundResult", "ForegroundRun", "run_foreground"]
+
+log = logging.getLogger(__name__)
+
+EXIT_TIMEOUT = 124
+"""Exit code reported for a command stopped by its timeout (as GNU ``timeout`` does)."""
+EXIT_INTERRUPTED = 130
+"""Exit code reported for a command stopped by an interrupt (as a shell does for Ctrl-C)."""
+
+_READ_SIZE = 65536
+
+
+@attrs.frozen
+class ForegroundResult:
+    """What a foreground command produced.
+
+    ``shell`` is the cwd and environment the command left (None when it was stopped
+    before its shell could report them: the session keeps its previous state).
+    """
+
+    output: str
+    exit_code: int
+    omitted_bytes: int = 0
+    timed_out: bool = False
+    interrupted: bool = False
+    note: str | None = None
+    error: str | None = None
+    shell: ShellSnapshot | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The tool-result form the model reads."""
+        out: dict[str, Any] = {"output": self.output, "exit_code": self.exit_code}
+        if self.omitted_bytes:
+            out["truncated"] = True
+        if self.timed_out:
+            out["timed_out"] = True
+        if self.interrupted:
+            out["interrupted"] = True
+        if self.note:
+            out["note"] = self.note
+        out["error"] = self.error
+        return out
+
+    def to_json(self) -> str:
+        """``to_dict`` as JSON text."""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+
+class ForegroundRun:
+    """One foreground command: start it with ``run()``; read ``partial_result()`` if it is stopped.
+
+    ``run()`` stops the command's whole process group when it is cancelled (SIGTERM, then
+    SIGKILL after the configured grace) before letting the cancellation propagate, so the
+    caller can then build the model's answer from what was printed::
+
+        run = ForegroundRun(command, cwd=..., env=..., config=...)
+        with trio.move_on_after(timeout) as scope:
+            result = await run.run()
+        if scope.cancelled_caught:
+            result = run.partial_result("timeout", timeout=timeout)
+
+    A run is single-use.
+    """
+
+    def __init__(self, command: str, *, cwd: str, env: dict[str, str], config: TerminalConfig) -> None:
+        self.command = command
+        self.cwd = cwd
+        self.env = env
+        self._config = config
+        self._output = HeadTailBuffer(config.max_output_bytes)
+        self._eof = trio.Event()
+        self._started = False
+        self.pid: int | None = None
+        self.started_at: float | None = None
+
+    async def run(self) -> ForegroundResult:
+        """Run the command until it exits; returns its output, exit code and shell state.
+
+        Raises:
+            RuntimeError: the run was already started once.
+        """
+        if self._started:
+            raise RuntimeError("a ForegroundRun can be started only once")
+        self._started = True
+        state_path = await trio.to_thread.run_sync(_new_state_file)
+        state = b""
+        try:
+            result = await self._run(state_path)
+        finally:
+            with trio.CancelScope(shield=True):
+                state = await trio.to_thread.run_sync(_consume_state_file, state_path)
+        if result.error is not None:
+            return result
+        return attrs.evolve(result, shell=parse_state(state))
+
+    def partial_result(self, reason: Literal["timeout", "interrupted"], *, timeout: float | None = None) -> ForegroundResult:
+        """The result of a run that was stopped: the output so far and a note saying why."""
+        text = self._text()
+        if reason == "timeout":
+            note = f"[Command timed out after {timeout:g}s and was killed]" if timeout else "[Command timed out]"
+            code = EXIT_TIMEOUT
+        else:
+            note = "[Command interrupted]"
+            code = EXIT_INTERRUPTED
+        output = f"{text}\n{note}" if text else note
+        return ForegroundResult(
+            output=output,
+            exit_code=code,
+            omitted_bytes=self._output.omitted_bytes,
+            timed_out=reason == "timeout",
+            interrupted=reason == "interrupted",
+            note=note.strip("[]"),
+        )
+
+    async def _run(self, state_path: str) -> ForegroundResult:
+        try:
+            process = await trio.lowlevel.open_process(
+                shell_argv(self._config.shell, self.command, state_path),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=self.cwd,
+                env=self.env,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            missing = self.cwd if not os.path.isdir(self.cwd) else self._config.shell
+            return ForegroundResult(output="", exit_code=127, error=f"Cannot run the command: {missing} does not exist ({exc.strerror}).")
+        except OSError as exc:
+            return ForegroundResult(output="", exit_code=126, error=f"Cannot run the command: {exc}")
+        self.pid = process.pid
+        self.started_at = trio.current_time()
+        assert process.stdout is not None
+        leftovers = False
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._pump, process.stdout)
+                await process.wait()
+                # Children the command left running may still hold the pipe open.
+                with trio.move_on_after(self._config.exit_drain_seconds):
+                    await self._eof.wait()
+                leftovers = not self._eof.is_set()
+                nursery.cancel_scope.cancel()
+        finally:
+            # Shielded inside: on cancellation the group is gone before Cancelled propagates.
+            await terminate_group(process, self._config.kill_grace_seconds)
+            process.stdout.close()  # type: ignore[attr-defined]
+        note = None
+        if leftovers:
+            note = (
+                "The command left processes running in the background; they were stopped. "
+                "Use terminal(background=true) for servers and other long-running processes."
+            )
+            log.info("foreground command left processes holding its output; group %d stopped", process.pid)
+        return ForegroundResult(
+            output=self._text(),
+            exit_code=process.returncode,
+            omitted_bytes=self._output.omitted_bytes,
+            note=note,
+        )
+
+    async def _pump(self, stream: trio.abc.ReceiveStream) -> None:
+        try:
+            while chunk := await stream.receive_some(_READ_SIZE):
+                self._output.append(chunk)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+        self._eof.set()
+
+    def _text(self) -> str:
+        return clean_terminal_output(self._output.render()).rstrip("\n")
+
+
+def _new_state_file() -> str:
+    # mkstemp creates it 0600: the environment written into it may hold passed-through secrets.
+    fd, path = tempfile.mkstemp(prefix="hermes-shell-", suffix=".state")
+    os.close(fd)
+    return path
+
+
+def _consume_state_file(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+async def run_foreground(command: str, *, cwd: str, env: dict[str, str], config: TerminalConfig) -> ForegroundResult:
+    """Run ``command`` in ``cwd`` with ``env`` and return its result.
+
+    Cancel it with the caller's scope (``trio.move_on_after`` for a timeout); to keep the
+    output printed before the cancellation, use ``ForegroundRun`` directly.
+    """
+    return await ForegroundRun(command, cwd=cwd, env=env, config=config).run()

@@ -1,0 +1,82 @@
+"""The shell a terminal command runs in, and how its cwd and environment persist.
+
+Each command runs in a fresh ``bash -c``. An EXIT trap writes the shell's final working
+directory and exported environment (NUL-separated, so any value survives) to a private
+state file; the next command starts from them. The trap also fires when the command
+itself calls ``exit``, so ``cd`` and ``export`` persist as they would in one long shell.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+import attrs
+
+__all__ = ["ShellSnapshot", "build_shell_env", "parse_state", "shell_argv"]
+
+# The user's command is $1 and the state file $2; both are moved into shell variables
+# and the positional parameters cleared, so the command sees an empty "$@".
+_WRAPPER = (
+    '__hermes_cmd=$1; __hermes_state=$2; shift $#; '
+    "trap '__hermes_rc=$?; "
+    '{ printf "%s\\0" "$PWD"; env -0; } > "$__hermes_state" 2>/dev/null; '
+    "exit $__hermes_rc' EXIT; "
+    'eval "$__hermes_cmd"'
+)
+
+# Variables bash maintains itself: carrying them over would be wrong (SHLVL would grow by
+# one per command) or redundant (PWD is the cwd we keep anyway).
+_SHELL_MANAGED = frozenset({"_", "SHLVL", "PWD"})
+
+# Names that look like credentials never reach the shell unless passed through by name.
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+
+
+@attrs.frozen
+class ShellSnapshot:
+    """The working directory and exported environment a command left behind."""
+
+    cwd: str
+    env: dict[str, str]
+
+
+def shell_argv(shell: str, command: str, state_path: str) -> list[str]:
+    """The argv that runs ``command`` and records the shell state into ``state_path``."""
+    return [shell, "-c", _WRAPPER, "hermes-shell", command, state_path]
+
+
+def parse_state(data: bytes) -> ShellSnapshot | None:
+    """Read a state file written by the EXIT trap; None when it is missing or cut short."""
+    if not data:
+        return None
+    fields = data.split(b"\0")
+    # A complete file ends with a NUL, leaving one empty field at the end.
+    if len(fields) < 2 or fields[-1] != b"":
+        return None
+    cwd = os.fsdecode(fields[0])
+    env: dict[str, str] = {}
+    for field in fields[1:-1]:
+        name, sep, value = field.partition(b"=")
+        if not sep:
+            continue
+        key = os.fsdecode(name)
+        if key in _SHELL_MANAGED or key.startswith("BASH_FUNC_"):
+            continue
+        env[key] = os.fsdecode(value)
+    return ShellSnapshot(cwd=cwd, env=env)
+
+
+def build_shell_env(environ: Mapping[str, str], passthrough: tuple[str, ...] = ()) -> dict[str, str]:
+    """The starting environment of a session's shell: ``environ`` without credentials.
+
+    Variables whose names contain KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or AUTH
+    are dropped unless listed in ``passthrough`` (config ``terminal.env_passthrough``).
+    """
+    allowed = set(passthrough)
+    return {
+        name: value
+        for name, value in environ.items()
+        if name not in _SHELL_MANAGED and (name in allowed or not _SECRET_NAME.search(name))
+    }

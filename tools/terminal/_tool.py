@@ -1,0 +1,219 @@
+"""The ``terminal`` tool: schema, handler and registration (with ``process``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from config.terminal import ApprovalsConfig, TerminalConfig
+from tools.approval import ApprovalBook, authorize_command
+from tools.background import BackgroundSpec, ProcessLimitReached
+from tools.errors import CapabilityUnavailable
+from tools.process_tool import PROCESS_SCHEMA, ProcessTool
+from tools.terminal._foreground import ForegroundRun
+from tools.terminal._shell import build_shell_env
+
+if TYPE_CHECKING:
+    from tools.context import ToolContext
+    from tools.registry import ToolRegistry
+
+__all__ = ["TERMINAL_SCHEMA", "TerminalTools", "register_terminal_tools"]
+
+log = logging.getLogger(__name__)
+
+TERMINAL_SCHEMA: dict[str, Any] = {
+    "name": "terminal",
+    "description": (
+        "Run a shell command (bash) on the user's machine and return its output and exit code. "
+        "The working directory and exported variables persist between calls (cd and export work). "
+        "Output is cleaned of colour codes and long output keeps its beginning and end. "
+        "Foreground commands may run up to 600 seconds; for servers, watchers and long jobs use "
+        "background=true, then the process tool (poll, log, wait, kill, write). "
+        "Commands that delete or overwrite files ask the user for approval first."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The shell command to run."},
+            "timeout": {
+                "type": "integer",
+                "description": "Seconds before a foreground command is stopped (default 180, at most 600).",
+                "minimum": 1,
+            },
+            "workdir": {
+                "type": "string",
+                "description": "Directory to run this one command in (relative paths start at the current directory).",
+            },
+            "background": {
+                "type": "boolean",
+                "description": "Start the command in the background and return its session_id at once.",
+            },
+            "notify_on_complete": {
+                "type": "boolean",
+                "description": "Background only: tell me when the process exits, with its exit code and last output.",
+            },
+            "watch_patterns": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": (
+                    "Background only: notify me when an output line contains one of these strings "
+                    "(rate limited; ignored when notify_on_complete is set)."
+                ),
+            },
+        },
+        "required": ["command"],
+    },
+}
+
+
+def _error(message: str, **extra: Any) -> str:
+    return json.dumps({"error": message, **extra}, ensure_ascii=False)
+
+
+class TerminalTools:
+    """The terminal and process tools, with the state they share across sessions.
+
+    Attributes:
+        approvals: per-session "allow for this session" answers (see ``tools.approval``).
+    """
+
+    def __init__(self, config: TerminalConfig, approvals_config: ApprovalsConfig) -> None:
+        self.config = config
+        self.approvals_config = approvals_config
+        self.approvals = ApprovalBook()
+        self.process_tool = ProcessTool(config)
+
+    async def terminal(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        """Handler of ``terminal``: approve if dangerous, then run in the foreground or background.
+
+        When the call is cancelled (interrupt, budget), the command's process group is stopped
+        and one progress line is emitted through ``ctx.emit``: the output so far followed by
+        ``[Command interrupted]``. A session that records partial results keeps the last progress
+        line of a cancelled call as its tool result.
+        """
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return _error("terminal needs a non-empty 'command' string.")
+        background = bool(args.get("background", False))
+        timeout = args.get("timeout", self.config.default_timeout)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            return _error("'timeout' must be a positive number of seconds.")
+        if not background and timeout > self.config.max_foreground_timeout:
+            return _error(
+                f"Foreground timeout {timeout:g}s exceeds the maximum of {self.config.max_foreground_timeout:g}s. "
+                "Run long commands with background=true and check on them with the process tool "
+                "(action='poll', 'log' or 'wait')."
+            )
+        cwd = ctx.shell.cwd
+        workdir = args.get("workdir")
+        if workdir:
+            cwd = os.path.normpath(os.path.join(ctx.shell.cwd, os.path.expanduser(str(workdir))))
+            if not await trio.to_thread.run_sync(os.path.isdir, cwd):
+                return _error(f"workdir {cwd} does not exist or is not a directory.")
+        if not ctx.shell.env:
+            ctx.shell.env = build_shell_env(os.environ, self.config.env_passthrough)
+
+        outcome = await authorize_command(
+            command, ctx, self.approvals.for_session(ctx.session_id), self.approvals_config
+        )
+        if not outcome.allowed:
+            log.info("terminal command denied (%s) in session %s", outcome.decided_by, ctx.session_id)
+            return json.dumps(
+                {"output": "", "exit_code": -1, "status": "denied", "error": outcome.denial_message(command)},
+                ensure_ascii=False,
+            )
+        if background:
+            return await self._start_background(command, cwd, args, ctx)
+        return await self._run_foreground(command, cwd, float(timeout), keep_cwd=not workdir, ctx=ctx)
+
+    async def process(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        """Handler of ``process``: see ``tools.process_tool``."""
+        return await self.process_tool.handle(args, ctx)
+
+    async def _run_foreground(self, command: str, cwd: str, timeout: float, *, keep_cwd: bool, ctx: ToolContext) -> str:
+        run = ForegroundRun(command, cwd=cwd, env=dict(ctx.shell.env), config=self.config)
+        finished = False
+        try:
+            with trio.move_on_after(timeout) as scope:
+                result = await run.run()
+            finished = True
+        finally:
+            # Only a cancellation from outside gets here unfinished (run() reports its own
+            # errors as results); Cancelled may arrive wrapped in a group, hence no except.
+            if not finished:
+                ctx.emit(run.partial_result("interrupted").output)
+        if scope.cancelled_caught:
+            result = run.partial_result("timeout", timeout=timeout)
+        if result.shell is not None:
+            if keep_cwd:
+                ctx.shell.cwd = result.shell.cwd
+            ctx.shell.env = result.shell.env
+        return result.to_json()
+
+    async def _start_background(self, command: str, cwd: str, args: dict[str, Any], ctx: ToolContext) -> str:
+        notify = bool(args.get("notify_on_complete", False))
+        patterns = args.get("watch_patterns") or []
+        if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
+            return _error("'watch_patterns' must be a list of non-empty strings.")
+        notes: list[str] = []
+        if notify and patterns:
+            notes.append("watch_patterns were ignored because notify_on_complete is set; you will be told when it exits.")
+            patterns = []
+        spec = BackgroundSpec(
+            command=command,
+            cwd=cwd,
+            env=dict(ctx.shell.env),
+            notify_on_complete=notify,
+            watch_patterns=tuple(patterns),
+            shell=self.config.shell,
+            kill_grace_seconds=self.config.kill_grace_seconds,
+        )
+        try:
+            info = await ctx.start_background(spec)
+        except ProcessLimitReached as exc:
+            return _error(str(exc))
+        except CapabilityUnavailable:
+            return _error("Background processes are not available here; run the command in the foreground.")
+        result = info.to_dict()
+        if info.error:
+            return _error(info.error, session_id=info.process_id)
+        notes.append(
+            f"Started in the background. Use process(action='poll' or 'log', session_id='{info.process_id}') "
+            "to check on it, 'wait' to block until it exits, 'kill' to stop it."
+        )
+        result["note"] = " ".join(notes)
+        return json.dumps(result, ensure_ascii=False)
+
+
+def register_terminal_tools(
+    registry: ToolRegistry, config: TerminalConfig, approvals_config: ApprovalsConfig | None = None
+) -> TerminalTools:
+    """Register ``terminal`` and ``process`` (toolset ``terminal``); returns the shared tool object.
+
+    Keep the returned object to restore or forget a session's approvals
+    (``tools.approvals.restore(session_id, keys)`` / ``forget(session_id)``).
+    """
+    tools = TerminalTools(config, approvals_config or ApprovalsConfig())
+    registry.register(
+        name="terminal",
+        toolset="terminal",
+        schema=TERMINAL_SCHEMA,
+        handler=tools.terminal,
+        max_result_size_chars=100_000,
+        parallel_safe=False,
+        emoji="💻",
+    )
+    registry.register(
+        name="process",
+        toolset="terminal",
+        schema=PROCESS_SCHEMA,
+        handler=tools.process,
+        max_result_size_chars=100_000,
+        parallel_safe=False,
+        emoji="⚙️",
+    )
+    return tools
