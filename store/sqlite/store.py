@@ -101,12 +101,22 @@ class SqliteSessionStore:
             ForeignDatabaseError, CorruptDatabaseError, SchemaVersionError, StoreIOError: the file is unusable.
         """
         store = cls(path, config)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(store.run)
-            try:
-                yield store
-            finally:
-                store.close()
+        # Opened before the nursery, so a refused file raises its own error, not a group.
+        await store._writer.connect()
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(store.run)
+                try:
+                    yield store
+                finally:
+                    store.close()
+        except BaseExceptionGroup as group:
+            # The writer reports failures to its callers, so a lone error here is the block's own.
+            if len(group.exceptions) == 1 and not isinstance(group.exceptions[0], BaseExceptionGroup):
+                raise group.exceptions[0] from group.exceptions[0].__cause__
+            raise
+        finally:
+            store._writer.discard()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Open the database and serve writes until ``close()``; ``task_status.started()`` once open.

@@ -145,13 +145,27 @@ class Writer:
         """Take no more requests; the writer commits what is queued, then ``run`` returns."""
         self._send.close()
 
+    async def connect(self) -> None:
+        """Open the write connection now (``run`` does it when not done yet).
+
+        Raises:
+            StoreError: the database could not be opened.
+        """
+        if self._conn is None:
+            self._conn = await trio.to_thread.run_sync(self._connect, limiter=self._limiter)
+
+    def discard(self) -> None:
+        """Close the connection if ``run`` never took charge of it (after a failed start)."""
+        self._fail_queued()
+        self._close_connection()
+
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Open the connection, then serve requests until ``close()`` (or cancellation).
 
         Raises:
             StoreError: the database could not be opened.
         """
-        self._conn = await trio.to_thread.run_sync(self._connect, limiter=self._limiter)
+        await self.connect()
         try:
             task_status.started()
             async for first in self._receive:
@@ -172,7 +186,7 @@ class Writer:
         while True:
             try:
                 request = self._receive.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel):
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
                 break
             request.finish(outcome.Error(StoreClosedError("the store closed before this write ran")))
         self._receive.close()

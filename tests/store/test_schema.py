@@ -1,0 +1,131 @@
+"""The database file: ours or refused, migrated forward, private."""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from store import (
+    CorruptDatabaseError,
+    ForeignDatabaseError,
+    SchemaVersionError,
+    SessionMeta,
+    SqliteSessionStore,
+    StoreClosedError,
+)
+from store.sqlite.schema import APPLICATION_ID, LATEST_VERSION, open_writer
+
+
+def raw(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, isolation_level=None)
+
+
+class TestIdentity:
+    """A file that is not a hermes-actors database is refused, untouched."""
+
+    async def test_other_applications_database(self, tmp_path: Path) -> None:
+        path = tmp_path / "state.db"
+        conn = raw(path)
+        conn.execute("CREATE TABLE notes (x)")
+        conn.close()
+        with pytest.raises(ForeignDatabaseError, match="another application"):
+            async with SqliteSessionStore.open(path):
+                pass
+        conn = raw(path)
+        assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("notes",)]
+        assert conn.execute("PRAGMA application_id").fetchone() == (0,)
+        conn.close()
+
+    async def test_foreign_application_id(self, tmp_path: Path) -> None:
+        path = tmp_path / "state.db"
+        conn = raw(path)
+        conn.execute("PRAGMA application_id = 1234")
+        conn.close()
+        with pytest.raises(ForeignDatabaseError, match="0x4d2"):
+            async with SqliteSessionStore.open(path):
+                pass
+
+    async def test_not_sqlite(self, tmp_path: Path) -> None:
+        path = tmp_path / "state.db"
+        path.write_bytes(b"this is a text file, not a database" * 100)
+        with pytest.raises(CorruptDatabaseError):
+            async with SqliteSessionStore.open(path):
+                pass
+
+    async def test_newer_schema(self, tmp_path: Path) -> None:
+        path = tmp_path / "state.db"
+        open_writer(path, busy_timeout_seconds=1, synchronous="normal").close()
+        conn = raw(path)
+        conn.execute(f"PRAGMA user_version = {LATEST_VERSION + 1}")
+        conn.close()
+        with pytest.raises(SchemaVersionError, match="newer"):
+            async with SqliteSessionStore.open(path):
+                pass
+
+    async def test_new_file_is_private_and_marked(self, tmp_path: Path) -> None:
+        path = tmp_path / "home" / "state.db"
+        async with SqliteSessionStore.open(path):
+            pass
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        conn = raw(path)
+        assert conn.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (LATEST_VERSION,)
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        conn.close()
+
+
+class TestMigration:
+    """A version-1 database is upgraded in place and its old messages become substring-searchable."""
+
+    async def test_from_v1(self, tmp_path: Path) -> None:
+        path = tmp_path / "state.db"
+        open_writer(path, busy_timeout_seconds=1, synchronous="normal", target_version=1).close()
+        conn = raw(path)
+        assert conn.execute("PRAGMA user_version").fetchone() == (1,)
+        conn.execute("INSERT INTO sessions (id, source, started_at, last_active) VALUES ('v1', 'cli', 1, 1)")
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, created_at) VALUES ('v1', 'user', '旧いメッセージです', 1)"
+        )
+        conn.close()
+        async with SqliteSessionStore.open(path) as store:
+            assert (await store.load("v1")).messages == [{"role": "user", "content": "旧いメッセージです"}]
+            found = await store.search("メッセージ")
+            assert [m.session.id for m in found] == ["v1"]
+            await store.record_transcript("v1", {"after": "migration"})
+            assert len(await store.load_transcript("v1")) == 1
+        conn = raw(path)
+        assert conn.execute("PRAGMA user_version").fetchone() == (LATEST_VERSION,)
+        conn.close()
+
+    async def test_failed_migration_rolls_back(self, tmp_path: Path) -> None:
+        path = tmp_path / "state.db"
+        open_writer(path, busy_timeout_seconds=1, synchronous="normal", target_version=1).close()
+        conn = raw(path)
+        # A table in the way of migration 2 makes it fail half-way.
+        conn.execute("CREATE TABLE messages_tri (x)")
+        conn.close()
+        with pytest.raises(Exception, match="messages_tri"):
+            async with SqliteSessionStore.open(path):
+                pass
+        conn = raw(path)
+        assert conn.execute("PRAGMA user_version").fetchone() == (1,)
+        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'transcript'").fetchone() == (0,)
+        conn.close()
+
+
+class TestLifecycle:
+    """A closed store refuses work and cannot be reopened."""
+
+    async def test_closed(self, tmp_path: Path) -> None:
+        async with SqliteSessionStore.open(tmp_path / "state.db") as store:
+            await store.create_session(SessionMeta(id="a"))
+        with pytest.raises(StoreClosedError):
+            await store.append("a", [{"role": "user", "content": "late"}])
+        with pytest.raises(StoreClosedError):
+            await store.load("a")
+        with pytest.raises(StoreClosedError):
+            await store.run()
