@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import ssl
 from collections import deque
 from typing import Any
 
@@ -76,14 +77,28 @@ def _anthropic_base(base_url: str | None) -> str | None:
 
 
 class ClientPool:
-    """Owner of every SDK client of the daemon (and of their HTTP connections)."""
+    """Owner of every SDK client of the daemon (and of their HTTP connections).
 
-    def __init__(self, streaming: StreamingConfig | None = None) -> None:
+    Args:
+        streaming: timeouts for every client.
+        ssl_context: the TLS context all clients share. Building one reads the
+            system CA bundle (tens of ms of blocking I/O), so it is made once:
+            pass one, or use :meth:`create`, which builds it in a worker thread.
+    """
+
+    def __init__(self, streaming: StreamingConfig | None = None, ssl_context: ssl.SSLContext | None = None) -> None:
         self._streaming = streaming or StreamingConfig()
+        self._ssl_context = ssl_context
         self._clients: dict[ClientKey, Any] = {}
         self._retired: deque[Any] = deque()
         self._rebuilds = 0
         self._state = PoolState.OPEN
+
+    @classmethod
+    async def create(cls, streaming: StreamingConfig | None = None) -> ClientPool:
+        """A pool whose TLS context was built off the Trio loop."""
+        context = await trio.to_thread.run_sync(httpx2.create_ssl_context)
+        return cls(streaming, context)
 
     def key_for(self, settings: ProviderSettings) -> ClientKey:
         """The pool key of the client ``settings`` use."""
@@ -159,7 +174,9 @@ class ClientPool:
             write=s.read_timeout_seconds,
             pool=s.connect_timeout_seconds,
         )
-        http = httpx2.AsyncClient(timeout=timeout, follow_redirects=True)
+        if self._ssl_context is None:
+            self._ssl_context = httpx2.create_ssl_context()
+        http = httpx2.AsyncClient(timeout=timeout, follow_redirects=True, verify=self._ssl_context)
         if key.kind == "anthropic":
             return anthropic.AsyncAnthropic(
                 api_key=settings.api_key or _NO_KEY,

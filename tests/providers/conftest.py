@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncIterator
 
+import httpx2
 import pytest
 
 from config.providers import StreamingConfig
@@ -21,9 +23,15 @@ async def server() -> AsyncIterator[ScriptedProvider]:
         yield srv
 
 
+@pytest.fixture(scope="session")
+def ssl_context() -> ssl.SSLContext:
+    """One TLS context for the whole run: building one reads the CA bundle."""
+    return httpx2.create_ssl_context()
+
+
 @pytest.fixture
-async def pool() -> AsyncIterator[ClientPool]:
-    pool = ClientPool(StreamingConfig(read_timeout_seconds=5, connect_timeout_seconds=2))
+async def pool(ssl_context: ssl.SSLContext) -> AsyncIterator[ClientPool]:
+    pool = ClientPool(StreamingConfig(read_timeout_seconds=5, connect_timeout_seconds=2), ssl_context)
     try:
         yield pool
     finally:
