@@ -16,6 +16,7 @@ Public API::
 from __future__ import annotations
 
 from providers.recovery.backoff import Backoff, backoff_delay
+from providers.recovery.connector import PooledConnector
 from providers.recovery.classifier import ClassifiedError, FailoverReason, classify
 from providers.recovery.credentials import (
     Credential,
@@ -51,6 +52,7 @@ __all__ = [
     "NeedsCompression",
     "NoCredentialAvailable",
     "PoolStatistics",
+    "PooledConnector",
     "ProviderAdapter",
     "ProviderConnector",
     "ProviderTarget",

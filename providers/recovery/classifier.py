@@ -22,6 +22,7 @@ import re
 
 import attrs
 
+from providers.metadata import parse_overflow_message
 from providers.recovery import _patterns as p
 from providers.recovery._facts import ErrorFacts, collect, find_reset_hint
 
@@ -133,7 +134,7 @@ def classify(
     retryable, compress, rotate, fallback = _FLAGS[reason]
     available = None
     if reason is FailoverReason.context_overflow:
-        available = _available_output(facts.text)
+        available = parse_overflow_message(facts.text).available_output
         if available is not None:
             compress = available < _MIN_USEFUL_OUTPUT_TOKENS
     return ClassifiedError(
@@ -241,20 +242,6 @@ def _by_message(text: str) -> FailoverReason | None:
     if p.has_any(text, p.OVERLOADED):
         return FailoverReason.overloaded
     return None
-
-
-_AVAILABLE_SUM = re.compile(r"(\d[\d,]*)\s*\+\s*(\d[\d,]*)\s*>\s*(\d[\d,]*)")
-_AVAILABLE_NAMED = re.compile(r"available(?:[ _]output)?[ _]tokens?\D{0,20}(\d[\d,]*)")
-
-
-def _available_output(text: str) -> int | None:
-    """The output room an overflow error states ("input + max_tokens > limit")."""
-    match = _AVAILABLE_SUM.search(text)
-    if match:
-        prompt, _, limit = (int(g.replace(",", "")) for g in match.groups())
-        return max(limit - prompt, 0)
-    match = _AVAILABLE_NAMED.search(text)
-    return int(match.group(1).replace(",", "")) if match else None
 
 
 _TRY_AGAIN = re.compile(r"try again in\s+(\d+(?:\.\d+)?)\s*(milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|h)\b")

@@ -1,0 +1,79 @@
+"""A plain in-process connector for the retry-loop tests where the wire is not the point.
+
+The end-to-end tests (``test_end_to_end.py``) run the same loop over the real
+SDKs against the scripted provider server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import aclosing, asynccontextmanager
+from typing import Any
+
+import attrs
+import trio
+
+from providers.recovery import ProviderTarget
+from providers.types import ChatRequest, StreamEvent, StreamFinished, TextDelta, Usage
+
+
+@attrs.frozen
+class Outcome:
+    """One scripted attempt: stream ``text`` in pieces, then fail with ``error`` or finish."""
+
+    text: str = "ok"
+    error: BaseException | None = None
+
+
+@attrs.frozen
+class Call:
+    """What one attempt was sent."""
+
+    target: ProviderTarget
+    api_key: str | None
+    request: ChatRequest
+
+
+class _Adapter:
+    def __init__(self, connector: FakeConnector, target: ProviderTarget, api_key: str | None) -> None:
+        self._connector = connector
+        self._target = target
+        self._key = api_key
+
+    @asynccontextmanager
+    async def stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[StreamEvent]]:
+        self._connector.calls.append(Call(self._target, self._key, request))
+        outcome = self._connector.script.pop(0)
+        self._connector.open_streams += 1
+        try:
+            # aclosing: the loop stops reading at StreamFinished, so the generator must be closed here.
+            async with aclosing(self._events(outcome)) as events:
+                yield events
+        finally:
+            self._connector.open_streams -= 1
+
+    async def _events(self, outcome: Outcome) -> AsyncIterator[StreamEvent]:
+        for word in outcome.text.split():
+            await trio.lowlevel.checkpoint()
+            yield TextDelta(word + " ")
+        if outcome.error is not None:
+            raise outcome.error
+        message: dict[str, Any] = {"role": "assistant", "content": outcome.text}
+        yield StreamFinished(message=message, finish_reason="stop", usage=Usage())
+
+
+@attrs.define
+class FakeConnector:
+    """Hands out adapters that play ``script`` in order, and records every call and rebuild."""
+
+    script: list[Outcome]
+    calls: list[Call] = attrs.Factory(list)
+    rebuilds: list[tuple[ProviderTarget, str | None]] = attrs.Factory(list)
+    open_streams: int = 0
+
+    def adapter(self, target: ProviderTarget, api_key: str | None) -> _Adapter:
+        return _Adapter(self, target, api_key)
+
+    async def rebuild(self, target: ProviderTarget, api_key: str | None) -> None:
+        await trio.lowlevel.checkpoint()
+        self.rebuilds.append((target, api_key))
