@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -48,6 +48,7 @@ DEFAULT_LIMIT: Final = 50
 MAX_LIMIT: Final = 1_000
 MAX_LINE_CHARS: Final = 500
 _SNIFF_BYTES: Final = 8_192
+_WHOLE_FILE_BYTES: Final = 16 * 1024 * 1024
 _MAX_STDERR_CHARS: Final = 2_000
 
 IGNORED_DIRS: Final = frozenset(
@@ -159,6 +160,32 @@ def _walk(root: Path, stop: threading.Event) -> Iterator[tuple[str, Path]]:
             yield stack.pop()
 
 
+def _matching_lines(path: Path, regex: re.Pattern[str], prefilter: re.Pattern[str] | None) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of matching lines in a text file; nothing for binary or unreadable files."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+            if b"\x00" in head:
+                return
+            lines: Iterable[str]
+            if os.fstat(handle.fileno()).st_size <= _WHOLE_FILE_BYTES:
+                text = (head + handle.read()).decode("utf-8", errors="replace")
+                if prefilter is not None and not prefilter.search(text):
+                    return
+                lines = text.split("\n")
+                if lines[-1] == "":
+                    lines.pop()  # the piece after a final newline is not a line
+            else:
+                # Too big to hold at once: stream it line by line.
+                handle.seek(0)
+                lines = (raw.decode("utf-8", errors="replace").rstrip("\n") for raw in handle)
+            for number, line in enumerate(lines, start=1):
+                if regex.search(line):
+                    yield number, line
+    except OSError:
+        return
+
+
 def search_with_python(
     root: Path,
     pattern: str,
@@ -194,23 +221,17 @@ def search_with_python(
         regex = re.compile(pattern)
     except re.error as exc:
         raise ToolInputError(f"Invalid regex {pattern!r}: {exc}. Escape special characters such as ( [ . * with a backslash.") from None
+    # Whole-file prefilter: most files do not match, and one search per file is far cheaper
+    # than one per line.  MULTILINE keeps ^ and $ meaning "line start/end" as in the per-line pass.
+    prefilter = None if ("\\A" in pattern or "\\Z" in pattern) else re.compile(pattern, re.MULTILINE)
     matches: list[dict[str, Any]] = []
     for rel, path in _walk(root, stop):
         if file_glob is not None and not _name_matches(rel, file_glob):
             continue
-        try:
-            with path.open("rb") as handle:
-                if b"\x00" in handle.read(_SNIFF_BYTES):
-                    continue
-                handle.seek(0)
-                for number, raw in enumerate(handle, start=1):
-                    line = raw.decode("utf-8", errors="replace")
-                    if regex.search(line):
-                        if len(matches) == limit:
-                            return SearchResult("content", "python", matches=tuple(matches), truncated=True)
-                        matches.append({"path": _display(shown_root, rel), "line": number, "text": _cap_line(line)})
-        except OSError:
-            continue
+        for number, line in _matching_lines(path, regex, prefilter):
+            if len(matches) == limit:
+                return SearchResult("content", "python", matches=tuple(matches), truncated=True)
+            matches.append({"path": _display(shown_root, rel), "line": number, "text": _cap_line(line)})
     return SearchResult("content", "python", matches=tuple(matches))
 
 

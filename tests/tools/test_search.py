@@ -86,6 +86,14 @@ class TestPythonWalk:
         result = search_with_python(tree / "src/app.py", "return", shown_root="src/app.py")
         assert [("src/app.py", 5)] == _pairs(result.to_json())
 
+    def test_large_file_streamed(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Files above the whole-file threshold are streamed with the same line numbers."""
+        (tmp_path / "big.txt").write_text("a\nneedle 1\nb\nneedle 2\n")
+        whole = search_with_python(tmp_path, "needle").matches
+        monkeypatch.setattr("tools.search._WHOLE_FILE_BYTES", 4)
+        assert whole == search_with_python(tmp_path, "needle").matches
+        assert [2, 4] == [m["line"] for m in whole]
+
     def test_walk_order_is_name_order(self, tmp_path: Path) -> None:
         """Files of a directory and its subdirectories come in name order, as ripgrep --sort path lists them."""
         for rel in ["b/z.txt", "a.txt", "b-c.txt", "c.txt", "b/a/y.txt"]:
@@ -106,6 +114,15 @@ class TestRipgrep:
             slow = search_with_python(tree, pattern, target, glob, 50, "proj")  # type: ignore[arg-type]
             assert ("ripgrep", "python") == (fast.engine, slow.engine)
             assert (slow.matches, slow.files) == (fast.matches, fast.files), (target, pattern)
+
+    @pytest.mark.parametrize("pattern", ["^def", "^$", "end$", "x\\sy", "form"])
+    async def test_line_semantics_match(self, tmp_path: Path, pattern: str) -> None:
+        """Anchors, blank lines and odd line breaks give the same line numbers in both engines."""
+        assert RG is not None
+        (tmp_path / "a.txt").write_text("first\n\ndef f():\n  the end\nform\x0cfeed\nx\ny\nlast end", newline="")
+        fast = await search_with_ripgrep(RG, tmp_path, pattern)
+        assert search_with_python(tmp_path, pattern).matches == fast.matches
+        assert fast.matches or pattern == "x\\sy"
 
     async def test_single_file_root(self, tree: Path) -> None:
         assert RG is not None
