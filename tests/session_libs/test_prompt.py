@@ -24,6 +24,7 @@ from actors.session.prompt.texts import (
     SESSION_SEARCH_GUIDANCE,
     TOOL_USE_ENFORCEMENT,
 )
+from tools.memory import MemoryStore, memory_prompt_block
 
 
 @pytest.fixture
@@ -99,16 +100,9 @@ class TestLayers:
         full = assemble_system_prompt(_spec(tmp_path, tmp_path, tool_names={"memory", "session_search"}))
         assert MEMORY_GUIDANCE in full and SESSION_SEARCH_GUIDANCE in full
 
-    def test_memory_block_last_and_given_home(self, tmp_path: Path) -> None:
+    def test_memory_block_last(self, tmp_path: Path) -> None:
         (tmp_path / "AGENTS.md").write_text("project rules")
-        seen: list[Path] = []
-
-        def block(home: Path) -> str:
-            seen.append(home)
-            return "MEMORY [10% — 220/2,200 chars]\nfact"
-
-        prompt = assemble_system_prompt(_spec(tmp_path / "home", tmp_path), memory_block=block)
-        assert seen == [tmp_path / "home"]
+        prompt = assemble_system_prompt(_spec(tmp_path / "home", tmp_path), memory="MEMORY [10% — 220/2,200 chars]\nfact")
         assert prompt.endswith("MEMORY [10% — 220/2,200 chars]\nfact")
         assert prompt.index("project rules") < prompt.index("MEMORY [")
 
@@ -211,12 +205,31 @@ class TestContextFileSafety:
 
 
 class TestBuildAsync:
-    """The async builder gives the same prompt as the blocking one, reading files off the loop."""
+    """The async builder gives the same prompt as the blocking one and awaits the memory block for the home."""
 
     async def test_same_result(self, tmp_path: Path) -> None:
         (tmp_path / "AGENTS.md").write_text("rules")
         spec = _spec(tmp_path, tmp_path, model="gpt-5")
         assert await build_system_prompt(spec) == assemble_system_prompt(spec)
+
+    async def test_memory_block_awaited_with_home(self, tmp_path: Path) -> None:
+        seen: list[Path] = []
+
+        async def block(home: Path) -> str:
+            seen.append(home)
+            return "REMEMBERED"
+
+        prompt = await build_system_prompt(_spec(tmp_path / "home", tmp_path), memory_block=block)
+        assert seen == [tmp_path / "home"] and prompt.endswith("REMEMBERED")
+
+    async def test_real_memory_store_block(self, tmp_path: Path) -> None:
+        home = tmp_path / "home"
+        home.mkdir()
+        store = MemoryStore(home)
+        await store.add("memory", "The project uses pytest-trio")
+        prompt = await build_system_prompt(_spec(home, tmp_path, tool_names={"memory"}), memory_block=memory_prompt_block)
+        assert "The project uses pytest-trio" in prompt
+        assert prompt.index(MEMORY_GUIDANCE) < prompt.index("The project uses pytest-trio")
 
 
 class TestSubagentPrompt:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import platform as host_platform
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import attrs
@@ -42,7 +42,7 @@ from tools.threats import find_threats
 ENFORCEMENT_MODEL_MARKERS = ("gpt", "gemini", "grok", "glm")
 OPENAI_MODEL_MARKERS = ("gpt", "codex")
 
-MemoryBlock = Callable[[Path], str]
+MemoryBlock = Callable[[Path], Awaitable[str]]
 
 
 def _model_matches(model: str, markers: tuple[str, ...]) -> bool:
@@ -106,8 +106,14 @@ def _context_section(spec: PromptSpec, scan: ThreatScanner) -> str:
     return f"{CONTEXT_FILES_HEADER}\n\n{body}"
 
 
-def assemble_system_prompt(spec: PromptSpec, *, memory_block: MemoryBlock | None = None, scan: ThreatScanner = find_threats) -> str:
-    """Build the system prompt, reading files on the calling thread (use :func:`build_system_prompt` from Trio)."""
+def assemble_system_prompt(spec: PromptSpec, *, memory: str = "", scan: ThreatScanner = find_threats) -> str:
+    """Build the system prompt, reading files on the calling thread (use :func:`build_system_prompt` from Trio).
+
+    Args:
+        spec: what the prompt depends on.
+        memory: the memory block (MEMORY.md and USER.md), placed last.
+        scan: the threat scanner applied to SOUL.md and context files.
+    """
     layers = [_identity(spec.home, scan), PLATFORM_HINTS[spec.platform], environment_hint(spec)]
     if needs_tool_use_enforcement(spec.model):
         layers.append(TOOL_USE_ENFORCEMENT)
@@ -118,8 +124,7 @@ def assemble_system_prompt(spec: PromptSpec, *, memory_block: MemoryBlock | None
     if "session_search" in spec.tool_names:
         layers.append(SESSION_SEARCH_GUIDANCE)
     layers.append(_context_section(spec, scan))
-    if memory_block is not None:
-        layers.append(memory_block(spec.home))
+    layers.append(memory)
     return "\n\n".join(layer.strip() for layer in layers if layer and layer.strip())
 
 
@@ -128,11 +133,12 @@ async def build_system_prompt(spec: PromptSpec, *, memory_block: MemoryBlock | N
 
     Args:
         spec: what the prompt depends on.
-        memory_block: ``tools.memory.memory_prompt_block`` (MEMORY.md and USER.md with usage indicators),
-            or ``None`` when memory is off.
+        memory_block: async ``home -> block`` such as ``tools.memory.memory_prompt_block`` (MEMORY.md and
+            USER.md with usage indicators), or ``None`` when memory is off.
         scan: the threat scanner applied to SOUL.md and context files.
     """
-    return await trio.to_thread.run_sync(lambda: assemble_system_prompt(spec, memory_block=memory_block, scan=scan))
+    memory = "" if memory_block is None else await memory_block(spec.home)
+    return await trio.to_thread.run_sync(lambda: assemble_system_prompt(spec, memory=memory, scan=scan))
 
 
 def build_subagent_prompt(
