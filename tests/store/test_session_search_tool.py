@@ -1,0 +1,140 @@
+"""The session_search tool: its actions, defaults, argument checks and errors, through the real registry."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from store import InMemorySessionStore, SessionMeta, SqliteSessionStore
+from tools.dispatch import dispatch
+from tools.registry import ToolRegistry
+from tools.session_search import register_session_search, session_search
+from tools.testing import LocalToolContext
+
+
+@pytest.fixture
+async def ctx(sqlite_store: SqliteSessionStore, tmp_path: Path) -> LocalToolContext:
+    """A context whose session is 'now', over a store with a few past sessions."""
+    store = sqlite_store
+    await store.create_session(SessionMeta(id="past1", title="Falcon planning", source="cli", started_at=1_700_000_000))
+    await store.append(
+        "past1",
+        [
+            {"role": "user", "content": "let us plan the falcon launch"},
+            {"role": "assistant", "content": "Falcon launch plan drafted"},
+            {"role": "tool", "tool_call_id": "c", "name": "terminal", "content": "falcon.log rotated"},
+        ]
+        + [{"role": "user", "content": f"filler {i}"} for i in range(40)],
+    )
+    await store.create_session(SessionMeta(id="past2", source="api"))
+    await store.append("past2", [{"role": "user", "content": "falcon pricing question"}])
+    await store.create_session(SessionMeta(id="now"))
+    await store.append("now", [{"role": "user", "content": "what did we say about falcon?"}])
+    return LocalToolContext(home=tmp_path, session_id="now", store=store)  # type: ignore[arg-type]
+
+
+async def call(ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
+    return json.loads(await session_search(args, ctx))
+
+
+class TestSearch:
+    """Discovery by query: grouped sessions, current session left out, filters applied."""
+
+    async def test_defaults(self, ctx: LocalToolContext) -> None:
+        reply = await call(ctx, query="falcon")
+        assert reply["action"] == "search"
+        assert sorted(r["session_id"] for r in reply["results"]) == ["past1", "past2"]
+        past1 = next(r for r in reply["results"] if r["session_id"] == "past1")
+        assert past1["title"] == "Falcon planning" and past1["started_at"] == "2023-11-14T22:13:20+00:00"
+        assert {m["role"] for m in past1["matches"]} == {"user", "assistant"}
+
+    async def test_limit_tools_source_dates(self, ctx: LocalToolContext) -> None:
+        assert len((await call(ctx, query="falcon", limit=1))["results"]) == 1
+        tools = await call(ctx, query="rotated", include_tools=True)
+        assert tools["results"][0]["matches"][0]["tool_name"] == "terminal"
+        assert (await call(ctx, query="rotated"))["results"] == []
+        assert [r["session_id"] for r in (await call(ctx, query="falcon", source="api"))["results"]] == ["past2"]
+        assert (await call(ctx, query="falcon", date_to="2000-01-01"))["results"] == []
+        assert len((await call(ctx, query="falcon", date_from="2000-01-01", date_to="2999-12-31"))["results"]) == 2
+
+    async def test_roles_as_list_or_string(self, ctx: LocalToolContext) -> None:
+        reply = await call(ctx, query="falcon", role_filter=["assistant"])
+        assert [m["role"] for r in reply["results"] for m in r["matches"]] == ["assistant"]
+        reply = await call(ctx, query="falcon", role_filter="tool")
+        assert [r["session_id"] for r in reply["results"]] == ["past1"]
+
+
+class TestScrollReadBrowse:
+    """Scroll around a hit, read a session's head and tail, browse recent sessions."""
+
+    async def test_scroll_from_a_hit(self, ctx: LocalToolContext) -> None:
+        hit = (await call(ctx, query="drafted"))["results"][0]["matches"][0]
+        reply = await call(ctx, message_id=hit["message_id"], window=1)
+        assert reply["action"] == "scroll" and reply["session_id"] == "past1"
+        assert [m["text"] for m in reply["messages"]] == [
+            "let us plan the falcon launch",
+            "Falcon launch plan drafted",
+            "falcon.log rotated",
+        ]
+
+    async def test_read(self, ctx: LocalToolContext) -> None:
+        reply = await call(ctx, session_id="past1")
+        assert reply["action"] == "read"
+        assert (len(reply["first_messages"]), reply["omitted_messages"], len(reply["last_messages"])) == (20, 13, 10)
+        assert reply["last_messages"][-1]["text"] == "filler 39"
+
+    async def test_browse_leaves_out_the_current_session(self, ctx: LocalToolContext) -> None:
+        reply = await call(ctx)
+        assert reply["action"] == "browse"
+        assert [s["session_id"] for s in reply["sessions"]] == ["past2", "past1"]
+        assert reply["sessions"][0]["preview"] == "falcon pricing question"
+
+
+class TestErrors:
+    """Bad arguments and missing things come back as clear error results."""
+
+    @pytest.mark.parametrize(
+        ("args", "needle"),
+        [
+            ({"action": "search"}, "non-empty query"),
+            ({"action": "dance"}, "action must be one of"),
+            ({"query": "x", "limit": 11}, "limit must be an integer from 1 to 10"),
+            ({"query": "x", "role_filter": ["robot"]}, "role_filter"),
+            ({"query": "x", "date_from": "last tuesday"}, "is not a date"),
+            ({"query": "x", "date_from": "2025-02-01", "date_to": "2025-01-01"}, "date range is empty"),
+            ({"action": "scroll"}, "message_id"),
+            ({"message_id": 999999}, "No message 999999"),
+            ({"session_id": "ghost"}, "No session 'ghost'"),
+            ({"action": "read"}, "needs a session_id"),
+            ({"action": "scroll", "message_id": 1, "window": 99}, "window must be"),
+        ],
+    )
+    async def test_bad_arguments(self, ctx: LocalToolContext, args: dict[str, Any], needle: str) -> None:
+        reply = await call(ctx, **args)
+        assert needle in reply["error"]
+
+    async def test_no_store(self, tmp_path: Path) -> None:
+        reply = await call(LocalToolContext(home=tmp_path), query="x")
+        assert "not available" in reply["error"]
+
+
+class TestRegistry:
+    """Registered under its own toolset; dispatch validates arguments against the schema."""
+
+    async def test_dispatch(self, tmp_path: Path) -> None:
+        registry = ToolRegistry()
+        entry = register_session_search(registry)
+        assert (entry.toolset, entry.parallel_safe) == ("session_search", True)
+        store = InMemorySessionStore()
+        await store.create_session(SessionMeta(id="old"))
+        await store.append("old", [{"role": "user", "content": "heron sighting"}])
+        context = LocalToolContext(home=tmp_path, session_id="new", store=store)  # type: ignore[arg-type]
+        reply = json.loads(await dispatch(registry, "session_search", {"query": "heron"}, context))
+        assert reply["results"][0]["session_id"] == "old"
+        bad = json.loads(await dispatch(registry, "session_search", {"query": "heron", "bogus": 1}, context))
+        assert "error" in bad
+        definitions = registry.get_definitions(["session_search"])
+        assert definitions[0]["function"]["name"] == "session_search"
