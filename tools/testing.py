@@ -11,17 +11,21 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import trio
 
+from tools.background import (
+    BackgroundSpec,
+    ProcessInfo,
+    ProcessNotification,
+    ProcessTable,
+    start_background_process,
+)
 from tools.context import ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
 from tools.todo import TodoList
-
-if TYPE_CHECKING:
-    from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
 
 __all__ = ["Approver", "Clarifier", "LocalToolContext"]
 
@@ -29,15 +33,6 @@ Approver = Callable[[ApprovalRequest], "ApprovalDecision | Awaitable[ApprovalDec
 """Answers an approval request, synchronously or as a coroutine."""
 Clarifier = Callable[[str, list[str], bool], "str | Awaitable[str]"]
 """Answers a clarify question ``(question, choices, allow_freetext)``."""
-
-
-def _new_process_table() -> ProcessTable | None:
-    # The process table belongs to the terminal tools; a context works without them.
-    try:
-        from tools.background import ProcessTable
-    except ImportError:
-        return None
-    return ProcessTable()
 
 
 @attrs.define(kw_only=True)
@@ -53,6 +48,7 @@ class LocalToolContext:
         interactive: False denies approvals and disables clarify, as for subagents.
         nursery: where background processes run; None makes them unavailable.
         store: the session store for session_search, if any.
+        processes: the background-process table (a fresh one by default).
     """
 
     home: Path
@@ -63,9 +59,9 @@ class LocalToolContext:
     interactive: bool = True
     nursery: trio.Nursery | None = None
     store: SessionSearchStore | None = None
+    processes: ProcessTable = attrs.field(factory=ProcessTable)
     shell: ShellState = attrs.field(init=False)
     todo: TodoList = attrs.field(factory=TodoList, init=False)
-    processes: ProcessTable | None = attrs.field(factory=_new_process_table, init=False)
     progress: list[str] = attrs.field(factory=list, init=False)
     """Every line passed to ``emit``, in order."""
     approvals: list[ApprovalRequest] = attrs.field(factory=list, init=False)
@@ -109,12 +105,11 @@ class LocalToolContext:
         """Start a background process in the given nursery.
 
         Raises:
-            CapabilityUnavailable: no nursery (or no process machinery) was given.
+            CapabilityUnavailable: no nursery was given.
+            ProcessLimitReached: the table is full of running processes.
         """
-        if self.nursery is None or self.processes is None:
+        if self.nursery is None:
             raise CapabilityUnavailable("background processes are not available in this context")
-        from tools.background import start_background_process
-
         return await start_background_process(self.nursery, spec, self.processes, self.notifications.append)
 
     async def delegate(self, args: dict[str, Any]) -> str:
