@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from messages.control import ClientMessage, DaemonMessage
 from messages.events import SessionEvent
 from messages.supervision import TreeNode
 
 #: Every union (or single class) that crosses a process boundary.
-WIRE_UNIONS: tuple[Any, ...] = (TreeNode, SessionEvent)
+WIRE_UNIONS: tuple[Any, ...] = (TreeNode, SessionEvent, ClientMessage, DaemonMessage)

@@ -1,0 +1,38 @@
+"""Configuration section ``daemon``: the daemon process, its control socket and its sessions' lifecycles."""
+
+from __future__ import annotations
+
+import attrs
+from attrs import validators as v
+
+__all__ = ["DaemonConfig"]
+
+_positive_int = [v.instance_of(int), v.gt(0)]
+_positive_seconds = [v.instance_of(float), v.gt(0.0)]
+
+
+@attrs.frozen
+class DaemonConfig:
+    """Section ``daemon``: limits and timeouts of the daemon.
+
+    Attributes:
+        hibernate_after_seconds: an idle session with no subscriber, pending request,
+            queued message or live background process leaves memory after this long
+            (its state stays in the store; it wakes on the next attach or message).
+        max_running_turns: turns allowed to run at once across all sessions; one more
+            gets a clear "busy" error.
+        max_frame_bytes: the largest frame the control socket accepts from a client.
+        event_replay_size: events each session keeps for ``attach --since N``.
+        shutdown_timeout_seconds: a graceful stop (SIGTERM, SIGINT, ``hermes-actors stop``)
+            interrupts turns, commits and removes the socket within this bound; the
+            process then exits regardless.
+        subscriber_buffer: events queued for one attached client; a client that falls
+            this far behind is dropped with a reason instead of slowing the session.
+    """
+
+    hibernate_after_seconds: float = attrs.field(default=600.0, converter=float, validator=_positive_seconds)
+    max_running_turns: int = attrs.field(default=64, validator=_positive_int)
+    max_frame_bytes: int = attrs.field(default=1024 * 1024, validator=[*_positive_int, v.ge(1024)])
+    event_replay_size: int = attrs.field(default=1000, validator=_positive_int)
+    shutdown_timeout_seconds: float = attrs.field(default=10.0, converter=float, validator=_positive_seconds)
+    subscriber_buffer: int = attrs.field(default=256, validator=_positive_int)

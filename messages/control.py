@@ -1,0 +1,462 @@
+"""The control conversation: CLI clients and the daemon over ``run/control.sock``.
+
+A client opens with :class:`Hello` carrying :data:`PROTOCOL_VERSION`; the
+daemon answers :class:`Welcome` or an :class:`ErrorReply` with code
+``version_mismatch`` and closes. Every request then carries a client-chosen
+``request_id`` that its reply echoes, so replies and session events (sent as
+the :mod:`messages.events` classes themselves, which carry no request id) can
+share one stream.
+
+Two unions: :data:`ClientMessage` (client to daemon) and
+:data:`DaemonMessage` (daemon to client). Fields here are plain data; the
+daemon validates values (an unknown path, a bad limit) and answers an
+:class:`ErrorReply` whose ``code`` is one of :data:`ERROR_CODES`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from messages.events import SessionEvent
+from messages.supervision import ActorSnapshot, TreeNode
+
+__all__ = [
+    "ERROR_CODES",
+    "PROTOCOL_VERSION",
+    "AnswerRequest",
+    "Attach",
+    "Attached",
+    "ClientMessage",
+    "Compress",
+    "CreateSession",
+    "DaemonMessage",
+    "DeleteSession",
+    "Detach",
+    "ErrorReply",
+    "ExportChunk",
+    "ExportSession",
+    "Hello",
+    "Inspect",
+    "InspectReply",
+    "Interrupt",
+    "Kill",
+    "ListSessions",
+    "Ok",
+    "SearchHitSummary",
+    "SearchMatch",
+    "SearchReply",
+    "SearchSessions",
+    "SendMessage",
+    "SessionCreated",
+    "SessionListReply",
+    "SessionShowReply",
+    "SessionSummary",
+    "ShowSession",
+    "Status",
+    "StatusReply",
+    "Steer",
+    "StopDaemon",
+    "Tree",
+    "TreeReply",
+    "Welcome",
+]
+
+#: Bumped whenever a message changes incompatibly.
+PROTOCOL_VERSION = 1
+
+#: Every ``ErrorReply.code`` the daemon sends.
+ERROR_CODES: frozenset[str] = frozenset(
+    {
+        "bad_frame",  # the frame could not be decoded (the text says why)
+        "version_mismatch",  # Hello with another protocol version
+        "not_hello",  # a request before the Hello
+        "not_found",  # unknown actor path or session id
+        "invalid",  # a value out of range or a request that makes no sense now
+        "busy",  # a limit (running turns) was reached; try again later
+        "unavailable",  # the part of the daemon that serves this is not running
+        "slow_client",  # the client fell too far behind and is dropped
+        "shutting_down",  # the daemon is stopping
+        "internal",  # a bug: the daemon logged it
+    }
+)
+
+# -- client to daemon ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class Hello:
+    """The first frame of every connection."""
+
+    version: int
+    client: str = "hermes-actors"
+    pid: int = 0
+
+
+@attrs.frozen
+class CreateSession:
+    """Start a new session working in ``cwd``; the reply is :class:`SessionCreated`.
+
+    ``None`` provider fields fall back to the daemon's ``config.yaml``.
+    """
+
+    request_id: str
+    cwd: str
+    model: str | None = None
+    provider: str | None = None
+    base_url: str | None = None
+    api_mode: str | None = None
+    source: str = "cli"
+    title: str | None = None
+
+
+@attrs.frozen
+class Attach:
+    """Receive a session's events from ``since`` (exclusive), or only new ones when None.
+
+    The reply is :class:`Attached`; events follow on the same connection
+    until :class:`Detach` or the connection closes.
+    """
+
+    request_id: str
+    session_id: str
+    since: int | None = None
+
+
+@attrs.frozen
+class Detach:
+    """Stop receiving a session's events; the session goes on."""
+
+    request_id: str
+    session_id: str
+
+
+@attrs.frozen
+class SendMessage:
+    """A user message for a session (starts a turn)."""
+
+    request_id: str
+    session_id: str
+    text: str
+
+
+@attrs.frozen
+class Interrupt:
+    """Cancel a session's running turn; ``text``, when given, becomes the next message."""
+
+    request_id: str
+    session_id: str
+    text: str | None = None
+
+
+@attrs.frozen
+class Steer:
+    """Out-of-band text for the running turn of the session or subagent at ``path``."""
+
+    request_id: str
+    path: str
+    text: str
+
+
+@attrs.frozen
+class Compress:
+    """Compress a session's context now, optionally focused on ``topic``."""
+
+    request_id: str
+    session_id: str
+    topic: str | None = None
+
+
+@attrs.frozen
+class AnswerRequest:
+    """Answer a pending approval or clarify request (``pending_id``); the first answer wins."""
+
+    request_id: str
+    session_id: str
+    pending_id: str
+    answer: str
+
+
+@attrs.frozen
+class Tree:
+    """The live actor tree at ``path`` (the whole daemon by default)."""
+
+    request_id: str
+    path: str = ""
+
+
+@attrs.frozen
+class Inspect:
+    """One actor's full snapshot (a session id alone names its session actor)."""
+
+    request_id: str
+    path: str
+
+
+@attrs.frozen
+class Kill:
+    """Stop the actor at ``path``; what that means depends on its kind."""
+
+    request_id: str
+    path: str
+    reason: str = "killed by operator"
+
+
+@attrs.frozen
+class ListSessions:
+    """Stored sessions, newest first."""
+
+    request_id: str
+    limit: int = 50
+    offset: int = 0
+    source: str | None = None
+
+
+@attrs.frozen
+class SearchSessions:
+    """Full-text search over stored sessions."""
+
+    request_id: str
+    query: str
+    limit: int = 3
+    roles: list[str] = attrs.Factory(lambda: ["user", "assistant"])
+    source: str | None = None
+
+
+@attrs.frozen
+class ShowSession:
+    """A stored session's first ``head`` and last ``tail`` messages."""
+
+    request_id: str
+    session_id: str
+    head: int = 20
+    tail: int = 10
+
+
+@attrs.frozen
+class ExportSession:
+    """A stored session as JSON lines, sent in :class:`ExportChunk` s."""
+
+    request_id: str
+    session_id: str
+
+
+@attrs.frozen
+class DeleteSession:
+    """Delete a stored session (a live one is stopped first)."""
+
+    request_id: str
+    session_id: str
+
+
+@attrs.frozen
+class Status:
+    """The daemon's status: pid, uptime, actors, sessions."""
+
+    request_id: str
+
+
+@attrs.frozen
+class StopDaemon:
+    """Stop the daemon gracefully; the reply is sent before it stops."""
+
+    request_id: str
+
+
+ClientMessage = (
+    Hello
+    | CreateSession
+    | Attach
+    | Detach
+    | SendMessage
+    | Interrupt
+    | Steer
+    | Compress
+    | AnswerRequest
+    | Tree
+    | Inspect
+    | Kill
+    | ListSessions
+    | SearchSessions
+    | ShowSession
+    | ExportSession
+    | DeleteSession
+    | Status
+    | StopDaemon
+)
+
+# -- daemon to client ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class Welcome:
+    """The daemon accepted the Hello."""
+
+    version: int
+    daemon_pid: int
+    connection: str
+
+
+@attrs.frozen
+class Ok:
+    """A request succeeded and has nothing more to say than ``message``."""
+
+    request_id: str
+    message: str = ""
+
+
+@attrs.frozen
+class ErrorReply:
+    """A request (or, with ``request_id`` None, the connection) failed.
+
+    ``code`` is one of :data:`ERROR_CODES`; ``message`` is for a human.
+    """
+
+    code: str
+    message: str
+    request_id: str | None = None
+
+
+@attrs.frozen
+class SessionCreated:
+    """A session was created."""
+
+    request_id: str
+    session_id: str
+
+
+@attrs.frozen
+class Attached:
+    """The client now receives the session's events (replayed ones first)."""
+
+    request_id: str
+    session_id: str
+
+
+@attrs.frozen
+class TreeReply:
+    """The actor tree asked for."""
+
+    request_id: str
+    tree: TreeNode
+
+
+@attrs.frozen
+class InspectReply:
+    """One actor's snapshot."""
+
+    request_id: str
+    snapshot: ActorSnapshot
+
+
+@attrs.frozen
+class SessionSummary:
+    """A stored session's row as listings show it (times are Unix seconds)."""
+
+    id: str
+    title: str | None
+    source: str
+    model: str | None
+    cwd: str | None
+    parent_session_id: str | None
+    started_at: float
+    last_active: float
+    ended_at: float | None
+    end_reason: str | None
+    message_count: int
+    tool_call_count: int
+    tokens_in: int
+    tokens_out: int
+    cost: float
+    preview: str = ""
+    live: bool = False
+
+
+@attrs.frozen
+class SessionListReply:
+    """Sessions, newest first."""
+
+    request_id: str
+    sessions: list[SessionSummary]
+
+
+@attrs.frozen
+class SearchHitSummary:
+    """One matching message."""
+
+    message_id: int
+    role: str
+    created_at: float
+    snippet: str
+    tool_name: str | None = None
+
+
+@attrs.frozen
+class SearchMatch:
+    """A session found by a search, with its best hits."""
+
+    session: SessionSummary
+    hits: list[SearchHitSummary]
+
+
+@attrs.frozen
+class SearchReply:
+    """Search results, best first."""
+
+    request_id: str
+    matches: list[SearchMatch]
+
+
+@attrs.frozen
+class SessionShowReply:
+    """A session's first and last messages; ``omitted`` lie between them."""
+
+    request_id: str
+    session: SessionSummary
+    head: list[dict[str, Any]]
+    tail: list[dict[str, Any]]
+    omitted: int
+
+
+@attrs.frozen
+class ExportChunk:
+    """Part of an export; ``last`` marks the final chunk."""
+
+    request_id: str
+    data: str
+    last: bool
+
+
+@attrs.frozen
+class StatusReply:
+    """What ``hermes-actors status`` shows."""
+
+    request_id: str
+    pid: int
+    version: int
+    home: str
+    socket: str
+    uptime_seconds: float
+    actors: int
+    live_sessions: int
+    running_turns: int
+    connections: int
+    sessions_available: bool
+
+
+DaemonMessage = (
+    Welcome
+    | Ok
+    | ErrorReply
+    | SessionCreated
+    | Attached
+    | TreeReply
+    | InspectReply
+    | SessionListReply
+    | SearchReply
+    | SessionShowReply
+    | ExportChunk
+    | StatusReply
+    | SessionEvent
+)
