@@ -31,7 +31,3 @@ def system(text: str = "You are a test.") -> dict[str, Any]:
     """A system message."""
     return {"role": "system", "content": text}
 
-
-def estimate_tokens(messages: list[dict[str, Any]]) -> int:
-    """A stand-in token estimate (chars/4 plus per-message overhead) for compression tests."""
-    return sum(len(json.dumps(m, ensure_ascii=False)) // 4 + 4 for m in messages)

@@ -16,7 +16,8 @@ from actors.session.history import check_alternation, close_interrupted_turn, re
 from actors.session.steer import STEER_OPEN, SteerBuffer
 from actors.session.validation import ToolCallValidator
 from config.session import CompressionConfig
-from tests.session_libs.messages import estimate_tokens, system
+from providers.metadata import rough_tokens as estimate_tokens
+from tests.session_libs.messages import system
 
 TOOLS = ["terminal", "read_file", "execute_code"]
 NAMES = st.sampled_from(["terminal", "read_file", "execute_code", "Read-File", "bogus_tool"])

@@ -71,7 +71,7 @@ class ContextCompressor:
         config: the ``compression`` section.
         context_length: the current model's context window in tokens.
         summarize: async ``(messages, instructions) -> summary``; the session wires it to the auxiliary model.
-        estimate_tokens: token estimate of a list of messages (``providers.metadata.estimate_tokens``).
+        estimate_tokens: token estimate of a list of messages (``ModelMetadata.estimate_tokens`` bound to the model).
         """
         self._config = config
         self._summarize = summarize
