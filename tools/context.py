@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
 
+from store.protocol import SessionSearchReader
+
 if TYPE_CHECKING:
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
     from tools.todo import TodoList
@@ -57,24 +59,8 @@ class ApprovalRequest:
     tool: str
 
 
-class SessionSearchStore(Protocol):
-    """The part of the session store the ``session_search`` tool needs.
-
-    Implemented by the store; kept minimal here so handlers do not depend on
-    the store package.
-    """
-
-    async def search(self, query: str, **filters: Any) -> list[dict[str, Any]]:
-        """Full-text search over past messages; filters narrow role, dates, source."""
-        ...
-
-    async def read(self, session_id: str, **options: Any) -> dict[str, Any]:
-        """Return one session's metadata and (a window of) its messages."""
-        ...
-
-    async def browse(self, **options: Any) -> list[dict[str, Any]]:
-        """List recent sessions, newest first."""
-        ...
+SessionSearchStore = SessionSearchReader
+"""What ``ctx.store`` offers the ``session_search`` tool: the store's read-only search protocol."""
 
 
 class ToolContext(Protocol):
