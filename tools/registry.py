@@ -10,6 +10,8 @@ sees is decided by toolsets (``tools.toolsets``); how a call runs is
 
 from __future__ import annotations
 
+import logging
+import math
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -38,6 +40,8 @@ CheckFn = Callable[[], bool]
 """Zero-argument availability probe; a tool whose check fails is hidden from the model."""
 SchemaOverride = Callable[[], "Mapping[str, Any] | None"]
 """Zero-argument callable returning schema keys to patch in at definition time."""
+
+logger = logging.getLogger(__name__)
 
 CHECK_FN_TTL_SECONDS = 30.0
 DEFAULT_MAX_RESULT_SIZE_CHARS = 100_000
@@ -83,7 +87,7 @@ class ToolEntry:
 @attrs.frozen
 class _Memo:
     generation: int
-    computed_at: float
+    valid_until: float
     definitions: tuple[dict[str, Any], ...]
 
 
@@ -232,19 +236,24 @@ class ToolRegistry:
         return entry is not None and self._check(entry.check_fn)
 
     def _check(self, check_fn: CheckFn | None) -> bool:
+        return self._check_until(check_fn)[0]
+
+    def _check_until(self, check_fn: CheckFn | None) -> tuple[bool, float]:
+        """The check's result and the time until which it may be reused."""
         if check_fn is None:
-            return True
+            return True, math.inf
         now = self._clock()
         cached = self._check_cache.get(check_fn)
         if cached is not None and now - cached[0] < CHECK_FN_TTL_SECONDS:
-            return cached[1]
+            return cached[1], cached[0] + CHECK_FN_TTL_SECONDS
         try:
             ok = bool(check_fn())
         except Exception:
             # A probe that crashes means "not available", never a failed turn.
+            logger.warning("check_fn %r raised; treating its tool as unavailable", check_fn, exc_info=True)
             ok = False
         self._check_cache[check_fn] = (now, ok)
-        return ok
+        return ok, now + CHECK_FN_TTL_SECONDS
 
     def get_definitions(self, names: Iterable[str]) -> list[dict[str, Any]]:
         """Build the OpenAI-style tool list for ``names`` (sorted by name).
@@ -253,27 +262,39 @@ class ToolRegistry:
         name into the schema, apply the dynamic override, wrap as
         ``{"type": "function", "function": schema}``.  Unknown names are
         skipped.  Results are memoized per name set until the generation
-        changes or the check_fn cache window passes; treat them as read-only.
+        changes or the oldest check_fn result used expires; treat them as read-only.
         """
         key = frozenset(names)
-        now = self._clock()
         memo = self._memo.get(key)
-        if memo is not None and memo.generation == self._generation and now - memo.computed_at < CHECK_FN_TTL_SECONDS:
+        if memo is not None and memo.generation == self._generation and self._clock() < memo.valid_until:
             return list(memo.definitions)
         definitions: list[dict[str, Any]] = []
+        valid_until = math.inf
         for name in sorted(key):
             entry = self._tools.get(name)
-            if entry is None or not self._check(entry.check_fn):
+            if entry is None:
+                continue
+            available, until = self._check_until(entry.check_fn)
+            valid_until = min(valid_until, until)
+            if not available:
                 continue
             schema = {**entry.schema, "name": entry.name}
             override = self._overrides.get(name)
             if override is not None:
-                patch = override()
-                if isinstance(patch, Mapping):
-                    schema.update(patch)
+                schema.update(self._override_patch(name, override))
             definitions.append({"type": "function", "function": schema})
-        self._memo[key] = _Memo(self._generation, now, tuple(definitions))
+        self._memo[key] = _Memo(self._generation, valid_until, tuple(definitions))
         return definitions
+
+    @staticmethod
+    def _override_patch(name: str, override: SchemaOverride) -> Mapping[str, Any]:
+        try:
+            patch = override()
+        except Exception:
+            # A broken override must not take the tool list (and so the turn) down: use the plain schema.
+            logger.warning("schema override of %s raised; using its registered schema", name, exc_info=True)
+            return {}
+        return patch if isinstance(patch, Mapping) else {}
 
     def cap_result(self, name: str, result: str) -> str:
         """Cut ``result`` to the tool's ``max_result_size_chars`` with a notice of what was omitted."""

@@ -121,6 +121,26 @@ class TestCheckFnCache:
         assert ["web_search"] == [d["function"]["name"] for d in registry.get_definitions(["web_search"])]
         assert 2 == state["calls"]
 
+    async def test_memo_expires_with_oldest_check(self, autojump_clock: trio.testing.MockClock) -> None:
+        """A memoized list never serves a check result older than the TTL."""
+        state = {"ok": True}
+        registry = ToolRegistry(clock=trio.current_time)
+        registry.register("a", "t", schema(), echo_handler, check_fn=lambda: state["ok"])
+        registry.register("b", "t", schema(), echo_handler)
+        assert registry.is_available("a")  # check cached at t=0
+        await trio.sleep(20)
+        assert 2 == len(registry.get_definitions(["a", "b"]))  # memo built at t=20 from the t=0 check
+        state["ok"] = False
+        await trio.sleep(11)
+        assert ["b"] == [d["function"]["name"] for d in registry.get_definitions(["a", "b"])]
+
+    def test_crashing_override_falls_back(self, caplog: pytest.LogCaptureFixture) -> None:
+        registry = ToolRegistry()
+        registry.register("a", "t", schema("plain"), echo_handler)
+        registry.set_schema_override("a", lambda: 1 / 0)
+        assert "plain" == registry.get_definitions(["a"])[0]["function"]["description"]
+        assert "schema override of a raised" in caplog.text
+
     def test_crashing_check_means_unavailable(self) -> None:
         registry = ToolRegistry()
         registry.register("t", "t", schema(), echo_handler, check_fn=lambda: 1 / 0)
