@@ -153,8 +153,14 @@ class ScriptedProviderApp:
     def _models(self, headers: Mapping[str, str]) -> dict[str, Any]:
         if "anthropic-version" in headers:
             data = [
-                {"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
-                for m in self.state.models
+                {
+                    "type": "model",
+                    "id": m,
+                    "display_name": m,
+                    "created_at": "2025-01-01T00:00:00Z",
+                    "max_input_tokens": n,
+                }
+                for m, n in self.state.models.items()
             ]
             return {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None, "last_id": None}
         return {
