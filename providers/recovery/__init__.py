@@ -35,7 +35,7 @@ from providers.recovery.exceptions import (
 from providers.recovery.fallback import FallbackChain, ProviderTarget
 from providers.recovery.history import strip_reasoning
 from providers.recovery.json_repair import repair_tool_arguments
-from providers.recovery.policy import ProviderAdapter, ProviderConnector, stream_with_recovery
+from providers.recovery.policy import ProviderConnector, stream_with_recovery
 from providers.recovery.reset_time import parse_reset_time
 from providers.recovery.sanitize import sanitize_messages, sanitize_text
 from providers.recovery.status import StatusKind, StatusUpdate
@@ -53,7 +53,6 @@ __all__ = [
     "NoCredentialAvailable",
     "PoolStatistics",
     "PooledConnector",
-    "ProviderAdapter",
     "ProviderConnector",
     "ProviderTarget",
     "RecoveryError",

@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager
-from typing import Any, NoReturn, Protocol
+from typing import NoReturn, Protocol
 
 import anthropic
 import attrs
@@ -42,7 +41,8 @@ import openai
 import trio
 
 from config.recovery import RetryConfig
-from providers.errors import ProviderError
+from providers.base import ProviderAdapter
+from providers.errors import ProviderError, ProviderResponseError
 from providers.recovery.backoff import Backoff
 from providers.recovery.classifier import ClassifiedError, FailoverReason, classify
 from providers.recovery.credentials import Credential, CredentialPool
@@ -51,7 +51,7 @@ from providers.recovery.fallback import FallbackChain, ProviderTarget
 from providers.recovery.history import strip_reasoning
 from providers.recovery.sanitize import sanitize_value
 from providers.recovery.status import StatusKind, StatusUpdate
-from providers.types import ChatRequest, StreamEvent, StreamFinished, TextDelta
+from providers.types import ChatRequest, StreamEvent, StreamFinished, TextDelta, UsageReported
 
 log = logging.getLogger(__name__)
 
@@ -77,13 +77,6 @@ _GUIDANCE = {
 }
 
 
-class ProviderAdapter(Protocol):
-    """What the loop needs of an adapter (``providers.base.ProviderAdapter`` has it)."""
-
-    def stream(self, request: ChatRequest) -> AbstractAsyncContextManager[Any]:
-        """An async context manager yielding an async iterator of ``StreamEvent``s."""
-
-
 class ProviderConnector(Protocol):
     """Builds adapters for targets and rebuilds their HTTP clients (level 7)."""
 
@@ -102,18 +95,6 @@ async def _ignore(_: object) -> None:
     return None
 
 
-@attrs.define
-class _Attempt:
-    """Mutable per-call recovery state (one per ``stream_with_recovery`` call)."""
-
-    request: ChatRequest
-    retries: int = 0
-    rebuilt: bool = False
-    stripped: bool = False
-    lowered: bool = False
-    partial_text: str = ""
-
-
 async def stream_with_recovery(
     request: ChatRequest,
     *,
@@ -125,7 +106,7 @@ async def stream_with_recovery(
     on_event: EventSink = _ignore,
     on_status: StatusSink = _ignore,
     approx_tokens: int = 0,
-    context_length: int | None = None,
+    context_length: Callable[[str], int | None] | None = None,
 ) -> StreamFinished:
     """Stream one model reply, recovering from provider failures.
 
@@ -140,7 +121,8 @@ async def stream_with_recovery(
         on_event: receives every stream event except the final ``StreamFinished``.
         on_status: receives a ``StatusUpdate`` before each recovery action.
         approx_tokens: estimated history size, for the overflow heuristics.
-        context_length: the current model's context window, when known.
+        context_length: a model's context window by model name
+            (``ModelMetadata.context_length``), for the overflow heuristics.
 
     Returns:
         The successful attempt's ``StreamFinished``.
@@ -151,152 +133,178 @@ async def stream_with_recovery(
             failure is permanent (its message says what to do).
     """
     retry = retry or RetryConfig()
-    backoff = backoff or Backoff(retry)
-    pools = pools or {}
-    messages, sanitized = sanitize_value(request.messages)
-    tools, tools_sanitized = sanitize_value(request.tools)
-    if sanitized or tools_sanitized:
-        await on_status(StatusUpdate(StatusKind.sanitize, "removed invalid characters from the conversation before sending"))
-        request = attrs.evolve(request, messages=messages, tools=tools)
-    state = _Attempt(request)
-    while True:
-        target = chain.current
-        pool = pools.get(target.provider)
-        try:
-            credential = await pool.select() if pool is not None else None
-        except NoCredentialAvailable as exc:
-            await _fallback_or_give_up(chain, state, on_status, f"every key for {target.provider} is cooling down", exc)
-            continue
-        try:
-            return await _one_attempt(state, target, credential, connector, on_event)
-        except RECOVERABLE as exc:
-            classified = classify(exc, provider=target.provider, approx_tokens=approx_tokens, context_length=context_length)
-            log.warning(
-                "provider call to %s failed: %s (%s, status %s)",
-                target.label, classified.reason.value, classified.message, classified.status_code,
-            )
-            if state.partial_text:
-                await on_status(StatusUpdate(StatusKind.partial_output, "the reply was cut off; it starts over"))
-            await _recover(exc, classified, state, target, credential, chain, pool, connector, retry, backoff, on_status)
+    run = _RecoveryRun(
+        request=request,
+        chain=chain,
+        connector=connector,
+        pools=pools or {},
+        retry=retry,
+        backoff=backoff or Backoff(retry),
+        on_event=on_event,
+        on_status=on_status,
+        approx_tokens=approx_tokens,
+        context_length=context_length or (lambda model: None),
+    )
+    return await run.run()
 
 
-async def _one_attempt(
-    state: _Attempt, target: ProviderTarget, credential: Credential | None, connector: ProviderConnector, on_event: EventSink
-) -> StreamFinished:
-    adapter = connector.adapter(target, credential.key if credential else None)
-    request = attrs.evolve(state.request, model=target.model)
-    state.partial_text = ""
-    async with adapter.stream(request) as events:
-        async for event in events:
-            if isinstance(event, StreamFinished):
-                return event
-            if isinstance(event, TextDelta):
-                state.partial_text += event.text
-            await on_event(event)
-    raise ProviderError(f"the stream from {target.label} ended without a final message")
+@attrs.define
+class _RecoveryRun:
+    """One ``stream_with_recovery`` call: its collaborators and its recovery state."""
 
+    request: ChatRequest
+    chain: FallbackChain
+    connector: ProviderConnector
+    pools: Mapping[str, CredentialPool]
+    retry: RetryConfig
+    backoff: Backoff
+    on_event: EventSink
+    on_status: StatusSink
+    approx_tokens: int
+    context_length: Callable[[str], int | None]
+    # Per-target state, reset on fallback.
+    retries: int = 0
+    rebuilt: bool = False
+    lowered: bool = False
+    # Per-call state.
+    stripped: bool = False
+    shown: bool = False  # the current attempt forwarded something the user sees
+    partial_text: str = ""
 
-async def _recover(
-    exc: BaseException,
-    classified: ClassifiedError,
-    state: _Attempt,
-    target: ProviderTarget,
-    credential: Credential | None,
-    chain: FallbackChain,
-    pool: CredentialPool | None,
-    connector: ProviderConnector,
-    retry: RetryConfig,
-    backoff: Backoff,
-    on_status: StatusSink,
-) -> None:
-    """Act on one classified failure; returns to retry, raises to stop."""
-    reason = classified.reason
-    what = f"{target.label}: {reason.value}" + (f" ({classified.status_code})" if classified.status_code else "")
-    # Level 3: a thinking block signature the provider no longer accepts.
-    if reason is FailoverReason.thinking_signature:
-        if state.stripped:
-            await _give_up(target, classified, state, on_status, exc)
-        state.stripped = True
-        messages, _ = strip_reasoning(state.request.messages)
-        state.request = attrs.evolve(state.request, messages=messages)
-        await on_status(StatusUpdate(StatusKind.strip_reasoning, f"{what}; resending without reasoning blocks"))
-        return
-    # Levels 2 and 4: another key of the same provider.
-    if classified.should_rotate_credential and pool is not None and credential is not None:
-        if await pool.may_recover_from_rate_limit(credential):
-            await pool.mark_exhausted(credential, status_code=classified.status_code, reset_hint=classified.reset_hint)
-            await on_status(StatusUpdate(StatusKind.rotate_credential, f"{what}; switching from key {credential.label} to another"))
+    async def run(self) -> StreamFinished:
+        """Attempt, classify, recover, until a reply finishes or recovery raises."""
+        await self._sanitize()
+        while True:
+            target = self.chain.current
+            pool = self.pools.get(target.provider)
+            try:
+                credential = await pool.select() if pool is not None else None
+            except NoCredentialAvailable as exc:
+                await self._fallback(f"every key for {target.provider} is cooling down", exc, None)
+                continue
+            try:
+                return await self._attempt(target, credential)
+            except RECOVERABLE as exc:
+                classified = classify(
+                    exc,
+                    provider=target.provider,
+                    approx_tokens=self.approx_tokens,
+                    context_length=self.context_length(target.model),
+                )
+                log.warning(
+                    "provider call to %s failed: %s (%s, status %s)",
+                    target.label, classified.reason.value, classified.message, classified.status_code,
+                )
+                if self.shown:
+                    await self._status(StatusKind.partial_output, "the reply was cut off; it starts over")
+                await self._recover(exc, classified, target, credential, pool)
+
+    async def _sanitize(self) -> None:
+        """Level 1: never send lone surrogates or undecodable bytes."""
+        messages, messages_changed = sanitize_value(self.request.messages)
+        tools, tools_changed = sanitize_value(self.request.tools)
+        if messages_changed or tools_changed:
+            self.request = attrs.evolve(self.request, messages=messages, tools=tools)
+            await self._status(StatusKind.sanitize, "removed invalid characters from the conversation before sending")
+
+    async def _attempt(self, target: ProviderTarget, credential: Credential | None) -> StreamFinished:
+        adapter = self.connector.adapter(target, credential.key if credential else None)
+        request = attrs.evolve(self.request, model=target.model)
+        self.shown = False
+        self.partial_text = ""
+        async with adapter.stream(request) as events:
+            async for event in events:
+                if isinstance(event, StreamFinished):
+                    return event
+                if isinstance(event, TextDelta):
+                    self.partial_text += event.text
+                self.shown = self.shown or not isinstance(event, UsageReported)
+                await self.on_event(event)
+        raise ProviderResponseError(f"the stream from {target.label} ended without a final message")
+
+    async def _recover(
+        self,
+        exc: BaseException,
+        classified: ClassifiedError,
+        target: ProviderTarget,
+        credential: Credential | None,
+        pool: CredentialPool | None,
+    ) -> None:
+        """Act on one classified failure: returns to try again, raises to stop."""
+        reason = classified.reason
+        what = f"{target.label}: {reason.value}" + (f" ({classified.status_code})" if classified.status_code else "")
+        # Level 3: a thinking block signature the provider no longer accepts.
+        if reason is FailoverReason.thinking_signature:
+            if self.stripped:
+                await self._give_up(target, classified, exc)
+            self.stripped = True
+            messages, _ = strip_reasoning(self.request.messages)
+            self.request = attrs.evolve(self.request, messages=messages)
+            await self._status(StatusKind.strip_reasoning, f"{what}; resending without reasoning blocks")
             return
-    # Level 6, then 5: the request is too large.
-    if reason is FailoverReason.context_overflow and not classified.should_compress and not state.lowered:
-        available = classified.available_output_tokens or 0
-        state.lowered = True
-        current = state.request.max_tokens
-        state.request = attrs.evolve(state.request, max_tokens=available if current is None else min(current, available))
-        await on_status(StatusUpdate(StatusKind.lower_max_tokens, f"{what}; lowering max_tokens to {available}"))
-        return
-    if classified.should_compress or reason is FailoverReason.context_overflow:
-        await on_status(StatusUpdate(StatusKind.compress, f"{what}; the conversation must be compressed"))
-        raise NeedsCompression(f"{target.label} needs a smaller context: {classified.message}", classified=classified) from exc
-    # Level 7: a transport failure may be a poisoned connection pool.
-    if reason is FailoverReason.timeout and not state.rebuilt:
-        state.rebuilt = True
-        await on_status(StatusUpdate(StatusKind.rebuild_client, f"{what}; reconnecting"))
-        await connector.rebuild(target, credential.key if credential else None)
-        return
-    # Level 8 (eager): retrying cannot help, or a single-key rate limit would hit the same quota.
-    single_key_rate_limit = reason is FailoverReason.rate_limit and chain.has_next()
-    if classified.should_fallback and (not classified.retryable or single_key_rate_limit):
-        await _fallback_or_give_up(chain, state, on_status, what, exc, classified)
-        return
-    if not classified.retryable:
-        await _give_up(target, classified, state, on_status, exc)
-    # Level 9: back off and retry the same target.
-    state.retries += 1
-    if state.retries > retry.max_retries:
-        if classified.should_fallback and chain.has_next():
-            await _fallback_or_give_up(chain, state, on_status, f"{what} after {retry.max_retries} retries", exc, classified)
+        # Levels 2 and 4: another key of the same provider.
+        if classified.should_rotate_credential and pool is not None and credential is not None:
+            if await pool.may_recover_from_rate_limit(credential):
+                await pool.mark_exhausted(credential, status_code=classified.status_code, reset_hint=classified.reset_hint)
+                await self._status(StatusKind.rotate_credential, f"{what}; switching from key {credential.label} to another")
+                return
+        # Level 6, then 5: the request is too large.
+        if reason is FailoverReason.context_overflow and not classified.should_compress and not self.lowered:
+            available = classified.available_output_tokens or 0
+            current = self.request.max_tokens
+            self.lowered = True
+            self.request = attrs.evolve(self.request, max_tokens=available if current is None else min(current, available))
+            await self._status(StatusKind.lower_max_tokens, f"{what}; lowering max_tokens to {available}")
             return
-        await _give_up(target, classified, state, on_status, exc)
-    delay = backoff.delay(state.retries, retry_after=classified.retry_after)
-    await on_status(
-        StatusUpdate(
-            StatusKind.backoff, f"{what}; retrying in {delay:.1f} s (retry {state.retries} of {retry.max_retries})"
+        if classified.should_compress or reason is FailoverReason.context_overflow:
+            await self._status(StatusKind.compress, f"{what}; the conversation must be compressed")
+            raise NeedsCompression(f"{target.label} needs a smaller context: {classified.message}", classified=classified) from exc
+        # Level 7: a transport failure may have poisoned the connection pool.
+        if reason is FailoverReason.timeout and not self.rebuilt:
+            self.rebuilt = True
+            await self._status(StatusKind.rebuild_client, f"{what}; reconnecting")
+            await self.connector.rebuild(target, credential.key if credential else None)
+            return
+        # Level 8, eagerly: retrying cannot help, or a rate limit no other key
+        # can absorb would only hit the same exhausted quota again.
+        no_other_key = reason is FailoverReason.rate_limit and self.chain.has_next()
+        if classified.should_fallback and (not classified.retryable or no_other_key):
+            await self._fallback(what, exc, classified)
+            return
+        if not classified.retryable:
+            await self._give_up(target, classified, exc)
+        # Level 9: back off and retry the same target; level 8 once retries run out.
+        self.retries += 1
+        if self.retries > self.retry.max_retries:
+            if classified.should_fallback and self.chain.has_next():
+                await self._fallback(f"{what} after {self.retry.max_retries} retries", exc, classified)
+                return
+            await self._give_up(target, classified, exc)
+        delay = self.backoff.delay(self.retries, retry_after=classified.retry_after)
+        await self._status(StatusKind.backoff, f"{what}; retrying in {delay:.1f} s (retry {self.retries} of {self.retry.max_retries})")
+        await trio.sleep(delay)
+
+    async def _fallback(self, what: str, exc: BaseException, classified: ClassifiedError | None) -> None:
+        previous = self.chain.current
+        target = self.chain.advance()
+        if target is None:
+            await self._give_up(previous, classified, exc)
+        self.retries = 0
+        self.rebuilt = False
+        self.lowered = False
+        await self._status(StatusKind.fallback, f"{what}; falling back to {target.label}")
+
+    async def _give_up(self, target: ProviderTarget, classified: ClassifiedError | None, exc: BaseException) -> NoReturn:
+        """Level 10: stop, telling the user what to do."""
+        reason = classified.reason if classified else FailoverReason.rate_limit
+        hint = _GUIDANCE.get(reason, "try again later or configure fallback_providers").format(
+            provider=target.provider, model=target.model
         )
-    )
-    await trio.sleep(delay)
+        detail = classified.message if classified else str(exc)
+        text = f"{target.label} failed ({reason.value}): {detail} — {hint}"
+        await self._status(StatusKind.give_up, text)
+        raise RecoveryExhausted(text, classified=classified, partial_text=self.partial_text) from exc
 
-
-async def _fallback_or_give_up(
-    chain: FallbackChain,
-    state: _Attempt,
-    on_status: StatusSink,
-    what: str,
-    exc: BaseException,
-    classified: ClassifiedError | None = None,
-) -> None:
-    previous = chain.current
-    target = chain.advance()
-    if target is None:
-        await _give_up(previous, classified, state, on_status, exc)
-    state.retries = 0
-    state.rebuilt = False
-    state.lowered = False
-    await on_status(StatusUpdate(StatusKind.fallback, f"{what}; falling back to {target.label}"))
-
-
-async def _give_up(
-    target: ProviderTarget,
-    classified: ClassifiedError | None,
-    state: _Attempt,
-    on_status: StatusSink,
-    exc: BaseException,
-) -> NoReturn:
-    reason = classified.reason if classified else FailoverReason.rate_limit
-    hint = _GUIDANCE.get(reason, "try again later or configure fallback_providers").format(
-        provider=target.provider, model=target.model
-    )
-    detail = classified.message if classified else str(exc)
-    text = f"{target.label} failed ({reason.value}): {detail} — {hint}"
-    await on_status(StatusUpdate(StatusKind.give_up, text))
-    raise RecoveryExhausted(text, classified=classified, partial_text=state.partial_text) from exc
+    async def _status(self, kind: StatusKind, text: str) -> None:
+        log.info("recovery %s: %s", kind.value, text)
+        await self.on_status(StatusUpdate(kind, text))

@@ -14,7 +14,7 @@ import attrs
 import trio
 
 from providers.recovery import ProviderTarget
-from providers.types import ChatRequest, StreamEvent, StreamFinished, TextDelta, Usage
+from providers.types import ChatRequest, StreamEvent, StreamFinished, TextDelta, ToolCallStarted, Usage, UsageReported
 
 
 @attrs.frozen
@@ -23,6 +23,8 @@ class Outcome:
 
     text: str = "ok"
     error: BaseException | None = None
+    tool_call: str | None = None
+    usage_first: bool = False
 
 
 @attrs.frozen
@@ -53,9 +55,13 @@ class _Adapter:
             self._connector.open_streams -= 1
 
     async def _events(self, outcome: Outcome) -> AsyncIterator[StreamEvent]:
+        if outcome.usage_first:
+            yield UsageReported(Usage(prompt_tokens=10))
         for word in outcome.text.split():
             await trio.lowlevel.checkpoint()
             yield TextDelta(word + " ")
+        if outcome.tool_call is not None:
+            yield ToolCallStarted(index=0, call_id="call_0", name=outcome.tool_call)
         if outcome.error is not None:
             raise outcome.error
         message: dict[str, Any] = {"role": "assistant", "content": outcome.text}

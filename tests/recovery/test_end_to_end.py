@@ -233,3 +233,29 @@ class TestRecoveryEndToEnd:
         with pytest.raises(NeedsCompression):
             await stream_with_recovery(request(), chain=FallbackChain(messages(server)), connector=connector, retry=FAST_RETRY)
         assert len(server.requests) == 1
+
+
+class TestCancellation:
+    """Cancelling the loop closes the HTTP stream at once, mid-stream or mid-backoff."""
+
+    async def test_cancel_mid_stream_closes_the_connection(self, server: ScriptedProvider, connector: PooledConnector) -> None:
+        server.push({"text": "one two three four five", "chunk_delay": 0.05})
+        with trio.CancelScope() as scope:
+
+            async def cancel_on_first_text(event: object) -> None:
+                scope.cancel()
+
+            await stream_with_recovery(request(), chain=FallbackChain(chat(server)), connector=connector, on_event=cancel_on_first_text)
+        assert scope.cancelled_caught
+        with trio.fail_after(2):
+            assert len(await server.wait_disconnects(1)) == 1
+
+    async def test_cancel_during_backoff(self, server: ScriptedProvider, connector: PooledConnector) -> None:
+        server.push({"error": {"status": 503}}, {"text": "never asked for"})
+        status = Statuses()
+        slow = RetryConfig(base_delay=30.0, max_delay=60.0)
+        with trio.move_on_after(0.5) as scope:
+            await stream_with_recovery(request(), chain=FallbackChain(chat(server)), connector=connector, retry=slow, on_status=status)
+        assert scope.cancelled_caught
+        assert status.kinds == [StatusKind.backoff]
+        assert len(server.requests) == 1 and server.queued == 1

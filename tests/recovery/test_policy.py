@@ -248,7 +248,7 @@ class TestRequestRewrites:
     async def test_disconnect_on_large_session_means_compress(self, autojump_clock: trio.testing.MockClock) -> None:
         dropped = httpx2.RemoteProtocolError("peer closed connection without sending complete message body")
         with pytest.raises(NeedsCompression):
-            await run(FakeConnector([Outcome("", dropped)]), Recorder(), approx_tokens=150_000, context_length=200_000)
+            await run(FakeConnector([Outcome("", dropped)]), Recorder(), approx_tokens=150_000, context_length=lambda model: 200_000)
 
     async def test_history_sanitised_before_sending(self, autojump_clock: trio.testing.MockClock) -> None:
         connector = FakeConnector([Outcome("ok")])
@@ -320,3 +320,20 @@ class TestBoundaries:
 
             await stream_with_recovery(request(), chain=FallbackChain(PRIMARY), connector=connector, on_event=cancel_on_second)
         assert connector.open_streams == 0
+
+
+
+class TestPartialToolCalls:
+    """A failure after a tool call started streaming is also announced as partial output."""
+
+    async def test_tool_call_shown_then_failure(self, autojump_clock: trio.testing.MockClock) -> None:
+        connector = FakeConnector([Outcome("", err(500), tool_call="terminal"), Outcome("ok")])
+        rec = Recorder()
+        await run(connector, rec)
+        assert rec.kinds == [StatusKind.partial_output, StatusKind.backoff]
+
+    async def test_usage_alone_is_not_partial_output(self, autojump_clock: trio.testing.MockClock) -> None:
+        connector = FakeConnector([Outcome("", err(500), usage_first=True), Outcome("ok")])
+        rec = Recorder()
+        await run(connector, rec)
+        assert rec.kinds == [StatusKind.backoff]
