@@ -34,9 +34,12 @@ def register_core_tools(
     config = config if config is not None else ToolsConfig()
     memory_schema, memory_handler = make_memory_handler(memory)
     # File tools may run side by side when their paths do not overlap.
-    registry.register("read_file", "file", READ_FILE_SCHEMA, read_file_handler, parallel_safe=True, path_scoped="path", emoji="📖")
-    registry.register("write_file", "file", WRITE_FILE_SCHEMA, write_file_handler, parallel_safe=True, path_scoped="path", emoji="✍️")
-    registry.register("patch", "file", PATCH_SCHEMA, patch_handler, parallel_safe=True, path_scoped="path", emoji="🩹")
+    for name, schema, handler, emoji in (
+        ("read_file", READ_FILE_SCHEMA, read_file_handler, "📖"),
+        ("write_file", WRITE_FILE_SCHEMA, write_file_handler, "✍️"),
+        ("patch", PATCH_SCHEMA, patch_handler, "🩹"),
+    ):
+        registry.register(name, "file", schema, handler, parallel_safe=True, path_scoped="path", emoji=emoji)
     registry.register(
         "search_files", "file", SEARCH_FILES_SCHEMA, make_search_handler(use_ripgrep=config.use_ripgrep),
         parallel_safe=True, emoji="🔎",

@@ -38,7 +38,11 @@ CLARIFY_SCHEMA: Final[dict[str, Any]] = {
                 "maxItems": MAX_CHOICES,
                 "description": f"Up to {MAX_CHOICES} suggested answers.",
             },
-            "allow_freetext": {"type": "boolean", "default": True, "description": "Accept an answer outside the choices."},
+            "allow_freetext": {
+                "type": "boolean",
+                "default": True,
+                "description": "Accept an answer outside the choices.",
+            },
         },
         "required": ["question"],
     },

@@ -18,7 +18,8 @@ REDACTED = "[REDACTED]"
 # middle of an identifier; the digit look-ahead keeps long kebab-case words
 # such as ``sk-learn-compatible-estimators`` out.
 _KEY_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"(?<![\w-])sk-(?=[\w-]*\d)[A-Za-z0-9_-]{20,}"),  # OpenAI, Anthropic (sk-ant-...), OpenRouter (sk-or-...)
+    # OpenAI, Anthropic (sk-ant-...), OpenRouter (sk-or-...)
+    re.compile(r"(?<![\w-])sk-(?=[\w-]*\d)[A-Za-z0-9_-]{20,}"),
     re.compile(r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{30,}"),  # GitHub tokens
     re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{30,}"),
     re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),  # AWS access key ids
@@ -28,7 +29,8 @@ _KEY_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 
 _PRIVATE_KEY = re.compile(
-    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+    r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
     re.DOTALL,
 )
 

@@ -220,7 +220,9 @@ def search_with_python(
     try:
         regex = re.compile(pattern)
     except re.error as exc:
-        raise ToolInputError(f"Invalid regex {pattern!r}: {exc}. Escape special characters such as ( [ . * with a backslash.") from None
+        raise ToolInputError(
+            f"Invalid regex {pattern!r}: {exc}. Escape special characters such as ( [ . * with a backslash."
+        ) from None
     # Whole-file prefilter: most files do not match, and one search per file is far cheaper
     # than one per line.  MULTILINE keeps ^ and $ meaning "line start/end" as in the per-line pass.
     prefilter = None if ("\\A" in pattern or "\\Z" in pattern) else re.compile(pattern, re.MULTILINE)
@@ -304,7 +306,9 @@ async def search_with_ripgrep(
                     truncated = True
                     break
                 rel = path_text.removeprefix("./")
-                matches.append({"path": _display(shown_root, rel), "line": data["line_number"], "text": _cap_line(line_text)})
+                matches.append(
+                    {"path": _display(shown_root, rel), "line": data["line_number"], "text": _cap_line(line_text)}
+                )
             if truncated:
                 process.kill()
     finally:

@@ -34,7 +34,8 @@ def _matches(value: Any, type_name: str) -> bool:
     if type_name == "string":
         return isinstance(value, str)
     if type_name == "integer":
-        return isinstance(value, int) and not isinstance(value, bool) or (isinstance(value, float) and value.is_integer())
+        is_int = isinstance(value, int) and not isinstance(value, bool)
+        return is_int or (isinstance(value, float) and value.is_integer())
     if type_name == "number":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if type_name == "boolean":
@@ -123,7 +124,9 @@ def _check(value: Any, schema: Mapping[str, Any], where: str, problems: list[str
     return value
 
 
-def _check_object(value: Mapping[str, Any], schema: Mapping[str, Any], where: str, problems: list[str]) -> dict[str, Any]:
+def _check_object(
+    value: Mapping[str, Any], schema: Mapping[str, Any], where: str, problems: list[str]
+) -> dict[str, Any]:
     properties: Mapping[str, Any] = schema.get("properties", {})
     prefix = f"{where}." if where else ""
     result = dict(value)
