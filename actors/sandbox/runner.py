@@ -205,6 +205,7 @@ class Sandbox:
             token=token,
             max_tool_calls=self._config.max_tool_calls,
             per_call_timeout=self._config.per_call_timeout,
+            run_deadline=self._deadline(),
             gate=self._gate,
             cwd=self._cwd,
             on_tool_call=self._record_call,

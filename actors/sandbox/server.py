@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import math
 import os
 import socket
 import struct
@@ -132,6 +133,8 @@ class RpcServer:
         token: The per-execution secret every request must carry.
         max_tool_calls: Calls dispatched before further ones are refused.
         per_call_timeout: Seconds one call may run once admitted by the gate.
+        run_deadline: When the whole script is stopped (``trio.current_time()`` clock); a per-call
+            timeout that would expire after it is not armed, as it could never fire.
         gate: Admission of concurrent calls; :class:`SerialGate` when None.
         cwd: Returns the session's working directory (the gate resolves relative paths with it).
         on_tool_call: Receives a record of every request answered, refused or not.
@@ -148,6 +151,7 @@ class RpcServer:
         token: str,
         max_tool_calls: int,
         per_call_timeout: float,
+        run_deadline: float = math.inf,
         gate: ToolGate | None = None,
         cwd: Callable[[], str] = os.getcwd,
         on_tool_call: Callable[[SandboxToolCall], None] = lambda call: None,
@@ -160,6 +164,7 @@ class RpcServer:
         self._token = token.encode()
         self._max_tool_calls = max_tool_calls
         self._per_call_timeout = per_call_timeout
+        self._run_deadline = run_deadline
         self._gate: ToolGate = gate if gate is not None else SerialGate()
         self._cwd = cwd
         self._on_tool_call = on_tool_call
@@ -246,10 +251,26 @@ class RpcServer:
         calls.start_soon(self._send, stream, send_lock, RpcResponse(id=request_id, error=f"Malformed request: {exc}"))
 
     async def _send(self, stream: trio.SocketStream, send_lock: trio.StrictFIFOLock, response: RpcResponse) -> None:
+        data = self._codec.encode(response)
         try:
+            if not send_lock.locked():
+                # Fast path: a response fits the socket buffer almost always, so write it now without
+                # the two scheduler round trips of the lock and send_all; the task has checkpointed
+                # already (the gate, the tool).
+                send_lock.acquire_nowait()
+                try:
+                    sent = os.write(stream.socket.fileno(), data)
+                except BlockingIOError:
+                    sent = 0
+                try:
+                    if sent < len(data):
+                        await stream.send_all(data[sent:])
+                finally:
+                    send_lock.release()
+                return
             async with send_lock:
-                await stream.send_all(self._codec.encode(response))
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
+                await stream.send_all(data)
+        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
             log.info("sandbox RPC: the script hung up before response %d", response.id)
 
     async def _answer(self, request: RpcRequest, stream: trio.SocketStream, send_lock: trio.StrictFIFOLock) -> None:
@@ -297,12 +318,18 @@ class RpcServer:
             self._refused += 1
             return RpcResponse(id=request.id, error=str(exc))
         async with self._gate.slot(request.tool, args, self._cwd()):
-            with trio.move_on_after(self._per_call_timeout):
-                try:
-                    result = await self._call_tool(request.tool, args)
-                except Exception as exc:
-                    log.error("sandbox RPC: tool %s raised\n%s", request.tool, self._redact(traceback.format_exc()))
-                    text = self._redact(f"Tool '{request.tool}' failed: {type(exc).__name__}: {exc}")
-                    return RpcResponse(id=request.id, error=text)
-                return RpcResponse(id=request.id, result=result)
+            deadline = trio.current_time() + self._per_call_timeout
+            if deadline >= self._run_deadline:
+                return await self._call(request, args)
+            with trio.move_on_at(deadline):
+                return await self._call(request, args)
         return RpcResponse(id=request.id, error=f"Tool call timed out after {self._per_call_timeout:g}s")
+
+    async def _call(self, request: RpcRequest, args: dict[str, Any]) -> RpcResponse:
+        try:
+            result = await self._call_tool(request.tool, args)
+        except Exception as exc:
+            log.error("sandbox RPC: tool %s raised\n%s", request.tool, self._redact(traceback.format_exc()))
+            text = self._redact(f"Tool '{request.tool}' failed: {type(exc).__name__}: {exc}")
+            return RpcResponse(id=request.id, error=text)
+        return RpcResponse(id=request.id, result=result)

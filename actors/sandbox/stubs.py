@@ -183,7 +183,7 @@ class _Client:
                 del self._buffer[: end + 1]
                 return _json.loads(line)
             try:
-                chunk = self._sock.recv(1 << 20)
+                chunk = self._sock.recv(65536)
             except OSError as exc:
                 self._fail("Agent process disconnected: %s" % exc)
             if not chunk:

@@ -68,6 +68,20 @@ class TestThreads:
         assert float(elapsed) < 2.5  # serial would take 5 s; two waves take 1 s
         assert result.tool_calls_made == 10
 
+    async def test_large_responses_interleave_intact(self, bench: ToolBench, short_dir: str) -> None:
+        """Responses bigger than the socket buffer, written concurrently, arrive whole and in their own thread."""
+        result = await _run(
+            """
+            from concurrent.futures import ThreadPoolExecutor
+            from hermes_tools import web_search
+            sizes = list(ThreadPoolExecutor(6).map(lambda kb: len(web_search("q", limit=kb)["data"]),
+                                                   [500 + i for i in range(12)]))
+            print(sizes)
+            """,
+            bench, short_dir,
+        )  # fmt: skip
+        assert result.output == f"{[(500 + i) * 1024 for i in range(12)]}\n"
+
     async def test_unsafe_tools_stay_serial(self, bench: ToolBench, short_dir: str) -> None:
         bench.delay = 0.1
         await _run(

@@ -1,0 +1,142 @@
+"""Benchmarks of execute_code: RPC round trip, sequential and threaded calls, start-up to first RPC.
+
+Run: .venv/bin/python bench/bench_sandbox.py
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+import time
+from typing import Any
+
+import trio
+
+from actors.sandbox import Sandbox
+from config.sandbox import CodeExecutionConfig
+from tools.context import ToolContext
+from tools.dispatch import dispatch
+from tools.parallel import ToolConcurrencyGate
+from tools.registry import ToolRegistry
+from tools.testing import LocalToolContext
+
+CONFIG = CodeExecutionConfig(max_tool_calls=100_000, progress_interval_seconds=3600)
+IO_WAIT_SECONDS = 0.005
+
+
+async def _noop(args: dict[str, Any], ctx: ToolContext) -> str:
+    return "{}"
+
+
+async def _io_wait(args: dict[str, Any], ctx: ToolContext) -> str:
+    await trio.sleep(IO_WAIT_SECONDS)
+    return '{"ok": true}'
+
+
+def _registry() -> ToolRegistry:
+    registry = ToolRegistry()
+    schema = {"description": "bench", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}
+    registry.register("read_file", "file", schema, _noop, parallel_safe=True)
+    registry.register("web_extract", "web", schema, _io_wait, parallel_safe=True)
+    return registry
+
+
+async def _run(code: str, base_dir: str, on_call: Any = None) -> tuple[str, float]:
+    registry = _registry()
+    ctx = LocalToolContext(home=base_dir)
+    gate = ToolConcurrencyGate(registry)
+
+    async def call_tool(name: str, args: dict[str, Any]) -> str:
+        if on_call is not None:
+            on_call()
+        return await dispatch(registry, name, args, ctx)
+
+    sandbox = Sandbox(code, call_tool=call_tool, allowed_tools=frozenset(registry.names()), config=CONFIG,
+                      gate=gate, base_dir=base_dir)  # fmt: skip
+    start = time.perf_counter()
+    result = await sandbox.run()
+    elapsed = time.perf_counter() - start
+    if result.exit_code != 0:
+        raise SystemExit(f"bench script failed: {result.output}")
+    return result.output, elapsed
+
+
+ROUND_TRIP = """
+import time, json
+from hermes_tools import read_file
+for _ in range(200):
+    read_file("x")
+samples = []
+for _ in range(3000):
+    t = time.perf_counter_ns()
+    read_file("x")
+    samples.append(time.perf_counter_ns() - t)
+samples.sort()
+print(json.dumps({"median": samples[len(samples) // 2], "p90": samples[int(len(samples) * 0.9)]}))
+"""
+
+SEQUENTIAL = """
+import time
+from hermes_tools import read_file
+t = time.perf_counter()
+for _ in range(1000):
+    read_file("x")
+print(time.perf_counter() - t)
+"""
+
+THREADED = """
+import time
+from concurrent.futures import ThreadPoolExecutor
+from hermes_tools import web_extract
+def worker(_):
+    for _ in range(100):
+        web_extract(["u"])
+for threads in (1, 16):
+    t = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(worker, range(threads)))
+    print(threads, time.perf_counter() - t)
+"""
+
+FIRST_RPC = "from hermes_tools import read_file\nread_file('x')\n"
+
+
+async def main() -> None:
+    base_dir = tempfile.mkdtemp(prefix="hx-b-", dir="/tmp")
+
+    output, _ = await _run(ROUND_TRIP, base_dir)
+    figures = json.loads(output)
+    print(f"no-op RPC round trip from the script: median {figures['median'] / 1000:.1f} us, "
+          f"p90 {figures['p90'] / 1000:.1f} us (target median <= 75 us)")  # fmt: skip
+
+    output, _ = await _run(SEQUENTIAL, base_dir)
+    seconds = float(output)
+    print(f"1,000 sequential no-op calls: {seconds * 1000:.1f} ms ({1000 / seconds:,.0f} calls/s)")
+
+    output, _ = await _run(THREADED, base_dir)
+    (_, one), (_, sixteen) = (line.split() for line in output.splitlines())
+    one_rate, sixteen_rate = 100 / float(one), 1600 / float(sixteen)
+    print(f"I/O-waiting parallel-safe tool ({IO_WAIT_SECONDS * 1000:.0f} ms each): 1 thread x 100 calls "
+          f"{one_rate:,.0f} calls/s; 16 threads x 100 calls {sixteen_rate:,.0f} calls/s "
+          f"({sixteen_rate / one_rate:.1f}x, gate limit 8)")  # fmt: skip
+
+    starts = []
+    for _ in range(15):
+        first: list[float] = []
+        t0 = time.perf_counter()
+        await _run(FIRST_RPC, base_dir, on_call=lambda: first.append(time.perf_counter()) if not first else None)
+        starts.append(first[0] - t0)
+    print(f"sandbox start -> first RPC served: median {statistics.median(starts) * 1000:.1f} ms, "
+          f"min {min(starts) * 1000:.1f} ms over {len(starts)} runs (target <= 40 ms)")  # fmt: skip
+
+    bare = []
+    for _ in range(10):
+        t0 = time.perf_counter()
+        await trio.run_process(["python3", "-c", "pass"])
+        bare.append(time.perf_counter() - t0)
+    print(f"bare interpreter start (python3 -c pass) for reference: median {statistics.median(bare) * 1000:.1f} ms")
+
+
+if __name__ == "__main__":
+    trio.run(main)
