@@ -10,6 +10,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from actors.session.budget import GRACE_NOTICE, BudgetStep, IterationBudget, append_budget_note, close_for_forced_summary
 from actors.session.compression import ContextCompressor
 from actors.session.errors import CompressionError, EmptySteerError
 from actors.session.history import check_alternation, close_interrupted_turn, repair_on_load
@@ -46,16 +47,23 @@ class SessionHistoryMachine(RuleBasedStateMachine):
             CompressionConfig(minimum_threshold_tokens=100), context_length=400, summarize=_summarize, estimate_tokens=estimate_tokens
         )
         self.counter = 0
+        self.budget = IterationBudget(total=2)
 
     def _next_id(self) -> str:
         self.counter += 1
         return f"call_{self.counter}"
 
-    def _before_provider_call(self) -> None:
+    def _before_provider_call(self) -> BudgetStep:
         self.steers.deliver(self.messages)
+        step = self.budget.begin_call()
+        assert step in (BudgetStep.CALL, BudgetStep.GRACE)
+        if step is BudgetStep.GRACE:
+            append_budget_note(self.messages, GRACE_NOTICE)
+        return step
 
     def _end_turn(self) -> None:
         self.phase = "rest"
+        self.budget = IterationBudget(total=2)
         leftover = self.steers.take_as_user_message()
         if leftover is not None:
             self.messages.append(leftover)
@@ -77,7 +85,7 @@ class SessionHistoryMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.phase == "awaiting")
     @rule(calls=st.lists(st.tuples(NAMES, ARGUMENTS), min_size=1, max_size=4), text=st.none() | TEXT)
     def assistant_calls_tools(self, calls: list[tuple[str, str]], text: str | None) -> None:
-        self._before_provider_call()
+        step = self._before_provider_call()
         message = {
             "role": "assistant",
             "content": text,
@@ -86,6 +94,12 @@ class SessionHistoryMachine(RuleBasedStateMachine):
                 for name, arguments in calls
             ],
         }
+        if step is BudgetStep.GRACE:
+            close_for_forced_summary(self.messages, message)
+            assert self.budget.begin_call() is BudgetStep.FORCE_SUMMARY
+            self.messages.append({"role": "assistant", "content": "summary of the work"})
+            self._end_turn()
+            return
         outcome = self.validator.validate(message)
         self.messages.append(outcome.message)
         runnable = {call.id for call in outcome.runnable}

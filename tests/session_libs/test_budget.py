@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from actors.session.budget import FORCED_SUMMARY_TEXT, BudgetStep, IterationBudget
+from actors.session.budget import (
+    FORCED_SUMMARY_TEXT,
+    GRACE_NOTICE,
+    BudgetStep,
+    IterationBudget,
+    append_budget_note,
+    close_for_forced_summary,
+    skipped_tool_text,
+)
+from actors.session.errors import HistoryInvariantError
+from actors.session.history import check_alternation
+from tests.session_libs.messages import assistant, tool, user
 
 
 class TestIterationBudget:
@@ -53,3 +64,29 @@ class TestIterationBudget:
     def test_invalid_total_rejected(self) -> None:
         with pytest.raises(ValueError):
             IterationBudget(total=0)
+
+
+class TestBudgetNotes:
+    """Grace notice and forced summary attach to the last tool result, keeping alternation."""
+
+    def test_grace_notice_on_tool_result(self) -> None:
+        history = [user(), assistant(None, [("a", "terminal")]), tool("a", "out")]
+        append_budget_note(history, GRACE_NOTICE)
+        assert history[-1]["content"] == f"out\n\n{GRACE_NOTICE}"
+        check_alternation(history)
+
+    def test_note_as_text_part(self) -> None:
+        history = [user(), assistant(None, [("a", "t")]), {"role": "tool", "tool_call_id": "a", "content": [{"type": "text", "text": "x"}]}]
+        append_budget_note(history, GRACE_NOTICE)
+        assert history[-1]["content"][-1] == {"type": "text", "text": GRACE_NOTICE}
+
+    def test_note_needs_tool_or_user(self) -> None:
+        with pytest.raises(HistoryInvariantError):
+            append_budget_note([user(), assistant()], GRACE_NOTICE)
+
+    def test_forced_summary_closes_calls(self) -> None:
+        history = [user(), assistant(None, [("a", "terminal")]), tool("a")]
+        close_for_forced_summary(history, assistant(None, [("b", "read_file"), ("c", "terminal")]))
+        assert history[-2]["content"] == skipped_tool_text("read_file")
+        assert history[-1]["content"] == f"{skipped_tool_text('terminal')}\n\n{FORCED_SUMMARY_TEXT}"
+        check_alternation(history)
