@@ -6,7 +6,9 @@ import difflib
 import os
 from pathlib import Path
 
-__all__ = ["BINARY_SNIFF_BYTES", "looks_binary", "resolve_path", "similar_names"]
+from tools.errors import ToolInputError
+
+__all__ = ["BINARY_SNIFF_BYTES", "looks_binary", "not_found", "resolve_path", "similar_names"]
 
 BINARY_SNIFF_BYTES = 8_192
 
@@ -22,6 +24,13 @@ def resolve_path(cwd: str, raw: str) -> Path:
 def looks_binary(head: bytes) -> bool:
     """True when the first bytes of a file contain a NUL byte (text files practically never do)."""
     return b"\x00" in head
+
+
+def not_found(path: Path, advice: str = "") -> ToolInputError:
+    """The error for a missing file, naming similar files in its directory when there are any."""
+    hint = similar_names(path)
+    suffix = f" Similar names in {path.parent}: {', '.join(hint)}." if hint else ""
+    return ToolInputError(f"File not found: {path}.{suffix}{advice}")
 
 
 def similar_names(path: Path, limit: int = 5) -> list[str]:

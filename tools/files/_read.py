@@ -11,7 +11,7 @@ import trio
 
 from tools.dispatch import error_result
 from tools.errors import ToolInputError
-from tools.files._paths import BINARY_SNIFF_BYTES, looks_binary, resolve_path, similar_names
+from tools.files._paths import BINARY_SNIFF_BYTES, looks_binary, not_found, resolve_path
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -102,9 +102,7 @@ def read_window(path: Path, offset: int = 1, limit: int = DEFAULT_LIMIT) -> Read
             handle.seek(0)
             return _collect(path, handle, offset, limit, size)
     except FileNotFoundError:
-        hint = similar_names(path)
-        suffix = f" Similar names in {path.parent}: {', '.join(hint)}." if hint else ""
-        raise ToolInputError(f"File not found: {path}.{suffix}") from None
+        raise not_found(path) from None
     except PermissionError:
         raise ToolInputError(f"Permission denied reading {path}.") from None
     except OSError as exc:

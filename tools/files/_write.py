@@ -13,7 +13,7 @@ import trio
 
 from tools.dispatch import error_result
 from tools.errors import ToolInputError
-from tools.files._paths import looks_binary, resolve_path, similar_names
+from tools.files._paths import BINARY_SNIFF_BYTES, looks_binary, not_found, resolve_path
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -148,14 +148,12 @@ def patch_file(path: Path, old: str, new: str, replace_all: bool = False) -> dic
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        hint = similar_names(path)
-        suffix = f" Similar names in {path.parent}: {', '.join(hint)}." if hint else ""
-        raise ToolInputError(f"File not found: {path}.{suffix} Use write_file to create a new file.") from None
+        raise not_found(path, " Use write_file to create a new file.") from None
     except IsADirectoryError:
         raise ToolInputError(f"{path} is a directory; give a file path.") from None
     except OSError as exc:
         raise ToolInputError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
-    if looks_binary(raw[:8192]):
+    if looks_binary(raw[:BINARY_SNIFF_BYTES]):
         raise ToolInputError(f"{path} looks like a binary file; patch edits text files only.")
     try:
         text = raw.decode("utf-8")
