@@ -109,6 +109,14 @@ class TestWriteFile:
         (tmp_path / "d").mkdir()
         assert "is a directory" in (await call(write_file_handler, ctx, path="d", content="x"))["error"]
 
+    def test_failed_write_leaves_no_temp_file(self, tmp_path: Path) -> None:
+        """When the final rename fails the temp file is removed and the error surfaces."""
+        (tmp_path / "target").mkdir()
+        (tmp_path / "target" / "keep").write_text("x")
+        with pytest.raises(OSError):
+            atomic_write(tmp_path / "target", b"data")
+        assert ["target"] == os.listdir(tmp_path)
+
     async def test_readers_never_see_partial_content(self, tmp_path: Path) -> None:
         """Concurrent readers see the old or the new content, nothing in between."""
         target = tmp_path / "f.txt"
