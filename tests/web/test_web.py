@@ -1,0 +1,174 @@
+"""web_search and web_extract against a real loopback HTTP server (hypercorn, Trio worker)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from config.terminal import WebConfig
+from tests.web.server import BRAVE_KEY, FakeWeb, running_server
+from tools.registry import ToolRegistry
+from tools.testing import LocalToolContext
+from tools.web import WebTools, html_to_markdown, open_web_client, register_web_tools
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[tuple[FakeWeb, str]]:
+    app = FakeWeb()
+    async with running_server(app) as base:
+        yield app, base
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx2.AsyncClient]:
+    http = open_web_client(WebConfig())
+    try:
+        yield http
+    finally:
+        await http.aclose()
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> LocalToolContext:
+    return LocalToolContext(home=tmp_path, cwd=tmp_path)
+
+
+async def run(handler: Any, ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
+    return json.loads(await handler(args, ctx))
+
+
+class TestSearch:
+    """Both backends return the same shape; failures are errors the model can read."""
+
+    async def test_searxng(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        app, base = fake
+        tools = WebTools(WebConfig(searxng_url=base), client, environ={})
+        result = await run(tools.web_search, ctx, query="trio", limit=3)
+        assert result["success"] is True and result["backend"] == "searxng"
+        assert [hit["title"] for hit in result["data"]["web"]] == ["trio result 0", "trio result 1", "trio result 2"]
+        assert result["data"]["web"][0] == {
+            "position": 1,
+            "title": "trio result 0",
+            "url": "https://example.org/0",
+            "description": "about trio 0",
+        }
+        assert app.requests[-1][1] == {"q": ["trio"], "format": ["json"]}
+
+    async def test_brave_with_key_from_env(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        app, base = fake
+        config = WebConfig(brave_base_url=f"{base}/brave")
+        tools = WebTools(config, client, environ={"BRAVE_API_KEY": BRAVE_KEY})
+        result = await run(tools.web_search, ctx, query="x", limit=4)
+        assert result["backend"] == "brave"
+        assert [hit["url"] for hit in result["data"]["web"]] == [f"https://brave.example/{i}" for i in range(4)]
+        assert app.requests[-1][2]["x-subscription-token"] == BRAVE_KEY
+
+    async def test_bad_key_is_an_error_without_the_key(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        _, base = fake
+        tools = WebTools(WebConfig(brave_base_url=f"{base}/brave"), client, environ={"BRAVE_API_KEY": "wrong-key-0000"})
+        raw = await tools.web_search({"query": "x"}, ctx)
+        assert "HTTP 401" in json.loads(raw)["error"]
+        assert "wrong-key-0000" not in raw
+
+    async def test_server_error_and_non_json(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        _, base = fake
+        tools = WebTools(WebConfig(searxng_url=base), client, environ={})
+        assert "HTTP 500" in (await run(tools.web_search, ctx, query="boom"))["error"]
+        assert "not JSON" in (await run(tools.web_search, ctx, query="notjson"))["error"]
+
+    async def test_unreachable_backend(self, client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        tools = WebTools(WebConfig(searxng_url="http://127.0.0.1:9"), client, environ={})
+        assert "could not be reached" in (await run(tools.web_search, ctx, query="x"))["error"]
+
+    async def test_empty_query(self, client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        tools = WebTools(WebConfig(searxng_url="http://127.0.0.1:9"), client, environ={})
+        assert "non-empty" in (await run(tools.web_search, ctx, query="  "))["error"]
+
+
+class TestExtract:
+    """Pages become markdown without furniture; each URL fails on its own."""
+
+    async def test_html_page(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        _, base = fake
+        tools = WebTools(WebConfig(), client, environ={})
+        result = await run(tools.web_extract, ctx, urls=[f"{base}/page.html"])
+        [page] = result["results"]
+        assert page["title"] == "Trio notes"
+        assert page["content"].startswith("# Structured concurrency")
+        assert "Nurseries **own** their tasks." in page["content"]
+        assert "* cancel scopes" in page["content"]
+        for noise in ("alert", "color:red", "Home", "Copyright"):
+            assert noise not in page["content"]
+
+    async def test_batch_with_per_url_errors(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        _, base = fake
+        tools = WebTools(WebConfig(request_timeout_seconds=0.5), client, environ={})
+        urls = [
+            f"{base}/plain.txt",
+            f"{base}/missing",
+            f"{base}/binary",
+            "file:///etc/passwd",
+            f"{base}/slow",
+            f"{base}/redirect",
+            f"{base}/latin1.html",
+            "http://127.0.0.1:9/closed",
+        ]
+        result = await run(tools.web_extract, ctx, urls=urls)
+        pages = result["results"]
+        assert [page["url"] for page in pages] == urls
+        assert pages[0]["content"] == "just text"
+        assert pages[1]["error"].startswith("HTTP 404")
+        assert "Unsupported content type application/octet-stream" in pages[2]["error"]
+        assert "http://" in pages[3]["error"]
+        assert "Timed out" in pages[4]["error"]
+        assert pages[5]["title"] == "Trio notes"
+        assert pages[6]["content"] == "café crème"
+        assert "Could not fetch" in pages[7]["error"]
+        assert (result["succeeded"], result["failed"]) == (3, 5)
+
+    async def test_page_cap(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        _, base = fake
+        tools = WebTools(WebConfig(max_page_chars=1000), client, environ={})
+        [page] = (await run(tools.web_extract, ctx, urls=[f"{base}/big.html"]))["results"]
+        assert page["truncated"] is True
+        assert page["content"].startswith("word word")
+        assert "more characters not shown" in page["content"]
+        assert len(page["content"]) < 1100
+
+    async def test_download_cap(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        _, base = fake
+        tools = WebTools(WebConfig(max_download_bytes=5000), client, environ={})
+        [page] = (await run(tools.web_extract, ctx, urls=[f"{base}/big.html"]))["results"]
+        assert page["truncated"] is True and len(page["content"]) < 5000
+
+    async def test_too_many_and_bad_urls(self, client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        tools = WebTools(WebConfig(max_urls=2), client, environ={})
+        assert "At most 2 URLs" in (await run(tools.web_extract, ctx, urls=["http://a", "http://b", "http://c"]))["error"]
+        assert "non-empty list" in (await run(tools.web_extract, ctx, urls=[]))["error"]
+
+    def test_html_to_markdown_without_main(self) -> None:
+        title, text = html_to_markdown("<html><body><h2>Hi</h2><p>a</p><p>b</p><script>x()</script></body></html>")
+        assert (title, text) == ("", "## Hi\n\na\n\nb")
+
+
+class TestRegistration:
+    """The tools are registered in toolset web and hidden without a backend."""
+
+    async def test_hidden_without_backend_visible_with(self, client: httpx2.AsyncClient) -> None:
+        environ: dict[str, str] = {}
+        hidden = ToolRegistry()
+        register_web_tools(hidden, WebConfig(), client, environ)
+        assert hidden.get_definitions({"web_search", "web_extract"}) == []
+        shown = ToolRegistry()
+        register_web_tools(shown, WebConfig(), client, {"BRAVE_API_KEY": BRAVE_KEY})
+        names = [d["function"]["name"] for d in shown.get_definitions({"web_search", "web_extract"})]
+        assert names == ["web_extract", "web_search"]
+
+    async def test_backend_none_disables(self, client: httpx2.AsyncClient) -> None:
+        tools = WebTools(WebConfig(backend="none", searxng_url="http://x"), client, {"BRAVE_API_KEY": "k"})
+        assert not tools.available()
