@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
@@ -25,6 +26,8 @@ import attrs
 from actors.session.guardrails import ToolCallSignature
 from providers.recovery.json_repair import EMPTY_ARGUMENTS, repair_tool_arguments
 from providers.recovery.tool_names import repair_tool_name
+
+log = logging.getLogger(__name__)
 
 MAX_INVALID_RESPONSES = 3
 DELEGATE_TOOL = "delegate_task"
@@ -179,6 +182,10 @@ class ToolCallValidator:
                     continue
                 delegate_seen = True
             runnable.append(PlannedCall(id=call["id"], name=name, arguments=arguments))
+        for note in repairs:
+            log.info("tool call repaired: %s", note)
+        if answered:
+            log.warning("tool calls answered without running: %s", ", ".join(sorted(answered)))
         return ValidationOutcome(
             message=repaired,
             runnable=tuple(runnable),

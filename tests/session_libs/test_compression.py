@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -258,6 +259,24 @@ class TestContextCompressor:
         assert second.warning is not None and "less than 10%" in second.warning
         compressor.reset_thrashing()
         assert compressor.should_compress(10**9)
+
+    async def test_secrets_redacted_from_summary(self) -> None:
+        key = "sk-proj-" + "a1B2c3D4" * 5
+        result = await _compressor(_Summarizer(reply=f"## Critical Context\nkey is {key}"), context_length=4_000).compress(_conversation(10))
+        assert key not in result.summary and "[REDACTED]" in result.summary
+        assert all(key not in str(m["content"]) for m in result.messages)
+
+    async def test_cancellation_propagates_without_fallback(self, autojump_clock: object) -> None:
+        async def hang(messages: list[dict[str, Any]], instructions: str) -> str:
+            await trio.sleep_forever()
+            raise AssertionError("unreachable")
+
+        compressor = ContextCompressor(CompressionConfig(minimum_threshold_tokens=100), context_length=4_000, summarize=hang, estimate_tokens=estimate_tokens)
+        with trio.move_on_after(5) as scope:
+            await compressor.compress(_conversation(10))
+        assert scope.cancelled_caught
+        assert compressor.previous_summary is None and compressor.statistics().compressions == 0
+        assert compressor.statistics().ineffective_in_a_row == 0
 
     async def test_nothing_to_compress(self) -> None:
         compressor = _compressor(_Summarizer())

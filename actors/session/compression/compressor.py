@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
+import trio
 
 from actors.session.compression.assembly import assemble, summary_instructions
 from actors.session.compression.boundaries import find_boundaries
@@ -19,6 +20,7 @@ from actors.session.compression.pruning import PruneStats, prune_old_tool_result
 from actors.session.compression.texts import FALLBACK_WARNING, STATIC_FALLBACK, THRASHING_WARNING
 from actors.session.errors import CompressionError
 from config.session import CompressionConfig
+from tools.redact import redact_secrets
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,18 @@ class CompressionResult:
     def savings(self) -> float:
         """Share of tokens saved, 0..1."""
         return 0.0 if self.tokens_before <= 0 else max(self.tokens_before - self.tokens_after, 0) / self.tokens_before
+
+
+@attrs.frozen
+class _Prepared:
+    """Output of phases 1-2: the pruned history, where to cut it, and the summariser's instructions."""
+
+    tokens_before: int
+    head_end: int
+    tail_start: int
+    messages: list[dict[str, Any]]
+    stats: PruneStats
+    instructions: str
 
 
 @attrs.frozen
@@ -116,6 +130,24 @@ class ContextCompressor:
         proportional = int(tokens * self._config.summary_ratio)
         return min(max(proportional, self._config.summary_min_tokens), self.max_summary_tokens)
 
+    def _prepare(self, messages: Sequence[Mapping[str, Any]], focus: str | None) -> _Prepared:
+        """Phases 1-2 and the summariser's instructions (CPU work, run in a thread)."""
+        tokens_before = self._estimate(messages)
+        bounds = find_boundaries(
+            messages,
+            protect_first_n=self._config.protect_first_n,
+            tail_budget=self.tail_budget,
+            tokens=lambda m: self._estimate([m]),
+        )
+        pruned, stats = prune_old_tool_results(messages, bounds.tail_start, start=bounds.head_end)
+        middle = pruned[bounds.head_end : bounds.tail_start]
+        instructions = summary_instructions(
+            budget_tokens=self._summary_budget(self._estimate(middle)),
+            previous_summary=self.previous_summary,
+            focus=focus,
+        )
+        return _Prepared(tokens_before, bounds.head_end, bounds.tail_start, pruned, stats, instructions)
+
     async def compress(self, messages: Sequence[Mapping[str, Any]], *, focus: str | None = None) -> CompressionResult:
         """Compress ``messages`` (phases 1-5) and return the new history.
 
@@ -126,46 +158,39 @@ class ContextCompressor:
         Raises:
             CompressionError: when there is nothing between the protected head and tail to summarise.
         """
-        tokens_before = self._estimate(messages)
-        bounds = find_boundaries(
-            messages,
-            protect_first_n=self._config.protect_first_n,
-            tail_budget=self.tail_budget,
-            tokens=lambda m: self._estimate([m]),
-        )
-        if bounds.middle_size == 0:
+        prepared = await trio.to_thread.run_sync(self._prepare, messages, focus)
+        middle = prepared.messages[prepared.head_end : prepared.tail_start]
+        if not middle:
             self._record(0.0)
             raise CompressionError("nothing to compress: every message is in the protected head or tail")
-        pruned, stats = prune_old_tool_results(messages, bounds.tail_start, start=bounds.head_end)
-        middle = pruned[bounds.head_end : bounds.tail_start]
-        instructions = summary_instructions(
-            budget_tokens=self._summary_budget(self._estimate(middle)),
-            previous_summary=self.previous_summary,
-            focus=focus,
-        )
         warning: str | None = None
         try:
-            summary = (await self._summarize(middle, instructions)).strip()
+            summary = redact_secrets((await self._summarize(middle, prepared.instructions)).strip())
             if not summary:
                 raise CompressionError("the summariser returned an empty summary")
         except Exception as exc:  # any failure of the auxiliary model falls back; cancellation still propagates
-            log.warning("compression summary failed, using the static fallback: %r", exc)
+            log.warning("compression summary failed, using the static fallback: %s: %s", type(exc).__name__, redact_secrets(str(exc)))
             summary = STATIC_FALLBACK.format(dropped=len(middle))
             warning = FALLBACK_WARNING.format(dropped=len(middle), error=type(exc).__name__)
             fallback = True
         else:
             self.previous_summary = summary
             fallback = False
-        new_messages = assemble(pruned[: bounds.head_end], summary, pruned[bounds.tail_start :])
+
+        def finish() -> tuple[list[dict[str, Any]], int]:
+            rebuilt = assemble(prepared.messages[: prepared.head_end], summary, prepared.messages[prepared.tail_start :])
+            return rebuilt, self._estimate(rebuilt)
+
+        new_messages, tokens_after = await trio.to_thread.run_sync(finish)
         result = CompressionResult(
             messages=new_messages,
             summary=summary,
-            tokens_before=tokens_before,
-            tokens_after=self._estimate(new_messages),
+            tokens_before=prepared.tokens_before,
+            tokens_after=tokens_after,
             summarised_count=len(middle),
             fallback_used=fallback,
             warning=warning,
-            pruned=stats,
+            pruned=prepared.stats,
         )
         self._compressions += 1
         self._record(result.savings)
