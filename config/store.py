@@ -18,7 +18,7 @@ class StoreConfig:
         busy_timeout_seconds: how long a write waits for a lock another connection
             holds (jittered 20-150 ms retries) before failing with DatabaseLockedError;
             also the readers' SQLite busy timeout.
-        checkpoint_every: a PASSIVE WAL checkpoint after this many committed writes.
+        checkpoint_every: a PASSIVE WAL checkpoint after this many committed write transactions.
         batch_max: the most queued write requests committed in one transaction;
             also the capacity of the writer's mailbox.
         read_connections: reader connections, each used by one worker thread at a time.

@@ -8,8 +8,13 @@ occur as a substring; shorter words (two-character CJK words) are checked
 with LIKE on the candidates, or by a newest-first scan when no longer word
 narrows the search.
 
-Results are grouped per session in SQL (a window per session), so one
-session with many hits can never push the others out.
+Ranking is bounded: the ``CANDIDATES`` most recent matching messages are
+ranked by bm25 (FTS5 walks its index newest first and stops there). A query
+with fewer matches than that is ranked exactly; one matching a large part of
+history (a very common word) is ranked among its most recent matches, which
+keeps every query fast on millions of messages. Results are grouped per
+session in SQL (a window per session), so one session with many hits can
+never push the others out.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from store.sqlite.reads import LIVE_SESSION, session_infos
 __all__ = ["search"]
 
 _HIT_COLUMNS = "m.id, m.session_id, m.role, m.created_at, coalesce(m.tool_name, m.name)"
+# The most recent matching messages ranked per search (see the module docstring).
+CANDIDATES = 1000
 
 
 def _quote(term: str) -> str:
@@ -79,7 +86,7 @@ class _Search:
         inner = (
             f"SELECT {_HIT_COLUMNS} AS tool, messages_fts.rank AS rank FROM messages_fts"
             " JOIN messages AS m ON m.id = messages_fts.rowid JOIN sessions AS s ON s.id = m.session_id"
-            f" WHERE messages_fts MATCH ? AND {self.where}"
+            f" WHERE messages_fts MATCH ? AND {self.where} ORDER BY messages_fts.rowid DESC LIMIT {CANDIDATES}"
         )
         return self.grouped(inner, [match, *self.params])
 
@@ -94,6 +101,7 @@ class _Search:
                 " JOIN messages AS m ON m.id = messages_tri.rowid JOIN sessions AS s ON s.id = m.session_id"
                 " JOIN message_text AS t ON t.id = m.id"
                 f" WHERE messages_tri MATCH ? AND {self.where} AND {like}"
+                f" ORDER BY messages_tri.rowid DESC LIMIT {CANDIDATES}"
             )
             return self.grouped(inner, [" ".join(_quote(t) for t in long), *self.params, *like_params])
         # Only short words: no index narrows it; scan newest first and stop early.

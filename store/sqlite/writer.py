@@ -9,7 +9,9 @@ only after ``COMMIT``. Each request runs under a savepoint, so one bad request
 fails alone while its batch-mates commit. When another connection holds the
 lock, ``BEGIN IMMEDIATE`` is retried after a jittered 20-150 ms sleep (which
 avoids the convoy SQLite's own busy handler causes) until the busy timeout.
-A PASSIVE WAL checkpoint runs after every ``checkpoint_every`` writes.
+A PASSIVE WAL checkpoint runs after every ``checkpoint_every`` write
+transactions (a batch is one write: counting requests would checkpoint on
+every busy batch and halve throughput).
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ class Writer:
     Args:
         connect: opens the write connection (blocking; run in the writer's thread).
         busy_timeout_seconds: how long a batch keeps retrying a locked database.
-        checkpoint_every: writes between PASSIVE checkpoints.
+        checkpoint_every: write transactions between PASSIVE checkpoints.
         batch_max: most requests per transaction, and the mailbox capacity.
     """
 
@@ -267,7 +269,7 @@ class Writer:
         self._largest_batch = max(self._largest_batch, len(batch))
         for request, result in zip(batch, results, strict=True):
             request.result = result
-        self._since_checkpoint += len(batch)
+        self._since_checkpoint += 1
         if self._since_checkpoint >= self._checkpoint_every:
             self._since_checkpoint = 0
             try:

@@ -133,6 +133,20 @@ class TestFiltersAndGrouping:
             await sqlite_store.search(**kwargs)
 
 
+class TestBoundedRanking:
+    """A word matching more messages than CANDIDATES is ranked among its most recent matches."""
+
+    async def test_common_word(self, sqlite_store: SqliteSessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr("store.sqlite.search.CANDIDATES", 4)
+        await session(sqlite_store, "old", user("common common common common"))
+        await session(sqlite_store, "mid", *[user(f"common {i}") for i in range(4)])
+        await session(sqlite_store, "new", user("common"))
+        # The strongest match is too old to be among the 4 newest candidates.
+        assert ids(await sqlite_store.search("common", limit=10)) == ["new", "mid"]
+        monkeypatch.setattr("store.sqlite.search.CANDIDATES", 1000)
+        assert ids(await sqlite_store.search("common", limit=10))[0] == "old"
+
+
 class TestIndexSync:
     """The triggers keep both indexes equal to the messages, through deletes."""
 
