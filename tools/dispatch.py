@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import traceback
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from tools.errors import ArgumentValidationError, CapabilityUnavailable, ClarifyUnavailable
@@ -33,15 +34,27 @@ def error_result(message: str) -> str:
     return json.dumps({"error": message}, ensure_ascii=False)
 
 
-async def dispatch(registry: ToolRegistry, name: str, args: Any, ctx: ToolContext) -> str:
+async def dispatch(
+    registry: ToolRegistry,
+    name: str,
+    args: Any,
+    ctx: ToolContext,
+    *,
+    allowed: Collection[str] | None = None,
+) -> str:
     """Run tool ``name`` with ``args`` in ``ctx`` and return its (capped) JSON result.
 
     Never raises except for cancellation: unknown tools, unavailable tools,
     invalid arguments and crashing handlers all produce ``{"error": ...}``.
+
+    Args:
+        allowed: the tools this caller may use (a session's toolsets, a sandbox's
+            allow-list); others are reported as unknown. None allows every tool.
     """
-    entry = registry.get(name)
+    entry = registry.get(name) if allowed is None or name in allowed else None
     if entry is None or not registry.is_available(name):
-        available = ", ".join(n for n in registry.names() if registry.is_available(n))
+        names = registry.names() if allowed is None else sorted(n for n in allowed if n in registry)
+        available = ", ".join(n for n in names if registry.is_available(n))
         if entry is None:
             return error_result(f"Unknown tool: {name}. Available: {available}")
         return error_result(f"Tool {name} is not available right now. Available: {available}")

@@ -94,6 +94,15 @@ class TestDispatch:
         result = json.loads(await dispatch(registry, "nope", {}, ctx))
         assert {"error": "Unknown tool: nope. Available: read_file"} == result
 
+    async def test_allowed_set_limits_tools(self, ctx: LocalToolContext) -> None:
+        registry = ToolRegistry()
+        registry.register("read_file", "file", READ_SCHEMA, echo_handler)
+        registry.register("write_file", "file", READ_SCHEMA, echo_handler)
+        result = json.loads(await dispatch(registry, "write_file", {"path": "a"}, ctx, allowed={"read_file", "ghost"}))
+        assert {"error": "Unknown tool: write_file. Available: read_file"} == result
+        ok = json.loads(await dispatch(registry, "read_file", {"path": "a"}, ctx, allowed={"read_file"}))
+        assert {"args": {"path": "a"}} == ok
+
     async def test_unavailable_tool(self, ctx: LocalToolContext) -> None:
         registry = ToolRegistry()
         registry.register("hidden", "file", READ_SCHEMA, echo_handler, check_fn=lambda: False)
