@@ -24,8 +24,8 @@ SYSTEM_NOTE = (
 
 
 def fence_memory_context(recalled: str) -> str:
-    """Wrap recalled memory in the fence with the system note; any fence tags inside are removed first."""
-    clean = scrub_memory_context(recalled).replace(CLOSE_TAG, "").strip()
+    """Wrap recalled memory in the fence with the system note; fence tags inside it are removed (text kept)."""
+    clean = recalled.replace(OPEN_TAG, "").replace(CLOSE_TAG, "").strip()
     return f"{OPEN_TAG}\n{SYSTEM_NOTE}\n\n{clean}\n{CLOSE_TAG}"
 
 

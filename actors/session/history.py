@@ -28,7 +28,7 @@ COMMAND_INTERRUPTED = "[Command interrupted]"
 RESTART_REPLY = "[The session stopped before this message was answered.]"
 
 # Key under which the provider layer keeps an assistant turn's Anthropic content blocks (providers/types.py).
-THINKING_BLOCKS_KEY = "anthropic_content"
+ANTHROPIC_CONTENT_KEY = "anthropic_content"
 
 
 def cancelled_tool_text(name: str) -> str:
@@ -163,9 +163,9 @@ def _partial_reply(partial: Mapping[str, Any]) -> Message | None:
     if not isinstance(text, str) or not text.strip():
         return None
     reply: Message = {"role": "assistant", "content": text}
-    signed = [block for block in partial.get(THINKING_BLOCKS_KEY) or () if _is_complete_thinking(block)]
+    signed = [block for block in partial.get(ANTHROPIC_CONTENT_KEY) or () if _is_complete_thinking(block)]
     if signed:
-        reply[THINKING_BLOCKS_KEY] = copy.deepcopy(signed)
+        reply[ANTHROPIC_CONTENT_KEY] = copy.deepcopy(signed)
     return reply
 
 

@@ -69,8 +69,9 @@ class TestFence:
         assert fenced.endswith("\nUser prefers tea\n" + CLOSE_TAG)
 
     def test_nested_tags_removed_from_recalled_text(self) -> None:
-        fenced = fence_memory_context(f"a {OPEN_TAG}x{CLOSE_TAG} b {CLOSE_TAG}")
+        fenced = fence_memory_context(f"a {OPEN_TAG}x{CLOSE_TAG} b {CLOSE_TAG}{OPEN_TAG} c")
         assert fenced.count(OPEN_TAG) == 1 and fenced.count(CLOSE_TAG) == 1
+        assert fenced.endswith("\na x b  c\n" + CLOSE_TAG)
 
     def test_inject_text_and_parts(self) -> None:
         original = {"role": "user", "content": "what next?"}

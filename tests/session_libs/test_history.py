@@ -8,7 +8,7 @@ from actors.session.errors import HistoryInvariantError
 from actors.session.history import (
     INTERRUPTED_REPLY,
     RESTART_REPLY,
-    THINKING_BLOCKS_KEY,
+    ANTHROPIC_CONTENT_KEY,
     cancelled_tool_text,
     check_alternation,
     close_interrupted_turn,
@@ -91,7 +91,7 @@ class TestCloseInterruptedTurn:
             "role": "assistant",
             "content": "I was saying",
             "reasoning": "half a thought",
-            THINKING_BLOCKS_KEY: [
+            ANTHROPIC_CONTENT_KEY: [
                 {"type": "thinking", "thinking": "t1", "signature": "sig"},
                 {"type": "redacted_thinking", "data": "opaque"},
                 {"type": "thinking", "thinking": "t2"},
@@ -103,7 +103,7 @@ class TestCloseInterruptedTurn:
         assert closed[-1] == {
             "role": "assistant",
             "content": "I was saying",
-            THINKING_BLOCKS_KEY: [
+            ANTHROPIC_CONTENT_KEY: [
                 {"type": "thinking", "thinking": "t1", "signature": "sig"},
                 {"type": "redacted_thinking", "data": "opaque"},
             ],
