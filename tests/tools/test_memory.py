@@ -174,12 +174,12 @@ class TestConcurrency:
         )
         procs = [
             await trio.lowlevel.open_process([sys.executable, "-c", script, str(home), str(n)], stdin=subprocess.DEVNULL)
-            for n in range(4)
+            for n in range(3)
         ]
         for proc in procs:
             assert 0 == await proc.wait()
         entries = set((await MemoryStore(home, MemoryConfig(memory_char_limit=20_000)).read("memory")).entries)
-        assert {f"proc {n} fact {i}" for n in range(4) for i in range(15)} == entries
+        assert {f"proc {n} fact {i}" for n in range(3) for i in range(15)} == entries
 
 
 class TestPromptBlock:

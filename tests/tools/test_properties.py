@@ -35,7 +35,7 @@ class TestValidationProperties:
     """Any JSON value either validates or raises ArgumentValidationError; valid output re-validates unchanged."""
 
     @given(json_values | st.dictionaries(st.sampled_from(["path", "n", "flags", "mode", "nested", "zz"]), json_values))
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=150, deadline=None)
     def test_total(self, args: Any) -> None:
         try:
             checked = validate_arguments("t", args, SCHEMA)
