@@ -153,8 +153,11 @@ class ToolCallValidator:
         seen: dict[ToolCallSignature, str] = {}
         delegate_seen = False
         bad_name = bad_arguments = False
-        for call in repaired.get("tool_calls") or ():
-            function = call["function"]
+        for index, call in enumerate(repaired.get("tool_calls") or ()):
+            # Adapters normalise calls; these defaults only keep a malformed one from crashing the turn.
+            call.setdefault("id", f"call_missing_{index}")
+            call.setdefault("type", "function")
+            function = call.setdefault("function", {})
             name = self._resolve_name(function.get("name") or "")
             if name is None:
                 bad_name = True

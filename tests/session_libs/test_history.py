@@ -171,3 +171,20 @@ class TestSanitizeToolPairs:
         history = [tool("gone"), assistant("kept text", [("a", "t"), ("b", "t")]), tool("a"), user(), assistant(None, [("c", "t")])]
         cleaned = sanitize_tool_pairs(history)
         assert cleaned == [assistant("kept text", [("a", "t")]), tool("a"), user()]
+
+
+class TestExtrasPreserved:
+    """Provider extras on messages survive repair and interrupt closing untouched."""
+
+    def test_extras_round_trip(self) -> None:
+        extras = {
+            "reasoning": "thought",
+            ANTHROPIC_CONTENT_KEY: [{"type": "thinking", "thinking": "t", "signature": "s"}],
+            "responses_items": [{"type": "reasoning", "id": "rs_1", "encrypted_content": "xyz"}],
+        }
+        reply = {**assistant(None, [("a", "t")]), **extras}
+        reply["tool_calls"][0]["extra_content"] = {"google": {"thought_signature": "sig"}}
+        history = [system(), user(), reply, tool("a"), {**assistant("done"), "reasoning": "r2"}]
+        assert repair_on_load(history) == history
+        closed = close_interrupted_turn(history[:3])
+        assert closed[2] == reply

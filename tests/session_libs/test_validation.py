@@ -123,3 +123,15 @@ class TestDedupeAndDelegate:
         results = [{"role": "tool", "tool_call_id": i, "content": "x"} for i in ("1", "2", "3", "4")]
         check_alternation([{"role": "user", "content": "q"}, outcome.message, *results])
         assert message["tool_calls"][0]["function"]["name"] == "nope"
+
+
+class TestMalformedCalls:
+    """A call missing its id or function is answered, never a crash."""
+
+    def test_missing_parts(self) -> None:
+        message = {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "terminal"}}, {"id": "b"}]}
+        outcome = ToolCallValidator(TOOLS).validate(message)
+        assert outcome.runnable == (PlannedCall("call_missing_0", "terminal", {}),)
+        assert "Unknown tool ''" in _error(outcome.answered["b"])
+        check_alternation([{"role": "user", "content": "q"}, outcome.message,
+                           {"role": "tool", "tool_call_id": "call_missing_0", "content": "x"}, {"role": "tool", "tool_call_id": "b", "content": "y"}])
