@@ -169,7 +169,8 @@ class _RecoveryRun:
     # Per-call state.
     stripped: bool = False
     shown: bool = False  # the current attempt forwarded something the user sees
-    partial_text: str = ""
+    # A list, not a str: += on an attribute copies the whole text per chunk.
+    partial: list[str] = attrs.Factory(list)
 
     async def run(self) -> StreamFinished:
         """Attempt, classify, recover, until a reply finishes or recovery raises."""
@@ -211,13 +212,13 @@ class _RecoveryRun:
         adapter = self.connector.adapter(target, credential.key if credential else None)
         request = attrs.evolve(self.request, model=target.model)
         self.shown = False
-        self.partial_text = ""
+        self.partial = []
         async with adapter.stream(request) as events:
             async for event in events:
                 if isinstance(event, StreamFinished):
                     return event
                 if isinstance(event, TextDelta):
-                    self.partial_text += event.text
+                    self.partial.append(event.text)
                 self.shown = self.shown or not isinstance(event, UsageReported)
                 await self.on_event(event)
         raise ProviderResponseError(f"the stream from {target.label} ended without a final message")
@@ -303,7 +304,7 @@ class _RecoveryRun:
         detail = classified.message if classified else str(exc)
         text = f"{target.label} failed ({reason.value}): {detail} — {hint}"
         await self._status(StatusKind.give_up, text)
-        raise RecoveryExhausted(text, classified=classified, partial_text=self.partial_text) from exc
+        raise RecoveryExhausted(text, classified=classified, partial_text="".join(self.partial)) from exc
 
     async def _status(self, kind: StatusKind, text: str) -> None:
         log.info("recovery %s: %s", kind.value, text)
