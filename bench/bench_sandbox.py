@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 import tempfile
 import time
 from typing import Any
 
 import trio
 
+from actors.base import Actor
 from actors.sandbox import Sandbox
+from actors.sandbox.actor import SandboxActor
+from supervisor import ChildSpec, RestartType, open_actor_system
 from config.sandbox import CodeExecutionConfig
 from tools.context import ToolContext
 from tools.dispatch import dispatch
@@ -99,6 +103,36 @@ for threads in (1, 16):
     print(threads, time.perf_counter() - t)
 """
 
+class _Worker(Actor[Any]):
+    """Stands in for the session's tool worker."""
+
+    kind = "tool"
+
+    def __init__(self, sandbox: SandboxActor) -> None:
+        super().__init__()
+        self.sandbox = sandbox
+
+    async def main(self) -> None:
+        await self.sandbox.run_under(self.spawn)
+
+
+async def _run_in_tree(code: str, base_dir: str) -> str:
+    registry = _registry()
+    ctx = LocalToolContext(home=base_dir)
+
+    async def call_tool(name: str, args: dict[str, Any]) -> str:
+        return await dispatch(registry, name, args, ctx)
+
+    sandbox = SandboxActor(code, call_tool=call_tool, allowed_tools=frozenset(registry.names()), config=CONFIG,
+                           gate=ToolConcurrencyGate(registry), base_dir=base_dir)  # fmt: skip
+    async with open_actor_system() as system:
+        worker = _Worker(sandbox)
+        handle = await system.root.start_child(ChildSpec("tool:bench", lambda: worker, restart=RestartType.TEMPORARY))
+        await handle.wait_stopped()
+    assert sandbox.result is not None
+    return sandbox.result.output
+
+
 FIRST_RPC = "from hermes_tools import read_file\nread_file('x')\n"
 
 
@@ -109,6 +143,10 @@ async def main() -> None:
     figures = json.loads(output)
     print(f"no-op RPC round trip from the script: median {figures['median'] / 1000:.1f} us, "
           f"p90 {figures['p90'] / 1000:.1f} us (target median <= 75 us)")  # fmt: skip
+
+    figures = json.loads(await _run_in_tree(ROUND_TRIP, base_dir))
+    print(f"same, each call an rpc:<n> actor under .../tool:<id>/sandbox: median {figures['median'] / 1000:.1f} us, "
+          f"p90 {figures['p90'] / 1000:.1f} us")  # fmt: skip
 
     output, _ = await _run(SEQUENTIAL, base_dir)
     seconds = float(output)
@@ -130,13 +168,14 @@ async def main() -> None:
     print(f"sandbox start -> first RPC served: median {statistics.median(starts) * 1000:.1f} ms, "
           f"min {min(starts) * 1000:.1f} ms over {len(starts)} runs (target <= 40 ms)")  # fmt: skip
 
-    bare = []
-    for _ in range(10):
-        t0 = time.perf_counter()
-        await trio.run_process(["python3", "-c", "pass"])
-        bare.append(time.perf_counter() - t0)
-    print(f"bare interpreter start (python3 -c pass) for reference: median {statistics.median(bare) * 1000:.1f} ms")
-
+    for flags in ([], ["-S"]):
+        bare = []
+        for _ in range(10):
+            t0 = time.perf_counter()
+            await trio.run_process([sys.executable, *flags, "-c", "pass"])
+            bare.append(time.perf_counter() - t0)
+        label = " ".join(["python", *flags, "-c pass"])
+        print(f"reference, bare interpreter start ({label}): median {statistics.median(bare) * 1000:.1f} ms")
 
 if __name__ == "__main__":
     trio.run(main)

@@ -110,7 +110,7 @@ _RUNTIME = '''\
 
 import json as _json
 import os as _os
-import socket as _socket
+import _socket
 import threading as _threading
 
 __all__ = [{exports}]

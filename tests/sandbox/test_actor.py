@@ -1,0 +1,101 @@
+"""The sandbox in the actor tree: ``…/tool:<id>/sandbox`` with ``rpc:<n>`` children, cancelled like any actor."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import trio
+
+from actors.base import Actor
+from actors.sandbox.actor import SandboxActor
+from actors.sandbox.result import SandboxResult, SandboxStatus
+from config.sandbox import CodeExecutionConfig
+from messages.supervision import ActorState
+from supervisor import ChildSpec, RestartType
+from tests.sandbox.helpers import ToolBench, pid_running
+
+CONFIG = CodeExecutionConfig(timeout=20, kill_grace_seconds=0.5, progress_interval_seconds=60)
+
+
+class ToolWorkerStandIn(Actor[Any]):
+    """Plays the session's tool worker: runs execute_code under itself and keeps the result."""
+
+    kind = "tool"
+
+    def __init__(self, code: str, bench: ToolBench, base_dir: str, **options: Any) -> None:
+        super().__init__()
+        self.sandbox = SandboxActor(
+            code, call_tool=bench.call_tool, allowed_tools=bench.enabled, config=CONFIG, gate=bench.gate,
+            base_dir=base_dir, **options,
+        )  # fmt: skip
+        self.result: SandboxResult | None = None
+
+    async def main(self) -> None:
+        self.state = ActorState.BUSY
+        try:
+            self.result = await self.sandbox.run_under(self.spawn)
+        finally:
+            self.result = self.sandbox.result
+
+
+async def _start(system: Any, worker: ToolWorkerStandIn) -> Any:
+    return await system.root.start_child(ChildSpec("tool:call_1", lambda: worker, restart=RestartType.TEMPORARY))
+
+
+class TestSandboxActor:
+    """The run shows up in the tree while it works, and an interrupt stops it with its partial output."""
+
+    async def test_tree_while_running(self, system, bench: ToolBench, short_dir: str) -> None:
+        bench.delay = 1.0
+        worker = ToolWorkerStandIn(
+            "from hermes_tools import read_file, web_search\nprint(web_search('q')['data'][:3])\n"
+            "print(read_file('slow.txt')['path'])",
+            bench, short_dir,
+        )  # fmt: skip
+        handle = await _start(system, worker)
+        while bench.running.current == 0:
+            await trio.sleep(0.01)
+        node = system.tree("tool:call_1/sandbox")
+        assert node.snapshot.kind == "sandbox"
+        details = node.snapshot.details
+        assert details["tool_calls"] == 2 and details["in_flight"] == 1 and pid_running(details["pid"])
+        assert node.snapshot.activity == "execute_code: 1 tool call, 0 s"
+        [rpc] = node.children
+        assert rpc.snapshot.path == "tool:call_1/sandbox/rpc:2" and rpc.snapshot.details["tool"] == "read_file"
+        await handle.wait_stopped()
+        assert worker.result is not None and worker.result.output == "xxx\nslow.txt\n"
+        assert system.registry.paths() == [""]
+
+    async def test_interrupt_keeps_partial_output(self, system, bench: ToolBench, short_dir: str) -> None:
+        bench.delay = 60
+        worker = ToolWorkerStandIn(
+            "from hermes_tools import read_file\nprint('started', flush=True)\nread_file('never.txt')",
+            bench, short_dir,
+        )  # fmt: skip
+        handle = await _start(system, worker)
+        while bench.running.current == 0:
+            await trio.sleep(0.01)
+        pid = system.tree("tool:call_1/sandbox").snapshot.details["pid"]
+        handle.stop("interrupt", requested_by="user")
+        with trio.fail_after(10):
+            await handle.wait_stopped()
+        assert worker.result is not None and worker.result.status is SandboxStatus.INTERRUPTED
+        assert worker.result.output == "started\n[execution interrupted — user sent a new message]"
+        assert bench.running.current == 0 and not pid_running(pid)
+        assert os.listdir(short_dir) == [] and system.registry.paths() == [""]
+
+    async def test_tool_failure_in_rpc_child_does_not_fail_the_sandbox(
+        self, system, bench: ToolBench, short_dir: str
+    ) -> None:
+        async def broken(name: str, args: dict[str, Any]) -> str:
+            raise OSError("socket exploded")
+
+        worker = ToolWorkerStandIn(
+            "from hermes_tools import terminal\nprint(terminal('x'))\nprint('after')", bench, short_dir
+        )
+        worker.sandbox._call_tool = broken
+        handle = await _start(system, worker)
+        await handle.wait_stopped()
+        assert worker.result is not None and worker.result.status is SandboxStatus.SUCCESS
+        assert worker.result.output == "{'error': \"Tool 'terminal' failed: OSError: socket exploded\"}\nafter\n"
