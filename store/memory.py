@@ -1,7 +1,8 @@
 """``InMemorySessionStore``: the ``SessionStore`` protocol in plain Python objects, for tests.
 
-Same errors, lineage and tombstone rules as the SQLite store; messages go
-through the same codec, so what round-trips here round-trips there. Search is
+Same errors, epochs and tombstone rules as the SQLite store (its internal
+lineage rows are not kept: nothing reads them); messages go through the same
+codec, so what round-trips here round-trips there. Search is
 simpler: every word of the query must occur (case-insensitively) as a
 substring of a message's text; FTS5 operators are ignored.
 """
@@ -17,7 +18,6 @@ import trio
 
 from store.codec import EncodedMessage, decode_message, dump_json, encode_message, message_text
 from store.errors import (
-    InvalidQueryError,
     InvalidRecordError,
     MessageNotFoundError,
     SessionExistsError,
@@ -36,19 +36,9 @@ from store.records import (
     StoredMessage,
     TranscriptRecord,
 )
+from store.validate import check_count, check_dict, check_reason, check_session_id, check_title, check_usage
 
 __all__ = ["InMemorySessionStore"]
-
-
-@attrs.frozen
-class _Lineage:
-    """A closed epoch of a session (the SQLite store's lineage row)."""
-
-    session_id: str
-    epoch: int
-    started_at: float
-    ended_at: float
-    message_count: int
 
 
 @attrs.define
@@ -91,13 +81,12 @@ class InMemorySessionStore:
         self._messages: list[_Message] = []
         self._states: dict[str, str] = {}
         self._transcript: list[TranscriptRecord] = []
-        self._lineage: list[_Lineage] = []
         self._next_id = 1
 
     # --- helpers ----------------------------------------------------------------------------
 
     def _live(self, session_id: str) -> _Row:
-        row = self._rows.get(session_id)
+        row = self._rows.get(check_session_id(session_id))
         if row is None or row.deleted_at is not None:
             raise SessionNotFoundError(f"no session {session_id!r}")
         return row
@@ -157,16 +146,6 @@ class InMemorySessionStore:
         encoded = [encode_message(m) for m in messages]
         row = self._live(session_id)
         now = time.time()
-        closed = [m for m in self._history(session_id) if m.epoch == row.epoch]
-        self._lineage.append(
-            _Lineage(
-                session_id=session_id,
-                epoch=row.epoch,
-                started_at=min((m.created_at for m in closed), default=row.meta.started_at),
-                ended_at=now,
-                message_count=len(closed),
-            )
-        )
         row.epoch += 1
         self._insert(row, encoded, now)
         return row.epoch
@@ -174,34 +153,28 @@ class InMemorySessionStore:
     async def save_state(self, session_id: str, state: dict[str, Any]) -> None:
         """See ``SessionStore.save_state``."""
         await trio.lowlevel.checkpoint()
-        if not isinstance(state, dict):
-            raise InvalidRecordError(f"session state must be a dict, got {type(state).__name__}")
-        blob = dump_json(state, "session state")
+        blob = dump_json(check_dict("session state", state), "session state")
         self._live(session_id)
         self._states[session_id] = blob
 
     async def record_transcript(self, session_id: str, record: dict[str, Any]) -> None:
         """See ``SessionStore.record_transcript``."""
         await trio.lowlevel.checkpoint()
-        if not isinstance(record, dict):
-            raise InvalidRecordError(f"a transcript record must be a dict, got {type(record).__name__}")
-        blob = dump_json(record, "transcript record")
+        blob = dump_json(check_dict("a transcript record", record), "transcript record")
         self._live(session_id)
         self._transcript.append(TranscriptRecord(len(self._transcript) + 1, session_id, time.time(), json.loads(blob)))
 
     async def end_session(self, session_id: str, reason: str) -> None:
         """See ``SessionStore.end_session``."""
         await trio.lowlevel.checkpoint()
-        if not isinstance(reason, str) or not reason:
-            raise InvalidRecordError("an end reason must be a non-empty string")
+        reason = check_reason(reason)
         row = self._live(session_id)
         row.ended_at, row.end_reason = time.time(), reason
 
     async def set_title(self, session_id: str, title: str | None) -> None:
         """See ``SessionStore.set_title``."""
         await trio.lowlevel.checkpoint()
-        if title is not None and (not isinstance(title, str) or not title.strip()):
-            raise InvalidRecordError("a title must be a non-blank string or None")
+        title = check_title(title)
         row = self._live(session_id)
         self._title_free(title, session_id)
         row.meta = attrs.evolve(row.meta, title=title)
@@ -217,16 +190,12 @@ class InMemorySessionStore:
     ) -> None:
         """See ``SessionStore.update_counters``."""
         await trio.lowlevel.checkpoint()
-        for name, value in (("tokens_in", tokens_in), ("tokens_out", tokens_out), ("tool_calls", tool_calls)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InvalidQueryError(f"{name} must be an integer >= 0, got {value!r}")
-        if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < float("inf"):
-            raise InvalidRecordError(f"cost must be a finite non-negative number, got {cost!r}")
+        cost = check_usage(tokens_in, tokens_out, tool_calls, cost)
         row = self._live(session_id)
         row.tokens_in += tokens_in
         row.tokens_out += tokens_out
         row.tool_call_count += tool_calls
-        row.cost += float(cost)
+        row.cost += cost
         row.last_active = time.time()
 
     async def delete_session(self, session_id: str) -> None:
@@ -236,7 +205,6 @@ class InMemorySessionStore:
         self._messages = [m for m in self._messages if m.session_id != session_id]
         self._states.pop(session_id, None)
         self._transcript = [r for r in self._transcript if r.session_id != session_id]
-        self._lineage = [entry for entry in self._lineage if entry.session_id != session_id]
         now = time.time()
         row.deleted_at, row.ended_at, row.end_reason = now, now, "deleted"
         row.meta = attrs.evolve(row.meta, title=None)
@@ -268,6 +236,8 @@ class InMemorySessionStore:
     async def list_sessions(self, *, limit: int = 50, offset: int = 0, source: str | None = None) -> list[SessionInfo]:
         """See ``SessionStore.list_sessions``."""
         await trio.lowlevel.checkpoint()
+        check_count("limit", limit, 1, 1000)
+        check_count("offset", offset)
         rows = [r for r in self._live_rows() if source is None or r.meta.source == source]
         rows.sort(key=lambda r: (-r.meta.started_at, r.meta.id))
         return [self._info(r) for r in rows[offset : offset + limit]]
@@ -277,6 +247,7 @@ class InMemorySessionStore:
     ) -> list[SessionInfo]:
         """See ``SessionSearchReader.browse``."""
         await trio.lowlevel.checkpoint()
+        check_count("limit", limit, 1, 100)
         rows = [
             r
             for r in self._live_rows()
@@ -290,6 +261,8 @@ class InMemorySessionStore:
     async def read_session(self, session_id: str, *, head: int = 20, tail: int = 10) -> SessionExcerpt:
         """See ``SessionSearchReader.read_session``."""
         await trio.lowlevel.checkpoint()
+        check_count("head", head, 0, 500)
+        check_count("tail", tail, 0, 500)
         row = self._live(session_id)
         history = [m.stored() for m in self._history(session_id)]
         first = history[:head]
@@ -299,6 +272,9 @@ class InMemorySessionStore:
     async def scroll(self, message_id: int, *, before: int = 5, after: int = 5) -> list[StoredMessage]:
         """See ``SessionSearchReader.scroll``."""
         await trio.lowlevel.checkpoint()
+        check_count("message_id", message_id, 1)
+        check_count("before", before, 0, 100)
+        check_count("after", after, 0, 100)
         for message in self._messages:
             if message.id == message_id:
                 history = self._history(message.session_id)

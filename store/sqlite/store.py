@@ -20,7 +20,7 @@ import trio
 
 from config.store import StoreConfig
 from store.codec import dump_json, encode_message
-from store.errors import InvalidQueryError, InvalidRecordError, StoreClosedError
+from store.errors import InvalidRecordError, StoreClosedError
 from store.protocol import DEFAULT_SEARCH_ROLES
 from store.query import SearchRequest
 from store.records import (
@@ -37,6 +37,7 @@ from store.sqlite.reads import ReaderPool
 from store.sqlite.schema import open_writer
 from store.sqlite.search import search as run_search
 from store.sqlite.writer import Writer, WriterStatistics
+from store.validate import check_count, check_dict, check_reason, check_session_id, check_title, check_usage
 
 __all__ = ["DB_FILENAME", "SqliteSessionStore"]
 
@@ -47,19 +48,6 @@ class _Lifecycle(enum.Enum):
     NEW = "new"  # constructed; run() not started
     RUNNING = "running"  # run() is serving
     CLOSED = "closed"  # close() called or run() ended; never reopened
-
-
-def _session_id(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise InvalidRecordError(f"a session id must be a non-empty string, got {value!r}")
-    return value
-
-
-def _count(name: str, value: Any, low: int = 0, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-        bounds = f"from {low} to {high}" if high is not None else f">= {low}"
-        raise InvalidQueryError(f"{name} must be an integer {bounds}, got {value!r}")
-    return value
 
 
 class SqliteSessionStore:
@@ -158,38 +146,32 @@ class SqliteSessionStore:
         """See ``SessionStore.append``."""
         encoded = [encode_message(m) for m in messages]
         if encoded:
-            await self._writer.submit(partial(writes.append, session_id=_session_id(session_id), messages=encoded, now=time.time()))
+            await self._writer.submit(partial(writes.append, session_id=check_session_id(session_id), messages=encoded, now=time.time()))
 
     async def compact(self, session_id: str, messages: list[dict[str, Any]]) -> int:
         """See ``SessionStore.compact``."""
         encoded = [encode_message(m) for m in messages]
-        return await self._writer.submit(partial(writes.compact, session_id=_session_id(session_id), messages=encoded, now=time.time()))
+        return await self._writer.submit(partial(writes.compact, session_id=check_session_id(session_id), messages=encoded, now=time.time()))
 
     async def save_state(self, session_id: str, state: dict[str, Any]) -> None:
         """See ``SessionStore.save_state``."""
-        if not isinstance(state, dict):
-            raise InvalidRecordError(f"session state must be a dict, got {type(state).__name__}")
-        blob = dump_json(state, "session state")
-        await self._writer.submit(partial(writes.save_state, session_id=_session_id(session_id), state_json=blob, now=time.time()))
+        blob = dump_json(check_dict("session state", state), "session state")
+        await self._writer.submit(partial(writes.save_state, session_id=check_session_id(session_id), state_json=blob, now=time.time()))
 
     async def record_transcript(self, session_id: str, record: dict[str, Any]) -> None:
         """See ``SessionStore.record_transcript``."""
-        if not isinstance(record, dict):
-            raise InvalidRecordError(f"a transcript record must be a dict, got {type(record).__name__}")
-        blob = dump_json(record, "transcript record")
-        await self._writer.submit(partial(writes.record_transcript, session_id=_session_id(session_id), record_json=blob, now=time.time()))
+        blob = dump_json(check_dict("a transcript record", record), "transcript record")
+        await self._writer.submit(partial(writes.record_transcript, session_id=check_session_id(session_id), record_json=blob, now=time.time()))
 
     async def end_session(self, session_id: str, reason: str) -> None:
         """See ``SessionStore.end_session``."""
-        if not isinstance(reason, str) or not reason:
-            raise InvalidRecordError("an end reason must be a non-empty string")
-        await self._writer.submit(partial(writes.end_session, session_id=_session_id(session_id), reason=reason, now=time.time()))
+        reason = check_reason(reason)
+        await self._writer.submit(partial(writes.end_session, session_id=check_session_id(session_id), reason=reason, now=time.time()))
 
     async def set_title(self, session_id: str, title: str | None) -> None:
         """See ``SessionStore.set_title``."""
-        if title is not None and (not isinstance(title, str) or not title.strip()):
-            raise InvalidRecordError("a title must be a non-blank string or None")
-        await self._writer.submit(partial(writes.set_title, session_id=_session_id(session_id), title=title))
+        title = check_title(title)
+        await self._writer.submit(partial(writes.set_title, session_id=check_session_id(session_id), title=title))
 
     async def update_counters(
         self,
@@ -201,60 +183,57 @@ class SqliteSessionStore:
         cost: float = 0.0,
     ) -> None:
         """See ``SessionStore.update_counters``."""
-        for name, value in (("tokens_in", tokens_in), ("tokens_out", tokens_out), ("tool_calls", tool_calls)):
-            _count(name, value)
-        if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < float("inf"):
-            raise InvalidRecordError(f"cost must be a finite non-negative number, got {cost!r}")
+        cost = check_usage(tokens_in, tokens_out, tool_calls, cost)
         await self._writer.submit(
             partial(
                 writes.update_counters,
-                session_id=_session_id(session_id),
+                session_id=check_session_id(session_id),
                 tokens_in=tokens_in,
                 tokens_out=tokens_out,
                 tool_calls=tool_calls,
-                cost=float(cost),
+                cost=cost,
                 now=time.time(),
             )
         )
 
     async def delete_session(self, session_id: str) -> None:
         """See ``SessionStore.delete_session``."""
-        await self._writer.submit(partial(writes.delete_session, session_id=_session_id(session_id), now=time.time()))
+        await self._writer.submit(partial(writes.delete_session, session_id=check_session_id(session_id), now=time.time()))
 
     # --- reads ------------------------------------------------------------------------------
 
     async def load(self, session_id: str) -> LoadedSession:
         """See ``SessionStore.load``."""
-        return await self._read(reads.load, _session_id(session_id))
+        return await self._read(reads.load, check_session_id(session_id))
 
     async def get_session(self, session_id: str) -> SessionInfo:
         """See ``SessionStore.get_session``."""
-        return await self._read(reads.get_session, _session_id(session_id))
+        return await self._read(reads.get_session, check_session_id(session_id))
 
     async def load_transcript(self, session_id: str) -> list[TranscriptRecord]:
         """See ``SessionStore.load_transcript``."""
-        return await self._read(reads.load_transcript, _session_id(session_id))
+        return await self._read(reads.load_transcript, check_session_id(session_id))
 
     async def list_sessions(self, *, limit: int = 50, offset: int = 0, source: str | None = None) -> list[SessionInfo]:
         """See ``SessionStore.list_sessions``."""
-        return await self._read(reads.list_sessions, _count("limit", limit, 1, 1000), _count("offset", offset), source)
+        return await self._read(reads.list_sessions, check_count("limit", limit, 1, 1000), check_count("offset", offset), source)
 
     async def browse(
         self, *, limit: int = 10, source: str | None = None, exclude_session_id: str | None = None
     ) -> list[SessionInfo]:
         """See ``SessionSearchReader.browse``."""
-        return await self._read(reads.browse, _count("limit", limit, 1, 100), source, exclude_session_id)
+        return await self._read(reads.browse, check_count("limit", limit, 1, 100), source, exclude_session_id)
 
     async def read_session(self, session_id: str, *, head: int = 20, tail: int = 10) -> SessionExcerpt:
         """See ``SessionSearchReader.read_session``."""
         return await self._read(
-            reads.read_session, _session_id(session_id), _count("head", head, 0, 500), _count("tail", tail, 0, 500)
+            reads.read_session, check_session_id(session_id), check_count("head", head, 0, 500), check_count("tail", tail, 0, 500)
         )
 
     async def scroll(self, message_id: int, *, before: int = 5, after: int = 5) -> list[StoredMessage]:
         """See ``SessionSearchReader.scroll``."""
         return await self._read(
-            reads.scroll, _count("message_id", message_id, 1), _count("before", before, 0, 100), _count("after", after, 0, 100)
+            reads.scroll, check_count("message_id", message_id, 1), check_count("before", before, 0, 100), check_count("after", after, 0, 100)
         )
 
     async def search(
@@ -276,4 +255,4 @@ class SqliteSessionStore:
 
     async def export_jsonl(self, session_id: str) -> str:
         """See ``SessionStore.export_jsonl``."""
-        return await self._read(reads.export_jsonl, _session_id(session_id))
+        return await self._read(reads.export_jsonl, check_session_id(session_id))

@@ -129,3 +129,27 @@ class TestLifecycle:
             await store.load("a")
         with pytest.raises(StoreClosedError):
             await store.run()
+
+
+class TestLineageRows:
+    """A compression leaves an internal lineage row; the session keeps its id."""
+
+    async def test_compact_records_lineage(self, sqlite_store: SqliteSessionStore) -> None:
+        await sqlite_store.create_session(SessionMeta(id="s1", model="m"))
+        await sqlite_store.append("s1", [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}])
+        assert await sqlite_store.compact("s1", [{"role": "user", "content": "summary"}]) == 1
+        assert await sqlite_store.compact("s1", [{"role": "user", "content": "summary 2"}]) == 2
+        conn = raw(sqlite_store.path)
+        rows = conn.execute(
+            "SELECT id, kind, parent_session_id, model, end_reason, message_count, epoch FROM sessions ORDER BY id"
+        ).fetchall()
+        conn.close()
+        assert rows == [
+            ("s1", "session", None, "m", None, 4, 2),
+            ("s1#0", "lineage", "s1", "m", "compression", 2, 0),
+            ("s1#1", "lineage", "s1", "m", "compression", 1, 1),
+        ]
+        await sqlite_store.delete_session("s1")
+        conn = raw(sqlite_store.path)
+        assert conn.execute("SELECT id, end_reason FROM sessions").fetchall() == [("s1", "deleted")]
+        conn.close()

@@ -1,0 +1,79 @@
+"""Argument checks shared by both store implementations, so both refuse the same things the same way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.errors import InvalidQueryError, InvalidRecordError
+
+__all__ = ["check_count", "check_dict", "check_reason", "check_session_id", "check_title", "check_usage"]
+
+
+def check_session_id(value: Any) -> str:
+    """A session id argument.
+
+    Raises:
+        InvalidRecordError: not a non-empty string.
+    """
+    if not isinstance(value, str) or not value:
+        raise InvalidRecordError(f"a session id must be a non-empty string, got {value!r}")
+    return value
+
+
+def check_count(name: str, value: Any, low: int = 0, high: int | None = None) -> int:
+    """An integer argument within bounds (limits, offsets, windows).
+
+    Raises:
+        InvalidQueryError: not an integer, or out of bounds.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        bounds = f"from {low} to {high}" if high is not None else f">= {low}"
+        raise InvalidQueryError(f"{name} must be an integer {bounds}, got {value!r}")
+    return value
+
+
+def check_dict(what: str, value: Any) -> dict[str, Any]:
+    """A state blob or transcript record.
+
+    Raises:
+        InvalidRecordError: not a dict.
+    """
+    if not isinstance(value, dict):
+        raise InvalidRecordError(f"{what} must be a dict, got {type(value).__name__}")
+    return value
+
+
+def check_reason(value: Any) -> str:
+    """An end reason.
+
+    Raises:
+        InvalidRecordError: not a non-empty string.
+    """
+    if not isinstance(value, str) or not value:
+        raise InvalidRecordError("an end reason must be a non-empty string")
+    return value
+
+
+def check_title(value: Any) -> str | None:
+    """A title, or None to clear it.
+
+    Raises:
+        InvalidRecordError: blank or not a string.
+    """
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise InvalidRecordError("a title must be a non-blank string or None")
+    return value
+
+
+def check_usage(tokens_in: Any, tokens_out: Any, tool_calls: Any, cost: Any) -> float:
+    """Counter increments; returns the cost as a float.
+
+    Raises:
+        InvalidRecordError: a negative or non-integer count, or a cost that is not a finite number >= 0.
+    """
+    for name, value in (("tokens_in", tokens_in), ("tokens_out", tokens_out), ("tool_calls", tool_calls)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidRecordError(f"{name} must be an integer >= 0, got {value!r}")
+    if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < float("inf"):
+        raise InvalidRecordError(f"cost must be a finite non-negative number, got {cost!r}")
+    return float(cost)
