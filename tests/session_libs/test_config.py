@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from config.loader import ConfigError, load_config
 from config.session import AgentConfig, CompressionConfig, DisplayConfig, GuardrailsConfig
 
 
@@ -40,3 +43,33 @@ class TestValidation:
     def test_rejected(self, cls: type, kwargs: dict) -> None:
         with pytest.raises((ValueError, TypeError)):
             cls(**kwargs)
+
+
+class TestYaml:
+    """The sections load from config.yaml under their yaml keys; bad values name the key."""
+
+    def test_loaded(self, tmp_path: Path) -> None:
+        (tmp_path / "config.yaml").write_text(
+            "agent: {max_turns: 40, turn_time_budget_seconds: 30}\n"
+            "compression: {threshold: 0.6, protect_first_n: 2}\n"
+            "tool_loop_guardrails: {hard_stop_enabled: true}\n"
+            "display: {busy_input_mode: steer}\n"
+        )
+        config = load_config(tmp_path)
+        assert config.agent == AgentConfig(max_turns=40, turn_time_budget_seconds=30)
+        assert (config.compression.threshold, config.compression.protect_first_n) == (0.6, 2)
+        assert config.tool_loop_guardrails.hard_stop_enabled
+        assert config.display.busy_input_mode == "steer"
+
+    @pytest.mark.parametrize(
+        ("yaml_text", "key"),
+        [
+            ("compression: {threshold: 2.0}", "threshold"),
+            ("display: {busy_input_mode: shout}", "busy_input_mode"),
+            ("agent: {max_turns: -3}", "max_turns"),
+        ],
+    )
+    def test_bad_value_names_key(self, tmp_path: Path, yaml_text: str, key: str) -> None:
+        (tmp_path / "config.yaml").write_text(yaml_text + "\n")
+        with pytest.raises(ConfigError, match=key):
+            load_config(tmp_path)
