@@ -19,6 +19,7 @@ import attrs
 import cattrs
 import yaml
 
+from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
@@ -26,6 +27,7 @@ from config.sandbox import CodeExecutionConfig
 from config.session import AgentConfig, CompressionConfig, DisplayConfig, GuardrailsConfig
 from config.store import StoreConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
+from config.tools import MemoryConfig, ToolsConfig
 from messages.codec import format_field_error, make_message_converter
 
 __all__ = ["Config", "ConfigError", "home_dir", "load_config", "load_env_file"]
@@ -60,6 +62,9 @@ class Config:
     approvals: ApprovalsConfig = attrs.Factory(ApprovalsConfig)
     web: WebConfig = attrs.Factory(WebConfig)
     store: StoreConfig = attrs.Factory(StoreConfig)
+    tools: ToolsConfig = attrs.Factory(ToolsConfig)
+    memory: MemoryConfig = attrs.Factory(MemoryConfig)
+    daemon: DaemonConfig = attrs.Factory(DaemonConfig)
 
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:

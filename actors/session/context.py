@@ -1,0 +1,173 @@
+"""The ToolContext a session hands each tool call: the handler's only way to
+reach its session (approval, clarify, progress, background processes,
+delegation, sandboxed code), bound to one call so progress lands on it."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from actors.session.hub import EventHub
+from actors.session.requests import NO_ANSWER, PendingRequests
+from messages.events import ToolProgress
+from tools.context import ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
+from tools.errors import CapabilityUnavailable, ClarifyUnavailable
+
+if TYPE_CHECKING:
+    from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
+    from tools.todo import TodoList
+
+__all__ = ["CallContext", "SessionServices"]
+
+
+class SessionServices:
+    """What a session offers its tool calls; one per session, shared by its calls.
+
+    ``start_background``, ``delegate`` and ``run_sandbox`` are the session's
+    spawners (None where a capability is not offered, e.g. in a subagent).
+    """
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        home: Path,
+        shell: ShellState,
+        todo: TodoList,
+        processes: ProcessTable,
+        store: SessionSearchStore | None,
+        interactive: bool,
+        auto_approve: bool,
+        hub: EventHub,
+        requests: PendingRequests,
+        start_background: Callable[[BackgroundSpec], Awaitable[ProcessInfo]] | None = None,
+        delegate: Callable[[CallContext, dict[str, Any]], Awaitable[str]] | None = None,
+        run_sandbox: Callable[[CallContext, str], Awaitable[str]] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.home = home
+        self.shell = shell
+        self.todo = todo
+        self.processes = processes
+        self.store = store
+        self.interactive = interactive
+        self.auto_approve = auto_approve
+        self.hub = hub
+        self.requests = requests
+        self.start_background = start_background
+        self.delegate = delegate
+        self.run_sandbox = run_sandbox
+
+
+class CallContext:
+    """A :class:`tools.context.ToolContext` for one tool call.
+
+    Attributes:
+        call_id: the model's id of the call.
+        worker_path: the tool worker's actor path (a sandbox or subagent spawns under it).
+        last_progress: the last progress line, kept as the partial result when
+            the call is cancelled (a terminal's output so far, for example).
+    """
+
+    def __init__(self, services: SessionServices, call_id: str, worker_path: str, spawn: Any = None) -> None:
+        self._services = services
+        self.call_id = call_id
+        self.worker_path = worker_path
+        self.spawn = spawn
+        self.last_progress: str | None = None
+        self.progress_count = 0
+
+    # -- the session's state, shared with every call ------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        return self._services.session_id
+
+    @property
+    def home(self) -> Path:
+        return self._services.home
+
+    @property
+    def shell(self) -> ShellState:
+        return self._services.shell
+
+    @property
+    def todo(self) -> TodoList:
+        return self._services.todo
+
+    @property
+    def processes(self) -> ProcessTable:
+        return self._services.processes
+
+    @property
+    def store(self) -> SessionSearchStore | None:
+        return self._services.store
+
+    @property
+    def interactive(self) -> bool:
+        return self._services.interactive
+
+    # -- requests to the session -------------------------------------------------------------
+
+    async def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Ask attached clients; auto-approve or deny at once where nobody is asked."""
+        services = self._services
+        if services.auto_approve:
+            return "once"
+        if not services.interactive:
+            return "deny"
+        answer = await services.requests.ask_approval(request.command, request.description)
+        return answer  # type: ignore[return-value]
+
+    async def clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str:
+        """Ask attached clients a question.
+
+        Raises:
+            ClarifyUnavailable: non-interactive session, or nobody answered in time.
+        """
+        if not self._services.interactive:
+            raise ClarifyUnavailable("no user can answer in this context")
+        answer = await self._services.requests.ask_clarify(question, choices, allow_freetext)
+        if answer == NO_ANSWER:
+            raise ClarifyUnavailable("nobody answered in time")
+        return answer
+
+    def emit(self, progress: str) -> None:
+        """Publish a progress line for this call (never blocks)."""
+        self.last_progress = progress
+        self.progress_count += 1
+        self._services.hub.publish(ToolProgress, call_id=self.call_id, text=progress[-2000:])
+
+    async def start_background(self, spec: BackgroundSpec) -> ProcessInfo:
+        """Start a background process actor owned by the session.
+
+        Raises:
+            CapabilityUnavailable: not offered in this session.
+        """
+        start = self._services.start_background
+        if start is None:
+            raise CapabilityUnavailable("background processes are not available in this session")
+        return await start(spec)
+
+    async def delegate(self, args: dict[str, Any]) -> str:
+        """Run delegate_task under this call's worker.
+
+        Raises:
+            CapabilityUnavailable: not offered in this session.
+        """
+        delegate = self._services.delegate
+        if delegate is None:
+            raise CapabilityUnavailable("delegate_task is not available in this session")
+        return await delegate(self, args)
+
+    async def run_sandbox(self, code: str) -> str:
+        """Run execute_code under this call's worker.
+
+        Raises:
+            CapabilityUnavailable: not offered in this session.
+        """
+        run = self._services.run_sandbox
+        if run is None:
+            raise CapabilityUnavailable("execute_code is not available in this session")
+        return await run(self, code)

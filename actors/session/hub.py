@@ -1,0 +1,203 @@
+"""The session's event hub: sequence numbers, a replay buffer, and one bounded
+buffer per subscriber so a slow client never slows the session.
+
+Overflow policy, per subscriber: when its buffer is full, adjacent text and
+reasoning deltas in it are coalesced into one (keeping the later sequence
+number, so ``--since`` still resumes correctly); if that frees no room the
+subscriber is dropped, with :class:`SubscriberDropped` as its last event. A
+dropped client can reattach from the replay buffer with ``--since``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+import trio
+
+from messages.events import FellBehind, ReasoningDelta, SessionEvent, SubscriberDropped, TextDelta
+
+__all__ = ["EventHub", "Subscription", "SubscriptionClosed"]
+
+_DELTAS = (TextDelta, ReasoningDelta)
+
+
+class SubscriptionClosed(Exception):
+    """Raised by :meth:`Subscription.receive` once the subscription has ended."""
+
+
+class Subscription:
+    """One subscriber's view of a session's events: ``async for event in sub``."""
+
+    __slots__ = ("_buffer", "_capacity", "_closed", "_hub", "_wakeup", "label")
+
+    def __init__(self, hub: EventHub, label: str, capacity: int) -> None:
+        self.label = label
+        self._hub = hub
+        self._capacity = capacity
+        self._buffer: deque[SessionEvent] = deque()
+        self._closed = False
+        self._wakeup = trio.Event()
+
+    @property
+    def closed(self) -> bool:
+        """True once the subscription ended (detached or dropped)."""
+        return self._closed
+
+    @property
+    def pending(self) -> int:
+        """Events buffered, not yet received."""
+        return len(self._buffer)
+
+    def close(self) -> None:
+        """Detach: no more events are delivered after those already buffered."""
+        if not self._closed:
+            self._closed = True
+            self._hub._forget(self)
+            self._wakeup.set()
+
+    async def receive(self) -> SessionEvent:
+        """The next event, waiting for one.
+
+        Raises:
+            SubscriptionClosed: closed and drained.
+        """
+        while not self._buffer:
+            if self._closed:
+                raise SubscriptionClosed(self.label)
+            self._wakeup = trio.Event()
+            await self._wakeup.wait()
+        return self._buffer.popleft()
+
+    def receive_nowait(self) -> SessionEvent | None:
+        """The next buffered event, or None."""
+        return self._buffer.popleft() if self._buffer else None
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> SessionEvent:
+        try:
+            return await self.receive()
+        except SubscriptionClosed:
+            raise StopAsyncIteration from None
+
+    def _offer(self, event: SessionEvent) -> None:
+        if self._closed:
+            return
+        if len(self._buffer) >= self._capacity and not self._coalesce():
+            self._drop(f"too slow: {len(self._buffer)} events not yet read")
+            return
+        self._buffer.append(event)
+        self._wakeup.set()
+
+    def _coalesce(self) -> bool:
+        """Merge adjacent deltas of one kind and source; True if room was made."""
+        merged: deque[SessionEvent] = deque()
+        for event in self._buffer:
+            last = merged[-1] if merged else None
+            if (
+                isinstance(event, _DELTAS)
+                and type(last) is type(event)
+                and last.path == event.path  # type: ignore[union-attr]
+            ):
+                merged[-1] = attrs.evolve(event, text=last.text + event.text)  # type: ignore[union-attr]
+            else:
+                merged.append(event)
+        self._buffer = merged
+        return len(merged) < self._capacity
+
+    def _drop(self, reason: str) -> None:
+        hub = self._hub
+        self._buffer.append(
+            SubscriberDropped(session_id=hub.session_id, seq=hub.seq, path=hub.path, reason=reason)
+        )
+        self.close()
+
+
+class EventHub:
+    """Numbers and fans out a session's events.
+
+    Args:
+        session_id / path: stamped on events built through :meth:`publish`.
+        replay_size: how many recent events a (re)attaching client can resume from.
+        subscriber_capacity: each subscriber's buffer before coalescing and dropping.
+    """
+
+    def __init__(self, session_id: str, path: str, *, replay_size: int = 1000, subscriber_capacity: int = 256) -> None:
+        self.session_id = session_id
+        self.path = path
+        # Invariant: seq is the number of the last event published (0: none yet).
+        self.seq = 0
+        self._replay: deque[SessionEvent] = deque(maxlen=replay_size)
+        self._subscribers: list[Subscription] = []
+        self._capacity = subscriber_capacity
+
+    def resume_from(self, seq: int) -> None:
+        """Continue numbering after ``seq`` (the persisted high-water mark)."""
+        self.seq = max(self.seq, seq)
+
+    @property
+    def subscriber_count(self) -> int:
+        """Live subscriptions."""
+        return len(self._subscribers)
+
+    def publish(self, cls: type[Any], **fields: Any) -> SessionEvent:
+        """Build an event of ``cls`` for this session, number it and deliver it."""
+        self.seq += 1
+        event = cls(session_id=self.session_id, seq=self.seq, path=self.path, **fields)
+        self._fan_out(event)
+        return event
+
+    def relay(self, event: SessionEvent) -> SessionEvent:
+        """Re-publish an event from elsewhere (a subagent), keeping its path and
+        session id, numbered in this session's sequence."""
+        self.seq += 1
+        numbered = attrs.evolve(event, seq=self.seq)
+        self._fan_out(numbered)
+        return numbered
+
+    def _fan_out(self, event: SessionEvent) -> None:
+        self._replay.append(event)
+        for subscriber in tuple(self._subscribers):
+            subscriber._offer(event)
+
+    def subscribe(self, label: str, since: int | None = None, also: Iterable[SessionEvent] = ()) -> Subscription:
+        """A new subscription; with ``since``, the buffered events after it come first.
+
+        When ``since`` is older than the replay buffer, a :class:`FellBehind`
+        event says so plainly before whatever is still available. ``also``
+        are events to show again (pending requests) unless replayed anyway.
+        """
+        subscription = Subscription(self, label, self._capacity)
+        replayed = list(self._replay_after(since)) if since is not None else []
+        shown = {event.seq for event in replayed}
+        subscription._buffer.extend(replayed)
+        subscription._buffer.extend(event for event in also if event.seq not in shown)
+        self._subscribers.append(subscription)
+        return subscription
+
+    def _replay_after(self, since: int) -> Iterable[SessionEvent]:
+        oldest = self._replay[0].seq if self._replay else self.seq + 1
+        if since + 1 < oldest and since < self.seq:
+            yield FellBehind(
+                session_id=self.session_id, seq=self.seq, path=self.path,
+                requested=since, oldest_available=oldest,
+            )
+        for event in self._replay:
+            if event.seq > since:
+                yield event
+
+    def _forget(self, subscription: Subscription) -> None:
+        if subscription in self._subscribers:
+            self._subscribers.remove(subscription)
+
+    def close_all(self, reason: str) -> None:
+        """End every subscription (the session is stopping)."""
+        for subscription in tuple(self._subscribers):
+            subscription._buffer.append(
+                SubscriberDropped(session_id=self.session_id, seq=self.seq, path=self.path, reason=reason)
+            )
+            subscription.close()

@@ -1,0 +1,87 @@
+"""Pending approval and clarify requests of one session.
+
+A request waits for the first answer from any attached client, or for its
+deadline (an approval then counts as denied, a question as unanswered). While
+it waits it stays listed, so a client that attaches later is shown it again.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import attrs
+import trio
+
+from actors.mailbox import Reply
+from actors.session.hub import EventHub
+from messages.events import ApprovalRequested, ClarifyRequested, RequestResolved
+
+__all__ = ["NO_ANSWER", "PendingRequests"]
+
+#: What a clarify request that expired answers with.
+NO_ANSWER = ""
+
+
+@attrs.define
+class _Pending:
+    event: ApprovalRequested | ClarifyRequested
+    reply: Reply
+
+
+class PendingRequests:
+    """Approval and clarify requests waiting for a person.
+
+    Args:
+        hub: where requests and resolutions are published.
+        deadline_seconds: how long a request waits before it expires.
+    """
+
+    def __init__(self, hub: EventHub, deadline_seconds: float) -> None:
+        self._hub = hub
+        self._deadline = deadline_seconds
+        self._pending: dict[str, _Pending] = {}
+        self._ids = itertools.count(1)
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def events(self) -> list[ApprovalRequested | ClarifyRequested]:
+        """The requests still waiting, to show again to a client that attaches."""
+        return [pending.event for pending in self._pending.values()]
+
+    async def ask_approval(self, command: str, description: str) -> str:
+        """Wait for once / session / deny; ``deny`` when the deadline passes."""
+        answer = await self._ask(
+            ApprovalRequested, "deny", command=command, description=description,
+            deadline_seconds=self._deadline,
+        )
+        return answer if answer in ("once", "session", "deny") else "deny"
+
+    async def ask_clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str:
+        """Wait for an answer; :data:`NO_ANSWER` when the deadline passes."""
+        return await self._ask(
+            ClarifyRequested, NO_ANSWER, question=question, choices=list(choices),
+            allow_freetext=allow_freetext, deadline_seconds=self._deadline,
+        )
+
+    async def _ask(self, cls: type[Any], on_timeout: str, **fields: Any) -> str:
+        request_id = f"req_{next(self._ids)}"
+        event = self._hub.publish(cls, request_id=request_id, **fields)
+        reply = Reply(request_id)
+        self._pending[request_id] = _Pending(event, reply)
+        try:
+            with trio.move_on_after(self._deadline):
+                return await reply.wait()
+            self._hub.publish(RequestResolved, request_id=request_id, answer=on_timeout, resolved_by="timeout")
+            return on_timeout
+        finally:
+            self._pending.pop(request_id, None)
+
+    def answer(self, request_id: str, answer: str, answered_by: str) -> bool:
+        """Resolve a request; False when it is unknown or already resolved (first answer wins)."""
+        pending = self._pending.pop(request_id, None)
+        if pending is None or not pending.reply.send(answer):
+            return False
+        self._hub.publish(RequestResolved, request_id=request_id, answer=answer, resolved_by=answered_by)
+        return True

@@ -1,0 +1,381 @@
+"""The ``turn`` actor: the agent loop for one user message.
+
+Each iteration: deliver pending steers, commit new messages to the store,
+call the model (an ``llm`` child), validate and repair its tool calls, run
+them as ``tool:<id>`` workers, record results in call order. The turn ends on
+a plain answer, the iteration budget's forced summary, a guardrail halt, or a
+cancellation of its scope:
+
+- interrupt (the session cancels the turn's scope): everything beneath stops;
+  the history is closed so it stays valid for every provider (skipped tools,
+  partial output, "Operation interrupted.");
+- budget (time or tokens, a deadline/cancel on the inner work scope): the same,
+  then one grace call without tools to answer from what it has.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import attrs
+import trio
+
+from actors.base import Actor
+from actors.session.budget import FORCED_SUMMARY_TEXT, GRACE_NOTICE, BudgetStep, IterationBudget
+from actors.session.context import SessionServices
+from actors.session.history import INTERRUPTED_REPLY, cancelled_tool_text, close_interrupted_turn, open_tool_calls
+from actors.session.hub import EventHub
+from actors.session.llm import LlmCall
+from actors.session.steer import SteerBuffer
+from actors.session.validation import ToolCallValidator
+from actors.session.workers import ToolExecutor, ToolWorker, run_batch
+from messages.events import StatusUpdate, UsageUpdated
+from messages.supervision import ActorState
+from providers.recovery.credentials import CredentialPool
+from providers.recovery.exceptions import NeedsCompression
+from providers.recovery.fallback import FallbackChain
+from providers.recovery.policy import ProviderConnector
+from providers.types import ChatRequest, StreamFinished, Usage
+from tools.registry import ToolRegistry
+
+__all__ = ["TokenMeter", "TurnEnv", "TurnResult", "TurnActor"]
+
+log = logging.getLogger("hermes_actors.session.turn")
+
+MAX_CONTINUATIONS = 3
+CONTINUE_TEXT = "[Your previous reply was cut off by the output limit. Continue exactly where it stopped.]"
+NUDGE_TEXT = "[Your last reply was empty. Continue the task, or answer the user with what you have.]"
+BUDGET_TEXT = (
+    "[Turn budget exhausted ({what}): running tools were stopped. "
+    "Do not call tools; answer the user now with what you have.]"
+)
+
+
+class TokenMeter:
+    """Tokens used by a turn tree (a turn, its sandboxes and its subagents'
+    turns); going over the limit cancels the work scope with reason budget."""
+
+    def __init__(self, limit: int | None, parent: TokenMeter | None = None) -> None:
+        self.limit = limit
+        self.parent = parent
+        self.used = 0
+        self.scope: trio.CancelScope | None = None
+
+    def add(self, tokens: int) -> None:
+        """Count ``tokens`` here and in every ancestor."""
+        self.used += tokens
+        if self.limit is not None and self.used > self.limit and self.scope is not None:
+            self.scope.cancel(reason=f"budget: {self.used} tokens > {self.limit}")
+        if self.parent is not None:
+            self.parent.add(tokens)
+
+    @property
+    def exceeded(self) -> bool:
+        """True once the limit was passed."""
+        return self.limit is not None and self.used > self.limit
+
+
+@attrs.define
+class TurnEnv:
+    """What a session gives each of its turns."""
+
+    hub: EventHub
+    services: SessionServices
+    registry: ToolRegistry
+    executor: ToolExecutor
+    tools: list[dict[str, Any]]
+    tool_names: frozenset[str]
+    chain: FallbackChain
+    connector: ProviderConnector
+    pools: Mapping[str, CredentialPool]
+    retry: Any
+    max_iterations: int
+    persist: Callable[[list[dict[str, Any]]], Awaitable[None]]
+    usage: Usage
+    emojis: Mapping[str, str] = attrs.Factory(dict)
+    time_budget: float | None = None
+    token_meter: TokenMeter | None = None
+    context_length: int | None = None
+    max_tokens: int | None = None
+    cache_ttl: str = "5m"
+    ephemeral_system: str | None = None
+    compress: Callable[[list[dict[str, Any]]], Awaitable[list[dict[str, Any]] | None]] | None = None
+    api_calls: int = 0
+
+
+@attrs.define
+class TurnResult:
+    """How a turn ended: ``reason`` is completed, interrupted, budget or error."""
+
+    final_text: str = ""
+    reason: str = "completed"
+    error: str | None = None
+
+
+class TurnActor(Actor[Any]):
+    """One turn of the agent loop; ``messages`` is the whole history when it stops."""
+
+    kind = "turn"
+    mailbox_capacity = 1
+    shutdown_timeout = 10.0
+
+    def __init__(self, env: TurnEnv, history: list[dict[str, Any]], user_message: dict[str, Any], steer: SteerBuffer, turn_id: int) -> None:
+        super().__init__()
+        self.env = env
+        self.messages = history
+        self.user_message = user_message
+        self.steer = steer
+        self.turn_id = turn_id
+        self.result = TurnResult()
+        self.budget = IterationBudget(env.max_iterations)
+        self._saved = len(history)
+        self._done = False
+        self._workers: list[ToolWorker] = []
+        self._answered: dict[str, str] = {}
+        self._llm: LlmCall | None = None
+        self._work: trio.CancelScope | None = None
+
+    def snapshot_details(self) -> dict[str, Any]:
+        stats = self.budget.statistics()
+        details: dict[str, Any] = {"turn_id": self.turn_id, "iterations": f"{stats.used}/{stats.total}"}
+        meter = self.env.token_meter
+        if meter is not None and meter.limit is not None:
+            details["tokens"] = f"{meter.used}/{meter.limit}"
+        return details
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    async def main(self) -> None:
+        self.state = ActorState.BUSY
+        self.messages.append(self.user_message)
+        try:
+            with trio.CancelScope() as work:
+                self._work = work
+                if self.env.time_budget is not None:
+                    work.deadline = trio.current_time() + self.env.time_budget
+                if self.env.token_meter is not None:
+                    self.env.token_meter.scope = work
+                await self._loop()
+            if work.cancelled_caught:
+                await self._after_budget()
+            self._done = True
+        finally:
+            with trio.CancelScope(shield=True):
+                if not self._done:
+                    self._close_interrupted()
+                with trio.move_on_after(self.shutdown_timeout):
+                    await self._persist()
+
+    async def _loop(self) -> None:
+        validator = ToolCallValidator(self.env.tool_names)
+        continuations = 0
+        cut_text = ""
+        nudged = False
+        while True:
+            step = self.budget.begin_call()
+            if step is BudgetStep.STOP:
+                self.result.final_text = self._last_text()
+                return
+            if step is BudgetStep.GRACE:
+                self._add_note(GRACE_NOTICE)
+            elif step is BudgetStep.FORCE_SUMMARY:
+                self._add_note(FORCED_SUMMARY_TEXT)
+            finished = await self._call_model(with_tools=step in (BudgetStep.CALL, BudgetStep.GRACE))
+            if finished is None:
+                return
+            message = finished.message
+            if finished.finish_reason == "length" and not message.get("tool_calls"):
+                continuations += 1
+                if continuations > MAX_CONTINUATIONS:
+                    self._end_with_error("the reply kept exceeding the output limit")
+                    return
+                self.messages.append(_assistant_text(message))
+                self.messages.append({"role": "user", "content": CONTINUE_TEXT})
+                cut_text += message.get("content") or ""
+                continue
+            outcome = validator.validate(message, finish_reason=finished.finish_reason)
+            if not outcome.message.get("tool_calls"):
+                text = outcome.message.get("content") or ""
+                if not text.strip() and not nudged and self.messages[-1].get("role") == "tool":
+                    nudged = True
+                    self._add_note(NUDGE_TEXT)
+                    continue
+                self.messages.append(outcome.message)
+                self.result.final_text = cut_text + text
+                return
+            self.messages.append(outcome.message)
+            self._answered = dict(outcome.answered)
+            await self._run_tools(outcome)
+            if self.env.executor.halted is not None:
+                self.result.final_text = self.env.executor.halted.render()
+                self.result.reason, self.result.error = "error", self.env.executor.halted.message
+                self.messages.append({"role": "assistant", "content": self.result.final_text})
+                return
+            if outcome.gave_up:
+                self._end_with_error(outcome.gave_up)
+                return
+            if step is BudgetStep.FORCE_SUMMARY:
+                self.result.final_text = self._last_text()
+                return
+
+    async def _run_tools(self, outcome: Any) -> None:
+        services = self.env.services
+        self._workers = [
+            ToolWorker(call, self.env.executor, services, self.env.emojis.get(call.name, ""))
+            for call in outcome.runnable
+        ]
+        await run_batch(self, self._workers, self.env.registry, services.shell.cwd)
+        results = dict(self._answered)
+        results.update({worker.call.id: worker.result or "" for worker in self._workers})
+        for call in outcome.message["tool_calls"]:
+            name = call["function"]["name"]
+            self.messages.append({"role": "tool", "tool_call_id": call["id"], "name": name, "content": results[call["id"]]})
+        self._workers, self._answered = [], {}
+        self.steer.deliver(self.messages)
+        self.budget.settle_iteration([call.name for call in outcome.runnable])
+
+    async def _call_model(self, *, with_tools: bool) -> StreamFinished | None:
+        env = self.env
+        self.steer.deliver(self.messages)
+        if env.compress is not None:
+            compacted = await env.compress(self.messages)
+            if compacted is not None:
+                self.messages = compacted
+                self._saved = len(compacted)
+        await self._persist()
+        request = ChatRequest(
+            messages=self._request_messages(),
+            tools=env.tools if with_tools else [],
+            model=env.chain.current.model,
+            max_tokens=env.max_tokens,
+            cache_ttl=env.cache_ttl,
+        )
+        llm = LlmCall(
+            request, chain=env.chain, connector=env.connector, pools=env.pools, retry=env.retry, hub=env.hub,
+            approx_tokens=_approx_tokens(request.messages), context_length=env.context_length,
+        )
+        self._llm = llm
+        self.activity = f"waiting for {env.chain.current.label}"
+        handle = await self.spawn(llm, "llm")
+        await handle.wait_stopped()
+        self._llm = None
+        env.api_calls += 1
+        if llm.error is not None:
+            if isinstance(llm.error, NeedsCompression) and env.compress is not None:
+                env.hub.publish(StatusUpdate, kind="compressing", text="the context is too large; compressing")
+            self._end_with_error(str(llm.error))
+            return None
+        finished = llm.finished
+        assert finished is not None
+        self._count_usage(finished.usage)
+        return finished
+
+    def _count_usage(self, usage: Usage) -> None:
+        total = self.env.usage
+        self.env.usage = Usage(
+            prompt_tokens=total.prompt_tokens + usage.prompt_tokens,
+            completion_tokens=total.completion_tokens + usage.completion_tokens,
+            cache_read_tokens=total.cache_read_tokens + usage.cache_read_tokens,
+            cache_write_tokens=total.cache_write_tokens + usage.cache_write_tokens,
+            reasoning_tokens=total.reasoning_tokens + usage.reasoning_tokens,
+        )
+        now = self.env.usage
+        self.env.hub.publish(
+            UsageUpdated, prompt_tokens=now.prompt_tokens, completion_tokens=now.completion_tokens,
+            cache_read_tokens=now.cache_read_tokens, cache_write_tokens=now.cache_write_tokens,
+            reasoning_tokens=now.reasoning_tokens, api_calls=self.env.api_calls,
+        )
+        if self.env.token_meter is not None:
+            self.env.token_meter.add(usage.prompt_tokens + usage.completion_tokens)
+
+    def _request_messages(self) -> list[dict[str, Any]]:
+        extra = self.env.ephemeral_system
+        if not extra or not self.messages or self.messages[0].get("role") != "system":
+            return self.messages
+        system = dict(self.messages[0])
+        system["content"] = f"{system['content']}\n\n{extra}"
+        return [system, *self.messages[1:]]
+
+    # -- endings ------------------------------------------------------------------------------------
+
+    async def _after_budget(self) -> None:
+        """The work scope ran out of time or tokens: close the history, then one grace call."""
+        meter = self.env.token_meter
+        what = "tokens" if meter is not None and meter.exceeded else "time"
+        self.result.reason = "budget"
+        self.env.hub.publish(StatusUpdate, kind="budget", text=f"turn {what} budget exhausted; asking for a final answer")
+        self._close_open_calls()
+        last = self.messages[-1]
+        if last.get("role") == "assistant":
+            self.result.final_text = last.get("content") or ""
+            return
+        self._add_note(BUDGET_TEXT.format(what=what))
+        if meter is not None:
+            meter.scope = None  # the grace call must not be cancelled by the same budget
+        with trio.move_on_after(120):
+            finished = await self._call_model(with_tools=False)
+            if finished is not None:
+                self.messages.append(_assistant_text(finished.message))
+                self.result.final_text = finished.message.get("content") or ""
+                return
+        self.messages.append({"role": "assistant", "content": INTERRUPTED_REPLY})
+        self.result.final_text = INTERRUPTED_REPLY
+
+    def _close_open_calls(self) -> None:
+        results = self._partial_results()
+        for call_id, name in open_tool_calls(self.messages):
+            self.messages.append({"role": "tool", "tool_call_id": call_id, "name": name,
+                                  "content": results.get(call_id, cancelled_tool_text(name))})
+        self._workers, self._answered = [], {}
+
+    def _close_interrupted(self) -> None:
+        llm = self._llm
+        partial = {"role": "assistant", "content": llm.streamed_text} if llm is not None else None
+        self.messages = close_interrupted_turn(self.messages, results=self._partial_results(), partial=partial)
+        self.result.reason = "interrupted"
+        self.result.final_text = self.messages[-1].get("content") or INTERRUPTED_REPLY
+
+    def _partial_results(self) -> dict[str, str]:
+        results = dict(self._answered)
+        results.update({worker.call.id: worker.result for worker in self._workers if worker.result is not None})
+        return results
+
+    def _end_with_error(self, error: str) -> None:
+        self.result.reason, self.result.error = "error", error
+        self.result.final_text = f"Error: {error}"
+        if self.messages[-1].get("role") != "assistant":
+            self.messages.append({"role": "assistant", "content": self.result.final_text})
+
+    # -- helpers -------------------------------------------------------------------------------------
+
+    def _add_note(self, text: str) -> None:
+        """Put an instruction where alternation allows: on the last tool result, else as a user turn."""
+        last = self.messages[-1]
+        if last.get("role") in ("tool", "user") and isinstance(last.get("content"), str):
+            self.messages[-1] = {**last, "content": f"{last['content']}\n\n{text}"}
+        else:
+            self.messages.append({"role": "user", "content": text})
+
+    def _last_text(self) -> str:
+        for message in reversed(self.messages):
+            if message.get("role") == "assistant" and isinstance(message.get("content"), str):
+                return message["content"]
+        return ""
+
+
+    async def _persist(self) -> None:
+        new = self.messages[self._saved:]
+        if new:
+            await self.env.persist(new)
+            self._saved = len(self.messages)
+
+
+def _assistant_text(message: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in message.items() if key != "tool_calls"}
+
+
+def _approx_tokens(messages: list[dict[str, Any]]) -> int:
+    return sum(len(json.dumps(m, ensure_ascii=False, default=str)) for m in messages) // 4

@@ -1,0 +1,175 @@
+"""Tool workers: one actor per tool call under the turn, and the one
+tool-execution path (guardrails, dispatch, events) that the turn's calls and
+the sandbox's RPC calls share.
+
+A batch runs in parallel only when every call is parallel-safe and no two
+path-scoped calls overlap; at most :data:`MAX_TOOL_WORKERS` run at once, and
+results are recorded in the calls' order whatever order they finish in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import trio
+
+from actors.base import Actor
+from actors.session.context import CallContext, SessionServices
+from actors.session.guardrails import (
+    ToolCallGuardrailController,
+    ToolGuardrailDecision,
+    annotate_result,
+    blocked_result,
+    looks_failed,
+)
+from actors.session.hub import EventHub
+from actors.session.validation import PlannedCall
+from messages.events import ToolFinished, ToolStarted
+from messages.supervision import ActorState
+from tools.dispatch import dispatch
+from tools.parallel import can_run_in_parallel
+from tools.redact import redact_secrets
+from tools.registry import ToolRegistry
+
+__all__ = ["MAX_TOOL_WORKERS", "ToolExecutor", "ToolOutcome", "ToolWorker", "run_batch", "stopped_by_operator_result"]
+
+#: The most tool workers one batch runs at once.
+MAX_TOOL_WORKERS = 8
+_PREVIEW = 160
+
+
+def stopped_by_operator_result(name: str) -> str:
+    """The result a tool call gets when an operator kills its worker."""
+    return json.dumps({"error": f"{name} was stopped by operator before it finished."}, ensure_ascii=False)
+
+
+def _interrupted_result(name: str, partial: str | None) -> str:
+    if partial:
+        return partial
+    return json.dumps({"status": "interrupted", "error": f"{name} was interrupted before it finished."}, ensure_ascii=False)
+
+
+def preview(value: Any, limit: int = _PREVIEW) -> str:
+    """A one-line, redacted preview of arguments or a result."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = redact_secrets(" ".join(text.split()))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@attrs.frozen
+class ToolOutcome:
+    """One executed call: its result text and what the guardrail decided."""
+
+    result: str
+    ok: bool
+    decision: ToolGuardrailDecision | None = None
+
+
+class ToolExecutor:
+    """The session's tool-execution path: guardrail, dispatch, guardrail again.
+
+    Used by tool workers and by the sandbox's RPC server alike, so a call made
+    from a script is checked and capped exactly like one made by the model.
+    """
+
+    def __init__(self, registry: ToolRegistry, guardrails: ToolCallGuardrailController) -> None:
+        self.registry = registry
+        self.guardrails = guardrails
+        # Invariant: set once a halt decision was taken; the turn ends after the batch.
+        self.halted: ToolGuardrailDecision | None = None
+
+    async def execute(self, name: str, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
+        """Run one call through guardrails and dispatch; never raises but Cancelled."""
+        before = self.guardrails.before_call(name, args)
+        if not before.allows_execution:
+            if before.ends_turn:
+                self.halted = before
+            return ToolOutcome(blocked_result(before), ok=False, decision=before)
+        result = await dispatch(self.registry, name, args, ctx)
+        failed = looks_failed(result)
+        after = self.guardrails.after_call(name, args, result, failed=failed)
+        if after.ends_turn:
+            self.halted = after
+        return ToolOutcome(annotate_result(result, after), ok=not failed, decision=after)
+
+
+class ToolWorker(Actor[Any]):
+    """Runs one tool call; its result is read by the turn once it has stopped.
+
+    A worker cancelled by its turn (interrupt, budget) keeps the partial result
+    the tool reported (a terminal's output so far); one killed by an operator
+    gets "stopped by operator".
+    """
+
+    kind = "tool"
+    mailbox_capacity = 1
+
+    def __init__(self, call: PlannedCall, executor: ToolExecutor, services: SessionServices, emoji: str = "") -> None:
+        super().__init__()
+        self.call = call
+        self.executor = executor
+        self.services = services
+        self.emoji = emoji
+        self.result: str | None = None
+        self.ok = False
+        self.duration = 0.0
+        self.context: CallContext | None = None
+
+    def snapshot_details(self) -> dict[str, Any]:
+        details: dict[str, Any] = {"tool": self.call.name, "call_id": self.call.id}
+        if self.context is not None and self.context.progress_count:
+            details["progress_events"] = self.context.progress_count
+        return details
+
+    async def main(self) -> None:
+        call = self.call
+        hub = self.services.hub
+        self.context = CallContext(self.services, call.id, self.path, spawn=self.spawn)
+        self.state = ActorState.BUSY
+        self.activity = f"{call.name} {preview(call.arguments, 60)}"
+        hub.publish(ToolStarted, call_id=call.id, name=call.name, args_preview=preview(call.arguments), emoji=self.emoji)
+        started = trio.current_time()
+        try:
+            outcome = await self.executor.execute(call.name, call.arguments, self.context)
+            self.result, self.ok = outcome.result, outcome.ok
+        finally:
+            self.duration = trio.current_time() - started
+            if self.result is None:
+                if self.cancel_reason is not None:
+                    self.result = stopped_by_operator_result(call.name)
+                else:
+                    self.result = _interrupted_result(call.name, self.context.last_progress)
+            hub.publish(
+                ToolFinished, call_id=call.id, name=call.name, duration_seconds=round(self.duration, 3),
+                ok=self.ok, result_preview=preview(self.result),
+            )
+
+
+async def run_batch(turn: Actor[Any], workers: Sequence[ToolWorker], registry: ToolRegistry, cwd: str) -> None:
+    """Run ``workers`` (one per call, in call order) under ``turn``.
+
+    The caller keeps the list: on cancellation, workers that never started
+    still have ``result`` None (the turn records them as skipped).
+    """
+    calls = [(worker.call.name, worker.call.arguments) for worker in workers]
+
+    async def run_one(worker: ToolWorker) -> None:
+        handle = await turn.spawn(worker, f"tool:{worker.call.id}")
+        await handle.wait_stopped()
+
+    if not can_run_in_parallel(calls, registry, cwd):
+        for worker in workers:
+            await run_one(worker)
+        return
+    limiter = trio.CapacityLimiter(MAX_TOOL_WORKERS)
+
+    async def limited(worker: ToolWorker) -> None:
+        async with limiter:
+            await run_one(worker)
+
+    async with trio.open_nursery() as nursery:
+        for worker in workers:
+            nursery.start_soon(limited, worker)

@@ -1,0 +1,45 @@
+"""The daemon's tool registry, with every built-in tool registered.
+
+Tools know nothing of actors; this is where the tool libraries and the
+actor-backed tools (execute_code, delegate_task) meet, once per daemon.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+import httpx2
+
+from actors.sandbox.tool import register_execute_code
+from config.loader import Config
+from tools.builtin import register_core_tools
+from tools.registry import ToolRegistry
+from tools.session_search import register_session_search
+from tools.terminal import TerminalTools, register_terminal_tools
+from tools.web import WebTools, register_web_tools
+
+__all__ = ["Toolbox", "build_toolbox"]
+
+
+@attrs.define
+class Toolbox:
+    """The registry and the tool objects that keep per-session state."""
+
+    registry: ToolRegistry
+    terminal: TerminalTools
+    web: WebTools
+
+
+def build_toolbox(config: Config, http_client: httpx2.AsyncClient, environ: Mapping[str, str] | None = None) -> Toolbox:
+    """A registry with the core, terminal, web, session_search and execute_code tools.
+
+    ``http_client`` (for the web tools) is owned and closed by the caller.
+    """
+    registry = ToolRegistry()
+    register_core_tools(registry, config.tools, config.memory)
+    terminal = register_terminal_tools(registry, config.terminal, config.approvals)
+    web = register_web_tools(registry, config.web, http_client, environ)
+    register_session_search(registry)
+    register_execute_code(registry, config.code_execution)
+    return Toolbox(registry, terminal, web)

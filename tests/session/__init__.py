@@ -1,0 +1,1 @@
+"""Tests of the session actor against the scripted provider through the real SDKs."""

@@ -1,0 +1,92 @@
+"""A real session under test: scripted provider over loopback HTTP, the real
+SDK clients, the real tool registry, an in-memory store, an actor system."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from actors.session.actor import SessionActor
+from actors.session.hub import Subscription
+from actors.session.options import SessionDeps, SessionOptions
+from actors.session.setup import SessionSetup, new_session_id
+from actors.toolbox import build_toolbox
+from config.loader import Config
+from messages.events import SessionEvent, TurnFinished
+from messages.session import Subscribe, UserMessage
+from providers.clients import ClientPool
+from providers.recovery.connector import PooledConnector
+from providers.scripted.server import ScriptedProvider, serve_scripted_provider
+from store.memory import InMemorySessionStore
+from supervisor import ActorSystem, ChildSpec, RestartType, open_actor_system
+from tools.web import open_web_client
+
+
+@attrs.define
+class Harness:
+    """Handles on everything a session test touches."""
+
+    system: ActorSystem
+    provider: ScriptedProvider
+    deps: SessionDeps
+    home: Path
+    workdir: Path
+
+    async def start_session(self, api_mode: str = "chat_completions", **options: Any) -> tuple[Any, Subscription, str]:
+        """Start a session actor under the root; returns (handle, subscription, session id)."""
+        session_id = new_session_id()
+        opts = SessionOptions(
+            cwd=str(self.workdir), model="scripted-model", provider="custom", base_url=self.provider.base_url,
+            api_mode=api_mode, **options,
+        )
+        setup = SessionSetup(self.deps, session_id, opts)
+        handle = await self.system.root.start_child(
+            ChildSpec(f"session:{session_id}", lambda: SessionActor(setup), RestartType.TEMPORARY)
+        )
+        subscription = await handle.ask(Subscribe("test"))
+        return handle, subscription, session_id
+
+
+async def run_turn(handle: Any, subscription: Subscription, text: str) -> tuple[TurnFinished, list[SessionEvent]]:
+    """Send ``text`` and collect events until the turn finishes."""
+    await handle.tell(UserMessage(text))
+    return await collect_turn(subscription)
+
+
+async def collect_turn(subscription: Subscription) -> tuple[TurnFinished, list[SessionEvent]]:
+    """Events up to and including the next TurnFinished."""
+    events: list[SessionEvent] = []
+    async for event in subscription:
+        events.append(event)
+        if isinstance(event, TurnFinished):
+            return event, events
+    raise AssertionError(f"subscription ended before the turn finished: {events[-3:]}")
+
+
+@asynccontextmanager
+async def open_harness(tmp_path: Path, config: Config | None = None, steps: Any = None) -> AsyncIterator[Harness]:
+    """Everything a session needs, torn down in order afterwards."""
+    config = config or Config()
+    home = tmp_path / "home"
+    workdir = tmp_path / "work"
+    home.mkdir()
+    workdir.mkdir()
+    async with serve_scripted_provider(steps) as provider, open_web_client(config.web) as http:
+        clients = ClientPool(config.streaming)
+        try:
+            toolbox = build_toolbox(config, http, environ={})
+            deps = SessionDeps(
+                config=config, home=home, registry=toolbox.registry,
+                connector=PooledConnector(clients, config.streaming, default_key=lambda target: "sk-test-key"),
+                store=InMemorySessionStore(),
+            )
+            async with open_actor_system() as system:
+                yield Harness(system, provider, deps, home, workdir)
+        finally:
+            with trio.CancelScope(shield=True):
+                await clients.aclose()

@@ -1,0 +1,82 @@
+"""Whole turns through the real SDKs: text, tools, alternation, persistence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import trio
+
+from actors.session.history import check_alternation
+from messages.events import TextDelta, ToolFinished, ToolStarted, TurnStarted
+from tests.session.harness import open_harness, run_turn
+
+API_MODES = ["chat_completions", "anthropic_messages", "codex_responses"]
+
+
+class TestToolConversation:
+    """A model that calls a tool, then answers."""
+
+    @pytest.mark.parametrize("api_mode", API_MODES)
+    async def test_multi_turn_with_a_tool(self, tmp_path: Path, api_mode: str) -> None:
+        """The tool runs, its result reaches the model, the answer streams, history stays valid and stored."""
+        async with open_harness(tmp_path) as h:
+            handle, events_in, session_id = await h.start_session(api_mode=api_mode)
+            h.provider.push(
+                {"tool_calls": [{"id": "call_1", "name": "terminal", "arguments": {"command": "echo hello-from-tool"}}]},
+                {"text": "The command printed hello-from-tool.", "chunks": 4},
+            )
+            finished, events = await run_turn(handle, events_in, "run echo")
+            assert finished.reason == "completed"
+            assert finished.final_text == "The command printed hello-from-tool."
+            kinds = [type(e) for e in events]
+            assert kinds[0] is TurnStarted and ToolStarted in kinds and ToolFinished in kinds
+            assert "".join(e.text for e in events if isinstance(e, TextDelta)) == finished.final_text
+            seqs = [e.seq for e in events]
+            assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+            # The second request carried the tool result back to the model.
+            second = json.dumps(h.provider.requests[1].body)
+            assert "hello-from-tool" in second
+            # A second turn continues the same conversation.
+            h.provider.push({"text": "again"})
+            finished, _ = await run_turn(handle, events_in, "and now?")
+            assert finished.final_text == "again"
+            loaded = await h.deps.store.load(session_id)
+            check_alternation(loaded.messages)
+            roles = [m["role"] for m in loaded.messages]
+            assert roles == ["system", "user", "assistant", "tool", "assistant", "user", "assistant"]
+
+    async def test_parallel_safe_calls_run_at_once(self, tmp_path: Path) -> None:
+        """Two read_file calls on different files run as parallel workers; results stay in call order."""
+        async with open_harness(tmp_path) as h:
+            (h.workdir / "a.txt").write_text("alpha\n")
+            (h.workdir / "b.txt").write_text("beta\n")
+            handle, events_in, session_id = await h.start_session()
+            h.provider.push(
+                {"tool_calls": [
+                    {"id": "c1", "name": "read_file", "arguments": {"path": "a.txt"}},
+                    {"id": "c2", "name": "read_file", "arguments": {"path": "b.txt"}},
+                ]},
+                {"text": "done"},
+            )
+            finished, events = await run_turn(handle, events_in, "read both")
+            assert finished.final_text == "done"
+            loaded = await h.deps.store.load(session_id)
+            tools = [m for m in loaded.messages if m["role"] == "tool"]
+            assert [m["tool_call_id"] for m in tools] == ["c1", "c2"]
+            assert "alpha" in tools[0]["content"] and "beta" in tools[1]["content"]
+
+    async def test_unknown_tool_is_answered_not_run(self, tmp_path: Path) -> None:
+        """A tool the session does not have gets an error result the model can act on."""
+        async with open_harness(tmp_path) as h:
+            handle, events_in, session_id = await h.start_session()
+            h.provider.push(
+                {"tool_calls": [{"id": "c1", "name": "launch_rockets", "arguments": {}}]},
+                {"text": "ok"},
+            )
+            finished, _ = await run_turn(handle, events_in, "go")
+            assert finished.reason == "completed"
+            loaded = await h.deps.store.load(session_id)
+            tool = next(m for m in loaded.messages if m["role"] == "tool")
+            assert "Unknown tool" in tool["content"] or "launch_rockets" in tool["content"]
