@@ -61,7 +61,15 @@ _COMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 # The word must end there: ``rm`` but not ``rmate``.
 _END = r"(?=[\s;&|)`'\"]|$)"
-_COMMAND_PATTERNS = tuple((key, re.compile(_START + pattern + _END), text) for key, pattern, text in _COMMANDS)
+# One alternation scanned once (the command-position prefix is the costly part); longer
+# words first so ``rmdir`` is not taken for ``rm``.
+_COMMAND_WORD = re.compile(
+    _START
+    + "(?:"
+    + "|".join(f"(?P<{key}>{pattern}){_END}" for key, pattern, _ in sorted(_COMMANDS, key=lambda c: -len(c[1])))
+    + ")"
+)
+_DESCRIPTIONS = {key: text for key, _, text in _COMMANDS}
 
 # ``>`` or ``>|`` (optionally ``&>``) that is not ``>>``, not an fd duplication ``>&``, and
 # not an arrow such as ``->`` or ``=>``.
@@ -86,7 +94,8 @@ def find_dangers(command: str) -> list[DangerMatch]:
     """Every dangerous pattern in ``command`` (empty when it looks safe)."""
     if not command or not command.strip():
         return []
-    found = [DangerMatch(key, text) for key, pattern, text in _COMMAND_PATTERNS if pattern.search(command)]
+    keys = {match.lastgroup for match in _COMMAND_WORD.finditer(command)}
+    found = [DangerMatch(key, text) for key, text in _DESCRIPTIONS.items() if key in keys]
     if any(match.group("target") not in _HARMLESS_TARGETS for match in _REDIRECT.finditer(command)):
         found.append(DangerMatch("overwrite_redirect", "overwrite a file with a > redirect"))
     if _deletes_root_or_home(command):

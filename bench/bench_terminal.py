@@ -1,0 +1,81 @@
+"""Benchmark of the terminal tool: prints its figures (not a timed test).
+
+Figures:
+- foreground ``terminal("true")`` end to end through ``dispatch`` (argument validation,
+  approval check, bash spawn in its own group, state capture, JSON result); target <= 15 ms median;
+- the same for a command with 1 MB of output (drain, cap, ANSI clean);
+- background start -> exit -> process(wait);
+- dangerous-command detection per call.
+
+Run: ``.venv/bin/python bench/bench_terminal.py [runs]``
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+
+from config.terminal import ApprovalsConfig, TerminalConfig
+from tools.approval import find_dangers
+from tools.dispatch import dispatch
+from tools.registry import ToolRegistry
+from tools.terminal import register_terminal_tools
+from tools.testing import LocalToolContext
+
+
+def _report(label: str, samples: list[float]) -> None:
+    ordered = sorted(samples)
+    p90 = ordered[int(len(ordered) * 0.9) - 1]
+    print(
+        f"{label:<44} median {statistics.median(ordered) * 1000:7.2f} ms   "
+        f"p90 {p90 * 1000:7.2f} ms   min {ordered[0] * 1000:7.2f} ms   (n={len(ordered)})"
+    )
+
+
+async def _time_calls(registry: ToolRegistry, ctx: LocalToolContext, name: str, args: dict, runs: int) -> list[float]:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        await dispatch(registry, name, args, ctx)
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+async def main(runs: int) -> None:
+    registry = ToolRegistry()
+    register_terminal_tools(registry, TerminalConfig(), ApprovalsConfig())
+    with tempfile.TemporaryDirectory() as tmp:
+        async with trio.open_nursery() as nursery:
+            ctx = LocalToolContext(home=Path(tmp), cwd=tmp, nursery=nursery)
+            await dispatch(registry, "terminal", {"command": "true"}, ctx)  # warm-up
+            _report('terminal("true") via dispatch', await _time_calls(registry, ctx, "terminal", {"command": "true"}, runs))
+            _report(
+                'terminal("cd /tmp; export A=1")',
+                await _time_calls(registry, ctx, "terminal", {"command": "cd /tmp; export A=1"}, runs),
+            )
+            big = {"command": "head -c 1000000 /dev/zero | tr '\\0' 'x' | fold -w 100"}
+            _report("terminal(1 MB of output, capped)", await _time_calls(registry, ctx, "terminal", big, max(5, runs // 10)))
+            samples = []
+            for _ in range(max(5, runs // 10)):
+                start = time.perf_counter()
+                started = await dispatch(registry, "terminal", {"command": "echo hi", "background": True}, ctx)
+                process_id = started.split('"session_id": "')[1].split('"')[0]
+                await dispatch(registry, "process", {"action": "wait", "session_id": process_id, "timeout": 10}, ctx)
+                samples.append(time.perf_counter() - start)
+            _report("background start + process(wait)", samples)
+            nursery.cancel_scope.cancel()
+    command = "cd build && make -j8 2>&1 | tee log.txt; rm -rf out/ && git status"
+    start = time.perf_counter()
+    count = 20_000
+    for _ in range(count):
+        find_dangers(command)
+    print(f"{'find_dangers (one compound command)':<44} {(time.perf_counter() - start) / count * 1e6:7.2f} µs per call")
+
+
+if __name__ == "__main__":
+    trio.run(main, int(sys.argv[1]) if len(sys.argv) > 1 else 200)
