@@ -24,6 +24,7 @@ from providers.recovery.credentials import (
     PoolStatistics,
     cooldown_seconds,
     keys_from_env,
+    state_path_for,
 )
 from providers.recovery.exceptions import (
     CredentialStoreError,
@@ -69,6 +70,7 @@ __all__ = [
     "repair_tool_name",
     "sanitize_messages",
     "sanitize_text",
+    "state_path_for",
     "stream_with_recovery",
     "strip_reasoning",
 ]

@@ -80,6 +80,19 @@ def _write(path: Path, state: State) -> None:
         raise
 
 
+def read(path: Path) -> State:
+    """The current state on disk, read under the lock (nothing is written).
+
+    Raises:
+        CredentialStoreError: the file or its directory cannot be used.
+    """
+    try:
+        with _locked(path):
+            return _read(path)
+    except OSError as exc:
+        raise CredentialStoreError(f"cannot read credential pool state {path}: {exc.strerror or exc}") from exc
+
+
 def update(path: Path, change: Callable[[State], T]) -> T:
     """Apply ``change`` to the current state on disk and persist the result.
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
@@ -79,6 +80,12 @@ def cooldown_seconds(status_code: int | None) -> int:
     if status_code == 429:
         return COOLDOWN_RATE_LIMIT_SECONDS
     return COOLDOWN_DEFAULT_SECONDS
+
+
+def state_path_for(home: Path, provider: str) -> Path:
+    """Where the pool of ``provider`` keeps its state under ``HERMES_ACTORS_HOME``."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", provider).strip(".") or "_"
+    return home / "credential_pool" / f"{safe}.json"
 
 
 def keys_from_env(provider: str, primary_var: str, config: CredentialPoolConfig, env: Mapping[str, str]) -> list[str]:
@@ -160,11 +167,8 @@ class CredentialPool:
     async def available_count(self, *, excluding: Credential | None = None) -> int:
         """How many keys are usable now (optionally not counting ``excluding``)."""
         now = self._clock()
-
-        def count(state: store.State) -> int:
-            return sum(1 for c in self._usable(state, now) if c != excluding)
-
-        return await self._update(count)
+        state = await self._read()
+        return sum(1 for c in self._usable(state, now) if c != excluding)
 
     async def may_recover_from_rate_limit(self, current: Credential) -> bool:
         """Whether rotating away from ``current`` can help: another key exists and is usable.
@@ -186,6 +190,12 @@ class CredentialPool:
             next_available_at=min(waits) if waits else None,
             request_counts=tuple(self._entry(self._state, c)["request_count"] for c in self.credentials),
         )
+
+    async def _read(self) -> store.State:
+        async with self._lock:
+            if self._state_path is not None:
+                self._state = await trio.to_thread.run_sync(store.read, self._state_path)
+            return self._state
 
     async def _update(self, change: Callable[[store.State], T]) -> T:
         async with self._lock:

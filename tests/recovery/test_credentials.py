@@ -17,7 +17,7 @@ import trio
 import trio.testing
 
 from config.recovery import CredentialPoolConfig
-from providers.recovery import CredentialPool, NoCredentialAvailable, keys_from_env, parse_reset_time
+from providers.recovery import CredentialPool, NoCredentialAvailable, keys_from_env, parse_reset_time, state_path_for
 
 EPOCH = 1_800_000_000.0
 KEYS = ["sk-key-one-aaaaaaaaaaaa", "sk-key-two-bbbbbbbbbbbb", "sk-key-three-cccccccccc"]
@@ -163,6 +163,20 @@ class TestPersistence:
         pool = CredentialPool("p", KEYS, state_path=path)
         assert 1 == (await pool.select()).index
         assert pool.statistics().next_available_at is not None
+
+
+class TestStatePath:
+    """Each provider's state file sits under the home, with a safe file name."""
+
+    def test_paths(self, tmp_path: Path) -> None:
+        assert state_path_for(tmp_path, "openrouter") == tmp_path / "credential_pool" / "openrouter.json"
+        assert state_path_for(tmp_path, "../../etc/x").parent == tmp_path / "credential_pool"
+
+    async def test_checking_availability_does_not_write(self, tmp_path: Path) -> None:
+        path = tmp_path / "p.json"
+        pool = CredentialPool("p", KEYS, state_path=path)
+        assert 3 == await pool.available_count()
+        assert not path.exists()
 
 
 class TestKeysFromEnv:

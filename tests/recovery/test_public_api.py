@@ -9,7 +9,7 @@ EXPECTED = {
     "FallbackChain", "NeedsCompression", "NoCredentialAvailable", "PoolStatistics", "PooledConnector",
     "ProviderConnector", "ProviderTarget", "RecoveryError", "RecoveryExhausted", "StatusKind", "StatusUpdate",
     "backoff_delay", "classify", "cooldown_seconds", "keys_from_env", "normalize_tool_name", "parse_reset_time",
-    "repair_tool_arguments", "repair_tool_name", "sanitize_messages", "sanitize_text", "stream_with_recovery",
+    "repair_tool_arguments", "repair_tool_name", "sanitize_messages", "sanitize_text", "state_path_for", "stream_with_recovery",
     "strip_reasoning",
 }
 
