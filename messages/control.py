@@ -336,18 +336,20 @@ class Attached:
 
 @attrs.frozen
 class TreeReply:
-    """The actor tree asked for."""
+    """The actor tree asked for; ``now`` is the daemon's clock, for actors' ages."""
 
     request_id: str
     tree: TreeNode
+    now: float
 
 
 @attrs.frozen
 class InspectReply:
-    """One actor's snapshot."""
+    """One actor's snapshot; ``now`` is the daemon's clock, for its age."""
 
     request_id: str
     snapshot: ActorSnapshot
+    now: float
 
 
 @attrs.frozen

@@ -1,11 +1,150 @@
-"""The `hermes-actors` command line."""
+"""The ``hermes-actors`` command line.
+
+Commands that only talk to the daemon import neither Trio nor the provider
+SDKs: they use the blocking client in :mod:`actors.platform.client`, so
+``hermes-actors tree --json`` answers in well under a quarter of a second.
+Exit status: 0 success, 1 failure (no daemon, a refused request), 2 bad usage
+or an unknown path or session.
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
+
+from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
+from actors.platform.paths import home_from_env
+
+__all__ = ["build_parser", "main"]
+
+_EPILOG = """\
+State lives under HERMES_ACTORS_HOME (default ~/.hermes-actors). Every command
+takes --json for a stable machine-readable form (see README_cli.md). Wherever a
+PATH is asked for, a session id alone names that session.
+
+examples:
+  hermes-actors demo                      see the whole system work, no key needed
+  hermes-actors chat -q "list the files"  one question, the answer, exit
+  hermes-actors tree                      the live actor tree
+  hermes-actors kill sessions/session:ab12/turn/tool:call_3
+"""
+
+
+def _add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON (a stable schema) instead of text")
+
+
+def _add_provider(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("provider (default: config.yaml's model section)")
+    group.add_argument("--model", help="model name, e.g. gpt-4.1 or claude-sonnet-4")
+    group.add_argument("--provider", help="provider name (openai, anthropic, openrouter, custom, ...)")
+    group.add_argument("--base-url", dest="base_url", help="API base URL of an OpenAI- or Anthropic-compatible server")
+    group.add_argument(
+        "--api-mode",
+        dest="api_mode",
+        choices=("chat_completions", "anthropic_messages", "codex_responses"),
+        help="wire protocol (detected from the provider and URL when omitted)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command."""
+    parser = argparse.ArgumentParser(
+        prog="hermes-actors",
+        description="An LLM agent daemon: many concurrent sessions, a CLI that attaches to any of them, "
+        "and commands that show and control the live actor tree.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    commands.add_parser("daemon", help="run the daemon in the foreground (for systemd); logs to stderr")
+    stop = commands.add_parser("stop", help="stop the running daemon gracefully")
+    _add_json(stop)
+    status = commands.add_parser("status", help="is a daemon running, and what is it doing")
+    _add_json(status)
+
+    chat = commands.add_parser("chat", help="start a session and attach to it (starts the daemon if needed)")
+    chat.add_argument("-q", "--query", metavar="TEXT", help="send one message, print the answer and exit")
+    chat.add_argument("--title", help="a unique title for the new session")
+    _add_json(chat)
+    _add_provider(chat)
+    attach = commands.add_parser("attach", help="attach to a running or stored session")
+    attach.add_argument("session", metavar="SESSION", help="session id")
+    attach.add_argument("--since", type=int, metavar="N", help="replay the events after sequence number N first")
+    _add_json(attach)
+
+    tree = commands.add_parser("tree", help="the live actor tree")
+    tree.add_argument("path", nargs="?", default="", metavar="PATH", help="show only this subtree")
+    _add_json(tree)
+    ps = commands.add_parser("ps", help="live sessions and the work they are running")
+    _add_json(ps)
+    inspect = commands.add_parser("inspect", help="one actor's full snapshot, with its last error")
+    inspect.add_argument("path", metavar="PATH")
+    _add_json(inspect)
+    kill = commands.add_parser("kill", help="stop an actor: a tool worker, a sandbox, a subagent, a turn, a session")
+    kill.add_argument("path", metavar="PATH")
+    kill.add_argument("--reason", default="killed by operator", help="recorded with the stop (default: %(default)s)")
+    _add_json(kill)
+    interrupt = commands.add_parser("interrupt", help="interrupt a session's running turn")
+    interrupt.add_argument("session", metavar="SESSION")
+    _add_json(interrupt)
+    steer = commands.add_parser("steer", help="add text to the next tool result of a running turn")
+    steer.add_argument("path", metavar="PATH", help="a session id, or a session's or subagent's path")
+    steer.add_argument("text", metavar="TEXT")
+    _add_json(steer)
+
+    sessions = commands.add_parser("sessions", help="stored sessions: list, search, show, export, delete")
+    verbs = sessions.add_subparsers(dest="verb", metavar="VERB", required=True)
+    listing = verbs.add_parser("list", help="sessions, newest first")
+    listing.add_argument("--limit", type=int, default=50)
+    listing.add_argument("--offset", type=int, default=0)
+    listing.add_argument("--source", help="only sessions from this source (cli, api, subagent, ...)")
+    _add_json(listing)
+    search = verbs.add_parser("search", help="full-text search over every session")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--limit", type=int, default=3, help="sessions to return, 1-10 (default: %(default)s)")
+    search.add_argument("--role", action="append", dest="roles", help="roles to search (repeatable; default user, assistant)")
+    search.add_argument("--source")
+    _add_json(search)
+    show = verbs.add_parser("show", help="a session's first and last messages")
+    show.add_argument("session", metavar="SESSION")
+    show.add_argument("--head", type=int, default=20)
+    show.add_argument("--tail", type=int, default=10)
+    _add_json(show)
+    export = verbs.add_parser("export", help="a session as JSON lines")
+    export.add_argument("session", metavar="SESSION")
+    export.add_argument("-o", "--output", help="write to this file instead of stdout")
+    delete = verbs.add_parser("delete", help="delete a session (stopping it first when live)")
+    delete.add_argument("session", metavar="SESSION")
+    _add_json(delete)
+
+    demo = commands.add_parser("demo", help="a guided run against a built-in scripted model (no key, under 30 s)")
+    demo.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `hermes-actors` console script."""
-    print("hermes-actors: no commands yet", file=sys.stderr)
-    return 2
+    """Entry point of the ``hermes-actors`` console script; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "daemon":
+            from actors.platform.daemon import run_daemon
+
+            return run_daemon(home_from_env())
+        if args.command == "demo":
+            from actors.platform.demo import run_demo
+
+            return run_demo(keep=args.keep)
+        if args.command in ("chat", "attach"):
+            from actors.platform.attach import run_attach_command
+
+            return run_attach_command(args)
+        from actors.platform.commands import run_command
+
+        return run_command(args)
+    except KeyboardInterrupt:
+        return 130
+    except PlatformError as exc:
+        print(f"hermes-actors: {exc}", file=sys.stderr)
+        return EXIT_NOT_FOUND if getattr(exc, "code", None) == "not_found" else EXIT_FAILURE

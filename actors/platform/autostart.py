@@ -1,0 +1,80 @@
+"""Starting the daemon in the background for a CLI command that needs one.
+
+Two clients starting at once must end up with one daemon: a client takes
+``run/start.lock`` before looking again and starting, so the second one
+finds the first one's daemon answering. The daemon's own instance lock is the
+last line of defence either way.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from actors.platform.client import ControlClient
+from actors.platform.errors import EXIT_ALREADY_RUNNING, DaemonNotRunning, DaemonStartFailed
+from actors.platform.lock import FileLock
+from actors.platform.paths import DaemonPaths, ensure_private_dir
+
+__all__ = ["connect_or_start", "spawn_daemon"]
+
+#: How long a background daemon may take to answer.
+START_TIMEOUT_SECONDS = 20.0
+_POLL_SECONDS = 0.05
+
+
+def spawn_daemon(paths: DaemonPaths) -> subprocess.Popen[bytes]:
+    """Start ``hermes-actors daemon`` detached, logging to ``logs/daemon.log``."""
+    ensure_private_dir(paths.log_dir)
+    log_fd = os.open(paths.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    env = dict(os.environ, HERMES_ACTORS_HOME=str(paths.home))
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "actors.platform", "daemon"],
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=log_fd,
+            env=env,
+            cwd="/",
+            start_new_session=True,
+        )
+    finally:
+        os.close(log_fd)
+
+
+def connect_or_start(paths: DaemonPaths, client: str = "hermes-actors") -> ControlClient:
+    """A connection to the daemon, starting one in the background when none answers.
+
+    Raises:
+        DaemonStartFailed: the started daemon exited or did not answer in time.
+    """
+    try:
+        return ControlClient.connect(paths, client)
+    except DaemonNotRunning:
+        pass
+    ensure_private_dir(paths.run_dir)
+    start_lock = FileLock(paths.start_lock_file)
+    start_lock.acquire()
+    try:
+        try:
+            return ControlClient.connect(paths, client)
+        except DaemonNotRunning:
+            pass
+        process = spawn_daemon(paths)
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            try:
+                return ControlClient.connect(paths, client)
+            except DaemonNotRunning:
+                pass
+            status = process.poll()
+            if status is not None:
+                # Another daemon (started outside this lock) holds the instance lock: it will answer.
+                if status != EXIT_ALREADY_RUNNING:
+                    raise DaemonStartFailed(f"the daemon exited with status {status}; see {paths.log_file}")
+            time.sleep(_POLL_SECONDS)
+        raise DaemonStartFailed(f"the daemon did not answer within {START_TIMEOUT_SECONDS:g} s; see {paths.log_file}")
+    finally:
+        start_lock.release()

@@ -1,0 +1,251 @@
+"""The CLI's one-shot commands: status, stop, tree, ps, inspect, kill, interrupt, steer, sessions.
+
+Each opens one connection, sends one request and prints the reply as text or
+as ``--json`` (the schema in ``README_cli.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import attrs
+
+from actors.platform.autostart import connect_or_start
+from actors.platform.client import ControlClient
+from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, RequestFailed
+from actors.platform.paths import DaemonPaths, home_from_env
+from actors.platform.render import format_inspect, format_ps, format_sessions, format_tree, node_json, ps_rows, snapshot_json
+from messages import control as c
+
+__all__ = ["print_json", "run_command"]
+
+#: How long ``stop`` waits for the daemon to finish.
+STOP_WAIT_SECONDS = 30.0
+
+
+def print_json(value: Any) -> None:
+    """One JSON document on stdout."""
+    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+
+
+def _unstructure(message: Any) -> dict[str, Any]:
+    return attrs.asdict(message)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run one of the one-shot commands; the exit status."""
+    paths = DaemonPaths(home_from_env())
+    if args.command == "stop":
+        return _stop(paths, args.json)
+    if args.command == "status":
+        return _status(paths, args.json)
+    try:
+        client = connect_or_start(paths) if args.command == "sessions" else ControlClient.connect(paths)
+    except DaemonNotRunning as exc:
+        return _fail(args, "not_running", str(exc), EXIT_FAILURE)
+    with client:
+        try:
+            return _COMMANDS[args.command](client, args)
+        except RequestFailed as exc:
+            status = EXIT_NOT_FOUND if exc.code in ("not_found", "invalid") else EXIT_FAILURE
+            return _fail(args, exc.code, str(exc), status)
+
+
+def _fail(args: argparse.Namespace, code: str, message: str, status: int) -> int:
+    if getattr(args, "json", False):
+        print_json({"error": {"code": code, "message": message}})
+    print(f"hermes-actors: {message}", file=sys.stderr)
+    return status
+
+
+def _ok(args: argparse.Namespace, reply: c.Ok) -> int:
+    if args.json:
+        print_json({"ok": True, "message": reply.message})
+    else:
+        print(reply.message)
+    return 0
+
+
+def _status(paths: DaemonPaths, as_json: bool) -> int:
+    try:
+        with ControlClient.connect(paths) as client:
+            reply: c.StatusReply = client.request(c.Status(client.next_id()))
+    except DaemonNotRunning:
+        if as_json:
+            print_json({"running": False, "home": str(paths.home)})
+        else:
+            print(f"no daemon is running for {paths.home}")
+        return EXIT_FAILURE
+    data = _unstructure(reply)
+    data.pop("request_id")
+    if as_json:
+        print_json({"running": True, **data})
+    else:
+        print(
+            f"daemon running: pid {reply.pid}, up {reply.uptime_seconds:.0f} s, {reply.actors} actors, "
+            f"{reply.live_sessions} live sessions, {reply.running_turns} running turns, "
+            f"{reply.connections} connections\nhome {reply.home}\nsocket {reply.socket}"
+        )
+    return 0
+
+
+def _stop(paths: DaemonPaths, as_json: bool) -> int:
+    try:
+        client = ControlClient.connect(paths)
+    except DaemonNotRunning:
+        if as_json:
+            print_json({"ok": True, "message": "no daemon was running"})
+        else:
+            print("no daemon was running")
+        return 0
+    with client:
+        client.request(c.StopDaemon(client.next_id()))
+        # The daemon closes every connection as it stops; wait for ours to go.
+        client.settimeout(STOP_WAIT_SECONDS)
+        deadline = time.monotonic() + STOP_WAIT_SECONDS
+        try:
+            while time.monotonic() < deadline:
+                client.receive()
+        except (DaemonNotRunning, TimeoutError):
+            pass
+    while paths.socket.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if as_json:
+        print_json({"ok": True, "message": "daemon stopped"})
+    else:
+        print("daemon stopped")
+    return 0
+
+
+def _tree(client: ControlClient, args: argparse.Namespace) -> int:
+    reply: c.TreeReply = client.request(c.Tree(client.next_id(), args.path))
+    if args.json:
+        print_json({"now": reply.now, "tree": node_json(reply.tree, reply.now)})
+    else:
+        print(format_tree(reply.tree, reply.now))
+    return 0
+
+
+def _ps(client: ControlClient, args: argparse.Namespace) -> int:
+    reply: c.TreeReply = client.request(c.Tree(client.next_id()))
+    rows = ps_rows(reply.tree, reply.now)
+    if args.json:
+        print_json({"sessions": rows})
+    else:
+        print(format_ps(rows))
+    return 0
+
+
+def _inspect(client: ControlClient, args: argparse.Namespace) -> int:
+    reply: c.InspectReply = client.request(c.Inspect(client.next_id(), args.path))
+    if args.json:
+        print_json(snapshot_json(reply.snapshot, reply.now))
+    else:
+        print(format_inspect(reply.snapshot, reply.now))
+    return 0
+
+
+def _kill(client: ControlClient, args: argparse.Namespace) -> int:
+    return _ok(args, client.request(c.Kill(client.next_id(), args.path, args.reason)))
+
+
+def _interrupt(client: ControlClient, args: argparse.Namespace) -> int:
+    return _ok(args, client.request(c.Interrupt(client.next_id(), args.session)))
+
+
+def _steer(client: ControlClient, args: argparse.Namespace) -> int:
+    return _ok(args, client.request(c.Steer(client.next_id(), args.path, args.text)))
+
+
+def _sessions(client: ControlClient, args: argparse.Namespace) -> int:
+    rid = client.next_id()
+    if args.verb == "list":
+        listed: c.SessionListReply = client.request(c.ListSessions(rid, args.limit, args.offset, args.source))
+        if args.json:
+            print_json({"sessions": [_unstructure(s) for s in listed.sessions]})
+        else:
+            print(format_sessions(listed.sessions))
+        return 0
+    if args.verb == "search":
+        roles = args.roles or ["user", "assistant"]
+        found: c.SearchReply = client.request(c.SearchSessions(rid, args.query, args.limit, roles, args.source))
+        if args.json:
+            print_json({"matches": [_unstructure(m) for m in found.matches]})
+        else:
+            _print_matches(found)
+        return 0
+    if args.verb == "show":
+        shown: c.SessionShowReply = client.request(c.ShowSession(rid, args.session, args.head, args.tail))
+        if args.json:
+            data = _unstructure(shown)
+            data.pop("request_id")
+            print_json(data)
+        else:
+            _print_show(shown)
+        return 0
+    if args.verb == "export":
+        return _export(client, args, rid)
+    return _ok(args, client.request(c.DeleteSession(rid, args.session)))
+
+
+def _export(client: ControlClient, args: argparse.Namespace, rid: str) -> int:
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115 - closed below
+    try:
+        client.send(c.ExportSession(rid, args.session))
+        while True:
+            chunk: c.ExportChunk = client.reply_to(rid)
+            out.write(chunk.data)
+            if chunk.last:
+                break
+    finally:
+        if out is not sys.stdout:
+            out.close()
+            os.chmod(args.output, 0o600)
+    return 0
+
+
+def _print_matches(found: c.SearchReply) -> None:
+    if not found.matches:
+        print("no matches")
+    for match in found.matches:
+        session = match.session
+        print(f"{session.id}  {session.title or session.preview[:60]}")
+        for hit in match.hits:
+            print(f"    [{hit.role}] {hit.snippet.replace(chr(10), ' ')}")
+
+
+def _print_show(shown: c.SessionShowReply) -> None:
+    print(format_sessions([shown.session]))
+    for message in shown.head:
+        _print_message(message)
+    if shown.omitted:
+        print(f"... {shown.omitted} messages omitted ...")
+    for message in shown.tail:
+        _print_message(message)
+
+
+def _print_message(stored: dict[str, Any]) -> None:
+    message = stored.get("message", {})
+    content = message.get("content")
+    if not isinstance(content, str):
+        content = json.dumps(content, ensure_ascii=False)
+    calls = message.get("tool_calls") or []
+    names = ", ".join(call.get("function", {}).get("name", "?") for call in calls if isinstance(call, dict))
+    suffix = f"  -> tools: {names}" if names else ""
+    print(f"[{message.get('role', '?')}] {(content or '').strip()[:500]}{suffix}")
+
+
+_COMMANDS = {
+    "tree": _tree,
+    "ps": _ps,
+    "inspect": _inspect,
+    "kill": _kill,
+    "interrupt": _interrupt,
+    "steer": _steer,
+    "sessions": _sessions,
+}

@@ -1,0 +1,312 @@
+"""One control-socket client: its hello, its requests, its attached sessions.
+
+Reading and writing are separate tasks; everything sent goes through one
+bounded queue. A reply that finds the queue full drops the client as slow
+(``slow_client``). Session events wait for room instead, so a client that
+reads slowly pushes back on its subscription, whose hub coalesces deltas and
+finally drops the subscriber with a ``SubscriberDropped`` event: a slow client
+never slows the session. A frame that cannot be decoded gets a ``bad_frame``
+error and the connection goes on; after too many in a row the connection
+(never the daemon) is closed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import trio
+
+from actors.base import Actor
+from actors.platform.backend import Subscription
+from actors.platform.errors import RequestFailed
+from actors.platform.service import ControlService
+from messages import control as c
+from messages.codec import Codec, MessageDecodeError
+from messages.framing import FrameReader
+from messages.supervision import ActorState
+
+__all__ = ["Connection"]
+
+log = logging.getLogger("hermes_actors.control")
+
+
+def _request_id_of(frame: bytes) -> str | None:
+    # A frame the codec refused may still name its request; echo it so the client can match the error.
+    try:
+        payload = json.loads(frame)
+    except ValueError:
+        return None
+    request_id = payload.get("request_id") if isinstance(payload, dict) else None
+    return request_id if isinstance(request_id, str) else None
+
+
+class Connection(Actor[None]):
+    """A connected client, at path ``control/conn:<n>``.
+
+    Args:
+        stream: the accepted socket.
+        service: serves the requests.
+        client_codec: decodes the client's frames (its size limit applies).
+        daemon_codec: encodes what the daemon sends.
+        buffer: frames queued for the client before it counts as slow.
+        connections: how many connections are open (for ``status``).
+    """
+
+    kind = "connection"
+    #: A client must say hello within this many seconds.
+    hello_timeout = 10.0
+    #: Consecutive undecodable frames after which the connection is closed.
+    max_bad_frames = 100
+    #: The longest one request may take before it is answered with an error.
+    request_timeout = 60.0
+    shutdown_timeout = 2.0
+
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        service: ControlService,
+        client_codec: Codec[Any],
+        daemon_codec: Codec[Any],
+        buffer: int,
+        connections: Callable[[], int],
+    ) -> None:
+        super().__init__()
+        self._stream = stream
+        self._service = service
+        self._decoder = client_codec
+        self._encoder = daemon_codec
+        self._connections = connections
+        self._out_send, self._out_receive = trio.open_memory_channel[bytes](buffer)
+        # Invariant: once set, nothing more is queued; the writer sends this error last and closes.
+        self._closing: c.ErrorReply | None = None
+        # Invariant: True when the queued frames are abandoned (the client is too slow for them).
+        self._skip_queued = False
+        self._attached: dict[str, tuple[Subscription, trio.CancelScope]] = {}
+        self._tasks: trio.Nursery | None = None
+        self._client = "?"
+        self.requests = 0
+        self.bad_frames = 0
+
+    def snapshot_details(self) -> dict[str, Any]:
+        return {
+            "client": self._client,
+            "requests": self.requests,
+            "bad_frames": self.bad_frames,
+            "attached": sorted(self._attached),
+            "queued_frames": self._out_send.statistics().current_buffer_used,
+        }
+
+    # -- sending --------------------------------------------------------------------------------
+
+    def send(self, message: Any) -> None:
+        """Queue ``message``; a full queue drops the client as slow."""
+        if self._closing is not None:
+            return
+        try:
+            self._out_send.send_nowait(self._encoder.encode(message))
+        except trio.WouldBlock:
+            limit = self._out_send.statistics().max_buffer_size
+            self._skip_queued = True
+            self.close_with("slow_client", f"the client fell {limit} frames behind and was dropped")
+
+    async def send_event(self, event: Any) -> None:
+        """Queue a session event, waiting for room (the session's hub bounds the wait)."""
+        if self._closing is None:
+            try:
+                await self._out_send.send(self._encoder.encode(event))
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                pass
+
+    def close_with(self, code: str, message: str) -> None:
+        """Close the connection once ``ErrorReply(code, message)`` is sent."""
+        if self._closing is None:
+            log.warning("closing %s (%s): %s", self.path, self._client, message)
+            self._closing = c.ErrorReply(code, message)
+            self._out_send.close()
+
+    async def _write_loop(self, done: trio.CancelScope) -> None:
+        try:
+            async for frame in self._out_receive:
+                if self._skip_queued:
+                    break
+                await self._stream.send_all(frame)
+            if self._closing is not None:
+                with trio.move_on_after(1):
+                    await self._stream.send_all(self._encoder.encode(self._closing))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            done.cancel(reason="connection closed")
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    async def main(self) -> None:
+        self.state = ActorState.RUNNING
+        try:
+            async with trio.open_nursery() as nursery:
+                self._tasks = nursery
+                nursery.start_soon(self._write_loop, nursery.cancel_scope)
+                reader = FrameReader(self._stream, self._decoder.max_frame_bytes)
+                try:
+                    if await self._hello(reader):
+                        await self._serve(reader)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass
+                self._out_send.close()
+        finally:
+            self._tasks = None
+            for subscription, scope in self._attached.values():
+                subscription.close()
+                scope.cancel()
+            self._attached.clear()
+
+    async def on_stop(self) -> None:
+        await self._stream.aclose()
+
+    async def _next(self, reader: FrameReader) -> Any:
+        """The next message; None at end of stream. Raises MessageDecodeError with ``request_id`` set."""
+        frame = await reader.receive_frame()
+        if frame is None:
+            return None
+        try:
+            return self._decoder.decode(frame)
+        except MessageDecodeError as exc:
+            exc.request_id = _request_id_of(frame)  # type: ignore[attr-defined]
+            raise
+
+    async def _hello(self, reader: FrameReader) -> bool:
+        message: Any = None
+        with trio.move_on_after(self.hello_timeout) as waited:
+            try:
+                message = await self._next(reader)
+            except MessageDecodeError as exc:
+                self.close_with("not_hello", f"the first frame must be a Hello: {exc}")
+                return False
+        if waited.cancelled_caught:
+            self.close_with("not_hello", f"no Hello within {self.hello_timeout:g} s")
+            return False
+        if message is None:
+            return False
+        if not isinstance(message, c.Hello):
+            self.close_with("not_hello", f"the first frame must be a Hello, got {type(message).__name__}")
+            return False
+        if message.version != c.PROTOCOL_VERSION:
+            self.close_with(
+                "version_mismatch",
+                f"the client speaks protocol {message.version}, this daemon {c.PROTOCOL_VERSION}: upgrade the older one",
+            )
+            return False
+        self._client = f"{message.client} (pid {message.pid})"
+        self.send(c.Welcome(c.PROTOCOL_VERSION, os.getpid(), self.path))
+        return True
+
+    async def _serve(self, reader: FrameReader) -> None:
+        in_a_row = 0
+        while self._closing is None:
+            try:
+                message = await self._next(reader)
+            except MessageDecodeError as exc:
+                self.bad_frames += 1
+                in_a_row += 1
+                log.info("%s: bad frame: %s", self.path, exc)
+                self.send(c.ErrorReply("bad_frame", str(exc), getattr(exc, "request_id", None)))
+                if in_a_row >= self.max_bad_frames:
+                    self.close_with("bad_frame", f"{in_a_row} bad frames in a row; closing the connection")
+                continue
+            if message is None:
+                return
+            in_a_row = 0
+            await self._dispatch(message)
+
+    async def _dispatch(self, message: Any) -> None:
+        self.requests += 1
+        request_id = getattr(message, "request_id", None)
+        self.activity = type(message).__name__
+        try:
+            with trio.fail_after(self.request_timeout):
+                await self._serve_one(message)
+        except RequestFailed as exc:
+            self.send(c.ErrorReply(exc.code, str(exc), request_id))
+        except trio.TooSlowError:
+            self.send(c.ErrorReply("internal", f"{type(message).__name__} took longer than {self.request_timeout:g} s", request_id))
+        except Exception as exc:
+            log.error("%s: %s failed", self.path, type(message).__name__, exc_info=exc)
+            self.send(c.ErrorReply("internal", f"{type(exc).__name__}: {exc}", request_id))
+        finally:
+            self.activity = ""
+
+    async def _serve_one(self, message: Any) -> None:
+        service = self._service
+        match message:
+            case c.Hello():
+                raise RequestFailed("invalid", "Hello was already received")
+            case c.Tree():
+                self.send(service.tree(message))
+            case c.Inspect():
+                self.send(service.inspect(message))
+            case c.Kill():
+                self.send(service.kill(message))
+            case c.Status():
+                self.send(service.status(message, self._connections()))
+            case c.StopDaemon():
+                self.send(service.stop_daemon(message))
+            case c.Attach():
+                await self._attach(message)
+            case c.Detach():
+                self._detach(message.session_id)
+                self.send(c.Ok(message.request_id, f"detached from {message.session_id}"))
+            case c.ExportSession():
+                async for chunk in service.export_session(message):
+                    self.send(chunk)
+            case c.AnswerRequest():
+                self.send(await service.answer(message, self.path))
+            case _:
+                handler = _ASYNC_HANDLERS.get(type(message))
+                if handler is None:
+                    raise RequestFailed("invalid", f"{type(message).__name__} is not a request")
+                self.send(await handler(service, message))
+
+    # -- attached sessions ----------------------------------------------------------------------------
+
+    async def _attach(self, request: c.Attach) -> None:
+        self._detach(request.session_id)
+        subscription = await self._service.subscribe(request, self.path)
+        self.send(c.Attached(request.request_id, request.session_id))
+        assert self._tasks is not None
+        await self._tasks.start(self._forward, request.session_id, subscription)
+
+    def _detach(self, session_id: str) -> None:
+        entry = self._attached.pop(session_id, None)
+        if entry is not None:
+            subscription, scope = entry
+            subscription.close()
+            scope.cancel()
+
+    async def _forward(self, session_id: str, subscription: Subscription, *, task_status: trio.TaskStatus[None]) -> None:
+        with trio.CancelScope() as scope:
+            self._attached[session_id] = (subscription, scope)
+            task_status.started()
+            try:
+                async for event in subscription:
+                    await self.send_event(event)
+            finally:
+                if self._attached.get(session_id, (None,))[0] is subscription:
+                    del self._attached[session_id]
+
+
+_ASYNC_HANDLERS: Mapping[type, Callable[[ControlService, Any], Any]] = MappingProxyType({
+    c.CreateSession: ControlService.create_session,
+    c.SendMessage: ControlService.send_message,
+    c.Interrupt: ControlService.interrupt,
+    c.Steer: ControlService.steer,
+    c.Compress: ControlService.compress,
+    c.ListSessions: ControlService.list_sessions,
+    c.SearchSessions: ControlService.search_sessions,
+    c.ShowSession: ControlService.show_session,
+    c.DeleteSession: ControlService.delete_session,
+})

@@ -1,0 +1,108 @@
+"""The ``control`` actor: the Unix-socket server CLI clients talk to.
+
+It binds ``run/control.sock`` (see :mod:`actors.platform.listener`), checks
+each peer's uid, and runs one :class:`~actors.platform.connection.Connection`
+actor per client under itself (``control/conn:<n>``). A connection that fails
+is logged and forgotten; it never takes the server down.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+import trio
+
+from actors.base import Actor
+from actors.errors import ActorFailed
+from actors.platform.connection import Connection
+from actors.platform.listener import bind_control_socket, peer_uid, remove_control_socket
+from actors.platform.paths import DaemonPaths
+from actors.platform.service import ControlService
+from config.daemon import DaemonConfig
+from messages.codec import Codec
+from messages.control import ClientMessage, DaemonMessage
+from messages.supervision import ActorState
+
+__all__ = ["ControlServer"]
+
+log = logging.getLogger("hermes_actors.control")
+
+#: The daemon's own frames may be large (a tree of 10,000 actors); clients accept up to this.
+DAEMON_FRAME_LIMIT = 256 * 1024 * 1024
+
+
+class ControlServer(Actor[None]):
+    """Accepts control connections on the daemon's socket.
+
+    Args:
+        paths: the daemon's files (where the socket goes).
+        service: what the connections' requests are served by.
+        config: the ``daemon`` section (frame limit, per-client buffer).
+    """
+
+    kind = "control"
+
+    def __init__(self, paths: DaemonPaths, service: ControlService, config: DaemonConfig) -> None:
+        super().__init__()
+        self._paths = paths
+        self._service = service
+        self._config = config
+        self._client_codec: Codec[Any] = Codec(ClientMessage, max_frame_bytes=config.max_frame_bytes)
+        self._daemon_codec: Codec[Any] = Codec(DaemonMessage, max_frame_bytes=DAEMON_FRAME_LIMIT)
+        self._listener: trio.socket.SocketType | None = None
+        self._accepted = 0
+        self._refused = 0
+        self._failed = 0
+
+    def snapshot_details(self) -> dict[str, Any]:
+        return {
+            "socket": str(self._paths.socket),
+            "accepted": self._accepted,
+            "refused_peers": self._refused,
+            "failed_connections": self._failed,
+            "open": self.open_connections(),
+        }
+
+    def open_connections(self) -> int:
+        """Connections currently served."""
+        return len(self.children())
+
+    async def on_start(self) -> None:
+        self._listener = await bind_control_socket(self._paths)
+        log.info("control socket listening on %s", self._paths.socket)
+
+    async def on_stop(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+        remove_control_socket(self._paths)
+
+    async def main(self) -> None:
+        assert self._listener is not None and self._nursery is not None
+        self.state = ActorState.RUNNING
+        while True:
+            sock, _ = await self._listener.accept()
+            uid = peer_uid(sock)
+            if uid is not None and uid != os.getuid():
+                self._refused += 1
+                log.warning("refused a control connection from uid %s", uid)
+                sock.close()
+                continue
+            self._accepted += 1
+            connection = Connection(
+                trio.SocketStream(sock),
+                self._service,
+                self._client_codec,
+                self._daemon_codec,
+                self._config.subscriber_buffer,
+                self.open_connections,
+            )
+            await self.start_child_in(self._nursery, connection, f"conn:{self._accepted}", self._run_connection)
+
+    async def _run_connection(self, connection: Connection, *, task_status: trio.TaskStatus[Any]) -> None:
+        try:
+            await connection.run(task_status=task_status)
+        except ActorFailed as exc:
+            self._failed += 1
+            log.error("%s failed: %s", connection.path, exc)

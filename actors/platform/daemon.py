@@ -1,0 +1,166 @@
+"""``hermes-actors daemon``: the daemon process, from lock to exit.
+
+The process takes the instance lock, logs one redacted line per event to
+stderr (or ``logs/daemon.log`` when started in the background), and runs the
+actor tree::
+
+    (root)
+    ├── store      the SQLite session store's writer
+    ├── control    the control socket and one connection actor per client
+    └── sessions   every session (when the session service is available)
+
+SIGTERM or SIGINT (or ``hermes-actors stop``) stops the tree in reverse start
+order: sessions interrupt their turns and commit, the control socket is
+removed, the store commits what is queued. That is bounded by
+``daemon.shutdown_timeout_seconds``; past it the tree is cancelled outright,
+and a watchdog thread ends the process a little later whatever still runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from actors.errors import ActorError
+from actors.platform.control import ControlServer
+from actors.platform.errors import EXIT_ALREADY_RUNNING, EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
+from actors.platform.lock import InstanceLock
+from actors.platform.logs import configure_logging, install_safe_stdio
+from actors.platform.paths import DaemonPaths, ensure_private_dir
+from actors.platform.listener import remove_control_socket
+from actors.platform.service import ControlService
+from actors.platform.sessions import start_sessions
+from actors.platform.store_actor import StoreActor
+from config.daemon import DaemonConfig
+from config.loader import Config, ConfigError, load_config
+from store.errors import StoreError
+from store.sqlite import DB_FILENAME, SqliteSessionStore
+from supervisor import ChildSpec, open_actor_system
+
+__all__ = ["daemon_config", "run_daemon", "serve_daemon"]
+
+log = logging.getLogger("hermes_actors.daemon")
+
+#: How long past the shutdown bound the watchdog waits before ending the process.
+WATCHDOG_GRACE_SECONDS = 2.0
+
+
+def daemon_config(config: Config) -> DaemonConfig:
+    """The ``daemon`` section of the root configuration (defaults until the root has one)."""
+    section = getattr(config, "daemon", None)
+    return section if isinstance(section, DaemonConfig) else DaemonConfig()
+
+
+class _Shutdown:
+    """Who asked the daemon to stop, and the cancel scope bounding how long that may take."""
+
+    def __init__(self, timeout: float, on_overrun: Callable[[], None]) -> None:
+        self.timeout = timeout
+        self.requested = trio.Event()
+        self.reason = ""
+        self.scope = trio.CancelScope()
+        self._on_overrun = on_overrun
+
+    def request(self, reason: str) -> None:
+        """Begin a graceful stop (a second request cancels at once)."""
+        if self.requested.is_set():
+            log.warning("second stop request (%s): cancelling everything now", reason)
+            self.scope.cancel(reason=reason)
+            return
+        log.info("stopping: %s (bounded by %.1f s)", reason, self.timeout)
+        self.reason = reason
+        self.requested.set()
+        self.scope.deadline = trio.current_time() + self.timeout
+        watchdog = threading.Timer(self.timeout + WATCHDOG_GRACE_SECONDS, self._on_overrun)
+        watchdog.daemon = True
+        watchdog.start()
+
+
+async def _watch_signals(shutdown: _Shutdown) -> None:
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            shutdown.request(f"received {signal.Signals(signum).name}")
+
+
+async def serve_daemon(
+    paths: DaemonPaths,
+    config: Config,
+    *,
+    on_overrun: Callable[[], None] | None = None,
+    task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run the daemon's actor tree until it is asked to stop; reports ``started`` once serving."""
+    section = daemon_config(config)
+    shutdown = _Shutdown(section.shutdown_timeout_seconds, on_overrun or (lambda: None))
+    async with trio.open_nursery() as signals:
+        signals.start_soon(_watch_signals, shutdown)
+        with shutdown.scope:
+            async with open_actor_system(shutdown_reason="daemon shutdown") as system:
+                store = SqliteSessionStore(paths.home / DB_FILENAME, config.store)
+                await system.root.start_child(
+                    ChildSpec("store", lambda: StoreActor(store), shutdown_timeout=section.shutdown_timeout_seconds)
+                )
+                sessions = await start_sessions(system, store, config, paths.home)
+                service = ControlService(
+                    system=system,
+                    paths=paths,
+                    config=section,
+                    request_stop=shutdown.request,
+                    store=store,
+                    sessions=sessions.backend if sessions else None,
+                    session_options=sessions.options if sessions else None,
+                )
+                await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
+                log.info("daemon ready (pid %d, home %s)", os.getpid(), paths.home)
+                task_status.started(system)
+                await shutdown.requested.wait()
+        if shutdown.scope.cancelled_caught:
+            log.error("shutdown exceeded %.1f s; the rest was cancelled", section.shutdown_timeout_seconds)
+        signals.cancel_scope.cancel()
+    remove_control_socket(paths)
+    log.info("daemon stopped")
+
+
+def run_daemon(home: Path) -> int:
+    """The ``hermes-actors daemon`` command: run in the foreground until stopped; the exit status."""
+    install_safe_stdio()
+    configure_logging(sys.stderr)
+    paths = DaemonPaths(home)
+    try:
+        ensure_private_dir(paths.home)
+        ensure_private_dir(paths.run_dir)
+        config = load_config(paths.home)
+    except (ConfigError, OSError) as exc:
+        log.error("cannot start: %s", exc)
+        return EXIT_NOT_FOUND
+    lock = InstanceLock(paths.lock_file, paths.home)
+    try:
+        lock.take()
+    except PlatformError as exc:
+        log.error("%s", exc)
+        return EXIT_ALREADY_RUNNING
+
+    def overrun() -> None:
+        # Trio could not unwind (a thread that will not return): leave anyway, tidily.
+        log.error("shutdown did not finish in time; exiting now")
+        remove_control_socket(paths)
+        os._exit(1)
+
+    status = 0
+    try:
+        trio.run(lambda: serve_daemon(paths, config, on_overrun=overrun))
+    except* (PlatformError, StoreError, ActorError) as group:
+        for exc in group.exceptions:
+            log.error("daemon failed: %s", exc)
+        status = EXIT_FAILURE
+    finally:
+        lock.release()
+    return status

@@ -1,0 +1,79 @@
+"""Errors of the daemon, its control socket and the CLI.
+
+The tree::
+
+    PlatformError (RuntimeError)
+    ├── DaemonAlreadyRunning    another daemon holds the lock on this HERMES_ACTORS_HOME
+    ├── DaemonNotRunning        no daemon answers on the control socket
+    ├── DaemonStartFailed       a background start did not bring a daemon up in time
+    ├── SocketSetupError        the control socket or its directory cannot be made private and bound
+    ├── ProtocolError           the peer broke the control conversation (bad frame, wrong hello)
+    │   └── VersionMismatch     the two sides speak different protocol versions
+    └── RequestFailed           the daemon answered a request with an ErrorReply (``code``, text)
+
+The daemon turns anything a client does wrong into an ``ErrorReply`` frame;
+these classes are what the Python side raises, translated once at the socket
+boundary.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_ALREADY_RUNNING",
+    "EXIT_FAILURE",
+    "EXIT_NOT_FOUND",
+    "DaemonAlreadyRunning",
+    "DaemonNotRunning",
+    "DaemonStartFailed",
+    "PlatformError",
+    "ProtocolError",
+    "RequestFailed",
+    "SocketSetupError",
+    "VersionMismatch",
+]
+
+#: Exit statuses of the CLI and the daemon.
+EXIT_FAILURE = 1  # no daemon, a refused request, a failed turn
+EXIT_NOT_FOUND = 2  # bad usage, an unknown path or session, a bad configuration
+EXIT_ALREADY_RUNNING = 3  # the daemon: another one holds this home's lock
+
+
+class PlatformError(RuntimeError):
+    """Base of every daemon, control-socket and CLI error."""
+
+
+class DaemonAlreadyRunning(PlatformError):
+    """Another daemon holds this home's lock; ``pid`` is its process id when known."""
+
+    def __init__(self, home: str, pid: int | None) -> None:
+        shown = f" (pid {pid})" if pid else ""
+        super().__init__(f"a daemon is already running for {home}{shown}; stop it with `hermes-actors stop`")
+        self.pid = pid
+
+
+class DaemonNotRunning(PlatformError):
+    """Nothing answers on the control socket."""
+
+
+class DaemonStartFailed(PlatformError):
+    """A daemon started in the background did not answer in time (see its log)."""
+
+
+class SocketSetupError(PlatformError):
+    """The control socket (or its private directory) could not be set up."""
+
+
+class ProtocolError(PlatformError):
+    """The other side sent something the control conversation does not allow."""
+
+
+class VersionMismatch(ProtocolError):
+    """Client and daemon speak different protocol versions."""
+
+
+class RequestFailed(PlatformError):
+    """The daemon refused a request: ``code`` is an ``ERROR_CODES`` member."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code

@@ -1,0 +1,95 @@
+"""The control socket's file: bound private, stale ones cleaned, removed at the end.
+
+Only the daemon holding the instance lock calls :func:`bind_control_socket`, so
+a socket file found at the path is a dead daemon's leftover and is removed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import stat
+import struct
+import sys
+from pathlib import Path
+
+import trio
+
+from actors.platform.errors import SocketSetupError
+from actors.platform.paths import DaemonPaths, ensure_private_dir
+
+__all__ = ["LISTEN_BACKLOG", "bind_control_socket", "peer_uid", "remove_control_socket"]
+
+log = logging.getLogger("hermes_actors.control")
+
+#: Large, because Trio's connect mishandles EAGAIN when a Unix listener's backlog is full;
+#: the kernel caps it at net.core.somaxconn.
+LISTEN_BACKLOG = 4096
+
+
+def peer_uid(sock: socket.socket | trio.socket.SocketType) -> int | None:
+    """The uid of the process at the other end of a Unix socket; None where unknown."""
+    if sys.platform.startswith("linux"):
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", creds)[1]
+    if sys.platform == "darwin":
+        # LOCAL_PEERCRED fills struct xucred {u_int version; uid_t uid; short ngroups; gid_t groups[16]}.
+        creds = sock.getsockopt(0, 0x001, struct.calcsize("IIh16I"))
+        return struct.unpack_from("II", creds)[1]
+    return None
+
+
+def _remove_stale(path: Path) -> None:
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(info.st_mode):
+        raise SocketSetupError(f"{path} exists and is not a socket; remove it by hand")
+    log.info("removing stale control socket %s", path)
+    path.unlink()
+
+
+async def bind_control_socket(paths: DaemonPaths) -> trio.socket.SocketType:
+    """Listen on the control socket: 0600, in a 0700 directory, with a large backlog.
+
+    When the usual path is too long, the short fallback path is used and
+    recorded in ``run/control.sock.path``.
+
+    Raises:
+        SocketSetupError: the directory cannot be made private or the socket bound.
+    """
+    path = paths.socket
+    try:
+        ensure_private_dir(paths.run_dir)
+        ensure_private_dir(path.parent)
+        _remove_stale(path)
+        if path != paths.preferred_socket:
+            paths.socket_record.write_text(f"{path}\n")
+    except OSError as exc:
+        raise SocketSetupError(f"cannot prepare {path.parent}: {exc}") from exc
+    sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    # A umask keeps the socket private from the moment it exists; chmod makes it exact.
+    old_umask = os.umask(0o177)
+    try:
+        await sock.bind(os.fspath(path))
+        os.chmod(path, 0o600)
+        sock.listen(LISTEN_BACKLOG)
+    except OSError as exc:
+        sock.close()
+        raise SocketSetupError(f"cannot listen on {path}: {exc}") from exc
+    finally:
+        os.umask(old_umask)
+    return sock
+
+
+def remove_control_socket(paths: DaemonPaths) -> None:
+    """Remove the socket file and its path record (idempotent)."""
+    for leftover in (paths.socket, paths.socket_record):
+        try:
+            leftover.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            log.warning("could not remove %s: %s", leftover, exc)

@@ -1,0 +1,99 @@
+"""The daemon's logging: one redacted line per event, on a stream that may vanish.
+
+A daemon under systemd or started in the background can lose its stdout or
+stderr (a closed pipe, a closed terminal); a write then raises ``OSError`` or
+``ValueError`` and must never take the daemon down (seed 002, section 15).
+Every record passes :func:`tools.redact.redact_secrets`, message and exception
+text alike, so no key reaches a log.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import IO, Any
+
+from tools.redact import redact_secrets
+
+__all__ = ["OneLineFormatter", "RedactingFilter", "SafeStream", "configure_logging", "install_safe_stdio"]
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class SafeStream:
+    """A text stream whose failed writes are dropped instead of raised."""
+
+    def __init__(self, inner: IO[str]) -> None:
+        self._inner = inner
+
+    def write(self, data: str) -> int:
+        """Write ``data``; report it written even when the stream is gone."""
+        try:
+            return self._inner.write(data)
+        except (OSError, ValueError):
+            return len(data)
+
+    def flush(self) -> None:
+        """Flush, ignoring a stream that is gone."""
+        try:
+            self._inner.flush()
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class RedactingFilter(logging.Filter):
+    """Replaces a record's message (arguments merged in) by its redacted text."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Redact ``record`` in place; never drops it."""
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):
+            message = f"{record.msg!r} {record.args!r}"
+        record.msg = redact_secrets(message)
+        record.args = None
+        return True
+
+
+class OneLineFormatter(logging.Formatter):
+    """One line per record: newlines escaped, an exception shown as ``Type: text``
+    (the full traceback of an actor's failure is in ``hermes-actors inspect``)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record as one redacted line."""
+        exc_info = record.exc_info
+        record.exc_info = None
+        record.exc_text = None
+        try:
+            line = super().format(record)
+        finally:
+            record.exc_info = exc_info
+        if exc_info and exc_info[1] is not None:
+            line += f" [{type(exc_info[1]).__name__}: {exc_info[1]}]"
+        return redact_secrets(line).replace("\r", "\\r").replace("\n", "\\n")
+
+
+def install_safe_stdio() -> None:
+    """Wrap ``sys.stdout`` and ``sys.stderr`` so a write to a vanished stream is dropped."""
+    if not isinstance(sys.stdout, SafeStream):
+        sys.stdout = SafeStream(sys.stdout)  # type: ignore[assignment]
+    if not isinstance(sys.stderr, SafeStream):
+        sys.stderr = SafeStream(sys.stderr)  # type: ignore[assignment]
+
+
+def configure_logging(stream: IO[str], level: int = logging.INFO) -> logging.Handler:
+    """Send every ``hermes_actors`` (and root) record to ``stream``, one redacted line each.
+
+    Returns:
+        The handler, so the caller can remove it again.
+    """
+    handler = logging.StreamHandler(SafeStream(stream))
+    handler.setFormatter(OneLineFormatter(LOG_FORMAT))
+    handler.addFilter(RedactingFilter())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(level)
+    return handler

@@ -1,0 +1,112 @@
+"""Where the daemon keeps its files under HERMES_ACTORS_HOME, shared by the daemon and the CLI.
+
+Imports neither Trio nor the SDKs: the CLI resolves the socket path with it
+before it knows whether a daemon runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+import attrs
+
+__all__ = ["HOME_VARIABLE", "MAX_SOCKET_PATH_BYTES", "DaemonPaths", "ensure_private_dir", "home_from_env"]
+
+#: The environment variable naming the home directory.
+HOME_VARIABLE = "HERMES_ACTORS_HOME"
+#: sun_path holds 108 bytes on Linux (104 on macOS) including the final NUL.
+MAX_SOCKET_PATH_BYTES = 103
+
+
+def home_from_env() -> Path:
+    """``HERMES_ACTORS_HOME``, or ``~/.hermes-actors`` when unset (as ``config.loader.home_dir``,
+    without importing the configuration classes, so the CLI starts fast)."""
+    value = os.environ.get(HOME_VARIABLE)
+    return Path(value).expanduser() if value else Path.home() / ".hermes-actors"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) if needed and make it 0700, owned by us.
+
+    Raises:
+        PermissionError: it exists and belongs to another user.
+    """
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    info = path.stat()
+    if info.st_uid != os.getuid():
+        raise PermissionError(f"{path} belongs to uid {info.st_uid}, not to us")
+    if info.st_mode & 0o777 != 0o700:
+        os.chmod(path, 0o700)
+    return path
+
+
+@attrs.frozen
+class DaemonPaths:
+    """The daemon's files for one home directory.
+
+    Attributes:
+        home: HERMES_ACTORS_HOME.
+    """
+
+    home: Path = attrs.field(converter=lambda p: Path(p).expanduser().absolute())
+
+    @property
+    def run_dir(self) -> Path:
+        """Private runtime directory: socket, lock, pid, socket-path record."""
+        return self.home / "run"
+
+    @property
+    def lock_file(self) -> Path:
+        """Held (fcntl) by the one running daemon."""
+        return self.run_dir / "daemon.lock"
+
+    @property
+    def start_lock_file(self) -> Path:
+        """Held by a client while it starts a daemon in the background."""
+        return self.run_dir / "start.lock"
+
+    @property
+    def pid_file(self) -> Path:
+        """The running daemon's pid (informational; the lock is the truth)."""
+        return self.run_dir / "daemon.pid"
+
+    @property
+    def socket_record(self) -> Path:
+        """Holds the fallback socket path when the usual one is too long."""
+        return self.run_dir / "control.sock.path"
+
+    @property
+    def log_dir(self) -> Path:
+        """Where a daemon started in the background logs."""
+        return self.home / "logs"
+
+    @property
+    def log_file(self) -> Path:
+        """The background daemon's log."""
+        return self.log_dir / "daemon.log"
+
+    @property
+    def preferred_socket(self) -> Path:
+        """``run/control.sock``: the socket when its path fits."""
+        return self.run_dir / "control.sock"
+
+    @property
+    def fallback_socket(self) -> Path:
+        """A short private path for homes too deep for a Unix socket path.
+
+        It depends only on the uid and the home, so the daemon and every
+        client agree on it without talking first.
+        """
+        digest = hashlib.sha256(os.fsencode(self.home)).hexdigest()[:16]
+        base = Path(tempfile.gettempdir()) / f"hermes-actors-{os.getuid()}"
+        return base / f"{digest}.sock"
+
+    @property
+    def socket(self) -> Path:
+        """The control socket's path: the preferred one, or the fallback when too long."""
+        if len(os.fsencode(self.preferred_socket)) <= MAX_SOCKET_PATH_BYTES:
+            return self.preferred_socket
+        return self.fallback_socket

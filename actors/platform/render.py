@@ -1,0 +1,188 @@
+"""Plain-text and JSON forms of the daemon's replies, for the CLI (no Trio, no rich).
+
+The JSON forms are the stable schema documented in ``README_cli.md``; the
+text forms are for people and may change.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from messages.control import SessionSummary
+from messages.supervision import ActorSnapshot, TreeNode
+
+__all__ = ["format_inspect", "format_ps", "format_sessions", "format_tree", "node_json", "ps_rows", "snapshot_json"]
+
+
+def snapshot_json(snapshot: ActorSnapshot, now: float) -> dict[str, Any]:
+    """One actor as the ``--json`` schema shows it."""
+    error = snapshot.last_error
+    return {
+        "path": snapshot.path,
+        "name": snapshot.path.rsplit("/", 1)[-1],
+        "kind": snapshot.kind,
+        "state": snapshot.state.value,
+        "activity": snapshot.activity,
+        "mailbox_used": snapshot.mailbox_used,
+        "mailbox_capacity": snapshot.mailbox_capacity,
+        "restarts": snapshot.restarts,
+        "age_seconds": round(max(0.0, now - snapshot.started_at), 3),
+        "budget": _budget(snapshot.details),
+        "cancel_reason": snapshot.cancel_reason,
+        "last_error": (
+            {"type": error.type, "message": error.message, "traceback": error.traceback, "age_seconds": round(max(0.0, now - error.at), 3)}
+            if error is not None
+            else None
+        ),
+        "details": snapshot.details,
+    }
+
+
+def node_json(node: TreeNode, now: float) -> dict[str, Any]:
+    """A subtree as the ``tree --json`` schema shows it."""
+    out = snapshot_json(node.snapshot, now)
+    out["children"] = [node_json(child, now) for child in node.children]
+    return out
+
+
+def _budget(details: dict[str, Any]) -> dict[str, Any] | None:
+    budget = details.get("budget")
+    if isinstance(budget, dict) and "used" in budget and "total" in budget:
+        return {"used": budget["used"], "total": budget["total"]}
+    return None
+
+
+def _age(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def _line(snapshot: ActorSnapshot, now: float) -> str:
+    name = snapshot.path.rsplit("/", 1)[-1] or "(root)"
+    parts = [f"{name} [{snapshot.kind}]", snapshot.state.value]
+    budget = _budget(snapshot.details)
+    if budget is not None:
+        parts.append(f"budget {budget['used']}/{budget['total']}")
+    if snapshot.mailbox_used:
+        parts.append(f"mailbox {snapshot.mailbox_used}/{snapshot.mailbox_capacity}")
+    if snapshot.restarts:
+        parts.append(f"restarts {snapshot.restarts}")
+    parts.append(_age(now - snapshot.started_at))
+    if snapshot.activity:
+        parts.append(f"- {snapshot.activity}")
+    return "  ".join(parts)
+
+
+def format_tree(node: TreeNode, now: float) -> str:
+    """The tree, one actor a line, drawn with box characters."""
+    lines = [_line(node.snapshot, now)]
+
+    def walk(children: list[TreeNode], prefix: str) -> None:
+        for index, child in enumerate(children):
+            last = index == len(children) - 1
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{_line(child.snapshot, now)}")
+            walk(child.children, prefix + ("    " if last else "│   "))
+
+    walk(node.children, "")
+    return "\n".join(lines)
+
+
+_SESSION_KINDS = ("session", "subagent")
+
+
+def ps_rows(tree: TreeNode, now: float) -> list[dict[str, Any]]:
+    """One row per session (subagents included): what it is running now."""
+    rows: list[dict[str, Any]] = []
+
+    def own_work(node: TreeNode, row: dict[str, Any]) -> None:
+        # Everything below a session up to (not into) nested sessions belongs to it.
+        for child in node.children:
+            kind = child.snapshot.kind
+            if kind in _SESSION_KINDS:
+                row["subagents"] += 1
+                visit(child)
+                continue
+            if kind == "turn":
+                row["turn_running"] = True
+            elif kind == "tool":
+                row["tools"].append(child.snapshot.path)
+            elif kind == "process":
+                row["processes"].append(child.snapshot.path)
+            own_work(child, row)
+
+    def visit(node: TreeNode) -> None:
+        snapshot = node.snapshot
+        if snapshot.kind not in _SESSION_KINDS:
+            for child in node.children:
+                visit(child)
+            return
+        row: dict[str, Any] = {
+            "session_id": str(snapshot.details.get("session_id") or snapshot.path.rsplit(":", 1)[-1]),
+            "path": snapshot.path,
+            "kind": snapshot.kind,
+            "state": snapshot.state.value,
+            "activity": snapshot.activity,
+            "age_seconds": round(max(0.0, now - snapshot.started_at), 3),
+            "turn_running": False,
+            "tools": [],
+            "processes": [],
+            "subagents": 0,
+        }
+        rows.append(row)
+        own_work(node, row)
+
+    visit(tree)
+    return rows
+
+
+def format_ps(rows: list[dict[str, Any]]) -> str:
+    """The ``ps`` table."""
+    if not rows:
+        return "no live sessions"
+    lines = [f"{'SESSION':<28} {'STATE':<9} {'AGE':>7}  {'TURN':<4} {'TOOLS':>5} {'PROCS':>5} {'SUBS':>4}  ACTIVITY"]
+    for row in rows:
+        lines.append(
+            f"{row['path'].removeprefix('sessions/'):<28} {row['state']:<9} {_age(row['age_seconds']):>7}  "
+            f"{'yes' if row['turn_running'] else '-':<4} {len(row['tools']):>5} {len(row['processes']):>5} "
+            f"{row['subagents']:>4}  {row['activity']}"
+        )
+    return "\n".join(lines)
+
+
+def format_inspect(snapshot: ActorSnapshot, now: float) -> str:
+    """One actor's snapshot, field by field, with its last error's traceback."""
+    data = snapshot_json(snapshot, now)
+    lines = [f"{key}: {data[key]}" for key in ("path", "kind", "state", "activity", "age_seconds", "restarts", "cancel_reason")]
+    lines.append(f"mailbox: {snapshot.mailbox_used}/{snapshot.mailbox_capacity}")
+    for key, value in sorted(snapshot.details.items()):
+        lines.append(f"{key}: {value}")
+    if snapshot.last_error is not None:
+        lines.append(f"last error: {snapshot.last_error.type}: {snapshot.last_error.message}")
+        lines.append(snapshot.last_error.traceback.rstrip())
+    return "\n".join(lines)
+
+
+def _when(timestamp: float | None) -> str:
+    if timestamp is None:
+        return "-"
+    return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
+
+
+def format_sessions(sessions: list[SessionSummary]) -> str:
+    """The ``sessions list`` table."""
+    if not sessions:
+        return "no sessions"
+    lines = [f"{'ID':<24} {'STARTED':<16} {'MSGS':>5} {'LIVE':<4} {'SOURCE':<8} TITLE / PREVIEW"]
+    for info in sessions:
+        label = info.title or info.preview.replace("\n", " ")[:60]
+        ended = f" (ended: {info.end_reason})" if info.ended_at else ""
+        lines.append(
+            f"{info.id:<24} {_when(info.started_at):<16} {info.message_count:>5} {'yes' if info.live else '-':<4} "
+            f"{info.source:<8} {label}{ended}"
+        )
+    return "\n".join(lines)

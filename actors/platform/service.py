@@ -1,0 +1,323 @@
+"""The control service: turns control requests into actions on the daemon.
+
+One object per daemon, shared by every connection. Each method answers with
+one :mod:`messages.control` reply or raises :class:`RequestFailed`, which the
+connection sends as an ``ErrorReply``. Lower-layer errors (runtime, store,
+sessions) are translated here, once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import trio
+
+from actors.errors import ActorError, ActorNotFound, MailboxClosed, MailboxFull
+from actors.handle import ActorHandle
+from actors.platform.backend import SessionsBackend, Subscription
+from actors.platform.errors import RequestFailed
+from actors.platform.paths import DaemonPaths
+from actors.platform.summaries import match_summary, session_summary
+from config.daemon import DaemonConfig
+from messages import control as c
+from messages import session as s
+from store.errors import InvalidQueryError, SessionNotFoundError, StoreClosedError, StoreError
+from store.protocol import SessionStore
+from supervisor import ActorSystem
+
+__all__ = ["EXPORT_CHUNK_CHARS", "PROTECTED_PATHS", "ControlService"]
+
+log = logging.getLogger("hermes_actors.control")
+
+#: Infrastructure actors ``kill`` refuses: stopping them is ``hermes-actors stop``.
+PROTECTED_PATHS = frozenset({"", "store", "providers", "control", "sessions", "platform"})
+#: Exports travel in chunks well under a client's frame limit.
+EXPORT_CHUNK_CHARS = 256 * 1024
+#: Kinds that take session messages (a subagent is a session of its own).
+SESSION_KINDS = frozenset({"session", "subagent"})
+
+
+class ControlService:
+    """Serves the control requests of every connection.
+
+    Args:
+        system: the running actor system (tree, lookup, kill).
+        paths: the daemon's files (for ``status``).
+        config: the ``daemon`` configuration section.
+        request_stop: called with a reason to stop the daemon gracefully.
+        store: the session store, or None when the daemon runs without one.
+        sessions: the sessions service, or None (session requests are ``unavailable``).
+        session_options: builds the sessions' options from a CreateSession request.
+    """
+
+    def __init__(
+        self,
+        *,
+        system: ActorSystem,
+        paths: DaemonPaths,
+        config: DaemonConfig,
+        request_stop: Callable[[str], None],
+        store: SessionStore | None = None,
+        sessions: SessionsBackend | None = None,
+        session_options: Callable[[c.CreateSession], Any] | None = None,
+    ) -> None:
+        self.system = system
+        self.paths = paths
+        self.config = config
+        self.store = store
+        self.sessions = sessions
+        self._request_stop = request_stop
+        self._session_options = session_options
+        self._started_at = trio.current_time()
+
+    # -- the actor tree ---------------------------------------------------------------------
+
+    def resolve(self, path: str) -> str:
+        """The live actor path ``path`` names: itself, or a session id's session actor.
+
+        Raises:
+            RequestFailed: ``not_found``.
+        """
+        registry = self.system.registry
+        path = path.strip().strip("/")
+        if path in registry:
+            return path
+        for candidate in (f"sessions/session:{path}", f"sessions/{path}"):
+            if candidate in registry:
+                return candidate
+        raise RequestFailed("not_found", f"no live actor at {path!r}")
+
+    def tree(self, request: c.Tree) -> c.TreeReply:
+        """The tree under the requested path."""
+        path = self.resolve(request.path) if request.path.strip("/ ") else ""
+        try:
+            node = self.system.tree(path)
+        except ActorNotFound as exc:
+            raise RequestFailed("not_found", str(exc)) from exc
+        return c.TreeReply(request.request_id, node, trio.current_time())
+
+    def inspect(self, request: c.Inspect) -> c.InspectReply:
+        """One actor's snapshot."""
+        handle = self._lookup(self.resolve(request.path))
+        return c.InspectReply(request.request_id, handle.statistics(), trio.current_time())
+
+    def kill(self, request: c.Kill) -> c.Ok:
+        """Stop the actor at a path; its kind decides what that means to the session."""
+        path = self.resolve(request.path)
+        if path in PROTECTED_PATHS:
+            raise RequestFailed("invalid", f"{path or 'the root'} is part of the daemon; use `hermes-actors stop`")
+        handle = self._lookup(path)
+        reason = request.reason or "killed by operator"
+        log.info("kill %s (%s): %s", path, handle.kind, reason)
+        handle.stop(reason, requested_by="operator")
+        return c.Ok(request.request_id, f"stopping {path}")
+
+    def status(self, request: c.Status, connections: int) -> c.StatusReply:
+        """The daemon's figures."""
+        kinds = self._count_kinds()
+        return c.StatusReply(
+            request_id=request.request_id,
+            pid=os.getpid(),
+            version=c.PROTOCOL_VERSION,
+            home=str(self.paths.home),
+            socket=str(self.paths.socket),
+            uptime_seconds=trio.current_time() - self._started_at,
+            actors=len(self.system.registry),
+            live_sessions=kinds.get("session", 0),
+            running_turns=kinds.get("turn", 0),
+            connections=connections,
+            sessions_available=self.sessions is not None,
+        )
+
+    def stop_daemon(self, request: c.StopDaemon) -> c.Ok:
+        """Ask the daemon to stop; the reply goes out first."""
+        self._request_stop("stop requested by a client")
+        return c.Ok(request.request_id, "stopping")
+
+    def _lookup(self, path: str) -> ActorHandle[Any]:
+        try:
+            return self.system.lookup(path)
+        except ActorNotFound as exc:
+            raise RequestFailed("not_found", f"no live actor at {path!r}") from exc
+
+    def _count_kinds(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for snapshot in self.system.tree().walk():
+            counts[snapshot.kind] = counts.get(snapshot.kind, 0) + 1
+        return counts
+
+    # -- live sessions ------------------------------------------------------------------------
+
+    def _backend(self) -> SessionsBackend:
+        if self.sessions is None:
+            raise RequestFailed("unavailable", "this daemon runs no sessions")
+        return self.sessions
+
+    async def create_session(self, request: c.CreateSession) -> c.SessionCreated:
+        """Start a session working in the client's directory."""
+        backend = self._backend()
+        if self._session_options is None:
+            raise RequestFailed("unavailable", "this daemon cannot create sessions")
+        if not os.path.isabs(request.cwd):
+            raise RequestFailed("invalid", f"cwd must be an absolute path, got {request.cwd!r}")
+        try:
+            options = self._session_options(request)
+            session_id = await backend.create_session(options)
+        except (ValueError, TypeError) as exc:
+            raise RequestFailed("invalid", str(exc)) from exc
+        log.info("session %s created (source %s, cwd %s)", session_id, request.source, request.cwd)
+        return c.SessionCreated(request.request_id, session_id)
+
+    async def session(self, session_id: str) -> ActorHandle[Any]:
+        """The live handle of a session (woken from the store when hibernated).
+
+        Raises:
+            RequestFailed: ``not_found`` or ``unavailable``.
+        """
+        backend = self._backend()
+        try:
+            return await backend.get(session_id)
+        except LookupError as exc:
+            raise RequestFailed("not_found", f"no session {session_id!r}") from exc
+        except ActorError as exc:
+            raise RequestFailed("unavailable", str(exc)) from exc
+
+    async def subscribe(self, request: c.Attach, label: str) -> Subscription:
+        """Subscribe a connection to a session's events, replaying from ``since``."""
+        if request.since is not None and request.since < 0:
+            raise RequestFailed("invalid", "since must be >= 0")
+        handle = await self.session(request.session_id)
+        try:
+            return await handle.ask(s.Subscribe(label, request.since))
+        except ActorError as exc:
+            raise RequestFailed("unavailable", f"session {request.session_id} did not answer: {exc}") from exc
+
+    async def send_message(self, request: c.SendMessage) -> c.Ok:
+        """Queue a user message (a turn) if the running-turn cap allows it."""
+        running = self._count_kinds().get("turn", 0)
+        if running >= self.config.max_running_turns:
+            raise RequestFailed(
+                "busy", f"{running} turns are running (the limit is {self.config.max_running_turns}); try again shortly"
+            )
+        await self._tell(request.session_id, s.UserMessage(request.text))
+        return c.Ok(request.request_id, "sent")
+
+    async def interrupt(self, request: c.Interrupt) -> c.Ok:
+        """Interrupt a session's running turn."""
+        await self._tell(request.session_id, s.Interrupt(request.text, requested_by="operator"))
+        return c.Ok(request.request_id, "interrupt sent")
+
+    async def compress(self, request: c.Compress) -> c.Ok:
+        """Ask a session to compress its context."""
+        await self._tell(request.session_id, s.Compress(request.topic))
+        return c.Ok(request.request_id, "compression requested")
+
+    async def answer(self, request: c.AnswerRequest, answered_by: str) -> c.Ok:
+        """Answer a pending approval or clarify question."""
+        await self._tell(request.session_id, s.AnswerRequest(request.pending_id, request.answer, answered_by))
+        return c.Ok(request.request_id, "answer sent")
+
+    async def steer(self, request: c.Steer) -> c.Ok:
+        """Steer the session or subagent at a path (a session id alone is a session)."""
+        try:
+            path = self.resolve(request.path)
+        except RequestFailed:
+            if "/" in request.path:
+                raise
+            handle = await self.session(request.path)
+        else:
+            handle = self._lookup(path)
+            if handle.kind not in SESSION_KINDS:
+                raise RequestFailed("invalid", f"{path} is a {handle.kind}, not a session or subagent")
+        await self._send(handle, s.Steer(request.text))
+        return c.Ok(request.request_id, "steer sent")
+
+    async def _tell(self, session_id: str, message: Any) -> None:
+        await self._send(await self.session(session_id), message)
+
+    async def _send(self, handle: ActorHandle[Any], message: Any) -> None:
+        try:
+            handle.tell_nowait(message)
+        except MailboxFull as exc:
+            raise RequestFailed("busy", f"{handle.path} has too many queued messages") from exc
+        except MailboxClosed as exc:
+            raise RequestFailed("not_found", f"{handle.path} has stopped") from exc
+        await trio.lowlevel.checkpoint()
+
+    # -- stored sessions -----------------------------------------------------------------------
+
+    def _store(self) -> SessionStore:
+        if self.store is None:
+            raise RequestFailed("unavailable", "this daemon has no session store")
+        return self.store
+
+    def _live_ids(self) -> set[str]:
+        prefix = "sessions/session:"
+        return {path[len(prefix):] for path in self.system.registry.paths() if path.startswith(prefix) and "/" not in path[len(prefix):]}
+
+    async def list_sessions(self, request: c.ListSessions) -> c.SessionListReply:
+        """Stored sessions, newest first, marked live when running."""
+        with _store_errors():
+            infos = await self._store().list_sessions(limit=request.limit, offset=request.offset, source=request.source)
+        live = self._live_ids()
+        return c.SessionListReply(request.request_id, [session_summary(info, info.id in live) for info in infos])
+
+    async def search_sessions(self, request: c.SearchSessions) -> c.SearchReply:
+        """Full-text search over stored sessions."""
+        with _store_errors():
+            found = await self._store().search(
+                request.query, limit=request.limit, roles=tuple(request.roles), source=request.source
+            )
+        live = self._live_ids()
+        return c.SearchReply(request.request_id, [match_summary(match, live) for match in found])
+
+    async def show_session(self, request: c.ShowSession) -> c.SessionShowReply:
+        """A stored session's first and last messages."""
+        with _store_errors():
+            excerpt = await self._store().read_session(request.session_id, head=request.head, tail=request.tail)
+        return c.SessionShowReply(
+            request.request_id,
+            session_summary(excerpt.session, excerpt.session.id in self._live_ids()),
+            [message.to_json() for message in excerpt.head],
+            [message.to_json() for message in excerpt.tail],
+            excerpt.omitted,
+        )
+
+    async def export_session(self, request: c.ExportSession) -> AsyncIterator[c.ExportChunk]:
+        """A stored session as JSON lines, in chunks."""
+        with _store_errors():
+            text = await self._store().export_jsonl(request.session_id)
+        chunks = [text[i : i + EXPORT_CHUNK_CHARS] for i in range(0, len(text), EXPORT_CHUNK_CHARS)] or [""]
+        for index, chunk in enumerate(chunks):
+            yield c.ExportChunk(request.request_id, chunk, index == len(chunks) - 1)
+
+    async def delete_session(self, request: c.DeleteSession) -> c.Ok:
+        """Delete a stored session, stopping it first when it is live."""
+        store = self._store()
+        if self.sessions is not None and request.session_id in self._live_ids():
+            await self.sessions.close_session(request.session_id, "deleted")
+        with _store_errors():
+            await store.get_session(request.session_id)
+            await store.delete_session(request.session_id)
+        log.info("session %s deleted", request.session_id)
+        return c.Ok(request.request_id, f"deleted {request.session_id}")
+
+
+@contextmanager
+def _store_errors() -> Iterator[None]:
+    """Translate store errors into RequestFailed with a fitting code."""
+    try:
+        yield
+    except SessionNotFoundError as exc:
+        raise RequestFailed("not_found", str(exc)) from exc
+    except (InvalidQueryError, ValueError) as exc:
+        raise RequestFailed("invalid", str(exc)) from exc
+    except StoreClosedError as exc:
+        raise RequestFailed("shutting_down", str(exc)) from exc
+    except StoreError as exc:
+        log.error("store error serving a control request: %s", exc)
+        raise RequestFailed("internal", f"store error: {exc}") from exc
