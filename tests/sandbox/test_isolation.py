@@ -237,3 +237,35 @@ class TestMemoryLimit:
         assert (await _run("b = bytearray(600 * 1024 * 1024)\nprint('allocated')", bench, short_dir)).output == (
             "allocated\n"
         )
+
+
+class TestEscapedProcess:
+    """A process that left the group (setsid) holding the pipes does not keep the run open."""
+
+    async def test_setsid_escapee(self, bench: ToolBench, short_dir: str) -> None:
+        result = await _run(
+            """
+            import subprocess
+            p = subprocess.Popen(["sleep", "30"], start_new_session=True)
+            print(p.pid, flush=True)
+            """,
+            bench, short_dir,
+        )  # fmt: skip
+        escapee = int(result.output)
+        try:
+            assert result.status is SandboxStatus.SUCCESS
+            assert pid_running(escapee)  # documented limit: out of the group's reach
+        finally:
+            os.kill(escapee, 9)
+
+
+class TestProgress:
+    """A quiet script still produces periodic progress events."""
+
+    async def test_ticks(self, bench: ToolBench, short_dir: str) -> None:
+        progress: list[str] = []
+        config = CodeExecutionConfig(progress_interval_seconds=0.3, kill_grace_seconds=0.5)
+        await _run("import time\ntime.sleep(1.2)", bench, short_dir, config=config, on_progress=progress.append)
+        assert len(progress) >= 2
+        assert progress[0] == "execute_code: 0 tool calls, 0 s"
+        assert progress[-1] == "execute_code: 0 tool calls, 1 s"

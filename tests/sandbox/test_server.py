@@ -275,3 +275,42 @@ class TestBadInput:
         again = await connect(path)
         await again.request(2, "read_file", {"path": "y"})
         assert (await again.receive())["id"] == 2
+
+
+needs_root = pytest.mark.skipif(os.getuid() != 0, reason="switching to another uid needs root")
+_CONNECT = (
+    "import socket, sys\n"
+    "s = socket.socket(socket.AF_UNIX)\n"
+    "try:\n"
+    "    s.connect(sys.argv[1])\n"
+    "except OSError as e:\n"
+    "    print('connect', type(e).__name__); sys.exit()\n"
+    "s.sendall(b'{\"type\":\"RpcRequest\",\"id\":1,\"tool\":\"read_file\",\"args\":{},\"token\":\"" + TOKEN + "\"}\\n')\n"
+    "print(s.recv(4096).decode())\n"
+)
+
+
+@needs_root
+class TestSecondUid:
+    """Another uid cannot reach the socket, and is refused even where it can."""
+
+    async def _as_nobody(self, path: str) -> str:
+        done = await trio.run_process(
+            ["python3", "-c", _CONNECT, path], user=65534, capture_stdout=True, cwd="/"
+        )
+        return done.stdout.decode()
+
+    async def test_private_directory_blocks_other_users(self, served) -> None:
+        path, server, _ = served
+        assert (await self._as_nobody(path)).strip() == "connect PermissionError"
+        assert server.statistics().connections == 0
+
+    async def test_peer_uid_checked(self, short_dir: str, bench: ToolBench) -> None:
+        os.chmod(short_dir, 0o755)
+        async with trio.open_nursery() as nursery:
+            path, server = await _serve(nursery, short_dir, bench)
+            os.chmod(path, 0o777)  # only the uid check stands between the other user and the tools
+            answer = json.loads(await self._as_nobody(path))
+            assert answer["error"] == f"peer uid 65534 is not the daemon's uid {os.getuid()}"
+            assert server.tool_calls == 0 and bench.calls == []
+            nursery.cancel_scope.cancel()

@@ -72,3 +72,19 @@ class TestExecuteCodeTool:
         assert schema["parameters"]["required"] == ["code"]
         assert "120 s, 20 tool calls" in schema["description"]
         assert "hermes_tools" in schema["description"]
+
+
+class TestWindows:
+    """On Windows the tool is absent from the schema and a direct run says why."""
+
+    async def test_absent(self, tmp_path, monkeypatch) -> None:
+        bench = ToolBench(LocalToolContext(home=tmp_path))
+        monkeypatch.setattr("sys.platform", "win32")
+        assert register_execute_code(bench.registry, CodeExecutionConfig()) is False
+        assert "execute_code" not in bench.registry
+        result = await Sandbox(
+            "print(1)", call_tool=bench.call_tool, allowed_tools=bench.enabled, config=CodeExecutionConfig()
+        ).run()
+        assert json.loads(result.to_json()) == {
+            "error": "execute_code is not available on Windows. Use normal tool calls instead."
+        }
