@@ -29,6 +29,8 @@ from providers.recovery._facts import ErrorFacts, collect, find_reset_hint
 # A session above this share of the context window that sees the server hang
 # up is taken to have overflowed it (seeds: "> 60%").
 _LARGE_SESSION_RATIO = 0.6
+# Providers whose rate limits are per account, not per key.
+_ACCOUNT_WIDE_QUOTA_PROVIDERS = frozenset({"google-gemini-cli"})
 # Below this many output tokens a lowered max_tokens is useless: compress instead.
 _MIN_USEFUL_OUTPUT_TOKENS = 1024
 
@@ -121,17 +123,20 @@ def classify(
     Args:
         exc: the exception the provider call raised (a ``ProviderError``, an
             SDK error, or a raw ``httpx2`` transport error).
-        provider: the provider name, for provider-specific rules.
+        provider: the provider name, for provider-specific rules (a rate
+            limit of a provider with account-wide quotas does not rotate keys).
         approx_tokens: the estimated size of the request's history.
         context_length: the model's context window, when known.
         after_auth_refresh: an auth failure happened again right after the
             credential was refreshed or rotated: it is permanent.
     """
     facts = collect(exc)
-    reason = _pipeline(facts, provider=provider, approx_tokens=approx_tokens, context_length=context_length)
+    reason = _pipeline(facts, approx_tokens=approx_tokens, context_length=context_length)
     if reason is FailoverReason.auth and after_auth_refresh:
         reason = FailoverReason.auth_permanent
     retryable, compress, rotate, fallback = _FLAGS[reason]
+    if reason is FailoverReason.rate_limit and provider in _ACCOUNT_WIDE_QUOTA_PROVIDERS:
+        rotate = False  # every key shares the account's quota: another key hits the same wall
     available = None
     if reason is FailoverReason.context_overflow:
         available = parse_overflow_message(facts.text).available_output
@@ -151,11 +156,11 @@ def classify(
     )
 
 
-def _pipeline(facts: ErrorFacts, *, provider: str, approx_tokens: int, context_length: int | None) -> FailoverReason:
+def _pipeline(facts: ErrorFacts, *, approx_tokens: int, context_length: int | None) -> FailoverReason:
     text = facts.text
     status = facts.status_code if facts.status_code and facts.status_code >= 400 else None
     # 1. provider-specific patterns
-    special = _provider_specific(facts, status, provider)
+    special = _provider_specific(facts, status)
     if special is not None:
         return special
     # 2. HTTP status + message refinement
@@ -183,7 +188,7 @@ def _pipeline(facts: ErrorFacts, *, provider: str, approx_tokens: int, context_l
     return FailoverReason.unknown
 
 
-def _provider_specific(facts: ErrorFacts, status: int | None, provider: str) -> FailoverReason | None:
+def _provider_specific(facts: ErrorFacts, status: int | None) -> FailoverReason | None:
     text = facts.text
     if status in (400, None) and "signature" in text and p.has_any(text, ("thinking", "reasoning")):
         return FailoverReason.thinking_signature

@@ -95,6 +95,10 @@ class TestRecoveryFlags:
         c = classify(exc, **kwargs)  # type: ignore[arg-type]
         assert FLAGS[reason] == (c.retryable, c.should_compress, c.should_rotate_credential, c.should_fallback)
 
+    def test_account_wide_quota_does_not_rotate(self) -> None:
+        c = classify(status(429, "quota exceeded per minute"), provider="google-gemini-cli")
+        assert (c.reason, c.should_rotate_credential, c.should_fallback) == (R.rate_limit, False, True)
+
     def test_auth_after_refresh_is_permanent(self) -> None:
         c = classify(status(401, "invalid key"), after_auth_refresh=True)
         assert (c.reason, c.should_rotate_credential, c.retryable) == (R.auth_permanent, False, False)
