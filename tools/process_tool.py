@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from config.terminal import TerminalConfig
+from tools.ansi import redact_output, redact_output_async
 from tools.background import ProcessNotFound, ProcessRecord, ProcessStatus, StdinUnavailable
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class ProcessTool:
         if action == "poll":
             return self._poll(record)
         if action == "log":
-            return self._log(record, args)
+            return await self._log(record, args)
         if action == "wait":
             return await self._wait(record, args, ctx)
         if action == "kill":
@@ -91,10 +92,10 @@ class ProcessTool:
 
     def _poll(self, record: ProcessRecord) -> str:
         payload = record.info().to_dict()
-        payload["output_preview"] = record.output.tail(self._background.poll_tail_chars)
+        payload["output_preview"] = redact_output(record.output.tail(self._background.poll_tail_chars))
         return _json(payload)
 
-    def _log(self, record: ProcessRecord, args: dict[str, Any]) -> str:
+    async def _log(self, record: ProcessRecord, args: dict[str, Any]) -> str:
         offset = args.get("offset")
         limit = args.get("limit", self._background.log_default_lines)
         if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int) or offset < 0):
@@ -105,7 +106,7 @@ class ProcessTool:
         payload: dict[str, Any] = {
             "session_id": record.process_id,
             "status": record.status.value,
-            "output": page.text,
+            "output": await redact_output_async(page.text),
             "total_lines": page.total_lines,
             "showing": f"lines {page.first_line}-{page.first_line + page.lines_returned} of {page.total_lines}"
             if page.lines_returned
@@ -140,9 +141,11 @@ class ProcessTool:
         payload: dict[str, Any] = {"session_id": record.process_id}
         if record.finished.is_set():
             payload.update(status="exited", exit_code=record.exit_code, process_status=record.status.value)
-            payload["output_tail"] = record.output.tail(self._background.notify_tail_chars)
+            payload["output_tail"] = redact_output(record.output.tail(self._background.notify_tail_chars))
         else:
-            payload.update(status="timeout", output_preview=record.output.tail(self._background.poll_tail_chars))
+            payload.update(
+                status="timeout", output_preview=redact_output(record.output.tail(self._background.poll_tail_chars))
+            )
             payload["note"] = f"Still running after {timeout:g}s" + (
                 f" (timeout clamped from {requested:g}s)." if timeout < requested else "."
             )

@@ -36,6 +36,16 @@ class TestStart:
         assert polled["status"] == "running"
         assert polled["uptime_seconds"] >= 0
 
+    async def test_output_cleaned_and_redacted(self, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+        secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+        started = await call(tools, ctx, command=rf"printf '\033[32mgreen\033[0m {secret}\n'", background=True)
+        await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=5)
+        polled = await process(tools, ctx, action="poll", session_id=started["session_id"])
+        assert polled["output_preview"] == "green [REDACTED]\n"
+        logged = await process(tools, ctx, action="log", session_id=started["session_id"])
+        assert logged["output"] == "green [REDACTED]"
+
     async def test_cwd_and_env_of_the_session(self, tmp_path: Path, nursery: trio.Nursery) -> None:
         tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
         (tmp_path / "d").mkdir()

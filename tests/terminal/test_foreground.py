@@ -99,6 +99,13 @@ class TestOutput:
         assert result["truncated"] is True
         assert len(output) < 2200
 
+    async def test_secrets_in_output_are_redacted(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        secret = "sk-proj-abcdefghij0123456789KLMNOP"
+        result = await call(tools, ctx, command=f"echo OPENAI_API_KEY={secret}")
+        assert secret not in result["output"]
+        assert "[REDACTED]" in result["output"]
+
     async def test_stdin_is_devnull(self, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(tmp_path)
         with trio.fail_after(5):

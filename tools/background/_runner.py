@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import trio
 
-from tools.ansi import clean_terminal_output
+from tools.ansi import clean_terminal_output, redact_output
 from tools.background._procgroup import terminate_group
 from tools.background._table import (
     BackgroundSpec,
@@ -100,7 +100,7 @@ async def run_background_process(
                 kind="completed",
                 process_id=spec.process_id,
                 command=spec.command,
-                output=record.output.tail(record.config.notify_tail_chars),
+                output=redact_output(record.output.tail(record.config.notify_tail_chars)),
                 exit_code=record.exit_code,
             )
         )
@@ -188,7 +188,7 @@ class _OutputReader:
                         kind="watch",
                         process_id=record.process_id,
                         command=record.spec.command,
-                        output=match.text,
+                        output=redact_output(match.text),
                         suppressed=match.suppressed,
                         truncated=match.truncated,
                     )

@@ -14,7 +14,7 @@ import attrs
 import trio
 
 from config.terminal import TerminalConfig
-from tools.ansi import clean_terminal_output
+from tools.ansi import clean_terminal_output, redact_output, redact_output_async
 from tools.background import terminate_group
 from tools.terminal._output import HeadTailBuffer
 from tools.terminal._shell import ShellSnapshot, parse_state, shell_argv
@@ -116,7 +116,7 @@ class ForegroundRun:
 
     def partial_result(self, reason: Literal["timeout", "interrupted"], *, timeout: float | None = None) -> ForegroundResult:
         """The result of a run that was stopped: the output so far and a note saying why."""
-        text = self._text()
+        text = redact_output(self._text())
         if reason == "timeout":
             note = f"[Command timed out after {timeout:g}s and was killed]" if timeout else "[Command timed out]"
             code = EXIT_TIMEOUT
@@ -174,7 +174,7 @@ class ForegroundRun:
             )
             log.info("foreground command left processes holding its output; group %d stopped", process.pid)
         return ForegroundResult(
-            output=self._text(),
+            output=await redact_output_async(self._text()),
             exit_code=process.returncode,
             omitted_bytes=self._output.omitted_bytes,
             note=note,

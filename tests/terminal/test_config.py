@@ -1,0 +1,43 @@
+"""The terminal, approvals and web configuration sections validate their values."""
+
+from __future__ import annotations
+
+import pytest
+
+from config.terminal import ApprovalsConfig, BackgroundConfig, TerminalConfig, WebConfig
+
+
+class TestDefaults:
+    """Defaults are the specification's numbers."""
+
+    def test_values(self) -> None:
+        terminal = TerminalConfig()
+        assert (terminal.default_timeout, terminal.max_foreground_timeout) == (180.0, 600.0)
+        background = terminal.background
+        assert (background.max_tracked, background.buffer_chars, background.finished_ttl_seconds) == (64, 200_000, 1800.0)
+        assert (background.watch_window_seconds, background.watch_max_lines, background.watch_max_chars) == (15.0, 20, 2000)
+        assert (background.breaker_max_events, background.breaker_window_seconds, background.breaker_silence_seconds) == (15, 10.0, 30.0)
+        assert ApprovalsConfig().timeout_seconds == 300.0
+        assert WebConfig().backend == "auto"
+
+
+class TestValidation:
+    """A bad value is an error at construction, naming the field."""
+
+    @pytest.mark.parametrize(
+        ("factory", "kwargs", "field"),
+        [
+            (TerminalConfig, {"default_timeout": 0}, "default_timeout"),
+            (TerminalConfig, {"default_timeout": 700}, "max_foreground_timeout"),
+            (TerminalConfig, {"kill_grace_seconds": -1}, "kill_grace_seconds"),
+            (TerminalConfig, {"max_output_bytes": 10}, "max_output_bytes"),
+            (TerminalConfig, {"env_passthrough": ("OK", 3)}, "env_passthrough"),
+            (BackgroundConfig, {"max_tracked": 0}, "max_tracked"),
+            (ApprovalsConfig, {"timeout_seconds": True}, "timeout_seconds"),
+            (WebConfig, {"backend": "google"}, "backend"),
+        ],
+    )
+    def test_rejected(self, factory: type, kwargs: dict, field: str) -> None:
+        with pytest.raises((ValueError, TypeError)) as info:
+            factory(**kwargs)
+        assert field in str(info.value)

@@ -1,0 +1,45 @@
+"""The terminal tools through the real registry and dispatch path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from config.terminal import TerminalConfig
+from tests.terminal.helpers import FAST, make_ctx
+from tools.dispatch import dispatch
+from tools.registry import ToolRegistry
+from tools.terminal import register_terminal_tools
+
+
+class TestRegistration:
+    """terminal and process are registered in toolset terminal, sequential, and callable via dispatch."""
+
+    async def test_definitions(self) -> None:
+        registry = ToolRegistry()
+        register_terminal_tools(registry, TerminalConfig())
+        definitions = registry.get_definitions({"terminal", "process"})
+        assert [d["function"]["name"] for d in definitions] == ["process", "terminal"]
+        assert registry.get("terminal").toolset == "terminal"
+        assert not registry.get("terminal").parallel_safe
+        params = definitions[1]["function"]["parameters"]
+        assert params["required"] == ["command"]
+        assert set(params["properties"]) == {"command", "timeout", "workdir", "background", "notify_on_complete", "watch_patterns"}
+
+    async def test_dispatch_runs_and_validates(self, tmp_path: Path) -> None:
+        registry = ToolRegistry()
+        tools = register_terminal_tools(registry, FAST)
+        ctx = make_ctx(tmp_path)
+        result = json.loads(await dispatch(registry, "terminal", {"command": "echo via dispatch"}, ctx))
+        assert result["output"] == "via dispatch"
+        missing = json.loads(await dispatch(registry, "terminal", {}, ctx))
+        assert "command" in missing["error"]
+        assert tools.approvals.for_session(ctx.session_id).snapshot() == []
+
+    async def test_process_without_table(self, tmp_path: Path) -> None:
+        registry = ToolRegistry()
+        register_terminal_tools(registry, FAST)
+        ctx = make_ctx(tmp_path)
+        ctx.processes = None
+        result = json.loads(await dispatch(registry, "process", {"action": "list"}, ctx))
+        assert "not available" in result["error"]
