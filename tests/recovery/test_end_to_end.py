@@ -138,6 +138,19 @@ ANTHROPIC_ROWS: list[tuple[str, dict[str, Any], FailoverReason, dict[str, Any]]]
 ]
 
 
+RESPONSES_ROWS: list[tuple[str, dict[str, Any], FailoverReason, dict[str, Any]]] = [
+    ("401", {"error": {"status": 401}}, R.auth, {}),
+    ("429", {"error": {"status": 429}}, R.rate_limit, {}),
+    ("500", {"error": {"status": 500}}, R.server_error, {}),
+    ("mid-stream error event", {"text": "a b c", "mid_stream_error": {"type": "server_error", "message": "upstream failed", "after_chunks": 3}}, R.server_error, {}),
+    ("dropped mid-stream", {"text": "a b c d", "drop_after_chunks": 3}, R.timeout, {}),
+]
+
+
+def responses(server: ScriptedProvider) -> ProviderTarget:
+    return ProviderTarget("openai-codex", "gpt-5-codex", server.base_url, "codex_responses")
+
+
 class TestClassifierOverRealHTTP:
     """Every row of the classifier table holds for a real response through the real SDK."""
 
@@ -150,6 +163,11 @@ class TestClassifierOverRealHTTP:
     async def test_anthropic_messages(self, server: ScriptedProvider, connector: PooledConnector, name: str, step: dict[str, Any], reason: FailoverReason, kwargs: dict[str, Any]) -> None:
         server.push(step)
         assert classify(await failure_of(connector, messages(server)), **kwargs).reason is reason
+
+    @pytest.mark.parametrize(("name", "step", "reason", "kwargs"), RESPONSES_ROWS, ids=[r[0] for r in RESPONSES_ROWS])
+    async def test_codex_responses(self, server: ScriptedProvider, connector: PooledConnector, name: str, step: dict[str, Any], reason: FailoverReason, kwargs: dict[str, Any]) -> None:
+        server.push(step)
+        assert classify(await failure_of(connector, responses(server)), **kwargs).reason is reason
 
     async def test_hints_survive_the_wire(self, server: ScriptedProvider, connector: PooledConnector) -> None:
         server.push({"error": {"status": 429, "headers": {"retry-after": "3"}, "body": {"error": {"message": "slow down", "type": "requests", "reset_at": 1_900_000_000_000}}}})
