@@ -1,0 +1,39 @@
+"""Fixtures of the daemon tests: a real daemon in a temporary home."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.daemon.helpers import DaemonProcess
+
+
+@pytest.fixture
+def home() -> Iterator[Path]:
+    """A fresh HERMES_ACTORS_HOME with a short path (so the usual socket path fits)."""
+    with tempfile.TemporaryDirectory(prefix="ha-") as base:
+        yield Path(base) / "home"
+
+
+@pytest.fixture
+def daemon(home: Path) -> Iterator[DaemonProcess]:
+    """A running daemon; stopped (and checked gone) after the test."""
+    running = DaemonProcess(home).start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_daemon() -> Iterator[DaemonProcess]:
+    """One daemon for a module's read-mostly tests."""
+    with tempfile.TemporaryDirectory(prefix="ha-") as base:
+        running = DaemonProcess(Path(base) / "home").start()
+        try:
+            yield running
+        finally:
+            running.stop()

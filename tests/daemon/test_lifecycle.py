@@ -1,0 +1,166 @@
+"""The daemon process: start, single instance, stale socket, stop, SIGTERM, background start."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from actors.platform.paths import DaemonPaths
+from messages import control as c
+from tests.daemon.helpers import REPO, DaemonProcess, environment, run_cli
+
+
+class TestStart:
+    """A started daemon serves a private socket and reports itself."""
+
+    def test_socket_is_private(self, daemon: DaemonProcess) -> None:
+        """The socket is 0600 inside a 0700 run directory."""
+        sock = daemon.paths.socket
+        assert stat.S_ISSOCK(sock.lstat().st_mode)
+        assert stat.S_IMODE(sock.lstat().st_mode) == 0o600
+        assert stat.S_IMODE(daemon.paths.run_dir.stat().st_mode) == 0o700
+
+    def test_status_reports_the_daemon(self, daemon: DaemonProcess) -> None:
+        """`status --json` names the daemon's pid, home and socket."""
+        result = run_cli(daemon.home, "status", "--json")
+        assert result.returncode == 0, result.stderr
+        import json
+
+        data = json.loads(result.stdout)
+        assert daemon.process is not None
+        assert data["running"] is True
+        assert data["pid"] == daemon.process.pid
+        assert data["home"] == str(daemon.paths.home)
+        assert data["socket"] == str(daemon.paths.socket)
+        assert data["actors"] >= 3
+
+    def test_status_without_daemon(self, home: Path) -> None:
+        """`status` says no daemon runs and exits 1."""
+        result = run_cli(home, "status", "--json")
+        assert result.returncode == 1
+        assert '"running": false' in result.stdout
+
+
+class TestSingleInstance:
+    """One daemon per home; a second one refuses with a clear message."""
+
+    def test_second_daemon_refused(self, daemon: DaemonProcess) -> None:
+        """A second daemon exits with status 3, naming the running one's pid."""
+        assert daemon.process is not None
+        result = run_cli(daemon.home, "daemon", timeout=20)
+        assert result.returncode == 3
+        assert "already running" in result.stderr
+        assert f"pid {daemon.process.pid}" in result.stderr
+        # The first daemon is unharmed.
+        assert run_cli(daemon.home, "status").returncode == 0
+
+    def test_stale_socket_is_replaced(self, home: Path) -> None:
+        """A socket file left by a dead daemon is removed and the new daemon serves."""
+        paths = DaemonPaths(home)
+        paths.run_dir.mkdir(parents=True, mode=0o700)
+        stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        stale.bind(str(paths.socket))
+        stale.close()
+        assert paths.socket.exists()
+        daemon = DaemonProcess(home).start()
+        try:
+            with daemon.client() as client:
+                assert isinstance(client.request(c.Status(client.next_id())), c.StatusReply)
+            assert "removing stale control socket" in daemon.log()
+        finally:
+            daemon.stop()
+
+    def test_long_home_uses_the_recorded_short_socket(self, tmp_path: Path) -> None:
+        """A home too deep for a socket path gets the short private fallback, recorded in run/."""
+        home = tmp_path / ("deep-" * 12) / "home"
+        paths = DaemonPaths(home)
+        assert paths.socket == paths.fallback_socket
+        daemon = DaemonProcess(home).start()
+        try:
+            assert paths.socket_record.read_text().strip() == str(paths.fallback_socket)
+            assert stat.S_IMODE(paths.fallback_socket.parent.stat().st_mode) == 0o700
+            assert run_cli(home, "status").returncode == 0
+        finally:
+            daemon.stop()
+        assert not paths.fallback_socket.exists()
+
+
+class TestStop:
+    """Stopping is graceful, bounded, and leaves no socket behind."""
+
+    def test_stop_command(self, daemon: DaemonProcess) -> None:
+        """`hermes-actors stop` ends the daemon with status 0 and removes the socket."""
+        result = run_cli(daemon.home, "stop")
+        assert result.returncode == 0, result.stderr
+        assert daemon.wait(10) == 0
+        assert not daemon.paths.socket.exists()
+        assert "daemon stopped" in daemon.log()
+
+    def test_stop_without_daemon(self, home: Path) -> None:
+        """`stop` with nothing running says so and succeeds."""
+        result = run_cli(home, "stop")
+        assert result.returncode == 0
+        assert "no daemon" in result.stdout
+
+    def test_sigterm_is_graceful(self, daemon: DaemonProcess) -> None:
+        """SIGTERM stops the daemon well within its bound, socket removed, reason logged."""
+        client = daemon.client()
+        started = time.monotonic()
+        daemon.signal(signal.SIGTERM)
+        assert daemon.wait(10) == 0
+        assert time.monotonic() - started < 10
+        assert not daemon.paths.socket.exists()
+        assert "received SIGTERM" in daemon.log()
+        # The open client sees its connection closed, not a hang.
+        client.settimeout(5)
+        try:
+            while True:
+                client.receive()
+        except Exception as exc:  # noqa: BLE001 - any end of connection will do
+            assert "closed" in str(exc) or "broke" in str(exc)
+        client.close()
+
+    def test_sigint_is_graceful(self, daemon: DaemonProcess) -> None:
+        """SIGINT (Ctrl-C in a terminal) stops the daemon like SIGTERM."""
+        daemon.signal(signal.SIGINT)
+        assert daemon.wait(10) == 0
+        assert not daemon.paths.socket.exists()
+
+
+class TestBackgroundStart:
+    """Commands start a daemon in the background when none runs; racing clients get one."""
+
+    def test_two_clients_start_one_daemon(self, home: Path) -> None:
+        """Two `sessions list` at once start exactly one background daemon, logging to logs/daemon.log."""
+        argv = [sys.executable, "-m", "actors.platform", "sessions", "list", "--json"]
+        runs = [
+            subprocess.Popen(argv, env=environment(home), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)
+        ]
+        try:
+            outputs = [run.communicate(timeout=60) for run in runs]
+            assert [run.returncode for run in runs] == [0, 0], outputs
+            paths = DaemonPaths(home)
+            pid = int(paths.lock_file.read_text())
+            os.kill(pid, 0)  # alive
+            log = paths.log_file.read_text()
+            assert log.count("daemon ready") == 1
+            assert "already running" not in log
+        finally:
+            stopped = run_cli(home, "stop")
+        assert stopped.returncode == 0
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the background daemon did not stop")
