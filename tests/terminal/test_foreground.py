@@ -132,6 +132,15 @@ class TestTimeouts:
         assert "timed out after 1s" in result["output"]
         assert await wait_dead(read_pid(pidfile))
 
+    async def test_detached_children_are_stopped_too(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        pidfile = tmp_path / "nohup.pid"
+        with trio.fail_after(5):
+            result = await call(tools, ctx, command=f"nohup sleep 300 >/dev/null 2>&1 & echo $! >> {pidfile}")
+        assert result["exit_code"] == 0
+        assert "they were stopped" in result["note"]
+        assert await wait_dead(read_pid(pidfile))
+
     async def test_leftover_background_children_are_stopped(self, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(tmp_path)
         pidfile = tmp_path / "left.pid"
@@ -144,6 +153,33 @@ class TestTimeouts:
 
 class TestCancellation:
     """A cancelled command leaves no process behind and hands back its output so far."""
+
+    async def test_cancel_while_waiting_for_approval_runs_nothing(self, tmp_path: Path) -> None:
+        asked = trio.Event()
+
+        async def slow_user(request: object) -> str:
+            asked.set()
+            await trio.sleep_forever()
+            return "once"
+
+        tools, ctx = make_tools(), make_ctx(tmp_path, approver=slow_user)
+        (tmp_path / "victim").write_text("x")
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(tools.terminal, {"command": "rm victim"}, ctx)
+            await asked.wait()
+            nursery.cancel_scope.cancel()
+        assert (tmp_path / "victim").exists()
+
+    async def test_cancel_leaves_no_state_file(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        import tempfile
+
+        scratch = tmp_path / "tmp"
+        scratch.mkdir()
+        monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        with trio.move_on_after(0.3):
+            await tools.terminal({"command": "sleep 30"}, ctx)
+        assert list(scratch.iterdir()) == []
 
     async def test_cancel_kills_tree_and_emits_partial(self, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(tmp_path)
@@ -178,11 +214,11 @@ class TestCancellation:
             await run.run()
 
     async def test_state_file_removed(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setenv("TMPDIR", str(tmp_path))
         import tempfile
 
-        monkeypatch.setattr(tempfile, "tempdir", None)
-        await run_foreground("true", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+        result = await run_foreground("export A=1", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
+        assert result.shell is not None and result.shell.env["A"] == "1"
         assert list(tmp_path.glob("hermes-shell-*")) == []
 
     async def test_bad_shell_is_reported(self, tmp_path: Path) -> None:

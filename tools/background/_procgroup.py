@@ -28,16 +28,21 @@ def signal_group(process: trio.Process, signum: int) -> bool:
     return True
 
 
-async def terminate_group(process: trio.Process, grace_seconds: float) -> None:
+async def terminate_group(process: trio.Process, grace_seconds: float) -> bool:
     """Stop every process in ``process``'s group: SIGTERM, then SIGKILL after ``grace_seconds``.
 
     The SIGKILL goes to the group even when the leader exited in time, because a
     grandchild that ignores SIGTERM must not survive its shell. Runs shielded, so it
     completes when called from a cancelled scope; returns once the leader is reaped.
+
+    Returns:
+        True when something of the group was still there to be signalled.
     """
     with trio.CancelScope(shield=True):
-        if signal_group(process, signal.SIGTERM):
+        present = signal_group(process, signal.SIGTERM)
+        if present:
             with trio.move_on_after(grace_seconds):
                 await process.wait()
             signal_group(process, signal.SIGKILL)
         await process.wait()
+    return present

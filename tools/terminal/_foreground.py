@@ -152,7 +152,6 @@ class ForegroundRun:
         self.pid = process.pid
         self.started_at = trio.current_time()
         assert process.stdout is not None
-        leftovers = False
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._pump, process.stdout)
@@ -160,11 +159,11 @@ class ForegroundRun:
                 # Children the command left running may still hold the pipe open.
                 with trio.move_on_after(self._config.exit_drain_seconds):
                     await self._eof.wait()
-                leftovers = not self._eof.is_set()
                 nursery.cancel_scope.cancel()
         finally:
             # Shielded inside: on cancellation the group is gone before Cancelled propagates.
-            await terminate_group(process, self._config.kill_grace_seconds)
+            # After a normal exit it stops what the command left behind (``cmd &``, nohup).
+            leftovers = await terminate_group(process, self._config.kill_grace_seconds)
             process.stdout.close()  # type: ignore[attr-defined]
         note = None
         if leftovers:
