@@ -72,7 +72,7 @@ _GUIDANCE = {
     FailoverReason.model_not_found: "model {model} is not available at {provider}; pick another with --model",
     FailoverReason.provider_policy_blocked: "the provider's data policy blocks this model; change your provider privacy settings",
     FailoverReason.image_too_large: "an attached image is too large; send a smaller one",
-    FailoverReason.format_error: "the provider rejected the request as malformed; see the log for the request",
+    FailoverReason.format_error: "the provider rejected the request as malformed (see its message above)",
     FailoverReason.llama_cpp_grammar_pattern: "the local server rejects regex patterns in tool schemas",
 }
 
