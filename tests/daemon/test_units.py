@@ -1,0 +1,133 @@
+"""The daemon's small parts on their own: logging, locks, paths, configuration."""
+
+from __future__ import annotations
+
+import io
+import logging
+import stat
+from pathlib import Path
+
+import attrs
+import pytest
+
+from actors.platform.errors import DaemonAlreadyRunning
+from actors.platform.lock import FileLock, InstanceLock
+from actors.platform.logs import OneLineFormatter, RedactingFilter, SafeStream
+from actors.platform.paths import MAX_SOCKET_PATH_BYTES, DaemonPaths, ensure_private_dir
+from config.daemon import DaemonConfig
+
+SECRET = "sk-proj-abcdefghijklmnop1234567890"
+
+
+class _Broken(io.StringIO):
+    def write(self, data: str) -> int:
+        raise OSError(5, "Input/output error")
+
+    def flush(self) -> None:
+        raise ValueError("I/O operation on closed file")
+
+
+def _logger(stream: io.StringIO | SafeStream) -> logging.Logger:
+    logger = logging.getLogger(f"test.daemon.{id(stream)}")
+    logger.propagate = False
+    handler = logging.StreamHandler(stream)  # type: ignore[arg-type]
+    handler.setFormatter(OneLineFormatter("%(levelname)s %(message)s"))
+    handler.addFilter(RedactingFilter())
+    logger.addHandler(handler)
+    return logger
+
+
+class TestLogging:
+    """Log lines are single, redacted, and never crash on a vanished stream."""
+
+    def test_secrets_redacted_in_message_and_exception(self) -> None:
+        """A key in the arguments or in an exception's text never reaches the stream."""
+        out = io.StringIO()
+        logger = _logger(out)
+        try:
+            raise RuntimeError(f"auth failed for key {SECRET}\nsecond line")
+        except RuntimeError as exc:
+            logger.error("calling with %s", SECRET, exc_info=exc)
+        text = out.getvalue()
+        assert SECRET not in text
+        assert "[REDACTED]" in text
+        assert text.count("\n") == 1  # one line per event
+        assert "RuntimeError" in text
+
+    def test_safe_stream_swallows_broken_pipes(self) -> None:
+        """Writing to a closed or broken stream is dropped without raising."""
+        logger = _logger(SafeStream(_Broken()))
+        logger.error("still alive")  # must not raise
+        stream = SafeStream(_Broken())
+        assert stream.write("abc") == 3
+        stream.flush()
+
+
+class TestLocks:
+    """One holder at a time; the second daemon learns who holds it."""
+
+    def test_second_instance_refused_with_pid(self, tmp_path: Path) -> None:
+        """A second InstanceLock on the same file raises DaemonAlreadyRunning naming the holder's pid."""
+        first = InstanceLock(tmp_path / "daemon.lock", tmp_path)
+        first.take()
+        try:
+            with pytest.raises(DaemonAlreadyRunning, match=r"pid \d+") as refused:
+                InstanceLock(tmp_path / "daemon.lock", tmp_path).take()
+            assert refused.value.pid is not None
+        finally:
+            first.release()
+        again = InstanceLock(tmp_path / "daemon.lock", tmp_path)
+        again.take()
+        again.release()
+
+    def test_file_lock_nowait(self, tmp_path: Path) -> None:
+        """acquire_nowait fails while another holder has it and succeeds after release."""
+        one, two = FileLock(tmp_path / "x.lock"), FileLock(tmp_path / "x.lock")
+        assert one.acquire_nowait()
+        assert not two.acquire_nowait()
+        one.release()
+        assert two.acquire_nowait()
+        two.release()
+        assert stat.S_IMODE((tmp_path / "x.lock").stat().st_mode) == 0o600
+
+
+class TestPaths:
+    """Where the daemon's files go."""
+
+    def test_short_home_uses_run_socket(self, tmp_path: Path) -> None:
+        """A short home gets run/control.sock."""
+        paths = DaemonPaths(Path("/tmp/h"))
+        assert paths.socket == Path("/tmp/h/run/control.sock")
+
+    def test_long_home_falls_back(self) -> None:
+        """A home too deep gets a short path that depends only on the home."""
+        deep = Path("/tmp/" + "d" * 120)
+        paths = DaemonPaths(deep)
+        assert paths.socket == paths.fallback_socket == DaemonPaths(deep).fallback_socket
+        assert len(bytes(paths.socket)) <= MAX_SOCKET_PATH_BYTES
+        assert paths.socket != DaemonPaths(Path("/tmp/" + "e" * 120)).socket
+
+    def test_private_dir(self, tmp_path: Path) -> None:
+        """ensure_private_dir creates 0700 and tightens a looser existing directory."""
+        loose = tmp_path / "loose"
+        loose.mkdir(mode=0o755)
+        ensure_private_dir(loose)
+        assert stat.S_IMODE(loose.stat().st_mode) == 0o700
+
+
+class TestDaemonConfig:
+    """The ``daemon`` section's defaults and validation."""
+
+    def test_defaults(self) -> None:
+        """Defaults are the documented ones."""
+        config = DaemonConfig()
+        assert attrs.astuple(config) == (600.0, 64, 1024 * 1024, 1000, 10.0, 256)
+
+    @pytest.mark.parametrize(
+        "field, value",
+        [("max_running_turns", 0), ("max_frame_bytes", 10), ("shutdown_timeout_seconds", -1), ("subscriber_buffer", "many")],
+    )
+    def test_bad_values_refused(self, field: str, value: object) -> None:
+        """Out-of-range or mistyped values are errors."""
+        with pytest.raises((ValueError, TypeError)):
+            DaemonConfig(**{field: value})
