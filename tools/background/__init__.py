@@ -9,7 +9,7 @@ through the table.
 from __future__ import annotations
 
 from tools.background._buffer import LogSlice, RollingBuffer
-from tools.background._procgroup import signal_group, terminate_group
+from tools.background._procgroup import open_group_process, signal_group, terminate_group
 from tools.background._runner import run_background_process, start_background_process
 from tools.background._table import (
     BackgroundSpec,
@@ -45,6 +45,7 @@ __all__ = [
     "WatchMatch",
     "WatchMatcher",
     "new_process_id",
+    "open_group_process",
     "run_background_process",
     "signal_group",
     "start_background_process",

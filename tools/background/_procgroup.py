@@ -10,10 +10,31 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 
 import trio
 
-__all__ = ["signal_group", "terminate_group"]
+__all__ = ["open_group_process", "signal_group", "terminate_group"]
+
+
+async def open_group_process(argv: list[str], *, cwd: str, env: dict[str, str], stdin: int) -> trio.Process:
+    """Spawn ``argv`` as the leader of a new session and process group.
+
+    stdout and stderr share one pipe (``process.stdout``), as a terminal shows them;
+    ``stdin`` is ``subprocess.DEVNULL`` or ``subprocess.PIPE``.
+
+    Raises:
+        OSError: the program or ``cwd`` does not exist, or cannot be executed.
+    """
+    return await trio.lowlevel.open_process(
+        argv,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def signal_group(process: trio.Process, signum: int) -> bool:

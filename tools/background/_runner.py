@@ -11,7 +11,7 @@ from collections.abc import Callable
 import trio
 
 from tools.ansi import clean_terminal_output, redact_output
-from tools.background._procgroup import terminate_group
+from tools.background._procgroup import open_group_process, terminate_group
 from tools.background._table import (
     BackgroundSpec,
     ProcessInfo,
@@ -53,14 +53,8 @@ async def run_background_process(
     whole process group: SIGTERM, then SIGKILL after ``spec.kill_grace_seconds``.
     """
     try:
-        process = await trio.lowlevel.open_process(
-            [spec.shell, "-c", spec.command],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=spec.cwd,
-            env=spec.env,
-            start_new_session=True,
+        process = await open_group_process(
+            [spec.shell, "-c", spec.command], cwd=spec.cwd, env=spec.env, stdin=subprocess.PIPE
         )
     except OSError as exc:
         record.status = ProcessStatus.FAILED

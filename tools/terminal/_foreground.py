@@ -15,7 +15,7 @@ import trio
 
 from config.terminal import TerminalConfig
 from tools.ansi import clean_terminal_output, redact_output, redact_output_async
-from tools.background import terminate_group
+from tools.background import open_group_process, terminate_group
 from tools.terminal._output import HeadTailBuffer
 from tools.terminal._shell import ShellSnapshot, parse_state, shell_argv
 
@@ -135,14 +135,11 @@ class ForegroundRun:
 
     async def _run(self, state_path: str) -> ForegroundResult:
         try:
-            process = await trio.lowlevel.open_process(
+            process = await open_group_process(
                 shell_argv(self._config.shell, self.command, state_path),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
                 cwd=self.cwd,
                 env=self.env,
-                start_new_session=True,
+                stdin=subprocess.DEVNULL,
             )
         except FileNotFoundError as exc:
             missing = self.cwd if not os.path.isdir(self.cwd) else self._config.shell

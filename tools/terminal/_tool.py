@@ -198,22 +198,18 @@ def register_terminal_tools(
     (``tools.approvals.restore(session_id, keys)`` / ``forget(session_id)``).
     """
     tools = TerminalTools(config, approvals_config or ApprovalsConfig())
-    registry.register(
-        name="terminal",
-        toolset="terminal",
-        schema=TERMINAL_SCHEMA,
-        handler=tools.terminal,
-        max_result_size_chars=100_000,
-        parallel_safe=False,
-        emoji="💻",
-    )
-    registry.register(
-        name="process",
-        toolset="terminal",
-        schema=PROCESS_SCHEMA,
-        handler=tools.process,
-        max_result_size_chars=100_000,
-        parallel_safe=False,
-        emoji="⚙️",
-    )
+    for name, schema, handler, emoji in (
+        ("terminal", TERMINAL_SCHEMA, tools.terminal, "💻"),
+        ("process", PROCESS_SCHEMA, tools.process, "⚙️"),
+    ):
+        # Never parallel: commands of one session share its shell state and approvals.
+        registry.register(
+            name=name,
+            toolset="terminal",
+            schema=schema,
+            handler=handler,
+            max_result_size_chars=100_000,
+            parallel_safe=False,
+            emoji=emoji,
+        )
     return tools

@@ -103,6 +103,7 @@ class WebTools:
         try:
             hits = await backend.search(query.strip(), limit)
         except SearchError as exc:
+            log.info("web_search via %s failed: %s", backend.name, exc)
             return json.dumps({"error": str(exc), "backend": backend.name})
         web = [hit.to_dict(position) for position, hit in enumerate(hits, start=1)]
         return json.dumps(
