@@ -119,7 +119,9 @@ class TestNotifications:
         for process_id in ids:
             await process(tools, ctx, action="wait", session_id=process_id, timeout=5)
         assert [n.kind for n in ctx.notifications] == ["watch"] * 3
-        assert ctx.processes.breaker.trips == 1 and ctx.processes.breaker.dropped == 2
+        stats = ctx.processes.statistics()
+        assert (stats.tracked, stats.running, stats.finished) == (5, 0, 5)
+        assert (stats.watch_breaker_trips, stats.watch_notifications_dropped) == (1, 2)
 
 
 class TestProcessActions:
@@ -243,6 +245,16 @@ class TestTable:
             session_nursery.cancel_scope.cancel()
         assert record.status is ProcessStatus.KILLED and record.finished.is_set()
         assert await wait_dead(read_pid(pidfile))
+
+    async def test_kill_all(self, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+        ids = [(await call(tools, ctx, command="sleep 30", background=True))["session_id"] for _ in range(3)]
+        assert ctx.processes.kill_all() == 3
+        with trio.fail_after(5):
+            for process_id in ids:
+                await ctx.processes.get(process_id).wait_finished()
+        assert {info.status for info in ctx.processes.list()} == {ProcessStatus.KILLED}
+        assert ctx.processes.kill_all() == 0
 
     async def test_spawn_failure_reported(self, tmp_path: Path) -> None:
         table = ProcessTable()

@@ -18,6 +18,7 @@ from tools.background._table import (
     ProcessRecord,
     ProcessStatus,
     ProcessTable,
+    ProcessTableStatistics,
     new_process_id,
 )
 from tools.background._watch import WatchBreaker, WatchMatch, WatchMatcher
@@ -39,6 +40,7 @@ __all__ = [
     "ProcessRecord",
     "ProcessStatus",
     "ProcessTable",
+    "ProcessTableStatistics",
     "RollingBuffer",
     "StdinUnavailable",
     "WatchBreaker",

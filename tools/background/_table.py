@@ -22,6 +22,7 @@ __all__ = [
     "ProcessRecord",
     "ProcessStatus",
     "ProcessTable",
+    "ProcessTableStatistics",
     "new_process_id",
 ]
 
@@ -224,6 +225,17 @@ class ProcessRecord:
         return True
 
 
+@attrs.frozen
+class ProcessTableStatistics:
+    """Counts for the inspection commands (``statistics()`` in the Trio idiom)."""
+
+    tracked: int
+    running: int
+    finished: int
+    watch_breaker_trips: int
+    watch_notifications_dropped: int
+
+
 class ProcessTable:
     """The background processes of one session, by id.
 
@@ -286,6 +298,17 @@ class ProcessTable:
     def list(self) -> list[ProcessInfo]:
         """Snapshots of every tracked process, oldest first."""
         return [record.info() for record in self.records()]
+
+    def statistics(self) -> ProcessTableStatistics:
+        """A snapshot of how many processes are tracked and how the watch breaker fared."""
+        running = sum(1 for record in self._records.values() if not record.status.finished)
+        return ProcessTableStatistics(
+            tracked=len(self._records),
+            running=running,
+            finished=len(self._records) - running,
+            watch_breaker_trips=self.breaker.trips,
+            watch_notifications_dropped=self.breaker.dropped,
+        )
 
     def kill_all(self) -> int:
         """Ask every running process to stop (the session is ending); returns how many were asked."""
