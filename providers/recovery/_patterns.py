@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 
 
 def has_any(text: str, fragments: Iterable[str]) -> bool:
@@ -117,7 +118,7 @@ TRANSPORT_TYPES = frozenset(
 
 # Error types and codes carried in a body (or an in-stream error event), mapped
 # to the HTTP status they stand for, so one table decides both.
-ERROR_CODES = {
+ERROR_CODES: Mapping[str, int] = MappingProxyType({
     "invalid_request_error": 400,
     "authentication_error": 401,
     "invalid_api_key": 401,
@@ -134,4 +135,4 @@ ERROR_CODES = {
     "server_error": 500,
     "timeout_error": 504,
     "overloaded_error": 529,
-}
+})

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 
 import attrs
 
@@ -89,7 +91,7 @@ class ClassifiedError:
 
 
 # reason -> (retryable, should_compress, should_rotate_credential, should_fallback)
-_FLAGS: dict[FailoverReason, tuple[bool, bool, bool, bool]] = {
+_FLAGS: Mapping[FailoverReason, tuple[bool, bool, bool, bool]] = MappingProxyType({
     FailoverReason.auth: (False, False, True, True),
     FailoverReason.auth_permanent: (False, False, False, True),
     FailoverReason.billing: (False, False, True, True),
@@ -107,7 +109,7 @@ _FLAGS: dict[FailoverReason, tuple[bool, bool, bool, bool]] = {
     FailoverReason.long_context_tier: (True, True, False, False),
     FailoverReason.llama_cpp_grammar_pattern: (False, False, False, True),
     FailoverReason.unknown: (True, False, False, True),
-}
+})
 
 
 def classify(

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from types import MappingProxyType
 from typing import NoReturn, Protocol
 
 import anthropic
@@ -65,7 +66,7 @@ RECOVERABLE: tuple[type[BaseException], ...] = (
     OSError,
 )
 
-_GUIDANCE = {
+_GUIDANCE: Mapping[FailoverReason, str] = MappingProxyType({
     FailoverReason.auth: "check the API key for {provider} (HERMES_ACTORS_HOME/.env) or add a fallback provider",
     FailoverReason.auth_permanent: "the key for {provider} is rejected; replace it",
     FailoverReason.billing: "the {provider} account is out of credit; top it up or configure fallback_providers",
@@ -74,7 +75,7 @@ _GUIDANCE = {
     FailoverReason.image_too_large: "an attached image is too large; send a smaller one",
     FailoverReason.format_error: "the provider rejected the request as malformed (see its message above)",
     FailoverReason.llama_cpp_grammar_pattern: "the local server rejects regex patterns in tool schemas",
-}
+})
 
 
 class ProviderConnector(Protocol):
