@@ -38,6 +38,8 @@ class BackgroundConfig:
     poll_tail_chars: int = attrs.field(default=1000, validator=_positive_int)
     log_default_lines: int = attrs.field(default=200, validator=_positive_int)
     max_wait_seconds: float = attrs.field(default=600.0, validator=_positive_number)
+    # How long process(write) waits for room in the stdin pipe of a process that is not reading.
+    write_patience_seconds: float = attrs.field(default=5.0, validator=_positive_number)
     # watch_patterns rate limits: one notification per window per process ...
     watch_window_seconds: float = attrs.field(default=15.0, validator=_positive_number)
     watch_max_lines: int = attrs.field(default=20, validator=_positive_int)

@@ -166,7 +166,16 @@ class ProcessTool:
             return _json({"error": "'data' must be a non-empty string for write."})
         text = data + "\n" if newline else data
         try:
-            await record.write(text)
+            with trio.move_on_after(self._background.write_patience_seconds) as scope:
+                await record.write(text)
         except StdinUnavailable as exc:
             return _json({"session_id": record.process_id, "status": record.status.value, "error": str(exc)})
+        if scope.cancelled_caught:
+            return _json(
+                {
+                    "session_id": record.process_id,
+                    "status": record.status.value,
+                    "error": "The process is not reading its input (stdin is full); check its output with action='log'.",
+                }
+            )
         return _json({"session_id": record.process_id, "status": "ok", "bytes_written": len(text.encode())})

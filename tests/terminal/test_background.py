@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from config.terminal import BackgroundConfig
+from config.terminal import BackgroundConfig, TerminalConfig
 from tests.terminal.helpers import call, make_ctx, make_tools, process, read_pid, wait_dead, wait_for_file
 from tools.background import BackgroundSpec, ProcessLimitReached, ProcessStatus, ProcessTable, run_background_process
 
@@ -109,6 +109,12 @@ class TestNotifications:
         assert watches[1].suppressed > 0
         assert ctx.notifications[-1].exit_code == 0
 
+    async def test_last_line_without_newline_is_watched(self, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+        started = await call(tools, ctx, command="printf 'done: READY'", background=True, watch_patterns=["READY"])
+        await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=5)
+        assert [(n.kind, n.output) for n in ctx.notifications] == [("watch", "done: READY")]
+
     async def test_global_breaker_across_processes(self, tmp_path: Path, nursery: trio.Nursery) -> None:
         config = BackgroundConfig(watch_window_seconds=0.01, breaker_max_events=3, breaker_window_seconds=10)
         tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery, background=config)
@@ -190,6 +196,14 @@ class TestProcessActions:
         assert await wait_dead(read_pid(pidfile))
         again = await process(tools, ctx, action="kill", session_id=started["session_id"])
         assert again["status"] == "already_exited"
+
+    async def test_write_to_a_process_not_reading(self, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools = make_tools(TerminalConfig(background=BackgroundConfig(write_patience_seconds=0.3)))
+        ctx = make_ctx(tmp_path, nursery=nursery)
+        started = await call(tools, ctx, command="sleep 30", background=True)
+        with trio.fail_after(5):
+            result = await process(tools, ctx, action="write", session_id=started["session_id"], data="x" * 1_000_000)
+        assert "not reading its input" in result["error"]
 
     async def test_write_submit_close(self, tmp_path: Path, nursery: trio.Nursery) -> None:
         tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)

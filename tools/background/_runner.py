@@ -150,6 +150,9 @@ class _OutputReader:
     def flush(self) -> None:
         """Store whatever is still held back (the stream has ended)."""
         self._take(self._decoder.decode(b"", final=True), final=True)
+        if self._partial_line and not self._record.watch.disabled:
+            # A last line without a newline is still a line to watch.
+            self._watch("", final=True)
 
     def _take(self, text: str, *, final: bool = False) -> None:
         text = self._held + text
