@@ -70,13 +70,16 @@ class PendingRequests:
         event = self._hub.publish(cls, request_id=request_id, **fields)
         reply = Reply(request_id)
         self._pending[request_id] = _Pending(event, reply)
+        deadline = trio.current_time() + self._deadline
         try:
             with trio.move_on_after(self._deadline):
                 return await reply.wait()
-            self._hub.publish(RequestResolved, request_id=request_id, answer=on_timeout, resolved_by="timeout")
             return on_timeout
         finally:
-            self._pending.pop(request_id, None)
+            if self._pending.pop(request_id, None) is not None:
+                # Expired, or the asking tool was cancelled: clients must drop the prompt.
+                by = "timeout" if trio.current_time() >= deadline - 0.05 * self._deadline else "cancelled"
+                self._hub.publish(RequestResolved, request_id=request_id, answer=on_timeout, resolved_by=by)
 
     def answer(self, request_id: str, answer: str, answered_by: str) -> bool:
         """Resolve a request; False when it is unknown or already resolved (first answer wins)."""

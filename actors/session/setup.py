@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from actors.session.compression import ContextCompressor
+from actors.session.errors import CompressionError
 from actors.session.guardrails import ToolCallGuardrailController
 from actors.session.history import repair_on_load
 from actors.session.hub import EventHub
@@ -31,6 +32,7 @@ from providers.types import ChatRequest, Usage
 from store.records import SessionMeta
 from tools.background import ProcessTable
 from tools.context import ShellState
+from tools.memory import memory_prompt_block
 from tools.todo import TodoList
 from tools.toolsets import ToolsetCatalog
 
@@ -157,12 +159,11 @@ class SessionSetup:
         self.emojis = {name: registry.get(name).emoji for name in offered if registry.get(name) is not None}
         return offered, definitions
 
-    def _memory_block(self, options: SessionOptions) -> Callable[[Path], str] | None:
+    def _memory_block(self, options: SessionOptions) -> Callable[[Path], Awaitable[str]] | None:
+        """MEMORY.md and USER.md for the prompt (read once, at creation)."""
         if not options.use_memory or "memory" not in self.tool_names:
             return None
-        from tools.memory import memory_prompt_block
-
-        return memory_prompt_block
+        return functools.partial(memory_prompt_block, config=self.deps.config.memory)
 
     # -- provider ---------------------------------------------------------------------------------
 
@@ -235,7 +236,11 @@ class SessionSetup:
     async def _compress(self, hub: EventHub, messages: list[dict[str, Any]], topic: str | None) -> list[dict[str, Any]] | None:
         compressor = self._get_compressor()
         hub.publish(StatusUpdate, kind="compressing", text="compressing the conversation")
-        result = await compressor.compress(messages, focus=topic)
+        try:
+            result = await compressor.compress(messages, focus=topic)
+        except CompressionError as exc:
+            hub.publish(StatusUpdate, kind="info", text=f"nothing compressed: {exc}")
+            return None
         if result.warning:
             hub.publish(StatusUpdate, kind="warning", text=result.warning)
         if result.summarised_count == 0:

@@ -24,7 +24,7 @@ import attrs
 import trio
 
 from actors.base import Actor
-from actors.session.budget import FORCED_SUMMARY_TEXT, GRACE_NOTICE, BudgetStep, IterationBudget
+from actors.session.budget import GRACE_NOTICE, BudgetStep, IterationBudget, append_budget_note, close_for_forced_summary
 from actors.session.context import SessionServices
 from actors.session.history import INTERRUPTED_REPLY, cancelled_tool_text, close_interrupted_turn, open_tool_calls
 from actors.session.hub import EventHub
@@ -137,6 +137,7 @@ class TurnActor(Actor[Any]):
         self._answered: dict[str, str] = {}
         self._llm: LlmCall | None = None
         self._work: trio.CancelScope | None = None
+        self._work_nursery: trio.Nursery | None = None
 
     def snapshot_details(self) -> dict[str, Any]:
         stats = self.budget.statistics()
@@ -151,23 +152,27 @@ class TurnActor(Actor[Any]):
     async def main(self) -> None:
         self.state = ActorState.BUSY
         self.messages.append(self.user_message)
-        try:
-            with trio.CancelScope() as work:
-                self._work = work
-                if self.env.time_budget is not None:
-                    work.deadline = trio.current_time() + self.env.time_budget
-                if self.env.token_meter is not None:
-                    self.env.token_meter.scope = work
+        # Children run in a nursery inside the work scope, so a budget running
+        # out cancels them too and their partial results are in when it exits.
+        with trio.CancelScope() as work:
+            self._work = work
+            if self.env.time_budget is not None:
+                work.deadline = trio.current_time() + self.env.time_budget
+            if self.env.token_meter is not None:
+                self.env.token_meter.scope = work
+            async with trio.open_nursery() as nursery:
+                self._work_nursery = nursery
                 await self._loop()
-            if work.cancelled_caught:
-                await self._after_budget()
-            self._done = True
-        finally:
-            with trio.CancelScope(shield=True):
-                if not self._done:
-                    self._close_interrupted()
-                with trio.move_on_after(self.shutdown_timeout):
-                    await self._persist()
+        if work.cancelled_caught:
+            await self._after_budget()
+        self._done = True
+
+    async def on_stop(self) -> None:
+        # Runs once every child (llm, tool workers) is gone, so their partial
+        # results are in when an interrupted history is closed.
+        if not self._done:
+            self._close_interrupted()
+        await self._persist()
 
     async def _loop(self) -> None:
         validator = ToolCallValidator(self.env.tool_names)
@@ -181,12 +186,15 @@ class TurnActor(Actor[Any]):
                 return
             if step is BudgetStep.GRACE:
                 self._add_note(GRACE_NOTICE)
-            elif step is BudgetStep.FORCE_SUMMARY:
-                self._add_note(FORCED_SUMMARY_TEXT)
-            finished = await self._call_model(with_tools=step in (BudgetStep.CALL, BudgetStep.GRACE))
+            finished = await self._call_model(with_tools=step is not BudgetStep.FORCE_SUMMARY)
             if finished is None:
                 return
             message = finished.message
+            if step is BudgetStep.GRACE and message.get("tool_calls"):
+                close_for_forced_summary(self.messages, message)
+                continue
+            if step is BudgetStep.FORCE_SUMMARY:
+                message = _assistant_text(message)
             if finished.finish_reason == "length" and not message.get("tool_calls"):
                 continuations += 1
                 if continuations > MAX_CONTINUATIONS:
@@ -217,9 +225,6 @@ class TurnActor(Actor[Any]):
             if outcome.gave_up:
                 self._end_with_error(outcome.gave_up)
                 return
-            if step is BudgetStep.FORCE_SUMMARY:
-                self.result.final_text = self._last_text()
-                return
 
     async def _run_tools(self, outcome: Any) -> None:
         services = self.env.services
@@ -227,7 +232,7 @@ class TurnActor(Actor[Any]):
             ToolWorker(call, self.env.executor, services, self.env.emojis.get(call.name, ""))
             for call in outcome.runnable
         ]
-        await run_batch(self, self._workers, self.env.registry, services.shell.cwd)
+        await run_batch(self.spawn_working, self._workers, self.env.registry, services.shell.cwd)
         results = dict(self._answered)
         results.update({worker.call.id: worker.result or "" for worker in self._workers})
         for call in outcome.message["tool_calls"]:
@@ -259,7 +264,7 @@ class TurnActor(Actor[Any]):
         )
         self._llm = llm
         self.activity = f"waiting for {env.chain.current.label}"
-        handle = await self.spawn(llm, "llm")
+        handle = await self.spawn_working(llm, "llm")
         await handle.wait_stopped()
         self._llm = None
         env.api_calls += 1
@@ -298,6 +303,14 @@ class TurnActor(Actor[Any]):
         system = dict(self.messages[0])
         system["content"] = f"{system['content']}\n\n{extra}"
         return [system, *self.messages[1:]]
+
+    async def spawn_working(self, child: Actor[Any], name: str) -> Any:
+        """Start a linked child inside the work scope (the grace call after a
+        budget runs outside it, in the actor's own nursery)."""
+        nursery = self._work_nursery
+        if nursery is None or self._work is None or self._work.cancel_called:
+            return await self.spawn(child, name)
+        return await self.start_child_in(nursery, child, name, self._run_child)
 
     # -- endings ------------------------------------------------------------------------------------
 
@@ -352,10 +365,10 @@ class TurnActor(Actor[Any]):
     # -- helpers -------------------------------------------------------------------------------------
 
     def _add_note(self, text: str) -> None:
-        """Put an instruction where alternation allows: on the last tool result, else as a user turn."""
-        last = self.messages[-1]
-        if last.get("role") in ("tool", "user") and isinstance(last.get("content"), str):
-            self.messages[-1] = {**last, "content": f"{last['content']}\n\n{text}"}
+        """Put an instruction where alternation allows: on the last tool result or user
+        message, else as a user turn of its own."""
+        if self.messages[-1].get("role") in ("tool", "user"):
+            append_budget_note(self.messages, text)
         else:
             self.messages.append({"role": "user", "content": text})
 

@@ -10,7 +10,7 @@ results are recorded in the calls' order whatever order they finish in.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import attrs
@@ -148,8 +148,10 @@ class ToolWorker(Actor[Any]):
             )
 
 
-async def run_batch(turn: Actor[Any], workers: Sequence[ToolWorker], registry: ToolRegistry, cwd: str) -> None:
-    """Run ``workers`` (one per call, in call order) under ``turn``.
+async def run_batch(
+    spawn: Callable[[Actor[Any], str], Awaitable[Any]], workers: Sequence[ToolWorker], registry: ToolRegistry, cwd: str
+) -> None:
+    """Run ``workers`` (one per call, in call order), started with the turn's ``spawn``.
 
     The caller keeps the list: on cancellation, workers that never started
     still have ``result`` None (the turn records them as skipped).
@@ -157,7 +159,7 @@ async def run_batch(turn: Actor[Any], workers: Sequence[ToolWorker], registry: T
     calls = [(worker.call.name, worker.call.arguments) for worker in workers]
 
     async def run_one(worker: ToolWorker) -> None:
-        handle = await turn.spawn(worker, f"tool:{worker.call.id}")
+        handle = await spawn(worker, f"tool:{worker.call.id}")
         await handle.wait_stopped()
 
     if not can_run_in_parallel(calls, registry, cwd):

@@ -80,3 +80,19 @@ class TestToolConversation:
             loaded = await h.deps.store.load(session_id)
             tool = next(m for m in loaded.messages if m["role"] == "tool")
             assert "Unknown tool" in tool["content"] or "launch_rockets" in tool["content"]
+
+
+class TestPrompt:
+    """The system prompt is built once, with memory, and frozen."""
+
+    async def test_memory_is_in_the_system_prompt(self, tmp_path: Path) -> None:
+        """MEMORY.md entries reach the system prompt the provider sees."""
+        async with open_harness(tmp_path) as h:
+            memories = h.home / "memories"
+            memories.mkdir()
+            (memories / "MEMORY.md").write_text("User prefers tabs over spaces.")
+            handle, events_in, _ = await h.start_session()
+            h.provider.push({"text": "noted"})
+            await run_turn(handle, events_in, "hi")
+            system = json.dumps(h.provider.requests[0].body)
+            assert "User prefers tabs over spaces." in system
