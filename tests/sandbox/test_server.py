@@ -285,7 +285,10 @@ _CONNECT = (
     "    s.connect(sys.argv[1])\n"
     "except OSError as e:\n"
     "    print('connect', type(e).__name__); sys.exit()\n"
-    "s.sendall(b'{\"type\":\"RpcRequest\",\"id\":1,\"tool\":\"read_file\",\"args\":{},\"token\":\"" + TOKEN + "\"}\\n')\n"
+    "try:\n"
+    "    s.sendall(b'{\"type\":\"RpcRequest\",\"id\":1,\"tool\":\"read_file\",\"args\":{},\"token\":\"" + TOKEN + "\"}\\n')\n"
+    "except BrokenPipeError:\n"
+    "    pass  # refused before the request went out\n"
     "print(s.recv(4096).decode())\n"
 )
 
