@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from config.terminal import TerminalConfig
 from tests.terminal.helpers import FAST, call, make_ctx, make_tools, read_pid, wait_dead, wait_for_file
@@ -188,6 +189,8 @@ class TestCancellation:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(tools.terminal, {"command": command}, ctx)
             await wait_for_file(pidfile)
+            # Let the reader take what is already in the pipe before cancelling.
+            await trio.testing.wait_all_tasks_blocked(0.05)
             nursery.cancel_scope.cancel()
         assert await wait_dead(read_pid(pidfile))
         assert ctx.progress[-1] == "before\n[Command interrupted]"
@@ -195,12 +198,12 @@ class TestCancellation:
     async def test_partial_result_after_cancel(self, tmp_path: Path) -> None:
         pidfile = tmp_path / "leader.pid"
         run = ForegroundRun(
-            f"echo $$ >> {pidfile}; echo one; sleep 300", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST
+            f"echo one; echo $$ >> {pidfile}; sleep 300", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST
         )
         async with trio.open_nursery() as nursery:
             nursery.start_soon(run.run)
             await wait_for_file(pidfile)
-            await trio.sleep(0.1)
+            await trio.testing.wait_all_tasks_blocked(0.05)
             nursery.cancel_scope.cancel()
         partial = run.partial_result("interrupted")
         assert partial.exit_code == EXIT_INTERRUPTED
