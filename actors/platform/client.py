@@ -3,30 +3,48 @@
 ::
 
     with ControlClient.connect(DaemonPaths(home)) as client:
-        reply = client.request(Tree(client.next_id()))
+        reply = client.request(Status(client.next_id()))       # a typed reply
+        tree = client.request_raw(Tree(client.next_id()))      # its JSON dict
 
-Replies are matched to requests by ``request_id``; session events that arrive
-meanwhile are kept, in order, for :meth:`ControlClient.receive`.
+Requests are flat messages, written with :func:`encode_request` (the codec's
+exact wire form, without building a cattrs converter). Replies are read as
+JSON dicts; typed replies are decoded through the full codec, built the first
+time one is asked for, so ``tree --json`` never pays for it. Replies are
+matched to requests by ``request_id``; session events that arrive meanwhile
+are kept, in order, for :meth:`ControlClient.receive`.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import socket
 from collections import deque
 from typing import Any
 
+import attrs
+
 from actors.platform.errors import DaemonNotRunning, ProtocolError, RequestFailed, VersionMismatch
 from actors.platform.paths import DaemonPaths
 from messages import control as c
-from messages.codec import Codec, FrameBuffer, MessageDecodeError
 
-__all__ = ["CLIENT_FRAME_LIMIT", "ControlClient"]
+__all__ = ["CLIENT_FRAME_LIMIT", "ControlClient", "encode_request"]
 
 #: The daemon is trusted; its frames (a large tree) may be big.
 CLIENT_FRAME_LIMIT = 256 * 1024 * 1024
 _READ_SIZE = 256 * 1024
+
+
+def encode_request(message: Any) -> bytes:
+    """One frame for a client message: its flat fields plus the ``type`` tag.
+
+    Client messages hold only strings, numbers, None and lists of strings, so
+    this is byte-for-byte what ``Codec(ClientMessage).encode`` would decode.
+    """
+    payload = attrs.asdict(message, recurse=False)
+    payload["type"] = type(message).__name__
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 class ControlClient:
@@ -39,13 +57,12 @@ class ControlClient:
 
     def __init__(self, sock: socket.socket, client: str = "hermes-actors") -> None:
         self._sock = sock
-        self._to_daemon: Codec[Any] = Codec(c.ClientMessage)
-        self._from_daemon: Codec[Any] = Codec(c.DaemonMessage, max_frame_bytes=CLIENT_FRAME_LIMIT)
-        self._frames = FrameBuffer(CLIENT_FRAME_LIMIT)
-        self._pending: deque[bytes] = deque()
-        self._unclaimed: deque[Any] = deque()
+        self._buffer = bytearray()
+        self._unclaimed: deque[dict[str, Any]] = deque()
         self._ids = itertools.count(1)
-        self.welcome = self._hello(client)
+        self._codec: Any = None
+        welcome = self._hello(client)
+        self.welcome = c.Welcome(welcome["version"], welcome["daemon_pid"], welcome["connection"])
 
     @classmethod
     def connect(cls, paths: DaemonPaths, client: str = "hermes-actors", timeout: float | None = 10.0) -> ControlClient:
@@ -72,14 +89,14 @@ class ControlClient:
             sock.close()
             raise
 
-    def _hello(self, client: str) -> c.Welcome:
+    def _hello(self, client: str) -> dict[str, Any]:
         self.send(c.Hello(c.PROTOCOL_VERSION, client, os.getpid()))
         reply = self._read()
-        if isinstance(reply, c.ErrorReply):
-            error = VersionMismatch if reply.code == "version_mismatch" else ProtocolError
-            raise error(reply.message)
-        if not isinstance(reply, c.Welcome):
-            raise ProtocolError(f"expected Welcome, got {type(reply).__name__}")
+        if reply.get("type") == "ErrorReply":
+            error = VersionMismatch if reply.get("code") == "version_mismatch" else ProtocolError
+            raise error(str(reply.get("message")))
+        if reply.get("type") != "Welcome":
+            raise ProtocolError(f"expected Welcome, got {reply.get('type')!r}")
         return reply
 
     def next_id(self) -> str:
@@ -95,50 +112,77 @@ class ControlClient:
         return self._sock.fileno()
 
     def send(self, message: Any) -> None:
-        """Send one message.
+        """Send one client message.
 
         Raises:
             DaemonNotRunning: the daemon went away.
         """
         try:
-            self._sock.sendall(self._to_daemon.encode(message))
+            self._sock.sendall(encode_request(message))
         except OSError as exc:
             raise DaemonNotRunning(f"the daemon closed the connection: {exc}") from exc
 
-    def request(self, message: Any) -> Any:
-        """Send a request and return its reply; events arriving first are kept.
+    def decode(self, payload: dict[str, Any]) -> Any:
+        """The typed message of a JSON dict the daemon sent.
+
+        Raises:
+            ProtocolError: it is not a valid daemon message.
+        """
+        if self._codec is None:
+            from messages.codec import Codec
+
+            self._codec = Codec(c.DaemonMessage, max_frame_bytes=CLIENT_FRAME_LIMIT)
+        from messages.codec import MessageDecodeError
+
+        try:
+            return self._codec.from_dict(payload)
+        except MessageDecodeError as exc:
+            raise ProtocolError(f"the daemon sent a bad message: {exc}") from exc
+
+    def request_raw(self, message: Any) -> dict[str, Any]:
+        """Send a request and return its reply as the JSON dict received.
 
         Raises:
             RequestFailed: the daemon answered with an error.
             DaemonNotRunning: the connection closed first.
         """
         self.send(message)
-        return self.reply_to(message.request_id)
+        return self.reply_to_raw(message.request_id)
 
-    def reply_to(self, request_id: str) -> Any:
-        """The next reply to ``request_id`` (raising its ErrorReply as RequestFailed)."""
+    def request(self, message: Any) -> Any:
+        """Send a request and return its typed reply (see :meth:`request_raw`)."""
+        return self.decode(self.request_raw(message))
+
+    def reply_to_raw(self, request_id: str) -> dict[str, Any]:
+        """The next reply to ``request_id`` as a dict (raising its ErrorReply as RequestFailed)."""
         while True:
             received = self._read()
-            if getattr(received, "request_id", None) == request_id:
-                if isinstance(received, c.ErrorReply):
-                    raise RequestFailed(received.code, received.message)
+            is_error = received.get("type") == "ErrorReply"
+            if received.get("request_id") == request_id or (is_error and received.get("request_id") is None):
+                if is_error:
+                    raise RequestFailed(str(received.get("code")), str(received.get("message")))
                 return received
-            if isinstance(received, c.ErrorReply) and received.request_id is None:
-                raise RequestFailed(received.code, received.message)
             self._unclaimed.append(received)
 
+    def reply_to(self, request_id: str) -> Any:
+        """The next typed reply to ``request_id``."""
+        return self.decode(self.reply_to_raw(request_id))
+
     def receive(self) -> Any:
-        """The next message not claimed by a request (a session event, mostly)."""
-        if self._unclaimed:
-            return self._unclaimed.popleft()
-        return self._read()
+        """The next typed message not claimed by a request (a session event, mostly)."""
+        return self.decode(self._unclaimed.popleft() if self._unclaimed else self._read())
 
     def has_buffered(self) -> bool:
         """True when :meth:`receive` can answer without reading the socket."""
-        return bool(self._unclaimed) or bool(self._pending)
+        return bool(self._unclaimed) or b"\n" in self._buffer
 
-    def _read(self) -> Any:
-        while not self._pending:
+    def _read(self) -> dict[str, Any]:
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                break
+            if len(self._buffer) > CLIENT_FRAME_LIMIT:
+                raise ProtocolError(f"the daemon sent a frame over {CLIENT_FRAME_LIMIT} bytes")
             try:
                 data = self._sock.recv(_READ_SIZE)
             except TimeoutError:
@@ -147,16 +191,16 @@ class ControlClient:
                 raise DaemonNotRunning(f"the connection to the daemon broke: {exc}") from exc
             if not data:
                 raise DaemonNotRunning("the daemon closed the connection")
-            self._frames.feed(data)
-            try:
-                self._pending.extend(self._frames.frames())
-            except MessageDecodeError as exc:
-                raise ProtocolError(f"the daemon sent a bad frame: {exc}") from exc
-        frame = self._pending.popleft()
+            self._buffer += data
+        frame = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
         try:
-            return self._from_daemon.decode(frame)
-        except MessageDecodeError as exc:
-            raise ProtocolError(f"the daemon sent a bad frame: {exc}") from exc
+            payload = json.loads(frame)
+        except ValueError as exc:
+            raise ProtocolError(f"the daemon sent a frame that is not JSON: {exc}") from exc
+        if not isinstance(payload, dict):
+            raise ProtocolError("the daemon sent a frame that is not a JSON object")
+        return payload
 
     def close(self) -> None:
         """Close the connection."""
@@ -167,4 +211,3 @@ class ControlClient:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-

@@ -63,11 +63,11 @@ def _fail(args: argparse.Namespace, code: str, message: str, status: int) -> int
     return status
 
 
-def _ok(args: argparse.Namespace, reply: c.Ok) -> int:
+def _ok(args: argparse.Namespace, reply: dict[str, Any]) -> int:
     if args.json:
-        print_json({"ok": True, "message": reply.message})
+        print_json({"ok": True, "message": reply["message"]})
     else:
-        print(reply.message)
+        print(reply["message"])
     return 0
 
 
@@ -123,17 +123,17 @@ def _stop(paths: DaemonPaths, as_json: bool) -> int:
 
 
 def _tree(client: ControlClient, args: argparse.Namespace) -> int:
-    reply: c.TreeReply = client.request(c.Tree(client.next_id(), args.path))
+    reply = client.request_raw(c.Tree(client.next_id(), args.path))
     if args.json:
-        print_json({"now": reply.now, "tree": node_json(reply.tree, reply.now)})
+        print_json({"now": reply["now"], "tree": node_json(reply["tree"], reply["now"])})
     else:
-        print(format_tree(reply.tree, reply.now))
+        print(format_tree(reply["tree"], reply["now"]))
     return 0
 
 
 def _ps(client: ControlClient, args: argparse.Namespace) -> int:
-    reply: c.TreeReply = client.request(c.Tree(client.next_id()))
-    rows = ps_rows(reply.tree, reply.now)
+    reply = client.request_raw(c.Tree(client.next_id()))
+    rows = ps_rows(reply["tree"], reply["now"])
     if args.json:
         print_json({"sessions": rows})
     else:
@@ -142,24 +142,24 @@ def _ps(client: ControlClient, args: argparse.Namespace) -> int:
 
 
 def _inspect(client: ControlClient, args: argparse.Namespace) -> int:
-    reply: c.InspectReply = client.request(c.Inspect(client.next_id(), args.path))
+    reply = client.request_raw(c.Inspect(client.next_id(), args.path))
     if args.json:
-        print_json(snapshot_json(reply.snapshot, reply.now))
+        print_json(snapshot_json(reply["snapshot"], reply["now"]))
     else:
-        print(format_inspect(reply.snapshot, reply.now))
+        print(format_inspect(reply["snapshot"], reply["now"]))
     return 0
 
 
 def _kill(client: ControlClient, args: argparse.Namespace) -> int:
-    return _ok(args, client.request(c.Kill(client.next_id(), args.path, args.reason)))
+    return _ok(args, client.request_raw(c.Kill(client.next_id(), args.path, args.reason)))
 
 
 def _interrupt(client: ControlClient, args: argparse.Namespace) -> int:
-    return _ok(args, client.request(c.Interrupt(client.next_id(), args.session)))
+    return _ok(args, client.request_raw(c.Interrupt(client.next_id(), args.session)))
 
 
 def _steer(client: ControlClient, args: argparse.Namespace) -> int:
-    return _ok(args, client.request(c.Steer(client.next_id(), args.path, args.text)))
+    return _ok(args, client.request_raw(c.Steer(client.next_id(), args.path, args.text)))
 
 
 def _sessions(client: ControlClient, args: argparse.Namespace) -> int:
@@ -190,7 +190,7 @@ def _sessions(client: ControlClient, args: argparse.Namespace) -> int:
         return 0
     if args.verb == "export":
         return _export(client, args, rid)
-    return _ok(args, client.request(c.DeleteSession(rid, args.session)))
+    return _ok(args, client.request_raw(c.DeleteSession(rid, args.session)))
 
 
 def _export(client: ControlClient, args: argparse.Namespace, rid: str) -> int:

@@ -1,7 +1,9 @@
 """Plain-text and JSON forms of the daemon's replies, for the CLI (no Trio, no rich).
 
-The JSON forms are the stable schema documented in ``README_cli.md``; the
-text forms are for people and may change.
+Tree and snapshot functions take the wire dicts as received (``TreeNode`` as
+``{"snapshot": {...}, "children": [...]}``), so ``tree --json`` never builds
+typed messages. The JSON forms are the stable schema documented in
+``README_cli.md``; the text forms are for people and may change.
 """
 
 from __future__ import annotations
@@ -10,39 +12,57 @@ import datetime as dt
 from typing import Any
 
 from messages.control import SessionSummary
-from messages.supervision import ActorSnapshot, TreeNode
 
-__all__ = ["format_inspect", "format_ps", "format_sessions", "format_tree", "node_json", "ps_rows", "snapshot_json"]
+__all__ = ["format_inspect", "format_ps", "format_sessions", "format_tree", "node_json", "ps_rows", "snapshot_json", "walk"]
 
 
-def snapshot_json(snapshot: ActorSnapshot, now: float) -> dict[str, Any]:
-    """One actor as the ``--json`` schema shows it."""
-    error = snapshot.last_error
+Wire = dict[str, Any]
+
+
+def snapshot_json(snapshot: Wire, now: float) -> dict[str, Any]:
+    """One actor (a wire ``ActorSnapshot``) as the ``--json`` schema shows it."""
+    error = snapshot.get("last_error")
     return {
-        "path": snapshot.path,
-        "name": snapshot.path.rsplit("/", 1)[-1],
-        "kind": snapshot.kind,
-        "state": snapshot.state.value,
-        "activity": snapshot.activity,
-        "mailbox_used": snapshot.mailbox_used,
-        "mailbox_capacity": snapshot.mailbox_capacity,
-        "restarts": snapshot.restarts,
-        "age_seconds": round(max(0.0, now - snapshot.started_at), 3),
-        "budget": _budget(snapshot.details),
-        "cancel_reason": snapshot.cancel_reason,
+        "path": snapshot["path"],
+        "name": snapshot["path"].rsplit("/", 1)[-1],
+        "kind": snapshot["kind"],
+        "state": snapshot["state"],
+        "activity": snapshot["activity"],
+        "mailbox_used": snapshot["mailbox_used"],
+        "mailbox_capacity": snapshot["mailbox_capacity"],
+        "restarts": snapshot["restarts"],
+        "age_seconds": round(max(0.0, now - snapshot["started_at"]), 3),
+        "budget": _budget(snapshot.get("details") or {}),
+        "cancel_reason": snapshot.get("cancel_reason"),
         "last_error": (
-            {"type": error.type, "message": error.message, "traceback": error.traceback, "age_seconds": round(max(0.0, now - error.at), 3)}
-            if error is not None
+            {
+                "type": error["type"],
+                "message": error["message"],
+                "traceback": error["traceback"],
+                "age_seconds": round(max(0.0, now - error["at"]), 3),
+            }
+            if error
             else None
         ),
-        "details": snapshot.details,
+        "details": snapshot.get("details") or {},
     }
 
 
-def node_json(node: TreeNode, now: float) -> dict[str, Any]:
-    """A subtree as the ``tree --json`` schema shows it."""
-    out = snapshot_json(node.snapshot, now)
-    out["children"] = [node_json(child, now) for child in node.children]
+def node_json(node: Wire, now: float) -> dict[str, Any]:
+    """A subtree (a wire ``TreeNode``) as the ``tree --json`` schema shows it."""
+    out = snapshot_json(node["snapshot"], now)
+    out["children"] = [node_json(child, now) for child in node["children"]]
+    return out
+
+
+def walk(node: Wire) -> list[Wire]:
+    """Every wire snapshot of a subtree, depth first."""
+    out: list[Wire] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        out.append(current["snapshot"])
+        stack.extend(reversed(current["children"]))
     return out
 
 
@@ -62,47 +82,47 @@ def _age(seconds: float) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
-def _line(snapshot: ActorSnapshot, now: float) -> str:
-    name = snapshot.path.rsplit("/", 1)[-1] or "(root)"
-    parts = [f"{name} [{snapshot.kind}]", snapshot.state.value]
-    budget = _budget(snapshot.details)
+def _line(snapshot: Wire, now: float) -> str:
+    name = snapshot["path"].rsplit("/", 1)[-1] or "(root)"
+    parts = [f"{name} [{snapshot['kind']}]", snapshot["state"]]
+    budget = _budget(snapshot.get("details") or {})
     if budget is not None:
         parts.append(f"budget {budget['used']}/{budget['total']}")
-    if snapshot.mailbox_used:
-        parts.append(f"mailbox {snapshot.mailbox_used}/{snapshot.mailbox_capacity}")
-    if snapshot.restarts:
-        parts.append(f"restarts {snapshot.restarts}")
-    parts.append(_age(now - snapshot.started_at))
-    if snapshot.activity:
-        parts.append(f"- {snapshot.activity}")
+    if snapshot["mailbox_used"]:
+        parts.append(f"mailbox {snapshot['mailbox_used']}/{snapshot['mailbox_capacity']}")
+    if snapshot["restarts"]:
+        parts.append(f"restarts {snapshot['restarts']}")
+    parts.append(_age(now - snapshot["started_at"]))
+    if snapshot["activity"]:
+        parts.append(f"- {snapshot['activity']}")
     return "  ".join(parts)
 
 
-def format_tree(node: TreeNode, now: float) -> str:
+def format_tree(node: Wire, now: float) -> str:
     """The tree, one actor a line, drawn with box characters."""
-    lines = [_line(node.snapshot, now)]
+    lines = [_line(node["snapshot"], now)]
 
-    def walk(children: list[TreeNode], prefix: str) -> None:
+    def draw(children: list[Wire], prefix: str) -> None:
         for index, child in enumerate(children):
             last = index == len(children) - 1
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{_line(child.snapshot, now)}")
-            walk(child.children, prefix + ("    " if last else "│   "))
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{_line(child['snapshot'], now)}")
+            draw(child["children"], prefix + ("    " if last else "│   "))
 
-    walk(node.children, "")
+    draw(node["children"], "")
     return "\n".join(lines)
 
 
 _SESSION_KINDS = ("session", "subagent")
 
 
-def ps_rows(tree: TreeNode, now: float) -> list[dict[str, Any]]:
+def ps_rows(tree: Wire, now: float) -> list[dict[str, Any]]:
     """One row per session (subagents included): what it is running now."""
     rows: list[dict[str, Any]] = []
 
-    def own_work(node: TreeNode, row: dict[str, Any]) -> None:
+    def own_work(node: Wire, row: dict[str, Any]) -> None:
         # Everything below a session up to (not into) nested sessions belongs to it.
-        for child in node.children:
-            kind = child.snapshot.kind
+        for child in node["children"]:
+            kind = child["snapshot"]["kind"]
             if kind in _SESSION_KINDS:
                 row["subagents"] += 1
                 visit(child)
@@ -110,24 +130,25 @@ def ps_rows(tree: TreeNode, now: float) -> list[dict[str, Any]]:
             if kind == "turn":
                 row["turn_running"] = True
             elif kind == "tool":
-                row["tools"].append(child.snapshot.path)
+                row["tools"].append(child["snapshot"]["path"])
             elif kind == "process":
-                row["processes"].append(child.snapshot.path)
+                row["processes"].append(child["snapshot"]["path"])
             own_work(child, row)
 
-    def visit(node: TreeNode) -> None:
-        snapshot = node.snapshot
-        if snapshot.kind not in _SESSION_KINDS:
-            for child in node.children:
+    def visit(node: Wire) -> None:
+        snapshot = node["snapshot"]
+        if snapshot["kind"] not in _SESSION_KINDS:
+            for child in node["children"]:
                 visit(child)
             return
+        details = snapshot.get("details") or {}
         row: dict[str, Any] = {
-            "session_id": str(snapshot.details.get("session_id") or snapshot.path.rsplit(":", 1)[-1]),
-            "path": snapshot.path,
-            "kind": snapshot.kind,
-            "state": snapshot.state.value,
-            "activity": snapshot.activity,
-            "age_seconds": round(max(0.0, now - snapshot.started_at), 3),
+            "session_id": str(details.get("session_id") or snapshot["path"].rsplit(":", 1)[-1]),
+            "path": snapshot["path"],
+            "kind": snapshot["kind"],
+            "state": snapshot["state"],
+            "activity": snapshot["activity"],
+            "age_seconds": round(max(0.0, now - snapshot["started_at"]), 3),
             "turn_running": False,
             "tools": [],
             "processes": [],
@@ -154,16 +175,17 @@ def format_ps(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def format_inspect(snapshot: ActorSnapshot, now: float) -> str:
+def format_inspect(snapshot: Wire, now: float) -> str:
     """One actor's snapshot, field by field, with its last error's traceback."""
     data = snapshot_json(snapshot, now)
     lines = [f"{key}: {data[key]}" for key in ("path", "kind", "state", "activity", "age_seconds", "restarts", "cancel_reason")]
-    lines.append(f"mailbox: {snapshot.mailbox_used}/{snapshot.mailbox_capacity}")
-    for key, value in sorted(snapshot.details.items()):
+    lines.append(f"mailbox: {data['mailbox_used']}/{data['mailbox_capacity']}")
+    for key, value in sorted(data["details"].items()):
         lines.append(f"{key}: {value}")
-    if snapshot.last_error is not None:
-        lines.append(f"last error: {snapshot.last_error.type}: {snapshot.last_error.message}")
-        lines.append(snapshot.last_error.traceback.rstrip())
+    error = data["last_error"]
+    if error is not None:
+        lines.append(f"last error: {error['type']}: {error['message']}")
+        lines.append(error["traceback"].rstrip())
     return "\n".join(lines)
 
 

@@ -7,15 +7,24 @@ import logging
 import stat
 from pathlib import Path
 
+import typing
+
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from actors.platform.errors import DaemonAlreadyRunning
 from actors.platform.lock import FileLock, InstanceLock
 from actors.platform.logs import OneLineFormatter, RedactingFilter, SafeStream
 from actors.platform.paths import MAX_SOCKET_PATH_BYTES, DaemonPaths, ensure_private_dir
+from actors.platform.client import encode_request
 from config.daemon import DaemonConfig
+from messages import control as c
+from messages.codec import Codec
+from tests.strategies import message_strategy
 
+CLIENT_CODEC: Codec[object] = Codec(c.ClientMessage)
 SECRET = "sk-proj-abcdefghijklmnop1234567890"
 
 
@@ -131,3 +140,15 @@ class TestDaemonConfig:
         """Out-of-range or mistyped values are errors."""
         with pytest.raises((ValueError, TypeError)):
             DaemonConfig(**{field: value})
+
+
+class TestLightEncoder:
+    """The CLI's cattrs-free request encoder writes exactly what the codec reads."""
+
+    @pytest.mark.parametrize("cls", typing.get_args(c.ClientMessage), ids=lambda cls: cls.__name__)
+    @given(data=st.data())
+    @settings(max_examples=20, deadline=None)
+    def test_round_trip(self, cls: type, data: st.DataObject) -> None:
+        """decode(encode_request(m)) == m for every client message."""
+        message = data.draw(message_strategy(cls))
+        assert CLIENT_CODEC.decode(encode_request(message)) == message

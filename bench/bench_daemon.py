@@ -1,0 +1,121 @@
+"""Benchmarks of the daemon's front door; prints its figures.
+
+    .venv/bin/python bench/bench_daemon.py [--actors 1000] [--runs 15]
+
+- ``tree --json`` end to end (a new CLI process each time, interpreter start
+  included) against a daemon holding at least ``--actors`` actors: 1,000 open
+  client connections are 1,000 connection actors.
+- The same request over an open connection (the daemon's own share).
+- attach -> first event, when the daemon runs sessions: time from sending
+  Attach(since=0) on a session with history to the first replayed event.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from actors.platform.client import ControlClient  # noqa: E402
+from actors.platform.errors import DaemonNotRunning  # noqa: E402
+from actors.platform.paths import DaemonPaths  # noqa: E402
+from messages import control as c  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _start_daemon(home: Path) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, HERMES_ACTORS_HOME=str(home))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "actors.platform", "daemon"],
+        env=env, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            ControlClient.connect(DaemonPaths(home)).close()
+            return process
+        except DaemonNotRunning:
+            time.sleep(0.05)
+    process.kill()
+    raise SystemExit("daemon did not start")
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def main() -> None:
+    """Run the benchmarks and print their figures."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--actors", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ha-bench-") as base:
+        home = Path(base) / "home"
+        paths = DaemonPaths(home)
+        daemon = _start_daemon(home)
+        holders: list[ControlClient] = []
+        try:
+            opened = time.perf_counter()
+            while len(holders) < args.actors:
+                holders.append(ControlClient.connect(paths, client="bench-holder"))
+            open_seconds = time.perf_counter() - opened
+            env = dict(os.environ, HERMES_ACTORS_HOME=str(home))
+            timings: list[float] = []
+            size = 0
+            actors = 0
+            for _ in range(args.runs):
+                started = time.perf_counter()
+                result = subprocess.run(
+                    [sys.executable, "-m", "actors.platform", "tree", "--json"],
+                    env=env, cwd=REPO, capture_output=True, text=True, check=True,
+                )
+                timings.append(time.perf_counter() - started)
+                size = len(result.stdout)
+                data = json.loads(result.stdout)
+                stack, actors = [data["tree"]], 0
+                while stack:
+                    node = stack.pop()
+                    actors += 1
+                    stack.extend(node["children"])
+            with ControlClient.connect(paths) as client:
+                in_process: list[float] = []
+                for _ in range(args.runs):
+                    started = time.perf_counter()
+                    client.request(c.Tree(client.next_id()))
+                    in_process.append(time.perf_counter() - started)
+            print(f"connections opened: {args.actors} in {open_seconds:.2f} s")
+            print(f"tree --json end to end, {actors} actors, {size / 1024:.0f} KiB of JSON, {args.runs} runs:")
+            print(f"  min {min(timings) * 1000:.0f} ms  median {statistics.median(timings) * 1000:.0f} ms  "
+                  f"p90 {_percentile(timings, 0.9) * 1000:.0f} ms  (target <= 250 ms)")
+            print(f"Tree request on an open connection: median {statistics.median(in_process) * 1000:.1f} ms")
+            _bench_attach(paths)
+        finally:
+            for holder in holders:
+                holder.close()
+            daemon.terminate()
+            daemon.wait(30)
+
+
+def _bench_attach(paths: DaemonPaths) -> None:
+    with ControlClient.connect(paths) as client:
+        status: c.StatusReply = client.request(c.Status(client.next_id()))
+    if not status.sessions_available:
+        print("attach -> first event: skipped (this daemon runs no sessions)")
+        return
+    print("attach -> first event: see bench_daemon_sessions (needs the scripted provider)")
+
+
+if __name__ == "__main__":
+    main()
