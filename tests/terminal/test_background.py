@@ -94,10 +94,11 @@ class TestNotifications:
         assert [n.kind for n in ctx.notifications] == ["completed"]
 
     async def test_watch_rate_limited_then_promoted(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        # Real process, short windows on the real clock: a match every 50 ms for ~2 s.
-        config = BackgroundConfig(watch_window_seconds=0.3, watch_max_suppressed_windows=3)
+        # Real process, short windows on the real clock: a match about every 20 ms for 2 s or
+        # more, so every 0.5 s window sees suppressed matches even on a loaded machine.
+        config = BackgroundConfig(watch_window_seconds=0.5, watch_max_suppressed_windows=3)
         tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery, background=config)
-        command = "for i in $(seq 1 40); do echo \"tick $i MATCH\"; echo other; sleep 0.05; done; exit 0"
+        command = "for i in $(seq 1 100); do echo \"tick $i MATCH\"; echo other; sleep 0.02; done; exit 0"
         started = await call(tools, ctx, command=command, background=True, watch_patterns=["MATCH"])
         await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=10)
         await trio.sleep(0.05)
