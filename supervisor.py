@@ -14,7 +14,9 @@ one), ``one_for_all`` (all of them), ``rest_for_one`` (it and those started
 after it). More than ``max_restarts`` restarts within ``period`` seconds (on
 ``trio.current_time()``, so a MockClock drives it) makes the supervisor stop
 its children and fail with :class:`RestartIntensityExceeded`, escalating to
-its own parent.
+its own parent. A supervisor of many independent children (``sessions``)
+counts intensity per child instead (``per_child_intensity=True``): a child
+that restarts too often is given up alone and its siblings go on.
 
 A graceful stop cancels a child's scope with a reason and waits up to its
 ``shutdown_timeout``; a child still running then is logged loudly and shown in
@@ -135,12 +137,13 @@ SupervisorMessage = StartChild | TerminateChild | WhichChildren
 class _ChildRecord:
     """A child slot: its spec and the instance currently filling it."""
 
-    __slots__ = ("actor", "restart_when_stopped", "restarts", "spec", "stopping")
+    __slots__ = ("actor", "restart_times", "restart_when_stopped", "restarts", "spec", "stopping")
 
     def __init__(self, spec: ChildSpec) -> None:
         self.spec = spec
         self.actor: Actor[Any] | None = None
         self.restarts = 0
+        self.restart_times: deque[float] = deque()
         # Invariant: stopping is True while the supervisor itself is ending this instance.
         self.stopping = False
         # Invariant: set when an instance outlived its shutdown timeout and must be
@@ -200,8 +203,10 @@ class Supervisor(Actor[SupervisorMessage]):
         max_restarts: int = 3,
         period: float = 5.0,
         kind: str | None = None,
+        per_child_intensity: bool = False,
     ) -> None:
         super().__init__()
+        self.per_child_intensity = per_child_intensity
         if kind is not None:
             self.kind = kind
         self.strategy = strategy
@@ -375,7 +380,8 @@ class Supervisor(Actor[SupervisorMessage]):
         if not restart:
             del self._records[record.spec.name]
             return
-        await self._count_restart(child_exit)
+        if not await self._count_restart(child_exit):
+            return
         affected = self._affected_by(record)
         for other in reversed(affected):
             if other is not record:
@@ -393,17 +399,28 @@ class Supervisor(Actor[SupervisorMessage]):
             return records
         return records[records.index(record):]
 
-    async def _count_restart(self, child_exit: _ChildExit) -> None:
+    async def _count_restart(self, child_exit: _ChildExit) -> bool:
+        """Record a restart; False when the child is given up (per-child intensity).
+
+        Raises:
+            RestartIntensityExceeded: too many restarts; every child was stopped.
+        """
+        record = child_exit.record
+        times = record.restart_times if self.per_child_intensity else self._restart_times
         now = trio.current_time()
-        self._restart_times.append(now)
-        while self._restart_times and self._restart_times[0] < now - self.period:
-            self._restart_times.popleft()
-        if len(self._restart_times) <= self.max_restarts:
-            return
+        times.append(now)
+        while times and times[0] < now - self.period:
+            times.popleft()
+        if len(times) <= self.max_restarts:
+            return True
         message = (
             f"more than {self.max_restarts} restarts within {self.period:g}s "
             f"(last: {child_exit.actor.path})"
         )
+        if self.per_child_intensity:
+            log.error("supervisor %s gives up child %s: %s", self.path or "supervisor", record.spec.name, message)
+            self._records.pop(record.spec.name, None)
+            return False
         log.error("supervisor %s gives up: %s", self.path or "supervisor", message)
         await self._stop_all("restart intensity exceeded")
         error = RestartIntensityExceeded(self.path, message)
@@ -428,7 +445,8 @@ class Supervisor(Actor[SupervisorMessage]):
                     log.warning("restart of %s failed: %s", exc.path, exc)
                     failure = ActorFailed(exc.path, str(exc))
                     failure.__cause__ = exc.__cause__
-                    await self._count_restart(_ChildExit(record, record.actor or actor, failure))  # type: ignore[arg-type]
+                    if not await self._count_restart(_ChildExit(record, record.actor or actor, failure)):  # type: ignore[arg-type]
+                        break
 
 
 # -- the system ---------------------------------------------------------------------------------

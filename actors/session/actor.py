@@ -28,6 +28,7 @@ from actors.session.history import close_interrupted_turn
 from actors.session.hub import EventHub
 from actors.session.processes import ProcessActor
 from actors.session.requests import PendingRequests
+from actors.session.sandboxing import sandbox_runner
 from actors.session.setup import SessionSetup
 from actors.session.steer import SteerBuffer
 from actors.session.turn import TokenMeter, TurnActor, TurnEnv
@@ -82,6 +83,7 @@ class SessionActor(Actor[SessionMessage]):
         self._notes: list[str] = []
         self._closing = False
         self._turn_done = trio.Event()
+        self.last_active = 0.0
 
     # -- life ----------------------------------------------------------------------------------------
 
@@ -94,6 +96,7 @@ class SessionActor(Actor[SessionMessage]):
         self.requests = PendingRequests(self.hub, daemon.approvals.timeout_seconds)
         await setup.load_or_create()
         self.hub.resume_from(setup.event_seq)
+        self.last_active = trio.current_time()
         self.turn_count = setup.turns
         self.usage = setup.usage
         self._notes.extend(setup.lost_process_notes())
@@ -110,9 +113,16 @@ class SessionActor(Actor[SessionMessage]):
             requests=self.requests,
             start_background=self._start_background,
             delegate=setup.delegate,
-            run_sandbox=setup.run_sandbox,
         )
         self.executor = ToolExecutor(setup.deps.registry, setup.guardrails())
+        self.services.run_sandbox = sandbox_runner(
+            self.executor,
+            session_id=self.session_id,
+            tool_names=setup.tool_names,
+            config=daemon.code_execution,
+            env_passthrough=daemon.terminal.env_passthrough,
+            store=setup.deps.store,
+        )
 
     async def on_stop(self) -> None:
         if self.hub is not None:
@@ -148,6 +158,7 @@ class SessionActor(Actor[SessionMessage]):
     # -- the mailbox ----------------------------------------------------------------------------------
 
     async def handle(self, message: SessionMessage) -> Any:
+        self.last_active = trio.current_time()
         if isinstance(message, UserMessage):
             return await self._on_user_message(message)
         if isinstance(message, Interrupt):
@@ -290,6 +301,7 @@ class SessionActor(Actor[SessionMessage]):
             TurnFinished, turn_id=turn.turn_id, final_text=result.final_text, reason=result.reason, error=result.error
         )
         self.turn = None
+        self.last_active = trio.current_time()
         self._turn_done.set()
         self.state = ActorState.IDLE
         self.activity = ""

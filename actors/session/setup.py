@@ -56,7 +56,7 @@ class SessionSetup:
         deps: the daemon's shared dependencies.
         session_id: the stable id.
         options: for a new session; None to restore one from the store.
-        delegate / run_sandbox: the capabilities the session offers its tools.
+        delegate: the delegate_task capability (None where subagents are not offered).
         parent_meter: a parent turn's token meter (a subagent counts into it).
         ephemeral_system: a client's system layer for this session (never stored).
     """
@@ -68,7 +68,6 @@ class SessionSetup:
         options: SessionOptions | None,
         *,
         delegate: Callable[..., Awaitable[str]] | None = None,
-        run_sandbox: Callable[..., Awaitable[str]] | None = None,
         parent_meter: Any = None,
         ephemeral_system: str | None = None,
         replay_size: int = 1000,
@@ -78,7 +77,6 @@ class SessionSetup:
         self.session_id = session_id
         self.options = options
         self.delegate = delegate
-        self.run_sandbox = run_sandbox
         self.parent_meter = parent_meter
         self.ephemeral_system = ephemeral_system
         self.replay_size = replay_size

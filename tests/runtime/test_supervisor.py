@@ -202,3 +202,23 @@ class TestDynamicChildren:
         await system.root.start_child(spec(journal, "x"))
         with pytest.raises(ActorError, match="already exists"):
             await system.root.start_child(spec(journal, "x"))
+
+
+class TestPerChildIntensity:
+    """A supervisor of independent children gives up a flapping child alone."""
+
+    async def test_flapping_child_is_dropped_siblings_live(self, autojump_clock: trio.testing.MockClock) -> None:
+        """Past the limit the child is removed; the supervisor and the other children keep running."""
+        from supervisor import Supervisor
+
+        journal: list[str] = []
+        sessions = ChildSpec(
+            "sessions",
+            lambda: Supervisor([spec(journal, "a"), spec(journal, "b")], max_restarts=2, period=5, per_child_intensity=True),
+        )
+        async with open_actor_system([sessions]) as system:
+            for _ in range(3):
+                await crash(system, "sessions/a")
+            assert "sessions/a" not in system.registry
+            assert await system.lookup("sessions/b").ask(2) == 4
+            assert system.lookup("sessions").statistics().state is not ActorState.FAILED

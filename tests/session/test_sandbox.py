@@ -1,0 +1,43 @@
+"""execute_code inside a session: the script's tool calls run through the session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from actors.session.history import check_alternation
+from messages.events import ToolProgress
+from tests.session.harness import open_harness, run_turn
+
+SCRIPT = """
+from hermes_tools import terminal, read_file
+r = terminal("cd /tmp")
+print(terminal("pwd")["output"].strip())
+print(read_file(NOTES)["content"])
+"""
+
+
+class TestExecuteCode:
+    """A script calling tools over the sandbox socket, inside a turn."""
+
+    async def test_script_tool_calls_share_session_state(self, tmp_path: Path) -> None:
+        """cd in one call persists to the next; output returns to the model; calls go to the transcript."""
+        async with open_harness(tmp_path) as h:
+            (h.workdir / "notes.txt").write_text("first line of notes\n")
+            handle, events_in, sid = await h.start_session()
+            code = SCRIPT.replace("NOTES", repr(str(h.workdir / "notes.txt")))
+            h.provider.push(
+                {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": code}}]},
+                {"text": "script done"},
+            )
+            finished, events = await run_turn(handle, events_in, "run the script")
+            assert finished.final_text == "script done"
+            messages = (await h.deps.store.load(sid)).messages
+            check_alternation(messages)
+            result = json.loads(next(m for m in messages if m["role"] == "tool")["content"])
+            assert result["status"] == "success", result
+            assert "/tmp" in result["output"] and "first line of notes" in result["output"]
+            assert result["tool_calls_made"] == 3
+            transcript = await h.deps.store.load_transcript(sid)
+            assert [r.record["tool"] for r in transcript] == ["terminal", "terminal", "read_file"]
+            assert any(isinstance(e, ToolProgress) for e in events)

@@ -1,0 +1,80 @@
+"""The sessions supervisor: create, wake from the store, hibernate, cap running turns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio
+
+from actors.session.options import SessionOptions
+from actors.session.service import SessionNotFound, SessionService, SessionsSupervisor, TooManyRunningTurns
+from config.daemon import DaemonConfig
+from messages.events import TurnFinished
+from messages.session import Subscribe
+from supervisor import ChildSpec
+from tests.session.harness import Harness, collect_turn, open_harness
+
+
+async def start_service(h: Harness, **daemon: object) -> SessionService:
+    config = DaemonConfig(**daemon)
+    sessions = await h.system.root.start_child(ChildSpec("sessions", lambda: SessionsSupervisor(config.hibernate_after_seconds)))
+    return SessionService(h.deps, sessions, h.system.registry, config)
+
+
+def options(h: Harness) -> SessionOptions:
+    return SessionOptions(cwd=str(h.workdir), model="scripted-model", provider="custom", base_url=h.provider.base_url)
+
+
+class TestSessionService:
+    """What the daemon's front doors call."""
+
+    async def test_hibernate_and_wake(self, tmp_path: Path) -> None:
+        """An idle session without subscribers leaves memory and comes back with its history."""
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h, hibernate_after_seconds=0.3)
+            sid = await service.create_session(options(h))
+            handle = await service.get(sid)
+            sub = await handle.ask(Subscribe("t"))
+            h.provider.push({"text": "remember 42"})
+            await service.send(sid, "a number please")
+            finished, _ = await collect_turn(sub)
+            assert finished.final_text == "remember 42"
+            sub.close()
+            with trio.fail_after(10):
+                while service.live(sid) is not None:
+                    await trio.sleep(0.05)
+            assert h.system.lookup("sessions").statistics().details["hibernated"] == 1
+            woken = await service.get(sid)
+            sub = await woken.ask(Subscribe("t", since=finished.seq))
+            h.provider.push({"text": "it was 42"})
+            await service.send(sid, "what was it?")
+            finished2, _ = await collect_turn(sub)
+            assert finished2.final_text == "it was 42"
+            assert finished2.seq > finished.seq, "event numbering continues across hibernation"
+            sent = h.provider.requests[-1].body
+            assert "remember 42" in str(sent["messages"])
+
+    async def test_unknown_session(self, tmp_path: Path) -> None:
+        """Asking for a session that never existed is a clear error."""
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h)
+            with pytest.raises(SessionNotFound, match="nope"):
+                await service.get("nope")
+
+    async def test_running_turn_cap(self, tmp_path: Path) -> None:
+        """Beyond daemon.max_running_turns a new turn is refused with a busy error."""
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h, max_running_turns=1)
+            first = await service.create_session(options(h))
+            second = await service.create_session(options(h))
+            sub = await (await service.get(first)).ask(Subscribe("t"))
+            h.provider.push({"text": "slow", "delay_first_byte": 1.0})
+            await service.send(first, "go")
+            with trio.fail_after(5):
+                while service.running_turns() == 0:
+                    await trio.sleep(0.01)
+            with pytest.raises(TooManyRunningTurns, match="busy"):
+                await service.send(second, "me too")
+            finished, _ = await collect_turn(sub)
+            assert isinstance(finished, TurnFinished)
