@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tools.background._buffer import LogSlice, RollingBuffer
 from tools.background._procgroup import open_group_process, signal_group, terminate_group
-from tools.background._runner import run_background_process, start_background_process
+from tools.background._runner import Notify, run_background_process, start_background_process
 from tools.background._table import (
     BackgroundSpec,
     ProcessInfo,
@@ -33,6 +33,7 @@ __all__ = [
     "BackgroundError",
     "BackgroundSpec",
     "LogSlice",
+    "Notify",
     "ProcessInfo",
     "ProcessLimitReached",
     "ProcessNotFound",

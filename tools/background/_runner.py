@@ -21,7 +21,7 @@ from tools.background._table import (
     ProcessTable,
 )
 
-__all__ = ["run_background_process", "start_background_process"]
+__all__ = ["Notify", "run_background_process", "start_background_process"]
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,7 @@ _EXIT_DRAIN_SECONDS = 0.5
 _INCOMPLETE_ESCAPE = re.compile(r"\x1b[^a-zA-Z\x07\\]{0,32}$")
 
 Notify = Callable[[ProcessNotification], None]
+"""Receives a process's notifications; must not block (the session's ``tell_nowait``)."""
 
 
 async def run_background_process(
