@@ -83,10 +83,10 @@ print(json.dumps({"median": samples[len(samples) // 2], "p90": samples[int(len(s
 SEQUENTIAL = """
 import time
 from hermes_tools import read_file
-t = time.perf_counter()
+t, cpu = time.perf_counter(), time.process_time()
 for _ in range(1000):
     read_file("x")
-print(time.perf_counter() - t)
+print(time.perf_counter() - t, time.process_time() - cpu)
 """
 
 THREADED = """
@@ -148,9 +148,12 @@ async def main() -> None:
     print(f"same, each call an rpc:<n> actor under .../tool:<id>/sandbox: median {figures['median'] / 1000:.1f} us, "
           f"p90 {figures['p90'] / 1000:.1f} us")  # fmt: skip
 
+    cpu = time.process_time()
     output, _ = await _run(SEQUENTIAL, base_dir)
-    seconds = float(output)
-    print(f"1,000 sequential no-op calls: {seconds * 1000:.1f} ms ({1000 / seconds:,.0f} calls/s)")
+    cpu = time.process_time() - cpu
+    seconds, child_cpu = (float(x) for x in output.split())
+    print(f"1,000 sequential no-op calls: {seconds * 1000:.1f} ms ({1000 / seconds:,.0f} calls/s); CPU per call: "
+          f"daemon {cpu * 1000:.0f} us (incl. start/stop), script {child_cpu * 1000:.0f} us")  # fmt: skip
 
     output, _ = await _run(THREADED, base_dir)
     (_, one), (_, sixteen) = (line.split() for line in output.splitlines())

@@ -124,6 +124,18 @@ def _request_id_of(frame: bytes) -> int:
     return request_id if type(request_id) is int else 0
 
 
+def _tool_error(result: str | None) -> str | None:
+    """The error a tool reported in its own result (``{"error": ...}``), for the transcript record."""
+    if result is None or not result.startswith("{") or '"error"' not in result[:64]:
+        return None
+    try:
+        payload = json.loads(result)
+    except ValueError:
+        return None
+    error = payload.get("error") if isinstance(payload, dict) else None
+    return str(error) if error is not None else None
+
+
 class RpcServer:
     """Serves the tool calls of one sandboxed script.
 
@@ -281,13 +293,14 @@ class RpcServer:
             response = await self._run(request)
         finally:
             self._in_flight -= 1
+        error = response.error if response.error is not None else _tool_error(response.result)
         self._on_tool_call(
             SandboxToolCall(
                 tool=request.tool,
                 args_bytes=args_bytes,
                 duration_seconds=trio.current_time() - started,
-                ok=response.error is None,
-                error=response.error,
+                ok=error is None,
+                error=error,
             )
         )
         await self._send(stream, send_lock, response)

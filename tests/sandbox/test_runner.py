@@ -112,6 +112,7 @@ class TestErrorTable:
         assert stderr.startswith("Traceback") and "ZeroDivisionError: division by zero" in stderr
 
     async def test_tool_failure_is_data(self, bench: ToolBench, short_dir: str) -> None:
+        records: list[SandboxToolCall] = []
         result = await _run(
             """
             from hermes_tools import search_files, patch
@@ -119,8 +120,10 @@ class TestErrorTable:
             print(patch("f", "a", "b"))
             print("carried on")
             """,
-            bench, short_dir,
+            bench, short_dir, on_tool_call=records.append,
         )  # fmt: skip
+        assert [(r.tool, r.ok) for r in records] == [("search_files", False), ("patch", False)]
+        assert records[0].error == "no such directory for needle"
         lines = result.output.splitlines()
         assert lines[0] == "{'error': 'no such directory for needle'}"
         assert lines[1].startswith("{'error': 'patch failed: RuntimeError: disk on fire with key [REDACTED]")
