@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import attrs
 import trio
 
+from ._stale import guard_of
 from ._translate import SDK_ERRORS, translate_error
 from .errors import ProviderConnectionError, StreamStalled
 from .types import (
@@ -155,6 +156,9 @@ class EventStream:
         require_done: bool = True,
     ) -> None:
         self._raw = raw.__aiter__()
+        self._guard = guard_of(raw.response)
+        if self._guard is not None:
+            self._guard.arm(stale_timeout)
         self._convert = convert
         self._stale = stale_timeout
         self._status = status_code
@@ -183,6 +187,22 @@ class EventStream:
         return self._pending.popleft()
 
     async def _read(self) -> Any:
+        guard = self._guard
+        if guard is None:
+            return await self._read_scoped()
+        try:
+            chunk = await self._raw.__anext__()
+        except StopAsyncIteration:
+            return _END
+        except SDK_ERRORS as exc:
+            if guard.fired:
+                raise self._stalled() from exc
+            raise translate_error(exc, stream_status=self._status) from exc
+        guard.events += 1
+        return chunk
+
+    async def _read_scoped(self) -> Any:
+        # For clients not built by the pool: a deadline scope around each read.
         with trio.move_on_after(self._stale):
             try:
                 return await self._raw.__anext__()
@@ -191,7 +211,10 @@ class EventStream:
             except SDK_ERRORS as exc:
                 raise translate_error(exc, stream_status=self._status) from exc
         # Only reached when the stale deadline fired: the read returns otherwise.
-        raise StreamStalled(f"provider sent nothing for {self._stale:g} s", error_type="stream_stalled")
+        raise self._stalled()
+
+    def _stalled(self) -> StreamStalled:
+        return StreamStalled(f"provider sent no chunk for {self._stale:g} s", error_type="stream_stalled")
 
 
 _END = object()

@@ -22,6 +22,7 @@ import trio
 
 from config.providers import StreamingConfig
 
+from ._stale import StaleGuardTransport
 from .anthropic_messages import AnthropicMessagesAdapter
 from .base import CLOSE_GRACE_SECONDS, ProviderAdapter
 from .chat_completions import ChatCompletionsAdapter
@@ -176,7 +177,8 @@ class ClientPool:
         )
         if self._ssl_context is None:
             self._ssl_context = httpx2.create_ssl_context()
-        http = httpx2.AsyncClient(timeout=timeout, follow_redirects=True, verify=self._ssl_context)
+        transport = StaleGuardTransport(httpx2.AsyncHTTPTransport(verify=self._ssl_context))
+        http = httpx2.AsyncClient(timeout=timeout, follow_redirects=True, transport=transport)
         if key.kind == "anthropic":
             return anthropic.AsyncAnthropic(
                 api_key=settings.api_key or _NO_KEY,

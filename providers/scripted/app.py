@@ -282,6 +282,9 @@ class _Reply:
                 self.finished = True
                 return
             if step.stall_after_chunks is not None and n == step.stall_after_chunks:
+                while step.keepalive_every:
+                    await send({"type": "http.response.body", "body": b": keepalive\n\n", "more_body": True})
+                    await trio.sleep(step.keepalive_every)
                 await trio.sleep_forever()
             if n and step.chunk_delay:
                 await trio.sleep(step.chunk_delay)

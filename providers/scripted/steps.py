@@ -12,6 +12,7 @@ A step is one model reply. Keys (all optional, unknown keys are an error)::
     delay_first_byte   seconds before the response starts
     chunk_delay        seconds between chunks
     stall_after_chunks keep the connection open but send nothing after N chunks
+    keepalive_every    while stalled, send an SSE comment every this many seconds
     drop_after_chunks  close the connection after N chunks
     finish_reason      stop | tool_calls | length | content_filter (default from content)
     usage              {"prompt_tokens", "completion_tokens", "cache_read_tokens",
@@ -33,7 +34,7 @@ _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache
 _STEP_KEYS = frozenset(
     {
         "text", "chunks", "tool_calls", "args_chunks", "reasoning", "signature", "error",
-        "mid_stream_error", "delay_first_byte", "chunk_delay", "stall_after_chunks",
+        "mid_stream_error", "delay_first_byte", "chunk_delay", "stall_after_chunks", "keepalive_every",
         "drop_after_chunks", "finish_reason", "usage",
     }
 )
@@ -82,6 +83,7 @@ class Step:
     delay_first_byte: float = 0.0
     chunk_delay: float = 0.0
     stall_after_chunks: int | None = None
+    keepalive_every: float = 0.0
     drop_after_chunks: int | None = None
     finish_reason: str | None = None
     usage: Mapping[str, int] | None = None
@@ -142,6 +144,7 @@ class Step:
             delay_first_byte=_seconds(obj, "delay_first_byte"),
             chunk_delay=_seconds(obj, "chunk_delay"),
             stall_after_chunks=_opt_count(obj, "stall_after_chunks", minimum=0),
+            keepalive_every=_seconds(obj, "keepalive_every"),
             drop_after_chunks=_opt_count(obj, "drop_after_chunks", minimum=0),
             finish_reason=finish,
             usage=_usage(obj.get("usage")),
