@@ -179,7 +179,8 @@ class TestConfig:
     @pytest.mark.parametrize(
         "bad",
         [{"timeout": 0}, {"max_tool_calls": -1}, {"max_stdout_bytes": 10}, {"memory_limit_mb": 1},
-         {"strict": "yes"}, {"kill_grace_seconds": -1}, {"per_call_timeout": "5"}],
+         {"strict": "yes"}, {"kill_grace_seconds": -1}, {"per_call_timeout": "5"}, {"max_tool_calls": True},
+         {"timeout": False}],
     )  # fmt: skip
     def test_bad_values(self, bad: dict) -> None:
         with pytest.raises((TypeError, ValueError)):
