@@ -104,5 +104,7 @@ class WebConfig:
     max_page_chars: int = attrs.field(default=100_000, validator=_positive_int)
     max_download_bytes: int = attrs.field(default=5_000_000, validator=_positive_int)
     max_urls: int = attrs.field(default=10, validator=_positive_int)
+    # web_extract refuses loopback, private and link-local hosts unless this is set.
+    allow_private_addresses: bool = attrs.field(default=False, validator=v.instance_of(bool))
     request_timeout_seconds: float = attrs.field(default=20.0, validator=_positive_number)
     user_agent: str = attrs.field(default="hermes-actors/0.1 (+web_extract)", validator=v.instance_of(str))

@@ -93,6 +93,10 @@ class FakeWeb:
             await _respond(send, 200, bytes(range(256)), "application/octet-stream")
         elif path == "/redirect":
             await _respond(send, 302, b"", "text/plain", [(b"location", b"/page.html")])
+        elif path == "/loop":
+            await _respond(send, 302, b"", "text/plain", [(b"location", b"/loop")])
+        elif path == "/to-file":
+            await _respond(send, 302, b"", "text/plain", [(b"location", b"file:///etc/passwd")])
         elif path == "/slow":
             await trio.sleep(30)
             await _respond(send, 200, b"late", "text/plain")

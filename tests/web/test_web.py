@@ -90,12 +90,16 @@ class TestSearch:
         assert "non-empty" in (await run(tools.web_search, ctx, query="  "))["error"]
 
 
+# The fake web is on loopback, which web_extract refuses by default.
+LOCAL = WebConfig(allow_private_addresses=True)
+
+
 class TestExtract:
     """Pages become markdown without furniture; each URL fails on its own."""
 
     async def test_html_page(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
         _, base = fake
-        tools = WebTools(WebConfig(), client, environ={})
+        tools = WebTools(LOCAL, client, environ={})
         result = await run(tools.web_extract, ctx, urls=[f"{base}/page.html"])
         [page] = result["results"]
         assert page["title"] == "Trio notes"
@@ -107,7 +111,7 @@ class TestExtract:
 
     async def test_batch_with_per_url_errors(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
         _, base = fake
-        tools = WebTools(WebConfig(request_timeout_seconds=0.5), client, environ={})
+        tools = WebTools(WebConfig(request_timeout_seconds=0.5, allow_private_addresses=True), client, environ={})
         urls = [
             f"{base}/plain.txt",
             f"{base}/missing",
@@ -133,7 +137,7 @@ class TestExtract:
 
     async def test_page_cap(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
         _, base = fake
-        tools = WebTools(WebConfig(max_page_chars=1000), client, environ={})
+        tools = WebTools(WebConfig(max_page_chars=1000, allow_private_addresses=True), client, environ={})
         [page] = (await run(tools.web_extract, ctx, urls=[f"{base}/big.html"]))["results"]
         assert page["truncated"] is True
         assert page["content"].startswith("word word")
@@ -142,7 +146,7 @@ class TestExtract:
 
     async def test_download_cap(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
         _, base = fake
-        tools = WebTools(WebConfig(max_download_bytes=5000), client, environ={})
+        tools = WebTools(WebConfig(max_download_bytes=5000, allow_private_addresses=True), client, environ={})
         [page] = (await run(tools.web_extract, ctx, urls=[f"{base}/big.html"]))["results"]
         assert page["truncated"] is True and len(page["content"]) < 5000
 
@@ -151,9 +155,34 @@ class TestExtract:
         assert "At most 2 URLs" in (await run(tools.web_extract, ctx, urls=["http://a", "http://b", "http://c"]))["error"]
         assert "non-empty list" in (await run(tools.web_extract, ctx, urls=[]))["error"]
 
+    async def test_redirect_loop_and_non_http_redirect(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        _, base = fake
+        tools = WebTools(LOCAL, client, environ={})
+        pages = (await run(tools.web_extract, ctx, urls=[f"{base}/loop", f"{base}/to-file"]))["results"]
+        assert "Too many redirects" in pages[0]["error"]
+        assert "not http(s)" in pages[1]["error"]
+
     def test_html_to_markdown_without_main(self) -> None:
         title, text = html_to_markdown("<html><body><h2>Hi</h2><p>a</p><p>b</p><script>x()</script></body></html>")
         assert (title, text) == ("", "## Hi\n\na\n\nb")
+
+
+class TestPrivateAddresses:
+    """By default web_extract refuses hosts on loopback, private and link-local networks."""
+
+    async def test_refused_before_any_request(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        app, base = fake
+        port = base.rsplit(":", 1)[1]
+        tools = WebTools(WebConfig(), client, environ={})
+        urls = [f"{base}/page.html", f"http://localhost:{port}/page.html", "http://169.254.169.254/latest/meta-data", "http://[::1]/", "http://10.1.2.3/"]
+        pages = (await run(tools.web_extract, ctx, urls=urls))["results"]
+        assert all("local or private network address" in page["error"] for page in pages)
+        assert app.requests == []
+
+    async def test_unresolvable_host(self, client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        tools = WebTools(WebConfig(), client, environ={})
+        [page] = (await run(tools.web_extract, ctx, urls=["http://no-such-host.invalid/"]))["results"]
+        assert "Could not resolve" in page["error"]
 
 
 class TestRegistration:

@@ -15,6 +15,7 @@ from markdownify import MarkdownConverter
 
 from config.terminal import WebConfig
 from tools.redact import redact_secrets
+from tools.web._guard import check_public_url
 from tools.web.exceptions import FetchError
 
 __all__ = ["PageResult", "fetch_page", "html_to_markdown"]
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 _NOISE_TAGS = ("script", "style", "noscript", "nav", "header", "footer", "aside", "form", "iframe", "svg", "template")
 _TEXT_TYPES = ("text/plain", "text/markdown", "application/json", "text/csv", "application/xml", "text/xml")
 _BLANK_RUNS = re.compile(r"\n{3,}")
+_MAX_REDIRECTS = 5
 
 
 @attrs.frozen
@@ -63,22 +65,37 @@ def html_to_markdown(html: str) -> tuple[str, str]:
 
 
 async def _download(client: httpx2.AsyncClient, url: str, config: WebConfig) -> tuple[bytes, str, str, bool]:
-    """``(body, content type, charset, cut)``: at most ``max_download_bytes`` of the body."""
+    """``(body, content type, charset, cut)``: at most ``max_download_bytes`` of the body.
+
+    Redirects are followed here, hop by hop, so each new host passes the address check.
+    """
+    for _ in range(_MAX_REDIRECTS + 1):
+        if not config.allow_private_addresses:
+            await check_public_url(url)
+        async with client.stream("GET", url, follow_redirects=False) as response:
+            if response.has_redirect_location:
+                url = str(response.url.join(response.headers["location"]))
+                if urlsplit(url).scheme not in ("http", "https"):
+                    raise FetchError("The page redirected to a URL that is not http(s).")
+                continue
+            if response.status_code >= 400:
+                raise FetchError(f"HTTP {response.status_code} {response.reason_phrase}".strip())
+            content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            charset = response.charset_encoding or "utf-8"
+            body, cut = await _read_capped(response, config.max_download_bytes)
+            return body, content_type, charset, cut
+    raise FetchError(f"Too many redirects (more than {_MAX_REDIRECTS}).")
+
+
+async def _read_capped(response: httpx2.Response, limit: int) -> tuple[bytes, bool]:
     chunks: list[bytes] = []
     size = 0
-    cut = False
-    async with client.stream("GET", url, follow_redirects=True) as response:
-        if response.status_code >= 400:
-            raise FetchError(f"HTTP {response.status_code} {response.reason_phrase}".strip())
-        content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        charset = response.charset_encoding or "utf-8"
-        async for chunk in response.aiter_bytes():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size >= config.max_download_bytes:
-                cut = True
-                break
-    return b"".join(chunks)[: config.max_download_bytes], content_type, charset, cut
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            return b"".join(chunks)[:limit], True
+    return b"".join(chunks), False
 
 
 async def fetch_page(client: httpx2.AsyncClient, url: str, config: WebConfig) -> PageResult:
