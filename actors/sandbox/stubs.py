@@ -8,6 +8,9 @@ calls in flight on one connection at once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import attrs
 
 #: Environment variables through which the child finds the RPC server.
@@ -42,7 +45,7 @@ def _p(name: str, default: str | None = None) -> StubParam:
 
 
 # The seeds' audit: what a script may call (intersected with the session's enabled tools).
-TOOL_STUBS: dict[str, ToolStub] = {
+TOOL_STUBS: Mapping[str, ToolStub] = MappingProxyType({
     stub.name: stub
     for stub in (
         ToolStub("web_search", (_p("query"), _p("limit", "5")), "Search the web; returns a dict with the results."),
@@ -77,7 +80,7 @@ TOOL_STUBS: dict[str, ToolStub] = {
         ToolStub("browser_back", (), "Go back one page."),
         ToolStub("browser_press", (_p("key"),), "Press a keyboard key."),
     )
-}
+})
 
 SANDBOX_ALLOWED_TOOLS: frozenset[str] = frozenset(TOOL_STUBS)
 

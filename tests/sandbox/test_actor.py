@@ -26,7 +26,7 @@ class ToolWorkerStandIn(Actor[Any]):
     def __init__(self, code: str, bench: ToolBench, base_dir: str, **options: Any) -> None:
         super().__init__()
         self.sandbox = SandboxActor(
-            code, call_tool=bench.call_tool, allowed_tools=bench.enabled, config=CONFIG, gate=bench.gate,
+            code, call_tool=options.pop("call_tool", bench.call_tool), allowed_tools=bench.enabled, config=CONFIG, gate=bench.gate,
             base_dir=base_dir, **options,
         )  # fmt: skip
         self.result: SandboxResult | None = None
@@ -92,9 +92,8 @@ class TestSandboxActor:
             raise OSError("socket exploded")
 
         worker = ToolWorkerStandIn(
-            "from hermes_tools import terminal\nprint(terminal('x'))\nprint('after')", bench, short_dir
+            "from hermes_tools import terminal\nprint(terminal('x'))\nprint('after')", bench, short_dir, call_tool=broken
         )
-        worker.sandbox._call_tool = broken
         handle = await _start(system, worker)
         await handle.wait_stopped()
         assert worker.result is not None and worker.result.status is SandboxStatus.SUCCESS
