@@ -46,6 +46,17 @@ class TestShellStatePersists:
         assert result["output"] == str(tmp_path / "w")
         assert ctx.shell.cwd == str(tmp_path)
 
+    async def test_removed_cwd_moves_up(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(tmp_path)
+        (tmp_path / "a" / "b").mkdir(parents=True)
+        await call(tools, ctx, command="cd a/b")
+        (tmp_path / "a" / "b").rmdir()
+        (tmp_path / "a").rmdir()
+        result = await call(tools, ctx, command="pwd")
+        assert result["output"] == str(tmp_path)
+        assert "no longer exists" in result["note"]
+        assert ctx.shell.cwd == str(tmp_path)
+
     async def test_missing_workdir_is_an_error(self, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(tmp_path)
         result = await call(tools, ctx, command="pwd", workdir="nope")

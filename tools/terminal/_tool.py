@@ -14,7 +14,7 @@ from tools.approval import ApprovalBook, authorize_command
 from tools.background import BackgroundSpec, ProcessLimitReached
 from tools.errors import CapabilityUnavailable
 from tools.process_tool import PROCESS_SCHEMA, ProcessTool
-from tools.terminal._foreground import ForegroundRun
+from tools.terminal._foreground import ForegroundResult, ForegroundRun
 from tools.terminal._shell import build_shell_env
 
 if TYPE_CHECKING:
@@ -74,6 +74,16 @@ def _error(message: str, **extra: Any) -> str:
     return json.dumps({"error": message, **extra}, ensure_ascii=False)
 
 
+def _nearest_directory(path: str) -> str:
+    """``path`` if it is a directory, else its nearest existing ancestor."""
+    while not os.path.isdir(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
+
+
 class TerminalTools:
     """The terminal and process tools, with the state they share across sessions.
 
@@ -109,11 +119,19 @@ class TerminalTools:
                 "(action='poll', 'log' or 'wait')."
             )
         cwd = ctx.shell.cwd
+        notes: list[str] = []
         workdir = args.get("workdir")
         if workdir:
             cwd = os.path.normpath(os.path.join(ctx.shell.cwd, os.path.expanduser(str(workdir))))
             if not await trio.to_thread.run_sync(os.path.isdir, cwd):
                 return _error(f"workdir {cwd} does not exist or is not a directory.")
+        else:
+            existing = await trio.to_thread.run_sync(_nearest_directory, cwd)
+            if existing != cwd:
+                # The directory was removed under the session (rm -rf of the cwd, a deleted
+                # checkout): move up rather than fail every later command.
+                notes.append(f"The working directory {cwd} no longer exists; the command ran in {existing}.")
+                ctx.shell.cwd = cwd = existing
         if not ctx.shell.env:
             ctx.shell.env = build_shell_env(os.environ, self.config.env_passthrough)
 
@@ -127,14 +145,20 @@ class TerminalTools:
                 ensure_ascii=False,
             )
         if background:
-            return await self._start_background(command, cwd, args, ctx)
-        return await self._run_foreground(command, cwd, float(timeout), keep_cwd=not workdir, ctx=ctx)
+            return await self._start_background(command, cwd, args, ctx, notes)
+        result = await self._run_foreground(command, cwd, float(timeout), keep_cwd=not workdir, ctx=ctx)
+        payload = result.to_dict()
+        if notes:
+            payload["note"] = " ".join([*notes, *([result.note] if result.note else [])])
+        return json.dumps(payload, ensure_ascii=False)
 
     async def process(self, args: dict[str, Any], ctx: ToolContext) -> str:
         """Handler of ``process``: see ``tools.process_tool``."""
         return await self.process_tool.handle(args, ctx)
 
-    async def _run_foreground(self, command: str, cwd: str, timeout: float, *, keep_cwd: bool, ctx: ToolContext) -> str:
+    async def _run_foreground(
+        self, command: str, cwd: str, timeout: float, *, keep_cwd: bool, ctx: ToolContext
+    ) -> ForegroundResult:
         run = ForegroundRun(command, cwd=cwd, env=dict(ctx.shell.env), config=self.config)
         finished = False
         try:
@@ -152,14 +176,15 @@ class TerminalTools:
             if keep_cwd:
                 ctx.shell.cwd = result.shell.cwd
             ctx.shell.env = result.shell.env
-        return result.to_json()
+        return result
 
-    async def _start_background(self, command: str, cwd: str, args: dict[str, Any], ctx: ToolContext) -> str:
+    async def _start_background(
+        self, command: str, cwd: str, args: dict[str, Any], ctx: ToolContext, notes: list[str]
+    ) -> str:
         notify = bool(args.get("notify_on_complete", False))
         patterns = args.get("watch_patterns") or []
         if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
             return _error("'watch_patterns' must be a list of non-empty strings.")
-        notes: list[str] = []
         if notify and patterns:
             notes.append("watch_patterns were ignored because notify_on_complete is set; you will be told when it exits.")
             patterns = []
