@@ -11,7 +11,14 @@ import trio.testing
 
 from config.terminal import TerminalConfig
 from tests.terminal.helpers import FAST, call, make_ctx, make_tools, read_pid, wait_dead, wait_for_file
-from tools.terminal import EXIT_INTERRUPTED, EXIT_TIMEOUT, ForegroundRun, build_shell_env, run_foreground
+from tools.terminal import (
+    EXIT_INTERRUPTED,
+    EXIT_TIMEOUT,
+    ForegroundRun,
+    RunAlreadyStarted,
+    build_shell_env,
+    run_foreground,
+)
 
 
 class TestShellStatePersists:
@@ -224,7 +231,7 @@ class TestCancellation:
     async def test_run_is_single_use(self, tmp_path: Path) -> None:
         run = ForegroundRun("true", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
         await run.run()
-        with pytest.raises(RuntimeError):
+        with pytest.raises(RunAlreadyStarted):
             await run.run()
 
     async def test_state_file_removed(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,6 +21,7 @@ from tools.terminal._foreground import (
 from tools.terminal._output import HeadTailBuffer
 from tools.terminal._shell import ShellSnapshot, build_shell_env, parse_state, shell_argv
 from tools.terminal._tool import TERMINAL_SCHEMA, TerminalTools, register_terminal_tools
+from tools.terminal.exceptions import RunAlreadyStarted, TerminalError
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -29,7 +30,9 @@ __all__ = [
     "ForegroundResult",
     "ForegroundRun",
     "HeadTailBuffer",
+    "RunAlreadyStarted",
     "ShellSnapshot",
+    "TerminalError",
     "TerminalTools",
     "build_shell_env",
     "parse_state",

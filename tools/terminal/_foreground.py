@@ -18,6 +18,7 @@ from tools.ansi import clean_terminal_output, redact_output, redact_output_async
 from tools.background import open_group_process, terminate_group
 from tools.terminal._output import HeadTailBuffer
 from tools.terminal._shell import ShellSnapshot, parse_state, shell_argv
+from tools.terminal.exceptions import RunAlreadyStarted
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TIMEOUT", "ForegroundResult", "ForegroundRun", "run_foreground"]
 
@@ -98,10 +99,10 @@ class ForegroundRun:
         """Run the command until it exits; returns its output, exit code and shell state.
 
         Raises:
-            RuntimeError: the run was already started once.
+            RunAlreadyStarted: the run was already started once.
         """
         if self._started:
-            raise RuntimeError("a ForegroundRun can be started only once")
+            raise RunAlreadyStarted("a ForegroundRun can be started only once")
         self._started = True
         state_path = await trio.to_thread.run_sync(_new_state_file)
         state = b""
