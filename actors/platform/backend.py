@@ -35,5 +35,12 @@ class SessionsBackend(Protocol):
             SessionNotFound (a LookupError): no such session.
         """
 
+    async def send(self, session_id: str, text: str, *, source: str = "cli") -> Any:
+        """Deliver a user message.
+
+        Raises:
+            SessionNotFound (a LookupError); TooManyRunningTurns: the running-turn cap is reached.
+        """
+
     async def close_session(self, session_id: str, reason: str) -> None:
         """Stop a session (it stays in the store)."""

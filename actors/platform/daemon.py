@@ -6,12 +6,13 @@ actor tree::
 
     (root)
     ├── store      the SQLite session store's writer
-    ├── control    the control socket and one connection actor per client
-    └── sessions   every session (when the session service is available)
+    ├── providers  the shared SDK and web clients, closed at the end
+    ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
+    └── control    the control socket and one connection actor per client
 
 SIGTERM or SIGINT (or ``hermes-actors stop``) stops the tree in reverse start
-order: sessions interrupt their turns and commit, the control socket is
-removed, the store commits what is queued. That is bounded by
+order: the control socket is closed and removed, sessions interrupt their
+turns and commit, the clients close, the store commits what is queued. That is bounded by
 ``daemon.shutdown_timeout_seconds``; past it the tree is cancelled outright,
 and a watchdog thread ends the process a little later whatever still runs.
 """
@@ -108,15 +109,15 @@ async def serve_daemon(
                 await system.root.start_child(
                     ChildSpec("store", lambda: StoreActor(store), shutdown_timeout=section.shutdown_timeout_seconds)
                 )
-                sessions = await start_sessions(system, store, config, paths.home)
+                sessions = await start_sessions(system, store, config, paths.home, section)
                 service = ControlService(
                     system=system,
                     paths=paths,
                     config=section,
                     request_stop=shutdown.request,
                     store=store,
-                    sessions=sessions.backend if sessions else None,
-                    session_options=sessions.options if sessions else None,
+                    sessions=sessions.backend,
+                    session_options=sessions.options,
                 )
                 await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
                 log.info("daemon ready (pid %d, home %s)", os.getpid(), paths.home)

@@ -22,6 +22,7 @@ from actors.platform.backend import SessionsBackend, Subscription
 from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
 from actors.platform.summaries import match_summary, session_summary
+from actors.session.service import TooManyRunningTurns
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages import session as s
@@ -197,13 +198,16 @@ class ControlService:
             raise RequestFailed("unavailable", f"session {request.session_id} did not answer: {exc}") from exc
 
     async def send_message(self, request: c.SendMessage) -> c.Ok:
-        """Queue a user message (a turn) if the running-turn cap allows it."""
-        running = self._count_kinds().get("turn", 0)
-        if running >= self.config.max_running_turns:
-            raise RequestFailed(
-                "busy", f"{running} turns are running (the limit is {self.config.max_running_turns}); try again shortly"
-            )
-        await self._tell(request.session_id, s.UserMessage(request.text))
+        """Deliver a user message (a turn) if the running-turn cap allows it."""
+        backend = self._backend()
+        try:
+            await backend.send(request.session_id, request.text, source="cli")
+        except TooManyRunningTurns as exc:
+            raise RequestFailed("busy", str(exc)) from exc
+        except LookupError as exc:
+            raise RequestFailed("not_found", f"no session {request.session_id!r}") from exc
+        except ActorError as exc:
+            raise RequestFailed("unavailable", str(exc)) from exc
         return c.Ok(request.request_id, "sent")
 
     async def interrupt(self, request: c.Interrupt) -> c.Ok:

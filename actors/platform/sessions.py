@@ -1,20 +1,44 @@
-"""Starting the ``sessions`` part of the tree for the daemon."""
+"""Starting the provider clients and the ``sessions`` part of the tree for the daemon.
+
+What every session shares is built here once: the tool registry, the client
+pool behind a connector, model metadata, and the provider keys from the
+daemon's environment and ``HERMES_ACTORS_HOME/.env`` (kept out of logs).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from actors.platform.backend import SessionsBackend
-from config.loader import Config
+from actors.platform.providers_actor import ProvidersActor
+from actors.session.options import SessionDeps, SessionOptions
+from actors.session.service import SessionService, SessionsSupervisor
+from actors.toolbox import build_toolbox
+from config.daemon import DaemonConfig
+from config.loader import Config, load_env_file
 from messages.control import CreateSession
+from providers.clients import ClientPool
+from providers.metadata import ModelMetadata
+from providers.recovery.connector import PooledConnector
+from providers.recovery.fallback import ProviderTarget
 from store.protocol import SessionStore
-from supervisor import ActorSystem
+from supervisor import ActorSystem, ChildSpec
+from tools.web import open_web_client
 
-__all__ = ["SessionsParts", "start_sessions"]
+__all__ = ["KEY_VARIABLES", "SessionsParts", "options_from_request", "provider_key", "start_sessions"]
+
+#: The environment variable holding each provider's key.
+KEY_VARIABLES: Mapping[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "custom": "OPENAI_API_KEY",
+}
 
 
 @attrs.frozen
@@ -25,6 +49,55 @@ class SessionsParts:
     options: Callable[[CreateSession], Any]
 
 
-async def start_sessions(system: ActorSystem, store: SessionStore, config: Config, home: Path) -> SessionsParts | None:
-    """Start the ``sessions`` supervisor under the root; None when this build has no session service."""
-    return None
+def options_from_request(request: CreateSession) -> SessionOptions:
+    """The options of a session a client asked for (None fields: config.yaml decides)."""
+    return SessionOptions(
+        cwd=request.cwd,
+        model=request.model,
+        provider=request.provider,
+        base_url=request.base_url,
+        api_mode=request.api_mode,
+        source=request.source,
+        title=request.title,
+    )
+
+
+def provider_key(secrets: Mapping[str, str]) -> Callable[[ProviderTarget], str | None]:
+    """The default key lookup of the connector: the provider's usual variable."""
+
+    def key_for(target: ProviderTarget) -> str | None:
+        variable = "ANTHROPIC_API_KEY" if target.api_mode == "anthropic_messages" else KEY_VARIABLES.get(target.provider)
+        return secrets.get(variable) if variable else None
+
+    return key_for
+
+
+async def start_sessions(
+    system: ActorSystem, store: SessionStore, config: Config, home: Path, section: DaemonConfig
+) -> SessionsParts:
+    """Start ``providers`` and ``sessions`` under the root; the service the control socket uses."""
+    secrets = {**load_env_file(home), **{k: v for k, v in os.environ.items() if k.endswith("_API_KEY")}}
+    clients = await ClientPool.create(config.streaming)
+    web_client = open_web_client(config.web)
+    providers = ProvidersActor(clients, web_client)
+    await system.root.start_child(ChildSpec("providers", lambda: providers))
+    metadata = ModelMetadata(home / "cache", config.model)
+    toolbox = build_toolbox(config, web_client, environ=os.environ)
+    deps = SessionDeps(
+        config=config,
+        home=home,
+        registry=toolbox.registry,
+        connector=PooledConnector(clients, config.streaming, metadata, default_key=provider_key(secrets)),
+        store=store,
+        metadata=metadata,
+        secrets=secrets,
+    )
+    supervisor = await system.root.start_child(
+        ChildSpec(
+            "sessions",
+            lambda: SessionsSupervisor(section.hibernate_after_seconds),
+            shutdown_timeout=section.shutdown_timeout_seconds,
+        )
+    )
+    service = SessionService(deps, supervisor, system.registry, section)
+    return SessionsParts(service, options_from_request)
