@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 import os
 import secrets
 import sys
@@ -44,6 +45,8 @@ log = logging.getLogger(__name__)
 
 # How long pipes may stay open after the process group is gone (held by a member that left the group).
 PIPE_LINGER_SECONDS = 0.5
+# A script making thousands of quick calls must not flood the session's listeners with progress events.
+PROGRESS_MIN_INTERVAL_SECONDS = 0.25
 
 
 class SandboxState(enum.Enum):
@@ -131,6 +134,7 @@ class Sandbox:
         self._redact = redact
         self._state = SandboxState.CREATED
         self._started: float | None = None
+        self._last_progress = -math.inf
         self._server: RpcServer | None = None
         self._process: trio.Process | None = None
         self._stdout = HeadTailBuffer(config.max_stdout_bytes)
@@ -280,11 +284,13 @@ class Sandbox:
 
     def _record_call(self, call: SandboxToolCall) -> None:
         self._on_tool_call(call)
-        self._emit_progress()
+        if trio.current_time() - self._last_progress >= PROGRESS_MIN_INTERVAL_SECONDS:
+            self._emit_progress()
 
     def _emit_progress(self) -> None:
         calls = self._server.tool_calls if self._server is not None else 0
         noun = "tool call" if calls == 1 else "tool calls"
+        self._last_progress = trio.current_time()
         self._on_progress(f"execute_code: {calls} {noun}, {self._elapsed():.0f} s")
 
     async def _tick_progress(self) -> None:
