@@ -13,15 +13,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .base import ToolCallState, TurnAccumulator
-from .types import (
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallArgumentsDelta,
-    ToolCallStarted,
-    Usage,
-)
+from .base import TurnAccumulator
+from .types import StreamEvent, Usage
 
 STOP_REASONS = {
     "end_turn": "stop",
@@ -193,35 +186,27 @@ class AnthropicChunkConverter:
         if kind == "tool_use":
             index = len(self._tool_index)
             self._tool_index[event.index] = index
-            acc.tool_calls[index] = ToolCallState(call_id=block.id, name=block.name)
-            return [ToolCallStarted(index=index, call_id=block.id, name=block.name)]
+            return [acc.start_call(index, block.id, block.name)]
         if kind == "thinking":
             self._blocks[event.index] = {"type": "thinking", "thinking": [], "signature": [block.signature or ""]}
         elif kind == "redacted_thinking":
             self._blocks[event.index] = {"type": "redacted_thinking", "data": block.data}
         elif kind == "text" and block.text:
-            acc.text.append(block.text)
-            return [TextDelta(block.text)]
+            return acc.add_text(block.text)
         return []
 
     def _delta(self, event: Any, acc: TurnAccumulator) -> list[StreamEvent]:
         delta = event.delta
         kind = delta.type
         if kind == "text_delta":
-            acc.text.append(delta.text)
-            return [TextDelta(delta.text)]
+            return acc.add_text(delta.text)
         if kind == "input_json_delta":
-            index = self._tool_index.get(event.index)
-            if index is None or not delta.partial_json:
-                return []
-            acc.tool_calls[index].arguments.append(delta.partial_json)
-            return [ToolCallArgumentsDelta(index=index, delta=delta.partial_json)]
+            return acc.add_arguments(self._tool_index.get(event.index), delta.partial_json)
         if kind == "thinking_delta":
             block = self._blocks.get(event.index)
             if block is not None:
                 block["thinking"].append(delta.thinking)
-            acc.reasoning.append(delta.thinking)
-            return [ReasoningDelta(delta.thinking)]
+            return acc.add_reasoning(delta.thinking)
         if kind == "signature_delta":
             block = self._blocks.get(event.index)
             if block is not None:

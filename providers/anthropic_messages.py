@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Any
 
 import anthropic
 
-from ._translate import SDK_ERRORS, translate_error
 from .anthropic_convert import (
     THINKING_BUDGETS,
     AnthropicChunkConverter,
     to_anthropic_messages,
     to_anthropic_tools,
 )
-from .base import EventStream, close_quietly
+from .base import ChunkConverter, SdkStreamAdapter
 from .caching import apply_system_and_3
-from .types import ChatRequest, StreamEvent
+from .types import ChatRequest
 
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
 
@@ -54,13 +52,11 @@ def build_anthropic_kwargs(request: ChatRequest, output_cap: int) -> dict[str, A
     return kwargs
 
 
-class AnthropicMessagesAdapter:
+class AnthropicMessagesAdapter(SdkStreamAdapter):
     """Streams Anthropic Messages through a shared ``anthropic.AsyncAnthropic``.
 
     Args:
-        client: returns the SDK client; called per request so that a client
-            rebuilt by the pool takes effect on the next call.
-        stale_timeout: seconds without a chunk before ``StreamStalled``.
+        client, stale_timeout: as for :class:`SdkStreamAdapter`.
         output_cap: the model's maximum output tokens (``max_tokens`` ceiling).
     """
 
@@ -73,19 +69,13 @@ class AnthropicMessagesAdapter:
         stale_timeout: float,
         output_cap: Callable[[str], int],
     ) -> None:
-        self._client = client
-        self._stale = stale_timeout
+        super().__init__(client, stale_timeout=stale_timeout)
         self._output_cap = output_cap
 
-    @asynccontextmanager
-    async def stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[StreamEvent]]:
-        """Start one streaming call (see :class:`providers.base.ProviderAdapter`)."""
+    async def _open(self, request: ChatRequest) -> Any:
         kwargs = build_anthropic_kwargs(request, self._output_cap(request.model))
-        try:
-            raw = await self._client().messages.create(**kwargs)
-        except SDK_ERRORS as exc:
-            raise translate_error(exc) from exc
-        try:
-            yield EventStream(raw, AnthropicChunkConverter(), self._stale, status_code=raw.response.status_code)
-        finally:
-            await close_quietly(raw.close)
+        client: anthropic.AsyncAnthropic = self._client()
+        return await client.messages.create(**kwargs)
+
+    def _converter(self) -> ChunkConverter:
+        return AnthropicChunkConverter()

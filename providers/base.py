@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import collections
 from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, ClassVar, Protocol
 
 import attrs
 import trio
@@ -22,9 +22,13 @@ from ._translate import SDK_ERRORS, translate_error
 from .errors import ProviderConnectionError, StreamStalled
 from .types import (
     ChatRequest,
+    ReasoningDelta,
     StreamEvent,
     StreamFinished,
+    TextDelta,
+    ToolCallArgumentsDelta,
     ToolCallCompleted,
+    ToolCallStarted,
     Usage,
     UsageReported,
 )
@@ -77,6 +81,28 @@ class TurnAccumulator:
     extras: dict[str, Any] = attrs.Factory(dict)
     done: bool = False
     usage_reported: bool = False
+
+    def add_text(self, text: str) -> list[StreamEvent]:
+        """Append answer text; its event."""
+        self.text.append(text)
+        return [TextDelta(text)]
+
+    def add_reasoning(self, text: str) -> list[StreamEvent]:
+        """Append reasoning text; its event."""
+        self.reasoning.append(text)
+        return [ReasoningDelta(text)]
+
+    def start_call(self, index: int, call_id: str, name: str) -> ToolCallStarted:
+        """Open tool call ``index``; its event."""
+        self.tool_calls[index] = ToolCallState(call_id=call_id, name=name)
+        return ToolCallStarted(index=index, call_id=call_id, name=name)
+
+    def add_arguments(self, index: int | None, delta: str) -> list[StreamEvent]:
+        """Append argument text to call ``index`` (ignored for an unknown call or empty text)."""
+        if index is None or not delta or index not in self.tool_calls:
+            return []
+        self.tool_calls[index].arguments.append(delta)
+        return [ToolCallArgumentsDelta(index=index, delta=delta)]
 
     def report_usage(self, usage: Usage) -> UsageReported:
         """Record the provider's usage figures; the event announcing them."""
@@ -218,6 +244,45 @@ class EventStream:
 
 
 _END = object()
+
+
+class SdkStreamAdapter:
+    """What the three adapters share: open the SDK stream (errors translated),
+    read it through :class:`EventStream`, close it however the block ends.
+
+    Subclasses set ``api_mode`` and implement ``_open`` and ``_converter``.
+
+    Args:
+        client: returns the SDK client; called per request so that a client
+            rebuilt by the pool takes effect on the next call.
+        stale_timeout: seconds without a chunk before ``StreamStalled``.
+    """
+
+    api_mode: ClassVar[str]
+
+    def __init__(self, client: Callable[[], Any], *, stale_timeout: float) -> None:
+        self._client = client
+        self._stale = stale_timeout
+
+    async def _open(self, request: ChatRequest) -> Any:
+        """Start the SDK's streaming call; returns its stream object."""
+        raise NotImplementedError
+
+    def _converter(self) -> ChunkConverter:
+        """A chunk converter for one stream."""
+        raise NotImplementedError
+
+    @asynccontextmanager
+    async def stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[StreamEvent]]:
+        """Start one streaming call (see :class:`ProviderAdapter`)."""
+        try:
+            raw = await self._open(request)
+        except SDK_ERRORS as exc:
+            raise translate_error(exc) from exc
+        try:
+            yield EventStream(raw, self._converter(), self._stale, status_code=raw.response.status_code)
+        finally:
+            await close_quietly(raw.close)
 
 
 async def close_quietly(close: Callable[[], Any]) -> None:

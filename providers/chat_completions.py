@@ -3,24 +3,14 @@ local servers and any OpenAI-compatible endpoint."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import Iterable
 from typing import Any
 
 import openai
 
-from ._translate import SDK_ERRORS, translate_error
-from .base import EventStream, ToolCallState, TurnAccumulator, close_quietly
+from .base import ChunkConverter, SdkStreamAdapter, TurnAccumulator
 from .modes import uses_developer_role
-from .types import (
-    ChatRequest,
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallArgumentsDelta,
-    ToolCallStarted,
-    Usage,
-)
+from .types import ChatRequest, StreamEvent, Usage
 
 _FINISH = {
     "stop": "stop",
@@ -101,11 +91,9 @@ def convert_chat_chunk(chunk: Any, acc: TurnAccumulator) -> Iterable[StreamEvent
         extra = delta.model_extra or {}
         reasoning = extra.get("reasoning") or extra.get("reasoning_content")
         if isinstance(reasoning, str) and reasoning:
-            acc.reasoning.append(reasoning)
-            events.append(ReasoningDelta(reasoning))
+            events += acc.add_reasoning(reasoning)
         if delta.content:
-            acc.text.append(delta.content)
-            events.append(TextDelta(delta.content))
+            events += acc.add_text(delta.content)
         if delta.tool_calls:
             for tc in delta.tool_calls:
                 events.extend(_tool_delta(tc, acc))
@@ -118,49 +106,30 @@ def convert_chat_chunk(chunk: Any, acc: TurnAccumulator) -> Iterable[StreamEvent
 def _tool_delta(tc: Any, acc: TurnAccumulator) -> list[StreamEvent]:
     events: list[StreamEvent] = []
     index = tc.index if tc.index is not None else len(acc.tool_calls)
-    call = acc.tool_calls.get(index)
     fn = tc.function
-    if call is None:
+    if index not in acc.tool_calls:
         # A new call closes the earlier ones: providers stream calls one after another.
         for earlier in sorted(acc.tool_calls):
             done = acc.complete_call(earlier)
             if done is not None:
                 events.append(done)
-        call = ToolCallState(call_id=tc.id or f"call_{index}", name=(fn.name if fn else None) or "")
+        events.append(acc.start_call(index, tc.id or f"call_{index}", (fn.name if fn else None) or ""))
         extra = (tc.model_extra or {}).get("extra_content")
         if isinstance(extra, dict):
-            call.extra_content = extra
-        acc.tool_calls[index] = call
-        events.append(ToolCallStarted(index=index, call_id=call.call_id, name=call.name))
-    if fn is not None and fn.arguments:
-        call.arguments.append(fn.arguments)
-        events.append(ToolCallArgumentsDelta(index=index, delta=fn.arguments))
+            acc.tool_calls[index].extra_content = extra
+    if fn is not None:
+        events += acc.add_arguments(index, fn.arguments or "")
     return events
 
 
-class ChatCompletionsAdapter:
-    """Streams Chat Completions through a shared ``openai.AsyncOpenAI``.
-
-    Args:
-        client: returns the SDK client; called per request so that a client
-            rebuilt by the pool takes effect on the next call.
-        stale_timeout: seconds without a chunk before ``StreamStalled``.
-    """
+class ChatCompletionsAdapter(SdkStreamAdapter):
+    """Streams Chat Completions through a shared ``openai.AsyncOpenAI``."""
 
     api_mode = "chat_completions"
 
-    def __init__(self, client: Callable[[], openai.AsyncOpenAI], *, stale_timeout: float) -> None:
-        self._client = client
-        self._stale = stale_timeout
+    async def _open(self, request: ChatRequest) -> Any:
+        client: openai.AsyncOpenAI = self._client()
+        return await client.chat.completions.create(**build_chat_kwargs(request))
 
-    @asynccontextmanager
-    async def stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[StreamEvent]]:
-        """Start one streaming call (see :class:`providers.base.ProviderAdapter`)."""
-        try:
-            raw = await self._client().chat.completions.create(**build_chat_kwargs(request))
-        except SDK_ERRORS as exc:
-            raise translate_error(exc) from exc
-        try:
-            yield EventStream(raw, convert_chat_chunk, self._stale, status_code=raw.response.status_code)
-        finally:
-            await close_quietly(raw.close)
+    def _converter(self) -> ChunkConverter:
+        return convert_chat_chunk

@@ -3,16 +3,13 @@ the ChatGPT Codex backend."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from typing import Any
 
 import openai
 
-from ._translate import SDK_ERRORS, translate_error
-from .base import EventStream, close_quietly
+from .base import ChunkConverter, SdkStreamAdapter
 from .responses_convert import ResponsesChunkConverter, to_responses_input, to_responses_tools
-from .types import ChatRequest, StreamEvent
+from .types import ChatRequest
 
 
 def build_responses_kwargs(request: ChatRequest) -> dict[str, Any]:
@@ -42,29 +39,14 @@ def build_responses_kwargs(request: ChatRequest) -> dict[str, Any]:
     return kwargs
 
 
-class CodexResponsesAdapter:
-    """Streams the Responses API through a shared ``openai.AsyncOpenAI``.
-
-    Args:
-        client: returns the SDK client; called per request so that a client
-            rebuilt by the pool takes effect on the next call.
-        stale_timeout: seconds without a chunk before ``StreamStalled``.
-    """
+class CodexResponsesAdapter(SdkStreamAdapter):
+    """Streams the Responses API through a shared ``openai.AsyncOpenAI``."""
 
     api_mode = "codex_responses"
 
-    def __init__(self, client: Callable[[], openai.AsyncOpenAI], *, stale_timeout: float) -> None:
-        self._client = client
-        self._stale = stale_timeout
+    async def _open(self, request: ChatRequest) -> Any:
+        client: openai.AsyncOpenAI = self._client()
+        return await client.responses.create(**build_responses_kwargs(request))
 
-    @asynccontextmanager
-    async def stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[StreamEvent]]:
-        """Start one streaming call (see :class:`providers.base.ProviderAdapter`)."""
-        try:
-            raw = await self._client().responses.create(**build_responses_kwargs(request))
-        except SDK_ERRORS as exc:
-            raise translate_error(exc) from exc
-        try:
-            yield EventStream(raw, ResponsesChunkConverter(), self._stale, status_code=raw.response.status_code)
-        finally:
-            await close_quietly(raw.close)
+    def _converter(self) -> ChunkConverter:
+        return ResponsesChunkConverter()

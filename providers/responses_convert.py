@@ -13,16 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .base import ToolCallState, TurnAccumulator
+from .base import TurnAccumulator
 from .errors import ProviderStatusError
-from .types import (
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallArgumentsDelta,
-    ToolCallStarted,
-    Usage,
-)
+from .types import StreamEvent, Usage
 
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
@@ -129,22 +122,15 @@ class ResponsesChunkConverter:
         """Events for one SSE event."""
         kind = event.type
         if kind == "response.output_text.delta":
-            acc.text.append(event.delta)
-            return [TextDelta(event.delta)]
+            return acc.add_text(event.delta)
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-            acc.reasoning.append(event.delta)
-            return [ReasoningDelta(event.delta)]
+            return acc.add_reasoning(event.delta)
         if kind == "response.function_call_arguments.delta":
-            index = self._tool_index.get(event.output_index)
-            if index is None or not event.delta:
-                return []
-            acc.tool_calls[index].arguments.append(event.delta)
-            return [ToolCallArgumentsDelta(index=index, delta=event.delta)]
+            return acc.add_arguments(self._tool_index.get(event.output_index), event.delta)
         if kind == "response.output_item.added" and event.item.type == "function_call":
             index = len(self._tool_index)
             self._tool_index[event.output_index] = index
-            acc.tool_calls[index] = ToolCallState(call_id=event.item.call_id, name=event.item.name)
-            return [ToolCallStarted(index=index, call_id=event.item.call_id, name=event.item.name)]
+            return [acc.start_call(index, event.item.call_id, event.item.name)]
         if kind == "response.output_item.done":
             return self._item_done(event, acc)
         if kind in ("response.completed", "response.incomplete"):

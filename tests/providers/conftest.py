@@ -7,9 +7,17 @@ from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
+import trio
 
 from config.providers import StreamingConfig
-from providers import ChatRequest, ClientPool, ProviderSettings, make_adapter
+from providers import (
+    ChatRequest,
+    ClientPool,
+    ProviderSettings,
+    ProviderTimeoutError,
+    StreamStalled,
+    make_adapter,
+)
 from providers.base import ProviderAdapter
 from providers.scripted import ScriptedProvider, serve_scripted_provider
 from providers.types import StreamEvent
@@ -36,6 +44,24 @@ async def pool(ssl_context: ssl.SSLContext) -> AsyncIterator[ClientPool]:
         yield pool
     finally:
         await pool.aclose()
+
+
+@pytest.fixture
+async def short_read_pool(ssl_context: ssl.SSLContext) -> AsyncIterator[ClientPool]:
+    """A pool whose clients time out a socket read after 0.25 s."""
+    pool = ClientPool(StreamingConfig(read_timeout_seconds=0.25), ssl_context)
+    try:
+        yield pool
+    finally:
+        await pool.aclose()
+
+
+async def expect_read_timeout(adapter: ProviderAdapter) -> None:
+    """The call fails with a read timeout, not a stale-stream report."""
+    with trio.fail_after(5):
+        with pytest.raises(ProviderTimeoutError) as info:
+            await collect(adapter, request())
+    assert not isinstance(info.value, StreamStalled)
 
 
 def settings_for(server: ScriptedProvider, mode: str, key: str = "sk-test-key") -> ProviderSettings:

@@ -10,7 +10,6 @@ import trio
 
 from config.providers import StreamingConfig
 from providers import (
-    ClientPool,
     ProviderConnectionError,
     ProviderStatusError,
     ProviderTimeoutError,
@@ -19,7 +18,7 @@ from providers import (
     make_adapter,
 )
 
-from .conftest import MODES, adapter_for, collect, request, settings_for
+from .conftest import MODES, adapter_for, collect, expect_read_timeout, request, settings_for
 
 SDK_STATUS_ERRORS = (openai.APIStatusError, anthropic.APIStatusError)
 
@@ -114,17 +113,9 @@ class TestBrokenStreams:
             disconnects = await server.wait_disconnects(1)
         assert disconnects[0].request_index == 0
 
-    async def test_read_timeout_before_first_byte(self, server, mode, ssl_context):
-        pool = ClientPool(StreamingConfig(read_timeout_seconds=0.3), ssl_context)
-        try:
-            server.push({"text": "late", "delay_first_byte": 3})
-            adapter = make_adapter(settings_for(server, mode), pool, StreamingConfig())
-            with trio.fail_after(5):
-                with pytest.raises(ProviderTimeoutError) as info:
-                    await collect(adapter, request())
-            assert not isinstance(info.value, StreamStalled)
-        finally:
-            await pool.aclose()
+    async def test_read_timeout_before_first_byte(self, server, mode, short_read_pool):
+        server.push({"text": "late", "delay_first_byte": 3})
+        await expect_read_timeout(make_adapter(settings_for(server, mode), short_read_pool, StreamingConfig()))
 
 
 @pytest.mark.parametrize("mode", MODES)
