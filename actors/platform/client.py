@@ -20,6 +20,7 @@ import itertools
 import json
 import os
 import socket
+import threading
 from collections import deque
 from typing import Any
 
@@ -61,6 +62,8 @@ class ControlClient:
         self._unclaimed: deque[dict[str, Any]] = deque()
         self._ids = itertools.count(1)
         self._codec: Any = None
+        # An attached UI sends from its input thread while the main thread reads.
+        self._send_lock = threading.Lock()
         welcome = self._hello(client)
         self.welcome = c.Welcome(welcome["version"], welcome["daemon_pid"], welcome["connection"])
 
@@ -112,13 +115,15 @@ class ControlClient:
         return self._sock.fileno()
 
     def send(self, message: Any) -> None:
-        """Send one client message.
+        """Send one client message (safe from several threads).
 
         Raises:
             DaemonNotRunning: the daemon went away.
         """
+        frame = encode_request(message)
         try:
-            self._sock.sendall(encode_request(message))
+            with self._send_lock:
+                self._sock.sendall(frame)
         except OSError as exc:
             raise DaemonNotRunning(f"the daemon closed the connection: {exc}") from exc
 
@@ -170,7 +175,11 @@ class ControlClient:
 
     def receive(self) -> Any:
         """The next typed message not claimed by a request (a session event, mostly)."""
-        return self.decode(self._unclaimed.popleft() if self._unclaimed else self._read())
+        return self.decode(self.receive_raw())
+
+    def receive_raw(self) -> dict[str, Any]:
+        """The next message not claimed by a request, as the JSON dict received."""
+        return self._unclaimed.popleft() if self._unclaimed else self._read()
 
     def has_buffered(self) -> bool:
         """True when :meth:`receive` can answer without reading the socket."""

@@ -96,4 +96,7 @@ def configure_logging(stream: IO[str], level: int = logging.INFO) -> logging.Han
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(level)
+    # One line per request is noise at INFO; their failures still show.
+    for chatty in ("httpx2", "httpcore2", "hypercorn"):
+        logging.getLogger(chatty).setLevel(max(level, logging.WARNING))
     return handler
