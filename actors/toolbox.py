@@ -12,6 +12,7 @@ import attrs
 import httpx2
 
 from actors.sandbox.tool import register_execute_code
+from actors.subagent.tool import register_delegate_task
 from config.loader import Config
 from tools.builtin import register_core_tools
 from tools.registry import ToolRegistry
@@ -32,7 +33,7 @@ class Toolbox:
 
 
 def build_toolbox(config: Config, http_client: httpx2.AsyncClient, environ: Mapping[str, str] | None = None) -> Toolbox:
-    """A registry with the core, terminal, web, session_search and execute_code tools.
+    """A registry with the core, terminal, web, session_search, execute_code and delegate_task tools.
 
     ``http_client`` (for the web tools) is owned and closed by the caller.
     """
@@ -42,4 +43,5 @@ def build_toolbox(config: Config, http_client: httpx2.AsyncClient, environ: Mapp
     web = register_web_tools(registry, config.web, http_client, environ)
     register_session_search(registry)
     register_execute_code(registry, config.code_execution)
+    register_delegate_task(registry, config.delegation)
     return Toolbox(registry, terminal, web)

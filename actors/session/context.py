@@ -65,16 +65,21 @@ class CallContext:
 
     Attributes:
         call_id: the model's id of the call.
+        spawn: the worker's spawner (a sandbox or subagent starts under it).
+        token_meter: the turn's token meter (a subagent's turns count into it).
         worker_path: the tool worker's actor path (a sandbox or subagent spawns under it).
         last_progress: the last progress line, kept as the partial result when
             the call is cancelled (a terminal's output so far, for example).
     """
 
-    def __init__(self, services: SessionServices, call_id: str, worker_path: str, spawn: Any = None) -> None:
+    def __init__(
+        self, services: SessionServices, call_id: str, worker_path: str, spawn: Any = None, token_meter: Any = None
+    ) -> None:
         self._services = services
         self.call_id = call_id
         self.worker_path = worker_path
         self.spawn = spawn
+        self.token_meter = token_meter
         self.last_progress: str | None = None
         self.progress_count = 0
 
@@ -132,6 +137,10 @@ class CallContext:
         if answer == NO_ANSWER:
             raise ClarifyUnavailable("nobody answered in time")
         return answer
+
+    def relay(self, event: Any) -> None:
+        """Show a sub-session's event (a subagent's) to this session's subscribers."""
+        self._services.hub.relay(event)
 
     def emit(self, progress: str) -> None:
         """Publish a progress line for this call (never blocks)."""

@@ -88,7 +88,7 @@ class LlmCall(Actor[Any]):
                 on_event=self._on_event,
                 on_status=self._on_status,
                 approx_tokens=self.approx_tokens,
-                context_length=self.context_length,
+                context_length=lambda _model: self.context_length,
             )
         except trio.Cancelled:
             raise

@@ -31,7 +31,7 @@ __all__ = ["SessionNotFound", "SessionService", "SessionsSupervisor", "TooManyRu
 
 log = logging.getLogger("hermes_actors.sessions")
 
-DelegateFactory = Callable[[str, SessionOptions], Any]
+DelegateFactory = Callable[[SessionSetup], Any]
 
 
 class SessionNotFound(LookupError):
@@ -117,11 +117,13 @@ class SessionService:
 
     def setup_for(self, session_id: str, options: SessionOptions | None, ephemeral_system: str | None = None) -> SessionSetup:
         """The setup of a new (options given) or restored (None) session."""
-        delegate = self.delegate_factory(session_id, options) if self.delegate_factory is not None else None
-        return SessionSetup(
-            self.deps, session_id, options, delegate=delegate, ephemeral_system=ephemeral_system,
+        setup = SessionSetup(
+            self.deps, session_id, options, ephemeral_system=ephemeral_system,
             replay_size=self.config.event_replay_size, subscriber_capacity=self.config.subscriber_buffer,
         )
+        if self.delegate_factory is not None:
+            setup.delegate = self.delegate_factory(setup)
+        return setup
 
     def _path(self, session_id: str) -> str:
         return f"{self.sessions.path}/{session_child_name(session_id)}".lstrip("/")

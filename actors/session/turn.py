@@ -229,7 +229,7 @@ class TurnActor(Actor[Any]):
     async def _run_tools(self, outcome: Any) -> None:
         services = self.env.services
         self._workers = [
-            ToolWorker(call, self.env.executor, services, self.env.emojis.get(call.name, ""))
+            ToolWorker(call, self.env.executor, services, self.env.emojis.get(call.name, ""), self.env.token_meter)
             for call in outcome.runnable
         ]
         await run_batch(self.spawn_working, self._workers, self.env.registry, services.shell.cwd)

@@ -107,8 +107,11 @@ class ToolWorker(Actor[Any]):
     kind = "tool"
     mailbox_capacity = 1
 
-    def __init__(self, call: PlannedCall, executor: ToolExecutor, services: SessionServices, emoji: str = "") -> None:
+    def __init__(
+        self, call: PlannedCall, executor: ToolExecutor, services: SessionServices, emoji: str = "", token_meter: Any = None
+    ) -> None:
         super().__init__()
+        self.token_meter = token_meter
         self.call = call
         self.executor = executor
         self.services = services
@@ -127,7 +130,7 @@ class ToolWorker(Actor[Any]):
     async def main(self) -> None:
         call = self.call
         hub = self.services.hub
-        self.context = CallContext(self.services, call.id, self.path, spawn=self.spawn)
+        self.context = CallContext(self.services, call.id, self.path, spawn=self.spawn, token_meter=self.token_meter)
         self.state = ActorState.BUSY
         self.activity = f"{call.name} {preview(call.arguments, 60)}"
         hub.publish(ToolStarted, call_id=call.id, name=call.name, args_preview=preview(call.arguments), emoji=self.emoji)

@@ -15,6 +15,7 @@ from actors.session.actor import SessionActor
 from actors.session.hub import Subscription
 from actors.session.options import SessionDeps, SessionOptions
 from actors.session.setup import SessionSetup, new_session_id
+from actors.subagent.delegate import delegate_capability
 from actors.toolbox import build_toolbox
 from config.loader import Config
 from messages.events import SessionEvent, TurnFinished
@@ -45,6 +46,7 @@ class Harness:
             api_mode=api_mode, **options,
         )
         setup = SessionSetup(self.deps, session_id, opts)
+        setup.delegate = delegate_capability(setup, self.deps.config.delegation)
         handle = await self.system.root.start_child(
             ChildSpec(f"session:{session_id}", lambda: SessionActor(setup), RestartType.TEMPORARY)
         )
@@ -59,11 +61,12 @@ async def run_turn(handle: Any, subscription: Subscription, text: str) -> tuple[
 
 
 async def collect_turn(subscription: Subscription) -> tuple[TurnFinished, list[SessionEvent]]:
-    """Events up to and including the next TurnFinished."""
+    """Events up to and including the session's own next TurnFinished (relayed
+    subagent events carry the child's session id and path)."""
     events: list[SessionEvent] = []
     async for event in subscription:
         events.append(event)
-        if isinstance(event, TurnFinished):
+        if isinstance(event, TurnFinished) and "/subagent:" not in event.path:
             return event, events
     raise AssertionError(f"subscription ended before the turn finished: {events[-3:]}")
 
