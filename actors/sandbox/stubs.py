@@ -203,6 +203,15 @@ class _Client:
 _client = _Client()
 
 
+def _new_client_after_fork():
+    # A forked child must not share the parent's connection (frames would interleave) or its locks.
+    global _client
+    _client = _Client()
+
+
+_os.register_at_fork(after_in_child=_new_client_after_fork)
+
+
 def _call(tool, args):
     response = _client.call(tool, {{k: v for k, v in args.items() if v is not None}})
     error = response.get("error")

@@ -269,3 +269,28 @@ class TestProgress:
         assert len(progress) >= 2
         assert progress[0] == "execute_code: 0 tool calls, 0 s"
         assert progress[-1] == "execute_code: 0 tool calls, 1 s"
+
+
+class TestFork:
+    """A script that forks gets a fresh connection in the child, even with a call in flight in the parent."""
+
+    async def test_fork_during_a_call(self, bench: ToolBench, short_dir: str) -> None:
+        bench.delay = 0.5
+        result = await _run(
+            """
+            import os, threading, time
+            from hermes_tools import read_file
+            slow = threading.Thread(target=lambda: print("thread", read_file("slow")["path"], flush=True))
+            slow.start()
+            time.sleep(0.2)  # the thread is now reading the shared connection
+            pid = os.fork()
+            if pid == 0:
+                print("child", read_file("in-child")["path"], flush=True)
+                os._exit(0)
+            os.waitpid(pid, 0)
+            slow.join()
+            """,
+            bench, short_dir,
+        )  # fmt: skip
+        assert sorted(result.output.splitlines()) == ["child in-child", "thread slow"]
+        assert result.tool_calls_made == 2
