@@ -30,7 +30,14 @@ if TYPE_CHECKING:
         ScriptError,
         StreamStalled,
     )
-    from .metadata import ModelLimits, ModelMetadata, OverflowInfo, parse_overflow_message, rough_tokens
+    from .metadata import (
+        ModelLimits,
+        ModelMetadata,
+        OverflowInfo,
+        builtin_limits,
+        parse_overflow_message,
+        rough_tokens,
+    )
     from .modes import resolve_api_mode, uses_developer_role
     from .types import (
         ChatRequest,
@@ -76,6 +83,7 @@ _EXPORTS: Mapping[str, str] = MappingProxyType(
         "ToolCallStarted": "types",
         "Usage": "types",
         "UsageReported": "types",
+        "builtin_limits": "metadata",
         "make_adapter": "clients",
         "parse_overflow_message": "metadata",
         "resolve_api_mode": "modes",
@@ -88,6 +96,7 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
+    """Load an exported name from its submodule on first use."""
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -95,4 +104,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
+    """The exported names."""
     return __all__

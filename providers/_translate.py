@@ -62,8 +62,10 @@ def translate_error(exc: BaseException, *, stream_status: int | None = None) -> 
 
 def _status_error(exc: BaseException, response: httpx2.Response, status: int) -> ProviderStatusError:
     body = _full_body(exc, response)
+    # Anthropic reports errors inside a 200 stream with the stream's status.
+    where = f"HTTP {status}" if status >= 400 else "in-stream error"
     return ProviderStatusError(
-        f"HTTP {status}: {_message(body, str(exc))}",
+        f"{where}: {_message(body, str(exc))}",
         status_code=status,
         body=body,
         headers=dict(response.headers),

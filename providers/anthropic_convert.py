@@ -10,24 +10,35 @@ Inbound: the stream's events become our events and one normalized message.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from .base import TurnAccumulator
 from .types import StreamEvent, Usage
 
-STOP_REASONS = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "content_filter",
-}
+STOP_REASONS: Mapping[str, str] = MappingProxyType(
+    {
+        "end_turn": "stop",
+        "stop_sequence": "stop",
+        "pause_turn": "stop",
+        "tool_use": "tool_calls",
+        "max_tokens": "length",
+        "model_context_window_exceeded": "length",
+        "refusal": "content_filter",
+    }
+)
 
 # Thinking budgets per reasoning effort (tokens).
-THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768}
+THINKING_BUDGETS: Mapping[str, int] = MappingProxyType(
+    {
+        "minimal": 1024,
+        "low": 2048,
+        "medium": 8192,
+        "high": 16384,
+        "xhigh": 32768,
+    }
+)
 
 THINKING_BLOCK_TYPES = ("thinking", "redacted_thinking")
 

@@ -3,7 +3,8 @@ local servers and any OpenAI-compatible endpoint."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import openai
@@ -12,14 +13,16 @@ from .base import ChunkConverter, SdkStreamAdapter, TurnAccumulator
 from .modes import uses_developer_role
 from .types import ChatRequest, StreamEvent, Usage
 
-_FINISH = {
-    "stop": "stop",
-    "length": "length",
-    "tool_calls": "tool_calls",
-    "function_call": "tool_calls",
-    "content_filter": "content_filter",
-    "error": "error",
-}
+_FINISH: Mapping[str, str] = MappingProxyType(
+    {
+        "stop": "stop",
+        "length": "length",
+        "tool_calls": "tool_calls",
+        "function_call": "tool_calls",
+        "content_filter": "content_filter",
+        "error": "error",
+    }
+)
 
 # Keys of an internal message the wire accepts; provider extras stay home.
 _WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")

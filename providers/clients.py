@@ -28,7 +28,7 @@ from .base import CLOSE_GRACE_SECONDS, ProviderAdapter
 from .chat_completions import ChatCompletionsAdapter
 from .codex_responses import CodexResponsesAdapter
 from .errors import ClientPoolClosed, ProviderConfigError
-from .metadata import DEFAULT_MAX_OUTPUT, ModelMetadata
+from .metadata import ModelMetadata, builtin_limits
 from .types import ProviderSettings
 
 # Replaced clients are kept (other sessions may still be streaming on them)
@@ -210,11 +210,12 @@ def make_adapter(
     """The adapter for ``settings.api_mode``, drawing its client from ``pool``.
 
     The client is looked up at every call, so a ``pool.rebuild`` takes effect
-    on the next request. ``metadata`` supplies Anthropic's output caps.
+    on the next request. ``metadata`` supplies Anthropic's output caps (the
+    built-in table when omitted).
     """
     stale = config.stale_timeout_seconds
     if settings.api_mode == "anthropic_messages":
-        caps = metadata.max_output_tokens if metadata is not None else (lambda model: DEFAULT_MAX_OUTPUT)
+        caps = metadata.max_output_tokens if metadata is not None else (lambda model: builtin_limits(model).max_output_tokens)
         return AnthropicMessagesAdapter(lambda: pool.get_anthropic(settings), stale_timeout=stale, output_cap=caps)
     if settings.api_mode == "codex_responses":
         return CodexResponsesAdapter(lambda: pool.get_openai(settings), stale_timeout=stale)

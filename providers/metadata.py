@@ -125,6 +125,11 @@ def _int(text: str) -> int:
     return int(text.replace(",", ""))
 
 
+def builtin_limits(model: str) -> ModelLimits:
+    """Limits from the built-in table alone (or the defaults)."""
+    return _lookup(bare_model_name(model)) or ModelLimits(DEFAULT_CONTEXT_LENGTH, DEFAULT_MAX_OUTPUT)
+
+
 def rough_tokens(messages: list[dict[str, Any]]) -> int:
     """Characters / 4 over the serialized messages: a cheap, provider-neutral estimate."""
     return max(1, len(json.dumps(messages, ensure_ascii=False, default=str)) // 4)
@@ -218,7 +223,7 @@ class ModelMetadata:
             raise translate_error(exc) from exc
         count = 0
         for item in page.data:
-            extra = {**(item.model_extra or {}), **item.__dict__}
+            extra = item.model_dump()
             found: dict[str, int] = {}
             context = extra.get("context_length") or extra.get("max_input_tokens")
             top = extra.get("top_provider") or {}

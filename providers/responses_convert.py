@@ -10,14 +10,20 @@ events, and the turn's output items are kept in ``responses_items``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from .base import TurnAccumulator
 from .errors import ProviderStatusError
 from .types import StreamEvent, Usage
 
-_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
+_INCOMPLETE: Mapping[str, str] = MappingProxyType(
+    {
+        "max_output_tokens": "length",
+        "content_filter": "content_filter",
+    }
+)
 
 
 def to_responses_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ import json
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -31,11 +32,13 @@ _EXHAUSTED_MESSAGE = "scripted provider: script exhausted (push more steps or en
 
 _PROVIDER_PATHS = ("/v1/chat/completions", "/v1/messages", "/v1/responses")
 
-DEFAULT_MODELS = {
-    "scripted-model": 128_000,
-    "gpt-4o": 128_000,
-    "claude-sonnet-4-5": 200_000,
-}
+DEFAULT_MODELS: Mapping[str, int] = MappingProxyType(
+    {
+        "scripted-model": 128_000,
+        "gpt-4o": 128_000,
+        "claude-sonnet-4-5": 200_000,
+    }
+)
 
 
 @attrs.frozen

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -56,7 +57,7 @@ class ErrorSpec:
 
     status: int
     body: dict[str, Any] | str | None = None
-    headers: dict[str, str] = attrs.Factory(dict)
+    headers: Mapping[str, str] = attrs.field(factory=dict, converter=lambda h: MappingProxyType(dict(h)))
 
 
 @attrs.frozen

@@ -3,25 +3,36 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from .sse import Render, sse
 from .steps import split_even
 
-_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
+_STOP: Mapping[str, str] = MappingProxyType(
+    {
+        "stop": "end_turn",
+        "tool_calls": "tool_use",
+        "length": "max_tokens",
+        "content_filter": "refusal",
+    }
+)
 
-_ERRORS = {
-    400: ("invalid_request_error", "Invalid request."),
-    401: ("authentication_error", "invalid x-api-key"),
-    402: ("billing_error", "Your credit balance is too low to access the Anthropic API."),
-    403: ("permission_error", "Your API key does not have permission to use the specified resource."),
-    404: ("not_found_error", "The requested resource could not be found."),
-    413: ("request_too_large", "Request exceeds the maximum allowed number of bytes."),
-    429: ("rate_limit_error", "This request would exceed the rate limit for your organization."),
-    500: ("api_error", "Internal server error"),
-    503: ("overloaded_error", "Overloaded"),
-    529: ("overloaded_error", "Overloaded"),
-}
+_ERRORS: Mapping[int, tuple[str, str]] = MappingProxyType(
+    {
+        400: ("invalid_request_error", "Invalid request."),
+        401: ("authentication_error", "invalid x-api-key"),
+        402: ("billing_error", "Your credit balance is too low to access the Anthropic API."),
+        403: ("permission_error", "Your API key does not have permission to use the specified resource."),
+        404: ("not_found_error", "The requested resource could not be found."),
+        413: ("request_too_large", "Request exceeds the maximum allowed number of bytes."),
+        429: ("rate_limit_error", "This request would exceed the rate limit for your organization."),
+        500: ("api_error", "Internal server error"),
+        503: ("overloaded_error", "Overloaded"),
+        529: ("overloaded_error", "Overloaded"),
+    }
+)
 
 
 def error_body(status: int, message: str | None = None, request_id: str = "req_scripted") -> dict[str, Any]:

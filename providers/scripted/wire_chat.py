@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from .sse import Render, sse, sse_done
@@ -9,18 +11,20 @@ from .steps import split_even
 
 _CREATED = 1_700_000_000
 
-_ERRORS = {
-    400: ("invalid_request_error", None, "Invalid request."),
-    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
-    402: ("insufficient_quota", "insufficient_quota", "You exceeded your current quota, please check your plan and billing details."),
-    403: ("invalid_request_error", "unsupported_country_region_territory", "Country, region, or territory not supported."),
-    404: ("invalid_request_error", "model_not_found", "The model does not exist or you do not have access to it."),
-    413: ("invalid_request_error", "request_too_large", "Request too large."),
-    429: ("requests", "rate_limit_exceeded", "Rate limit reached for requests. Please try again in 1s."),
-    500: ("server_error", None, "The server had an error while processing your request."),
-    502: ("server_error", None, "Bad gateway."),
-    503: ("server_error", None, "The engine is currently overloaded, please try again later."),
-}
+_ERRORS: Mapping[int, tuple[str, str | None, str]] = MappingProxyType(
+    {
+        400: ("invalid_request_error", None, "Invalid request."),
+        401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
+        402: ("insufficient_quota", "insufficient_quota", "You exceeded your current quota, please check your plan and billing details."),
+        403: ("invalid_request_error", "unsupported_country_region_territory", "Country, region, or territory not supported."),
+        404: ("invalid_request_error", "model_not_found", "The model does not exist or you do not have access to it."),
+        413: ("invalid_request_error", "request_too_large", "Request too large."),
+        429: ("requests", "rate_limit_exceeded", "Rate limit reached for requests. Please try again in 1s."),
+        500: ("server_error", None, "The server had an error while processing your request."),
+        502: ("server_error", None, "Bad gateway."),
+        503: ("server_error", None, "The engine is currently overloaded, please try again later."),
+    }
+)
 
 
 def error_body(status: int, message: str | None = None) -> dict[str, Any]:
