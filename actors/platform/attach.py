@@ -49,8 +49,7 @@ def run_attach_command(args: argparse.Namespace) -> int:
                     )
                 )
                 session_id = created["session_id"]
-                if not args.json:
-                    print(f"session {session_id}", file=sys.stderr)
+                print(f"session {session_id}", file=sys.stderr)
                 if args.query is not None:
                     return run_one_shot(client, session_id, args.query, as_json=args.json)
                 return Attachment(client, session_id, as_json=args.json).run(since=None)

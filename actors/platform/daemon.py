@@ -40,24 +40,17 @@ from actors.platform.listener import remove_control_socket
 from actors.platform.service import ControlService
 from actors.platform.sessions import start_sessions
 from actors.platform.store_actor import StoreActor
-from config.daemon import DaemonConfig
 from config.loader import Config, ConfigError, load_config
 from store.errors import StoreError
 from store.sqlite import DB_FILENAME, SqliteSessionStore
 from supervisor import ChildSpec, open_actor_system
 
-__all__ = ["daemon_config", "run_daemon", "serve_daemon"]
+__all__ = ["run_daemon", "serve_daemon"]
 
 log = logging.getLogger("hermes_actors.daemon")
 
 #: How long past the shutdown bound the watchdog waits before ending the process.
 WATCHDOG_GRACE_SECONDS = 2.0
-
-
-def daemon_config(config: Config) -> DaemonConfig:
-    """The ``daemon`` section of the root configuration (defaults until the root has one)."""
-    section = getattr(config, "daemon", None)
-    return section if isinstance(section, DaemonConfig) else DaemonConfig()
 
 
 class _Shutdown:
@@ -99,7 +92,7 @@ async def serve_daemon(
     task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run the daemon's actor tree until it is asked to stop; reports ``started`` once serving."""
-    section = daemon_config(config)
+    section = config.daemon
     shutdown = _Shutdown(section.shutdown_timeout_seconds, on_overrun or (lambda: None))
     async with trio.open_nursery() as signals:
         signals.start_soon(_watch_signals, shutdown)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.helpers import DaemonProcess
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess
 
 
 @pytest.fixture
@@ -37,3 +37,13 @@ def shared_daemon() -> Iterator[DaemonProcess]:
             yield running
         finally:
             running.stop()
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[ScriptedProviderProcess]:
+    """The scripted provider in rule mode, for a module's tests."""
+    server = ScriptedProviderProcess()
+    try:
+        yield server
+    finally:
+        server.stop()

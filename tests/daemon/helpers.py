@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +111,73 @@ class DaemonProcess:
                 self.process.wait()
         if hasattr(self, "_log"):
             self._log.close()
+
+
+class ScriptedProviderProcess:
+    """``python -m providers.scripted --rules`` as a child process, scriptable over HTTP."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "providers.scripted", "--port", "0", "--rules"],
+            cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        assert self.process.stdout is not None
+        self.base_url = self.process.stdout.readline().strip()
+        assert self.base_url.startswith("http://127.0.0.1:"), self.base_url
+
+    def push(self, *steps: dict[str, Any]) -> None:
+        """Append steps to the script (the rules answer once it is empty)."""
+        root = self.base_url.removesuffix("/v1")
+        request = urllib.request.Request(
+            f"{root}/_admin/script", data=json.dumps(list(steps)).encode(), method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.status == 200
+
+    def reset(self) -> None:
+        """Drop what is left of the script."""
+        root = self.base_url.removesuffix("/v1")
+        request = urllib.request.Request(f"{root}/_admin/reset", data=b"{}", method="POST")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.status == 200
+
+    def stop(self) -> None:
+        """Stop the server."""
+        self.process.terminate()
+        self.process.wait(10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+    def chat_flags(self, api_mode: str = "chat_completions") -> list[str]:
+        """The CLI flags that point a new session at this server."""
+        return ["--model", "scripted-model", "--provider", "custom", "--base-url", self.base_url, "--api-mode", api_mode]
+
+
+class LineReader:
+    """Lines of a child's stdout, read on a thread so a test can wait with a timeout."""
+
+    def __init__(self, stream: Any) -> None:
+        self.lines: queue.Queue[str | None] = queue.Queue()
+
+        def pump() -> None:
+            for line in stream:
+                self.lines.put(line)
+            self.lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+
+    def until(self, predicate: Any, timeout: float = 30.0) -> list[str]:
+        """Lines up to and including the first one ``predicate`` accepts."""
+        seen: list[str] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"timed out; lines so far: {seen[-5:]}") from None
+            if line is None:
+                raise AssertionError(f"stream ended; lines so far: {seen[-5:]}")
+            seen.append(line)
+            if predicate(line):
+                return seen
