@@ -4,14 +4,15 @@ It reads the conversation in whichever wire format arrived and plays a fixed
 plan, clearly labelled as scripted: ``terminal`` (``uname -a``), then
 ``execute_code`` with a short script making several ``hermes_tools`` calls,
 then ``delegate_task`` with two tasks, then a final summary quoting what the
-tools returned. A subagent conversation (its system prompt says it is a
-subagent) gets one short tool call and an answer. A tool the request does not
+tools returned. A subagent conversation (its system prompt says "you are a
+subagent" or names "YOUR TASK:") gets one short tool call and an answer. A tool the request does not
 offer is skipped; "no tools" in the user message gets a plain answer.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import attrs
@@ -60,7 +61,7 @@ class Conversation:
 def rule_step(path: str, body: dict[str, Any]) -> Step:
     """The reply the rules give to this request."""
     conv = read_conversation(path, body)
-    if "subagent" in conv.system.lower():
+    if _is_subagent(conv.system):
         return _subagent(conv)
     if "no tools" in conv.last_user.lower():
         return Step(text=f"{LABEL} You asked for no tools, so here is a plain answer to: {conv.last_user[:200]}")
@@ -80,6 +81,12 @@ def rule_step(path: str, body: dict[str, Any]) -> Step:
         )
         return Step(text=f"{LABEL} Two small jobs for subagents, in parallel.", tool_calls=calls)
     return Step(text=_summary(conv))
+
+
+def _is_subagent(system: str) -> bool:
+    # A parent's prompt may mention subagents; a child's says what it is and names its task.
+    lowered = system.lower()
+    return "your task:" in lowered or re.search(r"\byou are an? (?:\w+ )?subagent\b", lowered) is not None
 
 
 def _call(n: int, name: str, arguments: dict[str, Any], text: str) -> Step:

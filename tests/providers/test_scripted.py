@@ -70,6 +70,14 @@ class TestNonStreaming:
         assert message.content[0].text == "plain2"
         assert message.stop_reason == "end_turn"
 
+    async def test_responses_object(self, server, pool):
+        server.push({"text": "plain3", "finish_reason": "length"})
+        oai = pool.get_openai(settings_for(server, "codex_responses"))
+        response = await oai.responses.create(model="m", input="x")
+        assert response.output_text == "plain3"
+        assert response.status == "incomplete"
+        assert response.incomplete_details.reason == "max_output_tokens"
+
 
 class TestAdmin:
     """Out-of-process scripting: append steps, read records, reset."""
@@ -117,7 +125,8 @@ class TestRules:
     async def test_demo_flow(self, pool, mode):
         async with serve_scripted_provider(rule_mode=True) as server:
             adapter = adapter_for(server, pool, mode)
-            history = [{"role": "system", "content": "You are Hermes."}, {"role": "user", "content": "run the demo"}]
+            system = "You are Hermes. Use delegate_task to hand work to subagents."
+            history = [{"role": "system", "content": system}, {"role": "user", "content": "run the demo"}]
             seen = []
             outputs = {"terminal": "Linux box 6.1", "execute_code": '{"whoami": "demo"}', "delegate_task": "both done"}
             for _ in range(4):
