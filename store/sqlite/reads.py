@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 import trio
 
 from store.codec import decode_message
-from store.errors import MessageNotFoundError, SessionNotFoundError, StoreError
+from store.errors import MessageNotFoundError, SessionNotFoundError
 from store.records import LoadedSession, SessionExcerpt, SessionInfo, StoredMessage, TranscriptRecord
 from store.sqlite.schema import open_reader
 from store.sqlite.translate import translate
@@ -69,6 +70,9 @@ class ReaderPool:
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(conn, *args)`` in a worker thread on a reader connection.
 
+        Cancellation is prompt: the running query is interrupted and the
+        connection handed over to its thread, which closes it when it ends.
+
         Raises:
             StoreError: translated from any SQLite or OS error.
         """
@@ -79,32 +83,74 @@ class ReaderPool:
                 conn = await trio.to_thread.run_sync(
                     lambda: open_reader(self._path, busy_timeout_seconds=self._busy_timeout)
                 )
+            read = _Read(conn, fn, args)
             try:
-                return await trio.to_thread.run_sync(self._call, conn, fn, args)
-            finally:
-                if self._closed:
-                    conn.close()
-                else:
-                    self._idle.append(conn)
+                result = await trio.to_thread.run_sync(read.work, abandon_on_cancel=True)
+            except trio.Cancelled:
+                if not read.abandon():
+                    self._release(read)
+                raise
+            except BaseException:
+                self._release(read)
+                raise
+            self._release(read)
+            return result
 
-    @staticmethod
-    def _call(conn: sqlite3.Connection, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
-        try:
-            return fn(conn, *args)
-        except (sqlite3.Error, OSError) as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise translate(exc, "read failed") from exc
-        except StoreError:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+    def _release(self, read: _Read) -> None:
+        conn = read.conn
+        if self._closed or not read.reusable:
+            conn.close()
+        else:
+            self._idle.append(conn)
 
     def close(self) -> None:
         """Close idle connections; busy ones close when their read ends."""
         self._closed = True
         while self._idle:
             self._idle.pop().close()
+
+
+class _Read:
+    """One read in a worker thread, and the hand-over of its connection if the caller is cancelled."""
+
+    def __init__(self, conn: sqlite3.Connection, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.conn = conn
+        self._fn = fn
+        self._args = args
+        self._lock = threading.Lock()
+        # Invariant: once both are set, the worker thread (not the pool) owns and closes the connection.
+        self._finished = False
+        self._abandoned = False
+        self.reusable = True
+
+    def work(self) -> Any:
+        """In the worker thread: run the read, translating lower-layer errors."""
+        conn = self.conn
+        try:
+            return self._fn(conn, *self._args)
+        except (sqlite3.Error, OSError) as exc:
+            raise translate(exc, "read failed") from exc
+        finally:
+            try:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                # Interrupted or failing: a connection in an unknown state is not reused.
+                self.reusable = False
+            with self._lock:
+                self._finished = True
+                orphaned = self._abandoned
+            if orphaned:
+                conn.close()
+
+    def abandon(self) -> bool:
+        """The caller was cancelled: interrupt the query. True when the thread now owns the connection."""
+        with self._lock:
+            if self._finished:
+                return False
+            self._abandoned = True
+        self.conn.interrupt()
+        return True
 
 
 def _info(row: sqlite3.Row | tuple[Any, ...]) -> SessionInfo:

@@ -175,3 +175,21 @@ class TestShutdown:
         write = partial(store.append, "a", [user(0)])
         with pytest.raises(StoreError):
             await write()
+
+
+class TestReads:
+    """Reads run beside writes and stop promptly when cancelled."""
+
+    async def test_cancelled_read_is_interrupted(self, sqlite_store: SqliteSessionStore) -> None:
+        def endless(conn: sqlite3.Connection) -> int:
+            query = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+            return conn.execute(query).fetchone()[0]
+
+        began = trio.current_time()
+        with trio.move_on_after(0.2) as scope:
+            await sqlite_store._readers.run(endless)
+        assert scope.cancelled_caught
+        assert trio.current_time() - began < 2
+        await sqlite_store.create_session(SessionMeta(id="a"))
+        for _ in range(6):  # every pooled connection still works
+            assert (await sqlite_store.get_session("a")).id == "a"
