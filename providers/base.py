@@ -2,9 +2,9 @@
 
 An adapter turns one :class:`ChatRequest` into an SDK streaming call and the
 SDK's chunks into :mod:`providers.types` events. :class:`EventStream` runs the
-loop: per-chunk stale deadline, error translation, and the final
-``ToolCallCompleted`` / ``UsageReported`` / ``StreamFinished`` events built
-from a :class:`TurnAccumulator`.
+loop: stale-stream detection (see :mod:`providers._stale`), error translation,
+and the final ``ToolCallCompleted`` / ``UsageReported`` / ``StreamFinished``
+events built from a :class:`TurnAccumulator`.
 """
 
 from __future__ import annotations
@@ -168,8 +168,10 @@ class ChunkConverter(Protocol):
 class EventStream:
     """Async iterator of events over one open SDK stream.
 
-    A class rather than an async generator so that each read can sit in its
-    own cancel scope (the stale deadline) without a scope spanning a ``yield``.
+    A class rather than an async generator so that a read can sit in its own
+    cancel scope (the fallback stale deadline) without a scope spanning a
+    ``yield``. A stream that ends before the provider said it was complete is
+    a ``ProviderConnectionError``.
     """
 
     def __init__(
@@ -179,7 +181,6 @@ class EventStream:
         stale_timeout: float,
         *,
         status_code: int = 200,
-        require_done: bool = True,
     ) -> None:
         self._raw = raw.__aiter__()
         self._guard = guard_of(raw.response)
@@ -188,7 +189,6 @@ class EventStream:
         self._convert = convert
         self._stale = stale_timeout
         self._status = status_code
-        self._require_done = require_done
         self._pending: collections.deque[StreamEvent] = collections.deque()
         self._acc = TurnAccumulator()
         self._finished = False
@@ -202,7 +202,7 @@ class EventStream:
                 raise StopAsyncIteration
             chunk = await self._read()
             if chunk is _END:
-                if self._require_done and not self._acc.done:
+                if not self._acc.done:
                     raise ProviderConnectionError(
                         "provider stream ended before the reply was complete", status_code=self._status
                     )

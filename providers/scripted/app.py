@@ -73,7 +73,7 @@ class ScriptState:
     """
 
     rule_mode: bool = False
-    default: Step | None = EXHAUSTED
+    default: Step = EXHAUSTED
     models: dict[str, int] = attrs.Factory(lambda: dict(DEFAULT_MODELS))
     steps: deque[Step] = attrs.Factory(deque)
     requests: list[RecordedRequest] = attrs.Factory(list)
@@ -97,9 +97,7 @@ class ScriptState:
             return self.steps.popleft(), None
         if self.rule_mode:
             return rules.rule_step(path, body), None
-        if self.default is EXHAUSTED:
-            return EXHAUSTED, _EXHAUSTED_MESSAGE
-        return (self.default or EXHAUSTED), None
+        return self.default, (_EXHAUSTED_MESSAGE if self.default is EXHAUSTED else None)
 
     def record_disconnect(self, index: int, path: str) -> None:
         """Note that the client went away mid-reply."""
@@ -180,7 +178,13 @@ class ScriptedProviderApp:
             log.warning("scripted provider: request %d to %s is not a JSON object", req.index, req.path)
             await _json(send, 400, wire.error_body(400, "request body must be a JSON object"))
             return
-        step, message = self.state.next_step(req.path, req.body)
+        try:
+            step, message = self.state.next_step(req.path, req.body)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            # Rule mode reads the conversation; a malformed one must not kill the server.
+            log.warning("scripted provider: rules could not read request %d: %r", req.index, exc)
+            await _json(send, 400, wire.error_body(400, f"scripted rules could not read this request: {exc!r}"))
+            return
         r = Render(
             step=step,
             model=str(req.body.get("model", "scripted-model")),

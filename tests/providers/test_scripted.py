@@ -161,6 +161,20 @@ class TestRules:
             assert "Count files" in text and "42" in text and not events[-1].message.get("tool_calls")
 
 
+class TestRulesBadInput:
+    """A conversation the rules cannot read gets a 400 and the server carries on."""
+
+    async def test_malformed_messages(self):
+        async with serve_scripted_provider(rule_mode=True) as server:
+            async with httpx2.AsyncClient() as http:
+                resp = await http.post(f"{server.base_url}/chat/completions", json={"model": "m", "messages": ["not a dict"]})
+                assert resp.status_code == 400
+                assert "could not read" in resp.json()["error"]["message"]
+                ok = await http.post(f"{server.base_url}/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+                assert ok.status_code == 200
+                assert ok.json()["choices"][0]["message"]["content"].startswith(LABEL)
+
+
 class TestCli:
     """python -m providers.scripted prints its URL and serves a script file."""
 
