@@ -133,6 +133,43 @@ async def _run_in_tree(code: str, base_dir: str) -> str:
     return sandbox.result.output
 
 
+async def _canned_round_trip(base_dir: str) -> float:
+    """The same round-trip script against a bare Trio loop that answers every request with a canned
+    response: the floor set by the stub, the two processes and Trio on this machine right now."""
+    import os
+    import socket
+
+    from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, generate_stub_module
+
+    directory = tempfile.mkdtemp(dir=base_dir)
+    with open(os.path.join(directory, "hermes_tools.py"), "w") as file:
+        file.write(generate_stub_module(SANDBOX_ALLOWED_TOOLS))
+    path = os.path.join(directory, "s")
+    listener = trio.socket.socket(socket.AF_UNIX)
+    await listener.bind(path)
+    listener.listen(1)
+    env = {"PYTHONPATH": directory, "HERMES_RPC_SOCKET": path, "HERMES_RPC_TOKEN": "t"}
+    done: list[Any] = []
+
+    async def child() -> None:
+        done.append(await trio.run_process([sys.executable, "-c", ROUND_TRIP], env=env, capture_stdout=True))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(child)
+        conn, _ = await listener.accept()
+        stream = trio.SocketStream(conn)
+        pending = b""
+        while data := await stream.receive_some(65536):
+            pending += data
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                request_id = json.loads(line)["id"]
+                await stream.send_all(b'{"type":"RpcResponse","id":%d,"result":"{}","error":null}\n' % request_id)
+        await stream.aclose()
+    listener.close()
+    return json.loads(done[0].stdout)["median"] / 1000
+
+
 FIRST_RPC = "from hermes_tools import read_file\nread_file('x')\n"
 
 
@@ -143,6 +180,9 @@ async def main() -> None:
     figures = json.loads(output)
     print(f"no-op RPC round trip from the script: median {figures['median'] / 1000:.1f} us, "
           f"p90 {figures['p90'] / 1000:.1f} us (target median <= 75 us)")  # fmt: skip
+
+    print(f"reference, the same script against a bare Trio loop with canned answers: median "
+          f"{await _canned_round_trip(base_dir):.1f} us")  # fmt: skip
 
     figures = json.loads(await _run_in_tree(ROUND_TRIP, base_dir))
     print(f"same, each call an rpc:<n> actor under .../tool:<id>/sandbox: median {figures['median'] / 1000:.1f} us, "

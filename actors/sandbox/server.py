@@ -124,6 +124,17 @@ def _request_id_of(frame: bytes) -> int:
     return request_id if type(request_id) is int else 0
 
 
+class _Connection:
+    """One client connection: its stream, frame reader, send lock and the nursery of its calls."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.reader = FrameReader(stream, MAX_REQUEST_BYTES)
+        # Invariant: whoever writes a response holds this lock until the whole frame is written.
+        self.send_lock = trio.StrictFIFOLock()
+        self.calls: trio.Nursery
+
+
 def _tool_error(result: str | None) -> str | None:
     """The error a tool reported in its own result (``{"error": ...}``), for the transcript record."""
     if result is None or not result.startswith("{") or '"error"' not in result[:64]:
@@ -211,59 +222,66 @@ class RpcServer:
                     nursery.start_soon(self._serve_connection, trio.SocketStream(conn))
 
     async def _serve_connection(self, stream: trio.SocketStream) -> None:
-        send_lock = trio.StrictFIFOLock()
         async with stream:
+            conn = _Connection(stream)
             try:
                 self._check_peer(stream.socket)
             except RpcAuthError as exc:
                 log.warning("sandbox RPC: refusing connection: %s", exc)
                 self._refused += 1
-                await self._send(stream, send_lock, RpcResponse(id=0, error=str(exc)))
+                await self._send(conn, RpcResponse(id=0, error=str(exc)))
                 return
-            reader = FrameReader(stream, MAX_REQUEST_BYTES)
-            async with trio.open_nursery() as calls:
-                while True:
-                    try:
-                        frame = await reader.receive_frame()
-                    except MessageDecodeError as exc:
-                        self._refuse_frame(calls, stream, send_lock, 0, exc)
-                        continue
-                    except (trio.BrokenResourceError, trio.ClosedResourceError):
-                        return
-                    if frame is None:
-                        return
-                    try:
-                        request = self._codec.decode(frame)
-                    except MessageDecodeError as exc:
-                        self._refuse_frame(calls, stream, send_lock, _request_id_of(frame), exc)
-                        continue
-                    if not isinstance(request, RpcRequest):
-                        exc = MessageDecodeError(f"expected an RpcRequest, got {type(request).__name__}")
-                        self._refuse_frame(calls, stream, send_lock, request.id, exc)
-                        continue
-                    if not hmac.compare_digest(request.token.encode(), self._token):
-                        log.warning("sandbox RPC: request %d with a wrong token; closing the connection", request.id)
-                        self._refused += 1
-                        await self._send(stream, send_lock, RpcResponse(id=request.id, error="Invalid RPC token"))
-                        calls.cancel_scope.cancel()
-                        return
-                    calls.start_soon(self._answer, request, stream, send_lock)
+            async with trio.open_nursery() as conn.calls:
+                conn.calls.start_soon(self._read_next, conn)
+
+    async def _read_next(self, conn: _Connection) -> None:
+        """Read the connection's next request, hand reading on to a new task, and answer it.
+
+        The task that read a request answers it itself, so the answer does not wait for a
+        scheduler pass to start a task; the reader it starts runs while the tool does.
+        """
+        while True:
+            try:
+                frame = await conn.reader.receive_frame()
+            except MessageDecodeError as exc:
+                await self._refuse_frame(conn, 0, exc)
+                continue
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return
+            if frame is None:
+                return
+            try:
+                request = self._codec.decode(frame)
+            except MessageDecodeError as exc:
+                await self._refuse_frame(conn, _request_id_of(frame), exc)
+                continue
+            if not isinstance(request, RpcRequest):
+                exc = MessageDecodeError(f"expected an RpcRequest, got {type(request).__name__}")
+                await self._refuse_frame(conn, request.id, exc)
+                continue
+            if not hmac.compare_digest(request.token.encode(), self._token):
+                log.warning("sandbox RPC: request %d with a wrong token; closing the connection", request.id)
+                self._refused += 1
+                await self._send(conn, RpcResponse(id=request.id, error="Invalid RPC token"))
+                conn.calls.cancel_scope.cancel()
+                return
+            break
+        conn.calls.start_soon(self._read_next, conn)
+        await self._answer(request, conn)
 
     def _check_peer(self, sock: trio.socket.SocketType) -> None:
         uid = peer_uid(sock)  # type: ignore[arg-type]
         if uid is not None and uid != self._expected_uid:
             raise RpcAuthError(f"peer uid {uid} is not the daemon's uid {self._expected_uid}")
 
-    def _refuse_frame(
-        self, calls: trio.Nursery, stream: trio.SocketStream, send_lock: trio.StrictFIFOLock, request_id: int,
-        exc: MessageDecodeError,
-    ) -> None:  # fmt: skip
+    async def _refuse_frame(self, conn: _Connection, request_id: int, exc: MessageDecodeError) -> None:
         log.warning("sandbox RPC: malformed request: %s", exc)
         self._refused += 1
-        calls.start_soon(self._send, stream, send_lock, RpcResponse(id=request_id, error=f"Malformed request: {exc}"))
+        await self._send(conn, RpcResponse(id=request_id, error=f"Malformed request: {exc}"))
 
-    async def _send(self, stream: trio.SocketStream, send_lock: trio.StrictFIFOLock, response: RpcResponse) -> None:
+    async def _send(self, conn: _Connection, response: RpcResponse) -> None:
         data = self._codec.encode(response)
+        stream, send_lock = conn.stream, conn.send_lock
         try:
             if not send_lock.locked():
                 # Fast path: a response fits the socket buffer almost always, so write it now without
@@ -285,7 +303,7 @@ class RpcServer:
         except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
             log.info("sandbox RPC: the script hung up before response %d", response.id)
 
-    async def _answer(self, request: RpcRequest, stream: trio.SocketStream, send_lock: trio.StrictFIFOLock) -> None:
+    async def _answer(self, request: RpcRequest, conn: _Connection) -> None:
         started = trio.current_time()
         args_bytes = len(json.dumps(request.args, ensure_ascii=False))
         self._in_flight += 1
@@ -303,7 +321,7 @@ class RpcServer:
                 error=error,
             )
         )
-        await self._send(stream, send_lock, response)
+        await self._send(conn, response)
 
     def _admit(self, request: RpcRequest) -> dict[str, Any]:
         """Check a request against the allow-list and the call limit; count it when admitted."""
