@@ -4,13 +4,13 @@ Where a model's limits come from, strongest first:
 
 1. configuration (``model.context_length`` / ``model.max_output_tokens``) for
    the configured model;
-2. limits parsed from a context-overflow error, cached on disk (they are facts
-   the endpoint stated), and an output cap lowered after an overflow that
-   stated the room left (memory only);
+2. what the latest context-overflow error taught: a stated limit (cached on
+   disk, a fact the endpoint stated) or, when it stated none, the next lower
+   probe tier (a guess, memory only); an overflow that stated the room left
+   for output lowers the output cap (memory only);
 3. the provider's model listing, when one was fetched;
 4. the built-in table of well-known models;
-5. probing guesses after an overflow that stated no number (memory only);
-6. a conservative default.
+5. a conservative default.
 """
 
 from __future__ import annotations
@@ -162,12 +162,10 @@ class ModelMetadata:
         key = bare_model_name(model)
         table = _lookup(key)
         listed = self._listed.get(key, {})
-        context = listed.get("context_length") or (table.context_length if table else None)
+        context = listed.get("context_length") or (table.context_length if table else DEFAULT_CONTEXT_LENGTH)
         output = listed.get("max_output_tokens") or (table.max_output_tokens if table else None)
-        if key in self._probed:
-            context = self._probed[key]
-        elif context is None:
-            context = self._guessed.get(key, DEFAULT_CONTEXT_LENGTH)
+        # Invariant: a model is in at most one of _probed and _guessed (the later finding wins).
+        context = self._probed.get(key) or self._guessed.get(key) or context
         if self._is_configured(model):
             context = self._config.context_length or context
             output = self._config.max_output_tokens or output
@@ -195,6 +193,7 @@ class ModelMetadata:
         key = bare_model_name(model)
         if info.context_length is not None:
             self._probed[key] = info.context_length
+            self._guessed.pop(key, None)
             snapshot = dict(self._probed)
             await trio.to_thread.run_sync(_write_cache, self._cache_path, snapshot)
         else:

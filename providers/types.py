@@ -58,8 +58,12 @@ class ChatRequest:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     model: str
-    max_tokens: int | None = None
-    temperature: float | None = None
+    max_tokens: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional([attrs.validators.instance_of(int), attrs.validators.gt(0)])
+    )
+    temperature: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional([attrs.validators.instance_of((int, float)), attrs.validators.ge(0)])
+    )
     reasoning_effort: str | None = None
     cache_ttl: str = attrs.field(default="5m", validator=attrs.validators.in_(("5m", "1h")))
 

@@ -84,6 +84,14 @@ class TestOverflowParsing:
         await fresh.load()
         assert fresh.context_length("mystery") == DEFAULT_CONTEXT_LENGTH
 
+    async def test_guess_overrides_table_and_stated_limit_overrides_guess(self, tmp_path):
+        meta = ModelMetadata(tmp_path)
+        assert meta.context_length("claude-sonnet-4-5") == 200_000
+        await meta.record_overflow("claude-sonnet-4-5", "prompt is too long")
+        assert meta.context_length("claude-sonnet-4-5") == 128_000
+        await meta.record_overflow("claude-sonnet-4-5", "prompt is too long: 150000 tokens > 140000 maximum")
+        assert meta.context_length("claude-sonnet-4-5") == 140_000
+
     async def test_available_output_lowers_cap(self, tmp_path):
         meta = ModelMetadata(tmp_path)
         assert meta.max_output_tokens("claude-sonnet-4-5") == 64_000

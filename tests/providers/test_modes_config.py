@@ -59,6 +59,8 @@ class TestConfigSections:
             lambda: ModelConfig(context_length=0),
             lambda: ModelConfig(max_output_tokens="big"),
             lambda: ChatRequest(messages=[], tools=[], model="m", cache_ttl="2h"),
+            lambda: ChatRequest(messages=[], tools=[], model="m", max_tokens=0),
+            lambda: ChatRequest(messages=[], tools=[], model="m", temperature=-0.5),
         ],
     )
     def test_invalid(self, build):
