@@ -30,7 +30,7 @@ __all__ = ["search"]
 
 _HIT_COLUMNS = "m.id, m.session_id, m.role, m.created_at, coalesce(m.tool_name, m.name)"
 # The most recent matching messages ranked per search (see the module docstring).
-CANDIDATES = 1000
+CANDIDATES = 500
 
 
 def _quote(term: str) -> str:
