@@ -153,6 +153,13 @@ class ModelMetadata:
         self._output_caps: dict[str, int] = {}
         self._ratio: dict[str, float] = {}
 
+    @classmethod
+    async def open(cls, cache_dir: Path, config: ModelConfig | None = None) -> ModelMetadata:
+        """A metadata object with the on-disk cache already read (off the Trio loop)."""
+        metadata = cls(cache_dir, config)
+        await metadata.load()
+        return metadata
+
     async def load(self) -> None:
         """Read the on-disk cache of probed limits (missing or corrupt: empty)."""
         self._probed = await trio.to_thread.run_sync(_read_cache, self._cache_path)

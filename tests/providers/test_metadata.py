@@ -69,8 +69,7 @@ class TestOverflowParsing:
         assert meta.context_length("vendor/odd-model") == 32_768
         assert json.loads((tmp_path / CACHE_FILE_NAME).read_text()) == {"odd-model": 32_768}
         assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
-        fresh = ModelMetadata(tmp_path)
-        await fresh.load()
+        fresh = await ModelMetadata.open(tmp_path)
         assert fresh.context_length("odd-model") == 32_768
 
     async def test_guess_stays_in_memory(self, tmp_path):
