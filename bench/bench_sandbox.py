@@ -6,6 +6,7 @@ Run: .venv/bin/python bench/bench_sandbox.py
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -175,6 +176,13 @@ FIRST_RPC = "from hermes_tools import read_file\nread_file('x')\n"
 
 async def main() -> None:
     base_dir = tempfile.mkdtemp(prefix="hx-b-", dir="/tmp")
+    try:
+        await _figures(base_dir)
+    finally:
+        shutil.rmtree(base_dir, ignore_errors=True)
+
+
+async def _figures(base_dir: str) -> None:
 
     output, _ = await _run(ROUND_TRIP, base_dir)
     figures = json.loads(output)
