@@ -7,6 +7,7 @@ as ``__cause__`` by the caller (``raise translate_error(exc) from exc``).
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +30,8 @@ SDK_ERRORS: tuple[type[BaseException], ...] = (
     httpx2.HTTPError,
     httpx2.StreamError,
     json.JSONDecodeError,
+    # TLS failures the transport does not map (the Anthropic SDK lets them escape mid-stream).
+    ssl.SSLError,
 )
 
 
@@ -42,7 +45,7 @@ def translate_error(exc: BaseException, *, stream_status: int | None = None) -> 
     """
     if isinstance(exc, (openai.APITimeoutError, anthropic.APITimeoutError, httpx2.TimeoutException)):
         return ProviderTimeoutError(f"provider request timed out: {_describe(exc)}")
-    if isinstance(exc, (openai.APIConnectionError, anthropic.APIConnectionError, httpx2.TransportError)):
+    if isinstance(exc, (openai.APIConnectionError, anthropic.APIConnectionError, httpx2.TransportError, ssl.SSLError)):
         return ProviderConnectionError(f"connection to provider failed: {_describe(exc)}")
     if isinstance(exc, (openai.APIResponseValidationError, anthropic.APIResponseValidationError)):
         return ProviderResponseError(f"provider response did not validate: {exc}", status_code=exc.status_code)

@@ -13,6 +13,7 @@ import hashlib
 import ssl
 from collections import deque
 from typing import Any
+from urllib.parse import urlsplit
 
 import anthropic
 import attrs
@@ -37,6 +38,24 @@ MAX_RETIRED_CLIENTS = 4
 
 # The OpenAI SDK insists on a key; local servers do not need one.
 _NO_KEY = "no-key-required"
+
+APP_NAME = "hermes-actors"
+APP_URL = "https://github.com/hermes-actors/hermes-actors"
+
+
+def provider_headers(base_url: str | None) -> dict[str, str]:
+    """Headers some providers want on every request, chosen by host.
+
+    OpenRouter attributes traffic by ``HTTP-Referer``/``X-Title``; the ChatGPT
+    Codex backend turns away clients that do not present themselves as the
+    Codex CLI.
+    """
+    host = (urlsplit(base_url).hostname or "").lower() if base_url else ""
+    if host == "openrouter.ai" or host.endswith(".openrouter.ai"):
+        return {"HTTP-Referer": APP_URL, "X-Title": APP_NAME}
+    if host == "chatgpt.com" or host.endswith(".chatgpt.com"):
+        return {"originator": "codex_cli_rs", "User-Agent": f"codex_cli_rs ({APP_NAME})"}
+    return {}
 
 
 class PoolState(enum.Enum):
@@ -186,6 +205,7 @@ class ClientPool:
                 max_retries=0,
                 timeout=timeout,
                 http_client=http,
+                default_headers=provider_headers(settings.base_url),
             )
         return openai.AsyncOpenAI(
             api_key=settings.api_key or _NO_KEY,
@@ -193,6 +213,7 @@ class ClientPool:
             max_retries=0,
             timeout=timeout,
             http_client=http,
+            default_headers=provider_headers(settings.base_url),
         )
 
 

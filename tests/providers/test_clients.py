@@ -9,6 +9,7 @@ from config.providers import StreamingConfig
 from providers import ClientPool, ClientPoolClosed, ProviderConfigError, ProviderSettings, make_adapter
 from providers.anthropic_messages import AnthropicMessagesAdapter
 from providers.chat_completions import ChatCompletionsAdapter
+from providers.clients import provider_headers
 from providers.codex_responses import CodexResponsesAdapter
 
 from .conftest import collect, request, settings_for
@@ -49,6 +50,28 @@ class TestSharing:
             pool.get_anthropic(_settings("chat_completions"))
         with pytest.raises(ProviderConfigError):
             pool.get_openai(_settings("anthropic_messages"))
+
+
+class TestProviderHeaders:
+    """Provider-specific headers are chosen by host, never by substring."""
+
+    @pytest.mark.parametrize(
+        ("url", "header", "value"),
+        [
+            ("https://openrouter.ai/api/v1", "X-Title", "hermes-actors"),
+            ("https://chatgpt.com/backend-api/codex", "originator", "codex_cli_rs"),
+        ],
+    )
+    def test_known_hosts(self, url, header, value):
+        assert provider_headers(url)[header] == value
+
+    @pytest.mark.parametrize("url", [None, "https://api.openai.com/v1", "https://openrouter.ai.evil.example/v1"])
+    def test_others_get_none(self, url):
+        assert provider_headers(url) == {}
+
+    async def test_headers_reach_the_client(self, pool):
+        client = pool.get_openai(_settings(url="https://openrouter.ai/api/v1"))
+        assert client.default_headers["X-Title"] == "hermes-actors"
 
 
 class TestLifecycle:
