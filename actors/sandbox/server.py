@@ -27,6 +27,7 @@ import trio
 from actors.sandbox.exceptions import RpcAuthError, RpcRefused, SandboxSetupError
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, TERMINAL_STRIPPED_ARGS
+from actors.sandbox.workspace import MAX_SOCKET_PATH_BYTES
 from messages.codec import Codec, MessageDecodeError
 from messages.framing import FrameReader
 from messages.rpc import RpcMessage, RpcRequest, RpcResponse
@@ -35,8 +36,6 @@ log = logging.getLogger(__name__)
 
 #: Largest request frame the server reads (a write_file of a big file still fits).
 MAX_REQUEST_BYTES = 8 * 1024 * 1024
-# Unix socket paths are limited to 108 bytes on Linux (104 on macOS), terminator included.
-MAX_SOCKET_PATH_BYTES = 103
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[str]]
 

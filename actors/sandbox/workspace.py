@@ -31,12 +31,28 @@ class Workspace:
         return os.path.join(self.directory, SOCKET_FILE)
 
 
+# Unix socket paths are limited to 108 bytes on Linux (104 on macOS), terminator included.
+MAX_SOCKET_PATH_BYTES = 103
+_PREFIX = "hx-sbx-"
+# mkdtemp adds 8 random characters to the prefix.
+_SOCKET_SUFFIX_BYTES = len(os.path.join(_PREFIX + "x" * 8, SOCKET_FILE)) + 1
+
+
+def _default_base_dir() -> str:
+    # A long $TMPDIR (macOS: /var/folders/...) would leave no room for the socket name.
+    base = tempfile.gettempdir()
+    if len(os.fsencode(base)) + _SOCKET_SUFFIX_BYTES > MAX_SOCKET_PATH_BYTES:
+        return "/tmp"
+    return base
+
+
 def create_workspace(code: str, stub_source: str, base_dir: str | None = None) -> Workspace:
     """Create a fresh 0700 directory holding ``hermes_tools.py`` and ``script.py`` (blocking).
 
-    ``base_dir`` defaults to the system temp directory; keep it short, the socket lives inside.
+    ``base_dir`` defaults to the system temp directory, or ``/tmp`` when that path is too long
+    for the socket inside.
     """
-    directory = tempfile.mkdtemp(prefix="hx-sbx-", dir=base_dir)
+    directory = tempfile.mkdtemp(prefix=_PREFIX, dir=base_dir if base_dir is not None else _default_base_dir())
     try:
         os.chmod(directory, 0o700)
         for name, text in ((STUB_MODULE_FILE, stub_source), (SCRIPT_FILE, code)):

@@ -185,3 +185,33 @@ class TestConfig:
     def test_bad_values(self, bad: dict) -> None:
         with pytest.raises((TypeError, ValueError)):
             CodeExecutionConfig(**bad)
+
+
+class TestWorkspace:
+    """The private directory is 0700 with 0600 files, and its socket path always fits."""
+
+    def test_modes_and_removal(self, short_dir: str) -> None:
+        import os
+        import stat
+
+        from actors.sandbox.workspace import create_workspace, remove_workspace
+
+        workspace = create_workspace("print(1)", "# stub", short_dir)
+        assert stat.S_IMODE(os.stat(workspace.directory).st_mode) == 0o700
+        assert sorted(os.listdir(workspace.directory)) == ["hermes_tools.py", "script.py"]
+        assert stat.S_IMODE(os.stat(workspace.script_path).st_mode) == 0o600
+        remove_workspace(workspace)
+        assert os.listdir(short_dir) == []
+
+    def test_long_tmpdir_falls_back_to_tmp(self, monkeypatch) -> None:
+        import os
+
+        from actors.sandbox.workspace import MAX_SOCKET_PATH_BYTES, create_workspace, remove_workspace
+
+        monkeypatch.setattr("tempfile.gettempdir", lambda: "/" + "t" * 90)
+        workspace = create_workspace("", "", None)
+        try:
+            assert workspace.directory.startswith("/tmp/hx-sbx-")
+            assert len(os.fsencode(workspace.socket_path)) <= MAX_SOCKET_PATH_BYTES
+        finally:
+            remove_workspace(workspace)
