@@ -295,6 +295,9 @@ class Connection(Actor[None]):
                 async for event in subscription:
                     await self.send_event(event)
             finally:
+                # However the forwarding ends (detach, a dropped connection, shutdown), the
+                # session must stop counting this subscriber or it could never hibernate.
+                subscription.close()
                 if self._attached.get(session_id, (None,))[0] is subscription:
                     del self._attached[session_id]
 

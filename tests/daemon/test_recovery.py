@@ -1,0 +1,202 @@
+"""Crashes, graceful stops, hibernation and kills, with live sessions."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actors.platform.client import ControlClient
+from messages import control as c
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+from tests.daemon.test_sessions import NO_TOOLS, _chat
+
+
+def _write_config(home: Path, text: str) -> None:
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    (home / "config.yaml").write_text(text)
+
+
+def _tree(daemon: DaemonProcess) -> dict[str, Any]:
+    return json.loads(run_cli(daemon.home, "tree", "--json").stdout)["tree"]
+
+
+def _paths(node: dict[str, Any]) -> list[str]:
+    out = [node["path"]]
+    for child in node["children"]:
+        out.extend(_paths(child))
+    return out
+
+
+def _wait_for_path(daemon: DaemonProcess, predicate: Any, timeout: float = 30) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = [p for p in _paths(_tree(daemon)) if predicate(p)]
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError("no such actor appeared")
+
+
+def _turn(client: ControlClient, session_id: str, text: str) -> list[Any]:
+    """Attach, send, and collect the events of one turn."""
+    client.request(c.Attach(client.next_id(), session_id, None))
+    client.request(c.SendMessage(client.next_id(), session_id, text))
+    events = []
+    while True:
+        event = client.receive()
+        events.append(event)
+        if type(event).__name__ == "TurnFinished":
+            return events
+
+
+def _stored_texts(daemon: DaemonProcess, session_id: str) -> list[str]:
+    shown = json.loads(run_cli(daemon.home, "sessions", "show", session_id, "--head", "100", "--json").stdout)
+    return [str(m["message"].get("content")) for m in shown["head"]]
+
+
+class TestCrash:
+    """kill -9 of the daemon loses nothing committed; the session continues after a restart."""
+
+    def test_kill_9_mid_turn_then_restart(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """The user message sent before the crash is stored; the restarted daemon resumes the session."""
+        session_id, _ = _chat(daemon, provider, NO_TOOLS)
+        provider.push({"text": "never delivered", "delay_first_byte": 60})
+        with daemon.client() as client:
+            client.request(c.SendMessage(client.next_id(), session_id, "message before the crash, no tools"))
+        _wait_for_path(daemon, lambda p: p.startswith(f"sessions/session:{session_id}/turn"))
+        daemon.signal(signal.SIGKILL)
+        daemon.wait(10)
+        daemon.stop()
+        provider.reset()
+        restarted = DaemonProcess(daemon.home).start()
+        try:
+            assert "removing stale control socket" in restarted.log()
+            texts = _stored_texts(restarted, session_id)
+            assert NO_TOOLS in texts
+            assert "message before the crash, no tools" in texts
+            with restarted.client() as client:
+                events = _turn(client, session_id, "after the restart, no tools")
+            assert events[-1].reason == "completed"
+            assert "after the restart, no tools" in events[-1].final_text
+        finally:
+            restarted.stop()
+
+
+class TestGracefulStop:
+    """SIGTERM during a turn interrupts it, commits, and exits within the bound."""
+
+    def test_sigterm_mid_turn(self, home: Path, provider: ScriptedProviderProcess) -> None:
+        """The daemon exits 0 within shutdown_timeout_seconds (+ grace), socket gone, the message kept."""
+        _write_config(home, "daemon:\n  shutdown_timeout_seconds: 4\n")
+        daemon = DaemonProcess(home).start()
+        try:
+            session_id, _ = _chat(daemon, provider, NO_TOOLS)
+            provider.push({"text": "never delivered", "delay_first_byte": 60})
+            with daemon.client() as client:
+                client.request(c.SendMessage(client.next_id(), session_id, "interrupted by shutdown, no tools"))
+            _wait_for_path(daemon, lambda p: p.startswith(f"sessions/session:{session_id}/turn"))
+            started = time.monotonic()
+            daemon.signal(signal.SIGTERM)
+            assert daemon.wait(15) == 0
+            assert time.monotonic() - started < 4 + 2.5
+            assert not daemon.paths.socket.exists()
+        finally:
+            daemon.stop()
+            provider.reset()
+        restarted = DaemonProcess(home).start()
+        try:
+            assert "interrupted by shutdown, no tools" in _stored_texts(restarted, session_id)
+        finally:
+            restarted.stop()
+
+
+class TestHibernation:
+    """An idle session leaves memory and comes back on the next message."""
+
+    def test_hibernate_and_wake(self, home: Path, provider: ScriptedProviderProcess) -> None:
+        """With a short idle time the session actor goes; a message wakes it with its history."""
+        _write_config(home, "daemon:\n  hibernate_after_seconds: 0.5\n")
+        daemon = DaemonProcess(home).start()
+        try:
+            session_id, first = _chat(daemon, provider, NO_TOOLS)
+            assert first.returncode == 0
+            deadline = time.monotonic() + 20
+            while f"sessions/session:{session_id}" in _paths(_tree(daemon)):
+                assert time.monotonic() < deadline, "the session never hibernated"
+                time.sleep(0.2)
+            sessions = json.loads(run_cli(home, "inspect", "sessions", "--json").stdout)
+            assert sessions["details"]["hibernated"] >= 1
+            listed = json.loads(run_cli(home, "sessions", "list", "--json").stdout)["sessions"]
+            assert [s["live"] for s in listed if s["id"] == session_id] == [False]
+            with daemon.client() as client:
+                events = _turn(client, session_id, "wake up, no tools")
+            assert events[-1].reason == "completed"
+            assert len(_stored_texts(daemon, session_id)) >= 4
+        finally:
+            daemon.stop()
+
+
+class TestKill:
+    """`kill` by path: a tool worker, a session."""
+
+    def test_kill_tool_worker(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """Killing a running tool gives the model an error result; the turn goes on to its answer."""
+        session_id, _ = _chat(daemon, provider, NO_TOOLS)
+        provider.push(
+            {"tool_calls": [{"id": "call_sleep", "name": "terminal", "arguments": {"command": "sleep 60"}}]},
+            {"text": "The tool was stopped; carrying on."},
+        )
+        with daemon.client() as client:
+            client.request(c.Attach(client.next_id(), session_id, None))
+            client.request(c.SendMessage(client.next_id(), session_id, "sleep a while"))
+            tool = _wait_for_path(daemon, lambda p: p.endswith("tool:call_sleep"))
+            inspected = json.loads(run_cli(daemon.home, "inspect", tool, "--json").stdout)
+            assert inspected["kind"] == "tool"
+            killed = run_cli(daemon.home, "kill", tool)
+            assert killed.returncode == 0, killed.stderr
+            events = []
+            while not events or type(events[-1]).__name__ != "TurnFinished":
+                events.append(client.receive())
+        finished = [e for e in events if type(e).__name__ == "ToolFinished"]
+        assert finished and not finished[0].ok
+        assert "operator" in finished[0].result_preview
+        assert events[-1].final_text == "The tool was stopped; carrying on."
+
+    def test_kill_session_keeps_it_stored(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """A killed session leaves the tree, stays in the store, and resumes on the next message."""
+        session_id, _ = _chat(daemon, provider, NO_TOOLS)
+        result = run_cli(daemon.home, "kill", session_id)
+        assert result.returncode == 0, result.stderr
+        deadline = time.monotonic() + 10
+        while f"sessions/session:{session_id}" in _paths(_tree(daemon)):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert NO_TOOLS in _stored_texts(daemon, session_id)
+        with daemon.client() as client:
+            assert _turn(client, session_id, "back again, no tools")[-1].reason == "completed"
+
+    def test_interrupt_command(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """`interrupt SESSION` ends a running turn as interrupted."""
+        session_id, _ = _chat(daemon, provider, NO_TOOLS)
+        provider.push({"text": "too slow", "delay_first_byte": 60})
+        with daemon.client() as client:
+            client.request(c.Attach(client.next_id(), session_id, None))
+            client.request(c.SendMessage(client.next_id(), session_id, "this will be interrupted"))
+            _wait_for_path(daemon, lambda p: p.startswith(f"sessions/session:{session_id}/turn"))
+            assert run_cli(daemon.home, "interrupt", session_id).returncode == 0
+            events = []
+            while not events or type(events[-1]).__name__ != "TurnFinished":
+                events.append(client.receive())
+        provider.reset()
+        assert events[-1].reason == "interrupted"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_script(provider: ScriptedProviderProcess) -> None:
+    """Each test starts with an empty script (rule mode answers)."""
+    provider.reset()
