@@ -29,7 +29,8 @@ def apply_system_and_3(
     """Copies of ``system`` blocks and ``messages`` with the four cache breakpoints set."""
     marker = cache_marker(ttl)
     system = copy.deepcopy(system)
-    messages = copy.deepcopy(messages)
+    # Only the last three messages change: copy those, share the rest.
+    messages = messages[:-3] + copy.deepcopy(messages[-3:])
     if system:
         _mark_parts(system, marker)
     for msg in messages[-3:]:
