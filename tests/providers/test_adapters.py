@@ -38,6 +38,14 @@ class TestText:
         assert finished.message["content"] == "one two three four"
         assert "tool_calls" not in finished.message
 
+    async def test_non_ascii_text_intact(self, server, pool, mode):
+        text = "naïve café — 東京 🚀 done"
+        server.push({"text": text, "chunks": 9})
+        events = await collect(adapter_for(server, pool, mode), request([{"role": "user", "content": "ünïcødé 🙂"}]))
+        assert events[-1].message["content"] == text
+        sent = server.requests[0].body
+        assert "ünïcødé 🙂" in str(sent)
+
     async def test_request_reaches_the_right_endpoint(self, server, pool, mode):
         server.push({"text": "ok"})
         await collect(adapter_for(server, pool, mode), request())
@@ -89,6 +97,15 @@ class TestToolCalls:
         assert [json.loads(c["function"]["arguments"]) for c in message["tool_calls"]] == [c["arguments"] for c in calls]
         # Each call completes before the StreamFinished, exactly once.
         assert len(completed) == 3
+        for index in range(3):
+            positions = [
+                (i, type(e).__name__)
+                for i, e in enumerate(events)
+                if isinstance(e, (ToolCallStarted, ToolCallArgumentsDelta, ToolCallCompleted)) and e.index == index
+            ]
+            kinds = [k for _, k in positions]
+            assert kinds[0] == "ToolCallStarted" and kinds[-1] == "ToolCallCompleted"
+            assert set(kinds[1:-1]) == {"ToolCallArgumentsDelta"}
 
     async def test_raw_string_arguments_pass_through_unchanged(self, server, pool, mode):
         server.push({"tool_calls": [{"id": "call_x", "name": "terminal", "arguments": '{"command": "echo hi",}'}]})
