@@ -18,6 +18,9 @@ __all__ = ["format_inspect", "format_ps", "format_sessions", "format_tree", "nod
 
 Wire = dict[str, Any]
 
+#: The text tree shows this much of an actor's activity (the JSON form has all of it).
+_ACTIVITY_CHARS = 72
+
 
 def snapshot_json(snapshot: Wire, now: float) -> dict[str, Any]:
     """One actor (a wire ``ActorSnapshot``) as the ``--json`` schema shows it."""
@@ -94,7 +97,8 @@ def _line(snapshot: Wire, now: float) -> str:
         parts.append(f"restarts {snapshot['restarts']}")
     parts.append(_age(now - snapshot["started_at"]))
     if snapshot["activity"]:
-        parts.append(f"- {snapshot['activity']}")
+        activity = " ".join(str(snapshot["activity"]).split())
+        parts.append(f"- {activity[:_ACTIVITY_CHARS]}{'…' if len(activity) > _ACTIVITY_CHARS else ''}")
     return "  ".join(parts)
 
 
