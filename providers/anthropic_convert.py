@@ -185,6 +185,8 @@ class AnthropicChunkConverter:
         elif kind == "message_delta":
             if event.delta.stop_reason is not None:
                 acc.finish_reason = STOP_REASONS.get(event.delta.stop_reason, "stop")
+                # Some proxies end the stream without message_stop; the stop reason is final.
+                acc.done = True
             if event.usage is not None:
                 return [acc.report_usage(usage_from_anthropic(event.usage, acc.usage))]
         elif kind == "message_stop":

@@ -49,26 +49,29 @@ def _usage(r: Render) -> dict[str, Any]:
     }
 
 
-def _chunk(r: Render, delta: dict[str, Any], finish: str | None = None) -> bytes:
-    return sse(
-        {
-            "id": r.ident("chatcmpl"),
-            "object": "chat.completion.chunk",
-            "created": _CREATED,
-            "model": r.model,
-            "system_fingerprint": None,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-        }
-    )
+def _chunk(r: Render, delta: dict[str, Any], finish: str | None = None, *, usage_slot: bool = False) -> bytes:
+    data: dict[str, Any] = {
+        "id": r.ident("chatcmpl"),
+        "object": "chat.completion.chunk",
+        "created": _CREATED,
+        "model": r.model,
+        "system_fingerprint": None,
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+    }
+    if usage_slot:
+        # With include_usage, OpenAI sends "usage": null on every chunk but the last.
+        data["usage"] = None
+    return sse(data)
 
 
 def stream_frames(r: Render, include_usage: bool) -> list[bytes]:
     """Every SSE frame of a streamed answer, ``[DONE]`` included."""
     step = r.step
-    frames = [_chunk(r, {"role": "assistant", "content": ""})]
+    u = include_usage
+    frames = [_chunk(r, {"role": "assistant", "content": ""}, usage_slot=u)]
     if step.reasoning:
-        frames += [_chunk(r, {"reasoning": piece}) for piece in split_even(step.reasoning, 3)]
-    frames += [_chunk(r, {"content": piece}) for piece in step.text_pieces()]
+        frames += [_chunk(r, {"reasoning": piece}, usage_slot=u) for piece in split_even(step.reasoning, 3)]
+    frames += [_chunk(r, {"content": piece}, usage_slot=u) for piece in step.text_pieces()]
     for index, call in enumerate(step.tool_calls):
         head: dict[str, Any] = {
             "index": index,
@@ -78,10 +81,10 @@ def stream_frames(r: Render, include_usage: bool) -> list[bytes]:
         }
         if call.extra_content is not None:
             head["extra_content"] = call.extra_content
-        frames.append(_chunk(r, {"tool_calls": [head]}))
+        frames.append(_chunk(r, {"tool_calls": [head]}, usage_slot=u))
         for piece in split_even(call.arguments, step.args_chunks):
-            frames.append(_chunk(r, {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
-    frames.append(_chunk(r, {}, step.effective_finish_reason))
+            frames.append(_chunk(r, {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}, usage_slot=u))
+    frames.append(_chunk(r, {}, step.effective_finish_reason, usage_slot=u))
     if include_usage:
         frames.append(
             sse(
