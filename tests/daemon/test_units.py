@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import logging
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import typing
@@ -152,3 +154,18 @@ class TestLightEncoder:
         """decode(encode_request(m)) == m for every client message."""
         message = data.draw(message_strategy(cls))
         assert CLIENT_CODEC.decode(encode_request(message)) == message
+
+
+class TestFastImports:
+    """Commands that only talk to the daemon import neither Trio nor the provider SDKs."""
+
+    def test_client_side_modules(self) -> None:
+        """The CLI's client-side modules leave trio, openai and anthropic unimported."""
+        code = (
+            "import sys\n"
+            "import actors.platform.cli, actors.platform.commands, actors.platform.attach, actors.platform.client\n"
+            "heavy = sorted(m for m in ('trio', 'openai', 'anthropic', 'cattrs', 'httpx2') if m in sys.modules)\n"
+            "print(','.join(heavy))\n"
+        )
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert result.stdout.strip() == ""
