@@ -161,6 +161,17 @@ class TestRules:
             assert "Count files" in text and "42" in text and not events[-1].message.get("tool_calls")
 
 
+class TestDefaultStep:
+    """An empty script answers with the configured default step, every time."""
+
+    async def test_default(self, pool):
+        async with serve_scripted_provider([{"text": "first"}], default={"text": "fallback"}) as server:
+            adapter = adapter_for(server, pool, "anthropic_messages")
+            answers = [(await collect(adapter, request()))[-1].message["content"] for _ in range(3)]
+            assert answers == ["first", "fallback", "fallback"]
+            assert len(await server.wait_requests(3)) == 3
+
+
 class TestRulesBadInput:
     """A conversation the rules cannot read gets a 400 and the server carries on."""
 
