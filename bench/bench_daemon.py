@@ -6,8 +6,9 @@
   included) against a daemon holding at least ``--actors`` actors: 1,000 open
   client connections are 1,000 connection actors.
 - The same request over an open connection (the daemon's own share).
-- attach -> first event, when the daemon runs sessions: time from sending
-  Attach(since=0) on a session with history to the first replayed event.
+- attach -> first event: a new connection (connect, hello) attaching with
+  ``since=0`` to a session with three turns of history, until the first
+  replayed event arrives (against the scripted provider).
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def main() -> None:
             print(f"  min {min(timings) * 1000:.0f} ms  median {statistics.median(timings) * 1000:.0f} ms  "
                   f"p90 {_percentile(timings, 0.9) * 1000:.0f} ms  (target <= 250 ms)")
             print(f"Tree request on an open connection: median {statistics.median(in_process) * 1000:.1f} ms")
-            _bench_attach(paths)
+            _bench_attach(paths, args.runs)
         finally:
             for holder in holders:
                 holder.close()
@@ -108,13 +109,39 @@ def main() -> None:
             daemon.wait(30)
 
 
-def _bench_attach(paths: DaemonPaths) -> None:
-    with ControlClient.connect(paths) as client:
-        status: c.StatusReply = client.request(c.Status(client.next_id()))
-    if not status.sessions_available:
-        print("attach -> first event: skipped (this daemon runs no sessions)")
-        return
-    print("attach -> first event: see bench_daemon_sessions (needs the scripted provider)")
+def _bench_attach(paths: DaemonPaths, runs: int) -> None:
+    """Attach -> first event: a new connection replaying a session's history (since=0)."""
+    provider = subprocess.Popen(
+        [sys.executable, "-m", "providers.scripted", "--port", "0", "--rules"],
+        cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        assert provider.stdout is not None
+        base_url = provider.stdout.readline().strip()
+        with ControlClient.connect(paths) as client:
+            created = client.request_raw(c.CreateSession(
+                client.next_id(), cwd=str(REPO), model="scripted", provider="custom",
+                base_url=base_url, api_mode="chat_completions",
+            ))
+            session_id = created["session_id"]
+            client.request_raw(c.Attach(client.next_id(), session_id, None))
+            for turn in range(3):
+                client.request_raw(c.SendMessage(client.next_id(), session_id, f"turn {turn}, no tools"))
+                while client.receive_raw().get("type") != "TurnFinished":
+                    pass
+        timings: list[float] = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            with ControlClient.connect(paths) as client:
+                client.request_raw(c.Attach(client.next_id(), session_id, 0))
+                client.receive_raw()
+            timings.append(time.perf_counter() - started)
+        print(f"attach -> first event (connect, hello, attach since=0, first replayed event), {runs} runs:")
+        print(f"  min {min(timings) * 1000:.1f} ms  median {statistics.median(timings) * 1000:.1f} ms  "
+              f"p90 {_percentile(timings, 0.9) * 1000:.1f} ms")
+    finally:
+        provider.terminate()
+        provider.wait(10)
 
 
 if __name__ == "__main__":
