@@ -36,7 +36,17 @@ from store.records import (
     StoredMessage,
     TranscriptRecord,
 )
-from store.validate import check_count, check_dict, check_reason, check_session_id, check_title, check_usage
+from store.validate import (
+    check_browse_limit,
+    check_dict,
+    check_excerpt,
+    check_listing,
+    check_reason,
+    check_scroll,
+    check_session_id,
+    check_title,
+    check_usage,
+)
 
 __all__ = ["InMemorySessionStore"]
 
@@ -236,8 +246,7 @@ class InMemorySessionStore:
     async def list_sessions(self, *, limit: int = 50, offset: int = 0, source: str | None = None) -> list[SessionInfo]:
         """See ``SessionStore.list_sessions``."""
         await trio.lowlevel.checkpoint()
-        check_count("limit", limit, 1, 1000)
-        check_count("offset", offset)
+        check_listing(limit, offset)
         rows = [r for r in self._live_rows() if source is None or r.meta.source == source]
         rows.sort(key=lambda r: (-r.meta.started_at, r.meta.id))
         return [self._info(r) for r in rows[offset : offset + limit]]
@@ -247,7 +256,7 @@ class InMemorySessionStore:
     ) -> list[SessionInfo]:
         """See ``SessionSearchReader.browse``."""
         await trio.lowlevel.checkpoint()
-        check_count("limit", limit, 1, 100)
+        check_browse_limit(limit)
         rows = [
             r
             for r in self._live_rows()
@@ -261,8 +270,7 @@ class InMemorySessionStore:
     async def read_session(self, session_id: str, *, head: int = 20, tail: int = 10) -> SessionExcerpt:
         """See ``SessionSearchReader.read_session``."""
         await trio.lowlevel.checkpoint()
-        check_count("head", head, 0, 500)
-        check_count("tail", tail, 0, 500)
+        check_excerpt(head, tail)
         row = self._live(session_id)
         history = [m.stored() for m in self._history(session_id)]
         first = history[:head]
@@ -272,9 +280,7 @@ class InMemorySessionStore:
     async def scroll(self, message_id: int, *, before: int = 5, after: int = 5) -> list[StoredMessage]:
         """See ``SessionSearchReader.scroll``."""
         await trio.lowlevel.checkpoint()
-        check_count("message_id", message_id, 1)
-        check_count("before", before, 0, 100)
-        check_count("after", after, 0, 100)
+        check_scroll(message_id, before, after)
         for message in self._messages:
             if message.id == message_id:
                 history = self._history(message.session_id)
@@ -296,7 +302,13 @@ class InMemorySessionStore:
         """See ``SessionSearchReader.search``."""
         await trio.lowlevel.checkpoint()
         request = SearchRequest.build(
-            query, limit=limit, roles=roles, since=since, until=until, source=source, current_session_id=current_session_id
+            query,
+            limit=limit,
+            roles=roles,
+            since=since,
+            until=until,
+            source=source,
+            current_session_id=current_session_id,
         )
         terms = [t.casefold() for t in query_terms(request.query)]
         scored: dict[str, list[tuple[int, SearchHit]]] = {}
@@ -312,7 +324,9 @@ class InMemorySessionStore:
             score = sum(text.count(t) for t in terms)
             shown = body if any(t in body.casefold() for t in terms) or not calls else calls
             tool = stored.message.get("tool_name") or stored.message.get("name")
-            hit = SearchHit(message.id, message.session_id, message.encoded.role, message.created_at, snippet(shown, terms), tool)
+            hit = SearchHit(
+                message.id, message.session_id, message.encoded.role, message.created_at, snippet(shown, terms), tool
+            )
             scored.setdefault(message.session_id, []).append((score, hit))
         best = sorted(scored, key=lambda sid: (-max(s for s, _ in scored[sid]), sid))[: request.limit]
         return [

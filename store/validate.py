@@ -6,7 +6,23 @@ from typing import Any
 
 from store.errors import InvalidQueryError, InvalidRecordError
 
-__all__ = ["check_count", "check_dict", "check_reason", "check_session_id", "check_title", "check_usage"]
+__all__ = [
+    "check_browse_limit",
+    "check_count",
+    "check_dict",
+    "check_excerpt",
+    "check_listing",
+    "check_reason",
+    "check_scroll",
+    "check_session_id",
+    "check_title",
+    "check_usage",
+]
+
+MAX_LIST = 1000
+MAX_BROWSE = 100
+MAX_EXCERPT = 500
+MAX_SCROLL_WINDOW = 100
 
 
 def check_session_id(value: Any) -> str:
@@ -77,3 +93,27 @@ def check_usage(tokens_in: Any, tokens_out: Any, tool_calls: Any, cost: Any) -> 
     if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < float("inf"):
         raise InvalidRecordError(f"cost must be a finite non-negative number, got {cost!r}")
     return float(cost)
+
+
+def check_listing(limit: Any, offset: Any) -> tuple[int, int]:
+    """``list_sessions`` paging: limit 1-1000, offset >= 0."""
+    return check_count("limit", limit, 1, MAX_LIST), check_count("offset", offset)
+
+
+def check_browse_limit(limit: Any) -> int:
+    """``browse``: limit 1-100."""
+    return check_count("limit", limit, 1, MAX_BROWSE)
+
+
+def check_excerpt(head: Any, tail: Any) -> tuple[int, int]:
+    """``read_session``: head and tail 0-500 each."""
+    return check_count("head", head, 0, MAX_EXCERPT), check_count("tail", tail, 0, MAX_EXCERPT)
+
+
+def check_scroll(message_id: Any, before: Any, after: Any) -> tuple[int, int, int]:
+    """``scroll``: a positive message id, windows 0-100."""
+    return (
+        check_count("message_id", message_id, 1),
+        check_count("before", before, 0, MAX_SCROLL_WINDOW),
+        check_count("after", after, 0, MAX_SCROLL_WINDOW),
+    )

@@ -172,7 +172,9 @@ def get_session(conn: sqlite3.Connection, session_id: str) -> SessionInfo:
 
 
 def _stored(row: tuple[Any, ...]) -> StoredMessage:
-    return StoredMessage(id=row[0], session_id=row[1], epoch=row[2], created_at=row[3], message=decode_message(*row[4:]))
+    return StoredMessage(
+        id=row[0], session_id=row[1], epoch=row[2], created_at=row[3], message=decode_message(*row[4:])
+    )
 
 
 def message_rows(conn: sqlite3.Connection, where: str, params: tuple[Any, ...], tail: str = "") -> list[StoredMessage]:
@@ -190,7 +192,8 @@ def load(conn: sqlite3.Connection, session_id: str) -> LoadedSession:
         row = conn.execute("SELECT state FROM session_state WHERE session_id = ?", (session_id,)).fetchone()
     finally:
         conn.execute("COMMIT")
-    return LoadedSession(info=info, messages=[m.message for m in messages], state=None if row is None else json.loads(row[0]))
+    state = None if row is None else json.loads(row[0])
+    return LoadedSession(info=info, messages=[m.message for m in messages], state=state)
 
 
 def list_sessions(conn: sqlite3.Connection, limit: int, offset: int, source: str | None) -> list[SessionInfo]:
@@ -221,7 +224,8 @@ def read_session(conn: sqlite3.Connection, session_id: str, head: int, tail: int
         last = message_rows(conn, "session_id = ?", (session_id, last_n), "ORDER BY id DESC LIMIT ?")
     finally:
         conn.execute("COMMIT")
-    return SessionExcerpt(session=info, head=tuple(first), tail=tuple(reversed(last)), omitted=total - len(first) - len(last))
+    omitted = total - len(first) - len(last)
+    return SessionExcerpt(session=info, head=tuple(first), tail=tuple(reversed(last)), omitted=omitted)
 
 
 def scroll(conn: sqlite3.Connection, message_id: int, before: int, after: int) -> list[StoredMessage]:
@@ -236,8 +240,12 @@ def scroll(conn: sqlite3.Connection, message_id: int, before: int, after: int) -
         if row is None:
             raise MessageNotFoundError(f"no message {message_id}")
         session_id = row[0]
-        earlier = message_rows(conn, "session_id = ? AND id < ?", (session_id, message_id, before), "ORDER BY id DESC LIMIT ?")
-        later = message_rows(conn, "session_id = ? AND id >= ?", (session_id, message_id, after + 1), "ORDER BY id LIMIT ?")
+        earlier = message_rows(
+            conn, "session_id = ? AND id < ?", (session_id, message_id, before), "ORDER BY id DESC LIMIT ?"
+        )
+        later = message_rows(
+            conn, "session_id = ? AND id >= ?", (session_id, message_id, after + 1), "ORDER BY id LIMIT ?"
+        )
     finally:
         conn.execute("COMMIT")
     return [*reversed(earlier), *later]

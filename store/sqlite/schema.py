@@ -56,7 +56,8 @@ def _calls(row: str) -> str:
 def _fts_triggers(table: str) -> str:
     """Triggers keeping the external-content index ``table`` in step with ``messages``."""
     delete = (
-        f"INSERT INTO {table}({table}, rowid, body, calls) VALUES ('delete', old.id, {_body('old.')}, {_calls('old.')});"
+        f"INSERT INTO {table}({table}, rowid, body, calls)"
+        f" VALUES ('delete', old.id, {_body('old.')}, {_calls('old.')});"
     )
     insert = f"INSERT INTO {table}(rowid, body, calls) VALUES (new.id, {_body('new.')}, {_calls('new.')});"
     return f"""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -37,7 +37,17 @@ from store.sqlite.reads import ReaderPool
 from store.sqlite.schema import open_writer
 from store.sqlite.search import search as run_search
 from store.sqlite.writer import Writer, WriterStatistics
-from store.validate import check_count, check_dict, check_reason, check_session_id, check_title, check_usage
+from store.validate import (
+    check_browse_limit,
+    check_dict,
+    check_excerpt,
+    check_listing,
+    check_reason,
+    check_scroll,
+    check_session_id,
+    check_title,
+    check_usage,
+)
 
 __all__ = ["DB_FILENAME", "SqliteSessionStore"]
 
@@ -136,6 +146,9 @@ class SqliteSessionStore:
 
     # --- writes -----------------------------------------------------------------------------
 
+    async def _write(self, op: Callable[..., Any], session_id: str, **arguments: Any) -> Any:
+        return await self._writer.submit(partial(op, session_id=check_session_id(session_id), **arguments))
+
     async def create_session(self, meta: SessionMeta) -> None:
         """See ``SessionStore.create_session``."""
         if not isinstance(meta, SessionMeta):
@@ -146,32 +159,30 @@ class SqliteSessionStore:
         """See ``SessionStore.append``."""
         encoded = [encode_message(m) for m in messages]
         if encoded:
-            await self._writer.submit(partial(writes.append, session_id=check_session_id(session_id), messages=encoded, now=time.time()))
+            await self._write(writes.append, session_id, messages=encoded, now=time.time())
 
     async def compact(self, session_id: str, messages: list[dict[str, Any]]) -> int:
         """See ``SessionStore.compact``."""
         encoded = [encode_message(m) for m in messages]
-        return await self._writer.submit(partial(writes.compact, session_id=check_session_id(session_id), messages=encoded, now=time.time()))
+        return await self._write(writes.compact, session_id, messages=encoded, now=time.time())
 
     async def save_state(self, session_id: str, state: dict[str, Any]) -> None:
         """See ``SessionStore.save_state``."""
         blob = dump_json(check_dict("session state", state), "session state")
-        await self._writer.submit(partial(writes.save_state, session_id=check_session_id(session_id), state_json=blob, now=time.time()))
+        await self._write(writes.save_state, session_id, state_json=blob, now=time.time())
 
     async def record_transcript(self, session_id: str, record: dict[str, Any]) -> None:
         """See ``SessionStore.record_transcript``."""
         blob = dump_json(check_dict("a transcript record", record), "transcript record")
-        await self._writer.submit(partial(writes.record_transcript, session_id=check_session_id(session_id), record_json=blob, now=time.time()))
+        await self._write(writes.record_transcript, session_id, record_json=blob, now=time.time())
 
     async def end_session(self, session_id: str, reason: str) -> None:
         """See ``SessionStore.end_session``."""
-        reason = check_reason(reason)
-        await self._writer.submit(partial(writes.end_session, session_id=check_session_id(session_id), reason=reason, now=time.time()))
+        await self._write(writes.end_session, session_id, reason=check_reason(reason), now=time.time())
 
     async def set_title(self, session_id: str, title: str | None) -> None:
         """See ``SessionStore.set_title``."""
-        title = check_title(title)
-        await self._writer.submit(partial(writes.set_title, session_id=check_session_id(session_id), title=title))
+        await self._write(writes.set_title, session_id, title=check_title(title))
 
     async def update_counters(
         self,
@@ -184,21 +195,19 @@ class SqliteSessionStore:
     ) -> None:
         """See ``SessionStore.update_counters``."""
         cost = check_usage(tokens_in, tokens_out, tool_calls, cost)
-        await self._writer.submit(
-            partial(
-                writes.update_counters,
-                session_id=check_session_id(session_id),
-                tokens_in=tokens_in,
-                tokens_out=tokens_out,
-                tool_calls=tool_calls,
-                cost=cost,
-                now=time.time(),
-            )
+        await self._write(
+            writes.update_counters,
+            session_id,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            tool_calls=tool_calls,
+            cost=cost,
+            now=time.time(),
         )
 
     async def delete_session(self, session_id: str) -> None:
         """See ``SessionStore.delete_session``."""
-        await self._writer.submit(partial(writes.delete_session, session_id=check_session_id(session_id), now=time.time()))
+        await self._write(writes.delete_session, session_id, now=time.time())
 
     # --- reads ------------------------------------------------------------------------------
 
@@ -216,25 +225,21 @@ class SqliteSessionStore:
 
     async def list_sessions(self, *, limit: int = 50, offset: int = 0, source: str | None = None) -> list[SessionInfo]:
         """See ``SessionStore.list_sessions``."""
-        return await self._read(reads.list_sessions, check_count("limit", limit, 1, 1000), check_count("offset", offset), source)
+        return await self._read(reads.list_sessions, *check_listing(limit, offset), source)
 
     async def browse(
         self, *, limit: int = 10, source: str | None = None, exclude_session_id: str | None = None
     ) -> list[SessionInfo]:
         """See ``SessionSearchReader.browse``."""
-        return await self._read(reads.browse, check_count("limit", limit, 1, 100), source, exclude_session_id)
+        return await self._read(reads.browse, check_browse_limit(limit), source, exclude_session_id)
 
     async def read_session(self, session_id: str, *, head: int = 20, tail: int = 10) -> SessionExcerpt:
         """See ``SessionSearchReader.read_session``."""
-        return await self._read(
-            reads.read_session, check_session_id(session_id), check_count("head", head, 0, 500), check_count("tail", tail, 0, 500)
-        )
+        return await self._read(reads.read_session, check_session_id(session_id), *check_excerpt(head, tail))
 
     async def scroll(self, message_id: int, *, before: int = 5, after: int = 5) -> list[StoredMessage]:
         """See ``SessionSearchReader.scroll``."""
-        return await self._read(
-            reads.scroll, check_count("message_id", message_id, 1), check_count("before", before, 0, 100), check_count("after", after, 0, 100)
-        )
+        return await self._read(reads.scroll, *check_scroll(message_id, before, after))
 
     async def search(
         self,
@@ -249,7 +254,13 @@ class SqliteSessionStore:
     ) -> list[SessionMatches]:
         """See ``SessionSearchReader.search``."""
         request = SearchRequest.build(
-            query, limit=limit, roles=roles, since=since, until=until, source=source, current_session_id=current_session_id
+            query,
+            limit=limit,
+            roles=roles,
+            since=since,
+            until=until,
+            source=source,
+            current_session_id=current_session_id,
         )
         return await self._read(run_search, request)
 

@@ -55,7 +55,16 @@ def create_session(conn: sqlite3.Connection, meta: SessionMeta) -> None:
     conn.execute(
         "INSERT INTO sessions (id, parent_session_id, source, model, title, cwd, started_at, last_active)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (meta.id, meta.parent_session_id, meta.source, meta.model, meta.title, meta.cwd, meta.started_at, meta.started_at),
+        (
+            meta.id,
+            meta.parent_session_id,
+            meta.source,
+            meta.model,
+            meta.title,
+            meta.cwd,
+            meta.started_at,
+            meta.started_at,
+        ),
     )
 
 

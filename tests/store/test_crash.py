@@ -41,7 +41,7 @@ class TestKillNine:
         try:
             async with trio.open_nursery() as nursery:
                 assert process.stdout is not None
-                nursery.start_soon(read_lines, process.stdout, lines, enough, 400)
+                nursery.start_soon(read_lines, process.stdout, lines, enough, 401)
                 with trio.fail_after(60):
                     await enough.wait()
                 process.send_signal(signal.SIGKILL)
@@ -52,6 +52,7 @@ class TestKillNine:
                 process.kill()
                 await process.wait()
         assert process.returncode == -signal.SIGKILL
+        assert lines[0] == "ready"
         reported = {line for line in lines[1:] if line}
         assert len(reported) >= 400
 
