@@ -1,0 +1,82 @@
+"""The attach client in a pipe: stdin lines as messages, Ctrl-C as an interrupt, a daemon with no stderr."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+from tests.daemon.helpers import REPO, DaemonProcess, LineReader, ScriptedProviderProcess, environment, run_cli
+from tests.daemon.test_recovery import _wait_for_path
+from tests.daemon.test_sessions import NO_TOOLS, _chat, _end
+
+
+class TestPipedAttach:
+    """Without a terminal, attach reads messages from stdin and prints plain text."""
+
+    def test_stdin_lines_are_messages(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """Each line is sent; at end of input the client waits for the turns, prints plain text and exits 0."""
+        provider.reset()
+        session_id, _ = _chat(daemon, provider, NO_TOOLS)
+        result = run_cli(daemon.home, "attach", session_id, stdin="from a pipe, no tools\n", timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert "from a pipe, no tools" in result.stdout
+        assert "\x1b[" not in result.stdout  # no control codes in a pipe
+        assert f"attached to {session_id}" in result.stdout
+
+    def test_ctrl_c_interrupts_the_turn(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """SIGINT to an attached client interrupts the running turn; the client stays attached."""
+        provider.reset()
+        session_id, _ = _chat(daemon, provider, NO_TOOLS)
+        provider.push({"text": "too slow", "delay_first_byte": 60})
+        attach = subprocess.Popen(
+            [sys.executable, "-m", "actors.platform", "attach", session_id, "--json"],
+            env=environment(daemon.home), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True,
+        )
+        lines = LineReader(attach.stdout)
+        try:
+            assert attach.stdin is not None
+            attach.stdin.write("this turn will be interrupted\n")
+            attach.stdin.flush()
+            lines.until(lambda line: '"TurnStarted"' in line)
+            _wait_for_path(daemon, lambda p: p.startswith(f"sessions/session:{session_id}/turn"))
+            attach.send_signal(signal.SIGINT)
+            finished = json.loads(lines.until(lambda line: '"TurnFinished"' in line)[-1])
+            assert finished["reason"] == "interrupted"
+            assert attach.poll() is None
+        finally:
+            if attach.stdin is not None:
+                attach.stdin.close()
+            _end(attach)
+            provider.reset()
+
+
+class TestLostStderr:
+    """A daemon whose stderr pipe is gone keeps working."""
+
+    def test_closed_stderr(self, home, provider: ScriptedProviderProcess) -> None:  # type: ignore[no-untyped-def]
+        """With its log pipe closed the daemon still serves sessions and stops cleanly."""
+        provider.reset()
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "actors.platform", "daemon"], env=environment(home), cwd=REPO,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        assert daemon.stderr is not None
+        try:
+            deadline = time.monotonic() + 30
+            while run_cli(home, "status").returncode != 0:
+                assert time.monotonic() < deadline and daemon.poll() is None
+                time.sleep(0.1)
+            daemon.stderr.close()  # every log line from now on hits a broken pipe
+            result = run_cli(home, "chat", "-q", NO_TOOLS, *provider.chat_flags(), timeout=60)
+            assert result.returncode == 0, result.stderr
+            assert NO_TOOLS in result.stdout
+            assert run_cli(home, "stop").returncode == 0
+            assert daemon.wait(15) == 0
+        finally:
+            if daemon.poll() is None:
+                daemon.kill()
+                daemon.wait()
