@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -11,7 +12,14 @@ import pytest
 import trio
 
 from config.store import StoreConfig
-from store import DatabaseLockedError, SessionMeta, SessionNotFoundError, SqliteSessionStore, StoreError
+from store import (
+    DatabaseLockedError,
+    SessionMeta,
+    SessionNotFoundError,
+    SqliteSessionStore,
+    StoreError,
+    StoreIOError,
+)
 
 
 def user(i: int) -> dict[str, str]:
@@ -92,6 +100,31 @@ class TestFailureIsolation:
             await sqlite_store._writer.submit(broken)
         assert "write request crashed" in caplog.text
         await sqlite_store.create_session(SessionMeta(id="half"))  # the partial insert was rolled back
+
+
+class TestDiskErrors:
+    """A full disk fails the whole batch with StoreIOError; the writer goes on once there is room."""
+
+    async def test_database_full(self, sqlite_store: SqliteSessionStore, caplog: pytest.LogCaptureFixture) -> None:
+        await sqlite_store.create_session(SessionMeta(id="a"))
+
+        def page_limit(pages: int) -> Callable[[sqlite3.Connection], int]:
+            return lambda conn: conn.execute(f"PRAGMA max_page_count = {pages}").fetchone()[0]
+
+        used = await sqlite_store._writer.submit(lambda conn: conn.execute("PRAGMA page_count").fetchone()[0])
+        await sqlite_store._writer.submit(page_limit(used))
+        with pytest.raises(StoreIOError, match="full"):
+            await sqlite_store.append("a", [{"role": "user", "content": "x" * 100_000}])
+        assert "write transaction failed" in caplog.text
+        await sqlite_store._writer.submit(page_limit(1_000_000))
+        await sqlite_store.append("a", [user(1)])
+        assert (await sqlite_store.load("a")).messages == [user(1)]
+
+    async def test_unopenable_path(self, tmp_path: Path) -> None:
+        (tmp_path / "state.db").mkdir()
+        with pytest.raises(StoreIOError):
+            async with SqliteSessionStore.open(tmp_path / "state.db"):
+                pass
 
 
 class TestBusy:
