@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import store
 from store import (
     CorruptDatabaseError,
     ForeignDatabaseError,
@@ -153,3 +154,17 @@ class TestLineageRows:
         conn = raw(sqlite_store.path)
         assert conn.execute("SELECT id, end_reason FROM sessions").fetchall() == [("s1", "deleted")]
         conn.close()
+
+
+class TestPublicSurface:
+    """The package exports what its __all__ names, and errors raised in an open() block arrive unwrapped."""
+
+    def test_exports(self) -> None:
+        assert all(hasattr(store, name) for name in store.__all__)
+        assert issubclass(store.SessionNotFoundError, LookupError)
+        assert issubclass(store.StoreIOError, OSError)
+
+    async def test_block_error_is_not_wrapped(self, tmp_path: Path) -> None:
+        with pytest.raises(KeyError):
+            async with SqliteSessionStore.open(tmp_path / "state.db"):
+                raise KeyError("mine")
