@@ -103,11 +103,20 @@ class ReaderPool:
         else:
             self._idle.append(conn)
 
-    def close(self) -> None:
-        """Close idle connections; busy ones close when their read ends."""
+    async def aclose(self) -> None:
+        """Close idle connections (in a thread: the last close of a WAL database checkpoints it).
+
+        Busy connections close when their read ends.
+        """
         self._closed = True
-        while self._idle:
-            self._idle.pop().close()
+        idle, self._idle = self._idle, []
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(_close_all, idle)
+
+
+def _close_all(connections: list[sqlite3.Connection]) -> None:
+    for conn in connections:
+        conn.close()
 
 
 class _Read:

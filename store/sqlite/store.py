@@ -129,7 +129,7 @@ class SqliteSessionStore:
             await self._writer.run(task_status=task_status)
         finally:
             self._state = _Lifecycle.CLOSED
-            self._readers.close()
+            await self._readers.aclose()
 
     def close(self) -> None:
         """Stop taking writes; queued ones still commit before ``run`` returns."""

@@ -208,18 +208,16 @@ class Writer:
                 except _Busy:
                     self._busy_retries += 1
                     if trio.current_time() >= deadline:
-                        error = DatabaseLockedError(
-                            f"the database stayed locked by another connection for {self._busy_timeout:g} s"
-                        )
-                        log.error("store: write failed: %s", error)
+                        message = f"the database stayed locked by another connection for {self._busy_timeout:g} s"
+                        log.error("store: write failed: %s", message)
                         for request in batch:
-                            request.finish(outcome.Error(error))
+                            request.finish(outcome.Error(DatabaseLockedError(message)))
                         return
                     await trio.sleep(random.uniform(_RETRY_MIN_SECONDS, _RETRY_MAX_SECONDS))
                 except StoreError as error:
                     log.error("store: write transaction failed: %s", error)
                     for request in batch:
-                        request.finish(outcome.Error(error))
+                        request.finish(outcome.Error(_copy(error)))
                     return
         finally:
             for request in batch:
@@ -291,3 +289,10 @@ def _request_error(exc: Exception) -> StoreError:
     if error is not exc:
         error.__cause__ = exc
     return error
+
+
+def _copy(error: StoreError) -> StoreError:
+    """A fresh instance for each waiter: one exception object raised in several tasks tangles their tracebacks."""
+    copy = type(error)(*error.args)
+    copy.__cause__ = error.__cause__
+    return copy
