@@ -108,7 +108,7 @@ def convert_chat_chunk(chunk: Any, acc: TurnAccumulator) -> Iterable[StreamEvent
 
 def _tool_delta(tc: Any, acc: TurnAccumulator) -> list[StreamEvent]:
     events: list[StreamEvent] = []
-    index = tc.index if tc.index is not None else len(acc.tool_calls)
+    index = tc.index if tc.index is not None else _infer_index(tc.id, acc)
     fn = tc.function
     if index not in acc.tool_calls:
         # A new call closes the earlier ones: providers stream calls one after another.
@@ -123,6 +123,17 @@ def _tool_delta(tc: Any, acc: TurnAccumulator) -> list[StreamEvent]:
     if fn is not None:
         events += acc.add_arguments(index, fn.arguments or "")
     return events
+
+
+def _infer_index(call_id: str | None, acc: TurnAccumulator) -> int:
+    # Some OpenAI-compatible servers omit ``index``: a new id opens a call,
+    # a known id or no id continues one.
+    for index, call in acc.tool_calls.items():
+        if call_id and call.call_id == call_id:
+            return index
+    if call_id or not acc.tool_calls:
+        return len(acc.tool_calls)
+    return max(acc.tool_calls)
 
 
 class ChatCompletionsAdapter(SdkStreamAdapter):

@@ -6,10 +6,13 @@ import json
 
 import pytest
 
+from openai.types.chat import ChatCompletionChunk
+
 from providers.anthropic_convert import to_anthropic_messages, to_anthropic_tools
 from providers.anthropic_messages import build_anthropic_kwargs
 from providers.caching import apply_system_and_3, cache_marker
-from providers.chat_completions import build_chat_kwargs, to_chat_messages
+from providers.base import TurnAccumulator
+from providers.chat_completions import build_chat_kwargs, convert_chat_chunk, to_chat_messages
 from providers.codex_responses import build_responses_kwargs
 from providers.responses_convert import to_responses_input, to_responses_tools
 
@@ -160,6 +163,28 @@ class TestChatOutbound:
         call = {**_call("c", "t", {}), "extra_content": {"google": {"thought_signature": "abc"}}}
         wire = to_chat_messages([{"role": "assistant", "content": None, "tool_calls": [call]}], "gemini-3-pro")
         assert wire[0]["tool_calls"][0]["extra_content"] == {"google": {"thought_signature": "abc"}}
+
+
+class TestChatInbound:
+    """Chat chunks without tool-call indexes are still assembled per call."""
+
+    def test_missing_index(self):
+        def chunk(tool_calls):
+            # construct(), like the SDK's stream parser: no validation, missing fields stay None.
+            return ChatCompletionChunk.construct(**{
+                "id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                "choices": [{"index": 0, "delta": {"tool_calls": tool_calls}, "finish_reason": None}],
+            })  # fmt: skip
+
+        acc = TurnAccumulator()
+        for tcs in (
+            [{"id": "a", "type": "function", "function": {"name": "t", "arguments": '{"x"'}}],
+            [{"function": {"arguments": ": 1}"}}],
+            [{"id": "b", "type": "function", "function": {"name": "u", "arguments": "{}"}}],
+        ):
+            convert_chat_chunk(chunk(tcs), acc)
+        calls = acc.message()["tool_calls"]
+        assert [(c["id"], c["function"]["arguments"]) for c in calls] == [("a", '{"x": 1}'), ("b", "{}")]
 
 
 class TestResponsesOutbound:
