@@ -99,7 +99,7 @@ def _subagent(conv: Conversation) -> Step:
     if not conv.results and "terminal" in conv.tools:
         return _call(0, "terminal", {"command": "ls -1 | wc -l && uname -sr"}, f"Working on: {goal}")
     quoted = "; ".join(f"{name} said {_quote(out, 160)}" for name, out in conv.results) or "no tools were needed"
-    return Step(text=f"{LABEL} Subagent done with: {goal}. Findings: {quoted}.")
+    return Step(text=f"{LABEL} Subagent done with: {goal.rstrip('.')}. Findings: {quoted}.")
 
 
 def _goal(conv: Conversation) -> str:
