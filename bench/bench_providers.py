@@ -89,6 +89,7 @@ async def _cpu_time(run: Callable[[], Awaitable[int]]) -> tuple[float, float, in
 
 
 async def bench_overhead(chunks: int, rounds: int) -> None:
+    """Print client CPU per chunk, raw SDK vs adapter, per wire protocol."""
     proc = await trio.lowlevel.open_process(
         [sys.executable, "-m", "providers.scripted", "--port", "0"],
         stdout=subprocess.PIPE,
@@ -134,6 +135,7 @@ async def bench_overhead(chunks: int, rounds: int) -> None:
 
 
 async def bench_cancel(samples: int) -> None:
+    """Print cancel -> server-seen disconnect latencies per wire protocol."""
     pool = await ClientPool.create(StreamingConfig())
     async with serve_scripted_provider() as server:
         print(f"cancel -> connection closed as seen by the server, {samples} samples per mode:")
@@ -161,6 +163,7 @@ async def bench_cancel(samples: int) -> None:
 
 
 async def main(chunks: int, rounds: int, samples: int) -> None:
+    """Run both benchmarks."""
     await bench_overhead(chunks, rounds)
     await bench_cancel(samples)
 

@@ -197,6 +197,11 @@ class EventStream:
         return self
 
     async def __anext__(self) -> StreamEvent:
+        """The next event; ``StreamFinished`` is the last.
+
+        Raises:
+            ProviderError: the stream failed, stalled or ended early.
+        """
         while not self._pending:
             if self._finished:
                 raise StopAsyncIteration

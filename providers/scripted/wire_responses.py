@@ -22,6 +22,7 @@ class _Sequencer:
     n: int = 0
 
     def frame(self, data: dict[str, Any]) -> bytes:
+        """Stamp the next sequence number on ``data``; its SSE frame."""
         data["sequence_number"] = self.n
         self.n += 1
         return sse(data, data["type"])

@@ -27,6 +27,7 @@ MODES = ("chat_completions", "anthropic_messages", "codex_responses")
 
 @pytest.fixture
 async def server() -> AsyncIterator[ScriptedProvider]:
+    """A scripted provider on loopback with an empty script."""
     async with serve_scripted_provider() as srv:
         yield srv
 
@@ -39,6 +40,7 @@ def ssl_context() -> ssl.SSLContext:
 
 @pytest.fixture
 async def pool(ssl_context: ssl.SSLContext) -> AsyncIterator[ClientPool]:
+    """A real client pool (5 s read timeout), closed after the test."""
     pool = ClientPool(StreamingConfig(read_timeout_seconds=5, connect_timeout_seconds=2), ssl_context)
     try:
         yield pool
