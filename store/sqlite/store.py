@@ -158,8 +158,7 @@ class SqliteSessionStore:
     async def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """See ``SessionStore.append``."""
         encoded = [encode_message(m) for m in messages]
-        if encoded:
-            await self._write(writes.append, session_id, messages=encoded, now=time.time())
+        await self._write(writes.append, session_id, messages=encoded, now=time.time())
 
     async def compact(self, session_id: str, messages: list[dict[str, Any]]) -> int:
         """See ``SessionStore.compact``."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from store.codec import EncodedMessage
-from store.errors import SessionNotFoundError
+from store.errors import SessionExistsError, SessionNotFoundError
 from store.records import SessionMeta
 
 __all__ = [
@@ -52,6 +52,9 @@ def _require(cursor: sqlite3.Cursor, session_id: str) -> None:
 
 def create_session(conn: sqlite3.Connection, meta: SessionMeta) -> None:
     """Insert a new session row (ids and titles are unique: IntegrityError otherwise)."""
+    # Checked first so a taken id is reported as such even when the title is taken too.
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (meta.id,)).fetchone() is not None:
+        raise SessionExistsError("a session with that id already exists")
     conn.execute(
         "INSERT INTO sessions (id, parent_session_id, source, model, title, cwd, started_at, last_active)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
