@@ -105,7 +105,7 @@ async def bench_overhead(chunks: int, rounds: int) -> None:
         step = {"text": "x" * chunks, "chunks": chunks}
         context = await trio.to_thread.run_sync(httpx2.create_ssl_context)
         pool = ClientPool(StreamingConfig(), context)
-        print(f"adapter overhead, {chunks} chunks, median of {rounds} rounds (client CPU time):")
+        print(f"adapter overhead, {chunks} chunks, median of {rounds} rounds (client CPU time; target ratio <= 1.3):")
         async with httpx2.AsyncClient() as http:
             for mode in MODES:
                 settings = _settings(base_url, mode)
@@ -138,7 +138,7 @@ async def bench_cancel(samples: int) -> None:
     """Print cancel -> server-seen disconnect latencies per wire protocol."""
     pool = await ClientPool.create(StreamingConfig())
     async with serve_scripted_provider() as server:
-        print(f"cancel -> connection closed as seen by the server, {samples} samples per mode:")
+        print(f"cancel -> connection closed as seen by the server, {samples} samples per mode (target <= 5 ms):")
         for mode in MODES:
             adapter = make_adapter(_settings(server.base_url, mode), pool, StreamingConfig())
             latencies = []
