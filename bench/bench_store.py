@@ -111,7 +111,7 @@ QUERIES = [
     ("medium word", "kubernetes"),
     ("two words AND", "kubernetes zebrafish"),
     ("prefix", "kuber*"),
-    ("phrase", '"kubernetes zebrafish"'),
+    ("phrase without exact hit (fallback)", '"kubernetes zebrafish"'),
     ("substring via trigram", "bernete"),
     ("CJK 4 chars (trigram)", "東京会議"),
     ("CJK 2 chars (scan, newest first)", "会議"),
@@ -132,8 +132,21 @@ def matching(path: Path, query: str) -> str:
     return f"{count:,} hits"
 
 
+async def read_latency(store: SqliteSessionStore, runs: int) -> None:
+    """load() (resume) and read_session() of 100-message sessions in the big database."""
+    for label, read in (("load (resume, 100 messages)", store.load), ("read_session (20 + 10)", store.read_session)):
+        times = []
+        for i in range(runs):
+            began = time.perf_counter()
+            await read(f"s{(i * 7919) % 10_000:05d}")
+            times.append((time.perf_counter() - began) * 1000)
+        times.sort()
+        print(f"  {label:<32} median {statistics.median(times):6.2f} ms  max {times[-1]:6.2f} ms")
+
+
 async def search_latency(path: Path, runs: int) -> None:
     async with SqliteSessionStore.open(path) as store:
+        await read_latency(store, runs)
         # Words of the synthetic vocabulary at several frequencies.
         rng = random.Random(42)
         words = vocabulary(rng)
@@ -184,7 +197,7 @@ async def main() -> None:
         generate(partial, args.messages)
         partial.rename(args.db)
         print(f"  generated in {time.perf_counter() - started:.0f} s, {args.db.stat().st_size / 1e6:,.0f} MB")
-    print(f"store: search latency over {args.messages:,} messages ({args.runs} runs each, through SqliteSessionStore.search)")
+    print(f"store: reads and search over {args.messages:,} messages ({args.runs} runs each, through SqliteSessionStore)")
     await search_latency(args.db, args.runs)
 
 
