@@ -197,6 +197,8 @@ async def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     results = [
         {
             **_session(match.session),
+            # Only compressed-away parts of the current conversation can match it.
+            **({"earlier_in_this_session": True} if match.session.id == ctx.session_id else {}),
             "matches": [
                 {
                     "message_id": hit.message_id,

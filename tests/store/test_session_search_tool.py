@@ -67,6 +67,15 @@ class TestSearch:
         assert [r["session_id"] for r in reply["results"]] == ["past1"]
 
 
+    async def test_compressed_part_of_this_session(self, ctx: LocalToolContext) -> None:
+        store = ctx.store
+        await store.compact("now", [{"role": "user", "content": "[summary] asked about a heron"}])  # type: ignore[union-attr]
+        reply = await call(ctx, query="what did we say")
+        assert [r["session_id"] for r in reply["results"]] == ["now"]
+        assert reply["results"][0]["earlier_in_this_session"] is True
+        assert (await call(ctx, query="heron"))["results"] == []
+
+
 class TestScrollReadBrowse:
     """Scroll around a hit, read a session's head and tail, browse recent sessions."""
 
