@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx2
 import pytest
+import trio
 
 from config.terminal import WebConfig
 from tests.web.server import BRAVE_KEY, FakeWeb, running_server
@@ -161,6 +162,15 @@ class TestExtract:
         pages = (await run(tools.web_extract, ctx, urls=[f"{base}/loop", f"{base}/to-file"]))["results"]
         assert "Too many redirects" in pages[0]["error"]
         assert "not http(s)" in pages[1]["error"]
+
+    async def test_cancelled_mid_download_leaves_client_usable(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        _, base = fake
+        tools = WebTools(LOCAL, client, environ={})
+        with trio.move_on_after(0.3) as scope:
+            await tools.web_extract({"urls": [f"{base}/slow", f"{base}/slow"]}, ctx)
+        assert scope.cancelled_caught
+        [page] = (await run(tools.web_extract, ctx, urls=[f"{base}/plain.txt"]))["results"]
+        assert page["content"] == "just text"
 
     def test_html_to_markdown_without_main(self) -> None:
         title, text = html_to_markdown("<html><body><h2>Hi</h2><p>a</p><p>b</p><script>x()</script></body></html>")
