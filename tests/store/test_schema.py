@@ -68,8 +68,10 @@ class TestIdentity:
 
     async def test_new_file_is_private_and_marked(self, tmp_path: Path) -> None:
         path = tmp_path / "home" / "state.db"
-        async with SqliteSessionStore.open(path):
-            pass
+        async with SqliteSessionStore.open(path) as store:
+            await store.create_session(SessionMeta(id="a"))
+            wal = Path(f"{path}-wal")
+            assert stat.S_IMODE(wal.stat().st_mode) == 0o600
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
         conn = raw(path)
