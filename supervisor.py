@@ -260,7 +260,7 @@ class Supervisor(Actor[SupervisorMessage]):
 
     def children(self) -> list[Actor[Any]]:
         """Live children in start order (a restarted child keeps its place)."""
-        live = self._children
+        live = self._children or {}
         ordered = [
             record.actor
             for name, record in self._records.items()
@@ -342,13 +342,13 @@ class Supervisor(Actor[SupervisorMessage]):
     async def _terminate(self, record: _ChildRecord, reason: str, requested_by: str) -> bool:
         """Stop one child within its shutdown timeout; False if it is still running."""
         actor = record.actor
-        if actor is None or actor.stopped_event.is_set():
+        if actor is None or actor.stopped:
             return True
         record.stopping = True
         actor.request_stop(reason, requested_by=requested_by)
         with trio.move_on_after(record.spec.shutdown_timeout):
-            await actor.stopped_event.wait()
-        if actor.stopped_event.is_set():
+            await actor.wait_stopped()
+        if actor.stopped:
             return True
         log.error(
             "SHUTDOWN TIMEOUT: %s is still running %.1fs after it was asked to stop (%s)",
@@ -431,7 +431,7 @@ class Supervisor(Actor[SupervisorMessage]):
     async def _restart_records(self, records: list[_ChildRecord]) -> None:
         for record in records:
             actor = record.actor
-            if actor is not None and not actor.stopped_event.is_set():
+            if actor is not None and not actor.stopped:
                 record.restart_when_stopped = True  # its path is taken until it really ends
                 continue
             record.restarts += 1

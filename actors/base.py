@@ -64,6 +64,7 @@ class Actor(Generic[M]):
         "_registry",
         "_scope",
         "_stop_reason",
+        "_stopped_event",
         "activity",
         "cancel_reason",
         "last_error",
@@ -74,7 +75,7 @@ class Actor(Generic[M]):
         "restarts",
         "started_at",
         "state",
-        "stopped_event",
+        "stopped",
     )
 
     def __init__(self) -> None:
@@ -87,8 +88,11 @@ class Actor(Generic[M]):
         self.last_error: ErrorRecord | None = None
         self.cancel_reason: str | None = None
         self.ref: ActorHandle[M] = ActorHandle(self)
-        self.stopped_event = trio.Event()
-        self._children: dict[str, Actor[Any]] = {}
+        # Invariant: stopped is set once the task has ended; the event exists only
+        # if someone waited (most actors are never waited on, and memory counts).
+        self.stopped = False
+        self._stopped_event: trio.Event | None = None
+        self._children: dict[str, Actor[Any]] | None = None
         self._parent: Actor[Any] | None = None
         self._registry: ActorRegistry | None = None
         self._scope: trio.CancelScope | None = None
@@ -171,7 +175,16 @@ class Actor(Generic[M]):
 
     def children(self) -> list[Actor[Any]]:
         """Live children, in start order."""
-        return list(self._children.values())
+        return list(self._children.values()) if self._children else []
+
+    async def wait_stopped(self) -> None:
+        """Return once the actor's task has ended (cleanup included)."""
+        if self.stopped:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._stopped_event is None:
+            self._stopped_event = trio.Event()
+        await self._stopped_event.wait()
 
     # -- spawning and stopping -----------------------------------------------------
 
@@ -241,22 +254,26 @@ class Actor(Generic[M]):
             raise ActorError(self.path, "actor was never bound to a system")
         self.mailbox = Mailbox(self.path, self.mailbox_capacity)
         registry.add(self)
-        if self._parent is not None:
-            self._parent._children[self.name] = self
+        parent = self._parent
+        if parent is not None:
+            if parent._children is None:
+                parent._children = {}
+            parent._children[self.name] = self
         self.started_at = trio.current_time()
         try:
-            with trio.CancelScope() as scope:
-                self._scope = scope
+            # The nursery's scope is the actor's scope: cancelling it stops the
+            # actor and its children, and it absorbs the cancellations it asked for.
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                self._scope = nursery.cancel_scope
                 if self._stop_reason is not None:
-                    scope.cancel(reason=self._stop_reason)
-                async with trio.open_nursery() as nursery:
-                    self._nursery = nursery
-                    await self.on_start()
-                    self.state = ActorState.IDLE
-                    task_status.started(self.ref)
-                    await self.main()
-                    # The actor chose to end: its children end with it.
-                    nursery.cancel_scope.cancel(reason=f"{self.path} finished")
+                    nursery.cancel_scope.cancel(reason=self._stop_reason)
+                await self.on_start()
+                self.state = ActorState.IDLE
+                task_status.started(self.ref)
+                await self.main()
+                # The actor chose to end: its children end with it.
+                nursery.cancel_scope.cancel(reason=f"{self.path} finished")
         except BaseException as exc:
             self._record_exit(exc)
             boxed = self._boxed(exc)
@@ -268,9 +285,12 @@ class Actor(Generic[M]):
             self.mailbox.close()
             await self._cleanup()
             registry.remove(self)
-            if self._parent is not None and self._parent._children.get(self.name) is self:
-                del self._parent._children[self.name]
-            self.stopped_event.set()
+            siblings = parent._children if parent is not None else None
+            if siblings is not None and siblings.get(self.name) is self:
+                del siblings[self.name]
+            self.stopped = True
+            if self._stopped_event is not None:
+                self._stopped_event.set()
         if self.state is not ActorState.FAILED:
             self.state = ActorState.STOPPED
 

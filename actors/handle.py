@@ -75,12 +75,12 @@ class ActorHandle(Generic[M]):
 
     async def wait_stopped(self) -> None:
         """Return once the actor's task has finished (cleanup included)."""
-        await self._actor.stopped_event.wait()
+        await self._actor.wait_stopped()
 
     @property
     def stopped(self) -> bool:
         """True once the actor's task has finished."""
-        return self._actor.stopped_event.is_set()
+        return self._actor.stopped
 
     def statistics(self) -> ActorSnapshot:
         """The actor's current snapshot."""

@@ -87,26 +87,30 @@ class Envelope(Generic[M]):
 class Mailbox(Generic[M]):
     """A bounded queue of envelopes: senders feel backpressure when it is full."""
 
-    __slots__ = ("_path", "_receive", "_send", "capacity")
+    __slots__ = ("_path", "_receive", "_send", "capacity", "used")
 
     def __init__(self, path: str, capacity: int) -> None:
         if capacity < 1:
             raise ValueError("a mailbox holds at least one message")
         self._path = path
         self.capacity = capacity
+        # Invariant: used counts envelopes accepted and not yet taken (kept here because
+        # the channel's own statistics() allocates, and snapshots read this for every actor).
+        self.used = 0
         self._send, self._receive = trio.open_memory_channel[Envelope[M]](capacity)
-
-    @property
-    def used(self) -> int:
-        """Messages waiting to be read."""
-        return self._send.statistics().current_buffer_used
 
     async def put(self, envelope: Envelope[M]) -> None:
         """Queue an envelope, waiting while the mailbox is full."""
+        # Counted before sending: a waiting receiver may take it before send returns.
+        self.used += 1
         try:
             await self._send.send(envelope)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
+            self.used -= 1
             raise MailboxClosed(self._path, "mailbox is closed") from None
+        except BaseException:  # cancelled: Trio guarantees nothing was sent
+            self.used -= 1
+            raise
 
     def put_nowait(self, envelope: Envelope[M]) -> None:
         """Queue an envelope or raise :class:`MailboxFull` at once."""
@@ -116,17 +120,22 @@ class Mailbox(Generic[M]):
             raise MailboxFull(self._path, f"mailbox is full ({self.capacity} messages)") from None
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise MailboxClosed(self._path, "mailbox is closed") from None
+        self.used += 1
 
     async def get(self) -> Envelope[M]:
         """The next envelope, waiting for one. Raises EndOfChannel once closed and drained."""
-        return await self._receive.receive()
+        envelope = await self._receive.receive()
+        self.used = max(self.used - 1, 0)
+        return envelope
 
     def get_nowait(self) -> Envelope[M] | None:
         """The next envelope if one is waiting, else None."""
         try:
-            return self._receive.receive_nowait()
+            envelope = self._receive.receive_nowait()
         except (trio.WouldBlock, trio.EndOfChannel):
             return None
+        self.used = max(self.used - 1, 0)
+        return envelope
 
     def close(self) -> None:
         """Refuse further messages and answer every queued ask with NoReply (idempotent)."""
@@ -139,3 +148,4 @@ class Mailbox(Generic[M]):
             if envelope.reply is not None:
                 envelope.reply.close()
         self._receive.close()
+        self.used = 0

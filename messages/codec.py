@@ -57,6 +57,9 @@ DEFAULT_MAX_FRAME_BYTES = 1024 * 1024
 #: The JSON key that names a message's class.
 TAG_FIELD = "type"
 
+# Built once: json.dumps with non-default options builds a new encoder per call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
 
 class MessageDecodeError(ValueError):
     """A frame could not be turned into a message; ``str()`` says why."""
@@ -169,9 +172,8 @@ class Codec(Generic[T]):
             return payload
 
         def structure(payload: dict[str, Any], _: type) -> Any:
-            if payload.get(TAG_FIELD) != cls.__name__:
-                raise KeyError(payload.get(TAG_FIELD))
-            return base_structure({k: v for k, v in payload.items() if k != TAG_FIELD}, cls)
+            # The tag was checked by from_dict; cattrs ignores keys it does not know.
+            return base_structure(payload, cls)
 
         self._converter.register_unstructure_hook(cls, unstructure)
         self._converter.register_structure_hook(cls, structure)
@@ -200,8 +202,7 @@ class Codec(Generic[T]):
 
     def encode(self, message: T) -> bytes:
         """One frame: the message as compact JSON followed by a newline."""
-        text = json.dumps(self._unstructure(message), ensure_ascii=False, separators=(",", ":"))
-        return text.encode("utf-8") + b"\n"
+        return (_ENCODE(self._unstructure(message)) + "\n").encode("utf-8")
 
     def decode(self, frame: bytes) -> T:
         """Decode one frame (with or without its trailing newline).
