@@ -115,8 +115,10 @@ def _image_block(image: Any) -> dict[str, Any]:
 
 
 def _assistant_blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    # Thinking blocks go back unmodified (signatures included); text and tool
+    # calls come from the message itself, which may have been repaired since.
     blocks: list[dict[str, Any]] = [
-        dict(b) for b in msg.get("anthropic_thinking_blocks") or () if b.get("type") in THINKING_BLOCK_TYPES
+        dict(b) for b in msg.get("anthropic_content") or () if b.get("type") in THINKING_BLOCK_TYPES
     ]
     blocks += _content_blocks(msg.get("content"))
     for call in msg.get("tool_calls") or ():
@@ -165,9 +167,14 @@ def usage_from_anthropic(raw: Any, previous: Usage | None = None) -> Usage:
 
 
 class AnthropicChunkConverter:
-    """Turns Anthropic stream events into ours; one instance per stream."""
+    """Turns Anthropic stream events into ours; one instance per stream.
+
+    Also rebuilds the turn's content blocks, in order, into the
+    ``anthropic_content`` extra (thinking blocks keep their signatures).
+    """
 
     def __init__(self) -> None:
+        # Stream block index -> its parts so far (string fields as lists of pieces).
         self._blocks: dict[int, dict[str, Any]] = {}
         self._tool_index: dict[int, int] = {}
 
@@ -199,43 +206,51 @@ class AnthropicChunkConverter:
         if kind == "tool_use":
             index = len(self._tool_index)
             self._tool_index[event.index] = index
+            self._blocks[event.index] = {"type": "tool_use", "id": block.id, "name": block.name}
             return [acc.start_call(index, block.id, block.name)]
         if kind == "thinking":
             self._blocks[event.index] = {"type": "thinking", "thinking": [], "signature": [block.signature or ""]}
         elif kind == "redacted_thinking":
             self._blocks[event.index] = {"type": "redacted_thinking", "data": block.data}
-        elif kind == "text" and block.text:
-            return acc.add_text(block.text)
+        elif kind == "text":
+            self._blocks[event.index] = {"type": "text", "text": [block.text] if block.text else []}
+            if block.text:
+                return acc.add_text(block.text)
         return []
 
     def _delta(self, event: Any, acc: TurnAccumulator) -> list[StreamEvent]:
         delta = event.delta
         kind = delta.type
+        block = self._blocks.get(event.index)
         if kind == "text_delta":
+            if block is not None:
+                block["text"].append(delta.text)
             return acc.add_text(delta.text)
         if kind == "input_json_delta":
             return acc.add_arguments(self._tool_index.get(event.index), delta.partial_json)
         if kind == "thinking_delta":
-            block = self._blocks.get(event.index)
             if block is not None:
                 block["thinking"].append(delta.thinking)
             return acc.add_reasoning(delta.thinking)
-        if kind == "signature_delta":
-            block = self._blocks.get(event.index)
-            if block is not None:
-                block["signature"].append(delta.signature)
+        if kind == "signature_delta" and block is not None:
+            block["signature"].append(delta.signature)
         return []
 
     def _stop(self, event: Any, acc: TurnAccumulator) -> list[StreamEvent]:
-        index = self._tool_index.get(event.index)
-        if index is not None:
-            if not acc.tool_calls[index].arguments:
-                acc.tool_calls[index].arguments.append("{}")  # a call without input streams no JSON
-            done = acc.complete_call(index)
-            return [done] if done is not None else []
         block = self._blocks.pop(event.index, None)
+        index = self._tool_index.get(event.index)
+        events: list[StreamEvent] = []
+        if index is not None:
+            call = acc.tool_calls[index]
+            if not call.arguments:
+                call.arguments.append("{}")  # a call without input streams no JSON
+            done = acc.complete_call(index)
+            events = [done] if done is not None else []
+            if block is not None:
+                block["input"] = _parse_input("".join(call.arguments))
         if block is not None:
-            if block["type"] == "thinking":
-                block = {**block, "thinking": "".join(block["thinking"]), "signature": "".join(block["signature"])}
-            acc.extras.setdefault("anthropic_thinking_blocks", []).append(block)
-        return []
+            for key in ("text", "thinking", "signature"):
+                if isinstance(block.get(key), list):
+                    block[key] = "".join(block[key])
+            acc.extras.setdefault("anthropic_content", []).append(block)
+        return events

@@ -24,14 +24,15 @@ _FINISH: Mapping[str, str] = MappingProxyType(
     }
 )
 
-# Keys of an internal message the wire accepts; provider extras stay home.
-_WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+# Keys of an internal message the wire accepts; other provider extras stay home.
+_WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_details")
+_DETAIL_TEXT_KEYS = ("text", "summary", "data", "signature")
 
 
 def to_chat_messages(messages: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
     """Internal history as Chat Completions messages.
 
-    Drops provider extras (``reasoning``, ``anthropic_thinking_blocks`` ...) and
+    Drops provider extras (``reasoning``, ``anthropic_content`` ...) and
     sends ``system`` as ``developer`` to models that want it.
     """
     developer = uses_developer_role(model)
@@ -93,6 +94,10 @@ def convert_chat_chunk(chunk: Any, acc: TurnAccumulator) -> Iterable[StreamEvent
         # OpenRouter sends ``reasoning``, DeepSeek and vLLM ``reasoning_content``.
         extra = delta.model_extra or {}
         reasoning = extra.get("reasoning") or extra.get("reasoning_content")
+        details = extra.get("reasoning_details")
+        if isinstance(details, list) and details:
+            detail_text = _merge_reasoning_details(details, acc)
+            reasoning = reasoning or detail_text
         if isinstance(reasoning, str) and reasoning:
             events += acc.add_reasoning(reasoning)
         if delta.content:
@@ -104,6 +109,28 @@ def convert_chat_chunk(chunk: Any, acc: TurnAccumulator) -> Iterable[StreamEvent
         acc.finish_reason = _FINISH.get(choice.finish_reason, "stop")
         acc.done = True
     return events
+
+
+def _merge_reasoning_details(details: list[Any], acc: TurnAccumulator) -> str:
+    """Fold streamed ``reasoning_details`` pieces into whole items; their new text."""
+    merged: list[dict[str, Any]] = acc.extras.setdefault("reasoning_details", [])
+    text = []
+    for item in details:
+        if not isinstance(item, dict):
+            continue
+        same = [m for m in merged if m.get("index") == item.get("index") and m.get("type") == item.get("type")]
+        if not same:
+            merged.append(dict(item))
+        else:
+            target = same[-1]
+            for key, value in item.items():
+                if key in _DETAIL_TEXT_KEYS and isinstance(value, str) and isinstance(target.get(key), str):
+                    target[key] += value
+                elif value is not None:
+                    target[key] = value
+        if item.get("type") == "reasoning.text" and isinstance(item.get("text"), str):
+            text.append(item["text"])
+    return "".join(text)
 
 
 def _tool_delta(tc: Any, acc: TurnAccumulator) -> list[StreamEvent]:

@@ -15,11 +15,16 @@ The normalized assistant message (``StreamFinished.message``)::
 Provider extras (opaque to the agent loop, kept in history so that the next
 request to the same provider can send them back):
 
-``anthropic_thinking_blocks``
-    The turn's Anthropic ``thinking`` blocks (with their ``signature``) and
-    ``redacted_thinking`` blocks (with their ``data``), exactly as received. The
-    Anthropic adapter sends them back first in that assistant turn; other
-    adapters ignore them.
+``anthropic_content``
+    The turn's Anthropic content blocks in the order received: ``thinking``
+    (with its ``signature``), ``redacted_thinking`` (with its ``data``),
+    ``text`` and ``tool_use`` (with its parsed ``input``). The Anthropic adapter
+    sends the thinking blocks back unmodified, first in that assistant turn;
+    other adapters ignore the key.
+``reasoning_details``
+    OpenRouter's structured reasoning (``reasoning.text`` / ``reasoning.encrypted``
+    / ``reasoning.summary`` items, signatures included), merged per item; the
+    Chat Completions adapter sends it back on that assistant message.
 ``responses_items``
     The Responses API output items of the turn (``reasoning`` items with their
     ``encrypted_content``/``id``, ``function_call`` items with ``call_id`` and

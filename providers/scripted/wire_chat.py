@@ -70,7 +70,16 @@ def stream_frames(r: Render, include_usage: bool) -> list[bytes]:
     u = include_usage
     frames = [_chunk(r, {"role": "assistant", "content": ""}, usage_slot=u)]
     if step.reasoning:
-        frames += [_chunk(r, {"reasoning": piece}, usage_slot=u) for piece in split_even(step.reasoning, 3)]
+        pieces = split_even(step.reasoning, 3)
+        for n, piece in enumerate(pieces):
+            delta: dict[str, Any] = {"reasoning": piece}
+            if step.signature:
+                # OpenRouter's structured form, which carries the signature.
+                detail = {"type": "reasoning.text", "text": piece, "index": 0, "format": "anthropic-claude-v1"}
+                if n == len(pieces) - 1:
+                    detail["signature"] = step.signature
+                delta["reasoning_details"] = [detail]
+            frames.append(_chunk(r, delta, usage_slot=u))
     frames += [_chunk(r, {"content": piece}, usage_slot=u) for piece in step.text_pieces()]
     for index, call in enumerate(step.tool_calls):
         head: dict[str, Any] = {

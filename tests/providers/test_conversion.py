@@ -14,6 +14,7 @@ from providers.caching import apply_system_and_3, cache_marker
 from providers.base import TurnAccumulator
 from providers.chat_completions import build_chat_kwargs, convert_chat_chunk, to_chat_messages
 from providers.codex_responses import build_responses_kwargs
+from providers.recovery.history import strip_reasoning
 from providers.responses_convert import to_responses_input, to_responses_tools
 
 from .conftest import TERMINAL_TOOL, adapter_for, collect, request
@@ -30,7 +31,10 @@ HISTORY = [
         "role": "assistant",
         "content": "Doing both.",
         "reasoning": "plan",
-        "anthropic_thinking_blocks": [{"type": "thinking", "thinking": "plan", "signature": "SIG1"}],
+        "anthropic_content": [
+            {"type": "thinking", "thinking": "plan", "signature": "SIG1"},
+            {"type": "text", "text": "Doing both."},
+        ],
         "tool_calls": [_call("call_1", "terminal", {"command": "ls"}), _call("call_2", "read_file", {"path": "a"})],
     },
     {"role": "tool", "tool_call_id": "call_1", "content": "a\nb"},
@@ -225,7 +229,10 @@ class TestRoundTrip:
         adapter = adapter_for(server, pool, "anthropic_messages")
         history = [{"role": "user", "content": "list"}]
         first = (await collect(adapter, request(history, tools=[TERMINAL_TOOL])))[-1].message
-        assert first["anthropic_thinking_blocks"] == [{"type": "thinking", "thinking": "I should list.", "signature": "U0lHTkFUVVJF"}]
+        assert first["anthropic_content"] == [
+            {"type": "thinking", "thinking": "I should list.", "signature": "U0lHTkFUVVJF"},
+            {"type": "tool_use", "id": "toolu_1", "name": "terminal", "input": {"command": "ls"}},
+        ]
         history += [first, {"role": "tool", "tool_call_id": "toolu_1", "content": "a b"}]
         await collect(adapter, request(history, tools=[TERMINAL_TOOL]))
         sent = server.requests[1].body["messages"]
@@ -251,6 +258,33 @@ class TestRoundTrip:
         assert call["call_id"] == "call_r" and call["id"].startswith("fc_")
         output = next(i for i in sent if i.get("type") == "function_call_output")
         assert output == {"type": "function_call_output", "call_id": "call_r", "output": "a b"}
+
+    async def test_openrouter_reasoning_details_round_trip(self, server, pool):
+        server.push({"reasoning": "step by step", "signature": "OR-SIG", "text": "ok"}, {"text": "again"})
+        adapter = adapter_for(server, pool, "chat_completions")
+        history = [{"role": "user", "content": "go"}]
+        first = (await collect(adapter, request(history)))[-1].message
+        assert first["reasoning"] == "step by step"
+        assert first["reasoning_details"] == [
+            {"type": "reasoning.text", "text": "step by step", "index": 0, "format": "anthropic-claude-v1", "signature": "OR-SIG"}
+        ]
+        history += [first, {"role": "user", "content": "more"}]
+        await collect(adapter, request(history))
+        sent = server.requests[1].body["messages"][1]
+        assert sent["reasoning_details"] == first["reasoning_details"]
+        assert "reasoning" not in sent
+
+    async def test_stripped_history_sends_no_thinking(self, server, pool):
+        # The recovery layer's level 3 strips reasoning; the adapter must then send none.
+        server.push({"reasoning": "hm", "signature": "SIG", "text": "a"}, {"text": "b"})
+        adapter = adapter_for(server, pool, "anthropic_messages")
+        history = [{"role": "user", "content": "x"}]
+        first = (await collect(adapter, request(history)))[-1].message
+        stripped, changed = strip_reasoning(history + [first, {"role": "user", "content": "y"}])
+        assert changed
+        await collect(adapter, request(stripped))
+        sent = server.requests[1].body["messages"][1]["content"]
+        assert [b["type"] for b in sent] == ["text"]
 
     async def test_gemini_extra_content_round_trips(self, server, pool):
         extra = {"google": {"thought_signature": "gem-sig"}}
