@@ -30,6 +30,7 @@ CJK = "東京 大阪 会議 設計 資料 明日 今日 問題 解決 確認 北
 
 
 def vocabulary(rng: random.Random, size: int = 20_000) -> list[str]:
+    """Synthetic words; their order is their Zipf rank (the first is the most frequent)."""
     words: set[str] = set()
     while len(words) < size:
         words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
@@ -145,6 +146,7 @@ async def read_latency(store: SqliteSessionStore, runs: int) -> None:
 
 
 async def search_latency(path: Path, runs: int) -> None:
+    """Print read and search latencies over the big database."""
     async with SqliteSessionStore.open(path) as store:
         await read_latency(store, runs)
         # Words of the synthetic vocabulary at several frequencies.
@@ -172,6 +174,7 @@ async def search_latency(path: Path, runs: int) -> None:
 
 
 async def main() -> None:
+    """Run both benchmarks and print their figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--db", type=Path, default=Path("/tmp/hermes_actors_bench_store.db"))

@@ -75,6 +75,7 @@ class _Message:
     encoded: EncodedMessage
 
     def stored(self) -> StoredMessage:
+        """The message decoded, as the SQLite store returns it."""
         e = self.encoded
         message = decode_message(
             e.role, e.content, e.content_json, e.tool_calls, e.tool_call_id, e.name, e.tool_name,

@@ -61,15 +61,19 @@ def _filters(request: SearchRequest) -> tuple[str, list[Any]]:
 
 
 class _Search:
+    """The queries of one search, sharing its filters."""
+
     def __init__(self, conn: sqlite3.Connection, request: SearchRequest) -> None:
         self.conn = conn
         self.request = request
         self.where, self.params = _filters(request)
 
     def rows(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        """Run one query."""
         return self.conn.execute(sql, params).fetchall()
 
     def grouped(self, inner: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        """The best hits of each session among ``inner``'s rows (hit columns, ``rank``), best session first."""
         sql = f"""
             WITH hits AS ({inner}),
             ranked AS (
@@ -83,6 +87,7 @@ class _Search:
         return self.rows(sql, [*params, self.request.limit * HITS_PER_SESSION])
 
     def words(self, match: str) -> list[tuple[Any, ...]]:
+        """Hits of an FTS5 query on the word index."""
         inner = (
             f"SELECT {_HIT_COLUMNS} AS tool, messages_fts.rank AS rank FROM messages_fts"
             " JOIN messages AS m ON m.id = messages_fts.rowid JOIN sessions AS s ON s.id = m.session_id"
@@ -91,6 +96,7 @@ class _Search:
         return self.grouped(inner, [match, *self.params])
 
     def substrings(self, terms: list[str]) -> list[tuple[Any, ...]]:
+        """Hits containing every term as a substring (trigram index, LIKE for short terms)."""
         long = [t for t in terms if len(t) >= 3]
         short = [t for t in terms if len(t) < 3]
         like = " AND ".join(["(t.body LIKE ? ESCAPE '\\' OR t.calls LIKE ? ESCAPE '\\')"] * len(short)) or "1"

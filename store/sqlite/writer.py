@@ -76,6 +76,7 @@ class _Request:
         self.done = trio.Event()
 
     def finish(self, result: outcome.Outcome) -> None:
+        """Answer the waiter; a result already set by the commit wins over ``result``."""
         if self.result is None:
             self.result = result
         self.done.set()
