@@ -104,7 +104,8 @@ async def write_throughput(tasks: int, per_task: int, synchronous: str) -> tuple
                 for t in range(tasks):
                     nursery.start_soon(appender, t)
             elapsed = time.perf_counter() - start
-            return tasks * per_task / elapsed, store.statistics().transactions - before, statistics.mean(latencies) * 1000
+            transactions = store.statistics().transactions - before
+            return tasks * per_task / elapsed, transactions, statistics.mean(latencies) * 1000
 
 
 QUERIES = [
@@ -183,7 +184,9 @@ async def main() -> None:
     args = parser.parse_args()
 
     print("store: committed messages/s (one message per append, each append waits for its COMMIT)")
-    write_runs = [] if args.skip_writes else [(1, 2000, "normal"), (100, 200, "normal"), (100, 200, "full"), (1000, 20, "normal")]
+    write_runs = [(1, 2000, "normal"), (100, 200, "normal"), (100, 200, "full"), (1000, 20, "normal")]
+    if args.skip_writes:
+        write_runs = []
     for tasks, per_task, sync in write_runs:
         rate, transactions, latency = await write_throughput(tasks, per_task, sync)
         print(
@@ -200,7 +203,7 @@ async def main() -> None:
         generate(partial, args.messages)
         partial.rename(args.db)
         print(f"  generated in {time.perf_counter() - started:.0f} s, {args.db.stat().st_size / 1e6:,.0f} MB")
-    print(f"store: reads and search over {args.messages:,} messages ({args.runs} runs each, through SqliteSessionStore)")
+    print(f"store: reads and search over {args.messages:,} messages ({args.runs} runs each, via SqliteSessionStore)")
     await search_latency(args.db, args.runs)
 
 
