@@ -152,6 +152,8 @@ class ModelMetadata:
         self._guessed: dict[str, int] = {}
         self._output_caps: dict[str, int] = {}
         self._ratio: dict[str, float] = {}
+        # Serializes cache writes so an older snapshot never lands after a newer one.
+        self._write_lock = trio.Lock()
 
     @classmethod
     async def open(cls, cache_dir: Path, config: ModelConfig | None = None) -> ModelMetadata:
@@ -201,8 +203,8 @@ class ModelMetadata:
         if info.context_length is not None:
             self._probed[key] = info.context_length
             self._guessed.pop(key, None)
-            snapshot = dict(self._probed)
-            await trio.to_thread.run_sync(_write_cache, self._cache_path, snapshot)
+            async with self._write_lock:
+                await trio.to_thread.run_sync(_write_cache, self._cache_path, dict(self._probed))
         else:
             current = self.context_length(model)
             lower = [tier for tier in PROBE_TIERS if tier < current]

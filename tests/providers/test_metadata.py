@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import trio
 
 from config.providers import ModelConfig
 from providers import ModelMetadata, parse_overflow_message
@@ -71,6 +72,13 @@ class TestOverflowParsing:
         assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
         fresh = await ModelMetadata.open(tmp_path)
         assert fresh.context_length("odd-model") == 32_768
+
+    async def test_concurrent_overflows_all_persist(self, tmp_path):
+        meta = ModelMetadata(tmp_path)
+        async with trio.open_nursery() as nursery:
+            for n in range(8):
+                nursery.start_soon(meta.record_overflow, f"model-{n}", f"maximum context length is {10_000 + n} tokens")
+        assert json.loads((tmp_path / CACHE_FILE_NAME).read_text()) == {f"model-{n}": 10_000 + n for n in range(8)}
 
     async def test_guess_stays_in_memory(self, tmp_path):
         meta = ModelMetadata(tmp_path)
