@@ -28,7 +28,8 @@ request to the same provider can send them back):
 ``responses_items``
     The Responses API output items of the turn (``reasoning`` items with their
     ``encrypted_content``/``id``, ``function_call`` items with ``call_id`` and
-    item ``id``). The Responses adapter replays ``reasoning`` items from it.
+    item ``id``). The Responses adapter replays the ``reasoning`` items and
+    reuses the ``function_call`` item ids.
 ``extra_content`` (on a tool call dict)
     Gemini's per-call opaque data (thought signatures) received on an OpenAI
     compatible stream; sent back unchanged on that tool call.
