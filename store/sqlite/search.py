@@ -11,10 +11,12 @@ narrows the search.
 Ranking is bounded: the ``CANDIDATES`` most recent matching messages are
 ranked by bm25 (FTS5 walks its index newest first and stops there). A query
 with fewer matches than that is ranked exactly; one matching a large part of
-history (a very common word) is ranked among its most recent matches, which
-keeps every query fast on millions of messages. Results are grouped per
-session in SQL (a window per session), so one session with many hits can
-never push the others out.
+history is ranked among its most recent matches. A query so common that it
+matches more than one in ``DENSE_RATIO`` of the newest messages (a stop word)
+is ordered by recency instead: bm25 cannot tell such matches apart, and
+computing it costs tens of milliseconds there. This keeps every indexed query
+fast on millions of messages. Results are grouped per session in SQL (a window
+per session), so one session with many hits can never push the others out.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ __all__ = ["search"]
 _HIT_COLUMNS = "m.id, m.session_id, m.role, m.created_at, coalesce(m.tool_name, m.name)"
 # The most recent matching messages ranked per search (see the module docstring).
 CANDIDATES = 500
+# A query matching more than 1 in DENSE_RATIO of the newest messages is ordered by recency.
+DENSE_RATIO = 5
 
 
 def _quote(term: str) -> str:
@@ -86,10 +90,21 @@ class _Search:
         """
         return self.rows(sql, [*params, self.request.limit * HITS_PER_SESSION])
 
+    def rank(self, table: str, match: str) -> str:
+        """The SQL ranking expression for ``match`` on ``table``: bm25, or recency for a stop-word query."""
+        rows = self.rows(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT {CANDIDATES}", [match]
+        )
+        if len(rows) == CANDIDATES:
+            newest = self.rows("SELECT max(id) FROM messages", [])[0][0]
+            if newest - rows[-1][0] < CANDIDATES * DENSE_RATIO:
+                return "-m.id"
+        return f"{table}.rank"
+
     def words(self, match: str) -> list[tuple[Any, ...]]:
         """Hits of an FTS5 query on the word index."""
         inner = (
-            f"SELECT {_HIT_COLUMNS} AS tool, messages_fts.rank AS rank FROM messages_fts"
+            f"SELECT {_HIT_COLUMNS} AS tool, {self.rank('messages_fts', match)} AS rank FROM messages_fts"
             " JOIN messages AS m ON m.id = messages_fts.rowid JOIN sessions AS s ON s.id = m.session_id"
             f" WHERE messages_fts MATCH ? AND {self.where} ORDER BY messages_fts.rowid DESC LIMIT {CANDIDATES}"
         )
@@ -102,14 +117,15 @@ class _Search:
         like = " AND ".join(["(t.body LIKE ? ESCAPE '\\' OR t.calls LIKE ? ESCAPE '\\')"] * len(short)) or "1"
         like_params = [p for t in short for p in (_like(t), _like(t))]
         if long:
+            match = " ".join(_quote(t) for t in long)
             inner = (
-                f"SELECT {_HIT_COLUMNS} AS tool, messages_tri.rank AS rank FROM messages_tri"
+                f"SELECT {_HIT_COLUMNS} AS tool, {self.rank('messages_tri', match)} AS rank FROM messages_tri"
                 " JOIN messages AS m ON m.id = messages_tri.rowid JOIN sessions AS s ON s.id = m.session_id"
                 " JOIN message_text AS t ON t.id = m.id"
                 f" WHERE messages_tri MATCH ? AND {self.where} AND {like}"
                 f" ORDER BY messages_tri.rowid DESC LIMIT {CANDIDATES}"
             )
-            return self.grouped(inner, [" ".join(_quote(t) for t in long), *self.params, *like_params])
+            return self.grouped(inner, [match, *self.params, *like_params])
         # Only short words: no index narrows it; scan newest first and stop early.
         inner = (
             f"SELECT {_HIT_COLUMNS} AS tool, -m.id AS rank FROM messages AS m"

@@ -147,6 +147,21 @@ class TestBoundedRanking:
         assert ids(await sqlite_store.search("common", limit=10))[0] == "old"
 
 
+    async def test_stop_word_query_is_ordered_by_recency(
+        self, sqlite_store: SqliteSessionStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr("store.sqlite.search.CANDIDATES", 4)
+        await session(sqlite_store, "strong", user("the the the the"))
+        await session(sqlite_store, "a", user("the cat"))
+        await session(sqlite_store, "b", user("the dog"))
+        await session(sqlite_store, "c", user("the end"))
+        # "the" is in every recent message: recency decides, newest first.
+        assert ids(await sqlite_store.search("the", limit=2)) == ["c", "b"]
+        # Once matches are sparse among recent messages, bm25 ranks the candidates again.
+        await session(sqlite_store, "d", *[user(f"filler {i}") for i in range(20)])
+        assert ids(await sqlite_store.search("the", limit=1)) == ["strong"]
+
+
 class TestIndexSync:
     """The triggers keep both indexes equal to the messages, through deletes."""
 
