@@ -64,7 +64,7 @@ def run_one_shot(client: ControlClient, session_id: str, text: str, *, as_json: 
     client.request_raw(c.Attach(client.next_id(), session_id, None))
     client.request_raw(c.SendMessage(client.next_id(), session_id, text))
     to_terminal = sys.stdout.isatty()
-    view = EventView(Console(file=sys.stdout if to_terminal else sys.stderr, highlight=False))
+    view = EventView(Console(file=sys.stdout if to_terminal else sys.stderr, highlight=False), session_id)
     while True:
         event = client.receive_raw()
         kind = event.get("type")
@@ -76,7 +76,7 @@ def run_one_shot(client: ControlClient, session_id: str, text: str, *, as_json: 
         if kind == "ErrorReply":
             print(f"hermes-actors: {event.get('message')}", file=sys.stderr)
             return EXIT_FAILURE
-        if kind == "TurnFinished":
+        if kind == "TurnFinished" and view.is_own(event):
             if not as_json and not to_terminal and event.get("final_text"):
                 print(event["final_text"])
             return 0 if event["reason"] == "completed" else EXIT_FAILURE
@@ -96,7 +96,7 @@ class Attachment:
         self.session_id = session_id
         self.as_json = as_json
         self.interactive = sys.stdin.isatty() and sys.stdout.isatty() and not as_json
-        self.view = EventView(Console(highlight=False, force_terminal=None if self.interactive else False))
+        self.view = EventView(Console(highlight=False, force_terminal=None if self.interactive else False), session_id)
         self.done = threading.Event()
         self.sent_messages = 0
         self.input_closed = False
@@ -228,7 +228,7 @@ class Attachment:
             if kind == "SubscriberDropped" and not self.done.is_set():
                 # Resume where we were: the session's replay buffer still has what we missed.
                 self._send(c.Attach(self.client.next_id(), self.session_id, self.view.last_seq))
-            if kind == "TurnFinished":
+            if kind == "TurnFinished" and self.view.is_own(message):
                 self._finished_turns += 1
                 if self.input_closed and self.sent_messages and self._finished_turns >= self.sent_messages:
                     self.done.set()
@@ -237,5 +237,6 @@ class Attachment:
         elif kind == "SessionCreated":
             self._send(c.Detach(self.client.next_id(), self.session_id))
             self.session_id = message["session_id"]
+            self.view.session_path = f"sessions/session:{self.session_id}"
             self._send(c.Attach(self.client.next_id(), self.session_id, None))
             self.view.line(f"new session {self.session_id}", style="dim")

@@ -21,19 +21,25 @@ _PREVIEW = 60
 class EventView:
     """Renders events and remembers what the input side needs (pending requests, usage, last seq).
 
+    Events a session relays from its subagents carry the subagent's path; they
+    are shown labelled and without their streamed text, and they never count
+    as the session's own turn.
+
     Args:
         console: where to render; ``Console(force_terminal=False)`` for a pipe.
+        session_id: the attached session (its own events have its path).
     """
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, session_id: str) -> None:
         self.console = console
+        self.session_path = f"sessions/session:{session_id}"
         self.plain = not console.is_terminal
         self.last_seq = 0
         self.pending: dict[str, dict[str, Any]] = {}
         self.usage: dict[str, Any] | None = None
         self.activity = ""
         self.turn_running = False
-        self._tools: dict[str, dict[str, Any]] = {}
+        self._tools: dict[tuple[str, str], dict[str, Any]] = {}
         # Invariant: True while the cursor sits after streamed text with no newline yet.
         self._mid_line = False
         self._in_reasoning = False
@@ -64,14 +70,35 @@ class EventView:
 
     # -- events ----------------------------------------------------------------------------------
 
+    def is_own(self, event: dict[str, Any]) -> bool:
+        """True for the session's own events, False for those relayed from a subagent."""
+        return event.get("path", self.session_path) in ("", self.session_path)
+
     def show(self, event: dict[str, Any]) -> None:
         """Render one event dict and update the remembered state."""
         seq = event.get("seq")
         if isinstance(seq, int) and seq > self.last_seq:
             self.last_seq = seq
-        handler = getattr(self, f"_on_{event.get('type', '')}", None)
+        kind = event.get("type", "")
+        if not self.is_own(event):
+            self._relayed(kind, event)
+            return
+        handler = getattr(self, f"_on_{kind}", None)
         if handler is not None:
             handler(event)
+
+    def _relayed(self, kind: str, event: dict[str, Any]) -> None:
+        label = str(event.get("path", "")).rsplit("/", 1)[-1]
+        if kind == "TurnStarted":
+            self.line(f"  ↳ {label} started: {event.get('text', '')}", style="magenta")
+        elif kind == "TurnFinished":
+            self.line(f"  ↳ {label} {event['reason']}", style="magenta")
+        elif kind == "ToolStarted":
+            self._tools[(event["path"], event["call_id"])] = event
+        elif kind == "ToolFinished":
+            self._tool_line(event, prefix=f"  [{label}]")
+        elif kind in ("ApprovalRequested", "ClarifyRequested", "RequestResolved", "StatusUpdate"):
+            getattr(self, f"_on_{kind}")(event)
 
     def _on_TurnStarted(self, event: dict[str, Any]) -> None:  # noqa: N802 - named after the event
         self.turn_running = True
@@ -91,23 +118,26 @@ class EventView:
         self._stream(event["text"], style="dim italic")
 
     def _on_ToolStarted(self, event: dict[str, Any]) -> None:  # noqa: N802
-        self._tools[event["call_id"]] = event
+        self._tools[(event["path"], event["call_id"])] = event
         self.activity = f"running {event['name']}"
 
     def _on_ToolProgress(self, event: dict[str, Any]) -> None:  # noqa: N802
         self.activity = event["text"]
 
     def _on_ToolFinished(self, event: dict[str, Any]) -> None:  # noqa: N802
-        started = self._tools.pop(event["call_id"], {})
+        self._tool_line(event, prefix=" ")
+        self.activity = "thinking"
+
+    def _tool_line(self, event: dict[str, Any], prefix: str) -> None:
+        started = self._tools.pop((event.get("path"), event["call_id"]), {})
         emoji = started.get("emoji") or "🔧"
         preview = " ".join(str(started.get("args_preview", "")).split())[:_PREVIEW]
         outcome = "ok" if event["ok"] else "error"
         mark = "✓" if event["ok"] else "✗"
         self.line(
-            f"  {emoji} {event['name']} {preview}  {event['duration_seconds']:.1f}s {mark if not self.plain else outcome}",
+            f"{prefix} {emoji} {event['name']} {preview}  {event['duration_seconds']:.1f}s {outcome if self.plain else mark}",
             style="green" if event["ok"] else "red",
         )
-        self.activity = "thinking"
 
     def _on_StatusUpdate(self, event: dict[str, Any]) -> None:  # noqa: N802
         self.line(f"[{event['kind']}] {event['text']}", style="yellow")

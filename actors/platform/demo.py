@@ -62,7 +62,7 @@ def _print_tree(console: Console, client: ControlClient, session_id: str) -> Non
     except PlatformError:
         return
     console.print(Rule("live tree", style="dim"))
-    console.print(format_tree(reply["tree"], reply["now"]), style="cyan", highlight=False, markup=False)
+    console.print(format_tree(reply["tree"], reply["now"]), style="cyan", highlight=False, markup=False, soft_wrap=True)
     console.print(Rule(style="dim"))
 
 
@@ -78,7 +78,7 @@ def _run_session(console: Console, paths: DaemonPaths, base_url: str) -> int:
         session_id = created["session_id"]
         client.request_raw(c.Attach(client.next_id(), session_id, None))
         client.request_raw(c.SendMessage(client.next_id(), session_id, DEMO_PROMPT))
-        view = EventView(console)
+        view = EventView(console, session_id)
         client.settimeout(0.3)
         deadline = time.monotonic() + DEMO_DEADLINE_SECONDS
         next_tree = time.monotonic() + 0.5
@@ -92,12 +92,16 @@ def _run_session(console: Console, paths: DaemonPaths, base_url: str) -> int:
             except TimeoutError:
                 event = None
             if event is not None:
-                if event.get("type") in ("TextDelta", "ReasoningDelta"):
-                    pass  # the answer is printed whole at the end
-                else:
+                kind = event.get("type")
+                if kind not in ("TextDelta", "ReasoningDelta"):  # the answer is printed whole at the end
                     view.show(event)
-                if event.get("type") == "TurnFinished":
+                if kind == "TurnFinished" and view.is_own(event):
                     final = event
+                elif kind == "TurnStarted" and not view.is_own(event):
+                    next_tree = time.monotonic()  # a subagent is running: show it now
+                elif kind in ("ToolStarted", "TurnStarted"):
+                    # Work just started: show the tree shortly, once its actors are there.
+                    next_tree = min(next_tree, time.monotonic() + 0.3)
             if final is None and time.monotonic() >= next_tree:
                 _print_tree(console, watcher, session_id)
                 next_tree = time.monotonic() + TREE_EVERY_SECONDS

@@ -18,6 +18,8 @@ from actors.platform.backend import SessionsBackend
 from actors.platform.providers_actor import ProvidersActor
 from actors.session.options import SessionDeps, SessionOptions
 from actors.session.service import SessionService, SessionsSupervisor
+from actors.session.setup import SessionSetup
+from actors.subagent.delegate import delegate_capability
 from actors.toolbox import build_toolbox
 from config.daemon import DaemonConfig
 from config.loader import Config, load_env_file
@@ -30,7 +32,7 @@ from store.protocol import SessionStore
 from supervisor import ActorSystem, ChildSpec
 from tools.web import open_web_client
 
-__all__ = ["KEY_VARIABLES", "SessionsParts", "options_from_request", "provider_key", "start_sessions"]
+__all__ = ["KEY_VARIABLES", "DaemonSessionService", "SessionsParts", "options_from_request", "provider_key", "start_sessions"]
 
 #: The environment variable holding each provider's key.
 KEY_VARIABLES: Mapping[str, str] = {
@@ -39,6 +41,20 @@ KEY_VARIABLES: Mapping[str, str] = {
     "openrouter": "OPENROUTER_API_KEY",
     "custom": "OPENAI_API_KEY",
 }
+
+
+class DaemonSessionService(SessionService):
+    """The session service with delegate_task wired: each session's setup gets its capability.
+
+    ``delegate_capability`` needs the session's own setup (its options, provider chain and
+    meter), so it is attached once the setup exists rather than through ``delegate_factory``.
+    """
+
+    def setup_for(self, session_id: str, options: SessionOptions | None, ephemeral_system: str | None = None) -> SessionSetup:
+        """The session's setup, with its delegate_task capability."""
+        setup = super().setup_for(session_id, options, ephemeral_system)
+        setup.delegate = delegate_capability(setup, self.deps.config.delegation)
+        return setup
 
 
 @attrs.frozen
@@ -99,5 +115,5 @@ async def start_sessions(
             shutdown_timeout=section.shutdown_timeout_seconds,
         )
     )
-    service = SessionService(deps, supervisor, system.registry, section)
+    service = DaemonSessionService(deps, supervisor, system.registry, section)
     return SessionsParts(service, options_from_request)

@@ -16,24 +16,24 @@ from tests.daemon.test_sessions import NO_TOOLS, _chat, _end
 class TestPipedAttach:
     """Without a terminal, attach reads messages from stdin and prints plain text."""
 
-    def test_stdin_lines_are_messages(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+    def test_stdin_lines_are_messages(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """Each line is sent; at end of input the client waits for the turns, prints plain text and exits 0."""
         provider.reset()
-        session_id, _ = _chat(daemon, provider, NO_TOOLS)
-        result = run_cli(daemon.home, "attach", session_id, stdin="from a pipe, no tools\n", timeout=60)
+        session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
+        result = run_cli(shared_daemon.home, "attach", session_id, stdin="from a pipe, no tools\n", timeout=60)
         assert result.returncode == 0, result.stderr
         assert "from a pipe, no tools" in result.stdout
         assert "\x1b[" not in result.stdout  # no control codes in a pipe
         assert f"attached to {session_id}" in result.stdout
 
-    def test_ctrl_c_interrupts_the_turn(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+    def test_ctrl_c_interrupts_the_turn(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """SIGINT to an attached client interrupts the running turn; the client stays attached."""
         provider.reset()
-        session_id, _ = _chat(daemon, provider, NO_TOOLS)
+        session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
         provider.push({"text": "too slow", "delay_first_byte": 60})
         attach = subprocess.Popen(
             [sys.executable, "-m", "actors.platform", "attach", session_id, "--json"],
-            env=environment(daemon.home), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            env=environment(shared_daemon.home), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True,
         )
         lines = LineReader(attach.stdout)
@@ -42,7 +42,7 @@ class TestPipedAttach:
             attach.stdin.write("this turn will be interrupted\n")
             attach.stdin.flush()
             lines.until(lambda line: '"TurnStarted"' in line)
-            _wait_for_path(daemon, lambda p: p.startswith(f"sessions/session:{session_id}/turn"))
+            _wait_for_path(shared_daemon, lambda p: p.startswith(f"sessions/session:{session_id}/turn"))
             attach.send_signal(signal.SIGINT)
             finished = json.loads(lines.until(lambda line: '"TurnFinished"' in line)[-1])
             assert finished["reason"] == "interrupted"

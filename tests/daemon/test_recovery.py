@@ -144,20 +144,20 @@ class TestHibernation:
 class TestKill:
     """`kill` by path: a tool worker, a session."""
 
-    def test_kill_tool_worker(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+    def test_kill_tool_worker(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """Killing a running tool gives the model an error result; the turn goes on to its answer."""
-        session_id, _ = _chat(daemon, provider, NO_TOOLS)
+        session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
         provider.push(
             {"tool_calls": [{"id": "call_sleep", "name": "terminal", "arguments": {"command": "sleep 60"}}]},
             {"text": "The tool was stopped; carrying on."},
         )
-        with daemon.client() as client:
+        with shared_daemon.client() as client:
             client.request(c.Attach(client.next_id(), session_id, None))
             client.request(c.SendMessage(client.next_id(), session_id, "sleep a while"))
-            tool = _wait_for_path(daemon, lambda p: p.endswith("tool:call_sleep"))
-            inspected = json.loads(run_cli(daemon.home, "inspect", tool, "--json").stdout)
+            tool = _wait_for_path(shared_daemon, lambda p: p.endswith("tool:call_sleep"))
+            inspected = json.loads(run_cli(shared_daemon.home, "inspect", tool, "--json").stdout)
             assert inspected["kind"] == "tool"
-            killed = run_cli(daemon.home, "kill", tool)
+            killed = run_cli(shared_daemon.home, "kill", tool)
             assert killed.returncode == 0, killed.stderr
             events = []
             while not events or type(events[-1]).__name__ != "TurnFinished":
@@ -167,28 +167,28 @@ class TestKill:
         assert "operator" in finished[0].result_preview
         assert events[-1].final_text == "The tool was stopped; carrying on."
 
-    def test_kill_session_keeps_it_stored(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+    def test_kill_session_keeps_it_stored(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """A killed session leaves the tree, stays in the store, and resumes on the next message."""
-        session_id, _ = _chat(daemon, provider, NO_TOOLS)
-        result = run_cli(daemon.home, "kill", session_id)
+        session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
+        result = run_cli(shared_daemon.home, "kill", session_id)
         assert result.returncode == 0, result.stderr
         deadline = time.monotonic() + 10
-        while f"sessions/session:{session_id}" in _paths(_tree(daemon)):
+        while f"sessions/session:{session_id}" in _paths(_tree(shared_daemon)):
             assert time.monotonic() < deadline
             time.sleep(0.1)
-        assert NO_TOOLS in _stored_texts(daemon, session_id)
-        with daemon.client() as client:
+        assert NO_TOOLS in _stored_texts(shared_daemon, session_id)
+        with shared_daemon.client() as client:
             assert _turn(client, session_id, "back again, no tools")[-1].reason == "completed"
 
-    def test_interrupt_command(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+    def test_interrupt_command(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """`interrupt SESSION` ends a running turn as interrupted."""
-        session_id, _ = _chat(daemon, provider, NO_TOOLS)
+        session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
         provider.push({"text": "too slow", "delay_first_byte": 60})
-        with daemon.client() as client:
+        with shared_daemon.client() as client:
             client.request(c.Attach(client.next_id(), session_id, None))
             client.request(c.SendMessage(client.next_id(), session_id, "this will be interrupted"))
-            _wait_for_path(daemon, lambda p: p.startswith(f"sessions/session:{session_id}/turn"))
-            assert run_cli(daemon.home, "interrupt", session_id).returncode == 0
+            _wait_for_path(shared_daemon, lambda p: p.startswith(f"sessions/session:{session_id}/turn"))
+            assert run_cli(shared_daemon.home, "interrupt", session_id).returncode == 0
             events = []
             while not events or type(events[-1]).__name__ != "TurnFinished":
                 events.append(client.receive())

@@ -18,6 +18,13 @@ from tests.daemon.helpers import REPO, DaemonProcess, LineReader, ScriptedProvid
 NO_TOOLS = "hello, no tools please"
 
 
+@pytest.fixture
+def daemon(shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> DaemonProcess:
+    """One daemon serves every test here: each test works in sessions of its own."""
+    provider.reset()
+    return shared_daemon
+
+
 def _chat(daemon: DaemonProcess, provider: ScriptedProviderProcess, text: str, *extra: str, api_mode: str = "chat_completions") -> tuple[str, subprocess.CompletedProcess[str]]:
     result = run_cli(daemon.home, "chat", "-q", text, *provider.chat_flags(api_mode), *extra, timeout=90)
     match = re.search(r"session (\w+)", result.stderr)
