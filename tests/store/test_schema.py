@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,8 @@ from store import (
     StoreClosedError,
 )
 from store.sqlite.schema import APPLICATION_ID, LATEST_VERSION, open_writer
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def raw(path: Path) -> sqlite3.Connection:
@@ -165,6 +169,14 @@ class TestPublicSurface:
         assert all(hasattr(store, name) for name in store.__all__)
         assert issubclass(store.SessionNotFoundError, LookupError)
         assert issubclass(store.StoreIOError, OSError)
+
+    def test_light_imports(self) -> None:
+        code = (
+            "import sys, store.errors, store.records, store.protocol\n"
+            "assert 'trio' not in sys.modules and 'sqlite3' not in sys.modules, 'heavy import'\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
 
     async def test_block_error_is_not_wrapped(self, tmp_path: Path) -> None:
         with pytest.raises(KeyError):
