@@ -17,6 +17,7 @@ from store import (
     SessionMeta,
     SessionNotFoundError,
     SqliteSessionStore,
+    StoreClosedError,
     StoreError,
     StoreIOError,
 )
@@ -185,6 +186,42 @@ class TestShutdown:
         conn = sqlite3.connect(path)
         assert conn.execute("SELECT count(*) FROM messages").fetchone() == (20,)
         conn.close()
+
+    async def test_writer_cancelled_mid_stream(self, tmp_path: Path) -> None:
+        """Every append that returned is stored; every one refused with StoreClosedError is not."""
+        path = tmp_path / "s.db"
+        store = SqliteSessionStore(path, StoreConfig(batch_max=8))
+        returned: list[int] = []
+        refused: list[int] = []
+
+        async def append(i: int) -> None:
+            try:
+                await store.append("a", [user(i)])
+            except StoreClosedError:
+                refused.append(i)
+            else:
+                returned.append(i)
+
+        async with trio.open_nursery() as outer:
+            inner_scope = trio.CancelScope()
+
+            async def serve(task_status: trio.TaskStatus[None]) -> None:
+                with inner_scope:
+                    await store.run(task_status=task_status)
+
+            await outer.start(serve)
+            await store.create_session(SessionMeta(id="a"))
+            for i in range(300):
+                outer.start_soon(append, i)
+            while store.statistics().requests < 40:
+                await trio.sleep(0.001)
+            inner_scope.cancel()
+        assert sorted(returned + refused) == list(range(300))
+        assert returned and refused
+        conn = sqlite3.connect(path)
+        stored = {row[0] for row in conn.execute("SELECT content FROM messages")}
+        conn.close()
+        assert stored == {f"message {i}" for i in returned}
 
     async def test_cancelled_caller(self, sqlite_store: SqliteSessionStore) -> None:
         await sqlite_store.create_session(SessionMeta(id="a"))
