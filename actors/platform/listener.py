@@ -10,14 +10,13 @@ import logging
 import os
 import socket
 import stat
-import struct
-import sys
 from pathlib import Path
 
 import trio
 
 from actors.platform.errors import SocketSetupError
 from actors.platform.paths import DaemonPaths, ensure_private_dir
+from actors.sandbox.server import peer_uid
 
 __all__ = ["LISTEN_BACKLOG", "bind_control_socket", "peer_uid", "remove_control_socket"]
 
@@ -26,18 +25,6 @@ log = logging.getLogger("hermes_actors.control")
 #: Large, because Trio's connect mishandles EAGAIN when a Unix listener's backlog is full;
 #: the kernel caps it at net.core.somaxconn.
 LISTEN_BACKLOG = 4096
-
-
-def peer_uid(sock: socket.socket | trio.socket.SocketType) -> int | None:
-    """The uid of the process at the other end of a Unix socket; None where unknown."""
-    if sys.platform.startswith("linux"):
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return struct.unpack("3i", creds)[1]
-    if sys.platform == "darwin":
-        # LOCAL_PEERCRED fills struct xucred {u_int version; uid_t uid; short ngroups; gid_t groups[16]}.
-        creds = sock.getsockopt(0, 0x001, struct.calcsize("IIh16I"))
-        return struct.unpack_from("II", creds)[1]
-    return None
 
 
 def _remove_stale(path: Path) -> None:
