@@ -1,0 +1,67 @@
+"""The daemon's shutdown bound, in process: past it the tree is cancelled and the watchdog fires."""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from pathlib import Path
+
+import trio
+
+from actors.base import Actor
+from actors.platform.client import ControlClient
+from actors.platform.daemon import serve_daemon
+from actors.platform.paths import DaemonPaths
+from config.loader import load_config
+from messages import control as c
+from messages.supervision import ActorState
+from supervisor import ChildSpec
+
+#: How long the stubborn actor's cleanup holds out (shielded), well past the bound.
+STUBBORN_SECONDS = 3.5
+
+
+class Stubborn(Actor[None]):
+    """An actor whose cleanup ignores cancellation for a while, as a wedged one would."""
+
+    kind = "stubborn"
+    shutdown_timeout = 30.0
+
+    async def main(self) -> None:
+        self.state = ActorState.RUNNING
+        await trio.sleep_forever()
+
+    async def on_stop(self) -> None:
+        with trio.CancelScope(shield=True):
+            await trio.sleep(STUBBORN_SECONDS)
+
+
+def _stop_through_socket(paths: DaemonPaths) -> None:
+    with ControlClient.connect(paths) as client:
+        client.request(c.StopDaemon(client.next_id()))
+
+
+class TestShutdownBound:
+    """A stop that overruns shutdown_timeout_seconds is cut short and the watchdog is called."""
+
+    async def test_watchdog_fires_past_the_bound(self) -> None:
+        """With a 0.5 s bound and a 3.5 s cleanup, the watchdog fires; the socket is removed at the end."""
+        with tempfile.TemporaryDirectory(prefix="ha-") as base:
+            home = Path(base) / "home"
+            home.mkdir(mode=0o700)
+            (home / "config.yaml").write_text("daemon:\n  shutdown_timeout_seconds: 0.5\n")
+            paths = DaemonPaths(home)
+            fired = threading.Event()
+
+            async def daemon(task_status: trio.TaskStatus[object]) -> None:
+                await serve_daemon(paths, load_config(home), on_overrun=fired.set, task_status=task_status)
+
+            async with trio.open_nursery() as nursery:
+                system = await nursery.start(daemon)
+                await system.root.start_child(ChildSpec("stubborn", Stubborn, shutdown_timeout=30.0))
+                started = trio.current_time()
+                await trio.to_thread.run_sync(_stop_through_socket, paths)
+            elapsed = trio.current_time() - started
+            assert fired.is_set(), "the watchdog did not fire"
+            assert elapsed >= 0.5
+            assert not paths.socket.exists()
