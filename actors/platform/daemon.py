@@ -123,6 +123,13 @@ async def serve_daemon(
     log.info("daemon stopped")
 
 
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
+
+
 def run_daemon(home: Path) -> int:
     """The ``hermes-actors daemon`` command: run in the foreground until stopped; the exit status."""
     install_safe_stdio()
@@ -152,7 +159,7 @@ def run_daemon(home: Path) -> int:
     try:
         trio.run(lambda: serve_daemon(paths, config, on_overrun=overrun))
     except* (PlatformError, StoreError, ActorError) as group:
-        for exc in group.exceptions:
+        for exc in _leaves(group):
             log.error("daemon failed: %s", exc)
         status = EXIT_FAILURE
     finally:

@@ -164,3 +164,25 @@ class TestBackgroundStart:
             time.sleep(0.05)
         else:
             raise AssertionError("the background daemon did not stop")
+
+
+class TestRefusesToStart:
+    """A daemon that cannot work says why and exits without leaving a socket."""
+
+    def test_bad_config_value(self, home: Path) -> None:
+        """A mistyped config value is exit 2 with the key named."""
+        home.mkdir(parents=True, mode=0o700)
+        (home / "config.yaml").write_text("daemon:\n  max_running_turns: lots\n")
+        result = run_cli(home, "daemon", timeout=30)
+        assert result.returncode == 2
+        assert "daemon.max_running_turns" in result.stderr
+
+    def test_unusable_database(self, home: Path) -> None:
+        """A state.db that is not a database is exit 1 with the store's reason; no socket is left."""
+        home.mkdir(parents=True, mode=0o700)
+        (home / "state.db").write_text("not a database at all\n" * 100)
+        result = run_cli(home, "daemon", timeout=30)
+        assert result.returncode == 1
+        assert "daemon failed: store" in result.stderr
+        assert "not a usable SQLite database" in result.stderr
+        assert not DaemonPaths(home).socket.exists()
