@@ -69,6 +69,8 @@ class TerminalConfig:
     # After the shell exits, how long to wait for processes it left holding the output pipe.
     exit_drain_seconds: float = attrs.field(default=0.5, validator=_non_negative_number)
     shell: str = attrs.field(default="bash", validator=[v.instance_of(str), v.min_len(1)])
+    # Live output of a running foreground command goes to watchers at most this often.
+    progress_interval_seconds: float = attrs.field(default=1.0, validator=_non_negative_number)
     background: BackgroundConfig = attrs.field(factory=BackgroundConfig, validator=v.instance_of(BackgroundConfig))
 
     @max_foreground_timeout.validator

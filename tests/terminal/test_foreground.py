@@ -125,6 +125,17 @@ class TestOutput:
         assert secret not in result["output"]
         assert "[REDACTED]" in result["output"]
 
+    async def test_live_output_reaches_progress(self, tmp_path: Path) -> None:
+        tools = make_tools(TerminalConfig(progress_interval_seconds=0, kill_grace_seconds=0.3))
+        ctx = make_ctx(tmp_path)
+        await call(tools, ctx, command="echo first; sleep 0.3; echo token=ghp_abcdefghijklmnopqrstuvwxyz0123456789")
+        assert ctx.progress == ["first", "token=[REDACTED]"]
+
+    async def test_progress_rate_limited(self, tmp_path: Path) -> None:
+        tools, ctx = make_tools(TerminalConfig(progress_interval_seconds=60)), make_ctx(tmp_path)
+        await call(tools, ctx, command="echo one; sleep 0.2; echo two")
+        assert ctx.progress == ["one"]
+
     async def test_stdin_is_devnull(self, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(tmp_path)
         with trio.fail_after(5):

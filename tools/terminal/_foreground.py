@@ -8,6 +8,7 @@ import logging
 import os
 import subprocess
 import tempfile
+from collections.abc import Callable
 from typing import Any, Literal
 
 import attrs
@@ -30,6 +31,8 @@ EXIT_INTERRUPTED = 130
 """Exit code reported for a command stopped by an interrupt (as a shell does for Ctrl-C)."""
 
 _READ_SIZE = 65536
+# How much of the newest output a progress report shows.
+_PROGRESS_BYTES = 500
 
 
 @attrs.frozen
@@ -84,11 +87,22 @@ class ForegroundRun:
     A run is single-use.
     """
 
-    def __init__(self, command: str, *, cwd: str, env: dict[str, str], config: TerminalConfig) -> None:
+    def __init__(
+        self,
+        command: str,
+        *,
+        cwd: str,
+        env: dict[str, str],
+        config: TerminalConfig,
+        on_output: Callable[[str], None] | None = None,
+    ) -> None:
         self.command = command
         self.cwd = cwd
         self.env = env
         self._config = config
+        # Live output for watchers (cleaned, redacted, at most one call per progress interval).
+        self._on_output = on_output
+        self._last_progress = float("-inf")
         self._output = HeadTailBuffer(config.max_output_bytes)
         self._eof = trio.Event()
         self._started = False
@@ -181,9 +195,20 @@ class ForegroundRun:
         try:
             while chunk := await stream.receive_some(_READ_SIZE):
                 self._output.append(chunk)
+                if self._on_output is not None:
+                    self._report(chunk, self._on_output)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             pass
         self._eof.set()
+
+    def _report(self, chunk: bytes, on_output: Callable[[str], None]) -> None:
+        now = trio.current_time()
+        if now - self._last_progress < self._config.progress_interval_seconds:
+            return
+        self._last_progress = now
+        text = clean_terminal_output(chunk[-_PROGRESS_BYTES:].decode("utf-8", errors="replace")).strip()
+        if text:
+            on_output(redact_output(text))
 
     def _text(self) -> str:
         return clean_terminal_output(self._output.render()).rstrip("\n")

@@ -100,10 +100,11 @@ class TerminalTools:
     async def terminal(self, args: dict[str, Any], ctx: ToolContext) -> str:
         """Handler of ``terminal``: approve if dangerous, then run in the foreground or background.
 
-        When the call is cancelled (interrupt, budget), the command's process group is stopped
-        and one progress line is emitted through ``ctx.emit``: the output so far followed by
-        ``[Command interrupted]``. A session that records partial results keeps the last progress
-        line of a cancelled call as its tool result.
+        While a foreground command runs, its newest output goes to ``ctx.emit`` (at most once per
+        ``progress_interval_seconds``). When the call is cancelled (interrupt, budget), the
+        command's process group is stopped and one last progress line is emitted: the output so
+        far followed by ``[Command interrupted]``. A session that records partial results keeps
+        the last progress line of a cancelled call as its tool result.
         """
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
@@ -159,7 +160,7 @@ class TerminalTools:
     async def _run_foreground(
         self, command: str, cwd: str, timeout: float, *, keep_cwd: bool, ctx: ToolContext
     ) -> ForegroundResult:
-        run = ForegroundRun(command, cwd=cwd, env=dict(ctx.shell.env), config=self.config)
+        run = ForegroundRun(command, cwd=cwd, env=dict(ctx.shell.env), config=self.config, on_output=ctx.emit)
         finished = False
         try:
             with trio.move_on_after(timeout) as scope:
