@@ -44,6 +44,11 @@ class EventView:
         self._mid_line = False
         self._in_reasoning = False
 
+    @property
+    def streaming(self) -> bool:
+        """True while streamed text is mid-line (nothing else may be drawn there)."""
+        return self._mid_line
+
     # -- output helpers --------------------------------------------------------------------
 
     def _stream(self, text: str, style: str | None = None) -> None:

@@ -194,7 +194,8 @@ def _sessions(client: ControlClient, args: argparse.Namespace) -> int:
 
 
 def _export(client: ControlClient, args: argparse.Namespace, rid: str) -> int:
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115 - closed below
+    # An export holds the whole conversation: the file is private from the moment it exists.
+    out = os.fdopen(os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") if args.output else sys.stdout
     try:
         client.send(c.ExportSession(rid, args.session))
         while True:
@@ -205,7 +206,6 @@ def _export(client: ControlClient, args: argparse.Namespace, rid: str) -> int:
     finally:
         if out is not sys.stdout:
             out.close()
-            os.chmod(args.output, 0o600)
     return 0
 
 
