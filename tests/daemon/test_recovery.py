@@ -200,3 +200,25 @@ class TestKill:
 def _fresh_script(provider: ScriptedProviderProcess) -> None:
     """Each test starts with an empty script (rule mode answers)."""
     provider.reset()
+
+
+class TestBusy:
+    """Beyond max_running_turns a new turn gets a clear busy error."""
+
+    def test_running_turn_cap(self, home: Path, provider: ScriptedProviderProcess) -> None:
+        """With a cap of 1 and one turn running, another session's message is refused as busy (chat exits 1)."""
+        _write_config(home, "daemon:\n  max_running_turns: 1\n")
+        daemon = DaemonProcess(home).start()
+        try:
+            first, _ = _chat(daemon, provider, NO_TOOLS)
+            provider.push({"text": "slow", "delay_first_byte": 60})
+            with daemon.client() as client:
+                client.request(c.SendMessage(client.next_id(), first, "a long turn, no tools"))
+                _wait_for_path(daemon, lambda p: p.startswith(f"sessions/session:{first}/turn"))
+                result = run_cli(home, "chat", "-q", NO_TOOLS, *provider.chat_flags(), timeout=60)
+                assert result.returncode == 1
+                assert "busy" in result.stderr
+                assert "max_running_turns" in result.stderr
+        finally:
+            daemon.stop()
+            provider.reset()

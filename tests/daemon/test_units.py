@@ -169,3 +169,18 @@ class TestFastImports:
         )
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         assert result.stdout.strip() == ""
+
+
+class TestPeerCredentials:
+    """The control socket learns a peer's uid from the kernel."""
+
+    def test_peer_uid_is_ours(self) -> None:
+        """Over a real Unix socket pair the peer's uid is our own."""
+        import os
+        import socket
+
+        from actors.platform.listener import peer_uid
+
+        left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        with left, right:
+            assert peer_uid(left) == os.getuid()
