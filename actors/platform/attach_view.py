@@ -188,6 +188,7 @@ class EventView:
             return "no usage reported yet"
         u = self.usage
         return (
-            f"prompt {u['prompt_tokens']}  completion {u['completion_tokens']}  cache read {u.get('cache_read_tokens', 0)}  "
-            f"cache write {u.get('cache_write_tokens', 0)}  reasoning {u.get('reasoning_tokens', 0)}  api calls {u.get('api_calls', 0)}"
+            f"prompt {u['prompt_tokens']}  completion {u['completion_tokens']}  "
+            f"cache read {u.get('cache_read_tokens', 0)}  cache write {u.get('cache_write_tokens', 0)}  "
+            f"reasoning {u.get('reasoning_tokens', 0)}  api calls {u.get('api_calls', 0)}"
         )

@@ -195,7 +195,9 @@ def _sessions(client: ControlClient, args: argparse.Namespace) -> int:
 
 def _export(client: ControlClient, args: argparse.Namespace, rid: str) -> int:
     # An export holds the whole conversation: the file is private from the moment it exists.
-    out = os.fdopen(os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") if args.output else sys.stdout
+    out = sys.stdout
+    if args.output:
+        out = os.fdopen(os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8")
     try:
         client.send(c.ExportSession(rid, args.session))
         while True:

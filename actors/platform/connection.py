@@ -233,7 +233,8 @@ class Connection(Actor[None]):
         except RequestFailed as exc:
             self.send(c.ErrorReply(exc.code, str(exc), request_id))
         except trio.TooSlowError:
-            self.send(c.ErrorReply("internal", f"{type(message).__name__} took longer than {self.request_timeout:g} s", request_id))
+            too_long = f"{type(message).__name__} took longer than {self.request_timeout:g} s"
+            self.send(c.ErrorReply("internal", too_long, request_id))
         except Exception as exc:
             log.error("%s: %s failed", self.path, type(message).__name__, exc_info=exc)
             self.send(c.ErrorReply("internal", f"{type(exc).__name__}: {exc}", request_id))

@@ -67,7 +67,10 @@ def _print_tree(console: Console, client: ControlClient, session_id: str) -> Non
 
 
 def _run_session(console: Console, paths: DaemonPaths, base_url: str) -> int:
-    with connect_or_start(paths, client="hermes-actors demo") as client, ControlClient.connect(paths, client="demo tree") as watcher:
+    with (
+        connect_or_start(paths, client="hermes-actors demo") as client,
+        ControlClient.connect(paths, client="demo tree") as watcher,
+    ):
         console.print(f"[dim]daemon pid {client.welcome.daemon_pid}, home {paths.home}[/dim]")
         created = client.request_raw(
             c.CreateSession(

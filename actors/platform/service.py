@@ -261,7 +261,8 @@ class ControlService:
 
     def _live_ids(self) -> set[str]:
         prefix = "sessions/session:"
-        return {path[len(prefix):] for path in self.system.registry.paths() if path.startswith(prefix) and "/" not in path[len(prefix):]}
+        ids = (path[len(prefix) :] for path in self.system.registry.paths() if path.startswith(prefix))
+        return {session_id for session_id in ids if "/" not in session_id}
 
     async def list_sessions(self, request: c.ListSessions) -> c.SessionListReply:
         """Stored sessions, newest first, marked live when running."""

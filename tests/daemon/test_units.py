@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import socket
 import stat
 import subprocess
 import sys
@@ -17,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.platform.errors import DaemonAlreadyRunning
+from actors.platform.listener import peer_uid
 from actors.platform.lock import FileLock, InstanceLock
 from actors.platform.logs import OneLineFormatter, RedactingFilter, SafeStream
 from actors.platform.paths import MAX_SOCKET_PATH_BYTES, DaemonPaths, ensure_private_dir
@@ -176,11 +179,6 @@ class TestPeerCredentials:
 
     def test_peer_uid_is_ours(self) -> None:
         """Over a real Unix socket pair the peer's uid is our own."""
-        import os
-        import socket
-
-        from actors.platform.listener import peer_uid
-
         left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         with left, right:
             assert peer_uid(left) == os.getuid()
