@@ -45,6 +45,14 @@ def _request_id_of(frame: bytes) -> str | None:
     return request_id if isinstance(request_id, str) else None
 
 
+class _BadFrame(Exception):
+    """A frame the codec refused, with the request id it named (when readable)."""
+
+    def __init__(self, error: MessageDecodeError, request_id: str | None) -> None:
+        super().__init__(str(error))
+        self.request_id = request_id
+
+
 class Connection(Actor[None]):
     """A connected client, at path ``control/conn:<n>``.
 
@@ -169,22 +177,28 @@ class Connection(Actor[None]):
         await self._stream.aclose()
 
     async def _next(self, reader: FrameReader) -> Any:
-        """The next message; None at end of stream. Raises MessageDecodeError with ``request_id`` set."""
-        frame = await reader.receive_frame()
+        """The next message; None at end of stream.
+
+        Raises:
+            _BadFrame: the frame could not be decoded (an oversized one included).
+        """
+        try:
+            frame = await reader.receive_frame()
+        except MessageDecodeError as exc:
+            raise _BadFrame(exc, None) from exc
         if frame is None:
             return None
         try:
             return self._decoder.decode(frame)
         except MessageDecodeError as exc:
-            exc.request_id = _request_id_of(frame)  # type: ignore[attr-defined]
-            raise
+            raise _BadFrame(exc, _request_id_of(frame)) from exc
 
     async def _hello(self, reader: FrameReader) -> bool:
         message: Any = None
         with trio.move_on_after(self.hello_timeout) as waited:
             try:
                 message = await self._next(reader)
-            except MessageDecodeError as exc:
+            except _BadFrame as exc:
                 self.close_with("not_hello", f"the first frame must be a Hello: {exc}")
                 return False
         if waited.cancelled_caught:
@@ -210,11 +224,11 @@ class Connection(Actor[None]):
         while self._closing is None:
             try:
                 message = await self._next(reader)
-            except MessageDecodeError as exc:
+            except _BadFrame as exc:
                 self.bad_frames += 1
                 in_a_row += 1
                 log.info("%s: bad frame: %s", self.path, exc)
-                self.send(c.ErrorReply("bad_frame", str(exc), getattr(exc, "request_id", None)))
+                self.send(c.ErrorReply("bad_frame", str(exc), exc.request_id))
                 if in_a_row >= self.max_bad_frames:
                     self.close_with("bad_frame", f"{in_a_row} bad frames in a row; closing the connection")
                 continue
