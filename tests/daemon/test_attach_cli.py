@@ -54,6 +54,39 @@ class TestPipedAttach:
             provider.reset()
 
 
+class TestClientVanishes:
+    """A client killed mid-turn leaves the session working and counting no subscriber."""
+
+    def test_sigkill_attached_client(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """The turn completes without the client; the session then has no subscriber left."""
+        provider.reset()
+        session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
+        provider.push({"text": "finished without anyone watching", "delay_first_byte": 1.0})
+        attach = subprocess.Popen(
+            [sys.executable, "-m", "actors.platform", "attach", session_id, "--json"],
+            env=environment(shared_daemon.home), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True,
+        )
+        lines = LineReader(attach.stdout)
+        assert attach.stdin is not None
+        attach.stdin.write("nobody will see the answer\n")
+        attach.stdin.flush()
+        lines.until(lambda line: '"TurnStarted"' in line)
+        attach.kill()
+        attach.wait()
+        attach.stdin.close()
+        deadline = time.monotonic() + 30
+        while True:
+            snapshot = json.loads(run_cli(shared_daemon.home, "inspect", session_id, "--json").stdout)
+            if snapshot["details"]["turns"] >= 2 and snapshot["state"] == "idle" and snapshot["details"]["subscribers"] == 0:
+                break
+            assert time.monotonic() < deadline, snapshot
+            time.sleep(0.2)
+        shown = json.loads(run_cli(shared_daemon.home, "sessions", "show", session_id, "--json").stdout)
+        assert (shown["head"] + shown["tail"])[-1]["message"]["content"] == "finished without anyone watching"
+        provider.reset()
+
+
 class TestLostStderr:
     """A daemon whose stderr pipe is gone keeps working."""
 
