@@ -167,6 +167,12 @@ class LineReader:
 
         threading.Thread(target=pump, daemon=True).start()
 
+    def drain(self, timeout: float = 10.0) -> None:
+        """Wait until the stream has ended (so it can be closed without racing the reader)."""
+        deadline = time.monotonic() + timeout
+        while self.lines.get(timeout=max(0.01, deadline - time.monotonic())) is not None:
+            pass
+
     def until(self, predicate: Any, timeout: float = 30.0) -> list[str]:
         """Lines up to and including the first one ``predicate`` accepts."""
         seen: list[str] = []

@@ -9,7 +9,7 @@ import sys
 import time
 
 from tests.daemon.helpers import REPO, DaemonProcess, LineReader, ScriptedProviderProcess, environment, run_cli
-from tests.daemon.test_recovery import _wait_for_path
+from tests.daemon.test_recovery import _paths, _tree, _wait_for_path
 from tests.daemon.test_sessions import NO_TOOLS, _chat, _end
 
 
@@ -74,11 +74,15 @@ class TestClientVanishes:
         lines.until(lambda line: '"TurnStarted"' in line)
         attach.kill()
         attach.wait()
+        lines.drain()
         attach.stdin.close()
+        assert attach.stdout is not None
+        attach.stdout.close()
         deadline = time.monotonic() + 30
         while True:
             snapshot = json.loads(run_cli(shared_daemon.home, "inspect", session_id, "--json").stdout)
-            if snapshot["details"]["turns"] >= 2 and snapshot["state"] == "idle" and snapshot["details"]["subscribers"] == 0:
+            turn_running = f"sessions/session:{session_id}/turn" in _paths(_tree(shared_daemon))
+            if snapshot["details"]["turns"] >= 2 and not turn_running and snapshot["details"]["subscribers"] == 0:
                 break
             assert time.monotonic() < deadline, snapshot
             time.sleep(0.2)
