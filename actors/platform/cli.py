@@ -145,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         return run_command(args)
     except KeyboardInterrupt:
         return 130
+    except TimeoutError:
+        print("hermes-actors: the daemon did not answer in time (see its log: logs/daemon.log)", file=sys.stderr)
+        return EXIT_FAILURE
     except PlatformError as exc:
         print(f"hermes-actors: {exc}", file=sys.stderr)
         return EXIT_NOT_FOUND if getattr(exc, "code", None) == "not_found" else EXIT_FAILURE
