@@ -29,6 +29,8 @@ __all__ = ["ControlServer"]
 
 log = logging.getLogger("hermes_actors.control")
 
+#: How long the server waits after a failed accept before the next one.
+ACCEPT_RETRY_SECONDS = 0.1
 #: The daemon's own frames may be large (a tree of 10,000 actors); clients accept up to this.
 DAEMON_FRAME_LIMIT = 256 * 1024 * 1024
 
@@ -82,7 +84,14 @@ class ControlServer(Actor[None]):
         assert self._listener is not None and self._nursery is not None
         self.state = ActorState.RUNNING
         while True:
-            sock, _ = await self._listener.accept()
+            try:
+                sock, _ = await self._listener.accept()
+            except OSError as exc:
+                # Out of descriptors (EMFILE, ENFILE) or an aborted connection: the server
+                # stays up; wait a moment so a descriptor shortage can ease.
+                log.warning("accept failed: %s", exc)
+                await trio.sleep(ACCEPT_RETRY_SECONDS)
+                continue
             uid = peer_uid(sock)
             if uid is not None and uid != os.getuid():
                 self._refused += 1
