@@ -51,6 +51,8 @@ class DaemonProcess:
         self.paths = DaemonPaths(home)
         self.log_path = home.parent / f"{home.name}-daemon.log"
         self.process: subprocess.Popen[bytes] | None = None
+        #: Run in the child before the daemon starts (a resource limit, say).
+        self.preexec: Any = None
 
     def start(self, wait: bool = True) -> DaemonProcess:
         """Start the daemon; with ``wait``, return once it answers."""
@@ -63,6 +65,7 @@ class DaemonProcess:
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=self._log,
+            preexec_fn=self.preexec,
         )
         if wait:
             self.wait_ready()

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
-from actors.platform.errors import RequestFailed, VersionMismatch
+from actors.platform.errors import DaemonNotRunning, RequestFailed, VersionMismatch
 from actors.platform.paths import DaemonPaths
 from messages import control as c
 from messages.codec import Codec, FrameBuffer
@@ -193,3 +195,43 @@ class TestSlowClient:
         assert "frames behind" in last.message
         with shared_daemon.client() as client:
             assert isinstance(client.request(c.Status(client.next_id())), c.StatusReply)
+
+
+class TestDescriptorExhaustion:
+    """Running out of file descriptors refuses connections for a while; the daemon survives."""
+
+    def test_emfile(self, home: Path) -> None:
+        """With a low descriptor limit and a flood of clients, accept fails; afterwards a client is served."""
+        def low_limit() -> None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (160, 160))
+
+        daemon = DaemonProcess(home)
+        daemon.preexec = low_limit
+        daemon.start()
+        flood: list[socket.socket] = []
+        try:
+            for _ in range(300):
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.connect(str(daemon.paths.socket))
+                flood.append(sock)
+            deadline = time.monotonic() + 20
+            while "accept failed" not in daemon.log():
+                assert time.monotonic() < deadline, "the daemon never ran out of descriptors"
+                time.sleep(0.1)
+            for sock in flood:
+                sock.close()
+            flood.clear()
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    with daemon.client() as client:
+                        assert isinstance(client.request(c.Status(client.next_id())), c.StatusReply)
+                    break
+                except (RequestFailed, OSError, DaemonNotRunning):
+                    assert time.monotonic() < deadline
+                    time.sleep(0.2)
+            assert daemon.process is not None and daemon.process.poll() is None
+        finally:
+            for sock in flood:
+                sock.close()
+            daemon.stop()
