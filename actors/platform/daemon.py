@@ -62,6 +62,7 @@ class _Shutdown:
         self.reason = ""
         self.scope = trio.CancelScope()
         self._on_overrun = on_overrun
+        self._watchdog: threading.Timer | None = None
 
     def request(self, reason: str) -> None:
         """Begin a graceful stop (a second request cancels at once)."""
@@ -73,9 +74,14 @@ class _Shutdown:
         self.reason = reason
         self.requested.set()
         self.scope.deadline = trio.current_time() + self.timeout
-        watchdog = threading.Timer(self.timeout + WATCHDOG_GRACE_SECONDS, self._on_overrun)
-        watchdog.daemon = True
-        watchdog.start()
+        self._watchdog = threading.Timer(self.timeout + WATCHDOG_GRACE_SECONDS, self._on_overrun)
+        self._watchdog.daemon = True
+        self._watchdog.start()
+
+    def finished(self) -> None:
+        """The stop is complete: the watchdog stands down."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
 
 
 async def _watch_signals(shutdown: _Shutdown) -> None:
@@ -119,6 +125,7 @@ async def serve_daemon(
         if shutdown.scope.cancelled_caught:
             log.error("shutdown exceeded %.1f s; the rest was cancelled", section.shutdown_timeout_seconds)
         signals.cancel_scope.cancel()
+    shutdown.finished()
     remove_control_socket(paths)
     log.info("daemon stopped")
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import trio
 
 from actors.base import Actor
 from actors.platform.client import ControlClient
-from actors.platform.daemon import serve_daemon
+from actors.platform.daemon import WATCHDOG_GRACE_SECONDS, serve_daemon
 from actors.platform.paths import DaemonPaths
 from config.loader import load_config
 from messages import control as c
@@ -52,16 +53,41 @@ class TestShutdownBound:
             (home / "config.yaml").write_text("daemon:\n  shutdown_timeout_seconds: 0.5\n")
             paths = DaemonPaths(home)
             fired = threading.Event()
+            fired_at: list[float] = []
+
+            def on_overrun() -> None:
+                fired_at.append(time.monotonic())
+                fired.set()
 
             async def daemon(task_status: trio.TaskStatus[object]) -> None:
-                await serve_daemon(paths, load_config(home), on_overrun=fired.set, task_status=task_status)
+                await serve_daemon(paths, load_config(home), on_overrun=on_overrun, task_status=task_status)
 
             async with trio.open_nursery() as nursery:
                 system = await nursery.start(daemon)
                 await system.root.start_child(ChildSpec("stubborn", Stubborn, shutdown_timeout=30.0))
                 started = trio.current_time()
                 await trio.to_thread.run_sync(_stop_through_socket, paths)
-            elapsed = trio.current_time() - started
+            returned_at = time.monotonic()
             assert fired.is_set(), "the watchdog did not fire"
-            assert elapsed >= 0.5
+            # It fired while the stubborn cleanup still held the daemon up, not after.
+            assert fired_at[0] < returned_at - 0.5
+            assert trio.current_time() - started >= STUBBORN_SECONDS - 0.2
             assert not paths.socket.exists()
+
+    async def test_quick_stop_stands_the_watchdog_down(self) -> None:
+        """A stop within the bound never calls the watchdog, even after its time has passed."""
+        with tempfile.TemporaryDirectory(prefix="ha-") as base:
+            home = Path(base) / "home"
+            home.mkdir(mode=0o700)
+            (home / "config.yaml").write_text("daemon:\n  shutdown_timeout_seconds: 0.2\n")
+            paths = DaemonPaths(home)
+            fired = threading.Event()
+
+            async def daemon(task_status: trio.TaskStatus[object]) -> None:
+                await serve_daemon(paths, load_config(home), on_overrun=fired.set, task_status=task_status)
+
+            async with trio.open_nursery() as nursery:
+                await nursery.start(daemon)
+                await trio.to_thread.run_sync(_stop_through_socket, paths)
+            await trio.to_thread.run_sync(time.sleep, 0.2 + WATCHDOG_GRACE_SECONDS + 0.3)
+            assert not fired.is_set()
