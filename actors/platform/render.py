@@ -70,9 +70,13 @@ def walk(node: Wire) -> list[Wire]:
 
 
 def _budget(details: dict[str, Any]) -> dict[str, Any] | None:
+    """The iteration budget an actor reports (a turn's ``iterations: "used/total"``), if any."""
     budget = details.get("budget")
     if isinstance(budget, dict) and "used" in budget and "total" in budget:
         return {"used": budget["used"], "total": budget["total"]}
+    used, sep, total = str(details.get("iterations", "")).partition("/")
+    if sep and used.isdigit() and total.isdigit():
+        return {"used": int(used), "total": int(total)}
     return None
 
 

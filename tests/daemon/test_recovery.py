@@ -157,6 +157,12 @@ class TestKill:
             tool = _wait_for_path(shared_daemon, lambda p: p.endswith("tool:call_sleep"))
             inspected = json.loads(run_cli(shared_daemon.home, "inspect", tool, "--json").stdout)
             assert inspected["kind"] == "tool"
+            rows = json.loads(run_cli(shared_daemon.home, "ps", "--json").stdout)["sessions"]
+            mine = next(row for row in rows if row["session_id"] == session_id)
+            assert mine["turn_running"] is True and mine["tools"] == [tool]
+            turn = json.loads(run_cli(shared_daemon.home, "inspect", f"sessions/session:{session_id}/turn", "--json").stdout)
+            assert turn["budget"]["used"] >= 1 and turn["budget"]["total"] == 90
+            assert "budget" in run_cli(shared_daemon.home, "tree").stdout
             killed = run_cli(shared_daemon.home, "kill", tool)
             assert killed.returncode == 0, killed.stderr
             events = []
