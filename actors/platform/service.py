@@ -128,7 +128,7 @@ class ControlService:
             socket=str(self.paths.socket),
             uptime_seconds=trio.current_time() - self._started_at,
             actors=len(self.system.registry),
-            live_sessions=kinds.get("session", 0),
+            live_sessions=len(self._live_ids()),
             running_turns=kinds.get("turn", 0),
             connections=connections,
             sessions_available=self.sessions is not None,
