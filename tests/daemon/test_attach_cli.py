@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
 
+from actors.platform.client import encode_request
+from messages import control as c
 from tests.daemon.helpers import REPO, DaemonProcess, LineReader, ScriptedProviderProcess, environment, run_cli
 from tests.daemon.test_recovery import _paths, _tree, _wait_for_path
-from tests.daemon.test_sessions import NO_TOOLS, _chat, _end
+from tests.daemon.test_sessions import NO_TOOLS, _chat, _end, _wait_attached
 
 
 class TestPipedAttach:
@@ -117,3 +120,37 @@ class TestLostStderr:
             if daemon.poll() is None:
                 daemon.kill()
                 daemon.wait()
+
+
+class TestStuckSubscriber:
+    """A client that stops reading never slows the session or its other clients."""
+
+    def test_stuck_client(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """A 4,000-chunk answer reaches a reading client in full while a stuck client holds its socket."""
+        provider.reset()
+        session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
+        words = [f"w{i}" for i in range(4000)]
+        provider.push({"text": " ".join(words), "chunks": 4000})
+        stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.connect(str(shared_daemon.paths.socket))
+        try:
+            stuck.sendall(encode_request(c.Hello(c.PROTOCOL_VERSION, "stuck", 0)))
+            stuck.sendall(encode_request(c.Attach("1", session_id, None)))
+            with shared_daemon.client() as client:
+                _wait_attached(shared_daemon, session_id, 1)
+                client.request(c.Attach(client.next_id(), session_id, None))
+                client.request(c.SendMessage(client.next_id(), session_id, "a long answer please"))
+                text: list[str] = []
+                started = time.monotonic()
+                while True:
+                    event = client.receive()
+                    if type(event).__name__ == "TextDelta":
+                        text.append(event.text)
+                    if type(event).__name__ == "TurnFinished":
+                        break
+                assert time.monotonic() - started < 30
+            assert "".join(text).split() == words
+        finally:
+            stuck.close()
+        provider.reset()
