@@ -66,6 +66,7 @@ def run_one_shot(client: ControlClient, session_id: str, text: str, *, as_json: 
     to_terminal = sys.stdout.isatty() and not as_json
     view = EventView(Console(file=sys.stdout if to_terminal else sys.stderr, highlight=False), session_id)
     spinner = view.console.status("thinking…", spinner="dots") if to_terminal else None
+    client.settimeout(None)  # a turn may stay silent for long (a slow tool, a slow model)
     try:
         while True:
             event = client.receive_raw()
