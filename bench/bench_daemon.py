@@ -139,6 +139,20 @@ def _bench_attach(paths: DaemonPaths, runs: int) -> None:
         print(f"attach -> first event (connect, hello, attach since=0, first replayed event), {runs} runs:")
         print(f"  min {min(timings) * 1000:.1f} ms  median {statistics.median(timings) * 1000:.1f} ms  "
               f"p90 {_percentile(timings, 0.9) * 1000:.1f} ms")
+        live: list[float] = []
+        with ControlClient.connect(paths) as client:
+            client.request_raw(c.Attach(client.next_id(), session_id, None))
+            for turn in range(runs):
+                started = time.perf_counter()
+                client.request_raw(c.SendMessage(client.next_id(), session_id, f"live {turn}, no tools"))
+                first = client.receive_raw()
+                live.append(time.perf_counter() - started)
+                assert first.get("type") == "TurnStarted", first
+                while client.receive_raw().get("type") != "TurnFinished":
+                    pass
+        print(f"send -> first live event (TurnStarted) on an attached connection, {runs} runs:")
+        print(f"  min {min(live) * 1000:.1f} ms  median {statistics.median(live) * 1000:.1f} ms  "
+              f"p90 {_percentile(live, 0.9) * 1000:.1f} ms")
     finally:
         provider.terminate()
         provider.wait(10)
