@@ -181,7 +181,11 @@ class TestSlowClient:
                 sent += 500
         except (TimeoutError, BrokenPipeError, ConnectionResetError):
             pass
-        time.sleep(0.5)
+        # Read nothing until the daemon has given up on us (reading earlier would let it catch up).
+        deadline = time.monotonic() + 30
+        while "frames behind" not in shared_daemon.log():
+            assert time.monotonic() < deadline, "the slow client was never dropped"
+            time.sleep(0.1)
         raw.sock.settimeout(10)
         last: object = None
         try:
