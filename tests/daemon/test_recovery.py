@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
 from pathlib import Path
@@ -228,3 +229,36 @@ class TestBusy:
         finally:
             daemon.stop()
             provider.reset()
+
+
+class TestNoLeaks:
+    """Stopping the daemon mid-tool leaves no child process behind."""
+
+    def test_sigterm_during_execute_code(self, home: Path, provider: ScriptedProviderProcess, tmp_path: Path) -> None:
+        """The sandbox child of a running execute_code is gone once the daemon has exited."""
+        pid_file = tmp_path / "child.pid"
+        script = f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
+        daemon = DaemonProcess(home).start()
+        try:
+            session_id, _ = _chat(daemon, provider, NO_TOOLS)
+            provider.push({"tool_calls": [{"id": "call_code", "name": "execute_code", "arguments": {"code": script}}]})
+            with daemon.client() as client:
+                client.request(c.SendMessage(client.next_id(), session_id, "run a long script"))
+            deadline = time.monotonic() + 30
+            while not pid_file.exists() or not pid_file.read_text():
+                assert time.monotonic() < deadline, "the script never started"
+                time.sleep(0.1)
+            child = int(pid_file.read_text())
+            daemon.signal(signal.SIGTERM)
+            assert daemon.wait(20) == 0
+        finally:
+            daemon.stop()
+            provider.reset()
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            assert time.monotonic() < deadline, f"sandbox child {child} outlived the daemon"
+            time.sleep(0.1)
