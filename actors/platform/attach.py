@@ -28,6 +28,8 @@ from messages import control as c
 
 __all__ = ["Attachment", "run_attach_command", "run_one_shot"]
 
+#: How long /new waits for the daemon to create the session before input goes on.
+SWITCH_TIMEOUT_SECONDS = 30.0
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _HELP = (
     "/detach (or Ctrl-D) leave, the session goes on · /stop (or Ctrl-C) interrupt the turn · /steer TEXT · "
@@ -52,7 +54,8 @@ def run_attach_command(args: argparse.Namespace) -> int:
                 print(f"session {session_id}", file=sys.stderr)
                 if args.query is not None:
                     return run_one_shot(client, session_id, args.query, as_json=args.json)
-                return Attachment(client, session_id, as_json=args.json).run(since=None)
+                provider = {"model": args.model, "provider": args.provider, "base_url": args.base_url, "api_mode": args.api_mode}
+                return Attachment(client, session_id, as_json=args.json, provider=provider).run(since=None)
             return Attachment(client, args.session, as_json=args.json).run(since=args.since)
         except RequestFailed as exc:
             print(f"hermes-actors: {exc}", file=sys.stderr)
@@ -108,10 +111,15 @@ class Attachment:
         client: the connection, after its Hello.
         session_id: the session to attach to.
         as_json: print events as JSON lines instead of rendering them.
+        provider: the provider flags ``/new`` sessions are created with (``chat`` passes its
+            own; empty means the daemon's ``config.yaml``).
     """
 
-    def __init__(self, client: ControlClient, session_id: str, *, as_json: bool = False) -> None:
+    def __init__(
+        self, client: ControlClient, session_id: str, *, as_json: bool = False, provider: dict[str, str | None] | None = None
+    ) -> None:
         self.client = client
+        self.provider = provider or {}
         self.session_id = session_id
         self.as_json = as_json
         self.interactive = sys.stdin.isatty() and sys.stdout.isatty() and not as_json
@@ -121,6 +129,9 @@ class Attachment:
         self.input_closed = False
         # Invariant: the turn count we wait for before leaving once a pipe's input has ended.
         self._finished_turns = 0
+        # Set except while a /new waits for its session.
+        self._switched = threading.Event()
+        self._switched.set()
 
     # -- sending (input thread) ---------------------------------------------------------------------
 
@@ -158,7 +169,10 @@ class Attachment:
         elif word == "/usage":
             self.view.line(self.view.usage_text())
         elif word == "/new":
-            self._send(c.CreateSession(rid, cwd=os.getcwd()))
+            # Hold further input until the switch is done, so the next line goes to the new session.
+            self._switched.clear()
+            self._send(c.CreateSession(rid, cwd=os.getcwd(), **self.provider))
+            self._switched.wait(SWITCH_TIMEOUT_SECONDS)
         elif word.startswith("/"):
             self.view.line(_HELP, style="dim")
         elif self.view.pending:
@@ -253,9 +267,13 @@ class Attachment:
                     self.done.set()
         elif kind == "ErrorReply":
             self.view.line(f"error: {message.get('message')}", style="red")
+            self._switched.set()  # a failed /new must not hold the input forever
         elif kind == "SessionCreated":
             self._send(c.Detach(self.client.next_id(), self.session_id))
             self.session_id = message["session_id"]
             self.view.session_path = f"sessions/session:{self.session_id}"
+            # A pipe's exit waits for the turns of the session it is attached to now.
+            self.sent_messages = self._finished_turns = 0
             self._send(c.Attach(self.client.next_id(), self.session_id, None))
             self.view.line(f"new session {self.session_id}", style="dim")
+            self._switched.set()

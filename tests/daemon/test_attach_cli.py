@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -28,6 +29,23 @@ class TestPipedAttach:
         assert "from a pipe, no tools" in result.stdout
         assert "\x1b[" not in result.stdout  # no control codes in a pipe
         assert f"attached to {session_id}" in result.stdout
+
+    def test_slash_commands(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """/usage, an unknown command's help and /new (same provider, switching sessions) work from a pipe."""
+        provider.reset()
+        script = "/usage\n/whatever\nfirst message, no tools\n/new\nin the new session, no tools\n"
+        result = run_cli(shared_daemon.home, "chat", *provider.chat_flags(), stdin=script, timeout=60)
+        assert result.returncode == 0, result.stderr
+        session_id = re.search(r"session (\w+)", result.stderr).group(1)  # type: ignore[union-attr]
+        out = result.stdout
+        assert "no usage reported yet" in out
+        assert "/detach (or Ctrl-D)" in out
+        match = re.search(r"new session (\w+)", out)
+        assert match and match.group(1) != session_id
+        assert "in the new session, no tools" in out.split(match.group(0), 1)[1]
+        listed = json.loads(run_cli(shared_daemon.home, "sessions", "list", "--json").stdout)["sessions"]
+        new = next(s for s in listed if s["id"] == match.group(1))
+        assert new["message_count"] >= 2
 
     def test_ctrl_c_interrupts_the_turn(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """SIGINT to an attached client interrupts the running turn; the client stays attached."""
