@@ -23,7 +23,7 @@ import trio
 
 from actors.base import Actor
 from actors.platform.backend import Subscription
-from actors.platform.errors import RequestFailed
+from actors.platform.errors import BadFrame, RequestFailed
 from actors.platform.service import ControlService
 from messages import control as c
 from messages.codec import Codec, MessageDecodeError
@@ -43,14 +43,6 @@ def _request_id_of(frame: bytes) -> str | None:
         return None
     request_id = payload.get("request_id") if isinstance(payload, dict) else None
     return request_id if isinstance(request_id, str) else None
-
-
-class _BadFrame(Exception):
-    """A frame the codec refused, with the request id it named (when readable)."""
-
-    def __init__(self, error: MessageDecodeError, request_id: str | None) -> None:
-        super().__init__(str(error))
-        self.request_id = request_id
 
 
 class Connection(Actor[None]):
@@ -174,31 +166,32 @@ class Connection(Actor[None]):
             self._attached.clear()
 
     async def on_stop(self) -> None:
-        await self._stream.aclose()
+        # Synchronous: teardown must not checkpoint (a Cancelled could hide the real error).
+        self._stream.socket.close()
 
     async def _next(self, reader: FrameReader) -> Any:
         """The next message; None at end of stream.
 
         Raises:
-            _BadFrame: the frame could not be decoded (an oversized one included).
+            BadFrame: the frame could not be decoded (an oversized one included).
         """
         try:
             frame = await reader.receive_frame()
         except MessageDecodeError as exc:
-            raise _BadFrame(exc, None) from exc
+            raise BadFrame(str(exc), None) from exc
         if frame is None:
             return None
         try:
             return self._decoder.decode(frame)
         except MessageDecodeError as exc:
-            raise _BadFrame(exc, _request_id_of(frame)) from exc
+            raise BadFrame(str(exc), _request_id_of(frame)) from exc
 
     async def _hello(self, reader: FrameReader) -> bool:
         message: Any = None
         with trio.move_on_after(self.hello_timeout) as waited:
             try:
                 message = await self._next(reader)
-            except _BadFrame as exc:
+            except BadFrame as exc:
                 self.close_with("not_hello", f"the first frame must be a Hello: {exc}")
                 return False
         if waited.cancelled_caught:
@@ -224,7 +217,7 @@ class Connection(Actor[None]):
         while self._closing is None:
             try:
                 message = await self._next(reader)
-            except _BadFrame as exc:
+            except BadFrame as exc:
                 self.bad_frames += 1
                 in_a_row += 1
                 log.info("%s: bad frame: %s", self.path, exc)

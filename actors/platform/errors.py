@@ -8,6 +8,7 @@ The tree::
     ├── DaemonStartFailed       a background start did not bring a daemon up in time
     ├── SocketSetupError        the control socket or its directory cannot be made private and bound
     ├── ProtocolError           the peer broke the control conversation (bad frame, wrong hello)
+    │   ├── BadFrame            (daemon side) a client's frame could not be decoded
     │   └── VersionMismatch     the two sides speak different protocol versions
     └── RequestFailed           the daemon answered a request with an ErrorReply (``code``, text)
 
@@ -22,6 +23,7 @@ __all__ = [
     "EXIT_ALREADY_RUNNING",
     "EXIT_FAILURE",
     "EXIT_NOT_FOUND",
+    "BadFrame",
     "DaemonAlreadyRunning",
     "DaemonNotRunning",
     "DaemonStartFailed",
@@ -65,6 +67,14 @@ class SocketSetupError(PlatformError):
 
 class ProtocolError(PlatformError):
     """The other side sent something the control conversation does not allow."""
+
+
+class BadFrame(ProtocolError):
+    """A client's frame could not be decoded; ``request_id`` is the id it named, when readable."""
+
+    def __init__(self, message: str, request_id: str | None) -> None:
+        super().__init__(message)
+        self.request_id = request_id
 
 
 class VersionMismatch(ProtocolError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -35,12 +36,14 @@ from tools.web import open_web_client
 __all__ = ["KEY_VARIABLES", "DaemonSessionService", "SessionsParts", "options_from_request", "provider_key", "start_sessions"]
 
 #: The environment variable holding each provider's key.
-KEY_VARIABLES: Mapping[str, str] = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-    "custom": "OPENAI_API_KEY",
-}
+KEY_VARIABLES: Mapping[str, str] = MappingProxyType(
+    {
+        "openai": "OPENAI_API_KEY",
+        "anthropic": "ANTHROPIC_API_KEY",
+        "openrouter": "OPENROUTER_API_KEY",
+        "custom": "OPENAI_API_KEY",
+    }
+)
 
 
 class DaemonSessionService(SessionService):
