@@ -165,6 +165,8 @@ class ControlService:
             raise RequestFailed("unavailable", "this daemon cannot create sessions")
         if not os.path.isabs(request.cwd):
             raise RequestFailed("invalid", f"cwd must be an absolute path, got {request.cwd!r}")
+        if not await trio.to_thread.run_sync(os.path.isdir, request.cwd):
+            raise RequestFailed("invalid", f"cwd {request.cwd!r} is not a directory the daemon can see")
         try:
             options = self._session_options(request)
             session_id = await backend.create_session(options)

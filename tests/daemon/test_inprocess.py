@@ -12,6 +12,7 @@ import trio
 import trio.testing
 
 from actors.platform.control import ControlServer
+from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
 from actors.platform.service import ControlService
 from config.daemon import DaemonConfig
@@ -88,3 +89,26 @@ class TestWithoutSessions:
         assert replies[2] == c.ErrorReply("unavailable", "this daemon has no session store", "b")
         assert isinstance(replies[3], c.StatusReply) and replies[3].sessions_available is False
         await stream.aclose()
+
+
+class TestCreateSessionChecks:
+    """A session's working directory must be a real absolute directory."""
+
+    async def test_bad_cwd(self, system: ActorSystem) -> None:
+        """Relative or missing directories are refused as invalid before any session starts."""
+        with tempfile.TemporaryDirectory(prefix="ha-") as base:
+            service = ControlService(
+                system=system, paths=DaemonPaths(Path(base)), config=DaemonConfig(), request_stop=lambda _: None,
+                sessions=_NoSessions(), session_options=lambda request: request,  # type: ignore[arg-type]
+            )
+            for cwd, text in (("relative/dir", "absolute path"), (f"{base}/missing", "not a directory")):
+                with pytest.raises(RequestFailed) as refused:
+                    await service.create_session(c.CreateSession("1", cwd))
+                assert refused.value.code == "invalid" and text in str(refused.value)
+
+
+class _NoSessions:
+    """A sessions backend that must never be reached."""
+
+    async def create_session(self, options: object) -> str:
+        raise AssertionError("a bad request reached the sessions")
