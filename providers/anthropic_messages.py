@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anthropic
+from anthropic.types import Message, RawMessageStreamEvent
 
 from .anthropic_convert import (
     THINKING_BUDGETS,
@@ -13,6 +14,7 @@ from .anthropic_convert import (
     to_anthropic_messages,
     to_anthropic_tools,
 )
+from ._raw import post_stream
 from .base import ChunkConverter, SdkStreamAdapter
 from .caching import apply_system_and_3
 from .types import ChatRequest
@@ -73,9 +75,13 @@ class AnthropicMessagesAdapter(SdkStreamAdapter):
         self._output_cap = output_cap
 
     async def _open(self, request: ChatRequest) -> Any:
-        kwargs = build_anthropic_kwargs(request, self._output_cap(request.model))
+        body = build_anthropic_kwargs(request, self._output_cap(request.model))
+        headers = body.pop("extra_headers", None)
         client: anthropic.AsyncAnthropic = self._client()
-        return await client.messages.create(**kwargs)
+        return await post_stream(
+            client, "/v1/messages", body, cast_to=Message,
+            stream_cls=anthropic.AsyncStream[RawMessageStreamEvent], headers=headers,
+        )
 
     def _converter(self) -> ChunkConverter:
         return AnthropicChunkConverter()

@@ -8,7 +8,9 @@ from types import MappingProxyType
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+from ._raw import post_stream
 from .base import ChunkConverter, SdkStreamAdapter, TurnAccumulator
 from .modes import uses_developer_role
 from .types import ChatRequest, StreamEvent, Usage
@@ -170,7 +172,10 @@ class ChatCompletionsAdapter(SdkStreamAdapter):
 
     async def _open(self, request: ChatRequest) -> Any:
         client: openai.AsyncOpenAI = self._client()
-        return await client.chat.completions.create(**build_chat_kwargs(request))
+        return await post_stream(
+            client, "/chat/completions", build_chat_kwargs(request),
+            cast_to=ChatCompletion, stream_cls=openai.AsyncStream[ChatCompletionChunk],
+        )
 
     def _converter(self) -> ChunkConverter:
         return convert_chat_chunk

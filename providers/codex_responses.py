@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import openai
+from openai.types.responses import Response, ResponseStreamEvent
 
+from ._raw import post_stream
 from .base import ChunkConverter, SdkStreamAdapter
 from .responses_convert import ResponsesChunkConverter, to_responses_input, to_responses_tools
 from .types import ChatRequest
@@ -46,7 +48,10 @@ class CodexResponsesAdapter(SdkStreamAdapter):
 
     async def _open(self, request: ChatRequest) -> Any:
         client: openai.AsyncOpenAI = self._client()
-        return await client.responses.create(**build_responses_kwargs(request))
+        return await post_stream(
+            client, "/responses", build_responses_kwargs(request),
+            cast_to=Response, stream_cls=openai.AsyncStream[ResponseStreamEvent],
+        )
 
     def _converter(self) -> ChunkConverter:
         return ResponsesChunkConverter()

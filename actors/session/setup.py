@@ -26,6 +26,7 @@ from actors.session.hub import EventHub
 from actors.session.options import SessionDeps, SessionOptions
 from actors.session.prompt.builder import PromptSpec, build_system_prompt
 from messages.events import StatusUpdate
+from providers.metadata import rough_tokens
 from providers.recovery.fallback import FallbackChain, ProviderTarget
 from providers.recovery.policy import stream_with_recovery
 from providers.types import ChatRequest, Usage
@@ -220,7 +221,7 @@ class SessionSetup:
         compressor = self._get_compressor()
 
         async def preflight(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-            if not compressor.should_compress(_estimate(messages)):
+            if not compressor.should_compress(rough_tokens(messages)):
                 return None
             return await self._compress(hub, messages, None)
 
@@ -255,7 +256,7 @@ class SessionSetup:
         if self._compressor is None:
             self._compressor = ContextCompressor(
                 self.deps.config.compression, context_length=self.context_length,
-                summarize=self._summarize, estimate_tokens=_estimate,
+                summarize=self._summarize, estimate_tokens=rough_tokens,
             )
         return self._compressor
 
@@ -308,10 +309,6 @@ class SessionSetup:
             ],
         }
         await self.deps.store.save_state(self.session_id, state)
-
-
-def _estimate(messages: Any) -> int:
-    return sum(len(json.dumps(m, ensure_ascii=False, default=str)) for m in messages) // 4
 
 
 def _text_of(message: Mapping[str, Any]) -> str:

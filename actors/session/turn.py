@@ -15,7 +15,6 @@ cancellation of its scope:
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -38,6 +37,7 @@ from providers.recovery.credentials import CredentialPool
 from providers.recovery.exceptions import NeedsCompression
 from providers.recovery.fallback import FallbackChain
 from providers.recovery.policy import ProviderConnector
+from providers.metadata import rough_tokens
 from providers.types import ChatRequest, StreamFinished, Usage
 from tools.registry import ToolRegistry
 
@@ -260,7 +260,7 @@ class TurnActor(Actor[Any]):
         )
         llm = LlmCall(
             request, chain=env.chain, connector=env.connector, pools=env.pools, retry=env.retry, hub=env.hub,
-            approx_tokens=_approx_tokens(request.messages), context_length=env.context_length,
+            approx_tokens=rough_tokens(request.messages), context_length=env.context_length,
         )
         self._llm = llm
         self.activity = f"waiting for {env.chain.current.label}"
@@ -389,6 +389,3 @@ class TurnActor(Actor[Any]):
 def _assistant_text(message: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in message.items() if key != "tool_calls"}
 
-
-def _approx_tokens(messages: list[dict[str, Any]]) -> int:
-    return sum(len(json.dumps(m, ensure_ascii=False, default=str)) for m in messages) // 4

@@ -9,9 +9,22 @@ values are decoded as UTF-8 with replacement.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 REPLACEMENT = "\ufffd"
+
+# One C-speed pass that fails on exactly what the walk below repairs (lone
+# surrogates, bytes): the walk runs only when it fails, not on every request.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+
+
+def _all_clean(value: Any) -> bool:
+    try:
+        _ENCODE(value).encode("utf-8")
+    except (UnicodeEncodeError, TypeError, ValueError):
+        return False
+    return True
 
 
 def _is_clean(text: str) -> bool:
@@ -38,6 +51,12 @@ def sanitize_value(value: Any) -> tuple[Any, bool]:
         The clean value (the input itself when nothing needed fixing) and
         whether anything changed.
     """
+    if isinstance(value, (dict, list)) and _all_clean(value):
+        return value, False
+    return _sanitize(value)
+
+
+def _sanitize(value: Any) -> tuple[Any, bool]:
     if isinstance(value, str):
         clean = sanitize_text(value)
         return clean, clean is not value
@@ -47,13 +66,13 @@ def sanitize_value(value: Any) -> tuple[Any, bool]:
         changed = False
         out: dict[Any, Any] = {}
         for key, item in value.items():
-            clean_key, key_changed = sanitize_value(key)
-            clean_item, item_changed = sanitize_value(item)
+            clean_key, key_changed = _sanitize(key)
+            clean_item, item_changed = _sanitize(item)
             out[clean_key] = clean_item
             changed = changed or key_changed or item_changed
         return (out, True) if changed else (value, False)
     if isinstance(value, (list, tuple)):
-        items = [sanitize_value(item) for item in value]
+        items = [_sanitize(item) for item in value]
         if any(changed for _, changed in items):
             return type(value)(item for item, _ in items), True
         return value, False

@@ -3,6 +3,7 @@ SDK clients, the real tool registry, an in-memory store, an actor system."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -72,14 +73,20 @@ async def collect_turn(subscription: Subscription) -> tuple[TurnFinished, list[S
 
 
 @asynccontextmanager
-async def open_harness(tmp_path: Path, config: Config | None = None, steps: Any = None) -> AsyncIterator[Harness]:
-    """Everything a session needs, torn down in order afterwards."""
+async def open_harness(
+    tmp_path: Path, config: Config | None = None, steps: Any = None, provider: Any = None
+) -> AsyncIterator[Harness]:
+    """Everything a session needs, torn down in order afterwards. ``provider``
+    replaces the in-process scripted server (a benchmark runs one out of process)."""
     config = config or Config()
     home = tmp_path / "home"
     workdir = tmp_path / "work"
     home.mkdir()
     workdir.mkdir()
-    async with serve_scripted_provider(steps) as provider, open_web_client(config.web) as http:
+    async with contextlib.AsyncExitStack() as stack:
+        if provider is None:
+            provider = await stack.enter_async_context(serve_scripted_provider(steps))
+        http = await stack.enter_async_context(open_web_client(config.web))
         clients = ClientPool(config.streaming)
         try:
             toolbox = build_toolbox(config, http, environ={})
