@@ -47,6 +47,38 @@ class TestPipedAttach:
         new = next(s for s in listed if s["id"] == match.group(1))
         assert new["message_count"] >= 2
 
+    def test_clarify_answered_by_choice_number(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """A question from the model is shown inline; the next line (a choice number) answers it."""
+        provider.reset()
+        session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
+        question = {"question": "Which colour?", "choices": ["red", "green", "blue"]}
+        provider.push(
+            {"tool_calls": [{"id": "call_ask", "name": "clarify", "arguments": question}]},
+            {"text": "Green it is."},
+        )
+        attach = subprocess.Popen(
+            [sys.executable, "-m", "actors.platform", "attach", session_id],
+            env=environment(shared_daemon.home), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True,
+        )
+        lines = LineReader(attach.stdout)
+        try:
+            assert attach.stdin is not None
+            attach.stdin.write("ask me something\n")
+            attach.stdin.flush()
+            shown = lines.until(lambda line: "3. blue" in line)
+            assert any(line.startswith("? Which colour?") for line in shown)
+            attach.stdin.write("2\n")
+            attach.stdin.close()
+            rest = lines.until(lambda line: "Green it is." in line)
+            assert any(": green (by control/conn:" in line for line in rest)
+            assert attach.wait(30) == 0
+        finally:
+            _end(attach)
+        stored = json.loads(run_cli(shared_daemon.home, "sessions", "show", session_id, "--head", "50", "--json").stdout)
+        result = next(m["message"]["content"] for m in stored["head"] if m["message"].get("tool_call_id") == "call_ask")
+        assert "green" in result
+
     def test_ctrl_c_interrupts_the_turn(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """SIGINT to an attached client interrupts the running turn; the client stays attached."""
         provider.reset()
