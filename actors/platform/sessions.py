@@ -30,10 +30,12 @@ from providers.metadata import ModelMetadata
 from providers.recovery.connector import PooledConnector
 from providers.recovery.fallback import ProviderTarget
 from store.protocol import SessionStore
-from supervisor import ActorSystem, ChildSpec
+from actors.handle import ActorHandle
+from actors.registry import ActorRegistry
+from supervisor import ActorSystem, ChildSpec, SupervisorHandle
 from tools.web import open_web_client
 
-__all__ = ["KEY_VARIABLES", "DaemonSessionService", "SessionsParts", "options_from_request", "provider_key", "start_sessions"]
+__all__ = ["KEY_VARIABLES", "DaemonSessionService", "LiveSupervisor", "SessionsParts", "options_from_request", "provider_key", "start_sessions"]
 
 #: The environment variable holding each provider's key.
 KEY_VARIABLES: Mapping[str, str] = MappingProxyType(
@@ -58,6 +60,32 @@ class DaemonSessionService(SessionService):
         setup = super().setup_for(session_id, options, ephemeral_system)
         setup.delegate = delegate_capability(setup, self.deps.config.delegation)
         return setup
+
+
+class LiveSupervisor:
+    """The ``sessions`` supervisor as whichever instance is running now.
+
+    The root restarts ``sessions`` with a fresh actor if it ever gives up; a
+    handle taken at startup would then point at the dead one. This looks the
+    current one up in the registry on every call instead.
+    """
+
+    def __init__(self, registry: ActorRegistry, path: str) -> None:
+        self._registry = registry
+        self.path = path
+
+    def _current(self) -> SupervisorHandle:
+        handle = self._registry.lookup(self.path)
+        assert isinstance(handle, SupervisorHandle)
+        return handle
+
+    async def start_child(self, spec: ChildSpec) -> ActorHandle[Any]:
+        """Start a session under the running supervisor."""
+        return await self._current().start_child(spec)
+
+    async def terminate_child(self, name: str, reason: str, *, requested_by: str = "operator") -> bool:
+        """Stop a session under the running supervisor."""
+        return await self._current().terminate_child(name, reason, requested_by=requested_by)
 
 
 @attrs.frozen
@@ -111,12 +139,13 @@ async def start_sessions(
         metadata=metadata,
         secrets=secrets,
     )
-    supervisor = await system.root.start_child(
+    await system.root.start_child(
         ChildSpec(
             "sessions",
             lambda: SessionsSupervisor(section.hibernate_after_seconds),
             shutdown_timeout=section.shutdown_timeout_seconds,
         )
     )
-    service = DaemonSessionService(deps, supervisor, system.registry, section)
+    supervisor = LiveSupervisor(system.registry, "sessions")
+    service = DaemonSessionService(deps, supervisor, system.registry, section)  # type: ignore[arg-type]
     return SessionsParts(service, options_from_request)

@@ -1,4 +1,4 @@
-"""The daemon's shutdown bound, in process: past it the tree is cancelled and the watchdog fires."""
+"""The daemon in process: its shutdown bound and watchdog, and a restarted sessions supervisor."""
 
 from __future__ import annotations
 
@@ -91,3 +91,34 @@ class TestShutdownBound:
                 await trio.to_thread.run_sync(_stop_through_socket, paths)
             await trio.to_thread.run_sync(time.sleep, 0.2 + WATCHDOG_GRACE_SECONDS + 0.3)
             assert not fired.is_set()
+
+
+class TestSessionsRestart:
+    """If the root restarts ``sessions``, the control service follows the new instance."""
+
+    async def test_sessions_supervisor_replaced(self) -> None:
+        """After the sessions supervisor is stopped and restarted, new sessions still start."""
+        with tempfile.TemporaryDirectory(prefix="ha-") as base:
+            home = Path(base) / "home"
+            home.mkdir(mode=0o700)
+            paths = DaemonPaths(home)
+
+            async def daemon(task_status: trio.TaskStatus[object]) -> None:
+                await serve_daemon(paths, load_config(home), task_status=task_status)
+
+            def create() -> str:
+                with ControlClient.connect(paths) as client:
+                    return client.request(c.CreateSession(client.next_id(), cwd=base)).session_id
+
+            async with trio.open_nursery() as nursery:
+                system = await nursery.start(daemon)
+                first = await trio.to_thread.run_sync(create)
+                old = system.lookup("sessions")
+                old.stop("test: replace the sessions supervisor", requested_by="test")
+                await old.wait_stopped()
+                while "sessions" not in system.registry or system.lookup("sessions") is old:
+                    await trio.sleep(0.01)
+                second = await trio.to_thread.run_sync(create)
+                assert second != first
+                assert f"sessions/session:{second}" in system.registry
+                await trio.to_thread.run_sync(_stop_through_socket, paths)
