@@ -213,15 +213,18 @@ class SessionSetup:
             for p in self._lost_processes
         ]
 
-    def compressor_hook(self, hub: EventHub) -> Callable[[list[dict[str, Any]]], Awaitable[list[dict[str, Any]] | None]] | None:
-        """The preflight compression the turn calls before each provider call."""
+    def compressor_hook(
+        self, hub: EventHub
+    ) -> Callable[[list[dict[str, Any]], int], Awaitable[list[dict[str, Any]] | None]] | None:
+        """The preflight compression the turn calls before each provider call,
+        with the history and its estimated size in tokens."""
         config = self.deps.config.compression
         if not config.enabled:
             return None
         compressor = self._get_compressor()
 
-        async def preflight(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-            if not compressor.should_compress(rough_tokens(messages)):
+        async def preflight(messages: list[dict[str, Any]], tokens: int) -> list[dict[str, Any]] | None:
+            if not compressor.should_compress(tokens):
                 return None
             return await self._compress(hub, messages, None)
 

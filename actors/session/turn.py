@@ -102,7 +102,7 @@ class TurnEnv:
     max_tokens: int | None = None
     cache_ttl: str = "5m"
     ephemeral_system: str | None = None
-    compress: Callable[[list[dict[str, Any]]], Awaitable[list[dict[str, Any]] | None]] | None = None
+    compress: Callable[[list[dict[str, Any]], int], Awaitable[list[dict[str, Any]] | None]] | None = None
     api_calls: int = 0
 
 
@@ -245,11 +245,13 @@ class TurnActor(Actor[Any]):
     async def _call_model(self, *, with_tools: bool) -> StreamFinished | None:
         env = self.env
         self.steer.deliver(self.messages)
+        tokens = rough_tokens(self.messages)
         if env.compress is not None:
-            compacted = await env.compress(self.messages)
+            compacted = await env.compress(self.messages, tokens)
             if compacted is not None:
                 self.messages = compacted
                 self._saved = len(compacted)
+                tokens = rough_tokens(compacted)
         await self._persist()
         request = ChatRequest(
             messages=self._request_messages(),
@@ -260,7 +262,7 @@ class TurnActor(Actor[Any]):
         )
         llm = LlmCall(
             request, chain=env.chain, connector=env.connector, pools=env.pools, retry=env.retry, hub=env.hub,
-            approx_tokens=rough_tokens(request.messages), context_length=env.context_length,
+            approx_tokens=tokens, context_length=env.context_length,
         )
         self._llm = llm
         self.activity = f"waiting for {env.chain.current.label}"

@@ -1,0 +1,65 @@
+"""Context compression inside a session: preflight trigger, summary call, compaction."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from actors.session.history import check_alternation
+from config.loader import Config
+from config.providers import ModelConfig
+from config.recovery import RetryConfig
+from messages.events import StatusUpdate
+from messages.session import Compress
+from tests.session.harness import open_harness, run_turn
+
+SUMMARY = "## Active Task\nRead the big files.\n## Completed Actions\nRead files 0-3."
+
+
+def read_call(i: int) -> dict:
+    return {"tool_calls": [{"id": f"r{i}", "name": "read_file", "arguments": {"path": f"big{i}.txt"}}]}
+
+
+class TestCompression:
+    """A history past half the context window is summarised before the next call."""
+
+    async def test_preflight_compression_replaces_the_middle(self, tmp_path: Path) -> None:
+        """The summary comes from the model, the store is compacted, alternation holds, the turn answers."""
+        # Each turn adds ~2,500 tokens: the 11,800-token threshold is first crossed
+        # by the second call of the fifth turn.
+        config = Config(model=ModelConfig(context_length=23_600), retry=RetryConfig(max_retries=0))
+        async with open_harness(tmp_path, config) as h:
+            for i in range(6):
+                (h.workdir / f"big{i}.txt").write_text("\n".join(f"line {i}-{n} " + "x" * 60 for n in range(120)))
+            handle, events_in, sid = await h.start_session()
+            for i in range(4):
+                h.provider.push(read_call(i), {"text": f"read {i}"})
+                finished, _ = await run_turn(handle, events_in, f"read big{i}.txt")
+                assert finished.reason == "completed"
+            before = len(h.provider.requests)
+            h.provider.push(read_call(4), {"text": SUMMARY}, {"text": "all read"})
+            finished, events = await run_turn(handle, events_in, "read big4.txt")
+            assert finished.final_text == "all read"
+            assert any(isinstance(e, StatusUpdate) and e.kind == "compressing" for e in events)
+            summary_request, final_request = h.provider.requests[before + 1], h.provider.requests[before + 2]
+            assert "Active Task" in json.dumps(summary_request.body)
+            sent = json.dumps(final_request.body)
+            # The protected head (first exchange) and the tail stay; the middle turns became the summary.
+            assert "Read files 0-3" in sent and "REFERENCE ONLY" in sent
+            assert "line 0-5" in sent and "line 4-5" in sent
+            assert "line 1-5" not in sent and "line 2-5" not in sent
+            loaded = await h.deps.store.load(sid)
+            check_alternation(loaded.messages)
+            assert len(loaded.messages) < 20
+
+    async def test_compress_on_request_when_idle(self, tmp_path: Path) -> None:
+        """/compress on an idle session runs one compression and says what happened."""
+        async with open_harness(tmp_path) as h:
+            handle, events_in, sid = await h.start_session()
+            for i in range(5):
+                h.provider.push({"text": f"answer {i} " + "y" * 200})
+                await run_turn(handle, events_in, f"question {i} " + "z" * 200)
+            h.provider.push({"text": SUMMARY})
+            outcome = await handle.ask(Compress("the questions"))
+            assert outcome in ("compressed", "nothing to compress")
+            check_alternation((await h.deps.store.load(sid)).messages)
