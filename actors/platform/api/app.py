@@ -1,0 +1,195 @@
+"""The Starlette application: routes, bearer auth, the body cap and OpenAI-shaped errors.
+
+Every endpoint but the health checks needs the bearer key. Errors are answered
+as ``{"error": {...}}`` with their status (and ``Retry-After`` on a 429); an
+unexpected exception is logged and answered 500 without its details, so
+nothing internal (or secret) leaks to a client. Starlette's router answers the
+``lifespan`` scope hypercorn sends.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from actors.platform.api.auth import Authenticator
+from actors.platform.api.completions import SESSION_HEADER, chat_completion
+from actors.platform.api.errors import ApiError, BadRequest, BodyTooLarge, NotFound
+from actors.platform.api.gateway import ApiGateway
+from actors.platform.api.runs import Run, RunRegistry
+from actors.platform.api.sse import Emit, SseResponse
+from actors.platform.api.wire import event_frame, parse_completion, parse_run
+from config.api import ApiServerConfig
+
+__all__ = ["build_app"]
+
+log = logging.getLogger("hermes_actors.api")
+
+Handler = Callable[[Request], Awaitable[Any]]
+_APPROVAL_CHOICES = ("once", "session", "deny")
+
+
+def error_response(error: ApiError) -> JSONResponse:
+    """The JSON response for ``error``."""
+    return JSONResponse(error.body(), status_code=error.status, headers=dict(error.headers))
+
+
+async def read_json(request: Request, limit: int) -> Any:
+    """The request body as JSON, read at most ``limit`` bytes.
+
+    Raises:
+        BodyTooLarge: the body (declared or actual) is over ``limit``.
+        BadRequest: not JSON.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge(f"the request body is larger than {limit} bytes")
+    body = bytearray()
+    async for piece in request.stream():
+        body += piece
+        if len(body) > limit:
+            raise BodyTooLarge(f"the request body is larger than {limit} bytes")
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadRequest(f"the request body is not valid JSON: {exc}") from exc
+
+
+class _Api:
+    """The endpoints, over the gateway and the run registry."""
+
+    def __init__(self, gateway: ApiGateway, runs: RunRegistry, auth: Authenticator, models: tuple[str, ...]) -> None:
+        self.gateway = gateway
+        self.runs = runs
+        self.auth = auth
+        self.models = models
+        self.limit = gateway.config.max_body_bytes
+        self.started = int(time.time())
+
+    def endpoint(self, handler: Handler, *, public: bool = False) -> Handler:
+        """``handler`` behind auth, answering errors as OpenAI error objects."""
+
+        @functools.wraps(handler)
+        async def guarded(request: Request) -> Any:
+            try:
+                if not public:
+                    self.auth.check(request.headers.get("authorization"))
+                return await handler(request)
+            except ApiError as exc:
+                if exc.status >= 500:
+                    log.error("api: %s %s: %s", request.method, request.url.path, exc)
+                return error_response(exc)
+            except Exception as exc:
+                log.error("api: %s %s failed: %r", request.method, request.url.path, exc, exc_info=exc)
+                return error_response(ApiError("internal error; see the daemon's log"))
+
+        return guarded
+
+    async def health(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok", "platform": "hermes-actors", "in_flight": self.gateway.in_flight})
+
+    async def list_models(self, request: Request) -> Response:
+        data = [{"id": m, "object": "model", "created": self.started, "owned_by": "hermes-actors"} for m in self.models]
+        return JSONResponse({"object": "list", "data": data})
+
+    async def completions(self, request: Request) -> Any:
+        parsed = parse_completion(await read_json(request, self.limit))
+        return await chat_completion(self.gateway, parsed, request.headers.get(SESSION_HEADER))
+
+    async def create_run(self, request: Request) -> Response:
+        run = await self.runs.create(parse_run(await read_json(request, self.limit)))
+        return JSONResponse(run.to_json(), status_code=202)
+
+    async def get_run(self, request: Request) -> Response:
+        return JSONResponse(self.runs.get(request.path_params["run_id"]).to_json())
+
+    async def stop_run(self, request: Request) -> Response:
+        return JSONResponse(await self.runs.stop(request.path_params["run_id"]))
+
+    async def approve_run(self, request: Request) -> Response:
+        body = await read_json(request, self.limit)
+        if not isinstance(body, dict):
+            raise BadRequest("the request body must be a JSON object")
+        choice = body.get("choice", body.get("answer"))
+        if choice not in _APPROVAL_CHOICES:
+            raise BadRequest(f"'choice' must be one of {list(_APPROVAL_CHOICES)}", param="choice")
+        request_id = body.get("request_id")
+        if request_id is not None and not isinstance(request_id, str):
+            raise BadRequest("'request_id' must be a string", param="request_id")
+        return JSONResponse(await self.runs.answer(request.path_params["run_id"], choice, request_id))
+
+    async def run_events(self, request: Request) -> SseResponse:
+        run = self.runs.get(request.path_params["run_id"])
+        raw = request.headers.get("last-event-id") or request.query_params.get("after")
+        if raw is not None and not raw.strip().isdigit():
+            raise BadRequest("Last-Event-ID must be an event sequence number")
+        return SseResponse(lambda emit: _stream_run(run, int(raw) if raw is not None else None, emit))
+
+
+async def _stream_run(run: Run, last: int | None, emit: Emit) -> None:
+    while True:
+        pending = run.events_after(last)
+        if not pending:
+            if run.status.finished:
+                end = json.dumps({"run_id": run.run_id, "status": run.status.value})
+                await emit(f"event: end\ndata: {end}\n\n".encode())
+                return
+            await run.wait_changed()
+            continue
+        for event in pending:
+            await emit(event_frame(event["id"], event))
+            last = event["id"]
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return error_response(NotFound(f"no route {request.method} {request.url.path}"))
+    return JSONResponse(
+        {"error": {"message": exc.detail, "type": "invalid_request_error", "param": None, "code": None}},
+        status_code=exc.status_code,
+        headers=exc.headers,
+    )
+
+
+def build_app(
+    gateway: ApiGateway, runs: RunRegistry, auth: Authenticator, models: tuple[str, ...], config: ApiServerConfig
+) -> Starlette:
+    """The ASGI application of the API."""
+    api = _Api(gateway, runs, auth, models)
+    e = api.endpoint
+    routes = [
+        Route("/health", e(api.health, public=True), methods=["GET"]),
+        Route("/v1/health", e(api.health, public=True), methods=["GET"]),
+        Route("/v1/models", e(api.list_models), methods=["GET"]),
+        Route("/v1/chat/completions", e(api.completions), methods=["POST"]),
+        Route("/v1/runs", e(api.create_run), methods=["POST"]),
+        Route("/v1/runs/{run_id}", e(api.get_run), methods=["GET"]),
+        Route("/v1/runs/{run_id}/events", e(api.run_events), methods=["GET"]),
+        Route("/v1/runs/{run_id}/stop", e(api.stop_run), methods=["POST"]),
+        Route("/v1/runs/{run_id}/approval", e(api.approve_run), methods=["POST"]),
+    ]
+    middleware = []
+    if config.cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(config.cors_origins),
+                allow_methods=["GET", "POST", "OPTIONS"],
+                allow_headers=["Authorization", "Content-Type", SESSION_HEADER, "Last-Event-ID"],
+                expose_headers=[SESSION_HEADER],
+            )
+        )
+    return Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: _http_error})

@@ -1,0 +1,84 @@
+"""Who may call the API: the bearer key, and the start-up safety check.
+
+The key comes from ``API_SERVER_KEY`` (the daemon's environment or
+``HERMES_ACTORS_HOME/.env``), else ``platforms.api_server.key``. Without a key
+of at least :data:`MIN_KEY_LENGTH` characters the API refuses to start, unless
+it is bound to a loopback address and ``auth_disabled`` says so explicitly.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from collections.abc import Mapping
+
+from actors.platform.api.errors import ApiStartRefused, Unauthorized
+from config.api import ApiServerConfig
+
+__all__ = ["KEY_VARIABLE", "MIN_KEY_LENGTH", "Authenticator", "is_loopback"]
+
+KEY_VARIABLE = "API_SERVER_KEY"
+MIN_KEY_LENGTH = 16
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class Authenticator:
+    """Checks ``Authorization: Bearer <key>`` in constant time.
+
+    Args:
+        key: the expected key; None when authentication is disabled.
+    """
+
+    def __init__(self, key: str | None) -> None:
+        self._key = key.encode() if key is not None else None
+
+    @property
+    def enabled(self) -> bool:
+        """Whether requests must carry the key."""
+        return self._key is not None
+
+    @classmethod
+    def from_config(cls, config: ApiServerConfig, environ: Mapping[str, str]) -> Authenticator:
+        """The authenticator the configuration allows.
+
+        Raises:
+            ApiStartRefused: no usable key, and not (loopback and ``auth_disabled``).
+        """
+        if config.auth_disabled:
+            if not is_loopback(config.host):
+                raise ApiStartRefused(
+                    f"platforms.api_server.auth_disabled is only allowed on a loopback host, not {config.host!r}"
+                )
+            return cls(None)
+        key = environ.get(KEY_VARIABLE) or config.key
+        if not key:
+            raise ApiStartRefused(
+                f"the API server needs a key: set {KEY_VARIABLE} (at least {MIN_KEY_LENGTH} characters), "
+                "or bind to loopback with platforms.api_server.auth_disabled: true"
+            )
+        if len(key) < MIN_KEY_LENGTH:
+            raise ApiStartRefused(f"{KEY_VARIABLE} is too short: at least {MIN_KEY_LENGTH} characters are required")
+        return cls(key)
+
+    def check(self, authorization: str | None) -> None:
+        """Accept the request's ``Authorization`` header value or raise.
+
+        Raises:
+            Unauthorized: missing, malformed or wrong key (the text never echoes it).
+        """
+        if self._key is None:
+            return
+        if not authorization:
+            raise Unauthorized("Missing API key: send 'Authorization: Bearer <API_SERVER_KEY>'")
+        scheme, _, given = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self._key):
+            raise Unauthorized("Invalid API key")

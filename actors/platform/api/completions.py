@@ -1,0 +1,157 @@
+"""``POST /v1/chat/completions``: one user message, one agent turn, OpenAI's answer shape.
+
+Without ``X-Hermes-Session-Id`` the request's messages are the conversation: a
+fresh ephemeral session gets the client's system messages and the earlier
+messages as its ephemeral layer, the last user message as its turn, and is
+closed afterwards. With the header, the last user message continues that
+session (created when absent) and the header is echoed back. A streaming
+client that disconnects interrupts an ephemeral session's turn; a named
+session's turn keeps running for whoever else is watching.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import trio
+from starlette.responses import JSONResponse
+
+from actors.platform.api.errors import BadRequest, TurnFailed
+from actors.platform.api.gateway import Admission, ApiGateway
+from actors.platform.api.sse import Emit, SseResponse
+from actors.platform.api.turns import TurnLost, TurnWatch
+from actors.platform.api.wire import (
+    DONE_FRAME,
+    CompletionRequest,
+    chunk,
+    completion_body,
+    finish_reason,
+    new_id,
+    sse_data,
+    valid_session_id,
+)
+from messages.events import TextDelta
+
+__all__ = ["SESSION_HEADER", "chat_completion"]
+
+log = logging.getLogger("hermes_actors.api")
+
+SESSION_HEADER = "X-Hermes-Session-Id"
+
+
+def _ephemeral_layer(request: CompletionRequest) -> str | None:
+    parts = [request.system] if request.system else []
+    if request.earlier:
+        parts.append(
+            "The conversation so far, as the API client sent it (the next user message continues it):\n"
+            + "\n".join(request.earlier)
+        )
+    return "\n\n".join(parts) or None
+
+
+async def chat_completion(gateway: ApiGateway, request: CompletionRequest, session_header: str | None) -> Any:
+    """Answer one chat completion request (a JSON response or an SSE stream).
+
+    Raises:
+        BadRequest: a malformed session header.
+        TooManyRuns / NotFound / TurnFailed: from admission, the session, or the turn.
+    """
+    if session_header is not None and not valid_session_id(session_header):
+        raise BadRequest(f"{SESSION_HEADER} must be 1-64 letters, digits, '_', '.' or '-'")
+    admission = gateway.admit()
+    ephemeral = session_header is None
+    session_id: str | None = None
+    try:
+        if ephemeral:
+            session_id = await gateway.open_ephemeral(_ephemeral_layer(request))
+        else:
+            assert session_header is not None
+            session_id = await gateway.open_named(session_header, request.system)
+        watch = await gateway.start_turn(session_id, request.text, label=f"api:{new_id('')[:8]}")
+    except BaseException:
+        admission.release()
+        if ephemeral and session_id is not None:
+            await gateway.discard(session_id, "api request failed")
+        raise
+    headers = {} if ephemeral else {SESSION_HEADER: session_id}
+    completion = _Completion(gateway, request, watch, admission, ephemeral)
+    if request.stream:
+        return SseResponse(completion.stream, headers)
+    return JSONResponse(await completion.answer(), headers=headers)
+
+
+class _Completion:
+    """One admitted completion: its turn, and the cleanup when it ends however it ends."""
+
+    def __init__(
+        self, gateway: ApiGateway, request: CompletionRequest, watch: TurnWatch, admission: Admission, ephemeral: bool
+    ) -> None:
+        self.gateway = gateway
+        self.request = request
+        self.watch = watch
+        self.admission = admission
+        self.ephemeral = ephemeral
+        self.id = new_id("chatcmpl-")
+        self.created = int(time.time())
+
+    async def _finish(self, reason: str) -> None:
+        self.watch.close()
+        self.admission.release()
+        if self.ephemeral:
+            await self.gateway.discard(self.watch.session_id, reason)
+
+    async def answer(self) -> dict[str, Any]:
+        """Wait for the turn; the ``chat.completion`` body."""
+        reason = "api completion cancelled"
+        try:
+            try:
+                while await self.watch.next_event() is not None:
+                    pass
+            except TurnLost as exc:
+                raise TurnFailed(str(exc)) from exc
+            outcome = self.watch.outcome
+            assert outcome is not None
+            reason = "api completion done"
+            if outcome.reason == "error":
+                raise TurnFailed(f"the agent's turn failed: {outcome.error or outcome.final_text}")
+            return completion_body(
+                self.id, self.created, self.request.model, outcome.final_text, finish_reason(outcome.reason), outcome.usage
+            )
+        finally:
+            await self._finish(reason)
+
+    async def stream(self, emit: Emit) -> None:
+        """Stream the turn's text as chunks, then the finish chunk, usage if asked, and ``[DONE]``."""
+        model = self.request.model
+        reason = "api client disconnected"
+        try:
+            await emit(sse_data(chunk(self.id, self.created, model, {"role": "assistant", "content": ""})))
+            try:
+                while (event := await self.watch.next_event()) is not None:
+                    if isinstance(event, TextDelta) and event.session_id == self.watch.session_id and event.text:
+                        await emit(sse_data(chunk(self.id, self.created, model, {"content": event.text})))
+            except TurnLost as exc:
+                await emit(sse_data(TurnFailed(str(exc)).body()))
+                await emit(DONE_FRAME)
+                reason = "api turn lost"
+                return
+            outcome = self.watch.outcome
+            assert outcome is not None
+            if outcome.reason == "error":
+                await emit(sse_data(TurnFailed(f"the agent's turn failed: {outcome.error or outcome.final_text}").body()))
+            else:
+                await emit(sse_data(chunk(self.id, self.created, model, {}, finish_reason(outcome.reason))))
+                if self.request.include_usage:
+                    usage_chunk = chunk(self.id, self.created, model, {})
+                    usage_chunk["choices"] = []
+                    usage_chunk["usage"] = outcome.usage.to_json()
+                    await emit(sse_data(usage_chunk))
+            await emit(DONE_FRAME)
+            reason = "api completion done"
+        finally:
+            with trio.CancelScope(shield=True):
+                if reason == "api client disconnected":
+                    log.info("api: client left completion %s (session %s)", self.id, self.watch.session_id)
+                await self._finish(reason)

@@ -1,0 +1,119 @@
+"""Errors of the HTTP API, each one an OpenAI-style error object on the wire.
+
+The tree::
+
+    ApiError (RuntimeError)          status 500, type server_error
+    ├── BadRequest                   400 invalid_request_error (bad JSON, bad field)
+    ├── Unauthorized                 401 authentication_error (missing or wrong key)
+    ├── NotFound                     404 invalid_request_error, code not_found
+    ├── Conflict                     409 invalid_request_error (no pending approval ...)
+    ├── BodyTooLarge                 413 invalid_request_error, code request_too_large
+    ├── TooManyRuns                  429 rate_limit_error, ``Retry-After: 1``
+    └── TurnFailed                   500 server_error (the agent's turn ended in an error)
+
+    ApiStartRefused (PlatformError)  the configuration is unsafe: the API does not start
+
+Session-layer errors (``SessionNotFound``, ``TooManyRunningTurns``, ``SessionBusy``)
+are translated into these once, in :mod:`actors.platform.api.gateway`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from actors.platform.errors import PlatformError
+
+__all__ = [
+    "ApiError",
+    "ApiStartRefused",
+    "BadRequest",
+    "BodyTooLarge",
+    "Conflict",
+    "NotFound",
+    "TooManyRuns",
+    "TurnFailed",
+    "Unauthorized",
+]
+
+
+class ApiError(RuntimeError):
+    """An error answered to an HTTP client; ``body()`` is OpenAI's error object."""
+
+    status: ClassVar[int] = 500
+    type: ClassVar[str] = "server_error"
+    code: ClassVar[str | None] = None
+
+    def __init__(self, message: str, *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """Extra response headers this error carries."""
+        return {}
+
+    def body(self) -> dict[str, Any]:
+        """``{"error": {"message", "type", "param", "code"}}``."""
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+
+class BadRequest(ApiError):
+    """The request is malformed: unreadable JSON, a missing or wrongly typed field."""
+
+    status = 400
+    type = "invalid_request_error"
+
+
+class Unauthorized(ApiError):
+    """No bearer key, or not the right one."""
+
+    status = 401
+    type = "authentication_error"
+    code = "invalid_api_key"
+
+
+class NotFound(ApiError):
+    """No such route, run or session."""
+
+    status = 404
+    type = "invalid_request_error"
+    code = "not_found"
+
+
+class Conflict(ApiError):
+    """The resource is not in a state that allows this (no approval is pending)."""
+
+    status = 409
+    type = "invalid_request_error"
+    code = "conflict"
+
+
+class BodyTooLarge(ApiError):
+    """The request body is larger than ``max_body_bytes``."""
+
+    status = 413
+    type = "invalid_request_error"
+    code = "request_too_large"
+
+
+class TooManyRuns(ApiError):
+    """The concurrency cap (the API's, or the daemon's running-turn cap) is reached."""
+
+    status = 429
+    type = "rate_limit_error"
+    code = "rate_limit_exceeded"
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """Clients (the openai SDK among them) retry after this many seconds."""
+        return {"Retry-After": "1"}
+
+
+class TurnFailed(ApiError):
+    """The agent's turn ended with an error (the provider failed for good ...)."""
+
+
+class ApiStartRefused(PlatformError):
+    """The API's configuration is unsafe (no key and not loopback-only): it does not start."""

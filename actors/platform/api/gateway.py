@@ -1,0 +1,143 @@
+"""What the HTTP handlers ask of the daemon: admission under the caps, sessions
+(ephemeral or named), sending a turn and watching it, and cleaning up.
+
+Session-layer errors are translated into API errors here, once.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import trio
+
+from actors.errors import ActorError
+from actors.platform.api.errors import ApiError, NotFound, TooManyRuns
+from actors.platform.api.turns import TurnWatch, baseline_usage
+from actors.session.actor import SessionBusy
+from actors.session.options import SessionOptions
+from actors.session.service import SessionNotFound, SessionService, TooManyRunningTurns
+from config.api import ApiServerConfig
+from messages.session import Interrupt, Subscribe
+
+__all__ = ["API_TOOLSETS", "Admission", "ApiGateway"]
+
+log = logging.getLogger("hermes_actors.api")
+
+#: The toolsets API sessions get: the core tools, nothing that needs a person at a terminal.
+API_TOOLSETS = ("hermes-api",)
+#: How long cleaning up an abandoned ephemeral session may take (shielded).
+DISCARD_SECONDS = 5.0
+
+
+class Admission:
+    """One admitted completion or run; :meth:`release` gives its slot back (idempotent)."""
+
+    def __init__(self, gateway: ApiGateway) -> None:
+        self._gateway: ApiGateway | None = gateway
+
+    def release(self) -> None:
+        """Free the slot."""
+        if self._gateway is not None:
+            self._gateway.in_flight -= 1
+            self._gateway = None
+
+
+class ApiGateway:
+    """The API's view of the sessions service.
+
+    Args:
+        sessions: the daemon's session service.
+        config: the ``platforms.api_server`` section.
+        daemon_cap: ``daemon.max_running_turns`` (counted together with the API's own cap).
+        cwd: the directory API sessions work in.
+    """
+
+    def __init__(self, sessions: SessionService, config: ApiServerConfig, daemon_cap: int, cwd: str) -> None:
+        self.sessions = sessions
+        self.config = config
+        self.daemon_cap = daemon_cap
+        self.cwd = cwd
+        # Invariant: in_flight counts unreleased Admissions.
+        self.in_flight = 0
+        self._creating: dict[str, trio.Lock] = {}
+
+    def admit(self) -> Admission:
+        """A slot for one completion or run.
+
+        Raises:
+            TooManyRuns: ``max_concurrent_runs`` are in flight, or the daemon's running-turn cap is reached.
+        """
+        cap = self.config.max_concurrent_runs
+        if self.in_flight >= cap:
+            raise TooManyRuns(f"Too many concurrent runs (max {cap})")
+        if self.sessions.running_turns() >= self.daemon_cap:
+            raise TooManyRuns(f"Too many concurrent runs (max {self.daemon_cap})")
+        self.in_flight += 1
+        return Admission(self)
+
+    def _options(self, *, interactive: bool, model: str | None) -> SessionOptions:
+        return SessionOptions(cwd=self.cwd, model=model, source="api", interactive=interactive, toolsets=API_TOOLSETS)
+
+    async def open_ephemeral(self, system: str | None, *, interactive: bool = False, model: str | None = None) -> str:
+        """A fresh session for one request; ``system`` is its ephemeral layer (never stored)."""
+        return await self.sessions.create_session(self._options(interactive=interactive, model=model), ephemeral_system=system)
+
+    async def open_named(self, session_id: str, system: str | None, *, interactive: bool = False) -> str:
+        """The session ``session_id``, created (with ``system`` as its ephemeral layer) when absent."""
+        lock = self._creating.setdefault(session_id, trio.Lock())
+        try:
+            async with lock:
+                try:
+                    await self.sessions.get(session_id)
+                except SessionNotFound:
+                    await self.sessions.create_session(
+                        self._options(interactive=interactive, model=None), session_id=session_id, ephemeral_system=system
+                    )
+        finally:
+            if not lock.statistics().tasks_waiting and not lock.locked():
+                self._creating.pop(session_id, None)
+        return session_id
+
+    async def start_turn(self, session_id: str, text: str, label: str) -> TurnWatch:
+        """Subscribe to the session, then send ``text`` (queued behind a running turn, never interrupting it).
+
+        Raises:
+            NotFound: the session is gone.
+            TooManyRuns: the daemon's running-turn cap, or the session's queue, is full.
+        """
+        try:
+            handle = await self.sessions.get(session_id)
+            subscription = await handle.ask(Subscribe(label))
+        except SessionNotFound as exc:
+            raise NotFound(f"no session {session_id!r}") from exc
+        except ActorError as exc:
+            raise ApiError(f"session {session_id} is not available: {exc}") from exc
+        try:
+            baseline = baseline_usage(handle.statistics().details)
+            status = await self.sessions.send(session_id, text, source="api", busy_mode="queue")
+        except BaseException as exc:
+            subscription.close()
+            if isinstance(exc, TooManyRunningTurns):
+                raise TooManyRuns(f"Too many concurrent runs (max {self.daemon_cap})") from exc
+            if isinstance(exc, SessionBusy):
+                raise TooManyRuns(str(exc)) from exc
+            if isinstance(exc, SessionNotFound):
+                raise NotFound(f"no session {session_id!r}") from exc
+            raise
+        return TurnWatch(session_id, subscription, text, baseline, status)
+
+    async def interrupt(self, session_id: str, requested_by: str) -> None:
+        """Interrupt the session's running turn (if it is still alive)."""
+        handle = self.sessions.live(session_id)
+        if handle is not None:
+            await handle.tell(Interrupt(requested_by=requested_by))
+
+    async def discard(self, session_id: str, reason: str) -> None:
+        """End an ephemeral session (its turn, if running, is cancelled); shielded and bounded."""
+        with trio.move_on_after(DISCARD_SECONDS, shield=True) as scope:
+            try:
+                await self.sessions.close_session(session_id, reason)
+            except (SessionNotFound, ActorError) as exc:
+                log.warning("api: closing ephemeral session %s: %s", session_id, exc)
+        if scope.cancelled_caught:
+            log.error("api: closing ephemeral session %s took over %.0f s", session_id, DISCARD_SECONDS)

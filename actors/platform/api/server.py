@@ -1,0 +1,112 @@
+"""The ``platform/api`` actor: the HTTP API served by hypercorn's Trio worker.
+
+It binds in ``on_start`` (so a bad key or a taken port fails the start, and the
+daemon says why), then serves until stopped; run tasks live in its nursery and
+end with it. :func:`start_api_platform` puts it under a ``platform`` supervisor
+below the root.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve
+
+from actors.base import Actor
+from actors.handle import ActorHandle
+from actors.platform.api.app import build_app
+from actors.platform.api.auth import KEY_VARIABLE, Authenticator
+from actors.platform.api.gateway import ApiGateway
+from actors.platform.api.runs import RunRegistry
+from actors.session.service import SessionService
+from config.api import ApiServerConfig
+from config.loader import Config, load_env_file
+from messages.supervision import ActorState
+from supervisor import ActorSystem, ChildSpec, Supervisor
+
+__all__ = ["ApiServer", "start_api_platform"]
+
+log = logging.getLogger("hermes_actors.api")
+
+#: How long hypercorn lets in-flight requests finish when the actor stops.
+GRACEFUL_SECONDS = 1.0
+
+
+class ApiServer(Actor[None]):
+    """Serves the OpenAI-compatible API over the daemon's sessions.
+
+    Args:
+        sessions: the daemon's session service.
+        config: the ``platforms.api_server`` section.
+        daemon_cap: ``daemon.max_running_turns``.
+        models: the model ids ``/v1/models`` lists.
+        environ: where ``API_SERVER_KEY`` is looked up (the daemon's environment and ``.env``).
+    """
+
+    kind = "api"
+
+    def __init__(
+        self,
+        sessions: SessionService,
+        config: ApiServerConfig,
+        daemon_cap: int,
+        models: tuple[str, ...],
+        environ: Mapping[str, str],
+    ) -> None:
+        super().__init__()
+        self._config = config
+        self._environ = environ
+        self._models = models
+        self.gateway = ApiGateway(sessions, config, daemon_cap, config.cwd or str(Path.home()))
+        self.runs: RunRegistry | None = None
+        self.urls: list[str] = []
+
+    def snapshot_details(self) -> dict[str, Any]:
+        return {
+            "urls": list(self.urls),
+            "in_flight": self.gateway.in_flight,
+            "runs": len(self.runs) if self.runs is not None else 0,
+            "active_runs": self.runs.active() if self.runs is not None else 0,
+        }
+
+    async def on_start(self) -> None:
+        assert self._nursery is not None
+        auth = Authenticator.from_config(self._config, self._environ)
+        self.runs = RunRegistry(self.gateway, self._nursery.start_soon, self._config.max_stored_runs)
+        app = build_app(self.gateway, self.runs, auth, self._models, self._config)
+        hc = HypercornConfig()
+        host = self._config.host
+        hc.bind = [f"[{host}]:{self._config.port}" if ":" in host else f"{host}:{self._config.port}"]
+        hc.accesslog = None
+        hc.errorlog = logging.getLogger("hermes_actors.api.hypercorn")
+        hc.graceful_timeout = GRACEFUL_SECONDS
+        self.urls = await self._nursery.start(serve, app, hc)
+        log.info("api: serving on %s (auth %s)", ", ".join(self.urls), "on" if auth.enabled else "DISABLED (loopback)")
+
+    async def main(self) -> None:
+        self.state = ActorState.RUNNING
+        await trio.sleep_forever()
+
+
+async def start_api_platform(system: ActorSystem, sessions: SessionService, config: Config, home: Path) -> ActorHandle[Any]:
+    """Start ``platform/api`` under the root; its handle once it listens.
+
+    Raises:
+        SpawnFailed (an ActorError): the API refused to start (unsafe key settings) or could not bind.
+    """
+    found = os.environ.get(KEY_VARIABLE) or load_env_file(home).get(KEY_VARIABLE)
+    environ = {KEY_VARIABLE: found} if found else {}
+    section = config.platforms.api_server
+    models = (config.model.default,)
+
+    def api() -> ApiServer:
+        return ApiServer(sessions, section, config.daemon.max_running_turns, models, environ)
+
+    await system.root.start_child(ChildSpec("platform", lambda: Supervisor([ChildSpec("api", api)], kind="platform")))
+    return system.lookup("platform/api")

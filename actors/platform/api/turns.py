@@ -1,0 +1,111 @@
+"""Watching one user message's turn in a session, from before it is sent until it ends.
+
+A session may be shared (several clients, subagents relaying events, messages
+queued behind a running turn), so the watch subscribes *before* sending and
+then keeps to its own turn: the first ``TurnStarted`` of its own session with
+its text, and the ``TurnFinished`` with that turn's id. Events relayed from
+subagents carry the child's session id; they are passed on but never end the watch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from actors.session.hub import Subscription, SubscriptionClosed
+from messages.events import SessionEvent, SubscriberDropped, TurnFinished, TurnStarted, UsageUpdated
+from actors.platform.api.wire import TurnUsage
+
+__all__ = ["TurnLost", "TurnOutcome", "TurnWatch"]
+
+
+class TurnLost(RuntimeError):
+    """The session's event stream ended before the turn finished (the session stopped)."""
+
+
+@attrs.frozen
+class TurnOutcome:
+    """How a turn ended: its final text, reason (completed, interrupted, budget, error) and usage."""
+
+    final_text: str
+    reason: str
+    error: str | None
+    usage: TurnUsage
+
+
+def _usage(event: UsageUpdated) -> TurnUsage:
+    return TurnUsage(event.prompt_tokens, event.completion_tokens)
+
+
+class TurnWatch:
+    """The events of one turn, read with :meth:`next_event` until it returns None.
+
+    Args:
+        session_id: the session the message was sent to.
+        subscription: subscribed before the message was sent.
+        text: the message (how its ``TurnStarted`` is recognised).
+        baseline: the session's usage when subscribing (a turn's usage is the difference).
+        status: what the session answered the message with (``started``, ``queued``).
+    """
+
+    def __init__(self, session_id: str, subscription: Subscription, text: str, baseline: TurnUsage, status: str) -> None:
+        self.session_id = session_id
+        self.status = status
+        self.turn_id: int | None = None
+        self.outcome: TurnOutcome | None = None
+        self.last_seq = 0
+        self._subscription = subscription
+        self._text = text
+        self._baseline = baseline
+        self._latest = baseline
+
+    @property
+    def started(self) -> bool:
+        """True once this message's turn has begun."""
+        return self.turn_id is not None
+
+    async def next_event(self) -> SessionEvent | None:
+        """The next event of this turn (own or a subagent's); None once it has finished.
+
+        Raises:
+            TurnLost: the subscription ended first (the session stopped, or this reader fell too far behind).
+        """
+        if self.outcome is not None:
+            return None
+        while True:
+            try:
+                event = await self._subscription.receive()
+            except SubscriptionClosed as exc:
+                raise TurnLost(f"session {self.session_id}: event stream ended before the turn finished") from exc
+            if isinstance(event, SubscriberDropped):
+                raise TurnLost(f"session {self.session_id}: {event.reason}")
+            relevant = self._observe(event)
+            if relevant:
+                self.last_seq = event.seq
+                return event
+
+    def _observe(self, event: SessionEvent) -> bool:
+        mine = event.session_id == self.session_id
+        if self.turn_id is None:
+            if mine and isinstance(event, UsageUpdated):
+                self._baseline = self._latest = _usage(event)  # an earlier turn's, still running when we arrived
+            elif mine and isinstance(event, TurnStarted) and event.text == self._text:
+                self.turn_id = event.turn_id
+                return True
+            return False
+        if mine and isinstance(event, UsageUpdated):
+            self._latest = _usage(event)
+        elif mine and isinstance(event, TurnFinished) and event.turn_id == self.turn_id:
+            self.outcome = TurnOutcome(event.final_text, event.reason, event.error, self._latest.minus(self._baseline))
+            self.close()
+        return True
+
+    def close(self) -> None:
+        """Stop watching (the turn itself goes on)."""
+        self._subscription.close()
+
+
+def baseline_usage(details: dict[str, Any]) -> TurnUsage:
+    """A session's usage from its snapshot details (what its finished turns used)."""
+    return TurnUsage(int(details.get("prompt_tokens", 0)), int(details.get("completion_tokens", 0)))

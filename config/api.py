@@ -1,0 +1,59 @@
+"""Configuration section ``platforms``: the daemon's front doors beyond the control socket.
+
+Only the HTTP API lives here today (``platforms.api_server``). Its key is read
+from ``API_SERVER_KEY`` (the daemon's environment or ``HERMES_ACTORS_HOME/.env``)
+unless ``key`` is set here; the environment wins so a key can rotate without
+editing the file.
+"""
+
+from __future__ import annotations
+
+import attrs
+from attrs import validators as v
+
+__all__ = ["ApiServerConfig", "PlatformsConfig"]
+
+_positive_int = [v.instance_of(int), v.gt(0)]
+
+
+def _port(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    # Port 0 picks a free port (tests, several daemons on one machine).
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+        raise ValueError(f"{attribute.name} must be an integer in 0..65535, got {value!r}")
+
+
+@attrs.frozen
+class ApiServerConfig:
+    """Section ``platforms.api_server``: the OpenAI-compatible HTTP API.
+
+    Attributes:
+        enabled: start the API with the daemon.
+        host / port: where it listens (loopback by default).
+        key: the bearer key; ``API_SERVER_KEY`` overrides it. At least 16 characters.
+        auth_disabled: serve without a key; allowed only on a loopback host.
+        max_concurrent_runs: completions and runs in flight at once; one more gets a 429.
+        max_body_bytes: the largest request body accepted (413 beyond it).
+        cors_origins: origins allowed to call from a browser (none: CORS off).
+        cwd: the directory API sessions work in (None: the daemon user's home).
+        max_stored_runs: finished runs kept for ``GET /v1/runs/{id}``; the oldest go first.
+    """
+
+    enabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
+    host: str = attrs.field(default="127.0.0.1", validator=[v.instance_of(str), v.min_len(1)])
+    port: int = attrs.field(default=8642, validator=_port)
+    key: str | None = attrs.field(default=None, validator=v.optional(v.instance_of(str)), repr=False)
+    auth_disabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
+    max_concurrent_runs: int = attrs.field(default=10, validator=_positive_int)
+    max_body_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=[*_positive_int, v.ge(1024)])
+    cors_origins: tuple[str, ...] = attrs.field(
+        default=(), converter=tuple, validator=v.deep_iterable(v.instance_of(str), v.instance_of(tuple))
+    )
+    cwd: str | None = attrs.field(default=None, validator=v.optional(v.instance_of(str)))
+    max_stored_runs: int = attrs.field(default=1000, validator=_positive_int)
+
+
+@attrs.frozen
+class PlatformsConfig:
+    """Section ``platforms``: one subsection per front door."""
+
+    api_server: ApiServerConfig = attrs.Factory(ApiServerConfig)
