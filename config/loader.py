@@ -19,6 +19,7 @@ import attrs
 import cattrs
 import yaml
 
+from config.api import PlatformsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
@@ -65,6 +66,7 @@ class Config:
     tools: ToolsConfig = attrs.Factory(ToolsConfig)
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
     daemon: DaemonConfig = attrs.Factory(DaemonConfig)
+    platforms: PlatformsConfig = attrs.Factory(PlatformsConfig)
 
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:

@@ -31,6 +31,7 @@ from typing import Any
 import trio
 
 from actors.errors import ActorError
+from actors.platform.api import start_api_platform
 from actors.platform.control import ControlServer
 from actors.platform.errors import EXIT_ALREADY_RUNNING, EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
 from actors.platform.lock import InstanceLock
@@ -119,6 +120,8 @@ async def serve_daemon(
                     session_options=sessions.options,
                 )
                 await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
+                if config.platforms.api_server.enabled:
+                    await start_api_platform(system, sessions.backend, config, paths.home)  # type: ignore[arg-type]
                 log.info("daemon ready (pid %d, home %s)", os.getpid(), paths.home)
                 task_status.started(system)
                 await shutdown.requested.wait()
