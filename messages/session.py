@@ -26,10 +26,15 @@ __all__ = [
 
 @attrs.frozen
 class UserMessage:
-    """A new message from the user; starts a turn (or follows busy_input_mode)."""
+    """A new message from the user; starts a turn (or follows busy_input_mode).
+
+    ``busy_mode`` overrides ``display.busy_input_mode`` for this message (the HTTP
+    API sends ``"queue"``: one client must never interrupt another client's turn).
+    """
 
     text: str
     source: str = "cli"
+    busy_mode: str | None = None
 
 
 @attrs.frozen

@@ -138,6 +138,9 @@ class SessionActor(Actor[SessionMessage]):
             "queued": len(self.queue),
             "subscribers": self.hub.subscriber_count if self.hub else 0,
             "tokens": self.usage.prompt_tokens + self.usage.completion_tokens,
+            # Split out so the HTTP API can report one turn's usage as a difference.
+            "prompt_tokens": self.usage.prompt_tokens,
+            "completion_tokens": self.usage.completion_tokens,
         }
         if self.requests is not None and len(self.requests):
             details["pending_requests"] = len(self.requests)
@@ -189,7 +192,7 @@ class SessionActor(Actor[SessionMessage]):
         if self.turn is None:
             await self._start_turn(message)
             return "started"
-        mode = self.setup.deps.config.display.busy_input_mode
+        mode = message.busy_mode or self.setup.deps.config.display.busy_input_mode
         if mode == "steer" and self._tool_running():
             return await self._on_steer(message.text)
         if mode == "interrupt" and not self._interrupt_demoted():

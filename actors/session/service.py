@@ -185,8 +185,8 @@ class SessionService:
         depth = prefix.count("/") + 1
         return sum(1 for path in self.registry.paths() if path.startswith(prefix) and path.endswith("/turn") and path.count("/") == depth)
 
-    async def send(self, session_id: str, text: str, *, source: str = "cli") -> str:
-        """Deliver a user message (starting a turn, or per busy_input_mode).
+    async def send(self, session_id: str, text: str, *, source: str = "cli", busy_mode: str | None = None) -> str:
+        """Deliver a user message (starting a turn, or per busy_input_mode; ``busy_mode`` overrides it).
 
         Raises:
             SessionNotFound: no such session.
@@ -197,7 +197,7 @@ class SessionService:
             raise TooManyRunningTurns(
                 f"busy: {self.config.max_running_turns} turns are already running (daemon.max_running_turns); try again shortly"
             )
-        return await handle.ask(UserMessage(text, source=source))
+        return await handle.ask(UserMessage(text, source=source, busy_mode=busy_mode))
 
     def _turn_running(self, session_id: str) -> bool:
         return f"{self._path(session_id)}/turn" in self.registry
