@@ -14,9 +14,11 @@ import httpx2
 import openai
 import trio
 
+from actors.platform.client import ControlClient
 from actors.platform.daemon import serve_daemon
 from actors.platform.paths import DaemonPaths
 from config.loader import load_config
+from messages import control as c
 from providers.scripted import ScriptedProvider
 from supervisor import ActorSystem
 
@@ -100,4 +102,43 @@ async def api_daemon(provider: ScriptedProvider, api_yaml: str = "", *, env_key:
             try:
                 yield ApiDaemon(system, url, home, workdir, provider)
             finally:
-                nursery.cancel_scope.cancel()
+                await trio.to_thread.run_sync(_stop, paths)
+
+
+def _stop(paths: DaemonPaths) -> None:
+    with ControlClient.connect(paths) as client:
+        client.request(c.StopDaemon(client.next_id()))
+
+
+def stored_texts(home: Path) -> list[tuple[str, str, str]]:
+    """Every stored message as (session id, role, content), straight from SQLite (call in a thread)."""
+    import sqlite3
+
+    from store.sqlite import DB_FILENAME
+
+    conn = sqlite3.connect(f"file:{home / DB_FILENAME}?mode=ro", uri=True)
+    try:
+        return [(s, r, c or "") for s, r, c in conn.execute("SELECT session_id, role, content FROM messages ORDER BY id")]
+    finally:
+        conn.close()
+
+
+def sse_frames(text: str) -> list[dict[str, str]]:
+    """Parse an SSE body into frames ({field: value})."""
+    frames = []
+    for block in text.split("\n\n"):
+        if not block.strip():
+            continue
+        frame: dict[str, str] = {}
+        for line in block.splitlines():
+            field, _, value = line.partition(": ")
+            frame[field] = value
+        frames.append(frame)
+    return frames
+
+
+async def wait_until(predicate: Any, seconds: float = 10.0) -> None:
+    """Poll ``predicate`` (a cheap in-process check) until true, failing after ``seconds``."""
+    with trio.fail_after(seconds):
+        while not predicate():
+            await trio.sleep(0.01)

@@ -1,0 +1,273 @@
+"""Chat completions through the official openai SDK: plain, streamed, tool-using, and by session."""
+
+from __future__ import annotations
+
+import json
+
+import openai
+import pytest
+import trio
+
+from tests.api.harness import KEY, ApiDaemon, stored_texts, wait_until
+
+MODEL = "scripted-model"
+
+
+def _system_of(request_body: dict) -> str:
+    return request_body["messages"][0]["content"]
+
+
+class TestNonStreaming:
+    """A non-streaming completion is one agent turn, answered in OpenAI's shape."""
+
+    async def test_plain_answer(self, api: ApiDaemon) -> None:
+        """The final text, finish_reason stop, usage filled in; the ephemeral session is closed afterwards."""
+        api.provider.push({"text": "Hello from the agent", "usage": {"prompt_tokens": 40, "completion_tokens": 4}})
+        client = api.client()
+        try:
+            reply = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
+        finally:
+            await client.close()
+        assert reply.choices[0].message.content == "Hello from the agent"
+        assert reply.choices[0].finish_reason == "stop"
+        assert reply.object == "chat.completion" and reply.id.startswith("chatcmpl-")
+        assert reply.model == MODEL
+        assert reply.usage is not None
+        assert (reply.usage.prompt_tokens, reply.usage.completion_tokens, reply.usage.total_tokens) == (40, 4, 44)
+        await wait_until(lambda: not api.session_paths())
+        assert api.api_actor().statistics().details["in_flight"] == 0
+
+    async def test_system_and_earlier_messages_are_an_ephemeral_layer(self, api: ApiDaemon) -> None:
+        """The client's system message and earlier turns reach the model but are never stored."""
+        api.provider.push({"text": "Paris, as you said."})
+        client = api.client()
+        try:
+            await client.chat.completions.create(
+                model=MODEL,
+                messages=[
+                    {"role": "system", "content": "SYSTEM-LAYER-MARKER answer tersely"},
+                    {"role": "user", "content": "remember EARLIER-MARKER"},
+                    {"role": "assistant", "content": "noted"},
+                    {"role": "user", "content": [{"type": "text", "text": "what did I say?"}]},
+                ],
+            )
+        finally:
+            await client.close()
+        sent = api.provider.requests[-1].body
+        assert "SYSTEM-LAYER-MARKER" in json.dumps(sent["messages"])
+        assert "EARLIER-MARKER" in json.dumps(sent["messages"])
+        assert sent["messages"][-1] == {"role": "user", "content": "what did I say?"}
+        stored = await trio.to_thread.run_sync(stored_texts, api.home)
+        assert stored, "the turn itself is stored"
+        assert not any("SYSTEM-LAYER-MARKER" in text or "EARLIER-MARKER" in text for _, _, text in stored)
+
+    async def test_tool_using_turn(self, api: ApiDaemon) -> None:
+        """The agent's tools run inside the turn; the completion is the final assistant text."""
+        (api.workdir / "notes.txt").write_text("the launch code is TANGERINE\n")
+        api.provider.push(
+            {"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": str(api.workdir / "notes.txt")}}]},
+            {"text": "The file says TANGERINE."},
+        )
+        client = api.client()
+        try:
+            reply = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "read notes.txt"}])
+        finally:
+            await client.close()
+        assert reply.choices[0].message.content == "The file says TANGERINE."
+        second = api.provider.requests[-1].body["messages"]
+        tool_results = [m for m in second if m["role"] == "tool"]
+        assert len(tool_results) == 1 and "TANGERINE" in tool_results[0]["content"]
+
+    async def test_sync_client_in_a_thread(self, api: ApiDaemon) -> None:
+        """The sync openai client works from a worker thread."""
+        api.provider.push({"text": "sync works"})
+
+        def call() -> str:
+            with api.sync_client() as client:
+                reply = client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
+                return reply.choices[0].message.content or ""
+
+        assert await trio.to_thread.run_sync(call) == "sync works"
+
+    async def test_turn_error_is_a_500_error_object(self, api: ApiDaemon) -> None:
+        """A provider that fails for good ends the turn in error: a server_error for the client."""
+        api.provider.push({"error": {"status": 400, "body": {"error": {"message": "bad thing", "type": "invalid_request_error"}}}})
+        client = api.client()
+        try:
+            with pytest.raises(openai.InternalServerError) as caught:
+                await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
+        finally:
+            await client.close()
+        assert caught.value.status_code == 500
+        assert caught.value.body["type"] == "server_error"  # type: ignore[index]
+
+
+class TestStreaming:
+    """Streaming follows OpenAI's chunk framing and ends with data: [DONE]."""
+
+    async def test_sdk_stream(self, api: ApiDaemon) -> None:
+        """Role first, the text in deltas, finish_reason stop, then a usage-only chunk."""
+        api.provider.push({"text": "one two three four", "usage": {"prompt_tokens": 10, "completion_tokens": 4}})
+        client = api.client()
+        try:
+            stream = await client.chat.completions.create(
+                model=MODEL, messages=[{"role": "user", "content": "count"}], stream=True, stream_options={"include_usage": True}
+            )
+            chunks = [c async for c in stream]
+        finally:
+            await client.close()
+        assert chunks[0].choices[0].delta.role == "assistant"
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        assert text == "one two three four"
+        assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+        assert chunks[-1].choices == [] and chunks[-1].usage is not None
+        assert chunks[-1].usage.total_tokens == 14
+        assert len({c.id for c in chunks}) == 1
+
+    async def test_raw_frames(self, api: ApiDaemon) -> None:
+        """On the wire: text/event-stream, one 'data: {json}' per chunk, the last 'data: [DONE]'."""
+        api.provider.push({"text": "raw frames"})
+        async with api.http() as http:
+            response = await http.post(
+                "/v1/chat/completions", json={"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "x"}]}
+            )
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        body = response.text
+        assert body.endswith("data: [DONE]\n\n")
+        frames = [block for block in body.split("\n\n") if block]
+        assert all(block.startswith("data: ") for block in frames)
+        payloads = [json.loads(block[6:]) for block in frames[:-1]]
+        assert all(p["object"] == "chat.completion.chunk" for p in payloads)
+        assert payloads[-1]["choices"][0] == {"index": 0, "delta": {}, "finish_reason": "stop"}
+
+
+class TestSessionContinuity:
+    """X-Hermes-Session-Id continues a daemon session and comes back in the response."""
+
+    async def test_header_continues_the_session(self, api: ApiDaemon) -> None:
+        """The second request's model call holds the first exchange; the header is echoed; the session lives on."""
+        api.provider.push({"text": "first answer"}, {"text": "second answer"})
+        client = api.client()
+        headers = {"X-Hermes-Session-Id": "team-chat-1"}
+        try:
+            raw = await client.chat.completions.with_raw_response.create(
+                model=MODEL, messages=[{"role": "system", "content": "CLIENT-SYSTEM"}, {"role": "user", "content": "first question"}],
+                extra_headers=headers,
+            )
+            assert raw.headers["x-hermes-session-id"] == "team-chat-1"
+            assert raw.parse().choices[0].message.content == "first answer"
+            second = await client.chat.completions.create(
+                model=MODEL, messages=[{"role": "user", "content": "second question"}], extra_headers=headers
+            )
+        finally:
+            await client.close()
+        assert second.choices[0].message.content == "second answer"
+        contents = [m.get("content") for m in api.provider.requests[-1].body["messages"]]
+        assert "first question" in contents and "first answer" in contents and contents[-1] == "second question"
+        assert "sessions/session:team-chat-1" in api.session_paths()
+        stored = await trio.to_thread.run_sync(stored_texts, api.home)
+        assert [t for s, r, t in stored if s == "team-chat-1" and r == "user"] == ["first question", "second question"]
+        assert not any("CLIENT-SYSTEM" in t for _, _, t in stored)
+
+    async def test_second_client_is_queued_not_interrupting(self, api: ApiDaemon) -> None:
+        """A message for a session whose turn is running waits; the running turn completes untouched."""
+        api.provider.push({"text": "slow first answer in many words", "chunk_delay": 0.05}, {"text": "second answer"})
+        headers = {"X-Hermes-Session-Id": "shared"}
+        results: dict[str, str] = {}
+
+        async def ask(label: str, text: str) -> None:
+            client = api.client()
+            try:
+                reply = await client.chat.completions.create(
+                    model=MODEL, messages=[{"role": "user", "content": text}], extra_headers=headers
+                )
+                results[label] = reply.choices[0].message.content or ""
+            finally:
+                await client.close()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask, "first", "question one")
+            await api.provider.wait_requests(1)
+            nursery.start_soon(ask, "second", "question two")
+        assert results == {"first": "slow first answer in many words", "second": "second answer"}
+
+    async def test_bad_header(self, api: ApiDaemon) -> None:
+        """A session id that is not path-safe is a 400."""
+        client = api.client()
+        try:
+            with pytest.raises(openai.BadRequestError):
+                await client.chat.completions.create(
+                    model=MODEL, messages=[{"role": "user", "content": "x"}], extra_headers={"X-Hermes-Session-Id": "../etc"}
+                )
+        finally:
+            await client.close()
+
+
+class TestDisconnect:
+    """A client leaving mid-stream interrupts its ephemeral run only."""
+
+    async def test_ephemeral_run_interrupted(self, api: ApiDaemon) -> None:
+        """The provider stream is abandoned and the ephemeral session is closed."""
+        api.provider.push({"text": " ".join(f"w{i}" for i in range(200)), "chunk_delay": 0.05})
+        client = api.client()
+        started = trio.current_time()
+        try:
+            stream = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "go"}], stream=True)
+            async for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    break
+            await stream.close()
+        finally:
+            await client.close()
+        with trio.fail_after(10):
+            await api.provider.wait_disconnects(1)
+        await wait_until(lambda: not api.session_paths())
+        # The whole answer takes 10 s to stream: the provider was left long before that.
+        assert trio.current_time() - started < 5.0
+        assert len(api.provider.requests) == 1
+        await wait_until(lambda: api.api_actor().statistics().details["in_flight"] == 0)
+
+    async def test_named_session_keeps_running(self, api: ApiDaemon) -> None:
+        """With a session header the turn finishes and is stored though its client left."""
+        words = " ".join(f"w{i}" for i in range(30))
+        api.provider.push({"text": words, "chunk_delay": 0.02}, {"text": "next"})
+        headers = {"X-Hermes-Session-Id": "keeps-going"}
+        client = api.client()
+        try:
+            stream = await client.chat.completions.create(
+                model=MODEL, messages=[{"role": "user", "content": "go"}], stream=True, extra_headers=headers
+            )
+            async for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    break
+            await stream.close()
+            await wait_until(lambda: "sessions/session:keeps-going/turn" not in api.system.registry)
+            await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "again"}], extra_headers=headers)
+        finally:
+            await client.close()
+        assert words in [m.get("content") for m in api.provider.requests[-1].body["messages"]]
+
+
+class TestModelsAndHealth:
+    """The model list needs the key; the health checks do not."""
+
+    async def test_models(self, api: ApiDaemon) -> None:
+        """/v1/models lists the configured model."""
+        client = api.client()
+        try:
+            models = [m.id async for m in client.models.list()]
+        finally:
+            await client.close()
+        assert models == [MODEL]
+
+    @pytest.mark.parametrize("path", ["/health", "/v1/health"])
+    async def test_health(self, api: ApiDaemon, path: str) -> None:
+        """Both health paths answer ok without a key."""
+        async with api.http() as http:
+            response = await http.get(path, headers={"Authorization": ""})
+        assert response.status_code == 200 and response.json()["status"] == "ok"
+
+    async def test_key_constant(self) -> None:
+        """The test key is long enough to be accepted."""
+        assert len(KEY) >= 16
