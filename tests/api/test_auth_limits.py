@@ -1,0 +1,187 @@
+"""Bearer auth, the start-up safety check, the concurrency caps and the body cap."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+import trio
+
+from actors.errors import ActorError
+from actors.platform.api.auth import Authenticator, is_loopback
+from actors.platform.api.errors import ApiStartRefused, Unauthorized
+from config.api import ApiServerConfig
+from providers.scripted import ScriptedProvider
+from tests.api.harness import KEY, ApiDaemon, api_daemon, wait_until
+
+MODEL = "scripted-model"
+USER = [{"role": "user", "content": "hi"}]
+
+
+class TestBearerAuth:
+    """Every endpoint but health needs the key, compared in constant time."""
+
+    async def test_missing_key(self, api: ApiDaemon) -> None:
+        """No Authorization header: 401 authentication_error in OpenAI's error shape."""
+        async with api.http() as http:
+            response = await http.get("/v1/models", headers={"Authorization": ""})
+        assert response.status_code == 401
+        error = response.json()["error"]
+        assert error["type"] == "authentication_error" and error["code"] == "invalid_api_key"
+
+    async def test_wrong_key_via_sdk(self, api: ApiDaemon) -> None:
+        """The SDK raises AuthenticationError; the key is not echoed back."""
+        client = api.client(key="wrong-key-wrong-key-wrong")
+        try:
+            with pytest.raises(openai.AuthenticationError) as caught:
+                await client.chat.completions.create(model=MODEL, messages=USER)
+        finally:
+            await client.close()
+        assert "wrong-key" not in str(caught.value)
+        assert api.provider.requests == []
+
+    def test_check_rules(self) -> None:
+        """Bearer scheme, exact key; anything else is Unauthorized."""
+        auth = Authenticator(KEY)
+        auth.check(f"Bearer {KEY}")
+        auth.check(f"bearer {KEY}")
+        for bad in (None, "", KEY, f"Basic {KEY}", f"Bearer {KEY}x", "Bearer "):
+            with pytest.raises(Unauthorized):
+                auth.check(bad)
+
+
+class TestStartupSafety:
+    """Without a 16-character key the API refuses to start, unless loopback with auth disabled."""
+
+    def test_rules(self) -> None:
+        """Short or missing key refused; auth_disabled only on loopback; the environment key wins."""
+        with pytest.raises(ApiStartRefused, match="needs a key"):
+            Authenticator.from_config(ApiServerConfig(), {})
+        with pytest.raises(ApiStartRefused, match="too short"):
+            Authenticator.from_config(ApiServerConfig(), {"API_SERVER_KEY": "short"})
+        with pytest.raises(ApiStartRefused, match="loopback"):
+            Authenticator.from_config(ApiServerConfig(host="0.0.0.0", auth_disabled=True), {})
+        assert not Authenticator.from_config(ApiServerConfig(auth_disabled=True), {}).enabled
+        assert Authenticator.from_config(ApiServerConfig(key="k" * 16), {}).enabled
+        env_wins = Authenticator.from_config(ApiServerConfig(key="k" * 16), {"API_SERVER_KEY": KEY})
+        env_wins.check(f"Bearer {KEY}")
+        assert is_loopback("::1") and is_loopback("localhost") and not is_loopback("10.0.0.1")
+
+    async def test_daemon_refuses_with_short_key(self, provider: ScriptedProvider) -> None:
+        """The daemon does not come up with a short key; the error names the reason."""
+        with pytest.raises(ExceptionGroup) as caught:
+            async with api_daemon(provider, env_key="short"):
+                pass  # pragma: no cover - must not start
+        refused = caught.value.subgroup(lambda exc: isinstance(exc, ActorError) and "too short" in str(exc))
+        assert refused is not None
+
+    async def test_loopback_without_auth(self, provider: ScriptedProvider) -> None:
+        """auth_disabled on loopback: no key needed."""
+        provider.push({"text": "open door"})
+        async with api_daemon(provider, "    auth_disabled: true\n", env_key=None) as api:
+            client = api.client(key=None)
+            try:
+                reply = await client.chat.completions.create(model=MODEL, messages=USER)
+            finally:
+                await client.close()
+        assert reply.choices[0].message.content == "open door"
+
+
+class TestConcurrencyCap:
+    """One more than max_concurrent_runs (or the daemon's turn cap) gets 429 with Retry-After: 1."""
+
+    async def _hold_one_and_try_another(self, api: ApiDaemon, expected_max: int) -> None:
+        api.provider.push({"text": " ".join(f"w{i}" for i in range(40)), "chunk_delay": 0.02})
+        client = api.client()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(lambda: client.chat.completions.create(model=MODEL, messages=USER))
+                await api.provider.wait_requests(1)
+                with pytest.raises(openai.RateLimitError) as caught:
+                    await client.chat.completions.create(model=MODEL, messages=USER)
+        finally:
+            await client.close()
+        assert caught.value.status_code == 429
+        assert caught.value.response.headers["retry-after"] == "1"
+        assert caught.value.body["message"] == f"Too many concurrent runs (max {expected_max})"  # type: ignore[index]
+        assert len(api.provider.requests) == 1
+        await wait_until(lambda: api.api_actor().statistics().details["in_flight"] == 0)
+
+    async def test_api_cap(self, provider: ScriptedProvider) -> None:
+        """max_concurrent_runs: 1 -> the second request is refused while the first runs."""
+        async with api_daemon(provider, "    max_concurrent_runs: 1\n") as api:
+            await self._hold_one_and_try_another(api, 1)
+            api.provider.push({"text": "free again"})
+            client = api.client()
+            try:
+                reply = await client.chat.completions.create(model=MODEL, messages=USER)
+            finally:
+                await client.close()
+            assert reply.choices[0].message.content == "free again"
+
+    async def test_daemon_turn_cap_counts(self, provider: ScriptedProvider, tmp_path: object) -> None:
+        """daemon.max_running_turns: 1 caps the API too (counted together)."""
+        async with api_daemon(provider, "    max_concurrent_runs: 10\ndaemon:\n  max_running_turns: 1\n") as api:
+            await self._hold_one_and_try_another(api, 1)
+
+
+class TestBodyCap:
+    """A body over max_body_bytes is refused with 413 before any turn starts."""
+
+    async def test_too_large(self, provider: ScriptedProvider) -> None:
+        """2 KiB of content against a 1 KiB cap: 413 request_too_large."""
+        async with api_daemon(provider, "    max_body_bytes: 1024\n") as api:
+            async with api.http() as http:
+                response = await http.post(
+                    "/v1/chat/completions", json={"model": MODEL, "messages": [{"role": "user", "content": "x" * 2048}]}
+                )
+        assert response.status_code == 413
+        assert response.json()["error"]["code"] == "request_too_large"
+        assert provider.requests == []
+
+
+class TestBadInput:
+    """Malformed requests get 400/404 error objects; nothing crashes."""
+
+    @pytest.mark.parametrize(
+        "body",
+        [
+            b"{not json",
+            b"[1, 2]",
+            b'{"model": "m", "messages": []}',
+            b'{"model": "m", "messages": [{"role": "assistant", "content": "x"}]}',
+            b'{"model": "m", "messages": [{"role": "wizard", "content": "x"}]}',
+            b'{"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}',
+            b'{"model": "m", "stream": "yes", "messages": [{"role": "user", "content": "x"}]}',
+            b'{"messages": [{"role": "user", "content": "x"}]}',
+        ],
+    )
+    async def test_bad_completion_bodies(self, api: ApiDaemon, body: bytes) -> None:
+        """Each is a 400 invalid_request_error; the API still serves afterwards."""
+        async with api.http() as http:
+            response = await http.post("/v1/chat/completions", content=body, headers={"content-type": "application/json"})
+            assert response.status_code == 400, response.text
+            assert response.json()["error"]["type"] == "invalid_request_error"
+            assert (await http.get("/health")).status_code == 200
+        assert api.provider.requests == []
+
+    async def test_unknown_route_and_method(self, api: ApiDaemon) -> None:
+        """Unknown path: 404 error object; wrong method: 405 error object."""
+        async with api.http() as http:
+            missing = await http.get("/v1/nothing")
+            wrong = await http.get("/v1/chat/completions")
+        assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+        assert wrong.status_code == 405 and "error" in wrong.json()
+
+
+class TestConfig:
+    """platforms.api_server validates its values."""
+
+    def test_defaults_and_validation(self) -> None:
+        """Loopback 8642, 10 runs, CORS off; bad values raise."""
+        config = ApiServerConfig()
+        assert (config.host, config.port, config.max_concurrent_runs, config.cors_origins) == ("127.0.0.1", 8642, 10, ())
+        assert not config.enabled and not config.auth_disabled
+        for bad in ({"port": 70000}, {"max_concurrent_runs": 0}, {"max_body_bytes": 10}, {"enabled": "yes"}):
+            with pytest.raises((ValueError, TypeError)):
+                ApiServerConfig(**bad)  # type: ignore[arg-type]
+        assert "k" * 16 not in repr(ApiServerConfig(key="k" * 16))
