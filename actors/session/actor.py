@@ -293,7 +293,7 @@ class SessionActor(Actor[SessionMessage]):
     async def _finish_turn(self, env: TurnEnv, turn: TurnActor) -> None:
         assert self.hub is not None
         self.setup.history = turn.messages
-        self.usage = env.usage
+        before, self.usage = self.usage, env.usage
         result = turn.result
         leftover = self.steer.take()
         if leftover:
@@ -310,11 +310,11 @@ class SessionActor(Actor[SessionMessage]):
         self.activity = ""
         with trio.move_on_after(self.shutdown_timeout):
             await self._save_state()
+            # This turn's tokens only; the store counts tool calls itself as messages arrive.
             await self.setup.deps.store.update_counters(
                 self.session_id,
-                tokens_in=env.usage.prompt_tokens,
-                tokens_out=env.usage.completion_tokens,
-                tool_calls=sum(1 for m in turn.messages if m.get("role") == "tool"),
+                tokens_in=env.usage.prompt_tokens - before.prompt_tokens,
+                tokens_out=env.usage.completion_tokens - before.completion_tokens,
             )
         if self.queue and not self._closing:
             await self._start_turn(self.queue.popleft())

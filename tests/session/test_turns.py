@@ -96,3 +96,21 @@ class TestPrompt:
             await run_turn(handle, events_in, "hi")
             system = json.dumps(h.provider.requests[0].body)
             assert "User prefers tabs over spaces." in system
+
+
+class TestCounters:
+    """The store's counters grow by each turn's own usage."""
+
+    async def test_tokens_are_counted_once_per_turn(self, tmp_path: Path) -> None:
+        """Two turns add their own tokens, not the running total twice."""
+        async with open_harness(tmp_path) as h:
+            handle, events_in, sid = await h.start_session()
+            h.provider.push({"text": "one", "usage": {"prompt_tokens": 100, "completion_tokens": 10}},
+                            {"text": "two", "usage": {"prompt_tokens": 200, "completion_tokens": 20}})
+            await run_turn(handle, events_in, "a")
+            await run_turn(handle, events_in, "b")
+            # Counters are written just after TurnFinished is published.
+            with trio.fail_after(5):
+                while (info := await h.deps.store.get_session(sid)).tokens_in < 300:
+                    await trio.sleep(0.01)
+            assert (info.tokens_in, info.tokens_out) == (300, 30)
