@@ -30,12 +30,9 @@ class TestBearerAuth:
 
     async def test_wrong_key_via_sdk(self, api: ApiDaemon) -> None:
         """The SDK raises AuthenticationError; the key is not echoed back."""
-        client = api.client(key="wrong-key-wrong-key-wrong")
-        try:
+        async with api.client(key="wrong-key-wrong-key-wrong") as client:
             with pytest.raises(openai.AuthenticationError) as caught:
                 await client.chat.completions.create(model=MODEL, messages=USER)
-        finally:
-            await client.close()
         assert "wrong-key" not in str(caught.value)
         assert api.provider.requests == []
 
@@ -78,11 +75,8 @@ class TestStartupSafety:
         """auth_disabled on loopback: no key needed."""
         provider.push({"text": "open door"})
         async with api_daemon(provider, "    auth_disabled: true\n", env_key=None) as api:
-            client = api.client(key=None)
-            try:
+            async with api.client(key=None) as client:
                 reply = await client.chat.completions.create(model=MODEL, messages=USER)
-            finally:
-                await client.close()
         assert reply.choices[0].message.content == "open door"
 
 
@@ -91,15 +85,12 @@ class TestConcurrencyCap:
 
     async def _hold_one_and_try_another(self, api: ApiDaemon, expected_max: int) -> None:
         api.provider.push({"text": " ".join(f"w{i}" for i in range(40)), "chunk_delay": 0.02})
-        client = api.client()
-        try:
+        async with api.client() as client:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(lambda: client.chat.completions.create(model=MODEL, messages=USER))
                 await api.provider.wait_requests(1)
                 with pytest.raises(openai.RateLimitError) as caught:
                     await client.chat.completions.create(model=MODEL, messages=USER)
-        finally:
-            await client.close()
         assert caught.value.status_code == 429
         assert caught.value.response.headers["retry-after"] == "1"
         assert caught.value.body["message"] == f"Too many concurrent runs (max {expected_max})"  # type: ignore[index]
@@ -111,11 +102,8 @@ class TestConcurrencyCap:
         async with api_daemon(provider, "    max_concurrent_runs: 1\n") as api:
             await self._hold_one_and_try_another(api, 1)
             api.provider.push({"text": "free again"})
-            client = api.client()
-            try:
+            async with api.client() as client:
                 reply = await client.chat.completions.create(model=MODEL, messages=USER)
-            finally:
-                await client.close()
             assert reply.choices[0].message.content == "free again"
 
     async def test_daemon_turn_cap_counts(self, provider: ScriptedProvider, tmp_path: object) -> None:

@@ -23,11 +23,8 @@ class TestNonStreaming:
     async def test_plain_answer(self, api: ApiDaemon) -> None:
         """The final text, finish_reason stop, usage filled in; the ephemeral session is closed afterwards."""
         api.provider.push({"text": "Hello from the agent", "usage": {"prompt_tokens": 40, "completion_tokens": 4}})
-        client = api.client()
-        try:
+        async with api.client() as client:
             reply = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
-        finally:
-            await client.close()
         assert reply.choices[0].message.content == "Hello from the agent"
         assert reply.choices[0].finish_reason == "stop"
         assert reply.object == "chat.completion" and reply.id.startswith("chatcmpl-")
@@ -40,8 +37,7 @@ class TestNonStreaming:
     async def test_system_and_earlier_messages_are_an_ephemeral_layer(self, api: ApiDaemon) -> None:
         """The client's system message and earlier turns reach the model but are never stored."""
         api.provider.push({"text": "Paris, as you said."})
-        client = api.client()
-        try:
+        async with api.client() as client:
             await client.chat.completions.create(
                 model=MODEL,
                 messages=[
@@ -51,8 +47,6 @@ class TestNonStreaming:
                     {"role": "user", "content": [{"type": "text", "text": "what did I say?"}]},
                 ],
             )
-        finally:
-            await client.close()
         sent = api.provider.requests[-1].body
         assert "SYSTEM-LAYER-MARKER" in json.dumps(sent["messages"])
         assert "EARLIER-MARKER" in json.dumps(sent["messages"])
@@ -68,11 +62,8 @@ class TestNonStreaming:
             {"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": str(api.workdir / "notes.txt")}}]},
             {"text": "The file says TANGERINE."},
         )
-        client = api.client()
-        try:
+        async with api.client() as client:
             reply = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "read notes.txt"}])
-        finally:
-            await client.close()
         assert reply.choices[0].message.content == "The file says TANGERINE."
         second = api.provider.requests[-1].body["messages"]
         tool_results = [m for m in second if m["role"] == "tool"]
@@ -92,12 +83,9 @@ class TestNonStreaming:
     async def test_turn_error_is_a_500_error_object(self, api: ApiDaemon) -> None:
         """A provider that fails for good ends the turn in error: a server_error for the client."""
         api.provider.push({"error": {"status": 400, "body": {"error": {"message": "bad thing", "type": "invalid_request_error"}}}})
-        client = api.client()
-        try:
+        async with api.client() as client:
             with pytest.raises(openai.InternalServerError) as caught:
                 await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
-        finally:
-            await client.close()
         assert caught.value.status_code == 500
         assert caught.value.body["type"] == "server_error"  # type: ignore[index]
 
@@ -108,14 +96,11 @@ class TestStreaming:
     async def test_sdk_stream(self, api: ApiDaemon) -> None:
         """Role first, the text in deltas, finish_reason stop, then a usage-only chunk."""
         api.provider.push({"text": "one two three four", "usage": {"prompt_tokens": 10, "completion_tokens": 4}})
-        client = api.client()
-        try:
+        async with api.client() as client:
             stream = await client.chat.completions.create(
                 model=MODEL, messages=[{"role": "user", "content": "count"}], stream=True, stream_options={"include_usage": True}
             )
             chunks = [c async for c in stream]
-        finally:
-            await client.close()
         assert chunks[0].choices[0].delta.role == "assistant"
         text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
         assert text == "one two three four"
@@ -148,9 +133,8 @@ class TestSessionContinuity:
     async def test_header_continues_the_session(self, api: ApiDaemon) -> None:
         """The second request's model call holds the first exchange; the header is echoed; the session lives on."""
         api.provider.push({"text": "first answer"}, {"text": "second answer"})
-        client = api.client()
         headers = {"X-Hermes-Session-Id": "team-chat-1"}
-        try:
+        async with api.client() as client:
             raw = await client.chat.completions.with_raw_response.create(
                 model=MODEL, messages=[{"role": "system", "content": "CLIENT-SYSTEM"}, {"role": "user", "content": "first question"}],
                 extra_headers=headers,
@@ -160,8 +144,6 @@ class TestSessionContinuity:
             second = await client.chat.completions.create(
                 model=MODEL, messages=[{"role": "user", "content": "second question"}], extra_headers=headers
             )
-        finally:
-            await client.close()
         assert second.choices[0].message.content == "second answer"
         contents = [m.get("content") for m in api.provider.requests[-1].body["messages"]]
         assert "first question" in contents and "first answer" in contents and contents[-1] == "second question"
@@ -177,14 +159,11 @@ class TestSessionContinuity:
         results: dict[str, str] = {}
 
         async def ask(label: str, text: str) -> None:
-            client = api.client()
-            try:
+            async with api.client() as client:
                 reply = await client.chat.completions.create(
                     model=MODEL, messages=[{"role": "user", "content": text}], extra_headers=headers
                 )
                 results[label] = reply.choices[0].message.content or ""
-            finally:
-                await client.close()
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(ask, "first", "question one")
@@ -194,14 +173,11 @@ class TestSessionContinuity:
 
     async def test_bad_header(self, api: ApiDaemon) -> None:
         """A session id that is not path-safe is a 400."""
-        client = api.client()
-        try:
+        async with api.client() as client:
             with pytest.raises(openai.BadRequestError):
                 await client.chat.completions.create(
                     model=MODEL, messages=[{"role": "user", "content": "x"}], extra_headers={"X-Hermes-Session-Id": "../etc"}
                 )
-        finally:
-            await client.close()
 
 
 class TestDisconnect:
@@ -210,16 +186,13 @@ class TestDisconnect:
     async def test_ephemeral_run_interrupted(self, api: ApiDaemon) -> None:
         """The provider stream is abandoned and the ephemeral session is closed."""
         api.provider.push({"text": " ".join(f"w{i}" for i in range(200)), "chunk_delay": 0.05})
-        client = api.client()
         started = trio.current_time()
-        try:
+        async with api.client() as client:
             stream = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "go"}], stream=True)
             async for chunk in stream:
                 if chunk.choices and chunk.choices[0].delta.content:
                     break
             await stream.close()
-        finally:
-            await client.close()
         with trio.fail_after(10):
             await api.provider.wait_disconnects(1)
         await wait_until(lambda: not api.session_paths())
@@ -233,8 +206,7 @@ class TestDisconnect:
         words = " ".join(f"w{i}" for i in range(30))
         api.provider.push({"text": words, "chunk_delay": 0.02}, {"text": "next"})
         headers = {"X-Hermes-Session-Id": "keeps-going"}
-        client = api.client()
-        try:
+        async with api.client() as client:
             stream = await client.chat.completions.create(
                 model=MODEL, messages=[{"role": "user", "content": "go"}], stream=True, extra_headers=headers
             )
@@ -244,8 +216,6 @@ class TestDisconnect:
             await stream.close()
             await wait_until(lambda: "sessions/session:keeps-going/turn" not in api.system.registry)
             await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "again"}], extra_headers=headers)
-        finally:
-            await client.close()
         assert words in [m.get("content") for m in api.provider.requests[-1].body["messages"]]
 
 
@@ -254,11 +224,8 @@ class TestModelsAndHealth:
 
     async def test_models(self, api: ApiDaemon) -> None:
         """/v1/models lists the configured model."""
-        client = api.client()
-        try:
+        async with api.client() as client:
             models = [m.id async for m in client.models.list()]
-        finally:
-            await client.close()
         assert models == [MODEL]
 
     @pytest.mark.parametrize("path", ["/health", "/v1/health"])

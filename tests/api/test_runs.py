@@ -100,8 +100,7 @@ class TestStop:
         """A run queued behind another client's turn: stopping it never interrupts that turn."""
         api.provider.push({"text": "first client answer here", "chunk_delay": 0.05}, {"text": "never shown"})
         headers = {"X-Hermes-Session-Id": "busy-session"}
-        client = api.client()
-        try:
+        async with api.client() as client:
             async with trio.open_nursery() as nursery:
                 answers: list[str] = []
 
@@ -119,8 +118,6 @@ class TestStop:
                     stop = await http.post(f"/v1/runs/{run['run_id']}/stop")
                     assert stop.json()["status"] == "stopping"
                     frames = await _events(http, run["run_id"])
-        finally:
-            await client.close()
         assert answers == ["first client answer here"]
         assert json.loads(frames[-1]["data"])["status"] == "stopped"
 

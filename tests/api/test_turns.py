@@ -1,0 +1,65 @@
+"""Watching one turn: only its own session's events start and end it; usage is its own share."""
+
+from __future__ import annotations
+
+import pytest
+
+from actors.platform.api.turns import TurnLost, TurnWatch
+from actors.platform.api.wire import TurnUsage
+from actors.session.hub import EventHub
+from messages.events import TextDelta, TurnFinished, TurnStarted, UsageUpdated
+
+
+def _relay_child(hub: EventHub, cls: type, **fields: object) -> None:
+    hub.relay(cls(session_id="child", path="sessions/session:parent/turn/subagent:1", **fields))
+
+
+class TestTurnWatch:
+    """A watch keeps to its own turn of its own session."""
+
+    async def test_subagent_events_pass_through_but_never_finish_it(self) -> None:
+        """A relayed child's TurnStarted/TurnFinished with the same text and id do not end the watch."""
+        hub = EventHub("parent", "sessions/session:parent")
+        watch = TurnWatch("parent", hub.subscribe("t"), "hello", TurnUsage(100, 10), "started")
+        hub.publish(TurnStarted, turn_id=3, text="hello")
+        _relay_child(hub, TurnStarted, turn_id=3, text="hello")
+        _relay_child(hub, UsageUpdated, prompt_tokens=9999, completion_tokens=9999)
+        _relay_child(hub, TurnFinished, turn_id=3, final_text="child answer", reason="completed")
+        hub.publish(UsageUpdated, prompt_tokens=150, completion_tokens=25)
+        hub.publish(TextDelta, text="parent answer")
+        hub.publish(TurnFinished, turn_id=3, final_text="parent answer", reason="completed")
+        seen = []
+        while (event := await watch.next_event()) is not None:
+            seen.append((event.session_id, type(event).__name__))
+        assert seen[0] == ("parent", "TurnStarted") and seen[-1] == ("parent", "TurnFinished")
+        assert ("child", "TurnFinished") in seen
+        assert watch.outcome is not None
+        assert watch.outcome.final_text == "parent answer"
+        assert watch.outcome.usage == TurnUsage(50, 15)
+
+    async def test_queued_behind_another_turn(self) -> None:
+        """An earlier turn's events are skipped; its usage becomes the baseline."""
+        hub = EventHub("s", "sessions/session:s")
+        watch = TurnWatch("s", hub.subscribe("t"), "mine", TurnUsage(0, 0), "queued")
+        hub.publish(UsageUpdated, prompt_tokens=40, completion_tokens=4)
+        hub.publish(TextDelta, text="theirs")
+        hub.publish(TurnFinished, turn_id=1, final_text="theirs", reason="completed")
+        hub.publish(TurnStarted, turn_id=2, text="mine")
+        hub.publish(UsageUpdated, prompt_tokens=90, completion_tokens=10)
+        hub.publish(TurnFinished, turn_id=2, final_text="ours", reason="completed")
+        first = await watch.next_event()
+        assert isinstance(first, TurnStarted) and first.turn_id == 2
+        while await watch.next_event() is not None:
+            pass
+        assert watch.outcome is not None
+        assert (watch.outcome.final_text, watch.outcome.usage) == ("ours", TurnUsage(50, 6))
+
+    async def test_session_stopping_is_turn_lost(self) -> None:
+        """The stream ending before TurnFinished raises TurnLost."""
+        hub = EventHub("s", "sessions/session:s")
+        watch = TurnWatch("s", hub.subscribe("t"), "mine", TurnUsage(), "started")
+        hub.publish(TurnStarted, turn_id=1, text="mine")
+        hub.close_all("session stopped")
+        assert isinstance(await watch.next_event(), TurnStarted)
+        with pytest.raises(TurnLost, match="session stopped"):
+            await watch.next_event()
