@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import openai
 import pytest
 import trio
@@ -173,3 +175,42 @@ class TestConfig:
             with pytest.raises((ValueError, TypeError)):
                 ApiServerConfig(**bad)  # type: ignore[arg-type]
         assert "k" * 16 not in repr(ApiServerConfig(key="k" * 16))
+
+
+class TestCors:
+    """CORS is off unless origins are configured."""
+
+    async def test_off_by_default(self, api: ApiDaemon) -> None:
+        """No Access-Control-Allow-Origin on a cross-origin request."""
+        async with api.http() as http:
+            response = await http.get("/health", headers={"Origin": "http://evil.example"})
+        assert "access-control-allow-origin" not in response.headers
+
+    async def test_configured_origin(self, provider: ScriptedProvider) -> None:
+        """A configured origin passes a preflight; another origin does not."""
+        async with api_daemon(provider, "    cors_origins: ['http://ui.example']\n") as api:
+            async with api.http() as http:
+                preflight = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization"}
+                good = await http.options("/v1/chat/completions", headers={"Origin": "http://ui.example", **preflight})
+                bad = await http.options("/v1/chat/completions", headers={"Origin": "http://evil.example", **preflight})
+        assert good.status_code == 200 and good.headers["access-control-allow-origin"] == "http://ui.example"
+        assert "access-control-allow-origin" not in bad.headers
+
+
+class TestChunkedBodyCap:
+    """A body without Content-Length is still cut off at the cap."""
+
+    async def test_chunked_upload_too_large(self, provider: ScriptedProvider) -> None:
+        """Streaming 4 KiB in pieces against a 1 KiB cap: 413."""
+
+        async def pieces() -> AsyncIterator[bytes]:
+            yield b'{"model": "m", "messages": [{"role": "user", "content": "'
+            for _ in range(64):
+                yield b"x" * 64
+            yield b'"}]}'
+
+        async with api_daemon(provider, "    max_body_bytes: 1024\n") as api:
+            async with api.http() as http:
+                response = await http.post("/v1/chat/completions", content=pieces())
+        assert response.status_code == 413
+        assert provider.requests == []

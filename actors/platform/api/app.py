@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from typing import Any
 
 from starlette.applications import Starlette
@@ -57,10 +58,11 @@ async def read_json(request: Request, limit: int) -> Any:
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge(f"the request body is larger than {limit} bytes")
     body = bytearray()
-    async for piece in request.stream():
-        body += piece
-        if len(body) > limit:
-            raise BodyTooLarge(f"the request body is larger than {limit} bytes")
+    async with aclosing(request.stream()) as pieces:
+        async for piece in pieces:
+            body += piece
+            if len(body) > limit:
+                raise BodyTooLarge(f"the request body is larger than {limit} bytes")
     try:
         return json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
