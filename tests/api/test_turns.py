@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from actors.platform.api.runs import RUN_EVENT_LIMIT, Run
 from actors.platform.api.turns import TurnLost, TurnWatch
 from actors.platform.api.wire import TurnUsage
 from actors.session.hub import EventHub
@@ -63,3 +64,20 @@ class TestTurnWatch:
         assert isinstance(await watch.next_event(), TurnStarted)
         with pytest.raises(TurnLost, match="session stopped"):
             await watch.next_event()
+
+
+class TestRunEventLog:
+    """A run keeps its latest events; a resume from before them is told it fell behind."""
+
+    def test_limit_and_fell_behind(self) -> None:
+        """Past the limit the oldest go; resuming from a dropped id starts with fell_behind, then the rest."""
+        run = Run("run_x", "s", True, None)
+        for seq in range(1, RUN_EVENT_LIMIT + 11):
+            run.record({"type": "text_delta", "id": seq * 2})
+        assert len(run.events) == RUN_EVENT_LIMIT
+        assert run.events[0]["id"] == 22
+        resumed = run.events_after(4)
+        assert resumed[0] == {"type": "fell_behind", "id": 4, "requested": 4, "oldest_available": 22}
+        assert [e["id"] for e in resumed[1:3]] == [22, 24]
+        assert [e["id"] for e in run.events_after(run.events[-2]["id"] - 1)] == [e["id"] for e in run.events[-2:]]
+        assert run.events_after(run.events[-1]["id"]) == []

@@ -11,6 +11,7 @@ never interrupted. Finished runs are kept up to ``max_stored_runs``, oldest drop
 
 from __future__ import annotations
 
+import bisect
 import enum
 import logging
 import time
@@ -32,6 +33,9 @@ __all__ = ["Run", "RunRegistry", "RunStatus"]
 log = logging.getLogger("hermes_actors.api")
 
 Spawn = Callable[..., None]
+
+#: Events one run keeps for ``/events`` readers; past it the oldest go (a resume from before them is told so).
+RUN_EVENT_LIMIT = 5000
 
 
 class RunStatus(enum.Enum):
@@ -66,6 +70,8 @@ class Run:
         self.stop_requested = False
         # Invariant: events are in increasing ``id`` (the session's event sequence number).
         self.events: list[dict[str, Any]] = []
+        # The highest event id dropped for the limit (None: nothing dropped).
+        self.dropped_through: int | None = None
         self.pending_approvals: list[str] = []
         self._changed = trio.Event()
 
@@ -94,11 +100,29 @@ class Run:
         """Wait for the next event or status change."""
         await self._changed.wait()
 
+    def record(self, payload: dict[str, Any]) -> None:
+        """Keep one event (its ``id`` above every kept one), dropping the oldest past the limit."""
+        self.events.append(payload)
+        if len(self.events) > RUN_EVENT_LIMIT:
+            excess = len(self.events) - RUN_EVENT_LIMIT
+            self.dropped_through = self.events[excess - 1]["id"]
+            del self.events[:excess]
+        self.changed()
+
     def events_after(self, last_id: int | None) -> list[dict[str, Any]]:
-        """The events numbered after ``last_id`` (all of them for None)."""
+        """The events numbered after ``last_id`` (all of them for None).
+
+        When ``last_id`` is older than the oldest kept event, a ``fell_behind``
+        event (carrying ``last_id`` as its id) says so first.
+        """
         if last_id is None:
             return list(self.events)
-        return [event for event in self.events if event["id"] > last_id]
+        start = bisect.bisect_right(self.events, last_id, key=lambda event: event["id"])
+        found = self.events[start:]
+        if self.dropped_through is not None and last_id < self.dropped_through and found:
+            notice = {"type": "fell_behind", "id": last_id, "requested": last_id, "oldest_available": found[0]["id"]}
+            return [notice, *found]
+        return found
 
 
 class RunRegistry:
@@ -225,8 +249,7 @@ class RunRegistry:
                 run.pending_approvals.remove(event.request_id)
             payload = event_payload(event)
             payload["id"] = event.seq
-            run.events.append(payload)
-            run.changed()
+            run.record(payload)
         outcome = watch.outcome
         assert outcome is not None
         run.output, run.usage = outcome.final_text, outcome.usage
