@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from actors.session.actor import SessionActor  # noqa: E402
+from config.loader import Config  # noqa: E402
+from config.session import CompressionConfig  # noqa: E402
 from actors.session.setup import SessionSetup, new_session_id  # noqa: E402
 from messages.events import ToolStarted, TextDelta, TurnFinished  # noqa: E402
 from messages.session import Interrupt, Subscribe, UserMessage  # noqa: E402
@@ -143,11 +145,11 @@ async def turn_overhead(h: Harness, turns: int) -> None:
 
 
 async def interrupt_latency(h: Harness, trials: int) -> None:
-    handle, events, _ = await h.start_session(toolsets=("bench",))
     for label, step, ready in (
         ("while the provider streams", {"text": "x " * 400, "chunks": 400, "chunk_delay": 0.05}, TextDelta),
         ("while 8 tool workers run", {"tool_calls": [{"id": f"w{i}", "name": "wait", "arguments": {"n": i}} for i in range(8)]}, ToolStarted),
     ):
+        handle, events, _ = await h.start_session(toolsets=("bench",))
         samples = []
         for _ in range(trials):
             h.provider.reset()  # an interrupted trial leaves its unused steps behind
@@ -193,7 +195,10 @@ async def idle_sessions(h: Harness, count: int) -> None:
 
 async def main(trials: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        async with external_provider() as provider, open_harness(Path(tmp), provider=provider) as h:
+        # Compression off: a thousand interrupted trials would otherwise grow one history past the
+        # threshold, and the summary call would take the next trial's scripted step.
+        config = Config(compression=CompressionConfig(enabled=False))
+        async with external_provider() as provider, open_harness(Path(tmp), config, provider=provider) as h:
             register_bench_tools(h)
             await turn_overhead(h, 200)
             await interrupt_latency(h, trials)

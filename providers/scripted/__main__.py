@@ -24,11 +24,12 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=0, help="port (default 0: any free port)")
     parser.add_argument("--script", type=Path, help="JSON file: a step, a list of steps or {\"steps\": [...]}")
     parser.add_argument("--rules", action="store_true", help="answer with the demo rules when the script is empty")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before the first byte of each rule reply")
     return parser.parse_args(argv)
 
 
-async def _serve(host: str, port: int, steps: list[Step], rules: bool) -> None:
-    async with serve_scripted_provider(steps, rule_mode=rules, host=host, port=port) as server:
+async def _serve(host: str, port: int, steps: list[Step], rules: bool, latency: float) -> None:
+    async with serve_scripted_provider(steps, rule_mode=rules, host=host, port=port, rule_latency=latency) as server:
         print(server.base_url, flush=True)
         await trio.sleep_forever()
 
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: cannot load script {args.script}: {exc}", file=sys.stderr)
             return 2
     try:
-        trio.run(_serve, args.host, args.port, steps, args.rules)
+        trio.run(_serve, args.host, args.port, steps, args.rules, args.latency)
     except KeyboardInterrupt:
         return 0
     return 0

@@ -73,6 +73,8 @@ class ScriptState:
     """
 
     rule_mode: bool = False
+    # Seconds before the first byte of every rule-mode reply (a model's latency, for load tests).
+    rule_latency: float = 0.0
     default: Step = EXHAUSTED
     models: dict[str, int] = attrs.Factory(lambda: dict(DEFAULT_MODELS))
     steps: deque[Step] = attrs.Factory(deque)
@@ -96,7 +98,10 @@ class ScriptState:
         if self.steps:
             return self.steps.popleft(), None
         if self.rule_mode:
-            return rules.rule_step(path, body), None
+            step = rules.rule_step(path, body)
+            if self.rule_latency:
+                step = attrs.evolve(step, delay_first_byte=self.rule_latency)
+            return step, None
         return self.default, (_EXHAUSTED_MESSAGE if self.default is EXHAUSTED else None)
 
     def record_disconnect(self, index: int, path: str) -> None:

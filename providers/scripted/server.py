@@ -78,6 +78,7 @@ async def serve_scripted_provider(
     *,
     default: Step | Mapping[str, Any] | None = None,
     models: Mapping[str, int] | None = None,
+    rule_latency: float = 0.0,
 ) -> AsyncIterator[ScriptedProvider]:
     """Run a scripted provider server for the duration of the block.
 
@@ -88,8 +89,9 @@ async def serve_scripted_provider(
         default: step used when the script is empty and rules are off
             (default: an HTTP 500 "script exhausted").
         models: model id -> context length listed by ``/v1/models``.
+        rule_latency: seconds before the first byte of every rule-mode reply.
     """
-    state = ScriptState(rule_mode=rule_mode)
+    state = ScriptState(rule_mode=rule_mode, rule_latency=rule_latency)
     if default is not None:
         state.default = default if isinstance(default, Step) else parse_steps(default)[0]
     if models is not None:
