@@ -138,6 +138,7 @@ async def start_sessions(
         store=store,
         metadata=metadata,
         secrets=secrets,
+        approvals=toolbox.terminal.approvals,
     )
     await system.root.start_child(
         ChildSpec(

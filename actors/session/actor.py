@@ -129,6 +129,9 @@ class SessionActor(Actor[SessionMessage]):
             self.hub.close_all(f"session {self.session_id} stopped")
         self.setup.processes.kill_all()
         await self._save_state()
+        if self.setup.deps.approvals is not None:
+            # Saved above; kept in memory only while the session runs.
+            self.setup.deps.approvals.forget(self.session_id)
 
     def snapshot_details(self) -> dict[str, Any]:
         details: dict[str, Any] = {

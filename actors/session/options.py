@@ -14,6 +14,7 @@ from providers.metadata import ModelMetadata
 from providers.recovery.credentials import CredentialPool
 from providers.recovery.policy import ProviderConnector
 from store.protocol import SessionStore
+from tools.approval import ApprovalBook
 from tools.registry import ToolRegistry
 
 __all__ = ["SessionDeps", "SessionOptions"]
@@ -87,6 +88,8 @@ class SessionDeps:
         pools: credential pools by provider name.
         metadata: model limits (context length, output cap).
         secrets: provider keys from the environment and ``.env`` (never logged).
+        approvals: the terminal's "allowed for this session" book, saved with each
+            session's state so a restarted daemon keeps what the user allowed.
     """
 
     config: Config
@@ -97,3 +100,4 @@ class SessionDeps:
     pools: Mapping[str, CredentialPool] = attrs.Factory(dict)
     metadata: ModelMetadata | None = None
     secrets: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+    approvals: ApprovalBook | None = None

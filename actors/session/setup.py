@@ -143,6 +143,8 @@ class SessionSetup:
         self.turns = int(state.get("turns") or 0)
         self.usage = Usage(**(state.get("usage") or {}))
         self.compression_state = dict(state.get("compression") or {})
+        if self.deps.approvals is not None:
+            self.deps.approvals.restore(self.session_id, state.get("approvals") or [])
         self._lost_processes = [p for p in state.get("processes") or [] if p.get("running")]
         if repaired != loaded.messages:
             await self.deps.store.compact(self.session_id, repaired)
@@ -306,6 +308,7 @@ class SessionSetup:
             "turns": turns,
             "usage": attrs.asdict(usage),
             "compression": self.compression_state,
+            "approvals": self.deps.approvals.for_session(self.session_id).snapshot() if self.deps.approvals else [],
             "processes": [
                 {"id": r.process_id, "command": r.spec.command, "running": not r.status.finished}
                 for r in self.processes.records()

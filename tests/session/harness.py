@@ -94,6 +94,7 @@ async def open_harness(
                 config=config, home=home, registry=toolbox.registry,
                 connector=PooledConnector(clients, config.streaming, default_key=lambda target: "sk-test-key"),
                 store=InMemorySessionStore(),
+                approvals=toolbox.terminal.approvals,
             )
             async with open_actor_system() as system:
                 yield Harness(system, provider, deps, home, workdir)

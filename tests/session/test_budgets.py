@@ -138,3 +138,37 @@ class TestApprovals:
                 finished, events = await run_turn(handle, events_in, "go")
             assert not any(isinstance(e, ApprovalRequested) for e in events)
             assert finished.final_text == "denied as expected"
+
+
+class TestApprovalsPersist:
+    """'Allow for this session' survives hibernation (the daemon's restart path)."""
+
+    async def test_session_approval_survives_a_restart(self, tmp_path: Path) -> None:
+        """After 'session', the same kind of command runs without asking, even after the session is reloaded."""
+        from tests.session.test_service import options, start_service
+
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h, hibernate_after_seconds=0.3)
+            sid = await service.create_session(options(h))
+            sub = await (await service.get(sid)).ask(Subscribe("t"))
+            for name in ("a.txt", "b.txt"):
+                (h.workdir / name).write_text("x")
+            h.provider.push({"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "rm a.txt"}}]},
+                            {"text": "first gone"})
+            await service.send(sid, "remove a")
+            seen: list[SessionEvent] = []
+            request = await wait_for(sub, lambda e: isinstance(e, ApprovalRequested), seen)
+            await (await service.get(sid)).ask(AnswerRequest(request.request_id, "session"))
+            await collect_turn(sub)
+            sub.close()
+            with trio.fail_after(10):
+                while service.live(sid) is not None:
+                    await trio.sleep(0.05)
+            sub = await (await service.get(sid)).ask(Subscribe("t"))
+            h.provider.push({"tool_calls": [{"id": "t2", "name": "terminal", "arguments": {"command": "rm b.txt"}}]},
+                            {"text": "second gone"})
+            await service.send(sid, "remove b")
+            finished, events = await collect_turn(sub)
+            assert finished.final_text == "second gone"
+            assert not any(isinstance(e, ApprovalRequested) for e in events)
+            assert not (h.workdir / "b.txt").exists()
