@@ -127,6 +127,24 @@ class TestStreaming:
         assert payloads[-1]["choices"][0] == {"index": 0, "delta": {}, "finish_reason": "stop"}
 
 
+    async def test_turn_error_mid_stream(self, api: ApiDaemon) -> None:
+        """A turn that fails while streaming sends an error object, then [DONE]; the SDK raises APIError."""
+        api.provider.push({"error": {"status": 400, "body": {"error": {"message": "nope", "type": "invalid_request_error"}}}})
+        async with api.http() as http:
+            response = await http.post(
+                "/v1/chat/completions", json={"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "x"}]}
+            )
+        frames = [block for block in response.text.split("\n\n") if block]
+        assert frames[-1] == "data: [DONE]"
+        assert json.loads(frames[-2][6:])["error"]["type"] == "server_error"
+        api.provider.push({"error": {"status": 400, "body": {"error": {"message": "nope", "type": "invalid_request_error"}}}})
+        async with api.client() as client:
+            stream = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "x"}], stream=True)
+            with pytest.raises(openai.APIError):
+                async for _ in stream:
+                    pass
+
+
 class TestSessionContinuity:
     """X-Hermes-Session-Id continues a daemon session and comes back in the response."""
 

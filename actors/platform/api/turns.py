@@ -13,11 +13,11 @@ from typing import Any
 
 import attrs
 
+from actors.platform.api.wire import TurnUsage
 from actors.session.hub import Subscription, SubscriptionClosed
 from messages.events import SessionEvent, SubscriberDropped, TurnFinished, TurnStarted, UsageUpdated
-from actors.platform.api.wire import TurnUsage
 
-__all__ = ["TurnLost", "TurnOutcome", "TurnWatch"]
+__all__ = ["TurnLost", "TurnOutcome", "TurnWatch", "baseline_usage"]
 
 
 class TurnLost(RuntimeError):
