@@ -81,3 +81,22 @@ class TestRunEventLog:
         assert [e["id"] for e in resumed[1:3]] == [22, 24]
         assert [e["id"] for e in run.events_after(run.events[-2]["id"] - 1)] == [e["id"] for e in run.events[-2:]]
         assert run.events_after(run.events[-1]["id"]) == []
+
+
+class TestNowait:
+    """next_event_nowait drains what is buffered without waiting."""
+
+    async def test_drains_then_none(self) -> None:
+        """Buffered own events come out in order; None when empty; None after the finish."""
+        hub = EventHub("s", "sessions/session:s")
+        watch = TurnWatch("s", hub.subscribe("t"), "mine", TurnUsage(), "started")
+        assert watch.next_event_nowait() is None
+        hub.publish(TurnStarted, turn_id=1, text="mine")
+        hub.publish(TextDelta, text="a")
+        hub.publish(TextDelta, text="b")
+        assert isinstance(await watch.next_event(), TurnStarted)
+        texts = [event.text for event in iter(watch.next_event_nowait, None)]  # type: ignore[union-attr]
+        assert texts == ["a", "b"]
+        hub.publish(TurnFinished, turn_id=1, final_text="ab", reason="completed")
+        assert isinstance(watch.next_event_nowait(), TurnFinished)
+        assert watch.next_event_nowait() is None and watch.outcome is not None

@@ -96,6 +96,12 @@ class _Completion:
         self.id = new_id("chatcmpl-")
         self.created = int(time.time())
 
+    def _text_of(self, event: object) -> str:
+        """The answer text an event adds (the session's own deltas; a subagent's are not the answer)."""
+        if isinstance(event, TextDelta) and event.session_id == self.watch.session_id:
+            return event.text
+        return ""
+
     async def _finish(self, reason: str) -> None:
         self.watch.close()
         self.admission.release()
@@ -130,8 +136,14 @@ class _Completion:
             await emit(sse_data(chunk(self.id, self.created, model, {"role": "assistant", "content": ""})))
             try:
                 while (event := await self.watch.next_event()) is not None:
-                    if isinstance(event, TextDelta) and event.session_id == self.watch.session_id and event.text:
-                        await emit(sse_data(chunk(self.id, self.created, model, {"content": event.text})))
+                    # Deltas that piled up while this task waited go out as one chunk: fewer
+                    # writes when the daemon is busy, the same text for the client.
+                    pieces = [self._text_of(event)]
+                    while (more := self.watch.next_event_nowait()) is not None:
+                        pieces.append(self._text_of(more))
+                    text = "".join(pieces)
+                    if text:
+                        await emit(sse_data(chunk(self.id, self.created, model, {"content": text})))
             except TurnLost as exc:
                 await emit(sse_data(TurnFailed(str(exc)).body()))
                 await emit(DONE_FRAME)

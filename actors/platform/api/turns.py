@@ -85,6 +85,23 @@ class TurnWatch:
                 self.last_seq = event.seq
                 return event
 
+    def next_event_nowait(self) -> SessionEvent | None:
+        """The next event of this turn if one is already buffered; else (or once finished) None.
+
+        Raises:
+            TurnLost: the session's stream ended (its last event says why).
+        """
+        while self.outcome is None:
+            event = self._subscription.receive_nowait()
+            if event is None:
+                return None
+            if isinstance(event, SubscriberDropped):
+                raise TurnLost(f"session {self.session_id}: {event.reason}")
+            if self._observe(event):
+                self.last_seq = event.seq
+                return event
+        return None
+
     def _observe(self, event: SessionEvent) -> bool:
         mine = event.session_id == self.session_id
         if self.turn_id is None:
