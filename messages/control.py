@@ -30,6 +30,7 @@ __all__ = [
     "Attached",
     "ClientMessage",
     "Compress",
+    "ResetTools",
     "CreateSession",
     "DaemonMessage",
     "DeleteSession",
@@ -169,6 +170,14 @@ class Compress:
 
 
 @attrs.frozen
+class ResetTools:
+    """Rebuild a session's frozen tool list from the registry (``/reset-tools``)."""
+
+    request_id: str
+    session_id: str
+
+
+@attrs.frozen
 class AnswerRequest:
     """Answer a pending approval or clarify request (``pending_id``); the first answer wins."""
 
@@ -273,6 +282,7 @@ ClientMessage = (
     | Interrupt
     | Steer
     | Compress
+    | ResetTools
     | AnswerRequest
     | Tree
     | Inspect

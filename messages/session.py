@@ -15,6 +15,7 @@ __all__ = [
     "BackgroundNotification",
     "Compress",
     "Interrupt",
+    "ResetTools",
     "SessionMessage",
     "Shutdown",
     "Steer",
@@ -77,6 +78,15 @@ class Compress:
 
 
 @attrs.frozen
+class ResetTools:
+    """Rebuild the session's frozen tool list from the registry now (``/reset-tools``).
+
+    The list is otherwise fixed for the session's life so the provider's prompt
+    cache stays valid; this is the explicit way to pick up changed tools.
+    """
+
+
+@attrs.frozen
 class Subscribe:
     """Start receiving events; replay from ``since`` (exclusive) when given.
 
@@ -108,6 +118,7 @@ SessionMessage = (
     | BackgroundNotification
     | AnswerRequest
     | Compress
+    | ResetTools
     | Subscribe
     | Unsubscribe
     | Shutdown

@@ -33,7 +33,7 @@ SWITCH_TIMEOUT_SECONDS = 30.0
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _HELP = (
     "/detach (or Ctrl-D) leave, the session goes on · /stop (or Ctrl-C) interrupt the turn · /steer TEXT · "
-    "/compress [TOPIC] · /usage · /new start a new session · anything else is a message "
+    "/compress [TOPIC] · /reset-tools · /usage · /new start a new session · anything else is a message "
     "(or the answer to a pending approval or question)"
 )
 
@@ -166,6 +166,8 @@ class Attachment:
             self._send(c.Steer(rid, self.session_id, rest))
         elif word == "/compress":
             self._send(c.Compress(rid, self.session_id, rest or None))
+        elif word == "/reset-tools":
+            self._send(c.ResetTools(rid, self.session_id))
         elif word == "/usage":
             self.view.line(self.view.usage_text())
         elif word == "/new":

@@ -316,6 +316,7 @@ _ASYNC_HANDLERS: Mapping[type, Callable[[ControlService, Any], Any]] = MappingPr
     c.Interrupt: ControlService.interrupt,
     c.Steer: ControlService.steer,
     c.Compress: ControlService.compress,
+    c.ResetTools: ControlService.reset_tools,
     c.ListSessions: ControlService.list_sessions,
     c.SearchSessions: ControlService.search_sessions,
     c.ShowSession: ControlService.show_session,

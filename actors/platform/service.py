@@ -22,6 +22,7 @@ from actors.platform.backend import SessionsBackend, Subscription
 from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
 from actors.platform.summaries import match_summary, session_summary
+from actors.session.actor import SessionBusy
 from actors.session.service import TooManyRunningTurns
 from config.daemon import DaemonConfig
 from messages import control as c
@@ -221,6 +222,15 @@ class ControlService:
         """Ask a session to compress its context."""
         await self._tell(request.session_id, s.Compress(request.topic))
         return c.Ok(request.request_id, "compression requested")
+
+    async def reset_tools(self, request: c.ResetTools) -> c.Ok:
+        """Rebuild a session's tool list; the reply names the tools it now has."""
+        handle = await self.session(request.session_id)
+        try:
+            names = await handle.ask(s.ResetTools())
+        except SessionBusy as exc:
+            raise RequestFailed("busy", str(exc)) from exc
+        return c.Ok(request.request_id, f"tools reset: {', '.join(names)}")
 
     async def answer(self, request: c.AnswerRequest, answered_by: str) -> c.Ok:
         """Answer a pending approval or clarify question."""

@@ -1,8 +1,8 @@
 """The session actor: one conversation, its turns and its background work.
 
 Messages it takes (``messages.session``): UserMessage, Interrupt, Steer,
-BackgroundNotification, AnswerRequest, Compress, Subscribe, Unsubscribe,
-Shutdown. It publishes ``messages.events`` through its hub.
+BackgroundNotification, AnswerRequest, Compress, ResetTools, Subscribe,
+Unsubscribe, Shutdown. It publishes ``messages.events`` through its hub.
 
 At most one ``turn`` child runs at a time. A user message arriving while a
 turn runs follows ``display.busy_input_mode``: ``interrupt`` (cancel the turn,
@@ -39,6 +39,7 @@ from messages.session import (
     BackgroundNotification,
     Compress,
     Interrupt,
+    ResetTools,
     SessionMessage,
     Shutdown,
     Steer,
@@ -178,6 +179,12 @@ class SessionActor(Actor[SessionMessage]):
             return self.requests.answer(message.request_id, message.answer, message.answered_by)
         if isinstance(message, Compress):
             return await self._on_compress(message.topic)
+        if isinstance(message, ResetTools):
+            if self.turn is not None:
+                raise Rejected(SessionBusy("a turn is running; reset the tools when it has finished"))
+            names = self.setup.reset_tools()
+            await self._save_state()
+            return names
         if isinstance(message, Subscribe):
             assert self.hub is not None and self.requests is not None
             return self.hub.subscribe(message.label, message.since, also=self.requests.events())

@@ -149,6 +149,12 @@ class SessionSetup:
         if repaired != loaded.messages:
             await self.deps.store.compact(self.session_id, repaired)
 
+    def reset_tools(self) -> list[str]:
+        """Freeze the tool list anew from the registry (``/reset-tools``); returns the names."""
+        assert self.options is not None
+        self.tool_names, self.tools = self._freeze_tools(self.options)
+        return sorted(self.tool_names)
+
     def _freeze_tools(self, options: SessionOptions) -> tuple[frozenset[str], list[dict[str, Any]]]:
         registry = self.deps.registry
         config = self.deps.config

@@ -114,3 +114,26 @@ class TestCounters:
                 while (info := await h.deps.store.get_session(sid)).tokens_in < 300:
                     await trio.sleep(0.01)
             assert (info.tokens_in, info.tokens_out) == (300, 30)
+
+
+class TestResetTools:
+    """The tool list is frozen until an explicit reset."""
+
+    async def test_new_tool_appears_only_after_reset(self, tmp_path: Path) -> None:
+        """A tool registered mid-session is offered only after ResetTools."""
+        from messages.session import ResetTools
+
+        async with open_harness(tmp_path) as h:
+            handle, events_in, sid = await h.start_session()
+
+            async def ping(args: dict, ctx: object) -> str:
+                return '{"pong": true}'
+
+            # Registered into a toolset the session has enabled, after its tools were frozen.
+            h.deps.registry.register("ping", "todo", {"description": "Pong.", "parameters": {"type": "object", "properties": {}}}, ping)
+            h.provider.push({"text": "a"}, {"text": "b"})
+            await run_turn(handle, events_in, "first")
+            names = await handle.ask(ResetTools())
+            await run_turn(handle, events_in, "second")
+            offered = [{t["function"]["name"] for t in r.body.get("tools", [])} for r in h.provider.requests]
+            assert "ping" not in offered[0] and "ping" in offered[1] and "ping" in names
