@@ -132,6 +132,7 @@ class TurnActor(Actor[Any]):
         self.result = TurnResult()
         self.budget = IterationBudget(env.max_iterations)
         self._saved = len(history)
+        self._turn_start = len(history)
         self._done = False
         self._workers: list[ToolWorker] = []
         self._answered: dict[str, str] = {}
@@ -151,6 +152,8 @@ class TurnActor(Actor[Any]):
 
     async def main(self) -> None:
         self.state = ActorState.BUSY
+        # Invariant: messages[_turn_start:] are this turn's, unless a compression replaced the history.
+        self._turn_start = len(self.messages)
         self.messages.append(self.user_message)
         # Children run in a nursery inside the work scope, so a budget running
         # out cancels them too and their partial results are in when it exits.
@@ -251,6 +254,7 @@ class TurnActor(Actor[Any]):
             if compacted is not None:
                 self.messages = compacted
                 self._saved = len(compacted)
+                self._turn_start = 0
                 tokens = rough_tokens(compacted)
         await self._persist()
         request = ChatRequest(
@@ -349,7 +353,11 @@ class TurnActor(Actor[Any]):
     def _close_interrupted(self) -> None:
         llm = self._llm
         partial = {"role": "assistant", "content": llm.streamed_text} if llm is not None else None
-        self.messages = close_interrupted_turn(self.messages, results=self._partial_results(), partial=partial)
+        # Only this turn's messages can need closing: copying just them keeps an
+        # interrupt's cost independent of how long the conversation is.
+        start = self._turn_start
+        closed = close_interrupted_turn(self.messages[start:], results=self._partial_results(), partial=partial)
+        self.messages = self.messages[:start] + closed
         self.result.reason = "interrupted"
         self.result.final_text = self.messages[-1].get("content") or INTERRUPTED_REPLY
 
