@@ -35,7 +35,7 @@ import trio
 
 from actors.errors import ActorError, ActorFailed, Rejected, SpawnFailed
 from actors.handle import ActorHandle
-from actors.mailbox import Mailbox
+from actors.mailbox import Envelope, Mailbox
 from actors.registry import ActorRegistry
 from messages.supervision import ActorSnapshot, ActorState, ErrorRecord
 
@@ -120,22 +120,26 @@ class Actor(Generic[M]):
         while True:
             self.state = ActorState.IDLE
             try:
-                envelope = await mailbox.get()
+                item = await mailbox.get()
             except (trio.EndOfChannel, trio.ClosedResourceError):
                 return
             self.state = ActorState.BUSY
-            reply = envelope.reply
+            # A tell puts the message itself in the mailbox; only an ask wraps it.
+            if type(item) is Envelope:
+                message, reply = item.message, item.reply
+            else:
+                message, reply = item, None
             try:
-                result = await self.handle(envelope.message)
+                result = await self.handle(message)
             except Rejected as refusal:
                 if reply is not None:
                     reply.fail(refusal.error)
                 else:
-                    log.warning("actor %s refused %s: %s", self.path, type(envelope.message).__name__, refusal.error)
+                    log.warning("actor %s refused %s: %s", self.path, type(message).__name__, refusal.error)
                 continue
             except Exception as exc:
                 if reply is not None:
-                    failure = ActorFailed(self.path, f"failed handling {type(envelope.message).__name__}")
+                    failure = ActorFailed(self.path, f"failed handling {type(message).__name__}")
                     failure.__cause__ = exc
                     reply.fail(failure)
                 raise

@@ -1,6 +1,6 @@
 """ActorHandle: what others hold of an actor — send, ask, stop, inspect.
 
-A handle never exposes the actor's state; it only puts envelopes in the
+A handle never exposes the actor's state; it only puts messages in the
 mailbox, asks the actor to stop, and reads its snapshot.
 """
 
@@ -43,7 +43,7 @@ class ActorHandle(Generic[M]):
         Raises:
             MailboxClosed: the actor has stopped.
         """
-        await self._actor.mailbox.put(Envelope(message))
+        await self._actor.mailbox.put(message)
 
     def tell_nowait(self, message: M) -> None:
         """Send ``message`` without waiting.
@@ -52,7 +52,7 @@ class ActorHandle(Generic[M]):
             MailboxFull: the mailbox is at capacity; nothing was sent.
             MailboxClosed: the actor has stopped.
         """
-        self._actor.mailbox.put_nowait(Envelope(message))
+        self._actor.mailbox.put_nowait(message)
 
     async def ask(self, message: M) -> Any:
         """Send ``message`` and wait for the actor's reply.

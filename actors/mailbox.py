@@ -1,7 +1,8 @@
-"""An actor's mailbox: a bounded memory channel of envelopes, and one-shot replies.
+"""An actor's mailbox: a bounded memory channel of messages, and one-shot replies.
 
-A message travels in an :class:`Envelope`; an ask adds a :class:`Reply`, a
-private one-shot slot only the asker waits on. A reply that arrives after the
+A tell puts the message itself in the mailbox; an ask wraps it in an
+:class:`Envelope` with a :class:`Reply`, a private one-shot slot only the asker
+waits on. A reply that arrives after the
 asker gave up (cancelled, timed out) is dropped: it can never reach anyone else.
 """
 
@@ -75,7 +76,7 @@ class Reply:
 
 
 class Envelope(Generic[M]):
-    """A message in a mailbox, with the reply slot when it is an ask."""
+    """An ask in a mailbox: the message and the slot its answer goes to."""
 
     __slots__ = ("message", "reply")
 
@@ -85,7 +86,8 @@ class Envelope(Generic[M]):
 
 
 class Mailbox(Generic[M]):
-    """A bounded queue of envelopes: senders feel backpressure when it is full."""
+    """A bounded queue of messages (an ask as an :class:`Envelope`): senders
+    feel backpressure when it is full."""
 
     __slots__ = ("_path", "_receive", "_send", "capacity", "used")
 
@@ -94,17 +96,17 @@ class Mailbox(Generic[M]):
             raise ValueError("a mailbox holds at least one message")
         self._path = path
         self.capacity = capacity
-        # Invariant: used counts envelopes accepted and not yet taken (kept here because
+        # Invariant: used counts items accepted and not yet taken (kept here because
         # the channel's own statistics() allocates, and snapshots read this for every actor).
         self.used = 0
-        self._send, self._receive = trio.open_memory_channel[Envelope[M]](capacity)
+        self._send, self._receive = trio.open_memory_channel[Any](capacity)
 
-    async def put(self, envelope: Envelope[M]) -> None:
-        """Queue an envelope, waiting while the mailbox is full."""
+    async def put(self, item: M | Envelope[M]) -> None:
+        """Queue a message (or an ask's envelope), waiting while the mailbox is full."""
         # Counted before sending: a waiting receiver may take it before send returns.
         self.used += 1
         try:
-            await self._send.send(envelope)
+            await self._send.send(item)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             self.used -= 1
             raise MailboxClosed(self._path, "mailbox is closed") from None
@@ -112,40 +114,42 @@ class Mailbox(Generic[M]):
             self.used -= 1
             raise
 
-    def put_nowait(self, envelope: Envelope[M]) -> None:
-        """Queue an envelope or raise :class:`MailboxFull` at once."""
+    def put_nowait(self, item: M | Envelope[M]) -> None:
+        """Queue a message (or envelope) or raise :class:`MailboxFull` at once."""
         try:
-            self._send.send_nowait(envelope)
+            self._send.send_nowait(item)
         except trio.WouldBlock:
             raise MailboxFull(self._path, f"mailbox is full ({self.capacity} messages)") from None
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise MailboxClosed(self._path, "mailbox is closed") from None
         self.used += 1
 
-    async def get(self) -> Envelope[M]:
-        """The next envelope, waiting for one. Raises EndOfChannel once closed and drained."""
-        envelope = await self._receive.receive()
-        self.used = max(self.used - 1, 0)
-        return envelope
+    async def get(self) -> M | Envelope[M]:
+        """The next item, waiting for one. Raises EndOfChannel once closed and drained."""
+        item = await self._receive.receive()
+        if self.used:
+            self.used -= 1
+        return item
 
-    def get_nowait(self) -> Envelope[M] | None:
-        """The next envelope if one is waiting, else None."""
+    def get_nowait(self) -> M | Envelope[M] | None:
+        """The next item if one is waiting, else None."""
         try:
-            envelope = self._receive.receive_nowait()
+            item = self._receive.receive_nowait()
         except (trio.WouldBlock, trio.EndOfChannel):
             return None
-        self.used = max(self.used - 1, 0)
-        return envelope
+        if self.used:
+            self.used -= 1
+        return item
 
     def close(self) -> None:
         """Refuse further messages and answer every queued ask with NoReply (idempotent)."""
         self._send.close()
         while True:
             try:
-                envelope = self._receive.receive_nowait()
+                item = self._receive.receive_nowait()
             except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
                 break
-            if envelope.reply is not None:
-                envelope.reply.close()
+            if type(item) is Envelope and item.reply is not None:
+                item.reply.close()
         self._receive.close()
         self.used = 0
