@@ -128,7 +128,7 @@ async def start_sessions(
     web_client = open_web_client(config.web)
     providers = ProvidersActor(clients, web_client)
     await system.root.start_child(ChildSpec("providers", lambda: providers))
-    metadata = ModelMetadata(home / "cache", config.model)
+    metadata = await ModelMetadata.open(home / "cache", config.model)
     toolbox = build_toolbox(config, web_client, environ=os.environ)
     deps = SessionDeps(
         config=config,

@@ -287,6 +287,7 @@ class SessionActor(Actor[SessionMessage]):
             cache_ttl=config.prompt_caching.cache_ttl,
             ephemeral_system=setup.ephemeral_system,
             compress=setup.compressor_hook(self.hub),
+            learn_overflow=setup.learn_overflow,
         )
 
     async def _run_turn(self, env: TurnEnv, turn: TurnActor, *, task_status: trio.TaskStatus[Any]) -> None:

@@ -26,7 +26,7 @@ from actors.session.hub import EventHub
 from actors.session.options import SessionDeps, SessionOptions
 from actors.session.prompt.builder import PromptSpec, build_system_prompt
 from messages.events import StatusUpdate
-from providers.metadata import rough_tokens
+from providers.metadata import parse_overflow_message, rough_tokens
 from providers.recovery.fallback import FallbackChain, ProviderTarget
 from providers.recovery.policy import stream_with_recovery
 from providers.types import ChatRequest, Usage
@@ -96,6 +96,7 @@ class SessionSetup:
         self._lost_processes: list[dict[str, Any]] = []
         self._persisted = 0
         self._compressor: ContextCompressor | None = None
+        self._context_override: int | None = None
 
     # -- creation and restoring -------------------------------------------------------------------
 
@@ -196,7 +197,9 @@ class SessionSetup:
 
     @property
     def context_length(self) -> int:
-        """The model's context window."""
+        """The model's context window (as an overflow error stated it, once one did)."""
+        if self._context_override is not None:
+            return self._context_override
         metadata = self.deps.metadata
         if metadata is None:
             return self.deps.config.model.context_length or _DEFAULT_CONTEXT
@@ -237,6 +240,19 @@ class SessionSetup:
             return await self._compress(hub, messages, None)
 
         return preflight
+
+    async def learn_overflow(self, message: str) -> None:
+        """A context-overflow error stated the model's real limits: remember them
+        (on disk through the model metadata) and size compression by them."""
+        metadata = self.deps.metadata
+        if metadata is not None:
+            info = await metadata.record_overflow(self.model, message)
+        else:
+            info = parse_overflow_message(message)
+        if info.context_length is not None:
+            self._context_override = info.context_length
+            if self._compressor is not None:
+                self._compressor.update_model(info.context_length)
 
     async def compress_now(self, hub: EventHub, topic: str | None) -> str:
         """Compress the history on request (``/compress TOPIC``)."""

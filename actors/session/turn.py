@@ -46,6 +46,8 @@ __all__ = ["TokenMeter", "TurnEnv", "TurnResult", "TurnActor"]
 log = logging.getLogger("hermes_actors.session.turn")
 
 MAX_CONTINUATIONS = 3
+# Passed as the history's size to force a compression after a context-overflow error.
+OVERFLOW_TOKENS = 2**62
 CONTINUE_TEXT = "[Your previous reply was cut off by the output limit. Continue exactly where it stopped.]"
 NUDGE_TEXT = "[Your last reply was empty. Continue the task, or answer the user with what you have.]"
 BUDGET_TEXT = (
@@ -103,6 +105,7 @@ class TurnEnv:
     cache_ttl: str = "5m"
     ephemeral_system: str | None = None
     compress: Callable[[list[dict[str, Any]], int], Awaitable[list[dict[str, Any]] | None]] | None = None
+    learn_overflow: Callable[[str], Awaitable[None]] | None = None
     api_calls: int = 0
 
 
@@ -248,15 +251,42 @@ class TurnActor(Actor[Any]):
     async def _call_model(self, *, with_tools: bool) -> StreamFinished | None:
         env = self.env
         self.steer.deliver(self.messages)
-        tokens = rough_tokens(self.messages)
-        if env.compress is not None:
-            compacted = await env.compress(self.messages, tokens)
-            if compacted is not None:
-                self.messages = compacted
-                self._saved = len(compacted)
-                self._turn_start = 0
-                tokens = rough_tokens(compacted)
-        await self._persist()
+        tokens = await self._compress_if_needed(rough_tokens(self.messages))
+        for attempt in range(2):
+            await self._persist()
+            llm = await self._stream(tokens, with_tools=with_tools)
+            if llm.error is None:
+                break
+            if attempt == 0 and isinstance(llm.error, NeedsCompression) and env.compress is not None:
+                # The provider says the context is too large (level 5): compress now, retry once.
+                env.hub.publish(StatusUpdate, kind="compressing", text="the context is too large for the model; compressing")
+                if env.learn_overflow is not None:
+                    await env.learn_overflow(str(llm.error))
+                compacted_tokens = await self._compress_if_needed(OVERFLOW_TOKENS)
+                if compacted_tokens != OVERFLOW_TOKENS:
+                    tokens = compacted_tokens
+                    continue
+            self._end_with_error(str(llm.error))
+            return None
+        finished = llm.finished
+        assert finished is not None
+        self._count_usage(finished.usage)
+        return finished
+
+    async def _compress_if_needed(self, tokens: int) -> int:
+        """Run the session's compression check; returns the history's size afterwards."""
+        if self.env.compress is None:
+            return tokens
+        compacted = await self.env.compress(self.messages, tokens)
+        if compacted is None:
+            return tokens
+        self.messages = compacted
+        self._saved = len(compacted)
+        self._turn_start = 0
+        return rough_tokens(compacted)
+
+    async def _stream(self, tokens: int, *, with_tools: bool) -> LlmCall:
+        env = self.env
         request = ChatRequest(
             messages=self._request_messages(),
             tools=env.tools if with_tools else [],
@@ -274,15 +304,7 @@ class TurnActor(Actor[Any]):
         await handle.wait_stopped()
         self._llm = None
         env.api_calls += 1
-        if llm.error is not None:
-            if isinstance(llm.error, NeedsCompression) and env.compress is not None:
-                env.hub.publish(StatusUpdate, kind="compressing", text="the context is too large; compressing")
-            self._end_with_error(str(llm.error))
-            return None
-        finished = llm.finished
-        assert finished is not None
-        self._count_usage(finished.usage)
-        return finished
+        return llm
 
     def _count_usage(self, usage: Usage) -> None:
         total = self.env.usage

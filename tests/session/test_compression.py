@@ -63,3 +63,21 @@ class TestCompression:
             outcome = await handle.ask(Compress("the questions"))
             assert outcome in ("compressed", "nothing to compress")
             check_alternation((await h.deps.store.load(sid)).messages)
+
+
+class TestOverflowRecovery:
+    """A context-overflow error from the provider compresses and retries once."""
+
+    async def test_overflow_error_compresses_then_retries(self, tmp_path: Path) -> None:
+        """The 400 context-length error triggers a summary call, then the same turn succeeds."""
+        async with open_harness(tmp_path, Config(retry=RetryConfig(max_retries=0))) as h:
+            handle, events_in, sid = await h.start_session()
+            for i in range(5):
+                h.provider.push({"text": f"answer {i}"})
+                await run_turn(handle, events_in, f"question {i} " + "q" * 2000)
+            overflow = {"error": {"status": 400, "body": {"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}}}}
+            h.provider.push(overflow, {"text": SUMMARY}, {"text": "fits now"})
+            finished, events = await run_turn(handle, events_in, "one more")
+            assert (finished.reason, finished.final_text) == ("completed", "fits now")
+            assert any(isinstance(e, StatusUpdate) and "too large" in e.text for e in events)
+            check_alternation((await h.deps.store.load(sid)).messages)
