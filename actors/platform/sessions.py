@@ -19,7 +19,6 @@ from actors.platform.backend import SessionsBackend
 from actors.platform.providers_actor import ProvidersActor
 from actors.session.options import SessionDeps, SessionOptions
 from actors.session.service import SessionService, SessionsSupervisor
-from actors.session.setup import SessionSetup
 from actors.subagent.delegate import delegate_capability
 from actors.toolbox import build_toolbox
 from config.daemon import DaemonConfig
@@ -35,7 +34,7 @@ from actors.registry import ActorRegistry
 from supervisor import ActorSystem, ChildSpec, SupervisorHandle
 from tools.web import open_web_client
 
-__all__ = ["KEY_VARIABLES", "DaemonSessionService", "LiveSupervisor", "SessionsParts", "options_from_request", "provider_key", "start_sessions"]
+__all__ = ["KEY_VARIABLES", "LiveSupervisor", "SessionsParts", "options_from_request", "provider_key", "start_sessions"]
 
 #: The environment variable holding each provider's key.
 KEY_VARIABLES: Mapping[str, str] = MappingProxyType(
@@ -46,20 +45,6 @@ KEY_VARIABLES: Mapping[str, str] = MappingProxyType(
         "custom": "OPENAI_API_KEY",
     }
 )
-
-
-class DaemonSessionService(SessionService):
-    """The session service with delegate_task wired: each session's setup gets its capability.
-
-    ``delegate_capability`` needs the session's own setup (its options, provider chain and
-    meter), so it is attached once the setup exists rather than through ``delegate_factory``.
-    """
-
-    def setup_for(self, session_id: str, options: SessionOptions | None, ephemeral_system: str | None = None) -> SessionSetup:
-        """The session's setup, with its delegate_task capability."""
-        setup = super().setup_for(session_id, options, ephemeral_system)
-        setup.delegate = delegate_capability(setup, self.deps.config.delegation)
-        return setup
 
 
 class LiveSupervisor:
@@ -148,5 +133,8 @@ async def start_sessions(
         )
     )
     supervisor = LiveSupervisor(system.registry, "sessions")
-    service = DaemonSessionService(deps, supervisor, system.registry, section)  # type: ignore[arg-type]
+    service = SessionService(
+        deps, supervisor, system.registry, section,  # type: ignore[arg-type]
+        delegate_factory=lambda setup: delegate_capability(setup, config.delegation),
+    )
     return SessionsParts(service, options_from_request)
