@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.chat import ChatCompletion
 
 from ._raw import post_stream
 from .base import ChunkConverter, SdkStreamAdapter, TurnAccumulator
@@ -70,45 +70,52 @@ def build_chat_kwargs(request: ChatRequest) -> dict[str, Any]:
     return kwargs
 
 
-def usage_from_chat(raw: Any) -> Usage:
-    """Normalize a Chat Completions usage object."""
-    prompt_details = getattr(raw, "prompt_tokens_details", None)
-    completion_details = getattr(raw, "completion_tokens_details", None)
+def usage_from_chat(raw: Mapping[str, Any]) -> Usage:
+    """Normalize a Chat Completions usage object (the JSON of a chunk's ``usage``)."""
+    prompt_details = raw.get("prompt_tokens_details") or {}
+    completion_details = raw.get("completion_tokens_details") or {}
     return Usage(
-        prompt_tokens=raw.prompt_tokens or 0,
-        completion_tokens=raw.completion_tokens or 0,
-        cache_read_tokens=(getattr(prompt_details, "cached_tokens", None) or 0),
-        cache_write_tokens=(getattr(prompt_details, "cache_write_tokens", None) or 0),
-        reasoning_tokens=(getattr(completion_details, "reasoning_tokens", None) or 0),
+        prompt_tokens=raw.get("prompt_tokens") or 0,
+        completion_tokens=raw.get("completion_tokens") or 0,
+        cache_read_tokens=prompt_details.get("cached_tokens") or 0,
+        cache_write_tokens=prompt_details.get("cache_write_tokens") or 0,
+        reasoning_tokens=completion_details.get("reasoning_tokens") or 0,
     )
 
 
-def convert_chat_chunk(chunk: Any, acc: TurnAccumulator) -> Iterable[StreamEvent]:
-    """Events for one ``chat.completion.chunk``."""
+def convert_chat_chunk(chunk: Mapping[str, Any], acc: TurnAccumulator) -> Iterable[StreamEvent]:
+    """Events for one ``chat.completion.chunk``, as the JSON the server sent.
+
+    Chunks are read as plain dicts (the stream is opened with ``AsyncStream[object]``):
+    building the SDK's pydantic models for every chunk cost about twice the rest of
+    reading the stream. Provider extras (OpenRouter's ``reasoning``/``reasoning_details``,
+    DeepSeek's and vLLM's ``reasoning_content``, Gemini's ``extra_content``) are plain keys.
+    """
     events: list[StreamEvent] = []
-    if chunk.usage is not None:
-        events.append(acc.report_usage(usage_from_chat(chunk.usage)))
-    if not chunk.choices:
+    usage = chunk.get("usage")
+    if usage:
+        events.append(acc.report_usage(usage_from_chat(usage)))
+    choices = chunk.get("choices")
+    if not choices:
         return events
-    choice = chunk.choices[0]
-    delta = choice.delta
-    if delta is not None:
-        # OpenRouter sends ``reasoning``, DeepSeek and vLLM ``reasoning_content``.
-        extra = delta.model_extra or {}
-        reasoning = extra.get("reasoning") or extra.get("reasoning_content")
-        details = extra.get("reasoning_details")
+    choice = choices[0]
+    delta = choice.get("delta")
+    if delta:
+        reasoning = delta.get("reasoning") or delta.get("reasoning_content")
+        details = delta.get("reasoning_details")
         if isinstance(details, list) and details:
             detail_text = _merge_reasoning_details(details, acc)
             reasoning = reasoning or detail_text
         if isinstance(reasoning, str) and reasoning:
             events += acc.add_reasoning(reasoning)
-        if delta.content:
-            events += acc.add_text(delta.content)
-        if delta.tool_calls:
-            for tc in delta.tool_calls:
-                events.extend(_tool_delta(tc, acc))
-    if choice.finish_reason is not None:
-        acc.finish_reason = _FINISH.get(choice.finish_reason, "stop")
+        content = delta.get("content")
+        if content:
+            events += acc.add_text(content)
+        for tc in delta.get("tool_calls") or ():
+            events.extend(_tool_delta(tc, acc))
+    finish_reason = choice.get("finish_reason")
+    if finish_reason is not None:
+        acc.finish_reason = _FINISH.get(finish_reason, "stop")
         acc.done = True
     return events
 
@@ -135,22 +142,24 @@ def _merge_reasoning_details(details: list[Any], acc: TurnAccumulator) -> str:
     return "".join(text)
 
 
-def _tool_delta(tc: Any, acc: TurnAccumulator) -> list[StreamEvent]:
+def _tool_delta(tc: Mapping[str, Any], acc: TurnAccumulator) -> list[StreamEvent]:
     events: list[StreamEvent] = []
-    index = tc.index if tc.index is not None else _infer_index(tc.id, acc)
-    fn = tc.function
+    index = tc.get("index")
+    if index is None:
+        index = _infer_index(tc.get("id"), acc)
+    fn = tc.get("function") or None
     if index not in acc.tool_calls:
         # A new call closes the earlier ones: providers stream calls one after another.
         for earlier in sorted(acc.tool_calls):
             done = acc.complete_call(earlier)
             if done is not None:
                 events.append(done)
-        events.append(acc.start_call(index, tc.id or f"call_{index}", (fn.name if fn else None) or ""))
-        extra = (tc.model_extra or {}).get("extra_content")
+        events.append(acc.start_call(index, tc.get("id") or f"call_{index}", (fn.get("name") if fn else None) or ""))
+        extra = tc.get("extra_content")
         if isinstance(extra, dict):
             acc.tool_calls[index].extra_content = extra
     if fn is not None:
-        events += acc.add_arguments(index, fn.arguments or "")
+        events += acc.add_arguments(index, fn.get("arguments") or "")
     return events
 
 
@@ -174,7 +183,8 @@ class ChatCompletionsAdapter(SdkStreamAdapter):
         client: openai.AsyncOpenAI = self._client()
         return await post_stream(
             client, "/chat/completions", build_chat_kwargs(request),
-            cast_to=ChatCompletion, stream_cls=openai.AsyncStream[ChatCompletionChunk],
+            # Chunks as plain dicts: see convert_chat_chunk.
+            cast_to=ChatCompletion, stream_cls=openai.AsyncStream[object],
         )
 
     def _converter(self) -> ChunkConverter:

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from openai.types.chat import ChatCompletionChunk
 
 from providers.anthropic_convert import to_anthropic_messages, to_anthropic_tools
 from providers.anthropic_messages import build_anthropic_kwargs
@@ -174,11 +173,11 @@ class TestChatInbound:
 
     def test_missing_index(self):
         def chunk(tool_calls):
-            # construct(), like the SDK's stream parser: no validation, missing fields stay None.
-            return ChatCompletionChunk.construct(**{
+            # The chunk as the server sent it: the adapter reads plain JSON.
+            return {
                 "id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
                 "choices": [{"index": 0, "delta": {"tool_calls": tool_calls}, "finish_reason": None}],
-            })  # fmt: skip
+            }  # fmt: skip
 
         acc = TurnAccumulator()
         for tcs in (
