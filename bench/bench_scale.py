@@ -230,7 +230,8 @@ async def main(args: argparse.Namespace) -> None:
             await subagent_batch(url, path, 50)
         async with scripted(0.05) as url:
             await concurrent_sessions(url, path, args.sessions, args.turns)
-            await idle_sessions(url, path, args.idle)
+            if args.idle:
+                await idle_sessions(url, path, args.idle)
 
 
 if __name__ == "__main__":
