@@ -98,6 +98,8 @@ async def open_harness(
             )
             async with open_actor_system() as system:
                 yield Harness(system, provider, deps, home, workdir)
+            # Structured concurrency's promise, checked: nothing outlives the system.
+            assert system.registry.paths() == [], f"actors left registered: {system.registry.paths()}"
         finally:
             with trio.CancelScope(shield=True):
                 await clients.aclose()

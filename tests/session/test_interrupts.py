@@ -204,3 +204,35 @@ def _alive(pid: int) -> bool:
             return stat.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+class TestSteerMode:
+    """busy_input_mode: steer — a message during a tool is a steer, otherwise it waits."""
+
+    async def test_message_during_tool_becomes_a_steer(self, tmp_path: Path) -> None:
+        """While a tool runs the message is steered into the running turn, not queued as a new one."""
+        config = Config(display=DisplayConfig(busy_input_mode="steer"))
+        async with open_harness(tmp_path, config) as h:
+            handle, events_in, sid = await h.start_session()
+            h.provider.push(
+                {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "sleep 1; echo done"}}]},
+                {"text": "adjusted"},
+            )
+            await handle.tell(UserMessage("work"))
+            seen: list[SessionEvent] = []
+            await wait_for(events_in, lambda e: isinstance(e, ToolStarted), seen)
+            assert await handle.ask(UserMessage("also check the logs")) == "steered"
+            finished, _ = await collect_turn(events_in)
+            assert finished.final_text == "adjusted"
+            assert "also check the logs" in json.dumps(h.provider.requests[1].body, ensure_ascii=False)
+
+    async def test_message_while_model_streams_is_queued(self, tmp_path: Path) -> None:
+        """With no tool running the message waits for the next turn."""
+        config = Config(display=DisplayConfig(busy_input_mode="steer"))
+        async with open_harness(tmp_path, config) as h:
+            handle, events_in, sid = await h.start_session()
+            h.provider.push({"text": "first", "delay_first_byte": 0.5}, {"text": "second"})
+            await handle.tell(UserMessage("one"))
+            assert await handle.ask(UserMessage("two")) == "queued"
+            texts = [(await collect_turn(events_in))[0].final_text for _ in range(2)]
+            assert texts == ["first", "second"]
