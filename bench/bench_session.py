@@ -7,6 +7,7 @@ Run: .venv/bin/python bench/bench_session.py [--trials 1000]
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import statistics
 import subprocess
@@ -32,7 +33,7 @@ from config.loader import Config  # noqa: E402
 from config.session import CompressionConfig  # noqa: E402
 from actors.session.setup import SessionSetup, new_session_id  # noqa: E402
 from messages.events import ToolStarted, TextDelta, TurnFinished  # noqa: E402
-from messages.session import Interrupt, Subscribe, UserMessage  # noqa: E402
+from messages.session import Interrupt, UserMessage  # noqa: E402
 from supervisor import ChildSpec, RestartType  # noqa: E402
 from tests.session.harness import Harness, collect_turn, open_harness  # noqa: E402
 
@@ -182,9 +183,10 @@ async def idle_sessions(h: Harness, count: int) -> None:
     starts = []
     for _ in range(count):
         sid = new_session_id()
+        setup = SessionSetup(h.deps, sid, opts)
         t0 = time.perf_counter()
         await h.system.root.start_child(
-            ChildSpec(f"session:{sid}", (lambda s=SessionSetup(h.deps, sid, opts): SessionActor(s)), RestartType.TEMPORARY)
+            ChildSpec(f"session:{sid}", functools.partial(SessionActor, setup), RestartType.TEMPORARY)
         )
         starts.append(time.perf_counter() - t0)
     gc.collect()

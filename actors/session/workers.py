@@ -25,7 +25,6 @@ from actors.session.guardrails import (
     blocked_result,
     looks_failed,
 )
-from actors.session.hub import EventHub
 from actors.session.validation import PlannedCall
 from messages.events import ToolFinished, ToolStarted
 from messages.supervision import ActorState

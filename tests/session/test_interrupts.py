@@ -13,7 +13,7 @@ from actors.session.history import check_alternation
 from actors.session.steer import STEER_OPEN
 from config.loader import Config
 from config.session import DisplayConfig
-from messages.events import SessionEvent, TextDelta, ToolStarted, TurnFinished
+from messages.events import SessionEvent, TextDelta, ToolStarted
 from messages.session import Interrupt, Steer, UserMessage
 from tests.session.harness import Harness, collect_turn, open_harness, run_turn
 

@@ -26,7 +26,7 @@ PAGE = """<!doctype html><html><head><title>Trio notes</title><style>body{color:
 <footer>Copyright footer</footer></body></html>"""
 
 
-async def _respond(send: Send, status: int, body: bytes, content_type: str, headers: list[tuple[bytes, bytes]] = []) -> None:
+async def _respond(send: Send, status: int, body: bytes, content_type: str, headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
     await send(
         {
             "type": "http.response.start",
@@ -92,9 +92,9 @@ class FakeWeb:
         elif path == "/binary":
             await _respond(send, 200, bytes(range(256)), "application/octet-stream")
         elif path == "/redirect":
-            await _respond(send, 302, b"", "text/plain", [(b"location", b"/page.html")])
+            await _respond(send, 302, b"", "text/plain", ((b"location", b"/page.html"),))
         elif path == "/loop":
-            await _respond(send, 302, b"", "text/plain", [(b"location", b"/loop")])
+            await _respond(send, 302, b"", "text/plain", ((b"location", b"/loop"),))
         elif path == "/to-file":
             await _respond(send, 302, b"", "text/plain", [(b"location", b"file:///etc/passwd")])
         elif path == "/slow":
