@@ -28,6 +28,7 @@ _FINISH: Mapping[str, str] = MappingProxyType(
 
 # Keys of an internal message the wire accepts; other provider extras stay home.
 _WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_details")
+_WIRE_KEY_SET = frozenset(_WIRE_KEYS)
 _DETAIL_TEXT_KEYS = ("text", "summary", "data", "signature")
 
 
@@ -40,6 +41,11 @@ def to_chat_messages(messages: list[dict[str, Any]], model: str) -> list[dict[st
     developer = uses_developer_role(model)
     out = []
     for msg in messages:
+        role = msg.get("role")
+        if msg.keys() <= _WIRE_KEY_SET and (role == "user" or role == "tool" or (role == "assistant" and "content" in msg)):
+            # Already wire-shaped: sent as is (the body is only serialized, never changed).
+            out.append(msg)
+            continue
         wire = {k: msg[k] for k in _WIRE_KEYS if k in msg}
         if developer and wire.get("role") == "system":
             wire["role"] = "developer"
