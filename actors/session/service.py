@@ -78,15 +78,20 @@ class SessionsSupervisor(Supervisor):
 class _SessionFactory:
     """Builds a session actor: new the first time, restored from the store after that."""
 
-    def __init__(self, service: SessionService, session_id: str, options: SessionOptions | None, ephemeral_system: str | None) -> None:
+    def __init__(
+        self, service: SessionService, session_id: str, options: SessionOptions | None,
+        ephemeral_system: str | None, seed: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.service = service
         self.session_id = session_id
         self.options = options
         self.ephemeral_system = ephemeral_system
+        self.seed = seed
 
     def __call__(self) -> SessionActor:
         options, self.options = self.options, None
-        return SessionActor(self.service.setup_for(self.session_id, options, self.ephemeral_system))
+        seed, self.seed = self.seed, None
+        return SessionActor(self.service.setup_for(self.session_id, options, self.ephemeral_system, seed))
 
 
 class SessionService:
@@ -115,10 +120,13 @@ class SessionService:
         self.delegate_factory = delegate_factory
         self._waking: dict[str, trio.Event] = {}
 
-    def setup_for(self, session_id: str, options: SessionOptions | None, ephemeral_system: str | None = None) -> SessionSetup:
+    def setup_for(
+        self, session_id: str, options: SessionOptions | None, ephemeral_system: str | None = None,
+        seed: list[dict[str, Any]] | None = None,
+    ) -> SessionSetup:
         """The setup of a new (options given) or restored (None) session."""
         setup = SessionSetup(
-            self.deps, session_id, options, ephemeral_system=ephemeral_system,
+            self.deps, session_id, options, ephemeral_system=ephemeral_system, seed=seed,
             replay_size=self.config.event_replay_size, subscriber_capacity=self.config.subscriber_buffer,
         )
         if self.delegate_factory is not None:
@@ -129,11 +137,12 @@ class SessionService:
         return f"{self.sessions.path}/{session_child_name(session_id)}".lstrip("/")
 
     async def create_session(
-        self, options: SessionOptions, *, session_id: str | None = None, ephemeral_system: str | None = None
+        self, options: SessionOptions, *, session_id: str | None = None, ephemeral_system: str | None = None,
+        seed: list[dict[str, Any]] | None = None,
     ) -> str:
-        """Start a new session and return its id."""
+        """Start a new session and return its id; ``seed`` are earlier turns it starts with."""
         session_id = session_id or new_session_id()
-        factory = _SessionFactory(self, session_id, options, ephemeral_system)
+        factory = _SessionFactory(self, session_id, options, ephemeral_system, seed)
         await self.sessions.start_child(
             ChildSpec(session_child_name(session_id), factory, RestartType.TRANSIENT, shutdown_timeout=SessionActor.shutdown_timeout)
         )

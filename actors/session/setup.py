@@ -60,6 +60,8 @@ class SessionSetup:
         delegate: the delegate_task capability (None where subagents are not offered).
         parent_meter: a parent turn's token meter (a subagent counts into it).
         ephemeral_system: a client's system layer for this session (never stored).
+        seed: earlier turns a new session starts with (an API client's conversation),
+            alternating user/assistant and ending on the assistant.
     """
 
     def __init__(
@@ -71,6 +73,7 @@ class SessionSetup:
         delegate: Callable[..., Awaitable[str]] | None = None,
         parent_meter: Any = None,
         ephemeral_system: str | None = None,
+        seed: list[dict[str, Any]] | None = None,
         replay_size: int = 1000,
         subscriber_capacity: int = 256,
     ) -> None:
@@ -80,6 +83,7 @@ class SessionSetup:
         self.delegate = delegate
         self.parent_meter = parent_meter
         self.ephemeral_system = ephemeral_system
+        self.seed = list(seed or [])
         self.replay_size = replay_size
         self.subscriber_capacity = subscriber_capacity
         self.history: list[dict[str, Any]] = []
@@ -117,7 +121,7 @@ class SessionSetup:
                 tool_names=self.tool_names, load_context_files=options.load_context_files,
             )
             prompt = await build_system_prompt(spec, memory_block=self._memory_block(options))
-        self.history = [{"role": "system", "content": prompt}]
+        self.history = [{"role": "system", "content": prompt}, *self.seed]
         await self.deps.store.create_session(
             SessionMeta(id=self.session_id, parent_session_id=options.parent_session_id, source=options.source,
                         model=self.model, title=options.title, cwd=options.cwd)

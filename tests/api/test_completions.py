@@ -34,8 +34,8 @@ class TestNonStreaming:
         await wait_until(lambda: not api.session_paths())
         assert api.api_actor().statistics().details["in_flight"] == 0
 
-    async def test_system_and_earlier_messages_are_an_ephemeral_layer(self, api: ApiDaemon) -> None:
-        """The client's system message and earlier turns reach the model but are never stored."""
+    async def test_system_layer_and_earlier_turns(self, api: ApiDaemon) -> None:
+        """Earlier turns become real history; the client's system message reaches the model but is never stored."""
         api.provider.push({"text": "Paris, as you said."})
         async with api.client() as client:
             await client.chat.completions.create(
@@ -49,11 +49,29 @@ class TestNonStreaming:
             )
         sent = api.provider.requests[-1].body
         assert "SYSTEM-LAYER-MARKER" in json.dumps(sent["messages"])
-        assert "EARLIER-MARKER" in json.dumps(sent["messages"])
-        assert sent["messages"][-1] == {"role": "user", "content": "what did I say?"}
+        assert sent["messages"][1:] == [
+            {"role": "user", "content": "remember EARLIER-MARKER"},
+            {"role": "assistant", "content": "noted"},
+            {"role": "user", "content": "what did I say?"},
+        ]
         stored = await trio.to_thread.run_sync(stored_texts, api.home)
         assert stored, "the turn itself is stored"
-        assert not any("SYSTEM-LAYER-MARKER" in text or "EARLIER-MARKER" in text for _, _, text in stored)
+        assert not any("SYSTEM-LAYER-MARKER" in text for _, _, text in stored)
+
+    async def test_irregular_earlier_turns_become_a_transcript(self, api: ApiDaemon) -> None:
+        """Earlier messages that do not alternate still reach the model, as a transcript in the ephemeral layer."""
+        api.provider.push({"text": "ok"})
+        async with api.client() as client:
+            await client.chat.completions.create(
+                model=MODEL,
+                messages=[
+                    {"role": "user", "content": "first IRREGULAR-MARKER"},
+                    {"role": "user", "content": "second"},
+                    {"role": "user", "content": "third"},
+                ],
+            )
+        sent = api.provider.requests[-1].body["messages"]
+        assert "IRREGULAR-MARKER" in sent[0]["content"] and sent[1:] == [{"role": "user", "content": "third"}]
 
     async def test_tool_using_turn(self, api: ApiDaemon) -> None:
         """The agent's tools run inside the turn; the completion is the final assistant text."""

@@ -1,9 +1,10 @@
 """``POST /v1/chat/completions``: one user message, one agent turn, OpenAI's answer shape.
 
 Without ``X-Hermes-Session-Id`` the request's messages are the conversation: a
-fresh ephemeral session gets the client's system messages and the earlier
-messages as its ephemeral layer, the last user message as its turn, and is
-closed afterwards. With the header, the last user message continues that
+fresh ephemeral session starts with the earlier messages as its history (when
+they alternate user/assistant; otherwise they go in as a transcript), gets the
+client's system messages as its ephemeral layer (never stored), the last user
+message as its turn, and is closed afterwards. With the header, the last user message continues that
 session (created when absent) and the header is echoed back. A streaming
 client that disconnects interrupts an ephemeral session's turn; a named
 session's turn keeps running for whoever else is watching.
@@ -41,12 +42,21 @@ log = logging.getLogger("hermes_actors.api")
 SESSION_HEADER = "X-Hermes-Session-Id"
 
 
-def _ephemeral_layer(request: CompletionRequest) -> str | None:
+def _seed(request: CompletionRequest) -> list[dict[str, str]] | None:
+    """The earlier turns as history, when they alternate user/assistant as a history must."""
+    earlier = request.earlier
+    expected = ("user", "assistant") * (len(earlier) // 2)
+    if len(earlier) % 2 or tuple(role for role, _ in earlier) != expected:
+        return None
+    return [{"role": role, "content": text} for role, text in earlier]
+
+
+def _ephemeral_layer(request: CompletionRequest, seeded: bool) -> str | None:
     parts = [request.system] if request.system else []
-    if request.earlier:
+    if request.earlier and not seeded:
         parts.append(
             "The conversation so far, as the API client sent it (the next user message continues it):\n"
-            + "\n".join(request.earlier)
+            + "\n".join(f"{role}: {text}" for role, text in request.earlier)
         )
     return "\n\n".join(parts) or None
 
@@ -65,7 +75,8 @@ async def chat_completion(gateway: ApiGateway, request: CompletionRequest, sessi
     session_id: str | None = None
     try:
         if ephemeral:
-            session_id = await gateway.open_ephemeral(_ephemeral_layer(request))
+            seed = _seed(request)
+            session_id = await gateway.open_ephemeral(_ephemeral_layer(request, seed is not None), seed=seed)
         else:
             assert session_header is not None
             session_id = await gateway.open_named(session_header, request.system)

@@ -78,9 +78,15 @@ class ApiGateway:
     def _options(self, *, interactive: bool, model: str | None) -> SessionOptions:
         return SessionOptions(cwd=self.cwd, model=model, source="api", interactive=interactive, toolsets=API_TOOLSETS)
 
-    async def open_ephemeral(self, system: str | None, *, interactive: bool = False, model: str | None = None) -> str:
-        """A fresh session for one request; ``system`` is its ephemeral layer (never stored)."""
-        return await self.sessions.create_session(self._options(interactive=interactive, model=model), ephemeral_system=system)
+    async def open_ephemeral(
+        self, system: str | None, *, interactive: bool = False, model: str | None = None,
+        seed: list[dict[str, str]] | None = None,
+    ) -> str:
+        """A fresh session for one request; ``system`` is its ephemeral layer (never stored),
+        ``seed`` the earlier turns it starts with."""
+        return await self.sessions.create_session(
+            self._options(interactive=interactive, model=model), ephemeral_system=system, seed=seed
+        )
 
     async def open_named(self, session_id: str, system: str | None, *, interactive: bool = False) -> str:
         """The session ``session_id``, created (with ``system`` as its ephemeral layer) when absent."""

@@ -74,7 +74,7 @@ class CompletionRequest:
         model: the model the client named (echoed back).
         stream / include_usage: streaming, and whether a usage chunk ends it.
         system: the client's system (and developer) messages, joined; an ephemeral layer.
-        earlier: the messages before the last user message, as ``role: text`` lines.
+        earlier: the messages before the last user message, as ``(role, text)`` pairs.
         text: the last user message: the turn's input.
     """
 
@@ -82,7 +82,7 @@ class CompletionRequest:
     stream: bool
     include_usage: bool
     system: str | None
-    earlier: tuple[str, ...]
+    earlier: tuple[tuple[str, str], ...]
     text: str
 
 
@@ -166,7 +166,7 @@ def parse_completion(body: Any) -> CompletionRequest:
         stream=stream,
         include_usage=bool(options.get("include_usage")),
         system="\n\n".join(s for s in system if s) or None,
-        earlier=tuple(f"{role}: {text}" for role, text in turns[:-1]),
+        earlier=tuple(turns[:-1]),
         text=turns[-1][1],
     )
 
