@@ -70,15 +70,15 @@ class PendingRequests:
         event = self._hub.publish(cls, request_id=request_id, **fields)
         reply = Reply(request_id)
         self._pending[request_id] = _Pending(event, reply)
-        deadline = trio.current_time() + self._deadline
+        deadline = trio.move_on_after(self._deadline)
         try:
-            with trio.move_on_after(self._deadline):
+            with deadline:
                 return await reply.wait()
             return on_timeout
         finally:
             if self._pending.pop(request_id, None) is not None:
                 # Expired, or the asking tool was cancelled: clients must drop the prompt.
-                by = "timeout" if trio.current_time() >= deadline - 0.05 * self._deadline else "cancelled"
+                by = "timeout" if deadline.cancelled_caught else "cancelled"
                 self._hub.publish(RequestResolved, request_id=request_id, answer=on_timeout, resolved_by=by)
 
     def answer(self, request_id: str, answer: str, answered_by: str) -> bool:

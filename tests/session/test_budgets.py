@@ -106,7 +106,10 @@ class TestApprovals:
             assert (h.workdir / "keep.txt").exists()
             tool = next(m for m in (await h.deps.store.load(sid)).messages if m["role"] == "tool")
             assert "denied" in tool["content"]
-            assert any(isinstance(e, RequestResolved) and e.resolved_by == "timeout" for e in events)
+            # Whichever deadline fires first (the session's or the terminal's own backstop,
+            # both approvals.timeout_seconds), every client is told the prompt is gone.
+            assert [e.resolved_by for e in events if isinstance(e, RequestResolved)] in (["timeout"], ["cancelled"])
+            assert "No one answered" in tool["content"]
 
     async def test_pending_request_shown_again_on_attach(self, tmp_path: Path) -> None:
         """A client attaching while a request waits is shown it."""
@@ -172,3 +175,21 @@ class TestApprovalsPersist:
             assert finished.final_text == "second gone"
             assert not any(isinstance(e, ApprovalRequested) for e in events)
             assert not (h.workdir / "b.txt").exists()
+
+
+class TestClarifyDeadline:
+    """The session's own deadline labels an expired prompt as a timeout."""
+
+    async def test_unanswered_clarify_expires_as_timeout(self, tmp_path: Path) -> None:
+        """A question nobody answers resolves with resolved_by=timeout and the model gets the tool's error."""
+        config = Config(approvals=ApprovalsConfig(timeout_seconds=0.3))
+        async with open_harness(tmp_path, config) as h:
+            handle, events_in, sid = await h.start_session()
+            h.provider.push(
+                {"tool_calls": [{"id": "q1", "name": "clarify", "arguments": {"question": "Which file?", "choices": ["a", "b"]}}]},
+                {"text": "I will pick one myself"},
+            )
+            finished, events = await run_turn(handle, events_in, "tidy up")
+            assert [e.resolved_by for e in events if isinstance(e, RequestResolved)] == ["timeout"]
+            tool = next(m for m in (await h.deps.store.load(sid)).messages if m["role"] == "tool")
+            assert "not available" in tool["content"]
