@@ -24,7 +24,7 @@ from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
-from config.sandbox import CodeExecutionConfig
+from config.sandbox import CodeExecutionConfig, SandboxConfig
 from config.session import AgentConfig, CompressionConfig, DisplayConfig, GuardrailsConfig
 from config.store import StoreConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
@@ -59,6 +59,7 @@ class Config:
     display: DisplayConfig = attrs.Factory(DisplayConfig)
     delegation: DelegationConfig = attrs.Factory(DelegationConfig)
     code_execution: CodeExecutionConfig = attrs.Factory(CodeExecutionConfig)
+    sandbox: SandboxConfig = attrs.Factory(SandboxConfig)
     terminal: TerminalConfig = attrs.Factory(TerminalConfig)
     approvals: ApprovalsConfig = attrs.Factory(ApprovalsConfig)
     web: WebConfig = attrs.Factory(WebConfig)

@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 from attrs import validators as v
 
-__all__ = ["CodeExecutionConfig"]
+__all__ = ["DEFAULT_DENY_READ", "SANDBOX_MODES", "CodeExecutionConfig", "SandboxConfig"]
 
 
 def _number(minimum: float, *, strict: bool) -> Any:
@@ -60,3 +60,45 @@ class CodeExecutionConfig:
     memory_limit_mb: int | None = attrs.field(default=None, validator=v.optional(_integer(16)))
     strict: bool = attrs.field(default=False, validator=v.instance_of(bool))
     progress_interval_seconds: float = attrs.field(default=5.0, validator=_number(0, strict=True))
+
+
+SANDBOX_MODES = ("read-only", "workspace-write", "full-access")
+"""The jail's policy modes, narrowest first (after Codex's)."""
+
+# Credential stores hidden from every jailed process and every file tool unless the user trims the list.
+DEFAULT_DENY_READ: tuple[str, ...] = (
+    "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube", "~/.docker",
+    "~/.netrc", "~/.pgpass", "~/.git-credentials", "/var/run/docker.sock", "/run/docker.sock",
+)  # fmt: skip
+
+_paths = v.deep_iterable(member_validator=v.instance_of(str), iterable_validator=v.instance_of(tuple))
+
+
+@attrs.frozen(kw_only=True)
+class SandboxConfig:
+    """Section ``sandbox``: the jail every process a tool starts runs in, and what the file tools may touch.
+
+    Attributes:
+        mode: The default policy of a session: ``read-only`` (nothing writable but a private /tmp),
+            ``workspace-write`` (also the session's working directory and ``writable_roots``) or
+            ``full-access`` (no jail: tools run with the daemon's authority; logged at start).
+        max_mode: The widest mode a session may ask for (``chat --sandbox``, the API's config).
+        writable_roots: More directories writable under ``workspace-write``.
+        deny_read: Paths hidden from tools entirely (not even readable), besides the daemon's home.
+        network: False leaves a jailed process only its own loopback.
+        ssh_agent: Bind the ssh-agent's socket (``SSH_AUTH_SOCK``) into the jail.
+        bwrap: ``auto`` (the bundled ``bwrap``, else the system's) or the path of a ``bwrap`` to use.
+    """
+
+    mode: str = attrs.field(default="workspace-write", validator=v.in_(SANDBOX_MODES))
+    max_mode: str = attrs.field(default="full-access", validator=v.in_(SANDBOX_MODES))
+    writable_roots: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=_paths)
+    deny_read: tuple[str, ...] = attrs.field(default=DEFAULT_DENY_READ, converter=tuple, validator=_paths)
+    network: bool = attrs.field(default=True, validator=v.instance_of(bool))
+    ssh_agent: bool = attrs.field(default=False, validator=v.instance_of(bool))
+    bwrap: str = attrs.field(default="auto", validator=[v.instance_of(str), v.min_len(1)])
+
+    @max_mode.validator
+    def _mode_within_max(self, attribute: attrs.Attribute, value: str) -> None:
+        if SANDBOX_MODES.index(self.mode) > SANDBOX_MODES.index(value):
+            raise ValueError(f"mode {self.mode!r} is wider than max_mode {value!r}")

@@ -1,0 +1,215 @@
+"""A session's sandbox policy: what its processes and file tools may read and write.
+
+One :class:`JailPolicy` per session, built once from the ``sandbox`` config section by
+:func:`build_policy`. The launcher turns it into bubblewrap mounts; the in-process file tools ask
+it the same questions through :meth:`JailPolicy.check_read` and :meth:`JailPolicy.check_write`, so
+a path refused to ``cat`` is refused to ``read_file`` too.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from config.sandbox import SANDBOX_MODES, SandboxConfig
+from tools.errors import ToolInputError
+
+__all__ = [
+    "HiddenPath",
+    "JailPolicy",
+    "PathRefused",
+    "SandboxMode",
+    "SandboxModeRefused",
+    "build_policy",
+    "resolve_mode",
+]
+
+JAIL_TMP = "/tmp"
+"""Where a jailed process sees its session's private temp directory."""
+
+
+class SandboxMode(enum.Enum):
+    """How far a session's tools reach, narrowest first."""
+
+    READ_ONLY = "read-only"  # the file system read-only; only the private /tmp is writable
+    WORKSPACE_WRITE = "workspace-write"  # also the working directory and sandbox.writable_roots
+    FULL_ACCESS = "full-access"  # no jail: the old behaviour, chosen in config.yaml only
+
+    def wider_than(self, other: SandboxMode) -> bool:
+        """True when this mode allows more than ``other``."""
+        return SANDBOX_MODES.index(self.value) > SANDBOX_MODES.index(other.value)
+
+
+class SandboxModeRefused(ValueError):
+    """A session asked for a mode the daemon does not allow (wider than ``sandbox.max_mode``, or unknown)."""
+
+
+class PathRefused(ToolInputError):
+    """A file tool was asked for a path the sandbox policy hides or does not let it write; says which rule."""
+
+
+def resolve_mode(requested: str | None, config: SandboxConfig) -> SandboxMode:
+    """The mode of a new session: ``requested`` when given (never wider than ``max_mode``), else ``mode``.
+
+    Raises:
+        SandboxModeRefused: ``requested`` is not a mode, or is wider than ``sandbox.max_mode``.
+    """
+    if requested is None:
+        return SandboxMode(config.mode)
+    try:
+        mode = SandboxMode(requested)
+    except ValueError:
+        raise SandboxModeRefused(
+            f"unknown sandbox mode {requested!r}: use one of {', '.join(SANDBOX_MODES)}"
+        ) from None
+    if mode.wider_than(SandboxMode(config.max_mode)):
+        raise SandboxModeRefused(
+            f"sandbox mode {requested!r} is wider than this daemon allows (sandbox.max_mode: {config.max_mode})"
+        )
+    return mode
+
+
+@attrs.frozen
+class HiddenPath:
+    """A path no tool may see, and the rule that hides it (quoted in the refusal)."""
+
+    path: str
+    rule: str
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+@attrs.frozen(kw_only=True)
+class JailPolicy:
+    """What one session's tools may touch. Paths are absolute and resolved (no symlinks, no ``..``).
+
+    Attributes:
+        mode: The session's mode.
+        workspace: The session's working directory (writable under ``workspace-write``).
+        tmp_dir: The session's private temp directory on the host, seen as ``/tmp`` in the jail.
+        writable_roots: More writable directories (``sandbox.writable_roots``; ``workspace-write`` only).
+        hidden: Paths hidden entirely: the daemon's home, its runtime directory, ``sandbox.deny_read``.
+        exposed: Directories inside a hidden path that are bound back read-only (skills).
+        network: False leaves the jail only its own loopback.
+        ssh_agent_socket: The ssh-agent socket bound into the jail, None for none.
+    """
+
+    mode: SandboxMode
+    workspace: str
+    tmp_dir: str
+    writable_roots: tuple[str, ...] = ()
+    hidden: tuple[HiddenPath, ...] = ()
+    exposed: tuple[str, ...] = ()
+    network: bool = True
+    ssh_agent_socket: str | None = None
+
+    @property
+    def jailed(self) -> bool:
+        """Whether processes run in a jail (every mode but ``full-access``)."""
+        return self.mode is not SandboxMode.FULL_ACCESS
+
+    def writable_paths(self) -> tuple[str, ...]:
+        """The host directories a jailed process may write, the private temp directory first."""
+        if self.mode is SandboxMode.READ_ONLY:
+            return (self.tmp_dir,)
+        return (self.tmp_dir, self.workspace, *self.writable_roots)
+
+    def host_path(self, path: str) -> str:
+        """Where a path the model gave (as a jailed process would see it) is on the host.
+
+        ``/tmp/x`` is the session's private ``tmp_dir/x`` when jailed; other paths are unchanged.
+        """
+        if self.jailed and _within(path, JAIL_TMP):
+            return self.tmp_dir + path[len(JAIL_TMP) :]
+        return path
+
+    def check_read(self, path: str) -> str:
+        """The resolved host path of ``path`` if tools may read it.
+
+        Raises:
+            PathRefused: the path is (or resolves into) a hidden path.
+        """
+        real = os.path.realpath(self.host_path(os.path.normpath(path)))
+        # The session's own temp directory and the exposed directories sit inside hidden ones.
+        if _within(real, self.tmp_dir) or any(_within(real, exposed) for exposed in self.exposed):
+            return real
+        for hidden in self.hidden:
+            if _within(real, hidden.path):
+                shown = path if real == path else f"{path} (resolves to {real})"
+                raise PathRefused(f"Refused by the sandbox policy: {shown} is hidden from tools ({hidden.rule}).")
+        return real
+
+    def check_write(self, path: str) -> str:
+        """The resolved host path of ``path`` if tools may write it.
+
+        Raises:
+            PathRefused: the path is hidden, read-only exposed, or (when jailed) outside the writable roots.
+        """
+        real = self.check_read(path)
+        if any(_within(real, exposed) for exposed in self.exposed):
+            raise PathRefused(f"Refused by the sandbox policy: {path} is read-only for tools.")
+        if not self.jailed or any(_within(real, root) for root in self.writable_paths()):
+            return real
+        shown = ", ".join(JAIL_TMP if root == self.tmp_dir else root for root in self.writable_paths())
+        raise PathRefused(
+            f"Refused by the sandbox policy: {path} is outside the writable roots of this {self.mode.value} "
+            f"session ({shown}); more can be added with sandbox.writable_roots."
+        )
+
+
+def _resolved(path: str, user_home: str) -> str:
+    if path == "~" or path.startswith("~/"):
+        path = user_home + path[1:]
+    return os.path.realpath(path)
+
+
+def build_policy(
+    config: SandboxConfig,
+    *,
+    mode: SandboxMode,
+    workspace: str,
+    tmp_dir: str,
+    daemon_home: str,
+    runtime_dir: str,
+    daemon_paths: Iterable[str] = (),
+    exposed: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> JailPolicy:
+    """The policy of one session.
+
+    Args:
+        config: The ``sandbox`` section.
+        mode: The session's mode (see :func:`resolve_mode`).
+        workspace: The session's working directory.
+        tmp_dir: The session's private temp directory (created by the caller).
+        daemon_home: ``HERMES_ACTORS_HOME``: always hidden.
+        runtime_dir: The daemon's runtime directory (every session's temp and sandbox directories):
+            hidden, but for this session's own ``tmp_dir``, which is bound in as ``/tmp``.
+        daemon_paths: Other paths of the daemon to hide (a control socket outside the home).
+        exposed: Directories bound back read-only inside hidden paths (skills).
+        environ: The user's environment, for ``~`` and ``SSH_AUTH_SOCK`` (the daemon's by default).
+    """
+    env = os.environ if environ is None else environ
+    user_home = env.get("HOME") or os.path.expanduser("~")
+    hidden = [
+        HiddenPath(os.path.realpath(daemon_home), "the daemon's home, HERMES_ACTORS_HOME, is always hidden"),
+        HiddenPath(os.path.realpath(runtime_dir), "other sessions' and sandboxes' directories are always hidden"),
+        *(HiddenPath(os.path.realpath(p), "a path of the daemon's is always hidden") for p in daemon_paths),
+        *(HiddenPath(_resolved(p, user_home), "sandbox.deny_read") for p in config.deny_read),
+    ]
+    agent = env.get("SSH_AUTH_SOCK") if config.ssh_agent else None
+    return JailPolicy(
+        mode=mode,
+        workspace=os.path.realpath(workspace),
+        tmp_dir=os.path.realpath(tmp_dir),
+        writable_roots=tuple(_resolved(p, user_home) for p in config.writable_roots),
+        hidden=tuple(hidden),
+        exposed=tuple(os.path.realpath(p) for p in exposed),
+        network=config.network,
+        ssh_agent_socket=agent or None,
+    )
