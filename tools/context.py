@@ -18,6 +18,7 @@ from store.protocol import SessionSearchReader
 
 if TYPE_CHECKING:
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
+    from tools.jail import SessionJail
     from tools.todo import TodoList
 
 __all__ = [
@@ -79,6 +80,8 @@ class ToolContext(Protocol):
     store: SessionSearchStore | None
     interactive: bool
     """False for subagents and one-shot API calls: clarify is unavailable and approvals are denied."""
+    jail: SessionJail
+    """The session's sandbox policy and the launcher every process a tool starts goes through."""
 
     async def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         """Ask the user to approve a dangerous action; a request nobody answers in time is ``"deny"``."""

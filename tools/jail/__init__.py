@@ -13,6 +13,7 @@ from tools.jail.policy import (
     build_policy,
     resolve_mode,
 )
+from tools.jail.session import SessionJail
 
 __all__ = [
     "HiddenPath",
@@ -20,6 +21,7 @@ __all__ = [
     "PathRefused",
     "SandboxMode",
     "SandboxModeRefused",
+    "SessionJail",
     "build_policy",
     "resolve_mode",
 ]
