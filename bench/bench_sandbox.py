@@ -11,6 +11,7 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -49,7 +50,7 @@ def _registry() -> ToolRegistry:
 
 async def _run(code: str, base_dir: str, on_call: Any = None) -> tuple[str, float]:
     registry = _registry()
-    ctx = LocalToolContext(home=base_dir)
+    ctx = LocalToolContext(home=Path(base_dir))
     gate = ToolConcurrencyGate(registry)
 
     async def call_tool(name: str, args: dict[str, Any]) -> str:
@@ -119,7 +120,7 @@ class _Worker(Actor[Any]):
 
 async def _run_in_tree(code: str, base_dir: str) -> str:
     registry = _registry()
-    ctx = LocalToolContext(home=base_dir)
+    ctx = LocalToolContext(home=Path(base_dir))
 
     async def call_tool(name: str, args: dict[str, Any]) -> str:
         return await dispatch(registry, name, args, ctx)
