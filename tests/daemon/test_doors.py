@@ -19,7 +19,7 @@ from actors.platform.paths import DaemonPaths
 from messages import control as c
 from messages.codec import Codec, FrameBuffer
 from providers.scripted import ScriptedProvider, serve_scripted_provider
-from tests.api.harness import ApiDaemon, api_daemon
+from tests.api.harness import ApiDaemon, api_daemon, wait_until
 
 DAEMON: Codec[Any] = Codec(c.DaemonMessage, max_frame_bytes=1 << 24)
 FRAME_TIMEOUT = 0.5
@@ -75,6 +75,13 @@ class Door:
         await sock.connect(str(self.paths.socket))
         self.opened.append(Raw(trio.SocketStream(sock)))
         return self.opened[-1]
+
+    async def connect_when_below(self, cap: int) -> Raw:
+        """A welcomed client, once the server has noticed that fewer than ``cap`` remain open."""
+        await wait_until(lambda: self.control()["open"] < cap)
+        client = await self.connect()
+        assert isinstance(await client.hello(), c.Welcome)
+        return client
 
     def control(self) -> dict[str, Any]:
         """The control server's snapshot details."""
@@ -143,12 +150,7 @@ class TestConnectionCap:
             with pytest.raises(ProtocolError, match=r"too many connections \(daemon.max_connections=3\)"):
                 await trio.to_thread.run_sync(ControlClient.connect, door.paths)
             await clients[0].stream.aclose()
-            with trio.fail_after(10):
-                while True:  # the server notices the close on its own schedule
-                    late = await door.connect()
-                    if isinstance(await late.hello(), c.Welcome):
-                        break
-                    await late.stream.aclose()
+            late = await door.connect_when_below(3)
             assert isinstance(await late.request(c.Status("s")), c.StatusReply)
 
 
@@ -202,10 +204,5 @@ class TestFrameDeadline:
             for holder in holders:
                 assert (await holder.receive()).code == "bad_frame"
                 assert await holder.receive() is None
-            with trio.fail_after(10):
-                while True:  # the server notices the closes on its own schedule
-                    client = await door.connect()
-                    if isinstance(await client.hello(), c.Welcome):
-                        break
-                    await client.stream.aclose()
+            client = await door.connect_when_below(20)
             await _turn_runs(client, provider, door.running.workdir)
