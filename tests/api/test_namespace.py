@@ -16,6 +16,7 @@ import trio
 from actors.platform.api.gateway import api_session_id
 from actors.platform.client import ControlClient
 from actors.platform.paths import DaemonPaths
+from actors.session.options import SessionOptions
 from messages import control as c
 from providers.scripted import ScriptedProvider
 from tests.api.harness import ApiDaemon, api_daemon, sse_frames, stored_texts
@@ -103,6 +104,25 @@ class TestCliSessionOutOfReach:
         stored = await trio.to_thread.run_sync(stored_texts, api.home)
         assert [t for s, r, t in stored if s == cli_id and r == "user"] == [CLI_SECRET]
         assert [t for s, r, t in stored if s == api_session_id(cli_id) and r == "user"] == ["go"]
+
+
+class TestSourceChecked:
+    """A session found under a derived id is used only when the API created it."""
+
+    async def test_foreign_session_under_a_derived_id(self, api: ApiDaemon) -> None:
+        """Such a session (only a bug or a hand-edited store could make one) is answered 404 and left alone."""
+        gateway = api.api_actor()._actor.gateway
+        squatted = api_session_id("squatter")
+        await gateway.sessions.create_session(SessionOptions(cwd=str(api.workdir), source="cli"), session_id=squatted)
+        async with api.http() as http:
+            response = await http.post(
+                "/v1/chat/completions", json={"model": MODEL, "messages": [{"role": "user", "content": "hi"}]},
+                headers={"X-Hermes-Session-Id": "squatter"},
+            )
+        assert response.status_code == 404 and response.json()["error"]["message"] == "no session 'squatter'"
+        assert api.provider.requests == []
+        stored = await trio.to_thread.run_sync(stored_texts, api.home)
+        assert [r for s, r, _ in stored if s == squatted] == ["system"]
 
 
 class TestNamesAreStable:
