@@ -55,7 +55,7 @@ async def _serve(nursery: trio.Nursery, directory: str, bench: ToolBench, **opti
         max_tool_calls=options.pop("max_tool_calls", 50),
         per_call_timeout=options.pop("per_call_timeout", 30.0),
         gate=bench.gate,
-        on_tool_call=records.append,
+        on_tool_call=options.pop("on_tool_call", records.append),
         **options,
     )
     await nursery.start(server.serve, await bind_listener(path))
@@ -329,6 +329,22 @@ class TestHandshake:
         assert refused["id"] == 0 and refused["error"].startswith("Malformed request")
         await client.request(2, "read_file", {"path": "x"})
         assert (await client.receive())["id"] == 2 and server.tool_calls == 1
+
+    async def test_unforeseen_failure_ends_only_its_connection(self, connect, short_dir, bench: ToolBench, caplog) -> None:
+        def broken_record(call: SandboxToolCall) -> None:
+            raise KeyError("a bug in the recorder")
+
+        async with trio.open_nursery() as nursery:
+            path, server = await _serve(nursery, short_dir, bench, on_tool_call=broken_record)
+            first = await connect(path)
+            await first.request(1, "read_file", {"path": "x"})
+            assert (await first.receive())["error"] == "Internal error in the RPC server; connection closed"
+            assert await first.receive() is None
+            second = await connect(path)
+            await second.request(2, "read_file", {"path": "x"})
+            assert (await second.receive())["error"] == "Internal error in the RPC server; connection closed"
+            assert "connection failed; closing it" in caplog.text and server.tool_calls == 2
+            nursery.cancel_scope.cancel()
 
     def test_token_must_be_one_line(self, bench: ToolBench) -> None:
         for token in ("", "two\nlines"):
