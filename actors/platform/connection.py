@@ -191,7 +191,9 @@ class Connection(Actor[None]):
             return None
         try:
             return self._decoder.decode(frame)
-        except MessageDecodeError as exc:
+        except (ValueError, RecursionError) as exc:
+            # MessageDecodeError is a ValueError; the others are json's own limits (nesting,
+            # integer digits) where a decoder does not bound them itself.
             raise BadFrame(str(exc), _request_id_of(frame)) from exc
 
     async def _hello(self, reader: FrameReader) -> bool:

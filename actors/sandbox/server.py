@@ -314,10 +314,9 @@ class RpcServer:
             raise RpcAuthError(f"peer uid {uid} is not the daemon's uid {self._expected_uid}")
 
     async def _refuse_frame(self, conn: _Connection, request_id: int, exc: Exception) -> None:
-        reason = str(exc) if isinstance(exc, MessageDecodeError) else f"frame cannot be decoded ({type(exc).__name__})"
-        log.warning("sandbox RPC: malformed request: %s", reason)
+        log.warning("sandbox RPC: malformed request: %s", exc)
         self._refused += 1
-        await self._send(conn, RpcResponse(id=request_id, error=f"Malformed request: {reason}"))
+        await self._send(conn, RpcResponse(id=request_id, error=f"Malformed request: {exc}"))
 
     async def _send(self, conn: _Connection, response: RpcResponse) -> None:
         data = self._codec.encode(response)

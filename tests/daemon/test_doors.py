@@ -206,3 +206,17 @@ class TestFrameDeadline:
                 assert await holder.receive() is None
             client = await door.connect_when_below(20)
             await _turn_runs(client, provider, door.running.workdir)
+
+
+class TestHostileFrames:
+    """JSON that Python's decoder cannot hold is a bad frame like any other; the connection goes on."""
+
+    async def test_deep_nesting_and_a_huge_integer(self, provider: ScriptedProvider) -> None:
+        async with daemon(provider, "") as door:
+            client = await door.connect()
+            assert isinstance(await client.hello(), c.Welcome)
+            await client.stream.send_all(b"[" * 100_000 + b"\n")
+            assert (await client.receive()).code == "bad_frame"
+            await client.stream.send_all(b'{"type":"Status","request_id":"7","n":' + b"9" * 100_000 + b"}\n")
+            assert (await client.receive()).code == "bad_frame"
+            assert isinstance(await client.request(c.Status("s")), c.StatusReply)
