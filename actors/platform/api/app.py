@@ -65,7 +65,7 @@ async def read_json(request: Request, limit: int) -> Any:
                 raise BodyTooLarge(f"the request body is larger than {limit} bytes")
     try:
         return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, and json's own limits (nesting, integer digits)
         raise BadRequest(f"the request body is not valid JSON: {exc}") from exc
 
 
