@@ -84,6 +84,16 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def _normalized(path: str) -> str:
+    """``path`` without ``.``, ``..`` or repeated slashes; POSIX keeps a leading ``//``, the jail does not."""
+    return os.path.normpath("/" + path.lstrip("/") if path.startswith("//") else path)
+
+
+def _deepest(path: str, roots: Iterable[str]) -> str | None:
+    """The longest of ``roots`` that contains ``path``, None when none does."""
+    return max((root for root in roots if _within(path, root)), key=len, default=None)
+
+
 @attrs.frozen(kw_only=True)
 class JailPolicy:
     """What one session's tools may touch. Paths are absolute and resolved (no symlinks, no ``..``).
@@ -120,13 +130,35 @@ class JailPolicy:
         return (self.tmp_dir, self.workspace, *self.writable_roots)
 
     def host_path(self, path: str) -> str:
-        """Where a path the model gave (as a jailed process would see it) is on the host.
+        """Where an absolute path the model gave (as a jailed process would see it) is on the host.
 
-        ``/tmp/x`` is the session's private ``tmp_dir/x`` when jailed; other paths are unchanged.
+        ``/tmp/x`` is the session's private ``tmp_dir/x`` when jailed, unless it lies in the workspace or
+        a writable root: those are bound over the private ``/tmp`` at their own paths. Other paths are
+        unchanged; ``.``, ``..`` and repeated slashes are normalized away, symlinks are not resolved.
         """
-        if self.jailed and _within(path, JAIL_TMP):
-            return self.tmp_dir + path[len(JAIL_TMP) :]
-        return path
+        path = _normalized(path)
+        if not self.jailed or not _within(path, JAIL_TMP):
+            return path
+        if any(_within(path, root) for root in (self.workspace, *self.writable_roots)):
+            return path
+        return self.tmp_dir + path[len(JAIL_TMP) :]
+
+    def resolve(self, path: str) -> str:
+        """The host path of ``path`` with every symlink and ``..`` resolved (nothing is checked)."""
+        return os.path.realpath(self.host_path(path))
+
+    def hiding_rule(self, real: str) -> HiddenPath | None:
+        """The rule that hides the resolved host path ``real``, None when tools may read it.
+
+        The deepest rule wins: the session's own temp directory and the exposed directories sit inside
+        hidden ones (the runtime directory, the home) and stay readable, while a hidden path inside an
+        allowed one (a home under ``/tmp`` of a full-access session) stays hidden.
+        """
+        hidden = max((h for h in self.hidden if _within(real, h.path)), key=lambda h: len(h.path), default=None)
+        if hidden is None:
+            return None
+        allowed = _deepest(real, (self.tmp_dir, *self.exposed))
+        return hidden if allowed is None or len(allowed) <= len(hidden.path) else None
 
     def check_read(self, path: str) -> str:
         """The resolved host path of ``path`` if tools may read it.
@@ -134,14 +166,20 @@ class JailPolicy:
         Raises:
             PathRefused: the path is (or resolves into) a hidden path.
         """
-        real = os.path.realpath(self.host_path(os.path.normpath(path)))
-        # The session's own temp directory and the exposed directories sit inside hidden ones.
-        if _within(real, self.tmp_dir) or any(_within(real, exposed) for exposed in self.exposed):
-            return real
-        for hidden in self.hidden:
-            if _within(real, hidden.path):
-                shown = path if real == path else f"{path} (resolves to {real})"
-                raise PathRefused(f"Refused by the sandbox policy: {shown} is hidden from tools ({hidden.rule}).")
+        return self.check_read_resolved(self.resolve(path), path)
+
+    def check_read_resolved(self, real: str, shown: str) -> str:
+        """``real`` (a resolved host path) if tools may read it; ``shown`` names it in the refusal.
+
+        For re-checking the path a file was actually opened at, after :meth:`check_read`.
+
+        Raises:
+            PathRefused: ``real`` is a hidden path.
+        """
+        hidden = self.hiding_rule(real)
+        if hidden is not None:
+            shown = shown if real == shown else f"{shown} (resolves to {real})"
+            raise PathRefused(f"Refused by the sandbox policy: {shown} is hidden from tools ({hidden.rule}).")
         return real
 
     def check_write(self, path: str) -> str:
@@ -150,16 +188,29 @@ class JailPolicy:
         Raises:
             PathRefused: the path is hidden, read-only exposed, or (when jailed) outside the writable roots.
         """
-        real = self.check_read(path)
+        return self.check_write_resolved(self.resolve(path), path)
+
+    def check_write_resolved(self, real: str, shown: str) -> str:
+        """``real`` (a resolved host path) if tools may write it; ``shown`` names it in the refusal.
+
+        Raises:
+            PathRefused: ``real`` is hidden, read-only exposed, or (when jailed) outside the writable roots.
+        """
+        self.check_read_resolved(real, shown)
         if any(_within(real, exposed) for exposed in self.exposed):
-            raise PathRefused(f"Refused by the sandbox policy: {path} is read-only for tools.")
+            raise PathRefused(f"Refused by the sandbox policy: {shown} is read-only for tools (a skills directory).")
         if not self.jailed or any(_within(real, root) for root in self.writable_paths()):
             return real
-        shown = ", ".join(JAIL_TMP if root == self.tmp_dir else root for root in self.writable_paths())
+        where = ", ".join(JAIL_TMP if root == self.tmp_dir else root for root in self.writable_paths())
+        more = "" if self.mode is SandboxMode.READ_ONLY else "; more can be added with sandbox.writable_roots"
         raise PathRefused(
-            f"Refused by the sandbox policy: {path} is outside the writable roots of this {self.mode.value} "
-            f"session ({shown}); more can be added with sandbox.writable_roots."
+            f"Refused by the sandbox policy: {shown} is outside the writable roots of this {self.mode.value} "
+            f"session ({where}){more}."
         )
+
+    def hidden_within(self, real: str) -> tuple[str, ...]:
+        """The hidden paths strictly inside the resolved directory ``real``, for a walk to leave out."""
+        return tuple(h.path for h in self.hidden if h.path != real and _within(h.path, real))
 
 
 def _resolved(path: str, user_home: str) -> str:
@@ -200,7 +251,7 @@ def build_policy(
         HiddenPath(os.path.realpath(daemon_home), "the daemon's home, HERMES_ACTORS_HOME, is always hidden"),
         HiddenPath(os.path.realpath(runtime_dir), "other sessions' and sandboxes' directories are always hidden"),
         *(HiddenPath(os.path.realpath(p), "a path of the daemon's is always hidden") for p in daemon_paths),
-        *(HiddenPath(_resolved(p, user_home), "sandbox.deny_read") for p in config.deny_read),
+        *(HiddenPath(_resolved(p, user_home), f"{p} is listed in sandbox.deny_read") for p in config.deny_read),
     ]
     agent = env.get("SSH_AUTH_SOCK") if config.ssh_agent else None
     return JailPolicy(
