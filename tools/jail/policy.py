@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from config.sandbox import SANDBOX_MODES, SandboxConfig
+from tools.jail._resolve import SymlinkLoop, resolve_in_jail
 from tools.errors import ToolInputError
 
 __all__ = [
@@ -89,6 +90,11 @@ def _normalized(path: str) -> str:
     return os.path.normpath("/" + path.lstrip("/") if path.startswith("//") else path)
 
 
+def _named(shown: str, real: str) -> str:
+    """How a refusal names a path: as given, and where it resolves when that differs."""
+    return shown if real == shown else f"{shown} (resolves to {real})"
+
+
 def _deepest(path: str, roots: Iterable[str]) -> str | None:
     """The longest of ``roots`` that contains ``path``, None when none does."""
     return max((root for root in roots if _within(path, root)), key=len, default=None)
@@ -134,9 +140,12 @@ class JailPolicy:
 
         ``/tmp/x`` is the session's private ``tmp_dir/x`` when jailed, unless it lies in the workspace or
         a writable root: those are bound over the private ``/tmp`` at their own paths. Other paths are
-        unchanged; ``.``, ``..`` and repeated slashes are normalized away, symlinks are not resolved.
+        unchanged. Lexical only: ``.``, ``..`` and repeated slashes are normalized away, symlinks are not
+        resolved (:meth:`resolve` does both, in the kernel's order).
         """
-        path = _normalized(path)
+        return self._to_host(_normalized(path))
+
+    def _to_host(self, path: str) -> str:
         if not self.jailed or not _within(path, JAIL_TMP):
             return path
         if any(_within(path, root) for root in (self.workspace, *self.writable_roots)):
@@ -144,8 +153,14 @@ class JailPolicy:
         return self.tmp_dir + path[len(JAIL_TMP) :]
 
     def resolve(self, path: str) -> str:
-        """The host path of ``path`` with every symlink and ``..`` resolved (nothing is checked)."""
-        return os.path.realpath(self.host_path(path))
+        """The host path of the absolute ``path``, every symlink and ``..`` resolved as in the jail.
+
+        Nothing is checked: see :meth:`check_read` and :meth:`check_write`.
+
+        Raises:
+            SymlinkLoop: the path follows a symlink loop.
+        """
+        return resolve_in_jail(path, self._to_host)
 
     def hiding_rule(self, real: str) -> HiddenPath | None:
         """The rule that hides the resolved host path ``real``, None when tools may read it.
@@ -161,12 +176,21 @@ class JailPolicy:
         return hidden if allowed is None or len(allowed) <= len(hidden.path) else None
 
     def check_read(self, path: str) -> str:
-        """The resolved host path of ``path`` if tools may read it.
+        """The resolved host path of the absolute ``path`` if tools may read it.
 
         Raises:
-            PathRefused: the path is (or resolves into) a hidden path.
+            PathRefused: the path is (or resolves into) a hidden path, or follows a symlink loop.
         """
-        return self.check_read_resolved(self.resolve(path), path)
+        return self.check_read_resolved(self._resolved(path), path)
+
+    def _resolved(self, path: str) -> str:
+        try:
+            return self.resolve(path)
+        except SymlinkLoop:
+            raise PathRefused(
+                f"Refused: {path} follows a symlink loop (too many levels of symbolic links), so where it "
+                "leads cannot be checked."
+            ) from None
 
     def check_read_resolved(self, real: str, shown: str) -> str:
         """``real`` (a resolved host path) if tools may read it; ``shown`` names it in the refusal.
@@ -178,8 +202,8 @@ class JailPolicy:
         """
         hidden = self.hiding_rule(real)
         if hidden is not None:
-            shown = shown if real == shown else f"{shown} (resolves to {real})"
-            raise PathRefused(f"Refused by the sandbox policy: {shown} is hidden from tools ({hidden.rule}).")
+            named = _named(shown, real)
+            raise PathRefused(f"Refused by the sandbox policy: {named} is hidden from tools ({hidden.rule}).")
         return real
 
     def check_write(self, path: str) -> str:
@@ -188,7 +212,7 @@ class JailPolicy:
         Raises:
             PathRefused: the path is hidden, read-only exposed, or (when jailed) outside the writable roots.
         """
-        return self.check_write_resolved(self.resolve(path), path)
+        return self.check_write_resolved(self._resolved(path), path)
 
     def check_write_resolved(self, real: str, shown: str) -> str:
         """``real`` (a resolved host path) if tools may write it; ``shown`` names it in the refusal.
@@ -198,14 +222,16 @@ class JailPolicy:
         """
         self.check_read_resolved(real, shown)
         if any(_within(real, exposed) for exposed in self.exposed):
-            raise PathRefused(f"Refused by the sandbox policy: {shown} is read-only for tools (a skills directory).")
+            raise PathRefused(
+                f"Refused by the sandbox policy: {_named(shown, real)} is read-only for tools (a skills directory)."
+            )
         if not self.jailed or any(_within(real, root) for root in self.writable_paths()):
             return real
         where = ", ".join(JAIL_TMP if root == self.tmp_dir else root for root in self.writable_paths())
         more = "" if self.mode is SandboxMode.READ_ONLY else "; more can be added with sandbox.writable_roots"
         raise PathRefused(
-            f"Refused by the sandbox policy: {shown} is outside the writable roots of this {self.mode.value} "
-            f"session ({where}){more}."
+            f"Refused by the sandbox policy: {_named(shown, real)} is outside the writable roots of this "
+            f"{self.mode.value} session ({where}){more}."
         )
 
     def hidden_within(self, real: str) -> tuple[str, ...]:
