@@ -264,15 +264,19 @@ def _rg_command(
     rg: str, pattern: str, target: Target, file_glob: str | None, excluded: tuple[str, ...] = ()
 ) -> list[str]:
     command = [rg, "--sort", "path", "--no-config", "--color", "never"]
+    wanted = pattern if target == "files" else file_glob
+    if wanted is not None:
+        command += ["--glob", wanted]
+    # After the wanted glob: of several matching globs ripgrep obeys the last, so these always win
+    # (a wanted '*' would otherwise bring back hidden entries and the ignored directories).
+    command += ["--glob", "!.*"]
     for name in sorted(IGNORED_DIRS):
         command += ["--glob", f"!{name}/"]
     for rel in excluded:
         # Anchored to the search root: ripgrep never descends into (or lists) a hidden path.
         command += ["--glob", f"!/{_glob_literal(rel)}"]
     if target == "files":
-        return [*command, "--files", "--glob", pattern, "."]
-    if file_glob is not None:
-        command += ["--glob", file_glob]
+        return [*command, "--files", "."]
     return [*command, "--json", "--max-columns", str(MAX_LINE_CHARS), "--max-columns-preview", "-e", pattern, "--", "."]
 
 
