@@ -13,10 +13,13 @@ from typing import Any
 
 import pytest
 
+from config.sandbox import SandboxConfig
 from tests.jail.world import World, make_world
 from tools.context import ToolContext
 from tools.files import patch_handler, read_file_handler, read_window, write_file_handler
-from tools.files._guard import read_target
+from tools import search
+from tools.files._guard import read_target, write_target
+from tools.files._write import _write
 from tools.jail import PathRefused, SandboxMode
 from tools.registry import Handler
 from tools.search import make_search_handler
@@ -27,8 +30,17 @@ ENGINES = [
     pytest.param(False, id="python"),
     pytest.param(True, id="ripgrep", marks=pytest.mark.skipif(RG is None, reason="ripgrep is not installed")),
 ]
-HIDDEN = ["hermes/.env", "hermes/state.db", "hermes/SOUL.md", "hermes/memories/MEMORY.md", "user/.ssh/id_ed25519",
-          "runtime/other-session/tmp/their.txt", "ws/env-link", "ws/home-link/.env", "ws/ssh-link/id_ed25519"]  # fmt: skip
+HIDDEN = [
+    "hermes/.env",
+    "hermes/state.db",
+    "hermes/SOUL.md",
+    "hermes/memories/MEMORY.md",
+    "user/.ssh/id_ed25519",
+    "runtime/other-session/tmp/their.txt",
+    "ws/env-link",
+    "ws/home-link/.env",
+    "ws/ssh-link/id_ed25519",
+]
 
 
 @pytest.fixture
@@ -94,7 +106,8 @@ class TestWriteRefusals:
     @pytest.mark.parametrize("mode", MODES)
     async def test_soul_md_in_home_refused(self, world: World, mode: SandboxMode) -> None:
         """A model can never plant a SOUL.md that new sessions would load."""
-        result = await call(write_file_handler, world.context(mode), path=str(world.home / "SOUL.md"), content="evil")
+        ctx = world.context(mode)
+        result = await call(write_file_handler, ctx, path=str(world.home / "SOUL.md"), content="evil")
         assert "HERMES_ACTORS_HOME" in result["error"]
         assert "You are the user's agent. needle\n" == (world.home / "SOUL.md").read_text()
 
@@ -138,9 +151,6 @@ class TestWriteRefusals:
     async def test_parent_swapped_after_the_check(self, world: World, mode: SandboxMode) -> None:
         """A parent directory swapped for a symlink into the home after the check: nothing is written there."""
         ctx = world.context(mode)
-        from tools.files._guard import write_target
-        from tools.files._write import _write
-
         target = write_target(ctx, "sub/planted.md")
         (world.workspace / "sub").rename(world.workspace / "sub-old")
         (world.workspace / "sub").symlink_to(world.home)
@@ -201,7 +211,8 @@ class TestSearchFiles:
     @pytest.mark.parametrize("ripgrep", ENGINES)
     async def test_files_target_skips_hidden(self, world: World, mode: SandboxMode, ripgrep: bool) -> None:
         result = await call(search_handler(ripgrep), world.context(mode), pattern="*", target="files", path="..")
-        assert ["../outside/other.txt", "../user/notes.txt", "../ws/code.py", "../ws/sub/deep.txt"] == sorted(result["files"])
+        expected = ["../outside/other.txt", "../user/notes.txt", "../ws/code.py", "../ws/sub/deep.txt"]
+        assert expected == sorted(result["files"])
 
     @pytest.mark.parametrize("mode", MODES)
     @pytest.mark.parametrize("ripgrep", ENGINES)
@@ -217,16 +228,12 @@ class TestSearchFiles:
         for name in ["we[i]rd*{a,b}", "weird"]:
             (odd / name).mkdir(parents=True)
             (odd / name / "f.txt").write_text("needle\n")
-        from config.sandbox import SandboxConfig
-
         ctx = world.context(SandboxMode.FULL_ACCESS, SandboxConfig(deny_read=(str(odd / "we[i]rd*{a,b}"),)))
         result = await call(search_handler(ripgrep), ctx, pattern="needle", path=str(odd))
         assert ["weird/f.txt"] == [os.path.relpath(m["path"], odd) for m in result["matches"]]
 
     def test_python_walk_never_enters_hidden(self, world: World, monkeypatch: pytest.MonkeyPatch) -> None:
         """Hidden directories are excluded from the walk itself, not filtered from its output."""
-        from tools import search
-
         scanned: list[str] = []
         real_scandir = os.scandir
 
