@@ -7,6 +7,12 @@ in path order, and stop at ``limit``.  (ripgrep additionally honours
 ``.gitignore`` files.)  The Python walk runs in a worker thread; ripgrep runs
 as a child process whose output is read as it arrives and which is killed as
 soon as enough results are in.
+
+The session's sandbox policy applies to both: a root it hides is refused, and the
+paths it hides under the root are excluded from the walk itself (ripgrep gets
+anchored exclusion globs; neither follows symlinks).  The Python walk reads every
+directory and file through a descriptor whose inode must be the one listed, so a
+path swapped for a symlink mid-walk leads nowhere.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import trio
 
 from tools.dispatch import error_result
 from tools.errors import ToolInputError
-from tools.files._guard import opened_path, read_target
+from tools.files._guard import read_target
 from tools.jail.policy import JailPolicy
 
 if TYPE_CHECKING:
@@ -130,47 +136,65 @@ def _root_is_dir(root: Path) -> bool:
     return root.is_dir()
 
 
-def _walk(root: Path, stop: threading.Event, excluded: frozenset[str]) -> Iterator[tuple[str, Path]]:
-    """Yield ``(relative path, path)`` of searchable files under ``root``, in name order, depth first.
+_Entry = tuple[str, Path, int]
+"""``(relative path, path, inode)`` of an entry of the walk; a directory's relative path ends in ``/``."""
+
+
+def _walk(root: Path, stop: threading.Event, excluded: frozenset[str]) -> Iterator[_Entry]:
+    """Yield ``(relative path, path, inode)`` of searchable files under ``root``, in name order, depth first.
 
     Entries whose path is in ``excluded`` are never entered nor listed; symlinks are never followed.
     """
     if root.is_file():
-        yield root.name, root
+        yield root.name, root, root.stat().st_ino
         return
-    stack: list[tuple[str, Path]] = [("", root)]
+    stack: list[_Entry] = [("", root, root.stat().st_ino)]
     while stack and not stop.is_set():
-        prefix, directory = stack.pop()
+        prefix, directory, inode = stack.pop()
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name, reverse=True)
+            entries = _scan(directory, inode)
         except OSError:
             continue
         # Reverse-sorted onto a stack: popped in name order, a directory's files before later siblings.
-        pending: list[tuple[str, Path]] = []
-        for entry in entries:
-            if entry.name.startswith(".") or entry.path in excluded:
+        pending: list[_Entry] = []
+        for name, is_dir, entry_inode in sorted(entries, reverse=True):
+            path = directory / name
+            if name.startswith(".") or str(path) in excluded or (is_dir and name in IGNORED_DIRS):
                 continue
-            rel = f"{prefix}{entry.name}"
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in IGNORED_DIRS:
-                        pending.append((f"{rel}/", Path(entry.path)))
-                elif entry.is_file(follow_symlinks=False):
-                    pending.append((rel, Path(entry.path)))
-            except OSError:
-                continue
+            pending.append((f"{prefix}{name}/" if is_dir else f"{prefix}{name}", path, entry_inode))
         stack.extend(pending)
         while stack and not stack[-1][0].endswith("/") and not stop.is_set():
             yield stack.pop()
 
 
+def _scan(directory: Path, inode: int) -> list[tuple[str, bool, int]]:
+    """``(name, is a directory, inode)`` of the directories and regular files in ``directory``.
+
+    Read through a descriptor whose inode is checked first: a directory swapped for another (or for
+    a symlink to one) during the walk is not listed.
+    """
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if os.fstat(fd).st_ino != inode:
+            return []
+        with os.scandir(fd) as listing:
+            return [
+                (entry.name, entry.is_dir(follow_symlinks=False), entry.inode())
+                for entry in listing
+                if entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False)
+            ]
+    finally:
+        os.close(fd)
+
+
 def _matching_lines(
-    path: Path, regex: re.Pattern[str], prefilter: re.Pattern[str] | None, policy: JailPolicy | None
+    path: Path, inode: int, regex: re.Pattern[str], prefilter: re.Pattern[str] | None
 ) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` of matching lines in a text file; nothing for binary, unreadable or hidden files."""
+    """``(line number, line)`` of matching lines in a text file; nothing for binary or unreadable files,
+    nor for a file that is no longer the one listed (``inode``: swapped during the walk)."""
     try:
         with path.open("rb") as handle:
-            if policy is not None and _opened_hidden(policy, handle.fileno()):
+            if os.fstat(handle.fileno()).st_ino != inode:
                 return
             head = handle.read(_SNIFF_BYTES)
             if b"\x00" in head:
@@ -210,8 +234,7 @@ def search_with_python(
         root: resolved directory or file to search.
         shown_root: how ``root`` is written in results (the path the model gave).
         stop: set it to make the walk end early (on cancellation).
-        policy: the session's policy: the paths it hides are left out of the walk, and a file that
-            turns out to be in one once opened is skipped.
+        policy: the session's policy: the paths it hides under ``root`` are left out of the walk.
 
     Raises:
         ToolInputError: missing root or invalid regex.
@@ -223,7 +246,7 @@ def search_with_python(
     excluded = frozenset(policy.hidden_within(str(root))) if policy is not None else frozenset()
     if target == "files":
         files: list[str] = []
-        for rel, _ in _walk(root, stop, excluded):
+        for rel, _, _ in _walk(root, stop, excluded):
             if _name_matches(rel, pattern) and (file_glob is None or _name_matches(rel, file_glob)):
                 if len(files) == limit:
                     return SearchResult("files", "python", files=tuple(files), truncated=True)
@@ -239,20 +262,14 @@ def search_with_python(
     # than one per line.  MULTILINE keeps ^ and $ meaning "line start/end" as in the per-line pass.
     prefilter = None if ("\\A" in pattern or "\\Z" in pattern) else re.compile(pattern, re.MULTILINE)
     matches: list[dict[str, Any]] = []
-    for rel, path in _walk(root, stop, excluded):
+    for rel, path, inode in _walk(root, stop, excluded):
         if file_glob is not None and not _name_matches(rel, file_glob):
             continue
-        for number, line in _matching_lines(path, regex, prefilter, policy):
+        for number, line in _matching_lines(path, inode, regex, prefilter):
             if len(matches) == limit:
                 return SearchResult("content", "python", matches=tuple(matches), truncated=True)
             matches.append({"path": _display(shown_root, rel), "line": number, "text": _cap_line(line)})
     return SearchResult("content", "python", matches=tuple(matches))
-
-
-def _opened_hidden(policy: JailPolicy, fd: int) -> bool:
-    # A directory swapped for a symlink during the walk could lead it into a hidden path.
-    real = opened_path(fd)
-    return real is not None and policy.hiding_rule(real) is not None
 
 
 def _glob_literal(path: str) -> str:

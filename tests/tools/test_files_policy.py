@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -235,14 +236,34 @@ class TestSearchFiles:
     def test_python_walk_never_enters_hidden(self, world: World, monkeypatch: pytest.MonkeyPatch) -> None:
         """Hidden directories are excluded from the walk itself, not filtered from its output."""
         scanned: list[str] = []
-        real_scandir = os.scandir
+        real_open = os.open
 
-        def spy(path: Any) -> Any:
+        def spy(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
             scanned.append(os.fspath(path))
-            return real_scandir(path)
+            return real_open(path, flags, *args, **kwargs)
 
-        monkeypatch.setattr(search.os, "scandir", spy)
+        monkeypatch.setattr(search.os, "open", spy)
         policy = world.policy(SandboxMode.FULL_ACCESS)
         search.search_with_python(world.root, "needle", policy=policy)
         assert str(world.root / "ws") in scanned
         assert [] == [p for p in scanned if policy.hiding_rule(p) is not None]
+
+    def test_file_swapped_mid_walk_not_read(self, world: World) -> None:
+        """A listed file swapped for a symlink into the home before it is read yields nothing."""
+        path = world.workspace / "code.py"
+        listed = path.stat().st_ino
+        path.unlink()
+        path.symlink_to(world.home / "SOUL.md")
+        assert [] == list(search._matching_lines(path, listed, re.compile("needle"), None))
+
+    def test_directory_swapped_mid_walk_not_listed(self, world: World) -> None:
+        """A listed directory swapped for a symlink, or for another directory, is not listed."""
+        sub = world.workspace / "sub"
+        listed = sub.stat().st_ino
+        sub.rename(world.workspace / "sub-old")
+        sub.symlink_to(world.home)
+        with pytest.raises(OSError):
+            search._scan(sub, listed)
+        sub.unlink()
+        shutil.copytree(world.home, sub)
+        assert [] == search._scan(sub, listed)
