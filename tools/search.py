@@ -35,6 +35,7 @@ from tools.dispatch import error_result
 from tools.errors import ToolInputError
 from tools.files._guard import read_target
 from tools.jail.policy import JailPolicy
+from tools.redact import redact_secrets
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -57,6 +58,7 @@ MAX_LINE_CHARS: Final = 500
 _SNIFF_BYTES: Final = 8_192
 _WHOLE_FILE_BYTES: Final = 16 * 1024 * 1024
 _MAX_STDERR_CHARS: Final = 2_000
+_REDACTION_MARGIN: Final = 2_000
 
 IGNORED_DIRS: Final = frozenset(
     {
@@ -113,7 +115,8 @@ class SearchResult:
 
 
 def _cap_line(text: str) -> str:
-    text = text.rstrip("\r\n")
+    # Redacted before the cut: a secret cut in two would no longer look like one.
+    text = redact_secrets(text.rstrip("\r\n"))
     return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + " [...]"
 
 
@@ -294,7 +297,9 @@ def _rg_command(
         command += ["--glob", f"!/{_glob_literal(rel)}"]
     if target == "files":
         return [*command, "--files", "."]
-    return [*command, "--json", "--max-columns", str(MAX_LINE_CHARS), "--max-columns-preview", "-e", pattern, "--", "."]
+    # ripgrep's preview keeps a margin past the cap, so that a secret across the cap is whole when redacted.
+    columns = str(MAX_LINE_CHARS + _REDACTION_MARGIN)
+    return [*command, "--json", "--max-columns", columns, "--max-columns-preview", "-e", pattern, "--", "."]
 
 
 def _text(field: dict[str, Any]) -> str | None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +18,14 @@ from tools.files import patch_handler, read_file_handler, write_file_handler
 from tools.files._markers import MarkerOverSecret, check_no_marker_over_secret, hidden_secrets
 from tools.redact import REDACTED, redact_secrets
 from tools.registry import Handler
+from tools.search import make_search_handler
 from tools.testing import LocalToolContext
 
+RG = shutil.which("rg") or shutil.which("rg", path=os.path.dirname(sys.executable))
+ENGINES = [
+    pytest.param(False, id="python"),
+    pytest.param(True, id="ripgrep", marks=pytest.mark.skipif(RG is None, reason="ripgrep is not installed")),
+]
 KEY = "sk-proj-0123456789abcdefghijKLMNOP"
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nq1w2e3r4t5y6\n-----END RSA PRIVATE KEY-----"
 ENV = f"# settings\nOPENAI_API_KEY={KEY}\nDEBUG=1\n"
@@ -159,3 +168,19 @@ class TestHiddenSecrets:
         assert all(secret and secret != REDACTED and secret in text for secret in hidden_secrets(text))
         with pytest.raises(MarkerOverSecret):
             check_no_marker_over_secret(text, seen, "f")
+
+
+class TestCutLines:
+    """A secret across the cut of a long line is redacted before the cut, so no piece of it shows."""
+
+    async def test_read_file(self, ctx: LocalToolContext, tmp_path: Path) -> None:
+        (tmp_path / "wide.txt").write_text("x" * 1989 + " " + KEY + "\n")
+        content = (await call(read_file_handler, ctx, path="wide.txt"))["content"]
+        assert KEY[:10] not in content and content.endswith("[line truncated: 2,024 chars]")
+
+    @pytest.mark.parametrize("ripgrep", ENGINES)
+    async def test_search_files(self, ctx: LocalToolContext, tmp_path: Path, ripgrep: bool) -> None:
+        (tmp_path / "wide.txt").write_text("x" * 494 + " " + KEY + " needle\n")
+        result = await call(make_search_handler(RG, use_ripgrep=ripgrep), ctx, pattern="needle")
+        [match] = result["matches"]
+        assert match["text"].startswith("x" * 494 + " [") and KEY[:10] not in match["text"]

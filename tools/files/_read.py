@@ -148,7 +148,9 @@ def _collect(shown: str, handle: Any, offset: int, limit: int, size: int) -> Rea
             continue
         line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         if len(line) > MAX_LINE_CHARS:
-            line = f"{line[:MAX_LINE_CHARS]}... [line truncated: {len(line):,} chars]"
+            # Redacted before the cut: a secret cut in two would no longer look like one.
+            length = len(line)
+            line = f"{redact_secrets(line)[:MAX_LINE_CHARS]}... [line truncated: {length:,} chars]"
         numbered = f"{total:>6}|{line}"
         if chars + len(numbered) > MAX_OUTPUT_CHARS and out:
             stopped_at = total
