@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from config.sandbox import SandboxConfig
 from tests.jail.world import World, make_world
@@ -267,3 +269,30 @@ class TestSearchFiles:
         sub.unlink()
         shutil.copytree(world.home, sub)
         assert [] == search._scan(sub, listed)
+
+
+PATH_PIECES = ["/", ".", "..", "~", "a", "tmp", "hermes", "\x00", "\ud800", "\udc80", "ws", "outside", "env-link"]
+
+
+class TestAnyPath:
+    """Whatever text the model sends as a path, the tools answer with a result or a clear error, and a
+    jailed write lands only in the workspace or the session's /tmp."""
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(path=st.lists(st.sampled_from(PATH_PIECES), min_size=1, max_size=10).map("".join))
+    async def test_no_crash_no_escape(self, world: World, path: str) -> None:
+        ctx = world.context(SandboxMode.WORKSPACE_WRITE)
+        before = sorted(str(p) for p in world.root.rglob("*") if not _writable(world, p))
+        for handler, args in [
+            (read_file_handler, {"path": path}),
+            (write_file_handler, {"path": path, "content": "x"}),
+            (patch_handler, {"path": path, "old_string": "needle", "new_string": "pin"}),
+            (search_handler(False), {"path": path, "pattern": "needle"}),
+        ]:
+            result = await call(handler, ctx, **args)
+            assert isinstance(result, dict)
+        assert before == sorted(str(p) for p in world.root.rglob("*") if not _writable(world, p))
+
+
+def _writable(world: World, path: Path) -> bool:
+    return path.is_relative_to(world.workspace) or path.is_relative_to(world.tmp_dir)

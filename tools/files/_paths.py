@@ -15,7 +15,17 @@ BINARY_SNIFF_BYTES = 8_192
 
 
 def resolve_path(cwd: str, raw: str) -> Path:
-    """Resolve a model-given path: ``~`` expanded, relative paths against the session's cwd."""
+    """Resolve a model-given path: ``~`` expanded, relative paths against the session's cwd.
+
+    Raises:
+        ToolInputError: the path holds a NUL byte or a character no file name can (a lone surrogate).
+    """
+    try:
+        os.fsencode(raw)
+    except UnicodeEncodeError:
+        raise ToolInputError(f"Invalid path {raw!r}: it holds a character no file name can contain.") from None
+    if "\x00" in raw:
+        raise ToolInputError(f"Invalid path {raw!r}: it holds a NUL byte.")
     path = Path(os.path.expanduser(raw))
     if not path.is_absolute():
         path = Path(cwd) / path
