@@ -184,3 +184,14 @@ class TestCutLines:
         result = await call(make_search_handler(RG, use_ripgrep=ripgrep), ctx, pattern="needle")
         [match] = result["matches"]
         assert match["text"].startswith("x" * 494 + " [") and KEY[:10] not in match["text"]
+
+
+class TestPatchDiff:
+    """patch's diff shows the file as read_file would: redacted."""
+
+    async def test_context_lines(self, ctx: LocalToolContext, tmp_path: Path) -> None:
+        """A secret in the context lines of patch's diff is shown redacted, like read_file shows it."""
+        (tmp_path / ".env").write_text(ENV)
+        result = await call(patch_handler, ctx, path=".env", old_string="DEBUG=1", new_string="DEBUG=0")
+        assert f" OPENAI_API_KEY={REDACTED}\n-DEBUG=1\n+DEBUG=0\n" in result["diff"]
+        assert KEY not in result["diff"]

@@ -18,7 +18,7 @@ from tools.files._guard import Target, open_text_source, parent_check, write_tar
 from tools.files._markers import MarkerOverSecret, check_no_marker_over_secret, hidden_secrets
 from tools.files._paths import BINARY_SNIFF_BYTES, looks_binary, not_found
 from tools.jail.policy import JailPolicy
-from tools.redact import REDACTED
+from tools.redact import REDACTED, redact_secrets
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -220,6 +220,8 @@ def patch_file(policy: JailPolicy, target: Target, old: str, new: str, replace_a
             tofile=f"b/{name}",
         )
     )
+    # The diff's context lines may hold a secret of the file: redacted, before the cut as in read_file.
+    diff = redact_secrets(diff)
     if len(diff) > _MAX_DIFF_CHARS:
         diff = diff[:_MAX_DIFF_CHARS] + f"\n[... diff cut: {len(diff) - _MAX_DIFF_CHARS:,} more characters]"
     return {"path": shown, "replacements": len(found) if replace_all else 1, "diff": diff}
