@@ -136,6 +136,14 @@ class TestWriteRefusals:
         assert "outside the writable roots" in result["error"]
         assert "needle outside\n" == (world.root / "outside/other.txt").read_text()
 
+    async def test_read_only_writes_only_tmp(self, world: World) -> None:
+        ctx = world.context(SandboxMode.READ_ONLY)
+        result = await call(patch_handler, ctx, path="code.py", old_string="needle", new_string="pin")
+        assert "outside the writable roots of this read-only session (/tmp)." in result["error"]
+        assert "print('needle')\n" == (world.workspace / "code.py").read_text()
+        assert (await call(write_file_handler, ctx, path="/tmp/scratch.txt", content="x"))["created"] is True
+        assert "needle" in (await call(read_file_handler, ctx, path="code.py"))["content"]
+
     async def test_full_access_write_outside_roots(self, world: World) -> None:
         ctx = world.context(SandboxMode.FULL_ACCESS)
         result = await call(write_file_handler, ctx, path="../outside/new.txt", content="x")
