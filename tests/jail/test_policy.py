@@ -242,3 +242,11 @@ class TestPathTricks:
             return  # a directory of the home itself, say: refused without reaching a hidden file
         if reached is not None:
             assert os.path.samefile(path, real)
+
+
+class TestRelativePath:
+    """A relative path is a caller's mistake: tools make paths absolute against the shell's cwd first."""
+
+    def test_refused_loudly(self, world: World) -> None:
+        with pytest.raises(ValueError, match="must be absolute"):
+            world.policy(SandboxMode.WORKSPACE_WRITE).check_read("code.py")

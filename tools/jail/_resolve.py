@@ -30,7 +30,10 @@ def resolve_in_jail(path: str, to_host: Callable[[str], str]) -> str:
 
     Raises:
         SymlinkLoop: more than :data:`MAX_SYMLINKS` symlinks were followed.
+        ValueError: ``path`` is relative (a caller's mistake: tools make paths absolute first).
     """
+    if not path.startswith("/"):
+        raise ValueError(f"a jail-view path must be absolute, got {path!r}")
     resolved: list[str] = []  # Invariant: the jail-view components resolved so far, no symlink among them
     pending = path.split("/")[::-1]  # next component last
     followed = 0
