@@ -250,3 +250,18 @@ class TestRelativePath:
     def test_refused_loudly(self, world: World) -> None:
         with pytest.raises(ValueError, match="must be absolute"):
             world.policy(SandboxMode.WORKSPACE_WRITE).check_read("code.py")
+
+
+class TestTmpBinds:
+    """The paths kept at their own place under /tmp are exactly those the jail binds over its private /tmp."""
+
+    @pytest.mark.parametrize(
+        ("mode", "root_kept"), [(SandboxMode.WORKSPACE_WRITE, True), (SandboxMode.READ_ONLY, False)]
+    )
+    def test_writable_root_under_tmp(self, world: World, mode: SandboxMode, root_kept: bool) -> None:
+        """A writable root under /tmp is bound (at its own path) only where it is writable."""
+        policy = JailPolicy(
+            mode=mode, workspace="/tmp/proj", tmp_dir=str(world.tmp_dir), writable_roots=("/tmp/cache",)
+        )
+        assert "/tmp/proj/a" == policy.host_path("/tmp/proj/a")
+        assert ("/tmp/cache/a" if root_kept else f"{world.tmp_dir}/cache/a") == policy.host_path("/tmp/cache/a")

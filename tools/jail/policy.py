@@ -139,16 +139,18 @@ class JailPolicy:
         """Where an absolute path the model gave (as a jailed process would see it) is on the host.
 
         ``/tmp/x`` is the session's private ``tmp_dir/x`` when jailed, unless it lies in the workspace or
-        a writable root: those are bound over the private ``/tmp`` at their own paths. Other paths are
-        unchanged. Lexical only: ``.``, ``..`` and repeated slashes are normalized away, symlinks are not
-        resolved (:meth:`resolve` does both, in the kernel's order).
+        (``workspace-write``) a writable root: those are bound over the private ``/tmp`` at their own
+        paths. Other paths are unchanged. Lexical only: ``.``, ``..`` and repeated slashes are normalized
+        away, symlinks are not resolved (:meth:`resolve` does both, in the kernel's order).
         """
         return self._to_host(_normalized(path))
 
     def _to_host(self, path: str) -> str:
         if not self.jailed or not _within(path, JAIL_TMP):
             return path
-        if any(_within(path, root) for root in (self.workspace, *self.writable_roots)):
+        # The jail binds these over its private /tmp at their own paths (writable roots only when writable).
+        own = (self.workspace, *self.writable_roots) if self.mode is SandboxMode.WORKSPACE_WRITE else (self.workspace,)
+        if any(_within(path, root) for root in own):
             return path
         return self.tmp_dir + path[len(JAIL_TMP) :]
 
