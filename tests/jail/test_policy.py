@@ -265,3 +265,15 @@ class TestTmpBinds:
         )
         assert "/tmp/proj/a" == policy.host_path("/tmp/proj/a")
         assert ("/tmp/cache/a" if root_kept else f"{world.tmp_dir}/cache/a") == policy.host_path("/tmp/cache/a")
+
+    def test_host_tmp_hidden_when_jailed(self, world: World) -> None:
+        """The host's /tmp, out of a jailed process's sight, is out of the file tools' too; not in full-access."""
+        jailed = JailPolicy(mode=SandboxMode.WORKSPACE_WRITE, workspace="/tmp/proj", tmp_dir="/tmp/rt/me")
+        assert "the host's /tmp is out of sight" in jailed.hiding_rule("/tmp/other/x").rule  # type: ignore[union-attr]
+        assert None is jailed.hiding_rule("/tmp/proj/x")
+        assert None is jailed.hiding_rule("/tmp/rt/me/x")
+        assert "/tmp" in jailed.hidden_within("/")
+        assert () == jailed.hidden_within("/tmp/proj")
+        free = JailPolicy(mode=SandboxMode.FULL_ACCESS, workspace="/tmp/proj", tmp_dir="/tmp/rt/me")
+        assert None is free.hiding_rule("/tmp/other/x")
+        assert "/tmp" not in free.hidden_within("/")

@@ -81,6 +81,9 @@ class HiddenPath:
     rule: str
 
 
+_HOST_TMP = HiddenPath(JAIL_TMP, "a jailed session's /tmp is its own temp directory; the host's /tmp is out of sight")
+
+
 def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -169,13 +172,21 @@ class JailPolicy:
 
         The deepest rule wins: the session's own temp directory and the exposed directories sit inside
         hidden ones (the runtime directory, the home) and stay readable, while a hidden path inside an
-        allowed one (a home under ``/tmp`` of a full-access session) stays hidden.
+        allowed one (a home under ``/tmp`` of a full-access session) stays hidden. A jailed session
+        sees its own temp directory at ``/tmp``, never the host's: that is hidden too.
         """
         hidden = max((h for h in self.hidden if _within(real, h.path)), key=lambda h: len(h.path), default=None)
-        if hidden is None:
-            return None
-        allowed = _deepest(real, (self.tmp_dir, *self.exposed))
-        return hidden if allowed is None or len(allowed) <= len(hidden.path) else None
+        if hidden is not None:
+            allowed = _deepest(real, (self.tmp_dir, *self.exposed))
+            return hidden if allowed is None or len(allowed) <= len(hidden.path) else None
+        if self._in_host_tmp(real):
+            return _HOST_TMP
+        return None
+
+    def _in_host_tmp(self, real: str) -> bool:
+        # Under the host's /tmp, the jail shows only its private /tmp and the roots it binds over it.
+        in_tmp = _within(real, JAIL_TMP) and not _within(real, self.tmp_dir)
+        return self.jailed and in_tmp and self._to_host(real) != real
 
     def check_read(self, path: str) -> str:
         """The resolved host path of the absolute ``path`` if tools may read it.
@@ -237,8 +248,14 @@ class JailPolicy:
         )
 
     def hidden_within(self, real: str) -> tuple[str, ...]:
-        """The hidden paths strictly inside the resolved directory ``real``, for a walk to leave out."""
-        return tuple(h.path for h in self.hidden if h.path != real and _within(h.path, real))
+        """The hidden paths strictly inside the resolved directory ``real``, for a walk to leave out.
+
+        In a jailed session that includes the host's ``/tmp`` (with whatever lies in it) when ``real`` holds it.
+        """
+        inside = [h.path for h in self.hidden if h.path != real and _within(h.path, real)]
+        if self.jailed and real != JAIL_TMP and _within(JAIL_TMP, real):
+            inside.append(JAIL_TMP)
+        return tuple(inside)
 
 
 def _resolved(path: str, user_home: str) -> str:
