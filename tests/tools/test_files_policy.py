@@ -21,7 +21,8 @@ from tests.jail.world import World, make_world
 from tools.context import ToolContext
 from tools.files import patch_handler, read_file_handler, read_window, write_file_handler
 from tools import search
-from tools.files._guard import read_target, write_target
+from tools.errors import ToolInputError
+from tools.files._guard import parent_check, read_target, write_target
 from tools.files._write import _write
 from tools.jail import PathRefused, SandboxMode
 from tools.registry import Handler
@@ -159,16 +160,30 @@ class TestWriteRefusals:
         assert "new\n" == (world.workspace / "code.py").read_text()
 
     @pytest.mark.parametrize("mode", MODES)
-    async def test_parent_swapped_after_the_check(self, world: World, mode: SandboxMode) -> None:
-        """A parent directory swapped for a symlink into the home after the check: nothing is written there."""
+    @pytest.mark.parametrize("rel", ["sub/planted.md", "sub/new/deeper/planted.md"])
+    async def test_parent_swapped_after_the_check(self, world: World, mode: SandboxMode, rel: str) -> None:
+        """A parent directory swapped for a symlink into the home after the check: nothing is written or
+        created there."""
         ctx = world.context(mode)
-        target = write_target(ctx, "sub/planted.md")
+        target = write_target(ctx, rel)
+        before = sorted(os.listdir(world.home))
         (world.workspace / "sub").rename(world.workspace / "sub-old")
         (world.workspace / "sub").symlink_to(world.home)
-        with pytest.raises(PathRefused, match="is hidden from tools"):
+        with pytest.raises(ToolInputError, match="Not a directory"):
             _write(ctx.jail.policy, target, "evil")
-        assert not (world.home / "planted.md").exists()
-        assert [] == [name for name in os.listdir(world.home) if name.endswith(".tmp")]
+        assert before == sorted(os.listdir(world.home))
+
+    @pytest.mark.parametrize("mode", MODES)
+    async def test_opened_directory_checked_by_its_real_path(self, world: World, mode: SandboxMode) -> None:
+        """The parent directory a write opened is checked by where it really is (the home, after a rename)."""
+        ctx = world.context(mode)
+        check = parent_check(ctx.jail.policy, write_target(ctx, "sub/planted.md"))
+        fd = os.open(world.home, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            with pytest.raises(PathRefused, match=r"ws/sub \(resolves to .*/hermes\) is hidden from tools"):
+                check(fd)
+        finally:
+            os.close(fd)
 
 
 class TestPrivateTmp:

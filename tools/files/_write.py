@@ -79,16 +79,43 @@ def atomic_write(
     Blocking: run in a thread.  Parents are created; an existing file keeps its mode, a new one gets
     ``new_file_mode`` filtered by the umask.  Every step after opening the parent directory is relative
     to it, so the file written is in the directory that ``check_dir`` (given the directory's fd)
-    accepted, whatever is renamed or symlinked meanwhile.
+    accepted, whatever is renamed or symlinked meanwhile.  With ``check_dir``, ``path`` must be
+    resolved: its parents are opened (and created) one by one without following any symlink, so a
+    directory swapped for a symlink cannot make the write create directories elsewhere.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    if check_dir is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    else:
+        dir_fd = _open_dirs_no_follow(path.parent)
     try:
         if check_dir is not None:
             check_dir(dir_fd)
         return _replace_in(dir_fd, path.name, data, new_file_mode)
     finally:
         os.close(dir_fd)
+
+
+def _open_dirs_no_follow(directory: Path) -> int:
+    """Open the absolute, resolved ``directory``, creating what is missing, never following a symlink."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open("/", flags)
+    try:
+        for part in directory.parts[1:]:
+            try:
+                os.mkdir(part, dir_fd=fd)
+            except FileExistsError:
+                pass
+            parent, fd = fd, -1
+            try:
+                fd = os.open(part, flags, dir_fd=parent)
+            finally:
+                os.close(parent)
+    except BaseException:
+        if fd != -1:
+            os.close(fd)
+        raise
+    return fd
 
 
 def _replace_in(dir_fd: int, name: str, data: bytes, new_file_mode: int) -> bool:
