@@ -301,7 +301,7 @@ class TestAnyPath:
     """Whatever text the model sends as a path, the tools answer with a result or a clear error, and a
     jailed write lands only in the workspace or the session's /tmp."""
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(path=st.lists(st.sampled_from(PATH_PIECES), min_size=1, max_size=10).map("".join))
     async def test_no_crash_no_escape(self, world: World, path: str) -> None:
         ctx = world.context(SandboxMode.WORKSPACE_WRITE)
