@@ -3,7 +3,9 @@
 One :class:`JailPolicy` per session, built once from the ``sandbox`` config section by
 :func:`build_policy`. The launcher turns it into bubblewrap mounts; the in-process file tools ask
 it the same questions through :meth:`JailPolicy.check_read` and :meth:`JailPolicy.check_write`, so
-a path refused to ``cat`` is refused to ``read_file`` too.
+a path refused to ``cat`` is refused to ``read_file`` too. Those resolve a path as the kernel in the
+jail would (``_resolve``: ``/tmp`` is the session's own, symlinks before ``..``) and judge where it
+really is; every refusal names the rule that refused.
 """
 
 from __future__ import annotations
