@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import tempfile
 from collections import deque
 from typing import Any
 
@@ -50,6 +51,7 @@ from messages.session import (
 from messages.supervision import ActorState
 from providers.types import Usage
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification
+from tools.jail import SandboxMode, SessionJail, build_policy
 
 __all__ = ["MAX_QUEUED", "SessionActor", "SessionBusy"]
 
@@ -114,6 +116,18 @@ class SessionActor(Actor[SessionMessage]):
             requests=self.requests,
             start_background=self._start_background,
             delegate=setup.delegate,
+            # Until sessions get their own jail and runtime directory (the wiring branch): full access, with
+            # the home and sandbox.deny_read hidden from the file tools.
+            jail=SessionJail(
+                build_policy(
+                    daemon.sandbox,
+                    mode=SandboxMode.FULL_ACCESS,
+                    workspace=setup.shell.cwd,
+                    tmp_dir=tempfile.gettempdir(),
+                    daemon_home=str(setup.deps.home),
+                    runtime_dir=str(setup.deps.home),
+                )
+            ),
         )
         self.executor = ToolExecutor(setup.deps.registry, setup.guardrails())
         self.services.run_sandbox = sandbox_runner(
