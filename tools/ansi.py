@@ -9,6 +9,7 @@ belong in a tool result: ``redact_output`` runs the project's one redaction func
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import trio
 
@@ -68,8 +69,12 @@ def redact_output(text: str) -> str:
     return redact_secrets(text) if text else text
 
 
-async def redact_output_async(text: str) -> str:
-    """``redact_output`` off the event loop when ``text`` is large."""
+async def redact_output_async(text: str, redact: Callable[[str], str] = redact_secrets) -> str:
+    """``redact(text)``, off the event loop when ``text`` is large.
+
+    Args:
+        redact: ``redact_secrets`` for plain text (the default), ``redact_tool_result`` for a JSON result.
+    """
     if len(text) <= _INLINE_REDACT_CHARS:
-        return redact_output(text)
-    return await trio.to_thread.run_sync(redact_secrets, text)
+        return redact(text) if text else text
+    return await trio.to_thread.run_sync(redact, text)

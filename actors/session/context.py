@@ -13,12 +13,16 @@ from actors.session.requests import NO_ANSWER, PendingRequests
 from messages.events import ToolProgress
 from tools.context import ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
+from tools.redact import redact_secrets
 
 if TYPE_CHECKING:
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
     from tools.todo import TodoList
 
 __all__ = ["CallContext", "SessionServices"]
+
+_PROGRESS_SHOWN = 2000
+_PROGRESS_WINDOW = 8000
 
 
 class SessionServices:
@@ -146,7 +150,10 @@ class CallContext:
         """Publish a progress line for this call (never blocks)."""
         self.last_progress = progress
         self.progress_count += 1
-        self._services.hub.publish(ToolProgress, call_id=self.call_id, text=progress[-2000:])
+        # Redacted here for every tool; a window wider than what is shown, so a secret cut by the
+        # window's edge lies outside the part shown. ``last_progress`` is redacted when it becomes a result.
+        shown = redact_secrets(progress[-_PROGRESS_WINDOW:])[-_PROGRESS_SHOWN:]
+        self._services.hub.publish(ToolProgress, call_id=self.call_id, text=shown)
 
     async def start_background(self, spec: BackgroundSpec) -> ProcessInfo:
         """Start a background process actor owned by the session.
