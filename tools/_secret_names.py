@@ -16,7 +16,7 @@ redacted; an unquoted one is redacted unless it reads as code.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 __all__ = ["NAME_TRIGGERS", "is_placeholder", "is_secret_name", "is_secret_value", "secret_assignment_spans"]
 
@@ -51,10 +51,13 @@ _QUOTED = {
 # Unquoted values: after ``=`` a shell/dotenv/logfmt/connection-string token;
 # after ``:`` a YAML or header value, which must be the rest of its line (so
 # prose such as "password: see the vault" stays).
-_EQ_VALUE = re.compile(r"[^\s'\"`;&,()\[\]{}<>|]+")
+# A backslash ends a value only as a JSON escape (``\n``): a result too deep to decode is redacted as its text.
+_EQ_VALUE = re.compile(r"(?:[^\s'\"`;&,()\[\]{}<>|\\]|\\(?![nrt\"\\]))+")
 _COLON_VALUE = re.compile(r"([^\s'\"`#,;(){}\[\]]+)[ \t]*(?:#[^\r\n]*)?(?:\r?\n|\\n|$)")
 # An identifier or attribute path: in code, a reference to a secret, not the secret.
 _IDENTIFIER_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+# No code names a variable like this: 16+ letters and digits, a digit among them, no separators.
+_RANDOM_LOOKING = re.compile(r"(?=[A-Za-z]*\d)[A-Za-z0-9]{16,}")
 
 _MIN_VALUE = 3
 # Values that are configuration words, type names or masks, never credentials.
@@ -62,7 +65,8 @@ _NOT_SECRETS = frozenset(
     "true false null none nil yes no on off undefined required optional enabled disabled "
     "str string int bool bytes float any number boolean object secretstr redacted".split()
 )
-_PLACEHOLDER_STARTS = ("$", "{{", "<", "%(", "%{", "[REDACTED")
+# ``${TOKEN}``, ``$(pass show db)``, ``$DB_PASSWORD``, ``{{ vault_pw }}``, ``<your key>``, ``%(password)s``, the marker.
+_PLACEHOLDER = re.compile(r"\$[{(]|\$[A-Z_][A-Z0-9_]*$|\{\{|<[^<>]*>$|%[({]|\[REDACTED")
 
 
 def is_secret_name(name: str) -> bool:
@@ -73,7 +77,7 @@ def is_secret_name(name: str) -> bool:
 def is_placeholder(value: str) -> bool:
     """Whether ``value`` stands for a secret without being one: ``${TOKEN}``, ``<password>``, ``****``, the marker."""
     stripped = value.strip()
-    return not stripped.strip("*xX.•") or stripped.startswith(_PLACEHOLDER_STARTS)
+    return not stripped.strip("*xX.•") or _PLACEHOLDER.match(stripped) is not None
 
 
 def is_secret_value(value: str) -> bool:
@@ -84,14 +88,18 @@ def is_secret_value(value: str) -> bool:
     return not is_placeholder(stripped)
 
 
-def secret_assignment_spans(text: str, low: str) -> Iterator[tuple[int, int]]:
+def secret_assignment_spans(text: str, low: str, anchors: Sequence[int]) -> Iterator[tuple[int, int]]:
     """The spans of ``text`` that are values given to secret names.
 
     Args:
         text: the text as it is.
         low: ``text`` lower-cased, offset for offset.
+        anchors: where a :data:`NAME_TRIGGERS` word occurs in ``low``.
     """
-    for match in _WORD.finditer(low):
+    for anchor in anchors:
+        match = _WORD.match(low, anchor)
+        if match is None:
+            continue
         start = match.start()
         floor = max(0, start - _MAX_NAME)
         while start > floor and low[start - 1] in _NAME_CHARS:
@@ -138,11 +146,15 @@ def _value_span(text: str, name_end: int) -> tuple[int, int] | None:
 
 
 def _reads_as_code(text: str, start: int, end: int, *, spaced: bool) -> bool:
-    """An assignment in source code: ``token = self._token``, ``f(password=password)``, ``key=get()``."""
+    """An assignment in source code: ``token = self._token``, ``f(password=password)``, ``key=get()``.
+
+    A long run of letters and digits is a key even where an identifier could stand
+    (``aws_secret_access_key = <40 characters>`` in a credentials file).
+    """
     following = text[end : end + 1]
     if following in ("(", "["):
         return True
-    if not _IDENTIFIER_PATH.fullmatch(text, start, end):
+    if not _IDENTIFIER_PATH.fullmatch(text, start, end) or _RANDOM_LOOKING.fullmatch(text, start, end):
         return False
     # ``x = name`` is code; ``NAME=value`` (dotenv, shell, logfmt) only when it is a keyword argument.
     return spaced or following in (",", ")")

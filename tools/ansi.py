@@ -17,7 +17,7 @@ from tools.redact import redact_secrets
 
 __all__ = ["clean_terminal_output", "redact_output", "redact_output_async", "strip_ansi"]
 
-# Redaction costs about 0.7 ms per KB; above this size it runs in a worker thread.
+# Redaction costs about 20-70 µs per KB (bench/bench_redact.py); above this size it runs in a worker thread.
 _INLINE_REDACT_CHARS = 4096
 
 # CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC strings (ESC P/X/^/_ ... ST),

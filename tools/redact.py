@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from tools._secret_names import is_secret_name, is_secret_value
-from tools._secret_rules import secret_spans
+from tools._secret_rules import may_hold_secrets, secret_spans
 
 __all__ = ["REDACTED", "redact_secrets", "redact_tool_result"]
 
@@ -55,7 +55,7 @@ def redact_tool_result(result: str) -> str:
     A JSON result is redacted string by string and re-encoded; anything else
     (or JSON too deep or too large for the decoder) as plain text.
     """
-    if not result or not secret_spans(result):
+    if not result or not may_hold_secrets(result):
         return result
     try:
         value = json.loads(result)

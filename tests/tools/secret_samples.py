@@ -76,7 +76,7 @@ _KINDS = {
     "exported variable": (lambda r: _word(r, 14, ALNUM + "!@#%^"), "export DB_PASSWORD={s}"),
     "yaml variable": (lambda r: _word(r, 30), "  OPENAI_API_KEY: {s}"),
     "json api_key": (lambda r: _word(r, 32), '{{"api_key": "{s}", "region": "eu"}}'),
-    "json password": (lambda r: _word(r, 16, ALNUM + "!#$%&*+-"), '"password": "{s}",'),
+    "json password": (lambda r: _word(r, 16, ALNUM + "!#%&*+-"), '"password": "{s}",'),
     "json client_secret": (lambda r: _word(r, 32), '{{"client_id": "abc", "client_secret": "{s}"}}'),
     "json token": (lambda r: _word(r, 40), '{{"token": "{s}"}}'),
     "url password": (lambda r: _word(r, 16), "DATABASE_URL=postgres://app:{s}@db.internal:5432/prod"),
