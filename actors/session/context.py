@@ -150,10 +150,7 @@ class CallContext:
         """Publish a progress line for this call (never blocks)."""
         self.last_progress = progress
         self.progress_count += 1
-        # Redacted here for every tool; a window wider than what is shown, so a secret cut by the
-        # window's edge lies outside the part shown. ``last_progress`` is redacted when it becomes a result.
-        shown = redact_secrets(progress[-_PROGRESS_WINDOW:])[-_PROGRESS_SHOWN:]
-        self._services.hub.publish(ToolProgress, call_id=self.call_id, text=shown)
+        self._services.hub.publish(ToolProgress, call_id=self.call_id, text=_shown_progress(progress))
 
     async def start_background(self, spec: BackgroundSpec) -> ProcessInfo:
         """Start a background process actor owned by the session.
@@ -187,3 +184,17 @@ class CallContext:
         if run is None:
             raise CapabilityUnavailable("execute_code is not available in this session")
         return await run(self, code)
+
+
+def _shown_progress(progress: str) -> str:
+    """The redacted end of a progress text, for subscribers (``last_progress`` is redacted as a result).
+
+    Tools hand over the newest part of their output, cut anywhere: a first line
+    may be the end of a secret whose name was cut off (``…Basic <value>``), so
+    whole lines only are shown.  Redacting a window wider than what is shown
+    keeps this module's own cut away from the part shown, too.
+    """
+    window = progress[-_PROGRESS_WINDOW:]
+    _, newline, rest = window.partition("\n")
+    text = redact_secrets(rest if newline and rest.strip() else window)
+    return text[-_PROGRESS_SHOWN:]
