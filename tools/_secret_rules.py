@@ -142,7 +142,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "openai, anthropic or openrouter key",
         ("sk-",),
-        _at(rf"{_NOT_INSIDE}sk-(?=[\w-]*\d)[A-Za-z0-9_-]{{20,}}"),
+        # A known project prefix is enough; a bare ``sk-`` needs a digit (``sk-learn-compatible`` is no key).
+        _at(rf"{_NOT_INSIDE}sk-(?:(?:proj|ant|or|svcacct|admin)-|(?=[\w-]*\d))[A-Za-z0-9_-]{{16,}}"),
     ),
     Rule(
         "stripe key",
