@@ -114,7 +114,11 @@ def secret_assignment_spans(text: str, low: str, anchors: Sequence[int]) -> Iter
 
 def _is_connection_pwd(low: str, start: int, name: str) -> bool:
     """``Pwd=`` in an ODBC connection string (``Uid=sa;Pwd=…``), unlike the shell's ``PWD=/path``."""
-    return name == "pwd" and low[:start].rstrip(" ").endswith(";")
+    if name != "pwd":
+        return False
+    while start > 0 and low[start - 1] == " ":
+        start -= 1
+    return start > 0 and low[start - 1] == ";"
 
 
 def _value_span(text: str, name_end: int) -> tuple[int, int] | None:

@@ -86,6 +86,8 @@ def _pem_tails(text: str, low: str, anchors: Sequence[int]) -> Iterator[Span]:
         start, floor = anchor, max(0, anchor - _PEM_MAX)
         while start > floor and text[start - 1] in _PEM_BODY:
             start -= 1
+        while start < anchor and text[start] in "\r\n":  # the line break before the body stays
+            start += 1
         if anchor - start >= 16:
             yield start, end.end()
 
@@ -102,7 +104,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "private key",
         ("-----begin",),
-        _at(rf"-----BEGIN{_PEM_NAME}.*?(?:-----END{_PEM_NAME}|\Z)"),
+        # Cut off, it runs to the end of the text, or to a NUL: redact.py joins a result's strings with NULs.
+        _at(rf"-----BEGIN{_PEM_NAME}[^\x00]*?(?:-----END{_PEM_NAME}|(?=\x00)|\Z)"),
     ),
     Rule("private key, cut at its start", ("-----end",), _pem_tails),
     # ``Authorization: Basic …``, ``Proxy-Authorization: Bearer …``, ``"Authorization": "token …"``.

@@ -15,15 +15,21 @@ byte-for-byte as it was.
 
 from __future__ import annotations
 
+import bisect
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from tools._secret_names import is_secret_name, is_secret_value
-from tools._secret_rules import may_hold_secrets, secret_spans
+from tools._secret_rules import Span, may_hold_secrets, secret_spans
 
 __all__ = ["REDACTED", "redact_secrets", "redact_tool_result"]
 
 REDACTED = "[REDACTED]"
+
+# Joins a result's strings so that one pass redacts them all: no rule's match runs across a line break
+# followed by a NUL (a private key cut off at its end stops at the NUL).
+_JOIN = "\n\x00\n"
 
 
 def redact_secrets(text: str) -> str:
@@ -36,17 +42,7 @@ def redact_secrets(text: str) -> str:
     """
     if not text:
         return text
-    spans = secret_spans(text)
-    if not spans:
-        return text
-    parts: list[str] = []
-    last = 0
-    for start, end in spans:
-        parts.append(text[last:start])
-        parts.append(REDACTED)
-        last = end
-    parts.append(text[last:])
-    return "".join(parts)
+    return _replace(text, secret_spans(text))
 
 
 def redact_tool_result(result: str) -> str:
@@ -61,40 +57,66 @@ def redact_tool_result(result: str) -> str:
         value = json.loads(result)
     except (ValueError, RecursionError):
         return redact_secrets(result)
-    redacted, changed = _redact_value(value)
-    if not changed:
-        # The raw JSON looked suspicious but no decoded string holds a secret.
-        return result
-    return json.dumps(redacted, ensure_ascii=False)
-
-
-def _redact_value(value: Any) -> tuple[Any, bool]:
-    """``value`` with secrets redacted, and whether anything changed (iterative: results may nest deeply)."""
     if isinstance(value, str):
         redacted = redact_secrets(value)
-        return redacted, redacted is not value
-    if not isinstance(value, (dict, list)):
-        return value, False
+        return result if redacted == value else json.dumps(redacted, ensure_ascii=False)
+    slots = list(_string_slots(value))
+    texts = [container[key] for container, key in slots]
     changed = False
-    root: Any = {} if isinstance(value, dict) else []
-    stack: list[tuple[Any, Any]] = [(value, root)]
+    for (container, key), text, new in zip(slots, texts, _redact_all(texts)):
+        if isinstance(key, str) and is_secret_name(key) and is_secret_value(text):
+            new = REDACTED
+        if new != text:
+            container[key] = new
+            changed = True
+    # The raw JSON can look suspicious while no decoded string holds a secret.
+    return json.dumps(value, ensure_ascii=False) if changed else result
+
+
+def _string_slots(value: Any) -> Iterator[tuple[Any, Any]]:
+    """``(container, key)`` of every string in a decoded JSON value (iterative: results may nest deeply)."""
+    stack = [value]
     while stack:
-        source, target = stack.pop()
-        items = source.items() if isinstance(source, dict) else enumerate(source)
+        container = stack.pop()
+        items = container.items() if isinstance(container, dict) else enumerate(container)
         for key, item in items:
             if isinstance(item, str):
-                if isinstance(key, str) and is_secret_name(key) and is_secret_value(item):
-                    new: Any = REDACTED
-                else:
-                    new = redact_secrets(item)
-                changed = changed or new != item
+                yield container, key
             elif isinstance(item, (dict, list)):
-                new = {} if isinstance(item, dict) else []
-                stack.append((item, new))
-            else:
-                new = item
-            if isinstance(target, dict):
-                target[key] = new
-            else:
-                target.append(new)
-    return root, changed
+                stack.append(item)
+
+
+def _redact_all(texts: list[str]) -> list[str]:
+    """``redact_secrets`` of each text, in one pass over them all (a result may hold thousands of strings)."""
+    joined = _JOIN.join(texts)
+    spans = secret_spans(joined)
+    if not spans:
+        return texts
+    starts: list[int] = []
+    offset = 0
+    for text in texts:
+        starts.append(offset)
+        offset += len(text) + len(_JOIN)
+    per_text: dict[int, list[Span]] = {}
+    for start, end in spans:
+        index = bisect.bisect_right(starts, start) - 1
+        if start - starts[index] >= len(texts[index]):
+            # Begun in a separator (a key's tail walked back to it): it belongs to the next text.
+            index += 1
+            start = starts[index]
+        base = starts[index]
+        per_text.setdefault(index, []).append((start - base, min(end - base, len(texts[index]))))
+    return [_replace(text, per_text.get(index, [])) for index, text in enumerate(texts)]
+
+
+def _replace(text: str, spans: list[Span]) -> str:
+    if not spans:
+        return text
+    parts: list[str] = []
+    last = 0
+    for start, end in spans:
+        parts.append(text[last:start])
+        parts.append(REDACTED)
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)

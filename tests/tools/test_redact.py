@@ -85,6 +85,20 @@ class TestRedactToolResult:
         result = "[" * 100_000 + '"sk-proj-Ab3dEf9hIjKlMnOpQrStUvWx1234"'
         assert "[" * 100_000 + '"[REDACTED]"' == redact_tool_result(result)
 
+    def test_each_string_is_redacted_on_its_own(self) -> None:
+        """A key cut at its end stops at its string; one cut at its start starts at its string."""
+        tail = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldY\n-----END RSA PRIVATE KEY-----\nnext"
+        head = "-----BEGIN RSA PRIVATE KEY-----\nQUJDREVGR0hJSktMTU5PUFFSU1RVVldY"
+        value = ["a", tail, head, "kept", "API_KEY=abcdef1234"]
+        expected = ["a", "[REDACTED]\nnext", REDACTED, "kept", "API_KEY=[REDACTED]"]
+        assert expected == json.loads(redact_tool_result(json.dumps(value)))
+
+    def test_many_strings(self) -> None:
+        rows = [{"line": i, "text": f"token = 'v{i}x{i}'" if i % 3 == 0 else f"token_count = {i}"} for i in range(3000)]
+        redacted = json.loads(redact_tool_result(json.dumps(rows)))
+        expected = [{"line": i, "text": "token = '[REDACTED]'" if i % 3 == 0 else f"token_count = {i}"} for i in range(3000)]
+        assert expected == redacted
+
     def test_nested_lists_keep_their_order(self) -> None:
         value = {"rows": [["a", "API_KEY=abcdef123456"], ["b", {"password": "hunter22"}], "c"]}
         expected = {"rows": [["a", "API_KEY=[REDACTED]"], ["b", {"password": REDACTED}], "c"]}
@@ -113,6 +127,13 @@ class TestRedactionProperties:
         assert sample.secret not in redact_secrets(text)
         result = redact_tool_result(json.dumps({"output": text}, ensure_ascii=False))
         assert sample.secret not in json.loads(result)["output"]
+
+    @given(st.lists(st.text() | st.builds(_embedded, st.text(max_size=50), secret_samples(), st.text(max_size=50)), max_size=8))
+    @settings(max_examples=300, deadline=None)
+    def test_result_strings_redacted_as_if_alone(self, texts: list[str]) -> None:
+        """One pass over all of a result's strings gives what a pass over each would."""
+        redacted = json.loads(redact_tool_result(json.dumps({"rows": texts, "n": len(texts)})))
+        assert {"rows": [redact_secrets(text) for text in texts], "n": len(texts)} == redacted
 
     @given(st.lists(secret_samples(), min_size=1, max_size=6))
     @settings(max_examples=100, deadline=None)
