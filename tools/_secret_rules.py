@@ -63,8 +63,12 @@ def _at(
             while start > floor and haystack[start - 1] in back_chars:
                 start -= 1
             match = compiled.match(haystack, start)
-            if match is not None and (accept is None or accept(match.group(group))):
-                yield match.span(group)
+            if match is None:
+                continue
+            span = match.span(group)
+            # Judged as written: ``$TOKEN`` is a placeholder, ``$token`` is not.
+            if accept is None or accept(text[span[0] : span[1]]):
+                yield span
 
     return find
 

@@ -30,6 +30,7 @@ PLACEMENT = [
     ("curl -u admin:hunter2 https://x", "curl -u admin:[REDACTED] https://x"),
     ("https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXXXXXXXXXX", "https://hooks.slack.com/services/[REDACTED]"),
     ("password = 'correct horse battery'", "password = '[REDACTED]'"),
+    ('curl -H "Authorization: Bearer $GITHUB_TOKEN" -u me:${PASS}', 'curl -H "Authorization: Bearer $GITHUB_TOKEN" -u me:${PASS}'),
     ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n(cut off", REDACTED),
     ("QUJDREVGR0hJSktMTU5PUFFSU1RVVldY\nYWJjZGVmZ2hpamtsbW5vcA==\n-----END RSA PRIVATE KEY-----\nnext", "[REDACTED]\nnext"),
 ]
