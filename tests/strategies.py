@@ -10,6 +10,8 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 
+from tests.tools.secret_samples import KINDS, make_sample
+
 #: Any JSON value, as a message's free-form payload field may hold.
 json_values: st.SearchStrategy[Any] = st.recursive(
     st.none()
@@ -55,3 +57,8 @@ def message_strategy(cls: type, _depth: int = 0) -> st.SearchStrategy[Any]:
     hints = typing.get_type_hints(cls)
     fields = {f.name: for_type(hints[f.name], _depth) for f in attrs.fields(cls) if f.init}
     return st.builds(cls, **fields)
+
+
+def secret_samples() -> st.SearchStrategy[Any]:
+    """A freshly generated fake credential of any kind the redaction table covers, in its context line."""
+    return st.builds(make_sample, st.sampled_from(KINDS), st.randoms(use_true_random=False))
