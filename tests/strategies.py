@@ -45,6 +45,8 @@ def for_type(tp: Any, _depth: int = 0) -> st.SearchStrategy[Any]:
         return st.tuples(*(for_type(arg, _depth) for arg in args))
     if tp is float:
         return st.floats(allow_nan=False, allow_infinity=False)
+    if tp is int:  # the codec's wire contract: integers fit in 64 bits
+        return st.integers(-(2**63), 2**63 - 1)
     if tp is type(None):
         return st.none()
     return st.from_type(tp)

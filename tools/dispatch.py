@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from messages.untrusted import repair_text
 from tools.errors import ArgumentValidationError, CapabilityUnavailable, ClarifyUnavailable
 from tools.redact import redact_secrets
 from tools.validation import validate_arguments
@@ -31,7 +32,7 @@ _LOG_PREVIEW_CHARS = 200
 
 def error_result(message: str) -> str:
     """The JSON string a tool returns on failure."""
-    return json.dumps({"error": message}, ensure_ascii=False)
+    return json.dumps({"error": repair_text(message)}, ensure_ascii=False)
 
 
 async def dispatch(
@@ -79,4 +80,5 @@ async def dispatch(
         result = json.dumps(result, ensure_ascii=False, default=str)
     if logger.isEnabledFor(logging.DEBUG):
         logger.debug("tool %s -> %d chars: %s", name, len(result), redact_secrets(result[:_LOG_PREVIEW_CHARS]))
-    return registry.cap_result(name, result)
+    # The one place results are finalised: a file name or an output with lone surrogates is repaired here.
+    return registry.cap_result(name, repair_text(result))

@@ -12,7 +12,6 @@ error and the connection goes on; after too many in a row the connection
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -28,6 +27,7 @@ from actors.platform.service import ControlService
 from messages import control as c
 from messages.codec import Codec, MessageDecodeError
 from messages.framing import FrameReader
+from messages.untrusted import loads as loads_untrusted
 from messages.supervision import ActorState
 
 __all__ = ["Connection"]
@@ -38,7 +38,7 @@ log = logging.getLogger("hermes_actors.control")
 def _request_id_of(frame: bytes) -> str | None:
     # A frame the codec refused may still name its request; echo it so the client can match the error.
     try:
-        payload = json.loads(frame)
+        payload = loads_untrusted(frame)
     except ValueError:
         return None
     request_id = payload.get("request_id") if isinstance(payload, dict) else None

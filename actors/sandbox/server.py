@@ -29,6 +29,7 @@ from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, TERMINAL_STRIPPED_ARGS
 from actors.sandbox.workspace import MAX_SOCKET_PATH_BYTES
 from messages.codec import Codec, MessageDecodeError
+from messages.untrusted import loads as loads_untrusted
 from messages.framing import FrameReader
 from messages.rpc import RpcMessage, RpcRequest, RpcResponse
 
@@ -116,7 +117,7 @@ def _request_id_of(frame: bytes) -> int:
     # A frame the codec refused may still name the request it belongs to; answer that id so the
     # calling thread in the script is not left waiting.
     try:
-        payload = json.loads(frame)
+        payload = loads_untrusted(frame)
     except ValueError:
         return 0
     request_id = payload.get("id") if isinstance(payload, dict) else None

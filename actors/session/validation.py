@@ -24,6 +24,8 @@ from typing import Any, Protocol
 import attrs
 
 from actors.session.guardrails import ToolCallSignature
+from messages.untrusted import MAX_JSON_DEPTH, JsonLimitExceeded, JsonSyntaxError, UntrustedJsonError, repair_json
+from messages.untrusted import loads as loads_untrusted
 from providers.recovery.json_repair import EMPTY_ARGUMENTS, repair_tool_arguments
 from providers.recovery.tool_names import repair_tool_name
 
@@ -107,15 +109,12 @@ def extra_delegate_result() -> str:
 def looks_truncated(raw: str) -> bool:
     """Whether invalid JSON ``raw`` ends before its structure does (cut-off output, not a typo)."""
     try:
-        json.loads(raw, strict=False)
-    except json.JSONDecodeError as exc:
+        loads_untrusted(raw, strict=False)
+    except JsonSyntaxError as exc:
         return exc.msg.startswith("Unterminated string") or exc.pos >= len(raw.rstrip())
+    except UntrustedJsonError:
+        return False
     return False
-
-
-def _reject_constant(name: str) -> Any:
-    # NaN and Infinity parse in Python but are not JSON; a provider would reject them later.
-    raise ValueError(f"{name} is not valid JSON")
 
 
 class ToolCallValidator:
@@ -206,16 +205,19 @@ class ToolCallValidator:
         """Return ``(arguments, note)``; ``arguments`` is ``None`` when the note is a recovery result."""
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             return {}, ""
-        if isinstance(raw, dict):
-            return raw, ""
         try:
-            parsed = json.loads(raw, strict=False, parse_constant=_reject_constant)
-        except json.JSONDecodeError as exc:
-            if finish_reason == "length" or looks_truncated(raw):
+            if isinstance(raw, dict):
+                return repair_json(raw, max_depth=MAX_JSON_DEPTH), ""
+            if not isinstance(raw, str):
+                return None, invalid_arguments_result(name, f"got a JSON {type(raw).__name__}")
+            # Lone surrogates come back repaired, so nothing downstream can fail to encode them.
+            parsed = loads_untrusted(raw, strict=False)
+        except JsonLimitExceeded as exc:
+            return None, invalid_arguments_result(name, f"the JSON {exc}")
+        except JsonSyntaxError as exc:
+            if exc.pos >= 0 and (finish_reason == "length" or looks_truncated(raw)):
                 return None, truncated_arguments_result(name)
             detail = exc.msg
-        except ValueError as exc:
-            detail = str(exc)
         else:
             if isinstance(parsed, dict):
                 return parsed, ""

@@ -135,7 +135,7 @@ class TestRoundTrip:
         message = data.draw(message_strategy(cls))
         assert wire.decode(wire.encode(message)) == message
 
-    @given(st.builds(Ping, id=st.integers(), text=st.text(), args=st.dictionaries(st.text(), json_values)))
+    @given(st.builds(Ping, id=st.integers(-(2**63), 2**63 - 1), text=st.text(), args=st.dictionaries(st.text(), json_values)))
     def test_ping_round_trips(self, message: Ping) -> None:
         """A message with free-form JSON arguments round-trips exactly."""
         big = Codec(Ping | Pong, max_frame_bytes=1 << 24)
