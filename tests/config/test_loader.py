@@ -78,3 +78,37 @@ class TestEnvironment:
         (tmp_path / ".env").write_text('# keys\nexport OPENAI_API_KEY="sk-test"\nANTHROPIC_API_KEY=abc\nnot a line\n\n')
         assert load_env_file(tmp_path) == {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "abc"}
         assert load_env_file(tmp_path / "missing") == {}
+
+
+class TestHostileFile:
+    """A hostile config.yaml is a ConfigError naming the file, never a RecursionError or ValueError traceback."""
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            ("agent: " + "[" * 50_000, "nested too deeply to read"),
+            ("agent:\n  max_turns: " + "9" * 5000 + "\n", "holds a number of more than 4300 digits"),
+            ("agent:\n  max_turns: " + "9" * 40 + "\n", "expected an integer that fits in 64 bits"),
+            ("mystery: &loop [*loop]\n", "is nested deeper than 100 levels"),
+            ("agent: " + "[" * 150 + "]" * 150 + "\n", "is nested deeper than 100 levels"),
+        ],
+        ids=["brackets", "huge-int", "int64", "self-alias", "deep-flow"],
+    )
+    def test_refused(self, tmp_path: Path, text: str, message: str) -> None:
+        """Each names the file and what is wrong with it."""
+        write(tmp_path, text)
+        with pytest.raises(ConfigError) as caught:
+            load_config(tmp_path)
+        assert str(tmp_path / "config.yaml") in str(caught.value)
+        assert message in str(caught.value)
+
+    def test_invalid_utf8(self, tmp_path: Path) -> None:
+        """Bytes that are not UTF-8 are refused by position."""
+        (tmp_path / "config.yaml").write_bytes(b"model:\n  default: \xff\n")
+        with pytest.raises(ConfigError, match=r"config.yaml: not valid UTF-8 \(byte 18\)"):
+            load_config(tmp_path)
+
+    def test_surrogate_escape_is_repaired(self, tmp_path: Path) -> None:
+        """A YAML escape of a lone surrogate is read as U+FFFD, so nothing downstream fails on it."""
+        write(tmp_path, 'model:\n  default: "scripted\\udc80model"\n')
+        assert "scripted\ufffdmodel" == load_config(tmp_path).model.default
