@@ -38,7 +38,7 @@ from cattrs.preconf.json import make_converter
 from cattrs.strategies import configure_tagged_union
 from cattrs.v import format_exception
 
-from messages.untrusted import UntrustedJsonError, loads, repair_text
+from messages.untrusted import JsonLimitExceeded, JsonSyntaxError, UntrustedJsonError, loads, repair_text
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
@@ -232,13 +232,11 @@ class Codec(Generic[T]):
         if len(frame) > self.max_frame_bytes:
             raise FrameTooLarge(len(frame), self.max_frame_bytes)
         try:
-            text = frame.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidUtf8(f"frame is not valid UTF-8 (byte {exc.start})") from exc
-        try:
-            payload = loads(text)
+            payload = loads(frame)
+        except (JsonSyntaxError, JsonLimitExceeded) as exc:
+            raise InvalidJson(f"frame {exc}") from exc
         except UntrustedJsonError as exc:
-            raise InvalidJson(f"frame is {exc}") from exc
+            raise InvalidUtf8(f"frame {exc}") from exc
         return self.from_dict(payload)
 
 

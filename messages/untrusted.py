@@ -141,14 +141,17 @@ def loads(
         JsonLimitExceeded: nested deeper than ``max_depth``, or an integer over
             Python's conversion limit.
     """
-    if isinstance(data, bytes | bytearray):
+    if isinstance(data, (bytes, bytearray)):  # a tuple: measurably faster than a union on the hot path
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise UntrustedJsonError(f"is not valid UTF-8 (byte {exc.start})") from None
+        raw_surrogates = False  # strict UTF-8 decoding never yields one
     else:
         text = data
-    deep = text.count("[") + text.count("{") > max_depth
+        raw_surrogates = not _utf8_clean(text)
+    # Nesting deeper than max_depth takes more than max_depth brackets, hence more characters.
+    deep = len(text) > max_depth and text.count("[") + text.count("{") > max_depth
     decode = _DECODERS[strict] if constant is None else json.JSONDecoder(parse_constant=constant, strict=strict).decode
     try:
         value = decode(text)
@@ -161,7 +164,9 @@ def loads(
         if not is_number_too_long(exc):
             raise
         raise JsonLimitExceeded(f"holds {NUMBER_TOO_LONG}") from None
-    if deep or _SURROGATE_ESCAPE.search(text) is not None or not _utf8_clean(text):
+    # "in" first: far cheaper than the regex, and most texts have no escape at all.
+    escaped = "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
+    if deep or escaped or raw_surrogates:
         value, depth = _walk(value, max_depth)
         if depth > max_depth:
             raise JsonLimitExceeded(f"is nested deeper than {max_depth} levels")
