@@ -15,7 +15,6 @@ unusable arguments, the validator reports that it has given up and the turn shou
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 from collections.abc import Callable, Collection, Mapping
@@ -117,6 +116,27 @@ def looks_truncated(raw: str) -> bool:
     return False
 
 
+def _copy_calls(message: Mapping[str, Any]) -> dict[str, Any]:
+    """``message`` with its tool calls and their functions copied: all that validation changes.
+
+    Not a deep copy: that would recurse through arguments nested arbitrarily deep.
+    """
+    copied = dict(message)
+    calls = copied.get("tool_calls")
+    if isinstance(calls, list):
+        copied["tool_calls"] = [_copy_call(call) for call in calls]
+    return copied
+
+
+def _copy_call(call: Any) -> Any:
+    if not isinstance(call, dict):
+        return call
+    copied = dict(call)
+    if isinstance(copied.get("function"), dict):
+        copied["function"] = dict(copied["function"])
+    return copied
+
+
 class ToolCallValidator:
     """Validates the tool calls of each assistant response in one turn; counts repeated failures."""
 
@@ -145,7 +165,7 @@ class ToolCallValidator:
             message: the normalized assistant message.
             finish_reason: ``"length"`` marks unparseable arguments as cut off rather than malformed.
         """
-        repaired = copy.deepcopy(dict(message))
+        repaired = _copy_calls(message)
         runnable: list[PlannedCall] = []
         answered: dict[str, str] = {}
         repairs: list[str] = []
