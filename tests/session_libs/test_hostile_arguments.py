@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from actors.session.guardrails import looks_failed
 from actors.session.validation import ToolCallValidator, looks_truncated
 from providers.recovery.json_repair import repair_tool_arguments
 from tests.strategies import deeply_nested_json, hostile_frames, huge_integer_json
@@ -91,3 +92,13 @@ class TestRepairedArguments:
         json.dumps(outcome.message, ensure_ascii=False).encode("utf-8")
         for call in outcome.runnable:
             json.dumps(call.arguments, ensure_ascii=False).encode("utf-8")
+
+
+class TestHostileToolResults:
+    """The session's readers of tool results take any text a tool returned."""
+
+    @pytest.mark.parametrize("result", ["[" * 100_000, '{"error": ' + "9" * 5000 + "}", '{"error": NaN}'])
+    def test_looks_failed(self, result: str) -> None:
+        """A result too deep, with too long a number or NaN is not JSON to it, hence not an error result."""
+        assert not looks_failed(result)
+        assert looks_failed('{"error": "\\udc80"}')
