@@ -10,6 +10,8 @@ from hypothesis import given, settings
 
 from actors.session.guardrails import looks_failed
 from actors.session.validation import ToolCallValidator, looks_truncated
+from actors.subagent.tool import InvalidDelegation, parse_delegation
+from config.delegation import DelegationConfig
 from providers.recovery.json_repair import repair_tool_arguments
 from tests.strategies import deeply_nested_json, hostile_frames, huge_integer_json
 
@@ -94,11 +96,20 @@ class TestRepairedArguments:
             json.dumps(call.arguments, ensure_ascii=False).encode("utf-8")
 
 
-class TestHostileToolResults:
-    """The session's readers of tool results take any text a tool returned."""
+class TestHostileToolText:
+    """The session's readers of tool results and of JSON inside arguments take any text."""
 
     @pytest.mark.parametrize("result", ["[" * 100_000, '{"error": ' + "9" * 5000 + "}", '{"error": NaN}'])
     def test_looks_failed(self, result: str) -> None:
         """A result too deep, with too long a number or NaN is not JSON to it, hence not an error result."""
         assert not looks_failed(result)
         assert looks_failed('{"error": "\\udc80"}')
+
+    @pytest.mark.parametrize(
+        ("tasks", "message"),
+        [("[" * 100_000, "'tasks' is nested deeper than 100 levels"), ("[1,", "'tasks' is not valid JSON")],
+    )
+    def test_delegation_tasks_string(self, tasks: str, message: str) -> None:
+        """delegate_task's tasks given as a JSON string are decoded safely, with the problem named."""
+        with pytest.raises(InvalidDelegation, match=message):
+            parse_delegation({"tasks": tasks}, DelegationConfig())
