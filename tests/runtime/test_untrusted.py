@@ -103,6 +103,11 @@ class TestLoadsLimits:
         with pytest.raises(JsonLimitExceeded, match=f"is nested deeper than {MAX_JSON_DEPTH} levels"):
             loads("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1))
 
+    def test_many_brackets_shallow_nesting(self) -> None:
+        """Thousands of brackets side by side (a long chat body) are measured, not refused."""
+        body = json.dumps({"messages": [{"content": [{"text": "[{"}]} for _ in range(2000)]})
+        assert 2000 == len(loads(body)["messages"])
+
     @given(deeply_nested_json())
     def test_deep_nesting_is_refused(self, text: str) -> None:
         """Any nesting past the limit, closed or not, is one JsonLimitExceeded or a syntax error."""
