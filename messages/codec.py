@@ -9,10 +9,11 @@ Decoding is strict. cattrs on its own turns ``"12"`` into ``12``, ``5`` into
 ``"5"`` and ``"false"`` into ``True``; here ``str``, ``int``, ``float`` and
 ``bool`` fields accept only JSON values of their own kind (an integer is a
 valid ``float``; a boolean is never a number; an integer must fit in 64 bits,
-as everything downstream -- SQLite first -- expects). Lone surrogates in the
-frame's strings are replaced by U+FFFD (``messages.untrusted``). Every way a frame can be wrong
-raises one subclass of :class:`MessageDecodeError` whose text says what was
-wrong and where::
+as everything downstream -- SQLite first -- expects). The JSON is read by
+``messages.untrusted.loads``: nesting is bounded, and lone surrogates in the
+frame's strings become U+FFFD. Every way a frame can be wrong raises one
+subclass of :class:`MessageDecodeError` whose text says what was wrong and
+where::
 
     MessageDecodeError(ValueError)
     ├── FrameTooLarge          the frame exceeds the inbound size limit
