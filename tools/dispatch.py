@@ -20,6 +20,7 @@ import traceback
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from messages.untrusted import repair_text
 from tools.errors import ArgumentValidationError, CapabilityUnavailable, ClarifyUnavailable
 from tools.ansi import redact_output_async
 from tools.redact import redact_secrets, redact_tool_result
@@ -38,7 +39,7 @@ _LOG_PREVIEW_CHARS = 200
 
 def error_result(message: str) -> str:
     """The JSON string a tool returns on failure."""
-    return json.dumps({"error": message}, ensure_ascii=False)
+    return json.dumps({"error": repair_text(message)}, ensure_ascii=False)
 
 
 async def dispatch(
@@ -58,7 +59,10 @@ async def dispatch(
         allowed: the tools this caller may use (a session's toolsets, a sandbox's
             allow-list); others are reported as unknown. None allows every tool.
     """
-    result = await redact_output_async(await _call(registry, name, args, ctx, allowed), redact_tool_result)
+    # The one place results are finalised: lone surrogates (a file name, a tool's output) are repaired
+    # first, then one redaction pass covers every tool.
+    result = repair_text(await _call(registry, name, args, ctx, allowed))
+    result = await redact_output_async(result, redact_tool_result)
     if logger.isEnabledFor(logging.DEBUG):
         logger.debug("tool %s -> %d chars: %s", name, len(result), result[:_LOG_PREVIEW_CHARS])
     return registry.cap_result(name, result)

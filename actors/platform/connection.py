@@ -14,7 +14,6 @@ dropped, so a client holding half a frame cannot keep a descriptor forever.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -30,6 +29,7 @@ from actors.platform.service import ControlService
 from messages import control as c
 from messages.codec import Codec, MessageDecodeError
 from messages.framing import FrameReader, FrameTimeout
+from messages.untrusted import loads as loads_untrusted
 from messages.supervision import ActorState
 
 __all__ = ["Connection"]
@@ -41,8 +41,8 @@ def _request_id_of(frame: bytes) -> str | None:
     # A frame the codec refused may still name its request; echo it so the client can match the error.
     # The frame may be hostile JSON (deep nesting, a huge integer): that only means no id.
     try:
-        payload = json.loads(frame)
-    except (ValueError, RecursionError):
+        payload = loads_untrusted(frame)
+    except ValueError:
         return None
     request_id = payload.get("request_id") if isinstance(payload, dict) else None
     return request_id if isinstance(request_id, str) else None
@@ -191,9 +191,8 @@ class Connection(Actor[None]):
             return None
         try:
             return self._decoder.decode(frame)
-        except (ValueError, RecursionError) as exc:
-            # MessageDecodeError is a ValueError; the others are json's own limits (nesting,
-            # integer digits) where a decoder does not bound them itself.
+        except MessageDecodeError as exc:
+            # The codec bounds nesting and integer digits itself (messages.untrusted): nothing else escapes.
             raise BadFrame(str(exc), _request_id_of(frame)) from exc
 
     async def _hello(self, reader: FrameReader) -> bool:

@@ -33,6 +33,7 @@ from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, TERMINAL_STRIPPED_ARGS
 from actors.sandbox.workspace import MAX_SOCKET_PATH_BYTES
 from messages.codec import Codec, MessageDecodeError
+from messages.untrusted import loads as loads_untrusted
 from messages.framing import FrameReader
 from messages.rpc import RpcMessage, RpcRequest, RpcResponse
 
@@ -123,8 +124,8 @@ def _request_id_of(frame: bytes) -> int:
     # calling thread in the script is not left waiting. Hostile JSON (deep nesting, a huge
     # integer) only means there is no id to answer.
     try:
-        payload = json.loads(frame)
-    except (ValueError, RecursionError):
+        payload = loads_untrusted(frame)
+    except ValueError:
         return 0
     request_id = payload.get("id") if isinstance(payload, dict) else None
     return request_id if type(request_id) is int else 0
@@ -295,9 +296,8 @@ class RpcServer:
                 return
             try:
                 request = self._codec.decode(frame)
-            except (ValueError, RecursionError) as exc:
-                # MessageDecodeError is a ValueError; the others are json's own limits (nesting,
-                # integer digits) where a decoder does not bound them itself.
+            except MessageDecodeError as exc:
+                # The codec bounds nesting and integer digits itself (messages.untrusted): nothing else escapes.
                 await self._refuse_frame(conn, _request_id_of(frame), exc)
                 continue
             if not isinstance(request, RpcRequest):
