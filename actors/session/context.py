@@ -13,6 +13,7 @@ from actors.session.requests import NO_ANSWER, PendingRequests
 from messages.events import ToolProgress
 from tools.context import ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
+from tools.jail import SessionJail
 
 if TYPE_CHECKING:
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
@@ -112,6 +113,11 @@ class CallContext:
     @property
     def interactive(self) -> bool:
         return self._services.interactive
+
+    @property
+    def jail(self) -> SessionJail:
+        # Until the session wiring gives each session its own jail: full-access, as before issue 12.
+        return SessionJail.full_access(self.home, self.shell.cwd)
 
     # -- requests to the session -------------------------------------------------------------
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import shutil
 import subprocess
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 
 import trio
@@ -31,7 +32,7 @@ from tools.jail.policy import JailPolicy
 from tools.jail.preflight import FULL_ACCESS_HINT, JailStatus, preflight
 from tools.jail.process import JailedProcess
 
-__all__ = ["JailUnavailable", "Launcher", "LauncherClosed", "open_launcher"]
+__all__ = ["JailUnavailable", "Launcher", "LauncherClosed", "PopenFn", "open_launcher", "start_process"]
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +120,9 @@ class Launcher:
         """
         self.start()
         if not policy.jailed:
-            return await self._start(list(argv), env, jailed=False, stdin=stdin, merge_stderr=merge_stderr, cwd=cwd)
+            return await start_process(
+                self._thread.popen, list(argv), env, jailed=False, stdin=stdin, merge_stderr=merge_stderr, cwd=cwd
+            )
         status = self.status
         if not status.available or status.bwrap is None:
             raise JailUnavailable(
@@ -129,51 +132,67 @@ class Launcher:
             )
         if not os.path.isdir(policy.check_read(cwd)):
             raise FileNotFoundError(errno.ENOENT, "No such directory", cwd)
+        # As Popen would (bwrap's own exec failure is only an exit status 1): the jail sees the
+        # host's file system, so the host's answer holds.
+        if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", argv[0])
         jailed_env, hide = jail_env(env, policy)
         command = [
             *jail_argv(status.bwrap, policy, cwd=cwd, binds=binds, mounts_proc=status.mounts_proc, hide=hide),
             *argv,
         ]
-        return await self._start(command, jailed_env, jailed=True, stdin=stdin, merge_stderr=merge_stderr, cwd="/")
-
-    async def _start(
-        self, argv: list[str], env: Mapping[str, str], *, jailed: bool, stdin: bool, merge_stderr: bool, cwd: str
-    ) -> JailedProcess:
-        out_r, out_w = os.pipe()
-        err_r, err_w = (None, None) if merge_stderr else os.pipe()
-        in_r, in_w = os.pipe() if stdin else (None, None)
-        try:
-            popen = await self._thread.popen(
-                argv,
-                stdin=subprocess.DEVNULL if in_r is None else in_r,
-                stdout=out_w,
-                stderr=out_w if err_w is None else err_w,
-                cwd=cwd,
-                env=dict(env),
-                close_fds=True,
-                # A jail leads its own session through bwrap's --new-session.
-                start_new_session=not jailed,
-            )
-        except BaseException:
-            _close_all(out_r, err_r, in_w)
-            raise
-        finally:
-            _close_all(out_w, err_w, in_r)
-        process = JailedProcess(
-            popen,
-            jailed=jailed,
-            stdin=None if in_w is None else trio.lowlevel.FdStream(in_w),
-            stdout=trio.lowlevel.FdStream(out_r),
-            stderr=None if err_r is None else trio.lowlevel.FdStream(err_r),
+        return await start_process(
+            self._thread.popen, command, jailed_env, jailed=True, stdin=stdin, merge_stderr=merge_stderr, cwd="/"
         )
-        try:
-            await trio.lowlevel.checkpoint_if_cancelled()
-        except BaseException:
-            # Cancelled while the fork was under way: the new process must not outlive the caller.
-            await process.stop(0)
-            process.close_pipes()
-            raise
-        return process
+
+
+PopenFn = Callable[..., Awaitable["subprocess.Popen[bytes]"]]
+"""Runs ``subprocess.Popen(argv, **options)`` somewhere and returns it (the spawn thread, a worker thread)."""
+
+
+async def start_process(
+    popen: PopenFn, argv: list[str], env: Mapping[str, str], *, jailed: bool, stdin: bool, merge_stderr: bool, cwd: str
+) -> JailedProcess:
+    """Start ``argv`` with pipes we own, through ``popen``; the one way every tool process starts.
+
+    A caller cancelled while the fork was under way gets ``Cancelled`` only once the new process is
+    stopped again: nothing leaks.
+    """
+    out_r, out_w = os.pipe()
+    err_r, err_w = (None, None) if merge_stderr else os.pipe()
+    in_r, in_w = os.pipe() if stdin else (None, None)
+    try:
+        process = await popen(
+            argv,
+            stdin=subprocess.DEVNULL if in_r is None else in_r,
+            stdout=out_w,
+            stderr=out_w if err_w is None else err_w,
+            cwd=cwd,
+            env=dict(env),
+            close_fds=True,
+            # A jail leads its own session through bwrap's --new-session.
+            start_new_session=not jailed,
+        )
+    except BaseException:
+        _close_all(out_r, err_r, in_w)
+        raise
+    finally:
+        _close_all(out_w, err_w, in_r)
+    started = JailedProcess(
+        process,
+        jailed=jailed,
+        stdin=None if in_w is None else trio.lowlevel.FdStream(in_w),
+        stdout=trio.lowlevel.FdStream(out_r),
+        stderr=None if err_r is None else trio.lowlevel.FdStream(err_r),
+    )
+    try:
+        await trio.lowlevel.checkpoint_if_cancelled()
+    except BaseException:
+        # Cancelled while the fork was under way: the new process must not outlive the caller.
+        await started.stop(0)
+        started.close_pipes()
+        raise
+    return started
 
 
 @asynccontextmanager

@@ -12,13 +12,22 @@ A full-access process leads its own session and process group; it is stopped wit
 
 from __future__ import annotations
 
+import logging
 import os
+import resource
 import signal
 import subprocess
+import time
 
 import trio
 
 __all__ = ["JailedProcess", "jail_members"]
+
+log = logging.getLogger(__name__)
+
+# How long the memory limit waits for a jailed command to appear (bwrap sets its mounts up first).
+_COMMAND_APPEARS_SECONDS = 2.0
+_COMMAND_POLL_SECONDS = 0.001
 
 
 def _pid_namespace(pid: int) -> str | None:
@@ -49,11 +58,9 @@ def jail_members(outer: int) -> tuple[int | None, list[int]]:
     namespace = _pid_namespace(init)
     if namespace is None or namespace == _pid_namespace(outer):
         return None, []
-    members = [
-        int(entry.name)
-        for entry in os.scandir("/proc")
-        if entry.name.isdigit() and int(entry.name) != init and _pid_namespace(int(entry.name)) == namespace
-    ]
+    with os.scandir("/proc") as entries:
+        pids = [int(entry.name) for entry in entries if entry.name.isdigit()]
+    members = [pid for pid in pids if pid != init and _pid_namespace(pid) == namespace]
     return init, members
 
 
@@ -85,6 +92,32 @@ def _signal_jail(outer: int, signum: int, *, include_init: bool) -> int:
     namespace = _pid_namespace(init)
     targets = [*members, init] if include_init else members
     return sum(_signal_pid(pid, namespace, signum) for pid in targets)
+
+
+def _prlimit(pids: list[int], limit: int) -> bool:
+    done = False
+    for pid in pids:
+        try:
+            resource.prlimit(pid, resource.RLIMIT_AS, (limit, limit))
+            done = True
+        except (ProcessLookupError, PermissionError):
+            continue
+    return done
+
+
+def _limit_jail(outer: int, limit: int) -> bool:
+    """Cap the address space of the jail's command once it appears (and of bwrap, whose forks inherit it).
+
+    Blocking (it polls /proc while bwrap sets the jail up): call it through ``trio.to_thread.run_sync``.
+    """
+    _prlimit([outer], limit)
+    deadline = time.monotonic() + _COMMAND_APPEARS_SECONDS
+    while time.monotonic() < deadline:
+        init, members = jail_members(outer)
+        if members:
+            return _prlimit([init, *members] if init is not None else members, limit)
+        time.sleep(_COMMAND_POLL_SECONDS)
+    return False
 
 
 def _signal_group(pgid: int, signum: int) -> bool:
@@ -158,6 +191,20 @@ class JailedProcess:
             present = await (self._stop_jail(grace) if self.jailed else self._stop_group(grace))
             await self.wait()
         return present
+
+    async def limit_memory(self, limit_mb: int) -> bool:
+        """Cap the address space of the command (the seeds' ``prlimit`` after spawn).
+
+        A ``preexec_fn`` would do it before exec but is unsafe in a threaded process, so the command
+        runs a few milliseconds unlimited. Returns False (and logs) where that cannot be done.
+        """
+        limit = limit_mb * 1024 * 1024
+        if not hasattr(resource, "prlimit"):
+            log.warning("memory_limit_mb is set but this platform has no prlimit; process %d runs unlimited", self.pid)
+            return False
+        if self.jailed:
+            return await trio.to_thread.run_sync(_limit_jail, self.pid, limit)
+        return _prlimit([self.pid], limit)
 
     def close_pipes(self) -> None:
         """Close our ends of its pipes (idempotent)."""
