@@ -6,7 +6,7 @@ A conftest imports ``launcher`` and ``jails``; a test taking ``jails`` runs once
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import attrs
@@ -14,15 +14,23 @@ import pytest
 import trio
 
 from config.sandbox import SandboxConfig
-from tools.jail import Launcher, SandboxMode, SessionJail, build_policy
+from tools.jail import JailPolicy, Launcher, SandboxMode, SessionJail, build_policy
 
 __all__ = ["Jails", "host_pid", "jails", "launcher", "policy_for"]
 
 
-def policy_for(mode: SandboxMode, workspace: Path, *, home: Path | None = None, config: SandboxConfig | None = None):
-    """A session policy working in ``workspace``: its home and runtime directory inside it (hidden)."""
+def policy_for(
+    mode: SandboxMode,
+    workspace: Path,
+    *,
+    home: Path | None = None,
+    config: SandboxConfig | None = None,
+    session: str = "test",
+    environ: Mapping[str, str] | None = None,
+) -> JailPolicy:
+    """A session policy working in ``workspace``: the daemon's home and runtime directory inside it (hidden)."""
     runtime = workspace / ".hx-runtime"
-    tmp = runtime / "s-test" / "tmp"
+    tmp = runtime / f"s-{session}" / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     return build_policy(
         config or SandboxConfig(),
@@ -31,6 +39,7 @@ def policy_for(mode: SandboxMode, workspace: Path, *, home: Path | None = None, 
         tmp_dir=str(tmp),
         daemon_home=str(home if home is not None else workspace / "home"),
         runtime_dir=str(runtime),
+        environ=environ,
     )
 
 
