@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -24,6 +23,7 @@ from typing import Any
 import trio
 
 from actors.sandbox import Sandbox
+from bench_terminal import _report  # the same figure line as the terminal's benchmark
 from config.sandbox import CodeExecutionConfig, SandboxConfig
 from config.terminal import ApprovalsConfig, TerminalConfig
 from tools.dispatch import dispatch
@@ -34,15 +34,6 @@ from tools.testing import LocalToolContext
 
 MODES = (SandboxMode.WORKSPACE_WRITE, SandboxMode.FULL_ACCESS)
 FIRST_RPC = "from hermes_tools import read_file\nread_file('x')\n"
-
-
-def _report(label: str, samples: list[float]) -> None:
-    ordered = sorted(samples)
-    p90 = ordered[int(len(ordered) * 0.9) - 1]
-    print(
-        f"{label:<52} median {statistics.median(ordered) * 1000:7.2f} ms   "
-        f"p90 {p90 * 1000:7.2f} ms   min {ordered[0] * 1000:7.2f} ms   (n={len(ordered)})"
-    )
 
 
 def _jail(launcher: Launcher, mode: SandboxMode, root: Path) -> SessionJail:

@@ -16,7 +16,7 @@ import trio
 from config.sandbox import SandboxConfig
 from tools.jail import JailPolicy, Launcher, SandboxMode, SessionJail, build_policy
 
-__all__ = ["Jails", "host_pid", "jails", "launcher", "policy_for"]
+__all__ = ["Jails", "host_pid", "jails", "launcher", "namespace_pids", "policy_for"]
 
 
 def policy_for(
@@ -43,6 +43,20 @@ def policy_for(
     )
 
 
+def namespace_pids(namespace: str) -> list[int]:
+    """The host pids of the processes in PID namespace ``namespace`` (zombies included)."""
+    with os.scandir("/proc") as entries:
+        names = [entry.name for entry in entries if entry.name.isdigit()]
+    found = []
+    for name in names:
+        try:
+            if os.readlink(f"/proc/{name}/ns/pid") == namespace:
+                found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
 def host_pid(pid: int, namespace: str) -> int:
     """The host pid of the process that is ``pid`` in PID namespace ``namespace``; 0 once it is gone.
 
@@ -50,18 +64,14 @@ def host_pid(pid: int, namespace: str) -> int:
     """
     if namespace == os.readlink("/proc/self/ns/pid"):
         return pid
-    with os.scandir("/proc") as entries:
-        names = [entry.name for entry in entries if entry.name.isdigit()]
-    for name in names:
+    for candidate in namespace_pids(namespace):
         try:
-            if os.readlink(f"/proc/{name}/ns/pid") != namespace:
-                continue
-            with open(f"/proc/{name}/status") as status:
+            with open(f"/proc/{candidate}/status") as status:
                 nspid = next(line for line in status if line.startswith("NSpid:")).split()
         except (OSError, StopIteration):
             continue
         if int(nspid[-1]) == pid:
-            return int(name)
+            return candidate
     return 0
 
 

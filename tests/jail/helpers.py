@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import trio
 
+from tests.jail.fixtures import namespace_pids
 from tools.jail import HeadTailBuffer, JailedProcess, JailPolicy, Launcher, drain
 
 BASE_ENV = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8"}
@@ -34,13 +35,9 @@ async def finish(process: JailedProcess) -> tuple[int, str]:
 
 def namespace_alive(namespace: str) -> bool:
     """Whether any process still runs (not a zombie) in PID namespace ``namespace``."""
-    with os.scandir("/proc") as entries:
-        names = [entry.name for entry in entries if entry.name.isdigit()]
-    for name in names:
+    for pid in namespace_pids(namespace):
         try:
-            if os.readlink(f"/proc/{name}/ns/pid") != namespace:
-                continue
-            with open(f"/proc/{name}/stat", "rb") as stat:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
                 state = stat.read().rsplit(b")", 1)[1].split()[0]
         except OSError:
             continue
