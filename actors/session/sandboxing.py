@@ -55,6 +55,7 @@ def sandbox_runner(
             gate=ToolConcurrencyGate(executor.registry),
             cwd=lambda: ctx.shell.cwd,
             env_passthrough=env_passthrough,
+            jail=ctx.jail,
         )
         try:
             return (await actor.run_under(ctx.spawn)).to_json()
