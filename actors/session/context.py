@@ -18,7 +18,6 @@ from tools.redact import redact_secrets
 
 if TYPE_CHECKING:
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
-    from tools.jail import SessionJail
     from tools.todo import TodoList
 
 __all__ = ["CallContext", "SessionServices"]

@@ -64,7 +64,7 @@ class TestForeignClientsDuringARun:
         bench.delay = 0
         sandbox = Sandbox(
             textwrap.dedent(ATTACK), call_tool=bench.call_tool, allowed_tools=bench.enabled, config=FAST,
-            gate=bench.gate, base_dir=short_dir,
+            gate=bench.gate, base_dir=short_dir, jail=bench.ctx.jail,
         )
         result = await sandbox.run()
         assert result.status is SandboxStatus.SUCCESS and result.exit_code == 0, result.error
