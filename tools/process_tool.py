@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from config.terminal import TerminalConfig
-from tools.ansi import redact_output, redact_output_async
 from tools.background import ProcessNotFound, ProcessRecord, ProcessStatus, StdinUnavailable
 
 if TYPE_CHECKING:
@@ -92,7 +91,7 @@ class ProcessTool:
 
     def _poll(self, record: ProcessRecord) -> str:
         payload = record.info().to_dict()
-        payload["output_preview"] = redact_output(record.output.tail(self._background.poll_tail_chars))
+        payload["output_preview"] = record.output.tail(self._background.poll_tail_chars)
         return _json(payload)
 
     async def _log(self, record: ProcessRecord, args: dict[str, Any]) -> str:
@@ -106,7 +105,7 @@ class ProcessTool:
         payload: dict[str, Any] = {
             "session_id": record.process_id,
             "status": record.status.value,
-            "output": await redact_output_async(page.text),
+            "output": page.text,
             "total_lines": page.total_lines,
             "showing": f"lines {page.first_line}-{page.first_line + page.lines_returned} of {page.total_lines}"
             if page.lines_returned
@@ -141,10 +140,10 @@ class ProcessTool:
         payload: dict[str, Any] = {"session_id": record.process_id}
         if record.finished.is_set():
             payload.update(status="exited", exit_code=record.exit_code, process_status=record.status.value)
-            payload["output_tail"] = redact_output(record.output.tail(self._background.notify_tail_chars))
+            payload["output_tail"] = record.output.tail(self._background.notify_tail_chars)
         else:
             payload.update(
-                status="timeout", output_preview=redact_output(record.output.tail(self._background.poll_tail_chars))
+                status="timeout", output_preview=record.output.tail(self._background.poll_tail_chars)
             )
             payload["note"] = f"Still running after {timeout:g}s" + (
                 f" (timeout clamped from {requested:g}s)." if timeout < requested else "."

@@ -120,13 +120,6 @@ class TestOutput:
         assert result["truncated"] is True
         assert len(output) < 2200
 
-    async def test_secrets_in_output_are_redacted(self, jails: Jails, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
-        secret = "sk-proj-abcdefghij0123456789KLMNOP"
-        result = await call(tools, ctx, command=f"echo OPENAI_API_KEY={secret}")
-        assert secret not in result["output"]
-        assert "[REDACTED]" in result["output"]
-
     async def test_live_output_reaches_progress(self, jails: Jails, tmp_path: Path) -> None:
         tools = make_tools(TerminalConfig(progress_interval_seconds=0, kill_grace_seconds=0.3))
         ctx = make_ctx(jails, tmp_path)

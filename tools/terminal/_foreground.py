@@ -14,7 +14,7 @@ import attrs
 import trio
 
 from config.terminal import TerminalConfig
-from tools.ansi import clean_terminal_output, redact_output, redact_output_async
+from tools.ansi import clean_terminal_output, redact_output
 from tools.errors import ToolError
 from tools.jail import HeadTailBuffer, JailPolicy, LauncherClosed, SessionJail
 from tools.jail.policy import JAIL_TMP
@@ -192,7 +192,7 @@ class ForegroundRun:
             log.info("foreground command left processes holding its output; group %d stopped", process.pid)
         assert process.returncode is not None
         return ForegroundResult(
-            output=await redact_output_async(self._text()),
+            output=self._text(),
             exit_code=process.returncode,
             omitted_bytes=self._output.omitted_bytes,
             note=note,
