@@ -89,6 +89,8 @@ class SessionActor(Actor[SessionMessage]):
     # -- life ----------------------------------------------------------------------------------------
 
     async def on_start(self) -> None:
+        # Starting is activity: the hibernation sweep must not take a session still loading for idle.
+        self.last_active = trio.current_time()
         setup = self.setup
         daemon = setup.deps.config
         self.hub = EventHub(
@@ -96,6 +98,7 @@ class SessionActor(Actor[SessionMessage]):
         )
         self.requests = PendingRequests(self.hub, daemon.approvals.timeout_seconds)
         await setup.load_or_create()
+        runtime = await setup.open_runtime()
         self.hub.resume_from(setup.event_seq)
         self.last_active = trio.current_time()
         self.turn_count = setup.turns
@@ -114,6 +117,7 @@ class SessionActor(Actor[SessionMessage]):
             requests=self.requests,
             start_background=self._start_background,
             delegate=setup.delegate,
+            jail=runtime.jail,
         )
         self.executor = ToolExecutor(setup.deps.registry, setup.guardrails())
         self.services.run_sandbox = sandbox_runner(
@@ -123,13 +127,18 @@ class SessionActor(Actor[SessionMessage]):
             config=daemon.code_execution,
             env_passthrough=daemon.terminal.env_passthrough,
             store=setup.deps.store,
+            sandbox_dir=runtime.sandbox_dir,
         )
 
     async def on_stop(self) -> None:
         if self.hub is not None:
             self.hub.close_all(f"session {self.session_id} stopped")
         self.setup.processes.kill_all()
-        await self._save_state()
+        try:
+            await self._save_state()
+        finally:
+            # Its processes are gone: nothing can be using its temp directory any more.
+            await self.setup.close_runtime()
         if self.setup.deps.approvals is not None:
             # Saved above; kept in memory only while the session runs.
             self.setup.deps.approvals.forget(self.session_id)

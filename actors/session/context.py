@@ -16,6 +16,7 @@ from tools.errors import CapabilityUnavailable, ClarifyUnavailable
 
 if TYPE_CHECKING:
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
+    from tools.jail import SessionJail
     from tools.todo import TodoList
 
 __all__ = ["CallContext", "SessionServices"]
@@ -25,7 +26,8 @@ class SessionServices:
     """What a session offers its tool calls; one per session, shared by its calls.
 
     ``start_background``, ``delegate`` and ``run_sandbox`` are the session's
-    spawners (None where a capability is not offered, e.g. in a subagent).
+    spawners (None where a capability is not offered, e.g. in a subagent);
+    ``jail`` is its sandbox policy and the daemon's launcher.
     """
 
     def __init__(
@@ -41,6 +43,7 @@ class SessionServices:
         auto_approve: bool,
         hub: EventHub,
         requests: PendingRequests,
+        jail: SessionJail,
         start_background: Callable[[BackgroundSpec], Awaitable[ProcessInfo]] | None = None,
         delegate: Callable[[CallContext, dict[str, Any]], Awaitable[str]] | None = None,
         run_sandbox: Callable[[CallContext, str], Awaitable[str]] | None = None,
@@ -55,6 +58,7 @@ class SessionServices:
         self.auto_approve = auto_approve
         self.hub = hub
         self.requests = requests
+        self.jail = jail
         self.start_background = start_background
         self.delegate = delegate
         self.run_sandbox = run_sandbox
@@ -112,6 +116,11 @@ class CallContext:
     @property
     def interactive(self) -> bool:
         return self._services.interactive
+
+    @property
+    def jail(self) -> SessionJail:
+        """The session's sandbox policy and the launcher its processes start through."""
+        return self._services.jail
 
     # -- requests to the session -------------------------------------------------------------
 
