@@ -25,7 +25,7 @@ from tools.background import (
 )
 from tools.context import ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
-from tools.jail import HiddenPath, JailPolicy, SandboxMode, SessionJail
+from tools.jail import SessionJail
 from tools.todo import TodoList
 
 __all__ = ["Approver", "Clarifier", "LocalToolContext"]
@@ -50,7 +50,8 @@ class LocalToolContext:
         nursery: where background processes run; None makes them unavailable.
         store: the session store for session_search, if any.
         processes: the background-process table (a fresh one by default).
-        jail: the sandbox policy and launcher; by default ``full-access`` with the home hidden.
+        jail: the sandbox policy and launcher; by default ``full-access`` with the home hidden and
+            no launcher (processes start unjailed, as ``full-access`` means).
     """
 
     home: Path
@@ -75,9 +76,7 @@ class LocalToolContext:
     def __attrs_post_init__(self) -> None:
         self.shell = ShellState(cwd=self.cwd, env={})
         if self.jail is None:
-            hidden = (HiddenPath(str(self.home.resolve()), "the daemon's home, HERMES_ACTORS_HOME, is always hidden"),)
-            policy = JailPolicy(mode=SandboxMode.FULL_ACCESS, workspace=self.cwd, tmp_dir="/tmp", hidden=hidden)
-            self.jail = SessionJail(policy)
+            self.jail = SessionJail.full_access(self.home, self.cwd)
 
     async def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         """Ask the approver; non-interactive contexts and a missing approver deny."""

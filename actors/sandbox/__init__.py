@@ -14,7 +14,6 @@ from actors.sandbox.exceptions import (
     SandboxSetupError,
     SandboxUnavailable,
 )
-from actors.sandbox.process import Spawner, spawn_child
 from actors.sandbox.result import SandboxResult, SandboxStatus, SandboxToolCall
 from actors.sandbox.runner import Sandbox, SandboxState, SandboxStatistics, run_sandbox
 from actors.sandbox.server import RpcServer, RpcServerStatistics, SerialGate, ToolGate
@@ -39,12 +38,10 @@ __all__ = [
     "SandboxToolCall",
     "SandboxUnavailable",
     "SerialGate",
-    "Spawner",
     "ToolGate",
     "execute_code_schema",
     "generate_stub_module",
     "register_execute_code",
     "run_sandbox",
     "sandbox_tools",
-    "spawn_child",
 ]

@@ -1,12 +1,14 @@
 """One execute_code run: private directory, RPC server, child process, limits, and the result.
 
-Cancellation is the caller's: run :meth:`Sandbox.run` inside the tool worker's scope. When that scope is
-cancelled (interrupt, budget, kill) the child's process group is stopped (SIGTERM, SIGKILL after the
+The child runs through the session's jail, with its private directory bound in (the RPC socket there is
+the only socket of the daemon's the script can see). Cancellation is the caller's: run :meth:`Sandbox.run`
+inside the tool worker's scope. When that scope is cancelled (interrupt, budget, kill) the child and
+everything it started are stopped (SIGTERM, SIGKILL after the
 grace) under a shield, :attr:`Sandbox.result` is set to an ``interrupted`` result holding the output so
 far followed by ``[execution interrupted — user sent a new message]``, and ``Cancelled`` propagates. The
 caller reads ``sandbox.result.to_json()`` after its scope to record the tool result::
 
-    sandbox = Sandbox(code, call_tool=..., allowed_tools=..., config=...)
+    sandbox = Sandbox(code, call_tool=..., allowed_tools=..., config=..., jail=ctx.jail)
     with turn_scope:
         text = (await sandbox.run()).to_json()
     if turn_scope.cancelled_caught:
@@ -30,23 +32,28 @@ from typing import Any
 import attrs
 import trio
 
-from actors.sandbox.capture import HeadTailBuffer, drain
 from actors.sandbox.environment import child_environment
 from actors.sandbox.exceptions import SandboxSetupError
-from actors.sandbox.process import Spawner, limit_memory, spawn_child, stop_process_group
 from actors.sandbox.result import INTERRUPTED_NOTICE, STDERR_SEPARATOR, SandboxResult, SandboxStatus, SandboxToolCall
 from actors.sandbox.server import RpcServer, ToolGate, bind_listener
 from actors.sandbox.stubs import generate_stub_module, sandbox_tools
 from actors.sandbox.workspace import Workspace, create_workspace, remove_workspace
 from config.sandbox import CodeExecutionConfig
+from tools.errors import ToolError
+from tools.jail import HeadTailBuffer, JailedProcess, LauncherClosed, SessionJail, drain
 from tools.redact import redact_secrets
 
 log = logging.getLogger(__name__)
 
-# How long pipes may stay open after the process group is gone (held by a member that left the group).
+# How long pipes may stay open after the child is stopped (held by a process it left behind).
 PIPE_LINGER_SECONDS = 0.5
 # A script making thousands of quick calls must not flood the session's listeners with progress events.
 PROGRESS_MIN_INTERVAL_SECONDS = 0.25
+
+
+def _truncation_notice(omitted: int, total: int) -> str:
+    """The seeds' marker where the middle of the script's output was dropped."""
+    return f"\n\n[OUTPUT TRUNCATED - {omitted} bytes omitted out of {total} total]\n\n"
 
 
 class SandboxState(enum.Enum):
@@ -65,7 +72,7 @@ class SandboxStatistics:
 
     Attributes:
         state: Where the run is in its lifecycle.
-        pid: The child's pid (also its process group), None before it started.
+        pid: The child's pid (its jail's outer bwrap when jailed), None before it started.
         tool_calls: Tool calls dispatched so far.
         in_flight: Tool calls running or waiting for the gate now.
         elapsed_seconds: Time since run() started.
@@ -92,7 +99,7 @@ class Sandbox:
         config: The ``code_execution`` limits.
         on_progress: Receives "execute_code: 3 tool calls, 12 s" after each call and periodically.
         on_tool_call: Receives a :class:`SandboxToolCall` for the transcript after each call.
-        spawner: Starts the child (default :func:`spawn_child`).
+        jail: The session's jail; the child starts through it, its directory bound in.
         gate: Admits concurrent calls under the batch rules (``tools.parallel.ToolConcurrencyGate``);
             calls run one at a time when None.
         cwd: Returns the session's working directory, for the gate's path checks.
@@ -111,7 +118,7 @@ class Sandbox:
         config: CodeExecutionConfig,
         on_progress: Callable[[str], None] = lambda text: None,
         on_tool_call: Callable[[SandboxToolCall], None] = lambda call: None,
-        spawner: Spawner | None = None,
+        jail: SessionJail,
         gate: ToolGate | None = None,
         cwd: Callable[[], str] = os.getcwd,
         env_passthrough: Iterable[str] = (),
@@ -125,7 +132,7 @@ class Sandbox:
         self._config = config
         self._on_progress = on_progress
         self._on_tool_call = on_tool_call
-        self._spawner: Spawner = spawner if spawner is not None else spawn_child
+        self._jail = jail
         self._gate = gate
         self._cwd = cwd
         self._passthrough = tuple(env_passthrough)
@@ -136,9 +143,9 @@ class Sandbox:
         self._started: float | None = None
         self._last_progress = -math.inf
         self._server: RpcServer | None = None
-        self._process: trio.Process | None = None
-        self._stdout = HeadTailBuffer(config.max_stdout_bytes)
-        self._stderr = HeadTailBuffer(config.max_stderr_bytes)
+        self._process: JailedProcess | None = None
+        self._stdout = HeadTailBuffer(config.max_stdout_bytes, notice=_truncation_notice)
+        self._stderr = HeadTailBuffer(config.max_stderr_bytes, notice=_truncation_notice)
         self.result: SandboxResult | None = None
         """The outcome once the run is over, including after a cancellation (status interrupted)."""
 
@@ -161,8 +168,8 @@ class Sandbox:
             tool_calls=server.tool_calls if server else 0,
             in_flight=server.in_flight if server else 0,
             elapsed_seconds=self._elapsed(),
-            stdout_bytes=self._stdout.total,
-            stderr_bytes=self._stderr.total,
+            stdout_bytes=self._stdout.total_bytes,
+            stderr_bytes=self._stderr.total_bytes,
         )
 
     async def run(self) -> SandboxResult:
@@ -230,46 +237,45 @@ class Sandbox:
         async with trio.open_nursery() as nursery:
             await nursery.start(server.serve, listener)
             try:
-                process = await self._spawner(argv, cwd=workspace.directory, env=env)
-            except SandboxSetupError as exc:
+                process = await self._jail.spawn(
+                    argv, cwd=workspace.directory, env=env, binds=[workspace.directory]
+                )
+            except (OSError, ToolError, LauncherClosed) as exc:
                 nursery.cancel_scope.cancel()
-                return self._failure(str(exc))
+                return self._failure(f"could not start the sandbox child: {exc}")
             nursery.start_soon(self._tick_progress)
             result = await self._supervise(process)
             nursery.cancel_scope.cancel()
         return result
 
-    async def _supervise(self, process: trio.Process) -> SandboxResult:
-        """Wait for the child within the timeout, stop its group, and collect its output."""
-        assert process.stdout is not None and process.stderr is not None
+    async def _supervise(self, process: JailedProcess) -> SandboxResult:
+        """Wait for the child within the timeout, stop it and all it started, and collect its output."""
+        assert process.stderr is not None
         self._process = process
-        if self._config.memory_limit_mb is not None:
-            limit_memory(process.pid, self._config.memory_limit_mb)
         self._state = SandboxState.RUNNING
         grace = self._config.kill_grace_seconds
         try:
             async with trio.open_nursery() as pipes:
+                if self._config.memory_limit_mb is not None:
+                    pipes.start_soon(process.limit_memory, self._config.memory_limit_mb)
                 pipes.start_soon(drain, process.stdout, self._stdout)
                 pipes.start_soon(drain, process.stderr, self._stderr)
                 with trio.move_on_at(self._deadline()) as timeout:
                     await process.wait()
                 self._state = SandboxState.STOPPING
-                with trio.CancelScope(shield=True):
-                    await stop_process_group(process, grace)
+                await process.stop(grace)
                 pipes.cancel_scope.deadline = trio.current_time() + PIPE_LINGER_SECONDS
         except BaseException:
-            # The caller's scope was cancelled: stop the group and keep everything it printed.
+            # The caller's scope was cancelled: stop the child and keep everything it printed.
             self._state = SandboxState.STOPPING
-            with trio.CancelScope(shield=True):
-                await stop_process_group(process, grace)
-                with trio.move_on_after(PIPE_LINGER_SECONDS):
-                    await drain(process.stdout, self._stdout)
-                    await drain(process.stderr, self._stderr)
+            await process.stop(grace)
+            with trio.CancelScope(shield=True), trio.move_on_after(PIPE_LINGER_SECONDS):
+                await drain(process.stdout, self._stdout)
+                await drain(process.stderr, self._stderr)
             self.result = self._outcome(SandboxStatus.INTERRUPTED, process.returncode)
             raise
         finally:
-            process.stdout.close()
-            process.stderr.close()
+            process.close_pipes()
         if timeout.cancelled_caught:
             return self._outcome(SandboxStatus.TIMEOUT, process.returncode)
         status = SandboxStatus.SUCCESS if process.returncode == 0 else SandboxStatus.ERROR
@@ -307,8 +313,8 @@ class Sandbox:
 
     def _outcome(self, status: SandboxStatus, exit_code: int | None) -> SandboxResult:
         """Assemble the model-facing output for ``status`` from the captured streams."""
-        output = self._stdout.text()
-        stderr = self._stderr.text().strip()
+        output = self._stdout.render()
+        stderr = self._stderr.render().strip()
 
         def append(block: str) -> None:
             nonlocal output
@@ -329,7 +335,7 @@ class Sandbox:
             duration_seconds=self._elapsed(),
             exit_code=exit_code,
             stdout_truncated=self._stdout.truncated,
-            stdout_total_bytes=self._stdout.total,
+            stdout_total_bytes=self._stdout.total_bytes,
             stderr_truncated=self._stderr.truncated,
         )
 
@@ -342,7 +348,6 @@ async def run_sandbox(
     config: CodeExecutionConfig,
     on_progress: Callable[[str], None] = lambda text: None,
     on_tool_call: Callable[[SandboxToolCall], None] = lambda call: None,
-    spawner: Spawner | None = None,
     **options: Any,
 ) -> SandboxResult:
     """Run ``code`` in a fresh :class:`Sandbox` and return its result (see :class:`Sandbox` for the arguments).
@@ -357,7 +362,6 @@ async def run_sandbox(
         config=config,
         on_progress=on_progress,
         on_tool_call=on_tool_call,
-        spawner=spawner,
         **options,
     )
     return await sandbox.run()

@@ -58,6 +58,7 @@ def sandbox_runner(
             cwd=lambda: ctx.shell.cwd,
             env_passthrough=env_passthrough,
             base_dir=sandbox_dir,
+            jail=ctx.jail,
         )
         try:
             return (await actor.run_under(ctx.spawn)).to_json()

@@ -10,6 +10,7 @@ from typing import Any
 import trio
 
 from config.terminal import ApprovalsConfig, BackgroundConfig, TerminalConfig
+from tests.jail.fixtures import Jails
 from tools.background import ProcessTable
 from tools.terminal import TerminalTools
 from tools.testing import Approver, LocalToolContext
@@ -24,6 +25,7 @@ def make_tools(config: TerminalConfig = FAST, approvals: ApprovalsConfig | None 
 
 
 def make_ctx(
+    jails: Jails,
     tmp_path: Path,
     *,
     nursery: trio.Nursery | None = None,
@@ -31,10 +33,13 @@ def make_ctx(
     interactive: bool = True,
     background: BackgroundConfig | None = None,
 ) -> LocalToolContext:
-    """A LocalToolContext working in ``tmp_path`` (home under it too)."""
+    """A LocalToolContext working in ``tmp_path`` (home under it too), in the jail of ``jails``' mode."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    ctx = LocalToolContext(home=home, cwd=tmp_path, approver=approver, interactive=interactive, nursery=nursery)
+    ctx = LocalToolContext(
+        home=home, cwd=tmp_path, approver=approver, interactive=interactive, nursery=nursery,
+        jail=jails.jail(tmp_path, home=home),
+    )  # fmt: skip
     if background is not None:
         ctx.processes = ProcessTable(background)
     return ctx
@@ -72,9 +77,32 @@ async def wait_for_file(path: Path, timeout: float = 5.0) -> str:
             await trio.sleep(0.02)
 
 
+def note_pid(var: str, path: Path) -> str:
+    """Shell code appending the pid in ``var`` (``$!``, ``$$``) and its PID namespace to ``path``.
+
+    A jailed process sees its own namespace's pids; the namespace lets :func:`read_pid` find the host's.
+    """
+    return f"echo {var} $(readlink /proc/{var}/ns/pid) >> {path}"
+
+
 def read_pid(path: Path) -> int:
-    """The integer pid written in ``path``."""
-    return int(path.read_text().split()[0])
+    """The host pid of the first process noted in ``path`` by :func:`note_pid` (0 once it is gone)."""
+    pid, namespace = path.read_text().split()[:2]
+    if namespace == os.readlink("/proc/self/ns/pid"):
+        return int(pid)
+    with os.scandir("/proc") as entries:
+        names = [entry.name for entry in entries if entry.name.isdigit()]
+    for name in names:
+        try:
+            if os.readlink(f"/proc/{name}/ns/pid") != namespace:
+                continue
+            with open(f"/proc/{name}/status") as status:
+                nspid = next(line for line in status if line.startswith("NSpid:")).split()
+        except (OSError, StopIteration):
+            continue
+        if nspid[-1] == pid:
+            return int(name)
+    return 0
 
 
 def env_without(*names: str) -> dict[str, str]:

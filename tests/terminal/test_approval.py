@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.jail.fixtures import Jails
+
 from pathlib import Path
 
 import pytest
@@ -86,9 +88,9 @@ def _answer(decision: str, seen: list[ApprovalRequest]):
 class TestAuthorize:
     """Approve once, for the session, deny, time out, and always-ask paths."""
 
-    async def test_once_asks_again_next_time(self, tmp_path: Path) -> None:
+    async def test_once_asks_again_next_time(self, jails: Jails, tmp_path: Path) -> None:
         seen: list[ApprovalRequest] = []
-        ctx = make_ctx(tmp_path, approver=_answer("once", seen))
+        ctx = make_ctx(jails, tmp_path, approver=_answer("once", seen))
         approvals = SessionApprovals()
         for _ in range(2):
             outcome = await authorize_command("rm a", ctx, approvals, ApprovalsConfig())
@@ -96,9 +98,9 @@ class TestAuthorize:
         assert len(seen) == 2
         assert seen[0].tool == "terminal" and seen[0].command == "rm a"
 
-    async def test_session_approval_is_remembered_per_pattern(self, tmp_path: Path) -> None:
+    async def test_session_approval_is_remembered_per_pattern(self, jails: Jails, tmp_path: Path) -> None:
         seen: list[ApprovalRequest] = []
-        ctx = make_ctx(tmp_path, approver=_answer("session", seen))
+        ctx = make_ctx(jails, tmp_path, approver=_answer("session", seen))
         approvals = SessionApprovals()
         assert (await authorize_command("rm a", ctx, approvals, ApprovalsConfig())).decided_by == "session_granted"
         assert (await authorize_command("rm b", ctx, approvals, ApprovalsConfig())).decided_by == "session"
@@ -106,9 +108,9 @@ class TestAuthorize:
         assert [r.command for r in seen] == ["rm a", "mv a b"]
         assert approvals.snapshot() == ["mv", "rm"]
 
-    async def test_always_ask_even_after_session_approval(self, tmp_path: Path) -> None:
+    async def test_always_ask_even_after_session_approval(self, jails: Jails, tmp_path: Path) -> None:
         seen: list[ApprovalRequest] = []
-        ctx = make_ctx(tmp_path, approver=_answer("session", seen))
+        ctx = make_ctx(jails, tmp_path, approver=_answer("session", seen))
         approvals = SessionApprovals(["rm", ALWAYS_ASK_KEY])
         assert approvals.snapshot() == ["rm"]
         for _ in range(2):
@@ -117,32 +119,32 @@ class TestAuthorize:
         assert len(seen) == 2
         assert "always asks" in seen[0].description
 
-    async def test_deny(self, tmp_path: Path) -> None:
-        ctx = make_ctx(tmp_path, approver=_answer("deny", []))
+    async def test_deny(self, jails: Jails, tmp_path: Path) -> None:
+        ctx = make_ctx(jails, tmp_path, approver=_answer("deny", []))
         outcome = await authorize_command("shred x", ctx, SessionApprovals(), ApprovalsConfig())
         assert not outcome.allowed
         assert "The user denied it" in outcome.denial_message("shred x")
 
-    async def test_unanswered_request_times_out_to_deny(self, tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
+    async def test_unanswered_request_times_out_to_deny(self, jails: Jails, tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
         async def never(request: ApprovalRequest) -> str:
             await trio.sleep_forever()
             raise AssertionError("unreachable")
 
-        ctx = make_ctx(tmp_path, approver=never)
+        ctx = make_ctx(jails, tmp_path, approver=never)
         start = trio.current_time()
         outcome = await authorize_command("rm a", ctx, SessionApprovals(), ApprovalsConfig(timeout_seconds=300))
         assert trio.current_time() - start == pytest.approx(300)
         assert outcome.decided_by == "timeout" and not outcome.allowed
 
-    async def test_non_interactive_is_denied_without_asking(self, tmp_path: Path) -> None:
+    async def test_non_interactive_is_denied_without_asking(self, jails: Jails, tmp_path: Path) -> None:
         seen: list[ApprovalRequest] = []
-        ctx = make_ctx(tmp_path, approver=_answer("once", seen), interactive=False)
+        ctx = make_ctx(jails, tmp_path, approver=_answer("once", seen), interactive=False)
         outcome = await authorize_command("rm a", ctx, SessionApprovals(), ApprovalsConfig())
         assert outcome.decided_by == "unattended" and seen == []
 
-    async def test_safe_command_never_asks(self, tmp_path: Path) -> None:
+    async def test_safe_command_never_asks(self, jails: Jails, tmp_path: Path) -> None:
         seen: list[ApprovalRequest] = []
-        ctx = make_ctx(tmp_path, approver=_answer("deny", seen))
+        ctx = make_ctx(jails, tmp_path, approver=_answer("deny", seen))
         assert (await authorize_command("ls", ctx, SessionApprovals(), ApprovalsConfig())).allowed
         assert seen == []
 
@@ -150,19 +152,19 @@ class TestAuthorize:
 class TestTerminalApprovals:
     """The terminal tool runs approved commands and reports denials the model can act on."""
 
-    async def test_denied_command_does_not_run(self, tmp_path: Path) -> None:
+    async def test_denied_command_does_not_run(self, jails: Jails, tmp_path: Path) -> None:
         tools = make_tools()
-        ctx = make_ctx(tmp_path, approver=_answer("deny", []))
+        ctx = make_ctx(jails, tmp_path, approver=_answer("deny", []))
         (tmp_path / "keep.txt").write_text("x")
         result = await call(tools, ctx, command="rm keep.txt")
         assert result["status"] == "denied"
         assert "Do not retry" in result["error"]
         assert (tmp_path / "keep.txt").exists()
 
-    async def test_approved_command_runs_and_session_approval_sticks(self, tmp_path: Path) -> None:
+    async def test_approved_command_runs_and_session_approval_sticks(self, jails: Jails, tmp_path: Path) -> None:
         seen: list[ApprovalRequest] = []
         tools = make_tools()
-        ctx = make_ctx(tmp_path, approver=_answer("session", seen))
+        ctx = make_ctx(jails, tmp_path, approver=_answer("session", seen))
         (tmp_path / "a").write_text("x")
         (tmp_path / "b").write_text("x")
         assert (await call(tools, ctx, command="rm a"))["exit_code"] == 0

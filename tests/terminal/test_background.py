@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from tests.jail.fixtures import Jails
+
 from pathlib import Path
 
 import pytest
 import trio
 
 from config.terminal import BackgroundConfig, TerminalConfig
-from tests.terminal.helpers import call, make_ctx, make_tools, process, read_pid, wait_dead, wait_for_file
+from tests.terminal.helpers import call, make_ctx, make_tools, note_pid, process, read_pid, wait_dead, wait_for_file
 from tools.background import BackgroundSpec, ProcessLimitReached, ProcessStatus, ProcessTable, run_background_process
 
 
@@ -21,8 +23,8 @@ async def _wait_status(ctx, process_id: str, status: str, within: float = 5.0) -
 class TestStart:
     """background=true returns a proc id at once; output is kept and pollable."""
 
-    async def test_returns_at_once_with_proc_id(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_returns_at_once_with_proc_id(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         with trio.fail_after(2):
             started = await call(tools, ctx, command="echo hello; sleep 30", background=True)
         process_id = started["session_id"]
@@ -36,8 +38,8 @@ class TestStart:
         assert polled["status"] == "running"
         assert polled["uptime_seconds"] >= 0
 
-    async def test_output_cleaned_and_redacted(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_output_cleaned_and_redacted(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
         started = await call(tools, ctx, command=rf"printf '\033[32mgreen\033[0m {secret}\n'", background=True)
         await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=5)
@@ -46,8 +48,8 @@ class TestStart:
         logged = await process(tools, ctx, action="log", session_id=started["session_id"])
         assert logged["output"] == "green [REDACTED]"
 
-    async def test_cwd_and_env_of_the_session(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_cwd_and_env_of_the_session(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         (tmp_path / "d").mkdir()
         await call(tools, ctx, command="cd d; export MARK=42")
         started = await call(tools, ctx, command='echo "$PWD $MARK"', background=True)
@@ -55,8 +57,8 @@ class TestStart:
         assert waited["status"] == "exited" and waited["exit_code"] == 0
         assert waited["output_tail"].strip() == f"{tmp_path / 'd'} 42"
 
-    async def test_unavailable_without_nursery(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_unavailable_without_nursery(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         result = await call(tools, ctx, command="sleep 1", background=True)
         assert "not available" in result["error"]
 
@@ -64,8 +66,8 @@ class TestStart:
 class TestNotifications:
     """notify_on_complete and watch_patterns reach the session as notifications."""
 
-    async def test_notify_on_complete(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_notify_on_complete(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         started = await call(
             tools, ctx, command="seq 1 3000; exit 4", background=True, notify_on_complete=True
         )
@@ -76,14 +78,14 @@ class TestNotifications:
         assert len(note.output) == 2000 and note.output.endswith("2999\n3000\n")
         assert "finished with exit code 4" in note.to_text()
 
-    async def test_no_notification_without_flag(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_no_notification_without_flag(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         started = await call(tools, ctx, command="true", background=True)
         await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=5)
         assert ctx.notifications == []
 
-    async def test_both_given_drops_watch_with_note(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_both_given_drops_watch_with_note(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         started = await call(
             tools, ctx, command="echo ERROR", background=True, notify_on_complete=True, watch_patterns=["ERROR"]
         )
@@ -93,11 +95,11 @@ class TestNotifications:
         await trio.sleep(0.05)
         assert [n.kind for n in ctx.notifications] == ["completed"]
 
-    async def test_watch_rate_limited_then_promoted(self, tmp_path: Path, nursery: trio.Nursery) -> None:
+    async def test_watch_rate_limited_then_promoted(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
         # Real process, short windows on the real clock: a match about every 20 ms for 2 s or
         # more, so every 0.5 s window sees suppressed matches even on a loaded machine.
         config = BackgroundConfig(watch_window_seconds=0.5, watch_max_suppressed_windows=3)
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery, background=config)
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery, background=config)
         command = "for i in $(seq 1 100); do echo \"tick $i MATCH\"; echo other; sleep 0.02; done; exit 0"
         started = await call(tools, ctx, command=command, background=True, watch_patterns=["MATCH"])
         await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=10)
@@ -110,15 +112,15 @@ class TestNotifications:
         assert watches[1].suppressed > 0
         assert ctx.notifications[-1].exit_code == 0
 
-    async def test_last_line_without_newline_is_watched(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_last_line_without_newline_is_watched(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         started = await call(tools, ctx, command="printf 'done: READY'", background=True, watch_patterns=["READY"])
         await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=5)
         assert [(n.kind, n.output) for n in ctx.notifications] == [("watch", "done: READY")]
 
-    async def test_global_breaker_across_processes(self, tmp_path: Path, nursery: trio.Nursery) -> None:
+    async def test_global_breaker_across_processes(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
         config = BackgroundConfig(watch_window_seconds=0.01, breaker_max_events=3, breaker_window_seconds=10)
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery, background=config)
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery, background=config)
         ids = []
         for _ in range(5):
             started = await call(tools, ctx, command="echo HIT", background=True, watch_patterns=["HIT"])
@@ -134,18 +136,18 @@ class TestNotifications:
 class TestProcessActions:
     """list, log, wait, kill, write, submit, close and unknown ids."""
 
-    async def test_unknown_id(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_unknown_id(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         result = await process(tools, ctx, action="poll", session_id="proc_000000000000")
         assert result == {"status": "not_found", "error": "No process with ID proc_000000000000"}
 
-    async def test_bad_action_and_missing_id(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_bad_action_and_missing_id(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         assert "Unknown action" in (await process(tools, ctx, action="explode"))["error"]
         assert "needs the process's session_id" in (await process(tools, ctx, action="log"))["error"]
 
-    async def test_list(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_list(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         first = await call(tools, ctx, command="sleep 30", background=True)
         second = await call(tools, ctx, command="true", background=True)
         await process(tools, ctx, action="wait", session_id=second["session_id"], timeout=5)
@@ -154,8 +156,8 @@ class TestProcessActions:
         by_id = {p["session_id"]: p["status"] for p in listed["processes"]}
         assert by_id == {first["session_id"]: "running", second["session_id"]: "exited"}
 
-    async def test_log_pages(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_log_pages(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         started = await call(tools, ctx, command="seq 1 500", background=True)
         process_id = started["session_id"]
         await process(tools, ctx, action="wait", session_id=process_id, timeout=5)
@@ -166,9 +168,9 @@ class TestProcessActions:
         assert page["output"] == "11\n12\n13"
         assert page["showing"] == "lines 10-13 of 500"
 
-    async def test_wait_timeout_is_clamped(self, tmp_path: Path, nursery: trio.Nursery) -> None:
+    async def test_wait_timeout_is_clamped(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
         config = BackgroundConfig(max_wait_seconds=0.3)
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery, background=config)
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery, background=config)
         tools.process_tool._background = config
         started = await call(tools, ctx, command="sleep 30", background=True)
         with trio.fail_after(3):
@@ -176,19 +178,19 @@ class TestProcessActions:
         assert waited["status"] == "timeout"
         assert "clamped from 100s" in waited["note"]
 
-    async def test_wait_interrupted_emits_partial(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_wait_interrupted_emits_partial(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         started = await call(tools, ctx, command="sleep 30", background=True)
         with trio.move_on_after(0.2):
             await tools.process({"action": "wait", "session_id": started["session_id"]}, ctx)
         assert '"status": "interrupted"' in ctx.progress[-1]
         assert ctx.processes.get(started["session_id"]).status is ProcessStatus.RUNNING
 
-    async def test_kill_stops_the_whole_group(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_kill_stops_the_whole_group(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         pidfile = tmp_path / "gc.pid"
         started = await call(
-            tools, ctx, command=f"bash -c 'trap \"\" TERM; sleep 300 & echo $! >> {pidfile}; wait'", background=True
+            tools, ctx, command=f"bash -c 'trap \"\" TERM; sleep 300 & {note_pid('$!', pidfile)}; wait'", background=True
         )
         await wait_for_file(pidfile)
         with trio.fail_after(5):
@@ -198,16 +200,16 @@ class TestProcessActions:
         again = await process(tools, ctx, action="kill", session_id=started["session_id"])
         assert again["status"] == "already_exited"
 
-    async def test_write_to_a_process_not_reading(self, tmp_path: Path, nursery: trio.Nursery) -> None:
+    async def test_write_to_a_process_not_reading(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
         tools = make_tools(TerminalConfig(background=BackgroundConfig(write_patience_seconds=0.3)))
-        ctx = make_ctx(tmp_path, nursery=nursery)
+        ctx = make_ctx(jails, tmp_path, nursery=nursery)
         started = await call(tools, ctx, command="sleep 30", background=True)
         with trio.fail_after(5):
             result = await process(tools, ctx, action="write", session_id=started["session_id"], data="x" * 1_000_000)
         assert "not reading its input" in result["error"]
 
-    async def test_write_submit_close(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_write_submit_close(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         command = "while read -r line; do echo \"got:$line\"; done; echo eof"
         started = await call(tools, ctx, command=command, background=True)
         process_id = started["session_id"]
@@ -223,36 +225,36 @@ class TestProcessActions:
 class TestTable:
     """At most 64 tracked, finished ones evicted LRU, finished kept 30 minutes."""
 
-    async def test_limit_evicts_least_recently_used_finished(self, tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
+    async def test_limit_evicts_least_recently_used_finished(self, jails: Jails, tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
         table = ProcessTable(BackgroundConfig(max_tracked=3))
-        records = [table.create(BackgroundSpec(command=f"c{i}", cwd=str(tmp_path))) for i in range(3)]
+        records = [table.create(BackgroundSpec(jail=jails.jail(tmp_path), command=f"c{i}", cwd=str(tmp_path))) for i in range(3)]
         for record in records[:2]:
             record.status, record.finished_at = ProcessStatus.EXITED, trio.current_time()
         table.get(records[0].process_id)  # used recently: records[1] is now the LRU finished one
-        table.create(BackgroundSpec(command="c3", cwd=str(tmp_path)))
+        table.create(BackgroundSpec(jail=jails.jail(tmp_path), command="c3", cwd=str(tmp_path)))
         ids = {info.process_id for info in table.list()}
         assert records[1].process_id not in ids and records[0].process_id in ids
 
-    async def test_full_of_running_refuses(self, tmp_path: Path) -> None:
+    async def test_full_of_running_refuses(self, jails: Jails, tmp_path: Path) -> None:
         table = ProcessTable(BackgroundConfig(max_tracked=2))
         for i in range(2):
-            table.create(BackgroundSpec(command=f"c{i}", cwd=str(tmp_path)))
+            table.create(BackgroundSpec(jail=jails.jail(tmp_path), command=f"c{i}", cwd=str(tmp_path)))
         with pytest.raises(ProcessLimitReached):
-            table.create(BackgroundSpec(command="more", cwd=str(tmp_path)))
+            table.create(BackgroundSpec(jail=jails.jail(tmp_path), command="more", cwd=str(tmp_path)))
 
-    async def test_finished_expire_after_30_minutes(self, tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
+    async def test_finished_expire_after_30_minutes(self, jails: Jails, tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
         table = ProcessTable()
-        record = table.create(BackgroundSpec(command="c", cwd=str(tmp_path)))
+        record = table.create(BackgroundSpec(jail=jails.jail(tmp_path), command="c", cwd=str(tmp_path)))
         record.status, record.finished_at = ProcessStatus.EXITED, trio.current_time()
         await trio.sleep(1799)
         assert table.get(record.process_id) is record
         await trio.sleep(2)
         assert table.list() == []
 
-    async def test_session_end_kills_processes(self, tmp_path: Path) -> None:
+    async def test_session_end_kills_processes(self, jails: Jails, tmp_path: Path) -> None:
         pidfile = tmp_path / "p.pid"
         table = ProcessTable()
-        spec = BackgroundSpec(command=f"sleep 300 & echo $! >> {pidfile}; wait", cwd=str(tmp_path), kill_grace_seconds=0.2)
+        spec = BackgroundSpec(jail=jails.jail(tmp_path), command=f"sleep 300 & {note_pid('$!', pidfile)}; wait", cwd=str(tmp_path), kill_grace_seconds=0.2)
         record = table.create(spec)
         async with trio.open_nursery() as session_nursery:
             await session_nursery.start(run_background_process, spec, record, lambda note: None)
@@ -261,8 +263,8 @@ class TestTable:
         assert record.status is ProcessStatus.KILLED and record.finished.is_set()
         assert await wait_dead(read_pid(pidfile))
 
-    async def test_kill_all(self, tmp_path: Path, nursery: trio.Nursery) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path, nursery=nursery)
+    async def test_kill_all(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         ids = [(await call(tools, ctx, command="sleep 30", background=True))["session_id"] for _ in range(3)]
         assert ctx.processes.kill_all() == 3
         with trio.fail_after(5):
@@ -271,9 +273,9 @@ class TestTable:
         assert {info.status for info in ctx.processes.list()} == {ProcessStatus.KILLED}
         assert ctx.processes.kill_all() == 0
 
-    async def test_spawn_failure_reported(self, tmp_path: Path) -> None:
+    async def test_spawn_failure_reported(self, jails: Jails, tmp_path: Path) -> None:
         table = ProcessTable()
-        spec = BackgroundSpec(command="true", cwd=str(tmp_path / "missing"))
+        spec = BackgroundSpec(jail=jails.jail(tmp_path), command="true", cwd=str(tmp_path / "missing"))
         record = table.create(spec)
         async with trio.open_nursery() as nursery:
             await nursery.start(run_background_process, spec, record, lambda note: None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.jail.fixtures import Jails
+
 import os
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import trio
 import trio.testing
 
 from config.terminal import TerminalConfig
-from tests.terminal.helpers import FAST, call, make_ctx, make_tools, read_pid, wait_dead, wait_for_file
+from tests.terminal.helpers import FAST, call, make_ctx, make_tools, note_pid, read_pid, wait_dead, wait_for_file
 from tools.terminal import (
     EXIT_INTERRUPTED,
     EXIT_TIMEOUT,
@@ -24,8 +26,8 @@ from tools.terminal import (
 class TestShellStatePersists:
     """cd and export in one call are seen by the next call of the same session."""
 
-    async def test_cd_then_pwd(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_cd_then_pwd(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         (tmp_path / "sub").mkdir()
         first = await call(tools, ctx, command="cd sub")
         assert first["exit_code"] == 0
@@ -33,28 +35,28 @@ class TestShellStatePersists:
         assert second["output"] == str(tmp_path / "sub")
         assert ctx.shell.cwd == str(tmp_path / "sub")
 
-    async def test_export_then_echo(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_export_then_echo(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         await call(tools, ctx, command="export GREETING='hello world'; MULTI=$'a\\nb'; export MULTI")
         result = await call(tools, ctx, command='echo "$GREETING"; printf "%s" "$MULTI"')
         assert result["output"] == "hello world\na\nb"
 
-    async def test_state_saved_even_when_command_exits(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_state_saved_even_when_command_exits(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         result = await call(tools, ctx, command="cd / && export LEFT=1 && exit 7")
         assert result["exit_code"] == 7
         assert ctx.shell.cwd == "/"
         assert ctx.shell.env["LEFT"] == "1"
 
-    async def test_workdir_runs_there_without_moving_the_session(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_workdir_runs_there_without_moving_the_session(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         (tmp_path / "w").mkdir()
         result = await call(tools, ctx, command="pwd", workdir="w")
         assert result["output"] == str(tmp_path / "w")
         assert ctx.shell.cwd == str(tmp_path)
 
-    async def test_removed_cwd_moves_up(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_removed_cwd_moves_up(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         (tmp_path / "a" / "b").mkdir(parents=True)
         await call(tools, ctx, command="cd a/b")
         (tmp_path / "a" / "b").rmdir()
@@ -64,13 +66,13 @@ class TestShellStatePersists:
         assert "no longer exists" in result["note"]
         assert ctx.shell.cwd == str(tmp_path)
 
-    async def test_missing_workdir_is_an_error(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_missing_workdir_is_an_error(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         result = await call(tools, ctx, command="pwd", workdir="nope")
         assert "does not exist" in result["error"]
 
-    async def test_positional_parameters_are_empty(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_positional_parameters_are_empty(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         result = await call(tools, ctx, command='echo "[$#][$1]"')
         assert result["output"] == "[0][]"
 
@@ -85,9 +87,9 @@ class TestEnvironment:
         )
         assert env == {"PATH": "/bin", "MY_TOKEN": "keep"}
 
-    async def test_key_in_daemon_env_not_visible(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def test_key_in_daemon_env_not_visible(self, jails: Jails, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("HERMES_TEST_API_KEY", "sk-secretsecretsecret")
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         result = await call(tools, ctx, command='echo "[${HERMES_TEST_API_KEY:-unset}]"')
         assert result["output"] == "[unset]"
 
@@ -95,21 +97,21 @@ class TestEnvironment:
 class TestOutput:
     """Output is merged, ANSI-stripped and capped with head and tail kept."""
 
-    async def test_exit_code_and_stderr_merged(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_exit_code_and_stderr_merged(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         result = await call(tools, ctx, command="echo out; echo err >&2; exit 3")
         assert result["exit_code"] == 3
         assert result["output"] == "out\nerr"
         assert result["error"] is None
 
-    async def test_ansi_and_progress_cleaned(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_ansi_and_progress_cleaned(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         result = await call(tools, ctx, command=r"printf '\033[1;31mred\033[0m\n10%%\r50%%\r100%%\n'")
         assert result["output"] == "red\n100%"
 
-    async def test_large_output_keeps_head_and_tail(self, tmp_path: Path) -> None:
+    async def test_large_output_keeps_head_and_tail(self, jails: Jails, tmp_path: Path) -> None:
         tools = make_tools(TerminalConfig(max_output_bytes=2000, kill_grace_seconds=0.3))
-        ctx = make_ctx(tmp_path)
+        ctx = make_ctx(jails, tmp_path)
         result = await call(tools, ctx, command="echo FIRST; seq 1 20000; echo LAST")
         output = result["output"]
         assert output.startswith("FIRST\n1\n")
@@ -118,26 +120,26 @@ class TestOutput:
         assert result["truncated"] is True
         assert len(output) < 2200
 
-    async def test_secrets_in_output_are_redacted(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_secrets_in_output_are_redacted(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         secret = "sk-proj-abcdefghij0123456789KLMNOP"
         result = await call(tools, ctx, command=f"echo OPENAI_API_KEY={secret}")
         assert secret not in result["output"]
         assert "[REDACTED]" in result["output"]
 
-    async def test_live_output_reaches_progress(self, tmp_path: Path) -> None:
+    async def test_live_output_reaches_progress(self, jails: Jails, tmp_path: Path) -> None:
         tools = make_tools(TerminalConfig(progress_interval_seconds=0, kill_grace_seconds=0.3))
-        ctx = make_ctx(tmp_path)
+        ctx = make_ctx(jails, tmp_path)
         await call(tools, ctx, command="echo first; sleep 0.3; echo token=ghp_abcdefghijklmnopqrstuvwxyz0123456789")
         assert ctx.progress == ["first", "token=[REDACTED]"]
 
-    async def test_progress_rate_limited(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(TerminalConfig(progress_interval_seconds=60)), make_ctx(tmp_path)
+    async def test_progress_rate_limited(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(TerminalConfig(progress_interval_seconds=60)), make_ctx(jails, tmp_path)
         await call(tools, ctx, command="echo one; sleep 0.2; echo two")
         assert ctx.progress == ["one"]
 
-    async def test_stdin_is_devnull(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_stdin_is_devnull(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         with trio.fail_after(5):
             result = await call(tools, ctx, command="cat; echo done")
         assert result["output"] == "done"
@@ -146,15 +148,15 @@ class TestOutput:
 class TestTimeouts:
     """Timeouts stop the whole process group and say so; over-long ones are refused."""
 
-    async def test_foreground_over_600_refused(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_foreground_over_600_refused(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         result = await call(tools, ctx, command="true", timeout=601)
         assert "background=true" in result["error"]
 
-    async def test_timeout_kills_grandchild(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_timeout_kills_grandchild(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         pidfile = tmp_path / "grandchild.pid"
-        command = f"echo started; bash -c 'trap \"\" TERM; sleep 300 & echo $! >> {pidfile}; wait'"
+        command = f"echo started; bash -c 'trap \"\" TERM; sleep 300 & {note_pid('$!', pidfile)}; wait'"
         result = await call(tools, ctx, command=command, timeout=1)
         assert result["exit_code"] == EXIT_TIMEOUT
         assert result["timed_out"] is True
@@ -162,29 +164,30 @@ class TestTimeouts:
         assert "timed out after 1s" in result["output"]
         assert await wait_dead(read_pid(pidfile))
 
-    async def test_detached_children_are_stopped_too(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_detached_children_are_stopped_too(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         pidfile = tmp_path / "nohup.pid"
         with trio.fail_after(5):
-            result = await call(tools, ctx, command=f"nohup sleep 300 >/dev/null 2>&1 & echo $! >> {pidfile}")
+            result = await call(tools, ctx, command=f"nohup sleep 300 >/dev/null 2>&1 & {note_pid('$!', pidfile)}")
         assert result["exit_code"] == 0
-        assert "they were stopped" in result["note"]
+        # A jail's leftovers end with the jail when the shell exits, unseen: only full-access notes them.
+        assert jails.jailed or "they were stopped" in result["note"]
         assert await wait_dead(read_pid(pidfile))
 
-    async def test_leftover_background_children_are_stopped(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_leftover_background_children_are_stopped(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         pidfile = tmp_path / "left.pid"
         with trio.fail_after(5):
-            result = await call(tools, ctx, command=f"sleep 300 & echo $! >> {pidfile}; echo main done")
+            result = await call(tools, ctx, command=f"sleep 300 & {note_pid('$!', pidfile)}; echo main done")
         assert result["output"] == "main done"
-        assert "background=true" in result["note"]
+        assert jails.jailed or "background=true" in result["note"]
         assert await wait_dead(read_pid(pidfile))
 
 
 class TestCancellation:
     """A cancelled command leaves no process behind and hands back its output so far."""
 
-    async def test_cancel_while_waiting_for_approval_runs_nothing(self, tmp_path: Path) -> None:
+    async def test_cancel_while_waiting_for_approval_runs_nothing(self, jails: Jails, tmp_path: Path) -> None:
         asked = trio.Event()
 
         async def slow_user(request: object) -> str:
@@ -192,7 +195,7 @@ class TestCancellation:
             await trio.sleep_forever()
             return "once"
 
-        tools, ctx = make_tools(), make_ctx(tmp_path, approver=slow_user)
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, approver=slow_user)
         (tmp_path / "victim").write_text("x")
         async with trio.open_nursery() as nursery:
             nursery.start_soon(tools.terminal, {"command": "rm victim"}, ctx)
@@ -200,21 +203,21 @@ class TestCancellation:
             nursery.cancel_scope.cancel()
         assert (tmp_path / "victim").exists()
 
-    async def test_cancel_leaves_no_state_file(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def test_cancel_leaves_no_state_file(self, jails: Jails, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         import tempfile
 
         scratch = tmp_path / "tmp"
         scratch.mkdir()
         monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         with trio.move_on_after(0.3):
             await tools.terminal({"command": "sleep 30"}, ctx)
         assert list(scratch.iterdir()) == []
 
-    async def test_cancel_kills_tree_and_emits_partial(self, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(tmp_path)
+    async def test_cancel_kills_tree_and_emits_partial(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         pidfile = tmp_path / "gc.pid"
-        command = f"echo before; bash -c 'sleep 300 & echo $! >> {pidfile}; wait'"
+        command = f"echo before; bash -c 'sleep 300 & {note_pid('$!', pidfile)}; wait'"
         async with trio.open_nursery() as nursery:
             nursery.start_soon(tools.terminal, {"command": command}, ctx)
             await wait_for_file(pidfile)
@@ -224,10 +227,11 @@ class TestCancellation:
         assert await wait_dead(read_pid(pidfile))
         assert ctx.progress[-1] == "before\n[Command interrupted]"
 
-    async def test_partial_result_after_cancel(self, tmp_path: Path) -> None:
+    async def test_partial_result_after_cancel(self, jails: Jails, tmp_path: Path) -> None:
         pidfile = tmp_path / "leader.pid"
         run = ForegroundRun(
-            f"echo one; echo $$ >> {pidfile}; sleep 300", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST
+            f"echo one; {note_pid('$$', pidfile)}; sleep 300", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST,
+            jail=jails.jail(tmp_path),
         )
         async with trio.open_nursery() as nursery:
             nursery.start_soon(run.run)
@@ -239,22 +243,22 @@ class TestCancellation:
         assert partial.output == "one\n[Command interrupted]"
         assert await wait_dead(read_pid(pidfile))
 
-    async def test_run_is_single_use(self, tmp_path: Path) -> None:
-        run = ForegroundRun("true", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
+    async def test_run_is_single_use(self, jails: Jails, tmp_path: Path) -> None:
+        run = ForegroundRun(jail=jails.jail(tmp_path), command="true", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
         await run.run()
         with pytest.raises(RunAlreadyStarted):
             await run.run()
 
-    async def test_state_file_removed(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def test_state_file_removed(self, jails: Jails, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         import tempfile
 
         monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-        result = await run_foreground("export A=1", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
+        result = await run_foreground(jail=jails.jail(tmp_path), command="export A=1", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
         assert result.shell is not None and result.shell.env["A"] == "1"
         assert list(tmp_path.glob("hermes-shell-*")) == []
 
-    async def test_bad_shell_is_reported(self, tmp_path: Path) -> None:
+    async def test_bad_shell_is_reported(self, jails: Jails, tmp_path: Path) -> None:
         config = TerminalConfig(shell="/nonexistent/shell")
-        result = await run_foreground("true", cwd=str(tmp_path), env={}, config=config)
+        result = await run_foreground(jail=jails.jail(tmp_path), command="true", cwd=str(tmp_path), env={}, config=config)
         assert result.exit_code == 127
         assert "/nonexistent/shell" in (result.error or "")

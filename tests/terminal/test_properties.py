@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.jail.fixtures import Jails
+
 import os
 from pathlib import Path
 
@@ -51,9 +53,9 @@ class TestShellStateRoundTrip:
 
     @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(st.dictionaries(env_names, env_values, min_size=1, max_size=4))
-    async def test_exported_values_round_trip(self, tmp_path: Path, values: dict[str, str]) -> None:
+    async def test_exported_values_round_trip(self, jails: Jails, tmp_path: Path, values: dict[str, str]) -> None:
         env = build_shell_env(os.environ) | values
-        result = await run_foreground("true", cwd=str(tmp_path), env=env, config=FAST)
+        result = await run_foreground(jail=jails.jail(tmp_path), command="true", cwd=str(tmp_path), env=env, config=FAST)
         assert result.shell is not None
         assert {name: result.shell.env.get(name) for name in values} == values
         assert result.shell.cwd == str(tmp_path)

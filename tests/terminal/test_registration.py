@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.jail.fixtures import Jails
+
 import json
 from pathlib import Path
 
@@ -26,20 +28,20 @@ class TestRegistration:
         assert params["required"] == ["command"]
         assert set(params["properties"]) == {"command", "timeout", "workdir", "background", "notify_on_complete", "watch_patterns"}
 
-    async def test_dispatch_runs_and_validates(self, tmp_path: Path) -> None:
+    async def test_dispatch_runs_and_validates(self, jails: Jails, tmp_path: Path) -> None:
         registry = ToolRegistry()
         tools = register_terminal_tools(registry, FAST)
-        ctx = make_ctx(tmp_path)
+        ctx = make_ctx(jails, tmp_path)
         result = json.loads(await dispatch(registry, "terminal", {"command": "echo via dispatch"}, ctx))
         assert result["output"] == "via dispatch"
         missing = json.loads(await dispatch(registry, "terminal", {}, ctx))
         assert "command" in missing["error"]
         assert tools.approvals.for_session(ctx.session_id).snapshot() == []
 
-    async def test_process_without_table(self, tmp_path: Path) -> None:
+    async def test_process_without_table(self, jails: Jails, tmp_path: Path) -> None:
         registry = ToolRegistry()
         register_terminal_tools(registry, FAST)
-        ctx = make_ctx(tmp_path)
+        ctx = make_ctx(jails, tmp_path)
         ctx.processes = None
         result = json.loads(await dispatch(registry, "process", {"action": "list"}, ctx))
         assert "not available" in result["error"]

@@ -8,6 +8,8 @@ on checkpoints (bounded in real time), never by sleeping.
 
 from __future__ import annotations
 
+from tests.jail.fixtures import Jails
+
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,8 +46,13 @@ class _Echo:
         await _until(lambda: self.record.output.total_chars >= self._sent)
 
 
-async def _start(nursery: trio.Nursery, tmp_path: Path, table: ProcessTable, patterns: tuple[str, ...]) -> _Echo:
-    spec = BackgroundSpec(command=ECHO, cwd=str(tmp_path), env={"PATH": "/usr/bin:/bin"}, watch_patterns=patterns, kill_grace_seconds=0.2)
+async def _start(
+    jails: Jails, nursery: trio.Nursery, tmp_path: Path, table: ProcessTable, patterns: tuple[str, ...]
+) -> _Echo:
+    spec = BackgroundSpec(
+        command=ECHO, cwd=str(tmp_path), env={"PATH": "/usr/bin:/bin"}, watch_patterns=patterns,
+        kill_grace_seconds=0.2, jail=jails.jail(tmp_path),
+    )  # fmt: skip
     record = table.create(spec)
     echo = _Echo(table, record)
     await nursery.start(run_background_process, spec, record, echo.notes.append)
@@ -56,9 +63,9 @@ class TestWatchOnMockClock:
     """Windows and the breaker follow trio's clock, checked against a live process."""
 
     async def test_window_suppression_and_promotion(
-        self, tmp_path: Path, mock_clock: trio.testing.MockClock, nursery: trio.Nursery
+        self, jails: Jails, tmp_path: Path, mock_clock: trio.testing.MockClock, nursery: trio.Nursery
     ) -> None:
-        echo = await _start(nursery, tmp_path, ProcessTable(), ("ERR",))
+        echo = await _start(jails, nursery, tmp_path, ProcessTable(), ("ERR",))
         await echo.say("ERR one", "fine")
         assert [(n.kind, n.output) for n in echo.notes] == [("watch", "ERR one")]
         await echo.say("ERR two")
@@ -81,10 +88,10 @@ class TestWatchOnMockClock:
         assert echo.notes[-1].kind == "completed" and echo.notes[-1].output.endswith("ERR eight\n")
 
     async def test_breaker_silences_all_processes_for_30_seconds(
-        self, tmp_path: Path, mock_clock: trio.testing.MockClock, nursery: trio.Nursery
+        self, jails: Jails, tmp_path: Path, mock_clock: trio.testing.MockClock, nursery: trio.Nursery
     ) -> None:
         table = ProcessTable(BackgroundConfig(breaker_max_events=3))
-        echoes = [await _start(nursery, tmp_path, table, ("HIT",)) for _ in range(5)]
+        echoes = [await _start(jails, nursery, tmp_path, table, ("HIT",)) for _ in range(5)]
         for echo in echoes[:4]:
             await echo.say("HIT")
         assert [len(echo.notes) for echo in echoes] == [1, 1, 1, 0, 0]  # the 4th event trips it

@@ -9,7 +9,6 @@ through the table.
 from __future__ import annotations
 
 from tools.background._buffer import LogSlice, RollingBuffer
-from tools.background._procgroup import open_group_process, signal_group, terminate_group
 from tools.background._runner import Notify, run_background_process, start_background_process
 from tools.background._table import (
     BackgroundSpec,
@@ -48,9 +47,6 @@ __all__ = [
     "WatchMatch",
     "WatchMatcher",
     "new_process_id",
-    "open_group_process",
     "run_background_process",
-    "signal_group",
     "start_background_process",
-    "terminate_group",
 ]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import codecs
 import logging
 import re
-import subprocess
 from collections.abc import Callable
 
 import trio
 
 from tools.ansi import clean_terminal_output, redact_output
-from tools.background._procgroup import open_group_process, terminate_group
+from tools.errors import CapabilityUnavailable, ToolError
+from tools.jail import JailedProcess, LauncherClosed
 from tools.background._table import (
     BackgroundSpec,
     ProcessInfo,
@@ -50,14 +50,17 @@ async def run_background_process(
     is spawned, or failed to spawn. Output goes into ``record.output``; ``notify`` (which
     must not block) receives watch matches and, with notify_on_complete, the exit.
 
-    Cancelling the actor (``record.kill()``, or the session's nursery closing) stops the
-    whole process group: SIGTERM, then SIGKILL after ``spec.kill_grace_seconds``.
+    The process starts through ``spec.jail``. Cancelling the actor (``record.kill()``, or the
+    session's nursery closing) stops it and everything it started: SIGTERM, then SIGKILL after
+    ``spec.kill_grace_seconds``.
     """
     try:
-        process = await open_group_process(
-            [spec.shell, "-c", spec.command], cwd=spec.cwd, env=spec.env, stdin=subprocess.PIPE
+        if spec.jail is None:
+            raise CapabilityUnavailable("no jail was given to start it through")
+        process = await spec.jail.spawn(
+            [spec.shell, "-c", spec.command], cwd=spec.cwd, env=spec.env, stdin=True, merge_stderr=True
         )
-    except OSError as exc:
+    except (OSError, ToolError, LauncherClosed) as exc:
         record.status = ProcessStatus.FAILED
         record.error = f"Could not start the command: {exc}"
         record.finished_at = trio.current_time()
@@ -78,12 +81,11 @@ async def run_background_process(
             await _supervise(process, record, notify)
             completed = True
     finally:
-        # Runs on kill, on the session's cancellation and on normal exit alike: nothing of
-        # the group survives the actor.
-        await terminate_group(process, spec.kill_grace_seconds)
+        # Runs on kill, on the session's cancellation and on normal exit alike: nothing it
+        # started survives the actor.
+        await process.stop(spec.kill_grace_seconds)
         record.close_stdin()
-        if process.stdout is not None:
-            process.stdout.close()  # type: ignore[attr-defined]
+        process.close_pipes()
         record.exit_code = process.returncode
         record.finished_at = trio.current_time()
         record.status = ProcessStatus.EXITED if completed else ProcessStatus.KILLED
@@ -117,8 +119,7 @@ async def start_background_process(
     return record.info()
 
 
-async def _supervise(process: trio.Process, record: ProcessRecord, notify: Notify) -> None:
-    assert process.stdout is not None
+async def _supervise(process: JailedProcess, record: ProcessRecord, notify: Notify) -> None:
     reader = _OutputReader(record, notify)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(reader.pump, process.stdout)

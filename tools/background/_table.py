@@ -14,6 +14,7 @@ from config.terminal import BackgroundConfig
 from tools.background._buffer import RollingBuffer
 from tools.background._watch import WatchBreaker, WatchMatcher
 from tools.background.exceptions import ProcessLimitReached, ProcessNotFound, StdinUnavailable
+from tools.jail.session import SessionJail
 
 __all__ = [
     "BackgroundSpec",
@@ -51,7 +52,8 @@ class ProcessStatus(enum.Enum):
 class BackgroundSpec:
     """Everything needed to start one background process.
 
-    ``kill_grace_seconds`` is the SIGTERM → SIGKILL delay used when it is stopped.
+    ``kill_grace_seconds`` is the SIGTERM → SIGKILL delay used when it is stopped; ``jail`` is the
+    session's, through which the process starts (None: it cannot start).
     """
 
     command: str = attrs.field(validator=attrs.validators.min_len(1))
@@ -62,6 +64,7 @@ class BackgroundSpec:
     shell: str = "bash"
     kill_grace_seconds: float = 2.0
     process_id: str = attrs.field(factory=new_process_id)
+    jail: SessionJail | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @attrs.frozen

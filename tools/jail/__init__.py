@@ -4,6 +4,9 @@
 into a bubblewrap jail around each process, and the in-process file tools ask the same policy.
 """
 
+from tools.jail.capture import HeadTailBuffer, drain
+from tools.jail.environment import allowed_environment, is_secret_name, terminal_environment
+from tools.jail.launcher import JailUnavailable, Launcher, LauncherClosed, open_launcher
 from tools.jail.policy import (
     HiddenPath,
     JailPolicy,
@@ -13,15 +16,28 @@ from tools.jail.policy import (
     build_policy,
     resolve_mode,
 )
+from tools.jail.preflight import JailStatus
+from tools.jail.process import JailedProcess
 from tools.jail.session import SessionJail
 
 __all__ = [
+    "HeadTailBuffer",
     "HiddenPath",
     "JailPolicy",
+    "JailStatus",
+    "JailUnavailable",
+    "JailedProcess",
+    "Launcher",
+    "LauncherClosed",
     "PathRefused",
     "SandboxMode",
     "SandboxModeRefused",
     "SessionJail",
+    "allowed_environment",
     "build_policy",
+    "drain",
+    "is_secret_name",
+    "open_launcher",
     "resolve_mode",
+    "terminal_environment",
 ]

@@ -122,11 +122,15 @@ class JailPolicy:
     def host_path(self, path: str) -> str:
         """Where a path the model gave (as a jailed process would see it) is on the host.
 
-        ``/tmp/x`` is the session's private ``tmp_dir/x`` when jailed; other paths are unchanged.
+        ``/tmp/x`` is the session's private ``tmp_dir/x`` when jailed, unless it lies in the workspace or
+        a writable root: those are bound over the private ``/tmp`` at their own paths. Other paths are
+        unchanged.
         """
-        if self.jailed and _within(path, JAIL_TMP):
-            return self.tmp_dir + path[len(JAIL_TMP) :]
-        return path
+        if not self.jailed or not _within(path, JAIL_TMP):
+            return path
+        if any(_within(path, root) for root in (self.workspace, *self.writable_roots)):
+            return path
+        return self.tmp_dir + path[len(JAIL_TMP) :]
 
     def check_read(self, path: str) -> str:
         """The resolved host path of ``path`` if tools may read it.

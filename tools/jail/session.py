@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+import os
+import subprocess
+import tempfile
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
+import trio
 
-from tools.jail.policy import JailPolicy
+from tools.jail.launcher import JailUnavailable, start_process
+from tools.jail.policy import HiddenPath, JailPolicy, SandboxMode
 
 if TYPE_CHECKING:
     from tools.jail.launcher import Launcher
+    from tools.jail.process import JailedProcess
 
 __all__ = ["SessionJail"]
 
@@ -20,9 +28,48 @@ class SessionJail:
 
     Attributes:
         policy: What the session's tools may read and write.
-        launcher: The daemon's launcher; every process a tool starts goes through it. None where a
-            context starts no processes (file tools alone).
+        launcher: The daemon's launcher; every process a tool starts goes through it. None where no
+            daemon runs (tests, benchmarks): a ``full-access`` session then starts its processes
+            directly, a jailed one cannot start any.
     """
 
     policy: JailPolicy
     launcher: Launcher | None = None
+
+    @classmethod
+    def full_access(cls, home: str | os.PathLike[str], workspace: str, launcher: Launcher | None = None) -> SessionJail:
+        """A ``full-access`` jail with the daemon's home hidden (from the file tools): where no daemon runs."""
+        hidden = (HiddenPath(os.path.realpath(home), "the daemon's home, HERMES_ACTORS_HOME, is always hidden"),)
+        policy = JailPolicy(
+            mode=SandboxMode.FULL_ACCESS,
+            workspace=os.path.realpath(workspace),
+            tmp_dir=os.path.realpath(tempfile.gettempdir()),
+            hidden=hidden,
+        )
+        return cls(policy, launcher)
+
+    async def spawn(self, argv: Sequence[str], **options: Any) -> JailedProcess:
+        """Start ``argv`` under this session's policy (``Launcher.spawn``'s keyword arguments).
+
+        Raises:
+            JailUnavailable: the session is jailed and there is no launcher, or no jail can run.
+            PathRefused, LauncherClosed, OSError: as ``Launcher.spawn``.
+        """
+        if self.launcher is not None:
+            return await self.launcher.spawn(argv, policy=self.policy, **options)
+        if self.policy.jailed:
+            raise JailUnavailable(
+                f"This {self.policy.mode.value} session has no launcher, so it cannot start processes; "
+                "set sandbox.mode: full-access only if tools may run unjailed."
+            )
+        return await _spawn_unjailed(list(argv), **options)
+
+
+async def _spawn_unjailed(
+    argv: list[str], *, cwd: str, env: Mapping[str, str], stdin: bool = False, merge_stderr: bool = False
+) -> JailedProcess:
+    # Without --die-with-parent no thread's life matters: a worker thread may fork.
+    def popen(command: list[str], **options: Any) -> Awaitable[subprocess.Popen[bytes]]:
+        return trio.to_thread.run_sync(functools.partial(subprocess.Popen, command, **options))
+
+    return await start_process(popen, argv, env, jailed=False, stdin=stdin, merge_stderr=merge_stderr, cwd=cwd)

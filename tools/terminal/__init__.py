@@ -6,7 +6,8 @@ Public surface:
   ``process`` and returns the ``TerminalTools`` object holding the per-session approvals.
 - ``ForegroundRun`` / ``run_foreground`` run one command with the group-killing semantics
   (usable directly by a session that wants the partial output of a cancelled command).
-- ``build_shell_env`` makes a session's starting shell environment without credentials.
+- ``build_shell_env`` makes a session's starting shell environment without credentials
+  (``tools.jail.terminal_environment``: one secret-name rule for every tool process).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from tools.terminal._foreground import (
     ForegroundRun,
     run_foreground,
 )
-from tools.terminal._output import HeadTailBuffer
+from tools.jail import HeadTailBuffer
 from tools.terminal._shell import ShellSnapshot, build_shell_env, parse_state, shell_argv
 from tools.terminal._tool import TERMINAL_SCHEMA, TerminalTools, register_terminal_tools
 from tools.terminal.exceptions import RunAlreadyStarted, TerminalError

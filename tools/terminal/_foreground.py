@@ -6,7 +6,6 @@ import contextlib
 import json
 import logging
 import os
-import subprocess
 import tempfile
 from collections.abc import Callable
 from typing import Any, Literal
@@ -16,8 +15,9 @@ import trio
 
 from config.terminal import TerminalConfig
 from tools.ansi import clean_terminal_output, redact_output, redact_output_async
-from tools.background import open_group_process, terminate_group
-from tools.terminal._output import HeadTailBuffer
+from tools.errors import ToolError
+from tools.jail import HeadTailBuffer, JailPolicy, LauncherClosed, SessionJail
+from tools.jail.policy import JAIL_TMP
 from tools.terminal._shell import ShellSnapshot, parse_state, shell_argv
 from tools.terminal.exceptions import RunAlreadyStarted
 
@@ -74,11 +74,12 @@ class ForegroundResult:
 class ForegroundRun:
     """One foreground command: start it with ``run()``; read ``partial_result()`` if it is stopped.
 
-    ``run()`` stops the command's whole process group when it is cancelled (SIGTERM, then
-    SIGKILL after the configured grace) before letting the cancellation propagate, so the
-    caller can then build the model's answer from what was printed::
+    The command runs through the session's jail (``jail.spawn``). ``run()`` stops the command and
+    everything it started when it is cancelled (SIGTERM, then SIGKILL after the configured grace)
+    before letting the cancellation propagate, so the caller can then build the model's answer
+    from what was printed::
 
-        run = ForegroundRun(command, cwd=..., env=..., config=...)
+        run = ForegroundRun(command, cwd=..., env=..., config=..., jail=ctx.jail)
         with trio.move_on_after(timeout) as scope:
             result = await run.run()
         if scope.cancelled_caught:
@@ -94,12 +95,14 @@ class ForegroundRun:
         cwd: str,
         env: dict[str, str],
         config: TerminalConfig,
+        jail: SessionJail,
         on_output: Callable[[str], None] | None = None,
     ) -> None:
         self.command = command
         self.cwd = cwd
         self.env = env
         self._config = config
+        self._jail = jail
         # Live output for watchers (cleaned, redacted, at most one call per progress interval).
         self._on_output = on_output
         self._last_progress = float("-inf")
@@ -118,10 +121,14 @@ class ForegroundRun:
         if self._started:
             raise RunAlreadyStarted("a ForegroundRun can be started only once")
         self._started = True
-        state_path = await trio.to_thread.run_sync(_new_state_file)
+        policy = self._jail.policy
+        try:
+            state_path = await trio.to_thread.run_sync(_new_state_file, policy.tmp_dir)
+        except OSError as exc:
+            return ForegroundResult(output="", exit_code=126, error=f"Cannot run the command: no shell state file ({exc}).")
         state = b""
         try:
-            result = await self._run(state_path)
+            result = await self._run(_shell_path(state_path, policy))
         finally:
             with trio.CancelScope(shield=True):
                 state = await trio.to_thread.run_sync(_consume_state_file, state_path)
@@ -150,20 +157,18 @@ class ForegroundRun:
 
     async def _run(self, state_path: str) -> ForegroundResult:
         try:
-            process = await open_group_process(
-                shell_argv(self._config.shell, self.command, state_path),
-                cwd=self.cwd,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
+            process = await self._jail.spawn(
+                shell_argv(self._config.shell, self.command, state_path), cwd=self.cwd, env=self.env, merge_stderr=True
             )
         except FileNotFoundError as exc:
-            missing = self.cwd if not os.path.isdir(self.cwd) else self._config.shell
+            missing = self.cwd if exc.filename == self.cwd or not os.path.isdir(self.cwd) else self._config.shell
             return ForegroundResult(output="", exit_code=127, error=f"Cannot run the command: {missing} does not exist ({exc.strerror}).")
+        except (ToolError, LauncherClosed) as exc:
+            return ForegroundResult(output="", exit_code=126, error=str(exc))
         except OSError as exc:
             return ForegroundResult(output="", exit_code=126, error=f"Cannot run the command: {exc}")
         self.pid = process.pid
         self.started_at = trio.current_time()
-        assert process.stdout is not None
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._pump, process.stdout)
@@ -173,10 +178,11 @@ class ForegroundRun:
                     await self._eof.wait()
                 nursery.cancel_scope.cancel()
         finally:
-            # Shielded inside: on cancellation the group is gone before Cancelled propagates.
-            # After a normal exit it stops what the command left behind (``cmd &``, nohup).
-            leftovers = await terminate_group(process, self._config.kill_grace_seconds)
-            process.stdout.close()  # type: ignore[attr-defined]
+            # Shielded inside: on cancellation everything it started is gone before Cancelled
+            # propagates. After a normal exit it stops what the command left behind (``cmd &``,
+            # nohup) in full-access; a jail's leftovers ended with the jail.
+            leftovers = await process.stop(self._config.kill_grace_seconds)
+            process.close_pipes()
         note = None
         if leftovers:
             note = (
@@ -184,6 +190,7 @@ class ForegroundRun:
                 "Use terminal(background=true) for servers and other long-running processes."
             )
             log.info("foreground command left processes holding its output; group %d stopped", process.pid)
+        assert process.returncode is not None
         return ForegroundResult(
             output=await redact_output_async(self._text()),
             exit_code=process.returncode,
@@ -214,11 +221,19 @@ class ForegroundRun:
         return clean_terminal_output(self._output.render()).rstrip("\n")
 
 
-def _new_state_file() -> str:
-    # mkstemp creates it 0600: the environment written into it may hold passed-through secrets.
-    fd, path = tempfile.mkstemp(prefix="hermes-shell-", suffix=".state")
+def _new_state_file(directory: str) -> str:
+    # In the session's temp directory, so that the jailed shell can write it. mkstemp creates it
+    # 0600: the environment written into it may hold passed-through secrets.
+    fd, path = tempfile.mkstemp(prefix="hermes-shell-", suffix=".state", dir=directory)
     os.close(fd)
     return path
+
+
+def _shell_path(host_path: str, policy: JailPolicy) -> str:
+    """Where the shell sees a file of the session's temp directory: under ``/tmp`` in a jail."""
+    if not policy.jailed:
+        return host_path
+    return os.path.join(JAIL_TMP, os.path.relpath(host_path, policy.tmp_dir))
 
 
 def _consume_state_file(path: str) -> bytes:
@@ -232,10 +247,12 @@ def _consume_state_file(path: str) -> bytes:
             os.unlink(path)
 
 
-async def run_foreground(command: str, *, cwd: str, env: dict[str, str], config: TerminalConfig) -> ForegroundResult:
-    """Run ``command`` in ``cwd`` with ``env`` and return its result.
+async def run_foreground(
+    command: str, *, cwd: str, env: dict[str, str], config: TerminalConfig, jail: SessionJail
+) -> ForegroundResult:
+    """Run ``command`` in ``cwd`` with ``env`` through ``jail`` and return its result.
 
     Cancel it with the caller's scope (``trio.move_on_after`` for a timeout); to keep the
     output printed before the cancellation, use ``ForegroundRun`` directly.
     """
-    return await ForegroundRun(command, cwd=cwd, env=env, config=config).run()
+    return await ForegroundRun(command, cwd=cwd, env=env, config=config, jail=jail).run()

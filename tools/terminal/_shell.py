@@ -9,10 +9,11 @@ itself calls ``exit``, so ``cd`` and ``export`` persist as they would in one lon
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Mapping
 
 import attrs
+
+from tools.jail.environment import SHELL_MANAGED
+from tools.jail.environment import terminal_environment as build_shell_env
 
 __all__ = ["ShellSnapshot", "build_shell_env", "parse_state", "shell_argv"]
 
@@ -34,14 +35,6 @@ _WRAPPER = (
     + "trap '__hermes_rc=$?; __hermes_dump > \"$__hermes_state\" 2>/dev/null; exit $__hermes_rc' EXIT; "
     + 'eval "$__hermes_cmd"'
 )
-
-# Variables bash maintains itself: carrying them over would be wrong (SHLVL would grow by
-# one per command) or redundant (PWD is the cwd we keep anyway).
-_SHELL_MANAGED = frozenset({"_", "SHLVL", "PWD"})
-
-# Names that look like credentials never reach the shell unless passed through by name.
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
-
 
 @attrs.frozen
 class ShellSnapshot:
@@ -71,21 +64,7 @@ def parse_state(data: bytes) -> ShellSnapshot | None:
         if not sep:
             continue
         key = os.fsdecode(name)
-        if key in _SHELL_MANAGED or key.startswith("BASH_FUNC_"):
+        if key in SHELL_MANAGED or key.startswith("BASH_FUNC_"):
             continue
         env[key] = os.fsdecode(value)
     return ShellSnapshot(cwd=cwd, env=env)
-
-
-def build_shell_env(environ: Mapping[str, str], passthrough: tuple[str, ...] = ()) -> dict[str, str]:
-    """The starting environment of a session's shell: ``environ`` without credentials.
-
-    Variables whose names contain KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or AUTH
-    are dropped unless listed in ``passthrough`` (config ``terminal.env_passthrough``).
-    """
-    allowed = set(passthrough)
-    return {
-        name: value
-        for name, value in environ.items()
-        if name not in _SHELL_MANAGED and (name in allowed or not _SECRET_NAME.search(name))
-    }

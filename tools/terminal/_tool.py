@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -74,9 +75,9 @@ def _error(message: str, **extra: Any) -> str:
     return json.dumps({"error": message, **extra}, ensure_ascii=False)
 
 
-def _nearest_directory(path: str) -> str:
-    """``path`` if it is a directory, else its nearest existing ancestor."""
-    while not os.path.isdir(path):
+def _nearest_directory(path: str, host_path: Callable[[str], str]) -> str:
+    """``path`` if it is a directory, else its nearest existing ancestor (checked at ``host_path(path)``)."""
+    while not os.path.isdir(host_path(path)):
         parent = os.path.dirname(path)
         if parent == path:
             break
@@ -122,12 +123,14 @@ class TerminalTools:
         cwd = ctx.shell.cwd
         notes: list[str] = []
         workdir = args.get("workdir")
+        # The shell's paths are as a jailed process sees them (``/tmp`` is the session's own).
+        host_path = ctx.jail.policy.host_path
         if workdir:
             cwd = os.path.normpath(os.path.join(ctx.shell.cwd, os.path.expanduser(str(workdir))))
-            if not await trio.to_thread.run_sync(os.path.isdir, cwd):
+            if not await trio.to_thread.run_sync(os.path.isdir, host_path(cwd)):
                 return _error(f"workdir {cwd} does not exist or is not a directory.")
         else:
-            existing = await trio.to_thread.run_sync(_nearest_directory, cwd)
+            existing = await trio.to_thread.run_sync(_nearest_directory, cwd, host_path)
             if existing != cwd:
                 # The directory was removed under the session (rm -rf of the cwd, a deleted
                 # checkout): move up rather than fail every later command.
@@ -160,7 +163,9 @@ class TerminalTools:
     async def _run_foreground(
         self, command: str, cwd: str, timeout: float, *, keep_cwd: bool, ctx: ToolContext
     ) -> ForegroundResult:
-        run = ForegroundRun(command, cwd=cwd, env=dict(ctx.shell.env), config=self.config, on_output=ctx.emit)
+        run = ForegroundRun(
+            command, cwd=cwd, env=dict(ctx.shell.env), config=self.config, jail=ctx.jail, on_output=ctx.emit
+        )
         finished = False
         try:
             with trio.move_on_after(timeout) as scope:
@@ -197,6 +202,7 @@ class TerminalTools:
             watch_patterns=tuple(patterns),
             shell=self.config.shell,
             kill_grace_seconds=self.config.kill_grace_seconds,
+            jail=ctx.jail,
         )
         try:
             info = await ctx.start_background(spec)

@@ -1,0 +1,69 @@
+"""Fixtures that run a suite both jailed and in full-access: one daemon-wide launcher, a policy per test.
+
+A conftest imports ``launcher`` and ``jails``; a test taking ``jails`` runs once per mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+import pytest
+import trio
+
+from config.sandbox import SandboxConfig
+from tools.jail import Launcher, SandboxMode, SessionJail, build_policy
+
+__all__ = ["Jails", "jails", "launcher", "policy_for"]
+
+
+def policy_for(mode: SandboxMode, workspace: Path, *, home: Path | None = None, config: SandboxConfig | None = None):
+    """A session policy working in ``workspace``: its home and runtime directory inside it (hidden)."""
+    runtime = workspace / ".hx-runtime"
+    tmp = runtime / "s-test" / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    return build_policy(
+        config or SandboxConfig(),
+        mode=mode,
+        workspace=str(workspace),
+        tmp_dir=str(tmp),
+        daemon_home=str(home if home is not None else workspace / "home"),
+        runtime_dir=str(runtime),
+    )
+
+
+@attrs.frozen
+class Jails:
+    """Makes the jails of one mode, all through the same launcher."""
+
+    mode: SandboxMode
+    launcher: Launcher
+
+    @property
+    def jailed(self) -> bool:
+        """Whether processes run under bwrap in this mode."""
+        return self.mode is not SandboxMode.FULL_ACCESS
+
+    def jail(self, workspace: Path, *, home: Path | None = None, config: SandboxConfig | None = None) -> SessionJail:
+        """A session jail working in ``workspace``."""
+        return SessionJail(policy_for(self.mode, workspace, home=home, config=config), self.launcher)
+
+
+@pytest.fixture(scope="session")
+def launcher() -> Iterator[Launcher]:
+    """One started launcher for the whole run, as a daemon has (its preflight has run)."""
+    started = Launcher(SandboxConfig())
+    started.start()
+    trio.run(started.preflight)
+    yield started
+    started.close()
+
+
+@pytest.fixture(params=[SandboxMode.WORKSPACE_WRITE, SandboxMode.FULL_ACCESS], ids=["jailed", "full-access"])
+def jails(request: pytest.FixtureRequest, launcher: Launcher) -> Jails:
+    """Jails of each mode in turn; the jailed run is skipped where no jail can run."""
+    mode: SandboxMode = request.param
+    if mode is not SandboxMode.FULL_ACCESS and not launcher.status.available:
+        pytest.skip(f"no jail can run here: {launcher.status.failed_step}: {launcher.status.error}")
+    return Jails(mode, launcher)

@@ -1,0 +1,102 @@
+"""The one thread that forks every process a tool starts.
+
+bubblewrap's ``--die-with-parent`` is ``PR_SET_PDEATHSIG``, which fires when the *thread* that forked
+bwrap exits. Trio forks from its worker threads, and those exit after about ten seconds idle, which
+would kill any command running longer. So every ``subprocess.Popen`` runs on this one long-lived
+thread, whose life is the launcher's (the daemon's): a daemon killed with ``-9`` takes every jail with
+it, and a command never dies of a worker thread's idleness.
+"""
+
+from __future__ import annotations
+
+import queue
+import subprocess
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import outcome
+import trio
+
+__all__ = ["LauncherClosed", "SpawnThread"]
+
+
+class LauncherClosed(RuntimeError):
+    """A process was asked of a launcher that is closed (the daemon is shutting down)."""
+
+
+@attrs.frozen
+class _Request:
+    """One Popen to run, and where to hand its outcome back."""
+
+    popen: Callable[[], subprocess.Popen[bytes]]
+    token: trio.lowlevel.TrioToken
+    deliver: Callable[[outcome.Outcome[subprocess.Popen[bytes]]], None]
+
+
+def _kill_orphan(result: outcome.Outcome[subprocess.Popen[bytes]]) -> None:
+    # Nobody is left to take the process: the Trio run it was for has ended.
+    if isinstance(result, outcome.Value):
+        result.value.kill()
+        result.value.wait()
+
+
+class SpawnThread:
+    """A plain thread fed by a queue; :meth:`popen` runs ``subprocess.Popen`` on it.
+
+    # Invariant: after close() nothing is queued any more; the thread exits once it has
+    # served what was queued before.
+    """
+
+    def __init__(self, name: str = "hermes-jail-spawner") -> None:
+        self._requests: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
+        # A daemon thread: an unclosed launcher never holds the interpreter open.
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._closed = False
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop taking requests; the thread ends after the queued ones.
+
+        Its exit fires ``PDEATHSIG`` in every jail it started: close only when the tools have stopped.
+        """
+        if not self._closed:
+            self._closed = True
+            self._requests.put(None)
+
+    async def popen(self, argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
+        """``subprocess.Popen(argv, **options)`` on the spawn thread.
+
+        The wait is shielded: once queued, the fork happens and its process is returned, so the
+        caller can stop it if it was cancelled meanwhile.
+
+        Raises:
+            LauncherClosed: the launcher was closed.
+            OSError: what Popen raised.
+        """
+        if self._closed:
+            raise LauncherClosed("the launcher is closed: the daemon is shutting down")
+        done = trio.Event()
+        box: list[outcome.Outcome[subprocess.Popen[bytes]]] = []
+
+        def deliver(result: outcome.Outcome[subprocess.Popen[bytes]]) -> None:
+            box.append(result)
+            done.set()
+
+        request = _Request(lambda: subprocess.Popen(argv, **options), trio.lowlevel.current_trio_token(), deliver)
+        self._requests.put(request)
+        with trio.CancelScope(shield=True):
+            await done.wait()
+        return box[0].unwrap()
+
+    def _serve(self) -> None:
+        while (request := self._requests.get()) is not None:
+            result = outcome.capture(request.popen)
+            try:
+                request.token.run_sync_soon(request.deliver, result)
+            except trio.RunFinishedError:
+                _kill_orphan(result)

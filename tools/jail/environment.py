@@ -1,0 +1,103 @@
+"""The environment of every process a tool starts, built explicitly and never inherited whole.
+
+One secret-name rule serves the terminal and execute_code: a variable is dropped when its name is on
+the named blocklist, or contains a secret marker (``KEY``, ``TOKEN``, ``PASSWORD`` ...), unless it is a
+known non-secret whose name only contains a marker by accident (``SSH_AUTH_SOCK``,
+``GIT_AUTHOR_NAME``, ``TOKENIZERS_PARALLELISM``). ``terminal.env_passthrough`` names pass whatever
+they look like. Nothing of the daemon's own (``HERMES_ACTORS_*``) ever passes, passed through or not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+__all__ = [
+    "DAEMON_PREFIX",
+    "EXECUTE_CODE_NAMES",
+    "KNOWN_NOT_SECRET",
+    "SECRET_MARKERS",
+    "SECRET_NAMES",
+    "SHELL_MANAGED",
+    "allowed_environment",
+    "is_secret_name",
+    "terminal_environment",
+]
+
+# A variable whose upper-cased name contains one of these is treated as a secret.
+SECRET_MARKERS: tuple[str, ...] = (
+    "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH",
+    "DSN", "WEBHOOK", "CREDS", "BEARER", "APIKEY",
+)  # fmt: skip
+
+# Secrets whose names carry no marker: connection strings with a password in them, and the like.
+SECRET_NAMES: frozenset[str] = frozenset(
+    {"DATABASE_URL", "REDIS_URL", "MONGODB_URI", "MONGO_URL", "AMQP_URL", "CELERY_BROKER_URL",
+     "MYSQL_PWD", "PGPASSFILE", "NETRC", "VAULT_ADDR", "KUBECONFIG", "DOCKER_CONFIG"}
+)  # fmt: skip
+
+# Names that contain a marker but hold no secret; dropping them would break ordinary tools.
+KNOWN_NOT_SECRET: frozenset[str] = frozenset(
+    {"SSH_AUTH_SOCK", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "TOKENIZERS_PARALLELISM",
+     "KEYTIMEOUT", "XKB_DEFAULT_LAYOUT"}
+)  # fmt: skip
+
+DAEMON_PREFIX = "HERMES_ACTORS_"
+"""The daemon's own variables (its home, its socket): never given to a tool's process."""
+
+# The seeds' allow-list for execute_code: exact names, or prefixes ending in "_".
+EXECUTE_CODE_NAMES: frozenset[str] = frozenset(
+    {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TMPDIR", "TMP", "TEMP", "SHELL",
+     "TZ", "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "COLUMNS", "LINES", "PWD", "HOSTNAME"}
+)  # fmt: skip
+_EXECUTE_CODE_PREFIXES: tuple[str, ...] = ("LC_", "XDG_")
+
+SHELL_MANAGED: frozenset[str] = frozenset({"_", "SHLVL", "PWD"})
+"""Variables bash maintains itself: carrying them over would be wrong (SHLVL would grow by one per
+command) or redundant (PWD is the cwd the terminal keeps anyway)."""
+
+
+def is_secret_name(name: str) -> bool:
+    """True when a variable of this name may hold a credential (or belongs to the daemon)."""
+    upper = name.upper()
+    if upper.startswith(DAEMON_PREFIX) or upper in SECRET_NAMES:
+        return True
+    if upper in KNOWN_NOT_SECRET:
+        return False
+    return any(marker in upper for marker in SECRET_MARKERS)
+
+
+def _with_passthrough(env: dict[str, str], environ: Mapping[str, str], passthrough: Iterable[str]) -> dict[str, str]:
+    for name in passthrough:
+        if name in environ and not name.upper().startswith(DAEMON_PREFIX):
+            env[name] = environ[name]
+    return env
+
+
+def terminal_environment(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> dict[str, str]:
+    """The starting environment of a session's shell: the user's ``environ`` without secrets.
+
+    Args:
+        environ: The user's environment (the daemon's by default, at the caller).
+        passthrough: ``terminal.env_passthrough``: names kept even when they look secret.
+    """
+    env = {
+        name: value
+        for name, value in environ.items()
+        if name not in SHELL_MANAGED and not name.startswith("BASH_FUNC_") and not is_secret_name(name)
+    }
+    return _with_passthrough(env, environ, passthrough)
+
+
+def allowed_environment(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> dict[str, str]:
+    """The seeds' allow-list for execute_code: safe system variables of ``environ``, never a secret.
+
+    Args:
+        environ: The user's environment.
+        passthrough: Names kept even when they look secret (``terminal.env_passthrough``, skills).
+    """
+    env = {
+        name: value
+        for name, value in environ.items()
+        if (name in EXECUTE_CODE_NAMES or name.startswith(_EXECUTE_CODE_PREFIXES)) and not is_secret_name(name)
+    }
+    return _with_passthrough(env, environ, passthrough)

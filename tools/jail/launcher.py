@@ -1,0 +1,207 @@
+"""The launcher: the one parent of every process a tool starts, jailed by its session's policy.
+
+One per daemon::
+
+    async with open_launcher(config.sandbox) as launcher:   # spawn thread, preflight
+        process = await launcher.spawn(["bash", "-c", "make"], policy=policy, cwd=cwd, env=env)
+        ...
+        await process.stop(grace=2.0)
+
+A jailed policy runs the process under bubblewrap (see :mod:`tools.jail._mounts`); ``full-access``
+runs it directly as the leader of its own process group (the old behaviour). Where no jail can run,
+a jailed policy's spawn raises :class:`JailUnavailable`: nothing ever runs unjailed by accident.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import shutil
+import subprocess
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+
+import trio
+
+from config.sandbox import SandboxConfig
+from tools.errors import ToolError
+from tools.jail._mounts import jail_argv, jail_env
+from tools.jail._spawner import LauncherClosed, SpawnThread
+from tools.jail.policy import JailPolicy
+from tools.jail.preflight import FULL_ACCESS_HINT, JailStatus, preflight
+from tools.jail.process import JailedProcess
+
+__all__ = ["JailUnavailable", "Launcher", "LauncherClosed", "PopenFn", "open_launcher", "start_process"]
+
+log = logging.getLogger(__name__)
+
+
+class JailUnavailable(ToolError, RuntimeError):
+    """A jailed session asked for a process where no jail can run; the message names ``sandbox.mode``."""
+
+
+_NOT_CHECKED = JailStatus(
+    available=False, error="the preflight has not run", failed_step="preflight",
+    advice="open the launcher with open_launcher(), which runs it",
+)  # fmt: skip
+
+
+def _close_all(*fds: int | None) -> None:
+    for fd in fds:
+        if fd is not None:
+            os.close(fd)
+
+
+class Launcher:
+    """One per daemon: the parent of every jailed process.
+
+    Args:
+        config: The ``sandbox`` section (``bwrap`` says which bubblewrap to use).
+
+    Attributes:
+        status: What the preflight found; "not checked" until :meth:`preflight` has run.
+    """
+
+    def __init__(self, config: SandboxConfig) -> None:
+        self._config = config
+        self._thread = SpawnThread()
+        self._thread_started = False
+        self.status: JailStatus = _NOT_CHECKED
+
+    async def preflight(self) -> JailStatus:
+        """Run the real jail once (``bwrap ... -- true`` with every option) and keep the result in :attr:`status`."""
+        self.status = await preflight(self._config.bwrap)
+        if not self.status.available:
+            log.error(
+                "no jail can run: %s failed: %s; %s", self.status.failed_step, self.status.error, self.status.advice
+            )
+        elif not self.status.mounts_proc:
+            log.warning("the jail cannot mount its own /proc here; jailed processes see an empty /proc")
+        return self.status
+
+    def start(self) -> None:
+        """Start the spawn thread (done by :func:`open_launcher`, or by the first spawn)."""
+        if not self._thread_started:
+            self._thread_started = True
+            self._thread.start()
+
+    def close(self) -> None:
+        """Stop the spawn thread; every jail it started dies with it (``--die-with-parent``)."""
+        self._thread.close()
+
+    async def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        policy: JailPolicy,
+        cwd: str,
+        env: Mapping[str, str],
+        stdin: bool = False,
+        merge_stderr: bool = False,
+        binds: Sequence[str] = (),
+    ) -> JailedProcess:
+        """Start ``argv`` under ``policy``; returns once it runs.
+
+        Args:
+            argv: The command.
+            policy: The session's policy; ``full-access`` runs it unjailed in its own process group.
+            cwd: The working directory as the process sees it (``/tmp/...`` is the session's tmp).
+            env: Its whole environment (see :mod:`tools.jail.environment`); nothing is inherited.
+            stdin: Give it a pipe on stdin (``process.stdin``); /dev/null otherwise.
+            merge_stderr: Its stderr goes into the stdout pipe, as a terminal shows them.
+            binds: More host directories bound read-write at their own paths (execute_code's workspace).
+
+        Raises:
+            JailUnavailable: the policy is jailed and no jail can run here.
+            PathRefused: ``cwd`` is hidden by the policy.
+            LauncherClosed: the launcher is closed.
+            OSError: the program or ``cwd`` does not exist, or cannot be executed.
+        """
+        self.start()
+        if not policy.jailed:
+            return await start_process(
+                self._thread.popen, list(argv), env, jailed=False, stdin=stdin, merge_stderr=merge_stderr, cwd=cwd
+            )
+        status = self.status
+        if not status.available or status.bwrap is None:
+            raise JailUnavailable(
+                f"No jail can run here, so this {policy.mode.value} session cannot start processes "
+                f"({status.failed_step} failed: {status.error}). {status.advice}"
+                + ("" if status.advice and "sandbox.mode" in status.advice else f"; {FULL_ACCESS_HINT}")
+            )
+        if not os.path.isdir(policy.check_read(cwd)):
+            raise FileNotFoundError(errno.ENOENT, "No such directory", cwd)
+        # As Popen would (bwrap's own exec failure is only an exit status 1): the jail sees the
+        # host's file system, so the host's answer holds.
+        if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", argv[0])
+        jailed_env, hide = jail_env(env, policy)
+        command = [
+            *jail_argv(status.bwrap, policy, cwd=cwd, binds=binds, mounts_proc=status.mounts_proc, hide=hide),
+            *argv,
+        ]
+        return await start_process(
+            self._thread.popen, command, jailed_env, jailed=True, stdin=stdin, merge_stderr=merge_stderr, cwd="/"
+        )
+
+
+PopenFn = Callable[..., Awaitable["subprocess.Popen[bytes]"]]
+"""Runs ``subprocess.Popen(argv, **options)`` somewhere and returns it (the spawn thread, a worker thread)."""
+
+
+async def start_process(
+    popen: PopenFn, argv: list[str], env: Mapping[str, str], *, jailed: bool, stdin: bool, merge_stderr: bool, cwd: str
+) -> JailedProcess:
+    """Start ``argv`` with pipes we own, through ``popen``; the one way every tool process starts.
+
+    A caller cancelled while the fork was under way gets ``Cancelled`` only once the new process is
+    stopped again: nothing leaks.
+    """
+    out_r, out_w = os.pipe()
+    err_r, err_w = (None, None) if merge_stderr else os.pipe()
+    in_r, in_w = os.pipe() if stdin else (None, None)
+    try:
+        process = await popen(
+            argv,
+            stdin=subprocess.DEVNULL if in_r is None else in_r,
+            stdout=out_w,
+            stderr=out_w if err_w is None else err_w,
+            cwd=cwd,
+            env=dict(env),
+            close_fds=True,
+            # A jail leads its own session through bwrap's --new-session.
+            start_new_session=not jailed,
+        )
+    except BaseException:
+        _close_all(out_r, err_r, in_w)
+        raise
+    finally:
+        _close_all(out_w, err_w, in_r)
+    started = JailedProcess(
+        process,
+        jailed=jailed,
+        stdin=None if in_w is None else trio.lowlevel.FdStream(in_w),
+        stdout=trio.lowlevel.FdStream(out_r),
+        stderr=None if err_r is None else trio.lowlevel.FdStream(err_r),
+    )
+    try:
+        await trio.lowlevel.checkpoint_if_cancelled()
+    except BaseException:
+        # Cancelled while the fork was under way: the new process must not outlive the caller.
+        await started.stop(0)
+        started.close_pipes()
+        raise
+    return started
+
+
+@asynccontextmanager
+async def open_launcher(config: SandboxConfig) -> AsyncIterator[Launcher]:
+    """A started launcher whose preflight has run; closed on exit (its jails die with it)."""
+    launcher = Launcher(config)
+    launcher.start()
+    try:
+        await launcher.preflight()
+        yield launcher
+    finally:
+        launcher.close()
