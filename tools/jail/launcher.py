@@ -130,7 +130,9 @@ class Launcher:
                 f"({status.failed_step} failed: {status.error}). {status.advice}"
                 + ("" if status.advice and "sandbox.mode" in status.advice else f"; {FULL_ACCESS_HINT}")
             )
-        if not os.path.isdir(policy.check_read(cwd)):
+        # A bound directory is the caller's own (execute_code's workspace), even inside a hidden one.
+        bound = any(cwd == path or cwd.startswith(path.rstrip("/") + "/") for path in binds)
+        if not os.path.isdir(cwd if bound else policy.check_read(cwd)):
             raise FileNotFoundError(errno.ENOENT, "No such directory", cwd)
         # As Popen would (bwrap's own exec failure is only an exit status 1): the jail sees the
         # host's file system, so the host's answer holds.

@@ -66,8 +66,10 @@ class SessionJail:
 
 
 async def _spawn_unjailed(
-    argv: list[str], *, cwd: str, env: Mapping[str, str], stdin: bool = False, merge_stderr: bool = False
+    argv: list[str], *, cwd: str, env: Mapping[str, str], stdin: bool = False, merge_stderr: bool = False,
+    binds: Sequence[str] = (),
 ) -> JailedProcess:
+    # Unjailed, the process sees every path already: ``binds`` (execute_code's workspace) needs nothing.
     # Without --die-with-parent no thread's life matters: a worker thread may fork.
     def popen(command: list[str], **options: Any) -> Awaitable[subprocess.Popen[bytes]]:
         return trio.to_thread.run_sync(functools.partial(subprocess.Popen, command, **options))
