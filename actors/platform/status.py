@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+import attrs
+
 from config.sandbox import SandboxConfig
 from messages.control import SandboxStatus
 
@@ -18,18 +20,8 @@ log = logging.getLogger("hermes_actors.daemon")
 
 def sandbox_status(config: SandboxConfig, status: JailStatus) -> SandboxStatus:
     """The ``sandbox`` part of the status reply: the configured modes and what the preflight found."""
-    return SandboxStatus(
-        mode=config.mode,
-        max_mode=config.max_mode,
-        available=status.available,
-        bwrap=status.bwrap,
-        source=status.source,
-        version=status.version,
-        mounts_proc=status.mounts_proc,
-        error=status.error,
-        failed_step=status.failed_step,
-        advice=status.advice,
-    )
+    # The same fields as JailStatus: messages import nothing of ours, so the wire class repeats them.
+    return SandboxStatus(mode=config.mode, max_mode=config.max_mode, **attrs.asdict(status))
 
 
 def log_jail_status(config: SandboxConfig, status: JailStatus) -> None:
@@ -43,8 +35,8 @@ def log_jail_status(config: SandboxConfig, status: JailStatus) -> None:
             "" if status.mounts_proc else ", without its own /proc mount", config.mode, config.max_mode,
         )
         return
+    # The launcher's own error line says which step failed and what to do; this one says what it means.
     log.error(
-        "no jail can run (failed at %s: %s). %s Until then every session that is not full-access refuses "
-        "to start processes (sandbox.mode: %s).",
-        status.failed_step or "preflight", status.error or "unknown error", status.advice or "", config.mode,
+        "without a jail every session that is not full-access refuses to start processes "
+        "(sandbox.mode: %s, sandbox.max_mode: %s)", config.mode, config.max_mode,
     )

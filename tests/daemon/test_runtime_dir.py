@@ -76,12 +76,23 @@ class TestNaming:
         assert stat.S_IMODE(os.stat(runtime.path).st_mode) == 0o700
         assert Path(runtime.path, HOME_RECORD).read_text() == f"{home}\n"
 
+    def test_never_under_tmp(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """By default it avoids /tmp, which every jail replaces with its private one: XDG_RUNTIME_DIR, else /var/tmp."""
+        home = _home(tmp_path, "home")
+        monkeypatch.setattr(tempfile, "tempdir", "/tmp")
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+        assert os.path.dirname(RuntimeDir.for_home(home).path) == str(tmp_path)
+        monkeypatch.delenv("XDG_RUNTIME_DIR")
+        assert os.path.dirname(RuntimeDir.for_home(home).path) == "/var/tmp"
+        monkeypatch.setattr(tempfile, "tempdir", "/srv/scratch")
+        assert os.path.dirname(RuntimeDir.for_home(home).path) == "/srv/scratch"
+
     def test_sockets_fit(self, tmp_path: Path) -> None:
-        """A temp directory too deep for a socket path under the runtime directory falls back to /tmp."""
+        """A temp directory too deep for a socket path under the runtime directory falls back to /var/tmp."""
         home = _home(tmp_path, "home")
         deep = "/" + "d" * 80
         runtime = RuntimeDir.for_home(home, tempdir=deep)
-        assert runtime.path.startswith("/tmp/hermes-actors-")
+        assert runtime.path.startswith("/var/tmp/hermes-actors-")
         socket_path = os.path.join(runtime.session_dir("x" * 40), "hx-sbx-abcdefgh", "rpc.sock")
         assert len(os.fsencode(socket_path)) < 104
 
@@ -142,7 +153,8 @@ class TestSessionDirs:
     """A session's directory and private tmp are created at its start and removed at its stop."""
 
     async def test_open_and_close(self, var_tmp: Path) -> None:
-        """The policy hides the home, the runtime directory and the daemon's socket dir; skills are exposed."""
+        """The policy hides the home, the runtime directory (and another home's), the daemon's socket dir;
+        skills are exposed."""
         tmp_path = var_tmp
         home = _home(tmp_path, "home")
         (home / "skills").mkdir()
@@ -153,6 +165,8 @@ class TestSessionDirs:
             config=SandboxConfig(), runtime=runtime, home=str(home),
             daemon_paths=hidden_daemon_paths(home, tmp_path / "sockets" / "abc.sock"),
         )
+        another_home = RuntimeDir.for_home(_home(tmp_path, "another"), tempdir=str(tmp_path))
+        another_home.prepare()
         session = await jails.open_session("s1", SandboxMode.WORKSPACE_WRITE, str(workspace))
         policy = session.jail.policy
         assert policy.tmp_dir == os.path.join(runtime.path, "s-s1", "tmp")
@@ -161,7 +175,9 @@ class TestSessionDirs:
         assert policy.writable_paths() == (policy.tmp_dir, str(workspace))
         assert policy.check_read(str(home / "skills" / "s.md")) == str(home / "skills" / "s.md")
         other = await jails.open_session("s2", SandboxMode.READ_ONLY, str(workspace))
-        for refused in (str(home / ".env"), other.jail.policy.tmp_dir, str(tmp_path / "sockets" / "abc.sock")):
+        for refused in (
+            str(home / ".env"), other.jail.policy.tmp_dir, str(tmp_path / "sockets" / "abc.sock"), another_home.path,
+        ):
             with pytest.raises(PathRefused):
                 policy.check_read(refused)
         await jails.close_session("s1")

@@ -3,11 +3,16 @@
 Every per-session temp directory, sandbox workspace and shell state file of one daemon lives under one
 0700 directory whose name traces it to its home::
 
-    <tempdir>/hermes-actors-<uid>-<first 12 hex of sha256(realpath(home))>/
+    <base>/hermes-actors-<uid>-<first 12 hex of sha256(realpath(home))>/
     ├── home                  the home's real path (so a stranger can tell whose this is)
     └── s-<session id>/       one session's directory, removed when the session stops
         ├── tmp/              its private temp directory, seen as /tmp inside its jail
         └── hx-sbx-XXXXXXXX/  an execute_code workspace (script, stubs, RPC socket)
+
+``<base>`` is the system temp directory, unless that is under ``/tmp``: every jail has a private
+``/tmp`` of its own, so an execute_code workspace there could not be bound into its jail. Then it is
+``$XDG_RUNTIME_DIR`` (per user, 0700), else ``/var/tmp``. Every jail hides its own daemon's runtime
+directory and every other ``hermes-actors-<uid>-*`` beside it (another home's daemon).
 
 At start, once the daemon holds its single-instance lock, :meth:`RuntimeDir.clean` removes what earlier
 runs of *this* home left there; a directory whose record names another home is never touched.
@@ -32,7 +37,7 @@ import attrs
 import trio
 
 from config.sandbox import SandboxConfig
-from tools.jail.policy import HiddenPath, JailPolicy, SandboxMode, build_policy, resolve_mode
+from tools.jail.policy import SandboxMode, build_policy, resolve_mode
 from tools.jail.session import SessionJail
 
 if TYPE_CHECKING:
@@ -61,6 +66,17 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,16}")
 class RuntimeDirError(OSError):
     """The runtime directory cannot be used: it belongs to another user, is not a directory, or records
     another home (it is then left untouched)."""
+
+
+def _default_base() -> str:
+    base = tempfile.gettempdir()
+    real = os.path.realpath(base)
+    if real != "/tmp" and not real.startswith("/tmp/"):
+        return base
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
+        return runtime
+    return "/var/tmp"
 
 
 def _runtime_name(home: str) -> str:
@@ -102,13 +118,12 @@ class RuntimeDir:
 
     @classmethod
     def for_home(cls, home: str | os.PathLike[str], tempdir: str | None = None) -> RuntimeDir:
-        """The runtime directory of ``home``: under ``tempdir`` (the system temp directory by default),
-        or under ``/tmp`` when that would make a sandbox socket path too long."""
+        """The runtime directory of ``home``: under ``tempdir`` (by default the base the module docstring
+        names), or under ``/var/tmp`` when that would make a sandbox socket path too long."""
         real = os.path.realpath(home)
-        base = tempdir if tempdir is not None else tempfile.gettempdir()
-        path = os.path.join(base, _runtime_name(real))
+        path = os.path.join(tempdir if tempdir is not None else _default_base(), _runtime_name(real))
         if len(os.fsencode(path)) + _DEEPEST_SOCKET > MAX_SOCKET_PATH_BYTES:
-            path = os.path.join("/tmp", _runtime_name(real))
+            path = os.path.join("/var/tmp", _runtime_name(real))
         return cls(path, real)
 
     def prepare(self) -> None:
@@ -156,6 +171,19 @@ class RuntimeDir:
                 removed.append(entry)
         return removed
 
+    def remove(self) -> None:
+        """Remove the whole directory, at the daemon's stop (its sessions and jails are gone)."""
+        _force_remove(self.path)
+
+    def siblings(self) -> list[str]:
+        """Other runtime directories of this uid beside this one (other homes' daemons); blocking."""
+        base, prefix = os.path.dirname(self.path), f"hermes-actors-{os.getuid()}-"
+        try:
+            names = os.listdir(base)
+        except OSError:
+            return []
+        return [os.path.join(base, name) for name in sorted(names) if name.startswith(prefix) and name != os.path.basename(self.path)]
+
     def session_dir(self, session_id: str) -> str:
         """The directory of one session (its id when short and plain, else a digest of it)."""
         name = session_id if _SAFE_ID.fullmatch(session_id) else hashlib.sha256(session_id.encode()).hexdigest()[:16]
@@ -193,11 +221,7 @@ class SessionRuntime:
 def unjailed_runtime(home: str | os.PathLike[str], workspace: str) -> SessionRuntime:
     """The runtime of a session run without a daemon (tests, benchmarks): ``full-access``, the home hidden,
     the system temp directory."""
-    hidden = (HiddenPath(os.path.realpath(home), "the daemon's home, HERMES_ACTORS_HOME, is always hidden"),)
-    policy = JailPolicy(
-        mode=SandboxMode.FULL_ACCESS, workspace=os.path.realpath(workspace), tmp_dir=tempfile.gettempdir(), hidden=hidden
-    )
-    return SessionRuntime(SessionJail(policy), None, "")
+    return SessionRuntime(SessionJail.full_access(home, workspace), None, "")
 
 
 @attrs.frozen(kw_only=True)
@@ -233,13 +257,14 @@ class DaemonJails:
     async def open_session(self, session_id: str, mode: SandboxMode, workspace: str) -> SessionRuntime:
         """Create a session's directories and build its policy."""
 
-        def create() -> tuple[str, tuple[str, ...]]:
-            return self.runtime.create_session(session_id), self.skills_dirs()
+        def create() -> tuple[str, tuple[str, ...], list[str]]:
+            return self.runtime.create_session(session_id), self.skills_dirs(), self.runtime.siblings()
 
-        directory, skills = await trio.to_thread.run_sync(create)
+        directory, skills, others = await trio.to_thread.run_sync(create)
         policy = build_policy(
             self.config, mode=mode, workspace=workspace, tmp_dir=os.path.join(directory, "tmp"),
-            daemon_home=self.home, runtime_dir=self.runtime.path, daemon_paths=self.daemon_paths, exposed=skills,
+            daemon_home=self.home, runtime_dir=self.runtime.path, daemon_paths=(*self.daemon_paths, *others),
+            exposed=skills,
         )
         return SessionRuntime(SessionJail(policy, self.launcher), directory, session_id)
 
