@@ -58,7 +58,7 @@ async def _run(code: str, base_dir: str, on_call: Any = None) -> tuple[str, floa
         return await dispatch(registry, name, args, ctx)
 
     sandbox = Sandbox(code, call_tool=call_tool, allowed_tools=frozenset(registry.names()), config=CONFIG,
-                      gate=gate, base_dir=base_dir)  # fmt: skip
+                      gate=gate, base_dir=base_dir, jail=ctx.jail)  # fmt: skip
     start = time.perf_counter()
     result = await sandbox.run()
     elapsed = time.perf_counter() - start
@@ -125,7 +125,7 @@ async def _run_in_tree(code: str, base_dir: str) -> str:
         return await dispatch(registry, name, args, ctx)
 
     sandbox = SandboxActor(code, call_tool=call_tool, allowed_tools=frozenset(registry.names()), config=CONFIG,
-                           gate=ToolConcurrencyGate(registry), base_dir=base_dir)  # fmt: skip
+                           gate=ToolConcurrencyGate(registry), base_dir=base_dir, jail=ctx.jail)  # fmt: skip
     async with open_actor_system() as system:
         worker = _Worker(sandbox)
         handle = await system.root.start_child(ChildSpec("tool:bench", lambda: worker, restart=RestartType.TEMPORARY))

@@ -5,6 +5,7 @@ A conftest imports ``launcher`` and ``jails``; a test taking ``jails`` runs once
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import trio
 from config.sandbox import SandboxConfig
 from tools.jail import Launcher, SandboxMode, SessionJail, build_policy
 
-__all__ = ["Jails", "jails", "launcher", "policy_for"]
+__all__ = ["Jails", "host_pid", "jails", "launcher", "policy_for"]
 
 
 def policy_for(mode: SandboxMode, workspace: Path, *, home: Path | None = None, config: SandboxConfig | None = None):
@@ -31,6 +32,28 @@ def policy_for(mode: SandboxMode, workspace: Path, *, home: Path | None = None, 
         daemon_home=str(home if home is not None else workspace / "home"),
         runtime_dir=str(runtime),
     )
+
+
+def host_pid(pid: int, namespace: str) -> int:
+    """The host pid of the process that is ``pid`` in PID namespace ``namespace``; 0 once it is gone.
+
+    A jailed process only knows its own namespace's pids; tests that print one give its namespace too.
+    """
+    if namespace == os.readlink("/proc/self/ns/pid"):
+        return pid
+    with os.scandir("/proc") as entries:
+        names = [entry.name for entry in entries if entry.name.isdigit()]
+    for name in names:
+        try:
+            if os.readlink(f"/proc/{name}/ns/pid") != namespace:
+                continue
+            with open(f"/proc/{name}/status") as status:
+                nspid = next(line for line in status if line.startswith("NSpid:")).split()
+        except (OSError, StopIteration):
+            continue
+        if int(nspid[-1]) == pid:
+            return int(name)
+    return 0
 
 
 @attrs.frozen

@@ -8,8 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.jail.fixtures import Jails, jails, launcher
 from tests.sandbox.helpers import ToolBench
 from tools.testing import LocalToolContext
+
+__all__ = ["bench", "jails", "launcher", "short_dir"]
 
 
 @pytest.fixture
@@ -21,6 +24,7 @@ def short_dir() -> Iterator[str]:
 
 
 @pytest.fixture
-def bench(tmp_path) -> ToolBench:
-    """Real registry and context; slow tools take 0.2 s."""
-    return ToolBench(LocalToolContext(home=tmp_path, cwd=tmp_path))
+def bench(tmp_path, jails: Jails) -> ToolBench:
+    """Real registry and context, jailed and in full-access in turn; slow tools take 0.2 s."""
+    home = tmp_path / "home"
+    return ToolBench(LocalToolContext(home=home, cwd=tmp_path, jail=jails.jail(tmp_path, home=home)))

@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 import trio
 
+from tests.jail.fixtures import host_pid
 from tools.context import ToolContext
 from tools.dispatch import dispatch
 from tools.parallel import ToolConcurrencyGate
@@ -64,6 +65,11 @@ class ToolBench:
         reg("search_files", "file", _schema(pattern=_STR), self._search_files, parallel_safe=True)
 
     @property
+    def jailed(self) -> bool:
+        """Whether the context's processes run in a jail."""
+        return self.ctx.jail.policy.jailed
+
+    @property
     def enabled(self) -> frozenset[str]:
         """Every registered tool, as the session's enabled set."""
         return frozenset(self.registry.names()) | {"execute_code", "memory"}
@@ -102,6 +108,19 @@ class ToolBench:
 
     async def _search_files(self, args: dict[str, Any], ctx: ToolContext) -> str:
         return json.dumps({"error": f"no such directory for {args['pattern']}"})
+
+
+PRINT_PIDS = (
+    "def hx_pids(*pids):\n"
+    "    import os\n"
+    "    print(' '.join(f'{p}:{os.readlink(f\"/proc/{p}/ns/pid\")}' for p in pids), flush=True)\n"
+)
+"""Script code defining ``hx_pids(*pids)``: prints each pid with its PID namespace, for :func:`host_pids`."""
+
+
+def host_pids(line: str) -> list[int]:
+    """The host pids of a line printed by ``hx_pids`` (0 for one that is gone)."""
+    return [host_pid(int(pid), namespace) for pid, namespace in (item.split(":", 1) for item in line.split())]
 
 
 def pid_running(pid: int) -> bool:

@@ -27,7 +27,7 @@ class ToolWorkerStandIn(Actor[Any]):
         super().__init__()
         self.sandbox = SandboxActor(
             code, call_tool=options.pop("call_tool", bench.call_tool), allowed_tools=bench.enabled, config=CONFIG, gate=bench.gate,
-            base_dir=base_dir, **options,
+            base_dir=base_dir, jail=bench.ctx.jail, **options,
         )  # fmt: skip
         self.result: SandboxResult | None = None
 

@@ -11,7 +11,7 @@ import trio
 
 from actors.sandbox import Sandbox, SandboxResult, SandboxStatus
 from config.sandbox import CodeExecutionConfig
-from tests.sandbox.helpers import ToolBench, pid_running
+from tests.sandbox.helpers import PRINT_PIDS, ToolBench, host_pids, pid_running
 
 FAST = CodeExecutionConfig(timeout=20, kill_grace_seconds=0.5, progress_interval_seconds=60)
 
@@ -24,6 +24,7 @@ async def _run(code: str, bench: ToolBench, short_dir: str, **options: Any) -> S
         config=options.pop("config", FAST),
         gate=bench.gate,
         base_dir=short_dir,
+        jail=options.pop("jail", bench.ctx.jail),
         **options,
     )
     result = await sandbox.run()
@@ -134,9 +135,10 @@ class TestEnvironment:
         assert (await _run(code, bench, short_dir, config=strict)).output == "hidden\n"
         assert (await _run(code, bench, short_dir)).output == "importable\n"
 
-    async def test_stdin_is_devnull_and_own_group(self, bench: ToolBench, short_dir: str) -> None:
+    async def test_stdin_is_devnull_and_own_session(self, bench: ToolBench, short_dir: str) -> None:
+        # Its own session (no TIOCSTI into the daemon's terminal): led by itself, or by its jail's init.
         result = await _run(
-            "import os, sys\nprint(repr(sys.stdin.read()))\nprint(os.getpgid(0) == os.getpid())", bench, short_dir
+            "import os, sys\nprint(repr(sys.stdin.read()))\nprint(os.getsid(0) in (1, os.getpid()))", bench, short_dir
         )
         assert result.output == "''\nTrue\n"
 
@@ -148,22 +150,21 @@ class TestProcessGroup:
         config = CodeExecutionConfig(timeout=1.5, kill_grace_seconds=1.0)
         start = trio.current_time()
         result = await _run(
-            """
+            PRINT_PIDS + textwrap.dedent("""
             import signal, subprocess, sys, time
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
             kids = [subprocess.Popen([sys.executable, "-c", stubborn]) for _ in range(2)]
             shell = subprocess.Popen(["sh", "-c", "sleep 600 & sleep 600"])
-            print(" ".join(str(k.pid) for k in kids + [shell]), flush=True)
+            hx_pids(*(k.pid for k in kids + [shell]))
             time.sleep(600)
-            """,
+            """),
             bench, short_dir, config=config,
         )  # fmt: skip
         elapsed = trio.current_time() - start
         assert result.status is SandboxStatus.TIMEOUT
-        pids = [int(p) for p in result.output.splitlines()[0].split()]
-        assert len(pids) == 3
-        assert not any(pid_running(pid) for pid in pids)
+        assert len(result.output.splitlines()[0].split()) == 3
+        assert not any(pid_running(pid) for pid in host_pids(result.output.splitlines()[0]))
         assert 2.5 <= elapsed < 8  # timeout + the full grace (they ignored SIGTERM), then SIGKILL
 
     async def test_polite_child_is_not_kept_for_the_grace(self, bench: ToolBench, short_dir: str) -> None:
@@ -174,11 +175,9 @@ class TestProcessGroup:
         assert trio.current_time() - start < 4  # SIGTERM sufficed; no 5 s wait
 
     async def test_leftover_background_process_after_success(self, bench: ToolBench, short_dir: str) -> None:
-        result = await _run(
-            "import subprocess\np = subprocess.Popen(['sleep', '600'])\nprint(p.pid)", bench, short_dir
-        )
+        result = await _run(PRINT_PIDS + "import subprocess\nhx_pids(subprocess.Popen(['sleep', '600']).pid)", bench, short_dir)
         assert result.status is SandboxStatus.SUCCESS
-        assert not pid_running(int(result.output))
+        assert not any(pid_running(pid) for pid in host_pids(result.output))
 
 
 class TestOutputLimits:
@@ -240,21 +239,20 @@ class TestMemoryLimit:
 
 
 class TestEscapedProcess:
-    """A process that left the group (setsid) holding the pipes does not keep the run open."""
+    """A process that left the group (setsid) does not keep the run open; a jail does not let it survive."""
 
     async def test_setsid_escapee(self, bench: ToolBench, short_dir: str) -> None:
         result = await _run(
-            """
-            import subprocess
-            p = subprocess.Popen(["sleep", "30"], start_new_session=True)
-            print(p.pid, flush=True)
-            """,
+            PRINT_PIDS + "import subprocess\nhx_pids(subprocess.Popen(['sleep', '30'], start_new_session=True).pid)",
             bench, short_dir,
         )  # fmt: skip
-        escapee = int(result.output)
+        assert result.status is SandboxStatus.SUCCESS
+        if bench.jailed:
+            assert host_pids(result.output) == [0]  # its PID namespace ended with the run
+            return
+        escapee = host_pids(result.output)[0]
         try:
-            assert result.status is SandboxStatus.SUCCESS
-            assert pid_running(escapee)  # documented limit: out of the group's reach
+            assert pid_running(escapee)  # full-access's documented limit: out of the group's reach
         finally:
             os.kill(escapee, 9)
 

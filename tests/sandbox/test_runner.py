@@ -11,9 +11,10 @@ import pytest
 import trio
 
 from actors.sandbox import Sandbox, SandboxResult, SandboxState, SandboxStatus, SandboxToolCall, run_sandbox
-from actors.sandbox.exceptions import SandboxSetupError
 from config.sandbox import CodeExecutionConfig
+from tests.jail.fixtures import policy_for
 from tests.sandbox.helpers import ToolBench, pid_running
+from tools.jail import SandboxMode, SessionJail
 
 FAST = CodeExecutionConfig(timeout=20, kill_grace_seconds=0.5, progress_interval_seconds=60)
 
@@ -27,6 +28,7 @@ def _sandbox(code: str, bench: ToolBench, short_dir: str, **options: Any) -> San
         config=config,
         gate=bench.gate,
         base_dir=short_dir,
+        jail=options.pop("jail", bench.ctx.jail),
         **options,
     )
 
@@ -99,7 +101,8 @@ class TestSuccess:
 
     async def test_run_sandbox_function(self, bench: ToolBench, short_dir: str) -> None:
         result = await run_sandbox(
-            "print(6 * 7)", call_tool=bench.call_tool, allowed_tools=bench.enabled, config=FAST, base_dir=short_dir
+            "print(6 * 7)", call_tool=bench.call_tool, allowed_tools=bench.enabled, config=FAST, base_dir=short_dir,
+            jail=bench.ctx.jail,
         )
         assert result.output == "42\n"
 
@@ -196,7 +199,8 @@ class TestErrorTable:
             """,
             bench, short_dir,
         )  # fmt: skip
-        assert result.status is SandboxStatus.ERROR and result.exit_code == -9
+        # A jail reports a signal as a shell does (128 + 9), Popen as a negative number.
+        assert result.status is SandboxStatus.ERROR and result.exit_code == (137 if bench.jailed else -9)
         assert result.output == "step 1\n" and result.tool_calls_made == 1
 
     async def test_slow_tool_within_timeout(self, bench: ToolBench, short_dir: str) -> None:
@@ -290,13 +294,12 @@ class TestInterrupt:
 class TestSetupFailure:
     """A child that cannot start is an error result, and the directory still goes."""
 
-    async def test_spawner_failure(self, bench: ToolBench, short_dir: str) -> None:
-        async def broken(argv: Any, *, cwd: str, env: Any) -> trio.Process:
-            raise SandboxSetupError("could not start the sandbox child: no python")
-
-        result = await _run("print(1)", bench, short_dir, spawner=broken)
+    async def test_no_jail_can_run(self, bench: ToolBench, short_dir: str, tmp_path) -> None:
+        jailed_without_launcher = SessionJail(policy_for(SandboxMode.WORKSPACE_WRITE, tmp_path))
+        result = await _run("print(1)", bench, short_dir, jail=jailed_without_launcher)
         assert result.status is SandboxStatus.ERROR
-        assert json.loads(result.to_json()) == {"error": "could not start the sandbox child: no python"}
+        error = json.loads(result.to_json())["error"]
+        assert error.startswith("could not start the sandbox child: ") and "sandbox.mode" in error
 
     async def test_socket_path_too_long(self, bench: ToolBench, short_dir: str) -> None:
         deep = os.path.join(short_dir, "d" * 120)

@@ -10,6 +10,7 @@ import attrs
 
 from actors.sandbox import Sandbox, execute_code_schema, register_execute_code
 from config.sandbox import CodeExecutionConfig
+from tests.jail.fixtures import Jails
 from tests.sandbox.helpers import ToolBench
 from tools.dispatch import dispatch
 from tools.testing import LocalToolContext
@@ -28,6 +29,7 @@ class SandboxContext(LocalToolContext):
         sandbox = Sandbox(
             code, call_tool=self.bench.call_tool, allowed_tools=self.bench.enabled, config=CodeExecutionConfig(),
             on_progress=self.emit, gate=self.bench.gate, cwd=lambda: self.shell.cwd, base_dir=self.base_dir,
+            jail=self.jail,
         )  # fmt: skip
         self.sandboxes.append(sandbox)
         return (await sandbox.run()).to_json()
@@ -36,8 +38,9 @@ class SandboxContext(LocalToolContext):
 class TestExecuteCodeTool:
     """Dispatching execute_code reaches the session's sandbox; bad input is a model-actionable error."""
 
-    async def test_dispatch_runs_the_script(self, tmp_path, short_dir: str) -> None:
-        ctx = SandboxContext(home=tmp_path, cwd=tmp_path, base_dir=short_dir)
+    async def test_dispatch_runs_the_script(self, tmp_path, short_dir: str, jails: Jails) -> None:
+        home = tmp_path / "home"
+        ctx = SandboxContext(home=home, cwd=tmp_path, base_dir=short_dir, jail=jails.jail(tmp_path, home=home))
         ctx.bench = bench = ToolBench(ctx, delay=0)
         assert register_execute_code(bench.registry, CodeExecutionConfig())
         text = await dispatch(
@@ -83,7 +86,8 @@ class TestWindows:
         assert register_execute_code(bench.registry, CodeExecutionConfig()) is False
         assert "execute_code" not in bench.registry
         result = await Sandbox(
-            "print(1)", call_tool=bench.call_tool, allowed_tools=bench.enabled, config=CodeExecutionConfig()
+            "print(1)", call_tool=bench.call_tool, allowed_tools=bench.enabled, config=CodeExecutionConfig(),
+            jail=bench.ctx.jail,
         ).run()
         assert json.loads(result.to_json()) == {
             "error": "execute_code is not available on Windows. Use normal tool calls instead."

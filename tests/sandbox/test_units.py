@@ -1,4 +1,4 @@
-"""Unit tests of the sandbox's pure parts: stubs, environment, capture, result, config."""
+"""Unit tests of the sandbox's pure parts: stubs, environment, result, config."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.sandbox.capture import HeadTailBuffer
-from actors.sandbox.environment import child_environment, is_secret_name
+from actors.sandbox.environment import child_environment
 from actors.sandbox.result import SandboxResult, SandboxStatus, SandboxToolCall
 from actors.sandbox.stubs import (
     SANDBOX_ALLOWED_TOOLS,
@@ -95,53 +94,6 @@ class TestEnvironment:
             self.PARENT, sandbox_dir="/s", socket_path="/s/r", token="t", passthrough=["MY_CUSTOM_KEY", "ABSENT"]
         )
         assert env["MY_CUSTOM_KEY"] == "passed" and "ABSENT" not in env
-
-    @pytest.mark.parametrize(
-        ("name", "secret"),
-        [("AWS_SECRET_ACCESS_KEY", True), ("bearer_x", True), ("OAUTH_CLIENT", True), ("PATH", False),
-         ("LANG", False), ("MONKEY", True), ("HOME", False)],
-    )  # fmt: skip
-    def test_secret_names(self, name: str, secret: bool) -> None:
-        assert is_secret_name(name) is secret
-
-
-class TestHeadTailBuffer:
-    """Capture keeps the first 40 % and the last 60 % of the limit, and counts the rest."""
-
-    def test_small_stream_kept_whole(self) -> None:
-        buf = HeadTailBuffer(100)
-        buf.write(b"hello ")
-        buf.write(b"world")
-        assert buf.text() == "hello world" and not buf.truncated and buf.omitted == 0
-
-    def test_truncation_notice_head_and_tail(self) -> None:
-        buf = HeadTailBuffer(100)
-        for i in range(1000):
-            buf.write(b"%04d\n" % i)
-        text = buf.text()
-        assert text.startswith("0000\n0001\n")
-        assert text.endswith("0998\n0999\n")
-        assert "[OUTPUT TRUNCATED - 4900 bytes omitted out of 5000 total]" in text
-        head, tail = text.split("[OUTPUT TRUNCATED")
-        assert len(head.strip()) == 39  # 40 bytes of head, minus the trailing newline stripped here
-        assert len(tail.split("]", 1)[1].strip()) == 59
-
-    @given(st.lists(st.binary(max_size=300), max_size=40), st.integers(min_value=100, max_value=500))
-    def test_matches_reference(self, chunks: list[bytes], limit: int) -> None:
-        buf = HeadTailBuffer(limit)
-        for chunk in chunks:
-            buf.write(chunk)
-        stream = b"".join(chunks)
-        assert buf.total == len(stream)
-        head_len = int(limit * 0.4)
-        if len(stream) <= limit:
-            assert bytes(buf._head) + b"".join(buf._tail) == stream
-        else:
-            assert bytes(buf._head) == stream[:head_len]
-            assert b"".join(buf._tail)[-(limit - head_len):] == stream[-(limit - head_len):]
-            assert buf.omitted == len(stream) - limit
-        # Memory bound: the tail never holds more than its share plus one chunk.
-        assert buf._tail_size <= (limit - head_len) + max((len(c) for c in chunks), default=0)
 
 
 class TestResult:

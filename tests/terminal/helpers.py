@@ -10,7 +10,7 @@ from typing import Any
 import trio
 
 from config.terminal import ApprovalsConfig, BackgroundConfig, TerminalConfig
-from tests.jail.fixtures import Jails
+from tests.jail.fixtures import Jails, host_pid
 from tools.background import ProcessTable
 from tools.terminal import TerminalTools
 from tools.testing import Approver, LocalToolContext
@@ -88,21 +88,7 @@ def note_pid(var: str, path: Path) -> str:
 def read_pid(path: Path) -> int:
     """The host pid of the first process noted in ``path`` by :func:`note_pid` (0 once it is gone)."""
     pid, namespace = path.read_text().split()[:2]
-    if namespace == os.readlink("/proc/self/ns/pid"):
-        return int(pid)
-    with os.scandir("/proc") as entries:
-        names = [entry.name for entry in entries if entry.name.isdigit()]
-    for name in names:
-        try:
-            if os.readlink(f"/proc/{name}/ns/pid") != namespace:
-                continue
-            with open(f"/proc/{name}/status") as status:
-                nspid = next(line for line in status if line.startswith("NSpid:")).split()
-        except (OSError, StopIteration):
-            continue
-        if nspid[-1] == pid:
-            return int(name)
-    return 0
+    return host_pid(int(pid), namespace)
 
 
 def env_without(*names: str) -> dict[str, str]:

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 
 from tools.jail.policy import JAIL_TMP, JailPolicy, SandboxMode
 
-__all__ = ["AGENT_SOCKET", "jail_argv", "jail_env"]
+__all__ = ["AGENT_SOCKET", "inside", "jail_argv", "jail_env"]
 
 AGENT_SOCKET = JAIL_TMP + "/.ssh-agent.sock"
 """Where the ssh-agent's socket appears in a jail that has it."""
@@ -40,7 +40,8 @@ def _kind(path: str) -> int | None:
         return None
 
 
-def _inside(path: str, roots: Sequence[str]) -> bool:
+def inside(path: str, roots: Sequence[str]) -> bool:
+    """Whether ``path`` is one of ``roots`` or lies under one."""
     return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
@@ -78,7 +79,7 @@ def jail_argv(
     covered: list[str] = []
     for path in hidden:
         kind = _kind(path)
-        if kind is None or (_inside(path, [JAIL_TMP]) and not _inside(path, roots)):
+        if kind is None or (inside(path, [JAIL_TMP]) and not inside(path, roots)):
             continue
         if kind == stat.S_IFDIR:
             argv += ["--tmpfs", path]
@@ -94,11 +95,11 @@ def jail_argv(
     # (execute_code's workspace lives in the hidden runtime directory) in the tmpfs.
     for path in covered:
         argv += ["--remount-ro", path]
-    if policy.ssh_agent_socket is not None and not _inside(policy.ssh_agent_socket, hidden):
+    if policy.ssh_agent_socket is not None and not inside(policy.ssh_agent_socket, hidden):
         argv += ["--bind", policy.ssh_agent_socket, AGENT_SOCKET]
     if not policy.network:
         argv.append("--unshare-net")
-    # --new-session: no TIOCSTI into the daemon's terminal, and the command leads its own group.
+    # --new-session: the jail is its own session, so no TIOCSTI into the daemon's terminal.
     argv += ["--new-session", "--die-with-parent", "--chdir", cwd, "--"]
     return argv
 

@@ -26,7 +26,7 @@ import trio
 
 from config.sandbox import SandboxConfig
 from tools.errors import ToolError
-from tools.jail._mounts import jail_argv, jail_env
+from tools.jail._mounts import inside, jail_argv, jail_env
 from tools.jail._spawner import LauncherClosed, SpawnThread
 from tools.jail.policy import JailPolicy
 from tools.jail.preflight import FULL_ACCESS_HINT, JailStatus, preflight
@@ -130,9 +130,9 @@ class Launcher:
                 f"({status.failed_step} failed: {status.error}). {status.advice}"
                 + ("" if status.advice and "sandbox.mode" in status.advice else f"; {FULL_ACCESS_HINT}")
             )
-        # A bound directory is the caller's own (execute_code's workspace), even inside a hidden one.
-        bound = any(cwd == path or cwd.startswith(path.rstrip("/") + "/") for path in binds)
-        if not os.path.isdir(cwd if bound else policy.check_read(cwd)):
+        # A bind is seen at its own path, even under /tmp; anything else as the policy maps it.
+        host_cwd = cwd if inside(cwd, binds) else policy.check_read(cwd)
+        if not os.path.isdir(host_cwd):
             raise FileNotFoundError(errno.ENOENT, "No such directory", cwd)
         # As Popen would (bwrap's own exec failure is only an exit status 1): the jail sees the
         # host's file system, so the host's answer holds.

@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 # How long the memory limit waits for a jailed command to appear (bwrap sets its mounts up first).
 _COMMAND_APPEARS_SECONDS = 2.0
 _COMMAND_POLL_SECONDS = 0.001
+# A bound on the kernel's teardown of a killed jail's namespace (it takes milliseconds).
+_NAMESPACE_EXIT_SECONDS = 5.0
 
 
 def _pid_namespace(pid: int) -> str | None:
@@ -81,8 +83,8 @@ def _signal_pid(pid: int, namespace: str | None, signum: int) -> bool:
         os.close(pidfd)
 
 
-def _signal_jail(outer: int, signum: int, *, include_init: bool) -> int:
-    """Send ``signum`` to the processes of the jail (its init too when asked); returns how many got it.
+def _signal_jail(outer: int, signum: int) -> int:
+    """Send ``signum`` to the processes of the jail but its init; returns how many got it.
 
     Blocking (it walks /proc): call it through ``trio.to_thread.run_sync``.
     """
@@ -90,8 +92,29 @@ def _signal_jail(outer: int, signum: int, *, include_init: bool) -> int:
     if init is None:
         return 0
     namespace = _pid_namespace(init)
-    targets = [*members, init] if include_init else members
-    return sum(_signal_pid(pid, namespace, signum) for pid in targets)
+    return sum(_signal_pid(pid, namespace, signum) for pid in members)
+
+
+def _kill_jail(outer: int) -> int | None:
+    """SIGKILL the jail's init (the kernel then kills its whole namespace); a pidfd of the init, to wait on.
+
+    Blocking (it reads /proc): call it through ``trio.to_thread.run_sync``.
+    """
+    init = _jail_init(outer)
+    if init is None:
+        return None
+    try:
+        pidfd = os.pidfd_open(init)
+    except OSError:
+        return None
+    if _pid_namespace(init) == _pid_namespace(outer):
+        os.close(pidfd)  # not a jail's init: bwrap had not made the namespace yet
+        return None
+    try:
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except OSError:
+        pass
+    return pidfd
 
 
 def _prlimit(pids: list[int], limit: int) -> bool:
@@ -224,11 +247,19 @@ class JailedProcess:
     async def _stop_jail(self, grace: float) -> bool:
         if self.returncode is not None:
             return False  # the outer bwrap has exited: the namespace went with it
-        signalled = await trio.to_thread.run_sync(lambda: _signal_jail(self.pid, signal.SIGTERM, include_init=False))
+        signalled = await trio.to_thread.run_sync(_signal_jail, self.pid, signal.SIGTERM)
         if signalled:
             with trio.move_on_after(grace):
                 await self.wait()
         if self.returncode is None:
-            await trio.to_thread.run_sync(lambda: _signal_jail(self.pid, signal.SIGKILL, include_init=True))
+            init = await trio.to_thread.run_sync(_kill_jail, self.pid)
             self._popen.kill()
+            if init is not None:
+                # The init exits only once the kernel has killed every process of its namespace.
+                try:
+                    with trio.move_on_after(_NAMESPACE_EXIT_SECONDS):
+                        await trio.lowlevel.wait_readable(init)
+                finally:
+                    trio.lowlevel.notify_closing(init)
+                    os.close(init)
         return True
