@@ -147,6 +147,7 @@ class SessionActor(Actor[SessionMessage]):
         details: dict[str, Any] = {
             "session_id": self.session_id,
             "model": self.setup.chain.current.label,
+            "sandbox": self.setup.options.sandbox if self.setup.options else None,
             "turns": self.turn_count,
             "queued": len(self.queue),
             "subscribers": self.hub.subscriber_count if self.hub else 0,

@@ -96,6 +96,7 @@ class TestSessionJail:
             assert {str(h.home), runtime.path} <= set(probe["hidden"])
             assert os.path.isdir(probe["tmp_dir"])
             assert (await h.deps.store.load(sid)).state["options"]["sandbox"] == "read-only"
+            assert handle.statistics().details["sandbox"] == "read-only"
             await h.system.root.terminate_child(f"session:{sid}", "test over")
             assert not os.path.exists(runtime.session_dir(sid))
 
