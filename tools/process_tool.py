@@ -1,8 +1,8 @@
 """The ``process`` tool: look after background processes started by ``terminal``.
 
 Actions: ``list``, ``poll`` (status, pid, uptime, last output), ``log`` (a page of lines,
-by default the last 200), ``wait`` (until exit or a clamped timeout), ``kill`` (process
-group SIGTERM, then SIGKILL), ``write`` / ``submit`` (to stdin; submit adds a newline) and
+by default the last 200), ``wait`` (until exit or a clamped timeout), ``kill`` (SIGTERM to
+it and all it started, then SIGKILL), ``write`` / ``submit`` (to stdin; submit adds a newline) and
 ``close`` (end of file on stdin).
 """
 

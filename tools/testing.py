@@ -108,7 +108,7 @@ class LocalToolContext:
         self.progress.append(progress)
 
     async def start_background(self, spec: BackgroundSpec) -> ProcessInfo:
-        """Start a background process in the given nursery.
+        """Start a background process in the given nursery, through this context's jail unless the spec has one.
 
         Raises:
             CapabilityUnavailable: no nursery was given.
@@ -116,6 +116,8 @@ class LocalToolContext:
         """
         if self.nursery is None:
             raise CapabilityUnavailable("background processes are not available in this context")
+        if spec.jail is None:
+            spec = attrs.evolve(spec, jail=self.jail)
         return await start_background_process(self.nursery, spec, self.processes, self.notifications.append)
 
     async def delegate(self, args: dict[str, Any]) -> str:

@@ -6,7 +6,7 @@ A conftest imports ``launcher`` and ``jails``; a test taking ``jails`` runs once
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import attrs
@@ -14,15 +14,23 @@ import pytest
 import trio
 
 from config.sandbox import SandboxConfig
-from tools.jail import Launcher, SandboxMode, SessionJail, build_policy
+from tools.jail import JailPolicy, Launcher, SandboxMode, SessionJail, build_policy
 
-__all__ = ["Jails", "host_pid", "jails", "launcher", "policy_for"]
+__all__ = ["Jails", "host_pid", "jails", "launcher", "namespace_pids", "policy_for"]
 
 
-def policy_for(mode: SandboxMode, workspace: Path, *, home: Path | None = None, config: SandboxConfig | None = None):
-    """A session policy working in ``workspace``: its home and runtime directory inside it (hidden)."""
+def policy_for(
+    mode: SandboxMode,
+    workspace: Path,
+    *,
+    home: Path | None = None,
+    config: SandboxConfig | None = None,
+    session: str = "test",
+    environ: Mapping[str, str] | None = None,
+) -> JailPolicy:
+    """A session policy working in ``workspace``: the daemon's home and runtime directory inside it (hidden)."""
     runtime = workspace / ".hx-runtime"
-    tmp = runtime / "s-test" / "tmp"
+    tmp = runtime / f"s-{session}" / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     return build_policy(
         config or SandboxConfig(),
@@ -31,7 +39,22 @@ def policy_for(mode: SandboxMode, workspace: Path, *, home: Path | None = None, 
         tmp_dir=str(tmp),
         daemon_home=str(home if home is not None else workspace / "home"),
         runtime_dir=str(runtime),
+        environ=environ,
     )
+
+
+def namespace_pids(namespace: str) -> list[int]:
+    """The host pids of the processes in PID namespace ``namespace`` (zombies included)."""
+    with os.scandir("/proc") as entries:
+        names = [entry.name for entry in entries if entry.name.isdigit()]
+    found = []
+    for name in names:
+        try:
+            if os.readlink(f"/proc/{name}/ns/pid") == namespace:
+                found.append(int(name))
+        except OSError:
+            continue
+    return found
 
 
 def host_pid(pid: int, namespace: str) -> int:
@@ -41,18 +64,14 @@ def host_pid(pid: int, namespace: str) -> int:
     """
     if namespace == os.readlink("/proc/self/ns/pid"):
         return pid
-    with os.scandir("/proc") as entries:
-        names = [entry.name for entry in entries if entry.name.isdigit()]
-    for name in names:
+    for candidate in namespace_pids(namespace):
         try:
-            if os.readlink(f"/proc/{name}/ns/pid") != namespace:
-                continue
-            with open(f"/proc/{name}/status") as status:
+            with open(f"/proc/{candidate}/status") as status:
                 nspid = next(line for line in status if line.startswith("NSpid:")).split()
         except (OSError, StopIteration):
             continue
         if int(nspid[-1]) == pid:
-            return int(name)
+            return candidate
     return 0
 
 

@@ -10,8 +10,6 @@ from collections.abc import Callable
 import trio
 
 from tools.ansi import clean_terminal_output, redact_output
-from tools.errors import CapabilityUnavailable, ToolError
-from tools.jail import JailedProcess, LauncherClosed
 from tools.background._table import (
     BackgroundSpec,
     ProcessInfo,
@@ -20,6 +18,8 @@ from tools.background._table import (
     ProcessStatus,
     ProcessTable,
 )
+from tools.errors import CapabilityUnavailable, ToolError
+from tools.jail import JailedProcess, LauncherClosed
 
 __all__ = ["Notify", "run_background_process", "start_background_process"]
 
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 _READ_SIZE = 65536
 # How long to keep reading after the shell exits, for output still in flight from
-# processes it left behind; those are then stopped with the rest of the group.
+# processes it left behind; those are then stopped with the rest of what it started.
 _EXIT_DRAIN_SECONDS = 0.5
 # An escape sequence cut by a read boundary: hold it back until its end arrives.
 _INCOMPLETE_ESCAPE = re.compile(r"\x1b[^a-zA-Z\x07\\]{0,32}$")

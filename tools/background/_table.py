@@ -193,7 +193,7 @@ class ProcessRecord:
         )
 
     def kill(self) -> bool:
-        """Ask the process actor to stop the process group; False when it had already finished."""
+        """Ask the process actor to stop the process and all it started; False when it had already finished."""
         if self.status.finished:
             return False
         self.cancel_scope.cancel()

@@ -6,7 +6,7 @@ import functools
 import os
 import subprocess
 import tempfile
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -62,16 +62,18 @@ class SessionJail:
                 f"This {self.policy.mode.value} session has no launcher, so it cannot start processes; "
                 "set sandbox.mode: full-access only if tools may run unjailed."
             )
-        return await _spawn_unjailed(list(argv), **options)
+        # ``binds`` need nothing: an unjailed process sees the whole file system.
+        return await start_process(
+            _worker_popen,
+            list(argv),
+            options["env"],
+            jailed=False,
+            stdin=options.get("stdin", False),
+            merge_stderr=options.get("merge_stderr", False),
+            cwd=options["cwd"],
+        )
 
 
-async def _spawn_unjailed(
-    argv: list[str], *, cwd: str, env: Mapping[str, str], stdin: bool = False, merge_stderr: bool = False,
-    binds: Sequence[str] = (),
-) -> JailedProcess:
-    # Unjailed, the process sees every path already: ``binds`` (execute_code's workspace) needs nothing.
-    # Without --die-with-parent no thread's life matters: a worker thread may fork.
-    def popen(command: list[str], **options: Any) -> Awaitable[subprocess.Popen[bytes]]:
-        return trio.to_thread.run_sync(functools.partial(subprocess.Popen, command, **options))
-
-    return await start_process(popen, argv, env, jailed=False, stdin=stdin, merge_stderr=merge_stderr, cwd=cwd)
+def _worker_popen(argv: list[str], **options: Any) -> Awaitable[subprocess.Popen[bytes]]:
+    # Without --die-with-parent no thread's life matters: a Trio worker thread may fork.
+    return trio.to_thread.run_sync(functools.partial(subprocess.Popen, argv, **options))

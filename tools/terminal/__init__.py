@@ -4,7 +4,7 @@ Public surface:
 
 - ``register_terminal_tools(registry, config, approvals_config)`` registers ``terminal`` and
   ``process`` and returns the ``TerminalTools`` object holding the per-session approvals.
-- ``ForegroundRun`` / ``run_foreground`` run one command with the group-killing semantics
+- ``ForegroundRun`` / ``run_foreground`` run one command through the session's jail, stopping all it started
   (usable directly by a session that wants the partial output of a cancelled command).
 - ``build_shell_env`` makes a session's starting shell environment without credentials
   (``tools.jail.terminal_environment``: one secret-name rule for every tool process).

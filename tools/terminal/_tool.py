@@ -103,7 +103,7 @@ class TerminalTools:
 
         While a foreground command runs, its newest output goes to ``ctx.emit`` (at most once per
         ``progress_interval_seconds``). When the call is cancelled (interrupt, budget), the
-        command's process group is stopped and one last progress line is emitted: the output so
+        command and all it started are stopped and one last progress line is emitted: the output so
         far followed by ``[Command interrupted]``. A session that records partial results keeps
         the last progress line of a cancelled call as its tool result.
         """
