@@ -111,45 +111,48 @@ async def serve_daemon(
     shutdown = _Shutdown(section.shutdown_timeout_seconds, on_overrun or (lambda: None))
     runtime = RuntimeDir.for_home(paths.home)
     await trio.to_thread.run_sync(runtime.prepare)
-    async with trio.open_nursery() as signals:
-        signals.start_soon(_watch_signals, shutdown)
-        with shutdown.scope:
-            async with open_launcher(config.sandbox) as launcher, open_actor_system(
-                shutdown_reason="daemon shutdown"
-            ) as system:
-                jails = DaemonJails(
-                    config=config.sandbox, runtime=runtime, home=str(paths.home), launcher=launcher,
-                    daemon_paths=hidden_daemon_paths(paths.home, paths.socket),
-                )
-                log_jail_status(config.sandbox, launcher.status)
-                store = SqliteSessionStore(paths.home / DB_FILENAME, config.store)
-                await system.root.start_child(
-                    ChildSpec("store", lambda: StoreActor(store), shutdown_timeout=section.shutdown_timeout_seconds)
-                )
-                sessions = await start_sessions(system, store, config, paths.home, section, jails)
-                service = ControlService(
-                    system=system,
-                    paths=paths,
-                    config=section,
-                    request_stop=shutdown.request,
-                    store=store,
-                    sessions=sessions.backend,
-                    session_options=sessions.options,
-                    jails=jails,
-                )
-                await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-                if config.platforms.api_server.enabled:
-                    await start_api_platform(system, sessions.backend, config, paths.home)  # type: ignore[arg-type]
-                log.info("daemon ready (pid %d, home %s)", os.getpid(), paths.home)
-                task_status.started(system)
-                await shutdown.requested.wait()
-        if shutdown.scope.cancelled_caught:
-            log.error("shutdown exceeded %.1f s; the rest was cancelled", section.shutdown_timeout_seconds)
-        signals.cancel_scope.cancel()
-    shutdown.finished()
-    remove_control_socket(paths)
-    # The tree and the launcher are gone, so no jail runs: nothing of this run need stay.
-    await trio.to_thread.run_sync(runtime.remove)
+    try:
+        async with trio.open_nursery() as signals:
+            signals.start_soon(_watch_signals, shutdown)
+            with shutdown.scope:
+                async with open_launcher(config.sandbox) as launcher, open_actor_system(
+                    shutdown_reason="daemon shutdown"
+                ) as system:
+                    jails = DaemonJails(
+                        config=config.sandbox, runtime=runtime, home=str(paths.home), launcher=launcher,
+                        daemon_paths=hidden_daemon_paths(paths.home, paths.socket),
+                    )
+                    log_jail_status(config.sandbox, launcher.status)
+                    store = SqliteSessionStore(paths.home / DB_FILENAME, config.store)
+                    await system.root.start_child(
+                        ChildSpec("store", lambda: StoreActor(store), shutdown_timeout=section.shutdown_timeout_seconds)
+                    )
+                    sessions = await start_sessions(system, store, config, paths.home, section, jails)
+                    service = ControlService(
+                        system=system,
+                        paths=paths,
+                        config=section,
+                        request_stop=shutdown.request,
+                        store=store,
+                        sessions=sessions.backend,
+                        session_options=sessions.options,
+                        jails=jails,
+                    )
+                    await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
+                    if config.platforms.api_server.enabled:
+                        await start_api_platform(system, sessions.backend, config, paths.home)  # type: ignore[arg-type]
+                    log.info("daemon ready (pid %d, home %s)", os.getpid(), paths.home)
+                    task_status.started(system)
+                    await shutdown.requested.wait()
+            if shutdown.scope.cancelled_caught:
+                log.error("shutdown exceeded %.1f s; the rest was cancelled", section.shutdown_timeout_seconds)
+            signals.cancel_scope.cancel()
+        shutdown.finished()
+        remove_control_socket(paths)
+    finally:
+        # The tree and the launcher are gone, so no jail runs: nothing of this run need stay.
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(runtime.remove)
     log.info("daemon stopped")
 
 

@@ -182,7 +182,8 @@ class RuntimeDir:
             names = os.listdir(base)
         except OSError:
             return []
-        return [os.path.join(base, name) for name in sorted(names) if name.startswith(prefix) and name != os.path.basename(self.path)]
+        own = os.path.basename(self.path)
+        return [os.path.join(base, name) for name in sorted(names) if name.startswith(prefix) and name != own]
 
     def session_dir(self, session_id: str) -> str:
         """The directory of one session (its id when short and plain, else a digest of it)."""
