@@ -11,6 +11,7 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -49,7 +50,7 @@ def _registry() -> ToolRegistry:
 
 async def _run(code: str, base_dir: str, on_call: Any = None) -> tuple[str, float]:
     registry = _registry()
-    ctx = LocalToolContext(home=base_dir)
+    ctx = LocalToolContext(home=Path(base_dir))
     gate = ToolConcurrencyGate(registry)
 
     async def call_tool(name: str, args: dict[str, Any]) -> str:
@@ -119,7 +120,7 @@ class _Worker(Actor[Any]):
 
 async def _run_in_tree(code: str, base_dir: str) -> str:
     registry = _registry()
-    ctx = LocalToolContext(home=base_dir)
+    ctx = LocalToolContext(home=Path(base_dir))
 
     async def call_tool(name: str, args: dict[str, Any]) -> str:
         return await dispatch(registry, name, args, ctx)
@@ -164,6 +165,8 @@ async def _canned_round_trip(base_dir: str) -> float:
             pending += data
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
+                if line == b"t":  # the token line that opens the connection
+                    continue
                 request_id = json.loads(line)["id"]
                 await stream.send_all(b'{"type":"RpcResponse","id":%d,"result":"{}","error":null}\n' % request_id)
         await stream.aclose()

@@ -28,6 +28,12 @@ class DaemonConfig:
             process then exits regardless.
         subscriber_buffer: events queued for one attached client; a client that falls
             this far behind is dropped with a reason instead of slowing the session.
+        max_connections: control-socket clients served at once; one more gets a ``busy``
+            error frame ("too many connections") and is closed. It bounds the descriptors
+            clients can hold, so running turns never meet ``Too many open files``.
+        frame_timeout_seconds: a client must send its Hello, and finish any frame it has
+            started, within this long, or it is dropped (``not_hello``, ``bad_frame``).
+            An attached client that sends nothing is never timed out.
     """
 
     hibernate_after_seconds: float = attrs.field(default=600.0, converter=float, validator=_positive_seconds)
@@ -36,3 +42,5 @@ class DaemonConfig:
     event_replay_size: int = attrs.field(default=1000, validator=_positive_int)
     shutdown_timeout_seconds: float = attrs.field(default=10.0, converter=float, validator=_positive_seconds)
     subscriber_buffer: int = attrs.field(default=256, validator=_positive_int)
+    max_connections: int = attrs.field(default=256, validator=_positive_int)
+    frame_timeout_seconds: float = attrs.field(default=10.0, converter=float, validator=_positive_seconds)

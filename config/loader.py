@@ -30,6 +30,7 @@ from config.store import StoreConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
 from config.tools import MemoryConfig, ToolsConfig
 from messages.codec import format_field_error, make_message_converter
+from messages.untrusted import MAX_JSON_DEPTH, NUMBER_TOO_LONG, JsonLimitExceeded, is_number_too_long, repair_json
 
 __all__ = ["Config", "ConfigError", "home_dir", "load_config", "load_env_file"]
 
@@ -94,10 +95,9 @@ def load_config(home: Path, *, warnings: list[str] | None = None) -> Config:
         return Config()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
+    data = _parse_yaml(text, path)
     if data is None:
         return Config()
     if not isinstance(data, dict):
@@ -112,6 +112,26 @@ def load_config(home: Path, *, warnings: list[str] | None = None) -> Config:
     if warnings is not None:
         warnings.extend(found)
     return _structure(cleaned, path)
+
+
+def _parse_yaml(text: str, path: Path) -> Any:
+    """The document, its strings repaired; every way a hostile file can fail is a ConfigError."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to read") from None
+    except ValueError as exc:
+        if not is_number_too_long(exc):
+            raise
+        raise ConfigError(f"{path}: holds {NUMBER_TOO_LONG}") from None
+    try:
+        # Lone surrogates (a "\udc80" escape) would fail later, far from here; an alias that
+        # contains itself is infinitely deep.
+        return repair_json(data, max_depth=MAX_JSON_DEPTH)
+    except JsonLimitExceeded as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 def _structure(data: dict[str, Any], path: Path) -> Config:

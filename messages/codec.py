@@ -8,14 +8,18 @@ attrs fields of that class.
 Decoding is strict. cattrs on its own turns ``"12"`` into ``12``, ``5`` into
 ``"5"`` and ``"false"`` into ``True``; here ``str``, ``int``, ``float`` and
 ``bool`` fields accept only JSON values of their own kind (an integer is a
-valid ``float``; a boolean is never a number). Every way a frame can be wrong
-raises one subclass of :class:`MessageDecodeError` whose text says what was
-wrong and where::
+valid ``float``; a boolean is never a number; an integer must fit in 64 bits,
+as everything downstream -- SQLite first -- expects). The JSON is read by
+``messages.untrusted.loads``: nesting is bounded, and lone surrogates in the
+frame's strings become U+FFFD. Every way a frame can be wrong raises one
+subclass of :class:`MessageDecodeError` whose text says what was wrong and
+where::
 
     MessageDecodeError(ValueError)
     ├── FrameTooLarge          the frame exceeds the inbound size limit
     ├── InvalidUtf8            the bytes are not UTF-8
-    ├── InvalidJson            the text is not JSON, or not a JSON object
+    ├── InvalidJson            the text is not JSON (nested too deeply, a number
+    │                          too long), or not a JSON object
     ├── UnknownMessageType     the "type" tag is missing or names no member
     └── InvalidMessageFields   a field is missing or has the wrong type
 
@@ -34,6 +38,8 @@ import cattrs
 from cattrs.preconf.json import make_converter
 from cattrs.strategies import configure_tagged_union
 from cattrs.v import format_exception
+
+from messages.untrusted import JsonLimitExceeded, JsonSyntaxError, UntrustedJsonError, loads, repair_text
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
@@ -100,9 +106,14 @@ def _strict_str(value: Any, _: type) -> str:
     return value
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _strict_int(value: Any, _: type) -> int:
     if type(value) is not int:
         raise _WrongScalar(f"expected an integer, got {_json_kind(value)}")
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise _WrongScalar("expected an integer that fits in 64 bits")
     return value
 
 
@@ -201,8 +212,16 @@ class Codec(Generic[T]):
             raise InvalidMessageFields(_describe_fields_error(tag, exc)) from exc
 
     def encode(self, message: T) -> bytes:
-        """One frame: the message as compact JSON followed by a newline."""
-        return (_ENCODE(self._unstructure(message)) + "\n").encode("utf-8")
+        """One frame: the message as compact JSON followed by a newline.
+
+        A lone surrogate that reached a message despite the repairs where text
+        enters is sent as U+FFFD rather than failing the connection.
+        """
+        text = _ENCODE(self._unstructure(message)) + "\n"
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            return repair_text(text).encode("utf-8")
 
     def decode(self, frame: bytes) -> T:
         """Decode one frame (with or without its trailing newline).
@@ -214,13 +233,11 @@ class Codec(Generic[T]):
         if len(frame) > self.max_frame_bytes:
             raise FrameTooLarge(len(frame), self.max_frame_bytes)
         try:
-            text = frame.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidUtf8(f"frame is not valid UTF-8 (byte {exc.start})") from exc
-        try:
-            payload = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidJson(f"frame is not valid JSON: {exc.msg} at column {exc.colno}") from exc
+            payload = loads(frame)
+        except (JsonSyntaxError, JsonLimitExceeded) as exc:
+            raise InvalidJson(f"frame {exc}") from exc
+        except UntrustedJsonError as exc:
+            raise InvalidUtf8(f"frame {exc}") from exc
         return self.from_dict(payload)
 
 

@@ -15,6 +15,9 @@ import anthropic
 import httpx2
 import openai
 
+from messages.untrusted import UntrustedJsonError
+from messages.untrusted import loads as loads_untrusted
+
 from .errors import (
     ProviderConnectionError,
     ProviderError,
@@ -88,8 +91,8 @@ def _full_body(exc: Any, response: httpx2.Response) -> object:
     except httpx2.ResponseNotRead:
         return exc.body
     try:
-        return json.loads(raw)
-    except ValueError:
+        return loads_untrusted(raw)
+    except UntrustedJsonError:
         return raw.decode("utf-8", "replace")
 
 

@@ -9,10 +9,12 @@ Inbound: the stream's events become our events and one normalized message.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
+
+from messages.untrusted import UntrustedJsonError
+from messages.untrusted import loads as loads_untrusted
 
 from .base import TurnAccumulator
 from .types import StreamEvent, Usage
@@ -131,8 +133,8 @@ def _parse_input(arguments: Any) -> dict[str, Any]:
     if isinstance(arguments, dict):
         return arguments
     try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
+        value = loads_untrusted(arguments or "{}")
+    except UntrustedJsonError:
         return {}
     return value if isinstance(value, dict) else {}
 

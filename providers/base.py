@@ -17,6 +17,8 @@ from typing import Any, ClassVar, Protocol
 import attrs
 import trio
 
+from messages.untrusted import repair_json, repair_text
+
 from ._stale import guard_of
 from ._translate import SDK_ERRORS, translate_error
 from .errors import ProviderConnectionError, StreamStalled
@@ -82,18 +84,24 @@ class TurnAccumulator:
     done: bool = False
     usage_reported: bool = False
 
+    # Every piece of text the model streams enters through these methods: lone surrogates are
+    # repaired here, so the session, the store and the clients never see one.
+
     def add_text(self, text: str) -> list[StreamEvent]:
         """Append answer text; its event."""
+        text = repair_text(text)
         self.text.append(text)
         return [TextDelta(text)]
 
     def add_reasoning(self, text: str) -> list[StreamEvent]:
         """Append reasoning text; its event."""
+        text = repair_text(text)
         self.reasoning.append(text)
         return [ReasoningDelta(text)]
 
     def start_call(self, index: int, call_id: str, name: str) -> ToolCallStarted:
         """Open tool call ``index``; its event."""
+        call_id, name = repair_text(call_id), repair_text(name)
         self.tool_calls[index] = ToolCallState(call_id=call_id, name=name)
         return ToolCallStarted(index=index, call_id=call_id, name=name)
 
@@ -101,6 +109,7 @@ class TurnAccumulator:
         """Append argument text to call ``index`` (ignored for an unknown call or empty text)."""
         if index is None or not delta or index not in self.tool_calls:
             return []
+        delta = repair_text(delta)
         self.tool_calls[index].arguments.append(delta)
         return [ToolCallArgumentsDelta(index=index, delta=delta)]
 
@@ -138,7 +147,7 @@ class TurnAccumulator:
                     entry["extra_content"] = call.extra_content
                 calls.append(entry)
             msg["tool_calls"] = calls
-        msg.update(self.extras)
+        msg.update(repair_json(self.extras))
         return msg
 
     def finish_events(self) -> list[StreamEvent]:

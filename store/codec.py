@@ -5,7 +5,10 @@ tool_call_id, name, tool_name, finish_reason, reasoning) when their values have
 the usual type; everything else -- provider extras such as thinking signatures
 or Responses items, a key present with the value None, a value of an unusual
 type -- goes verbatim into one JSON ``extras`` object. Decoding merges the two,
-so ``decode(encode(m)) == m`` for every JSON-serialisable message.
+so ``decode(encode(m)) == m`` for every JSON-serialisable message whose text
+is valid Unicode. As the last line of defence before SQLite, whose UTF-8
+binding fails on them, lone surrogates anywhere in a message are stored as
+U+FFFD (they should have been repaired where they entered the daemon).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from messages.untrusted import repair_text
 from store.errors import InvalidRecordError
 
 __all__ = ["EncodedMessage", "decode_message", "dump_json", "encode_message", "message_text"]
@@ -24,15 +28,17 @@ _STRING_COLUMNS = ("tool_call_id", "name", "tool_name", "finish_reason", "reason
 
 
 def dump_json(value: Any, what: str) -> str:
-    """Compact JSON text of ``value``.
+    """Compact JSON text of ``value``, lone surrogates in its strings repaired.
 
     Raises:
         InvalidRecordError: the value is not JSON-serialisable (or holds NaN / infinity).
     """
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidRecordError(f"{what} is not JSON-serialisable: {exc}") from exc
+    # In a JSON string a lone surrogate is one code point like any other: U+FFFD keeps the text valid JSON.
+    return repair_text(text)
 
 
 @attrs.frozen
@@ -76,14 +82,14 @@ def encode_message(message: Any) -> EncodedMessage:
             continue
         if key == "content" and value is not None:
             if isinstance(value, str):
-                content = value
+                content = repair_text(value)
             else:
                 content, content_json = dump_json(value, "message content"), True
         elif key == "tool_calls" and isinstance(value, list):
             tool_calls = dump_json(value, "tool_calls")
             tool_call_count = len(value)
         elif key in strings and isinstance(value, str):
-            strings[key] = value
+            strings[key] = repair_text(value)
         else:
             extras[key] = value
     return EncodedMessage(

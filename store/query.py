@@ -6,6 +6,7 @@ import re
 
 import attrs
 
+from messages.untrusted import repair_text
 from store.errors import InvalidQueryError
 
 __all__ = [
@@ -70,7 +71,7 @@ class SearchRequest:
             )
         if since is not None and until is not None and since > until:
             raise InvalidQueryError("the date range is empty: its start is after its end")
-        return cls(query.strip(), limit, roles, since, until, source, current_session_id)
+        return cls(repair_text(query.strip()), limit, roles, since, until, source, current_session_id)
 
 
 def query_terms(query: str) -> list[str]:

@@ -12,6 +12,8 @@ from typing import Any
 import attrs
 from attrs import validators as v
 
+from messages.untrusted import repair_text
+
 __all__ = [
     "LoadedSession",
     "SearchHit",
@@ -26,6 +28,11 @@ __all__ = [
 # '#' is reserved for the internal lineage rows ("<id>#<epoch>").
 _id = [v.instance_of(str), v.matches_re(r"[^#\s]{1,200}")]
 _opt_str = v.optional(v.instance_of(str))
+
+
+def _repaired(value: Any) -> Any:
+    # The store's last line of defence: SQLite cannot bind a str holding a lone surrogate.
+    return repair_text(value) if isinstance(value, str) else value
 
 
 def _to_json(obj: Any) -> dict[str, Any]:
@@ -47,12 +54,12 @@ class SessionMeta:
         started_at: creation time.
     """
 
-    id: str = attrs.field(validator=_id)
-    parent_session_id: str | None = attrs.field(default=None, validator=_opt_str)
-    source: str = attrs.field(default="cli", validator=v.instance_of(str))
-    model: str | None = attrs.field(default=None, validator=_opt_str)
-    title: str | None = attrs.field(default=None, validator=_opt_str)
-    cwd: str | None = attrs.field(default=None, validator=_opt_str)
+    id: str = attrs.field(validator=_id, converter=_repaired)
+    parent_session_id: str | None = attrs.field(default=None, validator=_opt_str, converter=_repaired)
+    source: str = attrs.field(default="cli", validator=v.instance_of(str), converter=_repaired)
+    model: str | None = attrs.field(default=None, validator=_opt_str, converter=_repaired)
+    title: str | None = attrs.field(default=None, validator=_opt_str, converter=_repaired)
+    cwd: str | None = attrs.field(default=None, validator=_opt_str, converter=_repaired)
     started_at: float = attrs.field(factory=time.time, converter=float)
 
 

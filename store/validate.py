@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from messages.untrusted import repair_text
 from store.errors import InvalidQueryError, InvalidRecordError
 
 __all__ = [
@@ -71,14 +72,14 @@ def check_reason(value: Any) -> str:
 
 
 def check_title(value: Any) -> str | None:
-    """A title, or None to clear it.
+    """A title, or None to clear it (lone surrogates repaired).
 
     Raises:
         InvalidRecordError: blank or not a string.
     """
     if value is not None and (not isinstance(value, str) or not value.strip()):
         raise InvalidRecordError("a title must be a non-blank string or None")
-    return value
+    return None if value is None else repair_text(value)
 
 
 def check_usage(tokens_in: Any, tokens_out: Any, tool_calls: Any, cost: Any) -> float:

@@ -9,6 +9,7 @@ belong in a tool result: ``redact_output`` runs the project's one redaction func
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import trio
 
@@ -16,7 +17,7 @@ from tools.redact import redact_secrets
 
 __all__ = ["clean_terminal_output", "redact_output", "redact_output_async", "strip_ansi"]
 
-# Redaction costs about 0.7 ms per KB; above this size it runs in a worker thread.
+# Redaction costs about 20-70 µs per KB (bench/bench_redact.py); above this size it runs in a worker thread.
 _INLINE_REDACT_CHARS = 4096
 
 # CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC strings (ESC P/X/^/_ ... ST),
@@ -68,8 +69,12 @@ def redact_output(text: str) -> str:
     return redact_secrets(text) if text else text
 
 
-async def redact_output_async(text: str) -> str:
-    """``redact_output`` off the event loop when ``text`` is large."""
+async def redact_output_async(text: str, redact: Callable[[str], str] = redact_secrets) -> str:
+    """``redact(text)``, off the event loop when ``text`` is large.
+
+    Args:
+        redact: ``redact_secrets`` for plain text (the default), ``redact_tool_result`` for a JSON result.
+    """
     if len(text) <= _INLINE_REDACT_CHARS:
-        return redact_output(text)
-    return await trio.to_thread.run_sync(redact_secrets, text)
+        return redact(text) if text else text
+    return await trio.to_thread.run_sync(redact, text)

@@ -1,63 +1,122 @@
-"""Secret redaction: one function for transcripts, logs, summaries and sandbox output.
+"""Secret redaction: one pass for every tool result, transcript, log and summary.
 
 Anything shaped like a credential is replaced by ``[REDACTED]``.  Where a
 secret sits inside a larger structure (a URL, a header, a ``key=value``
-connection string) only the secret part is replaced, so the text stays
-readable and the model can still tell what was there.
+assignment) only the secret part is replaced, so the text stays readable and
+the model can still tell what was there.  The table of what counts as a
+credential is :data:`tools._secret_rules.RULES`.
+
+``redact_secrets`` works on plain text.  ``redact_tool_result`` works on a
+tool's JSON result: it redacts each string inside it as the plain text it
+stands for (a file's ``"api_key": "…"`` is escaped to ``\\"api_key\\"`` in the
+JSON) and values under secret-named keys, and leaves a clean result
+byte-for-byte as it was.
 """
 
 from __future__ import annotations
 
-import re
+import bisect
+import json
+from collections.abc import Iterator
+from typing import Any
 
-__all__ = ["REDACTED", "redact_secrets"]
+from tools._secret_names import is_secret_name, is_secret_value
+from tools._secret_rules import Span, may_hold_secrets, secret_spans
+
+__all__ = ["REDACTED", "redact_secrets", "redact_tool_result"]
 
 REDACTED = "[REDACTED]"
 
-# Prefix-shaped API keys.  The look-behind keeps them from matching in the
-# middle of an identifier; the digit look-ahead keeps long kebab-case words
-# such as ``sk-learn-compatible-estimators`` out.
-_KEY_PATTERNS: tuple[re.Pattern[str], ...] = (
-    # OpenAI, Anthropic (sk-ant-...), OpenRouter (sk-or-...)
-    re.compile(r"(?<![\w-])sk-(?=[\w-]*\d)[A-Za-z0-9_-]{20,}"),
-    re.compile(r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{30,}"),  # GitHub tokens
-    re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{30,}"),
-    re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),  # AWS access key ids
-    re.compile(r"(?<![\w-])xox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack
-    re.compile(r"(?<![\w-])AIza[0-9A-Za-z_-]{35}(?![\w-])"),  # Google API keys
-    re.compile(r"(?<![\w-])(?:hf|glpat|npm)_[A-Za-z0-9_-]{20,}"),  # Hugging Face, GitLab, npm
-)
-
-_PRIVATE_KEY = re.compile(
-    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
-    r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-    re.DOTALL,
-)
-
-# ``Authorization: Bearer <token>``; short words ("bearer of bad news") stay.
-_BEARER = re.compile(r"(?i)(\bbearer\s+)(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/-]{16,}=*")
-
-# ``scheme://user:password@host`` (database URLs, git remotes, proxies).
-_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:)([^\s@/]+)(@)")
-
-# ``Password=...;`` style connection strings and Azure account keys.
-_KV_SECRET = re.compile(
-    r"(?i)(\b(?:password|passwd|pwd|accountkey|sharedaccesskey|client_secret)\s*=\s*)([^;\s'\"]+)"
-)
+# Joins a result's strings so that one pass redacts them all: no rule's match runs across a line break
+# followed by a NUL (a private key cut off at its end stops at the NUL).
+_JOIN = "\n\x00\n"
 
 
 def redact_secrets(text: str) -> str:
     """Return ``text`` with every credential-shaped substring replaced by ``[REDACTED]``.
+
+    Idempotent: redacting twice gives what redacting once gave.
 
     Args:
         text: any text that may reach a log, a transcript, a summary or a model.
     """
     if not text:
         return text
-    text = _PRIVATE_KEY.sub(REDACTED, text)
-    text = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
-    text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
-    text = _KV_SECRET.sub(lambda m: m.group(1) + REDACTED, text)
-    for pattern in _KEY_PATTERNS:
-        text = pattern.sub(REDACTED, text)
-    return text
+    return _replace(text, secret_spans(text))
+
+
+def redact_tool_result(result: str) -> str:
+    """A tool's result with every secret in it redacted; ``result`` itself when it holds none.
+
+    A JSON result is redacted string by string and re-encoded; anything else
+    (or JSON too deep or too large for the decoder) as plain text.
+    """
+    if not result or not may_hold_secrets(result):
+        return result
+    try:
+        value = json.loads(result)
+    except (ValueError, RecursionError):
+        return redact_secrets(result)
+    if isinstance(value, str):
+        redacted = redact_secrets(value)
+        return result if redacted == value else json.dumps(redacted, ensure_ascii=False)
+    slots = list(_string_slots(value))
+    texts = [container[key] for container, key in slots]
+    changed = False
+    for (container, key), text, new in zip(slots, texts, _redact_all(texts)):
+        if isinstance(key, str) and is_secret_name(key) and is_secret_value(text):
+            new = REDACTED
+        if new != text:
+            container[key] = new
+            changed = True
+    # The raw JSON can look suspicious while no decoded string holds a secret.
+    return json.dumps(value, ensure_ascii=False) if changed else result
+
+
+def _string_slots(value: Any) -> Iterator[tuple[Any, Any]]:
+    """``(container, key)`` of every string in a decoded JSON value (iterative: results may nest deeply)."""
+    stack = [value]
+    while stack:
+        container = stack.pop()
+        items = container.items() if isinstance(container, dict) else enumerate(container)
+        for key, item in items:
+            if isinstance(item, str):
+                yield container, key
+            elif isinstance(item, (dict, list)):
+                stack.append(item)
+
+
+def _redact_all(texts: list[str]) -> list[str]:
+    """``redact_secrets`` of each text, in one pass over them all (a result may hold thousands of strings)."""
+    joined = _JOIN.join(texts)
+    spans = secret_spans(joined)
+    if not spans:
+        return texts
+    starts: list[int] = []
+    offset = 0
+    for text in texts:
+        starts.append(offset)
+        offset += len(text) + len(_JOIN)
+    per_text: dict[int, list[Span]] = {}
+    for start, end in spans:
+        index = bisect.bisect_right(starts, start) - 1
+        if start - starts[index] >= len(texts[index]):
+            # Begun in a separator (a key's tail walked back to it): it belongs to the next text.
+            index += 1
+            start = starts[index]
+        base = starts[index]
+        per_text.setdefault(index, []).append((start - base, min(end - base, len(texts[index]))))
+    return [_replace(text, per_text.get(index, [])) for index, text in enumerate(texts)]
+
+
+def _replace(text: str, spans: list[Span]) -> str:
+    if not spans:
+        return text
+    parts: list[str] = []
+    last = 0
+    for start, end in spans:
+        parts.append(text[last:start])
+        parts.append(REDACTED)
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)

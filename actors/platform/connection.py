@@ -7,12 +7,13 @@ reads slowly pushes back on its subscription, whose hub coalesces deltas and
 finally drops the subscriber with a ``SubscriberDropped`` event: a slow client
 never slows the session. A frame that cannot be decoded gets a ``bad_frame``
 error and the connection goes on; after too many in a row the connection
-(never the daemon) is closed.
+(never the daemon) is closed. A client must say hello, and finish every frame
+it starts, within ``daemon.frame_timeout_seconds``; one that does not is
+dropped, so a client holding half a frame cannot keep a descriptor forever.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -27,7 +28,8 @@ from actors.platform.errors import BadFrame, RequestFailed
 from actors.platform.service import ControlService
 from messages import control as c
 from messages.codec import Codec, MessageDecodeError
-from messages.framing import FrameReader
+from messages.framing import FrameReader, FrameTimeout
+from messages.untrusted import loads as loads_untrusted
 from messages.supervision import ActorState
 
 __all__ = ["Connection"]
@@ -37,8 +39,9 @@ log = logging.getLogger("hermes_actors.control")
 
 def _request_id_of(frame: bytes) -> str | None:
     # A frame the codec refused may still name its request; echo it so the client can match the error.
+    # The frame may be hostile JSON (deep nesting, a huge integer): that only means no id.
     try:
-        payload = json.loads(frame)
+        payload = loads_untrusted(frame)
     except ValueError:
         return None
     request_id = payload.get("request_id") if isinstance(payload, dict) else None
@@ -55,11 +58,10 @@ class Connection(Actor[None]):
         daemon_codec: encodes what the daemon sends.
         buffer: frames queued for the client before it counts as slow.
         connections: how many connections are open (for ``status``).
+        frame_timeout: seconds the client has for its Hello, and for each frame once started.
     """
 
     kind = "connection"
-    #: A client must say hello within this many seconds.
-    hello_timeout = 10.0
     #: Consecutive undecodable frames after which the connection is closed.
     max_bad_frames = 100
     #: The longest one request may take before it is answered with an error.
@@ -74,6 +76,7 @@ class Connection(Actor[None]):
         daemon_codec: Codec[Any],
         buffer: int,
         connections: Callable[[], int],
+        frame_timeout: float,
     ) -> None:
         super().__init__()
         self._stream = stream
@@ -81,6 +84,7 @@ class Connection(Actor[None]):
         self._decoder = client_codec
         self._encoder = daemon_codec
         self._connections = connections
+        self._frame_timeout = frame_timeout
         self._out_send, self._out_receive = trio.open_memory_channel[bytes](buffer)
         # Invariant: once set, nothing more is queued; the writer sends this error last and closes.
         self._closing: c.ErrorReply | None = None
@@ -151,7 +155,7 @@ class Connection(Actor[None]):
             async with trio.open_nursery() as nursery:
                 self._tasks = nursery
                 nursery.start_soon(self._write_loop, nursery.cancel_scope)
-                reader = FrameReader(self._stream, self._decoder.max_frame_bytes)
+                reader = FrameReader(self._stream, self._decoder.max_frame_bytes, self._frame_timeout)
                 try:
                     if await self._hello(reader):
                         await self._serve(reader)
@@ -170,13 +174,17 @@ class Connection(Actor[None]):
         self._stream.socket.close()
 
     async def _next(self, reader: FrameReader) -> Any:
-        """The next message; None at end of stream.
+        """The next message; None at end of stream, or once a started frame timed out (the
+        connection is then closing with ``bad_frame``).
 
         Raises:
             BadFrame: the frame could not be decoded (an oversized one included).
         """
         try:
             frame = await reader.receive_frame()
+        except FrameTimeout as exc:
+            self.close_with("bad_frame", f"{exc} (daemon.frame_timeout_seconds); closing the connection")
+            return None
         except MessageDecodeError as exc:
             raise BadFrame(str(exc), None) from exc
         if frame is None:
@@ -184,18 +192,19 @@ class Connection(Actor[None]):
         try:
             return self._decoder.decode(frame)
         except MessageDecodeError as exc:
+            # The codec bounds nesting and integer digits itself (messages.untrusted): nothing else escapes.
             raise BadFrame(str(exc), _request_id_of(frame)) from exc
 
     async def _hello(self, reader: FrameReader) -> bool:
         message: Any = None
-        with trio.move_on_after(self.hello_timeout) as waited:
+        with trio.move_on_after(self._frame_timeout) as waited:
             try:
                 message = await self._next(reader)
             except BadFrame as exc:
                 self.close_with("not_hello", f"the first frame must be a Hello: {exc}")
                 return False
         if waited.cancelled_caught:
-            self.close_with("not_hello", f"no Hello within {self.hello_timeout:g} s")
+            self.close_with("not_hello", f"no Hello within {self._frame_timeout:g} s (daemon.frame_timeout_seconds)")
             return False
         if message is None:
             return False

@@ -3,7 +3,10 @@
 It binds ``run/control.sock`` (see :mod:`actors.platform.listener`), checks
 each peer's uid, and runs one :class:`~actors.platform.connection.Connection`
 actor per client under itself (``control/conn:<n>``). A connection that fails
-is logged and forgotten; it never takes the server down.
+is logged and forgotten; it never takes the server down. At most
+``daemon.max_connections`` clients are served at once: one more is sent a
+``busy`` error frame and closed at once, so clients can never hold enough
+descriptors to starve the sessions' tools.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ from actors.platform.listener import bind_control_socket, peer_uid, remove_contr
 from actors.platform.paths import DaemonPaths
 from actors.platform.service import ControlService
 from config.daemon import DaemonConfig
+from messages import control as c
 from messages.codec import Codec
-from messages.control import ClientMessage, DaemonMessage
 from messages.supervision import ActorState
 
 __all__ = ["ControlServer"]
@@ -33,6 +36,9 @@ log = logging.getLogger("hermes_actors.control")
 ACCEPT_RETRY_SECONDS = 0.1
 #: The daemon's own frames may be large (a tree of 10,000 actors); clients accept up to this.
 DAEMON_FRAME_LIMIT = 256 * 1024 * 1024
+#: The longest the accept loop waits to hand a refused client its error frame (a fresh socket's
+#: buffer takes it at once; this only bounds the impossible case).
+REFUSAL_SEND_SECONDS = 0.5
 
 
 class ControlServer(Actor[None]):
@@ -41,7 +47,7 @@ class ControlServer(Actor[None]):
     Args:
         paths: the daemon's files (where the socket goes).
         service: what the connections' requests are served by.
-        config: the ``daemon`` section (frame limit, per-client buffer).
+        config: the ``daemon`` section (frame limit, per-client buffer, connection cap, frame timeout).
     """
 
     kind = "control"
@@ -51,11 +57,12 @@ class ControlServer(Actor[None]):
         self._paths = paths
         self._service = service
         self._config = config
-        self._client_codec: Codec[Any] = Codec(ClientMessage, max_frame_bytes=config.max_frame_bytes)
-        self._daemon_codec: Codec[Any] = Codec(DaemonMessage, max_frame_bytes=DAEMON_FRAME_LIMIT)
+        self._client_codec: Codec[Any] = Codec(c.ClientMessage, max_frame_bytes=config.max_frame_bytes)
+        self._daemon_codec: Codec[Any] = Codec(c.DaemonMessage, max_frame_bytes=DAEMON_FRAME_LIMIT)
         self._listener: trio.socket.SocketType | None = None
         self._accepted = 0
         self._refused = 0
+        self._over_cap = 0
         self._failed = 0
 
     def snapshot_details(self) -> dict[str, Any]:
@@ -63,6 +70,8 @@ class ControlServer(Actor[None]):
             "socket": str(self._paths.socket),
             "accepted": self._accepted,
             "refused_peers": self._refused,
+            "refused_over_cap": self._over_cap,
+            "max_connections": self._config.max_connections,
             "failed_connections": self._failed,
             "open": self.open_connections(),
         }
@@ -98,6 +107,9 @@ class ControlServer(Actor[None]):
                 log.warning("refused a control connection from uid %s", uid)
                 sock.close()
                 continue
+            if self.open_connections() >= self._config.max_connections:
+                await self._refuse_over_cap(sock)
+                continue
             self._accepted += 1
             connection = Connection(
                 trio.SocketStream(sock),
@@ -106,8 +118,23 @@ class ControlServer(Actor[None]):
                 self._daemon_codec,
                 self._config.subscriber_buffer,
                 self.open_connections,
+                self._config.frame_timeout_seconds,
             )
             await self.start_child_in(self._nursery, connection, f"conn:{self._accepted}", self._run_connection)
+
+    async def _refuse_over_cap(self, sock: trio.socket.SocketType) -> None:
+        self._over_cap += 1
+        cap = self._config.max_connections
+        if self._over_cap == 1 or self._over_cap % 100 == 0:  # a flood logs a line per hundred, not per client
+            log.warning("refused a control connection: %d are open (daemon.max_connections=%d); %d refused so far",
+                        self.open_connections(), cap, self._over_cap)
+        refusal = self._daemon_codec.encode(c.ErrorReply("busy", f"too many connections (daemon.max_connections={cap})"))
+        with sock:
+            with trio.move_on_after(REFUSAL_SEND_SECONDS):
+                try:
+                    await sock.send(refusal)
+                except OSError:
+                    pass  # the client is gone already
 
     async def _run_connection(self, connection: Connection, *, task_status: trio.TaskStatus[Any]) -> None:
         try:

@@ -1,9 +1,13 @@
 """The RPC server of one execute_code run: a Unix socket the child's ``hermes_tools`` stub calls.
 
-Every frame is a :class:`messages.rpc.RpcRequest`; the answer is an :class:`RpcResponse` with the same
-id. Requests of one connection run concurrently, each admitted by the session's tool gate (the rules of
-a parallel batch), so a script's threads get real parallelism where it is safe. Nothing a peer sends
-can stop the server: a bad frame or token gets an error response and a log line.
+A connection starts with the run's token and a newline, nothing else: the server reads exactly that
+many bytes, within :data:`HANDSHAKE_SECONDS`, and compares them in constant time before it decodes
+anything, so a peer without the token never reaches the JSON decoder. Then every frame is a
+:class:`messages.rpc.RpcRequest`; the answer is an :class:`RpcResponse` with the same id. Requests of
+one connection run concurrently, each admitted by the session's tool gate (the rules of a parallel
+batch), so a script's threads get real parallelism where it is safe. Nothing a peer sends can stop
+the server or the run: a bad frame gets an error response; a wrong, missing or late token, or
+anything that breaks a connection, gets an error response, a log line, and that connection closed.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, TERMINAL_STRIPPED_ARGS
 from actors.sandbox.workspace import MAX_SOCKET_PATH_BYTES
 from messages.codec import Codec, MessageDecodeError
+from messages.untrusted import loads as loads_untrusted
 from messages.framing import FrameReader
 from messages.rpc import RpcMessage, RpcRequest, RpcResponse
 
@@ -36,6 +41,8 @@ log = logging.getLogger(__name__)
 
 #: Largest request frame the server reads (a write_file of a big file still fits).
 MAX_REQUEST_BYTES = 8 * 1024 * 1024
+#: Seconds a new connection has to present the token before it is closed.
+HANDSHAKE_SECONDS = 5.0
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[str]]
 
@@ -114,9 +121,10 @@ async def bind_listener(path: str) -> trio.socket.SocketType:
 
 def _request_id_of(frame: bytes) -> int:
     # A frame the codec refused may still name the request it belongs to; answer that id so the
-    # calling thread in the script is not left waiting.
+    # calling thread in the script is not left waiting. Hostile JSON (deep nesting, a huge
+    # integer) only means there is no id to answer.
     try:
-        payload = json.loads(frame)
+        payload = loads_untrusted(frame)
     except ValueError:
         return 0
     request_id = payload.get("id") if isinstance(payload, dict) else None
@@ -152,7 +160,7 @@ class RpcServer:
     Args:
         call_tool: The session's tool-execution path (approvals, guardrails, caps, events).
         allowed_tools: What the script may call (allow-list ∩ the session's enabled tools).
-        token: The per-execution secret every request must carry.
+        token: The per-execution secret each connection must present first (no newline in it).
         max_tool_calls: Calls dispatched before further ones are refused.
         per_call_timeout: Seconds one call may run once admitted by the gate.
         run_deadline: When the whole script is stopped (``trio.current_time()`` clock); a per-call
@@ -163,6 +171,10 @@ class RpcServer:
         known_tools: Tool names that exist but are kept out of scripts, for a more helpful refusal.
         redact: Applied to failure texts produced here.
         expected_uid: The uid a peer must have; the daemon's own by default.
+        handshake_timeout: Seconds a connection has to present the token.
+
+    Raises:
+        ValueError: the token is empty or holds a newline.
     """
 
     def __init__(
@@ -180,10 +192,14 @@ class RpcServer:
         known_tools: frozenset[str] = SANDBOX_ALLOWED_TOOLS | SANDBOX_EXCLUDED_TOOLS,
         redact: Callable[[str], str] = lambda text: text,
         expected_uid: int | None = None,
+        handshake_timeout: float = HANDSHAKE_SECONDS,
     ) -> None:
+        if not token or "\n" in token:
+            raise ValueError("the RPC token must be a non-empty line")
         self._call_tool = call_tool
         self._allowed = allowed_tools
-        self._token = token.encode()
+        self._preamble = token.encode() + b"\n"
+        self._handshake_timeout = handshake_timeout
         self._max_tool_calls = max_tool_calls
         self._per_call_timeout = per_call_timeout
         self._run_deadline = run_deadline
@@ -225,13 +241,42 @@ class RpcServer:
             conn = _Connection(stream)
             try:
                 self._check_peer(stream.socket)
+                await self._authenticate(stream)
             except RpcAuthError as exc:
                 log.warning("sandbox RPC: refusing connection: %s", exc)
                 self._refused += 1
                 await self._send(conn, RpcResponse(id=0, error=str(exc)))
                 return
-            async with trio.open_nursery() as conn.calls:
-                conn.calls.start_soon(self._read_next, conn)
+            try:
+                async with trio.open_nursery() as conn.calls:
+                    conn.calls.start_soon(self._read_next, conn)
+            except* Exception as group:
+                # A bug or a frame nothing foresaw: it ends this connection, never the run.
+                log.error("sandbox RPC: connection failed; closing it", exc_info=group)
+                self._refused += 1
+                await self._send(conn, RpcResponse(id=0, error="Internal error in the RPC server; connection closed"))
+
+    async def _authenticate(self, stream: trio.SocketStream) -> None:
+        """Read exactly the token line (no byte more) within the deadline and check it in constant time.
+
+        Raises:
+            RpcAuthError: wrong, missing, incomplete or late.
+        """
+        expected = self._preamble
+        received = bytearray()
+        with trio.move_on_after(self._handshake_timeout):
+            while len(received) < len(expected):
+                try:
+                    data = await stream.receive_some(len(expected) - len(received))
+                except trio.BrokenResourceError:
+                    data = b""
+                if not data:
+                    raise RpcAuthError("the peer hung up before presenting the RPC token")
+                received += data
+            if hmac.compare_digest(bytes(received), expected):
+                return
+            raise RpcAuthError("Invalid RPC token")
+        raise RpcAuthError(f"no RPC token within {self._handshake_timeout:g} s")
 
     async def _read_next(self, conn: _Connection) -> None:
         """Read the connection's next request, hand reading on to a new task, and answer it.
@@ -252,18 +297,13 @@ class RpcServer:
             try:
                 request = self._codec.decode(frame)
             except MessageDecodeError as exc:
+                # The codec bounds nesting and integer digits itself (messages.untrusted): nothing else escapes.
                 await self._refuse_frame(conn, _request_id_of(frame), exc)
                 continue
             if not isinstance(request, RpcRequest):
                 exc = MessageDecodeError(f"expected an RpcRequest, got {type(request).__name__}")
                 await self._refuse_frame(conn, request.id, exc)
                 continue
-            if not hmac.compare_digest(request.token.encode(), self._token):
-                log.warning("sandbox RPC: request %d with a wrong token; closing the connection", request.id)
-                self._refused += 1
-                await self._send(conn, RpcResponse(id=request.id, error="Invalid RPC token"))
-                conn.calls.cancel_scope.cancel()
-                return
             break
         conn.calls.start_soon(self._read_next, conn)
         await self._answer(request, conn)
@@ -273,7 +313,7 @@ class RpcServer:
         if uid is not None and uid != self._expected_uid:
             raise RpcAuthError(f"peer uid {uid} is not the daemon's uid {self._expected_uid}")
 
-    async def _refuse_frame(self, conn: _Connection, request_id: int, exc: MessageDecodeError) -> None:
+    async def _refuse_frame(self, conn: _Connection, request_id: int, exc: Exception) -> None:
         log.warning("sandbox RPC: malformed request: %s", exc)
         self._refused += 1
         await self._send(conn, RpcResponse(id=request_id, error=f"Malformed request: {exc}"))

@@ -137,7 +137,7 @@ class _Client:
         self._broken = None
 
     def call(self, tool, args):
-        payload = {{"type": "RpcRequest", "id": 0, "tool": tool, "args": args, "token": _TOKEN}}
+        payload = {{"type": "RpcRequest", "id": 0, "tool": tool, "args": args}}
         with self._state:
             if self._broken is not None:
                 raise RuntimeError(self._broken)
@@ -149,6 +149,8 @@ class _Client:
                 if self._sock is None:
                     self._sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
                     self._sock.connect(_SOCKET_PATH)
+                    # The server reads the token line before anything else; it travels with the first frame.
+                    frame = (_TOKEN + "\\n").encode("utf-8") + frame
                 self._sock.sendall(frame)
             except OSError as exc:
                 self._fail("Agent process disconnected: %s" % exc)
@@ -170,6 +172,10 @@ class _Client:
                 response = self._read_response()
                 if response.get("id") == request_id:
                     return response
+                if response.get("id") == 0 and response.get("error"):
+                    # An answer to no request: the server refused the connection (the token) or could not
+                    # read a frame, so which call it belongs to is unknown; every waiting call learns why.
+                    self._fail("RPC connection failed: %s" % response["error"])
                 with self._state:
                     self._done[response.get("id")] = response
                     self._state.notify_all()

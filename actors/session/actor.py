@@ -50,6 +50,7 @@ from messages.session import (
 from messages.supervision import ActorState
 from providers.types import Usage
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification
+from tools.redact import redact_secrets
 
 __all__ = ["MAX_QUEUED", "SessionActor", "SessionBusy"]
 
@@ -371,7 +372,7 @@ class SessionActor(Actor[SessionMessage]):
 
     def _notify_background(self, notification: ProcessNotification) -> None:
         try:
-            self.ref.tell_nowait(BackgroundNotification(notification.process_id, notification.to_text()))
+            self.ref.tell_nowait(BackgroundNotification(notification.process_id, redact_secrets(notification.to_text())))
         except (MailboxFull, MailboxClosed) as exc:
             log.warning("session %s: background notification for %s dropped: %s", self.session_id, notification.process_id, exc)
             if self.hub is not None:

@@ -13,6 +13,7 @@ from actors.session.requests import NO_ANSWER, PendingRequests
 from messages.events import ToolProgress
 from tools.context import ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
+from tools.redact import redact_secrets
 
 if TYPE_CHECKING:
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
     from tools.todo import TodoList
 
 __all__ = ["CallContext", "SessionServices"]
+
+_PROGRESS_SHOWN = 2000
+_PROGRESS_WINDOW = 8000
 
 
 class SessionServices:
@@ -155,7 +159,7 @@ class CallContext:
         """Publish a progress line for this call (never blocks)."""
         self.last_progress = progress
         self.progress_count += 1
-        self._services.hub.publish(ToolProgress, call_id=self.call_id, text=progress[-2000:])
+        self._services.hub.publish(ToolProgress, call_id=self.call_id, text=_shown_progress(progress))
 
     async def start_background(self, spec: BackgroundSpec) -> ProcessInfo:
         """Start a background process actor owned by the session.
@@ -189,3 +193,17 @@ class CallContext:
         if run is None:
             raise CapabilityUnavailable("execute_code is not available in this session")
         return await run(self, code)
+
+
+def _shown_progress(progress: str) -> str:
+    """The redacted end of a progress text, for subscribers (``last_progress`` is redacted as a result).
+
+    Tools hand over the newest part of their output, cut anywhere: a first line
+    may be the end of a secret whose name was cut off (``…Basic <value>``), so
+    whole lines only are shown.  Redacting a window wider than what is shown
+    keeps this module's own cut away from the part shown, too.
+    """
+    window = progress[-_PROGRESS_WINDOW:]
+    _, newline, rest = window.partition("\n")
+    text = redact_secrets(rest if newline and rest.strip() else window)
+    return text[-_PROGRESS_SHOWN:]

@@ -24,6 +24,8 @@ from typing import Any
 import attrs
 
 from config.session import GuardrailsConfig
+from messages.untrusted import UntrustedJsonError
+from messages.untrusted import loads as loads_untrusted
 
 
 class GuardrailAction(enum.Enum):
@@ -194,7 +196,7 @@ class ToolCallGuardrailController:
 def looks_failed(result: str) -> bool:
     """Whether a tool result is the JSON error form ``{"error": ...}`` tools return on failure."""
     try:
-        parsed = json.loads(result)
-    except (ValueError, TypeError):
+        parsed = loads_untrusted(result)
+    except (UntrustedJsonError, TypeError):
         return False
     return isinstance(parsed, dict) and parsed.get("error") not in (None, "", False)

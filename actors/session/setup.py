@@ -189,7 +189,7 @@ class SessionSetup:
             assert self.options is not None
             jails = self.deps.jails
             if jails is None:
-                self.runtime = unjailed_runtime(self.deps.home, self.options.cwd)
+                self.runtime = unjailed_runtime(self.deps.config.sandbox, self.deps.home, self.options.cwd)
             else:
                 mode = SandboxMode(self.options.sandbox)
                 self.runtime = await jails.open_session(self.session_id, mode, self.options.cwd)

@@ -15,7 +15,6 @@ unusable arguments, the validator reports that it has given up and the turn shou
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 from collections.abc import Callable, Collection, Mapping
@@ -24,6 +23,8 @@ from typing import Any, Protocol
 import attrs
 
 from actors.session.guardrails import ToolCallSignature
+from messages.untrusted import MAX_JSON_DEPTH, JsonLimitExceeded, JsonSyntaxError, UntrustedJsonError, repair_json
+from messages.untrusted import loads as loads_untrusted
 from providers.recovery.json_repair import EMPTY_ARGUMENTS, repair_tool_arguments
 from providers.recovery.tool_names import repair_tool_name
 
@@ -107,15 +108,33 @@ def extra_delegate_result() -> str:
 def looks_truncated(raw: str) -> bool:
     """Whether invalid JSON ``raw`` ends before its structure does (cut-off output, not a typo)."""
     try:
-        json.loads(raw, strict=False)
-    except json.JSONDecodeError as exc:
+        loads_untrusted(raw, strict=False)
+    except JsonSyntaxError as exc:
         return exc.msg.startswith("Unterminated string") or exc.pos >= len(raw.rstrip())
+    except UntrustedJsonError:
+        return False
     return False
 
 
-def _reject_constant(name: str) -> Any:
-    # NaN and Infinity parse in Python but are not JSON; a provider would reject them later.
-    raise ValueError(f"{name} is not valid JSON")
+def _copy_calls(message: Mapping[str, Any]) -> dict[str, Any]:
+    """``message`` with its tool calls and their functions copied: all that validation changes.
+
+    Not a deep copy: that would recurse through arguments nested arbitrarily deep.
+    """
+    copied = dict(message)
+    calls = copied.get("tool_calls")
+    if isinstance(calls, list):
+        copied["tool_calls"] = [_copy_call(call) for call in calls]
+    return copied
+
+
+def _copy_call(call: Any) -> Any:
+    if not isinstance(call, dict):
+        return call
+    copied = dict(call)
+    if isinstance(copied.get("function"), dict):
+        copied["function"] = dict(copied["function"])
+    return copied
 
 
 class ToolCallValidator:
@@ -146,7 +165,7 @@ class ToolCallValidator:
             message: the normalized assistant message.
             finish_reason: ``"length"`` marks unparseable arguments as cut off rather than malformed.
         """
-        repaired = copy.deepcopy(dict(message))
+        repaired = _copy_calls(message)
         runnable: list[PlannedCall] = []
         answered: dict[str, str] = {}
         repairs: list[str] = []
@@ -206,16 +225,19 @@ class ToolCallValidator:
         """Return ``(arguments, note)``; ``arguments`` is ``None`` when the note is a recovery result."""
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             return {}, ""
-        if isinstance(raw, dict):
-            return raw, ""
         try:
-            parsed = json.loads(raw, strict=False, parse_constant=_reject_constant)
-        except json.JSONDecodeError as exc:
-            if finish_reason == "length" or looks_truncated(raw):
+            if isinstance(raw, dict):
+                return repair_json(raw, max_depth=MAX_JSON_DEPTH), ""
+            if not isinstance(raw, str):
+                return None, invalid_arguments_result(name, f"got a JSON {type(raw).__name__}")
+            # Lone surrogates come back repaired, so nothing downstream can fail to encode them.
+            parsed = loads_untrusted(raw, strict=False)
+        except JsonLimitExceeded as exc:
+            return None, invalid_arguments_result(name, f"the JSON {exc}")
+        except JsonSyntaxError as exc:
+            if exc.pos >= 0 and (finish_reason == "length" or looks_truncated(raw)):
                 return None, truncated_arguments_result(name)
             detail = exc.msg
-        except ValueError as exc:
-            detail = str(exc)
         else:
             if isinstance(parsed, dict):
                 return parsed, ""

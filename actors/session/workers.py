@@ -30,7 +30,8 @@ from messages.events import ToolFinished, ToolStarted
 from messages.supervision import ActorState
 from tools.dispatch import dispatch
 from tools.parallel import can_run_in_parallel
-from tools.redact import redact_secrets
+from tools.ansi import redact_output_async
+from tools.redact import redact_secrets, redact_tool_result
 from tools.registry import ToolRegistry
 
 __all__ = ["MAX_TOOL_WORKERS", "ToolExecutor", "ToolOutcome", "ToolWorker", "run_batch", "stopped_by_operator_result"]
@@ -38,6 +39,7 @@ __all__ = ["MAX_TOOL_WORKERS", "ToolExecutor", "ToolOutcome", "ToolWorker", "run
 #: The most tool workers one batch runs at once.
 MAX_TOOL_WORKERS = 8
 _PREVIEW = 160
+_PREVIEW_WINDOW = 8
 
 
 def stopped_by_operator_result(name: str) -> str:
@@ -54,7 +56,9 @@ def _interrupted_result(name: str, partial: str | None) -> str:
 def preview(value: Any, limit: int = _PREVIEW) -> str:
     """A one-line, redacted preview of arguments or a result."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = redact_secrets(" ".join(text.split()))
+    # Redact a bounded head, not a whole 100 KB result: only the first ``limit`` characters are shown, and
+    # a secret that starts among them but runs past the window (a PEM key) is still recognised, cut.
+    text = redact_secrets(" ".join(text[: limit * _PREVIEW_WINDOW].split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -143,7 +147,10 @@ class ToolWorker(Actor[Any]):
                 if self.cancel_reason is not None:
                     self.result = stopped_by_operator_result(call.name)
                 else:
-                    self.result = _interrupted_result(call.name, self.context.last_progress)
+                    # The partial output never went through dispatch's redaction; it still reaches the model.
+                    with trio.CancelScope(shield=True):
+                        partial = _interrupted_result(call.name, self.context.last_progress)
+                        self.result = await redact_output_async(partial, redact_tool_result)
             hub.publish(
                 ToolFinished, call_id=call.id, name=call.name, duration_seconds=round(self.duration, 3),
                 ok=self.ok, result_preview=preview(self.result),

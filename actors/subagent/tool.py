@@ -3,12 +3,13 @@ parsing with clear errors, and the handler that hands off to the session."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import attrs
 
 from config.delegation import DelegationConfig
+from messages.untrusted import JsonSyntaxError, UntrustedJsonError
+from messages.untrusted import loads as loads_untrusted
 from tools.context import ToolContext
 from tools.registry import ToolRegistry
 
@@ -96,9 +97,11 @@ def parse_delegation(args: dict[str, Any], config: DelegationConfig) -> Delegati
     raw_tasks = args.get("tasks")
     if isinstance(raw_tasks, str) and raw_tasks.strip():
         try:
-            raw_tasks = json.loads(raw_tasks)
-        except json.JSONDecodeError as exc:
+            raw_tasks = loads_untrusted(raw_tasks)
+        except JsonSyntaxError as exc:
             raise InvalidDelegation(f"'tasks' is not valid JSON: {exc.msg}. Pass a list of {{goal, context}} objects.") from exc
+        except UntrustedJsonError as exc:
+            raise InvalidDelegation(f"'tasks' {exc}. Pass a list of {{goal, context}} objects.") from exc
     if raw_tasks:
         if not isinstance(raw_tasks, list):
             raise InvalidDelegation("'tasks' must be a list of {goal, context, toolsets, role} objects.")

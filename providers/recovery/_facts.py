@@ -9,19 +9,18 @@ them into one ``ErrorFacts`` so the pipeline never needs to know which it got.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
+
+from tools.redact import redact_secrets
 
 # How far down the __cause__/__context__ chain we look; chains are short, and a
 # bound keeps a pathological cycle from looping.
 _MAX_CHAIN = 8
 _MAX_MESSAGE = 500
 
-# API keys sometimes appear (partly masked or not) in provider error messages.
-_SECRET = re.compile(r"\b(sk-(?:ant-)?[A-Za-z0-9_\-]{4})[A-Za-z0-9_\-*]{6,}|\b(Bearer\s+)[A-Za-z0-9._\-]{8,}")
 
 
 @attrs.frozen
@@ -41,11 +40,6 @@ class ErrorFacts:
     headers: Mapping[str, str]
     body: object
     type_names: frozenset[str]
-
-
-def redact(text: str) -> str:
-    """Mask anything that looks like an API key or bearer token in ``text``."""
-    return _SECRET.sub(lambda m: (m.group(1) or m.group(2)) + "***", text)
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -147,7 +141,8 @@ def collect(exc: BaseException) -> ErrorFacts:
         texts.append(error_type)
     if error_code:
         texts.append(error_code)
-    message = redact(" ".join(readable.split()))[:_MAX_MESSAGE]
+    # API keys sometimes appear (partly masked or not) in provider error messages.
+    message = redact_secrets(" ".join(readable.split()))[:_MAX_MESSAGE]
     return ErrorFacts(
         status_code=status,
         error_type=error_type,

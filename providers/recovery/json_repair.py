@@ -21,8 +21,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from typing import Any
 
-from providers.recovery.sanitize import sanitize_value
+from messages.untrusted import JsonLimitExceeded, UntrustedJsonError
+from messages.untrusted import loads as loads_untrusted
 
 log = logging.getLogger(__name__)
 
@@ -37,27 +39,34 @@ class _Unparseable(ValueError):
     """The candidate text is not a JSON object (internal to the passes)."""
 
 
+class _OverLimit(_Unparseable):
+    """The text nests too deeply or holds too long a number: no pass can make it acceptable."""
+
+
 def _reject_constant(name: str) -> None:
     # NaN / Infinity parse in Python but are not JSON; drop them rather than
     # hand the provider a document it rejects.
     return None
 
 
-def _load(text: str) -> str:
+def _parse(text: str) -> Any:
+    # Lone surrogates come back repaired; deep nesting and over-long numbers are refused.
     try:
-        value = json.loads(text, strict=False, parse_constant=_reject_constant)
-    except (json.JSONDecodeError, RecursionError) as exc:
+        return loads_untrusted(text, strict=False, constant=_reject_constant)
+    except JsonLimitExceeded as exc:
+        raise _OverLimit(str(exc)) from exc
+    except UntrustedJsonError as exc:
         raise _Unparseable(str(exc)) from exc
+
+
+def _load(text: str) -> str:
+    value = _parse(text)
     if isinstance(value, str):
         # Arguments double-encoded as a JSON string: look inside once.
-        try:
-            value = json.loads(value, strict=False, parse_constant=_reject_constant)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise _Unparseable(str(exc)) from exc
+        value = _parse(value)
     if not isinstance(value, dict):
         raise _Unparseable(f"arguments must be a JSON object, got {type(value).__name__}")
-    clean, _ = sanitize_value(value)
-    return json.dumps(clean, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _scan(text: str, on_char: Callable[[int, str, bool], None]) -> tuple[bool, bool]:
@@ -204,6 +213,9 @@ def repair_tool_arguments(raw: str | None, *, tool_name: str = "?") -> str:
     text = raw.strip()
     try:
         return _load(text)
+    except _OverLimit as exc:
+        log.warning("arguments of tool %s refused (they %s); sending {}", tool_name, exc)
+        return EMPTY_ARGUMENTS
     except _Unparseable:
         pass
     for repair in _PASSES:

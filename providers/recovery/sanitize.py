@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from messages.untrusted import repair_text
+
 REPLACEMENT = "\ufffd"
 
 # One C-speed pass that fails on exactly what the walk below repairs (lone
@@ -27,21 +29,10 @@ def _all_clean(value: Any) -> bool:
     return True
 
 
-def _is_clean(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def sanitize_text(text: str) -> str:
-    """``text`` with surrogate pairs joined and lone surrogates replaced by U+FFFD."""
-    if _is_clean(text):
-        return text
-    # Round-tripping through UTF-16 joins high+low surrogates that were stored
-    # as two code points; what is left unpaired cannot be encoded and is replaced.
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    """``text`` with surrogate pairs joined and lone surrogates replaced by U+FFFD
+    (the project's one repair, ``messages.untrusted.repair_text``)."""
+    return repair_text(text)
 
 
 def sanitize_value(value: Any) -> tuple[Any, bool]:

@@ -64,11 +64,12 @@ class ApiDaemon:
 
 
 def write_home(base: Path, provider: ScriptedProvider, api_yaml: str, env_key: str | None) -> tuple[Path, Path]:
-    """A HERMES_ACTORS_HOME whose config points at ``provider`` and enables the API."""
+    """A HERMES_ACTORS_HOME whose config points at ``provider`` and enables the API (rewritten
+    when ``base`` holds one already, as for a restart)."""
     home = base / "home"
-    home.mkdir(mode=0o700)
+    home.mkdir(mode=0o700, exist_ok=True)
     workdir = base / "work"
-    workdir.mkdir()
+    workdir.mkdir(exist_ok=True)
     (home / "config.yaml").write_text(
         "model:\n"
         "  default: scripted-model\n"
@@ -87,10 +88,13 @@ def write_home(base: Path, provider: ScriptedProvider, api_yaml: str, env_key: s
 
 
 @asynccontextmanager
-async def api_daemon(provider: ScriptedProvider, api_yaml: str = "", *, env_key: str | None = KEY) -> AsyncIterator[ApiDaemon]:
-    """Run the daemon (store, providers, sessions, control, platform/api) for the block."""
-    with tempfile.TemporaryDirectory(prefix="ha-") as base:
-        home, workdir = write_home(Path(base), provider, api_yaml, env_key)
+async def api_daemon(
+    provider: ScriptedProvider, api_yaml: str = "", *, env_key: str | None = KEY, base: Path | None = None
+) -> AsyncIterator[ApiDaemon]:
+    """Run the daemon (store, providers, sessions, control, platform/api) for the block, in a
+    fresh temporary directory or in ``base`` (which a restart reuses)."""
+    with tempfile.TemporaryDirectory(prefix="ha-") as fresh:
+        home, workdir = write_home(base or Path(fresh), provider, api_yaml, env_key)
         paths = DaemonPaths(home)
 
         async def daemon(task_status: trio.TaskStatus[ActorSystem]) -> None:

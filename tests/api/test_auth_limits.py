@@ -143,6 +143,8 @@ class TestBadInput:
             b'{"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}',
             b'{"model": "m", "stream": "yes", "messages": [{"role": "user", "content": "x"}]}',
             b'{"messages": [{"role": "user", "content": "x"}]}',
+            b"[" * 100_000,
+            b'{"model": "m", "n": ' + b"9" * 100_000 + b', "messages": [{"role": "user", "content": "x"}]}',
         ],
     )
     async def test_bad_completion_bodies(self, api: ApiDaemon, body: bytes) -> None:

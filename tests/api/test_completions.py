@@ -8,6 +8,7 @@ import openai
 import pytest
 import trio
 
+from actors.platform.api.gateway import api_session_id
 from tests.api.harness import KEY, ApiDaemon, stored_texts, wait_until
 
 MODEL = "scripted-model"
@@ -183,9 +184,10 @@ class TestSessionContinuity:
         assert second.choices[0].message.content == "second answer"
         contents = [m.get("content") for m in api.provider.requests[-1].body["messages"]]
         assert "first question" in contents and "first answer" in contents and contents[-1] == "second question"
-        assert "sessions/session:team-chat-1" in api.session_paths()
+        session_id = api_session_id("team-chat-1")
+        assert f"sessions/session:{session_id}" in api.session_paths()
         stored = await trio.to_thread.run_sync(stored_texts, api.home)
-        assert [t for s, r, t in stored if s == "team-chat-1" and r == "user"] == ["first question", "second question"]
+        assert [t for s, r, t in stored if s == session_id and r == "user"] == ["first question", "second question"]
         assert not any("CLIENT-SYSTEM" in t for _, _, t in stored)
 
     async def test_second_client_is_queued_not_interrupting(self, api: ApiDaemon) -> None:
@@ -250,7 +252,8 @@ class TestDisconnect:
                 if chunk.choices and chunk.choices[0].delta.content:
                     break
             await stream.close()
-            await wait_until(lambda: "sessions/session:keeps-going/turn" not in api.system.registry)
+            turn = f"sessions/session:{api_session_id('keeps-going')}/turn"
+            await wait_until(lambda: turn not in api.system.registry)
             await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "again"}], extra_headers=headers)
         assert words in [m.get("content") for m in api.provider.requests[-1].body["messages"]]
 

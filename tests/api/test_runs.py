@@ -8,6 +8,7 @@ from typing import Any
 import httpx2
 import trio
 
+from actors.platform.api.gateway import api_session_id
 from tests.api.harness import ApiDaemon, sse_frames, wait_until
 
 
@@ -64,7 +65,7 @@ class TestRunLifecycle:
             bad_last = await http.get(f"/v1/runs/{run['run_id']}/events", headers={"Last-Event-ID": "abc"})
             assert bad_last.status_code == 400
         assert status["session_id"] == "runs-session" and status["output"] == "named run"
-        assert "sessions/session:runs-session" in api.session_paths()
+        assert f"sessions/session:{api_session_id('runs-session')}" in api.session_paths()
 
     async def test_unknown_run_and_bad_input(self, api: ApiDaemon) -> None:
         """Unknown run ids are 404 everywhere; a run without input is 400."""

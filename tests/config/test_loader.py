@@ -54,6 +54,12 @@ class TestLoadConfig:
             ("fallback_providers:\n  - provider: x\n", "required field missing @ fallback_providers[0].model"),
             ("delegation:\n  child_timeout_seconds: 5\n", "child_timeout_seconds must be at least 30 seconds"),
             ("agent: [\n", "not valid YAML"),
+            # Hostile files: never a RecursionError or a bare ValueError.
+            ("agent: " + "[" * 50_000, "nested too deeply to read"),
+            ("agent:\n  max_turns: " + "9" * 5000 + "\n", "holds a number of more than 4300 digits"),
+            ("agent:\n  max_turns: " + "9" * 40 + "\n", "expected an integer that fits in 64 bits"),
+            ("mystery: &loop [*loop]\n", "is nested deeper than 100 levels"),
+            ("agent: " + "[" * 150 + "]" * 150 + "\n", "is nested deeper than 100 levels"),
         ],
     )
     def test_bad_values_name_key_and_file(self, tmp_path: Path, text: str, expected: str) -> None:
@@ -78,3 +84,18 @@ class TestEnvironment:
         (tmp_path / ".env").write_text('# keys\nexport OPENAI_API_KEY="sk-test"\nANTHROPIC_API_KEY=abc\nnot a line\n\n')
         assert load_env_file(tmp_path) == {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "abc"}
         assert load_env_file(tmp_path / "missing") == {}
+
+
+class TestHostileFile:
+    """Bytes that are not UTF-8 are a ConfigError naming the file; escaped surrogates are repaired."""
+
+    def test_invalid_utf8(self, tmp_path: Path) -> None:
+        """Bytes that are not UTF-8 are refused by position."""
+        (tmp_path / "config.yaml").write_bytes(b"model:\n  default: \xff\n")
+        with pytest.raises(ConfigError, match=r"config.yaml: not valid UTF-8 \(byte 18\)"):
+            load_config(tmp_path)
+
+    def test_surrogate_escape_is_repaired(self, tmp_path: Path) -> None:
+        """A YAML escape of a lone surrogate is read as U+FFFD, so nothing downstream fails on it."""
+        write(tmp_path, 'model:\n  default: "scripted\\udc80model"\n')
+        assert "scripted\ufffdmodel" == load_config(tmp_path).model.default

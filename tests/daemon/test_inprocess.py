@@ -62,7 +62,7 @@ class TestHelloDeadline:
         started = trio.current_time()
         replies = await _replies(stream)
         assert trio.current_time() - started >= 10
-        assert replies == [c.ErrorReply("not_hello", "no Hello within 10 s")]
+        assert replies == [c.ErrorReply("not_hello", "no Hello within 10 s (daemon.frame_timeout_seconds)")]
         await stream.aclose()
 
 

@@ -19,10 +19,12 @@ from messages.codec import (
     InvalidJson,
     InvalidMessageFields,
     InvalidUtf8,
+    MessageDecodeError,
     UnknownMessageType,
 )
 from messages.framing import FrameReader
-from tests.strategies import json_values, message_strategy
+from messages.untrusted import repair_json
+from tests.strategies import hostile_frames, hostile_text, json_values, message_strategy
 
 
 @attrs.frozen
@@ -125,18 +127,78 @@ def _wire_message_classes() -> list[type]:
 class TestRoundTrip:
     """Every message of the project survives encode → decode unchanged."""
 
+    @pytest.mark.parametrize("text", [None, hostile_text], ids=["text", "hostile-text"])
     @pytest.mark.parametrize("cls", _wire_message_classes(), ids=lambda c: c.__name__)
-    @settings(max_examples=40, deadline=None)
+    @settings(max_examples=30, deadline=None)
     @given(data=st.data())
-    def test_every_message_round_trips(self, cls: type, data: st.DataObject) -> None:
-        """decode(encode(m)) == m for generated instances of each wire message."""
+    def test_every_message_round_trips(self, cls: type, text: st.SearchStrategy[str] | None, data: st.DataObject) -> None:
+        """decode(encode(m)) == m for generated instances of each wire message; with hostile
+        strings, m with exactly its lone surrogates repaired."""
         union = next(u for u in messages.WIRE_UNIONS if cls in (typing.get_args(u) or (u,)))
         wire = Codec(union, max_frame_bytes=1 << 24)
-        message = data.draw(message_strategy(cls))
-        assert wire.decode(wire.encode(message)) == message
+        message = data.draw(message_strategy(cls, text=text))
+        expected = message if text is None else wire.from_dict(repair_json(wire.to_dict(message)))
+        assert expected == wire.decode(wire.encode(message))
 
-    @given(st.builds(Ping, id=st.integers(), text=st.text(), args=st.dictionaries(st.text(), json_values)))
+    @given(st.builds(Ping, id=st.integers(-(2**63), 2**63 - 1), text=st.text(), args=st.dictionaries(st.text(), json_values)))
     def test_ping_round_trips(self, message: Ping) -> None:
         """A message with free-form JSON arguments round-trips exactly."""
         big = Codec(Ping | Pong, max_frame_bytes=1 << 24)
         assert big.decode(big.encode(message)) == message
+
+
+class TestHostileFrames:
+    """Hostile frames get a MessageDecodeError with a clear text; hostile text is repaired, not refused."""
+
+    @pytest.mark.parametrize(
+        ("frame", "error", "text"),
+        [
+            (b"[" * 100_000, InvalidJson, "frame is nested deeper than 100 levels"),
+            (b'{"type": "Ping", "id": 1, "text": "x", "args": {"a": ' + b"[" * 5000 + b"]" * 5000 + b"}}",
+             InvalidJson, "frame is nested deeper than 100 levels"),
+            (b'{"type": "Ping", "id": ' + b"9" * 5000 + b', "text": "x"}', InvalidJson,
+             "frame holds a number of more than 4300 digits"),
+            (b'{"type": "Ping", "id": 9223372036854775808, "text": "x"}', InvalidMessageFields,
+             "expected an integer that fits in 64 bits @ Ping.id"),
+            (b'{"type": "Ping", "id": 1, "text": "x", "ratio": NaN}', InvalidJson, "NaN is not a JSON value"),
+            (b'{"type": "Ping", "id": 1, "text": "\xed\xa0\x80"}', InvalidUtf8, "frame is not valid UTF-8 (byte 35)"),
+        ],
+    )
+    def test_refused(self, frame: bytes, error: type[Exception], text: str) -> None:
+        """Each is refused with its own error, never RecursionError or a bare ValueError."""
+        big = Codec(Ping | Pong, max_frame_bytes=1 << 24)
+        with pytest.raises(error) as caught:
+            big.decode(frame)
+        assert text in str(caught.value)
+
+    def test_surrogates_are_repaired(self) -> None:
+        """Escaped lone halves in any string, keys included, decode as U+FFFD."""
+        frame = rb'{"type":"Ping","id":1,"text":"a\udc80","args":{"k\ud800":"\udfff"},"tags":["\ud83d"]}'
+        assert Ping(1, "a\ufffd", args={"k\ufffd": "\ufffd"}, tags=["\ufffd"]) == codec.decode(frame)
+
+    def test_encode_repairs_what_slipped_through(self) -> None:
+        """A message holding a lone surrogate is still sent, as U+FFFD, instead of failing the connection."""
+        assert Ping(1, "a\ufffd") == codec.decode(codec.encode(Ping(1, "a\udc80")))
+
+    @settings(max_examples=200, deadline=None)
+    @given(hostile_frames(b'{"type":"Ping","id":1,"text":"x","args":{"a":[1,{"b":null}]},"tags":["t"]}'))
+    def test_decode_never_crashes(self, frame: bytes) -> None:
+        """Whatever a hostile frame holds, decode returns a message or raises MessageDecodeError."""
+        big = Codec(Ping | Pong, max_frame_bytes=1 << 24)
+        try:
+            message = big.decode(frame)
+        except MessageDecodeError:
+            return
+        big.encode(message)
+
+    async def test_reader_goes_on_after_invalid_utf8(self) -> None:
+        """Over a real socket, a frame of invalid UTF-8 is refused alone; the frames after it decode."""
+        a, b = trio.socket.socketpair()
+        reader = FrameReader(trio.SocketStream(b), max_frame_bytes=256)
+        stream = trio.SocketStream(a)
+        await stream.send_all(b'{"type":"Pong","id":1,"result":"\xff\xfe"}\n' + codec.encode(Pong(2)))
+        await stream.aclose()
+        with pytest.raises(InvalidUtf8):
+            codec.decode(await reader.receive_frame() or b"")
+        assert Pong(2) == codec.decode(await reader.receive_frame() or b"")
+        b.close()

@@ -29,12 +29,15 @@ class Client:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode() + b"\n"
         await self.stream.send_all(data)
 
-    async def request(self, request_id: int, tool: str, args: dict[str, Any], token: str = TOKEN) -> None:
-        await self.send({"type": "RpcRequest", "id": request_id, "tool": tool, "args": args, "token": token})
+    async def request(self, request_id: int, tool: str, args: dict[str, Any]) -> None:
+        await self.send({"type": "RpcRequest", "id": request_id, "tool": tool, "args": args})
 
     async def receive(self) -> dict[str, Any] | None:
         while b"\n" not in self.buffer:
-            data = await self.stream.receive_some(1 << 16)
+            try:
+                data = await self.stream.receive_some(1 << 16)
+            except trio.BrokenResourceError:  # reset: the server closed with our bytes unread
+                data = b""
             if not data:
                 return None
             self.buffer += data
@@ -52,7 +55,7 @@ async def _serve(nursery: trio.Nursery, directory: str, bench: ToolBench, **opti
         max_tool_calls=options.pop("max_tool_calls", 50),
         per_call_timeout=options.pop("per_call_timeout", 30.0),
         gate=bench.gate,
-        on_tool_call=records.append,
+        on_tool_call=options.pop("on_tool_call", records.append),
         **options,
     )
     await nursery.start(server.serve, await bind_listener(path))
@@ -71,12 +74,15 @@ async def served(short_dir: str, bench: ToolBench) -> AsyncIterator[tuple[str, R
 
 @pytest.fixture
 async def connect() -> AsyncIterator[Any]:
-    """Opens clients to a socket path; all are closed after the test."""
+    """Opens clients to a socket path, presenting ``preamble`` (the token line by default);
+    all are closed after the test."""
     opened: list[trio.SocketStream] = []
 
-    async def open_client(path: str) -> Client:
+    async def open_client(path: str, preamble: bytes = TOKEN.encode() + b"\n") -> Client:
         stream = await trio.open_unix_socket(path)
         opened.append(stream)
+        if preamble:
+            await stream.send_all(preamble)
         return Client(stream)
 
     yield open_client
@@ -224,7 +230,7 @@ class TestBadInput:
         assert "not valid UTF-8" in (await client.receive())["error"]
         await client.send({"type": "Nope", "id": 3})
         assert "unknown message type 'Nope'" in (await client.receive())["error"]
-        await client.send({"type": "RpcRequest", "id": 4, "tool": "read_file", "args": [1], "token": TOKEN})
+        await client.send({"type": "RpcRequest", "id": 4, "tool": "read_file", "args": [1]})
         bad_args = await client.receive()
         assert bad_args["id"] == 4 and "Malformed request: invalid RpcRequest message" in bad_args["error"]
         await client.send({"type": "RpcResponse", "id": 5})
@@ -244,16 +250,6 @@ class TestBadInput:
         await client.request(2, "read_file", {"path": "ok"})
         assert (await client.receive())["id"] == 2
 
-    async def test_wrong_token_closes_the_connection_only(self, connect, served, caplog) -> None:
-        path, server, _ = served
-        client = await connect(path)
-        await client.request(1, "read_file", {"path": "x"}, token="guess")
-        assert (await client.receive())["error"] == "Invalid RPC token"
-        assert await client.receive() is None  # connection closed
-        assert "wrong token" in caplog.text and server.tool_calls == 0
-        other = await connect(path)
-        await other.request(2, "read_file", {"path": "x"})
-        assert (await other.receive())["error"] is None
 
     async def test_foreign_uid_refused(self, connect, short_dir, bench: ToolBench) -> None:
         async with trio.open_nursery() as nursery:
@@ -277,6 +273,85 @@ class TestBadInput:
         assert (await again.receive())["id"] == 2
 
 
+_REQUEST = b'{"type":"RpcRequest","id":1,"tool":"read_file","args":{"path":"x"}}\n'
+#: What a foreign client may send as its first bytes, none of which is the token line.
+_FOREIGN_OPENINGS = {
+    "no token": _REQUEST,
+    "a wrong token": b"guess\n" + _REQUEST,
+    "a token of the right length, wrong": b"x" * len(TOKEN) + b"\n" + _REQUEST,
+    "100,000 [": b"[" * 100_000 + b"\n",
+    "a huge integer": b'{"type":"RpcRequest","id":' + b"9" * 100_000 + b',"tool":"read_file","args":{}}\n',
+}
+
+
+class TestHandshake:
+    """The token comes first and is checked before anything is decoded; a failed one closes only that connection."""
+
+    @pytest.mark.parametrize("opening", list(_FOREIGN_OPENINGS.values()), ids=list(_FOREIGN_OPENINGS))
+    async def test_foreign_client_refused_before_decoding(
+        self, opening: bytes, connect, served, bench: ToolBench, caplog
+    ) -> None:
+        path, server, records = served
+        intruder = await connect(path, preamble=b"")
+        await intruder.send(opening)
+        assert await intruder.receive() == {"type": "RpcResponse", "id": 0, "result": None, "error": "Invalid RPC token"}
+        assert await intruder.receive() is None
+        assert "refusing connection: Invalid RPC token" in caplog.text
+        assert server.tool_calls == 0 and bench.calls == [] and records == []
+        owner = await connect(path)
+        await owner.request(2, "read_file", {"path": "x"})
+        assert (await owner.receive())["error"] is None
+
+    async def test_half_token_times_out(self, connect, served, autojump_clock) -> None:
+        path, server, _ = served
+        client = await connect(path, preamble=TOKEN[:5].encode())
+        start = trio.current_time()
+        assert (await client.receive())["error"] == "no RPC token within 5 s"
+        assert await client.receive() is None
+        assert trio.current_time() - start == pytest.approx(5) and server.statistics().refused == 1
+
+    async def test_hang_up_before_the_token(self, connect, served, caplog) -> None:
+        path, server, _ = served
+        client = await connect(path, preamble=b'{"type":"Rpc')
+        await client.stream.aclose()
+        owner = await connect(path)
+        await owner.request(1, "read_file", {"path": "x"})
+        assert (await owner.receive())["id"] == 1
+        assert "hung up before presenting the RPC token" in caplog.text and server.statistics().refused == 1
+
+    @pytest.mark.parametrize("frame", [b"[" * 100_000 + b"\n", _FOREIGN_OPENINGS["a huge integer"]], ids=["nesting", "integer"])
+    async def test_hostile_frame_after_the_token_is_a_bad_frame(self, frame: bytes, connect, served) -> None:
+        """The script's own connection: the frame is refused and the connection goes on."""
+        path, server, _ = served
+        client = await connect(path)
+        await client.send(frame)
+        refused = await client.receive()
+        assert refused["id"] == 0 and refused["error"].startswith("Malformed request")
+        await client.request(2, "read_file", {"path": "x"})
+        assert (await client.receive())["id"] == 2 and server.tool_calls == 1
+
+    async def test_unforeseen_failure_ends_only_its_connection(self, connect, short_dir, bench: ToolBench, caplog) -> None:
+        def broken_record(call: SandboxToolCall) -> None:
+            raise KeyError("a bug in the recorder")
+
+        async with trio.open_nursery() as nursery:
+            path, server = await _serve(nursery, short_dir, bench, on_tool_call=broken_record)
+            first = await connect(path)
+            await first.request(1, "read_file", {"path": "x"})
+            assert (await first.receive())["error"] == "Internal error in the RPC server; connection closed"
+            assert await first.receive() is None
+            second = await connect(path)
+            await second.request(2, "read_file", {"path": "x"})
+            assert (await second.receive())["error"] == "Internal error in the RPC server; connection closed"
+            assert "connection failed; closing it" in caplog.text and server.tool_calls == 2
+            nursery.cancel_scope.cancel()
+
+    def test_token_must_be_one_line(self, bench: ToolBench) -> None:
+        for token in ("", "two\nlines"):
+            with pytest.raises(ValueError, match="non-empty line"):
+                RpcServer(call_tool=bench.call_tool, allowed_tools=frozenset(), token=token, max_tool_calls=1, per_call_timeout=1)
+
+
 needs_root = pytest.mark.skipif(os.getuid() != 0, reason="switching to another uid needs root")
 _CONNECT = (
     "import socket, sys\n"
@@ -286,7 +361,7 @@ _CONNECT = (
     "except OSError as e:\n"
     "    print('connect', type(e).__name__); sys.exit()\n"
     "try:\n"
-    "    s.sendall(b'{\"type\":\"RpcRequest\",\"id\":1,\"tool\":\"read_file\",\"args\":{},\"token\":\"" + TOKEN + "\"}\\n')\n"
+    "    s.sendall(b'" + TOKEN + "\\n{\"type\":\"RpcRequest\",\"id\":1,\"tool\":\"read_file\",\"args\":{}}\\n')\n"
     "except BrokenPipeError:\n"
     "    pass  # refused before the request went out\n"
     "print(s.recv(4096).decode())\n"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,9 @@ import trio
 from tools.errors import ToolInputError
 from tools.search import make_search_handler, search_with_python, search_with_ripgrep
 from tools.testing import LocalToolContext
+from tools.search import find_ripgrep
 
-RG = shutil.which("rg")
+RG = find_ripgrep()
 needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep is not installed")
 
 
@@ -109,7 +109,7 @@ class TestRipgrep:
 
     async def test_same_results_as_python(self, tree: Path) -> None:
         assert RG is not None
-        for target, pattern, glob in [("content", "TODO", None), ("files", "*.py", None), ("content", "def \\w+", "*.py"), ("files", "*", "*.md")]:
+        for target, pattern, glob in [("content", "TODO", None), ("files", "*.py", None), ("content", "def \\w+", "*.py"), ("files", "*", "*.md"), ("files", "*", None)]:
             fast = await search_with_ripgrep(RG, tree, pattern, target, glob, 50, "proj")  # type: ignore[arg-type]
             slow = search_with_python(tree, pattern, target, glob, 50, "proj")  # type: ignore[arg-type]
             assert ("ripgrep", "python") == (fast.engine, slow.engine)
@@ -193,7 +193,7 @@ class TestHandler:
     @pytest.mark.parametrize("use_ripgrep", [pytest.param(True, marks=needs_rg), False])
     async def test_relative_path(self, tree: Path, use_ripgrep: bool) -> None:
         ctx = LocalToolContext(home=tree.parent / "home", cwd=tree)
-        handler = make_search_handler(use_ripgrep=use_ripgrep)
+        handler = make_search_handler(RG, use_ripgrep=use_ripgrep)
         result = json.loads(await handler({"pattern": "helper", "path": "src"}, ctx))
         assert [{"path": "src/pkg/util.py", "line": 1, "text": "def helper():"}] == result["matches"]
         assert ("ripgrep" if use_ripgrep else "python") == result["engine"]

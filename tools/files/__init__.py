@@ -1,7 +1,11 @@
 """File tools: ``read_file``, ``write_file`` and ``patch``.
 
 Paths are relative to the session's working directory (``ctx.shell.cwd``);
-all file I/O runs in worker threads, never on the Trio loop.
+all file I/O runs in worker threads, never on the Trio loop.  Every path obeys
+the session's sandbox policy (``ctx.jail.policy``) as a jailed process would
+see it: resolved, checked, and checked again once opened (``_guard``).  Reads
+are redacted, and an edit never writes the redaction marker over a secret
+(``_markers``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import os
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -11,7 +11,10 @@ import trio
 
 from tools.dispatch import error_result
 from tools.errors import ToolInputError
-from tools.files._paths import BINARY_SNIFF_BYTES, looks_binary, not_found, resolve_path
+from tools.files._guard import Target, open_text_source, read_target
+from tools.files._paths import BINARY_SNIFF_BYTES, looks_binary, not_found
+from tools.jail.policy import JailPolicy
+from tools.redact import REDACTED, redact_secrets
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -73,43 +76,68 @@ class ReadWindow:
         return json.dumps(data, ensure_ascii=False)
 
 
-def read_window(path: Path, offset: int = 1, limit: int = DEFAULT_LIMIT) -> ReadWindow:
-    """Read lines ``offset`` .. ``offset + limit - 1`` of ``path`` (blocking; run in a thread).
+def read_window(policy: JailPolicy, target: Target, offset: int = 1, limit: int = DEFAULT_LIMIT) -> ReadWindow:
+    """Read lines ``offset`` .. ``offset + limit - 1`` of a checked target (blocking; run in a thread).
+
+    The numbered lines are redacted: a secret in the file reaches the model as ``[REDACTED]``.
 
     Raises:
         ToolInputError: missing file, directory, binary or oversized file, offset past the end.
+        PathRefused: the file opened is not the one checked (swapped for a symlink), and is hidden.
     """
     limit = max(1, min(limit, MAX_LIMIT))
     offset = max(1, offset)
+    shown = target.shown
     try:
-        size = path.stat().st_size
-        if path.is_dir():
-            raise ToolInputError(
-                f"{path} is a directory. List it with search_files(target='files', path='{path}')."
-            )
+        handle = open_text_source(policy, target)
+    except FileNotFoundError:
+        raise not_found(shown, target.host, policy) from None
+    except IsADirectoryError:
+        advice = f"List it with search_files(target='files', path='{shown}')."
+        raise ToolInputError(f"{shown} is a directory. {advice}") from None
+    except PermissionError:
+        raise ToolInputError(f"Permission denied reading {shown}.") from None
+    except OSError as exc:
+        raise ToolInputError(f"Cannot read {shown}: {exc.strerror or exc}.") from exc
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
         if size > MAX_FILE_BYTES:
             raise ToolInputError(
-                f"{path} is {size / 1024 / 1024:.0f} MB, too large for read_file (limit "
+                f"{shown} is {size / 1024 / 1024:.0f} MB, too large for read_file (limit "
                 f"{MAX_FILE_BYTES // 1024 // 1024} MB). Find the relevant lines with search_files, or use "
                 "the terminal (head, tail, sed -n 'A,Bp')."
             )
-        with path.open("rb") as handle:
+        try:
             if looks_binary(handle.read(BINARY_SNIFF_BYTES)):
                 raise ToolInputError(
-                    f"{path} looks like a binary file ({size:,} bytes); read_file reads text only. "
+                    f"{shown} looks like a binary file ({size:,} bytes); read_file reads text only. "
                     "Inspect it with the terminal (file, xxd | head, strings)."
                 )
             handle.seek(0)
-            return _collect(path, handle, offset, limit, size)
-    except FileNotFoundError:
-        raise not_found(path) from None
-    except PermissionError:
-        raise ToolInputError(f"Permission denied reading {path}.") from None
-    except OSError as exc:
-        raise ToolInputError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
+            return _redacted(_collect(shown, handle, offset, limit, size))
+        except OSError as exc:
+            raise ToolInputError(f"Cannot read {shown}: {exc.strerror or exc}.") from exc
 
 
-def _collect(path: Path, handle: Any, offset: int, limit: int, size: int) -> ReadWindow:
+def _redacted(window: ReadWindow) -> ReadWindow:
+    """The window with its secrets redacted.
+
+    Lines are numbered before redaction, so every line shown keeps its number; a secret that spans
+    lines (a private key) becomes one marker on its first line, and the lines it covered are left out.
+    """
+    content = redact_secrets(window.content)
+    if content == window.content:
+        return window
+    notes = list(window.notes)
+    if content.count("\n") != window.content.count("\n"):
+        notes.append(
+            f"Secrets are shown as {REDACTED}; a secret spanning several lines (a private key) is shown "
+            "once, on its first line, and the lines it covers are left out (their numbers are skipped)."
+        )
+    return attrs.evolve(window, content=content, notes=tuple(notes))
+
+
+def _collect(shown: str, handle: Any, offset: int, limit: int, size: int) -> ReadWindow:
     out: list[str] = []
     chars = 0
     total = 0
@@ -120,7 +148,9 @@ def _collect(path: Path, handle: Any, offset: int, limit: int, size: int) -> Rea
             continue
         line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         if len(line) > MAX_LINE_CHARS:
-            line = f"{line[:MAX_LINE_CHARS]}... [line truncated: {len(line):,} chars]"
+            # Redacted before the cut: a secret cut in two would no longer look like one.
+            length = len(line)
+            line = f"{redact_secrets(line)[:MAX_LINE_CHARS]}... [line truncated: {length:,} chars]"
         numbered = f"{total:>6}|{line}"
         if chars + len(numbered) > MAX_OUTPUT_CHARS and out:
             stopped_at = total
@@ -129,11 +159,11 @@ def _collect(path: Path, handle: Any, offset: int, limit: int, size: int) -> Rea
         out.append(numbered)
         chars += len(numbered) + 1
     if total and offset > total:
-        raise ToolInputError(f"offset {offset} is past the end of {path} ({total} lines).")
+        raise ToolInputError(f"offset {offset} is past the end of {shown} ({total} lines).")
     last = offset + len(out) - 1
     next_offset = last + 1 if last < total else None
     return ReadWindow(
-        path=str(path),
+        path=shown,
         content="\n".join(out),
         offset=offset,
         lines_returned=len(out),
@@ -145,12 +175,14 @@ def _collect(path: Path, handle: Any, offset: int, limit: int, size: int) -> Rea
 
 
 async def read_file_handler(args: dict[str, Any], ctx: ToolContext) -> str:
-    """Tool handler for ``read_file``."""
-    path = resolve_path(ctx.shell.cwd, args["path"])
+    """Tool handler for ``read_file``: the policy's check, then a redacted window."""
+    offset, limit = int(args.get("offset", 1)), int(args.get("limit", DEFAULT_LIMIT))
+
+    def read() -> ReadWindow:
+        return read_window(ctx.jail.policy, read_target(ctx, args["path"]), offset, limit)
+
     try:
-        window = await trio.to_thread.run_sync(
-            read_window, path, int(args.get("offset", 1)), int(args.get("limit", DEFAULT_LIMIT))
-        )
+        window = await trio.to_thread.run_sync(read)
     except ToolInputError as exc:
         return error_result(str(exc))
     return window.to_json()

@@ -6,6 +6,7 @@ import difflib
 import json
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -13,7 +14,11 @@ import trio
 
 from tools.dispatch import error_result
 from tools.errors import ToolInputError
-from tools.files._paths import BINARY_SNIFF_BYTES, looks_binary, not_found, resolve_path
+from tools.files._guard import Target, open_text_source, parent_check, write_target
+from tools.files._markers import MarkerOverSecret, check_no_marker_over_secret, hidden_secrets
+from tools.files._paths import BINARY_SNIFF_BYTES, looks_binary, not_found
+from tools.jail.policy import JailPolicy
+from tools.redact import REDACTED, redact_secrets
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -66,45 +71,101 @@ PATCH_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-def atomic_write(path: Path, data: bytes, *, new_file_mode: int = 0o666) -> bool:
+def atomic_write(
+    path: Path, data: bytes, *, new_file_mode: int = 0o666, check_dir: Callable[[int], None] | None = None
+) -> bool:
     """Write ``data`` to ``path`` through a temp file and a rename; returns True if created.
 
-    Blocking: run in a thread.  Parents are created; an existing file keeps its
-    mode, a new one gets ``new_file_mode`` filtered by the umask.
+    Blocking: run in a thread.  Parents are created; an existing file keeps its mode, a new one gets
+    ``new_file_mode`` filtered by the umask.  Every step after opening the parent directory is relative
+    to it, so the file written is in the directory that ``check_dir`` (given the directory's fd)
+    accepted, whatever is renamed or symlinked meanwhile.  With ``check_dir``, ``path`` must be
+    resolved: its parents are opened (and created) one by one without following any symlink, so a
+    directory swapped for a symlink cannot make the write create directories elsewhere.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if check_dir is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    else:
+        dir_fd = _open_dirs_no_follow(path.parent)
     try:
-        mode: int | None = path.stat().st_mode & 0o7777
+        if check_dir is not None:
+            check_dir(dir_fd)
+        return _replace_in(dir_fd, path.name, data, new_file_mode)
+    finally:
+        os.close(dir_fd)
+
+
+def _open_dirs_no_follow(directory: Path) -> int:
+    """Open the absolute, resolved ``directory``, creating what is missing, never following a symlink."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open("/", flags)
+    try:
+        for part in directory.parts[1:]:
+            try:
+                os.mkdir(part, dir_fd=fd)
+            except FileExistsError:
+                pass
+            parent, fd = fd, -1
+            try:
+                fd = os.open(part, flags, dir_fd=parent)
+            finally:
+                os.close(parent)
+    except BaseException:
+        if fd != -1:
+            os.close(fd)
+        raise
+    return fd
+
+
+def _replace_in(dir_fd: int, name: str, data: bytes, new_file_mode: int) -> bool:
+    try:
+        mode: int | None = os.stat(name, dir_fd=dir_fd).st_mode & 0o7777
     except FileNotFoundError:
         mode = None
-    tmp = path.parent / f".{path.name[:64]}.{secrets.token_hex(6)}.tmp"
+    tmp = f".{name[:64]}.{secrets.token_hex(6)}.tmp"
     # Creating with the final mode lets the umask apply, as for any other new file.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, new_file_mode if mode is None else 0o600)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    fd = os.open(tmp, flags, new_file_mode if mode is None else 0o600, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
+            os.chmod(tmp, mode, dir_fd=dir_fd)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        os.unlink(tmp, dir_fd=dir_fd)
         raise
     return mode is None
 
 
-def _write(path: Path, content: str) -> dict[str, Any]:
-    if path.is_dir():
-        raise ToolInputError(f"{path} is a directory; give a file path.")
+def _read_text(policy: JailPolicy, target: Target) -> str | None:
+    """The current text of a checked target, None when there is no such file."""
+    try:
+        with open_text_source(policy, target) as handle:
+            return handle.read().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+
+
+def _write(policy: JailPolicy, target: Target, content: str) -> dict[str, Any]:
+    shown = target.shown
     data = content.encode("utf-8")
     try:
-        created = atomic_write(path, data)
+        if os.path.isdir(target.host):
+            raise ToolInputError(f"{shown} is a directory; give a file path.")
+        if REDACTED in content:
+            old = _read_text(policy, target)
+            if old is not None:
+                check_no_marker_over_secret(old, content, shown)
+        created = atomic_write(Path(target.host), data, check_dir=parent_check(policy, target))
     except PermissionError:
-        raise ToolInputError(f"Permission denied writing {path}.") from None
+        raise ToolInputError(f"Permission denied writing {shown}.") from None
     except OSError as exc:
-        raise ToolInputError(f"Cannot write {path}: {exc.strerror or exc}.") from exc
-    return {"path": str(path), "bytes_written": len(data), "created": created}
+        raise ToolInputError(f"Cannot write {shown}: {exc.strerror or exc}.") from exc
+    return {"path": shown, "bytes_written": len(data), "created": created}
 
 
 def _line_of(text: str, index: int) -> int:
@@ -134,82 +195,105 @@ def _candidates(text: str, old: str) -> list[int]:
     return sorted({n for n, line in enumerate(stripped, start=1) if line in close})[:_MAX_CANDIDATES]
 
 
-def patch_file(path: Path, old: str, new: str, replace_all: bool = False) -> dict[str, Any]:
-    """Replace ``old`` by ``new`` in ``path`` (blocking; run in a thread) and return the diff.
+def patch_file(policy: JailPolicy, target: Target, old: str, new: str, replace_all: bool = False) -> dict[str, Any]:
+    """Replace ``old`` by ``new`` in a checked target (blocking; run in a thread) and return the diff.
 
     Raises:
-        ToolInputError: missing/binary file, empty or identical strings, no match, or an
-            ambiguous match without ``replace_all`` (with candidate line numbers).
+        ToolInputError: missing/binary file, empty or identical strings, no match, an ambiguous match
+            without ``replace_all`` (with candidate line numbers), or a secret the edit would overwrite
+            with the redaction marker.
     """
+    shown = target.shown
     if old == "":
         raise ToolInputError("old_string is empty. To create or overwrite a whole file use write_file.")
     if old == new:
         raise ToolInputError("old_string and new_string are identical; there is nothing to change.")
     try:
-        raw = path.read_bytes()
+        with open_text_source(policy, target) as handle:
+            raw = handle.read()
     except FileNotFoundError:
-        raise not_found(path, " Use write_file to create a new file.") from None
+        raise not_found(shown, target.host, policy, " Use write_file to create a new file.") from None
     except IsADirectoryError:
-        raise ToolInputError(f"{path} is a directory; give a file path.") from None
+        raise ToolInputError(f"{shown} is a directory; give a file path.") from None
     except OSError as exc:
-        raise ToolInputError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
+        raise ToolInputError(f"Cannot read {shown}: {exc.strerror or exc}.") from exc
     if looks_binary(raw[:BINARY_SNIFF_BYTES]):
-        raise ToolInputError(f"{path} looks like a binary file; patch edits text files only.")
+        raise ToolInputError(f"{shown} looks like a binary file; patch edits text files only.")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ToolInputError(f"{path} is not valid UTF-8; patch cannot edit it safely.") from None
+        raise ToolInputError(f"{shown} is not valid UTF-8; patch cannot edit it safely.") from None
     found = _occurrence_lines(text, old)
     if not found:
-        candidates = _candidates(text, old)
-        where = (
-            f" Similar text at line(s) {', '.join(map(str, candidates))}; read those lines with read_file "
-            "and copy them exactly (whitespace and indentation included)."
-            if candidates
-            else " Read the file with read_file and copy the text exactly."
-        )
-        raise ToolInputError(f"old_string was not found in {path}.{where}")
+        raise _no_match(text, old, shown)
     if len(found) > 1 and not replace_all:
         raise ToolInputError(
-            f"old_string occurs {len(found)} times in {path} (lines {', '.join(map(str, found[:_MAX_CANDIDATES]))}"
+            f"old_string occurs {len(found)} times in {shown} (lines {', '.join(map(str, found[:_MAX_CANDIDATES]))}"
             f"{', ...' if len(found) > _MAX_CANDIDATES else ''}). Include more surrounding lines to make it "
             "unique, or pass replace_all=true to change every occurrence."
         )
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    check_no_marker_over_secret(text, updated, shown)
     try:
-        atomic_write(path, updated.encode("utf-8"))
+        atomic_write(Path(target.host), updated.encode("utf-8"), check_dir=parent_check(policy, target))
     except OSError as exc:
-        raise ToolInputError(f"Cannot write {path}: {exc.strerror or exc}.") from exc
+        raise ToolInputError(f"Cannot write {shown}: {exc.strerror or exc}.") from exc
+    name = os.path.basename(shown)
     diff = "".join(
         difflib.unified_diff(
             text.splitlines(keepends=True),
             updated.splitlines(keepends=True),
-            fromfile=f"a/{path.name}",
-            tofile=f"b/{path.name}",
+            fromfile=f"a/{name}",
+            tofile=f"b/{name}",
         )
     )
+    # The diff's context lines may hold a secret of the file: redacted, before the cut as in read_file.
+    diff = redact_secrets(diff)
     if len(diff) > _MAX_DIFF_CHARS:
         diff = diff[:_MAX_DIFF_CHARS] + f"\n[... diff cut: {len(diff) - _MAX_DIFF_CHARS:,} more characters]"
-    return {"path": str(path), "replacements": len(found) if replace_all else 1, "diff": diff}
+    return {"path": shown, "replacements": len(found) if replace_all else 1, "diff": diff}
+
+
+def _no_match(text: str, old: str, shown: str) -> ToolInputError:
+    """The error for an ``old_string`` that is not in the file, saying where it probably was."""
+    if REDACTED in old and hidden_secrets(text):
+        return MarkerOverSecret(
+            f"old_string was not found in {shown}: it contains {REDACTED}, which stands for a secret you "
+            "were not shown, so it never matches the file. Edit around the secret: choose an old_string "
+            f"without the {REDACTED} part (the text before or after it), or ask the user to change the secret."
+        )
+    candidates = _candidates(text, old)
+    where = (
+        f" Similar text at line(s) {', '.join(map(str, candidates))}; read those lines with read_file "
+        "and copy them exactly (whitespace and indentation included)."
+        if candidates
+        else " Read the file with read_file and copy the text exactly."
+    )
+    return ToolInputError(f"old_string was not found in {shown}.{where}")
 
 
 async def write_file_handler(args: dict[str, Any], ctx: ToolContext) -> str:
-    """Tool handler for ``write_file``."""
-    path = resolve_path(ctx.shell.cwd, args["path"])
+    """Tool handler for ``write_file``: the policy's check, then an atomic write."""
+
+    def write() -> dict[str, Any]:
+        return _write(ctx.jail.policy, write_target(ctx, args["path"]), args["content"])
+
     try:
-        result = await trio.to_thread.run_sync(_write, path, args["content"])
+        result = await trio.to_thread.run_sync(write)
     except ToolInputError as exc:
         return error_result(str(exc))
     return json.dumps(result, ensure_ascii=False)
 
 
 async def patch_handler(args: dict[str, Any], ctx: ToolContext) -> str:
-    """Tool handler for ``patch``."""
-    path = resolve_path(ctx.shell.cwd, args["path"])
+    """Tool handler for ``patch``: the policy's check, then an exact replacement."""
+    old, new, replace_all = args["old_string"], args["new_string"], bool(args.get("replace_all", False))
+
+    def patch() -> dict[str, Any]:
+        return patch_file(ctx.jail.policy, write_target(ctx, args["path"]), old, new, replace_all)
+
     try:
-        result = await trio.to_thread.run_sync(
-            patch_file, path, args["old_string"], args["new_string"], bool(args.get("replace_all", False))
-        )
+        result = await trio.to_thread.run_sync(patch)
     except ToolInputError as exc:
         return error_result(str(exc))
     return json.dumps(result, ensure_ascii=False)

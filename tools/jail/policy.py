@@ -3,7 +3,9 @@
 One :class:`JailPolicy` per session, built once from the ``sandbox`` config section by
 :func:`build_policy`. The launcher turns it into bubblewrap mounts; the in-process file tools ask
 it the same questions through :meth:`JailPolicy.check_read` and :meth:`JailPolicy.check_write`, so
-a path refused to ``cat`` is refused to ``read_file`` too.
+a path refused to ``cat`` is refused to ``read_file`` too. Those resolve a path as the kernel in the
+jail would (``_resolve``: ``/tmp`` is the session's own, symlinks before ``..``) and judge where it
+really is; every refusal names the rule that refused.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from config.sandbox import SANDBOX_MODES, SandboxConfig
+from tools.jail._resolve import SymlinkLoop, resolve_in_jail
 from tools.errors import ToolInputError
 
 __all__ = [
@@ -80,8 +83,26 @@ class HiddenPath:
     rule: str
 
 
+_HOST_TMP = HiddenPath(JAIL_TMP, "a jailed session's /tmp is its own temp directory; the host's /tmp is out of sight")
+
+
 def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _normalized(path: str) -> str:
+    """``path`` without ``.``, ``..`` or repeated slashes; POSIX keeps a leading ``//``, the jail does not."""
+    return os.path.normpath("/" + path.lstrip("/") if path.startswith("//") else path)
+
+
+def _named(shown: str, real: str) -> str:
+    """How a refusal names a path: as given, and where it resolves when that differs."""
+    return shown if real == shown else f"{shown} (resolves to {real})"
+
+
+def _deepest(path: str, roots: Iterable[str]) -> str | None:
+    """The longest of ``roots`` that contains ``path``, None when none does."""
+    return max((root for root in roots if _within(path, root)), key=len, default=None)
 
 
 @attrs.frozen(kw_only=True)
@@ -120,32 +141,84 @@ class JailPolicy:
         return (self.tmp_dir, self.workspace, *self.writable_roots)
 
     def host_path(self, path: str) -> str:
-        """Where a path the model gave (as a jailed process would see it) is on the host.
+        """Where an absolute path the model gave (as a jailed process would see it) is on the host.
 
         ``/tmp/x`` is the session's private ``tmp_dir/x`` when jailed, unless it lies in the workspace or
-        a writable root: those are bound over the private ``/tmp`` at their own paths. Other paths are
-        unchanged.
+        (``workspace-write``) a writable root: those are bound over the private ``/tmp`` at their own
+        paths. Other paths are unchanged. Lexical only: ``.``, ``..`` and repeated slashes are normalized
+        away, symlinks are not resolved (:meth:`resolve` does both, in the kernel's order).
         """
+        return self._to_host(_normalized(path))
+
+    def _to_host(self, path: str) -> str:
         if not self.jailed or not _within(path, JAIL_TMP):
             return path
-        if any(_within(path, root) for root in (self.workspace, *self.writable_roots)):
+        # The jail binds these over its private /tmp at their own paths (writable roots only when writable).
+        own = (self.workspace, *self.writable_roots) if self.mode is SandboxMode.WORKSPACE_WRITE else (self.workspace,)
+        if any(_within(path, root) for root in own):
             return path
         return self.tmp_dir + path[len(JAIL_TMP) :]
 
-    def check_read(self, path: str) -> str:
-        """The resolved host path of ``path`` if tools may read it.
+    def resolve(self, path: str) -> str:
+        """The host path of the absolute ``path``, every symlink and ``..`` resolved as in the jail.
+
+        Nothing is checked: see :meth:`check_read` and :meth:`check_write`.
 
         Raises:
-            PathRefused: the path is (or resolves into) a hidden path.
+            SymlinkLoop: the path follows a symlink loop.
         """
-        real = os.path.realpath(self.host_path(os.path.normpath(path)))
-        # The session's own temp directory and the exposed directories sit inside hidden ones.
-        if _within(real, self.tmp_dir) or any(_within(real, exposed) for exposed in self.exposed):
-            return real
-        for hidden in self.hidden:
-            if _within(real, hidden.path):
-                shown = path if real == path else f"{path} (resolves to {real})"
-                raise PathRefused(f"Refused by the sandbox policy: {shown} is hidden from tools ({hidden.rule}).")
+        return resolve_in_jail(path, self._to_host)
+
+    def hiding_rule(self, real: str) -> HiddenPath | None:
+        """The rule that hides the resolved host path ``real``, None when tools may read it.
+
+        The deepest rule wins: the session's own temp directory and the exposed directories sit inside
+        hidden ones (the runtime directory, the home) and stay readable, while a hidden path inside an
+        allowed one (a home under ``/tmp`` of a full-access session) stays hidden. A jailed session
+        sees its own temp directory at ``/tmp``, never the host's: that is hidden too.
+        """
+        hidden = max((h for h in self.hidden if _within(real, h.path)), key=lambda h: len(h.path), default=None)
+        if hidden is not None:
+            allowed = _deepest(real, (self.tmp_dir, *self.exposed))
+            return hidden if allowed is None or len(allowed) <= len(hidden.path) else None
+        if self._in_host_tmp(real):
+            return _HOST_TMP
+        return None
+
+    def _in_host_tmp(self, real: str) -> bool:
+        # Under the host's /tmp, the jail shows only its private /tmp and the roots it binds over it.
+        in_tmp = _within(real, JAIL_TMP) and not _within(real, self.tmp_dir)
+        return self.jailed and in_tmp and self._to_host(real) != real
+
+    def check_read(self, path: str) -> str:
+        """The resolved host path of the absolute ``path`` if tools may read it.
+
+        Raises:
+            PathRefused: the path is (or resolves into) a hidden path, or follows a symlink loop.
+        """
+        return self.check_read_resolved(self._resolved(path), path)
+
+    def _resolved(self, path: str) -> str:
+        try:
+            return self.resolve(path)
+        except SymlinkLoop:
+            raise PathRefused(
+                f"Refused: {path} follows a symlink loop (too many levels of symbolic links), so where it "
+                "leads cannot be checked."
+            ) from None
+
+    def check_read_resolved(self, real: str, shown: str) -> str:
+        """``real`` (a resolved host path) if tools may read it; ``shown`` names it in the refusal.
+
+        For re-checking the path a file was actually opened at, after :meth:`check_read`.
+
+        Raises:
+            PathRefused: ``real`` is a hidden path.
+        """
+        hidden = self.hiding_rule(real)
+        if hidden is not None:
+            named = _named(shown, real)
+            raise PathRefused(f"Refused by the sandbox policy: {named} is hidden from tools ({hidden.rule}).")
         return real
 
     def check_write(self, path: str) -> str:
@@ -154,16 +227,37 @@ class JailPolicy:
         Raises:
             PathRefused: the path is hidden, read-only exposed, or (when jailed) outside the writable roots.
         """
-        real = self.check_read(path)
+        return self.check_write_resolved(self._resolved(path), path)
+
+    def check_write_resolved(self, real: str, shown: str) -> str:
+        """``real`` (a resolved host path) if tools may write it; ``shown`` names it in the refusal.
+
+        Raises:
+            PathRefused: ``real`` is hidden, read-only exposed, or (when jailed) outside the writable roots.
+        """
+        self.check_read_resolved(real, shown)
         if any(_within(real, exposed) for exposed in self.exposed):
-            raise PathRefused(f"Refused by the sandbox policy: {path} is read-only for tools.")
+            raise PathRefused(
+                f"Refused by the sandbox policy: {_named(shown, real)} is read-only for tools (a skills directory)."
+            )
         if not self.jailed or any(_within(real, root) for root in self.writable_paths()):
             return real
-        shown = ", ".join(JAIL_TMP if root == self.tmp_dir else root for root in self.writable_paths())
+        where = ", ".join(JAIL_TMP if root == self.tmp_dir else root for root in self.writable_paths())
+        more = "" if self.mode is SandboxMode.READ_ONLY else "; more can be added with sandbox.writable_roots"
         raise PathRefused(
-            f"Refused by the sandbox policy: {path} is outside the writable roots of this {self.mode.value} "
-            f"session ({shown}); more can be added with sandbox.writable_roots."
+            f"Refused by the sandbox policy: {_named(shown, real)} is outside the writable roots of this "
+            f"{self.mode.value} session ({where}){more}."
         )
+
+    def hidden_within(self, real: str) -> tuple[str, ...]:
+        """The hidden paths strictly inside the resolved directory ``real``, for a walk to leave out.
+
+        In a jailed session that includes the host's ``/tmp`` (with whatever lies in it) when ``real`` holds it.
+        """
+        inside = [h.path for h in self.hidden if h.path != real and _within(h.path, real)]
+        if self.jailed and real != JAIL_TMP and _within(JAIL_TMP, real):
+            inside.append(JAIL_TMP)
+        return tuple(inside)
 
 
 def _resolved(path: str, user_home: str) -> str:
@@ -204,7 +298,7 @@ def build_policy(
         HiddenPath(os.path.realpath(daemon_home), "the daemon's home, HERMES_ACTORS_HOME, is always hidden"),
         HiddenPath(os.path.realpath(runtime_dir), "other sessions' and sandboxes' directories are always hidden"),
         *(HiddenPath(os.path.realpath(p), "a path of the daemon's is always hidden") for p in daemon_paths),
-        *(HiddenPath(_resolved(p, user_home), "sandbox.deny_read") for p in config.deny_read),
+        *(HiddenPath(_resolved(p, user_home), f"{p} is listed in sandbox.deny_read") for p in config.deny_read),
     ]
     agent = env.get("SSH_AUTH_SOCK") if config.ssh_agent else None
     return JailPolicy(

@@ -219,10 +219,14 @@ class SessionRuntime:
     owner: str
 
 
-def unjailed_runtime(home: str | os.PathLike[str], workspace: str) -> SessionRuntime:
-    """The runtime of a session run without a daemon (tests, benchmarks): ``full-access``, the home hidden,
-    the system temp directory."""
-    return SessionRuntime(SessionJail.full_access(home, workspace), None, "")
+def unjailed_runtime(config: SandboxConfig, home: str | os.PathLike[str], workspace: str) -> SessionRuntime:
+    """The runtime of a session run without a daemon (tests, benchmarks): ``full-access``, the system temp
+    directory; the file tools still hide the home and ``sandbox.deny_read``."""
+    policy = build_policy(
+        config, mode=SandboxMode.FULL_ACCESS, workspace=workspace, tmp_dir=tempfile.gettempdir(),
+        daemon_home=str(home), runtime_dir=str(home),  # no runtime directory: the home stands in
+    )
+    return SessionRuntime(SessionJail(policy), None, "")
 
 
 @attrs.frozen(kw_only=True)

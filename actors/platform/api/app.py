@@ -33,6 +33,8 @@ from actors.platform.api.runs import Run, RunRegistry
 from actors.platform.api.sse import Emit, SseResponse
 from actors.platform.api.wire import event_frame, parse_completion, parse_run
 from config.api import ApiServerConfig
+from messages.untrusted import UntrustedJsonError
+from messages.untrusted import loads as loads_untrusted
 
 __all__ = ["build_app"]
 
@@ -64,9 +66,9 @@ async def read_json(request: Request, limit: int) -> Any:
             if len(body) > limit:
                 raise BodyTooLarge(f"the request body is larger than {limit} bytes")
     try:
-        return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BadRequest(f"the request body is not valid JSON: {exc}") from exc
+        return loads_untrusted(body)
+    except UntrustedJsonError as exc:
+        raise BadRequest(f"the request body {exc}") from exc
 
 
 class _Api:

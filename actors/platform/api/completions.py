@@ -4,8 +4,9 @@ Without ``X-Hermes-Session-Id`` the request's messages are the conversation: a
 fresh ephemeral session starts with the earlier messages as its history (when
 they alternate user/assistant; otherwise they go in as a transcript), gets the
 client's system messages as its ephemeral layer (never stored), the last user
-message as its turn, and is closed afterwards. With the header, the last user message continues that
-session (created when absent) and the header is echoed back. A streaming
+message as its turn, and is closed afterwards. With the header, the last user message continues the
+API session of that name (created when absent; the name lives in the API's own namespace, see
+:mod:`.gateway`) and the header is echoed back. A streaming
 client that disconnects interrupts an ephemeral session's turn; a named
 session's turn keeps running for whoever else is watching.
 """
@@ -86,7 +87,7 @@ async def chat_completion(gateway: ApiGateway, request: CompletionRequest, sessi
         if ephemeral and session_id is not None:
             await gateway.discard(session_id, "api request failed")
         raise
-    headers = {} if ephemeral else {SESSION_HEADER: session_id}
+    headers = {} if session_header is None else {SESSION_HEADER: session_header}
     completion = _Completion(gateway, request, watch, admission, ephemeral)
     if request.stream:
         return SseResponse(completion.stream, headers)

@@ -1,11 +1,21 @@
 """What the HTTP handlers ask of the daemon: admission under the caps, sessions
 (ephemeral or named), sending a turn and watching it, and cleaning up.
 
+The API owns the sessions it creates and reaches no other. A client's session
+name (``X-Hermes-Session-Id``, a run's ``session_id``) is never used as a
+session id: it maps to ``api-`` and 32 hex digits of its SHA-256
+(:func:`api_session_id`), an id space no CLI, cron or subagent session is ever
+given (theirs are 12 random hex digits). So a name that happens to be a CLI
+session's id names a new API session, answered exactly as any unknown name
+is, and the same name finds the same session after a restart. A session found
+under a derived id is also checked to come from the API before it is used.
+
 Session-layer errors are translated into API errors here, once.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 
 import trio
@@ -18,8 +28,9 @@ from actors.session.options import SessionOptions
 from actors.session.service import SessionNotFound, SessionService, TooManyRunningTurns
 from config.api import ApiServerConfig
 from messages.session import Interrupt, Subscribe
+from store.errors import SessionNotFoundError
 
-__all__ = ["API_TOOLSETS", "Admission", "ApiGateway"]
+__all__ = ["API_SOURCE", "API_TOOLSETS", "Admission", "ApiGateway", "api_session_id"]
 
 log = logging.getLogger("hermes_actors.api")
 
@@ -27,6 +38,14 @@ log = logging.getLogger("hermes_actors.api")
 API_TOOLSETS = ("hermes-api",)
 #: How long cleaning up an abandoned ephemeral session may take (shielded).
 DISCARD_SECONDS = 5.0
+#: The ``source`` of every session the API creates; the only one it will reach.
+API_SOURCE = "api"
+_NAMED_PREFIX = "api-"
+
+
+def api_session_id(name: str) -> str:
+    """The id of the API session a client calls ``name`` (the API's own namespace, stable across restarts)."""
+    return _NAMED_PREFIX + hashlib.sha256(name.encode("utf-8")).hexdigest()[:32]
 
 
 class Admission:
@@ -76,7 +95,7 @@ class ApiGateway:
         return Admission(self)
 
     def _options(self, *, interactive: bool, model: str | None) -> SessionOptions:
-        return SessionOptions(cwd=self.cwd, model=model, source="api", interactive=interactive, toolsets=API_TOOLSETS)
+        return SessionOptions(cwd=self.cwd, model=model, source=API_SOURCE, interactive=interactive, toolsets=API_TOOLSETS)
 
     async def open_ephemeral(
         self, system: str | None, *, interactive: bool = False, model: str | None = None,
@@ -88,8 +107,14 @@ class ApiGateway:
             self._options(interactive=interactive, model=model), ephemeral_system=system, seed=seed
         )
 
-    async def open_named(self, session_id: str, system: str | None, *, interactive: bool = False) -> str:
-        """The session ``session_id``, created (with ``system`` as its ephemeral layer) when absent."""
+    async def open_named(self, name: str, system: str | None, *, interactive: bool = False) -> str:
+        """The id of the API session the client calls ``name``, created (with ``system`` as its
+        ephemeral layer) when absent.
+
+        Raises:
+            NotFound: the id is taken by a session the API did not create (answered as for an unknown session).
+        """
+        session_id = api_session_id(name)
         lock = self._creating.setdefault(session_id, trio.Lock())
         try:
             async with lock:
@@ -99,10 +124,21 @@ class ApiGateway:
                     await self.sessions.create_session(
                         self._options(interactive=interactive, model=None), session_id=session_id, ephemeral_system=system
                     )
+                else:
+                    await self._check_owned(name, session_id)
         finally:
             if not lock.statistics().tasks_waiting and not lock.locked():
                 self._creating.pop(session_id, None)
         return session_id
+
+    async def _check_owned(self, name: str, session_id: str) -> None:
+        try:
+            info = await self.sessions.deps.store.get_session(session_id)
+        except SessionNotFoundError as exc:
+            raise NotFound(f"no session {name!r}") from exc
+        if info.source != API_SOURCE:
+            log.warning("api: session %s (for name %r) has source %r, not the API's; refused", session_id, name, info.source)
+            raise NotFound(f"no session {name!r}")
 
     async def start_turn(self, session_id: str, text: str, label: str) -> TurnWatch:
         """Subscribe to the session, then send ``text`` (queued behind a running turn, never interrupting it).

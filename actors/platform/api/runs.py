@@ -55,12 +55,16 @@ class RunStatus(enum.Enum):
 
 
 class Run:
-    """One run's record: its status, result and event log."""
+    """One run's record: its status, result and event log.
 
-    def __init__(self, run_id: str, session_id: str, ephemeral: bool, model: str | None) -> None:
+    ``session_id`` is the session's own id; ``session_name`` the name the client gave it
+    (None for an ephemeral session), the only one it is shown.
+    """
+
+    def __init__(self, run_id: str, session_id: str, session_name: str | None, model: str | None) -> None:
         self.run_id = run_id
         self.session_id = session_id
-        self.ephemeral = ephemeral
+        self.session_name = session_name
         self.model = model
         self.created_at = int(time.time())
         self.status = RunStatus.QUEUED
@@ -81,7 +85,7 @@ class Run:
             "run_id": self.run_id,
             "object": "hermes.run",
             "status": self.status.value,
-            "session_id": None if self.ephemeral else self.session_id,
+            "session_id": self.session_name,
             "model": self.model,
             "created_at": self.created_at,
             "output": self.output,
@@ -90,6 +94,11 @@ class Run:
             "last_event_id": self.events[-1]["id"] if self.events else None,
             "pending_approvals": list(self.pending_approvals),
         }
+
+    @property
+    def ephemeral(self) -> bool:
+        """True when the run's session exists only for it."""
+        return self.session_name is None
 
     def changed(self) -> None:
         """Wake everyone waiting for news of this run."""
@@ -172,7 +181,7 @@ class RunRegistry:
                 session_id = await self._gateway.open_ephemeral(request.instructions, interactive=True, model=request.model)
             else:
                 session_id = await self._gateway.open_named(request.session_id, request.instructions, interactive=True)
-            run = Run(new_id("run_"), session_id, ephemeral, request.model)
+            run = Run(new_id("run_"), session_id, request.session_id, request.model)
             watch = await self._gateway.start_turn(session_id, request.input, label=f"api:{run.run_id}")
         except BaseException:
             admission.release()

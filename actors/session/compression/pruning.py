@@ -15,6 +15,9 @@ from typing import Any
 
 import attrs
 
+from messages.untrusted import UntrustedJsonError
+from messages.untrusted import loads as loads_untrusted
+
 # Tool results shorter than this are already cheap; they are left as they are.
 PRUNE_MIN_CHARS = 400
 # String values in tool-call arguments longer than this are shortened.
@@ -44,8 +47,8 @@ def _parse_json(text: Any) -> Any:
     if not isinstance(text, str):
         return None
     try:
-        return json.loads(text)
-    except ValueError:
+        return loads_untrusted(text)
+    except UntrustedJsonError:
         return None
 
 
