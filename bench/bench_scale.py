@@ -1,5 +1,6 @@
 """Scale figures: many concurrent sessions (issue 8), a wide subagent batch and
-tree snapshots with many live actors (issue 7).
+tree snapshots with many live actors (issue 7), and the jail's cost at scale (issue 12):
+the same concurrent sessions with full access and jailed (workspace-write, one bwrap per command).
 
 The scripted provider runs in its own process in rule mode (each session is
 offered only ``terminal``: the model calls it once, then answers), with a
@@ -7,12 +8,14 @@ fixed latency before each reply's first byte. Sessions use the real SQLite
 store; the figures are this process's, which is the daemon's session code.
 
 Run: .venv/bin/python bench/bench_scale.py [--sessions 1000] [--turns 5] [--idle 10000]
+     .venv/bin/python bench/bench_scale.py --jail-only [--jail-sessions 200]   (the jail comparison alone)
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import resource
 import statistics
 import subprocess
 import sys
@@ -36,6 +39,7 @@ from actors.toolbox import build_toolbox  # noqa: E402
 from config.daemon import DaemonConfig  # noqa: E402
 from config.delegation import DelegationConfig  # noqa: E402
 from config.loader import Config  # noqa: E402
+from config.sandbox import SandboxConfig  # noqa: E402
 from config.session import CompressionConfig  # noqa: E402
 from messages.events import TurnFinished, TurnStarted  # noqa: E402
 from messages.session import Subscribe  # noqa: E402
@@ -43,6 +47,8 @@ from providers.clients import ClientPool  # noqa: E402
 from providers.recovery.connector import PooledConnector  # noqa: E402
 from store.sqlite.store import SqliteSessionStore  # noqa: E402
 from supervisor import ChildSpec, open_actor_system  # noqa: E402
+from tools.jail.launcher import open_launcher  # noqa: E402
+from tools.jail.runtime import DaemonJails, RuntimeDir  # noqa: E402
 from tools.web import open_web_client  # noqa: E402
 
 
@@ -73,7 +79,9 @@ async def scripted(latency: float) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def service(tmp: Path, config: Config) -> AsyncIterator[tuple[SessionService, Any]]:
+async def service(
+    tmp: Path, config: Config, jails: DaemonJails | None = None
+) -> AsyncIterator[tuple[SessionService, Any]]:
     home = tmp / "home"
     home.mkdir(parents=True, exist_ok=True)
     async with SqliteSessionStore.open(home / "state.db", config.store) as store, open_web_client(config.web) as http:
@@ -82,7 +90,7 @@ async def service(tmp: Path, config: Config) -> AsyncIterator[tuple[SessionServi
             toolbox = build_toolbox(config, http, environ={})
             deps = SessionDeps(config=config, home=home, registry=toolbox.registry,
                                connector=PooledConnector(clients, config.streaming, default_key=lambda t: "sk-bench"),
-                               store=store)
+                               store=store, jails=jails)
             async with open_actor_system() as system:
                 sessions = await system.root.start_child(
                     ChildSpec("sessions", lambda: SessionsSupervisor(config.daemon.hibernate_after_seconds))
@@ -94,6 +102,69 @@ async def service(tmp: Path, config: Config) -> AsyncIterator[tuple[SessionServi
                 await clients.aclose()
 
 
+async def drive_all(svc: SessionService, ids: list[str], turns: int) -> int:
+    """Run ``turns`` turns in every session at once; the turns completed."""
+    done = 0
+
+    async def drive(session_id: str) -> None:
+        nonlocal done
+        handle = await svc.get(session_id)
+        subscription = await handle.ask(Subscribe("bench"))
+        for turn in range(turns):
+            await svc.send(session_id, f"turn {turn}: check the machine")
+            async for event in subscription:
+                if isinstance(event, TurnFinished) and event.session_id == session_id:
+                    assert event.reason == "completed", event
+                    done += 1
+                    break
+        subscription.close()
+
+    async with trio.open_nursery() as nursery:
+        for session_id in ids:
+            nursery.start_soon(drive, session_id)
+    return done
+
+
+async def jail_comparison(url: str, tmp: Path, count: int, turns: int, rounds: int = 2) -> None:
+    """The same concurrent sessions with full access and jailed, alternating, through one launcher."""
+    rates: dict[str, list[float]] = {"full-access": [], "workspace-write": []}
+    costs: dict[str, list[tuple[float, float]]] = {mode: [] for mode in rates}
+    async with open_launcher(SandboxConfig()) as launcher:
+        assert launcher.status.available, f"no jail can run here: {launcher.status}"
+        for index in range(rounds):
+            for mode in rates:
+                sandbox = SandboxConfig(mode=mode)
+                config = Config(compression=CompressionConfig(enabled=False), daemon=DaemonConfig(max_running_turns=count),
+                                sandbox=sandbox)
+                base = tmp / f"jail-{mode}-{index}"
+                runtime = RuntimeDir.for_home(base / "home")
+                (base / "home").mkdir(parents=True)
+                runtime.prepare()
+                jails = DaemonJails(config=sandbox, runtime=runtime, home=str(base / "home"), launcher=launcher)
+                async with service(base, config, jails) as (svc, _):
+                    options = SessionOptions(cwd=str(tmp), model="scripted", provider="custom", base_url=url,
+                                             toolsets=("terminal",))
+                    ids = [await svc.create_session(options) for _ in range(count)]
+                    start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
+                    done = await drive_all(svc, ids, turns)
+                    rates[mode].append(done / (time.perf_counter() - start))
+                    costs[mode].append(((time.process_time() - cpu) / done * 1000, (_children_cpu() - children) / done * 1000))
+                runtime.remove()
+    full, jailed = (statistics.mean(rates[m]) for m in ("full-access", "workspace-write"))
+    print(f"jail at scale: {count} sessions x {turns} turns (one terminal call each, uname -a; 50 ms provider latency), "
+          f"{rounds} alternating rounds: full-access {full:.0f} turns/s {[round(r) for r in rates['full-access']]}, "
+          f"jailed (workspace-write, bwrap {launcher.status.version}) {jailed:.0f} turns/s "
+          f"{[round(r) for r in rates['workspace-write']]}; jailed/full-access = {jailed / full:.3f} (target >= 0.90)")
+    for mode, pairs in costs.items():
+        print(f"  {mode}: CPU per turn {statistics.mean(p[0] for p in pairs):.1f} ms in the daemon's process, "
+              f"{statistics.mean(p[1] for p in pairs):.1f} ms in its children (the commands, and bwrap when jailed)")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 async def concurrent_sessions(url: str, tmp: Path, count: int, turns: int) -> None:
     config = Config(compression=CompressionConfig(enabled=False), daemon=DaemonConfig(max_running_turns=count))
     async with service(tmp, config) as (svc, system):
@@ -101,21 +172,6 @@ async def concurrent_sessions(url: str, tmp: Path, count: int, turns: int) -> No
         gc.collect()
         before = rss_kb()
         ids = [await svc.create_session(options) for _ in range(count)]
-        done = 0
-
-        async def drive(session_id: str) -> None:
-            nonlocal done
-            handle = await svc.get(session_id)
-            subscription = await handle.ask(Subscribe("bench"))
-            for turn in range(turns):
-                await svc.send(session_id, f"turn {turn}: check the machine")
-                async for event in subscription:
-                    if isinstance(event, TurnFinished) and event.session_id == session_id:
-                        assert event.reason == "completed", event
-                        done += 1
-                        break
-            subscription.close()
-
         snapshots: list[tuple[float, int]] = []
 
         async def watch_tree() -> None:
@@ -129,9 +185,7 @@ async def concurrent_sessions(url: str, tmp: Path, count: int, turns: int) -> No
         cpu0 = time.process_time()
         async with trio.open_nursery() as watcher:
             watcher.start_soon(watch_tree)
-            async with trio.open_nursery() as nursery:
-                for session_id in ids:
-                    nursery.start_soon(drive, session_id)
+            done = await drive_all(svc, ids, turns)
             watcher.cancel_scope.cancel()
         elapsed = time.perf_counter() - start
         cpu = time.process_time() - cpu0
@@ -226,10 +280,15 @@ async def subagent_batch(url: str, tmp: Path, children: int) -> None:
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp)
+        if args.jail_only:
+            async with scripted(0.05) as url:
+                await jail_comparison(url, path, args.jail_sessions, args.turns)
+            return
         async with scripted(0.0) as url:
             await subagent_batch(url, path, 50)
         async with scripted(0.05) as url:
             await concurrent_sessions(url, path, args.sessions, args.turns)
+            await jail_comparison(url, path, args.jail_sessions, args.turns)
             if args.idle:
                 await idle_sessions(url, path, args.idle)
 
@@ -239,4 +298,6 @@ if __name__ == "__main__":
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--idle", type=int, default=10000)
+    parser.add_argument("--jail-sessions", type=int, default=200, help="sessions of the jailed vs full-access run")
+    parser.add_argument("--jail-only", action="store_true", help="run only the jailed vs full-access comparison")
     trio.run(main, parser.parse_args())

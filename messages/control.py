@@ -31,6 +31,7 @@ __all__ = [
     "ClientMessage",
     "Compress",
     "ResetTools",
+    "SandboxStatus",
     "CreateSession",
     "DaemonMessage",
     "DeleteSession",
@@ -99,7 +100,8 @@ class Hello:
 class CreateSession:
     """Start a new session working in ``cwd``; the reply is :class:`SessionCreated`.
 
-    ``None`` provider fields fall back to the daemon's ``config.yaml``.
+    ``None`` provider fields fall back to the daemon's ``config.yaml``; so does ``sandbox`` (a mode,
+    never wider than the daemon's ``sandbox.max_mode``: a wider one is refused as ``invalid``).
     """
 
     request_id: str
@@ -110,6 +112,7 @@ class CreateSession:
     api_mode: str | None = None
     source: str = "cli"
     title: str | None = None
+    sandbox: str | None = None
 
 
 @attrs.frozen
@@ -441,8 +444,28 @@ class ExportChunk:
 
 
 @attrs.frozen
+class SandboxStatus:
+    """The daemon's jail, as its start-up preflight found it.
+
+    ``available`` False means no jail can run: sessions that are not ``full-access`` refuse to start
+    processes; ``failed_step`` and ``advice`` say what failed and what to do.
+    """
+
+    mode: str
+    max_mode: str
+    available: bool
+    bwrap: str | None = None
+    source: str | None = None
+    version: str | None = None
+    mounts_proc: bool = False
+    error: str | None = None
+    failed_step: str | None = None
+    advice: str | None = None
+
+
+@attrs.frozen
 class StatusReply:
-    """What ``hermes-actors status`` shows."""
+    """What ``hermes-actors status`` shows (``sandbox`` None: a daemon that runs no sessions)."""
 
     request_id: str
     pid: int
@@ -455,6 +478,7 @@ class StatusReply:
     running_turns: int
     connections: int
     sessions_available: bool
+    sandbox: SandboxStatus | None = None
 
 
 DaemonMessage = (

@@ -47,14 +47,17 @@ def run_attach_command(args: argparse.Namespace) -> int:
                 created = client.request_raw(
                     c.CreateSession(
                         client.next_id(), cwd=os.getcwd(), model=args.model, provider=args.provider,
-                        base_url=args.base_url, api_mode=args.api_mode, title=args.title,
+                        base_url=args.base_url, api_mode=args.api_mode, title=args.title, sandbox=args.sandbox,
                     )
                 )
                 session_id = created["session_id"]
                 print(f"session {session_id}", file=sys.stderr)
                 if args.query is not None:
                     return run_one_shot(client, session_id, args.query, as_json=args.json)
-                provider = {"model": args.model, "provider": args.provider, "base_url": args.base_url, "api_mode": args.api_mode}
+                provider = {
+                    "model": args.model, "provider": args.provider, "base_url": args.base_url, "api_mode": args.api_mode,
+                    "sandbox": args.sandbox,
+                }
                 return Attachment(client, session_id, as_json=args.json, provider=provider).run(since=None)
             return Attachment(client, args.session, as_json=args.json).run(since=args.since)
         except RequestFailed as exc:

@@ -14,6 +14,7 @@ import sys
 
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
 from actors.platform.paths import home_from_env
+from config.sandbox import SANDBOX_MODES
 
 __all__ = ["build_parser", "main"]
 
@@ -67,6 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="start a session and attach to it (starts the daemon if needed)")
     chat.add_argument("-q", "--query", metavar="TEXT", help="send one message, print the answer and exit")
     chat.add_argument("--title", help="a unique title for the new session")
+    chat.add_argument(
+        "--sandbox",
+        choices=SANDBOX_MODES,
+        metavar="MODE",
+        help=f"what the session's tools may touch: {', '.join(SANDBOX_MODES)} (default: config.yaml's "
+        "sandbox.mode; never wider than sandbox.max_mode)",
+    )
     _add_json(chat)
     _add_provider(chat)
     attach = commands.add_parser("attach", help="attach to a running or stored session")

@@ -91,7 +91,19 @@ def _status(paths: DaemonPaths, as_json: bool) -> int:
             f"{reply.live_sessions} live sessions, {reply.running_turns} running turns, "
             f"{reply.connections} connections\nhome {reply.home}\nsocket {reply.socket}"
         )
+        if reply.sandbox is not None:
+            print(_sandbox_text(reply.sandbox))
     return 0
+
+
+def _sandbox_text(sandbox: c.SandboxStatus) -> str:
+    modes = f"sandbox {sandbox.mode} (at most {sandbox.max_mode})"
+    if sandbox.available:
+        return f"{modes}; jail: bwrap {sandbox.bwrap} ({sandbox.source}, {sandbox.version or 'version unknown'})"
+    return (
+        f"{modes}; NO JAIL CAN RUN (failed at {sandbox.failed_step}: {sandbox.error}); {sandbox.advice or ''}\n"
+        "sessions that are not full-access refuse to start processes"
+    )
 
 
 def _stop(paths: DaemonPaths, as_json: bool) -> int:

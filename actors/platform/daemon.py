@@ -10,6 +10,11 @@ actor tree::
     ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
     └── control    the control socket and one connection actor per client
 
+Around the tree, owned by its root: one jail launcher (``tools.jail.launcher``), whose preflight runs
+the real jail once at start and is logged and shown by ``status``, and the runtime directory every
+session's temp and sandbox directories live in (emptied of earlier runs' leftovers once the instance
+lock is held).
+
 SIGTERM or SIGINT (or ``hermes-actors stop``) stops the tree in reverse start
 order: the control socket is closed and removed, sessions interrupt their
 turns and commit, the clients close, the store commits what is queued. That is bounded by
@@ -40,11 +45,14 @@ from actors.platform.paths import DaemonPaths, ensure_private_dir
 from actors.platform.listener import remove_control_socket
 from actors.platform.service import ControlService
 from actors.platform.sessions import start_sessions
+from actors.platform.status import log_jail_status
 from actors.platform.store_actor import StoreActor
 from config.loader import Config, ConfigError, load_config
 from store.errors import StoreError
 from store.sqlite import DB_FILENAME, SqliteSessionStore
 from supervisor import ChildSpec, open_actor_system
+from tools.jail.launcher import open_launcher
+from tools.jail.runtime import DaemonJails, RuntimeDir, hidden_daemon_paths
 
 __all__ = ["run_daemon", "serve_daemon"]
 
@@ -101,35 +109,50 @@ async def serve_daemon(
     """Run the daemon's actor tree until it is asked to stop; reports ``started`` once serving."""
     section = config.daemon
     shutdown = _Shutdown(section.shutdown_timeout_seconds, on_overrun or (lambda: None))
-    async with trio.open_nursery() as signals:
-        signals.start_soon(_watch_signals, shutdown)
-        with shutdown.scope:
-            async with open_actor_system(shutdown_reason="daemon shutdown") as system:
-                store = SqliteSessionStore(paths.home / DB_FILENAME, config.store)
-                await system.root.start_child(
-                    ChildSpec("store", lambda: StoreActor(store), shutdown_timeout=section.shutdown_timeout_seconds)
-                )
-                sessions = await start_sessions(system, store, config, paths.home, section)
-                service = ControlService(
-                    system=system,
-                    paths=paths,
-                    config=section,
-                    request_stop=shutdown.request,
-                    store=store,
-                    sessions=sessions.backend,
-                    session_options=sessions.options,
-                )
-                await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-                if config.platforms.api_server.enabled:
-                    await start_api_platform(system, sessions.backend, config, paths.home)  # type: ignore[arg-type]
-                log.info("daemon ready (pid %d, home %s)", os.getpid(), paths.home)
-                task_status.started(system)
-                await shutdown.requested.wait()
-        if shutdown.scope.cancelled_caught:
-            log.error("shutdown exceeded %.1f s; the rest was cancelled", section.shutdown_timeout_seconds)
-        signals.cancel_scope.cancel()
-    shutdown.finished()
-    remove_control_socket(paths)
+    runtime = RuntimeDir.for_home(paths.home)
+    await trio.to_thread.run_sync(runtime.prepare)
+    try:
+        async with trio.open_nursery() as signals:
+            signals.start_soon(_watch_signals, shutdown)
+            with shutdown.scope:
+                async with open_launcher(config.sandbox) as launcher, open_actor_system(
+                    shutdown_reason="daemon shutdown"
+                ) as system:
+                    jails = DaemonJails(
+                        config=config.sandbox, runtime=runtime, home=str(paths.home), launcher=launcher,
+                        daemon_paths=hidden_daemon_paths(paths.home, paths.socket),
+                    )
+                    log_jail_status(config.sandbox, launcher.status)
+                    store = SqliteSessionStore(paths.home / DB_FILENAME, config.store)
+                    await system.root.start_child(
+                        ChildSpec("store", lambda: StoreActor(store), shutdown_timeout=section.shutdown_timeout_seconds)
+                    )
+                    sessions = await start_sessions(system, store, config, paths.home, section, jails)
+                    service = ControlService(
+                        system=system,
+                        paths=paths,
+                        config=section,
+                        request_stop=shutdown.request,
+                        store=store,
+                        sessions=sessions.backend,
+                        session_options=sessions.options,
+                        jails=jails,
+                    )
+                    await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
+                    if config.platforms.api_server.enabled:
+                        await start_api_platform(system, sessions.backend, config, paths.home)  # type: ignore[arg-type]
+                    log.info("daemon ready (pid %d, home %s)", os.getpid(), paths.home)
+                    task_status.started(system)
+                    await shutdown.requested.wait()
+            if shutdown.scope.cancelled_caught:
+                log.error("shutdown exceeded %.1f s; the rest was cancelled", section.shutdown_timeout_seconds)
+            signals.cancel_scope.cancel()
+        shutdown.finished()
+        remove_control_socket(paths)
+    finally:
+        # The tree and the launcher are gone, so no jail runs: nothing of this run need stay.
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(runtime.remove)
     log.info("daemon stopped")
 
 
@@ -158,6 +181,15 @@ def run_daemon(home: Path) -> int:
     except PlatformError as exc:
         log.error("%s", exc)
         return EXIT_ALREADY_RUNNING
+    try:
+        # Only now: with the lock held no other daemon of this home can be using what is removed.
+        left = RuntimeDir.for_home(paths.home).clean()
+    except OSError as exc:
+        log.error("cannot start: %s", exc)
+        lock.release()
+        return EXIT_FAILURE
+    if left:
+        log.info("removed %d leftovers of an earlier run from the runtime directory", len(left))
 
     def overrun() -> None:
         # Trio could not unwind (a thread that will not return): leave anyway, tidily.

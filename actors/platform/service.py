@@ -21,6 +21,7 @@ from actors.handle import ActorHandle
 from actors.platform.backend import SessionsBackend, Subscription
 from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
+from actors.platform.status import sandbox_status
 from actors.platform.summaries import match_summary, session_summary
 from actors.session.actor import SessionBusy
 from actors.session.service import TooManyRunningTurns
@@ -30,6 +31,7 @@ from messages import session as s
 from store.errors import InvalidQueryError, SessionNotFoundError, StoreClosedError, StoreError
 from store.protocol import SessionStore
 from supervisor import ActorSystem
+from tools.jail.runtime import DaemonJails
 
 __all__ = ["EXPORT_CHUNK_CHARS", "PROTECTED_PATHS", "ControlService"]
 
@@ -54,6 +56,7 @@ class ControlService:
         store: the session store, or None when the daemon runs without one.
         sessions: the sessions service, or None (session requests are ``unavailable``).
         session_options: builds the sessions' options from a CreateSession request.
+        jails: the daemon's jails (for ``status``), or None where it runs no sessions.
     """
 
     def __init__(
@@ -66,6 +69,7 @@ class ControlService:
         store: SessionStore | None = None,
         sessions: SessionsBackend | None = None,
         session_options: Callable[[c.CreateSession], Any] | None = None,
+        jails: DaemonJails | None = None,
     ) -> None:
         self.system = system
         self.paths = paths
@@ -74,6 +78,7 @@ class ControlService:
         self.sessions = sessions
         self._request_stop = request_stop
         self._session_options = session_options
+        self._jails = jails
         self._started_at = trio.current_time()
 
     # -- the actor tree ---------------------------------------------------------------------
@@ -121,6 +126,8 @@ class ControlService:
     def status(self, request: c.Status, connections: int) -> c.StatusReply:
         """The daemon's figures."""
         kinds = self._count_kinds()
+        jails = self._jails
+        launcher = jails.launcher if jails is not None else None
         return c.StatusReply(
             request_id=request.request_id,
             pid=os.getpid(),
@@ -133,6 +140,7 @@ class ControlService:
             running_turns=kinds.get("turn", 0),
             connections=connections,
             sessions_available=self.sessions is not None,
+            sandbox=sandbox_status(jails.config, launcher.status) if jails is not None and launcher is not None else None,
         )
 
     def stop_daemon(self, request: c.StopDaemon) -> c.Ok:

@@ -32,6 +32,7 @@ from store.protocol import SessionStore
 from actors.handle import ActorHandle
 from actors.registry import ActorRegistry
 from supervisor import ActorSystem, ChildSpec, SupervisorHandle
+from tools.jail.runtime import DaemonJails
 from tools.web import open_web_client
 
 __all__ = ["KEY_VARIABLES", "LiveSupervisor", "SessionsParts", "options_from_request", "provider_key", "start_sessions"]
@@ -91,6 +92,7 @@ def options_from_request(request: CreateSession) -> SessionOptions:
         api_mode=request.api_mode,
         source=request.source,
         title=request.title,
+        sandbox=request.sandbox,
     )
 
 
@@ -105,9 +107,12 @@ def provider_key(secrets: Mapping[str, str]) -> Callable[[ProviderTarget], str |
 
 
 async def start_sessions(
-    system: ActorSystem, store: SessionStore, config: Config, home: Path, section: DaemonConfig
+    system: ActorSystem, store: SessionStore, config: Config, home: Path, section: DaemonConfig, jails: DaemonJails
 ) -> SessionsParts:
-    """Start ``providers`` and ``sessions`` under the root; the service the control socket uses."""
+    """Start ``providers`` and ``sessions`` under the root; the service the control socket uses.
+
+    ``jails`` is what every session's jail shares (the daemon's launcher and runtime directory).
+    """
     secrets = {**load_env_file(home), **{k: v for k, v in os.environ.items() if k.endswith("_API_KEY")}}
     clients = await ClientPool.create(config.streaming)
     web_client = open_web_client(config.web)
@@ -124,6 +129,7 @@ async def start_sessions(
         metadata=metadata,
         secrets=secrets,
         approvals=toolbox.terminal.approvals,
+        jails=jails,
     )
     await system.root.start_child(
         ChildSpec(

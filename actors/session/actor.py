@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import tempfile
 from collections import deque
 from typing import Any
 
@@ -51,7 +50,6 @@ from messages.session import (
 from messages.supervision import ActorState
 from providers.types import Usage
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification
-from tools.jail import SandboxMode, SessionJail, build_policy
 from tools.redact import redact_secrets
 
 __all__ = ["MAX_QUEUED", "SessionActor", "SessionBusy"]
@@ -92,6 +90,8 @@ class SessionActor(Actor[SessionMessage]):
     # -- life ----------------------------------------------------------------------------------------
 
     async def on_start(self) -> None:
+        # Starting is activity: the hibernation sweep must not take a session still loading for idle.
+        self.last_active = trio.current_time()
         setup = self.setup
         daemon = setup.deps.config
         self.hub = EventHub(
@@ -99,6 +99,7 @@ class SessionActor(Actor[SessionMessage]):
         )
         self.requests = PendingRequests(self.hub, daemon.approvals.timeout_seconds)
         await setup.load_or_create()
+        runtime = await setup.open_runtime()
         self.hub.resume_from(setup.event_seq)
         self.last_active = trio.current_time()
         self.turn_count = setup.turns
@@ -117,18 +118,7 @@ class SessionActor(Actor[SessionMessage]):
             requests=self.requests,
             start_background=self._start_background,
             delegate=setup.delegate,
-            # Until sessions get their own jail and runtime directory (the wiring branch): full access, with
-            # the home and sandbox.deny_read hidden from the file tools.
-            jail=SessionJail(
-                build_policy(
-                    daemon.sandbox,
-                    mode=SandboxMode.FULL_ACCESS,
-                    workspace=setup.shell.cwd,
-                    tmp_dir=tempfile.gettempdir(),
-                    daemon_home=str(setup.deps.home),
-                    runtime_dir=str(setup.deps.home),
-                )
-            ),
+            jail=runtime.jail,
         )
         self.executor = ToolExecutor(setup.deps.registry, setup.guardrails())
         self.services.run_sandbox = sandbox_runner(
@@ -138,13 +128,18 @@ class SessionActor(Actor[SessionMessage]):
             config=daemon.code_execution,
             env_passthrough=daemon.terminal.env_passthrough,
             store=setup.deps.store,
+            sandbox_dir=runtime.sandbox_dir,
         )
 
     async def on_stop(self) -> None:
         if self.hub is not None:
             self.hub.close_all(f"session {self.session_id} stopped")
         self.setup.processes.kill_all()
-        await self._save_state()
+        try:
+            await self._save_state()
+        finally:
+            # Its processes are gone: nothing can be using its temp directory any more.
+            await self.setup.close_runtime()
         if self.setup.deps.approvals is not None:
             # Saved above; kept in memory only while the session runs.
             self.setup.deps.approvals.forget(self.session_id)
@@ -153,6 +148,7 @@ class SessionActor(Actor[SessionMessage]):
         details: dict[str, Any] = {
             "session_id": self.session_id,
             "model": self.setup.chain.current.label,
+            "sandbox": self.setup.options.sandbox if self.setup.options else None,
             "turns": self.turn_count,
             "queued": len(self.queue),
             "subscribers": self.hub.subscriber_count if self.hub else 0,

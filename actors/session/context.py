@@ -13,11 +13,11 @@ from actors.session.requests import NO_ANSWER, PendingRequests
 from messages.events import ToolProgress
 from tools.context import ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
-from tools.jail import SessionJail
 from tools.redact import redact_secrets
 
 if TYPE_CHECKING:
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
+    from tools.jail import SessionJail
     from tools.todo import TodoList
 
 __all__ = ["CallContext", "SessionServices"]

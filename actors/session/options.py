@@ -15,6 +15,7 @@ from providers.recovery.credentials import CredentialPool
 from providers.recovery.policy import ProviderConnector
 from store.protocol import SessionStore
 from tools.approval import ApprovalBook
+from tools.jail.runtime import DaemonJails
 from tools.registry import ToolRegistry
 
 __all__ = ["SessionDeps", "SessionOptions"]
@@ -37,6 +38,8 @@ class SessionOptions:
         system_prompt: a prompt given from outside (a subagent's); None builds the usual one.
         load_context_files / use_memory: prompt layers a subagent goes without.
         auto_approve: approve dangerous commands without asking (subagents, by config).
+        sandbox: the sandbox mode its tools run under (``sandbox.mode`` when None); settled to the
+            resolved mode when the session is created, so a restarted or woken session keeps it.
     """
 
     cwd: str
@@ -56,6 +59,7 @@ class SessionOptions:
     load_context_files: bool = True
     use_memory: bool = True
     auto_approve: bool = False
+    sandbox: str | None = None
 
     def to_state(self) -> dict[str, Any]:
         """JSON-ready form, for the session's saved state."""
@@ -90,6 +94,8 @@ class SessionDeps:
         secrets: provider keys from the environment and ``.env`` (never logged).
         approvals: the terminal's "allowed for this session" book, saved with each
             session's state so a restarted daemon keeps what the user allowed.
+        jails: what the daemon's session jails share (runtime directory, launcher); None runs
+            tools with full access (sessions run without a daemon: tests, benchmarks).
     """
 
     config: Config
@@ -101,3 +107,4 @@ class SessionDeps:
     metadata: ModelMetadata | None = None
     secrets: Mapping[str, str] = attrs.field(factory=dict, repr=False)
     approvals: ApprovalBook | None = None
+    jails: DaemonJails | None = None

@@ -31,8 +31,10 @@ def sandbox_runner(
     config: CodeExecutionConfig,
     env_passthrough: tuple[str, ...],
     store: SessionStore,
+    sandbox_dir: str | None = None,
 ) -> Callable[[CallContext, str], Awaitable[str]]:
-    """The session's ``run_sandbox`` capability.
+    """The session's ``run_sandbox`` capability; workspaces are created in ``sandbox_dir`` (the session's
+    directory under the daemon's runtime directory; None: the system temp directory).
 
     Each script's tool calls are checked like the model's (guardrails, caps,
     approvals), run concurrently where the batch rules allow, and recorded in
@@ -55,6 +57,7 @@ def sandbox_runner(
             gate=ToolConcurrencyGate(executor.registry),
             cwd=lambda: ctx.shell.cwd,
             env_passthrough=env_passthrough,
+            base_dir=sandbox_dir,
             jail=ctx.jail,
         )
         try:

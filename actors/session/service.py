@@ -25,6 +25,7 @@ from actors.session.setup import SessionSetup, new_session_id
 from config.daemon import DaemonConfig
 from messages.session import SessionMessage, UserMessage
 from store.errors import SessionNotFoundError
+from tools.jail.policy import resolve_mode
 from supervisor import ChildSpec, RestartType, Supervisor, SupervisorHandle
 
 __all__ = ["SessionNotFound", "SessionService", "SessionsSupervisor", "TooManyRunningTurns", "session_child_name"]
@@ -140,7 +141,13 @@ class SessionService:
         self, options: SessionOptions, *, session_id: str | None = None, ephemeral_system: str | None = None,
         seed: list[dict[str, Any]] | None = None,
     ) -> str:
-        """Start a new session and return its id; ``seed`` are earlier turns it starts with."""
+        """Start a new session and return its id; ``seed`` are earlier turns it starts with.
+
+        Raises:
+            SandboxModeRefused: ``options.sandbox`` is unknown or wider than ``sandbox.max_mode``
+                (checked before anything starts, for every front door).
+        """
+        resolve_mode(options.sandbox, self.deps.config.sandbox)
         session_id = session_id or new_session_id()
         factory = _SessionFactory(self, session_id, options, ephemeral_system, seed)
         await self.sessions.start_child(

@@ -30,9 +30,12 @@ from providers.metadata import parse_overflow_message, rough_tokens
 from providers.recovery.fallback import FallbackChain, ProviderTarget
 from providers.recovery.policy import stream_with_recovery
 from providers.types import ChatRequest, Usage
+from config.sandbox import SANDBOX_MODES
 from store.records import SessionMeta
 from tools.background import ProcessTable
 from tools.context import ShellState
+from tools.jail.policy import SandboxMode, SandboxModeRefused, resolve_mode
+from tools.jail.runtime import SessionRuntime, unjailed_runtime
 from tools.memory import memory_prompt_block
 from tools.todo import TodoList
 from tools.toolsets import ToolsetCatalog
@@ -62,6 +65,8 @@ class SessionSetup:
         ephemeral_system: a client's system layer for this session (never stored).
         seed: earlier turns a new session starts with (an API client's conversation),
             alternating user/assistant and ending on the assistant.
+        runtime: a parent's jail and directories a subagent runs under (never wider than its parent's);
+            None: the session opens its own when it starts.
     """
 
     def __init__(
@@ -76,6 +81,7 @@ class SessionSetup:
         seed: list[dict[str, Any]] | None = None,
         replay_size: int = 1000,
         subscriber_capacity: int = 256,
+        runtime: SessionRuntime | None = None,
     ) -> None:
         self.deps = deps
         self.session_id = session_id
@@ -101,6 +107,7 @@ class SessionSetup:
         self._persisted = 0
         self._compressor: ContextCompressor | None = None
         self._context_override: int | None = None
+        self.runtime = runtime
 
     # -- creation and restoring -------------------------------------------------------------------
 
@@ -113,6 +120,7 @@ class SessionSetup:
         self._persisted = len(self.history)
 
     async def _create(self, options: SessionOptions) -> None:
+        self.options = options = self._settle_mode(options, restored=False)
         self.tool_names, self.tools = self._freeze_tools(options)
         prompt = options.system_prompt
         if prompt is None:
@@ -132,7 +140,8 @@ class SessionSetup:
     async def _restore(self) -> None:
         loaded = await self.deps.store.load(self.session_id)
         state = loaded.state or {}
-        self.options = SessionOptions.from_state(state.get("options") or {"cwd": loaded.info.cwd or str(Path.home())})
+        options = SessionOptions.from_state(state.get("options") or {"cwd": loaded.info.cwd or str(Path.home())})
+        self.options = self._settle_mode(options, restored=True)
         self.tools = list(state.get("tools") or [])
         self.tool_names = frozenset(state.get("tool_names") or [])
         if not self.tools:
@@ -153,6 +162,44 @@ class SessionSetup:
         self._lost_processes = [p for p in state.get("processes") or [] if p.get("running")]
         if repaired != loaded.messages:
             await self.deps.store.compact(self.session_id, repaired)
+
+    def _settle_mode(self, options: SessionOptions, *, restored: bool) -> SessionOptions:
+        """The options with the sandbox mode resolved, so it is stored and kept across restarts.
+
+        A stored mode the daemon no longer allows (``sandbox.max_mode`` narrowed since) is narrowed to
+        what it allows now, never kept wider.
+
+        Raises:
+            SandboxModeRefused: a new session asked for a mode the daemon does not allow.
+        """
+        config = self.deps.config.sandbox
+        try:
+            mode = resolve_mode(options.sandbox, config)
+        except SandboxModeRefused as exc:
+            if not restored:
+                raise
+            mode = SandboxMode(config.max_mode if options.sandbox in SANDBOX_MODES else config.mode)
+            log.warning("session %s: %s; it runs %s now", self.session_id, exc, mode.value)
+        return attrs.evolve(options, sandbox=mode.value)
+
+    async def open_runtime(self) -> SessionRuntime:
+        """The session's jail and directories: its parent's (a subagent), its own from the daemon, or
+        full access where the session runs without a daemon."""
+        if self.runtime is None:
+            assert self.options is not None
+            jails = self.deps.jails
+            if jails is None:
+                self.runtime = unjailed_runtime(self.deps.config.sandbox, self.deps.home, self.options.cwd)
+            else:
+                mode = SandboxMode(self.options.sandbox)
+                self.runtime = await jails.open_session(self.session_id, mode, self.options.cwd)
+        return self.runtime
+
+    async def close_runtime(self) -> None:
+        """Remove the session's own directories (a subagent leaves its parent's alone)."""
+        jails = self.deps.jails
+        if jails is not None and self.runtime is not None and self.runtime.owner == self.session_id:
+            await jails.close_session(self.session_id)
 
     def reset_tools(self) -> list[str]:
         """Freeze the tool list anew from the registry (``/reset-tools``); returns the names."""

@@ -5,7 +5,7 @@ Each task becomes a session actor under the calling tool worker
 subagent prompt, the parent's provider, its own iteration budget, and the
 blocked tools removed. All children of a batch run at once; the parent's turn
 waits for all of them. Their events are relayed to the parent's subscribers
-under the child's path. Cancelling the parent's turn cancels every child (they
+under the child's path. A child runs under its parent's jail. Cancelling the parent's turn cancels every child (they
 are children of the worker); an operator's kill of one child reports that
 task as ``interrupted`` while its siblings go on.
 """
@@ -120,6 +120,7 @@ def _child_options(setup: SessionSetup, config: DelegationConfig, task: Task, de
         load_context_files=False,
         use_memory=False,
         auto_approve=config.subagent_auto_approve,
+        sandbox=parent.sandbox,
     )
 
 
@@ -128,7 +129,8 @@ async def _run_child(
 ) -> None:
     started = trio.current_time()
     options = _child_options(setup, config, task, depth, ctx.shell.cwd)
-    child_setup = SessionSetup(setup.deps, new_session_id(), options, parent_meter=ctx.token_meter)
+    # The child runs in its parent's jail: same mode, workspace and temp directory, never wider.
+    child_setup = SessionSetup(setup.deps, new_session_id(), options, parent_meter=ctx.token_meter, runtime=setup.runtime)
     child_setup.delegate = delegate_capability(child_setup, config)
     child = SessionActor(child_setup)
     report.model = setup.chain.current.model

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from typing import Any
 from actors.platform.client import ControlClient
 from actors.platform.errors import DaemonNotRunning
 from actors.platform.paths import DaemonPaths
+from tools.jail.runtime import RuntimeDir
 
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 20.0
@@ -53,6 +55,8 @@ class DaemonProcess:
         self.process: subprocess.Popen[bytes] | None = None
         #: Run in the child before the daemon starts (a resource limit, say).
         self.preexec: Any = None
+        #: More environment variables of the daemon (a fake HOME, a secret to guard).
+        self.extra_env: dict[str, str] = {}
 
     def start(self, wait: bool = True) -> DaemonProcess:
         """Start the daemon; with ``wait``, return once it answers."""
@@ -60,7 +64,7 @@ class DaemonProcess:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "actors.platform", "daemon"],
-            env=environment(self.home),
+            env=environment(self.home, **self.extra_env),
             cwd=REPO,
             stdin=subprocess.DEVNULL,
             stdout=self._log,
@@ -103,8 +107,9 @@ class DaemonProcess:
         assert self.process is not None
         return self.process.wait(timeout)
 
-    def stop(self) -> None:
-        """Stop the daemon (SIGTERM, then SIGKILL) and close its log."""
+    def stop(self, *, keep_runtime: bool = False) -> None:
+        """Stop the daemon (SIGTERM, then SIGKILL) and close its log; its runtime directory goes too
+        unless ``keep_runtime`` (a test of what the next start cleans up)."""
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -114,6 +119,9 @@ class DaemonProcess:
                 self.process.wait()
         if hasattr(self, "_log"):
             self._log.close()
+        if not keep_runtime:
+            # A daemon killed with -9 and never restarted leaves its runtime directory (outside the test's home).
+            shutil.rmtree(RuntimeDir.for_home(self.home).path, ignore_errors=True)
 
 
 class ScriptedProviderProcess:

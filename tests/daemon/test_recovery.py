@@ -240,7 +240,8 @@ class TestNoLeaks:
         script = f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
         daemon = DaemonProcess(home).start()
         try:
-            session_id, _ = _chat(daemon, provider, NO_TOOLS)
+            # full-access: the child writes its host pid outside any jail (test_jail_lifecycle covers jails).
+            session_id, _ = _chat(daemon, provider, NO_TOOLS, "--sandbox", "full-access")
             provider.push({"tool_calls": [{"id": "call_code", "name": "execute_code", "arguments": {"code": script}}]})
             with daemon.client() as client:
                 client.request(c.SendMessage(client.next_id(), session_id, "run a long script"))

@@ -136,7 +136,8 @@ class TestAttach:
         self, daemon: DaemonProcess, provider: ScriptedProviderProcess, tmp_path: Path
     ) -> None:
         """A dangerous command waits for approval; a client attaching later with --since sees it again and answers it."""
-        session_id, _ = _chat(daemon, provider, NO_TOOLS)
+        # full-access: the target lies outside the session's writable roots, which a jail would protect.
+        session_id, _ = _chat(daemon, provider, NO_TOOLS, "--sandbox", "full-access")
         target = tmp_path / "victim"
         target.mkdir()
         provider.push(

@@ -89,11 +89,12 @@ def jail_argv(
     for path in policy.exposed:
         if _kind(path) == stat.S_IFDIR:
             argv += ["--ro-bind", path, path]
-    # Read-only only now: bwrap makes the mount points of the exposed directories in the tmpfs.
-    for path in covered:
-        argv += ["--remount-ro", path]
     for path in binds:
         argv += ["--bind", path, path]
+    # Read-only only now: bwrap makes the mount points of the exposed directories and of the binds
+    # (execute_code's workspace lives in the hidden runtime directory) in the tmpfs.
+    for path in covered:
+        argv += ["--remount-ro", path]
     if policy.ssh_agent_socket is not None and not inside(policy.ssh_agent_socket, hidden):
         argv += ["--bind", policy.ssh_agent_socket, AGENT_SOCKET]
     if not policy.network:

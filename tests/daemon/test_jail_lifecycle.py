@@ -1,0 +1,121 @@
+"""The jail's life with the daemon's: a daemon killed with -9 takes every jailed process with it and its
+restart removes what the dead one left; a daemon whose jail cannot run says so and runs nothing unjailed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from messages import control as c
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+from tests.daemon.jailed import JailedDaemon, output_of, processes_with, wait_until
+
+
+@pytest.fixture
+def provider(provider: ScriptedProviderProcess) -> ScriptedProviderProcess:
+    """The module's scripted provider, emptied of what an earlier test left."""
+    provider.reset()
+    return provider
+
+
+def _pid_namespace(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def _in_namespaces(namespaces: set[str]) -> list[int]:
+    """Live processes in any of the given PID namespaces."""
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and _pid_namespace(int(p)) in namespaces]
+
+
+class TestKill9:
+    """kill -9 of the daemon leaves no jailed process alive, and the next start cleans up after it."""
+
+    def test_no_survivors(self, provider: ScriptedProviderProcess) -> None:
+        """A background command, a foreground one and a setsid grandchild all die with the daemon."""
+        jailed = JailedDaemon().start()
+        try:
+            background = jailed.create_session(provider)
+            result = jailed.tool_turn(
+                provider, background, "terminal", {"command": "sleep 301 # hx-marker-bg", "background": True}
+            )
+            assert "error" not in json.loads(result) or json.loads(result)["error"] is None, result
+            foreground = jailed.create_session(provider)
+            provider.push({"tool_calls": [{"id": "f1", "name": "terminal", "arguments": {
+                "command": "setsid sleep 302 & sleep 303 # hx-marker-fg", "timeout": 300}}]})
+            with jailed.daemon.client() as client:
+                client.request(c.SendMessage(client.next_id(), foreground, "run something long"))
+            wait_until(lambda: processes_with("hx-marker-bg") and processes_with("hx-marker-fg"), 30, "the commands")
+            wait_until(lambda: processes_with("sleep 302"), 30, "the setsid grandchild")
+            namespaces = {_pid_namespace(pid) for pid in processes_with("hx-marker")} - {None, _pid_namespace(os.getpid())}
+            assert len(namespaces) == 2, "each command should run in a PID namespace of its own"
+            leftover = jailed.runtime.session_dir(foreground)
+            jailed.daemon.signal(signal.SIGKILL)
+            jailed.daemon.wait(10)
+            wait_until(lambda: not _in_namespaces(namespaces), 10, "every jailed process to die")
+            assert processes_with("hx-marker") == [] and processes_with("sleep 302") == []
+            assert os.path.isdir(leftover)
+            jailed.daemon.stop(keep_runtime=True)
+            provider.reset()
+            restarted = DaemonProcess(jailed.home)
+            restarted.extra_env = jailed.daemon.extra_env
+            jailed.daemon = restarted
+            jailed.start()
+            assert not os.path.exists(leftover)
+            assert "leftovers of an earlier run" in jailed.daemon.log()
+        finally:
+            jailed.stop()
+
+
+FAILING_BWRAP = "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+
+
+@pytest.fixture
+def broken_jail(tmp_path: Path) -> Iterator[JailedDaemon]:
+    """A daemon whose sandbox.bwrap is a script that always fails, so no jail can run."""
+    script = tmp_path / "bwrap"
+    script.write_text(FAILING_BWRAP)
+    script.chmod(0o755)
+    jailed = JailedDaemon(f"sandbox:\n  bwrap: {script}\n").start()
+    try:
+        yield jailed
+    finally:
+        jailed.stop()
+
+
+class TestNoJail:
+    """Where no jail can run, the daemon says so and tools that start processes refuse, naming the key."""
+
+    def test_said_at_start_and_in_status(self, broken_jail: JailedDaemon) -> None:
+        """An error line with the failed step at start; status --json shows available false and advice."""
+        log = broken_jail.daemon.log()
+        assert "ERROR" in log and "no jail can run" in log
+        sandbox = json.loads(run_cli(broken_jail.home, "status", "--json").stdout)["sandbox"]
+        assert sandbox["available"] is False and sandbox["failed_step"] and sandbox["advice"], sandbox
+        assert "NO JAIL CAN RUN" in run_cli(broken_jail.home, "status").stdout
+
+    def test_tools_refuse(self, broken_jail: JailedDaemon, provider: ScriptedProviderProcess) -> None:
+        """terminal and execute_code answer an error naming sandbox.mode; nothing they were given ran."""
+        session = broken_jail.create_session(provider)
+        marker = broken_jail.workspace / "ran-unjailed"
+        for tool, args in (
+            ("terminal", {"command": f"touch {marker}"}),
+            ("terminal", {"command": f"touch {marker}", "background": True}),
+            ("execute_code", {"code": f"open({str(marker)!r}, 'w').close()"}),
+        ):
+            text = output_of(broken_jail.tool_turn(provider, session, tool, args))
+            assert "sandbox.mode" in text, (tool, text)
+            assert not marker.exists(), f"{tool} ran without a jail"
+
+    def test_full_access_still_runs(self, broken_jail: JailedDaemon, provider: ScriptedProviderProcess) -> None:
+        """A session the user chose to run with full access is not jailed, so it still works."""
+        session = broken_jail.create_session(provider, sandbox="full-access")
+        result = json.loads(broken_jail.tool_turn(provider, session, "terminal", {"command": "echo unjailed-ok"}))
+        assert "unjailed-ok" in result["output"], result

@@ -1,0 +1,287 @@
+"""The daemon's runtime directory and what every session's jail shares.
+
+Every per-session temp directory, sandbox workspace and shell state file of one daemon lives under one
+0700 directory whose name traces it to its home::
+
+    <base>/hermes-actors-<uid>-<first 12 hex of sha256(realpath(home))>/
+    ├── home                  the home's real path (so a stranger can tell whose this is)
+    └── s-<session id>/       one session's directory, removed when the session stops
+        ├── tmp/              its private temp directory, seen as /tmp inside its jail
+        └── hx-sbx-XXXXXXXX/  an execute_code workspace (script, stubs, RPC socket)
+
+``<base>`` is the system temp directory, unless that is under ``/tmp``: every jail has a private
+``/tmp`` of its own, so an execute_code workspace there could not be bound into its jail. Then it is
+``$XDG_RUNTIME_DIR`` (per user, 0700), else ``/var/tmp``. Every jail hides its own daemon's runtime
+directory and every other ``hermes-actors-<uid>-*`` beside it (another home's daemon).
+
+At start, once the daemon holds its single-instance lock, :meth:`RuntimeDir.clean` removes what earlier
+runs of *this* home left there; a directory whose record names another home is never touched.
+
+:class:`DaemonJails` is what the daemon's sessions share: the ``sandbox`` section, the runtime
+directory, the launcher and the daemon's paths to hide. It hands each session its
+:class:`SessionRuntime` (directories and :class:`~tools.jail.session.SessionJail`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import stat
+import tempfile
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from config.sandbox import SandboxConfig
+from tools.jail.policy import SandboxMode, build_policy, resolve_mode
+from tools.jail.session import SessionJail
+
+if TYPE_CHECKING:
+    from tools.jail.launcher import Launcher
+
+__all__ = [
+    "HOME_RECORD",
+    "DaemonJails",
+    "RuntimeDir",
+    "RuntimeDirError",
+    "SessionRuntime",
+    "hidden_daemon_paths",
+    "unjailed_runtime",
+]
+
+HOME_RECORD = "home"
+"""The file in a runtime directory that records the real path of the home it belongs to."""
+
+# sun_path holds 108 bytes on Linux (104 on macOS) with its NUL: the sandbox socket must fit below 104.
+MAX_SOCKET_PATH_BYTES = 103
+# The deepest socket under a runtime directory: /s-<16 chars>/hx-sbx-XXXXXXXX/rpc.sock.
+_DEEPEST_SOCKET = len("/s-" + "x" * 16 + "/hx-sbx-XXXXXXXX/rpc.sock")
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,16}")
+
+
+class RuntimeDirError(OSError):
+    """The runtime directory cannot be used: it belongs to another user, is not a directory, or records
+    another home (it is then left untouched)."""
+
+
+def _default_base() -> str:
+    base = tempfile.gettempdir()
+    real = os.path.realpath(base)
+    if real != "/tmp" and not real.startswith("/tmp/"):
+        return base
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
+        return runtime
+    return "/var/tmp"
+
+
+def _runtime_name(home: str) -> str:
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(home))).hexdigest()[:12]
+    return f"hermes-actors-{os.getuid()}-{digest}"
+
+
+def _force_remove(path: str) -> None:
+    """Remove a file or a tree, even one a tool made read-only inside (chmod 0500 directories)."""
+
+    def retry(function: object, failed: str, excinfo: object) -> None:
+        # A read-only directory refuses to lose its entries: open it up, then try once more.
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(failed), 0o700)
+            if os.path.isdir(failed) and not os.path.islink(failed):
+                os.chmod(failed, 0o700)
+                shutil.rmtree(failed, ignore_errors=True)
+            else:
+                os.unlink(failed)
+
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, onerror=retry)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+@attrs.frozen
+class RuntimeDir:
+    """One home's runtime directory (paths only; the methods that touch the disk block).
+
+    Attributes:
+        path: The directory.
+        home: The real path of the home it belongs to.
+    """
+
+    path: str
+    home: str
+
+    @classmethod
+    def for_home(cls, home: str | os.PathLike[str], tempdir: str | None = None) -> RuntimeDir:
+        """The runtime directory of ``home``: under ``tempdir`` (by default the base the module docstring
+        names), or under ``/var/tmp`` when that would make a sandbox socket path too long."""
+        real = os.path.realpath(home)
+        path = os.path.join(tempdir if tempdir is not None else _default_base(), _runtime_name(real))
+        if len(os.fsencode(path)) + _DEEPEST_SOCKET > MAX_SOCKET_PATH_BYTES:
+            path = os.path.join("/var/tmp", _runtime_name(real))
+        return cls(path, real)
+
+    def prepare(self) -> None:
+        """Create the directory (0700) and its home record, or check an existing one is ours.
+
+        Raises:
+            RuntimeDirError: it is a symlink or not a directory, belongs to another uid, or records
+                another home.
+        """
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(self.path, 0o700)
+        info = os.lstat(self.path)
+        if not stat.S_ISDIR(info.st_mode):
+            raise RuntimeDirError(f"runtime directory {self.path} is not a directory; remove it")
+        if info.st_uid != os.getuid():
+            raise RuntimeDirError(f"runtime directory {self.path} belongs to uid {info.st_uid}, not to us")
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            os.chmod(self.path, 0o700)
+        record = os.path.join(self.path, HOME_RECORD)
+        try:
+            with open(record, encoding="utf-8") as file:
+                recorded = file.read().strip()
+        except FileNotFoundError:
+            fd = os.open(record, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                file.write(self.home + "\n")
+            return
+        if recorded != self.home:
+            raise RuntimeDirError(
+                f"runtime directory {self.path} belongs to home {recorded!r}, not {self.home!r}; left untouched"
+            )
+
+    def clean(self) -> list[str]:
+        """Remove what earlier runs of this home left (session and sandbox directories, stale sockets,
+        shell state files); only with the home's instance lock held. Returns the names removed.
+
+        Raises:
+            RuntimeDirError: see :meth:`prepare` (called first).
+        """
+        self.prepare()
+        removed = []
+        for entry in sorted(os.listdir(self.path)):
+            if entry != HOME_RECORD:
+                _force_remove(os.path.join(self.path, entry))
+                removed.append(entry)
+        return removed
+
+    def remove(self) -> None:
+        """Remove the whole directory, at the daemon's stop (its sessions and jails are gone)."""
+        _force_remove(self.path)
+
+    def siblings(self) -> list[str]:
+        """Other runtime directories of this uid beside this one (other homes' daemons); blocking."""
+        base, prefix = os.path.dirname(self.path), f"hermes-actors-{os.getuid()}-"
+        try:
+            names = os.listdir(base)
+        except OSError:
+            return []
+        own = os.path.basename(self.path)
+        return [os.path.join(base, name) for name in sorted(names) if name.startswith(prefix) and name != own]
+
+    def session_dir(self, session_id: str) -> str:
+        """The directory of one session (its id when short and plain, else a digest of it)."""
+        name = session_id if _SAFE_ID.fullmatch(session_id) else hashlib.sha256(session_id.encode()).hexdigest()[:16]
+        return os.path.join(self.path, f"s-{name}")
+
+    def create_session(self, session_id: str) -> str:
+        """Create a session's directory and its ``tmp`` (both 0700, emptied of an earlier life); returns
+        the session directory."""
+        directory = self.session_dir(session_id)
+        _force_remove(directory)
+        os.mkdir(directory, 0o700)
+        os.mkdir(os.path.join(directory, "tmp"), 0o700)
+        return directory
+
+    def remove_session(self, session_id: str) -> None:
+        """Remove a session's directory and everything in it."""
+        _force_remove(self.session_dir(session_id))
+
+
+@attrs.frozen
+class SessionRuntime:
+    """Where one session's tools run: its jail and its directories.
+
+    Attributes:
+        jail: The session's policy and the launcher.
+        sandbox_dir: Where its execute_code workspaces are created (None: the system temp directory).
+        owner: The session whose directory this is (a subagent shares its parent's).
+    """
+
+    jail: SessionJail
+    sandbox_dir: str | None
+    owner: str
+
+
+def unjailed_runtime(config: SandboxConfig, home: str | os.PathLike[str], workspace: str) -> SessionRuntime:
+    """The runtime of a session run without a daemon (tests, benchmarks): ``full-access``, the system temp
+    directory; the file tools still hide the home and ``sandbox.deny_read``."""
+    policy = build_policy(
+        config, mode=SandboxMode.FULL_ACCESS, workspace=workspace, tmp_dir=tempfile.gettempdir(),
+        daemon_home=str(home), runtime_dir=str(home),  # no runtime directory: the home stands in
+    )
+    return SessionRuntime(SessionJail(policy), None, "")
+
+
+@attrs.frozen(kw_only=True)
+class DaemonJails:
+    """What every session's jail of one daemon shares; owned by the daemon's root, passed down.
+
+    Attributes:
+        config: The ``sandbox`` section.
+        runtime: The daemon's runtime directory (prepared and cleaned at start).
+        home: ``HERMES_ACTORS_HOME``.
+        launcher: The daemon's launcher (None: no process can be started jailed).
+        daemon_paths: More of the daemon's paths to hide (a control socket outside the home).
+    """
+
+    config: SandboxConfig
+    runtime: RuntimeDir
+    home: str
+    launcher: Launcher | None = None
+    daemon_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+
+    def mode_for(self, requested: str | None) -> SandboxMode:
+        """A new session's mode (see :func:`~tools.jail.policy.resolve_mode`).
+
+        Raises:
+            SandboxModeRefused: unknown, or wider than ``sandbox.max_mode``.
+        """
+        return resolve_mode(requested, self.config)
+
+    def skills_dirs(self) -> tuple[str, ...]:
+        """The skills directories that exist (bound read-only into the jail); blocking."""
+        return tuple(path for path in (os.path.join(self.home, "skills"),) if os.path.isdir(path))
+
+    async def open_session(self, session_id: str, mode: SandboxMode, workspace: str) -> SessionRuntime:
+        """Create a session's directories and build its policy."""
+
+        def create() -> tuple[str, tuple[str, ...], list[str]]:
+            return self.runtime.create_session(session_id), self.skills_dirs(), self.runtime.siblings()
+
+        directory, skills, others = await trio.to_thread.run_sync(create)
+        policy = build_policy(
+            self.config, mode=mode, workspace=workspace, tmp_dir=os.path.join(directory, "tmp"),
+            daemon_home=self.home, runtime_dir=self.runtime.path, daemon_paths=(*self.daemon_paths, *others),
+            exposed=skills,
+        )
+        return SessionRuntime(SessionJail(policy, self.launcher), directory, session_id)
+
+    async def close_session(self, session_id: str) -> None:
+        """Remove a session's directories (its processes are gone by now)."""
+        await trio.to_thread.run_sync(self.runtime.remove_session, session_id)
+
+
+def hidden_daemon_paths(home: str | os.PathLike[str], socket: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The control socket's directory when it lives outside the home (a fallback for deep homes); a
+    jail must not reach it."""
+    real_home = os.path.realpath(home)
+    directory = os.path.dirname(os.path.realpath(socket))
+    inside = directory == real_home or directory.startswith(real_home.rstrip(os.sep) + os.sep)
+    return () if inside else (directory,)
