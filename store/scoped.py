@@ -35,6 +35,17 @@ class RealmScopedReader(SessionSearchReader):
         self._store = store
         self._realm = realm
 
+    @classmethod
+    async def for_session(cls, store: SessionStore, session_id: str) -> RealmScopedReader:
+        """The view of the stored session ``session_id``: its own realm (a subagent's is its delegator's).
+
+        Raises:
+            SessionNotFoundError: the session is not stored.
+        """
+        reader = cls(store, LOCAL_REALM)
+        reader._realm = await reader._realm_of(await store.get_session(session_id))
+        return reader
+
     async def _realm_of(self, info: SessionInfo) -> str:
         for _ in range(_MAX_PARENTS):
             if info.source != "subagent" or info.parent_session_id is None:

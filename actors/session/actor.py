@@ -49,6 +49,7 @@ from messages.session import (
 )
 from messages.supervision import ActorState
 from providers.types import Usage
+from store.scoped import RealmScopedReader
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification
 from tools.redact import redact_secrets
 
@@ -111,7 +112,8 @@ class SessionActor(Actor[SessionMessage]):
             shell=setup.shell,
             todo=setup.todo,
             processes=setup.processes,
-            store=setup.deps.store,
+            # session_search sees only its realm: API sessions and CLI sessions never see each other.
+            store=await RealmScopedReader.for_session(setup.deps.store, self.session_id),
             interactive=setup.options.interactive,
             auto_approve=setup.options.auto_approve,
             hub=self.hub,
