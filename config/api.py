@@ -11,6 +11,8 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
+from config.sandbox import SANDBOX_MODES
+
 __all__ = ["ApiServerConfig", "PlatformsConfig"]
 
 _positive_int = [v.instance_of(int), v.gt(0)]
@@ -36,6 +38,8 @@ class ApiServerConfig:
         cors_origins: origins allowed to call from a browser (none: CORS off).
         cwd: the directory API sessions work in (None: the daemon user's home).
         max_stored_runs: finished runs kept for ``GET /v1/runs/{id}``; the oldest go first.
+        sandbox: the sandbox mode of API sessions (None: ``sandbox.mode``); never wider than
+            ``sandbox.max_mode``.
     """
 
     enabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
@@ -50,6 +54,7 @@ class ApiServerConfig:
     )
     cwd: str | None = attrs.field(default=None, validator=v.optional(v.instance_of(str)))
     max_stored_runs: int = attrs.field(default=1000, validator=_positive_int)
+    sandbox: str | None = attrs.field(default=None, validator=v.optional(v.in_(SANDBOX_MODES)))
 
 
 @attrs.frozen

@@ -24,7 +24,7 @@ from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
-from config.sandbox import CodeExecutionConfig, SandboxConfig
+from config.sandbox import SANDBOX_MODES, CodeExecutionConfig, SandboxConfig
 from config.session import AgentConfig, CompressionConfig, DisplayConfig, GuardrailsConfig
 from config.store import StoreConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
@@ -148,7 +148,13 @@ def _structure(data: dict[str, Any], path: Path) -> Config:
             raise ConfigError(f"{path}: {details}") from exc
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: {field.name}: {exc}") from exc
-    return Config(**sections)
+    config = Config(**sections)
+    api_mode = config.platforms.api_server.sandbox
+    if api_mode is not None and SANDBOX_MODES.index(api_mode) > SANDBOX_MODES.index(config.sandbox.max_mode):
+        raise ConfigError(
+            f"{path}: platforms.api_server.sandbox {api_mode!r} is wider than sandbox.max_mode {config.sandbox.max_mode!r}"
+        )
+    return config
 
 
 def _drop_unknown(cls: type, data: Any, prefix: str, found: list[str]) -> Any:

@@ -11,12 +11,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
 from actors.platform.api.gateway import api_session_id
 from actors.platform.client import ControlClient
 from actors.platform.paths import DaemonPaths
 from actors.session.options import SessionOptions
+from config.loader import ConfigError, load_config
 from messages import control as c
 from providers.scripted import ScriptedProvider
 from tests.api.harness import ApiDaemon, api_daemon, sse_frames, stored_texts
@@ -146,3 +148,21 @@ class TestNamesAreStable:
         ids = {api_session_id(name) for name in ("a", "b", "abcdef012345", "x" * 64)}
         assert len(ids) == 4
         assert all(i.startswith("api-") and len(i) == 36 for i in ids)
+
+
+class TestApiSandboxMode:
+    """API sessions run under ``platforms.api_server.sandbox``; a mode wider than ``sandbox.max_mode`` is refused at load."""
+
+    async def test_api_sessions_take_the_configured_mode(self, provider: ScriptedProvider) -> None:
+        provider.push({"text": "fine"})
+        async with api_daemon(provider, "    sandbox: read-only\n") as api:
+            status, _, _ = await _completion(api, "jailed", "hello")
+            session = api.system.lookup(f"sessions/session:{api_session_id('jailed')}")
+            assert status == 200 and session.statistics().details["sandbox"] == "read-only"
+
+    def test_wider_than_max_mode_is_a_config_error(self, tmp_path: Path) -> None:
+        (tmp_path / "config.yaml").write_text(
+            "sandbox:\n  max_mode: workspace-write\nplatforms:\n  api_server:\n    sandbox: full-access\n"
+        )
+        with pytest.raises(ConfigError, match="platforms.api_server.sandbox 'full-access' is wider than sandbox.max_mode"):
+            load_config(tmp_path)

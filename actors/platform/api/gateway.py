@@ -95,7 +95,10 @@ class ApiGateway:
         return Admission(self)
 
     def _options(self, *, interactive: bool, model: str | None) -> SessionOptions:
-        return SessionOptions(cwd=self.cwd, model=model, source=API_SOURCE, interactive=interactive, toolsets=API_TOOLSETS)
+        return SessionOptions(
+            cwd=self.cwd, model=model, source=API_SOURCE, interactive=interactive, toolsets=API_TOOLSETS,
+            sandbox=self.config.sandbox,
+        )
 
     async def open_ephemeral(
         self, system: str | None, *, interactive: bool = False, model: str | None = None,
