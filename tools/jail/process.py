@@ -21,7 +21,7 @@ import time
 
 import trio
 
-__all__ = ["JailedProcess", "jail_members"]
+__all__ = ["JailedProcess", "jail_members", "kill_jails_under"]
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +115,32 @@ def _kill_jail(outer: int) -> int | None:
     except OSError:
         pass
     return pidfd
+
+
+def kill_jails_under(directory: str) -> list[int]:
+    """SIGKILL every ``bwrap`` of ours whose command line names a path under ``directory``; their pids.
+
+    An earlier daemon of the same home that died in the instant between starting a bwrap and bwrap
+    arming ``--die-with-parent`` leaves that jail running; every jail binds its session's directory
+    under the runtime directory, so its outer bwrap and its init (a fork of it) both name it.
+    Killing the init ends its whole namespace. Blocking (it walks /proc).
+    """
+    prefix = os.fsencode(directory.rstrip("/") + "/")
+    uid, killed = os.getuid(), []
+    with os.scandir("/proc") as entries:
+        pids = [int(entry.name) for entry in entries if entry.name.isdigit()]
+    for pid in pids:
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != uid:
+                continue
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                argv = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if os.path.basename(argv[0]) == b"bwrap" and any(arg.startswith(prefix) for arg in argv[1:]):
+            if _signal_pid(pid, None, signal.SIGKILL):
+                killed.append(pid)
+    return killed
 
 
 def _prlimit(pids: list[int], limit: int) -> bool:

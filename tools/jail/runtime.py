@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -38,6 +39,7 @@ import trio
 
 from config.sandbox import SandboxConfig
 from tools.jail.policy import SandboxMode, build_policy, resolve_mode
+from tools.jail.process import kill_jails_under
 from tools.jail.session import SessionJail
 
 if TYPE_CHECKING:
@@ -52,6 +54,8 @@ __all__ = [
     "hidden_daemon_paths",
     "unjailed_runtime",
 ]
+
+log = logging.getLogger(__name__)
 
 HOME_RECORD = "home"
 """The file in a runtime directory that records the real path of the home it belongs to."""
@@ -157,13 +161,16 @@ class RuntimeDir:
             )
 
     def clean(self) -> list[str]:
-        """Remove what earlier runs of this home left (session and sandbox directories, stale sockets,
-        shell state files); only with the home's instance lock held. Returns the names removed.
+        """Remove what earlier runs of this home left (jails still running, session and sandbox
+        directories, stale sockets, shell state files); only with the home's instance lock held.
+        Returns the names removed.
 
         Raises:
             RuntimeDirError: see :meth:`prepare` (called first).
         """
         self.prepare()
+        for pid in kill_jails_under(self.path):
+            log.warning("killed a jail an earlier run of this home left running (bwrap pid %d)", pid)
         removed = []
         for entry in sorted(os.listdir(self.path)):
             if entry != HOME_RECORD:
