@@ -130,22 +130,36 @@ class Launcher:
                 f"({status.failed_step} failed: {status.error}). {status.advice}"
                 + ("" if status.advice and "sandbox.mode" in status.advice else f"; {FULL_ACCESS_HINT}")
             )
-        # A bind is seen at its own path, even under /tmp; anything else as the policy maps it.
-        host_cwd = cwd if inside(cwd, binds) else policy.check_read(cwd)
-        if not os.path.isdir(host_cwd):
-            raise FileNotFoundError(errno.ENOENT, "No such directory", cwd)
-        # As Popen would (bwrap's own exec failure is only an exit status 1): the jail sees the
-        # host's file system, so the host's answer holds.
-        if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
-            raise FileNotFoundError(errno.ENOENT, "No such file or directory", argv[0])
-        jailed_env, hide = jail_env(env, policy)
-        command = [
-            *jail_argv(status.bwrap, policy, cwd=cwd, binds=binds, mounts_proc=status.mounts_proc, hide=hide),
-            *argv,
-        ]
+        # The paths it mounts are looked at on disk: off the event loop.
+        command, jailed_env = await trio.to_thread.run_sync(
+            _jailed_command, status, policy, list(argv), cwd, env, tuple(binds)
+        )
         return await start_process(
             self._thread.popen, command, jailed_env, jailed=True, stdin=stdin, merge_stderr=merge_stderr, cwd="/"
         )
+
+
+def _jailed_command(
+    status: JailStatus, policy: JailPolicy, argv: list[str], cwd: str, env: Mapping[str, str], binds: tuple[str, ...]
+) -> tuple[list[str], dict[str, str]]:
+    """The bwrap command line and environment that run ``argv`` jailed by ``policy`` (blocking: it stats).
+
+    Raises:
+        PathRefused: ``cwd`` is hidden by the policy.
+        FileNotFoundError: ``cwd`` or the program does not exist.
+    """
+    assert status.bwrap is not None
+    # A bind is seen at its own path, even under /tmp; anything else as the policy maps it.
+    host_cwd = cwd if inside(cwd, binds) else policy.check_read(cwd)
+    if not os.path.isdir(host_cwd):
+        raise FileNotFoundError(errno.ENOENT, "No such directory", cwd)
+    # As Popen would (bwrap's own exec failure is only an exit status 1): the jail sees the
+    # host's file system, so the host's answer holds.
+    if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", argv[0])
+    jailed_env, hide = jail_env(env, policy)
+    mounts = jail_argv(status.bwrap, policy, cwd=cwd, binds=binds, mounts_proc=status.mounts_proc, hide=hide)
+    return [*mounts, *argv], jailed_env
 
 
 PopenFn = Callable[..., Awaitable["subprocess.Popen[bytes]"]]
