@@ -120,6 +120,30 @@ class TestWritable:
         assert Path(first.tmp_dir, "note").read_text() == "mine\n"
 
 
+class TestInterpreter:
+    """Our interpreter stays in sight when it lives under the host's /tmp (a checkout or CI clone there)."""
+
+    async def test_prefix_under_host_tmp_is_bound_read_only(
+        self, launcher: Launcher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        prefix = Path(tempfile.mkdtemp(prefix="hx-prefix-", dir="/tmp"))
+        other = Path(tempfile.mkdtemp(prefix="hx-other-", dir="/tmp"))
+        try:
+            (prefix / "python").write_text("interpreter\n")
+            (other / "note").write_text("host tmp\n")
+            monkeypatch.setattr("tools.jail._mounts._INTERPRETER_PREFIXES", (str(prefix),))
+            policy = policy_for(SandboxMode.WORKSPACE_WRITE, _workspace(tmp_path))
+            code, output = await run(
+                launcher, policy,
+                f"cat {prefix}/python; cat {other}/note 2>/dev/null || echo other-hidden; "
+                f"touch {prefix}/x 2>/dev/null || echo read-only",
+            )  # fmt: skip
+            assert (code, output.split()) == (0, ["interpreter", "other-hidden", "read-only"])
+        finally:
+            shutil.rmtree(prefix)
+            shutil.rmtree(other)
+
+
 class TestNamespaces:
     """Own PID namespace; network off leaves only loopback."""
 

@@ -3,7 +3,8 @@
 Mounts apply in order, a later one covering an earlier one at the same place:
 
 1. the whole file system read-only, a fresh ``/dev``, an own ``/proc`` (own PID namespace);
-2. the session's private temp directory at ``/tmp`` (the host's ``/tmp`` is out of sight);
+2. the session's private temp directory at ``/tmp`` (the host's ``/tmp`` is out of sight), and our
+   interpreter's prefixes read-only where they lie under the host's ``/tmp``;
 3. the writable roots read-write at their own paths (the workspace read-only in ``read-only`` mode),
    after ``/tmp`` so that a workspace under the host's ``/tmp`` is still there;
 4. every hidden path covered (a directory by an empty tmpfs, read-only after step 5, anything else
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import Mapping, Sequence
 
 from tools.jail.policy import JAIL_TMP, JailPolicy, SandboxMode
@@ -30,6 +32,8 @@ __all__ = ["AGENT_SOCKET", "inside", "jail_argv", "jail_env"]
 
 AGENT_SOCKET = JAIL_TMP + "/.ssh-agent.sock"
 """Where the ssh-agent's socket appears in a jail that has it."""
+
+_INTERPRETER_PREFIXES = tuple(sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}))
 
 
 def _kind(path: str) -> int | None:
@@ -69,6 +73,11 @@ def jail_argv(
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid"]
     argv += ["--proc", "/proc"] if mounts_proc else ["--tmpfs", "/proc", "--remount-ro", "/proc"]
     argv += ["--bind", policy.tmp_dir, JAIL_TMP]
+    # Our own interpreter (the execute_code child runs it) stays in sight when it lives under the
+    # host's /tmp, as a checkout or a CI clone there does.
+    for prefix in _INTERPRETER_PREFIXES:
+        if inside(prefix, [JAIL_TMP]) and _kind(prefix) == stat.S_IFDIR:
+            argv += ["--ro-bind", prefix, prefix]
     roots = [root for root in policy.writable_paths() if root != policy.tmp_dir and _kind(root) == stat.S_IFDIR]
     for root in roots:
         argv += ["--bind", root, root]
