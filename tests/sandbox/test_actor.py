@@ -43,6 +43,14 @@ async def _start(system: Any, worker: ToolWorkerStandIn) -> Any:
     return await system.root.start_child(ChildSpec("tool:call_1", lambda: worker, restart=RestartType.TEMPORARY))
 
 
+async def _wait_for_a_running_call(bench: ToolBench, worker: ToolWorkerStandIn) -> None:
+    """Until the script's first call runs; a child that never gets there fails the test, not hangs it."""
+    with trio.fail_after(20):
+        while bench.running.current == 0:
+            assert worker.result is None, f"the run ended before any call: {worker.result}"
+            await trio.sleep(0.01)
+
+
 class TestSandboxActor:
     """The run shows up in the tree while it works, and an interrupt stops it with its partial output."""
 
@@ -54,8 +62,7 @@ class TestSandboxActor:
             bench, short_dir,
         )  # fmt: skip
         handle = await _start(system, worker)
-        while bench.running.current == 0:
-            await trio.sleep(0.01)
+        await _wait_for_a_running_call(bench, worker)
         node = system.tree("tool:call_1/sandbox")
         assert node.snapshot.kind == "sandbox"
         details = node.snapshot.details
@@ -74,8 +81,7 @@ class TestSandboxActor:
             bench, short_dir,
         )  # fmt: skip
         handle = await _start(system, worker)
-        while bench.running.current == 0:
-            await trio.sleep(0.01)
+        await _wait_for_a_running_call(bench, worker)
         pid = system.tree("tool:call_1/sandbox").snapshot.details["pid"]
         handle.stop("interrupt", requested_by="user")
         with trio.fail_after(10):
