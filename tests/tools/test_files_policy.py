@@ -24,7 +24,7 @@ from tools import search
 from tools.errors import ToolInputError
 from tools.files._guard import parent_check, read_target, write_target
 from tools.files._write import _write
-from tools.jail import PathRefused, SandboxMode
+from tools.jail import JailPolicy, Launcher, PathRefused, SandboxMode
 from tools.registry import Handler
 from tools.search import make_search_handler
 from tools.search import find_ripgrep
@@ -49,8 +49,9 @@ HIDDEN = [
 
 
 @pytest.fixture
-def world() -> Iterator[World]:
-    yield from make_world()
+def world(launcher: Launcher) -> Iterator[World]:
+    """A world whose sessions start ripgrep through the run's launcher, jailed as in a daemon."""
+    yield from make_world(launcher)
 
 
 async def call(handler: Handler, ctx: ToolContext, **args: Any) -> dict[str, Any]:
@@ -221,6 +222,24 @@ class TestPrivateTmp:
             assert "host\n" == Path(name).read_text()
         finally:
             Path(name).unlink(missing_ok=True)
+
+
+class TestRipgrepRunsJailed:
+    """ripgrep runs in the session's jail: were the walk's exclusions to miss a hidden path (a directory
+    swapped for a symlink between check and walk), the jail still shows it empty."""
+
+    @pytest.mark.skipif(RG is None, reason="ripgrep is not installed")
+    async def test_jail_hides_what_the_exclusions_missed(self, world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(JailPolicy, "hidden_within", lambda self, real: ())
+        monkeypatch.setattr(JailPolicy, "hiding_rule", lambda self, real: None)
+        found = {}
+        for mode in MODES:
+            result = await search.search_with_ripgrep(
+                RG, world.root / "hermes", "needle", shown_root="h", jail=world.context(mode).jail
+            )  # fmt: skip
+            found[mode] = sorted(m["path"] for m in result.matches)
+        assert found[SandboxMode.WORKSPACE_WRITE] == ["h/skills/demo/run.py"]  # exposed read-only, as bound
+        assert "h/SOUL.md" in found[SandboxMode.FULL_ACCESS]  # unjailed, nothing but the exclusions hid it
 
 
 class TestSearchFiles:

@@ -150,6 +150,12 @@ class JailPolicy:
         """
         return self._to_host(_normalized(path))
 
+    def jail_path(self, real: str) -> str:
+        """Where the resolved host path ``real`` is seen inside the jail (the inverse of :meth:`host_path`)."""
+        if self.jailed and _within(real, self.tmp_dir):
+            return JAIL_TMP + real[len(self.tmp_dir) :]
+        return real
+
     def _to_host(self, path: str) -> str:
         if not self.jailed or not _within(path, JAIL_TMP):
             return path
