@@ -38,7 +38,7 @@ import attrs
 import trio
 
 from config.sandbox import SandboxConfig
-from tools.jail.policy import SandboxMode, build_policy, resolve_mode
+from tools.jail.policy import JailPolicy, SandboxMode, build_policy, resolve_mode
 from tools.jail.process import kill_jails_under
 from tools.jail.session import SessionJail
 
@@ -269,15 +269,17 @@ class DaemonJails:
     async def open_session(self, session_id: str, mode: SandboxMode, workspace: str) -> SessionRuntime:
         """Create a session's directories and build its policy."""
 
-        def create() -> tuple[str, tuple[str, ...], list[str]]:
-            return self.runtime.create_session(session_id), self.skills_dirs(), self.runtime.siblings()
+        def create() -> tuple[str, JailPolicy]:
+            # Directories, the skills and sibling runtimes looked up, every path resolved: all on disk.
+            directory = self.runtime.create_session(session_id)
+            policy = build_policy(
+                self.config, mode=mode, workspace=workspace, tmp_dir=os.path.join(directory, "tmp"),
+                daemon_home=self.home, runtime_dir=self.runtime.path,
+                daemon_paths=(*self.daemon_paths, *self.runtime.siblings()), exposed=self.skills_dirs(),
+            )  # fmt: skip
+            return directory, policy
 
-        directory, skills, others = await trio.to_thread.run_sync(create)
-        policy = build_policy(
-            self.config, mode=mode, workspace=workspace, tmp_dir=os.path.join(directory, "tmp"),
-            daemon_home=self.home, runtime_dir=self.runtime.path, daemon_paths=(*self.daemon_paths, *others),
-            exposed=skills,
-        )
+        directory, policy = await trio.to_thread.run_sync(create)
         return SessionRuntime(SessionJail(policy, self.launcher), directory, session_id)
 
     async def close_session(self, session_id: str) -> None:
