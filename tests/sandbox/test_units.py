@@ -6,8 +6,6 @@ import ast
 import json
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from actors.sandbox.environment import child_environment
 from actors.sandbox.result import SandboxResult, SandboxStatus, SandboxToolCall
