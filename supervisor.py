@@ -40,7 +40,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors.base import Actor, error_record
+from actors.base import Actor, StartedProxy, error_record
 from actors.errors import ActorError, ActorFailed, Rejected, RestartIntensityExceeded, SpawnFailed
 from actors.handle import ActorHandle
 from actors.registry import ActorRegistry
@@ -156,20 +156,6 @@ class _ChildExit:
     record: _ChildRecord
     actor: Actor[Any]
     failure: ActorFailed | None
-
-
-class _StartedProxy:
-    """Forwards ``task_status.started`` and remembers that the child got there."""
-
-    __slots__ = ("_inner", "was_started")
-
-    def __init__(self, inner: trio.TaskStatus[Any]) -> None:
-        self._inner = inner
-        self.was_started = False
-
-    def started(self, value: Any = None) -> None:
-        self.was_started = True
-        self._inner.started(value)
 
 
 class SupervisorHandle(ActorHandle[SupervisorMessage]):
@@ -307,10 +293,10 @@ class Supervisor(Actor[SupervisorMessage]):
         record.stopping = False
         record.restart_when_stopped = False
         runner = functools.partial(self._supervise, record)
-        return await self.start_child_in(self._nursery, child, record.spec.name, runner)
+        return await self._start_child(child, record.spec.name, runner)
 
     async def _supervise(self, record: _ChildRecord, child: Actor[Any], *, task_status: trio.TaskStatus[Any]) -> None:
-        proxy = _StartedProxy(task_status)
+        proxy = StartedProxy(task_status)
         failure: ActorFailed | None = None
         try:
             await child.run(task_status=proxy)  # type: ignore[arg-type]

@@ -1,4 +1,16 @@
-"""The actor base: a Trio task that owns its state and reads one mailbox.
+"""The runtime's two kinds of tree member: actors that read a mailbox, jobs that return a value.
+
+Both share one lifecycle (:class:`ActorBase`): a path in the tree, a state and
+an activity, a snapshot, a cancel scope with a nursery for children, and
+shielded cleanup. They differ in how they are used:
+
+- an :class:`Actor` reads its mailbox until it is stopped; others hold its
+  :class:`~actors.handle.ActorHandle` to tell and ask it. Start one with
+  :meth:`ActorBase.spawn`.
+- a :class:`~actors.job.Job` does one piece of work and returns its value:
+  ``reply = await self.run_job(LlmCall(...), "llm")`` returns it or raises
+  :class:`~actors.errors.ActorFailed`. The job is in the tree (state, activity,
+  snapshot, killable by path) while it runs, inside its caller's cancel scope.
 
 Writing an actor::
 
@@ -20,16 +32,18 @@ children are gone, bounded by ``shutdown_timeout``.
 
 Each actor runs inside its own cancel scope with a nursery for its children;
 children started with :meth:`spawn` are linked: a child that fails raises
-:class:`~actors.errors.ActorFailed` in its parent. Supervisors (see
-``supervisor.py``) catch their children's failures and apply a policy instead.
+:class:`~actors.errors.ActorFailed` in its parent, unless the parent passed
+``on_failure``. Supervisors (see ``supervisor.py``) catch their children's
+failures and apply a policy instead. Helper tasks that are not children go
+through :meth:`ActorBase.start_soon`; the nursery itself is never handed out.
 """
 
 from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Callable
-from typing import Any, ClassVar, Generic, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import trio
 
@@ -37,23 +51,34 @@ from actors.errors import ActorError, ActorFailed, Rejected, SpawnFailed
 from actors.handle import ActorHandle
 from actors.mailbox import Envelope, Mailbox
 from actors.registry import ActorRegistry
+from messages.paths import child_path
 from messages.supervision import ActorSnapshot, ActorState, ErrorRecord
 
-__all__ = ["Actor", "error_record"]
+if TYPE_CHECKING:
+    from actors.job import Job
+
+__all__ = ["Actor", "ActorBase", "FailureHandler", "StartedProxy", "error_record"]
 
 log = logging.getLogger("hermes_actors.actors")
 
 M = TypeVar("M")
+T = TypeVar("T")
+
+#: Called with a child that failed after it was ready, instead of failing its parent.
+FailureHandler = Callable[["ActorBase", ActorFailed], None]
 
 
-class Actor(Generic[M]):
-    """Base class of every actor: mailbox, path, lifecycle state and snapshot."""
+class ActorBase:
+    """What every member of the tree has: path, lifecycle state, snapshot, children.
+
+    Subclass :class:`Actor` or :class:`~actors.job.Job`, never this directly.
+    """
 
     #: The kind shown in the tree.
     kind: ClassVar[str] = "actor"
-    #: Mailbox size; a sender waits (or ``tell_nowait`` raises) beyond it.
-    mailbox_capacity: ClassVar[int] = 16
-    #: How long cleanup may run once the actor is asked to stop.
+    #: Mailbox size (actors only); a sender waits (or ``tell_nowait`` raises) beyond it.
+    mailbox_capacity: ClassVar[int] = 0
+    #: How long cleanup may run once the member is asked to stop.
     shutdown_timeout: ClassVar[float] = 5.0
 
     __slots__ = (
@@ -87,13 +112,14 @@ class Actor(Generic[M]):
         self.started_at = 0.0
         self.last_error: ErrorRecord | None = None
         self.cancel_reason: str | None = None
-        self.ref: ActorHandle[M] = ActorHandle(self)
+        self.mailbox: Mailbox[Any] | None = None
+        self.ref: ActorHandle[Any] = ActorHandle(self)
         # Invariant: stopped is set once the task has ended; the event exists only
         # if someone waited (most actors are never waited on, and memory counts).
         self.stopped = False
         self._stopped_event: trio.Event | None = None
-        self._children: dict[str, Actor[Any]] | None = None
-        self._parent: Actor[Any] | None = None
+        self._children: dict[str, ActorBase] | None = None
+        self._parent: ActorBase | None = None
         self._registry: ActorRegistry | None = None
         self._scope: trio.CancelScope | None = None
         self._nursery: trio.Nursery | None = None
@@ -103,7 +129,216 @@ class Actor(Generic[M]):
     # -- hooks for subclasses -------------------------------------------------
 
     async def on_start(self) -> None:
-        """Runs before the actor reports ready; an exception fails the spawn."""
+        """Runs before the member reports ready; an exception fails the start."""
+
+    async def on_stop(self) -> None:
+        """Cleanup after the member's children are gone; runs shielded, bounded
+        by ``shutdown_timeout``."""
+
+    def snapshot_details(self) -> dict[str, Any]:
+        """Fields this kind of member adds to its snapshot (JSON-ready values)."""
+        return {}
+
+    # -- inspection --------------------------------------------------------------
+
+    def statistics(self) -> ActorSnapshot:
+        """A frozen snapshot of this member for the inspection commands."""
+        mailbox = self.mailbox
+        return ActorSnapshot(
+            path=self.path,
+            kind=self.kind,
+            state=self.state,
+            activity=self.activity,
+            mailbox_used=mailbox.used if mailbox is not None else 0,
+            mailbox_capacity=self.mailbox_capacity,
+            restarts=self.restarts,
+            started_at=self.started_at,
+            last_error=self.last_error,
+            cancel_reason=self.cancel_reason,
+            details=self.snapshot_details(),
+        )
+
+    def children(self) -> list[ActorBase]:
+        """Live children, in start order."""
+        return list(self._children.values()) if self._children else []
+
+    async def wait_stopped(self) -> None:
+        """Return once the member's task has ended (cleanup included)."""
+        if self.stopped:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._stopped_event is None:
+            self._stopped_event = trio.Event()
+        await self._stopped_event.wait()
+
+    # -- children and helper tasks --------------------------------------------------
+
+    async def spawn(
+        self, child: Actor[Any], name: str, *, on_failure: FailureHandler | None = None
+    ) -> ActorHandle[Any]:
+        """Start ``child`` under this member and return its handle once it is ready.
+
+        The child is linked: if it fails later, :class:`ActorFailed` is raised
+        in this member, unless ``on_failure`` is given, which is then called
+        with the child and its failure instead.
+
+        Raises:
+            SpawnFailed: the child raised before it was ready.
+        """
+        if on_failure is None:
+            return await self._start_child(child, name, _run_linked)
+        return await self._start_child(child, name, _Unlinked(on_failure))
+
+    async def run_job(self, job: Job[T], name: str) -> T:
+        """Run ``job`` as a child named ``name``, in the caller's task, and return its value.
+
+        The job is in the tree while it runs and is cancelled with the caller's
+        scope (so an interrupt that cancels the caller reaches it).
+
+        Raises:
+            ActorFailed: the job raised (the original is ``__cause__``), or it
+                was stopped by request (:class:`~actors.errors.JobStopped`).
+        """
+        self._check_open()
+        job._bind(self, name)
+        return await job._run_to_value()
+
+    def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any, name: str | None = None) -> None:
+        """Run a helper task in this member's scope: it is cancelled when the member
+        stops, and its failure fails the member. Not a child: it has no path."""
+        self._check_open()
+        assert self._nursery is not None
+        self._nursery.start_soon(fn, *args, name=name)
+
+    async def _start_child(
+        self, child: Actor[Any], name: str, runner: Callable[..., Awaitable[None]]
+    ) -> ActorHandle[Any]:
+        """Bind ``child`` under this member and start ``runner(child, task_status=...)``
+        for it in this member's nursery (supervisors pass their own runner)."""
+        self._check_open()
+        assert self._nursery is not None
+        child._bind(self, name)
+        try:
+            return await self._nursery.start(runner, child)
+        except ActorFailed as exc:
+            raise SpawnFailed(child.path, f"failed before it was ready: {exc.__cause__!r}") from exc.__cause__
+
+    def _check_open(self) -> None:
+        if self._nursery is None:
+            raise ActorError(self.path, "cannot start children before starting or after stopping")
+
+    def _bind(self, parent: ActorBase, name: str) -> None:
+        self.name = name
+        self.path = child_path(parent.path, name)
+        self._parent = parent
+        self._registry = parent._registry
+
+    def bind_root(self, registry: ActorRegistry, name: str = "") -> None:
+        """Make this member the root of a system using ``registry``."""
+        self.name = name
+        self.path = name
+        self._registry = registry
+
+    def request_stop(self, reason: str, *, requested_by: str = "operator") -> None:
+        """Cancel this member's scope, recording who asked and why."""
+        self.cancel_reason = f"{reason} (requested by {requested_by})"
+        if self.state not in (ActorState.STOPPED, ActorState.FAILED):
+            self.state = ActorState.STOPPING
+        if self._scope is None:
+            self._stop_reason = self.cancel_reason
+        else:
+            self._scope.cancel(reason=self.cancel_reason)
+
+    # -- the lifecycle -------------------------------------------------------------------
+
+    async def _live(self, body: Callable[[], Awaitable[None]], on_ready: Callable[[], None]) -> None:
+        """The member's whole life: register, ``on_start``, ``on_ready()``, ``body()``,
+        then children and cleanup. A requested stop ends it quietly; anything
+        else it raises comes out as :class:`ActorFailed`."""
+        registry = self._registry
+        if registry is None:
+            raise ActorError(self.path, "actor was never bound to a system")
+        registry.add(self)
+        parent = self._parent
+        if parent is not None:
+            if parent._children is None:
+                parent._children = {}
+            parent._children[self.name] = self
+        self.started_at = trio.current_time()
+        try:
+            # The nursery's scope is the member's scope: cancelling it stops the
+            # member and its children, and it absorbs the cancellations it asked for.
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                self._scope = nursery.cancel_scope
+                if self._stop_reason is not None:
+                    nursery.cancel_scope.cancel(reason=self._stop_reason)
+                await self.on_start()
+                on_ready()
+                await body()
+                # The member chose to end: its children end with it.
+                nursery.cancel_scope.cancel(reason=f"{self.path} finished")
+        except BaseException as exc:
+            self._record_exit(exc)
+            boxed = self._boxed(exc)
+            if boxed is exc:
+                raise
+            raise boxed  # noqa: B904 - its __cause__ is the original failure
+        finally:
+            self._nursery = None
+            if self.mailbox is not None:
+                self.mailbox.close()
+            await self._cleanup()
+            registry.remove(self)
+            siblings = parent._children if parent is not None else None
+            if siblings is not None and siblings.get(self.name) is self:
+                del siblings[self.name]
+            self.stopped = True
+            if self._stopped_event is not None:
+                self._stopped_event.set()
+        if self.state is not ActorState.FAILED:
+            self.state = ActorState.STOPPED
+
+    async def _cleanup(self) -> None:
+        with trio.move_on_after(self.shutdown_timeout, shield=True) as scope:
+            try:
+                await self.on_stop()
+            except Exception as exc:
+                log.error("actor %s: cleanup failed: %r", self.path, exc, exc_info=exc)
+                self.last_error = error_record(exc)
+        if scope.cancelled_caught:
+            log.error("actor %s: cleanup exceeded %.1fs and was abandoned", self.path, self.shutdown_timeout)
+
+    def _record_exit(self, exc: BaseException) -> None:
+        failure = _without_cancelled(exc)
+        if failure is None:
+            self.state = ActorState.STOPPED
+            return
+        self.state = ActorState.FAILED
+        self.last_error = error_record(failure)
+        if not isinstance(failure, ActorFailed):
+            log.error("actor %s failed: %s", self.path, _one_line(failure), exc_info=failure)
+
+    def _boxed(self, exc: BaseException) -> BaseException:
+        failure = _without_cancelled(exc)
+        if failure is None:
+            return exc
+        boxed = ActorFailed(self.path, f"{type(failure).__name__}: {_one_line(failure)}")
+        boxed.__cause__ = failure
+        return boxed
+
+
+class Actor(ActorBase, Generic[M]):
+    """A long-lived member of the tree that reads one mailbox of ``M`` messages."""
+
+    #: Mailbox size; a sender waits (or ``tell_nowait`` raises) beyond it.
+    mailbox_capacity: ClassVar[int] = 16
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+        mailbox: Mailbox[M]
+        ref: ActorHandle[M]
 
     async def handle(self, message: M) -> Any:
         """Handle one message; the return value answers an ask.
@@ -150,181 +385,57 @@ class Actor(Generic[M]):
             if reply is not None:
                 reply.send(result)
 
-    async def on_stop(self) -> None:
-        """Cleanup after the actor's children are gone; runs shielded, bounded
-        by ``shutdown_timeout``."""
-
-    def snapshot_details(self) -> dict[str, Any]:
-        """Fields this kind of actor adds to its snapshot (JSON-ready values)."""
-        return {}
-
-    # -- inspection --------------------------------------------------------------
-
-    def statistics(self) -> ActorSnapshot:
-        """A frozen snapshot of this actor for the inspection commands."""
-        mailbox = getattr(self, "mailbox", None)
-        return ActorSnapshot(
-            path=self.path,
-            kind=self.kind,
-            state=self.state,
-            activity=self.activity,
-            mailbox_used=mailbox.used if mailbox is not None else 0,
-            mailbox_capacity=self.mailbox_capacity,
-            restarts=self.restarts,
-            started_at=self.started_at,
-            last_error=self.last_error,
-            cancel_reason=self.cancel_reason,
-            details=self.snapshot_details(),
-        )
-
-    def children(self) -> list[Actor[Any]]:
-        """Live children, in start order."""
-        return list(self._children.values()) if self._children else []
-
-    async def wait_stopped(self) -> None:
-        """Return once the actor's task has ended (cleanup included)."""
-        if self.stopped:
-            await trio.lowlevel.checkpoint()
-            return
-        if self._stopped_event is None:
-            self._stopped_event = trio.Event()
-        await self._stopped_event.wait()
-
-    # -- spawning and stopping -----------------------------------------------------
-
-    async def spawn(self, child: Actor[Any], name: str) -> ActorHandle[Any]:
-        """Start ``child`` under this actor and return its handle once it is ready.
-
-        The child is linked: if it fails later, :class:`ActorFailed` is raised
-        in this actor.
-
-        Raises:
-            SpawnFailed: the child raised before it was ready.
-        """
-        if self._nursery is None:
-            raise ActorError(self.path, "cannot spawn before starting or after stopping")
-        return await self.start_child_in(self._nursery, child, name, self._run_child)
-
-    async def start_child_in(
-        self,
-        nursery: trio.Nursery,
-        child: Actor[Any],
-        name: str,
-        runner: Callable[..., Any],
-    ) -> ActorHandle[Any]:
-        """Bind ``child`` under this actor and start ``runner`` for it in
-        ``nursery``; used by :meth:`spawn` and by supervisors."""
-        child._bind(self, name)
-        try:
-            return await nursery.start(runner, child)
-        except ActorFailed as exc:
-            raise SpawnFailed(child.path, f"failed before it was ready: {exc.__cause__!r}") from exc.__cause__
-
-    async def _run_child(self, child: Actor[Any], *, task_status: trio.TaskStatus[Any]) -> None:
-        await child.run(task_status=task_status)
-
-    def _bind(self, parent: Actor[Any], name: str) -> None:
-        self.name = name
-        self.path = f"{parent.path}/{name}" if parent.path else name
-        self._parent = parent
-        self._registry = parent._registry
-
-    def bind_root(self, registry: ActorRegistry, name: str = "") -> None:
-        """Make this actor the root of a system using ``registry``."""
-        self.name = name
-        self.path = name
-        self._registry = registry
-
-    def request_stop(self, reason: str, *, requested_by: str = "operator") -> None:
-        """Cancel this actor's scope, recording who asked and why."""
-        self.cancel_reason = f"{reason} (requested by {requested_by})"
-        if self.state not in (ActorState.STOPPED, ActorState.FAILED):
-            self.state = ActorState.STOPPING
-        if self._scope is None:
-            self._stop_reason = self.cancel_reason
-        else:
-            self._scope.cancel(reason=self.cancel_reason)
-
-    # -- the task ----------------------------------------------------------------------
-
     async def run(self, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
         """The actor's whole life; reports its handle to ``task_status`` once ready.
 
         A stop that was requested (through :meth:`request_stop`) ends it
         quietly; anything else it raises comes out as :class:`ActorFailed`.
         """
-        registry = self._registry
-        if registry is None:
-            raise ActorError(self.path, "actor was never bound to a system")
         self.mailbox = Mailbox(self.path, self.mailbox_capacity)
-        registry.add(self)
-        parent = self._parent
-        if parent is not None:
-            if parent._children is None:
-                parent._children = {}
-            parent._children[self.name] = self
-        self.started_at = trio.current_time()
+
+        def ready() -> None:
+            self.state = ActorState.IDLE
+            task_status.started(self.ref)
+
+        await self._live(self.main, ready)
+
+
+async def _run_linked(child: Actor[Any], *, task_status: trio.TaskStatus[Any]) -> None:
+    await child.run(task_status=task_status)
+
+
+class StartedProxy:
+    """Forwards ``task_status.started`` and remembers that the child got there,
+    so a runner can tell a failed start from a failure after ready."""
+
+    __slots__ = ("_inner", "was_started")
+
+    def __init__(self, inner: trio.TaskStatus[Any]) -> None:
+        self._inner = inner
+        self.was_started = False
+
+    def started(self, value: Any = None) -> None:
+        """Report the child ready to whoever started it."""
+        self.was_started = True
+        self._inner.started(value)
+
+
+class _Unlinked:
+    """A child runner that hands a failure after ready to a handler instead of raising."""
+
+    __slots__ = ("_on_failure",)
+
+    def __init__(self, on_failure: FailureHandler) -> None:
+        self._on_failure = on_failure
+
+    async def __call__(self, child: Actor[Any], *, task_status: trio.TaskStatus[Any]) -> None:
+        proxy = StartedProxy(task_status)
         try:
-            # The nursery's scope is the actor's scope: cancelling it stops the
-            # actor and its children, and it absorbs the cancellations it asked for.
-            async with trio.open_nursery() as nursery:
-                self._nursery = nursery
-                self._scope = nursery.cancel_scope
-                if self._stop_reason is not None:
-                    nursery.cancel_scope.cancel(reason=self._stop_reason)
-                await self.on_start()
-                self.state = ActorState.IDLE
-                task_status.started(self.ref)
-                await self.main()
-                # The actor chose to end: its children end with it.
-                nursery.cancel_scope.cancel(reason=f"{self.path} finished")
-        except BaseException as exc:
-            self._record_exit(exc)
-            boxed = self._boxed(exc)
-            if boxed is exc:
+            await child.run(task_status=proxy)  # type: ignore[arg-type]
+        except ActorFailed as exc:
+            if not proxy.was_started:
                 raise
-            raise boxed  # noqa: B904 - its __cause__ is the original failure
-        finally:
-            self._nursery = None
-            self.mailbox.close()
-            await self._cleanup()
-            registry.remove(self)
-            siblings = parent._children if parent is not None else None
-            if siblings is not None and siblings.get(self.name) is self:
-                del siblings[self.name]
-            self.stopped = True
-            if self._stopped_event is not None:
-                self._stopped_event.set()
-        if self.state is not ActorState.FAILED:
-            self.state = ActorState.STOPPED
-
-    async def _cleanup(self) -> None:
-        with trio.move_on_after(self.shutdown_timeout, shield=True) as scope:
-            try:
-                await self.on_stop()
-            except Exception as exc:
-                log.error("actor %s: cleanup failed: %r", self.path, exc, exc_info=exc)
-                self.last_error = error_record(exc)
-        if scope.cancelled_caught:
-            log.error("actor %s: cleanup exceeded %.1fs and was abandoned", self.path, self.shutdown_timeout)
-
-    def _record_exit(self, exc: BaseException) -> None:
-        failure = _without_cancelled(exc)
-        if failure is None:
-            self.state = ActorState.STOPPED
-            return
-        self.state = ActorState.FAILED
-        self.last_error = error_record(failure)
-        if not isinstance(failure, ActorFailed):
-            log.error("actor %s failed: %s", self.path, _one_line(failure), exc_info=failure)
-
-    def _boxed(self, exc: BaseException) -> BaseException:
-        failure = _without_cancelled(exc)
-        if failure is None:
-            return exc
-        boxed = ActorFailed(self.path, f"{type(failure).__name__}: {_one_line(failure)}")
-        boxed.__cause__ = failure
-        return boxed
+            self._on_failure(child, exc)
 
 
 def _without_cancelled(exc: BaseException) -> BaseException | None:

@@ -10,6 +10,7 @@
     ├── ActorNotFound          no live actor at that path (also a LookupError)
     ├── SpawnFailed            the child raised before it was ready
     └── ActorFailed            an actor raised; the original is ``__cause__``
+        ├── JobStopped         a job was stopped by request before it returned a value
         └── RestartIntensityExceeded   a supervisor gave up and escalates
 """
 
@@ -19,6 +20,7 @@ __all__ = [
     "ActorError",
     "ActorFailed",
     "ActorNotFound",
+    "JobStopped",
     "MailboxClosed",
     "MailboxFull",
     "NoReply",
@@ -62,6 +64,12 @@ class ActorFailed(ActorError):
     This is the box a failure crosses an actor boundary in: the parent sees
     which actor failed and, through ``__cause__``, why.
     """
+
+
+class JobStopped(ActorFailed):
+    """A job was stopped by request (``kill PATH``, its parent's ``request_stop``)
+    before it returned; the reason is in the message. Its caller decides what
+    a stopped job means (a tool call reports "stopped by operator")."""
 
 
 class RestartIntensityExceeded(ActorFailed):

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from actors.mailbox import Envelope, Reply
+from actors.errors import MailboxClosed
+from actors.mailbox import Envelope, Mailbox, Reply
 from messages.supervision import ActorSnapshot
 
 if TYPE_CHECKING:
-    from actors.base import Actor
+    from actors.base import ActorBase
 
 __all__ = ["ActorHandle"]
 
@@ -20,11 +21,12 @@ M = TypeVar("M")
 
 
 class ActorHandle(Generic[M]):
-    """A reference to a live (or finished) actor."""
+    """A reference to a live (or finished) member of the tree: an actor, or a job
+    (which takes no messages: only ``stop`` and the snapshot apply)."""
 
     __slots__ = ("_actor",)
 
-    def __init__(self, actor: Actor[M]) -> None:
+    def __init__(self, actor: ActorBase) -> None:
         self._actor = actor
 
     @property
@@ -43,7 +45,7 @@ class ActorHandle(Generic[M]):
         Raises:
             MailboxClosed: the actor has stopped.
         """
-        await self._actor.mailbox.put(message)
+        await self._mailbox().put(message)
 
     def tell_nowait(self, message: M) -> None:
         """Send ``message`` without waiting.
@@ -52,7 +54,7 @@ class ActorHandle(Generic[M]):
             MailboxFull: the mailbox is at capacity; nothing was sent.
             MailboxClosed: the actor has stopped.
         """
-        self._actor.mailbox.put_nowait(message)
+        self._mailbox().put_nowait(message)
 
     async def ask(self, message: M) -> Any:
         """Send ``message`` and wait for the actor's reply.
@@ -66,7 +68,7 @@ class ActorHandle(Generic[M]):
             Whatever the actor answered with ``Reply.fail``.
         """
         reply = Reply(self._actor.path)
-        await self._actor.mailbox.put(Envelope(message, reply))
+        await self._mailbox().put(Envelope(message, reply))
         return await reply.wait()
 
     def stop(self, reason: str, *, requested_by: str = "operator") -> None:
@@ -85,6 +87,12 @@ class ActorHandle(Generic[M]):
     def statistics(self) -> ActorSnapshot:
         """The actor's current snapshot."""
         return self._actor.statistics()
+
+    def _mailbox(self) -> Mailbox[M]:
+        mailbox = self._actor.mailbox
+        if mailbox is None:
+            raise MailboxClosed(self._actor.path, "a job reads no mailbox")
+        return mailbox
 
     def __repr__(self) -> str:
         return f"<ActorHandle {self._actor.kind} {self._actor.path!r}>"

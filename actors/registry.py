@@ -8,7 +8,7 @@ from actors.errors import ActorError, ActorNotFound
 from messages.supervision import TreeNode
 
 if TYPE_CHECKING:
-    from actors.base import Actor
+    from actors.base import ActorBase
     from actors.handle import ActorHandle
 
 __all__ = ["ActorRegistry"]
@@ -21,7 +21,7 @@ class ActorRegistry:
     __slots__ = ("_actors",)
 
     def __init__(self) -> None:
-        self._actors: dict[str, Actor[Any]] = {}
+        self._actors: dict[str, ActorBase] = {}
 
     def __len__(self) -> int:
         return len(self._actors)
@@ -33,7 +33,7 @@ class ActorRegistry:
         """Every registered path, in registration order."""
         return list(self._actors)
 
-    def add(self, actor: Actor[Any]) -> None:
+    def add(self, actor: ActorBase) -> None:
         """Register ``actor`` under its path.
 
         Raises:
@@ -43,7 +43,7 @@ class ActorRegistry:
             raise ActorError(actor.path, "an actor with this path is already running")
         self._actors[actor.path] = actor
 
-    def remove(self, actor: Actor[Any]) -> None:
+    def remove(self, actor: ActorBase) -> None:
         """Forget ``actor`` (only if it is the one registered at its path)."""
         if self._actors.get(actor.path) is actor:
             del self._actors[actor.path]
@@ -73,5 +73,5 @@ class ActorRegistry:
         return _node(root)
 
 
-def _node(actor: Actor[Any]) -> TreeNode:
+def _node(actor: ActorBase) -> TreeNode:
     return TreeNode(actor.statistics(), [_node(child) for child in actor.children()])

@@ -17,7 +17,7 @@ from typing import Any
 
 import trio
 
-from actors.base import Actor
+from actors.base import Actor, ActorBase
 from actors.errors import ActorFailed
 from actors.platform.connection import Connection
 from actors.platform.listener import bind_control_socket, peer_uid, remove_control_socket
@@ -120,7 +120,7 @@ class ControlServer(Actor[None]):
                 self.open_connections,
                 self._config.frame_timeout_seconds,
             )
-            await self.start_child_in(self._nursery, connection, f"conn:{self._accepted}", self._run_connection)
+            await self.spawn(connection, f"conn:{self._accepted}", on_failure=self._connection_failed)
 
     async def _refuse_over_cap(self, sock: trio.socket.SocketType) -> None:
         self._over_cap += 1
@@ -136,9 +136,6 @@ class ControlServer(Actor[None]):
                 except OSError:
                     pass  # the client is gone already
 
-    async def _run_connection(self, connection: Connection, *, task_status: trio.TaskStatus[Any]) -> None:
-        try:
-            await connection.run(task_status=task_status)
-        except ActorFailed as exc:
-            self._failed += 1
-            log.error("%s failed: %s", connection.path, exc)
+    def _connection_failed(self, connection: ActorBase, failure: ActorFailed) -> None:
+        self._failed += 1
+        log.error("%s failed: %s", connection.path, failure)

@@ -272,7 +272,7 @@ class SessionActor(Actor[SessionMessage]):
         self.state = ActorState.BUSY
         self.activity = f"turn {self.turn_count}"
         self.hub.publish(TurnStarted, turn_id=self.turn_count, text=message.text)
-        await self.start_child_in(self._nursery, turn, "turn", functools.partial(self._run_turn, env))
+        await self._start_child(turn, "turn", functools.partial(self._run_turn, env))
 
     def _turn_env(self) -> TurnEnv:
         setup = self.setup

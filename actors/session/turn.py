@@ -15,6 +15,7 @@ cancellation of its scope:
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -338,7 +339,8 @@ class TurnActor(Actor[Any]):
         nursery = self._work_nursery
         if nursery is None or self._work is None or self._work.cancel_called:
             return await self.spawn(child, name)
-        return await self.start_child_in(nursery, child, name, self._run_child)
+        child._bind(self, name)
+        return await nursery.start(functools.partial(_run_child, child))
 
     # -- endings ------------------------------------------------------------------------------------
 
@@ -421,3 +423,6 @@ class TurnActor(Actor[Any]):
 def _assistant_text(message: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in message.items() if key != "tool_calls"}
 
+
+async def _run_child(child: Actor[Any], *, task_status: trio.TaskStatus[Any]) -> None:
+    await child.run(task_status=task_status)
