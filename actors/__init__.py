@@ -3,7 +3,8 @@
 - :class:`Actor`: a long-lived member of the tree reading one mailbox;
   :class:`Job`: a one-shot member that returns a value to whoever ran it;
   :class:`ActorBase`: what both share (``spawn``, ``run_job``, ``start_soon``).
-- :class:`ActorHandle`: what others hold of a member (tell, ask, stop, inspect).
+- :class:`ActorHandle`: what others hold of a member (tell, ask, stop, inspect);
+  :class:`Reply`: a one-shot answer slot, for an actor that answers later.
 - The supervisor API (from the top-level ``supervisor`` module): child specs,
   strategies, restart types, and :func:`open_actor_system`.
 - The runtime's errors.
@@ -31,6 +32,7 @@ from actors.errors import (
 )
 from actors.handle import ActorHandle
 from actors.job import Job
+from actors.mailbox import Reply
 from actors.registry import ActorRegistry
 
 if TYPE_CHECKING:
@@ -63,6 +65,7 @@ __all__ = [
     "MailboxFull",
     "NoReply",
     "Rejected",
+    "Reply",
     "RestartIntensityExceeded",
     "RestartType",
     "SpawnFailed",
