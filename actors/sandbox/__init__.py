@@ -6,7 +6,7 @@ Public surface: :class:`Sandbox` / :func:`run_sandbox` (one run), :class:`Sandbo
 
 from __future__ import annotations
 
-from actors.sandbox.exceptions import (
+from actors.sandbox.errors import (
     RpcAuthError,
     RpcError,
     RpcRefused,

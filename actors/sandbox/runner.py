@@ -33,7 +33,7 @@ import attrs
 import trio
 
 from actors.sandbox.environment import child_environment
-from actors.sandbox.exceptions import SandboxSetupError
+from actors.sandbox.errors import SandboxSetupError
 from actors.sandbox.result import INTERRUPTED_NOTICE, STDERR_SEPARATOR, SandboxResult, SandboxStatus, SandboxToolCall
 from actors.sandbox.server import RpcServer, ToolGate, bind_listener
 from actors.sandbox.stubs import generate_stub_module, sandbox_tools

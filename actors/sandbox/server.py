@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import attrs
 import trio
 
-from actors.sandbox.exceptions import RpcAuthError, RpcRefused, SandboxSetupError
+from actors.sandbox.errors import RpcAuthError, RpcRefused, SandboxSetupError
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, TERMINAL_STRIPPED_ARGS
 from actors.sandbox.workspace import MAX_SOCKET_PATH_BYTES

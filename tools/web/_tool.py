@@ -14,7 +14,7 @@ import trio
 from config.terminal import WebConfig
 from tools.web._extract import PageResult, fetch_page
 from tools.web._search import SearchBackend, select_backend
-from tools.web.exceptions import SearchError
+from tools.web.errors import SearchError
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
