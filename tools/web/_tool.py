@@ -136,8 +136,9 @@ class WebTools:
         async with trio.open_nursery() as nursery:
             for index, url in enumerate(urls):
                 nursery.start_soon(one, index, url)
-        pages = [result.to_dict() for result in results if result is not None]
-        failed = sum("error" in page for page in pages)
+        fetched = [result for result in results if result is not None]
+        failed = sum(result.error is not None for result in fetched)
+        pages = [result.to_dict() for result in fetched]
         return ToolResult({"results": pages, "succeeded": len(pages) - failed, "failed": failed})
 
 
