@@ -14,6 +14,7 @@ from messages.events import ToolProgress
 from tools.context import ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
 from tools.redact import redact_secrets
+from tools.results import ToolResult
 
 if TYPE_CHECKING:
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
@@ -49,8 +50,8 @@ class SessionServices:
         requests: PendingRequests,
         jail: SessionJail,
         start_background: Callable[[BackgroundSpec], Awaitable[ProcessInfo]] | None = None,
-        delegate: Callable[[CallContext, dict[str, Any]], Awaitable[str]] | None = None,
-        run_sandbox: Callable[[CallContext, str], Awaitable[str]] | None = None,
+        delegate: Callable[[CallContext, dict[str, Any]], Awaitable[ToolResult]] | None = None,
+        run_sandbox: Callable[[CallContext, str], Awaitable[ToolResult]] | None = None,
     ) -> None:
         self.session_id = session_id
         self.home = home
@@ -73,7 +74,8 @@ class CallContext:
 
     Attributes:
         call_id: the model's id of the call.
-        spawn: the worker's spawner (a sandbox or subagent starts under it).
+        spawn: the worker's spawner (a subagent starts under it).
+        run_job: the worker's ``run_job`` (the sandbox runs as its job).
         token_meter: the turn's token meter (a subagent's turns count into it).
         worker_path: the tool worker's actor path (a sandbox or subagent spawns under it).
         last_progress: the last progress line, kept as the partial result when
@@ -81,12 +83,19 @@ class CallContext:
     """
 
     def __init__(
-        self, services: SessionServices, call_id: str, worker_path: str, spawn: Any = None, token_meter: Any = None
+        self,
+        services: SessionServices,
+        call_id: str,
+        worker_path: str,
+        spawn: Any = None,
+        token_meter: Any = None,
+        run_job: Any = None,
     ) -> None:
         self._services = services
         self.call_id = call_id
         self.worker_path = worker_path
         self.spawn = spawn
+        self.run_job = run_job
         self.token_meter = token_meter
         self.last_progress: str | None = None
         self.progress_count = 0
@@ -172,7 +181,7 @@ class CallContext:
             raise CapabilityUnavailable("background processes are not available in this session")
         return await start(spec)
 
-    async def delegate(self, args: dict[str, Any]) -> str:
+    async def delegate(self, args: dict[str, Any]) -> ToolResult:
         """Run delegate_task under this call's worker.
 
         Raises:
@@ -183,7 +192,7 @@ class CallContext:
             raise CapabilityUnavailable("delegate_task is not available in this session")
         return await delegate(self, args)
 
-    async def run_sandbox(self, code: str) -> str:
+    async def run_sandbox(self, code: str) -> ToolResult:
         """Run execute_code under this call's worker.
 
         Raises:

@@ -22,8 +22,7 @@ from actors.session.guardrails import (
     ToolCallGuardrailController,
     ToolGuardrailDecision,
     annotate_result,
-    blocked_result,
-    looks_failed,
+    blocked_reply,
 )
 from actors.session.validation import PlannedCall
 from messages.events import ToolFinished, ToolStarted
@@ -33,8 +32,9 @@ from tools.parallel import can_run_in_parallel
 from tools.ansi import redact_output_async
 from tools.redact import redact_secrets, redact_tool_result
 from tools.registry import ToolRegistry
+from tools.results import ToolReply, error_text
 
-__all__ = ["MAX_TOOL_WORKERS", "ToolExecutor", "ToolOutcome", "ToolWorker", "run_batch", "stopped_by_operator_result"]
+__all__ = ["MAX_TOOL_WORKERS", "ToolExecutor", "ToolWorker", "run_batch", "stopped_by_operator_result"]
 
 #: The most tool workers one batch runs at once.
 MAX_TOOL_WORKERS = 8
@@ -44,7 +44,7 @@ _PREVIEW_WINDOW = 8
 
 def stopped_by_operator_result(name: str) -> str:
     """The result a tool call gets when an operator kills its worker."""
-    return json.dumps({"error": f"{name} was stopped by operator before it finished."}, ensure_ascii=False)
+    return error_text(f"{name} was stopped by operator before it finished.")
 
 
 def _interrupted_result(name: str, partial: str | None) -> str:
@@ -62,15 +62,6 @@ def preview(value: Any, limit: int = _PREVIEW) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-@attrs.frozen
-class ToolOutcome:
-    """One executed call: its result text and what the guardrail decided."""
-
-    result: str
-    ok: bool
-    decision: ToolGuardrailDecision | None = None
-
-
 class ToolExecutor:
     """The session's tool-execution path: guardrail, dispatch, guardrail again.
 
@@ -84,19 +75,18 @@ class ToolExecutor:
         # Invariant: set once a halt decision was taken; the turn ends after the batch.
         self.halted: ToolGuardrailDecision | None = None
 
-    async def execute(self, name: str, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
+    async def execute(self, name: str, args: dict[str, Any], ctx: CallContext) -> ToolReply:
         """Run one call through guardrails and dispatch; never raises but Cancelled."""
         before = self.guardrails.before_call(name, args)
         if not before.allows_execution:
             if before.ends_turn:
                 self.halted = before
-            return ToolOutcome(blocked_result(before), ok=False, decision=before)
-        result = await dispatch(self.registry, name, args, ctx)
-        failed = looks_failed(result)
-        after = self.guardrails.after_call(name, args, result, failed=failed)
+            return blocked_reply(before)
+        reply = await dispatch(self.registry, name, args, ctx)
+        after = self.guardrails.after_call(name, args, reply.text, failed=not reply.ok)
         if after.ends_turn:
             self.halted = after
-        return ToolOutcome(annotate_result(result, after), ok=not failed, decision=after)
+        return attrs.evolve(reply, text=annotate_result(reply.text, after))
 
 
 class ToolWorker(Actor[Any]):
@@ -133,14 +123,16 @@ class ToolWorker(Actor[Any]):
     async def main(self) -> None:
         call = self.call
         hub = self.services.hub
-        self.context = CallContext(self.services, call.id, self.path, spawn=self.spawn, token_meter=self.token_meter)
+        self.context = CallContext(
+            self.services, call.id, self.path, spawn=self.spawn, token_meter=self.token_meter, run_job=self.run_job
+        )
         self.state = ActorState.BUSY
         self.activity = f"{call.name} {preview(call.arguments, 60)}"
         hub.publish(ToolStarted, call_id=call.id, name=call.name, args_preview=preview(call.arguments), emoji=self.emoji)
         started = trio.current_time()
         try:
-            outcome = await self.executor.execute(call.name, call.arguments, self.context)
-            self.result, self.ok = outcome.result, outcome.ok
+            reply = await self.executor.execute(call.name, call.arguments, self.context)
+            self.result, self.ok = reply.text, reply.ok
         finally:
             self.duration = trio.current_time() - started
             if self.result is None:

@@ -23,7 +23,6 @@ import trio
 
 from actors.session.actor import SessionActor
 from actors.session.context import CallContext
-from actors.session.guardrails import looks_failed
 from actors.session.hub import Subscription
 from actors.session.options import SessionOptions
 from actors.session.prompt.builder import build_subagent_prompt
@@ -32,6 +31,8 @@ from actors.subagent.tool import BLOCKED_IN_CHILDREN, InvalidDelegation, Task, p
 from config.delegation import DelegationConfig
 from messages.events import ToolFinished, ToolStarted, TurnFinished, UsageUpdated
 from messages.session import Subscribe, UserMessage
+from tools.errors import ToolError
+from tools.results import ToolResult
 from tools.toolsets import ToolsetCatalog
 
 __all__ = ["ChildReport", "delegate_capability"]
@@ -57,34 +58,31 @@ class ChildReport:
     tool_trace: list[dict[str, Any]] = attrs.Factory(list)
 
 
-def delegate_capability(setup: SessionSetup, config: DelegationConfig) -> Callable[[CallContext, dict[str, Any]], Awaitable[str]]:
+def delegate_capability(
+    setup: SessionSetup, config: DelegationConfig
+) -> Callable[[CallContext, dict[str, Any]], Awaitable[ToolResult]]:
     """The delegate_task capability of the session built from ``setup``."""
 
-    async def delegate(ctx: CallContext, args: dict[str, Any]) -> str:
+    async def delegate(ctx: CallContext, args: dict[str, Any]) -> ToolResult:
         options = setup.options
         assert options is not None
         depth = options.depth + 1
         if depth > config.max_spawn_depth:
-            return _error(f"Delegation depth limit reached (depth={depth}, max_spawn_depth={config.max_spawn_depth})")
+            raise ToolError(f"Delegation depth limit reached (depth={depth}, max_spawn_depth={config.max_spawn_depth})")
         try:
             request = parse_delegation(args, config)
         except InvalidDelegation as exc:
-            return _error(str(exc))
+            raise ToolError(str(exc)) from exc
         started = trio.current_time()
         reports = [ChildReport(task_index=i) for i in range(len(request.tasks))]
         async with trio.open_nursery() as nursery:
             for index, task in enumerate(request.tasks):
                 nursery.start_soon(_run_child, setup, config, ctx, task, index, depth, reports[index])
-        return json.dumps(
-            {"results": [attrs.asdict(r) for r in reports], "total_duration_seconds": round(trio.current_time() - started, 2)},
-            ensure_ascii=False,
+        return ToolResult(
+            {"results": [attrs.asdict(r) for r in reports], "total_duration_seconds": round(trio.current_time() - started, 2)}
         )
 
     return delegate
-
-
-def _error(text: str) -> str:
-    return json.dumps({"error": text}, ensure_ascii=False)
 
 
 def _child_options(setup: SessionSetup, config: DelegationConfig, task: Task, depth: int, workspace: str) -> SessionOptions:
@@ -134,11 +132,12 @@ async def _run_child(
     child_setup.delegate = delegate_capability(child_setup, config)
     child = SessionActor(child_setup)
     report.model = setup.chain.current.model
+    succeeded: set[str] = set()
     try:
         handle = await ctx.spawn(child, f"subagent:{index}")
         subscription: Subscription = await handle.ask(Subscribe(f"parent {ctx.worker_path}"))
         await handle.tell(UserMessage(task.goal, source="subagent"))
-        await _follow(child, subscription, ctx, config, report)
+        await _follow(child, subscription, ctx, config, report, succeeded)
         child.request_stop("subagent finished", requested_by=ctx.worker_path)
         await handle.wait_stopped()
     except BaseException:
@@ -146,13 +145,23 @@ async def _run_child(
         raise
     finally:
         report.duration_seconds = round(trio.current_time() - started, 2)
-        report.tool_trace = _tool_trace(child_setup.history)
+        report.tool_trace = _tool_trace(child_setup.history, succeeded)
         if report.summary:
             report.summary = await _cap_summary(report.summary, setup.deps.home, child_setup.session_id)
 
 
-async def _follow(child: SessionActor, subscription: Subscription, ctx: CallContext, config: DelegationConfig, report: ChildReport) -> None:
-    """Relay the child's events to the parent until its turn ends; watch for staleness and the timeout."""
+async def _follow(
+    child: SessionActor,
+    subscription: Subscription,
+    ctx: CallContext,
+    config: DelegationConfig,
+    report: ChildReport,
+    succeeded: set[str],
+) -> None:
+    """Relay the child's events to the parent until its turn ends; watch for staleness and the timeout.
+
+    The ids of the child's tool calls that finished ok are added to ``succeeded``.
+    """
     in_tool = 0
     with trio.move_on_after(config.child_timeout_seconds or float("inf")) as timeout:
         while True:
@@ -176,6 +185,8 @@ async def _follow(child: SessionActor, subscription: Subscription, ctx: CallCont
                 in_tool += 1
             elif isinstance(event, ToolFinished):
                 in_tool = max(in_tool - 1, 0)
+                if event.ok:
+                    succeeded.add(event.call_id)
             elif isinstance(event, UsageUpdated):
                 report.api_calls = event.api_calls
                 report.tokens = {"input": event.prompt_tokens, "output": event.completion_tokens}
@@ -201,7 +212,9 @@ def _stale(child: SessionActor, ctx: CallContext, limit: float, config: Delegati
         child.request_stop(f"stale for {limit:g}s", requested_by="heartbeat")
 
 
-def _tool_trace(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _tool_trace(history: list[dict[str, Any]], succeeded: set[str]) -> list[dict[str, Any]]:
+    """One entry per tool call in ``history``; a call is ``ok`` when its ToolFinished said so (calls
+    answered without running, such as an unknown tool, have none and are errors)."""
     calls: dict[str, dict[str, Any]] = {}
     trace: list[dict[str, Any]] = []
     for message in history:
@@ -214,7 +227,7 @@ def _tool_trace(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
             content = message.get("content") or ""
             entry = calls[message["tool_call_id"]]
             entry["result_bytes"] = len(content) if isinstance(content, str) else len(json.dumps(content))
-            entry["status"] = "error" if isinstance(content, str) and looks_failed(content) else "ok"
+            entry["status"] = "ok" if message["tool_call_id"] in succeeded else "error"
     return trace
 
 

@@ -27,6 +27,7 @@ from supervisor import ChildSpec, RestartType
 from tests.session.harness import Harness, open_harness, run_turn
 from tools.jail.policy import SandboxModeRefused
 from tools.jail.runtime import DaemonJails, RuntimeDir
+from tools.results import ToolResult
 
 
 @pytest.fixture
@@ -39,10 +40,10 @@ def base() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-async def _probe(args: dict[str, Any], ctx: Any) -> str:
+async def _probe(args: dict[str, Any], ctx: Any) -> ToolResult:
     """A tool that reports the jail its call context carries."""
     policy = ctx.jail.policy
-    return json.dumps({"mode": policy.mode.value, "tmp_dir": policy.tmp_dir, "workspace": policy.workspace,
+    return ToolResult({"mode": policy.mode.value, "tmp_dir": policy.tmp_dir, "workspace": policy.workspace,
                        "hidden": [h.path for h in policy.hidden], "launcher": ctx.jail.launcher is not None})
 
 

@@ -11,6 +11,7 @@ import trio
 from actors.session.history import check_alternation
 from messages.events import TextDelta, ToolFinished, ToolStarted, TurnStarted
 from tests.session.harness import open_harness, run_turn
+from tools.results import ToolResult
 
 API_MODES = ["chat_completions", "anthropic_messages", "codex_responses"]
 
@@ -126,8 +127,8 @@ class TestResetTools:
         async with open_harness(tmp_path) as h:
             handle, events_in, sid = await h.start_session()
 
-            async def ping(args: dict, ctx: object) -> str:
-                return '{"pong": true}'
+            async def ping(args: dict, ctx: object) -> ToolResult:
+                return ToolResult({"pong": True})
 
             # Registered into a toolset the session has enabled, after its tools were frozen.
             h.deps.registry.register("ping", "todo", {"description": "Pong.", "parameters": {"type": "object", "properties": {}}}, ping)
