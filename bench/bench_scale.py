@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from actors.session.options import SessionDeps, SessionOptions  # noqa: E402
 from actors.session.service import SessionService, SessionsSupervisor  # noqa: E402
 from actors.subagent.delegate import delegate_capability  # noqa: E402
-from actors.toolbox import build_toolbox  # noqa: E402
+from actors.platform.daemon.toolbox import build_toolbox  # noqa: E402
 from config.daemon import DaemonConfig  # noqa: E402
 from config.delegation import DelegationConfig  # noqa: E402
 from config.loader import Config  # noqa: E402

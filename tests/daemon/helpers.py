@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from actors.platform.client import ControlClient
+from actors.platform.cli.client import ControlClient
 from actors.platform.errors import DaemonNotRunning
 from actors.platform.paths import DaemonPaths
 from tools.jail.runtime import RuntimeDir

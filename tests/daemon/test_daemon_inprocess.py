@@ -10,7 +10,7 @@ from pathlib import Path
 import trio
 
 from actors.base import Actor
-from actors.platform.client import ControlClient
+from actors.platform.cli.client import ControlClient
 from actors.platform.daemon import WATCHDOG_GRACE_SECONDS, serve_daemon
 from actors.platform.paths import DaemonPaths
 from config.loader import load_config

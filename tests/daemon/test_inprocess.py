@@ -11,10 +11,10 @@ import pytest
 import trio
 import trio.testing
 
-from actors.platform.control import ControlServer
+from actors.platform.daemon.control_server import ControlServer
 from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
-from actors.platform.service import ControlService
+from actors.platform.daemon.control_service import ControlService
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages.codec import Codec, FrameBuffer

@@ -19,11 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.platform.errors import DaemonAlreadyRunning
-from actors.platform.listener import peer_uid
+from actors.platform.daemon.control_socket import peer_uid
 from actors.platform.lock import FileLock, InstanceLock
-from actors.platform.logs import OneLineFormatter, RedactingFilter, SafeStream
+from actors.platform.daemon.logs import OneLineFormatter, RedactingFilter, SafeStream
 from actors.platform.paths import MAX_SOCKET_PATH_BYTES, DaemonPaths, ensure_private_dir
-from actors.platform.client import encode_request
+from actors.platform.cli.client import encode_request
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages.codec import Codec
@@ -167,7 +167,7 @@ class TestFastImports:
         """The CLI's client-side modules leave trio, openai and anthropic unimported."""
         code = (
             "import sys\n"
-            "import actors.platform.cli, actors.platform.commands, actors.platform.attach, actors.platform.client\n"
+            "import actors.platform.cli, actors.platform.cli.commands, actors.platform.cli.attach, actors.platform.cli.client\n"
             "heavy = sorted(m for m in ('trio', 'openai', 'anthropic', 'cattrs', 'httpx2') if m in sys.modules)\n"
             "print(','.join(heavy))\n"
         )

@@ -22,12 +22,12 @@ from typing import Any
 from rich.console import Console
 from rich.rule import Rule
 
-from actors.platform.attach_view import EventView
-from actors.platform.autostart import connect_or_start
-from actors.platform.client import ControlClient
+from actors.platform.cli.attach_view import EventView
+from actors.platform.cli.autostart import connect_or_start
+from actors.platform.cli.client import ControlClient
 from actors.platform.errors import EXIT_FAILURE, PlatformError
 from actors.platform.paths import DaemonPaths
-from actors.platform.render import format_tree
+from actors.platform.cli.render import format_tree
 from messages import control as c
 
 __all__ = ["DEMO_PROMPT", "run_demo"]

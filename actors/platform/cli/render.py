@@ -3,7 +3,7 @@
 Tree and snapshot functions take the wire dicts as received (``TreeNode`` as
 ``{"snapshot": {...}, "children": [...]}``), so ``tree --json`` never builds
 typed messages. The JSON forms are the stable schema documented in
-``README_cli.md``; the text forms are for people and may change.
+``actors/platform/cli/README.md``; the text forms are for people and may change.
 """
 
 from __future__ import annotations

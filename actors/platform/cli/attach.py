@@ -19,9 +19,9 @@ from typing import Any
 
 from rich.console import Console
 
-from actors.platform.attach_view import EventView
-from actors.platform.autostart import connect_or_start
-from actors.platform.client import ControlClient
+from actors.platform.cli.attach_view import EventView
+from actors.platform.cli.autostart import connect_or_start
+from actors.platform.cli.client import ControlClient
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, RequestFailed
 from actors.platform.paths import DaemonPaths, home_from_env
 from messages import control as c

@@ -25,7 +25,7 @@ import trio
 from actors.base import Actor
 from actors.platform.backend import Subscription
 from actors.platform.errors import BadFrame, RequestFailed
-from actors.platform.service import ControlService
+from actors.platform.daemon.control_service import ControlService
 from messages import control as c
 from messages.codec import Codec, MessageDecodeError
 from messages.framing import FrameReader, FrameTimeout

@@ -21,8 +21,8 @@ from actors.handle import ActorHandle
 from actors.platform.backend import SessionsBackend, Subscription
 from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
-from actors.platform.status import sandbox_status
-from actors.platform.summaries import match_summary, session_summary
+from actors.platform.daemon.jail_status import sandbox_status
+from actors.platform.daemon.summaries import match_summary, session_summary
 from actors.session.actor import SessionBusy
 from actors.session.service import TooManyRunningTurns
 from config.daemon import DaemonConfig

@@ -37,16 +37,16 @@ import trio
 
 from actors.errors import ActorError
 from actors.platform.api import start_api_platform
-from actors.platform.control import ControlServer
+from actors.platform.daemon.control_server import ControlServer
 from actors.platform.errors import EXIT_ALREADY_RUNNING, EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
 from actors.platform.lock import InstanceLock
-from actors.platform.logs import configure_logging, install_safe_stdio
+from actors.platform.daemon.logs import configure_logging, install_safe_stdio
 from actors.platform.paths import DaemonPaths, ensure_private_dir
-from actors.platform.listener import remove_control_socket
-from actors.platform.service import ControlService
-from actors.platform.sessions import start_sessions
-from actors.platform.status import log_jail_status
-from actors.platform.store_actor import StoreActor
+from actors.platform.daemon.control_socket import remove_control_socket
+from actors.platform.daemon.control_service import ControlService
+from actors.platform.daemon.wiring import start_sessions
+from actors.platform.daemon.jail_status import log_jail_status
+from actors.platform.daemon.store_actor import StoreActor
 from config.loader import Config, ConfigError, load_config
 from store.errors import StoreError
 from store.sqlite import DB_FILENAME, SqliteSessionStore

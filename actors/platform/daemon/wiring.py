@@ -16,11 +16,11 @@ from typing import Any
 import attrs
 
 from actors.platform.backend import SessionsBackend
-from actors.platform.providers_actor import ProvidersActor
+from actors.platform.daemon.providers_actor import ProvidersActor
 from actors.session.options import SessionDeps, SessionOptions
 from actors.session.service import SessionService, SessionsSupervisor
 from actors.subagent.delegate import delegate_capability
-from actors.toolbox import build_toolbox
+from actors.platform.daemon.toolbox import build_toolbox
 from config.daemon import DaemonConfig
 from config.loader import Config, load_env_file
 from messages.control import CreateSession
