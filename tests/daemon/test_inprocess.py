@@ -99,7 +99,7 @@ class TestCreateSessionChecks:
         with tempfile.TemporaryDirectory(prefix="ha-") as base:
             service = ControlService(
                 system=system, paths=DaemonPaths(Path(base)), config=DaemonConfig(), request_stop=lambda _: None,
-                sessions=_NoSessions(), session_options=lambda request: request,  # type: ignore[arg-type]
+                sessions=_NoSessions(),  # type: ignore[arg-type]
             )
             for cwd, text in (("relative/dir", "absolute path"), (f"{base}/missing", "not a directory")):
                 with pytest.raises(RequestFailed) as refused:

@@ -18,8 +18,8 @@ from tests.session.harness import Harness, collect_turn, open_harness
 
 async def start_service(h: Harness, **daemon: object) -> SessionService:
     config = DaemonConfig(**daemon)
-    sessions = await h.system.root.start_child(ChildSpec("sessions", lambda: SessionsSupervisor(config.hibernate_after_seconds)))
-    return SessionService(h.deps, sessions, h.system.registry, config)
+    await h.system.root.start_child(ChildSpec("sessions", lambda: SessionsSupervisor(config.hibernate_after_seconds)))
+    return SessionService(h.deps, h.system.registry, config)
 
 
 def options(h: Harness) -> SessionOptions:

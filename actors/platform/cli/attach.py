@@ -146,7 +146,7 @@ class Attachment:
 
     def interrupt(self) -> None:
         """Interrupt the running turn (Ctrl-C, /stop)."""
-        self._send(c.Interrupt(self.client.next_id(), self.session_id))
+        self._send(c.InterruptSession(self.client.next_id(), self.session_id))
         self.view.line("[interrupt sent]", style="dim")
 
     def detach(self) -> None:
@@ -166,11 +166,11 @@ class Attachment:
         elif word == "/stop":
             self.interrupt()
         elif word == "/steer" and rest:
-            self._send(c.Steer(rid, self.session_id, rest))
+            self._send(c.SteerSession(rid, self.session_id, rest))
         elif word == "/compress":
-            self._send(c.Compress(rid, self.session_id, rest or None))
+            self._send(c.CompressSession(rid, self.session_id, rest or None))
         elif word == "/reset-tools":
-            self._send(c.ResetTools(rid, self.session_id))
+            self._send(c.ResetSessionTools(rid, self.session_id))
         elif word == "/usage":
             self.view.line(self.view.usage_text())
         elif word == "/new":
@@ -191,7 +191,7 @@ class Attachment:
         choices = request.get("choices") or []
         if text.isdigit() and 1 <= int(text) <= len(choices):
             text = choices[int(text) - 1]
-        self._send(c.AnswerRequest(self.client.next_id(), self.session_id, pending_id, text))
+        self._send(c.AnswerSessionRequest(self.client.next_id(), self.session_id, pending_id, text))
 
     def _prompt_input(self) -> None:
         from prompt_toolkit import PromptSession

@@ -167,11 +167,11 @@ def _kill(client: ControlClient, args: argparse.Namespace) -> int:
 
 
 def _interrupt(client: ControlClient, args: argparse.Namespace) -> int:
-    return _ok(args, client.request_raw(c.Interrupt(client.next_id(), args.session)))
+    return _ok(args, client.request_raw(c.InterruptSession(client.next_id(), args.session)))
 
 
 def _steer(client: ControlClient, args: argparse.Namespace) -> int:
-    return _ok(args, client.request_raw(c.Steer(client.next_id(), args.path, args.text)))
+    return _ok(args, client.request_raw(c.SteerSession(client.next_id(), args.path, args.text)))
 
 
 def _sessions(client: ControlClient, args: argparse.Namespace) -> int:

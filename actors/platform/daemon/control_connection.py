@@ -22,10 +22,10 @@ from typing import Any
 
 import trio
 
-from actors.base import Actor
-from actors.platform.backend import Subscription
-from actors.platform.errors import BadFrame, RequestFailed
+from actors import Actor
 from actors.platform.daemon.control_service import ControlService
+from actors.platform.errors import BadFrame, RequestFailed
+from actors.session.hub import Subscription
 from messages import control as c
 from messages.codec import Codec, MessageDecodeError
 from messages.framing import FrameReader, FrameTimeout
@@ -280,7 +280,7 @@ class Connection(Actor[None]):
             case c.ExportSession():
                 async for chunk in service.export_session(message):
                     self.send(chunk)
-            case c.AnswerRequest():
+            case c.AnswerSessionRequest():
                 self.send(await service.answer(message, self.path))
             case _:
                 handler = _ASYNC_HANDLERS.get(type(message))
@@ -322,10 +322,10 @@ class Connection(Actor[None]):
 _ASYNC_HANDLERS: Mapping[type, Callable[[ControlService, Any], Any]] = MappingProxyType({
     c.CreateSession: ControlService.create_session,
     c.SendMessage: ControlService.send_message,
-    c.Interrupt: ControlService.interrupt,
-    c.Steer: ControlService.steer,
-    c.Compress: ControlService.compress,
-    c.ResetTools: ControlService.reset_tools,
+    c.InterruptSession: ControlService.interrupt,
+    c.SteerSession: ControlService.steer,
+    c.CompressSession: ControlService.compress,
+    c.ResetSessionTools: ControlService.reset_tools,
     c.ListSessions: ControlService.list_sessions,
     c.SearchSessions: ControlService.search_sessions,
     c.ShowSession: ControlService.show_session,

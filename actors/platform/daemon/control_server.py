@@ -17,8 +17,7 @@ from typing import Any
 
 import trio
 
-from actors.base import Actor, ActorBase
-from actors.errors import ActorFailed
+from actors import Actor, ActorBase, ActorFailed
 from actors.platform.daemon.control_connection import Connection
 from actors.platform.daemon.control_socket import bind_control_socket, peer_uid, remove_control_socket
 from actors.platform.paths import DaemonPaths

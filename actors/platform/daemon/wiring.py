@@ -1,123 +1,109 @@
-"""Starting the provider clients and the ``sessions`` part of the tree for the daemon.
+"""The composition root: the one place the daemon's tree is built from its configuration.
 
-What every session shares is built here once: the tool registry, the client
-pool behind a connector, model metadata, and the provider keys from the
-daemon's environment and ``HERMES_ACTORS_HOME/.env`` (kept out of logs).
+::
+
+    (root)
+    ├── store      the SQLite session store's writer
+    ├── providers  the shared SDK and web clients, closed at the end
+    ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
+    ├── control    the control socket and one connection actor per client
+    └── platform   (when ``platforms.api_server.enabled``) platform/api, the HTTP API
+
+Around the tree, and outliving it: the jail launcher whose preflight runs the real jail once at
+start. What every session shares is built here once: the tool registry, the client pool behind a
+connector, model metadata, the provider keys, the jails.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any
 
-import attrs
+import trio
 
-from actors.platform.backend import SessionsBackend
+from actors.platform.api.auth import KEY_VARIABLE
+from actors.platform.api.server import ApiServer
+from actors.platform.daemon.control_server import ControlServer
+from actors.platform.daemon.control_service import ControlService
+from actors.platform.daemon.credentials import load_secrets, provider_key
+from actors.platform.daemon.jail_status import log_jail_status
 from actors.platform.daemon.providers_actor import ProvidersActor
-from actors.session.options import SessionDeps, SessionOptions
+from actors.platform.daemon.store_actor import StoreActor
+from actors.platform.daemon.toolbox import build_toolbox
+from actors.platform.paths import DaemonPaths
+from actors.session.options import SessionDeps
 from actors.session.service import SessionService, SessionsSupervisor
 from actors.subagent.delegate import delegate_capability
-from actors.platform.daemon.toolbox import build_toolbox
-from config.daemon import DaemonConfig
 from config.loader import Config, load_env_file
-from messages.control import CreateSession
+from messages.paths import SESSIONS
 from providers.clients import ClientPool
 from providers.metadata import ModelMetadata
 from providers.recovery.connector import PooledConnector
-from providers.recovery.fallback import ProviderTarget
-from store.protocol import SessionStore
-from actors.handle import ActorHandle
-from actors.registry import ActorRegistry
-from supervisor import ActorSystem, ChildSpec, SupervisorHandle
-from tools.jail.runtime import DaemonJails
+from store.sqlite import DB_FILENAME, SqliteSessionStore
+from supervisor import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
+from tools.jail.launcher import open_launcher
+from tools.jail.runtime import DaemonJails, RuntimeDir, hidden_daemon_paths
 from tools.web import open_web_client
 
-__all__ = ["KEY_VARIABLES", "LiveSupervisor", "SessionsParts", "options_from_request", "provider_key", "start_sessions"]
+__all__ = ["open_daemon_tree"]
 
-#: The environment variable holding each provider's key.
-KEY_VARIABLES: Mapping[str, str] = MappingProxyType(
-    {
-        "openai": "OPENAI_API_KEY",
-        "anthropic": "ANTHROPIC_API_KEY",
-        "openrouter": "OPENROUTER_API_KEY",
-        "custom": "OPENAI_API_KEY",
-    }
-)
+log = logging.getLogger("hermes_actors.daemon")
 
 
-class LiveSupervisor:
-    """The ``sessions`` supervisor as whichever instance is running now.
+@asynccontextmanager
+async def open_daemon_tree(
+    paths: DaemonPaths, config: Config, runtime: RuntimeDir, request_stop: Callable[[str], None]
+) -> AsyncIterator[ActorSystem]:
+    """Build and run the daemon's whole tree; leaving the block stops it in reverse start order.
 
-    The root restarts ``sessions`` with a fresh actor if it ever gives up; a
-    handle taken at startup would then point at the dead one. This looks the
-    current one up in the registry on every call instead.
+    Args:
+        paths: the daemon's files.
+        config: the whole configuration.
+        runtime: the runtime directory every session's temp and sandbox directories live in.
+        request_stop: what ``hermes-actors stop`` calls (with a reason) to stop the daemon.
+
+    Raises:
+        SpawnFailed (an ActorError): a part refused to start (the control socket could not be
+            bound, the API's key settings are unsafe ...); StoreError: the database cannot open.
     """
-
-    def __init__(self, registry: ActorRegistry, path: str) -> None:
-        self._registry = registry
-        self.path = path
-
-    def _current(self) -> SupervisorHandle:
-        handle = self._registry.lookup(self.path)
-        assert isinstance(handle, SupervisorHandle)
-        return handle
-
-    async def start_child(self, spec: ChildSpec) -> ActorHandle[Any]:
-        """Start a session under the running supervisor."""
-        return await self._current().start_child(spec)
-
-    async def terminate_child(self, name: str, reason: str, *, requested_by: str = "operator") -> bool:
-        """Stop a session under the running supervisor."""
-        return await self._current().terminate_child(name, reason, requested_by=requested_by)
-
-
-@attrs.frozen
-class SessionsParts:
-    """What the control service needs of the sessions: the service and an options builder."""
-
-    backend: SessionsBackend
-    options: Callable[[CreateSession], Any]
+    section = config.daemon
+    async with open_launcher(config.sandbox) as launcher, open_actor_system(shutdown_reason="daemon shutdown") as system:
+        jails = DaemonJails(
+            config=config.sandbox, runtime=runtime, home=str(paths.home), launcher=launcher,
+            daemon_paths=hidden_daemon_paths(paths.home, paths.socket),
+        )
+        log_jail_status(config.sandbox, launcher.status)
+        store = SqliteSessionStore(paths.home / DB_FILENAME, config.store)
+        await system.root.start_child(
+            ChildSpec("store", lambda: StoreActor(store), shutdown_timeout=section.shutdown_timeout_seconds)
+        )
+        sessions = await _start_sessions(system, store, config, paths.home, jails)
+        service = ControlService(
+            system=system, paths=paths, config=section, request_stop=request_stop,
+            store=store, sessions=sessions, jails=jails,
+        )
+        await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
+        if config.platforms.api_server.enabled:
+            await _start_api(system, sessions, config, paths.home)
+        yield system
 
 
-def options_from_request(request: CreateSession) -> SessionOptions:
-    """The options of a session a client asked for (None fields: config.yaml decides)."""
-    return SessionOptions(
-        cwd=request.cwd,
-        model=request.model,
-        provider=request.provider,
-        base_url=request.base_url,
-        api_mode=request.api_mode,
-        source=request.source,
-        title=request.title,
-        sandbox=request.sandbox,
-    )
-
-
-def provider_key(secrets: Mapping[str, str]) -> Callable[[ProviderTarget], str | None]:
-    """The default key lookup of the connector: the provider's usual variable."""
-
-    def key_for(target: ProviderTarget) -> str | None:
-        variable = "ANTHROPIC_API_KEY" if target.api_mode == "anthropic_messages" else KEY_VARIABLES.get(target.provider)
-        return secrets.get(variable) if variable else None
-
-    return key_for
-
-
-async def start_sessions(
-    system: ActorSystem, store: SessionStore, config: Config, home: Path, section: DaemonConfig, jails: DaemonJails
-) -> SessionsParts:
-    """Start ``providers`` and ``sessions`` under the root; the service the control socket uses.
-
-    ``jails`` is what every session's jail shares (the daemon's launcher and runtime directory).
-    """
-    secrets = {**load_env_file(home), **{k: v for k, v in os.environ.items() if k.endswith("_API_KEY")}}
+async def _start_sessions(
+    system: ActorSystem, store: SqliteSessionStore, config: Config, home: Path, jails: DaemonJails
+) -> SessionService:
+    """Start ``providers`` and ``sessions`` under the root; the service the front doors use."""
+    secrets = await trio.to_thread.run_sync(load_secrets, home)
     clients = await ClientPool.create(config.streaming)
     web_client = open_web_client(config.web)
-    providers = ProvidersActor(clients, web_client)
-    await system.root.start_child(ChildSpec("providers", lambda: providers))
+    # Not restarted: every session holds these clients, and a closed pool cannot be reopened, so a
+    # new instance could not give them back. Stopping it is the daemon's stop.
+    await system.root.start_child(
+        ChildSpec("providers", functools.partial(ProvidersActor, clients, web_client), RestartType.TEMPORARY)
+    )
     metadata = await ModelMetadata.open(home / "cache", config.model)
     toolbox = build_toolbox(config, web_client, environ=os.environ)
     deps = SessionDeps(
@@ -131,16 +117,28 @@ async def start_sessions(
         approvals=toolbox.terminal.approvals,
         jails=jails,
     )
+    section = config.daemon
     await system.root.start_child(
         ChildSpec(
-            "sessions",
+            SESSIONS,
             lambda: SessionsSupervisor(section.hibernate_after_seconds),
             shutdown_timeout=section.shutdown_timeout_seconds,
         )
     )
-    supervisor = LiveSupervisor(system.registry, "sessions")
-    service = SessionService(
-        deps, supervisor, system.registry, section,  # type: ignore[arg-type]
-        delegate_factory=lambda setup: delegate_capability(setup, config.delegation),
+    return SessionService(
+        deps, system.registry, section, delegate_factory=lambda setup: delegate_capability(setup, config.delegation)
     )
-    return SessionsParts(service, options_from_request)
+
+
+async def _start_api(system: ActorSystem, sessions: SessionService, config: Config, home: Path) -> None:
+    """Start ``platform/api`` under a ``platform`` supervisor below the root, once it listens."""
+    env_file = await trio.to_thread.run_sync(load_env_file, home)
+    found = os.environ.get(KEY_VARIABLE) or env_file.get(KEY_VARIABLE)
+    environ = {KEY_VARIABLE: found} if found else {}
+    section = config.platforms.api_server
+    models = (config.model.default,)
+
+    def api() -> ApiServer:
+        return ApiServer(sessions, section, config.daemon.max_running_turns, models, environ)
+
+    await system.root.start_child(ChildSpec("platform", lambda: Supervisor([ChildSpec("api", api)], kind="platform")))
