@@ -25,6 +25,7 @@ from actors.platform.cli.client import ControlClient
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, RequestFailed
 from actors.platform.paths import DaemonPaths, home_from_env
 from messages import control as c
+from messages.paths import session_path
 
 __all__ = ["Attachment", "run_attach_command", "run_one_shot"]
 
@@ -276,7 +277,7 @@ class Attachment:
         elif kind == "SessionCreated":
             self._send(c.Detach(self.client.next_id(), self.session_id))
             self.session_id = message["session_id"]
-            self.view.session_path = f"sessions/session:{self.session_id}"
+            self.view.session_path = session_path(self.session_id)
             # A pipe's exit waits for the turns of the session it is attached to now.
             self.sent_messages = self._finished_turns = 0
             self._send(c.Attach(self.client.next_id(), self.session_id, None))
