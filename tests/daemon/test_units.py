@@ -19,14 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.platform.errors import DaemonAlreadyRunning
-from actors.platform.daemon.control_socket import peer_uid
 from actors.platform.lock import FileLock, InstanceLock
 from actors.platform.daemon.logs import OneLineFormatter, RedactingFilter, SafeStream
-from actors.platform.paths import MAX_SOCKET_PATH_BYTES, DaemonPaths, ensure_private_dir
+from actors.platform.paths import DaemonPaths, ensure_private_dir
 from actors.platform.cli.client import encode_request
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages.codec import Codec
+from messages.sockets import MAX_SOCKET_PATH_BYTES, peer_uid
 from tests.strategies import message_strategy
 
 CLIENT_CODEC: Codec[object] = Codec(c.ClientMessage)

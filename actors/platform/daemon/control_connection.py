@@ -29,7 +29,7 @@ from actors.session.hub import Subscription
 from messages import control as c
 from messages.codec import Codec, MessageDecodeError
 from messages.framing import FrameReader, FrameTimeout
-from messages.untrusted import loads as loads_untrusted
+from messages.sockets import request_id_of
 from messages.supervision import ActorState
 
 __all__ = ["Connection"]
@@ -39,12 +39,7 @@ log = logging.getLogger("hermes_actors.control")
 
 def _request_id_of(frame: bytes) -> str | None:
     # A frame the codec refused may still name its request; echo it so the client can match the error.
-    # The frame may be hostile JSON (deep nesting, a huge integer): that only means no id.
-    try:
-        payload = loads_untrusted(frame)
-    except ValueError:
-        return None
-    request_id = payload.get("request_id") if isinstance(payload, dict) else None
+    request_id = request_id_of(frame, "request_id")
     return request_id if isinstance(request_id, str) else None
 
 

@@ -19,12 +19,13 @@ import trio
 
 from actors import Actor, ActorBase, ActorFailed
 from actors.platform.daemon.control_connection import Connection
-from actors.platform.daemon.control_socket import bind_control_socket, peer_uid, remove_control_socket
+from actors.platform.daemon.control_socket import bind_control_socket, remove_control_socket
 from actors.platform.paths import DaemonPaths
 from actors.platform.daemon.control_service import ControlService
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages.codec import Codec
+from messages.sockets import peer_uid
 from messages.supervision import ActorState
 
 __all__ = ["ControlServer"]
