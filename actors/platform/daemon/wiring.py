@@ -11,7 +11,7 @@
 
 Around the tree, and outliving it: the jail launcher whose preflight runs the real jail once at
 start. What every session shares is built here once: the tool registry, the client pool behind a
-connector, model metadata, the provider keys, the jails.
+connector, model metadata, the provider keys and credential pools, the jails.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -29,7 +29,6 @@ from actors.platform.api.auth import KEY_VARIABLE
 from actors.platform.api.server import ApiServer
 from actors.platform.daemon.control_server import ControlServer
 from actors.platform.daemon.control_service import ControlService
-from actors.platform.daemon.credentials import load_secrets, provider_key
 from actors.platform.daemon.jail_status import log_jail_status
 from actors.platform.daemon.providers_actor import ProvidersActor
 from actors.platform.daemon.store_actor import StoreActor
@@ -43,6 +42,7 @@ from messages.paths import SESSIONS
 from providers.clients import ClientPool
 from providers.metadata import ModelMetadata
 from providers.recovery.connector import PooledConnector
+from providers.recovery.keys import load_provider_keys
 from store.sqlite import DB_FILENAME, SqliteSessionStore
 from supervisor import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
 from tools.jail.launcher import open_launcher
@@ -81,22 +81,30 @@ async def open_daemon_tree(
         await system.root.start_child(
             ChildSpec("store", lambda: StoreActor(store), shutdown_timeout=section.shutdown_timeout_seconds)
         )
-        sessions = await _start_sessions(system, store, config, paths.home, jails)
+        # Keys may sit in HERMES_ACTORS_HOME/.env; the daemon's environment wins. Read once, here.
+        environ = {**await trio.to_thread.run_sync(load_env_file, paths.home), **os.environ}
+        sessions = await _start_sessions(system, store, config, paths.home, jails, environ)
         service = ControlService(
             system=system, paths=paths, config=section, request_stop=request_stop,
             store=store, sessions=sessions, jails=jails,
         )
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
         if config.platforms.api_server.enabled:
-            await _start_api(system, sessions, config, paths.home)
+            await _start_api(system, sessions, config, environ)
         yield system
 
 
 async def _start_sessions(
-    system: ActorSystem, store: SqliteSessionStore, config: Config, home: Path, jails: DaemonJails
+    system: ActorSystem, store: SqliteSessionStore, config: Config, home: Path, jails: DaemonJails,
+    environ: Mapping[str, str],
 ) -> SessionService:
-    """Start ``providers`` and ``sessions`` under the root; the service the front doors use."""
-    secrets = await trio.to_thread.run_sync(load_secrets, home)
+    """Start ``providers`` and ``sessions`` under the root; the service the front doors use.
+
+    Each provider's keys (its usual variable or ``model.api_key_env``, then
+    ``credential_pool.extra_keys``) come from ``environ``; a provider with several keys gets a
+    credential pool every session shares, so a key that hits a limit rotates daemon-wide.
+    """
+    keys = load_provider_keys(config, environ)
     clients = await ClientPool.create(config.streaming)
     web_client = open_web_client(config.web)
     # Not restarted: every session holds these clients, and a closed pool cannot be reopened, so a
@@ -110,10 +118,10 @@ async def _start_sessions(
         config=config,
         home=home,
         registry=toolbox.registry,
-        connector=PooledConnector(clients, config.streaming, metadata, default_key=provider_key(secrets)),
+        connector=PooledConnector(clients, config.streaming, metadata, default_key=keys.key_for),
         store=store,
         metadata=metadata,
-        secrets=secrets,
+        pools=keys.pools,
         approvals=toolbox.terminal.approvals,
         jails=jails,
     )
@@ -130,15 +138,14 @@ async def _start_sessions(
     )
 
 
-async def _start_api(system: ActorSystem, sessions: SessionService, config: Config, home: Path) -> None:
+async def _start_api(system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str]) -> None:
     """Start ``platform/api`` under a ``platform`` supervisor below the root, once it listens."""
-    env_file = await trio.to_thread.run_sync(load_env_file, home)
-    found = os.environ.get(KEY_VARIABLE) or env_file.get(KEY_VARIABLE)
-    environ = {KEY_VARIABLE: found} if found else {}
+    found = environ.get(KEY_VARIABLE)
+    api_environ = {KEY_VARIABLE: found} if found else {}
     section = config.platforms.api_server
     models = (config.model.default,)
 
     def api() -> ApiServer:
-        return ApiServer(sessions, section, config.daemon.max_running_turns, models, environ)
+        return ApiServer(sessions, section, config.daemon.max_running_turns, models, api_environ)
 
     await system.root.start_child(ChildSpec("platform", lambda: Supervisor([ChildSpec("api", api)], kind="platform")))
