@@ -9,7 +9,7 @@ from pathlib import Path
 
 import trio
 
-from actors.base import Actor
+from actors import Actor
 from actors.platform.cli.client import ControlClient
 from actors.platform.daemon import WATCHDOG_GRACE_SECONDS, serve_daemon
 from actors.platform.paths import DaemonPaths
@@ -121,4 +121,30 @@ class TestSessionsRestart:
                 second = await trio.to_thread.run_sync(create)
                 assert second != first
                 assert f"sessions/session:{second}" in system.registry
+                await trio.to_thread.run_sync(_stop_through_socket, paths)
+
+
+class TestProvidersNotRestarted:
+    """The shared clients' owner is never restarted: its clients, once closed, cannot be handed back."""
+
+    async def test_stopped_providers_stays_stopped(self) -> None:
+        """Stopping providers closes its pool; the root starts no new instance and the tree stays up."""
+        with tempfile.TemporaryDirectory(prefix="ha-") as base:
+            home = Path(base) / "home"
+            home.mkdir(mode=0o700)
+            paths = DaemonPaths(home)
+
+            async def daemon(task_status: trio.TaskStatus[object]) -> None:
+                await serve_daemon(paths, load_config(home), task_status=task_status)
+
+            async with trio.open_nursery() as nursery:
+                system = await nursery.start(daemon)
+                providers = system.lookup("providers")
+                providers.stop("test: stop the providers", requested_by="test")
+                await providers.wait_stopped()
+                await trio.testing.wait_all_tasks_blocked()
+                assert "providers" not in system.registry
+                assert "providers" not in [child.name for child in await system.root.which_children()]
+                assert providers.statistics().details["state"] == "closed"
+                assert {"store", "sessions", "control"} <= set(system.registry.paths())
                 await trio.to_thread.run_sync(_stop_through_socket, paths)
