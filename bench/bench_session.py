@@ -33,6 +33,7 @@ from config.loader import Config  # noqa: E402
 from config.session import CompressionConfig  # noqa: E402
 from actors.session.setup import SessionSetup, new_session_id  # noqa: E402
 from messages.events import ToolStarted, TextDelta, TurnFinished  # noqa: E402
+from messages.paths import session_name  # noqa: E402
 from messages.session import Interrupt, UserMessage  # noqa: E402
 from supervisor import ChildSpec, RestartType  # noqa: E402
 from tests.session.harness import Harness, collect_turn, open_harness  # noqa: E402
@@ -187,7 +188,7 @@ async def idle_sessions(h: Harness, count: int) -> None:
         setup = SessionSetup(h.deps, sid, opts)
         t0 = time.perf_counter()
         await h.system.root.start_child(
-            ChildSpec(f"session:{sid}", functools.partial(SessionActor, setup), RestartType.TEMPORARY)
+            ChildSpec(session_name(sid), functools.partial(SessionActor, setup), RestartType.TEMPORARY)
         )
         starts.append(time.perf_counter() - t0)
     gc.collect()

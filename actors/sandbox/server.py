@@ -17,9 +17,6 @@ import json
 import logging
 import math
 import os
-import socket
-import struct
-import sys
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -31,12 +28,11 @@ import trio
 from actors.sandbox.errors import RpcAuthError, RpcRefused, SandboxSetupError
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, TERMINAL_STRIPPED_ARGS
-from actors.sandbox.workspace import MAX_SOCKET_PATH_BYTES
 from tools.results import ToolReply
 from messages.codec import Codec, MessageDecodeError
-from messages.untrusted import loads as loads_untrusted
 from messages.framing import FrameReader
 from messages.rpc import RpcMessage, RpcRequest, RpcResponse
+from messages.sockets import SocketPathTooLong, bind_private_listener, peer_uid, request_id_of
 
 log = logging.getLogger(__name__)
 
@@ -90,46 +86,24 @@ class RpcServerStatistics:
     connections: int
 
 
-def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end of a connected Unix socket, None if unknown here."""
-    if sys.platform.startswith("linux"):
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return struct.unpack("3i", creds)[1]
-    if sys.platform == "darwin":
-        # struct xucred {u_int version; uid_t uid; short ngroups; gid_t groups[16];} via LOCAL_PEERCRED.
-        creds = sock.getsockopt(0, 0x001, struct.calcsize("IIh16I"))
-        return struct.unpack_from("II", creds)[1]
-    return None
-
-
 async def bind_listener(path: str) -> trio.socket.SocketType:
     """Listen on a new Unix socket at ``path`` with mode 0600 (its directory must already be private).
 
     Raises:
         SandboxSetupError: the path is too long or the socket cannot be bound.
     """
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH_BYTES:
-        raise SandboxSetupError(f"socket path too long for a Unix socket: {path}")
-    sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        await sock.bind(path)
-        os.chmod(path, 0o600)
-        sock.listen(16)
+        return await bind_private_listener(path, 16)
+    except SocketPathTooLong as exc:
+        raise SandboxSetupError(str(exc)) from exc
     except OSError as exc:
-        sock.close()
         raise SandboxSetupError(f"could not listen on {path}: {exc}") from exc
-    return sock
 
 
 def _request_id_of(frame: bytes) -> int:
     # A frame the codec refused may still name the request it belongs to; answer that id so the
-    # calling thread in the script is not left waiting. Hostile JSON (deep nesting, a huge
-    # integer) only means there is no id to answer.
-    try:
-        payload = loads_untrusted(frame)
-    except ValueError:
-        return 0
-    request_id = payload.get("id") if isinstance(payload, dict) else None
+    # calling thread in the script is not left waiting.
+    request_id = request_id_of(frame, "id")
     return request_id if type(request_id) is int else 0
 
 
@@ -299,7 +273,7 @@ class RpcServer:
         await self._answer(request, conn)
 
     def _check_peer(self, sock: trio.socket.SocketType) -> None:
-        uid = peer_uid(sock)  # type: ignore[arg-type]
+        uid = peer_uid(sock)
         if uid is not None and uid != self._expected_uid:
             raise RpcAuthError(f"peer uid {uid} is not the daemon's uid {self._expected_uid}")
 

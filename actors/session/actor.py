@@ -2,7 +2,7 @@
 
 Messages it takes (``messages.session``): UserMessage, Interrupt, Steer,
 BackgroundNotification, AnswerRequest, Compress, ResetTools, Subscribe,
-Unsubscribe, Shutdown. It publishes ``messages.events`` through its hub.
+Shutdown. It publishes ``messages.events`` through its hub.
 
 At most one ``turn`` child runs at a time. A user message arriving while a
 turn runs follows ``display.busy_input_mode``: ``interrupt`` (cancel the turn,
@@ -44,7 +44,6 @@ from messages.session import (
     Shutdown,
     Steer,
     Subscribe,
-    Unsubscribe,
     UserMessage,
 )
 from messages.supervision import ActorState
@@ -201,9 +200,6 @@ class SessionActor(Actor[SessionMessage]):
         if isinstance(message, Subscribe):
             assert self.hub is not None and self.requests is not None
             return self.hub.subscribe(message.label, message.since, also=self.requests.events())
-        if isinstance(message, Unsubscribe):
-            message.subscription.close()
-            return True
         if isinstance(message, Shutdown):
             await self._shutdown(message.reason)
             return True

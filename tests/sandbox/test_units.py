@@ -157,7 +157,8 @@ class TestWorkspace:
     def test_long_tmpdir_falls_back_to_tmp(self, monkeypatch) -> None:
         import os
 
-        from actors.sandbox.workspace import MAX_SOCKET_PATH_BYTES, create_workspace, remove_workspace
+        from actors.sandbox.workspace import create_workspace, remove_workspace
+        from messages.sockets import MAX_SOCKET_PATH_BYTES
 
         monkeypatch.setattr("tempfile.gettempdir", lambda: "/" + "t" * 90)
         workspace = create_workspace("", "", None)

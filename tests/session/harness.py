@@ -17,7 +17,7 @@ from actors.session.hub import Subscription
 from actors.session.options import SessionDeps, SessionOptions
 from actors.session.setup import SessionSetup, new_session_id
 from actors.subagent.delegate import delegate_capability
-from actors.toolbox import build_toolbox
+from actors.platform.daemon.toolbox import build_toolbox
 from config.loader import Config
 from messages.events import SessionEvent, TurnFinished
 from messages.session import Subscribe, UserMessage

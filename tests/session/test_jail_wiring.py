@@ -141,7 +141,7 @@ class TestModeLimits:
         async with jailed_harness(base, SandboxConfig(mode="read-only", max_mode="read-only")) as (h, _):
             from actors.session.service import SessionService
 
-            service = SessionService(h.deps, h.system.root, h.system.registry, h.deps.config.daemon)
+            service = SessionService(h.deps, h.system.registry, h.deps.config.daemon)
             with pytest.raises(SandboxModeRefused, match="sandbox.max_mode: read-only"):
                 await service.create_session(_options(h, sandbox="workspace-write"))
             with pytest.raises(SandboxModeRefused, match="unknown sandbox mode"):

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import trio
 
-from actors.toolbox import Toolbox, build_toolbox
+from actors.platform.daemon.toolbox import Toolbox, build_toolbox
 from config.loader import Config
 from config.terminal import WebConfig
 from messages.events import SessionEvent, ToolStarted

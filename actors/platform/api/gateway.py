@@ -20,7 +20,7 @@ import logging
 
 import trio
 
-from actors.errors import ActorError
+from actors import ActorError
 from actors.platform.api.errors import ApiError, NotFound, TooManyRuns
 from actors.platform.api.turns import TurnWatch, baseline_usage
 from actors.session.actor import SessionBusy
