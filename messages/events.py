@@ -4,6 +4,10 @@ the HTTP API, a parent session relaying a subagent).
 Every event carries ``session_id``, the per-session monotonic ``seq`` (a client
 resumes with ``attach --since N``) and the ``path`` of the actor it comes from
 (``sessions/session:ab12`` or a subagent's path when relayed by its parent).
+The session's hub stamps these three on what it publishes; they default to
+blank so that a provider's stream can emit :class:`TextDelta` and
+:class:`ReasoningDelta` itself (``providers.types.StreamEvent``): one type for
+a piece of streamed text, from the wire to the client.
 All fields are keyword-only so events read the same wherever they are built.
 """
 
@@ -36,7 +40,7 @@ _event = attrs.frozen(kw_only=True)
 class TurnStarted:
     """A turn began for a user message (or a background notification)."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     turn_id: int
@@ -47,7 +51,7 @@ class TurnStarted:
 class TextDelta:
     """Streamed answer text."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     text: str
@@ -57,7 +61,7 @@ class TextDelta:
 class ReasoningDelta:
     """Streamed reasoning text (shown dimmed)."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     text: str
@@ -67,7 +71,7 @@ class ReasoningDelta:
 class ToolStarted:
     """A tool worker started a call."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     call_id: str
@@ -80,7 +84,7 @@ class ToolStarted:
 class ToolProgress:
     """A running tool reported progress ("execute_code: 3 tool calls, 12 s")."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     call_id: str
@@ -91,7 +95,7 @@ class ToolProgress:
 class ToolFinished:
     """A tool call ended."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     call_id: str
@@ -106,7 +110,7 @@ class StatusUpdate:
     """Something the user should see that is not the answer: ``kind`` is one of
     retrying, rotating_key, fallback, compressing, budget, stale, warning, info."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     kind: str
@@ -117,7 +121,7 @@ class StatusUpdate:
 class ApprovalRequested:
     """A dangerous command waits for approval: once, session or deny."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     request_id: str
@@ -131,7 +135,7 @@ class ApprovalRequested:
 class ClarifyRequested:
     """The model asks the user a question."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     request_id: str
@@ -145,7 +149,7 @@ class ClarifyRequested:
 class RequestResolved:
     """An approval or clarify request was answered (first answer wins) or expired."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     request_id: str
@@ -157,7 +161,7 @@ class RequestResolved:
 class TurnFinished:
     """A turn ended. ``reason``: completed, interrupted, budget or error."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     turn_id: int
@@ -170,7 +174,7 @@ class TurnFinished:
 class UsageUpdated:
     """Token usage so far in this session."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     prompt_tokens: int
@@ -185,7 +189,7 @@ class UsageUpdated:
 class FellBehind:
     """The requested resume point is older than the replay buffer holds."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     requested: int
@@ -196,7 +200,7 @@ class FellBehind:
 class SubscriberDropped:
     """Sent last to a subscriber that could not keep up (or was detached)."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
     reason: str
