@@ -26,7 +26,7 @@ from providers.recovery.credentials import (
     cooldown_seconds,
     state_path_for,
 )
-from providers.recovery.exceptions import (
+from providers.recovery.errors import (
     CredentialStoreError,
     NeedsCompression,
     NoCredentialAvailable,

@@ -48,7 +48,7 @@ from providers.errors import ProviderError, ProviderResponseError
 from providers.recovery.backoff import Backoff
 from providers.recovery.classifier import ClassifiedError, FailoverReason, classify
 from providers.recovery.credentials import Credential, CredentialPool
-from providers.recovery.exceptions import NeedsCompression, NoCredentialAvailable, RecoveryExhausted
+from providers.recovery.errors import NeedsCompression, NoCredentialAvailable, RecoveryExhausted
 from providers.recovery.fallback import FallbackChain, ProviderTarget
 from providers.recovery.history import strip_reasoning
 from providers.recovery.sanitize import sanitize_value
