@@ -13,6 +13,12 @@ The one place that turns a provider's usual variable (``OPENAI_API_KEY`` ...),
 
 A single key gets no pool on purpose: a pool of one can never rotate, and the
 lookup per request it would add is pure cost on the hot path.
+
+The daemon's composition root uses it once::
+
+    keys = load_provider_keys(config, {**load_env_file(home), **os.environ})
+    connector = PooledConnector(clients, config.streaming, metadata, default_key=keys.key_for)
+    ... SessionDeps(..., connector=connector, pools=keys.pools)
 """
 
 from __future__ import annotations
