@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import attrs
@@ -10,7 +9,6 @@ import pytest
 import trio
 
 from config.recovery import RetryConfig
-from config.providers import StreamingConfig
 from providers.clients import ClientPool
 from providers.errors import ProviderError
 from providers.recovery import (
@@ -27,27 +25,11 @@ from providers.recovery import (
 from providers.scripted import ScriptedProvider, serve_scripted_provider
 from providers.types import ChatRequest
 
+from .conftest import STREAMING
+
 
 R = FailoverReason
 FAST_RETRY = RetryConfig(max_retries=2, base_delay=0.01, max_delay=0.02, jitter_ratio=0.5)
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[ScriptedProvider]:
-    async with serve_scripted_provider() as provider:
-        yield provider
-
-
-STREAMING = StreamingConfig(stale_timeout_seconds=0.5, read_timeout_seconds=5.0, connect_timeout_seconds=2.0)
-
-
-@pytest.fixture
-async def clients() -> AsyncIterator[ClientPool]:
-    pool = ClientPool(STREAMING)
-    try:
-        yield pool
-    finally:
-        await pool.aclose()
 
 
 @pytest.fixture

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 
 from config.loader import Config, load_config
-from config.providers import StreamingConfig
 from config.recovery import RetryConfig
 from providers.clients import ClientPool
 from providers.recovery import (
@@ -18,11 +15,12 @@ from providers.recovery import (
     load_provider_keys,
     stream_with_recovery,
 )
-from providers.scripted import ScriptedProvider, serve_scripted_provider
+from providers.scripted import ScriptedProvider
 from providers.types import ChatRequest
 
+from .conftest import STREAMING
+
 FAST_RETRY = RetryConfig(max_retries=1, base_delay=0.01, max_delay=0.02, jitter_ratio=0.0)
-STREAMING = StreamingConfig(stale_timeout_seconds=0.5, read_timeout_seconds=5.0, connect_timeout_seconds=2.0)
 
 
 def config_from(tmp_path: Path, text: str) -> Config:
@@ -109,21 +107,6 @@ class TestApiKeyEnv:
     def test_unset_variable_gives_no_key(self, tmp_path: Path) -> None:
         config = config_from(tmp_path, "model:\n  api_key_env: NOT_SET_ANYWHERE\n")
         assert load_provider_keys(config, {"OPENAI_API_KEY": "usual"}).key_for(target("openai")) is None
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[ScriptedProvider]:
-    async with serve_scripted_provider() as provider:
-        yield provider
-
-
-@pytest.fixture
-async def clients() -> AsyncIterator[ClientPool]:
-    pool = ClientPool(STREAMING)
-    try:
-        yield pool
-    finally:
-        await pool.aclose()
 
 
 def request() -> ChatRequest:
