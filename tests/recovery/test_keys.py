@@ -54,6 +54,11 @@ class TestPools:
         assert {} == dict(keys.pools)
         assert "k1" == keys.key_for(target("openai"))
 
+    def test_one_extra_key_serves_when_the_usual_variable_is_unset(self, tmp_path: Path) -> None:
+        config = config_from(tmp_path, "credential_pool:\n  extra_keys: {openai: [OPENAI_API_KEY_2]}\n")
+        keys = load_provider_keys(config, {"OPENAI_API_KEY_2": "k2"})
+        assert ({}, "k2") == (dict(keys.pools), keys.key_for(target("openai")))
+
     def test_provider_without_a_usual_variable_pools_its_extras(self, tmp_path: Path) -> None:
         config = config_from(
             tmp_path,
