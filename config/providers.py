@@ -8,7 +8,8 @@ from attrs import validators as v
 
 from config.validators import optional_str, positive_int, positive_number
 
-_API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
+#: The wire protocols an adapter speaks (``providers.modes`` picks one when unset).
+API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
 
 
 @attrs.frozen
@@ -23,7 +24,7 @@ class ModelConfig:
     default: str = attrs.field(default="anthropic/claude-opus-4.6", validator=v.instance_of(str))
     provider: str | None = attrs.field(default=None, validator=optional_str)
     base_url: str | None = attrs.field(default=None, validator=optional_str)
-    api_mode: str | None = attrs.field(default=None, validator=v.optional(v.in_(_API_MODES)))
+    api_mode: str | None = attrs.field(default=None, validator=v.optional(v.in_(API_MODES)))
     context_length: int | None = attrs.field(default=None, validator=v.optional(positive_int))
     max_output_tokens: int | None = attrs.field(default=None, validator=v.optional(positive_int))
     api_key_env: str | None = attrs.field(default=None, validator=optional_str)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
+from config.providers import API_MODES
 from config.validators import integer, non_empty_str, number, optional_str, positive_number
 
 STRATEGIES = ("fill_first", "round_robin", "random", "least_used")
-_API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
 
 
 def _max_not_below_base(instance: RetryConfig, attribute: attrs.Attribute, value: float) -> None:
@@ -58,4 +58,4 @@ class FallbackProviderConfig:
     provider: str = attrs.field(validator=non_empty_str)
     model: str = attrs.field(validator=non_empty_str)
     base_url: str | None = attrs.field(default=None, validator=optional_str)
-    api_mode: str | None = attrs.field(default=None, validator=v.optional(v.in_(_API_MODES)))
+    api_mode: str | None = attrs.field(default=None, validator=v.optional(v.in_(API_MODES)))

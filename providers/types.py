@@ -43,9 +43,8 @@ from typing import Any, Union
 
 import attrs
 
+from config.providers import API_MODES
 from messages.events import ReasoningDelta, TextDelta
-
-API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
 
 FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter", "error")
 
