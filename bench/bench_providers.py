@@ -32,7 +32,8 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from config.providers import StreamingConfig  # noqa: E402
-from providers import ChatRequest, ClientPool, ProviderSettings, TextDelta, make_adapter  # noqa: E402
+from messages.events import TextDelta  # noqa: E402
+from providers import ChatRequest, ClientPool, ProviderSettings, make_adapter  # noqa: E402
 from providers.scripted import serve_scripted_provider  # noqa: E402
 
 MODES = ("chat_completions", "anthropic_messages", "codex_responses")

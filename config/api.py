@@ -12,16 +12,9 @@ import attrs
 from attrs import validators as v
 
 from config.sandbox import SANDBOX_MODES
+from config.validators import integer, non_empty_str, optional_str, positive_int, str_tuple
 
 __all__ = ["ApiServerConfig", "PlatformsConfig"]
-
-_positive_int = [v.instance_of(int), v.gt(0)]
-
-
-def _port(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
-    # Port 0 picks a free port (tests, several daemons on one machine).
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
-        raise ValueError(f"{attribute.name} must be an integer in 0..65535, got {value!r}")
 
 
 @attrs.frozen
@@ -43,17 +36,18 @@ class ApiServerConfig:
     """
 
     enabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
-    host: str = attrs.field(default="127.0.0.1", validator=[v.instance_of(str), v.min_len(1)])
-    port: int = attrs.field(default=8642, validator=_port)
-    key: str | None = attrs.field(default=None, validator=v.optional(v.instance_of(str)), repr=False)
+    host: str = attrs.field(default="127.0.0.1", validator=non_empty_str)
+    # Port 0 picks a free port (tests, several daemons on one machine).
+    port: int = attrs.field(default=8642, validator=integer(ge=0, le=65535))
+    key: str | None = attrs.field(default=None, validator=optional_str, repr=False)
     auth_disabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
-    max_concurrent_runs: int = attrs.field(default=10, validator=_positive_int)
-    max_body_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=[*_positive_int, v.ge(1024)])
+    max_concurrent_runs: int = attrs.field(default=10, validator=positive_int)
+    max_body_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=integer(ge=1024))
     cors_origins: tuple[str, ...] = attrs.field(
-        default=(), converter=tuple, validator=v.deep_iterable(v.instance_of(str), v.instance_of(tuple))
+        default=(), converter=tuple, validator=str_tuple
     )
-    cwd: str | None = attrs.field(default=None, validator=v.optional(v.instance_of(str)))
-    max_stored_runs: int = attrs.field(default=1000, validator=_positive_int)
+    cwd: str | None = attrs.field(default=None, validator=optional_str)
+    max_stored_runs: int = attrs.field(default=1000, validator=positive_int)
     sandbox: str | None = attrs.field(default=None, validator=v.optional(v.in_(SANDBOX_MODES)))
 
 

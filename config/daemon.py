@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import attrs
-from attrs import validators as v
+
+from config.validators import integer, positive_int, positive_number
 
 __all__ = ["DaemonConfig"]
-
-_positive_int = [v.instance_of(int), v.gt(0)]
-_positive_seconds = [v.instance_of(float), v.gt(0.0)]
 
 
 @attrs.frozen
@@ -36,11 +34,11 @@ class DaemonConfig:
             An attached client that sends nothing is never timed out.
     """
 
-    hibernate_after_seconds: float = attrs.field(default=600.0, converter=float, validator=_positive_seconds)
-    max_running_turns: int = attrs.field(default=64, validator=_positive_int)
-    max_frame_bytes: int = attrs.field(default=1024 * 1024, validator=[*_positive_int, v.ge(1024)])
-    event_replay_size: int = attrs.field(default=1000, validator=_positive_int)
-    shutdown_timeout_seconds: float = attrs.field(default=10.0, converter=float, validator=_positive_seconds)
-    subscriber_buffer: int = attrs.field(default=256, validator=_positive_int)
-    max_connections: int = attrs.field(default=256, validator=_positive_int)
-    frame_timeout_seconds: float = attrs.field(default=10.0, converter=float, validator=_positive_seconds)
+    hibernate_after_seconds: float = attrs.field(default=600.0, converter=float, validator=positive_number)
+    max_running_turns: int = attrs.field(default=64, validator=positive_int)
+    max_frame_bytes: int = attrs.field(default=1024 * 1024, validator=integer(ge=1024))
+    event_replay_size: int = attrs.field(default=1000, validator=positive_int)
+    shutdown_timeout_seconds: float = attrs.field(default=10.0, converter=float, validator=positive_number)
+    subscriber_buffer: int = attrs.field(default=256, validator=positive_int)
+    max_connections: int = attrs.field(default=256, validator=positive_int)
+    frame_timeout_seconds: float = attrs.field(default=10.0, converter=float, validator=positive_number)

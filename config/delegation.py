@@ -5,14 +5,9 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
+from config.validators import integer, number, positive_int, positive_number
+
 __all__ = ["DelegationConfig"]
-
-_positive_int = [v.instance_of(int), v.gt(0)]
-
-
-def _timeout_floor(instance: object, attribute: attrs.Attribute, value: float | None) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 30):
-        raise ValueError(f"{attribute.name} must be at least 30 seconds, got {value!r}")
 
 
 @attrs.frozen
@@ -30,12 +25,12 @@ class DelegationConfig:
         kill_stale: stop a stale child instead of only reporting it.
     """
 
-    max_concurrent_children: int = attrs.field(default=3, validator=_positive_int)
-    max_spawn_depth: int = attrs.field(default=1, validator=[v.instance_of(int), v.ge(1), v.le(3)])
-    max_iterations: int = attrs.field(default=50, validator=_positive_int)
-    child_timeout_seconds: float | None = attrs.field(default=None, validator=_timeout_floor)
+    max_concurrent_children: int = attrs.field(default=3, validator=positive_int)
+    max_spawn_depth: int = attrs.field(default=1, validator=integer(ge=1, le=3))
+    max_iterations: int = attrs.field(default=50, validator=positive_int)
+    child_timeout_seconds: float | None = attrs.field(default=None, validator=v.optional(number(ge=30)))
     orchestrator_enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
     subagent_auto_approve: bool = attrs.field(default=False, validator=v.instance_of(bool))
-    stale_idle_seconds: float = attrs.field(default=450.0, validator=[v.instance_of((int, float)), v.gt(0)])
-    stale_tool_seconds: float = attrs.field(default=1200.0, validator=[v.instance_of((int, float)), v.gt(0)])
+    stale_idle_seconds: float = attrs.field(default=450.0, validator=positive_number)
+    stale_tool_seconds: float = attrs.field(default=1200.0, validator=positive_number)
     kill_stale: bool = attrs.field(default=False, validator=v.instance_of(bool))

@@ -6,9 +6,10 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
-_API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
-_optional_str = v.optional(v.instance_of(str))
-_optional_positive_int = v.optional([v.instance_of(int), v.gt(0)])
+from config.validators import optional_str, positive_int, positive_number
+
+#: The wire protocols an adapter speaks (``providers.modes`` picks one when unset).
+API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
 
 
 @attrs.frozen
@@ -21,12 +22,17 @@ class ModelConfig:
     """
 
     default: str = attrs.field(default="anthropic/claude-opus-4.6", validator=v.instance_of(str))
-    provider: str | None = attrs.field(default=None, validator=_optional_str)
-    base_url: str | None = attrs.field(default=None, validator=_optional_str)
-    api_mode: str | None = attrs.field(default=None, validator=v.optional(v.in_(_API_MODES)))
-    context_length: int | None = attrs.field(default=None, validator=_optional_positive_int)
-    max_output_tokens: int | None = attrs.field(default=None, validator=_optional_positive_int)
-    api_key_env: str | None = attrs.field(default=None, validator=_optional_str)
+    provider: str | None = attrs.field(default=None, validator=optional_str)
+    base_url: str | None = attrs.field(default=None, validator=optional_str)
+    api_mode: str | None = attrs.field(default=None, validator=v.optional(v.in_(API_MODES)))
+    context_length: int | None = attrs.field(default=None, validator=v.optional(positive_int))
+    max_output_tokens: int | None = attrs.field(default=None, validator=v.optional(positive_int))
+    api_key_env: str | None = attrs.field(default=None, validator=optional_str)
+
+    @property
+    def default_provider(self) -> str:
+        """The provider sessions use unless a client names another: ``provider``, or ``openai``."""
+        return self.provider or "openai"
 
     @property
     def default_provider(self) -> str:
@@ -41,18 +47,13 @@ class PromptCachingConfig:
     cache_ttl: str = attrs.field(default="5m", validator=v.in_(("5m", "1h")))
 
 
-def _positive_number(instance: object, attribute: attrs.Attribute, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError(f"{attribute.name} must be a positive number, got {value!r}")
-
-
 @attrs.frozen
 class StreamingConfig:
     """``streaming:`` deadlines on a provider stream, in seconds."""
 
-    stale_timeout_seconds: float = attrs.field(default=90.0, validator=_positive_number)
-    read_timeout_seconds: float = attrs.field(default=60.0, validator=_positive_number)
-    connect_timeout_seconds: float = attrs.field(default=10.0, validator=_positive_number)
+    stale_timeout_seconds: float = attrs.field(default=90.0, validator=positive_number)
+    read_timeout_seconds: float = attrs.field(default=60.0, validator=positive_number)
+    connect_timeout_seconds: float = attrs.field(default=10.0, validator=positive_number)
 
 
 @attrs.frozen
@@ -60,6 +61,6 @@ class AuxiliaryConfig:
     """``auxiliary:`` the cheaper model used for side tasks such as compression
     summaries; unset fields fall back to the main ``model`` section."""
 
-    model: str | None = attrs.field(default=None, validator=_optional_str)
-    provider: str | None = attrs.field(default=None, validator=_optional_str)
-    base_url: str | None = attrs.field(default=None, validator=_optional_str)
+    model: str | None = attrs.field(default=None, validator=optional_str)
+    provider: str | None = attrs.field(default=None, validator=optional_str)
+    base_url: str | None = attrs.field(default=None, validator=optional_str)

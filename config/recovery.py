@@ -6,13 +6,10 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
+from config.providers import API_MODES
+from config.validators import integer, non_empty_str, number, optional_str, positive_number
+
 STRATEGIES = ("fill_first", "round_robin", "random", "least_used")
-_API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
-
-
-def _number(instance: object, attribute: attrs.Attribute, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{attribute.name} must be a number, got {value!r}")
 
 
 def _max_not_below_base(instance: RetryConfig, attribute: attrs.Attribute, value: float) -> None:
@@ -24,10 +21,10 @@ def _max_not_below_base(instance: RetryConfig, attribute: attrs.Attribute, value
 class RetryConfig:
     """``retry:`` how often and how patiently a failed provider call is retried."""
 
-    max_retries: int = attrs.field(default=3, validator=[v.instance_of(int), v.ge(0), v.le(20)])
-    base_delay: float = attrs.field(default=5.0, validator=[_number, v.gt(0)])
-    max_delay: float = attrs.field(default=120.0, validator=[_number, v.gt(0), _max_not_below_base])
-    jitter_ratio: float = attrs.field(default=0.5, validator=[_number, v.ge(0), v.le(1)])
+    max_retries: int = attrs.field(default=3, validator=integer(ge=0, le=20))
+    base_delay: float = attrs.field(default=5.0, validator=positive_number)
+    max_delay: float = attrs.field(default=120.0, validator=[positive_number, _max_not_below_base])
+    jitter_ratio: float = attrs.field(default=0.5, validator=number(ge=0, le=1))
 
 
 def _env_names(instance: object, attribute: attrs.Attribute, value: object) -> None:
@@ -58,7 +55,7 @@ class CredentialPoolConfig:
 class FallbackProviderConfig:
     """One entry of ``fallback_providers:``, tried in order when the primary fails."""
 
-    provider: str = attrs.field(validator=[v.instance_of(str), v.min_len(1)])
-    model: str = attrs.field(validator=[v.instance_of(str), v.min_len(1)])
-    base_url: str | None = attrs.field(default=None, validator=v.optional(v.instance_of(str)))
-    api_mode: str | None = attrs.field(default=None, validator=v.optional(v.in_(_API_MODES)))
+    provider: str = attrs.field(validator=non_empty_str)
+    model: str = attrs.field(validator=non_empty_str)
+    base_url: str | None = attrs.field(default=None, validator=optional_str)
+    api_mode: str | None = attrs.field(default=None, validator=v.optional(v.in_(API_MODES)))

@@ -2,37 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 from attrs import validators as v
 
+from config.validators import integer, non_empty_str, non_negative_number, positive_number, str_tuple
+
 __all__ = ["DEFAULT_DENY_READ", "SANDBOX_MODES", "CodeExecutionConfig", "SandboxConfig"]
-
-
-def _number(minimum: float, *, strict: bool) -> Any:
-    """A validator for a real number (never a bool) above ``minimum`` (or at least it, when not strict)."""
-
-    def check(instance: object, attribute: attrs.Attribute, value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"{attribute.name} must be a number, got {value!r}")
-        if value < minimum or (strict and value == minimum):
-            bound = ">" if strict else ">="
-            raise ValueError(f"{attribute.name} must be {bound} {minimum:g}, got {value!r}")
-
-    return check
-
-
-def _integer(minimum: int) -> Any:
-    """A validator for an int (never a bool) of at least ``minimum``."""
-
-    def check(instance: object, attribute: attrs.Attribute, value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{attribute.name} must be an integer, got {value!r}")
-        if value < minimum:
-            raise ValueError(f"{attribute.name} must be >= {minimum}, got {value!r}")
-
-    return check
 
 
 @attrs.frozen(kw_only=True)
@@ -51,15 +26,15 @@ class CodeExecutionConfig:
         progress_interval_seconds: Seconds between progress events while the script runs quietly.
     """
 
-    timeout: float = attrs.field(default=300.0, validator=_number(0, strict=True))
-    max_tool_calls: int = attrs.field(default=50, validator=_integer(0))
-    per_call_timeout: float = attrs.field(default=300.0, validator=_number(0, strict=True))
-    max_stdout_bytes: int = attrs.field(default=50_000, validator=_integer(100))
-    max_stderr_bytes: int = attrs.field(default=10_000, validator=_integer(100))
-    kill_grace_seconds: float = attrs.field(default=5.0, validator=_number(0, strict=False))
-    memory_limit_mb: int | None = attrs.field(default=None, validator=v.optional(_integer(16)))
+    timeout: float = attrs.field(default=300.0, validator=positive_number)
+    max_tool_calls: int = attrs.field(default=50, validator=integer(ge=0))
+    per_call_timeout: float = attrs.field(default=300.0, validator=positive_number)
+    max_stdout_bytes: int = attrs.field(default=50_000, validator=integer(ge=100))
+    max_stderr_bytes: int = attrs.field(default=10_000, validator=integer(ge=100))
+    kill_grace_seconds: float = attrs.field(default=5.0, validator=non_negative_number)
+    memory_limit_mb: int | None = attrs.field(default=None, validator=v.optional(integer(ge=16)))
     strict: bool = attrs.field(default=False, validator=v.instance_of(bool))
-    progress_interval_seconds: float = attrs.field(default=5.0, validator=_number(0, strict=True))
+    progress_interval_seconds: float = attrs.field(default=5.0, validator=positive_number)
 
 
 SANDBOX_MODES = ("read-only", "workspace-write", "full-access")
@@ -71,7 +46,6 @@ DEFAULT_DENY_READ: tuple[str, ...] = (
     "~/.netrc", "~/.pgpass", "~/.git-credentials", "/var/run/docker.sock", "/run/docker.sock",
 )  # fmt: skip
 
-_paths = v.deep_iterable(member_validator=v.instance_of(str), iterable_validator=v.instance_of(tuple))
 
 
 @attrs.frozen(kw_only=True)
@@ -92,11 +66,11 @@ class SandboxConfig:
 
     mode: str = attrs.field(default="workspace-write", validator=v.in_(SANDBOX_MODES))
     max_mode: str = attrs.field(default="full-access", validator=v.in_(SANDBOX_MODES))
-    writable_roots: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=_paths)
-    deny_read: tuple[str, ...] = attrs.field(default=DEFAULT_DENY_READ, converter=tuple, validator=_paths)
+    writable_roots: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
+    deny_read: tuple[str, ...] = attrs.field(default=DEFAULT_DENY_READ, converter=tuple, validator=str_tuple)
     network: bool = attrs.field(default=True, validator=v.instance_of(bool))
     ssh_agent: bool = attrs.field(default=False, validator=v.instance_of(bool))
-    bwrap: str = attrs.field(default="auto", validator=[v.instance_of(str), v.min_len(1)])
+    bwrap: str = attrs.field(default="auto", validator=non_empty_str)
 
     @max_mode.validator
     def _mode_within_max(self, attribute: attrs.Attribute, value: str) -> None:

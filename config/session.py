@@ -9,7 +9,8 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
-_positive_int = [v.instance_of(int), v.gt(0)]
+from config.validators import integer, positive_int, positive_number
+
 _ratio = [v.instance_of(float), v.gt(0.0), v.le(1.0)]
 
 
@@ -20,11 +21,9 @@ class AgentConfig:
     ``turn_time_budget_seconds`` and ``turn_token_budget`` are deadlines on the turn scope; ``None`` means no limit.
     """
 
-    max_turns: int = attrs.field(default=90, validator=_positive_int)
-    turn_time_budget_seconds: float | None = attrs.field(
-        default=None, validator=v.optional([v.instance_of((int, float)), v.gt(0)])
-    )
-    turn_token_budget: int | None = attrs.field(default=None, validator=v.optional(_positive_int))
+    max_turns: int = attrs.field(default=90, validator=positive_int)
+    turn_time_budget_seconds: float | None = attrs.field(default=None, validator=v.optional(positive_number))
+    turn_token_budget: int | None = attrs.field(default=None, validator=v.optional(positive_int))
 
 
 @attrs.frozen
@@ -35,19 +34,19 @@ class CompressionConfig:
     # Fraction of the model's context window at which compression triggers.
     threshold: float = attrs.field(default=0.5, validator=_ratio)
     # Non-system messages after the system prompt that are never summarised.
-    protect_first_n: int = attrs.field(default=3, validator=[v.instance_of(int), v.ge(0)])
+    protect_first_n: int = attrs.field(default=3, validator=integer(ge=0))
     # Tail token budget as a fraction of the threshold.
     tail_ratio: float = attrs.field(default=0.2, validator=_ratio)
     # Summary budget as a fraction of the tokens being summarised, floored and capped below.
     summary_ratio: float = attrs.field(default=0.2, validator=_ratio)
-    summary_min_tokens: int = attrs.field(default=2000, validator=_positive_int)
-    summary_max_tokens: int = attrs.field(default=12_000, validator=_positive_int)
+    summary_min_tokens: int = attrs.field(default=2000, validator=positive_int)
+    summary_max_tokens: int = attrs.field(default=12_000, validator=positive_int)
     # A compression saving less than this fraction counts as ineffective.
     min_savings: float = attrs.field(default=0.10, validator=_ratio)
     # Consecutive ineffective compressions after which automatic compression stops.
-    max_ineffective: int = attrs.field(default=2, validator=_positive_int)
+    max_ineffective: int = attrs.field(default=2, validator=positive_int)
     # Floor for the trigger, so a tiny context window still leaves room to work.
-    minimum_threshold_tokens: int = attrs.field(default=4000, validator=_positive_int)
+    minimum_threshold_tokens: int = attrs.field(default=4000, validator=positive_int)
 
     @summary_max_tokens.validator
     def _max_not_below_min(self, attribute: attrs.Attribute[int], value: int) -> None:
@@ -63,12 +62,12 @@ class GuardrailsConfig:
     """
 
     hard_stop_enabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
-    exact_failure_warn_after: int = attrs.field(default=2, validator=_positive_int)
-    exact_failure_block_after: int = attrs.field(default=5, validator=_positive_int)
-    same_tool_failure_warn_after: int = attrs.field(default=3, validator=_positive_int)
-    same_tool_failure_halt_after: int = attrs.field(default=8, validator=_positive_int)
-    no_progress_warn_after: int = attrs.field(default=2, validator=_positive_int)
-    no_progress_block_after: int = attrs.field(default=5, validator=_positive_int)
+    exact_failure_warn_after: int = attrs.field(default=2, validator=positive_int)
+    exact_failure_block_after: int = attrs.field(default=5, validator=positive_int)
+    same_tool_failure_warn_after: int = attrs.field(default=3, validator=positive_int)
+    same_tool_failure_halt_after: int = attrs.field(default=8, validator=positive_int)
+    no_progress_warn_after: int = attrs.field(default=2, validator=positive_int)
+    no_progress_block_after: int = attrs.field(default=5, validator=positive_int)
 
 
 @attrs.frozen

@@ -5,9 +5,9 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
-__all__ = ["StoreConfig"]
+from config.validators import integer, positive_int, positive_number
 
-_positive_int = [v.instance_of(int), v.gt(0)]
+__all__ = ["StoreConfig"]
 
 
 @attrs.frozen
@@ -26,10 +26,8 @@ class StoreConfig:
             commit across a process crash (``kill -9``); ``full`` also across power loss.
     """
 
-    busy_timeout_seconds: float = attrs.field(
-        default=30.0, converter=float, validator=[v.instance_of(float), v.gt(0.0)]
-    )
-    checkpoint_every: int = attrs.field(default=50, validator=_positive_int)
-    batch_max: int = attrs.field(default=256, validator=_positive_int)
-    read_connections: int = attrs.field(default=4, validator=[*_positive_int, v.le(64)])
+    busy_timeout_seconds: float = attrs.field(default=30.0, converter=float, validator=positive_number)
+    checkpoint_every: int = attrs.field(default=50, validator=positive_int)
+    batch_max: int = attrs.field(default=256, validator=positive_int)
+    read_connections: int = attrs.field(default=4, validator=integer(gt=0, le=64))
     synchronous: str = attrs.field(default="normal", validator=v.in_(("normal", "full")))

@@ -10,46 +10,42 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
+from config.validators import (
+    integer,
+    non_empty_str,
+    non_negative_number,
+    optional_str,
+    positive_int,
+    positive_number,
+    str_tuple,
+)
+
 __all__ = ["ApprovalsConfig", "BackgroundConfig", "TerminalConfig", "WebConfig"]
-
-
-def _positive_number(instance: object, attribute: attrs.Attribute, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError(f"{attribute.name} must be a positive number, got {value!r}")
-
-
-def _non_negative_number(instance: object, attribute: attrs.Attribute, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ValueError(f"{attribute.name} must be a number >= 0, got {value!r}")
-
-
-_positive_int = [v.instance_of(int), v.gt(0)]
-_names = v.deep_iterable(member_validator=v.instance_of(str), iterable_validator=v.instance_of(tuple))
 
 
 @attrs.frozen
 class BackgroundConfig:
     """Section ``terminal.background``: limits of the background processes of one session."""
 
-    max_tracked: int = attrs.field(default=64, validator=_positive_int)
-    buffer_chars: int = attrs.field(default=200_000, validator=_positive_int)
-    finished_ttl_seconds: float = attrs.field(default=1800.0, validator=_positive_number)
-    notify_tail_chars: int = attrs.field(default=2000, validator=_positive_int)
-    poll_tail_chars: int = attrs.field(default=1000, validator=_positive_int)
-    log_default_lines: int = attrs.field(default=200, validator=_positive_int)
-    max_wait_seconds: float = attrs.field(default=600.0, validator=_positive_number)
+    max_tracked: int = attrs.field(default=64, validator=positive_int)
+    buffer_chars: int = attrs.field(default=200_000, validator=positive_int)
+    finished_ttl_seconds: float = attrs.field(default=1800.0, validator=positive_number)
+    notify_tail_chars: int = attrs.field(default=2000, validator=positive_int)
+    poll_tail_chars: int = attrs.field(default=1000, validator=positive_int)
+    log_default_lines: int = attrs.field(default=200, validator=positive_int)
+    max_wait_seconds: float = attrs.field(default=600.0, validator=positive_number)
     # How long process(write) waits for room in the stdin pipe of a process that is not reading.
-    write_patience_seconds: float = attrs.field(default=5.0, validator=_positive_number)
+    write_patience_seconds: float = attrs.field(default=5.0, validator=positive_number)
     # watch_patterns rate limits: one notification per window per process ...
-    watch_window_seconds: float = attrs.field(default=15.0, validator=_positive_number)
-    watch_max_lines: int = attrs.field(default=20, validator=_positive_int)
-    watch_max_chars: int = attrs.field(default=2000, validator=_positive_int)
+    watch_window_seconds: float = attrs.field(default=15.0, validator=positive_number)
+    watch_max_lines: int = attrs.field(default=20, validator=positive_int)
+    watch_max_chars: int = attrs.field(default=2000, validator=positive_int)
     # ... consecutive windows with suppressed matches before the watch is disabled ...
-    watch_max_suppressed_windows: int = attrs.field(default=3, validator=_positive_int)
+    watch_max_suppressed_windows: int = attrs.field(default=3, validator=positive_int)
     # ... and a breaker over all processes of the session.
-    breaker_max_events: int = attrs.field(default=15, validator=_positive_int)
-    breaker_window_seconds: float = attrs.field(default=10.0, validator=_positive_number)
-    breaker_silence_seconds: float = attrs.field(default=30.0, validator=_positive_number)
+    breaker_max_events: int = attrs.field(default=15, validator=positive_int)
+    breaker_window_seconds: float = attrs.field(default=10.0, validator=positive_number)
+    breaker_silence_seconds: float = attrs.field(default=30.0, validator=positive_number)
 
 
 @attrs.frozen
@@ -60,17 +56,17 @@ class TerminalConfig:
     that may still reach the shell; every other secret-looking variable is stripped.
     """
 
-    default_timeout: float = attrs.field(default=180.0, validator=_positive_number)
-    max_foreground_timeout: float = attrs.field(default=600.0, validator=_positive_number)
-    env_passthrough: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=_names)
+    default_timeout: float = attrs.field(default=180.0, validator=positive_number)
+    max_foreground_timeout: float = attrs.field(default=600.0, validator=positive_number)
+    env_passthrough: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
     # Bytes of output kept: 40% from the head, 60% from the tail, a notice for the rest.
-    max_output_bytes: int = attrs.field(default=50_000, validator=[v.instance_of(int), v.ge(1000)])
-    kill_grace_seconds: float = attrs.field(default=2.0, validator=_non_negative_number)
+    max_output_bytes: int = attrs.field(default=50_000, validator=integer(ge=1000))
+    kill_grace_seconds: float = attrs.field(default=2.0, validator=non_negative_number)
     # After the shell exits, how long to wait for processes it left holding the output pipe.
-    exit_drain_seconds: float = attrs.field(default=0.5, validator=_non_negative_number)
-    shell: str = attrs.field(default="bash", validator=[v.instance_of(str), v.min_len(1)])
+    exit_drain_seconds: float = attrs.field(default=0.5, validator=non_negative_number)
+    shell: str = attrs.field(default="bash", validator=non_empty_str)
     # Live output of a running foreground command goes to watchers at most this often.
-    progress_interval_seconds: float = attrs.field(default=1.0, validator=_non_negative_number)
+    progress_interval_seconds: float = attrs.field(default=1.0, validator=non_negative_number)
     background: BackgroundConfig = attrs.field(factory=BackgroundConfig, validator=v.instance_of(BackgroundConfig))
 
     @max_foreground_timeout.validator
@@ -85,7 +81,7 @@ class TerminalConfig:
 class ApprovalsConfig:
     """Section ``approvals``: how long a dangerous-command request waits before it counts as denied."""
 
-    timeout_seconds: float = attrs.field(default=300.0, validator=_positive_number)
+    timeout_seconds: float = attrs.field(default=300.0, validator=positive_number)
 
 
 @attrs.frozen
@@ -97,16 +93,16 @@ class WebConfig:
     """
 
     backend: str = attrs.field(default="auto", validator=v.in_(("auto", "searxng", "brave", "none")))
-    searxng_url: str | None = attrs.field(default=None, validator=v.optional(v.instance_of(str)))
+    searxng_url: str | None = attrs.field(default=None, validator=optional_str)
     brave_api_key_env: str = attrs.field(default="BRAVE_API_KEY", validator=v.instance_of(str))
     brave_base_url: str = attrs.field(
         default="https://api.search.brave.com/res/v1/web/search", validator=v.instance_of(str)
     )
-    max_results: int = attrs.field(default=10, validator=_positive_int)
-    max_page_chars: int = attrs.field(default=100_000, validator=_positive_int)
-    max_download_bytes: int = attrs.field(default=5_000_000, validator=_positive_int)
-    max_urls: int = attrs.field(default=10, validator=_positive_int)
+    max_results: int = attrs.field(default=10, validator=positive_int)
+    max_page_chars: int = attrs.field(default=100_000, validator=positive_int)
+    max_download_bytes: int = attrs.field(default=5_000_000, validator=positive_int)
+    max_urls: int = attrs.field(default=10, validator=positive_int)
     # web_extract refuses loopback, private and link-local hosts unless this is set.
     allow_private_addresses: bool = attrs.field(default=False, validator=v.instance_of(bool))
-    request_timeout_seconds: float = attrs.field(default=20.0, validator=_positive_number)
+    request_timeout_seconds: float = attrs.field(default=20.0, validator=positive_number)
     user_agent: str = attrs.field(default="hermes-actors/0.1 (+web_extract)", validator=v.instance_of(str))

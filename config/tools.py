@@ -5,9 +5,11 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
+from config.validators import integer, non_empty_str
+
 __all__ = ["MemoryConfig", "ToolsConfig"]
 
-_names = v.deep_iterable(member_validator=[v.instance_of(str), v.min_len(1)], iterable_validator=v.instance_of(tuple))
+_names = v.deep_iterable(member_validator=non_empty_str, iterable_validator=v.instance_of(tuple))
 
 
 def _to_tuple(value: object) -> object:
@@ -31,9 +33,9 @@ class ToolsConfig:
         default=None, converter=_to_tuple, validator=v.optional(_names)
     )
     disabled_toolsets: tuple[str, ...] = attrs.field(default=(), converter=_to_tuple, validator=_names)
-    max_result_size_chars: int = attrs.field(default=100_000, validator=[v.instance_of(int), v.ge(1_000)])
+    max_result_size_chars: int = attrs.field(default=100_000, validator=integer(ge=1_000))
     use_ripgrep: bool = attrs.field(default=True, validator=v.instance_of(bool))
-    max_parallel_tools: int = attrs.field(default=8, validator=[v.instance_of(int), v.ge(1), v.le(64)])
+    max_parallel_tools: int = attrs.field(default=8, validator=integer(ge=1, le=64))
 
 
 @attrs.frozen(kw_only=True)
@@ -49,5 +51,5 @@ class MemoryConfig:
 
     memory_enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
     user_profile_enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
-    memory_char_limit: int = attrs.field(default=2_200, validator=[v.instance_of(int), v.ge(100), v.le(100_000)])
-    user_char_limit: int = attrs.field(default=1_375, validator=[v.instance_of(int), v.ge(100), v.le(100_000)])
+    memory_char_limit: int = attrs.field(default=2_200, validator=integer(ge=100, le=100_000))
+    user_char_limit: int = attrs.field(default=1_375, validator=integer(ge=100, le=100_000))

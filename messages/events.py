@@ -4,6 +4,10 @@ the HTTP API, a parent session relaying a subagent).
 Every event carries ``session_id``, the per-session monotonic ``seq`` (a client
 resumes with ``attach --since N``) and the ``path`` of the actor it comes from
 (``sessions/session:ab12`` or a subagent's path when relayed by its parent).
+The session's hub stamps these three on what it publishes; they default to
+blank so that a provider's stream can emit :class:`TextDelta` and
+:class:`ReasoningDelta` itself (``providers.types.StreamEvent``): one type for
+a piece of streamed text, from the wire to the client.
 All fields are keyword-only so events read the same wherever they are built.
 """
 
@@ -33,43 +37,40 @@ _event = attrs.frozen(kw_only=True)
 
 
 @_event
-class TurnStarted:
-    """A turn began for a user message (or a background notification)."""
+class _Stamped:
+    """What every event carries, stamped by the hub that publishes it."""
 
-    session_id: str
+    session_id: str = ""
     seq: int = 0
     path: str = ""
+
+
+@_event
+class TurnStarted(_Stamped):
+    """A turn began for a user message (or a background notification)."""
+
     turn_id: int
     text: str
 
 
 @_event
-class TextDelta:
+class TextDelta(_Stamped):
     """Streamed answer text."""
 
-    session_id: str
-    seq: int = 0
-    path: str = ""
     text: str
 
 
 @_event
-class ReasoningDelta:
+class ReasoningDelta(_Stamped):
     """Streamed reasoning text (shown dimmed)."""
 
-    session_id: str
-    seq: int = 0
-    path: str = ""
     text: str
 
 
 @_event
-class ToolStarted:
+class ToolStarted(_Stamped):
     """A tool worker started a call."""
 
-    session_id: str
-    seq: int = 0
-    path: str = ""
     call_id: str
     name: str
     args_preview: str
@@ -77,23 +78,17 @@ class ToolStarted:
 
 
 @_event
-class ToolProgress:
+class ToolProgress(_Stamped):
     """A running tool reported progress ("execute_code: 3 tool calls, 12 s")."""
 
-    session_id: str
-    seq: int = 0
-    path: str = ""
     call_id: str
     text: str
 
 
 @_event
-class ToolFinished:
+class ToolFinished(_Stamped):
     """A tool call ended."""
 
-    session_id: str
-    seq: int = 0
-    path: str = ""
     call_id: str
     name: str
     duration_seconds: float
@@ -102,24 +97,18 @@ class ToolFinished:
 
 
 @_event
-class StatusUpdate:
+class StatusUpdate(_Stamped):
     """Something the user should see that is not the answer: ``kind`` is one of
     retrying, rotating_key, fallback, compressing, budget, stale, warning, info."""
 
-    session_id: str
-    seq: int = 0
-    path: str = ""
     kind: str
     text: str
 
 
 @_event
-class ApprovalRequested:
+class ApprovalRequested(_Stamped):
     """A dangerous command waits for approval: once, session or deny."""
 
-    session_id: str
-    seq: int = 0
-    path: str = ""
     request_id: str
     command: str
     description: str
@@ -128,12 +117,9 @@ class ApprovalRequested:
 
 
 @_event
-class ClarifyRequested:
+class ClarifyRequested(_Stamped):
     """The model asks the user a question."""
 
-    session_id: str
-    seq: int = 0
-    path: str = ""
     request_id: str
     question: str
     choices: list[str] = attrs.Factory(list)
@@ -142,24 +128,18 @@ class ClarifyRequested:
 
 
 @_event
-class RequestResolved:
+class RequestResolved(_Stamped):
     """An approval or clarify request was answered (first answer wins) or expired."""
 
-    session_id: str
-    seq: int = 0
-    path: str = ""
     request_id: str
     answer: str
     resolved_by: str
 
 
 @_event
-class TurnFinished:
+class TurnFinished(_Stamped):
     """A turn ended. ``reason``: completed, interrupted, budget or error."""
 
-    session_id: str
-    seq: int = 0
-    path: str = ""
     turn_id: int
     final_text: str
     reason: str
@@ -167,12 +147,9 @@ class TurnFinished:
 
 
 @_event
-class UsageUpdated:
+class UsageUpdated(_Stamped):
     """Token usage so far in this session."""
 
-    session_id: str
-    seq: int = 0
-    path: str = ""
     prompt_tokens: int
     completion_tokens: int
     cache_read_tokens: int = 0
@@ -182,23 +159,17 @@ class UsageUpdated:
 
 
 @_event
-class FellBehind:
+class FellBehind(_Stamped):
     """The requested resume point is older than the replay buffer holds."""
 
-    session_id: str
-    seq: int = 0
-    path: str = ""
     requested: int
     oldest_available: int
 
 
 @_event
-class SubscriberDropped:
+class SubscriberDropped(_Stamped):
     """Sent last to a subscriber that could not keep up (or was detached)."""
 
-    session_id: str
-    seq: int = 0
-    path: str = ""
     reason: str
 
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol
 import attrs
 import trio
 
+from messages.events import ReasoningDelta, TextDelta
 from messages.untrusted import repair_json, repair_text
 
 from ._stale import guard_of
@@ -24,10 +25,8 @@ from ._translate import SDK_ERRORS, translate_error
 from .errors import ProviderConnectionError, StreamStalled
 from .types import (
     ChatRequest,
-    ReasoningDelta,
     StreamEvent,
     StreamFinished,
-    TextDelta,
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
@@ -91,13 +90,13 @@ class TurnAccumulator:
         """Append answer text; its event."""
         text = repair_text(text)
         self.text.append(text)
-        return [TextDelta(text)]
+        return [TextDelta(text=text)]
 
     def add_reasoning(self, text: str) -> list[StreamEvent]:
         """Append reasoning text; its event."""
         text = repair_text(text)
         self.reasoning.append(text)
-        return [ReasoningDelta(text)]
+        return [ReasoningDelta(text=text)]
 
     def start_call(self, index: int, call_id: str, name: str) -> ToolCallStarted:
         """Open tool call ``index``; its event."""

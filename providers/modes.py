@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from config.providers import API_MODES
+
 from .errors import ProviderConfigError
-from .types import API_MODES
 
 _ANTHROPIC_PROVIDERS = frozenset({"anthropic"})
 _RESPONSES_PROVIDERS = frozenset({"openai-codex", "codex"})

@@ -1,6 +1,8 @@
 """Data that crosses the provider boundary: settings, requests, usage and stream events.
 
-Conversation history stays in the internal OpenAI-style form. The adapters
+Conversation history stays in the internal OpenAI-style form. Streamed text is
+the session events' own :class:`~messages.events.TextDelta` and
+:class:`~messages.events.ReasoningDelta` (unstamped until a session publishes it). The adapters
 convert to and from each wire protocol; this module fixes the shape of what
 they hand back.
 
@@ -41,7 +43,8 @@ from typing import Any, Union
 
 import attrs
 
-API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
+from config.providers import API_MODES
+from messages.events import ReasoningDelta, TextDelta
 
 FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter", "error")
 
@@ -93,20 +96,6 @@ class Usage:
     def total_tokens(self) -> int:
         """Prompt plus completion tokens (cache figures are part of the prompt)."""
         return self.prompt_tokens + self.completion_tokens
-
-
-@attrs.frozen
-class TextDelta:
-    """A piece of visible answer text."""
-
-    text: str
-
-
-@attrs.frozen
-class ReasoningDelta:
-    """A piece of reasoning / thinking text."""
-
-    text: str
 
 
 @attrs.frozen

@@ -22,10 +22,7 @@ from providers.recovery.credentials import CredentialPool
 from providers.recovery.fallback import FallbackChain
 from providers.recovery.policy import ProviderConnector, stream_with_recovery
 from providers.recovery.status import StatusKind
-from providers.recovery.status import StatusUpdate as RecoveryStatus
 from providers.types import ChatRequest, StreamFinished
-from providers.types import ReasoningDelta as ProviderReasoning
-from providers.types import TextDelta as ProviderText
 
 __all__ = ["LlmCall"]
 
@@ -101,15 +98,15 @@ class LlmCall(Actor[Any]):
 
     async def _on_event(self, event: Any) -> None:
         self.chunks += 1
-        if isinstance(event, ProviderText):
+        if isinstance(event, TextDelta):
             shown = self._scrubber.feed(event.text)
             if shown:
                 self.streamed_text += shown
                 self.hub.publish(TextDelta, text=shown)
-        elif isinstance(event, ProviderReasoning):
+        elif isinstance(event, ReasoningDelta):
             self.hub.publish(ReasoningDelta, text=event.text)
 
-    async def _on_status(self, update: RecoveryStatus) -> None:
-        kind = _STATUS_KINDS.get(update.kind, "warning" if update.kind is StatusKind.give_up else "info")
-        self.activity = update.text
-        self.hub.publish(StatusUpdate, kind=kind, text=update.text)
+    async def _on_status(self, step: StatusKind, text: str) -> None:
+        kind = _STATUS_KINDS.get(step, "warning" if step is StatusKind.give_up else "info")
+        self.activity = text
+        self.hub.publish(StatusUpdate, kind=kind, text=text)

@@ -35,7 +35,7 @@ from actors.session.workers import ToolExecutor, ToolWorker, run_batch
 from messages.events import StatusUpdate, UsageUpdated
 from messages.supervision import ActorState
 from providers.recovery.credentials import CredentialPool
-from providers.recovery.exceptions import NeedsCompression
+from providers.recovery.errors import NeedsCompression
 from providers.recovery.fallback import FallbackChain
 from providers.recovery.policy import ProviderConnector
 from providers.metadata import rough_tokens

@@ -26,7 +26,7 @@ from providers.recovery.credentials import (
     cooldown_seconds,
     state_path_for,
 )
-from providers.recovery.exceptions import (
+from providers.recovery.errors import (
     CredentialStoreError,
     NeedsCompression,
     NoCredentialAvailable,
@@ -40,7 +40,7 @@ from providers.recovery.json_repair import repair_tool_arguments
 from providers.recovery.policy import ProviderConnector, stream_with_recovery
 from providers.recovery.reset_time import parse_reset_time
 from providers.recovery.sanitize import sanitize_messages, sanitize_text
-from providers.recovery.status import StatusKind, StatusUpdate
+from providers.recovery.status import StatusKind
 from providers.recovery.tool_names import normalize_tool_name, repair_tool_name
 
 __all__ = [
@@ -62,7 +62,6 @@ __all__ = [
     "RecoveryError",
     "RecoveryExhausted",
     "StatusKind",
-    "StatusUpdate",
     "backoff_delay",
     "classify",
     "cooldown_seconds",

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from providers.recovery.exceptions import CredentialStoreError
+from providers.recovery.errors import CredentialStoreError
 
 log = logging.getLogger(__name__)
 

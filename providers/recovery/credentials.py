@@ -30,7 +30,7 @@ import trio
 
 from config.recovery import STRATEGIES
 from providers.recovery import _pool_store as store
-from providers.recovery.exceptions import NoCredentialAvailable
+from providers.recovery.errors import NoCredentialAvailable
 from providers.recovery.reset_time import parse_reset_time
 
 log = logging.getLogger(__name__)

@@ -88,12 +88,14 @@ class ProviderKeys:
     pools: Mapping[str, CredentialPool]
     _model: ModelConfig
     _env: Mapping[str, str] = attrs.field(repr=False)
+    _single: Mapping[str, str] = attrs.field(repr=False)
 
     def key_for(self, target: ProviderTarget) -> str | None:
-        """The key of ``target`` when its provider has no pool (the connector's default key)."""
+        """The key of ``target`` when its provider has no pool (the connector's default key):
+        its primary variable's, else the provider's one key from ``extra_keys``."""
         variable = primary_variable(target.provider, self._model, target.api_mode)
         value = self._env.get(variable, "").strip() if variable else ""
-        return value or None
+        return value or self._single.get(target.provider)
 
 
 def load_provider_keys(config: Config, env: Mapping[str, str], *, clock: Callable[[], float] = time.time) -> ProviderKeys:
@@ -112,11 +114,14 @@ def load_provider_keys(config: Config, env: Mapping[str, str], *, clock: Callabl
         [*KEY_VARIABLES, *section.extra_keys, config.model.default_provider, *(f.provider for f in config.fallback_providers)]
     )
     pools: dict[str, CredentialPool] = {}
+    single: dict[str, str] = {}
     for provider in providers:
         keys = keys_from_env(provider, primary_variable(provider, config.model), section, env)
         if len(keys) > 1:
             pools[provider] = CredentialPool(provider, keys, strategy=section.strategy, clock=clock)
+        elif keys:
+            single[provider] = keys[0]
     # Only the variables key_for can name are kept, not the whole environment.
     names = {*KEY_VARIABLES.values(), config.model.api_key_env}
     relevant = {name: env[name] for name in names if name and env.get(name)}
-    return ProviderKeys(MappingProxyType(pools), config.model, MappingProxyType(relevant))
+    return ProviderKeys(MappingProxyType(pools), config.model, MappingProxyType(relevant), MappingProxyType(single))

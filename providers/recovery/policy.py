@@ -42,17 +42,18 @@ import openai
 import trio
 
 from config.recovery import RetryConfig
+from messages.events import TextDelta
 from providers.base import ProviderAdapter
 from providers.errors import ProviderError, ProviderResponseError
 from providers.recovery.backoff import Backoff
 from providers.recovery.classifier import ClassifiedError, FailoverReason, classify
 from providers.recovery.credentials import Credential, CredentialPool
-from providers.recovery.exceptions import NeedsCompression, NoCredentialAvailable, RecoveryExhausted
+from providers.recovery.errors import NeedsCompression, NoCredentialAvailable, RecoveryExhausted
 from providers.recovery.fallback import FallbackChain, ProviderTarget
 from providers.recovery.history import strip_reasoning
 from providers.recovery.sanitize import sanitize_value
-from providers.recovery.status import StatusKind, StatusUpdate
-from providers.types import ChatRequest, StreamEvent, StreamFinished, TextDelta, UsageReported
+from providers.recovery.status import StatusKind
+from providers.types import ChatRequest, StreamEvent, StreamFinished, UsageReported
 
 log = logging.getLogger(__name__)
 
@@ -89,10 +90,11 @@ class ProviderConnector(Protocol):
 
 
 EventSink = Callable[[StreamEvent], Awaitable[None]]
-StatusSink = Callable[[StatusUpdate], Awaitable[None]]
+# Told each recovery step before it happens: what the loop does and a line the user may see.
+StatusSink = Callable[[StatusKind, str], Awaitable[None]]
 
 
-async def _ignore(_: object) -> None:
+async def _ignore(*_: object) -> None:
     return None
 
 
@@ -120,7 +122,8 @@ async def stream_with_recovery(
         retry: the ``retry`` settings (max retries per target, backoff).
         backoff: the backoff schedule (default: one from ``retry``).
         on_event: receives every stream event except the final ``StreamFinished``.
-        on_status: receives a ``StatusUpdate`` before each recovery action.
+        on_status: told ``(kind, text)`` before each recovery action; ``text``
+            is a line for the user and never holds a secret.
         approx_tokens: estimated history size, for the overflow heuristics.
         context_length: a model's context window by model name
             (``ModelMetadata.context_length``), for the overflow heuristics.
@@ -309,4 +312,4 @@ class _RecoveryRun:
 
     async def _status(self, kind: StatusKind, text: str) -> None:
         log.info("recovery %s: %s", kind.value, text)
-        await self.on_status(StatusUpdate(kind, text))
+        await self.on_status(kind, text)

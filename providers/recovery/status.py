@@ -1,10 +1,12 @@
-"""Status updates the retry loop shows the user while it recovers."""
+"""What the retry loop reports it is doing while it recovers.
+
+The loop tells its ``on_status`` sink a :class:`StatusKind` and a line of text;
+the session turns them into its ``messages.events.StatusUpdate`` event.
+"""
 
 from __future__ import annotations
 
 import enum
-
-import attrs
 
 
 class StatusKind(enum.Enum):
@@ -21,11 +23,3 @@ class StatusKind(enum.Enum):
     partial_output = "partial_output"  # a stream failed after text was shown; the retry restarts it
     compress = "compress"  # handing back to the caller to compress the history
     give_up = "give_up"  # no recovery left
-
-
-@attrs.frozen
-class StatusUpdate:
-    """One user-visible line about recovery (``text`` never holds a secret)."""
-
-    kind: StatusKind
-    text: str

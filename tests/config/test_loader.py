@@ -46,13 +46,13 @@ class TestLoadConfig:
         ("text", "expected"),
         [
             ('agent:\n  max_turns: "12"\n', "expected an integer, got a string @ agent.max_turns"),
-            ("agent:\n  max_turns: -1\n", "'max_turns' must be > 0: -1 @ agent"),
+            ("agent:\n  max_turns: -1\n", "max_turns must be an integer > 0, got -1 @ agent"),
             ("display:\n  busy_input_mode: wild\n", "'busy_input_mode' must be in ('interrupt', 'queue', 'steer') (got 'wild') @ display"),
             ("compression:\n  enabled: 'false'\n", "expected true or false, got a string @ compression.enabled"),
             ("agent: [1]\n", "agent must be a mapping, got list"),
             ("- 1\n", "the top level must be a mapping"),
             ("fallback_providers:\n  - provider: x\n", "required field missing @ fallback_providers[0].model"),
-            ("delegation:\n  child_timeout_seconds: 5\n", "child_timeout_seconds must be at least 30 seconds"),
+            ("delegation:\n  child_timeout_seconds: 5\n", "child_timeout_seconds must be a number >= 30, got 5"),
             ("agent: [\n", "not valid YAML"),
             # Hostile files: never a RecursionError or a bare ValueError.
             ("agent: " + "[" * 50_000, "nested too deeply to read"),

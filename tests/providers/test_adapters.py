@@ -6,10 +6,9 @@ import json
 
 import pytest
 
+from messages.events import ReasoningDelta, TextDelta
 from providers import (
-    ReasoningDelta,
     StreamFinished,
-    TextDelta,
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
@@ -37,6 +36,12 @@ class TestText:
         assert finished.message["role"] == "assistant"
         assert finished.message["content"] == "one two three four"
         assert "tool_calls" not in finished.message
+
+    async def test_deltas_are_the_session_event_unstamped(self, server, pool, mode):
+        server.push({"text": "one two", "chunks": 2})
+        events = await collect(adapter_for(server, pool, mode), request())
+        deltas = [e for e in events if type(e) is TextDelta]
+        assert [("", 0, "")] * 2 == [(d.session_id, d.seq, d.path) for d in deltas]
 
     async def test_non_ascii_text_intact(self, server, pool, mode):
         text = "naïve café — 東京 🚀 done"

@@ -9,12 +9,12 @@ import pytest
 import trio
 
 from config.providers import StreamingConfig
+from messages.events import TextDelta
 from providers import (
     ProviderConnectionError,
     ProviderStatusError,
     ProviderTimeoutError,
     StreamStalled,
-    TextDelta,
     make_adapter,
 )
 

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from providers import StreamFinished, TextDelta
-from providers.types import ReasoningDelta, ToolCallArgumentsDelta, ToolCallCompleted
+from messages.events import ReasoningDelta, TextDelta
+from providers import StreamFinished
+from providers.types import ToolCallArgumentsDelta, ToolCallCompleted
 
 from .conftest import MODES, TERMINAL_TOOL, adapter_for, collect, request
 

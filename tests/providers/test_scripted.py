@@ -11,7 +11,8 @@ import pytest
 import trio
 
 from config.providers import StreamingConfig
-from providers import ProviderSettings, ScriptError, TextDelta, ToolCallCompleted, make_adapter
+from messages.events import TextDelta
+from providers import ProviderSettings, ScriptError, ToolCallCompleted, make_adapter
 from providers.scripted import Step, parse_steps, serve_scripted_provider
 from providers.scripted.rules import DEMO_SCRIPT, LABEL
 

@@ -14,7 +14,8 @@ import attrs
 import trio
 
 from providers.recovery import ProviderTarget
-from providers.types import ChatRequest, StreamEvent, StreamFinished, TextDelta, ToolCallStarted, Usage, UsageReported
+from messages.events import TextDelta
+from providers.types import ChatRequest, StreamEvent, StreamFinished, ToolCallStarted, Usage, UsageReported
 
 
 @attrs.frozen
@@ -59,7 +60,7 @@ class _Adapter:
             yield UsageReported(Usage(prompt_tokens=10))
         for word in outcome.text.split():
             await trio.lowlevel.checkpoint()
-            yield TextDelta(word + " ")
+            yield TextDelta(text=word + " ")
         if outcome.tool_call is not None:
             yield ToolCallStarted(index=0, call_id="call_0", name=outcome.tool_call)
         if outcome.error is not None:

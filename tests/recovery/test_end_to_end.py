@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import attrs
@@ -10,7 +9,6 @@ import pytest
 import trio
 
 from config.recovery import RetryConfig
-from config.providers import StreamingConfig
 from providers.clients import ClientPool
 from providers.errors import ProviderError
 from providers.recovery import (
@@ -21,34 +19,17 @@ from providers.recovery import (
     PooledConnector,
     ProviderTarget,
     StatusKind,
-    StatusUpdate,
     classify,
     stream_with_recovery,
 )
 from providers.scripted import ScriptedProvider, serve_scripted_provider
 from providers.types import ChatRequest
 
+from .conftest import STREAMING
+
 
 R = FailoverReason
 FAST_RETRY = RetryConfig(max_retries=2, base_delay=0.01, max_delay=0.02, jitter_ratio=0.5)
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[ScriptedProvider]:
-    async with serve_scripted_provider() as provider:
-        yield provider
-
-
-STREAMING = StreamingConfig(stale_timeout_seconds=0.5, read_timeout_seconds=5.0, connect_timeout_seconds=2.0)
-
-
-@pytest.fixture
-async def clients() -> AsyncIterator[ClientPool]:
-    pool = ClientPool(STREAMING)
-    try:
-        yield pool
-    finally:
-        await pool.aclose()
 
 
 @pytest.fixture
@@ -183,14 +164,18 @@ class TestClassifierOverRealHTTP:
 
 class Statuses:
     def __init__(self) -> None:
-        self.updates: list[StatusUpdate] = []
+        self.updates: list[tuple[StatusKind, str]] = []
 
-    async def __call__(self, update: StatusUpdate) -> None:
-        self.updates.append(update)
+    async def __call__(self, kind: StatusKind, text: str) -> None:
+        self.updates.append((kind, text))
 
     @property
     def kinds(self) -> list[StatusKind]:
-        return [u.kind for u in self.updates]
+        return [kind for kind, _ in self.updates]
+
+    @property
+    def texts(self) -> list[str]:
+        return [text for _, text in self.updates]
 
 
 class TestRecoveryEndToEnd:
@@ -204,7 +189,7 @@ class TestRecoveryEndToEnd:
         assert done.message["content"] == "rotated fine"
         assert [r.headers["authorization"] for r in server.requests] == ["Bearer sk-first-key-000000", "Bearer sk-second-key-11111"]
         assert status.kinds == [StatusKind.rotate_credential]
-        assert "sk-first" not in status.updates[0].text
+        assert "sk-first" not in status.texts[0]
         assert pool.statistics().available == 1
 
     async def test_fallback_to_another_provider_and_protocol(self, server: ScriptedProvider, connector: PooledConnector) -> None:
@@ -216,7 +201,7 @@ class TestRecoveryEndToEnd:
             done = await stream_with_recovery(request(), chain=chain, connector=connector, retry=FAST_RETRY, on_status=status)
             assert done.message["content"] == "from the fallback"
             assert second.requests[0].path == "/v1/messages" and second.requests[0].body["model"] == "claude-test"
-            assert status.kinds == [StatusKind.fallback] and "anthropic/claude-test" in status.updates[0].text
+            assert status.kinds == [StatusKind.fallback] and "anthropic/claude-test" in status.texts[0]
             assert chain.current == messages(second)
 
     async def test_dropped_stream_rebuilds_the_client_then_succeeds(self, server: ScriptedProvider, connector: PooledConnector, clients: ClientPool) -> None:

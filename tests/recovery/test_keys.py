@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 
 from config.loader import Config, load_config
-from config.providers import StreamingConfig
 from config.recovery import RetryConfig
 from providers.clients import ClientPool
 from providers.recovery import (
@@ -18,11 +15,12 @@ from providers.recovery import (
     load_provider_keys,
     stream_with_recovery,
 )
-from providers.scripted import ScriptedProvider, serve_scripted_provider
+from providers.scripted import ScriptedProvider
 from providers.types import ChatRequest
 
+from .conftest import STREAMING
+
 FAST_RETRY = RetryConfig(max_retries=1, base_delay=0.01, max_delay=0.02, jitter_ratio=0.0)
-STREAMING = StreamingConfig(stale_timeout_seconds=0.5, read_timeout_seconds=5.0, connect_timeout_seconds=2.0)
 
 
 def config_from(tmp_path: Path, text: str) -> Config:
@@ -55,6 +53,11 @@ class TestPools:
         keys = load_provider_keys(config, {"OPENAI_API_KEY": "k1", "OPENAI_API_KEY_2": "k1", "ANTHROPIC_API_KEY": "a1"})
         assert {} == dict(keys.pools)
         assert "k1" == keys.key_for(target("openai"))
+
+    def test_one_extra_key_serves_when_the_usual_variable_is_unset(self, tmp_path: Path) -> None:
+        config = config_from(tmp_path, "credential_pool:\n  extra_keys: {openai: [OPENAI_API_KEY_2]}\n")
+        keys = load_provider_keys(config, {"OPENAI_API_KEY_2": "k2"})
+        assert ({}, "k2") == (dict(keys.pools), keys.key_for(target("openai")))
 
     def test_provider_without_a_usual_variable_pools_its_extras(self, tmp_path: Path) -> None:
         config = config_from(
@@ -109,21 +112,6 @@ class TestApiKeyEnv:
     def test_unset_variable_gives_no_key(self, tmp_path: Path) -> None:
         config = config_from(tmp_path, "model:\n  api_key_env: NOT_SET_ANYWHERE\n")
         assert load_provider_keys(config, {"OPENAI_API_KEY": "usual"}).key_for(target("openai")) is None
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[ScriptedProvider]:
-    async with serve_scripted_provider() as provider:
-        yield provider
-
-
-@pytest.fixture
-async def clients() -> AsyncIterator[ClientPool]:
-    pool = ClientPool(STREAMING)
-    try:
-        yield pool
-    finally:
-        await pool.aclose()
 
 
 def request() -> ChatRequest:

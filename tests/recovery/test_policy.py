@@ -9,6 +9,7 @@ import pytest
 import trio
 
 from config.recovery import RetryConfig
+from messages.events import TextDelta
 from providers.errors import ProviderConnectionError, ProviderStatusError, ProviderTimeoutError
 from providers.recovery import (
     Backoff,
@@ -19,11 +20,10 @@ from providers.recovery import (
     ProviderTarget,
     RecoveryExhausted,
     StatusKind,
-    StatusUpdate,
     backoff_delay,
     stream_with_recovery,
 )
-from providers.types import ChatRequest, StreamEvent, TextDelta
+from providers.types import ChatRequest, StreamEvent
 
 from .fakes import FakeConnector, Outcome
 
@@ -47,17 +47,21 @@ class Recorder:
 
     def __init__(self) -> None:
         self.events: list[StreamEvent] = []
-        self.status: list[StatusUpdate] = []
+        self.status: list[tuple[StatusKind, str]] = []
 
     async def on_event(self, event: StreamEvent) -> None:
         self.events.append(event)
 
-    async def on_status(self, update: StatusUpdate) -> None:
-        self.status.append(update)
+    async def on_status(self, kind: StatusKind, text: str) -> None:
+        self.status.append((kind, text))
 
     @property
     def kinds(self) -> list[StatusKind]:
-        return [s.kind for s in self.status]
+        return [kind for kind, _ in self.status]
+
+    @property
+    def texts(self) -> list[str]:
+        return [text for _, text in self.status]
 
 
 async def run(
@@ -108,7 +112,7 @@ class TestBackoffRetries:
         assert content == "fine now"
         assert elapsed == pytest.approx(sum(seeded_delays(2)))
         assert rec.kinds == [StatusKind.partial_output, StatusKind.backoff, StatusKind.backoff]
-        assert "retry 2 of 3" in rec.status[-1].text
+        assert "retry 2 of 3" in rec.texts[-1]
         assert connector.open_streams == 0
 
     async def test_retry_after_header_is_honoured(self, autojump_clock: trio.testing.MockClock) -> None:
@@ -140,7 +144,7 @@ class TestBackoffRetries:
         _, elapsed = await run(connector, rec, chain=FallbackChain(PRIMARY, [SECOND]))
         assert elapsed == 0
         assert rec.kinds == [StatusKind.fallback]
-        assert "second-model" in rec.status[0].text
+        assert "second-model" in rec.texts[0]
 
     async def test_not_found_without_fallback_gives_guidance(self, autojump_clock: trio.testing.MockClock) -> None:
         rec = Recorder()
@@ -160,7 +164,7 @@ class TestCredentialRotation:
         assert elapsed == 0
         assert [c.api_key for c in connector.calls] == ["k1", "k2"]
         assert rec.kinds == [StatusKind.rotate_credential]
-        assert "k1" not in rec.status[0].text and "openrouter#1" in rec.status[0].text
+        assert "k1" not in rec.texts[0] and "openrouter#1" in rec.texts[0]
         assert pool.statistics().next_available_at == pytest.approx(EPOCH + 3600)
 
     async def test_provider_reset_time_sets_the_cooldown(self, autojump_clock: trio.testing.MockClock) -> None:

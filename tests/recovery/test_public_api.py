@@ -7,7 +7,7 @@ import providers.recovery as recovery
 EXPECTED = {
     "KEY_VARIABLES", "ProviderKeys", "load_provider_keys", "primary_variable", "Backoff", "ClassifiedError", "Credential", "CredentialPool", "CredentialStoreError", "FailoverReason",
     "FallbackChain", "NeedsCompression", "NoCredentialAvailable", "PoolStatistics", "PooledConnector",
-    "ProviderConnector", "ProviderTarget", "RecoveryError", "RecoveryExhausted", "StatusKind", "StatusUpdate",
+    "ProviderConnector", "ProviderTarget", "RecoveryError", "RecoveryExhausted", "StatusKind",
     "backoff_delay", "classify", "cooldown_seconds", "keys_from_env", "normalize_tool_name", "parse_reset_time",
     "repair_tool_arguments", "repair_tool_name", "sanitize_messages", "sanitize_text", "state_path_for", "stream_with_recovery",
     "strip_reasoning",

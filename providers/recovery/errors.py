@@ -1,8 +1,9 @@
 """Errors raised by the recovery layer.
 
-The provider layer's own failures (``providers.errors.ProviderError``) are
-classified here, never re-wrapped one by one; what leaves the retry loop is one
-of these, with the last provider failure as ``__cause__``::
+The provider layer's own failures (``providers.errors.ProviderError``: what one
+request to one provider did) are classified by the retry loop, never re-wrapped
+one by one; what leaves the loop is one of these (what the whole call came to),
+with the last provider failure as ``__cause__``::
 
     RecoveryError(Exception)
     ├── NeedsCompression          the caller must compress the history, then call again
