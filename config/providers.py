@@ -34,10 +34,6 @@ class ModelConfig:
         """The provider sessions use unless a client names another: ``provider``, or ``openai``."""
         return self.provider or "openai"
 
-    @property
-    def default_provider(self) -> str:
-        """The provider sessions use unless a client names another: ``provider``, or ``openai``."""
-        return self.provider or "openai"
 
 
 @attrs.frozen
