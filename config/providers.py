@@ -35,7 +35,6 @@ class ModelConfig:
         return self.provider or "openai"
 
 
-
 @attrs.frozen
 class PromptCachingConfig:
     """``prompt_caching:`` Anthropic cache breakpoint lifetime."""
