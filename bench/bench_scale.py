@@ -32,8 +32,7 @@ import trio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from actors.session.options import SessionDeps, SessionOptions  # noqa: E402
-from actors.session.service import SessionService, SessionsSupervisor  # noqa: E402
+from actors.session import SessionDeps, SessionOptions, SessionService, SessionsSupervisor  # noqa: E402
 from actors.subagent.delegate import delegate_capability  # noqa: E402
 from actors.toolbox import build_toolbox  # noqa: E402
 from config.daemon import DaemonConfig  # noqa: E402
@@ -232,8 +231,9 @@ async def subagent_batch(url: str, tmp: Path, children: int) -> None:
         handle = await svc.get(session_id)
         subscription = await handle.ask(Subscribe("bench"))
         tasks = [{"goal": f"count files, part {i}"} for i in range(children)]
-        # The parent delegates the batch through the real tool path: call delegate_task directly on a worker context.
-        from actors.session.context import CallContext
+        # The parent delegates the batch through the real tool path: call delegate_task directly on a call context
+        # whose job is the session itself.
+        from actors.session.context import CallContext, CallProgress
 
         session = system.registry._actors[f"sessions/session:{session_id}"]  # the live actor, for its services
         gc.collect()
@@ -260,8 +260,8 @@ async def subagent_batch(url: str, tmp: Path, children: int) -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch)
             nursery.start_soon(children_started)
-            ctx = CallContext(session.services, "bench", session.path, spawn=session.spawn)
-            result = await session.setup.delegate(ctx, {"tasks": tasks})
+            ctx = CallContext(session.services, "bench", session, CallProgress())
+            result = await session.services.delegate(ctx, {"tasks": tasks})
             nursery.cancel_scope.cancel()
         elapsed = time.perf_counter() - spawned_at
         import json

@@ -1,4 +1,4 @@
-"""execute_code for a session: a sandbox actor under the calling tool worker,
+"""execute_code for a session: a sandbox actor under the calling tool call,
 whose script's tool calls go through the session's own tool-execution path."""
 
 from __future__ import annotations
@@ -31,13 +31,15 @@ def sandbox_runner(
     config: CodeExecutionConfig,
     env_passthrough: tuple[str, ...],
     store: SessionStore,
+    max_parallel_tools: int,
     sandbox_dir: str | None = None,
 ) -> Callable[[CallContext, str], Awaitable[str]]:
     """The session's ``run_sandbox`` capability; workspaces are created in ``sandbox_dir`` (the session's
     directory under the daemon's runtime directory; None: the system temp directory).
 
     Each script's tool calls are checked like the model's (guardrails, caps,
-    approvals), run concurrently where the batch rules allow, and recorded in
+    approvals), run concurrently where the batch rules allow (at most
+    ``max_parallel_tools`` at once), and recorded in
     the session's transcript log, never in the history the model sees.
     """
 
@@ -54,18 +56,18 @@ def sandbox_runner(
             config=config,
             on_progress=ctx.emit,
             on_tool_call=records.append,
-            gate=ToolConcurrencyGate(executor.registry),
+            gate=ToolConcurrencyGate(executor.registry, max_parallel_tools),
             cwd=lambda: ctx.shell.cwd,
             env_passthrough=env_passthrough,
             base_dir=sandbox_dir,
             jail=ctx.jail,
         )
         try:
-            return (await actor.run_under(ctx.spawn)).to_json()
+            return (await actor.run_under(ctx.job.spawn)).to_json()
         finally:
             if actor.result is not None:
-                # Kept as the partial result should the worker be cancelled right now.
-                ctx.last_progress = actor.result.to_json()
+                # Kept as the partial result should the call be cancelled right now.
+                ctx.progress.last = actor.result.to_json()
             with trio.CancelScope(shield=True), trio.move_on_after(5):
                 for record in records:
                     await store.record_transcript(session_id, {"kind": "sandbox_tool_call", **attrs.asdict(record)})

@@ -11,7 +11,6 @@ attach wakes it, transparently.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -20,8 +19,8 @@ from actors.errors import ActorError, ActorNotFound
 from actors.handle import ActorHandle
 from actors.registry import ActorRegistry
 from actors.session.actor import SessionActor
-from actors.session.options import SessionDeps, SessionOptions
-from actors.session.setup import SessionSetup, new_session_id
+from actors.session.options import DelegateFactory, SessionDeps, SessionOptions, SessionSpec
+from actors.session.state import new_session_id
 from config.daemon import DaemonConfig
 from messages.session import SessionMessage, UserMessage
 from store.errors import SessionNotFoundError
@@ -31,8 +30,6 @@ from supervisor import ChildSpec, RestartType, Supervisor, SupervisorHandle
 __all__ = ["SessionNotFound", "SessionService", "SessionsSupervisor", "TooManyRunningTurns", "session_child_name"]
 
 log = logging.getLogger("hermes_actors.sessions")
-
-DelegateFactory = Callable[[SessionSetup], Any]
 
 
 class SessionNotFound(LookupError):
@@ -124,15 +121,13 @@ class SessionService:
     def setup_for(
         self, session_id: str, options: SessionOptions | None, ephemeral_system: str | None = None,
         seed: list[dict[str, Any]] | None = None,
-    ) -> SessionSetup:
-        """The setup of a new (options given) or restored (None) session."""
-        setup = SessionSetup(
-            self.deps, session_id, options, ephemeral_system=ephemeral_system, seed=seed,
-            replay_size=self.config.event_replay_size, subscriber_capacity=self.config.subscriber_buffer,
+    ) -> SessionSpec:
+        """The spec of a new (options given) or restored (None) session."""
+        return SessionSpec(
+            self.deps, session_id, options, ephemeral_system=ephemeral_system, seed=tuple(seed or ()),
+            delegate=self.delegate_factory, replay_size=self.config.event_replay_size,
+            subscriber_capacity=self.config.subscriber_buffer,
         )
-        if self.delegate_factory is not None:
-            setup.delegate = self.delegate_factory(setup)
-        return setup
 
     def _path(self, session_id: str) -> str:
         return f"{self.sessions.path}/{session_child_name(session_id)}".lstrip("/")

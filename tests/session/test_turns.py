@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from actors.session.history import check_alternation
+from config.loader import Config
+from config.tools import ToolsConfig
 from messages.events import TextDelta, ToolFinished, ToolStarted, TurnStarted
 from tests.session.harness import open_harness, run_turn
 
@@ -66,6 +69,33 @@ class TestToolConversation:
             tools = [m for m in loaded.messages if m["role"] == "tool"]
             assert [m["tool_call_id"] for m in tools] == ["c1", "c2"]
             assert "alpha" in tools[0]["content"] and "beta" in tools[1]["content"]
+
+    @pytest.mark.parametrize("cap", [1, 3])
+    async def test_configured_parallel_cap_holds(self, tmp_path: Path, cap: int) -> None:
+        """tools.max_parallel_tools bounds how many parallel-safe calls of one batch run together."""
+        running = 0
+        most = 0
+
+        async def overlap_probe(args: dict, ctx: object) -> str:
+            nonlocal running, most
+            running += 1
+            most = max(most, running)
+            # Wakes once every other task is blocked: every call that may start has started by then.
+            await trio.testing.wait_all_tasks_blocked()
+            running -= 1
+            return '{"ok": true}'
+
+        config = Config(tools=ToolsConfig(max_parallel_tools=cap))
+        async with open_harness(tmp_path, config) as h:
+            schema = {"description": "Overlap probe.", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}
+            h.deps.registry.register("overlap_probe", "probe", schema, overlap_probe, parallel_safe=True)
+            handle, events_in, _ = await h.start_session(toolsets=("hermes-cli", "probe"))
+            h.provider.push({"tool_calls": [{"id": f"o{i}", "name": "overlap_probe", "arguments": {"n": i}} for i in range(6)]},
+                            {"text": "done"})
+            finished, events = await run_turn(handle, events_in, "probe")
+            assert finished.final_text == "done"
+            assert sum(isinstance(e, ToolFinished) and e.ok for e in events) == 6
+            assert most == cap
 
     async def test_unknown_tool_is_answered_not_run(self, tmp_path: Path) -> None:
         """A tool the session does not have gets an error result the model can act on."""
