@@ -239,11 +239,16 @@ class TurnJob(Job[TurnOutcome]):
         tokens = await self._compress_if_needed(rough_tokens(self.messages))
         for attempt in range(2):
             await self._persist()
+            finished: StreamFinished | None = None
             try:
                 finished = await self._stream_reply(tokens, with_tools=with_tools)
             except ActorFailed as failure:
                 error = failure.__cause__ or failure
-            else:
+            # The call returned or failed (a cancel skips this): it counts, and an interrupt
+            # from now on has no partial reply.
+            self._stream = None
+            self.counters.api_calls += 1
+            if finished is not None:
                 self._count_usage(finished.usage)
                 return finished
             if attempt == 0 and isinstance(error, NeedsCompression) and config.compress is not None:
@@ -287,18 +292,7 @@ class TurnJob(Job[TurnOutcome]):
             hub=config.services.hub, approx_tokens=tokens, context_length=model.context_length_of, progress=self._stream,
         )
         self.activity = f"waiting for {model.chain.current.label}"
-        try:
-            finished = await self.run_job(llm, "llm")
-        except ActorFailed:
-            self._call_done()
-            raise
-        self._call_done()
-        return finished
-
-    def _call_done(self) -> None:
-        """A provider call returned or failed: it counts, and an interrupt now has no partial reply."""
-        self._stream = None
-        self.counters.api_calls += 1
+        return await self.run_job(llm, "llm")
 
     def _count_usage(self, usage: Usage) -> None:
         counters = self.counters
