@@ -255,7 +255,7 @@ class SessionActor(Actor[SessionMessage]):
         if self._closing:
             raise Rejected(SessionBusy(f"session {self.session_id} is shutting down"))
         if self.turn is None:
-            self._start_turn(message)
+            await self._start_turn(message)
             return "started"
         mode = message.busy_mode or self.spec.deps.config.display.busy_input_mode
         if mode == "steer" and self.turn.running_tools():
@@ -274,7 +274,7 @@ class SessionActor(Actor[SessionMessage]):
             if self.turn is None:
                 self.steer.add(text)
                 leftover = self.steer.take()
-                self._start_turn(UserMessage(leftover or text, source="steer"))
+                await self._start_turn(UserMessage(leftover or text, source="steer"))
                 return "started"
             self.steer.add(text)
         except EmptySteerError as exc:
@@ -296,7 +296,8 @@ class SessionActor(Actor[SessionMessage]):
 
     # -- turns -------------------------------------------------------------------------------------------
 
-    def _start_turn(self, message: UserMessage) -> None:
+    async def _start_turn(self, message: UserMessage) -> None:
+        """Start a turn for ``message``; it is in the tree when this returns."""
         state = self.durable
         state.turns += 1
         text = message.text
@@ -305,13 +306,17 @@ class SessionActor(Actor[SessionMessage]):
             self._notes.clear()
         self.executor.guardrails.reset()
         counters = TurnCounters(TokenMeter(self.spec.deps.config.agent.turn_token_budget, self.spec.parent_meter))
-        turn = TurnJob(self._turn_config(), counters, list(state.history), {"role": "user", "content": text}, self.steer, state.turns)
+        started = trio.Event()
+        turn = TurnJob(
+            self._turn_config(), counters, list(state.history), {"role": "user", "content": text}, self.steer, state.turns, started
+        )
         self.turn = turn
         self._turn_done = trio.Event()
         self.state = ActorState.BUSY
         self.activity = f"turn {state.turns}"
         self.hub.publish(TurnStarted, turn_id=state.turns, text=message.text)
         self.start_soon(self._run_turn, turn, state.turns, counters)
+        await started.wait()
 
     def _turn_config(self) -> TurnConfig:
         state = self.durable
@@ -364,7 +369,7 @@ class SessionActor(Actor[SessionMessage]):
                 self.session_id, tokens_in=counters.usage.prompt_tokens, tokens_out=counters.usage.completion_tokens,
             )
         if self.queue and not self._closing:
-            self._start_turn(self.queue.popleft())
+            await self._start_turn(self.queue.popleft())
 
     async def _commit(self, messages: list[dict[str, Any]]) -> None:
         """The turn's new messages: into the store, and into the history as committed."""

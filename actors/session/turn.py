@@ -66,6 +66,7 @@ class TurnJob(Job[TurnOutcome]):
         user_message: the message that started the turn.
         steer: the session's steer buffer, delivered before each model call.
         turn_id: the turn's number in the session.
+        started: set once the turn is in the tree (the session's event).
     """
 
     kind = "turn"
@@ -73,7 +74,7 @@ class TurnJob(Job[TurnOutcome]):
 
     def __init__(
         self, config: TurnConfig, counters: TurnCounters, history: list[dict[str, Any]], user_message: dict[str, Any],
-        steer: SteerBuffer, turn_id: int,
+        steer: SteerBuffer, turn_id: int, started: trio.Event,
     ) -> None:
         super().__init__()
         self.config = config
@@ -82,6 +83,7 @@ class TurnJob(Job[TurnOutcome]):
         self.user_message = user_message
         self.steer = steer
         self.turn_id = turn_id
+        self._started = started
         self.budget = IterationBudget(config.max_iterations)
         # Cancelled by request_stop: an interrupt ends the work, never the job, so it still returns.
         self._interruptible = trio.CancelScope()
@@ -105,6 +107,9 @@ class TurnJob(Job[TurnOutcome]):
         if meter.limit is not None:
             details["tokens"] = f"{meter.used}/{meter.limit}"
         return details
+
+    async def on_start(self) -> None:
+        self._started.set()
 
     def request_stop(self, reason: str, *, requested_by: str = "operator") -> None:
         """Interrupt the turn: its work stops, its history is closed, and it returns that."""

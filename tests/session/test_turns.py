@@ -13,7 +13,8 @@ from actors.session.history import check_alternation
 from config.loader import Config
 from config.tools import ToolsConfig
 from messages.events import TextDelta, ToolFinished, ToolStarted, TurnStarted
-from tests.session.harness import open_harness, run_turn
+from messages.session import UserMessage
+from tests.session.harness import collect_turn, open_harness, run_turn
 
 API_MODES = ["chat_completions", "anthropic_messages", "codex_responses"]
 
@@ -110,6 +111,19 @@ class TestToolConversation:
             loaded = await h.deps.store.load(session_id)
             tool = next(m for m in loaded.messages if m["role"] == "tool")
             assert "Unknown tool" in tool["content"] or "launch_rockets" in tool["content"]
+
+
+class TestTurnInTree:
+    """A started turn is visible at once."""
+
+    async def test_turn_is_in_the_tree_when_started_is_answered(self, tmp_path: Path) -> None:
+        """The session answers "started" only once its turn is registered (the running-turn cap counts it)."""
+        async with open_harness(tmp_path) as h:
+            handle, events_in, sid = await h.start_session()
+            h.provider.push({"text": "hi"})
+            assert await handle.ask(UserMessage("hello")) == "started"
+            assert f"session:{sid}/turn" in h.system.registry
+            await collect_turn(events_in)
 
 
 class TestPrompt:
