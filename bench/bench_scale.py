@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from actors.session import SessionDeps, SessionOptions, SessionService, SessionsSupervisor  # noqa: E402
-from actors.subagent.delegate import delegate_capability  # noqa: E402
+from actors.subagent import delegate_capability  # noqa: E402
 from actors.toolbox import build_toolbox  # noqa: E402
 from config.daemon import DaemonConfig  # noqa: E402
 from config.delegation import DelegationConfig  # noqa: E402

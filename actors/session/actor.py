@@ -75,8 +75,9 @@ class SessionBusy(RuntimeError):
 class SessionActor(Actor[SessionMessage]):
     """One conversation: history, turns, subscribers, background processes.
 
-    Built from a :class:`SessionSpec`; its durable state, model and services exist
-    once it has started (``on_start`` loads the state, then builds the rest from it).
+    Built from a :class:`SessionSpec`; its durable state (``durable``: ``state`` is the
+    actor's lifecycle state), model and services exist once it has started
+    (``on_start`` loads the state, then builds the rest from it).
     """
 
     kind = "session"
@@ -108,7 +109,7 @@ class SessionActor(Actor[SessionMessage]):
         self._notes: list[str] = []
         self._closing = False
         self._turn_done = trio.Event()
-        # Invariant: True once on_start has built everything above it declares.
+        # Invariant: True once on_start has built everything the class body declares.
         self._ready = False
         self._owns_runtime = False
 

@@ -13,7 +13,7 @@ import attrs
 import trio
 
 from actors.session import SessionActor, SessionDeps, SessionOptions, SessionSpec, Subscription, new_session_id
-from actors.subagent.delegate import delegate_capability
+from actors.subagent import delegate_capability
 from actors.toolbox import build_toolbox
 from config.loader import Config
 from messages.events import SessionEvent, TurnFinished
