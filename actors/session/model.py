@@ -8,6 +8,7 @@ model in use now, not the one the session started with.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -31,17 +32,24 @@ class SessionModel:
 
     def __init__(self, deps: SessionDeps, options: SessionOptions) -> None:
         self._deps = deps
-        config = deps.config.model
+        self._options = options
         self.primary = options.model_name(deps.config)
-        target = ProviderTarget.resolve(
-            options.provider or config.provider or "openai",
-            self.primary,
-            options.base_url or config.base_url,
-            options.api_mode or config.api_mode,
-        )
-        self.chain = FallbackChain.from_config(target, deps.config.fallback_providers)
         # Context lengths learned from overflow errors, where no model metadata keeps them.
         self._learned: dict[str, int] = {}
+
+    @functools.cached_property
+    def chain(self) -> FallbackChain:
+        """The session's own target, then ``fallback_providers`` (built on first use: most sessions
+        of a busy daemon sit idle)."""
+        config = self._deps.config
+        options = self._options
+        target = ProviderTarget.resolve(
+            options.provider or config.model.provider or "openai",
+            self.primary,
+            options.base_url or config.model.base_url,
+            options.api_mode or config.model.api_mode,
+        )
+        return FallbackChain.from_config(target, config.fallback_providers)
 
     @property
     def current(self) -> str:
