@@ -126,6 +126,37 @@ class TestTurnInTree:
             await collect_turn(events_in)
 
 
+class _Bug(BaseException):
+    """Escapes dispatch's net for tool errors, as a bug in the session's own code would."""
+
+
+class TestTurnFailure:
+    """A bug in a turn ends that turn with an error, never the session."""
+
+    async def test_failed_turn_is_closed_and_the_session_goes_on(self, tmp_path: Path) -> None:
+        """The turn reports error; the stored history is valid and matches the session's; the next turn works."""
+
+        async def buggy(args: dict, ctx: object) -> str:
+            raise _Bug("the tool path broke")
+
+        async with open_harness(tmp_path) as h:
+            schema = {"description": "Breaks.", "parameters": {"type": "object", "properties": {}}}
+            h.deps.registry.register("buggy", "probe", schema, buggy)
+            handle, events_in, sid = await h.start_session(toolsets=("hermes-cli", "probe"))
+            h.provider.push({"tool_calls": [{"id": "b1", "name": "buggy", "arguments": {}}]})
+            finished, _ = await run_turn(handle, events_in, "break it")
+            assert (finished.reason, finished.final_text) == ("error", f"Error: {finished.error}")
+            assert "the tool path broke" in (finished.error or "")
+            stored = (await h.deps.store.load(sid)).messages
+            check_alternation(stored)
+            assert [m["role"] for m in stored[-3:]] == ["assistant", "tool", "assistant"]
+            h.provider.push({"text": "still here"})
+            finished, _ = await run_turn(handle, events_in, "again")
+            assert (finished.reason, finished.final_text) == ("completed", "still here")
+            sent = h.provider.requests[-1].body["messages"]
+            assert [m["role"] for m in sent[-4:]] == ["assistant", "tool", "assistant", "user"]
+
+
 class TestPrompt:
     """The system prompt is built once, with memory, and frozen."""
 
