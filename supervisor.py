@@ -126,6 +126,7 @@ class ChildInfo:
     restart: RestartType
     state: ActorState
     restarts: int
+    overdue: str = ""
 
 
 SupervisorMessage = StartChild | TerminateChild | WhichChildren
@@ -137,7 +138,7 @@ SupervisorMessage = StartChild | TerminateChild | WhichChildren
 class _ChildRecord:
     """A child slot: its spec and the instance currently filling it."""
 
-    __slots__ = ("actor", "restart_times", "restart_when_stopped", "restarts", "spec", "stopping")
+    __slots__ = ("actor", "overdue", "restart_times", "restart_when_stopped", "restarting", "restarts", "spec", "stopping")
 
     def __init__(self, spec: ChildSpec) -> None:
         self.spec = spec
@@ -149,6 +150,10 @@ class _ChildRecord:
         # Invariant: set when an instance outlived its shutdown timeout and must be
         # restarted once it is really gone (its path is still taken until then).
         self.restart_when_stopped = False
+        # Invariant: True while a new instance is being started in place of a failed one.
+        self.restarting = False
+        # Why the current instance is still running after it was asked to stop ("" when it is not).
+        self.overdue = ""
 
 
 @attrs.frozen
@@ -242,7 +247,15 @@ class Supervisor(Actor[SupervisorMessage]):
         self._shutdown.set()
 
     def snapshot_details(self) -> dict[str, Any]:
-        return {"strategy": self.strategy.value, "children": len(self._records)}
+        details: dict[str, Any] = {"strategy": self.strategy.value, "children": len(self._records)}
+        # What the supervisor knows of its children that the children cannot say themselves.
+        restarting = [name for name, record in self._records.items() if record.restarting]
+        if restarting:
+            details["restarting"] = restarting
+        overdue = {name: record.overdue for name, record in self._records.items() if record.overdue}
+        if overdue:
+            details["overdue"] = overdue
+        return details
 
     def children(self) -> list[Actor[Any]]:
         """Live children in start order (a restarted child keeps its place)."""
@@ -292,6 +305,7 @@ class Supervisor(Actor[SupervisorMessage]):
         record.actor = child
         record.stopping = False
         record.restart_when_stopped = False
+        record.overdue = ""
         runner = functools.partial(self._supervise, record)
         return await self._start_child(child, record.spec.name, runner)
 
@@ -321,6 +335,7 @@ class Supervisor(Actor[SupervisorMessage]):
                 restart=record.spec.restart,
                 state=record.actor.state if record.actor else ActorState.STOPPED,
                 restarts=record.restarts,
+                overdue=record.overdue,
             )
             for name, record in self._records.items()
         ]
@@ -340,7 +355,9 @@ class Supervisor(Actor[SupervisorMessage]):
             "SHUTDOWN TIMEOUT: %s is still running %.1fs after it was asked to stop (%s)",
             actor.path, record.spec.shutdown_timeout, reason,
         )
-        actor.activity = f"did not stop within its {record.spec.shutdown_timeout:g}s shutdown timeout"
+        # The supervisor's record says so (its snapshot and which_children show it); the child's
+        # own state is the child's to write.
+        record.overdue = f"did not stop within its {record.spec.shutdown_timeout:g}s shutdown timeout"
         return False
 
     async def _stop_all(self, reason: str) -> None:
@@ -421,18 +438,20 @@ class Supervisor(Actor[SupervisorMessage]):
                 record.restart_when_stopped = True  # its path is taken until it really ends
                 continue
             record.restarts += 1
-            if actor is not None:
-                actor.state = ActorState.RESTARTING
-            while True:
-                try:
-                    await self._start(record)
-                    break
-                except SpawnFailed as exc:
-                    log.warning("restart of %s failed: %s", exc.path, exc)
-                    failure = ActorFailed(exc.path, str(exc))
-                    failure.__cause__ = exc.__cause__
-                    if not await self._count_restart(_ChildExit(record, record.actor or actor, failure)):  # type: ignore[arg-type]
+            record.restarting = True
+            try:
+                while True:
+                    try:
+                        await self._start(record)
                         break
+                    except SpawnFailed as exc:
+                        log.warning("restart of %s failed: %s", exc.path, exc)
+                        failure = ActorFailed(exc.path, str(exc))
+                        failure.__cause__ = exc.__cause__
+                        if not await self._count_restart(_ChildExit(record, record.actor or actor, failure)):  # type: ignore[arg-type]
+                            break
+            finally:
+                record.restarting = False
 
 
 # -- the system ---------------------------------------------------------------------------------

@@ -3,38 +3,39 @@
 - :class:`Actor`: a long-lived member of the tree reading one mailbox;
   :class:`Job`: a one-shot member that returns a value to whoever ran it;
   :class:`ActorBase`: what both share (``spawn``, ``run_job``, ``start_soon``).
-- :class:`ActorHandle`: what others hold of a member (tell, ask, stop, inspect).
+- :class:`ActorHandle`: what others hold of a member (tell, ask, stop, inspect);
+  :class:`Reply`: a one-shot answer slot, for an actor that answers later.
 - The supervisor API (from the top-level ``supervisor`` module): child specs,
   strategies, restart types, and :func:`open_actor_system`.
 - The runtime's errors.
 
-Import from here, not from the modules behind it. The supervisor names are
-resolved on first use, because ``supervisor`` itself is built on this package.
+Import from here, not from the modules behind it.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from actors.base import Actor, ActorBase, FailureHandler, error_record
-from actors.errors import (
-    ActorError,
-    ActorFailed,
-    ActorNotFound,
-    JobStopped,
-    MailboxClosed,
-    MailboxFull,
-    NoReply,
-    Rejected,
-    RestartIntensityExceeded,
-    SpawnFailed,
-)
-from actors.handle import ActorHandle
-from actors.job import Job
-from actors.registry import ActorRegistry
-
 if TYPE_CHECKING:
-    from supervisor import (
+    from actors.base import Actor, ActorBase, FailureHandler, error_record  # noqa: F401 - re-exported
+    from actors.errors import (  # noqa: F401 - re-exported
+        ActorError,
+        ActorFailed,
+        ActorNotFound,
+        JobStopped,
+        MailboxClosed,
+        MailboxFull,
+        NoReply,
+        Rejected,
+        RestartIntensityExceeded,
+        SpawnFailed,
+    )
+    from actors.handle import ActorHandle  # noqa: F401 - re-exported
+    from actors.job import Job  # noqa: F401 - re-exported
+    from actors.mailbox import Reply  # noqa: F401 - re-exported
+    from actors.registry import ActorRegistry  # noqa: F401 - re-exported
+    from supervisor import (  # noqa: F401 - re-exported
         ActorSystem,
         ChildInfo,
         ChildSpec,
@@ -45,42 +46,47 @@ if TYPE_CHECKING:
         open_actor_system,
     )
 
-__all__ = [
-    "Actor",
-    "ActorBase",
-    "ActorError",
-    "ActorFailed",
-    "ActorHandle",
-    "ActorNotFound",
-    "ActorRegistry",
-    "ActorSystem",
-    "ChildInfo",
-    "ChildSpec",
-    "FailureHandler",
-    "Job",
-    "JobStopped",
-    "MailboxClosed",
-    "MailboxFull",
-    "NoReply",
-    "Rejected",
-    "RestartIntensityExceeded",
-    "RestartType",
-    "SpawnFailed",
-    "Strategy",
-    "Supervisor",
-    "SupervisorHandle",
-    "error_record",
-    "open_actor_system",
-]
+#: Where each public name lives. Resolved on first use: the Trio-free CLI lives
+#: under this package and must not pay for the runtime, and ``supervisor`` is
+#: itself built on this package.
+_EXPORTS = {
+    **dict.fromkeys(["Actor", "ActorBase", "FailureHandler", "error_record"], "actors.base"),
+    **dict.fromkeys(
+        [
+            "ActorError",
+            "ActorFailed",
+            "ActorNotFound",
+            "JobStopped",
+            "MailboxClosed",
+            "MailboxFull",
+            "NoReply",
+            "Rejected",
+            "RestartIntensityExceeded",
+            "SpawnFailed",
+        ],
+        "actors.errors",
+    ),
+    "ActorHandle": "actors.handle",
+    "Job": "actors.job",
+    "Reply": "actors.mailbox",
+    "ActorRegistry": "actors.registry",
+    **dict.fromkeys(
+        ["ActorSystem", "ChildInfo", "ChildSpec", "RestartType", "Strategy", "Supervisor", "SupervisorHandle", "open_actor_system"],
+        "supervisor",
+    ),
+}
 
-_FROM_SUPERVISOR = frozenset(
-    {"ActorSystem", "ChildInfo", "ChildSpec", "RestartType", "Strategy", "Supervisor", "SupervisorHandle", "open_actor_system"}
-)
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _FROM_SUPERVISOR:
-        import supervisor
+    """Load a public name from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'actors' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
-        return getattr(supervisor, name)
-    raise AttributeError(f"module 'actors' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    """The public names."""
+    return __all__

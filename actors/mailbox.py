@@ -20,8 +20,6 @@ __all__ = ["Envelope", "Mailbox", "Reply"]
 
 M = TypeVar("M")
 
-_NOTHING: Any = object()
-
 
 class Reply:
     """The answer slot of one ask: set once by the actor, awaited once by the asker."""

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from actors.platform.client import ControlClient  # noqa: E402
+from actors.platform.cli.client import ControlClient  # noqa: E402
 from actors.platform.errors import DaemonNotRunning  # noqa: E402
 from actors.platform.paths import DaemonPaths  # noqa: E402
 from messages import control as c  # noqa: E402

@@ -68,7 +68,7 @@ async def _spawn_true(jail: SessionJail) -> float:
 def _terminal_probe(registry: ToolRegistry, ctx: LocalToolContext) -> Callable[[], Awaitable[float]]:
     async def probe() -> float:
         start = time.perf_counter()
-        result = json.loads(await dispatch(registry, "terminal", {"command": "true"}, ctx))
+        result = json.loads((await dispatch(registry, "terminal", {"command": "true"}, ctx)).text)
         elapsed = time.perf_counter() - start
         assert result["exit_code"] == 0, result
         return elapsed

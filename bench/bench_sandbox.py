@@ -16,28 +16,28 @@ from typing import Any
 
 import trio
 
-from actors.base import Actor
-from actors.sandbox import Sandbox
-from actors.sandbox.actor import SandboxActor
+from actors import Actor
+from actors.sandbox import Sandbox, SandboxJob
 from supervisor import ChildSpec, RestartType, open_actor_system
 from config.sandbox import CodeExecutionConfig
 from tools.context import ToolContext
 from tools.dispatch import dispatch
 from tools.parallel import ToolConcurrencyGate
 from tools.registry import ToolRegistry
+from tools.results import ToolReply, ToolResult
 from tools.testing import LocalToolContext
 
 CONFIG = CodeExecutionConfig(max_tool_calls=100_000, progress_interval_seconds=3600)
 IO_WAIT_SECONDS = 0.005
 
 
-async def _noop(args: dict[str, Any], ctx: ToolContext) -> str:
-    return "{}"
+async def _noop(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    return ToolResult({})
 
 
-async def _io_wait(args: dict[str, Any], ctx: ToolContext) -> str:
+async def _io_wait(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     await trio.sleep(IO_WAIT_SECONDS)
-    return '{"ok": true}'
+    return ToolResult({"ok": True})
 
 
 def _registry() -> ToolRegistry:
@@ -53,7 +53,7 @@ async def _run(code: str, base_dir: str, on_call: Any = None) -> tuple[str, floa
     ctx = LocalToolContext(home=Path(base_dir))
     gate = ToolConcurrencyGate(registry)
 
-    async def call_tool(name: str, args: dict[str, Any]) -> str:
+    async def call_tool(name: str, args: dict[str, Any]) -> ToolReply:
         if on_call is not None:
             on_call()
         return await dispatch(registry, name, args, ctx)
@@ -106,33 +106,33 @@ for threads in (1, 16):
 """
 
 class _Worker(Actor[Any]):
-    """Stands in for the session's tool worker."""
+    """Stands in for the session's tool worker: runs the sandbox as its job and keeps the output."""
 
     kind = "tool"
 
-    def __init__(self, sandbox: SandboxActor) -> None:
+    def __init__(self, sandbox: SandboxJob) -> None:
         super().__init__()
         self.sandbox = sandbox
+        self.output = ""
 
     async def main(self) -> None:
-        await self.sandbox.run_under(self.spawn)
+        self.output = (await self.run_job(self.sandbox, "sandbox")).output
 
 
 async def _run_in_tree(code: str, base_dir: str) -> str:
     registry = _registry()
     ctx = LocalToolContext(home=Path(base_dir))
 
-    async def call_tool(name: str, args: dict[str, Any]) -> str:
+    async def call_tool(name: str, args: dict[str, Any]) -> ToolReply:
         return await dispatch(registry, name, args, ctx)
 
-    sandbox = SandboxActor(code, call_tool=call_tool, allowed_tools=frozenset(registry.names()), config=CONFIG,
-                           gate=ToolConcurrencyGate(registry), base_dir=base_dir, jail=ctx.jail)  # fmt: skip
+    sandbox = SandboxJob(code, call_tool=call_tool, allowed_tools=frozenset(registry.names()), config=CONFIG,
+                         gate=ToolConcurrencyGate(registry), base_dir=base_dir, jail=ctx.jail)  # fmt: skip
     async with open_actor_system() as system:
         worker = _Worker(sandbox)
         handle = await system.root.start_child(ChildSpec("tool:bench", lambda: worker, restart=RestartType.TEMPORARY))
         await handle.wait_stopped()
-    assert sandbox.result is not None
-    return sandbox.result.output
+    return worker.output
 
 
 async def _canned_round_trip(base_dir: str) -> float:

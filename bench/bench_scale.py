@@ -32,9 +32,9 @@ import trio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from actors.platform.daemon.toolbox import build_toolbox  # noqa: E402
 from actors.session import SessionDeps, SessionOptions, SessionService, SessionsSupervisor  # noqa: E402
 from actors.subagent import delegate_capability  # noqa: E402
-from actors.toolbox import build_toolbox  # noqa: E402
 from config.daemon import DaemonConfig  # noqa: E402
 from config.delegation import DelegationConfig  # noqa: E402
 from config.loader import Config  # noqa: E402
@@ -42,6 +42,7 @@ from config.sandbox import SandboxConfig  # noqa: E402
 from config.session import CompressionConfig  # noqa: E402
 from messages.events import TurnFinished, TurnStarted  # noqa: E402
 from messages.session import Subscribe  # noqa: E402
+from messages.paths import session_path  # noqa: E402
 from providers.clients import ClientPool  # noqa: E402
 from providers.recovery.connector import PooledConnector  # noqa: E402
 from store.sqlite.store import SqliteSessionStore  # noqa: E402
@@ -91,10 +92,10 @@ async def service(
                                connector=PooledConnector(clients, config.streaming, default_key=lambda t: "sk-bench"),
                                store=store, jails=jails)
             async with open_actor_system() as system:
-                sessions = await system.root.start_child(
+                await system.root.start_child(
                     ChildSpec("sessions", lambda: SessionsSupervisor(config.daemon.hibernate_after_seconds))
                 )
-                yield SessionService(deps, sessions, system.registry, config.daemon,
+                yield SessionService(deps, system.registry, config.daemon,
                                      delegate_factory=lambda setup: delegate_capability(setup, config.delegation)), system
         finally:
             with trio.CancelScope(shield=True):
@@ -235,7 +236,7 @@ async def subagent_batch(url: str, tmp: Path, children: int) -> None:
         # whose job is the session itself.
         from actors.session.context import CallContext, CallProgress
 
-        session = system.registry._actors[f"sessions/session:{session_id}"]  # the live actor, for its services
+        session = system.registry._actors[session_path(session_id)]  # the live actor, for its services
         gc.collect()
         before = rss_kb()
         peak: list[int] = []

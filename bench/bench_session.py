@@ -32,9 +32,11 @@ from actors.session import SessionActor, SessionOptions, SessionSpec, new_sessio
 from config.loader import Config  # noqa: E402
 from config.session import CompressionConfig  # noqa: E402
 from messages.events import ToolStarted, TextDelta, TurnFinished  # noqa: E402
+from messages.paths import session_name  # noqa: E402
 from messages.session import Interrupt, UserMessage  # noqa: E402
 from supervisor import ChildSpec, RestartType  # noqa: E402
 from tests.session.harness import Harness, collect_turn, open_harness  # noqa: E402
+from tools.results import ToolResult  # noqa: E402
 
 class ExternalProvider:
     """The scripted provider in its own process, so its CPU is not counted as ours."""
@@ -89,12 +91,12 @@ def rss_kb() -> int:
 
 
 def register_bench_tools(h: Harness) -> None:
-    async def noop(args: dict[str, Any], ctx: Any) -> str:
-        return '{"ok": true}'
+    async def noop(args: dict[str, Any], ctx: Any) -> ToolResult:
+        return ToolResult({"ok": True})
 
-    async def wait(args: dict[str, Any], ctx: Any) -> str:
+    async def wait(args: dict[str, Any], ctx: Any) -> ToolResult:
         await trio.sleep_forever()
-        return "{}"
+        return ToolResult({})
 
     h.deps.registry.register("noop", "bench", NOOP_SCHEMA, noop, parallel_safe=True)
     h.deps.registry.register("wait", "bench", {**NOOP_SCHEMA, "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}, wait, parallel_safe=True)
@@ -183,7 +185,7 @@ async def idle_sessions(h: Harness, count: int) -> None:
         spec = SessionSpec(h.deps, sid, opts)
         t0 = time.perf_counter()
         await h.system.root.start_child(
-            ChildSpec(f"session:{sid}", functools.partial(SessionActor, spec), RestartType.TEMPORARY)
+            ChildSpec(session_name(sid), functools.partial(SessionActor, spec), RestartType.TEMPORARY)
         )
         starts.append(time.perf_counter() - t0)
     gc.collect()

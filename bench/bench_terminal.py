@@ -63,7 +63,7 @@ async def main(runs: int) -> None:
             samples = []
             for _ in range(max(5, runs // 10)):
                 start = time.perf_counter()
-                started = await dispatch(registry, "terminal", {"command": "echo hi", "background": True}, ctx)
+                started = (await dispatch(registry, "terminal", {"command": "echo hi", "background": True}, ctx)).text
                 process_id = started.split('"session_id": "')[1].split('"')[0]
                 await dispatch(registry, "process", {"action": "wait", "session_id": process_id, "timeout": 10}, ctx)
                 samples.append(time.perf_counter() - start)

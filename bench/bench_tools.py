@@ -22,6 +22,7 @@ import trio
 
 from tools.dispatch import dispatch
 from tools.registry import ToolRegistry
+from tools.results import ToolResult
 from tools.search import search_with_python, search_with_ripgrep
 from tools.testing import LocalToolContext
 
@@ -78,8 +79,8 @@ async def bench_search(root: Path) -> None:
     report("search_files files '*.py', 20,000 files, python (limit 1000)", await timed(lambda: trio.to_thread.run_sync(lambda: search_with_python(root, "*.py", "files", limit=1000)), runs))
 
 
-async def _noop(args: dict[str, Any], ctx: Any) -> str:
-    return "{}"
+async def _noop(args: dict[str, Any], ctx: Any) -> ToolResult:
+    return ToolResult({})
 
 
 def make_registry(count: int) -> ToolRegistry:

@@ -15,8 +15,9 @@ _optional_positive_int = v.optional([v.instance_of(int), v.gt(0)])
 class ModelConfig:
     """``model:`` which model and endpoint sessions use by default.
 
-    ``api_key_env`` names the environment variable holding the key; when unset
-    the provider's usual variable is used (``OPENAI_API_KEY`` ...).
+    ``api_key_env`` names the environment variable holding the key of this
+    section's provider; when unset the provider's usual variable is used
+    (``OPENAI_API_KEY`` ...). See ``providers.recovery.keys``.
     """
 
     default: str = attrs.field(default="anthropic/claude-opus-4.6", validator=v.instance_of(str))
@@ -26,6 +27,11 @@ class ModelConfig:
     context_length: int | None = attrs.field(default=None, validator=_optional_positive_int)
     max_output_tokens: int | None = attrs.field(default=None, validator=_optional_positive_int)
     api_key_env: str | None = attrs.field(default=None, validator=_optional_str)
+
+    @property
+    def default_provider(self) -> str:
+        """The provider sessions use unless a client names another: ``provider``, or ``openai``."""
+        return self.provider or "openai"
 
 
 @attrs.frozen

@@ -8,7 +8,9 @@ the :mod:`messages.events` classes themselves, which carry no request id) can
 share one stream.
 
 Two unions: :data:`ClientMessage` (client to daemon) and
-:data:`DaemonMessage` (daemon to client). Fields here are plain data; the
+:data:`DaemonMessage` (daemon to client). Requests about a session are named
+``<Verb>Session`` (``InterruptSession``, ``SteerSession`` ...): the daemon turns
+each into the session's own message of :mod:`messages.session`. Fields here are plain data; the
 daemon validates values (an unknown path, a bad limit) and answers an
 :class:`ErrorReply` whose ``code`` is one of :data:`ERROR_CODES`.
 """
@@ -25,12 +27,12 @@ from messages.supervision import ActorSnapshot, TreeNode
 __all__ = [
     "ERROR_CODES",
     "PROTOCOL_VERSION",
-    "AnswerRequest",
+    "AnswerSessionRequest",
     "Attach",
     "Attached",
     "ClientMessage",
-    "Compress",
-    "ResetTools",
+    "CompressSession",
+    "ResetSessionTools",
     "SandboxStatus",
     "CreateSession",
     "DaemonMessage",
@@ -42,7 +44,7 @@ __all__ = [
     "Hello",
     "Inspect",
     "InspectReply",
-    "Interrupt",
+    "InterruptSession",
     "Kill",
     "ListSessions",
     "Ok",
@@ -58,15 +60,16 @@ __all__ = [
     "ShowSession",
     "Status",
     "StatusReply",
-    "Steer",
+    "SteerSession",
     "StopDaemon",
     "Tree",
     "TreeReply",
     "Welcome",
 ]
 
-#: Bumped whenever a message changes incompatibly.
-PROTOCOL_VERSION = 1
+#: Bumped whenever a message changes incompatibly (2: the session requests were renamed
+#: ``InterruptSession``, ``SteerSession`` ... apart from the session's own messages).
+PROTOCOL_VERSION = 2
 
 #: Every ``ErrorReply.code`` the daemon sends.
 ERROR_CODES: frozenset[str] = frozenset(
@@ -146,7 +149,7 @@ class SendMessage:
 
 
 @attrs.frozen
-class Interrupt:
+class InterruptSession:
     """Cancel a session's running turn; ``text``, when given, becomes the next message."""
 
     request_id: str
@@ -155,7 +158,7 @@ class Interrupt:
 
 
 @attrs.frozen
-class Steer:
+class SteerSession:
     """Out-of-band text for the running turn of the session or subagent at ``path``."""
 
     request_id: str
@@ -164,7 +167,7 @@ class Steer:
 
 
 @attrs.frozen
-class Compress:
+class CompressSession:
     """Compress a session's context now, optionally focused on ``topic``."""
 
     request_id: str
@@ -173,7 +176,7 @@ class Compress:
 
 
 @attrs.frozen
-class ResetTools:
+class ResetSessionTools:
     """Rebuild a session's frozen tool list from the registry (``/reset-tools``)."""
 
     request_id: str
@@ -181,7 +184,7 @@ class ResetTools:
 
 
 @attrs.frozen
-class AnswerRequest:
+class AnswerSessionRequest:
     """Answer a pending approval or clarify request (``pending_id``); the first answer wins."""
 
     request_id: str
@@ -282,11 +285,11 @@ ClientMessage = (
     | Attach
     | Detach
     | SendMessage
-    | Interrupt
-    | Steer
-    | Compress
-    | ResetTools
-    | AnswerRequest
+    | InterruptSession
+    | SteerSession
+    | CompressSession
+    | ResetSessionTools
+    | AnswerSessionRequest
     | Tree
     | Inspect
     | Kill

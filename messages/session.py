@@ -6,8 +6,6 @@ daemon turns them into these), so they may hold channels and callables.
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
 __all__ = [
@@ -20,7 +18,6 @@ __all__ = [
     "Shutdown",
     "Steer",
     "Subscribe",
-    "Unsubscribe",
     "UserMessage",
 ]
 
@@ -90,18 +87,12 @@ class ResetTools:
 class Subscribe:
     """Start receiving events; replay from ``since`` (exclusive) when given.
 
-    The reply is a subscription whose receive side yields events.
+    The reply is a subscription whose receive side yields events; closing it (detaching)
+    is the subscriber's own act, so no message undoes this one.
     """
 
     label: str
     since: int | None = None
-
-
-@attrs.frozen
-class Unsubscribe:
-    """Stop a subscription (detach)."""
-
-    subscription: Any
 
 
 @attrs.frozen
@@ -120,6 +111,5 @@ SessionMessage = (
     | Compress
     | ResetTools
     | Subscribe
-    | Unsubscribe
     | Shutdown
 )

@@ -7,11 +7,10 @@ the user thinks would interleave with the answer.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Final
 
-from tools.dispatch import error_result
-from tools.errors import ClarifyUnavailable
+from tools.errors import ClarifyUnavailable, ToolInputError
+from tools.results import ToolResult
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -49,21 +48,26 @@ CLARIFY_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-async def clarify_handler(args: dict[str, Any], ctx: ToolContext) -> str:
-    """Tool handler for ``clarify``."""
+async def clarify_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """Tool handler for ``clarify``.
+
+    Raises:
+        ToolInputError: no question, too many choices, or no way to answer.
+        ClarifyUnavailable: nobody can answer in this session.
+    """
     question = str(args.get("question", "")).strip()
     choices = [str(choice).strip() for choice in args.get("choices") or [] if str(choice).strip()]
     allow_freetext = bool(args.get("allow_freetext", True))
     if not question:
-        return error_result("question is empty; ask a complete question.")
+        raise ToolInputError("question is empty; ask a complete question.")
     if len(choices) > MAX_CHOICES:
-        return error_result(f"Too many choices ({len(choices)}); offer at most {MAX_CHOICES}.")
+        raise ToolInputError(f"Too many choices ({len(choices)}); offer at most {MAX_CHOICES}.")
     if not choices and not allow_freetext:
-        return error_result("Give choices, or set allow_freetext=true so the user can answer.")
+        raise ToolInputError("Give choices, or set allow_freetext=true so the user can answer.")
     if not ctx.interactive:
-        return error_result(UNAVAILABLE_MESSAGE)
+        raise ClarifyUnavailable(UNAVAILABLE_MESSAGE)
     try:
         answer = await ctx.clarify(question, choices, allow_freetext)
     except ClarifyUnavailable:
-        return error_result(UNAVAILABLE_MESSAGE)
-    return json.dumps({"question": question, "answer": answer}, ensure_ascii=False)
+        raise ClarifyUnavailable(UNAVAILABLE_MESSAGE) from None
+    return ToolResult({"question": question, "answer": answer})

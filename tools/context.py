@@ -19,6 +19,7 @@ from store.protocol import SessionSearchReader
 if TYPE_CHECKING:
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
     from tools.jail import SessionJail
+    from tools.results import ToolResult
     from tools.todo import TodoList
 
 __all__ = [
@@ -103,10 +104,18 @@ class ToolContext(Protocol):
         """Start a background process owned by the session (it outlives the turn)."""
         ...
 
-    async def delegate(self, args: dict[str, Any]) -> str:
-        """Run ``delegate_task`` (child sessions); returns the tool result JSON."""
+    async def delegate(self, args: dict[str, Any]) -> ToolResult:
+        """Run ``delegate_task`` (child sessions) and return its result.
+
+        Raises:
+            ToolError: the delegation was refused (depth limit, bad tasks) or is not offered here.
+        """
         ...
 
-    async def run_sandbox(self, code: str) -> str:
-        """Run ``execute_code`` in the sandbox; returns the tool result JSON."""
+    async def run_sandbox(self, code: str) -> ToolResult:
+        """Run ``execute_code`` in the sandbox and return its result.
+
+        Raises:
+            ToolError: no script ran (the sandbox could not start) or it is not offered here.
+        """
         ...

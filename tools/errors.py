@@ -13,15 +13,30 @@ The tree::
     ├── ClarifyUnavailable (RuntimeError)     nobody can answer a clarify question
     └── CapabilityUnavailable (RuntimeError)  delegate / sandbox not offered by this context
 
-Handlers never let these reach the model as tracebacks: ``tools.dispatch.dispatch``
-turns every failure into a ``{"error": ...}`` JSON result.
+A handler that cannot do what it was asked raises ``ToolError`` (or a subclass)
+with the message the model sees; ``tools.dispatch.dispatch`` turns it, and any
+other failure, into a ``{"error": ...}`` result, never a traceback.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ToolError(Exception):
-    """Base class of every error raised by the tool layer."""
+    """A tool call failed; ``str()`` is the message the model sees.
+
+    Base class of every error raised by the tool layer.
+
+    Args:
+        message: what went wrong and, where possible, what to do instead.
+        **details: JSON values the result shows after the message
+            (``{"error": message, **details}``), e.g. the search backend that failed.
+    """
+
+    def __init__(self, message: str = "", **details: Any) -> None:
+        super().__init__(message)
+        self.details = details
 
 
 class RegistrationError(ToolError, ValueError):

@@ -12,7 +12,6 @@ injection and exfiltration before it is stored.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -22,9 +21,9 @@ import attrs
 import trio
 
 from config.tools import MemoryConfig
-from tools.dispatch import error_result
 from tools.errors import ToolInputError
 from tools.files import atomic_write
+from tools.results import ToolResult
 from tools.threats import find_threats
 
 if TYPE_CHECKING:
@@ -295,24 +294,25 @@ def make_memory_handler(config: MemoryConfig | None = None) -> tuple[dict[str, A
     """
     config = config if config is not None else MemoryConfig()
 
-    async def memory_handler(args: dict[str, Any], ctx: ToolContext) -> str:
-        """Tool handler for ``memory``."""
+    async def memory_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Tool handler for ``memory``.
+
+        Raises:
+            ToolInputError: a missing argument, an entry over the limit, or text that matches nothing.
+        """
         store = MemoryStore(ctx.home, config)
         action, target = args["action"], args.get("target", "memory")
-        try:
-            if action == "read":
-                return json.dumps({"success": True, **(await store.read(target)).to_dict()}, ensure_ascii=False)
-            if action == "add":
-                snapshot, message = await store.add(target, _required(args, "content", action))
-            elif action == "replace":
-                snapshot, message = await store.replace(
-                    target, _required(args, "old_text", action), _required(args, "content", action)
-                )
-            else:
-                snapshot, message = await store.remove(target, _required(args, "old_text", action))
-        except ToolInputError as exc:
-            return error_result(str(exc))
-        return json.dumps({"success": True, "message": message, **snapshot.to_dict()}, ensure_ascii=False)
+        if action == "read":
+            return ToolResult({"success": True, **(await store.read(target)).to_dict()})
+        if action == "add":
+            snapshot, message = await store.add(target, _required(args, "content", action))
+        elif action == "replace":
+            snapshot, message = await store.replace(
+                target, _required(args, "old_text", action), _required(args, "content", action)
+            )
+        else:
+            snapshot, message = await store.remove(target, _required(args, "old_text", action))
+        return ToolResult({"success": True, "message": message, **snapshot.to_dict()})
 
     return _schema(config), memory_handler
 

@@ -8,13 +8,14 @@ it and all it started, then SIGKILL), ``write`` / ``submit`` (to stdin; submit a
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import trio
 
 from config.terminal import TerminalConfig
 from tools.background import ProcessNotFound, ProcessRecord, ProcessStatus, StdinUnavailable
+from tools.errors import ToolError
+from tools.results import ToolResult
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -46,10 +47,6 @@ PROCESS_SCHEMA: dict[str, Any] = {
 }
 
 
-def _json(payload: dict[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False)
-
-
 class ProcessTool:
     """Handler of the ``process`` tool, reading the session's ``ProcessTable`` through the context."""
 
@@ -57,25 +54,30 @@ class ProcessTool:
         self._background = config.background
         self._kill_grace = config.kill_grace_seconds
 
-    async def handle(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        """Run one action; every failure is a JSON ``error`` the model can act on."""
+    async def handle(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Run one action.
+
+        Raises:
+            ToolError: an unknown action, a missing or unknown process, or a bad argument; the
+                message says what to do instead.
+        """
         await trio.lowlevel.checkpoint()
         action = args.get("action")
         if action not in PROCESS_ACTIONS:
-            return _json({"error": f"Unknown action {action!r}. Use one of: {', '.join(PROCESS_ACTIONS)}."})
+            raise ToolError(f"Unknown action {action!r}. Use one of: {', '.join(PROCESS_ACTIONS)}.")
         table = ctx.processes
         if table is None:
-            return _json({"error": "Background processes are not available in this context."})
+            raise ToolError("Background processes are not available in this context.")
         if action == "list":
             infos = [info.to_dict() for info in table.list()]
-            return _json({"processes": infos, "count": len(infos)})
+            return ToolResult({"processes": infos, "count": len(infos)})
         process_id = args.get("session_id")
         if not isinstance(process_id, str) or not process_id:
-            return _json({"error": f"Action {action!r} needs the process's session_id (see action='list')."})
+            raise ToolError(f"Action {action!r} needs the process's session_id (see action='list').")
         try:
             record = table.get(process_id)
         except ProcessNotFound as exc:
-            return _json({"status": "not_found", "error": str(exc)})
+            raise ToolError(str(exc), status="not_found") from None
         if action == "poll":
             return self._poll(record)
         if action == "log":
@@ -86,21 +88,25 @@ class ProcessTool:
             return await self._kill(record)
         if action == "close":
             closed = record.close_stdin()
-            return _json({"session_id": process_id, "status": "stdin_closed" if closed else "stdin_not_open"})
+            return ToolResult({"session_id": process_id, "status": "stdin_closed" if closed else "stdin_not_open"})
         return await self._write(record, args, newline=action == "submit")
 
-    def _poll(self, record: ProcessRecord) -> str:
-        payload = record.info().to_dict()
+    def _poll(self, record: ProcessRecord) -> ToolResult:
+        info = record.info()
+        payload = info.to_dict()
         payload["output_preview"] = record.output.tail(self._background.poll_tail_chars)
-        return _json(payload)
+        if info.error:
+            # A process that could not start: polling it reports that failure.
+            raise ToolError(payload.pop("error"), **payload)
+        return ToolResult(payload)
 
-    async def _log(self, record: ProcessRecord, args: dict[str, Any]) -> str:
+    async def _log(self, record: ProcessRecord, args: dict[str, Any]) -> ToolResult:
         offset = args.get("offset")
         limit = args.get("limit", self._background.log_default_lines)
         if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int) or offset < 0):
-            return _json({"error": "'offset' must be a line number >= 0."})
+            raise ToolError("'offset' must be a line number >= 0.")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            return _json({"error": "'limit' must be a positive number of lines."})
+            raise ToolError("'limit' must be a positive number of lines.")
         page = record.output.lines(offset, limit)
         payload: dict[str, Any] = {
             "session_id": record.process_id,
@@ -113,12 +119,12 @@ class ProcessTool:
         }
         if page.dropped_chars:
             payload["note"] = f"{page.dropped_chars:,} earlier characters are no longer kept (rolling buffer)."
-        return _json(payload)
+        return ToolResult(payload)
 
-    async def _wait(self, record: ProcessRecord, args: dict[str, Any], ctx: ToolContext) -> str:
+    async def _wait(self, record: ProcessRecord, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         requested = args.get("timeout", self._background.max_wait_seconds)
         if isinstance(requested, bool) or not isinstance(requested, (int, float)) or requested <= 0:
-            return _json({"error": "'timeout' must be a positive number of seconds."})
+            raise ToolError("'timeout' must be a positive number of seconds.")
         timeout = min(float(requested), self._background.max_wait_seconds)
         finished = False
         try:
@@ -128,15 +134,12 @@ class ProcessTool:
         finally:
             if not finished:
                 # Cancelled from outside (interrupt): the partial result goes out as progress.
-                ctx.emit(
-                    _json(
-                        {
-                            "session_id": record.process_id,
-                            "status": "interrupted",
-                            "note": "The wait was interrupted; the process keeps running.",
-                        }
-                    )
-                )
+                interrupted = {
+                    "session_id": record.process_id,
+                    "status": "interrupted",
+                    "note": "The wait was interrupted; the process keeps running.",
+                }
+                ctx.emit(ToolResult(interrupted).render())
         payload: dict[str, Any] = {"session_id": record.process_id}
         if record.finished.is_set():
             payload.update(status="exited", exit_code=record.exit_code, process_status=record.status.value)
@@ -148,33 +151,31 @@ class ProcessTool:
             payload["note"] = f"Still running after {timeout:g}s" + (
                 f" (timeout clamped from {requested:g}s)." if timeout < requested else "."
             )
-        return _json(payload)
+        return ToolResult(payload)
 
-    async def _kill(self, record: ProcessRecord) -> str:
+    async def _kill(self, record: ProcessRecord) -> ToolResult:
         if not record.kill():
-            return _json({"session_id": record.process_id, "status": "already_exited", "exit_code": record.exit_code})
+            return ToolResult({"session_id": record.process_id, "status": "already_exited", "exit_code": record.exit_code})
         # The actor escalates to SIGKILL after the grace; give it that long plus a margin.
         with trio.move_on_after(self._kill_grace + 5.0):
             await record.wait_finished()
         status = "killed" if record.status is ProcessStatus.KILLED else record.status.value
-        return _json({"session_id": record.process_id, "status": status, "exit_code": record.exit_code})
+        return ToolResult({"session_id": record.process_id, "status": status, "exit_code": record.exit_code})
 
-    async def _write(self, record: ProcessRecord, args: dict[str, Any], *, newline: bool) -> str:
+    async def _write(self, record: ProcessRecord, args: dict[str, Any], *, newline: bool) -> ToolResult:
         data = args.get("data", "")
         if not isinstance(data, str) or (not data and not newline):
-            return _json({"error": "'data' must be a non-empty string for write."})
+            raise ToolError("'data' must be a non-empty string for write.")
         text = data + "\n" if newline else data
         try:
             with trio.move_on_after(self._background.write_patience_seconds) as scope:
                 await record.write(text)
         except StdinUnavailable as exc:
-            return _json({"session_id": record.process_id, "status": record.status.value, "error": str(exc)})
+            raise ToolError(str(exc), session_id=record.process_id, status=record.status.value) from None
         if scope.cancelled_caught:
-            return _json(
-                {
-                    "session_id": record.process_id,
-                    "status": record.status.value,
-                    "error": "The process is not reading its input (stdin is full); check its output with action='log'.",
-                }
+            raise ToolError(
+                "The process is not reading its input (stdin is full); check its output with action='log'.",
+                session_id=record.process_id,
+                status=record.status.value,
             )
-        return _json({"session_id": record.process_id, "status": "ok", "bytes_written": len(text.encode())})
+        return ToolResult({"session_id": record.process_id, "status": "ok", "bytes_written": len(text.encode())})

@@ -23,6 +23,7 @@ from tools.errors import RegistrationError, ToolShadowingError
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
+    from tools.results import ToolResult
 
 __all__ = [
     "CHECK_FN_TTL_SECONDS",
@@ -34,12 +35,13 @@ __all__ = [
     "ToolRegistry",
 ]
 
-Handler = Callable[[dict[str, Any], "ToolContext"], Awaitable[str]]
-"""``async def handler(args, ctx) -> str``: returns a JSON string (``{"error": ...}`` on failure)."""
+Handler = Callable[[dict[str, Any], "ToolContext"], Awaitable["ToolResult"]]
+"""``async def handler(args, ctx) -> ToolResult``; raises ``ToolError`` with the model's message on failure."""
 CheckFn = Callable[[], bool]
 """Zero-argument availability probe; a tool whose check fails is hidden from the model."""
-SchemaOverride = Callable[[], "Mapping[str, Any] | None"]
-"""Zero-argument callable returning schema keys to patch in at definition time."""
+SchemaOverride = Callable[[frozenset[str]], "Mapping[str, Any] | None"]
+"""Returns schema keys to patch in at definition time, given the names of the tools the list offers
+(so a description can name exactly the tools of the session it is built for)."""
 
 logger = logging.getLogger(__name__)
 
@@ -259,7 +261,8 @@ class ToolRegistry:
         """Build the OpenAI-style tool list for ``names`` (sorted by name).
 
         The four steps: drop tools whose check_fn fails, force the registered
-        name into the schema, apply the dynamic override, wrap as
+        name into the schema, apply the dynamic override (given the names
+        offered), wrap as
         ``{"type": "function", "function": schema}``.  Unknown names are
         skipped.  Results are memoized per name set until the generation
         changes or the oldest check_fn result used expires; treat them as read-only.
@@ -268,7 +271,7 @@ class ToolRegistry:
         memo = self._memo.get(key)
         if memo is not None and memo.generation == self._generation and self._clock() < memo.valid_until:
             return list(memo.definitions)
-        definitions: list[dict[str, Any]] = []
+        offered: list[ToolEntry] = []
         valid_until = math.inf
         for name in sorted(key):
             entry = self._tools.get(name)
@@ -276,20 +279,23 @@ class ToolRegistry:
                 continue
             available, until = self._check_until(entry.check_fn)
             valid_until = min(valid_until, until)
-            if not available:
-                continue
+            if available:
+                offered.append(entry)
+        names_offered = frozenset(entry.name for entry in offered)
+        definitions: list[dict[str, Any]] = []
+        for entry in offered:
             schema = {**entry.schema, "name": entry.name}
-            override = self._overrides.get(name)
+            override = self._overrides.get(entry.name)
             if override is not None:
-                schema.update(self._override_patch(name, override))
+                schema.update(self._override_patch(entry.name, override, names_offered))
             definitions.append({"type": "function", "function": schema})
         self._memo[key] = _Memo(self._generation, valid_until, tuple(definitions))
         return definitions
 
     @staticmethod
-    def _override_patch(name: str, override: SchemaOverride) -> Mapping[str, Any]:
+    def _override_patch(name: str, override: SchemaOverride, offered: frozenset[str]) -> Mapping[str, Any]:
         try:
-            patch = override()
+            patch = override(offered)
         except Exception:
             # A broken override must not take the tool list (and so the turn) down: use the plain schema.
             logger.warning("schema override of %s raised; using its registered schema", name, exc_info=True)

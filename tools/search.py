@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import attrs
 import trio
 
-from tools.dispatch import error_result
 from tools.errors import ToolInputError
 from tools.files._guard import read_target
 from tools.jail.policy import JailPolicy, SandboxMode
 from tools.jail.session import SessionJail
 from tools.redact import redact_secrets
+from tools.results import ToolResult
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -103,7 +103,7 @@ class SearchResult:
     files: tuple[str, ...] = ()
     truncated: bool = False
 
-    def to_json(self) -> str:
+    def tool_result(self) -> ToolResult:
         """The tool result."""
         data: dict[str, Any] = {"engine": self.engine, "truncated": self.truncated}
         if self.target == "content":
@@ -114,7 +114,7 @@ class SearchResult:
             data["total_files"] = len(self.files)
         if self.truncated:
             data["note"] = "Limit reached; narrow the pattern, path or file_glob (or raise limit) to see more."
-        return json.dumps(data, ensure_ascii=False)
+        return ToolResult(data)
 
 
 def _cap_line(text: str) -> str:
@@ -449,22 +449,23 @@ def make_search_handler(rg_path: str | None = None, *, use_ripgrep: bool = True)
     """
     rg = (rg_path or find_ripgrep()) if use_ripgrep else None
 
-    async def search_files_handler(args: dict[str, Any], ctx: ToolContext) -> str:
-        """Tool handler for ``search_files``: a root the policy hides is refused, hidden paths under it skipped."""
+    async def search_files_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Tool handler for ``search_files``: a root the policy hides is refused, hidden paths under it skipped.
+
+        Raises:
+            ToolInputError: a missing or refused root, or a pattern the engine rejects.
+        """
         shown = args.get("path") or "."
         target: Target = args.get("target", "content")
         limit = max(1, min(int(args.get("limit", DEFAULT_LIMIT)), MAX_LIMIT))
         pattern, file_glob = args["pattern"], args.get("file_glob")
         policy = ctx.jail.policy
-        try:
-            root = Path((await trio.to_thread.run_sync(read_target, ctx, shown)).host)
-            if rg is not None:
-                result = await search_with_ripgrep(rg, root, pattern, target, file_glob, limit, shown, ctx.jail)
-            else:
-                result = await _search_in_thread(root, pattern, target, file_glob, limit, shown, policy)
-        except ToolInputError as exc:
-            return error_result(str(exc))
-        return result.to_json()
+        root = Path((await trio.to_thread.run_sync(read_target, ctx, shown)).host)
+        if rg is not None:
+            result = await search_with_ripgrep(rg, root, pattern, target, file_glob, limit, shown, ctx.jail)
+        else:
+            result = await _search_in_thread(root, pattern, target, file_glob, limit, shown, policy)
+        return result.tool_result()
 
     return search_files_handler
 

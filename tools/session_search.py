@@ -17,7 +17,6 @@ scrolls, a session_id reads, nothing browses. Every failure is an
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
@@ -25,7 +24,8 @@ from store.codec import message_text
 from store.errors import MessageNotFoundError, SessionNotFoundError, StoreError
 from store.query import MAX_SEARCH_LIMIT, SEARCHABLE_ROLES
 from store.records import SessionInfo, StoredMessage
-from tools.dispatch import error_result
+from tools.errors import ToolError, ToolInputError
+from tools.results import ToolResult
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -88,7 +88,7 @@ SESSION_SEARCH_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-class _BadArgument(ValueError):
+class _BadArgument(ToolInputError):
     """An argument the handler cannot use; the message is for the model."""
 
 
@@ -260,22 +260,23 @@ async def _browse(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 _ACTIONS = {"search": _search, "scroll": _scroll, "read": _read, "browse": _browse}
 
 
-async def session_search(args: dict[str, Any], ctx: ToolContext) -> str:
-    """Run one ``session_search`` call (see the module docstring); returns a JSON string."""
+async def session_search(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """Run one ``session_search`` call (see the module docstring).
+
+    Raises:
+        ToolError: no store, a bad argument, an unknown session or message, or a store failure;
+            the message says what to do instead.
+    """
     if ctx.store is None:
-        return error_result("session_search is not available: this session has no session store")
+        raise ToolError("session_search is not available: this session has no session store")
     try:
-        action = _action(args)
-        reply = await _ACTIONS[action](args, ctx)
-    except _BadArgument as exc:
-        return error_result(str(exc))
+        return ToolResult(await _ACTIONS[_action(args)](args, ctx))
     except SessionNotFoundError:
-        return error_result(f"No session {args.get('session_id')!r}. Use action=browse or search to find session ids.")
+        raise ToolError(f"No session {args.get('session_id')!r}. Use action=browse or search to find session ids.") from None
     except MessageNotFoundError:
-        return error_result(f"No message {args.get('message_id')!r}. Use a message_id from a search result.")
+        raise ToolError(f"No message {args.get('message_id')!r}. Use a message_id from a search result.") from None
     except StoreError as exc:
-        return error_result(f"session_search failed: {exc}")
-    return json.dumps(reply, ensure_ascii=False)
+        raise ToolError(f"session_search failed: {exc}") from exc
 
 
 def register_session_search(registry: ToolRegistry) -> ToolEntry:

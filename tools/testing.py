@@ -26,6 +26,7 @@ from tools.background import (
 from tools.context import ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
 from tools.jail import SessionJail
+from tools.results import ToolResult
 from tools.todo import TodoList
 
 __all__ = ["Approver", "Clarifier", "LocalToolContext"]
@@ -120,7 +121,7 @@ class LocalToolContext:
             spec = attrs.evolve(spec, jail=self.jail)
         return await start_background_process(self.nursery, spec, self.processes, self.notifications.append)
 
-    async def delegate(self, args: dict[str, Any]) -> str:
+    async def delegate(self, args: dict[str, Any]) -> ToolResult:
         """Not offered here.
 
         Raises:
@@ -128,7 +129,7 @@ class LocalToolContext:
         """
         raise CapabilityUnavailable("delegate_task is not available in this context")
 
-    async def run_sandbox(self, code: str) -> str:
+    async def run_sandbox(self, code: str) -> ToolResult:
         """Not offered here.
 
         Raises:

@@ -9,11 +9,13 @@ and the list at 256 items.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
+
+from tools.errors import ToolInputError
+from tools.results import ToolResult
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -35,7 +37,7 @@ MAX_ITEMS: Final = 256
 _TRUNCATION_MARK = " [truncated]"
 
 
-class TodoValidationError(ValueError):
+class TodoValidationError(ToolInputError):
     """A todo update that cannot be applied; the message is for the model."""
 
 
@@ -191,15 +193,16 @@ TODO_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-async def todo_handler(args: dict[str, Any], ctx: ToolContext) -> str:
-    """Read, replace or merge the session's todo list; returns the list and counts."""
+async def todo_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """Read, replace or merge the session's todo list; returns the list and counts.
+
+    Raises:
+        TodoValidationError: the update cannot be applied (the list is left as it was).
+    """
     todos = args.get("todos")
     if todos is not None:
-        try:
-            if args.get("merge", False):
-                ctx.todo.merge(todos)
-            else:
-                ctx.todo.replace(todos)
-        except TodoValidationError as exc:
-            return json.dumps({"error": str(exc)})
-    return json.dumps({"todos": ctx.todo.to_dicts(), "summary": ctx.todo.summary()}, ensure_ascii=False)
+        if args.get("merge", False):
+            ctx.todo.merge(todos)
+        else:
+            ctx.todo.replace(todos)
+    return ToolResult({"todos": ctx.todo.to_dicts(), "summary": ctx.todo.summary()})

@@ -1,11 +1,11 @@
-"""The daemon's front doors: the daemon process, its control socket and the CLI.
+"""The daemon's front doors, split by concern.
 
-Daemon side (Trio): ``daemon`` (process, lock, signals, the root tree),
-``control`` and ``connection`` (the socket server and one actor per client),
-``service`` (what control requests do), ``store_actor``, ``providers_actor``
-and ``sessions`` (the parts of the tree). Client side (no Trio, no SDKs, fast
-to start): ``cli``, ``commands``, ``attach``/``attach_view``, ``client``,
-``autostart``, ``render``, ``demo``. Shared: ``paths``, ``errors``, ``lock``.
+- ``daemon/``: the daemon process, its composition root, its infrastructure actors and the
+  control-socket server (Trio).
+- ``cli/``: the ``hermes-actors`` command line, a Trio-free client of the control socket.
+- ``api/``: the OpenAI-compatible HTTP API, an actor of the daemon's tree.
+- Shared by the daemon and the CLI: ``paths`` (where the files are), ``errors`` (the error tree
+  and exit statuses), ``lock`` (the instance and start locks).
 
 Nothing is imported here, so ``hermes-actors tree`` loads only what it uses.
 """

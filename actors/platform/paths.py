@@ -13,12 +13,12 @@ from pathlib import Path
 
 import attrs
 
-__all__ = ["HOME_VARIABLE", "MAX_SOCKET_PATH_BYTES", "DaemonPaths", "ensure_private_dir", "home_from_env"]
+from messages.sockets import MAX_SOCKET_PATH_BYTES
+
+__all__ = ["HOME_VARIABLE", "DaemonPaths", "ensure_private_dir", "home_from_env"]
 
 #: The environment variable naming the home directory.
 HOME_VARIABLE = "HERMES_ACTORS_HOME"
-#: sun_path holds 108 bytes on Linux (104 on macOS) including the final NUL.
-MAX_SOCKET_PATH_BYTES = 103
 
 
 def home_from_env() -> Path:

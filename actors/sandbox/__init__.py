@@ -1,13 +1,15 @@
 """execute_code: a child Python process whose tool calls come back through a Unix-socket RPC server.
 
-Public surface: :class:`Sandbox` / :func:`run_sandbox` (one run), :class:`SandboxResult` and
+Public surface: :class:`Sandbox` (one run), :class:`SandboxJob` / :class:`RpcCallJob` (the run and its
+calls in the actor tree), :class:`SandboxResult` and
 :class:`SandboxToolCall` (what it produced), :func:`register_execute_code` (the tool), and the errors.
 """
 
 from __future__ import annotations
 
-from actors.sandbox.exceptions import (
+from actors.sandbox.errors import (
     RpcAuthError,
+    RpcCallStopped,
     RpcError,
     RpcRefused,
     SandboxError,
@@ -15,21 +17,26 @@ from actors.sandbox.exceptions import (
     SandboxUnavailable,
 )
 from actors.sandbox.result import SandboxResult, SandboxStatus, SandboxToolCall
-from actors.sandbox.runner import Sandbox, SandboxState, SandboxStatistics, run_sandbox
-from actors.sandbox.server import RpcServer, RpcServerStatistics, SerialGate, ToolGate
+from actors.sandbox.jobs import RpcCallJob, SandboxJob
+from actors.sandbox.runner import Sandbox, SandboxState, SandboxStatistics
+from actors.sandbox.server import CallTool, RpcServer, RpcServerStatistics, SerialGate, ToolGate
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, generate_stub_module, sandbox_tools
-from actors.sandbox.tool import execute_code_schema, register_execute_code
+from actors.sandbox.tool import execute_code_description, execute_code_schema, register_execute_code
 
 __all__ = [
     "SANDBOX_ALLOWED_TOOLS",
     "SANDBOX_EXCLUDED_TOOLS",
+    "CallTool",
     "RpcAuthError",
+    "RpcCallJob",
+    "RpcCallStopped",
     "RpcError",
     "RpcRefused",
     "RpcServer",
     "RpcServerStatistics",
     "Sandbox",
     "SandboxError",
+    "SandboxJob",
     "SandboxResult",
     "SandboxSetupError",
     "SandboxState",
@@ -39,9 +46,9 @@ __all__ = [
     "SandboxUnavailable",
     "SerialGate",
     "ToolGate",
+    "execute_code_description",
     "execute_code_schema",
     "generate_stub_module",
     "register_execute_code",
-    "run_sandbox",
     "sandbox_tools",
 ]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import enum
-import json
 from typing import Any
 
 import attrs
+
+from tools.errors import ToolError
+from tools.results import ToolResult
 
 INTERRUPTED_NOTICE = "[execution interrupted — user sent a new message]"
 STDERR_SEPARATOR = "--- stderr ---"
@@ -49,7 +51,8 @@ class SandboxResult:
     """The outcome of one execute_code run.
 
     ``output`` is already assembled for the model (stdout, then stderr after a failure, then the
-    timeout or interrupt notice) and redacted. ``error`` alone is set when no script ran at all.
+    timeout or interrupt notice) and redacted. ``error`` is set, and nothing else, when no script ran
+    at all.
     """
 
     status: SandboxStatus
@@ -62,10 +65,14 @@ class SandboxResult:
     stderr_truncated: bool = False
     error: str | None = None
 
-    def to_json(self) -> str:
-        """The tool result text handed back to the model."""
-        if self.error is not None and not self.output:
-            return json.dumps({"error": self.error}, ensure_ascii=False)
+    def tool_result(self) -> ToolResult:
+        """The tool result handed back to the model.
+
+        Raises:
+            ToolError: no script ran (``error`` is set); the message says why.
+        """
+        if self.error is not None:
+            raise ToolError(self.error)
         payload: dict[str, Any] = {
             "status": self.status.value,
             "output": self.output,
@@ -78,6 +85,4 @@ class SandboxResult:
             payload["output_total_bytes"] = self.stdout_total_bytes
         if self.stderr_truncated:
             payload["stderr_truncated"] = True
-        if self.error is not None:
-            payload["error"] = self.error
-        return json.dumps(payload, ensure_ascii=False)
+        return ToolResult(payload)

@@ -2,17 +2,19 @@
 
 The child runs through the session's jail, with its private directory bound in (the RPC socket there is
 the only socket of the daemon's the script can see). Cancellation is the caller's: run :meth:`Sandbox.run`
-inside the tool worker's scope. When that scope is cancelled (interrupt, budget, kill) the child and
-everything it started are stopped (SIGTERM, SIGKILL after the
-grace) under a shield, :attr:`Sandbox.result` is set to an ``interrupted`` result holding the output so
-far followed by ``[execution interrupted — user sent a new message]``, and ``Cancelled`` propagates. The
-caller reads ``sandbox.result.to_json()`` after its scope to record the tool result::
+inside the tool worker's scope (the session runs it as a :class:`~actors.sandbox.jobs.SandboxJob`). When
+that scope is cancelled (interrupt, budget, kill) the child and everything it started are stopped
+(SIGTERM, SIGKILL after the grace) under a shield, ``on_interrupted`` receives an ``interrupted`` result
+holding the output so far followed by ``[execution interrupted — user sent a new message]``, and
+``Cancelled`` propagates::
 
-    sandbox = Sandbox(code, call_tool=..., allowed_tools=..., config=..., jail=ctx.jail)
+    interrupted: list[SandboxResult] = []
+    sandbox = Sandbox(code, call_tool=..., allowed_tools=..., config=..., jail=ctx.jail,
+                      on_interrupted=interrupted.append)
     with turn_scope:
-        text = (await sandbox.run()).to_json()
+        result = await sandbox.run()
     if turn_scope.cancelled_caught:
-        text = sandbox.result.to_json()
+        result = interrupted[-1]
 
 The script's own timeout (``code_execution.timeout``) is not a cancellation: it returns a ``timeout``
 result normally.
@@ -26,16 +28,15 @@ import math
 import os
 import secrets
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 import trio
 
 from actors.sandbox.environment import child_environment
-from actors.sandbox.exceptions import SandboxSetupError
+from actors.sandbox.errors import SandboxSetupError
 from actors.sandbox.result import INTERRUPTED_NOTICE, STDERR_SEPARATOR, SandboxResult, SandboxStatus, SandboxToolCall
-from actors.sandbox.server import RpcServer, ToolGate, bind_listener
+from actors.sandbox.server import CallTool, RpcServer, ToolGate, bind_listener
 from actors.sandbox.stubs import generate_stub_module, sandbox_tools
 from actors.sandbox.workspace import Workspace, create_workspace, remove_workspace
 from config.sandbox import CodeExecutionConfig
@@ -99,6 +100,8 @@ class Sandbox:
         config: The ``code_execution`` limits.
         on_progress: Receives "execute_code: 3 tool calls, 12 s" after each call and periodically.
         on_tool_call: Receives a :class:`SandboxToolCall` for the transcript after each call.
+        on_interrupted: Receives the ``interrupted`` result (the output so far) when the caller's
+            scope cancels the run, before ``Cancelled`` propagates.
         jail: The session's jail; the child starts through it, its directory bound in.
         gate: Admits concurrent calls under the batch rules (``tools.parallel.ToolConcurrencyGate``);
             calls run one at a time when None.
@@ -113,11 +116,12 @@ class Sandbox:
         self,
         code: str,
         *,
-        call_tool: Callable[[str, dict[str, Any]], Awaitable[str]],
+        call_tool: CallTool,
         allowed_tools: frozenset[str],
         config: CodeExecutionConfig,
         on_progress: Callable[[str], None] = lambda text: None,
         on_tool_call: Callable[[SandboxToolCall], None] = lambda call: None,
+        on_interrupted: Callable[[SandboxResult], None] = lambda result: None,
         jail: SessionJail,
         gate: ToolGate | None = None,
         cwd: Callable[[], str] = os.getcwd,
@@ -132,6 +136,7 @@ class Sandbox:
         self._config = config
         self._on_progress = on_progress
         self._on_tool_call = on_tool_call
+        self._on_interrupted = on_interrupted
         self._jail = jail
         self._gate = gate
         self._cwd = cwd
@@ -146,8 +151,8 @@ class Sandbox:
         self._process: JailedProcess | None = None
         self._stdout = HeadTailBuffer(config.max_stdout_bytes, notice=_truncation_notice)
         self._stderr = HeadTailBuffer(config.max_stderr_bytes, notice=_truncation_notice)
-        self.result: SandboxResult | None = None
-        """The outcome once the run is over, including after a cancellation (status interrupted)."""
+        # Invariant: set once the interrupted result was handed to on_interrupted.
+        self._interrupted = False
 
     @property
     def tools(self) -> frozenset[str]:
@@ -173,24 +178,25 @@ class Sandbox:
         )
 
     async def run(self) -> SandboxResult:
-        """Run the script to its end, its timeout, or the caller's cancellation; returns :attr:`result`.
+        """Run the script to its end or its timeout and return the result.
 
         Raises:
             RuntimeError: the sandbox was already run.
+            Cancelled: the caller's scope was cancelled; ``on_interrupted`` has had the output so far.
         """
         if self._state is not SandboxState.CREATED:
             raise RuntimeError("a Sandbox runs only once")
         self._state = SandboxState.STARTING
         self._started = trio.current_time()
         if sys.platform == "win32":
-            return self._finish(self._failure("execute_code is not available on Windows. Use normal tool calls instead."))
+            return self._failure("execute_code is not available on Windows. Use normal tool calls instead.")
         if not self._code.strip():
-            return self._finish(self._failure("No code provided."))
+            return self._failure("No code provided.")
         try:
-            return self._finish(await self._run_in_workspace())
+            return await self._run_in_workspace()
         except BaseException:
-            if self.result is None:  # stopped before the child ran
-                self.result = self._outcome(SandboxStatus.INTERRUPTED, None)
+            if not self._interrupted:  # stopped before the child ran
+                self._interrupt(None)
             raise
         finally:
             self._state = SandboxState.FINISHED
@@ -272,7 +278,7 @@ class Sandbox:
             with trio.CancelScope(shield=True), trio.move_on_after(PIPE_LINGER_SECONDS):
                 await drain(process.stdout, self._stdout)
                 await drain(process.stderr, self._stderr)
-            self.result = self._outcome(SandboxStatus.INTERRUPTED, process.returncode)
+            self._interrupt(process.returncode)
             raise
         finally:
             process.close_pipes()
@@ -307,9 +313,9 @@ class Sandbox:
     def _failure(self, message: str) -> SandboxResult:
         return SandboxResult(status=SandboxStatus.ERROR, duration_seconds=self._elapsed(), error=message)
 
-    def _finish(self, result: SandboxResult) -> SandboxResult:
-        self.result = result
-        return result
+    def _interrupt(self, exit_code: int | None) -> None:
+        self._interrupted = True
+        self._on_interrupted(self._outcome(SandboxStatus.INTERRUPTED, exit_code))
 
     def _outcome(self, status: SandboxStatus, exit_code: int | None) -> SandboxResult:
         """Assemble the model-facing output for ``status`` from the captured streams."""
@@ -339,29 +345,3 @@ class Sandbox:
             stderr_truncated=self._stderr.truncated,
         )
 
-
-async def run_sandbox(
-    code: str,
-    *,
-    call_tool: Callable[[str, dict[str, Any]], Awaitable[str]],
-    allowed_tools: frozenset[str],
-    config: CodeExecutionConfig,
-    on_progress: Callable[[str], None] = lambda text: None,
-    on_tool_call: Callable[[SandboxToolCall], None] = lambda call: None,
-    **options: Any,
-) -> SandboxResult:
-    """Run ``code`` in a fresh :class:`Sandbox` and return its result (see :class:`Sandbox` for the arguments).
-
-    On cancellation the partial result is lost with the Sandbox object; a caller that needs it
-    (the session, to record "[execution interrupted …]") builds the :class:`Sandbox` itself.
-    """
-    sandbox = Sandbox(
-        code,
-        call_tool=call_tool,
-        allowed_tools=allowed_tools,
-        config=config,
-        on_progress=on_progress,
-        on_tool_call=on_tool_call,
-        **options,
-    )
-    return await sandbox.run()

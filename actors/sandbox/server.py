@@ -17,9 +17,6 @@ import json
 import logging
 import math
 import os
-import socket
-import struct
-import sys
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -28,14 +25,14 @@ from typing import Any, Protocol
 import attrs
 import trio
 
-from actors.sandbox.exceptions import RpcAuthError, RpcRefused, SandboxSetupError
+from actors.sandbox.errors import RpcAuthError, RpcRefused, SandboxSetupError
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, TERMINAL_STRIPPED_ARGS
-from actors.sandbox.workspace import MAX_SOCKET_PATH_BYTES
+from tools.results import ToolReply
 from messages.codec import Codec, MessageDecodeError
-from messages.untrusted import loads as loads_untrusted
 from messages.framing import FrameReader
 from messages.rpc import RpcMessage, RpcRequest, RpcResponse
+from messages.sockets import SocketPathTooLong, bind_private_listener, peer_uid, request_id_of
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +41,8 @@ MAX_REQUEST_BYTES = 8 * 1024 * 1024
 #: Seconds a new connection has to present the token before it is closed.
 HANDSHAKE_SECONDS = 5.0
 
-CallTool = Callable[[str, dict[str, Any]], Awaitable[str]]
+CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolReply]]
+"""The session's tool-execution path: a tool name and its arguments to the call's reply."""
 
 
 class ToolGate(Protocol):
@@ -88,46 +86,24 @@ class RpcServerStatistics:
     connections: int
 
 
-def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end of a connected Unix socket, None if unknown here."""
-    if sys.platform.startswith("linux"):
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return struct.unpack("3i", creds)[1]
-    if sys.platform == "darwin":
-        # struct xucred {u_int version; uid_t uid; short ngroups; gid_t groups[16];} via LOCAL_PEERCRED.
-        creds = sock.getsockopt(0, 0x001, struct.calcsize("IIh16I"))
-        return struct.unpack_from("II", creds)[1]
-    return None
-
-
 async def bind_listener(path: str) -> trio.socket.SocketType:
     """Listen on a new Unix socket at ``path`` with mode 0600 (its directory must already be private).
 
     Raises:
         SandboxSetupError: the path is too long or the socket cannot be bound.
     """
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH_BYTES:
-        raise SandboxSetupError(f"socket path too long for a Unix socket: {path}")
-    sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        await sock.bind(path)
-        os.chmod(path, 0o600)
-        sock.listen(16)
+        return await bind_private_listener(path, 16)
+    except SocketPathTooLong as exc:
+        raise SandboxSetupError(str(exc)) from exc
     except OSError as exc:
-        sock.close()
         raise SandboxSetupError(f"could not listen on {path}: {exc}") from exc
-    return sock
 
 
 def _request_id_of(frame: bytes) -> int:
     # A frame the codec refused may still name the request it belongs to; answer that id so the
-    # calling thread in the script is not left waiting. Hostile JSON (deep nesting, a huge
-    # integer) only means there is no id to answer.
-    try:
-        payload = loads_untrusted(frame)
-    except ValueError:
-        return 0
-    request_id = payload.get("id") if isinstance(payload, dict) else None
+    # calling thread in the script is not left waiting.
+    request_id = request_id_of(frame, "id")
     return request_id if type(request_id) is int else 0
 
 
@@ -140,18 +116,6 @@ class _Connection:
         # Invariant: whoever writes a response holds this lock until the whole frame is written.
         self.send_lock = trio.StrictFIFOLock()
         self.calls: trio.Nursery
-
-
-def _tool_error(result: str | None) -> str | None:
-    """The error a tool reported in its own result (``{"error": ...}``), for the transcript record."""
-    if result is None or not result.startswith("{") or '"error"' not in result[:64]:
-        return None
-    try:
-        payload = json.loads(result)
-    except ValueError:
-        return None
-    error = payload.get("error") if isinstance(payload, dict) else None
-    return str(error) if error is not None else None
 
 
 class RpcServer:
@@ -309,7 +273,7 @@ class RpcServer:
         await self._answer(request, conn)
 
     def _check_peer(self, sock: trio.socket.SocketType) -> None:
-        uid = peer_uid(sock)  # type: ignore[arg-type]
+        uid = peer_uid(sock)
         if uid is not None and uid != self._expected_uid:
             raise RpcAuthError(f"peer uid {uid} is not the daemon's uid {self._expected_uid}")
 
@@ -347,10 +311,9 @@ class RpcServer:
         args_bytes = len(json.dumps(request.args, ensure_ascii=False))
         self._in_flight += 1
         try:
-            response = await self._run(request)
+            response, error = await self._run(request)
         finally:
             self._in_flight -= 1
-        error = response.error if response.error is not None else _tool_error(response.result)
         self._on_tool_call(
             SandboxToolCall(
                 tool=request.tool,
@@ -381,25 +344,32 @@ class RpcServer:
             return {k: v for k, v in request.args.items() if k not in TERMINAL_STRIPPED_ARGS}
         return dict(request.args)
 
-    async def _run(self, request: RpcRequest) -> RpcResponse:
+    async def _run(self, request: RpcRequest) -> tuple[RpcResponse, str | None]:
+        """The response to ``request`` and, when the call failed, why (for the transcript record)."""
         try:
             args = self._admit(request)
         except RpcRefused as exc:
             self._refused += 1
-            return RpcResponse(id=request.id, error=str(exc))
+            return _failed(request, str(exc))
         async with self._gate.slot(request.tool, args, self._cwd()):
             deadline = trio.current_time() + self._per_call_timeout
             if deadline >= self._run_deadline:
                 return await self._call(request, args)
             with trio.move_on_at(deadline):
                 return await self._call(request, args)
-        return RpcResponse(id=request.id, error=f"Tool call timed out after {self._per_call_timeout:g}s")
+        return _failed(request, f"Tool call timed out after {self._per_call_timeout:g}s")
 
-    async def _call(self, request: RpcRequest, args: dict[str, Any]) -> RpcResponse:
+    async def _call(self, request: RpcRequest, args: dict[str, Any]) -> tuple[RpcResponse, str | None]:
         try:
-            result = await self._call_tool(request.tool, args)
+            reply = await self._call_tool(request.tool, args)
         except Exception as exc:
             log.error("sandbox RPC: tool %s raised\n%s", request.tool, self._redact(traceback.format_exc()))
-            text = self._redact(f"Tool '{request.tool}' failed: {type(exc).__name__}: {exc}")
-            return RpcResponse(id=request.id, error=text)
-        return RpcResponse(id=request.id, result=result)
+            return _failed(request, self._redact(f"Tool '{request.tool}' failed: {type(exc).__name__}: {exc}"))
+        # The tool's own failure is a result the script reads; the reply says it failed, so the
+        # transcript records it without the text being parsed.
+        return RpcResponse(id=request.id, result=reply.text), reply.error
+
+
+def _failed(request: RpcRequest, error: str) -> tuple[RpcResponse, str]:
+    """An error response the server makes itself (refusal, timeout, crash), with its reason."""
+    return RpcResponse(id=request.id, error=error), error

@@ -9,6 +9,7 @@ import tempfile
 import attrs
 
 from actors.sandbox.stubs import STUB_MODULE_FILE
+from messages.sockets import MAX_SOCKET_PATH_BYTES
 
 SCRIPT_FILE = "script.py"
 SOCKET_FILE = "rpc.sock"
@@ -31,8 +32,6 @@ class Workspace:
         return os.path.join(self.directory, SOCKET_FILE)
 
 
-# Unix socket paths are limited to 108 bytes on Linux (104 on macOS), terminator included.
-MAX_SOCKET_PATH_BYTES = 103
 _PREFIX = "hx-sbx-"
 # mkdtemp adds 8 random characters to the prefix.
 _SOCKET_SUFFIX_BYTES = len(os.path.join(_PREFIX + "x" * 8, SOCKET_FILE)) + 1

@@ -2,7 +2,7 @@
 
 Messages it takes (``messages.session``): UserMessage, Interrupt, Steer,
 BackgroundNotification, AnswerRequest, Compress, ResetTools, Subscribe,
-Unsubscribe, Shutdown. It publishes ``messages.events`` through its hub.
+Shutdown. It publishes ``messages.events`` through its hub.
 
 At most one ``turn`` job runs at a time, in a helper task of the session. A
 user message arriving while a turn runs follows ``display.busy_input_mode``:
@@ -48,7 +48,6 @@ from messages.session import (
     Shutdown,
     Steer,
     Subscribe,
-    Unsubscribe,
     UserMessage,
 )
 from messages.supervision import ActorState
@@ -244,9 +243,6 @@ class SessionActor(Actor[SessionMessage]):
             return sorted(self.durable.tools.names)
         if isinstance(message, Subscribe):
             return self.hub.subscribe(message.label, message.since, also=self.requests.events())
-        if isinstance(message, Unsubscribe):
-            message.subscription.close()
-            return True
         if isinstance(message, Shutdown):
             await self._shutdown(message.reason)
             return True

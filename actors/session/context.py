@@ -16,6 +16,7 @@ from messages.events import ToolProgress
 from tools.context import ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
 from tools.redact import redact_secrets
+from tools.results import ToolResult
 
 if TYPE_CHECKING:
     from actors import ActorBase
@@ -51,8 +52,8 @@ class SessionServices:
     requests: PendingRequests
     jail: SessionJail
     start_background: Callable[[BackgroundSpec], Awaitable[ProcessInfo]] | None = None
-    delegate: Callable[[CallContext, dict[str, Any]], Awaitable[str]] | None = None
-    run_sandbox: Callable[[CallContext, str], Awaitable[str]] | None = None
+    delegate: Callable[[CallContext, dict[str, Any]], Awaitable[ToolResult]] | None = None
+    run_sandbox: Callable[[CallContext, str], Awaitable[ToolResult]] | None = None
 
 
 @attrs.define
@@ -153,7 +154,7 @@ class CallContext:
             raise CapabilityUnavailable("background processes are not available in this session")
         return await start(spec)
 
-    async def delegate(self, args: dict[str, Any]) -> str:
+    async def delegate(self, args: dict[str, Any]) -> ToolResult:
         """Run delegate_task under this call's worker.
 
         Raises:
@@ -164,7 +165,7 @@ class CallContext:
             raise CapabilityUnavailable("delegate_task is not available in this session")
         return await delegate(self, args)
 
-    async def run_sandbox(self, code: str) -> str:
+    async def run_sandbox(self, code: str) -> ToolResult:
         """Run execute_code under this call's worker.
 
         Raises:
@@ -177,7 +178,7 @@ class CallContext:
 
 
 def _shown_progress(progress: str) -> str:
-    """The redacted end of a progress text, for subscribers (``last_progress`` is redacted as a result).
+    """The redacted end of a progress text, for subscribers (``progress.last`` is redacted as a result).
 
     Tools hand over the newest part of their output, cut anywhere: a first line
     may be the end of a secret whose name was cut off (``…Basic <value>``), so

@@ -9,7 +9,8 @@ Three patterns are counted per user turn:
 Counts are of observed results. Reaching a warn threshold appends a warning to that result; reaching a
 block/halt threshold stops the next such call before it runs — only when ``hard_stop_enabled``, since by
 default interactive sessions get a nudge rather than a circuit breaker. A success clears the failure
-counts of its signature and of its tool.
+counts of its signature and of its tool. Whether a call failed is the ``ok`` its reply carries
+(:class:`tools.results.ToolReply`); no result text is parsed here.
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ from typing import Any
 import attrs
 
 from config.session import GuardrailsConfig
-from messages.untrusted import UntrustedJsonError
-from messages.untrusted import loads as loads_untrusted
+from tools.results import ToolReply
 
 
 class GuardrailAction(enum.Enum):
@@ -90,9 +90,9 @@ def annotate_result(result: str, decision: ToolGuardrailDecision) -> str:
     return f"{result}\n\n{decision.render()}"
 
 
-def blocked_result(decision: ToolGuardrailDecision) -> str:
-    """The JSON error result recorded for a call the guardrail stopped."""
-    return json.dumps({"error": decision.render()}, ensure_ascii=False)
+def blocked_reply(decision: ToolGuardrailDecision) -> ToolReply:
+    """The failed reply recorded for a call the guardrail stopped."""
+    return ToolReply.failure(decision.render())
 
 
 class ToolCallGuardrailController:
@@ -191,12 +191,3 @@ class ToolCallGuardrailController:
                 failures,
             )
         return ALLOW
-
-
-def looks_failed(result: str) -> bool:
-    """Whether a tool result is the JSON error form ``{"error": ...}`` tools return on failure."""
-    try:
-        parsed = loads_untrusted(result)
-    except (UntrustedJsonError, TypeError):
-        return False
-    return isinstance(parsed, dict) and parsed.get("error") not in (None, "", False)

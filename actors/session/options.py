@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from actors.session.model import SessionModel
     from actors.session.state import SessionState
     from actors.session.turn_parts import TokenMeter
+    from tools.results import ToolResult
 
 __all__ = ["DelegateFactory", "DelegateTask", "ParentSession", "SessionDeps", "SessionOptions", "SessionSpec"]
 
@@ -122,7 +123,7 @@ class SessionDeps:
 
 
 #: The delegate_task capability: (the calling tool's context, the tool's arguments) -> the tool result.
-DelegateTask = Callable[["CallContext", dict[str, Any]], Awaitable[str]]
+DelegateTask = Callable[["CallContext", dict[str, Any]], Awaitable["ToolResult"]]
 
 
 @attrs.frozen

@@ -1,4 +1,4 @@
-"""execute_code for a session: a sandbox actor under the calling tool call,
+"""execute_code for a session: a sandbox job under the calling tool call,
 whose script's tool calls go through the session's own tool-execution path."""
 
 from __future__ import annotations
@@ -10,13 +10,15 @@ from typing import Any
 import attrs
 import trio
 
-from actors.sandbox.actor import SandboxActor
-from actors.sandbox.result import SandboxToolCall
+from actors import JobStopped
+from actors.sandbox.jobs import SandboxJob
+from actors.sandbox.result import SandboxResult, SandboxToolCall
 from actors.session.context import CallContext
 from actors.session.workers import ToolExecutor
 from config.sandbox import CodeExecutionConfig
 from store.protocol import SessionStore
 from tools.parallel import ToolConcurrencyGate
+from tools.results import ToolReply, ToolResult
 
 __all__ = ["sandbox_runner"]
 
@@ -33,25 +35,32 @@ def sandbox_runner(
     store: SessionStore,
     max_parallel_tools: int,
     sandbox_dir: str | None = None,
-) -> Callable[[CallContext, str], Awaitable[str]]:
+) -> Callable[[CallContext, str], Awaitable[ToolResult]]:
     """The session's ``run_sandbox`` capability; workspaces are created in ``sandbox_dir`` (the session's
     directory under the daemon's runtime directory; None: the system temp directory).
 
     Each script's tool calls are checked like the model's (guardrails, caps,
-    approvals), run concurrently where the batch rules allow (at most
-    ``max_parallel_tools`` at once), and recorded in
+    approvals), run concurrently where the batch rules allow (at most ``max_parallel_tools``
+    at once), and recorded in
     the session's transcript log, never in the history the model sees.
     """
 
-    async def run_sandbox(ctx: CallContext, code: str) -> str:
+    async def run_sandbox(ctx: CallContext, code: str) -> ToolResult:
         records: list[SandboxToolCall] = []
+        interrupted: list[SandboxResult] = []
 
-        async def call_tool(name: str, args: dict[str, Any]) -> str:
-            return (await executor.execute(name, args, ctx)).result
+        async def call_tool(name: str, args: dict[str, Any]) -> ToolReply:
+            return await executor.execute(name, args, ctx)
 
-        actor = SandboxActor(
+        def keep_partial(result: SandboxResult) -> None:
+            interrupted.append(result)
+            # The call's partial result should it be cancelled right now.
+            ctx.progress.last = result.tool_result().render()
+
+        job = SandboxJob(
             code,
             call_tool=call_tool,
+            on_interrupted=keep_partial,
             allowed_tools=tool_names,
             config=config,
             on_progress=ctx.emit,
@@ -63,13 +72,14 @@ def sandbox_runner(
             jail=ctx.jail,
         )
         try:
-            return (await actor.run_under(ctx.job.spawn)).to_json()
+            result = await ctx.job.run_job(job, "sandbox")
+        except JobStopped:
+            # The sandbox alone was killed by path: the script's output so far is the call's result.
+            result = interrupted[-1]
         finally:
-            if actor.result is not None:
-                # Kept as the partial result should the call be cancelled right now.
-                ctx.progress.last = actor.result.to_json()
             with trio.CancelScope(shield=True), trio.move_on_after(5):
                 for record in records:
                     await store.record_transcript(session_id, {"kind": "sandbox_tool_call", **attrs.asdict(record)})
+        return result.tool_result()
 
     return run_sandbox

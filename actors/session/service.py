@@ -11,25 +11,27 @@ attach wakes it, transparently.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 import trio
 
-from actors.errors import ActorError, ActorNotFound
-from actors.handle import ActorHandle
-from actors.registry import ActorRegistry
+from actors import ActorBase, ActorError, ActorHandle, ActorNotFound, ActorRegistry, MailboxClosed, NoReply
 from actors.session.actor import SessionActor
 from actors.session.options import DelegateFactory, SessionDeps, SessionOptions, SessionSpec
 from actors.session.state import new_session_id
 from config.daemon import DaemonConfig
-from messages.session import SessionMessage, UserMessage
+from messages.paths import SESSIONS, child_path, session_id_of, session_name
+from messages.session import SessionMessage, Shutdown, UserMessage
 from store.errors import SessionNotFoundError
 from tools.jail.policy import resolve_mode
 from supervisor import ChildSpec, RestartType, Supervisor, SupervisorHandle
 
-__all__ = ["SessionNotFound", "SessionService", "SessionsSupervisor", "TooManyRunningTurns", "session_child_name"]
+__all__ = ["TURN_NAME", "SessionNotFound", "SessionService", "SessionsHandle", "SessionsSupervisor", "TooManyRunningTurns"]
 
 log = logging.getLogger("hermes_actors.sessions")
+
+#: The name of a session's running turn in the tree (``sessions/session:<id>/turn``).
+TURN_NAME = "turn"
 
 
 class SessionNotFound(LookupError):
@@ -40,9 +42,26 @@ class TooManyRunningTurns(RuntimeError):
     """The daemon's cap on concurrently running turns is reached."""
 
 
-def session_child_name(session_id: str) -> str:
-    """The child name (and path segment) of a session."""
-    return f"session:{session_id}"
+class SessionsHandle(SupervisorHandle):
+    """The ``sessions`` supervisor's handle: adds what its children say about running turns."""
+
+    __slots__ = ()
+
+    def running_turns(self) -> int:
+        """Sessions with a turn in progress right now."""
+        return cast(SessionsSupervisor, self._actor).running_turns()
+
+    def turn_running(self, session_id: str) -> bool:
+        """True while the session ``session_id`` is live and running a turn."""
+        return cast(SessionsSupervisor, self._actor).turn_running(session_id)
+
+    def live_ids(self) -> set[str]:
+        """The ids of the live sessions."""
+        return cast(SessionsSupervisor, self._actor).live_ids()
+
+
+def _has_turn(session: ActorBase) -> bool:
+    return any(child.name == TURN_NAME for child in session.children())
 
 
 class SessionsSupervisor(Supervisor):
@@ -50,16 +69,29 @@ class SessionsSupervisor(Supervisor):
 
     def __init__(self, hibernate_after: float) -> None:
         super().__init__(kind="sessions", max_restarts=3, period=60.0, per_child_intensity=True)
+        self.ref = SessionsHandle(self)
         self.hibernate_after = hibernate_after
         self.hibernated = 0
 
     async def main(self) -> None:
-        assert self._nursery is not None
-        self._nursery.start_soon(self._hibernate_loop)
+        self.start_soon(self._hibernate_loop)
         await super().main()
 
     def snapshot_details(self) -> dict[str, Any]:
         return {**super().snapshot_details(), "hibernated": self.hibernated}
+
+    def running_turns(self) -> int:
+        """Children (sessions) running a turn now: asked of the sessions, not of every path."""
+        return sum(1 for session in self.children() if _has_turn(session))
+
+    def turn_running(self, session_id: str) -> bool:
+        """True while the session ``session_id`` is one of the children and runs a turn."""
+        session = (self._children or {}).get(session_name(session_id))
+        return session is not None and _has_turn(session)
+
+    def live_ids(self) -> set[str]:
+        """The ids of the live sessions (the children's paths name them)."""
+        return {sid for session in self.children() if (sid := session_id_of(session.path)) is not None}
 
     async def _hibernate_loop(self) -> None:
         interval = max(min(self.hibernate_after / 4, 30.0), 0.05)
@@ -68,9 +100,12 @@ class SessionsSupervisor(Supervisor):
             now = trio.current_time()
             for actor in self.children():
                 if isinstance(actor, SessionActor) and actor.hibernatable and now - actor.last_active >= self.hibernate_after:
-                    await self.ref.terminate_child(actor.name, "hibernating (idle)", requested_by=self.path)
+                    # Counted before the session leaves the live table: whoever sees it gone sees it counted.
                     self.hibernated += 1
-                    log.info("session %s hibernated", actor.session_id)
+                    if await self.ref.terminate_child(actor.name, "hibernating (idle)", requested_by=self.path):
+                        log.info("session %s hibernated", actor.session_id)
+                    else:
+                        self.hibernated -= 1  # closed by someone else meanwhile: not a hibernation
 
 
 class _SessionFactory:
@@ -93,29 +128,31 @@ class _SessionFactory:
 
 
 class SessionService:
-    """Create, find, wake, message and close sessions.
+    """Create, find, wake, message and close sessions: the one way the front doors (the control
+    server and the HTTP API) reach sessions.
 
     Args:
         deps: what every session shares.
-        sessions: the handle of the ``sessions`` supervisor.
-        registry: the actor registry (to find live sessions by path).
+        registry: the actor registry (to find live sessions, and the sessions supervisor, by path).
         config: the ``daemon`` section (caps, replay sizes).
         delegate_factory: builds a session's delegate_task capability, if offered.
+        supervisor: the path of the :class:`SessionsSupervisor` the sessions run under.
     """
 
     def __init__(
         self,
         deps: SessionDeps,
-        sessions: SupervisorHandle,
         registry: ActorRegistry,
         config: DaemonConfig,
+        *,
         delegate_factory: DelegateFactory | None = None,
+        supervisor: str = SESSIONS,
     ) -> None:
         self.deps = deps
-        self.sessions = sessions
         self.registry = registry
         self.config = config
         self.delegate_factory = delegate_factory
+        self.supervisor = supervisor
         self._waking: dict[str, trio.Event] = {}
 
     def setup_for(
@@ -129,8 +166,20 @@ class SessionService:
             subscriber_capacity=self.config.subscriber_buffer,
         )
 
-    def _path(self, session_id: str) -> str:
-        return f"{self.sessions.path}/{session_child_name(session_id)}".lstrip("/")
+    def _sessions(self) -> SessionsHandle:
+        """The sessions supervisor running now (its parent restarts it with a fresh instance, so a
+        handle taken once could point at a dead one).
+
+        Raises:
+            ActorNotFound: no sessions supervisor is running at :attr:`supervisor`.
+        """
+        handle = self.registry.lookup(self.supervisor)
+        if not isinstance(handle, SessionsHandle):
+            raise ActorNotFound(self.supervisor, "is not a sessions supervisor")
+        return handle
+
+    def _spec(self, session_id: str, factory: _SessionFactory) -> ChildSpec:
+        return ChildSpec(session_name(session_id), factory, RestartType.TRANSIENT, shutdown_timeout=SessionActor.shutdown_timeout)
 
     async def create_session(
         self, options: SessionOptions, *, session_id: str | None = None, ephemeral_system: str | None = None,
@@ -145,15 +194,13 @@ class SessionService:
         resolve_mode(options.sandbox, self.deps.config.sandbox)
         session_id = session_id or new_session_id()
         factory = _SessionFactory(self, session_id, options, ephemeral_system, seed)
-        await self.sessions.start_child(
-            ChildSpec(session_child_name(session_id), factory, RestartType.TRANSIENT, shutdown_timeout=SessionActor.shutdown_timeout)
-        )
+        await self._sessions().start_child(self._spec(session_id, factory))
         return session_id
 
     def live(self, session_id: str) -> ActorHandle[SessionMessage] | None:
         """The running session, or None (hibernated, stopped or unknown)."""
         try:
-            return self.registry.lookup(self._path(session_id))
+            return self.registry.lookup(child_path(self.supervisor, session_name(session_id)))
         except ActorNotFound:
             return None
 
@@ -178,9 +225,7 @@ class SessionService:
                 raise SessionNotFound(f"no session {session_id!r}") from exc
             factory = _SessionFactory(self, session_id, None, None)
             try:
-                return await self.sessions.start_child(
-                    ChildSpec(session_child_name(session_id), factory, RestartType.TRANSIENT, shutdown_timeout=SessionActor.shutdown_timeout)
-                )
+                return await self._sessions().start_child(self._spec(session_id, factory))
             except ActorError:
                 live = self.live(session_id)
                 if live is None:
@@ -191,10 +236,18 @@ class SessionService:
             event.set()
 
     def running_turns(self) -> int:
-        """Sessions with a turn in progress right now."""
-        prefix = f"{self.sessions.path}/session:"
-        depth = prefix.count("/") + 1
-        return sum(1 for path in self.registry.paths() if path.startswith(prefix) and path.endswith("/turn") and path.count("/") == depth)
+        """Sessions with a turn in progress right now (none while no sessions supervisor runs)."""
+        try:
+            return self._sessions().running_turns()
+        except ActorNotFound:
+            return 0
+
+    def live_ids(self) -> set[str]:
+        """The ids of the live sessions (none while no sessions supervisor runs)."""
+        try:
+            return self._sessions().live_ids()
+        except ActorNotFound:
+            return set()
 
     async def send(self, session_id: str, text: str, *, source: str = "cli", busy_mode: str | None = None) -> str:
         """Deliver a user message (starting a turn, or per busy_input_mode; ``busy_mode`` overrides it).
@@ -204,18 +257,30 @@ class SessionService:
             TooManyRunningTurns: the daemon's running-turn cap is reached.
         """
         handle = await self.get(session_id)
-        if not self._turn_running(session_id) and self.running_turns() >= self.config.max_running_turns:
+        sessions = self._sessions()
+        if not sessions.turn_running(session_id) and sessions.running_turns() >= self.config.max_running_turns:
             raise TooManyRunningTurns(
                 f"busy: {self.config.max_running_turns} turns are already running (daemon.max_running_turns); try again shortly"
             )
         return await handle.ask(UserMessage(text, source=source, busy_mode=busy_mode))
 
-    def _turn_running(self, session_id: str) -> bool:
-        return f"{self._path(session_id)}/turn" in self.registry
-
     async def close_session(self, session_id: str, reason: str) -> None:
-        """Stop a session and mark it ended in the store (it can still be read)."""
-        await self.sessions.terminate_child(session_child_name(session_id), reason)
+        """Stop a session and mark it ended in the store (it can still be read).
+
+        A live session is sent :class:`~messages.session.Shutdown`: its running turn is stopped
+        and recorded like an interrupt, then the session ends and commits.
+        """
+        handle = self.live(session_id)
+        if handle is not None:
+            # Past this bound terminate_child below cancels it, as it would any stubborn child.
+            with trio.move_on_after(SessionActor.shutdown_timeout):
+                try:
+                    await handle.ask(Shutdown(reason))
+                except (MailboxClosed, NoReply):
+                    pass  # it is stopping already
+                await handle.wait_stopped()
+        # The supervisor forgets the slot now, not when it hears of the exit: the id may be woken at once.
+        await self._sessions().terminate_child(session_name(session_id), reason)
         try:
             await self.deps.store.end_session(session_id, reason)
         except SessionNotFoundError as exc:

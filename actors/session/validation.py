@@ -27,6 +27,7 @@ from messages.untrusted import MAX_JSON_DEPTH, JsonLimitExceeded, JsonSyntaxErro
 from messages.untrusted import loads as loads_untrusted
 from providers.recovery.json_repair import EMPTY_ARGUMENTS, repair_tool_arguments
 from providers.recovery.tool_names import repair_tool_name
+from tools.results import error_text
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ class ValidationOutcome:
     message: dict[str, Any]
     # Calls to run, in the response's order.
     runnable: tuple[PlannedCall, ...]
-    # Call id to the synthetic result of each call that will not run.
+    # Call id to the synthetic result of each call that will not run (each a failure: ``{"error": ...}``).
     answered: Mapping[str, str]
     # One line per repair made, for logs and status events.
     repairs: tuple[str, ...] = ()
@@ -67,19 +68,15 @@ class ValidationOutcome:
     gave_up: str | None = None
 
 
-def _error(text: str) -> str:
-    return json.dumps({"error": text}, ensure_ascii=False)
-
-
 def unknown_tool_result(name: str, available: Collection[str]) -> str:
     """Result for a call to a tool that does not exist."""
     listing = ", ".join(sorted(available)) or "(none)"
-    return _error(f"Unknown tool '{name}'. Available tools: {listing}. Call one of them by its exact name.")
+    return error_text(f"Unknown tool '{name}'. Available tools: {listing}. Call one of them by its exact name.")
 
 
 def truncated_arguments_result(name: str) -> str:
     """Result for a call whose arguments were cut off before they were complete."""
-    return _error(
+    return error_text(
         f"The arguments of your {name} call were cut off before the JSON was complete (the response was probably "
         "too long), so nothing was run. Send the call again with shorter arguments; split large content across "
         "several calls."
@@ -88,18 +85,18 @@ def truncated_arguments_result(name: str) -> str:
 
 def invalid_arguments_result(name: str, detail: str) -> str:
     """Result for a call whose arguments are not a usable JSON object."""
-    return _error(f"The arguments of your {name} call are not a valid JSON object ({detail}); nothing was run. "
+    return error_text(f"The arguments of your {name} call are not a valid JSON object ({detail}); nothing was run. "
                   "Send the call again with a JSON object matching the tool's parameters.")
 
 
 def duplicate_call_result(first_id: str) -> str:
     """Result for a call identical to an earlier one in the same response."""
-    return _error(f"Duplicate call skipped: it is identical to call {first_id} in the same response, whose result applies.")
+    return error_text(f"Duplicate call skipped: it is identical to call {first_id} in the same response, whose result applies.")
 
 
 def extra_delegate_result() -> str:
     """Result for a second ``delegate_task`` in one response."""
-    return _error(
+    return error_text(
         "Only one delegate_task call may run per turn; this one was not run. "
         "Put all subtasks into a single delegate_task call."
     )

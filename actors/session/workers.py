@@ -22,8 +22,7 @@ from actors.session.guardrails import (
     ToolCallGuardrailController,
     ToolGuardrailDecision,
     annotate_result,
-    blocked_result,
-    looks_failed,
+    blocked_reply,
 )
 from actors.session.turn_parts import TokenMeter
 from actors.session.validation import PlannedCall
@@ -33,15 +32,17 @@ from tools.parallel import can_run_in_parallel
 from tools.ansi import redact_output_async
 from tools.redact import redact_secrets, redact_tool_result
 from tools.registry import ToolRegistry
+from tools.results import ToolReply, error_text
 
-__all__ = ["ToolCall", "ToolExecutor", "ToolOutcome", "ToolResult", "run_batch", "stopped_by_operator_result"]
+__all__ = ["ToolCall", "ToolCallResult", "ToolExecutor", "run_batch", "stopped_by_operator_result"]
+
 _PREVIEW = 160
 _PREVIEW_WINDOW = 8
 
 
 def stopped_by_operator_result(name: str) -> str:
     """The result a tool call gets when an operator kills its job."""
-    return json.dumps({"error": f"{name} was stopped by operator before it finished."}, ensure_ascii=False)
+    return error_text(f"{name} was stopped by operator before it finished.")
 
 
 def _interrupted_result(name: str, partial: str | None) -> str:
@@ -59,15 +60,6 @@ def preview(value: Any, limit: int = _PREVIEW) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-@attrs.frozen
-class ToolOutcome:
-    """One executed call: its result text and what the guardrail decided."""
-
-    result: str
-    ok: bool
-    decision: ToolGuardrailDecision | None = None
-
-
 class ToolExecutor:
     """The session's tool-execution path: guardrail, dispatch, guardrail again.
 
@@ -81,23 +73,22 @@ class ToolExecutor:
         # Invariant: set once a halt decision was taken; the turn ends after the batch.
         self.halted: ToolGuardrailDecision | None = None
 
-    async def execute(self, name: str, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
+    async def execute(self, name: str, args: dict[str, Any], ctx: CallContext) -> ToolReply:
         """Run one call through guardrails and dispatch; never raises but Cancelled."""
         before = self.guardrails.before_call(name, args)
         if not before.allows_execution:
             if before.ends_turn:
                 self.halted = before
-            return ToolOutcome(blocked_result(before), ok=False, decision=before)
-        result = await dispatch(self.registry, name, args, ctx)
-        failed = looks_failed(result)
-        after = self.guardrails.after_call(name, args, result, failed=failed)
+            return blocked_reply(before)
+        reply = await dispatch(self.registry, name, args, ctx)
+        after = self.guardrails.after_call(name, args, reply.text, failed=not reply.ok)
         if after.ends_turn:
             self.halted = after
-        return ToolOutcome(annotate_result(result, after), ok=not failed, decision=after)
+        return attrs.evolve(reply, text=annotate_result(reply.text, after))
 
 
 @attrs.frozen
-class ToolResult:
+class ToolCallResult:
     """What one tool call returned: the text the model sees, whether it succeeded, how long it took."""
 
     text: str
@@ -105,8 +96,8 @@ class ToolResult:
     duration: float
 
 
-class ToolCall(Job[ToolResult]):
-    """Runs one tool call of a turn (``tool:<call-id>``) and returns its :class:`ToolResult`.
+class ToolCall(Job[ToolCallResult]):
+    """Runs one tool call of a turn (``tool:<call-id>``) and returns its :class:`ToolCallResult`.
 
     A call that ends without returning leaves the result the model gets in the
     turn's :class:`CallProgress`: the partial result the tool reported (a
@@ -134,21 +125,21 @@ class ToolCall(Job[ToolResult]):
             details["progress_events"] = self.progress.count
         return details
 
-    async def execute(self) -> ToolResult:
+    async def execute(self) -> ToolCallResult:
         call = self.call
         context = CallContext(self.services, call.id, self, self.progress, self.token_meter)
         self.activity = f"{call.name} {preview(call.arguments, 60)}"
         self.services.hub.publish(ToolStarted, call_id=call.id, name=call.name, args_preview=preview(call.arguments), emoji=self.emoji)
         started = trio.current_time()
         try:
-            outcome = await self.executor.execute(call.name, call.arguments, context)
+            reply = await self.executor.execute(call.name, call.arguments, context)
         except BaseException:
             self.progress.partial = await self._unfinished_result()
             self._publish_finished(self.progress.partial, ok=False, duration=trio.current_time() - started)
             raise
         duration = trio.current_time() - started
-        self._publish_finished(outcome.result, ok=outcome.ok, duration=duration)
-        return ToolResult(outcome.result, outcome.ok, duration)
+        self._publish_finished(reply.text, ok=reply.ok, duration=duration)
+        return ToolCallResult(reply.text, reply.ok, duration)
 
     def _publish_finished(self, text: str, *, ok: bool, duration: float) -> None:
         call = self.call

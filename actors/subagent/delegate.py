@@ -38,6 +38,8 @@ from config.delegation import DelegationConfig
 from messages.events import ToolFinished, ToolStarted, TurnFinished, UsageUpdated
 from messages.session import Subscribe, UserMessage
 from store.protocol import SessionStore
+from tools.errors import ToolError
+from tools.results import ToolResult
 from tools.toolsets import ToolsetCatalog
 
 __all__ = ["ChildReport", "delegate_capability"]
@@ -69,26 +71,21 @@ def delegate_capability(parent: ParentSession, config: DelegationConfig) -> Dele
     async def delegate(ctx: CallContext, args: dict[str, Any]) -> str:
         depth = parent.state.options.depth + 1
         if depth > config.max_spawn_depth:
-            return _error(f"Delegation depth limit reached (depth={depth}, max_spawn_depth={config.max_spawn_depth})")
+            raise ToolError(f"Delegation depth limit reached (depth={depth}, max_spawn_depth={config.max_spawn_depth})")
         try:
             request = parse_delegation(args, config)
         except InvalidDelegation as exc:
-            return _error(str(exc))
+            raise ToolError(str(exc)) from exc
         started = trio.current_time()
         reports = [ChildReport(task_index=i) for i in range(len(request.tasks))]
         async with trio.open_nursery() as nursery:
             for index, task in enumerate(request.tasks):
                 nursery.start_soon(_run_child, parent, config, ctx, task, depth, reports[index])
-        return json.dumps(
-            {"results": [attrs.asdict(r) for r in reports], "total_duration_seconds": round(trio.current_time() - started, 2)},
-            ensure_ascii=False,
+        return ToolResult(
+            {"results": [attrs.asdict(r) for r in reports], "total_duration_seconds": round(trio.current_time() - started, 2)}
         )
 
     return delegate
-
-
-def _error(text: str) -> str:
-    return json.dumps({"error": text}, ensure_ascii=False)
 
 
 def _child_options(parent: ParentSession, config: DelegationConfig, task: Task, depth: int, workspace: str) -> SessionOptions:

@@ -12,6 +12,7 @@ from messages.untrusted import JsonSyntaxError, UntrustedJsonError
 from messages.untrusted import loads as loads_untrusted
 from tools.context import ToolContext
 from tools.registry import ToolRegistry
+from tools.results import ToolResult
 
 __all__ = ["BLOCKED_IN_CHILDREN", "DelegationRequest", "InvalidDelegation", "Task", "parse_delegation", "register_delegate_task"]
 
@@ -81,10 +82,10 @@ def _schema(config: DelegationConfig) -> dict[str, Any]:
 def register_delegate_task(registry: ToolRegistry, config: DelegationConfig) -> None:
     """Register ``delegate_task`` (toolset ``delegation``); its description states the live limits."""
     registry.register(TOOL_NAME, "delegation", _schema(config), _handler, emoji="🧑‍🤝‍🧑")
-    registry.set_schema_override(TOOL_NAME, lambda: {"description": _description(config)})
+    registry.set_schema_override(TOOL_NAME, lambda offered: {"description": _description(config)})
 
 
-async def _handler(args: dict[str, Any], ctx: ToolContext) -> str:
+async def _handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     return await ctx.delegate(args)
 
 

@@ -7,6 +7,7 @@ Public API::
     stream_with_recovery(request, *, chain, connector, pools, retry, backoff,
                          on_event, on_status, approx_tokens, context_length) -> StreamFinished
     CredentialPool(provider, keys, *, strategy, state_path, clock, rng)
+    load_provider_keys(config, env) -> ProviderKeys(pools, key_for)
     FallbackChain(primary, fallbacks) / ProviderTarget
     Backoff(config, seed).delay(attempt, retry_after=None)
     sanitize_messages(messages), strip_reasoning(messages)
@@ -23,7 +24,6 @@ from providers.recovery.credentials import (
     CredentialPool,
     PoolStatistics,
     cooldown_seconds,
-    keys_from_env,
     state_path_for,
 )
 from providers.recovery.exceptions import (
@@ -35,6 +35,7 @@ from providers.recovery.exceptions import (
 )
 from providers.recovery.fallback import FallbackChain, ProviderTarget
 from providers.recovery.history import strip_reasoning
+from providers.recovery.keys import KEY_VARIABLES, ProviderKeys, keys_from_env, load_provider_keys, primary_variable
 from providers.recovery.json_repair import repair_tool_arguments
 from providers.recovery.policy import ProviderConnector, stream_with_recovery
 from providers.recovery.reset_time import parse_reset_time
@@ -43,6 +44,7 @@ from providers.recovery.status import StatusKind, StatusUpdate
 from providers.recovery.tool_names import normalize_tool_name, repair_tool_name
 
 __all__ = [
+    "KEY_VARIABLES",
     "Backoff",
     "ClassifiedError",
     "Credential",
@@ -55,6 +57,7 @@ __all__ = [
     "PoolStatistics",
     "PooledConnector",
     "ProviderConnector",
+    "ProviderKeys",
     "ProviderTarget",
     "RecoveryError",
     "RecoveryExhausted",
@@ -64,8 +67,10 @@ __all__ = [
     "classify",
     "cooldown_seconds",
     "keys_from_env",
+    "load_provider_keys",
     "normalize_tool_name",
     "parse_reset_time",
+    "primary_variable",
     "repair_tool_arguments",
     "repair_tool_name",
     "sanitize_messages",

@@ -20,7 +20,7 @@ import logging
 import random
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -28,7 +28,7 @@ from typing import TypeVar
 import attrs
 import trio
 
-from config.recovery import STRATEGIES, CredentialPoolConfig
+from config.recovery import STRATEGIES
 from providers.recovery import _pool_store as store
 from providers.recovery.exceptions import NoCredentialAvailable
 from providers.recovery.reset_time import parse_reset_time
@@ -86,16 +86,6 @@ def state_path_for(home: Path, provider: str) -> Path:
     """Where the pool of ``provider`` keeps its state under ``HERMES_ACTORS_HOME``."""
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", provider).strip(".") or "_"
     return home / "credential_pool" / f"{safe}.json"
-
-
-def keys_from_env(provider: str, primary_var: str, config: CredentialPoolConfig, env: Mapping[str, str]) -> list[str]:
-    """The provider's keys in priority order: its usual variable, then ``extra_keys``; duplicates dropped."""
-    keys: list[str] = []
-    for name in [primary_var, *config.extra_keys.get(provider, [])]:
-        value = env.get(name, "").strip()
-        if value and value not in keys:
-            keys.append(value)
-    return keys
 
 
 class CredentialPool:

@@ -14,7 +14,7 @@ import httpx2
 import openai
 import trio
 
-from actors.platform.client import ControlClient
+from actors.platform.cli.client import ControlClient
 from actors.platform.daemon import serve_daemon
 from actors.platform.paths import DaemonPaths
 from config.loader import load_config

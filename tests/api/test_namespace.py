@@ -15,7 +15,7 @@ import pytest
 import trio
 
 from actors.platform.api.gateway import api_session_id
-from actors.platform.client import ControlClient
+from actors.platform.cli.client import ControlClient
 from actors.platform.paths import DaemonPaths
 from actors.session.options import SessionOptions
 from config.loader import ConfigError, load_config

@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from actors.platform.client import ControlClient
+from actors.platform.cli.client import ControlClient
 from actors.platform.errors import DaemonNotRunning
 from actors.platform.paths import DaemonPaths
 from tools.jail.runtime import RuntimeDir
@@ -145,6 +145,12 @@ class ScriptedProviderProcess:
         )
         with urllib.request.urlopen(request, timeout=10) as response:
             assert response.status == 200
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request the server received so far (method, path, headers, body), oldest first."""
+        root = self.base_url.removesuffix("/v1")
+        with urllib.request.urlopen(f"{root}/_admin/requests", timeout=10) as response:
+            return list(json.loads(response.read())["requests"])
 
     def reset(self) -> None:
         """Drop what is left of the script."""

@@ -79,7 +79,7 @@ class JailedDaemon:
             while type(event := client.receive()).__name__ != "TurnFinished":
                 if type(event).__name__ == "ApprovalRequested":
                     # The user approves: what a command may do is the jail's to stop, not the approval's.
-                    client.request(c.AnswerRequest(client.next_id(), session_id, event.request_id, "once"))
+                    client.request(c.AnswerSessionRequest(client.next_id(), session_id, event.request_id, "once"))
         assert event.reason == "completed", event
         return self.tool_results(session_id)[-1]
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from actors.platform.client import encode_request
+from actors.platform.cli.client import encode_request
 from messages import control as c
 from tests.daemon.helpers import REPO, DaemonProcess, LineReader, ScriptedProviderProcess, environment, run_cli
 from tests.daemon.test_recovery import _paths, _tree, _wait_for_path

@@ -5,16 +5,19 @@ from __future__ import annotations
 import tempfile
 import threading
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import trio
 
-from actors.base import Actor
-from actors.platform.client import ControlClient
+from actors import Actor, ActorSystem
+from actors.platform.cli.client import ControlClient
 from actors.platform.daemon import WATCHDOG_GRACE_SECONDS, serve_daemon
 from actors.platform.paths import DaemonPaths
 from config.loader import load_config
 from messages import control as c
+from messages.paths import session_path
 from messages.supervision import ActorState
 from supervisor import ChildSpec
 
@@ -93,32 +96,59 @@ class TestShutdownBound:
             assert not fired.is_set()
 
 
+@asynccontextmanager
+async def _serving() -> AsyncIterator[tuple[ActorSystem, DaemonPaths, str]]:
+    """A daemon served in this process in a fresh home: its system, its paths and a working directory.
+
+    The daemon is stopped through its socket when the block ends.
+    """
+    with tempfile.TemporaryDirectory(prefix="ha-") as base:
+        home = Path(base) / "home"
+        home.mkdir(mode=0o700)
+        paths = DaemonPaths(home)
+
+        async def daemon(task_status: trio.TaskStatus[ActorSystem]) -> None:
+            await serve_daemon(paths, load_config(home), task_status=task_status)
+
+        async with trio.open_nursery() as nursery:
+            system = await nursery.start(daemon)
+            yield system, paths, base
+            await trio.to_thread.run_sync(_stop_through_socket, paths)
+
+
 class TestSessionsRestart:
     """If the root restarts ``sessions``, the control service follows the new instance."""
 
     async def test_sessions_supervisor_replaced(self) -> None:
         """After the sessions supervisor is stopped and restarted, new sessions still start."""
-        with tempfile.TemporaryDirectory(prefix="ha-") as base:
-            home = Path(base) / "home"
-            home.mkdir(mode=0o700)
-            paths = DaemonPaths(home)
-
-            async def daemon(task_status: trio.TaskStatus[object]) -> None:
-                await serve_daemon(paths, load_config(home), task_status=task_status)
+        async with _serving() as (system, paths, base):
 
             def create() -> str:
                 with ControlClient.connect(paths) as client:
                     return client.request(c.CreateSession(client.next_id(), cwd=base)).session_id
 
-            async with trio.open_nursery() as nursery:
-                system = await nursery.start(daemon)
-                first = await trio.to_thread.run_sync(create)
-                old = system.lookup("sessions")
-                old.stop("test: replace the sessions supervisor", requested_by="test")
-                await old.wait_stopped()
-                while "sessions" not in system.registry or system.lookup("sessions") is old:
-                    await trio.sleep(0.01)
-                second = await trio.to_thread.run_sync(create)
-                assert second != first
-                assert f"sessions/session:{second}" in system.registry
-                await trio.to_thread.run_sync(_stop_through_socket, paths)
+            first = await trio.to_thread.run_sync(create)
+            old = system.lookup("sessions")
+            old.stop("test: replace the sessions supervisor", requested_by="test")
+            await old.wait_stopped()
+            while "sessions" not in system.registry or system.lookup("sessions") is old:
+                await trio.sleep(0.01)
+            second = await trio.to_thread.run_sync(create)
+            assert second != first
+            assert session_path(second) in system.registry
+
+
+class TestProvidersNotRestarted:
+    """The shared clients' owner is never restarted: its clients, once closed, cannot be handed back."""
+
+    async def test_stopped_providers_stays_stopped(self) -> None:
+        """Stopping providers closes its pool; the root starts no new instance and the tree stays up."""
+        async with _serving() as (system, _, _):
+            providers = system.lookup("providers")
+            providers.stop("test: stop the providers", requested_by="test")
+            await providers.wait_stopped()
+            await trio.testing.wait_all_tasks_blocked()
+            assert "providers" not in system.registry
+            assert "providers" not in [child.name for child in await system.root.which_children()]
+            assert providers.statistics().details["state"] == "closed"
+            assert {"store", "sessions", "control"} <= set(system.registry.paths())

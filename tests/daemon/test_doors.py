@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import trio
 
-from actors.platform.client import ControlClient, encode_request
+from actors.platform.cli.client import ControlClient, encode_request
 from actors.platform.errors import ProtocolError
 from actors.platform.paths import DaemonPaths
 from messages import control as c

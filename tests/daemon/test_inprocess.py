@@ -11,10 +11,10 @@ import pytest
 import trio
 import trio.testing
 
-from actors.platform.control import ControlServer
+from actors.platform.daemon.control_server import ControlServer
 from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
-from actors.platform.service import ControlService
+from actors.platform.daemon.control_service import ControlService
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages.codec import Codec, FrameBuffer
@@ -99,7 +99,7 @@ class TestCreateSessionChecks:
         with tempfile.TemporaryDirectory(prefix="ha-") as base:
             service = ControlService(
                 system=system, paths=DaemonPaths(Path(base)), config=DaemonConfig(), request_stop=lambda _: None,
-                sessions=_NoSessions(), session_options=lambda request: request,  # type: ignore[arg-type]
+                sessions=_NoSessions(),  # type: ignore[arg-type]
             )
             for cwd, text in (("relative/dir", "absolute path"), (f"{base}/missing", "not a directory")):
                 with pytest.raises(RequestFailed) as refused:

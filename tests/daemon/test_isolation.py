@@ -62,7 +62,7 @@ def victim_running(jailed: JailedDaemon, provider: ScriptedProviderProcess) -> I
     yield victim, socket_path
     assert os.path.exists(socket_path), "the victim's sandbox was disturbed"
     with jailed.daemon.client() as client:
-        client.request(c.Interrupt(client.next_id(), victim))
+        client.request(c.InterruptSession(client.next_id(), victim))
     wait_until(lambda: not os.path.exists(socket_path), 30, "the victim's interrupted run to end")
     provider.push({"text": "victim still fine"})
     with jailed.daemon.client() as client:

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from actors.platform.status import log_jail_status, sandbox_status
+from actors.platform.daemon.jail_status import log_jail_status, sandbox_status
 from config.sandbox import SandboxConfig
 from tools.jail.preflight import JailStatus
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from actors.platform.client import ControlClient
+from actors.platform.cli.client import ControlClient
 from messages import control as c
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
 from tests.daemon.test_sessions import NO_TOOLS, _chat

@@ -159,7 +159,7 @@ class TestAttach:
             again = _events(second_lines.until(lambda line: '"ApprovalRequested"' in line))
             assert again[-1]["request_id"] == approval["request_id"]
             with daemon.client() as client:
-                client.request(c.AnswerRequest(client.next_id(), session_id, approval["request_id"], "once"))
+                client.request(c.AnswerSessionRequest(client.next_id(), session_id, approval["request_id"], "once"))
             rest = _events(second_lines.until(lambda line: '"TurnFinished"' in line))
             resolved = [e for e in rest if e["type"] == "RequestResolved"]
             assert resolved and resolved[0]["answer"] == "once"

@@ -19,14 +19,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.platform.errors import DaemonAlreadyRunning
-from actors.platform.listener import peer_uid
 from actors.platform.lock import FileLock, InstanceLock
-from actors.platform.logs import OneLineFormatter, RedactingFilter, SafeStream
-from actors.platform.paths import MAX_SOCKET_PATH_BYTES, DaemonPaths, ensure_private_dir
-from actors.platform.client import encode_request
+from actors.platform.daemon.logs import OneLineFormatter, RedactingFilter, SafeStream
+from actors.platform.paths import DaemonPaths, ensure_private_dir
+from actors.platform.cli.client import encode_request
 from config.daemon import DaemonConfig
+from actors.platform.cli.render import ps_rows
 from messages import control as c
 from messages.codec import Codec
+from messages.sockets import MAX_SOCKET_PATH_BYTES, peer_uid
 from tests.strategies import message_strategy
 
 CLIENT_CODEC: Codec[object] = Codec(c.ClientMessage)
@@ -167,7 +168,7 @@ class TestFastImports:
         """The CLI's client-side modules leave trio, openai and anthropic unimported."""
         code = (
             "import sys\n"
-            "import actors.platform.cli, actors.platform.commands, actors.platform.attach, actors.platform.client\n"
+            "import actors.platform.cli, actors.platform.cli.commands, actors.platform.cli.attach, actors.platform.cli.client\n"
             "heavy = sorted(m for m in ('trio', 'openai', 'anthropic', 'cattrs', 'httpx2') if m in sys.modules)\n"
             "print(','.join(heavy))\n"
         )
@@ -183,3 +184,37 @@ class TestPeerCredentials:
         left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         with left, right:
             assert peer_uid(left) == os.getuid()
+
+
+class TestMessageNames:
+    """Each message name means one thing: the control requests are named apart from the session's own."""
+
+    def test_control_and_session_messages_share_no_name(self) -> None:
+        """No class of messages.session is also a class of messages.control."""
+        from messages import session as s
+
+        assert set(c.__all__) & set(s.__all__) == set()
+
+    def test_session_requests_follow_one_scheme(self) -> None:
+        """The requests the daemon turns into session messages are named <Verb>Session..."""
+        named = {cls.__name__ for cls in c.ClientMessage.__args__}
+        assert {"InterruptSession", "SteerSession", "CompressSession", "ResetSessionTools", "AnswerSessionRequest"} <= named
+
+
+class TestPsRows:
+    """ps shows one row per session; a subagent (a session named subagent:<n>) counts under its parent."""
+
+    def test_subagent_counted_and_listed(self) -> None:
+        """A session with a turn, a tool and one subagent gives two rows, the parent counting one subagent."""
+        def node(path: str, kind: str, *children: dict, **details: object) -> dict:
+            snapshot = {"path": path, "kind": kind, "state": "busy", "activity": "", "started_at": 0.0, "details": details}
+            return {"snapshot": snapshot, "children": list(children)}
+
+        parent = "sessions/session:ab12"
+        child = node(f"{parent}/turn/tool:c1/subagent:0", "session", session_id="cd34")
+        tree = node("", "supervisor", node("sessions", "sessions", node(
+            parent, "session", node(f"{parent}/turn", "turn", node(f"{parent}/turn/tool:c1", "tool", child)), session_id="ab12",
+        )))
+        rows = ps_rows(tree, now=1.0)
+        assert [(row["session_id"], row["subagents"], row["turn_running"]) for row in rows] == [("ab12", 1, True), ("cd34", 0, False)]
+        assert rows[0]["tools"] == [f"{parent}/turn/tool:c1"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import providers.recovery as recovery
 
 EXPECTED = {
-    "Backoff", "ClassifiedError", "Credential", "CredentialPool", "CredentialStoreError", "FailoverReason",
+    "KEY_VARIABLES", "ProviderKeys", "load_provider_keys", "primary_variable", "Backoff", "ClassifiedError", "Credential", "CredentialPool", "CredentialStoreError", "FailoverReason",
     "FallbackChain", "NeedsCompression", "NoCredentialAvailable", "PoolStatistics", "PooledConnector",
     "ProviderConnector", "ProviderTarget", "RecoveryError", "RecoveryExhausted", "StatusKind", "StatusUpdate",
     "backoff_delay", "classify", "cooldown_seconds", "keys_from_env", "normalize_tool_name", "parse_reset_time",

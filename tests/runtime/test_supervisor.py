@@ -163,7 +163,8 @@ class TestShutdown:
         stops = [entry for entry in journal if not entry.startswith("start")]
         assert stops[0] == "stop a"
         assert "SHUTDOWN TIMEOUT" in caplog.text
-        assert slow.statistics().activity.startswith("did not stop")
+        assert system.root.statistics().details["overdue"] == {"slow": "did not stop within its 2s shutdown timeout"}
+        assert slow.statistics().activity == "", "the supervisor writes into its own record, not into the child"
         assert journal[-1] == f"stubborn gone at {start + 30:.0f}"
 
     async def test_cancel_reason_is_visible(self, system) -> None:
@@ -174,6 +175,36 @@ class TestShutdown:
         assert handle.statistics().cancel_reason == "operator kill (requested by cli)"
         await handle.wait_stopped()
         assert handle.statistics().state is ActorState.STOPPED
+
+
+class TestRestartVisibility:
+    """A restart in progress shows on the supervisor, and the failed instance keeps its own state."""
+
+    async def test_restarting_child_shown_on_supervisor(self, mock_clock: trio.testing.MockClock) -> None:
+        """While a crashed child's replacement starts, the supervisor lists it as restarting; the old one says failed."""
+        journal: list[str] = []
+        async with open_actor_system([ChildSpec("a", partial(SlowRestart, journal, "a"))]) as system:
+            first = system.lookup("a")
+            with pytest.raises(ActorFailed):
+                await first.ask(Crash())
+            await trio.testing.wait_all_tasks_blocked()
+            assert system.root.statistics().details["restarting"] == ["a"]
+            assert first.statistics().state is ActorState.FAILED
+            mock_clock.jump(SlowRestart.delay)
+            await trio.testing.wait_all_tasks_blocked()
+            assert "restarting" not in system.root.statistics().details
+            assert system.lookup("a") is not first
+
+
+class SlowRestart(Worker):
+    """A worker whose starts after the first take ``delay`` seconds."""
+
+    delay = 10.0
+
+    async def on_start(self) -> None:
+        if f"start {self.label}" in self.journal:
+            await trio.sleep(self.delay)
+        await super().on_start()
 
 
 class TestDynamicChildren:

@@ -22,7 +22,7 @@ class TestActorsFace:
         assert sorted(actors.__all__) == sorted([
             "Actor", "ActorBase", "ActorError", "ActorFailed", "ActorHandle", "ActorNotFound", "ActorRegistry",
             "ActorSystem", "ChildInfo", "ChildSpec", "FailureHandler", "Job", "JobStopped", "MailboxClosed",
-            "MailboxFull", "NoReply", "Rejected", "RestartIntensityExceeded", "RestartType", "SpawnFailed",
+            "MailboxFull", "NoReply", "Rejected", "Reply", "RestartIntensityExceeded", "RestartType", "SpawnFailed",
             "Strategy", "Supervisor", "SupervisorHandle", "error_record", "open_actor_system",
         ])
 
@@ -46,3 +46,16 @@ class TestPaths:
         assert paths.session_id_of("sessions") is None
         assert paths.session_id_of("store") is None
         assert paths.child_path("", "sessions") == "sessions"
+
+
+class TestLightImport:
+    """Importing the face loads no runtime: the Trio-free CLI lives under ``actors``."""
+
+    def test_import_loads_no_trio(self) -> None:
+        """A fresh interpreter that imports ``actors`` has not imported trio or the runtime modules."""
+        import subprocess
+        import sys
+
+        code = "import sys, actors; print(sorted(m for m in ('trio', 'actors.base', 'supervisor') if m in sys.modules))"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        assert out.strip() == "[]"

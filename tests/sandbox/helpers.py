@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import attrs
@@ -12,7 +11,9 @@ from tests.jail.fixtures import host_pid
 from tools.context import ToolContext
 from tools.dispatch import dispatch
 from tools.parallel import ToolConcurrencyGate
+from tools.errors import ToolError
 from tools.registry import ToolRegistry
+from tools.results import ToolReply, ToolResult
 from tools.testing import LocalToolContext
 
 
@@ -74,40 +75,40 @@ class ToolBench:
         """Every registered tool, as the session's enabled set."""
         return frozenset(self.registry.names()) | {"execute_code", "memory"}
 
-    async def call_tool(self, name: str, args: dict[str, Any]) -> str:
+    async def call_tool(self, name: str, args: dict[str, Any]) -> ToolReply:
         """The session's tool-execution path, reduced to dispatch."""
         self.calls.append((name, args))
         return await dispatch(self.registry, name, args, self.ctx)
 
-    async def _slow(self, payload: dict[str, Any]) -> str:
+    async def _slow(self, payload: dict[str, Any]) -> ToolResult:
         self.running.enter()
         try:
             await trio.sleep(self.delay)
         finally:
             self.running.leave()
-        return json.dumps(payload)
+        return ToolResult(payload)
 
-    async def _read_file(self, args: dict[str, Any], ctx: ToolContext) -> str:
+    async def _read_file(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await self._slow({"content": f"contents of {args['path']}", "path": args["path"]})
 
-    async def _write_file(self, args: dict[str, Any], ctx: ToolContext) -> str:
+    async def _write_file(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await self._slow({"written": args["path"]})
 
-    async def _web_extract(self, args: dict[str, Any], ctx: ToolContext) -> str:
+    async def _web_extract(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await self._slow({"results": [{"url": u, "content": f"page {u}"} for u in args["urls"]]})
 
-    async def _web_search(self, args: dict[str, Any], ctx: ToolContext) -> str:
+    async def _web_search(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         # limit = kilobytes of payload: the "large responses" row.
-        return json.dumps({"data": "x" * (1024 * args.get("limit", 1))})
+        return ToolResult({"data": "x" * (1024 * args.get("limit", 1))})
 
-    async def _terminal(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        return json.dumps({"output": args["command"], "exit_code": 0, "args": sorted(args)})
+    async def _terminal(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return ToolResult({"output": args["command"], "exit_code": 0, "args": sorted(args)})
 
-    async def _patch(self, args: dict[str, Any], ctx: ToolContext) -> str:
+    async def _patch(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise RuntimeError("disk on fire with key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789")
 
-    async def _search_files(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        return json.dumps({"error": f"no such directory for {args['pattern']}"})
+    async def _search_files(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise ToolError(f"no such directory for {args['pattern']}")
 
 
 PRINT_PIDS = (

@@ -1,4 +1,4 @@
-"""The sandbox in the actor tree: ``…/tool:<id>/sandbox`` with ``rpc:<n>`` children, cancelled like any actor."""
+"""The sandbox in the actor tree: ``…/tool:<id>/sandbox`` with ``rpc:<n>`` jobs, cancelled like any member."""
 
 from __future__ import annotations
 
@@ -7,36 +7,42 @@ from typing import Any
 
 import trio
 
-from actors.base import Actor
-from actors.sandbox.actor import SandboxActor
+from actors import Actor, JobStopped
+from actors.sandbox.jobs import SandboxJob
 from actors.sandbox.result import SandboxResult, SandboxStatus
 from config.sandbox import CodeExecutionConfig
 from messages.supervision import ActorState
 from supervisor import ChildSpec, RestartType
 from tests.sandbox.helpers import ToolBench, pid_running
+from tools.results import ToolReply
 
 CONFIG = CodeExecutionConfig(timeout=20, kill_grace_seconds=0.5, progress_interval_seconds=60)
 
 
 class ToolWorkerStandIn(Actor[Any]):
-    """Plays the session's tool worker: runs execute_code under itself and keeps the result."""
+    """Plays the session's tool worker: runs execute_code as its job and keeps what it got back
+    (the job's value, or the output so far that ``on_interrupted`` handed it)."""
 
     kind = "tool"
 
     def __init__(self, code: str, bench: ToolBench, base_dir: str, **options: Any) -> None:
         super().__init__()
-        self.sandbox = SandboxActor(
+        self.sandbox = SandboxJob(
             code, call_tool=options.pop("call_tool", bench.call_tool), allowed_tools=bench.enabled, config=CONFIG, gate=bench.gate,
-            base_dir=base_dir, jail=bench.ctx.jail, **options,
+            base_dir=base_dir, jail=bench.ctx.jail, on_interrupted=self._keep, **options,
         )  # fmt: skip
         self.result: SandboxResult | None = None
+        self.stopped_job: JobStopped | None = None
+
+    def _keep(self, result: SandboxResult) -> None:
+        self.result = result
 
     async def main(self) -> None:
         self.state = ActorState.BUSY
         try:
-            self.result = await self.sandbox.run_under(self.spawn)
-        finally:
-            self.result = self.sandbox.result
+            self.result = await self.run_job(self.sandbox, "sandbox")
+        except JobStopped as exc:
+            self.stopped_job = exc
 
 
 async def _start(system: Any, worker: ToolWorkerStandIn) -> Any:
@@ -51,7 +57,18 @@ async def _wait_for_a_running_call(bench: ToolBench, worker: ToolWorkerStandIn) 
             await trio.sleep(0.01)
 
 
-class TestSandboxActor:
+async def _start_stuck_script(system: Any, bench: ToolBench, short_dir: str) -> tuple[ToolWorkerStandIn, Any]:
+    """A worker whose script printed "started" and now waits on a tool call that never answers."""
+    bench.delay = 60
+    worker = ToolWorkerStandIn(
+        "from hermes_tools import read_file\nprint('started', flush=True)\nread_file('never.txt')", bench, short_dir
+    )
+    handle = await _start(system, worker)
+    await _wait_for_a_running_call(bench, worker)
+    return worker, handle
+
+
+class TestSandboxJob:
     """The run shows up in the tree while it works, and an interrupt stops it with its partial output."""
 
     async def test_tree_while_running(self, system, bench: ToolBench, short_dir: str) -> None:
@@ -75,13 +92,7 @@ class TestSandboxActor:
         assert system.registry.paths() == [""]
 
     async def test_interrupt_keeps_partial_output(self, system, bench: ToolBench, short_dir: str) -> None:
-        bench.delay = 60
-        worker = ToolWorkerStandIn(
-            "from hermes_tools import read_file\nprint('started', flush=True)\nread_file('never.txt')",
-            bench, short_dir,
-        )  # fmt: skip
-        handle = await _start(system, worker)
-        await _wait_for_a_running_call(bench, worker)
+        worker, handle = await _start_stuck_script(system, bench, short_dir)
         pid = system.tree("tool:call_1/sandbox").snapshot.details["pid"]
         handle.stop("interrupt", requested_by="user")
         with trio.fail_after(10):
@@ -94,7 +105,7 @@ class TestSandboxActor:
     async def test_tool_failure_in_rpc_child_does_not_fail_the_sandbox(
         self, system, bench: ToolBench, short_dir: str
     ) -> None:
-        async def broken(name: str, args: dict[str, Any]) -> str:
+        async def broken(name: str, args: dict[str, Any]) -> ToolReply:
             raise OSError("socket exploded")
 
         worker = ToolWorkerStandIn(
@@ -104,3 +115,31 @@ class TestSandboxActor:
         await handle.wait_stopped()
         assert worker.result is not None and worker.result.status is SandboxStatus.SUCCESS
         assert worker.result.output == "{'error': \"Tool 'terminal' failed: OSError: socket exploded\"}\nafter\n"
+
+    async def test_kill_of_the_sandbox_job_returns_the_output_so_far(self, system, bench: ToolBench, short_dir: str) -> None:
+        """Killing ``…/sandbox`` by path stops the script; its caller gets JobStopped and, through
+        on_interrupted, the interrupted result; the worker itself lives on to finish."""
+        worker, handle = await _start_stuck_script(system, bench, short_dir)
+        system.lookup("tool:call_1/sandbox").stop("enough", requested_by="operator")
+        with trio.fail_after(10):
+            await handle.wait_stopped()
+        assert worker.stopped_job is not None and "enough (requested by operator)" in str(worker.stopped_job)
+        assert worker.result is not None and worker.result.status is SandboxStatus.INTERRUPTED
+        assert worker.result.output == "started\n[execution interrupted — user sent a new message]"
+        assert worker.state is ActorState.STOPPED and bench.running.current == 0
+
+    async def test_kill_of_one_rpc_call_answers_the_script(self, system, bench: ToolBench, short_dir: str) -> None:
+        """Killing one ``rpc:<n>`` job answers that call with an error the script can read; the run goes on."""
+        bench.delay = 60
+        worker = ToolWorkerStandIn(
+            "from hermes_tools import read_file\nprint(read_file('never.txt'))\nprint('after')", bench, short_dir
+        )
+        handle = await _start(system, worker)
+        await _wait_for_a_running_call(bench, worker)
+        system.lookup("tool:call_1/sandbox/rpc:1").stop("stuck", requested_by="operator")
+        with trio.fail_after(10):
+            await handle.wait_stopped()
+        assert worker.result is not None and worker.result.status is SandboxStatus.SUCCESS
+        first, after = worker.result.output.splitlines()
+        assert first.startswith("{'error': \"Tool 'read_file' failed: RpcCallStopped: tool call read_file was stopped")
+        assert "stuck (requested by operator)" in first and after == "after"

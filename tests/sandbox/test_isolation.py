@@ -219,7 +219,7 @@ class TestOutputLimits:
         assert len(stdout) < 50_200 and len(stderr) < 10_200 and "OUTPUT TRUNCATED" in stderr
         assert result.stdout_truncated and result.stderr_truncated and result.stdout_total_bytes == total
         assert peak - baseline < 30_000, f"RSS grew by {peak - baseline} KiB"
-        assert json.loads(result.to_json())["output_truncated"] is True
+        assert json.loads(result.tool_result().render())["output_truncated"] is True
 
 
 class TestMemoryLimit:

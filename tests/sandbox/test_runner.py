@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 import trio
 
-from actors.sandbox import Sandbox, SandboxResult, SandboxState, SandboxStatus, SandboxToolCall, run_sandbox
+from actors.sandbox import Sandbox, SandboxResult, SandboxState, SandboxStatus, SandboxToolCall
 from config.sandbox import CodeExecutionConfig
 from tests.jail.fixtures import policy_for
 from tests.sandbox.helpers import ToolBench, pid_running
+from tools.errors import ToolError
 from tools.jail import SandboxMode, SessionJail
 
 FAST = CodeExecutionConfig(timeout=20, kill_grace_seconds=0.5, progress_interval_seconds=60)
@@ -61,7 +62,7 @@ class TestSuccess:
         assert result.tool_calls_made == 3
         assert [r.tool for r in records] == ["web_extract", "read_file", "terminal"] and all(r.ok for r in records)
         assert progress == ["execute_code: 1 tool call, 0 s"]  # the next two came too soon after it
-        payload = json.loads(result.to_json())
+        payload = json.loads(result.tool_result().render())
         assert payload["status"] == "success" and payload["tool_calls_made"] == 3
 
     async def test_progress_is_throttled(self, bench: ToolBench, short_dir: str) -> None:
@@ -93,18 +94,12 @@ class TestSuccess:
 
     async def test_empty_code(self, bench: ToolBench, short_dir: str) -> None:
         result = await _run("   \n", bench, short_dir)
-        assert json.loads(result.to_json()) == {"error": "No code provided."}
+        with pytest.raises(ToolError, match=r"^No code provided\.$"):
+            result.tool_result()
 
     async def test_output_is_redacted(self, bench: ToolBench, short_dir: str) -> None:
         result = await _run("print('key: sk-proj-abcdefghijklmnopqrstuvwxyz0123456789')", bench, short_dir)
         assert result.output == "key: [REDACTED]\n"
-
-    async def test_run_sandbox_function(self, bench: ToolBench, short_dir: str) -> None:
-        result = await run_sandbox(
-            "print(6 * 7)", call_tool=bench.call_tool, allowed_tools=bench.enabled, config=FAST, base_dir=short_dir,
-            jail=bench.ctx.jail,
-        )
-        assert result.output == "42\n"
 
 
 class TestErrorTable:
@@ -249,6 +244,7 @@ class TestInterrupt:
     """Cancelling the caller's scope stops the child and leaves an interrupted result with the output."""
 
     async def test_interrupt_mid_run(self, bench: ToolBench, short_dir: str) -> None:
+        interrupted: list[SandboxResult] = []
         sandbox = _sandbox(
             """
             import time
@@ -256,7 +252,7 @@ class TestInterrupt:
             print("first:", terminal("one")["output"], flush=True)
             time.sleep(60)
             """,
-            bench, short_dir,
+            bench, short_dir, on_interrupted=interrupted.append,
         )  # fmt: skip
         records: list[SandboxToolCall] = []
         sandbox._on_tool_call = records.append
@@ -269,19 +265,21 @@ class TestInterrupt:
                 pid = sandbox.statistics().pid
                 nursery.cancel_scope.cancel()
         assert not scope.cancelled_caught
-        assert sandbox.result is not None and sandbox.result.status is SandboxStatus.INTERRUPTED
-        assert sandbox.result.output == "first: one\n[execution interrupted — user sent a new message]"
+        [result] = interrupted
+        assert result.status is SandboxStatus.INTERRUPTED
+        assert result.output == "first: one\n[execution interrupted — user sent a new message]"
         assert sandbox.state is SandboxState.FINISHED
         assert pid is not None and not pid_running(pid)
         assert os.listdir(short_dir) == []
-        assert json.loads(sandbox.result.to_json())["status"] == "interrupted"
+        assert json.loads(result.tool_result().render())["status"] == "interrupted"
 
     async def test_interrupt_during_setup(self, bench: ToolBench, short_dir: str) -> None:
-        sandbox = _sandbox("print(1)", bench, short_dir)
+        interrupted: list[SandboxResult] = []
+        sandbox = _sandbox("print(1)", bench, short_dir, on_interrupted=interrupted.append)
         with trio.CancelScope() as scope:
             scope.cancel()
             await sandbox.run()
-        assert sandbox.result is not None and sandbox.result.status is SandboxStatus.INTERRUPTED
+        assert [r.status for r in interrupted] == [SandboxStatus.INTERRUPTED]
         assert os.listdir(short_dir) == []
 
     async def test_runs_once(self, bench: ToolBench, short_dir: str) -> None:
@@ -298,7 +296,9 @@ class TestSetupFailure:
         jailed_without_launcher = SessionJail(policy_for(SandboxMode.WORKSPACE_WRITE, tmp_path))
         result = await _run("print(1)", bench, short_dir, jail=jailed_without_launcher)
         assert result.status is SandboxStatus.ERROR
-        error = json.loads(result.to_json())["error"]
+        error = result.error or ""
+        with pytest.raises(ToolError, match="could not start the sandbox child"):
+            result.tool_result()
         assert error.startswith("could not start the sandbox child: ") and "sandbox.mode" in error
 
     async def test_socket_path_too_long(self, bench: ToolBench, short_dir: str) -> None:

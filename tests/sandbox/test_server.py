@@ -14,6 +14,7 @@ import trio
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.server import MAX_REQUEST_BYTES, RpcServer, bind_listener
 from tests.sandbox.helpers import ToolBench
+from tools.results import ToolReply
 
 TOKEN = "t0ken-for-tests"
 
@@ -102,6 +103,30 @@ class TestServing:
         assert json.loads(response["result"])["content"] == "contents of a.txt"
         assert server.tool_calls == 1
         assert records[0].tool == "read_file" and records[0].ok and records[0].args_bytes == len('{"path": "a.txt"}')
+
+    async def test_record_reads_ok_not_text(self, connect, short_dir, bench: ToolBench) -> None:
+        """The transcript record says what the reply said: a result quoting "error" is ok, a failed
+        reply is not, with its reason; the script gets the text either way."""
+        replies = {
+            "read_file": ToolReply('{"error": "this key is data"}'),
+            "patch": ToolReply.failure("old_string was not found in f."),
+        }
+
+        async def call_tool(name: str, args: dict[str, Any]) -> ToolReply:
+            return replies[name]
+
+        records: list[SandboxToolCall] = []
+        async with trio.open_nursery() as nursery:
+            path, _ = await _serve(nursery, short_dir, bench, records=records, call_tool=call_tool)
+            client = await connect(path)
+            await client.request(1, "read_file", {"path": "x"})
+            assert (await client.receive())["result"] == '{"error": "this key is data"}'
+            await client.request(2, "patch", {"path": "f"})
+            assert (await client.receive())["result"] == '{"error": "old_string was not found in f."}'
+            nursery.cancel_scope.cancel()
+        assert [(r.tool, r.ok, r.error) for r in records] == [
+            ("read_file", True, None), ("patch", False, "old_string was not found in f."),
+        ]  # fmt: skip
 
     async def test_socket_is_0600(self, served) -> None:
         path, _, _ = served
@@ -198,7 +223,7 @@ class TestRefusals:
             nursery.cancel_scope.cancel()
 
     async def test_crashing_tool_path_is_an_error_not_a_crash(self, connect, short_dir, bench: ToolBench, caplog) -> None:
-        async def explode(name: str, args: dict[str, Any]) -> str:
+        async def explode(name: str, args: dict[str, Any]) -> ToolReply:
             raise ValueError("token sk-proj-abcdefghijklmnopqrstuvwxyz0123456789 leaked")
 
         from tools.redact import redact_secrets

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 from typing import Any
 
 import attrs
+import pytest
 
-from actors.sandbox import Sandbox, execute_code_schema, register_execute_code
+from actors.sandbox import Sandbox, execute_code_schema, generate_stub_module, register_execute_code, sandbox_tools
 from config.sandbox import CodeExecutionConfig
 from tests.jail.fixtures import Jails
 from tests.sandbox.helpers import ToolBench
+from tests.tools.helpers import echo_handler, schema
 from tools.dispatch import dispatch
+from tools.registry import ToolRegistry
+from tools.results import ToolResult
 from tools.testing import LocalToolContext
 
 
@@ -24,7 +29,7 @@ class SandboxContext(LocalToolContext):
     base_dir: str = "/tmp"
     sandboxes: list[Sandbox] = attrs.field(factory=list)
 
-    async def run_sandbox(self, code: str) -> str:
+    async def run_sandbox(self, code: str) -> ToolResult:
         assert self.bench is not None
         sandbox = Sandbox(
             code, call_tool=self.bench.call_tool, allowed_tools=self.bench.enabled, config=CodeExecutionConfig(),
@@ -32,7 +37,7 @@ class SandboxContext(LocalToolContext):
             jail=self.jail,
         )  # fmt: skip
         self.sandboxes.append(sandbox)
-        return (await sandbox.run()).to_json()
+        return (await sandbox.run()).tool_result()
 
 
 class TestExecuteCodeTool:
@@ -43,11 +48,12 @@ class TestExecuteCodeTool:
         ctx = SandboxContext(home=home, cwd=tmp_path, base_dir=short_dir, jail=jails.jail(tmp_path, home=home))
         ctx.bench = bench = ToolBench(ctx, delay=0)
         assert register_execute_code(bench.registry, CodeExecutionConfig())
-        text = await dispatch(
+        reply = await dispatch(
             bench.registry, "execute_code", {"code": "from hermes_tools import read_file\nprint(read_file('a')['path'])"},
             ctx,
         )  # fmt: skip
-        result = json.loads(text)
+        result = json.loads(reply.text)
+        assert reply.ok
         assert result["status"] == "success" and result["output"] == "a\n" and result["tool_calls_made"] == 1
         assert ctx.progress == ["execute_code: 1 tool call, 0 s"]
         assert os.listdir(short_dir) == []
@@ -56,10 +62,9 @@ class TestExecuteCodeTool:
         ctx = SandboxContext(home=tmp_path)
         ctx.bench = bench = ToolBench(ctx)
         register_execute_code(bench.registry, CodeExecutionConfig())
-        assert json.loads(await dispatch(bench.registry, "execute_code", {"code": "  "}, ctx)) == {
-            "error": "No code provided."
-        }
-        missing = json.loads(await dispatch(bench.registry, "execute_code", {}, ctx))
+        empty = await dispatch(bench.registry, "execute_code", {"code": "  "}, ctx)
+        assert (json.loads(empty.text), empty.ok) == ({"error": "No code provided."}, False)
+        missing = json.loads((await dispatch(bench.registry, "execute_code", {}, ctx)).text)
         assert "code" in missing["error"]
         assert ctx.sandboxes == []
 
@@ -67,14 +72,65 @@ class TestExecuteCodeTool:
         ctx = LocalToolContext(home=tmp_path)
         bench = ToolBench(ctx)
         register_execute_code(bench.registry, CodeExecutionConfig())
-        text = await dispatch(bench.registry, "execute_code", {"code": "print(1)"}, ctx)
-        assert "not available" in json.loads(text)["error"]
+        reply = await dispatch(bench.registry, "execute_code", {"code": "print(1)"}, ctx)
+        assert "not available" in json.loads(reply.text)["error"] and not reply.ok
 
     def test_schema_states_limits(self) -> None:
-        schema: dict[str, Any] = execute_code_schema(CodeExecutionConfig(timeout=120, max_tool_calls=20))
-        assert schema["parameters"]["required"] == ["code"]
-        assert "120 s, 20 tool calls" in schema["description"]
-        assert "hermes_tools" in schema["description"]
+        tool: dict[str, Any] = execute_code_schema(CodeExecutionConfig(timeout=120, max_tool_calls=20), frozenset())
+        assert tool["parameters"]["required"] == ["code"]
+        assert "120 s, 20 tool calls" in tool["description"]
+        assert "hermes_tools" in tool["description"]
+        assert "Functions: none." in tool["description"]
+
+
+def _described_functions(description: str) -> list[str]:
+    """The function names the description lists after "Functions:"."""
+    listing = description.split("Functions: ", 1)[1].split(".", 1)[0]
+    return [] if listing == "none" else listing.split(", ")
+
+
+def _stub_functions(source: str) -> list[str]:
+    """The tool functions a generated stub defines (its helpers left out)."""
+    tree = ast.parse(source)
+    helpers = {"json_parse", "shell_quote", "retry"}
+    return sorted(n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_") and n.name not in helpers)
+
+
+class TestDescriptionMatchesStub:
+    """The execute_code description a session sees names exactly the functions its script's stub defines."""
+
+    def _registry(self) -> ToolRegistry:
+        registry = ToolRegistry()
+        for name in ("read_file", "terminal", "todo", "memory"):
+            registry.register(name, "t", schema(), echo_handler)
+        # Configured but unavailable right now: hidden from the session, so not in its stub either.
+        registry.register("web_search", "t", schema(), echo_handler, check_fn=lambda: False)
+        register_execute_code(registry, CodeExecutionConfig())
+        return registry
+
+    @pytest.mark.parametrize(
+        "enabled",
+        [
+            {"read_file", "terminal", "todo", "memory", "web_search", "execute_code"},
+            {"read_file", "execute_code"},
+            {"todo", "execute_code"},
+        ],
+    )
+    def test_same_functions(self, enabled: set[str]) -> None:
+        registry = self._registry()
+        definitions = registry.get_definitions(enabled)
+        offered = frozenset(d["function"]["name"] for d in definitions)
+        [described] = [d["function"]["description"] for d in definitions if d["function"]["name"] == "execute_code"]
+        # The session's sandbox gets the offered names as its allowed tools (actors/session/sandboxing.py).
+        stub = generate_stub_module(sandbox_tools(offered))
+        assert _described_functions(described) == _stub_functions(stub)
+        assert "browser_" not in described
+
+    def test_names_the_tools_of_a_rich_session(self) -> None:
+        definitions = self._registry().get_definitions({"read_file", "terminal", "todo", "web_search", "execute_code"})
+        [described] = [d["function"]["description"] for d in definitions if d["function"]["name"] == "execute_code"]
+        assert _described_functions(described) == ["read_file", "terminal"]
+        assert "terminal() runs in the foreground only." in described
 
 
 class TestWindows:
@@ -89,6 +145,4 @@ class TestWindows:
             "print(1)", call_tool=bench.call_tool, allowed_tools=bench.enabled, config=CodeExecutionConfig(),
             jail=bench.ctx.jail,
         ).run()
-        assert json.loads(result.to_json()) == {
-            "error": "execute_code is not available on Windows. Use normal tool calls instead."
-        }
+        assert result.error == "execute_code is not available on Windows. Use normal tool calls instead."

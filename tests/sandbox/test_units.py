@@ -17,6 +17,7 @@ from actors.sandbox.stubs import (
     sandbox_tools,
 )
 from config.sandbox import CodeExecutionConfig
+from tools.errors import ToolError
 
 
 def _signatures(source: str) -> dict[str, str]:
@@ -100,15 +101,15 @@ class TestResult:
     def test_fields(self) -> None:
         result = SandboxResult(SandboxStatus.SUCCESS, output="hi\n", tool_calls_made=3, duration_seconds=1.234,
                                exit_code=0, stdout_truncated=True, stdout_total_bytes=90_000)  # fmt: skip
-        assert json.loads(result.to_json()) == {
+        assert json.loads(result.tool_result().render()) == {
             "status": "success", "output": "hi\n", "tool_calls_made": 3, "duration_seconds": 1.23,
             "exit_code": 0, "output_truncated": True, "output_total_bytes": 90_000,
         }  # fmt: skip
 
     def test_error_only(self) -> None:
-        assert json.loads(SandboxResult(SandboxStatus.ERROR, error="No code provided.").to_json()) == {
-            "error": "No code provided."
-        }
+        """A run with no script is a failure: the model sees only its message."""
+        with pytest.raises(ToolError, match=r"^No code provided\.$"):
+            SandboxResult(SandboxStatus.ERROR, error="No code provided.").tool_result()
 
     def test_tool_call_record(self) -> None:
         record = SandboxToolCall("read_file", 20, 0.5, ok=False, error="boom").to_record()
@@ -156,7 +157,8 @@ class TestWorkspace:
     def test_long_tmpdir_falls_back_to_tmp(self, monkeypatch) -> None:
         import os
 
-        from actors.sandbox.workspace import MAX_SOCKET_PATH_BYTES, create_workspace, remove_workspace
+        from actors.sandbox.workspace import create_workspace, remove_workspace
+        from messages.sockets import MAX_SOCKET_PATH_BYTES
 
         monkeypatch.setattr("tempfile.gettempdir", lambda: "/" + "t" * 90)
         workspace = create_workspace("", "", None)

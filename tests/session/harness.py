@@ -12,9 +12,9 @@ from typing import Any
 import attrs
 import trio
 
+from actors.platform.daemon.toolbox import build_toolbox
 from actors.session import SessionActor, SessionDeps, SessionOptions, SessionSpec, Subscription, new_session_id
 from actors.subagent import delegate_capability
-from actors.toolbox import build_toolbox
 from config.loader import Config
 from messages.events import SessionEvent, TurnFinished
 from messages.session import Subscribe, UserMessage

@@ -16,6 +16,7 @@ from config.session import DisplayConfig
 from messages.events import SessionEvent, TextDelta, ToolStarted
 from messages.session import Interrupt, Steer, UserMessage
 from tests.session.harness import Harness, collect_turn, open_harness, run_turn
+from tools.results import ToolResult
 
 
 async def wait_for(subscription: Any, predicate: Any, seen: list[SessionEvent]) -> SessionEvent:
@@ -27,10 +28,10 @@ async def wait_for(subscription: Any, predicate: Any, seen: list[SessionEvent]) 
 
 
 def register_slow_tool(h: Harness) -> None:
-    async def slow_probe(args: dict[str, Any], ctx: Any) -> str:
+    async def slow_probe(args: dict[str, Any], ctx: Any) -> ToolResult:
         ctx.emit(f"probe {args.get('n')} waiting")
         await trio.sleep_forever()
-        return "{}"  # pragma: no cover
+        return ToolResult({})  # pragma: no cover
 
     schema = {"description": "Waits forever.", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}
     h.deps.registry.register("slow_probe", "probe", schema, slow_probe, parallel_safe=True)

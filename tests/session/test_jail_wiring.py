@@ -23,6 +23,7 @@ from messages.session import Subscribe
 from tests.session.harness import Harness, open_harness, run_turn
 from tools.jail.policy import SandboxModeRefused
 from tools.jail.runtime import DaemonJails, RuntimeDir
+from tools.results import ToolResult
 
 
 @pytest.fixture
@@ -35,10 +36,10 @@ def base() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-async def _probe(args: dict[str, Any], ctx: Any) -> str:
+async def _probe(args: dict[str, Any], ctx: Any) -> ToolResult:
     """A tool that reports the jail its call context carries."""
     policy = ctx.jail.policy
-    return json.dumps({"mode": policy.mode.value, "tmp_dir": policy.tmp_dir, "workspace": policy.workspace,
+    return ToolResult({"mode": policy.mode.value, "tmp_dir": policy.tmp_dir, "workspace": policy.workspace,
                        "hidden": [h.path for h in policy.hidden], "launcher": ctx.jail.launcher is not None})
 
 
@@ -132,7 +133,7 @@ class TestModeLimits:
         async with jailed_harness(base, SandboxConfig(mode="read-only", max_mode="read-only")) as (h, _):
             from actors.session.service import SessionService
 
-            service = SessionService(h.deps, h.system.root, h.system.registry, h.deps.config.daemon)
+            service = SessionService(h.deps, h.system.registry, h.deps.config.daemon)
             with pytest.raises(SandboxModeRefused, match="sandbox.max_mode: read-only"):
                 await service.create_session(_options(h, sandbox="workspace-write"))
             with pytest.raises(SandboxModeRefused, match="unknown sandbox mode"):

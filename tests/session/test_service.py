@@ -18,8 +18,8 @@ from tests.session.harness import Harness, collect_turn, open_harness
 
 async def start_service(h: Harness, **daemon: object) -> SessionService:
     config = DaemonConfig(**daemon)
-    sessions = await h.system.root.start_child(ChildSpec("sessions", lambda: SessionsSupervisor(config.hibernate_after_seconds)))
-    return SessionService(h.deps, sessions, h.system.registry, config)
+    await h.system.root.start_child(ChildSpec("sessions", lambda: SessionsSupervisor(config.hibernate_after_seconds)))
+    return SessionService(h.deps, h.system.registry, config)
 
 
 def options(h: Harness) -> SessionOptions:
@@ -42,11 +42,11 @@ class TestSessionService:
             assert finished.final_text == "remember 42"
             sub.close()
             sessions = h.system.lookup("sessions")
-            # The counter moves once the stop has finished, a moment after the registry forgets the actor.
+            # Whoever sees the session gone sees it counted: the count moves before it leaves.
             with trio.fail_after(10):
-                while sessions.statistics().details["hibernated"] == 0:
+                while service.live(sid) is not None:
                     await trio.sleep(0.05)
-            assert service.live(sid) is None
+            assert sessions.statistics().details["hibernated"] == 1
             woken = await service.get(sid)
             sub = await woken.ask(Subscribe("t", since=finished.seq))
             h.provider.push({"text": "it was 42"})
@@ -80,3 +80,23 @@ class TestSessionService:
                 await service.send(second, "me too")
             finished, _ = await collect_turn(sub)
             assert isinstance(finished, TurnFinished)
+
+    async def test_close_interrupts_the_turn_then_stops(self, tmp_path: Path) -> None:
+        """Closing a session mid-turn ends the turn as interrupted for its subscribers, then stops it for good."""
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h)
+            sid = await service.create_session(options(h))
+            sub = await (await service.get(sid)).ask(Subscribe("t"))
+            h.provider.push({"text": "never finished", "delay_first_byte": 30})
+            await service.send(sid, "go")
+            with trio.fail_after(5):
+                while service.running_turns() == 0:
+                    await trio.sleep(0.01)
+            await service.close_session(sid, "closed by test")
+            finished, _ = await collect_turn(sub)
+            assert finished.reason == "interrupted"
+            assert service.live(sid) is None
+            assert service.running_turns() == 0
+            assert sid not in service.live_ids()
+            assert [c.name for c in await h.system.lookup("sessions").which_children()] == []
+            assert (await h.deps.store.get_session(sid)).end_reason == "closed by test"

@@ -15,6 +15,7 @@ from config.tools import ToolsConfig
 from messages.events import TextDelta, ToolFinished, ToolStarted, TurnStarted
 from messages.session import UserMessage
 from tests.session.harness import collect_turn, open_harness, run_turn
+from tools.results import ToolResult
 
 API_MODES = ["chat_completions", "anthropic_messages", "codex_responses"]
 
@@ -77,14 +78,14 @@ class TestToolConversation:
         running = 0
         most = 0
 
-        async def overlap_probe(args: dict, ctx: object) -> str:
+        async def overlap_probe(args: dict, ctx: object) -> ToolResult:
             nonlocal running, most
             running += 1
             most = max(most, running)
             # Wakes once every other task is blocked: every call that may start has started by then.
             await trio.testing.wait_all_tasks_blocked()
             running -= 1
-            return '{"ok": true}'
+            return ToolResult({"ok": True})
 
         config = Config(tools=ToolsConfig(max_parallel_tools=cap))
         async with open_harness(tmp_path, config) as h:
@@ -136,7 +137,7 @@ class TestTurnFailure:
     async def test_failed_turn_is_closed_and_the_session_goes_on(self, tmp_path: Path) -> None:
         """The turn reports error; the stored history is valid and matches the session's; the next turn works."""
 
-        async def buggy(args: dict, ctx: object) -> str:
+        async def buggy(args: dict, ctx: object) -> ToolResult:
             raise _Bug("the tool path broke")
 
         async with open_harness(tmp_path) as h:
@@ -201,8 +202,8 @@ class TestResetTools:
         async with open_harness(tmp_path) as h:
             handle, events_in, sid = await h.start_session()
 
-            async def ping(args: dict, ctx: object) -> str:
-                return '{"pong": true}'
+            async def ping(args: dict, ctx: object) -> ToolResult:
+                return ToolResult({"pong": True})
 
             # Registered into a toolset the session has enabled, after its tools were frozen.
             h.deps.registry.register("ping", "todo", {"description": "Pong.", "parameters": {"type": "object", "properties": {}}}, ping)

@@ -9,8 +9,7 @@ from actors.session.guardrails import (
     ToolCallGuardrailController,
     ToolCallSignature,
     annotate_result,
-    blocked_result,
-    looks_failed,
+    blocked_reply,
 )
 from config.session import GuardrailsConfig
 
@@ -48,7 +47,9 @@ class TestExactFailure:
         assert actions == [GuardrailAction.ALLOW, GuardrailAction.WARN, GuardrailAction.WARN, GuardrailAction.WARN, GuardrailAction.WARN]
         decision = controller.before_call("terminal", args)
         assert decision.action is GuardrailAction.BLOCK and decision.code == "repeated_exact_failure_block" and decision.count == 5
-        assert json.loads(blocked_result(decision))["error"].startswith("[Tool loop blocked: repeated_exact_failure_block; count=5; ")
+        reply = blocked_reply(decision)
+        assert json.loads(reply.text)["error"].startswith("[Tool loop blocked: repeated_exact_failure_block; count=5; ")
+        assert not reply.ok and reply.error == decision.render()
 
     def test_warning_format(self) -> None:
         controller = _controller()
@@ -126,11 +127,17 @@ class TestNoProgress:
         assert controller.before_call("read_file", {}).action is GuardrailAction.ALLOW
 
 
-class TestLooksFailed:
-    """Only the JSON error form counts as a failure."""
+class TestFailureIsTheFlag:
+    """A call failed when its reply said so; what the result text looks like does not matter."""
 
-    def test_forms(self) -> None:
-        assert looks_failed('{"error": "no such file"}')
-        assert not looks_failed('{"error": null, "output": "x"}')
-        assert not looks_failed("plain text with error in it")
-        assert not looks_failed('["error"]')
+    def test_error_looking_success_clears_failures(self) -> None:
+        controller = _controller()
+        _fail(controller, "terminal", {"c": 1})
+        assert controller.after_call("terminal", {"c": 1}, '{"error": "x"}', failed=False).action is GuardrailAction.ALLOW
+        # The success cleared the count: the next failure is the first again, so no warning.
+        assert _fail(controller, "terminal", {"c": 1}) is GuardrailAction.ALLOW
+
+    def test_plain_text_failure_counts(self) -> None:
+        controller = _controller()
+        controller.after_call("terminal", {"c": 1}, "no JSON here", failed=True)
+        assert controller.after_call("terminal", {"c": 1}, "no JSON here", failed=True).code == "repeated_exact_failure_warning"

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from actors.session.guardrails import looks_failed
 from actors.session.validation import ToolCallValidator, looks_truncated
 from actors.subagent.tool import InvalidDelegation, parse_delegation
 from config.delegation import DelegationConfig
@@ -97,13 +96,7 @@ class TestRepairedArguments:
 
 
 class TestHostileToolText:
-    """The session's readers of tool results and of JSON inside arguments take any text."""
-
-    @pytest.mark.parametrize("result", ["[" * 100_000, '{"error": ' + "9" * 5000 + "}", '{"error": NaN}'])
-    def test_looks_failed(self, result: str) -> None:
-        """A result too deep, with too long a number or NaN is not JSON to it, hence not an error result."""
-        assert not looks_failed(result)
-        assert looks_failed('{"error": "\\udc80"}')
+    """The session's readers of JSON inside arguments take any text."""
 
     @pytest.mark.parametrize(
         ("tasks", "message"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from store import InMemorySessionStore, SqliteSessionStore
 from store.errors import MessageNotFoundError, SessionNotFoundError
 from store.records import SessionMeta
 from store.scoped import API_REALM, LOCAL_REALM, RealmScopedReader
+from tests.tools.helpers import model_view
 from tools.session_search import session_search
 from tools.testing import LocalToolContext
 
@@ -60,6 +60,6 @@ class TestRealmScopedReader:
         store = InMemorySessionStore()
         await _world(store)
         ctx = LocalToolContext(home=tmp_path, session_id="api-1", store=RealmScopedReader(store, API_REALM))
-        other = json.loads(await session_search({"action": "read", "session_id": "cli1"}, ctx))
-        unknown = json.loads(await session_search({"action": "read", "session_id": "nope"}, ctx))
+        other = await model_view(session_search, {"action": "read", "session_id": "cli1"}, ctx)
+        unknown = await model_view(session_search, {"action": "read", "session_id": "nope"}, ctx)
         assert other["error"].replace("cli1", "X") == unknown["error"].replace("nope", "X")

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from store import InMemorySessionStore, SessionMeta, SqliteSessionStore
+from tests.tools.helpers import model_view
 from tools.dispatch import dispatch
 from tools.registry import ToolRegistry
 from tools.session_search import register_session_search, session_search
@@ -37,7 +38,7 @@ async def ctx(sqlite_store: SqliteSessionStore, tmp_path: Path) -> LocalToolCont
 
 
 async def call(ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
-    return json.loads(await session_search(args, ctx))
+    return await model_view(session_search, args, ctx)
 
 
 class TestSearch:
@@ -141,9 +142,9 @@ class TestRegistry:
         await store.create_session(SessionMeta(id="old"))
         await store.append("old", [{"role": "user", "content": "heron sighting"}])
         context = LocalToolContext(home=tmp_path, session_id="new", store=store)  # type: ignore[arg-type]
-        reply = json.loads(await dispatch(registry, "session_search", {"query": "heron"}, context))
+        reply = json.loads((await dispatch(registry, "session_search", {"query": "heron"}, context)).text)
         assert reply["results"][0]["session_id"] == "old"
-        bad = json.loads(await dispatch(registry, "session_search", {"query": "heron", "bogus": 1}, context))
+        bad = json.loads((await dispatch(registry, "session_search", {"query": "heron", "bogus": 1}, context)).text)
         assert "error" in bad
         definitions = registry.get_definitions(["session_search"])
         assert definitions[0]["function"]["name"] == "session_search"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import trio
 
 from config.terminal import ApprovalsConfig, BackgroundConfig, TerminalConfig
 from tests.jail.fixtures import Jails, host_pid
+from tests.tools.helpers import model_view
 from tools.background import ProcessTable
 from tools.terminal import TerminalTools
 from tools.testing import Approver, LocalToolContext
@@ -47,12 +47,12 @@ def make_ctx(
 
 async def call(tools: TerminalTools, ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
     """Run the terminal handler and decode its JSON."""
-    return json.loads(await tools.terminal(args, ctx))
+    return await model_view(tools.terminal, args, ctx)
 
 
 async def process(tools: TerminalTools, ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
     """Run the process handler and decode its JSON."""
-    return json.loads(await tools.process(args, ctx))
+    return await model_view(tools.process, args, ctx)
 
 
 def pid_alive(pid: int) -> bool:

@@ -32,9 +32,9 @@ class TestRegistration:
         registry = ToolRegistry()
         tools = register_terminal_tools(registry, FAST)
         ctx = make_ctx(jails, tmp_path)
-        result = json.loads(await dispatch(registry, "terminal", {"command": "echo via dispatch"}, ctx))
+        result = json.loads((await dispatch(registry, "terminal", {"command": "echo via dispatch"}, ctx)).text)
         assert result["output"] == "via dispatch"
-        missing = json.loads(await dispatch(registry, "terminal", {}, ctx))
+        missing = json.loads((await dispatch(registry, "terminal", {}, ctx)).text)
         assert "command" in missing["error"]
         assert tools.approvals.for_session(ctx.session_id).snapshot() == []
 
@@ -43,5 +43,23 @@ class TestRegistration:
         register_terminal_tools(registry, FAST)
         ctx = make_ctx(jails, tmp_path)
         ctx.processes = None
-        result = json.loads(await dispatch(registry, "process", {"action": "list"}, ctx))
+        result = json.loads((await dispatch(registry, "process", {"action": "list"}, ctx)).text)
         assert "not available" in result["error"]
+
+
+class TestReplyOk:
+    """Through dispatch, a terminal call's reply says whether it failed; the text keeps the shell's fields."""
+
+    async def test_command_that_ran_is_ok_whatever_its_exit_code(self, jails: Jails, tmp_path: Path) -> None:
+        registry = ToolRegistry()
+        register_terminal_tools(registry, FAST)
+        reply = await dispatch(registry, "terminal", {"command": "exit 3"}, make_ctx(jails, tmp_path))
+        assert reply.ok and json.loads(reply.text)["exit_code"] == 3
+
+    async def test_command_that_could_not_start_is_a_failure(self, jails: Jails, tmp_path: Path) -> None:
+        registry = ToolRegistry()
+        register_terminal_tools(registry, TerminalConfig(shell="/nonexistent/shell"))
+        reply = await dispatch(registry, "terminal", {"command": "true"}, make_ctx(jails, tmp_path))
+        result = json.loads(reply.text)
+        assert not reply.ok and "/nonexistent/shell" in (reply.error or "")
+        assert (result["error"], result["output"], result["exit_code"]) == (reply.error, "", 127)

@@ -48,18 +48,18 @@ class TestEndToEnd:
     async def test_file_round_trip(self, registry: ToolRegistry, tmp_path: Path) -> None:
         ctx = LocalToolContext(home=tmp_path / "home", cwd=tmp_path)
         await dispatch(registry, "write_file", {"path": "pkg/mod.py", "content": "VALUE = 1\n"}, ctx)
-        patched = json.loads(await dispatch(registry, "patch", {"path": "pkg/mod.py", "old_string": "1", "new_string": "2"}, ctx))
+        patched = json.loads((await dispatch(registry, "patch", {"path": "pkg/mod.py", "old_string": "1", "new_string": "2"}, ctx)).text)
         assert "+VALUE = 2" in patched["diff"]
-        read = json.loads(await dispatch(registry, "read_file", {"path": "pkg/mod.py"}, ctx))
+        read = json.loads((await dispatch(registry, "read_file", {"path": "pkg/mod.py"}, ctx)).text)
         assert "     1|VALUE = 2" == read["content"]
-        found = json.loads(await dispatch(registry, "search_files", {"pattern": "VALUE", "path": "pkg"}, ctx))
+        found = json.loads((await dispatch(registry, "search_files", {"pattern": "VALUE", "path": "pkg"}, ctx)).text)
         assert [{"path": "pkg/mod.py", "line": 1, "text": "VALUE = 2"}] == found["matches"]
 
     async def test_schema_error_reaches_model(self, registry: ToolRegistry, tmp_path: Path) -> None:
         ctx = LocalToolContext(home=tmp_path / "home", cwd=tmp_path)
-        result = json.loads(await dispatch(registry, "read_file", {"path": "x", "limit": 9999}, ctx))
+        result = json.loads((await dispatch(registry, "read_file", {"path": "x", "limit": 9999}, ctx)).text)
         assert "'limit' must be <= 2000" in result["error"]
-        result = json.loads(await dispatch(registry, "clarify", {"question": "q", "choices": list("abcdefg")}, ctx))
+        result = json.loads((await dispatch(registry, "clarify", {"question": "q", "choices": list("abcdefg")}, ctx)).text)
         assert "'choices' must have at most 6 items" in result["error"]
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 
+from tests.tools.helpers import model_view
 from tools.clarify import clarify_handler
 from tools.testing import LocalToolContext
 
@@ -29,13 +29,13 @@ class TestClarify:
             return choices[1]
 
         ctx = ctx_with(tmp_path, clarifier=answer)
-        result = json.loads(await clarify_handler({"question": " Which DB? ", "choices": ["sqlite", "postgres"], "allow_freetext": False}, ctx))
+        result = await model_view(clarify_handler, {"question": " Which DB? ", "choices": ["sqlite", "postgres"], "allow_freetext": False}, ctx)
         assert {"question": "Which DB?", "answer": "postgres"} == result
         assert [("Which DB?", ["sqlite", "postgres"], False)] == asked
 
     @pytest.mark.parametrize("kwargs", [{}, {"clarifier": lambda q, c, f: "x", "interactive": False}])
     async def test_unavailable(self, tmp_path: Path, kwargs: dict[str, Any]) -> None:
-        result = json.loads(await clarify_handler({"question": "Which?"}, ctx_with(tmp_path, **kwargs)))
+        result = await model_view(clarify_handler, {"question": "Which?"}, ctx_with(tmp_path, **kwargs))
         assert {"error": "Clarify tool is not available in this execution context."} == result
 
     @pytest.mark.parametrize(
@@ -48,4 +48,4 @@ class TestClarify:
     )
     async def test_bad_arguments(self, tmp_path: Path, args: dict[str, Any], message: str) -> None:
         ctx = ctx_with(tmp_path, clarifier=lambda q, c, f: "never asked")
-        assert message in json.loads(await clarify_handler(args, ctx))["error"]
+        assert message in (await model_view(clarify_handler, args, ctx))["error"]

@@ -13,8 +13,9 @@ import trio
 from tests.tools.helpers import echo_handler
 from tools.context import ToolContext
 from tools.dispatch import dispatch
-from tools.errors import ArgumentValidationError, ClarifyUnavailable
+from tools.errors import ArgumentValidationError, ClarifyUnavailable, ToolError
 from tools.registry import ToolRegistry
+from tools.results import ToolReply, ToolResult, error_text
 from tools.testing import LocalToolContext
 from tools.validation import validate_arguments
 
@@ -85,79 +86,81 @@ class TestValidateArguments:
 
 
 class TestDispatch:
-    """Lookup, validation, crashes and caps all end as JSON results."""
+    """Lookup, validation, crashes and caps all end as replies: ``{"error": ...}`` text with ok False."""
 
     async def test_unknown_tool_lists_available(self, ctx: LocalToolContext) -> None:
         registry = ToolRegistry()
         registry.register("read_file", "file", READ_SCHEMA, echo_handler)
         registry.register("hidden", "file", READ_SCHEMA, echo_handler, check_fn=lambda: False)
-        result = json.loads(await dispatch(registry, "nope", {}, ctx))
-        assert {"error": "Unknown tool: nope. Available: read_file"} == result
+        reply = await dispatch(registry, "nope", {}, ctx)
+        assert {"error": "Unknown tool: nope. Available: read_file"} == json.loads(reply.text)
+        assert (reply.ok, reply.error) == (False, "Unknown tool: nope. Available: read_file")
 
     async def test_allowed_set_limits_tools(self, ctx: LocalToolContext) -> None:
         registry = ToolRegistry()
         registry.register("read_file", "file", READ_SCHEMA, echo_handler)
         registry.register("write_file", "file", READ_SCHEMA, echo_handler)
-        result = json.loads(await dispatch(registry, "write_file", {"path": "a"}, ctx, allowed={"read_file", "ghost"}))
+        result = json.loads((await dispatch(registry, "write_file", {"path": "a"}, ctx, allowed={"read_file", "ghost"})).text)
         assert {"error": "Unknown tool: write_file. Available: read_file"} == result
-        ok = json.loads(await dispatch(registry, "read_file", {"path": "a"}, ctx, allowed={"read_file"}))
-        assert {"args": {"path": "a"}} == ok
+        ok = await dispatch(registry, "read_file", {"path": "a"}, ctx, allowed={"read_file"})
+        assert ({"args": {"path": "a"}}, True, None) == (json.loads(ok.text), ok.ok, ok.error)
 
     async def test_unavailable_tool(self, ctx: LocalToolContext) -> None:
         registry = ToolRegistry()
         registry.register("hidden", "file", READ_SCHEMA, echo_handler, check_fn=lambda: False)
-        result = json.loads(await dispatch(registry, "hidden", {"path": "a"}, ctx))
-        assert result["error"].startswith("Tool hidden is not available right now")
+        reply = await dispatch(registry, "hidden", {"path": "a"}, ctx)
+        assert json.loads(reply.text)["error"].startswith("Tool hidden is not available right now") and not reply.ok
 
     async def test_validated_args_reach_handler(self, ctx: LocalToolContext) -> None:
         registry = ToolRegistry()
         registry.register("read_file", "file", READ_SCHEMA, echo_handler)
-        result = json.loads(await dispatch(registry, "read_file", {"path": "a", "offset": "2"}, ctx))
+        result = json.loads((await dispatch(registry, "read_file", {"path": "a", "offset": "2"}, ctx)).text)
         assert {"args": {"path": "a", "offset": 2}} == result
 
     async def test_invalid_args_error(self, ctx: LocalToolContext) -> None:
         registry = ToolRegistry()
         registry.register("read_file", "file", READ_SCHEMA, echo_handler)
-        result = json.loads(await dispatch(registry, "read_file", {"limit": 1}, ctx))
-        assert "Invalid arguments for read_file: 'path' is required" in result["error"]
+        reply = await dispatch(registry, "read_file", {"limit": 1}, ctx)
+        assert "Invalid arguments for read_file: 'path' is required" in json.loads(reply.text)["error"] and not reply.ok
 
     async def test_crashing_handler_logged_and_redacted(self, ctx: LocalToolContext, caplog: pytest.LogCaptureFixture) -> None:
-        async def boom(args: dict[str, Any], ctx: ToolContext) -> str:
+        async def boom(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             raise RuntimeError("auth failed for sk-proj-AAAAAAAAAAAAAAAAAAAA1234")
 
         registry = ToolRegistry()
         registry.register("boom", "t", {"parameters": {"type": "object"}}, boom)
         with caplog.at_level(logging.ERROR, logger="tools.dispatch"):
-            result = json.loads(await dispatch(registry, "boom", {}, ctx))
-        assert {"error": "boom failed: RuntimeError: auth failed for [REDACTED]"} == result
+            reply = await dispatch(registry, "boom", {}, ctx)
+        assert {"error": "boom failed: RuntimeError: auth failed for [REDACTED]"} == json.loads(reply.text)
+        assert reply.error == "boom failed: RuntimeError: auth failed for [REDACTED]"
         assert "tool boom crashed" in caplog.text
         assert "sk-proj-AAAA" not in caplog.text
 
     async def test_clarify_unavailable_message(self, ctx: LocalToolContext) -> None:
-        async def ask(args: dict[str, Any], ctx: ToolContext) -> str:
+        async def ask(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             raise ClarifyUnavailable("nobody")
 
         registry = ToolRegistry()
         registry.register("clarify", "clarify", {"parameters": {"type": "object"}}, ask)
-        result = json.loads(await dispatch(registry, "clarify", {}, ctx))
+        result = json.loads((await dispatch(registry, "clarify", {}, ctx)).text)
         assert {"error": "Clarify tool is not available in this execution context."} == result
 
     async def test_result_capped(self, ctx: LocalToolContext) -> None:
-        async def big(args: dict[str, Any], ctx: ToolContext) -> str:
-            return "z" * 500
+        async def big(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            return ToolResult({"z": "z" * 500})
 
         registry = ToolRegistry()
         registry.register("big", "t", {"parameters": {"type": "object"}}, big, max_result_size_chars=50)
-        result = await dispatch(registry, "big", {}, ctx)
-        assert result.startswith("z" * 50 + "\n\n[... 450 characters omitted")
+        reply = await dispatch(registry, "big", {}, ctx)
+        assert reply.text.startswith('{"z": "' + "z" * 43 + "\n\n[... 459 characters omitted") and reply.ok
 
     async def test_cancellation_propagates(self, ctx: LocalToolContext) -> None:
         started = trio.Event()
 
-        async def slow(args: dict[str, Any], ctx: ToolContext) -> str:
+        async def slow(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             started.set()
             await trio.sleep_forever()
-            return "{}"
+            raise AssertionError("unreachable")
 
         registry = ToolRegistry()
         registry.register("slow", "t", {"parameters": {"type": "object"}}, slow)
@@ -167,3 +170,57 @@ class TestDispatch:
                 await started.wait()
                 nursery.cancel_scope.cancel()
         assert not scope.cancelled_caught
+
+
+class TestTypedResults:
+    """A handler returns a ToolResult or raises ToolError; dispatch renders once and carries ok beside the text."""
+
+    async def test_result_rendered_once_with_non_ascii_kept(self, ctx: LocalToolContext) -> None:
+        """The payload is rendered as JSON (non-ASCII as is) and the reply is ok."""
+
+        async def greet(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            return ToolResult({"greeting": "héllo", "n": 1})
+
+        registry = ToolRegistry()
+        registry.register("greet", "t", {"parameters": {"type": "object"}}, greet)
+        assert ToolReply('{"greeting": "héllo", "n": 1}') == await dispatch(registry, "greet", {}, ctx)
+
+    async def test_tool_error_is_the_model_message_with_details(self, ctx: LocalToolContext) -> None:
+        """A ToolError's message (and details after it) is the error text; the reply is not ok."""
+
+        async def search(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            raise ToolError("backend down", backend="searxng")
+
+        registry = ToolRegistry()
+        registry.register("search", "t", {"parameters": {"type": "object"}}, search)
+        reply = await dispatch(registry, "search", {}, ctx)
+        assert ToolReply('{"error": "backend down", "backend": "searxng"}', error="backend down") == reply
+        assert not reply.ok
+
+    async def test_a_result_that_says_error_is_still_ok(self, ctx: LocalToolContext) -> None:
+        """Success is what the handler returned, not what its text looks like: no text is parsed."""
+
+        async def quoting(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            return ToolResult({"error": "a field named error, returned as data"})
+
+        registry = ToolRegistry()
+        registry.register("quoting", "t", {"parameters": {"type": "object"}}, quoting)
+        assert (await dispatch(registry, "quoting", {}, ctx)).ok
+
+    async def test_handler_returning_text_is_a_failure(self, ctx: LocalToolContext, caplog: pytest.LogCaptureFixture) -> None:
+        """A handler that returns a string instead of a ToolResult is reported as failed, and logged."""
+
+        async def stringly(args: dict[str, Any], ctx: ToolContext) -> Any:
+            return '{"fine": true}'
+
+        registry = ToolRegistry()
+        registry.register("stringly", "t", {"parameters": {"type": "object"}}, stringly)
+        with caplog.at_level(logging.ERROR, logger="tools.dispatch"):
+            reply = await dispatch(registry, "stringly", {}, ctx)
+        assert reply.error == "stringly failed: TypeError: stringly returned str, not a ToolResult"
+        assert "tool stringly crashed" in caplog.text
+
+    async def test_error_text_is_the_one_failure_shape(self) -> None:
+        """error_text writes Hermes's shape, repairing lone surrogates; ToolReply.failure uses it."""
+        assert '{"error": "no \ufffd here", "code": 2}' == error_text("no \udc80 here", code=2)
+        assert ToolReply.failure("gone").text == '{"error": "gone"}'

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 import trio
 
+from tests.tools.helpers import model_view
 from tools.files import (
     MAX_LIMIT,
     atomic_write,
@@ -25,7 +25,7 @@ def ctx(tmp_path: Path) -> LocalToolContext:
 
 
 async def call(handler, ctx: LocalToolContext, **args: object) -> dict:  # type: ignore[no-untyped-def]
-    return json.loads(await handler(args, ctx))
+    return await model_view(handler, args, ctx)
 
 
 class TestReadFile:

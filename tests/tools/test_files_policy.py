@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 
 from config.sandbox import SandboxConfig
 from tests.jail.world import World, make_world
+from tests.tools.helpers import model_view
 from tools.context import ToolContext
 from tools.files import patch_handler, read_file_handler, read_window, write_file_handler
 from tools import search
@@ -55,7 +55,7 @@ def world(launcher: Launcher) -> Iterator[World]:
 
 
 async def call(handler: Handler, ctx: ToolContext, **args: Any) -> dict[str, Any]:
-    return json.loads(await handler(args, ctx))
+    return await model_view(handler, args, ctx)
 
 
 def search_handler(ripgrep: bool) -> Handler:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.tools.helpers import model_view
 from tools.context import ToolContext
 from tools.files import patch_handler, read_file_handler, write_file_handler
 from tools.files._markers import MarkerOverSecret, check_no_marker_over_secret, hidden_secrets
@@ -35,7 +35,7 @@ def ctx(tmp_path: Path) -> LocalToolContext:
 
 
 async def call(handler: Handler, ctx: ToolContext, **args: Any) -> dict[str, Any]:
-    return json.loads(await handler(args, ctx))
+    return await model_view(handler, args, ctx)
 
 
 class TestReadRedacted:
@@ -64,7 +64,7 @@ class TestReadRedacted:
     async def test_central_pass_changes_nothing(self, ctx: LocalToolContext, tmp_path: Path) -> None:
         """The lead's one redaction pass over every tool result finds nothing left in read_file's."""
         (tmp_path / "id").write_text(f"x\n{PEM}\n{ENV}")
-        raw = await read_file_handler({"path": "id"}, ctx)
+        raw = (await read_file_handler({"path": "id"}, ctx)).render()
         assert KEY not in raw and "MIIE" not in raw
         assert raw == redact_secrets(raw)
 

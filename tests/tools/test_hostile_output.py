@@ -12,6 +12,7 @@ import pytest
 from tools.context import ToolContext
 from tools.dispatch import dispatch
 from tools.registry import ToolRegistry
+from tools.results import ToolResult
 from tools.testing import LocalToolContext
 
 SCHEMA: dict[str, Any] = {"parameters": {"type": "object", "properties": {"items": {"type": "array"}}}}
@@ -29,12 +30,12 @@ class TestHostileToolOutput:
         """A handler listing a real directory (os.listdir gives surrogate escapes for such names) is repaired."""
         (tmp_path / os.fsdecode(b"bad\xff.txt")).write_text("x")
 
-        async def listing(args: dict[str, Any], ctx: ToolContext) -> str:
-            return json.dumps({"files": sorted(os.listdir(tmp_path))}, ensure_ascii=False)
+        async def listing(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            return ToolResult({"files": sorted(os.listdir(tmp_path))})
 
         registry = ToolRegistry()
         registry.register("ls", "file", SCHEMA, listing)
-        result = await dispatch(registry, "ls", {}, ctx)
+        result = (await dispatch(registry, "ls", {}, ctx)).text
         result.encode("utf-8")
         assert {"files": ["bad\ufffd.txt"]} == json.loads(result)
 
@@ -42,19 +43,19 @@ class TestHostileToolOutput:
         """A crash whose message holds a lone surrogate becomes an encodable error result."""
         name = os.fsdecode(b"x/\xfe")
 
-        async def boom(args: dict[str, Any], ctx: ToolContext) -> str:
+        async def boom(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             raise OSError(f"cannot open {name}")
 
         registry = ToolRegistry()
         registry.register("boom", "t", SCHEMA, boom)
-        result = await dispatch(registry, "boom", {}, ctx)
+        result = (await dispatch(registry, "boom", {}, ctx)).text
         assert "boom failed: OSError: cannot open x/\ufffd" == json.loads(result.encode("utf-8"))["error"]
 
-    async def test_non_string_result(self, ctx: LocalToolContext) -> None:
-        """A handler returning a structure with surrogates (a bug of its own) still gives an encodable result."""
-        async def structured(args: dict[str, Any], ctx: ToolContext) -> Any:
-            return {"k\udc80": ["\ud800"]}
+    async def test_payload_with_surrogates(self, ctx: LocalToolContext) -> None:
+        """A result whose payload holds lone surrogates in keys and values still gives an encodable result."""
+        async def structured(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            return ToolResult({"k\udc80": ["\ud800"]})
 
         registry = ToolRegistry()
         registry.register("s", "t", SCHEMA, structured)
-        assert {"k\ufffd": ["\ufffd"]} == json.loads((await dispatch(registry, "s", {}, ctx)).encode("utf-8"))
+        assert {"k\ufffd": ["\ufffd"]} == json.loads((await dispatch(registry, "s", {}, ctx)).text.encode("utf-8"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import stat
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import pytest
 import trio
 
 from config.tools import MemoryConfig
+from tests.tools.helpers import model_view
 from tools.errors import ToolInputError
 from tools.memory import ENTRY_SEPARATOR, MemoryStore, make_memory_handler, memory_prompt_block, usage_indicator
 from tools.testing import LocalToolContext
@@ -209,7 +209,7 @@ class TestMemoryHandler:
 
     async def call(self, ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
         _, handler = make_memory_handler()
-        return json.loads(await handler(args, ctx))
+        return await model_view(handler, args, ctx)
 
     async def test_actions(self, home: Path, tmp_path: Path) -> None:
         ctx = LocalToolContext(home=home, cwd=tmp_path)
@@ -230,5 +230,5 @@ class TestMemoryHandler:
         ctx = LocalToolContext(home=home, cwd=tmp_path)
         schema, handler = make_memory_handler(MemoryConfig(user_profile_enabled=False, memory_char_limit=1000))
         assert "1,000 chars" in schema["description"]
-        result = json.loads(await handler({"action": "add", "target": "user", "content": "x"}, ctx))
+        result = await model_view(handler, {"action": "add", "target": "user", "content": "x"}, ctx)
         assert "disabled" in result["error"]

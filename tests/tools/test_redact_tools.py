@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import trio
 
-from actors.toolbox import Toolbox, build_toolbox
+from actors.platform.daemon.toolbox import Toolbox, build_toolbox
 from config.loader import Config
 from config.terminal import WebConfig
 from messages.events import SessionEvent, ToolStarted
@@ -23,6 +23,7 @@ from tests.web.server import FakeWeb, Send, running_server
 from tools.dispatch import dispatch
 from tools.redact import REDACTED
 from tools.registry import ToolRegistry
+from tools.results import ToolResult
 from tools.testing import LocalToolContext
 from tools.web import open_web_client
 
@@ -63,7 +64,7 @@ def workdir(tmp_path: Path) -> Path:
 
 async def call(toolbox: Toolbox, ctx: LocalToolContext, name: str, **args: Any) -> str:
     """A tool call the way the session makes it."""
-    return await dispatch(toolbox.registry, name, args, ctx)
+    return (await dispatch(toolbox.registry, name, args, ctx)).text
 
 
 class TestEveryToolIsRedacted:
@@ -109,13 +110,13 @@ class TestEveryToolIsRedacted:
         """A tool nobody taught to redact (an MCP tool, say) returns secrets in values and under secret keys."""
         registry = ToolRegistry()
 
-        async def leaky(args: dict[str, Any], ctx: Any) -> str:
-            return json.dumps({"token": "abc123def456", "notes": SECRETS_FILE})
+        async def leaky(args: dict[str, Any], ctx: Any) -> ToolResult:
+            return ToolResult({"token": "abc123def456", "notes": SECRETS_FILE})
 
         schema = {"name": "leaky", "description": "d", "parameters": {"type": "object", "properties": {}}}
         registry.register("leaky", "mcp", schema, leaky)
         caplog.set_level(logging.DEBUG, logger="tools.dispatch")
-        result = await dispatch(registry, "leaky", {}, LocalToolContext(home=tmp_path, cwd=tmp_path))
+        result = (await dispatch(registry, "leaky", {}, LocalToolContext(home=tmp_path, cwd=tmp_path))).text
         assert REDACTED == json.loads(result)["token"]
         assert [] == leaked(result) and [] == leaked(caplog.text)
         assert "tool leaky ->" in caplog.text

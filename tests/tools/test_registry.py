@@ -59,9 +59,11 @@ class TestGetDefinitions:
         registry.register("b_tool", "t", {"name": "wrong", **schema("B")}, echo_handler)
         registry.register("a_tool", "t", schema("A"), echo_handler)
         registry.register("hidden", "t", schema("H"), echo_handler, check_fn=lambda: False)
-        registry.set_schema_override("a_tool", lambda: {"description": "A with limits 3"})
+        offered_seen: list[frozenset[str]] = []
+        registry.set_schema_override("a_tool", lambda offered: offered_seen.append(offered) or {"description": "A with limits 3"})
         defs = registry.get_definitions({"b_tool", "a_tool", "hidden", "missing"})
         assert ["a_tool", "b_tool"] == [d["function"]["name"] for d in defs]
+        assert [frozenset({"a_tool", "b_tool"})] == offered_seen, "the override is told what the list offers"
         assert {"function"} == {d["type"] for d in defs}
         assert "A with limits 3" == defs[0]["function"]["description"]
         assert "wrong" == registry.get("b_tool").schema["name"], "stored schema must not be mutated"
@@ -70,7 +72,7 @@ class TestGetDefinitions:
         registry = ToolRegistry()
         registry.register("a", "t", schema(), echo_handler)
         calls = []
-        registry.set_schema_override("a", lambda: calls.append(1) or {"description": f"n={len(calls)}"})
+        registry.set_schema_override("a", lambda offered: calls.append(1) or {"description": f"n={len(calls)}"})
         first = registry.get_definitions(["a"])
         assert first == registry.get_definitions(["a"])
         assert 1 == len(calls)
@@ -82,13 +84,13 @@ class TestGetDefinitions:
     def test_override_none_removes(self) -> None:
         registry = ToolRegistry()
         registry.register("a", "t", schema("orig"), echo_handler)
-        registry.set_schema_override("a", lambda: {"description": "patched"})
+        registry.set_schema_override("a", lambda offered: {"description": "patched"})
         registry.set_schema_override("a", None)
         assert "orig" == registry.get_definitions(["a"])[0]["function"]["description"]
 
     def test_override_of_unknown_tool(self) -> None:
         with pytest.raises(KeyError):
-            ToolRegistry().set_schema_override("nope", lambda: {})
+            ToolRegistry().set_schema_override("nope", lambda offered: {})
 
     def test_deregister(self) -> None:
         registry = ToolRegistry()
@@ -137,7 +139,7 @@ class TestCheckFnCache:
     def test_crashing_override_falls_back(self, caplog: pytest.LogCaptureFixture) -> None:
         registry = ToolRegistry()
         registry.register("a", "t", schema("plain"), echo_handler)
-        registry.set_schema_override("a", lambda: 1 / 0)
+        registry.set_schema_override("a", lambda offered: 1 / 0)
         assert "plain" == registry.get_definitions(["a"])[0]["function"]["description"]
         assert "schema override of a raised" in caplog.text
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from tests.tools.helpers import model_view
 from tools.errors import ToolInputError
 from tools.search import make_search_handler, search_with_python, search_with_ripgrep
 from tools.testing import LocalToolContext
@@ -58,7 +59,7 @@ class TestPythonWalk:
 
     def test_content(self, tree: Path) -> None:
         result = search_with_python(tree, "TODO", shown_root="proj")
-        assert EXPECTED_TODO == _pairs(result.to_json())
+        assert EXPECTED_TODO == _pairs(result.tool_result().render())
         assert "    # TODO: handle errors" == result.matches[2]["text"]
 
     def test_files_with_glob(self, tree: Path) -> None:
@@ -68,11 +69,11 @@ class TestPythonWalk:
     def test_limit_truncates(self, tree: Path) -> None:
         result = search_with_python(tree, "TODO", limit=2)
         assert result.truncated and 2 == len(result.matches)
-        assert "Limit reached" in result.to_json()
+        assert "Limit reached" in result.tool_result().render()
 
     def test_file_glob_filters_content(self, tree: Path) -> None:
         result = search_with_python(tree, "TODO", file_glob="*.md")
-        assert [("README.md", 2)] == _pairs(result.to_json())
+        assert [("README.md", 2)] == _pairs(result.tool_result().render())
 
     def test_invalid_regex(self, tree: Path) -> None:
         with pytest.raises(ToolInputError, match="Invalid regex"):
@@ -84,7 +85,7 @@ class TestPythonWalk:
 
     def test_single_file_root(self, tree: Path) -> None:
         result = search_with_python(tree / "src/app.py", "return", shown_root="src/app.py")
-        assert [("src/app.py", 5)] == _pairs(result.to_json())
+        assert [("src/app.py", 5)] == _pairs(result.tool_result().render())
 
     def test_large_file_streamed(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """Files above the whole-file threshold are streamed with the same line numbers."""
@@ -127,7 +128,7 @@ class TestRipgrep:
     async def test_single_file_root(self, tree: Path) -> None:
         assert RG is not None
         result = await search_with_ripgrep(RG, tree / "src/app.py", "return", shown_root="src/app.py")
-        assert [("src/app.py", 5)] == _pairs(result.to_json())
+        assert [("src/app.py", 5)] == _pairs(result.tool_result().render())
 
     async def test_same_order_as_python(self, tmp_path: Path) -> None:
         assert RG is not None
@@ -140,7 +141,7 @@ class TestRipgrep:
     async def test_expected_content(self, tree: Path) -> None:
         assert RG is not None
         result = await search_with_ripgrep(RG, tree, "TODO", shown_root="proj")
-        assert EXPECTED_TODO == _pairs(result.to_json())
+        assert EXPECTED_TODO == _pairs(result.tool_result().render())
 
     async def test_limit_kills_early(self, tmp_path: Path) -> None:
         assert RG is not None
@@ -194,13 +195,13 @@ class TestHandler:
     async def test_relative_path(self, tree: Path, use_ripgrep: bool) -> None:
         ctx = LocalToolContext(home=tree.parent / "home", cwd=tree)
         handler = make_search_handler(RG, use_ripgrep=use_ripgrep)
-        result = json.loads(await handler({"pattern": "helper", "path": "src"}, ctx))
+        result = await model_view(handler, {"pattern": "helper", "path": "src"}, ctx)
         assert [{"path": "src/pkg/util.py", "line": 1, "text": "def helper():"}] == result["matches"]
         assert ("ripgrep" if use_ripgrep else "python") == result["engine"]
 
     async def test_error_json(self, tree: Path) -> None:
         ctx = LocalToolContext(home=tree.parent / "home", cwd=tree)
-        result = json.loads(await make_search_handler(use_ripgrep=False)({"pattern": "(", "path": "."}, ctx))
+        result = await model_view(make_search_handler(use_ripgrep=False), {"pattern": "(", "path": "."}, ctx)
         assert result["error"].startswith("Invalid regex")
 
     async def test_cancelled_walk_stops(self, tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:

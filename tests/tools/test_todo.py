@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.tools.helpers import model_view
 from tools.testing import LocalToolContext
 from tools.todo import MAX_CONTENT_CHARS, MAX_ITEMS, TodoList, TodoValidationError, todo_handler
 
@@ -85,15 +86,15 @@ class TestTodoHandler:
     """The tool reads, replaces and merges the context's list."""
 
     async def test_read_empty(self, ctx: LocalToolContext) -> None:
-        result = json.loads(await todo_handler({}, ctx))
+        result = await model_view(todo_handler, {}, ctx)
         assert {"todos": [], "summary": {"total": 0, "pending": 0, "in_progress": 0, "completed": 0, "cancelled": 0}} == result
 
     async def test_replace_then_merge(self, ctx: LocalToolContext) -> None:
         await todo_handler({"todos": [{"id": "a", "content": "x"}]}, ctx)
-        result = json.loads(await todo_handler({"todos": [{"id": "a", "status": "completed"}], "merge": True}, ctx))
+        result = await model_view(todo_handler, {"todos": [{"id": "a", "status": "completed"}], "merge": True}, ctx)
         assert [{"id": "a", "content": "x", "status": "completed"}] == result["todos"]
         assert [{"id": "a", "content": "x", "status": "completed"}] == ctx.todo.to_dicts()
 
     async def test_error_is_json(self, ctx: LocalToolContext) -> None:
-        result = json.loads(await todo_handler({"todos": [{"id": "a"}]}, ctx))
+        result = await model_view(todo_handler, {"todos": [{"id": "a"}]}, ctx)
         assert "needs non-empty 'content'" in result["error"]

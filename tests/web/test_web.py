@@ -12,6 +12,7 @@ import pytest
 import trio
 
 from config.terminal import WebConfig
+from tests.tools.helpers import model_view
 from tests.web.server import BRAVE_KEY, FakeWeb, running_server
 from tools.registry import ToolRegistry
 from tools.testing import LocalToolContext
@@ -40,7 +41,7 @@ def ctx(tmp_path: Path) -> LocalToolContext:
 
 
 async def run(handler: Any, ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
-    return json.loads(await handler(args, ctx))
+    return await model_view(handler, args, ctx)
 
 
 class TestSearch:
@@ -72,9 +73,9 @@ class TestSearch:
     async def test_bad_key_is_an_error_without_the_key(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
         _, base = fake
         tools = WebTools(WebConfig(brave_base_url=f"{base}/brave"), client, environ={"BRAVE_API_KEY": "wrong-key-0000"})
-        raw = await tools.web_search({"query": "x"}, ctx)
-        assert "HTTP 401" in json.loads(raw)["error"]
-        assert "wrong-key-0000" not in raw
+        result = await run(tools.web_search, ctx, query="x")
+        assert "HTTP 401" in result["error"] and result["backend"] == "brave"
+        assert "wrong-key-0000" not in json.dumps(result)
 
     async def test_server_error_and_non_json(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
         _, base = fake

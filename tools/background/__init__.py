@@ -21,7 +21,7 @@ from tools.background._table import (
     new_process_id,
 )
 from tools.background._watch import WatchBreaker, WatchMatch, WatchMatcher
-from tools.background.exceptions import (
+from tools.background.errors import (
     BackgroundError,
     ProcessLimitReached,
     ProcessNotFound,

@@ -13,7 +13,7 @@ import trio
 from config.terminal import BackgroundConfig
 from tools.background._buffer import RollingBuffer
 from tools.background._watch import WatchBreaker, WatchMatcher
-from tools.background.exceptions import ProcessLimitReached, ProcessNotFound, StdinUnavailable
+from tools.background.errors import ProcessLimitReached, ProcessNotFound, StdinUnavailable
 from tools.jail.session import SessionJail
 
 __all__ = [

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import trio
 
-from tools.dispatch import error_result
 from tools.errors import ToolInputError
 from tools.files._guard import Target, open_text_source, read_target
 from tools.files._paths import BINARY_SNIFF_BYTES, looks_binary, not_found
 from tools.jail.policy import JailPolicy
 from tools.redact import REDACTED, redact_secrets
+from tools.results import ToolResult
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -65,7 +64,7 @@ class ReadWindow:
     next_offset: int | None
     notes: tuple[str, ...] = ()
 
-    def to_json(self) -> str:
+    def tool_result(self) -> ToolResult:
         """The tool result."""
         data: dict[str, Any] = attrs.asdict(self)
         data["notes"] = list(self.notes)
@@ -73,7 +72,7 @@ class ReadWindow:
             del data["notes"]
         if self.next_offset is None:
             del data["next_offset"]
-        return json.dumps(data, ensure_ascii=False)
+        return ToolResult(data)
 
 
 def read_window(policy: JailPolicy, target: Target, offset: int = 1, limit: int = DEFAULT_LIMIT) -> ReadWindow:
@@ -174,15 +173,15 @@ def _collect(shown: str, handle: Any, offset: int, limit: int, size: int) -> Rea
     )
 
 
-async def read_file_handler(args: dict[str, Any], ctx: ToolContext) -> str:
-    """Tool handler for ``read_file``: the policy's check, then a redacted window."""
+async def read_file_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """Tool handler for ``read_file``: the policy's check, then a redacted window.
+
+    Raises:
+        ToolInputError: the path is refused, missing, a directory or unreadable.
+    """
     offset, limit = int(args.get("offset", 1)), int(args.get("limit", DEFAULT_LIMIT))
 
     def read() -> ReadWindow:
         return read_window(ctx.jail.policy, read_target(ctx, args["path"]), offset, limit)
 
-    try:
-        window = await trio.to_thread.run_sync(read)
-    except ToolInputError as exc:
-        return error_result(str(exc))
-    return window.to_json()
+    return (await trio.to_thread.run_sync(read)).tool_result()

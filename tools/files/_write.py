@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import secrets
 from collections.abc import Callable
@@ -12,13 +11,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 import trio
 
-from tools.dispatch import error_result
 from tools.errors import ToolInputError
 from tools.files._guard import Target, open_text_source, parent_check, write_target
 from tools.files._markers import MarkerOverSecret, check_no_marker_over_secret, hidden_secrets
 from tools.files._paths import BINARY_SNIFF_BYTES, looks_binary, not_found
 from tools.jail.policy import JailPolicy
 from tools.redact import REDACTED, redact_secrets
+from tools.results import ToolResult
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -272,28 +271,28 @@ def _no_match(text: str, old: str, shown: str) -> ToolInputError:
     return ToolInputError(f"old_string was not found in {shown}.{where}")
 
 
-async def write_file_handler(args: dict[str, Any], ctx: ToolContext) -> str:
-    """Tool handler for ``write_file``: the policy's check, then an atomic write."""
+async def write_file_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """Tool handler for ``write_file``: the policy's check, then an atomic write.
+
+    Raises:
+        ToolInputError: the path is refused, a directory or not writable.
+    """
 
     def write() -> dict[str, Any]:
         return _write(ctx.jail.policy, write_target(ctx, args["path"]), args["content"])
 
-    try:
-        result = await trio.to_thread.run_sync(write)
-    except ToolInputError as exc:
-        return error_result(str(exc))
-    return json.dumps(result, ensure_ascii=False)
+    return ToolResult(await trio.to_thread.run_sync(write))
 
 
-async def patch_handler(args: dict[str, Any], ctx: ToolContext) -> str:
-    """Tool handler for ``patch``: the policy's check, then an exact replacement."""
+async def patch_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """Tool handler for ``patch``: the policy's check, then an exact replacement.
+
+    Raises:
+        ToolInputError: see :func:`patch_file`.
+    """
     old, new, replace_all = args["old_string"], args["new_string"], bool(args.get("replace_all", False))
 
     def patch() -> dict[str, Any]:
         return patch_file(ctx.jail.policy, write_target(ctx, args["path"]), old, new, replace_all)
 
-    try:
-        result = await trio.to_thread.run_sync(patch)
-    except ToolInputError as exc:
-        return error_result(str(exc))
-    return json.dumps(result, ensure_ascii=False)
+    return ToolResult(await trio.to_thread.run_sync(patch))

@@ -38,6 +38,7 @@ import attrs
 import trio
 
 from config.sandbox import SandboxConfig
+from messages.sockets import MAX_SOCKET_PATH_BYTES
 from tools.jail.policy import JailPolicy, SandboxMode, build_policy, resolve_mode
 from tools.jail.process import kill_jails_under
 from tools.jail.session import SessionJail
@@ -60,8 +61,6 @@ log = logging.getLogger(__name__)
 HOME_RECORD = "home"
 """The file in a runtime directory that records the real path of the home it belongs to."""
 
-# sun_path holds 108 bytes on Linux (104 on macOS) with its NUL: the sandbox socket must fit below 104.
-MAX_SOCKET_PATH_BYTES = 103
 # The deepest socket under a runtime directory: /s-<16 chars>/hx-sbx-XXXXXXXX/rpc.sock.
 _DEEPEST_SOCKET = len("/s-" + "x" * 16 + "/hx-sbx-XXXXXXXX/rpc.sock")
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,16}")

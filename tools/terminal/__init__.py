@@ -22,7 +22,7 @@ from tools.terminal._foreground import (
 from tools.jail import HeadTailBuffer
 from tools.terminal._shell import ShellSnapshot, build_shell_env, parse_state, shell_argv
 from tools.terminal._tool import TERMINAL_SCHEMA, TerminalTools, register_terminal_tools
-from tools.terminal.exceptions import RunAlreadyStarted, TerminalError
+from tools.terminal.errors import RunAlreadyStarted, TerminalError
 
 __all__ = [
     "EXIT_INTERRUPTED",

@@ -19,7 +19,7 @@ from tools.errors import ToolError
 from tools.jail import HeadTailBuffer, JailPolicy, LauncherClosed, SessionJail
 from tools.jail.policy import JAIL_TMP
 from tools.terminal._shell import ShellSnapshot, parse_state, shell_argv
-from tools.terminal.exceptions import RunAlreadyStarted
+from tools.terminal.errors import RunAlreadyStarted
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TIMEOUT", "ForegroundResult", "ForegroundRun", "run_foreground"]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable
@@ -13,8 +12,9 @@ import trio
 from config.terminal import ApprovalsConfig, TerminalConfig
 from tools.approval import ApprovalBook, authorize_command
 from tools.background import BackgroundSpec, ProcessLimitReached
-from tools.errors import CapabilityUnavailable
+from tools.errors import CapabilityUnavailable, ToolError
 from tools.process_tool import PROCESS_SCHEMA, ProcessTool
+from tools.results import ToolResult
 from tools.terminal._foreground import ForegroundResult, ForegroundRun
 from tools.terminal._shell import build_shell_env
 
@@ -71,10 +71,6 @@ TERMINAL_SCHEMA: dict[str, Any] = {
 }
 
 
-def _error(message: str, **extra: Any) -> str:
-    return json.dumps({"error": message, **extra}, ensure_ascii=False)
-
-
 def _nearest_directory(path: str, host_path: Callable[[str], str]) -> str:
     """``path`` if it is a directory, else its nearest existing ancestor (checked at ``host_path(path)``)."""
     while not os.path.isdir(host_path(path)):
@@ -98,7 +94,7 @@ class TerminalTools:
         self.approvals = ApprovalBook()
         self.process_tool = ProcessTool(config)
 
-    async def terminal(self, args: dict[str, Any], ctx: ToolContext) -> str:
+    async def terminal(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Handler of ``terminal``: approve if dangerous, then run in the foreground or background.
 
         While a foreground command runs, its newest output goes to ``ctx.emit`` (at most once per
@@ -106,16 +102,20 @@ class TerminalTools:
         command and all it started are stopped and one last progress line is emitted: the output so
         far followed by ``[Command interrupted]``. A session that records partial results keeps
         the last progress line of a cancelled call as its tool result.
+
+        Raises:
+            ToolError: a bad argument, a denied command, a command that could not start, or a background
+                start that failed.
         """
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
-            return _error("terminal needs a non-empty 'command' string.")
+            raise ToolError("terminal needs a non-empty 'command' string.")
         background = bool(args.get("background", False))
         timeout = args.get("timeout", self.config.default_timeout)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            return _error("'timeout' must be a positive number of seconds.")
+            raise ToolError("'timeout' must be a positive number of seconds.")
         if not background and timeout > self.config.max_foreground_timeout:
-            return _error(
+            raise ToolError(
                 f"Foreground timeout {timeout:g}s exceeds the maximum of {self.config.max_foreground_timeout:g}s. "
                 "Run long commands with background=true and check on them with the process tool "
                 "(action='poll', 'log' or 'wait')."
@@ -128,7 +128,7 @@ class TerminalTools:
         if workdir:
             cwd = os.path.normpath(os.path.join(ctx.shell.cwd, os.path.expanduser(str(workdir))))
             if not await trio.to_thread.run_sync(os.path.isdir, host_path(cwd)):
-                return _error(f"workdir {cwd} does not exist or is not a directory.")
+                raise ToolError(f"workdir {cwd} does not exist or is not a directory.")
         else:
             existing = await trio.to_thread.run_sync(_nearest_directory, cwd, host_path)
             if existing != cwd:
@@ -144,19 +144,19 @@ class TerminalTools:
         )
         if not outcome.allowed:
             log.info("terminal command denied (%s) in session %s", outcome.decided_by, ctx.session_id)
-            return json.dumps(
-                {"output": "", "exit_code": -1, "status": "denied", "error": outcome.denial_message(command)},
-                ensure_ascii=False,
-            )
+            raise ToolError(outcome.denial_message(command), output="", exit_code=-1, status="denied")
         if background:
             return await self._start_background(command, cwd, args, ctx, notes)
         result = await self._run_foreground(command, cwd, float(timeout), keep_cwd=not workdir, ctx=ctx)
         payload = result.to_dict()
         if notes:
             payload["note"] = " ".join([*notes, *([result.note] if result.note else [])])
-        return json.dumps(payload, ensure_ascii=False)
+        if result.error is not None:
+            # The command never ran: a failure, with the shell's fields after the message.
+            raise ToolError(payload.pop("error"), **payload)
+        return ToolResult(payload)
 
-    async def process(self, args: dict[str, Any], ctx: ToolContext) -> str:
+    async def process(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Handler of ``process``: see ``tools.process_tool``."""
         return await self.process_tool.handle(args, ctx)
 
@@ -186,11 +186,11 @@ class TerminalTools:
 
     async def _start_background(
         self, command: str, cwd: str, args: dict[str, Any], ctx: ToolContext, notes: list[str]
-    ) -> str:
+    ) -> ToolResult:
         notify = bool(args.get("notify_on_complete", False))
         patterns = args.get("watch_patterns") or []
         if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
-            return _error("'watch_patterns' must be a list of non-empty strings.")
+            raise ToolError("'watch_patterns' must be a list of non-empty strings.")
         if notify and patterns:
             notes.append("watch_patterns were ignored because notify_on_complete is set; you will be told when it exits.")
             patterns = []
@@ -207,18 +207,18 @@ class TerminalTools:
         try:
             info = await ctx.start_background(spec)
         except ProcessLimitReached as exc:
-            return _error(str(exc))
+            raise ToolError(str(exc)) from None
         except CapabilityUnavailable:
-            return _error("Background processes are not available here; run the command in the foreground.")
+            raise ToolError("Background processes are not available here; run the command in the foreground.") from None
         result = info.to_dict()
         if info.error:
-            return _error(info.error, session_id=info.process_id)
+            raise ToolError(info.error, session_id=info.process_id)
         notes.append(
             f"Started in the background. Use process(action='poll' or 'log', session_id='{info.process_id}') "
             "to check on it, 'wait' to block until it exits, 'kill' to stop it."
         )
         result["note"] = " ".join(notes)
-        return json.dumps(result, ensure_ascii=False)
+        return ToolResult(result)
 
 
 def register_terminal_tools(

@@ -16,7 +16,7 @@ from markdownify import MarkdownConverter
 from config.terminal import WebConfig
 from tools.redact import redact_secrets
 from tools.web._guard import check_public_url
-from tools.web.exceptions import FetchError
+from tools.web.errors import FetchError
 
 __all__ = ["PageResult", "fetch_page", "html_to_markdown"]
 

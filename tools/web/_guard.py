@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import trio
 
-from tools.web.exceptions import FetchError
+from tools.web.errors import FetchError
 
 __all__ = ["check_public_url"]
 

@@ -11,7 +11,7 @@ import httpx2
 
 from config.terminal import WebConfig
 from tools.redact import redact_secrets
-from tools.web.exceptions import SearchError
+from tools.web.errors import SearchError
 
 __all__ = ["BraveBackend", "SearchBackend", "SearchHit", "SearxngBackend", "select_backend"]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Mapping
@@ -12,9 +11,11 @@ import httpx2
 import trio
 
 from config.terminal import WebConfig
+from tools.errors import ToolError
+from tools.results import ToolResult
 from tools.web._extract import PageResult, fetch_page
 from tools.web._search import SearchBackend, select_backend
-from tools.web.exceptions import SearchError
+from tools.web.errors import SearchError
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
@@ -88,39 +89,43 @@ class WebTools:
         """check_fn of both tools: hidden from the model when no backend is configured."""
         return self.backend() is not None
 
-    async def web_search(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        """Handler of ``web_search``."""
+    async def web_search(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Handler of ``web_search``.
+
+        Raises:
+            ToolError: a bad argument, no backend, or the backend failed (named in ``backend``).
+        """
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
-            return json.dumps({"error": "web_search needs a non-empty 'query' string."})
+            raise ToolError("web_search needs a non-empty 'query' string.")
         limit = args.get("limit", 5)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            return json.dumps({"error": "'limit' must be a positive integer."})
+            raise ToolError("'limit' must be a positive integer.")
         limit = min(limit, self.config.max_results)
         backend = self.backend()
         if backend is None:
-            return json.dumps({"error": "Web search is not configured (no SearXNG URL or search API key)."})
+            raise ToolError("Web search is not configured (no SearXNG URL or search API key).")
         try:
             hits = await backend.search(query.strip(), limit)
         except SearchError as exc:
             log.info("web_search via %s failed: %s", backend.name, exc)
-            return json.dumps({"error": str(exc), "backend": backend.name})
+            raise ToolError(str(exc), backend=backend.name) from exc
         web = [hit.to_dict(position) for position, hit in enumerate(hits, start=1)]
-        return json.dumps(
-            {"success": True, "query": query, "backend": backend.name, "data": {"web": web}}, ensure_ascii=False
-        )
+        return ToolResult({"success": True, "query": query, "backend": backend.name, "data": {"web": web}})
 
-    async def web_extract(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        """Handler of ``web_extract``: every URL gets a result or its own error."""
+    async def web_extract(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Handler of ``web_extract``: every URL gets a result or its own error.
+
+        Raises:
+            ToolError: no URLs, or more than ``max_urls``.
+        """
         urls = args.get("urls")
         if isinstance(urls, str):
             urls = [urls]
         if not isinstance(urls, list) or not urls or not all(isinstance(url, str) for url in urls):
-            return json.dumps({"error": "web_extract needs 'urls': a non-empty list of URL strings."})
+            raise ToolError("web_extract needs 'urls': a non-empty list of URL strings.")
         if len(urls) > self.config.max_urls:
-            return json.dumps(
-                {"error": f"At most {self.config.max_urls} URLs per call; split the list into several calls."}
-            )
+            raise ToolError(f"At most {self.config.max_urls} URLs per call; split the list into several calls.")
         results: list[PageResult | None] = [None] * len(urls)
         limiter = trio.CapacityLimiter(_EXTRACT_CONCURRENCY)
 
@@ -131,9 +136,10 @@ class WebTools:
         async with trio.open_nursery() as nursery:
             for index, url in enumerate(urls):
                 nursery.start_soon(one, index, url)
-        pages = [result.to_dict() for result in results if result is not None]
-        failed = sum("error" in page for page in pages)
-        return json.dumps({"results": pages, "succeeded": len(pages) - failed, "failed": failed}, ensure_ascii=False)
+        fetched = [result for result in results if result is not None]
+        failed = sum(result.error is not None for result in fetched)
+        pages = [result.to_dict() for result in fetched]
+        return ToolResult({"results": pages, "succeeded": len(pages) - failed, "failed": failed})
 
 
 def register_web_tools(

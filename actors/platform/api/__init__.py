@@ -10,6 +10,6 @@ errors), :mod:`.completions` (chat completions), :mod:`.runs` (the runs API),
 from __future__ import annotations
 
 from actors.platform.api.errors import ApiError, ApiStartRefused
-from actors.platform.api.server import ApiServer, start_api_platform
+from actors.platform.api.server import ApiServer
 
-__all__ = ["ApiError", "ApiServer", "ApiStartRefused", "start_api_platform"]
+__all__ = ["ApiError", "ApiServer", "ApiStartRefused"]

@@ -32,6 +32,7 @@ __all__ = ["Run", "RunRegistry", "RunStatus"]
 
 log = logging.getLogger("hermes_actors.api")
 
+#: Runs a helper task in the API actor's scope (``ActorBase.start_soon``): it ends with the actor.
 Spawn = Callable[..., None]
 
 #: Events one run keeps for ``/events`` readers; past it the oldest go (a resume from before them is told so).
@@ -139,7 +140,7 @@ class RunRegistry:
 
     Args:
         gateway: admission and sessions.
-        spawn: starts a background task in the API actor's nursery (``nursery.start_soon``).
+        spawn: runs a helper task in the API actor's scope (the actor's ``start_soon``).
         keep: finished runs kept.
     """
 

@@ -2,14 +2,13 @@
 
 It binds in ``on_start`` (so a bad key or a taken port fails the start, and the
 daemon says why), then serves until stopped; run tasks live in its nursery and
-end with it. :func:`start_api_platform` puts it under a ``platform`` supervisor
+end with it. The daemon's wiring starts it under a ``platform`` supervisor
 below the root.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,19 +17,16 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
-from actors.base import Actor
-from actors.handle import ActorHandle
+from actors import Actor
 from actors.platform.api.app import build_app
-from actors.platform.api.auth import KEY_VARIABLE, Authenticator
+from actors.platform.api.auth import Authenticator
 from actors.platform.api.gateway import ApiGateway
 from actors.platform.api.runs import RunRegistry
-from actors.session.service import SessionService
+from actors.session import SessionService
 from config.api import ApiServerConfig
-from config.loader import Config, load_env_file
 from messages.supervision import ActorState
-from supervisor import ActorSystem, ChildSpec, Supervisor
 
-__all__ = ["ApiServer", "start_api_platform"]
+__all__ = ["ApiServer"]
 
 log = logging.getLogger("hermes_actors.api")
 
@@ -78,7 +74,7 @@ class ApiServer(Actor[None]):
     async def on_start(self) -> None:
         assert self._nursery is not None
         auth = Authenticator.from_config(self._config, self._environ)
-        self.runs = RunRegistry(self.gateway, self._nursery.start_soon, self._config.max_stored_runs)
+        self.runs = RunRegistry(self.gateway, self.start_soon, self._config.max_stored_runs)
         app = build_app(self.gateway, self.runs, auth, self._models, self._config)
         hc = HypercornConfig()
         host = self._config.host
@@ -93,20 +89,3 @@ class ApiServer(Actor[None]):
         self.state = ActorState.RUNNING
         await trio.sleep_forever()
 
-
-async def start_api_platform(system: ActorSystem, sessions: SessionService, config: Config, home: Path) -> ActorHandle[Any]:
-    """Start ``platform/api`` under the root; its handle once it listens.
-
-    Raises:
-        SpawnFailed (an ActorError): the API refused to start (unsafe key settings) or could not bind.
-    """
-    found = os.environ.get(KEY_VARIABLE) or load_env_file(home).get(KEY_VARIABLE)
-    environ = {KEY_VARIABLE: found} if found else {}
-    section = config.platforms.api_server
-    models = (config.model.default,)
-
-    def api() -> ApiServer:
-        return ApiServer(sessions, section, config.daemon.max_running_turns, models, environ)
-
-    await system.root.start_child(ChildSpec("platform", lambda: Supervisor([ChildSpec("api", api)], kind="platform")))
-    return system.lookup("platform/api")

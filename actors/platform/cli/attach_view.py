@@ -13,6 +13,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from messages.paths import session_path
+
 __all__ = ["EventView"]
 
 _PREVIEW = 60
@@ -32,7 +34,7 @@ class EventView:
 
     def __init__(self, console: Console, session_id: str) -> None:
         self.console = console
-        self.session_path = f"sessions/session:{session_id}"
+        self.session_path = session_path(session_id)
         self.plain = not console.is_terminal
         self.last_seq = 0
         self.pending: dict[str, dict[str, Any]] = {}

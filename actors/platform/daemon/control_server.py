@@ -1,7 +1,7 @@
 """The ``control`` actor: the Unix-socket server CLI clients talk to.
 
-It binds ``run/control.sock`` (see :mod:`actors.platform.listener`), checks
-each peer's uid, and runs one :class:`~actors.platform.connection.Connection`
+It binds ``run/control.sock`` (see :mod:`actors.platform.daemon.control_socket`), checks
+each peer's uid, and runs one :class:`~actors.platform.daemon.control_connection.Connection`
 actor per client under itself (``control/conn:<n>``). A connection that fails
 is logged and forgotten; it never takes the server down. At most
 ``daemon.max_connections`` clients are served at once: one more is sent a
@@ -17,15 +17,15 @@ from typing import Any
 
 import trio
 
-from actors.base import Actor, ActorBase
-from actors.errors import ActorFailed
-from actors.platform.connection import Connection
-from actors.platform.listener import bind_control_socket, peer_uid, remove_control_socket
+from actors import Actor, ActorBase, ActorFailed
+from actors.platform.daemon.control_connection import Connection
+from actors.platform.daemon.control_socket import bind_control_socket, remove_control_socket
 from actors.platform.paths import DaemonPaths
-from actors.platform.service import ControlService
+from actors.platform.daemon.control_service import ControlService
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages.codec import Codec
+from messages.sockets import peer_uid
 from messages.supervision import ActorState
 
 __all__ = ["ControlServer"]

@@ -7,10 +7,11 @@ The tree::
     ├── SandboxSetupError       the private directory, socket or child could not be created
     └── RpcError
         ├── RpcAuthError        wrong token or foreign peer uid on the sandbox socket
-        └── RpcRefused          a request the sandbox will not run (unknown/excluded tool, call limit)
+        ├── RpcRefused          a request the sandbox will not run (unknown/excluded tool, call limit)
+        └── RpcCallStopped      a call's ``rpc:<n>`` job was killed before it answered
 
 Scripts never see these classes: the RPC server turns every refusal into an error response, and
-``run_sandbox`` turns a failed setup into a result with status ``error``.
+:class:`~actors.sandbox.runner.Sandbox` turns a failed setup into a result with status ``error``.
 """
 
 from __future__ import annotations
@@ -38,3 +39,7 @@ class RpcAuthError(RpcError):
 
 class RpcRefused(RpcError):
     """The sandbox refuses to run the requested tool call; ``str()`` is the text the script sees."""
+
+
+class RpcCallStopped(RpcError):
+    """A script's tool call was stopped (``kill PATH`` of its ``rpc:<n>`` job) before it answered."""

@@ -22,13 +22,14 @@ from typing import Any
 from rich.console import Console
 from rich.rule import Rule
 
-from actors.platform.attach_view import EventView
-from actors.platform.autostart import connect_or_start
-from actors.platform.client import ControlClient
+from actors.platform.cli.attach_view import EventView
+from actors.platform.cli.autostart import connect_or_start
+from actors.platform.cli.client import ControlClient
 from actors.platform.errors import EXIT_FAILURE, PlatformError
 from actors.platform.paths import DaemonPaths
-from actors.platform.render import format_tree
+from actors.platform.cli.render import format_tree
 from messages import control as c
+from messages.paths import session_path
 
 __all__ = ["DEMO_PROMPT", "run_demo"]
 
@@ -58,7 +59,7 @@ def _start_provider(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
 
 def _print_tree(console: Console, client: ControlClient, session_id: str) -> None:
     try:
-        reply = client.request_raw(c.Tree(client.next_id(), f"sessions/session:{session_id}"))
+        reply = client.request_raw(c.Tree(client.next_id(), session_path(session_id)))
     except PlatformError:
         return
     console.print(Rule("live tree", style="dim"))

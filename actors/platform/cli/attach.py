@@ -19,12 +19,13 @@ from typing import Any
 
 from rich.console import Console
 
-from actors.platform.attach_view import EventView
-from actors.platform.autostart import connect_or_start
-from actors.platform.client import ControlClient
+from actors.platform.cli.attach_view import EventView
+from actors.platform.cli.autostart import connect_or_start
+from actors.platform.cli.client import ControlClient
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, RequestFailed
 from actors.platform.paths import DaemonPaths, home_from_env
 from messages import control as c
+from messages.paths import session_path
 
 __all__ = ["Attachment", "run_attach_command", "run_one_shot"]
 
@@ -146,7 +147,7 @@ class Attachment:
 
     def interrupt(self) -> None:
         """Interrupt the running turn (Ctrl-C, /stop)."""
-        self._send(c.Interrupt(self.client.next_id(), self.session_id))
+        self._send(c.InterruptSession(self.client.next_id(), self.session_id))
         self.view.line("[interrupt sent]", style="dim")
 
     def detach(self) -> None:
@@ -166,11 +167,11 @@ class Attachment:
         elif word == "/stop":
             self.interrupt()
         elif word == "/steer" and rest:
-            self._send(c.Steer(rid, self.session_id, rest))
+            self._send(c.SteerSession(rid, self.session_id, rest))
         elif word == "/compress":
-            self._send(c.Compress(rid, self.session_id, rest or None))
+            self._send(c.CompressSession(rid, self.session_id, rest or None))
         elif word == "/reset-tools":
-            self._send(c.ResetTools(rid, self.session_id))
+            self._send(c.ResetSessionTools(rid, self.session_id))
         elif word == "/usage":
             self.view.line(self.view.usage_text())
         elif word == "/new":
@@ -191,7 +192,7 @@ class Attachment:
         choices = request.get("choices") or []
         if text.isdigit() and 1 <= int(text) <= len(choices):
             text = choices[int(text) - 1]
-        self._send(c.AnswerRequest(self.client.next_id(), self.session_id, pending_id, text))
+        self._send(c.AnswerSessionRequest(self.client.next_id(), self.session_id, pending_id, text))
 
     def _prompt_input(self) -> None:
         from prompt_toolkit import PromptSession
@@ -276,7 +277,7 @@ class Attachment:
         elif kind == "SessionCreated":
             self._send(c.Detach(self.client.next_id(), self.session_id))
             self.session_id = message["session_id"]
-            self.view.session_path = f"sessions/session:{self.session_id}"
+            self.view.session_path = session_path(self.session_id)
             # A pipe's exit waits for the turns of the session it is attached to now.
             self.sent_messages = self._finished_turns = 0
             self._send(c.Attach(self.client.next_id(), self.session_id, None))

@@ -14,7 +14,7 @@ import attrs
 import httpx2
 import trio
 
-from actors.base import Actor
+from actors import Actor
 from messages.supervision import ActorState
 from providers.clients import ClientPool
 

@@ -22,14 +22,14 @@ from typing import Any
 
 import trio
 
-from actors.base import Actor
-from actors.platform.backend import Subscription
+from actors import Actor
+from actors.platform.daemon.control_service import ControlService
 from actors.platform.errors import BadFrame, RequestFailed
-from actors.platform.service import ControlService
+from actors.session import Subscription
 from messages import control as c
 from messages.codec import Codec, MessageDecodeError
 from messages.framing import FrameReader, FrameTimeout
-from messages.untrusted import loads as loads_untrusted
+from messages.sockets import request_id_of
 from messages.supervision import ActorState
 
 __all__ = ["Connection"]
@@ -39,12 +39,7 @@ log = logging.getLogger("hermes_actors.control")
 
 def _request_id_of(frame: bytes) -> str | None:
     # A frame the codec refused may still name its request; echo it so the client can match the error.
-    # The frame may be hostile JSON (deep nesting, a huge integer): that only means no id.
-    try:
-        payload = loads_untrusted(frame)
-    except ValueError:
-        return None
-    request_id = payload.get("request_id") if isinstance(payload, dict) else None
+    request_id = request_id_of(frame, "request_id")
     return request_id if isinstance(request_id, str) else None
 
 
@@ -280,7 +275,7 @@ class Connection(Actor[None]):
             case c.ExportSession():
                 async for chunk in service.export_session(message):
                     self.send(chunk)
-            case c.AnswerRequest():
+            case c.AnswerSessionRequest():
                 self.send(await service.answer(message, self.path))
             case _:
                 handler = _ASYNC_HANDLERS.get(type(message))
@@ -322,10 +317,10 @@ class Connection(Actor[None]):
 _ASYNC_HANDLERS: Mapping[type, Callable[[ControlService, Any], Any]] = MappingProxyType({
     c.CreateSession: ControlService.create_session,
     c.SendMessage: ControlService.send_message,
-    c.Interrupt: ControlService.interrupt,
-    c.Steer: ControlService.steer,
-    c.Compress: ControlService.compress,
-    c.ResetTools: ControlService.reset_tools,
+    c.InterruptSession: ControlService.interrupt,
+    c.SteerSession: ControlService.steer,
+    c.CompressSession: ControlService.compress,
+    c.ResetSessionTools: ControlService.reset_tools,
     c.ListSessions: ControlService.list_sessions,
     c.SearchSessions: ControlService.search_sessions,
     c.ShowSession: ControlService.show_session,

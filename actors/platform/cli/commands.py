@@ -1,7 +1,7 @@
 """The CLI's one-shot commands: status, stop, tree, ps, inspect, kill, interrupt, steer, sessions.
 
 Each opens one connection, sends one request and prints the reply as text or
-as ``--json`` (the schema in ``README_cli.md``).
+as ``--json`` (the schema in ``actors/platform/cli/README.md``).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 
 import attrs
 
-from actors.platform.autostart import connect_or_start
-from actors.platform.client import ControlClient
+from actors.platform.cli.autostart import connect_or_start
+from actors.platform.cli.client import ControlClient
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, RequestFailed
 from actors.platform.paths import DaemonPaths, home_from_env
-from actors.platform.render import format_inspect, format_ps, format_sessions, format_tree, node_json, ps_rows, snapshot_json
+from actors.platform.cli.render import format_inspect, format_ps, format_sessions, format_tree, node_json, ps_rows, snapshot_json
 from messages import control as c
 
 __all__ = ["print_json", "run_command"]
@@ -167,11 +167,11 @@ def _kill(client: ControlClient, args: argparse.Namespace) -> int:
 
 
 def _interrupt(client: ControlClient, args: argparse.Namespace) -> int:
-    return _ok(args, client.request_raw(c.Interrupt(client.next_id(), args.session)))
+    return _ok(args, client.request_raw(c.InterruptSession(client.next_id(), args.session)))
 
 
 def _steer(client: ControlClient, args: argparse.Namespace) -> int:
-    return _ok(args, client.request_raw(c.Steer(client.next_id(), args.path, args.text)))
+    return _ok(args, client.request_raw(c.SteerSession(client.next_id(), args.path, args.text)))
 
 
 def _sessions(client: ControlClient, args: argparse.Namespace) -> int:

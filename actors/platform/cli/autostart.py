@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-from actors.platform.client import ControlClient
+from actors.platform.cli.client import ControlClient
 from actors.platform.errors import EXIT_ALREADY_RUNNING, DaemonNotRunning, DaemonStartFailed
 from actors.platform.lock import FileLock
 from actors.platform.paths import DaemonPaths, ensure_private_dir

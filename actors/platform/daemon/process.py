@@ -1,19 +1,10 @@
 """``hermes-actors daemon``: the daemon process, from lock to exit.
 
 The process takes the instance lock, logs one redacted line per event to
-stderr (or ``logs/daemon.log`` when started in the background), and runs the
-actor tree::
-
-    (root)
-    ├── store      the SQLite session store's writer
-    ├── providers  the shared SDK and web clients, closed at the end
-    ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
-    └── control    the control socket and one connection actor per client
-
-Around the tree, owned by its root: one jail launcher (``tools.jail.launcher``), whose preflight runs
-the real jail once at start and is logged and shown by ``status``, and the runtime directory every
-session's temp and sandbox directories live in (emptied of earlier runs' leftovers once the instance
-lock is held).
+stderr (or ``logs/daemon.log`` when started in the background), prepares the
+runtime directory every session's temp and sandbox directories live in
+(emptied of earlier runs' leftovers once the instance lock is held), and runs
+the actor tree that :mod:`actors.platform.daemon.wiring` builds.
 
 SIGTERM or SIGINT (or ``hermes-actors stop``) stops the tree in reverse start
 order: the control socket is closed and removed, sessions interrupt their
@@ -35,24 +26,16 @@ from typing import Any
 
 import trio
 
-from actors.errors import ActorError
-from actors.platform.api import start_api_platform
-from actors.platform.control import ControlServer
+from actors import ActorError
+from actors.platform.daemon.control_socket import remove_control_socket
+from actors.platform.daemon.logs import configure_logging, install_safe_stdio
+from actors.platform.daemon.wiring import open_daemon_tree
 from actors.platform.errors import EXIT_ALREADY_RUNNING, EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
 from actors.platform.lock import InstanceLock
-from actors.platform.logs import configure_logging, install_safe_stdio
 from actors.platform.paths import DaemonPaths, ensure_private_dir
-from actors.platform.listener import remove_control_socket
-from actors.platform.service import ControlService
-from actors.platform.sessions import start_sessions
-from actors.platform.status import log_jail_status
-from actors.platform.store_actor import StoreActor
 from config.loader import Config, ConfigError, load_config
 from store.errors import StoreError
-from store.sqlite import DB_FILENAME, SqliteSessionStore
-from supervisor import ChildSpec, open_actor_system
-from tools.jail.launcher import open_launcher
-from tools.jail.runtime import DaemonJails, RuntimeDir, hidden_daemon_paths
+from tools.jail.runtime import RuntimeDir
 
 __all__ = ["run_daemon", "serve_daemon"]
 
@@ -115,32 +98,7 @@ async def serve_daemon(
         async with trio.open_nursery() as signals:
             signals.start_soon(_watch_signals, shutdown)
             with shutdown.scope:
-                async with open_launcher(config.sandbox) as launcher, open_actor_system(
-                    shutdown_reason="daemon shutdown"
-                ) as system:
-                    jails = DaemonJails(
-                        config=config.sandbox, runtime=runtime, home=str(paths.home), launcher=launcher,
-                        daemon_paths=hidden_daemon_paths(paths.home, paths.socket),
-                    )
-                    log_jail_status(config.sandbox, launcher.status)
-                    store = SqliteSessionStore(paths.home / DB_FILENAME, config.store)
-                    await system.root.start_child(
-                        ChildSpec("store", lambda: StoreActor(store), shutdown_timeout=section.shutdown_timeout_seconds)
-                    )
-                    sessions = await start_sessions(system, store, config, paths.home, section, jails)
-                    service = ControlService(
-                        system=system,
-                        paths=paths,
-                        config=section,
-                        request_stop=shutdown.request,
-                        store=store,
-                        sessions=sessions.backend,
-                        session_options=sessions.options,
-                        jails=jails,
-                    )
-                    await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-                    if config.platforms.api_server.enabled:
-                        await start_api_platform(system, sessions.backend, config, paths.home)  # type: ignore[arg-type]
+                async with open_daemon_tree(paths, config, runtime, shutdown.request) as system:
                     log.info("daemon ready (pid %d, home %s)", os.getpid(), paths.home)
                     task_status.started(system)
                     await shutdown.requested.wait()

@@ -16,21 +16,19 @@ from typing import Any
 
 import trio
 
-from actors.errors import ActorError, ActorNotFound, MailboxClosed, MailboxFull
-from actors.handle import ActorHandle
-from actors.platform.backend import SessionsBackend, Subscription
+from actors import ActorError, ActorHandle, ActorNotFound, ActorSystem, MailboxClosed, MailboxFull
+from actors.platform.daemon.jail_status import sandbox_status
+from actors.platform.daemon.summaries import match_summary, session_summary
 from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
-from actors.platform.status import sandbox_status
-from actors.platform.summaries import match_summary, session_summary
-from actors.session.actor import SessionBusy
-from actors.session.service import TooManyRunningTurns
+from actors.session import SessionBusy, SessionOptions, SessionService, Subscription, TooManyRunningTurns
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages import session as s
+from messages.paths import SESSIONS, child_path, session_path
+from messages.session import SessionMessage
 from store.errors import InvalidQueryError, SessionNotFoundError, StoreClosedError, StoreError
 from store.protocol import SessionStore
-from supervisor import ActorSystem
 from tools.jail.runtime import DaemonJails
 
 __all__ = ["EXPORT_CHUNK_CHARS", "PROTECTED_PATHS", "ControlService"]
@@ -41,8 +39,8 @@ log = logging.getLogger("hermes_actors.control")
 PROTECTED_PATHS = frozenset({"", "store", "providers", "control", "sessions", "platform"})
 #: Exports travel in chunks well under a client's frame limit.
 EXPORT_CHUNK_CHARS = 256 * 1024
-#: Kinds that take session messages (a subagent is a session of its own).
-SESSION_KINDS = frozenset({"session", "subagent"})
+#: The kind that takes session messages (a subagent is a session of its own, of this kind).
+SESSION_KIND = "session"
 
 
 class ControlService:
@@ -55,7 +53,6 @@ class ControlService:
         request_stop: called with a reason to stop the daemon gracefully.
         store: the session store, or None when the daemon runs without one.
         sessions: the sessions service, or None (session requests are ``unavailable``).
-        session_options: builds the sessions' options from a CreateSession request.
         jails: the daemon's jails (for ``status``), or None where it runs no sessions.
     """
 
@@ -67,8 +64,7 @@ class ControlService:
         config: DaemonConfig,
         request_stop: Callable[[str], None],
         store: SessionStore | None = None,
-        sessions: SessionsBackend | None = None,
-        session_options: Callable[[c.CreateSession], Any] | None = None,
+        sessions: SessionService | None = None,
         jails: DaemonJails | None = None,
     ) -> None:
         self.system = system
@@ -77,7 +73,6 @@ class ControlService:
         self.store = store
         self.sessions = sessions
         self._request_stop = request_stop
-        self._session_options = session_options
         self._jails = jails
         self._started_at = trio.current_time()
 
@@ -93,7 +88,7 @@ class ControlService:
         path = path.strip().strip("/")
         if path in registry:
             return path
-        for candidate in (f"sessions/session:{path}", f"sessions/{path}"):
+        for candidate in (session_path(path), child_path(SESSIONS, path)):
             if candidate in registry:
                 return candidate
         raise RequestFailed("not_found", f"no live actor at {path!r}")
@@ -162,7 +157,7 @@ class ControlService:
 
     # -- live sessions ------------------------------------------------------------------------
 
-    def _backend(self) -> SessionsBackend:
+    def _backend(self) -> SessionService:
         if self.sessions is None:
             raise RequestFailed("unavailable", "this daemon runs no sessions")
         return self.sessions
@@ -170,21 +165,18 @@ class ControlService:
     async def create_session(self, request: c.CreateSession) -> c.SessionCreated:
         """Start a session working in the client's directory."""
         backend = self._backend()
-        if self._session_options is None:
-            raise RequestFailed("unavailable", "this daemon cannot create sessions")
         if not os.path.isabs(request.cwd):
             raise RequestFailed("invalid", f"cwd must be an absolute path, got {request.cwd!r}")
         if not await trio.to_thread.run_sync(os.path.isdir, request.cwd):
             raise RequestFailed("invalid", f"cwd {request.cwd!r} is not a directory the daemon can see")
         try:
-            options = self._session_options(request)
-            session_id = await backend.create_session(options)
+            session_id = await backend.create_session(_options_from(request))
         except (ValueError, TypeError) as exc:
             raise RequestFailed("invalid", str(exc)) from exc
         log.info("session %s created (source %s, cwd %s)", session_id, request.source, request.cwd)
         return c.SessionCreated(request.request_id, session_id)
 
-    async def session(self, session_id: str) -> ActorHandle[Any]:
+    async def session(self, session_id: str) -> ActorHandle[SessionMessage]:
         """The live handle of a session (woken from the store when hibernated).
 
         Raises:
@@ -221,17 +213,17 @@ class ControlService:
             raise RequestFailed("unavailable", str(exc)) from exc
         return c.Ok(request.request_id, "sent")
 
-    async def interrupt(self, request: c.Interrupt) -> c.Ok:
+    async def interrupt(self, request: c.InterruptSession) -> c.Ok:
         """Interrupt a session's running turn."""
         await self._tell(request.session_id, s.Interrupt(request.text, requested_by="operator"))
         return c.Ok(request.request_id, "interrupt sent")
 
-    async def compress(self, request: c.Compress) -> c.Ok:
+    async def compress(self, request: c.CompressSession) -> c.Ok:
         """Ask a session to compress its context."""
         await self._tell(request.session_id, s.Compress(request.topic))
         return c.Ok(request.request_id, "compression requested")
 
-    async def reset_tools(self, request: c.ResetTools) -> c.Ok:
+    async def reset_tools(self, request: c.ResetSessionTools) -> c.Ok:
         """Rebuild a session's tool list; the reply names the tools it now has."""
         handle = await self.session(request.session_id)
         try:
@@ -240,12 +232,12 @@ class ControlService:
             raise RequestFailed("busy", str(exc)) from exc
         return c.Ok(request.request_id, f"tools reset: {', '.join(names)}")
 
-    async def answer(self, request: c.AnswerRequest, answered_by: str) -> c.Ok:
+    async def answer(self, request: c.AnswerSessionRequest, answered_by: str) -> c.Ok:
         """Answer a pending approval or clarify question."""
         await self._tell(request.session_id, s.AnswerRequest(request.pending_id, request.answer, answered_by))
         return c.Ok(request.request_id, "answer sent")
 
-    async def steer(self, request: c.Steer) -> c.Ok:
+    async def steer(self, request: c.SteerSession) -> c.Ok:
         """Steer the session or subagent at a path (a session id alone is a session)."""
         try:
             path = self.resolve(request.path)
@@ -255,15 +247,15 @@ class ControlService:
             handle = await self.session(request.path)
         else:
             handle = self._lookup(path)
-            if handle.kind not in SESSION_KINDS:
+            if handle.kind != SESSION_KIND:
                 raise RequestFailed("invalid", f"{path} is a {handle.kind}, not a session or subagent")
         await self._send(handle, s.Steer(request.text))
         return c.Ok(request.request_id, "steer sent")
 
-    async def _tell(self, session_id: str, message: Any) -> None:
+    async def _tell(self, session_id: str, message: SessionMessage) -> None:
         await self._send(await self.session(session_id), message)
 
-    async def _send(self, handle: ActorHandle[Any], message: Any) -> None:
+    async def _send(self, handle: ActorHandle[SessionMessage], message: SessionMessage) -> None:
         try:
             handle.tell_nowait(message)
         except MailboxFull as exc:
@@ -280,9 +272,7 @@ class ControlService:
         return self.store
 
     def _live_ids(self) -> set[str]:
-        prefix = "sessions/session:"
-        ids = (path[len(prefix) :] for path in self.system.registry.paths() if path.startswith(prefix))
-        return {session_id for session_id in ids if "/" not in session_id}
+        return self.sessions.live_ids() if self.sessions is not None else set()
 
     async def list_sessions(self, request: c.ListSessions) -> c.SessionListReply:
         """Stored sessions, newest first, marked live when running."""
@@ -346,3 +336,17 @@ def _store_errors() -> Iterator[None]:
     except StoreError as exc:
         log.error("store error serving a control request: %s", exc)
         raise RequestFailed("internal", f"store error: {exc}") from exc
+
+
+def _options_from(request: c.CreateSession) -> SessionOptions:
+    """The options of a session a client asked for (None fields: config.yaml decides)."""
+    return SessionOptions(
+        cwd=request.cwd,
+        model=request.model,
+        provider=request.provider,
+        base_url=request.base_url,
+        api_mode=request.api_mode,
+        source=request.source,
+        title=request.title,
+        sandbox=request.sandbox,
+    )

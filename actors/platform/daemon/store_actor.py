@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors.base import Actor
+from actors import Actor
 from messages.supervision import ActorState
 from store.sqlite import SqliteSessionStore
 

@@ -1,7 +1,7 @@
 """The ``hermes-actors`` command line.
 
 Commands that only talk to the daemon import neither Trio nor the provider
-SDKs: they use the blocking client in :mod:`actors.platform.client`, so
+SDKs: they use the blocking client in :mod:`actors.platform.cli.client`, so
 ``hermes-actors tree --json`` answers in well under a quarter of a second.
 Exit status: 0 success, 1 failure (no daemon, a refused request), 2 bad usage
 or an unknown path or session.
@@ -20,7 +20,7 @@ __all__ = ["build_parser", "main"]
 
 _EPILOG = """\
 State lives under HERMES_ACTORS_HOME (default ~/.hermes-actors). Every command
-takes --json for a stable machine-readable form (see README_cli.md). Wherever a
+takes --json for a stable machine-readable form (see actors/platform/cli/README.md). Wherever a
 PATH is asked for, a session id alone names that session.
 
 examples:
@@ -141,14 +141,14 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_daemon(home_from_env())
         if args.command == "demo":
-            from actors.platform.demo import run_demo
+            from actors.platform.cli.demo import run_demo
 
             return run_demo(keep=args.keep)
         if args.command in ("chat", "attach"):
-            from actors.platform.attach import run_attach_command
+            from actors.platform.cli.attach import run_attach_command
 
             return run_attach_command(args)
-        from actors.platform.commands import run_command
+        from actors.platform.cli.commands import run_command
 
         return run_command(args)
     except KeyboardInterrupt:

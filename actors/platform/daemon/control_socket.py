@@ -1,5 +1,7 @@
 """The control socket's file: bound private, stale ones cleaned, removed at the end.
 
+Binding and peer checks are the shared plumbing of :mod:`messages.sockets`.
+
 Only the daemon holding the instance lock calls :func:`bind_control_socket`, so
 a socket file found at the path is a dead daemon's leftover and is removed.
 """
@@ -8,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import stat
 from pathlib import Path
 
@@ -16,9 +17,9 @@ import trio
 
 from actors.platform.errors import SocketSetupError
 from actors.platform.paths import DaemonPaths, ensure_private_dir
-from actors.sandbox.server import peer_uid
+from messages.sockets import bind_private_listener
 
-__all__ = ["LISTEN_BACKLOG", "bind_control_socket", "peer_uid", "remove_control_socket"]
+__all__ = ["LISTEN_BACKLOG", "bind_control_socket", "remove_control_socket"]
 
 log = logging.getLogger("hermes_actors.control")
 
@@ -56,19 +57,10 @@ async def bind_control_socket(paths: DaemonPaths) -> trio.socket.SocketType:
             paths.socket_record.write_text(f"{path}\n")
     except OSError as exc:
         raise SocketSetupError(f"cannot prepare {path.parent}: {exc}") from exc
-    sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    # A umask keeps the socket private from the moment it exists; chmod makes it exact.
-    old_umask = os.umask(0o177)
     try:
-        await sock.bind(os.fspath(path))
-        os.chmod(path, 0o600)
-        sock.listen(LISTEN_BACKLOG)
+        return await bind_private_listener(os.fspath(path), LISTEN_BACKLOG)
     except OSError as exc:
-        sock.close()
         raise SocketSetupError(f"cannot listen on {path}: {exc}") from exc
-    finally:
-        os.umask(old_umask)
-    return sock
 
 
 def remove_control_socket(paths: DaemonPaths) -> None:

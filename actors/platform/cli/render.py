@@ -3,7 +3,7 @@
 Tree and snapshot functions take the wire dicts as received (``TreeNode`` as
 ``{"snapshot": {...}, "children": [...]}``), so ``tree --json`` never builds
 typed messages. The JSON forms are the stable schema documented in
-``README_cli.md``; the text forms are for people and may change.
+``actors/platform/cli/README.md``; the text forms are for people and may change.
 """
 
 from __future__ import annotations
@@ -120,7 +120,8 @@ def format_tree(node: Wire, now: float) -> str:
     return "\n".join(lines)
 
 
-_SESSION_KINDS = ("session", "subagent")
+#: The kind of every session actor, subagents included (a subagent is a session named ``subagent:<n>``).
+_SESSION_KIND = "session"
 
 
 def ps_rows(tree: Wire, now: float) -> list[dict[str, Any]]:
@@ -131,7 +132,7 @@ def ps_rows(tree: Wire, now: float) -> list[dict[str, Any]]:
         # Everything below a session up to (not into) nested sessions belongs to it.
         for child in node["children"]:
             kind = child["snapshot"]["kind"]
-            if kind in _SESSION_KINDS:
+            if kind == _SESSION_KIND:
                 row["subagents"] += 1
                 visit(child)
                 continue
@@ -145,7 +146,7 @@ def ps_rows(tree: Wire, now: float) -> list[dict[str, Any]]:
 
     def visit(node: Wire) -> None:
         snapshot = node["snapshot"]
-        if snapshot["kind"] not in _SESSION_KINDS:
+        if snapshot["kind"] != _SESSION_KIND:
             for child in node["children"]:
                 visit(child)
             return

@@ -1,0 +1,16 @@
+"""The ``hermes-actors`` command line: a Trio-free client of the daemon's control socket.
+
+- ``main``: the parser and the entry point (the console script and ``python -m actors.platform``).
+- ``client``: the blocking control-socket client; ``autostart``: connect, or start a daemon first.
+- ``commands``: the one-request commands (tree, ps, inspect, kill, sessions ...) and
+  ``render``: their text and ``--json`` forms (schema in ``README.md`` here).
+- ``attach`` and ``attach_view``: ``chat`` and ``attach``, the interactive client.
+- ``demo``: a guided run against the scripted provider.
+
+Only :func:`main` is imported here; the rest is loaded by the command that needs it, so
+``hermes-actors tree`` starts fast.
+"""
+
+from actors.platform.cli.main import main
+
+__all__ = ["main"]

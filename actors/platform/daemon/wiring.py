@@ -1,0 +1,150 @@
+"""The composition root: the one place the daemon's tree is built from its configuration.
+
+::
+
+    (root)
+    ├── store      the SQLite session store's writer
+    ├── providers  the shared SDK and web clients, closed at the end
+    ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
+    ├── control    the control socket and one connection actor per client
+    └── platform   (when ``platforms.api_server.enabled``) platform/api, the HTTP API
+
+Around the tree, and outliving it: the jail launcher whose preflight runs the real jail once at
+start. What every session shares is built here once: the tool registry, the client pool behind a
+connector, model metadata, the provider keys and credential pools, the jails.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import trio
+
+from actors.platform.api.auth import KEY_VARIABLE
+from actors.platform.api.server import ApiServer
+from actors.platform.daemon.control_server import ControlServer
+from actors.platform.daemon.control_service import ControlService
+from actors.platform.daemon.jail_status import log_jail_status
+from actors.platform.daemon.providers_actor import ProvidersActor
+from actors.platform.daemon.store_actor import StoreActor
+from actors.platform.daemon.toolbox import build_toolbox
+from actors.platform.paths import DaemonPaths
+from actors.session import SessionDeps, SessionService, SessionsSupervisor
+from actors.subagent import delegate_capability
+from config.loader import Config, load_env_file
+from messages.paths import SESSIONS
+from providers.clients import ClientPool
+from providers.metadata import ModelMetadata
+from providers.recovery.connector import PooledConnector
+from providers.recovery.keys import load_provider_keys
+from store.sqlite import DB_FILENAME, SqliteSessionStore
+from supervisor import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
+from tools.jail.launcher import open_launcher
+from tools.jail.runtime import DaemonJails, RuntimeDir, hidden_daemon_paths
+from tools.web import open_web_client
+
+__all__ = ["open_daemon_tree"]
+
+log = logging.getLogger("hermes_actors.daemon")
+
+
+@asynccontextmanager
+async def open_daemon_tree(
+    paths: DaemonPaths, config: Config, runtime: RuntimeDir, request_stop: Callable[[str], None]
+) -> AsyncIterator[ActorSystem]:
+    """Build and run the daemon's whole tree; leaving the block stops it in reverse start order.
+
+    Args:
+        paths: the daemon's files.
+        config: the whole configuration.
+        runtime: the runtime directory every session's temp and sandbox directories live in.
+        request_stop: what ``hermes-actors stop`` calls (with a reason) to stop the daemon.
+
+    Raises:
+        SpawnFailed (an ActorError): a part refused to start (the control socket could not be
+            bound, the API's key settings are unsafe ...); StoreError: the database cannot open.
+    """
+    section = config.daemon
+    async with open_launcher(config.sandbox) as launcher, open_actor_system(shutdown_reason="daemon shutdown") as system:
+        jails = DaemonJails(
+            config=config.sandbox, runtime=runtime, home=str(paths.home), launcher=launcher,
+            daemon_paths=hidden_daemon_paths(paths.home, paths.socket),
+        )
+        log_jail_status(config.sandbox, launcher.status)
+        store = SqliteSessionStore(paths.home / DB_FILENAME, config.store)
+        await system.root.start_child(
+            ChildSpec("store", lambda: StoreActor(store), shutdown_timeout=section.shutdown_timeout_seconds)
+        )
+        # Keys may sit in HERMES_ACTORS_HOME/.env; the daemon's environment wins. Read once, here.
+        environ = {**await trio.to_thread.run_sync(load_env_file, paths.home), **os.environ}
+        sessions = await _start_sessions(system, store, config, paths.home, jails, environ)
+        service = ControlService(
+            system=system, paths=paths, config=section, request_stop=request_stop,
+            store=store, sessions=sessions, jails=jails,
+        )
+        await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
+        if config.platforms.api_server.enabled:
+            await _start_api(system, sessions, config, environ)
+        yield system
+
+
+async def _start_sessions(
+    system: ActorSystem, store: SqliteSessionStore, config: Config, home: Path, jails: DaemonJails,
+    environ: Mapping[str, str],
+) -> SessionService:
+    """Start ``providers`` and ``sessions`` under the root; the service the front doors use.
+
+    Each provider's keys (its usual variable or ``model.api_key_env``, then
+    ``credential_pool.extra_keys``) come from ``environ``; a provider with several keys gets a
+    credential pool every session shares, so a key that hits a limit rotates daemon-wide.
+    """
+    keys = load_provider_keys(config, environ)
+    clients = await ClientPool.create(config.streaming)
+    web_client = open_web_client(config.web)
+    # Not restarted: every session holds these clients, and a closed pool cannot be reopened, so a
+    # new instance could not give them back. Stopping it is the daemon's stop.
+    await system.root.start_child(
+        ChildSpec("providers", functools.partial(ProvidersActor, clients, web_client), RestartType.TEMPORARY)
+    )
+    metadata = await ModelMetadata.open(home / "cache", config.model)
+    toolbox = build_toolbox(config, web_client, environ=os.environ)
+    deps = SessionDeps(
+        config=config,
+        home=home,
+        registry=toolbox.registry,
+        connector=PooledConnector(clients, config.streaming, metadata, default_key=keys.key_for),
+        store=store,
+        metadata=metadata,
+        pools=keys.pools,
+        approvals=toolbox.terminal.approvals,
+        jails=jails,
+    )
+    section = config.daemon
+    await system.root.start_child(
+        ChildSpec(
+            SESSIONS,
+            lambda: SessionsSupervisor(section.hibernate_after_seconds),
+            shutdown_timeout=section.shutdown_timeout_seconds,
+        )
+    )
+    return SessionService(
+        deps, system.registry, section, delegate_factory=lambda setup: delegate_capability(setup, config.delegation)
+    )
+
+
+async def _start_api(system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str]) -> None:
+    """Start ``platform/api`` under a ``platform`` supervisor below the root, once it listens."""
+    found = environ.get(KEY_VARIABLE)
+    api_environ = {KEY_VARIABLE: found} if found else {}
+    section = config.platforms.api_server
+    models = (config.model.default,)
+
+    def api() -> ApiServer:
+        return ApiServer(sessions, section, config.daemon.max_running_turns, models, api_environ)
+
+    await system.root.start_child(ChildSpec("platform", lambda: Supervisor([ChildSpec("api", api)], kind="platform")))
