@@ -265,9 +265,7 @@ async def subagent_batch(url: str, tmp: Path, children: int) -> None:
             result = await session.services.delegate(ctx, {"tasks": tasks})
             nursery.cancel_scope.cancel()
         elapsed = time.perf_counter() - spawned_at
-        import json
-
-        results = json.loads(result)["results"]
+        results = result.payload["results"]
         assert all(r["status"] == "completed" for r in results), results[:2]
         biggest = max(tree_times, key=lambda x: x[1]) if tree_times else (0.0, 0)
         spawn = (max(started) - spawned_at) / children if started else float("nan")
