@@ -35,6 +35,8 @@ class SessionCompaction:
         hub: where compression status lines go.
     """
 
+    __slots__ = ("_compressor", "_deps", "_hub", "_model", "_session_id", "_sized_for", "_state")
+
     def __init__(self, deps: SessionDeps, session_id: str, model: SessionModel, state: SessionState, hub: EventHub) -> None:
         self._deps = deps
         self._session_id = session_id

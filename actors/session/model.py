@@ -8,7 +8,6 @@ model in use now, not the one the session started with.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -30,17 +29,25 @@ class SessionModel:
         options: the session's settings (its own model, provider, base URL, API mode).
     """
 
+    # One per session, and most sessions of a busy daemon sit idle: kept small.
+    __slots__ = ("_chain", "_deps", "_learned", "_options", "primary")
+
     def __init__(self, deps: SessionDeps, options: SessionOptions) -> None:
         self._deps = deps
         self._options = options
         self.primary = options.model_name(deps.config)
+        self._chain: FallbackChain | None = None
         # Context lengths learned from overflow errors, where no model metadata keeps them.
         self._learned: dict[str, int] = {}
 
-    @functools.cached_property
+    @property
     def chain(self) -> FallbackChain:
-        """The session's own target, then ``fallback_providers`` (built on first use: most sessions
-        of a busy daemon sit idle)."""
+        """The session's own target, then ``fallback_providers`` (built on first use)."""
+        if self._chain is None:
+            self._chain = self._build_chain()
+        return self._chain
+
+    def _build_chain(self) -> FallbackChain:
         config = self._deps.config
         options = self._options
         target = ProviderTarget.resolve(
