@@ -32,10 +32,9 @@ import trio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from actors.session.options import SessionDeps, SessionOptions  # noqa: E402
-from actors.session.service import SessionService, SessionsSupervisor  # noqa: E402
-from actors.subagent.delegate import delegate_capability  # noqa: E402
 from actors.platform.daemon.toolbox import build_toolbox  # noqa: E402
+from actors.session import SessionDeps, SessionOptions, SessionService, SessionsSupervisor  # noqa: E402
+from actors.subagent import delegate_capability  # noqa: E402
 from config.daemon import DaemonConfig  # noqa: E402
 from config.delegation import DelegationConfig  # noqa: E402
 from config.loader import Config  # noqa: E402
@@ -233,8 +232,9 @@ async def subagent_batch(url: str, tmp: Path, children: int) -> None:
         handle = await svc.get(session_id)
         subscription = await handle.ask(Subscribe("bench"))
         tasks = [{"goal": f"count files, part {i}"} for i in range(children)]
-        # The parent delegates the batch through the real tool path: call delegate_task directly on a worker context.
-        from actors.session.context import CallContext
+        # The parent delegates the batch through the real tool path: call delegate_task directly on a call context
+        # whose job is the session itself.
+        from actors.session.context import CallContext, CallProgress
 
         session = system.registry._actors[session_path(session_id)]  # the live actor, for its services
         gc.collect()
@@ -261,13 +261,11 @@ async def subagent_batch(url: str, tmp: Path, children: int) -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch)
             nursery.start_soon(children_started)
-            ctx = CallContext(session.services, "bench", session.path, spawn=session.spawn)
-            result = await session.setup.delegate(ctx, {"tasks": tasks})
+            ctx = CallContext(session.services, "bench", session, CallProgress())
+            result = await session.services.delegate(ctx, {"tasks": tasks})
             nursery.cancel_scope.cancel()
         elapsed = time.perf_counter() - spawned_at
-        import json
-
-        results = json.loads(result)["results"]
+        results = result.payload["results"]
         assert all(r["status"] == "completed" for r in results), results[:2]
         biggest = max(tree_times, key=lambda x: x[1]) if tree_times else (0.0, 0)
         spawn = (max(started) - spawned_at) / children if started else float("nan")

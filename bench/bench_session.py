@@ -28,10 +28,9 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from actors.session.actor import SessionActor  # noqa: E402
+from actors.session import SessionActor, SessionOptions, SessionSpec, new_session_id  # noqa: E402
 from config.loader import Config  # noqa: E402
 from config.session import CompressionConfig  # noqa: E402
-from actors.session.setup import SessionSetup, new_session_id  # noqa: E402
 from messages.events import ToolStarted, TextDelta, TurnFinished  # noqa: E402
 from messages.paths import session_name  # noqa: E402
 from messages.session import Interrupt, UserMessage  # noqa: E402
@@ -177,18 +176,16 @@ async def interrupt_latency(h: Harness, trials: int) -> None:
 
 
 async def idle_sessions(h: Harness, count: int) -> None:
-    from actors.session.options import SessionOptions
-
     opts = SessionOptions(cwd=str(h.workdir), model="scripted-model", provider="custom", base_url=h.provider.base_url)
     gc.collect()
     before = rss_kb()
     starts = []
     for _ in range(count):
         sid = new_session_id()
-        setup = SessionSetup(h.deps, sid, opts)
+        spec = SessionSpec(h.deps, sid, opts)
         t0 = time.perf_counter()
         await h.system.root.start_child(
-            ChildSpec(session_name(sid), functools.partial(SessionActor, setup), RestartType.TEMPORARY)
+            ChildSpec(session_name(sid), functools.partial(SessionActor, spec), RestartType.TEMPORARY)
         )
         starts.append(time.perf_counter() - t0)
     gc.collect()

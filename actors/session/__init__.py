@@ -1,1 +1,51 @@
-"""session package."""
+"""The session package's face: what the daemon (``actors.platform``) and the
+subagents (``actors.subagent``) build on. Import from here, not from the modules
+behind it.
+
+- :class:`SessionActor`, built from a :class:`SessionSpec` (its
+  :class:`SessionOptions`, the daemon's :class:`SessionDeps`, and optionally a
+  :data:`DelegateFactory`); :class:`SessionState` is what it saves.
+- :class:`SessionService` / :class:`SessionsSupervisor`: the ``sessions`` tree
+  and the front doors' way to create, wake, message and close sessions, with
+  their errors (:class:`SessionNotFound`, :class:`TooManyRunningTurns`,
+  :class:`SessionBusy`).
+- What a subscriber holds (:class:`Subscription`, :class:`SubscriptionClosed`,
+  :class:`EventHub`), and what delegate_task is given (:class:`ParentSession`,
+  :class:`CallContext`, :func:`build_subagent_prompt`, :func:`new_session_id`).
+
+The libraries inside (``compression``, ``prompt``, ``history``, ``budget``,
+``steer``, ``fencing``, ``guardrails``, ``validation``) have their own modules
+for their tests and benchmarks; nothing outside the session package needs them.
+"""
+
+from __future__ import annotations
+
+from actors.session.actor import SessionActor, SessionBusy
+from actors.session.context import CallContext
+from actors.session.hub import EventHub, Subscription, SubscriptionClosed
+from actors.session.options import DelegateFactory, DelegateTask, ParentSession, SessionDeps, SessionOptions, SessionSpec
+from actors.session.prompt import build_subagent_prompt
+from actors.session.service import SessionNotFound, SessionService, SessionsSupervisor, TooManyRunningTurns
+from actors.session.state import SessionState, new_session_id
+
+__all__ = [
+    "CallContext",
+    "DelegateFactory",
+    "DelegateTask",
+    "EventHub",
+    "ParentSession",
+    "SessionActor",
+    "SessionBusy",
+    "SessionDeps",
+    "SessionNotFound",
+    "SessionOptions",
+    "SessionService",
+    "SessionSpec",
+    "SessionState",
+    "SessionsSupervisor",
+    "Subscription",
+    "SubscriptionClosed",
+    "TooManyRunningTurns",
+    "build_subagent_prompt",
+    "new_session_id",
+]

@@ -4,34 +4,38 @@ Messages it takes (``messages.session``): UserMessage, Interrupt, Steer,
 BackgroundNotification, AnswerRequest, Compress, ResetTools, Subscribe,
 Shutdown. It publishes ``messages.events`` through its hub.
 
-At most one ``turn`` child runs at a time. A user message arriving while a
-turn runs follows ``display.busy_input_mode``: ``interrupt`` (cancel the turn,
-then run the message), ``queue`` (FIFO, at most :data:`MAX_QUEUED`) or
-``steer`` (a steer while a tool runs, queued otherwise). The turn runs
-unlinked: a bug in it ends that turn with an error, never the session.
+At most one ``turn`` job runs at a time, in a helper task of the session. A
+user message arriving while a turn runs follows ``display.busy_input_mode``:
+``interrupt`` (interrupt the turn, then run the message), ``queue`` (FIFO, at
+most :data:`MAX_QUEUED`) or ``steer`` (a steer while a tool runs, queued
+otherwise). The turn returns its outcome; a bug in it ends that turn with an
+error, never the session.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections import deque
 from typing import Any
 
 import trio
 
-from actors.base import Actor
-from actors.errors import ActorFailed, MailboxClosed, MailboxFull, Rejected
+from actors import Actor, ActorFailed, MailboxClosed, MailboxFull, Rejected
+from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
 from actors.session.errors import EmptySteerError
+from actors.session.guardrails import ToolCallGuardrailController
 from actors.session.history import close_interrupted_turn
 from actors.session.hub import EventHub
+from actors.session.model import SessionModel
+from actors.session.options import ParentSession, SessionSpec
 from actors.session.processes import ProcessActor
 from actors.session.requests import PendingRequests
 from actors.session.sandboxing import sandbox_runner
-from actors.session.setup import SessionSetup
+from actors.session.state import SessionState, flush_history, freeze_tools, open_state, save_state
 from actors.session.steer import SteerBuffer
-from actors.session.turn import TokenMeter, TurnActor, TurnEnv
+from actors.session.turn import TurnJob
+from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome, add_usage
 from actors.session.workers import ToolExecutor
 from messages.events import StatusUpdate, TurnFinished, TurnStarted
 from messages.session import (
@@ -47,9 +51,10 @@ from messages.session import (
     UserMessage,
 )
 from messages.supervision import ActorState
-from providers.types import Usage
 from store.scoped import RealmScopedReader
-from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification
+from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
+from tools.jail.policy import SandboxMode
+from tools.jail.runtime import SessionRuntime, unjailed_runtime
 from tools.redact import redact_secrets
 
 __all__ = ["MAX_QUEUED", "SessionActor", "SessionBusy"]
@@ -59,106 +64,146 @@ log = logging.getLogger("hermes_actors.session")
 #: Messages that may wait for a running turn in ``queue`` mode.
 MAX_QUEUED = 32
 
+_READ_ONLY_TOOLS = frozenset({"read_file", "search_files", "web_search", "web_extract", "session_search"})
+
 
 class SessionBusy(RuntimeError):
     """The session cannot take this input now (queue full, shutting down)."""
 
 
 class SessionActor(Actor[SessionMessage]):
-    """One conversation: history, turns, subscribers, background processes."""
+    """One conversation: history, turns, subscribers, background processes.
+
+    Built from a :class:`SessionSpec`; its durable state (``durable``: ``state`` is the
+    actor's lifecycle state), model and services exist once it has started
+    (``on_start`` loads the state, then builds the rest from it).
+    """
 
     kind = "session"
     mailbox_capacity = 64
     shutdown_timeout = 15.0
 
-    def __init__(self, setup: SessionSetup) -> None:
+    # Built once by on_start; the mailbox is read only after it succeeded.
+    hub: EventHub
+    requests: PendingRequests
+    durable: SessionState
+    runtime: SessionRuntime
+    model: SessionModel
+    compaction: SessionCompaction
+    services: SessionServices
+
+    def __init__(self, spec: SessionSpec) -> None:
         super().__init__()
-        self.setup = setup
-        self.session_id = setup.session_id
-        self.hub: EventHub | None = None
-        self.requests: PendingRequests | None = None
+        self.spec = spec
+        self.session_id = spec.session_id
+        config = spec.deps.config
+        self.processes = ProcessTable(config.terminal.background)
+        self.executor = ToolExecutor(
+            spec.deps.registry, ToolCallGuardrailController(config.tool_loop_guardrails, lambda name: name in _READ_ONLY_TOOLS)
+        )
         self.steer = SteerBuffer()
         self.queue: deque[UserMessage] = deque()
-        self.turn: TurnActor | None = None
-        self.turn_count = 0
-        self.usage = Usage()
+        self.turn: TurnJob | None = None
+        self.last_active = 0.0
         self._notes: list[str] = []
         self._closing = False
         self._turn_done = trio.Event()
-        self.last_active = 0.0
+        # Invariant: True once on_start has built everything the class body declares.
+        self._ready = False
+        self._owns_runtime = False
 
     # -- life ----------------------------------------------------------------------------------------
 
     async def on_start(self) -> None:
         # Starting is activity: the hibernation sweep must not take a session still loading for idle.
         self.last_active = trio.current_time()
-        setup = self.setup
-        daemon = setup.deps.config
-        self.hub = EventHub(
-            self.session_id, self.path, replay_size=setup.replay_size, subscriber_capacity=setup.subscriber_capacity
+        spec = self.spec
+        deps = spec.deps
+        self.hub = hub = EventHub(
+            self.session_id, self.path, replay_size=spec.replay_size, subscriber_capacity=spec.subscriber_capacity
         )
-        self.requests = PendingRequests(self.hub, daemon.approvals.timeout_seconds)
-        await setup.load_or_create()
-        runtime = await setup.open_runtime()
-        self.hub.resume_from(setup.event_seq)
-        self.last_active = trio.current_time()
-        self.turn_count = setup.turns
-        self.usage = setup.usage
-        self._notes.extend(setup.lost_process_notes())
+        self.requests = PendingRequests(hub, deps.config.approvals.timeout_seconds)
+        self.durable = state = await open_state(spec)
+        self.runtime = runtime = await self._open_runtime()
+        hub.resume_from(state.event_seq)
+        self.model = model = SessionModel(deps, state.options)
+        self.compaction = SessionCompaction(deps, self.session_id, model, state, hub)
+        delegate = spec.delegate
         self.services = SessionServices(
             session_id=self.session_id,
-            home=setup.deps.home,
-            shell=setup.shell,
-            todo=setup.todo,
-            processes=setup.processes,
+            home=deps.home,
+            shell=state.shell,
+            todo=state.todo,
+            processes=self.processes,
             # session_search sees only its realm: API sessions and CLI sessions never see each other.
-            store=await RealmScopedReader.for_session(setup.deps.store, self.session_id),
-            interactive=setup.options.interactive,
-            auto_approve=setup.options.auto_approve,
-            hub=self.hub,
+            store=await RealmScopedReader.for_session(deps.store, self.session_id),
+            interactive=state.options.interactive,
+            auto_approve=state.options.auto_approve,
+            hub=hub,
             requests=self.requests,
-            start_background=self._start_background,
-            delegate=setup.delegate,
             jail=runtime.jail,
+            start_background=self._start_background,
+            delegate=delegate(ParentSession(deps, self.session_id, state, model, runtime)) if delegate else None,
+            run_sandbox=sandbox_runner(
+                self.executor,
+                session_id=self.session_id,
+                tool_names=state.tools.names,
+                config=deps.config.code_execution,
+                env_passthrough=deps.config.terminal.env_passthrough,
+                store=deps.store,
+                max_parallel_tools=deps.config.tools.max_parallel_tools,
+                sandbox_dir=runtime.sandbox_dir,
+            ),
         )
-        self.executor = ToolExecutor(setup.deps.registry, setup.guardrails())
-        self.services.run_sandbox = sandbox_runner(
-            self.executor,
-            session_id=self.session_id,
-            tool_names=setup.tool_names,
-            config=daemon.code_execution,
-            env_passthrough=daemon.terminal.env_passthrough,
-            store=setup.deps.store,
-            sandbox_dir=runtime.sandbox_dir,
-        )
+        self._notes.extend(state.lost_process_notes())
+        self._ready = True
+        self.last_active = trio.current_time()
+
+    async def _open_runtime(self) -> SessionRuntime:
+        """The session's jail and directories: its parent's (a subagent), its own from the daemon, or
+        full access where the session runs without a daemon."""
+        spec = self.spec
+        if spec.runtime is not None:
+            return spec.runtime
+        deps = spec.deps
+        options = self.durable.options
+        if deps.jails is None:
+            return unjailed_runtime(deps.config.sandbox, deps.home, options.cwd)
+        runtime = await deps.jails.open_session(self.session_id, SandboxMode(options.sandbox), options.cwd)
+        self._owns_runtime = True
+        return runtime
 
     async def on_stop(self) -> None:
-        if self.hub is not None:
-            self.hub.close_all(f"session {self.session_id} stopped")
-        self.setup.processes.kill_all()
+        self.hub.close_all(f"session {self.session_id} stopped")
+        self.processes.kill_all()
+        deps = self.spec.deps
         try:
-            await self._save_state()
+            if self._ready:
+                await self._save_state()
         finally:
             # Its processes are gone: nothing can be using its temp directory any more.
-            await self.setup.close_runtime()
-        if self.setup.deps.approvals is not None:
+            if self._owns_runtime and deps.jails is not None:
+                await deps.jails.close_session(self.session_id)
+        if deps.approvals is not None:
             # Saved above; kept in memory only while the session runs.
-            self.setup.deps.approvals.forget(self.session_id)
+            deps.approvals.forget(self.session_id)
 
     def snapshot_details(self) -> dict[str, Any]:
-        details: dict[str, Any] = {
-            "session_id": self.session_id,
-            "model": self.setup.chain.current.label,
-            "sandbox": self.setup.options.sandbox if self.setup.options else None,
-            "turns": self.turn_count,
-            "queued": len(self.queue),
-            "subscribers": self.hub.subscriber_count if self.hub else 0,
-            "tokens": self.usage.prompt_tokens + self.usage.completion_tokens,
+        details: dict[str, Any] = {"session_id": self.session_id, "queued": len(self.queue)}
+        if not self._ready:
+            return details
+        usage = self.durable.usage
+        details.update({
+            "model": self.model.chain.current.label,
+            "sandbox": self.durable.options.sandbox,
+            "turns": self.durable.turns,
+            "subscribers": self.hub.subscriber_count,
+            "tokens": usage.prompt_tokens + usage.completion_tokens,
             # Split out so the HTTP API can report one turn's usage as a difference.
-            "prompt_tokens": self.usage.prompt_tokens,
-            "completion_tokens": self.usage.completion_tokens,
-        }
-        if self.requests is not None and len(self.requests):
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+        })
+        if len(self.requests):
             details["pending_requests"] = len(self.requests)
         return details
 
@@ -166,12 +211,12 @@ class SessionActor(Actor[SessionMessage]):
     def hibernatable(self) -> bool:
         """Idle, nobody watching, nothing pending: its state can live in the store alone."""
         return (
-            self.turn is None
+            self._ready
+            and self.turn is None
             and not self.queue
-            and self.hub is not None
             and self.hub.subscriber_count == 0
-            and (self.requests is None or len(self.requests) == 0)
-            and not any(not record.status.finished for record in self.setup.processes.records())
+            and len(self.requests) == 0
+            and not any(not record.status.finished for record in self.processes.records())
         )
 
     # -- the mailbox ----------------------------------------------------------------------------------
@@ -187,18 +232,16 @@ class SessionActor(Actor[SessionMessage]):
         if isinstance(message, BackgroundNotification):
             return await self._on_user_message(UserMessage(message.text, source="background"))
         if isinstance(message, AnswerRequest):
-            assert self.requests is not None
             return self.requests.answer(message.request_id, message.answer, message.answered_by)
         if isinstance(message, Compress):
             return await self._on_compress(message.topic)
         if isinstance(message, ResetTools):
             if self.turn is not None:
                 raise Rejected(SessionBusy("a turn is running; reset the tools when it has finished"))
-            names = self.setup.reset_tools()
+            self.durable.tools = freeze_tools(self.spec.deps, self.durable.options)
             await self._save_state()
-            return names
+            return sorted(self.durable.tools.names)
         if isinstance(message, Subscribe):
-            assert self.hub is not None and self.requests is not None
             return self.hub.subscribe(message.label, message.since, also=self.requests.events())
         if isinstance(message, Shutdown):
             await self._shutdown(message.reason)
@@ -211,8 +254,8 @@ class SessionActor(Actor[SessionMessage]):
         if self.turn is None:
             await self._start_turn(message)
             return "started"
-        mode = message.busy_mode or self.setup.deps.config.display.busy_input_mode
-        if mode == "steer" and self._tool_running():
+        mode = message.busy_mode or self.spec.deps.config.display.busy_input_mode
+        if mode == "steer" and self.turn.running_tools():
             return await self._on_steer(message.text)
         if mode == "interrupt" and not self._interrupt_demoted():
             self.queue.appendleft(message)
@@ -243,85 +286,73 @@ class SessionActor(Actor[SessionMessage]):
         self.turn.request_stop("interrupted", requested_by=requested_by)
         return True
 
-    def _tool_running(self) -> bool:
-        return self.turn is not None and any(child.kind == "tool" for child in self.turn.children())
-
     def _interrupt_demoted(self) -> bool:
-        if not self.setup.deps.config.display.interrupt_demoted_while_busy or self.turn is None:
+        if not self.spec.deps.config.display.interrupt_demoted_while_busy or self.turn is None:
             return False
-        return any(getattr(child, "call", None) is not None and child.call.name == "delegate_task" for child in self.turn.children())
+        return "delegate_task" in self.turn.running_tools()
 
     # -- turns -------------------------------------------------------------------------------------------
 
     async def _start_turn(self, message: UserMessage) -> None:
-        assert self.hub is not None and self._nursery is not None
-        self.turn_count += 1
+        """Start a turn for ``message``; it is in the tree when this returns."""
+        state = self.durable
+        state.turns += 1
         text = message.text
         if self._notes:
             text = "\n\n".join([*self._notes, text])
             self._notes.clear()
         self.executor.guardrails.reset()
-        env = self._turn_env()
-        turn = TurnActor(env, list(self.setup.history), {"role": "user", "content": text}, self.steer, self.turn_count)
+        counters = TurnCounters(TokenMeter(self.spec.deps.config.agent.turn_token_budget, self.spec.parent_meter))
+        started = trio.Event()
+        turn = TurnJob(
+            self._turn_config(), counters, list(state.history), {"role": "user", "content": text}, self.steer, state.turns, started
+        )
         self.turn = turn
         self._turn_done = trio.Event()
         self.state = ActorState.BUSY
-        self.activity = f"turn {self.turn_count}"
-        self.hub.publish(TurnStarted, turn_id=self.turn_count, text=message.text)
-        await self._start_child(turn, "turn", functools.partial(self._run_turn, env))
+        self.activity = f"turn {state.turns}"
+        self.hub.publish(TurnStarted, turn_id=state.turns, text=message.text)
+        self.start_soon(self._run_turn, turn, state.turns, counters)
+        await started.wait()
 
-    def _turn_env(self) -> TurnEnv:
-        setup = self.setup
-        config = setup.deps.config
-        assert self.hub is not None
-        return TurnEnv(
-            hub=self.hub,
+    def _turn_config(self) -> TurnConfig:
+        state = self.durable
+        return TurnConfig(
+            deps=self.spec.deps,
+            options=state.options,
             services=self.services,
-            registry=setup.deps.registry,
             executor=self.executor,
-            tools=setup.tools,
-            tool_names=setup.tool_names,
-            chain=setup.chain,
-            connector=setup.deps.connector,
-            pools=setup.deps.pools,
-            retry=config.retry,
-            max_iterations=setup.options.max_iterations or config.agent.max_turns,
-            persist=self._persist,
-            usage=self.usage,
-            emojis=setup.emojis,
-            time_budget=config.agent.turn_time_budget_seconds,
-            token_meter=TokenMeter(config.agent.turn_token_budget, setup.parent_meter),
-            context_length=setup.context_length,
-            max_tokens=setup.max_output_tokens,
-            cache_ttl=config.prompt_caching.cache_ttl,
-            ephemeral_system=setup.ephemeral_system,
-            compress=setup.compressor_hook(self.hub),
-            learn_overflow=setup.learn_overflow,
+            model=self.model,
+            tools=state.tools,
+            usage_before=state.usage,
+            persist=self._commit,
+            ephemeral_system=self.spec.ephemeral_system,
+            compress=self.compaction.preflight(),
         )
 
-    async def _run_turn(self, env: TurnEnv, turn: TurnActor, *, task_status: trio.TaskStatus[Any]) -> None:
+    async def _run_turn(self, turn: TurnJob, turn_id: int, counters: TurnCounters) -> None:
+        """Run one turn in the session's scope; a bug in it ends that turn with an error, never the session."""
         try:
-            await turn.run(task_status=task_status)
+            outcome = await self.run_job(turn, "turn")
         except ActorFailed as exc:
-            log.error("session %s: turn %d failed: %s", self.session_id, turn.turn_id, exc)
-            turn.messages = close_interrupted_turn(turn.messages)
-            turn.result.reason, turn.result.error = "error", str(exc.__cause__ or exc)
-            turn.result.final_text = f"Error: {turn.result.error}"
+            log.error("session %s: turn %d failed: %s", self.session_id, turn_id, exc)
+            error = str(exc.__cause__ or exc)
+            # What the turn committed is in the history; close it so it stays valid.
+            outcome = TurnOutcome(close_interrupted_turn(self.durable.history), f"Error: {error}", "error", error)
         with trio.CancelScope(shield=True):
-            await self._finish_turn(env, turn)
+            await self._finish_turn(turn_id, outcome, counters)
 
-    async def _finish_turn(self, env: TurnEnv, turn: TurnActor) -> None:
-        assert self.hub is not None
-        self.setup.history = turn.messages
-        before, self.usage = self.usage, env.usage
-        result = turn.result
+    async def _finish_turn(self, turn_id: int, outcome: TurnOutcome, counters: TurnCounters) -> None:
+        state = self.durable
+        state.history = outcome.messages
+        state.usage = add_usage(state.usage, counters.usage)
         leftover = self.steer.take()
         if leftover:
             self.queue.appendleft(UserMessage(leftover, source="steer"))
         with trio.move_on_after(self.shutdown_timeout):
-            await self.setup.flush_history()
+            await flush_history(self.spec.deps, self.session_id, state)
         self.hub.publish(
-            TurnFinished, turn_id=turn.turn_id, final_text=result.final_text, reason=result.reason, error=result.error
+            TurnFinished, turn_id=turn_id, final_text=outcome.final_text, reason=outcome.reason, error=outcome.error
         )
         self.turn = None
         self.last_active = trio.current_time()
@@ -331,39 +362,37 @@ class SessionActor(Actor[SessionMessage]):
         with trio.move_on_after(self.shutdown_timeout):
             await self._save_state()
             # This turn's tokens only; the store counts tool calls itself as messages arrive.
-            await self.setup.deps.store.update_counters(
-                self.session_id,
-                tokens_in=env.usage.prompt_tokens - before.prompt_tokens,
-                tokens_out=env.usage.completion_tokens - before.completion_tokens,
+            await self.spec.deps.store.update_counters(
+                self.session_id, tokens_in=counters.usage.prompt_tokens, tokens_out=counters.usage.completion_tokens,
             )
         if self.queue and not self._closing:
             await self._start_turn(self.queue.popleft())
 
-    async def _persist(self, messages: list[dict[str, Any]]) -> None:
-        await self.setup.deps.store.append(self.session_id, messages)
-        self.setup.note_persisted(len(messages))
+    async def _commit(self, messages: list[dict[str, Any]]) -> None:
+        """The turn's new messages: into the store, and into the history as committed."""
+        await self.spec.deps.store.append(self.session_id, messages)
+        state = self.durable
+        state.history.extend(messages)
+        state.persisted = len(state.history)
 
     async def _save_state(self) -> None:
-        assert self.hub is not None
-        await self.setup.save_state(event_seq=self.hub.seq, turns=self.turn_count, usage=self.usage)
+        await save_state(self.spec.deps, self.session_id, self.durable, event_seq=self.hub.seq, processes=self.processes.records())
 
     # -- other work -----------------------------------------------------------------------------------
 
     async def _on_compress(self, topic: str | None) -> str:
         if self.turn is not None:
             raise Rejected(SessionBusy("a turn is running; compress when it has finished"))
-        assert self.hub is not None
         self.state = ActorState.BUSY
         self.activity = "compressing"
         try:
-            return await self.setup.compress_now(self.hub, topic)
+            return await self.compaction.compress_now(topic)
         finally:
             self.state = ActorState.IDLE
             self.activity = ""
 
     async def _start_background(self, spec: BackgroundSpec) -> ProcessInfo:
-        table = self.setup.processes
-        record = table.create(spec)
+        record = self.processes.create(spec)
         actor = ProcessActor(spec, record, self._notify_background)
         await self.spawn(actor, f"process:{spec.process_id}")
         return record.info()
@@ -373,8 +402,7 @@ class SessionActor(Actor[SessionMessage]):
             self.ref.tell_nowait(BackgroundNotification(notification.process_id, redact_secrets(notification.to_text())))
         except (MailboxFull, MailboxClosed) as exc:
             log.warning("session %s: background notification for %s dropped: %s", self.session_id, notification.process_id, exc)
-            if self.hub is not None:
-                self.hub.publish(StatusUpdate, kind="warning", text=f"notification from {notification.process_id} was dropped: {exc}")
+            self.hub.publish(StatusUpdate, kind="warning", text=f"notification from {notification.process_id} was dropped: {exc}")
 
     async def _shutdown(self, reason: str) -> None:
         self._closing = True
@@ -385,4 +413,3 @@ class SessionActor(Actor[SessionMessage]):
             with trio.move_on_after(self.shutdown_timeout):
                 await self._turn_done.wait()
         self.mailbox.close()
-

@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from actors.session.hub import EventHub
 from actors.session.requests import NO_ANSWER, PendingRequests
 from messages.events import ToolProgress
@@ -17,56 +19,58 @@ from tools.redact import redact_secrets
 from tools.results import ToolResult
 
 if TYPE_CHECKING:
+    from actors import ActorBase
+    from actors.session.turn_parts import TokenMeter
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
     from tools.jail import SessionJail
     from tools.todo import TodoList
 
-__all__ = ["CallContext", "SessionServices"]
+__all__ = ["CallContext", "CallProgress", "SessionServices"]
 
 _PROGRESS_SHOWN = 2000
 _PROGRESS_WINDOW = 8000
 
 
+@attrs.frozen
 class SessionServices:
-    """What a session offers its tool calls; one per session, shared by its calls.
+    """What a session offers its tool calls; built once when the session starts, shared by its calls.
 
-    ``start_background``, ``delegate`` and ``run_sandbox`` are the session's
-    spawners (None where a capability is not offered, e.g. in a subagent);
-    ``jail`` is its sandbox policy and the daemon's launcher.
+    ``shell`` and ``todo`` are the session's saved state (tools change them in place).
+    ``start_background``, ``delegate`` and ``run_sandbox`` are the session's spawners (None where a
+    capability is not offered); ``jail`` is its sandbox policy and the daemon's launcher.
     """
 
-    def __init__(
-        self,
-        *,
-        session_id: str,
-        home: Path,
-        shell: ShellState,
-        todo: TodoList,
-        processes: ProcessTable,
-        store: SessionSearchStore | None,
-        interactive: bool,
-        auto_approve: bool,
-        hub: EventHub,
-        requests: PendingRequests,
-        jail: SessionJail,
-        start_background: Callable[[BackgroundSpec], Awaitable[ProcessInfo]] | None = None,
-        delegate: Callable[[CallContext, dict[str, Any]], Awaitable[ToolResult]] | None = None,
-        run_sandbox: Callable[[CallContext, str], Awaitable[ToolResult]] | None = None,
-    ) -> None:
-        self.session_id = session_id
-        self.home = home
-        self.shell = shell
-        self.todo = todo
-        self.processes = processes
-        self.store = store
-        self.interactive = interactive
-        self.auto_approve = auto_approve
-        self.hub = hub
-        self.requests = requests
-        self.jail = jail
-        self.start_background = start_background
-        self.delegate = delegate
-        self.run_sandbox = run_sandbox
+    session_id: str
+    home: Path
+    shell: ShellState
+    todo: TodoList
+    processes: ProcessTable
+    store: SessionSearchStore | None
+    interactive: bool
+    auto_approve: bool
+    hub: EventHub
+    requests: PendingRequests
+    jail: SessionJail
+    start_background: Callable[[BackgroundSpec], Awaitable[ProcessInfo]] | None = None
+    delegate: Callable[[CallContext, dict[str, Any]], Awaitable[ToolResult]] | None = None
+    run_sandbox: Callable[[CallContext, str], Awaitable[ToolResult]] | None = None
+
+
+@attrs.define
+class CallProgress:
+    """What a running tool call has shown so far; the turn that runs the call owns it.
+
+    Attributes:
+        last: the newest progress text the tool reported (a terminal's output so far);
+            execute_code keeps its interrupted result here.
+        count: how many progress updates there were.
+        partial: set when the call ended without returning (interrupted, or stopped by an
+            operator): the redacted result the model is given instead.
+    """
+
+    last: str | None = None
+    count: int = 0
+    partial: str | None = None
 
 
 class CallContext:
@@ -74,66 +78,35 @@ class CallContext:
 
     Attributes:
         call_id: the model's id of the call.
-        spawn: the worker's spawner (a subagent starts under it).
-        run_job: the worker's ``run_job`` (the sandbox runs as its job).
+        job: the tool call's job; a sandbox or subagent starts under it (``job.spawn``,
+            ``job.run_job``) and ``job.path`` names it.
+        progress: the call's progress, owned by the turn (kept as the partial result when
+            the call is cancelled).
         token_meter: the turn's token meter (a subagent's turns count into it).
-        worker_path: the tool worker's actor path (a sandbox or subagent spawns under it).
-        last_progress: the last progress line, kept as the partial result when
-            the call is cancelled (a terminal's output so far, for example).
     """
 
+    __slots__ = (
+        "_services", "call_id", "home", "interactive", "jail", "job", "processes", "progress", "session_id",
+        "shell", "store", "todo", "token_meter",
+    )
+
     def __init__(
-        self,
-        services: SessionServices,
-        call_id: str,
-        worker_path: str,
-        spawn: Any = None,
-        token_meter: Any = None,
-        run_job: Any = None,
+        self, services: SessionServices, call_id: str, job: ActorBase, progress: CallProgress, token_meter: TokenMeter | None = None
     ) -> None:
         self._services = services
         self.call_id = call_id
-        self.worker_path = worker_path
-        self.spawn = spawn
-        self.run_job = run_job
+        self.job = job
+        self.progress = progress
         self.token_meter = token_meter
-        self.last_progress: str | None = None
-        self.progress_count = 0
-
-    # -- the session's state, shared with every call ------------------------------------
-
-    @property
-    def session_id(self) -> str:
-        return self._services.session_id
-
-    @property
-    def home(self) -> Path:
-        return self._services.home
-
-    @property
-    def shell(self) -> ShellState:
-        return self._services.shell
-
-    @property
-    def todo(self) -> TodoList:
-        return self._services.todo
-
-    @property
-    def processes(self) -> ProcessTable:
-        return self._services.processes
-
-    @property
-    def store(self) -> SessionSearchStore | None:
-        return self._services.store
-
-    @property
-    def interactive(self) -> bool:
-        return self._services.interactive
-
-    @property
-    def jail(self) -> SessionJail:
-        """The session's sandbox policy and the launcher its processes start through."""
-        return self._services.jail
+        # What the ToolContext protocol names, taken from the session once per call.
+        self.session_id = services.session_id
+        self.home = services.home
+        self.shell = services.shell
+        self.todo = services.todo
+        self.processes = services.processes
+        self.store = services.store
+        self.interactive = services.interactive
+        self.jail = services.jail
 
     # -- requests to the session -------------------------------------------------------------
 
@@ -166,8 +139,8 @@ class CallContext:
 
     def emit(self, progress: str) -> None:
         """Publish a progress line for this call (never blocks)."""
-        self.last_progress = progress
-        self.progress_count += 1
+        self.progress.last = progress
+        self.progress.count += 1
         self._services.hub.publish(ToolProgress, call_id=self.call_id, text=_shown_progress(progress))
 
     async def start_background(self, spec: BackgroundSpec) -> ProcessInfo:
@@ -205,7 +178,7 @@ class CallContext:
 
 
 def _shown_progress(progress: str) -> str:
-    """The redacted end of a progress text, for subscribers (``last_progress`` is redacted as a result).
+    """The redacted end of a progress text, for subscribers (``progress.last`` is redacted as a result).
 
     Tools hand over the newest part of their output, cut anywhere: a first line
     may be the end of a secret whose name was cut off (``…Basic <value>``), so

@@ -1,30 +1,33 @@
-"""The ``llm`` actor: one streaming provider call of a turn, with recovery.
+"""The ``llm`` job: one streaming provider call of a turn, with recovery.
 
 It forwards text and reasoning deltas to the session's subscribers as they
 arrive (memory-context blocks scrubbed even when split across chunks) and
-turns the recovery loop's status lines into status events. Cancelling it (an interrupt, a budget) closes the HTTP
-stream at once.
+turns the recovery loop's status lines into status events. It returns the
+provider's :class:`StreamFinished`, or raises the recovery layer's error
+(``NeedsCompression``, ``RecoveryExhausted``, ...) for the turn to classify.
+Cancelling it (an interrupt, a budget) closes the HTTP stream at once; what was
+shown so far is in the caller's :class:`StreamProgress`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import trio
+import attrs
 
-from actors.base import Actor
+from actors import Job
 from actors.session.fencing import StreamingContextScrubber
 from actors.session.hub import EventHub
+from config.recovery import RetryConfig
 from messages.events import ReasoningDelta, StatusUpdate, TextDelta
-from messages.supervision import ActorState
 from providers.recovery.credentials import CredentialPool
 from providers.recovery.fallback import FallbackChain
 from providers.recovery.policy import ProviderConnector, stream_with_recovery
 from providers.recovery.status import StatusKind
 from providers.types import ChatRequest, StreamFinished
 
-__all__ = ["LlmCall"]
+__all__ = ["LlmCall", "StreamProgress"]
 
 _STATUS_KINDS = {
     StatusKind.retry: "retrying",
@@ -35,12 +38,23 @@ _STATUS_KINDS = {
 }
 
 
-class LlmCall(Actor[Any]):
-    """Runs one provider call; ``finished`` holds the reply once it stopped
-    (or ``error`` the exception that ended it)."""
+@attrs.define
+class StreamProgress:
+    """What a provider call has streamed so far; the turn that runs the call owns it
+    and keeps ``text`` as the partial reply when the call is cancelled."""
+
+    text: str = ""
+    chunks: int = 0
+
+
+class LlmCall(Job[StreamFinished]):
+    """Runs one provider call and returns its :class:`StreamFinished`.
+
+    Raises (boxed in ``ActorFailed`` by ``run_job``, the original as ``__cause__``):
+        RecoveryError: the recovery layer gave up or asks for compression.
+    """
 
     kind = "llm"
-    mailbox_capacity = 1
 
     def __init__(
         self,
@@ -49,10 +63,11 @@ class LlmCall(Actor[Any]):
         chain: FallbackChain,
         connector: ProviderConnector,
         pools: Mapping[str, CredentialPool],
-        retry: Any,
+        retry: RetryConfig,
         hub: EventHub,
         approx_tokens: int,
-        context_length: int | None,
+        context_length: Callable[[str], int],
+        progress: StreamProgress,
     ) -> None:
         super().__init__()
         self.request = request
@@ -63,20 +78,16 @@ class LlmCall(Actor[Any]):
         self.hub = hub
         self.approx_tokens = approx_tokens
         self.context_length = context_length
-        self.finished: StreamFinished | None = None
-        self.error: BaseException | None = None
-        self.streamed_text = ""
-        self.chunks = 0
+        self.progress = progress
         self._scrubber = StreamingContextScrubber()
 
     def snapshot_details(self) -> dict[str, Any]:
-        return {"model": self.chain.current.label, "chunks": self.chunks, "streamed_chars": len(self.streamed_text)}
+        return {"model": self.chain.current.label, "chunks": self.progress.chunks, "streamed_chars": len(self.progress.text)}
 
-    async def main(self) -> None:
-        self.state = ActorState.BUSY
+    async def execute(self) -> StreamFinished:
         self.activity = f"calling {self.chain.current.label}"
         try:
-            self.finished = await stream_with_recovery(
+            finished = await stream_with_recovery(
                 self.request,
                 chain=self.chain,
                 connector=self.connector,
@@ -85,23 +96,27 @@ class LlmCall(Actor[Any]):
                 on_event=self._on_event,
                 on_status=self._on_status,
                 approx_tokens=self.approx_tokens,
-                context_length=lambda _model: self.context_length,
+                context_length=self.context_length,
             )
-        except trio.Cancelled:
+        except Exception:
+            self._flush()
             raise
-        except Exception as exc:  # handed to the turn, which decides (compress, give up)
-            self.error = exc
+        self._flush()
+        return finished
+
+    def _flush(self) -> None:
+        """The stream ended: show what the scrubber held back as a possible tag start."""
         tail = self._scrubber.flush()
         if tail:
-            self.streamed_text += tail
+            self.progress.text += tail
             self.hub.publish(TextDelta, text=tail)
 
     async def _on_event(self, event: Any) -> None:
-        self.chunks += 1
+        self.progress.chunks += 1
         if isinstance(event, TextDelta):
             shown = self._scrubber.feed(event.text)
             if shown:
-                self.streamed_text += shown
+                self.progress.text += shown
                 self.hub.publish(TextDelta, text=shown)
         elif isinstance(event, ReasoningDelta):
             self.hub.publish(ReasoningDelta, text=event.text)

@@ -1,11 +1,11 @@
-"""What a session is started with (its options) and what it is given to work
-with (its dependencies, owned by the daemon and shared by every session)."""
+"""What a session is started with (its options, its spec) and what it is given
+to work with (its dependencies, owned by the daemon and shared by every session)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -16,9 +16,17 @@ from providers.recovery.policy import ProviderConnector
 from store.protocol import SessionStore
 from tools.approval import ApprovalBook
 from tools.jail.runtime import DaemonJails
+from tools.jail.runtime import SessionRuntime
 from tools.registry import ToolRegistry
 
-__all__ = ["SessionDeps", "SessionOptions"]
+if TYPE_CHECKING:
+    from actors.session.context import CallContext
+    from actors.session.model import SessionModel
+    from actors.session.state import SessionState
+    from actors.session.turn_parts import TokenMeter
+    from tools.results import ToolResult
+
+__all__ = ["DelegateFactory", "DelegateTask", "ParentSession", "SessionDeps", "SessionOptions", "SessionSpec"]
 
 
 @attrs.frozen
@@ -68,6 +76,10 @@ class SessionOptions:
         state["blocked_tools"] = sorted(self.blocked_tools)
         return state
 
+    def model_name(self, config: Config) -> str:
+        """The model this session talks to first."""
+        return self.model or config.model.default
+
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> SessionOptions:
         """Rebuild options saved by :meth:`to_state` (unknown keys ignored)."""
@@ -108,3 +120,61 @@ class SessionDeps:
     secrets: Mapping[str, str] = attrs.field(factory=dict, repr=False)
     approvals: ApprovalBook | None = None
     jails: DaemonJails | None = None
+
+
+#: The delegate_task capability: (the calling tool's context, the tool's arguments) -> the tool result.
+DelegateTask = Callable[["CallContext", dict[str, Any]], Awaitable["ToolResult"]]
+
+
+@attrs.frozen
+class ParentSession:
+    """What a session's delegate_task capability sees of it: read each time a task is delegated,
+    so children get the tools and the provider the session has then.
+
+    Attributes:
+        deps / session_id: as the session's.
+        state: its durable state (options, tool list).
+        model: its provider chain (children use the target in use now).
+        runtime: its jail and directories, which its children share.
+    """
+
+    deps: SessionDeps
+    session_id: str
+    state: SessionState
+    model: SessionModel
+    runtime: SessionRuntime
+
+
+#: Builds a session's delegate_task capability when the session starts.
+DelegateFactory = Callable[[ParentSession], DelegateTask]
+
+
+@attrs.frozen
+class SessionSpec:
+    """What a session actor is built from; fixed before it starts (a restart builds a new actor
+    from the spec with ``options=None``, restoring from the store).
+
+    Attributes:
+        deps: the daemon's shared dependencies.
+        session_id: the stable id.
+        options: for a new session; None to restore one from the store.
+        ephemeral_system: a client's system layer for this session (never stored).
+        seed: earlier turns a new session starts with (an API client's conversation),
+            alternating user/assistant and ending on the assistant.
+        delegate: builds the session's delegate_task capability (None: not offered).
+        parent_meter: a parent turn's token meter (a subagent's turns count into it).
+        runtime: a parent's jail and directories a subagent runs under (never wider than its
+            parent's); None: the session opens its own when it starts.
+        replay_size / subscriber_capacity: its event hub's replay buffer and per-subscriber buffer.
+    """
+
+    deps: SessionDeps
+    session_id: str
+    options: SessionOptions | None
+    ephemeral_system: str | None = None
+    seed: Sequence[dict[str, Any]] = ()
+    delegate: DelegateFactory | None = None
+    parent_meter: TokenMeter | None = None
+    runtime: SessionRuntime | None = None
+    replay_size: int = 1000
+    subscriber_capacity: int = 256

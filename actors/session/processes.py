@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.base import Actor
+from actors import Actor
 from messages.supervision import ActorState
 from tools.background import BackgroundSpec, ProcessRecord, run_background_process
 from tools.background._runner import Notify

@@ -13,7 +13,6 @@ from typing import Any
 import attrs
 import trio
 
-from actors.mailbox import Reply
 from actors.session.hub import EventHub
 from messages.events import ApprovalRequested, ClarifyRequested, RequestResolved
 
@@ -25,8 +24,11 @@ NO_ANSWER = ""
 
 @attrs.define
 class _Pending:
+    """One request waiting: what was published, and its answer once it has one."""
+
     event: ApprovalRequested | ClarifyRequested
-    reply: Reply
+    answered: trio.Event = attrs.Factory(trio.Event)
+    answer: str = ""
 
 
 class PendingRequests:
@@ -68,12 +70,12 @@ class PendingRequests:
     async def _ask(self, cls: type[Any], on_timeout: str, **fields: Any) -> str:
         request_id = f"req_{next(self._ids)}"
         event = self._hub.publish(cls, request_id=request_id, **fields)
-        reply = Reply(request_id)
-        self._pending[request_id] = _Pending(event, reply)
+        pending = self._pending[request_id] = _Pending(event)
         deadline = trio.move_on_after(self._deadline)
         try:
             with deadline:
-                return await reply.wait()
+                await pending.answered.wait()
+                return pending.answer
             return on_timeout
         finally:
             if self._pending.pop(request_id, None) is not None:
@@ -84,7 +86,9 @@ class PendingRequests:
     def answer(self, request_id: str, answer: str, answered_by: str) -> bool:
         """Resolve a request; False when it is unknown or already resolved (first answer wins)."""
         pending = self._pending.pop(request_id, None)
-        if pending is None or not pending.reply.send(answer):
+        if pending is None:
             return False
+        pending.answer = answer
+        pending.answered.set()
         self._hub.publish(RequestResolved, request_id=request_id, answer=answer, resolved_by=answered_by)
         return True

@@ -1,4 +1,4 @@
-"""execute_code for a session: a sandbox job under the calling tool worker,
+"""execute_code for a session: a sandbox job under the calling tool call,
 whose script's tool calls go through the session's own tool-execution path."""
 
 from __future__ import annotations
@@ -33,13 +33,15 @@ def sandbox_runner(
     config: CodeExecutionConfig,
     env_passthrough: tuple[str, ...],
     store: SessionStore,
+    max_parallel_tools: int,
     sandbox_dir: str | None = None,
 ) -> Callable[[CallContext, str], Awaitable[ToolResult]]:
     """The session's ``run_sandbox`` capability; workspaces are created in ``sandbox_dir`` (the session's
     directory under the daemon's runtime directory; None: the system temp directory).
 
     Each script's tool calls are checked like the model's (guardrails, caps,
-    approvals), run concurrently where the batch rules allow, and recorded in
+    approvals), run concurrently where the batch rules allow (at most ``max_parallel_tools``
+    at once), and recorded in
     the session's transcript log, never in the history the model sees.
     """
 
@@ -52,8 +54,8 @@ def sandbox_runner(
 
         def keep_partial(result: SandboxResult) -> None:
             interrupted.append(result)
-            # The worker's partial result should it be cancelled right now.
-            ctx.last_progress = result.tool_result().render()
+            # The call's partial result should it be cancelled right now.
+            ctx.progress.last = result.tool_result().render()
 
         job = SandboxJob(
             code,
@@ -63,14 +65,14 @@ def sandbox_runner(
             config=config,
             on_progress=ctx.emit,
             on_tool_call=records.append,
-            gate=ToolConcurrencyGate(executor.registry),
+            gate=ToolConcurrencyGate(executor.registry, max_parallel_tools),
             cwd=lambda: ctx.shell.cwd,
             env_passthrough=env_passthrough,
             base_dir=sandbox_dir,
             jail=ctx.jail,
         )
         try:
-            result = await ctx.run_job(job, "sandbox")
+            result = await ctx.job.run_job(job, "sandbox")
         except JobStopped:
             # The sandbox alone was killed by path: the script's output so far is the call's result.
             result = interrupted[-1]

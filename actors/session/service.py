@@ -11,15 +11,14 @@ attach wakes it, transparently.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any, cast
 
 import trio
 
 from actors import ActorBase, ActorError, ActorHandle, ActorNotFound, ActorRegistry, MailboxClosed, NoReply
 from actors.session.actor import SessionActor
-from actors.session.options import SessionDeps, SessionOptions
-from actors.session.setup import SessionSetup, new_session_id
+from actors.session.options import DelegateFactory, SessionDeps, SessionOptions, SessionSpec
+from actors.session.state import new_session_id
 from config.daemon import DaemonConfig
 from messages.paths import SESSIONS, child_path, session_id_of, session_name
 from messages.session import SessionMessage, Shutdown, UserMessage
@@ -33,8 +32,6 @@ log = logging.getLogger("hermes_actors.sessions")
 
 #: The name of a session's running turn in the tree (``sessions/session:<id>/turn``).
 TURN_NAME = "turn"
-
-DelegateFactory = Callable[[SessionSetup], Any]
 
 
 class SessionNotFound(LookupError):
@@ -161,15 +158,13 @@ class SessionService:
     def setup_for(
         self, session_id: str, options: SessionOptions | None, ephemeral_system: str | None = None,
         seed: list[dict[str, Any]] | None = None,
-    ) -> SessionSetup:
-        """The setup of a new (options given) or restored (None) session."""
-        setup = SessionSetup(
-            self.deps, session_id, options, ephemeral_system=ephemeral_system, seed=seed,
-            replay_size=self.config.event_replay_size, subscriber_capacity=self.config.subscriber_buffer,
+    ) -> SessionSpec:
+        """The spec of a new (options given) or restored (None) session."""
+        return SessionSpec(
+            self.deps, session_id, options, ephemeral_system=ephemeral_system, seed=tuple(seed or ()),
+            delegate=self.delegate_factory, replay_size=self.config.event_replay_size,
+            subscriber_capacity=self.config.subscriber_buffer,
         )
-        if self.delegate_factory is not None:
-            setup.delegate = self.delegate_factory(setup)
-        return setup
 
     def _sessions(self) -> SessionsHandle:
         """The sessions supervisor running now (its parent restarts it with a fresh instance, so a

@@ -1,9 +1,9 @@
-"""Tool workers: one actor per tool call under the turn, and the one
-tool-execution path (guardrails, dispatch, events) that the turn's calls and
-the sandbox's RPC calls share.
+"""Tool calls: one job per call under the turn, and the one tool-execution
+path (guardrails, dispatch, events) that the turn's calls and the sandbox's RPC
+calls share.
 
 A batch runs in parallel only when every call is parallel-safe and no two
-path-scoped calls overlap; at most :data:`MAX_TOOL_WORKERS` run at once, and
+path-scoped calls overlap; at most ``tools.max_parallel_tools`` run at once, and
 results are recorded in the calls' order whatever order they finish in.
 """
 
@@ -16,17 +16,17 @@ from typing import Any
 import attrs
 import trio
 
-from actors.base import Actor
-from actors.session.context import CallContext, SessionServices
+from actors import Job
+from actors.session.context import CallContext, CallProgress, SessionServices
 from actors.session.guardrails import (
     ToolCallGuardrailController,
     ToolGuardrailDecision,
     annotate_result,
     blocked_reply,
 )
+from actors.session.turn_parts import TokenMeter
 from actors.session.validation import PlannedCall
 from messages.events import ToolFinished, ToolStarted
-from messages.supervision import ActorState
 from tools.dispatch import dispatch
 from tools.parallel import can_run_in_parallel
 from tools.ansi import redact_output_async
@@ -34,16 +34,14 @@ from tools.redact import redact_secrets, redact_tool_result
 from tools.registry import ToolRegistry
 from tools.results import ToolReply, error_text
 
-__all__ = ["MAX_TOOL_WORKERS", "ToolExecutor", "ToolWorker", "run_batch", "stopped_by_operator_result"]
+__all__ = ["ToolCall", "ToolCallResult", "ToolExecutor", "run_batch", "stopped_by_operator_result"]
 
-#: The most tool workers one batch runs at once.
-MAX_TOOL_WORKERS = 8
 _PREVIEW = 160
 _PREVIEW_WINDOW = 8
 
 
 def stopped_by_operator_result(name: str) -> str:
-    """The result a tool call gets when an operator kills its worker."""
+    """The result a tool call gets when an operator kills its job."""
     return error_text(f"{name} was stopped by operator before it finished.")
 
 
@@ -65,7 +63,7 @@ def preview(value: Any, limit: int = _PREVIEW) -> str:
 class ToolExecutor:
     """The session's tool-execution path: guardrail, dispatch, guardrail again.
 
-    Used by tool workers and by the sandbox's RPC server alike, so a call made
+    Used by tool calls and by the sandbox's RPC server alike, so a call made
     from a script is checked and capped exactly like one made by the model.
     """
 
@@ -89,90 +87,95 @@ class ToolExecutor:
         return attrs.evolve(reply, text=annotate_result(reply.text, after))
 
 
-class ToolWorker(Actor[Any]):
-    """Runs one tool call; its result is read by the turn once it has stopped.
+@attrs.frozen
+class ToolCallResult:
+    """What one tool call returned: the text the model sees, whether it succeeded, how long it took."""
 
-    A worker cancelled by its turn (interrupt, budget) keeps the partial result
-    the tool reported (a terminal's output so far); one killed by an operator
-    gets "stopped by operator".
+    text: str
+    ok: bool
+    duration: float
+
+
+class ToolCall(Job[ToolCallResult]):
+    """Runs one tool call of a turn (``tool:<call-id>``) and returns its :class:`ToolCallResult`.
+
+    A call that ends without returning leaves the result the model gets in the
+    turn's :class:`CallProgress`: the partial result the tool reported (a
+    terminal's output so far) when the turn cancelled it (interrupt, budget),
+    "stopped by operator" when an operator killed it.
     """
 
     kind = "tool"
-    mailbox_capacity = 1
 
     def __init__(
-        self, call: PlannedCall, executor: ToolExecutor, services: SessionServices, emoji: str = "", token_meter: Any = None
+        self, call: PlannedCall, executor: ToolExecutor, services: SessionServices, progress: CallProgress,
+        emoji: str = "", token_meter: TokenMeter | None = None,
     ) -> None:
         super().__init__()
-        self.token_meter = token_meter
         self.call = call
         self.executor = executor
         self.services = services
+        self.progress = progress
         self.emoji = emoji
-        self.result: str | None = None
-        self.ok = False
-        self.duration = 0.0
-        self.context: CallContext | None = None
+        self.token_meter = token_meter
 
     def snapshot_details(self) -> dict[str, Any]:
         details: dict[str, Any] = {"tool": self.call.name, "call_id": self.call.id}
-        if self.context is not None and self.context.progress_count:
-            details["progress_events"] = self.context.progress_count
+        if self.progress.count:
+            details["progress_events"] = self.progress.count
         return details
 
-    async def main(self) -> None:
+    async def execute(self) -> ToolCallResult:
         call = self.call
-        hub = self.services.hub
-        self.context = CallContext(
-            self.services, call.id, self.path, spawn=self.spawn, token_meter=self.token_meter, run_job=self.run_job
-        )
-        self.state = ActorState.BUSY
+        context = CallContext(self.services, call.id, self, self.progress, self.token_meter)
         self.activity = f"{call.name} {preview(call.arguments, 60)}"
-        hub.publish(ToolStarted, call_id=call.id, name=call.name, args_preview=preview(call.arguments), emoji=self.emoji)
+        self.services.hub.publish(ToolStarted, call_id=call.id, name=call.name, args_preview=preview(call.arguments), emoji=self.emoji)
         started = trio.current_time()
         try:
-            reply = await self.executor.execute(call.name, call.arguments, self.context)
-            self.result, self.ok = reply.text, reply.ok
-        finally:
-            self.duration = trio.current_time() - started
-            if self.result is None:
-                if self.cancel_reason is not None:
-                    self.result = stopped_by_operator_result(call.name)
-                else:
-                    # The partial output never went through dispatch's redaction; it still reaches the model.
-                    with trio.CancelScope(shield=True):
-                        partial = _interrupted_result(call.name, self.context.last_progress)
-                        self.result = await redact_output_async(partial, redact_tool_result)
-            hub.publish(
-                ToolFinished, call_id=call.id, name=call.name, duration_seconds=round(self.duration, 3),
-                ok=self.ok, result_preview=preview(self.result),
-            )
+            reply = await self.executor.execute(call.name, call.arguments, context)
+        except BaseException:
+            self.progress.partial = await self._unfinished_result()
+            self._publish_finished(self.progress.partial, ok=False, duration=trio.current_time() - started)
+            raise
+        duration = trio.current_time() - started
+        self._publish_finished(reply.text, ok=reply.ok, duration=duration)
+        return ToolCallResult(reply.text, reply.ok, duration)
+
+    def _publish_finished(self, text: str, *, ok: bool, duration: float) -> None:
+        call = self.call
+        self.services.hub.publish(
+            ToolFinished, call_id=call.id, name=call.name, duration_seconds=round(duration, 3), ok=ok,
+            result_preview=preview(text),
+        )
+
+    async def _unfinished_result(self) -> str:
+        if self.cancel_reason is not None:
+            return stopped_by_operator_result(self.call.name)
+        # The partial output never went through dispatch's redaction; it still reaches the model.
+        with trio.CancelScope(shield=True):
+            partial = _interrupted_result(self.call.name, self.progress.last)
+            return await redact_output_async(partial, redact_tool_result)
 
 
 async def run_batch(
-    spawn: Callable[[Actor[Any], str], Awaitable[Any]], workers: Sequence[ToolWorker], registry: ToolRegistry, cwd: str
+    run_one: Callable[[ToolCall], Awaitable[None]], jobs: Sequence[ToolCall], registry: ToolRegistry, cwd: str, limit: int
 ) -> None:
-    """Run ``workers`` (one per call, in call order), started with the turn's ``spawn``.
+    """Run ``jobs`` (one per call, in call order) with the turn's ``run_one``.
 
-    The caller keeps the list: on cancellation, workers that never started
-    still have ``result`` None (the turn records them as skipped).
+    They run at once, at most ``limit`` together (``tools.max_parallel_tools``), when
+    every call is parallel-safe and no two path-scoped calls overlap; else one by one.
     """
-    calls = [(worker.call.name, worker.call.arguments) for worker in workers]
-
-    async def run_one(worker: ToolWorker) -> None:
-        handle = await spawn(worker, f"tool:{worker.call.id}")
-        await handle.wait_stopped()
-
+    calls = [(job.call.name, job.call.arguments) for job in jobs]
     if not can_run_in_parallel(calls, registry, cwd):
-        for worker in workers:
-            await run_one(worker)
+        for job in jobs:
+            await run_one(job)
         return
-    limiter = trio.CapacityLimiter(MAX_TOOL_WORKERS)
+    limiter = trio.CapacityLimiter(limit)
 
-    async def limited(worker: ToolWorker) -> None:
+    async def limited(job: ToolCall) -> None:
         async with limiter:
-            await run_one(worker)
+            await run_one(job)
 
     async with trio.open_nursery() as nursery:
-        for worker in workers:
-            nursery.start_soon(limited, worker)
+        for job in jobs:
+            nursery.start_soon(limited, job)

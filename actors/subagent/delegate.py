@@ -1,36 +1,43 @@
 """delegate_task as supervised child sessions.
 
-Each task becomes a session actor under the calling tool worker
+Each task becomes a session actor under the calling tool call
 (``…/turn/tool:<call-id>/subagent:<n>``) with a fresh history, the focused
 subagent prompt, the parent's provider, its own iteration budget, and the
 blocked tools removed. All children of a batch run at once; the parent's turn
 waits for all of them. Their events are relayed to the parent's subscribers
 under the child's path. A child runs under its parent's jail. Cancelling the parent's turn cancels every child (they
-are children of the worker); an operator's kill of one child reports that
-task as ``interrupted`` while its siblings go on.
+are children of the tool call); an operator's kill of one child reports that
+task as ``interrupted`` while its siblings go on. A child quiet for too long is
+reported stale to the parent (and stopped, with ``delegation.kill_stale``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 import trio
 
-from actors.session.actor import SessionActor
-from actors.session.context import CallContext
-from actors.session.hub import Subscription
-from actors.session.options import SessionOptions
-from actors.session.prompt.builder import build_subagent_prompt
-from actors.session.setup import SessionSetup, new_session_id
+from actors import ActorHandle
+from actors.session import (
+    CallContext,
+    DelegateTask,
+    ParentSession,
+    SessionActor,
+    SessionOptions,
+    SessionSpec,
+    Subscription,
+    build_subagent_prompt,
+    new_session_id,
+)
 from actors.subagent.tool import BLOCKED_IN_CHILDREN, InvalidDelegation, Task, parse_delegation
 from config.delegation import DelegationConfig
 from messages.events import ToolFinished, ToolStarted, TurnFinished, UsageUpdated
 from messages.session import Subscribe, UserMessage
+from store.protocol import SessionStore
 from tools.errors import ToolError
 from tools.results import ToolResult
 from tools.toolsets import ToolsetCatalog
@@ -58,15 +65,11 @@ class ChildReport:
     tool_trace: list[dict[str, Any]] = attrs.Factory(list)
 
 
-def delegate_capability(
-    setup: SessionSetup, config: DelegationConfig
-) -> Callable[[CallContext, dict[str, Any]], Awaitable[ToolResult]]:
-    """The delegate_task capability of the session built from ``setup``."""
+def delegate_capability(parent: ParentSession, config: DelegationConfig) -> DelegateTask:
+    """The delegate_task capability of the session ``parent`` describes."""
 
-    async def delegate(ctx: CallContext, args: dict[str, Any]) -> ToolResult:
-        options = setup.options
-        assert options is not None
-        depth = options.depth + 1
+    async def delegate(ctx: CallContext, args: dict[str, Any]) -> str:
+        depth = parent.state.options.depth + 1
         if depth > config.max_spawn_depth:
             raise ToolError(f"Delegation depth limit reached (depth={depth}, max_spawn_depth={config.max_spawn_depth})")
         try:
@@ -77,7 +80,7 @@ def delegate_capability(
         reports = [ChildReport(task_index=i) for i in range(len(request.tasks))]
         async with trio.open_nursery() as nursery:
             for index, task in enumerate(request.tasks):
-                nursery.start_soon(_run_child, setup, config, ctx, task, index, depth, reports[index])
+                nursery.start_soon(_run_child, parent, config, ctx, task, depth, reports[index])
         return ToolResult(
             {"results": [attrs.asdict(r) for r in reports], "total_duration_seconds": round(trio.current_time() - started, 2)}
         )
@@ -85,19 +88,20 @@ def delegate_capability(
     return delegate
 
 
-def _child_options(setup: SessionSetup, config: DelegationConfig, task: Task, depth: int, workspace: str) -> SessionOptions:
-    parent = setup.options
-    assert parent is not None
+def _child_options(parent: ParentSession, config: DelegationConfig, task: Task, depth: int, workspace: str) -> SessionOptions:
+    options = parent.state.options
+    tool_names = parent.state.tools.names
+    registry = parent.deps.registry
     may_orchestrate = task.role == "orchestrator" and config.orchestrator_enabled and depth < config.max_spawn_depth
     blocked = set(BLOCKED_IN_CHILDREN)
     if may_orchestrate:
         blocked.discard("delegate_task")
     # Narrowing only: anything the parent does not have stays out.
-    blocked |= {name for name in setup.deps.registry.names() if name not in setup.tool_names}
+    blocked |= {name for name in registry.names() if name not in tool_names}
     if task.toolsets is not None:
-        wanted = ToolsetCatalog(setup.deps.registry).select_tools(task.toolsets)
-        blocked |= {name for name in setup.tool_names if name not in wanted}
-    target = setup.chain.current
+        wanted = ToolsetCatalog(registry).select_tools(task.toolsets)
+        blocked |= {name for name in tool_names if name not in wanted}
+    target = parent.model.chain.current
     return SessionOptions(
         cwd=workspace,
         model=target.model,
@@ -106,10 +110,10 @@ def _child_options(setup: SessionSetup, config: DelegationConfig, task: Task, de
         api_mode=target.api_mode,
         source="subagent",
         interactive=False,
-        toolsets=parent.toolsets,
+        toolsets=options.toolsets,
         blocked_tools=frozenset(blocked),
         max_iterations=config.max_iterations,
-        parent_session_id=setup.session_id,
+        parent_session_id=parent.session_id,
         depth=depth,
         system_prompt=build_subagent_prompt(
             task.goal, task.context, workspace, orchestrator=may_orchestrate, child_depth=depth,
@@ -118,50 +122,47 @@ def _child_options(setup: SessionSetup, config: DelegationConfig, task: Task, de
         load_context_files=False,
         use_memory=False,
         auto_approve=config.subagent_auto_approve,
-        sandbox=parent.sandbox,
+        sandbox=options.sandbox,
     )
 
 
 async def _run_child(
-    setup: SessionSetup, config: DelegationConfig, ctx: CallContext, task: Task, index: int, depth: int, report: ChildReport
+    parent: ParentSession, config: DelegationConfig, ctx: CallContext, task: Task, depth: int, report: ChildReport
 ) -> None:
     started = trio.current_time()
-    options = _child_options(setup, config, task, depth, ctx.shell.cwd)
+    index = report.task_index
+    options = _child_options(parent, config, task, depth, ctx.shell.cwd)
+    child_id = new_session_id()
     # The child runs in its parent's jail: same mode, workspace and temp directory, never wider.
-    child_setup = SessionSetup(setup.deps, new_session_id(), options, parent_meter=ctx.token_meter, runtime=setup.runtime)
-    child_setup.delegate = delegate_capability(child_setup, config)
-    child = SessionActor(child_setup)
-    report.model = setup.chain.current.model
-    succeeded: set[str] = set()
+    spec = SessionSpec(
+        parent.deps, child_id, options, parent_meter=ctx.token_meter, runtime=parent.runtime,
+        delegate=lambda child: delegate_capability(child, config),
+    )
+    report.model = parent.model.current
+    # Which of the child's tool calls succeeded, from its ToolFinished events.
+    succeeded: dict[str, bool] = {}
     try:
-        handle = await ctx.spawn(child, f"subagent:{index}")
-        subscription: Subscription = await handle.ask(Subscribe(f"parent {ctx.worker_path}"))
+        handle = await ctx.job.spawn(SessionActor(spec), f"subagent:{index}")
+        subscription: Subscription = await handle.ask(Subscribe(f"parent {ctx.job.path}"))
         await handle.tell(UserMessage(task.goal, source="subagent"))
-        await _follow(child, subscription, ctx, config, report, succeeded)
-        child.request_stop("subagent finished", requested_by=ctx.worker_path)
+        await _follow(handle, child_id, subscription, ctx, config, report, succeeded)
+        handle.stop("subagent finished", requested_by=ctx.job.path)
         await handle.wait_stopped()
     except BaseException:
         report.status, report.exit_reason = "interrupted", "parent turn was cancelled"
         raise
     finally:
         report.duration_seconds = round(trio.current_time() - started, 2)
-        report.tool_trace = _tool_trace(child_setup.history, succeeded)
-        if report.summary:
-            report.summary = await _cap_summary(report.summary, setup.deps.home, child_setup.session_id)
+    report.tool_trace = await _tool_trace(parent.deps.store, child_id, succeeded)
+    if report.summary:
+        report.summary = await _cap_summary(report.summary, parent.deps.home, child_id)
 
 
 async def _follow(
-    child: SessionActor,
-    subscription: Subscription,
-    ctx: CallContext,
-    config: DelegationConfig,
-    report: ChildReport,
-    succeeded: set[str],
+    handle: ActorHandle[Any], child_id: str, subscription: Subscription, ctx: CallContext, config: DelegationConfig,
+    report: ChildReport, succeeded: dict[str, bool],
 ) -> None:
-    """Relay the child's events to the parent until its turn ends; watch for staleness and the timeout.
-
-    The ids of the child's tool calls that finished ok are added to ``succeeded``.
-    """
+    """Relay the child's events to the parent until its turn ends; watch for staleness and the timeout."""
     in_tool = 0
     with trio.move_on_after(config.child_timeout_seconds or float("inf")) as timeout:
         while True:
@@ -169,24 +170,23 @@ async def _follow(
             with trio.move_on_after(limit) as quiet:
                 event = await _next(subscription)
             if quiet.cancelled_caught:
-                _stale(child, ctx, limit, config)
+                _stale(handle, ctx, limit, config)
                 continue
             if event is None:
                 report.status = "interrupted"
-                report.exit_reason = "stopped by operator" if child.cancel_reason else "the subagent stopped"
+                report.exit_reason = "stopped by operator" if handle.statistics().cancel_reason else "the subagent stopped"
                 return
             try:
                 ctx.relay(event)
             except Exception:  # a failing relay never harms the child
-                log.exception("relaying an event of %s failed", child.path)
-            if event.session_id != child.session_id:
+                log.exception("relaying an event of %s failed", handle.path)
+            if event.session_id != child_id:
                 continue  # a grandchild's event, relayed through this child
             if isinstance(event, ToolStarted):
                 in_tool += 1
             elif isinstance(event, ToolFinished):
                 in_tool = max(in_tool - 1, 0)
-                if event.ok:
-                    succeeded.add(event.call_id)
+                succeeded[event.call_id] = event.ok
             elif isinstance(event, UsageUpdated):
                 report.api_calls = event.api_calls
                 report.tokens = {"input": event.prompt_tokens, "output": event.completion_tokens}
@@ -205,16 +205,16 @@ async def _next(subscription: Subscription) -> Any:
     return None
 
 
-def _stale(child: SessionActor, ctx: CallContext, limit: float, config: DelegationConfig) -> None:
-    child.activity = f"stale: no progress for {limit:g}s"
-    ctx.emit(f"subagent {child.path} made no progress for {limit:g}s (stale)")
+def _stale(handle: ActorHandle[Any], ctx: CallContext, limit: float, config: DelegationConfig) -> None:
+    ctx.emit(f"subagent {handle.path} made no progress for {limit:g}s (stale)")
     if config.kill_stale:
-        child.request_stop(f"stale for {limit:g}s", requested_by="heartbeat")
+        handle.stop(f"stale for {limit:g}s", requested_by="heartbeat")
 
 
-def _tool_trace(history: list[dict[str, Any]], succeeded: set[str]) -> list[dict[str, Any]]:
-    """One entry per tool call in ``history``; a call is ``ok`` when its ToolFinished said so (calls
-    answered without running, such as an unknown tool, have none and are errors)."""
+async def _tool_trace(store: SessionStore, child_id: str, succeeded: dict[str, bool]) -> list[dict[str, Any]]:
+    """The child's tool calls as its stored history has them; a call succeeded when its
+    ToolFinished said so (a call answered without running did not)."""
+    history = (await store.load(child_id)).messages
     calls: dict[str, dict[str, Any]] = {}
     trace: list[dict[str, Any]] = []
     for message in history:
@@ -227,7 +227,7 @@ def _tool_trace(history: list[dict[str, Any]], succeeded: set[str]) -> list[dict
             content = message.get("content") or ""
             entry = calls[message["tool_call_id"]]
             entry["result_bytes"] = len(content) if isinstance(content, str) else len(json.dumps(content))
-            entry["status"] = "ok" if message["tool_call_id"] in succeeded else "error"
+            entry["status"] = "ok" if succeeded.get(message["tool_call_id"]) else "error"
     return trace
 
 

@@ -12,12 +12,9 @@ from typing import Any
 import attrs
 import trio
 
-from actors.session.actor import SessionActor
-from actors.session.hub import Subscription
-from actors.session.options import SessionDeps, SessionOptions
-from actors.session.setup import SessionSetup, new_session_id
-from actors.subagent.delegate import delegate_capability
 from actors.platform.daemon.toolbox import build_toolbox
+from actors.session import SessionActor, SessionDeps, SessionOptions, SessionSpec, Subscription, new_session_id
+from actors.subagent import delegate_capability
 from config.loader import Config
 from messages.events import SessionEvent, TurnFinished
 from messages.session import Subscribe, UserMessage
@@ -26,6 +23,7 @@ from providers.recovery.connector import PooledConnector
 from providers.scripted.server import ScriptedProvider, serve_scripted_provider
 from store.memory import InMemorySessionStore
 from supervisor import ActorSystem, ChildSpec, RestartType, open_actor_system
+from tools.context import ShellState
 from tools.web import open_web_client
 
 
@@ -39,18 +37,29 @@ class Harness:
     home: Path
     workdir: Path
 
-    async def start_session(self, api_mode: str = "chat_completions", **options: Any) -> tuple[Any, Subscription, str]:
-        """Start a session actor under the root; returns (handle, subscription, session id)."""
-        session_id = new_session_id()
-        opts = SessionOptions(
+    def options(self, api_mode: str = "chat_completions", **options: Any) -> SessionOptions:
+        """Options of a session talking to the scripted provider, working in the harness's workdir."""
+        return SessionOptions(
             cwd=str(self.workdir), model="scripted-model", provider="custom", base_url=self.provider.base_url,
             api_mode=api_mode, **options,
         )
-        setup = SessionSetup(self.deps, session_id, opts)
-        setup.delegate = delegate_capability(setup, self.deps.config.delegation)
-        handle = await self.system.root.start_child(
-            ChildSpec(f"session:{session_id}", lambda: SessionActor(setup), RestartType.TEMPORARY)
+
+    def shell(self) -> ShellState:
+        """A shell state in the harness's workdir."""
+        return ShellState(cwd=str(self.workdir))
+
+    async def spawn_session(self, session_id: str, options: SessionOptions | None) -> Any:
+        """Start a session actor (new with ``options``, restored with None) under the root, with delegate_task."""
+        config = self.deps.config.delegation
+        spec = SessionSpec(self.deps, session_id, options, delegate=lambda parent: delegate_capability(parent, config))
+        return await self.system.root.start_child(
+            ChildSpec(f"session:{session_id}", lambda: SessionActor(spec), RestartType.TEMPORARY)
         )
+
+    async def start_session(self, api_mode: str = "chat_completions", **options: Any) -> tuple[Any, Subscription, str]:
+        """Start a session actor under the root; returns (handle, subscription, session id)."""
+        session_id = new_session_id()
+        handle = await self.spawn_session(session_id, self.options(api_mode, **options))
         subscription = await handle.ask(Subscribe("test"))
         return handle, subscription, session_id
 

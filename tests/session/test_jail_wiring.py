@@ -16,14 +16,10 @@ import attrs
 import pytest
 import trio
 
-from actors.session.actor import SessionActor
-from actors.session.options import SessionOptions
-from actors.session.setup import SessionSetup, new_session_id
-from actors.subagent.delegate import delegate_capability
+from actors.session import SessionOptions, new_session_id
 from config.loader import Config
 from config.sandbox import SandboxConfig
 from messages.session import Subscribe
-from supervisor import ChildSpec, RestartType
 from tests.session.harness import Harness, open_harness, run_turn
 from tools.jail.policy import SandboxModeRefused
 from tools.jail.runtime import DaemonJails, RuntimeDir
@@ -63,11 +59,7 @@ async def jailed_harness(base: Path, sandbox: SandboxConfig) -> AsyncIterator[tu
 
 
 async def _start(h: Harness, session_id: str, options: SessionOptions | None) -> Any:
-    setup = SessionSetup(h.deps, session_id, options)
-    setup.delegate = delegate_capability(setup, h.deps.config.delegation)
-    return await h.system.root.start_child(
-        ChildSpec(f"session:{session_id}", lambda: SessionActor(setup), RestartType.TEMPORARY)
-    )
+    return await h.spawn_session(session_id, options)
 
 
 def _options(h: Harness, **extra: Any) -> SessionOptions:

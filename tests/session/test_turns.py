@@ -7,10 +7,14 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from actors.session.history import check_alternation
+from config.loader import Config
+from config.tools import ToolsConfig
 from messages.events import TextDelta, ToolFinished, ToolStarted, TurnStarted
-from tests.session.harness import open_harness, run_turn
+from messages.session import UserMessage
+from tests.session.harness import collect_turn, open_harness, run_turn
 from tools.results import ToolResult
 
 API_MODES = ["chat_completions", "anthropic_messages", "codex_responses"]
@@ -68,6 +72,33 @@ class TestToolConversation:
             assert [m["tool_call_id"] for m in tools] == ["c1", "c2"]
             assert "alpha" in tools[0]["content"] and "beta" in tools[1]["content"]
 
+    @pytest.mark.parametrize("cap", [1, 3])
+    async def test_configured_parallel_cap_holds(self, tmp_path: Path, cap: int) -> None:
+        """tools.max_parallel_tools bounds how many parallel-safe calls of one batch run together."""
+        running = 0
+        most = 0
+
+        async def overlap_probe(args: dict, ctx: object) -> ToolResult:
+            nonlocal running, most
+            running += 1
+            most = max(most, running)
+            # Wakes once every other task is blocked: every call that may start has started by then.
+            await trio.testing.wait_all_tasks_blocked()
+            running -= 1
+            return ToolResult({"ok": True})
+
+        config = Config(tools=ToolsConfig(max_parallel_tools=cap))
+        async with open_harness(tmp_path, config) as h:
+            schema = {"description": "Overlap probe.", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}
+            h.deps.registry.register("overlap_probe", "probe", schema, overlap_probe, parallel_safe=True)
+            handle, events_in, _ = await h.start_session(toolsets=("hermes-cli", "probe"))
+            h.provider.push({"tool_calls": [{"id": f"o{i}", "name": "overlap_probe", "arguments": {"n": i}} for i in range(6)]},
+                            {"text": "done"})
+            finished, events = await run_turn(handle, events_in, "probe")
+            assert finished.final_text == "done"
+            assert sum(isinstance(e, ToolFinished) and e.ok for e in events) == 6
+            assert most == cap
+
     async def test_unknown_tool_is_answered_not_run(self, tmp_path: Path) -> None:
         """A tool the session does not have gets an error result the model can act on."""
         async with open_harness(tmp_path) as h:
@@ -81,6 +112,50 @@ class TestToolConversation:
             loaded = await h.deps.store.load(session_id)
             tool = next(m for m in loaded.messages if m["role"] == "tool")
             assert "Unknown tool" in tool["content"] or "launch_rockets" in tool["content"]
+
+
+class TestTurnInTree:
+    """A started turn is visible at once."""
+
+    async def test_turn_is_in_the_tree_when_started_is_answered(self, tmp_path: Path) -> None:
+        """The session answers "started" only once its turn is registered (the running-turn cap counts it)."""
+        async with open_harness(tmp_path) as h:
+            handle, events_in, sid = await h.start_session()
+            h.provider.push({"text": "hi"})
+            assert await handle.ask(UserMessage("hello")) == "started"
+            assert f"session:{sid}/turn" in h.system.registry
+            await collect_turn(events_in)
+
+
+class _Bug(BaseException):
+    """Escapes dispatch's net for tool errors, as a bug in the session's own code would."""
+
+
+class TestTurnFailure:
+    """A bug in a turn ends that turn with an error, never the session."""
+
+    async def test_failed_turn_is_closed_and_the_session_goes_on(self, tmp_path: Path) -> None:
+        """The turn reports error; the stored history is valid and matches the session's; the next turn works."""
+
+        async def buggy(args: dict, ctx: object) -> ToolResult:
+            raise _Bug("the tool path broke")
+
+        async with open_harness(tmp_path) as h:
+            schema = {"description": "Breaks.", "parameters": {"type": "object", "properties": {}}}
+            h.deps.registry.register("buggy", "probe", schema, buggy)
+            handle, events_in, sid = await h.start_session(toolsets=("hermes-cli", "probe"))
+            h.provider.push({"tool_calls": [{"id": "b1", "name": "buggy", "arguments": {}}]})
+            finished, _ = await run_turn(handle, events_in, "break it")
+            assert (finished.reason, finished.final_text) == ("error", f"Error: {finished.error}")
+            assert "the tool path broke" in (finished.error or "")
+            stored = (await h.deps.store.load(sid)).messages
+            check_alternation(stored)
+            assert [m["role"] for m in stored[-3:]] == ["assistant", "tool", "assistant"]
+            h.provider.push({"text": "still here"})
+            finished, _ = await run_turn(handle, events_in, "again")
+            assert (finished.reason, finished.final_text) == ("completed", "still here")
+            sent = h.provider.requests[-1].body["messages"]
+            assert [m["role"] for m in sent[-4:]] == ["assistant", "tool", "assistant", "user"]
 
 
 class TestPrompt:

@@ -23,9 +23,7 @@ import trio
 from actors import ActorError
 from actors.platform.api.errors import ApiError, NotFound, TooManyRuns
 from actors.platform.api.turns import TurnWatch, baseline_usage
-from actors.session.actor import SessionBusy
-from actors.session.options import SessionOptions
-from actors.session.service import SessionNotFound, SessionService, TooManyRunningTurns
+from actors.session import SessionBusy, SessionNotFound, SessionOptions, SessionService, TooManyRunningTurns
 from config.api import ApiServerConfig
 from messages.session import Interrupt, Subscribe
 from store.errors import SessionNotFoundError

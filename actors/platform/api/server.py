@@ -22,7 +22,7 @@ from actors.platform.api.app import build_app
 from actors.platform.api.auth import Authenticator
 from actors.platform.api.gateway import ApiGateway
 from actors.platform.api.runs import RunRegistry
-from actors.session.service import SessionService
+from actors.session import SessionService
 from config.api import ApiServerConfig
 from messages.supervision import ActorState
 

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from actors.platform.api.wire import TurnUsage
-from actors.session.hub import Subscription, SubscriptionClosed
+from actors.session import Subscription, SubscriptionClosed
 from messages.events import SessionEvent, SubscriberDropped, TurnFinished, TurnStarted, UsageUpdated
 
 __all__ = ["TurnLost", "TurnOutcome", "TurnWatch", "baseline_usage"]

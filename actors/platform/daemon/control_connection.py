@@ -25,7 +25,7 @@ import trio
 from actors import Actor
 from actors.platform.daemon.control_service import ControlService
 from actors.platform.errors import BadFrame, RequestFailed
-from actors.session.hub import Subscription
+from actors.session import Subscription
 from messages import control as c
 from messages.codec import Codec, MessageDecodeError
 from messages.framing import FrameReader, FrameTimeout

@@ -21,10 +21,7 @@ from actors.platform.daemon.jail_status import sandbox_status
 from actors.platform.daemon.summaries import match_summary, session_summary
 from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
-from actors.session.actor import SessionBusy
-from actors.session.hub import Subscription
-from actors.session.options import SessionOptions
-from actors.session.service import SessionService, TooManyRunningTurns
+from actors.session import SessionBusy, SessionOptions, SessionService, Subscription, TooManyRunningTurns
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages import session as s

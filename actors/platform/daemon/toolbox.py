@@ -12,7 +12,7 @@ import attrs
 import httpx2
 
 from actors.sandbox.tool import register_execute_code
-from actors.subagent.tool import register_delegate_task
+from actors.subagent import register_delegate_task
 from config.loader import Config
 from tools.builtin import register_core_tools
 from tools.registry import ToolRegistry

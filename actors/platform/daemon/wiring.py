@@ -34,9 +34,8 @@ from actors.platform.daemon.providers_actor import ProvidersActor
 from actors.platform.daemon.store_actor import StoreActor
 from actors.platform.daemon.toolbox import build_toolbox
 from actors.platform.paths import DaemonPaths
-from actors.session.options import SessionDeps
-from actors.session.service import SessionService, SessionsSupervisor
-from actors.subagent.delegate import delegate_capability
+from actors.session import SessionDeps, SessionService, SessionsSupervisor
+from actors.subagent import delegate_capability
 from config.loader import Config, load_env_file
 from messages.paths import SESSIONS
 from providers.clients import ClientPool

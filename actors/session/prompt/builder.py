@@ -1,8 +1,8 @@
 """System prompt assembly, once per session (seed 002 section 12).
 
 The prompt is built when a session starts and then reused unchanged: rebuilding it mid-session would
-break the provider's prompt cache. Per-turn material (recalled memory) goes into the user message
-instead (see :mod:`actors.session.fencing`). Layers, in order: identity (``SOUL.md`` under the home
+break the provider's prompt cache (per-turn material, such as memory a provider recalls, would go into
+the user message instead; there is no memory provider yet). Layers, in order: identity (``SOUL.md`` under the home
 directory, else the default), platform hint, environment hint, tool-use enforcement for model families
 that need it, behavioural guidance for the tools present, project context files, memory block.
 """

@@ -1,0 +1,104 @@
+"""Compression of one session's history: the compression library wired to the
+session's model, store, state and events.
+
+The turn calls the preflight before each provider call; ``/compress`` calls
+:meth:`SessionCompaction.compress_now`. The compressor's budgets follow the model
+in use: after a fallback to a model with another window they are recomputed,
+and automatic compression paused by thrashing is allowed again (a new model, or
+a manual compression, is what seed 002 says gets a session out of it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors.session.compression import ContextCompressor
+from actors.session.errors import CompressionError
+from actors.session.hub import EventHub
+from actors.session.model import SessionModel
+from actors.session.options import SessionDeps
+from actors.session.state import SessionState
+from actors.session.turn_parts import Compress
+from messages.events import StatusUpdate
+from providers.metadata import rough_tokens
+
+__all__ = ["SessionCompaction"]
+
+
+class SessionCompaction:
+    """Compresses a session's history when it grows past the threshold, or on request.
+
+    Args:
+        deps / session_id: the store a compaction is written to.
+        model: the session's provider side (the window in use, the summariser).
+        state: the session's state (its history is replaced by a compaction).
+        hub: where compression status lines go.
+    """
+
+    __slots__ = ("_compressor", "_deps", "_hub", "_model", "_session_id", "_sized_for", "_state")
+
+    def __init__(self, deps: SessionDeps, session_id: str, model: SessionModel, state: SessionState, hub: EventHub) -> None:
+        self._deps = deps
+        self._session_id = session_id
+        self._model = model
+        self._state = state
+        self._hub = hub
+        self._compressor: ContextCompressor | None = None
+        self._sized_for = ""
+
+    def preflight(self) -> Compress | None:
+        """The check the turn runs before each provider call (None: compression is off)."""
+        if not self._deps.config.compression.enabled:
+            return None
+        return self._preflight
+
+    async def _preflight(self, messages: list[dict[str, Any]], tokens: int) -> list[dict[str, Any]] | None:
+        if not self.compressor().should_compress(tokens):
+            return None
+        return await self._compress(messages, None)
+
+    async def compress_now(self, topic: str | None) -> str:
+        """Compress the history on request (``/compress TOPIC``); the user asked, so a pause
+        for thrashing ends."""
+        compressor = self.compressor()
+        result = await self._compress(self._state.history, topic)
+        compressor.reset_thrashing()
+        return "compressed" if result is not None else "nothing to compress"
+
+    def compressor(self) -> ContextCompressor:
+        """The session's compressor, sized for the model in use now."""
+        model = self._model
+        length = model.context_length
+        compressor = self._compressor
+        if compressor is None:
+            compressor = self._compressor = ContextCompressor(
+                self._deps.config.compression, context_length=length, summarize=model.summarize, estimate_tokens=rough_tokens,
+            )
+        elif length != compressor.context_length:
+            compressor.update_model(length)
+        if self._sized_for != model.current:
+            if self._sized_for:
+                compressor.reset_thrashing()
+            self._sized_for = model.current
+        return compressor
+
+    async def _compress(self, messages: list[dict[str, Any]], topic: str | None) -> list[dict[str, Any]] | None:
+        compressor = self.compressor()
+        hub = self._hub
+        hub.publish(StatusUpdate, kind="compressing", text="compressing the conversation")
+        try:
+            result = await compressor.compress(messages, focus=topic)
+        except CompressionError as exc:
+            hub.publish(StatusUpdate, kind="info", text=f"nothing compressed: {exc}")
+            return None
+        if result.warning:
+            hub.publish(StatusUpdate, kind="warning", text=result.warning)
+        if result.summarised_count == 0:
+            return None
+        await self._deps.store.compact(self._session_id, result.messages)
+        state = self._state
+        state.history = list(result.messages)
+        state.persisted = len(state.history)
+        state.compression = {"summary": result.summary, "count": compressor.statistics().compressions}
+        hub.publish(StatusUpdate, kind="compressing", text=f"compressed {result.tokens_before} → {result.tokens_after} tokens")
+        return list(result.messages)

@@ -1,0 +1,242 @@
+"""A session's durable state, and the one place it is loaded from and saved to the store.
+
+A new session is created here (system prompt, frozen tool list, sandbox mode
+settled); a woken or restarted one is restored from what was saved after its
+last turn. The system prompt and the tool list are frozen for the session's
+life: a ``check_fn`` flipping mid-session must not change what the model was
+given (that would break the provider's prompt cache).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from actors.session.history import repair_on_load
+from actors.session.options import SessionDeps, SessionOptions, SessionSpec
+from actors.session.prompt.builder import PromptSpec, build_system_prompt
+from config.sandbox import SANDBOX_MODES
+from providers.types import Usage
+from store.records import SessionMeta
+from tools.background import ProcessRecord
+from tools.context import ShellState
+from tools.jail.policy import SandboxMode, SandboxModeRefused, resolve_mode
+from tools.memory import memory_prompt_block
+from tools.todo import TodoList
+from tools.toolsets import ToolsetCatalog
+
+__all__ = ["FrozenTools", "SessionState", "flush_history", "freeze_tools", "new_session_id", "open_state", "save_state"]
+
+log = logging.getLogger("hermes_actors.session.state")
+
+Message = dict[str, Any]
+
+
+def new_session_id() -> str:
+    """A fresh session id: short, unguessable, safe in paths."""
+    return secrets.token_hex(6)
+
+
+@attrs.frozen
+class FrozenTools:
+    """The tool list a session offers the model, fixed until ``/reset-tools``."""
+
+    names: frozenset[str]
+    definitions: list[dict[str, Any]]
+    emojis: dict[str, str]
+
+
+@attrs.define
+class SessionState:
+    """What a session keeps across hibernation and daemon restarts.
+
+    Attributes:
+        options: its settings (the sandbox mode settled when it was created).
+        history: the conversation as committed to the store.
+        tools: the frozen tool list.
+        shell / todo: the terminal's working directory and environment, the todo list.
+        event_seq: the event number the session had reached when it was saved (its hub goes on from it).
+        turns / usage: turns run and tokens used over the session's life.
+        compression: the last compression's summary and count.
+        lost_processes: background processes that were running when it was saved (restored
+            sessions only: they died with the daemon).
+        persisted: how many of ``history``'s messages are in the store.
+    """
+
+    options: SessionOptions
+    history: list[Message]
+    tools: FrozenTools
+    shell: ShellState
+    todo: TodoList = attrs.Factory(TodoList)
+    event_seq: int = 0
+    turns: int = 0
+    usage: Usage = Usage()
+    compression: dict[str, Any] = attrs.Factory(dict)
+    lost_processes: list[dict[str, Any]] = attrs.Factory(list)
+    persisted: int = 0
+
+    def lost_process_notes(self) -> list[str]:
+        """Notes about background processes that died with an earlier daemon."""
+        return [
+            f"[Background process {p.get('id')} (`{p.get('command', '')[:80]}`) was lost when the daemon restarted; "
+            "its output is gone. Start it again if it is still needed.]"
+            for p in self.lost_processes
+        ]
+
+
+async def open_state(spec: SessionSpec) -> SessionState:
+    """The state of the session ``spec`` describes: created in the store (options given) or restored.
+
+    Raises:
+        SandboxModeRefused: a new session asked for a mode the daemon does not allow.
+        SessionNotFoundError: restoring a session the store does not have.
+    """
+    state = await (_restore(spec) if spec.options is None else _create(spec, spec.options))
+    state.persisted = len(state.history)
+    return state
+
+
+async def _create(spec: SessionSpec, options: SessionOptions) -> SessionState:
+    deps = spec.deps
+    options = _settle_mode(deps, spec.session_id, options, restored=False)
+    tools = freeze_tools(deps, options)
+    prompt = options.system_prompt
+    model = options.model_name(deps.config)
+    if prompt is None:
+        prompt_spec = PromptSpec(
+            home=deps.home, cwd=Path(options.cwd), model=model, platform=_platform(options.source),
+            tool_names=tools.names, load_context_files=options.load_context_files,
+        )
+        prompt = await build_system_prompt(prompt_spec, memory_block=_memory_block(deps, options, tools.names))
+    state = SessionState(options, [{"role": "system", "content": prompt}, *spec.seed], tools, ShellState(cwd=options.cwd))
+    await deps.store.create_session(
+        SessionMeta(id=spec.session_id, parent_session_id=options.parent_session_id, source=options.source,
+                    model=model, title=options.title, cwd=options.cwd)
+    )
+    await deps.store.append(spec.session_id, state.history)
+    await save_state(deps, spec.session_id, state, event_seq=0, processes=())
+    return state
+
+
+async def _restore(spec: SessionSpec) -> SessionState:
+    deps = spec.deps
+    session_id = spec.session_id
+    loaded = await deps.store.load(session_id)
+    saved = loaded.state or {}
+    options = SessionOptions.from_state(saved.get("options") or {"cwd": loaded.info.cwd or str(Path.home())})
+    options = _settle_mode(deps, session_id, options, restored=True)
+    definitions = list(saved.get("tools") or [])
+    if definitions:
+        tools = FrozenTools(frozenset(saved.get("tool_names") or []), definitions, _emojis(deps, definitions))
+    else:
+        tools = freeze_tools(deps, options)
+    repaired = repair_on_load(loaded.messages)
+    if repaired != loaded.messages:
+        log.warning("session %s: history repaired on load (%d -> %d messages)", session_id, len(loaded.messages), len(repaired))
+        await deps.store.compact(session_id, repaired)
+    shell = saved.get("shell") or {}
+    if deps.approvals is not None:
+        deps.approvals.restore(session_id, saved.get("approvals") or [])
+    return SessionState(
+        options=options,
+        history=repaired,
+        tools=tools,
+        shell=ShellState(cwd=shell.get("cwd") or options.cwd, env=dict(shell.get("env") or {})),
+        todo=TodoList.from_dicts(saved.get("todo") or []),
+        event_seq=int(saved.get("event_seq") or 0),
+        turns=int(saved.get("turns") or 0),
+        usage=Usage(**(saved.get("usage") or {})),
+        compression=dict(saved.get("compression") or {}),
+        lost_processes=[p for p in saved.get("processes") or [] if p.get("running")],
+    )
+
+
+def _settle_mode(deps: SessionDeps, session_id: str, options: SessionOptions, *, restored: bool) -> SessionOptions:
+    """The options with the sandbox mode resolved, so it is stored and kept across restarts.
+
+    A stored mode the daemon no longer allows (``sandbox.max_mode`` narrowed since) is narrowed to
+    what it allows now, never kept wider.
+
+    Raises:
+        SandboxModeRefused: a new session asked for a mode the daemon does not allow.
+    """
+    config = deps.config.sandbox
+    try:
+        mode = resolve_mode(options.sandbox, config)
+    except SandboxModeRefused as exc:
+        if not restored:
+            raise
+        mode = SandboxMode(config.max_mode if options.sandbox in SANDBOX_MODES else config.mode)
+        log.warning("session %s: %s; it runs %s now", session_id, exc, mode.value)
+    return attrs.evolve(options, sandbox=mode.value)
+
+
+def freeze_tools(deps: SessionDeps, options: SessionOptions) -> FrozenTools:
+    """The tools the registry offers a session with ``options`` now (creation, ``/reset-tools``)."""
+    registry = deps.registry
+    config = deps.config
+    enabled = options.toolsets if options.toolsets is not None else config.tools.enabled_toolsets
+    names = ToolsetCatalog(registry).select_tools(enabled, config.tools.disabled_toolsets)
+    names = frozenset(n for n in names if n in registry and n not in options.blocked_tools)
+    definitions = registry.get_definitions(names)
+    return FrozenTools(frozenset(d["function"]["name"] for d in definitions), definitions, _emojis(deps, definitions))
+
+
+def _emojis(deps: SessionDeps, definitions: Sequence[dict[str, Any]]) -> dict[str, str]:
+    emojis: dict[str, str] = {}
+    for definition in definitions:
+        name = definition["function"]["name"]
+        tool = deps.registry.get(name)
+        if tool is not None:
+            emojis[name] = tool.emoji
+    return emojis
+
+
+def _memory_block(deps: SessionDeps, options: SessionOptions, tool_names: frozenset[str]) -> Callable[[Path], Awaitable[str]] | None:
+    """MEMORY.md and USER.md for the prompt (read once, at creation)."""
+    if not options.use_memory or "memory" not in tool_names:
+        return None
+    return functools.partial(memory_prompt_block, config=deps.config.memory)
+
+
+async def flush_history(deps: SessionDeps, session_id: str, state: SessionState) -> None:
+    """Commit whatever of the history is not in the store yet."""
+    new = state.history[state.persisted:]
+    if new:
+        await deps.store.append(session_id, new)
+        state.persisted = len(state.history)
+
+
+async def save_state(
+    deps: SessionDeps, session_id: str, state: SessionState, *, event_seq: int, processes: Sequence[ProcessRecord]
+) -> None:
+    """Save what a restarted daemon needs to resume this session (``event_seq``: the hub's last number,
+    ``processes``: its background processes, so a restarted daemon can say which were lost)."""
+    tools = state.tools
+    saved = {
+        "options": state.options.to_state(),
+        "tools": tools.definitions,
+        "tool_names": sorted(tools.names),
+        "shell": {"cwd": state.shell.cwd, "env": state.shell.env},
+        "todo": state.todo.to_dicts(),
+        "event_seq": event_seq,
+        "turns": state.turns,
+        "usage": attrs.asdict(state.usage),
+        "compression": state.compression,
+        "approvals": deps.approvals.for_session(session_id).snapshot() if deps.approvals else [],
+        "processes": [
+            {"id": r.process_id, "command": r.spec.command, "running": not r.status.finished}
+            for r in processes
+        ],
+    }
+    await deps.store.save_state(session_id, saved)
+
+
+def _platform(source: str) -> str:
+    return source if source in ("cli", "api", "cron", "subagent") else "cli"

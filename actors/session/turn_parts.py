@@ -1,0 +1,134 @@
+"""What a session hands each turn and what it gets back.
+
+- :class:`TurnConfig`: frozen for the turn's life (its tools, its model, its
+  limits, the session's callbacks);
+- :class:`TurnCounters`: what the turn counts; the session owns it and reads
+  it after the turn, whether the turn returned or failed;
+- :class:`TurnOutcome`: what the turn returns: the whole history and how it ended;
+- :class:`TokenMeter`: tokens of a turn tree against the turn's token budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+
+from providers.types import Usage
+
+if TYPE_CHECKING:
+    from actors.session.context import SessionServices
+    from actors.session.model import SessionModel
+    from actors.session.options import SessionDeps, SessionOptions
+    from actors.session.state import FrozenTools
+    from actors.session.workers import ToolExecutor
+
+__all__ = ["Compress", "Persist", "TokenMeter", "TurnConfig", "TurnCounters", "TurnOutcome", "add_usage"]
+
+#: The session's preflight compression: (history, its size in tokens) -> the compacted history or None.
+Compress = Callable[[list[dict[str, Any]], int], Awaitable[list[dict[str, Any]] | None]]
+#: Commits messages the turn added to the session's history and the store.
+Persist = Callable[[list[dict[str, Any]]], Awaitable[None]]
+
+
+def add_usage(total: Usage, more: Usage) -> Usage:
+    """``total`` with ``more`` added, field by field."""
+    return Usage(
+        prompt_tokens=total.prompt_tokens + more.prompt_tokens,
+        completion_tokens=total.completion_tokens + more.completion_tokens,
+        cache_read_tokens=total.cache_read_tokens + more.cache_read_tokens,
+        cache_write_tokens=total.cache_write_tokens + more.cache_write_tokens,
+        reasoning_tokens=total.reasoning_tokens + more.reasoning_tokens,
+    )
+
+
+class TokenMeter:
+    """Tokens used by a turn tree (a turn, its sandboxes and its subagents'
+    turns); going over the limit cancels the work scope with reason budget."""
+
+    def __init__(self, limit: int | None, parent: TokenMeter | None = None) -> None:
+        self.limit = limit
+        self.parent = parent
+        self.used = 0
+        self.scope: trio.CancelScope | None = None
+
+    def add(self, tokens: int) -> None:
+        """Count ``tokens`` here and in every ancestor."""
+        self.used += tokens
+        if self.limit is not None and self.used > self.limit and self.scope is not None:
+            self.scope.cancel(reason=f"budget: {self.used} tokens > {self.limit}")
+        if self.parent is not None:
+            self.parent.add(tokens)
+
+    @property
+    def exceeded(self) -> bool:
+        """True once the limit was passed."""
+        return self.limit is not None and self.used > self.limit
+
+
+@attrs.frozen
+class TurnConfig:
+    """What a turn works with; fixed for its life.
+
+    Attributes:
+        deps / options: the daemon's shared parts and the session's settings; a
+            per-session setting reaches the turn through ``options`` alone.
+        services: what the session offers tool calls (hub, requests, capabilities).
+        executor: the session's tool-execution path (guardrails, dispatch).
+        model: the session's provider chain and the active model's limits.
+        tools: the session's frozen tool list.
+        usage_before: the session's usage before this turn (usage events report totals).
+        ephemeral_system: a client's system layer, added to each request only.
+        persist: commits the turn's new messages.
+        compress: the preflight compression (None: compression is off).
+    """
+
+    deps: SessionDeps
+    options: SessionOptions
+    services: SessionServices
+    executor: ToolExecutor
+    model: SessionModel
+    tools: FrozenTools
+    usage_before: Usage
+    persist: Persist
+    ephemeral_system: str | None = None
+    compress: Compress | None = None
+
+    @property
+    def max_iterations(self) -> int:
+        """Provider calls this turn may make before its grace call."""
+        return self.options.max_iterations or self.deps.config.agent.max_turns
+
+
+@attrs.define
+class TurnCounters:
+    """What one turn counts; owned by the session that runs the turn.
+
+    Attributes:
+        usage: this turn's tokens.
+        api_calls: this turn's provider calls.
+        meter: the turn's token budget (its subagents and sandboxes count into it).
+    """
+
+    meter: TokenMeter
+    usage: Usage = Usage()
+    api_calls: int = 0
+
+
+@attrs.frozen
+class TurnOutcome:
+    """How a turn ended.
+
+    Attributes:
+        messages: the whole history as the turn left it (valid for every provider).
+        final_text: the answer shown to the user.
+        reason: completed, interrupted, budget or error.
+        error: what went wrong, when ``reason`` is error.
+    """
+
+    messages: list[dict[str, Any]]
+    final_text: str
+    reason: str = "completed"
+    error: str | None = None
