@@ -11,8 +11,7 @@ import attrs
 import trio
 
 from actors import JobStopped
-from actors.sandbox.jobs import SandboxJob
-from actors.sandbox.result import SandboxResult, SandboxToolCall
+from actors.sandbox import SandboxJob, SandboxResult, SandboxToolCall
 from actors.session.context import CallContext
 from actors.session.workers import ToolExecutor
 from config.sandbox import CodeExecutionConfig

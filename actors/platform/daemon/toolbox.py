@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import attrs
 import httpx2
 
-from actors.sandbox.tool import register_execute_code
+from actors.sandbox import register_execute_code
 from actors.subagent import register_delegate_task
 from config.loader import Config
 from tools.builtin import register_core_tools
