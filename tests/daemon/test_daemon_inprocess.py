@@ -138,8 +138,8 @@ class TestSessionsRestart:
             assert session_path(second) in system.registry
 
 
-class TestProvidersNotRestarted:
-    """The shared clients' owner is never restarted: its clients, once closed, cannot be handed back."""
+class TestSharedOwnersNotRestarted:
+    """The owners of what every session holds are never restarted: closed, it cannot be handed back."""
 
     async def test_stopped_providers_stays_stopped(self) -> None:
         """Stopping providers closes its pool; the root starts no new instance and the tree stays up."""
@@ -152,3 +152,14 @@ class TestProvidersNotRestarted:
             assert "providers" not in [child.name for child in await system.root.which_children()]
             assert providers.statistics().details["state"] == "closed"
             assert {"store", "sessions", "control"} <= set(system.registry.paths())
+
+    async def test_stopped_store_stays_stopped(self) -> None:
+        """Stopping the store closes it; the root starts no second actor over the closed store."""
+        async with _serving() as (system, _, _):
+            store = system.lookup("store")
+            store.stop("test: stop the store", requested_by="test")
+            await store.wait_stopped()
+            await trio.testing.wait_all_tasks_blocked()
+            assert "store" not in system.registry
+            assert "store" not in [child.name for child in await system.root.which_children()]
+            assert {"providers", "sessions", "control"} <= set(system.registry.paths())

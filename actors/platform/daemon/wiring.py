@@ -77,8 +77,12 @@ async def open_daemon_tree(
         )
         log_jail_status(config.sandbox, launcher.status)
         store = SqliteSessionStore(paths.home / DB_FILENAME, config.store)
+        # Not restarted: every session holds this store, and a closed store cannot be reopened.
         await system.root.start_child(
-            ChildSpec("store", lambda: StoreActor(store), shutdown_timeout=section.shutdown_timeout_seconds)
+            ChildSpec(
+                "store", functools.partial(StoreActor, store), RestartType.TEMPORARY,
+                shutdown_timeout=section.shutdown_timeout_seconds,
+            )
         )
         # Keys may sit in HERMES_ACTORS_HOME/.env; the daemon's environment wins. Read once, here.
         environ = {**await trio.to_thread.run_sync(load_env_file, paths.home), **os.environ}
