@@ -46,7 +46,7 @@ from messages.paths import session_path  # noqa: E402
 from providers.clients import ClientPool  # noqa: E402
 from providers.recovery.connector import PooledConnector  # noqa: E402
 from store.sqlite.store import SqliteSessionStore  # noqa: E402
-from supervisor import ChildSpec, open_actor_system  # noqa: E402
+from actors import ChildSpec, open_actor_system  # noqa: E402
 from tools.jail.launcher import open_launcher  # noqa: E402
 from tools.jail.runtime import DaemonJails, RuntimeDir  # noqa: E402
 from tools.web import open_web_client  # noqa: E402

@@ -15,16 +15,32 @@ from typing import Any, cast
 
 import trio
 
-from actors import ActorBase, ActorError, ActorHandle, ActorNotFound, ActorRegistry, MailboxClosed, NoReply
+from actors import (
+    ActorBase,
+    ActorError,
+    ActorHandle,
+    ActorNotFound,
+    ActorRegistry,
+    ChildSpec,
+    MailboxClosed,
+    NoReply,
+    RestartType,
+    Supervisor,
+    SupervisorHandle,
+)
 from actors.session.actor import SessionActor
-from actors.session.options import DelegateFactory, SessionDeps, SessionOptions, SessionSpec
+from actors.session.options import (
+    DelegateFactory,
+    SessionDeps,
+    SessionOptions,
+    SessionSpec,
+)
 from actors.session.state import new_session_id
 from config.daemon import DaemonConfig
 from messages.paths import SESSIONS, child_path, session_id_of, session_name
 from messages.session import SessionMessage, Shutdown, UserMessage
 from store.errors import SessionNotFoundError
 from tools.jail.policy import resolve_mode
-from supervisor import ChildSpec, RestartType, Supervisor, SupervisorHandle
 
 __all__ = ["TURN_NAME", "SessionNotFound", "SessionService", "SessionsHandle", "SessionsSupervisor", "TooManyRunningTurns"]
 

@@ -10,9 +10,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 #: The actor packages; each one's ``__init__`` is its face.
 PACKAGES = ("actors.session", "actors.subagent", "actors.sandbox", "actors.platform")
-#: The runtime's modules, reached through ``actors`` itself (supervisor.py is the runtime too).
-RUNTIME_MODULES = ("actors.base", "actors.errors", "actors.handle", "actors.job", "actors.mailbox", "actors.registry")
-RUNTIME = frozenset({"actors", "supervisor", *RUNTIME_MODULES})
+#: The runtime's modules (supervisor.py is the runtime too), reached through ``actors`` itself.
+RUNTIME_MODULES = (
+    "actors.base", "actors.errors", "actors.handle", "actors.job", "actors.mailbox", "actors.registry", "supervisor",
+)
+RUNTIME = frozenset({"actors", *RUNTIME_MODULES})
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

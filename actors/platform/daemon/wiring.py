@@ -25,6 +25,7 @@ from pathlib import Path
 
 import trio
 
+from actors import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
 from actors.platform.api.auth import KEY_VARIABLE
 from actors.platform.api.server import ApiServer
 from actors.platform.daemon.control_server import ControlServer
@@ -43,7 +44,6 @@ from providers.metadata import ModelMetadata
 from providers.recovery.connector import PooledConnector
 from providers.recovery.keys import load_provider_keys
 from store.sqlite import DB_FILENAME, SqliteSessionStore
-from supervisor import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
 from tools.jail.launcher import open_launcher
 from tools.jail.runtime import DaemonJails, RuntimeDir, hidden_daemon_paths
 from tools.web import open_web_client
