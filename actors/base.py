@@ -80,6 +80,8 @@ class ActorBase:
     mailbox_capacity: ClassVar[int] = 0
     #: How long cleanup may run once the member is asked to stop.
     shutdown_timeout: ClassVar[float] = 5.0
+    #: Actors read a mailbox; jobs do not (they get their work when they are built).
+    _reads_mailbox: ClassVar[bool] = False
 
     __slots__ = (
         "__dict__",
@@ -251,13 +253,23 @@ class ActorBase:
 
     # -- the lifecycle -------------------------------------------------------------------
 
-    async def _live(self, body: Callable[[], Awaitable[None]], on_ready: Callable[[], None]) -> None:
-        """The member's whole life: register, ``on_start``, ``on_ready()``, ``body()``,
-        then children and cleanup. A requested stop ends it quietly; anything
-        else it raises comes out as :class:`ActorFailed`."""
+    async def main(self) -> None:
+        """The member's work once it is ready (an actor's mailbox loop, a job's ``execute``)."""
+        raise NotImplementedError(f"{type(self).__name__} has no main()")
+
+    async def run(self, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
+        """The member's whole life: register, ``on_start``, report its handle to
+        ``task_status``, :meth:`main`, then children and cleanup.
+
+        A stop that was requested (through :meth:`request_stop`) ends it
+        quietly; anything else it raises comes out as :class:`ActorFailed`.
+        """
+        # One frame from here to main(): an idle actor's memory is mostly its task's frames.
         registry = self._registry
         if registry is None:
             raise ActorError(self.path, "actor was never bound to a system")
+        if self._reads_mailbox:
+            self.mailbox = Mailbox(self.path, self.mailbox_capacity)
         registry.add(self)
         parent = self._parent
         if parent is not None:
@@ -274,8 +286,10 @@ class ActorBase:
                 if self._stop_reason is not None:
                     nursery.cancel_scope.cancel(reason=self._stop_reason)
                 await self.on_start()
-                on_ready()
-                await body()
+                # An actor waits for messages; a job is at work from the start.
+                self.state = ActorState.IDLE if self.mailbox is not None else ActorState.BUSY
+                task_status.started(self.ref)
+                await self.main()
                 # The member chose to end: its children end with it.
                 nursery.cancel_scope.cancel(reason=f"{self.path} finished")
         except BaseException as exc:
@@ -333,6 +347,7 @@ class Actor(ActorBase, Generic[M]):
 
     #: Mailbox size; a sender waits (or ``tell_nowait`` raises) beyond it.
     mailbox_capacity: ClassVar[int] = 16
+    _reads_mailbox = True
 
     __slots__ = ()
 
@@ -384,20 +399,6 @@ class Actor(ActorBase, Generic[M]):
                 raise
             if reply is not None:
                 reply.send(result)
-
-    async def run(self, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
-        """The actor's whole life; reports its handle to ``task_status`` once ready.
-
-        A stop that was requested (through :meth:`request_stop`) ends it
-        quietly; anything else it raises comes out as :class:`ActorFailed`.
-        """
-        self.mailbox = Mailbox(self.path, self.mailbox_capacity)
-
-        def ready() -> None:
-            self.state = ActorState.IDLE
-            task_status.started(self.ref)
-
-        await self._live(self.main, ready)
 
 
 async def _run_linked(child: Actor[Any], *, task_status: trio.TaskStatus[Any]) -> None:

@@ -24,7 +24,6 @@ from typing import Generic, TypeVar
 
 from actors.base import ActorBase
 from actors.errors import JobStopped
-from messages.supervision import ActorState
 
 __all__ = ["Job"]
 
@@ -42,17 +41,14 @@ class Job(ActorBase, Generic[T]):
         """The job's work; its return value is what ``run_job`` returns."""
         raise NotImplementedError(f"{type(self).__name__} has no execute()")
 
+    async def main(self) -> None:
+        """Run :meth:`execute` and keep its value for :meth:`_run_to_value` (the runtime's, never a caller's)."""
+        self._value = (await self.execute(),)
+
     async def _run_to_value(self) -> T:
-        result: list[T] = []
-
-        async def body() -> None:
-            result.append(await self.execute())
-
-        def ready() -> None:
-            self.state = ActorState.BUSY
-
-        await self._live(body, ready)
-        if not result:
+        self._value: tuple[T] | None = None
+        await self.run()
+        if self._value is None:
             # The job's own scope was cancelled (a kill by path): it has no value.
             raise JobStopped(self.path, self.cancel_reason or "stopped before it finished")
-        return result[0]
+        return self._value[0]
