@@ -23,7 +23,7 @@ import trio
 from tools.dispatch import dispatch
 from tools.registry import ToolRegistry
 from tools.results import ToolResult
-from tools.search import search_with_python, search_with_ripgrep
+from tools.search import find_ripgrep, search_with_python, search_with_ripgrep
 from tools.testing import LocalToolContext
 
 TREE = Path(tempfile.gettempdir()) / "hermes-actors-bench-tree"
@@ -64,7 +64,7 @@ def report(label: str, samples: list[float], unit: str = "ms") -> None:
 
 
 async def bench_search(root: Path) -> None:
-    rg = shutil.which("rg")
+    rg = find_ripgrep()
     runs = 5
     if rg is not None:
         result = await search_with_ripgrep(rg, root, NEEDLE, limit=50)
