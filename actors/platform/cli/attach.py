@@ -136,6 +136,9 @@ class Attachment:
         # Set except while a /new waits for its session.
         self._switched = threading.Event()
         self._switched.set()
+        # Set by SIGINT, acted on by the main loop (a KeyboardInterrupt could land between a
+        # read and its buffering, or in the middle of printing an event, and lose either).
+        self._interrupt_requested = threading.Event()
 
     # -- sending (input thread) ---------------------------------------------------------------------
 
@@ -236,21 +239,25 @@ class Attachment:
             self.view.line(f"attached to {self.session_id} · /help for commands", style="dim")
         reader = self._prompt_input if self.interactive else self._pipe_input
         threading.Thread(target=reader, name="hermes-actors-input", daemon=True).start()
-        previous = signal.signal(signal.SIGTERM, lambda *_: self.done.set())
+        previous_term = signal.signal(signal.SIGTERM, lambda *_: self.done.set())
+        previous_int = signal.signal(signal.SIGINT, lambda *_: self._interrupt_requested.set())
+        # The read deadline bounds how long a Ctrl-C waits to be acted on.
         self.client.settimeout(0.2)
         try:
             while not self.done.is_set():
+                if self._interrupt_requested.is_set():
+                    self._interrupt_requested.clear()
+                    self.interrupt()
                 try:
                     self._dispatch(self.client.receive_raw())
                 except TimeoutError:
                     continue
-                except KeyboardInterrupt:
-                    self.interrupt()
         except DaemonNotRunning as exc:
             self.view.line(f"[{exc}]", style="red")
             return EXIT_FAILURE
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGTERM, previous_term)
+            signal.signal(signal.SIGINT, previous_int)
         return 0
 
     def _dispatch(self, message: dict[str, Any]) -> None:
