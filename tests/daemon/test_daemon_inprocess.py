@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
 import trio
 
 from actors import Actor, ActorSystem
@@ -141,25 +142,16 @@ class TestSessionsRestart:
 class TestSharedOwnersNotRestarted:
     """The owners of what every session holds are never restarted: closed, it cannot be handed back."""
 
-    async def test_stopped_providers_stays_stopped(self) -> None:
-        """Stopping providers closes its pool; the root starts no new instance and the tree stays up."""
+    @pytest.mark.parametrize("owner", ["providers", "store"])
+    async def test_stopped_owner_stays_stopped(self, owner: str) -> None:
+        """Stopping it closes what it owns; the root starts no new instance and the rest of the tree stays up."""
         async with _serving() as (system, _, _):
-            providers = system.lookup("providers")
-            providers.stop("test: stop the providers", requested_by="test")
-            await providers.wait_stopped()
+            handle = system.lookup(owner)
+            handle.stop(f"test: stop {owner}", requested_by="test")
+            await handle.wait_stopped()
             await trio.testing.wait_all_tasks_blocked()
-            assert "providers" not in system.registry
-            assert "providers" not in [child.name for child in await system.root.which_children()]
-            assert providers.statistics().details["state"] == "closed"
-            assert {"store", "sessions", "control"} <= set(system.registry.paths())
-
-    async def test_stopped_store_stays_stopped(self) -> None:
-        """Stopping the store closes it; the root starts no second actor over the closed store."""
-        async with _serving() as (system, _, _):
-            store = system.lookup("store")
-            store.stop("test: stop the store", requested_by="test")
-            await store.wait_stopped()
-            await trio.testing.wait_all_tasks_blocked()
-            assert "store" not in system.registry
-            assert "store" not in [child.name for child in await system.root.which_children()]
-            assert {"providers", "sessions", "control"} <= set(system.registry.paths())
+            assert owner not in system.registry
+            assert owner not in [child.name for child in await system.root.which_children()]
+            assert {"store", "providers", "sessions", "control"} - {owner} <= set(system.registry.paths())
+            if owner == "providers":
+                assert handle.statistics().details["state"] == "closed"
