@@ -17,7 +17,7 @@ not push the deadline back: "stale" means no *chunk*, as the specification says.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 import httpx2
 import trio
@@ -66,27 +66,36 @@ class GuardedByteStream(httpx2.AsyncByteStream):
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         chunks = self._inner.__aiter__()
-        guard = self._guard
-        while True:
-            deadline = guard.deadline()
-            if deadline - trio.current_time() > guard.read_timeout:
-                # The transport's own read timeout fires first: no scope needed.
-                try:
-                    chunk = await chunks.__anext__()
-                except StopAsyncIteration:
+        try:
+            while True:
+                chunk = await self._read(chunks)
+                if chunk is None:
                     return
                 yield chunk
-                continue
-            # The scope covers only the read, never the yield.
-            with trio.CancelScope(deadline=deadline) as scope:
-                try:
-                    chunk = await chunks.__anext__()
-                except StopAsyncIteration:
-                    return
-            if scope.cancelled_caught:
-                guard.fired = True
-                raise httpx2.ReadTimeout("no stream chunk within the stale timeout")
-            yield chunk
+        finally:
+            # Closed here, in the reader's task: left to the garbage collector,
+            # the transport's generator would be closed concurrently with this one.
+            if isinstance(chunks, AsyncGenerator):
+                await chunks.aclose()
+
+    async def _read(self, chunks: AsyncIterator[bytes]) -> bytes | None:
+        """The next chunk, or None at the end; honours the guard's deadline."""
+        guard = self._guard
+        deadline = guard.deadline()
+        if deadline - trio.current_time() > guard.read_timeout:
+            # The transport's own read timeout fires first: no scope needed.
+            try:
+                return await chunks.__anext__()
+            except StopAsyncIteration:
+                return None
+        with trio.CancelScope(deadline=deadline):
+            try:
+                return await chunks.__anext__()
+            except StopAsyncIteration:
+                return None
+        # Only reached when the deadline fired: the read returns otherwise.
+        guard.fired = True
+        raise httpx2.ReadTimeout("no stream chunk within the stale timeout")
 
     async def aclose(self) -> None:
         """Close the wrapped body (and so the connection, if unfinished)."""

@@ -10,6 +10,7 @@ events built from a :class:`TurnAccumulator`.
 from __future__ import annotations
 
 import collections
+import functools
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, ClassVar, Protocol
@@ -23,6 +24,7 @@ from messages.untrusted import repair_json, repair_text
 from ._stale import guard_of
 from ._translate import SDK_ERRORS, translate_error
 from .errors import ProviderConnectionError, StreamStalled
+from .stream_close import close_stream, hold_body_iterator
 from .types import (
     ChatRequest,
     StreamEvent,
@@ -190,7 +192,9 @@ class EventStream:
         *,
         status_code: int = 200,
     ) -> None:
-        self._raw = raw.__aiter__()
+        # The SDK stream's own __anext__: its __aiter__ would add a generator
+        # that nobody closes.
+        self._raw = raw
         self._guard = guard_of(raw.response)
         if self._guard is not None:
             self._guard.arm(stale_timeout)
@@ -292,10 +296,11 @@ class SdkStreamAdapter:
             raw = await self._open(request)
         except SDK_ERRORS as exc:
             raise translate_error(exc) from exc
+        body = hold_body_iterator(raw.response)
         try:
             yield EventStream(raw, self._converter(), self._stale, status_code=raw.response.status_code)
         finally:
-            await close_quietly(raw.close)
+            await close_quietly(functools.partial(close_stream, raw, body))
 
 
 async def close_quietly(close: Callable[[], Any]) -> None:

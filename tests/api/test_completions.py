@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import openai
 import pytest
 import trio
 
 from actors.platform.api.gateway import api_session_id
+from providers.stream_close import close_stream, hold_body_iterator
 from tests.api.harness import KEY, ApiDaemon, stored_texts, wait_until
 
 MODEL = "scripted-model"
@@ -227,10 +229,7 @@ class TestDisconnect:
         started = trio.current_time()
         async with api.client() as client:
             stream = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "go"}], stream=True)
-            async for chunk in stream:
-                if chunk.choices and chunk.choices[0].delta.content:
-                    break
-            await stream.close()
+            await leave_after_first_text(stream)
         with trio.fail_after(10):
             await api.provider.wait_disconnects(1)
         await wait_until(lambda: not api.session_paths())
@@ -248,14 +247,22 @@ class TestDisconnect:
             stream = await client.chat.completions.create(
                 model=MODEL, messages=[{"role": "user", "content": "go"}], stream=True, extra_headers=headers
             )
-            async for chunk in stream:
-                if chunk.choices and chunk.choices[0].delta.content:
-                    break
-            await stream.close()
+            await leave_after_first_text(stream)
             turn = f"sessions/session:{api_session_id('keeps-going')}/turn"
             await wait_until(lambda: turn not in api.system.registry)
             await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "again"}], extra_headers=headers)
         assert words in [m.get("content") for m in api.provider.requests[-1].body["messages"]]
+
+
+async def leave_after_first_text(stream: openai.AsyncStream[Any]) -> None:
+    """Read an SDK stream up to its first text, then leave it, closing every
+    body iterator in this task (see ``providers.stream_close``)."""
+    held = hold_body_iterator(stream.response)
+    while True:
+        chunk = await stream.__anext__()
+        if chunk.choices and chunk.choices[0].delta.content:
+            break
+    await close_stream(stream, held)
 
 
 class TestModelsAndHealth:
