@@ -141,11 +141,17 @@ class Detach:
 
 @attrs.frozen
 class SendMessage:
-    """A user message for a session (starts a turn)."""
+    """A user message for a session (starts a turn).
+
+    ``busy_mode`` (``interrupt`` or ``queue``) overrides the session's
+    ``display.busy_input_mode`` for this message when a turn is running: a
+    client reading a pipe sends ``queue`` so no line interrupts the one before.
+    """
 
     request_id: str
     session_id: str
     text: str
+    busy_mode: str | None = None
 
 
 @attrs.frozen

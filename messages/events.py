@@ -148,7 +148,12 @@ class TurnFinished(_Stamped):
 
 @_event
 class UsageUpdated(_Stamped):
-    """Token usage so far in this session."""
+    """Token usage so far in this session, its estimated cost and the context in use.
+
+    ``cost_usd`` is None when the model has no known price (shown as "n/a",
+    never 0). ``context_tokens`` is the prompt size of the last call, against
+    ``context_window`` (None when unknown).
+    """
 
     prompt_tokens: int
     completion_tokens: int
@@ -156,6 +161,9 @@ class UsageUpdated(_Stamped):
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
     api_calls: int = 0
+    cost_usd: float | None = None
+    context_tokens: int = 0
+    context_window: int | None = None
 
 
 @_event

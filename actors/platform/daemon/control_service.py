@@ -39,6 +39,8 @@ log = logging.getLogger("hermes_actors.control")
 PROTECTED_PATHS = frozenset({"", "store", "providers", "control", "sessions", "platform"})
 #: Exports travel in chunks well under a client's frame limit.
 EXPORT_CHUNK_CHARS = 256 * 1024
+#: What a client may ask of a message sent while a turn runs (None: the session's display.busy_input_mode).
+BUSY_MODES = (None, "interrupt", "queue", "steer")
 #: The kind that takes session messages (a subagent is a session of its own, of this kind).
 SESSION_KIND = "session"
 
@@ -202,9 +204,11 @@ class ControlService:
 
     async def send_message(self, request: c.SendMessage) -> c.Ok:
         """Deliver a user message (a turn) if the running-turn cap allows it."""
+        if request.busy_mode not in BUSY_MODES:
+            raise RequestFailed("invalid", f"busy_mode must be one of {', '.join(m for m in BUSY_MODES if m)}")
         backend = self._backend()
         try:
-            await backend.send(request.session_id, request.text, source="cli")
+            await backend.send(request.session_id, request.text, source="cli", busy_mode=request.busy_mode)
         except TooManyRunningTurns as exc:
             raise RequestFailed("busy", str(exc)) from exc
         except LookupError as exc:
