@@ -80,6 +80,8 @@ ERROR_CODES: frozenset[str] = frozenset(
         "not_found",  # unknown actor path or session id
         "invalid",  # a value out of range or a request that makes no sense now
         "busy",  # a limit (running turns) was reached; try again later
+        "no_turn",  # interrupt, steer or kill of a turn while the session runs none: nothing was done
+        "conflict",  # the request clashes with what exists (a title another session has)
         "unavailable",  # the part of the daemon that serves this is not running
         "slow_client",  # the client fell too far behind and is dropped
         "shutting_down",  # the daemon is stopping
@@ -105,6 +107,8 @@ class CreateSession:
 
     ``None`` provider fields fall back to the daemon's ``config.yaml``; so does ``sandbox`` (a mode,
     never wider than the daemon's ``sandbox.max_mode``: a wider one is refused as ``invalid``).
+    ``one_shot`` marks a ``chat -q`` session: it hibernates as soon as its turn is over and no
+    client is attached, instead of after ``daemon.hibernate_after_seconds``.
     """
 
     request_id: str
@@ -116,6 +120,7 @@ class CreateSession:
     source: str = "cli"
     title: str | None = None
     sandbox: str | None = None
+    one_shot: bool = False
 
 
 @attrs.frozen
@@ -232,6 +237,8 @@ class ListSessions:
     limit: int = 50
     offset: int = 0
     source: str | None = None
+    #: False lists top-level sessions only (each with its subagent count); True lists subagents too.
+    include_subagents: bool = False
 
 
 @attrs.frozen
@@ -395,6 +402,8 @@ class SessionSummary:
     cost: float
     preview: str = ""
     live: bool = False
+    #: How many subagent sessions it started (counted in top-level listings only).
+    subagents: int = 0
 
 
 @attrs.frozen

@@ -244,13 +244,35 @@ class InMemorySessionStore:
     def _live_rows(self) -> list[_Row]:
         return [r for r in self._rows.values() if r.deleted_at is None]
 
-    async def list_sessions(self, *, limit: int = 50, offset: int = 0, source: str | None = None) -> list[SessionInfo]:
+    async def list_sessions(
+        self, *, limit: int = 50, offset: int = 0, source: str | None = None, top_level: bool = False
+    ) -> list[SessionInfo]:
         """See ``SessionStore.list_sessions``."""
         await trio.lowlevel.checkpoint()
         check_listing(limit, offset)
-        rows = [r for r in self._live_rows() if source is None or r.meta.source == source]
+        rows = [
+            r for r in self._live_rows()
+            if (source is None or r.meta.source == source) and not (top_level and r.meta.parent_session_id)
+        ]
         rows.sort(key=lambda r: (-r.meta.started_at, r.meta.id))
         return [self._info(r) for r in rows[offset : offset + limit]]
+
+    async def session_by_title(self, title: str) -> SessionInfo | None:
+        """See ``SessionStore.session_by_title``."""
+        await trio.lowlevel.checkpoint()
+        found = [r for r in self._live_rows() if r.meta.title == title]
+        return self._info(found[0]) if found else None
+
+    async def subagent_counts(self, parent_ids: list[str]) -> dict[str, int]:
+        """See ``SessionStore.subagent_counts``."""
+        await trio.lowlevel.checkpoint()
+        wanted = set(parent_ids)
+        counts: dict[str, int] = {}
+        for row in self._live_rows():
+            parent = row.meta.parent_session_id
+            if parent in wanted:
+                counts[parent] = counts.get(parent, 0) + 1
+        return counts
 
     async def browse(
         self, *, limit: int = 10, source: str | None = None, exclude_session_id: str | None = None

@@ -168,9 +168,17 @@ class SessionStore(SessionSearchReader, Protocol):
         ...
 
     async def list_sessions(
-        self, *, limit: int = 50, offset: int = 0, source: str | None = None
+        self, *, limit: int = 50, offset: int = 0, source: str | None = None, top_level: bool = False
     ) -> list[SessionInfo]:
-        """Live sessions (subagents included), newest started first."""
+        """Live sessions, newest started first: subagents included unless ``top_level``."""
+        ...
+
+    async def session_by_title(self, title: str) -> SessionInfo | None:
+        """The live session titled ``title`` (titles are unique), or None."""
+        ...
+
+    async def subagent_counts(self, parent_ids: list[str]) -> dict[str, int]:
+        """How many live subagent sessions each of ``parent_ids`` started (absent: none)."""
         ...
 
     async def export_jsonl(self, session_id: str) -> str:

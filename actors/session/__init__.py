@@ -8,7 +8,7 @@ behind it.
 - :class:`SessionService` / :class:`SessionsSupervisor`: the ``sessions`` tree
   and the front doors' way to create, wake, message and close sessions, with
   their errors (:class:`SessionNotFound`, :class:`TooManyRunningTurns`,
-  :class:`SessionBusy`).
+  :class:`SessionBusy`, :class:`NoTurnRunning`); :data:`TURN_NAME` names a running turn.
 - What a subscriber holds (:class:`Subscription`, :class:`SubscriptionClosed`,
   :class:`EventHub`), and what delegate_task is given (:class:`ParentSession`,
   :class:`CallContext`, :func:`build_subagent_prompt`, :func:`new_session_id`).
@@ -20,19 +20,21 @@ for their tests and benchmarks; nothing outside the session package needs them.
 
 from __future__ import annotations
 
-from actors.session.actor import SessionActor, SessionBusy
+from actors.session.actor import NoTurnRunning, SessionActor, SessionBusy
 from actors.session.context import CallContext
 from actors.session.hub import EventHub, Subscription, SubscriptionClosed
 from actors.session.options import DelegateFactory, DelegateTask, ParentSession, SessionDeps, SessionOptions, SessionSpec
 from actors.session.prompt import build_subagent_prompt
-from actors.session.service import SessionNotFound, SessionService, SessionsSupervisor, TooManyRunningTurns
+from actors.session.service import TURN_NAME, SessionNotFound, SessionService, SessionsSupervisor, TooManyRunningTurns
 from actors.session.state import SessionState, new_session_id
 
 __all__ = [
+    "TURN_NAME",
     "CallContext",
     "DelegateFactory",
     "DelegateTask",
     "EventHub",
+    "NoTurnRunning",
     "ParentSession",
     "SessionActor",
     "SessionBusy",

@@ -18,6 +18,7 @@ import logging
 from collections import deque
 from typing import Any
 
+import attrs
 import trio
 
 from actors import Actor, ActorFailed, MailboxClosed, MailboxFull, Rejected
@@ -50,14 +51,14 @@ from messages.session import (
     Subscribe,
     UserMessage,
 )
-from messages.supervision import ActorState
+from messages.supervision import ActorSnapshot, ActorState
 from store.scoped import RealmScopedReader
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
 from tools.jail.policy import SandboxMode
 from tools.jail.runtime import SessionRuntime, unjailed_runtime
 from tools.redact import redact_secrets
 
-__all__ = ["MAX_QUEUED", "SessionActor", "SessionBusy"]
+__all__ = ["MAX_QUEUED", "NoTurnRunning", "SessionActor", "SessionBusy"]
 
 log = logging.getLogger("hermes_actors.session")
 
@@ -69,6 +70,10 @@ _READ_ONLY_TOOLS = frozenset({"read_file", "search_files", "web_search", "web_ex
 
 class SessionBusy(RuntimeError):
     """The session cannot take this input now (queue full, shutting down)."""
+
+
+class NoTurnRunning(RuntimeError):
+    """An interrupt or a steer reached a session that runs no turn: nothing was done."""
 
 
 class SessionActor(Actor[SessionMessage]):
@@ -207,6 +212,16 @@ class SessionActor(Actor[SessionMessage]):
             details["pending_requests"] = len(self.requests)
         return details
 
+    def statistics(self) -> ActorSnapshot:
+        """The session's snapshot: busy, and saying what its turn does, while a turn runs (its
+        mailbox loop alone would read idle between messages)."""
+        snapshot = super().statistics()
+        turn = self.turn
+        if turn is None or snapshot.state not in (ActorState.IDLE, ActorState.BUSY):
+            return snapshot
+        doing = f"turn {turn.turn_id}: {turn.activity}" if turn.activity else f"turn {turn.turn_id}"
+        return attrs.evolve(snapshot, state=ActorState.BUSY, activity=doing)
+
     @property
     def hibernatable(self) -> bool:
         """Idle, nobody watching, nothing pending: its state can live in the store alone."""
@@ -219,6 +234,11 @@ class SessionActor(Actor[SessionMessage]):
             and not any(not record.status.finished for record in self.processes.records())
         )
 
+    @property
+    def done_with(self) -> bool:
+        """A one-shot session whose turn is over and that nobody watches: it hibernates now."""
+        return self.hibernatable and self.durable.options.one_shot and self.durable.turns > 0
+
     # -- the mailbox ----------------------------------------------------------------------------------
 
     async def handle(self, message: SessionMessage) -> Any:
@@ -226,7 +246,9 @@ class SessionActor(Actor[SessionMessage]):
         if isinstance(message, UserMessage):
             return await self._on_user_message(message)
         if isinstance(message, Interrupt):
-            return self._interrupt(message.requested_by, message.text)
+            if not self._interrupt(message.requested_by, message.text):
+                raise Rejected(NoTurnRunning(f"nothing to interrupt: session {self.session_id} has no turn running"))
+            return f"interrupting turn {self.durable.turns}"
         if isinstance(message, Steer):
             return await self._on_steer(message.text)
         if isinstance(message, BackgroundNotification):
@@ -267,22 +289,21 @@ class SessionActor(Actor[SessionMessage]):
         return "queued"
 
     async def _on_steer(self, text: str) -> str:
+        # A steer only reaches a running turn; stored as a message it would start one nobody asked for.
+        if self.turn is None:
+            raise Rejected(NoTurnRunning(f"no turn to steer: session {self.session_id} is idle; send it as a message"))
         try:
-            if self.turn is None:
-                self.steer.add(text)
-                leftover = self.steer.take()
-                await self._start_turn(UserMessage(leftover or text, source="steer"))
-                return "started"
             self.steer.add(text)
         except EmptySteerError as exc:
             raise Rejected(exc) from exc
         return "steered"
 
     def _interrupt(self, requested_by: str, text: str | None) -> bool:
-        if text:
-            self.queue.appendleft(UserMessage(text))
+        """Stop the running turn (``text`` then comes next); False when there is none (nothing done)."""
         if self.turn is None:
             return False
+        if text:
+            self.queue.appendleft(UserMessage(text))
         self.turn.request_stop("interrupted", requested_by=requested_by)
         return True
 
@@ -309,8 +330,6 @@ class SessionActor(Actor[SessionMessage]):
         )
         self.turn = turn
         self._turn_done = trio.Event()
-        self.state = ActorState.BUSY
-        self.activity = f"turn {state.turns}"
         self.hub.publish(TurnStarted, turn_id=state.turns, text=message.text)
         self.start_soon(self._run_turn, turn, state.turns, counters)
         await started.wait()
@@ -357,8 +376,6 @@ class SessionActor(Actor[SessionMessage]):
         self.turn = None
         self.last_active = trio.current_time()
         self._turn_done.set()
-        self.state = ActorState.IDLE
-        self.activity = ""
         with trio.move_on_after(self.shutdown_timeout):
             await self._save_state()
             # This turn's tokens only; the store counts tool calls itself as messages arrive.

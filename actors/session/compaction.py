@@ -61,9 +61,12 @@ class SessionCompaction:
         """Compress the history on request (``/compress TOPIC``); the user asked, so a pause
         for thrashing ends."""
         compressor = self.compressor()
+        before = len(self._state.history)
         result = await self._compress(self._state.history, topic)
         compressor.reset_thrashing()
-        return "compressed" if result is not None else "nothing to compress"
+        if result is None:
+            return "nothing to compress"
+        return f"compressed {before} → {len(result)} messages"
 
     def compressor(self) -> ContextCompressor:
         """The session's compressor, sized for the model in use now."""

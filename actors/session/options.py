@@ -48,6 +48,7 @@ class SessionOptions:
         auto_approve: approve dangerous commands without asking (subagents, by config).
         sandbox: the sandbox mode its tools run under (``sandbox.mode`` when None); settled to the
             resolved mode when the session is created, so a restarted or woken session keeps it.
+        one_shot: a ``chat -q`` session: it hibernates as soon as a turn is over and nobody watches.
     """
 
     cwd: str
@@ -68,6 +69,7 @@ class SessionOptions:
     use_memory: bool = True
     auto_approve: bool = False
     sandbox: str | None = None
+    one_shot: bool = False
 
     def to_state(self) -> dict[str, Any]:
         """JSON-ready form, for the session's saved state."""

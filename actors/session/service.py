@@ -46,6 +46,8 @@ __all__ = ["TURN_NAME", "SessionNotFound", "SessionService", "SessionsHandle", "
 
 log = logging.getLogger("hermes_actors.sessions")
 
+#: How soon a finished one-shot (``chat -q``) session nobody watches hibernates, at most.
+ONE_SHOT_CHECK_SECONDS = 0.5
 #: The name of a session's running turn in the tree (``sessions/session:<id>/turn``).
 TURN_NAME = "turn"
 
@@ -110,12 +112,15 @@ class SessionsSupervisor(Supervisor):
         return {sid for session in self.children() if (sid := session_id_of(session.path)) is not None}
 
     async def _hibernate_loop(self) -> None:
-        interval = max(min(self.hibernate_after / 4, 30.0), 0.05)
+        # The short tick is for one-shot sessions, which hibernate as soon as they are done with.
+        interval = max(min(self.hibernate_after / 4, ONE_SHOT_CHECK_SECONDS), 0.05)
         while True:
             await trio.sleep(interval)
             now = trio.current_time()
             for actor in self.children():
-                if isinstance(actor, SessionActor) and actor.hibernatable and now - actor.last_active >= self.hibernate_after:
+                if not isinstance(actor, SessionActor):
+                    continue
+                if actor.done_with or (actor.hibernatable and now - actor.last_active >= self.hibernate_after):
                     # Counted before the session leaves the live table: whoever sees it gone sees it counted.
                     self.hibernated += 1
                     if await self.ref.terminate_child(actor.name, "hibernating (idle)", requested_by=self.path):

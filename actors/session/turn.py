@@ -212,6 +212,9 @@ class TurnJob(Job[TurnOutcome]):
         self._results = dict(outcome.answered)
         self._batch = list(outcome.runnable)
         self._progress = {call.id: CallProgress() for call in self._batch}
+        names = sorted({call.name for call in self._batch})
+        if names:
+            self.activity = f"running tool{'s' if len(names) > 1 else ''} {', '.join(names)}"
         jobs = [
             ToolCall(call, config.executor, services, self._progress[call.id], config.tools.emojis.get(call.name, ""), self.counters.meter)
             for call in self._batch

@@ -205,12 +205,35 @@ def load(conn: sqlite3.Connection, session_id: str) -> LoadedSession:
     return LoadedSession(info=info, messages=[m.message for m in messages], state=state)
 
 
-def list_sessions(conn: sqlite3.Connection, limit: int, offset: int, source: str | None) -> list[SessionInfo]:
-    """Live sessions, newest started first."""
+def list_sessions(
+    conn: sqlite3.Connection, limit: int, offset: int, source: str | None, top_level: bool
+) -> list[SessionInfo]:
+    """Live sessions, newest started first (only those without a parent when ``top_level``)."""
     where, params = LIVE_SESSION, ()
     if source is not None:
         where, params = f"{where} AND s.source = ?", (source,)
+    if top_level:
+        where = f"{where} AND s.parent_session_id IS NULL"
     return session_infos(conn, where, (*params, limit, offset), "ORDER BY s.started_at DESC, s.id LIMIT ? OFFSET ?")
+
+
+def session_by_title(conn: sqlite3.Connection, title: str) -> SessionInfo | None:
+    """The live session with that title, or None."""
+    found = session_infos(conn, f"s.title = ? AND {LIVE_SESSION}", (title,), "LIMIT 1")
+    return found[0] if found else None
+
+
+def subagent_counts(conn: sqlite3.Connection, parent_ids: list[str]) -> dict[str, int]:
+    """Live subagent sessions per parent id."""
+    if not parent_ids:
+        return {}
+    marks = ", ".join("?" for _ in parent_ids)
+    rows = conn.execute(
+        f"SELECT s.parent_session_id, count(*) FROM sessions AS s WHERE {LIVE_SESSION} "
+        f"AND s.parent_session_id IN ({marks}) GROUP BY s.parent_session_id",
+        tuple(parent_ids),
+    ).fetchall()
+    return {parent: count for parent, count in rows}
 
 
 def browse(conn: sqlite3.Connection, limit: int, source: str | None, exclude: str | None) -> list[SessionInfo]:

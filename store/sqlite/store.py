@@ -222,9 +222,19 @@ class SqliteSessionStore:
         """See ``SessionStore.load_transcript``."""
         return await self._read(reads.load_transcript, check_session_id(session_id))
 
-    async def list_sessions(self, *, limit: int = 50, offset: int = 0, source: str | None = None) -> list[SessionInfo]:
+    async def list_sessions(
+        self, *, limit: int = 50, offset: int = 0, source: str | None = None, top_level: bool = False
+    ) -> list[SessionInfo]:
         """See ``SessionStore.list_sessions``."""
-        return await self._read(reads.list_sessions, *check_listing(limit, offset), source)
+        return await self._read(reads.list_sessions, *check_listing(limit, offset), source, top_level)
+
+    async def session_by_title(self, title: str) -> SessionInfo | None:
+        """See ``SessionStore.session_by_title``."""
+        return await self._read(reads.session_by_title, title)
+
+    async def subagent_counts(self, parent_ids: list[str]) -> dict[str, int]:
+        """See ``SessionStore.subagent_counts``."""
+        return await self._read(reads.subagent_counts, list(parent_ids))
 
     async def browse(
         self, *, limit: int = 10, source: str | None = None, exclude_session_id: str | None = None

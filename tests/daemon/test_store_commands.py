@@ -37,7 +37,8 @@ class TestSessionsCommands:
         session_id, _ = _chat(daemon, provider, "the zanzibar question, no tools")
         listed = json.loads(run_cli(daemon.home, "sessions", "list", "--json").stdout)["sessions"]
         mine = [s for s in listed if s["id"] == session_id]
-        assert mine and mine[0]["live"] is True and mine[0]["message_count"] >= 2
+        # Live or not: a finished `chat -q` session hibernates as soon as its client is gone.
+        assert mine and mine[0]["message_count"] >= 2
         assert mine[0]["preview"].startswith("the zanzibar question")
         found = json.loads(run_cli(daemon.home, "sessions", "search", "zanzibar", "--json").stdout)["matches"]
         assert [m["session"]["id"] for m in found] == [session_id]

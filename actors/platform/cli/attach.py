@@ -22,6 +22,7 @@ from rich.console import Console
 from actors.platform.cli.attach_view import EventView
 from actors.platform.cli.autostart import connect_or_start
 from actors.platform.cli.client import ControlClient
+from actors.platform.cli.commands import session_id_for
 from actors.platform.cli.one_shot import run_one_shot
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, RequestFailed
 from actors.platform.paths import DaemonPaths, home_from_env
@@ -50,6 +51,7 @@ def run_attach_command(args: argparse.Namespace) -> int:
                     c.CreateSession(
                         client.next_id(), cwd=os.getcwd(), model=args.model, provider=args.provider,
                         base_url=args.base_url, api_mode=args.api_mode, title=args.title, sandbox=args.sandbox,
+                        one_shot=args.query is not None,
                     )
                 )
                 session_id = created["session_id"]
@@ -61,7 +63,7 @@ def run_attach_command(args: argparse.Namespace) -> int:
                     "sandbox": args.sandbox,
                 }
                 return Attachment(client, session_id, as_json=args.json, provider=provider).run(since=None)
-            return Attachment(client, args.session, as_json=args.json).run(since=args.since)
+            return Attachment(client, session_id_for(client, args.session), as_json=args.json).run(since=args.since)
         except RequestFailed as exc:
             print(f"hermes-actors: {exc}", file=sys.stderr)
             return EXIT_NOT_FOUND if exc.code in ("not_found", "invalid") else EXIT_FAILURE

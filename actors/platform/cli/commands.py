@@ -22,7 +22,7 @@ from actors.platform.paths import DaemonPaths, home_from_env
 from actors.platform.cli.render import format_inspect, format_ps, format_sessions, format_tree, node_json, ps_rows, snapshot_json
 from messages import control as c
 
-__all__ = ["print_json", "run_command"]
+__all__ = ["print_json", "run_command", "session_id_for"]
 
 #: How long ``stop`` waits for the daemon to finish.
 STOP_WAIT_SECONDS = 30.0
@@ -31,6 +31,16 @@ STOP_WAIT_SECONDS = 30.0
 def print_json(value: Any) -> None:
     """One JSON document on stdout."""
     sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+
+
+def session_id_for(client: ControlClient, ref: str) -> str:
+    """The id of the session ``ref`` names: an id, or a title (an id wins).
+
+    Raises:
+        RequestFailed: ``not_found``.
+    """
+    shown: c.SessionShowReply = client.request(c.ShowSession(client.next_id(), ref, head=0, tail=0))
+    return shown.session.id
 
 
 def _unstructure(message: Any) -> dict[str, Any]:
@@ -177,11 +187,13 @@ def _steer(client: ControlClient, args: argparse.Namespace) -> int:
 def _sessions(client: ControlClient, args: argparse.Namespace) -> int:
     rid = client.next_id()
     if args.verb == "list":
-        listed: c.SessionListReply = client.request(c.ListSessions(rid, args.limit, args.offset, args.source))
+        listed: c.SessionListReply = client.request(
+            c.ListSessions(rid, args.limit, args.offset, args.source, include_subagents=args.all or args.source == "subagent")
+        )
         if args.json:
             print_json({"sessions": [_unstructure(s) for s in listed.sessions]})
         else:
-            print(format_sessions(listed.sessions))
+            print(format_sessions(listed.sessions, flat=args.all))
         return 0
     if args.verb == "search":
         roles = args.roles or ["user", "assistant"]

@@ -134,7 +134,7 @@ def ps_rows(tree: Wire, now: float) -> list[dict[str, Any]]:
             kind = child["snapshot"]["kind"]
             if kind == _SESSION_KIND:
                 row["subagents"] += 1
-                visit(child)
+                visit(child, nested=True)
                 continue
             if kind == "turn":
                 row["turn_running"] = True
@@ -144,17 +144,18 @@ def ps_rows(tree: Wire, now: float) -> list[dict[str, Any]]:
                 row["processes"].append(child["snapshot"]["path"])
             own_work(child, row)
 
-    def visit(node: Wire) -> None:
+    def visit(node: Wire, nested: bool = False) -> None:
         snapshot = node["snapshot"]
         if snapshot["kind"] != _SESSION_KIND:
             for child in node["children"]:
-                visit(child)
+                visit(child, nested)
             return
         details = snapshot.get("details") or {}
         row: dict[str, Any] = {
             "session_id": str(details.get("session_id") or snapshot["path"].rsplit(":", 1)[-1]),
             "path": snapshot["path"],
-            "kind": snapshot["kind"],
+            # A session inside another session is that session's subagent (the schema's "subagent").
+            "kind": "subagent" if nested else "session",
             "state": snapshot["state"],
             "activity": snapshot["activity"],
             "age_seconds": round(max(0.0, now - snapshot["started_at"]), 3),
@@ -170,16 +171,33 @@ def ps_rows(tree: Wire, now: float) -> list[dict[str, Any]]:
     return rows
 
 
+#: Width of ``ps``'s session column; longer paths lose their middle (``--json`` has them whole).
+_PS_PATH_CHARS = 28
+
+
+def _ellipsize_middle(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters: its start and end kept, an ellipsis between."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return f"{text[:head]}…{text[len(text) - (width - 1 - head):]}"
+
+
 def format_ps(rows: list[dict[str, Any]]) -> str:
-    """The ``ps`` table."""
+    """The ``ps`` table; a subagent's row is indented under its parent's."""
     if not rows:
         return "no live sessions"
-    lines = [f"{'SESSION':<28} {'STATE':<9} {'AGE':>7}  {'TURN':<4} {'TOOLS':>5} {'PROCS':>5} {'SUBS':>4}  ACTIVITY"]
+    lines = [f"{'SESSION':<{_PS_PATH_CHARS}} {'STATE':<9} {'AGE':>7}  {'TURN':<4} {'TOOLS':>5} {'PROCS':>5} {'SUBS':>4}  ACTIVITY"]
     for row in rows:
+        if row["kind"] == "subagent":
+            name = "  " + _ellipsize_middle(row["path"].rsplit("/", 1)[-1], _PS_PATH_CHARS - 2)
+        else:
+            name = _ellipsize_middle(row["path"].removeprefix("sessions/"), _PS_PATH_CHARS)
+        activity = " ".join(str(row["activity"]).split())
         lines.append(
-            f"{row['path'].removeprefix('sessions/'):<28} {row['state']:<9} {_age(row['age_seconds']):>7}  "
+            f"{name:<{_PS_PATH_CHARS}} {row['state']:<9} {_age(row['age_seconds']):>7}  "
             f"{'yes' if row['turn_running'] else '-':<4} {len(row['tools']):>5} {len(row['processes']):>5} "
-            f"{row['subagents']:>4}  {row['activity']}"
+            f"{row['subagents']:>4}  {_ellipsize_middle(activity, _ACTIVITY_CHARS)}"
         )
     return "\n".join(lines)
 
@@ -204,13 +222,15 @@ def _when(timestamp: float | None) -> str:
     return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
 
 
-def format_sessions(sessions: list[SessionSummary]) -> str:
-    """The ``sessions list`` table."""
+def format_sessions(sessions: list[SessionSummary], *, flat: bool = False) -> str:
+    """The ``sessions list`` table; unless ``flat``, a session's subagents are a count after its title."""
     if not sessions:
         return "no sessions"
     lines = [f"{'ID':<24} {'STARTED':<16} {'MSGS':>5} {'LIVE':<4} {'SOURCE':<8} TITLE / PREVIEW"]
     for info in sessions:
         label = info.title or info.preview.replace("\n", " ")[:60]
+        if info.subagents and not flat:
+            label = f"{label} [+{info.subagents} subagent{'s' if info.subagents > 1 else ''}]"
         ended = f" (ended: {info.end_reason})" if info.ended_at else ""
         lines.append(
             f"{info.id:<24} {_when(info.started_at):<16} {info.message_count:>5} {'yes' if info.live else '-':<4} "

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+import attrs
 import trio
 
 from actors import Actor
@@ -286,6 +287,8 @@ class Connection(Actor[None]):
     # -- attached sessions ----------------------------------------------------------------------------
 
     async def _attach(self, request: c.Attach) -> None:
+        # A title names the session as well as its id; the reply gives the id the events carry.
+        request = attrs.evolve(request, session_id=await self._service.session_id_for(request.session_id))
         self._detach(request.session_id)
         subscription = await self._service.subscribe(request, self.path)
         self.send(c.Attached(request.request_id, request.session_id))

@@ -21,13 +21,21 @@ from actors.platform.daemon.jail_status import sandbox_status
 from actors.platform.daemon.summaries import match_summary, session_summary
 from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
-from actors.session import SessionBusy, SessionOptions, SessionService, Subscription, TooManyRunningTurns
+from actors.session import (
+    TURN_NAME,
+    NoTurnRunning,
+    SessionBusy,
+    SessionOptions,
+    SessionService,
+    Subscription,
+    TooManyRunningTurns,
+)
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages import session as s
-from messages.paths import SESSIONS, child_path, session_path
+from messages.paths import SESSIONS, child_path, session_id_of, session_path, split_path
 from messages.session import SessionMessage
-from store.errors import InvalidQueryError, SessionNotFoundError, StoreClosedError, StoreError
+from store.errors import InvalidQueryError, SessionNotFoundError, StoreClosedError, StoreError, TitleConflictError
 from store.protocol import SessionStore
 from tools.jail.runtime import DaemonJails
 
@@ -110,15 +118,23 @@ class ControlService:
         return c.InspectReply(request.request_id, handle.statistics(), trio.current_time())
 
     def kill(self, request: c.Kill) -> c.Ok:
-        """Stop the actor at a path; its kind decides what that means to the session."""
-        path = self.resolve(request.path)
+        """Stop the actor at a path; its kind decides what that means to the session.
+
+        Raises:
+            RequestFailed: ``no_turn`` for a session's turn while it runs none, ``not_found``, ``invalid``.
+        """
+        try:
+            path = self.resolve(request.path)
+        except RequestFailed:
+            self._refuse_missing_turn(request.path)
+            raise
         if path in PROTECTED_PATHS:
             raise RequestFailed("invalid", f"{path or 'the root'} is part of the daemon; use `hermes-actors stop`")
         handle = self._lookup(path)
         reason = request.reason or "killed by operator"
         log.info("kill %s (%s): %s", path, handle.kind, reason)
         handle.stop(reason, requested_by="operator")
-        return c.Ok(request.request_id, f"stopping {path}")
+        return c.Ok(request.request_id, f"stopping {_human_path(path)}")
 
     def status(self, request: c.Status, connections: int) -> c.StatusReply:
         """The daemon's figures."""
@@ -145,6 +161,17 @@ class ControlService:
         self._request_stop("stop requested by a client")
         return c.Ok(request.request_id, "stopping")
 
+    def _refuse_missing_turn(self, path: str) -> None:
+        """Say "no turn running" when ``path`` names the turn of a live session that runs none."""
+        names = split_path(path.strip().strip("/"))
+        if len(names) < 2 or names[-1] != TURN_NAME:
+            return
+        try:
+            owner = self.resolve("/".join(names[:-1]))
+        except RequestFailed:
+            return
+        raise RequestFailed("no_turn", f"no turn running in {_human_path(owner)}: nothing to kill")
+
     def _lookup(self, path: str) -> ActorHandle[Any]:
         try:
             return self.system.lookup(path)
@@ -165,18 +192,53 @@ class ControlService:
         return self.sessions
 
     async def create_session(self, request: c.CreateSession) -> c.SessionCreated:
-        """Start a session working in the client's directory."""
+        """Start a session working in the client's directory.
+
+        Raises:
+            RequestFailed: ``conflict`` for a title another session has, ``invalid``.
+        """
         backend = self._backend()
         if not os.path.isabs(request.cwd):
             raise RequestFailed("invalid", f"cwd must be an absolute path, got {request.cwd!r}")
         if not await trio.to_thread.run_sync(os.path.isdir, request.cwd):
             raise RequestFailed("invalid", f"cwd {request.cwd!r} is not a directory the daemon can see")
+        if request.title is not None:
+            await self._refuse_taken_title(request.title)
         try:
             session_id = await backend.create_session(_options_from(request))
         except (ValueError, TypeError) as exc:
             raise RequestFailed("invalid", str(exc)) from exc
+        except ActorError as exc:
+            # Two clients racing for one title: the store refused the second as the session started.
+            if isinstance(exc.__cause__, TitleConflictError) and request.title is not None:
+                await self._refuse_taken_title(request.title)
+            raise RequestFailed("unavailable", f"the session could not start: {exc.__cause__ or exc}") from exc
         log.info("session %s created (source %s, cwd %s)", session_id, request.source, request.cwd)
         return c.SessionCreated(request.request_id, session_id)
+
+    async def _refuse_taken_title(self, title: str) -> None:
+        with _store_errors():
+            holder = await self._store().session_by_title(title)
+        if holder is not None:
+            raise RequestFailed("conflict", f"a session titled {title!r} already exists (id {holder.id})")
+
+    async def session_id_for(self, ref: str) -> str:
+        """The id of the stored session ``ref`` names: its id, else its title (an id wins).
+
+        Raises:
+            RequestFailed: ``not_found``.
+        """
+        if self.store is None or (self.sessions is not None and ref in self._live_ids()):
+            return ref
+        store = self.store
+        with _store_errors():
+            try:
+                return (await store.get_session(ref)).id
+            except SessionNotFoundError:
+                titled = await store.session_by_title(ref)
+        if titled is None:
+            raise RequestFailed("not_found", f"no session with id or title {ref!r}")
+        return titled.id
 
     async def session(self, session_id: str) -> ActorHandle[SessionMessage]:
         """The live handle of a session (woken from the store when hibernated).
@@ -203,38 +265,40 @@ class ControlService:
             raise RequestFailed("unavailable", f"session {request.session_id} did not answer: {exc}") from exc
 
     async def send_message(self, request: c.SendMessage) -> c.Ok:
-        """Deliver a user message (a turn) if the running-turn cap allows it."""
+        """Deliver a user message (a turn) if the running-turn cap allows it; the reply says what became of it."""
         if request.busy_mode not in BUSY_MODES:
             raise RequestFailed("invalid", f"busy_mode must be one of {', '.join(m for m in BUSY_MODES if m)}")
         backend = self._backend()
         try:
-            await backend.send(request.session_id, request.text, source="cli", busy_mode=request.busy_mode)
+            outcome = await backend.send(request.session_id, request.text, source="cli", busy_mode=request.busy_mode)
         except TooManyRunningTurns as exc:
+            raise RequestFailed("busy", str(exc)) from exc
+        except SessionBusy as exc:
             raise RequestFailed("busy", str(exc)) from exc
         except LookupError as exc:
             raise RequestFailed("not_found", f"no session {request.session_id!r}") from exc
         except ActorError as exc:
             raise RequestFailed("unavailable", str(exc)) from exc
-        return c.Ok(request.request_id, "sent")
+        return c.Ok(request.request_id, _SEND_OUTCOMES.get(outcome, "sent"))
 
     async def interrupt(self, request: c.InterruptSession) -> c.Ok:
-        """Interrupt a session's running turn."""
-        await self._tell(request.session_id, s.Interrupt(request.text, requested_by="operator"))
-        return c.Ok(request.request_id, "interrupt sent")
+        """Interrupt a session's running turn.
+
+        Raises:
+            RequestFailed: ``no_turn`` when it runs none (nothing was done).
+        """
+        said = await self._ask(await self.session(request.session_id), s.Interrupt(request.text, requested_by="operator"))
+        return c.Ok(request.request_id, said)
 
     async def compress(self, request: c.CompressSession) -> c.Ok:
-        """Ask a session to compress its context."""
-        await self._tell(request.session_id, s.Compress(request.topic))
-        return c.Ok(request.request_id, "compression requested")
+        """Compress a session's context now; the reply says by how much."""
+        said = await self._ask(await self.session(request.session_id), s.Compress(request.topic))
+        return c.Ok(request.request_id, said)
 
     async def reset_tools(self, request: c.ResetSessionTools) -> c.Ok:
         """Rebuild a session's tool list; the reply names the tools it now has."""
-        handle = await self.session(request.session_id)
-        try:
-            names = await handle.ask(s.ResetTools())
-        except SessionBusy as exc:
-            raise RequestFailed("busy", str(exc)) from exc
-        return c.Ok(request.request_id, f"tools reset: {', '.join(names)}")
+        names = await self._ask(await self.session(request.session_id), s.ResetTools())
+        return c.Ok(request.request_id, f"tools reset: {len(names)} tools ({', '.join(names)})")
 
     async def answer(self, request: c.AnswerSessionRequest, answered_by: str) -> c.Ok:
         """Answer a pending approval or clarify question."""
@@ -242,7 +306,11 @@ class ControlService:
         return c.Ok(request.request_id, "answer sent")
 
     async def steer(self, request: c.SteerSession) -> c.Ok:
-        """Steer the session or subagent at a path (a session id alone is a session)."""
+        """Steer the running turn of the session or subagent at a path (a session id alone is a session).
+
+        Raises:
+            RequestFailed: ``no_turn`` when it runs none (the text is not kept: send it as a message).
+        """
         try:
             path = self.resolve(request.path)
         except RequestFailed:
@@ -252,9 +320,24 @@ class ControlService:
         else:
             handle = self._lookup(path)
             if handle.kind != SESSION_KIND:
-                raise RequestFailed("invalid", f"{path} is a {handle.kind}, not a session or subagent")
-        await self._send(handle, s.Steer(request.text))
-        return c.Ok(request.request_id, "steer sent")
+                raise RequestFailed("invalid", f"{_human_path(path)} is a {handle.kind}, not a session or subagent")
+        await self._ask(handle, s.Steer(request.text))
+        return c.Ok(request.request_id, "steered: the text reaches the model with the next tool result")
+
+    async def _ask(self, handle: ActorHandle[SessionMessage], message: SessionMessage) -> Any:
+        """Ask a session; its refusals become replies a person can read."""
+        try:
+            return await handle.ask(message)
+        except NoTurnRunning as exc:
+            raise RequestFailed("no_turn", str(exc)) from exc
+        except SessionBusy as exc:
+            raise RequestFailed("busy", str(exc)) from exc
+        except ValueError as exc:
+            raise RequestFailed("invalid", str(exc)) from exc
+        except MailboxClosed as exc:
+            raise RequestFailed("not_found", f"{_human_path(handle.path)} has stopped") from exc
+        except ActorError as exc:
+            raise RequestFailed("unavailable", f"{_human_path(handle.path)} did not answer: {exc}") from exc
 
     async def _tell(self, session_id: str, message: SessionMessage) -> None:
         await self._send(await self.session(session_id), message)
@@ -279,11 +362,18 @@ class ControlService:
         return self.sessions.live_ids() if self.sessions is not None else set()
 
     async def list_sessions(self, request: c.ListSessions) -> c.SessionListReply:
-        """Stored sessions, newest first, marked live when running."""
+        """Stored sessions, newest first, marked live when running; subagents only when asked for,
+        else counted on their parent's row."""
+        store = self._store()
         with _store_errors():
-            infos = await self._store().list_sessions(limit=request.limit, offset=request.offset, source=request.source)
+            infos = await store.list_sessions(
+                limit=request.limit, offset=request.offset, source=request.source, top_level=not request.include_subagents
+            )
+            counts = await store.subagent_counts([info.id for info in infos])
         live = self._live_ids()
-        return c.SessionListReply(request.request_id, [session_summary(info, info.id in live) for info in infos])
+        return c.SessionListReply(
+            request.request_id, [session_summary(info, info.id in live, counts.get(info.id, 0)) for info in infos]
+        )
 
     async def search_sessions(self, request: c.SearchSessions) -> c.SearchReply:
         """Full-text search over stored sessions."""
@@ -296,8 +386,9 @@ class ControlService:
 
     async def show_session(self, request: c.ShowSession) -> c.SessionShowReply:
         """A stored session's first and last messages."""
+        session_id = await self.session_id_for(request.session_id)
         with _store_errors():
-            excerpt = await self._store().read_session(request.session_id, head=request.head, tail=request.tail)
+            excerpt = await self._store().read_session(session_id, head=request.head, tail=request.tail)
         return c.SessionShowReply(
             request.request_id,
             session_summary(excerpt.session, excerpt.session.id in self._live_ids()),
@@ -308,8 +399,9 @@ class ControlService:
 
     async def export_session(self, request: c.ExportSession) -> AsyncIterator[c.ExportChunk]:
         """A stored session as JSON lines, in chunks."""
+        session_id = await self.session_id_for(request.session_id)
         with _store_errors():
-            text = await self._store().export_jsonl(request.session_id)
+            text = await self._store().export_jsonl(session_id)
         chunks = [text[i : i + EXPORT_CHUNK_CHARS] for i in range(0, len(text), EXPORT_CHUNK_CHARS)] or [""]
         for index, chunk in enumerate(chunks):
             yield c.ExportChunk(request.request_id, chunk, index == len(chunks) - 1)
@@ -317,13 +409,13 @@ class ControlService:
     async def delete_session(self, request: c.DeleteSession) -> c.Ok:
         """Delete a stored session, stopping it first when it is live."""
         store = self._store()
-        if self.sessions is not None and request.session_id in self._live_ids():
-            await self.sessions.close_session(request.session_id, "deleted")
+        session_id = await self.session_id_for(request.session_id)
+        if self.sessions is not None and session_id in self._live_ids():
+            await self.sessions.close_session(session_id, "deleted")
         with _store_errors():
-            await store.get_session(request.session_id)
-            await store.delete_session(request.session_id)
-        log.info("session %s deleted", request.session_id)
-        return c.Ok(request.request_id, f"deleted {request.session_id}")
+            await store.delete_session(session_id)
+        log.info("session %s deleted", session_id)
+        return c.Ok(request.request_id, f"deleted {session_id}")
 
 
 @contextmanager
@@ -353,4 +445,22 @@ def _options_from(request: c.CreateSession) -> SessionOptions:
         source=request.source,
         title=request.title,
         sandbox=request.sandbox,
+        one_shot=request.one_shot,
     )
+
+
+#: What a session said of a message it was sent, as the reply tells the client.
+_SEND_OUTCOMES = {
+    "started": "sent: a turn started",
+    "queued": "queued: it runs when the current turn ends",
+    "interrupting": "sent: interrupting the running turn",
+    "steered": "steered into the running turn",
+}
+
+
+def _human_path(path: str) -> str:
+    """A live path as a person reads it: ``session ab12`` for a session, the path below ``sessions/`` else."""
+    session_id = session_id_of(path)
+    if session_id is not None and path == session_path(session_id):
+        return f"session {session_id}"
+    return path.removeprefix(f"{SESSIONS}/")

@@ -10,8 +10,8 @@ from store.records import SessionInfo, SessionMatches
 __all__ = ["match_summary", "session_summary"]
 
 
-def session_summary(info: SessionInfo, live: bool) -> SessionSummary:
-    """A stored session's row as listings show it."""
+def session_summary(info: SessionInfo, live: bool, subagents: int = 0) -> SessionSummary:
+    """A stored session's row as listings show it (``subagents``: how many it started, where counted)."""
     return SessionSummary(
         id=info.id,
         title=info.title,
@@ -30,6 +30,7 @@ def session_summary(info: SessionInfo, live: bool) -> SessionSummary:
         cost=info.cost,
         preview=info.preview,
         live=live,
+        subagents=subagents,
     )
 
 
