@@ -289,13 +289,14 @@ class SessionActor(Actor[SessionMessage]):
         return "queued"
 
     async def _on_steer(self, text: str) -> str:
-        # A steer only reaches a running turn; stored as a message it would start one nobody asked for.
-        if self.turn is None:
-            raise Rejected(NoTurnRunning(f"no turn to steer: session {self.session_id} is idle; send it as a message"))
         try:
             self.steer.add(text)
         except EmptySteerError as exc:
             raise Rejected(exc) from exc
+        if self.turn is None:
+            # A steer only reaches a running turn; kept as a message it would start one nobody asked for.
+            self.steer.take()
+            raise Rejected(NoTurnRunning(f"no turn to steer: session {self.session_id} is idle; send it as a message"))
         return "steered"
 
     def _interrupt(self, requested_by: str, text: str | None) -> bool:

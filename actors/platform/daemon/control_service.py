@@ -271,9 +271,7 @@ class ControlService:
         backend = self._backend()
         try:
             outcome = await backend.send(request.session_id, request.text, source="cli", busy_mode=request.busy_mode)
-        except TooManyRunningTurns as exc:
-            raise RequestFailed("busy", str(exc)) from exc
-        except SessionBusy as exc:
+        except (TooManyRunningTurns, SessionBusy) as exc:
             raise RequestFailed("busy", str(exc)) from exc
         except LookupError as exc:
             raise RequestFailed("not_found", f"no session {request.session_id!r}") from exc
