@@ -249,7 +249,8 @@ class Connection(Actor[None]):
             self.send(c.ErrorReply("internal", too_long, request_id))
         except Exception as exc:
             log.error("%s: %s failed", self.path, type(message).__name__, exc_info=exc)
-            self.send(c.ErrorReply("internal", f"{type(exc).__name__}: {exc}", request_id))
+            # The class and traceback are in the log; the client is told what failed, in words.
+            self.send(c.ErrorReply("internal", f"the daemon failed serving this request: {exc} (see logs/daemon.log)", request_id))
         finally:
             self.activity = ""
 
