@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from actors.platform.cli.render import format_ps
 from messages import control as c
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
 from tests.daemon.test_sessions import NO_TOOLS, _chat
@@ -218,3 +219,22 @@ class TestSessionReplies:
         with daemon.client() as client:
             reply = client.request(c.CompressSession(client.next_id(), session_id))
         assert reply.message == "nothing to compress"
+
+
+class TestPsColumns:
+    """`ps`'s text table keeps its columns whatever the length of a session's name."""
+
+    def test_long_names_keep_columns(self) -> None:
+        """An API session's long id loses its middle; a subagent row is indented under its parent."""
+        api = f"sessions/session:api-{'0123456789abcdef' * 2}"
+        rows = [
+            {"path": api, "kind": "session", "state": "busy", "age_seconds": 5, "turn_running": True,
+             "tools": [], "processes": [], "subagents": 1, "activity": "turn 1: running tool delegate_task"},
+            {"path": f"{api}/turn/tool:call_{'y' * 50}/subagent:0", "kind": "subagent", "state": "busy",
+             "age_seconds": 2, "turn_running": True, "tools": [], "processes": [], "subagents": 0, "activity": ""},
+        ]
+        header, parent, child = format_ps(rows).splitlines()
+        column = header.index("STATE")
+        assert [line[column:column + 4] for line in (parent, child)] == ["busy", "busy"]
+        assert parent.startswith("session:api-0") and "…" in parent[:column] and parent[column - 2] == "f"
+        assert child.startswith("  subagent:0 ")
