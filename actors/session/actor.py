@@ -110,6 +110,8 @@ class SessionActor(Actor[SessionMessage]):
         self.queue: deque[UserMessage] = deque()
         self.turn: TurnJob | None = None
         self.last_active = 0.0
+        # Turns finished since this actor started (a woken session starts again from 0).
+        self.turns_finished = 0
         self._notes: list[str] = []
         self._closing = False
         self._turn_done = trio.Event()
@@ -225,9 +227,13 @@ class SessionActor(Actor[SessionMessage]):
     @property
     def hibernatable(self) -> bool:
         """Idle, nobody watching, nothing pending: its state can live in the store alone."""
+        mailbox = self.mailbox
         return (
             self._ready
             and self.turn is None
+            # A message already queued or being handled (a Subscribe, a UserMessage) is activity too.
+            and self.state is ActorState.IDLE
+            and (mailbox is None or mailbox.used == 0)
             and not self.queue
             and self.hub.subscriber_count == 0
             and len(self.requests) == 0
@@ -236,8 +242,11 @@ class SessionActor(Actor[SessionMessage]):
 
     @property
     def done_with(self) -> bool:
-        """A one-shot session whose turn is over and that nobody watches: it hibernates now."""
-        return self.hibernatable and self.durable.options.one_shot and self.durable.turns > 0
+        """A one-shot session whose turn is over and that nobody watches: it hibernates now.
+
+        Only after a turn finished in this life: a session just woken by an attach or a message has not
+        been given its subscriber or its turn yet."""
+        return self.turns_finished > 0 and self.durable.options.one_shot and self.hibernatable
 
     # -- the mailbox ----------------------------------------------------------------------------------
 
@@ -375,6 +384,7 @@ class SessionActor(Actor[SessionMessage]):
             TurnFinished, turn_id=turn_id, final_text=outcome.final_text, reason=outcome.reason, error=outcome.error
         )
         self.turn = None
+        self.turns_finished += 1
         self.last_active = trio.current_time()
         self._turn_done.set()
         with trio.move_on_after(self.shutdown_timeout):

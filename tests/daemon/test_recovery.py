@@ -177,7 +177,10 @@ class TestKill:
     def test_kill_session_keeps_it_stored(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """A killed session leaves the tree, stays in the store, and resumes on the next message."""
         session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
-        result = run_cli(shared_daemon.home, "kill", session_id)
+        with shared_daemon.client() as watcher:
+            # Attached, the finished chat -q session is live (woken if it already hibernated) until killed.
+            watcher.request(c.Attach(watcher.next_id(), session_id, None))
+            result = run_cli(shared_daemon.home, "kill", session_id)
         assert result.returncode == 0, result.stderr
         deadline = time.monotonic() + 10
         while f"sessions/session:{session_id}" in _paths(_tree(shared_daemon)):
