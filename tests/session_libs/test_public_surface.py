@@ -12,7 +12,8 @@ import actors.session
 import actors.subagent
 
 SESSION_FACE = {
-    "CallContext", "DelegateFactory", "DelegateTask", "EventHub", "ParentSession", "SessionActor", "SessionBusy",
+    "CallContext", "DelegateFactory", "DelegateTask", "EventHub", "NoTurnRunning", "ParentSession", "SessionActor",
+    "SessionBusy", "TURN_NAME",
     "SessionDeps", "SessionNotFound", "SessionOptions", "SessionService", "SessionSpec", "SessionState",
     "SessionsSupervisor", "Subscription", "SubscriptionClosed", "TooManyRunningTurns", "build_subagent_prompt",
     "new_session_id",
