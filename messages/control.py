@@ -57,6 +57,7 @@ __all__ = [
     "SessionListReply",
     "SessionShowReply",
     "SessionSummary",
+    "SetSessionYolo",
     "ShowSession",
     "Status",
     "StatusReply",
@@ -190,6 +191,16 @@ class ResetSessionTools:
 
 
 @attrs.frozen
+class SetSessionYolo:
+    """Turn a session's ``--yolo`` toggle on or off (dangerous commands approved without asking;
+    the hardline blocklist is still refused); every attached client is told."""
+
+    request_id: str
+    session_id: str
+    enabled: bool
+
+
+@attrs.frozen
 class AnswerSessionRequest:
     """Answer a pending approval or clarify request (``pending_id``); the first answer wins."""
 
@@ -296,6 +307,7 @@ ClientMessage = (
     | CompressSession
     | ResetSessionTools
     | AnswerSessionRequest
+    | SetSessionYolo
     | Tree
     | Inspect
     | Kill

@@ -45,6 +45,7 @@ from messages.session import (
     Interrupt,
     ResetTools,
     SessionMessage,
+    SetYolo,
     Shutdown,
     Steer,
     Subscribe,
@@ -55,6 +56,7 @@ from store.scoped import RealmScopedReader
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
 from tools.jail.policy import SandboxMode
 from tools.jail.runtime import SessionRuntime, unjailed_runtime
+from tools.approval_policy import RATING_INSTRUCTIONS, ApprovalPolicy
 from tools.redact import redact_secrets
 
 __all__ = ["MAX_QUEUED", "SessionActor", "SessionBusy"]
@@ -129,6 +131,11 @@ class SessionActor(Actor[SessionMessage]):
         self.model = model = SessionModel(deps, state.options)
         self.compaction = SessionCompaction(deps, self.session_id, model, state, hub)
         delegate = spec.delegate
+        approvals = deps.config.approvals
+        self.approval_policy = ApprovalPolicy(
+            mode=approvals.mode, cron_mode=approvals.cron_mode, source=state.options.source,
+            interactive=state.options.interactive, auto_approve=state.options.auto_approve, rate=self._rate_command,
+        )
         self.services = SessionServices(
             session_id=self.session_id,
             home=deps.home,
@@ -138,7 +145,7 @@ class SessionActor(Actor[SessionMessage]):
             # session_search sees only its realm: API sessions and CLI sessions never see each other.
             store=await RealmScopedReader.for_session(deps.store, self.session_id),
             interactive=state.options.interactive,
-            auto_approve=state.options.auto_approve,
+            approval_policy=self.approval_policy,
             hub=hub,
             requests=self.requests,
             jail=runtime.jail,
@@ -241,6 +248,8 @@ class SessionActor(Actor[SessionMessage]):
             self.durable.tools = freeze_tools(self.spec.deps, self.durable.options)
             await self._save_state()
             return sorted(self.durable.tools.names)
+        if isinstance(message, SetYolo):
+            return self._set_yolo(message.enabled)
         if isinstance(message, Subscribe):
             return self.hub.subscribe(message.label, message.since, also=self.requests.events())
         if isinstance(message, Shutdown):
@@ -379,6 +388,22 @@ class SessionActor(Actor[SessionMessage]):
         await save_state(self.spec.deps, self.session_id, self.durable, event_seq=self.hub.seq, processes=self.processes.records())
 
     # -- other work -----------------------------------------------------------------------------------
+
+    def _set_yolo(self, enabled: bool) -> bool:
+        if self.approval_policy.yolo != enabled:
+            self.approval_policy.yolo = enabled
+            log.info("session %s: yolo %s", self.session_id, "on" if enabled else "off")
+        # Every client is told (a second attached one shows the marker too), even when nothing changed.
+        text = (
+            "YOLO on: dangerous commands run without asking (the hardline blocklist is still refused)"
+            if enabled else "YOLO off: dangerous commands ask again"
+        )
+        self.hub.publish(StatusUpdate, kind="yolo", text=text)
+        return enabled
+
+    async def _rate_command(self, command: str) -> str:
+        """The auxiliary model's rating of a command, for the ``smart`` approval policy."""
+        return await self.model.summarize([{"role": "user", "content": command}], RATING_INSTRUCTIONS)
 
     async def _on_compress(self, topic: str | None) -> str:
         if self.turn is not None:

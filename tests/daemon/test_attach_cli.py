@@ -71,7 +71,7 @@ class TestPipedAttach:
             attach.stdin.write("2\n")
             attach.stdin.close()
             rest = lines.until(lambda line: "Green it is." in line)
-            assert any(": green (by control/conn:" in line for line in rest)
+            assert any(": green (by the user at hermes-actors attach (pid " in line for line in rest)
             assert attach.wait(30) == 0
         finally:
             _end(attach)
