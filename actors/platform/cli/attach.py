@@ -35,7 +35,8 @@ SWITCH_TIMEOUT_SECONDS = 30.0
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _HELP = (
     "/detach (or Ctrl-D) leave, the session goes on · /stop (or Ctrl-C) interrupt the turn · /steer TEXT · "
-    "/compress [TOPIC] · /reset-tools · /usage · /new start a new session · anything else is a message "
+    "/compress [TOPIC] · /reset-tools · /usage · /yolo [on|off] approve every dangerous command · "
+    "/new start a new session · anything else is a message "
     "(or the answer to a pending approval or question)"
 )
 
@@ -54,14 +55,18 @@ def run_attach_command(args: argparse.Namespace) -> int:
                 )
                 session_id = created["session_id"]
                 print(f"session {session_id}", file=sys.stderr)
+                if args.yolo:
+                    client.request_raw(c.SetSessionYolo(client.next_id(), session_id, True))
                 if args.query is not None:
                     return run_one_shot(client, session_id, args.query, as_json=args.json)
                 provider = {
                     "model": args.model, "provider": args.provider, "base_url": args.base_url, "api_mode": args.api_mode,
                     "sandbox": args.sandbox,
                 }
-                return Attachment(client, session_id, as_json=args.json, provider=provider).run(since=None)
-            return Attachment(client, args.session, as_json=args.json).run(since=args.since)
+                return Attachment(client, session_id, as_json=args.json, provider=provider, yolo=args.yolo).run(since=None)
+            if args.yolo:
+                client.request_raw(c.SetSessionYolo(client.next_id(), args.session, True))
+            return Attachment(client, args.session, as_json=args.json, yolo=args.yolo).run(since=args.since)
         except RequestFailed as exc:
             print(f"hermes-actors: {exc}", file=sys.stderr)
             return EXIT_NOT_FOUND if exc.code in ("not_found", "invalid") else EXIT_FAILURE
@@ -76,12 +81,15 @@ class Attachment:
         as_json: print events as JSON lines instead of rendering them.
         provider: the provider flags ``/new`` sessions are created with (``chat`` passes its
             own; empty means the daemon's ``config.yaml``).
+        yolo: the session's yolo toggle is on (``--yolo``); the toolbar marks it.
     """
 
     def __init__(
-        self, client: ControlClient, session_id: str, *, as_json: bool = False, provider: dict[str, str | None] | None = None
+        self, client: ControlClient, session_id: str, *, as_json: bool = False, provider: dict[str, str | None] | None = None,
+        yolo: bool = False,
     ) -> None:
         self.client = client
+        self.yolo = yolo
         self.provider = provider or {}
         self.session_id = session_id
         self.as_json = as_json
@@ -134,6 +142,9 @@ class Attachment:
             self._send(c.CompressSession(rid, self.session_id, rest or None))
         elif word == "/reset-tools":
             self._send(c.ResetSessionTools(rid, self.session_id))
+        elif word == "/yolo":
+            # Every attached client sees the change (a StatusUpdate of kind "yolo"), this one too.
+            self._send(c.SetSessionYolo(rid, self.session_id, rest == "on" if rest in ("on", "off") else not self.yolo))
         elif word == "/usage":
             self.view.line(self.view.usage_text())
         elif word == "/new":
@@ -184,10 +195,11 @@ class Attachment:
         return "answer> " if self.view.pending else "> "
 
     def _toolbar(self) -> str:
+        yolo = " ⚠ YOLO ·" if self.yolo else ""
         if not self.view.turn_running:
-            return f" session {self.session_id} · /help"
+            return f"{yolo} session {self.session_id} · /help"
         frame = _SPINNER[int(time.monotonic() * 10) % len(_SPINNER)]
-        return f" {frame} {self.view.activity or 'working'} · Ctrl-C interrupts"
+        return f"{yolo} {frame} {self.view.activity or 'working'} · Ctrl-C interrupts"
 
     # -- receiving (main thread) --------------------------------------------------------------------------
 
@@ -224,6 +236,8 @@ class Attachment:
         if "seq" in message:
             if message.get("session_id") != self.session_id:
                 return
+            if kind == "StatusUpdate" and message.get("kind") == "yolo":
+                self.yolo = str(message.get("text")).startswith("YOLO on")
             if self.as_json:
                 sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
                 sys.stdout.flush()

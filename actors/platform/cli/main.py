@@ -77,10 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_json(chat)
     _add_provider(chat)
+    _add_yolo(chat)
     attach = commands.add_parser("attach", help="attach to a running or stored session")
     attach.add_argument("session", metavar="SESSION", help="session id")
     attach.add_argument("--since", type=int, metavar="N", help="replay the events after sequence number N first")
     _add_json(attach)
+    _add_yolo(attach)
 
     tree = commands.add_parser("tree", help="the live actor tree")
     tree.add_argument("path", nargs="?", default="", metavar="PATH", help="show only this subtree")
@@ -130,6 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="a guided run against a built-in scripted model (no key, under 30 s)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
     return parser
+
+
+def _add_yolo(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--yolo", action="store_true",
+        help="approve every dangerous command of the session without asking (the hardline blocklist, "
+        "such as rm -rf /, is still refused); /yolo toggles it in a session",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
