@@ -59,7 +59,12 @@ class PtyProcess:
             data = b""
         if data:
             self.raw += data
-            self.stream.feed(data)
+            for part in data.split(b"\x1b[6n")[:-1] or ():
+                # A cursor position request (prompt_toolkit sends one to lay out its toolbar): answer as a terminal does.
+                self.stream.feed(part)
+                cursor = self.screen.cursor
+                os.write(self.master, f"\x1b[{cursor.y + 1};{cursor.x + 1}R".encode())
+            self.stream.feed(data.rsplit(b"\x1b[6n", 1)[-1])
 
     def wait_for(self, predicate: Callable[[str], bool], timeout: float = SCREEN_TIMEOUT) -> str:
         """Read until ``predicate(screen text)`` holds; the text. Fails with the screen after ``timeout``."""
