@@ -202,12 +202,17 @@ class SetSessionYolo:
 
 @attrs.frozen
 class AnswerSessionRequest:
-    """Answer a pending approval or clarify request (``pending_id``); the first answer wins."""
+    """Answer a pending approval or clarify request (``pending_id``); the first answer wins.
+
+    ``on_behalf`` is set when a program answers for nobody (``chat -q`` without a terminal denies):
+    why, shown to the model and the clients instead of "the user".
+    """
 
     request_id: str
     session_id: str
     pending_id: str
     answer: str
+    on_behalf: str | None = None
 
 
 @attrs.frozen

@@ -40,7 +40,7 @@ class TestWithoutTerminal:
         assert "--yolo" in stderr and "approvals.mode" in stderr
         told = tool_result(provider)
         assert "Command not run" in told and RAN not in told
-        assert "control/conn" not in told
+        assert "denied by hermes-actors chat (pid " in told and "nobody could be asked (chat -q without a terminal)" in told
 
     def test_off_runs_without_asking(self, start_daemon: StartDaemon, provider: ScriptedProviderProcess) -> None:
         provider.reset()
@@ -68,7 +68,7 @@ class TestWithoutTerminal:
         [
             ("LOW", True, None),
             ("DANGEROUS", False, "the auxiliary model rated it dangerous"),
-            ("UNCERTAIN", False, "the user at hermes-actors chat"),
+            ("UNCERTAIN", False, "nobody could be asked"),
         ],
     )
     def test_smart_asks_the_auxiliary_model(

@@ -140,14 +140,17 @@ class _OneShot:
     def _answer(self, request: dict[str, Any]) -> None:
         if self.spinner is not None:
             self.spinner.stop()
+        on_behalf = None
         if self.can_ask:
             answer = self._ask(request)
             if answer is None:
                 return  # Ctrl-C: the turn is interrupted instead
         else:
-            answer = "deny"
+            answer, on_behalf = "deny", "nobody could be asked (chat -q without a terminal)"
             _error(f"approval needed for `{request['command']}`: {_NO_TERMINAL_HINT}")
-        self.client.send(c.AnswerSessionRequest(self.client.next_id(), self.session_id, request["request_id"], answer))
+        self.client.send(
+            c.AnswerSessionRequest(self.client.next_id(), self.session_id, request["request_id"], answer, on_behalf)
+        )
 
     def _ask(self, request: dict[str, Any]) -> str | None:
         """The answer typed on the terminal; None after Ctrl-C."""

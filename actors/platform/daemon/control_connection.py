@@ -277,7 +277,8 @@ class Connection(Actor[None]):
                     self.send(chunk)
             case c.AnswerSessionRequest():
                 # Shown to every client and to the model: the program that answered, not our actor path.
-                self.send(await service.answer(message, f"the user at {self._client}"))
+                by = f"{self._client}: {message.on_behalf}" if message.on_behalf else f"the user at {self._client}"
+                self.send(await service.answer(message, by))
             case _:
                 handler = _ASYNC_HANDLERS.get(type(message))
                 if handler is None:
