@@ -1,4 +1,4 @@
-"""What a person sees in the interactive client: every streamed token, at any width, in every client."""
+"""What a person sees in the interactive client: every streamed token, markdown, tools, subagents, history."""
 
 from __future__ import annotations
 
@@ -7,27 +7,43 @@ import re
 import pytest
 
 from tests.client.pty_terminal import PtyTerminal
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
 
 TOKENS = [f"tok{n}" for n in range(400)]
+NO_TOOLS = "hello, no tools please"
 
 
-def _chat(daemon: DaemonProcess, provider: ScriptedProviderProcess, columns: int, lines: int) -> PtyTerminal:
+def open_chat(daemon: DaemonProcess, provider: ScriptedProviderProcess, columns: int = 80, lines: int = 24) -> PtyTerminal:
+    """``chat`` in a pty, once its prompt is up."""
     terminal = PtyTerminal(daemon.home, "chat", *provider.chat_flags(), columns=columns, lines=lines)
-    terminal.wait_for(lambda text: "attached to" in text, what="the attach banner")
+    terminal.wait_for(lambda text: "attached to" in text and is_idle(text), what="the attach banner")
     return terminal
 
 
-def _idle(text: str) -> bool:
+def session_of(terminal: PtyTerminal) -> str:
+    """The session id the client attached to."""
+    return re.search(r"attached to (\w+)", terminal.text()).group(1)  # type: ignore[union-attr]
+
+
+def is_idle(text: str) -> bool:
+    """The toolbar (the last row) shows an idle session."""
     return "· /help" in text.splitlines()[-1]
 
 
-def _words(text: str) -> list[str]:
+def words(text: str) -> list[str]:
+    """The streamed tokens on screen, in order."""
     return re.findall(r"tok\d+", text)
 
 
+def stored_session(daemon: DaemonProcess, provider: ScriptedProviderProcess) -> str:
+    """A session with one finished exchange (``chat -q``), its id."""
+    result = run_cli(daemon.home, "chat", "-q", NO_TOOLS, *provider.chat_flags(), timeout=90)
+    assert result.returncode == 0, result.stderr
+    return re.search(r"session (\w+)", result.stderr).group(1)  # type: ignore[union-attr]
+
+
 class TestStreamedText:
-    """A long streamed paragraph is on screen whole, at 80 and 140 columns."""
+    """A long streamed paragraph is on screen whole, at any width, in every attached client."""
 
     @pytest.mark.parametrize(("columns", "lines"), [(80, 24), (140, 45)])
     def test_all_tokens_visible(
@@ -35,11 +51,112 @@ class TestStreamedText:
     ) -> None:
         """All 400 tokens of a slow stream end up on screen or in its scrollback, once and in order."""
         provider.reset()
-        provider.push({"text": " ".join(TOKENS), "chunk_delay": 0.005})
-        terminal = _chat(shared_daemon, provider, columns, lines)
+        terminal = open_chat(shared_daemon, provider, columns, lines)
         try:
+            provider.push({"text": " ".join(TOKENS), "chunk_delay": 0.005})
             terminal.type("stream please\r")
-            text = terminal.wait_for(lambda t: "tok399" in t and _idle(t), what="the end of the stream")
-            assert TOKENS == _words(text)
+            text = terminal.wait_for(lambda t: "tok399" in t and is_idle(t), what="the end of the stream")
+            assert TOKENS == words(text)
         finally:
             terminal.close()
+
+    def test_two_clients_see_the_same_text(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """A second client attached to the session (another width) shows every token too."""
+        provider.reset()
+        first = open_chat(shared_daemon, provider, 80, 24)
+        second = PtyTerminal(shared_daemon.home, "attach", session_of(first), columns=120, lines=30)
+        try:
+            second.wait_for(lambda t: "attached to" in t and is_idle(t), what="the second client")
+            provider.push({"text": " ".join(TOKENS), "chunk_delay": 0.005})
+            first.type("stream to both\r")
+            for terminal in (first, second):
+                text = terminal.wait_for(lambda t: "tok399" in t and is_idle(t), what="the end of the stream")
+                assert TOKENS == words(text)
+                assert text.count("> stream to both") == 1  # the message shown once, in both clients
+        finally:
+            second.close()
+            first.close()
+
+
+class TestRendering:
+    """Answers are rendered markdown; tools show a preview; subagents are labelled."""
+
+    def test_markdown_answer(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """Headings, emphasis, code blocks and lists are rendered, not shown as markdown source."""
+        provider.reset()
+        answer = "# Plan\n\nSome **bold** words.\n\n```python\nprint('hi')\n```\n\n- first item\n- second item\n"
+        terminal = open_chat(shared_daemon, provider)
+        try:
+            provider.push({"text": answer, "chunks": 12, "chunk_delay": 0.01})
+            terminal.type("markdown please\r")
+            text = terminal.wait_for(lambda t: "second item" in t and is_idle(t), what="the rendered answer")
+            assert "Some bold words." in text
+            assert "**" not in text and "```" not in text and "# Plan" not in text
+            assert "print('hi')" in text
+            assert re.search(r"• first item", text)
+        finally:
+            terminal.close()
+
+    def test_tool_preview_and_show(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """A finished tool is a numbered line with its first output lines; /show N prints all of it."""
+        provider.reset()
+        command = "for n in 1 2 3 4 5; do echo row$n; done"
+        terminal = open_chat(shared_daemon, provider)
+        try:
+            provider.push(
+                {"tool_calls": [{"id": "call_p", "name": "terminal", "arguments": {"command": command}}]},
+                {"text": "Printed."},
+            )
+            terminal.type("print lines\r")
+            text = terminal.wait_for(lambda t: "Printed." in t and is_idle(t), what="the tool and the answer")
+            assert re.search(r"\[1\] .*terminal for n in 1 2 3 4 5; do echo row\$n; done .*✓ exit 0", text)
+            assert "row3" in text and "row4" not in text
+            assert "/show 1" in text
+            terminal.type("/show 1\r")
+            terminal.wait_for(lambda t: "row5" in t, what="the full output")
+        finally:
+            terminal.close()
+
+    def test_subagent_lines(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """A subagent's start, tools and end are shown labelled with its name."""
+        provider.reset()
+        terminal = open_chat(shared_daemon, provider)
+        try:
+            provider.push(
+                {"tool_calls": [{"id": "d1", "name": "delegate_task", "arguments": {"tasks": [{"goal": "count files"}]}}]},
+                {"tool_calls": [{"id": "c1", "name": "terminal", "arguments": {"command": "echo from-the-child"}}]},
+                {"text": "child done"},
+                {"text": "The subagent reported."},
+            )
+            terminal.type("delegate it\r")
+            text = terminal.wait_for(lambda t: "The subagent reported." in t and is_idle(t), what="the parent's answer")
+            assert re.search(r"↳ subagent:\S+ started: count files", text)
+            assert re.search(r"\[subagent:\S+\]\[\d+\] .*terminal", text)
+            assert re.search(r"↳ subagent:\S+ completed", text)
+        finally:
+            terminal.close()
+
+
+class TestHistory:
+    """Attaching to a stored session shows its conversation first."""
+
+    def test_history_on_attach(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """The last stored messages are shown before live events; --history 0 shows none."""
+        provider.reset()
+        session_id = stored_session(shared_daemon, provider)
+        terminal = PtyTerminal(shared_daemon.home, "attach", session_id)
+        try:
+            text = terminal.wait_for(lambda t: "attached to" in t, what="the attach banner")
+            before = text.split("attached to", 1)[0]
+            assert f"> {NO_TOOLS}" in before
+            assert "You asked for no tools" in before
+        finally:
+            terminal.close()
+        bare = PtyTerminal(shared_daemon.home, "attach", session_id, "--history", "0")
+        try:
+            text = bare.wait_for(lambda t: "attached to" in t, what="the attach banner")
+            assert NO_TOOLS not in text
+        finally:
+            bare.close()
+
+

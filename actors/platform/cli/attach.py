@@ -38,6 +38,8 @@ SWITCH_TIMEOUT_SECONDS = 30.0
 DEFAULT_HISTORY = 10
 #: How long a piped client waits for the attach replay (a pending approval) before reading stdin.
 REPLAY_TIMEOUT_SECONDS = 10.0
+#: How many of the latest stored messages /show N looks through for the tool's result.
+_SHOW_SEARCH_MESSAGES = 500
 #: What the daemon's acknowledgement says when it says nothing itself.
 _ACK_FALLBACK = {
     "/steer": "steered: will reach the model with the next tool result",
@@ -118,6 +120,8 @@ class Attachment:
         self._interrupt_requested = threading.Event()
         # Requests whose reply is shown (an acknowledgement): request id -> the command.
         self._acks: dict[str, str] = {}
+        # /show requests in flight: request id -> the tool's number.
+        self._shows: dict[str, int] = {}
         self._reattach_id = ""
         self._drop_reason = ""
         # Why the client ends and its exit status (the first reason wins).
@@ -194,9 +198,13 @@ class Attachment:
             self.view.line(self.view.usage_text())
         elif word == "/show":
             try:
-                self.view.line(self.view.tool_output(int(rest)))
+                self.view.tool_call_id(int(rest))
             except IndexError as exc:
                 self.view.line(f"error: {exc}", style="red")
+                return
+            # The whole output is in the store; the reply is read (and shown) by the main thread.
+            self._shows[rid] = int(rest)
+            self._send(c.ShowSession(rid, self.session_id, 0, _SHOW_SEARCH_MESSAGES))
         elif word == "/new":
             # Hold further input until the switch is done, so the next line goes to the new session.
             self._switched.clear()
@@ -288,6 +296,8 @@ class Attachment:
             self._event(kind, message)
         elif message.get("request_id") == self._replay_barrier:
             self._replayed.set()
+        elif message.get("request_id") in self._shows:
+            self.view.show_tool(self._shows.pop(message["request_id"]), message.get("tail") or [])
         elif kind == "ErrorReply":
             self._error(message)
         elif kind == "Ok" and message.get("request_id") in self._acks:

@@ -14,6 +14,7 @@ open, for the prompt to show (see :mod:`actors.platform.cli.live_text`).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +24,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 
 from actors.platform.cli.live_text import LineBuffer, MarkdownBlocks
+from actors.platform.cli.tool_output import read_result
 from actors.platform.cli.turn_figures import footer_text, usage_text
 from messages.paths import session_path
 
@@ -66,8 +68,8 @@ class EventView:
         self._on_live = on_live or (lambda: None)
         self._answer = MarkdownBlocks()
         self._reasoning = LineBuffer()
-        #: Every finished tool of the session, numbered from 1 for ``/show N``: (title, output).
-        self.tool_outputs: list[tuple[str, str]] = []
+        #: Every finished tool seen, numbered from 1 for ``/show N``: (title, call id, result preview).
+        self.tool_calls: list[tuple[str, str, str]] = []
         self._turn_started_at = 0.0
         self._tool_started_at: dict[tuple[str, str], float] = {}
         self._usage_at_turn_start: dict[str, Any] | None = None
@@ -193,37 +195,46 @@ class EventView:
         started = self._tools.pop((event.get("path"), event["call_id"]), {})
         self._tool_started_at.pop((event.get("path"), event["call_id"]), None)
         emoji = started.get("emoji") or "🔧"
-        preview = " ".join(str(started.get("args_preview", "")).split())[:_PREVIEW]
+        preview = _arguments_text(str(started.get("args_preview", "")))
         outcome = "ok" if event["ok"] else "error"
         mark = "✓" if event["ok"] else "✗"
-        output = str(event.get("result_preview", ""))
+        result = read_result(str(event.get("result_preview", "")))
         title = f"{emoji} {event['name']} {preview}"
-        self.tool_outputs.append((title, output))
+        self.tool_calls.append((title, event["call_id"], str(event.get("result_preview", ""))))
+        number = len(self.tool_calls)
+        code = f" exit {result.exit_code}" if result.exit_code is not None else ""
         self.line(
-            f"{prefix}[{len(self.tool_outputs)}] {title}  {event['duration_seconds']:.1f}s {outcome if self.plain else mark}",
+            f"{prefix}[{number}] {title}  {event['duration_seconds']:.1f}s {outcome if self.plain else mark}{code}",
             style="green" if event["ok"] else "red",
         )
-        lines = output.strip("\n").splitlines()
-        for text in lines[:_OUTPUT_LINES]:
+        for text in result.lines[:_OUTPUT_LINES]:
             self.line(f"{prefix}    {text[:200]}", style="dim")
-        if len(lines) > _OUTPUT_LINES:
-            self.line(f"{prefix}    … {len(lines) - _OUTPUT_LINES} more lines (/show {len(self.tool_outputs)})", style="dim")
+        self.line(f"{prefix}    … /show {number} for the whole output", style="dim")
 
     def running_tools(self) -> list[tuple[str, float]]:
         """The session's tools running now: name and seconds since they started."""
         now = time.monotonic()
         return [(self._tools[key]["name"], now - started) for key, started in self._tool_started_at.items() if key in self._tools]
 
-    def tool_output(self, number: int) -> str:
-        """Tool ``number``'s output as received, for ``/show N``.
+    def tool_call_id(self, number: int) -> str:
+        """The call id of tool ``[number]`` (for ``/show N``).
 
         Raises:
             IndexError: no tool has that number.
         """
-        if not 1 <= number <= len(self.tool_outputs):
-            raise IndexError(f"no tool [{number}]; tools so far: 1-{len(self.tool_outputs)}" if self.tool_outputs else "no tool has run yet")
-        title, output = self.tool_outputs[number - 1]
-        return f"[{number}] {title}\n{output or '(no output)'}"
+        if not 1 <= number <= len(self.tool_calls):
+            raise IndexError(f"no tool [{number}]; tools so far: 1-{len(self.tool_calls)}" if self.tool_calls else "no tool has run yet")
+        return self.tool_calls[number - 1][1]
+
+    def show_tool(self, number: int, stored: list[dict[str, Any]]) -> None:
+        """Tool ``[number]``'s whole output, found among ``stored`` messages (its preview when not stored yet)."""
+        title, call_id, preview = self.tool_calls[number - 1]
+        message = next((m.get("message", m) for m in stored if m.get("message", m).get("tool_call_id") == call_id), None)
+        result = read_result(_content_text(message.get("content")) if message is not None else preview)
+        code = f" (exit {result.exit_code})" if result.exit_code is not None else ""
+        self.line(f"[{number}] {title}{code}", style="bold")
+        for text in result.lines or ["(no output)"]:
+            self.line(f"    {text}")
 
     def _on_StatusUpdate(self, event: dict[str, Any]) -> None:  # noqa: N802
         self.line(f"[{event['kind']}] {event['text']}", style="yellow")
@@ -286,7 +297,8 @@ class EventView:
             self._history_message(message)
         self.line("── live ──", style="dim")
 
-    def _history_message(self, message: dict[str, Any]) -> None:
+    def _history_message(self, stored: dict[str, Any]) -> None:
+        message = stored.get("message", stored)
         role = message.get("role", "")
         text = _content_text(message.get("content"))
         if role == "user":
@@ -304,6 +316,18 @@ class EventView:
         elif role == "tool":
             first = text.strip().splitlines()[:1]
             self.line(f"    {first[0][:200] if first else '(no output)'}", style="dim")
+
+
+def _arguments_text(arguments: str) -> str:
+    """A tool's arguments in a line: the value alone when there is one (a command, a path), else the JSON."""
+    try:
+        data = json.loads(arguments)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and len(data) == 1 and isinstance(next(iter(data.values())), str):
+        arguments = next(iter(data.values()))
+    text = " ".join(arguments.split())
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
 
 
 def _content_text(content: Any) -> str:
