@@ -103,19 +103,26 @@ class PtyTerminal:
     def wait_exit(self, timeout: float = SCREEN_TIMEOUT) -> int:
         """The child's exit status (and the screen has everything it wrote)."""
         status = self.process.wait(timeout)
+        # With no slave left open, the reader gets EOF once it has read everything the child wrote.
+        self._close_slave()
         self._reader.join(timeout)
         return status
 
+    def _close_slave(self) -> None:
+        if self.slave >= 0:
+            os.close(self.slave)
+            self.slave = -1
+
     def modes(self) -> list[int | list[bytes | int]]:
-        """The terminal's modes now (``termios.tcgetattr``)."""
-        return termios.tcgetattr(self.slave)
+        """The terminal's modes now (``termios.tcgetattr``; on Linux the master reports the slave's)."""
+        return termios.tcgetattr(self.master)
 
     def close(self) -> None:
         """Stop the child if still running and close the pty."""
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(10)
-        os.close(self.slave)
+        self._close_slave()
         self._reader.join(2)
         os.close(self.master)
 

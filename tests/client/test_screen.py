@@ -35,9 +35,9 @@ def words(text: str) -> list[str]:
     return re.findall(r"tok\d+", text)
 
 
-def stored_session(daemon: DaemonProcess, provider: ScriptedProviderProcess) -> str:
+def stored_session(daemon: DaemonProcess, provider: ScriptedProviderProcess, *flags: str) -> str:
     """A session with one finished exchange (``chat -q``), its id."""
-    result = run_cli(daemon.home, "chat", "-q", NO_TOOLS, *provider.chat_flags(), timeout=90)
+    result = run_cli(daemon.home, "chat", "-q", NO_TOOLS, *provider.chat_flags(), *flags, timeout=90)
     assert result.returncode == 0, result.stderr
     return re.search(r"session (\w+)", result.stderr).group(1)  # type: ignore[union-attr]
 

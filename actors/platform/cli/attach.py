@@ -109,6 +109,7 @@ class Attachment:
         self.input_closed = False
         # Invariant: the turn count we wait for before leaving once a pipe's input has ended.
         self._finished_turns = 0
+        self._answered = 0
         # Set except while a /new waits for its session.
         self._switched = threading.Event()
         self._switched.set()
@@ -216,6 +217,7 @@ class Attachment:
         choices = request.get("choices") or []
         if text.isdigit() and 1 <= int(text) <= len(choices):
             text = choices[int(text) - 1]
+        self._answered += 1
         self._send(c.AnswerSessionRequest(self.client.next_id(), self.session_id, pending_id, text))
 
     def pipe_input(self) -> None:
@@ -228,9 +230,13 @@ class Attachment:
         self.input_closed = True
 
     def _pipe_finished(self) -> bool:
-        """A pipe's input has ended and everything it started (turns, answers) is done."""
+        """A pipe's input has ended and everything it started (turns, answers) is done.
+
+        Empty input (``< /dev/null``) starts nothing: the client stays attached, watching.
+        """
         return (
-            self.input_closed and not self.view.turn_running and not self.view.pending
+            self.input_closed and self._answered + self.sent_messages > 0
+            and not self.view.turn_running and not self.view.pending
             and self._finished_turns >= self.sent_messages
         )
 
@@ -257,8 +263,8 @@ class Attachment:
             modes.restore()
             signal.signal(signal.SIGTERM, previous_term)
             signal.signal(signal.SIGINT, previous_int)
-        why, status = self._ending or ("done", 0)
-        if not self.as_json:
+        why, status = self._ending or ("", 0)
+        if why and not self.as_json:
             print(f"[{why}]", file=sys.stderr if status else sys.stdout, flush=True)
         return status
 
@@ -283,7 +289,7 @@ class Attachment:
                 self._interrupt_requested.clear()
                 self.interrupt()
             if self.prompt is None and self._pipe_finished():
-                self.leave("done", 0)
+                self.leave("", 0)  # the end of a script needs no comment
                 return
             try:
                 self._dispatch(self.client.receive_raw())
