@@ -37,15 +37,20 @@ class PtyTerminal:
     """``hermes-actors ARGS`` with a pty of ``columns`` x ``lines`` as its controlling terminal.
 
     Everything the child writes is fed to a ``pyte`` screen (with scrollback) and kept raw with the time
-    it was read, so a test can assert on what is on screen or when it got there.
+    it was read, so a test can assert on what is on screen or when it got there. Without ``emulate`` the
+    bytes are only kept (a benchmark replays them later, so emulation costs nothing while it measures).
     """
 
-    def __init__(self, home: Path, *args: str, columns: int = 80, lines: int = 24, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, home: Path, *args: str, columns: int = 80, lines: int = 24, env: dict[str, str] | None = None,
+        emulate: bool = True,
+    ) -> None:
         self.master, self.slave = os.openpty()
         fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
         self.screen = _Screen(columns, lines, self._reply)
         self.stream = pyte.ByteStream(self.screen)
         self.chunks: list[tuple[float, bytes]] = []
+        self.emulate = emulate
         self._lock = threading.Lock()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "actors.platform", *args],
@@ -69,7 +74,8 @@ class PtyTerminal:
                 return
             with self._lock:
                 self.chunks.append((time.monotonic(), data))
-                self.stream.feed(data)
+                if self.emulate:
+                    self.stream.feed(data)
 
     def type(self, text: str) -> None:
         """Keys typed by a person (``\\r`` is Enter, ``\\x03`` Ctrl-C, ``\\x04`` Ctrl-D)."""

@@ -11,6 +11,7 @@ provider SDKs are imported here.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
@@ -280,6 +281,9 @@ class Attachment:
             self.view.line(f"attached to {self.session_id} · /help for commands", style="dim")
         reader = self.prompt.run if self.prompt is not None else self.pipe_input
         threading.Thread(target=reader, name="hermes-actors-input", daemon=True).start()
+        if self.interactive:
+            # The markdown renderer loads while the person types, not before the prompt shows.
+            threading.Thread(target=importlib.import_module, args=("rich.markdown",), daemon=True).start()
 
     def _serve(self) -> None:
         # The read deadline bounds how long a Ctrl-C or a finished pipe waits to be acted on.

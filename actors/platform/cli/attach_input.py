@@ -33,6 +33,8 @@ DOUBLE_CTRL_C_SECONDS = 2.0
 _RESERVED_ROWS = 4
 #: How long the proxy gathers writes before printing them above the prompt (the default is 0.2 s).
 _PROXY_GATHER_SECONDS = 0.002
+#: At most this often the prompt (and the live text above it) is redrawn: a fast stream costs no more.
+_MIN_REDRAW_SECONDS = 0.01
 #: How long leaving waits for the prompt to hand the terminal back.
 _STOP_TIMEOUT_SECONDS = 3.0
 
@@ -91,6 +93,7 @@ class PromptInput:
             history=FileHistory(str(self.history_path)), enable_history_search=True, erase_when_done=True
         )
         self._app = session.app
+        self._app.min_redraw_interval = _MIN_REDRAW_SECONDS
         with _stdout_above_prompt():
             while not attachment.done.is_set():
                 try:

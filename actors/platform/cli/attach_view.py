@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
 
 from actors.platform.cli.live_text import LineBuffer, MarkdownBlocks
@@ -87,7 +86,13 @@ class EventView:
 
     def _commit_answer(self, block: str | None) -> None:
         if block is not None:
-            self.console.print(Markdown(block))
+            self._markdown(block)
+
+    def _markdown(self, text: str) -> None:
+        # Imported when first needed: it is a fifth of the client's start-up time.
+        from rich.markdown import Markdown
+
+        self.console.print(Markdown(text))
 
     def _stream(self, text: str, style: str | None = None) -> None:
         if self.live:
@@ -312,7 +317,7 @@ class EventView:
                     self.line(text)
                 else:
                     self._end_line()
-                    self.console.print(Markdown(text))
+                    self._markdown(text)
         elif role == "tool":
             first = text.strip().splitlines()[:1]
             self.line(f"    {first[0][:200] if first else '(no output)'}", style="dim")
