@@ -53,6 +53,9 @@ _ACK_FALLBACK = {
 def run_attach_command(args: argparse.Namespace) -> int:
     """The ``chat`` and ``attach`` commands; the exit status."""
     paths = DaemonPaths(home_from_env())
+    if sys.stdin.isatty() and not (args.command == "chat" and args.query is not None):
+        # The prompt's library loads while the daemon answers (a third of the time to the prompt).
+        threading.Thread(target=importlib.import_module, args=("prompt_toolkit.shortcuts",), daemon=True).start()
     with connect_or_start(paths, client=f"hermes-actors {args.command}") as client:
         try:
             if args.command == "chat":
