@@ -82,14 +82,15 @@ class TestRendering:
     """Answers are rendered markdown; tools show a preview; subagents are labelled."""
 
     def test_markdown_answer(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
-        """Headings, emphasis, code blocks and lists are rendered, not shown as markdown source."""
+        """Reasoning lines, then headings, emphasis, code blocks and lists rendered, not shown as markdown source."""
         provider.reset()
         answer = "# Plan\n\nSome **bold** words.\n\n```python\nprint('hi')\n```\n\n- first item\n- second item\n"
         terminal = open_chat(shared_daemon, provider)
         try:
-            provider.push({"text": answer, "chunks": 12, "chunk_delay": 0.01})
+            provider.push({"reasoning": "weighing the plan\nthen the list", "text": answer, "chunks": 12, "chunk_delay": 0.01})
             terminal.type("markdown please\r")
             text = terminal.wait_for(lambda t: "second item" in t and is_idle(t), what="the rendered answer")
+            assert "weighing the plan\nthen the list\n" in text  # reasoning, line by line, before the answer
             assert "Some bold words." in text
             assert "**" not in text and "```" not in text and "# Plan" not in text
             assert "print('hi')" in text

@@ -145,7 +145,8 @@ class Attachment:
     def detach(self, why: str = "detached") -> None:
         """Leave; the session keeps running."""
         self._send(c.Detach(self.client.next_id(), self.session_id))
-        self.leave(f"{why}; the session goes on (re-attach: hermes-actors attach {self.session_id})", 0)
+        since = f", or with --since {self.view.last_seq} to replay what happens meanwhile" if self.view.last_seq else ""
+        self.leave(f"{why}; the session goes on (re-attach: hermes-actors attach {self.session_id}{since})", 0)
 
     # -- sending (input thread) ---------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from actors.platform.cli.live_text import live_rows
+from actors.platform.errors import EXIT_FAILURE
 
 if TYPE_CHECKING:
     from actors.platform.cli.attach import Attachment
@@ -82,7 +83,13 @@ class PromptInput:
             app.invalidate()
 
     def run(self) -> None:
-        """Read lines until the client ends (the input thread's body)."""
+        """Read lines until the client ends (the input thread's body); a failure here ends the client."""
+        try:
+            self._run()
+        except Exception as exc:  # noqa: BLE001 - whatever broke, the main thread must restore the terminal and say so
+            self.attachment.leave(f"the client failed: {exc}", EXIT_FAILURE)
+
+    def _run(self) -> None:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.history import FileHistory
 
