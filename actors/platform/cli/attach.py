@@ -269,8 +269,9 @@ class Attachment:
             signal.signal(signal.SIGTERM, previous_term)
             signal.signal(signal.SIGINT, previous_int)
         why, status = self._ending or ("", 0)
-        if why and not self.as_json:
-            print(f"[{why}]", file=sys.stderr if status else sys.stdout, flush=True)
+        if why:
+            # stdout stays JSON lines with --json; a failure's reason goes where errors go.
+            print(f"[{why}]", file=sys.stderr if status or self.as_json else sys.stdout, flush=True)
         return status
 
     def _attach(self, since: int | None) -> None:
