@@ -123,6 +123,12 @@ class PtyTerminal:
         """The terminal's modes now (``termios.tcgetattr``; on Linux the master reports the slave's)."""
         return termios.tcgetattr(self.master)
 
+    def __enter__(self) -> PtyTerminal:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def close(self) -> None:
         """Stop the child if still running and close the pty."""
         if self.process.poll() is None:

@@ -51,21 +51,18 @@ class TestStreamedText:
     ) -> None:
         """All 400 tokens of a slow stream end up on screen or in its scrollback, once and in order."""
         provider.reset()
-        terminal = open_chat(shared_daemon, provider, columns, lines)
-        try:
+        with open_chat(shared_daemon, provider, columns, lines) as terminal:
             provider.push({"text": " ".join(TOKENS), "chunk_delay": 0.005})
             terminal.type("stream please\r")
             text = terminal.wait_for(lambda t: "tok399" in t and is_idle(t), what="the end of the stream")
             assert TOKENS == words(text)
-        finally:
-            terminal.close()
 
     def test_two_clients_see_the_same_text(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """A second client attached to the session (another width) shows every token too."""
         provider.reset()
-        first = open_chat(shared_daemon, provider, 80, 24)
-        second = PtyTerminal(shared_daemon.home, "attach", session_of(first), columns=120, lines=30)
-        try:
+        with open_chat(shared_daemon, provider, 80, 24) as first, PtyTerminal(
+            shared_daemon.home, "attach", session_of(first), columns=120, lines=30
+        ) as second:
             second.wait_for(lambda t: "attached to" in t and is_idle(t), what="the second client")
             provider.push({"text": " ".join(TOKENS), "chunk_delay": 0.005})
             first.type("stream to both\r")
@@ -73,9 +70,6 @@ class TestStreamedText:
                 text = terminal.wait_for(lambda t: "tok399" in t and is_idle(t), what="the end of the stream")
                 assert TOKENS == words(text)
                 assert text.count("> stream to both") == 1  # the message shown once, in both clients
-        finally:
-            second.close()
-            first.close()
 
 
 class TestRendering:
@@ -85,8 +79,7 @@ class TestRendering:
         """Reasoning lines, then headings, emphasis, code blocks and lists rendered, not shown as markdown source."""
         provider.reset()
         answer = "# Plan\n\nSome **bold** words.\n\n```python\nprint('hi')\n```\n\n- first item\n- second item\n"
-        terminal = open_chat(shared_daemon, provider)
-        try:
+        with open_chat(shared_daemon, provider) as terminal:
             provider.push({"reasoning": "weighing the plan\nthen the list", "text": answer, "chunks": 12, "chunk_delay": 0.01})
             terminal.type("markdown please\r")
             text = terminal.wait_for(lambda t: "second item" in t and is_idle(t), what="the rendered answer")
@@ -95,15 +88,12 @@ class TestRendering:
             assert "**" not in text and "```" not in text and "# Plan" not in text
             assert "print('hi')" in text
             assert re.search(r"• first item", text)
-        finally:
-            terminal.close()
 
     def test_tool_preview_and_show(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """A finished tool is a numbered line with its first output lines; /show N prints all of it."""
         provider.reset()
         command = "for n in 1 2 3 4 5; do echo row$n; done"
-        terminal = open_chat(shared_daemon, provider)
-        try:
+        with open_chat(shared_daemon, provider) as terminal:
             provider.push(
                 {"tool_calls": [{"id": "call_p", "name": "terminal", "arguments": {"command": command}}]},
                 {"text": "Printed."},
@@ -115,14 +105,11 @@ class TestRendering:
             assert "/show 1" in text
             terminal.type("/show 1\r")
             terminal.wait_for(lambda t: "row5" in t, what="the full output")
-        finally:
-            terminal.close()
 
     def test_subagent_lines(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """A subagent's start, tools and end are shown labelled with its name."""
         provider.reset()
-        terminal = open_chat(shared_daemon, provider)
-        try:
+        with open_chat(shared_daemon, provider) as terminal:
             provider.push(
                 {"tool_calls": [{"id": "d1", "name": "delegate_task", "arguments": {"tasks": [{"goal": "count files"}]}}]},
                 {"tool_calls": [{"id": "c1", "name": "terminal", "arguments": {"command": "echo from-the-child"}}]},
@@ -134,8 +121,6 @@ class TestRendering:
             assert re.search(r"↳ subagent:\S+ started: count files", text)
             assert re.search(r"\[subagent:\S+\]\[\d+\] .*terminal", text)
             assert re.search(r"↳ subagent:\S+ completed", text)
-        finally:
-            terminal.close()
 
 
 class TestHistory:
@@ -145,19 +130,13 @@ class TestHistory:
         """The last stored messages are shown before live events; --history 0 shows none."""
         provider.reset()
         session_id = stored_session(shared_daemon, provider)
-        terminal = PtyTerminal(shared_daemon.home, "attach", session_id)
-        try:
+        with PtyTerminal(shared_daemon.home, "attach", session_id) as terminal:
             text = terminal.wait_for(lambda t: "attached to" in t, what="the attach banner")
             before = text.split("attached to", 1)[0]
             assert f"> {NO_TOOLS}" in before
             assert "You asked for no tools" in before
-        finally:
-            terminal.close()
-        bare = PtyTerminal(shared_daemon.home, "attach", session_id, "--history", "0")
-        try:
+        with PtyTerminal(shared_daemon.home, "attach", session_id, "--history", "0") as bare:
             text = bare.wait_for(lambda t: "attached to" in t, what="the attach banner")
             assert NO_TOOLS not in text
-        finally:
-            bare.close()
 
 
