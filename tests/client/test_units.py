@@ -49,8 +49,9 @@ class TestLiveRows:
     """The live region shows the last rows the open text takes on screen."""
 
     def test_wraps_and_keeps_the_tail(self) -> None:
-        """Lines are cut at the width and only the last rows are kept."""
+        """Lines wrap at spaces (a long word is cut at the width) and only the last rows are kept."""
         assert ["efgh", "ij", "xy"] == live_rows("abcdefghij\nxy", 4, 3)
+        assert ["three", "", "    x = 1"] == live_rows("one two three\n\n    x = 1", 9, 3)
         assert [] == live_rows("abc", 10, 0)
 
     def test_line_buffer(self) -> None:

@@ -41,6 +41,8 @@ DEFAULT_HISTORY = 10
 REPLAY_TIMEOUT_SECONDS = 10.0
 #: How many of the latest stored messages /show N looks through for the tool's result.
 _SHOW_SEARCH_MESSAGES = 500
+#: How a session's reason for dropping a subscriber that fell behind begins (anything else: the session stopped).
+_SLOW_DROP = "too slow"
 #: What the daemon's acknowledgement says when it says nothing itself.
 _ACK_FALLBACK = {
     "/steer": "steered: will reach the model with the next tool result",
@@ -128,6 +130,7 @@ class Attachment:
         # /show requests in flight: request id -> the tool's number.
         self._shows: dict[str, int] = {}
         self._reattach_id = ""
+        self._stopped_probe = ""
         self._drop_reason = ""
         # Why the client ends and its exit status (the first reason wins).
         self._ending: tuple[str, int] | None = None
@@ -311,6 +314,11 @@ class Attachment:
             self._event(kind, message)
         elif message.get("request_id") == self._replay_barrier:
             self._replayed.set()
+        elif message.get("request_id") == self._stopped_probe:
+            self.leave(
+                f"the session ended: {self._drop_reason} (it stays stored: hermes-actors attach {self.session_id})",
+                EXIT_FAILURE,
+            )
         elif message.get("request_id") in self._shows:
             self.view.show_tool(self._shows.pop(message["request_id"]), message.get("tail") or [])
         elif kind == "ErrorReply":
@@ -333,14 +341,22 @@ class Attachment:
             self.view.last_seq = max(self.view.last_seq, message["seq"])
         else:
             self.view.show(message)
-        if kind == "SubscriberDropped" and not self.done.is_set():
-            # Resume where we were: the session's replay buffer still has what we missed. If the
-            # session itself has gone, the re-attach fails and that ends the client.
-            self._drop_reason = str(message.get("reason", ""))
-            self._reattach_id = self.client.next_id()
-            self._send(c.Attach(self._reattach_id, self.session_id, self.view.last_seq))
+        if kind == "SubscriberDropped" and self.view.is_own(message) and not self.done.is_set():
+            self._dropped(str(message.get("reason", "")))
         if kind == "TurnFinished" and self.view.is_own(message):
             self._finished_turns += 1
+
+    def _dropped(self, reason: str) -> None:
+        self._drop_reason = reason
+        if reason.startswith(_SLOW_DROP):
+            # Resume where we were: the session's replay buffer still has what we missed.
+            self._reattach_id = self.client.next_id()
+            self._send(c.Attach(self._reattach_id, self.session_id, self.view.last_seq))
+            return
+        # The session stopped (killed, deleted, or the daemon is stopping). Re-attaching would wake it from
+        # the store; a request the daemon still answers tells a stopped session from a daemon going away.
+        self._stopped_probe = self.client.next_id()
+        self._send(c.Status(self._stopped_probe))
 
     def _error(self, message: dict[str, Any]) -> None:
         request_id = message.get("request_id")

@@ -13,6 +13,8 @@ region the prompt owns (:func:`live_rows`, drawn above ``>``):
 
 from __future__ import annotations
 
+import textwrap
+
 __all__ = ["LineBuffer", "MarkdownBlocks", "live_rows"]
 
 
@@ -109,9 +111,17 @@ def _fence_marker(stripped: str) -> str:
 
 
 def live_rows(text: str, width: int, max_rows: int) -> list[str]:
-    """The last ``max_rows`` terminal rows ``text`` takes at ``width`` columns (hard-wrapped)."""
+    """The last ``max_rows`` terminal rows ``text`` takes at ``width`` columns (wrapped at spaces where it can).
+
+    Only the lines that reach the screen are wrapped (from the end), so a long block costs no more per redraw
+    than a short one.
+    """
+    if max_rows <= 0:
+        return []
     width = max(1, width)
     rows: list[str] = []
-    for line in text.split("\n"):
-        rows.extend(line[start : start + width] for start in range(0, max(len(line), 1), width))
-    return rows[-max_rows:] if max_rows > 0 else []
+    for line in reversed(text.split("\n")):
+        rows[:0] = textwrap.wrap(line, width, expand_tabs=False, replace_whitespace=False) or [""]
+        if len(rows) >= max_rows:
+            break
+    return rows[-max_rows:]
