@@ -39,7 +39,7 @@ class TestPipedAttach:
         session_id = re.search(r"session (\w+)", result.stderr).group(1)  # type: ignore[union-attr]
         out = result.stdout
         assert "no usage reported yet" in out
-        assert "/detach (or Ctrl-D)" in out
+        assert "unknown command /whatever" in out
         match = re.search(r"new session (\w+)", out)
         assert match and match.group(1) != session_id
         assert "in the new session, no tools" in out.split(match.group(0), 1)[1]

@@ -80,7 +80,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_yolo(chat)
     attach = commands.add_parser("attach", help="attach to a running or stored session")
     attach.add_argument("session", metavar="SESSION", help="session id")
-    attach.add_argument("--since", type=int, metavar="N", help="replay the events after sequence number N first")
+    attach.add_argument(
+        "--since", type=int, metavar="SEQ",
+        help="replay the session's events after sequence number SEQ (instead of the stored conversation)",
+    )
+    shown = attach.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--history", type=int, default=10, metavar="N",
+        help="show the conversation's last N stored messages first (default: %(default)s; 0: none)",
+    )
+    shown.add_argument("--all", action="store_true", help="show every stored message of the conversation first")
     _add_json(attach)
     _add_yolo(attach)
 
