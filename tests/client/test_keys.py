@@ -124,6 +124,10 @@ class TestCommands:
             terminal.wait_for(lambda t: re.search(r"^/steer be brief\n(?:tok.*\n)*steer", t, re.M) is not None,
                               what="the acknowledgement")
             terminal.type("\x03")
+            # The steer never met a tool result, so it comes back as the next message once the turn is
+            # interrupted: wait for that turn too, or it would take the next test's scripted reply.
+            terminal.wait_for(lambda t: " out · " in t.split("[turn interrupted]")[-1] and is_idle(t),
+                              what="the steer's own turn")
 
     def test_approval_answered_at_the_prompt(
         self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess, tmp_path: Path
