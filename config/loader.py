@@ -22,6 +22,7 @@ import yaml
 from config.api import PlatformsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
+from config.errors import ConfigError
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
 from config.sandbox import SANDBOX_MODES, CodeExecutionConfig, SandboxConfig
@@ -37,10 +38,6 @@ __all__ = ["Config", "ConfigError", "home_dir", "load_config", "load_env_file"]
 log = logging.getLogger("hermes_actors.config")
 
 HOME_VARIABLE = "HERMES_ACTORS_HOME"
-
-
-class ConfigError(ValueError):
-    """The configuration file is unreadable or holds a bad value; the text names key and file."""
 
 
 @attrs.frozen
@@ -78,12 +75,14 @@ def home_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(value).expanduser() if value else Path.home() / ".hermes-actors"
 
 
-def load_config(home: Path, *, warnings: list[str] | None = None) -> Config:
+def load_config(home: Path, *, warnings: list[str] | None = None, log_warnings: bool = True) -> Config:
     """Read ``home/config.yaml`` (defaults when absent).
 
     Args:
         home: the HERMES_ACTORS_HOME directory.
         warnings: when given, unknown-key warnings are appended here too.
+        log_warnings: False for a caller that shows the warnings itself (the CLI, whose
+            unconfigured logging would print them a second time).
 
     Raises:
         ConfigError: unreadable YAML, or a value of the wrong type or range.
@@ -107,7 +106,7 @@ def load_config(home: Path, *, warnings: list[str] | None = None) -> Config:
         cleaned = _drop_unknown(Config, data, "", found)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    for warning in found:
+    for warning in found if log_warnings else ():
         log.warning("%s: %s", path, warning)
     if warnings is not None:
         warnings.extend(found)
@@ -119,7 +118,7 @@ def _parse_yaml(text: str, path: Path) -> Any:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        raise ConfigError(_yaml_message(exc, path)) from exc
     except RecursionError:
         raise ConfigError(f"{path}: nested too deeply to read") from None
     except ValueError as exc:
@@ -132,6 +131,22 @@ def _parse_yaml(text: str, path: Path) -> Any:
         return repair_json(data, max_depth=MAX_JSON_DEPTH)
     except JsonLimitExceeded as exc:
         raise ConfigError(f"{path}: {exc}") from None
+
+
+def _yaml_message(exc: yaml.YAMLError, path: Path) -> str:
+    """A parse error as a person reads it: where (1-based line and column), what, and the line itself."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    if mark is None:
+        return f"{path}: not valid YAML: {problem}"
+    lines = [f"{path}, line {mark.line + 1}, column {mark.column + 1}: not valid YAML: {problem}"]
+    context = getattr(exc, "context", None)
+    if context:
+        lines.append(f"  ({context})")
+    source = (mark.buffer or "").rstrip("\0").splitlines()
+    if mark.line < len(source):
+        lines += [f"  {source[mark.line]}", "  " + " " * mark.column + "^"]
+    return "\n".join(lines)
 
 
 def _structure(data: dict[str, Any], path: Path) -> Config:
