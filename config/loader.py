@@ -23,6 +23,7 @@ from config.api import PlatformsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
+from config.pricing import ModelPrice
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
 from config.sandbox import SANDBOX_MODES, CodeExecutionConfig, SandboxConfig
@@ -66,6 +67,7 @@ class Config:
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
     daemon: DaemonConfig = attrs.Factory(DaemonConfig)
     platforms: PlatformsConfig = attrs.Factory(PlatformsConfig)
+    pricing: dict[str, ModelPrice] = attrs.Factory(dict)
 
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:
