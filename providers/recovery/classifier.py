@@ -203,8 +203,11 @@ def _pipeline(facts: ErrorFacts, *, approx_tokens: int, context_length: int | No
 def request_host(exc: BaseException) -> str | None:
     """The host the failed request went to, from the SDK's or httpx's ``request`` (None: unknown)."""
     for link in chain(exc):
-        url = getattr(getattr(link, "request", None), "url", None)
-        host = getattr(url, "host", None)
+        try:
+            request = getattr(link, "request", None)
+        except RuntimeError:  # httpx raises when an error was made without its request
+            continue
+        host = getattr(getattr(request, "url", None), "host", None)
         if isinstance(host, str) and host:
             return host
     return None
