@@ -37,6 +37,12 @@ def _run_without_keys(home: Path, *args: str) -> subprocess.CompletedProcess[str
     )
 
 
+def _config_check(home: Path, text: str, *, keys: bool = True) -> subprocess.CompletedProcess[str]:
+    """``config check`` on a home whose config.yaml holds ``text`` (without ``keys``: no provider key set)."""
+    _write_config(home, text)
+    return run_cli(home, "config", "check") if keys else _run_without_keys(home, "config", "check")
+
+
 @pytest.fixture
 def stopped(home: Path) -> Iterator[Path]:
     """A home whose daemon (if a test started one) is stopped afterwards."""
@@ -82,8 +88,7 @@ class TestUnknownKeysOnTheTerminal:
         assert document["warnings"] == ["unknown key modle (ignored)", "unknown key model.provder (ignored)"]
 
     def test_config_check_refuses_a_bad_file(self, home: Path) -> None:
-        _write_config(home, "retry:\n  max_retries: many\n")
-        result = run_cli(home, "config", "check")
+        result = _config_check(home, "retry:\n  max_retries: many\n")
         assert result.returncode == 2
         assert "retry.max_retries" in result.stderr
 
@@ -120,15 +125,14 @@ class TestMissingKey:
         assert "401" not in result.stderr and "no-key-required" not in result.stderr
 
     def test_config_check_names_it_too(self, home: Path) -> None:
-        _write_config(home, "model:\n  default: claude-sonnet-4\n  provider: anthropic\n")
-        result = _run_without_keys(home, "config", "check")
+        result = _config_check(home, "model:\n  default: claude-sonnet-4\n  provider: anthropic\n", keys=False)
         assert result.returncode == 0
         assert "set ANTHROPIC_API_KEY (in the environment or HERMES_ACTORS_HOME/.env)" in result.stderr
 
     def test_a_key_in_dot_env_is_enough(self, stopped: Path) -> None:
-        _write_config(stopped, "model:\n  default: claude-sonnet-4\n  provider: anthropic\n")
+        stopped.mkdir(parents=True)
         (stopped / ".env").write_text("ANTHROPIC_API_KEY=sk-test\n")
-        result = _run_without_keys(stopped, "config", "check")
+        result = _config_check(stopped, "model:\n  default: claude-sonnet-4\n  provider: anthropic\n", keys=False)
         assert "ANTHROPIC_API_KEY" not in result.stderr
 
 
