@@ -73,6 +73,19 @@ class TestBadConfigThroughChat:
         assert "expected a string, got an integer @ model.default" in result.stderr
 
 
+class TestBadConfigWithADaemonRunning:
+    """A daemon already running on an earlier, valid file keeps serving chat; the new file's error is a warning."""
+
+    def test_chat_still_works(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        _write_config(daemon.home, "model: [\n")
+        provider.push({"text": "still here"})
+        result = run_cli(daemon.home, "chat", "-q", "hi", *provider.chat_flags())
+        assert result.returncode == 0, result.stderr
+        assert "still here" in result.stdout
+        assert "warning: a daemon started now would refuse the configuration:" in result.stderr
+        assert "not valid YAML" in result.stderr
+
+
 class TestUnknownKeysOnTheTerminal:
     """Unknown config keys are warned about on stderr by chat, status and config check."""
 

@@ -14,7 +14,7 @@ import sys
 import time
 
 from actors.platform.cli.client import ControlClient
-from actors.platform.cli.config_check import checked_config
+from actors.platform.cli.config_check import checked_config, warn_config
 from actors.platform.errors import EXIT_ALREADY_RUNNING, DaemonNotRunning, DaemonStartFailed
 from actors.platform.lock import FileLock
 from actors.platform.paths import DaemonPaths, ensure_private_dir
@@ -50,18 +50,22 @@ def spawn_daemon(paths: DaemonPaths) -> subprocess.Popen[bytes]:
 def connect_or_start(paths: DaemonPaths, client: str = "hermes-actors") -> ControlClient:
     """A connection to the daemon, starting one in the background when none answers.
 
-    ``config.yaml``'s warnings are printed on stderr first; a file a daemon would refuse is
-    refused here, with its error, before any daemon is started.
+    ``config.yaml``'s warnings are printed on stderr. A file a daemon would refuse is
+    refused here, with its error, before any daemon is started; with a daemon already
+    running (on the file as it was when it started) that error is only a warning.
 
     Raises:
-        ConfigError: ``config.yaml`` is unreadable or holds a bad value.
+        ConfigError: no daemon runs and ``config.yaml`` is unreadable or holds a bad value.
         DaemonStartFailed: the started daemon exited or did not answer in time.
     """
-    checked_config(paths.home)
     try:
-        return ControlClient.connect(paths, client)
+        running = ControlClient.connect(paths, client)
     except DaemonNotRunning:
         pass
+    else:
+        warn_config(paths.home)
+        return running
+    checked_config(paths.home)
     ensure_private_dir(paths.run_dir)
     start_lock = FileLock(paths.start_lock_file)
     start_lock.acquire()
