@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import cattrs
 import yaml
 
 from config.api import PlatformsConfig
@@ -31,10 +30,9 @@ from config.session import AgentConfig, CompressionConfig, DisplayConfig, Guardr
 from config.store import StoreConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
 from config.tools import MemoryConfig, ToolsConfig
-from messages.codec import format_field_error, make_message_converter
 from messages.untrusted import MAX_JSON_DEPTH, NUMBER_TOO_LONG, JsonLimitExceeded, is_number_too_long, repair_json
 
-__all__ = ["Config", "ConfigError", "home_dir", "load_config", "load_env_file"]
+__all__ = ["Config", "ConfigError", "config_warnings", "home_dir", "load_config", "load_env_file"]
 
 log = logging.getLogger("hermes_actors.config")
 
@@ -90,29 +88,47 @@ def load_config(home: Path, *, warnings: list[str] | None = None, log_warnings: 
         ConfigError: unreadable YAML, or a value of the wrong type or range.
     """
     path = home / "config.yaml"
+    found: list[str] = []
+    cleaned = _read_known(path, found)
+    for warning in found if log_warnings else ():
+        log.warning("%s: %s", path, warning)
+    if warnings is not None:
+        warnings.extend(found)
+    return Config() if cleaned is None else _structure(cleaned, path)
+
+
+def config_warnings(home: Path) -> list[str]:
+    """The unknown-key warnings of ``home/config.yaml``, its values left unchecked.
+
+    Cheap (no converter is loaded): for a client whose daemon already runs on the file.
+
+    Raises:
+        ConfigError: the file cannot be read, is not valid YAML, or is not a mapping of sections.
+    """
+    found: list[str] = []
+    _read_known(home / "config.yaml", found)
+    return found
+
+
+def _read_known(path: Path, found: list[str]) -> dict[str, Any] | None:
+    """The document at ``path`` without its unknown keys (each appended to ``found``); None: no file or empty."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return Config()
+        return None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
     data = _parse_yaml(text, path)
     if data is None:
-        return Config()
+        return None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections")
-    found: list[str] = []
     try:
-        cleaned = _drop_unknown(Config, data, "", found)
+        return _drop_unknown(Config, data, "", found)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    for warning in found if log_warnings else ():
-        log.warning("%s: %s", path, warning)
-    if warnings is not None:
-        warnings.extend(found)
-    return _structure(cleaned, path)
 
 
 def _parse_yaml(text: str, path: Path) -> Any:
@@ -152,6 +168,11 @@ def _yaml_message(exc: yaml.YAMLError, path: Path) -> str:
 
 
 def _structure(data: dict[str, Any], path: Path) -> Config:
+    # Imported here: a CLI client that only lists warnings must not pay for the converter.
+    import cattrs
+
+    from messages.codec import format_field_error, make_message_converter
+
     converter = make_message_converter()
     hints = typing.get_type_hints(Config)
     sections: dict[str, Any] = {}

@@ -18,9 +18,14 @@ from typing import TextIO
 
 from actors.platform.errors import EXIT_NOT_FOUND
 from actors.platform.paths import home_from_env
-from config.loader import Config, ConfigError, load_config, load_env_file
+from config.loader import Config, ConfigError, config_warnings, load_config, load_env_file
 
 __all__ = ["checked_config", "missing_key_message", "run_config_check", "warn_config"]
+
+
+def _print_warnings(home: Path, warnings: list[str], out: TextIO) -> None:
+    for warning in warnings:
+        print(f"hermes-actors: warning: {home / 'config.yaml'}: {warning}", file=out)
 
 
 def checked_config(home: Path, stream: TextIO | None = None) -> Config:
@@ -31,18 +36,19 @@ def checked_config(home: Path, stream: TextIO | None = None) -> Config:
     """
     warnings: list[str] = []
     config = load_config(home, warnings=warnings, log_warnings=False)
-    out = stream or sys.stderr
-    for warning in warnings:
-        print(f"hermes-actors: warning: {home / 'config.yaml'}: {warning}", file=out)
+    _print_warnings(home, warnings, stream or sys.stderr)
     return config
 
 
 def warn_config(home: Path, stream: TextIO | None = None) -> None:
-    """Print ``home``'s configuration warnings, and its error as a warning (for ``status``,
-    which must still answer about a daemon running on an earlier, valid file)."""
+    """Print ``home``'s unknown keys, and a file that does not parse, as warnings.
+
+    For a client whose daemon already runs (on the file as it was): values are not
+    checked, so this stays cheap on ``chat``'s path to its prompt (``config check`` does).
+    """
     out = stream or sys.stderr
     try:
-        checked_config(home, out)
+        _print_warnings(home, config_warnings(home), out)
     except ConfigError as exc:
         print(f"hermes-actors: warning: a daemon started now would refuse the configuration:\n{exc}", file=out)
 
