@@ -35,7 +35,7 @@ from actors.session.sandboxing import sandbox_runner
 from actors.session.state import SessionState, flush_history, freeze_tools, open_state, save_state
 from actors.session.steer import SteerBuffer
 from actors.session.turn import TurnJob
-from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome, add_usage
+from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome, add_cost, add_usage
 from actors.session.workers import ToolExecutor
 from messages.events import StatusUpdate, TurnFinished, TurnStarted
 from messages.session import (
@@ -334,6 +334,7 @@ class SessionActor(Actor[SessionMessage]):
             model=self.model,
             tools=state.tools,
             usage_before=state.usage,
+            cost_before=state.cost_usd,
             persist=self._commit,
             ephemeral_system=self.spec.ephemeral_system,
             compress=self.compaction.preflight(),
@@ -355,6 +356,7 @@ class SessionActor(Actor[SessionMessage]):
         state = self.durable
         state.history = outcome.messages
         state.usage = add_usage(state.usage, counters.usage)
+        state.cost_usd = add_cost(state.cost_usd, counters.cost_usd)
         leftover = self.steer.take()
         if leftover:
             self.queue.appendleft(UserMessage(leftover, source="steer"))
@@ -373,6 +375,7 @@ class SessionActor(Actor[SessionMessage]):
             # This turn's tokens only; the store counts tool calls itself as messages arrive.
             await self.spec.deps.store.update_counters(
                 self.session_id, tokens_in=counters.usage.prompt_tokens, tokens_out=counters.usage.completion_tokens,
+                cost=counters.cost_usd or 0.0,
             )
         if self.queue and not self._closing:
             await self._start_turn(self.queue.popleft())

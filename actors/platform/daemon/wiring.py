@@ -127,6 +127,7 @@ async def _start_sessions(
         pools=keys.pools,
         approvals=toolbox.terminal.approvals,
         jails=jails,
+        keys=keys,
     )
     section = config.daemon
     await system.root.start_child(
