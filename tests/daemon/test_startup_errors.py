@@ -86,6 +86,20 @@ class TestBadConfigWithADaemonRunning:
         assert "not valid YAML" in result.stderr
 
 
+    def test_a_file_changed_after_a_clean_check_is_checked_again(
+        self, daemon: DaemonProcess, provider: ScriptedProviderProcess
+    ) -> None:
+        """The clean file's check is remembered; an edit (another size or mtime) is read and warned about."""
+        _write_config(daemon.home, "display: {}\n")
+        provider.push({"text": "one"}, {"text": "two"})
+        first = run_cli(daemon.home, "chat", "-q", "hi", *provider.chat_flags())
+        assert first.returncode == 0 and "warning" not in first.stderr, first.stderr
+        _write_config(daemon.home, "display: {}\ntypo_section: {}\n")
+        second = run_cli(daemon.home, "chat", "-q", "hi", *provider.chat_flags())
+        assert second.returncode == 0, second.stderr
+        assert "unknown key typo_section (ignored)" in second.stderr
+
+
 class TestUnknownKeysOnTheTerminal:
     """Unknown config keys are warned about on stderr by chat, status and config check."""
 

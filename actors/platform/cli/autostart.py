@@ -8,13 +8,13 @@ last line of defence either way.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import time
 
 from actors.platform.cli.client import ControlClient
-from actors.platform.cli.config_check import checked_config, warn_config
 from actors.platform.errors import EXIT_ALREADY_RUNNING, DaemonNotRunning, DaemonStartFailed
 from actors.platform.lock import FileLock
 from actors.platform.paths import DaemonPaths, ensure_private_dir
@@ -63,8 +63,10 @@ def connect_or_start(paths: DaemonPaths, client: str = "hermes-actors") -> Contr
     except DaemonNotRunning:
         pass
     else:
-        warn_config(paths.home)
+        _warn_config_once(paths)
         return running
+    from actors.platform.cli.config_check import checked_config
+
     checked_config(paths.home)
     ensure_private_dir(paths.run_dir)
     start_lock = FileLock(paths.start_lock_file)
@@ -91,6 +93,30 @@ def connect_or_start(paths: DaemonPaths, client: str = "hermes-actors") -> Contr
         raise DaemonStartFailed(f"the daemon did not answer within {START_TIMEOUT_SECONDS:g} s; see {paths.log_file}")
     finally:
         start_lock.release()
+
+
+def _warn_config_once(paths: DaemonPaths) -> None:
+    """Warn about ``config.yaml`` unless this very file (same size and mtime) was found clean before.
+
+    Reading it takes the config schema and a YAML parser, a fifth of ``chat``'s way to its
+    prompt; a file with warnings is checked (and warned about) every time.
+    """
+    try:
+        found = (paths.home / "config.yaml").stat()
+    except FileNotFoundError:
+        return
+    stamp = f"{found.st_mtime_ns} {found.st_size}"
+    record = paths.run_dir / "config.checked"
+    try:
+        if record.read_text() == stamp:
+            return
+    except OSError:
+        pass
+    from actors.platform.cli.config_check import warn_config
+
+    if warn_config(paths.home):
+        with contextlib.suppress(OSError):
+            record.write_text(stamp)
 
 
 def _log_size(paths: DaemonPaths) -> int:

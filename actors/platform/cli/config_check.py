@@ -40,17 +40,20 @@ def checked_config(home: Path, stream: TextIO | None = None) -> Config:
     return config
 
 
-def warn_config(home: Path, stream: TextIO | None = None) -> None:
-    """Print ``home``'s unknown keys, and a file that does not parse, as warnings.
+def warn_config(home: Path, stream: TextIO | None = None) -> bool:
+    """Print ``home``'s unknown keys, and a file that does not parse, as warnings; True when there was none.
 
     For a client whose daemon already runs (on the file as it was): values are not
     checked, so this stays cheap on ``chat``'s path to its prompt (``config check`` does).
     """
     out = stream or sys.stderr
     try:
-        _print_warnings(home, config_warnings(home), out)
+        warnings = config_warnings(home)
     except ConfigError as exc:
         print(f"hermes-actors: warning: a daemon started now would refuse the configuration:\n{exc}", file=out)
+        return False
+    _print_warnings(home, warnings, out)
+    return not warnings
 
 
 def missing_key_message(config: Config, home: Path) -> str | None:
