@@ -21,7 +21,7 @@ from pathlib import Path
 import trio
 
 from config.terminal import ApprovalsConfig, TerminalConfig
-from tools.approval import find_dangers
+from tools.approval_patterns import find_dangers, find_hardline
 from tools.dispatch import dispatch
 from tools.registry import ToolRegistry
 from tools.terminal import register_terminal_tools
@@ -73,8 +73,9 @@ async def main(runs: int) -> None:
     start = time.perf_counter()
     count = 20_000
     for _ in range(count):
+        find_hardline(command)
         find_dangers(command)
-    print(f"{'find_dangers (one compound command)':<44} {(time.perf_counter() - start) / count * 1e6:7.2f} µs per call")
+    print(f"{'find_hardline + find_dangers (one compound command)':<44} {(time.perf_counter() - start) / count * 1e6:7.2f} µs per call")
 
 
 if __name__ == "__main__":

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import cattrs
 import yaml
 
 from config.api import PlatformsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
+from config.errors import ConfigError
+from config.pricing import ModelPrice
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
 from config.sandbox import SANDBOX_MODES, CodeExecutionConfig, SandboxConfig
@@ -29,18 +30,13 @@ from config.session import AgentConfig, CompressionConfig, DisplayConfig, Guardr
 from config.store import StoreConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
 from config.tools import MemoryConfig, ToolsConfig
-from messages.codec import format_field_error, make_message_converter
 from messages.untrusted import MAX_JSON_DEPTH, NUMBER_TOO_LONG, JsonLimitExceeded, is_number_too_long, repair_json
 
-__all__ = ["Config", "ConfigError", "home_dir", "load_config", "load_env_file"]
+__all__ = ["Config", "ConfigError", "config_warnings", "home_dir", "load_config", "load_env_file"]
 
 log = logging.getLogger("hermes_actors.config")
 
 HOME_VARIABLE = "HERMES_ACTORS_HOME"
-
-
-class ConfigError(ValueError):
-    """The configuration file is unreadable or holds a bad value; the text names key and file."""
 
 
 @attrs.frozen
@@ -69,6 +65,7 @@ class Config:
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
     daemon: DaemonConfig = attrs.Factory(DaemonConfig)
     platforms: PlatformsConfig = attrs.Factory(PlatformsConfig)
+    pricing: dict[str, ModelPrice] = attrs.Factory(dict)
 
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -78,40 +75,60 @@ def home_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(value).expanduser() if value else Path.home() / ".hermes-actors"
 
 
-def load_config(home: Path, *, warnings: list[str] | None = None) -> Config:
+def load_config(home: Path, *, warnings: list[str] | None = None, log_warnings: bool = True) -> Config:
     """Read ``home/config.yaml`` (defaults when absent).
 
     Args:
         home: the HERMES_ACTORS_HOME directory.
         warnings: when given, unknown-key warnings are appended here too.
+        log_warnings: False for a caller that shows the warnings itself (the CLI, whose
+            unconfigured logging would print them a second time).
 
     Raises:
         ConfigError: unreadable YAML, or a value of the wrong type or range.
     """
     path = home / "config.yaml"
+    found: list[str] = []
+    cleaned = _read_known(path, found)
+    for warning in found if log_warnings else ():
+        log.warning("%s: %s", path, warning)
+    if warnings is not None:
+        warnings.extend(found)
+    return Config() if cleaned is None else _structure(cleaned, path)
+
+
+def config_warnings(home: Path) -> list[str]:
+    """The unknown-key warnings of ``home/config.yaml``, its values left unchecked.
+
+    Cheap (no converter is loaded): for a client whose daemon already runs on the file.
+
+    Raises:
+        ConfigError: the file cannot be read, is not valid YAML, or is not a mapping of sections.
+    """
+    found: list[str] = []
+    _read_known(home / "config.yaml", found)
+    return found
+
+
+def _read_known(path: Path, found: list[str]) -> dict[str, Any] | None:
+    """The document at ``path`` without its unknown keys (each appended to ``found``); None: no file or empty."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return Config()
+        return None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
     data = _parse_yaml(text, path)
     if data is None:
-        return Config()
+        return None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections")
-    found: list[str] = []
     try:
-        cleaned = _drop_unknown(Config, data, "", found)
+        return _drop_unknown(Config, data, "", found)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    for warning in found:
-        log.warning("%s: %s", path, warning)
-    if warnings is not None:
-        warnings.extend(found)
-    return _structure(cleaned, path)
 
 
 def _parse_yaml(text: str, path: Path) -> Any:
@@ -119,7 +136,7 @@ def _parse_yaml(text: str, path: Path) -> Any:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        raise ConfigError(_yaml_message(exc, path)) from exc
     except RecursionError:
         raise ConfigError(f"{path}: nested too deeply to read") from None
     except ValueError as exc:
@@ -134,7 +151,28 @@ def _parse_yaml(text: str, path: Path) -> Any:
         raise ConfigError(f"{path}: {exc}") from None
 
 
+def _yaml_message(exc: yaml.YAMLError, path: Path) -> str:
+    """A parse error as a person reads it: where (1-based line and column), what, and the line itself."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    if mark is None:
+        return f"{path}: not valid YAML: {problem}"
+    lines = [f"{path}, line {mark.line + 1}, column {mark.column + 1}: not valid YAML: {problem}"]
+    context = getattr(exc, "context", None)
+    if context:
+        lines.append(f"  ({context})")
+    source = (mark.buffer or "").rstrip("\0").splitlines()
+    if mark.line < len(source):
+        lines += [f"  {source[mark.line]}", "  " + " " * mark.column + "^"]
+    return "\n".join(lines)
+
+
 def _structure(data: dict[str, Any], path: Path) -> Config:
+    # Imported here: a CLI client that only lists warnings must not pay for the converter.
+    import cattrs
+
+    from messages.codec import format_field_error, make_message_converter
+
     converter = make_message_converter()
     hints = typing.get_type_hints(Config)
     sections: dict[str, Any] = {}

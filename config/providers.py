@@ -11,6 +11,11 @@ from config.validators import optional_str, positive_int, positive_number
 #: The wire protocols an adapter speaks (``providers.modes`` picks one when unset).
 API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
 
+#: Every provider name a client may pass (``--provider``): the keyed ones
+#: (``providers.recovery.keys``), ``custom`` (any OpenAI-compatible URL, a key optional) and
+#: the Codex Responses backends.
+KNOWN_PROVIDERS = ("openai", "anthropic", "openrouter", "custom", "codex", "openai-codex")
+
 
 @attrs.frozen
 class ModelConfig:

@@ -19,12 +19,19 @@ def _max_not_below_base(instance: RetryConfig, attribute: attrs.Attribute, value
 
 @attrs.frozen
 class RetryConfig:
-    """``retry:`` how often and how patiently a failed provider call is retried."""
+    """``retry:`` how often and how patiently a failed provider call is retried.
+
+    ``connection_retries`` / ``connection_delay`` bound a host name that does not resolve
+    (offline, a typo in ``base_url``): it fails at once, so it gets a few quick tries
+    instead of the backoff a busy server gets.
+    """
 
     max_retries: int = attrs.field(default=3, validator=integer(ge=0, le=20))
     base_delay: float = attrs.field(default=5.0, validator=positive_number)
     max_delay: float = attrs.field(default=120.0, validator=[positive_number, _max_not_below_base])
     jitter_ratio: float = attrs.field(default=0.5, validator=number(ge=0, le=1))
+    connection_retries: int = attrs.field(default=2, validator=integer(ge=0, le=20))
+    connection_delay: float = attrs.field(default=1.0, validator=number(ge=0, le=60))
 
 
 def _env_names(instance: object, attribute: attrs.Attribute, value: object) -> None:

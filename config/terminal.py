@@ -79,8 +79,21 @@ class TerminalConfig:
 
 @attrs.frozen
 class ApprovalsConfig:
-    """Section ``approvals``: how long a dangerous-command request waits before it counts as denied."""
+    """Section ``approvals``: who approves dangerous commands (see ``tools.approval_policy``).
 
+    ``mode``: ``manual`` asks the user, ``smart`` lets the auxiliary model approve low-risk
+    and deny dangerous commands (asking about the rest), ``off`` approves everything.
+    ``cron_mode`` decides for cron sessions, which have no one to ask. ``allow`` lists the
+    pattern keys answered ``always`` (the daemon adds to it). A request nobody answers within
+    ``timeout_seconds`` counts as denied.
+    """
+
+    # YAML 1.1 reads a bare ``off`` as false: that is what the user meant.
+    mode: str | bool = attrs.field(
+        default="manual", converter=lambda mode: "off" if mode is False else mode, validator=v.in_(("manual", "smart", "off"))
+    )
+    cron_mode: str = attrs.field(default="deny", validator=v.in_(("deny", "approve")))
+    allow: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
     timeout_seconds: float = attrs.field(default=300.0, validator=positive_number)
 
 

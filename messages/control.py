@@ -57,6 +57,7 @@ __all__ = [
     "SessionListReply",
     "SessionShowReply",
     "SessionSummary",
+    "SetSessionYolo",
     "ShowSession",
     "Status",
     "StatusReply",
@@ -195,13 +196,28 @@ class ResetSessionTools:
 
 
 @attrs.frozen
+class SetSessionYolo:
+    """Turn a session's ``--yolo`` toggle on or off (dangerous commands approved without asking;
+    the hardline blocklist is still refused); every attached client is told."""
+
+    request_id: str
+    session_id: str
+    enabled: bool
+
+
+@attrs.frozen
 class AnswerSessionRequest:
-    """Answer a pending approval or clarify request (``pending_id``); the first answer wins."""
+    """Answer a pending approval or clarify request (``pending_id``); the first answer wins.
+
+    ``on_behalf`` is set when a program answers for nobody (``chat -q`` without a terminal denies):
+    why, shown to the model and the clients instead of "the user".
+    """
 
     request_id: str
     session_id: str
     pending_id: str
     answer: str
+    on_behalf: str | None = None
 
 
 @attrs.frozen
@@ -303,6 +319,7 @@ ClientMessage = (
     | CompressSession
     | ResetSessionTools
     | AnswerSessionRequest
+    | SetSessionYolo
     | Tree
     | Inspect
     | Kill

@@ -99,7 +99,8 @@ class ToolFinished(_Stamped):
 @_event
 class StatusUpdate(_Stamped):
     """Something the user should see that is not the answer: ``kind`` is one of
-    retrying, rotating_key, fallback, compressing, budget, stale, warning, info."""
+    retrying, rotating_key, fallback, compressing, budget, stale, warning, info, yolo (the session's
+    --yolo toggle changed: the text starts with ``YOLO on`` or ``YOLO off``)."""
 
     kind: str
     text: str
@@ -107,12 +108,12 @@ class StatusUpdate(_Stamped):
 
 @_event
 class ApprovalRequested(_Stamped):
-    """A dangerous command waits for approval: once, session or deny."""
+    """A dangerous command waits for approval: once, session, always or deny."""
 
     request_id: str
     command: str
     description: str
-    choices: list[str] = attrs.Factory(lambda: ["once", "session", "deny"])
+    choices: list[str] = attrs.Factory(lambda: ["once", "session", "always", "deny"])
     deadline_seconds: float = 300.0
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "Interrupt",
     "ResetTools",
     "SessionMessage",
+    "SetYolo",
     "Shutdown",
     "Steer",
     "Subscribe",
@@ -84,6 +85,15 @@ class ResetTools:
 
 
 @attrs.frozen
+class SetYolo:
+    """Turn the session's ``--yolo`` toggle on or off: approve every dangerous command without
+    asking (the hardline blocklist is still refused). The reply is the new state."""
+
+    enabled: bool
+    requested_by: str = "user"
+
+
+@attrs.frozen
 class Subscribe:
     """Start receiving events; replay from ``since`` (exclusive) when given.
 
@@ -110,6 +120,7 @@ SessionMessage = (
     | AnswerRequest
     | Compress
     | ResetTools
+    | SetYolo
     | Subscribe
     | Shutdown
 )

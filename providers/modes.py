@@ -16,6 +16,10 @@ from .errors import ProviderConfigError
 _ANTHROPIC_PROVIDERS = frozenset({"anthropic"})
 _RESPONSES_PROVIDERS = frozenset({"openai-codex", "codex"})
 
+#: Endpoints of the providers the SDKs do not default to (OpenAI's SDK would send an
+#: ``openrouter`` request to api.openai.com).
+DEFAULT_BASE_URLS = {"openrouter": "https://openrouter.ai/api/v1"}
+
 # Models that take the ``developer`` role instead of ``system`` at the wire.
 DEVELOPER_ROLE_MODELS = ("gpt-5", "codex")
 
@@ -50,3 +54,8 @@ def uses_developer_role(model: str) -> bool:
     """True when the model family wants ``developer`` instead of ``system``."""
     bare = model.rsplit("/", 1)[-1].lower()
     return any(marker in bare for marker in DEVELOPER_ROLE_MODELS)
+
+
+def default_base_url(provider: str | None) -> str | None:
+    """The endpoint of ``provider`` when none is configured (None: the SDK's own default)."""
+    return DEFAULT_BASE_URLS.get((provider or "").strip().lower())

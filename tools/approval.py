@@ -1,140 +1,53 @@
-"""Dangerous terminal commands: detection, and asking the user before they run.
+"""Approving terminal commands: the gate the terminal tool calls before running one.
 
-Detection follows the seeds' destructive-command guard: ``rm``, ``rmdir``, ``cp``,
-``install``, ``mv``, ``sed -i``, ``truncate``, ``dd``, ``shred``, ``git reset|clean|checkout``
-at the start of a command or after a shell separator, and ``>`` redirects that overwrite a
-file. A recursive delete of ``/`` or the home directory is *always-ask*: an earlier "allow
-for this session" never covers it.
+In order: a command on the hardline blocklist is refused whatever the mode or toggle; a
+command without a dangerous pattern (``tools.approval_patterns``) runs; one whose patterns
+are all allowed for good (``approvals.allow``) or for this session runs; the rest go to the
+session's approval policy (``ToolContext.approve``, see ``tools.approval_policy``), which may
+ask the user. ``session`` answers are remembered per pattern in a ``SessionApprovals``;
+``always`` answers are saved in ``config.yaml`` through ``PermanentAllows``.
 
-Session approvals: an answer of ``"session"`` is remembered per pattern in a
-``SessionApprovals`` object. The terminal tools keep one per session id in an
-``ApprovalBook`` (owned by the registered tool object, not by this module), and the
-session may snapshot / restore it for persistence and ``forget`` it when it ends.
+The terminal tools keep one ``SessionApprovals`` per session id in an ``ApprovalBook`` (owned
+by the registered tool object, not by this module); the session may snapshot / restore it for
+persistence and ``forget`` it when it ends.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
+import logging
 from collections.abc import Iterable
 
 import attrs
 import trio
 
 from config.terminal import ApprovalsConfig
+from tools.approval_allowlist import AllowListError, PermanentAllows
+from tools.approval_patterns import DangerMatch, find_dangers, find_hardline
 from tools.context import ApprovalRequest, ToolContext
 
 __all__ = [
-    "ALWAYS_ASK_KEY",
     "ApprovalBook",
     "ApprovalOutcome",
-    "DangerMatch",
     "SessionApprovals",
     "authorize_command",
-    "find_dangers",
 ]
 
-ALWAYS_ASK_KEY = "recursive_delete_root_or_home"
-
-# A command word counts only in command position: at the start, after a separator or an
-# opening quote/paren/brace (``&&``, ``;``, ``|``, backtick, ``$(``, ``bash -c "...``), after a
-# wrapper that runs its arguments (sudo, xargs, find -exec ...), after ``VAR=value``
-# assignments, and possibly as a path (``/bin/rm``). Matching every word after a space, as
-# the seeds' regex does, would ask about ``pip install`` or ``echo rm``.
-_START = (
-    r"(?:^|[;&|`(\n\"'{]|\b(?:sudo|doas|xargs|nohup|time|exec|command|env)\s|-exec(?:dir)?\s|-ok\s)"
-    r"\s*(?:\w+=\S*\s+)*(?:[^\s;&|`'\"]*/)?"
-)
-_COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("rm", r"rm", "delete files (rm)"),
-    ("rmdir", r"rmdir", "remove directories (rmdir)"),
-    ("cp", r"cp", "copy over files (cp)"),
-    ("install", r"install", "install files (install)"),
-    ("mv", r"mv", "move or rename files (mv)"),
-    ("sed_in_place", r"sed\s+(?:[^|;&]*\s)?-[a-zA-Z]*i[a-zA-Z]*", "edit files in place (sed -i)"),
-    ("truncate", r"truncate", "truncate files (truncate)"),
-    ("dd", r"dd", "raw copy to files or devices (dd)"),
-    ("shred", r"shred", "destroy file contents (shred)"),
-    ("git_reset", r"git\s+reset", "discard git changes (git reset)"),
-    ("git_clean", r"git\s+clean", "delete untracked files (git clean)"),
-    ("git_checkout", r"git\s+checkout", "overwrite working-tree files (git checkout)"),
-)
-# The word must end there: ``rm`` but not ``rmate``.
-_END = r"(?=[\s;&|)`'\"]|$)"
-# One alternation scanned once (the command-position prefix is the costly part); longer
-# words first so ``rmdir`` is not taken for ``rm``.
-_COMMAND_WORD = re.compile(
-    _START
-    + "(?:"
-    + "|".join(f"(?P<{key}>{pattern}){_END}" for key, pattern, _ in sorted(_COMMANDS, key=lambda c: -len(c[1])))
-    + ")"
-)
-_DESCRIPTIONS = {key: text for key, _, text in _COMMANDS}
-
-# ``>`` or ``>|`` (optionally ``&>``) that is not ``>>``, not an fd duplication ``>&``, and
-# not an arrow such as ``->`` or ``=>``.
-_REDIRECT = re.compile(r"(?<![>=\-<])&?>\|?(?![>&])\s*(?P<target>[^\s;&|<>()]+)")
-_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-
-_RM_CALL = re.compile(_START + r"rm\s+(?P<args>[^;&|`)\n]*)")
-_ROOT_OR_HOME = frozenset({"/", "/*", "/.", "~", "~/", "~/*", "~/.", "$HOME", "$HOME/", "$HOME/*", "${HOME}", "${HOME}/", "${HOME}/*"})
-
-
-@attrs.frozen
-class DangerMatch:
-    """One dangerous pattern found in a command."""
-
-    key: str
-    """Stable name of the pattern (what a session approval remembers)."""
-    description: str
-    always_ask: bool = False
-
-
-def find_dangers(command: str) -> list[DangerMatch]:
-    """Every dangerous pattern in ``command`` (empty when it looks safe)."""
-    if not command or not command.strip():
-        return []
-    keys = {match.lastgroup for match in _COMMAND_WORD.finditer(command)}
-    found = [DangerMatch(key, text) for key, text in _DESCRIPTIONS.items() if key in keys]
-    if any(match.group("target") not in _HARMLESS_TARGETS for match in _REDIRECT.finditer(command)):
-        found.append(DangerMatch("overwrite_redirect", "overwrite a file with a > redirect"))
-    if _deletes_root_or_home(command):
-        found.append(
-            DangerMatch(ALWAYS_ASK_KEY, "recursively delete the root or home directory", always_ask=True)
-        )
-    return found
-
-
-def _deletes_root_or_home(command: str) -> bool:
-    for call in _RM_CALL.finditer(command):
-        try:
-            args = shlex.split(call.group("args"), posix=True)
-        except ValueError:
-            args = call.group("args").split()
-        recursive = any(
-            arg in ("--recursive", "-r", "-R")
-            or (arg.startswith("-") and not arg.startswith("--") and ("r" in arg or "R" in arg))
-            for arg in args
-        )
-        targets = (arg.strip("'\"") for arg in args if not arg.startswith("-"))
-        if recursive and any(target in _ROOT_OR_HOME for target in targets):
-            return True
-    return False
+log = logging.getLogger(__name__)
 
 
 class SessionApprovals:
-    """Pattern keys one session allowed "for this session"; always-ask patterns are never kept."""
+    """Pattern keys one session allowed "for this session"."""
 
     def __init__(self, keys: Iterable[str] = ()) -> None:
-        self._keys = {key for key in keys if key != ALWAYS_ASK_KEY}
+        self._keys = set(keys)
 
-    def covers(self, matches: list[DangerMatch]) -> bool:
-        """True when every match was allowed for the session and none is always-ask."""
-        return all(not match.always_ask and match.key in self._keys for match in matches)
+    def covers(self, matches: Iterable[DangerMatch]) -> bool:
+        """True when every match was allowed for the session."""
+        return all(match.key in self._keys for match in matches)
 
-    def remember(self, matches: list[DangerMatch]) -> None:
-        """Allow these patterns for the rest of the session (always-ask ones excepted)."""
-        self._keys.update(match.key for match in matches if not match.always_ask)
+    def remember(self, matches: Iterable[DangerMatch]) -> None:
+        """Allow these patterns for the rest of the session."""
+        self._keys.update(match.key for match in matches)
 
     def snapshot(self) -> list[str]:
         """The allowed keys, sorted, for the session's persisted state."""
@@ -142,10 +55,17 @@ class SessionApprovals:
 
 
 class ApprovalBook:
-    """``SessionApprovals`` by session id, for tools shared by every session of the daemon."""
+    """``SessionApprovals`` by session id, and the daemon-wide permanent allow list.
 
-    def __init__(self) -> None:
+    Args:
+        permanent: the patterns allowed for good (empty and unsaved by default).
+        root_devices: the devices ``/`` is mounted from (``mkfs`` on one is hardline).
+    """
+
+    def __init__(self, permanent: PermanentAllows | None = None, root_devices: frozenset[str] = frozenset()) -> None:
         self._by_session: dict[str, SessionApprovals] = {}
+        self.permanent = permanent or PermanentAllows()
+        self.root_devices = root_devices
 
     def for_session(self, session_id: str) -> SessionApprovals:
         """The approvals of ``session_id`` (created empty on first use)."""
@@ -165,56 +85,63 @@ class ApprovalBook:
 
 @attrs.frozen
 class ApprovalOutcome:
-    """Whether a command may run, and the words for the model when it may not."""
+    """Whether a command may run, who or what decided, and the words for the model when it may not."""
 
     allowed: bool
     matches: tuple[DangerMatch, ...] = ()
-    decided_by: str = "safe"
-    """``safe``, ``session`` (earlier approval), ``once``, ``session_granted``, ``deny``, ``timeout`` or ``unattended``."""
+    decided_by: str = "no dangerous pattern"
+    """In words: ``the user``, ``approvals.mode: off``, ``the hardline blocklist`` ..."""
+    hardline: str | None = None
+    """What a refused hardline command would do."""
 
-    def denial_message(self, command: str) -> str:
+    def denial_message(self) -> str:
         """An error text the model can act on."""
+        if self.hardline is not None:
+            return (
+                f"Command refused: it would {self.hardline}. Commands like this are on the hardline blocklist and "
+                "never run, whatever the approval settings (--yolo included). Do not retry it in any form."
+            )
         what = "; ".join(match.description for match in self.matches)
-        if self.decided_by == "timeout":
-            why = "No one answered the approval request in time, so it was denied"
-        elif self.decided_by == "unattended":
-            why = "Nobody can approve dangerous commands in this context (non-interactive), so it was denied"
-        else:
-            why = "The user denied it"
         return (
-            f"Command not run: it would {what}. {why}. Do not retry the same command; "
+            f"Command not run: it would {what}. It was denied by {self.decided_by}. Do not retry the same command; "
             "ask the user how to proceed or use a non-destructive alternative."
         )
 
 
 async def authorize_command(
-    command: str, ctx: ToolContext, approvals: SessionApprovals, config: ApprovalsConfig, *, tool: str = "terminal"
+    command: str, ctx: ToolContext, book: ApprovalBook, config: ApprovalsConfig, *, tool: str = "terminal"
 ) -> ApprovalOutcome:
-    """Decide whether ``command`` may run, asking the user through ``ctx`` when it is dangerous.
+    """Decide whether ``command`` may run (see the module docstring for the order of the checks).
 
-    A request nobody answers within ``config.timeout_seconds`` counts as denied.
+    A request not decided within ``config.timeout_seconds`` counts as denied.
     """
-    matches = find_dangers(command)
+    refused = find_hardline(command, book.root_devices)
+    if refused is not None:
+        return ApprovalOutcome(allowed=False, decided_by="the hardline blocklist", hardline=refused)
+    matches = tuple(find_dangers(command))
     if not matches:
         return ApprovalOutcome(allowed=True)
-    found = tuple(matches)
+    keys = [match.key for match in matches]
+    if book.permanent.covers(keys):
+        return ApprovalOutcome(allowed=True, matches=matches, decided_by="approvals.allow in config.yaml")
+    approvals = book.for_session(ctx.session_id)
     if approvals.covers(matches):
-        return ApprovalOutcome(allowed=True, matches=found, decided_by="session")
-    if not ctx.interactive:
-        return ApprovalOutcome(allowed=False, matches=found, decided_by="unattended")
-    always = any(match.always_ask for match in matches)
-    description = "; ".join(match.description for match in matches)
-    if always:
-        description += " (always asks, even when allowed for the session)"
-    request = ApprovalRequest(command=command, description=description, tool=tool)
-    decision = None
+        return ApprovalOutcome(allowed=True, matches=matches, decided_by="an earlier approval for this session")
+    request = ApprovalRequest(command=command, description="; ".join(m.description for m in matches), tool=tool)
+    answer = None
     with trio.move_on_after(config.timeout_seconds):
-        decision = await ctx.approve(request)
-    if decision is None:
-        return ApprovalOutcome(allowed=False, matches=found, decided_by="timeout")
-    if decision == "session":
+        answer = await ctx.approve(request)
+    if answer is None:
+        return ApprovalOutcome(
+            allowed=False, matches=matches,
+            decided_by=f"nobody: no answer within {config.timeout_seconds:g} s (approvals.timeout_seconds)",
+        )
+    if answer.decision == "session":
         approvals.remember(matches)
-        return ApprovalOutcome(allowed=True, matches=found, decided_by="session_granted")
-    if decision == "once":
-        return ApprovalOutcome(allowed=True, matches=found, decided_by="once")
-    return ApprovalOutcome(allowed=False, matches=found, decided_by="deny")
+    elif answer.decision == "always":
+        try:
+            await book.permanent.add(keys)
+        except AllowListError as exc:
+            # Still allowed, and for good while the daemon runs; only the saving failed.
+            log.warning("could not save an 'always' approval: %s", exc)
+    return ApprovalOutcome(allowed=answer.decision != "deny", matches=matches, decided_by=answer.decided_by)

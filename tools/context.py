@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from tools.todo import TodoList
 
 __all__ = [
+    "ApprovalAnswer",
     "ApprovalDecision",
     "ApprovalRequest",
     "SessionSearchStore",
@@ -30,8 +31,22 @@ __all__ = [
     "ToolContext",
 ]
 
-ApprovalDecision = Literal["once", "session", "deny"]
-"""Answer to an approval request: run this once, allow the pattern for the session, or refuse."""
+ApprovalDecision = Literal["once", "session", "always", "deny"]
+"""Answer to an approval request: run this once, allow the pattern for the session, allow it for
+good (saved in ``config.yaml``), or refuse."""
+
+
+@attrs.frozen
+class ApprovalAnswer:
+    """An approval decision and who or what made it, in words for the model and the user.
+
+    Attributes:
+        decision: the answer.
+        decided_by: ``the user``, ``approvals.mode: off``, ``--yolo`` ... (never an internal name).
+    """
+
+    decision: ApprovalDecision
+    decided_by: str
 
 
 @attrs.define
@@ -84,8 +99,9 @@ class ToolContext(Protocol):
     jail: SessionJail
     """The session's sandbox policy and the launcher every process a tool starts goes through."""
 
-    async def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        """Ask the user to approve a dangerous action; a request nobody answers in time is ``"deny"``."""
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """Decide on a dangerous action by the session's policy, asking the user where it says so;
+        a request nobody answers in time is denied."""
         ...
 
     async def clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str:

@@ -23,7 +23,7 @@ from tools.background import (
     ProcessTable,
     start_background_process,
 )
-from tools.context import ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
+from tools.context import ApprovalAnswer, ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
 from tools.jail import SessionJail
 from tools.results import ToolResult
@@ -79,16 +79,16 @@ class LocalToolContext:
         if self.jail is None:
             self.jail = SessionJail.full_access(self.home, self.cwd)
 
-    async def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        """Ask the approver; non-interactive contexts and a missing approver deny."""
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """Ask the approver (the user); non-interactive contexts and a missing approver deny."""
         self.approvals.append(request)
         await trio.lowlevel.checkpoint()
         if not self.interactive or self.approver is None:
-            return "deny"
+            return ApprovalAnswer("deny", "nobody (no one can approve in this context)")
         answer = self.approver(request)
         if inspect.isawaitable(answer):
             answer = await answer
-        return answer
+        return ApprovalAnswer(answer, "the user")
 
     async def clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str:
         """Ask the clarifier.

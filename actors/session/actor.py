@@ -36,7 +36,7 @@ from actors.session.sandboxing import sandbox_runner
 from actors.session.state import SessionState, flush_history, freeze_tools, open_state, save_state
 from actors.session.steer import SteerBuffer
 from actors.session.turn import TurnJob
-from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome, add_usage
+from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome, add_cost, add_usage
 from actors.session.workers import ToolExecutor
 from messages.events import StatusUpdate, TurnFinished, TurnStarted
 from messages.session import (
@@ -46,6 +46,7 @@ from messages.session import (
     Interrupt,
     ResetTools,
     SessionMessage,
+    SetYolo,
     Shutdown,
     Steer,
     Subscribe,
@@ -56,6 +57,7 @@ from store.scoped import RealmScopedReader
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
 from tools.jail.policy import SandboxMode
 from tools.jail.runtime import SessionRuntime, unjailed_runtime
+from tools.approval_policy import RATING_INSTRUCTIONS, ApprovalPolicy
 from tools.redact import redact_secrets
 
 __all__ = ["MAX_QUEUED", "NoTurnRunning", "SessionActor", "SessionBusy"]
@@ -136,6 +138,11 @@ class SessionActor(Actor[SessionMessage]):
         self.model = model = SessionModel(deps, state.options)
         self.compaction = SessionCompaction(deps, self.session_id, model, state, hub)
         delegate = spec.delegate
+        approvals = deps.config.approvals
+        self.approval_policy = ApprovalPolicy(
+            mode=approvals.mode, cron_mode=approvals.cron_mode, source=state.options.source,
+            interactive=state.options.interactive, auto_approve=state.options.auto_approve, rate=self._rate_command,
+        )
         self.services = SessionServices(
             session_id=self.session_id,
             home=deps.home,
@@ -145,7 +152,7 @@ class SessionActor(Actor[SessionMessage]):
             # session_search sees only its realm: API sessions and CLI sessions never see each other.
             store=await RealmScopedReader.for_session(deps.store, self.session_id),
             interactive=state.options.interactive,
-            auto_approve=state.options.auto_approve,
+            approval_policy=self.approval_policy,
             hub=hub,
             requests=self.requests,
             jail=runtime.jail,
@@ -272,6 +279,8 @@ class SessionActor(Actor[SessionMessage]):
             self.durable.tools = freeze_tools(self.spec.deps, self.durable.options)
             await self._save_state()
             return sorted(self.durable.tools.names)
+        if isinstance(message, SetYolo):
+            return self._set_yolo(message.enabled)
         if isinstance(message, Subscribe):
             return self.hub.subscribe(message.label, message.since, also=self.requests.events())
         if isinstance(message, Shutdown):
@@ -354,6 +363,7 @@ class SessionActor(Actor[SessionMessage]):
             model=self.model,
             tools=state.tools,
             usage_before=state.usage,
+            cost_before=state.cost_usd,
             persist=self._commit,
             ephemeral_system=self.spec.ephemeral_system,
             compress=self.compaction.preflight(),
@@ -375,6 +385,7 @@ class SessionActor(Actor[SessionMessage]):
         state = self.durable
         state.history = outcome.messages
         state.usage = add_usage(state.usage, counters.usage)
+        state.cost_usd = add_cost(state.cost_usd, counters.cost_usd)
         leftover = self.steer.take()
         if leftover:
             self.queue.appendleft(UserMessage(leftover, source="steer"))
@@ -392,6 +403,7 @@ class SessionActor(Actor[SessionMessage]):
             # This turn's tokens only; the store counts tool calls itself as messages arrive.
             await self.spec.deps.store.update_counters(
                 self.session_id, tokens_in=counters.usage.prompt_tokens, tokens_out=counters.usage.completion_tokens,
+                cost=counters.cost_usd or 0.0,
             )
         if self.queue and not self._closing:
             await self._start_turn(self.queue.popleft())
@@ -407,6 +419,22 @@ class SessionActor(Actor[SessionMessage]):
         await save_state(self.spec.deps, self.session_id, self.durable, event_seq=self.hub.seq, processes=self.processes.records())
 
     # -- other work -----------------------------------------------------------------------------------
+
+    def _set_yolo(self, enabled: bool) -> bool:
+        if self.approval_policy.yolo != enabled:
+            self.approval_policy.yolo = enabled
+            log.info("session %s: yolo %s", self.session_id, "on" if enabled else "off")
+        # Every client is told (a second attached one shows the marker too), even when nothing changed.
+        text = (
+            "YOLO on: dangerous commands run without asking (the hardline blocklist is still refused)"
+            if enabled else "YOLO off: dangerous commands ask again"
+        )
+        self.hub.publish(StatusUpdate, kind="yolo", text=text)
+        return enabled
+
+    async def _rate_command(self, command: str) -> str:
+        """The auxiliary model's rating of a command, for the ``smart`` approval policy."""
+        return await self.model.summarize([{"role": "user", "content": command}], RATING_INSTRUCTIONS)
 
     async def _on_compress(self, topic: str | None) -> str:
         if self.turn is not None:

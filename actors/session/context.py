@@ -13,7 +13,8 @@ import attrs
 from actors.session.hub import EventHub
 from actors.session.requests import NO_ANSWER, PendingRequests
 from messages.events import ToolProgress
-from tools.context import ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
+from tools.approval_policy import ApprovalPolicy
+from tools.context import ApprovalAnswer, ApprovalRequest, SessionSearchStore, ShellState
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
 from tools.redact import redact_secrets
 from tools.results import ToolResult
@@ -47,7 +48,7 @@ class SessionServices:
     processes: ProcessTable
     store: SessionSearchStore | None
     interactive: bool
-    auto_approve: bool
+    approval_policy: ApprovalPolicy
     hub: EventHub
     requests: PendingRequests
     jail: SessionJail
@@ -110,15 +111,10 @@ class CallContext:
 
     # -- requests to the session -------------------------------------------------------------
 
-    async def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        """Ask attached clients; auto-approve or deny at once where nobody is asked."""
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """Decide by the session's approval policy, asking attached clients where it says so."""
         services = self._services
-        if services.auto_approve:
-            return "once"
-        if not services.interactive:
-            return "deny"
-        answer = await services.requests.ask_approval(request.command, request.description)
-        return answer  # type: ignore[return-value]
+        return await services.approval_policy.decide(request, services.requests.ask_approval)
 
     async def clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str:
         """Ask attached clients a question.

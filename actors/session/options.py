@@ -12,6 +12,7 @@ import attrs
 from config.loader import Config
 from providers.metadata import ModelMetadata
 from providers.recovery.credentials import CredentialPool
+from providers.recovery.keys import ProviderKeys
 from providers.recovery.policy import ProviderConnector
 from store.protocol import SessionStore
 from tools.approval import ApprovalBook
@@ -108,6 +109,8 @@ class SessionDeps:
         secrets: provider keys from the environment and ``.env`` (never logged).
         approvals: the terminal's "allowed for this session" book, saved with each
             session's state so a restarted daemon keeps what the user allowed.
+        keys: the daemon's provider keys, to refuse a session whose provider has none before
+            any request (None: not checked).
         jails: what the daemon's session jails share (runtime directory, launcher); None runs
             tools with full access (sessions run without a daemon: tests, benchmarks).
     """
@@ -122,6 +125,7 @@ class SessionDeps:
     secrets: Mapping[str, str] = attrs.field(factory=dict, repr=False)
     approvals: ApprovalBook | None = None
     jails: DaemonJails | None = None
+    keys: ProviderKeys | None = None
 
 
 #: The delegate_task capability: (the calling tool's context, the tool's arguments) -> the tool result.

@@ -15,11 +15,14 @@ import trio
 
 from actors.session.hub import EventHub
 from messages.events import ApprovalRequested, ClarifyRequested, RequestResolved
+from tools.context import ApprovalAnswer, ApprovalRequest
 
-__all__ = ["NO_ANSWER", "PendingRequests"]
+__all__ = ["APPROVAL_CHOICES", "NO_ANSWER", "PendingRequests"]
 
 #: What a clarify request that expired answers with.
 NO_ANSWER = ""
+#: The answers an approval request offers.
+APPROVAL_CHOICES = ("once", "session", "always", "deny")
 
 
 @attrs.define
@@ -28,7 +31,8 @@ class _Pending:
 
     event: ApprovalRequested | ClarifyRequested
     answered: trio.Event = attrs.Factory(trio.Event)
-    answer: str = ""
+    answer: str = NO_ANSWER
+    answered_by: str = ""
 
 
 class PendingRequests:
@@ -52,22 +56,29 @@ class PendingRequests:
         """The requests still waiting, to show again to a client that attaches."""
         return [pending.event for pending in self._pending.values()]
 
-    async def ask_approval(self, command: str, description: str) -> str:
-        """Wait for once / session / deny; ``deny`` when the deadline passes."""
-        answer = await self._ask(
-            ApprovalRequested, "deny", command=command, description=description,
-            deadline_seconds=self._deadline,
+    async def ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """Wait for once / session / always / deny from a client; denied when the deadline passes."""
+        pending = await self._ask(
+            ApprovalRequested, "deny", command=request.command, description=request.description,
+            choices=list(APPROVAL_CHOICES), deadline_seconds=self._deadline,
         )
-        return answer if answer in ("once", "session", "deny") else "deny"
+        if pending.answer == NO_ANSWER:
+            return ApprovalAnswer("deny", f"nobody: no answer within {self._deadline:g} s (approvals.timeout_seconds)")
+        # Anything but an exact choice (a typo, a question) is a refusal: running was not agreed to.
+        decision = pending.answer if pending.answer in APPROVAL_CHOICES else "deny"
+        return ApprovalAnswer(decision, pending.answered_by)  # type: ignore[arg-type]
 
     async def ask_clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str:
         """Wait for an answer; :data:`NO_ANSWER` when the deadline passes."""
-        return await self._ask(
+        pending = await self._ask(
             ClarifyRequested, NO_ANSWER, question=question, choices=list(choices),
             allow_freetext=allow_freetext, deadline_seconds=self._deadline,
         )
+        return pending.answer
 
-    async def _ask(self, cls: type[Any], on_timeout: str, **fields: Any) -> str:
+    async def _ask(self, cls: type[Any], shown_on_timeout: str, **fields: Any) -> _Pending:
+        """Publish a request and wait for its answer; its answer stays :data:`NO_ANSWER` when the
+        deadline passes (clients are told ``shown_on_timeout``)."""
         request_id = f"req_{next(self._ids)}"
         event = self._hub.publish(cls, request_id=request_id, **fields)
         pending = self._pending[request_id] = _Pending(event)
@@ -75,13 +86,12 @@ class PendingRequests:
         try:
             with deadline:
                 await pending.answered.wait()
-                return pending.answer
-            return on_timeout
+            return pending
         finally:
             if self._pending.pop(request_id, None) is not None:
                 # Expired, or the asking tool was cancelled: clients must drop the prompt.
-                by = "timeout" if deadline.cancelled_caught else "cancelled"
-                self._hub.publish(RequestResolved, request_id=request_id, answer=on_timeout, resolved_by=by)
+                by = "nobody in time" if deadline.cancelled_caught else "no one: the turn stopped waiting"
+                self._hub.publish(RequestResolved, request_id=request_id, answer=shown_on_timeout, resolved_by=by)
 
     def answer(self, request_id: str, answer: str, answered_by: str) -> bool:
         """Resolve a request; False when it is unknown or already resolved (first answer wins)."""
@@ -89,6 +99,7 @@ class PendingRequests:
         if pending is None:
             return False
         pending.answer = answer
+        pending.answered_by = answered_by
         pending.answered.set()
         self._hub.publish(RequestResolved, request_id=request_id, answer=answer, resolved_by=answered_by)
         return True

@@ -29,6 +29,7 @@ from actors import (
     SupervisorHandle,
 )
 from actors.session.actor import SessionActor
+from actors.session.model import SessionModel
 from actors.session.options import (
     DelegateFactory,
     SessionDeps,
@@ -211,8 +212,11 @@ class SessionService:
         Raises:
             SandboxModeRefused: ``options.sandbox`` is unknown or wider than ``sandbox.max_mode``
                 (checked before anything starts, for every front door).
+            MissingProviderKey: the session's provider needs a key that is not set.
         """
         resolve_mode(options.sandbox, self.deps.config.sandbox)
+        if self.deps.keys is not None:
+            self.deps.keys.require(SessionModel(self.deps, options).chain.current)
         session_id = session_id or new_session_id()
         factory = _SessionFactory(self, session_id, options, ephemeral_system, seed)
         await self._sessions().start_child(self._spec(session_id, factory))

@@ -63,6 +63,7 @@ class SessionState:
         shell / todo: the terminal's working directory and environment, the todo list.
         event_seq: the event number the session had reached when it was saved (its hub goes on from it).
         turns / usage: turns run and tokens used over the session's life.
+        cost_usd: the estimated cost over the session's life (None: no call had a known price).
         compression: the last compression's summary and count.
         lost_processes: background processes that were running when it was saved (restored
             sessions only: they died with the daemon).
@@ -77,6 +78,7 @@ class SessionState:
     event_seq: int = 0
     turns: int = 0
     usage: Usage = Usage()
+    cost_usd: float | None = None
     compression: dict[str, Any] = attrs.Factory(dict)
     lost_processes: list[dict[str, Any]] = attrs.Factory(list)
     persisted: int = 0
@@ -152,9 +154,17 @@ async def _restore(spec: SessionSpec) -> SessionState:
         event_seq=int(saved.get("event_seq") or 0),
         turns=int(saved.get("turns") or 0),
         usage=Usage(**(saved.get("usage") or {})),
+        cost_usd=_saved_cost(saved.get("cost_usd")),
         compression=dict(saved.get("compression") or {}),
         lost_processes=[p for p in saved.get("processes") or [] if p.get("running")],
     )
+
+
+def _saved_cost(value: Any) -> float | None:
+    """A stored cost, or None when absent or not a usable number (an older or damaged state)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+        return None
+    return float(value)
 
 
 def _settle_mode(deps: SessionDeps, session_id: str, options: SessionOptions, *, restored: bool) -> SessionOptions:
@@ -228,6 +238,7 @@ async def save_state(
         "event_seq": event_seq,
         "turns": state.turns,
         "usage": attrs.asdict(state.usage),
+        "cost_usd": state.cost_usd,
         "compression": state.compression,
         "approvals": deps.approvals.for_session(session_id).snapshot() if deps.approvals else [],
         "processes": [

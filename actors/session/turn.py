@@ -31,11 +31,12 @@ from actors.session.context import CallProgress
 from actors.session.history import INTERRUPTED_REPLY, cancelled_tool_text, close_interrupted_turn, open_tool_calls
 from actors.session.llm import LlmCall, StreamProgress
 from actors.session.steer import SteerBuffer
-from actors.session.turn_parts import TurnConfig, TurnCounters, TurnOutcome, add_usage
+from actors.session.turn_parts import TurnConfig, TurnCounters, TurnOutcome, add_cost, add_usage
 from actors.session.validation import PlannedCall, ToolCallValidator, ValidationOutcome
 from actors.session.workers import ToolCall, run_batch
 from messages.events import StatusUpdate, UsageUpdated
 from providers.metadata import rough_tokens
+from providers.pricing import estimate_cost
 from providers.recovery.errors import NeedsCompression
 from providers.types import ChatRequest, StreamFinished, Usage
 
@@ -303,13 +304,19 @@ class TurnJob(Job[TurnOutcome]):
         return await self.run_job(llm, "llm")
 
     def _count_usage(self, usage: Usage) -> None:
+        config = self.config
         counters = self.counters
         counters.usage = add_usage(counters.usage, usage)
-        total = add_usage(self.config.usage_before, counters.usage)
-        self.config.services.hub.publish(
+        # Priced by the model that answered (a fallback may have taken over from the session's own).
+        model = config.model.current
+        counters.cost_usd = add_cost(counters.cost_usd, estimate_cost(model, usage, config.deps.config.pricing))
+        total = add_usage(config.usage_before, counters.usage)
+        config.services.hub.publish(
             UsageUpdated, prompt_tokens=total.prompt_tokens, completion_tokens=total.completion_tokens,
             cache_read_tokens=total.cache_read_tokens, cache_write_tokens=total.cache_write_tokens,
             reasoning_tokens=total.reasoning_tokens, api_calls=counters.api_calls,
+            cost_usd=add_cost(config.cost_before, counters.cost_usd), context_tokens=usage.prompt_tokens,
+            context_window=config.model.context_length_of(model),
         )
         counters.meter.add(usage.prompt_tokens + usage.completion_tokens)
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from actors.session.state import FrozenTools
     from actors.session.workers import ToolExecutor
 
-__all__ = ["Compress", "Persist", "TokenMeter", "TurnConfig", "TurnCounters", "TurnOutcome", "add_usage"]
+__all__ = ["Compress", "Persist", "TokenMeter", "TurnConfig", "TurnCounters", "TurnOutcome", "add_cost", "add_usage"]
 
 #: The session's preflight compression: (history, its size in tokens) -> the compacted history or None.
 Compress = Callable[[list[dict[str, Any]], int], Awaitable[list[dict[str, Any]] | None]]
@@ -42,6 +42,13 @@ def add_usage(total: Usage, more: Usage) -> Usage:
         cache_write_tokens=total.cache_write_tokens + more.cache_write_tokens,
         reasoning_tokens=total.reasoning_tokens + more.reasoning_tokens,
     )
+
+
+def add_cost(total: float | None, more: float | None) -> float | None:
+    """Two estimated costs added; None (no price known) only when both are None."""
+    if total is None:
+        return more
+    return total if more is None else total + more
 
 
 class TokenMeter:
@@ -80,6 +87,7 @@ class TurnConfig:
         model: the session's provider chain and the active model's limits.
         tools: the session's frozen tool list.
         usage_before: the session's usage before this turn (usage events report totals).
+        cost_before: the session's estimated cost before this turn (None: no priced call yet).
         ephemeral_system: a client's system layer, added to each request only.
         persist: commits the turn's new messages.
         compress: the preflight compression (None: compression is off).
@@ -93,6 +101,7 @@ class TurnConfig:
     tools: FrozenTools
     usage_before: Usage
     persist: Persist
+    cost_before: float | None = None
     ephemeral_system: str | None = None
     compress: Compress | None = None
 
@@ -108,12 +117,14 @@ class TurnCounters:
 
     Attributes:
         usage: this turn's tokens.
+        cost_usd: this turn's estimated cost (None: no call of it had a known price).
         api_calls: this turn's provider calls.
         meter: the turn's token budget (its subagents and sandboxes count into it).
     """
 
     meter: TokenMeter
     usage: Usage = Usage()
+    cost_usd: float | None = None
     api_calls: int = 0
 
 

@@ -42,7 +42,8 @@ class ErrorFacts:
     type_names: frozenset[str]
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
+def chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and its causes (or contexts), outermost first, each once."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen and len(seen) < _MAX_CHAIN:
@@ -115,7 +116,7 @@ def collect(exc: BaseException) -> ErrorFacts:
     headers: dict[str, str] = {}
     texts: list[str] = []
     names: set[str] = set()
-    for link in _chain(exc):
+    for link in chain(exc):
         names |= _mro_names(link)
         if status is None:
             status = _status_of(link)

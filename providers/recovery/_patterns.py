@@ -91,6 +91,15 @@ DISCONNECT = (
     "connection was closed",
 )
 
+# A host name that does not resolve, as glibc, macOS and Windows word it.
+NAME_RESOLUTION = (
+    "name or service not known",
+    "temporary failure in name resolution",
+    "nodename nor servname provided",
+    "no address associated with hostname",
+    "getaddrinfo failed",
+)
+
 DISCONNECT_TYPES = frozenset({"RemoteProtocolError", "ReadError", "ConnectionResetError", "BrokenResourceError"})
 
 TRANSPORT_TYPES = frozenset(

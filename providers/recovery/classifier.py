@@ -11,8 +11,9 @@ retry loop then only reads the flags of the ``ClassifiedError`` it returns:
 4. message patterns (billing before rate limit, context overflow)
 5. SSL/TLS hiccups: a transient timeout, never compression
 6. a server disconnect on a large session: the request was too big
-7. transport error types (timeouts, connect and read errors)
-8. anything else: unknown, retried with backoff
+7. a host name that does not resolve: a connection error, not a timeout
+8. transport error types (timeouts, connect and read errors)
+9. anything else: unknown, retried with backoff
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import attrs
 
 from providers.metadata import parse_overflow_message
 from providers.recovery import _patterns as p
-from providers.recovery._facts import ErrorFacts, collect, find_reset_hint
+from providers.recovery._facts import ErrorFacts, chain, collect, find_reset_hint
 
 # A session above this share of the context window that sees the server hang
 # up is taken to have overflowed it (seeds: "> 60%").
@@ -47,6 +48,7 @@ class FailoverReason(enum.Enum):
     overloaded = "overloaded"  # 503/529: back off
     server_error = "server_error"  # 500/502: retry
     timeout = "timeout"  # connect/read timeout, dropped connection: rebuild client, retry
+    connection = "connection"  # the host name does not resolve (offline, a typo): a few quick retries
     context_overflow = "context_overflow"  # prompt too long: compress (or lower max_tokens)
     payload_too_large = "payload_too_large"  # 413: compress
     image_too_large = "image_too_large"  # an attached image is too big: shrink it
@@ -99,6 +101,7 @@ _FLAGS: Mapping[FailoverReason, tuple[bool, bool, bool, bool]] = MappingProxyTyp
     FailoverReason.overloaded: (True, False, False, True),
     FailoverReason.server_error: (True, False, False, True),
     FailoverReason.timeout: (True, False, False, True),
+    FailoverReason.connection: (True, False, False, True),
     FailoverReason.context_overflow: (True, True, False, False),
     FailoverReason.payload_too_large: (True, True, False, False),
     FailoverReason.image_too_large: (False, False, False, False),
@@ -134,6 +137,10 @@ def classify(
     """
     facts = collect(exc)
     reason = _pipeline(facts, approx_tokens=approx_tokens, context_length=context_length)
+    message = facts.message
+    if reason is FailoverReason.connection:
+        host = request_host(exc)
+        message = f"cannot resolve {host}" if host else "cannot resolve the provider's host name"
     if reason is FailoverReason.auth and after_auth_refresh:
         reason = FailoverReason.auth_permanent
     retryable, compress, rotate, fallback = _FLAGS[reason]
@@ -151,7 +158,7 @@ def classify(
         should_rotate_credential=rotate,
         should_fallback=fallback,
         status_code=facts.status_code,
-        message=facts.message,
+        message=message,
         retry_after=_retry_after(facts),
         reset_hint=find_reset_hint(facts),
         available_output_tokens=available,
@@ -183,11 +190,27 @@ def _pipeline(facts: ErrorFacts, *, approx_tokens: int, context_length: int | No
     disconnected = p.has_any(text, p.DISCONNECT) or bool(facts.type_names & p.DISCONNECT_TYPES)
     if disconnected and context_length and approx_tokens > _LARGE_SESSION_RATIO * context_length:
         return FailoverReason.context_overflow
-    # 7. transport error types
+    # 7. a name that does not resolve fails at once and will not resolve in a second either
+    if "gaierror" in facts.type_names or p.has_any(text, p.NAME_RESOLUTION):
+        return FailoverReason.connection
+    # 8. transport error types
     if disconnected or facts.type_names & p.TRANSPORT_TYPES:
         return FailoverReason.timeout
-    # 8. anything else
+    # 9. anything else
     return FailoverReason.unknown
+
+
+def request_host(exc: BaseException) -> str | None:
+    """The host the failed request went to, from the SDK's or httpx's ``request`` (None: unknown)."""
+    for link in chain(exc):
+        try:
+            request = getattr(link, "request", None)
+        except RuntimeError:  # httpx raises when an error was made without its request
+            continue
+        host = getattr(getattr(request, "url", None), "host", None)
+        if isinstance(host, str) and host:
+            return host
+    return None
 
 
 def _provider_specific(facts: ErrorFacts, status: int | None) -> FailoverReason | None:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import attrs
 
 from config.recovery import FallbackProviderConfig
-from providers.modes import resolve_api_mode
+from providers.modes import default_base_url, resolve_api_mode
 
 
 @attrs.frozen
@@ -30,11 +30,12 @@ class ProviderTarget:
 
     @classmethod
     def resolve(cls, provider: str, model: str, base_url: str | None = None, api_mode: str | None = None) -> ProviderTarget:
-        """A target whose ``api_mode`` is resolved the usual way when not given.
+        """A target whose ``api_mode`` (and, for providers the SDKs do not know, ``base_url``) is resolved the usual way when not given.
 
         Raises:
             ProviderConfigError: ``api_mode`` names no known mode.
         """
+        base_url = base_url or default_base_url(provider)
         return cls(provider, model, base_url, resolve_api_mode(api_mode, provider, base_url))
 
 

@@ -24,6 +24,7 @@ The daemon's composition root uses it once::
 from __future__ import annotations
 
 import time
+from urllib.parse import urlsplit
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
@@ -35,7 +36,15 @@ from config.recovery import CredentialPoolConfig
 from providers.recovery.credentials import CredentialPool
 from providers.recovery.fallback import ProviderTarget
 
-__all__ = ["KEY_VARIABLES", "ProviderKeys", "keys_from_env", "load_provider_keys", "primary_variable"]
+__all__ = [
+    "KEY_VARIABLES",
+    "MissingProviderKey",
+    "ProviderKeys",
+    "keys_from_env",
+    "load_provider_keys",
+    "missing_key_message",
+    "primary_variable",
+]
 
 #: The environment variable holding each provider's key.
 KEY_VARIABLES: Mapping[str, str] = MappingProxyType(
@@ -48,6 +57,32 @@ KEY_VARIABLES: Mapping[str, str] = MappingProxyType(
 )
 
 _ANTHROPIC_VARIABLE = KEY_VARIABLES["anthropic"]
+
+# The hosts of providers whose own endpoint always wants a key: a request there without one
+# can only end in a 401.
+_KEYED_HOSTS: Mapping[str, str] = MappingProxyType(
+    {"openai": "api.openai.com", "anthropic": "api.anthropic.com", "openrouter": "openrouter.ai"}
+)
+
+
+def _own_endpoint(provider: str, base_url: str | None) -> bool:
+    """True when requests go to ``provider``'s own keyed endpoint (no URL: its default one)."""
+    host = _KEYED_HOSTS.get(provider)
+    if host is None:
+        return False
+    if not base_url:
+        return True
+    name = (urlsplit(base_url).hostname or "").lower()
+    return name == host or name.endswith("." + host)
+
+
+class MissingProviderKey(ValueError):
+    """A session would use a provider that needs a key, and none is set; the text says which variable."""
+
+
+def missing_key_message(variable: str) -> str:
+    """What a person is told to do when ``variable`` is unset."""
+    return f"no API key: set {variable} (in the environment or HERMES_ACTORS_HOME/.env)"
 
 
 def primary_variable(provider: str, model: ModelConfig, api_mode: str | None = None) -> str | None:
@@ -96,6 +131,21 @@ class ProviderKeys:
         variable = primary_variable(target.provider, self._model, target.api_mode)
         value = self._env.get(variable, "").strip() if variable else ""
         return value or self._single.get(target.provider)
+
+    def require(self, target: ProviderTarget) -> None:
+        """Refuse, before any request, a target whose provider needs a key that is nowhere.
+
+        A ``base_url`` of one's own (a local or proxy server) may need no key, so only the
+        provider's own endpoint (its default or a URL on its host) is held to it.
+
+        Raises:
+            MissingProviderKey: naming the variable to set.
+        """
+        if not _own_endpoint(target.provider, target.base_url) or target.provider in self.pools:
+            return
+        if self.key_for(target) is None:
+            variable = primary_variable(target.provider, self._model, target.api_mode) or "an API key"
+            raise MissingProviderKey(missing_key_message(variable))
 
 
 def load_provider_keys(config: Config, env: Mapping[str, str], *, clock: Callable[[], float] = time.time) -> ProviderKeys:

@@ -76,6 +76,7 @@ _GUIDANCE: Mapping[FailoverReason, str] = MappingProxyType({
     FailoverReason.image_too_large: "an attached image is too large; send a smaller one",
     FailoverReason.format_error: "the provider rejected the request as malformed (see its message above)",
     FailoverReason.llama_cpp_grammar_pattern: "the local server rejects regex patterns in tool schemas",
+    FailoverReason.connection: "check the network connection and the base URL of {provider}",
 })
 
 
@@ -270,6 +271,11 @@ class _RecoveryRun:
             await self._status(StatusKind.rebuild_client, f"{what}; reconnecting")
             await self.connector.rebuild(target, credential.key if credential else None)
             return
+        # A name that does not resolve fails in milliseconds: a few quick tries, not the
+        # minutes-long backoff a loaded server is given.
+        if reason is FailoverReason.connection:
+            await self._retry_connection(what, exc, classified, target)
+            return
         # Level 8, eagerly: retrying cannot help, or a rate limit no other key
         # can absorb would only hit the same exhausted quota again.
         no_other_key = reason is FailoverReason.rate_limit and self.chain.has_next()
@@ -287,6 +293,21 @@ class _RecoveryRun:
             await self._give_up(target, classified, exc)
         delay = self.backoff.delay(self.retries, retry_after=classified.retry_after)
         await self._status(StatusKind.backoff, f"{what}; retrying in {delay:.1f} s (retry {self.retries} of {self.retry.max_retries})")
+        await trio.sleep(delay)
+
+    async def _retry_connection(
+        self, what: str, exc: BaseException, classified: ClassifiedError, target: ProviderTarget
+    ) -> None:
+        """Retry an unreachable host ``retry.connection_retries`` times, then fall back or stop."""
+        self.retries += 1
+        budget = self.retry.connection_retries
+        if self.retries > budget:
+            if self.chain.has_next():
+                await self._fallback(f"{what} after {budget} retries", exc, classified)
+                return
+            await self._give_up(target, classified, exc)
+        delay = self.retry.connection_delay
+        await self._status(StatusKind.backoff, f"{what}; retrying in {delay:.1f} s (retry {self.retries} of {budget})")
         await trio.sleep(delay)
 
     async def _fallback(self, what: str, exc: BaseException, classified: ClassifiedError | None) -> None:

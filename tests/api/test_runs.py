@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import httpx2
+import pytest
 import trio
 
 from actors.platform.api.gateway import api_session_id
@@ -126,8 +127,9 @@ class TestStop:
 class TestApproval:
     """A dangerous command in a run waits for POST /v1/runs/{id}/approval."""
 
-    async def test_approve_once(self, api: ApiDaemon) -> None:
-        """The approval request shows in the run; 'once' lets the command run and the run completes."""
+    @pytest.mark.parametrize("choice", ["once", "always"])
+    async def test_approve(self, api: ApiDaemon, choice: str) -> None:
+        """The approval request shows in the run; 'once' or 'always' lets the command run and the run completes."""
         victim = api.workdir / "victim"
         victim.mkdir()
         api.provider.push(
@@ -142,7 +144,7 @@ class TestApproval:
                     await trio.sleep(0.02)
             nothing = await http.post(f"/v1/runs/{run_id}/approval", json={"choice": "maybe"})
             assert nothing.status_code == 400
-            answer = await http.post(f"/v1/runs/{run_id}/approval", json={"choice": "once"})
+            answer = await http.post(f"/v1/runs/{run_id}/approval", json={"choice": choice})
             assert answer.status_code == 200, answer.text
             assert answer.json()["request_id"] == status["pending_approvals"][0]
             again = await http.post(f"/v1/runs/{run_id}/approval", json={"choice": "once"})

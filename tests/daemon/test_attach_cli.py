@@ -39,7 +39,7 @@ class TestPipedAttach:
         session_id = re.search(r"session (\w+)", result.stderr).group(1)  # type: ignore[union-attr]
         out = result.stdout
         assert "no usage reported yet" in out
-        assert "/detach (or Ctrl-D)" in out
+        assert "unknown command /whatever" in out
         match = re.search(r"new session (\w+)", out)
         assert match and match.group(1) != session_id
         assert "in the new session, no tools" in out.split(match.group(0), 1)[1]
@@ -71,7 +71,7 @@ class TestPipedAttach:
             attach.stdin.write("2\n")
             attach.stdin.close()
             rest = lines.until(lambda line: "Green it is." in line)
-            assert any(": green (by control/conn:" in line for line in rest)
+            assert any(": green (by the user at hermes-actors attach (pid " in line for line in rest)
             assert attach.wait(30) == 0
         finally:
             _end(attach)

@@ -126,7 +126,7 @@ class TestSessionsRestart:
 
             def create() -> str:
                 with ControlClient.connect(paths) as client:
-                    return client.request(c.CreateSession(client.next_id(), cwd=base)).session_id
+                    return client.request(c.CreateSession(client.next_id(), cwd=base, provider="custom")).session_id
 
             first = await trio.to_thread.run_sync(create)
             old = system.lookup("sessions")

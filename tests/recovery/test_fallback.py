@@ -28,6 +28,17 @@ class TestFallbackChain:
         assert chain.current.label == "custom/m" and chain.position == 2
 
 
+class TestDefaultEndpoint:
+    """A provider the SDKs do not know gets its own endpoint when none is configured."""
+
+    def test_openrouter_without_base_url_goes_to_openrouter(self) -> None:
+        assert ProviderTarget.resolve("openrouter", "a/b").base_url == "https://openrouter.ai/api/v1"
+
+    def test_configured_url_wins_and_others_keep_the_sdk_default(self) -> None:
+        assert ProviderTarget.resolve("openrouter", "a/b", "http://proxy/v1").base_url == "http://proxy/v1"
+        assert ProviderTarget.resolve("openai", "gpt-4.1").base_url is None
+
+
 class TestStripReasoning:
     """Level 3 removes reasoning from assistant turns only, without touching the input."""
 

@@ -73,7 +73,7 @@ class TestApprovals:
             other = await handle.ask(Subscribe("second client"))
             (h.workdir / "victim.txt").write_text("x")
             h.provider.push(
-                {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "rm victim.txt"}}]},
+                {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "rm -r victim.txt"}}]},
                 {"text": "removed"},
             )
             await handle.tell(UserMessage("clean up"))
@@ -99,7 +99,7 @@ class TestApprovals:
             handle, events_in, sid = await h.start_session()
             (h.workdir / "keep.txt").write_text("x")
             h.provider.push(
-                {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "rm keep.txt"}}]},
+                {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "rm -r keep.txt"}}]},
                 {"text": "could not"},
             )
             finished, events = await run_turn(handle, events_in, "clean up")
@@ -108,15 +108,15 @@ class TestApprovals:
             assert "denied" in tool["content"]
             # Whichever deadline fires first (the session's or the terminal's own backstop,
             # both approvals.timeout_seconds), every client is told the prompt is gone.
-            assert [e.resolved_by for e in events if isinstance(e, RequestResolved)] in (["timeout"], ["cancelled"])
-            assert "No one answered" in tool["content"]
+            assert [e.resolved_by for e in events if isinstance(e, RequestResolved)] in (["nobody in time"], ["no one: the turn stopped waiting"])
+            assert "no answer within 0.5 s" in tool["content"]
 
     async def test_pending_request_shown_again_on_attach(self, tmp_path: Path) -> None:
         """A client attaching while a request waits is shown it."""
         async with open_harness(tmp_path) as h:
             handle, events_in, sid = await h.start_session()
             h.provider.push(
-                {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "rm -f nothing.txt"}}]},
+                {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "rm -rf nothing.txt"}}]},
                 {"text": "done"},
             )
             await handle.tell(UserMessage("go"))
@@ -156,7 +156,7 @@ class TestApprovalsPersist:
             sub = await (await service.get(sid)).ask(Subscribe("t"))
             for name in ("a.txt", "b.txt"):
                 (h.workdir / name).write_text("x")
-            h.provider.push({"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "rm a.txt"}}]},
+            h.provider.push({"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "rm -r a.txt"}}]},
                             {"text": "first gone"})
             await service.send(sid, "remove a")
             seen: list[SessionEvent] = []
@@ -168,7 +168,7 @@ class TestApprovalsPersist:
                 while service.live(sid) is not None:
                     await trio.sleep(0.05)
             sub = await (await service.get(sid)).ask(Subscribe("t"))
-            h.provider.push({"tool_calls": [{"id": "t2", "name": "terminal", "arguments": {"command": "rm b.txt"}}]},
+            h.provider.push({"tool_calls": [{"id": "t2", "name": "terminal", "arguments": {"command": "rm -r b.txt"}}]},
                             {"text": "second gone"})
             await service.send(sid, "remove b")
             finished, events = await collect_turn(sub)
@@ -181,7 +181,7 @@ class TestClarifyDeadline:
     """The session's own deadline labels an expired prompt as a timeout."""
 
     async def test_unanswered_clarify_expires_as_timeout(self, tmp_path: Path) -> None:
-        """A question nobody answers resolves with resolved_by=timeout and the model gets the tool's error."""
+        """A question nobody answers resolves as expired ("nobody in time") and the model gets the tool's error."""
         config = Config(approvals=ApprovalsConfig(timeout_seconds=0.3))
         async with open_harness(tmp_path, config) as h:
             handle, events_in, sid = await h.start_session()
@@ -190,6 +190,6 @@ class TestClarifyDeadline:
                 {"text": "I will pick one myself"},
             )
             finished, events = await run_turn(handle, events_in, "tidy up")
-            assert [e.resolved_by for e in events if isinstance(e, RequestResolved)] == ["timeout"]
+            assert [e.resolved_by for e in events if isinstance(e, RequestResolved)] == ["nobody in time"]
             tool = next(m for m in (await h.deps.store.load(sid)).messages if m["role"] == "tool")
             assert "not available" in tool["content"]

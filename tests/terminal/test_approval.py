@@ -1,4 +1,4 @@
-"""Dangerous-command detection and the approval paths through the ToolContext."""
+"""The approval gate of the terminal tool: once, session, always, deny, timeouts, hardline refusals."""
 
 from __future__ import annotations
 
@@ -11,71 +11,9 @@ import trio
 
 from config.terminal import ApprovalsConfig
 from tests.terminal.helpers import call, make_ctx, make_tools
-from tools.approval import ALWAYS_ASK_KEY, ApprovalBook, SessionApprovals, authorize_command, find_dangers
+from tools.approval import ApprovalBook, authorize_command
+from tools.approval_allowlist import PermanentAllows
 from tools.context import ApprovalRequest
-
-DANGEROUS = [
-    ("rm -rf build", "rm"),
-    ("cd x && rm file", "rm"),
-    ("find . -name '*.o' | xargs rm", "rm"),
-    ("find . -exec rm {} \\;", "rm"),
-    ("x=$(rm a)", "rm"),
-    ("sudo /bin/rm a", "rm"),
-    ("rmdir empty", "rmdir"),
-    ("cp a b", "cp"),
-    ("install -m 755 tool /usr/local/bin", "install"),
-    ("FOO=1 mv a b", "mv"),
-    ("sed -i 's/a/b/' f", "sed_in_place"),
-    ("sed -ni 's/a/b/p' f", "sed_in_place"),
-    ("truncate -s 0 log", "truncate"),
-    ("dd if=/dev/zero of=disk.img", "dd"),
-    ("shred secrets.txt", "shred"),
-    ("git reset --hard", "git_reset"),
-    ("git clean -fdx", "git_clean"),
-    ("git checkout -- .", "git_checkout"),
-    ("echo hi > notes.txt", "overwrite_redirect"),
-    ("cat a >| b", "overwrite_redirect"),
-    ("make &> build.log", "overwrite_redirect"),
-    ('bash -c "rm -rf tmp"', "rm"),
-]
-
-SAFE = [
-    "ls -la",
-    "git status",
-    "git log --oneline",
-    "pip install requests",
-    "npm install",
-    "echo rm is a command",
-    "echo hi >> notes.txt",
-    "make 2>&1 | tail",
-    "cat x 2>/dev/null",
-    "grep -r 'a -> b' .",
-    "sed -n '1,5p' file",
-    "firmware --version",
-    "",
-]
-
-ALWAYS_ASK = ["rm -rf /", "rm -rf ~", "sudo rm -r -f /", "/bin/rm -fr ~/", "rm -R $HOME", 'bash -c "rm -rf ~"', "rm --recursive /*"]
-
-
-class TestDetection:
-    """The seeds' destructive patterns are found in command position, and only there."""
-
-    @pytest.mark.parametrize(("command", "key"), DANGEROUS)
-    def test_dangerous(self, command: str, key: str) -> None:
-        assert key in [match.key for match in find_dangers(command)]
-
-    @pytest.mark.parametrize("command", SAFE)
-    def test_safe(self, command: str) -> None:
-        assert find_dangers(command) == []
-
-    @pytest.mark.parametrize("command", ALWAYS_ASK)
-    def test_recursive_delete_of_root_or_home_always_asks(self, command: str) -> None:
-        assert any(match.always_ask for match in find_dangers(command))
-
-    def test_recursive_delete_elsewhere_is_ordinary(self) -> None:
-        assert not any(match.always_ask for match in find_dangers("rm -rf ./build ~/project/tmp"))
-
 
 def _answer(decision: str, seen: list[ApprovalRequest]):
     def approver(request: ApprovalRequest) -> str:
@@ -86,44 +24,56 @@ def _answer(decision: str, seen: list[ApprovalRequest]):
 
 
 class TestAuthorize:
-    """Approve once, for the session, deny, time out, and always-ask paths."""
+    """Approve once, for the session, always, deny, time out, and hardline refusals."""
 
     async def test_once_asks_again_next_time(self, jails: Jails, tmp_path: Path) -> None:
         seen: list[ApprovalRequest] = []
         ctx = make_ctx(jails, tmp_path, approver=_answer("once", seen))
-        approvals = SessionApprovals()
+        book = ApprovalBook()
         for _ in range(2):
-            outcome = await authorize_command("rm a", ctx, approvals, ApprovalsConfig())
-            assert outcome.allowed and outcome.decided_by == "once"
+            outcome = await authorize_command("rm -r a", ctx, book, ApprovalsConfig())
+            assert outcome.allowed and outcome.decided_by == "the user"
         assert len(seen) == 2
-        assert seen[0].tool == "terminal" and seen[0].command == "rm a"
+        assert seen[0].tool == "terminal" and seen[0].command == "rm -r a"
 
     async def test_session_approval_is_remembered_per_pattern(self, jails: Jails, tmp_path: Path) -> None:
         seen: list[ApprovalRequest] = []
         ctx = make_ctx(jails, tmp_path, approver=_answer("session", seen))
-        approvals = SessionApprovals()
-        assert (await authorize_command("rm a", ctx, approvals, ApprovalsConfig())).decided_by == "session_granted"
-        assert (await authorize_command("rm b", ctx, approvals, ApprovalsConfig())).decided_by == "session"
-        assert (await authorize_command("mv a b", ctx, approvals, ApprovalsConfig())).decided_by == "session_granted"
-        assert [r.command for r in seen] == ["rm a", "mv a b"]
-        assert approvals.snapshot() == ["mv", "rm"]
+        book = ApprovalBook()
+        assert (await authorize_command("rm -r a", ctx, book, ApprovalsConfig())).decided_by == "the user"
+        remembered = await authorize_command("rm -rf b", ctx, book, ApprovalsConfig())
+        assert remembered.decided_by == "an earlier approval for this session"
+        assert (await authorize_command("chmod 777 f", ctx, book, ApprovalsConfig())).allowed
+        assert [r.command for r in seen] == ["rm -r a", "chmod 777 f"]
+        assert book.for_session(ctx.session_id).snapshot() == ["chmod_world_writable", "recursive_delete"]
 
-    async def test_always_ask_even_after_session_approval(self, jails: Jails, tmp_path: Path) -> None:
+    async def test_always_is_kept_for_every_session_and_saved(self, jails: Jails, tmp_path: Path) -> None:
         seen: list[ApprovalRequest] = []
-        ctx = make_ctx(jails, tmp_path, approver=_answer("session", seen))
-        approvals = SessionApprovals(["rm", ALWAYS_ASK_KEY])
-        assert approvals.snapshot() == ["rm"]
-        for _ in range(2):
-            outcome = await authorize_command("rm -rf ~", ctx, approvals, ApprovalsConfig())
-            assert outcome.allowed
-        assert len(seen) == 2
-        assert "always asks" in seen[0].description
+        config_path = tmp_path / "config.yaml"
+        book = ApprovalBook(PermanentAllows((), config_path))
+        ctx = make_ctx(jails, tmp_path, approver=_answer("always", seen))
+        assert (await authorize_command("systemctl restart nginx", ctx, book, ApprovalsConfig())).allowed
+        ctx.session_id = "another"
+        outcome = await authorize_command("systemctl stop nginx", ctx, book, ApprovalsConfig())
+        assert outcome.allowed and outcome.decided_by == "approvals.allow in config.yaml"
+        assert len(seen) == 1
+        assert "approvals:\n  allow:\n  - systemctl\n" == config_path.read_text()
 
-    async def test_deny(self, jails: Jails, tmp_path: Path) -> None:
+    async def test_deny_says_who_denied(self, jails: Jails, tmp_path: Path) -> None:
         ctx = make_ctx(jails, tmp_path, approver=_answer("deny", []))
-        outcome = await authorize_command("shred x", ctx, SessionApprovals(), ApprovalsConfig())
+        outcome = await authorize_command("mkfs.ext4 /dev/sdz1", ctx, ApprovalBook(), ApprovalsConfig())
         assert not outcome.allowed
-        assert "The user denied it" in outcome.denial_message("shred x")
+        assert "It was denied by the user." in outcome.denial_message()
+
+    @pytest.mark.parametrize("answer", ["once", "session", "always"])
+    async def test_hardline_is_refused_without_asking(self, jails: Jails, tmp_path: Path, answer: str) -> None:
+        seen: list[ApprovalRequest] = []
+        ctx = make_ctx(jails, tmp_path, approver=_answer(answer, seen))
+        book = ApprovalBook(PermanentAllows(["recursive_delete", "delete_root_path"]))
+        book.restore(ctx.session_id, ["recursive_delete", "delete_root_path"])
+        outcome = await authorize_command("rm -rf /", ctx, book, ApprovalsConfig())
+        assert not outcome.allowed and seen == []
+        assert "hardline blocklist" in outcome.denial_message()
 
     async def test_unanswered_request_times_out_to_deny(self, jails: Jails, tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
         async def never(request: ApprovalRequest) -> str:
@@ -132,20 +82,21 @@ class TestAuthorize:
 
         ctx = make_ctx(jails, tmp_path, approver=never)
         start = trio.current_time()
-        outcome = await authorize_command("rm a", ctx, SessionApprovals(), ApprovalsConfig(timeout_seconds=300))
+        outcome = await authorize_command("rm -r a", ctx, ApprovalBook(), ApprovalsConfig(timeout_seconds=300))
         assert trio.current_time() - start == pytest.approx(300)
-        assert outcome.decided_by == "timeout" and not outcome.allowed
+        assert not outcome.allowed and "no answer within 300 s" in outcome.denial_message()
 
     async def test_non_interactive_is_denied_without_asking(self, jails: Jails, tmp_path: Path) -> None:
         seen: list[ApprovalRequest] = []
         ctx = make_ctx(jails, tmp_path, approver=_answer("once", seen), interactive=False)
-        outcome = await authorize_command("rm a", ctx, SessionApprovals(), ApprovalsConfig())
-        assert outcome.decided_by == "unattended" and seen == []
+        outcome = await authorize_command("rm -r a", ctx, ApprovalBook(), ApprovalsConfig())
+        assert not outcome.allowed and seen == []
 
-    async def test_safe_command_never_asks(self, jails: Jails, tmp_path: Path) -> None:
+    @pytest.mark.parametrize("command", ["ls", "cp a b", "mv a b", "echo x > f", "install -m 755 a b"])
+    async def test_ordinary_command_never_asks(self, jails: Jails, tmp_path: Path, command: str) -> None:
         seen: list[ApprovalRequest] = []
         ctx = make_ctx(jails, tmp_path, approver=_answer("deny", seen))
-        assert (await authorize_command("ls", ctx, SessionApprovals(), ApprovalsConfig())).allowed
+        assert (await authorize_command(command, ctx, ApprovalBook(), ApprovalsConfig())).allowed
         assert seen == []
 
 
@@ -156,7 +107,7 @@ class TestTerminalApprovals:
         tools = make_tools()
         ctx = make_ctx(jails, tmp_path, approver=_answer("deny", []))
         (tmp_path / "keep.txt").write_text("x")
-        result = await call(tools, ctx, command="rm keep.txt")
+        result = await call(tools, ctx, command="rm -r keep.txt")
         assert result["status"] == "denied"
         assert "Do not retry" in result["error"]
         assert (tmp_path / "keep.txt").exists()
@@ -167,11 +118,18 @@ class TestTerminalApprovals:
         ctx = make_ctx(jails, tmp_path, approver=_answer("session", seen))
         (tmp_path / "a").write_text("x")
         (tmp_path / "b").write_text("x")
-        assert (await call(tools, ctx, command="rm a"))["exit_code"] == 0
-        assert (await call(tools, ctx, command="rm b"))["exit_code"] == 0
+        assert (await call(tools, ctx, command="rm -r a"))["exit_code"] == 0
+        assert (await call(tools, ctx, command="rm -r b"))["exit_code"] == 0
         assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
         assert len(seen) == 1
-        assert tools.approvals.for_session(ctx.session_id).snapshot() == ["rm"]
+        assert tools.approvals.for_session(ctx.session_id).snapshot() == ["recursive_delete"]
+
+    async def test_hardline_command_is_a_tool_error_and_does_not_run(self, jails: Jails, tmp_path: Path) -> None:
+        tools = make_tools()
+        ctx = make_ctx(jails, tmp_path, approver=_answer("once", []))
+        result = await call(tools, ctx, command=":(){ :|:& };:")
+        assert result["status"] == "denied"
+        assert "never run" in result["error"] and "fork bomb" in result["error"]
 
     def test_book_restore_and_forget(self) -> None:
         book = ApprovalBook()

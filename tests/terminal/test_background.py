@@ -190,7 +190,7 @@ class TestProcessActions:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         pidfile = tmp_path / "gc.pid"
         started = await call(
-            tools, ctx, command=f"bash -c 'trap \"\" TERM; sleep 300 & {note_pid('$!', pidfile)}; wait'", background=True
+            tools, ctx, command=f"( trap \"\" TERM; sleep 300 & {note_pid('$!', pidfile)}; wait )", background=True
         )
         await wait_for_file(pidfile)
         with trio.fail_after(5):

@@ -149,7 +149,7 @@ class TestTimeouts:
     async def test_timeout_kills_grandchild(self, jails: Jails, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         pidfile = tmp_path / "grandchild.pid"
-        command = f"echo started; bash -c 'trap \"\" TERM; sleep 300 & {note_pid('$!', pidfile)}; wait'"
+        command = f"echo started; ( trap \"\" TERM; sleep 300 & {note_pid('$!', pidfile)}; wait )"
         result = await call(tools, ctx, command=command, timeout=1)
         assert result["exit_code"] == EXIT_TIMEOUT
         assert result["timed_out"] is True
@@ -191,7 +191,7 @@ class TestCancellation:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path, approver=slow_user)
         (tmp_path / "victim").write_text("x")
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(tools.terminal, {"command": "rm victim"}, ctx)
+            nursery.start_soon(tools.terminal, {"command": "rm -r victim"}, ctx)
             await asked.wait()
             nursery.cancel_scope.cancel()
         assert (tmp_path / "victim").exists()
@@ -210,7 +210,7 @@ class TestCancellation:
     async def test_cancel_kills_tree_and_emits_partial(self, jails: Jails, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         pidfile = tmp_path / "gc.pid"
-        command = f"echo before; bash -c 'sleep 300 & {note_pid('$!', pidfile)}; wait'"
+        command = f"echo before; ( sleep 300 & {note_pid('$!', pidfile)}; wait )"
         async with trio.open_nursery() as nursery:
             nursery.start_soon(tools.terminal, {"command": command}, ctx)
             await wait_for_file(pidfile)

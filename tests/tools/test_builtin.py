@@ -10,7 +10,7 @@ import trio
 
 from tools.background import BackgroundSpec
 from tools.builtin import CORE_TOOL_NAMES, register_core_tools
-from tools.context import ApprovalRequest, ToolContext
+from tools.context import ApprovalAnswer, ApprovalRequest, ToolContext
 from tools.dispatch import dispatch
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
 from tools.parallel import can_run_in_parallel
@@ -68,11 +68,12 @@ class TestLocalToolContext:
 
     async def test_approvals(self, tmp_path: Path) -> None:
         request = ApprovalRequest(command="rm -rf build", description="recursive delete", tool="terminal")
-        assert "deny" == await LocalToolContext(home=tmp_path).approve(request)
+        assert "deny" == (await LocalToolContext(home=tmp_path).approve(request)).decision
         ctx = LocalToolContext(home=tmp_path, approver=lambda r: "session")
-        assert "session" == await ctx.approve(request)
+        assert ApprovalAnswer("session", "the user") == await ctx.approve(request)
         assert [request] == ctx.approvals
-        assert "deny" == await LocalToolContext(home=tmp_path, approver=lambda r: "once", interactive=False).approve(request)
+        refused = await LocalToolContext(home=tmp_path, approver=lambda r: "once", interactive=False).approve(request)
+        assert "deny" == refused.decision
 
     async def test_clarify_and_capabilities(self, tmp_path: Path) -> None:
         with pytest.raises(ClarifyUnavailable):

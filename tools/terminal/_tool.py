@@ -5,12 +5,15 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import trio
 
 from config.terminal import ApprovalsConfig, TerminalConfig
 from tools.approval import ApprovalBook, authorize_command
+from tools.approval_allowlist import PermanentAllows
+from tools.approval_patterns import root_devices
 from tools.background import BackgroundSpec, ProcessLimitReached
 from tools.errors import CapabilityUnavailable, ToolError
 from tools.process_tool import PROCESS_SCHEMA, ProcessTool
@@ -34,7 +37,8 @@ TERMINAL_SCHEMA: dict[str, Any] = {
         "Output is cleaned of colour codes and long output keeps its beginning and end. "
         "Foreground commands may run up to 600 seconds; for servers, watchers and long jobs use "
         "background=true, then the process tool (poll, log, wait, kill, write). "
-        "Commands that delete or overwrite files ask the user for approval first."
+        "Dangerous commands (recursive deletes, formatting disks, stopping services, sh -c ...) need "
+        "approval first; a few (rm -rf /, fork bombs, wiping a disk) are never run."
     ),
     "parameters": {
         "type": "object",
@@ -88,10 +92,10 @@ class TerminalTools:
         approvals: per-session "allow for this session" answers (see ``tools.approval``).
     """
 
-    def __init__(self, config: TerminalConfig, approvals_config: ApprovalsConfig) -> None:
+    def __init__(self, config: TerminalConfig, approvals_config: ApprovalsConfig, config_path: Path | None = None) -> None:
         self.config = config
         self.approvals_config = approvals_config
-        self.approvals = ApprovalBook()
+        self.approvals = ApprovalBook(PermanentAllows(approvals_config.allow, config_path), root_devices())
         self.process_tool = ProcessTool(config)
 
     async def terminal(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -139,12 +143,10 @@ class TerminalTools:
         if not ctx.shell.env:
             ctx.shell.env = build_shell_env(os.environ, self.config.env_passthrough)
 
-        outcome = await authorize_command(
-            command, ctx, self.approvals.for_session(ctx.session_id), self.approvals_config
-        )
+        outcome = await authorize_command(command, ctx, self.approvals, self.approvals_config)
         if not outcome.allowed:
-            log.info("terminal command denied (%s) in session %s", outcome.decided_by, ctx.session_id)
-            raise ToolError(outcome.denial_message(command), output="", exit_code=-1, status="denied")
+            log.info("terminal command denied (by %s) in session %s", outcome.decided_by, ctx.session_id)
+            raise ToolError(outcome.denial_message(), output="", exit_code=-1, status="denied")
         if background:
             return await self._start_background(command, cwd, args, ctx, notes)
         result = await self._run_foreground(command, cwd, float(timeout), keep_cwd=not workdir, ctx=ctx)
@@ -222,14 +224,16 @@ class TerminalTools:
 
 
 def register_terminal_tools(
-    registry: ToolRegistry, config: TerminalConfig, approvals_config: ApprovalsConfig | None = None
+    registry: ToolRegistry, config: TerminalConfig, approvals_config: ApprovalsConfig | None = None,
+    config_path: Path | None = None,
 ) -> TerminalTools:
     """Register ``terminal`` and ``process`` (toolset ``terminal``); returns the shared tool object.
 
     Keep the returned object to restore or forget a session's approvals
-    (``tools.approvals.restore(session_id, keys)`` / ``forget(session_id)``).
+    (``tools.approvals.restore(session_id, keys)`` / ``forget(session_id)``). ``config_path``
+    is the ``config.yaml`` an ``always`` answer is saved in (None: kept in memory only).
     """
-    tools = TerminalTools(config, approvals_config or ApprovalsConfig())
+    tools = TerminalTools(config, approvals_config or ApprovalsConfig(), config_path)
     for name, schema, handler, emoji in (
         ("terminal", TERMINAL_SCHEMA, tools.terminal, "💻"),
         ("process", PROCESS_SCHEMA, tools.process, "⚙️"),

@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from typing import Any
+from typing import Any, get_args
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -35,13 +35,15 @@ from actors.platform.api.wire import event_frame, parse_completion, parse_run
 from config.api import ApiServerConfig
 from messages.untrusted import UntrustedJsonError
 from messages.untrusted import loads as loads_untrusted
+from tools.context import ApprovalDecision
 
 __all__ = ["build_app"]
 
 log = logging.getLogger("hermes_actors.api")
 
 Handler = Callable[[Request], Awaitable[Any]]
-_APPROVAL_CHOICES = ("once", "session", "deny")
+#: What an approval may be answered with (``always`` saves the pattern in config.yaml).
+_APPROVAL_CHOICES = get_args(ApprovalDecision)
 
 
 def error_response(error: ApiError) -> JSONResponse:

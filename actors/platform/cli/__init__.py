@@ -4,7 +4,10 @@
 - ``client``: the blocking control-socket client; ``autostart``: connect, or start a daemon first.
 - ``commands``: the one-request commands (tree, ps, inspect, kill, sessions ...) and
   ``render``: their text and ``--json`` forms (schema in ``README.md`` here).
-- ``attach`` and ``attach_view``: ``chat`` and ``attach``, the interactive client.
+- ``attach`` and ``attach_view``: ``chat`` and ``attach``, the interactive client; ``attach_input``: its
+  prompt and the terminal's modes; ``live_text``: what of a stream may be committed above the prompt;
+  ``slash``: its commands; ``tool_output`` and ``turn_figures``: tool results, usage and the turn footer.
+- ``one_shot``: ``chat -q``.
 - ``demo``: a guided run against the scripted provider.
 
 Only :func:`main` is imported here; the rest is loaded by the command that needs it, so

@@ -2,48 +2,63 @@
 
 The main thread reads the socket and renders; input runs on its own thread
 (``prompt_toolkit`` on a terminal, plain lines from a pipe) and only sends.
-Ctrl-C interrupts the turn, Ctrl-D or ``/detach`` detaches (the session goes
-on). Neither Trio nor the provider SDKs are imported here.
+Ctrl-C interrupts the turn (twice at an idle prompt: leave), Ctrl-D or
+``/detach`` detaches (the session goes on). However the client ends, the
+terminal gets its modes back and the last line says why. Neither Trio nor the
+provider SDKs are imported here.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import importlib
 import os
 import signal
 import sys
 import threading
-import time
 from typing import Any
 
 from rich.console import Console
 
+from actors.platform.cli.attach_input import PromptInput, TerminalModes
 from actors.platform.cli.attach_view import EventView
 from actors.platform.cli.autostart import connect_or_start
 from actors.platform.cli.client import ControlClient
 from actors.platform.cli.commands import session_id_for
 from actors.platform.cli.one_shot import run_one_shot
-from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, RequestFailed
+from actors.platform.cli.slash import COMMANDS, SlashCommandError, parse_command
+from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, PlatformError, RequestFailed
 from actors.platform.paths import DaemonPaths, home_from_env
 from messages import control as c
 from messages.paths import session_path
 
-__all__ = ["Attachment", "run_attach_command"]
+__all__ = ["DEFAULT_HISTORY", "Attachment", "run_attach_command"]
 
 #: How long /new waits for the daemon to create the session before input goes on.
 SWITCH_TIMEOUT_SECONDS = 30.0
-_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-_HELP = (
-    "/detach (or Ctrl-D) leave, the session goes on · /stop (or Ctrl-C) interrupt the turn · /steer TEXT · "
-    "/compress [TOPIC] · /reset-tools · /usage · /new start a new session · anything else is a message "
-    "(or the answer to a pending approval or question)"
-)
+#: Stored messages shown when attaching (``--history``); ``--all`` shows every one.
+DEFAULT_HISTORY = 10
+#: How long a piped client waits for the attach replay (a pending approval) before reading stdin.
+REPLAY_TIMEOUT_SECONDS = 10.0
+#: How many of the latest stored messages /show N looks through for the tool's result.
+_SHOW_SEARCH_MESSAGES = 500
+#: How a session's reason for dropping a subscriber that fell behind begins (anything else: the session stopped).
+_SLOW_DROP = "too slow"
+#: What the daemon's acknowledgement says when it says nothing itself.
+_ACK_FALLBACK = {
+    "/steer": "steered: will reach the model with the next tool result",
+    "/compress": "compression requested",
+    "/reset-tools": "tools reset",
+    "/stop": "interrupt requested",
+}
 
 
 def run_attach_command(args: argparse.Namespace) -> int:
     """The ``chat`` and ``attach`` commands; the exit status."""
     paths = DaemonPaths(home_from_env())
+    if sys.stdin.isatty() and not (args.command == "chat" and args.query is not None):
+        # The prompt's library loads while the daemon answers (a third of the time to the prompt).
+        threading.Thread(target=importlib.import_module, args=("prompt_toolkit.shortcuts",), daemon=True).start()
     with connect_or_start(paths, client=f"hermes-actors {args.command}") as client:
         try:
             if args.command == "chat":
@@ -56,14 +71,22 @@ def run_attach_command(args: argparse.Namespace) -> int:
                 )
                 session_id = created["session_id"]
                 print(f"session {session_id}", file=sys.stderr)
+                if args.yolo:
+                    client.request_raw(c.SetSessionYolo(client.next_id(), session_id, True))
                 if args.query is not None:
                     return run_one_shot(client, session_id, args.query, as_json=args.json)
                 provider = {
                     "model": args.model, "provider": args.provider, "base_url": args.base_url, "api_mode": args.api_mode,
                     "sandbox": args.sandbox,
                 }
-                return Attachment(client, session_id, as_json=args.json, provider=provider).run(since=None)
-            return Attachment(client, session_id_for(client, args.session), as_json=args.json).run(since=args.since)
+                return Attachment(
+                    client, session_id, as_json=args.json, provider=provider, history=0, yolo=args.yolo
+                ).run(since=None)
+            session_id = session_id_for(client, args.session)
+            if args.yolo:
+                client.request_raw(c.SetSessionYolo(client.next_id(), session_id, True))
+            history = None if args.all else args.history
+            return Attachment(client, session_id, as_json=args.json, history=history, yolo=args.yolo).run(since=args.since)
         except RequestFailed as exc:
             print(f"hermes-actors: {exc}", file=sys.stderr)
             return EXIT_NOT_FOUND if exc.code in ("not_found", "invalid") else EXIT_FAILURE
@@ -78,28 +101,66 @@ class Attachment:
         as_json: print events as JSON lines instead of rendering them.
         provider: the provider flags ``/new`` sessions are created with (``chat`` passes its
             own; empty means the daemon's ``config.yaml``).
+        history: stored messages to show first (None: all of them; 0: none).
+        yolo: the session's yolo toggle is on (``--yolo``); the toolbar marks it.
     """
 
     def __init__(
-        self, client: ControlClient, session_id: str, *, as_json: bool = False, provider: dict[str, str | None] | None = None
+        self, client: ControlClient, session_id: str, *, as_json: bool = False,
+        provider: dict[str, str | None] | None = None, history: int | None = DEFAULT_HISTORY, yolo: bool = False,
     ) -> None:
         self.client = client
+        self.yolo = yolo
         self.provider = provider or {}
         self.session_id = session_id
         self.as_json = as_json
+        self.history = history
         self.interactive = sys.stdin.isatty() and sys.stdout.isatty() and not as_json
-        self.view = EventView(Console(highlight=False, force_terminal=None if self.interactive else False), session_id)
+        self.prompt = PromptInput(self, home_from_env()) if self.interactive else None
+        self.view = EventView(
+            Console(highlight=False, force_terminal=None if self.interactive else False), session_id,
+            live=self.interactive, on_live=self.prompt.redraw if self.prompt else None,
+        )
         self.done = threading.Event()
         self.sent_messages = 0
         self.input_closed = False
         # Invariant: the turn count we wait for before leaving once a pipe's input has ended.
         self._finished_turns = 0
+        self._answered = 0
         # Set except while a /new waits for its session.
         self._switched = threading.Event()
         self._switched.set()
+        # Set once the events replayed on attach (a pending approval) are shown: a pipe reads stdin after.
+        self._replayed = threading.Event()
+        self._replay_barrier = ""
         # Set by SIGINT, acted on by the main loop (a KeyboardInterrupt could land between a
         # read and its buffering, or in the middle of printing an event, and lose either).
         self._interrupt_requested = threading.Event()
+        # Requests whose reply is shown (an acknowledgement): request id -> the command.
+        self._acks: dict[str, str] = {}
+        # /show requests in flight: request id -> the tool's number.
+        self._shows: dict[str, int] = {}
+        self._reattach_id = ""
+        self._stopped_probe = ""
+        self._drop_reason = ""
+        # Why the client ends and its exit status (the first reason wins).
+        self._ending: tuple[str, int] | None = None
+        self._ending_lock = threading.Lock()
+
+    # -- leaving ------------------------------------------------------------------------------------
+
+    def leave(self, why: str, status: int) -> None:
+        """End the client: ``why`` is printed once the terminal is restored; ``status`` is the exit status."""
+        with self._ending_lock:
+            if self._ending is None:
+                self._ending = (why, status)
+        self.done.set()
+
+    def detach(self, why: str = "detached") -> None:
+        """Leave; the session keeps running."""
+        self._send(c.Detach(self.client.next_id(), self.session_id))
+        since = f", or with --since {self.view.last_seq} to replay what happens meanwhile" if self.view.last_seq else ""
+        self.leave(f"{why}; the session goes on (re-attach: hermes-actors attach {self.session_id}{since})", 0)
 
     # -- sending (input thread) ---------------------------------------------------------------------
 
@@ -107,147 +168,237 @@ class Attachment:
         try:
             self.client.send(message)
         except DaemonNotRunning:
-            self.done.set()
+            self.leave("the daemon is gone (the connection closed)", EXIT_FAILURE)
 
     def interrupt(self) -> None:
         """Interrupt the running turn (Ctrl-C, /stop)."""
-        self._send(c.InterruptSession(self.client.next_id(), self.session_id))
-        self.view.line("[interrupt sent]", style="dim")
-
-    def detach(self) -> None:
-        """Leave; the session keeps running."""
-        self._send(c.Detach(self.client.next_id(), self.session_id))
-        self.done.set()
+        request_id = self.client.next_id()
+        self._acks[request_id] = "/stop"
+        self._send(c.InterruptSession(request_id, self.session_id))
 
     def command(self, line: str) -> None:
         """Act on one input line: a slash command, an answer, or a message."""
         text = line.strip()
         if not text:
             return
-        word, _, rest = text.partition(" ")
+        if not text.startswith("/"):
+            if self.view.pending:
+                self._answer(text)
+            else:
+                self.sent_messages += 1
+                busy = None if self.interactive else "queue"  # piped lines are a script: none may cut another short
+                self._send(c.SendMessage(self.client.next_id(), self.session_id, text, busy_mode=busy))
+            return
+        if self.interactive:
+            self.view.line(text, style="dim")
+        try:
+            word, rest = parse_command(text)
+        except SlashCommandError as exc:
+            self.view.line(f"error: {exc}", style="red")
+            return
+        self._slash(word, rest)
+
+    def _slash(self, word: str, rest: str) -> None:
         rid = self.client.next_id()
+        if word in _ACK_FALLBACK:
+            self._acks[rid] = word
         if word == "/detach":
             self.detach()
+        elif word == "/help":
+            self.view.line(_help_text(), style="dim")
         elif word == "/stop":
             self.interrupt()
-        elif word == "/steer" and rest:
+        elif word == "/steer":
             self._send(c.SteerSession(rid, self.session_id, rest))
         elif word == "/compress":
             self._send(c.CompressSession(rid, self.session_id, rest or None))
         elif word == "/reset-tools":
             self._send(c.ResetSessionTools(rid, self.session_id))
+        elif word == "/yolo":
+            # Every attached client sees the change (a StatusUpdate of kind "yolo"), this one too.
+            self._send(c.SetSessionYolo(rid, self.session_id, rest == "on" if rest in ("on", "off") else not self.yolo))
         elif word == "/usage":
             self.view.line(self.view.usage_text())
+        elif word == "/show":
+            try:
+                self.view.tool_call_id(int(rest))
+            except IndexError as exc:
+                self.view.line(f"error: {exc}", style="red")
+                return
+            # The whole output is in the store; the reply is read (and shown) by the main thread.
+            self._shows[rid] = int(rest)
+            self._send(c.ShowSession(rid, self.session_id, 0, _SHOW_SEARCH_MESSAGES))
         elif word == "/new":
             # Hold further input until the switch is done, so the next line goes to the new session.
             self._switched.clear()
             self._send(c.CreateSession(rid, cwd=os.getcwd(), **self.provider))
             self._switched.wait(SWITCH_TIMEOUT_SECONDS)
-        elif word.startswith("/"):
-            self.view.line(_HELP, style="dim")
-        elif self.view.pending:
-            self._answer(text)
-        else:
-            self.sent_messages += 1
-            self._send(c.SendMessage(rid, self.session_id, text))
 
     def _answer(self, text: str) -> None:
         pending_id, request = next(iter(self.view.pending.items()))
         choices = request.get("choices") or []
         if text.isdigit() and 1 <= int(text) <= len(choices):
             text = choices[int(text) - 1]
+        self._answered += 1
         self._send(c.AnswerSessionRequest(self.client.next_id(), self.session_id, pending_id, text))
 
-    def _prompt_input(self) -> None:
-        from prompt_toolkit import PromptSession
-        from prompt_toolkit.patch_stdout import patch_stdout
-
-        session: PromptSession[str] = PromptSession()
-        with patch_stdout(raw=True):
-            while not self.done.is_set():
-                try:
-                    line = session.prompt(self._prompt_text, bottom_toolbar=self._toolbar, refresh_interval=0.1)
-                except KeyboardInterrupt:
-                    self.interrupt()
-                    continue
-                except EOFError:
-                    self.detach()
-                    return
-                self.command(line)
-
-    def _pipe_input(self) -> None:
+    def pipe_input(self) -> None:
+        """Read stdin lines (a pipe or file) as input, after the attach replay has been shown."""
+        self._replayed.wait(REPLAY_TIMEOUT_SECONDS)
         for line in sys.stdin:
             if self.done.is_set():
                 return
             self.command(line)
         self.input_closed = True
 
-    def _prompt_text(self) -> str:
-        return "answer> " if self.view.pending else "> "
+    def _pipe_finished(self) -> bool:
+        """A pipe's input has ended and everything it started (turns, answers) is done.
 
-    def _toolbar(self) -> str:
-        if not self.view.turn_running:
-            return f" session {self.session_id} · /help"
-        frame = _SPINNER[int(time.monotonic() * 10) % len(_SPINNER)]
-        return f" {frame} {self.view.activity or 'working'} · Ctrl-C interrupts"
+        Empty input (``< /dev/null``) starts nothing: the client stays attached, watching.
+        """
+        return (
+            self.input_closed and self._answered + self.sent_messages > 0
+            and not self.view.turn_running and not self.view.pending
+            and self._finished_turns >= self.sent_messages
+        )
 
     # -- receiving (main thread) --------------------------------------------------------------------------
 
     def run(self, since: int | None) -> int:
-        """Attach, serve input and events until detached; the exit status."""
-        self.client.request_raw(c.Attach(self.client.next_id(), self.session_id, since))
-        if not self.as_json:
-            self.view.line(f"attached to {self.session_id} · /help for commands", style="dim")
-        reader = self._prompt_input if self.interactive else self._pipe_input
-        threading.Thread(target=reader, name="hermes-actors-input", daemon=True).start()
-        previous_term = signal.signal(signal.SIGTERM, lambda *_: self.done.set())
+        """Attach, serve input and events until the client ends; the exit status."""
+        modes = TerminalModes.save()
+        previous_term = signal.signal(signal.SIGTERM, lambda *_: self.leave("terminated (SIGTERM)", EXIT_FAILURE))
         previous_int = signal.signal(signal.SIGINT, lambda *_: self._interrupt_requested.set())
-        # The read deadline bounds how long a Ctrl-C waits to be acted on.
-        self.client.settimeout(0.2)
         try:
-            while not self.done.is_set():
-                if self._interrupt_requested.is_set():
-                    self._interrupt_requested.clear()
-                    self.interrupt()
-                try:
-                    self._dispatch(self.client.receive_raw())
-                except TimeoutError:
-                    continue
-        except DaemonNotRunning as exc:
-            self.view.line(f"[{exc}]", style="red")
-            return EXIT_FAILURE
+            self._attach(since)
+            self._serve()
+        except DaemonNotRunning:
+            self.leave("the daemon stopped (the connection closed)", EXIT_FAILURE)
+        except RequestFailed as exc:
+            self.leave(f"error: {exc}", EXIT_NOT_FOUND if exc.code in ("not_found", "invalid") else EXIT_FAILURE)
+        except (PlatformError, OSError, ValueError, KeyError, TypeError) as exc:
+            self.leave(f"the client failed: {exc}", EXIT_FAILURE)
         finally:
+            self.done.set()
+            if self.prompt is not None:
+                self.prompt.stop()
+            modes.restore()
             signal.signal(signal.SIGTERM, previous_term)
             signal.signal(signal.SIGINT, previous_int)
-        return 0
+        why, status = self._ending or ("", 0)
+        if why:
+            # stdout stays JSON lines with --json; a failure's reason goes where errors go.
+            print(f"[{why}]", file=sys.stderr if status or self.as_json else sys.stdout, flush=True)
+        return status
+
+    def _attach(self, since: int | None) -> None:
+        if self.history != 0 and since is None and not self.as_json:
+            head, tail = (10**9, 0) if self.history is None else (0, self.history)
+            self.view.show_history(self.client.request_raw(c.ShowSession(self.client.next_id(), self.session_id, head, tail)))
+        self.client.request_raw(c.Attach(self.client.next_id(), self.session_id, since))
+        # A reply after the attach is read after the events replayed with it (a pending approval).
+        self._replay_barrier = self.client.next_id()
+        self.client.send(c.ShowSession(self._replay_barrier, self.session_id, 0, 0))
+        if not self.as_json:
+            self.view.line(f"attached to {self.session_id} · /help for commands", style="dim")
+        reader = self.prompt.run if self.prompt is not None else self.pipe_input
+        threading.Thread(target=reader, name="hermes-actors-input", daemon=True).start()
+        if self.interactive:
+            # The markdown renderer loads while the person types, not before the prompt shows.
+            threading.Thread(target=importlib.import_module, args=("rich.markdown",), daemon=True).start()
+
+    def _serve(self) -> None:
+        # The read deadline bounds how long a Ctrl-C or a finished pipe waits to be acted on.
+        self.client.settimeout(0.2)
+        while not self.done.is_set():
+            if self._interrupt_requested.is_set():
+                self._interrupt_requested.clear()
+                self.interrupt()
+            if self.prompt is None and self._pipe_finished():
+                self.leave("", 0)  # the end of a script needs no comment
+                return
+            try:
+                self._dispatch(self.client.receive_raw())
+            except TimeoutError:
+                continue
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
         if "seq" in message:
-            if message.get("session_id") != self.session_id:
-                return
-            if self.as_json:
-                sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
-                sys.stdout.flush()
-                self.view.last_seq = max(self.view.last_seq, message["seq"])
-            else:
-                self.view.show(message)
-            if kind == "SubscriberDropped" and not self.done.is_set():
-                # Resume where we were: the session's replay buffer still has what we missed.
-                self._send(c.Attach(self.client.next_id(), self.session_id, self.view.last_seq))
-            if kind == "TurnFinished" and self.view.is_own(message):
-                self._finished_turns += 1
-                if self.input_closed and self.sent_messages and self._finished_turns >= self.sent_messages:
-                    self.done.set()
+            self._event(kind, message)
+        elif message.get("request_id") == self._replay_barrier:
+            self._replayed.set()
+        elif message.get("request_id") == self._stopped_probe:
+            self.leave(
+                f"the session ended: {self._drop_reason} (it stays stored: hermes-actors attach {self.session_id})",
+                EXIT_FAILURE,
+            )
+        elif message.get("request_id") in self._shows:
+            self.view.show_tool(self._shows.pop(message["request_id"]), message.get("tail") or [])
         elif kind == "ErrorReply":
-            self.view.line(f"error: {message.get('message')}", style="red")
-            self._switched.set()  # a failed /new must not hold the input forever
+            self._error(message)
+        elif kind == "Ok" and message.get("request_id") in self._acks:
+            command = self._acks.pop(message["request_id"])
+            self.view.line(message.get("message") or _ACK_FALLBACK[command], style="dim")
         elif kind == "SessionCreated":
-            self._send(c.Detach(self.client.next_id(), self.session_id))
-            self.session_id = message["session_id"]
-            self.view.session_path = session_path(self.session_id)
-            # A pipe's exit waits for the turns of the session it is attached to now.
-            self.sent_messages = self._finished_turns = 0
-            self._send(c.Attach(self.client.next_id(), self.session_id, None))
-            self.view.line(f"new session {self.session_id}", style="dim")
-            self._switched.set()
+            self._switch(message["session_id"])
+
+    def _event(self, kind: str | None, message: dict[str, Any]) -> None:
+        own_path = self.view.session_path
+        if message.get("session_id") != self.session_id and not str(message.get("path", "")).startswith(own_path + "/"):
+            return  # a session we left with /new
+        if self.as_json:
+            import json
+
+            sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+            self.view.last_seq = max(self.view.last_seq, message["seq"])
+        else:
+            self.view.show(message)
+        if kind == "StatusUpdate" and message.get("kind") == "yolo" and self.view.is_own(message):
+            self.yolo = str(message.get("text")).startswith("YOLO on")
+        if kind == "SubscriberDropped" and self.view.is_own(message) and not self.done.is_set():
+            self._dropped(str(message.get("reason", "")))
+        if kind == "TurnFinished" and self.view.is_own(message):
+            self._finished_turns += 1
+
+    def _dropped(self, reason: str) -> None:
+        self._drop_reason = reason
+        if reason.startswith(_SLOW_DROP):
+            # Resume where we were: the session's replay buffer still has what we missed.
+            self._reattach_id = self.client.next_id()
+            self._send(c.Attach(self._reattach_id, self.session_id, self.view.last_seq))
+            return
+        # The session stopped (killed, deleted, or the daemon is stopping). Re-attaching would wake it from
+        # the store; a request the daemon still answers tells a stopped session from a daemon going away.
+        self._stopped_probe = self.client.next_id()
+        self._send(c.Status(self._stopped_probe))
+
+    def _error(self, message: dict[str, Any]) -> None:
+        request_id = message.get("request_id")
+        if request_id and request_id == self._reattach_id:
+            self.leave(f"the session ended: {self._drop_reason or message.get('message')}", EXIT_FAILURE)
+            return
+        command = self._acks.pop(request_id, "") if request_id else ""
+        self.view.line(f"error: {command + ': ' if command else ''}{message.get('message')}", style="red")
+        self._switched.set()  # a failed /new must not hold the input forever
+
+    def _switch(self, session_id: str) -> None:
+        self._send(c.Detach(self.client.next_id(), self.session_id))
+        self.session_id = session_id
+        self.view.session_path = session_path(session_id)
+        # A pipe's exit waits for the turns of the session it is attached to now.
+        self.sent_messages = self._finished_turns = 0
+        self._send(c.Attach(self.client.next_id(), self.session_id, None))
+        self.view.line(f"new session {self.session_id}", style="dim")
+        self._switched.set()
+
+
+def _help_text() -> str:
+    lines = [f"  {name:<14} {text}" for name, text in COMMANDS.items()]
+    return "\n".join([
+        "commands:", *lines,
+        "anything else is a message (or the answer to a pending approval or question)",
+        "Ctrl-C interrupts the turn (twice at an idle prompt: leave) · Ctrl-D detaches · Ctrl-R searches the input history",
+    ])
+

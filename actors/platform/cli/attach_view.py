@@ -1,23 +1,37 @@
 """How an attached client shows a session's events (wire dicts, as received).
 
 With a terminal: ``rich`` rendering, answer text streamed, reasoning dimmed,
-one line per finished tool (emoji, name, argument preview, duration, ok or
-error), approvals and questions shown inline. Without one (a pipe): the same
-content as plain text, no control codes. ``--json`` bypasses this module.
+one numbered line per finished tool (emoji, name, argument preview, duration,
+ok or error) with the first lines of its output, approvals and questions shown
+inline. Without one (a pipe): the same content as plain text, no control
+codes. ``--json`` bypasses this module.
+
+In ``live`` mode (the interactive client, whose prompt redraws itself) nothing
+partial is written: answers are committed as rendered markdown blocks and
+reasoning as whole lines, and :meth:`EventView.live_text` is what is still
+open, for the prompt to show (see :mod:`actors.platform.cli.live_text`).
 """
 
 from __future__ import annotations
 
+import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
+from actors.platform.cli.live_text import LineBuffer, MarkdownBlocks
+from actors.platform.cli.tool_output import read_result
+from actors.platform.cli.turn_figures import footer_text, usage_text
 from messages.paths import session_path
 
 __all__ = ["EventView"]
 
 _PREVIEW = 60
+#: Lines of a tool's output shown under its line (``/show N`` shows all of it).
+_OUTPUT_LINES = 3
 
 
 class EventView:
@@ -30,9 +44,13 @@ class EventView:
     Args:
         console: where to render; ``Console(force_terminal=False)`` for a pipe.
         session_id: the attached session (its own events have its path).
+        live: commit only finished blocks and lines; ``on_live`` is called whenever
+            :meth:`live_text` changes (the prompt redraws then).
     """
 
-    def __init__(self, console: Console, session_id: str) -> None:
+    def __init__(
+        self, console: Console, session_id: str, *, live: bool = False, on_live: Callable[[], None] | None = None
+    ) -> None:
         self.console = console
         self.session_path = session_path(session_id)
         self.plain = not console.is_terminal
@@ -45,6 +63,15 @@ class EventView:
         # Invariant: True while the cursor sits after streamed text with no newline yet.
         self._mid_line = False
         self._in_reasoning = False
+        self.live = live and not self.plain
+        self._on_live = on_live or (lambda: None)
+        self._answer = MarkdownBlocks()
+        self._reasoning = LineBuffer()
+        #: Every finished tool seen, numbered from 1 for ``/show N``: (title, call id, result preview).
+        self.tool_calls: list[tuple[str, str, str]] = []
+        self._turn_started_at = 0.0
+        self._tool_started_at: dict[tuple[str, str], float] = {}
+        self._usage_at_turn_start: dict[str, Any] | None = None
 
     @property
     def streaming(self) -> bool:
@@ -53,7 +80,30 @@ class EventView:
 
     # -- output helpers --------------------------------------------------------------------
 
+    def live_text(self) -> str:
+        """What is streamed but not committed yet (live mode): the open reasoning line or answer block."""
+        return self._reasoning.open or self._answer.open_text()
+
+    def _commit_answer(self, block: str | None) -> None:
+        if block is not None:
+            self._markdown(block)
+
+    def _markdown(self, text: str) -> None:
+        # Imported when first needed: it is a fifth of the client's start-up time.
+        from rich.markdown import Markdown
+
+        self.console.print(Markdown(text))
+
     def _stream(self, text: str, style: str | None = None) -> None:
+        if self.live:
+            if style is None:
+                for block in self._answer.feed(text):
+                    self._commit_answer(block)
+            else:
+                for done in self._reasoning.feed(text):
+                    self.console.print(escape(done), style=style, highlight=False)
+            self._on_live()
+            return
         if self.plain:
             self.console.file.write(text)
             self.console.file.flush()
@@ -71,7 +121,13 @@ class EventView:
             self.console.print(escape(text), style=style, highlight=False)
 
     def _end_line(self) -> None:
-        if self._mid_line:
+        if self.live:
+            rest = self._reasoning.finish()
+            if rest is not None:
+                self.console.print(escape(rest), style="dim italic", highlight=False)
+            self._commit_answer(self._answer.finish())
+            self._on_live()
+        elif self._mid_line:
             self._stream("\n")
         self._in_reasoning = False
 
@@ -110,6 +166,8 @@ class EventView:
     def _on_TurnStarted(self, event: dict[str, Any]) -> None:  # noqa: N802 - named after the event
         self.turn_running = True
         self.activity = "thinking"
+        self._turn_started_at = time.monotonic()
+        self._usage_at_turn_start = self.usage
         if event.get("text"):
             self.line(f"> {event['text']}", style="bold")
 
@@ -120,12 +178,15 @@ class EventView:
         self._stream(event["text"])
 
     def _on_ReasoningDelta(self, event: dict[str, Any]) -> None:  # noqa: N802
+        if not self._in_reasoning:
+            self._end_line()
         self._in_reasoning = True
         self.activity = "reasoning"
         self._stream(event["text"], style="dim italic")
 
     def _on_ToolStarted(self, event: dict[str, Any]) -> None:  # noqa: N802
         self._tools[(event["path"], event["call_id"])] = event
+        self._tool_started_at[(event["path"], event["call_id"])] = time.monotonic()
         self.activity = f"running {event['name']}"
 
     def _on_ToolProgress(self, event: dict[str, Any]) -> None:  # noqa: N802
@@ -137,26 +198,62 @@ class EventView:
 
     def _tool_line(self, event: dict[str, Any], prefix: str) -> None:
         started = self._tools.pop((event.get("path"), event["call_id"]), {})
+        self._tool_started_at.pop((event.get("path"), event["call_id"]), None)
         emoji = started.get("emoji") or "🔧"
-        preview = " ".join(str(started.get("args_preview", "")).split())[:_PREVIEW]
+        preview = _arguments_text(str(started.get("args_preview", "")))
         outcome = "ok" if event["ok"] else "error"
         mark = "✓" if event["ok"] else "✗"
+        result = read_result(str(event.get("result_preview", "")))
+        title = f"{emoji} {event['name']} {preview}"
+        self.tool_calls.append((title, event["call_id"], str(event.get("result_preview", ""))))
+        number = len(self.tool_calls)
+        code = f" exit {result.exit_code}" if result.exit_code is not None else ""
         self.line(
-            f"{prefix} {emoji} {event['name']} {preview}  {event['duration_seconds']:.1f}s {outcome if self.plain else mark}",
+            f"{prefix}[{number}] {title}  {event['duration_seconds']:.1f}s {outcome if self.plain else mark}{code}",
             style="green" if event["ok"] else "red",
         )
+        for text in result.lines[:_OUTPUT_LINES]:
+            self.line(f"{prefix}    {text[:200]}", style="dim")
+        self.line(f"{prefix}    … /show {number} for the whole output", style="dim")
+
+    def running_tools(self) -> list[tuple[str, float]]:
+        """The session's tools running now: name and seconds since they started."""
+        now = time.monotonic()
+        return [(self._tools[key]["name"], now - started) for key, started in self._tool_started_at.items() if key in self._tools]
+
+    def tool_call_id(self, number: int) -> str:
+        """The call id of tool ``[number]`` (for ``/show N``).
+
+        Raises:
+            IndexError: no tool has that number.
+        """
+        if not 1 <= number <= len(self.tool_calls):
+            raise IndexError(f"no tool [{number}]; tools so far: 1-{len(self.tool_calls)}" if self.tool_calls else "no tool has run yet")
+        return self.tool_calls[number - 1][1]
+
+    def show_tool(self, number: int, stored: list[dict[str, Any]]) -> None:
+        """Tool ``[number]``'s whole output, found among ``stored`` messages (its preview when not stored yet)."""
+        title, call_id, preview = self.tool_calls[number - 1]
+        message = next((m.get("message", m) for m in stored if m.get("message", m).get("tool_call_id") == call_id), None)
+        result = read_result(_content_text(message.get("content")) if message is not None else preview)
+        code = f" (exit {result.exit_code})" if result.exit_code is not None else ""
+        self.line(f"[{number}] {title}{code}", style="bold")
+        for text in result.lines or ["(no output)"]:
+            self.line(f"    {text}")
 
     def _on_StatusUpdate(self, event: dict[str, Any]) -> None:  # noqa: N802
         self.line(f"[{event['kind']}] {event['text']}", style="yellow")
 
     def _on_ApprovalRequested(self, event: dict[str, Any]) -> None:  # noqa: N802
         self.pending[event["request_id"]] = event
+        self.turn_running = True  # a request is only ever pending inside a turn (maybe one begun before we attached)
         choices = "/".join(event.get("choices") or ["once", "session", "deny"])
         self.line(f"⚠ approval needed ({event['request_id']}): {event['command']}", style="bold yellow")
         self.line(f"  {event['description']} — answer {choices}", style="yellow")
 
     def _on_ClarifyRequested(self, event: dict[str, Any]) -> None:  # noqa: N802
         self.pending[event["request_id"]] = event
+        self.turn_running = True
         self.line(f"? {event['question']} ({event['request_id']})", style="bold cyan")
         for number, choice in enumerate(event.get("choices") or [], 1):
             self.line(f"  {number}. {choice}", style="cyan")
@@ -172,6 +269,9 @@ class EventView:
         if event["reason"] != "completed":
             detail = f": {event['error']}" if event.get("error") else ""
             self.line(f"[turn {event['reason']}{detail}]", style="red")
+        if self.live:
+            seconds = time.monotonic() - self._turn_started_at
+            self.line(footer_text(self._usage_at_turn_start, self.usage, seconds), style="dim")
 
     def _on_UsageUpdated(self, event: dict[str, Any]) -> None:  # noqa: N802
         self.usage = event
@@ -185,12 +285,60 @@ class EventView:
         self.line(f"[detached by the session: {event['reason']}]", style="yellow")
 
     def usage_text(self) -> str:
-        """The last usage figures, for ``/usage``."""
-        if self.usage is None:
-            return "no usage reported yet"
-        u = self.usage
-        return (
-            f"prompt {u['prompt_tokens']}  completion {u['completion_tokens']}  "
-            f"cache read {u.get('cache_read_tokens', 0)}  cache write {u.get('cache_write_tokens', 0)}  "
-            f"reasoning {u.get('reasoning_tokens', 0)}  api calls {u.get('api_calls', 0)}"
-        )
+        """The session's usage so far, for ``/usage``."""
+        return usage_text(self.usage)
+
+    def show_history(self, reply: dict[str, Any]) -> None:
+        """A stored conversation's messages (a wire ``SessionShowReply``), before live events."""
+        head, tail, omitted = reply.get("head") or [], reply.get("tail") or [], int(reply.get("omitted") or 0)
+        if not head and not tail:
+            return
+        self.line("── conversation so far ──", style="dim")
+        for message in head:
+            self._history_message(message)
+        if omitted:
+            self.line(f"… {omitted} earlier messages not shown (attach --all shows every one)", style="dim")
+        for message in tail:
+            self._history_message(message)
+        self.line("── live ──", style="dim")
+
+    def _history_message(self, stored: dict[str, Any]) -> None:
+        message = stored.get("message", stored)
+        role = message.get("role", "")
+        text = _content_text(message.get("content"))
+        if role == "user":
+            self.line(f"> {text}", style="bold")
+        elif role == "assistant":
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or call
+                self.line(f"  🔧 {function.get('name', 'tool')} {' '.join(str(function.get('arguments', '')).split())[:_PREVIEW]}", style="dim")
+            if text.strip():
+                if self.plain:
+                    self.line(text)
+                else:
+                    self._end_line()
+                    self._markdown(text)
+        elif role == "tool":
+            first = text.strip().splitlines()[:1]
+            self.line(f"    {first[0][:200] if first else '(no output)'}", style="dim")
+
+
+def _arguments_text(arguments: str) -> str:
+    """A tool's arguments in a line: the value alone when there is one (a command, a path), else the JSON."""
+    try:
+        data = json.loads(arguments)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and len(data) == 1 and isinstance(next(iter(data.values())), str):
+        arguments = next(iter(data.values()))
+    text = " ".join(arguments.split())
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+
+
+def _content_text(content: Any) -> str:
+    """A stored message's content as text (a string, or a list of parts with text)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""

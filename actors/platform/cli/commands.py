@@ -17,6 +17,7 @@ import attrs
 
 from actors.platform.cli.autostart import connect_or_start
 from actors.platform.cli.client import ControlClient
+from actors.platform.cli.config_check import warn_config
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, RequestFailed
 from actors.platform.paths import DaemonPaths, home_from_env
 from actors.platform.cli.render import format_inspect, format_ps, format_sessions, format_tree, node_json, ps_rows, snapshot_json
@@ -82,6 +83,7 @@ def _ok(args: argparse.Namespace, reply: dict[str, Any]) -> int:
 
 
 def _status(paths: DaemonPaths, as_json: bool) -> int:
+    warn_config(paths.home)
     try:
         with ControlClient.connect(paths) as client:
             reply: c.StatusReply = client.request(c.Status(client.next_id()))

@@ -14,6 +14,8 @@ import sys
 
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
 from actors.platform.paths import home_from_env
+from config.errors import ConfigError
+from config.providers import KNOWN_PROVIDERS
 from config.sandbox import SANDBOX_MODES
 
 __all__ = ["build_parser", "main"]
@@ -35,10 +37,19 @@ def _add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON (a stable schema) instead of text")
 
 
+def _provider_name(value: str) -> str:
+    """``--provider``'s value, refused (exit 2, with the list) unless it is a known provider."""
+    if value not in KNOWN_PROVIDERS:
+        raise argparse.ArgumentTypeError(f"unknown provider {value!r}; known providers: {', '.join(KNOWN_PROVIDERS)}")
+    return value
+
+
 def _add_provider(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("provider (default: config.yaml's model section)")
     group.add_argument("--model", help="model name, e.g. gpt-4.1 or claude-sonnet-4")
-    group.add_argument("--provider", help="provider name (openai, anthropic, openrouter, custom, ...)")
+    group.add_argument(
+        "--provider", type=_provider_name, metavar="NAME", help=f"provider name: {', '.join(KNOWN_PROVIDERS)}"
+    )
     group.add_argument("--base-url", dest="base_url", help="API base URL of an OpenAI- or Anthropic-compatible server")
     group.add_argument(
         "--api-mode",
@@ -64,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(stop)
     status = commands.add_parser("status", help="is a daemon running, and what is it doing")
     _add_json(status)
+    config = commands.add_parser("config", help="the configuration file (HERMES_ACTORS_HOME/config.yaml)")
+    config_verbs = config.add_subparsers(dest="verb", metavar="VERB", required=True)
+    check = config_verbs.add_parser("check", help="validate config.yaml: errors (exit 2), unknown keys, missing key")
+    _add_json(check)
 
     chat = commands.add_parser("chat", help="start a session and attach to it (starts the daemon if needed)")
     chat.add_argument("-q", "--query", metavar="TEXT", help="send one message, print the answer and exit")
@@ -77,10 +92,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_json(chat)
     _add_provider(chat)
+    _add_yolo(chat)
     attach = commands.add_parser("attach", help="attach to a running or stored session")
     attach.add_argument("session", metavar="SESSION", help="session id or title")
-    attach.add_argument("--since", type=int, metavar="N", help="replay the events after sequence number N first")
+    attach.add_argument(
+        "--since", type=int, metavar="SEQ",
+        help="replay the session's events after sequence number SEQ (instead of the stored conversation)",
+    )
+    shown = attach.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--history", type=int, default=10, metavar="N",
+        help="show the conversation's last N stored messages first (default: %(default)s; 0: none)",
+    )
+    shown.add_argument("--all", action="store_true", help="show every stored message of the conversation first")
     _add_json(attach)
+    _add_yolo(attach)
 
     tree = commands.add_parser("tree", help="the live actor tree")
     tree.add_argument("path", nargs="?", default="", metavar="PATH", help="show only this subtree")
@@ -133,6 +159,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_yolo(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--yolo", action="store_true",
+        help="approve every dangerous command of the session without asking (the hardline blocklist, "
+        "such as rm -rf /, is still refused); /yolo toggles it in a session",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``hermes-actors`` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -145,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
             from actors.platform.cli.demo import run_demo
 
             return run_demo(keep=args.keep)
+        if args.command == "config":
+            from actors.platform.cli.config_check import run_config_check
+
+            return run_config_check(args)
         if args.command in ("chat", "attach"):
             from actors.platform.cli.attach import run_attach_command
 
@@ -157,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     except TimeoutError:
         print("hermes-actors: the daemon did not answer in time (see its log: logs/daemon.log)", file=sys.stderr)
         return EXIT_FAILURE
+    except ConfigError as exc:
+        print(f"hermes-actors: {exc}", file=sys.stderr)
+        return EXIT_NOT_FOUND
     except PlatformError as exc:
         print(f"hermes-actors: {exc}", file=sys.stderr)
         return EXIT_NOT_FOUND if getattr(exc, "code", None) == "not_found" else EXIT_FAILURE

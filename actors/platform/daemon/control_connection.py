@@ -278,7 +278,9 @@ class Connection(Actor[None]):
                 async for chunk in service.export_session(message):
                     self.send(chunk)
             case c.AnswerSessionRequest():
-                self.send(await service.answer(message, self.path))
+                # Shown to every client and to the model: the program that answered, not our actor path.
+                by = f"{self._client}: {message.on_behalf}" if message.on_behalf else f"the user at {self._client}"
+                self.send(await service.answer(message, by))
             case _:
                 handler = _ASYNC_HANDLERS.get(type(message))
                 if handler is None:
@@ -325,6 +327,7 @@ _ASYNC_HANDLERS: Mapping[type, Callable[[ControlService, Any], Any]] = MappingPr
     c.SteerSession: ControlService.steer,
     c.CompressSession: ControlService.compress,
     c.ResetSessionTools: ControlService.reset_tools,
+    c.SetSessionYolo: ControlService.set_yolo,
     c.ListSessions: ControlService.list_sessions,
     c.SearchSessions: ControlService.search_sessions,
     c.ShowSession: ControlService.show_session,

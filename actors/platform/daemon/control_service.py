@@ -303,6 +303,12 @@ class ControlService:
         await self._tell(request.session_id, s.AnswerRequest(request.pending_id, request.answer, answered_by))
         return c.Ok(request.request_id, "answer sent")
 
+    async def set_yolo(self, request: c.SetSessionYolo) -> c.Ok:
+        """Turn a session's yolo toggle on or off."""
+        handle = await self.session(request.session_id)
+        enabled = await handle.ask(s.SetYolo(request.enabled))
+        return c.Ok(request.request_id, f"yolo {'on' if enabled else 'off'} for session {request.session_id}")
+
     async def steer(self, request: c.SteerSession) -> c.Ok:
         """Steer the running turn of the session or subagent at a path (a session id alone is a session).
 

@@ -29,7 +29,6 @@ import trio
 from actors import ActorError
 from actors.platform.daemon.control_socket import remove_control_socket
 from actors.platform.daemon.logs import configure_logging, install_safe_stdio
-from actors.platform.daemon.wiring import open_daemon_tree
 from actors.platform.errors import EXIT_ALREADY_RUNNING, EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
 from actors.platform.lock import InstanceLock
 from actors.platform.paths import DaemonPaths, ensure_private_dir
@@ -90,6 +89,10 @@ async def serve_daemon(
     task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run the daemon's actor tree until it is asked to stop; reports ``started`` once serving."""
+    # Imported here, not at the top: a second daemon refused by the instance lock must not pay
+    # the second it takes to import the whole tree (every provider SDK) first.
+    from actors.platform.daemon.wiring import open_daemon_tree
+
     section = config.daemon
     shutdown = _Shutdown(section.shutdown_timeout_seconds, on_overrun or (lambda: None))
     runtime = RuntimeDir.for_home(paths.home)

@@ -7,6 +7,7 @@ actor-backed tools (execute_code, delegate_task) meet, once per daemon.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import attrs
 import httpx2
@@ -32,14 +33,18 @@ class Toolbox:
     web: WebTools
 
 
-def build_toolbox(config: Config, http_client: httpx2.AsyncClient, environ: Mapping[str, str] | None = None) -> Toolbox:
+def build_toolbox(
+    config: Config, http_client: httpx2.AsyncClient, environ: Mapping[str, str] | None = None,
+    config_path: Path | None = None,
+) -> Toolbox:
     """A registry with the core, terminal, web, session_search, execute_code and delegate_task tools.
 
-    ``http_client`` (for the web tools) is owned and closed by the caller.
+    ``http_client`` (for the web tools) is owned and closed by the caller; ``config_path`` is the
+    ``config.yaml`` an ``always`` approval is saved in.
     """
     registry = ToolRegistry()
     register_core_tools(registry, config.tools, config.memory)
-    terminal = register_terminal_tools(registry, config.terminal, config.approvals)
+    terminal = register_terminal_tools(registry, config.terminal, config.approvals, config_path)
     web = register_web_tools(registry, config.web, http_client, environ)
     register_session_search(registry)
     register_execute_code(registry, config.code_execution)

@@ -116,7 +116,7 @@ async def _start_sessions(
         ChildSpec("providers", functools.partial(ProvidersActor, clients, web_client), RestartType.TEMPORARY)
     )
     metadata = await ModelMetadata.open(home / "cache", config.model)
-    toolbox = build_toolbox(config, web_client, environ=os.environ)
+    toolbox = build_toolbox(config, web_client, environ=os.environ, config_path=home / "config.yaml")
     deps = SessionDeps(
         config=config,
         home=home,
@@ -127,6 +127,7 @@ async def _start_sessions(
         pools=keys.pools,
         approvals=toolbox.terminal.approvals,
         jails=jails,
+        keys=keys,
     )
     section = config.daemon
     await system.root.start_child(

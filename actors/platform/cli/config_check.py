@@ -1,0 +1,102 @@
+"""What the CLI says about ``config.yaml``: its warnings on the terminal, and ``hermes-actors config check``.
+
+The daemon logs the same warnings, but a person running ``chat`` or ``status``
+never reads the log: an unknown key (a typo such as ``modle:``) is silently
+ignored there, so the client reads the file too and says so on stderr. A file
+the daemon would refuse is refused here first, with the error itself, before a
+daemon is started only to exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from actors.platform.errors import EXIT_NOT_FOUND
+from actors.platform.paths import home_from_env
+from config.loader import Config, ConfigError, config_warnings, load_config, load_env_file
+
+__all__ = ["checked_config", "missing_key_message", "run_config_check", "warn_config"]
+
+
+def _print_warnings(home: Path, warnings: list[str], out: TextIO) -> None:
+    for warning in warnings:
+        print(f"hermes-actors: warning: {home / 'config.yaml'}: {warning}", file=out)
+
+
+def checked_config(home: Path, stream: TextIO | None = None) -> Config:
+    """``home``'s configuration, each warning (unknown keys) printed to ``stream`` (stderr).
+
+    Raises:
+        ConfigError: the file cannot be read or holds a bad value.
+    """
+    warnings: list[str] = []
+    config = load_config(home, warnings=warnings, log_warnings=False)
+    _print_warnings(home, warnings, stream or sys.stderr)
+    return config
+
+
+def warn_config(home: Path, stream: TextIO | None = None) -> bool:
+    """Print ``home``'s unknown keys, and a file that does not parse, as warnings; True when there was none.
+
+    For a client whose daemon already runs (on the file as it was): values are not
+    checked, so this stays cheap on ``chat``'s path to its prompt (``config check`` does).
+    """
+    out = stream or sys.stderr
+    try:
+        warnings = config_warnings(home)
+    except ConfigError as exc:
+        print(f"hermes-actors: warning: a daemon started now would refuse the configuration:\n{exc}", file=out)
+        return False
+    _print_warnings(home, warnings, out)
+    return not warnings
+
+
+def missing_key_message(config: Config, home: Path) -> str | None:
+    """What to set when the default model's provider needs a key that is nowhere (None: fine)."""
+    from providers.recovery.fallback import ProviderTarget
+    from providers.recovery.keys import MissingProviderKey, load_provider_keys
+
+    model = config.model
+    target = ProviderTarget.resolve(model.default_provider, model.default, model.base_url, model.api_mode)
+    try:
+        load_provider_keys(config, {**load_env_file(home), **os.environ}).require(target)
+    except MissingProviderKey as exc:
+        return str(exc)
+    return None
+
+
+def run_config_check(args: argparse.Namespace) -> int:
+    """``hermes-actors config check``: 0 when the file is valid, 2 when not; warnings on stderr.
+
+    With ``--json``: ``{"ok", "path", "error", "warnings", "missing_key"}``.
+    """
+    home = home_from_env()
+    path = home / "config.yaml"
+    warnings: list[str] = []
+    error: str | None = None
+    missing: str | None = None
+    try:
+        config = load_config(home, warnings=warnings, log_warnings=False)
+    except ConfigError as exc:
+        error = str(exc)
+    else:
+        missing = missing_key_message(config, home)
+    if args.json:
+        document = {"ok": error is None, "path": str(path), "error": error, "warnings": warnings, "missing_key": missing}
+        sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+        return 0 if error is None else EXIT_NOT_FOUND
+    for warning in warnings:
+        print(f"hermes-actors: warning: {path}: {warning}", file=sys.stderr)
+    if error is not None:
+        print(f"hermes-actors: {error}", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    if missing is not None:
+        print(f"hermes-actors: warning: {missing}", file=sys.stderr)
+    shown = path if path.exists() else f"{path} (absent: defaults)"
+    print(f"{shown}: ok")
+    return 0

@@ -1,0 +1,54 @@
+"""A tool's result as a person reads it: its output lines and, for a command, the exit code.
+
+Tool results are text, often a JSON object (``{"output": ..., "exit_code": ...}``
+for a command). Events carry only a one-line preview, cut at a fixed length,
+so the JSON may be unfinished; the full result is in the store (``/show N``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+__all__ = ["ToolResult", "read_result"]
+
+_OUTPUT = re.compile(r'"(?:output|stdout|content|result)":\s*"((?:[^"\\]|\\.)*)')
+_EXIT = re.compile(r'"(?:exit_code|returncode)":\s*(-?\d+)')
+
+
+class ToolResult:
+    """The readable parts of a tool result.
+
+    Args:
+        lines: the output, line by line.
+        exit_code: a command's exit code (None when the tool has none).
+    """
+
+    def __init__(self, lines: list[str], exit_code: int | None) -> None:
+        self.lines = lines
+        self.exit_code = exit_code
+
+
+def read_result(text: str) -> ToolResult:
+    """The output lines and exit code of a result (a whole one, or a preview cut anywhere)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        output = next((data[key] for key in ("output", "stdout", "content", "result") if isinstance(data.get(key), str)), None)
+        code = data.get("exit_code", data.get("returncode"))
+        body = output if output is not None else json.dumps(data, ensure_ascii=False, indent=1)
+        if data.get("error"):
+            body = f"{body}\nerror: {data['error']}".strip()
+        return ToolResult(body.strip("\n").splitlines(), code if isinstance(code, int) else None)
+    match = _OUTPUT.search(text)
+    exit_match = _EXIT.search(text)
+    exit_code = int(exit_match.group(1)) if exit_match else None
+    if match is None:
+        return ToolResult(text.strip("\n").splitlines(), exit_code)
+    try:
+        output = json.loads(f'"{match.group(1).rstrip(chr(92))}"')
+    except ValueError:
+        output = match.group(1)
+    return ToolResult(output.strip("\n").splitlines(), exit_code)

@@ -1,0 +1,149 @@
+"""The interactive client's keys and commands, and every way out of it, in a real pty."""
+
+from __future__ import annotations
+
+import re
+import termios
+from pathlib import Path
+
+from tests.client.pty_terminal import PtyTerminal
+from tests.client.test_screen import TOKENS, is_idle, open_chat, session_of
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+
+
+def _cooked(terminal: PtyTerminal) -> bool:
+    """The terminal echoes and reads whole lines again (as a shell needs it)."""
+    local_modes = terminal.modes()[3]
+    assert isinstance(local_modes, int)
+    return bool(local_modes & termios.ECHO) and bool(local_modes & termios.ICANON)
+
+
+def _start_long_turn(terminal: PtyTerminal, provider: ScriptedProviderProcess) -> None:
+    """Send a message whose answer streams for 20 s; return once its first tokens are on screen."""
+    provider.push({"text": " ".join(TOKENS), "chunk_delay": 0.05})
+    terminal.type("a long one\r")
+    terminal.wait_for(lambda t: "tok5 " in t, what="the stream")
+
+
+class TestLeaving:
+    """Every way out restores the terminal's modes and says why the client ended."""
+
+    def test_daemon_stopped(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """`hermes-actors stop` while attached: exit 1, echo and canonical mode back, the reason on screen."""
+        provider.reset()
+        with open_chat(daemon, provider) as terminal:
+            assert not _cooked(terminal)  # the prompt has the terminal in raw mode
+            assert run_cli(daemon.home, "stop").returncode == 0
+            assert terminal.wait_exit() == 1
+            assert _cooked(terminal)
+            text = terminal.text()
+            assert "[the daemon stopped (the connection closed)]" in text
+            assert "· /help" not in text.splitlines()[-1]  # the toolbar is gone
+
+    def test_ctrl_d_detaches_and_says_how_to_come_back(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """Ctrl-D: exit 0, the session goes on, and the line to re-attach is printed."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            session_id = session_of(terminal)
+            terminal.type("\x04")
+            assert terminal.wait_exit() == 0
+            assert _cooked(terminal)
+            assert f"hermes-actors attach {session_id}" in terminal.text()
+
+    def test_ctrl_c_twice_at_idle_prompt(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """One Ctrl-C at an idle prompt only says how to leave; a second one leaves."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            terminal.type("\x03")
+            terminal.wait_for(lambda t: "Ctrl-C again to leave" in t, what="the hint")
+            assert terminal.process.poll() is None
+            terminal.type("\x03")
+            assert terminal.wait_exit() == 0
+            assert _cooked(terminal)
+
+    def test_session_killed(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """`hermes-actors kill` of the attached session ends the client with exit 1 and the reason."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            session_id = session_of(terminal)
+            assert run_cli(shared_daemon.home, "kill", session_id).returncode == 0
+            assert terminal.wait_exit() == 1
+            assert _cooked(terminal)
+            assert "the session ended" in terminal.text()
+
+
+class TestCtrlC:
+    """Ctrl-C during a turn interrupts it, whether text streams or a tool runs."""
+
+    def test_during_a_stream(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """The stream stops, the turn ends interrupted, and the client stays attached."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            _start_long_turn(terminal, provider)
+            terminal.type("\x03")
+            text = terminal.wait_for(lambda t: "[turn interrupted" in t and is_idle(t), what="the interruption")
+            assert "tok399" not in text
+            assert terminal.process.poll() is None
+
+    def test_during_a_tool(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """A running tool shows its elapsed time in the toolbar; Ctrl-C stops it and the turn."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            provider.push(
+                {"tool_calls": [{"id": "call_s", "name": "terminal", "arguments": {"command": "sleep 30"}}]},
+                {"text": "should not get here"},
+            )
+            terminal.type("sleep a while\r")
+            terminal.wait_for(lambda t: re.search(r"terminal \d+s · Ctrl-C interrupts", t.splitlines()[-1]) is not None,
+                              what="the running tool in the toolbar")
+            terminal.type("\x03")
+            text = terminal.wait_for(lambda t: "[turn interrupted" in t and is_idle(t), what="the interruption")
+            assert "should not get here" not in text
+
+
+class TestCommands:
+    """Slash commands answer: help, suggestions, acknowledgements, approvals."""
+
+    def test_unknown_command_suggests(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """A mistyped command is an error naming the closest one; /help lists them all."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            terminal.type("/usgae\r")
+            terminal.wait_for(lambda t: "unknown command /usgae; did you mean /usage?" in t, what="the suggestion")
+            terminal.type("/help\r")
+            terminal.wait_for(lambda t: "/reset-tools" in t and "Ctrl-R" in t, what="the help")
+            terminal.type("/usage\r")
+            terminal.wait_for(lambda t: "no usage reported yet" in t, what="the usage")
+
+    def test_steer_is_acknowledged(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """/steer during a turn shows the daemon's answer to that request."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            _start_long_turn(terminal, provider)
+            terminal.type("/steer be brief\r")
+            terminal.wait_for(lambda t: re.search(r"^/steer be brief\n(?:tok.*\n)*steer", t, re.M) is not None,
+                              what="the acknowledgement")
+            terminal.type("\x03")
+            # The steer never met a tool result, so it comes back as the next message once the turn is
+            # interrupted: wait for that turn too, or it would take the next test's scripted reply.
+            terminal.wait_for(lambda t: " out · " in t.split("[turn interrupted]")[-1] and is_idle(t),
+                              what="the steer's own turn")
+
+    def test_approval_answered_at_the_prompt(
+        self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess, tmp_path: Path
+    ) -> None:
+        """A command needing approval is shown; typing `once` at the `answer>` prompt runs it."""
+        provider.reset()
+        target = tmp_path / "victim"
+        target.mkdir()
+        with PtyTerminal(shared_daemon.home, "chat", *provider.chat_flags(), "--sandbox", "full-access") as terminal:
+            terminal.wait_for(lambda t: "attached to" in t and is_idle(t), what="the prompt")
+            provider.push(
+                {"tool_calls": [{"id": "call_rm", "name": "terminal", "arguments": {"command": f"rm -r {target}"}}]},
+                {"text": "All done after the approval."},
+            )
+            terminal.type("remove that directory\r")
+            terminal.wait_for(lambda t: "approval needed" in t and "answer>" in t, what="the approval")
+            terminal.type("once\r")
+            terminal.wait_for(lambda t: "All done after the approval." in t and is_idle(t), what="the end of the turn")
+            assert not target.exists()
