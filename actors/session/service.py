@@ -10,6 +10,8 @@ attach wakes it, transparently.
 
 from __future__ import annotations
 
+import contextlib
+
 import logging
 from typing import Any, cast
 
@@ -78,6 +80,12 @@ class SessionsHandle(SupervisorHandle):
         """The ids of the live sessions."""
         return cast(SessionsSupervisor, self._actor).live_ids()
 
+    async def wait_hibernated(self, session_id: str) -> None:
+        """Return once ``session_id`` is no longer being hibernated (at once when it is not)."""
+        gone = cast(SessionsSupervisor, self._actor).hibernating.get(session_id)
+        if gone is not None:
+            await gone.wait()
+
 
 def _has_turn(session: ActorBase) -> bool:
     return any(child.name == TURN_NAME for child in session.children())
@@ -91,6 +99,9 @@ class SessionsSupervisor(Supervisor):
         self.ref = SessionsHandle(self)
         self.hibernate_after = hibernate_after
         self.hibernated = 0
+        # Sessions being hibernated now, each with an event set once it is gone: a lookup in
+        # that window must wait and wake it from the store, not hand out a closing handle.
+        self.hibernating: dict[str, trio.Event] = {}
 
     async def main(self) -> None:
         self.start_soon(self._hibernate_loop)
@@ -122,12 +133,22 @@ class SessionsSupervisor(Supervisor):
                 if not isinstance(actor, SessionActor):
                     continue
                 if actor.done_with or (actor.hibernatable and now - actor.last_active >= self.hibernate_after):
-                    # Counted before the session leaves the live table: whoever sees it gone sees it counted.
-                    self.hibernated += 1
-                    if await self.ref.terminate_child(actor.name, "hibernating (idle)", requested_by=self.path):
-                        log.info("session %s hibernated", actor.session_id)
-                    else:
-                        self.hibernated -= 1  # closed by someone else meanwhile: not a hibernation
+                    await self._hibernate(actor)
+
+    async def _hibernate(self, actor: SessionActor) -> None:
+        # Marked in the same step as the check above (no checkpoint between): a message sent
+        # before it made the session busy, and a lookup after it waits for the session to go.
+        self.hibernating[actor.session_id] = gone = trio.Event()
+        # Counted before the session leaves the live table: whoever sees it gone sees it counted.
+        self.hibernated += 1
+        try:
+            if await self.ref.terminate_child(actor.name, "hibernating (idle)", requested_by=self.path):
+                log.info("session %s hibernated", actor.session_id)
+            else:
+                self.hibernated -= 1  # closed by someone else meanwhile: not a hibernation
+        finally:
+            del self.hibernating[actor.session_id]
+            gone.set()
 
 
 class _SessionFactory:
@@ -235,6 +256,9 @@ class SessionService:
         Raises:
             SessionNotFound: no such session, live or stored.
         """
+        with contextlib.suppress(ActorNotFound):
+            # Going to the store right now: wait, then wake it from there.
+            await self._sessions().wait_hibernated(session_id)
         handle = self.live(session_id)
         if handle is not None:
             return handle

@@ -57,6 +57,22 @@ class TestSessionService:
             sent = h.provider.requests[-1].body
             assert "remember 42" in str(sent["messages"])
 
+    async def test_looked_up_while_hibernating(self, tmp_path: Path) -> None:
+        """A lookup while the session is going to the store waits and wakes it, never a closing handle."""
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h, hibernate_after_seconds=0.3)
+            sid = await service.create_session(options(h))
+            supervisor = h.system.lookup("sessions")._actor
+            with trio.fail_after(10):
+                while sid not in supervisor.hibernating:
+                    await trio.sleep(0)
+            woken = await service.get(sid)
+            sub = await woken.ask(Subscribe("t"))
+            h.provider.push({"text": "back"})
+            await service.send(sid, "still there?")
+            finished, _ = await collect_turn(sub)
+            assert finished.final_text == "back"
+
     async def test_unknown_session(self, tmp_path: Path) -> None:
         """Asking for a session that never existed is a clear error."""
         async with open_harness(tmp_path) as h:
