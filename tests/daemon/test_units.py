@@ -218,3 +218,31 @@ class TestPsRows:
         rows = ps_rows(tree, now=1.0)
         assert [(row["session_id"], row["subagents"], row["turn_running"]) for row in rows] == [("ab12", 1, True), ("cd34", 0, False)]
         assert rows[0]["tools"] == [f"{parent}/turn/tool:c1"]
+
+
+class TestSessionsTableCost:
+    """`sessions list` shows each session's estimated cost, "n/a" (never $0) when its model has no price."""
+
+    @staticmethod
+    def _row(cost: float, tokens: int) -> str:
+        from actors.platform.cli.render import format_sessions
+        from messages.control import SessionSummary
+
+        info = SessionSummary(
+            id="abc", title="t", source="cli", model="m", cwd="/", parent_session_id=None, started_at=0.0,
+            last_active=0.0, ended_at=None, end_reason=None, message_count=2, tool_call_count=0,
+            tokens_in=tokens, tokens_out=tokens, cost=cost,
+        )
+        header, row = format_sessions([info]).splitlines()
+        assert "COST" in header
+        return row
+
+    def test_priced(self) -> None:
+        assert " $0.0057 " in self._row(0.0057, 100)
+        assert " $12.50 " in self._row(12.5, 100)
+
+    def test_unpriced_model_is_not_free(self) -> None:
+        assert " n/a " in self._row(0.0, 100)
+
+    def test_nothing_spent(self) -> None:
+        assert " $0 " in self._row(0.0, 0)

@@ -226,14 +226,22 @@ def format_sessions(sessions: list[SessionSummary], *, flat: bool = False) -> st
     """The ``sessions list`` table; unless ``flat``, a session's subagents are a count after its title."""
     if not sessions:
         return "no sessions"
-    lines = [f"{'ID':<24} {'STARTED':<16} {'MSGS':>5} {'LIVE':<4} {'SOURCE':<8} TITLE / PREVIEW"]
+    lines = [f"{'ID':<24} {'STARTED':<16} {'MSGS':>5} {'COST':>8} {'LIVE':<4} {'SOURCE':<8} TITLE / PREVIEW"]
     for info in sessions:
         label = info.title or info.preview.replace("\n", " ")[:60]
         if info.subagents and not flat:
             label = f"{label} [+{info.subagents} subagent{'s' if info.subagents > 1 else ''}]"
         ended = f" (ended: {info.end_reason})" if info.ended_at else ""
         lines.append(
-            f"{info.id:<24} {_when(info.started_at):<16} {info.message_count:>5} {'yes' if info.live else '-':<4} "
+            f"{info.id:<24} {_when(info.started_at):<16} {info.message_count:>5} {_cost(info):>8} "
+            f"{'yes' if info.live else '-':<4} "
             f"{info.source:<8} {label}{ended}"
         )
     return "\n".join(lines)
+
+
+def _cost(info: SessionSummary) -> str:
+    """The estimated cost; "n/a" when tokens were spent on a model without a known price (never $0)."""
+    if info.cost > 0:
+        return f"${info.cost:.4f}" if info.cost < 1 else f"${info.cost:.2f}"
+    return "n/a" if info.tokens_in or info.tokens_out else "$0"
