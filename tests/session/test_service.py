@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -22,6 +23,15 @@ async def start_service(h: Harness, **daemon: object) -> SessionService:
     return SessionService(h.deps, h.system.registry, config)
 
 
+async def subscribed_turn(h: Harness, service: SessionService, sid: str, text: str, answer: str) -> tuple[Any, TurnFinished]:
+    """Subscribe to session ``sid`` (waking it if needed), run one turn the provider answers with ``answer``."""
+    sub = await (await service.get(sid)).ask(Subscribe("t"))
+    h.provider.push({"text": answer})
+    await service.send(sid, text)
+    finished, _ = await collect_turn(sub)
+    return sub, finished
+
+
 def options(h: Harness) -> SessionOptions:
     return SessionOptions(cwd=str(h.workdir), model="scripted-model", provider="custom", base_url=h.provider.base_url)
 
@@ -34,11 +44,7 @@ class TestSessionService:
         async with open_harness(tmp_path) as h:
             service = await start_service(h, hibernate_after_seconds=0.3)
             sid = await service.create_session(options(h))
-            handle = await service.get(sid)
-            sub = await handle.ask(Subscribe("t"))
-            h.provider.push({"text": "remember 42"})
-            await service.send(sid, "a number please")
-            finished, _ = await collect_turn(sub)
+            sub, finished = await subscribed_turn(h, service, sid, "a number please", "remember 42")
             assert finished.final_text == "remember 42"
             sub.close()
             sessions = h.system.lookup("sessions")
@@ -66,11 +72,7 @@ class TestSessionService:
             with trio.fail_after(10):
                 while sid not in supervisor.hibernating:
                     await trio.sleep(0)
-            woken = await service.get(sid)
-            sub = await woken.ask(Subscribe("t"))
-            h.provider.push({"text": "back"})
-            await service.send(sid, "still there?")
-            finished, _ = await collect_turn(sub)
+            _, finished = await subscribed_turn(h, service, sid, "still there?", "back")
             assert finished.final_text == "back"
 
     async def test_unknown_session(self, tmp_path: Path) -> None:
