@@ -175,6 +175,17 @@ class TestFastImports:
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         assert result.stdout.strip() == ""
 
+    def test_chat_leaves_the_config_schema_unimported(self) -> None:
+        """``chat``'s way to its prompt loads neither the config schema nor a YAML parser (a clean
+        config.yaml is checked once, by the first client that finds it changed)."""
+        code = (
+            "import sys\n"
+            "import actors.platform.cli.main, actors.platform.cli.attach\n"
+            "print(','.join(sorted(m for m in ('config.loader', 'yaml') if m in sys.modules)))\n"
+        )
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert result.stdout.strip() == ""
+
 
 class TestPeerCredentials:
     """The control socket learns a peer's uid from the kernel."""

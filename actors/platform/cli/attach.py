@@ -24,7 +24,6 @@ from actors.platform.cli.attach_input import PromptInput, TerminalModes
 from actors.platform.cli.attach_view import EventView
 from actors.platform.cli.autostart import connect_or_start
 from actors.platform.cli.client import ControlClient
-from actors.platform.cli.commands import session_id_for
 from actors.platform.cli.one_shot import run_one_shot
 from actors.platform.cli.slash import COMMANDS, SlashCommandError, parse_command
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, PlatformError, RequestFailed
@@ -82,7 +81,7 @@ def run_attach_command(args: argparse.Namespace) -> int:
                 return Attachment(
                     client, session_id, as_json=args.json, provider=provider, history=0, yolo=args.yolo
                 ).run(since=None)
-            session_id = session_id_for(client, args.session)
+            session_id = client.session_id_for(args.session)
             if args.yolo:
                 client.request_raw(c.SetSessionYolo(client.next_id(), session_id, True))
             history = None if args.all else args.history

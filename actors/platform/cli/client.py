@@ -163,6 +163,14 @@ class ControlClient:
         """Send a request and return its typed reply (see :meth:`request_raw`)."""
         return self.decode(self.request_raw(message))
 
+    def session_id_for(self, ref: str) -> str:
+        """The id of the session ``ref`` names: an id, or a title (an id wins).
+
+        Raises:
+            RequestFailed: ``not_found``.
+        """
+        return str(self.request_raw(c.ShowSession(self.next_id(), ref, head=0, tail=0))["session"]["id"])
+
     def reply_to_raw(self, request_id: str) -> dict[str, Any]:
         """The next reply to ``request_id`` as a dict (raising its ErrorReply as RequestFailed)."""
         while True:

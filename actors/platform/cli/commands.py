@@ -23,7 +23,7 @@ from actors.platform.paths import DaemonPaths, home_from_env
 from actors.platform.cli.render import format_inspect, format_ps, format_sessions, format_tree, node_json, ps_rows, snapshot_json
 from messages import control as c
 
-__all__ = ["print_json", "run_command", "session_id_for"]
+__all__ = ["print_json", "run_command"]
 
 #: How long ``stop`` waits for the daemon to finish.
 STOP_WAIT_SECONDS = 30.0
@@ -32,16 +32,6 @@ STOP_WAIT_SECONDS = 30.0
 def print_json(value: Any) -> None:
     """One JSON document on stdout."""
     sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
-
-
-def session_id_for(client: ControlClient, ref: str) -> str:
-    """The id of the session ``ref`` names: an id, or a title (an id wins).
-
-    Raises:
-        RequestFailed: ``not_found``.
-    """
-    shown: c.SessionShowReply = client.request(c.ShowSession(client.next_id(), ref, head=0, tail=0))
-    return shown.session.id
 
 
 def _unstructure(message: Any) -> dict[str, Any]:
