@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from tests.approvals.helpers import PtyProcess
+from tests.client.pty_terminal import PtyTerminal
 from tests.daemon.helpers import REPO, DaemonProcess, LineReader, ScriptedProviderProcess, environment, run_cli
 
 StartDaemon = Callable[..., DaemonProcess]
@@ -57,7 +57,7 @@ class TestCtrlC:
         provider.reset()
         daemon = start_daemon()
         provider.push(SLOW_REPLY)
-        client = PtyProcess(daemon.home, "chat", "-q", "say a lot", *provider.chat_flags())
+        client = PtyTerminal(daemon.home, "chat", "-q", "say a lot", *provider.chat_flags(), columns=140, lines=45)
         try:
             screen = client.wait_for(lambda text: "tok5" in text)
             session_id = re.search(r"session (\w+)", screen).group(1)  # type: ignore[union-attr]

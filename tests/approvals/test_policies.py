@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from messages import control as c
-from tests.approvals.helpers import PtyProcess, script_command, tool_result
+from tests.client.pty_terminal import PtyTerminal
+from tests.approvals.helpers import script_command, tool_result
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
 
 # A dangerous pattern (a command string run by a new shell) that is harmless when it runs.
@@ -116,7 +117,7 @@ class TestOnTerminal:
         provider.reset()
         daemon = start_daemon()
         script_command(provider, COMMAND)
-        client = PtyProcess(daemon.home, "chat", "-q", "run the command", *provider.chat_flags())
+        client = PtyTerminal(daemon.home, "chat", "-q", "run the command", *provider.chat_flags(), columns=140, lines=45)
         try:
             screen = client.wait_for(lambda text: "approve? [once/session/always/deny]" in text)
             assert COMMAND in screen
@@ -135,7 +136,7 @@ class TestOnTerminal:
         provider.reset()
         daemon = start_daemon("# mine\nmodel:\n  default: scripted-model\n")
         script_command(provider, COMMAND)
-        client = PtyProcess(daemon.home, "chat", "-q", "run the command", *provider.chat_flags())
+        client = PtyTerminal(daemon.home, "chat", "-q", "run the command", *provider.chat_flags(), columns=140, lines=45)
         try:
             client.wait_for(lambda text: "approve? [" in text)
             client.type("a\r")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.approvals.helpers import PtyProcess, script_command, tool_result
+from tests.client.pty_terminal import PtyTerminal
+from tests.approvals.helpers import script_command, tool_result
 from tests.approvals.test_policies import COMMAND, RAN
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess
 
@@ -18,7 +19,7 @@ class TestYoloToggle:
     def test_marker_and_toggle(self, start_daemon: StartDaemon, provider: ScriptedProviderProcess) -> None:
         provider.reset()
         daemon = start_daemon()
-        client = PtyProcess(daemon.home, "chat", "--yolo", *provider.chat_flags())
+        client = PtyTerminal(daemon.home, "chat", "--yolo", *provider.chat_flags(), columns=140, lines=45)
         try:
             client.wait_for(lambda text: MARKER in text and "attached to" in text)
             script_command(provider, COMMAND)
