@@ -57,7 +57,7 @@ from store.scoped import RealmScopedReader
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
 from tools.jail.policy import SandboxMode
 from tools.jail.runtime import SessionRuntime, unjailed_runtime
-from tools.approval_policy import RATING_INSTRUCTIONS, ApprovalPolicy
+from tools.approval_policy import RATING_INSTRUCTIONS, ApprovalPolicy, rating_request
 from tools.redact import redact_secrets
 
 __all__ = ["MAX_QUEUED", "NoTurnRunning", "SessionActor", "SessionBusy"]
@@ -434,7 +434,7 @@ class SessionActor(Actor[SessionMessage]):
 
     async def _rate_command(self, command: str) -> str:
         """The auxiliary model's rating of a command, for the ``smart`` approval policy."""
-        return await self.model.summarize([{"role": "user", "content": command}], RATING_INSTRUCTIONS)
+        return await self.model.summarize([{"role": "user", "content": rating_request(command)}], RATING_INSTRUCTIONS)
 
     async def _on_compress(self, topic: str | None) -> str:
         if self.turn is not None:

@@ -87,7 +87,13 @@ class TestPolicy:
 
     def test_rating_parse(self) -> None:
         assert "dangerous" == parse_rating("**DANGEROUS** - deletes data")
+        assert "low" == parse_rating("LOW")
         assert "uncertain" == parse_rating("")
+
+    @pytest.mark.parametrize("reply", ["This is not LOW risk", "LOW, or maybe DANGEROUS", "I would say low"])
+    def test_no_approval_out_of_hedged_prose(self, reply: str) -> None:
+        """Only a reply that opens with its one rating counts: "not LOW" approves nothing."""
+        assert "uncertain" == parse_rating(reply)
 
 
 class TestAllowList:
