@@ -237,7 +237,7 @@ class TestSessionsTableCost:
     @staticmethod
     def _row(cost: float, tokens: int) -> str:
         from actors.platform.cli.render import format_sessions
-        from messages.control import SessionSummary
+        from messages.session_records import SessionSummary
 
         info = SessionSummary(
             id="abc", title="t", source="cli", model="m", cwd="/", parent_session_id=None, started_at=0.0,

@@ -22,6 +22,7 @@ from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunnin
 from actors.platform.paths import DaemonPaths, home_from_env
 from actors.platform.cli.render import format_inspect, format_ps, format_sessions, format_tree, node_json, ps_rows, snapshot_json
 from messages import control as c
+from messages import session_records as records
 
 __all__ = ["print_json", "run_command"]
 
@@ -179,7 +180,7 @@ def _steer(client: ControlClient, args: argparse.Namespace) -> int:
 def _sessions(client: ControlClient, args: argparse.Namespace) -> int:
     rid = client.next_id()
     if args.verb == "list":
-        listed: c.SessionListReply = client.request(
+        listed: records.SessionListReply = client.request(
             c.ListSessions(rid, args.limit, args.offset, args.source, include_subagents=args.all or args.source == "subagent")
         )
         if args.json:
@@ -189,14 +190,14 @@ def _sessions(client: ControlClient, args: argparse.Namespace) -> int:
         return 0
     if args.verb == "search":
         roles = args.roles or ["user", "assistant"]
-        found: c.SearchReply = client.request(c.SearchSessions(rid, args.query, args.limit, roles, args.source))
+        found: records.SearchReply = client.request(c.SearchSessions(rid, args.query, args.limit, roles, args.source))
         if args.json:
             print_json({"matches": [_unstructure(m) for m in found.matches]})
         else:
             _print_matches(found)
         return 0
     if args.verb == "show":
-        shown: c.SessionShowReply = client.request(c.ShowSession(rid, args.session, args.head, args.tail))
+        shown: records.SessionShowReply = client.request(c.ShowSession(rid, args.session, args.head, args.tail))
         if args.json:
             data = _unstructure(shown)
             data.pop("request_id")
@@ -217,7 +218,7 @@ def _export(client: ControlClient, args: argparse.Namespace, rid: str) -> int:
     try:
         client.send(c.ExportSession(rid, args.session))
         while True:
-            chunk: c.ExportChunk = client.reply_to(rid)
+            chunk: records.ExportChunk = client.reply_to(rid)
             out.write(chunk.data)
             if chunk.last:
                 break
@@ -227,7 +228,7 @@ def _export(client: ControlClient, args: argparse.Namespace, rid: str) -> int:
     return 0
 
 
-def _print_matches(found: c.SearchReply) -> None:
+def _print_matches(found: records.SearchReply) -> None:
     if not found.matches:
         print("no matches")
     for match in found.matches:
@@ -237,7 +238,7 @@ def _print_matches(found: c.SearchReply) -> None:
             print(f"    [{hit.role}] {hit.snippet.replace(chr(10), ' ')}")
 
 
-def _print_show(shown: c.SessionShowReply) -> None:
+def _print_show(shown: records.SessionShowReply) -> None:
     print(format_sessions([shown.session]))
     for message in shown.head:
         _print_message(message)

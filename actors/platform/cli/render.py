@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from messages.control import SessionSummary
+from messages.session_records import SessionSummary
 
 __all__ = ["format_inspect", "format_ps", "format_sessions", "format_tree", "node_json", "ps_rows", "snapshot_json", "walk"]
 

@@ -32,6 +32,7 @@ from actors.session import (
 )
 from config.daemon import DaemonConfig
 from messages import control as c
+from messages import session_records as records
 from messages import session as s
 from messages.paths import SESSIONS, child_path, session_id_of, session_path, split_path
 from messages.session import SessionMessage
@@ -365,7 +366,7 @@ class ControlService:
     def _live_ids(self) -> set[str]:
         return self.sessions.live_ids() if self.sessions is not None else set()
 
-    async def list_sessions(self, request: c.ListSessions) -> c.SessionListReply:
+    async def list_sessions(self, request: c.ListSessions) -> records.SessionListReply:
         """Stored sessions, newest first, marked live when running; subagents only when asked for,
         else counted on their parent's row."""
         store = self._store()
@@ -375,25 +376,25 @@ class ControlService:
             )
             counts = await store.subagent_counts([info.id for info in infos])
         live = self._live_ids()
-        return c.SessionListReply(
+        return records.SessionListReply(
             request.request_id, [session_summary(info, info.id in live, counts.get(info.id, 0)) for info in infos]
         )
 
-    async def search_sessions(self, request: c.SearchSessions) -> c.SearchReply:
+    async def search_sessions(self, request: c.SearchSessions) -> records.SearchReply:
         """Full-text search over stored sessions."""
         with _store_errors():
             found = await self._store().search(
                 request.query, limit=request.limit, roles=tuple(request.roles), source=request.source
             )
         live = self._live_ids()
-        return c.SearchReply(request.request_id, [match_summary(match, live) for match in found])
+        return records.SearchReply(request.request_id, [match_summary(match, live) for match in found])
 
-    async def show_session(self, request: c.ShowSession) -> c.SessionShowReply:
+    async def show_session(self, request: c.ShowSession) -> records.SessionShowReply:
         """A stored session's first and last messages."""
         session_id = await self.session_id_for(request.session_id)
         with _store_errors():
             excerpt = await self._store().read_session(session_id, head=request.head, tail=request.tail)
-        return c.SessionShowReply(
+        return records.SessionShowReply(
             request.request_id,
             session_summary(excerpt.session, excerpt.session.id in self._live_ids()),
             [message.to_json() for message in excerpt.head],
@@ -401,14 +402,14 @@ class ControlService:
             excerpt.omitted,
         )
 
-    async def export_session(self, request: c.ExportSession) -> AsyncIterator[c.ExportChunk]:
+    async def export_session(self, request: c.ExportSession) -> AsyncIterator[records.ExportChunk]:
         """A stored session as JSON lines, in chunks."""
         session_id = await self.session_id_for(request.session_id)
         with _store_errors():
             text = await self._store().export_jsonl(session_id)
         chunks = [text[i : i + EXPORT_CHUNK_CHARS] for i in range(0, len(text), EXPORT_CHUNK_CHARS)] or [""]
         for index, chunk in enumerate(chunks):
-            yield c.ExportChunk(request.request_id, chunk, index == len(chunks) - 1)
+            yield records.ExportChunk(request.request_id, chunk, index == len(chunks) - 1)
 
     async def delete_session(self, request: c.DeleteSession) -> c.Ok:
         """Delete a stored session, stopping it first when it is live."""

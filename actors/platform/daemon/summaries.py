@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Container
 
-from messages.control import SearchHitSummary, SearchMatch, SessionSummary
+from messages.session_records import SearchHitSummary, SearchMatch, SessionSummary
 from store.records import SessionInfo, SessionMatches
 
 __all__ = ["match_summary", "session_summary"]
