@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 import yaml
 
+from config.aliases import apply_deprecated_keys
 from config.api import PlatformsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
@@ -126,7 +127,7 @@ def _read_known(path: Path, found: list[str]) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections")
     try:
-        return _drop_unknown(Config, data, "", found)
+        return _drop_unknown(Config, apply_deprecated_keys(data, found), "", found)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
 

@@ -1,0 +1,71 @@
+"""Deprecated ``config.yaml`` key names, moved to the Hermes Agent names that replaced them.
+
+Hermes Agent's users bring their ``config.yaml``; where Hermes has a setting, its key is the
+one this project reads. Our earlier names keep working for a while: each is moved to its new
+place before the file is checked, with a warning that names the new key. When a file sets
+both, the new key wins and the old one is reported as ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["DEPRECATED_KEYS", "apply_deprecated_keys"]
+
+DEPRECATED_KEYS: dict[str, str] = {}
+"""Old dotted key -> the dotted key that replaced it (``"terminal.default_timeout": "terminal.timeout"``)."""
+
+
+def apply_deprecated_keys(data: dict[str, Any], found: list[str]) -> dict[str, Any]:
+    """``data`` with every deprecated key moved to its new name; one warning per moved key in ``found``.
+
+    ``data`` is the parsed top-level mapping; it is not changed (nested mappings on a moved
+    path are copied).
+    """
+    result = dict(data)
+    for old, new in DEPRECATED_KEYS.items():
+        present, value = _pop(result, old.split("."))
+        if not present:
+            continue
+        if _has(result, new.split(".")):
+            found.append(f"deprecated key {old} ignored: {new} is set too")
+            continue
+        _put(result, new.split("."), value)
+        found.append(f"deprecated key {old}: use {new} (read as {new} this time)")
+    return result
+
+
+def _pop(data: dict[str, Any], path: list[str]) -> tuple[bool, Any]:
+    """Remove ``path`` from ``data`` (copying each mapping on the way); (False, None) when absent."""
+    head, *rest = path
+    if head not in data:
+        return False, None
+    if not rest:
+        return True, data.pop(head)
+    child = data[head]
+    if not isinstance(child, dict):
+        return False, None
+    child = dict(child)
+    data[head] = child
+    return _pop(child, rest)
+
+
+def _has(data: dict[str, Any], path: list[str]) -> bool:
+    node: Any = data
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _put(data: dict[str, Any], path: list[str], value: Any) -> None:
+    """Set ``path`` in ``data``, creating (or copying) the mappings on the way."""
+    head, *rest = path
+    if not rest:
+        data[head] = value
+        return
+    child = data.get(head)
+    child = dict(child) if isinstance(child, dict) else {}
+    data[head] = child
+    _put(child, rest, value)

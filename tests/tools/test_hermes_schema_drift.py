@@ -1,0 +1,71 @@
+"""Every tool shared with Hermes Agent offers the model the parameters Hermes's schema offers.
+
+The fixtures (``tests/fixtures/hermes_schemas/*.json``) are written from Hermes Agent's published
+schemas; a difference that is not declared ``differs_by_design`` there fails this test.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from actors.platform.daemon.toolbox import build_toolbox
+from config.loader import Config
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "hermes_schemas"
+COMPARED_KEYS = ("type", "enum", "minimum", "maximum", "minItems", "maxItems", "default")
+
+
+def _fixtures() -> list[Path]:
+    return sorted(FIXTURES.glob("*.json"))
+
+
+def _our_parameters() -> dict[str, Mapping[str, Any]]:
+    toolbox = build_toolbox(Config(), httpx2.AsyncClient(), environ={})
+    names = frozenset(toolbox.registry.names())
+    return {d["function"]["name"]: d["function"]["parameters"] for d in toolbox.registry.get_definitions(names)}
+
+
+def drift(hermes: Mapping[str, Any], ours: Mapping[str, Any], path: str = "") -> Iterator[str]:
+    """Each difference between two parameter schemas, as ``path: what``."""
+    for key in COMPARED_KEYS:
+        if hermes.get(key) != ours.get(key):
+            yield f"{path or '(top)'}: {key} is {ours.get(key)!r}, Hermes has {hermes.get(key)!r}"
+    if sorted(hermes.get("required", [])) != sorted(ours.get("required", [])):
+        yield f"{path or '(top)'}: required is {sorted(ours.get('required', []))}, Hermes has {sorted(hermes.get('required', []))}"
+    hermes_props, our_props = hermes.get("properties", {}), ours.get("properties", {})
+    for name in sorted(set(hermes_props) | set(our_props)):
+        where = f"{path}.{name}" if path else name
+        if name not in our_props:
+            yield f"{where}: missing here"
+        elif name not in hermes_props:
+            yield f"{where}: not in Hermes"
+        else:
+            yield from drift(hermes_props[name], our_props[name], where)
+    if "items" in hermes or "items" in ours:
+        yield from drift(hermes.get("items", {}), ours.get("items", {}), f"{path}.items" if path else "items")
+
+
+@pytest.mark.parametrize("fixture", _fixtures(), ids=lambda p: p.stem)
+def test_no_undeclared_drift_from_hermes(fixture: Path) -> None:
+    spec = json.loads(fixture.read_text(encoding="utf-8"))
+    ours = _our_parameters()
+    assert spec["name"] in ours, f"{spec['name']} is not registered here"
+    declared = spec.get("differs_by_design", {})
+    found = [d for d in drift(spec["parameters"], ours[spec["name"]]) if d.split(":")[0] not in declared]
+    assert not found, "\n".join(found)
+
+
+def test_the_drift_check_can_fail() -> None:
+    hermes = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 5}}, "required": ["n"]}
+    ours = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 9}, "extra": {"type": "string"}}}
+    assert list(drift(hermes, ours)) == [
+        "(top): required is [], Hermes has ['n']",
+        "extra: not in Hermes",
+        "n: maximum is 9, Hermes has 5",
+    ]
