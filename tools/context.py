@@ -18,6 +18,7 @@ from store.protocol import SessionSearchReader
 
 if TYPE_CHECKING:
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
+    from tools.files.ledger import FileReadLedger
     from tools.jail import SessionJail
     from tools.results import ToolResult
     from tools.todo import TodoList
@@ -92,6 +93,8 @@ class ToolContext(Protocol):
     """HERMES_ACTORS_HOME: memories, state and configuration live under it."""
     shell: ShellState
     todo: TodoList
+    file_reads: FileReadLedger
+    """What the model has read and written of each file (repeat reads, stale writes)."""
     processes: ProcessTable
     store: SessionSearchStore | None
     interactive: bool

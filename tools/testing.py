@@ -27,6 +27,7 @@ from tools.context import ApprovalAnswer, ApprovalDecision, ApprovalRequest, Ses
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
 from tools.jail import SessionJail
 from tools.results import ToolResult
+from tools.files.ledger import FileReadLedger
 from tools.todo import TodoList
 
 __all__ = ["Approver", "Clarifier", "LocalToolContext"]
@@ -67,6 +68,7 @@ class LocalToolContext:
     jail: SessionJail = attrs.field(default=None)
     shell: ShellState = attrs.field(init=False)
     todo: TodoList = attrs.field(factory=TodoList, init=False)
+    file_reads: FileReadLedger = attrs.field(factory=FileReadLedger, init=False)
     progress: list[str] = attrs.field(factory=list, init=False)
     """Every line passed to ``emit``, in order."""
     approvals: list[ApprovalRequest] = attrs.field(factory=list, init=False)

@@ -55,6 +55,7 @@ from messages.session import (
 from messages.supervision import ActorSnapshot, ActorState
 from store.scoped import RealmScopedReader
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
+from tools.files.ledger import FileReadLedger
 from tools.jail.policy import SandboxMode
 from tools.jail.runtime import SessionRuntime, unjailed_runtime
 from tools.approval_policy import RATING_INSTRUCTIONS, ApprovalPolicy, rating_request
@@ -148,6 +149,7 @@ class SessionActor(Actor[SessionMessage]):
             home=deps.home,
             shell=state.shell,
             todo=state.todo,
+            file_reads=FileReadLedger(),
             processes=self.processes,
             # session_search sees only its realm: API sessions and CLI sessions never see each other.
             store=await RealmScopedReader.for_session(deps.store, self.session_id),

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from actors.session.turn_parts import TokenMeter
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
     from tools.jail import SessionJail
+    from tools.files.ledger import FileReadLedger
     from tools.todo import TodoList
 
 __all__ = ["CallContext", "CallProgress", "SessionServices"]
@@ -36,7 +37,8 @@ _PROGRESS_WINDOW = 8000
 class SessionServices:
     """What a session offers its tool calls; built once when the session starts, shared by its calls.
 
-    ``shell`` and ``todo`` are the session's saved state (tools change them in place).
+    ``shell`` and ``todo`` are the session's saved state (tools change them in place); ``file_reads``
+    is its unsaved record of what the model has read of each file.
     ``start_background``, ``delegate`` and ``run_sandbox`` are the session's spawners (None where a
     capability is not offered); ``jail`` is its sandbox policy and the daemon's launcher.
     """
@@ -45,6 +47,7 @@ class SessionServices:
     home: Path
     shell: ShellState
     todo: TodoList
+    file_reads: FileReadLedger
     processes: ProcessTable
     store: SessionSearchStore | None
     interactive: bool
@@ -88,7 +91,7 @@ class CallContext:
 
     __slots__ = (
         "_services", "call_id", "home", "interactive", "jail", "job", "processes", "progress", "session_id",
-        "shell", "store", "todo", "token_meter",
+        "file_reads", "shell", "store", "todo", "token_meter",
     )
 
     def __init__(
@@ -104,6 +107,7 @@ class CallContext:
         self.home = services.home
         self.shell = services.shell
         self.todo = services.todo
+        self.file_reads = services.file_reads
         self.processes = services.processes
         self.store = services.store
         self.interactive = services.interactive
