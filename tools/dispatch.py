@@ -59,7 +59,7 @@ async def dispatch(
         allowed: the tools this caller may use (a session's toolsets, a sandbox's
             allow-list); others are reported as unknown. None allows every tool.
     """
-    text, error = await _call(registry, name, args, ctx, allowed)
+    text, error, unsuccessful = await _call(registry, name, args, ctx, allowed)
     # The one place results are finalised: lone surrogates (a file name, a tool's output) are repaired
     # first, then one redaction pass covers every tool.
     text = await redact_output_async(repair_text(text), redact_tool_result)
@@ -67,13 +67,14 @@ async def dispatch(
         logger.debug("tool %s -> %d chars: %s", name, len(text), text[:_LOG_PREVIEW_CHARS])
     if error is not None:
         error = redact_secrets(repair_text(error))
-    return ToolReply(registry.cap_result(name, text), error)
+    return ToolReply(registry.cap_result(name, text), error, unsuccessful)
 
 
 async def _call(
     registry: ToolRegistry, name: str, args: Any, ctx: ToolContext, allowed: Collection[str] | None
-) -> tuple[str, str | None]:
-    """The handler's rendered result, or the failure text that replaces it and its message."""
+) -> tuple[str, str | None, bool]:
+    """The handler's rendered result, or the failure text that replaces it and its message; and whether
+    the handler reported a failed outcome."""
     entry = registry.get(name) if allowed is None or name in allowed else None
     if entry is None or not registry.is_available(name):
         names = registry.names() if allowed is None else sorted(n for n in allowed if n in registry)
@@ -90,7 +91,7 @@ async def _call(
         result = await entry.handler(checked, ctx)
         if not isinstance(result, ToolResult):
             raise TypeError(f"{name} returned {type(result).__name__}, not a ToolResult")
-        return result.render(), None
+        return result.render(), None, result.unsuccessful
     except ClarifyUnavailable:
         return _failure(CLARIFY_UNAVAILABLE)
     except CapabilityUnavailable as exc:
@@ -104,5 +105,5 @@ async def _call(
         return _failure(f"{name} failed: {type(exc).__name__}: {exc}")
 
 
-def _failure(message: str, **details: Any) -> tuple[str, str]:
-    return error_text(message, **details), message
+def _failure(message: str, **details: Any) -> tuple[str, str, bool]:
+    return error_text(message, **details), message, False

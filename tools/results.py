@@ -44,9 +44,12 @@ class ToolResult:
 
     Attributes:
         payload: the object, rendered as JSON (non-ASCII kept) by :meth:`render`.
+        unsuccessful: the call ran and answered, but what it reports is a failure the loop's
+            guardrails count as one (a command's nonzero exit status, a memory store that is full).
     """
 
     payload: Mapping[str, Any]
+    unsuccessful: bool = False
 
     def render(self) -> str:
         """The JSON text of :attr:`payload`.
@@ -65,15 +68,22 @@ class ToolReply:
         text: the rendered result (redacted and capped when it came through dispatch).
         error: why the call failed, was refused or was stopped (redacted when it came through
             dispatch); None when it succeeded. Records that keep the reason apart from the text use it.
+        unsuccessful: the handler answered, but with a failed outcome (:attr:`ToolResult.unsuccessful`).
     """
 
     text: str
     error: str | None = None
+    unsuccessful: bool = False
 
     @property
     def ok(self) -> bool:
         """Whether the call succeeded."""
         return self.error is None
+
+    @property
+    def counts_as_failure(self) -> bool:
+        """Whether the loop's guardrails count this call as a failure: an error, or a failed outcome."""
+        return self.error is not None or self.unsuccessful
 
     @classmethod
     def failure(cls, message: str, **details: Any) -> ToolReply:

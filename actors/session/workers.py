@@ -81,7 +81,7 @@ class ToolExecutor:
                 self.halted = before
             return blocked_reply(before)
         reply = await dispatch(self.registry, name, args, ctx)
-        after = self.guardrails.after_call(name, args, reply.text, failed=not reply.ok)
+        after = self.guardrails.after_call(name, args, reply.text, failed=reply.counts_as_failure)
         if after.ends_turn:
             self.halted = after
         return attrs.evolve(reply, text=annotate_result(reply.text, after))

@@ -207,6 +207,19 @@ class TestTypedResults:
         registry.register("quoting", "t", {"parameters": {"type": "object"}}, quoting)
         assert (await dispatch(registry, "quoting", {}, ctx)).ok
 
+    async def test_an_unsuccessful_outcome_is_ok_but_counts_as_a_failure(self, ctx: LocalToolContext) -> None:
+        """A result marked unsuccessful (a nonzero exit status) is an answer, yet the guardrails count it as failed."""
+
+        async def failing_command(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            return ToolResult({"output": "", "exit_code": 1}, unsuccessful=True)
+
+        registry = ToolRegistry()
+        registry.register("cmd", "t", {"parameters": {"type": "object"}}, failing_command)
+        reply = await dispatch(registry, "cmd", {}, ctx)
+        assert reply.ok and reply.counts_as_failure
+        registry.register("greet", "t", {"parameters": {"type": "object"}}, echo_handler)
+        assert not (await dispatch(registry, "greet", {}, ctx)).counts_as_failure
+
     async def test_handler_returning_text_is_a_failure(self, ctx: LocalToolContext, caplog: pytest.LogCaptureFixture) -> None:
         """A handler that returns a string instead of a ToolResult is reported as failed, and logged."""
 
