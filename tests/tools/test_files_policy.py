@@ -82,7 +82,7 @@ class TestReadFileRefusals:
         monkeypatch.setenv("HOME", str(world.user))
         ctx = world.context(mode)
         assert "sandbox.deny_read" in (await call(read_file_handler, ctx, path="~/.ssh/id_ed25519"))["error"]
-        assert "     1|the user's own notes" == (await call(read_file_handler, ctx, path="~/notes.txt"))["content"]
+        assert "1|the user's own notes" == (await call(read_file_handler, ctx, path="~/notes.txt"))["content"]
 
     @pytest.mark.parametrize("mode", MODES)
     async def test_missing_file_names_no_hidden_sibling(self, world: World, mode: SandboxMode) -> None:
@@ -103,7 +103,7 @@ class TestReadFileRefusals:
     @pytest.mark.parametrize("mode", MODES)
     async def test_skills_readable(self, world: World, mode: SandboxMode) -> None:
         result = await call(read_file_handler, world.context(mode), path=str(world.home / "skills/demo/run.py"))
-        assert "     1|print('a skill') # needle" == result["content"]
+        assert "1|print('a skill') # needle" == result["content"]
 
 
 class TestWriteRefusals:
@@ -196,7 +196,7 @@ class TestPrivateTmp:
         result = await call(write_file_handler, ctx, path="/tmp/x.py", content="print('from the jail')\n")
         assert {"path": "/tmp/x.py", "bytes_written": 23, "created": True} == result
         assert (world.tmp_dir / "x.py").is_file()
-        assert "     1|print('from the jail')" == (await call(read_file_handler, ctx, path="/tmp/x.py"))["content"]
+        assert "1|print('from the jail')" == (await call(read_file_handler, ctx, path="/tmp/x.py"))["content"]
 
     async def test_jailed_python_runs_the_written_file(self, world: World) -> None:
         """bwrap mounting the session's tmp_dir as /tmp (as the launcher does) runs the file write_file wrote."""
