@@ -53,7 +53,7 @@ class TestEndToEnd:
         read = json.loads((await dispatch(registry, "read_file", {"path": "pkg/mod.py"}, ctx)).text)
         assert "1|VALUE = 2" == read["content"]
         found = json.loads((await dispatch(registry, "search_files", {"pattern": "VALUE", "path": "pkg"}, ctx)).text)
-        assert [{"path": "pkg/mod.py", "line": 1, "text": "VALUE = 2"}] == found["matches"]
+        assert [{"path": "pkg/mod.py", "line": 1, "content": "VALUE = 2"}] == found["matches"]
 
     async def test_schema_error_reaches_model(self, registry: ToolRegistry, tmp_path: Path) -> None:
         ctx = LocalToolContext(home=tmp_path / "home", cwd=tmp_path)

@@ -181,7 +181,7 @@ class TestCutLines:
         (tmp_path / "wide.txt").write_text("x" * 494 + " " + KEY + " needle\n")
         result = await call(make_search_handler(RG, use_ripgrep=ripgrep), ctx, pattern="needle")
         [match] = result["matches"]
-        assert match["text"].startswith("x" * 494 + " [") and KEY[:10] not in match["text"]
+        assert match["content"].startswith("x" * 494 + " [") and KEY[:10] not in match["content"]
 
 
 class TestPatchDiff:
