@@ -159,6 +159,12 @@ class TestDocx:
         result, _ = await read(registry, ctx, path="bomb.docx")
         assert "zip bomb" in result["error"]
 
+    async def test_element_flood_refused(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
+        with zipfile.ZipFile(tmp_path / "flood.docx", "w", zipfile.ZIP_STORED) as archive:
+            archive.writestr("word/document.xml", f'<w:document xmlns:w="{W}"><w:body>{"<w:p/>" * 600_000}</w:body></w:document>')
+        result, _ = await read(registry, ctx, path="flood.docx")
+        assert "more than 500,000 XML elements" in result["error"]
+
     async def test_entity_expansion_refused(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
         laughs = '<!DOCTYPE d [<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;&a;">]>'
         with zipfile.ZipFile(tmp_path / "lol.docx", "w") as archive:

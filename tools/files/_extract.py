@@ -8,15 +8,18 @@ under a header naming its type and number (the cells' outputs are not shown, as 
 The files are hostile input. An archive is refused before anything is inflated when it declares too
 many members, too large a member, too much in total or a compression ratio no real document has; a
 member is never inflated past its cap even when its header lies; a document type definition (the
-door to entity-expansion bombs) is refused, since Office parts never carry one; a sheet is cut at a
-fixed number of rows and columns, with a note saying so.
+door to entity-expansion bombs) is refused, since Office parts never carry one; a part parsed whole
+is refused past a number of elements (a parsed tree costs many times its text), while sheets and
+shared strings are streamed; a sheet is cut at a fixed number of rows and columns, with a note.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import posixpath
 import zipfile
+from collections.abc import Iterator
 from typing import BinaryIO, Final
 from xml.etree import ElementTree
 
@@ -34,6 +37,7 @@ MAX_MEMBERS: Final = 1_024
 MAX_RATIO: Final = 200
 MAX_SHEET_ROWS: Final = 5_000
 MAX_SHEET_COLUMNS: Final = 256
+MAX_ELEMENTS: Final = 500_000
 
 _W: Final = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _S: Final = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
@@ -122,8 +126,8 @@ def _check_archive(archive: zipfile.ZipFile) -> None:
             raise DocumentError(f"member {info.filename} is compressed {info.file_size // info.compress_size}:1, like a zip bomb")
 
 
-def _xml(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
-    """A member parsed as XML, never inflated past its cap, never with a DTD."""
+def _member(archive: zipfile.ZipFile, name: str) -> bytes:
+    """A member's bytes, never inflated past its cap, refused when it declares a DTD."""
     try:
         with archive.open(name) as member:
             data = member.read(MAX_MEMBER_BYTES + 1)
@@ -133,10 +137,30 @@ def _xml(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
         raise DocumentError(f"member {name} inflates past {MAX_MEMBER_BYTES:,} bytes")
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
         raise DocumentError(f"member {name} declares a DTD, which Office documents never do")
+    return data
+
+
+def _events(archive: zipfile.ZipFile, name: str) -> Iterator[tuple[str, ElementTree.Element]]:
+    """``(event, element)`` of a member parsed incrementally ("start" and "end" events)."""
     try:
-        return ElementTree.fromstring(data)
+        yield from ElementTree.iterparse(io.BytesIO(_member(archive, name)), events=("start", "end"))
     except ElementTree.ParseError as exc:
         raise DocumentError(f"member {name} is not well-formed XML: {exc}") from None
+
+
+def _xml(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
+    """A member parsed whole, refused past :data:`MAX_ELEMENTS` elements (a tree costs far more than its text)."""
+    count = 0
+    root: ElementTree.Element | None = None
+    for event, element in _events(archive, name):
+        if event == "start":
+            count += 1
+            if count > MAX_ELEMENTS:
+                raise DocumentError(f"member {name} has more than {MAX_ELEMENTS:,} XML elements")
+            root = element if root is None else root
+    if root is None:
+        raise DocumentError(f"member {name} is empty")
+    return root
 
 
 def _run_text(node: ElementTree.Element) -> str:
@@ -182,7 +206,7 @@ def _xlsx(archive: zipfile.ZipFile) -> Extracted:
         part = _sheet_part(targets.get(sheet.get(f"{_R}id", ""), ""))
         if part not in names:
             continue
-        rows, cut = _sheet_rows(_xml(archive, part), shared)
+        rows, cut = _sheet_rows(archive, part, shared)
         out.append(f"# --- sheet: {name} ---")
         out += ["\t".join(row) for row in rows] or ["(empty)"]
         out.append("")
@@ -196,8 +220,13 @@ def _xlsx(archive: zipfile.ZipFile) -> Extracted:
 
 
 def _shared_strings(archive: zipfile.ZipFile) -> list[str]:
-    root = _xml(archive, "xl/sharedStrings.xml")
-    return ["".join(t.text or "" for t in item.iter(f"{_S}t")) for item in root.iter(f"{_S}si")]
+    """The workbook's shared strings, streamed (each dropped from the tree once read)."""
+    strings: list[str] = []
+    for event, item in _events(archive, "xl/sharedStrings.xml"):
+        if event == "end" and item.tag == f"{_S}si":
+            strings.append("".join(t.text or "" for t in item.iter(f"{_S}t")))
+            item.clear()
+    return strings
 
 
 def _sheet_targets(archive: zipfile.ZipFile) -> dict[str, str]:
@@ -220,11 +249,17 @@ def _column(ref: str) -> int:
     return index - 1
 
 
-def _sheet_rows(root: ElementTree.Element, shared: list[str]) -> tuple[list[list[str]], bool]:
-    """The sheet's rows (trailing empty ones dropped), and whether the caps cut it."""
+def _sheet_rows(archive: zipfile.ZipFile, part: str, shared: list[str]) -> tuple[list[list[str]], bool]:
+    """The sheet's rows (trailing empty ones dropped), and whether the caps cut it.
+
+    Streamed: each row is dropped from the tree once read, and parsing stops at the row cap, so a
+    sheet of millions of cells costs no more than the rows shown.
+    """
     rows: list[list[str]] = []
     cut = False
-    for row in root.iter(f"{_S}row"):
+    for event, row in _events(archive, part):
+        if event != "end" or row.tag != f"{_S}row":
+            continue
         if len(rows) == MAX_SHEET_ROWS:
             cut = True
             break
@@ -237,6 +272,7 @@ def _sheet_rows(root: ElementTree.Element, shared: list[str]) -> tuple[list[list
                 continue
             cells[max(column, 0)] = _cell_value(cell, shared)
         rows.append([cells.get(i, "") for i in range(max(cells, default=-1) + 1)])
+        row.clear()
     while rows and not any(value.strip() for value in rows[-1]):
         rows.pop()
     return rows, cut
