@@ -23,6 +23,7 @@ from config.api import PlatformsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
+from config.hermes import apply_hermes_forms, unused_hermes_setting
 from config.pricing import ModelPrice
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
@@ -127,7 +128,8 @@ def _read_known(path: Path, found: list[str]) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections")
     try:
-        return _drop_unknown(Config, apply_deprecated_keys(data, found), "", found)
+        ours = apply_hermes_forms(apply_deprecated_keys(data, found), found)
+        return _drop_unknown(Config, ours, "", found)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
 
@@ -188,6 +190,8 @@ def _structure(data: dict[str, Any], path: Path) -> Config:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: {field.name}: {exc}") from exc
     config = Config(**sections)
+    # The retry count's key lives in ``agent`` (Hermes's ``agent.api_max_retries``); the recovery layer reads ``retry``.
+    config = attrs.evolve(config, retry=attrs.evolve(config.retry, max_retries=config.agent.api_max_retries))
     api_mode = config.platforms.api_server.sandbox
     if api_mode is not None and SANDBOX_MODES.index(api_mode) > SANDBOX_MODES.index(config.sandbox.max_mode):
         raise ConfigError(
@@ -196,8 +200,15 @@ def _structure(data: dict[str, Any], path: Path) -> Config:
     return config
 
 
-def _drop_unknown(cls: type, data: Any, prefix: str, found: list[str]) -> Any:
-    """``data`` without the keys ``cls`` does not know, each one reported."""
+def _drop_unknown(cls: Any, data: Any, prefix: str, found: list[str]) -> Any:
+    """``data`` without the keys ``cls`` does not know, each one reported.
+
+    ``cls`` is a section's type: an attrs class, or a tuple of them (a list section such as
+    ``fallback_providers``, whose entries are checked one by one).
+    """
+    if typing.get_origin(cls) is tuple and isinstance(data, list):
+        element = typing.get_args(cls)[0]
+        return [_drop_unknown(element, item, f"{prefix.rstrip('.')}[{index}].", found) for index, item in enumerate(data)]
     if not attrs.has(cls):
         return data
     if not isinstance(data, dict):
@@ -205,11 +216,26 @@ def _drop_unknown(cls: type, data: Any, prefix: str, found: list[str]) -> Any:
     hints = typing.get_type_hints(cls)
     cleaned: dict[str, Any] = {}
     for key, value in data.items():
-        if key not in hints:
-            found.append(f"unknown key {prefix}{key} (ignored)")
-            continue
-        cleaned[key] = _drop_unknown(hints[key], value, f"{prefix}{key}.", found)
+        if key in hints:
+            cleaned[key] = _drop_unknown(hints[key], value, f"{prefix}{key}.", found)
+        else:
+            _report_unknown(f"{prefix}{key}", value, found)
     return cleaned
+
+
+def _report_unknown(dotted: str, value: Any, found: list[str]) -> None:
+    """Note a key we do not read: a Hermes setting this project lacks (and why), or an unknown key.
+
+    A mapping that is no Hermes setting as a whole is reported key by key.
+    """
+    why = unused_hermes_setting(dotted)
+    if why is not None:
+        found.append(f"Hermes setting {dotted} is not used here: {why}")
+    elif isinstance(value, dict) and value:
+        for key, child in value.items():
+            _report_unknown(f"{dotted}.{key}", child, found)
+    else:
+        found.append(f"unknown key {dotted} (ignored)")
 
 
 def load_env_file(home: Path) -> dict[str, str]:

@@ -19,7 +19,10 @@ def _max_not_below_base(instance: RetryConfig, attribute: attrs.Attribute, value
 
 @attrs.frozen
 class RetryConfig:
-    """``retry:`` how often and how patiently a failed provider call is retried.
+    """``retry:`` how patiently a failed provider call is retried.
+
+    ``max_retries`` is not read from this section: its key is Hermes's ``agent.api_max_retries``
+    (``retry.max_retries`` is its deprecated name), and the loader copies it here for the recovery layer.
 
     ``connection_retries`` / ``connection_delay`` bound a host name that does not resolve
     (offline, a typo in ``base_url``): it fails at once, so it gets a few quick tries

@@ -1,0 +1,116 @@
+"""Reading a Hermes Agent ``config.yaml`` as it is.
+
+A Hermes user brings their file. Three things make it load here with every shared setting honoured:
+
+* **Synonyms** (:data:`HERMES_SYNONYMS`): a Hermes key for a setting this project keeps elsewhere is read
+  at our place, silently (it is a supported name, not a mistake).
+* **Hermes forms** (:func:`apply_hermes_forms`): values Hermes writes differently, such as ``model`` as a
+  bare string, ``provider: auto`` or ``""`` for "unset", and execute_code's ``mode``.
+* **Known Hermes settings** (``config.hermes_keys.HERMES_UNUSED``): a key Hermes has and this project does not implement
+  is reported as such, with what covers it instead, so a user can tell it from a typo.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import re
+from fnmatch import fnmatchcase
+
+from config.aliases import move_key
+from config.hermes_keys import HERMES_UNUSED
+
+__all__ = ["HERMES_SYNONYMS", "apply_hermes_forms", "unused_hermes_setting"]
+
+HERMES_SYNONYMS: dict[str, str] = {
+    "command_allowlist": "approvals.allow",
+    "compression.summary_model": "auxiliary.model",
+    "gateway.api_server.max_concurrent_runs": "platforms.api_server.max_concurrent_runs",
+    "agent.disabled_toolsets": "tools.disabled_toolsets",
+    "model.model": "model.default",
+    "platforms.api_server.extra.key": "platforms.api_server.key",
+    "tool_output.max_bytes": "terminal.max_output_bytes",
+}
+"""Hermes dotted key -> the dotted key of ours that holds the same setting."""
+
+# Hermes writes these as "" or "auto" to mean "not set; pick for me": here that is an absent key.
+_UNSET_WORDS: dict[str, tuple[object, ...]] = {
+    "delegation.child_timeout_seconds": (0,),
+    "model.base_url": ("",),
+    "model.provider": ("", "auto"),
+    "web.backend": ("",),
+}
+_INDEX = re.compile(r"\[\d+\]")
+_AUXILIARY_FIELDS = ("model", "provider", "base_url")
+# execute_code's modes (Hermes's code_execution.mode): ``strict`` runs in a temporary directory, as here.
+_CODE_MODES = {
+    "strict": None,
+    "project": "code_execution.mode 'project' is not honoured: execute_code always runs in a temporary "
+    "directory (seed 000), as Hermes's 'strict' does",
+}
+
+
+def unused_hermes_setting(dotted: str) -> str | None:
+    """Why the Hermes key ``dotted`` does nothing here, when it is one; None for a key Hermes lacks.
+
+    A list index in ``dotted`` (``fallback_providers[1].api_key``) is ignored; a pattern of the
+    table matches the key or one of its leading parts, segment by segment.
+    """
+    parts = _INDEX.sub("", dotted).split(".")
+    for pattern, why in HERMES_UNUSED.items():
+        wanted = pattern.split(".")
+        if len(wanted) <= len(parts) and all(fnmatchcase(p, w) for p, w in zip(parts, wanted)):
+            return why
+    return None
+
+
+def apply_hermes_forms(data: dict[str, Any], found: list[str]) -> dict[str, Any]:
+    """``data`` (a parsed top level, left unchanged) with Hermes's spellings turned into ours.
+
+    Notes in ``found`` only what the user should know: a Hermes value that is not honoured, or a
+    Hermes key ignored because our own key for the same setting is set too.
+    """
+    result = dict(data)
+    if isinstance(result.get("model"), str):
+        result["model"] = {"default": result["model"]} if result["model"] else {}
+    for hermes, ours in HERMES_SYNONYMS.items():
+        move_key(result, hermes, ours, found, kind="Hermes key")
+    for dotted, words in _UNSET_WORDS.items():
+        section, key = dotted.split(".")
+        block = result.get(section)
+        if isinstance(block, dict) and key in block and block[key] in words:
+            result[section] = {k: v for k, v in block.items() if k != key}
+    _fold_auxiliary_compression(result)
+    _read_code_mode(result, found)
+    return result
+
+
+def _fold_auxiliary_compression(data: dict[str, Any]) -> None:
+    """Hermes's per-task ``auxiliary.compression`` block fills our single auxiliary model where unset.
+
+    Compression summaries are the side task both projects share; Hermes's other task blocks
+    (vision, title generation ...) stay behind and are reported as unused.
+    """
+    block = data.get("auxiliary")
+    if not isinstance(block, dict) or not isinstance(block.get("compression"), dict):
+        return
+    task = block["compression"]
+    folded = {k: v for k, v in block.items() if k != "compression"}
+    for key in _AUXILIARY_FIELDS:
+        value = task.get(key)
+        if key not in folded and isinstance(value, str) and value not in ("", "auto"):
+            folded[key] = value
+    data["auxiliary"] = folded
+
+
+def _read_code_mode(data: dict[str, Any], found: list[str]) -> None:
+    """Take Hermes's ``code_execution.mode`` out of the section, noting a mode that is not honoured."""
+    block = data.get("code_execution")
+    if not isinstance(block, dict) or "mode" not in block:
+        return
+    mode = block["mode"]
+    data["code_execution"] = {k: v for k, v in block.items() if k != "mode"}
+    if not isinstance(mode, str) or mode not in _CODE_MODES:
+        found.append(f"code_execution.mode {mode!r} is not a mode (Hermes has 'strict' and 'project'; ignored)")
+    elif _CODE_MODES[mode]:
+        found.append(_CODE_MODES[mode])
