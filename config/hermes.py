@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 from config.aliases import move_key
 from config.hermes_keys import HERMES_UNUSED
 
-__all__ = ["HERMES_SYNONYMS", "apply_hermes_forms", "unused_hermes_setting"]
+__all__ = ["HERMES_SYNONYMS", "apply_hermes_forms", "hermes_keys_under", "unused_hermes_setting"]
 
 HERMES_SYNONYMS: dict[str, str] = {
     "command_allowlist": "approvals.allow",
@@ -62,6 +62,12 @@ def unused_hermes_setting(dotted: str) -> str | None:
         if len(wanted) <= len(parts) and all(fnmatchcase(p, w) for p, w in zip(parts, wanted)):
             return why
     return None
+
+
+def hermes_keys_under(dotted: str) -> bool:
+    """Whether Hermes has settings below ``dotted`` that :func:`unused_hermes_setting` knows by name."""
+    prefix = _INDEX.sub("", dotted) + "."
+    return any(pattern.startswith(prefix) for pattern in HERMES_UNUSED)
 
 
 def apply_hermes_forms(data: dict[str, Any], found: list[str]) -> dict[str, Any]:

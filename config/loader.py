@@ -23,7 +23,7 @@ from config.api import PlatformsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
-from config.hermes import apply_hermes_forms, unused_hermes_setting
+from config.hermes import apply_hermes_forms, hermes_keys_under, unused_hermes_setting
 from config.pricing import ModelPrice
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
@@ -226,12 +226,12 @@ def _drop_unknown(cls: Any, data: Any, prefix: str, found: list[str]) -> Any:
 def _report_unknown(dotted: str, value: Any, found: list[str]) -> None:
     """Note a key we do not read: a Hermes setting this project lacks (and why), or an unknown key.
 
-    A mapping that is no Hermes setting as a whole is reported key by key.
+    A mapping that holds Hermes settings by name (``tool_output``) is reported key by key.
     """
     why = unused_hermes_setting(dotted)
     if why is not None:
         found.append(f"Hermes setting {dotted} is not used here: {why}")
-    elif isinstance(value, dict) and value:
+    elif isinstance(value, dict) and value and hermes_keys_under(dotted):
         for key, child in value.items():
             _report_unknown(f"{dotted}.{key}", child, found)
     else:
