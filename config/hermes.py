@@ -25,6 +25,7 @@ __all__ = ["HERMES_SYNONYMS", "apply_hermes_forms", "hermes_keys_under", "unused
 HERMES_SYNONYMS: dict[str, str] = {
     "command_allowlist": "approvals.allow",
     "compression.summary_model": "auxiliary.model",
+    "credential_pool_strategies": "credential_pool.strategies",
     "gateway.api_server.max_concurrent_runs": "platforms.api_server.max_concurrent_runs",
     "agent.disabled_toolsets": "tools.disabled_toolsets",
     "model.model": "model.default",
@@ -88,6 +89,10 @@ def apply_hermes_forms(data: dict[str, Any], found: list[str]) -> dict[str, Any]
             result[section] = {k: v for k, v in block.items() if k != key}
     _fold_auxiliary_compression(result)
     _read_code_mode(result, found)
+    caching = result.get("prompt_caching")
+    if isinstance(caching, dict) and caching.get("cache_ttl") is False:
+        # YAML reads a bare off/no as false, Hermes's "caching off"; the section's converter takes the words.
+        result["prompt_caching"] = {**caching, "cache_ttl": None}
     return result
 
 

@@ -32,7 +32,6 @@ HERMES_UNUSED: dict[str, str] = {
     "context": "the context engine is the built-in compressor (compression.*)",
     "context_file_max_chars": "context files are capped at the seed's 20,000 characters",
     "context_file_read_timeout": "context files are read from local disk",
-    "credential_pool_strategies": "one strategy serves every provider here: credential_pool.strategy",
     "cron": _GATEWAY,
     "curator": _EXTENSIONS,
     "dashboard": "the web dashboard is " + _NOT_BUILT,

@@ -54,10 +54,14 @@ class CredentialPoolConfig:
     ``extra_keys`` maps a provider to the names of environment variables holding
     further keys (``{"openrouter": ["OPENROUTER_API_KEY_2"]}``); the provider's
     usual variable always comes first. Keys are read from the environment, never
-    written to config or to the pool's state file.
+    written to config or to the pool's state file. ``strategies`` overrides ``strategy`` for
+    one provider (``{"openrouter": "round_robin"}``; Hermes's ``credential_pool_strategies``).
     """
 
     strategy: str = attrs.field(default="fill_first", validator=v.in_(STRATEGIES))
+    strategies: dict[str, str] = attrs.field(
+        factory=dict, validator=v.deep_mapping(key_validator=non_empty_str, value_validator=v.in_(STRATEGIES))
+    )
     extra_keys: dict[str, list[str]] = attrs.field(factory=dict, validator=_env_names)
 
 

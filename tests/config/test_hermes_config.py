@@ -7,6 +7,7 @@ work with a warning that names the new key.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,11 @@ from typing import Any
 import pytest
 
 from actors.session.compression import find_boundaries
+from config.errors import ConfigError
 from config.loader import Config, load_config
+from providers.anthropic_messages import build_anthropic_kwargs
+from providers.recovery import load_provider_keys
+from providers.types import ChatRequest
 from tests.daemon.helpers import run_cli
 from tests.session_libs.messages import assistant, user
 
@@ -214,3 +219,31 @@ class TestProtectLastN:
         assert len(history) - bounds.tail_start == 6
         seed_default = find_boundaries(history, protect_first_n=1, tail_budget=1, tokens=lambda m: len(str(m)))
         assert len(history) - seed_default.tail_start == Config().compression.protect_last_n == 3
+
+
+class TestHermesSettingsHonoured:
+    """Hermes settings that needed more than a new name work as Hermes describes them."""
+
+    def test_credential_pool_strategies_per_provider(self, tmp_path: Path) -> None:
+        text = (
+            "credential_pool_strategies:\n  openrouter: round_robin\n"
+            "credential_pool:\n  extra_keys: {openrouter: [OR_2], openai: [OA_2]}\n"
+        )
+        config, found = _load(tmp_path, text)
+        assert found == []
+        env = {"OPENROUTER_API_KEY": "or-1", "OR_2": "or-2", "OPENAI_API_KEY": "oa-1", "OA_2": "oa-2"}
+        pools = load_provider_keys(config, env).pools
+        assert (pools["openrouter"].strategy, pools["openai"].strategy) == ("round_robin", "fill_first")
+
+    @pytest.mark.parametrize("written", ["off", "false", "none", "'disabled'", "null"])
+    def test_prompt_caching_off_sends_no_breakpoints(self, tmp_path: Path, written: str) -> None:
+        config, _ = _load(tmp_path, f"prompt_caching:\n  cache_ttl: {written}\n")
+        assert config.prompt_caching.cache_ttl is None
+        messages = [{"role": "system", "content": "rules"}, {"role": "user", "content": "hi"}]
+        off = build_anthropic_kwargs(ChatRequest(messages, [], "m", cache_ttl=config.prompt_caching.cache_ttl), 1000)
+        on = build_anthropic_kwargs(ChatRequest(messages, [], "m"), 1000)
+        assert "cache_control" not in json.dumps(off) and "cache_control" in json.dumps(on)
+
+    def test_a_ttl_that_is_not_one_is_refused(self, tmp_path: Path) -> None:
+        with pytest.raises(ConfigError, match="prompt_caching"):
+            _load(tmp_path, "prompt_caching:\n  cache_ttl: 2h\n")
