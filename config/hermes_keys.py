@@ -15,9 +15,9 @@ _EXTENSIONS = "MCP servers and skills (issue 17)"
 _NOT_BUILT = "not built here (no issue covers it)"
 _ONE_AUXILIARY = "one auxiliary model serves every side task here (auxiliary.model / provider / base_url)"
 _FRESH_PROCESS = "execute_code runs each script in a fresh process in a temporary directory (seed 000)"
-_COMPRESSOR = "this setting of Hermes's compressor is " + _NOT_BUILT + " (seed 002 section 7 is the compressor)"
+_COMPRESSOR = "a knob of Hermes's own compressor; this one follows seed 002 section 7 (compression.*)"
 _CLI_UI = "a setting of Hermes's terminal UI; this daemon's clients have none"
-_TERMINAL_BACKENDS = "terminal backends other than the local shell are " + _NOT_BUILT + "; the jail is sandbox.*"
+_TERMINAL_BACKENDS = "only the local shell runs commands here (the jail is sandbox.*); other backends are " + _NOT_BUILT
 _WEB_BACKENDS = "web backends other than SearXNG and Brave are " + _NOT_BUILT
 
 HERMES_UNUSED: dict[str, str] = {
