@@ -34,12 +34,19 @@ HERMES_SYNONYMS: dict[str, str] = {
 }
 """Hermes dotted key -> the dotted key of ours that holds the same setting."""
 
-# Hermes writes these as "" or "auto" to mean "not set; pick for me": here that is an absent key.
-_UNSET_WORDS: dict[str, tuple[object, ...]] = {
-    "delegation.child_timeout_seconds": (0,),
-    "model.base_url": ("",),
-    "model.provider": ("", "auto"),
-    "web.backend": ("",),
+_UNLIMITED_TURNS = (
+    "agent.max_turns {value!r} (unlimited in Hermes) is not honoured: the iteration budget stays at its "
+    "default (seed 002)"
+)
+_HERMES_BACKEND = "web.backend {value!r} is a Hermes backend not built here: web.backend stays 'auto' (SearXNG or Brave)"
+# Values Hermes writes that mean "unset" or that name something not built here: the key is dropped, so our
+# default applies, with the note when there is one. "" and "auto" are Hermes's "pick for me".
+_DROPPED_VALUES: dict[str, dict[object, str | None]] = {
+    "agent.max_turns": dict.fromkeys((None, "none", "unlimited", "inf"), _UNLIMITED_TURNS),
+    "delegation.child_timeout_seconds": {0: None},
+    "model.base_url": {"": None},
+    "model.provider": {"": None, "auto": None},
+    "web.backend": {"": None, **dict.fromkeys(("exa", "firecrawl", "keenable", "parallel", "tavily"), _HERMES_BACKEND)},
 }
 _INDEX = re.compile(r"\[\d+\]")
 _AUXILIARY_FIELDS = ("model", "provider", "base_url")
@@ -82,11 +89,8 @@ def apply_hermes_forms(data: dict[str, Any], found: list[str]) -> dict[str, Any]
         result["model"] = {"default": result["model"]} if result["model"] else {}
     for hermes, ours in HERMES_SYNONYMS.items():
         move_key(result, hermes, ours, found, kind="Hermes key")
-    for dotted, words in _UNSET_WORDS.items():
-        section, key = dotted.split(".")
-        block = result.get(section)
-        if isinstance(block, dict) and key in block and block[key] in words:
-            result[section] = {k: v for k, v in block.items() if k != key}
+    for dotted, dropped in _DROPPED_VALUES.items():
+        _drop_value(result, dotted, dropped, found)
     _fold_auxiliary_compression(result)
     _read_code_mode(result, found)
     caching = result.get("prompt_caching")
@@ -94,6 +98,21 @@ def apply_hermes_forms(data: dict[str, Any], found: list[str]) -> dict[str, Any]
         # YAML reads a bare off/no as false, Hermes's "caching off"; the section's converter takes the words.
         result["prompt_caching"] = {**caching, "cache_ttl": None}
     return result
+
+
+def _drop_value(data: dict[str, Any], dotted: str, dropped: dict[object, str | None], found: list[str]) -> None:
+    """Remove ``dotted`` (section.key) from ``data`` when its value is one of ``dropped``, noting why."""
+    section, key = dotted.split(".")
+    block = data.get(section)
+    if not isinstance(block, dict) or key not in block:
+        return
+    value = block[key]
+    if isinstance(value, (list, dict)) or value not in dropped:
+        return
+    data[section] = {k: v for k, v in block.items() if k != key}
+    note = dropped[value]
+    if note is not None:
+        found.append(note.format(value=value))
 
 
 def _fold_auxiliary_compression(data: dict[str, Any]) -> None:

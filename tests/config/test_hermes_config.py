@@ -247,3 +247,24 @@ class TestHermesSettingsHonoured:
     def test_a_ttl_that_is_not_one_is_refused(self, tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match="prompt_caching"):
             _load(tmp_path, "prompt_caching:\n  cache_ttl: 2h\n")
+
+
+class TestHermesValuesNotBuiltHere:
+    """A Hermes value naming something not built here leaves our default, with a note; the file loads."""
+
+    @pytest.mark.parametrize("written", ["null", "unlimited", "inf"])
+    def test_unlimited_turns(self, tmp_path: Path, written: str) -> None:
+        config, found = _load(tmp_path, f"agent:\n  max_turns: {written}\n")
+        assert config.agent.max_turns == Config().agent.max_turns
+        assert len(found) == 1 and found[0].startswith("agent.max_turns") and "seed 002" in found[0]
+
+    def test_a_hermes_web_backend(self, tmp_path: Path) -> None:
+        config, found = _load(tmp_path, "web:\n  backend: firecrawl\n")
+        assert config.web.backend == "auto"
+        assert found == [
+            "web.backend 'firecrawl' is a Hermes backend not built here: web.backend stays 'auto' (SearXNG or Brave)"
+        ]
+
+    def test_a_list_where_a_value_is_expected_is_still_an_error(self, tmp_path: Path) -> None:
+        with pytest.raises(ConfigError, match="web.backend"):
+            _load(tmp_path, "web:\n  backend: [brave]\n")
