@@ -50,7 +50,10 @@ def move_key(data: dict[str, Any], old: str, new: str, found: list[str], *, kind
 
 
 def _pop(data: dict[str, Any], path: list[str]) -> tuple[bool, Any]:
-    """Remove ``path`` from ``data`` (copying each mapping on the way, dropping emptied ones); (False, None) when absent."""
+    """Remove ``path`` from ``data``, copying each mapping on the way and dropping emptied ones.
+
+    (True, value) when it was there, (False, None) when absent.
+    """
     head, *rest = path
     if head not in data:
         return False, None

@@ -6,16 +6,15 @@ A Hermes user brings their file. Three things make it load here with every share
   at our place, silently (it is a supported name, not a mistake).
 * **Hermes forms** (:func:`apply_hermes_forms`): values Hermes writes differently, such as ``model`` as a
   bare string, ``provider: auto`` or ``""`` for "unset", and execute_code's ``mode``.
-* **Known Hermes settings** (``config.hermes_keys.HERMES_UNUSED``): a key Hermes has and this project does not implement
-  is reported as such, with what covers it instead, so a user can tell it from a typo.
+* **Known Hermes settings** (``config.hermes_keys.HERMES_UNUSED``): a key Hermes has and this project does
+  not implement is reported as such, with what covers it instead, so a user can tell it from a typo.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import re
 from fnmatch import fnmatchcase
+from typing import Any
 
 from config.aliases import move_key
 from config.hermes_keys import HERMES_UNUSED
@@ -23,11 +22,11 @@ from config.hermes_keys import HERMES_UNUSED
 __all__ = ["HERMES_SYNONYMS", "apply_hermes_forms", "hermes_keys_under", "unused_hermes_setting"]
 
 HERMES_SYNONYMS: dict[str, str] = {
+    "agent.disabled_toolsets": "tools.disabled_toolsets",
     "command_allowlist": "approvals.allow",
     "compression.summary_model": "auxiliary.model",
     "credential_pool_strategies": "credential_pool.strategies",
     "gateway.api_server.max_concurrent_runs": "platforms.api_server.max_concurrent_runs",
-    "agent.disabled_toolsets": "tools.disabled_toolsets",
     "model.model": "model.default",
     "platforms.api_server.extra.key": "platforms.api_server.key",
     "tool_output.max_bytes": "terminal.max_output_bytes",
@@ -38,7 +37,9 @@ _UNLIMITED_TURNS = (
     "agent.max_turns {value!r} (unlimited in Hermes) is not honoured: the iteration budget stays at its "
     "default (seed 002)"
 )
-_HERMES_BACKEND = "web.backend {value!r} is a Hermes backend not built here: web.backend stays 'auto' (SearXNG or Brave)"
+_HERMES_BACKEND = (
+    "web.backend {value!r} is a Hermes backend not built here: web.backend stays 'auto' (SearXNG or Brave)"
+)
 # Values Hermes writes that mean "unset" or that name something not built here: the key is dropped, so our
 # default applies, with the note when there is one. "" and "auto" are Hermes's "pick for me".
 _DROPPED_VALUES: dict[str, dict[object, str | None]] = {

@@ -208,7 +208,8 @@ def _drop_unknown(cls: Any, data: Any, prefix: str, found: list[str]) -> Any:
     """
     if typing.get_origin(cls) is tuple and isinstance(data, list):
         element = typing.get_args(cls)[0]
-        return [_drop_unknown(element, item, f"{prefix.rstrip('.')}[{index}].", found) for index, item in enumerate(data)]
+        name = prefix.rstrip(".")
+        return [_drop_unknown(element, item, f"{name}[{index}].", found) for index, item in enumerate(data)]
     if not attrs.has(cls):
         return data
     if not isinstance(data, dict):
