@@ -19,7 +19,16 @@ from typing import Any
 from config.aliases import move_key
 from config.hermes_keys import HERMES_UNUSED
 
-__all__ = ["HERMES_SYNONYMS", "apply_hermes_forms", "hermes_keys_under", "unused_hermes_setting"]
+__all__ = [
+    "HERMES_NOTE",
+    "HERMES_SYNONYMS",
+    "apply_hermes_forms",
+    "hermes_keys_under",
+    "unused_hermes_setting",
+]
+
+HERMES_NOTE = "Hermes setting {key} is not used here: {why}"
+"""The warning for a key Hermes has and this project lacks (clients count these rather than list them)."""
 
 HERMES_SYNONYMS: dict[str, str] = {
     "agent.disabled_toolsets": "tools.disabled_toolsets",

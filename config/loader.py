@@ -23,7 +23,7 @@ from config.api import PlatformsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
-from config.hermes import apply_hermes_forms, hermes_keys_under, unused_hermes_setting
+from config.hermes import HERMES_NOTE, apply_hermes_forms, hermes_keys_under, unused_hermes_setting
 from config.pricing import ModelPrice
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
@@ -231,7 +231,7 @@ def _report_unknown(dotted: str, value: Any, found: list[str]) -> None:
     """
     why = unused_hermes_setting(dotted)
     if why is not None:
-        found.append(f"Hermes setting {dotted} is not used here: {why}")
+        found.append(HERMES_NOTE.format(key=dotted, why=why))
     elif isinstance(value, dict) and value and hermes_keys_under(dotted):
         for key, child in value.items():
             _report_unknown(f"{dotted}.{key}", child, found)

@@ -7,6 +7,7 @@ work with a warning that names the new key.
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from actors.platform.cli.config_check import warn_config
 from actors.session.compression import find_boundaries
 from config.errors import ConfigError
 from config.loader import Config, load_config
@@ -268,3 +270,30 @@ class TestHermesValuesNotBuiltHere:
     def test_a_list_where_a_value_is_expected_is_still_an_error(self, tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match="web.backend"):
             _load(tmp_path, "web:\n  backend: [brave]\n")
+
+
+class TestClientsCountHermesNotes:
+    """chat and status say how many Hermes settings are unused in one line; a real typo is still listed."""
+
+    def test_one_line_for_the_hermes_settings(self, tmp_path: Path) -> None:
+        shutil.copy(HERMES_FILE, tmp_path / "config.yaml")
+        with (tmp_path / "config.yaml").open("a", encoding="utf-8") as file:
+            file.write("modle: {default: x}\n")
+        out = io.StringIO()
+        assert warn_config(tmp_path, out) is False, "the typo is a warning"
+        lines = out.getvalue().splitlines()
+        assert [line for line in lines if "modle" in line] == [
+            f"hermes-actors: warning: {tmp_path / 'config.yaml'}: unknown key modle (ignored)"
+        ]
+        notes = [line for line in lines if line.startswith("hermes-actors: note:")]
+        assert len(notes) == 1 and "Hermes Agent settings not used here" in notes[0], lines
+        assert not any("Hermes setting stt" in line for line in lines)
+
+    def test_only_hermes_notes_are_no_warning(self, tmp_path: Path) -> None:
+        (tmp_path / "config.yaml").write_text("tts: {provider: edge}\n", encoding="utf-8")
+        out = io.StringIO()
+        assert warn_config(tmp_path, out) is True
+        assert out.getvalue() == (
+            f"hermes-actors: note: {tmp_path / 'config.yaml'}: 1 Hermes Agent setting not used here "
+            "(`hermes-actors config check` lists them)\n"
+        )
