@@ -128,18 +128,20 @@ def _drop_value(data: dict[str, Any], dotted: str, dropped: dict[object, str | N
 def _fold_auxiliary_compression(data: dict[str, Any]) -> None:
     """Hermes's per-task ``auxiliary.compression`` block fills our single auxiliary model where unset.
 
-    Compression summaries are the side task both projects share; Hermes's other task blocks
-    (vision, title generation ...) stay behind and are reported as unused.
+    Compression summaries are the side task both projects share; the block's other keys (``timeout`` ...)
+    and Hermes's other task blocks (vision, title generation ...) stay behind and are reported as unused.
     """
     block = data.get("auxiliary")
     if not isinstance(block, dict) or not isinstance(block.get("compression"), dict):
         return
-    task = block["compression"]
+    task = dict(block["compression"])
     folded = {k: v for k, v in block.items() if k != "compression"}
     for key in _AUXILIARY_FIELDS:
-        value = task.get(key)
+        value = task.pop(key, None)
         if key not in folded and isinstance(value, str) and value not in ("", "auto"):
             folded[key] = value
+    if task:
+        folded["compression"] = task
     data["auxiliary"] = folded
 
 

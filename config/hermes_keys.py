@@ -146,6 +146,7 @@ HERMES_UNUSED: dict[str, str] = {
     "auxiliary.stream_only_base_urls": _ONE_AUXILIARY,
     "auxiliary.transient_retries": "auxiliary calls are retried as retry.* says",
     "auxiliary.approval": _ONE_AUXILIARY,
+    "auxiliary.compression.*": "of this block only provider, model and base_url are read (as auxiliary.*)",
     "auxiliary.curator": _EXTENSIONS,
     "auxiliary.goal_judge": _ONE_AUXILIARY,
     "auxiliary.kanban_decomposer": _ONE_AUXILIARY,

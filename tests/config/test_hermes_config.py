@@ -297,3 +297,20 @@ class TestClientsCountHermesNotes:
             f"hermes-actors: note: {tmp_path / 'config.yaml'}: 1 Hermes Agent setting not used here "
             "(`hermes-actors config check` lists them)\n"
         )
+
+
+class TestAuxiliaryCompressionBlock:
+    """Hermes's auxiliary.compression block names our auxiliary model; its other keys are reported."""
+
+    def test_fold_and_report(self, tmp_path: Path) -> None:
+        text = "auxiliary:\n  compression:\n    provider: auto\n    model: cheap-model\n    timeout: 60\n"
+        config, found = _load(tmp_path, text)
+        assert (config.auxiliary.model, config.auxiliary.provider) == ("cheap-model", None)
+        assert found == [
+            "Hermes setting auxiliary.compression.timeout is not used here: "
+            "of this block only provider, model and base_url are read (as auxiliary.*)"
+        ]
+
+    def test_our_own_keys_win(self, tmp_path: Path) -> None:
+        config, found = _load(tmp_path, "auxiliary:\n  model: ours\n  compression: {model: theirs}\n")
+        assert (config.auxiliary.model, found) == ("ours", [])
