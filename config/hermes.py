@@ -18,6 +18,7 @@ from typing import Any
 
 from config.aliases import move_key
 from config.hermes_keys import HERMES_UNUSED
+from config.providers import KNOWN_PROVIDERS
 
 __all__ = [
     "HERMES_NOTE",
@@ -58,6 +59,12 @@ _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
     "model.provider": {"": None, "auto": None},
     "web.backend": {"": None, **dict.fromkeys(("exa", "firecrawl", "keenable", "parallel", "tavily"), _HERMES_BACKEND)},
 }
+# Hermes's names for a local OpenAI-compatible server: ``custom`` here, LM Studio at its usual address.
+_LOCAL_PROVIDERS = {"ollama": None, "vllm": None, "llamacpp": None, "lmstudio": "http://127.0.0.1:1234/v1"}
+_UNKNOWN_PROVIDER = (
+    "{where} {value!r} is not a provider here ({known}); for another OpenAI-compatible endpoint use "
+    "provider custom with its base_url"
+)
 _INDEX = re.compile(r"\[\d+\]")
 _AUXILIARY_FIELDS = ("model", "provider", "base_url")
 # execute_code's modes (Hermes's code_execution.mode): ``strict`` runs in a temporary directory, as here.
@@ -101,6 +108,7 @@ def apply_hermes_forms(data: dict[str, Any], found: list[str]) -> dict[str, Any]
         move_key(result, hermes, ours, found, kind="Hermes key")
     for dotted, dropped in _DROPPED_VALUES.items():
         _drop_value(result, dotted, dropped, found)
+    _read_providers(result, found)
     _fold_auxiliary_compression(result)
     _read_code_mode(result, found)
     caching = result.get("prompt_caching")
@@ -123,6 +131,34 @@ def _drop_value(data: dict[str, Any], dotted: str, dropped: dict[object, str | N
     note = dropped[value]
     if note is not None:
         found.append(note.format(value=value))
+
+
+def _read_providers(data: dict[str, Any], found: list[str]) -> None:
+    """Hermes's local-server provider names become ``custom``; a provider this project lacks is noted.
+
+    Read in the model section and each ``fallback_providers`` entry (anything else there is left for the
+    loader to refuse).
+    """
+    if isinstance(data.get("model"), dict):
+        data["model"] = _provider_entry("model.provider", data["model"], found)
+    fallbacks = data.get("fallback_providers")
+    if isinstance(fallbacks, list):
+        data["fallback_providers"] = [
+            _provider_entry(f"fallback_providers[{i}].provider", entry, found) if isinstance(entry, dict) else entry
+            for i, entry in enumerate(fallbacks)
+        ]
+
+
+def _provider_entry(where: str, entry: dict[str, Any], found: list[str]) -> dict[str, Any]:
+    """``entry`` with Hermes's local-server provider names read as ours (a new mapping when changed)."""
+    provider = entry.get("provider")
+    if not isinstance(provider, str) or provider in KNOWN_PROVIDERS:
+        return entry
+    if provider not in _LOCAL_PROVIDERS:
+        found.append(_UNKNOWN_PROVIDER.format(where=where, value=provider, known=", ".join(KNOWN_PROVIDERS)))
+        return entry
+    address = _LOCAL_PROVIDERS[provider]
+    return {**entry, "provider": "custom", **({"base_url": address} if address and not entry.get("base_url") else {})}
 
 
 def _fold_auxiliary_compression(data: dict[str, Any]) -> None:

@@ -18,6 +18,7 @@ import pytest
 from actors.platform.cli.config_check import warn_config
 from actors.session.compression import find_boundaries
 from config.errors import ConfigError
+from config.hermes import apply_hermes_forms
 from config.loader import Config, load_config
 from providers.anthropic_messages import build_anthropic_kwargs
 from providers.recovery import load_provider_keys
@@ -314,3 +315,28 @@ class TestAuxiliaryCompressionBlock:
     def test_our_own_keys_win(self, tmp_path: Path) -> None:
         config, found = _load(tmp_path, "auxiliary:\n  model: ours\n  compression: {model: theirs}\n")
         assert (config.auxiliary.model, found) == ("ours", [])
+
+
+class TestHermesProviderNames:
+    """Hermes's local-server provider names are ours; one this project lacks is noted, the file loads."""
+
+    def test_local_servers_are_custom(self, tmp_path: Path) -> None:
+        text = (
+            "model:\n  provider: lmstudio\n  default: qwen\n"
+            "fallback_providers:\n  - {provider: ollama, model: m, base_url: 'http://h:11434/v1'}\n"
+        )
+        config, found = _load(tmp_path, text)
+        assert (config.model.provider, config.model.base_url) == ("custom", "http://127.0.0.1:1234/v1")
+        fallback = config.fallback_providers[0]
+        assert (fallback.provider, fallback.base_url) == ("custom", "http://h:11434/v1")
+        assert found == []
+
+    def test_a_provider_we_lack_is_noted(self, tmp_path: Path) -> None:
+        config, found = _load(tmp_path, "model:\n  provider: nous\n")
+        assert config.model.provider == "nous"
+        assert len(found) == 1 and found[0].startswith("model.provider 'nous' is not a provider here (openai, ")
+
+    def test_the_callers_mapping_is_left_alone(self) -> None:
+        data = {"model": {"provider": "vllm"}, "fallback_providers": [{"provider": "llamacpp", "model": "m"}]}
+        apply_hermes_forms(data, [])
+        assert data == {"model": {"provider": "vllm"}, "fallback_providers": [{"provider": "llamacpp", "model": "m"}]}
