@@ -4,6 +4,10 @@ A missing file means defaults. A value of the wrong type or out of range is a
 :class:`ConfigError` naming the key and the file; an unknown key is a warning
 (logged and returned), never a crash, so an older daemon reads a newer file.
 Scalars are strict: ``"12"`` is not an integer and ``"false"`` is not false.
+
+Before the file is checked, deprecated key names move to their new ones
+(``config.aliases``) and Hermes Agent's spellings to ours (``config.hermes``); a
+Hermes setting this project lacks is a warning of its own, told apart from a typo.
 """
 
 from __future__ import annotations
@@ -82,7 +86,7 @@ def load_config(home: Path, *, warnings: list[str] | None = None, log_warnings: 
 
     Args:
         home: the HERMES_ACTORS_HOME directory.
-        warnings: when given, unknown-key warnings are appended here too.
+        warnings: when given, the warnings (unknown keys, deprecated names, Hermes settings) are appended here too.
         log_warnings: False for a caller that shows the warnings itself (the CLI, whose
             unconfigured logging would print them a second time).
 
@@ -100,7 +104,7 @@ def load_config(home: Path, *, warnings: list[str] | None = None, log_warnings: 
 
 
 def config_warnings(home: Path) -> list[str]:
-    """The unknown-key warnings of ``home/config.yaml``, its values left unchecked.
+    """The warnings of ``home/config.yaml`` (as :func:`load_config` gives them), its values left unchecked.
 
     Cheap (no converter is loaded): for a client whose daemon already runs on the file.
 
