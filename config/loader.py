@@ -194,7 +194,7 @@ def _structure(data: dict[str, Any], path: Path) -> Config:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: {field.name}: {exc}") from exc
     config = Config(**sections)
-    # The retry count's key lives in ``agent`` (Hermes's ``agent.api_max_retries``); the recovery layer reads ``retry``.
+    # The retry count's key is Hermes's agent.api_max_retries; the recovery layer reads it from ``retry``.
     config = attrs.evolve(config, retry=attrs.evolve(config.retry, max_retries=config.agent.api_max_retries))
     api_mode = config.platforms.api_server.sandbox
     if api_mode is not None and SANDBOX_MODES.index(api_mode) > SANDBOX_MODES.index(config.sandbox.max_mode):
