@@ -1,11 +1,13 @@
 """Reading a Hermes Agent ``config.yaml`` as it is.
 
-A Hermes user brings their file. Three things make it load here with every shared setting honoured:
+A Hermes user brings their file. Four things make it load here with every shared setting honoured:
 
 * **Synonyms** (:data:`HERMES_SYNONYMS`): a Hermes key for a setting this project keeps elsewhere is read
   at our place, silently (it is a supported name, not a mistake).
 * **Hermes forms** (:func:`apply_hermes_forms`): values Hermes writes differently, such as ``model`` as a
   bare string, ``provider: auto`` or ``""`` for "unset", and execute_code's ``mode``.
+* **Environment references** (:func:`expand_env_references`): ``${NAME}`` in a string value, as Hermes
+  expands it.
 * **Known Hermes settings** (``config.hermes_keys.HERMES_UNUSED``): a key Hermes has and this project does
   not implement is reported as such, with what covers it instead, so a user can tell it from a typo.
 """
@@ -13,6 +15,7 @@ A Hermes user brings their file. Three things make it load here with every share
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -24,6 +27,7 @@ __all__ = [
     "HERMES_NOTE",
     "HERMES_SYNONYMS",
     "apply_hermes_forms",
+    "expand_env_references",
     "hermes_keys_under",
     "unused_hermes_setting",
 ]
@@ -66,6 +70,7 @@ _UNKNOWN_PROVIDER = (
     "provider custom with its base_url"
 )
 _INDEX = re.compile(r"\[\d+\]")
+_ENV_REFERENCE = re.compile(r"\$\{([^}]+)\}")
 _AUXILIARY_FIELDS = ("model", "provider", "base_url")
 # execute_code's modes (Hermes's code_execution.mode): ``strict`` runs in a temporary directory, as here.
 _CODE_MODES = {
@@ -93,6 +98,28 @@ def hermes_keys_under(dotted: str) -> bool:
     """Whether Hermes has settings below ``dotted`` that :func:`unused_hermes_setting` knows by name."""
     prefix = _INDEX.sub("", dotted) + "."
     return any(pattern.startswith(prefix) for pattern in HERMES_UNUSED)
+
+
+def expand_env_references(value: Any, env: Mapping[str, str], found: list[str], where: str = "") -> Any:
+    """``value`` (a parsed document, left unchanged) with each ``${NAME}`` in its strings replaced by ``env``'s.
+
+    As in Hermes, a name ``env`` lacks stays as written; here a note in ``found`` names the key.
+    """
+    if isinstance(value, dict):
+        return {k: expand_env_references(v, env, found, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_env_references(v, env, found, f"{where}[{i}]") for i, v in enumerate(value)]
+    if not isinstance(value, str):
+        return value
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in env:
+            return env[name]
+        found.append(f"{where} names ${{{name}}}, which is not set (left as written)")
+        return match.group(0)
+
+    return _ENV_REFERENCE.sub(substitute, value)
 
 
 def apply_hermes_forms(data: dict[str, Any], found: list[str]) -> dict[str, Any]:

@@ -27,7 +27,13 @@ from config.api import PlatformsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
-from config.hermes import HERMES_NOTE, apply_hermes_forms, hermes_keys_under, unused_hermes_setting
+from config.hermes import (
+    HERMES_NOTE,
+    apply_hermes_forms,
+    expand_env_references,
+    hermes_keys_under,
+    unused_hermes_setting,
+)
 from config.pricing import ModelPrice
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
@@ -132,6 +138,8 @@ def _read_known(path: Path, found: list[str]) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections")
     try:
+        # ${NAME} comes from the environment over HERMES_ACTORS_HOME/.env, as the daemon reads its keys.
+        data = expand_env_references(data, {**load_env_file(path.parent), **os.environ}, found)
         ours = apply_hermes_forms(apply_deprecated_keys(data, found), found)
         return _drop_unknown(Config, ours, "", found)
     except ConfigError as exc:

@@ -340,3 +340,17 @@ class TestHermesProviderNames:
         data = {"model": {"provider": "vllm"}, "fallback_providers": [{"provider": "llamacpp", "model": "m"}]}
         apply_hermes_forms(data, [])
         assert data == {"model": {"provider": "vllm"}, "fallback_providers": [{"provider": "llamacpp", "model": "m"}]}
+
+
+class TestEnvironmentReferences:
+    """${NAME} in a value is read from the environment or .env, as Hermes does; an unset name is named."""
+
+    def test_expanded_from_dot_env(self, tmp_path: Path) -> None:
+        (tmp_path / ".env").write_text("LLM_HOST=http://10.0.0.5:8000\n", encoding="utf-8")
+        config, found = _load(tmp_path, "model:\n  base_url: '${LLM_HOST}/v1'\n  default: m\n")
+        assert (config.model.base_url, found) == ("http://10.0.0.5:8000/v1", [])
+
+    def test_an_unset_name_stays_and_is_named(self, tmp_path: Path) -> None:
+        config, found = _load(tmp_path, "fallback_providers:\n  - {provider: custom, model: m, base_url: '${NOT_SET_HERE_X}'}\n")
+        assert config.fallback_providers[0].base_url == "${NOT_SET_HERE_X}"
+        assert found == ["fallback_providers[0].base_url names ${NOT_SET_HERE_X}, which is not set (left as written)"]
