@@ -40,6 +40,10 @@ def _load(home: Path, text: str | None = None) -> tuple[Config, list[str]]:
     return load_config(home, warnings=found, log_warnings=False), found
 
 
+def _chars(message: Any) -> int:
+    return len(str(message))
+
+
 @pytest.fixture
 def hermes(tmp_path: Path) -> tuple[Config, list[str]]:
     return _load(tmp_path)
@@ -67,8 +71,9 @@ class TestHermesFileLoads:
         compression = config.compression
         assert (compression.threshold, compression.target_ratio, compression.protect_last_n) == (0.6, 0.3, 12)
         assert compression.protect_first_n == 2
-        assert (config.approvals.mode, config.approvals.timeout, config.approvals.cron_mode) == ("smart", 120, "approve")
-        assert config.approvals.allow == ("recursive delete",), "Hermes's command_allowlist"
+        approvals = config.approvals
+        assert (approvals.mode, approvals.timeout, approvals.cron_mode) == ("smart", 120, "approve")
+        assert approvals.allow == ("recursive delete",), "Hermes's command_allowlist"
 
     def test_tools_sections(self, hermes: tuple[Config, list[str]]) -> None:
         config, _ = hermes
@@ -84,7 +89,8 @@ class TestHermesFileLoads:
         config, _ = hermes
         assert config.agent.max_turns == 120
         delegation = config.delegation
-        assert (delegation.max_iterations, delegation.max_concurrent_children, delegation.max_spawn_depth) == (100, 4, 2)
+        assert (delegation.max_iterations, delegation.max_concurrent_children) == (100, 4)
+        assert delegation.max_spawn_depth == 2
         assert delegation.child_timeout_seconds is None, "Hermes's 0 means no timeout"
 
     def test_api_server(self, hermes: tuple[Config, list[str]]) -> None:
@@ -97,7 +103,8 @@ class TestHermesFileLoads:
         found = hermes[1]
         assert "Hermes setting tts is not used here" not in " ".join(found), "not in the file, not reported"
         assert any(w.startswith("Hermes setting stt is not used here: speech-to-text") for w in found)
-        assert any(w.startswith("Hermes setting platforms.telegram is not used here:") and "issue 18" in w for w in found)
+        telegram = "Hermes setting platforms.telegram is not used here:"
+        assert any(w.startswith(telegram) and "issue 18" in w for w in found)
         assert any(w.startswith("Hermes setting code_execution.kernel_idle_timeout") and "seed 000" in w for w in found)
         unknown = [w for w in found if w.startswith("unknown key")]
         assert all(any(name in w for name in PENDING_RENAMES) for w in unknown), unknown
@@ -192,7 +199,8 @@ class TestDeprecatedNames:
         assert (config.compression.target_ratio, config.approvals.timeout) == (0.4, 30)
         assert found == [
             "deprecated key approvals.timeout_seconds: use approvals.timeout (read as approvals.timeout this time)",
-            "deprecated key compression.tail_ratio: use compression.target_ratio (read as compression.target_ratio this time)",
+            "deprecated key compression.tail_ratio: use compression.target_ratio "
+            "(read as compression.target_ratio this time)",
             "deprecated key retry.max_retries: use agent.api_max_retries (read as agent.api_max_retries this time)",
         ]
 
@@ -217,10 +225,10 @@ class TestProtectLastN:
         config, _ = _load(tmp_path, "compression:\n  protect_last_n: 6\n")
         history = [user("start")] + [assistant("a long answer " * 50) if i % 2 else user(f"q{i}") for i in range(20)]
         bounds = find_boundaries(
-            history, protect_first_n=1, tail_budget=1, tokens=lambda m: len(str(m)), min_tail=config.compression.protect_last_n
+            history, protect_first_n=1, tail_budget=1, tokens=_chars, min_tail=config.compression.protect_last_n
         )
         assert len(history) - bounds.tail_start == 6
-        seed_default = find_boundaries(history, protect_first_n=1, tail_budget=1, tokens=lambda m: len(str(m)))
+        seed_default = find_boundaries(history, protect_first_n=1, tail_budget=1, tokens=_chars)
         assert len(history) - seed_default.tail_start == Config().compression.protect_last_n == 3
 
 
@@ -351,6 +359,7 @@ class TestEnvironmentReferences:
         assert (config.model.base_url, found) == ("http://10.0.0.5:8000/v1", [])
 
     def test_an_unset_name_stays_and_is_named(self, tmp_path: Path) -> None:
-        config, found = _load(tmp_path, "fallback_providers:\n  - {provider: custom, model: m, base_url: '${NOT_SET_HERE_X}'}\n")
+        text = "fallback_providers:\n  - {provider: custom, model: m, base_url: '${NOT_SET_HERE_X}'}\n"
+        config, found = _load(tmp_path, text)
         assert config.fallback_providers[0].base_url == "${NOT_SET_HERE_X}"
         assert found == ["fallback_providers[0].base_url names ${NOT_SET_HERE_X}, which is not set (left as written)"]
