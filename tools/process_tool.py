@@ -1,7 +1,7 @@
 """The ``process`` tool: look after background processes started by ``terminal``.
 
 Actions: ``list``, ``poll`` (status, pid, uptime, last output), ``log`` (a page of lines,
-by default the last 200), ``wait`` (until exit or a clamped timeout), ``kill`` (SIGTERM to
+by default the last 200), ``wait`` (until exit, at most ``terminal.timeout`` seconds), ``kill`` (SIGTERM to
 it and all it started, then SIGKILL), ``write`` / ``submit`` (to stdin; submit adds a newline) and
 ``close`` (end of file on stdin).
 """
@@ -29,18 +29,26 @@ PROCESS_SCHEMA: dict[str, Any] = {
     "description": (
         "Manage background processes started with terminal(background=true). "
         "list: all processes; poll: status and recent output; log: output lines (offset/limit, default last 200); "
-        "wait: block until it exits or the timeout passes; kill: stop it and its children; "
-        "write: send text to its stdin; submit: send text plus Enter; close: close its stdin."
+        "wait: block until it exits or the timeout passes (at most the terminal timeout, 180s by default); "
+        "kill: stop it and its children; write: send text to its stdin (no newline); submit: send text plus "
+        "Enter, to answer a prompt; close: close its stdin (end of file)."
     ),
     "parameters": {
         "type": "object",
         "properties": {
-            "action": {"type": "string", "enum": list(PROCESS_ACTIONS)},
-            "session_id": {"type": "string", "description": "The process id (proc_...) returned by terminal."},
+            "action": {"type": "string", "enum": list(PROCESS_ACTIONS), "description": "What to do."},
+            "session_id": {
+                "type": "string",
+                "description": "The process id (proc_...) returned by terminal; needed by every action but list.",
+            },
             "data": {"type": "string", "description": "write/submit: the text to send."},
-            "offset": {"type": "integer", "minimum": 0, "description": "log: first line (0-based)."},
-            "limit": {"type": "integer", "minimum": 1, "description": "log: number of lines."},
-            "timeout": {"type": "integer", "minimum": 1, "description": "wait: seconds to wait at most."},
+            "timeout": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "wait: seconds to block at most; the output so far comes back if it is still running.",
+            },
+            "offset": {"type": "integer", "description": "log: first line, from 0 (default: the last 200 lines)."},
+            "limit": {"type": "integer", "minimum": 1, "description": "log: how many lines."},
         },
         "required": ["action"],
     },
@@ -53,6 +61,7 @@ class ProcessTool:
     def __init__(self, config: TerminalConfig) -> None:
         self._background = config.background
         self._kill_grace = config.kill_grace_seconds
+        self._terminal_timeout = config.timeout
 
     async def handle(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run one action.
@@ -122,10 +131,19 @@ class ProcessTool:
         return ToolResult(payload)
 
     async def _wait(self, record: ProcessRecord, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        requested = args.get("timeout", self._background.max_wait_seconds)
-        if isinstance(requested, bool) or not isinstance(requested, (int, float)) or requested <= 0:
+        # As Hermes Agent: a wait blocks at most the terminal's timeout (``terminal.timeout``), and says
+        # so when it asked for more; without a timeout it waits that long.
+        requested = args.get("timeout")
+        positive = isinstance(requested, (int, float)) and not isinstance(requested, bool) and requested > 0
+        if requested is not None and not positive:
             raise ToolError("'timeout' must be a positive number of seconds.")
-        timeout = min(float(requested), self._background.max_wait_seconds)
+        limit = self._terminal_timeout
+        timeout = limit if requested is None else min(float(requested), limit)
+        clamp_note = (
+            f"The wait of {requested:g}s asked for was cut to {limit:g}s, the configured limit (terminal.timeout)."
+            if requested is not None and requested > limit
+            else None
+        )
         finished = False
         try:
             with trio.move_on_after(timeout):
@@ -143,14 +161,12 @@ class ProcessTool:
         payload: dict[str, Any] = {"session_id": record.process_id}
         if record.finished.is_set():
             payload.update(status="exited", exit_code=record.exit_code, process_status=record.status.value)
-            payload["output_tail"] = record.output.tail(self._background.notify_tail_chars)
+            payload["output"] = record.output.tail(self._background.notify_tail_chars)
         else:
-            payload.update(
-                status="timeout", output_preview=record.output.tail(self._background.poll_tail_chars)
-            )
-            payload["note"] = f"Still running after {timeout:g}s" + (
-                f" (timeout clamped from {requested:g}s)." if timeout < requested else "."
-            )
+            payload.update(status="timeout", output=record.output.tail(self._background.poll_tail_chars))
+            clamp_note = clamp_note or f"Waited {timeout:g}s; the process is still running."
+        if clamp_note:
+            payload["timeout_note"] = clamp_note
         return ToolResult(payload)
 
     async def _kill(self, record: ProcessRecord) -> ToolResult:

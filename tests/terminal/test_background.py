@@ -6,11 +6,12 @@ from tests.jail.fixtures import Jails
 
 from pathlib import Path
 
+import attrs
 import pytest
 import trio
 
 from config.terminal import BackgroundConfig, TerminalConfig
-from tests.terminal.helpers import call, make_ctx, make_tools, note_pid, process, read_pid, wait_dead, wait_for_file
+from tests.terminal.helpers import FAST, call, make_ctx, make_tools, note_pid, process, read_pid, wait_dead, wait_for_file
 from tools.background import BackgroundSpec, ProcessLimitReached, ProcessStatus, ProcessTable, run_background_process
 
 
@@ -55,7 +56,7 @@ class TestStart:
         started = await call(tools, ctx, command='echo "$PWD $MARK"', background=True)
         waited = await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=5)
         assert waited["status"] == "exited" and waited["exit_code"] == 0
-        assert waited["output_tail"].strip() == f"{tmp_path / 'd'} 42"
+        assert waited["output"].strip() == f"{tmp_path / 'd'} 42"
 
     async def test_unavailable_without_nursery(self, jails: Jails, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path)
@@ -89,7 +90,7 @@ class TestNotifications:
         started = await call(
             tools, ctx, command="echo ERROR", background=True, notify_on_complete=True, watch_patterns=["ERROR"]
         )
-        assert "watch_patterns were ignored" in started["note"]
+        assert "notify_on_complete is set" in started["watch_patterns_ignored"]
         assert "watch_patterns" not in started
         await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=5)
         await trio.sleep(0.05)
@@ -168,15 +169,21 @@ class TestProcessActions:
         assert page["output"] == "11\n12\n13"
         assert page["showing"] == "lines 10-13 of 500"
 
-    async def test_wait_timeout_is_clamped(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
-        config = BackgroundConfig(max_wait_seconds=0.3)
-        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery, background=config)
-        tools.process_tool._background = config
-        started = await call(tools, ctx, command="sleep 30", background=True)
+    async def test_wait_is_clamped_to_the_terminal_timeout(
+        self, jails: Jails, tmp_path: Path, nursery: trio.Nursery
+    ) -> None:
+        """A wait asking for more than terminal.timeout blocks that long only, and says so."""
+        tools = make_tools(attrs.evolve(FAST, timeout=0.3))
+        ctx = make_ctx(jails, tmp_path, nursery=nursery)
+        started = await call(tools, ctx, command="echo begun; sleep 30", background=True)
         with trio.fail_after(3):
             waited = await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=100)
-        assert waited["status"] == "timeout"
-        assert "clamped from 100s" in waited["note"]
+            unasked = await process(tools, ctx, action="wait", session_id=started["session_id"])
+        assert (waited["status"], unasked["status"]) == ("timeout", "timeout")
+        assert "100s" in waited["timeout_note"] and "0.3s" in waited["timeout_note"]
+        assert "terminal.timeout" in waited["timeout_note"]
+        assert unasked["timeout_note"] == "Waited 0.3s; the process is still running."
+        assert waited["output"] == "begun\n"
 
     async def test_wait_interrupted_emits_partial(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
@@ -217,7 +224,7 @@ class TestProcessActions:
         assert (await process(tools, ctx, action="submit", session_id=process_id, data="tial"))["status"] == "ok"
         assert (await process(tools, ctx, action="close", session_id=process_id))["status"] == "stdin_closed"
         waited = await process(tools, ctx, action="wait", session_id=process_id, timeout=5)
-        assert waited["output_tail"] == "got:partial\neof\n"
+        assert waited["output"] == "got:partial\neof\n"
         late = await process(tools, ctx, action="submit", session_id=process_id, data="x")
         assert "not accepting input" in late["error"]
 

@@ -12,7 +12,7 @@ class TestDefaults:
 
     def test_values(self) -> None:
         terminal = TerminalConfig()
-        assert (terminal.default_timeout, terminal.max_foreground_timeout) == (180.0, 600.0)
+        assert (terminal.timeout, terminal.max_foreground_timeout) == (180.0, 600.0)
         background = terminal.background
         assert (background.max_tracked, background.buffer_chars, background.finished_ttl_seconds) == (64, 200_000, 1800.0)
         assert (background.watch_window_seconds, background.watch_max_lines, background.watch_max_chars) == (15.0, 20, 2000)
@@ -27,8 +27,8 @@ class TestValidation:
     @pytest.mark.parametrize(
         ("factory", "kwargs", "field"),
         [
-            (TerminalConfig, {"default_timeout": 0}, "default_timeout"),
-            (TerminalConfig, {"default_timeout": 700}, "max_foreground_timeout"),
+            (TerminalConfig, {"timeout": 0}, "timeout"),
+            (TerminalConfig, {"timeout": 700}, "max_foreground_timeout"),
             (TerminalConfig, {"kill_grace_seconds": -1}, "kill_grace_seconds"),
             (TerminalConfig, {"max_output_bytes": 10}, "max_output_bytes"),
             (TerminalConfig, {"env_passthrough": ("OK", 3)}, "env_passthrough"),

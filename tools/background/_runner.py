@@ -10,6 +10,7 @@ from collections.abc import Callable
 import trio
 
 from tools.ansi import clean_terminal_output, redact_output
+from tools.background._pty import pty_argv
 from tools.background._table import (
     BackgroundSpec,
     ProcessInfo,
@@ -57,9 +58,10 @@ async def run_background_process(
     try:
         if spec.jail is None:
             raise CapabilityUnavailable("no jail was given to start it through")
-        process = await spec.jail.spawn(
-            [spec.shell, "-c", spec.command], cwd=spec.cwd, env=spec.env, stdin=True, merge_stderr=True
-        )
+        argv = [spec.shell, "-c", spec.command]
+        if spec.pty:
+            argv = pty_argv(argv, spec.kill_grace_seconds)
+        process = await spec.jail.spawn(argv, cwd=spec.cwd, env=spec.env, stdin=True, merge_stderr=True)
     except (OSError, ToolError, LauncherClosed) as exc:
         record.status = ProcessStatus.FAILED
         record.error = f"Could not start the command: {exc}"

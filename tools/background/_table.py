@@ -53,7 +53,8 @@ class BackgroundSpec:
     """Everything needed to start one background process.
 
     ``kill_grace_seconds`` is the SIGTERM → SIGKILL delay used when it is stopped; ``jail`` is the
-    session's, through which the process starts (None: it cannot start).
+    session's, through which the process starts (None: it cannot start). ``pty`` runs it on a
+    pseudo-terminal (see ``tools.background._pty``).
     """
 
     command: str = attrs.field(validator=attrs.validators.min_len(1))
@@ -63,6 +64,7 @@ class BackgroundSpec:
     watch_patterns: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     shell: str = "bash"
     kill_grace_seconds: float = 2.0
+    pty: bool = False
     process_id: str = attrs.field(factory=new_process_id)
     jail: SessionJail | None = attrs.field(default=None, eq=False, repr=False)
 
