@@ -15,6 +15,8 @@ Stopping: SIGTERM, SIGINT or SIGHUP to the relay is passed to the command's proc
 (``PR_SET_PDEATHSIG``), and the rest of its session a hangup when the pty closes.
 """
 
+from __future__ import annotations
+
 import errno
 import fcntl
 import os
@@ -25,6 +27,7 @@ import struct
 import sys
 import termios
 import time
+from types import FrameType
 
 ROWS, COLUMNS = 40, 160
 _READ_SIZE = 65536
@@ -34,7 +37,8 @@ _PR_SET_PDEATHSIG = 1
 _SIGNAL_BASE = 128
 
 
-def _write_all(fd, data):
+def _write_all(fd: int, data: bytes) -> bool:
+    """Write all of ``data``; False when the other side is gone."""
     while data:
         try:
             written = os.write(fd, data)
@@ -47,7 +51,7 @@ def _write_all(fd, data):
     return True
 
 
-def _read(fd):
+def _read(fd: int) -> bytes:
     """A chunk of ``fd``; b"" at its end (a pty's master reads EIO once no one holds the other side)."""
     try:
         return os.read(fd, _READ_SIZE)
@@ -55,7 +59,7 @@ def _read(fd):
         return b""
 
 
-def _become_command(argv):
+def _become_command(argv: list[str]) -> None:
     """In the forked child: size the terminal, die with the relay, and exec the command."""
     try:
         fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
@@ -74,13 +78,13 @@ def _become_command(argv):
 class _Relay:
     """The parent's side: copies between the pipes and the pty until the command exits."""
 
-    def __init__(self, pid, master, grace):
+    def __init__(self, pid: int, master: int, grace: float) -> None:
         self.pid = pid
         self.master = master
         self.grace = grace
-        self.kill_at = None
+        self.kill_at: float | None = None
         self.escalated = False
-        self.status = None
+        self.status: int | None = None
         self.stdin_open = True
         self.wakeup_r, wakeup_w = os.pipe()
         os.set_blocking(wakeup_w, False)
@@ -89,7 +93,7 @@ class _Relay:
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, self._forward)
 
-    def _forward(self, signum, frame):
+    def _forward(self, signum: int, frame: FrameType | None) -> None:
         try:
             os.killpg(self.pid, signum)
         except OSError:
@@ -97,14 +101,14 @@ class _Relay:
         if self.kill_at is None and not self.escalated:
             self.kill_at = time.monotonic() + self.grace
 
-    def _reap(self):
+    def _reap(self) -> bool:
         if self.status is None:
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
                 self.status = os.waitstatus_to_exitcode(status)
         return self.status is not None
 
-    def _escalate(self):
+    def _escalate(self) -> None:
         if self.kill_at is not None and time.monotonic() >= self.kill_at:
             self.kill_at, self.escalated = None, True
             try:
@@ -112,7 +116,7 @@ class _Relay:
             except OSError:
                 pass
 
-    def run(self):
+    def run(self) -> int:
         """Relay until the command has exited and its output is read; returns the exit status to give."""
         master_open = True
         while not self._reap():
@@ -128,16 +132,17 @@ class _Relay:
             if 0 in ready:
                 self._take_input()
         self._drain()
+        assert self.status is not None
         return _SIGNAL_BASE - self.status if self.status < 0 else self.status
 
-    def _take_input(self):
+    def _take_input(self) -> None:
         data = _read(0)
         if not data:
             self.stdin_open = False
             data = _EOF_CHARACTER
         _write_all(self.master, data)
 
-    def _drain(self):
+    def _drain(self) -> None:
         """What the command printed before it exited, still in the pty (bounded: leftovers may go on)."""
         deadline = time.monotonic() + _DRAIN_SECONDS
         while time.monotonic() < deadline and select.select([self.master], [], [], 0)[0]:
@@ -146,7 +151,7 @@ class _Relay:
                 return
 
 
-def main(args):
+def main(args: list[str]) -> None:
     """``args``: the grace in seconds, then the command's argv."""
     grace, argv = float(args[0]), args[1:]
     pid, master = pty.fork()

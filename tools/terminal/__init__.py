@@ -8,7 +8,7 @@ Public surface:
   (usable directly by a session that wants the partial output of a cancelled command).
 - ``exit_code_meaning(command, exit_code)`` explains a nonzero status that is an answer (grep's 1).
 - ``build_shell_env`` makes a session's starting shell environment without credentials
-  (``tools.jail.terminal_environment``: one secret-name rule for every tool process).
+  (``tools.jail.terminal_environment``: Hermes's named blocklist, then the secret-name rule).
 """
 
 from __future__ import annotations

@@ -58,6 +58,11 @@ class TerminalTools:
     async def terminal(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Handler of ``terminal``: approve if dangerous, then run in the foreground or background.
 
+        ``pty`` runs the command on a pseudo-terminal. A foreground result explains a conventional
+        nonzero status in ``exit_code_meaning`` and is ``unsuccessful`` for any nonzero status (the
+        guardrails count it); a background start without ``notify_on_complete`` or ``watch_patterns``
+        carries Hermes's ``hint`` that nothing will report its exit.
+
         While a foreground command runs, its newest output goes to ``ctx.emit`` (at most once per
         ``progress_interval_seconds``). When the call is cancelled (interrupt, budget), the
         command and all it started are stopped and one last progress line is emitted: the output so
