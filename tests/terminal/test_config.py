@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from config.loader import load_config
 from config.terminal import ApprovalsConfig, BackgroundConfig, TerminalConfig, WebConfig
 
 
@@ -41,3 +44,21 @@ class TestValidation:
         with pytest.raises((ValueError, TypeError)) as info:
             factory(**kwargs)
         assert field in str(info.value)
+
+
+class TestHermesNames:
+    """Hermes's ``terminal.timeout`` is read from config.yaml; the old name still works, with a warning."""
+
+    def test_new_name(self, tmp_path: Path) -> None:
+        (tmp_path / "config.yaml").write_text("terminal:\n  timeout: 45\n  env_passthrough: [MY_KEY]\n")
+        terminal = load_config(tmp_path).terminal
+        assert (terminal.timeout, terminal.env_passthrough) == (45.0, ("MY_KEY",))
+
+    def test_deprecated_name_moves_with_a_warning(self, tmp_path: Path) -> None:
+        (tmp_path / "config.yaml").write_text("terminal:\n  default_timeout: 40\n")
+        warnings: list[str] = []
+        config = load_config(tmp_path, warnings=warnings, log_warnings=False)
+        assert config.terminal.timeout == 40.0
+        assert warnings == [
+            "deprecated key terminal.default_timeout: use terminal.timeout (read as terminal.timeout this time)"
+        ]
