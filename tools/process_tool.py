@@ -96,8 +96,7 @@ class ProcessTool:
         if action == "kill":
             return await self._kill(record)
         if action == "close":
-            closed = record.close_stdin()
-            return ToolResult({"session_id": process_id, "status": "stdin_closed" if closed else "stdin_not_open"})
+            return self._close(record)
         return await self._write(record, args, newline=action == "submit")
 
     def _poll(self, record: ProcessRecord) -> ToolResult:
@@ -168,6 +167,15 @@ class ProcessTool:
         if clamp_note:
             payload["timeout_note"] = clamp_note
         return ToolResult(payload)
+
+    def _close(self, record: ProcessRecord) -> ToolResult:
+        # Hermes's answers: ok with what was done, or why there was nothing to close.
+        if record.close_stdin():
+            message = "end of file sent (Ctrl-D on its terminal)" if record.spec.pty else "stdin closed"
+            return ToolResult({"session_id": record.process_id, "status": "ok", "message": message})
+        if record.finished.is_set():
+            raise ToolError("The process has already finished.", session_id=record.process_id, status="already_exited")
+        raise ToolError("Its stdin is already closed.", session_id=record.process_id, status="error")
 
     async def _kill(self, record: ProcessRecord) -> ToolResult:
         if not record.kill():

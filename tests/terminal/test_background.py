@@ -222,7 +222,7 @@ class TestProcessActions:
         process_id = started["session_id"]
         assert (await process(tools, ctx, action="write", session_id=process_id, data="par"))["bytes_written"] == 3
         assert (await process(tools, ctx, action="submit", session_id=process_id, data="tial"))["status"] == "ok"
-        assert (await process(tools, ctx, action="close", session_id=process_id))["status"] == "stdin_closed"
+        assert (await process(tools, ctx, action="close", session_id=process_id))["status"] == "ok"
         waited = await process(tools, ctx, action="wait", session_id=process_id, timeout=5)
         assert waited["output"] == "got:partial\neof\n"
         late = await process(tools, ctx, action="submit", session_id=process_id, data="x")

@@ -188,10 +188,13 @@ class TestPty:
         """process(close) reaches a pty process as end of file."""
         tools = _Tools(make_ctx(jails, tmp_path, nursery=nursery))
         started = await tools.call("terminal", command="cat > /dev/null; echo eof-seen", background=True, pty=True)
-        await tools.call("process", action="close", session_id=started["session_id"])
+        closed = await tools.call("process", action="close", session_id=started["session_id"])
+        assert (closed["status"], closed["message"]) == ("ok", "end of file sent (Ctrl-D on its terminal)")
         with trio.fail_after(5):
             waited = await tools.call("process", action="wait", session_id=started["session_id"], timeout=5)
         assert (waited["exit_code"], waited["output"].strip()) == (0, "eof-seen")
+        again = await tools.reply("process", action="close", session_id=started["session_id"])
+        assert not again.ok and json.loads(again.text)["status"] == "already_exited"
 
     async def test_background_kill_stops_the_command(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
         """Killing a pty process stops the command behind the relay, even one that ignores SIGTERM."""

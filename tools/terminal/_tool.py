@@ -83,8 +83,8 @@ class TerminalTools:
         if not background and timeout > self.config.max_foreground_timeout:
             raise ToolError(
                 f"Foreground timeout {timeout:g}s exceeds the maximum of {self.config.max_foreground_timeout:g}s. "
-                "Run long commands with background=true and check on them with the process tool "
-                "(action='poll', 'log' or 'wait')."
+                "Run long commands with background=true and notify_on_complete=true (you are told when "
+                "they exit), or check on them with the process tool (action='poll', 'log' or 'wait')."
             )
         cwd = ctx.shell.cwd
         notes: list[str] = []
