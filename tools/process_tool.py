@@ -24,6 +24,9 @@ __all__ = ["PROCESS_ACTIONS", "PROCESS_SCHEMA", "ProcessTool"]
 
 PROCESS_ACTIONS = ("list", "poll", "log", "wait", "kill", "write", "submit", "close")
 
+# How much of each process's output action='list' shows (Hermes's figure).
+_LIST_PREVIEW_CHARS = 200
+
 PROCESS_SCHEMA: dict[str, Any] = {
     "name": "process",
     "description": (
@@ -78,7 +81,11 @@ class ProcessTool:
         if table is None:
             raise ToolError("Background processes are not available in this context.")
         if action == "list":
-            infos = [info.to_dict() for info in table.list()]
+            # As Hermes lists them: each with the last characters of its output.
+            infos = [
+                record.info().to_dict() | {"output_preview": record.output.tail(_LIST_PREVIEW_CHARS)}
+                for record in table.records()
+            ]
             return ToolResult({"processes": infos, "count": len(infos)})
         process_id = args.get("session_id")
         if not isinstance(process_id, str) or not process_id:

@@ -137,6 +137,20 @@ class TestProcessWait:
         assert "timeout_note" not in waited
 
 
+class TestProcessList:
+    """process(list) shows each process with the end of its output, as Hermes's does."""
+
+    async def test_output_preview(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        """The preview is the last 200 characters of the output."""
+        tools = _Tools(make_ctx(jails, tmp_path, nursery=nursery))
+        started = await tools.call("terminal", command="printf 'x%.0s' $(seq 250); echo END", background=True)
+        await tools.call("process", action="wait", session_id=started["session_id"], timeout=5)
+        listed = await tools.call("process", action="list")
+        (entry,) = listed["processes"]
+        assert entry["session_id"] == started["session_id"]
+        assert entry["output_preview"] == "x" * 196 + "END\n"
+
+
 class TestPty:
     """pty=true runs the command on a pseudo-terminal made inside the session's jail."""
 
