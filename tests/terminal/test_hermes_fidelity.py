@@ -20,6 +20,9 @@ from tools.terminal import exit_code_meaning, register_terminal_tools
 from tools.testing import LocalToolContext
 
 
+_TIMED_OUT = "Timed out: a time limit stopped the command (GNU timeout and this tool give 124)"
+
+
 class _Tools:
     """A registry with terminal and process, and the context the calls run in."""
 
@@ -85,7 +88,7 @@ class TestExitCodeMeaning:
             ("curl -f https://h.invalid", 22, "The server answered with an HTTP error status (such as 404 or 500)"),
             ("[ -d x ]", 1, "Condition evaluated to false (expected, not an error)"),
             ("sleep 9", -9, "Killed by SIGKILL"),
-            ("timeout 1 sleep 5", 124, "Timed out (the status GNU timeout gives a command it stopped)"),
+            ("timeout 1 sleep 5", 124, _TIMED_OUT),
             ("grep x f", 0, None),
             ("grep x f", 2, None),
         ],
@@ -93,6 +96,15 @@ class TestExitCodeMeaning:
     def test_which_command_decides(self, command: str, code: int, meaning: str | None) -> None:
         """The last command of a pipeline or chain decides, without its assignments and directory."""
         assert exit_code_meaning(command, code) == meaning
+
+    async def test_own_timeout_explained(self, jails: Jails, tmp_path: Path) -> None:
+        """A command stopped by the terminal's timeout reports 124 and says it timed out."""
+        tools = _Tools(make_ctx(jails, tmp_path))
+        reply = await tools.reply("terminal", command="echo started; sleep 30", timeout=1)
+        result = json.loads(reply.text)
+        assert (result["exit_code"], result["timed_out"]) == (124, True)
+        assert result["exit_code_meaning"].startswith("Timed out") and result["output"].startswith("started")
+        assert reply.unsuccessful
 
 
 class TestBackgroundHint:

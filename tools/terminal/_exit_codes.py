@@ -63,7 +63,7 @@ def _generic_meaning(exit_code: int) -> str | None:
     if exit_code < 0:
         return f"Killed by {_signal_name(-exit_code)}"
     if exit_code == 124:
-        return "Timed out (the status GNU timeout gives a command it stopped)"
+        return "Timed out: a time limit stopped the command (GNU timeout and this tool give 124)"
     if exit_code == 126:
         return "The command was found but could not be executed (permission denied, or not an executable)"
     if exit_code == 127:
