@@ -52,7 +52,8 @@ class TerminalConfig:
     """Section ``terminal``: the foreground terminal tool and its shell.
 
     ``timeout`` (Hermes's name and default) is a foreground command's timeout when the model gives
-    none, and the longest ``process(action='wait')`` blocks. ``env_passthrough`` lists variables
+    none, and the longest ``process(action='wait')`` blocks. As in Hermes, ``max_foreground_timeout``
+    bounds only a timeout the model asks for, so a larger ``timeout`` is allowed. ``env_passthrough`` lists variables
     the secret filter would drop that may still reach the shell (see ``tools.jail.environment``).
     """
 
@@ -68,11 +69,6 @@ class TerminalConfig:
     # Live output of a running foreground command goes to watchers at most this often.
     progress_interval_seconds: float = attrs.field(default=1.0, validator=non_negative_number)
     background: BackgroundConfig = attrs.field(factory=BackgroundConfig, validator=v.instance_of(BackgroundConfig))
-
-    @max_foreground_timeout.validator
-    def _max_not_below_default(self, attribute: attrs.Attribute, value: float) -> None:
-        if value < self.timeout:
-            raise ValueError(f"max_foreground_timeout ({value}) must be >= timeout ({self.timeout})")
 
 
 @attrs.frozen

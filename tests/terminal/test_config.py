@@ -31,7 +31,6 @@ class TestValidation:
         ("factory", "kwargs", "field"),
         [
             (TerminalConfig, {"timeout": 0}, "timeout"),
-            (TerminalConfig, {"timeout": 700}, "max_foreground_timeout"),
             (TerminalConfig, {"kill_grace_seconds": -1}, "kill_grace_seconds"),
             (TerminalConfig, {"max_output_bytes": 10}, "max_output_bytes"),
             (TerminalConfig, {"env_passthrough": ("OK", 3)}, "env_passthrough"),
@@ -53,6 +52,11 @@ class TestHermesNames:
         (tmp_path / "config.yaml").write_text("terminal:\n  timeout: 45\n  env_passthrough: [MY_KEY]\n")
         terminal = load_config(tmp_path).terminal
         assert (terminal.timeout, terminal.env_passthrough) == (45.0, ("MY_KEY",))
+
+    def test_default_above_the_foreground_cap_loads(self, tmp_path: Path) -> None:
+        """As in Hermes, max_foreground_timeout bounds what the model asks for, not the configured default."""
+        (tmp_path / "config.yaml").write_text("terminal:\n  timeout: 900\n")
+        assert load_config(tmp_path).terminal.timeout == 900.0
 
     def test_deprecated_name_moves_with_a_warning(self, tmp_path: Path) -> None:
         (tmp_path / "config.yaml").write_text("terminal:\n  default_timeout: 40\n")

@@ -107,6 +107,17 @@ class TestExitCodeMeaning:
         assert reply.unsuccessful
 
 
+class TestForegroundTimeout:
+    """As Hermes: the 600s cap applies to a timeout the model asks for, not to terminal.timeout."""
+
+    async def test_cap(self, jails: Jails, tmp_path: Path) -> None:
+        """A default of 900s runs commands; asking for 700s is refused with the advice to go background."""
+        tools = _Tools(make_ctx(jails, tmp_path), attrs.evolve(FAST, timeout=900))
+        assert (await tools.call("terminal", command="echo ok"))["output"] == "ok"
+        refused = await tools.reply("terminal", command="echo ok", timeout=700)
+        assert not refused.ok and "notify_on_complete=true" in (refused.error or "")
+
+
 class TestBackgroundHint:
     """A background start with nothing to tell the model when it ends carries Hermes's hint."""
 

@@ -77,10 +77,12 @@ class TerminalTools:
         if not isinstance(command, str) or not command.strip():
             raise ToolError("terminal needs a non-empty 'command' string.")
         background = bool(args.get("background", False))
-        timeout = args.get("timeout", self.config.timeout)
+        asked = args.get("timeout")
+        timeout = self.config.timeout if asked is None else asked
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise ToolError("'timeout' must be a positive number of seconds.")
-        if not background and timeout > self.config.max_foreground_timeout:
+        # As Hermes: the cap is on what the model asks for; the configured default may exceed it.
+        if not background and asked is not None and timeout > self.config.max_foreground_timeout:
             raise ToolError(
                 f"Foreground timeout {timeout:g}s exceeds the maximum of {self.config.max_foreground_timeout:g}s. "
                 "Run long commands with background=true and notify_on_complete=true (you are told when "
