@@ -108,6 +108,7 @@ class ProcessTool:
 
     def _poll(self, record: ProcessRecord) -> ToolResult:
         info = record.info()
+        record.exit_seen = record.exit_seen or info.status.finished
         payload = info.to_dict()
         payload["output_preview"] = record.output.tail(self._background.poll_tail_chars)
         if info.error:
@@ -122,6 +123,7 @@ class ProcessTool:
             raise ToolError("'offset' must be a line number >= 0.")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ToolError("'limit' must be a positive number of lines.")
+        record.exit_seen = record.exit_seen or record.status.finished
         page = record.output.lines(offset, limit)
         payload: dict[str, Any] = {
             "session_id": record.process_id,
@@ -151,11 +153,13 @@ class ProcessTool:
             else None
         )
         finished = False
+        record.exit_waiters += 1
         try:
             with trio.move_on_after(timeout):
                 await record.wait_finished()
             finished = True
         finally:
+            record.exit_waiters -= 1
             if not finished:
                 # Cancelled from outside (interrupt): the partial result goes out as progress.
                 interrupted = {
@@ -166,6 +170,7 @@ class ProcessTool:
                 ctx.emit(ToolResult(interrupted).render())
         payload: dict[str, Any] = {"session_id": record.process_id}
         if record.finished.is_set():
+            record.exit_seen = True
             payload.update(status="exited", exit_code=record.exit_code, process_status=record.status.value)
             payload["output"] = record.output.tail(self._background.notify_tail_chars)
         else:

@@ -11,7 +11,9 @@ import pytest
 import trio
 
 from config.terminal import BackgroundConfig, TerminalConfig
-from tests.terminal.helpers import FAST, call, make_ctx, make_tools, note_pid, process, read_pid, wait_dead, wait_for_file
+from tests.terminal.helpers import (
+    FAST, call, make_ctx, make_tools, note_pid, process, read_pid, wait_dead, wait_for_file,
+)  # fmt: skip
 from tools.background import BackgroundSpec, ProcessLimitReached, ProcessStatus, ProcessTable, run_background_process
 
 
@@ -19,6 +21,12 @@ async def _wait_status(ctx, process_id: str, status: str, within: float = 5.0) -
     with trio.fail_after(within):
         while ctx.processes.get(process_id).status.value != status:
             await trio.sleep(0.02)
+
+
+async def _finished(ctx, process_id: str, within: float = 5.0) -> None:
+    """Until the process has ended, without the process tool (whose wait would consume its exit)."""
+    with trio.fail_after(within):
+        await ctx.processes.get(process_id).wait_finished()
 
 
 class TestStart:
@@ -72,8 +80,7 @@ class TestNotifications:
         started = await call(
             tools, ctx, command="seq 1 3000; exit 4", background=True, notify_on_complete=True
         )
-        await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=5)
-        await trio.sleep(0.05)
+        await _finished(ctx, started["session_id"])
         [note] = ctx.notifications
         assert (note.kind, note.exit_code, note.process_id) == ("completed", 4, started["session_id"])
         assert len(note.output) == 2000 and note.output.endswith("2999\n3000\n")
@@ -92,8 +99,7 @@ class TestNotifications:
         )
         assert "notify_on_complete is set" in started["watch_patterns_ignored"]
         assert "watch_patterns" not in started
-        await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=5)
-        await trio.sleep(0.05)
+        await _finished(ctx, started["session_id"])
         assert [n.kind for n in ctx.notifications] == ["completed"]
 
     async def test_watch_rate_limited_then_promoted(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
@@ -103,8 +109,7 @@ class TestNotifications:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery, background=config)
         command = "for i in $(seq 1 100); do echo \"tick $i MATCH\"; echo other; sleep 0.02; done; exit 0"
         started = await call(tools, ctx, command=command, background=True, watch_patterns=["MATCH"])
-        await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=10)
-        await trio.sleep(0.05)
+        await _finished(ctx, started["session_id"], within=10)
         kinds = [n.kind for n in ctx.notifications]
         assert kinds == ["watch", "watch", "watch", "watch_disabled", "completed"]
         watches = [n for n in ctx.notifications if n.kind == "watch"]

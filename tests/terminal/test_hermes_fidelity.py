@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 import pytest
 import trio
+import trio.testing
 
 from config.terminal import TerminalConfig
 from tests.jail.fixtures import Jails
@@ -172,6 +173,30 @@ class TestProcessList:
         (entry,) = listed["processes"]
         assert entry["session_id"] == started["session_id"]
         assert entry["output_preview"] == "x" * 196 + "END\n"
+
+
+class TestExitSeen:
+    """As Hermes's "completion consumed": an exit the model saw through process(wait) is not notified again."""
+
+    async def test_wait_consumes_the_notification(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        """A wait blocked when the process exits returns it; no completion notification follows."""
+        ctx = make_ctx(jails, tmp_path, nursery=nursery)
+        tools = _Tools(ctx)
+        started = await tools.call("terminal", command="sleep 0.3; echo done", background=True, notify_on_complete=True)
+        with trio.fail_after(5):
+            waited = await tools.call("process", action="wait", session_id=started["session_id"], timeout=5)
+        assert waited["status"] == "exited"
+        await trio.testing.wait_all_tasks_blocked()
+        assert ctx.notifications == []
+
+    async def test_unwatched_exit_is_notified(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        """Without a wait, the exit is notified once."""
+        ctx = make_ctx(jails, tmp_path, nursery=nursery)
+        tools = _Tools(ctx)
+        started = await tools.call("terminal", command="echo done", background=True, notify_on_complete=True)
+        with trio.fail_after(5):
+            await ctx.processes.get(started["session_id"]).wait_finished()
+        assert [(n.kind, n.exit_code) for n in ctx.notifications] == [("completed", 0)]
 
 
 class TestPty:

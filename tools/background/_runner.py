@@ -94,6 +94,14 @@ async def run_background_process(
         record.finished.set()
         log.info("background process %s %s (exit code %s)", spec.process_id, record.status.value, record.exit_code)
     if record.status is ProcessStatus.EXITED and record.notify_on_complete:
+        if record.exit_waiters:
+            # A process(wait) blocked on this exit wakes with the event above: two checkpoints let it
+            # run (tasks woken together run in any order) and mark the exit seen.
+            await trio.lowlevel.checkpoint()
+            await trio.lowlevel.checkpoint()
+        if record.exit_seen:
+            log.info("background process %s: exit already seen through the process tool; not notified", spec.process_id)
+            return
         notify(
             ProcessNotification(
                 kind="completed",

@@ -164,6 +164,11 @@ class ProcessRecord:
         self.finished_at: float | None = None
         self.last_used = now
         self.finished = trio.Event()
+        # Set by the process tool when it has shown the model this process's exit (Hermes's
+        # "completion consumed"): the exit notification would only repeat it. ``exit_waiters``
+        # counts the process(wait) calls blocked on the exit right now.
+        self.exit_seen = False
+        self.exit_waiters = 0
         self.cancel_scope = trio.CancelScope()
         self.stdin: trio.abc.SendStream | None = None
         self._stdin_lock = trio.Lock()
