@@ -108,7 +108,6 @@ class ProcessTool:
 
     def _poll(self, record: ProcessRecord) -> ToolResult:
         info = record.info()
-        record.exit_seen = record.exit_seen or info.status.finished
         payload = info.to_dict()
         payload["output_preview"] = record.output.tail(self._background.poll_tail_chars)
         if info.error:
@@ -123,7 +122,6 @@ class ProcessTool:
             raise ToolError("'offset' must be a line number >= 0.")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ToolError("'limit' must be a positive number of lines.")
-        record.exit_seen = record.exit_seen or record.status.finished
         page = record.output.lines(offset, limit)
         payload: dict[str, Any] = {
             "session_id": record.process_id,

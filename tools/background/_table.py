@@ -164,7 +164,7 @@ class ProcessRecord:
         self.finished_at: float | None = None
         self.last_used = now
         self.finished = trio.Event()
-        # Set by the process tool when it has shown the model this process's exit (Hermes's
+        # Set when a process(wait) has returned this process's exit to the model (Hermes's
         # "completion consumed"): the exit notification would only repeat it. ``exit_waiters``
         # counts the process(wait) calls blocked on the exit right now.
         self.exit_seen = False
