@@ -39,8 +39,10 @@ class BackgroundConfig:
     watch_window_seconds: float = attrs.field(default=15.0, validator=positive_number)
     watch_max_lines: int = attrs.field(default=20, validator=positive_int)
     watch_max_chars: int = attrs.field(default=2000, validator=positive_int)
-    # ... consecutive windows with suppressed matches before the watch is disabled ...
+    # ... consecutive windows with suppressed matches before the watch is disabled, and notifications
+    # over the process's life before it is (Hermes: a signal meant to be rare that keeps coming) ...
     watch_max_suppressed_windows: int = attrs.field(default=3, validator=positive_int)
+    watch_max_hits: int = attrs.field(default=8, validator=positive_int)
     # ... and a breaker over all processes of the session.
     breaker_max_events: int = attrs.field(default=15, validator=positive_int)
     breaker_window_seconds: float = attrs.field(default=10.0, validator=positive_number)

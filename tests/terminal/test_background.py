@@ -118,6 +118,18 @@ class TestNotifications:
         assert watches[1].suppressed > 0
         assert ctx.notifications[-1].exit_code == 0
 
+    async def test_watch_gives_up_after_its_lifetime_hits(
+        self, jails: Jails, tmp_path: Path, nursery: trio.Nursery
+    ) -> None:
+        """A pattern that keeps matching just past each window stops after watch_max_hits notifications."""
+        config = BackgroundConfig(watch_window_seconds=0.01, watch_max_hits=3)
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery, background=config)
+        command = "for i in 1 2 3 4 5 6; do echo \"hit $i\"; sleep 0.05; done"
+        started = await call(tools, ctx, command=command, background=True, watch_patterns=["hit"])
+        await _finished(ctx, started["session_id"])
+        assert [n.kind for n in ctx.notifications] == ["watch", "watch", "watch", "watch_disabled", "completed"]
+        assert [n.output for n in ctx.notifications[:3]] == ["hit 1", "hit 2", "hit 3"]
+
     async def test_last_line_without_newline_is_watched(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
         started = await call(tools, ctx, command="printf 'done: READY'", background=True, watch_patterns=["READY"])

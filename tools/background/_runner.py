@@ -202,9 +202,9 @@ class _OutputReader:
                         truncated=match.truncated,
                     )
                 )
-        elif record.watch.disabled:
+        if record.watch.disabled:
             record.notify_on_complete = True
-            log.info("watch on %s disabled after repeated suppressed windows", record.process_id)
+            log.info("watch on %s disabled: too many matches, or matches too often", record.process_id)
             self._notify(
                 ProcessNotification(
                     kind="watch_disabled", process_id=record.process_id, command=record.spec.command, output=""
