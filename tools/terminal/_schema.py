@@ -73,8 +73,7 @@ TERMINAL_SCHEMA: dict[str, Any] = {
                     "its own (['Application startup complete'] on a server). At most one notification per "
                     "15 seconds; after 3 windows in a row with dropped matches, or 8 notifications in all, the "
                     "watch is switched off and you are told once at exit instead. Not for end-of-run markers or "
-                    "errors in loops: use "
-                    "notify_on_complete. Excludes notify_on_complete."
+                    "errors in loops: use notify_on_complete. Excludes notify_on_complete."
                 ),
             },
         },
