@@ -12,7 +12,9 @@ from typing import Any
 
 __all__ = ["DEPRECATED_KEYS", "apply_deprecated_keys"]
 
-DEPRECATED_KEYS: dict[str, str] = {}
+DEPRECATED_KEYS: dict[str, str] = {
+    "terminal.default_timeout": "terminal.timeout",
+}
 """Old dotted key -> the dotted key that replaced it (``"terminal.default_timeout": "terminal.timeout"``)."""
 
 
