@@ -16,6 +16,7 @@ DEPRECATED_KEYS: dict[str, str] = {
     "approvals.timeout_seconds": "approvals.timeout",
     "compression.tail_ratio": "compression.target_ratio",
     "retry.max_retries": "agent.api_max_retries",
+    "terminal.default_timeout": "terminal.timeout",
 }
 """Old dotted key -> the dotted key that replaced it (``"terminal.default_timeout": "terminal.timeout"``)."""
 
