@@ -80,8 +80,9 @@ class ApprovalsConfig:
     ``mode``: ``manual`` asks the user, ``smart`` lets the auxiliary model approve low-risk
     and deny dangerous commands (asking about the rest), ``off`` approves everything.
     ``cron_mode`` decides for cron sessions, which have no one to ask. ``allow`` lists the
-    pattern keys answered ``always`` (the daemon adds to it). A request nobody answers within
-    ``timeout_seconds`` counts as denied.
+    pattern keys answered ``always`` (the daemon adds to it; Hermes's ``command_allowlist`` is read
+    here too). A request nobody answers within ``timeout`` seconds (Hermes's name and default) counts
+    as denied.
     """
 
     # YAML 1.1 reads a bare ``off`` as false: that is what the user meant.
@@ -90,7 +91,7 @@ class ApprovalsConfig:
     )
     cron_mode: str = attrs.field(default="deny", validator=v.in_(("deny", "approve")))
     allow: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
-    timeout_seconds: float = attrs.field(default=300.0, validator=positive_number)
+    timeout: float = attrs.field(default=300.0, validator=positive_number)
 
 
 @attrs.frozen

@@ -20,7 +20,7 @@ class TestDefaults:
         assert (background.max_tracked, background.buffer_chars, background.finished_ttl_seconds) == (64, 200_000, 1800.0)
         assert (background.watch_window_seconds, background.watch_max_lines, background.watch_max_chars) == (15.0, 20, 2000)
         assert (background.breaker_max_events, background.breaker_window_seconds, background.breaker_silence_seconds) == (15, 10.0, 30.0)
-        assert ApprovalsConfig().timeout_seconds == 300.0
+        assert ApprovalsConfig().timeout == 300.0
         assert WebConfig().backend == "auto"
 
 
