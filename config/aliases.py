@@ -10,9 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DEPRECATED_KEYS", "apply_deprecated_keys"]
+__all__ = ["DEPRECATED_KEYS", "apply_deprecated_keys", "move_key"]
 
-DEPRECATED_KEYS: dict[str, str] = {}
+DEPRECATED_KEYS: dict[str, str] = {
+    "approvals.timeout_seconds": "approvals.timeout",
+    "compression.tail_ratio": "compression.target_ratio",
+    "retry.max_retries": "agent.api_max_retries",
+    "terminal.default_timeout": "terminal.timeout",
+}
 """Old dotted key -> the dotted key that replaced it (``"terminal.default_timeout": "terminal.timeout"``)."""
 
 
@@ -24,19 +29,32 @@ def apply_deprecated_keys(data: dict[str, Any], found: list[str]) -> dict[str, A
     """
     result = dict(data)
     for old, new in DEPRECATED_KEYS.items():
-        present, value = _pop(result, old.split("."))
-        if not present:
-            continue
-        if _has(result, new.split(".")):
-            found.append(f"deprecated key {old} ignored: {new} is set too")
-            continue
-        _put(result, new.split("."), value)
-        found.append(f"deprecated key {old}: use {new} (read as {new} this time)")
+        if move_key(result, old, new, found, kind="deprecated key"):
+            found.append(f"deprecated key {old}: use {new} (read as {new} this time)")
     return result
 
 
+def move_key(data: dict[str, Any], old: str, new: str, found: list[str], *, kind: str) -> bool:
+    """Move dotted ``old`` to dotted ``new`` in ``data`` (in place, copying nested mappings on the way).
+
+    True when the value moved. When both are set the new key wins: the old one is dropped and
+    reported in ``found`` as an ignored ``kind`` ("deprecated key", "Hermes key").
+    """
+    present, value = _pop(data, old.split("."))
+    if not present:
+        return False
+    if _has(data, new.split(".")):
+        found.append(f"{kind} {old} ignored: {new} is set too")
+        return False
+    _put(data, new.split("."), value)
+    return True
+
+
 def _pop(data: dict[str, Any], path: list[str]) -> tuple[bool, Any]:
-    """Remove ``path`` from ``data`` (copying each mapping on the way); (False, None) when absent."""
+    """Remove ``path`` from ``data``, copying each mapping on the way and dropping emptied ones.
+
+    (True, value) when it was there, (False, None) when absent.
+    """
     head, *rest = path
     if head not in data:
         return False, None
@@ -47,7 +65,11 @@ def _pop(data: dict[str, Any], path: list[str]) -> tuple[bool, Any]:
         return False, None
     child = dict(child)
     data[head] = child
-    return _pop(child, rest)
+    found = _pop(child, rest)
+    if not child:
+        # A mapping emptied by the move was written for the old key alone: nothing is left to read.
+        del data[head]
+    return found
 
 
 def _has(data: dict[str, Any], path: list[str]) -> bool:

@@ -4,6 +4,10 @@ A missing file means defaults. A value of the wrong type or out of range is a
 :class:`ConfigError` naming the key and the file; an unknown key is a warning
 (logged and returned), never a crash, so an older daemon reads a newer file.
 Scalars are strict: ``"12"`` is not an integer and ``"false"`` is not false.
+
+Before the file is checked, deprecated key names move to their new ones
+(``config.aliases``) and Hermes Agent's spellings to ours (``config.hermes``); a
+Hermes setting this project lacks is a warning of its own, told apart from a typo.
 """
 
 from __future__ import annotations
@@ -23,6 +27,13 @@ from config.api import PlatformsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
+from config.hermes import (
+    HERMES_NOTE,
+    apply_hermes_forms,
+    expand_env_references,
+    hermes_keys_under,
+    unused_hermes_setting,
+)
 from config.pricing import ModelPrice
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
@@ -81,7 +92,7 @@ def load_config(home: Path, *, warnings: list[str] | None = None, log_warnings: 
 
     Args:
         home: the HERMES_ACTORS_HOME directory.
-        warnings: when given, unknown-key warnings are appended here too.
+        warnings: when given, the warnings (unknown keys, deprecated names, Hermes settings) are appended here too.
         log_warnings: False for a caller that shows the warnings itself (the CLI, whose
             unconfigured logging would print them a second time).
 
@@ -99,7 +110,7 @@ def load_config(home: Path, *, warnings: list[str] | None = None, log_warnings: 
 
 
 def config_warnings(home: Path) -> list[str]:
-    """The unknown-key warnings of ``home/config.yaml``, its values left unchecked.
+    """The warnings of ``home/config.yaml`` (as :func:`load_config` gives them), its values left unchecked.
 
     Cheap (no converter is loaded): for a client whose daemon already runs on the file.
 
@@ -127,7 +138,10 @@ def _read_known(path: Path, found: list[str]) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections")
     try:
-        return _drop_unknown(Config, apply_deprecated_keys(data, found), "", found)
+        # ${NAME} comes from the environment over HERMES_ACTORS_HOME/.env, as the daemon reads its keys.
+        data = expand_env_references(data, {**load_env_file(path.parent), **os.environ}, found)
+        ours = apply_hermes_forms(apply_deprecated_keys(data, found), found)
+        return _drop_unknown(Config, ours, "", found)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
 
@@ -188,6 +202,8 @@ def _structure(data: dict[str, Any], path: Path) -> Config:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: {field.name}: {exc}") from exc
     config = Config(**sections)
+    # The retry count's key is Hermes's agent.api_max_retries; the recovery layer reads it from ``retry``.
+    config = attrs.evolve(config, retry=attrs.evolve(config.retry, max_retries=config.agent.api_max_retries))
     api_mode = config.platforms.api_server.sandbox
     if api_mode is not None and SANDBOX_MODES.index(api_mode) > SANDBOX_MODES.index(config.sandbox.max_mode):
         raise ConfigError(
@@ -196,8 +212,16 @@ def _structure(data: dict[str, Any], path: Path) -> Config:
     return config
 
 
-def _drop_unknown(cls: type, data: Any, prefix: str, found: list[str]) -> Any:
-    """``data`` without the keys ``cls`` does not know, each one reported."""
+def _drop_unknown(cls: Any, data: Any, prefix: str, found: list[str]) -> Any:
+    """``data`` without the keys ``cls`` does not know, each one reported.
+
+    ``cls`` is a section's type: an attrs class, or a tuple of them (a list section such as
+    ``fallback_providers``, whose entries are checked one by one).
+    """
+    if typing.get_origin(cls) is tuple and isinstance(data, list):
+        element = typing.get_args(cls)[0]
+        name = prefix.rstrip(".")
+        return [_drop_unknown(element, item, f"{name}[{index}].", found) for index, item in enumerate(data)]
     if not attrs.has(cls):
         return data
     if not isinstance(data, dict):
@@ -205,11 +229,26 @@ def _drop_unknown(cls: type, data: Any, prefix: str, found: list[str]) -> Any:
     hints = typing.get_type_hints(cls)
     cleaned: dict[str, Any] = {}
     for key, value in data.items():
-        if key not in hints:
-            found.append(f"unknown key {prefix}{key} (ignored)")
-            continue
-        cleaned[key] = _drop_unknown(hints[key], value, f"{prefix}{key}.", found)
+        if key in hints:
+            cleaned[key] = _drop_unknown(hints[key], value, f"{prefix}{key}.", found)
+        else:
+            _report_unknown(f"{prefix}{key}", value, found)
     return cleaned
+
+
+def _report_unknown(dotted: str, value: Any, found: list[str]) -> None:
+    """Note a key we do not read: a Hermes setting this project lacks (and why), or an unknown key.
+
+    A mapping that holds Hermes settings by name (``tool_output``) is reported key by key.
+    """
+    why = unused_hermes_setting(dotted)
+    if why is not None:
+        found.append(HERMES_NOTE.format(key=dotted, why=why))
+    elif isinstance(value, dict) and value and hermes_keys_under(dotted):
+        for key, child in value.items():
+            _report_unknown(f"{dotted}.{key}", child, found)
+    else:
+        found.append(f"unknown key {dotted} (ignored)")
 
 
 def load_env_file(home: Path) -> dict[str, str]:

@@ -40,11 +40,20 @@ class ModelConfig:
         return self.provider or "openai"
 
 
+# Values Hermes reads as "caching off" (YAML gives false for a bare off/no).
+_CACHING_OFF = (None, False, "", "off", "disabled", "no", "none", "false")
+
+
+def _cache_ttl(value: object) -> object:
+    return None if value in _CACHING_OFF else value
+
+
 @attrs.frozen
 class PromptCachingConfig:
-    """``prompt_caching:`` Anthropic cache breakpoint lifetime."""
+    """``prompt_caching:`` Anthropic cache breakpoint lifetime, ``5m`` or ``1h``; off as in Hermes
+    (``false``, ``off``, ``none`` ...) sends no cache breakpoints."""
 
-    cache_ttl: str = attrs.field(default="5m", validator=v.in_(("5m", "1h")))
+    cache_ttl: str | None = attrs.field(default="5m", converter=_cache_ttl, validator=v.optional(v.in_(("5m", "1h"))))
 
 
 @attrs.frozen

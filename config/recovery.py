@@ -19,7 +19,10 @@ def _max_not_below_base(instance: RetryConfig, attribute: attrs.Attribute, value
 
 @attrs.frozen
 class RetryConfig:
-    """``retry:`` how often and how patiently a failed provider call is retried.
+    """``retry:`` how patiently a failed provider call is retried.
+
+    ``max_retries`` is not read from this section: its key is Hermes's ``agent.api_max_retries``
+    (``retry.max_retries`` is its deprecated name), and the loader copies it here for the recovery layer.
 
     ``connection_retries`` / ``connection_delay`` bound a host name that does not resolve
     (offline, a typo in ``base_url``): it fails at once, so it gets a few quick tries
@@ -51,10 +54,14 @@ class CredentialPoolConfig:
     ``extra_keys`` maps a provider to the names of environment variables holding
     further keys (``{"openrouter": ["OPENROUTER_API_KEY_2"]}``); the provider's
     usual variable always comes first. Keys are read from the environment, never
-    written to config or to the pool's state file.
+    written to config or to the pool's state file. ``strategies`` overrides ``strategy`` for
+    one provider (``{"openrouter": "round_robin"}``; Hermes's ``credential_pool_strategies``).
     """
 
     strategy: str = attrs.field(default="fill_first", validator=v.in_(STRATEGIES))
+    strategies: dict[str, str] = attrs.field(
+        factory=dict, validator=v.deep_mapping(key_validator=non_empty_str, value_validator=v.in_(STRATEGIES))
+    )
     extra_keys: dict[str, list[str]] = attrs.field(factory=dict, validator=_env_names)
 
 

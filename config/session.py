@@ -19,9 +19,12 @@ class AgentConfig:
     """Section ``agent``: the iteration budget and optional whole-turn budgets.
 
     ``turn_time_budget_seconds`` and ``turn_token_budget`` are deadlines on the turn scope; ``None`` means no limit.
+    ``api_max_retries`` (Hermes's name and default) is how often a failed provider call is retried before
+    the fallback chain; the loader hands it to ``retry`` (``RetryConfig.max_retries``).
     """
 
     max_turns: int = attrs.field(default=90, validator=positive_int)
+    api_max_retries: int = attrs.field(default=3, validator=integer(ge=0, le=20))
     turn_time_budget_seconds: float | None = attrs.field(default=None, validator=v.optional(positive_number))
     turn_token_budget: int | None = attrs.field(default=None, validator=v.optional(positive_int))
 
@@ -35,8 +38,11 @@ class CompressionConfig:
     threshold: float = attrs.field(default=0.5, validator=_ratio)
     # Non-system messages after the system prompt that are never summarised.
     protect_first_n: int = attrs.field(default=3, validator=integer(ge=0))
-    # Tail token budget as a fraction of the threshold.
-    tail_ratio: float = attrs.field(default=0.2, validator=_ratio)
+    # Tail token budget as a fraction of the threshold (Hermes's name; the seed's summary_target_ratio).
+    target_ratio: float = attrs.field(default=0.2, validator=_ratio)
+    # Fewest recent messages always kept in the tail, whatever their size (Hermes's name; the seed's
+    # hard minimum of 3 stays the default, where Hermes has 20).
+    protect_last_n: int = attrs.field(default=3, validator=integer(ge=1))
     # Summary budget as a fraction of the tokens being summarised, floored and capped below.
     summary_ratio: float = attrs.field(default=0.2, validator=_ratio)
     summary_min_tokens: int = attrs.field(default=2000, validator=positive_int)

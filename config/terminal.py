@@ -33,15 +33,16 @@ class BackgroundConfig:
     notify_tail_chars: int = attrs.field(default=2000, validator=positive_int)
     poll_tail_chars: int = attrs.field(default=1000, validator=positive_int)
     log_default_lines: int = attrs.field(default=200, validator=positive_int)
-    max_wait_seconds: float = attrs.field(default=600.0, validator=positive_number)
     # How long process(write) waits for room in the stdin pipe of a process that is not reading.
     write_patience_seconds: float = attrs.field(default=5.0, validator=positive_number)
     # watch_patterns rate limits: one notification per window per process ...
     watch_window_seconds: float = attrs.field(default=15.0, validator=positive_number)
     watch_max_lines: int = attrs.field(default=20, validator=positive_int)
     watch_max_chars: int = attrs.field(default=2000, validator=positive_int)
-    # ... consecutive windows with suppressed matches before the watch is disabled ...
+    # ... consecutive windows with suppressed matches before the watch is disabled, and notifications
+    # over the process's life before it is (Hermes: a signal meant to be rare that keeps coming) ...
     watch_max_suppressed_windows: int = attrs.field(default=3, validator=positive_int)
+    watch_max_hits: int = attrs.field(default=8, validator=positive_int)
     # ... and a breaker over all processes of the session.
     breaker_max_events: int = attrs.field(default=15, validator=positive_int)
     breaker_window_seconds: float = attrs.field(default=10.0, validator=positive_number)
@@ -52,11 +53,13 @@ class BackgroundConfig:
 class TerminalConfig:
     """Section ``terminal``: the foreground terminal tool and its shell.
 
-    ``env_passthrough`` lists variables whose names look secret (``*_KEY``, ``*_TOKEN`` ...)
-    that may still reach the shell; every other secret-looking variable is stripped.
+    ``timeout`` (Hermes's name and default) is a foreground command's timeout when the model gives
+    none, and the longest ``process(action='wait')`` blocks. As in Hermes, ``max_foreground_timeout``
+    bounds only a timeout the model asks for, so a larger ``timeout`` is allowed. ``env_passthrough`` lists variables
+    the secret filter would drop that may still reach the shell (see ``tools.jail.environment``).
     """
 
-    default_timeout: float = attrs.field(default=180.0, validator=positive_number)
+    timeout: float = attrs.field(default=180.0, validator=positive_number)
     max_foreground_timeout: float = attrs.field(default=600.0, validator=positive_number)
     env_passthrough: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
     # Bytes of output kept: 40% from the head, 60% from the tail, a notice for the rest.
@@ -69,13 +72,6 @@ class TerminalConfig:
     progress_interval_seconds: float = attrs.field(default=1.0, validator=non_negative_number)
     background: BackgroundConfig = attrs.field(factory=BackgroundConfig, validator=v.instance_of(BackgroundConfig))
 
-    @max_foreground_timeout.validator
-    def _max_not_below_default(self, attribute: attrs.Attribute, value: float) -> None:
-        if value < self.default_timeout:
-            raise ValueError(
-                f"max_foreground_timeout ({value}) must be >= default_timeout ({self.default_timeout})"
-            )
-
 
 @attrs.frozen
 class ApprovalsConfig:
@@ -84,8 +80,9 @@ class ApprovalsConfig:
     ``mode``: ``manual`` asks the user, ``smart`` lets the auxiliary model approve low-risk
     and deny dangerous commands (asking about the rest), ``off`` approves everything.
     ``cron_mode`` decides for cron sessions, which have no one to ask. ``allow`` lists the
-    pattern keys answered ``always`` (the daemon adds to it). A request nobody answers within
-    ``timeout_seconds`` counts as denied.
+    pattern keys answered ``always`` (the daemon adds to it; Hermes's ``command_allowlist`` is read
+    here too). A request nobody answers within ``timeout`` seconds (Hermes's name and default) counts
+    as denied.
     """
 
     # YAML 1.1 reads a bare ``off`` as false: that is what the user meant.
@@ -94,7 +91,7 @@ class ApprovalsConfig:
     )
     cron_mode: str = attrs.field(default="deny", validator=v.in_(("deny", "approve")))
     allow: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
-    timeout_seconds: float = attrs.field(default=300.0, validator=positive_number)
+    timeout: float = attrs.field(default=300.0, validator=positive_number)
 
 
 @attrs.frozen

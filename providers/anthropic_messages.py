@@ -32,7 +32,8 @@ def build_anthropic_kwargs(request: ChatRequest, output_cap: int) -> dict[str, A
     model's maximum output); a request without one asks for the cap.
     """
     system, messages = to_anthropic_messages(request.messages)
-    system, messages = apply_system_and_3(system, messages, request.cache_ttl)
+    if request.cache_ttl is not None:
+        system, messages = apply_system_and_3(system, messages, request.cache_ttl)
     max_tokens = min(request.max_tokens or output_cap, output_cap)
     kwargs: dict[str, Any] = {
         "model": request.model,

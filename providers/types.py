@@ -74,7 +74,8 @@ class ChatRequest:
         default=None, validator=attrs.validators.optional([attrs.validators.instance_of((int, float)), attrs.validators.ge(0)])
     )
     reasoning_effort: str | None = None
-    cache_ttl: str = attrs.field(default="5m", validator=attrs.validators.in_(("5m", "1h")))
+    # Anthropic cache breakpoint lifetime; None: no breakpoints (``prompt_caching.cache_ttl`` turned off).
+    cache_ttl: str | None = attrs.field(default="5m", validator=attrs.validators.optional(attrs.validators.in_(("5m", "1h"))))
 
 
 @attrs.frozen

@@ -113,7 +113,7 @@ async def authorize_command(
 ) -> ApprovalOutcome:
     """Decide whether ``command`` may run (see the module docstring for the order of the checks).
 
-    A request not decided within ``config.timeout_seconds`` counts as denied.
+    A request not decided within ``config.timeout`` counts as denied.
     """
     refused = find_hardline(command, book.root_devices)
     if refused is not None:
@@ -129,12 +129,12 @@ async def authorize_command(
         return ApprovalOutcome(allowed=True, matches=matches, decided_by="an earlier approval for this session")
     request = ApprovalRequest(command=command, description="; ".join(m.description for m in matches), tool=tool)
     answer = None
-    with trio.move_on_after(config.timeout_seconds):
+    with trio.move_on_after(config.timeout):
         answer = await ctx.approve(request)
     if answer is None:
         return ApprovalOutcome(
             allowed=False, matches=matches,
-            decided_by=f"nobody: no answer within {config.timeout_seconds:g} s (approvals.timeout_seconds)",
+            decided_by=f"nobody: no answer within {config.timeout:g} s (approvals.timeout)",
         )
     if answer.decision == "session":
         approvals.remember(matches)

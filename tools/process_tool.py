@@ -1,7 +1,7 @@
 """The ``process`` tool: look after background processes started by ``terminal``.
 
 Actions: ``list``, ``poll`` (status, pid, uptime, last output), ``log`` (a page of lines,
-by default the last 200), ``wait`` (until exit or a clamped timeout), ``kill`` (SIGTERM to
+by default the last 200), ``wait`` (until exit, at most ``terminal.timeout`` seconds), ``kill`` (SIGTERM to
 it and all it started, then SIGKILL), ``write`` / ``submit`` (to stdin; submit adds a newline) and
 ``close`` (end of file on stdin).
 """
@@ -24,23 +24,34 @@ __all__ = ["PROCESS_ACTIONS", "PROCESS_SCHEMA", "ProcessTool"]
 
 PROCESS_ACTIONS = ("list", "poll", "log", "wait", "kill", "write", "submit", "close")
 
+# How much of each process's output action='list' shows (Hermes's figure).
+_LIST_PREVIEW_CHARS = 200
+
 PROCESS_SCHEMA: dict[str, Any] = {
     "name": "process",
     "description": (
         "Manage background processes started with terminal(background=true). "
         "list: all processes; poll: status and recent output; log: output lines (offset/limit, default last 200); "
-        "wait: block until it exits or the timeout passes; kill: stop it and its children; "
-        "write: send text to its stdin; submit: send text plus Enter; close: close its stdin."
+        "wait: block until it exits or the timeout passes (at most the terminal timeout, 180s by default); "
+        "kill: stop it and its children; write: send text to its stdin (no newline); submit: send text plus "
+        "Enter, to answer a prompt; close: close its stdin (end of file)."
     ),
     "parameters": {
         "type": "object",
         "properties": {
-            "action": {"type": "string", "enum": list(PROCESS_ACTIONS)},
-            "session_id": {"type": "string", "description": "The process id (proc_...) returned by terminal."},
+            "action": {"type": "string", "enum": list(PROCESS_ACTIONS), "description": "What to do."},
+            "session_id": {
+                "type": "string",
+                "description": "The process id (proc_...) returned by terminal; needed by every action but list.",
+            },
             "data": {"type": "string", "description": "write/submit: the text to send."},
-            "offset": {"type": "integer", "minimum": 0, "description": "log: first line (0-based)."},
-            "limit": {"type": "integer", "minimum": 1, "description": "log: number of lines."},
-            "timeout": {"type": "integer", "minimum": 1, "description": "wait: seconds to wait at most."},
+            "timeout": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "wait: seconds to block at most; the output so far comes back if it is still running.",
+            },
+            "offset": {"type": "integer", "description": "log: first line, from 0 (default: the last 200 lines)."},
+            "limit": {"type": "integer", "minimum": 1, "description": "log: how many lines."},
         },
         "required": ["action"],
     },
@@ -53,6 +64,7 @@ class ProcessTool:
     def __init__(self, config: TerminalConfig) -> None:
         self._background = config.background
         self._kill_grace = config.kill_grace_seconds
+        self._terminal_timeout = config.timeout
 
     async def handle(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run one action.
@@ -69,7 +81,11 @@ class ProcessTool:
         if table is None:
             raise ToolError("Background processes are not available in this context.")
         if action == "list":
-            infos = [info.to_dict() for info in table.list()]
+            # As Hermes lists them: each with the last characters of its output.
+            infos = [
+                record.info().to_dict() | {"output_preview": record.output.tail(_LIST_PREVIEW_CHARS)}
+                for record in table.records()
+            ]
             return ToolResult({"processes": infos, "count": len(infos)})
         process_id = args.get("session_id")
         if not isinstance(process_id, str) or not process_id:
@@ -87,8 +103,7 @@ class ProcessTool:
         if action == "kill":
             return await self._kill(record)
         if action == "close":
-            closed = record.close_stdin()
-            return ToolResult({"session_id": process_id, "status": "stdin_closed" if closed else "stdin_not_open"})
+            return self._close(record)
         return await self._write(record, args, newline=action == "submit")
 
     def _poll(self, record: ProcessRecord) -> ToolResult:
@@ -122,16 +137,27 @@ class ProcessTool:
         return ToolResult(payload)
 
     async def _wait(self, record: ProcessRecord, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        requested = args.get("timeout", self._background.max_wait_seconds)
-        if isinstance(requested, bool) or not isinstance(requested, (int, float)) or requested <= 0:
+        # As Hermes Agent: a wait blocks at most the terminal's timeout (``terminal.timeout``), and says
+        # so when it asked for more; without a timeout it waits that long.
+        requested = args.get("timeout")
+        positive = isinstance(requested, (int, float)) and not isinstance(requested, bool) and requested > 0
+        if requested is not None and not positive:
             raise ToolError("'timeout' must be a positive number of seconds.")
-        timeout = min(float(requested), self._background.max_wait_seconds)
+        limit = self._terminal_timeout
+        timeout = limit if requested is None else min(float(requested), limit)
+        clamp_note = (
+            f"The wait of {requested:g}s asked for was cut to {limit:g}s, the configured limit (terminal.timeout)."
+            if requested is not None and requested > limit
+            else None
+        )
         finished = False
+        record.exit_waiters += 1
         try:
             with trio.move_on_after(timeout):
                 await record.wait_finished()
             finished = True
         finally:
+            record.exit_waiters -= 1
             if not finished:
                 # Cancelled from outside (interrupt): the partial result goes out as progress.
                 interrupted = {
@@ -142,16 +168,24 @@ class ProcessTool:
                 ctx.emit(ToolResult(interrupted).render())
         payload: dict[str, Any] = {"session_id": record.process_id}
         if record.finished.is_set():
+            record.exit_seen = True
             payload.update(status="exited", exit_code=record.exit_code, process_status=record.status.value)
-            payload["output_tail"] = record.output.tail(self._background.notify_tail_chars)
+            payload["output"] = record.output.tail(self._background.notify_tail_chars)
         else:
-            payload.update(
-                status="timeout", output_preview=record.output.tail(self._background.poll_tail_chars)
-            )
-            payload["note"] = f"Still running after {timeout:g}s" + (
-                f" (timeout clamped from {requested:g}s)." if timeout < requested else "."
-            )
+            payload.update(status="timeout", output=record.output.tail(self._background.poll_tail_chars))
+            clamp_note = clamp_note or f"Waited {timeout:g}s; the process is still running."
+        if clamp_note:
+            payload["timeout_note"] = clamp_note
         return ToolResult(payload)
+
+    def _close(self, record: ProcessRecord) -> ToolResult:
+        # Hermes's answers: ok with what was done, or why there was nothing to close.
+        if record.close_stdin():
+            message = "end of file sent (Ctrl-D on its terminal)" if record.spec.pty else "stdin closed"
+            return ToolResult({"session_id": record.process_id, "status": "ok", "message": message})
+        if record.finished.is_set():
+            raise ToolError("The process has already finished.", session_id=record.process_id, status="already_exited")
+        raise ToolError("Its stdin is already closed.", session_id=record.process_id, status="error")
 
     async def _kill(self, record: ProcessRecord) -> ToolResult:
         if not record.kill():

@@ -38,7 +38,9 @@ def execute_code_description(config: CodeExecutionConfig, offered: frozenset[str
         "retry(fn, max_attempts=3, delay=2). Threads (concurrent.futures) may call tools in parallel.\n"
         "Use hermes_tools for all I/O and the standard library for processing; print the final result. "
         f"Limits: {config.timeout:g} s, {config.max_tool_calls} tool calls, {config.max_stdout_bytes} bytes "
-        "of stdout. Each run is a fresh process with no state kept between runs."
+        "of stdout. Each run is a fresh process with no state kept between runs. The script's own working "
+        "directory is a temporary one, removed afterwards: open() and relative paths there do not reach the "
+        "project; paths given to hermes_tools functions resolve against the session's working directory."
     )
 
 

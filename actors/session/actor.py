@@ -132,7 +132,7 @@ class SessionActor(Actor[SessionMessage]):
         self.hub = hub = EventHub(
             self.session_id, self.path, replay_size=spec.replay_size, subscriber_capacity=spec.subscriber_capacity
         )
-        self.requests = PendingRequests(hub, deps.config.approvals.timeout_seconds)
+        self.requests = PendingRequests(hub, deps.config.approvals.timeout)
         self.durable = state = await open_state(spec)
         self.runtime = runtime = await self._open_runtime()
         hub.resume_from(state.event_seq)

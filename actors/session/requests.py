@@ -63,7 +63,7 @@ class PendingRequests:
             choices=list(APPROVAL_CHOICES), deadline_seconds=self._deadline,
         )
         if pending.answer == NO_ANSWER:
-            return ApprovalAnswer("deny", f"nobody: no answer within {self._deadline:g} s (approvals.timeout_seconds)")
+            return ApprovalAnswer("deny", f"nobody: no answer within {self._deadline:g} s (approvals.timeout)")
         # Anything but an exact choice (a typo, a question) is a refusal: running was not agreed to.
         decision = pending.answer if pending.answer in APPROVAL_CHOICES else "deny"
         return ApprovalAnswer(decision, pending.answered_by)  # type: ignore[arg-type]

@@ -168,7 +168,7 @@ def load_provider_keys(config: Config, env: Mapping[str, str], *, clock: Callabl
     for provider in providers:
         keys = keys_from_env(provider, primary_variable(provider, config.model), section, env)
         if len(keys) > 1:
-            pools[provider] = CredentialPool(provider, keys, strategy=section.strategy, clock=clock)
+            pools[provider] = CredentialPool(provider, keys, strategy=section.strategies.get(provider, section.strategy), clock=clock)
         elif keys:
             single[provider] = keys[0]
     # Only the variables key_for can name are kept, not the whole environment.

@@ -26,7 +26,7 @@ from tests.daemon.jailed import (
 
 SECRETS = (DAEMON_SECRET, DOTENV_SECRET, SSH_KEY_TEXT)
 
-CONFIG = "sandbox:\n  mode: workspace-write\n  max_mode: workspace-write\nterminal:\n  default_timeout: 40\n"
+CONFIG = "sandbox:\n  mode: workspace-write\n  max_mode: workspace-write\nterminal:\n  timeout: 40\n"
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ import pytest
 
 from tools.jail import allowed_environment, is_secret_name, terminal_environment
 from tools.jail._mounts import AGENT_SOCKET, jail_env
+from tools.jail.environment import is_terminal_secret
 from tools.jail.policy import JailPolicy, SandboxMode
 
 USER_ENV = {
@@ -41,6 +42,42 @@ class TestTerminalEnvironment:
             "SSH_AUTH_SOCK": "/run/agent.sock", "GIT_AUTHOR_NAME": "Ada", "TOKENIZERS_PARALLELISM": "false",
             "MY_TOKEN": "mine", "EDITOR": "vi",
         }  # fmt: skip
+
+
+class TestTerminalBlocklist:
+    """The terminal drops Hermes's named provider, tool and gateway variables and keeps agent sockets."""
+
+    DESKTOP = {
+        "XAUTHORITY": "/run/user/1000/xauth", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1000/bus",
+        "GPG_AGENT_INFO": "/run/user/1000/gnupg/S.gpg-agent", "SSH_AGENT_PID": "77", "ICEAUTHORITY": "/x/ice",
+        "PASSWORD_STORE_DIR": "/home/u/.pass",
+    }  # fmt: skip
+    NAMED = {
+        "OPENAI_BASE_URL": "https://proxy", "LLM_MODEL": "m", "TELEGRAM_HOME_CHANNEL": "42", "HASS_URL": "http://h",
+        "EMAIL_ADDRESS": "a@b", "GITHUB_APP_ID": "9", "FIRECRAWL_API_URL": "https://fc",
+    }  # fmt: skip
+
+    def test_named_blocklist_and_allow_list(self) -> None:
+        env = terminal_environment({**self.DESKTOP, **self.NAMED, "SOME_NEW_SERVICE_TOKEN": "t", "EDITOR": "vi"})
+        assert env == {**self.DESKTOP, "EDITOR": "vi"}
+
+    def test_passthrough_brings_a_named_one_back(self) -> None:
+        env = terminal_environment(self.NAMED, passthrough=("OPENAI_BASE_URL",))
+        assert env == {"OPENAI_BASE_URL": "https://proxy"}
+
+    @pytest.mark.parametrize(
+        "name", ["OPENAI_BASE_URL", "TELEGRAM_HOME_CHANNEL", "XAI_API_KEY", "HERMES_ACTORS_HOME"]
+    )
+    def test_terminal_rule(self, name: str) -> None:
+        assert is_terminal_secret(name)
+
+    @pytest.mark.parametrize("name", ["XAUTHORITY", "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "EDITOR"])
+    def test_terminal_keeps(self, name: str) -> None:
+        assert not is_terminal_secret(name)
+
+    def test_execute_code_unchanged(self) -> None:
+        """The seeds' allow-list for execute_code lets none of these through."""
+        assert allowed_environment({**self.DESKTOP, **self.NAMED, "PATH": "/usr/bin"}) == {"PATH": "/usr/bin"}
 
 
 class TestExecuteCodeEnvironment:

@@ -58,6 +58,20 @@ class TestExecuteCodeTool:
         assert ctx.progress == ["execute_code: 1 tool call, 0 s"]
         assert os.listdir(short_dir) == []
 
+    async def test_the_script_runs_in_a_temporary_directory(self, tmp_path, short_dir: str, jails: Jails) -> None:
+        """Seed 000 (and Hermes's code_execution.mode 'strict'): not the session's directory, removed after."""
+        home = tmp_path / "home"
+        ctx = SandboxContext(home=home, cwd=tmp_path, base_dir=short_dir, jail=jails.jail(tmp_path, home=home))
+        ctx.bench = bench = ToolBench(ctx, delay=0)
+        register_execute_code(bench.registry, CodeExecutionConfig())
+        code = "import os\nprint(os.getcwd())\nprint(os.listdir('.'))"
+        result = json.loads((await dispatch(bench.registry, "execute_code", {"code": code}, ctx)).text)
+        where, listing = result["output"].splitlines()
+        assert where != str(tmp_path) and os.path.realpath(where).startswith(os.path.realpath(short_dir))
+        assert "home" not in listing
+        assert os.listdir(short_dir) == []
+        assert "temporary" in execute_code_schema(CodeExecutionConfig(), frozenset())["description"]
+
     async def test_empty_and_missing_code(self, tmp_path) -> None:
         ctx = SandboxContext(home=tmp_path)
         ctx.bench = bench = ToolBench(ctx)

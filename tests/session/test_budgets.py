@@ -94,7 +94,7 @@ class TestApprovals:
 
     async def test_unanswered_request_times_out_to_deny(self, tmp_path: Path) -> None:
         """Nobody answers within the deadline: denied, and the model is told plainly."""
-        config = Config(approvals=ApprovalsConfig(timeout_seconds=0.5))
+        config = Config(approvals=ApprovalsConfig(timeout=0.5))
         async with open_harness(tmp_path, config) as h:
             handle, events_in, sid = await h.start_session()
             (h.workdir / "keep.txt").write_text("x")
@@ -107,7 +107,7 @@ class TestApprovals:
             tool = next(m for m in (await h.deps.store.load(sid)).messages if m["role"] == "tool")
             assert "denied" in tool["content"]
             # Whichever deadline fires first (the session's or the terminal's own backstop,
-            # both approvals.timeout_seconds), every client is told the prompt is gone.
+            # both approvals.timeout), every client is told the prompt is gone.
             assert [e.resolved_by for e in events if isinstance(e, RequestResolved)] in (["nobody in time"], ["no one: the turn stopped waiting"])
             assert "no answer within 0.5 s" in tool["content"]
 
@@ -182,7 +182,7 @@ class TestClarifyDeadline:
 
     async def test_unanswered_clarify_expires_as_timeout(self, tmp_path: Path) -> None:
         """A question nobody answers resolves as expired ("nobody in time") and the model gets the tool's error."""
-        config = Config(approvals=ApprovalsConfig(timeout_seconds=0.3))
+        config = Config(approvals=ApprovalsConfig(timeout=0.3))
         async with open_harness(tmp_path, config) as h:
             handle, events_in, sid = await h.start_session()
             h.provider.push(

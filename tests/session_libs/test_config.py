@@ -16,7 +16,7 @@ class TestDefaults:
     def test_values(self) -> None:
         assert AgentConfig() == AgentConfig(max_turns=90, turn_time_budget_seconds=None, turn_token_budget=None)
         compression = CompressionConfig()
-        assert (compression.enabled, compression.threshold, compression.protect_first_n, compression.tail_ratio) == (True, 0.5, 3, 0.2)
+        assert (compression.enabled, compression.threshold, compression.protect_first_n, compression.target_ratio) == (True, 0.5, 3, 0.2)
         guard = GuardrailsConfig()
         assert not guard.hard_stop_enabled
         assert (guard.exact_failure_warn_after, guard.exact_failure_block_after) == (2, 5)
@@ -34,7 +34,7 @@ class TestValidation:
             (AgentConfig, {"max_turns": 0}),
             (AgentConfig, {"turn_time_budget_seconds": -1}),
             (CompressionConfig, {"threshold": 1.5}),
-            (CompressionConfig, {"tail_ratio": 0.0}),
+            (CompressionConfig, {"target_ratio": 0.0}),
             (CompressionConfig, {"summary_min_tokens": 5000, "summary_max_tokens": 100}),
             (GuardrailsConfig, {"hard_stop_enabled": "yes"}),
             (DisplayConfig, {"busy_input_mode": "shout"}),

@@ -82,7 +82,7 @@ class TestAuthorize:
 
         ctx = make_ctx(jails, tmp_path, approver=never)
         start = trio.current_time()
-        outcome = await authorize_command("rm -r a", ctx, ApprovalBook(), ApprovalsConfig(timeout_seconds=300))
+        outcome = await authorize_command("rm -r a", ctx, ApprovalBook(), ApprovalsConfig(timeout=300))
         assert trio.current_time() - start == pytest.approx(300)
         assert not outcome.allowed and "no answer within 300 s" in outcome.denial_message()
 

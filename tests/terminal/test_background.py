@@ -6,11 +6,14 @@ from tests.jail.fixtures import Jails
 
 from pathlib import Path
 
+import attrs
 import pytest
 import trio
 
 from config.terminal import BackgroundConfig, TerminalConfig
-from tests.terminal.helpers import call, make_ctx, make_tools, note_pid, process, read_pid, wait_dead, wait_for_file
+from tests.terminal.helpers import (
+    FAST, call, make_ctx, make_tools, note_pid, process, read_pid, wait_dead, wait_for_file,
+)  # fmt: skip
 from tools.background import BackgroundSpec, ProcessLimitReached, ProcessStatus, ProcessTable, run_background_process
 
 
@@ -18,6 +21,12 @@ async def _wait_status(ctx, process_id: str, status: str, within: float = 5.0) -
     with trio.fail_after(within):
         while ctx.processes.get(process_id).status.value != status:
             await trio.sleep(0.02)
+
+
+async def _finished(ctx, process_id: str, within: float = 5.0) -> None:
+    """Until the process has ended, without the process tool (whose wait would consume its exit)."""
+    with trio.fail_after(within):
+        await ctx.processes.get(process_id).wait_finished()
 
 
 class TestStart:
@@ -55,7 +64,7 @@ class TestStart:
         started = await call(tools, ctx, command='echo "$PWD $MARK"', background=True)
         waited = await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=5)
         assert waited["status"] == "exited" and waited["exit_code"] == 0
-        assert waited["output_tail"].strip() == f"{tmp_path / 'd'} 42"
+        assert waited["output"].strip() == f"{tmp_path / 'd'} 42"
 
     async def test_unavailable_without_nursery(self, jails: Jails, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path)
@@ -71,8 +80,7 @@ class TestNotifications:
         started = await call(
             tools, ctx, command="seq 1 3000; exit 4", background=True, notify_on_complete=True
         )
-        await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=5)
-        await trio.sleep(0.05)
+        await _finished(ctx, started["session_id"])
         [note] = ctx.notifications
         assert (note.kind, note.exit_code, note.process_id) == ("completed", 4, started["session_id"])
         assert len(note.output) == 2000 and note.output.endswith("2999\n3000\n")
@@ -89,10 +97,9 @@ class TestNotifications:
         started = await call(
             tools, ctx, command="echo ERROR", background=True, notify_on_complete=True, watch_patterns=["ERROR"]
         )
-        assert "watch_patterns were ignored" in started["note"]
+        assert "notify_on_complete is set" in started["watch_patterns_ignored"]
         assert "watch_patterns" not in started
-        await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=5)
-        await trio.sleep(0.05)
+        await _finished(ctx, started["session_id"])
         assert [n.kind for n in ctx.notifications] == ["completed"]
 
     async def test_watch_rate_limited_then_promoted(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
@@ -102,8 +109,7 @@ class TestNotifications:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery, background=config)
         command = "for i in $(seq 1 100); do echo \"tick $i MATCH\"; echo other; sleep 0.02; done; exit 0"
         started = await call(tools, ctx, command=command, background=True, watch_patterns=["MATCH"])
-        await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=10)
-        await trio.sleep(0.05)
+        await _finished(ctx, started["session_id"], within=10)
         kinds = [n.kind for n in ctx.notifications]
         assert kinds == ["watch", "watch", "watch", "watch_disabled", "completed"]
         watches = [n for n in ctx.notifications if n.kind == "watch"]
@@ -111,6 +117,18 @@ class TestNotifications:
         assert all("other" not in n.output for n in watches)
         assert watches[1].suppressed > 0
         assert ctx.notifications[-1].exit_code == 0
+
+    async def test_watch_gives_up_after_its_lifetime_hits(
+        self, jails: Jails, tmp_path: Path, nursery: trio.Nursery
+    ) -> None:
+        """A pattern that keeps matching just past each window stops after watch_max_hits notifications."""
+        config = BackgroundConfig(watch_window_seconds=0.01, watch_max_hits=3)
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery, background=config)
+        command = "for i in 1 2 3 4 5 6; do echo \"hit $i\"; sleep 0.05; done"
+        started = await call(tools, ctx, command=command, background=True, watch_patterns=["hit"])
+        await _finished(ctx, started["session_id"])
+        assert [n.kind for n in ctx.notifications] == ["watch", "watch", "watch", "watch_disabled", "completed"]
+        assert [n.output for n in ctx.notifications[:3]] == ["hit 1", "hit 2", "hit 3"]
 
     async def test_last_line_without_newline_is_watched(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
@@ -168,15 +186,21 @@ class TestProcessActions:
         assert page["output"] == "11\n12\n13"
         assert page["showing"] == "lines 10-13 of 500"
 
-    async def test_wait_timeout_is_clamped(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
-        config = BackgroundConfig(max_wait_seconds=0.3)
-        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery, background=config)
-        tools.process_tool._background = config
-        started = await call(tools, ctx, command="sleep 30", background=True)
+    async def test_wait_is_clamped_to_the_terminal_timeout(
+        self, jails: Jails, tmp_path: Path, nursery: trio.Nursery
+    ) -> None:
+        """A wait asking for more than terminal.timeout blocks that long only, and says so."""
+        tools = make_tools(attrs.evolve(FAST, timeout=0.3))
+        ctx = make_ctx(jails, tmp_path, nursery=nursery)
+        started = await call(tools, ctx, command="echo begun; sleep 30", background=True)
         with trio.fail_after(3):
             waited = await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=100)
-        assert waited["status"] == "timeout"
-        assert "clamped from 100s" in waited["note"]
+            unasked = await process(tools, ctx, action="wait", session_id=started["session_id"])
+        assert (waited["status"], unasked["status"]) == ("timeout", "timeout")
+        assert "100s" in waited["timeout_note"] and "0.3s" in waited["timeout_note"]
+        assert "terminal.timeout" in waited["timeout_note"]
+        assert unasked["timeout_note"] == "Waited 0.3s; the process is still running."
+        assert waited["output"] == "begun\n"
 
     async def test_wait_interrupted_emits_partial(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
@@ -215,9 +239,9 @@ class TestProcessActions:
         process_id = started["session_id"]
         assert (await process(tools, ctx, action="write", session_id=process_id, data="par"))["bytes_written"] == 3
         assert (await process(tools, ctx, action="submit", session_id=process_id, data="tial"))["status"] == "ok"
-        assert (await process(tools, ctx, action="close", session_id=process_id))["status"] == "stdin_closed"
+        assert (await process(tools, ctx, action="close", session_id=process_id))["status"] == "ok"
         waited = await process(tools, ctx, action="wait", session_id=process_id, timeout=5)
-        assert waited["output_tail"] == "got:partial\neof\n"
+        assert waited["output"] == "got:partial\neof\n"
         late = await process(tools, ctx, action="submit", session_id=process_id, data="x")
         assert "not accepting input" in late["error"]
 

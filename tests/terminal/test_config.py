@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from config.loader import load_config
 from config.terminal import ApprovalsConfig, BackgroundConfig, TerminalConfig, WebConfig
 
 
@@ -12,12 +15,12 @@ class TestDefaults:
 
     def test_values(self) -> None:
         terminal = TerminalConfig()
-        assert (terminal.default_timeout, terminal.max_foreground_timeout) == (180.0, 600.0)
+        assert (terminal.timeout, terminal.max_foreground_timeout) == (180.0, 600.0)
         background = terminal.background
         assert (background.max_tracked, background.buffer_chars, background.finished_ttl_seconds) == (64, 200_000, 1800.0)
         assert (background.watch_window_seconds, background.watch_max_lines, background.watch_max_chars) == (15.0, 20, 2000)
         assert (background.breaker_max_events, background.breaker_window_seconds, background.breaker_silence_seconds) == (15, 10.0, 30.0)
-        assert ApprovalsConfig().timeout_seconds == 300.0
+        assert ApprovalsConfig().timeout == 300.0
         assert WebConfig().backend == "auto"
 
 
@@ -27,8 +30,7 @@ class TestValidation:
     @pytest.mark.parametrize(
         ("factory", "kwargs", "field"),
         [
-            (TerminalConfig, {"default_timeout": 0}, "default_timeout"),
-            (TerminalConfig, {"default_timeout": 700}, "max_foreground_timeout"),
+            (TerminalConfig, {"timeout": 0}, "timeout"),
             (TerminalConfig, {"kill_grace_seconds": -1}, "kill_grace_seconds"),
             (TerminalConfig, {"max_output_bytes": 10}, "max_output_bytes"),
             (TerminalConfig, {"env_passthrough": ("OK", 3)}, "env_passthrough"),
@@ -41,3 +43,26 @@ class TestValidation:
         with pytest.raises((ValueError, TypeError)) as info:
             factory(**kwargs)
         assert field in str(info.value)
+
+
+class TestHermesNames:
+    """Hermes's ``terminal.timeout`` is read from config.yaml; the old name still works, with a warning."""
+
+    def test_new_name(self, tmp_path: Path) -> None:
+        (tmp_path / "config.yaml").write_text("terminal:\n  timeout: 45\n  env_passthrough: [MY_KEY]\n")
+        terminal = load_config(tmp_path).terminal
+        assert (terminal.timeout, terminal.env_passthrough) == (45.0, ("MY_KEY",))
+
+    def test_default_above_the_foreground_cap_loads(self, tmp_path: Path) -> None:
+        """As in Hermes, max_foreground_timeout bounds what the model asks for, not the configured default."""
+        (tmp_path / "config.yaml").write_text("terminal:\n  timeout: 900\n")
+        assert load_config(tmp_path).terminal.timeout == 900.0
+
+    def test_deprecated_name_moves_with_a_warning(self, tmp_path: Path) -> None:
+        (tmp_path / "config.yaml").write_text("terminal:\n  default_timeout: 40\n")
+        warnings: list[str] = []
+        config = load_config(tmp_path, warnings=warnings, log_warnings=False)
+        assert config.terminal.timeout == 40.0
+        assert warnings == [
+            "deprecated key terminal.default_timeout: use terminal.timeout (read as terminal.timeout this time)"
+        ]

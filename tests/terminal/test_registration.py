@@ -26,7 +26,7 @@ class TestRegistration:
         assert not registry.get("terminal").parallel_safe
         params = definitions[1]["function"]["parameters"]
         assert params["required"] == ["command"]
-        assert set(params["properties"]) == {"command", "timeout", "workdir", "background", "notify_on_complete", "watch_patterns"}
+        assert set(params["properties"]) == {"command", "timeout", "workdir", "background", "pty", "notify_on_complete", "watch_patterns"}
 
     async def test_dispatch_runs_and_validates(self, jails: Jails, tmp_path: Path) -> None:
         registry = ToolRegistry()

@@ -3,12 +3,13 @@
 ``terminal(background=True)`` builds a ``BackgroundSpec``; the session creates a record in
 its ``ProcessTable`` and runs ``run_background_process`` in a nursery that outlives the
 turn (the actor ``process:proc_<12 hex>``). The ``process`` tool reads and steers records
-through the table.
+through the table. ``pty_argv`` runs a command on a pseudo-terminal (foreground or background).
 """
 
 from __future__ import annotations
 
 from tools.background._buffer import LogSlice, RollingBuffer
+from tools.background._pty import PTY_NEEDS_PIPE_NOTE, pty_argv, pty_breaks_command
 from tools.background._runner import Notify, run_background_process, start_background_process
 from tools.background._table import (
     BackgroundSpec,
@@ -33,6 +34,7 @@ __all__ = [
     "BackgroundSpec",
     "LogSlice",
     "Notify",
+    "PTY_NEEDS_PIPE_NOTE",
     "ProcessInfo",
     "ProcessLimitReached",
     "ProcessNotFound",
@@ -47,6 +49,8 @@ __all__ = [
     "WatchMatch",
     "WatchMatcher",
     "new_process_id",
+    "pty_argv",
+    "pty_breaks_command",
     "run_background_process",
     "start_background_process",
 ]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 import trio
 
 from tools.ansi import clean_terminal_output, redact_output
+from tools.background._pty import pty_argv
 from tools.background._table import (
     BackgroundSpec,
     ProcessInfo,
@@ -57,9 +58,10 @@ async def run_background_process(
     try:
         if spec.jail is None:
             raise CapabilityUnavailable("no jail was given to start it through")
-        process = await spec.jail.spawn(
-            [spec.shell, "-c", spec.command], cwd=spec.cwd, env=spec.env, stdin=True, merge_stderr=True
-        )
+        argv = [spec.shell, "-c", spec.command]
+        if spec.pty:
+            argv = pty_argv(argv, spec.kill_grace_seconds)
+        process = await spec.jail.spawn(argv, cwd=spec.cwd, env=spec.env, stdin=True, merge_stderr=True)
     except (OSError, ToolError, LauncherClosed) as exc:
         record.status = ProcessStatus.FAILED
         record.error = f"Could not start the command: {exc}"
@@ -92,6 +94,14 @@ async def run_background_process(
         record.finished.set()
         log.info("background process %s %s (exit code %s)", spec.process_id, record.status.value, record.exit_code)
     if record.status is ProcessStatus.EXITED and record.notify_on_complete:
+        if record.exit_waiters:
+            # A process(wait) blocked on this exit wakes with the event above: two checkpoints let it
+            # run (tasks woken together run in any order) and mark the exit seen.
+            await trio.lowlevel.checkpoint()
+            await trio.lowlevel.checkpoint()
+        if record.exit_seen:
+            log.info("background process %s: exit already seen through the process tool; not notified", spec.process_id)
+            return
         notify(
             ProcessNotification(
                 kind="completed",
@@ -192,9 +202,9 @@ class _OutputReader:
                         truncated=match.truncated,
                     )
                 )
-        elif record.watch.disabled:
+        if record.watch.disabled:
             record.notify_on_complete = True
-            log.info("watch on %s disabled after repeated suppressed windows", record.process_id)
+            log.info("watch on %s disabled: too many matches, or matches too often", record.process_id)
             self._notify(
                 ProcessNotification(
                     kind="watch_disabled", process_id=record.process_id, command=record.spec.command, output=""

@@ -53,7 +53,8 @@ class BackgroundSpec:
     """Everything needed to start one background process.
 
     ``kill_grace_seconds`` is the SIGTERM → SIGKILL delay used when it is stopped; ``jail`` is the
-    session's, through which the process starts (None: it cannot start).
+    session's, through which the process starts (None: it cannot start). ``pty`` runs it on a
+    pseudo-terminal (see ``tools.background._pty``).
     """
 
     command: str = attrs.field(validator=attrs.validators.min_len(1))
@@ -63,6 +64,7 @@ class BackgroundSpec:
     watch_patterns: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     shell: str = "bash"
     kill_grace_seconds: float = 2.0
+    pty: bool = False
     process_id: str = attrs.field(factory=new_process_id)
     jail: SessionJail | None = attrs.field(default=None, eq=False, repr=False)
 
@@ -162,6 +164,11 @@ class ProcessRecord:
         self.finished_at: float | None = None
         self.last_used = now
         self.finished = trio.Event()
+        # Set when a process(wait) has returned this process's exit to the model (Hermes's
+        # "completion consumed"): the exit notification would only repeat it. ``exit_waiters``
+        # counts the process(wait) calls blocked on the exit right now.
+        self.exit_seen = False
+        self.exit_waiters = 0
         self.cancel_scope = trio.CancelScope()
         self.stdin: trio.abc.SendStream | None = None
         self._stdin_lock = trio.Lock()

@@ -6,7 +6,8 @@ A watched process that matches on every line must not flood the agent with wake-
   are capped (20 lines / 2,000 characters);
 - matches arriving inside a window are suppressed (and counted in the next notification);
   after 3 consecutive windows that suppressed something, the watch is disabled and the
-  process falls back to a single notification when it exits;
+  process falls back to a single notification when it exits; so it is after 8 notifications
+  over the process's life (Hermes's cap: a pattern recurring just above the window never strikes);
 - over all processes of a session, a breaker: more than 15 notifications within 10 s opens
   it and everything is dropped for 30 s.
 
@@ -78,6 +79,7 @@ class WatchMatcher:
         self._max_lines = config.watch_max_lines
         self._max_chars = config.watch_max_chars
         self._max_suppressed_windows = config.watch_max_suppressed_windows
+        self._hits_left = config.watch_max_hits
         self._window_started: float | None = None
         self._window_suppressed = False
         self._consecutive_suppressed_windows = 0
@@ -95,7 +97,7 @@ class WatchMatcher:
         """Decide what to do with freshly matched lines at ``now``.
 
         Returns the notification payload to send, or None when the lines were suppressed
-        (check ``disabled`` afterwards: the watch may just have given up).
+        (check ``disabled`` afterwards: the watch may just have given up, after this payload too).
         """
         if self.disabled or not matched:
             return None
@@ -112,6 +114,8 @@ class WatchMatcher:
         self._window_started = now
         self._window_suppressed = False
         suppressed, self._suppressed = self._suppressed, 0
+        self._hits_left -= 1
+        self.disabled = self._hits_left <= 0
         return self._cap(matched, suppressed)
 
     def _cap(self, matched: list[str], suppressed: int) -> WatchMatch:

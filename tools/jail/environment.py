@@ -1,25 +1,37 @@
 """The environment of every process a tool starts, built explicitly and never inherited whole.
 
-One secret-name rule serves the terminal and execute_code: a variable is dropped when its name is on
-the named blocklist, or contains a secret marker (``KEY``, ``TOKEN``, ``PASSWORD`` ...), unless it is a
-known non-secret whose name only contains a marker by accident (``SSH_AUTH_SOCK``,
-``GIT_AUTHOR_NAME``, ``TOKENIZERS_PARALLELISM``). ``terminal.env_passthrough`` names pass whatever
-they look like. Nothing of the daemon's own (``HERMES_ACTORS_*``) ever passes, passed through or not.
+The secret-name rule (:func:`is_secret_name`): a variable is dropped when its name is a known secret
+without a marker (``DATABASE_URL``), or contains a secret marker (``KEY``, ``TOKEN``, ``PASSWORD`` ...),
+unless it is a known non-secret whose name only contains a marker by accident (``SSH_AUTH_SOCK``,
+``XAUTHORITY``, ``GIT_AUTHOR_NAME``).
+
+- The terminal's shell (foreground and background) starts from the user's whole environment less
+  :func:`is_terminal_secret` names: Hermes Agent's named blocklist of provider, tool and gateway
+  variables (:data:`HERMES_BLOCKLIST`), then the secret-name rule for every name the list does not cover.
+- execute_code's child gets the seeds' allow-list only (seed 000: safe system variables, none whose
+  name holds a marker): :func:`allowed_environment`.
+
+``terminal.env_passthrough`` names pass whatever they look like. Nothing of the daemon's own
+(``HERMES_ACTORS_*``) ever passes, passed through or not.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from tools.jail._env_names import HERMES_BLOCKLIST, KNOWN_NOT_SECRET
+
 __all__ = [
     "DAEMON_PREFIX",
     "EXECUTE_CODE_NAMES",
+    "HERMES_BLOCKLIST",
     "KNOWN_NOT_SECRET",
     "SECRET_MARKERS",
     "SECRET_NAMES",
     "SHELL_MANAGED",
     "allowed_environment",
     "is_secret_name",
+    "is_terminal_secret",
     "terminal_environment",
 ]
 
@@ -33,12 +45,6 @@ SECRET_MARKERS: tuple[str, ...] = (
 SECRET_NAMES: frozenset[str] = frozenset(
     {"DATABASE_URL", "REDIS_URL", "MONGODB_URI", "MONGO_URL", "AMQP_URL", "CELERY_BROKER_URL",
      "MYSQL_PWD", "PGPASSFILE", "NETRC", "VAULT_ADDR", "KUBECONFIG", "DOCKER_CONFIG"}
-)  # fmt: skip
-
-# Names that contain a marker but hold no secret; dropping them would break ordinary tools.
-KNOWN_NOT_SECRET: frozenset[str] = frozenset(
-    {"SSH_AUTH_SOCK", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "TOKENIZERS_PARALLELISM",
-     "KEYTIMEOUT", "XKB_DEFAULT_LAYOUT"}
 )  # fmt: skip
 
 DAEMON_PREFIX = "HERMES_ACTORS_"
@@ -66,6 +72,11 @@ def is_secret_name(name: str) -> bool:
     return any(marker in upper for marker in SECRET_MARKERS)
 
 
+def is_terminal_secret(name: str) -> bool:
+    """True when the terminal's shell must not get a variable of this name: Hermes's blocklist, then the rule."""
+    return name.upper() in HERMES_BLOCKLIST or is_secret_name(name)
+
+
 def _with_passthrough(env: dict[str, str], environ: Mapping[str, str], passthrough: Iterable[str]) -> dict[str, str]:
     for name in passthrough:
         if name in environ and not name.upper().startswith(DAEMON_PREFIX):
@@ -83,7 +94,7 @@ def terminal_environment(environ: Mapping[str, str], passthrough: Iterable[str] 
     env = {
         name: value
         for name, value in environ.items()
-        if name not in SHELL_MANAGED and not name.startswith("BASH_FUNC_") and not is_secret_name(name)
+        if name not in SHELL_MANAGED and not name.startswith("BASH_FUNC_") and not is_terminal_secret(name)
     }
     return _with_passthrough(env, environ, passthrough)
 

@@ -15,6 +15,7 @@ import trio
 
 from config.terminal import TerminalConfig
 from tools.ansi import clean_terminal_output, redact_output
+from tools.background import pty_argv
 from tools.errors import ToolError
 from tools.jail import HeadTailBuffer, JailPolicy, LauncherClosed, SessionJail
 from tools.jail.policy import JAIL_TMP
@@ -74,7 +75,8 @@ class ForegroundResult:
 class ForegroundRun:
     """One foreground command: start it with ``run()``; read ``partial_result()`` if it is stopped.
 
-    The command runs through the session's jail (``jail.spawn``). ``run()`` stops the command and
+    The command runs through the session's jail (``jail.spawn``), on a pseudo-terminal when ``pty``
+    is set (for programs that behave differently without one). ``run()`` stops the command and
     everything it started when it is cancelled (SIGTERM, then SIGKILL after the configured grace)
     before letting the cancellation propagate, so the caller can then build the model's answer
     from what was printed::
@@ -97,8 +99,10 @@ class ForegroundRun:
         config: TerminalConfig,
         jail: SessionJail,
         on_output: Callable[[str], None] | None = None,
+        pty: bool = False,
     ) -> None:
         self.command = command
+        self.pty = pty
         self.cwd = cwd
         self.env = env
         self._config = config
@@ -156,10 +160,11 @@ class ForegroundRun:
         )
 
     async def _run(self, state_path: str) -> ForegroundResult:
+        argv = shell_argv(self._config.shell, self.command, state_path)
+        if self.pty:
+            argv = pty_argv(argv, self._config.kill_grace_seconds)
         try:
-            process = await self._jail.spawn(
-                shell_argv(self._config.shell, self.command, state_path), cwd=self.cwd, env=self.env, merge_stderr=True
-            )
+            process = await self._jail.spawn(argv, cwd=self.cwd, env=self.env, merge_stderr=True)
         except FileNotFoundError as exc:
             missing = self.cwd if exc.filename == self.cwd or not os.path.isdir(self.cwd) else self._config.shell
             return ForegroundResult(output="", exit_code=127, error=f"Cannot run the command: {missing} does not exist ({exc.strerror}).")

@@ -1,4 +1,4 @@
-"""The ``terminal`` tool: schema, handler and registration (with ``process``)."""
+"""The ``terminal`` tool: its handler and the registration of ``terminal`` and ``process``."""
 
 from __future__ import annotations
 
@@ -14,65 +14,22 @@ from config.terminal import ApprovalsConfig, TerminalConfig
 from tools.approval import ApprovalBook, authorize_command
 from tools.approval_allowlist import PermanentAllows
 from tools.approval_patterns import root_devices
-from tools.background import BackgroundSpec, ProcessLimitReached
+from tools.background import PTY_NEEDS_PIPE_NOTE, BackgroundSpec, ProcessLimitReached, pty_breaks_command
 from tools.errors import CapabilityUnavailable, ToolError
 from tools.process_tool import PROCESS_SCHEMA, ProcessTool
 from tools.results import ToolResult
+from tools.terminal._exit_codes import exit_code_meaning
 from tools.terminal._foreground import ForegroundResult, ForegroundRun
+from tools.terminal._schema import BACKGROUND_SILENT_HINT, TERMINAL_SCHEMA
 from tools.terminal._shell import build_shell_env
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
     from tools.registry import ToolRegistry
 
-__all__ = ["TERMINAL_SCHEMA", "TerminalTools", "register_terminal_tools"]
+__all__ = ["TerminalTools", "register_terminal_tools"]
 
 log = logging.getLogger(__name__)
-
-TERMINAL_SCHEMA: dict[str, Any] = {
-    "name": "terminal",
-    "description": (
-        "Run a shell command (bash) on the user's machine and return its output and exit code. "
-        "The working directory and exported variables persist between calls (cd and export work). "
-        "Output is cleaned of colour codes and long output keeps its beginning and end. "
-        "Foreground commands may run up to 600 seconds; for servers, watchers and long jobs use "
-        "background=true, then the process tool (poll, log, wait, kill, write). "
-        "Dangerous commands (recursive deletes, formatting disks, stopping services, sh -c ...) need "
-        "approval first; a few (rm -rf /, fork bombs, wiping a disk) are never run."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "description": "The shell command to run."},
-            "timeout": {
-                "type": "integer",
-                "description": "Seconds before a foreground command is stopped (default 180, at most 600).",
-                "minimum": 1,
-            },
-            "workdir": {
-                "type": "string",
-                "description": "Directory to run this one command in (relative paths start at the current directory).",
-            },
-            "background": {
-                "type": "boolean",
-                "description": "Start the command in the background and return its session_id at once.",
-            },
-            "notify_on_complete": {
-                "type": "boolean",
-                "description": "Background only: tell me when the process exits, with its exit code and last output.",
-            },
-            "watch_patterns": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": (
-                    "Background only: notify me when an output line contains one of these strings "
-                    "(rate limited; ignored when notify_on_complete is set)."
-                ),
-            },
-        },
-        "required": ["command"],
-    },
-}
 
 
 def _nearest_directory(path: str, host_path: Callable[[str], str]) -> str:
@@ -101,6 +58,11 @@ class TerminalTools:
     async def terminal(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Handler of ``terminal``: approve if dangerous, then run in the foreground or background.
 
+        ``pty`` runs the command on a pseudo-terminal. A foreground result explains a conventional
+        nonzero status in ``exit_code_meaning`` and is ``unsuccessful`` for any nonzero status (the
+        guardrails count it); a background start without ``notify_on_complete`` or ``watch_patterns``
+        carries Hermes's ``hint`` that nothing will report its exit.
+
         While a foreground command runs, its newest output goes to ``ctx.emit`` (at most once per
         ``progress_interval_seconds``). When the call is cancelled (interrupt, budget), the
         command and all it started are stopped and one last progress line is emitted: the output so
@@ -115,14 +77,16 @@ class TerminalTools:
         if not isinstance(command, str) or not command.strip():
             raise ToolError("terminal needs a non-empty 'command' string.")
         background = bool(args.get("background", False))
-        timeout = args.get("timeout", self.config.default_timeout)
+        asked = args.get("timeout")
+        timeout = self.config.timeout if asked is None else asked
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise ToolError("'timeout' must be a positive number of seconds.")
-        if not background and timeout > self.config.max_foreground_timeout:
+        # As Hermes: the cap is on what the model asks for; the configured default may exceed it.
+        if not background and asked is not None and timeout > self.config.max_foreground_timeout:
             raise ToolError(
                 f"Foreground timeout {timeout:g}s exceeds the maximum of {self.config.max_foreground_timeout:g}s. "
-                "Run long commands with background=true and check on them with the process tool "
-                "(action='poll', 'log' or 'wait')."
+                "Run long commands with background=true and notify_on_complete=true (you are told when "
+                "they exit), or check on them with the process tool (action='poll', 'log' or 'wait')."
             )
         cwd = ctx.shell.cwd
         notes: list[str] = []
@@ -147,26 +111,35 @@ class TerminalTools:
         if not outcome.allowed:
             log.info("terminal command denied (by %s) in session %s", outcome.decided_by, ctx.session_id)
             raise ToolError(outcome.denial_message(), output="", exit_code=-1, status="denied")
+        pty = bool(args.get("pty", False))
+        extra: dict[str, Any] = {}
+        if pty and pty_breaks_command(command):
+            pty = False
+            extra["pty_note"] = PTY_NEEDS_PIPE_NOTE
         if background:
-            return await self._start_background(command, cwd, args, ctx, notes)
-        result = await self._run_foreground(command, cwd, float(timeout), keep_cwd=not workdir, ctx=ctx)
-        payload = result.to_dict()
+            return await self._start_background(command, cwd, args, ctx, notes, pty=pty, extra=extra)
+        result = await self._run_foreground(command, cwd, float(timeout), keep_cwd=not workdir, pty=pty, ctx=ctx)
+        payload = result.to_dict() | extra
         if notes:
             payload["note"] = " ".join([*notes, *([result.note] if result.note else [])])
         if result.error is not None:
             # The command never ran: a failure, with the shell's fields after the message.
             raise ToolError(payload.pop("error"), **payload)
-        return ToolResult(payload)
+        meaning = exit_code_meaning(command, result.exit_code)
+        if meaning is not None:
+            payload["exit_code_meaning"] = meaning
+        # The text stays Hermes's; the guardrails count a nonzero status as a failed call, as Hermes does.
+        return ToolResult(payload, unsuccessful=result.exit_code != 0)
 
     async def process(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Handler of ``process``: see ``tools.process_tool``."""
         return await self.process_tool.handle(args, ctx)
 
     async def _run_foreground(
-        self, command: str, cwd: str, timeout: float, *, keep_cwd: bool, ctx: ToolContext
+        self, command: str, cwd: str, timeout: float, *, keep_cwd: bool, pty: bool, ctx: ToolContext
     ) -> ForegroundResult:
         run = ForegroundRun(
-            command, cwd=cwd, env=dict(ctx.shell.env), config=self.config, jail=ctx.jail, on_output=ctx.emit
+            command, cwd=cwd, env=dict(ctx.shell.env), config=self.config, jail=ctx.jail, on_output=ctx.emit, pty=pty
         )
         finished = False
         try:
@@ -187,14 +160,18 @@ class TerminalTools:
         return result
 
     async def _start_background(
-        self, command: str, cwd: str, args: dict[str, Any], ctx: ToolContext, notes: list[str]
+        self, command: str, cwd: str, args: dict[str, Any], ctx: ToolContext, notes: list[str], *,
+        pty: bool, extra: dict[str, Any],
     ) -> ToolResult:
         notify = bool(args.get("notify_on_complete", False))
         patterns = args.get("watch_patterns") or []
         if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
             raise ToolError("'watch_patterns' must be a list of non-empty strings.")
         if notify and patterns:
-            notes.append("watch_patterns were ignored because notify_on_complete is set; you will be told when it exits.")
+            extra["watch_patterns_ignored"] = (
+                "watch_patterns were dropped because notify_on_complete is set: together they would notify "
+                "twice. You will be told once, when it exits."
+            )
             patterns = []
         spec = BackgroundSpec(
             command=command,
@@ -204,6 +181,7 @@ class TerminalTools:
             watch_patterns=tuple(patterns),
             shell=self.config.shell,
             kill_grace_seconds=self.config.kill_grace_seconds,
+            pty=pty,
             jail=ctx.jail,
         )
         try:
@@ -212,9 +190,13 @@ class TerminalTools:
             raise ToolError(str(exc)) from None
         except CapabilityUnavailable:
             raise ToolError("Background processes are not available here; run the command in the foreground.") from None
-        result = info.to_dict()
         if info.error:
             raise ToolError(info.error, session_id=info.process_id)
+        # Hermes's fields of a background start first, then what the process table knows of it.
+        result: dict[str, Any] = {"output": "Background process started", "exit_code": 0, "error": None}
+        result |= info.to_dict() | extra
+        if not notify and not patterns:
+            result["hint"] = BACKGROUND_SILENT_HINT
         notes.append(
             f"Started in the background. Use process(action='poll' or 'log', session_id='{info.process_id}') "
             "to check on it, 'wait' to block until it exits, 'kill' to stop it."

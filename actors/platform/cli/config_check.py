@@ -18,14 +18,29 @@ from typing import TextIO
 
 from actors.platform.errors import EXIT_NOT_FOUND
 from actors.platform.paths import home_from_env
+from config.hermes import HERMES_NOTE
 from config.loader import Config, ConfigError, config_warnings, load_config, load_env_file
 
 __all__ = ["checked_config", "missing_key_message", "run_config_check", "warn_config"]
 
 
+_HERMES_NOTE_START = HERMES_NOTE.split("{", 1)[0]
+
+
 def _print_warnings(home: Path, warnings: list[str], out: TextIO) -> None:
+    """Each warning on ``out``; the notes on Hermes settings this project lacks as one line counting them.
+
+    A Hermes user's file holds dozens of those: listing them on every ``chat`` would bury a real typo.
+    ``config check`` lists them all.
+    """
+    path = home / "config.yaml"
+    hermes = [w for w in warnings if w.startswith(_HERMES_NOTE_START)]
     for warning in warnings:
-        print(f"hermes-actors: warning: {home / 'config.yaml'}: {warning}", file=out)
+        if warning not in hermes:
+            print(f"hermes-actors: warning: {path}: {warning}", file=out)
+    if hermes:
+        count = f"{len(hermes)} Hermes Agent setting{'s' if len(hermes) > 1 else ''}"
+        print(f"hermes-actors: note: {path}: {count} not used here (`hermes-actors config check` lists them)", file=out)
 
 
 def checked_config(home: Path, stream: TextIO | None = None) -> Config:
@@ -41,7 +56,8 @@ def checked_config(home: Path, stream: TextIO | None = None) -> Config:
 
 
 def warn_config(home: Path, stream: TextIO | None = None) -> bool:
-    """Print ``home``'s unknown keys, and a file that does not parse, as warnings; True when there was none.
+    """Print ``home``'s unknown keys, and a file that does not parse, as warnings; True when there was none
+    (notes on Hermes settings this project lacks are not warnings).
 
     For a client whose daemon already runs (on the file as it was): values are not
     checked, so this stays cheap on ``chat``'s path to its prompt (``config check`` does).
@@ -53,7 +69,7 @@ def warn_config(home: Path, stream: TextIO | None = None) -> bool:
         print(f"hermes-actors: warning: a daemon started now would refuse the configuration:\n{exc}", file=out)
         return False
     _print_warnings(home, warnings, out)
-    return not warnings
+    return not [w for w in warnings if not w.startswith(_HERMES_NOTE_START)]
 
 
 def missing_key_message(config: Config, home: Path) -> str | None:

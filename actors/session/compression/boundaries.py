@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+# The seed's hard minimum of messages in the tail (``compression.protect_last_n``).
 MIN_TAIL_MESSAGES = 3
 SOFT_CEILING = 1.5
 
@@ -56,13 +57,18 @@ def _group_end(messages: Sequence[Mapping[str, Any]], index: int) -> int:
     return index
 
 
-def tail_start(messages: Sequence[Mapping[str, Any]], head: int, budget: int, tokens: MessageTokens) -> int:
-    """Index where the protected tail starts (``len(messages)`` when nothing could be kept)."""
+def tail_start(
+    messages: Sequence[Mapping[str, Any]], head: int, budget: int, tokens: MessageTokens, min_tail: int = MIN_TAIL_MESSAGES
+) -> int:
+    """Index where the protected tail starts (``len(messages)`` when nothing could be kept).
+
+    The tail holds at least ``min_tail`` messages (when the head leaves that many), whatever they cost.
+    """
     sizes = [tokens(m) for m in messages]
     cut = len(messages)
     total = 0
     for index in range(len(messages) - 1, head - 1, -1):
-        if len(messages) - cut >= MIN_TAIL_MESSAGES and total + sizes[index] > budget:
+        if len(messages) - cut >= min_tail and total + sizes[index] > budget:
             break
         total += sizes[index]
         cut = index
@@ -71,7 +77,7 @@ def tail_start(messages: Sequence[Mapping[str, Any]], head: int, budget: int, to
         start = _group_start(messages, cut)
         after_group = _group_end(messages, cut)
         with_group = total + sum(sizes[start:cut])
-        if with_group <= budget * SOFT_CEILING or len(messages) - after_group < MIN_TAIL_MESSAGES:
+        if with_group <= budget * SOFT_CEILING or len(messages) - after_group < min_tail:
             cut = start
         else:
             cut = after_group
@@ -82,8 +88,13 @@ def tail_start(messages: Sequence[Mapping[str, Any]], head: int, budget: int, to
 
 
 def find_boundaries(
-    messages: Sequence[Mapping[str, Any]], *, protect_first_n: int, tail_budget: int, tokens: MessageTokens
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    protect_first_n: int,
+    tail_budget: int,
+    tokens: MessageTokens,
+    min_tail: int = MIN_TAIL_MESSAGES,
 ) -> Boundaries:
     """Both boundaries of one compression pass."""
     head = head_end(messages, protect_first_n)
-    return Boundaries(head_end=head, tail_start=tail_start(messages, head, tail_budget, tokens))
+    return Boundaries(head_end=head, tail_start=tail_start(messages, head, tail_budget, tokens, min_tail))

@@ -101,7 +101,7 @@ class ContextCompressor:
             raise ValueError(f"context_length must be positive, got {context_length}")
         self.context_length = context_length
         self.threshold_tokens = max(int(context_length * self._config.threshold), self._config.minimum_threshold_tokens)
-        self.tail_budget = int(self.threshold_tokens * self._config.tail_ratio)
+        self.tail_budget = int(self.threshold_tokens * self._config.target_ratio)
         self.max_summary_tokens = max(
             min(int(context_length * SUMMARY_CONTEXT_SHARE), self._config.summary_max_tokens), 1
         )
@@ -137,6 +137,7 @@ class ContextCompressor:
             messages,
             protect_first_n=self._config.protect_first_n,
             tail_budget=self.tail_budget,
+            min_tail=self._config.protect_last_n,
             tokens=lambda m: self._estimate([m]),
         )
         pruned, stats = prune_old_tool_results(messages, bounds.tail_start, start=bounds.head_end)
