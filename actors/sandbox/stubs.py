@@ -58,8 +58,12 @@ TOOL_STUBS: Mapping[str, ToolStub] = MappingProxyType({
         ToolStub("write_file", (_p("path"), _p("content")), "Write a file atomically, creating parent directories."),
         ToolStub(
             "search_files",
-            (_p("pattern"), _p("target", "'content'"), _p("path", "'.'"), _p("file_glob", "None"), _p("limit", "50")),
-            "Search file contents (target='content') or names (target='files'); returns a dict with 'matches'.",
+            (
+                _p("pattern"), _p("target", "'content'"), _p("path", "'.'"), _p("file_glob", "None"), _p("limit", "50"),
+                _p("offset", "0"), _p("output_mode", "'content'"), _p("context", "0"),
+            ),
+            "Search file contents (target='content') or names (target='files'); returns a dict with 'matches', "
+            "'files' or 'counts' (output_mode).",
         ),
         ToolStub(
             "patch",

@@ -137,7 +137,8 @@ class SessionActor(Actor[SessionMessage]):
         self.runtime = runtime = await self._open_runtime()
         hub.resume_from(state.event_seq)
         self.model = model = SessionModel(deps, state.options)
-        self.compaction = SessionCompaction(deps, self.session_id, model, state, hub)
+        file_reads = FileReadLedger()
+        self.compaction = SessionCompaction(deps, self.session_id, model, state, hub, file_reads)
         delegate = spec.delegate
         approvals = deps.config.approvals
         self.approval_policy = ApprovalPolicy(
@@ -149,7 +150,7 @@ class SessionActor(Actor[SessionMessage]):
             home=deps.home,
             shell=state.shell,
             todo=state.todo,
-            file_reads=FileReadLedger(),
+            file_reads=file_reads,
             processes=self.processes,
             # session_search sees only its realm: API sessions and CLI sessions never see each other.
             store=await RealmScopedReader.for_session(deps.store, self.session_id),

@@ -21,6 +21,7 @@ from actors.session.state import SessionState
 from actors.session.turn_parts import Compress
 from messages.events import StatusUpdate
 from providers.metadata import rough_tokens
+from tools.files.ledger import FileReadLedger
 
 __all__ = ["SessionCompaction"]
 
@@ -33,12 +34,18 @@ class SessionCompaction:
         model: the session's provider side (the window in use, the summariser).
         state: the session's state (its history is replaced by a compaction).
         hub: where compression status lines go.
+        file_reads: the session's file-read ledger: a compression forgets its read counts (as
+            Hermes does), since the reads' content was summarised away and is needed in full again.
     """
 
-    __slots__ = ("_compressor", "_deps", "_hub", "_model", "_session_id", "_sized_for", "_state")
+    __slots__ = ("_compressor", "_deps", "_file_reads", "_hub", "_model", "_session_id", "_sized_for", "_state")
 
-    def __init__(self, deps: SessionDeps, session_id: str, model: SessionModel, state: SessionState, hub: EventHub) -> None:
+    def __init__(
+        self, deps: SessionDeps, session_id: str, model: SessionModel, state: SessionState, hub: EventHub,
+        file_reads: FileReadLedger | None = None,
+    ) -> None:
         self._deps = deps
+        self._file_reads = file_reads
         self._session_id = session_id
         self._model = model
         self._state = state
@@ -103,5 +110,7 @@ class SessionCompaction:
         state.history = list(result.messages)
         state.persisted = len(state.history)
         state.compression = {"summary": result.summary, "count": compressor.statistics().compressions}
+        if self._file_reads is not None:
+            self._file_reads.forget_reads()
         hub.publish(StatusUpdate, kind="compressing", text=f"compressed {result.tokens_before} → {result.tokens_after} tokens")
         return list(result.messages)

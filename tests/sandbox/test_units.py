@@ -34,7 +34,9 @@ class TestStubGeneration:
         assert sigs["web_extract"] == "urls"
         assert sigs["read_file"] == "path, offset=1, limit=500"
         assert sigs["write_file"] == "path, content"
-        assert sigs["search_files"] == "pattern, target='content', path='.', file_glob=None, limit=50"
+        assert sigs["search_files"] == (
+            "pattern, target='content', path='.', file_glob=None, limit=50, offset=0, output_mode='content', context=0"
+        )
         assert sigs["patch"] == "path, old_string, new_string, replace_all=False"
         assert sigs["terminal"] == "command, timeout=None, workdir=None, **extra"
         assert sigs["retry"] == "fn, max_attempts=3, delay=2"

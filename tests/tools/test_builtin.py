@@ -51,9 +51,9 @@ class TestEndToEnd:
         patched = json.loads((await dispatch(registry, "patch", {"path": "pkg/mod.py", "old_string": "1", "new_string": "2"}, ctx)).text)
         assert "+VALUE = 2" in patched["diff"]
         read = json.loads((await dispatch(registry, "read_file", {"path": "pkg/mod.py"}, ctx)).text)
-        assert "     1|VALUE = 2" == read["content"]
+        assert "1|VALUE = 2" == read["content"]
         found = json.loads((await dispatch(registry, "search_files", {"pattern": "VALUE", "path": "pkg"}, ctx)).text)
-        assert [{"path": "pkg/mod.py", "line": 1, "text": "VALUE = 2"}] == found["matches"]
+        assert [{"path": "pkg/mod.py", "line": 1, "content": "VALUE = 2"}] == found["matches"]
 
     async def test_schema_error_reaches_model(self, registry: ToolRegistry, tmp_path: Path) -> None:
         ctx = LocalToolContext(home=tmp_path / "home", cwd=tmp_path)

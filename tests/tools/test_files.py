@@ -34,20 +34,20 @@ class TestReadFile:
     async def test_window_with_totals(self, ctx: LocalToolContext, tmp_path: Path) -> None:
         (tmp_path / "f.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
         result = await call(read_file_handler, ctx, path="f.txt", offset=3, limit=2)
-        assert "     3|line 3\n     4|line 4" == result["content"]
+        assert "3|line 3\n4|line 4" == result["content"]
         assert (3, 2, 10, 5) == (result["offset"], result["lines_returned"], result["total_lines"], result["next_offset"])
 
     async def test_last_window_has_no_next_offset(self, ctx: LocalToolContext, tmp_path: Path) -> None:
         (tmp_path / "f.txt").write_text("a\nb\n")
         result = await call(read_file_handler, ctx, path="f.txt")
-        assert "     1|a\n     2|b" == result["content"]
+        assert "1|a\n2|b" == result["content"]
         assert "next_offset" not in result
 
     async def test_relative_to_session_cwd(self, ctx: LocalToolContext, tmp_path: Path) -> None:
         (tmp_path / "sub").mkdir()
         (tmp_path / "sub" / "g.txt").write_text("hello\n")
         ctx.shell.cwd = str(tmp_path / "sub")
-        assert "     1|hello" == (await call(read_file_handler, ctx, path="g.txt"))["content"]
+        assert "1|hello" == (await call(read_file_handler, ctx, path="g.txt"))["content"]
 
     async def test_limit_clamped(self, ctx: LocalToolContext, tmp_path: Path) -> None:
         (tmp_path / "big.txt").write_text("x\n" * 3000)

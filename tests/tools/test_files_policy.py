@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from tests.tools.helpers import model_view
 from tools.context import ToolContext
 from tools.files import patch_handler, read_file_handler, read_window, write_file_handler
 from tools import search
+from tools.search import _walk
 from tools.errors import ToolInputError
 from tools.files._guard import parent_check, read_target, write_target
 from tools.files._write import _write
@@ -82,7 +82,7 @@ class TestReadFileRefusals:
         monkeypatch.setenv("HOME", str(world.user))
         ctx = world.context(mode)
         assert "sandbox.deny_read" in (await call(read_file_handler, ctx, path="~/.ssh/id_ed25519"))["error"]
-        assert "     1|the user's own notes" == (await call(read_file_handler, ctx, path="~/notes.txt"))["content"]
+        assert "1|the user's own notes" == (await call(read_file_handler, ctx, path="~/notes.txt"))["content"]
 
     @pytest.mark.parametrize("mode", MODES)
     async def test_missing_file_names_no_hidden_sibling(self, world: World, mode: SandboxMode) -> None:
@@ -103,7 +103,7 @@ class TestReadFileRefusals:
     @pytest.mark.parametrize("mode", MODES)
     async def test_skills_readable(self, world: World, mode: SandboxMode) -> None:
         result = await call(read_file_handler, world.context(mode), path=str(world.home / "skills/demo/run.py"))
-        assert "     1|print('a skill') # needle" == result["content"]
+        assert "1|print('a skill') # needle" == result["content"]
 
 
 class TestWriteRefusals:
@@ -196,7 +196,7 @@ class TestPrivateTmp:
         result = await call(write_file_handler, ctx, path="/tmp/x.py", content="print('from the jail')\n")
         assert {"path": "/tmp/x.py", "bytes_written": 23, "created": True} == result
         assert (world.tmp_dir / "x.py").is_file()
-        assert "     1|print('from the jail')" == (await call(read_file_handler, ctx, path="/tmp/x.py"))["content"]
+        assert "1|print('from the jail')" == (await call(read_file_handler, ctx, path="/tmp/x.py"))["content"]
 
     async def test_jailed_python_runs_the_written_file(self, world: World) -> None:
         """bwrap mounting the session's tmp_dir as /tmp (as the launcher does) runs the file write_file wrote."""
@@ -287,9 +287,9 @@ class TestSearchFiles:
             scanned.append(os.fspath(path))
             return real_open(path, flags, *args, **kwargs)
 
-        monkeypatch.setattr(search.os, "open", spy)
+        monkeypatch.setattr(_walk.os, "open", spy)
         policy = world.policy(SandboxMode.FULL_ACCESS)
-        search.search_with_python(world.root, "needle", policy=policy)
+        _walk.search_with_python(world.root, "needle", policy=policy)
         assert str(world.root / "ws") in scanned
         assert [] == [p for p in scanned if policy.hiding_rule(p) is not None]
 
@@ -299,7 +299,7 @@ class TestSearchFiles:
         listed = path.stat().st_ino
         path.unlink()
         path.symlink_to(world.home / "SOUL.md")
-        assert [] == list(search._matching_lines(path, listed, re.compile("needle"), None))
+        assert [] == list(_walk._file_lines(path, listed, None))
 
     def test_directory_swapped_mid_walk_not_listed(self, world: World) -> None:
         """A listed directory swapped for a symlink, or for another directory, is not listed."""
@@ -308,10 +308,10 @@ class TestSearchFiles:
         sub.rename(world.workspace / "sub-old")
         sub.symlink_to(world.home)
         with pytest.raises(OSError):
-            search._scan(sub, listed)
+            _walk._scan(sub, listed)
         sub.unlink()
         shutil.copytree(world.home, sub)
-        assert [] == search._scan(sub, listed)
+        assert [] == _walk._scan(sub, listed)
 
 
 PATH_PIECES = ["/", ".", "..", "~", "a", "tmp", "hermes", "\x00", "\ud800", "\udc80", "ws", "outside", "env-link"]

@@ -44,20 +44,20 @@ class TestReadRedacted:
     async def test_one_line_secret(self, ctx: LocalToolContext, tmp_path: Path) -> None:
         (tmp_path / ".env").write_text(ENV)
         result = await call(read_file_handler, ctx, path=".env")
-        assert f"     1|# settings\n     2|OPENAI_API_KEY={REDACTED}\n     3|DEBUG=1" == result["content"]
+        assert f"1|# settings\n2|OPENAI_API_KEY={REDACTED}\n3|DEBUG=1" == result["content"]
         assert 3 == result["total_lines"] and "notes" not in result
 
     async def test_private_key_spanning_lines(self, ctx: LocalToolContext, tmp_path: Path) -> None:
         """A multi-line key becomes one marker; the next line keeps its number and a note says why lines skip."""
         (tmp_path / "id").write_text(f"before\n{PEM}\nafter\n")
         result = await call(read_file_handler, ctx, path="id")
-        assert f"     1|before\n     2|{REDACTED}\n     6|after" == result["content"]
+        assert f"1|before\n2|{REDACTED}\n6|after" == result["content"]
         assert 6 == result["total_lines"] and "their numbers are skipped" in result["notes"][0]
 
     async def test_window_offsets_unchanged(self, ctx: LocalToolContext, tmp_path: Path) -> None:
         (tmp_path / ".env").write_text(ENV * 3)
         result = await call(read_file_handler, ctx, path=".env", offset=4, limit=2)
-        assert f"     4|# settings\n     5|OPENAI_API_KEY={REDACTED}" == result["content"]
+        assert f"4|# settings\n5|OPENAI_API_KEY={REDACTED}" == result["content"]
         window = (result["offset"], result["lines_returned"], result["total_lines"], result["next_offset"])
         assert (4, 2, 9, 6) == window
 
@@ -181,7 +181,7 @@ class TestCutLines:
         (tmp_path / "wide.txt").write_text("x" * 494 + " " + KEY + " needle\n")
         result = await call(make_search_handler(RG, use_ripgrep=ripgrep), ctx, pattern="needle")
         [match] = result["matches"]
-        assert match["text"].startswith("x" * 494 + " [") and KEY[:10] not in match["text"]
+        assert match["content"].startswith("x" * 494 + " [") and KEY[:10] not in match["content"]
 
 
 class TestPatchDiff:

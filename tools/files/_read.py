@@ -1,14 +1,23 @@
-"""``read_file``: a window of a text file with line numbers."""
+"""``read_file``: a window of a text file (or of a document's text) with line numbers.
+
+As in Hermes Agent, each line is shown as ``N|text``, and a read of a window the model has already
+read, of a file that has not changed since, returns a short "unchanged" answer instead of the
+content: from the third such read with a warning, and the fourth is refused. The counts live in the
+session's read ledger (``ctx.file_reads``), which a write of the file and a compression of the
+conversation reset.
+"""
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 import attrs
 import trio
 
 from tools.errors import ToolInputError
+from tools.files._extract import DocumentError, extract_document, is_document
 from tools.files._guard import Target, open_text_source, read_target
 from tools.files._paths import BINARY_SNIFF_BYTES, looks_binary, not_found
 from tools.jail.policy import JailPolicy
@@ -29,9 +38,11 @@ MAX_FILE_BYTES: Final = 100 * 1024 * 1024
 READ_FILE_SCHEMA: Final[dict[str, Any]] = {
     "name": "read_file",
     "description": (
-        "Read a text file with line numbers, a window at a time. Paths are relative to the session's "
-        "working directory. Use offset/limit to page through long files; the result tells the total "
-        "line count and the next offset. Binary files are refused."
+        "Read a text file a window at a time, each line shown as 'LINE_NUM|CONTENT'. Paths are relative to "
+        "the session's working directory. Use offset/limit to page through long files; the result tells the "
+        "total line count and the next offset. Word (.docx), Excel (.xlsx) and Jupyter (.ipynb) files are "
+        "rendered as text. Reading the same unchanged window again returns a short 'unchanged' answer: use "
+        "the content you already have. Binary files are refused."
     ),
     "parameters": {
         "type": "object",
@@ -41,7 +52,6 @@ READ_FILE_SCHEMA: Final[dict[str, Any]] = {
             "limit": {
                 "type": "integer",
                 "description": "Maximum number of lines to return (at most 2,000).",
-                "minimum": 1,
                 "maximum": MAX_LIMIT,
                 "default": DEFAULT_LIMIT,
             },
@@ -50,10 +60,21 @@ READ_FILE_SCHEMA: Final[dict[str, Any]] = {
     },
 }
 
+UNCHANGED_MESSAGE: Final = (
+    "This window of the file has not changed since you last read it: the content in your earlier "
+    "read_file result is still current, so use that instead of reading it again."
+)
+WARN_AT: Final = 3
+"""The identical read (of an unchanged window) that carries a warning; the one after it is refused."""
+
 
 @attrs.frozen
 class ReadWindow:
-    """What ``read_window`` found: numbered lines plus totals."""
+    """What ``read_window`` found: numbered lines plus totals.
+
+    ``host`` and ``mtime_ns`` identify the file version that was read (for the session's read ledger);
+    they are not shown to the model.
+    """
 
     path: str
     content: str
@@ -63,25 +84,28 @@ class ReadWindow:
     file_size: int
     next_offset: int | None
     notes: tuple[str, ...] = ()
+    extracted_from: str | None = None
+    host: str = attrs.field(default="", repr=False)
+    mtime_ns: int = attrs.field(default=0, repr=False)
 
     def tool_result(self) -> ToolResult:
         """The tool result."""
-        data: dict[str, Any] = attrs.asdict(self)
+        data: dict[str, Any] = attrs.asdict(self, filter=lambda a, _: a.name not in ("host", "mtime_ns"))
         data["notes"] = list(self.notes)
-        if not self.notes:
-            del data["notes"]
-        if self.next_offset is None:
-            del data["next_offset"]
+        for key in ("notes", "next_offset", "extracted_from"):
+            if not data[key]:
+                del data[key]
         return ToolResult(data)
 
 
 def read_window(policy: JailPolicy, target: Target, offset: int = 1, limit: int = DEFAULT_LIMIT) -> ReadWindow:
     """Read lines ``offset`` .. ``offset + limit - 1`` of a checked target (blocking; run in a thread).
 
-    The numbered lines are redacted: a secret in the file reaches the model as ``[REDACTED]``.
+    A Word, Excel or Jupyter document is read as the text extracted from it. The numbered lines are
+    redacted: a secret in the file reaches the model as ``[REDACTED]``.
 
     Raises:
-        ToolInputError: missing file, directory, binary or oversized file, offset past the end.
+        ToolInputError: missing file, directory, binary, oversized or malformed file, offset past the end.
         PathRefused: the file opened is not the one checked (swapped for a symlink), and is hidden.
     """
     limit = max(1, min(limit, MAX_LIMIT))
@@ -99,23 +123,43 @@ def read_window(policy: JailPolicy, target: Target, offset: int = 1, limit: int 
     except OSError as exc:
         raise ToolInputError(f"Cannot read {shown}: {exc.strerror or exc}.") from exc
     with handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size > MAX_FILE_BYTES:
-            raise ToolInputError(
-                f"{shown} is {size / 1024 / 1024:.0f} MB, too large for read_file (limit "
-                f"{MAX_FILE_BYTES // 1024 // 1024} MB). Find the relevant lines with search_files, or use "
-                "the terminal (head, tail, sed -n 'A,Bp')."
-            )
+        status = os.fstat(handle.fileno())
+        size = status.st_size
         try:
-            if looks_binary(handle.read(BINARY_SNIFF_BYTES)):
-                raise ToolInputError(
-                    f"{shown} looks like a binary file ({size:,} bytes); read_file reads text only. "
-                    "Inspect it with the terminal (file, xxd | head, strings)."
-                )
-            handle.seek(0)
-            return _redacted(_collect(shown, handle, offset, limit, size))
+            if is_document(target.host):
+                window = _document_window(shown, handle, size, offset, limit)
+            else:
+                window = _text_window(shown, handle, size, offset, limit)
         except OSError as exc:
             raise ToolInputError(f"Cannot read {shown}: {exc.strerror or exc}.") from exc
+    return attrs.evolve(_redacted(window), host=target.host, mtime_ns=status.st_mtime_ns)
+
+
+def _text_window(shown: str, handle: BinaryIO, size: int, offset: int, limit: int) -> ReadWindow:
+    if size > MAX_FILE_BYTES:
+        raise ToolInputError(
+            f"{shown} is {size / 1024 / 1024:.0f} MB, too large for read_file (limit "
+            f"{MAX_FILE_BYTES // 1024 // 1024} MB). Find the relevant lines with search_files, or use "
+            "the terminal (head, tail, sed -n 'A,Bp')."
+        )
+    if looks_binary(handle.read(BINARY_SNIFF_BYTES)):
+        raise ToolInputError(
+            f"{shown} looks like a binary file ({size:,} bytes); read_file reads text only. "
+            "Inspect it with the terminal (file, xxd | head, strings)."
+        )
+    handle.seek(0)
+    return _collect(shown, (raw.decode("utf-8", errors="replace") for raw in handle), offset, limit, size)
+
+
+def _document_window(shown: str, handle: BinaryIO, size: int, offset: int, limit: int) -> ReadWindow:
+    try:
+        document = extract_document(shown, handle, size)
+    except DocumentError as exc:
+        raise ToolInputError(
+            f"Cannot extract the text of {shown}: {exc}. Inspect it with the terminal instead."
+        ) from None
+    window = _collect(shown, document.text.split("\n"), offset, limit, size)
+    return attrs.evolve(window, notes=document.notes + window.notes, extracted_from=document.kind)
 
 
 def _redacted(window: ReadWindow) -> ReadWindow:
@@ -136,21 +180,22 @@ def _redacted(window: ReadWindow) -> ReadWindow:
     return attrs.evolve(window, content=content, notes=tuple(notes))
 
 
-def _collect(shown: str, handle: Any, offset: int, limit: int, size: int) -> ReadWindow:
+def _collect(shown: str, lines: Iterable[str], offset: int, limit: int, size: int) -> ReadWindow:
     out: list[str] = []
     chars = 0
     total = 0
     notes: list[str] = []
     stopped_at: int | None = None
-    for total, raw in enumerate(handle, start=1):
+    for total, raw in enumerate(lines, start=1):
         if total < offset or total >= offset + limit or stopped_at is not None:
             continue
-        line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        line = raw.rstrip("\r\n")
         if len(line) > MAX_LINE_CHARS:
             # Redacted before the cut: a secret cut in two would no longer look like one.
             length = len(line)
             line = f"{redact_secrets(line)[:MAX_LINE_CHARS]}... [line truncated: {length:,} chars]"
-        numbered = f"{total:>6}|{line}"
+        # Hermes's compact gutter: the number and a bar, no padding (padding costs tokens, tells nothing).
+        numbered = f"{total}|{line}"
         if chars + len(numbered) > MAX_OUTPUT_CHARS and out:
             stopped_at = total
             notes.append(f"Output stopped at line {total} to stay under {MAX_OUTPUT_CHARS:,} characters.")
@@ -173,15 +218,48 @@ def _collect(shown: str, handle: Any, offset: int, limit: int, size: int) -> Rea
     )
 
 
+def _repeat_answer(window: ReadWindow, reads: int) -> ToolResult:
+    """What a repeated read of an unchanged window gets: a short answer, with a warning from the WARN_AT-th.
+
+    Raises:
+        ToolInputError: past WARN_AT reads: the read is refused, so the model stops looping.
+    """
+    if reads > WARN_AT:
+        raise ToolInputError(
+            f"Refused: this is read number {reads} of the same unchanged window of {window.path} "
+            f"(offset {window.offset}). You already have its content in this conversation; continue the task "
+            "with it (edit, run, or answer) instead of reading it again."
+        )
+    data: dict[str, Any] = {
+        "path": window.path,
+        "status": "unchanged",
+        "message": UNCHANGED_MESSAGE,
+        "content_returned": False,
+    }
+    if reads == WARN_AT:
+        data["_warning"] = (
+            f"You have read this unchanged window {reads} times. Work with what you have; one more "
+            "identical read will be refused."
+        )
+    return ToolResult(data)
+
+
 async def read_file_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     """Tool handler for ``read_file``: the policy's check, then a redacted window.
 
+    A read of a window already read, of the file as it was then, is answered short (see
+    :func:`_repeat_answer`); the session's read ledger counts the reads.
+
     Raises:
-        ToolInputError: the path is refused, missing, a directory or unreadable.
+        ToolInputError: the path is refused, missing, a directory or unreadable; or a repeat read is refused.
     """
     offset, limit = int(args.get("offset", 1)), int(args.get("limit", DEFAULT_LIMIT))
 
     def read() -> ReadWindow:
         return read_window(ctx.jail.policy, read_target(ctx, args["path"]), offset, limit)
 
-    return (await trio.to_thread.run_sync(read)).tool_result()
+    window = await trio.to_thread.run_sync(read)
+    reads = ctx.file_reads.note_read(window.host, window.mtime_ns, (window.offset, max(1, min(limit, MAX_LIMIT))))
+    if reads > 1:
+        return _repeat_answer(window, reads)
+    return window.tool_result()
