@@ -59,6 +59,8 @@ async def dispatch(
         allowed: the tools this caller may use (a session's toolsets, a sandbox's
             allow-list); others are reported as unknown. None allows every tool.
     """
+    # Any other tool breaks a run of identical reads or searches (the read-loop check of read_file).
+    ctx.file_reads.note_tool_call(name)
     text, error, unsuccessful = await _call(registry, name, args, ctx, allowed)
     # The one place results are finalised: lone surrogates (a file name, a tool's output) are repaired
     # first, then one redaction pass covers every tool.

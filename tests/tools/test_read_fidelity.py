@@ -99,6 +99,30 @@ class TestRepeatReads:
         fourth, reply = await read(registry, ctx, path="a.txt")
         assert reply.counts_as_failure and "read number 4" in fourth["error"]
 
+    async def test_another_tool_in_between_breaks_the_run(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
+        """The loop check counts identical reads in a row; the unchanged answer stays (its content is in the conversation)."""
+        (tmp_path / "a.txt").write_text("alpha\n")
+        for _ in range(3):
+            answer, _ = await read(registry, ctx, path="a.txt")
+        assert "_warning" in answer
+        await dispatch(registry, "todo", {"todos": []}, ctx)
+        for _ in range(2):
+            answer, reply = await read(registry, ctx, path="a.txt")
+            assert "unchanged" == answer["status"] and "_warning" not in answer and not reply.counts_as_failure
+
+    async def test_identical_searches_are_counted_as_reads_are(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
+        """The same search four times in a row is refused, as the same read is; a read in between breaks it."""
+        (tmp_path / "a.txt").write_text("alpha\n")
+
+        async def search() -> dict[str, Any]:
+            return json.loads((await dispatch(registry, "search_files", {"pattern": "alpha"}, ctx)).text)
+
+        answers = [await search() for _ in range(3)]
+        assert [1, 1, 1] == [a["total_count"] for a in answers] and "_warning" in answers[2] and "_warning" not in answers[1]
+        assert "refused" in (await search())["error"].lower()
+        await read(registry, ctx, path="a.txt")
+        assert 1 == (await search())["total_count"]
+
     async def test_other_window_is_read(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
         (tmp_path / "a.txt").write_text("alpha\nbeta\n")
         await read(registry, ctx, path="a.txt")

@@ -1,10 +1,10 @@
 """``read_file``: a window of a text file (or of a document's text) with line numbers.
 
 As in Hermes Agent, each line is shown as ``N|text``, and a read of a window the model has already
-read, of a file that has not changed since, returns a short "unchanged" answer instead of the
-content: from the third such read with a warning, and the fourth is refused. The counts live in the
-session's read ledger (``ctx.file_reads``), which a write of the file and a compression of the
-conversation reset.
+been given, of a file that has not changed since, returns a short "unchanged" answer instead of the
+content. The third identical read in a row (no other tool called in between) carries a warning and
+the fourth is refused: a model in a read loop. The counts live in the session's read ledger
+(``ctx.file_reads``); a write of the file and a compression of the conversation reset them.
 """
 
 from __future__ import annotations
@@ -218,37 +218,22 @@ def _collect(shown: str, lines: Iterable[str], offset: int, limit: int, size: in
     )
 
 
-def _repeat_answer(window: ReadWindow, reads: int) -> ToolResult:
-    """What a repeated read of an unchanged window gets: a short answer, with a warning from the WARN_AT-th.
-
-    Raises:
-        ToolInputError: past WARN_AT reads: the read is refused, so the model stops looping.
-    """
-    if reads > WARN_AT:
-        raise ToolInputError(
-            f"Refused: this is read number {reads} of the same unchanged window of {window.path} "
-            f"(offset {window.offset}). You already have its content in this conversation; continue the task "
-            "with it (edit, run, or answer) instead of reading it again."
-        )
-    data: dict[str, Any] = {
+def _unchanged_answer(window: ReadWindow) -> ToolResult:
+    """What a read of a window the model was already given, of the file as it is now, gets: a short answer."""
+    return ToolResult({
         "path": window.path,
         "status": "unchanged",
         "message": UNCHANGED_MESSAGE,
         "content_returned": False,
-    }
-    if reads == WARN_AT:
-        data["_warning"] = (
-            f"You have read this unchanged window {reads} times. Work with what you have; one more "
-            "identical read will be refused."
-        )
-    return ToolResult(data)
+    })
 
 
 async def read_file_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     """Tool handler for ``read_file``: the policy's check, then a redacted window.
 
-    A read of a window already read, of the file as it was then, is answered short (see
-    :func:`_repeat_answer`); the session's read ledger counts the reads.
+    A read of a window already given, of the file as it is now, is answered short; the third identical
+    read in a row (no other tool in between) is warned about and the fourth refused. The session's read
+    ledger keeps the counts.
 
     Raises:
         ToolInputError: the path is refused, missing, a directory or unreadable; or a repeat read is refused.
@@ -259,7 +244,17 @@ async def read_file_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResul
         return read_window(ctx.jail.policy, read_target(ctx, args["path"]), offset, limit)
 
     window = await trio.to_thread.run_sync(read)
-    reads = ctx.file_reads.note_read(window.host, window.mtime_ns, (window.offset, max(1, min(limit, MAX_LIMIT))))
-    if reads > 1:
-        return _repeat_answer(window, reads)
-    return window.tool_result()
+    count = ctx.file_reads.note_read(window.host, window.mtime_ns, (window.offset, max(1, min(limit, MAX_LIMIT))))
+    if count.in_a_row > WARN_AT:
+        raise ToolInputError(
+            f"Refused: this is read number {count.in_a_row} in a row of the same unchanged window of {window.path} "
+            f"(offset {window.offset}). You already have its content in this conversation; continue the task "
+            "with it (edit, run, or answer) instead of reading it again."
+        )
+    result = _unchanged_answer(window) if count.unchanged else window.tool_result()
+    if count.in_a_row == WARN_AT:
+        result = ToolResult({**result.payload, "_warning": (
+            f"You have read this unchanged window {count.in_a_row} times in a row. Work with what you have; "
+            "one more identical read will be refused."
+        )})
+    return result

@@ -42,6 +42,8 @@ __all__ = [
 
 MAX_LIMIT: Final = 1_000
 MAX_CONTEXT: Final = 50
+# As for read_file: the third identical search in a row (no other tool in between) is warned about, the fourth refused.
+REPEAT_WARN_AT: Final = 3
 _TARGETS: Final = ("content", "files")
 _OUTPUT_MODES: Final = ("content", "files_only", "count")
 
@@ -118,11 +120,23 @@ def make_search_handler(rg_path: str | None = None, *, use_ripgrep: bool = True)
         }
         pattern, file_glob = args["pattern"], args.get("file_glob")
         root = Path((await trio.to_thread.run_sync(read_target, ctx, shown)).host)
+        in_a_row = ctx.file_reads.note_search((str(root), pattern, target, file_glob, limit, *paging.values()))
+        if in_a_row > REPEAT_WARN_AT:
+            raise ToolInputError(
+                f"Refused: this is the same search {in_a_row} times in a row, with nothing done in between. "
+                "You already have its results; act on them, or search for something else."
+            )
         if rg is not None:
             result = await search_with_ripgrep(rg, root, pattern, target, file_glob, limit, shown, ctx.jail, **paging)
         else:
             result = await _search_in_thread(root, pattern, target, file_glob, limit, shown, ctx.jail.policy, paging)
-        return result.tool_result()
+        answer = result.tool_result()
+        if in_a_row == REPEAT_WARN_AT:
+            answer = ToolResult({**answer.payload, "_warning": (
+                f"You have run this same search {in_a_row} times in a row. Use its results; one more identical "
+                "search will be refused."
+            )})
+        return answer
 
     return search_files_handler
 
