@@ -12,14 +12,8 @@ from __future__ import annotations
 
 from tools.files._paths import resolve_path
 from tools.files._read import MAX_LIMIT, READ_FILE_SCHEMA, ReadWindow, read_file_handler, read_window
-from tools.files._write import (
-    PATCH_SCHEMA,
-    WRITE_FILE_SCHEMA,
-    atomic_write,
-    patch_file,
-    patch_handler,
-    write_file_handler,
-)
+from tools.files._atomic import atomic_write
+from tools.files._write import PATCH_SCHEMA, WRITE_FILE_SCHEMA, patch_handler, write_file_handler
 
 __all__ = [
     "MAX_LIMIT",
@@ -28,7 +22,6 @@ __all__ = [
     "WRITE_FILE_SCHEMA",
     "ReadWindow",
     "atomic_write",
-    "patch_file",
     "patch_handler",
     "read_file_handler",
     "read_window",
