@@ -11,6 +11,7 @@ strategy can match ``[REDACTED]`` against the secret it hides.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import Final
 
@@ -23,6 +24,7 @@ from tools.files._strategies import (
     STRATEGIES,
     Mapped,
     Span,
+    Strategy,
     ascii_equivalents,
     ascii_pieces,
     unescape_controls,
@@ -63,8 +65,17 @@ def _keeps_marker(content: str, span: Span, old: str) -> bool:
     return content[span[0] : span[1]].count(REDACTED) >= old.count(REDACTED)
 
 
-def fuzzy_replace(content: str, old: str, new: str, replace_all: bool, shown: str) -> FuzzyEdit:
+def fuzzy_replace(
+    content: str,
+    old: str,
+    new: str,
+    replace_all: bool,
+    shown: str,
+    strategies: Sequence[tuple[str, Strategy]] = STRATEGIES,
+) -> FuzzyEdit:
     """Replace ``old`` by ``new`` in ``content`` (the file ``shown``), through the first strategy that finds it.
+
+    ``strategies`` is the chain to try (Hermes's by default; a test may try one strategy alone).
 
     Raises:
         ToolInputError: ``old`` is empty or blank, not found (:func:`no_match_error`), or the
@@ -75,7 +86,7 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool, shown: st
         raise ToolInputError("old_string is empty. To create or overwrite a whole file use write_file.")
     if not old.strip():
         raise ToolInputError("old_string is only whitespace; give text that anchors the edit (a line of the file).")
-    for name, strategy in STRATEGIES:
+    for name, strategy in strategies:
         spans = [span for span in strategy(content, old) if _keeps_marker(content, span, old)]
         if not spans:
             continue
