@@ -50,8 +50,15 @@ class TestChainOrder:
 CASES = [
     ("def f():\n    return 1\n", "return 1", "return 2", "def f():\n    return 2\n", "exact"),
     ("if a:\n    b()   \n    c()\n", "if a:\n    b()\n    c()", "if a:\n    b()\n    d()", "if a:\n    b()\n    d()\n", "line_trimmed"),
+    (
+        "class A:\n    def f(self):\n        x = 1\n        return x\n",
+        "def f(self):\nx = 1\nreturn x",
+        "def f(self):\nx = 2\nreturn x",
+        "class A:\n    def f(self):\n        x = 2\n        return x\n",
+        "line_trimmed",
+    ),
     ("x  =   compute(a,\tb)\n", "x = compute(a, b)", "x = compute(a, c)", "x = compute(a, c)\n", "whitespace_normalized"),
-    ("    if a:  \n        b()\n", "if a:\n  b()", "if a:\n  c()", "    if a:\n      c()\n", "line_trimmed"),
+    ("    if a:  \n        b()\n", "if a:\n  b()", "if a:\n  c()", "    if a:\n        c()\n", "line_trimmed"),
     ("a\n\tb\nc\n", "a\\n\\tb", "a\\n\\tB", "a\n\tB\nc\n", "escape_normalized"),
     ("say \u201chi\u201d \u2014 ok\n", 'say "hi" -- ok', 'say "bye" -- ok', "say \u201cbye\u201d \u2014 ok\n", "unicode_normalized"),
     (

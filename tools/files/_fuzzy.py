@@ -139,22 +139,39 @@ def _first_text_line(text: str) -> str | None:
 
 
 def _reindent(region: str, old: str, new: str) -> str:
-    """``new`` with ``old``'s base indentation swapped for the file region's, relative nesting kept."""
+    """``new`` with its indentation moved from ``old``'s to the file region's, relative nesting kept.
+
+    Hermes swaps ``old``'s base indentation for the region's. Where the region has as many lines
+    as ``old`` (every line-based strategy), each line of ``new`` is moved by the line of ``old`` it
+    stands for (aligned by a diff of the two), so a model that flattened a block's indentation
+    writes it back at the file's depth.
+    """
     old_first, file_first = _first_text_line(old), _first_text_line(region)
     if not new or old_first is None or file_first is None:
         return new
-    old_base, file_base = _indent(old_first), _indent(file_first)
-    if old_base == file_base:
+    bases = (_indent(old_first), _indent(file_first))
+    old_lines, file_lines, new_lines = old.split("\n"), region.split("\n"), new.split("\n")
+    if len(old_lines) != len(file_lines):
+        return "\n".join(_moved(line, *bases) for line in new_lines)
+    if all(_indent(a) == _indent(b) for a, b in zip(old_lines, file_lines)):
         return new
-    lines = []
-    for line in new.split("\n"):
-        if not line.strip():
-            lines.append(line)
-        elif line.startswith(old_base):
-            lines.append(file_base + line[len(old_base) :])
-        else:
-            lines.append(file_base + line.lstrip(" \t"))
-    return "\n".join(lines)
+    out: list[str] = []
+    matcher = SequenceMatcher(None, [line.strip() for line in old_lines], [line.strip() for line in new_lines], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for offset, line in enumerate(new_lines[j1:j2]):
+            if tag in ("equal", "replace") and i1 + offset < i2 and old_lines[i1 + offset].strip():
+                bases = (_indent(old_lines[i1 + offset]), _indent(file_lines[i1 + offset]))
+            out.append(_moved(line, *bases))
+    return "\n".join(out)
+
+
+def _moved(line: str, old_base: str, file_base: str) -> str:
+    """``line`` with ``old_base`` at its start replaced by ``file_base`` (a shallower line starts at ``file_base``)."""
+    if not line.strip():
+        return line
+    if line.startswith(old_base):
+        return file_base + line[len(old_base) :]
+    return file_base + line.lstrip(" \t")
 
 
 def _keep_typography(region: str, old: str, new: str) -> str:
