@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from tools.builtin import register_core_tools
-from tools.dispatch import dispatch
+from tests.tools.edits.helpers import call
 from tools.files._fuzzy import fuzzy_replace
 from tools.files._markers import MarkerOverSecret
 from tools.files._strategies import STRATEGIES
@@ -20,20 +19,8 @@ from tools.testing import LocalToolContext
 KEY = "sk-proj-0123456789abcdefghijKLMNOP"
 
 
-@pytest.fixture
-def registry() -> ToolRegistry:
-    registry = ToolRegistry()
-    register_core_tools(registry)
-    return registry
-
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> LocalToolContext:
-    return LocalToolContext(home=tmp_path / "home", cwd=tmp_path)
-
-
 async def patch(registry: ToolRegistry, ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
-    return json.loads((await dispatch(registry, "patch", args, ctx)).text)
+    return await call(registry, ctx, "patch", **args)
 
 
 class TestChainOrder:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tools.builtin import register_core_tools
-from tools.dispatch import dispatch
+from tests.tools.edits.helpers import call
 from tools.redact import REDACTED
 from tools.registry import ToolRegistry
 from tools.testing import LocalToolContext
@@ -18,20 +16,8 @@ from tools.testing import LocalToolContext
 KEY = "sk-proj-0123456789abcdefghijKLMNOP"
 
 
-@pytest.fixture
-def registry() -> ToolRegistry:
-    registry = ToolRegistry()
-    register_core_tools(registry)
-    return registry
-
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> LocalToolContext:
-    return LocalToolContext(home=tmp_path / "home", cwd=tmp_path)
-
-
 async def apply(registry: ToolRegistry, ctx: LocalToolContext, text: str) -> dict[str, Any]:
-    return json.loads((await dispatch(registry, "patch", {"mode": "patch", "patch": text}, ctx)).text)
+    return await call(registry, ctx, "patch", mode="patch", patch=text)
 
 
 def v4a(*body: str) -> str:
@@ -181,7 +167,7 @@ class TestParsing:
         assert result["success"] is True and "a\nc\n" == (tmp_path / "a.txt").read_text()
 
     async def test_patch_argument_required(self, registry: ToolRegistry, ctx: LocalToolContext) -> None:
-        result = json.loads((await dispatch(registry, "patch", {"mode": "patch"}, ctx)).text)
+        result = await call(registry, ctx, "patch", mode="patch")
         assert "mode='patch' needs patch; missing: patch." in result["error"]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from pathlib import Path
@@ -10,27 +9,10 @@ from typing import Any
 
 import pytest
 
-from tools.builtin import register_core_tools
-from tools.dispatch import dispatch
+from tests.tools.edits.helpers import call
 from tools.jail import SessionJail
 from tools.registry import ToolRegistry
 from tools.testing import LocalToolContext
-
-
-@pytest.fixture
-def registry() -> ToolRegistry:
-    registry = ToolRegistry()
-    register_core_tools(registry)
-    return registry
-
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> LocalToolContext:
-    return LocalToolContext(home=tmp_path / "home", cwd=tmp_path)
-
-
-async def call(registry: ToolRegistry, ctx: LocalToolContext, tool: str, **args: Any) -> dict[str, Any]:
-    return json.loads((await dispatch(registry, tool, args, ctx)).text)
 
 
 @pytest.fixture
