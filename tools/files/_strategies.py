@@ -28,6 +28,9 @@ _UNICODE_ASCII: Final[dict[str, str]] = {
     **{chr(code): " " for code in range(0x2000, 0x200B)},
 }  # fmt: skip
 
+_ASCII_TABLE: Final = str.maketrans(_UNICODE_ASCII)
+_BLANKS: Final = re.compile(r"[ \t]+")
+
 # Block-anchor's bar for the lines between the anchors: laxer with one candidate than with several.
 _ANCHOR_SIMILARITY_ALONE: Final = 0.50
 _ANCHOR_SIMILARITY_AMONG_MANY: Final = 0.70
@@ -37,7 +40,7 @@ _LINE_SIMILARITY: Final = 0.80
 
 def ascii_equivalents(text: str) -> str:
     """``text`` with each typographic character spelt in ASCII."""
-    return "".join(_UNICODE_ASCII.get(char, char) for char in text)
+    return text.translate(_ASCII_TABLE)
 
 
 def _exact(content: str, pattern: str) -> list[Span]:
@@ -126,6 +129,9 @@ def ascii_pieces(text: str) -> list[tuple[str, int, int]]:
 
 
 def _whitespace_normalized(content: str, pattern: str) -> list[Span]:
+    # The character map is costly on a big file: built only once a quick search found a hit.
+    if _BLANKS.sub(" ", pattern) not in _BLANKS.sub(" ", content):
+        return []
     mapped = Mapped(content, _blank_runs)
     wanted = Mapped(pattern, _blank_runs).text
     return mapped.original(_exact(mapped.text, wanted))
@@ -142,16 +148,23 @@ def _escape_normalized(content: str, pattern: str) -> list[Span]:
 
 
 def _unicode_normalized(content: str, pattern: str) -> list[Span]:
-    mapped = Mapped(content, ascii_pieces)
-    wanted = ascii_equivalents(pattern)
-    if mapped.text == content and wanted == pattern:
+    plain, wanted = ascii_equivalents(content), ascii_equivalents(pattern)
+    if plain == content and wanted == pattern:
         return []
-    spans = _exact(mapped.text, wanted) or _line_trimmed(mapped.text, wanted)
-    return mapped.original(spans)
+    spans = _exact(plain, wanted) or _line_trimmed(plain, wanted)
+    return Mapped(content, ascii_pieces).original(spans) if spans else []
 
 
 def _similarity(a: str, b: str) -> float:
     return 1.0 if a == b else SequenceMatcher(None, a, b).ratio()
+
+
+def _similar(a: str, b: str, bar: float) -> bool:
+    """Whether ``a`` and ``b`` are at least ``bar`` similar; the cheap upper bounds first (a file has many lines)."""
+    if a == b:
+        return True
+    matcher = SequenceMatcher(None, a, b)
+    return matcher.real_quick_ratio() >= bar and matcher.quick_ratio() >= bar and matcher.ratio() >= bar
 
 
 def _block_anchor(content: str, pattern: str) -> list[Span]:
@@ -181,15 +194,11 @@ def _block_anchor(content: str, pattern: str) -> list[Span]:
 
 def _context_aware(content: str, pattern: str) -> list[Span]:
     def same(block: list[str], want: list[str]) -> bool:
-        if _similarity(want[0].strip(), block[0].strip()) < _LINE_SIMILARITY:
+        if not _similar(want[0].strip(), block[0].strip(), _LINE_SIMILARITY):
             return False
-        if _similarity(want[-1].strip(), block[-1].strip()) < _LINE_SIMILARITY:
+        if not _similar(want[-1].strip(), block[-1].strip(), _LINE_SIMILARITY):
             return False
-        return all(
-            _similarity(wanted.strip(), line.strip()) >= _LINE_SIMILARITY
-            for wanted, line in zip(want, block)
-            if wanted.strip()
-        )
+        return all(_similar(wanted.strip(), line.strip(), _LINE_SIMILARITY) for wanted, line in zip(want, block) if wanted.strip())
 
     return _window_matches(content, pattern, same)
 
