@@ -24,7 +24,7 @@ from tools.files._markers import check_no_marker_over_secret
 from tools.files._textio import cap_diff, read_editable, read_loosely, unified_diff, written_mtime
 from tools.files._v4a import parse_patch
 from tools.files._v4a_apply import PatchPlan, apply_plan, plan_patch, plan_result
-from tools.files._write_guards import lint_report, refuse_sensitive, stale_warning
+from tools.files._write_guards import has_linter, lint_report, refuse_sensitive, stale_warning
 from tools.files.ledger import FileReadLedger
 from tools.jail.policy import JailPolicy
 from tools.redact import REDACTED
@@ -116,7 +116,8 @@ def _write(policy: JailPolicy, ledger: FileReadLedger, target: Target, content: 
     try:
         if os.path.isdir(target.host):
             raise ToolInputError(f"{shown} is a directory; give a file path.")
-        before = read_loosely(policy, target)
+        # The old text is read only where it is needed: the marker check, or telling old lint errors from new.
+        before = read_loosely(policy, target) if REDACTED in content or has_linter(shown) else None
         if REDACTED in content and before is not None:
             check_no_marker_over_secret(before, content, shown)
         dirs_created = not os.path.isdir(os.path.dirname(target.host))

@@ -24,7 +24,7 @@ from tools.files._guard import Target
 from tools.files.ledger import FileReadLedger
 from tools.redact import redact_secrets
 
-__all__ = ["SensitivePath", "lint_report", "refuse_sensitive", "stale_warning"]
+__all__ = ["SensitivePath", "has_linter", "lint_report", "refuse_sensitive", "stale_warning"]
 
 _SYSTEM_PREFIXES: Final = (
     "/etc/", "/boot/", "/usr/lib/systemd/", "/private/etc/", "/private/var/db/", "/private/var/root/",
@@ -142,6 +142,11 @@ def _toml(text: str) -> str | None:
 _LINTERS: Final[dict[str, Callable[[str], str | None]]] = {
     ".py": _python, ".json": _json, ".yaml": _yaml, ".yml": _yaml, ".toml": _toml,
 }  # fmt: skip
+
+
+def has_linter(path: str) -> bool:
+    """Whether ``path``'s language has an in-process syntax check."""
+    return os.path.splitext(path)[1].lower() in _LINTERS
 
 
 def lint_report(path: str, before: str | None, after: str) -> dict[str, Any] | None:

@@ -128,6 +128,16 @@ class TestStaleWarning:
         assert "ONE\nTWO\nthree\n" == path.read_text()
         assert "_warning" not in await call(registry, ctx, "write_file", path="f.txt", content="x\n")
 
+    async def test_read_then_changed(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
+        """What read_file notes in the session's ledger (the file as read) is what the edit compares with."""
+        path = tmp_path / "f.txt"
+        path.write_text("a\n")
+        ctx.file_reads.note_read(str(path), path.stat().st_mtime_ns, (1, 500))
+        assert "_warning" not in await call(registry, ctx, "patch", path="f.txt", old_string="a", new_string="b")
+        ctx.file_reads.note_read(str(path), path.stat().st_mtime_ns, (1, 500))
+        os.utime(path, ns=(1, 1))
+        assert "changed on disk" in (await call(registry, ctx, "write_file", path="f.txt", content="c\n"))["_warning"]
+
     async def test_v4a_warns_per_file(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
         await call(registry, ctx, "write_file", path="a.txt", content="a\n")
         os.utime(tmp_path / "a.txt", ns=(1, 1))
