@@ -29,7 +29,7 @@ from tools.files._strategies import (
     ascii_pieces,
     unescape_controls,
 )
-from tools.redact import REDACTED
+from tools.redact import REDACTED, redact_secrets
 
 __all__ = ["AmbiguousMatch", "FuzzyEdit", "already_applied", "fuzzy_replace", "no_match_error"]
 
@@ -223,7 +223,7 @@ def _locations(content: str, spans: list[Span]) -> str:
     for start, _end in spans[:_MAX_LOCATIONS]:
         line_start = content.rfind("\n", 0, start) + 1
         line_end = content.find("\n", line_start)
-        snippet = content[line_start : len(content) if line_end == -1 else line_end].strip()
+        snippet = redact_secrets(content[line_start : len(content) if line_end == -1 else line_end].strip())
         if len(snippet) > _SNIPPET:
             snippet = snippet[: _SNIPPET - 3] + "..."
         rows.append(f"  line {content.count(chr(10), 0, start) + 1}: {snippet}")

@@ -161,6 +161,12 @@ class TestParsing:
         result = await apply(registry, ctx, text)
         assert message in result["error"] and "a\n" == (tmp_path / "a.txt").read_text()
 
+    async def test_hostile_path_named(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
+        """A path no file can have fails its operation with the reason; the session goes on."""
+        (tmp_path / "a.txt").write_text("a\n")
+        result = await apply(registry, ctx, v4a("*** Update File: a.txt", "-a", "+b", "*** Add File: bad\x00name", "+x"))
+        assert "holds a NUL byte" in result["error"] and "a\n" == (tmp_path / "a.txt").read_text()
+
     async def test_missing_markers_and_crlf_tolerated(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
         (tmp_path / "a.txt").write_text("a\nb\n")
         result = await apply(registry, ctx, "*** Update File: a.txt\r\n a\r\n-b\r\n+c\r\n\\ No newline at end of file\r\n")
