@@ -115,6 +115,9 @@ def _apply(content: str, spans: list[Span], old: str, new: str, strategy: str) -
         value = value.replace("\\t", "\t")
     if "\\r" in value and "\r" in regions:
         value = value.replace("\\r", "\r")
+    # A CRLF file matched by a model's LF text gets CRLF back, not mixed line endings.
+    if "\r\n" in regions and "\n" in value and "\r\n" not in value:
+        value = value.replace("\n", "\r\n")
     pieces: list[str] = []
     last = 0
     for start, end in spans:

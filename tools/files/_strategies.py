@@ -60,8 +60,10 @@ def _line_starts(lines: Sequence[str]) -> list[int]:
     return starts
 
 
-def _line_span(starts: list[int], first: int, stop: int, length: int) -> Span:
-    return starts[first], min(starts[stop] - 1, length)
+def _line_span(lines: Sequence[str], starts: list[int], first: int, stop: int, length: int) -> Span:
+    """The span of lines ``first`` to ``stop`` (excluded): no final newline, nor the CR of a CRLF ending."""
+    end = min(starts[stop] - 1, length)
+    return starts[first], end - 1 if lines[stop - 1].endswith("\r") else end
 
 
 def _window_matches(content: str, pattern: str, same: Callable[[list[str], list[str]], bool]) -> list[Span]:
@@ -72,7 +74,7 @@ def _window_matches(content: str, pattern: str, same: Callable[[list[str], list[
     index = 0
     while index + size <= len(lines):
         if same(lines[index : index + size], wanted):
-            spans.append(_line_span(starts, index, index + size, len(content)))
+            spans.append(_line_span(lines, starts, index, index + size, len(content)))
             index += size
         else:
             index += 1
@@ -188,7 +190,7 @@ def _block_anchor(content: str, pattern: str) -> list[Span]:
             continue
         middle = "\n".join(compared[index + 1 : index + size - 1])
         if size <= 2 or _similarity(middle, "\n".join(wanted[1:-1])) >= bar:
-            spans.append(_line_span(starts, index, index + size, len(content)))
+            spans.append(_line_span(original_lines, starts, index, index + size, len(content)))
     return spans
 
 

@@ -15,9 +15,10 @@ from tools.files._paths import BINARY_SNIFF_BYTES, looks_binary, not_found
 from tools.jail.policy import JailPolicy
 from tools.redact import redact_secrets
 
-__all__ = ["Original", "cap_diff", "read_editable", "read_loosely", "unified_diff", "written_mtime"]
+__all__ = ["Original", "cap_diff", "read_editable", "read_loosely", "unified_diff", "uses_crlf", "written_mtime"]
 
 _MAX_DIFF_CHARS: Final = 20_000
+_LINE_ENDING_SNIFF: Final = 4_096
 
 
 @attrs.frozen
@@ -63,6 +64,15 @@ def read_loosely(policy: JailPolicy, target: Target) -> str | None:
             return handle.read().decode("utf-8", errors="replace")
     except (FileNotFoundError, IsADirectoryError):
         return None
+
+
+def uses_crlf(policy: JailPolicy, target: Target) -> bool:
+    """Whether the existing file's first lines end in CRLF (blocking; False when there is no such file)."""
+    try:
+        with open_text_source(policy, target) as handle:
+            return b"\r\n" in handle.read(_LINE_ENDING_SNIFF)
+    except (FileNotFoundError, IsADirectoryError):
+        return False
 
 
 def unified_diff(label: str, before: str | None, after: str | None) -> str:

@@ -21,7 +21,7 @@ from tools.files._atomic import atomic_write
 from tools.files._fuzzy import already_applied, fuzzy_replace
 from tools.files._guard import Target, parent_check, write_target
 from tools.files._markers import check_no_marker_over_secret
-from tools.files._textio import cap_diff, read_editable, read_loosely, unified_diff, written_mtime
+from tools.files._textio import cap_diff, read_editable, read_loosely, unified_diff, uses_crlf, written_mtime
 from tools.files._v4a import parse_patch
 from tools.files._v4a_apply import PatchPlan, apply_plan, plan_patch, plan_result
 from tools.files._write_guards import has_linter, lint_report, refuse_sensitive, stale_warning
@@ -116,6 +116,10 @@ def _write(policy: JailPolicy, ledger: FileReadLedger, target: Target, content: 
     try:
         if os.path.isdir(target.host):
             raise ToolInputError(f"{shown} is a directory; give a file path.")
+        # A CRLF file rewritten from a model's LF text keeps its line endings, as in Hermes.
+        if "\n" in content and "\r\n" not in content and uses_crlf(policy, target):
+            content = content.replace("\n", "\r\n")
+            data = content.encode("utf-8")
         # The old text is read only where it is needed: the marker check, or telling old lint errors from new.
         before = read_loosely(policy, target) if REDACTED in content or has_linter(shown) else None
         if REDACTED in content and before is not None:

@@ -44,6 +44,7 @@ CASES = [
         "class A:\n    def f(self):\n        x = 2\n        return x\n",
         "line_trimmed",
     ),
+    ("a = 1\r\nb = 2\r\nc = 3\r\n", "a = 1\nb = 2", "a = 1\nb = 5", "a = 1\r\nb = 5\r\nc = 3\r\n", "line_trimmed"),
     ("x  =   compute(a,\tb)\n", "x = compute(a, b)", "x = compute(a, c)", "x = compute(a, c)\n", "whitespace_normalized"),
     ("    if a:  \n        b()\n", "if a:\n  b()", "if a:\n  c()", "    if a:\n        c()\n", "line_trimmed"),
     ("a\n\tb\nc\n", "a\\n\\tb", "a\\n\\tB", "a\n\tB\nc\n", "escape_normalized"),
@@ -70,7 +71,7 @@ class TestStrategies:
         (tmp_path / "f.py").write_text(content)
         result = await patch(registry, ctx, mode="replace", path="f.py", old_string=old, new_string=new)
         assert (True, strategy) == (result.get("success"), result.get("strategy")), result
-        assert expected == (tmp_path / "f.py").read_text()
+        assert expected == (tmp_path / "f.py").read_bytes().decode()
 
     @pytest.mark.parametrize(
         ("name", "content", "old", "span"),

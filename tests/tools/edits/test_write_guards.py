@@ -149,6 +149,19 @@ class TestStaleWarning:
         assert "_warning" not in await call(registry, ctx, "patch", path="f.txt", old_string="a", new_string="b")
 
 
+class TestLineEndings:
+    """A CRLF file keeps CRLF when the model writes it with LF text."""
+
+    async def test_write_file_keeps_crlf(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
+        (tmp_path / "w.bat").write_bytes(b"echo a\r\necho b\r\n")
+        result = await call(registry, ctx, "write_file", path="w.bat", content="echo c\necho d\n")
+        assert b"echo c\r\necho d\r\n" == (tmp_path / "w.bat").read_bytes() and 16 == result["bytes_written"]
+
+    async def test_new_file_as_given(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
+        await call(registry, ctx, "write_file", path="n.txt", content="a\nb\n")
+        assert b"a\nb\n" == (tmp_path / "n.txt").read_bytes()
+
+
 class TestResultShape:
     """Results carry Hermes's fields."""
 
