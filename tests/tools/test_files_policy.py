@@ -150,7 +150,7 @@ class TestWriteRefusals:
     async def test_full_access_write_outside_roots(self, world: World) -> None:
         ctx = world.context(SandboxMode.FULL_ACCESS)
         result = await call(write_file_handler, ctx, path="../outside/new.txt", content="x")
-        assert {"path": str(world.root / "outside/new.txt"), "bytes_written": 1, "created": True} == result
+        assert (str(world.root / "outside/new.txt"), 1, True) == (result["resolved_path"], result["bytes_written"], result["created"])
         assert "x" == (world.root / "outside/new.txt").read_text()
 
     @pytest.mark.parametrize("mode", MODES)
@@ -172,7 +172,7 @@ class TestWriteRefusals:
         (world.workspace / "sub").rename(world.workspace / "sub-old")
         (world.workspace / "sub").symlink_to(world.home)
         with pytest.raises(ToolInputError, match="Not a directory"):
-            _write(ctx.jail.policy, target, "evil")
+            _write(ctx.jail.policy, ctx.file_reads, target, "evil")
         assert before == sorted(os.listdir(world.home))
 
     @pytest.mark.parametrize("mode", MODES)
@@ -194,7 +194,8 @@ class TestPrivateTmp:
     async def test_write_then_read(self, world: World) -> None:
         ctx = world.context(SandboxMode.WORKSPACE_WRITE)
         result = await call(write_file_handler, ctx, path="/tmp/x.py", content="print('from the jail')\n")
-        assert {"path": "/tmp/x.py", "bytes_written": 23, "created": True} == result
+        assert ("/tmp/x.py", 23, True) == (result["resolved_path"], result["bytes_written"], result["created"])
+        assert {"status": "ok"} == result["lint"]
         assert (world.tmp_dir / "x.py").is_file()
         assert "1|print('from the jail')" == (await call(read_file_handler, ctx, path="/tmp/x.py"))["content"]
 

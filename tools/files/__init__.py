@@ -5,21 +5,19 @@ all file I/O runs in worker threads, never on the Trio loop.  Every path obeys
 the session's sandbox policy (``ctx.jail.policy``) as a jailed process would
 see it: resolved, checked, and checked again once opened (``_guard``).  Reads
 are redacted, and an edit never writes the redaction marker over a secret
-(``_markers``).
+(``_markers``).  ``patch`` finds ``old_string`` through Hermes Agent's fuzzy
+chain (``_strategies``, ``_fuzzy``) or applies V4A patches (``_v4a``,
+``_v4a_apply``); both edit tools refuse sensitive paths, syntax-check what
+they wrote and warn on a file changed since the model saw it
+(``_write_guards``); writes are atomic (``_atomic``).
 """
 
 from __future__ import annotations
 
+from tools.files._atomic import atomic_write
 from tools.files._paths import resolve_path
 from tools.files._read import MAX_LIMIT, READ_FILE_SCHEMA, ReadWindow, read_file_handler, read_window
-from tools.files._write import (
-    PATCH_SCHEMA,
-    WRITE_FILE_SCHEMA,
-    atomic_write,
-    patch_file,
-    patch_handler,
-    write_file_handler,
-)
+from tools.files._write import PATCH_SCHEMA, WRITE_FILE_SCHEMA, patch_handler, write_file_handler
 
 __all__ = [
     "MAX_LIMIT",
@@ -28,7 +26,6 @@ __all__ = [
     "WRITE_FILE_SCHEMA",
     "ReadWindow",
     "atomic_write",
-    "patch_file",
     "patch_handler",
     "read_file_handler",
     "read_window",

@@ -1,49 +1,51 @@
-"""``write_file`` and ``patch``: atomic edits of text files."""
+"""``write_file`` and ``patch``: the tools' schemas and handlers.
+
+``patch`` has Hermes Agent's two modes: ``replace`` (one ``old_string`` found through the fuzzy
+chain, :mod:`tools.files._fuzzy`) and ``patch`` (a V4A multi-file patch, :mod:`tools.files._v4a`).
+Every path obeys the sandbox policy and the write guards (:mod:`tools.files._write_guards`);
+writes are atomic; results carry Hermes's fields: a diff, ``files_modified`` (and, for V4A,
+``files_created`` / ``files_deleted``), a ``lint`` report, and ``_warning`` when a file changed
+on disk since the model last saw it. The ledger learns each file the model wrote.
+"""
 
 from __future__ import annotations
 
-import difflib
 import os
-import secrets
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import trio
 
 from tools.errors import ToolInputError
-from tools.files._guard import Target, open_text_source, parent_check, write_target
-from tools.files._markers import MarkerOverSecret, check_no_marker_over_secret, hidden_secrets
-from tools.files._paths import BINARY_SNIFF_BYTES, looks_binary, not_found
+from tools.files._atomic import atomic_write
+from tools.files._fuzzy import already_applied, fuzzy_replace
+from tools.files._guard import Target, parent_check, write_target
+from tools.files._markers import check_no_marker_over_secret
+from tools.files._textio import cap_diff, read_editable, read_loosely, unified_diff, uses_crlf, written_mtime
+from tools.files._v4a import parse_patch
+from tools.files._v4a_apply import PatchPlan, apply_plan, plan_patch, plan_result
+from tools.files._write_guards import has_linter, lint_report, refuse_sensitive, stale_warning
+from tools.files.ledger import FileReadLedger
 from tools.jail.policy import JailPolicy
-from tools.redact import REDACTED, redact_secrets
+from tools.redact import REDACTED
 from tools.results import ToolResult
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
 
-__all__ = [
-    "PATCH_SCHEMA",
-    "WRITE_FILE_SCHEMA",
-    "atomic_write",
-    "patch_file",
-    "patch_handler",
-    "write_file_handler",
-]
-
-_MAX_CANDIDATES: Final = 10
-_MAX_DIFF_CHARS: Final = 20_000
+__all__ = ["PATCH_SCHEMA", "WRITE_FILE_SCHEMA", "patch_handler", "write_file_handler"]
 
 WRITE_FILE_SCHEMA: Final[dict[str, Any]] = {
     "name": "write_file",
     "description": (
         "Write a text file, replacing it entirely (parent directories are created). The write is "
-        "atomic: readers see the old or the new content, never a mix. To change part of a file, use patch."
+        "atomic: readers see the old or the new content, never a mix. Python, JSON, YAML and TOML "
+        "files are syntax-checked after writing (the result's lint). To change part of a file, use patch."
     ),
     "parameters": {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Path of the file to write."},
+            "path": {"type": "string", "description": "Path of the file to write (created or overwritten)."},
             "content": {"type": "string", "description": "The complete new content."},
         },
         "required": ["path", "content"],
@@ -53,246 +55,224 @@ WRITE_FILE_SCHEMA: Final[dict[str, Any]] = {
 PATCH_SCHEMA: Final[dict[str, Any]] = {
     "name": "patch",
     "description": (
-        "Replace an exact piece of text in a file and return a unified diff. old_string must match the "
-        "file exactly (whitespace included) and be unique unless replace_all is true; include enough "
-        "surrounding lines to make it unique."
+        "Edit files in place and get a unified diff back; use it instead of sed or awk.\n"
+        "mode='replace' (default): replace old_string by new_string in path. old_string is found even "
+        "when whitespace, indentation, escapes or typographic quotes differ a little (the result's strategy "
+        "says how it matched); it must match one place unless replace_all is true.\n"
+        "mode='patch': apply a V4A patch to one or more files (update, add, delete, move); nothing is "
+        "written unless every part applies. Python, JSON, YAML and TOML files are syntax-checked after."
     ),
     "parameters": {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Path of the file to edit."},
-            "old_string": {"type": "string", "description": "Exact text to replace."},
-            "new_string": {"type": "string", "description": "Replacement text."},
-            "replace_all": {"type": "boolean", "description": "Replace every occurrence.", "default": False},
+            "mode": {
+                "type": "string",
+                "enum": ["replace", "patch"],
+                "description": "'replace' for one find-and-replace, 'patch' for a V4A patch.",
+                "default": "replace",
+            },
+            "path": {"type": "string", "description": "The file to edit (mode='replace')."},
+            "old_string": {
+                "type": "string",
+                "description": (
+                    "The text to find (mode='replace'); include enough surrounding lines to make it unique."
+                ),
+            },
+            "new_string": {
+                "type": "string",
+                "description": "The replacement (mode='replace'); an empty string deletes the text found.",
+            },
+            "replace_all": {
+                "type": "boolean",
+                "description": "Replace every occurrence instead of requiring one (default false).",
+                "default": False,
+            },
+            "patch": {
+                "type": "string",
+                "description": (
+                    "The V4A patch (mode='patch'):\n*** Begin Patch\n*** Update File: path/to/file\n"
+                    "@@ a line near the change @@\n context line\n-removed line\n+added line\n"
+                    "*** Add File: new.txt\n+its lines\n*** Delete File: old.txt\n*** End Patch"
+                ),
+            },
         },
-        "required": ["path", "old_string", "new_string"],
+        "required": [],
     },
 }
 
 
-def atomic_write(
-    path: Path, data: bytes, *, new_file_mode: int = 0o666, check_dir: Callable[[int], None] | None = None
-) -> bool:
-    """Write ``data`` to ``path`` through a temp file and a rename; returns True if created.
-
-    Blocking: run in a thread.  Parents are created; an existing file keeps its mode, a new one gets
-    ``new_file_mode`` filtered by the umask.  Every step after opening the parent directory is relative
-    to it, so the file written is in the directory that ``check_dir`` (given the directory's fd)
-    accepted, whatever is renamed or symlinked meanwhile.  With ``check_dir``, ``path`` must be
-    resolved: its parents are opened (and created) one by one without following any symlink, so a
-    directory swapped for a symlink cannot make the write create directories elsewhere.
-    """
-    if check_dir is None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    else:
-        dir_fd = _open_dirs_no_follow(path.parent)
-    try:
-        if check_dir is not None:
-            check_dir(dir_fd)
-        return _replace_in(dir_fd, path.name, data, new_file_mode)
-    finally:
-        os.close(dir_fd)
+def _checked(ctx: ToolContext, raw: str) -> Target:
+    """The target of a write of ``raw``: the sandbox policy's check, then the write guards (blocking)."""
+    target = write_target(ctx, raw)
+    refuse_sensitive(ctx.home, target)
+    return target
 
 
-def _open_dirs_no_follow(directory: Path) -> int:
-    """Open the absolute, resolved ``directory``, creating what is missing, never following a symlink."""
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open("/", flags)
-    try:
-        for part in directory.parts[1:]:
-            try:
-                os.mkdir(part, dir_fd=fd)
-            except FileExistsError:
-                pass
-            parent, fd = fd, -1
-            try:
-                fd = os.open(part, flags, dir_fd=parent)
-            finally:
-                os.close(parent)
-    except BaseException:
-        if fd != -1:
-            os.close(fd)
-        raise
-    return fd
-
-
-def _replace_in(dir_fd: int, name: str, data: bytes, new_file_mode: int) -> bool:
-    try:
-        mode: int | None = os.stat(name, dir_fd=dir_fd).st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    tmp = f".{name[:64]}.{secrets.token_hex(6)}.tmp"
-    # Creating with the final mode lets the umask apply, as for any other new file.
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-    fd = os.open(tmp, flags, new_file_mode if mode is None else 0o600, dir_fd=dir_fd)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode, dir_fd=dir_fd)
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        os.unlink(tmp, dir_fd=dir_fd)
-        raise
-    return mode is None
-
-
-def _read_text(policy: JailPolicy, target: Target) -> str | None:
-    """The current text of a checked target, None when there is no such file."""
-    try:
-        with open_text_source(policy, target) as handle:
-            return handle.read().decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        return None
-
-
-def _write(policy: JailPolicy, target: Target, content: str) -> dict[str, Any]:
+def _write(policy: JailPolicy, ledger: FileReadLedger, target: Target, content: str) -> dict[str, Any]:
+    """Write ``content`` to a checked target (blocking) and return Hermes's write result."""
     shown = target.shown
     data = content.encode("utf-8")
+    warning = stale_warning(ledger, target)
     try:
         if os.path.isdir(target.host):
             raise ToolInputError(f"{shown} is a directory; give a file path.")
-        if REDACTED in content:
-            old = _read_text(policy, target)
-            if old is not None:
-                check_no_marker_over_secret(old, content, shown)
+        # A CRLF file rewritten from a model's LF text keeps its line endings, as in Hermes.
+        if "\n" in content and "\r\n" not in content and uses_crlf(policy, target):
+            content = content.replace("\n", "\r\n")
+            data = content.encode("utf-8")
+        # The old text is read only where it is needed: the marker check, or telling old lint errors from new.
+        before = read_loosely(policy, target) if REDACTED in content or has_linter(shown) else None
+        if REDACTED in content and before is not None:
+            check_no_marker_over_secret(before, content, shown)
+        dirs_created = not os.path.isdir(os.path.dirname(target.host))
         created = atomic_write(Path(target.host), data, check_dir=parent_check(policy, target))
     except PermissionError:
         raise ToolInputError(f"Permission denied writing {shown}.") from None
     except OSError as exc:
         raise ToolInputError(f"Cannot write {shown}: {exc.strerror or exc}.") from exc
-    return {"path": shown, "bytes_written": len(data), "created": created}
+    result: dict[str, Any] = {"bytes_written": len(data), "dirs_created": dirs_created, "created": created}
+    lint = lint_report(shown, before, content)
+    if lint is not None:
+        result["lint"] = lint
+    result |= {"resolved_path": shown, "files_modified": [shown]}
+    if warning:
+        result["_warning"] = warning
+    return result
 
 
-def _line_of(text: str, index: int) -> int:
-    return text.count("\n", 0, index) + 1
-
-
-def _occurrence_lines(text: str, needle: str) -> list[int]:
-    lines: list[int] = []
-    start = text.find(needle)
-    while start != -1:
-        lines.append(_line_of(text, start))
-        start = text.find(needle, start + 1)
-    return lines
-
-
-def _candidates(text: str, old: str) -> list[int]:
-    """Line numbers where ``old`` probably was meant: same first line ignoring whitespace, else similar lines."""
-    anchor = next((line.strip() for line in old.splitlines() if line.strip()), "")
-    if not anchor:
-        return []
-    lines = text.splitlines()
-    exact = [n for n, line in enumerate(lines, start=1) if anchor in line]
-    if exact:
-        return exact[:_MAX_CANDIDATES]
-    stripped = [line.strip() for line in lines]
-    close = difflib.get_close_matches(anchor, stripped, n=_MAX_CANDIDATES, cutoff=0.6)
-    return sorted({n for n, line in enumerate(stripped, start=1) if line in close})[:_MAX_CANDIDATES]
-
-
-def patch_file(policy: JailPolicy, target: Target, old: str, new: str, replace_all: bool = False) -> dict[str, Any]:
-    """Replace ``old`` by ``new`` in a checked target (blocking; run in a thread) and return the diff.
+def _replace(
+    policy: JailPolicy, ledger: FileReadLedger, target: Target, label: str, old: str, new: str, replace_all: bool
+) -> dict[str, Any]:
+    """Replace ``old`` by ``new`` in a checked target (blocking) and return Hermes's patch result.
 
     Raises:
-        ToolInputError: missing/binary file, empty or identical strings, no match, an ambiguous match
-            without ``replace_all`` (with candidate line numbers), or a secret the edit would overwrite
-            with the redaction marker.
+        ToolInputError: a missing, binary or non-UTF-8 file, an empty ``old_string``, no match, an
+            ambiguous one, or a secret the edit would overwrite with the redaction marker.
     """
     shown = target.shown
-    if old == "":
-        raise ToolInputError("old_string is empty. To create or overwrite a whole file use write_file.")
+    text = read_editable(policy, target, " Use write_file to create a new file.").text
+    assert text is not None  # Invariant: a missing file raised.
+    # A re-sent edit that is already in the file is answered as done, as in Hermes, so the model moves on.
+    done = {"success": True, "no_change": True, "note": f"{shown} already holds new_string; nothing was written."}
     if old == new:
+        if already_applied(text, old, new):
+            return done
         raise ToolInputError("old_string and new_string are identical; there is nothing to change.")
+    warning = stale_warning(ledger, target)
     try:
-        with open_text_source(policy, target) as handle:
-            raw = handle.read()
-    except FileNotFoundError:
-        raise not_found(shown, target.host, policy, " Use write_file to create a new file.") from None
-    except IsADirectoryError:
-        raise ToolInputError(f"{shown} is a directory; give a file path.") from None
-    except OSError as exc:
-        raise ToolInputError(f"Cannot read {shown}: {exc.strerror or exc}.") from exc
-    if looks_binary(raw[:BINARY_SNIFF_BYTES]):
-        raise ToolInputError(f"{shown} looks like a binary file; patch edits text files only.")
+        edit = fuzzy_replace(text, old, new, replace_all, shown)
+    except ToolInputError:
+        if already_applied(text, old, new):
+            return done
+        raise
+    check_no_marker_over_secret(text, edit.text, shown)
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolInputError(f"{shown} is not valid UTF-8; patch cannot edit it safely.") from None
-    found = _occurrence_lines(text, old)
-    if not found:
-        raise _no_match(text, old, shown)
-    if len(found) > 1 and not replace_all:
-        raise ToolInputError(
-            f"old_string occurs {len(found)} times in {shown} (lines {', '.join(map(str, found[:_MAX_CANDIDATES]))}"
-            f"{', ...' if len(found) > _MAX_CANDIDATES else ''}). Include more surrounding lines to make it "
-            "unique, or pass replace_all=true to change every occurrence."
-        )
-    updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    check_no_marker_over_secret(text, updated, shown)
-    try:
-        atomic_write(Path(target.host), updated.encode("utf-8"), check_dir=parent_check(policy, target))
+        atomic_write(Path(target.host), edit.text.encode("utf-8"), check_dir=parent_check(policy, target))
     except OSError as exc:
         raise ToolInputError(f"Cannot write {shown}: {exc.strerror or exc}.") from exc
-    name = os.path.basename(shown)
-    diff = "".join(
-        difflib.unified_diff(
-            text.splitlines(keepends=True),
-            updated.splitlines(keepends=True),
-            fromfile=f"a/{name}",
-            tofile=f"b/{name}",
-        )
-    )
-    # The diff's context lines may hold a secret of the file: redacted, before the cut as in read_file.
-    diff = redact_secrets(diff)
-    if len(diff) > _MAX_DIFF_CHARS:
-        diff = diff[:_MAX_DIFF_CHARS] + f"\n[... diff cut: {len(diff) - _MAX_DIFF_CHARS:,} more characters]"
-    return {"path": shown, "replacements": len(found) if replace_all else 1, "diff": diff}
+    result: dict[str, Any] = {
+        "success": True,
+        "diff": cap_diff(unified_diff(label, text, edit.text)),
+        "files_modified": [shown],
+        "strategy": edit.strategy,
+        "replacements": edit.count,
+    }
+    lint = lint_report(shown, text, edit.text)
+    if lint is not None:
+        result["lint"] = lint
+    result["resolved_path"] = shown
+    if warning:
+        result["_warning"] = warning
+    return result
 
 
-def _no_match(text: str, old: str, shown: str) -> ToolInputError:
-    """The error for an ``old_string`` that is not in the file, saying where it probably was."""
-    if REDACTED in old and hidden_secrets(text):
-        return MarkerOverSecret(
-            f"old_string was not found in {shown}: it contains {REDACTED}, which stands for a secret you "
-            "were not shown, so it never matches the file. Edit around the secret: choose an old_string "
-            f"without the {REDACTED} part (the text before or after it), or ask the user to change the secret."
-        )
-    candidates = _candidates(text, old)
-    where = (
-        f" Similar text at line(s) {', '.join(map(str, candidates))}; read those lines with read_file "
-        "and copy them exactly (whitespace and indentation included)."
-        if candidates
-        else " Read the file with read_file and copy the text exactly."
-    )
-    return ToolInputError(f"old_string was not found in {shown}.{where}")
+def _apply_v4a(ctx: ToolContext, text: str) -> tuple[dict[str, Any], PatchPlan]:
+    """Parse, plan and write a V4A patch (blocking); the result and the plan written."""
+    policy = ctx.jail.policy
+    plan = plan_patch(parse_patch(text), policy, lambda raw: _checked(ctx, raw))
+    seen = [s.target for s in plan.files.values() if s.original.text is not None]
+    warnings = [warning for target in seen if (warning := stale_warning(ctx.file_reads, target))]
+    apply_plan(plan, policy)
+    changed = [state for state in plan.files.values() if state.changed]
+    diff = "".join(unified_diff(s.label, s.original.text, s.content) for s in changed)
+    result: dict[str, Any] = {"success": True, "diff": cap_diff(diff)}
+    result |= {key: paths for key, paths in plan_result(plan).items() if paths}
+    lint = {
+        s.target.shown: report
+        for s in changed
+        if s.content is not None and (report := lint_report(s.target.shown, s.original.text, s.content)) is not None
+    }
+    if lint:
+        result["lint"] = lint
+    if warnings:
+        result["_warning"] = " | ".join(warnings)
+    return result, plan
+
+
+def _required(args: dict[str, Any], mode: str, names: tuple[str, ...]) -> None:
+    missing = [name for name in names if not isinstance(args.get(name), str)]
+    if missing:
+        raise ToolInputError(f"mode='{mode}' needs {', '.join(names)}; missing: {', '.join(missing)}.")
 
 
 async def write_file_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    """Tool handler for ``write_file``: the policy's check, then an atomic write.
+    """Tool handler for ``write_file``: the policy's check and the write guards, then an atomic write.
 
     Raises:
         ToolInputError: the path is refused, a directory or not writable.
     """
 
-    def write() -> dict[str, Any]:
-        return _write(ctx.jail.policy, write_target(ctx, args["path"]), args["content"])
+    def write() -> tuple[dict[str, Any], Written]:
+        target = _checked(ctx, args["path"])
+        result = _write(ctx.jail.policy, ctx.file_reads, target, args["content"])
+        return result, _mtimes([target])
 
-    return ToolResult(await trio.to_thread.run_sync(write))
+    result, written = await trio.to_thread.run_sync(write)
+    _note_written(ctx, written)
+    return ToolResult(result)
 
 
 async def patch_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    """Tool handler for ``patch``: the policy's check, then an exact replacement.
+    """Tool handler for ``patch``: a fuzzy find-and-replace (``mode='replace'``) or a V4A patch (``mode='patch'``).
 
     Raises:
-        ToolInputError: see :func:`patch_file`.
+        ToolInputError: a missing argument for the mode, a refused path, or the edit's own errors
+            (see :func:`tools.files._fuzzy.fuzzy_replace` and :func:`tools.files._v4a_apply.plan_patch`).
     """
+    mode = args.get("mode", "replace")
+    if mode == "patch":
+        _required(args, mode, ("patch",))
+
+        def run_patch() -> tuple[dict[str, Any], Written]:
+            result, plan = _apply_v4a(ctx, args["patch"])
+            return result, _mtimes([s.target for s in plan.files.values() if s.changed and s.content is not None])
+
+        result, written = await trio.to_thread.run_sync(run_patch)
+        _note_written(ctx, written)
+        return ToolResult(result)
+    _required(args, "replace", ("path", "old_string", "new_string"))
     old, new, replace_all = args["old_string"], args["new_string"], bool(args.get("replace_all", False))
 
-    def patch() -> dict[str, Any]:
-        return patch_file(ctx.jail.policy, write_target(ctx, args["path"]), old, new, replace_all)
+    def run_replace() -> tuple[dict[str, Any], Written]:
+        target = _checked(ctx, args["path"])
+        result = _replace(ctx.jail.policy, ctx.file_reads, target, args["path"], old, new, replace_all)
+        return result, [] if result.get("no_change") else _mtimes([target])
 
-    return ToolResult(await trio.to_thread.run_sync(patch))
+    result, written = await trio.to_thread.run_sync(run_replace)
+    _note_written(ctx, written)
+    return ToolResult(result)
+
+
+Written = list[tuple[str, int]]
+"""Files just written: (resolved host path, modification time)."""
+
+
+def _mtimes(targets: list[Target]) -> Written:
+    """The modification times of files just written (blocking), for the ledger."""
+    return [(target.host, mtime) for target in targets if (mtime := written_mtime(target)) is not None]
+
+
+def _note_written(ctx: ToolContext, written: Written) -> None:
+    """Tell the ledger the model has seen these files as just written (so its own edits never look stale)."""
+    for host, mtime in written:
+        ctx.file_reads.note_write(host, mtime)
