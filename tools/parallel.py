@@ -43,7 +43,7 @@ def paths_overlap(a: PurePath, b: PurePath) -> bool:
 
 def _resolve(raw: object, cwd: str) -> PurePath:
     # Lexical resolution only: no filesystem access, so it is safe on the event loop.
-    text = raw if isinstance(raw, str) and raw else "."
+    text = raw if isinstance(raw, str) else "."
     return PurePath(os.path.normpath(os.path.join(cwd, os.path.expanduser(text))))
 
 
@@ -63,6 +63,10 @@ class _Claim:
 def _claim(registry: ToolRegistry, name: str, args: Mapping[str, Any], cwd: str) -> _Claim:
     entry = registry.get(name)
     if entry is None or name in NEVER_PARALLEL_TOOLS or not entry.parallel_safe:
+        return _Claim(exclusive=True, paths=())
+    if any(not args.get(arg) for arg in entry.path_scoped):
+        # The call names its files elsewhere (a V4A patch lists them in its text): they cannot be
+        # known here, so it runs alone.
         return _Claim(exclusive=True, paths=())
     paths = tuple(_resolve(args.get(arg), cwd) for arg in entry.path_scoped)
     return _Claim(exclusive=False, paths=paths)

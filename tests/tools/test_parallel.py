@@ -44,7 +44,11 @@ class TestCanRunInParallel:
             ([("read_file", {"path": "src/a.py"}), ("write_file", {"path": "/w/src/a.py"})], "same file"),
             ([("read_file", {"path": "src"}), ("write_file", {"path": "src/pkg/a.py"})], "parent and child"),
             ([("read_file", {"path": "./x/../a"}), ("write_file", {"path": "a"})], "normalised equal"),
-            ([("read_file", {}), ("write_file", {"path": "a"})], "missing path means cwd"),
+            ([("read_file", {}), ("write_file", {"path": "a"})], "missing path: its files are unknown"),
+            (
+                [("patch", {"mode": "patch", "patch": "*** Begin Patch"}), ("write_file", {"path": "/elsewhere/a"})],
+                "a V4A patch names its files in its text",
+            ),
         ],
     )
     def test_not_parallel(self, registry: ToolRegistry, calls: list[tuple[str, dict[str, Any]]], why: str) -> None:
