@@ -21,6 +21,7 @@ def registry() -> ToolRegistry:
     registry = ToolRegistry()
     registry.register("read_file", "file", PATH_SCHEMA, echo_handler, parallel_safe=True, path_scoped="path")
     registry.register("write_file", "file", PATH_SCHEMA, echo_handler, parallel_safe=True, path_scoped="path")
+    registry.register("patch", "file", PATH_SCHEMA, echo_handler, parallel_safe=True, path_scoped="path")
     registry.register("web_search", "web", NO_ARGS, echo_handler, parallel_safe=True)
     registry.register("terminal", "terminal", NO_ARGS, echo_handler)
     registry.register("clarify", "clarify", NO_ARGS, echo_handler, parallel_safe=True)
