@@ -17,6 +17,12 @@ DEPRECATED_KEYS: dict[str, str] = {
     "compression.tail_ratio": "compression.target_ratio",
     "retry.max_retries": "agent.api_max_retries",
     "terminal.default_timeout": "terminal.timeout",
+    "tool_loop_guardrails.exact_failure_block_after": "tool_loop_guardrails.hard_stop_after.exact_failure",
+    "tool_loop_guardrails.exact_failure_warn_after": "tool_loop_guardrails.warn_after.exact_failure",
+    "tool_loop_guardrails.no_progress_block_after": "tool_loop_guardrails.hard_stop_after.idempotent_no_progress",
+    "tool_loop_guardrails.no_progress_warn_after": "tool_loop_guardrails.warn_after.idempotent_no_progress",
+    "tool_loop_guardrails.same_tool_failure_halt_after": "tool_loop_guardrails.hard_stop_after.same_tool_failure",
+    "tool_loop_guardrails.same_tool_failure_warn_after": "tool_loop_guardrails.warn_after.same_tool_failure",
 }
 """Old dotted key -> the dotted key that replaced it (``"terminal.default_timeout": "terminal.timeout"``)."""
 

@@ -292,7 +292,6 @@ HERMES_UNUSED: dict[str, str] = {
     "terminal.temp_dir": "background output is kept in memory (terminal.background.buffer_chars)",
     "terminal.vercel_runtime": _TERMINAL_BACKENDS,
     "tool_loop_guardrails.loop_caps": "per-turn call caps are " + _NOT_BUILT,
-    "tool_loop_guardrails.non_interactive_hard_stop_enabled": _GATEWAY,
     "tool_output.max_line_length": "read_file cuts a line at 2,000 characters (Hermes's default)",
     "tool_output.max_lines": "read_file's limit is bounded by its schema",
     "tools.connectors": _EXTENSIONS,

@@ -61,19 +61,37 @@ class CompressionConfig:
 
 
 @attrs.frozen
-class GuardrailsConfig:
-    """Section ``tool_loop_guardrails``: tool-loop detection thresholds (seed 002 section 10).
+class GuardrailWarnAfter:
+    """Section ``tool_loop_guardrails.warn_after``: counts at which a loop is warned about."""
 
-    Warnings are always on; ``block``/``halt`` decisions only when ``hard_stop_enabled``.
+    exact_failure: int = attrs.field(default=2, validator=positive_int)
+    same_tool_failure: int = attrs.field(default=3, validator=positive_int)
+    idempotent_no_progress: int = attrs.field(default=2, validator=positive_int)
+
+
+@attrs.frozen
+class GuardrailHardStopAfter:
+    """Section ``tool_loop_guardrails.hard_stop_after``: counts at which a loop ends the turn (when hard stops are on)."""
+
+    exact_failure: int = attrs.field(default=5, validator=positive_int)
+    same_tool_failure: int = attrs.field(default=8, validator=positive_int)
+    idempotent_no_progress: int = attrs.field(default=5, validator=positive_int)
+
+
+@attrs.frozen
+class GuardrailsConfig:
+    """Section ``tool_loop_guardrails``: tool-loop detection (seed 002 section 10), in Hermes Agent's form.
+
+    ``warnings_enabled`` turns the warnings appended to results on or off. Hard stops end the turn:
+    they are off in attended sessions unless ``hard_stop_enabled``, and on in unattended ones (cron)
+    unless ``non_interactive_hard_stop_enabled`` is false.
     """
 
+    warnings_enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
     hard_stop_enabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
-    exact_failure_warn_after: int = attrs.field(default=2, validator=positive_int)
-    exact_failure_block_after: int = attrs.field(default=5, validator=positive_int)
-    same_tool_failure_warn_after: int = attrs.field(default=3, validator=positive_int)
-    same_tool_failure_halt_after: int = attrs.field(default=8, validator=positive_int)
-    no_progress_warn_after: int = attrs.field(default=2, validator=positive_int)
-    no_progress_block_after: int = attrs.field(default=5, validator=positive_int)
+    non_interactive_hard_stop_enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
+    warn_after: GuardrailWarnAfter = attrs.Factory(GuardrailWarnAfter)
+    hard_stop_after: GuardrailHardStopAfter = attrs.Factory(GuardrailHardStopAfter)
 
 
 @attrs.frozen

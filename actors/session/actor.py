@@ -106,9 +106,7 @@ class SessionActor(Actor[SessionMessage]):
         self.session_id = spec.session_id
         config = spec.deps.config
         self.processes = ProcessTable(config.terminal.background)
-        self.executor = ToolExecutor(
-            spec.deps.registry, ToolCallGuardrailController(config.tool_loop_guardrails, lambda name: name in _READ_ONLY_TOOLS)
-        )
+        self.executor = ToolExecutor(spec.deps.registry, self._guardrails("cli"))
         self.steer = SteerBuffer()
         self.queue: deque[UserMessage] = deque()
         self.turn: TurnJob | None = None
@@ -122,6 +120,11 @@ class SessionActor(Actor[SessionMessage]):
         self._ready = False
         self._owns_runtime = False
 
+    def _guardrails(self, source: str) -> ToolCallGuardrailController:
+        return ToolCallGuardrailController(
+            self.spec.deps.config.tool_loop_guardrails, lambda name: name in _READ_ONLY_TOOLS, source=source
+        )
+
     # -- life ----------------------------------------------------------------------------------------
 
     async def on_start(self) -> None:
@@ -134,6 +137,8 @@ class SessionActor(Actor[SessionMessage]):
         )
         self.requests = PendingRequests(hub, deps.config.approvals.timeout)
         self.durable = state = await open_state(spec)
+        # Known only now: an unattended (cron) session stops tool loops by default.
+        self.executor.guardrails = self._guardrails(state.options.source)
         self.runtime = runtime = await self._open_runtime()
         hub.resume_from(state.event_seq)
         self.model = model = SessionModel(deps, state.options)

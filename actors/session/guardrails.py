@@ -1,16 +1,20 @@
-"""Tool-loop guardrails: notice a model stuck repeating itself (seed 002 section 10).
+"""Tool-loop guardrails: notice a model stuck repeating itself (seed 002 section 10), as Hermes Agent counts.
 
 Three patterns are counted per user turn:
 
 - ``exact_failure``: the same tool with the same arguments keeps failing;
-- ``same_tool_failure``: one tool keeps failing whatever its arguments;
+- ``same_tool_failure``: one tool keeps failing whatever its arguments (never for tools whose failures
+  are ordinary work output: a red test run, an empty grep);
 - ``idempotent_no_progress``: a read-only tool keeps returning the same result for the same arguments.
 
-Counts are of observed results. Reaching a warn threshold appends a warning to that result; reaching a
-block/halt threshold stops the next such call before it runs — only when ``hard_stop_enabled``, since by
-default interactive sessions get a nudge rather than a circuit breaker. A success clears the failure
-counts of its signature and of its tool. Whether a call failed is the ``ok`` its reply carries
-(:class:`tools.results.ToolReply`); no result text is parsed here.
+Counts are of observed results. Reaching a ``warn_after`` count appends a warning to that result (when
+``warnings_enabled``); reaching a ``hard_stop_after`` count stops the next such call before it runs
+and ends the turn — only when hard stops are on, since by default attended sessions get a nudge rather
+than a circuit breaker. A success clears the failure counts of its signature and of its tool, and a
+success of a tool that changes things (an edit, a command) clears every exact-failure count: the next
+retry is a new experiment, not a replay. Whether a call failed is what its reply carries
+(:attr:`tools.results.ToolReply.counts_as_failure`: an error, a nonzero exit, a full memory store); no
+result text is parsed here.
 """
 
 from __future__ import annotations
@@ -27,6 +31,20 @@ import attrs
 from config.session import GuardrailsConfig
 from tools.results import ToolReply
 
+#: Tools whose failures are ordinary work output: many different failing calls do not stop the turn.
+FAILURE_TOLERANT_TOOLS = frozenset({"terminal", "execute_code", "process", "web_extract"})
+
+#: Tools whose success is progress: it clears every exact-failure count of the turn.
+PROGRESS_TOOLS = frozenset({"write_file", "patch", "terminal", "execute_code", "process", "delegate_task", "todo", "memory"})
+
+#: Session sources with a person (or a live client) watching; others (cron) are unattended.
+ATTENDED_SOURCES = frozenset({"cli", "api", "subagent"})
+
+
+def hard_stops_on(config: GuardrailsConfig, source: str) -> bool:
+    """Whether loops end the turn in a session from ``source``: as configured when attended, by default when not."""
+    return config.hard_stop_enabled or (config.non_interactive_hard_stop_enabled and source not in ATTENDED_SOURCES)
+
 
 class GuardrailAction(enum.Enum):
     """What the session does with a call."""
@@ -35,7 +53,7 @@ class GuardrailAction(enum.Enum):
     ALLOW = "allow"
     # Run it and append the warning to its result.
     WARN = "warn"
-    # Do not run it; answer with a synthetic error result.
+    # Do not run it; answer with a synthetic error result and end the turn.
     BLOCK = "block"
     # Do not run it; end the turn.
     HALT = "halt"
@@ -71,8 +89,8 @@ class ToolGuardrailDecision:
 
     @property
     def ends_turn(self) -> bool:
-        """Whether the turn must end now."""
-        return self.action is GuardrailAction.HALT
+        """Whether the turn must end now (a block or a halt, as in Hermes)."""
+        return self.action in (GuardrailAction.BLOCK, GuardrailAction.HALT)
 
     def render(self) -> str:
         """The bracketed line for a result: ``[Tool loop warning: CODE; count=N; MESSAGE]`` (``blocked``/``halted`` for stops)."""
@@ -98,12 +116,14 @@ def blocked_reply(decision: ToolGuardrailDecision) -> ToolReply:
 class ToolCallGuardrailController:
     """Counts repeated failures and no-progress results across the tool calls of one user turn."""
 
-    def __init__(self, config: GuardrailsConfig, is_read_only: Callable[[str], bool]) -> None:
+    def __init__(self, config: GuardrailsConfig, is_read_only: Callable[[str], bool], *, source: str = "cli") -> None:
         """Args:
-        config: thresholds and ``hard_stop_enabled``.
+        config: thresholds and switches.
         is_read_only: whether a tool only reads (its repeated identical results mean no progress).
+        source: the session's source; unattended sessions stop loops by default (:func:`hard_stops_on`).
         """
         self._config = config
+        self._hard_stops = hard_stops_on(config, source)
         self._is_read_only = is_read_only
         self._exact_failures: Counter[ToolCallSignature] = Counter()
         self._tool_failures: Counter[str] = Counter()
@@ -118,32 +138,35 @@ class ToolCallGuardrailController:
 
     def before_call(self, tool_name: str, args: Mapping[str, Any]) -> ToolGuardrailDecision:
         """Decide whether a call may run, given what earlier calls of this turn did."""
-        if not self._config.hard_stop_enabled:
+        if not self._hard_stops:
             return ALLOW
-        config = self._config
+        limits = self._config.hard_stop_after
         signature = ToolCallSignature.from_call(tool_name, args)
         exact = self._exact_failures[signature]
-        if exact >= config.exact_failure_block_after:
+        if exact >= limits.exact_failure:
             return ToolGuardrailDecision(
                 GuardrailAction.BLOCK,
                 "repeated_exact_failure_block",
-                f"{tool_name} failed {exact} times with these exact arguments; it was not run again. Change the approach.",
+                f"Blocked {tool_name}: the same call failed {exact} times with identical arguments. Stop retrying it "
+                "unchanged; change strategy or explain what is blocking you.",
                 exact,
             )
         failures = self._tool_failures[tool_name]
-        if failures >= config.same_tool_failure_halt_after:
+        if failures >= limits.same_tool_failure and tool_name not in FAILURE_TOLERANT_TOOLS:
             return ToolGuardrailDecision(
                 GuardrailAction.HALT,
                 "same_tool_failure_halt",
-                f"{tool_name} failed {failures} times this turn; the turn was stopped.",
+                f"Stopped {tool_name}: it failed {failures} times this turn. Stop retrying the same failing path and "
+                "choose a different approach.",
                 failures,
             )
         _, repeats = self._last_result.get(signature, ("", 0))
-        if repeats >= config.no_progress_block_after:
+        if repeats >= limits.idempotent_no_progress:
             return ToolGuardrailDecision(
                 GuardrailAction.BLOCK,
                 "idempotent_no_progress_block",
-                f"{tool_name} returned the same result {repeats} times; it was not run again. Use what you already have.",
+                f"Blocked {tool_name}: this read-only call returned the same result {repeats} times. Use the result "
+                "you already have or try a different query.",
                 repeats,
             )
         return ALLOW
@@ -158,32 +181,39 @@ class ToolCallGuardrailController:
             return self._failure_warning(tool_name, signature)
         del self._exact_failures[signature]
         del self._tool_failures[tool_name]
+        if tool_name in PROGRESS_TOOLS:
+            self._exact_failures.clear()
         if not self._is_read_only(tool_name):
             return ALLOW
         digest = hashlib.sha256(result.encode()).hexdigest()
         previous, repeats = self._last_result.get(signature, ("", 0))
         repeats = repeats + 1 if previous == digest else 1
         self._last_result[signature] = (digest, repeats)
-        if repeats >= self._config.no_progress_warn_after:
+        if repeats >= self._config.warn_after.idempotent_no_progress and self._config.warnings_enabled:
             return ToolGuardrailDecision(
                 GuardrailAction.WARN,
                 "idempotent_no_progress_warning",
-                f"{tool_name} returned the same result as before for the same arguments; calling it again will not change it.",
+                f"{tool_name} returned the same result {repeats} times. Use the result you already have or change "
+                "the query instead of repeating it unchanged.",
                 repeats,
             )
         return ALLOW
 
     def _failure_warning(self, tool_name: str, signature: ToolCallSignature) -> ToolGuardrailDecision:
+        if not self._config.warnings_enabled:
+            return ALLOW
+        warn_after = self._config.warn_after
         exact = self._exact_failures[signature]
-        if exact >= self._config.exact_failure_warn_after:
+        if exact >= warn_after.exact_failure:
             return ToolGuardrailDecision(
                 GuardrailAction.WARN,
                 "repeated_exact_failure_warning",
-                f"this exact {tool_name} call has failed {exact} times; retrying it unchanged will fail again.",
+                f"{tool_name} has failed {exact} times with identical arguments. This looks like a loop: read the "
+                "error and change strategy instead of retrying it unchanged.",
                 exact,
             )
         failures = self._tool_failures[tool_name]
-        if failures >= self._config.same_tool_failure_warn_after:
+        if failures >= warn_after.same_tool_failure:
             return ToolGuardrailDecision(
                 GuardrailAction.WARN,
                 "same_tool_failure_warning",

@@ -40,7 +40,6 @@ from messages.session import Subscribe, UserMessage
 from store.protocol import SessionStore
 from tools.errors import ToolError
 from tools.results import ToolResult
-from tools.toolsets import ToolsetCatalog
 
 __all__ = ["ChildReport", "delegate_capability"]
 
@@ -98,9 +97,6 @@ def _child_options(parent: ParentSession, config: DelegationConfig, task: Task, 
         blocked.discard("delegate_task")
     # Narrowing only: anything the parent does not have stays out.
     blocked |= {name for name in registry.names() if name not in tool_names}
-    if task.toolsets is not None:
-        wanted = ToolsetCatalog(registry).select_tools(task.toolsets)
-        blocked |= {name for name in tool_names if name not in wanted}
     target = parent.model.chain.current
     return SessionOptions(
         cwd=workspace,

@@ -32,7 +32,6 @@ class Task:
 
     goal: str
     context: str | None = None
-    toolsets: tuple[str, ...] | None = None
     role: str = "leaf"
 
 
@@ -50,7 +49,7 @@ def _description(config: DelegationConfig) -> str:
     return (
         "Delegate self-contained work to focused subagents that run in parallel with fresh context, "
         "then return their summaries. Give either one `goal` (with optional `context`) or `tasks`, "
-        f"a list of at most {config.max_concurrent_children} {{goal, context, toolsets, role}} objects that all run at once. "
+        f"a list of at most {config.max_concurrent_children} {{goal, context, role}} objects that all run at once. "
         f"Each child has at most {config.max_iterations} iterations; {depth}. Children cannot ask the user "
         "questions, use memory, or run execute_code. Waits until every child has finished."
     )
@@ -60,8 +59,10 @@ def _schema(config: DelegationConfig) -> dict[str, Any]:
     task_props = {
         "goal": {"type": "string", "description": "What the child must achieve, stated completely."},
         "context": {"type": "string", "description": "Facts, paths and constraints the child needs."},
-        "toolsets": {"type": "array", "items": {"type": "string"}, "description": "Narrow the child's tools to these toolsets."},
-        "role": {"type": "string", "enum": ["leaf", "orchestrator"], "description": "orchestrator: may delegate further."},
+        "role": {
+            "type": "string", "enum": ["leaf", "orchestrator"],
+            "description": "orchestrator: may delegate further, while the depth limit allows (past it, a leaf).",
+        },
     }
     return {
         "description": _description(config),
@@ -105,7 +106,7 @@ def parse_delegation(args: dict[str, Any], config: DelegationConfig) -> Delegati
             raise InvalidDelegation(f"'tasks' {exc}. Pass a list of {{goal, context}} objects.") from exc
     if raw_tasks:
         if not isinstance(raw_tasks, list):
-            raise InvalidDelegation("'tasks' must be a list of {goal, context, toolsets, role} objects.")
+            raise InvalidDelegation("'tasks' must be a list of {goal, context, role} objects.")
         tasks = tuple(_task(item, index) for index, item in enumerate(raw_tasks))
     elif isinstance(args.get("goal"), str) and args["goal"].strip():
         tasks = (_task(args, 0),)
@@ -126,10 +127,7 @@ def _task(item: Any, index: int) -> Task:
     if not isinstance(goal, str) or not goal.strip():
         raise InvalidDelegation(f"Task {index} has no 'goal'; every task needs one.")
     context = item.get("context")
-    toolsets = item.get("toolsets")
-    if toolsets is not None and (not isinstance(toolsets, list) or not all(isinstance(t, str) for t in toolsets)):
-        raise InvalidDelegation(f"Task {index}: 'toolsets' must be a list of toolset names.")
     role = item.get("role") or "leaf"
     if role not in ("leaf", "orchestrator"):
         raise InvalidDelegation(f"Task {index}: 'role' must be 'leaf' or 'orchestrator'.")
-    return Task(goal.strip(), context if isinstance(context, str) else None, tuple(toolsets) if toolsets else None, role)
+    return Task(goal.strip(), context if isinstance(context, str) else None, role)

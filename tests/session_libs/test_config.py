@@ -19,9 +19,10 @@ class TestDefaults:
         assert (compression.enabled, compression.threshold, compression.protect_first_n, compression.target_ratio) == (True, 0.5, 3, 0.2)
         guard = GuardrailsConfig()
         assert not guard.hard_stop_enabled
-        assert (guard.exact_failure_warn_after, guard.exact_failure_block_after) == (2, 5)
-        assert (guard.same_tool_failure_warn_after, guard.same_tool_failure_halt_after) == (3, 8)
-        assert (guard.no_progress_warn_after, guard.no_progress_block_after) == (2, 5)
+        assert (guard.warn_after.exact_failure, guard.hard_stop_after.exact_failure) == (2, 5)
+        assert (guard.warn_after.same_tool_failure, guard.hard_stop_after.same_tool_failure) == (3, 8)
+        assert (guard.warn_after.idempotent_no_progress, guard.hard_stop_after.idempotent_no_progress) == (2, 5)
+        assert guard.warnings_enabled and guard.non_interactive_hard_stop_enabled
         assert DisplayConfig() == DisplayConfig(busy_input_mode="interrupt", interrupt_demoted_while_busy=False)
 
 

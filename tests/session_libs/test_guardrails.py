@@ -10,6 +10,7 @@ from actors.session.guardrails import (
     ToolCallSignature,
     annotate_result,
     blocked_reply,
+    hard_stops_on,
 )
 from config.session import GuardrailsConfig
 
@@ -73,6 +74,47 @@ class TestExactFailure:
         controller.after_call("terminal", {"c": 1}, "ok", failed=False)
         assert controller.before_call("terminal", {"c": 1}).action is GuardrailAction.ALLOW
         assert _fail(controller, "terminal", {"c": 1}) is GuardrailAction.ALLOW
+
+
+class TestHermesRules:
+    """Hermes's switches and exemptions: warnings off, blocks end the turn, tolerant tools, progress, unattended sessions."""
+
+    def test_warnings_can_be_turned_off_without_losing_hard_stops(self) -> None:
+        config = GuardrailsConfig(warnings_enabled=False, hard_stop_enabled=True)
+        controller = ToolCallGuardrailController(config, READ_ONLY.__contains__)
+        assert {_fail(controller, "patch", {"n": 1}) for _ in range(5)} == {GuardrailAction.ALLOW}
+        assert controller.before_call("patch", {"n": 1}).action is GuardrailAction.BLOCK
+
+    def test_a_block_ends_the_turn_in_hermes_words(self) -> None:
+        controller = _controller(hard_stop=True)
+        for _ in range(5):
+            _fail(controller, "patch", {"n": 1})
+        decision = controller.before_call("patch", {"n": 1})
+        assert decision.ends_turn and decision.message.startswith("Blocked patch: the same call failed 5 times")
+
+    def test_work_output_failures_of_different_commands_never_halt(self) -> None:
+        controller = _controller(hard_stop=True)
+        for n in range(12):
+            _fail(controller, "terminal", {"command": f"pytest -k case{n}"})
+        assert controller.before_call("terminal", {"command": "pytest"}).allows_execution
+
+    def test_a_successful_edit_makes_the_next_retry_a_new_experiment(self) -> None:
+        controller = _controller(hard_stop=True)
+        for _ in range(5):
+            _fail(controller, "terminal", {"command": "make test"})
+        controller.after_call("patch", {"path": "a.py"}, "{}", failed=False)
+        assert controller.before_call("terminal", {"command": "make test"}).allows_execution
+        controller.after_call("read_file", {"path": "a.py"}, "{}", failed=False)
+        for _ in range(5):
+            _fail(controller, "terminal", {"command": "make test"})
+        controller.after_call("read_file", {"path": "b.py"}, "{}", failed=False)
+        assert not controller.before_call("terminal", {"command": "make test"}).allows_execution, "a read is no progress"
+
+    def test_unattended_sessions_stop_loops_by_default(self) -> None:
+        assert not hard_stops_on(GuardrailsConfig(), "cli")
+        assert hard_stops_on(GuardrailsConfig(), "cron")
+        assert not hard_stops_on(GuardrailsConfig(non_interactive_hard_stop_enabled=False), "cron")
+        assert hard_stops_on(GuardrailsConfig(hard_stop_enabled=True), "api")
 
 
 class TestSameToolFailure:

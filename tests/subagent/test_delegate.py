@@ -100,6 +100,18 @@ class TestDepth:
             assert result["results"][0]["summary"] == "orchestrated"
 
 
+    async def test_an_orchestrator_at_the_depth_limit_runs_as_a_leaf(self, tmp_path: Path) -> None:
+        """At max_spawn_depth 1 an orchestrator child is not refused: it runs without delegate_task."""
+        async with open_harness(tmp_path) as h:
+            handle, events_in, sid = await h.start_session()
+            h.provider.push(delegate({"goal": "orchestrate", "role": "orchestrator"}), {"text": "did it alone"}, {"text": "top"})
+            finished, _ = await run_turn(handle, events_in, "go")
+            [child] = child_requests(h)
+            assert "delegate_task" not in {t.get("function", t).get("name") for t in child.body.get("tools", [])}
+            result = result_of((await h.deps.store.load(sid)).messages)
+            assert result["results"][0]["status"] == "completed" and result["results"][0]["summary"] == "did it alone"
+
+
 class TestCancellation:
     """Interrupt cascades; kill and steer reach one child by path."""
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from config.loader import Config
+from config.session import GuardrailHardStopAfter, GuardrailsConfig
 from tests.session.harness import open_harness, run_turn
 
 
@@ -28,3 +30,20 @@ class TestFailingCommandsWarn:
             assert '"exit_code_meaning": "No matches found (not an error)"' in first
             assert "Tool loop warning" not in first
             assert "repeated_exact_failure_warning" in second
+
+
+class TestFailingCommandsBlock:
+    """With hard stops on, the same failing command is blocked at its limit and the turn ends with the reason."""
+
+    async def test_the_block_ends_the_turn(self, tmp_path: Path) -> None:
+        """The third identical failing `false` is not run; the turn ends with Hermes's block text, not a model answer."""
+        guardrails = GuardrailsConfig(hard_stop_enabled=True, hard_stop_after=GuardrailHardStopAfter(exact_failure=2))
+        async with open_harness(tmp_path, Config(tool_loop_guardrails=guardrails)) as h:
+            handle, events_in, session_id = await h.start_session()
+            call = {"name": "terminal", "arguments": {"command": "false"}}
+            h.provider.push(*({"tool_calls": [{"id": f"c{i}", **call}]} for i in range(3)), {"text": "never asked"})
+            finished, _ = await run_turn(handle, events_in, "keep trying")
+            assert "Blocked terminal: the same call failed 2 times" in finished.final_text
+            assert len(h.provider.requests) == 3, "no model call after the block"
+            results = [m["content"] for m in (await h.deps.store.load(session_id)).messages if m["role"] == "tool"]
+            assert len(results) == 3 and "repeated_exact_failure_block" in results[2]
