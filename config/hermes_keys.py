@@ -105,7 +105,6 @@ HERMES_UNUSED: dict[str, str] = {
     "agent.bot_mode_protocol": _GATEWAY,
     "agent.budget_warning_ratio": "the iteration budget's warnings follow seed 002",
     "agent.build_wait_timeout": _EXTENSIONS,
-    "agent.clarify_timeout": _GATEWAY,
     "agent.coding_*": "the coding posture prompt is " + _NOT_BUILT,
     "agent.cron_drain_timeout": _GATEWAY,
     "agent.empty_response_guard": "empty replies are retried as seed 002 says",

@@ -27,6 +27,8 @@ class AgentConfig:
     api_max_retries: int = attrs.field(default=3, validator=integer(ge=0, le=20))
     turn_time_budget_seconds: float | None = attrs.field(default=None, validator=v.optional(positive_number))
     turn_token_budget: int | None = attrs.field(default=None, validator=v.optional(positive_int))
+    # How long a clarify question waits for the user (Hermes's key); then the model is told to decide itself.
+    clarify_timeout: float = attrs.field(default=600.0, validator=positive_number)
 
 
 @attrs.frozen

@@ -1,31 +1,39 @@
-"""``clarify``: ask the user a question and wait for the answer.
+"""``clarify``: ask the user a question and wait for the answer, as Hermes Agent's tool does.
 
-Routed through ``ctx.clarify`` to whoever is attached to the session.  It is
-never run beside other tools (see ``tools.parallel``): results finishing while
-the user thinks would interleave with the answer.
+Routed through ``ctx.clarify`` to whoever is attached to the session. The model offers at most
+:data:`MAX_CHOICES` answers, best first; the user may always answer in their own words instead (the
+clients show that as an extra "Other" choice). A question nobody answers before
+``agent.clarify_timeout`` tells the model to decide by its own judgement and go on. It is never run
+beside other tools (see ``tools.parallel``): results finishing while the user thinks would interleave
+with the answer.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from tools.errors import ClarifyUnavailable, ToolInputError
+from tools.errors import ClarifyTimedOut, ClarifyUnavailable, ToolInputError
 from tools.results import ToolResult
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
 
-__all__ = ["CLARIFY_SCHEMA", "MAX_CHOICES", "UNAVAILABLE_MESSAGE", "clarify_handler"]
+__all__ = ["CLARIFY_SCHEMA", "MAX_CHOICES", "TIMEOUT_ANSWER", "UNAVAILABLE_MESSAGE", "clarify_handler"]
 
-MAX_CHOICES: Final = 6
+MAX_CHOICES: Final = 4
 UNAVAILABLE_MESSAGE: Final = "Clarify tool is not available in this execution context."
+TIMEOUT_ANSWER: Final = (
+    "The user did not answer within the time allowed. Make the choice yourself, using your best judgement, "
+    "and carry on."
+)
 
 CLARIFY_SCHEMA: Final[dict[str, Any]] = {
     "name": "clarify",
     "description": (
         "Ask the user a question when the request is ambiguous or a decision is theirs to make, and wait "
-        f"for the answer. Offer up to {MAX_CHOICES} choices; allow_freetext lets the user answer in their "
-        "own words. Do not use it for things you can find out yourself."
+        f"for the answer. Offer up to {MAX_CHOICES} choices, the one you recommend first; the user can always "
+        "answer in their own words instead. Without choices the question is open. Do not use it for things "
+        "you can find out yourself."
     ),
     "parameters": {
         "type": "object",
@@ -35,12 +43,7 @@ CLARIFY_SCHEMA: Final[dict[str, Any]] = {
                 "type": "array",
                 "items": {"type": "string"},
                 "maxItems": MAX_CHOICES,
-                "description": f"Up to {MAX_CHOICES} suggested answers.",
-            },
-            "allow_freetext": {
-                "type": "boolean",
-                "default": True,
-                "description": "Accept an answer outside the choices.",
+                "description": f"Up to {MAX_CHOICES} suggested answers, best first.",
             },
         },
         "required": ["question"],
@@ -49,25 +52,23 @@ CLARIFY_SCHEMA: Final[dict[str, Any]] = {
 
 
 async def clarify_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    """Tool handler for ``clarify``.
+    """Tool handler for ``clarify``: ``{question, choices_offered, user_response}``.
 
     Raises:
-        ToolInputError: no question, too many choices, or no way to answer.
+        ToolInputError: an empty question.
         ClarifyUnavailable: nobody can answer in this session.
     """
     question = str(args.get("question", "")).strip()
     choices = [str(choice).strip() for choice in args.get("choices") or [] if str(choice).strip()]
-    allow_freetext = bool(args.get("allow_freetext", True))
     if not question:
         raise ToolInputError("question is empty; ask a complete question.")
-    if len(choices) > MAX_CHOICES:
-        raise ToolInputError(f"Too many choices ({len(choices)}); offer at most {MAX_CHOICES}.")
-    if not choices and not allow_freetext:
-        raise ToolInputError("Give choices, or set allow_freetext=true so the user can answer.")
     if not ctx.interactive:
         raise ClarifyUnavailable(UNAVAILABLE_MESSAGE)
+    result: dict[str, Any] = {"question": question, "choices_offered": choices or None}
     try:
-        answer = await ctx.clarify(question, choices, allow_freetext)
+        result["user_response"] = await ctx.clarify(question, choices, True)
     except ClarifyUnavailable:
         raise ClarifyUnavailable(UNAVAILABLE_MESSAGE) from None
-    return ToolResult({"question": question, "answer": answer})
+    except ClarifyTimedOut:
+        result |= {"user_response": TIMEOUT_ANSWER, "timed_out": True}
+    return ToolResult(result)

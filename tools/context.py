@@ -111,7 +111,8 @@ class ToolContext(Protocol):
         """Ask the user a question and return the answer.
 
         Raises:
-            ClarifyUnavailable: nobody attached can answer.
+            ClarifyUnavailable: nobody can answer in this session.
+            ClarifyTimedOut: nobody answered in time.
         """
         ...
 

@@ -75,5 +75,9 @@ class ClarifyUnavailable(ToolError, RuntimeError):
     """No one attached to the session can answer a clarifying question."""
 
 
+class ClarifyTimedOut(RuntimeError):
+    """A clarifying question was asked and nobody answered before its deadline (``agent.clarify_timeout``)."""
+
+
 class CapabilityUnavailable(ToolError, RuntimeError):
     """The execution context does not offer this capability (delegation, sandbox, background)."""

@@ -135,7 +135,7 @@ class SessionActor(Actor[SessionMessage]):
         self.hub = hub = EventHub(
             self.session_id, self.path, replay_size=spec.replay_size, subscriber_capacity=spec.subscriber_capacity
         )
-        self.requests = PendingRequests(hub, deps.config.approvals.timeout)
+        self.requests = PendingRequests(hub, deps.config.approvals.timeout, deps.config.agent.clarify_timeout)
         self.durable = state = await open_state(spec)
         # Known only now: an unattended (cron) session stops tool loops by default.
         self.executor.guardrails = self._guardrails(state.options.source)

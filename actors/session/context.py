@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from actors.session.hub import EventHub
-from actors.session.requests import NO_ANSWER, PendingRequests
+from actors.session.requests import PendingRequests
 from messages.events import ToolProgress
 from tools.approval_policy import ApprovalPolicy
 from tools.context import ApprovalAnswer, ApprovalRequest, SessionSearchStore, ShellState
-from tools.errors import CapabilityUnavailable, ClarifyUnavailable
+from tools.errors import CapabilityUnavailable, ClarifyTimedOut, ClarifyUnavailable
 from tools.redact import redact_secrets
 from tools.results import ToolResult
 
@@ -124,13 +124,14 @@ class CallContext:
         """Ask attached clients a question.
 
         Raises:
-            ClarifyUnavailable: non-interactive session, or nobody answered in time.
+            ClarifyUnavailable: non-interactive session.
+            ClarifyTimedOut: nobody answered before ``agent.clarify_timeout``.
         """
         if not self._services.interactive:
             raise ClarifyUnavailable("no user can answer in this context")
         answer = await self._services.requests.ask_clarify(question, choices, allow_freetext)
-        if answer == NO_ANSWER:
-            raise ClarifyUnavailable("nobody answered in time")
+        if answer is None:
+            raise ClarifyTimedOut
         return answer
 
     def relay(self, event: Any) -> None:

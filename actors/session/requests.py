@@ -40,12 +40,14 @@ class PendingRequests:
 
     Args:
         hub: where requests and resolutions are published.
-        deadline_seconds: how long a request waits before it expires.
+        deadline_seconds: how long an approval waits before it expires (``approvals.timeout``).
+        clarify_deadline_seconds: how long a question waits (``agent.clarify_timeout``).
     """
 
-    def __init__(self, hub: EventHub, deadline_seconds: float) -> None:
+    def __init__(self, hub: EventHub, deadline_seconds: float, clarify_deadline_seconds: float) -> None:
         self._hub = hub
         self._deadline = deadline_seconds
+        self._clarify_deadline = clarify_deadline_seconds
         self._pending: dict[str, _Pending] = {}
         self._ids = itertools.count(1)
 
@@ -59,8 +61,8 @@ class PendingRequests:
     async def ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Wait for once / session / always / deny from a client; denied when the deadline passes."""
         pending = await self._ask(
-            ApprovalRequested, "deny", command=request.command, description=request.description,
-            choices=list(APPROVAL_CHOICES), deadline_seconds=self._deadline,
+            ApprovalRequested, "deny", self._deadline, command=request.command, description=request.description,
+            choices=list(APPROVAL_CHOICES),
         )
         if pending.answer == NO_ANSWER:
             return ApprovalAnswer("deny", f"nobody: no answer within {self._deadline:g} s (approvals.timeout)")
@@ -68,21 +70,21 @@ class PendingRequests:
         decision = pending.answer if pending.answer in APPROVAL_CHOICES else "deny"
         return ApprovalAnswer(decision, pending.answered_by)  # type: ignore[arg-type]
 
-    async def ask_clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str:
-        """Wait for an answer; :data:`NO_ANSWER` when the deadline passes."""
+    async def ask_clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str | None:
+        """Wait for an answer; None when the deadline passes."""
         pending = await self._ask(
-            ClarifyRequested, NO_ANSWER, question=question, choices=list(choices),
-            allow_freetext=allow_freetext, deadline_seconds=self._deadline,
+            ClarifyRequested, NO_ANSWER, self._clarify_deadline, question=question, choices=list(choices),
+            allow_freetext=allow_freetext,
         )
-        return pending.answer
+        return pending.answer if pending.answered.is_set() else None
 
-    async def _ask(self, cls: type[Any], shown_on_timeout: str, **fields: Any) -> _Pending:
-        """Publish a request and wait for its answer; its answer stays :data:`NO_ANSWER` when the
-        deadline passes (clients are told ``shown_on_timeout``)."""
+    async def _ask(self, cls: type[Any], shown_on_timeout: str, seconds: float, **fields: Any) -> _Pending:
+        """Publish a request and wait up to ``seconds`` for its answer; its answer stays :data:`NO_ANSWER`
+        (and unset) when the deadline passes (clients are told ``shown_on_timeout``)."""
         request_id = f"req_{next(self._ids)}"
-        event = self._hub.publish(cls, request_id=request_id, **fields)
+        event = self._hub.publish(cls, request_id=request_id, deadline_seconds=seconds, **fields)
         pending = self._pending[request_id] = _Pending(event)
-        deadline = trio.move_on_after(self._deadline)
+        deadline = trio.move_on_after(seconds)
         try:
             with deadline:
                 await pending.answered.wait()

@@ -79,6 +79,40 @@ class TestPipedAttach:
         result = next(m["message"]["content"] for m in stored["head"] if m["message"].get("tool_call_id") == "call_ask")
         assert "green" in result
 
+
+    def test_clarify_other_takes_the_users_own_words(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """The automatic "Other" choice after the model's ones lets the next line be the answer itself."""
+        provider.reset()
+        session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
+        question = {"question": "Which colour?", "choices": ["red", "green", "blue"]}
+        provider.push(
+            {"tool_calls": [{"id": "call_ask", "name": "clarify", "arguments": question}]},
+            {"text": "Green it is."},
+        )
+        attach = subprocess.Popen(
+            [sys.executable, "-m", "actors.platform", "attach", session_id],
+            env=environment(shared_daemon.home), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True,
+        )
+        lines = LineReader(attach.stdout)
+        try:
+            assert attach.stdin is not None
+            attach.stdin.write("ask me something\n")
+            attach.stdin.flush()
+            lines.until(lambda line: "4. Other (type your answer)" in line)
+            attach.stdin.write("4\n")
+            attach.stdin.flush()
+            lines.until(lambda line: "type your answer:" in line)
+            attach.stdin.write("teal\n")
+            attach.stdin.close()
+            rest = lines.until(lambda line: "Green it is." in line)
+            assert any(": teal (by the user at hermes-actors attach (pid " in line for line in rest)
+            assert attach.wait(30) == 0
+        finally:
+            _end(attach)
+        stored = json.loads(run_cli(shared_daemon.home, "sessions", "show", session_id, "--head", "50", "--json").stdout)
+        result = next(m["message"]["content"] for m in stored["head"] if m["message"].get("tool_call_id") == "call_ask")
+        assert "teal" in result
     def test_ctrl_c_interrupts_the_turn(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """SIGINT to an attached client interrupts the running turn; the client stays attached."""
         provider.reset()

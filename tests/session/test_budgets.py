@@ -181,8 +181,9 @@ class TestClarifyDeadline:
     """The session's own deadline labels an expired prompt as a timeout."""
 
     async def test_unanswered_clarify_expires_as_timeout(self, tmp_path: Path) -> None:
-        """A question nobody answers resolves as expired ("nobody in time") and the model gets the tool's error."""
-        config = Config(approvals=ApprovalsConfig(timeout=0.3))
+        """A question nobody answers within agent.clarify_timeout resolves as expired ("nobody in time"), and
+        the model is told to decide itself (not that clarify is unavailable)."""
+        config = Config(agent=AgentConfig(clarify_timeout=0.3))
         async with open_harness(tmp_path, config) as h:
             handle, events_in, sid = await h.start_session()
             h.provider.push(
@@ -192,4 +193,6 @@ class TestClarifyDeadline:
             finished, events = await run_turn(handle, events_in, "tidy up")
             assert [e.resolved_by for e in events if isinstance(e, RequestResolved)] == ["nobody in time"]
             tool = next(m for m in (await h.deps.store.load(sid)).messages if m["role"] == "tool")
-            assert "not available" in tool["content"]
+            result = json.loads(tool["content"])
+            assert result["timed_out"] and "best judgement" in result["user_response"]
+            assert result["choices_offered"] == ["a", "b"]

@@ -60,7 +60,7 @@ class TestEndToEnd:
         result = json.loads((await dispatch(registry, "read_file", {"path": "x", "limit": 9999}, ctx)).text)
         assert "'limit' must be <= 2000" in result["error"]
         result = json.loads((await dispatch(registry, "clarify", {"question": "q", "choices": list("abcdefg")}, ctx)).text)
-        assert "'choices' must have at most 6 items" in result["error"]
+        assert "'choices' must have at most 4 items" in result["error"]
 
 
 class TestLocalToolContext:

@@ -1,7 +1,8 @@
-"""The clarify tool."""
+"""The clarify tool, as Hermes Agent's: at most four choices, the user's own words always allowed, a timeout that hands the choice back."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,11 @@ import pytest
 import trio
 
 from tests.tools.helpers import model_view
-from tools.clarify import clarify_handler
+from tools.builtin import register_core_tools
+from tools.clarify import TIMEOUT_ANSWER, clarify_handler
+from tools.dispatch import dispatch
+from tools.errors import ClarifyTimedOut
+from tools.registry import ToolRegistry
 from tools.testing import LocalToolContext
 
 
@@ -20,7 +25,7 @@ def ctx_with(tmp_path: Path, **kwargs: Any) -> LocalToolContext:
 class TestClarify:
     """Questions reach the context's answerer; without one the model gets the seeds' error."""
 
-    async def test_answer_returned(self, tmp_path: Path) -> None:
+    async def test_answer_returned_in_hermes_shape(self, tmp_path: Path) -> None:
         asked: list[tuple[str, list[str], bool]] = []
 
         async def answer(question: str, choices: list[str], freetext: bool) -> str:
@@ -29,9 +34,22 @@ class TestClarify:
             return choices[1]
 
         ctx = ctx_with(tmp_path, clarifier=answer)
-        result = await model_view(clarify_handler, {"question": " Which DB? ", "choices": ["sqlite", "postgres"], "allow_freetext": False}, ctx)
-        assert {"question": "Which DB?", "answer": "postgres"} == result
-        assert [("Which DB?", ["sqlite", "postgres"], False)] == asked
+        result = await model_view(clarify_handler, {"question": " Which DB? ", "choices": ["sqlite", "postgres"]}, ctx)
+        assert {"question": "Which DB?", "choices_offered": ["sqlite", "postgres"], "user_response": "postgres"} == result
+        assert [("Which DB?", ["sqlite", "postgres"], True)] == asked, "the user's own words are always allowed"
+
+    async def test_an_open_question_offers_no_choices(self, tmp_path: Path) -> None:
+        ctx = ctx_with(tmp_path, clarifier=lambda q, c, f: "the blue one")
+        result = await model_view(clarify_handler, {"question": "Which one?"}, ctx)
+        assert result == {"question": "Which one?", "choices_offered": None, "user_response": "the blue one"}
+
+    async def test_a_timeout_hands_the_choice_back_to_the_model(self, tmp_path: Path) -> None:
+        def nobody(question: str, choices: list[str], freetext: bool) -> str:
+            raise ClarifyTimedOut
+
+        result = await model_view(clarify_handler, {"question": "Which?", "choices": ["a", "b"]}, ctx_with(tmp_path, clarifier=nobody))
+        assert result == {"question": "Which?", "choices_offered": ["a", "b"], "user_response": TIMEOUT_ANSWER, "timed_out": True}
+        assert "best judgement" in TIMEOUT_ANSWER and "not available" not in TIMEOUT_ANSWER
 
     @pytest.mark.parametrize("kwargs", [{}, {"clarifier": lambda q, c, f: "x", "interactive": False}])
     async def test_unavailable(self, tmp_path: Path, kwargs: dict[str, Any]) -> None:
@@ -42,10 +60,13 @@ class TestClarify:
         ("args", "message"),
         [
             ({"question": "  "}, "question is empty"),
-            ({"question": "q", "choices": [str(i) for i in range(7)]}, "at most 6"),
-            ({"question": "q", "choices": [], "allow_freetext": False}, "Give choices"),
+            ({"question": "q", "choices": [str(i) for i in range(5)]}, "at most 4"),
         ],
     )
     async def test_bad_arguments(self, tmp_path: Path, args: dict[str, Any], message: str) -> None:
+        """Through the real tool path (the schema is checked first)."""
+        registry = ToolRegistry()
+        register_core_tools(registry)
         ctx = ctx_with(tmp_path, clarifier=lambda q, c, f: "never asked")
-        assert message in (await model_view(clarify_handler, args, ctx))["error"]
+        reply = await dispatch(registry, "clarify", args, ctx)
+        assert not reply.ok and message in json.loads(reply.text)["error"]

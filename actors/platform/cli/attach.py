@@ -238,6 +238,10 @@ class Attachment:
         choices = request.get("choices") or []
         if text.isdigit() and 1 <= int(text) <= len(choices):
             text = choices[int(text) - 1]
+        elif choices and text.strip() == str(len(choices) + 1):
+            # "Other": the answer is the next line the user types.
+            self.view.line("  type your answer:", style="cyan")
+            return
         self._answered += 1
         self._send(c.AnswerSessionRequest(self.client.next_id(), self.session_id, pending_id, text))
 

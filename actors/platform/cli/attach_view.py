@@ -255,8 +255,11 @@ class EventView:
         self.pending[event["request_id"]] = event
         self.turn_running = True
         self.line(f"? {event['question']} ({event['request_id']})", style="bold cyan")
-        for number, choice in enumerate(event.get("choices") or [], 1):
+        choices = event.get("choices") or []
+        for number, choice in enumerate(choices, 1):
             self.line(f"  {number}. {choice}", style="cyan")
+        if choices and event.get("allow_freetext", True):
+            self.line(f"  {len(choices) + 1}. Other (type your answer)", style="cyan")
 
     def _on_RequestResolved(self, event: dict[str, Any]) -> None:  # noqa: N802
         if self.pending.pop(event["request_id"], None) is not None:
