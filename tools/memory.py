@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ENTRY_SEPARATOR",
     "MEMORY_SCHEMA",
+    "MemoryFull",
+    "MemoryOperation",
     "MemorySnapshot",
     "MemoryStore",
     "Target",
@@ -82,6 +84,19 @@ def _parse(text: str) -> list[str]:
     return [entry.strip() for entry in text.split(ENTRY_SEPARATOR) if entry.strip()]
 
 
+@attrs.frozen
+class MemoryOperation:
+    """One change to a store: ``add`` (content), ``replace`` (old_text, content) or ``remove`` (old_text)."""
+
+    action: str
+    content: str = ""
+    old_text: str = ""
+
+
+class MemoryFull(ToolInputError):
+    """The store would exceed its character limit; the result shows its entries and usage so the model can consolidate."""
+
+
 class MemoryStore:
     """The two memory files of one HERMES_ACTORS_HOME.
 
@@ -114,16 +129,9 @@ class MemoryStore:
         """Append an entry; an exact duplicate is not added twice.
 
         Raises:
-            ToolInputError: empty or blocked content, or the store would exceed its limit.
+            ToolInputError: empty or blocked content, or the store would exceed its limit (:class:`MemoryFull`).
         """
-        content = self._clean(content, "content")
-
-        def change(entries: list[str]) -> tuple[list[str], str | None]:
-            if content in entries:
-                return entries, "Entry already exists (no duplicate added)."
-            return [*entries, content], "Entry added."
-
-        return await self._change(target, change)
+        return await self.apply(target, [MemoryOperation("add", content=content)])
 
     async def replace(self, target: Target, old_text: str, new_content: str) -> tuple[MemorySnapshot, str]:
         """Replace the entry identified by ``old_text`` with ``new_content``.
@@ -131,17 +139,7 @@ class MemoryStore:
         Raises:
             ToolInputError: blocked or empty content, no or several matching entries, or over the limit.
         """
-        new_content = self._clean(new_content, "new_content")
-
-        def change(entries: list[str]) -> tuple[list[str], str | None]:
-            index = self._find(target, entries, old_text)
-            updated = list(entries)
-            updated[index] = new_content
-            # Replacing with an entry that already exists leaves one copy, not two.
-            deduped = list(dict.fromkeys(updated))
-            return deduped, "Entry replaced."
-
-        return await self._change(target, change)
+        return await self.apply(target, [MemoryOperation("replace", content=new_content, old_text=old_text)])
 
     async def remove(self, target: Target, old_text: str) -> tuple[MemorySnapshot, str]:
         """Remove the entry identified by ``old_text``.
@@ -149,48 +147,33 @@ class MemoryStore:
         Raises:
             ToolInputError: no or several matching entries.
         """
+        return await self.apply(target, [MemoryOperation("remove", old_text=old_text)])
+
+    async def apply(self, target: Target, operations: Sequence[MemoryOperation]) -> tuple[MemorySnapshot, str]:
+        """Apply ``operations`` to ``target`` together: all of them or, on any error, none.
+
+        The limit is checked on the final result only, so one call can free room and add an entry.
+
+        Raises:
+            ToolInputError: an operation is malformed, blocked or matches nothing (in a batch the message
+                names it); :class:`MemoryFull` when the result would not fit.
+        """
+        if not operations:
+            raise ToolInputError("operations is empty; give at least one {action, content?, old_text?}.")
+        batch = len(operations) > 1
+        cleaned = [_checked(op, index, batch) for index, op in enumerate(operations, 1)]
 
         def change(entries: list[str]) -> tuple[list[str], str | None]:
-            index = self._find(target, entries, old_text)
-            return entries[:index] + entries[index + 1 :], "Entry removed."
+            working = list(entries)
+            message = None
+            for index, op in enumerate(cleaned, 1):
+                try:
+                    working, message = _apply_one(target, working, op)
+                except ToolInputError as exc:
+                    raise _in_batch(exc, index, op.action) if batch else exc
+            return working, f"Applied {len(cleaned)} operations." if batch else message
 
         return await self._change(target, change)
-
-    @staticmethod
-    def _clean(content: str, name: str) -> str:
-        content = content.strip()
-        if not content:
-            raise ToolInputError(f"{name} is empty; to delete an entry use action='remove'.")
-        if "\n§\n" in f"\n{content}\n":
-            raise ToolInputError(f"{name} must not contain a line holding only '§' (it separates entries).")
-        threats = find_threats(content)
-        if threats:
-            raise ToolInputError(
-                f"Blocked: the content matches the threat pattern(s) {', '.join(threats)}. Memory is shown "
-                "in every future system prompt, so it must not hold instructions to override rules, commands "
-                "that send secrets anywhere, or invisible characters. Store a plain factual note instead."
-            )
-        return content
-
-    @staticmethod
-    def _find(target: Target, entries: list[str], old_text: str) -> int:
-        needle = old_text.strip()
-        if not needle:
-            raise ToolInputError("old_text is empty; give a few words that appear in the entry to change.")
-        exact = [i for i, entry in enumerate(entries) if entry == needle]
-        if exact:
-            return exact[0]
-        matches = [i for i, entry in enumerate(entries) if needle in entry]
-        if not matches:
-            listing = "\n".join(f"- {entry}" for entry in entries) or "(no entries)"
-            raise ToolInputError(f"No {target} entry contains {needle!r}. Current entries:\n{listing}")
-        if len(matches) > 1:
-            listing = "\n".join(f"- {entries[i]}" for i in matches)
-            raise ToolInputError(
-                f"{len(matches)} {target} entries contain {needle!r}; use a longer, unique piece of the entry "
-                f"(or the whole entry). Matches:\n{listing}"
-            )
-        return matches[0]
 
     async def _change(
         self, target: Target, change: Callable[[list[str]], tuple[list[str], str | None]]
@@ -202,11 +185,12 @@ class MemoryStore:
             current = MemorySnapshot(target, tuple(entries), limit)
             # Only growth is refused: shrinking a store that is over its limit must stay possible.
             if used > limit and used > current.used:
-                listing = "\n".join(f"- {entry}" for entry in entries)
-                raise ToolInputError(
+                raise MemoryFull(
                     f"{_FILES[target]} would hold {used:,} of {limit:,} chars; it is at "
-                    f"{current.used:,}/{limit:,} chars now. Consolidate first: replace related entries with "
-                    f"one shorter entry or remove stale ones, then retry. Current entries:\n{listing}"
+                    f"{current.used:,}/{limit:,} chars now. Consolidate in one call: an 'operations' batch that "
+                    "removes or shortens stale entries (see current_entries) and adds the new one; the limit "
+                    "applies to the final result.",
+                    current_entries=list(entries), usage=current.usage,
                 )
             return updated, message
 
@@ -254,32 +238,116 @@ class MemoryStore:
         return "\n\n".join(sections)
 
 
+def _checked(op: MemoryOperation, index: int, batch: bool) -> MemoryOperation:
+    """``op`` with its content cleaned and checked, before anything is read or written."""
+    try:
+        if op.action not in ("add", "replace", "remove"):
+            raise ToolInputError(f"unknown action {op.action!r}; use add, replace or remove.")
+        for name in {"add": ("content",), "replace": ("old_text", "content"), "remove": ("old_text",)}[op.action]:
+            if not getattr(op, name).strip():
+                raise ToolInputError(f"action={op.action!r} needs '{name}'.")
+        if op.action == "remove":
+            return op
+        return attrs.evolve(op, content=_clean(op.content, "content" if op.action == "add" else "new_content"))
+    except ToolInputError as exc:
+        raise _in_batch(exc, index, op.action) if batch else exc
+
+
+def _in_batch(exc: ToolInputError, index: int, action: str) -> ToolInputError:
+    """The error of one operation of a batch, naming it and saying that nothing was applied."""
+    return ToolInputError(f"Operation {index} ({action}): {exc} No operations were applied (a batch is all or nothing).")
+
+
+def _apply_one(target: Target, entries: list[str], op: MemoryOperation) -> tuple[list[str], str]:
+    """``entries`` after one checked operation, and what it did."""
+    if op.action == "add":
+        if op.content in entries:
+            return entries, "Entry already exists (no duplicate added)."
+        return [*entries, op.content], "Entry added."
+    index = _find(target, entries, op.old_text)
+    if op.action == "remove":
+        return entries[:index] + entries[index + 1 :], "Entry removed."
+    updated = list(entries)
+    updated[index] = op.content
+    # Replacing with an entry that already exists leaves one copy, not two.
+    return list(dict.fromkeys(updated)), "Entry replaced."
+
+
+def _clean(content: str, name: str) -> str:
+    content = content.strip()
+    if not content:
+        raise ToolInputError(f"{name} is empty; to delete an entry use action='remove'.")
+    if "\n§\n" in f"\n{content}\n":
+        raise ToolInputError(f"{name} must not contain a line holding only '§' (it separates entries).")
+    threats = find_threats(content)
+    if threats:
+        raise ToolInputError(
+            f"Blocked: the content matches the threat pattern(s) {', '.join(threats)}. Memory is shown "
+            "in every future system prompt, so it must not hold instructions to override rules, commands "
+            "that send secrets anywhere, or invisible characters. Store a plain factual note instead."
+        )
+    return content
+
+
+
+def _find(target: Target, entries: list[str], old_text: str) -> int:
+    needle = old_text.strip()
+    if not needle:
+        raise ToolInputError("old_text is empty; give a few words that appear in the entry to change.")
+    exact = [i for i, entry in enumerate(entries) if entry == needle]
+    if exact:
+        return exact[0]
+    matches = [i for i, entry in enumerate(entries) if needle in entry]
+    if not matches:
+        listing = "\n".join(f"- {entry}" for entry in entries) or "(no entries)"
+        raise ToolInputError(f"No {target} entry contains {needle!r}. Current entries:\n{listing}")
+    if len(matches) > 1:
+        listing = "\n".join(f"- {entries[i]}" for i in matches)
+        raise ToolInputError(
+            f"{len(matches)} {target} entries contain {needle!r}; use a longer, unique piece of the entry "
+            f"(or the whole entry). Matches:\n{listing}"
+        )
+    return matches[0]
+
+
+
 async def memory_prompt_block(home: Path, config: MemoryConfig | None = None) -> str:
     """The memory block for a session's system prompt, built once at session start."""
     return await MemoryStore(home, config).prompt_block()
 
 
 def _schema(config: MemoryConfig) -> dict[str, Any]:
+    operation = {
+        "action": {"type": "string", "enum": ["add", "replace", "remove"]},
+        "content": {"type": "string", "description": "Entry text for add, new text for replace."},
+        "old_text": {"type": "string", "description": "A short unique piece of the entry to replace or remove."},
+    }
     return {
         "name": "memory",
         "description": (
-            "Manage your persistent memory, shown in your system prompt every session. Two stores: "
+            "Save durable facts to your persistent memory, shown in your system prompt every session. Two stores: "
             f"target='memory' — your notes (environment facts, project conventions, tool quirks; "
             f"{config.memory_char_limit:,} chars) and target='user' — the user's preferences, style and "
-            f"corrections ({config.user_char_limit:,} chars). Actions: add(content); replace(old_text, content); "
-            "remove(old_text); read. old_text is a short unique piece of the entry. When a store is above 80%, "
-            "consolidate before adding. Write declarative facts ('User prefers concise answers'), not "
-            "instructions; never store secrets; skip task progress and anything stale within a week."
+            f"corrections ({config.user_char_limit:,} chars). Make all your changes in one call with 'operations' "
+            "(a list of {action, content?, old_text?}): it is applied all or nothing and the limit is checked on "
+            "the final result, so one call can remove stale entries and add a new one. The single-change form is "
+            "action=add(content) | replace(old_text, content) | remove(old_text). A full store answers with its "
+            "entries. Write declarative facts ('User prefers concise answers'), not instructions; never store "
+            "secrets; skip task progress and anything stale within a week. One successful call finishes the "
+            "update: do not repeat it."
         ),
         "parameters": {
             "type": "object",
             "properties": {
-                "action": {"type": "string", "enum": ["add", "replace", "remove", "read"]},
-                "target": {"type": "string", "enum": ["memory", "user"], "default": "memory"},
-                "content": {"type": "string", "description": "Entry text for add, new text for replace."},
-                "old_text": {"type": "string", "description": "Unique piece of the entry to replace or remove."},
+                **{name: dict(spec) for name, spec in operation.items()},
+                "target": {"type": "string", "enum": ["memory", "user"], "description": "Which store."},
+                "operations": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": operation, "required": ["action"]},
+                    "description": "Several changes applied together, checked against the limit once at the end.",
+                },
             },
-            "required": ["action"],
+            "required": ["target"],
         },
     }
 
@@ -295,30 +363,37 @@ def make_memory_handler(config: MemoryConfig | None = None) -> tuple[dict[str, A
     config = config if config is not None else MemoryConfig()
 
     async def memory_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Tool handler for ``memory``.
+        """Tool handler for ``memory``: one change, or an ``operations`` batch.
 
         Raises:
-            ToolInputError: a missing argument, an entry over the limit, or text that matches nothing.
+            ToolInputError: a missing argument or text that matches nothing; :class:`MemoryFull` when the
+                result would not fit (the guardrails count it as a failure).
         """
         store = MemoryStore(ctx.home, config)
-        action, target = args["action"], args.get("target", "memory")
-        if action == "read":
-            return ToolResult({"success": True, **(await store.read(target)).to_dict()})
-        if action == "add":
-            snapshot, message = await store.add(target, _required(args, "content", action))
-        elif action == "replace":
-            snapshot, message = await store.replace(
-                target, _required(args, "old_text", action), _required(args, "content", action)
-            )
+        target = args["target"]
+        raw = args.get("operations")
+        if raw:
+            operations = [_operation(item) for item in raw]
+        elif args.get("action"):
+            operations = [_operation(args)]
         else:
-            snapshot, message = await store.remove(target, _required(args, "old_text", action))
-        return ToolResult({"success": True, "message": message, **snapshot.to_dict()})
+            raise ToolInputError("Give 'action' (one change) or 'operations' (a list of changes).")
+        snapshot, message = await store.apply(target, operations)
+        return ToolResult({
+            "success": True,
+            "target": target,
+            "message": message,
+            "usage": snapshot.usage.strip("[]"),
+            "entry_count": len(snapshot.entries),
+            "note": "Saved. This update is complete; do not repeat it.",
+        })
 
     return _schema(config), memory_handler
 
 
-def _required(args: dict[str, Any], name: str, action: str) -> str:
-    value = args.get(name)
-    if not isinstance(value, str) or not value.strip():
-        raise ToolInputError(f"action={action!r} needs '{name}'.")
-    return value
+def _operation(item: Any) -> MemoryOperation:
+    if not isinstance(item, dict):
+        raise ToolInputError("Each operation must be an object {action, content?, old_text?}.")
+    return MemoryOperation(
+        str(item.get("action") or ""), content=str(item.get("content") or ""), old_text=str(item.get("old_text") or "")
+    )

@@ -4,7 +4,8 @@
 session can persist it); ``todo_handler`` is the tool.  Items are
 ``{id, content, status}``; an unknown status becomes ``pending``, the last of
 several items with the same id wins, content is capped at 4,000 characters
-and the list at 256 items.
+and, as in Hermes Agent, a list longer than 256 items keeps its first 256
+(list order is priority) and the result says how many were dropped.
 """
 
 from __future__ import annotations
@@ -82,11 +83,11 @@ class TodoList:
         """The current items, in order."""
         return tuple(self._items)
 
-    def replace(self, raw_items: Iterable[Mapping[str, Any]]) -> None:
-        """Replace the whole list.
+    def replace(self, raw_items: Iterable[Mapping[str, Any]]) -> int:
+        """Replace the whole list; how many items past the cap were dropped.
 
         Raises:
-            TodoValidationError: an item lacks an id or content, or the list is too long.
+            TodoValidationError: an item lacks an id or content.
         """
         staged: dict[str, TodoItem] = {}
         for index, raw in enumerate(_as_mappings(raw_items)):
@@ -96,13 +97,13 @@ class TodoList:
                 raise TodoValidationError(f"todos[{index}] (id {item_id!r}) needs non-empty 'content'")
             # Last duplicate wins, but keeps the place of the first occurrence.
             staged[item_id] = TodoItem(item_id, _cap_content(content), _normalise_status(raw.get("status")))
-        self._commit(staged)
+        return self._commit(staged)
 
-    def merge(self, raw_items: Iterable[Mapping[str, Any]]) -> None:
-        """Update items by id (only the fields given) and append new ones.
+    def merge(self, raw_items: Iterable[Mapping[str, Any]]) -> int:
+        """Update items by id (only the fields given) and append new ones; how many past the cap were dropped.
 
         Raises:
-            TodoValidationError: a new item lacks content, or the list would grow too long.
+            TodoValidationError: a new item lacks content.
         """
         staged = {item.id: item for item in self._items}
         for index, raw in enumerate(_as_mappings(raw_items)):
@@ -122,15 +123,12 @@ class TodoList:
             if "status" in raw:
                 changes["status"] = _normalise_status(raw["status"])
             staged[item_id] = attrs.evolve(current, **changes)
-        self._commit(staged)
+        return self._commit(staged)
 
-    def _commit(self, staged: dict[str, TodoItem]) -> None:
-        if len(staged) > MAX_ITEMS:
-            raise TodoValidationError(
-                f"too many todo items ({len(staged)}); the limit is {MAX_ITEMS}. "
-                "Remove completed or cancelled items, or group small steps into one item."
-            )
-        self._items = list(staged.values())
+    def _commit(self, staged: dict[str, TodoItem]) -> int:
+        items = list(staged.values())
+        self._items = items[:MAX_ITEMS]
+        return len(items) - len(self._items)
 
     def summary(self) -> dict[str, int]:
         """Counts per status plus ``total``."""
@@ -200,9 +198,13 @@ async def todo_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         TodoValidationError: the update cannot be applied (the list is left as it was).
     """
     todos = args.get("todos")
+    dropped = 0
     if todos is not None:
-        if args.get("merge", False):
-            ctx.todo.merge(todos)
-        else:
-            ctx.todo.replace(todos)
-    return ToolResult({"todos": ctx.todo.to_dicts(), "summary": ctx.todo.summary()})
+        dropped = ctx.todo.merge(todos) if args.get("merge", False) else ctx.todo.replace(todos)
+    result: dict[str, Any] = {"todos": ctx.todo.to_dicts(), "summary": ctx.todo.summary()}
+    if dropped:
+        result["note"] = (
+            f"The list is capped at {MAX_ITEMS} items: the last {dropped} were dropped. Remove completed or "
+            "cancelled items, or group small steps into one item."
+        )
+    return ToolResult(result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import stat
 import subprocess
 import sys
@@ -14,8 +15,18 @@ import trio
 
 from config.tools import MemoryConfig
 from tests.tools.helpers import model_view
+from tools.builtin import register_core_tools
+from tools.dispatch import dispatch
 from tools.errors import ToolInputError
-from tools.memory import ENTRY_SEPARATOR, MemoryStore, make_memory_handler, memory_prompt_block, usage_indicator
+from tools.memory import (
+    ENTRY_SEPARATOR,
+    MemoryFull,
+    MemoryStore,
+    make_memory_handler,
+    memory_prompt_block,
+    usage_indicator,
+)
+from tools.registry import ToolRegistry
 from tools.testing import LocalToolContext
 
 
@@ -64,8 +75,9 @@ class TestAdd:
         with pytest.raises(ToolInputError) as info:
             await store.add("memory", "b" * 40)
         text = str(info.value)
-        assert "would hold 103 of 100 chars" in text and "at 60/100 chars now" in text
-        assert "Consolidate" in text and f"- {'a' * 60}" in text
+        assert "would hold 103 of 100 chars" in text and "at 60/100 chars now" in text and "Consolidate" in text
+        assert isinstance(info.value, MemoryFull)
+        assert info.value.details == {"current_entries": ["a" * 60], "usage": "[60% — 60/100 chars]"}
         assert ("a" * 60,) == (await store.read("memory")).entries
 
     async def test_exactly_at_limit_allowed(self, home: Path) -> None:
@@ -213,18 +225,63 @@ class TestMemoryHandler:
 
     async def test_actions(self, home: Path, tmp_path: Path) -> None:
         ctx = LocalToolContext(home=home, cwd=tmp_path)
+        store = MemoryStore(home)
         added = await self.call(ctx, action="add", target="user", content="Prefers short answers")
-        assert {"success": True, "message": "Entry added.", "target": "user", "entries": ["Prefers short answers"], "usage": "[1% — 21/1,375 chars]"} == added
-        replaced = await self.call(ctx, action="replace", target="user", old_text="short", content="Prefers detailed answers")
-        assert ["Prefers detailed answers"] == replaced["entries"]
-        read = await self.call(ctx, action="read", target="user")
-        assert ["Prefers detailed answers"] == read["entries"]
+        assert {
+            "success": True, "target": "user", "message": "Entry added.", "usage": "1% — 21/1,375 chars", "entry_count": 1,
+            "note": "Saved. This update is complete; do not repeat it.",
+        } == added
+        await self.call(ctx, action="replace", target="user", old_text="short", content="Prefers detailed answers")
+        assert ("Prefers detailed answers",) == (await store.read("user")).entries
         removed = await self.call(ctx, action="remove", target="user", old_text="detailed")
-        assert [] == removed["entries"]
+        assert removed["entry_count"] == 0 and () == (await store.read("user")).entries
+
+    async def test_a_batch_frees_room_and_adds_in_one_call(self, home: Path, tmp_path: Path) -> None:
+        """The limit is checked on the final result: a remove and an add that would not fit alone both land."""
+        ctx = LocalToolContext(home=home, cwd=tmp_path)
+        _, handler = make_memory_handler(MemoryConfig(memory_char_limit=100))
+        await model_view(handler, {"action": "add", "target": "memory", "content": "a" * 60}, ctx)
+        alone = await model_view(handler, {"action": "add", "target": "memory", "content": "b" * 60}, ctx)
+        assert "would hold" in alone["error"] and alone["current_entries"] == ["a" * 60]
+        batch = {"target": "memory", "operations": [
+            {"action": "add", "content": "b" * 60}, {"action": "remove", "old_text": "aaa"},
+        ]}
+        result = await model_view(handler, batch, ctx)
+        assert result["message"] == "Applied 2 operations." and result["entry_count"] == 1
+        assert ("b" * 60,) == (await MemoryStore(home).read("memory")).entries
+
+    async def test_a_failing_operation_applies_nothing(self, home: Path, tmp_path: Path) -> None:
+        ctx = LocalToolContext(home=home, cwd=tmp_path)
+        await self.call(ctx, action="add", target="memory", content="keep me")
+        batch = {"target": "memory", "operations": [
+            {"action": "remove", "old_text": "keep"}, {"action": "replace", "old_text": "missing", "content": "x"},
+        ]}
+        result = await self.call(ctx, **batch)
+        assert result["error"].startswith("Operation 2 (replace): No memory entry contains 'missing'")
+        assert "No operations were applied" in result["error"]
+        assert ("keep me",) == (await MemoryStore(home).read("memory")).entries
+
+    async def test_target_is_required_and_read_is_not_an_action(self, home: Path, tmp_path: Path) -> None:
+        """As in Hermes: the stores are in the system prompt, so there is no read action; target is required."""
+        registry = ToolRegistry()
+        register_core_tools(registry)
+        ctx = LocalToolContext(home=home, cwd=tmp_path)
+        no_target = await dispatch(registry, "memory", {"action": "add", "content": "x"}, ctx)
+        assert not no_target.ok and "target" in no_target.text
+        read = await dispatch(registry, "memory", {"action": "read", "target": "memory"}, ctx)
+        assert not read.ok and "add" in read.text
+
+    async def test_a_full_store_counts_as_a_failure(self, home: Path, tmp_path: Path) -> None:
+        registry = ToolRegistry()
+        register_core_tools(registry, memory=MemoryConfig(memory_char_limit=100))
+        ctx = LocalToolContext(home=home, cwd=tmp_path)
+        assert (await dispatch(registry, "memory", {"action": "add", "target": "memory", "content": "a" * 90}, ctx)).ok
+        full = await dispatch(registry, "memory", {"action": "add", "target": "memory", "content": "b" * 90}, ctx)
+        assert full.counts_as_failure and json.loads(full.text)["current_entries"] == ["a" * 90]
 
     async def test_missing_argument(self, home: Path, tmp_path: Path) -> None:
         ctx = LocalToolContext(home=home, cwd=tmp_path)
-        assert {"error": "action='replace' needs 'old_text'."} == await self.call(ctx, action="replace", content="x")
+        assert {"error": "action='replace' needs 'old_text'."} == await self.call(ctx, action="replace", target="memory", content="x")
 
     async def test_disabled_store(self, home: Path, tmp_path: Path) -> None:
         ctx = LocalToolContext(home=home, cwd=tmp_path)

@@ -39,12 +39,17 @@ class TestTodoList:
         assert MAX_CONTENT_CHARS == len(content)
         assert content.endswith("[truncated]")
 
-    def test_item_cap(self) -> None:
+    def test_item_cap_keeps_the_head(self) -> None:
+        """As in Hermes: past 256 items the first ones (list order is priority) are kept, the rest dropped."""
         todo = TodoList()
-        todo.replace([{"id": str(i), "content": "c"} for i in range(MAX_ITEMS)])
-        with pytest.raises(TodoValidationError, match="limit is 256"):
-            todo.merge([{"id": "new", "content": "one too many"}])
-        assert MAX_ITEMS == len(todo.items), "a failed update changes nothing"
+        assert 0 == todo.replace([{"id": str(i), "content": "c"} for i in range(MAX_ITEMS)])
+        assert 1 == todo.merge([{"id": "new", "content": "one too many"}])
+        assert MAX_ITEMS == len(todo.items) and "new" not in {item.id for item in todo.items}
+
+    async def test_the_result_says_what_the_cap_dropped(self, tmp_path: Path) -> None:
+        ctx = LocalToolContext(home=tmp_path, cwd=tmp_path)
+        result = (await todo_handler({"todos": [{"id": str(i), "content": "c"} for i in range(MAX_ITEMS + 3)]}, ctx)).payload
+        assert result["summary"]["total"] == MAX_ITEMS and "the last 3 were dropped" in result["note"]
 
     def test_merge_updates_fields_given_and_appends(self) -> None:
         todo = TodoList()
