@@ -23,6 +23,7 @@ DEPRECATED_KEYS: dict[str, str] = {
     "tool_loop_guardrails.no_progress_warn_after": "tool_loop_guardrails.warn_after.idempotent_no_progress",
     "tool_loop_guardrails.same_tool_failure_halt_after": "tool_loop_guardrails.hard_stop_after.same_tool_failure",
     "tool_loop_guardrails.same_tool_failure_warn_after": "tool_loop_guardrails.warn_after.same_tool_failure",
+    "web.max_page_chars": "web.extract_char_limit",
 }
 """Old dotted key -> the dotted key that replaced it (``"terminal.default_timeout": "terminal.timeout"``)."""
 

@@ -108,10 +108,9 @@ class WebConfig:
     brave_base_url: str = attrs.field(
         default="https://api.search.brave.com/res/v1/web/search", validator=v.instance_of(str)
     )
-    max_results: int = attrs.field(default=10, validator=positive_int)
-    max_page_chars: int = attrs.field(default=100_000, validator=positive_int)
+    # How much of each page web_extract returns inline (Hermes's key and default); the rest is saved to a file.
+    extract_char_limit: int = attrs.field(default=15_000, validator=integer(ge=2_000))
     max_download_bytes: int = attrs.field(default=5_000_000, validator=positive_int)
-    max_urls: int = attrs.field(default=10, validator=positive_int)
     # web_extract refuses loopback, private and link-local hosts unless this is set.
     allow_private_addresses: bool = attrs.field(default=False, validator=v.instance_of(bool))
     request_timeout_seconds: float = attrs.field(default=20.0, validator=positive_number)

@@ -27,8 +27,6 @@ from tests.daemon.helpers import run_cli
 from tests.session_libs.messages import assistant, user
 
 HERMES_FILE = Path(__file__).parents[1] / "fixtures" / "hermes_config.yaml"
-# Keys of the fixture that other parts of issue 15 rename to Hermes's names; the lead flips these after merging.
-PENDING_RENAMES = {"web.extract_char_limit"}
 
 
 def _load(home: Path, text: str | None = None) -> tuple[Config, list[str]]:
@@ -106,19 +104,15 @@ class TestHermesFileLoads:
         telegram = "Hermes setting platforms.telegram is not used here:"
         assert any(w.startswith(telegram) and "issue 18" in w for w in found)
         assert any(w.startswith("Hermes setting code_execution.kernel_idle_timeout") and "seed 000" in w for w in found)
-        unknown = [w for w in found if w.startswith("unknown key")]
-        assert all(any(name in w for name in PENDING_RENAMES) for w in unknown), unknown
 
-    @pytest.mark.xfail(strict=True, reason="renamed by part C (web)")
     def test_no_key_of_the_file_is_unknown(self, hermes: tuple[Config, list[str]]) -> None:
         assert [w for w in hermes[1] if w.startswith("unknown key")] == []
 
     def test_terminal_timeout(self, hermes: tuple[Config, list[str]]) -> None:
         assert hermes[0].terminal.timeout == 240
 
-    @pytest.mark.xfail(strict=True, reason="renamed by part C")
     def test_web_extract_char_limit(self, hermes: tuple[Config, list[str]]) -> None:
-        assert hermes[0].web.extract_char_limit == 15000  # type: ignore[attr-defined]
+        assert hermes[0].web.extract_char_limit == 15000
 
     def test_guardrail_thresholds(self, hermes: tuple[Config, list[str]]) -> None:
         guardrails: Any = hermes[0].tool_loop_guardrails

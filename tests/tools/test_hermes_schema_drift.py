@@ -26,9 +26,9 @@ def _fixtures() -> list[Path]:
 
 
 def _our_parameters() -> dict[str, Mapping[str, Any]]:
-    toolbox = build_toolbox(Config(), httpx2.AsyncClient(), environ={})
-    names = frozenset(toolbox.registry.names())
-    return {d["function"]["name"]: d["function"]["parameters"] for d in toolbox.registry.get_definitions(names)}
+    # Every registered tool, offered or not here (the web tools are hidden without a search backend).
+    registry = build_toolbox(Config(), httpx2.AsyncClient(), environ={}).registry
+    return {name: registry.get(name).schema["parameters"] for name in registry.names()}  # type: ignore[union-attr]
 
 
 def drift(hermes: Mapping[str, Any], ours: Mapping[str, Any], path: str = "") -> Iterator[str]:

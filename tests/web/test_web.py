@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx2
 import pytest
 import trio
@@ -14,6 +15,8 @@ import trio
 from config.terminal import WebConfig
 from tests.tools.helpers import model_view
 from tests.web.server import BRAVE_KEY, FakeWeb, running_server
+from tools.builtin import register_core_tools
+from tools.dispatch import dispatch
 from tools.registry import ToolRegistry
 from tools.testing import LocalToolContext
 from tools.web import WebTools, html_to_markdown, open_web_client, register_web_tools
@@ -37,7 +40,11 @@ async def client() -> AsyncIterator[httpx2.AsyncClient]:
 
 @pytest.fixture
 def ctx(tmp_path: Path) -> LocalToolContext:
-    return LocalToolContext(home=tmp_path, cwd=tmp_path)
+    context = LocalToolContext(home=tmp_path / "home", cwd=tmp_path)
+    # The session's own temp directory, as the daemon gives each session: saved pages stay in the test's.
+    (tmp_path / "session-tmp").mkdir()
+    context.jail = attrs.evolve(context.jail, policy=attrs.evolve(context.jail.policy, tmp_dir=str(tmp_path / "session-tmp")))
+    return context
 
 
 async def run(handler: Any, ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
@@ -124,8 +131,9 @@ class TestExtract:
             f"{base}/latin1.html",
             "http://127.0.0.1:9/closed",
         ]
-        result = await run(tools.web_extract, ctx, urls=urls)
-        pages = result["results"]
+        first, second = await run(tools.web_extract, ctx, urls=urls[:5]), await run(tools.web_extract, ctx, urls=urls[5:])
+        pages = first["results"] + second["results"]
+        result = {"succeeded": first["succeeded"] + second["succeeded"], "failed": first["failed"] + second["failed"]}
         assert [page["url"] for page in pages] == urls
         assert pages[0]["content"] == "just text"
         assert pages[1]["error"].startswith("HTTP 404")
@@ -137,14 +145,32 @@ class TestExtract:
         assert "Could not fetch" in pages[7]["error"]
         assert (result["succeeded"], result["failed"]) == (3, 5)
 
-    async def test_page_cap(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+    async def test_a_long_page_is_a_head_and_tail_window_with_the_whole_saved(
+        self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext
+    ) -> None:
+        """As in Hermes: 15,000 characters by default, head and tail, the full text in a file read_file can page."""
         _, base = fake
-        tools = WebTools(WebConfig(max_page_chars=1000, allow_private_addresses=True), client, environ={})
+        tools = WebTools(LOCAL, client, environ={})
         [page] = (await run(tools.web_extract, ctx, urls=[f"{base}/big.html"]))["results"]
-        assert page["truncated"] is True
-        assert page["content"].startswith("word word")
-        assert "more characters not shown" in page["content"]
-        assert len(page["content"]) < 1100
+        assert page["truncated"] is True and page["full_chars"] > 200_000
+        assert page["content"].startswith("word word") and page["content"].rstrip().endswith("word")
+        assert 15_000 <= len(page["content"]) < 15_600
+        saved = page["full_text_path"]
+        assert f"saved at {saved}; read the missing part with read_file(path='{saved}', offset=1)" in page["content"]
+        assert Path(saved).read_text(encoding="utf-8").startswith("word word")
+        registry = ToolRegistry()
+        register_core_tools(registry)
+        read = json.loads((await dispatch(registry, "read_file", {"path": saved, "limit": 1}, ctx)).text)
+        assert read["content"].startswith("1|word word"), "the session can read the saved page"
+
+    async def test_char_limit_per_call(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
+        _, base = fake
+        tools = WebTools(LOCAL, client, environ={})
+        [page] = (await run(tools.web_extract, ctx, urls=[f"{base}/big.html"], char_limit=4_000))["results"]
+        assert 4_000 <= len(page["content"]) < 4_600
+        assert "at least 2,000" in (await run(tools.web_extract, ctx, urls=[f"{base}/big.html"], char_limit=10))["error"]
+        [small] = (await run(tools.web_extract, ctx, urls=[f"{base}/plain.txt"]))["results"]
+        assert "full_text_path" not in small and "truncated" not in small
 
     async def test_download_cap(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
         _, base = fake
@@ -153,8 +179,8 @@ class TestExtract:
         assert page["truncated"] is True and len(page["content"]) < 5000
 
     async def test_too_many_and_bad_urls(self, client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
-        tools = WebTools(WebConfig(max_urls=2), client, environ={})
-        assert "At most 2 URLs" in (await run(tools.web_extract, ctx, urls=["http://a", "http://b", "http://c"]))["error"]
+        tools = WebTools(WebConfig(), client, environ={})
+        assert "At most 5 URLs" in (await run(tools.web_extract, ctx, urls=[f"http://h{i}" for i in range(6)]))["error"]
         assert "non-empty list" in (await run(tools.web_extract, ctx, urls=[]))["error"]
 
     async def test_redirect_loop_and_non_http_redirect(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:

@@ -38,6 +38,10 @@ class PageResult:
     content: str = ""
     truncated: bool = False
     error: str | None = None
+    full_text_path: str | None = None
+    """Where the whole text of a page cut to its budget is saved (as the session sees the path)."""
+    full_chars: int | None = None
+    """The whole text's length, when ``content`` is a window of it."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form; an error entry carries only the URL and the error."""
@@ -46,6 +50,8 @@ class PageResult:
         out: dict[str, Any] = {"url": self.url, "title": self.title, "content": self.content, "chars": len(self.content)}
         if self.truncated:
             out["truncated"] = True
+        if self.full_text_path is not None:
+            out |= {"full_text_path": self.full_text_path, "full_chars": self.full_chars}
         return out
 
 
@@ -118,12 +124,7 @@ async def fetch_page(client: httpx2.AsyncClient, url: str, config: WebConfig) ->
     except httpx2.HTTPError as exc:
         log.info("web_extract: %s failed: %s", shown, type(exc).__name__)
         return PageResult(url=shown, error=f"Could not fetch the page ({type(exc).__name__}).")
-    truncated = cut
-    if len(content) > config.max_page_chars:
-        omitted = len(content) - config.max_page_chars
-        content = content[: config.max_page_chars] + f"\n\n[... {omitted:,} more characters not shown ...]"
-        truncated = True
-    return PageResult(url=shown, title=title, content=content, truncated=truncated)
+    return PageResult(url=shown, title=title, content=content, truncated=cut)
 
 
 def _convert(body: bytes, content_type: str, charset: str) -> tuple[str, str]:

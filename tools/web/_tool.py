@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import httpx2
 import trio
 
@@ -15,6 +16,7 @@ from tools.errors import ToolError
 from tools.results import ToolResult
 from tools.web._extract import PageResult, fetch_page
 from tools.web._search import SearchBackend, select_backend
+from tools.web._window import window_page
 from tools.web.errors import SearchError
 
 if TYPE_CHECKING:
@@ -27,6 +29,10 @@ log = logging.getLogger(__name__)
 
 # Pages fetched at once by one web_extract call.
 _EXTRACT_CONCURRENCY = 4
+#: URLs one web_extract call takes, and results one web_search returns at most (Hermes's limits).
+MAX_URLS = 5
+MAX_SEARCH_RESULTS = 100
+MIN_CHAR_LIMIT = 2_000
 
 WEB_SEARCH_SCHEMA: dict[str, Any] = {
     "name": "web_search",
@@ -38,7 +44,10 @@ WEB_SEARCH_SCHEMA: dict[str, Any] = {
         "type": "object",
         "properties": {
             "query": {"type": "string", "description": "What to search for."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Number of results (default 5)."},
+            "limit": {
+                "type": "integer", "minimum": 1, "maximum": MAX_SEARCH_RESULTS, "default": 5,
+                "description": "Number of results.",
+            },
         },
         "required": ["query"],
     },
@@ -48,12 +57,21 @@ WEB_EXTRACT_SCHEMA: dict[str, Any] = {
     "name": "web_extract",
     "description": (
         "Fetch web pages and return their main text as markdown (scripts, styles and navigation removed). "
-        "Returns results: one entry per URL with title and content, or an error for that URL."
+        "Returns results: one entry per URL with title and content, or an error for that URL. A page within "
+        "the character budget comes back whole; a longer one as its beginning and end, with a note giving the "
+        "path of the saved full text and the read_file call for the part left out."
     ),
     "parameters": {
         "type": "object",
         "properties": {
-            "urls": {"type": "array", "items": {"type": "string"}, "description": "http(s) URLs to read."},
+            "urls": {
+                "type": "array", "items": {"type": "string"}, "maxItems": MAX_URLS,
+                "description": f"http(s) URLs to read (at most {MAX_URLS}).",
+            },
+            "char_limit": {
+                "type": "integer", "minimum": MIN_CHAR_LIMIT,
+                "description": "Characters of each page to return (default web.extract_char_limit, 15,000).",
+            },
         },
         "required": ["urls"],
     },
@@ -101,7 +119,7 @@ class WebTools:
         limit = args.get("limit", 5)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ToolError("'limit' must be a positive integer.")
-        limit = min(limit, self.config.max_results)
+        limit = min(limit, MAX_SEARCH_RESULTS)
         backend = self.backend()
         if backend is None:
             raise ToolError("Web search is not configured (no SearXNG URL or search API key).")
@@ -117,21 +135,25 @@ class WebTools:
         """Handler of ``web_extract``: every URL gets a result or its own error.
 
         Raises:
-            ToolError: no URLs, or more than ``max_urls``.
+            ToolError: no URLs, more than :data:`MAX_URLS`, or a ``char_limit`` below :data:`MIN_CHAR_LIMIT`.
         """
         urls = args.get("urls")
         if isinstance(urls, str):
             urls = [urls]
         if not isinstance(urls, list) or not urls or not all(isinstance(url, str) for url in urls):
             raise ToolError("web_extract needs 'urls': a non-empty list of URL strings.")
-        if len(urls) > self.config.max_urls:
-            raise ToolError(f"At most {self.config.max_urls} URLs per call; split the list into several calls.")
+        if len(urls) > MAX_URLS:
+            raise ToolError(f"At most {MAX_URLS} URLs per call; split the list into several calls.")
+        budget = args.get("char_limit", self.config.extract_char_limit)
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_CHAR_LIMIT:
+            raise ToolError(f"'char_limit' must be an integer of at least {MIN_CHAR_LIMIT:,}.")
         results: list[PageResult | None] = [None] * len(urls)
         limiter = trio.CapacityLimiter(_EXTRACT_CONCURRENCY)
 
         async def one(index: int, url: str) -> None:
             async with limiter:
-                results[index] = await fetch_page(self.client, url.strip(), self.config)
+                page = await fetch_page(self.client, url.strip(), self.config)
+            results[index] = await _windowed(page, ctx, budget)
 
         async with trio.open_nursery() as nursery:
             for index, url in enumerate(urls):
@@ -140,6 +162,18 @@ class WebTools:
         failed = sum(result.error is not None for result in fetched)
         pages = [result.to_dict() for result in fetched]
         return ToolResult({"results": pages, "succeeded": len(pages) - failed, "failed": failed})
+
+
+async def _windowed(page: PageResult, ctx: ToolContext, budget: int) -> PageResult:
+    """``page`` within ``budget`` characters, its full text saved where the session can read it."""
+    if page.error is not None or len(page.content) <= budget:
+        return page
+    try:
+        content, saved = await trio.to_thread.run_sync(window_page, ctx.jail.policy, page.url, page.content, budget)
+    except OSError as exc:
+        log.warning("web_extract: could not save the full text of %s: %s", page.url, exc.strerror)
+        content, saved = page.content[:budget] + "\n\n[... the rest was cut; it could not be saved ...]", None
+    return attrs.evolve(page, content=content, truncated=True, full_text_path=saved, full_chars=len(page.content))
 
 
 def register_web_tools(
