@@ -1,17 +1,18 @@
-"""The ``session_search`` tool: the model's recall of past conversations.
+"""The ``session_search`` tool: the model's recall of past conversations, in Hermes Agent's shapes.
 
-Four actions over the session store (``ctx.store``, a ``store.SessionSearchReader``):
+Four calling shapes over the session store (``ctx.store``, a ``store.SessionSearchReader``), chosen by
+the arguments given, as in Hermes:
 
-- ``search``: full-text discovery by ``query`` (sessions grouped, best first,
-  ``limit`` 3 by default, 1-10), filtered by role (user and assistant unless
-  ``role_filter`` or ``include_tools`` say otherwise), date range and source.
-  The live history of the calling session is left out: it is already in context.
-- ``scroll``: the messages around one ``message_id`` from a search result.
-- ``read``: a session's first 20 and last 10 messages.
-- ``browse``: recently active sessions with a preview of each.
+- discovery (``query``): full-text search (sessions grouped, best first, or ``sort`` newest/oldest;
+  ``limit`` 3 by default, at most 10), by role (``role_filter``, comma-separated, default
+  ``user,assistant``). Each result carries the session's first and last user and assistant messages
+  (``bookend_start``, ``bookend_end``), the match's ``snippet`` and the messages around it (the hit
+  flagged ``anchor``). The live history of the calling session is left out: it is already in context.
+- scroll (``session_id`` and ``around_message_id``): the messages around one message, ``window`` a side.
+- read (``session_id`` alone): a session's first 20 and last 10 messages.
+- browse (nothing): recently active sessions with a preview of each.
 
-Without ``action`` the arguments decide: a query searches, a message_id
-scrolls, a session_id reads, nothing browses. Every failure is an
+``date_from``, ``date_to`` and ``source`` narrow discovery and browsing (ours). Every failure is an
 ``{"error": ...}`` result the model can act on.
 """
 
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 from store.codec import message_text
 from store.errors import MessageNotFoundError, SessionNotFoundError, StoreError
 from store.query import MAX_SEARCH_LIMIT, SEARCHABLE_ROLES
-from store.records import SessionInfo, StoredMessage
+from store.records import SessionInfo, SessionMatches, StoredMessage
 from tools.errors import ToolError, ToolInputError
 from tools.results import ToolResult
 
@@ -33,11 +34,10 @@ if TYPE_CHECKING:
 
 __all__ = ["SESSION_SEARCH_SCHEMA", "register_session_search", "session_search"]
 
-ACTIONS: Final = ("search", "scroll", "read", "browse")
-DEFAULT_SEARCH_LIMIT: Final = 3
-DEFAULT_BROWSE_LIMIT: Final = 10
-MAX_BROWSE_LIMIT: Final = 50
+DEFAULT_LIMIT: Final = 3
 DEFAULT_WINDOW: Final = 5
+# User and assistant messages shown at each end of a discovered session.
+BOOKEND: Final = 3
 MAX_WINDOW: Final = 20
 READ_HEAD: Final = 20
 READ_TAIL: Final = 10
@@ -47,42 +47,28 @@ MESSAGE_PREVIEW_CHARS: Final = 1_500
 SESSION_SEARCH_SCHEMA: Final[dict[str, Any]] = {
     "name": "session_search",
     "description": (
-        "Search and read your past conversations with the user (long-term recall). "
-        "action=search finds sessions by words (FTS syntax: \"exact phrase\", prefix*, OR, NOT; "
-        "substrings and CJK text work too); action=scroll shows the messages around a message_id "
-        "from a result; action=read shows a session's first 20 and last 10 messages; "
-        "action=browse lists recent sessions. Without action: query -> search, message_id -> scroll, "
-        "session_id -> read, nothing -> browse. The current conversation is not searched."
+        "Search and read your past conversations with the user (long-term recall); the current one is not "
+        "searched. Shapes: query -> discovery (sessions that match, each with its first and last messages, the "
+        "match's snippet and the messages around it; FTS syntax: \"exact phrase\", prefix*, OR, NOT; "
+        "substrings and CJK text work too); session_id + around_message_id -> the messages around that one "
+        "(pass the last id to scroll forward, the first to scroll back); session_id alone -> the session's "
+        "first 20 and last 10 messages; no arguments -> recent sessions."
     ),
     "parameters": {
         "type": "object",
         "properties": {
-            "action": {"type": "string", "enum": list(ACTIONS)},
-            "query": {"type": "string", "description": "Words to look for (search)."},
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_BROWSE_LIMIT,
-                "description": f"Sessions to return: search 1-{MAX_SEARCH_LIMIT} (default 3), browse (default 10).",
-            },
-            "role_filter": {
-                "type": "array",
-                "items": {"type": "string", "enum": sorted(SEARCHABLE_ROLES)},
-                "description": "Roles to search (default: user and assistant).",
-            },
-            "include_tools": {"type": "boolean", "description": "Also search tool output (search)."},
+            "query": {"type": "string", "description": "Words to look for; omit to browse recent sessions."},
+            "limit": {"type": "integer", "default": DEFAULT_LIMIT, "description": f"Sessions to return (1-{MAX_SEARCH_LIMIT})."},
+            "sort": {"type": "string", "enum": ["newest", "oldest"], "description": "Order discovered sessions by date."},
+            "session_id": {"type": "string", "description": "A session from a result: read it, or scroll in it."},
+            "around_message_id": {"type": "string", "description": "The message to center the window on."},
+            "window": {"type": "integer", "default": DEFAULT_WINDOW, "description": f"Messages per side (0-{MAX_WINDOW})."},
+            "role_filter": {"type": "string", "description": "Comma-separated roles to search (default 'user,assistant')."},
             "date_from": {"type": "string", "description": "Earliest date, YYYY-MM-DD or ISO 8601 (UTC)."},
             "date_to": {"type": "string", "description": "Latest date, inclusive, YYYY-MM-DD or ISO 8601 (UTC)."},
             "source": {"type": "string", "description": "Only sessions from this source: cli, api, cron, ..."},
-            "session_id": {"type": "string", "description": "The session to read."},
-            "message_id": {"type": "integer", "minimum": 1, "description": "The message to scroll around."},
-            "window": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": MAX_WINDOW,
-                "description": f"Messages shown on each side when scrolling (default {DEFAULT_WINDOW}).",
-            },
         },
+        "required": [],
         "additionalProperties": False,
     },
 }
@@ -125,31 +111,31 @@ def _int(args: dict[str, Any], name: str, default: int, low: int, high: int) -> 
     return value
 
 
-def _action(args: dict[str, Any]) -> str:
-    action = args.get("action")
-    if action is None:
-        if args.get("query"):
-            return "search"
-        if args.get("message_id") is not None:
-            return "scroll"
-        if args.get("session_id"):
-            return "read"
-        return "browse"
-    if action not in ACTIONS:
-        raise _BadArgument(f"action must be one of {', '.join(ACTIONS)}, got {action!r}")
-    return action
+def _shape(args: dict[str, Any]) -> str:
+    """Which call the arguments make, as Hermes decides it."""
+    if args.get("query"):
+        return "search"
+    if args.get("around_message_id") not in (None, ""):
+        return "scroll"
+    if args.get("session_id"):
+        return "read"
+    return "browse"
+
+
+def _limit(args: dict[str, Any]) -> int:
+    """``limit`` clamped to 1..MAX_SEARCH_LIMIT, as Hermes does (a model's 50 means 'many', not an error)."""
+    value = args.get("limit", DEFAULT_LIMIT)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _BadArgument(f"limit must be an integer, got {value!r}")
+    return max(1, min(value, MAX_SEARCH_LIMIT))
 
 
 def _roles(args: dict[str, Any]) -> tuple[str, ...]:
-    roles = args.get("role_filter")
-    if roles is None:
-        roles = ["user", "assistant"]
+    roles = args.get("role_filter") or "user,assistant"
     if isinstance(roles, str):
         roles = [part.strip() for part in roles.split(",") if part.strip()]
     if not isinstance(roles, list) or not roles or any(r not in SEARCHABLE_ROLES for r in roles):
-        raise _BadArgument(f"role_filter must be a list of roles from {sorted(SEARCHABLE_ROLES)}")
-    if args.get("include_tools") and "tool" not in roles:
-        roles = [*roles, "tool"]
+        raise _BadArgument(f"role_filter must be comma-separated roles from {', '.join(sorted(SEARCHABLE_ROLES))}")
     return tuple(roles)
 
 
@@ -171,76 +157,91 @@ def _message(stored: StoredMessage) -> dict[str, Any]:
     text = body if not calls else f"{body}\n[tool calls] {calls}".strip()
     if len(text) > MESSAGE_PREVIEW_CHARS:
         text = text[:MESSAGE_PREVIEW_CHARS] + f"… [{len(text) - MESSAGE_PREVIEW_CHARS} more characters]"
-    shown: dict[str, Any] = {"message_id": stored.id, "role": stored.message.get("role"), "at": _iso(stored.created_at)}
+    shown: dict[str, Any] = {"id": str(stored.id), "role": stored.message.get("role"), "when": _iso(stored.created_at)}
     tool = stored.message.get("tool_name") or stored.message.get("name")
     if tool:
         shown["tool_name"] = tool
-    shown["text"] = text
+    shown["content"] = text
     return shown
 
 
+def _conversational(messages: list[StoredMessage]) -> list[StoredMessage]:
+    return [m for m in messages if m.message.get("role") in ("user", "assistant")]
+
+
 async def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    query = args.get("query")
+    query = args["query"]
     if not isinstance(query, str) or not query.strip():
-        raise _BadArgument("search needs a non-empty query")
+        raise _BadArgument("query must be non-empty text")
     since = _parse_date(args.get("date_from"), "date_from", end_of_day=False)
     until = _parse_date(args.get("date_to"), "date_to", end_of_day=True)
+    sort = args.get("sort")
+    if sort not in (None, "newest", "oldest"):
+        raise _BadArgument(f"sort must be 'newest' or 'oldest', got {sort!r}")
     found = await ctx.store.search(
-        query,
-        limit=_int(args, "limit", DEFAULT_SEARCH_LIMIT, 1, MAX_SEARCH_LIMIT),
-        roles=_roles(args),
-        since=since,
-        until=until,
-        source=args.get("source") or None,
-        current_session_id=ctx.session_id,
-    )
-    results = [
-        {
-            **_session(match.session),
-            # Only compressed-away parts of the current conversation can match it.
-            **({"earlier_in_this_session": True} if match.session.id == ctx.session_id else {}),
-            "matches": [
-                {
-                    "message_id": hit.message_id,
-                    "role": hit.role,
-                    **({"tool_name": hit.tool_name} if hit.tool_name else {}),
-                    "at": _iso(hit.created_at),
-                    "snippet": hit.snippet,
-                }
-                for hit in match.hits
-            ],
-        }
-        for match in found
-    ]
-    reply: dict[str, Any] = {"action": "search", "query": query, "count": len(results), "results": results}
+        query, limit=_limit(args), roles=_roles(args), since=since, until=until,
+        source=args.get("source") or None, current_session_id=ctx.session_id,
+    )  # fmt: skip
+    if sort is not None:
+        found = sorted(found, key=lambda match: match.session.started_at or 0.0, reverse=sort == "newest")
+    results = [await _discovered(match, ctx) for match in found]
+    reply: dict[str, Any] = {"success": True, "query": query, "count": len(results), "results": results}
     if results:
-        reply["hint"] = "action=scroll with a message_id shows the conversation around it; action=read reads a session."
+        reply["hint"] = "session_id with around_message_id scrolls from a message; session_id alone reads the session."
     else:
-        reply["hint"] = "No match. Try fewer or other words, a prefix like deploy*, or action=browse."
+        reply["hint"] = "No match. Try fewer or other words, a prefix like deploy*, OR between words, or no query to browse."
     return reply
 
 
+async def _discovered(match: SessionMatches, ctx: ToolContext) -> dict[str, Any]:
+    """One discovered session as Hermes shows it: bookends, the snippet, and the messages around the hit."""
+    info, hit = match.session, match.hits[0]
+    store = ctx.store
+    assert store is not None
+    excerpt = await store.read_session(info.id, head=BOOKEND * 4, tail=BOOKEND * 4)
+    around = await store.scroll(hit.message_id, before=DEFAULT_WINDOW, after=DEFAULT_WINDOW)
+    # Head and tail are disjoint and in order: a short session is all head.
+    ends = _conversational([*excerpt.head, *excerpt.tail])
+    result: dict[str, Any] = {
+        "session_id": info.id,
+        "title": info.title,
+        "when": _iso(info.started_at),
+        "source": info.source,
+        "snippet": hit.snippet,
+        "bookend_start": [_message(m) for m in ends[:BOOKEND]],
+        "messages": [{**_message(m), **({"anchor": True} if m.id == hit.message_id else {})} for m in around],
+        "bookend_end": [_message(m) for m in ends[-BOOKEND:]],
+        "match_count": len(match.hits),
+    }
+    if info.id == ctx.session_id:
+        # Only compressed-away parts of the current conversation can match it.
+        result["earlier_in_this_session"] = True
+    return result
+
+
 async def _scroll(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    message_id = args.get("message_id")
+    raw = args.get("around_message_id")
+    message_id = int(raw) if isinstance(raw, str) and raw.strip().isdigit() else raw
     if isinstance(message_id, bool) or not isinstance(message_id, int) or message_id < 1:
-        raise _BadArgument("scroll needs message_id, a positive integer from a search result")
+        raise _BadArgument("around_message_id must be a message id from a result (its 'id')")
     window = _int(args, "window", DEFAULT_WINDOW, 0, MAX_WINDOW)
     messages = await ctx.store.scroll(message_id, before=window, after=window)
+    session_id = args.get("session_id")
+    if session_id and messages[0].session_id != session_id:
+        raise MessageNotFoundError(message_id)
     return {
-        "action": "scroll",
+        "success": True,
         "session_id": messages[0].session_id,
-        "message_id": message_id,
-        "messages": [_message(m) for m in messages],
+        "around_message_id": str(message_id),
+        "messages": [{**_message(m), **({"anchor": True} if m.id == message_id else {})} for m in messages],
     }
 
 
 async def _read(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     session_id = args.get("session_id")
-    if not isinstance(session_id, str) or not session_id:
-        raise _BadArgument("read needs a session_id")
     excerpt = await ctx.store.read_session(session_id, head=READ_HEAD, tail=READ_TAIL)
     return {
-        "action": "read",
+        "success": True,
         **_session(excerpt.session),
         "first_messages": [_message(m) for m in excerpt.head],
         "omitted_messages": excerpt.omitted,
@@ -249,15 +250,11 @@ async def _read(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 
 
 async def _browse(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    infos = await ctx.store.browse(
-        limit=_int(args, "limit", DEFAULT_BROWSE_LIMIT, 1, MAX_BROWSE_LIMIT),
-        source=args.get("source") or None,
-        exclude_session_id=ctx.session_id,
-    )
-    return {"action": "browse", "sessions": [{**_session(i), "preview": i.preview} for i in infos]}
+    infos = await ctx.store.browse(limit=_limit(args), source=args.get("source") or None, exclude_session_id=ctx.session_id)
+    return {"success": True, "sessions": [{**_session(i), "preview": i.preview} for i in infos]}
 
 
-_ACTIONS = {"search": _search, "scroll": _scroll, "read": _read, "browse": _browse}
+_SHAPES = {"search": _search, "scroll": _scroll, "read": _read, "browse": _browse}
 
 
 async def session_search(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -270,11 +267,11 @@ async def session_search(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if ctx.store is None:
         raise ToolError("session_search is not available: this session has no session store")
     try:
-        return ToolResult(await _ACTIONS[_action(args)](args, ctx))
+        return ToolResult(await _SHAPES[_shape(args)](args, ctx))
     except SessionNotFoundError:
-        raise ToolError(f"No session {args.get('session_id')!r}. Use action=browse or search to find session ids.") from None
+        raise ToolError(f"No session {args.get('session_id')!r}. Call with no arguments, or with a query, to find session ids.") from None
     except MessageNotFoundError:
-        raise ToolError(f"No message {args.get('message_id')!r}. Use a message_id from a search result.") from None
+        raise ToolError(f"No message {args.get('around_message_id')!r} there. Use a message 'id' from a result.") from None
     except StoreError as exc:
         raise ToolError(f"session_search failed: {exc}") from exc
 

@@ -60,6 +60,6 @@ class TestRealmScopedReader:
         store = InMemorySessionStore()
         await _world(store)
         ctx = LocalToolContext(home=tmp_path, session_id="api-1", store=RealmScopedReader(store, API_REALM))
-        other = await model_view(session_search, {"action": "read", "session_id": "cli1"}, ctx)
-        unknown = await model_view(session_search, {"action": "read", "session_id": "nope"}, ctx)
+        other = await model_view(session_search, {"session_id": "cli1"}, ctx)
+        unknown = await model_view(session_search, {"session_id": "nope"}, ctx)
         assert other["error"].replace("cli1", "X") == unknown["error"].replace("nope", "X")

@@ -42,31 +42,50 @@ async def call(ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
 
 
 class TestSearch:
-    """Discovery by query: grouped sessions, current session left out, filters applied."""
+    """Discovery by query, in Hermes's shape: grouped sessions with bookends, the hit in context."""
 
     async def test_defaults(self, ctx: LocalToolContext) -> None:
         reply = await call(ctx, query="falcon")
-        assert reply["action"] == "search"
+        assert reply["success"] is True and reply["count"] == 2
         assert sorted(r["session_id"] for r in reply["results"]) == ["past1", "past2"]
         past1 = next(r for r in reply["results"] if r["session_id"] == "past1")
-        assert past1["title"] == "Falcon planning" and past1["started_at"] == "2023-11-14T22:13:20+00:00"
-        assert {m["role"] for m in past1["matches"]} == {"user", "assistant"}
+        assert (past1["title"], past1["when"], past1["source"]) == ("Falcon planning", "2023-11-14T22:13:20+00:00", "cli")
+        assert "falcon" in past1["snippet"].lower()
 
-    async def test_limit_tools_source_dates(self, ctx: LocalToolContext) -> None:
+    async def test_each_result_has_its_sessions_first_and_last_messages(self, ctx: LocalToolContext) -> None:
+        past1 = next(r for r in (await call(ctx, query="drafted"))["results"] if r["session_id"] == "past1")
+        assert [m["content"] for m in past1["bookend_start"]] == [
+            "let us plan the falcon launch", "Falcon launch plan drafted", "filler 0",
+        ], "user and assistant messages only"
+        assert [m["content"] for m in past1["bookend_end"]] == ["filler 37", "filler 38", "filler 39"]
+        [anchor] = [m for m in past1["messages"] if m.get("anchor")]
+        assert anchor["content"] == "Falcon launch plan drafted"
+        assert [m["role"] for m in past1["messages"][:3]] == ["user", "assistant", "tool"], "the window keeps every role"
+
+    async def test_a_short_session_shows_all_of_itself_at_both_ends(self, ctx: LocalToolContext) -> None:
+        past2 = next(r for r in (await call(ctx, query="pricing"))["results"] if r["session_id"] == "past2")
+        assert [m["content"] for m in past2["bookend_start"]] == [m["content"] for m in past2["bookend_end"]] == [
+            "falcon pricing question"
+        ]
+
+    async def test_sort_newest_and_oldest(self, ctx: LocalToolContext) -> None:
+        newest = [r["session_id"] for r in (await call(ctx, query="falcon", sort="newest"))["results"]]
+        oldest = [r["session_id"] for r in (await call(ctx, query="falcon", sort="oldest"))["results"]]
+        assert newest == ["past2", "past1"] and oldest == ["past1", "past2"]
+
+    async def test_limit_source_dates(self, ctx: LocalToolContext) -> None:
         assert len((await call(ctx, query="falcon", limit=1))["results"]) == 1
-        tools = await call(ctx, query="rotated", include_tools=True)
-        assert tools["results"][0]["matches"][0]["tool_name"] == "terminal"
-        assert (await call(ctx, query="rotated"))["results"] == []
+        assert len((await call(ctx, query="falcon", limit=50))["results"]) == 2, "clamped, as Hermes does"
         assert [r["session_id"] for r in (await call(ctx, query="falcon", source="api"))["results"]] == ["past2"]
         assert (await call(ctx, query="falcon", date_to="2000-01-01"))["results"] == []
         assert len((await call(ctx, query="falcon", date_from="2000-01-01", date_to="2999-12-31"))["results"]) == 2
 
-    async def test_roles_as_list_or_string(self, ctx: LocalToolContext) -> None:
-        reply = await call(ctx, query="falcon", role_filter=["assistant"])
-        assert [m["role"] for r in reply["results"] for m in r["matches"]] == ["assistant"]
-        reply = await call(ctx, query="falcon", role_filter="tool")
+    async def test_role_filter_is_comma_separated(self, ctx: LocalToolContext) -> None:
+        reply = await call(ctx, query="falcon", role_filter="assistant")
         assert [r["session_id"] for r in reply["results"]] == ["past1"]
-
+        assert (await call(ctx, query="rotated"))["results"] == [], "tool output is not searched by default"
+        tools = await call(ctx, query="rotated", role_filter="user, tool")
+        assert [r["session_id"] for r in tools["results"]] == ["past1"]
 
     async def test_compressed_part_of_this_session(self, ctx: LocalToolContext) -> None:
         store = ctx.store
@@ -78,27 +97,32 @@ class TestSearch:
 
 
 class TestScrollReadBrowse:
-    """Scroll around a hit, read a session's head and tail, browse recent sessions."""
+    """Scroll around a message, read a session's head and tail, browse recent sessions."""
 
     async def test_scroll_from_a_hit(self, ctx: LocalToolContext) -> None:
-        hit = (await call(ctx, query="drafted"))["results"][0]["matches"][0]
-        reply = await call(ctx, message_id=hit["message_id"], window=1)
-        assert reply["action"] == "scroll" and reply["session_id"] == "past1"
-        assert [m["text"] for m in reply["messages"]] == [
+        result = (await call(ctx, query="drafted"))["results"][0]
+        anchor = next(m for m in result["messages"] if m.get("anchor"))
+        reply = await call(ctx, session_id="past1", around_message_id=anchor["id"], window=1)
+        assert reply["session_id"] == "past1" and reply["around_message_id"] == anchor["id"]
+        assert [m["content"] for m in reply["messages"]] == [
             "let us plan the falcon launch",
             "Falcon launch plan drafted",
             "falcon.log rotated",
         ]
+        assert [m.get("anchor", False) for m in reply["messages"]] == [False, True, False]
+
+    async def test_scroll_in_another_session_is_refused(self, ctx: LocalToolContext) -> None:
+        anchor = next(m for m in (await call(ctx, query="drafted"))["results"][0]["messages"] if m.get("anchor"))
+        assert "No message" in (await call(ctx, session_id="past2", around_message_id=anchor["id"]))["error"]
 
     async def test_read(self, ctx: LocalToolContext) -> None:
         reply = await call(ctx, session_id="past1")
-        assert reply["action"] == "read"
+        assert reply["success"] is True
         assert (len(reply["first_messages"]), reply["omitted_messages"], len(reply["last_messages"])) == (20, 13, 10)
-        assert reply["last_messages"][-1]["text"] == "filler 39"
+        assert reply["last_messages"][-1]["content"] == "filler 39"
 
     async def test_browse_leaves_out_the_current_session(self, ctx: LocalToolContext) -> None:
         reply = await call(ctx)
-        assert reply["action"] == "browse"
         assert [s["session_id"] for s in reply["sessions"]] == ["past2", "past1"]
         assert reply["sessions"][0]["preview"] == "falcon pricing question"
 
@@ -109,17 +133,15 @@ class TestErrors:
     @pytest.mark.parametrize(
         ("args", "needle"),
         [
-            ({"action": "search"}, "non-empty query"),
-            ({"action": "dance"}, "action must be one of"),
-            ({"query": "x", "limit": 11}, "limit must be an integer from 1 to 10"),
-            ({"query": "x", "role_filter": ["robot"]}, "role_filter"),
+            ({"query": "x", "limit": "many"}, "limit must be an integer"),
+            ({"query": "x", "role_filter": "robot"}, "role_filter"),
+            ({"query": "x", "sort": "random"}, "sort must be"),
             ({"query": "x", "date_from": "last tuesday"}, "is not a date"),
             ({"query": "x", "date_from": "2025-02-01", "date_to": "2025-01-01"}, "date range is empty"),
-            ({"action": "scroll"}, "message_id"),
-            ({"message_id": 999999}, "No message 999999"),
+            ({"session_id": "past1", "around_message_id": "abc"}, "around_message_id must be"),
+            ({"session_id": "past1", "around_message_id": "999999"}, "No message '999999'"),
             ({"session_id": "ghost"}, "No session 'ghost'"),
-            ({"action": "read"}, "needs a session_id"),
-            ({"action": "scroll", "message_id": 1, "window": 99}, "window must be"),
+            ({"session_id": "past1", "around_message_id": "1", "window": 99}, "window must be"),
         ],
     )
     async def test_bad_arguments(self, ctx: LocalToolContext, args: dict[str, Any], needle: str) -> None:
