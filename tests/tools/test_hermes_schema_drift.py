@@ -19,6 +19,11 @@ from config.loader import Config
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "hermes_schemas"
 COMPARED_KEYS = ("type", "enum", "minimum", "maximum", "minItems", "maxItems", "default")
+SHARED_TOOLS = frozenset({
+    "read_file", "write_file", "patch", "search_files", "terminal", "process", "memory", "todo", "clarify",
+    "session_search", "web_search", "web_extract", "execute_code", "delegate_task",
+})
+"""Every tool this project has that Hermes Agent has too."""
 
 
 def _fixtures() -> list[Path]:
@@ -59,6 +64,11 @@ def test_no_undeclared_drift_from_hermes(fixture: Path) -> None:
     declared = spec.get("differs_by_design", {})
     found = [d for d in drift(spec["parameters"], ours[spec["name"]]) if d.split(":")[0] not in declared]
     assert not found, "\n".join(found)
+
+
+def test_every_shared_tool_has_a_fixture() -> None:
+    assert {path.stem for path in _fixtures()} == SHARED_TOOLS
+    assert SHARED_TOOLS <= set(_our_parameters()), "and every shared tool is registered"
 
 
 def test_the_drift_check_can_fail() -> None:
