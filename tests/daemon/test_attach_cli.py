@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from actors.platform.cli.client import encode_request
 from messages import control as c
 from tests.daemon.helpers import REPO, DaemonProcess, LineReader, ScriptedProviderProcess, environment, run_cli
@@ -47,14 +49,25 @@ class TestPipedAttach:
         new = next(s for s in listed if s["id"] == match.group(1))
         assert new["message_count"] >= 2
 
-    def test_clarify_answered_by_choice_number(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
-        """A question from the model is shown inline; the next line (a choice number) answers it."""
+    @pytest.mark.parametrize(
+        ("typed", "answer"),
+        [
+            ([("3. blue", "2")], "green"),
+            ([("4. Other (type your answer)", "4"), ("type your answer:", "teal")], "teal"),
+        ],
+        ids=["a choice number", "other, then the user's own words"],
+    )
+    def test_clarify_answered_at_the_prompt(
+        self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess, typed: list[tuple[str, str]], answer: str
+    ) -> None:
+        """A question from the model is shown inline with its choices and an automatic "Other"; the next line
+        answers it: a choice number, or "Other" and then the answer itself."""
         provider.reset()
         session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
         question = {"question": "Which colour?", "choices": ["red", "green", "blue"]}
         provider.push(
             {"tool_calls": [{"id": "call_ask", "name": "clarify", "arguments": question}]},
-            {"text": "Green it is."},
+            {"text": "Noted."},
         )
         attach = subprocess.Popen(
             [sys.executable, "-m", "actors.platform", "attach", session_id],
@@ -66,53 +79,22 @@ class TestPipedAttach:
             assert attach.stdin is not None
             attach.stdin.write("ask me something\n")
             attach.stdin.flush()
-            shown = lines.until(lambda line: "3. blue" in line)
-            assert any(line.startswith("? Which colour?") for line in shown)
-            attach.stdin.write("2\n")
+            seen: list[str] = []
+            for shown, line in typed:
+                seen += lines.until(lambda text, shown=shown: shown in text)
+                attach.stdin.write(f"{line}\n")
+                attach.stdin.flush()
+            assert any(text.startswith("? Which colour?") for text in seen)
             attach.stdin.close()
-            rest = lines.until(lambda line: "Green it is." in line)
-            assert any(": green (by the user at hermes-actors attach (pid " in line for line in rest)
+            rest = lines.until(lambda text: "Noted." in text)
+            assert any(f": {answer} (by the user at hermes-actors attach (pid " in text for text in rest)
             assert attach.wait(30) == 0
         finally:
             _end(attach)
         stored = json.loads(run_cli(shared_daemon.home, "sessions", "show", session_id, "--head", "50", "--json").stdout)
         result = next(m["message"]["content"] for m in stored["head"] if m["message"].get("tool_call_id") == "call_ask")
-        assert "green" in result
+        assert json.loads(result)["user_response"] == answer
 
-
-    def test_clarify_other_takes_the_users_own_words(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
-        """The automatic "Other" choice after the model's ones lets the next line be the answer itself."""
-        provider.reset()
-        session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
-        question = {"question": "Which colour?", "choices": ["red", "green", "blue"]}
-        provider.push(
-            {"tool_calls": [{"id": "call_ask", "name": "clarify", "arguments": question}]},
-            {"text": "Green it is."},
-        )
-        attach = subprocess.Popen(
-            [sys.executable, "-m", "actors.platform", "attach", session_id],
-            env=environment(shared_daemon.home), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, text=True,
-        )
-        lines = LineReader(attach.stdout)
-        try:
-            assert attach.stdin is not None
-            attach.stdin.write("ask me something\n")
-            attach.stdin.flush()
-            lines.until(lambda line: "4. Other (type your answer)" in line)
-            attach.stdin.write("4\n")
-            attach.stdin.flush()
-            lines.until(lambda line: "type your answer:" in line)
-            attach.stdin.write("teal\n")
-            attach.stdin.close()
-            rest = lines.until(lambda line: "Green it is." in line)
-            assert any(": teal (by the user at hermes-actors attach (pid " in line for line in rest)
-            assert attach.wait(30) == 0
-        finally:
-            _end(attach)
-        stored = json.loads(run_cli(shared_daemon.home, "sessions", "show", session_id, "--head", "50", "--json").stdout)
-        result = next(m["message"]["content"] for m in stored["head"] if m["message"].get("tool_call_id") == "call_ask")
-        assert "teal" in result
     def test_ctrl_c_interrupts_the_turn(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """SIGINT to an attached client interrupts the running turn; the client stays attached."""
         provider.reset()

@@ -1,5 +1,29 @@
-"""Fixtures of the tool tests: the run's launcher (real bwrap), for tools that start processes."""
+"""Fixtures of the tool tests: the run's launcher (real bwrap), for tools that start processes; the core
+tools in a real registry and a context in the test's directory (a test module may define its own)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
 
 from tests.jail.fixtures import launcher
+from tools.builtin import register_core_tools
+from tools.registry import ToolRegistry
+from tools.testing import LocalToolContext
 
-__all__ = ["launcher"]
+__all__ = ["ctx", "launcher", "registry"]
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    """A registry holding the core tools, as a session has."""
+    registry = ToolRegistry()
+    register_core_tools(registry)
+    return registry
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> LocalToolContext:
+    """A tool context working in the test's directory (its home hidden by the default full-access policy)."""
+    return LocalToolContext(home=tmp_path / "home", cwd=tmp_path)

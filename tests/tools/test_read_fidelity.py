@@ -8,9 +8,6 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tools.builtin import register_core_tools
 from tools.dispatch import dispatch
 from tools.files._extract import MAX_SHEET_ROWS
 from tools.redact import REDACTED
@@ -23,18 +20,6 @@ S = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 PR = "http://schemas.openxmlformats.org/package/2006/relationships"
 KEY = "sk-proj-" + "Ab3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF"
-
-
-@pytest.fixture
-def registry() -> ToolRegistry:
-    registry = ToolRegistry()
-    register_core_tools(registry)
-    return registry
-
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> LocalToolContext:
-    return LocalToolContext(home=tmp_path / "home", cwd=tmp_path)
 
 
 async def read(registry: ToolRegistry, ctx: LocalToolContext, **args: Any) -> tuple[dict[str, Any], ToolReply]:
