@@ -58,11 +58,17 @@ class PromptCachingConfig:
 
 @attrs.frozen
 class StreamingConfig:
-    """``streaming:`` deadlines on a provider stream, in seconds."""
+    """``streaming:`` deadlines on a provider stream, in seconds, and the connections kept per provider.
+
+    ``max_keepalive_connections`` is how many idle connections a provider's client keeps for reuse: with
+    fewer than the sessions streaming at once, most requests pay a new connection (httpx's default is 20).
+    """
 
     stale_timeout_seconds: float = attrs.field(default=90.0, validator=positive_number)
     read_timeout_seconds: float = attrs.field(default=60.0, validator=positive_number)
     connect_timeout_seconds: float = attrs.field(default=10.0, validator=positive_number)
+    max_connections: int = attrs.field(default=1000, validator=positive_int)
+    max_keepalive_connections: int = attrs.field(default=1000, validator=positive_int)
 
 
 @attrs.frozen

@@ -199,7 +199,7 @@ class AnthropicChunkConverter:
             if event.usage is not None:
                 return [acc.report_usage(usage_from_anthropic(event.usage, acc.usage))]
         elif kind == "message_stop":
-            acc.done = True
+            acc.done = acc.complete = True
         return ()
 
     def _start(self, event: Any, acc: TurnAccumulator) -> list[StreamEvent]:

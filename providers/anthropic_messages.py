@@ -15,6 +15,7 @@ from .anthropic_convert import (
     to_anthropic_tools,
 )
 from ._raw import post_stream
+from .stream_close import StreamCloser
 from .base import ChunkConverter, SdkStreamAdapter
 from .caching import apply_system_and_3
 from .types import ChatRequest
@@ -59,7 +60,7 @@ class AnthropicMessagesAdapter(SdkStreamAdapter):
     """Streams Anthropic Messages through a shared ``anthropic.AsyncAnthropic``.
 
     Args:
-        client, stale_timeout: as for :class:`SdkStreamAdapter`.
+        client, stale_timeout, closer: as for :class:`SdkStreamAdapter`.
         output_cap: the model's maximum output tokens (``max_tokens`` ceiling).
     """
 
@@ -71,8 +72,9 @@ class AnthropicMessagesAdapter(SdkStreamAdapter):
         *,
         stale_timeout: float,
         output_cap: Callable[[str], int],
+        closer: StreamCloser | None = None,
     ) -> None:
-        super().__init__(client, stale_timeout=stale_timeout)
+        super().__init__(client, stale_timeout=stale_timeout, closer=closer)
         self._output_cap = output_cap
 
     async def _open(self, request: ChatRequest) -> Any:

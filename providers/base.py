@@ -24,7 +24,7 @@ from messages.untrusted import repair_json, repair_text
 from ._stale import guard_of
 from ._translate import SDK_ERRORS, translate_error
 from .errors import ProviderConnectionError, StreamStalled
-from .stream_close import close_stream, hold_body_iterator
+from .stream_close import CLOSE_GRACE_SECONDS, StreamCloser, close_quietly, close_stream, finish_stream, hold_body_iterator
 from .types import (
     ChatRequest,
     StreamEvent,
@@ -36,8 +36,10 @@ from .types import (
     UsageReported,
 )
 
-# How long closing an abandoned stream may take; it runs shielded from cancellation.
-CLOSE_GRACE_SECONDS = 2.0
+__all__ = [
+    "CLOSE_GRACE_SECONDS", "ChunkConverter", "EventStream", "ProviderAdapter", "SdkStreamAdapter", "ToolCallState",
+    "TurnAccumulator", "close_quietly",
+]
 
 
 class ProviderAdapter(Protocol):
@@ -83,6 +85,9 @@ class TurnAccumulator:
     finish_reason: str | None = None
     extras: dict[str, Any] = attrs.Factory(dict)
     done: bool = False
+    # The protocol's last event was parsed ([DONE]'s usage chunk, message_stop, response.completed):
+    # nothing after it changes the reply, so the turn need not wait for the end of the body.
+    complete: bool = False
     usage_reported: bool = False
 
     # Every piece of text the model streams enters through these methods: lone surrogates are
@@ -227,7 +232,15 @@ class EventStream:
                 self._pending.extend(self._acc.finish_events())
             else:
                 self._pending.extend(self._convert(chunk, self._acc))
+                if self._acc.complete:
+                    self._finished = True
+                    self._pending.extend(self._acc.finish_events())
         return self._pending.popleft()
+
+    @property
+    def complete(self) -> bool:
+        """True once the reply is complete and every event was read: the rest of the body is not needed."""
+        return self._acc.complete and self._finished and not self._pending
 
     async def _read(self) -> Any:
         guard = self._guard
@@ -273,13 +286,16 @@ class SdkStreamAdapter:
         client: returns the SDK client; called per request so that a client
             rebuilt by the pool takes effect on the next call.
         stale_timeout: seconds without a chunk before ``StreamStalled``.
+        closer: finishes complete streams in the background (the pool's); without one, the
+            rest of a complete stream's body is read before the block exits.
     """
 
     api_mode: ClassVar[str]
 
-    def __init__(self, client: Callable[[], Any], *, stale_timeout: float) -> None:
+    def __init__(self, client: Callable[[], Any], *, stale_timeout: float, closer: StreamCloser | None = None) -> None:
         self._client = client
         self._stale = stale_timeout
+        self._closer = closer
 
     async def _open(self, request: ChatRequest) -> Any:
         """Start the SDK's streaming call; returns its stream object."""
@@ -297,20 +313,16 @@ class SdkStreamAdapter:
         except SDK_ERRORS as exc:
             raise translate_error(exc) from exc
         body = hold_body_iterator(raw.response)
+        events = EventStream(raw, self._converter(), self._stale, status_code=raw.response.status_code)
+        complete = False
         try:
-            yield EventStream(raw, self._converter(), self._stale, status_code=raw.response.status_code)
+            yield events
+            complete = events.complete
         finally:
-            await close_quietly(functools.partial(close_stream, raw, body))
-
-
-async def close_quietly(close: Callable[[], Any]) -> None:
-    """Close an SDK stream even when the caller is being cancelled.
-
-    Shielded so the connection is released at once (an unshielded ``await``
-    would be cancelled before the socket closes), bounded by a grace period.
-    """
-    with trio.move_on_after(CLOSE_GRACE_SECONDS, shield=True):
-        try:
-            await close()
-        except SDK_ERRORS:
-            pass  # closing a broken stream may fail again; the socket is gone either way
+            if not complete:
+                # Left early (cancelled, failed): the connection cannot be reused; close it now.
+                await close_quietly(functools.partial(close_stream, raw, body))
+            elif self._closer is not None:
+                self._closer.close_later(functools.partial(finish_stream, raw, body))
+            else:
+                await close_quietly(functools.partial(finish_stream, raw, body))

@@ -103,6 +103,9 @@ def convert_chat_chunk(chunk: Mapping[str, Any], acc: TurnAccumulator) -> Iterab
         events.append(acc.report_usage(usage_from_chat(usage)))
     choices = chunk.get("choices")
     if not choices:
+        if usage and acc.done:
+            # include_usage's last chunk comes after the finish reason: only [DONE] follows it.
+            acc.complete = True
         return events
     choice = choices[0]
     delta = choice.get("delta")

@@ -29,6 +29,7 @@ from .base import CLOSE_GRACE_SECONDS, ProviderAdapter
 from .chat_completions import ChatCompletionsAdapter
 from .codex_responses import CodexResponsesAdapter
 from .errors import ClientPoolClosed, ProviderConfigError
+from .stream_close import StreamCloser
 from .metadata import ModelMetadata, builtin_limits
 from .types import ProviderSettings
 
@@ -113,6 +114,7 @@ class ClientPool:
         self._retired: deque[Any] = deque()
         self._rebuilds = 0
         self._state = PoolState.OPEN
+        self.closer = StreamCloser()
 
     @classmethod
     async def create(cls, streaming: StreamingConfig | None = None) -> ClientPool:
@@ -166,6 +168,9 @@ class ClientPool:
         self._clients.clear()
         self._retired.clear()
         with trio.CancelScope(shield=True):
+            # Complete streams still finishing in the background go back first (each is bounded).
+            with trio.move_on_after(CLOSE_GRACE_SECONDS):
+                await self.closer.wait_idle()
             for client in clients:
                 await _close(client)
 
@@ -196,7 +201,8 @@ class ClientPool:
         )
         if self._ssl_context is None:
             self._ssl_context = httpx2.create_ssl_context()
-        transport = StaleGuardTransport(httpx2.AsyncHTTPTransport(verify=self._ssl_context))
+        limits = httpx2.Limits(max_connections=s.max_connections, max_keepalive_connections=s.max_keepalive_connections)
+        transport = StaleGuardTransport(httpx2.AsyncHTTPTransport(verify=self._ssl_context, limits=limits))
         http = httpx2.AsyncClient(timeout=timeout, follow_redirects=True, transport=transport)
         if key.kind == "anthropic":
             return anthropic.AsyncAnthropic(
@@ -237,7 +243,9 @@ def make_adapter(
     stale = config.stale_timeout_seconds
     if settings.api_mode == "anthropic_messages":
         caps = metadata.max_output_tokens if metadata is not None else (lambda model: builtin_limits(model).max_output_tokens)
-        return AnthropicMessagesAdapter(lambda: pool.get_anthropic(settings), stale_timeout=stale, output_cap=caps)
+        return AnthropicMessagesAdapter(
+            lambda: pool.get_anthropic(settings), stale_timeout=stale, output_cap=caps, closer=pool.closer
+        )
     if settings.api_mode == "codex_responses":
-        return CodexResponsesAdapter(lambda: pool.get_openai(settings), stale_timeout=stale)
-    return ChatCompletionsAdapter(lambda: pool.get_openai(settings), stale_timeout=stale)
+        return CodexResponsesAdapter(lambda: pool.get_openai(settings), stale_timeout=stale, closer=pool.closer)
+    return ChatCompletionsAdapter(lambda: pool.get_openai(settings), stale_timeout=stale, closer=pool.closer)

@@ -180,5 +180,5 @@ class ResponsesChunkConverter:
             acc.finish_reason = _INCOMPLETE.get(reason or "", "length")
         else:
             acc.finish_reason = "tool_calls" if acc.tool_calls else "stop"
-        acc.done = True
+        acc.done = acc.complete = True
         return [acc.report_usage(usage_from_responses(response.usage))]

@@ -45,14 +45,14 @@ class Backoff:
     seed: int | None = None
     # Invariant: _ticks counts delays handed out, so each one reseeds differently.
     _ticks: int = attrs.field(default=0, init=False)
-    _rng: random.Random = attrs.field(init=False)
-
-    def __attrs_post_init__(self) -> None:
-        self._rng = random.Random(self.seed)
+    # Made at the first delay: most calls never retry, and seeding a Random costs about 0.1 ms.
+    _rng: random.Random | None = attrs.field(default=None, init=False)
 
     def delay(self, attempt: int, *, retry_after: float | None = None) -> float:
         """Seconds to wait before retry ``attempt``; a provider's ``retry_after`` is honoured up to ``max_delay``."""
         self._ticks += 1
+        if self._rng is None:
+            self._rng = random.Random(self.seed)
         if self.seed is None:
             self._rng.seed((time.time_ns() ^ (self._ticks * _GOLDEN)) & 0xFFFFFFFF)
         delay = backoff_delay(

@@ -50,6 +50,8 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any
+    # The client's port: requests on one kept-alive connection share it.
+    client_port: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form for the admin endpoint."""
@@ -109,9 +111,13 @@ class ScriptState:
         self.disconnects.append(Disconnect(request_index=index, path=path, at=trio.current_time()))
         self._notify()
 
-    def record_request(self, method: str, path: str, headers: dict[str, str], body: Any) -> RecordedRequest:
+    def record_request(
+        self, method: str, path: str, headers: dict[str, str], body: Any, client_port: int | None = None
+    ) -> RecordedRequest:
         """Keep one received request for assertions."""
-        req = RecordedRequest(index=len(self.requests), method=method, path=path, headers=headers, body=body)
+        req = RecordedRequest(
+            index=len(self.requests), method=method, path=path, headers=headers, body=body, client_port=client_port
+        )
         self.requests.append(req)
         self._notify()
         return req
@@ -148,7 +154,8 @@ class ScriptedProviderApp:
             body: Any = json.loads(raw) if raw else None
         except ValueError:
             body = raw.decode("utf-8", "replace")
-        req = self.state.record_request(method, path, headers, body)
+        client = scope.get("client")
+        req = self.state.record_request(method, path, headers, body, client[1] if client else None)
         if method == "GET" and path == "/v1/models":
             await _json(send, 200, self._models(headers))
         elif method == "POST" and path in _PROVIDER_PATHS:
@@ -300,7 +307,12 @@ class _Reply:
                 await trio.sleep_forever()
             if n and step.chunk_delay:
                 await trio.sleep(step.chunk_delay)
-            await send({"type": "http.response.body", "body": frame, "more_body": n < len(frames) - 1})
+            await send({"type": "http.response.body", "body": frame, "more_body": n < len(frames) - 1 or bool(step.hold_end)})
+        if step.hold_end:
+            await trio.sleep(step.hold_end)
+            # Ending the body ends the request cycle, which the server may report as a disconnect first.
+            self.finished = True
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def _error(send: Send, wire: Any, spec: ErrorSpec, message: str | None) -> None:

@@ -14,6 +14,8 @@ A step is one model reply. Keys (all optional, unknown keys are an error)::
     stall_after_chunks keep the connection open but send nothing after N chunks
     keepalive_every    while stalled, send an SSE comment every this many seconds
     drop_after_chunks  close the connection after N chunks
+    hold_end           seconds between the last event and the end of the body (a server whose
+                       last piece lags behind, as one writing it separately without TCP_NODELAY)
     finish_reason      stop | tool_calls | length | content_filter (default from content)
     usage              {"prompt_tokens", "completion_tokens", "cache_read_tokens",
                         "cache_write_tokens", "reasoning_tokens"} (default: estimated)
@@ -36,7 +38,7 @@ _STEP_KEYS = frozenset(
     {
         "text", "chunks", "tool_calls", "args_chunks", "reasoning", "signature", "error",
         "mid_stream_error", "delay_first_byte", "chunk_delay", "stall_after_chunks", "keepalive_every",
-        "drop_after_chunks", "finish_reason", "usage",
+        "drop_after_chunks", "hold_end", "finish_reason", "usage",
     }
 )
 
@@ -86,6 +88,7 @@ class Step:
     stall_after_chunks: int | None = None
     keepalive_every: float = 0.0
     drop_after_chunks: int | None = None
+    hold_end: float = 0.0
     finish_reason: str | None = None
     usage: Mapping[str, int] | None = None
 
@@ -147,6 +150,7 @@ class Step:
             stall_after_chunks=_opt_count(obj, "stall_after_chunks", minimum=0),
             keepalive_every=_seconds(obj, "keepalive_every"),
             drop_after_chunks=_opt_count(obj, "drop_after_chunks", minimum=0),
+            hold_end=_seconds(obj, "hold_end"),
             finish_reason=finish,
             usage=_usage(obj.get("usage")),
         )
