@@ -94,5 +94,13 @@ class ClientPoolClosed(ProviderError, RuntimeError):
     """A client was asked of a pool that has been closed (pools are not reopened)."""
 
 
+class UnencodableRequest(ValueError):
+    """A request body that cannot be sent as UTF-8 JSON (lone surrogates, bytes); found before sending.
+
+    Not a :class:`ProviderError`: nothing reached the provider. The recovery layer repairs the history
+    once and sends it again.
+    """
+
+
 class ScriptError(ValueError):
     """A scripted-provider step that does not make sense (bad key, wrong type)."""

@@ -3,7 +3,7 @@
 ``stream_with_recovery`` runs the current target's adapter stream, forwards its
 events, and on failure classifies the exception once and acts on the flags:
 
-- level 1: the history is sanitised (lone surrogates, bad UTF-8) before the first send;
+- level 1: a history the adapter cannot encode (lone surrogates, bad UTF-8) is sanitised once and sent again;
 - level 3: a rejected thinking signature: resend once without reasoning;
 - level 2/4: an auth, billing or rate-limit failure with another key usable:
   cool the key down and rotate (no waiting);
@@ -44,7 +44,7 @@ import trio
 from config.recovery import RetryConfig
 from messages.events import TextDelta
 from providers.base import ProviderAdapter
-from providers.errors import ProviderError, ProviderResponseError
+from providers.errors import ProviderError, ProviderResponseError, UnencodableRequest
 from providers.recovery.backoff import Backoff
 from providers.recovery.classifier import ClassifiedError, FailoverReason, classify
 from providers.recovery.credentials import Credential, CredentialPool
@@ -179,7 +179,6 @@ class _RecoveryRun:
 
     async def run(self) -> StreamFinished:
         """Attempt, classify, recover, until a reply finishes or recovery raises."""
-        await self._sanitize()
         while True:
             target = self.chain.current
             pool = self.pools.get(target.provider)
@@ -190,6 +189,11 @@ class _RecoveryRun:
                 continue
             try:
                 return await self._attempt(target, credential)
+            except UnencodableRequest:
+                # The adapter's encoding is the check (no second encode of every request): repair once.
+                if not await self._sanitize():
+                    raise
+                continue
             except RECOVERABLE as exc:
                 classified = classify(
                     exc,
@@ -205,13 +209,15 @@ class _RecoveryRun:
                     await self._status(StatusKind.partial_output, "the reply was cut off; it starts over")
                 await self._recover(exc, classified, target, credential, pool)
 
-    async def _sanitize(self) -> None:
-        """Level 1: never send lone surrogates or undecodable bytes."""
+    async def _sanitize(self) -> bool:
+        """Level 1: never send lone surrogates or undecodable bytes; True if anything was repaired."""
         messages, messages_changed = sanitize_value(self.request.messages)
         tools, tools_changed = sanitize_value(self.request.tools)
-        if messages_changed or tools_changed:
-            self.request = attrs.evolve(self.request, messages=messages, tools=tools)
-            await self._status(StatusKind.sanitize, "removed invalid characters from the conversation before sending")
+        if not (messages_changed or tools_changed):
+            return False
+        self.request = attrs.evolve(self.request, messages=messages, tools=tools)
+        await self._status(StatusKind.sanitize, "removed invalid characters from the conversation before sending")
+        return True
 
     async def _attempt(self, target: ProviderTarget, credential: Credential | None) -> StreamFinished:
         adapter = self.connector.adapter(target, credential.key if credential else None)

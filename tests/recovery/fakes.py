@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 import trio
 
+from providers._raw import encode_body
 from providers.recovery import ProviderTarget
 from messages.events import TextDelta
 from providers.types import ChatRequest, StreamEvent, StreamFinished, ToolCallStarted, Usage, UsageReported
@@ -45,6 +46,8 @@ class _Adapter:
 
     @asynccontextmanager
     async def stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[StreamEvent]]:
+        # As every real adapter: a body that cannot be encoded is refused before it is sent.
+        encode_body({"messages": request.messages, "tools": request.tools})
         self._connector.calls.append(Call(self._target, self._key, request))
         outcome = self._connector.script.pop(0)
         self._connector.open_streams += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import attrs
@@ -229,6 +230,17 @@ class TestRecoveryEndToEnd:
         assert done.message["content"] == "short"
         assert [r.body["max_tokens"] for r in server.requests] == [8000, 5000]
         assert status.kinds == [StatusKind.lower_max_tokens]
+
+    @pytest.mark.parametrize("target", [chat, messages])
+    async def test_lone_surrogate_repaired_before_anything_is_sent(self, server: ScriptedProvider, connector: PooledConnector, target: Any) -> None:
+        server.push({"text": "clean"})
+        status = Statuses()
+        req = attrs.evolve(request(), messages=[{"role": "user", "content": "bad \ud800 char"}])
+        done = await stream_with_recovery(req, chain=FallbackChain(target(server)), connector=connector, retry=FAST_RETRY, on_status=status)
+        assert done.message["content"] == "clean"
+        (sent,) = server.requests
+        assert "bad \ufffd char" in json.dumps(sent.body["messages"][0], ensure_ascii=False)
+        assert status.kinds == [StatusKind.sanitize]
 
     async def test_overflow_without_room_asks_for_compression(self, server: ScriptedProvider, connector: PooledConnector) -> None:
         body = {"type": "error", "error": {"type": "invalid_request_error", "message": "input length and `max_tokens` exceed context limit: 199500 + 1000 > 200000"}}
