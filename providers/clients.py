@@ -23,6 +23,7 @@ import trio
 
 from config.providers import StreamingConfig
 
+from ._shards import ShardedTransport
 from ._stale import StaleGuardTransport
 from .anthropic_messages import AnthropicMessagesAdapter
 from .base import CLOSE_GRACE_SECONDS, ProviderAdapter
@@ -202,7 +203,10 @@ class ClientPool:
         if self._ssl_context is None:
             self._ssl_context = httpx2.create_ssl_context()
         limits = httpx2.Limits(max_connections=s.max_connections, max_keepalive_connections=s.max_keepalive_connections)
-        transport = StaleGuardTransport(httpx2.AsyncHTTPTransport(verify=self._ssl_context, limits=limits))
+        context = self._ssl_context
+        transport = StaleGuardTransport(
+            ShardedTransport(lambda shard: httpx2.AsyncHTTPTransport(verify=context, limits=shard), limits)
+        )
         http = httpx2.AsyncClient(timeout=timeout, follow_redirects=True, transport=transport)
         if key.kind == "anthropic":
             return anthropic.AsyncAnthropic(

@@ -9,8 +9,9 @@ import trio.testing
 
 from config.providers import StreamingConfig
 from providers import ClientPool
+from providers._shards import ShardedTransport
 
-from .conftest import MODES, adapter_for, collect, request
+from .conftest import MODES, adapter_for, collect, request, settings_for
 
 # The scripted server keeps each body open this long after its last event (virtual seconds).
 HOLD_END = 1.5
@@ -62,7 +63,7 @@ class TestCompleteReply:
 
 
 class TestConnectionsKept:
-    """Streams that ran at once keep their connections for the next round (httpx keeps only 20)."""
+    """Streams that ran at once keep their connections for the next round (httpx keeps only 20), in shards."""
 
     async def test_forty_concurrent_streams_reuse_their_connections(self, server, pool):
         adapter = adapter_for(server, pool, "chat_completions")
@@ -79,3 +80,14 @@ class TestConnectionsKept:
         opened = await round_of(40)
         assert len(opened) == 40
         assert await round_of(40) <= opened
+        # 40 at once took two shards of 32: no request scanned more than one shard's connections.
+        transport = pool.get_openai(settings_for(server, "chat_completions"))._client._transport._inner
+        assert isinstance(transport, ShardedTransport) and transport.shards == 2
+
+    async def test_sequential_requests_share_one_connection(self, server, pool):
+        adapter = adapter_for(server, pool, "chat_completions")
+        for n in range(3):
+            server.push({"text": f"reply {n}"})
+            await collect(adapter, request())
+            await pool.closer.wait_idle()
+        assert len({r.client_port for r in server.requests}) == 1
