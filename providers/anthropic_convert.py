@@ -146,19 +146,19 @@ def _tool_result(msg: dict[str, Any]) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": msg.get("tool_call_id", ""), "content": content if content else ""}
 
 
-def usage_from_anthropic(raw: Any, previous: Usage | None = None) -> Usage:
-    """Normalize Anthropic usage; ``message_delta`` carries only some fields."""
+def usage_from_anthropic(raw: Mapping[str, Any], previous: Usage | None = None) -> Usage:
+    """Normalize Anthropic usage (the JSON object); ``message_delta`` carries only some fields."""
     prev = previous or Usage()
-    cache_read = getattr(raw, "cache_read_input_tokens", None)
-    cache_write = getattr(raw, "cache_creation_input_tokens", None)
-    input_tokens = getattr(raw, "input_tokens", None)
+    cache_read = _count(raw.get("cache_read_input_tokens"))
+    cache_write = _count(raw.get("cache_creation_input_tokens"))
+    input_tokens = _count(raw.get("input_tokens"))
     cache_read = prev.cache_read_tokens if cache_read is None else cache_read
     cache_write = prev.cache_write_tokens if cache_write is None else cache_write
     if input_tokens is None:
         prompt = prev.prompt_tokens
     else:
         prompt = input_tokens + cache_read + cache_write
-    output = getattr(raw, "output_tokens", None)
+    output = _count(raw.get("output_tokens"))
     return Usage(
         prompt_tokens=prompt,
         completion_tokens=prev.completion_tokens if output is None else output,
@@ -168,21 +168,43 @@ def usage_from_anthropic(raw: Any, previous: Usage | None = None) -> Usage:
     )
 
 
-class AnthropicChunkConverter:
-    """Turns Anthropic stream events into ours; one instance per stream.
+def _count(value: Any) -> int | None:
+    """A token count from the wire; anything but an integer counts as absent."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-    Also rebuilds the turn's content blocks, in order, into the
-    ``anthropic_content`` extra (thinking blocks keep their signatures).
+
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object from the wire, or an empty one for anything else (a hostile stream's shapes)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _position(value: Any) -> int | None:
+    """A block or item position from the wire; anything but an integer is no position."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class AnthropicChunkConverter:
+    """Turns Anthropic stream events (the JSON the server sent) into ours; one instance per stream.
+
+    Events are read as plain dicts (the stream is opened with ``AsyncStream[object]``), as
+    Chat Completions chunks are: the SDK's models cost more than the rest of reading the stream.
+    Also rebuilds the turn's content blocks, in order, into the ``anthropic_content`` extra
+    (thinking blocks keep their signatures).
     """
 
     def __init__(self) -> None:
         # Stream block index -> its parts so far (string fields as lists of pieces).
-        self._blocks: dict[int, dict[str, Any]] = {}
-        self._tool_index: dict[int, int] = {}
+        self._blocks: dict[int | None, dict[str, Any]] = {}
+        self._tool_index: dict[int | None, int] = {}
 
     def __call__(self, event: Any, acc: TurnAccumulator) -> Iterable[StreamEvent]:
         """Events for one SSE event."""
-        kind = event.type
+        event = _object(event)
+        kind = event.get("type")
         if kind == "content_block_delta":
             return self._delta(event, acc)
         if kind == "content_block_start":
@@ -190,57 +212,66 @@ class AnthropicChunkConverter:
         if kind == "content_block_stop":
             return self._stop(event, acc)
         if kind == "message_start":
-            acc.usage = usage_from_anthropic(event.message.usage)
+            acc.usage = usage_from_anthropic(_object(_object(event.get("message")).get("usage")))
         elif kind == "message_delta":
-            if event.delta.stop_reason is not None:
-                acc.finish_reason = STOP_REASONS.get(event.delta.stop_reason, "stop")
+            stop_reason = _object(event.get("delta")).get("stop_reason")
+            if isinstance(stop_reason, str):
+                acc.finish_reason = STOP_REASONS.get(stop_reason, "stop")
                 # Some proxies end the stream without message_stop; the stop reason is final.
                 acc.done = True
-            if event.usage is not None:
-                return [acc.report_usage(usage_from_anthropic(event.usage, acc.usage))]
+            usage = event.get("usage")
+            if isinstance(usage, dict):
+                return [acc.report_usage(usage_from_anthropic(usage, acc.usage))]
         elif kind == "message_stop":
             acc.done = acc.complete = True
         return ()
 
-    def _start(self, event: Any, acc: TurnAccumulator) -> list[StreamEvent]:
-        block = event.content_block
-        kind = block.type
+    def _start(self, event: dict[str, Any], acc: TurnAccumulator) -> list[StreamEvent]:
+        block = _object(event.get("content_block"))
+        position = _position(event.get("index"))
+        kind = block.get("type")
         if kind == "tool_use":
             index = len(self._tool_index)
-            self._tool_index[event.index] = index
-            self._blocks[event.index] = {"type": "tool_use", "id": block.id, "name": block.name}
-            return [acc.start_call(index, block.id, block.name)]
+            self._tool_index[position] = index
+            call_id, name = _text(block.get("id")), _text(block.get("name"))
+            self._blocks[position] = {"type": "tool_use", "id": call_id, "name": name}
+            return [acc.start_call(index, call_id, name)]
         if kind == "thinking":
-            self._blocks[event.index] = {"type": "thinking", "thinking": [], "signature": [block.signature or ""]}
+            self._blocks[position] = {"type": "thinking", "thinking": [], "signature": [_text(block.get("signature"))]}
         elif kind == "redacted_thinking":
-            self._blocks[event.index] = {"type": "redacted_thinking", "data": block.data}
+            self._blocks[position] = {"type": "redacted_thinking", "data": _text(block.get("data"))}
         elif kind == "text":
-            self._blocks[event.index] = {"type": "text", "text": [block.text] if block.text else []}
-            if block.text:
-                return acc.add_text(block.text)
+            text = _text(block.get("text"))
+            self._blocks[position] = {"type": "text", "text": [text] if text else []}
+            if text:
+                return acc.add_text(text)
         return []
 
-    def _delta(self, event: Any, acc: TurnAccumulator) -> list[StreamEvent]:
-        delta = event.delta
-        kind = delta.type
-        block = self._blocks.get(event.index)
+    def _delta(self, event: dict[str, Any], acc: TurnAccumulator) -> list[StreamEvent]:
+        delta = _object(event.get("delta"))
+        kind = delta.get("type")
+        position = _position(event.get("index"))
+        block = self._blocks.get(position)
         if kind == "text_delta":
+            text = _text(delta.get("text"))
             if block is not None:
-                block["text"].append(delta.text)
-            return acc.add_text(delta.text)
+                block["text"].append(text)
+            return acc.add_text(text)
         if kind == "input_json_delta":
-            return acc.add_arguments(self._tool_index.get(event.index), delta.partial_json)
+            return acc.add_arguments(self._tool_index.get(position), _text(delta.get("partial_json")))
         if kind == "thinking_delta":
+            thinking = _text(delta.get("thinking"))
             if block is not None:
-                block["thinking"].append(delta.thinking)
-            return acc.add_reasoning(delta.thinking)
+                block["thinking"].append(thinking)
+            return acc.add_reasoning(thinking)
         if kind == "signature_delta" and block is not None:
-            block["signature"].append(delta.signature)
+            block["signature"].append(_text(delta.get("signature")))
         return []
 
-    def _stop(self, event: Any, acc: TurnAccumulator) -> list[StreamEvent]:
-        block = self._blocks.pop(event.index, None)
-        index = self._tool_index.get(event.index)
+    def _stop(self, event: dict[str, Any], acc: TurnAccumulator) -> list[StreamEvent]:
+        position = _position(event.get("index"))
+        block = self._blocks.pop(position, None)
+        index = self._tool_index.get(position)
         events: list[StreamEvent] = []
         if index is not None:
             call = acc.tool_calls[index]

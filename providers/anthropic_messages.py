@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anthropic
-from anthropic.types import Message, RawMessageStreamEvent
+from anthropic.types import Message
 
 from .anthropic_convert import (
     THINKING_BUDGETS,
@@ -83,7 +83,8 @@ class AnthropicMessagesAdapter(SdkStreamAdapter):
         client: anthropic.AsyncAnthropic = self._client()
         return await post_stream(
             client, "/v1/messages", body, cast_to=Message,
-            stream_cls=anthropic.AsyncStream[RawMessageStreamEvent], headers=headers,
+            # Events as plain dicts: see AnthropicChunkConverter.
+            stream_cls=anthropic.AsyncStream[object], headers=headers,
         )
 
     def _converter(self) -> ChunkConverter:

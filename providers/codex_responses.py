@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import openai
-from openai.types.responses import Response, ResponseStreamEvent
+from openai.types.responses import Response
 
 from ._raw import post_stream
 from .base import ChunkConverter, SdkStreamAdapter
@@ -50,7 +50,8 @@ class CodexResponsesAdapter(SdkStreamAdapter):
         client: openai.AsyncOpenAI = self._client()
         return await post_stream(
             client, "/responses", build_responses_kwargs(request),
-            cast_to=Response, stream_cls=openai.AsyncStream[ResponseStreamEvent],
+            # Events as plain dicts: see ResponsesChunkConverter.
+            cast_to=Response, stream_cls=openai.AsyncStream[object],
         )
 
     def _converter(self) -> ChunkConverter:

@@ -104,81 +104,117 @@ def _assistant_items(msg: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def usage_from_responses(raw: Any) -> Usage:
-    """Normalize a Responses usage object."""
-    if raw is None:
+    """Normalize a Responses usage object (the JSON of ``response.usage``)."""
+    if not isinstance(raw, dict):
         return Usage()
-    inp = getattr(raw, "input_tokens_details", None)
-    out = getattr(raw, "output_tokens_details", None)
+    inp = _object(raw.get("input_tokens_details"))
+    out = _object(raw.get("output_tokens_details"))
     return Usage(
-        prompt_tokens=raw.input_tokens or 0,
-        completion_tokens=raw.output_tokens or 0,
-        cache_read_tokens=getattr(inp, "cached_tokens", None) or 0,
-        cache_write_tokens=getattr(inp, "cache_write_tokens", None) or 0,
-        reasoning_tokens=getattr(out, "reasoning_tokens", None) or 0,
+        prompt_tokens=_count(raw.get("input_tokens")),
+        completion_tokens=_count(raw.get("output_tokens")),
+        cache_read_tokens=_count(inp.get("cached_tokens")),
+        cache_write_tokens=_count(inp.get("cache_write_tokens")),
+        reasoning_tokens=_count(out.get("reasoning_tokens")),
     )
 
 
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object from the wire, or an empty one for anything else (a hostile stream's shapes)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _position(value: Any) -> int | None:
+    """A block or item position from the wire; anything but an integer is no position."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _without_none(value: Any) -> Any:
+    """``value`` with every null-valued key removed, at every depth (what is replayed to the API)."""
+    if isinstance(value, dict):
+        return {key: _without_none(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_without_none(item) for item in value]
+    return value
+
+
 class ResponsesChunkConverter:
-    """Turns Responses stream events into ours; one instance per stream."""
+    """Turns Responses stream events (the JSON the server sent) into ours; one instance per stream.
+
+    Events are read as plain dicts (the stream is opened with ``AsyncStream[object]``), as Chat
+    Completions chunks are.
+    """
 
     def __init__(self) -> None:
-        self._tool_index: dict[int, int] = {}
+        self._tool_index: dict[int | None, int] = {}
 
     def __call__(self, event: Any, acc: TurnAccumulator) -> Iterable[StreamEvent]:
         """Events for one SSE event."""
-        kind = event.type
+        event = _object(event)
+        kind = event.get("type")
         if kind == "response.output_text.delta":
-            return acc.add_text(event.delta)
+            return acc.add_text(_text(event.get("delta")))
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-            return acc.add_reasoning(event.delta)
+            return acc.add_reasoning(_text(event.get("delta")))
         if kind == "response.function_call_arguments.delta":
-            return acc.add_arguments(self._tool_index.get(event.output_index), event.delta)
-        if kind == "response.output_item.added" and event.item.type == "function_call":
+            return acc.add_arguments(self._tool_index.get(_position(event.get("output_index"))), _text(event.get("delta")))
+        if kind == "response.output_item.added":
+            item = _object(event.get("item"))
+            if item.get("type") != "function_call":
+                return ()
             index = len(self._tool_index)
-            self._tool_index[event.output_index] = index
-            return [acc.start_call(index, event.item.call_id, event.item.name)]
+            self._tool_index[_position(event.get("output_index"))] = index
+            return [acc.start_call(index, _text(item.get("call_id")), _text(item.get("name")))]
         if kind == "response.output_item.done":
             return self._item_done(event, acc)
         if kind in ("response.completed", "response.incomplete"):
             return self._finished(event, acc)
         if kind == "response.failed":
-            error = event.response.error
+            error = _object(_object(event.get("response")).get("error"))
             raise ProviderStatusError(
-                f"response failed: {getattr(error, 'message', 'unknown error')}",
+                f"response failed: {error.get('message') or 'unknown error'}",
                 status_code=200,
-                body={"error": error.model_dump() if error is not None else None},
-                error_type=getattr(error, "code", None),
+                body={"error": error or None},
+                error_type=error.get("code"),
             )
         if kind == "error":
             raise ProviderStatusError(
-                f"in-stream error: {event.message}",
+                f"in-stream error: {event.get('message')}",
                 status_code=200,
-                body={"error": {"code": event.code, "message": event.message, "param": event.param}},
-                error_type=event.code,
+                body={"error": {"code": event.get("code"), "message": event.get("message"), "param": event.get("param")}},
+                error_type=event.get("code"),
             )
         return ()
 
-    def _item_done(self, event: Any, acc: TurnAccumulator) -> list[StreamEvent]:
-        item = event.item
-        if item.type in ("reasoning", "function_call"):
-            acc.extras.setdefault("responses_items", []).append(item.model_dump(exclude_none=True))
-        if item.type != "function_call":
+    def _item_done(self, event: dict[str, Any], acc: TurnAccumulator) -> list[StreamEvent]:
+        item = _object(event.get("item"))
+        kind = item.get("type")
+        if kind in ("reasoning", "function_call"):
+            acc.extras.setdefault("responses_items", []).append(_without_none(item))
+        if kind != "function_call":
             return []
-        index = self._tool_index.get(event.output_index)
+        index = self._tool_index.get(_position(event.get("output_index")))
         if index is None:
             return []
         call = acc.tool_calls[index]
         if not call.arguments:
-            call.arguments.append(item.arguments or "{}")
+            call.arguments.append(_text(item.get("arguments")) or "{}")
         done = acc.complete_call(index)
         return [done] if done is not None else []
 
-    def _finished(self, event: Any, acc: TurnAccumulator) -> list[StreamEvent]:
-        response = event.response
-        if event.type == "response.incomplete":
-            reason = getattr(response.incomplete_details, "reason", None)
-            acc.finish_reason = _INCOMPLETE.get(reason or "", "length")
+    def _finished(self, event: dict[str, Any], acc: TurnAccumulator) -> list[StreamEvent]:
+        response = _object(event.get("response"))
+        if event.get("type") == "response.incomplete":
+            reason = _object(response.get("incomplete_details")).get("reason")
+            acc.finish_reason = _INCOMPLETE.get(reason if isinstance(reason, str) else "", "length")
         else:
             acc.finish_reason = "tool_calls" if acc.tool_calls else "stop"
         acc.done = acc.complete = True
-        return [acc.report_usage(usage_from_responses(response.usage))]
+        return [acc.report_usage(usage_from_responses(response.get("usage")))]
