@@ -48,6 +48,33 @@ class TestShellStatePersists:
         assert ctx.shell.cwd == "/"
         assert ctx.shell.env["LEFT"] == "1"
 
+    async def test_large_environment_survives(self, jails: Jails, tmp_path: Path) -> None:
+        """More than a pipe holds (64 KB): the state is read while the shell writes it."""
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
+        await call(tools, ctx, command="export BIG=$(head -c 100000 /dev/zero | tr '\\0' x)")
+        assert len(ctx.shell.env["BIG"]) == 100_000
+        result = await call(tools, ctx, command='printf "%s" "${#BIG}"')
+        assert result["output"] == "100000"
+
+    async def test_scripts_own_descriptors_do_not_disturb_it(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
+        (tmp_path / "sub").mkdir()
+        await call(tools, ctx, command="for fd in 3 4 5 6 7 8 9; do eval \"exec $fd>/dev/null\"; done; cd sub")
+        assert ctx.shell.cwd == str(tmp_path / "sub")
+
+    async def test_leftover_child_holding_the_pipe_does_not_delay_the_answer(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
+        (tmp_path / "sub").mkdir()
+        with trio.fail_after(10):
+            await call(tools, ctx, command="cd sub; sleep 60 >/dev/null 2>&1 &")
+        assert ctx.shell.cwd == str(tmp_path / "sub")
+
+    async def test_state_persists_on_a_pty(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
+        (tmp_path / "sub").mkdir()
+        await call(tools, ctx, command="cd sub && export ON_PTY=1", pty=True)
+        assert (ctx.shell.cwd, ctx.shell.env.get("ON_PTY")) == (str(tmp_path / "sub"), "1")
+
     async def test_workdir_runs_there_without_moving_the_session(self, jails: Jails, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         (tmp_path / "w").mkdir()
@@ -196,16 +223,13 @@ class TestCancellation:
             nursery.cancel_scope.cancel()
         assert (tmp_path / "victim").exists()
 
-    async def test_cancel_leaves_no_state_file(self, jails: Jails, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        import tempfile
-
-        scratch = tmp_path / "tmp"
-        scratch.mkdir()
-        monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    async def test_cancel_leaves_no_descriptor(self, jails: Jails, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path)
+        await call(tools, ctx, command="true")
+        before = _open_descriptors()
         with trio.move_on_after(0.3):
             await tools.terminal({"command": "sleep 30"}, ctx)
-        assert list(scratch.iterdir()) == []
+        assert _open_descriptors() == before
 
     async def test_cancel_kills_tree_and_emits_partial(self, jails: Jails, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path)
@@ -242,16 +266,20 @@ class TestCancellation:
         with pytest.raises(RunAlreadyStarted):
             await run.run()
 
-    async def test_state_file_removed(self, jails: Jails, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        import tempfile
-
-        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    async def test_state_needs_no_file_and_leaves_no_descriptor(self, jails: Jails, tmp_path: Path) -> None:
+        await run_foreground(jail=jails.jail(tmp_path), command="true", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
+        before, files = _open_descriptors(), sorted(tmp_path.iterdir())
         result = await run_foreground(jail=jails.jail(tmp_path), command="export A=1", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
         assert result.shell is not None and result.shell.env["A"] == "1"
-        assert list(tmp_path.glob("hermes-shell-*")) == []
+        assert (_open_descriptors(), sorted(tmp_path.iterdir())) == (before, files)
 
     async def test_bad_shell_is_reported(self, jails: Jails, tmp_path: Path) -> None:
         config = TerminalConfig(shell="/nonexistent/shell")
         result = await run_foreground(jail=jails.jail(tmp_path), command="true", cwd=str(tmp_path), env={}, config=config)
         assert result.exit_code == 127
         assert "/nonexistent/shell" in (result.error or "")
+
+
+def _open_descriptors() -> list[str]:
+    """This process's open descriptors."""
+    return sorted(os.listdir("/proc/self/fd"))

@@ -100,6 +100,7 @@ class Launcher:
         stdin: bool = False,
         merge_stderr: bool = False,
         binds: Sequence[str] = (),
+        pass_fds: Sequence[int] = (),
     ) -> JailedProcess:
         """Start ``argv`` under ``policy``; returns once it runs.
 
@@ -111,6 +112,7 @@ class Launcher:
             stdin: Give it a pipe on stdin (``process.stdin``); /dev/null otherwise.
             merge_stderr: Its stderr goes into the stdout pipe, as a terminal shows them.
             binds: More host directories bound read-write at their own paths (execute_code's workspace).
+            pass_fds: Our descriptors it inherits at the same numbers (the terminal's state pipe).
 
         Raises:
             JailUnavailable: the policy is jailed and no jail can run here.
@@ -121,7 +123,8 @@ class Launcher:
         self.start()
         if not policy.jailed:
             return await start_process(
-                self._thread.popen, list(argv), env, jailed=False, stdin=stdin, merge_stderr=merge_stderr, cwd=cwd
+                self._thread.popen, list(argv), env, jailed=False, stdin=stdin, merge_stderr=merge_stderr, cwd=cwd,
+                pass_fds=pass_fds,
             )
         status = self.status
         if not status.available or status.bwrap is None:
@@ -135,7 +138,8 @@ class Launcher:
             _jailed_command, status, policy, list(argv), cwd, env, tuple(binds)
         )
         return await start_process(
-            self._thread.popen, command, jailed_env, jailed=True, stdin=stdin, merge_stderr=merge_stderr, cwd="/"
+            self._thread.popen, command, jailed_env, jailed=True, stdin=stdin, merge_stderr=merge_stderr, cwd="/",
+            pass_fds=pass_fds,
         )
 
 
@@ -167,7 +171,15 @@ PopenFn = Callable[..., Awaitable["subprocess.Popen[bytes]"]]
 
 
 async def start_process(
-    popen: PopenFn, argv: list[str], env: Mapping[str, str], *, jailed: bool, stdin: bool, merge_stderr: bool, cwd: str
+    popen: PopenFn,
+    argv: list[str],
+    env: Mapping[str, str],
+    *,
+    jailed: bool,
+    stdin: bool,
+    merge_stderr: bool,
+    cwd: str,
+    pass_fds: Sequence[int] = (),
 ) -> JailedProcess:
     """Start ``argv`` with pipes we own, through ``popen``; the one way every tool process starts.
 
@@ -186,6 +198,7 @@ async def start_process(
             cwd=cwd,
             env=dict(env),
             close_fds=True,
+            pass_fds=tuple(pass_fds),
             # A jail leads its own session through bwrap's --new-session.
             start_new_session=not jailed,
         )

@@ -71,6 +71,7 @@ class SessionJail:
             stdin=options.get("stdin", False),
             merge_stderr=options.get("merge_stderr", False),
             cwd=options["cwd"],
+            pass_fds=options.get("pass_fds", ()),
         )
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -17,8 +17,7 @@ from config.terminal import TerminalConfig
 from tools.ansi import clean_terminal_output, redact_output
 from tools.background import pty_argv
 from tools.errors import ToolError
-from tools.jail import HeadTailBuffer, JailPolicy, LauncherClosed, SessionJail
-from tools.jail.policy import JAIL_TMP
+from tools.jail import HeadTailBuffer, LauncherClosed, SessionJail
 from tools.terminal._shell import ShellSnapshot, parse_state, shell_argv
 from tools.terminal.errors import RunAlreadyStarted
 
@@ -32,6 +31,8 @@ EXIT_INTERRUPTED = 130
 """Exit code reported for a command stopped by an interrupt (as a shell does for Ctrl-C)."""
 
 _READ_SIZE = 65536
+# The lowest descriptor number the shell's state pipe takes.
+_STATE_FD_FLOOR = 200
 # How much of the newest output a progress report shows.
 _PROGRESS_BYTES = 500
 
@@ -125,20 +126,17 @@ class ForegroundRun:
         if self._started:
             raise RunAlreadyStarted("a ForegroundRun can be started only once")
         self._started = True
-        policy = self._jail.policy
         try:
-            state_path = await trio.to_thread.run_sync(_new_state_file, policy.tmp_dir)
+            state = _StatePipe()
         except OSError as exc:
-            return ForegroundResult(output="", exit_code=126, error=f"Cannot run the command: no shell state file ({exc}).")
-        state = b""
+            return ForegroundResult(output="", exit_code=126, error=f"Cannot run the command: no shell state pipe ({exc}).")
         try:
-            result = await self._run(_shell_path(state_path, policy))
+            result = await self._run(state)
         finally:
-            with trio.CancelScope(shield=True):
-                state = await trio.to_thread.run_sync(_consume_state_file, state_path)
+            state.close()
         if result.error is not None:
             return result
-        return attrs.evolve(result, shell=parse_state(state))
+        return attrs.evolve(result, shell=parse_state(state.data()))
 
     def partial_result(self, reason: Literal["timeout", "interrupted"], *, timeout: float | None = None) -> ForegroundResult:
         """The result of a run that was stopped: the output so far and a note saying why."""
@@ -159,12 +157,12 @@ class ForegroundRun:
             note=note.strip("[]"),
         )
 
-    async def _run(self, state_path: str) -> ForegroundResult:
-        argv = shell_argv(self._config.shell, self.command, state_path)
+    async def _run(self, state: _StatePipe) -> ForegroundResult:
+        argv = shell_argv(self._config.shell, self.command, state.write_fd)
         if self.pty:
             argv = pty_argv(argv, self._config.kill_grace_seconds)
         try:
-            process = await self._jail.spawn(argv, cwd=self.cwd, env=self.env, merge_stderr=True)
+            process = await self._jail.spawn(argv, cwd=self.cwd, env=self.env, merge_stderr=True, pass_fds=(state.write_fd,))
         except FileNotFoundError as exc:
             missing = self.cwd if exc.filename == self.cwd or not os.path.isdir(self.cwd) else self._config.shell
             return ForegroundResult(output="", exit_code=127, error=f"Cannot run the command: {missing} does not exist ({exc.strerror}).")
@@ -172,16 +170,23 @@ class ForegroundRun:
             return ForegroundResult(output="", exit_code=126, error=str(exc))
         except OSError as exc:
             return ForegroundResult(output="", exit_code=126, error=f"Cannot run the command: {exc}")
+        finally:
+            # The shell holds its own copy: ours must go, or nothing could ever end the pipe.
+            state.close_write_end()
         self.pid = process.pid
         self.started_at = trio.current_time()
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._pump, process.stdout)
+                nursery.start_soon(state.pump)
                 await process.wait()
                 # Children the command left running may still hold the pipe open.
                 with trio.move_on_after(self._config.exit_drain_seconds):
                     await self._eof.wait()
                 nursery.cancel_scope.cancel()
+            # The shell has exited, so all its trap wrote is in the pipe (a leftover child may hold
+            # the pipe open, so its end is not awaited).
+            state.read_available()
         finally:
             # Shielded inside: on cancellation everything it started is gone before Cancelled
             # propagates. After a normal exit it stops what the command left behind (``cmd &``,
@@ -226,30 +231,52 @@ class ForegroundRun:
         return clean_terminal_output(self._output.render()).rstrip("\n")
 
 
-def _new_state_file(directory: str) -> str:
-    # In the session's temp directory, so that the jailed shell can write it. mkstemp creates it
-    # 0600: the environment written into it may hold passed-through secrets.
-    fd, path = tempfile.mkstemp(prefix="hermes-shell-", suffix=".state", dir=directory)
-    os.close(fd)
-    return path
+class _StatePipe:
+    """The pipe the shell's EXIT trap writes its working directory and environment to.
 
+    The shell inherits the write end at a high descriptor number, clear of the 3-9 that scripts
+    redirect. Reading it needs no file and no worker thread: it is read while the command runs (a
+    large environment fills a pipe) and emptied once the shell has exited.
+    """
 
-def _shell_path(host_path: str, policy: JailPolicy) -> str:
-    """Where the shell sees a file of the session's temp directory: under ``/tmp`` in a jail."""
-    if not policy.jailed:
-        return host_path
-    return os.path.join(JAIL_TMP, os.path.relpath(host_path, policy.tmp_dir))
+    def __init__(self) -> None:
+        read, write = os.pipe()
+        try:
+            self.write_fd = fcntl.fcntl(write, fcntl.F_DUPFD_CLOEXEC, _STATE_FD_FLOOR)
+        finally:
+            os.close(write)
+        self._write_open = True
+        self._read = trio.lowlevel.FdStream(read)
+        self._data = bytearray()
 
+    async def pump(self) -> None:
+        """Read what the shell writes until the pipe ends or the caller cancels."""
+        try:
+            while chunk := await self._read.receive_some(_READ_SIZE):
+                self._data += chunk
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
 
-def _consume_state_file(path: str) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return b""
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+    def read_available(self) -> None:
+        """Take what is in the pipe now, without waiting."""
+        with contextlib.suppress(BlockingIOError, OSError):
+            while chunk := os.read(self._read.fileno(), _READ_SIZE):
+                self._data += chunk
+
+    def data(self) -> bytes:
+        """Everything read from the shell."""
+        return bytes(self._data)
+
+    def close_write_end(self) -> None:
+        """Close our copy of the write end (idempotent)."""
+        if self._write_open:
+            self._write_open = False
+            os.close(self.write_fd)
+
+    def close(self) -> None:
+        """Close both ends (idempotent)."""
+        self.close_write_end()
+        self._read.close()
 
 
 async def run_foreground(

@@ -2,8 +2,9 @@
 
 Each command runs in a fresh ``bash -c``. An EXIT trap writes the shell's final working
 directory and exported variables (NUL-separated, so any value survives; with builtins only)
-to a private state file; the next command starts from them. The trap also fires when the command
-itself calls ``exit``, so ``cd`` and ``export`` persist as they would in one long shell.
+to a pipe the shell inherits (a descriptor numbered high, out of the way of the command's own
+redirections); the next command starts from them. The trap also fires when the command itself
+calls ``exit``, so ``cd`` and ``export`` persist as they would in one long shell.
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ _DUMP = (
     "for __n in " + " ".join(f'"${{!{c}@}}"' for c in _NAME_STARTS) + "; do "
     "[[ ${!__n@a} == *x* ]] && printf '%s=%s\\0' \"$__n\" \"${!__n}\"; done; }; "
 )
-# The user's command is $1 and the state file $2; both are moved into shell variables
-# and the positional parameters cleared, so the command sees an empty "$@".
+# The user's command is $1 and the state pipe's descriptor $2; both are moved into shell
+# variables and the positional parameters cleared, so the command sees an empty "$@".
 _WRAPPER = (
     _DUMP
     + '__hermes_cmd=$1; __hermes_state=$2; shift $#; '
-    + "trap '__hermes_rc=$?; __hermes_dump > \"$__hermes_state\" 2>/dev/null; exit $__hermes_rc' EXIT; "
+    + "trap '__hermes_rc=$?; __hermes_dump >&\"$__hermes_state\" 2>/dev/null; exit $__hermes_rc' EXIT; "
     + 'eval "$__hermes_cmd"'
 )
 
@@ -44,17 +45,17 @@ class ShellSnapshot:
     env: dict[str, str]
 
 
-def shell_argv(shell: str, command: str, state_path: str) -> list[str]:
-    """The argv that runs ``command`` and records the shell state into ``state_path``."""
-    return [shell, "-c", _WRAPPER, "hermes-shell", command, state_path]
+def shell_argv(shell: str, command: str, state_fd: int) -> list[str]:
+    """The argv that runs ``command`` and writes the shell state to descriptor ``state_fd`` (inherited)."""
+    return [shell, "-c", _WRAPPER, "hermes-shell", command, str(state_fd)]
 
 
 def parse_state(data: bytes) -> ShellSnapshot | None:
-    """Read a state file written by the EXIT trap; None when it is missing or cut short."""
+    """Read the state the EXIT trap wrote; None when it is missing or cut short."""
     if not data:
         return None
     fields = data.split(b"\0")
-    # A complete file ends with a NUL, leaving one empty field at the end.
+    # A complete dump ends with a NUL, leaving one empty field at the end.
     if len(fields) < 2 or fields[-1] != b"":
         return None
     cwd = os.fsdecode(fields[0])
