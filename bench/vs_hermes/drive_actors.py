@@ -1,0 +1,254 @@
+"""The hermes-actors side of the side-by-side benchmark: the real daemon, driven over its control socket.
+
+The daemon runs as its own process with a private ``HERMES_ACTORS_HOME``; this process is only its
+client (one connection, attached to every session). Every CPU figure is the daemon's, read from
+``/proc/<pid>/stat``; the client's own work is not counted. Prints one JSON object. Run by ``run.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from actors.platform.cli.client import ControlClient, DaemonNotRunning  # noqa: E402
+from actors.platform.paths import DaemonPaths  # noqa: E402
+from messages import control as c  # noqa: E402
+from messages.events import TextDelta, TurnFinished  # noqa: E402
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+class Daemon:
+    """A ``hermes-actors daemon`` child with its own home and ``config.yaml``."""
+
+    def __init__(self, url: str, sandbox: str, toolsets: list[str]) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="vs-hermes-actors-")
+        self.home = Path(self._dir.name) / "home"
+        self.home.mkdir(mode=0o700)
+        self.work = Path(self._dir.name) / "work"
+        self.work.mkdir()
+        (self.home / "config.yaml").write_text(json.dumps({
+            "model": {"default": "bench-model", "provider": "custom", "base_url": url},
+            "sandbox": {"mode": sandbox},
+            "tools": {"enabled_toolsets": toolsets},
+            "daemon": {"max_running_turns": 10000, "max_connections": 1024},
+        }))
+        env = dict(os.environ, HERMES_ACTORS_HOME=str(self.home))
+        self._log = open(Path(self._dir.name) / "daemon.log", "wb")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "actors.platform", "daemon"], env=env, cwd=ROOT,
+            stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
+        )
+        self.client = self._connect()
+
+    def _connect(self) -> ControlClient:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return ControlClient.connect(DaemonPaths(self.home), client="vs-hermes", timeout=120)
+            except DaemonNotRunning:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def cpu_seconds(self) -> float:
+        """The daemon process's CPU so far (user + system)."""
+        with open(f"/proc/{self.process.pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+    def rss_kb(self) -> int:
+        """The daemon's resident set."""
+        with open(f"/proc/{self.process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def create(self) -> str:
+        """A new session in the work directory, attached on this connection."""
+        created = self.client.request(c.CreateSession(self.client.next_id(), cwd=str(self.work)))
+        self.client.request(c.Attach(self.client.next_id(), created.session_id))
+        return created.session_id
+
+    def send(self, session_id: str, text: str) -> None:
+        """Send a message without waiting for its reply (events and replies are read in order later)."""
+        self.client.send(c.SendMessage(self.client.next_id(), session_id, text))
+
+    def stop(self) -> None:
+        """Stop the daemon and remove its home."""
+        try:
+            self.client.close()
+        finally:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self._log.close()
+            self._dir.cleanup()
+
+
+@contextmanager
+def daemon(url: str, sandbox: str, toolsets: list[str]) -> Iterator[Daemon]:
+    """A running daemon for one workload."""
+    running = Daemon(url, sandbox, toolsets)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def finished(message: Any) -> TurnFinished | None:
+    """The message, if it ends a turn."""
+    return message if isinstance(message, TurnFinished) else None
+
+
+def turns(url: str, sandbox: str, sessions: int, count: int) -> dict[str, Any]:
+    """``sessions`` sessions at once, each running ``count`` turns of one ``terminal true``."""
+    with daemon(url, sandbox, ["terminal"]) as d:
+        ids = [d.create() for _ in range(sessions)]
+        sent = dict.fromkeys(ids, 0)
+        done = failed = 0
+        start, cpu = time.perf_counter(), d.cpu_seconds()
+        for session_id in ids:
+            d.send(session_id, "turn 0: check the machine [[bench tools=1]]")
+            sent[session_id] = 1
+        while done + failed < sessions * count:
+            end = finished(d.client.receive())
+            if end is None:
+                continue
+            if end.reason == "completed" and end.final_text == "All checks passed.":
+                done += 1
+            else:
+                failed += 1
+            if sent[end.session_id] < count:
+                d.send(end.session_id, f"turn {sent[end.session_id]}: check the machine [[bench tools=1]]")
+                sent[end.session_id] += 1
+        return {"turns": done, "failed": failed, "wall_s": time.perf_counter() - start, "cpu_s": d.cpu_seconds() - cpu}
+
+
+def interrupt(url: str, sandbox: str, rounds: int) -> dict[str, Any]:
+    """A turn running ``sleep 30`` is interrupted; milliseconds until the turn returned."""
+    samples = []
+    with daemon(url, sandbox, ["terminal"]) as d:
+        session_id = d.create()
+        for _ in range(rounds):
+            d.send(session_id, "[[bench sleep=30]]")
+            while not _sleeping_descendant(d.process.pid):
+                time.sleep(0.005)
+            asked = time.perf_counter()
+            d.client.send(c.InterruptSession(d.client.next_id(), session_id))
+            while finished(d.client.receive()) is None:
+                pass
+            samples.append((time.perf_counter() - asked) * 1000)
+    return {"interrupt_ms": statistics.median(samples), "samples": samples}
+
+
+def _sleeping_descendant(root: int) -> bool:
+    parents: dict[str, str] = {}
+    sleepers = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                parents[pid] = handle.read().rsplit(")", 1)[1].split()[1]
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if handle.read().startswith(b"sleep\x0030"):
+                    sleepers.append(pid)
+        except OSError:
+            continue
+    for pid in sleepers:
+        while pid in parents and pid not in ("0", "1"):
+            if pid == str(root):
+                return True
+            pid = parents[pid]
+    return False
+
+
+def idle(url: str, sandbox: str, sessions: int) -> dict[str, Any]:
+    """``sessions`` idle sessions created: the daemon's RSS and CPU for each."""
+    with daemon(url, sandbox, ["terminal"]) as d:
+        d.create()
+        before, cpu = d.rss_kb(), d.cpu_seconds()
+        for _ in range(sessions):
+            d.client.request(c.CreateSession(d.client.next_id(), cwd=str(d.work)))
+        cpu = d.cpu_seconds() - cpu
+        return {"rss_kb_each": (d.rss_kb() - before) / sessions, "create_ms_each": cpu / sessions * 1000}
+
+
+def code(url: str, sandbox: str, kind: str, calls: int, path: str, rounds: int) -> dict[str, Any]:
+    """An execute_code script timing ``calls`` calls of ``kind`` (figures in the server's stats)."""
+    ok = 0
+    with daemon(url, sandbox, ["terminal", "file", "code_execution"]) as d:
+        session_id = d.create()
+        for _ in range(rounds):
+            d.send(session_id, f"[[bench code={calls} kind={kind} path={path}]]")
+            while (end := finished(d.client.receive())) is None:
+                pass
+            ok += end.final_text == "Measured."
+    return {"conversations_ok": ok}
+
+
+def stream(url: str, sandbox: str, rounds: int, chunks: int, gap: float) -> dict[str, Any]:
+    """Milliseconds from a message to its first streamed token at the attached client."""
+    samples = []
+    with daemon(url, sandbox, ["terminal"]) as d:
+        for _ in range(rounds):
+            session_id = d.create()
+            start = time.perf_counter()
+            d.send(session_id, f"[[bench slow={chunks} gap={gap}]]")
+            first = None
+            while (end := finished(message := d.client.receive())) is None:
+                if first is None and isinstance(message, TextDelta) and message.text:
+                    first = time.perf_counter()
+            samples.append((first - start) * 1000 if first is not None else float("inf"))
+    return {"first_token_ms": statistics.median(samples)}
+
+
+def main() -> None:
+    """Run one workload and print its figures as JSON."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("workload", choices=("turns", "interrupt", "idle", "code", "stream"))
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--sandbox", default="full-access")
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--kind", default="refused")
+    parser.add_argument("--calls", type=int, default=40)
+    parser.add_argument("--path", default="")
+    parser.add_argument("--chunks", type=int, default=20)
+    parser.add_argument("--gap", type=float, default=20)
+    args = parser.parse_args()
+    if args.workload == "turns":
+        out = turns(args.url, args.sandbox, args.sessions, args.turns)
+    elif args.workload == "interrupt":
+        out = interrupt(args.url, args.sandbox, args.rounds)
+    elif args.workload == "idle":
+        out = idle(args.url, args.sandbox, args.sessions)
+    elif args.workload == "code":
+        out = code(args.url, args.sandbox, args.kind, args.calls, args.path, args.rounds)
+    else:
+        out = stream(args.url, args.sandbox, args.rounds, args.chunks, args.gap)
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""The Hermes Agent side of the side-by-side benchmark, run by the Hermes venv's Python.
+
+Sessions are ``AIAgent`` objects in one process, each turn a ``run_conversation`` call in its own
+thread, as Hermes's gateway hosts them. Every figure is this process's: its CPU is Hermes's.
+Prints one JSON object. Run by ``run.py``; the environment (``HERMES_HOME``, ``TERMINAL_CWD``,
+the fake model's URL) comes from there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import threading
+import time
+from typing import Any
+
+from run_agent import AIAgent
+
+
+def rss_kb() -> int:
+    """This process's resident set."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def agent(url: str, toolsets: list[str], **extra: Any) -> AIAgent:
+    """One session's agent, quiet, with no context files, memory or trajectories."""
+    return AIAgent(
+        base_url=url, api_key="sk-bench", provider="custom", model="bench-model", quiet_mode=True,
+        enabled_toolsets=toolsets, skip_context_files=True, skip_memory=True, save_trajectories=False,
+        max_iterations=20, **extra,
+    )
+
+
+def turns(url: str, sessions: int, count: int) -> dict[str, Any]:
+    """``sessions`` sessions at once, each running ``count`` turns of one ``terminal true``."""
+    agents = [agent(url, ["terminal"]) for _ in range(sessions)]
+    done, failed = [0], [0]
+    lock = threading.Lock()
+
+    def drive(one: AIAgent) -> None:
+        history: list[dict[str, Any]] = []
+        for turn in range(count):
+            result = one.run_conversation(f"turn {turn}: check the machine [[bench tools=1]]", conversation_history=history)
+            history = result.get("messages") or history
+            with lock:
+                if result.get("final_response") == "All checks passed.":
+                    done[0] += 1
+                else:
+                    failed[0] += 1
+
+    threads = [threading.Thread(target=drive, args=(one,)) for one in agents]
+    start, cpu = time.perf_counter(), time.process_time()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"turns": done[0], "failed": failed[0], "wall_s": wall, "cpu_s": cpu}
+
+
+def interrupt(url: str, rounds: int) -> dict[str, Any]:
+    """A turn running ``sleep 30`` is interrupted; milliseconds until the turn returned."""
+    one = agent(url, ["terminal"])
+    samples = []
+    for _ in range(rounds):
+        started = threading.Event()
+        box: dict[str, float] = {}
+
+        def run() -> None:
+            one.run_conversation("[[bench sleep=30]]", conversation_history=[])
+            box["returned"] = time.perf_counter()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        # The command runs once a `sleep 30` child of this process exists.
+        while not started.is_set():
+            started.wait(0.01)
+            if _sleeping_child():
+                started.set()
+        asked = time.perf_counter()
+        one.interrupt("stop")
+        thread.join(60)
+        samples.append((box.get("returned", float("inf")) - asked) * 1000)
+    return {"interrupt_ms": statistics.median(samples), "samples": samples}
+
+
+def _sleeping_child() -> bool:
+    me = str(os.getpid())
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                argv = handle.read()
+        except OSError:
+            continue
+        if b"sleep\x0030" in argv and _descends(fields[1], me):
+            return True
+    return False
+
+
+def _descends(parent: str, me: str) -> bool:
+    while parent not in ("0", "1"):
+        if parent == me:
+            return True
+        try:
+            with open(f"/proc/{parent}/stat") as handle:
+                parent = handle.read().rsplit(")", 1)[1].split()[1]
+        except OSError:
+            return False
+    return False
+
+
+def idle(url: str, sessions: int) -> dict[str, Any]:
+    """``sessions`` idle sessions created: RSS and CPU each."""
+    agent(url, ["terminal"])
+    before, cpu = rss_kb(), time.process_time()
+    kept = [agent(url, ["terminal"]) for _ in range(sessions)]
+    cpu = time.process_time() - cpu
+    return {"rss_kb_each": (rss_kb() - before) / len(kept), "create_ms_each": cpu / sessions * 1000}
+
+
+def code(url: str, kind: str, calls: int, path: str, rounds: int) -> dict[str, Any]:
+    """An execute_code script timing ``calls`` calls of ``kind`` (figures in the server's stats)."""
+    one = agent(url, ["terminal", "file", "code_execution"])
+    ok = 0
+    for _ in range(rounds):
+        result = one.run_conversation(f"[[bench code={calls} kind={kind} path={path}]]", conversation_history=[])
+        ok += result.get("final_response") == "Measured."
+    return {"conversations_ok": ok}
+
+
+def stream(url: str, rounds: int, chunks: int, gap: float) -> dict[str, Any]:
+    """Milliseconds from a message to its first streamed token."""
+    samples = []
+    for _ in range(rounds):
+        first: list[float] = []
+        one = agent(url, [], stream_delta_callback=lambda text: first.append(time.perf_counter()) if text and not first else None)
+        start = time.perf_counter()
+        one.run_conversation(f"[[bench slow={chunks} gap={gap}]]", conversation_history=[])
+        samples.append((first[0] - start) * 1000 if first else float("inf"))
+    return {"first_token_ms": statistics.median(samples)}
+
+
+def main() -> None:
+    """Run one workload and print its figures as JSON."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("workload", choices=("turns", "interrupt", "idle", "code", "stream"))
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--kind", default="refused")
+    parser.add_argument("--calls", type=int, default=40)
+    parser.add_argument("--path", default="")
+    parser.add_argument("--chunks", type=int, default=20)
+    parser.add_argument("--gap", type=float, default=20)
+    args = parser.parse_args()
+    if args.workload == "turns":
+        out = turns(args.url, args.sessions, args.turns)
+    elif args.workload == "interrupt":
+        out = interrupt(args.url, args.rounds)
+    elif args.workload == "idle":
+        out = idle(args.url, args.sessions)
+    elif args.workload == "code":
+        out = code(args.url, args.kind, args.calls, args.path, args.rounds)
+    else:
+        out = stream(args.url, args.rounds, args.chunks, args.gap)
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()
