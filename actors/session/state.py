@@ -21,6 +21,7 @@ import attrs
 from actors.session.history import repair_on_load
 from actors.session.options import SessionDeps, SessionOptions, SessionSpec
 from actors.session.prompt.builder import PromptSpec, build_system_prompt
+from actors.session.tool_list import FrozenTools
 from config.sandbox import SANDBOX_MODES
 from providers.types import Usage
 from store.records import SessionMeta
@@ -43,15 +44,6 @@ def new_session_id() -> str:
     return secrets.token_hex(6)
 
 
-@attrs.frozen
-class FrozenTools:
-    """The tool list a session offers the model, fixed until ``/reset-tools``."""
-
-    names: frozenset[str]
-    definitions: list[dict[str, Any]]
-    emojis: dict[str, str]
-
-
 @attrs.define
 class SessionState:
     """What a session keeps across hibernation and daemon restarts.
@@ -68,6 +60,8 @@ class SessionState:
         lost_processes: background processes that were running when it was saved (restored
             sessions only: they died with the daemon).
         persisted: how many of ``history``'s messages are in the store.
+        saved: what was last written to the store (not itself saved): a save that would write
+            the same again is skipped (a session stopping right after its turn's save).
     """
 
     options: SessionOptions
@@ -82,6 +76,7 @@ class SessionState:
     compression: dict[str, Any] = attrs.Factory(dict)
     lost_processes: list[dict[str, Any]] = attrs.Factory(list)
     persisted: int = 0
+    saved: dict[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
 
     def lost_process_notes(self) -> list[str]:
         """Notes about background processes that died with an earlier daemon."""
@@ -195,7 +190,7 @@ def freeze_tools(deps: SessionDeps, options: SessionOptions) -> FrozenTools:
     names = ToolsetCatalog(registry).select_tools(enabled, config.tools.disabled_toolsets)
     names = frozenset(n for n in names if n in registry and n not in options.blocked_tools)
     definitions = registry.get_definitions(names)
-    return FrozenTools(frozenset(d["function"]["name"] for d in definitions), definitions, _emojis(deps, definitions))
+    return deps.tool_lists.freeze(definitions, lambda: _emojis(deps, definitions))
 
 
 def _emojis(deps: SessionDeps, definitions: Sequence[dict[str, Any]]) -> dict[str, str]:
@@ -227,26 +222,33 @@ async def save_state(
     deps: SessionDeps, session_id: str, state: SessionState, *, event_seq: int, processes: Sequence[ProcessRecord]
 ) -> None:
     """Save what a restarted daemon needs to resume this session (``event_seq``: the hub's last number,
-    ``processes``: its background processes, so a restarted daemon can say which were lost)."""
+    ``processes``: its background processes, so a restarted daemon can say which were lost).
+
+    Nothing is written when the state is what the last save wrote."""
     tools = state.tools
+    # Fresh containers throughout (the two mutable dicts copied): the last save is compared with the
+    # next one, and must not change under it.
     saved = {
         "options": state.options.to_state(),
-        "tools": tools.definitions,
+        "tools": tools.encoded,
         "tool_names": sorted(tools.names),
-        "shell": {"cwd": state.shell.cwd, "env": state.shell.env},
+        "shell": {"cwd": state.shell.cwd, "env": dict(state.shell.env)},
         "todo": state.todo.to_dicts(),
         "event_seq": event_seq,
         "turns": state.turns,
         "usage": attrs.asdict(state.usage),
         "cost_usd": state.cost_usd,
-        "compression": state.compression,
+        "compression": dict(state.compression),
         "approvals": deps.approvals.for_session(session_id).snapshot() if deps.approvals else [],
         "processes": [
             {"id": r.process_id, "command": r.spec.command, "running": not r.status.finished}
             for r in processes
         ],
     }
+    if saved == state.saved:
+        return
     await deps.store.save_state(session_id, saved)
+    state.saved = saved
 
 
 def _platform(source: str) -> str:

@@ -1,0 +1,89 @@
+"""Saving a session's state: every change is written, an unchanged state is not written again, and
+sessions offered the same tools share one frozen list (encoded once)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from actors.session.state import save_state
+from store.memory import InMemorySessionStore
+from tests.session.harness import Harness, open_harness, run_turn
+
+
+class CountingStore(InMemorySessionStore):
+    """The in-memory store, counting the state saves it is asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saves: list[str] = []
+
+    async def save_state(self, session_id: str, state: dict[str, Any]) -> None:
+        self.saves.append(session_id)
+        await super().save_state(session_id, state)
+
+
+def counting(h: Harness) -> CountingStore:
+    """Give the harness's sessions a counting store from now on."""
+    store = CountingStore()
+    h.deps = attrs.evolve(h.deps, store=store)
+    return store
+
+
+async def stored_state(store: InMemorySessionStore, session_id: str) -> dict[str, Any]:
+    loaded = await store.load(session_id)
+    assert loaded.state is not None
+    return loaded.state
+
+
+class TestStateSaves:
+    """What reaches the store when a session saves its state."""
+
+    async def test_stop_after_turn_writes_nothing_new(self, tmp_path: Path) -> None:
+        """Created (one save), one turn (one save), stopped right after: no third write of the same state."""
+        async with open_harness(tmp_path) as h:
+            store = counting(h)
+            handle, sub, sid = await h.start_session()
+            h.provider.push({"text": "hello"})
+            await run_turn(handle, sub, "hi")
+            sub.close()
+            await h.system.root.terminate_child(f"session:{sid}", "test over")
+            assert store.saves == [sid, sid]
+            saved = await stored_state(store, sid)
+            assert saved["turns"] == 1 and saved["usage"]["prompt_tokens"] >= 0
+
+    async def test_a_change_in_place_is_saved(self, tmp_path: Path) -> None:
+        """The shell's environment changed in place after a save is written at the next save."""
+        async with open_harness(tmp_path) as h:
+            store = counting(h)
+            handle, sub, sid = await h.start_session()
+            actor = handle._actor
+            state = actor.durable
+            await save_state(h.deps, sid, state, event_seq=actor.hub.seq, processes=())
+            before = len(store.saves)
+            await save_state(h.deps, sid, state, event_seq=actor.hub.seq, processes=())
+            assert len(store.saves) == before, "the same state again is not written"
+            state.shell.env["FOO"] = "bar"
+            await save_state(h.deps, sid, state, event_seq=actor.hub.seq, processes=())
+            assert len(store.saves) == before + 1
+            assert (await stored_state(store, sid))["shell"]["env"] == {"FOO": "bar"}
+            sub.close()
+
+    async def test_sessions_share_the_frozen_tool_list(self, tmp_path: Path) -> None:
+        """Two sessions offered the same tools share one FrozenTools; the saved state holds its definitions."""
+        async with open_harness(tmp_path) as h:
+            store = counting(h)
+            first, sub1, sid1 = await h.start_session()
+            second, sub2, sid2 = await h.start_session()
+            tools = first._actor.durable.tools
+            assert second._actor.durable.tools is tools
+            assert tools.names == {d["function"]["name"] for d in tools.definitions} != set()
+            for sid in (sid1, sid2):
+                saved = await stored_state(store, sid)
+                assert saved["tools"] == json.loads(json.dumps(tools.definitions))
+                assert saved["tool_names"] == sorted(tools.names)
+            sub1.close()
+            sub2.close()
