@@ -158,7 +158,9 @@ class SessionActor(Actor[SessionMessage]):
             file_reads=file_reads,
             processes=self.processes,
             # session_search sees only its realm: API sessions and CLI sessions never see each other.
-            store=await RealmScopedReader.for_session(deps.store, self.session_id),
+            store=await RealmScopedReader.for_session(
+                deps.store, self.session_id, state.options.source if spec.options is not None else None
+            ),
             interactive=state.options.interactive,
             approval_policy=self.approval_policy,
             hub=hub,
