@@ -87,11 +87,15 @@ class SessionStore(SessionSearchReader, Protocol):
     Write methods return only after their change is committed.
     """
 
-    async def create_session(self, meta: SessionMeta) -> None:
-        """Create a session.
+    async def create_session(
+        self, meta: SessionMeta, *, messages: list[dict[str, Any]] | None = None, state: dict[str, Any] | None = None
+    ) -> None:
+        """Create a session, with its first ``messages`` and its ``state`` when given: all in one
+        commit, or nothing.
 
         Raises:
             SessionExistsError: the id is taken. TitleConflictError: the title is taken.
+            InvalidRecordError: a message or the state cannot be stored (nothing is created then).
         """
         ...
 

@@ -112,12 +112,14 @@ async def _create(spec: SessionSpec, options: SessionOptions) -> SessionState:
         )
         prompt = await build_system_prompt(prompt_spec, memory_block=_memory_block(deps, options, tools.names))
     state = SessionState(options, [{"role": "system", "content": prompt}, *spec.seed], tools, ShellState(cwd=options.cwd))
+    saved = _snapshot(deps, spec.session_id, state, event_seq=0, processes=())
+    # The row, the first messages and the state in one commit: a restart finds all of them or none.
     await deps.store.create_session(
         SessionMeta(id=spec.session_id, parent_session_id=options.parent_session_id, source=options.source,
-                    model=model, title=options.title, cwd=options.cwd)
+                    model=model, title=options.title, cwd=options.cwd),
+        messages=state.history, state=saved,
     )
-    await deps.store.append(spec.session_id, state.history)
-    await save_state(deps, spec.session_id, state, event_seq=0, processes=())
+    state.saved = saved
     return state
 
 
@@ -225,10 +227,21 @@ async def save_state(
     ``processes``: its background processes, so a restarted daemon can say which were lost).
 
     Nothing is written when the state is what the last save wrote."""
+    saved = _snapshot(deps, session_id, state, event_seq=event_seq, processes=processes)
+    if saved == state.saved:
+        return
+    await deps.store.save_state(session_id, saved)
+    state.saved = saved
+
+
+def _snapshot(
+    deps: SessionDeps, session_id: str, state: SessionState, *, event_seq: int, processes: Sequence[ProcessRecord]
+) -> dict[str, Any]:
+    """The state as saved (see :func:`save_state`)."""
     tools = state.tools
     # Fresh containers throughout (the two mutable dicts copied): the last save is compared with the
     # next one, and must not change under it.
-    saved = {
+    return {
         "options": state.options.to_state(),
         "tools": tools.encoded,
         "tool_names": sorted(tools.names),
@@ -245,10 +258,6 @@ async def save_state(
             for r in processes
         ],
     }
-    if saved == state.saved:
-        return
-    await deps.store.save_state(session_id, saved)
-    state.saved = saved
 
 
 def _platform(source: str) -> str:

@@ -149,11 +149,17 @@ class SqliteSessionStore:
     async def _write(self, op: Callable[..., Any], session_id: str, **arguments: Any) -> Any:
         return await self._writer.submit(partial(op, session_id=check_session_id(session_id), **arguments))
 
-    async def create_session(self, meta: SessionMeta) -> None:
+    async def create_session(
+        self, meta: SessionMeta, *, messages: list[dict[str, Any]] | None = None, state: dict[str, Any] | None = None
+    ) -> None:
         """See ``SessionStore.create_session``."""
         if not isinstance(meta, SessionMeta):
             raise InvalidRecordError(f"create_session takes a SessionMeta, got {type(meta).__name__}")
-        await self._writer.submit(partial(writes.create_session, meta=meta))
+        encoded = [encode_message(m) for m in messages or ()]
+        blob = None if state is None else dump_json(check_dict("session state", state), "session state")
+        await self._writer.submit(
+            partial(writes.create_session, meta=meta, messages=encoded, state_json=blob, now=time.time())
+        )
 
     async def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """See ``SessionStore.append``."""

@@ -11,15 +11,21 @@ import attrs
 
 from actors.session.state import save_state
 from store.memory import InMemorySessionStore
+from store.records import SessionMeta
 from tests.session.harness import Harness, open_harness, run_turn
 
 
 class CountingStore(InMemorySessionStore):
-    """The in-memory store, counting the state saves it is asked for."""
+    """The in-memory store, counting the states it is asked to write (with a new session, or saved)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.saves: list[str] = []
+
+    async def create_session(self, meta: SessionMeta, **first: Any) -> None:
+        if first.get("state") is not None:
+            self.saves.append(meta.id)
+        await super().create_session(meta, **first)
 
     async def save_state(self, session_id: str, state: dict[str, Any]) -> None:
         self.saves.append(session_id)
