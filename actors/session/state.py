@@ -9,10 +9,9 @@ given (that would break the provider's prompt cache).
 
 from __future__ import annotations
 
-import functools
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from store.records import SessionMeta
 from tools.background import ProcessRecord
 from tools.context import ShellState
 from tools.jail.policy import SandboxMode, SandboxModeRefused, resolve_mode
-from tools.memory import memory_prompt_block
+from tools.memory import MemoryStore
 from tools.todo import TodoList
 from tools.toolsets import ToolsetCatalog
 
@@ -205,11 +204,12 @@ def _emojis(deps: SessionDeps, definitions: Sequence[dict[str, Any]]) -> dict[st
     return emojis
 
 
-def _memory_block(deps: SessionDeps, options: SessionOptions, tool_names: frozenset[str]) -> Callable[[Path], Awaitable[str]] | None:
-    """MEMORY.md and USER.md for the prompt (read once, at creation)."""
+def _memory_block(deps: SessionDeps, options: SessionOptions, tool_names: frozenset[str]) -> Callable[[Path], str] | None:
+    """MEMORY.md and USER.md for the prompt (read once, at creation, in the prompt's worker thread)."""
     if not options.use_memory or "memory" not in tool_names:
         return None
-    return functools.partial(memory_prompt_block, config=deps.config.memory)
+    config = deps.config.memory
+    return lambda home: MemoryStore(home, config).prompt_block_blocking()
 
 
 async def flush_history(deps: SessionDeps, session_id: str, state: SessionState) -> None:
