@@ -206,11 +206,15 @@ class InMemorySessionStore:
         tokens_out: int = 0,
         tool_calls: int = 0,
         cost: float = 0.0,
+        state: dict[str, Any] | None = None,
     ) -> None:
         """See ``SessionStore.update_counters``."""
         await trio.lowlevel.checkpoint()
         cost = check_usage(tokens_in, tokens_out, tool_calls, cost)
+        blob = None if state is None else dump_json(check_dict("session state", state), "session state")
         row = self._live(session_id)
+        if blob is not None:
+            self._states[session_id] = blob
         row.tokens_in += tokens_in
         row.tokens_out += tokens_out
         row.tool_call_count += tool_calls

@@ -163,11 +163,16 @@ class SessionStore(SessionSearchReader, Protocol):
         tokens_out: int = 0,
         tool_calls: int = 0,
         cost: float = 0.0,
+        state: dict[str, Any] | None = None,
     ) -> None:
-        """Add usage to a session's counters.
+        """Add usage to a session's counters, and replace its state blob in the same commit when
+        ``state`` is given (a turn's end).
 
         ``append`` already counts the tool calls of appended messages; ``tool_calls``
         here is for calls the history does not show (a sandbox script's calls).
+
+        Raises:
+            SessionNotFoundError, InvalidRecordError (nothing of the call is stored then).
         """
         ...
 

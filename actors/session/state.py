@@ -31,7 +31,10 @@ from tools.memory import MemoryStore
 from tools.todo import TodoList
 from tools.toolsets import ToolsetCatalog
 
-__all__ = ["FrozenTools", "SessionState", "flush_history", "freeze_tools", "new_session_id", "open_state", "save_state"]
+__all__ = [
+    "FrozenTools", "SessionState", "flush_history", "freeze_tools", "new_session_id", "open_state", "save_state",
+    "save_turn_state",
+]
 
 log = logging.getLogger("hermes_actors.session.state")
 
@@ -232,6 +235,22 @@ async def save_state(
         return
     await deps.store.save_state(session_id, saved)
     state.saved = saved
+
+
+async def save_turn_state(
+    deps: SessionDeps, session_id: str, state: SessionState, *, event_seq: int, processes: Sequence[ProcessRecord],
+    usage: Usage, cost: float,
+) -> None:
+    """:func:`save_state` at a turn's end, with the turn's ``usage`` and ``cost`` added to the session's
+    counters in the same commit (the counters alone when the state is what the last save wrote)."""
+    saved = _snapshot(deps, session_id, state, event_seq=event_seq, processes=processes)
+    changed = saved != state.saved
+    await deps.store.update_counters(
+        session_id, tokens_in=usage.prompt_tokens, tokens_out=usage.completion_tokens, cost=cost,
+        state=saved if changed else None,
+    )
+    if changed:
+        state.saved = saved
 
 
 def _snapshot(

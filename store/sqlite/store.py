@@ -197,9 +197,11 @@ class SqliteSessionStore:
         tokens_out: int = 0,
         tool_calls: int = 0,
         cost: float = 0.0,
+        state: dict[str, Any] | None = None,
     ) -> None:
         """See ``SessionStore.update_counters``."""
         cost = check_usage(tokens_in, tokens_out, tool_calls, cost)
+        blob = None if state is None else dump_json(check_dict("session state", state), "session state")
         await self._write(
             writes.update_counters,
             session_id,
@@ -208,6 +210,7 @@ class SqliteSessionStore:
             tool_calls=tool_calls,
             cost=cost,
             now=time.time(),
+            state_json=blob,
         )
 
     async def delete_session(self, session_id: str) -> None:

@@ -172,14 +172,17 @@ def update_counters(
     tool_calls: int,
     cost: float,
     now: float,
+    state_json: str | None = None,
 ) -> None:
-    """Add usage to the counters."""
+    """Add usage to the counters (and replace the state blob when given)."""
     cursor = conn.execute(
         "UPDATE sessions SET tokens_in = tokens_in + ?, tokens_out = tokens_out + ?,"
         f" tool_call_count = tool_call_count + ?, cost = cost + ?, last_active = ? WHERE {_LIVE}",
         (tokens_in, tokens_out, tool_calls, cost, now, session_id),
     )
     _require(cursor, session_id)
+    if state_json is not None:
+        save_state(conn, session_id, state_json, now)
 
 
 def delete_session(conn: sqlite3.Connection, session_id: str, now: float) -> None:

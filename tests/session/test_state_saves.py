@@ -31,6 +31,11 @@ class CountingStore(InMemorySessionStore):
         self.saves.append(session_id)
         await super().save_state(session_id, state)
 
+    async def update_counters(self, session_id: str, **counters: Any) -> None:
+        if counters.get("state") is not None:
+            self.saves.append(session_id)
+        await super().update_counters(session_id, **counters)
+
 
 def counting(h: Harness) -> CountingStore:
     """Give the harness's sessions a counting store from now on."""
@@ -49,17 +54,20 @@ class TestStateSaves:
     """What reaches the store when a session saves its state."""
 
     async def test_stop_after_turn_writes_nothing_new(self, tmp_path: Path) -> None:
-        """Created (one save), one turn (one save), stopped right after: no third write of the same state."""
+        """Created (one save), one turn (one save, with its usage), stopped right after: no third write of
+        the same state."""
         async with open_harness(tmp_path) as h:
             store = counting(h)
             handle, sub, sid = await h.start_session()
-            h.provider.push({"text": "hello"})
+            h.provider.push({"text": "hello", "usage": {"prompt_tokens": 30, "completion_tokens": 3}})
             await run_turn(handle, sub, "hi")
             sub.close()
             await h.system.root.terminate_child(f"session:{sid}", "test over")
             assert store.saves == [sid, sid]
             saved = await stored_state(store, sid)
-            assert saved["turns"] == 1 and saved["usage"]["prompt_tokens"] >= 0
+            assert saved["turns"] == 1 and saved["usage"]["prompt_tokens"] == 30
+            info = await store.get_session(sid)
+            assert (info.tokens_in, info.tokens_out) == (30, 3)
 
     async def test_a_change_in_place_is_saved(self, tmp_path: Path) -> None:
         """The shell's environment changed in place after a save is written at the next save."""

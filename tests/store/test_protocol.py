@@ -113,6 +113,28 @@ class TestCreateWithFirstWrites:
         assert (loaded.messages, loaded.state) == ([], None)
 
 
+class TestCountersWithState:
+    """Counters and the state blob updated in one call: both or neither."""
+
+    async def test_both(self, any_store: Any) -> None:
+        await make(any_store)
+        await any_store.update_counters("s1", tokens_in=7, tokens_out=2, cost=0.5, state={"turns": 1})
+        loaded = await any_store.load("s1")
+        assert loaded.state == {"turns": 1}
+        assert (loaded.info.tokens_in, loaded.info.tokens_out, loaded.info.cost) == (7, 2, 0.5)
+        await any_store.update_counters("s1", tokens_in=1)
+        assert (await any_store.load("s1")).state == {"turns": 1}, "no state given: the blob stays"
+
+    async def test_neither(self, any_store: Any) -> None:
+        await make(any_store)
+        with pytest.raises(InvalidRecordError):
+            await any_store.update_counters("s1", tokens_in=7, state={"x": object()})
+        loaded = await any_store.load("s1")
+        assert (loaded.state, loaded.info.tokens_in) == (None, 0)
+        with pytest.raises(SessionNotFoundError):
+            await any_store.update_counters("zz", tokens_in=1, state={"turns": 1})
+
+
 class TestStateAndTranscript:
     """State blobs replace each other; transcript records accumulate apart from the history."""
 
