@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from actors.session.tool_list import ToolListCache
 from config.loader import Config
 from providers.metadata import ModelMetadata
 from providers.recovery.credentials import CredentialPool
 from providers.recovery.keys import ProviderKeys
 from providers.recovery.policy import ProviderConnector
-from actors.session.tool_list import ToolListCache
 from store.protocol import SessionStore
 from tools.approval import ApprovalBook
 from tools.jail.runtime import DaemonJails
