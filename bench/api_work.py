@@ -154,12 +154,7 @@ def main() -> None:
         try:
             cpu = trio.run(_requests, f"http://127.0.0.1:{port}/v1", args.requests, args.concurrency, daemon.pid)
         finally:
-            daemon.terminate()
-            daemon.wait(30)
-            provider.terminate()
-            provider.wait(10)
-            if provider.stdout is not None:
-                provider.stdout.close()
+            bench_api._stop(daemon, provider)
         counts = json.loads((base / "home" / COUNTS_FILE).read_text())
     print(f"{args.requests} streaming completions, {args.concurrency} at a time; per request:")
     print(f"  daemon CPU {cpu:.2f} ms")

@@ -80,6 +80,16 @@ def _start_daemon(base: Path, provider_url: str, port: int, cap: int) -> subproc
     raise SystemExit("daemon did not start")
 
 
+def _stop(daemon: subprocess.Popen[bytes], provider: subprocess.Popen[str]) -> None:
+    """Stop the daemon, then the provider."""
+    daemon.terminate()
+    daemon.wait(30)
+    provider.terminate()
+    provider.wait(10)
+    if provider.stdout is not None:
+        provider.stdout.close()
+
+
 def _cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (Linux)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -166,12 +176,7 @@ def main() -> None:
             print(f"provider {provider_url}, API http://127.0.0.1:{port}/v1, {os.cpu_count()} cores, {args.rounds} rounds")
             trio.run(_measure, provider_url, f"http://127.0.0.1:{port}/v1", args.streams, args.rounds, daemon.pid)
         finally:
-            daemon.terminate()
-            daemon.wait(30)
-            provider.terminate()
-            provider.wait(10)
-            if provider.stdout is not None:
-                provider.stdout.close()
+            _stop(daemon, provider)
 
 
 if __name__ == "__main__":
