@@ -21,22 +21,54 @@ import attrs
 from messages.untrusted import repair_text
 from store.errors import InvalidRecordError
 
-__all__ = ["EncodedMessage", "decode_message", "dump_json", "encode_message", "message_text"]
+__all__ = ["EncodedMessage", "RawJson", "decode_message", "dump_json", "encode_message", "message_text"]
 
 # Keys stored in a column of their own when their value is a string.
 _STRING_COLUMNS = ("tool_call_id", "name", "tool_name", "finish_reason", "reasoning")
 
 
+@attrs.frozen
+class RawJson:
+    """A value already encoded by :func:`dump_json`: a top-level value of a dict given to
+    :func:`dump_json` goes into its text as it is, so what many saves share is encoded once."""
+
+    text: str
+
+    @classmethod
+    def of(cls, value: Any, what: str) -> RawJson:
+        """``value`` encoded now.
+
+        Raises:
+            InvalidRecordError: see :func:`dump_json`.
+        """
+        return cls(dump_json(value, what))
+
+
+def _dumps(value: Any, what: str) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidRecordError(f"{what} is not JSON-serialisable: {exc}") from exc
+
+
 def dump_json(value: Any, what: str) -> str:
-    """Compact JSON text of ``value``, lone surrogates in its strings repaired.
+    """Compact JSON text of ``value``, lone surrogates in its strings repaired; a top-level
+    :class:`RawJson` value of a dict is spliced in as it is (the text is the same as encoding
+    the value it was made from).
 
     Raises:
         InvalidRecordError: the value is not JSON-serialisable (or holds NaN / infinity).
     """
-    try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidRecordError(f"{what} is not JSON-serialisable: {exc}") from exc
+    if isinstance(value, dict) and any(isinstance(item, RawJson) for item in value.values()):
+        if not all(isinstance(key, str) for key in value):
+            raise InvalidRecordError(f"{what} is not JSON-serialisable: keys must be strings")
+        members = (
+            f"{_dumps(key, what)}:{item.text if isinstance(item, RawJson) else _dumps(item, what)}"
+            for key, item in value.items()
+        )
+        text = "{" + ",".join(members) + "}"
+    else:
+        text = _dumps(value, what)
     # In a JSON string a lone surrogate is one code point like any other: U+FFFD keeps the text valid JSON.
     return repair_text(text)
 

@@ -135,15 +135,23 @@ class InMemorySessionStore:
 
     # --- writes -----------------------------------------------------------------------------
 
-    async def create_session(self, meta: SessionMeta) -> None:
+    async def create_session(
+        self, meta: SessionMeta, *, messages: list[dict[str, Any]] | None = None, state: dict[str, Any] | None = None
+    ) -> None:
         """See ``SessionStore.create_session``."""
         await trio.lowlevel.checkpoint()
         if not isinstance(meta, SessionMeta):
             raise InvalidRecordError(f"create_session takes a SessionMeta, got {type(meta).__name__}")
+        encoded = [encode_message(m) for m in messages or ()]
+        blob = None if state is None else dump_json(check_dict("session state", state), "session state")
         if meta.id in self._rows:
             raise SessionExistsError("a session with that id already exists")
         self._title_free(meta.title, meta.id)
-        self._rows[meta.id] = _Row(meta=meta, last_active=meta.started_at)
+        self._rows[meta.id] = row = _Row(meta=meta, last_active=meta.started_at)
+        if encoded:
+            self._insert(row, encoded, time.time())
+        if blob is not None:
+            self._states[meta.id] = blob
 
     async def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """See ``SessionStore.append``."""
@@ -198,11 +206,15 @@ class InMemorySessionStore:
         tokens_out: int = 0,
         tool_calls: int = 0,
         cost: float = 0.0,
+        state: dict[str, Any] | None = None,
     ) -> None:
         """See ``SessionStore.update_counters``."""
         await trio.lowlevel.checkpoint()
         cost = check_usage(tokens_in, tokens_out, tool_calls, cost)
+        blob = None if state is None else dump_json(check_dict("session state", state), "session state")
         row = self._live(session_id)
+        if blob is not None:
+            self._states[session_id] = blob
         row.tokens_in += tokens_in
         row.tokens_out += tokens_out
         row.tool_call_count += tool_calls

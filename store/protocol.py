@@ -87,11 +87,15 @@ class SessionStore(SessionSearchReader, Protocol):
     Write methods return only after their change is committed.
     """
 
-    async def create_session(self, meta: SessionMeta) -> None:
-        """Create a session.
+    async def create_session(
+        self, meta: SessionMeta, *, messages: list[dict[str, Any]] | None = None, state: dict[str, Any] | None = None
+    ) -> None:
+        """Create a session, with its first ``messages`` and its ``state`` when given: all in one
+        commit, or nothing.
 
         Raises:
             SessionExistsError: the id is taken. TitleConflictError: the title is taken.
+            InvalidRecordError: a message or the state cannot be stored (nothing is created then).
         """
         ...
 
@@ -159,11 +163,16 @@ class SessionStore(SessionSearchReader, Protocol):
         tokens_out: int = 0,
         tool_calls: int = 0,
         cost: float = 0.0,
+        state: dict[str, Any] | None = None,
     ) -> None:
-        """Add usage to a session's counters.
+        """Add usage to a session's counters, and replace its state blob in the same commit when
+        ``state`` is given (a turn's end).
 
         ``append`` already counts the tool calls of appended messages; ``tool_calls``
         here is for calls the history does not show (a sandbox script's calls).
+
+        Raises:
+            SessionNotFoundError, InvalidRecordError (nothing of the call is stored then).
         """
         ...
 

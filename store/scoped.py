@@ -36,12 +36,17 @@ class RealmScopedReader(SessionSearchReader):
         self._realm = realm
 
     @classmethod
-    async def for_session(cls, store: SessionStore, session_id: str) -> RealmScopedReader:
+    async def for_session(cls, store: SessionStore, session_id: str, source: str | None = None) -> RealmScopedReader:
         """The view of the stored session ``session_id``: its own realm (a subagent's is its delegator's).
+
+        ``source`` is the session's own source when the caller knows it (a session it has just
+        created): then only a subagent's realm is read from the store.
 
         Raises:
             SessionNotFoundError: the session is not stored.
         """
+        if source is not None and source != "subagent":
+            return cls(store, realm_of_source(source))
         reader = cls(store, LOCAL_REALM)
         reader._realm = await reader._realm_of(await store.get_session(session_id))
         return reader

@@ -225,11 +225,15 @@ class MemoryStore:
 
     async def prompt_block(self) -> str:
         """The system-prompt block showing both stores (empty string when there is nothing to show)."""
+        return await trio.to_thread.run_sync(self.prompt_block_blocking)
+
+    def prompt_block_blocking(self) -> str:
+        """:meth:`prompt_block`, reading the files on the calling thread (call it from a worker thread)."""
         sections = []
         for target in ("memory", "user"):
             if not self.enabled(target):
                 continue
-            snapshot = await self.read(target)
+            snapshot, _ = self._locked(target, lambda entries: (entries, None), False)
             if not snapshot.entries:
                 continue
             sections.append(

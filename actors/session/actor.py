@@ -33,7 +33,7 @@ from actors.session.options import ParentSession, SessionSpec
 from actors.session.processes import ProcessActor
 from actors.session.requests import PendingRequests
 from actors.session.sandboxing import sandbox_runner
-from actors.session.state import SessionState, flush_history, freeze_tools, open_state, save_state
+from actors.session.state import SessionState, flush_history, freeze_tools, open_state, save_state, save_turn_state
 from actors.session.steer import SteerBuffer
 from actors.session.turn import TurnJob
 from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome, add_cost, add_usage
@@ -158,7 +158,9 @@ class SessionActor(Actor[SessionMessage]):
             file_reads=file_reads,
             processes=self.processes,
             # session_search sees only its realm: API sessions and CLI sessions never see each other.
-            store=await RealmScopedReader.for_session(deps.store, self.session_id),
+            store=await RealmScopedReader.for_session(
+                deps.store, self.session_id, state.options.source if spec.options is not None else None
+            ),
             interactive=state.options.interactive,
             approval_policy=self.approval_policy,
             hub=hub,
@@ -407,11 +409,10 @@ class SessionActor(Actor[SessionMessage]):
         self.last_active = trio.current_time()
         self._turn_done.set()
         with trio.move_on_after(self.shutdown_timeout):
-            await self._save_state()
             # This turn's tokens only; the store counts tool calls itself as messages arrive.
-            await self.spec.deps.store.update_counters(
-                self.session_id, tokens_in=counters.usage.prompt_tokens, tokens_out=counters.usage.completion_tokens,
-                cost=counters.cost_usd or 0.0,
+            await save_turn_state(
+                self.spec.deps, self.session_id, state, event_seq=self.hub.seq, processes=self.processes.records(),
+                usage=counters.usage, cost=counters.cost_usd or 0.0,
             )
         if self.queue and not self._closing:
             await self._start_turn(self.queue.popleft())

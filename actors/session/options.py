@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from actors.session.tool_list import ToolListCache
 from config.loader import Config
 from providers.metadata import ModelMetadata
 from providers.recovery.credentials import CredentialPool
@@ -113,6 +114,7 @@ class SessionDeps:
             any request (None: not checked).
         jails: what the daemon's session jails share (runtime directory, launcher); None runs
             tools with full access (sessions run without a daemon: tests, benchmarks).
+        tool_lists: the tool lists sessions were frozen with lately, shared by sessions offered the same.
     """
 
     config: Config
@@ -126,6 +128,7 @@ class SessionDeps:
     approvals: ApprovalBook | None = None
     jails: DaemonJails | None = None
     keys: ProviderKeys | None = None
+    tool_lists: ToolListCache = attrs.field(factory=ToolListCache, eq=False, repr=False)
 
 
 #: The delegate_task capability: (the calling tool's context, the tool's arguments) -> the tool result.

@@ -9,10 +9,9 @@ given (that would break the provider's prompt cache).
 
 from __future__ import annotations
 
-import functools
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +20,21 @@ import attrs
 from actors.session.history import repair_on_load
 from actors.session.options import SessionDeps, SessionOptions, SessionSpec
 from actors.session.prompt.builder import PromptSpec, build_system_prompt
+from actors.session.tool_list import FrozenTools
 from config.sandbox import SANDBOX_MODES
 from providers.types import Usage
 from store.records import SessionMeta
 from tools.background import ProcessRecord
 from tools.context import ShellState
 from tools.jail.policy import SandboxMode, SandboxModeRefused, resolve_mode
-from tools.memory import memory_prompt_block
+from tools.memory import MemoryStore
 from tools.todo import TodoList
 from tools.toolsets import ToolsetCatalog
 
-__all__ = ["FrozenTools", "SessionState", "flush_history", "freeze_tools", "new_session_id", "open_state", "save_state"]
+__all__ = [
+    "FrozenTools", "SessionState", "flush_history", "freeze_tools", "new_session_id", "open_state", "save_state",
+    "save_turn_state",
+]
 
 log = logging.getLogger("hermes_actors.session.state")
 
@@ -41,15 +44,6 @@ Message = dict[str, Any]
 def new_session_id() -> str:
     """A fresh session id: short, unguessable, safe in paths."""
     return secrets.token_hex(6)
-
-
-@attrs.frozen
-class FrozenTools:
-    """The tool list a session offers the model, fixed until ``/reset-tools``."""
-
-    names: frozenset[str]
-    definitions: list[dict[str, Any]]
-    emojis: dict[str, str]
 
 
 @attrs.define
@@ -68,6 +62,8 @@ class SessionState:
         lost_processes: background processes that were running when it was saved (restored
             sessions only: they died with the daemon).
         persisted: how many of ``history``'s messages are in the store.
+        saved: what was last written to the store (not itself saved): a save that would write
+            the same again is skipped (a session stopping right after its turn's save).
     """
 
     options: SessionOptions
@@ -82,6 +78,7 @@ class SessionState:
     compression: dict[str, Any] = attrs.Factory(dict)
     lost_processes: list[dict[str, Any]] = attrs.Factory(list)
     persisted: int = 0
+    saved: dict[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
 
     def lost_process_notes(self) -> list[str]:
         """Notes about background processes that died with an earlier daemon."""
@@ -117,12 +114,14 @@ async def _create(spec: SessionSpec, options: SessionOptions) -> SessionState:
         )
         prompt = await build_system_prompt(prompt_spec, memory_block=_memory_block(deps, options, tools.names))
     state = SessionState(options, [{"role": "system", "content": prompt}, *spec.seed], tools, ShellState(cwd=options.cwd))
+    saved = _snapshot(deps, spec.session_id, state, event_seq=0, processes=())
+    # The row, the first messages and the state in one commit: a restart finds all of them or none.
     await deps.store.create_session(
         SessionMeta(id=spec.session_id, parent_session_id=options.parent_session_id, source=options.source,
-                    model=model, title=options.title, cwd=options.cwd)
+                    model=model, title=options.title, cwd=options.cwd),
+        messages=state.history, state=saved,
     )
-    await deps.store.append(spec.session_id, state.history)
-    await save_state(deps, spec.session_id, state, event_seq=0, processes=())
+    state.saved = saved
     return state
 
 
@@ -195,7 +194,7 @@ def freeze_tools(deps: SessionDeps, options: SessionOptions) -> FrozenTools:
     names = ToolsetCatalog(registry).select_tools(enabled, config.tools.disabled_toolsets)
     names = frozenset(n for n in names if n in registry and n not in options.blocked_tools)
     definitions = registry.get_definitions(names)
-    return FrozenTools(frozenset(d["function"]["name"] for d in definitions), definitions, _emojis(deps, definitions))
+    return deps.tool_lists.freeze(definitions, lambda: _emojis(deps, definitions))
 
 
 def _emojis(deps: SessionDeps, definitions: Sequence[dict[str, Any]]) -> dict[str, str]:
@@ -208,11 +207,12 @@ def _emojis(deps: SessionDeps, definitions: Sequence[dict[str, Any]]) -> dict[st
     return emojis
 
 
-def _memory_block(deps: SessionDeps, options: SessionOptions, tool_names: frozenset[str]) -> Callable[[Path], Awaitable[str]] | None:
-    """MEMORY.md and USER.md for the prompt (read once, at creation)."""
+def _memory_block(deps: SessionDeps, options: SessionOptions, tool_names: frozenset[str]) -> Callable[[Path], str] | None:
+    """MEMORY.md and USER.md for the prompt (read once, at creation, in the prompt's worker thread)."""
     if not options.use_memory or "memory" not in tool_names:
         return None
-    return functools.partial(memory_prompt_block, config=deps.config.memory)
+    config = deps.config.memory
+    return lambda home: MemoryStore(home, config).prompt_block_blocking()
 
 
 async def flush_history(deps: SessionDeps, session_id: str, state: SessionState) -> None:
@@ -227,26 +227,56 @@ async def save_state(
     deps: SessionDeps, session_id: str, state: SessionState, *, event_seq: int, processes: Sequence[ProcessRecord]
 ) -> None:
     """Save what a restarted daemon needs to resume this session (``event_seq``: the hub's last number,
-    ``processes``: its background processes, so a restarted daemon can say which were lost)."""
+    ``processes``: its background processes, so a restarted daemon can say which were lost).
+
+    Nothing is written when the state is what the last save wrote."""
+    saved = _snapshot(deps, session_id, state, event_seq=event_seq, processes=processes)
+    if saved == state.saved:
+        return
+    await deps.store.save_state(session_id, saved)
+    state.saved = saved
+
+
+async def save_turn_state(
+    deps: SessionDeps, session_id: str, state: SessionState, *, event_seq: int, processes: Sequence[ProcessRecord],
+    usage: Usage, cost: float,
+) -> None:
+    """:func:`save_state` at a turn's end, with the turn's ``usage`` and ``cost`` added to the session's
+    counters in the same commit (the counters alone when the state is what the last save wrote)."""
+    saved = _snapshot(deps, session_id, state, event_seq=event_seq, processes=processes)
+    changed = saved != state.saved
+    await deps.store.update_counters(
+        session_id, tokens_in=usage.prompt_tokens, tokens_out=usage.completion_tokens, cost=cost,
+        state=saved if changed else None,
+    )
+    if changed:
+        state.saved = saved
+
+
+def _snapshot(
+    deps: SessionDeps, session_id: str, state: SessionState, *, event_seq: int, processes: Sequence[ProcessRecord]
+) -> dict[str, Any]:
+    """The state as saved (see :func:`save_state`)."""
     tools = state.tools
-    saved = {
+    # Fresh containers throughout (the two mutable dicts copied): the last save is compared with the
+    # next one, and must not change under it.
+    return {
         "options": state.options.to_state(),
-        "tools": tools.definitions,
+        "tools": tools.encoded,
         "tool_names": sorted(tools.names),
-        "shell": {"cwd": state.shell.cwd, "env": state.shell.env},
+        "shell": {"cwd": state.shell.cwd, "env": dict(state.shell.env)},
         "todo": state.todo.to_dicts(),
         "event_seq": event_seq,
         "turns": state.turns,
         "usage": attrs.asdict(state.usage),
         "cost_usd": state.cost_usd,
-        "compression": state.compression,
+        "compression": dict(state.compression),
         "approvals": deps.approvals.for_session(session_id).snapshot() if deps.approvals else [],
         "processes": [
             {"id": r.process_id, "command": r.spec.command, "running": not r.status.finished}
             for r in processes
         ],
     }
-    await deps.store.save_state(session_id, saved)
 
 
 def _platform(source: str) -> str:

@@ -149,11 +149,17 @@ class SqliteSessionStore:
     async def _write(self, op: Callable[..., Any], session_id: str, **arguments: Any) -> Any:
         return await self._writer.submit(partial(op, session_id=check_session_id(session_id), **arguments))
 
-    async def create_session(self, meta: SessionMeta) -> None:
+    async def create_session(
+        self, meta: SessionMeta, *, messages: list[dict[str, Any]] | None = None, state: dict[str, Any] | None = None
+    ) -> None:
         """See ``SessionStore.create_session``."""
         if not isinstance(meta, SessionMeta):
             raise InvalidRecordError(f"create_session takes a SessionMeta, got {type(meta).__name__}")
-        await self._writer.submit(partial(writes.create_session, meta=meta))
+        encoded = [encode_message(m) for m in messages or ()]
+        blob = None if state is None else dump_json(check_dict("session state", state), "session state")
+        await self._writer.submit(
+            partial(writes.create_session, meta=meta, messages=encoded, state_json=blob, now=time.time())
+        )
 
     async def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """See ``SessionStore.append``."""
@@ -191,9 +197,11 @@ class SqliteSessionStore:
         tokens_out: int = 0,
         tool_calls: int = 0,
         cost: float = 0.0,
+        state: dict[str, Any] | None = None,
     ) -> None:
         """See ``SessionStore.update_counters``."""
         cost = check_usage(tokens_in, tokens_out, tool_calls, cost)
+        blob = None if state is None else dump_json(check_dict("session state", state), "session state")
         await self._write(
             writes.update_counters,
             session_id,
@@ -202,6 +210,7 @@ class SqliteSessionStore:
             tool_calls=tool_calls,
             cost=cost,
             now=time.time(),
+            state_json=blob,
         )
 
     async def delete_session(self, session_id: str) -> None:

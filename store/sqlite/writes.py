@@ -8,6 +8,7 @@ fails that request alone.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from store.codec import EncodedMessage
 from store.errors import SessionExistsError, SessionNotFoundError
@@ -50,8 +51,12 @@ def _require(cursor: sqlite3.Cursor, session_id: str) -> None:
         raise SessionNotFoundError(f"no session {session_id!r}")
 
 
-def create_session(conn: sqlite3.Connection, meta: SessionMeta) -> None:
-    """Insert a new session row (ids and titles are unique: IntegrityError otherwise)."""
+def create_session(
+    conn: sqlite3.Connection, meta: SessionMeta, messages: Sequence[EncodedMessage] = (), state_json: str | None = None,
+    now: float = 0.0,
+) -> None:
+    """Insert a new session row (ids and titles are unique: IntegrityError otherwise), with its first
+    messages and its state blob when given (``now``: when they were written)."""
     # Checked first so a taken id is reported as such even when the title is taken too.
     if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (meta.id,)).fetchone() is not None:
         raise SessionExistsError("a session with that id already exists")
@@ -69,6 +74,10 @@ def create_session(conn: sqlite3.Connection, meta: SessionMeta) -> None:
             meta.started_at,
         ),
     )
+    if messages:
+        append(conn, meta.id, list(messages), now)
+    if state_json is not None:
+        save_state(conn, meta.id, state_json, now)
 
 
 def _insert(
@@ -163,14 +172,17 @@ def update_counters(
     tool_calls: int,
     cost: float,
     now: float,
+    state_json: str | None = None,
 ) -> None:
-    """Add usage to the counters."""
+    """Add usage to the counters (and replace the state blob when given)."""
     cursor = conn.execute(
         "UPDATE sessions SET tokens_in = tokens_in + ?, tokens_out = tokens_out + ?,"
         f" tool_call_count = tool_call_count + ?, cost = cost + ?, last_active = ? WHERE {_LIVE}",
         (tokens_in, tokens_out, tool_calls, cost, now, session_id),
     )
     _require(cursor, session_id)
+    if state_json is not None:
+        save_state(conn, session_id, state_json, now)
 
 
 def delete_session(conn: sqlite3.Connection, session_id: str, now: float) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -205,29 +206,33 @@ class TestContextFileSafety:
 
 
 class TestBuildAsync:
-    """The async builder gives the same prompt as the blocking one and awaits the memory block for the home."""
+    """The async builder gives the same prompt as the blocking one and reads the memory block for the home,
+    in the same worker thread as the files."""
 
     async def test_same_result(self, tmp_path: Path) -> None:
         (tmp_path / "AGENTS.md").write_text("rules")
         spec = _spec(tmp_path, tmp_path, model="gpt-5")
         assert await build_system_prompt(spec) == assemble_system_prompt(spec)
 
-    async def test_memory_block_awaited_with_home(self, tmp_path: Path) -> None:
-        seen: list[Path] = []
+    async def test_memory_block_read_with_home_off_the_event_loop(self, tmp_path: Path) -> None:
+        seen: list[tuple[Path, threading.Thread]] = []
 
-        async def block(home: Path) -> str:
-            seen.append(home)
+        def block(home: Path) -> str:
+            seen.append((home, threading.current_thread()))
             return "REMEMBERED"
 
         prompt = await build_system_prompt(_spec(tmp_path / "home", tmp_path), memory_block=block)
-        assert seen == [tmp_path / "home"] and prompt.endswith("REMEMBERED")
+        assert [home for home, _ in seen] == [tmp_path / "home"] and prompt.endswith("REMEMBERED")
+        assert seen[0][1] is not threading.current_thread()
 
     async def test_real_memory_store_block(self, tmp_path: Path) -> None:
         home = tmp_path / "home"
         home.mkdir()
         store = MemoryStore(home)
         await store.add("memory", "The project uses pytest-trio")
-        prompt = await build_system_prompt(_spec(home, tmp_path, tool_names={"memory"}), memory_block=memory_prompt_block)
+        assert await memory_prompt_block(home) == store.prompt_block_blocking() != ""
+        spec = _spec(home, tmp_path, tool_names={"memory"})
+        prompt = await build_system_prompt(spec, memory_block=lambda home: MemoryStore(home).prompt_block_blocking())
         assert "The project uses pytest-trio" in prompt
         assert prompt.index(MEMORY_GUIDANCE) < prompt.index("The project uses pytest-trio")
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from store.codec import decode_message, encode_message, message_text
+from store.codec import RawJson, decode_message, dump_json, encode_message, message_text
 from store.errors import InvalidRecordError
 
 from .strategies import messages
@@ -81,3 +81,26 @@ class TestMessageText:
             "tool_calls": [{"function": {"name": "terminal", "arguments": {"cmd": "ls"}}}],
         }
         assert message_text(message) == ("one two", 'terminal {"cmd":"ls"}')
+
+
+class TestRawJson:
+    """A value encoded once (RawJson) is spliced into a state's text exactly as encoding it there would write it."""
+
+    @given(messages)
+    @settings(max_examples=200, deadline=None)
+    def test_same_text_as_encoding_the_value(self, message: dict[str, Any]) -> None:
+        plain = {"before": 1, "tools": [message, {"x": "é"}], "after": {"nested": [None, True, 2.5]}}
+        spliced = {**plain, "tools": RawJson.of(plain["tools"], "tools")}
+        assert dump_json(spliced, "state") == dump_json(plain, "state")
+
+    def test_lone_surrogates_repaired_in_the_rest(self) -> None:
+        text = dump_json({"raw": RawJson.of(["ok"], "raw"), "bad": "a\ud800b"}, "state")
+        assert text == '{"raw":["ok"],"bad":"a\ufffdb"}'
+
+    def test_refused_like_any_value(self) -> None:
+        with pytest.raises(InvalidRecordError):
+            RawJson.of({"n": math.nan}, "tools")
+        with pytest.raises(InvalidRecordError):
+            dump_json({"raw": RawJson("[]"), "bad": object()}, "state")
+        with pytest.raises(InvalidRecordError):
+            dump_json({1: RawJson("[]")}, "state")

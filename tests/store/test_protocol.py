@@ -16,6 +16,7 @@ from store import (
     SessionNotFoundError,
     TitleConflictError,
 )
+from store.codec import RawJson
 
 ASSISTANT_WITH_CALL = {
     "role": "assistant",
@@ -79,6 +80,59 @@ class TestHistory:
     async def test_session_ids_reject_the_lineage_separator(self) -> None:
         with pytest.raises(ValueError):
             SessionMeta(id="a#0")
+
+
+class TestCreateWithFirstWrites:
+    """A session created with its first messages and state has them at once; a bad one creates nothing."""
+
+    async def test_messages_and_state(self, any_store: Any) -> None:
+        state = {"tools": RawJson.of([{"name": "t"}], "tools"), "turns": 0}
+        await any_store.create_session(SessionMeta(id="s1", source="api"), messages=SHAPES[:2], state=state)
+        loaded = await any_store.load("s1")
+        assert (loaded.messages, loaded.state) == (SHAPES[:2], {"tools": [{"name": "t"}], "turns": 0})
+        assert loaded.info.message_count == 2
+        await any_store.append("s1", [SHAPES[2]])
+        assert (await any_store.load("s1")).messages == SHAPES[:3]
+
+    @pytest.mark.parametrize("first", [
+        {"messages": [{"role": "user", "content": "ok"}, {"content": "no role"}]},
+        {"messages": [{"role": "user", "content": "ok"}], "state": {"x": object()}},
+    ])  # fmt: skip
+    async def test_all_or_nothing(self, any_store: Any, first: dict[str, Any]) -> None:
+        with pytest.raises(InvalidRecordError):
+            await any_store.create_session(SessionMeta(id="s1"), **first)
+        with pytest.raises(SessionNotFoundError):
+            await any_store.load("s1")
+        await make(any_store)
+
+    async def test_taken_id_writes_nothing(self, any_store: Any) -> None:
+        await make(any_store)
+        with pytest.raises(SessionExistsError):
+            await any_store.create_session(SessionMeta(id="s1"), messages=[SHAPES[0]], state={"turns": 9})
+        loaded = await any_store.load("s1")
+        assert (loaded.messages, loaded.state) == ([], None)
+
+
+class TestCountersWithState:
+    """Counters and the state blob updated in one call: both or neither."""
+
+    async def test_both(self, any_store: Any) -> None:
+        await make(any_store)
+        await any_store.update_counters("s1", tokens_in=7, tokens_out=2, cost=0.5, state={"turns": 1})
+        loaded = await any_store.load("s1")
+        assert loaded.state == {"turns": 1}
+        assert (loaded.info.tokens_in, loaded.info.tokens_out, loaded.info.cost) == (7, 2, 0.5)
+        await any_store.update_counters("s1", tokens_in=1)
+        assert (await any_store.load("s1")).state == {"turns": 1}, "no state given: the blob stays"
+
+    async def test_neither(self, any_store: Any) -> None:
+        await make(any_store)
+        with pytest.raises(InvalidRecordError):
+            await any_store.update_counters("s1", tokens_in=7, state={"x": object()})
+        loaded = await any_store.load("s1")
+        assert (loaded.state, loaded.info.tokens_in) == (None, 0)
+        with pytest.raises(SessionNotFoundError):
+            await any_store.update_counters("zz", tokens_in=1, state={"turns": 1})
 
 
 class TestStateAndTranscript:

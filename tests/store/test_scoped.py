@@ -55,6 +55,23 @@ class TestRealmScopedReader:
             assert (await reader.read_session(session_id)).session.id == session_id
             assert (await reader.scroll(await _message_id(any_store, session_id)))[0].session_id == session_id
 
+    @pytest.mark.parametrize(("session_id", "source", "realm"), [
+        ("api-1", None, API_REALM),
+        ("cli1", None, LOCAL_REALM),
+        ("api-1-child", None, API_REALM),
+        ("api-1-child", "subagent", API_REALM),
+        ("cli1-child", "subagent", LOCAL_REALM),
+        ("fresh", "api", API_REALM),
+        ("fresh", "cli", LOCAL_REALM),
+    ])  # fmt: skip
+    async def test_for_session(self, any_store: Store, session_id: str, source: str | None, realm: str) -> None:
+        """A session's view is its realm; a subagent's is its delegator's; a known own source needs no read
+        (``fresh`` is not stored: looking it up would fail)."""
+        await _world(any_store)
+        reader = await RealmScopedReader.for_session(any_store, session_id, source)
+        assert {info.id for info in await reader.browse(limit=10)} <= ({"api-1", "api-1-child"} if realm == API_REALM else {"cli1", "cli1-child"})
+        assert await reader._visible(await any_store.get_session("api-1")) == (realm == API_REALM)
+
     async def test_the_tool_answers_another_realm_as_absent(self, tmp_path: Path) -> None:
         """Through session_search, a CLI session's id reads exactly like an unknown id to an API session."""
         store = InMemorySessionStore()

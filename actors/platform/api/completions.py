@@ -157,22 +157,22 @@ class _Completion:
                     if text:
                         await emit(sse_data(chunk(self.id, self.created, model, {"content": text})))
             except TurnLost as exc:
-                await emit(sse_data(TurnFailed(str(exc)).body()))
-                await emit(DONE_FRAME)
+                await emit(sse_data(TurnFailed(str(exc)).body()) + DONE_FRAME)
                 reason = "api turn lost"
                 return
             outcome = self.watch.outcome
             assert outcome is not None
+            # The closing frames go out in one write: the client reads them all at once anyway.
             if outcome.reason == "error":
-                await emit(sse_data(TurnFailed(f"the agent's turn failed: {outcome.error or outcome.final_text}").body()))
+                tail = [sse_data(TurnFailed(f"the agent's turn failed: {outcome.error or outcome.final_text}").body())]
             else:
-                await emit(sse_data(chunk(self.id, self.created, model, {}, finish_reason(outcome.reason))))
+                tail = [sse_data(chunk(self.id, self.created, model, {}, finish_reason(outcome.reason)))]
                 if self.request.include_usage:
                     usage_chunk = chunk(self.id, self.created, model, {})
                     usage_chunk["choices"] = []
                     usage_chunk["usage"] = outcome.usage.to_json()
-                    await emit(sse_data(usage_chunk))
-            await emit(DONE_FRAME)
+                    tail.append(sse_data(usage_chunk))
+            await emit(b"".join([*tail, DONE_FRAME]))
             reason = "api completion done"
         finally:
             with trio.CancelScope(shield=True):

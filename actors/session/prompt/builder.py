@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import platform as host_platform
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -42,7 +42,7 @@ from tools.threats import find_threats
 ENFORCEMENT_MODEL_MARKERS = ("gpt", "gemini", "grok", "glm")
 OPENAI_MODEL_MARKERS = ("gpt", "codex")
 
-MemoryBlock = Callable[[Path], Awaitable[str]]
+MemoryBlock = Callable[[Path], str]
 
 
 def _model_matches(model: str, markers: tuple[str, ...]) -> bool:
@@ -129,16 +129,20 @@ def assemble_system_prompt(spec: PromptSpec, *, memory: str = "", scan: ThreatSc
 
 
 async def build_system_prompt(spec: PromptSpec, *, memory_block: MemoryBlock | None = None, scan: ThreatScanner = find_threats) -> str:
-    """Build the session's system prompt with all file reads in a worker thread.
+    """Build the session's system prompt with all file reads, the memory block's too, in one worker thread.
 
     Args:
         spec: what the prompt depends on.
-        memory_block: async ``home -> block`` such as ``tools.memory.memory_prompt_block`` (MEMORY.md and
-            USER.md with usage indicators), or ``None`` when memory is off.
+        memory_block: blocking ``home -> block`` such as ``MemoryStore(home).prompt_block_blocking`` (MEMORY.md
+            and USER.md with usage indicators), or ``None`` when memory is off.
         scan: the threat scanner applied to SOUL.md and context files.
     """
-    memory = "" if memory_block is None else await memory_block(spec.home)
-    return await trio.to_thread.run_sync(lambda: assemble_system_prompt(spec, memory=memory, scan=scan))
+
+    def build() -> str:
+        memory = "" if memory_block is None else memory_block(spec.home)
+        return assemble_system_prompt(spec, memory=memory, scan=scan)
+
+    return await trio.to_thread.run_sync(build)
 
 
 def build_subagent_prompt(
