@@ -2,11 +2,10 @@
 
 httpcore's pool re-examines every connection it holds whenever a request starts or ends, and probes
 each idle one with a ``poll`` syscall (has the server closed it?). With 200 sessions streaming from
-one provider, each request paid about 400 probes. :class:`ShardedTransport` spreads the requests over
+one provider, each request paid about 400 probes; in shards of 8, at most 16. :class:`ShardedTransport` spreads the requests over
 several transports of at most :data:`SHARD_CONNECTIONS` kept-alive connections each, sending every
 request to the first shard with room: one session's sequential requests stay on the first shard (and
-its one connection), and a burst of 40 fills the first shard and 8 connections of the second, which
-the next burst finds again.
+its one connection), and a burst of 40 fills the first five shards, which the next burst finds again.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import httpx2
 __all__ = ["SHARD_CONNECTIONS", "ShardedTransport"]
 
 # Kept-alive connections per shard: a pool scan costs about this many probes.
-SHARD_CONNECTIONS = 32
+SHARD_CONNECTIONS = 8
 
 
 class _Shard:

@@ -88,7 +88,9 @@ class SessionsHandle(SupervisorHandle):
 
 
 def _has_turn(session: ActorBase) -> bool:
-    return any(child.name == TURN_NAME for child in session.children())
+    # The session's own view (set when it starts a turn, cleared when the turn is finished): an
+    # attribute read, where listing every session's children on each message cost O(sessions x actors).
+    return isinstance(session, SessionActor) and session.turn is not None
 
 
 class SessionsSupervisor(Supervisor):

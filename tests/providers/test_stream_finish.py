@@ -80,9 +80,9 @@ class TestConnectionsKept:
         opened = await round_of(40)
         assert len(opened) == 40
         assert await round_of(40) <= opened
-        # 40 at once took two shards of 32: no request scanned more than one shard's connections.
+        # 40 at once took five shards of 8: no request scanned more than one shard's connections.
         transport = pool.get_openai(settings_for(server, "chat_completions"))._client._transport._inner
-        assert isinstance(transport, ShardedTransport) and transport.shards == 2
+        assert isinstance(transport, ShardedTransport) and transport.shards == 5
 
     async def test_sequential_requests_share_one_connection(self, server, pool):
         adapter = adapter_for(server, pool, "chat_completions")
