@@ -17,6 +17,7 @@ tells the recovery layer to repair the history and try again.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from .errors import UnencodableRequest
@@ -40,14 +41,14 @@ def encode_body(body: dict[str, Any]) -> bytes:
 
 
 async def post_stream(
-    client: Any, path: str, body: dict[str, Any], *, cast_to: type, stream_cls: type, headers: dict[str, str] | None = None
+    client: Any, path: str, body: dict[str, Any], *, cast_to: type, stream_cls: type, headers: Mapping[str, Any] | None = None
 ) -> Any:
     """POST ``body`` to ``path`` and return the SDK's async stream of events.
 
     Raises:
         UnencodableRequest: ``body`` cannot be encoded (before anything is sent).
     """
-    options: dict[str, Any] = {"headers": headers} if headers else {}
+    options: dict[str, Any] = {"headers": dict(headers)} if headers else {}
     return await client.post(
         path, content=encode_body(body), cast_to=cast_to, stream=True, stream_cls=stream_cls, options=options
     )

@@ -11,6 +11,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from ._raw import post_stream
+from ._telemetry import OPENAI_REQUEST_HEADERS
 from .base import ChunkConverter, SdkStreamAdapter, TurnAccumulator
 from .modes import uses_developer_role
 from .types import ChatRequest, StreamEvent, Usage
@@ -193,7 +194,7 @@ class ChatCompletionsAdapter(SdkStreamAdapter):
         return await post_stream(
             client, "/chat/completions", build_chat_kwargs(request),
             # Chunks as plain dicts: see convert_chat_chunk.
-            cast_to=ChatCompletion, stream_cls=openai.AsyncStream[object],
+            cast_to=ChatCompletion, stream_cls=openai.AsyncStream[object], headers=OPENAI_REQUEST_HEADERS,
         )
 
     def _converter(self) -> ChunkConverter:

@@ -24,6 +24,7 @@ import trio
 from config.providers import StreamingConfig
 
 from ._shards import ShardedTransport
+from ._telemetry import TELEMETRY_HEADERS
 from ._stale import StaleGuardTransport
 from .anthropic_messages import AnthropicMessagesAdapter
 from .base import CLOSE_GRACE_SECONDS, ProviderAdapter
@@ -215,7 +216,7 @@ class ClientPool:
                 max_retries=0,
                 timeout=timeout,
                 http_client=http,
-                default_headers=provider_headers(settings.base_url),
+                default_headers={**provider_headers(settings.base_url), **dict.fromkeys(TELEMETRY_HEADERS, anthropic.Omit())},
             )
         return openai.AsyncOpenAI(
             api_key=settings.api_key or _NO_KEY,
@@ -223,7 +224,7 @@ class ClientPool:
             max_retries=0,
             timeout=timeout,
             http_client=http,
-            default_headers=provider_headers(settings.base_url),
+            default_headers={**provider_headers(settings.base_url), **dict.fromkeys(TELEMETRY_HEADERS, openai.Omit())},
         )
 
 

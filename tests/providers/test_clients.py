@@ -12,7 +12,7 @@ from providers.chat_completions import ChatCompletionsAdapter
 from providers.clients import provider_headers
 from providers.codex_responses import CodexResponsesAdapter
 
-from .conftest import collect, request, settings_for
+from .conftest import MODES, adapter_for, collect, request, settings_for
 
 
 def _settings(mode: str = "chat_completions", key: str = "sk-a", url: str = "http://127.0.0.1:9/v1") -> ProviderSettings:
@@ -72,6 +72,15 @@ class TestProviderHeaders:
     async def test_headers_reach_the_client(self, pool):
         client = pool.get_openai(_settings(url="https://openrouter.ai/api/v1"))
         assert client.default_headers["X-Title"] == "hermes-actors"
+
+    @pytest.mark.parametrize("mode", MODES)
+    async def test_no_sdk_telemetry_on_the_wire(self, server, pool, mode):
+        """The SDKs' x-stainless-* headers are left off; what providers need is sent."""
+        server.push({"text": "ok"})
+        await collect(adapter_for(server, pool, mode), request())
+        sent = server.requests[-1].headers
+        assert not [name for name in sent if name.startswith("x-stainless")]
+        assert {"authorization", "content-type", "user-agent"} <= set(sent) or "x-api-key" in sent
 
 
 class TestLifecycle:
