@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import selectors
 import signal
 import statistics
 import subprocess
@@ -54,6 +55,9 @@ class Daemon:
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
         )
         self.client = self._connect()
+        self.attached: dict[str, ControlClient] = {}
+        self._selector = selectors.DefaultSelector()
+        self._ready: list[dict[str, Any]] = []
 
     def _connect(self) -> ControlClient:
         deadline = time.monotonic() + 30
@@ -80,18 +84,45 @@ class Daemon:
         return 0
 
     def create(self) -> str:
-        """A new session in the work directory, attached on this connection."""
+        """A new session in the work directory, with a connection of its own attached to it (as each user's
+        ``attach`` would be: one connection carrying every session's events would fall behind)."""
         created = self.client.request(c.CreateSession(self.client.next_id(), cwd=str(self.work)))
-        self.client.request(c.Attach(self.client.next_id(), created.session_id))
+        attached = self._connect()
+        attached.request(c.Attach(attached.next_id(), created.session_id))
+        self.attached[created.session_id] = attached
+        self._selector.register(attached.fileno(), selectors.EVENT_READ, created.session_id)
         return created.session_id
 
     def send(self, session_id: str, text: str) -> None:
         """Send a message without waiting for its reply (events and replies are read in order later)."""
-        self.client.send(c.SendMessage(self.client.next_id(), session_id, text))
+        attached = self.attached[session_id]
+        attached.send(c.SendMessage(attached.next_id(), session_id, text))
+
+    def receive(self) -> dict[str, Any]:
+        """The next message from any attached session (raw: decoding every event into its class would
+        make this client the bottleneck)."""
+        while not self._ready:
+            for session_id, attached in self.attached.items():
+                if attached.has_buffered():
+                    self._ready.append(attached.receive_raw())
+            if self._ready:
+                break
+            for key, _ in self._selector.select():
+                self._ready.append(self.attached[key.data].receive_raw())
+        return self._ready.pop(0)
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The end of the daemon's log, to say why a run failed."""
+        self._log.flush()
+        text = (Path(self._dir.name) / "daemon.log").read_text(errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
 
     def stop(self) -> None:
         """Stop the daemon and remove its home."""
         try:
+            self._selector.close()
+            for attached in self.attached.values():
+                attached.close()
             self.client.close()
         finally:
             self.process.send_signal(signal.SIGTERM)
@@ -110,13 +141,16 @@ def daemon(url: str, sandbox: str, toolsets: list[str]) -> Iterator[Daemon]:
     running = Daemon(url, sandbox, toolsets)
     try:
         yield running
+    except BaseException:
+        print(running.log_tail(), file=sys.stderr)
+        raise
     finally:
         running.stop()
 
 
-def finished(message: Any) -> TurnFinished | None:
+def finished(message: dict[str, Any]) -> dict[str, Any] | None:
     """The message, if it ends a turn."""
-    return message if isinstance(message, TurnFinished) else None
+    return message if message.get("type") == TurnFinished.__name__ else None
 
 
 def turns(url: str, sandbox: str, sessions: int, count: int) -> dict[str, Any]:
@@ -130,16 +164,17 @@ def turns(url: str, sandbox: str, sessions: int, count: int) -> dict[str, Any]:
             d.send(session_id, "turn 0: check the machine [[bench tools=1]]")
             sent[session_id] = 1
         while done + failed < sessions * count:
-            end = finished(d.client.receive())
+            end = finished(d.receive())
             if end is None:
                 continue
-            if end.reason == "completed" and end.final_text == "All checks passed.":
+            if end["reason"] == "completed" and end["final_text"] == "All checks passed.":
                 done += 1
             else:
                 failed += 1
-            if sent[end.session_id] < count:
-                d.send(end.session_id, f"turn {sent[end.session_id]}: check the machine [[bench tools=1]]")
-                sent[end.session_id] += 1
+            session_id = end["session_id"]
+            if sent[session_id] < count:
+                d.send(session_id, f"turn {sent[session_id]}: check the machine [[bench tools=1]]")
+                sent[session_id] += 1
         return {"turns": done, "failed": failed, "wall_s": time.perf_counter() - start, "cpu_s": d.cpu_seconds() - cpu}
 
 
@@ -153,8 +188,8 @@ def interrupt(url: str, sandbox: str, rounds: int) -> dict[str, Any]:
             while not _sleeping_descendant(d.process.pid):
                 time.sleep(0.005)
             asked = time.perf_counter()
-            d.client.send(c.InterruptSession(d.client.next_id(), session_id))
-            while finished(d.client.receive()) is None:
+            d.client.request(c.InterruptSession(d.client.next_id(), session_id))
+            while finished(d.receive()) is None:
                 pass
             samples.append((time.perf_counter() - asked) * 1000)
     return {"interrupt_ms": statistics.median(samples), "samples": samples}
@@ -200,9 +235,9 @@ def code(url: str, sandbox: str, kind: str, calls: int, path: str, rounds: int) 
         session_id = d.create()
         for _ in range(rounds):
             d.send(session_id, f"[[bench code={calls} kind={kind} path={path}]]")
-            while (end := finished(d.client.receive())) is None:
+            while (end := finished(d.receive())) is None:
                 pass
-            ok += end.final_text == "Measured."
+            ok += end["final_text"] == "Measured."
     return {"conversations_ok": ok}
 
 
@@ -215,8 +250,8 @@ def stream(url: str, sandbox: str, rounds: int, chunks: int, gap: float) -> dict
             start = time.perf_counter()
             d.send(session_id, f"[[bench slow={chunks} gap={gap}]]")
             first = None
-            while (end := finished(message := d.client.receive())) is None:
-                if first is None and isinstance(message, TextDelta) and message.text:
+            while finished(message := d.receive()) is None:
+                if first is None and message.get("type") == TextDelta.__name__ and message.get("text"):
                     first = time.perf_counter()
             samples.append((first - start) * 1000 if first is not None else float("inf"))
     return {"first_token_ms": statistics.median(samples)}

@@ -29,6 +29,7 @@ import argparse
 import json
 import re
 import socket
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -269,6 +270,11 @@ class BenchServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), Handler)
         self.latency = latency
         self.stats = Stats()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that closes its connection (between requests, or stopped mid-stream) is no error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def main() -> None:
