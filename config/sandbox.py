@@ -22,7 +22,7 @@ class CodeExecutionConfig:
         max_stderr_bytes: Stderr bytes kept, shown after a non-zero exit.
         kill_grace_seconds: Seconds between SIGTERM and SIGKILL to the process group.
         memory_limit_mb: Address-space limit of the child in MiB, None for no limit.
-        strict: Run the child with ``-S`` so site-packages cannot be imported.
+        strict: Leave site-packages off the child's path, so they cannot be imported.
         progress_interval_seconds: Seconds between progress events while the script runs quietly.
     """
 

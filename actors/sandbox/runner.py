@@ -27,6 +27,7 @@ import logging
 import math
 import os
 import secrets
+import site
 import sys
 from collections.abc import Callable, Iterable, Mapping
 
@@ -50,6 +51,9 @@ log = logging.getLogger(__name__)
 PIPE_LINGER_SECONDS = 0.5
 # A script making thousands of quick calls must not flood the session's listeners with progress events.
 PROGRESS_MIN_INTERVAL_SECONDS = 0.25
+# What ``site`` would put on the child's path (the child runs with -S, see child_environment): this
+# interpreter's site-packages, never the user's own.
+_SITE_PACKAGES: tuple[str, ...] = tuple(site.getsitepackages())
 
 
 def _truncation_notice(omitted: int, total: int) -> str:
@@ -234,8 +238,9 @@ class Sandbox:
             socket_path=workspace.socket_path,
             token=token,
             passthrough=self._passthrough,
+            site_packages=() if self._config.strict else _SITE_PACKAGES,
         )
-        argv = [sys.executable, *(["-S"] if self._config.strict else []), workspace.script_path]
+        argv = [sys.executable, "-S", workspace.script_path]
         try:
             listener = await bind_listener(workspace.socket_path)
         except SandboxSetupError as exc:

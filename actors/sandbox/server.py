@@ -243,11 +243,30 @@ class RpcServer:
         raise RpcAuthError(f"no RPC token within {self._handshake_timeout:g} s")
 
     async def _read_next(self, conn: _Connection) -> None:
-        """Read the connection's next request, hand reading on to a new task, and answer it.
+        """Read the connection's next requests; hand reading on to a new task at the first admitted one,
+        and answer it.
 
-        The task that read a request answers it itself, so the answer does not wait for a
-        scheduler pass to start a task; the reader it starts runs while the tool does.
+        The task that read a request answers it itself, so the answer does not wait for a scheduler
+        pass to start a task; the reader it starts runs while the tool does. A refused request needs
+        no task: it is answered at once, and this task reads on.
         """
+        while True:
+            request = await self._next_request(conn)
+            if request is None:
+                return
+            started = trio.current_time()
+            try:
+                args = self._admit(request)
+            except RpcRefused as exc:
+                self._refused += 1
+                await self._respond(conn, request, _failed(request, str(exc)), started)
+                continue
+            conn.calls.start_soon(self._read_next, conn)
+            await self._answer(request, args, conn, started)
+            return
+
+    async def _next_request(self, conn: _Connection) -> RpcRequest | None:
+        """The next well-formed request (malformed frames are answered on the way); None at the end."""
         while True:
             try:
                 frame = await conn.reader.receive_frame()
@@ -255,9 +274,9 @@ class RpcServer:
                 await self._refuse_frame(conn, 0, exc)
                 continue
             except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return
+                return None
             if frame is None:
-                return
+                return None
             try:
                 request = self._codec.decode(frame)
             except MessageDecodeError as exc:
@@ -268,9 +287,7 @@ class RpcServer:
                 exc = MessageDecodeError(f"expected an RpcRequest, got {type(request).__name__}")
                 await self._refuse_frame(conn, request.id, exc)
                 continue
-            break
-        conn.calls.start_soon(self._read_next, conn)
-        await self._answer(request, conn)
+            return request
 
     def _check_peer(self, sock: trio.socket.SocketType) -> None:
         uid = peer_uid(sock)
@@ -306,18 +323,23 @@ class RpcServer:
         except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
             log.info("sandbox RPC: the script hung up before response %d", response.id)
 
-    async def _answer(self, request: RpcRequest, conn: _Connection) -> None:
-        started = trio.current_time()
-        args_bytes = len(json.dumps(request.args, ensure_ascii=False))
+    async def _answer(self, request: RpcRequest, args: dict[str, Any], conn: _Connection, started: float) -> None:
         self._in_flight += 1
         try:
-            response, error = await self._run(request)
+            answer = await self._run(request, args)
         finally:
             self._in_flight -= 1
+        await self._respond(conn, request, answer, started)
+
+    async def _respond(
+        self, conn: _Connection, request: RpcRequest, answer: tuple[RpcResponse, str | None], started: float
+    ) -> None:
+        """Record the call for the transcript, then send its response."""
+        response, error = answer
         self._on_tool_call(
             SandboxToolCall(
                 tool=request.tool,
-                args_bytes=args_bytes,
+                args_bytes=len(json.dumps(request.args, ensure_ascii=False)),
                 duration_seconds=trio.current_time() - started,
                 ok=error is None,
                 error=error,
@@ -344,13 +366,8 @@ class RpcServer:
             return {k: v for k, v in request.args.items() if k not in TERMINAL_STRIPPED_ARGS}
         return dict(request.args)
 
-    async def _run(self, request: RpcRequest) -> tuple[RpcResponse, str | None]:
-        """The response to ``request`` and, when the call failed, why (for the transcript record)."""
-        try:
-            args = self._admit(request)
-        except RpcRefused as exc:
-            self._refused += 1
-            return _failed(request, str(exc))
+    async def _run(self, request: RpcRequest, args: dict[str, Any]) -> tuple[RpcResponse, str | None]:
+        """The response to an admitted ``request`` and, when the call failed, why (for the transcript record)."""
         async with self._gate.slot(request.tool, args, self._cwd()):
             deadline = trio.current_time() + self._per_call_timeout
             if deadline >= self._run_deadline:

@@ -112,7 +112,7 @@ class TestEnvironment:
             import os, sys, hermes_tools
             print(sorted(os.environ))
             print(os.environ.get("MY_CUSTOM_KEY"))
-            print(os.environ["PYTHONPATH"] == os.getcwd())
+            print(os.environ["PYTHONPATH"].split(os.pathsep)[0] == os.getcwd())
             """,
             bench, short_dir, env_passthrough=["MY_CUSTOM_KEY"],
         )  # fmt: skip
@@ -128,6 +128,11 @@ class TestEnvironment:
             bench, short_dir,
         )  # fmt: skip
         assert result.output == "token=\n"
+
+    async def test_no_pth_file_runs(self, bench: ToolBench, short_dir: str) -> None:
+        """The child starts without ``site``: no .pth import hook (the editable install's) is loaded."""
+        code = "import sys, hermes_tools, attrs\nprint('site' in sys.modules, [m for m in sys.modules if 'editable' in m])"
+        assert (await _run(code, bench, short_dir)).output == "False []\n"
 
     async def test_strict_mode(self, bench: ToolBench, short_dir: str) -> None:
         code = "import hermes_tools\ntry:\n    import attrs\n    print('importable')\nexcept ImportError:\n    print('hidden')"

@@ -87,6 +87,8 @@ class TestEnvironment:
                         "MY_CREDS", "XDG_SECRET", "RANDOM_VAR", "HERMES_ACTORS_HOME", "MY_CUSTOM_KEY"):  # fmt: skip
             assert dropped not in env, dropped
         assert env["PYTHONPATH"] == "/sbx"
+        with_site = child_environment(self.PARENT, sandbox_dir="/sbx", socket_path="/s", token="t", site_packages=["/v/site"])
+        assert with_site["PYTHONPATH"] == "/sbx:/v/site"
         assert env["PYTHONDONTWRITEBYTECODE"] == "1" and env["PYTHONIOENCODING"] == "utf-8"
         assert env[SOCKET_ENV] == "/sbx/rpc.sock" and env[TOKEN_ENV] == "tok"
 
