@@ -162,6 +162,7 @@ class RpcServer:
             raise ValueError("the RPC token must be a non-empty line")
         self._call_tool = call_tool
         self._allowed = allowed_tools
+        self._available = ", ".join(sorted(allowed_tools)) or "(none)"
         self._preamble = token.encode() + b"\n"
         self._handshake_timeout = handshake_timeout
         self._max_tool_calls = max_tool_calls
@@ -349,7 +350,7 @@ class RpcServer:
 
     def _admit(self, request: RpcRequest) -> dict[str, Any]:
         """Check a request against the allow-list and the call limit; count it when admitted."""
-        available = ", ".join(sorted(self._allowed)) or "(none)"
+        available = self._available
         if request.tool not in self._allowed:
             if request.tool in self._known:
                 raise RpcRefused(

@@ -123,6 +123,8 @@ import threading as _threading
 __all__ = [{exports}]
 
 _SOCKET_PATH = _os.environ.get({socket_env!r}, "")
+# Made once: json.dumps with these options would build a new encoder at every call.
+_encode = _json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 # Taken out of the environment so processes the script starts do not inherit it.
 _TOKEN = _os.environ.pop({token_env!r}, "")
 
@@ -147,7 +149,7 @@ class _Client:
                 raise RuntimeError(self._broken)
             self._next_id += 1
             request_id = payload["id"] = self._next_id
-        frame = (_json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\\n").encode("utf-8")
+        frame = (_encode(payload) + "\\n").encode("utf-8")
         with self._send_lock:
             try:
                 if self._sock is None:
