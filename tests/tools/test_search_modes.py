@@ -16,8 +16,7 @@ from tools.search import SEARCH_FILES_SCHEMA, find_ripgrep, make_search_handler
 from tools.testing import LocalToolContext
 
 RG = find_ripgrep()
-ENGINES = [pytest.param(True, marks=pytest.mark.skipif(RG is None, reason="ripgrep is not installed"), id="rg"),
-           pytest.param(False, id="python")]
+ENGINES = [pytest.param(True, id="rg"), pytest.param(False, id="python")]
 KEY = "sk-proj-" + "Ab3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF"
 
 LINES = ["a", "hit one", "b", "c", "d", "e", "hit two", "hit three", "f", "g"]
