@@ -16,6 +16,7 @@ from typing import Any
 from messages.untrusted import UntrustedJsonError
 from messages.untrusted import loads as loads_untrusted
 
+from ._wire_shapes import wire_int, wire_object, wire_text
 from .base import TurnAccumulator
 from .types import StreamEvent, Usage
 
@@ -149,16 +150,16 @@ def _tool_result(msg: dict[str, Any]) -> dict[str, Any]:
 def usage_from_anthropic(raw: Mapping[str, Any], previous: Usage | None = None) -> Usage:
     """Normalize Anthropic usage (the JSON object); ``message_delta`` carries only some fields."""
     prev = previous or Usage()
-    cache_read = _count(raw.get("cache_read_input_tokens"))
-    cache_write = _count(raw.get("cache_creation_input_tokens"))
-    input_tokens = _count(raw.get("input_tokens"))
+    cache_read = wire_int(raw.get("cache_read_input_tokens"))
+    cache_write = wire_int(raw.get("cache_creation_input_tokens"))
+    input_tokens = wire_int(raw.get("input_tokens"))
     cache_read = prev.cache_read_tokens if cache_read is None else cache_read
     cache_write = prev.cache_write_tokens if cache_write is None else cache_write
     if input_tokens is None:
         prompt = prev.prompt_tokens
     else:
         prompt = input_tokens + cache_read + cache_write
-    output = _count(raw.get("output_tokens"))
+    output = wire_int(raw.get("output_tokens"))
     return Usage(
         prompt_tokens=prompt,
         completion_tokens=prev.completion_tokens if output is None else output,
@@ -168,23 +169,8 @@ def usage_from_anthropic(raw: Mapping[str, Any], previous: Usage | None = None) 
     )
 
 
-def _count(value: Any) -> int | None:
-    """A token count from the wire; anything but an integer counts as absent."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _object(value: Any) -> dict[str, Any]:
-    """A JSON object from the wire, or an empty one for anything else (a hostile stream's shapes)."""
-    return value if isinstance(value, dict) else {}
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _position(value: Any) -> int | None:
-    """A block or item position from the wire; anything but an integer is no position."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class AnthropicChunkConverter:
@@ -203,7 +189,7 @@ class AnthropicChunkConverter:
 
     def __call__(self, event: Any, acc: TurnAccumulator) -> Iterable[StreamEvent]:
         """Events for one SSE event."""
-        event = _object(event)
+        event = wire_object(event)
         kind = event.get("type")
         if kind == "content_block_delta":
             return self._delta(event, acc)
@@ -212,9 +198,9 @@ class AnthropicChunkConverter:
         if kind == "content_block_stop":
             return self._stop(event, acc)
         if kind == "message_start":
-            acc.usage = usage_from_anthropic(_object(_object(event.get("message")).get("usage")))
+            acc.usage = usage_from_anthropic(wire_object(wire_object(event.get("message")).get("usage")))
         elif kind == "message_delta":
-            stop_reason = _object(event.get("delta")).get("stop_reason")
+            stop_reason = wire_object(event.get("delta")).get("stop_reason")
             if isinstance(stop_reason, str):
                 acc.finish_reason = STOP_REASONS.get(stop_reason, "stop")
                 # Some proxies end the stream without message_stop; the stop reason is final.
@@ -227,49 +213,49 @@ class AnthropicChunkConverter:
         return ()
 
     def _start(self, event: dict[str, Any], acc: TurnAccumulator) -> list[StreamEvent]:
-        block = _object(event.get("content_block"))
-        position = _position(event.get("index"))
+        block = wire_object(event.get("content_block"))
+        position = wire_int(event.get("index"))
         kind = block.get("type")
         if kind == "tool_use":
             index = len(self._tool_index)
             self._tool_index[position] = index
-            call_id, name = _text(block.get("id")), _text(block.get("name"))
+            call_id, name = wire_text(block.get("id")), wire_text(block.get("name"))
             self._blocks[position] = {"type": "tool_use", "id": call_id, "name": name}
             return [acc.start_call(index, call_id, name)]
         if kind == "thinking":
-            self._blocks[position] = {"type": "thinking", "thinking": [], "signature": [_text(block.get("signature"))]}
+            self._blocks[position] = {"type": "thinking", "thinking": [], "signature": [wire_text(block.get("signature"))]}
         elif kind == "redacted_thinking":
-            self._blocks[position] = {"type": "redacted_thinking", "data": _text(block.get("data"))}
+            self._blocks[position] = {"type": "redacted_thinking", "data": wire_text(block.get("data"))}
         elif kind == "text":
-            text = _text(block.get("text"))
+            text = wire_text(block.get("text"))
             self._blocks[position] = {"type": "text", "text": [text] if text else []}
             if text:
                 return acc.add_text(text)
         return []
 
     def _delta(self, event: dict[str, Any], acc: TurnAccumulator) -> list[StreamEvent]:
-        delta = _object(event.get("delta"))
+        delta = wire_object(event.get("delta"))
         kind = delta.get("type")
-        position = _position(event.get("index"))
+        position = wire_int(event.get("index"))
         block = self._blocks.get(position)
         if kind == "text_delta":
-            text = _text(delta.get("text"))
+            text = wire_text(delta.get("text"))
             if block is not None:
                 block["text"].append(text)
             return acc.add_text(text)
         if kind == "input_json_delta":
-            return acc.add_arguments(self._tool_index.get(position), _text(delta.get("partial_json")))
+            return acc.add_arguments(self._tool_index.get(position), wire_text(delta.get("partial_json")))
         if kind == "thinking_delta":
-            thinking = _text(delta.get("thinking"))
+            thinking = wire_text(delta.get("thinking"))
             if block is not None:
                 block["thinking"].append(thinking)
             return acc.add_reasoning(thinking)
         if kind == "signature_delta" and block is not None:
-            block["signature"].append(_text(delta.get("signature")))
+            block["signature"].append(wire_text(delta.get("signature")))
         return []
 
     def _stop(self, event: dict[str, Any], acc: TurnAccumulator) -> list[StreamEvent]:
-        position = _position(event.get("index"))
+        position = wire_int(event.get("index"))
         block = self._blocks.pop(position, None)
         index = self._tool_index.get(position)
         events: list[StreamEvent] = []

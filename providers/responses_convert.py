@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from ._wire_shapes import wire_int, wire_object, wire_text
 from .base import TurnAccumulator
 from .errors import ProviderStatusError
 from .types import StreamEvent, Usage
@@ -107,33 +108,23 @@ def usage_from_responses(raw: Any) -> Usage:
     """Normalize a Responses usage object (the JSON of ``response.usage``)."""
     if not isinstance(raw, dict):
         return Usage()
-    inp = _object(raw.get("input_tokens_details"))
-    out = _object(raw.get("output_tokens_details"))
+    inp = wire_object(raw.get("input_tokens_details"))
+    out = wire_object(raw.get("output_tokens_details"))
     return Usage(
-        prompt_tokens=_count(raw.get("input_tokens")),
-        completion_tokens=_count(raw.get("output_tokens")),
-        cache_read_tokens=_count(inp.get("cached_tokens")),
-        cache_write_tokens=_count(inp.get("cache_write_tokens")),
-        reasoning_tokens=_count(out.get("reasoning_tokens")),
+        prompt_tokens=_tokens(raw.get("input_tokens")),
+        completion_tokens=_tokens(raw.get("output_tokens")),
+        cache_read_tokens=_tokens(inp.get("cached_tokens")),
+        cache_write_tokens=_tokens(inp.get("cache_write_tokens")),
+        reasoning_tokens=_tokens(out.get("reasoning_tokens")),
     )
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _object(value: Any) -> dict[str, Any]:
-    """A JSON object from the wire, or an empty one for anything else (a hostile stream's shapes)."""
-    return value if isinstance(value, dict) else {}
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _position(value: Any) -> int | None:
-    """A block or item position from the wire; anything but an integer is no position."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _tokens(value: Any) -> int:
+    return wire_int(value) or 0
 
 
 def _without_none(value: Any) -> Any:
@@ -157,27 +148,27 @@ class ResponsesChunkConverter:
 
     def __call__(self, event: Any, acc: TurnAccumulator) -> Iterable[StreamEvent]:
         """Events for one SSE event."""
-        event = _object(event)
+        event = wire_object(event)
         kind = event.get("type")
         if kind == "response.output_text.delta":
-            return acc.add_text(_text(event.get("delta")))
+            return acc.add_text(wire_text(event.get("delta")))
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-            return acc.add_reasoning(_text(event.get("delta")))
+            return acc.add_reasoning(wire_text(event.get("delta")))
         if kind == "response.function_call_arguments.delta":
-            return acc.add_arguments(self._tool_index.get(_position(event.get("output_index"))), _text(event.get("delta")))
+            return acc.add_arguments(self._tool_index.get(wire_int(event.get("output_index"))), wire_text(event.get("delta")))
         if kind == "response.output_item.added":
-            item = _object(event.get("item"))
+            item = wire_object(event.get("item"))
             if item.get("type") != "function_call":
                 return ()
             index = len(self._tool_index)
-            self._tool_index[_position(event.get("output_index"))] = index
-            return [acc.start_call(index, _text(item.get("call_id")), _text(item.get("name")))]
+            self._tool_index[wire_int(event.get("output_index"))] = index
+            return [acc.start_call(index, wire_text(item.get("call_id")), wire_text(item.get("name")))]
         if kind == "response.output_item.done":
             return self._item_done(event, acc)
         if kind in ("response.completed", "response.incomplete"):
             return self._finished(event, acc)
         if kind == "response.failed":
-            error = _object(_object(event.get("response")).get("error"))
+            error = wire_object(wire_object(event.get("response")).get("error"))
             raise ProviderStatusError(
                 f"response failed: {error.get('message') or 'unknown error'}",
                 status_code=200,
@@ -194,25 +185,25 @@ class ResponsesChunkConverter:
         return ()
 
     def _item_done(self, event: dict[str, Any], acc: TurnAccumulator) -> list[StreamEvent]:
-        item = _object(event.get("item"))
+        item = wire_object(event.get("item"))
         kind = item.get("type")
         if kind in ("reasoning", "function_call"):
             acc.extras.setdefault("responses_items", []).append(_without_none(item))
         if kind != "function_call":
             return []
-        index = self._tool_index.get(_position(event.get("output_index")))
+        index = self._tool_index.get(wire_int(event.get("output_index")))
         if index is None:
             return []
         call = acc.tool_calls[index]
         if not call.arguments:
-            call.arguments.append(_text(item.get("arguments")) or "{}")
+            call.arguments.append(wire_text(item.get("arguments")) or "{}")
         done = acc.complete_call(index)
         return [done] if done is not None else []
 
     def _finished(self, event: dict[str, Any], acc: TurnAccumulator) -> list[StreamEvent]:
-        response = _object(event.get("response"))
+        response = wire_object(event.get("response"))
         if event.get("type") == "response.incomplete":
-            reason = _object(response.get("incomplete_details")).get("reason")
+            reason = wire_object(response.get("incomplete_details")).get("reason")
             acc.finish_reason = _INCOMPLETE.get(reason if isinstance(reason, str) else "", "length")
         else:
             acc.finish_reason = "tool_calls" if acc.tool_calls else "stop"

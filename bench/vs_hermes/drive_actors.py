@@ -7,7 +7,6 @@ client (one connection, attached to every session). Every CPU figure is the daem
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import selectors
@@ -29,6 +28,7 @@ from actors.platform.cli.client import ControlClient, DaemonNotRunning  # noqa: 
 from actors.platform.paths import DaemonPaths  # noqa: E402
 from messages import control as c  # noqa: E402
 from messages.events import TextDelta, TurnFinished  # noqa: E402
+from vs_common import parse_args, rss_kb, sleeping_descendant  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -77,11 +77,7 @@ class Daemon:
 
     def rss_kb(self) -> int:
         """The daemon's resident set."""
-        with open(f"/proc/{self.process.pid}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
+        return rss_kb(self.process.pid)
 
     def create(self) -> str:
         """A new session in the work directory, with a connection of its own attached to it (as each user's
@@ -185,7 +181,7 @@ def interrupt(url: str, sandbox: str, rounds: int) -> dict[str, Any]:
         session_id = d.create()
         for _ in range(rounds):
             d.send(session_id, "[[bench sleep=30]]")
-            while not _sleeping_descendant(d.process.pid):
+            while not sleeping_descendant(d.process.pid):
                 time.sleep(0.005)
             asked = time.perf_counter()
             d.client.request(c.InterruptSession(d.client.next_id(), session_id))
@@ -193,28 +189,6 @@ def interrupt(url: str, sandbox: str, rounds: int) -> dict[str, Any]:
                 pass
             samples.append((time.perf_counter() - asked) * 1000)
     return {"interrupt_ms": statistics.median(samples), "samples": samples}
-
-
-def _sleeping_descendant(root: int) -> bool:
-    parents: dict[str, str] = {}
-    sleepers = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as handle:
-                parents[pid] = handle.read().rsplit(")", 1)[1].split()[1]
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                if handle.read().startswith(b"sleep\x0030"):
-                    sleepers.append(pid)
-        except OSError:
-            continue
-    for pid in sleepers:
-        while pid in parents and pid not in ("0", "1"):
-            if pid == str(root):
-                return True
-            pid = parents[pid]
-    return False
 
 
 def idle(url: str, sandbox: str, sessions: int) -> dict[str, Any]:
@@ -259,19 +233,7 @@ def stream(url: str, sandbox: str, rounds: int, chunks: int, gap: float) -> dict
 
 def main() -> None:
     """Run one workload and print its figures as JSON."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("workload", choices=("turns", "interrupt", "idle", "code", "stream"))
-    parser.add_argument("--url", required=True)
-    parser.add_argument("--sandbox", default="full-access")
-    parser.add_argument("--sessions", type=int, default=200)
-    parser.add_argument("--turns", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--kind", default="refused")
-    parser.add_argument("--calls", type=int, default=40)
-    parser.add_argument("--path", default="")
-    parser.add_argument("--chunks", type=int, default=20)
-    parser.add_argument("--gap", type=float, default=20)
-    args = parser.parse_args()
+    args = parse_args(sandbox=True)
     if args.workload == "turns":
         out = turns(args.url, args.sandbox, args.sessions, args.turns)
     elif args.workload == "interrupt":

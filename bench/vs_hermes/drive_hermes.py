@@ -8,7 +8,6 @@ the fake model's URL) comes from there.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -16,16 +15,8 @@ import threading
 import time
 from typing import Any
 
+from vs_common import parse_args, rss_kb, sleeping_descendant
 from run_agent import AIAgent
-
-
-def rss_kb() -> int:
-    """This process's resident set."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def agent(url: str, toolsets: list[str], **extra: Any) -> AIAgent:
@@ -81,42 +72,13 @@ def interrupt(url: str, rounds: int) -> dict[str, Any]:
         # The command runs once a `sleep 30` child of this process exists.
         while not started.is_set():
             started.wait(0.01)
-            if _sleeping_child():
+            if sleeping_descendant(os.getpid()):
                 started.set()
         asked = time.perf_counter()
         one.interrupt("stop")
         thread.join(60)
         samples.append((box.get("returned", float("inf")) - asked) * 1000)
     return {"interrupt_ms": statistics.median(samples), "samples": samples}
-
-
-def _sleeping_child() -> bool:
-    me = str(os.getpid())
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                argv = handle.read()
-        except OSError:
-            continue
-        if b"sleep\x0030" in argv and _descends(fields[1], me):
-            return True
-    return False
-
-
-def _descends(parent: str, me: str) -> bool:
-    while parent not in ("0", "1"):
-        if parent == me:
-            return True
-        try:
-            with open(f"/proc/{parent}/stat") as handle:
-                parent = handle.read().rsplit(")", 1)[1].split()[1]
-        except OSError:
-            return False
-    return False
 
 
 def idle(url: str, sessions: int) -> dict[str, Any]:
@@ -152,18 +114,7 @@ def stream(url: str, rounds: int, chunks: int, gap: float) -> dict[str, Any]:
 
 def main() -> None:
     """Run one workload and print its figures as JSON."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("workload", choices=("turns", "interrupt", "idle", "code", "stream"))
-    parser.add_argument("--url", required=True)
-    parser.add_argument("--sessions", type=int, default=200)
-    parser.add_argument("--turns", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--kind", default="refused")
-    parser.add_argument("--calls", type=int, default=40)
-    parser.add_argument("--path", default="")
-    parser.add_argument("--chunks", type=int, default=20)
-    parser.add_argument("--gap", type=float, default=20)
-    args = parser.parse_args()
+    args = parse_args()
     if args.workload == "turns":
         out = turns(args.url, args.sessions, args.turns)
     elif args.workload == "interrupt":
