@@ -44,9 +44,13 @@ class RawJson:
         return cls(dump_json(value, what))
 
 
+# Made once: json.dumps with these options would build a new encoder at every call (tens per turn).
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
 def _dumps(value: Any, what: str) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return _ENCODE(value)
     except (TypeError, ValueError) as exc:
         raise InvalidRecordError(f"{what} is not JSON-serialisable: {exc}") from exc
 
