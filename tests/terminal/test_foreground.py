@@ -5,6 +5,8 @@ from __future__ import annotations
 from tests.jail.fixtures import Jails
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,6 +70,15 @@ class TestShellStatePersists:
         with trio.fail_after(10):
             await call(tools, ctx, command="cd sub; sleep 60 >/dev/null 2>&1 &")
         assert ctx.shell.cwd == str(tmp_path / "sub")
+
+    def test_a_low_descriptor_limit_still_gives_a_state_pipe(self) -> None:
+        """Under a descriptor limit below the pipe's usual number (200), the pipe keeps a low one."""
+        code = (
+            "import resource; resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)); "
+            "from tools.terminal._foreground import _StatePipe; pipe = _StatePipe(); print(3 <= pipe.write_fd < 64)"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+        assert done.stdout == "True\n"
 
     async def test_state_persists_on_a_pty(self, jails: Jails, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path)
@@ -278,6 +289,9 @@ class TestCancellation:
         result = await run_foreground(jail=jails.jail(tmp_path), command="true", cwd=str(tmp_path), env={}, config=config)
         assert result.exit_code == 127
         assert "/nonexistent/shell" in (result.error or "")
+
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _open_descriptors() -> list[str]:

@@ -242,9 +242,13 @@ class _StatePipe:
     def __init__(self) -> None:
         read, write = os.pipe()
         try:
-            self.write_fd = fcntl.fcntl(write, fcntl.F_DUPFD_CLOEXEC, _STATE_FD_FLOOR)
-        finally:
+            high = fcntl.fcntl(write, fcntl.F_DUPFD_CLOEXEC, _STATE_FD_FLOOR)
+        except OSError:
+            # A descriptor limit below the floor: the pipe keeps the number it has.
+            self.write_fd = write
+        else:
             os.close(write)
+            self.write_fd = high
         self._write_open = True
         self._read = trio.lowlevel.FdStream(read)
         self._data = bytearray()
