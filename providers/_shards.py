@@ -2,10 +2,12 @@
 
 httpcore's pool re-examines every connection it holds whenever a request starts or ends, and probes
 each idle one with a ``poll`` syscall (has the server closed it?). With 200 sessions streaming from
-one provider, each request paid about 400 probes; in shards of 8, at most 16. :class:`ShardedTransport` spreads the requests over
-several transports of at most :data:`SHARD_CONNECTIONS` kept-alive connections each, sending every
-request to the first shard with room: one session's sequential requests stay on the first shard (and
-its one connection), and a burst of 40 fills the first five shards, which the next burst finds again.
+one provider, each request paid about 400 probes; in shards of 8, at most 16.
+
+:class:`ShardedTransport` spreads the requests over several transports of at most
+:data:`SHARD_CONNECTIONS` kept-alive connections each, sending every request to the first shard with
+room: one session's sequential requests stay on the first shard (and its one connection), and a burst
+of 40 fills the first five shards, which the next burst finds again.
 """
 
 from __future__ import annotations
