@@ -3,8 +3,9 @@
 A connection starts with the run's token and a newline, nothing else: the server reads exactly that
 many bytes, within :data:`HANDSHAKE_SECONDS`, and compares them in constant time before it decodes
 anything, so a peer without the token never reaches the JSON decoder. Then every frame is a
-:class:`messages.rpc.RpcRequest`; the answer is an :class:`RpcResponse` with the same id. Requests of
-one connection run concurrently, each admitted by the session's tool gate (the rules of a parallel
+:class:`messages.rpc.RpcRequest`; the answer is an :class:`RpcResponse` with the same id. A worker thread
+reads the connection (:mod:`actors.sandbox.connection`) and answers refusals itself; the requests it
+admits run as tasks of the connection, concurrently, each admitted by the session's tool gate (the rules of a parallel
 batch), so a script's threads get real parallelism where it is safe. Nothing a peer sends can stop
 the server or the run: a bad frame gets an error response; a wrong, missing or late token, or
 anything that breaks a connection, gets an error response, a log line, and that connection closed.
@@ -12,11 +13,15 @@ anything that breaks a connection, gets an error response, a log line, and that 
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import hmac
 import json
 import logging
 import math
 import os
+import socket
+import threading
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -29,8 +34,8 @@ from actors.sandbox.errors import RpcAuthError, RpcRefused, SandboxSetupError
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, TERMINAL_STRIPPED_ARGS
 from tools.results import ToolReply
-from messages.codec import Codec, MessageDecodeError
-from messages.framing import FrameReader
+from actors.sandbox.connection import Outbox, blocking_frames, wake_reader
+from messages.codec import Codec, FrameTooLarge, MessageDecodeError
 from messages.rpc import RpcMessage, RpcRequest, RpcResponse
 from messages.sockets import SocketPathTooLong, bind_private_listener, peer_uid, request_id_of
 
@@ -40,6 +45,8 @@ log = logging.getLogger(__name__)
 MAX_REQUEST_BYTES = 8 * 1024 * 1024
 #: Seconds a new connection has to present the token before it is closed.
 HANDSHAKE_SECONDS = 5.0
+#: Connections of one run served at once (a script's stub opens one per process; each has a reader thread).
+MAX_CONNECTIONS = 32
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolReply]]
 """The session's tool-execution path: a tool name and its arguments to the call's reply."""
@@ -108,14 +115,17 @@ def _request_id_of(frame: bytes) -> int:
 
 
 class _Connection:
-    """One client connection: its stream, frame reader, send lock and the nursery of its calls."""
+    """One authenticated connection: its blocking socket, its outbox and the nursery of its calls."""
 
-    def __init__(self, stream: trio.SocketStream) -> None:
-        self.stream = stream
-        self.reader = FrameReader(stream, MAX_REQUEST_BYTES)
-        # Invariant: whoever writes a response holds this lock until the whole frame is written.
-        self.send_lock = trio.StrictFIFOLock()
+    def __init__(self, sock: socket.socket, trio_token: trio.lowlevel.TrioToken) -> None:
+        self.sock = sock
+        self.outbox = Outbox(sock)
+        # The reader thread reaches the event loop through this.
+        self.trio_token = trio_token
         self.calls: trio.Nursery
+        # Records of calls the reader thread refused, passed on by the event loop at its next chance:
+        # waking the loop for each would double the cost of a refused call.
+        self.refusals: collections.deque[SandboxToolCall] = collections.deque()
 
 
 class RpcServer:
@@ -179,6 +189,9 @@ class RpcServer:
         self._in_flight = 0
         self._refused = 0
         self._connections = 0
+        # Guards the counters and the call limit, which reader threads change.
+        self._counters = threading.Lock()
+        self._readers = trio.CapacityLimiter(MAX_CONNECTIONS)
 
     @property
     def tool_calls(self) -> int:
@@ -199,27 +212,37 @@ class RpcServer:
                 while True:
                     conn, _ = await listener.accept()
                     self._connections += 1
-                    nursery.start_soon(self._serve_connection, trio.SocketStream(conn))
+                    nursery.start_soon(self._serve_connection, conn)
 
-    async def _serve_connection(self, stream: trio.SocketStream) -> None:
-        async with stream:
-            conn = _Connection(stream)
-            try:
-                self._check_peer(stream.socket)
-                await self._authenticate(stream)
-            except RpcAuthError as exc:
-                log.warning("sandbox RPC: refusing connection: %s", exc)
-                self._refused += 1
-                await self._send(conn, RpcResponse(id=0, error=str(exc)))
-                return
-            try:
-                async with trio.open_nursery() as conn.calls:
-                    conn.calls.start_soon(self._read_next, conn)
-            except* Exception as group:
-                # A bug or a frame nothing foresaw: it ends this connection, never the run.
-                log.error("sandbox RPC: connection failed; closing it", exc_info=group)
-                self._refused += 1
-                await self._send(conn, RpcResponse(id=0, error="Internal error in the RPC server; connection closed"))
+    async def _serve_connection(self, trio_sock: trio.socket.SocketType) -> None:
+        stream = trio.SocketStream(trio_sock)
+        try:
+            self._check_peer(trio_sock)
+            await self._authenticate(stream)
+            if self._readers.available_tokens < 1:
+                raise RpcAuthError(f"too many connections to the RPC server (at most {MAX_CONNECTIONS})")
+        except RpcAuthError as exc:
+            log.warning("sandbox RPC: refusing connection: %s", exc)
+            self._count_refused()
+            with trio.move_on_after(self._handshake_timeout):
+                async with stream:
+                    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                        await stream.send_all(self._codec.encode(RpcResponse(id=0, error=str(exc))))
+            return
+        sock = socket.socket(fileno=trio_sock.detach())
+        sock.setblocking(True)
+        conn = _Connection(sock, trio.lowlevel.current_trio_token())
+        try:
+            async with trio.open_nursery() as conn.calls:
+                await self._read_in_thread(conn)
+        except* Exception as group:
+            # A bug or a frame nothing foresaw: it ends this connection, never the run.
+            log.error("sandbox RPC: connection failed; closing it", exc_info=group)
+            self._count_refused()
+            await self._send(conn, RpcResponse(id=0, error="Internal error in the RPC server; connection closed"))
+        finally:
+            trio.lowlevel.notify_closing(sock)
+            sock.close()
 
     async def _authenticate(self, stream: trio.SocketStream) -> None:
         """Read exactly the token line (no byte more) within the deadline and check it in constant time.
@@ -243,88 +266,89 @@ class RpcServer:
             raise RpcAuthError("Invalid RPC token")
         raise RpcAuthError(f"no RPC token within {self._handshake_timeout:g} s")
 
-    async def _read_next(self, conn: _Connection) -> None:
-        """Read the connection's next requests; hand reading on to a new task at the first admitted one,
-        and answer it.
-
-        The task that read a request answers it itself, so the answer does not wait for a scheduler
-        pass to start a task; the reader it starts runs while the tool does. A refused request needs
-        no task: it is answered at once, and this task reads on.
-        """
-        while True:
-            request = await self._next_request(conn)
-            if request is None:
-                return
-            started = trio.current_time()
-            try:
-                args = self._admit(request)
-            except RpcRefused as exc:
-                self._refused += 1
-                await self._respond(conn, request, _failed(request, str(exc)), started)
-                continue
-            conn.calls.start_soon(self._read_next, conn)
-            await self._answer(request, args, conn, started)
-            return
-
-    async def _next_request(self, conn: _Connection) -> RpcRequest | None:
-        """The next well-formed request (malformed frames are answered on the way); None at the end."""
-        while True:
-            try:
-                frame = await conn.reader.receive_frame()
-            except MessageDecodeError as exc:
-                await self._refuse_frame(conn, 0, exc)
-                continue
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return None
-            if frame is None:
-                return None
-            try:
-                request = self._codec.decode(frame)
-            except MessageDecodeError as exc:
-                # The codec bounds nesting and integer digits itself (messages.untrusted): nothing else escapes.
-                await self._refuse_frame(conn, _request_id_of(frame), exc)
-                continue
-            if not isinstance(request, RpcRequest):
-                exc = MessageDecodeError(f"expected an RpcRequest, got {type(request).__name__}")
-                await self._refuse_frame(conn, request.id, exc)
-                continue
-            return request
-
     def _check_peer(self, sock: trio.socket.SocketType) -> None:
         uid = peer_uid(sock)
         if uid is not None and uid != self._expected_uid:
             raise RpcAuthError(f"peer uid {uid} is not the daemon's uid {self._expected_uid}")
 
-    async def _refuse_frame(self, conn: _Connection, request_id: int, exc: Exception) -> None:
-        log.warning("sandbox RPC: malformed request: %s", exc)
-        self._refused += 1
-        await self._send(conn, RpcResponse(id=request_id, error=f"Malformed request: {exc}"))
-
-    async def _send(self, conn: _Connection, response: RpcResponse) -> None:
-        data = self._codec.encode(response)
-        stream, send_lock = conn.stream, conn.send_lock
+    async def _read_in_thread(self, conn: _Connection) -> None:
+        """Read the connection in a worker thread until the peer closes it or this task is cancelled."""
         try:
-            if not send_lock.locked():
-                # Fast path: a response fits the socket buffer almost always, so write it now without
-                # the two scheduler round trips of the lock and send_all; the task has checkpointed
-                # already (the gate, the tool).
-                send_lock.acquire_nowait()
-                try:
-                    sent = os.write(stream.socket.fileno(), data)
-                except BlockingIOError:
-                    sent = 0
-                try:
-                    if sent < len(data):
-                        await stream.send_all(data[sent:])
-                finally:
-                    send_lock.release()
-                return
-            async with send_lock:
-                await stream.send_all(data)
-        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+            async with trio.open_nursery() as watch:
+                watch.start_soon(_wake_reader_when_cancelled, conn.sock)
+                await trio.to_thread.run_sync(self._read_frames, conn, limiter=self._readers)
+                watch.cancel_scope.cancel()
+        finally:
+            # The thread has returned (its wait cannot be abandoned), so nothing is added after this.
+            self._pass_on_refusals(conn)
+
+    def _read_frames(self, conn: _Connection) -> None:
+        """The reader thread: answer malformed and refused requests here, hand admitted ones to Trio."""
+        for frame in blocking_frames(conn.sock, MAX_REQUEST_BYTES):
+            if isinstance(frame, FrameTooLarge):
+                self._refuse_frame(conn, 0, frame)
+                continue
+            try:
+                request = self._codec.decode(frame)
+            except MessageDecodeError as exc:
+                # The codec bounds nesting and integer digits itself (messages.untrusted): nothing else escapes.
+                self._refuse_frame(conn, _request_id_of(frame), exc)
+                continue
+            if not isinstance(request, RpcRequest):
+                exc = MessageDecodeError(f"expected an RpcRequest, got {type(request).__name__}")
+                self._refuse_frame(conn, request.id, exc)
+                continue
+            try:
+                args = self._admit(request)
+            except RpcRefused as exc:
+                self._count_refused()
+                response, error = _failed(request, str(exc))
+                conn.refusals.append(self._call_record(request, 0.0, error))
+                self._deliver(conn, response)
+                continue
+            conn.trio_token.run_sync_soon(self._start_call, conn, request, args)
+
+    def _refuse_frame(self, conn: _Connection, request_id: int, exc: Exception) -> None:
+        log.warning("sandbox RPC: malformed request: %s", exc)
+        self._count_refused()
+        self._deliver(conn, RpcResponse(id=request_id, error=f"Malformed request: {exc}"))
+
+    def _deliver(self, conn: _Connection, response: RpcResponse) -> None:
+        """Send ``response`` from the reader thread; what does not fit now is left to a Trio task."""
+        try:
+            if not conn.outbox.offer(self._codec.encode(response)):
+                conn.trio_token.run_sync_soon(conn.calls.start_soon, self._drain, conn, response.id)
+        except OSError:
             log.info("sandbox RPC: the script hung up before response %d", response.id)
 
+    async def _drain(self, conn: _Connection, response_id: int) -> None:
+        try:
+            await conn.outbox.drain()
+        except OSError:
+            log.info("sandbox RPC: the script hung up before response %d", response_id)
+
+    async def _send(self, conn: _Connection, response: RpcResponse) -> None:
+        try:
+            await conn.outbox.send(self._codec.encode(response))
+        except OSError:
+            log.info("sandbox RPC: the script hung up before response %d", response.id)
+
+    def _start_call(self, conn: _Connection, request: RpcRequest, args: dict[str, Any]) -> None:
+        """In the event loop: run an admitted call in a task of its connection."""
+        conn.calls.start_soon(self._answer, request, args, conn, trio.current_time())
+
+    def _pass_on_refusals(self, conn: _Connection) -> None:
+        """Record the calls the reader thread refused since the last time, in order."""
+        while conn.refusals:
+            self._on_tool_call(conn.refusals.popleft())
+
+    def _count_refused(self) -> None:
+        with self._counters:
+            self._refused += 1
+
     async def _answer(self, request: RpcRequest, args: dict[str, Any], conn: _Connection, started: float) -> None:
+        # In a task, so that a failing recorder fails the connection, never Trio's loop.
+        self._pass_on_refusals(conn)
         self._in_flight += 1
         try:
             answer = await self._run(request, args)
@@ -337,16 +361,19 @@ class RpcServer:
     ) -> None:
         """Record the call for the transcript, then send its response."""
         response, error = answer
-        self._on_tool_call(
-            SandboxToolCall(
-                tool=request.tool,
-                args_bytes=len(json.dumps(request.args, ensure_ascii=False)),
-                duration_seconds=trio.current_time() - started,
-                ok=error is None,
-                error=error,
-            )
-        )
+        self._pass_on_refusals(conn)
+        self._on_tool_call(self._call_record(request, trio.current_time() - started, error))
         await self._send(conn, response)
+
+    @staticmethod
+    def _call_record(request: RpcRequest, duration: float, error: str | None) -> SandboxToolCall:
+        return SandboxToolCall(
+            tool=request.tool,
+            args_bytes=len(json.dumps(request.args, ensure_ascii=False)),
+            duration_seconds=duration,
+            ok=error is None,
+            error=error,
+        )
 
     def _admit(self, request: RpcRequest) -> dict[str, Any]:
         """Check a request against the allow-list and the call limit; count it when admitted."""
@@ -358,11 +385,13 @@ class RpcServer:
                     f"instead. Available in execute_code: {available}"
                 )
             raise RpcRefused(f"Unknown tool: {request.tool}. Available: {available}")
-        if self._tool_calls >= self._max_tool_calls:
-            raise RpcRefused(
-                f"Tool call limit reached ({self._max_tool_calls}). No more tool calls allowed in this execution."
-            )
-        self._tool_calls += 1
+        with self._counters:
+            # Reader threads of several connections admit at once; the limit must hold across them.
+            if self._tool_calls >= self._max_tool_calls:
+                raise RpcRefused(
+                    f"Tool call limit reached ({self._max_tool_calls}). No more tool calls allowed in this execution."
+                )
+            self._tool_calls += 1
         if request.tool == "terminal":
             return {k: v for k, v in request.args.items() if k not in TERMINAL_STRIPPED_ARGS}
         return dict(request.args)
@@ -391,3 +420,12 @@ class RpcServer:
 def _failed(request: RpcRequest, error: str) -> tuple[RpcResponse, str]:
     """An error response the server makes itself (refusal, timeout, crash), with its reason."""
     return RpcResponse(id=request.id, error=error), error
+
+
+async def _wake_reader_when_cancelled(sock: socket.socket) -> None:
+    """Sleep until cancelled, then make the connection's reader thread return."""
+    try:
+        await trio.sleep_forever()
+    finally:
+        wake_reader(sock)
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 import trio
 
 from actors.sandbox.result import SandboxToolCall
-from actors.sandbox.server import MAX_REQUEST_BYTES, RpcServer, bind_listener
+from actors.sandbox.server import MAX_CONNECTIONS, MAX_REQUEST_BYTES, RpcServer, bind_listener
 from tests.sandbox.helpers import ToolBench
 from tools.results import ToolReply
 
@@ -168,16 +169,20 @@ class TestServing:
 class TestRefusals:
     """The seeds' error texts for excluded and unknown tools, the call limit and the per-call timeout."""
 
-    async def test_excluded_tool(self, connect, served) -> None:
-        path, server, records = served
-        client = await connect(path)
-        await client.request(1, "vision_analyze", {})
-        response = await client.receive()
-        assert response["error"] == (
-            "Tool 'vision_analyze' is not available in execute_code. Use it as a normal tool call instead. "
-            "Available in execute_code: patch, read_file, terminal, web_extract"
-        )
-        assert server.tool_calls == 0 and records[0].ok is False
+    async def test_excluded_tool(self, connect, short_dir, bench: ToolBench) -> None:
+        records: list[SandboxToolCall] = []
+        async with trio.open_nursery() as nursery:
+            path, server = await _serve(nursery, short_dir, bench, records=records)
+            client = await connect(path)
+            await client.request(1, "vision_analyze", {})
+            response = await client.receive()
+            assert response["error"] == (
+                "Tool 'vision_analyze' is not available in execute_code. Use it as a normal tool call instead. "
+                "Available in execute_code: patch, read_file, terminal, web_extract"
+            )
+            nursery.cancel_scope.cancel()
+        # A refusal is recorded by the time the server has stopped (the runner reads records then).
+        assert server.tool_calls == 0 and [(r.tool, r.ok) for r in records] == [("vision_analyze", False)]
 
     async def test_execute_code_is_excluded(self, connect, served) -> None:
         path, _, _ = served
@@ -291,8 +296,12 @@ class TestBadInput:
         client = await connect(path)
         await client.request(1, "read_file", {"path": "x"})
         await client.stream.aclose()
-        await trio.sleep(1)
-        assert records and records[0].ok  # the call finished; its response had nowhere to go
+        # The reader thread is invisible to the autojump clock: step fake time until the call is
+        # recorded, within a real-time bound.
+        give_up = time.monotonic() + 30
+        while not records and time.monotonic() < give_up:
+            await trio.sleep(0.1)
+        assert records[0].ok  # the call finished; its response had nowhere to go
         again = await connect(path)
         await again.request(2, "read_file", {"path": "y"})
         assert (await again.receive())["id"] == 2
@@ -375,6 +384,57 @@ class TestHandshake:
         for token in ("", "two\nlines"):
             with pytest.raises(ValueError, match="non-empty line"):
                 RpcServer(call_tool=bench.call_tool, allowed_tools=frozenset(), token=token, max_tool_calls=1, per_call_timeout=1)
+
+
+class TestReaderThread:
+    """After the token, a worker thread reads the connection: order, stopping and its limit."""
+
+    async def test_a_refusal_waits_behind_a_response_the_socket_could_not_take(
+        self, connect, short_dir, bench: ToolBench
+    ) -> None:
+        async with trio.open_nursery() as nursery:
+            path, _ = await _serve(nursery, short_dir, bench, allowed=frozenset({"web_search"}))
+            client = await connect(path)
+            await client.request(1, "web_search", {"query": "q", "limit": 4096})
+            # Its first bytes have arrived, so the rest is queued behind a full socket when the
+            # reader thread refuses the next request.
+            client.buffer += await client.stream.receive_some(1024)
+            await client.request(2, "delegate_task", {"goal": "x"})
+            await client.send(b"not json\n")
+            big, refused, malformed = await client.receive(), await client.receive(), await client.receive()
+            assert big["id"] == 1 and len(json.loads(big["result"])["data"]) == 4096 * 1024
+            assert refused["id"] == 2 and refused["error"].startswith("Tool 'delegate_task' is not available")
+            assert malformed["error"].startswith("Malformed request")
+            nursery.cancel_scope.cancel()
+
+    async def test_cancelling_the_server_ends_a_blocked_reader(self, connect, short_dir, bench: ToolBench) -> None:
+        records: list[SandboxToolCall] = []
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                path, server = await _serve(nursery, short_dir, bench, records=records)
+                client = await connect(path)
+                await client.request(1, "delegate_task", {})
+                assert (await client.receive())["id"] == 1
+                nursery.cancel_scope.cancel()
+        # The thread was woken (the wait for it cannot be abandoned), the socket closed, the record kept.
+        assert await client.receive() is None
+        assert [r.tool for r in records] == ["delegate_task"] and server.statistics().refused == 1
+
+    async def test_connections_beyond_the_limit_are_refused(self, connect, short_dir, bench: ToolBench) -> None:
+        async with trio.open_nursery() as nursery:
+            path, server = await _serve(nursery, short_dir, bench)
+            clients = [await connect(path) for _ in range(MAX_CONNECTIONS)]
+            for number, client in enumerate(clients):
+                await client.request(number, "delegate_task", {})
+                assert (await client.receive())["id"] == number  # its reader thread runs
+            extra = await connect(path)
+            assert (await extra.receive())["error"] == (
+                f"too many connections to the RPC server (at most {MAX_CONNECTIONS})"
+            )
+            assert await extra.receive() is None
+            await clients[0].request(99, "read_file", {"path": "x"})
+            assert (await clients[0].receive())["id"] == 99
+            nursery.cancel_scope.cancel()
 
 
 needs_root = pytest.mark.skipif(os.getuid() != 0, reason="switching to another uid needs root")
