@@ -125,7 +125,7 @@ class _Connection:
         self.calls: trio.Nursery
         # Records of calls the reader thread refused, passed on by the event loop at its next chance:
         # waking the loop for each would double the cost of a refused call.
-        self.refusals: collections.deque[SandboxToolCall] = collections.deque()
+        self.refusals: collections.deque[tuple[RpcRequest, str]] = collections.deque()
 
 
 class RpcServer:
@@ -301,10 +301,11 @@ class RpcServer:
             try:
                 args = self._admit(request)
             except RpcRefused as exc:
-                self._count_refused()
                 response, error = _failed(request, str(exc))
-                conn.refusals.append(self._call_record(request, 0.0, error))
                 self._deliver(conn, response)
+                # The bookkeeping waits until the script has its answer.
+                self._count_refused()
+                conn.refusals.append((request, error))
                 continue
             conn.trio_token.run_sync_soon(self._start_call, conn, request, args)
 
@@ -340,7 +341,8 @@ class RpcServer:
     def _pass_on_refusals(self, conn: _Connection) -> None:
         """Record the calls the reader thread refused since the last time, in order."""
         while conn.refusals:
-            self._on_tool_call(conn.refusals.popleft())
+            request, error = conn.refusals.popleft()
+            self._on_tool_call(self._call_record(request, 0.0, error))
 
     def _count_refused(self) -> None:
         with self._counters:
