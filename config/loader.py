@@ -39,6 +39,7 @@ from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, 
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
 from config.sandbox import SANDBOX_MODES, CodeExecutionConfig, SandboxConfig
 from config.session import AgentConfig, CompressionConfig, DisplayConfig, GuardrailsConfig
+from config.skills import SkillsConfig
 from config.store import StoreConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
 from config.tools import MemoryConfig, ToolsConfig
@@ -75,6 +76,7 @@ class Config:
     store: StoreConfig = attrs.Factory(StoreConfig)
     tools: ToolsConfig = attrs.Factory(ToolsConfig)
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
+    skills: SkillsConfig = attrs.Factory(SkillsConfig)
     daemon: DaemonConfig = attrs.Factory(DaemonConfig)
     platforms: PlatformsConfig = attrs.Factory(PlatformsConfig)
     pricing: dict[str, ModelPrice] = attrs.Factory(dict)

@@ -60,6 +60,9 @@ class ShellState:
 
     cwd: str
     env: dict[str, str] = attrs.field(factory=dict)
+    # Variables let into this session's processes even though they look secret: those required by
+    # the skills it loaded (added to ``terminal.env_passthrough``'s for this session only).
+    passthrough: set[str] = attrs.field(factory=set)
 
 
 @attrs.frozen

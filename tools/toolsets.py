@@ -44,10 +44,13 @@ def _core() -> Mapping[str, Toolset]:
         Toolset("session_search", "Search past conversations.", {"session_search"}),
         Toolset("code_execution", "Run Python scripts that call tools.", {"execute_code"}),
         Toolset("delegation", "Delegate tasks to subagents.", {"delegate_task"}),
+        Toolset("skills", "Load, list and write skills (procedures the agent keeps).", {"skills_list", "skill_view", "skill_manage"}),
         Toolset(
             "hermes-core",
             "Everything a session needs except interaction with a user.",
-            includes=("file", "terminal", "web", "memory", "todo", "session_search", "code_execution", "delegation"),
+            includes=(
+                "file", "terminal", "web", "memory", "todo", "session_search", "code_execution", "delegation", "skills",
+            ),
         ),
         Toolset("hermes-cli", "Interactive sessions (CLI attach).", includes=("hermes-core", "clarify")),
         Toolset("hermes-api", "Sessions behind the HTTP API (no one to ask).", includes=("hermes-core",)),

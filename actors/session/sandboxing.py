@@ -66,7 +66,8 @@ def sandbox_runner(
             on_tool_call=records.append,
             gate=ToolConcurrencyGate(executor.registry, max_parallel_tools),
             cwd=lambda: ctx.shell.cwd,
-            env_passthrough=env_passthrough,
+            # The session's loaded skills add their variables to the configured ones.
+            env_passthrough=(*env_passthrough, *sorted(ctx.shell.passthrough)),
             base_dir=sandbox_dir,
             jail=ctx.jail,
         )

@@ -111,6 +111,7 @@ async def _create(spec: SessionSpec, options: SessionOptions) -> SessionState:
         prompt_spec = PromptSpec(
             home=deps.home, cwd=Path(options.cwd), model=model, platform=_platform(options.source),
             tool_names=tools.names, load_context_files=options.load_context_files,
+            skills_external=deps.config.skills.external_dirs,
         )
         prompt = await build_system_prompt(prompt_spec, memory_block=_memory_block(deps, options, tools.names))
     state = SessionState(options, [{"role": "system", "content": prompt}, *spec.seed], tools, ShellState(cwd=options.cwd))
@@ -148,7 +149,10 @@ async def _restore(spec: SessionSpec) -> SessionState:
         options=options,
         history=repaired,
         tools=tools,
-        shell=ShellState(cwd=shell.get("cwd") or options.cwd, env=dict(shell.get("env") or {})),
+        shell=ShellState(
+            cwd=shell.get("cwd") or options.cwd, env=dict(shell.get("env") or {}),
+            passthrough=set(shell.get("passthrough") or ()),
+        ),
         todo=TodoList.from_dicts(saved.get("todo") or []),
         event_seq=int(saved.get("event_seq") or 0),
         turns=int(saved.get("turns") or 0),
@@ -264,7 +268,7 @@ def _snapshot(
         "options": state.options.to_state(),
         "tools": tools.encoded,
         "tool_names": sorted(tools.names),
-        "shell": {"cwd": state.shell.cwd, "env": dict(state.shell.env)},
+        "shell": {"cwd": state.shell.cwd, "env": dict(state.shell.env), "passthrough": sorted(state.shell.passthrough)},
         "todo": state.todo.to_dicts(),
         "event_seq": event_seq,
         "turns": state.turns,

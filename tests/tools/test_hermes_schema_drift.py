@@ -22,6 +22,7 @@ COMPARED_KEYS = ("type", "enum", "minimum", "maximum", "minItems", "maxItems", "
 SHARED_TOOLS = frozenset({
     "read_file", "write_file", "patch", "search_files", "terminal", "process", "memory", "todo", "clarify",
     "session_search", "web_search", "web_extract", "execute_code", "delegate_task",
+    "skills_list", "skill_view", "skill_manage",
 })
 """Every tool this project has that Hermes Agent has too."""
 

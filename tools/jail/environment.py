@@ -33,6 +33,7 @@ __all__ = [
     "is_secret_name",
     "is_terminal_secret",
     "terminal_environment",
+    "with_passthrough",
 ]
 
 # A variable whose upper-cased name contains one of these is treated as a secret.
@@ -77,7 +78,8 @@ def is_terminal_secret(name: str) -> bool:
     return name.upper() in HERMES_BLOCKLIST or is_secret_name(name)
 
 
-def _with_passthrough(env: dict[str, str], environ: Mapping[str, str], passthrough: Iterable[str]) -> dict[str, str]:
+def with_passthrough(env: dict[str, str], environ: Mapping[str, str], passthrough: Iterable[str]) -> dict[str, str]:
+    """Copy into ``env`` each of ``passthrough``'s variables that ``environ`` has (never the daemon's own); returns ``env``."""
     for name in passthrough:
         if name in environ and not name.upper().startswith(DAEMON_PREFIX):
             env[name] = environ[name]
@@ -96,7 +98,7 @@ def terminal_environment(environ: Mapping[str, str], passthrough: Iterable[str] 
         for name, value in environ.items()
         if name not in SHELL_MANAGED and not name.startswith("BASH_FUNC_") and not is_terminal_secret(name)
     }
-    return _with_passthrough(env, environ, passthrough)
+    return with_passthrough(env, environ, passthrough)
 
 
 def allowed_environment(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> dict[str, str]:
@@ -111,4 +113,4 @@ def allowed_environment(environ: Mapping[str, str], passthrough: Iterable[str] =
         for name, value in environ.items()
         if (name in EXECUTE_CODE_NAMES or name.startswith(_EXECUTE_CODE_PREFIXES)) and not is_secret_name(name)
     }
-    return _with_passthrough(env, environ, passthrough)
+    return with_passthrough(env, environ, passthrough)

@@ -105,7 +105,7 @@ class TerminalTools:
                 notes.append(f"The working directory {cwd} no longer exists; the command ran in {existing}.")
                 ctx.shell.cwd = cwd = existing
         if not ctx.shell.env:
-            ctx.shell.env = build_shell_env(os.environ, self.config.env_passthrough)
+            ctx.shell.env = build_shell_env(os.environ, (*self.config.env_passthrough, *sorted(ctx.shell.passthrough)))
 
         outcome = await authorize_command(command, ctx, self.approvals, self.approvals_config)
         if not outcome.allowed:

@@ -18,6 +18,7 @@ from config.loader import Config
 from tools.builtin import register_core_tools
 from tools.registry import ToolRegistry
 from tools.session_search import register_session_search
+from tools.skills import register_skill_tools
 from tools.terminal import TerminalTools, register_terminal_tools
 from tools.web import WebTools, register_web_tools
 
@@ -37,7 +38,7 @@ def build_toolbox(
     config: Config, http_client: httpx2.AsyncClient, environ: Mapping[str, str] | None = None,
     config_path: Path | None = None,
 ) -> Toolbox:
-    """A registry with the core, terminal, web, session_search, execute_code and delegate_task tools.
+    """A registry with the core, terminal, web, session_search, execute_code, delegate_task and skills tools.
 
     ``http_client`` (for the web tools) is owned and closed by the caller; ``config_path`` is the
     ``config.yaml`` an ``always`` approval is saved in.
@@ -49,4 +50,5 @@ def build_toolbox(
     register_session_search(registry)
     register_execute_code(registry, config.code_execution)
     register_delegate_task(registry, config.delegation)
+    register_skill_tools(registry, config.skills)
     return Toolbox(registry, terminal, web)

@@ -4,7 +4,8 @@ The prompt is built when a session starts and then reused unchanged: rebuilding 
 break the provider's prompt cache (per-turn material, such as memory a provider recalls, would go into
 the user message instead; there is no memory provider yet). Layers, in order: identity (``SOUL.md`` under the home
 directory, else the default), platform hint, environment hint, tool-use enforcement for model families
-that need it, behavioural guidance for the tools present, project context files, memory block.
+that need it, behavioural guidance for the tools present, the skills index (when the skill tools are
+present), project context files, memory block.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from actors.session.prompt.texts import (
     SUBAGENT_TEMPLATE,
     TOOL_USE_ENFORCEMENT,
 )
+from tools.skills import SkillRoots, discover, skills_prompt_section
 from tools.threats import find_threats
 
 # Model-name fragments of families that tend to describe actions instead of taking them.
@@ -70,6 +72,8 @@ class PromptSpec:
     # The user's home directory shown in the environment hint (default: the daemon's).
     user_home: Path | None = None
     load_context_files: bool = True
+    # ``skills.external_dirs``: more skill directories for the skills index.
+    skills_external: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
 def environment_hint(spec: PromptSpec) -> str:
@@ -123,6 +127,8 @@ def assemble_system_prompt(spec: PromptSpec, *, memory: str = "", scan: ThreatSc
         layers.append(MEMORY_GUIDANCE)
     if "session_search" in spec.tool_names:
         layers.append(SESSION_SEARCH_GUIDANCE)
+    if "skill_view" in spec.tool_names:
+        layers.append(skills_prompt_section(discover(SkillRoots.for_session(spec.home, spec.cwd, spec.skills_external))))
     layers.append(_context_section(spec, scan))
     layers.append(memory)
     return "\n\n".join(layer.strip() for layer in layers if layer and layer.strip())

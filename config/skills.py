@@ -1,0 +1,25 @@
+"""Configuration of skills (yaml section ``skills``)."""
+
+from __future__ import annotations
+
+import attrs
+from attrs import validators as v
+
+from config.validators import str_tuple
+
+__all__ = ["SkillsConfig"]
+
+
+@attrs.frozen
+class SkillsConfig:
+    """Section ``skills``: extra skill directories and how SKILL.md text is shown.
+
+    Attributes:
+        external_dirs: More directories of skills (``~`` expanded), read only, below the user's own
+            in precedence and above the bundled ones.
+        template_vars: Replace ``${HERMES_SKILL_DIR}`` and ``${HERMES_SESSION_ID}`` in a skill's text with
+            its directory and the session's id when the agent loads it.
+    """
+
+    external_dirs: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
+    template_vars: bool = attrs.field(default=True, validator=v.instance_of(bool))

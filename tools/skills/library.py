@@ -1,0 +1,238 @@
+"""Where skills come from, and which one a name means.
+
+Four sources, in order of precedence when two hold the same name: the project's (``.hermes/skills``
+in the session's workspace), the user's (``HERMES_ACTORS_HOME/skills``), directories named in
+``skills.external_dirs``, and the skills bundled with hermes-actors. A skill is ``<root>/<name>/SKILL.md``
+or ``<root>/<category>/<name>/SKILL.md``. Only user skills may be changed by the agent. Discovery reads
+the file system: call it from a worker thread.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Final
+
+import attrs
+
+from tools.skills.format import LINKED_DIRS, SKILL_FILE, SkillFormatError, SkillHeader, parse_skill
+
+__all__ = [
+    "BUNDLED_DIR",
+    "Skill",
+    "SkillCatalog",
+    "SkillChangeRefused",
+    "SkillRoots",
+    "SkillSource",
+    "discover",
+    "find_skill",
+    "linked_file",
+    "linked_files",
+]
+
+log = logging.getLogger(__name__)
+
+BUNDLED_DIR: Final = Path(__file__).parent / "bundled"
+#: A SKILL.md bigger than this is not read (the format's limit is 100,000 characters).
+_MAX_SKILL_BYTES: Final = 400_000
+_GENERAL: Final = "general"
+
+
+class SkillChangeRefused(SkillFormatError):
+    """What the rules do not allow: changing a bundled or project skill, a taken name, a threat, a bad path."""
+
+
+class SkillSource(enum.Enum):
+    """Where a skill was found; only ``user`` skills are the agent's to change."""
+
+    PROJECT = "project"
+    USER = "user"
+    EXTERNAL = "external"
+    BUNDLED = "bundled"
+
+
+@attrs.frozen
+class Skill:
+    """A skill found on disk: its checked header, its source and its directory."""
+
+    header: SkillHeader
+    source: SkillSource
+    directory: Path
+    category: str
+
+    @property
+    def name(self) -> str:
+        """The skill's name."""
+        return self.header.name
+
+    @property
+    def editable(self) -> bool:
+        """Whether the agent may edit or delete it."""
+        return self.source is SkillSource.USER
+
+
+@attrs.frozen
+class SkillRoots:
+    """The directories skills are read from, for one session.
+
+    Attributes:
+        user: ``HERMES_ACTORS_HOME/skills``; where the agent creates skills.
+        project: ``.hermes/skills`` of the session's workspace, if it has one.
+        external: ``skills.external_dirs``, read only.
+        bundled: The skills shipped with hermes-actors.
+    """
+
+    user: Path
+    project: Path | None = None
+    external: tuple[Path, ...] = ()
+    bundled: Path = BUNDLED_DIR
+
+    @classmethod
+    def for_session(cls, home: Path, workspace: str | os.PathLike[str], external: tuple[str, ...] = ()) -> SkillRoots:
+        """The roots of a session whose home is ``home`` and whose workspace is ``workspace``."""
+        return cls(
+            user=home / "skills",
+            project=Path(workspace) / ".hermes" / "skills",
+            external=tuple(Path(os.path.expanduser(path)) for path in external),
+        )
+
+    def in_precedence(self) -> Iterator[tuple[SkillSource, Path]]:
+        """Each root with its source, the one that wins a name collision first."""
+        if self.project is not None:
+            yield SkillSource.PROJECT, self.project
+        yield SkillSource.USER, self.user
+        for path in self.external:
+            yield SkillSource.EXTERNAL, path
+        yield SkillSource.BUNDLED, self.bundled
+
+
+@attrs.frozen
+class SkillCatalog:
+    """The skills a session can see.
+
+    Attributes:
+        skills: By name, the one that wins each name, sorted by category then name.
+        shadowed: Skills hidden by a same-named one of a higher source.
+        problems: ``path: why`` for each SKILL.md that could not be read or broke the format.
+    """
+
+    skills: dict[str, Skill]
+    shadowed: tuple[Skill, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    def find(self, name: str) -> Skill | None:
+        """The skill ``name`` means, or None."""
+        return self.skills.get(name)
+
+    def holders(self, name: str) -> list[Skill]:
+        """Every skill of that name, winner first (a name taken by any source cannot be created)."""
+        return [skill for skill in (self.skills.get(name), *self.shadowed) if skill is not None and skill.name == name]
+
+
+def discover(roots: SkillRoots) -> SkillCatalog:
+    """Read every source's skills (blocking)."""
+    found: dict[str, Skill] = {}
+    shadowed: list[Skill] = []
+    problems: list[str] = []
+    for source, root in roots.in_precedence():
+        for skill_file, category in _skill_files(root):
+            try:
+                skill = _load(skill_file, source, category)
+            except (OSError, UnicodeDecodeError, SkillFormatError) as exc:
+                problems.append(f"{skill_file}: {exc}")
+                continue
+            if skill.name in found:
+                shadowed.append(skill)
+            else:
+                found[skill.name] = skill
+    if problems:
+        log.info("skills: %d SKILL.md files skipped: %s", len(problems), "; ".join(problems))
+    ordered = dict(sorted(found.items(), key=lambda item: (item[1].category, item[0])))
+    return SkillCatalog(ordered, tuple(shadowed), tuple(problems))
+
+
+def _skill_files(root: Path) -> Iterator[tuple[Path, str]]:
+    """``(SKILL.md, category)`` for each skill directory under ``root``, one or two levels down."""
+    for entry in _subdirectories(root):
+        if (entry / SKILL_FILE).is_file():
+            yield entry / SKILL_FILE, _GENERAL
+            continue
+        for inner in _subdirectories(entry):
+            if (inner / SKILL_FILE).is_file():
+                yield inner / SKILL_FILE, entry.name
+
+
+def _subdirectories(path: Path) -> list[Path]:
+    try:
+        return sorted(Path(entry.path) for entry in os.scandir(path) if entry.is_dir() and not entry.name.startswith("."))
+    except OSError:
+        return []
+
+
+def find_skill(roots: SkillRoots, name: str) -> Skill | None:
+    """The skill ``name`` means, looked up by its directory (blocking): no other skill is read.
+
+    A directory of that name that holds no valid skill is passed over, as :func:`discover` does.
+    """
+    for source, root in roots.in_precedence():
+        candidates = [(root / name / SKILL_FILE, _GENERAL)]
+        candidates += [(group / name / SKILL_FILE, group.name) for group in _subdirectories(root)]
+        for skill_file, category in candidates:
+            if skill_file.is_file():
+                try:
+                    return _load(skill_file, source, category)
+                except (OSError, UnicodeDecodeError, SkillFormatError):
+                    continue
+    return None
+
+
+def _load(skill_file: Path, source: SkillSource, category: str) -> Skill:
+    if skill_file.stat().st_size > _MAX_SKILL_BYTES:
+        raise SkillFormatError(f"larger than {_MAX_SKILL_BYTES:,} bytes")
+    header = parse_skill(skill_file.read_text(encoding="utf-8"))
+    if header.name != skill_file.parent.name:
+        # A skill is found by its directory's name: the two must agree.
+        raise SkillFormatError(f"its directory is {skill_file.parent.name!r} but it names the skill {header.name!r}")
+    return Skill(header, source, skill_file.parent, header.category or category)
+
+
+def linked_file(skill: Skill, raw: object) -> Path:
+    """The path of the linked file ``raw`` (``scripts/check.sh``) of ``skill``, refused if it could be elsewhere.
+
+    Raises:
+        SkillChangeRefused: not relative, not under a linked-files directory, ``..`` in it, or through a symlink.
+    """
+    if not isinstance(raw, str) or not raw:
+        raise SkillChangeRefused("'file_path' is required, e.g. 'scripts/check.sh'.")
+    relative = PurePosixPath(raw)
+    if relative.is_absolute() or ".." in relative.parts or len(relative.parts) < 2 or relative.parts[0] not in LINKED_DIRS:
+        allowed = ", ".join(sorted(LINKED_DIRS))
+        raise SkillChangeRefused(f"'file_path' {raw!r} must be a relative path under one of: {allowed}.")
+    current = skill.directory
+    for part in relative.parts:
+        current = current / part
+        if current.is_symlink():
+            raise SkillChangeRefused(f"'file_path' {raw!r} goes through a symbolic link; it is refused.")
+    return current
+
+
+def linked_files(skill: Skill, limit: int = 200) -> dict[str, list[str]]:
+    """The skill's linked files by directory (``{"scripts": ["scripts/check.sh"]}``), symlinks left out."""
+    found: dict[str, list[str]] = {}
+    count = 0
+    for group in sorted(LINKED_DIRS):
+        top = skill.directory / group
+        if top.is_symlink() or not top.is_dir():
+            continue
+        for directory, subdirectories, files in os.walk(top):
+            subdirectories[:] = sorted(d for d in subdirectories if not os.path.islink(os.path.join(directory, d)))
+            for name in sorted(files):
+                path = Path(directory, name)
+                if path.is_symlink() or count >= limit:
+                    continue
+                found.setdefault(group, []).append(path.relative_to(skill.directory).as_posix())
+                count += 1
+    return found
