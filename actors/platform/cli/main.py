@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
 from actors.platform.paths import home_from_env
@@ -154,9 +155,31 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("session", metavar="SESSION", help="session id or title")
     _add_json(delete)
 
+    _add_skills(commands)
+
     demo = commands.add_parser("demo", help="a guided run against a built-in scripted model (no key, under 30 s)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
     return parser
+
+
+def _add_skills(commands: Any) -> None:
+    """``skills list|view|create|delete`` (run locally by :mod:`actors.platform.cli.skills_cli`)."""
+    skills = commands.add_parser("skills", help="the skills the agent can load: list, view, create, delete")
+    verbs = skills.add_subparsers(dest="verb", metavar="VERB", required=True)
+    listing = verbs.add_parser("list", help="every skill: name, category, source, description")
+    listing.add_argument("--source", choices=["project", "user", "external", "bundled"])
+    listing.add_argument("--category")
+    view = verbs.add_parser("view", help="a skill's SKILL.md body and its linked files")
+    view.add_argument("name")
+    create = verbs.add_parser("create", help="a user skill from a SKILL.md file ('-' reads standard input)")
+    create.add_argument("name")
+    create.add_argument("--from-file", required=True, metavar="FILE")
+    create.add_argument("--category")
+    delete = verbs.add_parser("delete", help="delete a user skill")
+    delete.add_argument("name")
+    delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    for parser in (listing, view, create, delete):
+        _add_json(parser)
 
 
 def _add_yolo(parser: argparse.ArgumentParser) -> None:
@@ -183,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
             from actors.platform.cli.config_check import run_config_check
 
             return run_config_check(args)
+        if args.command == "skills":
+            from actors.platform.cli.skills_cli import run_skills_command
+
+            return run_skills_command(args)
         if args.command in ("chat", "attach"):
             from actors.platform.cli.attach import run_attach_command
 
