@@ -2,7 +2,9 @@
 
 Four sources, in order of precedence when two hold the same name: the project's (``.hermes/skills``
 in the session's workspace), the user's (``HERMES_ACTORS_HOME/skills``), directories named in
-``skills.external_dirs``, and the skills bundled with hermes-actors. A skill is ``<root>/<name>/SKILL.md``
+``skills.external_dirs``, and the skills bundled with hermes-actors. Project and external skills are
+scanned for prompt injection whenever they are read (a checkout is untrusted); one that trips the scan
+is skipped and reported. A skill is ``<root>/<name>/SKILL.md``
 or ``<root>/<category>/<name>/SKILL.md``. Only user skills may be changed by the agent. Discovery reads
 the file system: call it from a worker thread.
 """
@@ -19,6 +21,7 @@ from typing import Final
 import attrs
 
 from tools.skills.format import LINKED_DIRS, SKILL_FILE, SkillFormatError, SkillHeader, parse_skill
+from tools.threats import find_threats
 
 __all__ = [
     "BUNDLED_DIR",
@@ -52,6 +55,11 @@ class SkillSource(enum.Enum):
     USER = "user"
     EXTERNAL = "external"
     BUNDLED = "bundled"
+
+
+# Skills that arrive with a checkout or from elsewhere are scanned as context files are, each time they are
+# read; the agent's own are scanned when written, bundled ones are ours.
+_SCANNED: Final = frozenset({SkillSource.PROJECT, SkillSource.EXTERNAL})
 
 
 @attrs.frozen
@@ -192,7 +200,12 @@ def find_skill(roots: SkillRoots, name: str) -> Skill | None:
 def _load(skill_file: Path, source: SkillSource, category: str) -> Skill:
     if skill_file.stat().st_size > _MAX_SKILL_BYTES:
         raise SkillFormatError(f"larger than {_MAX_SKILL_BYTES:,} bytes")
-    header = parse_skill(skill_file.read_text(encoding="utf-8"))
+    text = skill_file.read_text(encoding="utf-8")
+    header = parse_skill(text)
+    if source in _SCANNED:
+        threats = find_threats(text)
+        if threats:
+            raise SkillFormatError(f"blocked: it matches the threat patterns {', '.join(threats)}")
     if header.name != skill_file.parent.name:
         # A skill is found by its directory's name: the two must agree.
         raise SkillFormatError(f"its directory is {skill_file.parent.name!r} but it names the skill {header.name!r}")
