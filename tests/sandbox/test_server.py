@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.server import MAX_CONNECTIONS, MAX_REQUEST_BYTES, RpcServer, bind_listener
@@ -62,6 +62,16 @@ async def _serve(nursery: trio.Nursery, directory: str, bench: ToolBench, **opti
     )
     await nursery.start(server.serve, await bind_listener(path))
     return path, server
+
+
+@pytest.fixture
+def lagging_clock() -> trio.testing.MockClock:
+    """Virtual time that jumps only after 0.1 s of real idleness.
+
+    Requests reach the event loop from the connection's reader thread, which an autojump clock does not
+    see: it would jump while a request is still on its way.
+    """
+    return trio.testing.MockClock(autojump_threshold=0.1)
 
 
 @pytest.fixture
@@ -143,7 +153,7 @@ class TestServing:
         assert json.loads(response["result"])["args"] == ["command"]
         assert bench.calls == [("terminal", {"command": "sleep 1"})]
 
-    async def test_parallel_safe_calls_overlap(self, connect, served, bench: ToolBench, autojump_clock) -> None:
+    async def test_parallel_safe_calls_overlap(self, connect, served, bench: ToolBench, lagging_clock) -> None:
         path, _, _ = served
         client = await connect(path)
         start = trio.current_time()
@@ -154,7 +164,7 @@ class TestServing:
         assert bench.running.peak == 8  # the gate's limit
         assert trio.current_time() - start == pytest.approx(0.4)  # two waves of 0.2 s
 
-    async def test_unsafe_calls_run_alone(self, connect, short_dir, bench: ToolBench, autojump_clock) -> None:
+    async def test_unsafe_calls_run_alone(self, connect, short_dir, bench: ToolBench, lagging_clock) -> None:
         async with trio.open_nursery() as nursery:
             path, _ = await _serve(nursery, short_dir, bench, allowed=frozenset({"write_file", "read_file"}))
             client = await connect(path)
@@ -210,7 +220,7 @@ class TestRefusals:
             assert server.tool_calls == 2
             nursery.cancel_scope.cancel()
 
-    async def test_per_call_timeout(self, connect, short_dir, bench: ToolBench, autojump_clock) -> None:
+    async def test_per_call_timeout(self, connect, short_dir, bench: ToolBench, lagging_clock) -> None:
         bench.delay = 1000
         async with trio.open_nursery() as nursery:
             path, _ = await _serve(
@@ -291,17 +301,13 @@ class TestBadInput:
             assert server.statistics().refused == 1
             nursery.cancel_scope.cancel()
 
-    async def test_client_hanging_up_mid_call(self, connect, served, bench: ToolBench, autojump_clock) -> None:
+    async def test_client_hanging_up_mid_call(self, connect, served, bench: ToolBench, lagging_clock) -> None:
         path, server, records = served
         client = await connect(path)
         await client.request(1, "read_file", {"path": "x"})
         await client.stream.aclose()
-        # The reader thread is invisible to the autojump clock: step fake time until the call is
-        # recorded, within a real-time bound.
-        give_up = time.monotonic() + 30
-        while not records and time.monotonic() < give_up:
-            await trio.sleep(0.1)
-        assert records[0].ok  # the call finished; its response had nowhere to go
+        await trio.sleep(1)
+        assert records and records[0].ok  # the call finished; its response had nowhere to go
         again = await connect(path)
         await again.request(2, "read_file", {"path": "y"})
         assert (await again.receive())["id"] == 2
