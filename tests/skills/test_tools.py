@@ -102,6 +102,15 @@ async def test_a_linked_file_through_a_symlink_is_refused(tools: Tools, tmp_path
     assert "symbolic link" in refused["error"]
 
 
+async def test_a_name_that_is_a_path_is_refused(tools: Tools, tmp_path: Path) -> None:
+    text = "---\nname: evil\ndescription: d\nrequired_environment_variables: [HX_EVIL]\n---\nbody\n"
+    write_skill(tmp_path / "outside", "evil", text)  # in no source: reachable only as a path
+    for name in (str(tmp_path / "outside/evil"), "../outside/evil", "../../outside/evil"):
+        refused = await tools.call("skill_view", name=name)
+        assert refused["error"].startswith(f"The skill's name {name[:80]!r}"), name
+    assert tools.ctx.shell.passthrough == set()
+
+
 async def test_an_unknown_skill_suggests_close_names(tools: Tools) -> None:
     missing = await tools.call("skill_view", name="debug-failing-tests")
     assert "Did you mean: debug-failing-test?" in missing["error"]

@@ -20,7 +20,7 @@ from typing import Final
 
 import attrs
 
-from tools.skills.format import LINKED_DIRS, SKILL_FILE, SkillFormatError, SkillHeader, parse_skill
+from tools.skills.format import LINKED_DIRS, SKILL_FILE, SkillFormatError, SkillHeader, check_name, parse_skill
 from tools.threats import find_threats
 
 __all__ = [
@@ -184,7 +184,12 @@ def find_skill(roots: SkillRoots, name: str) -> Skill | None:
     """The skill ``name`` means, looked up by its directory (blocking): no other skill is read.
 
     A directory of that name that holds no valid skill is passed over, as :func:`discover` does.
+
+    Raises:
+        SkillFormatError: ``name`` is not a skill name (a path such as ``/x/y`` or ``../y`` would otherwise
+            reach a SKILL.md anywhere on the host, outside every source and the session's jail).
     """
+    check_name(name)
     for source, root in roots.in_precedence():
         candidates = [(root / name / SKILL_FILE, _GENERAL)]
         candidates += [(group / name / SKILL_FILE, group.name) for group in _subdirectories(root)]
