@@ -144,3 +144,14 @@ class TestPassthrough:
         assert (await first.call("terminal", command=show))["output"] == "set 12"
         assert (await second.call("terminal", command=show))["output"] == "unset"
         assert first.ctx.shell.passthrough == {"HX_SKILL_TOKEN"} and second.ctx.shell.passthrough == set()
+
+    async def test_a_project_skill_unlocks_nothing(self, tools: Tools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A skill that came with the checkout cannot ask for the user's secrets."""
+        monkeypatch.setenv("HX_SKILL_TOKEN", "s3cr3t-value")
+        text = "---\nname: from-repo\ndescription: d\nrequired_environment_variables: [HX_SKILL_TOKEN]\n---\nUse it.\n"
+        write_skill(tmp_path / ".hermes/skills", "from-repo", text)
+        viewed = await tools.call("skill_view", name="from-repo")
+        assert (viewed["source"], viewed["withheld_environment_variables"]) == ("project", ["HX_SKILL_TOKEN"])
+        assert "terminal.env_passthrough" in viewed["note"]
+        printed = await tools.call("terminal", command="printenv HX_SKILL_TOKEN")
+        assert (printed["exit_code"], printed["output"], tools.ctx.shell.passthrough) == (1, "", set())

@@ -81,6 +81,15 @@ class Skill:
         """Whether the agent may edit or delete it."""
         return self.source is SkillSource.USER
 
+    @property
+    def unlocks_environment(self) -> bool:
+        """Whether loading it lets its ``required_environment_variables`` into the session's processes.
+
+        Not for project skills: they arrive with a checkout, and a stranger's SKILL.md naming
+        ``ANTHROPIC_API_KEY`` would otherwise hand the user's secrets to whatever the repository runs.
+        """
+        return self.source is not SkillSource.PROJECT
+
 
 @attrs.frozen
 class SkillRoots:

@@ -121,6 +121,12 @@ SKILL_MANAGE_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
+_WITHHELD: Final = (
+    "This project skill's variables were not passed to your processes: project skills come with the "
+    "checkout. The user can allow them with terminal.env_passthrough, or by making it a user skill."
+)
+
+
 def roots_for(ctx: ToolContext, config: SkillsConfig) -> SkillRoots:
     """The skill directories of the session behind ``ctx`` (its project skills are in its workspace)."""
     workspace = ctx.jail.policy.host_path(ctx.jail.policy.workspace)
@@ -189,14 +195,19 @@ def register_skill_tools(registry: ToolRegistry, config: SkillsConfig | None = N
             if file_path:
                 return _view_file(skill, file_path)
             required = skill.header.required_environment_variables
-            grant_passthrough(ctx.shell, required)
-            return {
+            loaded = {
                 **_listing(skill),
                 "content": _expand(skill.header.body, skill, ctx.session_id, config),
                 "linked_files": linked_files(skill),
                 "required_environment_variables": list(required),
                 "missing_environment_variables": [var for var in required if var not in os.environ],
             }
+            if skill.unlocks_environment:
+                grant_passthrough(ctx.shell, required)
+            elif required:
+                loaded["withheld_environment_variables"] = list(required)
+                loaded["note"] = _WITHHELD
+            return loaded
 
         def _view_file(skill: Skill, raw: str) -> dict[str, Any]:
             path = linked_file(skill, raw)
