@@ -10,10 +10,15 @@ from pathlib import Path
 from tests.skills.test_format_and_sources import skill_text
 
 
+# The checkout under test, first on the child's path: otherwise it imports whichever copy is installed.
+ROOT = Path(__file__).resolve().parents[2]
+
+
 def run(home: Path, cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {"HERMES_ACTORS_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "actors.platform", "skills", *args], input=stdin, capture_output=True, text=True,
-        env={"HERMES_ACTORS_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)}, cwd=cwd, timeout=60,
+        env=env, cwd=cwd, timeout=60,
     )
 
 
@@ -25,6 +30,10 @@ def test_create_list_view_delete(tmp_path: Path) -> None:
     assert created.returncode == 0 and json.loads(created.stdout)["path"] == str(home / "skills/ops/mine/SKILL.md")
     listed = json.loads(run(home, project, "list", "--source", "user", "--json").stdout)
     assert [(s["name"], s["category"], s["source"]) for s in listed["skills"]] == [("mine", "ops", "user")]
+    found = json.loads(run(home, project, "list", "--query", "my PROC", "--json").stdout)
+    assert [s["name"] for s in found["skills"]] == ["mine"]
+    tagged = json.loads(run(home, project, "list", "--tag", "git", "--json").stdout)
+    assert [s["name"] for s in tagged["skills"]] == ["git-commit-hygiene"]
     viewed = json.loads(run(home, project, "view", "mine", "--json").stdout)
     assert viewed["content"] == "Steps." and viewed["description"] == "My procedure."
     refused = run(home, project, "delete", "mine")  # no terminal to confirm on
