@@ -122,6 +122,11 @@ async def test_filters(tools: Tools) -> None:
     tagged = await tools.call("skills_list", tag="git")
     assert [s["name"] for s in tagged["skills"]] == ["git-commit-hygiene"]
     assert [s["name"] for s in (await tools.call("skills_list", category="skills"))["skills"]] == ["write-a-skill"]
+    by_description = await tools.call("skills_list", query="PYTEST")  # any case, the description's words
+    assert [s["name"] for s in by_description["skills"]] == ["debug-failing-test"]
+    by_name = await tools.call("skills_list", query="hygiene", source="bundled")
+    assert [s["name"] for s in by_name["skills"]] == ["git-commit-hygiene"]
+    assert (await tools.call("skills_list", query="hygiene", source="user"))["count"] == 0
 
 
 class TestPassthrough:

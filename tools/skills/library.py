@@ -144,6 +144,20 @@ class SkillCatalog:
         """The skill ``name`` means, or None."""
         return self.skills.get(name)
 
+    def select(
+        self, *, source: str | None = None, category: str | None = None, tag: str | None = None, query: str | None = None
+    ) -> list[Skill]:
+        """The skills matching every filter given: source (``"user"``), category, tag, and ``query``, a
+        case-insensitive substring of the name or description."""
+        needle = query.casefold() if query else None
+        return [
+            skill for skill in self.skills.values()
+            if source in (None, skill.source.value)
+            and category in (None, skill.category)
+            and (tag is None or tag in skill.header.tags)
+            and (needle is None or needle in skill.name or needle in skill.header.description.casefold())
+        ]
+
     def holders(self, name: str) -> list[Skill]:
         """Every skill of that name, winner first (a name taken by any source cannot be created)."""
         return [skill for skill in (self.skills.get(name), *self.shadowed) if skill is not None and skill.name == name]

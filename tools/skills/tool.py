@@ -49,6 +49,10 @@ SKILLS_LIST_SCHEMA: Final[dict[str, Any]] = {
                 "description": "Only skills from this source.",
             },
             "tag": {"type": "string", "description": "Only skills carrying this tag."},
+            "query": {
+                "type": "string",
+                "description": "Only skills whose name or description contains this text (any case).",
+            },
         },
         "required": [],
     },
@@ -169,12 +173,9 @@ def register_skill_tools(registry: ToolRegistry, config: SkillsConfig | None = N
 
     async def skills_list(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         catalog = await trio.to_thread.run_sync(discover, roots_for(ctx, config))
-        wanted = [
-            skill for skill in catalog.skills.values()
-            if args.get("category") in (None, skill.category)
-            and args.get("source") in (None, skill.source.value)
-            and (args.get("tag") is None or args["tag"] in skill.header.tags)
-        ]
+        wanted = catalog.select(
+            source=args.get("source"), category=args.get("category"), tag=args.get("tag"), query=args.get("query")
+        )
         payload: dict[str, Any] = {
             "skills": [_listing(skill) for skill in wanted],
             "count": len(wanted),

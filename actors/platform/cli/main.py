@@ -169,6 +169,8 @@ def _add_skills(commands: Any) -> None:
     listing = verbs.add_parser("list", help="every skill: name, category, source, description")
     listing.add_argument("--source", choices=["project", "user", "external", "bundled"])
     listing.add_argument("--category")
+    listing.add_argument("--tag")
+    listing.add_argument("--query", help="a piece of the name or description (any case)")
     view = verbs.add_parser("view", help="a skill's SKILL.md body and its linked files")
     view.add_argument("name")
     create = verbs.add_parser("create", help="a user skill from a SKILL.md file ('-' reads standard input)")

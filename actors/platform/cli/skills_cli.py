@@ -71,10 +71,7 @@ def _entry(skill: Skill) -> dict[str, Any]:
 
 def _list(roots: SkillRoots, args: argparse.Namespace) -> int:
     catalog = discover(roots)
-    skills = [
-        skill for skill in catalog.skills.values()
-        if args.source in (None, skill.source.value) and args.category in (None, skill.category)
-    ]
+    skills = catalog.select(source=args.source, category=args.category, tag=args.tag, query=args.query)
     if args.json:
         print_json({"skills": [_entry(skill) for skill in skills], "skipped": list(catalog.problems)})
         return 0
