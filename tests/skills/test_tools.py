@@ -102,6 +102,19 @@ async def test_a_linked_file_through_a_symlink_is_refused(tools: Tools, tmp_path
     assert "symbolic link" in refused["error"]
 
 
+async def test_view_refuses_escapes_and_huge_files(tools: Tools, tmp_path: Path) -> None:
+    directory = write_skill(tmp_path / "home/skills", "big")
+    (directory / "references").mkdir()
+    (directory / "references/huge.md").write_bytes(b"x" * 1_000_001)
+    (directory / "references/fine.md").write_text("fine\n")
+    assert (await tools.call("skill_view", name="big", file_path="references/fine.md"))["content"] == "fine\n"
+    huge = await tools.call("skill_view", name="big", file_path="references/huge.md")
+    assert "larger than 1,000,000 bytes" in huge["error"]
+    for escape in ("../../../../etc/passwd", "/etc/passwd", "references/../../big/SKILL.md", "SKILL.md"):
+        refused = await tools.call("skill_view", name="big", file_path=escape)
+        assert "must be a relative path under one of" in refused["error"], escape
+
+
 async def test_a_name_that_is_a_path_is_refused(tools: Tools, tmp_path: Path) -> None:
     text = "---\nname: evil\ndescription: d\nrequired_environment_variables: [HX_EVIL]\n---\nbody\n"
     write_skill(tmp_path / "outside", "evil", text)  # in no source: reachable only as a path
