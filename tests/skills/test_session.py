@@ -4,12 +4,20 @@ a loaded skill's variables in that session's execute_code child, and not in anot
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 
+from config.loader import Config
+from config.sandbox import SandboxConfig
 from tests.session.harness import open_harness, run_turn
 from tests.skills.test_format_and_sources import skill_text, write_skill
+from tools.jail import Launcher
+from tools.jail.runtime import DaemonJails, RuntimeDir
 
 SCRIPT = "import os\nprint('token', len(os.environ.get('HX_SKILL_TOKEN', '')))"
 
@@ -64,3 +72,41 @@ async def test_passthrough_reaches_execute_code_of_that_session_only(tmp_path: P
         h.provider.push({"tool_calls": [{"id": "c2", "name": "execute_code", "arguments": {"code": SCRIPT}}]}, {"text": "done"})
         await run_turn(second, second_events, "no skill here")
         assert "token 0" in json.dumps(h.provider.requests[4].body)
+
+
+class TestJailedSession:
+    """A user skill's scripts are readable (not writable) inside a jailed session's processes."""
+
+    @pytest.fixture
+    def base(self) -> Iterator[Path]:
+        # Outside /tmp: inside the jail, /tmp is the session's private one.
+        path = tempfile.mkdtemp(prefix="hx-skills-", dir="/var/tmp")
+        try:
+            yield Path(path)
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+
+    async def test_a_skill_written_during_the_session_runs_in_its_jail(self, base: Path, launcher: Launcher) -> None:
+        if not launcher.status.available:
+            pytest.skip(f"no jail can run here: {launcher.status.failed_step}")
+        sandbox = SandboxConfig(mode="workspace-write")
+        async with open_harness(base, Config(sandbox=sandbox)) as h:
+            runtime = RuntimeDir.for_home(h.home, tempdir=str(base))
+            runtime.prepare()
+            h.deps = attrs.evolve(h.deps, jails=DaemonJails(config=sandbox, runtime=runtime, home=str(h.home), launcher=launcher))
+            assert not (h.home / "skills").exists()  # the agent's first skill is written below
+            handle, events_in, _ = await h.start_session()
+            script = h.home / "skills/greet/scripts/hello.sh"
+            h.provider.push(
+                {"tool_calls": [{"id": "m1", "name": "skill_manage", "arguments": {
+                    "action": "create", "name": "greet", "content": skill_text("greet", body="Run scripts/hello.sh.")}}]},
+                {"tool_calls": [{"id": "m2", "name": "skill_manage", "arguments": {
+                    "action": "write_file", "name": "greet", "file_path": "scripts/hello.sh",
+                    "file_content": "echo hello from the skill\n"}}]},
+                {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": f"bash {script}; echo x >> {script}"}}]},
+                {"text": "done"},
+            )
+            await run_turn(handle, events_in, "write a skill and run its script")
+            ran = json.loads(h.provider.requests[3].body["messages"][-1]["content"])
+            assert ran["output"].splitlines()[0] == "hello from the skill", ran
+            assert "Read-only file system" in ran["output"] and script.read_text() == "echo hello from the skill\n"

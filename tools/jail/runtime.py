@@ -262,8 +262,14 @@ class DaemonJails:
         return resolve_mode(requested, self.config)
 
     def skills_dirs(self) -> tuple[str, ...]:
-        """The skills directories that exist (bound read-only into the jail); blocking."""
-        return tuple(path for path in (os.path.join(self.home, "skills"),) if os.path.isdir(path))
+        """The user's skills directory, bound read-only into the jail; created if missing (blocking).
+
+        Created rather than left out: the agent may write its first skill during the session, and a
+        directory missing when the session opens would never be bound into its jail.
+        """
+        path = os.path.join(self.home, "skills")
+        os.makedirs(path, exist_ok=True)
+        return (path,)
 
     async def open_session(self, session_id: str, mode: SandboxMode, workspace: str) -> SessionRuntime:
         """Create a session's directories and build its policy."""
