@@ -10,6 +10,7 @@ given (that would break the provider's prompt cache).
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from providers.types import Usage
 from store.records import SessionMeta
 from tools.background import ProcessRecord
 from tools.context import ShellState
+from tools.jail.environment import with_passthrough
 from tools.jail.policy import SandboxMode, SandboxModeRefused, resolve_mode
 from tools.memory import MemoryStore
 from tools.todo import TodoList
@@ -149,10 +151,7 @@ async def _restore(spec: SessionSpec) -> SessionState:
         options=options,
         history=repaired,
         tools=tools,
-        shell=ShellState(
-            cwd=shell.get("cwd") or options.cwd, env=dict(shell.get("env") or {}),
-            passthrough=set(shell.get("passthrough") or ()),
-        ),
+        shell=_restored_shell(shell, options.cwd),
         todo=TodoList.from_dicts(saved.get("todo") or []),
         event_seq=int(saved.get("event_seq") or 0),
         turns=int(saved.get("turns") or 0),
@@ -268,7 +267,7 @@ def _snapshot(
         "options": state.options.to_state(),
         "tools": tools.encoded,
         "tool_names": sorted(tools.names),
-        "shell": {"cwd": state.shell.cwd, "env": dict(state.shell.env), "passthrough": sorted(state.shell.passthrough)},
+        "shell": _saved_shell(state.shell),
         "todo": state.todo.to_dicts(),
         "event_seq": event_seq,
         "turns": state.turns,
@@ -281,6 +280,23 @@ def _snapshot(
             for r in processes
         ],
     }
+
+
+def _saved_shell(shell: ShellState) -> dict[str, Any]:
+    """The shell as saved: the values of the variables loaded skills let in are left out (they are secrets
+    more often than not, and the store is no place for them); :func:`_restored_shell` reads them again."""
+    env = {name: value for name, value in shell.env.items() if name not in shell.passthrough}
+    return {"cwd": shell.cwd, "env": env, "passthrough": sorted(shell.passthrough)}
+
+
+def _restored_shell(saved: dict[str, Any], cwd: str) -> ShellState:
+    """The shell saved by :func:`_saved_shell`, its skills' variables taken from the daemon's environment again."""
+    env = dict(saved.get("env") or {})
+    passthrough = set(saved.get("passthrough") or ())
+    if env:
+        # An empty environment is built, passthrough included, at the shell's first command.
+        with_passthrough(env, os.environ, passthrough)
+    return ShellState(cwd=saved.get("cwd") or cwd, env=env, passthrough=passthrough)
 
 
 def _platform(source: str) -> str:

@@ -14,6 +14,7 @@ import pytest
 
 from config.loader import Config
 from config.sandbox import SandboxConfig
+from messages.session import Subscribe
 from tests.session.harness import open_harness, run_turn
 from tests.skills.test_format_and_sources import skill_text, write_skill
 from tools.jail import Launcher
@@ -72,6 +73,31 @@ async def test_passthrough_reaches_execute_code_of_that_session_only(tmp_path: P
         h.provider.push({"tool_calls": [{"id": "c2", "name": "execute_code", "arguments": {"code": SCRIPT}}]}, {"text": "done"})
         await run_turn(second, second_events, "no skill here")
         assert "token 0" in json.dumps(h.provider.requests[4].body)
+
+
+async def test_passthrough_values_are_not_stored_and_survive_a_restore(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HX_SKILL_TOKEN", "s3cr3t-value")
+    show = {"command": 'echo "len ${#HX_SKILL_TOKEN}"'}
+    async with open_harness(tmp_path) as h:
+        text = "---\nname: uses-token\ndescription: d\nrequired_environment_variables: [HX_SKILL_TOKEN]\n---\nUse it.\n"
+        write_skill(h.home / "skills", "uses-token", text)
+        handle, events_in, sid = await h.start_session()
+        h.provider.push(
+            {"tool_calls": [{"id": "v1", "name": "skill_view", "arguments": {"name": "uses-token"}}]},
+            {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": show}]},
+            {"text": "done"},
+        )
+        await run_turn(handle, events_in, "use the skill")
+        assert "len 12" in json.dumps(h.provider.requests[2].body)
+        saved = (await h.deps.store.load(sid)).state
+        assert saved["shell"]["passthrough"] == ["HX_SKILL_TOKEN"] and "s3cr3t-value" not in json.dumps(saved)
+        events_in.close()
+        await h.system.root.terminate_child(f"session:{sid}", "restore it")
+        restored = await h.spawn_session(sid, None)
+        events_again = await restored.ask(Subscribe("test"))
+        h.provider.push({"tool_calls": [{"id": "t2", "name": "terminal", "arguments": show}]}, {"text": "done"})
+        await run_turn(restored, events_again, "again")
+        assert "len 12" in json.dumps(h.provider.requests[4].body)
 
 
 class TestJailedSession:
