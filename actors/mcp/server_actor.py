@@ -30,6 +30,7 @@ from actors.mcp.client import Link, McpClient
 from actors.mcp.deps import McpDeps
 from actors.mcp.errors import McpConnectError
 from actors.mcp.registration import ToolRegistration
+from actors.mcp.session import CLIENT_INFO, describe_error, list_all_tools
 from actors.mcp.transports import Transport, open_transport
 from config.mcp import InvalidMcpServer, McpEntry
 from messages.supervision import ActorState
@@ -37,9 +38,6 @@ from messages.supervision import ActorState
 __all__ = ["McpServerActor", "McpServerState", "McpServerStatistics"]
 
 log = logging.getLogger("hermes_actors.mcp")
-
-_CLIENT_INFO = types.Implementation(name="hermes-actors", version="0.1.0")
-
 
 class McpServerState(enum.Enum):
     """Where a server's connection is."""
@@ -153,10 +151,10 @@ class McpServerActor(Actor[None]):
                 async with open_transport(config, self.deps.spawner, self.deps.environ) as transport:
                     opened.append(transport)
                     async with ClientSession(
-                        transport.read, transport.write, message_handler=self._on_message, client_info=_CLIENT_INFO
+                        transport.read, transport.write, message_handler=self._on_message, client_info=CLIENT_INFO
                     ) as session:
                         await session.initialize()
-                        listed = await _list_tools(session)
+                        listed = await list_all_tools(session)
                         connecting.deadline = math.inf
                         ended = transport.process.exited if transport.process is not None else None
                         link = Link(session, transport.describe_end, ended)
@@ -167,7 +165,7 @@ class McpServerActor(Actor[None]):
             except Exception as exc:
                 # A process that died while connecting says why on its stderr: that is the useful part.
                 how = opened[0].describe_end() if opened else ""
-                raise McpConnectError(_describe(exc) + (f" (the server {how})" if how else "")) from exc
+                raise McpConnectError(describe_error(exc) + (f" (the server {how})" if how else "")) from exc
             finally:
                 self.client.link = None
         if connecting.cancelled_caught:
@@ -205,7 +203,7 @@ class McpServerActor(Actor[None]):
                 with trio.fail_after(config.connect_timeout):
                     await link.session.send_ping()
             except Exception as exc:
-                link.report_lost(f"a health check failed: {_describe(exc)}")
+                link.report_lost(f"a health check failed: {describe_error(exc)}")
                 return
 
     async def _refresh_on_notice(self, link: Link) -> None:
@@ -214,9 +212,9 @@ class McpServerActor(Actor[None]):
             await self._refresh.wait()
             self._refresh = trio.Event()
             try:
-                listed = await _list_tools(link.session)
+                listed = await list_all_tools(link.session)
             except Exception as exc:
-                link.report_lost(f"listing its changed tools failed: {_describe(exc)}")
+                link.report_lost(f"listing its changed tools failed: {describe_error(exc)}")
                 return
             self.tools.update(listed)
             self.activity = f"ready: {len(self.tools)} tools"
@@ -239,26 +237,3 @@ class McpServerActor(Actor[None]):
         if exc is not None:
             self.last_error = error_record(exc)
         log.warning("MCP server %s: %s", self.entry.name, error)
-
-
-async def _list_tools(session: ClientSession) -> list[types.Tool]:
-    """Every tool of the server, following ``tools/list``'s pages."""
-    tools: list[types.Tool] = []
-    cursor: str | None = None
-    while True:
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            return tools
-
-
-def _describe(exc: BaseException) -> str:
-    """An SDK, socket or process error in one line (an exception group: its first leaf)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    if isinstance(exc, FileNotFoundError):
-        return f"cannot start {exc.filename or 'the command'}: no such file or directory"
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}"[:500]

@@ -30,6 +30,7 @@ examples:
   hermes-actors chat -q "list the files"  one question, the answer, exit
   hermes-actors tree                      the live actor tree
   hermes-actors kill sessions/session:ab12/turn/tool:call_3
+  hermes-actors mcp test github           connect to one MCP server, list its tools, time it
 """
 
 
@@ -154,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("session", metavar="SESSION", help="session id or title")
     _add_json(delete)
 
+    from actors.platform.cli.mcp_command import add_mcp_parser
+
+    add_mcp_parser(commands, _add_json)
+
     demo = commands.add_parser("demo", help="a guided run against a built-in scripted model (no key, under 30 s)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
     return parser
@@ -183,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
             from actors.platform.cli.config_check import run_config_check
 
             return run_config_check(args)
+        if args.command == "mcp":
+            from actors.platform.cli.mcp_command import run_mcp_command
+
+            return run_mcp_command(args)
         if args.command in ("chat", "attach"):
             from actors.platform.cli.attach import run_attach_command
 
