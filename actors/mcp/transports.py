@@ -8,12 +8,14 @@ on anyio, so on Trio here, and bring ``httpx2``, the HTTP client the rest of the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
 import attrs
 import httpx2
+import trio
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -54,15 +56,35 @@ async def open_transport(
     if transport == "stdio":
         async with open_stdio(config, spawner, environ) as (read, write, process):
             yield Transport(read, write, process)
-    elif transport == "sse":
-        assert config.url is not None
-        async with sse_client(
-            config.url, headers=dict(config.headers), timeout=config.connect_timeout, sse_read_timeout=_HTTP_READ_TIMEOUT
-        ) as (read, write):
-            yield Transport(read, write)
     else:
         assert config.url is not None
+        # Building an httpx2 client reads the CA bundle and makes an SSL context (20-90 ms of CPU): off
+        # the event loop, or every HTTP server's (re)connection would stall the whole daemon that long.
         timeout = httpx2.Timeout(config.connect_timeout, read=max(_HTTP_READ_TIMEOUT, config.timeout))
-        async with httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout) as http:
-            async with streamable_http_client(config.url, http_client=http) as (read, write):
-                yield Transport(read, write)
+        http = await trio.to_thread.run_sync(
+            functools.partial(httpx2.AsyncClient, headers=dict(config.headers), timeout=timeout)
+        )
+        async with http:
+            if transport == "sse":
+                # The SDK's SSE client builds its own client through this factory: hand it ours.
+                async with sse_client(
+                    config.url, timeout=config.connect_timeout, sse_read_timeout=_HTTP_READ_TIMEOUT,
+                    httpx_client_factory=lambda **_: _Borrowed(http),
+                ) as (read, write):
+                    yield Transport(read, write)
+            else:
+                async with streamable_http_client(config.url, http_client=http) as (read, write):
+                    yield Transport(read, write)
+
+
+class _Borrowed:
+    """An httpx2 client lent to the SDK as a context manager that does not close it (its owner does)."""
+
+    def __init__(self, client: httpx2.AsyncClient) -> None:
+        self._client = client
+
+    async def __aenter__(self) -> httpx2.AsyncClient:
+        return self._client
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
