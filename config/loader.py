@@ -105,12 +105,14 @@ def load_config(home: Path, *, warnings: list[str] | None = None, log_warnings: 
     path = home / "config.yaml"
     found: list[str] = []
     cleaned = _read_known(path, found)
-    config = Config() if cleaned is None else _structure(cleaned, path, found)
-    for warning in found if log_warnings else ():
-        log.warning("%s: %s", path, warning)
-    if warnings is not None:
-        warnings.extend(found)
-    return config
+    try:
+        # Structuring adds the mcp_servers entries' warnings; those found before it count even when it fails.
+        return Config() if cleaned is None else _structure(cleaned, path, found)
+    finally:
+        for warning in found if log_warnings else ():
+            log.warning("%s: %s", path, warning)
+        if warnings is not None:
+            warnings.extend(found)
 
 
 def config_warnings(home: Path) -> list[str]:
