@@ -13,6 +13,10 @@ __all__ = ["HERMES_UNUSED"]
 _GATEWAY = "the messaging gateway and cron (issue 18)"
 _EXTENSIONS = "MCP servers and skills (issue 17)"
 _NOT_BUILT = "not built here (no issue covers it)"
+_MCP_DISCOVERY = (
+    "MCP discovery never holds a start here: each server connects on its own, within "
+    "mcp_servers.NAME.connect_timeout"
+)
 _ONE_AUXILIARY = "one auxiliary model serves every side task here (auxiliary.model / provider / base_url)"
 _FRESH_PROCESS = "execute_code runs each script in a fresh process in a temporary directory (seed 000)"
 _COMPRESSOR = "a knob of Hermes's own compressor; this one follows seed 002 section 7 (compression.*)"
@@ -55,10 +59,9 @@ HERMES_UNUSED: dict[str, str] = {
     "mattermost": _GATEWAY,
     "max_concurrent_sessions": "use daemon.max_running_turns",
     "max_live_sessions": "idle sessions leave memory after daemon.hibernate_after_seconds",
-    "mcp": _EXTENSIONS,
-    "mcp_discovery_timeout": _EXTENSIONS,
-    "mcp_servers": _EXTENSIONS,
-    "mcp_single_query_discovery_timeout": _EXTENSIONS,
+    "mcp": "serving Hermes's own tools over MCP is " + _NOT_BUILT + "; the MCP client is mcp_servers",
+    "mcp_discovery_timeout": _MCP_DISCOVERY,
+    "mcp_single_query_discovery_timeout": _MCP_DISCOVERY,
     "moa": "mixture of agents is " + _NOT_BUILT,
     "model_aliases": "model aliases are " + _NOT_BUILT,
     "model_catalog": "model catalogs are " + _NOT_BUILT,
@@ -139,7 +142,7 @@ HERMES_UNUSED: dict[str, str] = {
     "approvals.denial_breaker_threshold": "repeated denials are caught by tool_loop_guardrails",
     "approvals.deny": "deny globs are " + _NOT_BUILT + "; the hardline blocklist always applies",
     "approvals.destructive_slash_confirm": _CLI_UI,
-    "approvals.mcp_reload_confirm": _EXTENSIONS,
+    "approvals.mcp_reload_confirm": "/reload-mcp always asks before it reloads here",
     "approvals.single_query_mode": "a one-shot run is a session here and follows approvals.mode",
     "approvals.smart_policy": "smart approvals use the built-in rules",
     "approvals.unattended_mode": _GATEWAY,
@@ -153,7 +156,7 @@ HERMES_UNUSED: dict[str, str] = {
     "auxiliary.curator": _EXTENSIONS,
     "auxiliary.goal_judge": _ONE_AUXILIARY,
     "auxiliary.kanban_decomposer": _ONE_AUXILIARY,
-    "auxiliary.mcp": _EXTENSIONS,
+    "auxiliary.mcp": "MCP sampling (a server asking for a completion) is " + _NOT_BUILT,
     "auxiliary.memory_query_rewrite": _ONE_AUXILIARY,
     "auxiliary.moa_*": "mixture of agents is " + _NOT_BUILT,
     "auxiliary.monitor": _ONE_AUXILIARY,

@@ -34,6 +34,7 @@ from config.hermes import (
     hermes_keys_under,
     unused_hermes_setting,
 )
+from config.mcp import McpEntry, parse_mcp_servers
 from config.pricing import ModelPrice
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
@@ -80,6 +81,8 @@ class Config:
     daemon: DaemonConfig = attrs.Factory(DaemonConfig)
     platforms: PlatformsConfig = attrs.Factory(PlatformsConfig)
     pricing: dict[str, ModelPrice] = attrs.Factory(dict)
+    # Read entry by entry (config.mcp): one bad server entry is that server's error, not the file's.
+    mcp_servers: dict[str, McpEntry] = attrs.Factory(dict)
 
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -104,11 +107,14 @@ def load_config(home: Path, *, warnings: list[str] | None = None, log_warnings: 
     path = home / "config.yaml"
     found: list[str] = []
     cleaned = _read_known(path, found)
-    for warning in found if log_warnings else ():
-        log.warning("%s: %s", path, warning)
-    if warnings is not None:
-        warnings.extend(found)
-    return Config() if cleaned is None else _structure(cleaned, path)
+    try:
+        # Structuring adds the mcp_servers entries' warnings; those found before it count even when it fails.
+        return Config() if cleaned is None else _structure(cleaned, path, found)
+    finally:
+        for warning in found if log_warnings else ():
+            log.warning("%s: %s", path, warning)
+        if warnings is not None:
+            warnings.extend(found)
 
 
 def config_warnings(home: Path) -> list[str]:
@@ -184,7 +190,7 @@ def _yaml_message(exc: yaml.YAMLError, path: Path) -> str:
     return "\n".join(lines)
 
 
-def _structure(data: dict[str, Any], path: Path) -> Config:
+def _structure(data: dict[str, Any], path: Path, found: list[str]) -> Config:
     # Imported here: a CLI client that only lists warnings must not pay for the converter.
     import cattrs
 
@@ -195,6 +201,12 @@ def _structure(data: dict[str, Any], path: Path) -> Config:
     sections: dict[str, Any] = {}
     for field in attrs.fields(Config):
         if field.name not in data:
+            continue
+        if field.name == "mcp_servers":
+            try:
+                sections[field.name] = parse_mcp_servers(data[field.name], found)
+            except TypeError as exc:
+                raise ConfigError(f"{path}: {exc}") from exc
             continue
         try:
             sections[field.name] = converter.structure(data[field.name], hints[field.name])

@@ -45,6 +45,10 @@ __all__ = [
     "InterruptSession",
     "Kill",
     "ListSessions",
+    "McpReply",
+    "McpServerStatus",
+    "McpServers",
+    "ReloadMcp",
     "Ok",
     "SearchSessions",
     "SendMessage",
@@ -300,6 +304,25 @@ class StopDaemon:
     request_id: str
 
 
+@attrs.frozen
+class McpServers:
+    """The configured MCP servers and their states; the reply is :class:`McpReply`."""
+
+    request_id: str
+
+
+@attrs.frozen
+class ReloadMcp:
+    """Read ``mcp_servers`` from config.yaml again and restart every MCP server (``/reload-mcp``).
+
+    The reply (:class:`McpReply`) comes once every server is ready or failed, or after
+    ``wait_seconds``, whichever is first (a server still connecting then says so).
+    """
+
+    request_id: str
+    wait_seconds: float = 10.0
+
+
 ClientMessage = (
     Hello
     | CreateSession
@@ -322,6 +345,8 @@ ClientMessage = (
     | DeleteSession
     | Status
     | StopDaemon
+    | McpServers
+    | ReloadMcp
 )
 
 # -- daemon to client ---------------------------------------------------------------------
@@ -411,6 +436,27 @@ class SandboxStatus:
 
 
 @attrs.frozen
+class McpServerStatus:
+    """One configured MCP server: ``state`` is connecting, ready, failed or disabled."""
+
+    name: str
+    state: str
+    transport: str = ""
+    tools: int = 0
+    error: str | None = None
+    attempts: int = 0
+
+
+@attrs.frozen
+class McpReply:
+    """The MCP servers, in configuration order (``warnings``: what reading config.yaml found, on a reload)."""
+
+    request_id: str
+    servers: list[McpServerStatus] = attrs.Factory(list)
+    warnings: list[str] = attrs.Factory(list)
+
+
+@attrs.frozen
 class StatusReply:
     """What ``hermes-actors status`` shows (``sandbox`` None: a daemon that runs no sessions)."""
 
@@ -426,6 +472,7 @@ class StatusReply:
     connections: int
     sessions_available: bool
     sandbox: SandboxStatus | None = None
+    mcp: list[McpServerStatus] = attrs.Factory(list)
 
 
 DaemonMessage = (
@@ -441,5 +488,6 @@ DaemonMessage = (
     | SessionShowReply
     | ExportChunk
     | StatusReply
+    | McpReply
     | SessionEvent
 )

@@ -20,7 +20,7 @@ from tools.errors import ToolsetCycleError, UnknownToolsetError
 if TYPE_CHECKING:
     from tools.registry import ToolRegistry
 
-__all__ = ["CORE_TOOLSETS", "DEFAULT_TOOLSETS", "Toolset", "ToolsetCatalog"]
+__all__ = ["CORE_TOOLSETS", "DEFAULT_TOOLSETS", "MCP_TOOLSET_PREFIX", "Toolset", "ToolsetCatalog"]
 
 
 @attrs.frozen
@@ -60,6 +60,9 @@ def _core() -> Mapping[str, Toolset]:
 
 CORE_TOOLSETS: Mapping[str, Toolset] = _core()
 DEFAULT_TOOLSETS: tuple[str, ...] = ("hermes-cli",)
+#: Toolsets of MCP servers (``mcp-<server>``) join every session offered a platform toolset.
+MCP_TOOLSET_PREFIX = "mcp-"
+PLATFORM_TOOLSET_PREFIX = "hermes-"
 
 
 class ToolsetCatalog:
@@ -115,17 +118,32 @@ class ToolsetCatalog:
     ) -> frozenset[str]:
         """The tool names a session may use.
 
+        As in Hermes, the configured MCP servers' toolsets (``mcp-<server>``) come with any platform
+        toolset (``hermes-*``, the default ``hermes-cli`` among them); a session enabled with other
+        toolsets only gets those it names. ``disabled`` removes them like any other.
+
         Args:
             enabled: toolsets to enable (None: ``DEFAULT_TOOLSETS``).
             disabled: toolsets whose tools are removed even if enabled elsewhere.
 
         Raises:
-            UnknownToolsetError: a named toolset does not exist.
+            UnknownToolsetError: a named toolset does not exist (an ``mcp-`` one never: its server
+                may be connecting).
             ToolsetCycleError: includes loop back on themselves.
         """
+        names = list(DEFAULT_TOOLSETS if enabled is None else enabled)
+        if any(name.startswith(PLATFORM_TOOLSET_PREFIX) for name in names):
+            names += sorted(n for n in self._registry.toolset_names() if n.startswith(MCP_TOOLSET_PREFIX))
         tools: set[str] = set()
-        for name in DEFAULT_TOOLSETS if enabled is None else enabled:
-            tools |= self.resolve(name)
+        for name in names:
+            tools |= self._resolve_live(name)
         for name in disabled:
-            tools -= self.resolve(name)
+            tools -= self._resolve_live(name)
         return frozenset(tools)
+
+    def _resolve_live(self, name: str) -> frozenset[str]:
+        # An MCP server that is not connected (yet) has no tools, not an unknown name: a session
+        # must start whatever state a server is in.
+        if name.startswith(MCP_TOOLSET_PREFIX) and name not in self._static and not self._registry.tools_in_toolset(name):
+            return frozenset()
+        return self.resolve(name)

@@ -132,8 +132,8 @@ class TestWarningsTellHermesFromTypos:
         ]
 
     def test_a_whole_hermes_section_is_one_warning(self, tmp_path: Path) -> None:
-        _, found = _load(tmp_path, "mcp_servers:\n  time: {command: uvx}\n  git: {command: npx}\n")
-        assert found == ["Hermes setting mcp_servers is not used here: MCP servers and skills (issue 17)"]
+        _, found = _load(tmp_path, "stt:\n  enabled: true\n  provider: local\n")
+        assert len(found) == 1 and found[0].startswith("Hermes setting stt is not used here")
 
     def test_an_unknown_section_is_one_warning(self, tmp_path: Path) -> None:
         _, found = _load(tmp_path, "modle:\n  default: x\n")

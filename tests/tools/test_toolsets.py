@@ -60,3 +60,33 @@ class TestSelectTools:
     def test_default_is_cli(self) -> None:
         cat = ToolsetCatalog(ToolRegistry())
         assert cat.resolve("hermes-cli") == cat.select_tools()
+
+
+class TestMcpToolsets:
+    """MCP servers' toolsets join platform toolsets; disabled_toolsets removes them; absent ones are empty."""
+
+    def _catalog(self):
+        from tests.tools.helpers import echo_handler, schema
+        from tools.registry import ToolRegistry
+        from tools.toolsets import ToolsetCatalog
+
+        registry = ToolRegistry()
+        registry.register("read_file", "file", schema(), echo_handler)
+        registry.register("mcp_gh_issues", "mcp-gh", schema(), echo_handler)
+        registry.register("mcp_db_query", "mcp-db", schema(), echo_handler)
+        return ToolsetCatalog(registry)
+
+    def test_default_sessions_get_them(self) -> None:
+        tools = self._catalog().select_tools(None)
+        assert {"mcp_gh_issues", "mcp_db_query", "read_file"} <= tools
+
+    def test_disabled_and_explicit(self) -> None:
+        catalog = self._catalog()
+        assert "mcp_gh_issues" not in catalog.select_tools(None, ["mcp-gh"])
+        only_file = catalog.select_tools(["file"])
+        assert not {"mcp_gh_issues", "mcp_db_query"} & only_file
+        assert catalog.select_tools(["file", "mcp-db"]) == only_file | {"mcp_db_query"}
+
+    def test_a_server_not_connected_is_no_error(self) -> None:
+        catalog = self._catalog()
+        assert catalog.select_tools(["file", "mcp-later"], ["mcp-gone"]) == catalog.select_tools(["file"])

@@ -141,6 +141,9 @@ class Attachment:
         self._shows: dict[str, int] = {}
         self._reattach_id = ""
         self._stopped_probe = ""
+        # /reload-mcp: set while its confirmation is asked (the next line answers it); reloads in flight.
+        self._confirming_reload = False
+        self._mcp_reloads: set[str] = set()
         self._drop_reason = ""
         # Why the client ends and its exit status (the first reason wins).
         self._ending: tuple[str, int] | None = None
@@ -178,6 +181,13 @@ class Attachment:
     def command(self, line: str) -> None:
         """Act on one input line: a slash command, an answer, or a message."""
         text = line.strip()
+        if self._confirming_reload:
+            self._confirming_reload = False
+            if text.lower() in ("y", "yes"):
+                self._reload_mcp()
+            else:
+                self.view.line("MCP servers not reloaded", style="dim")
+            return
         if not text:
             return
         if not text.startswith("/"):
@@ -213,6 +223,17 @@ class Attachment:
             self._send(c.CompressSession(rid, self.session_id, rest or None))
         elif word == "/reset-tools":
             self._send(c.ResetSessionTools(rid, self.session_id))
+        elif word == "/reload-mcp":
+            if rest == "now":
+                self._reload_mcp()
+            else:
+                # As in Hermes: reloading rebuilds the tool list, which the provider's prompt cache keys on.
+                self._confirming_reload = True
+                self.view.line(
+                    "Reload the MCP servers from config.yaml? Each restarts, and this session's tool list is "
+                    "rebuilt, so its prompt cache starts over. [y/N]",
+                    style="yellow",
+                )
         elif word == "/yolo":
             # Every attached client sees the change (a StatusUpdate of kind "yolo"), this one too.
             self._send(c.SetSessionYolo(rid, self.session_id, rest == "on" if rest in ("on", "off") else not self.yolo))
@@ -232,6 +253,28 @@ class Attachment:
             self._switched.clear()
             self._send(c.CreateSession(rid, cwd=os.getcwd(), **self.provider))
             self._switched.wait(SWITCH_TIMEOUT_SECONDS)
+
+    def _reload_mcp(self) -> None:
+        rid = self.client.next_id()
+        self._mcp_reloads.add(rid)
+        self.view.line("reloading MCP servers ...", style="dim")
+        self._send(c.ReloadMcp(rid))
+
+    def _reloaded_mcp(self, message: dict[str, Any]) -> None:
+        """The reload's outcome, server by server; then this session's tools are rebuilt."""
+        for warning in message.get("warnings") or []:
+            self.view.line(f"  warning: {warning}", style="yellow")
+        servers = message.get("servers") or []
+        for server in servers:
+            state = server["state"]
+            detail = f"{server['tools']} tools" if state == "ready" else (server.get("error") or "")
+            self.view.line(f"  {server['name']}: {state}{' - ' + detail if detail else ''}",
+                           style="red" if state == "failed" else "dim")
+        if not servers:
+            self.view.line("  no MCP servers are configured", style="dim")
+        rid = self.client.next_id()
+        self._acks[rid] = "/reset-tools"
+        self._send(c.ResetSessionTools(rid, self.session_id))
 
     def _answer(self, text: str) -> None:
         pending_id, request = next(iter(self.view.pending.items()))
@@ -336,6 +379,9 @@ class Attachment:
                 f"the session ended: {self._drop_reason} (it stays stored: hermes-actors attach {self.session_id})",
                 EXIT_FAILURE,
             )
+        elif kind == "McpReply" and message.get("request_id") in self._mcp_reloads:
+            self._mcp_reloads.discard(message["request_id"])
+            self._reloaded_mcp(message)
         elif message.get("request_id") in self._shows:
             self.view.show_tool(self._shows.pop(message["request_id"]), message.get("tail") or [])
         elif kind == "ErrorReply":

@@ -96,7 +96,22 @@ def _status(paths: DaemonPaths, as_json: bool) -> int:
         )
         if reply.sandbox is not None:
             print(_sandbox_text(reply.sandbox))
+        if reply.mcp:
+            print(_mcp_text(reply.mcp))
     return 0
+
+
+def _mcp_text(servers: list[c.McpServerStatus]) -> str:
+    """``MCP: github ready (12 tools), slow connecting, bad failed: ...`` on one line per problem."""
+    parts = []
+    for server in servers:
+        if server.state == "ready":
+            parts.append(f"{server.name} ready ({server.tools} tools)")
+        elif server.error and server.state in ("failed", "connecting"):
+            parts.append(f"{server.name} {server.state} ({server.error})")
+        else:
+            parts.append(f"{server.name} {server.state}")
+    return "MCP servers: " + "; ".join(parts)
 
 
 def _sandbox_text(sandbox: c.SandboxStatus) -> str:

@@ -31,6 +31,7 @@ examples:
   hermes-actors chat -q "list the files"  one question, the answer, exit
   hermes-actors tree                      the live actor tree
   hermes-actors kill sessions/session:ab12/turn/tool:call_3
+  hermes-actors mcp test github           connect to one MCP server, list its tools, time it
 """
 
 
@@ -156,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(delete)
 
     _add_skills(commands)
+    from actors.platform.cli.mcp_command import add_mcp_parser
+
+    add_mcp_parser(commands, _add_json)
 
     demo = commands.add_parser("demo", help="a guided run against a built-in scripted model (no key, under 30 s)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
@@ -212,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
             from actors.platform.cli.skills_cli import run_skills_command
 
             return run_skills_command(args)
+        if args.command == "mcp":
+            from actors.platform.cli.mcp_command import run_mcp_command
+
+            return run_mcp_command(args)
         if args.command in ("chat", "attach"):
             from actors.platform.cli.attach import run_attach_command
 

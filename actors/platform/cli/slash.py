@@ -14,6 +14,7 @@ COMMANDS: dict[str, str] = {
     "/steer TEXT": "add TEXT to the next tool result of the running turn",
     "/compress [TOPIC]": "compress the conversation (focused on TOPIC)",
     "/reset-tools": "stop the session's tool sandboxes and processes",
+    "/reload-mcp [now]": "restart the MCP servers (config.yaml read again) and rebuild the tool list; asks first",
     "/usage": "tokens, cost, cache hits and context used so far",
     "/show N": "the full output of tool [N]",
     "/new": "start a new session with the same provider and attach to it",

@@ -291,6 +291,8 @@ class Connection(Actor[None]):
                 self.send(service.kill(message))
             case c.Status():
                 self.send(service.status(message, self._connections()))
+            case c.McpServers():
+                self.send(service.mcp_servers(message))
             case c.StopDaemon():
                 self.send(service.stop_daemon(message))
             case c.Attach():
@@ -351,6 +353,7 @@ _ASYNC_HANDLERS: Mapping[type, Callable[[ControlService, Any], Any]] = MappingPr
     c.SteerSession: ControlService.steer,
     c.CompressSession: ControlService.compress,
     c.ResetSessionTools: ControlService.reset_tools,
+    c.ReloadMcp: ControlService.reload_mcp,
     c.SetSessionYolo: ControlService.set_yolo,
     c.ListSessions: ControlService.list_sessions,
     c.SearchSessions: ControlService.search_sessions,

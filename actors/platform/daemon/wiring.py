@@ -5,6 +5,7 @@
     (root)
     ├── store      the SQLite session store's writer
     ├── providers  the shared SDK and web clients, closed at the end
+    ├── mcp        mcp/server:<name>, one per configured MCP server: connects in the background
     ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
     ├── control    the control socket and one connection actor per client
     └── platform   (when ``platforms.api_server.enabled``) platform/api, the HTTP API
@@ -26,6 +27,7 @@ from pathlib import Path
 import trio
 
 from actors import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
+from actors.mcp import MCP, McpDeps, McpSupervisor
 from actors.platform.api.auth import KEY_VARIABLE
 from actors.platform.api.server import ApiServer
 from actors.platform.daemon.control_server import ControlServer
@@ -117,6 +119,16 @@ async def _start_sessions(
     )
     metadata = await ModelMetadata.open(home / "cache", config.model)
     toolbox = build_toolbox(config, web_client, environ=os.environ, config_path=home / "config.yaml")
+    # Before sessions, so stopped after them; its start returns at once (servers connect on their own:
+    # a slow or dead one must not hold up the daemon, seed 002 §22.6). Its tools join the registry as
+    # each server gets ready; a session takes those registered when its tool list is frozen.
+    mcp_deps = McpDeps(registry=toolbox.registry, environ=dict(os.environ))
+    await system.root.start_child(
+        ChildSpec(
+            MCP, lambda: McpSupervisor(config.mcp_servers, mcp_deps), RestartType.TEMPORARY,
+            shutdown_timeout=config.daemon.shutdown_timeout_seconds,
+        )
+    )
     deps = SessionDeps(
         config=config,
         home=home,

@@ -1,0 +1,36 @@
+"""What every server actor is given: where tools go, how processes start, and the timing policy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from tools.jail._spawner import SpawnThread
+from tools.registry import ToolRegistry
+
+__all__ = ["McpDeps"]
+
+
+@attrs.frozen
+class McpDeps:
+    """Shared by the ``mcp`` supervisor's children.
+
+    Attributes:
+        registry: the daemon's tool registry (one toolset ``mcp-NAME`` per server).
+        environ: the daemon's environment; a stdio server gets only its safe part.
+        spawner: the long-lived thread stdio servers are forked from (their PDEATHSIG parent); each
+            ``mcp`` supervisor instance makes its own, since a closed thread cannot start again.
+        backoff_initial / backoff_max: seconds before the first retry, doubling up to the max
+            (Hermes reconnects the same way).
+        stable_after: a connection up this long resets the backoff.
+        ping_interval: seconds between health checks of an HTTP server.
+    """
+
+    registry: ToolRegistry
+    environ: Mapping[str, str]
+    spawner: SpawnThread = attrs.field(factory=lambda: SpawnThread("hermes-mcp-spawner"))
+    backoff_initial: float = 1.0
+    backoff_max: float = 60.0
+    stable_after: float = 60.0
+    ping_interval: float = 30.0

@@ -1,0 +1,98 @@
+"""``mcp``: the supervisor of the configured MCP servers, one child ``server:NAME`` each.
+
+It starts a child per enabled entry (an invalid entry too, so its error is visible where the others'
+states are) and returns at once: children connect in the background. It owns the spawn thread every
+stdio server is forked from, so those processes die with the daemon even when it is killed (their
+``PR_SET_PDEATHSIG`` follows that thread). :class:`ReloadServers` replaces every child with the
+entries given (``/reload-mcp``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from actors.mcp.client import McpClient
+from actors.mcp.deps import McpDeps
+from actors.mcp.server_actor import McpServerActor
+from config.mcp import DEFAULT_TIMEOUT, McpEntry, McpServerConfig
+from supervisor import ChildSpec, RestartType, Supervisor
+from tools.jail._spawner import SpawnThread
+
+__all__ = ["MCP", "ReloadServers", "McpSupervisor", "server_child_name"]
+
+#: The supervisor's name under the root.
+MCP = "mcp"
+
+
+def server_child_name(server: str) -> str:
+    """The child name of a server's actor (``mcp/server:NAME``)."""
+    return f"server:{server}"
+
+
+@attrs.frozen
+class ReloadServers:
+    """Stop every server actor and start one per entry given; the reply is the names started."""
+
+    entries: Mapping[str, McpEntry]
+
+
+class McpSupervisor(Supervisor):
+    """One child per enabled MCP server; a child that crashes (a bug of ours) restarts alone.
+
+    Args:
+        entries: ``mcp_servers`` as the configuration read it.
+        deps: what every child shares (with a spawn thread of this instance's own, started and closed here).
+    """
+
+    def __init__(self, entries: Mapping[str, McpEntry], deps: McpDeps) -> None:
+        self.deps = attrs.evolve(deps, spawner=SpawnThread("hermes-mcp-spawner"))
+        self.entries = dict(entries)
+        # One client per server name, across restarts and reloads: the registry's handlers hold it.
+        self._clients: dict[str, McpClient] = {}
+        super().__init__(self._specs(), kind=MCP, per_child_intensity=True, max_restarts=3, period=60.0)
+
+    def _specs(self) -> list[ChildSpec]:
+        specs = []
+        for name, entry in self.entries.items():
+            if not entry.enabled:
+                continue
+            timeout = entry.timeout if isinstance(entry, McpServerConfig) else DEFAULT_TIMEOUT
+            client = self._clients.get(name)
+            if client is None:
+                client = self._clients[name] = McpClient(name, timeout)
+            client.timeout = timeout
+            factory = functools.partial(McpServerActor, entry, client, self.deps)
+            specs.append(ChildSpec(server_child_name(name), factory, RestartType.PERMANENT, shutdown_timeout=5.0))
+        return specs
+
+    async def on_start(self) -> None:
+        self.deps.spawner.start()
+        await super().on_start()
+
+    async def on_stop(self) -> None:
+        # Last: every server has been stopped by now; closing the thread kills any straggler.
+        self.deps.spawner.close()
+
+    def snapshot_details(self) -> dict[str, Any]:
+        details = super().snapshot_details()
+        disabled = sorted(name for name, entry in self.entries.items() if not entry.enabled)
+        if disabled:
+            details["disabled"] = disabled
+        return details
+
+    async def handle(self, message: Any) -> Any:
+        if isinstance(message, ReloadServers):
+            async with self._lock:
+                for name in list(self._records):
+                    await self._remove(name, "reloading MCP servers", "operator")
+                self.entries = dict(message.entries)
+                started = []
+                for spec in self._specs():
+                    await self._add(spec)
+                    started.append(spec.name)
+                return started
+        return await super().handle(message)
