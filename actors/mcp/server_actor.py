@@ -24,8 +24,7 @@ import mcp_types as types
 import trio
 from mcp import ClientSession
 
-from actors import Actor
-from actors.base import error_record
+from actors import Actor, error_record
 from actors.mcp.client import Link, McpClient
 from actors.mcp.deps import McpDeps
 from actors.mcp.errors import McpConnectError

@@ -19,7 +19,7 @@ from actors.mcp.client import McpClient
 from actors.mcp.deps import McpDeps
 from actors.mcp.server_actor import McpServerActor
 from config.mcp import DEFAULT_TIMEOUT, McpEntry, McpServerConfig
-from supervisor import ChildSpec, RestartType, Supervisor
+from actors import ChildSpec, RestartType, Supervisor
 from tools.jail._spawner import SpawnThread
 
 __all__ = ["MCP", "ReloadServers", "McpSupervisor", "server_child_name"]
