@@ -1,0 +1,101 @@
+"""Where the daemon's own messages go out: one registry of the connected messaging platforms.
+
+A platform adapter (Telegram, Discord, ...) registers an :class:`Outbound` while it is connected and
+unregisters it when it stops. Everything that sends a message on the daemon's initiative, rather than
+as the reply to a user's message, goes through :class:`OutboundRegistry`: a cron job's result, the
+``send_message`` tool, a background process's notification. A destination is written
+``PLATFORM:CHAT`` or ``PLATFORM:CHAT:THREAD`` (``telegram:-1001234``, ``discord:998877:1122``), or
+``PLATFORM`` alone for that platform's configured home channel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import attrs
+
+__all__ = [
+    "DeliveryFailed",
+    "Destination",
+    "Outbound",
+    "OutboundRegistry",
+    "PlatformNotConnected",
+    "UnknownDestination",
+]
+
+
+class UnknownDestination(ValueError):
+    """A destination that is not ``PLATFORM[:CHAT[:THREAD]]``, or names no chat where one is needed."""
+
+
+class PlatformNotConnected(LookupError):
+    """The destination's platform is not configured, or not connected right now."""
+
+
+class DeliveryFailed(RuntimeError):
+    """The platform refused the message or could not be reached; the text says why, without secrets."""
+
+
+@attrs.frozen
+class Destination:
+    """A parsed destination: the platform's name, and a chat (and thread) or None for its home channel."""
+
+    platform: str
+    chat: str | None = None
+    thread: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Destination:
+        """``telegram``, ``telegram:CHAT`` or ``discord:CHAT:THREAD``; raises :class:`UnknownDestination`."""
+        parts = text.strip().split(":")
+        if not parts[0] or len(parts) > 3 or any(not part for part in parts[1:]):
+            raise UnknownDestination(f"a destination is PLATFORM[:CHAT[:THREAD]], got {text!r}")
+        return cls(parts[0].lower(), *parts[1:])
+
+    def __str__(self) -> str:
+        return ":".join(part for part in (self.platform, self.chat, self.thread) if part is not None)
+
+
+class Outbound(Protocol):
+    """A connected platform's sending side, as the rest of the daemon sees it."""
+
+    #: The platform's name in destinations (``telegram``).
+    name: str
+
+    async def deliver(self, destination: Destination, text: str, attachments: Sequence[str] = ()) -> None:
+        """Send ``text`` (Markdown, converted to the platform's dialect and split at its limits) and the
+        files at ``attachments`` to the destination's chat, or to the home channel when it names none.
+
+        Raises :class:`UnknownDestination` (no chat and no home channel configured) or
+        :class:`DeliveryFailed`.
+        """
+        ...
+
+
+class OutboundRegistry:
+    """The platforms connected now, by name; shared by the adapters and every sender."""
+
+    def __init__(self) -> None:
+        self._platforms: dict[str, Outbound] = {}
+
+    def register(self, outbound: Outbound) -> None:
+        """Make a connected platform reachable (replacing an earlier registration of the same name)."""
+        self._platforms[outbound.name] = outbound
+
+    def unregister(self, outbound: Outbound) -> None:
+        """Forget a platform that stopped, unless another registration has replaced it since."""
+        if self._platforms.get(outbound.name) is outbound:
+            del self._platforms[outbound.name]
+
+    def connected(self) -> list[str]:
+        """The names of the platforms that can be sent to now."""
+        return sorted(self._platforms)
+
+    async def deliver(self, destination: str | Destination, text: str, attachments: Sequence[str] = ()) -> None:
+        """Send to a destination on any connected platform; see :meth:`Outbound.deliver`."""
+        target = destination if isinstance(destination, Destination) else Destination.parse(destination)
+        outbound = self._platforms.get(target.platform)
+        if outbound is None:
+            raise PlatformNotConnected(f"platform {target.platform!r} is not connected")
+        await outbound.deliver(target, text, attachments)
