@@ -9,6 +9,7 @@ import sys
 import time
 
 from tests.daemon.helpers import REPO
+from tests.terminal.helpers import pid_alive
 
 
 class TestDemo:
@@ -31,11 +32,7 @@ class TestDemo:
         pid = int(re.search(r"daemon pid (\d+)", out).group(1))  # type: ignore[union-attr]
         home = re.search(r"home (\S+)", out).group(1)  # type: ignore[union-attr]
         deadline = time.monotonic() + 10
-        while True:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
+        while pid_alive(pid):
             assert time.monotonic() < deadline, "the demo's daemon is still running"
             time.sleep(0.1)
         assert not os.path.exists(home)

@@ -14,6 +14,7 @@ from pathlib import Path
 from actors.platform.paths import DaemonPaths
 from messages import control as c
 from tests.daemon.helpers import REPO, DaemonProcess, environment, run_cli
+from tests.terminal.helpers import pid_alive
 
 
 class TestStart:
@@ -157,9 +158,7 @@ class TestBackgroundStart:
         assert stopped.returncode == 0
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
+            if not pid_alive(pid):
                 break
             time.sleep(0.05)
         else:

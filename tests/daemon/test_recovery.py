@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from actors.platform.cli.client import ControlClient
 from messages import control as c
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
 from tests.daemon.test_sessions import NO_TOOLS, _chat
+from tests.terminal.helpers import pid_alive
 
 
 def _write_config(home: Path, text: str) -> None:
@@ -259,10 +259,6 @@ class TestNoLeaks:
             daemon.stop()
             provider.reset()
         deadline = time.monotonic() + 10
-        while True:
-            try:
-                os.kill(child, 0)
-            except ProcessLookupError:
-                break
+        while pid_alive(child):
             assert time.monotonic() < deadline, f"sandbox child {child} outlived the daemon"
             time.sleep(0.1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from config.session import DisplayConfig
 from messages.events import SessionEvent, TextDelta, ToolStarted
 from messages.session import Interrupt, Steer, UserMessage
 from tests.session.harness import Harness, collect_turn, open_harness, run_turn
+from tests.terminal.helpers import pid_alive
 from tools.results import ToolResult
 
 
@@ -129,7 +129,7 @@ class TestInterrupt:
             tool = next(m for m in (await h.deps.store.load(sid)).messages if m["role"] == "tool")
             assert "[Command interrupted]" in tool["content"]
             with trio.fail_after(10):
-                while _alive(grandchild):
+                while pid_alive(grandchild):
                     await trio.sleep(0.05)
             only_session_left(h, sid)
             await next_turn_works(h, handle, events_in, sid)
@@ -193,18 +193,6 @@ class TestSteer:
                 assert "empty" in str(exc).lower() or "whitespace" in str(exc).lower()
             else:
                 raise AssertionError("an empty steer was accepted")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 class TestSteerMode:
