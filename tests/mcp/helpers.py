@@ -18,6 +18,7 @@ from actors import ActorSystem, ChildSpec
 from actors.mcp import MCP, McpDeps, McpSupervisor
 from config.mcp import McpEntry, McpServerConfig
 from messages.supervision import ActorSnapshot
+from tests.daemon.jailed import processes_with as processes_with  # one definition, shared with the daemon tests
 from tools.registry import ToolRegistry
 
 TOY = str(Path(__file__).parent / "servers" / "toy_server.py")
@@ -34,24 +35,6 @@ def stdio(name: str, marker: str, *flags: str, **options: Any) -> McpServerConfi
     """A toy server over stdio."""
     options.setdefault("connect_timeout", CONNECT)
     return McpServerConfig(name=name, command=sys.executable, args=(TOY, "stdio", marker, *flags), **options)
-
-
-def processes_with(marker: str) -> list[int]:
-    """Pids of live processes whose command line holds ``marker``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read()
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                zombie = f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
-        except OSError:
-            continue
-        if marker.encode() in cmdline and not zombie:
-            found.append(int(entry))
-    return found
 
 
 def free_port() -> int:

@@ -6,7 +6,6 @@ import json
 import re
 import signal
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +25,11 @@ def _config(marker: str, extra: str = "") -> str:
         "  bad: {command: x, timeout: -1}\n"
         "  later: {command: x, enabled: false}\n" + extra
     )
+
+
+def _write_config(home: Path, text: str) -> None:
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    (home / "config.yaml").write_text(text, encoding="utf-8")
 
 
 def _statuses(daemon: DaemonProcess) -> dict[str, c.McpServerStatus]:
@@ -51,30 +55,13 @@ def marker() -> Iterator[str]:
     assert processes_with(value) == [], "an MCP server process outlived the daemon"
 
 
-@pytest.fixture
-def home() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="ha-") as base:
-        path = Path(base) / "home"
-        path.mkdir(mode=0o700)
-        yield path
-
-
-@pytest.fixture(scope="module")
-def provider() -> Iterator[ScriptedProviderProcess]:
-    server = ScriptedProviderProcess()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 class TestDaemon:
     """The daemon starts at once whatever its servers do, shows their states, and its sessions call MCP tools."""
 
     def test_states_tree_and_a_session_calling_a_tool(
         self, home: Path, marker: str, provider: ScriptedProviderProcess
     ) -> None:
-        (home / "config.yaml").write_text(_config(marker), encoding="utf-8")
+        _write_config(home, _config(marker))
         daemon = DaemonProcess(home).start()
         try:
             statuses = _wait_ready(daemon, "toy")
@@ -103,7 +90,7 @@ class TestDaemon:
             daemon.stop()
 
     def test_reload_reads_the_config_again(self, home: Path, marker: str) -> None:
-        (home / "config.yaml").write_text(_config(marker), encoding="utf-8")
+        _write_config(home, _config(marker))
         daemon = DaemonProcess(home).start()
         try:
             _wait_ready(daemon, "toy")
@@ -119,7 +106,7 @@ class TestDaemon:
             daemon.stop()
 
     def test_kill_9_leaves_no_server(self, home: Path, marker: str) -> None:
-        (home / "config.yaml").write_text(_config(marker), encoding="utf-8")
+        _write_config(home, _config(marker))
         daemon = DaemonProcess(home).start()
         try:
             _wait_ready(daemon, "toy")
@@ -134,7 +121,7 @@ class TestDaemon:
             daemon.stop()
 
     def test_mcp_commands(self, home: Path, marker: str) -> None:
-        (home / "config.yaml").write_text(_config(marker), encoding="utf-8")
+        _write_config(home, _config(marker))
         result = run_cli(home, "mcp", "test", "toy", "--json", timeout=60)
         found = json.loads(result.stdout)
         assert (result.returncode, found["ok"], len(found["tools"])) == (0, True, 8)
@@ -155,7 +142,7 @@ class TestReloadCommand:
     def test_confirm_then_reload(self, home: Path, marker: str, provider: ScriptedProviderProcess) -> None:
         from tests.client.test_screen import open_chat
 
-        (home / "config.yaml").write_text(_config(marker), encoding="utf-8")
+        _write_config(home, _config(marker))
         daemon = DaemonProcess(home).start()
         try:
             _wait_ready(daemon, "toy")
