@@ -27,6 +27,7 @@ from typing import Any
 import trio
 
 from actors import ActorError
+from actors.platform.daemon.collector import freeze_startup_heap, tune_collector
 from actors.platform.daemon.control_socket import remove_control_socket
 from actors.platform.daemon.logs import configure_logging, install_safe_stdio
 from actors.platform.errors import EXIT_ALREADY_RUNNING, EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
@@ -86,9 +87,13 @@ async def serve_daemon(
     config: Config,
     *,
     on_overrun: Callable[[], None] | None = None,
+    on_ready: Callable[[], None] = lambda: None,
     task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run the daemon's actor tree until it is asked to stop; reports ``started`` once serving."""
+    """Run the daemon's actor tree until it is asked to stop; reports ``started`` once serving.
+
+    ``on_ready`` runs once the tree serves (the daemon process freezes its start-up heap there).
+    """
     # Imported here, not at the top: a second daemon refused by the instance lock must not pay
     # the second it takes to import the whole tree (every provider SDK) first.
     from actors.platform.daemon.wiring import open_daemon_tree
@@ -103,6 +108,7 @@ async def serve_daemon(
             with shutdown.scope:
                 async with open_daemon_tree(paths, config, runtime, shutdown.request) as system:
                     log.info("daemon ready (pid %d, home %s)", os.getpid(), paths.home)
+                    on_ready()
                     task_status.started(system)
                     await shutdown.requested.wait()
             if shutdown.scope.cancelled_caught:
@@ -127,6 +133,7 @@ def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
 def run_daemon(home: Path) -> int:
     """The ``hermes-actors daemon`` command: run in the foreground until stopped; the exit status."""
     install_safe_stdio()
+    tune_collector()
     configure_logging(sys.stderr)
     paths = DaemonPaths(home)
     try:
@@ -160,7 +167,7 @@ def run_daemon(home: Path) -> int:
 
     status = 0
     try:
-        trio.run(lambda: serve_daemon(paths, config, on_overrun=overrun))
+        trio.run(lambda: serve_daemon(paths, config, on_overrun=overrun, on_ready=freeze_startup_heap))
     except* (PlatformError, StoreError, ActorError) as group:
         for exc in _leaves(group):
             log.error("daemon failed: %s", exc)
