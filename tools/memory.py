@@ -211,17 +211,21 @@ class MemoryStore:
         lock_fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
-            path = self.directory / _FILES[target]
-            try:
-                entries = _parse(path.read_text(encoding="utf-8"))
-            except FileNotFoundError:
-                entries = []
+            entries = self._entries(target)
             updated, message = change(entries)
             if write and updated != entries:
+                path = self.directory / _FILES[target]
                 atomic_write(path, ENTRY_SEPARATOR.join(updated).encode("utf-8"), new_file_mode=0o600)
             return MemorySnapshot(target, tuple(updated), self.limit(target)), message
         finally:
             os.close(lock_fd)  # closing the descriptor releases the lock
+
+    def _entries(self, target: Target) -> list[str]:
+        """The entries of one store as its file holds them now (none when it does not exist)."""
+        try:
+            return _parse((self.directory / _FILES[target]).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return []
 
     async def prompt_block(self) -> str:
         """The system-prompt block showing both stores (empty string when there is nothing to show)."""
@@ -233,7 +237,8 @@ class MemoryStore:
         for target in ("memory", "user"):
             if not self.enabled(target):
                 continue
-            snapshot, _ = self._locked(target, lambda entries: (entries, None), False)
+            # No lock: every write replaces the file whole (atomic_write), so a read sees one version.
+            snapshot = MemorySnapshot(target, tuple(self._entries(target)), self.limit(target))
             if not snapshot.entries:
                 continue
             sections.append(

@@ -12,6 +12,7 @@ the file system: call it from a worker thread.
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import os
 from collections.abc import Iterator
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 BUNDLED_DIR: Final = Path(__file__).parent / "bundled"
 #: A SKILL.md bigger than this is not read (the format's limit is 100,000 characters).
 _MAX_SKILL_BYTES: Final = 400_000
+#: Parsed skills kept, by file (far more than a library holds: the bundled, user and project skills).
+_PARSED_SKILLS_KEPT: Final = 1024
 _GENERAL: Final = "general"
 
 
@@ -226,8 +229,17 @@ def find_skill(roots: SkillRoots, name: str) -> Skill | None:
 
 
 def _load(skill_file: Path, source: SkillSource, category: str) -> Skill:
-    if skill_file.stat().st_size > _MAX_SKILL_BYTES:
+    stat = skill_file.stat()
+    if stat.st_size > _MAX_SKILL_BYTES:
         raise SkillFormatError(f"larger than {_MAX_SKILL_BYTES:,} bytes")
+    # Every new session lists the skills for its prompt: a file unchanged since it was last read is
+    # not read, parsed and scanned again (an edit, even of the same size, changes its ctime).
+    return _parsed(skill_file, source, category, (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
+
+
+@functools.lru_cache(maxsize=_PARSED_SKILLS_KEPT)
+def _parsed(skill_file: Path, source: SkillSource, category: str, identity: tuple[int, ...]) -> Skill:
+    """The skill in ``skill_file`` as it is while its file's ``identity`` (inode, size, times) holds."""
     text = skill_file.read_text(encoding="utf-8")
     header = parse_skill(text)
     if source in _SCANNED:
