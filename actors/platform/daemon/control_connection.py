@@ -24,6 +24,7 @@ import attrs
 import trio
 
 from actors import Actor
+from actors.platform.daemon.mcp_commands import mcp_servers, reload_mcp
 from actors.platform.daemon.control_service import ControlService
 from actors.platform.errors import BadFrame, RequestFailed
 from actors.session import Subscription
@@ -292,7 +293,9 @@ class Connection(Actor[None]):
             case c.Status():
                 self.send(service.status(message, self._connections()))
             case c.McpServers():
-                self.send(service.mcp_servers(message))
+                self.send(mcp_servers(service.system, message))
+            case c.ReloadMcp():
+                self.send(await reload_mcp(service.system, service.paths, message))
             case c.StopDaemon():
                 self.send(service.stop_daemon(message))
             case c.Attach():
@@ -353,7 +356,6 @@ _ASYNC_HANDLERS: Mapping[type, Callable[[ControlService, Any], Any]] = MappingPr
     c.SteerSession: ControlService.steer,
     c.CompressSession: ControlService.compress,
     c.ResetSessionTools: ControlService.reset_tools,
-    c.ReloadMcp: ControlService.reload_mcp,
     c.SetSessionYolo: ControlService.set_yolo,
     c.ListSessions: ControlService.list_sessions,
     c.SearchSessions: ControlService.search_sessions,

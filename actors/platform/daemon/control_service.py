@@ -8,7 +8,6 @@ sessions) are translated here, once.
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -18,9 +17,8 @@ from typing import Any
 import trio
 
 from actors import ActorError, ActorHandle, ActorNotFound, ActorSystem, MailboxClosed, MailboxFull
-from actors.mcp import MCP, ReloadServers
-from actors.mcp.status import mcp_statuses, unsettled
 from actors.platform.daemon.jail_status import sandbox_status
+from actors.platform.daemon.mcp_commands import mcp_server_statuses
 from actors.platform.daemon.summaries import match_summary, session_summary
 from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
@@ -34,8 +32,6 @@ from actors.session import (
     TooManyRunningTurns,
 )
 from config.daemon import DaemonConfig
-from config.errors import ConfigError
-from config.loader import load_config
 from messages import control as c
 from messages import session_records as records
 from messages import session as s
@@ -51,8 +47,6 @@ log = logging.getLogger("hermes_actors.control")
 
 #: Infrastructure actors ``kill`` refuses: stopping them is ``hermes-actors stop``.
 PROTECTED_PATHS = frozenset({"", "store", "providers", "control", "sessions", "platform", "mcp"})
-#: The longest a reload waits for servers to connect (the control connection's own bound is 60 s).
-_MCP_RELOAD_WAIT_MAX = 45.0
 #: Exports travel in chunks well under a client's frame limit.
 EXPORT_CHUNK_CHARS = 256 * 1024
 #: What a client may ask of a message sent while a turn runs (None: the session's display.busy_input_mode).
@@ -162,46 +156,8 @@ class ControlService:
             connections=connections,
             sessions_available=self.sessions is not None,
             sandbox=sandbox_status(jails.config, launcher.status) if jails is not None and launcher is not None else None,
-            mcp=self._mcp_statuses(),
+            mcp=mcp_server_statuses(self.system),
         )
-
-    # -- MCP servers ----------------------------------------------------------------------------
-
-    def _mcp_statuses(self) -> list[c.McpServerStatus]:
-        try:
-            node = self.system.tree(MCP)
-        except ActorNotFound:
-            return []
-        return mcp_statuses(node)
-
-    def mcp_servers(self, request: c.McpServers) -> c.McpReply:
-        """The configured MCP servers and their states."""
-        return c.McpReply(request.request_id, self._mcp_statuses())
-
-    async def reload_mcp(self, request: c.ReloadMcp) -> c.McpReply:
-        """Read ``mcp_servers`` again, restart every server, and answer once they have settled.
-
-        Raises:
-            RequestFailed: ``invalid`` when config.yaml cannot be read, ``unavailable`` without MCP.
-        """
-        try:
-            supervisor = self.system.lookup(MCP)
-        except ActorNotFound as exc:
-            raise RequestFailed("unavailable", "this daemon runs no MCP servers") from exc
-        warnings: list[str] = []
-        try:
-            config = await trio.to_thread.run_sync(
-                functools.partial(load_config, self.paths.home, warnings=warnings)
-            )
-        except ConfigError as exc:
-            raise RequestFailed("invalid", f"config.yaml was not reloaded: {exc}") from exc
-        await supervisor.ask(ReloadServers(config.mcp_servers))
-        log.info("MCP servers reloaded: %s", ", ".join(config.mcp_servers) or "none configured")
-        # Servers report no event to wait on, and a reload is rare: look every 50 ms, within the bound.
-        with trio.move_on_after(max(0.0, min(request.wait_seconds, _MCP_RELOAD_WAIT_MAX))):
-            while unsettled(self._mcp_statuses()):
-                await trio.sleep(0.05)
-        return c.McpReply(request.request_id, self._mcp_statuses(), warnings)
 
     def stop_daemon(self, request: c.StopDaemon) -> c.Ok:
         """Ask the daemon to stop; the reply goes out first."""

@@ -1,0 +1,62 @@
+"""The control requests about MCP servers: their states, and reloading ``mcp_servers``."""
+
+from __future__ import annotations
+
+import functools
+import logging
+
+import trio
+
+from actors import ActorNotFound, ActorSystem
+from actors.mcp import MCP, ReloadServers
+from actors.mcp.status import mcp_statuses, unsettled
+from actors.platform.errors import RequestFailed
+from actors.platform.paths import DaemonPaths
+from config.errors import ConfigError
+from config.loader import load_config
+from messages import control as c
+
+__all__ = ["mcp_server_statuses", "mcp_servers", "reload_mcp"]
+
+log = logging.getLogger("hermes_actors.control")
+
+#: The longest a reload waits for servers to connect (the control connection's own bound is 60 s).
+_RELOAD_WAIT_MAX = 45.0
+
+
+def mcp_server_statuses(system: ActorSystem) -> list[c.McpServerStatus]:
+    """Each configured server's state, from the ``mcp`` subtree (none when the daemon runs no MCP)."""
+    try:
+        node = system.tree(MCP)
+    except ActorNotFound:
+        return []
+    return mcp_statuses(node)
+
+
+def mcp_servers(system: ActorSystem, request: c.McpServers) -> c.McpReply:
+    """The configured MCP servers and their states."""
+    return c.McpReply(request.request_id, mcp_server_statuses(system))
+
+
+async def reload_mcp(system: ActorSystem, paths: DaemonPaths, request: c.ReloadMcp) -> c.McpReply:
+    """Read ``mcp_servers`` again, restart every server, and answer once they have settled.
+
+    Raises:
+        RequestFailed: ``invalid`` when config.yaml cannot be read, ``unavailable`` without MCP.
+    """
+    try:
+        supervisor = system.lookup(MCP)
+    except ActorNotFound as exc:
+        raise RequestFailed("unavailable", "this daemon runs no MCP servers") from exc
+    warnings: list[str] = []
+    try:
+        config = await trio.to_thread.run_sync(functools.partial(load_config, paths.home, warnings=warnings))
+    except ConfigError as exc:
+        raise RequestFailed("invalid", f"config.yaml was not reloaded: {exc}") from exc
+    await supervisor.ask(ReloadServers(config.mcp_servers))
+    log.info("MCP servers reloaded: %s", ", ".join(config.mcp_servers) or "none configured")
+    # Servers report no event to wait on, and a reload is rare: look every 50 ms, within the bound.
+    with trio.move_on_after(max(0.0, min(request.wait_seconds, _RELOAD_WAIT_MAX))):
+        while unsettled(mcp_server_statuses(system)):
+            await trio.sleep(0.05)
+    return c.McpReply(request.request_id, mcp_server_statuses(system), warnings)
