@@ -1,0 +1,19 @@
+"""Replies rendered for messaging platforms: each platform's dialect, split at its limits, and the
+files a reply asks to attach (``MEDIA:/path``). Pure functions, no I/O."""
+
+from actors.platform.markup.discord import DISCORD_LIMIT, discord_chunks, to_discord
+from actors.platform.markup.media import extract_media
+from actors.platform.markup.split import split_markdown, utf16_length
+from actors.platform.markup.telegram import TELEGRAM_LIMIT, telegram_chunks, to_telegram_html
+
+__all__ = [
+    "DISCORD_LIMIT",
+    "TELEGRAM_LIMIT",
+    "discord_chunks",
+    "extract_media",
+    "split_markdown",
+    "telegram_chunks",
+    "to_discord",
+    "to_telegram_html",
+    "utf16_length",
+]
