@@ -37,6 +37,7 @@ class MarkdownBlock:
     info: str = ""
 
     def render(self) -> str:
+        """The block as Markdown again (a code block with its fences, on lines of their own)."""
         if not self.fence:
             return self.text
         return f"{self.fence}{self.info}\n{self.text}{self.fence}\n"
