@@ -373,32 +373,36 @@ class Actor(ActorBase, Generic[M]):
                 item = await mailbox.get()
             except (trio.EndOfChannel, trio.ClosedResourceError):
                 return
-            self.state = ActorState.BUSY
-            # A tell puts the message itself in the mailbox; only an ask wraps it.
-            if type(item) is Envelope:
-                message, reply = item.message, item.reply
-            else:
-                message, reply = item, None
-            try:
-                result = await self.handle(message)
-            except Rejected as refusal:
-                if reply is not None:
-                    reply.fail(refusal.error)
-                else:
-                    log.warning("actor %s refused %s: %s", self.path, type(message).__name__, refusal.error)
-                continue
-            except Exception as exc:
-                if reply is not None:
-                    failure = ActorFailed(self.path, f"failed handling {type(message).__name__}")
-                    failure.__cause__ = exc
-                    reply.fail(failure)
-                raise
-            except BaseException:
-                if reply is not None:
-                    reply.close()
-                raise
+            await self.serve_item(item)
+
+    async def serve_item(self, item: M | Envelope[M]) -> None:
+        """Handle one mailbox item and answer it if it is an ask (for a ``main`` of one's own)."""
+        self.state = ActorState.BUSY
+        # A tell puts the message itself in the mailbox; only an ask wraps it.
+        if type(item) is Envelope:
+            message, reply = item.message, item.reply
+        else:
+            message, reply = item, None
+        try:
+            result = await self.handle(message)
+        except Rejected as refusal:
             if reply is not None:
-                reply.send(result)
+                reply.fail(refusal.error)
+            else:
+                log.warning("actor %s refused %s: %s", self.path, type(message).__name__, refusal.error)
+            return
+        except Exception as exc:
+            if reply is not None:
+                failure = ActorFailed(self.path, f"failed handling {type(message).__name__}")
+                failure.__cause__ = exc
+                reply.fail(failure)
+            raise
+        except BaseException:
+            if reply is not None:
+                reply.close()
+            raise
+        if reply is not None:
+            reply.send(result)
 
 
 async def _run_linked(child: Actor[Any], *, task_status: trio.TaskStatus[Any]) -> None:

@@ -1,0 +1,293 @@
+"""``cron``: the actor that runs scheduled jobs at their times.
+
+Messages: :class:`AddJob`, :class:`RemoveJob`, :class:`PauseJob`, :class:`ResumeJob`,
+:class:`RunNow`, :class:`ListJobs`, and :class:`RunEnded` from its own runs. State: the jobs by id, and the ids of the runs under way. Loop:
+wait for a message or the earliest next run, whichever comes first; the wait is a Trio deadline
+set from the wall clock, re-read at least every :data:`LONGEST_SLEEP` seconds so that a change of the
+system clock (a suspend, NTP) is noticed without a polling loop.
+
+Each run is the ``runner``'s: a fresh ``cron`` session in production. Its answer goes to the job's
+destination through ``deliver`` (or stays in the job's record when it has none); a failure is
+reported there too, and the job backs off (:meth:`CronJob.after_run`). Runs of one job never
+overlap: a run that falls due while the previous one is still going is skipped, and said so.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any, Protocol
+from zoneinfo import ZoneInfo
+
+import attrs
+import trio
+
+from actors import Actor, Rejected
+from messages.supervision import ActorState
+from actors.cron.jobs import CronJob, JobState
+
+__all__ = [
+    "LONGEST_SLEEP",
+    "AddJob",
+    "CronActor",
+    "CronRunFailed",
+    "JobBook",
+    "JobRunner",
+    "ListJobs",
+    "PauseJob",
+    "RemoveJob",
+    "ResumeJob",
+    "RunEnded",
+    "RunNow",
+]
+
+log = logging.getLogger("hermes_actors.cron")
+
+#: The longest the actor sleeps before it reads the wall clock again.
+LONGEST_SLEEP = 300.0
+
+
+# -- messages -------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class AddJob:
+    """Schedule a new job; the reply is the job as scheduled."""
+
+    job: CronJob
+
+
+@attrs.frozen
+class RemoveJob:
+    """Delete a job (a run under way finishes); the reply is the removed job."""
+
+    job_id: str
+
+
+@attrs.frozen
+class PauseJob:
+    """Stop scheduling a job until it is resumed; the reply is the job."""
+
+    job_id: str
+
+
+@attrs.frozen
+class ResumeJob:
+    """Schedule a paused job again from now; the reply is the job."""
+
+    job_id: str
+
+
+@attrs.frozen
+class RunNow:
+    """Start a run of the job at once (refused while one is under way); the reply is the job."""
+
+    job_id: str
+
+
+@attrs.frozen
+class ListJobs:
+    """The reply is every job, by next run."""
+
+
+@attrs.frozen
+class RunEnded:
+    """Sent by a run's own task when it ends, so that the job's record changes in the actor's loop."""
+
+    job_id: str
+    output: str | None
+    error: str | None
+
+
+CronMessage = AddJob | RemoveJob | PauseJob | ResumeJob | RunNow | ListJobs | RunEnded
+
+
+class CronRunFailed(Exception):
+    """A run that did not produce an answer; ``str()`` says why, for the job's record and destination."""
+
+
+class JobRunner(Protocol):
+    """Runs one job's turn (a fresh ``cron`` session) and returns its final answer."""
+
+    async def __call__(self, job: CronJob) -> str:
+        """Raises :class:`CronRunFailed`."""
+        ...
+
+
+class JobBook(Protocol):
+    """Where jobs are kept between daemon runs."""
+
+    async def load_jobs(self) -> list[CronJob]:
+        """Every job stored."""
+        ...
+
+    async def save_job(self, job: CronJob) -> None:
+        """Store a job, replacing the one with its id."""
+        ...
+
+    async def delete_job(self, job_id: str) -> None:
+        """Forget a job."""
+        ...
+
+
+# -- the actor ------------------------------------------------------------------------------------
+
+
+class CronActor(Actor[CronMessage]):
+    """Runs every scheduled job at its time; see the module's docstring.
+
+    Args:
+        book: where jobs are stored.
+        runner: runs one job's turn.
+        deliver: sends a text to a destination (``telegram:CHAT``).
+        zone: the user's time zone (cron expressions and ISO times without an offset).
+        now: the wall clock (aware); tests tie it to Trio's clock.
+    """
+
+    kind = "cron"
+
+    def __init__(
+        self,
+        book: JobBook,
+        runner: JobRunner,
+        deliver: Callable[[str, str], Awaitable[None]],
+        zone: ZoneInfo,
+        now: Callable[[], datetime],
+    ) -> None:
+        super().__init__()
+        self.book = book
+        self.runner = runner
+        self.deliver = deliver
+        self.zone = zone
+        self.now = now
+        self.jobs: dict[str, CronJob] = {}
+        self.running: set[str] = set()
+        self.runs_started = 0
+
+    def snapshot_details(self) -> dict[str, Any]:
+        upcoming = self._next_due()
+        return {
+            "jobs": len(self.jobs),
+            "active": sum(1 for job in self.jobs.values() if job.state is JobState.ACTIVE),
+            "running": sorted(self.running),
+            "next_due": upcoming.next_run.isoformat() if upcoming is not None and upcoming.next_run else None,
+        }
+
+    async def on_start(self) -> None:
+        now = self.now()
+        for job in await self.book.load_jobs():
+            loaded = job.on_load(now, self.zone)
+            if loaded != job:
+                await self.book.save_job(loaded)
+            self.jobs[job.id] = loaded
+
+    async def main(self) -> None:
+        mailbox = self.mailbox
+        while True:
+            self._start_due()
+            upcoming = self._next_due()
+            wait = LONGEST_SLEEP
+            if upcoming is not None and upcoming.next_run is not None:
+                wait = min(wait, max(0.0, (upcoming.next_run - self.now()).total_seconds()))
+            with trio.move_on_after(wait):
+                try:
+                    item = await mailbox.get()
+                except (trio.EndOfChannel, trio.ClosedResourceError):
+                    return
+                await self.serve_item(item)
+            self.state = ActorState.IDLE
+
+    async def handle(self, message: CronMessage) -> Any:
+        now = self.now()
+        match message:
+            case AddJob(job=job):
+                if job.id in self.jobs:
+                    raise Rejected(ValueError(f"a job {job.id} exists already"))
+                return await self._store(job.scheduled(now, self.zone))
+            case RemoveJob(job_id=job_id):
+                job = self._job(job_id)
+                del self.jobs[job_id]
+                await self.book.delete_job(job_id)
+                return job
+            case PauseJob(job_id=job_id):
+                return await self._store(attrs.evolve(self._job(job_id), state=JobState.PAUSED, next_run=None))
+            case ResumeJob(job_id=job_id):
+                job = attrs.evolve(self._job(job_id), state=JobState.ACTIVE)
+                return await self._store(job.scheduled(now, self.zone))
+            case RunNow(job_id=job_id):
+                job = self._job(job_id)
+                if job_id in self.running:
+                    raise Rejected(ValueError(f"job {job_id} is running already"))
+                self._start(job)
+                return job
+            case RunEnded():
+                return await self._ended(message)
+            case ListJobs():
+                far = datetime.max.replace(tzinfo=now.tzinfo)
+                return sorted(self.jobs.values(), key=lambda j: (j.next_run or far, j.name))
+        raise Rejected(TypeError(f"cron takes no {type(message).__name__}"))
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    def _next_due(self) -> CronJob | None:
+        due = [job for job in self.jobs.values() if job.next_run is not None and job.id not in self.running]
+        return min(due, key=lambda job: job.next_run, default=None)  # type: ignore[arg-type,return-value]
+
+    def _start_due(self) -> None:
+        now = self.now()
+        for job in list(self.jobs.values()):
+            if job.next_run is None or job.next_run > now:
+                continue
+            if job.id in self.running:
+                continue
+            self._start(job)
+
+    def _start(self, job: CronJob) -> None:
+        self.running.add(job.id)
+        self.runs_started += 1
+        self.start_soon(self._run, job, name=f"cron run {job.id}")
+
+    async def _run(self, job: CronJob) -> None:
+        output: str | None = None
+        error: str | None = None
+        try:
+            output = await self.runner(job)
+        except CronRunFailed as exc:
+            error = str(exc) or type(exc).__name__
+        log.info("cron job %s (%s): %s", job.id, job.name, "ok" if error is None else f"failed: {error}")
+        await self._report(job, output, error)
+        await self.ref.tell(RunEnded(job.id, output, error))
+
+    async def _ended(self, ended: RunEnded) -> CronJob | None:
+        self.running.discard(ended.job_id)
+        current = self.jobs.get(ended.job_id)
+        if current is None:  # removed while it ran
+            return None
+        now = self.now()
+        updated = current.after_run(now, self.zone, output=ended.output, error=ended.error)
+        if updated.next_run is not None and updated.next_run <= now:
+            # A run fell due while this one ran: it is not started late, and not made up.
+            log.warning("cron job %s ran past its next run; that run is skipped", current.id)
+            updated = updated.scheduled(now, self.zone)
+        return await self._store(updated)
+
+    async def _report(self, job: CronJob, output: str | None, error: str | None) -> None:
+        if job.deliver is None:
+            return
+        text = output if error is None else f"Cron job '{job.name}' failed: {error}"
+        try:
+            await self.deliver(job.deliver, text or "(the job gave no answer)")
+        except Exception as exc:  # a platform down must not stop the scheduler
+            log.warning("cron job %s: delivery to %s failed: %s", job.id, job.deliver, exc)
+
+    async def _store(self, job: CronJob) -> CronJob:
+        self.jobs[job.id] = job
+        await self.book.save_job(job)
+        return job
+
+    def _job(self, job_id: str) -> CronJob:
+        job = self.jobs.get(job_id)
+        if job is None:
+            raise Rejected(LookupError(f"no cron job {job_id}"))
+        return job
