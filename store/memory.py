@@ -40,6 +40,7 @@ from store.validate import (
     check_browse_limit,
     check_dict,
     check_excerpt,
+    check_job_id,
     check_listing,
     check_reason,
     check_scroll,
@@ -92,6 +93,7 @@ class InMemorySessionStore:
         self._messages: list[_Message] = []
         self._states: dict[str, str] = {}
         self._transcript: list[TranscriptRecord] = []
+        self._cron_jobs: dict[str, str] = {}
         self._next_id = 1
 
     # --- helpers ----------------------------------------------------------------------------
@@ -383,6 +385,22 @@ class InMemorySessionStore:
         if request.source is not None and row.meta.source != request.source:
             return False
         return not (message.session_id == request.current_session_id and message.epoch == row.epoch)
+
+    async def save_cron_job(self, job_id: str, record: dict[str, Any]) -> None:
+        """See ``CronJobStore.save_cron_job``."""
+        blob = dump_json(check_dict("a cron job", record), "cron job")
+        await trio.lowlevel.checkpoint()
+        self._cron_jobs[check_job_id(job_id)] = blob
+
+    async def delete_cron_job(self, job_id: str) -> None:
+        """See ``CronJobStore.delete_cron_job``."""
+        await trio.lowlevel.checkpoint()
+        self._cron_jobs.pop(check_job_id(job_id), None)
+
+    async def cron_jobs(self) -> list[dict[str, Any]]:
+        """See ``CronJobStore.cron_jobs``."""
+        await trio.lowlevel.checkpoint()
+        return [json.loads(blob) for blob in self._cron_jobs.values()]
 
     async def export_jsonl(self, session_id: str) -> str:
         """See ``SessionStore.export_jsonl``."""

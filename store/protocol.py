@@ -26,7 +26,7 @@ from store.records import (
     TranscriptRecord,
 )
 
-__all__ = ["DEFAULT_SEARCH_ROLES", "SessionSearchReader", "SessionStore"]
+__all__ = ["DEFAULT_SEARCH_ROLES", "CronJobStore", "SessionSearchReader", "SessionStore"]
 
 DEFAULT_SEARCH_ROLES: tuple[str, ...] = ("user", "assistant")
 
@@ -200,4 +200,27 @@ class SessionStore(SessionSearchReader, Protocol):
         A tombstone row keeps ``ended_at`` and ``end_reason = "deleted"``, so
         subagent rows pointing at it stay valid; the id is never reused.
         """
+        ...
+
+
+class CronJobStore(Protocol):
+    """Scheduled jobs' records (``cron``), kept as JSON objects by job id.
+
+    Write methods return only after their change is committed.
+    """
+
+    async def save_cron_job(self, job_id: str, record: dict[str, Any]) -> None:
+        """Store a job's record, replacing the one under its id.
+
+        Raises:
+            InvalidRecordError: a bad id, or a record that is not a JSON object.
+        """
+        ...
+
+    async def delete_cron_job(self, job_id: str) -> None:
+        """Forget a job (nothing when there is none)."""
+        ...
+
+    async def cron_jobs(self) -> list[dict[str, Any]]:
+        """Every job's record, oldest first."""
         ...

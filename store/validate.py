@@ -15,6 +15,7 @@ __all__ = [
     "check_listing",
     "check_reason",
     "check_scroll",
+    "check_job_id",
     "check_session_id",
     "check_title",
     "check_usage",
@@ -34,6 +35,17 @@ def check_session_id(value: Any) -> str:
     """
     if not isinstance(value, str) or not value:
         raise InvalidRecordError(f"a session id must be a non-empty string, got {value!r}")
+    return value
+
+
+def check_job_id(value: Any) -> str:
+    """A scheduled job's id argument.
+
+    Raises:
+        InvalidRecordError: not a non-empty string of at most 64 characters.
+    """
+    if not isinstance(value, str) or not value or len(value) > 64:
+        raise InvalidRecordError(f"a cron job id must be a non-empty string of at most 64 characters, got {value!r}")
     return value
 
 

@@ -24,6 +24,7 @@ from store.sqlite.translate import translate
 __all__ = [
     "ReaderPool",
     "browse",
+    "cron_jobs",
     "export_jsonl",
     "get_session",
     "list_sessions",
@@ -311,3 +312,8 @@ def export_jsonl(conn: sqlite3.Connection, session_id: str) -> str:
     lines += [{"type": "message", **m.to_json()} for m in messages]
     lines += [{"type": "transcript", "id": r[0], "created_at": r[1], "record": json.loads(r[2])} for r in transcript]
     return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+
+
+def cron_jobs(conn: sqlite3.Connection) -> list[str]:
+    """Every scheduled job's record (JSON), oldest first."""
+    return [row[0] for row in conn.execute("SELECT record FROM cron_jobs ORDER BY rowid")]

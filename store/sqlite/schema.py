@@ -137,8 +137,16 @@ CREATE VIRTUAL TABLE messages_tri USING fts5(
 INSERT INTO messages_tri(rowid, body, calls) SELECT id, body, calls FROM message_text;
 """
 
+_V3 = """
+CREATE TABLE cron_jobs (
+    id TEXT PRIMARY KEY,
+    record TEXT NOT NULL,
+    updated_at REAL NOT NULL
+);
+"""
+
 # MIGRATIONS[n] takes a database from user_version n to n + 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -9,6 +9,7 @@ reaching the writer.
 from __future__ import annotations
 
 import enum
+import json
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -41,6 +42,7 @@ from store.validate import (
     check_browse_limit,
     check_dict,
     check_excerpt,
+    check_job_id,
     check_listing,
     check_reason,
     check_scroll,
@@ -281,6 +283,21 @@ class SqliteSessionStore:
             current_session_id=current_session_id,
         )
         return await self._read(run_search, request)
+
+    # --- scheduled jobs ----------------------------------------------------------------------
+
+    async def save_cron_job(self, job_id: str, record: dict[str, Any]) -> None:
+        """See ``CronJobStore.save_cron_job``."""
+        blob = dump_json(check_dict("a cron job", record), "cron job")
+        await self._writer.submit(partial(writes.save_cron_job, job_id=check_job_id(job_id), record_json=blob, now=time.time()))
+
+    async def delete_cron_job(self, job_id: str) -> None:
+        """See ``CronJobStore.delete_cron_job``."""
+        await self._writer.submit(partial(writes.delete_cron_job, job_id=check_job_id(job_id)))
+
+    async def cron_jobs(self) -> list[dict[str, Any]]:
+        """See ``CronJobStore.cron_jobs``."""
+        return [json.loads(record) for record in await self._read(reads.cron_jobs)]
 
     async def export_jsonl(self, session_id: str) -> str:
         """See ``SessionStore.export_jsonl``."""

@@ -18,10 +18,12 @@ __all__ = [
     "append",
     "compact",
     "create_session",
+    "delete_cron_job",
     "delete_session",
     "end_session",
     "live_epoch",
     "record_transcript",
+    "save_cron_job",
     "save_state",
     "set_title",
     "update_counters",
@@ -196,3 +198,17 @@ def delete_session(conn: sqlite3.Connection, session_id: str, now: float) -> Non
         "UPDATE sessions SET deleted_at = ?, ended_at = ?, end_reason = 'deleted', title = NULL WHERE id = ?",
         (now, now, session_id),
     )
+
+
+def save_cron_job(conn: sqlite3.Connection, *, job_id: str, record_json: str, now: float) -> None:
+    """Insert or replace a scheduled job's record."""
+    conn.execute(
+        "INSERT INTO cron_jobs (id, record, updated_at) VALUES (?, ?, ?)"
+        " ON CONFLICT(id) DO UPDATE SET record = excluded.record, updated_at = excluded.updated_at",
+        (job_id, record_json, now),
+    )
+
+
+def delete_cron_job(conn: sqlite3.Connection, *, job_id: str) -> None:
+    """Forget a scheduled job (nothing when there is none)."""
+    conn.execute("DELETE FROM cron_jobs WHERE id = ?", (job_id,))
