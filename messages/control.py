@@ -31,9 +31,10 @@ __all__ = [
     "Attached",
     "ClientMessage",
     "CompressSession",
-    "ResetSessionTools",
-    "SandboxStatus",
     "CreateSession",
+    "CronJobStatus",
+    "CronReply",
+    "CronRequest",
     "DaemonMessage",
     "DeleteSession",
     "Detach",
@@ -48,8 +49,10 @@ __all__ = [
     "McpReply",
     "McpServerStatus",
     "McpServers",
-    "ReloadMcp",
     "Ok",
+    "ReloadMcp",
+    "ResetSessionTools",
+    "SandboxStatus",
     "SearchSessions",
     "SendMessage",
     "SessionCreated",
@@ -323,6 +326,26 @@ class ReloadMcp:
     wait_seconds: float = 10.0
 
 
+@attrs.frozen
+class CronRequest:
+    """A ``hermes-actors cron`` verb; the reply is :class:`CronReply` (the jobs it concerns).
+
+    ``action``: add (``schedule``, ``prompt`` and the optional fields), list, status (``job_id``),
+    pause, resume, remove or run_now (``job_id``).
+    """
+
+    request_id: str
+    action: str
+    job_id: str | None = None
+    name: str | None = None
+    schedule: str | None = None
+    prompt: str | None = None
+    deliver: str | None = None
+    skills: list[str] = attrs.Factory(list)
+    model: str | None = None
+    missed: str = "skip"
+
+
 ClientMessage = (
     Hello
     | CreateSession
@@ -347,6 +370,7 @@ ClientMessage = (
     | StopDaemon
     | McpServers
     | ReloadMcp
+    | CronRequest
 )
 
 # -- daemon to client ---------------------------------------------------------------------
@@ -457,6 +481,32 @@ class McpReply:
 
 
 @attrs.frozen
+class CronJobStatus:
+    """One scheduled job as ``cron list`` shows it (times ISO 8601, UTC)."""
+
+    id: str
+    name: str
+    schedule: str
+    state: str
+    running: bool = False
+    deliver: str | None = None
+    next_run: str | None = None
+    last_run: str | None = None
+    last_status: str | None = None
+    last_error: str | None = None
+    last_output: str | None = None
+
+
+@attrs.frozen
+class CronReply:
+    """The jobs a :class:`CronRequest` concerns (all of them for ``list``), by next run."""
+
+    request_id: str
+    jobs: list[CronJobStatus] = attrs.Factory(list)
+    message: str = ""
+
+
+@attrs.frozen
 class StatusReply:
     """What ``hermes-actors status`` shows (``sandbox`` None: a daemon that runs no sessions)."""
 
@@ -489,5 +539,6 @@ DaemonMessage = (
     | ExportChunk
     | StatusReply
     | McpReply
+    | CronReply
     | SessionEvent
 )

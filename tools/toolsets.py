@@ -54,6 +54,7 @@ def _core() -> Mapping[str, Toolset]:
         ),
         Toolset("hermes-cli", "Interactive sessions (CLI attach).", includes=("hermes-core", "clarify")),
         Toolset("hermes-api", "Sessions behind the HTTP API (no one to ask).", includes=("hermes-core",)),
+        Toolset("hermes-cron", "Scheduled jobs (no one present).", includes=("hermes-core",)),
     ]
     return MappingProxyType({toolset.name: toolset for toolset in sets})
 

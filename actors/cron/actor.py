@@ -15,6 +15,7 @@ overlap: a run that falls due while the previous one is still going is skipped, 
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, Protocol
@@ -25,15 +26,19 @@ import trio
 
 from actors import Actor, Rejected
 from messages.supervision import ActorState
-from actors.cron.jobs import CronJob, JobState
+from actors.cron.jobs import CronJob, JobState, MissedPolicy
+from actors.cron.schedule import ScheduleError, parse_schedule
 
 __all__ = [
+    "CRON",
     "LONGEST_SLEEP",
     "AddJob",
     "CronActor",
     "CronRunFailed",
     "JobBook",
     "JobRunner",
+    "JobSpec",
+    "JobView",
     "ListJobs",
     "PauseJob",
     "RemoveJob",
@@ -44,6 +49,8 @@ __all__ = [
 
 log = logging.getLogger("hermes_actors.cron")
 
+#: The actor's name under the root.
+CRON = "cron"
 #: The longest the actor sleeps before it reads the wall clock again.
 LONGEST_SLEEP = 300.0
 
@@ -52,10 +59,34 @@ LONGEST_SLEEP = 300.0
 
 
 @attrs.frozen
+class JobSpec:
+    """A job as a person or the model asks for it; the actor reads its schedule and gives it an id."""
+
+    schedule: str
+    prompt: str
+    name: str | None = None
+    deliver: str | None = None
+    skills: tuple[str, ...] = ()
+    model: str | None = None
+    missed: MissedPolicy = MissedPolicy.SKIP
+
+
+@attrs.frozen
 class AddJob:
-    """Schedule a new job; the reply is the job as scheduled."""
+    """Schedule a new job (a spec, or a job already made); the reply is the job as scheduled.
+
+    A spec whose schedule does not read is refused with its :class:`ScheduleError`.
+    """
+
+    job: JobSpec | CronJob
+
+
+@attrs.frozen
+class JobView:
+    """A job and whether a run of it is under way (the reply to :class:`ListJobs`)."""
 
     job: CronJob
+    running: bool
 
 
 @attrs.frozen
@@ -88,7 +119,7 @@ class RunNow:
 
 @attrs.frozen
 class ListJobs:
-    """The reply is every job, by next run."""
+    """The reply is every job as a :class:`JobView`, by next run."""
 
 
 @attrs.frozen
@@ -201,7 +232,9 @@ class CronActor(Actor[CronMessage]):
     async def handle(self, message: CronMessage) -> Any:
         now = self.now()
         match message:
-            case AddJob(job=job):
+            case AddJob(job=JobSpec() as spec):
+                return await self._store(self._new_job(spec, now).scheduled(now, self.zone))
+            case AddJob(job=CronJob() as job):
                 if job.id in self.jobs:
                     raise Rejected(ValueError(f"a job {job.id} exists already"))
                 return await self._store(job.scheduled(now, self.zone))
@@ -225,8 +258,20 @@ class CronActor(Actor[CronMessage]):
                 return await self._ended(message)
             case ListJobs():
                 far = datetime.max.replace(tzinfo=now.tzinfo)
-                return sorted(self.jobs.values(), key=lambda j: (j.next_run or far, j.name))
+                ordered = sorted(self.jobs.values(), key=lambda j: (j.next_run or far, j.name))
+                return [JobView(job, job.id in self.running) for job in ordered]
         raise Rejected(TypeError(f"cron takes no {type(message).__name__}"))
+
+    def _new_job(self, spec: JobSpec, now: datetime) -> CronJob:
+        try:
+            schedule = parse_schedule(spec.schedule, now, self.zone)
+        except ScheduleError as exc:
+            raise Rejected(exc) from exc
+        job_id = f"cron-{secrets.token_hex(6)}"
+        return CronJob(
+            id=job_id, name=spec.name or job_id, schedule=schedule, prompt=spec.prompt, created_at=now,
+            deliver=spec.deliver, skills=spec.skills, model=spec.model, missed=spec.missed,
+        )
 
     # -- runs ---------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import trio.testing
 
 from actors import ActorSystem, ChildSpec
 from actors.cron import parse_schedule
-from actors.cron.actor import AddJob, CronActor, CronRunFailed, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow
+from actors.cron.actor import AddJob, CronActor, CronRunFailed, JobSpec, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow
 from actors.cron.jobs import CronJob, JobState, MissedPolicy
 from supervisor import open_actor_system
 
@@ -144,12 +144,27 @@ class TestCommands:
             with pytest.raises(Exception, match="running already"):
                 await ref.ask(RunNow("cron-report"))
             await trio.sleep(120)
-            assert [j.id for j in await ref.ask(ListJobs())] == ["cron-report"]
+            assert [(view.job.id, view.running) for view in await ref.ask(ListJobs())] == [("cron-report", False)]
             await ref.ask(RemoveJob("cron-report"))
             assert book.saved == {} and await ref.ask(ListJobs()) == []
             with pytest.raises(Exception, match="no cron job"):
                 await ref.ask(PauseJob("cron-report"))
         assert len(runner.started) == 1
+
+
+class TestSpecs:
+    """A job asked for by a person or the model: its schedule read in the actor, an id given."""
+
+    async def test_a_spec_becomes_a_job(self, autojump_clock: trio.testing.MockClock) -> None:
+        book = Book()
+        async with cron(book, Runner()) as (system, _):
+            ref = system.lookup("cron")
+            added = await ref.ask(AddJob(JobSpec("0 9 * * 1-5", "Summarise the inbox.", name="inbox")))
+            assert added.id.startswith("cron-") and added.name == "inbox" and added.created_at == START
+            assert added.next_run == datetime(2026, 11, 25, 8, 0, tzinfo=timezone.utc)  # 09:00 in Berlin
+            with pytest.raises(Exception, match="not a valid cron expression"):
+                await ref.ask(AddJob(JobSpec("99 * * * *", "x")))
+        assert list(book.saved) == [added.id]
 
 
 class TestMissedRuns:

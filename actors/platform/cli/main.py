@@ -32,6 +32,7 @@ examples:
   hermes-actors tree                      the live actor tree
   hermes-actors kill sessions/session:ab12/turn/tool:call_3
   hermes-actors mcp test github           connect to one MCP server, list its tools, time it
+  hermes-actors cron add --schedule "0 9 * * 1-5" --prompt "summarise my inbox"
 """
 
 
@@ -160,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     from actors.platform.cli.mcp_command import add_mcp_parser
 
     add_mcp_parser(commands, _add_json)
+    from actors.platform.cli.cron_command import add_cron_parser
+
+    add_cron_parser(commands, _add_json)
 
     demo = commands.add_parser("demo", help="a guided run against a built-in scripted model (no key, under 30 s)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
@@ -220,6 +224,10 @@ def main(argv: list[str] | None = None) -> int:
             from actors.platform.cli.mcp_command import run_mcp_command
 
             return run_mcp_command(args)
+        if args.command == "cron":
+            from actors.platform.cli.cron_command import run_cron_command
+
+            return run_cron_command(args)
         if args.command in ("chat", "attach"):
             from actors.platform.cli.attach import run_attach_command
 

@@ -24,6 +24,7 @@ import attrs
 import trio
 
 from actors import Actor
+from actors.platform.daemon.cron_commands import cron_request
 from actors.platform.daemon.mcp_commands import mcp_servers, reload_mcp
 from actors.platform.daemon.control_service import ControlService
 from actors.platform.errors import BadFrame, RequestFailed
@@ -296,6 +297,8 @@ class Connection(Actor[None]):
                 self.send(mcp_servers(service.system, message))
             case c.ReloadMcp():
                 self.send(await reload_mcp(service.system, service.paths, message))
+            case c.CronRequest():
+                self.send(await cron_request(service.system, message))
             case c.StopDaemon():
                 self.send(service.stop_daemon(message))
             case c.Attach():

@@ -46,7 +46,7 @@ __all__ = ["EXPORT_CHUNK_CHARS", "PROTECTED_PATHS", "ControlService"]
 log = logging.getLogger("hermes_actors.control")
 
 #: Infrastructure actors ``kill`` refuses: stopping them is ``hermes-actors stop``.
-PROTECTED_PATHS = frozenset({"", "store", "providers", "control", "sessions", "platform", "mcp"})
+PROTECTED_PATHS = frozenset({"", "store", "providers", "control", "sessions", "platform", "mcp", "cron"})
 #: Exports travel in chunks well under a client's frame limit.
 EXPORT_CHUNK_CHARS = 256 * 1024
 #: What a client may ask of a message sent while a turn runs (None: the session's display.busy_input_mode).

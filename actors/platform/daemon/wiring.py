@@ -7,6 +7,7 @@
     ├── providers  the shared SDK and web clients, closed at the end
     ├── mcp        mcp/server:<name>, one per configured MCP server: connects in the background
     ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
+    ├── cron       scheduled jobs; each run is a session with source cron
     ├── control    the control socket and one connection actor per client
     └── platform   (when ``platforms.api_server.enabled``) platform/api, the HTTP API
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+from datetime import datetime, timezone
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,6 +29,10 @@ from pathlib import Path
 import trio
 
 from actors import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
+from actors.cron.actor import CRON, CronActor
+from actors.cron.book import StoreJobBook
+from actors.cron.runner import SessionJobRunner
+from actors.cron.zone import local_zone
 from actors.mcp import MCP, McpDeps, McpSupervisor
 from actors.platform.api.auth import KEY_VARIABLE
 from actors.platform.api.server import ApiServer
@@ -36,6 +42,7 @@ from actors.platform.daemon.jail_status import log_jail_status
 from actors.platform.daemon.providers_actor import ProvidersActor
 from actors.platform.daemon.store_actor import StoreActor
 from actors.platform.daemon.toolbox import build_toolbox
+from actors.platform.outbound import OutboundRegistry
 from actors.platform.paths import DaemonPaths
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
 from actors.subagent import delegate_capability
@@ -53,6 +60,11 @@ from tools.web import open_web_client
 __all__ = ["open_daemon_tree"]
 
 log = logging.getLogger("hermes_actors.daemon")
+
+#: The longest one cron run may take before it is interrupted and reported failed.
+CRON_TIME_BUDGET_SECONDS = 1800.0
+#: How long stopping ``cron`` may take (its runs' sessions closing).
+CRON_STOP_SECONDS = 15.0
 
 
 @asynccontextmanager
@@ -89,6 +101,8 @@ async def open_daemon_tree(
         # Keys may sit in HERMES_ACTORS_HOME/.env; the daemon's environment wins. Read once, here.
         environ = {**await trio.to_thread.run_sync(load_env_file, paths.home), **os.environ}
         sessions = await _start_sessions(system, store, config, paths.home, jails, environ)
+        outbound = OutboundRegistry()
+        await _start_cron(system, store, sessions, outbound)
         service = ControlService(
             system=system, paths=paths, config=section, request_stop=request_stop,
             store=store, sessions=sessions, jails=jails,
@@ -152,6 +166,21 @@ async def _start_sessions(
     return SessionService(
         deps, system.registry, section, delegate_factory=lambda setup: delegate_capability(setup, config.delegation)
     )
+
+
+async def _start_cron(
+    system: ActorSystem, store: SqliteSessionStore, sessions: SessionService, outbound: OutboundRegistry
+) -> None:
+    """Start ``cron`` under the root (after ``sessions``, so stopped before them): scheduled jobs,
+    each run a ``cron`` session, answers sent through the platforms connected then."""
+    zone = await trio.to_thread.run_sync(local_zone)
+    runner = SessionJobRunner(sessions, str(Path.home()), CRON_TIME_BUDGET_SECONDS)
+
+    def cron() -> CronActor:
+        return CronActor(StoreJobBook(store, zone), runner, outbound.deliver, zone, lambda: datetime.now(timezone.utc))
+
+    # Stopping it cancels the runs under way: each closes its session (shielded, bounded) first.
+    await system.root.start_child(ChildSpec(CRON, cron, shutdown_timeout=CRON_STOP_SECONDS))
 
 
 async def _start_api(system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str]) -> None:

@@ -1,0 +1,81 @@
+"""Cron in a real daemon: jobs added, run as cron sessions, listed, paused, removed, kept across a restart."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+
+
+def _start(home: Path, provider: ScriptedProviderProcess) -> DaemonProcess:
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    (home / "config.yaml").write_text(
+        json.dumps({"model": {"default": "scripted-model", "provider": "custom", "base_url": provider.base_url}})
+    )
+    return DaemonProcess(home).start()
+
+
+def _cron(home: Path, *args: str) -> Any:
+    result = run_cli(home, "cron", *args, "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout)
+
+
+def _wait_for_run(home: Path, job_id: str, timeout: float = 30.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = _cron(home, "status", job_id)["jobs"][0]
+        if job["last_status"] is not None and not job["running"]:
+            return job
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} never finished a run")
+
+
+class TestCron:
+    """The commands, a run through a real session, and the jobs' life across a restart."""
+
+    def test_add_run_now_list_pause_remove_and_restart(self, home: Path, provider: ScriptedProviderProcess) -> None:
+        provider.reset()
+        daemon = _start(home, provider)
+        try:
+            added = _cron(home, "add", "--schedule", "0 9 * * 1-5", "--prompt", "Summarise the inbox.", "--name", "inbox")
+            job = added["jobs"][0]
+            assert job["name"] == "inbox" and job["state"] == "active" and job["next_run"]
+            provider.push({"text": "Three new mails, none urgent."})
+            assert _cron(home, "run-now", job["id"])["jobs"][0]["running"] is True
+            ran = _wait_for_run(home, job["id"])
+            assert ran["last_status"] == "ok" and ran["last_output"] == "Three new mails, none urgent."
+            asked = provider.requests()[-1]["body"]
+            assert asked["messages"][-1] == {"role": "user", "content": "Summarise the inbox."}
+            assert "running as a scheduled job" in asked["messages"][0]["content"]  # the cron platform hint
+            assert not any(t["function"]["name"] == "clarify" for t in asked.get("tools", []))  # no one to ask
+            sessions = json.loads(run_cli(home, "sessions", "list", "--json").stdout)
+            assert any(s["source"] == "cron" for s in sessions["sessions"]), sessions
+            paused = _cron(home, "pause", job["id"])["jobs"][0]
+            assert paused["state"] == "paused" and paused["next_run"] is None
+            assert "cron" in run_cli(home, "tree").stdout
+        finally:
+            daemon.stop()
+        daemon = DaemonProcess(home).start()
+        try:
+            kept = _cron(home, "list")["jobs"]
+            assert [(j["id"], j["state"], j["last_status"]) for j in kept] == [(job["id"], "paused", "ok")]
+            assert _cron(home, "resume", job["id"])["jobs"][0]["next_run"]
+            _cron(home, "remove", job["id"])
+            assert _cron(home, "list")["jobs"] == []
+        finally:
+            daemon.stop()
+
+    def test_bad_requests_are_clear_errors(self, daemon: DaemonProcess) -> None:
+        for args, expected in (
+            (("add", "--schedule", "every fortnight", "--prompt", "x"), "a number and a unit"),
+            (("add", "--schedule", "every 1h", "--prompt", "x", "--deliver", "telegram::1"), "PLATFORM[:CHAT[:THREAD]]"),
+            (("pause", "cron-000000000000"), "no cron job"),
+        ):
+            result = run_cli(daemon.home, "cron", *args)
+            assert result.returncode != 0, result.stdout
+            assert expected in result.stdout + result.stderr, result.stdout + result.stderr
+        assert _cron(daemon.home, "list")["jobs"] == []
