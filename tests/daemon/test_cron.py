@@ -70,12 +70,12 @@ class TestCron:
             daemon.stop()
 
     def test_bad_requests_are_clear_errors(self, daemon: DaemonProcess) -> None:
-        for args, expected in (
-            (("add", "--schedule", "every fortnight", "--prompt", "x"), "a number and a unit"),
-            (("add", "--schedule", "every 1h", "--prompt", "x", "--deliver", "telegram::1"), "PLATFORM[:CHAT[:THREAD]]"),
-            (("pause", "cron-000000000000"), "no cron job"),
+        for args, status, expected in (
+            (("add", "--schedule", "every fortnight", "--prompt", "x"), 1, "a number and a unit"),
+            (("add", "--schedule", "every 1h", "--prompt", "x", "--deliver", "telegram::1"), 1, "PLATFORM[:CHAT[:THREAD]]"),
+            (("pause", "cron-000000000000"), 2, "no cron job"),
         ):
             result = run_cli(daemon.home, "cron", *args)
-            assert result.returncode != 0, result.stdout
-            assert expected in result.stdout + result.stderr, result.stdout + result.stderr
+            assert result.returncode == status, result.stdout + result.stderr
+            assert expected in result.stderr, result.stdout + result.stderr
         assert _cron(daemon.home, "list")["jobs"] == []
