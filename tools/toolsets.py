@@ -45,6 +45,7 @@ def _core() -> Mapping[str, Toolset]:
         Toolset("code_execution", "Run Python scripts that call tools.", {"execute_code"}),
         Toolset("delegation", "Delegate tasks to subagents.", {"delegate_task"}),
         Toolset("skills", "Load, list and write skills (procedures the agent keeps).", {"skills_list", "skill_view", "skill_manage"}),
+        Toolset("cronjob", "Schedule jobs that run later or repeatedly.", {"cronjob"}),
         Toolset(
             "hermes-core",
             "Everything a session needs except interaction with a user.",
@@ -52,7 +53,7 @@ def _core() -> Mapping[str, Toolset]:
                 "file", "terminal", "web", "memory", "todo", "session_search", "code_execution", "delegation", "skills",
             ),
         ),
-        Toolset("hermes-cli", "Interactive sessions (CLI attach).", includes=("hermes-core", "clarify")),
+        Toolset("hermes-cli", "Interactive sessions (CLI attach).", includes=("hermes-core", "clarify", "cronjob")),
         Toolset("hermes-api", "Sessions behind the HTTP API (no one to ask).", includes=("hermes-core",)),
         Toolset("hermes-cron", "Scheduled jobs (no one present).", includes=("hermes-core",)),
     ]

@@ -1,8 +1,8 @@
 """Scheduled jobs (issue 18): schedules, jobs and the ``cron`` actor that runs them at their times.
 
-Jobs persist in the store (``cron_jobs``, :class:`~actors.cron.book.StoreJobBook`). Not yet wired
-into the daemon: the ``cron`` commands, the ``cronjob`` tool and the runner that starts each run as a
-``cron`` session come next.
+Jobs persist in the store (``cron_jobs``, :class:`~actors.cron.book.StoreJobBook`); each run is a
+``cron`` session (:mod:`actors.cron.runner`); people use ``hermes-actors cron``, the model the
+``cronjob`` tool (:mod:`actors.cron.tool`).
 """
 
 from actors.cron.actor import CronActor, CronRunFailed, JobBook, JobRunner

@@ -93,7 +93,7 @@ SANDBOX_EXCLUDED_TOOLS: frozenset[str] = frozenset(
     {
         "browser_close", "browser_get_images", "browser_vision", "vision_analyze", "mixture_of_agents",
         "image_generate", "text_to_speech", "process", "skills_list", "skill_view", "skill_manage",
-        "schedule_cronjob", "list_cronjobs", "remove_cronjob", "send_message", "todo", "todo_write",
+        "cronjob", "schedule_cronjob", "list_cronjobs", "remove_cronjob", "send_message", "todo", "todo_write",
         "todo_read", "clarify", "execute_code", "delegate_task", "memory", "session_search",
     }
 )  # fmt: skip

@@ -10,10 +10,10 @@ from typing import Any
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
 
 
-def _start(home: Path, provider: ScriptedProviderProcess) -> DaemonProcess:
+def _start(home: Path, provider: ScriptedProviderProcess, **sections: Any) -> DaemonProcess:
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     (home / "config.yaml").write_text(
-        json.dumps({"model": {"default": "scripted-model", "provider": "custom", "base_url": provider.base_url}})
+        json.dumps({"model": {"default": "scripted-model", "provider": "custom", "base_url": provider.base_url}, **sections})
     )
     return DaemonProcess(home).start()
 
@@ -79,3 +79,37 @@ class TestCron:
             assert result.returncode == status, result.stdout + result.stderr
             assert expected in result.stderr, result.stdout + result.stderr
         assert _cron(daemon.home, "list")["jobs"] == []
+
+
+class TestCronjobTool:
+    """The model schedules jobs through ``cronjob``, behind the approval of a dangerous command."""
+
+    def _tool_turn(self, home: Path, provider: ScriptedProviderProcess, args: dict[str, Any]) -> dict[str, Any]:
+        provider.reset()
+        provider.push({"tool_calls": [{"id": "c1", "name": "cronjob", "arguments": args}]}, {"text": "done"})
+        result = run_cli(home, "chat", "-q", "schedule it", timeout=60)
+        assert result.returncode == 0, result.stdout + result.stderr
+        tool_messages = [m for m in provider.requests()[-1]["body"]["messages"] if m.get("role") == "tool"]
+        return json.loads(tool_messages[-1]["content"])
+
+    def test_approved_creates_a_job(self, home: Path, provider: ScriptedProviderProcess) -> None:
+        daemon = _start(home, provider, approvals={"mode": "off"})
+        try:
+            answer = self._tool_turn(home, provider, {
+                "action": "create", "schedule": "every 1d", "prompt": "Check the backups.", "name": "backups",
+            })
+            assert answer["ok"] is True and answer["job"]["name"] == "backups", answer
+            assert [j["name"] for j in _cron(home, "list")["jobs"]] == ["backups"]
+            listed = self._tool_turn(home, provider, {"action": "list"})
+            assert [j["id"] for j in listed["jobs"]] == [answer["job"]["id"]]
+        finally:
+            daemon.stop()
+
+    def test_nobody_to_approve_means_no_job(self, home: Path, provider: ScriptedProviderProcess) -> None:
+        daemon = _start(home, provider, approvals={"timeout": 1})
+        try:
+            answer = self._tool_turn(home, provider, {"action": "create", "schedule": "every 1d", "prompt": "x"})
+            assert "denied" in answer["error"], answer
+            assert _cron(home, "list")["jobs"] == []
+        finally:
+            daemon.stop()

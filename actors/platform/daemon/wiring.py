@@ -32,6 +32,7 @@ from actors import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_s
 from actors.cron.actor import CRON, CronActor
 from actors.cron.book import StoreJobBook
 from actors.cron.runner import SessionJobRunner
+from actors.cron.tool import register_cronjob
 from actors.cron.zone import local_zone
 from actors.mcp import MCP, McpDeps, McpSupervisor
 from actors.platform.api.auth import KEY_VARIABLE
@@ -181,6 +182,7 @@ async def _start_cron(
 
     # Stopping it cancels the runs under way: each closes its session (shielded, bounded) first.
     await system.root.start_child(ChildSpec(CRON, cron, shutdown_timeout=CRON_STOP_SECONDS))
+    register_cronjob(sessions.deps.registry, lambda: system.lookup(CRON), sessions.deps.config.approvals.timeout)
 
 
 async def _start_api(system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str]) -> None:
