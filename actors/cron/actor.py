@@ -14,6 +14,7 @@ overlap: a run that falls due while the previous one is still going is skipped, 
 
 from __future__ import annotations
 
+import heapq
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -195,6 +196,8 @@ class CronActor(Actor[CronMessage]):
         self.jobs: dict[str, CronJob] = {}
         self.running: set[str] = set()
         self.runs_started = 0
+        # (next run, job id), stale entries included: an entry counts only while it matches its job.
+        self._due: list[tuple[datetime, str]] = []
 
     def snapshot_details(self) -> dict[str, Any]:
         upcoming = self._next_due()
@@ -211,7 +214,7 @@ class CronActor(Actor[CronMessage]):
             loaded = job.on_load(now, self.zone)
             if loaded != job:
                 await self.book.save_job(loaded)
-            self.jobs[job.id] = loaded
+            self._keep(loaded)
 
     async def main(self) -> None:
         mailbox = self.mailbox
@@ -276,16 +279,19 @@ class CronActor(Actor[CronMessage]):
     # -- runs ---------------------------------------------------------------------------------
 
     def _next_due(self) -> CronJob | None:
-        due = [job for job in self.jobs.values() if job.next_run is not None and job.id not in self.running]
-        return min(due, key=lambda job: job.next_run, default=None)  # type: ignore[arg-type,return-value]
+        """The job whose run comes first (not one running); stale heap entries are dropped on the way."""
+        due = self._due
+        while due:
+            at, job_id = due[0]
+            job = self.jobs.get(job_id)
+            if job is not None and job.next_run == at and job_id not in self.running:
+                return job
+            heapq.heappop(due)
+        return None
 
     def _start_due(self) -> None:
         now = self.now()
-        for job in list(self.jobs.values()):
-            if job.next_run is None or job.next_run > now:
-                continue
-            if job.id in self.running:
-                continue
+        while (job := self._next_due()) is not None and job.next_run is not None and job.next_run <= now:
             self._start(job)
 
     def _start(self, job: CronJob) -> None:
@@ -327,9 +333,14 @@ class CronActor(Actor[CronMessage]):
             log.warning("cron job %s: delivery to %s failed: %s", job.id, job.deliver, exc)
 
     async def _store(self, job: CronJob) -> CronJob:
-        self.jobs[job.id] = job
+        self._keep(job)
         await self.book.save_job(job)
         return job
+
+    def _keep(self, job: CronJob) -> None:
+        self.jobs[job.id] = job
+        if job.next_run is not None:
+            heapq.heappush(self._due, (job.next_run, job.id))
 
     def _job(self, job_id: str) -> CronJob:
         job = self.jobs.get(job_id)
