@@ -81,6 +81,33 @@ class TestCron:
         assert _cron(daemon.home, "list")["jobs"] == []
 
 
+class TestInterrupt:
+    """A run is a session like any other: interrupting it ends the run, reported as failed."""
+
+    def test_an_interrupted_run_fails(self, home: Path, provider: ScriptedProviderProcess) -> None:
+        provider.reset()
+        daemon = _start(home, provider, sandbox={"mode": "full-access"})
+        try:
+            job = _cron(home, "add", "--schedule", "every 1d", "--prompt", "Run the long check.")["jobs"][0]
+            provider.push({"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "sleep 120", "timeout": 300}}]})
+            _cron(home, "run-now", job["id"])
+            deadline, session = time.monotonic() + 30, None
+            while session is None:
+                assert time.monotonic() < deadline, "the run's session never showed"
+                live = json.loads(run_cli(home, "sessions", "list", "--json").stdout)["sessions"]
+                session = next((s["id"] for s in live if s["source"] == "cron" and s["ended_at"] is None), None)
+                time.sleep(0.1)
+            deadline = time.monotonic() + 30
+            while "tool:t1" not in run_cli(home, "tree").stdout:
+                assert time.monotonic() < deadline, "the run's tool call never started"
+                time.sleep(0.1)
+            assert run_cli(home, "interrupt", session).returncode == 0
+            ran = _wait_for_run(home, job["id"])
+            assert ran["last_status"] == "failed" and "interrupted" in ran["last_error"], ran
+        finally:
+            daemon.stop()
+
+
 class TestCronjobTool:
     """The model schedules jobs through ``cronjob``, behind the approval of a dangerous command."""
 
