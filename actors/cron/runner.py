@@ -20,7 +20,7 @@ from actors.platform.api.turns import TurnLost, TurnWatch, baseline_usage
 from actors.session import SessionOptions, SessionService
 from messages.session import Interrupt, Subscribe
 
-__all__ = ["CRON_SOURCE", "CRON_TOOLSETS", "SessionJobRunner"]
+__all__ = ["CRON_SOURCE", "CRON_TOOLSETS", "SessionJobRunner", "run_message"]
 
 log = logging.getLogger("hermes_actors.cron")
 
@@ -64,10 +64,11 @@ class SessionJobRunner:
 
     async def _turn(self, job: CronJob, session_id: str) -> str:
         handle = await self.sessions.get(session_id)
-        watch = TurnWatch(session_id, await handle.ask(Subscribe(f"cron/{job.id}")), job.prompt,
+        text = run_message(job)
+        watch = TurnWatch(session_id, await handle.ask(Subscribe(f"cron/{job.id}")), text,
                           baseline_usage(handle.statistics().details), "started")
         try:
-            await self.sessions.send(session_id, job.prompt, source=CRON_SOURCE, busy_mode="queue")
+            await self.sessions.send(session_id, text, source=CRON_SOURCE, busy_mode="queue")
             with trio.move_on_after(self.time_budget) as budget:
                 while await watch.next_event() is not None:
                     pass
@@ -83,3 +84,14 @@ class SessionJobRunner:
         if outcome.reason != "completed":
             raise CronRunFailed(outcome.error or f"its turn ended: {outcome.reason}")
         return outcome.final_text
+
+
+def run_message(job: CronJob) -> str:
+    """The user message a run starts with: the job's prompt, after an instruction to load its skills.
+
+    The skills are loaded by the model through ``skill_view``, the one path that scans them, expands
+    their variables and lets their declared variables into the session's processes.
+    """
+    if not job.skills:
+        return job.prompt
+    return f"Before you start, load these skills with skill_view and follow them: {', '.join(job.skills)}.\n\n{job.prompt}"

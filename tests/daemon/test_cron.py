@@ -41,7 +41,10 @@ class TestCron:
         provider.reset()
         daemon = _start(home, provider)
         try:
-            added = _cron(home, "add", "--schedule", "0 9 * * 1-5", "--prompt", "Summarise the inbox.", "--name", "inbox")
+            added = _cron(
+                home, "add", "--schedule", "0 9 * * 1-5", "--prompt", "Summarise the inbox.", "--name", "inbox",
+                "--skills", "git-commit-hygiene",
+            )
             job = added["jobs"][0]
             assert job["name"] == "inbox" and job["state"] == "active" and job["next_run"]
             provider.push({"text": "Three new mails, none urgent."})
@@ -49,7 +52,10 @@ class TestCron:
             ran = _wait_for_run(home, job["id"])
             assert ran["last_status"] == "ok" and ran["last_output"] == "Three new mails, none urgent."
             asked = provider.requests()[-1]["body"]
-            assert asked["messages"][-1] == {"role": "user", "content": "Summarise the inbox."}
+            assert asked["messages"][-1] == {"role": "user", "content": (
+                "Before you start, load these skills with skill_view and follow them: git-commit-hygiene.\n\n"
+                "Summarise the inbox."
+            )}
             assert "running as a scheduled job" in asked["messages"][0]["content"]  # the cron platform hint
             assert not any(t["function"]["name"] == "clarify" for t in asked.get("tools", []))  # no one to ask
             sessions = json.loads(run_cli(home, "sessions", "list", "--json").stdout)
