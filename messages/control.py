@@ -344,6 +344,8 @@ class CronRequest:
     skills: list[str] = attrs.Factory(list)
     model: str | None = None
     missed: str = "skip"
+    time_budget: float | None = None
+    token_budget: int | None = None
 
 
 ClientMessage = (

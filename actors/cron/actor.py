@@ -70,6 +70,8 @@ class JobSpec:
     skills: tuple[str, ...] = ()
     model: str | None = None
     missed: MissedPolicy = MissedPolicy.SKIP
+    time_budget: float | None = None
+    token_budget: int | None = None
 
 
 @attrs.frozen
@@ -274,6 +276,7 @@ class CronActor(Actor[CronMessage]):
         return CronJob(
             id=job_id, name=spec.name or job_id, schedule=schedule, prompt=spec.prompt, created_at=now,
             deliver=spec.deliver, skills=spec.skills, model=spec.model, missed=spec.missed,
+            time_budget=spec.time_budget, token_budget=spec.token_budget,
         )
 
     # -- runs ---------------------------------------------------------------------------------

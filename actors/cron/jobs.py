@@ -52,6 +52,8 @@ class CronJob:
         skills: skills its sessions load.
         model: the model its sessions use (None: the configured default).
         missed: its missed-run policy.
+        time_budget / token_budget: what one run's turn may take, in seconds and tokens (None: the
+            runner's default time, no token limit).
         created_at: when it was made (an interval's grid starts here).
         state: active, paused or done.
         next_run: when it runs next (None: paused or done).
@@ -69,6 +71,8 @@ class CronJob:
     skills: tuple[str, ...] = ()
     model: str | None = None
     missed: MissedPolicy = MissedPolicy.SKIP
+    time_budget: float | None = None
+    token_budget: int | None = None
     state: JobState = JobState.ACTIVE
     next_run: datetime | None = None
     failures: int = 0

@@ -28,6 +28,8 @@ log = logging.getLogger("hermes_actors.cron")
 CRON_SOURCE = "cron"
 #: The tools of a cron run: the core ones, nothing that needs a person.
 CRON_TOOLSETS = ("hermes-cron",)
+#: How long past its time budget a run's turn may go on (its last summary) before it is interrupted.
+OVERRUN_GRACE_SECONDS = 120.0
 
 
 class SessionJobRunner:
@@ -36,7 +38,7 @@ class SessionJobRunner:
     Args:
         sessions: the daemon's session service.
         cwd: the directory cron sessions start in.
-        time_budget: the longest a run may take before it is interrupted (seconds).
+        time_budget: a run's time budget when its job sets none (seconds).
     """
 
     def __init__(self, sessions: SessionService, cwd: str, time_budget: float) -> None:
@@ -46,15 +48,17 @@ class SessionJobRunner:
 
     async def __call__(self, job: CronJob) -> str:
         """Raises :class:`CronRunFailed`."""
+        budget = job.time_budget if job.time_budget is not None else self.time_budget
         options = SessionOptions(
-            cwd=self.cwd, model=job.model, source=CRON_SOURCE, interactive=False, toolsets=CRON_TOOLSETS
+            cwd=self.cwd, model=job.model, source=CRON_SOURCE, interactive=False, toolsets=CRON_TOOLSETS,
+            turn_time_budget_seconds=budget, turn_token_budget=job.token_budget,
         )
         try:
             session_id = await self.sessions.create_session(options)
         except Exception as exc:  # a bad model, a missing key: the job's error, not the actor's
             raise CronRunFailed(f"its session could not start: {exc}") from exc
         try:
-            return await self._turn(job, session_id)
+            return await self._turn(job, session_id, budget)
         finally:
             with trio.CancelScope(shield=True):
                 try:
@@ -62,25 +66,29 @@ class SessionJobRunner:
                 except Exception as exc:
                     log.warning("cron job %s: closing session %s: %s", job.id, session_id, exc)
 
-    async def _turn(self, job: CronJob, session_id: str) -> str:
+    async def _turn(self, job: CronJob, session_id: str, budget: float) -> str:
         handle = await self.sessions.get(session_id)
         text = run_message(job)
         watch = TurnWatch(session_id, await handle.ask(Subscribe(f"cron/{job.id}")), text,
                           baseline_usage(handle.statistics().details), "started")
         try:
             await self.sessions.send(session_id, text, source=CRON_SOURCE, busy_mode="queue")
-            with trio.move_on_after(self.time_budget) as budget:
+            # The turn ends itself at its budget (with a last summary); this bound is for one that cannot.
+            with trio.move_on_after(budget + OVERRUN_GRACE_SECONDS) as overrun:
                 while await watch.next_event() is not None:
                     pass
-            if budget.cancelled_caught:
-                await handle.tell(Interrupt(requested_by=f"cron: the run's time budget of {self.time_budget:g} s"))
-                raise CronRunFailed(f"it ran past its time budget of {self.time_budget:g} s")
+            if overrun.cancelled_caught:
+                await handle.tell(Interrupt(requested_by=f"cron: the run's time budget of {budget:g} s"))
+                raise CronRunFailed(f"it ran past its time budget of {budget:g} s")
         except TurnLost as exc:
             raise CronRunFailed(str(exc)) from exc
         finally:
             watch.close()
         outcome = watch.outcome
         assert outcome is not None
+        if outcome.reason == "budget":
+            said = f"; it said: {outcome.final_text}" if outcome.final_text else ""
+            raise CronRunFailed(f"it ran out of its budget ({outcome.error or 'time or tokens'}){said}")
         if outcome.reason != "completed":
             raise CronRunFailed(outcome.error or f"its turn ended: {outcome.reason}")
         return outcome.final_text

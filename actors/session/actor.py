@@ -352,7 +352,8 @@ class SessionActor(Actor[SessionMessage]):
             text = "\n\n".join([*self._notes, text])
             self._notes.clear()
         self.executor.guardrails.reset()
-        counters = TurnCounters(TokenMeter(self.spec.deps.config.agent.turn_token_budget, self.spec.parent_meter))
+        budget = state.options.token_budget(self.spec.deps.config.agent.turn_token_budget)
+        counters = TurnCounters(TokenMeter(budget, self.spec.parent_meter))
         started = trio.Event()
         turn = TurnJob(
             self._turn_config(), counters, list(state.history), {"role": "user", "content": text}, self.steer, state.turns, started

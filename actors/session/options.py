@@ -51,6 +51,8 @@ class SessionOptions:
         sandbox: the sandbox mode its tools run under (``sandbox.mode`` when None); settled to the
             resolved mode when the session is created, so a restarted or woken session keeps it.
         one_shot: a ``chat -q`` session: it hibernates as soon as a turn is over and nobody watches.
+        turn_time_budget_seconds / turn_token_budget: this session's own whole-turn budgets (a cron
+            job's), in place of ``agent.turn_time_budget_seconds`` / ``agent.turn_token_budget``.
     """
 
     cwd: str
@@ -72,6 +74,16 @@ class SessionOptions:
     auto_approve: bool = False
     sandbox: str | None = None
     one_shot: bool = False
+    turn_time_budget_seconds: float | None = None
+    turn_token_budget: int | None = None
+
+    def time_budget(self, configured: float | None) -> float | None:
+        """The seconds a turn may take: this session's own budget, else the configured one."""
+        return self.turn_time_budget_seconds if self.turn_time_budget_seconds is not None else configured
+
+    def token_budget(self, configured: int | None) -> int | None:
+        """The tokens a turn may use: this session's own budget, else the configured one."""
+        return self.turn_token_budget if self.turn_token_budget is not None else configured
 
     def to_state(self) -> dict[str, Any]:
         """JSON-ready form, for the session's saved state."""

@@ -145,7 +145,7 @@ class TurnJob(Job[TurnOutcome]):
         """The loop inside the work scope, whose deadline or token budget ends it early."""
         meter = self.counters.meter
         with trio.CancelScope() as work:
-            time_budget = self.config.deps.config.agent.turn_time_budget_seconds
+            time_budget = self.config.options.time_budget(self.config.deps.config.agent.turn_time_budget_seconds)
             if time_budget is not None:
                 work.deadline = trio.current_time() + time_budget
             meter.scope = work

@@ -114,6 +114,30 @@ class TestInterrupt:
             daemon.stop()
 
 
+class TestBudgets:
+    """A job's own token budget ends its run's turn; the run is reported failed, with what it said."""
+
+    def test_a_token_budget(self, home: Path, provider: ScriptedProviderProcess) -> None:
+        provider.reset()
+        daemon = _start(home, provider, sandbox={"mode": "full-access"})
+        try:
+            job = _cron(home, "add", "--schedule", "every 1d", "--prompt", "Loop.", "--token-budget", "1")["jobs"][0]
+            provider.push(
+                {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "true"}}]},
+                {"text": "Stopped early: the budget ran out."},
+            )
+            _cron(home, "run-now", job["id"])
+            ran = _wait_for_run(home, job["id"])
+            assert ran["last_status"] == "failed" and "budget" in ran["last_error"], ran
+            assert "Stopped early" in ran["last_error"]
+        finally:
+            daemon.stop()
+
+    def test_budgets_must_be_positive(self, daemon: DaemonProcess) -> None:
+        result = run_cli(daemon.home, "cron", "add", "--schedule", "every 1h", "--prompt", "x", "--token-budget", "0")
+        assert result.returncode == 1 and "must be positive" in result.stderr
+
+
 class TestCronjobTool:
     """The model schedules jobs through ``cronjob``, behind the approval of a dangerous command."""
 

@@ -36,6 +36,8 @@ def add_cron_parser(commands: Any, add_json: Any) -> None:
     add.add_argument("--model", help="the model its runs use (default: the configured one)")
     add.add_argument("--missed", choices=("skip", "run_once"), default="skip",
                      help="runs missed while the daemon was down: skip them, or run once at start")
+    add.add_argument("--time-budget", type=float, metavar="SECONDS", help="what one run may take (default 1800)")
+    add.add_argument("--token-budget", type=int, metavar="TOKENS", help="the tokens one run may use (default: no limit)")
     add_json(add)
     add_json(verbs.add_parser("list", help="every job, by next run"))
     for verb, text in _JOB_VERBS.items():
@@ -70,7 +72,8 @@ def _request(args: argparse.Namespace) -> c.CronRequest:
         skills = [name.strip() for name in args.skills.split(",") if name.strip()]
         return c.CronRequest(
             "", "add", name=args.name, schedule=args.schedule, prompt=args.prompt, deliver=args.deliver,
-            skills=skills, model=args.model, missed=args.missed,
+            skills=skills, model=args.model, missed=args.missed, time_budget=args.time_budget,
+            token_budget=args.token_budget,
         )
     return c.CronRequest("", action, job_id=getattr(args, "job", None))
 

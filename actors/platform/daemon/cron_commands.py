@@ -60,6 +60,10 @@ def _spec(request: c.CronRequest) -> JobSpec:
         missed = MissedPolicy(request.missed)
     except ValueError as exc:
         raise RequestFailed("invalid", f"--missed must be skip or run_once, got {request.missed!r}") from exc
+    if (request.time_budget is not None and not request.time_budget > 0) or (
+        request.token_budget is not None and request.token_budget < 1
+    ):
+        raise RequestFailed("invalid", "--time-budget and --token-budget must be positive")
     if request.deliver is not None:
         try:
             Destination.parse(request.deliver)
@@ -67,7 +71,7 @@ def _spec(request: c.CronRequest) -> JobSpec:
             raise RequestFailed("invalid", f"--deliver: {exc}") from exc
     return JobSpec(
         request.schedule, request.prompt, name=request.name, deliver=request.deliver, skills=tuple(request.skills),
-        model=request.model, missed=missed,
+        model=request.model, missed=missed, time_budget=request.time_budget, token_budget=request.token_budget,
     )
 
 
