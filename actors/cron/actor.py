@@ -132,6 +132,7 @@ class RunEnded:
     job_id: str
     output: str | None
     error: str | None
+    undelivered: str | None = None
 
 
 CronMessage = AddJob | RemoveJob | PauseJob | ResumeJob | RunNow | ListJobs | RunEnded
@@ -310,8 +311,8 @@ class CronActor(Actor[CronMessage]):
         except CronRunFailed as exc:
             error = str(exc) or type(exc).__name__
         log.info("cron job %s (%s): %s", job.id, job.name, "ok" if error is None else f"failed: {error}")
-        await self._report(job, output, error)
-        await self.ref.tell(RunEnded(job.id, output, error))
+        undelivered = await self._report(job, output, error)
+        await self.ref.tell(RunEnded(job.id, output, error, undelivered))
 
     async def _ended(self, ended: RunEnded) -> CronJob | None:
         self.running.discard(ended.job_id)
@@ -320,20 +321,26 @@ class CronActor(Actor[CronMessage]):
             return None
         now = self.now()
         updated = current.after_run(now, self.zone, output=ended.output, error=ended.error)
+        if ended.error is None and ended.undelivered is not None:
+            # The run succeeded and is not run again; the record says its answer did not arrive.
+            updated = attrs.evolve(updated, last_error=ended.undelivered)
         if updated.next_run is not None and updated.next_run <= now:
             # A run fell due while this one ran: it is not started late, and not made up.
             log.warning("cron job %s ran past its next run; that run is skipped", current.id)
             updated = updated.scheduled(now, self.zone)
         return await self._store(updated)
 
-    async def _report(self, job: CronJob, output: str | None, error: str | None) -> None:
+    async def _report(self, job: CronJob, output: str | None, error: str | None) -> str | None:
+        """Send the run's answer (or its failure) to the job's destination; why that failed, if it did."""
         if job.deliver is None:
-            return
+            return None
         text = output if error is None else f"Cron job '{job.name}' failed: {error}"
         try:
             await self.deliver(job.deliver, text or "(the job gave no answer)")
         except Exception as exc:  # a platform down must not stop the scheduler
             log.warning("cron job %s: delivery to %s failed: %s", job.id, job.deliver, exc)
+            return f"the answer was not delivered to {job.deliver}: {exc}"
+        return None
 
     async def _store(self, job: CronJob) -> CronJob:
         self._keep(job)

@@ -210,11 +210,14 @@ class TestResults:
         async def down(destination: str, text: str) -> None:
             raise RuntimeError("telegram is not connected")
 
-        runner = Runner(takes=1)
-        async with cron(Book(), runner, deliver=down) as (system, _):
+        book, runner = Book(), Runner(takes=1)
+        async with cron(book, runner, deliver=down) as (system, _):
             await system.lookup("cron").ask(AddJob(job("every 1h", deliver="telegram:42")))
             await trio.sleep(2 * 3600 + 10)
         assert len(runner.finished) == 2
+        record = book.saved["cron-report"]
+        assert record.last_status == "ok" and record.failures == 0  # not run again for a delivery
+        assert record.last_error == "the answer was not delivered to telegram:42: telegram is not connected"
 
     async def test_stopping_mid_run_leaves_no_task(self, autojump_clock: trio.testing.MockClock) -> None:
         book, runner = Book(), Runner(takes=3600)
