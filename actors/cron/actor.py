@@ -208,6 +208,7 @@ class CronActor(Actor[CronMessage]):
             "jobs": len(self.jobs),
             "active": sum(1 for job in self.jobs.values() if job.state is JobState.ACTIVE),
             "running": sorted(self.running),
+            "runs_started": self.runs_started,
             "next_due": upcoming.next_run.isoformat() if upcoming is not None and upcoming.next_run else None,
         }
 
