@@ -13,9 +13,9 @@ import trio
 import trio.testing
 
 from actors import ActorSystem, ChildSpec
-from actors.cron import parse_schedule
-from actors.cron.actor import AddJob, CronActor, CronRunFailed, JobSpec, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow
-from actors.cron.jobs import CronJob, JobState, MissedPolicy
+from actors.platform.cron import parse_schedule
+from actors.platform.cron.actor import AddJob, CronActor, CronRunFailed, JobSpec, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow
+from actors.platform.cron.jobs import CronJob, JobState, MissedPolicy
 from supervisor import open_actor_system
 
 ZONE = ZoneInfo("Europe/Berlin")

@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 
 import attrs
 
-from actors.cron import CronJob, JobState, MissedPolicy, parse_schedule
-from actors.cron.book import StoreJobBook, job_from_record, job_record
+from actors.platform.cron import CronJob, JobState, MissedPolicy, parse_schedule
+from actors.platform.cron.book import StoreJobBook, job_from_record, job_record
 from config.store import StoreConfig
 from store import SqliteSessionStore
 

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from actors.cron import ScheduleError, ScheduleKind, parse_schedule
+from actors.platform.cron import ScheduleError, ScheduleKind, parse_schedule
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")

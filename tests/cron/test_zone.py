@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from actors.cron.zone import local_zone
+from actors.platform.cron.zone import local_zone
 
 
 def test_tz_wins(tmp_path: Path) -> None:

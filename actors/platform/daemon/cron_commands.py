@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from actors import ActorError, ActorNotFound, ActorSystem
-from actors.cron import CronJob, MissedPolicy
-from actors.cron.actor import CRON, AddJob, JobSpec, JobView, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow
+from actors.platform.cron import CronJob, MissedPolicy
+from actors.platform.cron.actor import CRON, AddJob, JobSpec, JobView, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow
 from actors.platform.errors import RequestFailed
 from actors.platform.outbound import Destination, UnknownDestination
 from messages import control as c

@@ -29,11 +29,11 @@ from pathlib import Path
 import trio
 
 from actors import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
-from actors.cron.actor import CRON, CronActor
-from actors.cron.book import StoreJobBook
-from actors.cron.runner import SessionJobRunner
-from actors.cron.tool import register_cronjob
-from actors.cron.zone import local_zone
+from actors.platform.cron.actor import CRON, CronActor
+from actors.platform.cron.book import StoreJobBook
+from actors.platform.cron.runner import SessionJobRunner
+from actors.platform.cron.tool import register_cronjob
+from actors.platform.cron.zone import local_zone
 from actors.mcp import MCP, McpDeps, McpSupervisor
 from actors.platform.api.auth import KEY_VARIABLE
 from actors.platform.api.server import ApiServer

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 __all__ = ["local_zone"]
 
-log = logging.getLogger("hermes_actors.cron")
+log = logging.getLogger("hermes_actors.platform.cron")
 
 _LOCALTIME = "/etc/localtime"
 

@@ -14,15 +14,15 @@ import logging
 
 import trio
 
-from actors.cron.actor import CronRunFailed
-from actors.cron.jobs import CronJob
+from actors.platform.cron.actor import CronRunFailed
+from actors.platform.cron.jobs import CronJob
 from actors.platform.api.turns import TurnLost, TurnWatch, baseline_usage
 from actors.session import SessionOptions, SessionService
 from messages.session import Interrupt, Subscribe
 
 __all__ = ["CRON_SOURCE", "CRON_TOOLSETS", "SessionJobRunner", "run_message"]
 
-log = logging.getLogger("hermes_actors.cron")
+log = logging.getLogger("hermes_actors.platform.cron")
 
 #: The ``source`` of every session a cron run opens.
 CRON_SOURCE = "cron"

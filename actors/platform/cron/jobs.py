@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import attrs
 
-from actors.cron.schedule import Schedule
+from actors.platform.cron.schedule import Schedule
 
 __all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "ONE_SHOT_TRIES", "CronJob", "JobState", "MissedPolicy"]
 

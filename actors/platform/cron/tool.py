@@ -14,8 +14,8 @@ from typing import Any
 import trio
 
 from actors import ActorError, ActorHandle
-from actors.cron.actor import AddJob, JobSpec, JobView, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow
-from actors.cron.jobs import CronJob, MissedPolicy
+from actors.platform.cron.actor import AddJob, JobSpec, JobView, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow
+from actors.platform.cron.jobs import CronJob, MissedPolicy
 from actors.platform.outbound import Destination, UnknownDestination
 from tools.context import ApprovalRequest, ToolContext
 from tools.errors import ToolError

@@ -27,8 +27,8 @@ import trio
 
 from actors import Actor, Rejected
 from messages.supervision import ActorState
-from actors.cron.jobs import CronJob, JobState, MissedPolicy
-from actors.cron.schedule import ScheduleError, parse_schedule
+from actors.platform.cron.jobs import CronJob, JobState, MissedPolicy
+from actors.platform.cron.schedule import ScheduleError, parse_schedule
 
 __all__ = [
     "CRON",
@@ -48,7 +48,7 @@ __all__ = [
     "RunNow",
 ]
 
-log = logging.getLogger("hermes_actors.cron")
+log = logging.getLogger("hermes_actors.platform.cron")
 
 #: The actor's name under the root.
 CRON = "cron"

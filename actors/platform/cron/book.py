@@ -1,9 +1,9 @@
-"""Jobs kept in the store: a job as a JSON record, and the :class:`~actors.cron.actor.JobBook` over
+"""Jobs kept in the store: a job as a JSON record, and the :class:`~actors.platform.cron.actor.JobBook` over
 the store's ``cron_jobs``.
 
 The schedule is stored as its text and parsed again on load, against the job's creation time (the
 anchor of ``in 30m``), so a stored job never depends on how this version lays out a
-:class:`~actors.cron.schedule.Schedule`. A record that no longer reads is skipped with a log line,
+:class:`~actors.platform.cron.schedule.Schedule`. A record that no longer reads is skipped with a log line,
 never a daemon that cannot start.
 """
 
@@ -16,13 +16,13 @@ from zoneinfo import ZoneInfo
 
 import attrs
 
-from actors.cron.jobs import CronJob, JobState, MissedPolicy
-from actors.cron.schedule import parse_schedule
+from actors.platform.cron.jobs import CronJob, JobState, MissedPolicy
+from actors.platform.cron.schedule import parse_schedule
 from store.protocol import CronJobStore
 
 __all__ = ["StoreJobBook", "job_from_record", "job_record"]
 
-log = logging.getLogger("hermes_actors.cron")
+log = logging.getLogger("hermes_actors.platform.cron")
 
 _TIMES = ("created_at", "next_run", "last_run")
 
