@@ -12,6 +12,7 @@ import attrs
 from attrs import validators as v
 
 from config.sandbox import SANDBOX_MODES
+from config.telegram import TelegramConfig
 from config.validators import integer, non_empty_str, optional_str, positive_int, str_tuple
 
 __all__ = ["ApiServerConfig", "PlatformsConfig"]
@@ -56,3 +57,4 @@ class PlatformsConfig:
     """Section ``platforms``: one subsection per front door."""
 
     api_server: ApiServerConfig = attrs.Factory(ApiServerConfig)
+    telegram: TelegramConfig = attrs.Factory(TelegramConfig)

@@ -92,7 +92,7 @@ HERMES_UNUSED: dict[str, str] = {
     "skills.write_approval": "staged skill writes for review are " + _NOT_BUILT,
     "slack": _GATEWAY,
     "stt": "speech-to-text is " + _NOT_BUILT,
-    "telegram": _GATEWAY,
+    "telegram": "the bot is configured under platforms.telegram here",
     "telemetry": "this project collects no telemetry",
     "timeouts": "tool deadlines are per tool here (terminal.timeout, code_execution.timeout)",
     "timezone": "the system's time zone is used",

@@ -56,6 +56,7 @@ def _core() -> Mapping[str, Toolset]:
         Toolset("hermes-cli", "Interactive sessions (CLI attach).", includes=("hermes-core", "clarify", "cronjob")),
         Toolset("hermes-api", "Sessions behind the HTTP API (no one to ask).", includes=("hermes-core",)),
         Toolset("hermes-cron", "Scheduled jobs (no one present).", includes=("hermes-core",)),
+        Toolset("hermes-telegram", "Chats with the Telegram bot.", includes=("hermes-core", "cronjob")),
     ]
     return MappingProxyType({toolset.name: toolset for toolset in sets})
 

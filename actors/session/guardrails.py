@@ -38,7 +38,7 @@ FAILURE_TOLERANT_TOOLS = frozenset({"terminal", "execute_code", "process", "web_
 PROGRESS_TOOLS = frozenset({"write_file", "patch", "terminal", "execute_code", "process", "delegate_task", "todo", "memory"})
 
 #: Session sources with a person (or a live client) watching; others (cron) are unattended.
-ATTENDED_SOURCES = frozenset({"cli", "api", "subagent"})
+ATTENDED_SOURCES = frozenset({"cli", "api", "subagent", "telegram"})
 
 
 def hard_stops_on(config: GuardrailsConfig, source: str) -> bool:

@@ -300,4 +300,4 @@ def _restored_shell(saved: dict[str, Any], cwd: str) -> ShellState:
 
 
 def _platform(source: str) -> str:
-    return source if source in ("cli", "api", "cron", "subagent") else "cli"
+    return source if source in ("cli", "api", "cron", "subagent", "telegram") else "cli"

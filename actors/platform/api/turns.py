@@ -14,10 +14,11 @@ from typing import Any
 import attrs
 
 from actors.platform.api.wire import TurnUsage
-from actors.session import Subscription, SubscriptionClosed
+from actors.session import SessionService, Subscription, SubscriptionClosed
+from messages.session import Subscribe
 from messages.events import SessionEvent, SubscriberDropped, TurnFinished, TurnStarted, UsageUpdated
 
-__all__ = ["TurnLost", "TurnOutcome", "TurnWatch", "baseline_usage"]
+__all__ = ["TurnLost", "TurnOutcome", "TurnWatch", "baseline_usage", "send_watched"]
 
 
 class TurnLost(RuntimeError):
@@ -121,6 +122,24 @@ class TurnWatch:
     def close(self) -> None:
         """Stop watching (the turn itself goes on)."""
         self._subscription.close()
+
+
+async def send_watched(sessions: SessionService, session_id: str, text: str, *, source: str, label: str) -> TurnWatch:
+    """Subscribe to a session, then send it ``text`` (queued behind a running turn); the watch of that turn.
+
+    For front doors that start a turn and wait for its answer (cron, messaging platforms).
+
+    Raises:
+        SessionNotFound: the session is gone. TooManyRunningTurns: the daemon's cap is reached.
+    """
+    handle = await sessions.get(session_id)
+    watch = TurnWatch(session_id, await handle.ask(Subscribe(label)), text, baseline_usage(handle.statistics().details), "started")
+    try:
+        watch.status = await sessions.send(session_id, text, source=source, busy_mode="queue")
+    except BaseException:
+        watch.close()
+        raise
+    return watch
 
 
 def baseline_usage(details: dict[str, Any]) -> TurnUsage:

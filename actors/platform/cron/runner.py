@@ -16,9 +16,9 @@ import trio
 
 from actors.platform.cron.actor import CronRunFailed
 from actors.platform.cron.jobs import CronJob
-from actors.platform.api.turns import TurnLost, TurnWatch, baseline_usage
+from actors.platform.api.turns import TurnLost, send_watched
 from actors.session import SessionOptions, SessionService
-from messages.session import Interrupt, Subscribe
+from messages.session import Interrupt
 
 __all__ = ["CRON_SOURCE", "CRON_TOOLSETS", "SessionJobRunner", "run_message"]
 
@@ -68,11 +68,8 @@ class SessionJobRunner:
 
     async def _turn(self, job: CronJob, session_id: str, budget: float) -> str:
         handle = await self.sessions.get(session_id)
-        text = run_message(job)
-        watch = TurnWatch(session_id, await handle.ask(Subscribe(f"cron/{job.id}")), text,
-                          baseline_usage(handle.statistics().details), "started")
+        watch = await send_watched(self.sessions, session_id, run_message(job), source=CRON_SOURCE, label=f"cron/{job.id}")
         try:
-            await self.sessions.send(session_id, text, source=CRON_SOURCE, busy_mode="queue")
             # The turn ends itself at its budget (with a last summary); this bound is for one that cannot.
             with trio.move_on_after(budget + OVERRUN_GRACE_SECONDS) as overrun:
                 while await watch.next_event() is not None:

@@ -45,9 +45,11 @@ from actors.platform.daemon.store_actor import StoreActor
 from actors.platform.daemon.toolbox import build_toolbox
 from actors.platform.outbound import OutboundRegistry
 from actors.platform.paths import DaemonPaths
+from actors.platform.telegram import TelegramBot
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
 from actors.subagent import delegate_capability
 from config.loader import Config, load_env_file
+from config.telegram import TOKEN_VARIABLE
 from messages.paths import SESSIONS
 from providers.clients import ClientPool
 from providers.metadata import ModelMetadata
@@ -109,8 +111,7 @@ async def open_daemon_tree(
             store=store, sessions=sessions, jails=jails,
         )
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-        if config.platforms.api_server.enabled:
-            await _start_api(system, sessions, config, environ)
+        await _start_platforms(system, sessions, config, environ, outbound, paths.home)
         yield system
 
 
@@ -185,8 +186,28 @@ async def _start_cron(
     register_cronjob(sessions.deps.registry, lambda: system.lookup(CRON), sessions.deps.config.approvals.timeout)
 
 
-async def _start_api(system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str]) -> None:
-    """Start ``platform/api`` under a ``platform`` supervisor below the root, once it listens."""
+async def _start_platforms(
+    system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str],
+    outbound: OutboundRegistry, home: Path,
+) -> None:
+    """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
+    once it listens, ``platform/telegram`` connecting in the background (never waited for)."""
+    children = []
+    if config.platforms.api_server.enabled:
+        children.append(ChildSpec("api", _api_factory(sessions, config, environ)))
+    telegram = config.platforms.telegram
+    if telegram.enabled:
+        token = environ.get(TOKEN_VARIABLE) or telegram.token
+        if token:
+            offsets = home / "state" / "telegram-offset.json"
+            children.append(ChildSpec("telegram", lambda: TelegramBot(telegram, token, sessions, outbound, offsets)))
+        else:
+            log.error("platforms.telegram is enabled but no token is set (%s, or platforms.telegram.token)", TOKEN_VARIABLE)
+    if children:
+        await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform")))
+
+
+def _api_factory(sessions: SessionService, config: Config, environ: Mapping[str, str]) -> Callable[[], ApiServer]:
     found = environ.get(KEY_VARIABLE)
     api_environ = {KEY_VARIABLE: found} if found else {}
     section = config.platforms.api_server
@@ -195,4 +216,4 @@ async def _start_api(system: ActorSystem, sessions: SessionService, config: Conf
     def api() -> ApiServer:
         return ApiServer(sessions, section, config.daemon.max_running_turns, models, api_environ)
 
-    await system.root.start_child(ChildSpec("platform", lambda: Supervisor([ChildSpec("api", api)], kind="platform")))
+    return api

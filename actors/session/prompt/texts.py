@@ -28,6 +28,12 @@ PLATFORM_HINTS: Mapping[str, str] = MappingProxyType({
         "carry the task through on your own, making sensible decisions where needed. Your final reply is delivered "
         "to the job's destination, so put the main result directly in it."
     ),
+    "telegram": (
+        "You are talking with the user in Telegram, a messaging app. Standard Markdown is converted to Telegram's "
+        "formatting: bold, italic, strikethrough, ||spoilers||, inline code, code blocks, links and headings work; "
+        "tables do not, so use bullet lists or 'key: value' lines instead. Keep replies readable on a phone. To "
+        "send a file, put MEDIA:/absolute/path on a line of its own."
+    ),
     "subagent": (
         "You are a subagent working for another agent, not for a person. Nobody can answer questions, so decide "
         "for yourself. Your final reply is returned to the parent agent as your result."

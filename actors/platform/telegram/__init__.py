@@ -1,0 +1,6 @@
+"""The Telegram bot front door (issue 18): ``platform/telegram``, one session per chat."""
+
+from actors.platform.telegram.bot import TELEGRAM_SOURCE, TelegramBot, telegram_session_id
+from actors.platform.telegram.bot_api import BotApi, TelegramError, TelegramUnauthorized
+
+__all__ = ["TELEGRAM_SOURCE", "BotApi", "TelegramBot", "TelegramError", "TelegramUnauthorized", "telegram_session_id"]

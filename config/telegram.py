@@ -1,0 +1,43 @@
+"""Configuration section ``platforms.telegram``: the Telegram bot front door.
+
+The bot token is read from ``TELEGRAM_BOT_TOKEN`` (the daemon's environment or
+``HERMES_ACTORS_HOME/.env``), Hermes's variable, unless ``token`` is set here; it is never logged.
+"""
+
+from __future__ import annotations
+
+import attrs
+from attrs import validators as v
+
+from config.sandbox import SANDBOX_MODES
+from config.validators import non_empty_str, optional_str, positive_number
+
+__all__ = ["TOKEN_VARIABLE", "TelegramConfig"]
+
+#: Where the bot token comes from (Hermes's name).
+TOKEN_VARIABLE = "TELEGRAM_BOT_TOKEN"
+
+
+@attrs.frozen
+class TelegramConfig:
+    """Section ``platforms.telegram``.
+
+    Attributes:
+        enabled: start the bot with the daemon.
+        token: the bot token; ``TELEGRAM_BOT_TOKEN`` overrides it.
+        allowed_users: Telegram user ids that may talk to the agent; everyone else is refused politely.
+        home_channel: the chat a bare ``telegram`` destination means (cron's ``--deliver telegram``).
+        base_url: the Bot API's address (a test's fake server).
+        poll_timeout: seconds a ``getUpdates`` long poll waits for news.
+        cwd: the directory Telegram sessions work in (None: the daemon user's home).
+        sandbox: the sandbox mode of Telegram sessions (None: ``sandbox.mode``).
+    """
+
+    enabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
+    token: str | None = attrs.field(default=None, validator=optional_str, repr=False)
+    allowed_users: tuple[int, ...] = attrs.field(default=(), converter=tuple, validator=v.deep_iterable(v.instance_of(int)))
+    home_channel: int | None = attrs.field(default=None, validator=v.optional(v.instance_of(int)))
+    base_url: str = attrs.field(default="https://api.telegram.org", validator=non_empty_str)
+    poll_timeout: float = attrs.field(default=30.0, validator=positive_number)
+    cwd: str | None = attrs.field(default=None, validator=optional_str)
+    sandbox: str | None = attrs.field(default=None, validator=v.optional(v.in_(SANDBOX_MODES)))

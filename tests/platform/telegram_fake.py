@@ -1,0 +1,139 @@
+"""A fake Telegram Bot API on loopback: the documented request and reply shapes, in a thread.
+
+``/bot<TOKEN>/<method>`` with a JSON body answers ``{"ok": true, "result": ...}`` or ``{"ok": false,
+"error_code", "description", "parameters"}``. ``getUpdates`` long-polls: it waits up to its ``timeout``
+for updates at or after ``offset``, and forgets those before it, as Telegram does. Tests push user
+messages, queue one-off failures (a 429 with ``retry_after``), and read what the bot sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+TOKEN = "123456:TEST-token-never-logged"
+
+
+class FakeTelegram:
+    """The fake's state; ``url`` is its base URL once started."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Condition()
+        self.updates: list[dict[str, Any]] = []
+        self.next_update = 1
+        self.sent: list[dict[str, Any]] = []
+        self.calls: list[str] = []
+        self.failures: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        self.next_message = 1000
+        self.url = ""
+
+    def push(self, chat_id: int, user_id: int, text: str) -> int:
+        """A user's text message in a private chat; its update id."""
+        with self.lock:
+            update_id = self.next_update
+            self.next_update += 1
+            self.updates.append({
+                "update_id": update_id,
+                "message": {
+                    "message_id": update_id, "date": int(time.time()), "text": text,
+                    "chat": {"id": chat_id, "type": "private"}, "from": {"id": user_id, "is_bot": False, "first_name": "U"},
+                },
+            })
+            self.lock.notify_all()
+        return update_id
+
+    def fail_next(self, method: str, status: int, reply: dict[str, Any]) -> None:
+        """Answer the next call of ``method`` with ``status`` and ``reply`` (then normally again)."""
+        with self.lock:
+            self.failures.setdefault(method, []).append((status, reply))
+
+    def texts_to(self, chat_id: int) -> list[str]:
+        """What the bot sent to a chat, in order."""
+        with self.lock:
+            return [m["text"] for m in self.sent if m["chat_id"] == chat_id]
+
+    def wait_for_texts(self, chat_id: int, count: int, timeout: float = 30.0) -> list[str]:
+        """Block until the bot has sent ``count`` texts to ``chat_id``."""
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while len([m for m in self.sent if m["chat_id"] == chat_id]) < count:
+                remaining = deadline - time.monotonic()
+                assert remaining > 0, f"the bot sent {self.texts_to_locked(chat_id)} to {chat_id}"
+                self.lock.wait(remaining)
+            return self.texts_to_locked(chat_id)
+
+    def texts_to_locked(self, chat_id: int) -> list[str]:
+        return [m["text"] for m in self.sent if m["chat_id"] == chat_id]
+
+    def answer(self, method: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        with self.lock:
+            self.calls.append(method)
+            queued = self.failures.get(method)
+            if queued:
+                return queued.pop(0)
+        if method == "getMe":
+            return 200, {"ok": True, "result": {"id": 42, "is_bot": True, "username": "hermes_test_bot"}}
+        if method == "getUpdates":
+            return 200, {"ok": True, "result": self._updates(int(body.get("offset") or 0), float(body.get("timeout") or 0))}
+        if method == "sendMessage":
+            with self.lock:
+                self.next_message += 1
+                self.sent.append({"chat_id": body["chat_id"], "text": body["text"], "parse_mode": body.get("parse_mode")})
+                self.lock.notify_all()
+                message_id = self.next_message
+            return 200, {"ok": True, "result": {"message_id": message_id, "chat": {"id": body["chat_id"]}, "text": body["text"]}}
+        if method == "sendChatAction":
+            return 200, {"ok": True, "result": True}
+        return 404, {"ok": False, "error_code": 404, "description": "Not Found: method not found"}
+
+    def _updates(self, offset: int, timeout: float) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + min(timeout, 2.0)  # short polls keep the tests' shutdowns quick
+        with self.lock:
+            self.updates = [u for u in self.updates if u["update_id"] >= offset]  # confirmed ones are gone
+            while not self.updates and time.monotonic() < deadline:
+                self.lock.wait(deadline - time.monotonic())
+            return list(self.updates)
+
+
+def _handler(fake: FakeTelegram) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server API
+            prefix, _, method = self.path.rpartition("/")
+            length = int(self.headers.get("content-length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            if prefix != f"/bot{TOKEN}":
+                status, reply = 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
+            else:
+                status, reply = fake.answer(method, body)
+            data = json.dumps(reply).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+@contextmanager
+def fake_telegram() -> Iterator[FakeTelegram]:
+    """A running fake on 127.0.0.1; stopped at the end."""
+    fake = FakeTelegram()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    server.daemon_threads = True
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
