@@ -9,6 +9,7 @@ messages, queue one-off failures (a 429 with ``retry_after``), and read what the
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -123,12 +124,21 @@ def _handler(fake: FakeTelegram) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    """Quiet about a client that went away mid-reply (a bot stopping during a long poll)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @contextmanager
 def fake_telegram() -> Iterator[FakeTelegram]:
     """A running fake on 127.0.0.1; stopped at the end."""
     fake = FakeTelegram()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", 0), _handler(fake))
     fake.url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
