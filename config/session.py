@@ -12,6 +12,8 @@ from attrs import validators as v
 from config.validators import integer, positive_int, positive_number
 
 _ratio = [v.instance_of(float), v.gt(0.0), v.le(1.0)]
+#: What a message does while a turn runs (``display.busy_input_mode``, and each platform's own).
+BUSY_MODES = ("interrupt", "queue", "steer")
 
 
 @attrs.frozen
@@ -100,6 +102,6 @@ class GuardrailsConfig:
 class DisplayConfig:
     """Section ``display``: what a user message does while a turn is running."""
 
-    busy_input_mode: str = attrs.field(default="interrupt", validator=v.in_(("interrupt", "queue", "steer")))
+    busy_input_mode: str = attrs.field(default="interrupt", validator=v.in_(BUSY_MODES))
     # When true, an interrupt arriving while subagents or a compression run is queued instead.
     interrupt_demoted_while_busy: bool = attrs.field(default=False, validator=v.instance_of(bool))

@@ -50,6 +50,10 @@ __all__ = [
     "McpServerStatus",
     "McpServers",
     "Ok",
+    "PairedUserView",
+    "PairingCodeView",
+    "PairingReply",
+    "PairingRequest",
     "ReloadMcp",
     "ResetSessionTools",
     "SandboxStatus",
@@ -348,6 +352,20 @@ class CronRequest:
     token_budget: int | None = None
 
 
+@attrs.frozen
+class PairingRequest:
+    """A ``hermes-actors pairing`` verb; the reply is :class:`PairingReply`.
+
+    ``action``: list, approve (``code``) or revoke (``platform`` and ``user_id``).
+    """
+
+    request_id: str
+    action: str
+    code: str | None = None
+    platform: str | None = None
+    user_id: str | None = None
+
+
 ClientMessage = (
     Hello
     | CreateSession
@@ -373,6 +391,7 @@ ClientMessage = (
     | McpServers
     | ReloadMcp
     | CronRequest
+    | PairingRequest
 )
 
 # -- daemon to client ---------------------------------------------------------------------
@@ -527,6 +546,37 @@ class StatusReply:
     mcp: list[McpServerStatus] = attrs.Factory(list)
 
 
+@attrs.frozen
+class PairingCodeView:
+    """A pairing code waiting for the owner (``asked_at`` ISO 8601, UTC)."""
+
+    code: str
+    platform: str
+    user_id: str
+    user_name: str
+    asked_at: str
+
+
+@attrs.frozen
+class PairedUserView:
+    """A user the owner let in (``approved_at`` ISO 8601, UTC)."""
+
+    platform: str
+    user_id: str
+    user_name: str
+    approved_at: str
+
+
+@attrs.frozen
+class PairingReply:
+    """The pairing book after a :class:`PairingRequest`, and what it did."""
+
+    request_id: str
+    pending: list[PairingCodeView] = attrs.Factory(list)
+    paired: list[PairedUserView] = attrs.Factory(list)
+    message: str = ""
+
+
 DaemonMessage = (
     Welcome
     | Ok
@@ -542,5 +592,6 @@ DaemonMessage = (
     | StatusReply
     | McpReply
     | CronReply
+    | PairingReply
     | SessionEvent
 )

@@ -11,7 +11,9 @@ import attrs
 __all__ = [
     "AnswerRequest",
     "BackgroundNotification",
+    "CheckFiles",
     "Compress",
+    "FileCheck",
     "Interrupt",
     "ResetTools",
     "SessionMessage",
@@ -97,12 +99,16 @@ class SetYolo:
 class Subscribe:
     """Start receiving events; replay from ``since`` (exclusive) when given.
 
+    A ``passive`` subscriber (a messaging platform's chat follower) does not keep an idle session
+    awake: the session hibernates as if it were not there, ending its subscription.
+
     The reply is a subscription whose receive side yields events; closing it (detaching)
     is the subscriber's own act, so no message undoes this one.
     """
 
     label: str
     since: int | None = None
+    passive: bool = False
 
 
 @attrs.frozen
@@ -110,6 +116,24 @@ class Shutdown:
     """Stop the session after interrupting its turn; ``reason`` is recorded."""
 
     reason: str
+
+
+@attrs.frozen
+class CheckFiles:
+    """Which of ``paths`` (as the session's tools name them) its tools may read, and where each is on the
+    host; the reply is a :class:`FileCheck` per path, in order. For files a reply attaches (``MEDIA:``):
+    a platform sends only what the session's own sandbox policy lets it read."""
+
+    paths: tuple[str, ...]
+
+
+@attrs.frozen
+class FileCheck:
+    """One path of :class:`CheckFiles`: its host path when readable as a regular file, else why not."""
+
+    path: str
+    host_path: str | None = None
+    refusal: str | None = None
 
 
 SessionMessage = (
@@ -123,4 +147,5 @@ SessionMessage = (
     | SetYolo
     | Subscribe
     | Shutdown
+    | CheckFiles
 )

@@ -22,6 +22,7 @@ import attrs
 import trio
 
 from actors import Actor, ActorFailed, MailboxClosed, MailboxFull, Rejected
+from actors.session.attachments import check_files
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
 from actors.session.errors import EmptySteerError
@@ -42,6 +43,7 @@ from messages.events import StatusUpdate, TurnFinished, TurnStarted
 from messages.session import (
     AnswerRequest,
     BackgroundNotification,
+    CheckFiles,
     Compress,
     Interrupt,
     ResetTools,
@@ -252,7 +254,7 @@ class SessionActor(Actor[SessionMessage]):
             and self.state is ActorState.IDLE
             and (mailbox is None or mailbox.used == 0)
             and not self.queue
-            and self.hub.subscriber_count == 0
+            and self.hub.watcher_count == 0
             and len(self.requests) == 0
             and not any(not record.status.finished for record in self.processes.records())
         )
@@ -292,10 +294,12 @@ class SessionActor(Actor[SessionMessage]):
         if isinstance(message, SetYolo):
             return self._set_yolo(message.enabled)
         if isinstance(message, Subscribe):
-            return self.hub.subscribe(message.label, message.since, also=self.requests.events())
+            return self.hub.subscribe(message.label, message.since, also=self.requests.events(), passive=message.passive)
         if isinstance(message, Shutdown):
             await self._shutdown(message.reason)
             return True
+        if isinstance(message, CheckFiles):
+            return await trio.to_thread.run_sync(check_files, self.runtime.jail.policy, message.paths)
         raise Rejected(TypeError(f"a session does not take {type(message).__name__}"))
 
     async def _on_user_message(self, message: UserMessage) -> str:

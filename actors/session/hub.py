@@ -31,10 +31,11 @@ class SubscriptionClosed(Exception):
 class Subscription:
     """One subscriber's view of a session's events: ``async for event in sub``."""
 
-    __slots__ = ("_buffer", "_capacity", "_closed", "_hub", "_wakeup", "label")
+    __slots__ = ("_buffer", "_capacity", "_closed", "_hub", "_wakeup", "label", "passive")
 
-    def __init__(self, hub: EventHub, label: str, capacity: int) -> None:
+    def __init__(self, hub: EventHub, label: str, capacity: int, passive: bool = False) -> None:
         self.label = label
+        self.passive = passive
         self._hub = hub
         self._capacity = capacity
         self._buffer: deque[SessionEvent] = deque()
@@ -144,6 +145,11 @@ class EventHub:
         """Live subscriptions."""
         return len(self._subscribers)
 
+    @property
+    def watcher_count(self) -> int:
+        """Live subscriptions that keep the session awake (all but the passive ones)."""
+        return sum(1 for subscriber in self._subscribers if not subscriber.passive)
+
     def publish(self, cls: type[Any], **fields: Any) -> SessionEvent:
         """Build an event of ``cls`` for this session, number it and deliver it."""
         self.seq += 1
@@ -164,14 +170,16 @@ class EventHub:
         for subscriber in tuple(self._subscribers):
             subscriber._offer(event)
 
-    def subscribe(self, label: str, since: int | None = None, also: Iterable[SessionEvent] = ()) -> Subscription:
+    def subscribe(
+        self, label: str, since: int | None = None, also: Iterable[SessionEvent] = (), *, passive: bool = False
+    ) -> Subscription:
         """A new subscription; with ``since``, the buffered events after it come first.
 
         When ``since`` is older than the replay buffer, a :class:`FellBehind`
         event says so plainly before whatever is still available. ``also``
         are events to show again (pending requests) unless replayed anyway.
         """
-        subscription = Subscription(self, label, self._capacity)
+        subscription = Subscription(self, label, self._capacity, passive)
         replayed = list(self._replay_after(since)) if since is not None else []
         shown = {event.seq for event in replayed}
         subscription._buffer.extend(replayed)

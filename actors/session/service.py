@@ -293,6 +293,13 @@ class SessionService:
         except ActorNotFound:
             return 0
 
+    def turn_running(self, session_id: str) -> bool:
+        """True while the session has a turn in progress."""
+        try:
+            return self._sessions().turn_running(session_id)
+        except ActorNotFound:
+            return False
+
     def live_ids(self) -> set[str]:
         """The ids of the live sessions (none while no sessions supervisor runs)."""
         try:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess
+from tests.platform.telegram_fake import FakeTelegram, fake_telegram
 
 
 @pytest.fixture
@@ -47,3 +48,10 @@ def provider() -> Iterator[ScriptedProviderProcess]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def telegram() -> Iterator[FakeTelegram]:
+    """The fake Telegram Bot API, running on loopback."""
+    with fake_telegram() as fake:
+        yield fake

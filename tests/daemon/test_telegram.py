@@ -4,43 +4,13 @@ update handled twice across a restart, a 429 waited out, cron results delivered,
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import pytest
-
+from actors.platform.markup import utf16_length
 from actors.platform.telegram import telegram_session_id
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
-from tests.platform.telegram_fake import TOKEN, FakeTelegram, fake_telegram
-
-OWNER, STRANGER, CHAT = 1001, 2002, 555
-
-
-@pytest.fixture
-def telegram() -> Iterator[FakeTelegram]:
-    with fake_telegram() as fake:
-        yield fake
-
-
-def _start(home: Path, provider: ScriptedProviderProcess, fake: FakeTelegram, **telegram: Any) -> DaemonProcess:
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    section = {"enabled": True, "base_url": fake.url, "allowed_users": [OWNER], "poll_timeout": 1, **telegram}
-    (home / "config.yaml").write_text(json.dumps({
-        "model": {"default": "scripted-model", "provider": "custom", "base_url": provider.base_url},
-        "platforms": {"telegram": section},
-    }))
-    daemon = DaemonProcess(home)
-    daemon.extra_env = {"TELEGRAM_BOT_TOKEN": TOKEN}
-    return daemon.start()
-
-
-def _wait(predicate: Any, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+from tests.daemon.telegram_daemon import CHAT, OWNER, STRANGER, start_bot, wait
+from tests.platform.telegram_fake import TOKEN, FakeTelegram
 
 
 class TestTelegram:
@@ -48,7 +18,7 @@ class TestTelegram:
 
     def test_conversation_refusal_and_restart(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
         provider.reset()
-        daemon = _start(home, provider, telegram)
+        daemon = start_bot(home, provider, telegram, dm_policy="allowlist")
         try:
             provider.push({"text": "Hello **there**. Use `ls` & see."})
             telegram.push(CHAT, OWNER, "hi bot")
@@ -56,7 +26,7 @@ class TestTelegram:
             assert provider.requests()[-1]["body"]["messages"][-1] == {"role": "user", "content": "hi bot"}
             assert "Telegram" in provider.requests()[-1]["body"]["messages"][0]["content"]  # the platform hint
             telegram.push(777, STRANGER, "let me in")
-            assert "not set up to talk with you" in telegram.wait_for_texts(777, 1)[0]
+            assert "not set up to talk with you" in telegram.wait_for_texts(777, 1)[0]  # dm_policy allowlist: no code
             assert len(provider.requests()) == 1  # the model never saw the stranger
             status = json.loads(run_cli(home, "inspect", "platform/telegram", "--json").stdout)
             assert status["details"]["connection"] == "connected" and status["details"]["refused"] == 1, status
@@ -67,7 +37,7 @@ class TestTelegram:
         assert TOKEN not in daemon.log()
         handled = len(telegram.calls)
         # Restarted: the updates handled before are not handled again; a new one is.
-        daemon = _start(home, provider, telegram)
+        daemon = start_bot(home, provider, telegram, dm_policy="allowlist")
         try:
             provider.push({"text": "Second answer."})
             telegram.push(CHAT, OWNER, "again")
@@ -79,9 +49,9 @@ class TestTelegram:
 
     def test_a_429_is_waited_out_and_cron_delivers(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
         provider.reset()
-        daemon = _start(home, provider, telegram, home_channel=CHAT)
+        daemon = start_bot(home, provider, telegram, home_channel=CHAT)
         try:
-            _wait(lambda: "getUpdates" in telegram.calls, "the bot to connect")
+            wait(lambda: "getUpdates" in telegram.calls, "the bot to connect")
             telegram.fail_next("sendMessage", 429, {
                 "ok": False, "error_code": 429, "description": "Too Many Requests: retry after 1", "parameters": {"retry_after": 1},
             })
@@ -90,13 +60,13 @@ class TestTelegram:
                                      "--deliver", "telegram", "--json").stdout)["jobs"][0]
             assert run_cli(home, "cron", "run-now", job["id"]).returncode == 0
             assert telegram.wait_for_texts(CHAT, 1) == ["The nightly digest."]  # after the 429, once
-            _wait(lambda: json.loads(run_cli(home, "cron", "status", job["id"], "--json").stdout)["jobs"][0]["last_status"] == "ok",
+            wait(lambda: json.loads(run_cli(home, "cron", "status", job["id"], "--json").stdout)["jobs"][0]["last_status"] == "ok",
                   "the run to be recorded")
         finally:
             daemon.stop()
 
     def test_a_bad_token_is_a_failed_state_not_a_crash(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
-        _start(home, provider, telegram).stop()  # writes the config
+        start_bot(home, provider, telegram).stop()  # writes the config
         daemon = DaemonProcess(home)
         daemon.extra_env = {"TELEGRAM_BOT_TOKEN": "999:wrong"}
         daemon.start()
@@ -104,8 +74,26 @@ class TestTelegram:
             def failed() -> bool:
                 status = json.loads(run_cli(home, "inspect", "platform/telegram", "--json").stdout)
                 return status.get("details", {}).get("connection") == "failed"
-            _wait(failed, "the bot to report the refused token")
+            wait(failed, "the bot to report the refused token")
             assert run_cli(home, "status").returncode == 0  # the daemon serves on
         finally:
             daemon.stop()
         assert "999:wrong" not in daemon.log()
+
+    def test_a_long_reply_is_split_outside_code(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
+        """A 10,000-character answer arrives in pieces within Telegram's limit, none cutting a code block."""
+        provider.reset()
+        daemon = start_bot(home, provider, telegram)
+        try:
+            prose = "\n\n".join(f"Paragraph {i}: " + "words " * 60 for i in range(20))
+            code = "```python\n" + "\n".join(f"print({i})" for i in range(200)) + "\n```"
+            answer = (prose + "\n\n" + code)[:10_000] if len(prose) > 10_000 else prose + "\n\n" + code
+            provider.push({"text": answer})
+            telegram.push(CHAT, OWNER, "write a lot")
+            wait(lambda: sum(len(t) for t in telegram.texts_to(CHAT)) >= 9_000, "the long answer")
+            pieces = telegram.texts_to(CHAT)
+            assert len(pieces) >= 3 and all(utf16_length(piece) <= 4096 for piece in pieces), [len(p) for p in pieces]
+            assert all(piece.count("<pre>") == piece.count("</pre>") for piece in pieces)
+            assert "".join(pieces).count("print(199)") == 1 and "Paragraph 19" in "".join(pieces)
+        finally:
+            daemon.stop()

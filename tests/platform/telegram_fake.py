@@ -1,15 +1,19 @@
 """A fake Telegram Bot API on loopback: the documented request and reply shapes, in a thread.
 
-``/bot<TOKEN>/<method>`` with a JSON body answers ``{"ok": true, "result": ...}`` or ``{"ok": false,
-"error_code", "description", "parameters"}``. ``getUpdates`` long-polls: it waits up to its ``timeout``
-for updates at or after ``offset``, and forgets those before it, as Telegram does. Tests push user
-messages, queue one-off failures (a 429 with ``retry_after``), and read what the bot sent.
+``/bot<TOKEN>/<method>`` with a JSON (or, for uploads, multipart) body answers ``{"ok": true, "result":
+...}`` or ``{"ok": false, "error_code", "description", "parameters"}``. ``getUpdates`` long-polls: it
+waits up to its ``timeout`` for updates at or after ``offset``, and forgets those before it, as Telegram
+does. ``getFile`` names a file that ``GET /file/bot<TOKEN>/<path>`` serves. Tests push user messages
+(text, photos, in private chats or groups), button presses, queue one-off failures (a 429 with
+``retry_after``), and read what the bot sent, edited and uploaded.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from email.parser import BytesParser
+from email.policy import HTTP
 import threading
 import time
 from collections.abc import Iterator
@@ -31,22 +35,62 @@ class FakeTelegram:
         self.calls: list[str] = []
         self.failures: dict[str, list[tuple[int, dict[str, Any]]]] = {}
         self.next_message = 1000
+        self.edits: list[dict[str, Any]] = []
+        self.uploads: list[dict[str, Any]] = []
+        self.answered: list[dict[str, Any]] = []
+        self.files: dict[str, bytes] = {}
         self.url = ""
 
-    def push(self, chat_id: int, user_id: int, text: str) -> int:
-        """A user's text message in a private chat; its update id."""
+    def push(self, chat_id: int, user_id: int, text: str, *, group: bool = False, **extra: Any) -> int:
+        """A user's message (a private chat, or a group with ``group``); its update id. ``extra`` adds
+        fields to the message (``photo``, ``reply_to_message`` ...)."""
+        message = {
+            "date": int(time.time()), "text": text, "chat": {"id": chat_id, "type": "supergroup" if group else "private"},
+            "from": {"id": user_id, "is_bot": False, "first_name": "U"}, **extra,
+        }
+        return self._update("message", message)
+
+    def push_photo(self, chat_id: int, user_id: int, data: bytes, caption: str = "") -> int:
+        """A user's photo (in two sizes, as Telegram sends them), served by ``getFile``."""
+        with self.lock:
+            self.files["photos/large.jpg"] = data
+        sizes = [
+            {"file_id": "small-id", "file_unique_id": "s", "width": 90, "height": 90, "file_size": 10},
+            {"file_id": "large-id", "file_unique_id": "l", "width": 800, "height": 600, "file_size": len(data)},
+        ]
+        message = {"date": int(time.time()), "chat": {"id": chat_id, "type": "private"}, "photo": sizes,
+                   "from": {"id": user_id, "is_bot": False, "first_name": "U"}, **({"caption": caption} if caption else {})}
+        return self._update("message", message)
+
+    def press(self, chat_id: int, user_id: int, data: str) -> int:
+        """A user presses an inline button whose ``callback_data`` is ``data``."""
+        query = {"id": f"cb{self.next_update}", "from": {"id": user_id, "is_bot": False, "first_name": "U"},
+                 "message": {"message_id": 1, "chat": {"id": chat_id, "type": "private"}}, "data": data}
+        return self._update("callback_query", query)
+
+    def _update(self, kind: str, payload: dict[str, Any]) -> int:
         with self.lock:
             update_id = self.next_update
             self.next_update += 1
-            self.updates.append({
-                "update_id": update_id,
-                "message": {
-                    "message_id": update_id, "date": int(time.time()), "text": text,
-                    "chat": {"id": chat_id, "type": "private"}, "from": {"id": user_id, "is_bot": False, "first_name": "U"},
-                },
-            })
+            if kind == "message":
+                payload = {"message_id": update_id, **payload}
+            self.updates.append({"update_id": update_id, kind: payload})
             self.lock.notify_all()
         return update_id
+
+    def sent_with_buttons(self, chat_id: int) -> list[dict[str, Any]]:
+        """The messages sent to a chat with an inline keyboard."""
+        with self.lock:
+            return [m for m in self.sent if m["chat_id"] == chat_id and m.get("reply_markup")]
+
+    def wait_until(self, predicate: Any, what: str, timeout: float = 30.0) -> None:
+        """Block until ``predicate()`` holds (checked whenever the bot calls the fake)."""
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while not predicate():
+                remaining = deadline - time.monotonic()
+                assert remaining > 0, f"timed out waiting for {what}; sent {self.sent}"
+                self.lock.wait(min(remaining, 0.2))
 
     def fail_next(self, method: str, status: int, reply: dict[str, Any]) -> None:
         """Answer the next call of ``method`` with ``status`` and ``reply`` (then normally again)."""
@@ -74,6 +118,7 @@ class FakeTelegram:
     def answer(self, method: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self.lock:
             self.calls.append(method)
+            self.lock.notify_all()
             queued = self.failures.get(method)
             if queued:
                 return queued.pop(0)
@@ -84,12 +129,25 @@ class FakeTelegram:
         if method == "sendMessage":
             with self.lock:
                 self.next_message += 1
-                self.sent.append({"chat_id": body["chat_id"], "text": body["text"], "parse_mode": body.get("parse_mode")})
+                self.sent.append({"chat_id": body["chat_id"], "text": body["text"], "parse_mode": body.get("parse_mode"),
+                                  "reply_markup": body.get("reply_markup"), "message_id": self.next_message})
                 self.lock.notify_all()
                 message_id = self.next_message
             return 200, {"ok": True, "result": {"message_id": message_id, "chat": {"id": body["chat_id"]}, "text": body["text"]}}
         if method == "sendChatAction":
             return 200, {"ok": True, "result": True}
+        if method in ("editMessageText", "answerCallbackQuery", "sendPhoto", "sendDocument"):
+            with self.lock:
+                {"editMessageText": self.edits, "answerCallbackQuery": self.answered}.get(method, self.uploads).append(
+                    {"method": method, **body}
+                )
+                self.lock.notify_all()
+            return 200, {"ok": True, "result": True if method != "sendPhoto" else {"message_id": 1}}
+        if method == "getFile":
+            path = {"large-id": "photos/large.jpg"}.get(str(body.get("file_id")))
+            if path is None:
+                return 400, {"ok": False, "error_code": 400, "description": "Bad Request: invalid file_id"}
+            return 200, {"ok": True, "result": {"file_id": body["file_id"], "file_path": path}}
         return 404, {"ok": False, "error_code": 404, "description": "Not Found: method not found"}
 
     def _updates(self, offset: int, timeout: float) -> list[dict[str, Any]]:
@@ -103,10 +161,20 @@ class FakeTelegram:
 
 def _handler(fake: FakeTelegram) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server API
+            prefix = f"/file/bot{TOKEN}/"
+            data = fake.files.get(self.path[len(prefix):]) if self.path.startswith(prefix) else None
+            self.send_response(200 if data is not None else 404)
+            self.send_header("content-length", str(len(data or b"")))
+            self.end_headers()
+            self.wfile.write(data or b"")
+
         def do_POST(self) -> None:  # noqa: N802 - the http.server API
             prefix, _, method = self.path.rpartition("/")
             length = int(self.headers.get("content-length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
+            raw = self.rfile.read(length)
+            content_type = self.headers.get("content-type") or ""
+            body = _multipart(content_type, raw) if content_type.startswith("multipart/") else json.loads(raw or b"{}")
             if prefix != f"/bot{TOKEN}":
                 status, reply = 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
             else:
@@ -122,6 +190,17 @@ def _handler(fake: FakeTelegram) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+def _multipart(content_type: str, raw: bytes) -> dict[str, Any]:
+    """A multipart form's fields (text) and files (``{"filename", "content"}``)."""
+    message = BytesParser(policy=HTTP).parsebytes(f"content-type: {content_type}\r\n\r\n".encode() + raw)
+    fields: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name, filename = part.get_param("name", header="content-disposition"), part.get_filename()
+        payload = part.get_payload(decode=True)
+        fields[name] = {"filename": filename, "content": payload} if filename else payload.decode()
+    return fields
 
 
 class _Server(ThreadingHTTPServer):

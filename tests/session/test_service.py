@@ -63,6 +63,26 @@ class TestSessionService:
             sent = h.provider.requests[-1].body
             assert "remember 42" in str(sent["messages"])
 
+    async def test_a_passive_subscriber_lets_it_sleep(self, tmp_path: Path) -> None:
+        """A platform's chat follower subscribes passively: the session hibernates anyway, ending the
+        follower's subscription; an ordinary subscriber keeps it awake."""
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h, hibernate_after_seconds=0.3)
+            sid = await service.create_session(options(h))
+            handle = await service.get(sid)
+            awake = await handle.ask(Subscribe("attach"))
+            follower = await handle.ask(Subscribe("telegram/1", passive=True))
+            await trio.sleep(1.0)
+            assert service.live(sid) is not None, "an ordinary subscriber keeps the session awake"
+            awake.close()
+            with trio.fail_after(10):
+                while service.live(sid) is not None:
+                    await trio.sleep(0.05)
+            with trio.fail_after(1):
+                async for _ in follower:
+                    pass  # drained: the hibernating session ended it
+            assert follower.closed
+
     async def test_looked_up_while_hibernating(self, tmp_path: Path) -> None:
         """A lookup while the session is going to the store waits and wakes it, never a closing handle."""
         async with open_harness(tmp_path) as h:

@@ -33,6 +33,7 @@ examples:
   hermes-actors kill sessions/session:ab12/turn/tool:call_3
   hermes-actors mcp test github           connect to one MCP server, list its tools, time it
   hermes-actors cron add --schedule "0 9 * * 1-5" --prompt "summarise my inbox"
+  hermes-actors pairing approve K7QX2M9P   let in the Telegram user who was given that code
 """
 
 
@@ -164,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     from actors.platform.cli.cron_command import add_cron_parser
 
     add_cron_parser(commands, _add_json)
+    from actors.platform.cli.pairing_command import add_pairing_parser
+
+    add_pairing_parser(commands, _add_json)
 
     demo = commands.add_parser("demo", help="a guided run against a built-in scripted model (no key, under 30 s)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
@@ -228,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
             from actors.platform.cli.cron_command import run_cron_command
 
             return run_cron_command(args)
+        if args.command == "pairing":
+            from actors.platform.cli.pairing_command import run_pairing_command
+
+            return run_pairing_command(args)
         if args.command in ("chat", "attach"):
             from actors.platform.cli.attach import run_attach_command
 

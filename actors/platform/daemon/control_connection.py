@@ -25,6 +25,7 @@ import trio
 
 from actors import Actor
 from actors.platform.daemon.cron_commands import cron_request
+from actors.platform.daemon.pairing_commands import pairing_request
 from actors.platform.daemon.mcp_commands import mcp_servers, reload_mcp
 from actors.platform.daemon.control_service import ControlService
 from actors.platform.errors import BadFrame, RequestFailed
@@ -299,6 +300,8 @@ class Connection(Actor[None]):
                 self.send(await reload_mcp(service.system, service.paths, message))
             case c.CronRequest():
                 self.send(await cron_request(service.system, message))
+            case c.PairingRequest():
+                self.send(await pairing_request(service.system, service.outbound, message))
             case c.StopDaemon():
                 self.send(service.stop_daemon(message))
             case c.Attach():

@@ -20,6 +20,7 @@ from actors import ActorError, ActorHandle, ActorNotFound, ActorSystem, MailboxC
 from actors.platform.daemon.jail_status import sandbox_status
 from actors.platform.daemon.mcp_commands import mcp_server_statuses
 from actors.platform.daemon.summaries import match_summary, session_summary
+from actors.platform.outbound import OutboundRegistry
 from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
 from actors.session import (
@@ -46,7 +47,7 @@ __all__ = ["EXPORT_CHUNK_CHARS", "PROTECTED_PATHS", "ControlService"]
 log = logging.getLogger("hermes_actors.control")
 
 #: Infrastructure actors ``kill`` refuses: stopping them is ``hermes-actors stop``.
-PROTECTED_PATHS = frozenset({"", "store", "providers", "control", "sessions", "platform", "mcp", "cron"})
+PROTECTED_PATHS = frozenset({"", "store", "providers", "control", "sessions", "platform", "mcp", "cron", "pairing"})
 #: Exports travel in chunks well under a client's frame limit.
 EXPORT_CHUNK_CHARS = 256 * 1024
 #: What a client may ask of a message sent while a turn runs (None: the session's display.busy_input_mode).
@@ -66,6 +67,7 @@ class ControlService:
         store: the session store, or None when the daemon runs without one.
         sessions: the sessions service, or None (session requests are ``unavailable``).
         jails: the daemon's jails (for ``status``), or None where it runs no sessions.
+        outbound: the connected messaging platforms (a paired user is welcomed), or None.
     """
 
     def __init__(
@@ -78,6 +80,7 @@ class ControlService:
         store: SessionStore | None = None,
         sessions: SessionService | None = None,
         jails: DaemonJails | None = None,
+        outbound: OutboundRegistry | None = None,
     ) -> None:
         self.system = system
         self.paths = paths
@@ -86,6 +89,7 @@ class ControlService:
         self.sessions = sessions
         self._request_stop = request_stop
         self._jails = jails
+        self.outbound = outbound
         self._started_at = trio.current_time()
 
     # -- the actor tree ---------------------------------------------------------------------

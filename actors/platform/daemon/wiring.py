@@ -25,10 +25,11 @@ from datetime import datetime, timezone
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import trio
 
-from actors import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
+from actors import ActorHandle, ActorNotFound, ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
 from actors.platform.cron.actor import CRON, CronActor
 from actors.platform.cron.book import StoreJobBook
 from actors.platform.cron.runner import SessionJobRunner
@@ -43,6 +44,7 @@ from actors.platform.daemon.jail_status import log_jail_status
 from actors.platform.daemon.providers_actor import ProvidersActor
 from actors.platform.daemon.store_actor import StoreActor
 from actors.platform.daemon.toolbox import build_toolbox
+from actors.platform.gateway import PAIRING, PairingActor
 from actors.platform.outbound import OutboundRegistry
 from actors.platform.paths import DaemonPaths
 from actors.platform.telegram import TelegramBot
@@ -106,12 +108,14 @@ async def open_daemon_tree(
         sessions = await _start_sessions(system, store, config, paths.home, jails, environ)
         outbound = OutboundRegistry()
         await _start_cron(system, store, sessions, outbound)
+        state = paths.home / "state"
+        await system.root.start_child(ChildSpec(PAIRING, lambda: PairingActor(state / "pairing.json")))
         service = ControlService(
             system=system, paths=paths, config=section, request_stop=request_stop,
-            store=store, sessions=sessions, jails=jails,
+            store=store, sessions=sessions, jails=jails, outbound=outbound,
         )
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-        await _start_platforms(system, sessions, config, environ, outbound, paths.home)
+        await _start_platforms(system, sessions, config, environ, outbound, state)
         yield system
 
 
@@ -188,7 +192,7 @@ async def _start_cron(
 
 async def _start_platforms(
     system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str],
-    outbound: OutboundRegistry, home: Path,
+    outbound: OutboundRegistry, state: Path,
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
     once it listens, ``platform/telegram`` connecting in the background (never waited for)."""
@@ -199,12 +203,21 @@ async def _start_platforms(
     if telegram.enabled:
         token = environ.get(TOKEN_VARIABLE) or telegram.token
         if token:
-            offsets = home / "state" / "telegram-offset.json"
-            children.append(ChildSpec("telegram", lambda: TelegramBot(telegram, token, sessions, outbound, offsets)))
+            def bot() -> TelegramBot:
+                return TelegramBot(telegram, token, sessions, outbound, state, lambda: _lookup(system, PAIRING))
+
+            children.append(ChildSpec("telegram", bot))
         else:
             log.error("platforms.telegram is enabled but no token is set (%s, or platforms.telegram.token)", TOKEN_VARIABLE)
     if children:
         await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform")))
+
+
+def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
+    try:
+        return system.lookup(path)
+    except ActorNotFound:
+        return None
 
 
 def _api_factory(sessions: SessionService, config: Config, environ: Mapping[str, str]) -> Callable[[], ApiServer]:

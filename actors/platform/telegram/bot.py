@@ -1,37 +1,38 @@
-"""``platform/telegram``: the Telegram bot, one session per chat.
+"""``platform/telegram``: the Telegram bot, one session per chat, through the gateway's desk.
 
-Messages: none of its own (it is driven by Telegram's updates). State: the bot API, the update offset
+Messages: none of its own (it is driven by Telegram's updates). State: the Bot API, the update offset
 (persisted, so no update is handled twice across restarts: it is saved before the update is acted on),
-and counters. Loop: long-poll ``getUpdates``; each message from an allowed user goes to its chat's
-session (created on the first message, ``tg-`` and a digest of the chat id, source ``telegram``),
-queued behind a running turn, and the turn's final answer is sent back, converted to Telegram's HTML
-and split at its limit, with a typing indicator while the turn runs. Anyone else gets a polite
-refusal, never the model. When Telegram cannot be reached the loop backs off (1 s doubling to 60 s)
-and its state says so; the daemon never waits for it.
+the desk (who may talk, sessions per chat, commands, followers) and counters. Loop: long-poll
+``getUpdates``; a message goes to the desk, a button press (``callback_query``) too, answered with
+``answerCallbackQuery``. When Telegram cannot be reached the loop backs off (1 s doubling to 60 s) and
+its state says so; the daemon never waits for it.
 
-While connected, the bot is the registry's ``telegram`` platform: cron results and other messages the
-daemon sends on its own reach a named chat, or ``home_channel``.
+The bot is the gateway's :class:`~actors.platform.gateway.port.ChatPort` for Telegram: Markdown becomes
+Telegram's HTML, split at its limit; choices become an inline keyboard; files go as photos or
+documents; user files are fetched with ``getFile``. While connected, it is also the registry's
+``telegram`` platform: cron results and other messages the daemon sends on its own reach a named chat,
+or ``home_channel``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import trio
 
-from actors import Actor
-from actors.platform.api.turns import TurnLost, send_watched
-from actors.platform.markup import extract_media, telegram_chunks
+from actors import Actor, ActorHandle
+from actors.platform.gateway.desk import GatewayDesk, session_id_for
+from actors.platform.gateway.port import ChatRef, Choice, RemoteFile, SentMessage
+from actors.platform.markup import TELEGRAM_LIMIT, extract_media, split_markdown, telegram_chunks, utf16_length
+from actors.platform.state_files import read_json, write_json
 from actors.platform.outbound import Destination, OutboundRegistry, UnknownDestination
 from actors.platform.telegram.bot_api import BotApi, TelegramError, TelegramUnauthorized
-from actors.session import SessionNotFound, SessionOptions, SessionService
+from actors.platform.telegram.updates import BotIdentity, read_button, read_message
+from actors.session import SessionService
 from config.telegram import TelegramConfig
 from messages.supervision import ActorState
 
@@ -41,15 +42,16 @@ log = logging.getLogger("hermes_actors.telegram")
 
 TELEGRAM_SOURCE = "telegram"
 TELEGRAM_TOOLSETS = ("hermes-telegram",)
-REFUSAL = "Sorry, I am not set up to talk with you. Ask the owner of this bot to add your user id."
-#: How often the typing indicator is refreshed (Telegram shows it for about five seconds).
-TYPING_EVERY = 4.0
+SESSION_PREFIX = "tg"
 BACKOFF_FIRST, BACKOFF_MAX = 1.0, 60.0
+#: Telegram sends a photo of at most this size as a photo; a larger image goes as a document.
+PHOTO_LIMIT = 10 * 1024 * 1024
+PHOTO_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".gif", ".webp"})
 
 
 def telegram_session_id(chat_id: int) -> str:
-    """The session of a Telegram chat: stable across restarts, in an id space only this bot uses."""
-    return "tg-" + hashlib.sha256(str(chat_id).encode()).hexdigest()[:24]
+    """The first session of a Telegram chat: stable across restarts, in an id space only this bot uses."""
+    return session_id_for(SESSION_PREFIX, str(chat_id))
 
 
 class TelegramBot(Actor[Any]):
@@ -60,35 +62,48 @@ class TelegramBot(Actor[Any]):
         token: the bot token (a secret: never logged).
         sessions: the daemon's session service.
         outbound: where the bot registers while connected.
-        offset_file: where the next update's id is kept.
+        state_dir: where the update offset and the chats' current sessions are kept.
+        pairing: the ``pairing`` actor's handle (None: no pairing, only ``allowed_users``).
     """
 
     kind = "telegram"
+    platform = TELEGRAM_SOURCE
 
     def __init__(
-        self, config: TelegramConfig, token: str, sessions: SessionService, outbound: OutboundRegistry, offset_file: Path
+        self,
+        config: TelegramConfig,
+        token: str,
+        sessions: SessionService,
+        outbound: OutboundRegistry,
+        state_dir: Path,
+        pairing: Callable[[], ActorHandle[Any] | None] = lambda: None,
     ) -> None:
         super().__init__()
         self.config = config
         self._token = token
-        self.sessions = sessions
         self.outbound = outbound
-        self.offset_file = offset_file
+        self.offset_file = state_dir / "telegram-offset.json"
         self.offset = 0
         self.connection = "connecting"
         self.connection_error: str | None = None
-        self.received = self.sent = self.refused = 0
+        self.sent = 0
         self.api: BotApi | None = None
+        self.identity = BotIdentity(0, "")
+        self.desk = GatewayDesk(
+            self, config, sessions, pairing, state_dir / "telegram-chats.json", self.start_soon,
+            prefix=SESSION_PREFIX, toolsets=TELEGRAM_TOOLSETS,
+        )
 
     def snapshot_details(self) -> dict[str, Any]:
         return {
             "connection": self.connection, "connection_error": self.connection_error, "offset": self.offset,
-            "received": self.received, "sent": self.sent, "refused": self.refused,
+            "sent": self.sent, **self.desk.counts(),
         }
 
     async def main(self) -> None:
         self.state = ActorState.RUNNING
         self.offset = await trio.to_thread.run_sync(_read_offset, self.offset_file)
+        await self.desk.load()
         async with httpx2.AsyncClient() as client:
             self.api = BotApi(self.config.base_url, self._token, client)
             wait = BACKOFF_FIRST
@@ -110,15 +125,16 @@ class TelegramBot(Actor[Any]):
         self.outbound.unregister(self)  # type: ignore[arg-type]
 
     async def _poll_forever(self) -> None:
-        assert self.api is not None
-        await self.api.call("getMe")
+        api = self._api()
+        me = await api.call("getMe")
+        self.identity = BotIdentity(int(me.get("id", 0)), str(me.get("username") or ""))
         self.connection, self.connection_error = "connected", None
         self.outbound.register(self)  # type: ignore[arg-type]
         try:
             while True:
-                updates = await self.api.call(
+                updates = await api.call(
                     "getUpdates", http_timeout=self.config.poll_timeout + 10, offset=self.offset or None,
-                    timeout=int(self.config.poll_timeout), allowed_updates=["message"],
+                    timeout=int(self.config.poll_timeout), allowed_updates=["message", "callback_query"],
                 )
                 for update in updates or ():
                     await self._take(update)
@@ -132,83 +148,74 @@ class TelegramBot(Actor[Any]):
             return
         # Saved before acting: an update is handled at most once, even across a crash.
         self.offset = update_id + 1
-        await trio.to_thread.run_sync(_write_offset, self.offset_file, self.offset)
+        await trio.to_thread.run_sync(write_json, self.offset_file, self.offset)
+        if isinstance(update.get("callback_query"), dict):
+            self.start_soon(self._press, update["callback_query"])
+            return
         message = update.get("message")
-        if not isinstance(message, dict):
+        incoming = read_message(message, self.identity) if isinstance(message, dict) else None
+        if incoming is None:
+            log.info("telegram: update %d has nothing for the agent; skipped", update_id)
             return
-        chat, sender, text = message.get("chat") or {}, message.get("from") or {}, message.get("text")
-        if not isinstance(chat.get("id"), int) or not isinstance(text, str) or not text.strip():
-            log.info("telegram: update %d has no text for the agent; skipped", update_id)
-            return
-        self.received += 1
-        if self.config.allowed_users and sender.get("id") not in self.config.allowed_users:
-            self.refused += 1
-            log.warning("telegram: refused a message from user %s in chat %s (not in allowed_users)", sender.get("id"), chat["id"])
-            self.start_soon(self._send, chat["id"], REFUSAL, False)
-            return
-        self.start_soon(self._converse, chat["id"], text)
+        await self.desk.take(incoming)
 
-    async def _converse(self, chat_id: int, text: str) -> None:
+    async def _press(self, query: dict[str, Any]) -> None:
+        press = read_button(query)
+        notice = await self.desk.press(press) if press is not None else "This button is not mine."
         try:
-            session_id = await self._session_for(chat_id)
-            watch = await send_watched(self.sessions, session_id, text, source=TELEGRAM_SOURCE, label=f"telegram/{chat_id}")
-        except Exception as exc:  # busy, a provider key missing ...: the chat is told, the bot goes on
-            log.warning("telegram: chat %s: the message was not taken: %s", chat_id, exc)
-            await self._send(chat_id, f"Sorry, I could not take that message: {exc}", False)
-            return
-        try:
-            async with trio.open_nursery() as typing:
-                typing.start_soon(self._typing, chat_id)
-                try:
-                    while await watch.next_event() is not None:
-                        pass
-                finally:
-                    typing.cancel_scope.cancel()
-        except TurnLost as exc:
-            await self._send(chat_id, f"The session stopped before answering: {exc}", False)
-            return
-        finally:
-            watch.close()
-        outcome = watch.outcome
-        assert outcome is not None
-        reply = outcome.final_text if outcome.reason == "completed" else (outcome.final_text or f"({outcome.reason})")
-        await self._send(chat_id, reply, True)
-
-    async def _session_for(self, chat_id: int) -> str:
-        session_id = telegram_session_id(chat_id)
-        try:
-            await self.sessions.get(session_id)
-        except SessionNotFound:
-            options = SessionOptions(
-                cwd=self.config.cwd or str(Path.home()), source=TELEGRAM_SOURCE, interactive=False,
-                toolsets=TELEGRAM_TOOLSETS, sandbox=self.config.sandbox,
-            )
-            await self.sessions.create_session(options, session_id=session_id)
-        return session_id
-
-    async def _typing(self, chat_id: int) -> None:
-        assert self.api is not None
-        while True:
-            try:
-                await self.api.call("sendChatAction", chat_id=chat_id, action="typing")
-            except TelegramError as exc:
-                log.info("telegram: typing indicator: %s", exc)
-            await trio.sleep(TYPING_EVERY)
-
-    async def _send(self, chat_id: int, text: str, markdown: bool) -> None:
-        """Send a reply (Markdown converted and split), logging a failure rather than raising it."""
-        try:
-            await self._send_text(chat_id, text, markdown)
+            await self._api().call("answerCallbackQuery", callback_query_id=query.get("id"), text=notice)
         except TelegramError as exc:
-            log.warning("telegram: a reply to chat %s was not sent: %s", chat_id, exc)
+            log.info("telegram: a button's answer was not shown: %s", exc)
 
-    async def _send_text(self, chat_id: int, text: str, markdown: bool) -> None:
-        assert self.api is not None
-        body, _media = extract_media(text)
-        pieces = telegram_chunks(body or "(no answer)") if markdown else [text]
-        for piece in pieces:
-            await self.api.call("sendMessage", chat_id=chat_id, text=piece, parse_mode="HTML" if markdown else None)
-            self.sent += 1
+    def _api(self) -> BotApi:
+        if self.api is None:
+            raise TelegramError("send", "the bot is not connected yet")
+        return self.api
+
+    # -- the gateway's port ---------------------------------------------------------------------
+
+    async def send_text(self, chat: ChatRef, text: str, *, markdown: bool) -> SentMessage:
+        """See :meth:`ChatPort.send_text`."""
+        pieces = telegram_chunks(text) if markdown else split_markdown(text, TELEGRAM_LIMIT, utf16_length)
+        sent = None
+        for piece in pieces or ["(no answer)"]:
+            sent = await self._send_piece(chat, piece, parse_mode="HTML" if markdown else None)
+        assert sent is not None
+        return sent
+
+    async def send_choices(self, chat: ChatRef, text: str, choices: list[Choice]) -> SentMessage:
+        """See :meth:`ChatPort.send_choices`: an inline keyboard, a button per row."""
+        keyboard = {"inline_keyboard": [[{"text": choice.label, "callback_data": choice.data}] for choice in choices]}
+        return await self._send_piece(chat, text[: TELEGRAM_LIMIT - 1], reply_markup=keyboard)
+
+    async def edit_text(self, message: SentMessage, text: str) -> None:
+        """See :meth:`ChatPort.edit_text`."""
+        await self._api().call(
+            "editMessageText", chat_id=int(message.chat.chat_id), message_id=int(message.message_id), text=text[: TELEGRAM_LIMIT - 1],
+        )
+
+    async def send_file(self, chat: ChatRef, path: Path) -> None:
+        """See :meth:`ChatPort.send_file`: a photo when it is an image Telegram shows as one."""
+        size = (await trio.to_thread.run_sync(path.stat)).st_size
+        photo = path.suffix.lower() in PHOTO_SUFFIXES and size <= PHOTO_LIMIT
+        method, field = ("sendPhoto", "photo") if photo else ("sendDocument", "document")
+        await self._api().upload(method, field, path, chat_id=chat.chat_id, message_thread_id=chat.thread_id)
+        self.sent += 1
+
+    async def typing(self, chat: ChatRef) -> None:
+        """See :meth:`ChatPort.typing`."""
+        await self._api().call("sendChatAction", chat_id=int(chat.chat_id), action="typing", message_thread_id=_thread(chat))
+
+    async def download(self, file: RemoteFile, destination: Path, limit: int) -> int:
+        """See :meth:`ChatPort.download`."""
+        return await self._api().download(file.file_id, destination, limit)
+
+    async def _send_piece(self, chat: ChatRef, text: str, **extra: Any) -> SentMessage:
+        result = await self._api().call(
+            "sendMessage", chat_id=int(chat.chat_id), text=text, message_thread_id=_thread(chat), **extra,
+        )
+        self.sent += 1
+        return SentMessage(chat, str((result or {}).get("message_id", "")))
 
     # -- the registry's side --------------------------------------------------------------------
 
@@ -220,20 +227,17 @@ class TelegramBot(Actor[Any]):
             chat_id = int(destination.chat) if destination.chat is not None else self.config.home_channel
         except ValueError as exc:
             raise UnknownDestination(f"a Telegram chat is a number, got {destination.chat!r}") from exc
-        assert chat_id is not None
-        await self._send_text(chat_id, text, True)
+        chat = ChatRef(TELEGRAM_SOURCE, str(chat_id), destination.thread)
+        body, _media = extract_media(text)
+        await self.send_text(chat, body or "(no answer)", markdown=True)
+        for attachment in attachments:
+            await self.send_file(chat, Path(attachment))
+
+
+def _thread(chat: ChatRef) -> int | None:
+    return int(chat.thread_id) if chat.thread_id and chat.thread_id.lstrip("-").isdigit() else None
 
 
 def _read_offset(path: Path) -> int:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return 0
+    value = read_json(path)
     return value if isinstance(value, int) and value >= 0 else 0
-
-
-def _write_offset(path: Path, offset: int) -> None:
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(offset), encoding="utf-8")
-    os.replace(temporary, path)

@@ -8,10 +8,13 @@ which name the method only.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import httpx2
 import trio
+
+from actors.platform.outbound import DeliveryFailed
 
 __all__ = ["BotApi", "TelegramError", "TelegramUnauthorized"]
 
@@ -21,7 +24,7 @@ log = logging.getLogger("hermes_actors.telegram")
 MAX_RATE_LIMIT_WAITS = 5
 
 
-class TelegramError(RuntimeError):
+class TelegramError(DeliveryFailed):
     """A Bot API call failed: Telegram's description (never the token), and its ``retry_after`` if any."""
 
     def __init__(self, method: str, description: str, retry_after: float | None = None) -> None:
@@ -44,6 +47,7 @@ class BotApi:
 
     def __init__(self, base_url: str, token: str, client: httpx2.AsyncClient) -> None:
         self._root = f"{base_url.rstrip('/')}/bot{token}"
+        self._files = f"{base_url.rstrip('/')}/file/bot{token}"
         self._client = client
 
     async def call(self, method: str, *, http_timeout: float = 30.0, **params: Any) -> Any:
@@ -55,9 +59,48 @@ class BotApi:
             TelegramUnauthorized: a refused token. TelegramError: any other failure.
         """
         body = {name: value for name, value in params.items() if value is not None}
+        return await self._call(method, http_timeout, json=body)
+
+    async def upload(self, method: str, field: str, path: Path, **params: Any) -> Any:
+        """Call ``method`` with the file at ``path`` as the multipart field ``field`` (``sendPhoto``'s
+        ``photo``, ``sendDocument``'s ``document``); its ``result``."""
+        data = {name: str(value) for name, value in params.items() if value is not None}
+        content = await trio.to_thread.run_sync(path.read_bytes)
+        return await self._call(method, 120.0, data=data, files={field: (path.name, content)})
+
+    async def download(self, file_id: str, destination: Path, limit: int) -> int:
+        """Fetch a user's file (``getFile``, then its path) into ``destination``; its size.
+
+        Raises:
+            TelegramError: Telegram refused, or the file is over ``limit`` bytes (nothing is kept).
+        """
+        found = await self.call("getFile", file_id=file_id)
+        file_path = found.get("file_path") if isinstance(found, dict) else None
+        if not isinstance(file_path, str) or ".." in file_path.split("/"):
+            raise TelegramError("getFile", "no file path in the answer")
+        size = 0
+        try:
+            async with self._client.stream("GET", f"{self._files}/{file_path}", timeout=120.0) as response:
+                if response.status_code != 200:
+                    raise TelegramError("download", f"HTTP {response.status_code}")
+                with await trio.to_thread.run_sync(destination.open, "wb") as out:
+                    async for piece in response.aiter_bytes():
+                        size += len(piece)
+                        if size > limit:
+                            raise TelegramError("download", f"the file is over {limit:,} bytes")
+                        await trio.to_thread.run_sync(out.write, piece)
+        except httpx2.HTTPError as exc:
+            destination.unlink(missing_ok=True)
+            raise TelegramError("download", f"no answer ({type(exc).__name__})") from None
+        except TelegramError:
+            destination.unlink(missing_ok=True)
+            raise
+        return size
+
+    async def _call(self, method: str, http_timeout: float, **request: Any) -> Any:
         for _ in range(MAX_RATE_LIMIT_WAITS):
             try:
-                response = await self._client.post(f"{self._root}/{method}", json=body, timeout=http_timeout)
+                response = await self._client.post(f"{self._root}/{method}", timeout=http_timeout, **request)
                 reply = response.json()
             except (httpx2.HTTPError, ValueError) as exc:
                 # The exception's text may hold the URL, and so the token: name its kind only.

@@ -1,0 +1,404 @@
+"""The gateway's desk: every message of one platform, from who may talk to which session answers.
+
+One desk per adapter. For each :class:`~actors.platform.gateway.port.Incoming` message it decides, in
+order:
+
+- **Is it for us?** In a group, only a message that mentions the bot or replies to it (unless
+  ``require_mention`` is off).
+- **Who is it?** A user of ``allowed_users``, one paired by the owner, or anyone when ``dm_policy`` is
+  ``open``. A stranger in a direct message gets a pairing code when ``dm_policy`` is ``pairing``;
+  anyone else unknown is refused politely and logged. The model never sees them.
+- **A command?** ``/stop``, ``/new``, ``/usage``, ``/status``, ``/approve``, ``/deny`` (and ``/help``,
+  ``/start``) act at once, even while a turn runs (seed 002 §22.2: they must not wait behind it).
+- **An answer?** While the session asks a ``clarify`` question in the chat, the next message answers it.
+- **Otherwise** it goes to the chat's session (created on the first message, woken from the store after
+  a restart or hibernation) with the platform's ``busy_input_mode``. Files are fetched into the
+  session's working directory first, and the model is told where they are.
+
+The answer comes back through the chat's :class:`~actors.platform.gateway.follower.ChatFollower`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import secrets
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from actors import ActorError, ActorHandle
+from actors.platform.gateway.follower import APPROVAL_LABELS, ChatFollower, parse_button, session_tag
+from actors.platform.gateway.pairing import CheckUser, RequestCode, TooManyWaiting
+from actors.platform.gateway.port import ButtonPress, ChatPort, ChatRef, GatewaySettings, Incoming, RemoteFile
+from actors.platform.outbound import DeliveryFailed
+from actors.platform.state_files import read_json, write_json
+from actors.session import NoTurnRunning, SessionBusy, SessionNotFound, SessionOptions, SessionService, TooManyRunningTurns
+from messages.session import AnswerRequest, CheckFiles, FileCheck, Interrupt, Subscribe
+
+__all__ = ["REFUSAL", "ChatState", "GatewayDesk", "session_id_for"]
+
+log = logging.getLogger("hermes_actors.platform.gateway")
+
+REFUSAL = "Sorry, I am not set up to talk with you. Ask the owner of this bot to let you in."
+HELP = (
+    "Write to me as to a colleague. Commands:\n"
+    "/stop – stop what I am doing\n/new – start a new conversation\n/usage – tokens used here\n"
+    "/status – what I am doing\n/approve, /deny – answer a pending approval"
+)
+_COMMAND = re.compile(r"^/([A-Za-z_]+)(?:@\S+)?(?:\s+(.*))?$", re.DOTALL)
+
+
+def session_id_for(prefix: str, key: str) -> str:
+    """A conversation's first session: stable across restarts, in an id space only its platform uses."""
+    return f"{prefix}-{hashlib.sha256(key.encode()).hexdigest()[:24]}"
+
+
+@attrs.define
+class ChatState:
+    """One conversation: its key, where it is, its session, and the follower relaying that session."""
+
+    key: str
+    chat: ChatRef
+    session_id: str
+    lock: trio.Lock = attrs.Factory(trio.Lock)
+    follower: ChatFollower | None = None
+
+
+class GatewayDesk:
+    """See the module's docstring.
+
+    Args:
+        port: the platform's sending side.
+        settings: the platform's section.
+        sessions: the daemon's session service.
+        pairing: the ``pairing`` actor's handle, or None when the daemon runs none.
+        chats_file: where conversations that were restarted with ``/new`` keep their current session.
+        spawn: starts a task in the adapter's actor (its scope, its tree); the desk's tasks never fail it.
+        prefix: the platform's session id prefix (``tg``).
+        toolsets: the platform's toolsets (``hermes-telegram``).
+    """
+
+    def __init__(
+        self,
+        port: ChatPort,
+        settings: GatewaySettings,
+        sessions: SessionService,
+        pairing: Callable[[], ActorHandle[Any] | None],
+        chats_file: Path,
+        spawn: Callable[..., None],
+        *,
+        prefix: str,
+        toolsets: tuple[str, ...],
+    ) -> None:
+        self.port = port
+        self.settings = settings
+        self.sessions = sessions
+        self.pairing = pairing
+        self.chats_file = chats_file
+        self._spawn = spawn
+        self.prefix = prefix
+        self.toolsets = toolsets
+        self.chats: dict[str, ChatState] = {}
+        self.renewed: dict[str, str] = {}
+        self.received = self.refused = self.ignored = self.commands = self.files = 0
+        self._allowed = frozenset(str(user) for user in settings.allowed_users)
+
+    def spawn(self, task: Callable[..., Awaitable[object]], *args: Any) -> None:
+        """Run ``task`` in the adapter's scope; an unexpected error is logged, and fails only that task
+        (one chat's trouble never stops the platform)."""
+        self._spawn(self._guarded, task, *args)
+
+    async def _guarded(self, task: Callable[..., Awaitable[object]], *args: Any) -> None:
+        try:
+            await task(*args)
+        except Exception:
+            log.exception("%s: a chat task failed", self.port.platform)
+
+    def counts(self) -> dict[str, int]:
+        """What the desk has seen, for the adapter's snapshot."""
+        return {
+            "received": self.received, "refused": self.refused, "ignored": self.ignored,
+            "commands": self.commands, "files": self.files, "chats": len(self.chats),
+        }
+
+    async def load(self) -> None:
+        """Read which conversations were restarted with ``/new`` (blocking file I/O in a thread)."""
+        self.renewed = await trio.to_thread.run_sync(_read_sessions, self.chats_file)
+
+    # -- incoming -----------------------------------------------------------------------------------
+
+    async def take(self, incoming: Incoming) -> None:
+        """Decide what to do with a message (see the module's docstring); slow work is spawned."""
+        self.received += 1
+        if not incoming.private and self.settings.require_mention and not incoming.addressed:
+            self.ignored += 1
+            return
+        if not await self._authorised(incoming.chat.platform, incoming.user_id):
+            self.refused += 1
+            self.spawn(self._turn_away, incoming)
+            return
+        chat = self._chat(incoming)
+        command = _COMMAND.match(incoming.text.strip()) if not incoming.files else None
+        if command is not None and command.group(1).lower() in _COMMANDS:
+            self.commands += 1
+            self.spawn(self._command, chat, incoming, command.group(1).lower(), (command.group(2) or "").strip())
+            return
+        self.spawn(self._converse, chat, incoming)
+
+    async def press(self, press: ButtonPress) -> str:
+        """A button pressed; the short notice the platform shows the user."""
+        parsed = parse_button(press.data)
+        if parsed is None:
+            return "This button is not mine."
+        if not await self._authorised(press.chat.platform, press.user_id):
+            self.refused += 1
+            return "You may not answer this."
+        tag, request_id, index = parsed
+        for chat in self.chats.values():
+            follower = chat.follower
+            request = follower.pending.get(request_id) if follower is not None else None
+            if request is not None and session_tag(chat.session_id) == tag and chat.chat == press.chat and index < len(request.choices):
+                choice = request.choices[index]
+                answered = await self._answer(chat, request_id, choice, f"{press.chat.platform} user {press.user_id}")
+                return APPROVAL_LABELS.get(choice, choice) if answered else "Already answered."
+        return "This question was already answered or has expired."
+
+    async def _authorised(self, platform: str, user_id: str) -> bool:
+        if self.settings.dm_policy == "open" or user_id in self._allowed:
+            return True
+        pairing = self.pairing()
+        if pairing is None:
+            return False
+        try:
+            return bool(await pairing.ask(CheckUser(platform, user_id)))
+        except ActorError as exc:
+            log.warning("pairing is not available (%s); user %s is refused", exc, user_id)
+            return False
+
+    async def _turn_away(self, incoming: Incoming) -> None:
+        platform, user = incoming.chat.platform, incoming.user_id
+        pairing = self.pairing() if incoming.private and self.settings.dm_policy == "pairing" else None
+        text = REFUSAL
+        if pairing is not None:
+            try:
+                code = await pairing.ask(RequestCode(platform, user, incoming.user_name, incoming.chat.chat_id))
+                text = (
+                    f"Hi! I don't know you yet. Your pairing code is {code.code}.\n"
+                    f"Ask the owner of this bot to run: hermes-actors pairing approve {code.code}\n"
+                    "(The code is good for an hour.)"
+                )
+            except TooManyWaiting:
+                text = f"{REFUSAL} (Too many requests are waiting; try again later.)"
+            except ActorError as exc:
+                log.warning("pairing is not available: %s", exc)
+        log.warning("%s: refused a message from user %s in chat %s (not allowed)", platform, user, incoming.chat.chat_id)
+        await self._say(incoming.chat, text)
+
+    def _chat(self, incoming: Incoming) -> ChatState:
+        chat = incoming.chat
+        key = ":".join(part for part in (chat.chat_id, chat.thread_id) if part)
+        if not incoming.private and self.settings.group_sessions_per_user:
+            key = f"{key}:user:{incoming.user_id}"
+        state = self.chats.get(key)
+        if state is None:
+            session_id = self.renewed.get(key) or session_id_for(self.prefix, key)
+            state = self.chats[key] = ChatState(key, chat, session_id)
+        return state
+
+    # -- a message for the session --------------------------------------------------------------------
+
+    async def _converse(self, chat: ChatState, incoming: Incoming) -> None:
+        async with chat.lock:  # a chat's messages reach its session in the order they came
+            text = incoming.text
+            try:
+                follower = await self._follow(chat)
+                clarify = follower.pending_of("clarify")
+                if clarify is not None and text.strip() and not incoming.files:
+                    await self._answer(chat, clarify.request_id, text.strip(), f"{chat.chat.platform} user {incoming.user_id}")
+                    return
+                if incoming.files:
+                    text = await self._fetch_files(chat, incoming.files, text)
+                await self.sessions.send(chat.session_id, text, source=self.port.platform, busy_mode=self.settings.busy_input_mode)
+            except (TooManyRunningTurns, SessionBusy, NoTurnRunning, SessionNotFound, ActorError) as exc:
+                log.warning("%s chat %s: a message was not taken: %s", chat.chat.platform, chat.chat.chat_id, exc)
+                await self._say(chat.chat, f"Sorry, I could not take that message: {exc}")
+
+    async def _follow(self, chat: ChatState) -> ChatFollower:
+        """The chat's follower, started (with its session, created on a first message) if need be."""
+        follower = chat.follower
+        if follower is not None and not follower.subscription.closed:
+            return follower
+        handle = await self._session(chat)
+        subscription = await handle.ask(Subscribe(f"{self.port.platform}/{chat.chat.chat_id}", passive=True))
+        follower = chat.follower = ChatFollower(
+            self.port, chat.chat, chat.session_id, subscription, self._checker(chat),
+            tool_progress=self.settings.tool_progress,
+        )
+        self.spawn(follower.run)
+        return follower
+
+    async def _session(self, chat: ChatState) -> ActorHandle[Any]:
+        try:
+            return await self.sessions.get(chat.session_id)
+        except SessionNotFound:
+            options = SessionOptions(
+                cwd=self._workspace(), source=self.port.platform, interactive=True,
+                toolsets=self.toolsets, sandbox=self.settings.sandbox,
+            )
+            await self.sessions.create_session(options, session_id=chat.session_id)
+            return await self.sessions.get(chat.session_id)
+
+    def _checker(self, chat: ChatState) -> Callable[[CheckFiles], Awaitable[list[FileCheck]]]:
+        async def check(request: CheckFiles) -> list[FileCheck]:
+            try:
+                handle = await self.sessions.get(chat.session_id)
+                return list(await handle.ask(request))
+            except (SessionNotFound, ActorError) as exc:
+                return [FileCheck(path, refusal=f"the session could not check it ({exc})") for path in request.paths]
+
+        return check
+
+    def _workspace(self) -> str:
+        return self.settings.cwd or str(Path.home())
+
+    async def _fetch_files(self, chat: ChatState, files: tuple[RemoteFile, ...], text: str) -> str:
+        """Download each file into ``incoming/`` of the workspace; the message with a line per file."""
+        directory = Path(self._workspace()) / "incoming"
+        await trio.to_thread.run_sync(lambda: directory.mkdir(parents=True, exist_ok=True))
+        limit = int(self.settings.max_file_mb * 1024 * 1024)
+        lines = []
+        for file in files:
+            if file.size is not None and file.size > limit:
+                lines.append(f"[The user sent a {file.kind} of {file.size:,} bytes, over the {self.settings.max_file_mb:g} MB limit; it was not fetched.]")
+                continue
+            target = directory / f"{secrets.token_hex(4)}-{_safe_name(file.name)}"
+            try:
+                size = await self.port.download(file, target, limit)
+            except DeliveryFailed as exc:
+                log.warning("%s chat %s: a %s was not fetched: %s", chat.chat.platform, chat.chat.chat_id, file.kind, exc)
+                lines.append(f"[The user sent a {file.kind}; it could not be fetched: {exc}]")
+                continue
+            self.files += 1
+            lines.append(f"[The user sent a {file.kind}, saved at {target} ({size:,} bytes).]")
+        return "\n".join(part for part in (text, *lines) if part)
+
+    async def _answer(self, chat: ChatState, request_id: str, answer: str, answered_by: str) -> bool:
+        handle = self.sessions.live(chat.session_id)
+        if handle is None:
+            return False
+        try:
+            return bool(await handle.ask(AnswerRequest(request_id, answer, answered_by)))
+        except ActorError as exc:
+            log.warning("%s chat %s: an answer was not delivered: %s", chat.chat.platform, chat.chat.chat_id, exc)
+            return False
+
+    # -- commands -----------------------------------------------------------------------------------
+
+    async def _command(self, chat: ChatState, incoming: Incoming, name: str, argument: str) -> None:
+        reply = await _COMMANDS[name](self, chat, incoming, argument)
+        await self._say(chat.chat, reply)
+
+    async def _stop(self, chat: ChatState, incoming: Incoming, argument: str) -> str:
+        handle = self.sessions.live(chat.session_id)
+        if handle is None or not self.sessions.turn_running(chat.session_id):
+            return "Nothing is running."
+        try:
+            await handle.ask(Interrupt(requested_by=f"{chat.chat.platform} user {incoming.user_id} (/stop)"))
+        except (NoTurnRunning, ActorError):
+            return "Nothing is running."
+        return "Stopping."
+
+    async def _new(self, chat: ChatState, incoming: Incoming, argument: str) -> str:
+        async with chat.lock:
+            if chat.follower is not None:
+                chat.follower.subscription.close()
+                chat.follower = None
+            try:
+                await self.sessions.close_session(chat.session_id, f"new conversation ({chat.chat.platform} /new)")
+            except SessionNotFound:
+                pass
+            chat.session_id = f"{session_id_for(self.prefix, chat.key)}-{secrets.token_hex(3)}"
+            self.renewed[chat.key] = chat.session_id
+            await trio.to_thread.run_sync(write_json, self.chats_file, dict(self.renewed))
+        return "Started a new conversation."
+
+    async def _usage(self, chat: ChatState, incoming: Incoming, argument: str) -> str:
+        details = await self._details(chat)
+        if details is None:
+            return "No conversation yet."
+        return (
+            f"Turns: {details.get('turns', 0)}\nTokens: {details.get('prompt_tokens', 0):,} in, "
+            f"{details.get('completion_tokens', 0):,} out"
+        )
+
+    async def _status(self, chat: ChatState, incoming: Incoming, argument: str) -> str:
+        details = await self._details(chat)
+        if details is None:
+            return f"No conversation yet (session {chat.session_id} starts with your first message)."
+        running = "working on a turn" if self.sessions.turn_running(chat.session_id) else "idle"
+        return (
+            f"Session {chat.session_id}: {running}, model {details.get('model', '?')}, "
+            f"{details.get('queued', 0)} queued, {details.get('pending_requests', 0)} waiting for you."
+        )
+
+    async def _details(self, chat: ChatState) -> dict[str, Any] | None:
+        try:
+            handle = await self.sessions.get(chat.session_id)
+        except SessionNotFound:
+            return None
+        return dict(handle.statistics().details)
+
+    async def _decide(self, chat: ChatState, incoming: Incoming, argument: str, *, deny: bool) -> str:
+        follower = chat.follower
+        request = follower.pending_of("approval") if follower is not None else None
+        if request is None:
+            return "Nothing is waiting for approval."
+        choice = "deny" if deny else (argument.lower() or "once")
+        if choice not in request.choices:
+            return f"Answer with one of: {', '.join(request.choices)}."
+        answered = await self._answer(chat, request.request_id, choice, f"{chat.chat.platform} user {incoming.user_id}")
+        return APPROVAL_LABELS.get(choice, choice) + "." if answered else "It was already answered."
+
+    async def _approve(self, chat: ChatState, incoming: Incoming, argument: str) -> str:
+        return await self._decide(chat, incoming, argument, deny=False)
+
+    async def _deny(self, chat: ChatState, incoming: Incoming, argument: str) -> str:
+        return await self._decide(chat, incoming, argument, deny=True)
+
+    async def _help(self, chat: ChatState, incoming: Incoming, argument: str) -> str:
+        return HELP
+
+    async def _say(self, chat: ChatRef, text: str) -> None:
+        try:
+            await self.port.send_text(chat, text, markdown=False)
+        except DeliveryFailed as exc:
+            log.warning("%s chat %s: a reply was not sent: %s", chat.platform, chat.chat_id, exc)
+
+
+_COMMANDS: dict[str, Callable[[GatewayDesk, ChatState, Incoming, str], Awaitable[str]]] = {
+    "stop": GatewayDesk._stop,
+    "new": GatewayDesk._new,
+    "reset": GatewayDesk._new,
+    "usage": GatewayDesk._usage,
+    "status": GatewayDesk._status,
+    "approve": GatewayDesk._approve,
+    "deny": GatewayDesk._deny,
+    "help": GatewayDesk._help,
+    "start": GatewayDesk._help,
+}
+
+
+def _safe_name(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(name)).strip("._")
+    return cleaned[:80] or "file"
+
+
+def _read_sessions(path: Path) -> dict[str, str]:
+    value = read_json(path)
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}

@@ -1,0 +1,204 @@
+"""The gateway's behaviour through the Telegram bot, in a real daemon against the fake Bot API: DM
+pairing, groups that answer only when addressed, /stop during a tool, an approval by button, a photo
+received, files attached to a reply, and a background process's notification delivered."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.daemon.helpers import ScriptedProviderProcess, run_cli
+from tests.daemon.jailed import processes_with
+from tests.daemon.telegram_daemon import CHAT, OWNER, STRANGER, start_bot, wait
+from tests.platform.telegram_fake import FakeTelegram
+
+STRANGER_CHAT = 777
+
+
+def _pairing(home: Path, *args: str) -> dict[str, Any]:
+    result = run_cli(home, "pairing", *args, "--json")
+    assert result.returncode == 0, result.stderr
+    return dict(json.loads(result.stdout))
+
+
+def _user_texts(provider: ScriptedProviderProcess) -> list[str]:
+    return [r["body"]["messages"][-1]["content"] for r in provider.requests() if r["body"]["messages"][-1]["role"] == "user"]
+
+
+class TestWhoMayTalk:
+    """Strangers get a pairing code, never the model; groups answer only when addressed."""
+
+    def test_pairing_approve_and_revoke(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
+        provider.reset()
+        daemon = start_bot(home, provider, telegram)
+        try:
+            telegram.push(STRANGER_CHAT, STRANGER, "hello?")
+            first = telegram.wait_for_texts(STRANGER_CHAT, 1)[0]
+            listed = _pairing(home, "list")
+            [waiting] = listed["pending"]
+            assert waiting["user_id"] == str(STRANGER) and waiting["code"] in first and "pairing approve" in first
+            telegram.push(STRANGER_CHAT, STRANGER, "hello again?")
+            assert waiting["code"] in telegram.wait_for_texts(STRANGER_CHAT, 2)[1]  # the same code, not a new one
+            assert provider.requests() == []  # the model never saw the stranger
+            assert run_cli(home, "pairing", "approve", "NOT-A-CODE").returncode != 0
+            approved = _pairing(home, "approve", waiting["code"].lower())  # codes read case-insensitively
+            assert approved["pending"] == [] and [u["user_id"] for u in approved["paired"]] == [str(STRANGER)]
+            assert "approved your pairing code" in telegram.wait_for_texts(STRANGER_CHAT, 3)[2]
+            provider.push({"text": "Nice to meet you."})
+            telegram.push(STRANGER_CHAT, STRANGER, "now?")
+            assert telegram.wait_for_texts(STRANGER_CHAT, 4)[3] == "Nice to meet you."
+            assert _user_texts(provider) == ["now?"]
+        finally:
+            daemon.stop()
+        # The book outlives the daemon; a revoked user is a stranger again.
+        daemon = start_bot(home, provider, telegram)
+        try:
+            assert [u["user_id"] for u in _pairing(home, "list")["paired"]] == [str(STRANGER)]
+            assert _pairing(home, "revoke", "telegram", str(STRANGER))["paired"] == []
+            telegram.push(STRANGER_CHAT, STRANGER, "still there?")
+            assert "pairing code" in telegram.wait_for_texts(STRANGER_CHAT, 5)[4]
+            assert _user_texts(provider) == ["now?"]
+        finally:
+            daemon.stop()
+        assert oct((home / "state" / "pairing.json").stat().st_mode & 0o777) == "0o600"
+
+    def test_groups_answer_when_addressed(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
+        provider.reset()
+        daemon = start_bot(home, provider, telegram)
+        group = -100123
+        try:
+            telegram.push(group, OWNER, "chatting among ourselves", group=True)
+            telegram.push(group, STRANGER, "@hermes_test_bot let me in", group=True)
+            assert "not set up to talk with you" in telegram.wait_for_texts(group, 1)[0]  # no code in a group
+            provider.push({"text": "Here I am."}, {"text": "Replying to your reply."})
+            telegram.push(group, OWNER, "@hermes_test_bot are you there?", group=True)
+            assert telegram.wait_for_texts(group, 2)[1] == "Here I am."
+            telegram.push(group, OWNER, "and this?", group=True, reply_to_message={"message_id": 1, "from": {"id": 42, "is_bot": True}})
+            assert telegram.wait_for_texts(group, 3)[2] == "Replying to your reply."
+            assert _user_texts(provider) == ["are you there?", "and this?"]  # the mention removed, the chatter unseen
+            details = json.loads(run_cli(home, "inspect", "platform/telegram", "--json").stdout)["details"]
+            assert details["ignored"] == 1 and details["refused"] == 1, details
+        finally:
+            daemon.stop()
+
+
+class TestWhileBusy:
+    """Commands act at once while a turn runs; approvals are buttons."""
+
+    def test_stop_during_a_tool(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
+        provider.reset()
+        daemon = start_bot(home, provider, telegram)
+        marker = "sleep 417"
+        try:
+            provider.push({"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": marker, "timeout": 300}}]})
+            telegram.push(CHAT, OWNER, "take your time")
+            telegram.wait_until(lambda: any(marker in text for text in telegram.texts_to_locked(CHAT)), "the progress message")
+            wait(lambda: processes_with(marker) != [], "the command to start")
+            telegram.push(CHAT, OWNER, "/stop")
+            telegram.wait_until(lambda: "Stopping." in telegram.texts_to_locked(CHAT), "the /stop answer")
+            telegram.wait_until(lambda: any("interrupted" in t for t in telegram.texts_to_locked(CHAT)), "the stopped turn's reply")
+            wait(lambda: processes_with(marker) == [], "the command to be killed")
+            status = json.loads(run_cli(home, "sessions", "list", "--json").stdout)["sessions"]
+            assert len(status) == 1
+            telegram.push(CHAT, OWNER, "/stop")
+            telegram.wait_until(lambda: "Nothing is running." in telegram.texts_to_locked(CHAT), "the second /stop")
+        finally:
+            daemon.stop()
+
+    def test_an_approval_answered_by_button(
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, tmp_path: Path
+    ) -> None:
+        provider.reset()
+        # full-access: the target lies outside the session's writable roots, which a jail would protect.
+        daemon = start_bot(home, provider, telegram, sandbox="full-access")
+        target = tmp_path / "victim"
+        target.mkdir()
+        try:
+            provider.push(
+                {"tool_calls": [{"id": "rm1", "name": "terminal", "arguments": {"command": f"rm -r {target}"}}]},
+                {"text": "Removed it."},
+            )
+            telegram.push(CHAT, OWNER, "remove that directory")
+            telegram.wait_until(lambda: telegram.sent_with_buttons(CHAT) != [], "the approval's buttons")
+            [asked] = telegram.sent_with_buttons(CHAT)
+            assert str(target) in asked["text"]
+            buttons = {b["text"]: b["callback_data"] for [b] in asked["reply_markup"]["inline_keyboard"]}
+            assert list(buttons) == ["Allow once", "Allow for this session", "Always allow", "Deny"]
+            telegram.press(CHAT, STRANGER, buttons["Allow once"])  # not theirs to answer
+            telegram.wait_until(lambda: len(telegram.answered) == 1, "the stranger's press answered")
+            assert telegram.answered[0]["text"] == "You may not answer this." and target.exists()
+            telegram.press(CHAT, OWNER, buttons["Allow once"])
+            telegram.wait_until(lambda: "Removed it." in telegram.texts_to_locked(CHAT), "the turn's answer")
+            assert not target.exists()
+            assert telegram.answered[1]["text"] == "Allow once"
+            assert any("→ once" in edit["text"] for edit in telegram.edits)  # the buttons replaced by the answer
+        finally:
+            daemon.stop()
+
+
+class TestFiles:
+    """Files in and out, and a background process's notification."""
+
+    def test_a_photo_is_fetched_into_the_workspace(
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, tmp_path: Path
+    ) -> None:
+        provider.reset()
+        workspace = tmp_path / "work"
+        workspace.mkdir()
+        daemon = start_bot(home, provider, telegram, cwd=str(workspace))
+        try:
+            provider.push({"text": "A fine photo."})
+            telegram.push_photo(CHAT, OWNER, b"\xff\xd8\xff fake jpeg bytes", caption="what is this?")
+            assert telegram.wait_for_texts(CHAT, 1) == ["A fine photo."]
+            [said] = _user_texts(provider)
+            assert said.startswith("what is this?\n[The user sent a image, saved at ")
+            [saved] = (workspace / "incoming").iterdir()
+            assert str(saved) in said and saved.read_bytes() == b"\xff\xd8\xff fake jpeg bytes"
+        finally:
+            daemon.stop()
+
+    def test_media_tags_attach_what_the_session_may_read(
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, tmp_path: Path
+    ) -> None:
+        provider.reset()
+        workspace = tmp_path / "work"
+        workspace.mkdir()
+        (workspace / "chart.png").write_bytes(b"\x89PNG chart")
+        (workspace / "notes.txt").write_text("the notes")
+        daemon = start_bot(home, provider, telegram, cwd=str(workspace))
+        try:
+            secret = home / "config.yaml"  # the daemon's own home: hidden from every session
+            provider.push({"text": f"Here you are.\nMEDIA:{workspace}/chart.png\nMEDIA:{workspace}/notes.txt\nMEDIA:{secret}"})
+            telegram.push(CHAT, OWNER, "send me the chart")
+            telegram.wait_until(lambda: len(telegram.uploads) == 2 and len(telegram.texts_to_locked(CHAT)) == 2, "the files")
+            assert telegram.texts_to(CHAT)[0] == "Here you are."
+            assert f"(Not attached: {secret}" in telegram.texts_to(CHAT)[1]
+            photo, document = telegram.uploads
+            assert photo["method"] == "sendPhoto" and photo["photo"]["content"] == b"\x89PNG chart"
+            assert document["method"] == "sendDocument" and document["document"]["content"] == b"the notes"
+        finally:
+            daemon.stop()
+
+    def test_a_background_notification_reaches_the_chat(
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram
+    ) -> None:
+        provider.reset()
+        daemon = start_bot(home, provider, telegram, tool_progress=False)
+        try:
+            command = {"command": "sleep 1; echo build finished", "background": True, "notify_on_complete": True}
+            provider.push(
+                {"tool_calls": [{"id": "b1", "name": "terminal", "arguments": command}]},
+                {"text": "Started the build."},
+                {"text": "The build finished."},
+            )
+            telegram.push(CHAT, OWNER, "build it in the background")
+            assert telegram.wait_for_texts(CHAT, 1) == ["Started the build."]
+            started = time.monotonic()
+            assert telegram.wait_for_texts(CHAT, 2)[1] == "The build finished."
+            assert time.monotonic() - started < 30
+            notified = provider.requests()[-1]["body"]["messages"][-1]["content"]
+            assert "build finished" in notified, notified
+        finally:
+            daemon.stop()
