@@ -61,7 +61,7 @@ class Outbound(Protocol):
     """A connected platform's sending side, as the rest of the daemon sees it."""
 
     #: The platform's name in destinations (``telegram``).
-    name: str
+    platform: str
 
     async def deliver(self, destination: Destination, text: str, attachments: Sequence[str] = ()) -> None:
         """Send ``text`` (Markdown, converted to the platform's dialect and split at its limits) and the
@@ -81,12 +81,12 @@ class OutboundRegistry:
 
     def register(self, outbound: Outbound) -> None:
         """Make a connected platform reachable (replacing an earlier registration of the same name)."""
-        self._platforms[outbound.name] = outbound
+        self._platforms[outbound.platform] = outbound
 
     def unregister(self, outbound: Outbound) -> None:
         """Forget a platform that stopped, unless another registration has replaced it since."""
-        if self._platforms.get(outbound.name) is outbound:
-            del self._platforms[outbound.name]
+        if self._platforms.get(outbound.platform) is outbound:
+            del self._platforms[outbound.platform]
 
     def connected(self) -> list[str]:
         """The names of the platforms that can be sent to now."""

@@ -17,8 +17,8 @@ from actors.platform.outbound import (
 class Recorder:
     """A platform's sending side that keeps what it was given."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, platform: str) -> None:
+        self.platform = platform
         self.sent: list[tuple[Destination, str, tuple[str, ...]]] = []
 
     async def deliver(self, destination: Destination, text: str, attachments: Sequence[str] = ()) -> None:

@@ -17,20 +17,21 @@ or ``home_channel``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import trio
 
-from actors import Actor, ActorHandle
-from actors.platform.gateway.desk import GatewayDesk, session_id_for
+from actors import ActorHandle
+from actors.platform.gateway.adapter import PlatformAdapter
+from actors.platform.gateway.desk import session_id_for
 from actors.platform.gateway.port import ChatRef, Choice, RemoteFile, SentMessage
-from actors.platform.markup import TELEGRAM_LIMIT, extract_media, split_markdown, telegram_chunks, utf16_length
+from actors.platform.markup import TELEGRAM_LIMIT, split_markdown, telegram_chunks, utf16_length
+from actors.platform.outbound import OutboundRegistry
 from actors.platform.state_files import read_json, write_json
-from actors.platform.outbound import Destination, OutboundRegistry, UnknownDestination
-from actors.platform.telegram.bot_api import BotApi, TelegramError, TelegramUnauthorized
+from actors.platform.telegram.bot_api import BotApi, TelegramError
 from actors.platform.telegram.updates import BotIdentity, read_button, read_message
 from actors.session import SessionService
 from config.telegram import TelegramConfig
@@ -43,7 +44,6 @@ log = logging.getLogger("hermes_actors.telegram")
 TELEGRAM_SOURCE = "telegram"
 TELEGRAM_TOOLSETS = ("hermes-telegram",)
 SESSION_PREFIX = "tg"
-BACKOFF_FIRST, BACKOFF_MAX = 1.0, 60.0
 #: Telegram sends a photo of at most this size as a photo; a larger image goes as a document.
 PHOTO_LIMIT = 10 * 1024 * 1024
 PHOTO_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".gif", ".webp"})
@@ -54,7 +54,7 @@ def telegram_session_id(chat_id: int) -> str:
     return session_id_for(SESSION_PREFIX, str(chat_id))
 
 
-class TelegramBot(Actor[Any]):
+class TelegramBot(PlatformAdapter):
     """The bot; see the module's docstring.
 
     Args:
@@ -78,27 +78,16 @@ class TelegramBot(Actor[Any]):
         state_dir: Path,
         pairing: Callable[[], ActorHandle[Any] | None] = lambda: None,
     ) -> None:
-        super().__init__()
+        super().__init__(config, sessions, outbound, state_dir, pairing, prefix=SESSION_PREFIX, toolsets=TELEGRAM_TOOLSETS)
         self.config = config
         self._token = token
-        self.outbound = outbound
         self.offset_file = state_dir / "telegram-offset.json"
         self.offset = 0
-        self.connection = "connecting"
-        self.connection_error: str | None = None
-        self.sent = 0
         self.api: BotApi | None = None
         self.identity = BotIdentity(0, "")
-        self.desk = GatewayDesk(
-            self, config, sessions, pairing, state_dir / "telegram-chats.json", self.start_soon,
-            prefix=SESSION_PREFIX, toolsets=TELEGRAM_TOOLSETS,
-        )
 
     def snapshot_details(self) -> dict[str, Any]:
-        return {
-            "connection": self.connection, "connection_error": self.connection_error, "offset": self.offset,
-            "sent": self.sent, **self.desk.counts(),
-        }
+        return {**self.connection_details(), "offset": self.offset}
 
     async def main(self) -> None:
         self.state = ActorState.RUNNING
@@ -106,40 +95,20 @@ class TelegramBot(Actor[Any]):
         await self.desk.load()
         async with httpx2.AsyncClient() as client:
             self.api = BotApi(self.config.base_url, self._token, client)
-            wait = BACKOFF_FIRST
-            while True:
-                try:
-                    await self._poll_forever()
-                except TelegramUnauthorized as exc:
-                    self._down(str(exc))
-                    log.error("%s; the bot stays off until the token is fixed", exc)
-                    await trio.sleep_forever()
-                except TelegramError as exc:
-                    self._down(str(exc))
-                    log.warning("%s; trying again in %.0f s", exc, wait)
-                    await trio.sleep(wait)
-                    wait = min(wait * 2, BACKOFF_MAX)
-
-    def _down(self, error: str) -> None:
-        self.connection, self.connection_error = "failed", error
-        self.outbound.unregister(self)  # type: ignore[arg-type]
+            await self.keep_connected(self._poll_forever)
 
     async def _poll_forever(self) -> None:
         api = self._api()
         me = await api.call("getMe")
         self.identity = BotIdentity(int(me.get("id", 0)), str(me.get("username") or ""))
-        self.connection, self.connection_error = "connected", None
-        self.outbound.register(self)  # type: ignore[arg-type]
-        try:
-            while True:
-                updates = await api.call(
-                    "getUpdates", http_timeout=self.config.poll_timeout + 10, offset=self.offset or None,
-                    timeout=int(self.config.poll_timeout), allowed_updates=["message", "callback_query"],
-                )
-                for update in updates or ():
-                    await self._take(update)
-        finally:
-            self.outbound.unregister(self)  # type: ignore[arg-type]
+        self.up()
+        while True:
+            updates = await api.call(
+                "getUpdates", http_timeout=self.config.poll_timeout + 10, offset=self.offset or None,
+                timeout=int(self.config.poll_timeout), allowed_updates=["message", "callback_query"],
+            )
+            for update in updates or ():
+                await self._take(update)
 
     async def _take(self, update: dict[str, Any]) -> None:
         update_id = update.get("update_id")
@@ -216,22 +185,6 @@ class TelegramBot(Actor[Any]):
         )
         self.sent += 1
         return SentMessage(chat, str((result or {}).get("message_id", "")))
-
-    # -- the registry's side --------------------------------------------------------------------
-
-    async def deliver(self, destination: Destination, text: str, attachments: Sequence[str] = ()) -> None:
-        """Send ``text`` to the destination's chat, or to ``home_channel``; see ``Outbound.deliver``."""
-        if destination.chat is None and self.config.home_channel is None:
-            raise UnknownDestination("telegram has no home_channel configured; name a chat (telegram:CHAT_ID)")
-        try:
-            chat_id = int(destination.chat) if destination.chat is not None else self.config.home_channel
-        except ValueError as exc:
-            raise UnknownDestination(f"a Telegram chat is a number, got {destination.chat!r}") from exc
-        chat = ChatRef(TELEGRAM_SOURCE, str(chat_id), destination.thread)
-        body, _media = extract_media(text)
-        await self.send_text(chat, body or "(no answer)", markdown=True)
-        for attachment in attachments:
-            await self.send_file(chat, Path(attachment))
 
 
 def _thread(chat: ChatRef) -> int | None:

@@ -14,6 +14,8 @@ from typing import Any
 import httpx2
 import trio
 
+from actors.platform.gateway.adapter import TokenRefused
+from actors.platform.gateway.fetch import download_to
 from actors.platform.outbound import DeliveryFailed
 
 __all__ = ["BotApi", "TelegramError", "TelegramUnauthorized"]
@@ -32,7 +34,7 @@ class TelegramError(DeliveryFailed):
         self.retry_after = retry_after
 
 
-class TelegramUnauthorized(TelegramError):
+class TelegramUnauthorized(TelegramError, TokenRefused):
     """The token was refused (401/404): retrying will not help until it is fixed."""
 
 
@@ -72,30 +74,13 @@ class BotApi:
         """Fetch a user's file (``getFile``, then its path) into ``destination``; its size.
 
         Raises:
-            TelegramError: Telegram refused, or the file is over ``limit`` bytes (nothing is kept).
+            TelegramError: Telegram refused. DownloadFailed: not fetched, or over ``limit`` bytes.
         """
         found = await self.call("getFile", file_id=file_id)
         file_path = found.get("file_path") if isinstance(found, dict) else None
         if not isinstance(file_path, str) or ".." in file_path.split("/"):
             raise TelegramError("getFile", "no file path in the answer")
-        size = 0
-        try:
-            async with self._client.stream("GET", f"{self._files}/{file_path}", timeout=120.0) as response:
-                if response.status_code != 200:
-                    raise TelegramError("download", f"HTTP {response.status_code}")
-                with await trio.to_thread.run_sync(destination.open, "wb") as out:
-                    async for piece in response.aiter_bytes():
-                        size += len(piece)
-                        if size > limit:
-                            raise TelegramError("download", f"the file is over {limit:,} bytes")
-                        await trio.to_thread.run_sync(out.write, piece)
-        except httpx2.HTTPError as exc:
-            destination.unlink(missing_ok=True)
-            raise TelegramError("download", f"no answer ({type(exc).__name__})") from None
-        except TelegramError:
-            destination.unlink(missing_ok=True)
-            raise
-        return size
+        return await download_to(self._client, f"{self._files}/{file_path}", destination, limit)
 
     async def _call(self, method: str, http_timeout: float, **request: Any) -> Any:
         for _ in range(MAX_RATE_LIMIT_WAITS):
