@@ -12,6 +12,7 @@ import attrs
 from attrs import validators as v
 
 from config.sandbox import SANDBOX_MODES
+from config.discord import DiscordConfig
 from config.telegram import TelegramConfig
 from config.validators import integer, non_empty_str, optional_str, positive_int, str_tuple
 
@@ -58,3 +59,4 @@ class PlatformsConfig:
 
     api_server: ApiServerConfig = attrs.Factory(ApiServerConfig)
     telegram: TelegramConfig = attrs.Factory(TelegramConfig)
+    discord: DiscordConfig = attrs.Factory(DiscordConfig)

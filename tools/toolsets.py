@@ -56,7 +56,8 @@ def _core() -> Mapping[str, Toolset]:
         Toolset("hermes-cli", "Interactive sessions (CLI attach).", includes=("hermes-core", "clarify", "cronjob")),
         Toolset("hermes-api", "Sessions behind the HTTP API (no one to ask).", includes=("hermes-core",)),
         Toolset("hermes-cron", "Scheduled jobs (no one present).", includes=("hermes-core",)),
-        Toolset("hermes-telegram", "Chats with the Telegram bot.", includes=("hermes-core", "cronjob")),
+        Toolset("hermes-telegram", "Chats with the Telegram bot.", includes=("hermes-core", "clarify", "cronjob")),
+        Toolset("hermes-discord", "Chats with the Discord bot.", includes=("hermes-core", "clarify", "cronjob")),
     ]
     return MappingProxyType({toolset.name: toolset for toolset in sets})
 

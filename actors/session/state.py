@@ -21,6 +21,7 @@ import attrs
 from actors.session.history import repair_on_load
 from actors.session.options import SessionDeps, SessionOptions, SessionSpec
 from actors.session.prompt.builder import PromptSpec, build_system_prompt
+from actors.session.prompt.texts import PLATFORM_HINTS
 from actors.session.tool_list import FrozenTools
 from config.sandbox import SANDBOX_MODES
 from providers.types import Usage
@@ -300,4 +301,4 @@ def _restored_shell(saved: dict[str, Any], cwd: str) -> ShellState:
 
 
 def _platform(source: str) -> str:
-    return source if source in ("cli", "api", "cron", "subagent", "telegram") else "cli"
+    return source if source in PLATFORM_HINTS else "cli"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess
+from tests.platform.discord_fake import FakeDiscord, fake_discord
 from tests.platform.telegram_fake import FakeTelegram, fake_telegram
 
 
@@ -54,4 +55,11 @@ def provider() -> Iterator[ScriptedProviderProcess]:
 def telegram() -> Iterator[FakeTelegram]:
     """The fake Telegram Bot API, running on loopback."""
     with fake_telegram() as fake:
+        yield fake
+
+
+@pytest.fixture
+def discord() -> Iterator[FakeDiscord]:
+    """The fake Discord (REST and Gateway), running on loopback."""
+    with fake_discord() as fake:
         yield fake

@@ -11,15 +11,14 @@ does. ``getFile`` names a file that ``GET /file/bot<TOKEN>/<path>`` serves. Test
 from __future__ import annotations
 
 import json
-import sys
-from email.parser import BytesParser
-from email.policy import HTTP
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.platform.fake_http import FakeHandler, parse_multipart, serving
 
 TOKEN = "123456:TEST-token-never-logged"
 
@@ -160,69 +159,31 @@ class FakeTelegram:
 
 
 def _handler(fake: FakeTelegram) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(FakeHandler):
         def do_GET(self) -> None:  # noqa: N802 - the http.server API
             prefix = f"/file/bot{TOKEN}/"
             data = fake.files.get(self.path[len(prefix):]) if self.path.startswith(prefix) else None
-            self.send_response(200 if data is not None else 404)
-            self.send_header("content-length", str(len(data or b"")))
-            self.end_headers()
-            self.wfile.write(data or b"")
+            self.reply(200 if data is not None else 404, data or b"", "application/octet-stream")
 
         def do_POST(self) -> None:  # noqa: N802 - the http.server API
             prefix, _, method = self.path.rpartition("/")
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length)
             content_type = self.headers.get("content-type") or ""
-            body = _multipart(content_type, raw) if content_type.startswith("multipart/") else json.loads(raw or b"{}")
+            body = parse_multipart(content_type, raw) if content_type.startswith("multipart/") else json.loads(raw or b"{}")
             if prefix != f"/bot{TOKEN}":
                 status, reply = 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
             else:
                 status, reply = fake.answer(method, body)
-            data = json.dumps(reply).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: Any) -> None:
-            pass
+            self.reply(status, json.dumps(reply).encode())
 
     return Handler
-
-
-def _multipart(content_type: str, raw: bytes) -> dict[str, Any]:
-    """A multipart form's fields (text) and files (``{"filename", "content"}``)."""
-    message = BytesParser(policy=HTTP).parsebytes(f"content-type: {content_type}\r\n\r\n".encode() + raw)
-    fields: dict[str, Any] = {}
-    for part in message.iter_parts():
-        name, filename = part.get_param("name", header="content-disposition"), part.get_filename()
-        payload = part.get_payload(decode=True)
-        fields[name] = {"filename": filename, "content": payload} if filename else payload.decode()
-    return fields
-
-
-class _Server(ThreadingHTTPServer):
-    """Quiet about a client that went away mid-reply (a bot stopping during a long poll)."""
-
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
 
 @contextmanager
 def fake_telegram() -> Iterator[FakeTelegram]:
     """A running fake on 127.0.0.1; stopped at the end."""
     fake = FakeTelegram()
-    server = _Server(("127.0.0.1", 0), _handler(fake))
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(_handler(fake)) as url:
+        fake.url = url
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -47,11 +47,13 @@ from actors.platform.daemon.toolbox import build_toolbox
 from actors.platform.gateway import PAIRING, PairingActor
 from actors.platform.outbound import OutboundRegistry
 from actors.platform.paths import DaemonPaths
+from actors.platform.discord import DiscordBot
 from actors.platform.telegram import TelegramBot
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
 from actors.subagent import delegate_capability
 from config.loader import Config, load_env_file
-from config.telegram import TOKEN_VARIABLE
+from config.discord import TOKEN_VARIABLE as DISCORD_TOKEN
+from config.telegram import TOKEN_VARIABLE as TELEGRAM_TOKEN
 from messages.paths import SESSIONS
 from providers.clients import ClientPool
 from providers.metadata import ModelMetadata
@@ -195,20 +197,24 @@ async def _start_platforms(
     outbound: OutboundRegistry, state: Path,
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
-    once it listens, ``platform/telegram`` connecting in the background (never waited for)."""
+    once it listens, ``platform/telegram`` and ``platform/discord`` connecting in the background (never
+    waited for)."""
     children = []
     if config.platforms.api_server.enabled:
         children.append(ChildSpec("api", _api_factory(sessions, config, environ)))
-    telegram = config.platforms.telegram
-    if telegram.enabled:
-        token = environ.get(TOKEN_VARIABLE) or telegram.token
+    pairing = functools.partial(_lookup, system, PAIRING)
+    bots: tuple[tuple[str, Any, str, Callable[..., Any]], ...] = (
+        ("telegram", config.platforms.telegram, TELEGRAM_TOKEN, TelegramBot),
+        ("discord", config.platforms.discord, DISCORD_TOKEN, DiscordBot),
+    )
+    for name, section, variable, bot in bots:
+        if not section.enabled:
+            continue
+        token = environ.get(variable) or section.token
         if token:
-            def bot() -> TelegramBot:
-                return TelegramBot(telegram, token, sessions, outbound, state, lambda: _lookup(system, PAIRING))
-
-            children.append(ChildSpec("telegram", bot))
+            children.append(ChildSpec(name, functools.partial(bot, section, token, sessions, outbound, state, pairing)))
         else:
-            log.error("platforms.telegram is enabled but no token is set (%s, or platforms.telegram.token)", TOKEN_VARIABLE)
+            log.error("platforms.%s is enabled but no token is set (%s, or platforms.%s.token)", name, variable, name)
     if children:
         await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform")))
 

@@ -34,6 +34,12 @@ PLATFORM_HINTS: Mapping[str, str] = MappingProxyType({
         "tables do not, so use bullet lists or 'key: value' lines instead. Keep replies readable on a phone. To "
         "send a file, put MEDIA:/absolute/path on a line of its own."
     ),
+    "discord": (
+        "You are talking with users in Discord, a chat app, in a direct message or a server channel. Discord "
+        "renders Markdown itself: bold, italic, strikethrough, ||spoilers||, inline code, code blocks, quotes and "
+        "headings work; tables do not, so use bullet lists or 'key: value' lines instead. Messages are short, so "
+        "keep replies focused. To send a file, put MEDIA:/absolute/path on a line of its own."
+    ),
     "subagent": (
         "You are a subagent working for another agent, not for a person. Nobody can answer questions, so decide "
         "for yourself. Your final reply is returned to the parent agent as your result."
