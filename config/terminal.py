@@ -79,7 +79,8 @@ class ApprovalsConfig:
 
     ``mode``: ``manual`` asks the user, ``smart`` lets the auxiliary model approve low-risk
     and deny dangerous commands (asking about the rest), ``off`` approves everything.
-    ``cron_mode`` decides for cron sessions, which have no one to ask. ``allow`` lists the
+    ``cron_mode`` decides for cron sessions, which have no one to ask. ``send_message`` makes the
+    model's ``send_message`` ask before each message it sends to a chat. ``allow`` lists the
     pattern keys answered ``always`` (the daemon adds to it; Hermes's ``command_allowlist`` is read
     here too). A request nobody answers within ``timeout`` seconds (Hermes's name and default) counts
     as denied.
@@ -92,6 +93,7 @@ class ApprovalsConfig:
     cron_mode: str = attrs.field(default="deny", validator=v.in_(("deny", "approve")))
     allow: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
     timeout: float = attrs.field(default=300.0, validator=positive_number)
+    send_message: bool = attrs.field(default=False, validator=v.instance_of(bool))
 
 
 @attrs.frozen

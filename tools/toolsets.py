@@ -46,6 +46,7 @@ def _core() -> Mapping[str, Toolset]:
         Toolset("delegation", "Delegate tasks to subagents.", {"delegate_task"}),
         Toolset("skills", "Load, list and write skills (procedures the agent keeps).", {"skills_list", "skill_view", "skill_manage"}),
         Toolset("cronjob", "Schedule jobs that run later or repeatedly.", {"cronjob"}),
+        Toolset("messaging", "Send messages to chats on connected messaging platforms.", {"send_message"}),
         Toolset(
             "hermes-core",
             "Everything a session needs except interaction with a user.",
@@ -53,11 +54,11 @@ def _core() -> Mapping[str, Toolset]:
                 "file", "terminal", "web", "memory", "todo", "session_search", "code_execution", "delegation", "skills",
             ),
         ),
-        Toolset("hermes-cli", "Interactive sessions (CLI attach).", includes=("hermes-core", "clarify", "cronjob")),
+        Toolset("hermes-cli", "Interactive sessions (CLI attach).", includes=("hermes-core", "clarify", "cronjob", "messaging")),
         Toolset("hermes-api", "Sessions behind the HTTP API (no one to ask).", includes=("hermes-core",)),
         Toolset("hermes-cron", "Scheduled jobs (no one present).", includes=("hermes-core",)),
-        Toolset("hermes-telegram", "Chats with the Telegram bot.", includes=("hermes-core", "clarify", "cronjob")),
-        Toolset("hermes-discord", "Chats with the Discord bot.", includes=("hermes-core", "clarify", "cronjob")),
+        Toolset("hermes-telegram", "Chats with the Telegram bot.", includes=("hermes-core", "clarify", "cronjob", "messaging")),
+        Toolset("hermes-discord", "Chats with the Discord bot.", includes=("hermes-core", "clarify", "cronjob", "messaging")),
     ]
     return MappingProxyType({toolset.name: toolset for toolset in sets})
 

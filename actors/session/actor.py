@@ -22,7 +22,6 @@ import attrs
 import trio
 
 from actors import Actor, ActorFailed, MailboxClosed, MailboxFull, Rejected
-from actors.session.attachments import check_files
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
 from actors.session.errors import EmptySteerError
@@ -58,6 +57,7 @@ from messages.supervision import ActorSnapshot, ActorState
 from store.scoped import RealmScopedReader
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
 from tools.files.ledger import FileReadLedger
+from tools.jail.attachments import check_files
 from tools.jail.policy import SandboxMode
 from tools.jail.runtime import SessionRuntime, unjailed_runtime
 from tools.approval_policy import RATING_INSTRUCTIONS, ApprovalPolicy, rating_request

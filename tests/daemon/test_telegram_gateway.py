@@ -202,3 +202,56 @@ class TestFiles:
             assert "build finished" in notified, notified
         finally:
             daemon.stop()
+
+
+class TestSendMessage:
+    """The model's send_message reaches another chat, with what its policy lets it attach; asks first
+    when configured."""
+
+    def test_a_message_to_another_chat(
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, tmp_path: Path
+    ) -> None:
+        provider.reset()
+        workspace = tmp_path / "work"
+        workspace.mkdir()
+        (workspace / "report.txt").write_text("the report")
+        daemon = start_bot(home, provider, telegram, cwd=str(workspace), tool_progress=False)
+        other = 888
+        try:
+            send = {"target": f"telegram:{other}", "message": f"The report is ready.\nMEDIA:{workspace}/report.txt"}
+            leak = {"target": f"telegram:{other}", "message": f"Here.\nMEDIA:{home}/config.yaml"}
+            provider.push(
+                {"tool_calls": [{"id": "s1", "name": "send_message", "arguments": send}]},
+                {"tool_calls": [{"id": "s2", "name": "send_message", "arguments": leak}]},
+                {"text": "Sent it."},
+            )
+            telegram.push(CHAT, OWNER, "send the report to the team chat")
+            assert telegram.wait_for_texts(CHAT, 1) == ["Sent it."]
+            assert telegram.texts_to(other) == ["The report is ready."]  # the second send was refused whole
+            [upload] = telegram.uploads
+            assert upload["chat_id"] == str(other) and upload["document"]["content"] == b"the report"
+            results = [m for m in provider.requests()[-1]["body"]["messages"] if m["role"] == "tool"]
+            assert '"ok": true' in results[0]["content"] and "cannot be attached" in results[1]["content"]
+        finally:
+            daemon.stop()
+
+    def test_approval_when_configured(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
+        provider.reset()
+        daemon = start_bot(home, provider, telegram, config={"approvals": {"send_message": True}}, tool_progress=False)
+        try:
+            provider.push(
+                {"tool_calls": [{"id": "s1", "name": "send_message", "arguments": {"target": "telegram:888", "message": "psst"}}]},
+                {"text": "It was not sent."},
+            )
+            telegram.push(CHAT, OWNER, "tell the team")
+            telegram.wait_until(lambda: telegram.sent_with_buttons(CHAT) != [], "the approval's buttons")
+            [asked] = telegram.sent_with_buttons(CHAT)
+            assert "telegram:888: psst" in asked["text"]
+            deny = next(b["callback_data"] for [b] in asked["reply_markup"]["inline_keyboard"] if b["text"] == "Deny")
+            telegram.press(CHAT, OWNER, deny)
+            telegram.wait_until(lambda: "It was not sent." in telegram.texts_to_locked(CHAT), "the turn's answer")
+            assert telegram.texts_to(888) == []
+            denied = [m for m in provider.requests()[-1]["body"]["messages"] if m["role"] == "tool"][0]["content"]
+            assert "Not sent: sending was denied" in denied
+        finally:
+            daemon.stop()

@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import trio
 
 from actors import ActorError, ActorHandle
 from actors.platform.cron.actor import AddJob, JobSpec, JobView, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow
 from actors.platform.cron.jobs import CronJob, MissedPolicy
 from actors.platform.outbound import Destination, UnknownDestination
-from tools.context import ApprovalRequest, ToolContext
+from tools.context import ToolContext
 from tools.errors import ToolError
 from tools.registry import ToolRegistry
 from tools.results import ToolResult
+from tools.side_effects import approve_side_effect
 
 __all__ = ["TOOL_NAME", "TOOLSET", "register_cronjob"]
 
@@ -85,7 +85,10 @@ async def _run(
         what = f"{action.replace('_', ' ')} the scheduled job {job_id}"
     else:
         raise ToolError("'action' must be one of: create, list, pause, resume, remove, run_now.")
-    await _approve(ctx, what, approval_timeout)
+    await approve_side_effect(
+        ctx, tool=TOOL_NAME, what=what, description="change the scheduled jobs", timeout=approval_timeout,
+        refused="Not done: changing the scheduled jobs",
+    )
     try:
         job: CronJob = await actor.ask(message)
     except (LookupError, ValueError) as exc:
@@ -109,15 +112,6 @@ def _spec(args: dict[str, Any]) -> JobSpec:
         raise ToolError("'missed' must be 'skip' or 'run_once'.") from exc
     name = args.get("name")
     return JobSpec(schedule, prompt, name=name if isinstance(name, str) and name else None, deliver=deliver, missed=missed)
-
-
-async def _approve(ctx: ToolContext, what: str, timeout: float) -> None:
-    answer = None
-    with trio.move_on_after(timeout):
-        answer = await ctx.approve(ApprovalRequest(command=what, description="change the scheduled jobs", tool=TOOL_NAME))
-    if answer is None or answer.decision == "deny":
-        by = answer.decided_by if answer is not None else f"nobody: no answer within {timeout:g} s"
-        raise ToolError(f"Not done: changing the scheduled jobs was denied by {by}. Do not retry; ask the user.")
 
 
 def _summary(job: CronJob, running: bool) -> dict[str, Any]:

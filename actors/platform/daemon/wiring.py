@@ -45,6 +45,7 @@ from actors.platform.daemon.providers_actor import ProvidersActor
 from actors.platform.daemon.store_actor import StoreActor
 from actors.platform.daemon.toolbox import build_toolbox
 from actors.platform.gateway import PAIRING, PairingActor
+from actors.platform.gateway.send_message import register_send_message
 from actors.platform.outbound import OutboundRegistry
 from actors.platform.paths import DaemonPaths
 from actors.platform.discord import DiscordBot
@@ -110,6 +111,8 @@ async def open_daemon_tree(
         sessions = await _start_sessions(system, store, config, paths.home, jails, environ)
         outbound = OutboundRegistry()
         await _start_cron(system, store, sessions, outbound)
+        if config.platforms.telegram.enabled or config.platforms.discord.enabled:
+            register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
         await system.root.start_child(ChildSpec(PAIRING, lambda: PairingActor(state / "pairing.json")))
         service = ControlService(
