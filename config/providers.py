@@ -24,6 +24,10 @@ class ModelConfig:
     ``api_key_env`` names the environment variable holding the key of this
     section's provider; when unset the provider's usual variable is used
     (``OPENAI_API_KEY`` ...). See ``providers.recovery.keys``.
+
+    ``vision``: whether images users send (from a messaging platform) reach the model as image content:
+    ``auto`` decides by the model's family (``actors.session.images``), ``on`` and ``off`` say so. Without
+    it the model is told where the file is.
     """
 
     default: str = attrs.field(default="anthropic/claude-opus-4.6", validator=v.instance_of(str))
@@ -33,6 +37,10 @@ class ModelConfig:
     context_length: int | None = attrs.field(default=None, validator=v.optional(positive_int))
     max_output_tokens: int | None = attrs.field(default=None, validator=v.optional(positive_int))
     api_key_env: str | None = attrs.field(default=None, validator=optional_str)
+    vision: str | bool = attrs.field(
+        default="auto", converter=lambda value: {True: "on", False: "off"}.get(value, value),  # type: ignore[arg-type]
+        validator=v.in_(("auto", "on", "off")),
+    )
 
     @property
     def default_provider(self) -> str:

@@ -31,11 +31,14 @@ class UserMessage:
 
     ``busy_mode`` overrides ``display.busy_input_mode`` for this message (the HTTP
     API sends ``"queue"``: one client must never interrupt another client's turn).
+    ``images`` are host paths of images the user sent (a messaging platform fetched them): they
+    reach a vision-capable model as image content.
     """
 
     text: str
     source: str = "cli"
     busy_mode: str | None = None
+    images: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -28,6 +28,7 @@ from actors.session.errors import EmptySteerError
 from actors.session.guardrails import ToolCallGuardrailController
 from actors.session.history import close_interrupted_turn
 from actors.session.hub import EventHub
+from actors.session.images import image_content, sees_images
 from actors.session.model import SessionModel
 from actors.session.options import ParentSession, SessionSpec
 from actors.session.processes import ProcessActor
@@ -359,8 +360,11 @@ class SessionActor(Actor[SessionMessage]):
         budget = state.options.token_budget(self.spec.deps.config.agent.turn_token_budget)
         counters = TurnCounters(TokenMeter(budget, self.spec.parent_meter))
         started = trio.Event()
+        content: str | list[dict[str, Any]] = text
+        if message.images and sees_images(self.spec.deps.config.model.vision, self.model.chain.current.label):
+            content = await trio.to_thread.run_sync(image_content, text, message.images)
         turn = TurnJob(
-            self._turn_config(), counters, list(state.history), {"role": "user", "content": text}, self.steer, state.turns, started
+            self._turn_config(), counters, list(state.history), {"role": "user", "content": content}, self.steer, state.turns, started
         )
         self.turn = turn
         self._turn_done = trio.Event()

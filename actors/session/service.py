@@ -307,8 +307,12 @@ class SessionService:
         except ActorNotFound:
             return set()
 
-    async def send(self, session_id: str, text: str, *, source: str = "cli", busy_mode: str | None = None) -> str:
+    async def send(
+        self, session_id: str, text: str, *, source: str = "cli", busy_mode: str | None = None, images: tuple[str, ...] = ()
+    ) -> str:
         """Deliver a user message (starting a turn, or per busy_input_mode; ``busy_mode`` overrides it).
+
+        ``images`` are host paths of images the user sent, shown to a model that can see them.
 
         Raises:
             SessionNotFound: no such session.
@@ -320,7 +324,7 @@ class SessionService:
             raise TooManyRunningTurns(
                 f"busy: {self.config.max_running_turns} turns are already running (daemon.max_running_turns); try again shortly"
             )
-        return await handle.ask(UserMessage(text, source=source, busy_mode=busy_mode))
+        return await handle.ask(UserMessage(text, source=source, busy_mode=busy_mode, images=images))
 
     async def close_session(self, session_id: str, reason: str) -> None:
         """Stop a session and mark it ended in the store (it can still be read).

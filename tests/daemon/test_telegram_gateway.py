@@ -4,6 +4,7 @@ received, files attached to a reply, and a background process's notification del
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from pathlib import Path
@@ -152,10 +153,31 @@ class TestFiles:
             provider.push({"text": "A fine photo."})
             telegram.push_photo(CHAT, OWNER, b"\xff\xd8\xff fake jpeg bytes", caption="what is this?")
             assert telegram.wait_for_texts(CHAT, 1) == ["A fine photo."]
-            [said] = _user_texts(provider)
-            assert said.startswith("what is this?\n[The user sent a image, saved at ")
+            [said] = _user_texts(provider)  # scripted-model is no vision model: the path alone
+            assert said.startswith("what is this?\n[The user sent an image, saved at ")
             [saved] = (workspace / "incoming").iterdir()
             assert str(saved) in said and saved.read_bytes() == b"\xff\xd8\xff fake jpeg bytes"
+        finally:
+            daemon.stop()
+
+    def test_a_photo_is_shown_to_a_vision_model(
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, tmp_path: Path
+    ) -> None:
+        provider.reset()
+        workspace = tmp_path / "work"
+        workspace.mkdir()
+        daemon = start_bot(home, provider, telegram, cwd=str(workspace), config={"model": {
+            "default": "scripted-model", "provider": "custom", "base_url": provider.base_url, "vision": True,
+        }})
+        try:
+            provider.push({"text": "A cat, I think."})
+            telegram.push_photo(CHAT, OWNER, b"\xff\xd8\xff fake jpeg bytes", caption="what is this?")
+            assert telegram.wait_for_texts(CHAT, 1) == ["A cat, I think."]
+            content = provider.requests()[-1]["body"]["messages"][-1]["content"]
+            text, image = content
+            assert text["type"] == "text" and text["text"].startswith("what is this?\n[The user sent an image, saved at ")
+            encoded = base64.b64encode(b"\xff\xd8\xff fake jpeg bytes").decode()
+            assert image == {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{encoded}"}}
         finally:
             daemon.stop()
 

@@ -222,9 +222,12 @@ class GatewayDesk:
                 if clarify is not None and text.strip() and not incoming.files:
                     await self._answer(chat, clarify.request_id, text.strip(), f"{chat.chat.platform} user {incoming.user_id}")
                     return
+                images: tuple[str, ...] = ()
                 if incoming.files:
-                    text = await self._fetch_files(chat, incoming.files, text)
-                await self.sessions.send(chat.session_id, text, source=self.port.platform, busy_mode=self.settings.busy_input_mode)
+                    text, images = await self._fetch_files(chat, incoming.files, text)
+                await self.sessions.send(
+                    chat.session_id, text, source=self.port.platform, busy_mode=self.settings.busy_input_mode, images=images,
+                )
             except (TooManyRunningTurns, SessionBusy, NoTurnRunning, SessionNotFound, ActorError) as exc:
                 log.warning("%s chat %s: a message was not taken: %s", chat.chat.platform, chat.chat.chat_id, exc)
                 await self._say(chat.chat, f"Sorry, I could not take that message: {exc}")
@@ -267,26 +270,29 @@ class GatewayDesk:
     def _workspace(self) -> str:
         return self.settings.cwd or str(Path.home())
 
-    async def _fetch_files(self, chat: ChatState, files: tuple[RemoteFile, ...], text: str) -> str:
-        """Download each file into ``incoming/`` of the workspace; the message with a line per file."""
+    async def _fetch_files(self, chat: ChatState, files: tuple[RemoteFile, ...], text: str) -> tuple[str, tuple[str, ...]]:
+        """Download each file into ``incoming/`` of the workspace; the message with a line per file, and
+        the paths of the images (shown to a model that can see)."""
         directory = Path(self._workspace()) / "incoming"
         await trio.to_thread.run_sync(lambda: directory.mkdir(parents=True, exist_ok=True))
         limit = int(self.settings.max_file_mb * 1024 * 1024)
-        lines = []
+        lines, images = [], []
         for file in files:
             if file.size is not None and file.size > limit:
-                lines.append(f"[The user sent a {file.kind} of {file.size:,} bytes, over the {self.settings.max_file_mb:g} MB limit; it was not fetched.]")
+                lines.append(f"[The user sent {_a(file.kind)} of {file.size:,} bytes, over the {self.settings.max_file_mb:g} MB limit; it was not fetched.]")
                 continue
             target = directory / f"{secrets.token_hex(4)}-{_safe_name(file.name)}"
             try:
                 size = await self.port.download(file, target, limit)
             except DeliveryFailed as exc:
                 log.warning("%s chat %s: a %s was not fetched: %s", chat.chat.platform, chat.chat.chat_id, file.kind, exc)
-                lines.append(f"[The user sent a {file.kind}; it could not be fetched: {exc}]")
+                lines.append(f"[The user sent {_a(file.kind)}; it could not be fetched: {exc}]")
                 continue
             self.files += 1
-            lines.append(f"[The user sent a {file.kind}, saved at {target} ({size:,} bytes).]")
-        return "\n".join(part for part in (text, *lines) if part)
+            lines.append(f"[The user sent {_a(file.kind)}, saved at {target} ({size:,} bytes).]")
+            if file.kind == "image":
+                images.append(str(target))
+        return "\n".join(part for part in (text, *lines) if part), tuple(images)
 
     async def _answer(self, chat: ChatState, request_id: str, answer: str, answered_by: str) -> bool:
         handle = self.sessions.live(chat.session_id)
@@ -392,6 +398,10 @@ _COMMANDS: dict[str, Callable[[GatewayDesk, ChatState, Incoming, str], Awaitable
     "help": GatewayDesk._help,
     "start": GatewayDesk._help,
 }
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[:1] in "aeiou" else f"a {kind}"
 
 
 def _safe_name(name: str) -> str:
