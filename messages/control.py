@@ -350,6 +350,7 @@ class CronRequest:
     missed: str = "skip"
     time_budget: float | None = None
     token_budget: int | None = None
+    approvals: str | None = None
 
 
 @attrs.frozen
@@ -516,6 +517,7 @@ class CronJobStatus:
     last_status: str | None = None
     last_error: str | None = None
     last_output: str | None = None
+    approvals: str | None = None
 
 
 @attrs.frozen

@@ -150,7 +150,7 @@ class SessionActor(Actor[SessionMessage]):
         delegate = spec.delegate
         approvals = deps.config.approvals
         self.approval_policy = ApprovalPolicy(
-            mode=approvals.mode, cron_mode=approvals.cron_mode, source=state.options.source,
+            mode=approvals.mode, cron_mode=state.options.cron_approvals or approvals.cron_mode, source=state.options.source,
             interactive=state.options.interactive, auto_approve=state.options.auto_approve, rate=self._rate_command,
         )
         self.services = SessionServices(

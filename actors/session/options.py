@@ -53,6 +53,8 @@ class SessionOptions:
         one_shot: a ``chat -q`` session: it hibernates as soon as a turn is over and nobody watches.
         turn_time_budget_seconds / turn_token_budget: this session's own whole-turn budgets (a cron
             job's), in place of ``agent.turn_time_budget_seconds`` / ``agent.turn_token_budget``.
+        cron_approvals: a cron job's own answer to its dangerous commands (deny or approve), in place of
+            ``approvals.cron_mode``.
     """
 
     cwd: str
@@ -76,6 +78,7 @@ class SessionOptions:
     one_shot: bool = False
     turn_time_budget_seconds: float | None = None
     turn_token_budget: int | None = None
+    cron_approvals: str | None = None
 
     def time_budget(self, configured: float | None) -> float | None:
         """The seconds a turn may take: this session's own budget, else the configured one."""

@@ -170,3 +170,31 @@ class TestCronjobTool:
             assert _cron(home, "list")["jobs"] == []
         finally:
             daemon.stop()
+
+
+class TestApprovals:
+    """A job's own approvals setting answers its runs' dangerous commands; without one, cron_mode does."""
+
+    def test_a_job_that_may_and_one_that_may_not(self, home: Path, provider: ScriptedProviderProcess, tmp_path: Path) -> None:
+        provider.reset()
+        # full-access: the targets lie outside the jail's writable roots, which would stop rm on its own.
+        daemon = _start(home, provider, sandbox={"mode": "full-access"})
+        kept, removed = tmp_path / "kept", tmp_path / "removed"
+        kept.mkdir()
+        removed.mkdir()
+        try:
+            for target, extra in ((kept, ()), (removed, ("--approvals", "approve"))):
+                job = _cron(home, "add", "--schedule", "every 1d", "--prompt", "Clean up.", *extra)["jobs"][0]
+                assert job["approvals"] == (extra[1] if extra else None)
+                provider.push(
+                    {"tool_calls": [{"id": "rm", "name": "terminal", "arguments": {"command": f"rm -r {target}"}}]},
+                    {"text": "Cleaned."},
+                )
+                _cron(home, "run-now", job["id"])
+                assert _wait_for_run(home, job["id"])["last_status"] == "ok"
+            assert kept.exists() and not removed.exists()
+            denied = [m for m in provider.requests()[1]["body"]["messages"] if m["role"] == "tool"][0]["content"]
+            assert "cron_mode" in denied, denied
+            assert run_cli(home, "cron", "add", "--schedule", "every 1d", "--prompt", "x", "--approvals", "maybe").returncode != 0
+        finally:
+            daemon.stop()

@@ -38,6 +38,8 @@ def add_cron_parser(commands: Any, add_json: Any) -> None:
                      help="runs missed while the daemon was down: skip them, or run once at start")
     add.add_argument("--time-budget", type=float, metavar="SECONDS", help="what one run may take (default 1800)")
     add.add_argument("--token-budget", type=int, metavar="TOKENS", help="the tokens one run may use (default: no limit)")
+    add.add_argument("--approvals", choices=("deny", "approve"),
+                     help="how its runs answer dangerous commands (default: approvals.cron_mode)")
     add_json(add)
     add_json(verbs.add_parser("list", help="every job, by next run"))
     for verb, text in _JOB_VERBS.items():
@@ -73,7 +75,7 @@ def _request(args: argparse.Namespace) -> c.CronRequest:
         return c.CronRequest(
             "", "add", name=args.name, schedule=args.schedule, prompt=args.prompt, deliver=args.deliver,
             skills=skills, model=args.model, missed=args.missed, time_budget=args.time_budget,
-            token_budget=args.token_budget,
+            token_budget=args.token_budget, approvals=args.approvals,
         )
     return c.CronRequest("", action, job_id=getattr(args, "job", None))
 
@@ -85,6 +87,7 @@ def _describe(job: c.CronJobStatus, *, full: bool) -> str:
         line += f"  last: {job.last_status} at {job.last_run}"
     if full:
         line += f"\n  deliver: {job.deliver or '(kept in the store)'}"
+        line += f"\n  dangerous commands: {job.approvals or 'as approvals.cron_mode says'}"
         if job.last_error:
             line += f"\n  error: {job.last_error}"
         if job.last_output:

@@ -72,6 +72,7 @@ class JobSpec:
     missed: MissedPolicy = MissedPolicy.SKIP
     time_budget: float | None = None
     token_budget: int | None = None
+    approvals: str | None = None
 
 
 @attrs.frozen
@@ -278,7 +279,7 @@ class CronActor(Actor[CronMessage]):
         return CronJob(
             id=job_id, name=spec.name or job_id, schedule=schedule, prompt=spec.prompt, created_at=now,
             deliver=spec.deliver, skills=spec.skills, model=spec.model, missed=spec.missed,
-            time_budget=spec.time_budget, token_budget=spec.token_budget,
+            time_budget=spec.time_budget, token_budget=spec.token_budget, approvals=spec.approvals,
         )
 
     # -- runs ---------------------------------------------------------------------------------

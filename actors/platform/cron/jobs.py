@@ -52,6 +52,8 @@ class CronJob:
         skills: skills its sessions load.
         model: the model its sessions use (None: the configured default).
         missed: its missed-run policy.
+        approvals: how its runs answer dangerous commands, ``deny`` or ``approve`` (None:
+            ``approvals.cron_mode``).
         time_budget / token_budget: what one run's turn may take, in seconds and tokens (None: the
             runner's default time, no token limit).
         created_at: when it was made (an interval's grid starts here).
@@ -73,6 +75,7 @@ class CronJob:
     missed: MissedPolicy = MissedPolicy.SKIP
     time_budget: float | None = None
     token_budget: int | None = None
+    approvals: str | None = None
     state: JobState = JobState.ACTIVE
     next_run: datetime | None = None
     failures: int = 0

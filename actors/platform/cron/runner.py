@@ -1,8 +1,8 @@
 """A cron run as a session: a fresh ``cron`` session, the job's prompt as its one turn, its final
 answer back to the ``cron`` actor.
 
-The session has no one present (``interactive`` False: no ``clarify``, approvals by
-``approvals.cron_mode``), the job's model when it names one, and the ``hermes-cron`` tools. It is
+The session has no one present (``interactive`` False: no ``clarify``, approvals by the job's own
+setting, else ``approvals.cron_mode``), the job's model when it names one, and the ``hermes-cron`` tools. It is
 an ordinary session under ``sessions/``, so ``tree``, ``ps``, ``kill`` and ``interrupt`` reach it
 while it runs; a turn that ends any other way than ``completed`` is a failed run. It is closed when
 the run ends, and kept in the store, readable like any session.
@@ -51,7 +51,7 @@ class SessionJobRunner:
         budget = job.time_budget if job.time_budget is not None else self.time_budget
         options = SessionOptions(
             cwd=self.cwd, model=job.model, source=CRON_SOURCE, interactive=False, toolsets=CRON_TOOLSETS,
-            turn_time_budget_seconds=budget, turn_token_budget=job.token_budget,
+            turn_time_budget_seconds=budget, turn_token_budget=job.token_budget, cron_approvals=job.approvals,
         )
         try:
             session_id = await self.sessions.create_session(options)

@@ -64,6 +64,8 @@ def _spec(request: c.CronRequest) -> JobSpec:
         request.token_budget is not None and request.token_budget < 1
     ):
         raise RequestFailed("invalid", "--time-budget and --token-budget must be positive")
+    if request.approvals not in (None, "deny", "approve"):
+        raise RequestFailed("invalid", f"--approvals must be deny or approve, got {request.approvals!r}")
     if request.deliver is not None:
         try:
             Destination.parse(request.deliver)
@@ -72,6 +74,7 @@ def _spec(request: c.CronRequest) -> JobSpec:
     return JobSpec(
         request.schedule, request.prompt, name=request.name, deliver=request.deliver, skills=tuple(request.skills),
         model=request.model, missed=missed, time_budget=request.time_budget, token_budget=request.token_budget,
+        approvals=request.approvals,
     )
 
 
@@ -82,5 +85,5 @@ def _status(job: CronJob, running: set[str]) -> c.CronJobStatus:
     return c.CronJobStatus(
         id=job.id, name=job.name, schedule=job.schedule.text, state=job.state.value, running=job.id in running,
         deliver=job.deliver, next_run=iso(job.next_run), last_run=iso(job.last_run), last_status=job.last_status,
-        last_error=job.last_error, last_output=job.last_output,
+        last_error=job.last_error, last_output=job.last_output, approvals=job.approvals,
     )
