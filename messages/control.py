@@ -54,6 +54,7 @@ __all__ = [
     "PairingCodeView",
     "PairingReply",
     "PairingRequest",
+    "PlatformStatus",
     "ReloadMcp",
     "ResetSessionTools",
     "SandboxStatus",
@@ -494,6 +495,20 @@ class McpServerStatus:
 
 
 @attrs.frozen
+class PlatformStatus:
+    """A messaging platform's bot: its connection (connecting, connected, reconnecting, failed), last
+    error, and what it has handled."""
+
+    name: str
+    connection: str
+    error: str | None = None
+    received: int = 0
+    sent: int = 0
+    refused: int = 0
+    chats: int = 0
+
+
+@attrs.frozen
 class McpReply:
     """The MCP servers, in configuration order (``warnings``: what reading config.yaml found, on a reload)."""
 
@@ -546,6 +561,7 @@ class StatusReply:
     sessions_available: bool
     sandbox: SandboxStatus | None = None
     mcp: list[McpServerStatus] = attrs.Factory(list)
+    platforms: list[PlatformStatus] = attrs.Factory(list)
 
 
 @attrs.frozen

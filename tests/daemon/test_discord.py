@@ -54,6 +54,8 @@ class TestDiscord:
             assert _user_texts(provider) == ["hi bot", "what do you think?"]
             details = _details(home)
             assert details["ignored"] == 1 and details["refused"] == 1 and discord.identifies == 1, details
+            [status] = json.loads(run_cli(home, "status", "--json").stdout)["platforms"]
+            assert status["name"] == "discord" and status["connection"] == "connected" and status["chats"] == 2, status
         finally:
             daemon.stop()
         assert TOKEN not in daemon.log()
@@ -76,6 +78,22 @@ class TestDiscord:
             provider.push({"text": "Still here."})
             discord.push_message(DM, OWNER, "still there?")
             assert discord.wait_for_texts(DM, 3)[2] == "Still here."
+        finally:
+            daemon.stop()
+
+    def test_a_zombie_connection_is_replaced(self, home: Path, provider: ScriptedProviderProcess, discord: FakeDiscord) -> None:
+        """A heartbeat Discord never acknowledges means a dead connection: the bot reconnects and resumes."""
+        provider.reset()
+        daemon = _start(home, provider, discord)
+        try:
+            wait(lambda: _details(home).get("connection") == "connected", "the bot to connect")
+            discord.ack_heartbeats = False
+            wait(lambda: discord.resumes >= 1, "the bot to give up on the silent connection")
+            discord.ack_heartbeats = True
+            provider.push({"text": "Back."})
+            discord.push_message(DM, OWNER, "there?")
+            assert discord.wait_for_texts(DM, 1) == ["Back."]
+            assert discord.identifies == 1
         finally:
             daemon.stop()
 

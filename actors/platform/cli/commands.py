@@ -98,6 +98,10 @@ def _status(paths: DaemonPaths, as_json: bool) -> int:
             print(_sandbox_text(reply.sandbox))
         if reply.mcp:
             print(_mcp_text(reply.mcp))
+        for platform in reply.platforms:
+            error = f" ({platform.error})" if platform.error else ""
+            print(f"{platform.name}: {platform.connection}{error}; {platform.chats} chats, {platform.received} received, "
+                  f"{platform.sent} sent, {platform.refused} refused")
     return 0
 
 

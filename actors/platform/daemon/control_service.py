@@ -161,7 +161,25 @@ class ControlService:
             sessions_available=self.sessions is not None,
             sandbox=sandbox_status(jails.config, launcher.status) if jails is not None and launcher is not None else None,
             mcp=mcp_server_statuses(self.system),
+            platforms=self._platforms(),
         )
+
+    def _platforms(self) -> list[c.PlatformStatus]:
+        """The messaging bots under ``platform`` (the HTTP API has no connection to report)."""
+        try:
+            node = self.system.tree("platform")
+        except ActorNotFound:
+            return []
+        statuses = []
+        for child in node.children:
+            details = child.snapshot.details
+            if "connection" in details:
+                statuses.append(c.PlatformStatus(
+                    name=child.snapshot.path.rsplit("/", 1)[-1], connection=details["connection"],
+                    error=details.get("connection_error"), received=details.get("received", 0), sent=details.get("sent", 0),
+                    refused=details.get("refused", 0), chats=details.get("chats", 0),
+                ))
+        return statuses
 
     def stop_daemon(self, request: c.StopDaemon) -> c.Ok:
         """Ask the daemon to stop; the reply goes out first."""
