@@ -97,3 +97,26 @@ class TestTelegram:
             assert "".join(pieces).count("print(199)") == 1 and "Paragraph 19" in "".join(pieces)
         finally:
             daemon.stop()
+
+    def test_a_sleeping_chat_is_forgotten_and_found_again(
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram
+    ) -> None:
+        """The bot remembers live chats only: when a chat's session hibernates its follower ends and the
+        desk lets it go; the next message wakes the session with its history."""
+        provider.reset()
+        daemon = start_bot(home, provider, telegram, config={"daemon": {"hibernate_after_seconds": 0.5}})
+        try:
+            provider.push({"text": "Noted: 42."}, {"text": "It was 42."})
+            telegram.push(CHAT, OWNER, "remember 42")
+            assert telegram.wait_for_texts(CHAT, 1) == ["Noted: 42."]
+
+            def forgotten() -> bool:
+                details = json.loads(run_cli(home, "inspect", "platform/telegram", "--json").stdout)["details"]
+                return bool(details["chats"] == 0)
+
+            wait(forgotten, "the chat to be let go with its sleeping session")
+            telegram.push(CHAT, OWNER, "what was it?")
+            assert telegram.wait_for_texts(CHAT, 2)[1] == "It was 42."
+            assert "remember 42" in json.dumps(provider.requests()[-1]["body"]["messages"])
+        finally:
+            daemon.stop()

@@ -61,13 +61,15 @@ def session_id_for(prefix: str, key: str) -> str:
 
 @attrs.define
 class ChatState:
-    """One conversation: its key, where it is, its session, and the follower relaying that session."""
+    """One conversation: its key, where it is, its session, the follower relaying that session, and
+    the tasks under way for it (it is forgotten when its session sleeps and none is)."""
 
     key: str
     chat: ChatRef
     session_id: str
     lock: trio.Lock = attrs.Factory(trio.Lock)
     follower: ChatFollower | None = None
+    tasks: int = 0
 
 
 class GatewayDesk:
@@ -109,16 +111,29 @@ class GatewayDesk:
         self.received = self.refused = self.ignored = self.commands = self.files = 0
         self._allowed = frozenset(str(user) for user in settings.allowed_users)
 
-    def spawn(self, task: Callable[..., Awaitable[object]], *args: Any) -> None:
+    def spawn(self, task: Callable[..., Awaitable[object]], *args: Any, chat: ChatState | None = None) -> None:
         """Run ``task`` in the adapter's scope; an unexpected error is logged, and fails only that task
-        (one chat's trouble never stops the platform)."""
-        self._spawn(self._guarded, task, *args)
+        (one chat's trouble never stops the platform). A task for ``chat`` keeps it remembered."""
+        if chat is not None:
+            chat.tasks += 1
+        self._spawn(self._guarded, task, args, chat)
 
-    async def _guarded(self, task: Callable[..., Awaitable[object]], *args: Any) -> None:
+    async def _guarded(self, task: Callable[..., Awaitable[object]], args: tuple[Any, ...], chat: ChatState | None) -> None:
         try:
             await task(*args)
         except Exception:
             log.exception("%s: a chat task failed", self.port.platform)
+        finally:
+            if chat is not None:
+                chat.tasks -= 1
+                self._forget_if_idle(chat)
+
+    def _forget_if_idle(self, chat: ChatState) -> None:
+        """Drop a chat whose session sleeps and that nothing is under way for: a desk of a busy bot
+        remembers its live chats, not every chat it ever had (the next message finds the session again)."""
+        idle = chat.tasks == 0 and (chat.follower is None or chat.follower.subscription.closed)
+        if idle and self.chats.get(chat.key) is chat:
+            del self.chats[chat.key]
 
     def counts(self) -> dict[str, int]:
         """What the desk has seen, for the adapter's snapshot."""
@@ -147,9 +162,9 @@ class GatewayDesk:
         command = _COMMAND.match(incoming.text.strip()) if not incoming.files else None
         if command is not None and command.group(1).lower() in _COMMANDS:
             self.commands += 1
-            self.spawn(self._command, chat, incoming, command.group(1).lower(), (command.group(2) or "").strip())
+            self.spawn(self._command, chat, incoming, command.group(1).lower(), (command.group(2) or "").strip(), chat=chat)
             return
-        self.spawn(self._converse, chat, incoming)
+        self.spawn(self._converse, chat, incoming, chat=chat)
 
     async def press(self, press: ButtonPress) -> str:
         """A button pressed; the short notice the platform shows the user."""
@@ -243,7 +258,7 @@ class GatewayDesk:
             self.port, chat.chat, chat.session_id, subscription, self._checker(chat),
             tool_progress=self.settings.tool_progress,
         )
-        self.spawn(follower.run)
+        self.spawn(follower.run, chat=chat)
         return follower
 
     async def _session(self, chat: ChatState) -> ActorHandle[Any]:
