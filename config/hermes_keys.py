@@ -10,8 +10,11 @@ from __future__ import annotations
 
 __all__ = ["HERMES_UNUSED"]
 
-_GATEWAY = "the messaging gateway and cron (issue 18)"
-_EXTENSIONS = "MCP servers and skills (issue 17)"
+_GATEWAY = (
+    "a setting of Hermes's messaging gateway that is not built here; the bots are configured under "
+    "platforms.telegram and platforms.discord, scheduled jobs with hermes-actors cron"
+)
+_EXTENSIONS = "not built here: MCP servers (mcp_servers) and skills (skills.*) are the extension points"
 _NOT_BUILT = "not built here (no issue covers it)"
 _MCP_DISCOVERY = (
     "MCP discovery never holds a start here: each server connects on its own, within "
@@ -87,7 +90,7 @@ HERMES_UNUSED: dict[str, str] = {
     "sessions": "automatic pruning of old sessions is " + _NOT_BUILT,
     "skills.inline_shell": "running a skill author's shell snippets on the host, unapproved and unjailed, is refused by design",
     "skills.inline_shell_timeout": "no inline shell in skills here (skills.inline_shell)",
-    "skills.guard_agent_created": "every SKILL.md the agent writes is scanned here, always (issue 17)",
+    "skills.guard_agent_created": "every SKILL.md the agent writes is scanned here, always",
     "skills.creation_nudge_interval": "the skill_manage description teaches when to offer a skill; no periodic nudge",
     "skills.write_approval": "staged skill writes for review are " + _NOT_BUILT,
     "slack": _GATEWAY,

@@ -11,13 +11,13 @@ import ssl
 from collections.abc import Mapping
 from typing import Any
 
-import anthropic
 import httpx2
 import openai
 
 from messages.untrusted import UntrustedJsonError
 from messages.untrusted import loads as loads_untrusted
 
+from ._lazy_sdk import loaded_anthropic
 from .errors import (
     ProviderConnectionError,
     ProviderError,
@@ -26,16 +26,25 @@ from .errors import (
     ProviderTimeoutError,
 )
 
-# Exceptions an adapter must translate; anything else is a bug and propagates as is.
-SDK_ERRORS: tuple[type[BaseException], ...] = (
+_ERRORS: tuple[type[BaseException], ...] = (
     openai.OpenAIError,
-    anthropic.AnthropicError,
     httpx2.HTTPError,
     httpx2.StreamError,
     json.JSONDecodeError,
     # TLS failures the transport does not map (the Anthropic SDK lets them escape mid-stream).
     ssl.SSLError,
 )
+
+
+def sdk_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions an adapter must translate (anything else is a bug and propagates as is); Anthropic's
+    once its SDK is loaded (``except sdk_errors():`` is evaluated only when something is raised)."""
+    return (*_ERRORS, *_anthropic("AnthropicError"))
+
+
+def _anthropic(name: str) -> tuple[type[BaseException], ...]:
+    sdk = loaded_anthropic()
+    return (getattr(sdk, name),) if sdk is not None else ()
 
 
 def translate_error(exc: BaseException, *, stream_status: int | None = None) -> ProviderError:
@@ -46,15 +55,15 @@ def translate_error(exc: BaseException, *, stream_status: int | None = None) -> 
         stream_status: the HTTP status of an already-open stream, used for
             errors reported inside it (they arrive with no status of their own).
     """
-    if isinstance(exc, (openai.APITimeoutError, anthropic.APITimeoutError, httpx2.TimeoutException)):
+    if isinstance(exc, (openai.APITimeoutError, *_anthropic("APITimeoutError"), httpx2.TimeoutException)):
         return ProviderTimeoutError(f"provider request timed out: {_describe(exc)}")
-    if isinstance(exc, (openai.APIConnectionError, anthropic.APIConnectionError, httpx2.TransportError, ssl.SSLError)):
+    if isinstance(exc, (openai.APIConnectionError, *_anthropic("APIConnectionError"), httpx2.TransportError, ssl.SSLError)):
         return ProviderConnectionError(f"connection to provider failed: {_describe(exc)}")
-    if isinstance(exc, (openai.APIResponseValidationError, anthropic.APIResponseValidationError)):
+    if isinstance(exc, (openai.APIResponseValidationError, *_anthropic("APIResponseValidationError"))):
         return ProviderResponseError(f"provider response did not validate: {exc}", status_code=exc.status_code)
-    if isinstance(exc, (openai.APIStatusError, anthropic.APIStatusError)):
+    if isinstance(exc, (openai.APIStatusError, *_anthropic("APIStatusError"))):
         return _status_error(exc, exc.response, exc.status_code)
-    if isinstance(exc, (openai.APIError, anthropic.APIError)):
+    if isinstance(exc, (openai.APIError, *_anthropic("APIError"))):
         body = exc.body
         if isinstance(exc, openai.APIError) and isinstance(body, Mapping) and "error" not in body:
             body = {"error": dict(body)}  # the SDK hands over only the inner object
@@ -75,7 +84,7 @@ def _status_error(exc: BaseException, response: httpx2.Response, status: int) ->
         status_code=status,
         body=body,
         headers=dict(response.headers),
-        error_type=getattr(exc, "type", None) if isinstance(exc, anthropic.APIStatusError) and exc.type else _error_type(body),
+        error_type=getattr(exc, "type", None) if isinstance(exc, _anthropic("APIStatusError")) and exc.type else _error_type(body),
     )
 
 

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
-from anthropic.types import Message
-
+from ._lazy_sdk import anthropic_sdk
 from .anthropic_convert import (
     THINKING_BUDGETS,
     AnthropicChunkConverter,
@@ -19,6 +17,9 @@ from .stream_close import StreamCloser
 from .base import ChunkConverter, SdkStreamAdapter
 from .caching import apply_system_and_3
 from .types import ChatRequest
+
+if TYPE_CHECKING:
+    import anthropic
 
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
 
@@ -80,11 +81,12 @@ class AnthropicMessagesAdapter(SdkStreamAdapter):
     async def _open(self, request: ChatRequest) -> Any:
         body = build_anthropic_kwargs(request, self._output_cap(request.model))
         headers = body.pop("extra_headers", None)
+        sdk = await anthropic_sdk()  # before the client: the pool builds it with the SDK
         client: anthropic.AsyncAnthropic = self._client()
         return await post_stream(
-            client, "/v1/messages", body, cast_to=Message,
+            client, "/v1/messages", body, cast_to=sdk.types.Message,
             # Events as plain dicts: see AnthropicChunkConverter.
-            stream_cls=anthropic.AsyncStream[object], headers=headers,
+            stream_cls=sdk.AsyncStream[object], headers=headers,
         )
 
     def _converter(self) -> ChunkConverter:

@@ -22,7 +22,7 @@ from messages.events import ReasoningDelta, TextDelta
 from messages.untrusted import repair_json, repair_text
 
 from ._stale import guard_of
-from ._translate import SDK_ERRORS, translate_error
+from ._translate import sdk_errors, translate_error
 from .errors import ProviderConnectionError, StreamStalled
 from .stream_close import CLOSE_GRACE_SECONDS, StreamCloser, close_quietly, close_stream, finish_stream, hold_body_iterator
 from .types import (
@@ -250,7 +250,7 @@ class EventStream:
             chunk = await self._raw.__anext__()
         except StopAsyncIteration:
             return _END
-        except SDK_ERRORS as exc:
+        except sdk_errors() as exc:
             if guard.fired:
                 raise self._stalled() from exc
             raise translate_error(exc, stream_status=self._status) from exc
@@ -264,7 +264,7 @@ class EventStream:
                 return await self._raw.__anext__()
             except StopAsyncIteration:
                 return _END
-            except SDK_ERRORS as exc:
+            except sdk_errors() as exc:
                 raise translate_error(exc, stream_status=self._status) from exc
         # Only reached when the stale deadline fired: the read returns otherwise.
         raise self._stalled()
@@ -310,7 +310,7 @@ class SdkStreamAdapter:
         """Start one streaming call (see :class:`ProviderAdapter`)."""
         try:
             raw = await self._open(request)
-        except SDK_ERRORS as exc:
+        except sdk_errors() as exc:
             raise translate_error(exc) from exc
         body = hold_body_iterator(raw.response)
         events = EventStream(raw, self._converter(), self._stale, status_code=raw.response.status_code)

@@ -12,10 +12,9 @@ import enum
 import hashlib
 import ssl
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import anthropic
 import attrs
 import httpx2
 import openai
@@ -34,6 +33,9 @@ from .errors import ClientPoolClosed, ProviderConfigError
 from .stream_close import StreamCloser
 from .metadata import ModelMetadata, builtin_limits
 from .types import ProviderSettings
+
+if TYPE_CHECKING:
+    import anthropic
 
 # Replaced clients are kept (other sessions may still be streaming on them)
 # and closed once this many newer ones were retired, or at ``aclose``.
@@ -210,6 +212,8 @@ class ClientPool:
         )
         http = httpx2.AsyncClient(timeout=timeout, follow_redirects=True, transport=transport)
         if key.kind == "anthropic":
+            import anthropic  # loaded by now (AnthropicMessagesAdapter awaits it in a thread): a lookup
+
             return anthropic.AsyncAnthropic(
                 api_key=settings.api_key or _NO_KEY,
                 base_url=_anthropic_base(settings.base_url),

@@ -29,7 +29,7 @@ import trio
 
 from config.providers import ModelConfig
 
-from ._translate import SDK_ERRORS, translate_error
+from ._translate import sdk_errors, translate_error
 
 DEFAULT_CONTEXT_LENGTH = 128_000
 DEFAULT_MAX_OUTPUT = 8_192
@@ -227,7 +227,7 @@ class ModelMetadata:
         """
         try:
             page = await client.models.list()
-        except SDK_ERRORS as exc:
+        except sdk_errors() as exc:
             raise translate_error(exc) from exc
         count = 0
         for item in page.data:

@@ -31,7 +31,7 @@ from typing import Any
 import httpx2
 import trio
 
-from ._translate import SDK_ERRORS
+from ._translate import sdk_errors
 
 __all__ = [
     "CLOSE_GRACE_SECONDS", "BodyIterators", "StreamCloser", "close_quietly", "close_stream", "finish_stream",
@@ -108,7 +108,7 @@ async def close_quietly(close: Callable[[], Awaitable[None]]) -> None:
     with trio.move_on_after(CLOSE_GRACE_SECONDS, shield=True):
         try:
             await close()
-        except SDK_ERRORS:
+        except sdk_errors():
             pass  # closing a broken stream may fail again; the socket is gone either way
 
 

@@ -10,7 +10,8 @@
 - :mod:`~actors.mcp.errors`: the error tree.
 """
 
-from actors.mcp.client import McpClient
+from typing import TYPE_CHECKING, Any
+
 from actors.mcp.deps import McpDeps
 from actors.mcp.errors import (
     McpCallError,
@@ -20,8 +21,29 @@ from actors.mcp.errors import (
     McpProtocolError,
     McpUnavailable,
 )
-from actors.mcp.server_actor import McpServerActor, McpServerState, McpServerStatistics
 from actors.mcp.supervisor import MCP, McpSupervisor, ReloadServers, server_child_name
+
+if TYPE_CHECKING:
+    from actors.mcp.client import McpClient
+    from actors.mcp.server_actor import McpServerActor, McpServerState, McpServerStatistics
+
+#: Names whose modules import the MCP SDK: loaded on first use, not with the package (a daemon with no
+#: server configured never pays for the SDK).
+_LAZY = {
+    "McpClient": "actors.mcp.client",
+    "McpServerActor": "actors.mcp.server_actor",
+    "McpServerState": "actors.mcp.server_actor",
+    "McpServerStatistics": "actors.mcp.server_actor",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'actors.mcp' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 __all__ = [
     "MCP",

@@ -25,6 +25,8 @@ def mcp_statuses(mcp: TreeNode | None) -> list[McpServerStatus]:
                 attempts=details.get("attempts", 0),
             )
         )
+    for name in mcp.snapshot.details.get("starting", []):
+        statuses.append(McpServerStatus(name=name, state="connecting"))
     for name in mcp.snapshot.details.get("disabled", []):
         statuses.append(McpServerStatus(name=name, state="disabled"))
     return statuses

@@ -10,17 +10,24 @@ entries given (``/reload-mcp``).
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+import trio
 
-from actors.mcp.client import McpClient
 from actors.mcp.deps import McpDeps
-from actors.mcp.server_actor import McpServerActor
 from config.mcp import DEFAULT_TIMEOUT, McpEntry, McpServerConfig
 from actors import ChildSpec, RestartType, Supervisor
 from tools.jail._spawner import SpawnThread
+
+if TYPE_CHECKING:
+    from actors.mcp.client import McpClient
+
+#: The modules that bring the MCP SDK (about a second of imports): loaded in a worker thread, and only
+#: when a server is configured.
+_SDK_MODULES = ("actors.mcp.client", "actors.mcp.server_actor")
 
 __all__ = ["MCP", "ReloadServers", "McpSupervisor", "server_child_name"]
 
@@ -43,6 +50,9 @@ class ReloadServers:
 class McpSupervisor(Supervisor):
     """One child per enabled MCP server; a child that crashes (a bug of ours) restarts alone.
 
+    The children are started by a task of the supervisor once the SDK is loaded (in a worker thread):
+    the daemon's start never waits for it, as it never waits for a server to connect.
+
     Args:
         entries: ``mcp_servers`` as the configuration read it.
         deps: what every child shares (with a spawn thread of this instance's own, started and closed here).
@@ -53,9 +63,13 @@ class McpSupervisor(Supervisor):
         self.entries = dict(entries)
         # One client per server name, across restarts and reloads: the registry's handlers hold it.
         self._clients: dict[str, McpClient] = {}
-        super().__init__(self._specs(), kind=MCP, per_child_intensity=True, max_restarts=3, period=60.0)
+        super().__init__([], kind=MCP, per_child_intensity=True, max_restarts=3, period=60.0)
 
     def _specs(self) -> list[ChildSpec]:
+        """A spec per enabled entry (the SDK's modules are loaded by now: see :meth:`_load_sdk`)."""
+        from actors.mcp.client import McpClient
+        from actors.mcp.server_actor import McpServerActor
+
         specs = []
         for name, entry in self.entries.items():
             if not entry.enabled:
@@ -73,6 +87,19 @@ class McpSupervisor(Supervisor):
         self.deps.spawner.start()
         await super().on_start()
 
+    async def main(self) -> None:
+        self.start_soon(self._start_servers)
+        await super().main()
+
+    async def _start_servers(self) -> None:
+        if not any(entry.enabled for entry in self.entries.values()):
+            return
+        await _load_sdk()
+        async with self._lock:
+            for spec in self._specs():
+                if spec.name not in self._records:  # a reload may have come first
+                    await self._add(spec)
+
     async def on_stop(self) -> None:
         # Last: every server has been stopped by now; closing the thread kills any straggler.
         self.deps.spawner.close()
@@ -82,10 +109,14 @@ class McpSupervisor(Supervisor):
         disabled = sorted(name for name, entry in self.entries.items() if not entry.enabled)
         if disabled:
             details["disabled"] = disabled
+        starting = [name for name, entry in self.entries.items() if entry.enabled and server_child_name(name) not in self._records]
+        if starting:
+            details["starting"] = starting  # the SDK still loading: their actors come next
         return details
 
     async def handle(self, message: Any) -> Any:
         if isinstance(message, ReloadServers):
+            await _load_sdk()
             async with self._lock:
                 for name in list(self._records):
                     await self._remove(name, "reloading MCP servers", "operator")
@@ -96,3 +127,8 @@ class McpSupervisor(Supervisor):
                     started.append(spec.name)
                 return started
         return await super().handle(message)
+
+
+async def _load_sdk() -> None:
+    for module in _SDK_MODULES:
+        await trio.to_thread.run_sync(importlib.import_module, module)

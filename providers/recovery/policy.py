@@ -35,7 +35,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
 from typing import NoReturn, Protocol
 
-import anthropic
 import attrs
 import httpx2
 import openai
@@ -43,6 +42,7 @@ import trio
 
 from config.recovery import RetryConfig
 from messages.events import TextDelta
+from providers._lazy_sdk import loaded_anthropic
 from providers.base import ProviderAdapter
 from providers.errors import ProviderError, ProviderResponseError, UnencodableRequest
 from providers.recovery.backoff import Backoff
@@ -57,15 +57,14 @@ from providers.types import ChatRequest, StreamEvent, StreamFinished, UsageRepor
 
 log = logging.getLogger(__name__)
 
-# Failures the loop recovers from. Anything else (a bug in an adapter) propagates.
-RECOVERABLE: tuple[type[BaseException], ...] = (
-    ProviderError,
-    httpx2.TransportError,
-    openai.APIError,
-    anthropic.APIError,
-    trio.TooSlowError,
-    OSError,
-)
+_RECOVERABLE: tuple[type[BaseException], ...] = (ProviderError, httpx2.TransportError, openai.APIError, trio.TooSlowError, OSError)
+
+
+def recoverable() -> tuple[type[BaseException], ...]:
+    """Failures the loop recovers from (anything else, a bug in an adapter, propagates): Anthropic's
+    SDK errors too once it is loaded."""
+    sdk = loaded_anthropic()
+    return _RECOVERABLE if sdk is None else (*_RECOVERABLE, sdk.APIError)
 
 _GUIDANCE: Mapping[FailoverReason, str] = MappingProxyType({
     FailoverReason.auth: "check the API key for {provider} (HERMES_ACTORS_HOME/.env) or add a fallback provider",
@@ -194,7 +193,7 @@ class _RecoveryRun:
                 if not await self._sanitize():
                     raise
                 continue
-            except RECOVERABLE as exc:
+            except recoverable() as exc:
                 classified = classify(
                     exc,
                     provider=target.provider,

@@ -107,17 +107,20 @@ class TelegramBot(PlatformAdapter):
                 "getUpdates", http_timeout=self.config.poll_timeout + 10, offset=self.offset or None,
                 timeout=int(self.config.poll_timeout), allowed_updates=["message", "callback_query"],
             )
-            for update in updates or ():
-                await self._take(update)
+            ids = [u["update_id"] for u in updates or () if isinstance(u, dict) and isinstance(u.get("update_id"), int)]
+            if not ids:
+                continue
+            # Saved before any of them is acted on: an update is handled at most once, even across a crash.
+            self.offset = max(ids) + 1
+            await trio.to_thread.run_sync(write_json, self.offset_file, self.offset)
+            for update in updates:
+                if isinstance(update, dict) and isinstance(update.get("update_id"), int):
+                    await self._take(update)
+                else:
+                    log.warning("telegram: an update without an id was skipped")
 
     async def _take(self, update: dict[str, Any]) -> None:
-        update_id = update.get("update_id")
-        if not isinstance(update_id, int):
-            log.warning("telegram: an update without an id was skipped")
-            return
-        # Saved before acting: an update is handled at most once, even across a crash.
-        self.offset = update_id + 1
-        await trio.to_thread.run_sync(write_json, self.offset_file, self.offset)
+        update_id = update["update_id"]
         if isinstance(update.get("callback_query"), dict):
             self.start_soon(self._press, update["callback_query"])
             return
