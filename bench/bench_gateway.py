@@ -88,11 +88,13 @@ def main() -> None:
                 time.sleep(0.05)
             model = _model_ms(url, args.messages)
             latencies = []
+            cpu_before = bench_api._cpu_seconds(daemon.pid)
             for n in range(args.messages):
                 started = time.perf_counter()
                 fake.push(500, OWNER, f"question {n}")
                 fake.wait_for_texts(500, n + 1)
                 latencies.append((time.perf_counter() - started) * 1000)
+            cpu_ms = 1000 * (bench_api._cpu_seconds(daemon.pid) - cpu_before) / args.messages
             before = _rss_kb(daemon.pid)
             started = time.perf_counter()
             for chat in range(args.chats):
@@ -107,6 +109,7 @@ def main() -> None:
     print(f"telegram bot through the fake Bot API, {os.cpu_count()} cores")
     print(f"  message in -> reply out, {args.messages} sequential: p50 {p50:.1f} ms, p95 {p95:.1f} ms "
           f"(the model straight: p50 {statistics.median(model):.1f} ms); added p50 {p50 - statistics.median(model):.1f} ms")
+    print(f"  daemon CPU per message (a turn, the follower, the reply): {cpu_ms:.1f} ms")
     print(f"  {args.chats} chats at once: {args.chats / wall:.1f} replies/s ({wall:.1f} s), "
           f"daemon memory {per_chat:.1f} KB per live chat")
 

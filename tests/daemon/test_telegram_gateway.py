@@ -97,6 +97,7 @@ class TestWhileBusy:
             telegram.push(CHAT, OWNER, "take your time")
             telegram.wait_until(lambda: any(marker in text for text in telegram.texts_to_locked(CHAT)), "the progress message")
             wait(lambda: processes_with(marker) != [], "the command to start")
+            telegram.wait_until(lambda: "sendChatAction" in telegram.calls, "the typing indicator of a long turn")
             telegram.push(CHAT, OWNER, "/stop")
             telegram.wait_until(lambda: "Stopping." in telegram.texts_to_locked(CHAT), "the /stop answer")
             telegram.wait_until(lambda: any("interrupted" in t for t in telegram.texts_to_locked(CHAT)), "the stopped turn's reply")

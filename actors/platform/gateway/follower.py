@@ -43,6 +43,9 @@ T = TypeVar("T")
 
 #: How often the typing indicator is refreshed (platforms show it for about five seconds).
 TYPING_EVERY = 4.0
+#: How long a turn runs before the typing indicator is shown: a quick answer is its own feedback, and
+#: sparing it the indicator's request keeps that request off the answer's path.
+TYPING_AFTER = 0.5
 #: Tool lines a progress message keeps (the latest ones).
 PROGRESS_LINES = 12
 APPROVAL_LABELS = {"once": "Allow once", "session": "Allow for this session", "always": "Always allow", "deny": "Deny"}
@@ -164,6 +167,7 @@ class ChatFollower:
 
     async def _keep_typing(self, scope: trio.CancelScope) -> None:
         with scope:
+            await trio.sleep(TYPING_AFTER)
             while True:
                 await self._quietly(self.port.typing(self.chat))
                 await trio.sleep(TYPING_EVERY)
