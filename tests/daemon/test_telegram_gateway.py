@@ -100,12 +100,33 @@ class TestWhileBusy:
             telegram.wait_until(lambda: "sendChatAction" in telegram.calls, "the typing indicator of a long turn")
             telegram.push(CHAT, OWNER, "/stop")
             telegram.wait_until(lambda: "Stopping." in telegram.texts_to_locked(CHAT), "the /stop answer")
-            telegram.wait_until(lambda: any("interrupted" in t for t in telegram.texts_to_locked(CHAT)), "the stopped turn's reply")
             wait(lambda: processes_with(marker) == [], "the command to be killed")
             status = json.loads(run_cli(home, "sessions", "list", "--json").stdout)["sessions"]
             assert len(status) == 1
+            wait(lambda: json.loads(run_cli(home, "status", "--json").stdout)["running_turns"] == 0, "the turn to end")
             telegram.push(CHAT, OWNER, "/stop")
             telegram.wait_until(lambda: "Nothing is running." in telegram.texts_to_locked(CHAT), "the second /stop")
+        finally:
+            daemon.stop()
+
+    def test_a_new_message_interrupts_the_turn(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
+        """busy_input_mode interrupt (the default): a message mid-turn stops the turn, silently, and is
+        answered next."""
+        provider.reset()
+        daemon = start_bot(home, provider, telegram, tool_progress=False)
+        marker = "sleep 418"
+        try:
+            provider.push(
+                {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": marker, "timeout": 300}}]},
+                {"text": "Hi instead."},
+            )
+            telegram.push(CHAT, OWNER, "do the long thing")
+            wait(lambda: processes_with(marker) != [], "the command to start")
+            telegram.push(CHAT, OWNER, "never mind, just say hi")
+            assert telegram.wait_for_texts(CHAT, 1) == ["Hi instead."]
+            wait(lambda: processes_with(marker) == [], "the command to be killed")
+            assert _user_texts(provider)[-1] == "never mind, just say hi"
+            assert telegram.texts_to(CHAT) == ["Hi instead."]  # nothing said of the interrupted turn
         finally:
             daemon.stop()
 

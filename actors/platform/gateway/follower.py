@@ -5,7 +5,8 @@ session hibernates, the subscription ends and so does the follower; the next mes
 It follows every turn of the session, not only those a message of this chat started: a background
 process's notification or a queued message gets its answer to the chat too. Per turn it keeps the
 typing indicator alive, shows the tools being run in one progress message edited in place, turns
-approval and clarify requests into buttons, and sends the final answer with its ``MEDIA:`` files.
+approval and clarify requests into buttons, and sends the final answer with its ``MEDIA:`` files (an
+interrupted turn says nothing: `/stop` answered for it, or a newer message is being answered).
 """
 
 from __future__ import annotations
@@ -192,6 +193,8 @@ class ChatFollower:
             request.message = await self._quietly(self.port.send_text(self.chat, request.text, markdown=False))
 
     async def _answer(self, text: str, reason: str, error: str | None) -> None:
+        if reason == "interrupted":
+            return  # superseded: /stop said so, or a newer message is being answered
         body, media = extract_media(text)
         if reason == "error":
             body = f"{body}\n\n(The turn failed: {error})" if body else f"The turn failed: {error}"
