@@ -141,6 +141,25 @@ class TestDiscord:
         finally:
             daemon.stop()
 
+    def test_malformed_events_are_skipped(self, home: Path, provider: ScriptedProviderProcess, discord: FakeDiscord) -> None:
+        """Dispatches that are not what Discord documents are skipped; the connection and the bot go on."""
+        provider.reset()
+        daemon = _start(home, provider, discord)
+        try:
+            wait(lambda: _details(home).get("connection") == "connected", "the bot to connect")
+            discord.push_event("MESSAGE_CREATE", {"channel_id": DM, "author": "nobody", "content": ["not", "text"]})
+            discord.push_event("MESSAGE_CREATE", {"channel_id": DM, "author": {"id": OWNER}, "content": ["not", "text"], "mentions": 3})
+            discord.push_event("MESSAGE_CREATE", {"channel_id": DM, "author": {"id": OWNER}, "attachments": "none"})
+            discord.push_event("INTERACTION_CREATE", {"type": 3, "channel_id": DM, "user": {"id": OWNER}})
+            discord.push_event("GUILD_CREATE", {"id": "700"})
+            provider.push({"text": "Still fine."})
+            discord.push_message(DM, OWNER, "are you ok?")
+            assert discord.wait_for_texts(DM, 1) == ["Still fine."]
+            assert _details(home)["connection"] == "connected" and discord.identifies == 1
+            assert len(provider.requests()) == 1
+        finally:
+            daemon.stop()
+
     def test_a_refused_token_is_a_failed_state(self, home: Path, provider: ScriptedProviderProcess, discord: FakeDiscord) -> None:
         daemon = _start(home, provider, discord, token="wrong-token")
         try:

@@ -120,3 +120,26 @@ class TestTelegram:
             assert "remember 42" in json.dumps(provider.requests()[-1]["body"]["messages"])
         finally:
             daemon.stop()
+
+    def test_malformed_updates_are_skipped(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
+        """Updates that are not what the Bot API documents are logged and skipped; the bot goes on."""
+        provider.reset()
+        daemon = start_bot(home, provider, telegram)
+        try:
+            wait(lambda: "getUpdates" in telegram.calls, "the bot to poll")
+            for junk in (
+                {"update_id": 1, "message": "not an object"},
+                {"update_id": 2, "message": {"chat": {"id": "x"}, "from": {"id": OWNER}, "text": "hi"}},
+                {"update_id": 3, "callback_query": {"id": "q", "data": None}},
+                {"update_id": 4, "message": {"chat": {"id": CHAT, "type": "private"}, "from": {"id": OWNER}, "photo": "nope"}},
+                {"update_id": 5, "edited_message": {"text": "an update kind not asked for"}},
+            ):
+                telegram.push_raw(junk)
+            provider.push({"text": "Still fine."})
+            telegram.push(CHAT, OWNER, "are you ok?")
+            assert telegram.wait_for_texts(CHAT, 1) == ["Still fine."]
+            details = json.loads(run_cli(home, "inspect", "platform/telegram", "--json").stdout)["details"]
+            assert details["connection"] == "connected" and details["offset"] == telegram.next_update, details
+            assert len(provider.requests()) == 1
+        finally:
+            daemon.stop()

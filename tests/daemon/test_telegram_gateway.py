@@ -13,7 +13,7 @@ from typing import Any
 from tests.daemon.helpers import ScriptedProviderProcess, run_cli
 from tests.daemon.jailed import processes_with
 from tests.daemon.telegram_daemon import CHAT, OWNER, STRANGER, start_bot, wait
-from tests.platform.telegram_fake import FakeTelegram
+from tests.platform.telegram_fake import TOKEN, FakeTelegram
 
 STRANGER_CHAT = 777
 
@@ -181,6 +181,7 @@ class TestFiles:
             assert str(saved) in said and saved.read_bytes() == b"\xff\xd8\xff fake jpeg bytes"
         finally:
             daemon.stop()
+        assert TOKEN not in daemon.log()  # a file's address holds the token
 
     def test_a_photo_is_shown_to_a_vision_model(
         self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, tmp_path: Path

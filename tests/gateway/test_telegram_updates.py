@@ -71,3 +71,13 @@ class TestButtons:
         assert parse_button("x:t:1:2") is None and parse_button("r:t::1") is None and parse_button("r:t:abc:x") is None
         assert parse_button("r::req_1:0") is None
         assert read_button({"id": "q", "from": {"id": 9}, "data": "r:a:1"}) is None  # no message
+
+
+class TestHostileShapes:
+    def test_fields_of_the_wrong_type_are_ignored(self) -> None:
+        odd = message("hi", reply_to_message="x", photo=[{"file_id": "p", "file_size": "huge"}])
+        incoming = read_message({**odd, "from": {"id": 7, "first_name": "A"}}, BOT)
+        assert incoming is not None and incoming.files[0].size is None
+        assert read_message({**message("hi"), "from": "someone"}, BOT) is None
+        assert read_message({**message("hi"), "chat": ["not", "an", "object"]}, BOT) is None
+        assert read_button({"id": "q", "from": 7, "message": "m", "data": "r:t:req_1:0"}) is None

@@ -81,6 +81,10 @@ class FakeDiscord:
                 "user": {"id": user, "username": f"user{user}"}, "data": {"custom_id": custom_id, "component_type": 2}}
         self._from_thread(self._dispatch, "INTERACTION_CREATE", data)
 
+    def push_event(self, name: str, data: Any) -> None:
+        """Any dispatch, exactly as given (a malformed one, for the bot's robustness)."""
+        self._from_thread(self._dispatch, name, data)
+
     def drop(self) -> None:
         """End the websocket as a failing network would, without Discord saying why (close code 1011)."""
         self._from_thread(self._close, 1011)

@@ -61,6 +61,13 @@ class FakeTelegram:
                    "from": {"id": user_id, "is_bot": False, "first_name": "U"}, **({"caption": caption} if caption else {})}
         return self._update("message", message)
 
+    def push_raw(self, update: dict[str, Any]) -> None:
+        """An update exactly as given (a malformed one, for the bot's robustness)."""
+        with self.lock:
+            self.updates.append(update)
+            self.next_update = max(self.next_update, int(update.get("update_id") or 0) + 1)
+            self.lock.notify_all()
+
     def press(self, chat_id: int, user_id: int, data: str) -> int:
         """A user presses an inline button whose ``callback_data`` is ``data``."""
         query = {"id": f"cb{self.next_update}", "from": {"id": user_id, "is_bot": False, "first_name": "U"},

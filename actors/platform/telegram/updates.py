@@ -23,8 +23,18 @@ class BotIdentity:
     username: str
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """A field that should be a JSON object, or an empty one (the update is untrusted input)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _size(item: dict[str, Any]) -> int | None:
+    size = item.get("file_size")
+    return size if isinstance(size, int) else None
+
+
 def _chat(message: dict[str, Any]) -> ChatRef | None:
-    chat = message.get("chat") or {}
+    chat = _obj(message.get("chat"))
     if not isinstance(chat.get("id"), int):
         return None
     thread = message.get("message_thread_id") if message.get("is_topic_message") else None
@@ -36,30 +46,30 @@ def _files(message: dict[str, Any]) -> tuple[RemoteFile, ...]:
     photos = message.get("photo")
     if isinstance(photos, list) and photos and isinstance(photos[-1], dict):
         largest = photos[-1]  # Telegram lists a photo's sizes smallest first
-        files.append(RemoteFile("image", str(largest.get("file_id")), "photo.jpg", largest.get("file_size")))
+        files.append(RemoteFile("image", str(largest.get("file_id")), "photo.jpg", _size(largest)))
     for field, kind, default in (("document", "document", "document"), ("voice", "voice", "voice.ogg"),
                                  ("audio", "audio", "audio"), ("video", "video", "video.mp4")):
         item = message.get(field)
         if isinstance(item, dict) and item.get("file_id"):
             mime = str(item.get("mime_type") or "")
             named = "image" if kind == "document" and mime.startswith("image/") else kind
-            files.append(RemoteFile(named, str(item["file_id"]), str(item.get("file_name") or default), item.get("file_size")))
+            files.append(RemoteFile(named, str(item["file_id"]), str(item.get("file_name") or default), _size(item)))
     return tuple(files)
 
 
 def read_message(message: dict[str, Any], bot: BotIdentity) -> Incoming | None:
     """The message as the gateway reads it; None when it is not a user's (no chat, no sender, a bot,
     or neither text nor file)."""
-    chat, sender = _chat(message), message.get("from") or {}
+    chat, sender = _chat(message), _obj(message.get("from"))
     if chat is None or not isinstance(sender.get("id"), int) or sender.get("is_bot"):
         return None
     text = message.get("text") or message.get("caption") or ""
     files = _files(message)
     if not isinstance(text, str) or (not text.strip() and not files):
         return None
-    private = (message.get("chat") or {}).get("type") == "private"
+    private = _obj(message.get("chat")).get("type") == "private"
     mention = f"@{bot.username}" if bot.username else None
-    replied = ((message.get("reply_to_message") or {}).get("from") or {}).get("id") == bot.user_id
+    replied = _obj(_obj(message.get("reply_to_message")).get("from")).get("id") == bot.user_id
     mentioned = mention is not None and mention.lower() in text.lower()
     if mention is not None:
         text = re.sub(re.escape(mention) + r"\b", "", text, flags=re.IGNORECASE).strip()
@@ -69,7 +79,7 @@ def read_message(message: dict[str, Any], bot: BotIdentity) -> Incoming | None:
 
 def read_button(query: dict[str, Any]) -> ButtonPress | None:
     """A ``callback_query`` as a button press; None without its message, sender or data."""
-    message, sender, data = query.get("message") or {}, query.get("from") or {}, query.get("data")
+    message, sender, data = _obj(query.get("message")), _obj(query.get("from")), query.get("data")
     chat = _chat(message)
     if chat is None or not isinstance(sender.get("id"), int) or not isinstance(data, str):
         return None
