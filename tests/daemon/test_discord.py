@@ -78,6 +78,11 @@ class TestDiscord:
             provider.push({"text": "Still here."})
             discord.push_message(DM, OWNER, "still there?")
             assert discord.wait_for_texts(DM, 3)[2] == "Still here."
+            discord.invalidate(resumable=False)  # op 9, false: the session is gone, identify anew
+            wait(lambda: discord.identifies == 2 and _details(home).get("connection") == "connected", "a new session")
+            provider.push({"text": "New session, same chat."})
+            discord.push_message(DM, OWNER, "and now?")
+            assert discord.wait_for_texts(DM, 4)[3] == "New session, same chat."
         finally:
             daemon.stop()
 

@@ -93,6 +93,12 @@ class FakeDiscord:
         """Op 7: Discord asks the client to reconnect (and resume)."""
         self._from_thread(self._send, {"op": 7, "d": None})
 
+    def invalidate(self, resumable: bool) -> None:
+        """Op 9: the session is invalid; a new one is made on the next IDENTIFY when not ``resumable``."""
+        if not resumable:
+            self.session_id = f"fake-session-{self.identifies + 1}"
+        self._from_thread(self._send, {"op": 9, "d": resumable})
+
     def fail_next_send(self, status: int, body: dict[str, Any]) -> None:
         """Answer the next message POST with ``status`` and ``body``."""
         with self.lock:
