@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["MAX_IMAGE_BYTES", "MAX_IMAGES", "image_content", "sees_images"]
+__all__ = ["MAX_IMAGES", "MAX_IMAGE_BYTES", "image_content", "sees_images"]
 
 #: The largest image sent as content (the providers refuse larger ones; Anthropic's limit is 5 MB).
 MAX_IMAGE_BYTES = 5 * 1024 * 1024

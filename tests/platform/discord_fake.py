@@ -23,7 +23,12 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import trio
-from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, serve_websocket
+from trio_websocket import (
+    ConnectionClosed,
+    WebSocketConnection,
+    WebSocketRequest,
+    serve_websocket,
+)
 
 from tests.platform.fake_http import FakeHandler, parse_multipart, serving
 

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from actors import ActorError, ActorNotFound, ActorSystem
 from actors.platform.errors import RequestFailed
-from actors.platform.gateway.pairing import PAIRING, ApproveCode, ListPairings, PairedUser, PairingBook, RevokeUser
-from actors.platform.outbound import DeliveryFailed, Destination, OutboundRegistry, PlatformNotConnected, UnknownDestination
+from actors.platform.gateway.pairing import (
+    PAIRING,
+    ApproveCode,
+    ListPairings,
+    PairedUser,
+    PairingBook,
+    RevokeUser,
+)
+from actors.platform.outbound import (
+    DeliveryFailed,
+    Destination,
+    OutboundRegistry,
+    PlatformNotConnected,
+    UnknownDestination,
+)
 from messages import control as c
 
 __all__ = ["pairing_request"]
@@ -67,4 +80,4 @@ async def _welcome(outbound: OutboundRegistry, user: PairedUser) -> None:
 
 
 def _iso(moment: float) -> str:
-    return datetime.fromtimestamp(moment, timezone.utc).isoformat()
+    return datetime.fromtimestamp(moment, UTC).isoformat()

@@ -27,7 +27,13 @@ from actors.platform.discord.gateway import DiscordGateway, GatewayLost, Gateway
 from actors.platform.discord.rest import DiscordError, DiscordRest
 from actors.platform.gateway.adapter import PlatformAdapter, TokenRefused
 from actors.platform.gateway.desk import session_id_for
-from actors.platform.gateway.port import ButtonPress, ChatRef, Choice, RemoteFile, SentMessage
+from actors.platform.gateway.port import (
+    ButtonPress,
+    ChatRef,
+    Choice,
+    RemoteFile,
+    SentMessage,
+)
 from actors.platform.markup import DISCORD_LIMIT, discord_chunks, split_markdown
 from actors.platform.outbound import OutboundRegistry
 from actors.session import SessionService

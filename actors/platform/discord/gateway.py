@@ -17,7 +17,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
-from trio_websocket import ConnectionClosed, HandshakeError, WebSocketConnection, open_websocket_url
+from trio_websocket import (
+    ConnectionClosed,
+    HandshakeError,
+    WebSocketConnection,
+    open_websocket_url,
+)
 
 __all__ = ["INTENTS", "DiscordGateway", "GatewayLost", "GatewayRefused"]
 

@@ -6,7 +6,15 @@ buttons, replies with their files, and files received. An adapter supplies the p
 from actors.platform.gateway.desk import REFUSAL, GatewayDesk, session_id_for
 from actors.platform.gateway.follower import ChatFollower
 from actors.platform.gateway.pairing import PAIRING, PairingActor
-from actors.platform.gateway.port import ButtonPress, ChatPort, ChatRef, Choice, Incoming, RemoteFile, SentMessage
+from actors.platform.gateway.port import (
+    ButtonPress,
+    ChatPort,
+    ChatRef,
+    Choice,
+    Incoming,
+    RemoteFile,
+    SentMessage,
+)
 
 __all__ = [
     "PAIRING",

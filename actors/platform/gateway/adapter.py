@@ -14,7 +14,12 @@ from actors import Actor, ActorHandle
 from actors.platform.gateway.desk import GatewayDesk
 from actors.platform.gateway.port import ChatRef, GatewaySettings, SentMessage
 from actors.platform.markup import extract_media
-from actors.platform.outbound import DeliveryFailed, Destination, OutboundRegistry, UnknownDestination
+from actors.platform.outbound import (
+    DeliveryFailed,
+    Destination,
+    OutboundRegistry,
+    UnknownDestination,
+)
 from actors.session import SessionService
 
 __all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "PlatformAdapter", "TokenRefused"]

@@ -33,12 +33,31 @@ import attrs
 import trio
 
 from actors import ActorError, ActorHandle
-from actors.platform.gateway.follower import APPROVAL_LABELS, ChatFollower, parse_button, session_tag
+from actors.platform.gateway.follower import (
+    APPROVAL_LABELS,
+    ChatFollower,
+    parse_button,
+    session_tag,
+)
 from actors.platform.gateway.pairing import CheckUser, RequestCode, TooManyWaiting
-from actors.platform.gateway.port import ButtonPress, ChatPort, ChatRef, GatewaySettings, Incoming, RemoteFile
+from actors.platform.gateway.port import (
+    ButtonPress,
+    ChatPort,
+    ChatRef,
+    GatewaySettings,
+    Incoming,
+    RemoteFile,
+)
 from actors.platform.outbound import DeliveryFailed
 from actors.platform.state_files import read_json, write_json
-from actors.session import NoTurnRunning, SessionBusy, SessionNotFound, SessionOptions, SessionService, TooManyRunningTurns
+from actors.session import (
+    NoTurnRunning,
+    SessionBusy,
+    SessionNotFound,
+    SessionOptions,
+    SessionService,
+    TooManyRunningTurns,
+)
 from messages.session import AnswerRequest, CheckFiles, FileCheck, Interrupt, Subscribe
 
 __all__ = ["REFUSAL", "ChatState", "GatewayDesk", "session_id_for"]

@@ -114,7 +114,6 @@ class ChatFollower:
         self.check_files = check_files
         self.tool_progress = tool_progress
         self.pending: dict[str, PendingRequest] = {}
-        self.replies = 0
         self._typing: trio.CancelScope | None = None
         self._progress: SentMessage | None = None
         self._progress_lines: list[str] = []
@@ -202,7 +201,6 @@ class ChatFollower:
             body = f"({reason})"
         if body:
             await self._quietly(self.port.send_text(self.chat, body, markdown=True))
-            self.replies += 1
         if media:
             checks = await self.check_files(CheckFiles(tuple(media)))
             for check in checks:

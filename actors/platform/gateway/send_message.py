@@ -13,7 +13,13 @@ from typing import Any
 import trio
 
 from actors.platform.markup import extract_media
-from actors.platform.outbound import DeliveryFailed, Destination, OutboundRegistry, PlatformNotConnected, UnknownDestination
+from actors.platform.outbound import (
+    DeliveryFailed,
+    Destination,
+    OutboundRegistry,
+    PlatformNotConnected,
+    UnknownDestination,
+)
 from config.terminal import ApprovalsConfig
 from tools.context import ToolContext
 from tools.errors import ToolError
@@ -22,7 +28,7 @@ from tools.registry import ToolRegistry
 from tools.results import ToolResult
 from tools.side_effects import approve_side_effect
 
-__all__ = ["TOOL_NAME", "TOOLSET", "register_send_message"]
+__all__ = ["TOOLSET", "TOOL_NAME", "register_send_message"]
 
 TOOL_NAME = "send_message"
 TOOLSET = "messaging"

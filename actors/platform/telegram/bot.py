@@ -28,7 +28,12 @@ from actors import ActorHandle
 from actors.platform.gateway.adapter import PlatformAdapter
 from actors.platform.gateway.desk import session_id_for
 from actors.platform.gateway.port import ChatRef, Choice, RemoteFile, SentMessage
-from actors.platform.markup import TELEGRAM_LIMIT, split_markdown, telegram_chunks, utf16_length
+from actors.platform.markup import (
+    TELEGRAM_LIMIT,
+    split_markdown,
+    telegram_chunks,
+    utf16_length,
+)
 from actors.platform.outbound import OutboundRegistry
 from actors.platform.state_files import read_json, write_json
 from actors.platform.telegram.bot_api import BotApi, TelegramError
