@@ -16,7 +16,7 @@ from typing import Any
 from messages.untrusted import UntrustedJsonError
 from messages.untrusted import loads as loads_untrusted
 
-from ._wire_shapes import wire_int, wire_object, wire_text
+from messages.wire_shapes import wire_int, wire_object, wire_text
 from .base import TurnAccumulator
 from .types import StreamEvent, Usage
 

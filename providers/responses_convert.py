@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ._wire_shapes import wire_int, wire_object, wire_text
+from messages.wire_shapes import wire_int, wire_object, wire_text
 from .base import TurnAccumulator
 from .errors import ProviderStatusError
 from .types import StreamEvent, Usage

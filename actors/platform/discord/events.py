@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from actors.platform.gateway.port import ButtonPress, ChatRef, Incoming, RemoteFile
+from messages.wire_shapes import wire_int, wire_object, wire_text
 
 __all__ = ["COMPONENT_INTERACTION", "BotUser", "read_interaction", "read_message"]
 
@@ -25,11 +26,6 @@ class BotUser:
     username: str
 
 
-def _obj(value: Any) -> dict[str, Any]:
-    """A field that should be a JSON object, or an empty one (the event is untrusted input)."""
-    return value if isinstance(value, dict) else {}
-
-
 def _kind(content_type: str) -> str:
     for prefix, kind in (("image/", "image"), ("audio/", "audio"), ("video/", "video")):
         if content_type.startswith(prefix):
@@ -43,26 +39,24 @@ def _files(message: dict[str, Any]) -> tuple[RemoteFile, ...]:
     for item in attachments if isinstance(attachments, list) else ():
         if isinstance(item, dict) and isinstance(item.get("url"), str):
             kind = _kind(str(item.get("content_type") or ""))
-            size = item.get("size")
-            files.append(RemoteFile(kind, item["url"], str(item.get("filename") or kind), size if isinstance(size, int) else None))
+            files.append(RemoteFile(kind, item["url"], str(item.get("filename") or kind), wire_int(item.get("size"))))
     return tuple(files)
 
 
 def read_message(message: dict[str, Any], bot: BotUser) -> Incoming | None:
     """The message as the gateway reads it; None when it is not a user's (a bot's, the bot's own, no
     channel, or neither text nor file)."""
-    author = _obj(message.get("author"))
+    author = wire_object(message.get("author"))
     channel = message.get("channel_id")
     if not isinstance(channel, str) or not isinstance(author.get("id"), str) or author.get("bot") or author["id"] == bot.user_id:
         return None
-    content = message.get("content")
-    text, files = content if isinstance(content, str) else "", _files(message)
+    text, files = wire_text(message.get("content")), _files(message)
     if not text.strip() and not files:
         return None
     private = message.get("guild_id") is None
     mentions = message.get("mentions")
-    mentioned = any(_obj(m).get("id") == bot.user_id for m in (mentions if isinstance(mentions, list) else ()))
-    replied = _obj(_obj(message.get("referenced_message")).get("author")).get("id") == bot.user_id
+    mentioned = any(wire_object(m).get("id") == bot.user_id for m in (mentions if isinstance(mentions, list) else ()))
+    replied = wire_object(wire_object(message.get("referenced_message")).get("author")).get("id") == bot.user_id
     text = re.sub(rf"<@!?{re.escape(bot.user_id)}>", "", text).strip()
     name = str(author.get("global_name") or author.get("username") or author["id"])
     return Incoming(ChatRef(PLATFORM, channel), author["id"], name, text, private, private or mentioned or replied, files)
@@ -72,8 +66,8 @@ def read_interaction(interaction: dict[str, Any]) -> ButtonPress | None:
     """A pressed button as the gateway reads it; None for any other interaction."""
     if interaction.get("type") != COMPONENT_INTERACTION:
         return None
-    user = _obj(_obj(interaction.get("member")).get("user")) or _obj(interaction.get("user"))
-    channel, data = interaction.get("channel_id"), _obj(interaction.get("data")).get("custom_id")
+    user = wire_object(wire_object(interaction.get("member")).get("user")) or wire_object(interaction.get("user"))
+    channel, data = interaction.get("channel_id"), wire_object(interaction.get("data")).get("custom_id")
     if not isinstance(channel, str) or not isinstance(user.get("id"), str) or not isinstance(data, str):
         return None
     return ButtonPress(ChatRef(PLATFORM, channel), user["id"], data)

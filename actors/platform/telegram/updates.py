@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from actors.platform.gateway.port import ButtonPress, ChatRef, Incoming, RemoteFile
+from messages.wire_shapes import wire_int, wire_object
 
 __all__ = ["BotIdentity", "read_button", "read_message"]
 
@@ -23,18 +24,8 @@ class BotIdentity:
     username: str
 
 
-def _obj(value: Any) -> dict[str, Any]:
-    """A field that should be a JSON object, or an empty one (the update is untrusted input)."""
-    return value if isinstance(value, dict) else {}
-
-
-def _size(item: dict[str, Any]) -> int | None:
-    size = item.get("file_size")
-    return size if isinstance(size, int) else None
-
-
 def _chat(message: dict[str, Any]) -> ChatRef | None:
-    chat = _obj(message.get("chat"))
+    chat = wire_object(message.get("chat"))
     if not isinstance(chat.get("id"), int):
         return None
     thread = message.get("message_thread_id") if message.get("is_topic_message") else None
@@ -46,30 +37,30 @@ def _files(message: dict[str, Any]) -> tuple[RemoteFile, ...]:
     photos = message.get("photo")
     if isinstance(photos, list) and photos and isinstance(photos[-1], dict):
         largest = photos[-1]  # Telegram lists a photo's sizes smallest first
-        files.append(RemoteFile("image", str(largest.get("file_id")), "photo.jpg", _size(largest)))
+        files.append(RemoteFile("image", str(largest.get("file_id")), "photo.jpg", wire_int(largest.get("file_size"))))
     for field, kind, default in (("document", "document", "document"), ("voice", "voice", "voice.ogg"),
                                  ("audio", "audio", "audio"), ("video", "video", "video.mp4")):
         item = message.get(field)
         if isinstance(item, dict) and item.get("file_id"):
             mime = str(item.get("mime_type") or "")
             named = "image" if kind == "document" and mime.startswith("image/") else kind
-            files.append(RemoteFile(named, str(item["file_id"]), str(item.get("file_name") or default), _size(item)))
+            files.append(RemoteFile(named, str(item["file_id"]), str(item.get("file_name") or default), wire_int(item.get("file_size"))))
     return tuple(files)
 
 
 def read_message(message: dict[str, Any], bot: BotIdentity) -> Incoming | None:
     """The message as the gateway reads it; None when it is not a user's (no chat, no sender, a bot,
     or neither text nor file)."""
-    chat, sender = _chat(message), _obj(message.get("from"))
+    chat, sender = _chat(message), wire_object(message.get("from"))
     if chat is None or not isinstance(sender.get("id"), int) or sender.get("is_bot"):
         return None
     text = message.get("text") or message.get("caption") or ""
     files = _files(message)
     if not isinstance(text, str) or (not text.strip() and not files):
         return None
-    private = _obj(message.get("chat")).get("type") == "private"
+    private = wire_object(message.get("chat")).get("type") == "private"
     mention = f"@{bot.username}" if bot.username else None
-    replied = _obj(_obj(message.get("reply_to_message")).get("from")).get("id") == bot.user_id
+    replied = wire_object(wire_object(message.get("reply_to_message")).get("from")).get("id") == bot.user_id
     mentioned = mention is not None and mention.lower() in text.lower()
     if mention is not None:
         text = re.sub(re.escape(mention) + r"\b", "", text, flags=re.IGNORECASE).strip()
@@ -79,7 +70,7 @@ def read_message(message: dict[str, Any], bot: BotIdentity) -> Incoming | None:
 
 def read_button(query: dict[str, Any]) -> ButtonPress | None:
     """A ``callback_query`` as a button press; None without its message, sender or data."""
-    message, sender, data = _obj(query.get("message")), _obj(query.get("from")), query.get("data")
+    message, sender, data = wire_object(query.get("message")), wire_object(query.get("from")), query.get("data")
     chat = _chat(message)
     if chat is None or not isinstance(sender.get("id"), int) or not isinstance(data, str):
         return None

@@ -1,7 +1,8 @@
-"""Reading the stream's JSON as plain dicts, where any value may have any shape (a hostile or broken server).
+"""Reading JSON from a peer as plain dicts, where any value may have any shape (a hostile or broken server).
 
-The Anthropic and Responses converters read events through these instead of the SDKs' models: a wrong
-shape reads as absent instead of raising out of the converter.
+The Anthropic and Responses converters read stream events through these instead of the SDKs' models, and
+the messaging platforms read their updates and events through them: a wrong shape reads as absent instead
+of raising out of the reader.
 """
 
 from __future__ import annotations
