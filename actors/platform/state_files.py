@@ -4,9 +4,10 @@ book): written whole and atomically, private to the daemon's user. Blocking: cal
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
+
+from tools.files import atomic_write
 
 __all__ = ["read_json", "write_json"]
 
@@ -23,8 +24,4 @@ def write_json(path: Path, value: Any) -> None:
     """Replace the file with ``value`` in one step (a reader sees the old or the new), mode 0600, in a
     0700 directory created if missing."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-        json.dump(value, file)
-    os.replace(temporary, path)
+    atomic_write(path, json.dumps(value).encode("utf-8"), new_file_mode=0o600)
