@@ -1,0 +1,177 @@
+"""The control conversation's requests about the daemon's services, and their replies: MCP servers
+(``hermes-actors mcp``), scheduled jobs (``cron``) and the messaging platforms' pairing book
+(``pairing``). Part of :mod:`messages.control`, whose unions include them; ``StatusReply`` carries
+:class:`McpServerStatus` and :class:`PlatformStatus` too."""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = [
+    "CronJobStatus",
+    "CronReply",
+    "CronRequest",
+    "McpReply",
+    "McpServerStatus",
+    "McpServers",
+    "PairedUserView",
+    "PairingCodeView",
+    "PairingReply",
+    "PairingRequest",
+    "PlatformStatus",
+    "ReloadMcp",
+]
+
+# -- client to daemon ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class McpServers:
+    """The configured MCP servers and their states; the reply is :class:`McpReply`."""
+
+    request_id: str
+
+
+@attrs.frozen
+class ReloadMcp:
+    """Read ``mcp_servers`` from config.yaml again and restart every MCP server (``/reload-mcp``).
+
+    The reply (:class:`McpReply`) comes once every server is ready or failed, or after
+    ``wait_seconds``, whichever is first (a server still connecting then says so).
+    """
+
+    request_id: str
+    wait_seconds: float = 10.0
+
+
+@attrs.frozen
+class CronRequest:
+    """A ``hermes-actors cron`` verb; the reply is :class:`CronReply` (the jobs it concerns).
+
+    ``action``: add (``schedule``, ``prompt`` and the optional fields), list, status (``job_id``),
+    pause, resume, remove or run_now (``job_id``).
+    """
+
+    request_id: str
+    action: str
+    job_id: str | None = None
+    name: str | None = None
+    schedule: str | None = None
+    prompt: str | None = None
+    deliver: str | None = None
+    skills: list[str] = attrs.Factory(list)
+    model: str | None = None
+    missed: str = "skip"
+    time_budget: float | None = None
+    token_budget: int | None = None
+    approvals: str | None = None
+
+
+@attrs.frozen
+class PairingRequest:
+    """A ``hermes-actors pairing`` verb; the reply is :class:`PairingReply`.
+
+    ``action``: list, approve (``code``) or revoke (``platform`` and ``user_id``).
+    """
+
+    request_id: str
+    action: str
+    code: str | None = None
+    platform: str | None = None
+    user_id: str | None = None
+
+
+# -- daemon to client ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class McpServerStatus:
+    """One configured MCP server: ``state`` is connecting, ready, failed or disabled."""
+
+    name: str
+    state: str
+    transport: str = ""
+    tools: int = 0
+    error: str | None = None
+    attempts: int = 0
+
+
+@attrs.frozen
+class PlatformStatus:
+    """A messaging platform's bot: its connection (connecting, connected, reconnecting, failed), last
+    error, and what it has handled."""
+
+    name: str
+    connection: str
+    error: str | None = None
+    received: int = 0
+    sent: int = 0
+    refused: int = 0
+    chats: int = 0
+
+
+@attrs.frozen
+class McpReply:
+    """The MCP servers, in configuration order (``warnings``: what reading config.yaml found, on a reload)."""
+
+    request_id: str
+    servers: list[McpServerStatus] = attrs.Factory(list)
+    warnings: list[str] = attrs.Factory(list)
+
+
+@attrs.frozen
+class CronJobStatus:
+    """One scheduled job as ``cron list`` shows it (times ISO 8601, UTC)."""
+
+    id: str
+    name: str
+    schedule: str
+    state: str
+    running: bool = False
+    deliver: str | None = None
+    next_run: str | None = None
+    last_run: str | None = None
+    last_status: str | None = None
+    last_error: str | None = None
+    last_output: str | None = None
+    approvals: str | None = None
+
+
+@attrs.frozen
+class CronReply:
+    """The jobs a :class:`CronRequest` concerns (all of them for ``list``), by next run."""
+
+    request_id: str
+    jobs: list[CronJobStatus] = attrs.Factory(list)
+    message: str = ""
+
+
+@attrs.frozen
+class PairingCodeView:
+    """A pairing code waiting for the owner (``asked_at`` ISO 8601, UTC)."""
+
+    code: str
+    platform: str
+    user_id: str
+    user_name: str
+    asked_at: str
+
+
+@attrs.frozen
+class PairedUserView:
+    """A user the owner let in (``approved_at`` ISO 8601, UTC)."""
+
+    platform: str
+    user_id: str
+    user_name: str
+    approved_at: str
+
+
+@attrs.frozen
+class PairingReply:
+    """The pairing book after a :class:`PairingRequest`, and what it did."""
+
+    request_id: str
+    pending: list[PairingCodeView] = attrs.Factory(list)
+    paired: list[PairedUserView] = attrs.Factory(list)
+    message: str = ""
