@@ -10,12 +10,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.daemon.helpers import ScriptedProviderProcess, run_cli
 from tests.daemon.jailed import processes_with
 from tests.daemon.telegram_daemon import CHAT, OWNER, STRANGER, start_bot, wait
 from tests.platform.telegram_fake import TOKEN, FakeTelegram
 
 STRANGER_CHAT = 777
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """The working directory of the bot's sessions."""
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
 
 
 def _pairing(home: Path, *args: str) -> dict[str, Any]:
@@ -165,11 +175,9 @@ class TestFiles:
     """Files in and out, and a background process's notification."""
 
     def test_a_photo_is_fetched_into_the_workspace(
-        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, tmp_path: Path
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, workspace: Path
     ) -> None:
         provider.reset()
-        workspace = tmp_path / "work"
-        workspace.mkdir()
         daemon = start_bot(home, provider, telegram, cwd=str(workspace))
         try:
             provider.push({"text": "A fine photo."})
@@ -184,11 +192,9 @@ class TestFiles:
         assert TOKEN not in daemon.log()  # a file's address holds the token
 
     def test_a_photo_is_shown_to_a_vision_model(
-        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, tmp_path: Path
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, workspace: Path
     ) -> None:
         provider.reset()
-        workspace = tmp_path / "work"
-        workspace.mkdir()
         daemon = start_bot(home, provider, telegram, cwd=str(workspace), config={"model": {
             "default": "scripted-model", "provider": "custom", "base_url": provider.base_url, "vision": True,
         }})
@@ -205,11 +211,9 @@ class TestFiles:
             daemon.stop()
 
     def test_media_tags_attach_what_the_session_may_read(
-        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, tmp_path: Path
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, workspace: Path
     ) -> None:
         provider.reset()
-        workspace = tmp_path / "work"
-        workspace.mkdir()
         (workspace / "chart.png").write_bytes(b"\x89PNG chart")
         (workspace / "notes.txt").write_text("the notes")
         daemon = start_bot(home, provider, telegram, cwd=str(workspace))
@@ -254,11 +258,9 @@ class TestSendMessage:
     when configured."""
 
     def test_a_message_to_another_chat(
-        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, tmp_path: Path
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, workspace: Path
     ) -> None:
         provider.reset()
-        workspace = tmp_path / "work"
-        workspace.mkdir()
         (workspace / "report.txt").write_text("the report")
         daemon = start_bot(home, provider, telegram, cwd=str(workspace), tool_progress=False)
         other = 888
