@@ -30,7 +30,7 @@ from trio_websocket import (
     serve_websocket,
 )
 
-from tests.platform.fake_http import FakeHandler, parse_multipart, serving
+from tests.platform.fake_http import FakeHandler, FakePlatform, parse_multipart, serving
 
 TOKEN = "discord.TEST-token-never-logged"
 BOT_ID = "900000000000000001"
@@ -40,12 +40,11 @@ _TYPING = re.compile(r"^/api/v10/channels/(\d+)/typing$")
 _CALLBACK = re.compile(r"^/api/v10/interactions/(\w+)/([\w.-]+)/callback$")
 
 
-class FakeDiscord:
+class FakeDiscord(FakePlatform):
     """The fake's state; ``api_url`` and ``gateway_url`` once started."""
 
     def __init__(self) -> None:
-        self.lock = threading.Condition()
-        self.sent: list[dict[str, Any]] = []
+        super().__init__()
         self.edits: list[dict[str, Any]] = []
         self.callbacks: list[dict[str, Any]] = []
         self.typing = 0
@@ -113,15 +112,6 @@ class FakeDiscord:
         """What the bot sent to a channel, in order."""
         with self.lock:
             return [m["content"] for m in self.sent if m["channel_id"] == channel]
-
-    def wait_until(self, predicate: Any, what: str, timeout: float = 30.0) -> None:
-        """Block until ``predicate()`` holds."""
-        deadline = time.monotonic() + timeout
-        with self.lock:
-            while not predicate():
-                remaining = deadline - time.monotonic()
-                assert remaining > 0, f"timed out waiting for {what}; sent {self.sent}"
-                self.lock.wait(min(remaining, 0.2))
 
     def wait_for_texts(self, channel: str, count: int, timeout: float = 30.0) -> list[str]:
         """Block until the bot has sent ``count`` texts to ``channel``."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from email.parser import BytesParser
@@ -12,7 +13,7 @@ from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FakeHandler", "QuietServer", "parse_multipart", "serving"]
+__all__ = ["FakeHandler", "FakePlatform", "QuietServer", "parse_multipart", "serving"]
 
 
 def parse_multipart(content_type: str, raw: bytes) -> dict[str, Any]:
@@ -63,3 +64,21 @@ def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+class FakePlatform:
+    """A fake's state, shared by its server threads and the test: a condition to wait on, and what the
+    bot sent (each fake appends dicts and notifies)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Condition()
+        self.sent: list[dict[str, Any]] = []
+
+    def wait_until(self, predicate: Any, what: str, timeout: float = 30.0) -> None:
+        """Block until ``predicate()`` holds (checked whenever the fake is notified, and every 0.2 s)."""
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while not predicate():
+                remaining = deadline - time.monotonic()
+                assert remaining > 0, f"timed out waiting for {what}; sent {self.sent}"
+                self.lock.wait(min(remaining, 0.2))

@@ -11,26 +11,24 @@ does. ``getFile`` names a file that ``GET /file/bot<TOKEN>/<path>`` serves. Test
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.platform.fake_http import FakeHandler, parse_multipart, serving
+from tests.platform.fake_http import FakeHandler, FakePlatform, parse_multipart, serving
 
 TOKEN = "123456:TEST-token-never-logged"
 
 
-class FakeTelegram:
+class FakeTelegram(FakePlatform):
     """The fake's state; ``url`` is its base URL once started."""
 
     def __init__(self) -> None:
-        self.lock = threading.Condition()
+        super().__init__()
         self.updates: list[dict[str, Any]] = []
         self.next_update = 1
-        self.sent: list[dict[str, Any]] = []
         self.calls: list[str] = []
         self.failures: dict[str, list[tuple[int, dict[str, Any]]]] = {}
         self.next_message = 1000
@@ -89,15 +87,6 @@ class FakeTelegram:
         with self.lock:
             return [m for m in self.sent if m["chat_id"] == chat_id and m.get("reply_markup")]
 
-    def wait_until(self, predicate: Any, what: str, timeout: float = 30.0) -> None:
-        """Block until ``predicate()`` holds (checked whenever the bot calls the fake)."""
-        deadline = time.monotonic() + timeout
-        with self.lock:
-            while not predicate():
-                remaining = deadline - time.monotonic()
-                assert remaining > 0, f"timed out waiting for {what}; sent {self.sent}"
-                self.lock.wait(min(remaining, 0.2))
-
     def fail_next(self, method: str, status: int, reply: dict[str, Any]) -> None:
         """Answer the next call of ``method`` with ``status`` and ``reply`` (then normally again)."""
         with self.lock:
@@ -110,13 +99,8 @@ class FakeTelegram:
 
     def wait_for_texts(self, chat_id: int, count: int, timeout: float = 30.0) -> list[str]:
         """Block until the bot has sent ``count`` texts to ``chat_id``."""
-        deadline = time.monotonic() + timeout
-        with self.lock:
-            while len([m for m in self.sent if m["chat_id"] == chat_id]) < count:
-                remaining = deadline - time.monotonic()
-                assert remaining > 0, f"the bot sent {self.texts_to_locked(chat_id)} to {chat_id}"
-                self.lock.wait(remaining)
-            return self.texts_to_locked(chat_id)
+        self.wait_until(lambda: len(self.texts_to_locked(chat_id)) >= count, f"{count} texts to {chat_id}", timeout)
+        return self.texts_to(chat_id)
 
     def texts_to_locked(self, chat_id: int) -> list[str]:
         return [m["text"] for m in self.sent if m["chat_id"] == chat_id]
