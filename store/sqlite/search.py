@@ -24,13 +24,12 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from store.query import HITS_PER_SESSION, SearchRequest, has_cjk, query_terms, snippet
-from store.records import SearchHit, SessionMatches
-from store.sqlite.reads import LIVE_SESSION, session_infos
+from store.query import HITS_PER_SESSION, SearchRequest, has_cjk, query_terms
+from store.records import SessionMatches
+from store.sql.search import HIT_COLUMNS, SearchQueries, like_pattern, matches
 
 __all__ = ["search"]
 
-_HIT_COLUMNS = "m.id, m.session_id, m.role, m.created_at, coalesce(m.tool_name, m.name)"
 # The most recent matching messages ranked per search (see the module docstring).
 CANDIDATES = 500
 # A query matching more than 1 in DENSE_RATIO of the newest messages is ordered by recency.
@@ -41,54 +40,8 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def _like(term: str) -> str:
-    return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-def _filters(request: SearchRequest) -> tuple[str, list[Any]]:
-    clauses = [LIVE_SESSION, f"m.role IN ({', '.join('?' * len(request.roles))})"]
-    params: list[Any] = list(request.roles)
-    if request.since is not None:
-        clauses.append("m.created_at >= ?")
-        params.append(request.since)
-    if request.until is not None:
-        clauses.append("m.created_at <= ?")
-        params.append(request.until)
-    if request.source is not None:
-        clauses.append("s.source = ?")
-        params.append(request.source)
-    if request.current_session_id is not None:
-        # The live history of the asking session is already in its context.
-        clauses.append("NOT (m.session_id = ? AND m.epoch = s.epoch)")
-        params.append(request.current_session_id)
-    return " AND ".join(clauses), params
-
-
-class _Search:
-    """The queries of one search, sharing its filters."""
-
-    def __init__(self, conn: sqlite3.Connection, request: SearchRequest) -> None:
-        self.conn = conn
-        self.request = request
-        self.where, self.params = _filters(request)
-
-    def rows(self, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-        """Run one query."""
-        return self.conn.execute(sql, params).fetchall()
-
-    def grouped(self, inner: str, params: list[Any]) -> list[tuple[Any, ...]]:
-        """The best hits of each session among ``inner``'s rows (hit columns, ``rank``), best session first."""
-        sql = f"""
-            WITH hits AS ({inner}),
-            ranked AS (
-                SELECT *, row_number() OVER (PARTITION BY session_id ORDER BY rank, id) AS n,
-                       min(rank) OVER (PARTITION BY session_id) AS best
-                FROM hits
-            )
-            SELECT id, session_id, role, created_at, tool FROM ranked
-            WHERE n <= {HITS_PER_SESSION} ORDER BY best, session_id, rank, id LIMIT ?
-        """
-        return self.rows(sql, [*params, self.request.limit * HITS_PER_SESSION])
+class _Fts5Search(SearchQueries):
+    """The FTS5 queries of one search."""
 
     def rank(self, table: str, match: str) -> str:
         """The SQL ranking expression for ``match`` on ``table``: bm25, or recency for a stop-word query."""
@@ -104,7 +57,7 @@ class _Search:
     def words(self, match: str) -> list[tuple[Any, ...]]:
         """Hits of an FTS5 query on the word index."""
         inner = (
-            f"SELECT {_HIT_COLUMNS} AS tool, {self.rank('messages_fts', match)} AS rank FROM messages_fts"
+            f"SELECT {HIT_COLUMNS} AS tool, {self.rank('messages_fts', match)} AS rank FROM messages_fts"
             " JOIN messages AS m ON m.id = messages_fts.rowid JOIN sessions AS s ON s.id = m.session_id"
             f" WHERE messages_fts MATCH ? AND {self.where} ORDER BY messages_fts.rowid DESC LIMIT {CANDIDATES}"
         )
@@ -115,11 +68,11 @@ class _Search:
         long = [t for t in terms if len(t) >= 3]
         short = [t for t in terms if len(t) < 3]
         like = " AND ".join(["(t.body LIKE ? ESCAPE '\\' OR t.calls LIKE ? ESCAPE '\\')"] * len(short)) or "1"
-        like_params = [p for t in short for p in (_like(t), _like(t))]
+        like_params = [p for t in short for p in (like_pattern(t), like_pattern(t))]
         if long:
             match = " ".join(_quote(t) for t in long)
             inner = (
-                f"SELECT {_HIT_COLUMNS} AS tool, {self.rank('messages_tri', match)} AS rank FROM messages_tri"
+                f"SELECT {HIT_COLUMNS} AS tool, {self.rank('messages_tri', match)} AS rank FROM messages_tri"
                 " JOIN messages AS m ON m.id = messages_tri.rowid JOIN sessions AS s ON s.id = m.session_id"
                 " JOIN message_text AS t ON t.id = m.id"
                 f" WHERE messages_tri MATCH ? AND {self.where} AND {like}"
@@ -128,7 +81,7 @@ class _Search:
             return self.grouped(inner, [match, *self.params, *like_params])
         # Only short words: no index narrows it; scan newest first and stop early.
         inner = (
-            f"SELECT {_HIT_COLUMNS} AS tool, -m.id AS rank FROM messages AS m"
+            f"SELECT {HIT_COLUMNS} AS tool, -m.id AS rank FROM messages AS m"
             " JOIN sessions AS s ON s.id = m.session_id JOIN message_text AS t ON t.id = m.id"
             f" WHERE {self.where} AND {like} ORDER BY m.id DESC LIMIT ?"
         )
@@ -138,7 +91,7 @@ class _Search:
 def search(conn: sqlite3.Connection, request: SearchRequest) -> list[SessionMatches]:
     """Run a validated search; see ``SessionSearchReader.search``."""
     terms = query_terms(request.query)
-    finder = _Search(conn, request)
+    finder = _Fts5Search(conn, request)
     rows: list[tuple[Any, ...]] = []
     if not has_cjk(request.query):
         try:
@@ -148,32 +101,4 @@ def search(conn: sqlite3.Connection, request: SearchRequest) -> list[SessionMatc
             rows = finder.words(" ".join(_quote(t) for t in terms)) if terms else []
     if not rows and terms:
         rows = finder.substrings(terms)
-    return _matches(conn, rows, terms, request.limit)
-
-
-def _matches(
-    conn: sqlite3.Connection, rows: list[tuple[Any, ...]], terms: list[str], limit: int
-) -> list[SessionMatches]:
-    if not rows:
-        return []
-    ids = [row[0] for row in rows]
-    marks = ", ".join("?" * len(ids))
-    texts = {
-        row[0]: (row[1] or "", row[2] or "")
-        for row in conn.execute(f"SELECT id, body, calls FROM message_text WHERE id IN ({marks})", ids)
-    }
-    order: list[str] = []
-    hits: dict[str, list[SearchHit]] = {}
-    for message_id, session_id, role, created_at, tool in rows:
-        body, calls = texts.get(message_id, ("", ""))
-        in_body = any(term.casefold() in body.casefold() for term in terms)
-        text = body if in_body or not calls else calls
-        if session_id not in hits:
-            if len(order) == limit:
-                continue
-            order.append(session_id)
-            hits[session_id] = []
-        hits[session_id].append(SearchHit(message_id, session_id, role, created_at, snippet(text, terms), tool))
-    sids = ", ".join("?" * len(order))
-    infos = {info.id: info for info in session_infos(conn, f"s.id IN ({sids})", tuple(order))}
-    return [SessionMatches(session=infos[sid], hits=tuple(hits[sid])) for sid in order if sid in infos]
+    return matches(conn, rows, terms, request.limit)

@@ -1,28 +1,21 @@
-"""Reads: a pool of query-only connections, each used by one worker thread at a time.
+"""The read queries both relational stores share (SQLite and PostgreSQL), in their common SQL.
 
-Functions here take a reader connection first and run in a worker thread;
+Each function takes a connection first (``store.sql.Connection``) and runs in a worker thread;
 multi-statement reads run in one read transaction so they see one snapshot.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TypeVar
-
-import trio
+from typing import Any
 
 from store.codec import decode_message
 from store.errors import MessageNotFoundError, SessionNotFoundError
 from store.records import LoadedSession, SessionExcerpt, SessionInfo, StoredMessage, TranscriptRecord
-from store.sqlite.schema import open_reader
-from store.sqlite.translate import translate
+from store.sql.connection import Connection
 
 __all__ = [
-    "ReaderPool",
+    "LIVE_SESSION",
     "browse",
     "cron_jobs",
     "export_jsonl",
@@ -33,10 +26,10 @@ __all__ = [
     "message_rows",
     "read_session",
     "scroll",
+    "session_by_title",
     "session_infos",
+    "subagent_counts",
 ]
-
-T = TypeVar("T")
 
 SESSION_COLUMNS = (
     "s.id, s.parent_session_id, s.source, s.model, s.title, s.cwd, s.started_at, s.last_active, s.ended_at,"
@@ -51,129 +44,18 @@ _MESSAGE_COLUMNS = (
 )
 
 
-class ReaderPool:
-    """Query-only connections handed to worker threads, at most ``size`` at once.
 
-    Args:
-        path: the database file (already opened and migrated by the writer).
-        size: the most reads running at once.
-        busy_timeout_seconds: SQLite busy timeout of each reader.
-    """
-
-    def __init__(self, path: Path, *, size: int, busy_timeout_seconds: float) -> None:
-        self._path = path
-        self._busy_timeout = busy_timeout_seconds
-        self._limiter = trio.CapacityLimiter(size)
-        # Invariant: a connection is either in _idle or used by exactly one running read.
-        self._idle: list[sqlite3.Connection] = []
-        self._closed = False
-
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(conn, *args)`` in a worker thread on a reader connection.
-
-        Cancellation is prompt: the running query is interrupted and the
-        connection handed over to its thread, which closes it when it ends.
-
-        Raises:
-            StoreError: translated from any SQLite or OS error.
-        """
-        async with self._limiter:
-            if self._idle:
-                conn = self._idle.pop()
-            else:
-                conn = await trio.to_thread.run_sync(
-                    lambda: open_reader(self._path, busy_timeout_seconds=self._busy_timeout)
-                )
-            read = _Read(conn, fn, args)
-            try:
-                result = await trio.to_thread.run_sync(read.work, abandon_on_cancel=True)
-            except trio.Cancelled:
-                if not read.abandon():
-                    self._release(read)
-                raise
-            except BaseException:
-                self._release(read)
-                raise
-            self._release(read)
-            return result
-
-    def _release(self, read: _Read) -> None:
-        conn = read.conn
-        if self._closed or not read.reusable:
-            conn.close()
-        else:
-            self._idle.append(conn)
-
-    async def aclose(self) -> None:
-        """Close idle connections (in a thread: the last close of a WAL database checkpoints it).
-
-        Busy connections close when their read ends.
-        """
-        self._closed = True
-        idle, self._idle = self._idle, []
-        with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(_close_all, idle)
-
-
-def _close_all(connections: list[sqlite3.Connection]) -> None:
-    for conn in connections:
-        conn.close()
-
-
-class _Read:
-    """One read in a worker thread, and the hand-over of its connection if the caller is cancelled."""
-
-    def __init__(self, conn: sqlite3.Connection, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
-        self.conn = conn
-        self._fn = fn
-        self._args = args
-        self._lock = threading.Lock()
-        # Invariant: once both are set, the worker thread (not the pool) owns and closes the connection.
-        self._finished = False
-        self._abandoned = False
-        self.reusable = True
-
-    def work(self) -> Any:
-        """In the worker thread: run the read, translating lower-layer errors."""
-        conn = self.conn
-        try:
-            return self._fn(conn, *self._args)
-        except (sqlite3.Error, OSError) as exc:
-            raise translate(exc, "read failed") from exc
-        finally:
-            try:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                # Interrupted or failing: a connection in an unknown state is not reused.
-                self.reusable = False
-            with self._lock:
-                self._finished = True
-                orphaned = self._abandoned
-            if orphaned:
-                conn.close()
-
-    def abandon(self) -> bool:
-        """The caller was cancelled: interrupt the query. True when the thread now owns the connection."""
-        with self._lock:
-            if self._finished:
-                return False
-            self._abandoned = True
-        self.conn.interrupt()
-        return True
-
-
-def _info(row: sqlite3.Row | tuple[Any, ...]) -> SessionInfo:
+def _info(row: tuple[Any, ...]) -> SessionInfo:
     return SessionInfo(*row)
 
 
-def session_infos(conn: sqlite3.Connection, where: str, params: tuple[Any, ...], tail: str = "") -> list[SessionInfo]:
+def session_infos(conn: Connection, where: str, params: tuple[Any, ...], tail: str = "") -> list[SessionInfo]:
     """Session rows matching ``where`` (on alias ``s``), in the order ``tail`` gives."""
     rows = conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions AS s WHERE {where} {tail}", params).fetchall()
     return [_info(row) for row in rows]
 
 
-def get_session(conn: sqlite3.Connection, session_id: str) -> SessionInfo:
+def get_session(conn: Connection, session_id: str) -> SessionInfo:
     """One live session's row, or SessionNotFoundError."""
     found = session_infos(conn, f"s.id = ? AND {LIVE_SESSION}", (session_id,))
     if not found:
@@ -187,13 +69,13 @@ def _stored(row: tuple[Any, ...]) -> StoredMessage:
     )
 
 
-def message_rows(conn: sqlite3.Connection, where: str, params: tuple[Any, ...], tail: str = "") -> list[StoredMessage]:
+def message_rows(conn: Connection, where: str, params: tuple[Any, ...], tail: str = "") -> list[StoredMessage]:
     """Messages matching ``where``, decoded."""
     rows = conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE {where} {tail}", params).fetchall()
     return [_stored(row) for row in rows]
 
 
-def load(conn: sqlite3.Connection, session_id: str) -> LoadedSession:
+def load(conn: Connection, session_id: str) -> LoadedSession:
     """Metadata, live history and state, from one snapshot."""
     conn.execute("BEGIN")
     try:
@@ -207,7 +89,7 @@ def load(conn: sqlite3.Connection, session_id: str) -> LoadedSession:
 
 
 def list_sessions(
-    conn: sqlite3.Connection, limit: int, offset: int, source: str | None, top_level: bool
+    conn: Connection, limit: int, offset: int, source: str | None, top_level: bool
 ) -> list[SessionInfo]:
     """Live sessions, newest started first (only those without a parent when ``top_level``)."""
     where, params = LIVE_SESSION, ()
@@ -218,13 +100,13 @@ def list_sessions(
     return session_infos(conn, where, (*params, limit, offset), "ORDER BY s.started_at DESC, s.id LIMIT ? OFFSET ?")
 
 
-def session_by_title(conn: sqlite3.Connection, title: str) -> SessionInfo | None:
+def session_by_title(conn: Connection, title: str) -> SessionInfo | None:
     """The live session with that title, or None."""
     found = session_infos(conn, f"s.title = ? AND {LIVE_SESSION}", (title,), "LIMIT 1")
     return found[0] if found else None
 
 
-def subagent_counts(conn: sqlite3.Connection, parent_ids: list[str]) -> dict[str, int]:
+def subagent_counts(conn: Connection, parent_ids: list[str]) -> dict[str, int]:
     """Live subagent sessions per parent id."""
     if not parent_ids:
         return {}
@@ -237,16 +119,16 @@ def subagent_counts(conn: sqlite3.Connection, parent_ids: list[str]) -> dict[str
     return {parent: count for parent, count in rows}
 
 
-def browse(conn: sqlite3.Connection, limit: int, source: str | None, exclude: str | None) -> list[SessionInfo]:
+def browse(conn: Connection, limit: int, source: str | None, exclude: str | None) -> list[SessionInfo]:
     """Recently active top-level sessions."""
-    where = f"{LIVE_SESSION} AND s.parent_session_id IS NULL AND s.id IS NOT ?"
+    where = f"{LIVE_SESSION} AND s.parent_session_id IS NULL AND s.id IS DISTINCT FROM ?"
     params: tuple[Any, ...] = (exclude,)
     if source is not None:
         where, params = f"{where} AND s.source = ?", (*params, source)
     return session_infos(conn, where, (*params, limit), "ORDER BY s.last_active DESC, s.id LIMIT ?")
 
 
-def read_session(conn: sqlite3.Connection, session_id: str, head: int, tail: int) -> SessionExcerpt:
+def read_session(conn: Connection, session_id: str, head: int, tail: int) -> SessionExcerpt:
     """The first ``head`` and last ``tail`` messages of the whole history (all epochs)."""
     conn.execute("BEGIN")
     try:
@@ -261,7 +143,7 @@ def read_session(conn: sqlite3.Connection, session_id: str, head: int, tail: int
     return SessionExcerpt(session=info, head=tuple(first), tail=tuple(reversed(last)), omitted=omitted)
 
 
-def scroll(conn: sqlite3.Connection, message_id: int, before: int, after: int) -> list[StoredMessage]:
+def scroll(conn: Connection, message_id: int, before: int, after: int) -> list[StoredMessage]:
     """The message and its neighbours in its session."""
     conn.execute("BEGIN")
     try:
@@ -284,7 +166,7 @@ def scroll(conn: sqlite3.Connection, message_id: int, before: int, after: int) -
     return [*reversed(earlier), *later]
 
 
-def load_transcript(conn: sqlite3.Connection, session_id: str) -> list[TranscriptRecord]:
+def load_transcript(conn: Connection, session_id: str) -> list[TranscriptRecord]:
     """Every transcript record of a live session, oldest first."""
     conn.execute("BEGIN")
     try:
@@ -297,7 +179,7 @@ def load_transcript(conn: sqlite3.Connection, session_id: str) -> list[Transcrip
     return [TranscriptRecord(id=r[0], session_id=r[1], created_at=r[2], record=json.loads(r[3])) for r in rows]
 
 
-def export_jsonl(conn: sqlite3.Connection, session_id: str) -> str:
+def export_jsonl(conn: Connection, session_id: str) -> str:
     """The session as JSON lines: its row, its messages (every epoch), its transcript."""
     conn.execute("BEGIN")
     try:
@@ -314,6 +196,6 @@ def export_jsonl(conn: sqlite3.Connection, session_id: str) -> str:
     return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
 
 
-def cron_jobs(conn: sqlite3.Connection) -> list[str]:
+def cron_jobs(conn: Connection) -> list[str]:
     """Every scheduled job's record (JSON), oldest first."""
     return [row[0] for row in conn.execute("SELECT record FROM cron_jobs ORDER BY rowid")]

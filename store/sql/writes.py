@@ -1,18 +1,19 @@
-"""The write operations: each runs inside the writer's transaction (see ``store.sqlite.writer``).
+"""The write operations both relational stores share (SQLite and PostgreSQL), in their common SQL.
 
-Every function takes the write connection first and is bound to its
-arguments with ``functools.partial`` by the store; a ``StoreError`` it raises
-fails that request alone.
+Each runs inside a transaction its store opened (SQLite: the single writer's, ``store.sqlite.writer``;
+PostgreSQL: one per call). Every function takes the connection first (``store.sql.Connection``) and
+is bound to its arguments with ``functools.partial`` by the store; a ``StoreError`` it raises fails
+that request alone.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from store.codec import EncodedMessage
 from store.errors import SessionExistsError, SessionNotFoundError
 from store.records import SessionMeta
+from store.sql.connection import Connection, Cursor
 
 __all__ = [
     "append",
@@ -36,7 +37,7 @@ _INSERT_MESSAGE = (
 _LIVE = "id = ? AND kind = 'session' AND deleted_at IS NULL"
 
 
-def live_epoch(conn: sqlite3.Connection, session_id: str) -> int:
+def live_epoch(conn: Connection, session_id: str) -> int:
     """The current epoch of a live session.
 
     Raises:
@@ -48,13 +49,13 @@ def live_epoch(conn: sqlite3.Connection, session_id: str) -> int:
     return int(row[0])
 
 
-def _require(cursor: sqlite3.Cursor, session_id: str) -> None:
+def _require(cursor: Cursor, session_id: str) -> None:
     if cursor.rowcount == 0:
         raise SessionNotFoundError(f"no session {session_id!r}")
 
 
 def create_session(
-    conn: sqlite3.Connection, meta: SessionMeta, messages: Sequence[EncodedMessage] = (), state_json: str | None = None,
+    conn: Connection, meta: SessionMeta, messages: Sequence[EncodedMessage] = (), state_json: str | None = None,
     now: float = 0.0,
 ) -> None:
     """Insert a new session row (ids and titles are unique: IntegrityError otherwise), with its first
@@ -83,7 +84,7 @@ def create_session(
 
 
 def _insert(
-    conn: sqlite3.Connection, session_id: str, epoch: int, messages: list[EncodedMessage], now: float
+    conn: Connection, session_id: str, epoch: int, messages: list[EncodedMessage], now: float
 ) -> None:
     conn.executemany(
         _INSERT_MESSAGE,
@@ -113,12 +114,12 @@ def _insert(
     )
 
 
-def append(conn: sqlite3.Connection, session_id: str, messages: list[EncodedMessage], now: float) -> None:
+def append(conn: Connection, session_id: str, messages: list[EncodedMessage], now: float) -> None:
     """Add messages to the session's live epoch."""
     _insert(conn, session_id, live_epoch(conn, session_id), messages, now)
 
 
-def compact(conn: sqlite3.Connection, session_id: str, messages: list[EncodedMessage], now: float) -> int:
+def compact(conn: Connection, session_id: str, messages: list[EncodedMessage], now: float) -> int:
     """Close the live epoch with a lineage row, start the next one with ``messages``; return its number."""
     epoch = live_epoch(conn, session_id)
     conn.execute(
@@ -136,7 +137,7 @@ def compact(conn: sqlite3.Connection, session_id: str, messages: list[EncodedMes
     return epoch + 1
 
 
-def save_state(conn: sqlite3.Connection, session_id: str, state_json: str, now: float) -> None:
+def save_state(conn: Connection, session_id: str, state_json: str, now: float) -> None:
     """Replace the session's state blob."""
     live_epoch(conn, session_id)
     conn.execute(
@@ -146,7 +147,7 @@ def save_state(conn: sqlite3.Connection, session_id: str, state_json: str, now: 
     )
 
 
-def record_transcript(conn: sqlite3.Connection, session_id: str, record_json: str, now: float) -> None:
+def record_transcript(conn: Connection, session_id: str, record_json: str, now: float) -> None:
     """Append one transcript record."""
     live_epoch(conn, session_id)
     conn.execute(
@@ -154,20 +155,20 @@ def record_transcript(conn: sqlite3.Connection, session_id: str, record_json: st
     )
 
 
-def end_session(conn: sqlite3.Connection, session_id: str, reason: str, now: float) -> None:
+def end_session(conn: Connection, session_id: str, reason: str, now: float) -> None:
     """Set ``ended_at`` and ``end_reason``."""
     cursor = conn.execute(f"UPDATE sessions SET ended_at = ?, end_reason = ? WHERE {_LIVE}", (now, reason, session_id))
     _require(cursor, session_id)
 
 
-def set_title(conn: sqlite3.Connection, session_id: str, title: str | None) -> None:
+def set_title(conn: Connection, session_id: str, title: str | None) -> None:
     """Set or clear the title (unique: IntegrityError when taken)."""
     cursor = conn.execute(f"UPDATE sessions SET title = ? WHERE {_LIVE}", (title, session_id))
     _require(cursor, session_id)
 
 
 def update_counters(
-    conn: sqlite3.Connection,
+    conn: Connection,
     session_id: str,
     tokens_in: int,
     tokens_out: int,
@@ -187,7 +188,7 @@ def update_counters(
         save_state(conn, session_id, state_json, now)
 
 
-def delete_session(conn: sqlite3.Connection, session_id: str, now: float) -> None:
+def delete_session(conn: Connection, session_id: str, now: float) -> None:
     """Remove the session's content and lineage rows, leaving a tombstone (see the protocol)."""
     live_epoch(conn, session_id)
     conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
@@ -200,7 +201,7 @@ def delete_session(conn: sqlite3.Connection, session_id: str, now: float) -> Non
     )
 
 
-def save_cron_job(conn: sqlite3.Connection, *, job_id: str, record_json: str, now: float) -> None:
+def save_cron_job(conn: Connection, *, job_id: str, record_json: str, now: float) -> None:
     """Insert or replace a scheduled job's record."""
     conn.execute(
         "INSERT INTO cron_jobs (id, record, updated_at) VALUES (?, ?, ?)"
@@ -209,6 +210,6 @@ def save_cron_job(conn: sqlite3.Connection, *, job_id: str, record_json: str, no
     )
 
 
-def delete_cron_job(conn: sqlite3.Connection, *, job_id: str) -> None:
+def delete_cron_job(conn: Connection, *, job_id: str) -> None:
     """Forget a scheduled job (nothing when there is none)."""
     conn.execute("DELETE FROM cron_jobs WHERE id = ?", (job_id,))
