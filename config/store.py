@@ -1,18 +1,31 @@
-"""Configuration section ``store``: the SQLite session database (seed 003 "Session Persistence")."""
+"""Configuration section ``store``: the session database (seed 003 "Session Persistence"): SQLite by
+default, PostgreSQL when ``url`` names one."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import attrs
 from attrs import validators as v
 
 from config.validators import integer, positive_int, positive_number
 
-__all__ = ["StoreConfig"]
+__all__ = ["POSTGRES_SCHEMES", "StoreConfig"]
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def _database_url(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not (isinstance(value, str) and value.startswith(POSTGRES_SCHEMES)):
+        # The URL may hold a password: the message names only what kind of value it was.
+        kind = value.partition("://")[0] + "://" if isinstance(value, str) and "://" in value else type(value).__name__
+        raise ValueError(f"store.url must be a postgresql:// URL (or absent for SQLite), got a {kind} value")
 
 
 @attrs.frozen
 class StoreConfig:
-    """Section ``store``: how the single writer batches, retries and checkpoints.
+    """Section ``store``: which database holds the sessions, and how SQLite's single writer batches,
+    retries and checkpoints.
 
     Attributes:
         busy_timeout_seconds: how long a write waits for a lock another connection
@@ -22,6 +35,9 @@ class StoreConfig:
         batch_max: the most queued write requests committed in one transaction;
             also the capacity of the writer's mailbox.
         read_connections: reader connections, each used by one worker thread at a time.
+        url: a ``postgresql://`` URL: the sessions live in that PostgreSQL database, shared by every
+            host that names it, instead of ``state.db``. Absent: SQLite.
+        pool_size: PostgreSQL connections of this process (each used by one worker thread at a time).
         synchronous: SQLite ``PRAGMA synchronous``. ``normal`` (with WAL) keeps every
             commit across a process crash (``kill -9``); ``full`` also across power loss.
     """
@@ -31,3 +47,5 @@ class StoreConfig:
     batch_max: int = attrs.field(default=256, validator=positive_int)
     read_connections: int = attrs.field(default=4, validator=integer(gt=0, le=64))
     synchronous: str = attrs.field(default="normal", validator=v.in_(("normal", "full")))
+    url: str | None = attrs.field(default=None, validator=_database_url)
+    pool_size: int = attrs.field(default=8, validator=integer(gt=0, le=256))

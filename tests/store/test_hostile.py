@@ -16,17 +16,23 @@ from hypothesis import strategies as st
 from config.store import StoreConfig
 from messages.untrusted import repair_json, repair_text
 from store import InMemorySessionStore, SessionMeta, SqliteSessionStore
+from store.postgres import PostgresSessionStore
 from tests.strategies import hostile_json_values, hostile_text, text_with_surrogate
 
 _ids = itertools.count()
-Store = SqliteSessionStore | InMemorySessionStore
+Store = SqliteSessionStore | PostgresSessionStore | InMemorySessionStore
 
 
 @asynccontextmanager
-async def _open(kind: str, directory: Path) -> AsyncIterator[Store]:
-    # Each Hypothesis example runs in its own Trio run, so each opens its own store (a fresh database file).
+async def _open(kind: str, directory: Path, request: pytest.FixtureRequest) -> AsyncIterator[Store]:
+    # Each Hypothesis example runs in its own Trio run, so each opens its own store (a fresh SQLite file;
+    # on PostgreSQL, the test's database again: session ids never repeat).
     if kind == "memory":
         yield InMemorySessionStore()
+        return
+    if kind == "postgres":
+        async with PostgresSessionStore.open(request.getfixturevalue("postgres_url"), StoreConfig()) as pg_store:
+            yield pg_store
         return
     path = directory / f"state-{next(_ids)}.db"
     async with SqliteSessionStore.open(path, StoreConfig(busy_timeout_seconds=5.0)) as store:
@@ -51,7 +57,7 @@ def _messages(content: str, reasoning: str, arguments: Any, extra: Any) -> list[
 class TestHostileSessions:
     """A session whose every text is hostile is stored as its repair, and found by search."""
 
-    @pytest.mark.parametrize("kind", ["sqlite", "memory"])
+    @pytest.mark.parametrize("kind", ["sqlite", "postgres", "memory"])
     @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(
         content=text_with_surrogate(),
@@ -61,10 +67,11 @@ class TestHostileSessions:
         extra=hostile_json_values(),
     )
     async def test_written_read_back_and_searched(
-        self, kind: str, tmp_path: Path, content: str, reasoning: str, title: str, arguments: Any, extra: Any
+        self, kind: str, tmp_path: Path, request: pytest.FixtureRequest,
+        content: str, reasoning: str, title: str, arguments: Any, extra: Any,
     ) -> None:
         """Every write succeeds; what is read, searched and exported is the input with surrogates repaired."""
-        async with _open(kind, tmp_path) as store:
+        async with _open(kind, tmp_path, request) as store:
             await self._check(store, content, reasoning, title, arguments, extra)
 
     async def _check(self, any_store: Store, content: str, reasoning: str, title: str, arguments: Any, extra: Any) -> None:
@@ -89,6 +96,8 @@ class TestHostileSessions:
         # split("\n"), not splitlines(): U+2028 and U+0085 are raw inside JSON strings, and no line breaks.
         lines = [line for line in (await any_store.export_jsonl(session_id)).split("\n") if line]
         assert repair_json(messages) == [json.loads(line)["message"] for line in lines[1:4]]
+        # Frees the title for the next example (on PostgreSQL they share one database).
+        await any_store.delete_session(session_id)
 
     async def test_surrogate_in_a_search_query(self, any_store: Store) -> None:
         """A query holding a lone surrogate is searched as its repair, not refused by SQLite."""
@@ -97,12 +106,15 @@ class TestHostileSessions:
         found = await any_store.search("marker \udc80", limit=5)
         assert ["q-1"] == [matches.session.id for matches in found]
 
-    @pytest.mark.parametrize("kind", ["sqlite", "memory"])
+    @pytest.mark.parametrize("kind", ["sqlite", "postgres", "memory"])
     @given(st.text(min_size=1))
     @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-    async def test_clean_text_is_stored_unchanged(self, kind: str, tmp_path: Path, text: str) -> None:
+    async def test_clean_text_is_stored_unchanged(
+        self, kind: str, tmp_path: Path, request: pytest.FixtureRequest, text: str
+    ) -> None:
         """The last line of defence changes nothing in text that was already valid."""
-        async with _open(kind, tmp_path) as store:
-            await store.create_session(SessionMeta(id="clean"))
-            await store.append("clean", [{"role": "user", "content": text, "name": text}])
-            assert [{"role": "user", "content": text, "name": text}] == (await store.load("clean")).messages
+        async with _open(kind, tmp_path, request) as store:
+            session_id = f"clean-{next(_ids)}"
+            await store.create_session(SessionMeta(id=session_id))
+            await store.append(session_id, [{"role": "user", "content": text, "name": text}])
+            assert [{"role": "user", "content": text, "name": text}] == (await store.load(session_id)).messages

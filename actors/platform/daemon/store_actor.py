@@ -1,4 +1,5 @@
-"""The ``store`` actor: runs the SQLite session store's single writer in the tree.
+"""The ``store`` actor: runs the session store in the tree (SQLite's single writer, or PostgreSQL's
+connection pool).
 
 Stopping it closes the store gracefully: writes already queued commit before
 the actor ends. It is started first and stopped last, after every session
@@ -14,17 +15,17 @@ import trio
 
 from actors import Actor
 from messages.supervision import ActorState
-from store.sqlite import SqliteSessionStore
+from store.sql.store import SqlSessionStore
 
 __all__ = ["StoreActor"]
 
 
 class StoreActor(Actor[None]):
-    """Owns one :class:`SqliteSessionStore` for the daemon's life."""
+    """Owns the daemon's store (``store.factory.make_store``) for the daemon's life."""
 
     kind = "store"
 
-    def __init__(self, store: SqliteSessionStore) -> None:
+    def __init__(self, store: SqlSessionStore) -> None:
         super().__init__()
         self.store = store
         self._finished = trio.Event()

@@ -3,7 +3,7 @@
 ::
 
     (root)
-    ├── store      the SQLite session store's writer
+    ├── store      the session store (SQLite's writer, or PostgreSQL's pool)
     ├── providers  the shared SDK and web clients, closed at the end
     ├── mcp        mcp/server:<name>, one per configured MCP server: connects in the background
     ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
@@ -60,7 +60,8 @@ from providers.clients import ClientPool
 from providers.metadata import ModelMetadata
 from providers.recovery.connector import PooledConnector
 from providers.recovery.keys import load_provider_keys
-from store.sqlite import DB_FILENAME, SqliteSessionStore
+from store.factory import make_store
+from store.sql.store import SqlSessionStore
 from tools.jail.launcher import open_launcher
 from tools.jail.runtime import DaemonJails, RuntimeDir, hidden_daemon_paths
 from tools.web import open_web_client
@@ -98,7 +99,7 @@ async def open_daemon_tree(
             daemon_paths=hidden_daemon_paths(paths.home, paths.socket),
         )
         log_jail_status(config.sandbox, launcher.status)
-        store = SqliteSessionStore(paths.home / DB_FILENAME, config.store)
+        store = make_store(config.store, paths.home)
         # Not restarted: every session holds this store, and a closed store cannot be reopened.
         await system.root.start_child(
             ChildSpec(
@@ -125,7 +126,7 @@ async def open_daemon_tree(
 
 
 async def _start_sessions(
-    system: ActorSystem, store: SqliteSessionStore, config: Config, home: Path, jails: DaemonJails,
+    system: ActorSystem, store: SqlSessionStore, config: Config, home: Path, jails: DaemonJails,
     environ: Mapping[str, str],
 ) -> SessionService:
     """Start ``providers`` and ``sessions`` under the root; the service the front doors use.
@@ -180,7 +181,7 @@ async def _start_sessions(
 
 
 async def _start_cron(
-    system: ActorSystem, store: SqliteSessionStore, sessions: SessionService, outbound: OutboundRegistry
+    system: ActorSystem, store: SqlSessionStore, sessions: SessionService, outbound: OutboundRegistry
 ) -> None:
     """Start ``cron`` under the root (after ``sessions``, so stopped before them): scheduled jobs,
     each run a ``cron`` session, answers sent through the platforms connected then."""

@@ -1,0 +1,95 @@
+"""The daemon on PostgreSQL (``store.url``): nothing committed lost to a kill -9, one database shared by
+two daemons, and the URL's password kept out of what the daemon shows and logs."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from messages import control as c
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+from tests.daemon.test_recovery import _stored_texts, _turn, _wait_for_path
+from tests.daemon.test_sessions import NO_TOOLS, _chat
+
+PASSWORD = "pg-password-never-shown"
+
+
+def _with_password(url: str) -> str:
+    """``url`` with a password (the test server trusts local connections, so any password works)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:{PASSWORD}@{parts.hostname or ''}"))
+
+
+def _daemon_on(home: Path, url: str) -> DaemonProcess:
+    home.mkdir(parents=True, mode=0o700)
+    (home / "config.yaml").write_text(json.dumps({"store": {"url": url}}))
+    return DaemonProcess(home).start()
+
+
+@pytest.fixture
+def database(postgres_url: str) -> str:
+    """A fresh database's URL, with a password in it."""
+    return _with_password(postgres_url)
+
+
+class TestPostgresDaemon:
+    """A daemon whose store is PostgreSQL."""
+
+    def test_kill_9_mid_turn_then_restart(self, home: Path, database: str, provider: ScriptedProviderProcess) -> None:
+        """The user message sent before the crash is in PostgreSQL; the restarted daemon resumes the session."""
+        daemon = _daemon_on(home, database)
+        try:
+            session_id, _ = _chat(daemon, provider, NO_TOOLS)
+            provider.push({"text": "never delivered", "delay_first_byte": 60})
+            with daemon.client() as client:
+                client.request(c.SendMessage(client.next_id(), session_id, "message before the crash, no tools"))
+            _wait_for_path(daemon, lambda p: p.startswith(f"sessions/session:{session_id}/turn"))
+            daemon.signal(signal.SIGKILL)
+            daemon.wait(10)
+        finally:
+            daemon.stop()
+        provider.reset()
+        restarted = DaemonProcess(home).start()
+        try:
+            assert not (home / "state.db").exists()
+            texts = _stored_texts(restarted, session_id)
+            assert NO_TOOLS in texts and "message before the crash, no tools" in texts
+            with restarted.client() as client:
+                events = _turn(client, session_id, "after the restart, no tools")
+            assert events[-1].reason == "completed"
+            found = json.loads(run_cli(home, "sessions", "search", "restart", "--json").stdout)
+            assert session_id in json.dumps(found)
+        finally:
+            restarted.stop()
+
+    def test_two_daemons_share_the_database(
+        self, tmp_path: Path, database: str, provider: ScriptedProviderProcess
+    ) -> None:
+        """A session one daemon stored is listed and shown by another daemon on the same database."""
+        first = _daemon_on(tmp_path / "a", database)
+        second = _daemon_on(tmp_path / "b", database)
+        try:
+            session_id, _ = _chat(first, provider, NO_TOOLS)
+            listed = json.loads(run_cli(second.home, "sessions", "list", "--json").stdout)["sessions"]
+            assert session_id in [row["id"] for row in listed]
+            assert NO_TOOLS in _stored_texts(second, session_id)
+        finally:
+            first.stop()
+            second.stop()
+
+    def test_the_password_is_never_shown(self, home: Path, database: str) -> None:
+        """``inspect store`` shows where the store is, without the URL's password; the log never has it."""
+        daemon = _daemon_on(home, database)
+        try:
+            shown = run_cli(home, "inspect", "store", "--json").stdout
+            details = json.loads(shown)["details"]
+            assert details["path"].startswith("postgresql://postgres:***@")
+            assert "pool_size" in details
+            assert PASSWORD not in shown
+        finally:
+            daemon.stop()
+        assert PASSWORD not in daemon.log()
