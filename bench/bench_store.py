@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -83,29 +84,34 @@ def generate(path: Path, total: int) -> None:
     conn.close()
 
 
+async def append_rate(store: Any, tasks: int, per_task: int) -> tuple[float, float]:
+    """(committed messages/s, mean append latency ms) of ``tasks`` concurrent appenders on an open store."""
+    for t in range(tasks):
+        await store.create_session(SessionMeta(id=f"w{t}"))
+    latencies: list[float] = []
+
+    async def appender(t: int) -> None:
+        for i in range(per_task):
+            began = time.perf_counter()
+            await store.append(f"w{t}", [{"role": "user", "content": f"message {i} of task {t} " * 4}])
+            latencies.append(time.perf_counter() - began)
+
+    start = time.perf_counter()
+    async with trio.open_nursery() as nursery:
+        for t in range(tasks):
+            nursery.start_soon(appender, t)
+    elapsed = time.perf_counter() - start
+    return tasks * per_task / elapsed, statistics.mean(latencies) * 1000
+
+
 async def write_throughput(tasks: int, per_task: int, synchronous: str) -> tuple[float, int, float]:
     """(committed messages/s, transactions, mean append latency ms) for ``tasks`` concurrent appenders."""
     with tempfile.TemporaryDirectory() as tmp:
         config = StoreConfig(synchronous=synchronous)
         async with SqliteSessionStore.open(Path(tmp) / "state.db", config) as store:
-            for t in range(tasks):
-                await store.create_session(SessionMeta(id=f"w{t}"))
             before = store.statistics().transactions
-            latencies: list[float] = []
-
-            async def appender(t: int) -> None:
-                for i in range(per_task):
-                    began = time.perf_counter()
-                    await store.append(f"w{t}", [{"role": "user", "content": f"message {i} of task {t} " * 4}])
-                    latencies.append(time.perf_counter() - began)
-
-            start = time.perf_counter()
-            async with trio.open_nursery() as nursery:
-                for t in range(tasks):
-                    nursery.start_soon(appender, t)
-            elapsed = time.perf_counter() - start
-            transactions = store.statistics().transactions - before
-            return tasks * per_task / elapsed, transactions, statistics.mean(latencies) * 1000
+            rate, latency = await append_rate(store, tasks, per_task)
+            return rate, store.statistics().transactions - before - tasks, latency
 
 
 QUERIES = [

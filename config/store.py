@@ -38,6 +38,8 @@ class StoreConfig:
         url: a ``postgresql://`` URL: the sessions live in that PostgreSQL database, shared by every
             host that names it, instead of ``state.db``. Absent: SQLite.
         pool_size: PostgreSQL connections of this process (each used by one worker thread at a time).
+        lease_check_seconds: how often a PostgreSQL host checks the connection that holds its
+            session leases (a broken one has lost them all: its sessions stop here).
         synchronous: SQLite ``PRAGMA synchronous``. ``normal`` (with WAL) keeps every
             commit across a process crash (``kill -9``); ``full`` also across power loss.
     """
@@ -49,3 +51,4 @@ class StoreConfig:
     synchronous: str = attrs.field(default="normal", validator=v.in_(("normal", "full")))
     url: str | None = attrs.field(default=None, validator=_database_url)
     pool_size: int = attrs.field(default=8, validator=integer(gt=0, le=256))
+    lease_check_seconds: float = attrs.field(default=5.0, converter=float, validator=positive_number)

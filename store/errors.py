@@ -10,13 +10,14 @@
     ├── TitleConflictError       another session already has that title (also a ValueError)
     ├── InvalidRecordError       a message, state or record that cannot be stored (also a ValueError)
     ├── InvalidQueryError        a search argument that makes no sense (also a ValueError)
+    ├── SessionOwnedElsewhere    another host runs the session now (its lease is held elsewhere)
     ├── DatabaseLockedError      the write lock stayed busy past the busy timeout
     ├── StoreIOError             disk full, I/O error, read-only file system (also an OSError)
     ├── CorruptDatabaseError     the file is damaged or not SQLite at all
     ├── ForeignDatabaseError     a valid SQLite file that belongs to another application
     └── SchemaVersionError       the schema is newer than this code knows
 
-SQLite's own exceptions never leave the store: they are translated once, where
+SQLite's and PostgreSQL's own exceptions never leave the store: they are translated once, where
 the store calls SQLite, with the original kept as ``__cause__``.
 """
 
@@ -32,6 +33,7 @@ __all__ = [
     "SchemaVersionError",
     "SessionExistsError",
     "SessionNotFoundError",
+    "SessionOwnedElsewhere",
     "StoreClosedError",
     "StoreError",
     "StoreIOError",
@@ -89,3 +91,7 @@ class ForeignDatabaseError(StoreError):
 
 class SchemaVersionError(StoreError):
     """The database was written by a newer version of hermes-actors."""
+
+
+class SessionOwnedElsewhere(StoreError):
+    """Another host holds the session's lease: it runs there, and may not run here too."""

@@ -16,7 +16,13 @@ from typing import Any
 import attrs
 import trio
 
-from store.codec import EncodedMessage, decode_message, dump_json, encode_message, message_text
+from store.codec import (
+    EncodedMessage,
+    decode_message,
+    dump_json,
+    encode_message,
+    message_text,
+)
 from store.errors import (
     InvalidRecordError,
     MessageNotFoundError,
@@ -24,6 +30,7 @@ from store.errors import (
     SessionNotFoundError,
     TitleConflictError,
 )
+from store.leases import LocalLeases
 from store.protocol import DEFAULT_SEARCH_ROLES
 from store.query import HITS_PER_SESSION, SearchRequest, query_terms, snippet
 from store.records import (
@@ -89,6 +96,8 @@ class InMemorySessionStore:
     """A ``SessionStore`` that keeps everything in memory (lost when the object goes)."""
 
     def __init__(self) -> None:
+        # One process: every lease is its own.
+        self.leases = LocalLeases()
         self._rows: dict[str, _Row] = {}
         self._messages: list[_Message] = []
         self._states: dict[str, str] = {}

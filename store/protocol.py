@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from store.leases import SessionLeases
 from store.records import (
     LoadedSession,
     SessionExcerpt,
@@ -84,8 +85,12 @@ class SessionSearchReader(Protocol):
 class SessionStore(SessionSearchReader, Protocol):
     """Durable sessions: metadata, message history, state, transcript and search.
 
-    Write methods return only after their change is committed.
+    Write methods return only after their change is committed. ``leases`` say which sessions this
+    host may run (``store.leases``): a session takes its lease before it loads and gives it back
+    once it has stopped.
     """
+
+    leases: SessionLeases
 
     async def create_session(
         self, meta: SessionMeta, *, messages: list[dict[str, Any]] | None = None, state: dict[str, Any] | None = None

@@ -139,6 +139,8 @@ class SessionActor(Actor[SessionMessage]):
             self.session_id, self.path, replay_size=spec.replay_size, subscriber_capacity=spec.subscriber_capacity
         )
         self.requests = PendingRequests(hub, deps.config.approvals.timeout, deps.config.agent.clarify_timeout)
+        # Owned before anything is read: no other host may run this session while this one does.
+        await deps.store.leases.acquire(self.session_id)
         self.durable = state = await open_state(spec)
         # Known only now: an unattended (cron) session stops tool loops by default.
         self.executor.guardrails = self._guardrails(state.options.source)
@@ -214,6 +216,8 @@ class SessionActor(Actor[SessionMessage]):
         if deps.approvals is not None:
             # Saved above; kept in memory only while the session runs.
             deps.approvals.forget(self.session_id)
+        # Last: everything it wrote is committed; another host may run it now.
+        await deps.store.leases.release(self.session_id)
 
     def snapshot_details(self) -> dict[str, Any]:
         details: dict[str, Any] = {"session_id": self.session_id, "queued": len(self.queue)}

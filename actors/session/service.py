@@ -42,7 +42,7 @@ from actors.session.state import new_session_id
 from config.daemon import DaemonConfig
 from messages.paths import SESSIONS, child_path, session_id_of, session_name
 from messages.session import SessionMessage, Shutdown, UserMessage
-from store.errors import SessionNotFoundError
+from store.errors import SessionNotFoundError, SessionOwnedElsewhere
 from tools.jail.policy import resolve_mode
 
 __all__ = ["TURN_NAME", "SessionNotFound", "SessionService", "SessionsHandle", "SessionsSupervisor", "TooManyRunningTurns"]
@@ -257,6 +257,7 @@ class SessionService:
 
         Raises:
             SessionNotFound: no such session, live or stored.
+            SessionOwnedElsewhere: another host runs it (the database is shared).
         """
         with contextlib.suppress(ActorNotFound):
             # Going to the store right now: wait, then wake it from there.
@@ -277,11 +278,13 @@ class SessionService:
             factory = _SessionFactory(self, session_id, None, None)
             try:
                 return await self._sessions().start_child(self._spec(session_id, factory))
-            except ActorError:
+            except ActorError as exc:
                 live = self.live(session_id)
-                if live is None:
-                    raise
-                return live
+                if live is not None:
+                    return live
+                if isinstance(exc.__cause__, SessionOwnedElsewhere):
+                    raise exc.__cause__ from None
+                raise
         finally:
             del self._waking[session_id]
             event.set()
@@ -347,3 +350,14 @@ class SessionService:
             await self.deps.store.end_session(session_id, reason)
         except SessionNotFoundError as exc:
             raise SessionNotFound(f"no session {session_id!r}") from exc
+
+    async def evict(self, session_ids: list[str], reason: str) -> None:
+        """Stop running these sessions on this host, leaving them live in the store (their leases
+        were lost: another host may run them now)."""
+        try:
+            sessions = self._sessions()
+        except ActorNotFound:
+            return
+        for session_id in session_ids:
+            if self.live(session_id) is not None:
+                await sessions.terminate_child(session_name(session_id), reason, requested_by="leases")

@@ -27,6 +27,7 @@ import trio
 from config.store import StoreConfig
 from store.errors import StoreClosedError, StoreError
 from store.postgres.connection import PgConnection, register_text_escaping, translate
+from store.postgres.leases import PostgresLeases
 from store.postgres.schema import SCHEMA, migrate
 from store.postgres.search import search
 from store.sql.store import SqlSessionStore
@@ -73,6 +74,8 @@ class PostgresSessionStore(SqlSessionStore):
 
     Use ``async with PostgresSessionStore.open(url) as store``, or, under a supervisor,
     ``await nursery.start(store.run)`` and ``store.close()``, as with ``SqliteSessionStore``.
+    ``leases`` are this host's session leases (``store.postgres.leases``); ``run`` checks their
+    connection every ``lease_check_seconds``.
 
     Args:
         url: a ``postgresql://`` URL (libpq's forms: a host, or ``?host=/socket/dir``).
@@ -87,6 +90,7 @@ class PostgresSessionStore(SqlSessionStore):
         self._state = _Lifecycle.NEW
         self._closed = trio.Event()
         self._limiter = trio.CapacityLimiter(self.config.pool_size)
+        self.leases = PostgresLeases(self._lease_connection)
         self._pool = psycopg_pool.ConnectionPool(
             url,
             min_size=1,
@@ -132,7 +136,10 @@ class PostgresSessionStore(SqlSessionStore):
         await self._connect()
         try:
             task_status.started()
-            await self._closed.wait()
+            while not self._closed.is_set():
+                with trio.move_on_after(self.config.lease_check_seconds):
+                    await self._closed.wait()
+                await self.leases.check()
         finally:
             with trio.CancelScope(shield=True):
                 await self._disconnect()
@@ -155,6 +162,13 @@ class PostgresSessionStore(SqlSessionStore):
             await trio.to_thread.run_sync(self._pool.close)
             raise
 
+    def _lease_connection(self) -> psycopg.Connection[Any]:
+        # TCP keepalives: a database that vanished is noticed in ~25 s even with no query under way.
+        return psycopg.connect(
+            self.url, autocommit=True, application_name="hermes-actors leases",
+            keepalives=1, keepalives_idle=10, keepalives_interval=5, keepalives_count=3,
+        )
+
     def _open_and_migrate(self) -> None:
         try:
             self._pool.open(wait=True, timeout=self.config.busy_timeout_seconds)
@@ -167,6 +181,7 @@ class PostgresSessionStore(SqlSessionStore):
 
     async def _disconnect(self) -> None:
         self._state = _Lifecycle.CLOSED
+        await self.leases.close()
         # Calls under way each hold a token of the limiter: taking them all waits for those calls.
         for _ in range(int(self._limiter.total_tokens)):
             await self._limiter.acquire_on_behalf_of(object())

@@ -11,7 +11,13 @@ from typing import Any
 
 from store.codec import decode_message
 from store.errors import MessageNotFoundError, SessionNotFoundError
-from store.records import LoadedSession, SessionExcerpt, SessionInfo, StoredMessage, TranscriptRecord
+from store.records import (
+    LoadedSession,
+    SessionExcerpt,
+    SessionInfo,
+    StoredMessage,
+    TranscriptRecord,
+)
 from store.sql.connection import Connection
 
 __all__ = [

@@ -19,6 +19,7 @@ import trio
 
 from store.codec import dump_json, encode_message
 from store.errors import InvalidRecordError
+from store.leases import SessionLeases
 from store.protocol import DEFAULT_SEARCH_ROLES
 from store.query import SearchRequest
 from store.records import (
@@ -58,9 +59,11 @@ class SqlSessionStore:
 
     Attributes:
         path: where the data is, as ``inspect`` shows it (a file, or a URL without its password).
+        leases: which sessions this host may run (``store.leases``).
     """
 
     path: Path | str
+    leases: SessionLeases
 
     _search: ClassVar[Callable[[Connection, SearchRequest], list[SessionMatches]]]
 

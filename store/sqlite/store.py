@@ -18,6 +18,7 @@ import trio
 
 from config.store import StoreConfig
 from store.errors import StoreClosedError
+from store.leases import LocalLeases
 from store.sql.store import SqlSessionStore
 from store.sqlite.pool import ReaderPool
 from store.sqlite.schema import open_writer
@@ -53,6 +54,8 @@ class SqliteSessionStore(SqlSessionStore):
     def __init__(self, path: Path, config: StoreConfig | None = None) -> None:
         self.path = Path(path)
         self.config = config or StoreConfig()
+        # One host per database file: every lease is this daemon's.
+        self.leases = LocalLeases()
         self._state = _Lifecycle.NEW
         self._writer = Writer(
             partial(

@@ -18,6 +18,7 @@ from typing import Any
 from actors.platform.cli.client import ControlClient
 from actors.platform.errors import DaemonNotRunning
 from actors.platform.paths import DaemonPaths
+from messages import control as c
 from tools.jail.runtime import RuntimeDir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -165,6 +166,13 @@ class ScriptedProviderProcess:
         self.process.wait(10)
         if self.process.stdout is not None:
             self.process.stdout.close()
+
+    def create_session(self, client: ControlClient, cwd: str) -> str:
+        """Create a session that talks to this server (over ``client``); its id."""
+        return str(client.request(c.CreateSession(
+            client.next_id(), cwd=cwd, model="scripted-model", provider="custom", base_url=self.base_url,
+            api_mode="chat_completions",
+        )).session_id)
 
     def chat_flags(self, api_mode: str = "chat_completions") -> list[str]:
         """The CLI flags that point a new session at this server."""

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from actors.platform.cli.client import RequestFailed
 from messages import control as c
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
 from tests.daemon.test_recovery import _stored_texts, _turn, _wait_for_path
@@ -77,6 +78,31 @@ class TestPostgresDaemon:
             listed = json.loads(run_cli(second.home, "sessions", "list", "--json").stdout)["sessions"]
             assert session_id in [row["id"] for row in listed]
             assert NO_TOOLS in _stored_texts(second, session_id)
+        finally:
+            first.stop()
+            second.stop()
+
+    def test_a_live_session_runs_on_one_host_and_moves_when_it_dies(
+        self, tmp_path: Path, database: str, provider: ScriptedProviderProcess
+    ) -> None:
+        """While daemon B runs a session, daemon A refuses it; B killed with -9, A serves it with its history."""
+        first = _daemon_on(tmp_path / "a", database)
+        second = _daemon_on(tmp_path / "b", database)
+        try:
+            with second.client() as client:
+                session_id = provider.create_session(client, str(tmp_path))
+                assert _turn(client, session_id, NO_TOOLS)[-1].reason == "completed"
+            with first.client() as client, pytest.raises(RequestFailed) as refused:
+                client.request(c.SendMessage(client.next_id(), session_id, "from A while B runs it, no tools"))
+            assert refused.value.code == "unavailable" and "another host" in str(refused.value)
+            second.signal(signal.SIGKILL)
+            second.wait(10)
+            with first.client() as client:
+                events = _turn(client, session_id, "after B died, no tools")
+            assert events[-1].reason == "completed"
+            texts = _stored_texts(first, session_id)
+            assert NO_TOOLS in texts and "after B died, no tools" in texts
+            assert "from A while B runs it, no tools" not in texts
         finally:
             first.stop()
             second.stop()

@@ -38,7 +38,14 @@ from messages import session_records as records
 from messages import session as s
 from messages.paths import SESSIONS, child_path, session_id_of, session_path, split_path
 from messages.session import SessionMessage
-from store.errors import InvalidQueryError, SessionNotFoundError, StoreClosedError, StoreError, TitleConflictError
+from store.errors import (
+    InvalidQueryError,
+    SessionNotFoundError,
+    SessionOwnedElsewhere,
+    StoreClosedError,
+    StoreError,
+    TitleConflictError,
+)
 from store.protocol import SessionStore
 from tools.jail.runtime import DaemonJails
 
@@ -276,7 +283,7 @@ class ControlService:
             return await backend.get(session_id)
         except LookupError as exc:
             raise RequestFailed("not_found", f"no session {session_id!r}") from exc
-        except ActorError as exc:
+        except (ActorError, SessionOwnedElsewhere) as exc:
             raise RequestFailed("unavailable", str(exc)) from exc
 
     async def subscribe(self, request: c.Attach, label: str) -> Subscription:
@@ -300,7 +307,7 @@ class ControlService:
             raise RequestFailed("busy", str(exc)) from exc
         except LookupError as exc:
             raise RequestFailed("not_found", f"no session {request.session_id!r}") from exc
-        except ActorError as exc:
+        except (ActorError, SessionOwnedElsewhere) as exc:
             raise RequestFailed("unavailable", str(exc)) from exc
         return c.Ok(request.request_id, _SEND_OUTCOMES.get(outcome, "sent"))
 

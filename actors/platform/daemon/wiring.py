@@ -110,6 +110,7 @@ async def open_daemon_tree(
         # Keys may sit in HERMES_ACTORS_HOME/.env; the daemon's environment wins. Read once, here.
         environ = {**await trio.to_thread.run_sync(load_env_file, paths.home), **os.environ}
         sessions = await _start_sessions(system, store, config, paths.home, jails, environ)
+        store.leases.on_lost(functools.partial(sessions.evict, reason="its lease was lost (database connection)"))
         outbound = OutboundRegistry()
         await _start_cron(system, store, sessions, outbound)
         if config.platforms.telegram.enabled or config.platforms.discord.enabled:

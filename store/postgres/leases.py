@@ -1,0 +1,127 @@
+"""Session leases on PostgreSQL: session-level advisory locks held on one connection of the host's own.
+
+Why advisory locks rather than a lease row with a heartbeat: a lock lives exactly as long as the
+connection that took it, so a host that dies (``kill -9``, a crash, a lost machine once the server
+notices the connection gone) loses its leases at once, with no renewals to write and no expiry to
+wait out; and PostgreSQL itself guarantees that two connections never hold one lock. The key is a
+64-bit hash of the session id (``hashtextextended``), so unrelated sessions practically never share
+one.
+
+The connection is used by one worker thread at a time. If it breaks, every lease is gone with it:
+``check()`` (run periodically by the store) notices, tells ``on_lost`` callbacks which sessions
+this host must stop running, and reconnects for later leases. Between the break and the check, the
+host and a new owner could both run a session (the window is ``store.lease_check_seconds``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import psycopg
+import trio
+
+from store.errors import SessionOwnedElsewhere, StoreIOError
+from store.leases import LeaseLost
+from store.postgres.connection import translate
+
+__all__ = ["PostgresLeases"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_TRY_LOCK = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
+_UNLOCK = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
+
+
+class PostgresLeases:
+    """``SessionLeases`` for hosts sharing a PostgreSQL database.
+
+    Args:
+        connect: opens the lease connection (blocking; called from a worker thread).
+    """
+
+    def __init__(self, connect: Callable[[], psycopg.Connection[Any]]) -> None:
+        self._connect = connect
+        self._conn: psycopg.Connection[Any] | None = None
+        self._held: set[str] = set()
+        self._callbacks: list[LeaseLost] = []
+        # Sessions whose leases went with a broken connection, until check() has told the callbacks.
+        self._lost: list[str] = []
+        # The connection is used by one thread at a time.
+        self._limiter = trio.CapacityLimiter(1)
+
+    async def acquire(self, session_id: str) -> None:
+        """See ``SessionLeases.acquire``."""
+        if session_id in self._held:
+            return
+        # Not abandoned on cancellation: the thread's answer is recorded, or a lock taken could leak.
+        taken = await self._run(lambda conn: conn.execute(_TRY_LOCK, (session_id,)).fetchone()[0])
+        if not taken:
+            raise SessionOwnedElsewhere(f"session {session_id!r} is running on another host")
+        self._held.add(session_id)
+
+    async def release(self, session_id: str) -> None:
+        """See ``SessionLeases.release``."""
+        if session_id not in self._held:
+            return
+        self._held.discard(session_id)
+        try:
+            await self._run(lambda conn: conn.execute(_UNLOCK, (session_id,)))
+        except StoreIOError as exc:
+            # A broken connection has released every lock already.
+            log.warning("session %s: its lease was not released (%s); it went with the connection", session_id, exc)
+
+    def held(self) -> frozenset[str]:
+        """See ``SessionLeases.held``."""
+        return frozenset(self._held)
+
+    def on_lost(self, callback: LeaseLost) -> None:
+        """See ``SessionLeases.on_lost``."""
+        self._callbacks.append(callback)
+
+    async def check(self) -> None:
+        """Ask the lease connection whether it is alive; if it is not, every lease is lost: say so."""
+        try:
+            await self._run(lambda conn: conn.execute("SELECT 1"))
+        except StoreIOError as exc:
+            log.warning("lease check failed: %s", exc)
+            self._drop_held()
+        if self._lost:
+            lost, self._lost = self._lost, []
+            log.error("the lease connection broke: %d sessions must stop on this host", len(lost))
+            for callback in self._callbacks:
+                await callback(lost)
+
+    def _drop_held(self) -> None:
+        """The connection that held the leases broke: none is held any more."""
+        self._lost.extend(sorted(self._held))
+        self._held.clear()
+
+    async def close(self) -> None:
+        """Close the connection (its locks go with it)."""
+        self._held.clear()
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            async with self._limiter:
+                await trio.to_thread.run_sync(conn.close)
+
+    async def _run(self, query: Callable[[psycopg.Connection[Any]], T]) -> T:
+        async with self._limiter:
+            if self._conn is None and self._held:
+                # The connection that held them broke: a new one will hold none of them.
+                self._drop_held()
+            return await trio.to_thread.run_sync(self._in_thread, query)
+
+    def _in_thread(self, query: Callable[[psycopg.Connection[Any]], T]) -> T:
+        try:
+            if self._conn is None:
+                self._conn = self._connect()
+            return query(self._conn)
+        except (psycopg.Error, OSError) as exc:
+            broken, self._conn = self._conn, None
+            if broken is not None:
+                broken.close()
+            raise translate(OSError(f"the lease connection failed: {exc}")) from exc

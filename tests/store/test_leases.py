@@ -1,0 +1,86 @@
+"""Session leases on PostgreSQL: one owner per session across hosts, lost with the holder's connection."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+import trio
+
+from config.store import StoreConfig
+from store.errors import SessionOwnedElsewhere
+from store.leases import LocalLeases
+from store.postgres import PostgresSessionStore
+
+
+async def test_one_owner_at_a_time(postgres_url: str) -> None:
+    """A second host is refused a held lease, and gets it once the first gives it back."""
+    async with PostgresSessionStore.open(postgres_url) as a, PostgresSessionStore.open(postgres_url) as b:
+        await a.leases.acquire("s1")
+        await a.leases.acquire("s1")  # again: already held, still one lock
+        with pytest.raises(SessionOwnedElsewhere):
+            await b.leases.acquire("s1")
+        await b.leases.acquire("s2")  # other sessions are free
+        await a.leases.release("s1")
+        await b.leases.acquire("s1")
+        assert b.leases.held() == {"s1", "s2"} and a.leases.held() == frozenset()
+        with pytest.raises(SessionOwnedElsewhere):
+            await a.leases.acquire("s1")
+
+
+async def test_a_dead_connection_frees_its_leases_and_is_reported(postgres_url: str) -> None:
+    """When a host's lease connection dies (its process killed, say), another host may take its
+    sessions at once; the first host's check reports them lost and takes new leases afresh."""
+    lost: list[list[str]] = []
+
+    async def record(session_ids: list[str]) -> None:
+        lost.append(session_ids)
+
+    async with PostgresSessionStore.open(postgres_url) as a, PostgresSessionStore.open(postgres_url) as b:
+        a.leases.on_lost(record)
+        await a.leases.acquire("s1")
+        await a.leases.acquire("s2")
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hermes-actors leases'"
+                " AND pid <> pg_backend_pid() AND datname = current_database()"
+            )
+        await b.leases.acquire("s1")
+        await a.leases.check()
+        assert lost == [["s1", "s2"]] and a.leases.held() == frozenset()
+        await a.leases.acquire("s2")  # a new connection
+        assert a.leases.held() == {"s2"}
+        with pytest.raises(SessionOwnedElsewhere):
+            await b.leases.acquire("s2")
+
+
+async def test_the_store_checks_its_leases_while_it_runs(postgres_url: str) -> None:
+    """The running store checks the lease connection every lease_check_seconds."""
+    store = PostgresSessionStore(postgres_url, StoreConfig(lease_check_seconds=0.05))
+    reported = trio.Event()
+
+    async def record(session_ids: list[str]) -> None:
+        assert session_ids == ["s1"]
+        reported.set()
+
+    store.leases.on_lost(record)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(store.run)
+        await store.leases.acquire("s1")
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hermes-actors leases'"
+                " AND datname = current_database()"
+            )
+        with trio.fail_after(10):
+            await reported.wait()
+        store.close()
+
+
+async def test_local_leases_grant_everything() -> None:
+    """On SQLite (one host per file) every lease is granted."""
+    leases = LocalLeases()
+    await leases.acquire("s1")
+    await leases.acquire("s1")
+    assert leases.held() == {"s1"}
+    await leases.release("s1")
+    assert leases.held() == frozenset()
