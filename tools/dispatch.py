@@ -102,8 +102,10 @@ async def _call(
         return _failure(str(exc), **exc.details)
     except Exception as exc:
         # A crashing handler must not take the turn (or the session) down with it.
-        # Log the traceback as redacted text: exception messages can carry secrets.
-        logger.error("tool %s crashed:\n%s", name, redact_secrets("".join(traceback.format_exception(exc))))
+        # Log the traceback as redacted, valid text: exception messages can carry secrets, and
+        # lone surrogates (a file name's undecodable bytes) that no log file can encode.
+        trace = repair_text(redact_secrets("".join(traceback.format_exception(exc))))
+        logger.error("tool %s crashed:\n%s", name, trace)
         return _failure(f"{name} failed: {type(exc).__name__}: {exc}")
 
 
