@@ -121,7 +121,12 @@ class PostgresLeases:
                 self._conn = self._connect()
             return query(self._conn)
         except (psycopg.Error, OSError) as exc:
-            broken, self._conn = self._conn, None
-            if broken is not None:
-                broken.close()
+            conn = self._conn
+            if conn is not None and not (conn.broken or conn.closed):
+                # The query failed, not the connection (out of lock space, say): the leases it
+                # holds are still held.
+                raise translate(exc, "a lease query failed") from exc
+            self._conn = None
+            if conn is not None:
+                conn.close()
             raise translate(OSError(f"the lease connection failed: {exc}")) from exc
