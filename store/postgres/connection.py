@@ -115,3 +115,40 @@ def translate(exc: BaseException, context: str = "") -> StoreError:
     if isinstance(exc, (OSError, psycopg.OperationalError)):
         return StoreIOError(f"{prefix}{exc}")
     return StoreError(f"{prefix}{exc}")
+
+
+class PgWriterDialect:
+    """``WriterDialect`` (``store.sql.writer``) for a PostgreSQL write connection: a READ COMMITTED
+    transaction per batch (the leases keep two hosts from writing one session), never busy, and a
+    broken connection replaced before the next batch."""
+
+    errors: tuple[type[Exception], ...] = (psycopg.Error,)
+
+    def begin(self, conn: PgConnection) -> None:
+        """``BEGIN`` (PostgreSQL takes row locks as it writes: there is no write lock to wait for)."""
+        conn.raw.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+
+    def fails_batch(self, exc: Exception) -> bool:
+        """A request's own error is a constraint or a value the database refused; anything else (a
+        lost connection, the server shutting down) is the batch's."""
+        return not isinstance(exc, (pg_errors.IntegrityError, pg_errors.DataError))
+
+    def translate(self, exc: BaseException, context: str = "") -> StoreError:
+        """See ``translate``."""
+        return translate(exc, context)
+
+    def in_transaction(self, conn: PgConnection) -> bool:
+        """Whether a transaction is open (or failed and not yet rolled back)."""
+        return conn.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+
+    def usable(self, conn: PgConnection) -> bool:
+        """Not closed and not broken."""
+        return not (conn.raw.closed or conn.raw.broken)
+
+    def checkpoint(self, conn: PgConnection) -> bool:
+        """Nothing: PostgreSQL checkpoints by itself."""
+        return False
+
+    def close(self, conn: PgConnection) -> None:
+        """Close it."""
+        conn.raw.close()

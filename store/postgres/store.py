@@ -1,21 +1,22 @@
 """``PostgresSessionStore``: the ``SessionStore`` on PostgreSQL, for session hosts sharing one database.
 
 psycopg 3's async API runs on asyncio only, so the store uses its blocking API from Trio worker
-threads: a ``psycopg_pool.ConnectionPool`` of autocommit connections, and a Trio capacity limiter
-as large as the pool, so no thread ever waits inside the pool. Each write is one transaction of its
-own (PostgreSQL serialises concurrent writers itself; there is no single writer as on SQLite); each
-multi-statement read is one REPEATABLE READ transaction. The protocol's methods are the shared ones
-of ``store.sql.store``; the SQL is ``store.sql``'s, run through ``store.postgres.connection``.
+threads. Writes go through the single writer shared with SQLite (``store.sql.writer``): one
+connection, the writes queued meanwhile committed as one transaction, each under a savepoint, so a
+host with many sessions commits in batches rather than once per message. Reads take connections from
+a ``psycopg_pool.ConnectionPool`` (autocommit; each multi-statement read one REPEATABLE READ
+transaction), bounded by a Trio limiter as large as the pool so no thread waits inside it. The
+protocol's methods are the shared ones of ``store.sql.store``; the SQL is ``store.sql``'s, run through
+``store.postgres.connection``.
 
-A call is not abandoned when its caller is cancelled: the thread finishes its transaction (a write
-commits or not as a whole) and the result is dropped.
+A read is not abandoned when its caller is cancelled: the thread finishes and the result is dropped.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -26,15 +27,18 @@ import trio
 
 from config.store import StoreConfig
 from store.errors import StoreClosedError, StoreError
-from store.postgres.connection import PgConnection, register_text_escaping, translate
+from store.postgres.connection import PgConnection, PgWriterDialect, register_text_escaping, translate
 from store.postgres.leases import PostgresLeases
 from store.postgres.schema import SCHEMA, migrate
 from store.postgres.search import search
 from store.sql.store import SqlSessionStore
+from store.sql.writer import Writer
 
-__all__ = ["PoolStatistics", "PostgresSessionStore", "redacted_url"]
+__all__ = ["PostgresSessionStore", "PostgresStatistics", "redacted_url"]
 
 T = TypeVar("T")
+
+_OPTIONS = f"-c search_path={SCHEMA},public"
 
 
 def redacted_url(url: str) -> str:
@@ -48,20 +52,23 @@ def redacted_url(url: str) -> str:
 
 
 @attrs.frozen
-class PoolStatistics:
-    """The connection pool's counters, for ``inspect store``."""
+class PostgresStatistics:
+    """The writer's and the read pool's counters, for ``inspect store``."""
 
+    requests: int
+    transactions: int
+    largest_batch: int
+    queued: int
     pool_size: int
     pool_available: int
     requests_waiting: int
-    requests_num: int
     connections_num: int
     connections_errors: int
 
 
 class _Lifecycle(enum.Enum):
     NEW = "new"
-    RUNNING = "running"
+    OPEN = "open"
     CLOSED = "closed"
 
 
@@ -91,6 +98,13 @@ class PostgresSessionStore(SqlSessionStore):
         self._closed = trio.Event()
         self._limiter = trio.CapacityLimiter(self.config.pool_size)
         self.leases = PostgresLeases(self._lease_connection)
+        self._writer = Writer(
+            self._write_connection,
+            PgWriterDialect(),
+            busy_timeout_seconds=self.config.busy_timeout_seconds,
+            checkpoint_every=self.config.checkpoint_every,
+            batch_max=self.config.batch_max,
+        )
         self._pool = psycopg_pool.ConnectionPool(
             url,
             min_size=1,
@@ -98,11 +112,7 @@ class PostgresSessionStore(SqlSessionStore):
             open=False,
             configure=_configure,
             name="hermes-store",
-            kwargs={
-                "autocommit": True,
-                "application_name": "hermes-actors",
-                "options": f"-c search_path={SCHEMA},public",
-            },
+            kwargs={"autocommit": True, "application_name": "hermes-actors", "options": _OPTIONS},
         )
 
     @property
@@ -111,62 +121,91 @@ class PostgresSessionStore(SqlSessionStore):
         return redacted_url(self.url)
 
     @classmethod
-    @asynccontextmanager
-    async def open(cls, url: str, config: StoreConfig | None = None) -> AsyncIterator[PostgresSessionStore]:
-        """Open the store for the duration of the block (connect, migrate); close it on exit.
+    def open(cls, url: str, config: StoreConfig | None = None) -> AbstractAsyncContextManager[PostgresSessionStore]:
+        """Open the store for the duration of the block (``async with``: connect, migrate, serve);
+        on exit queued writes commit, then it closes.
 
         Raises:
             StoreIOError: the database cannot be reached. ForeignDatabaseError, SchemaVersionError.
         """
-        store = cls(url, config)
-        await store._connect()
-        try:
-            yield store
-        finally:
-            await store._disconnect()
+        return cls(url, config)._running()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Connect and migrate, ``task_status.started()``, then serve until ``close()``.
+        """Connect and migrate, ``task_status.started()``, then serve until ``close()``, checking the
+        lease connection every ``lease_check_seconds``.
 
         Raises:
             StoreClosedError: run twice. Other StoreErrors: the database is unusable.
         """
-        if self._state is not _Lifecycle.NEW:
+        if self._state is _Lifecycle.CLOSED:
             raise StoreClosedError("a store runs once; open a new one")
-        await self._connect()
+        await self._prepare()
         try:
-            task_status.started()
-            while not self._closed.is_set():
-                with trio.move_on_after(self.config.lease_check_seconds):
-                    await self._closed.wait()
-                await self.leases.check()
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self._writer.run)
+                task_status.started()
+                while not self._closed.is_set():
+                    with trio.move_on_after(self.config.lease_check_seconds):
+                        await self._closed.wait()
+                    await self.leases.check()
         finally:
             with trio.CancelScope(shield=True):
-                await self._disconnect()
+                await self._discard()
 
     def close(self) -> None:
-        """Stop taking calls; those under way finish before ``run`` returns."""
+        """Stop taking writes; queued ones still commit before ``run`` returns."""
         self._closed.set()
+        self._writer.close()
 
-    def statistics(self) -> PoolStatistics:
-        """The connection pool's counters."""
-        stats = self._pool.get_stats()
-        return PoolStatistics(**{field.name: stats.get(field.name, 0) for field in attrs.fields(PoolStatistics)})
+    def statistics(self) -> PostgresStatistics:
+        """The writer's and the read pool's counters."""
+        writer = self._writer.statistics()
+        pool = self._pool.get_stats()
+        return PostgresStatistics(
+            requests=writer.requests, transactions=writer.transactions, largest_batch=writer.largest_batch,
+            queued=writer.queued, pool_size=pool.get("pool_size", 0), pool_available=pool.get("pool_available", 0),
+            requests_waiting=pool.get("requests_waiting", 0), connections_num=pool.get("connections_num", 0),
+            connections_errors=pool.get("connections_errors", 0),
+        )
 
-    async def _connect(self) -> None:
-        self._state = _Lifecycle.RUNNING
+    async def _prepare(self) -> None:
+        if self._state is not _Lifecycle.NEW:
+            return
+        self._state = _Lifecycle.OPEN
         try:
             await trio.to_thread.run_sync(self._open_and_migrate)
+            await self._writer.connect()
         except BaseException:
-            self._state = _Lifecycle.CLOSED
-            await trio.to_thread.run_sync(self._pool.close)
+            with trio.CancelScope(shield=True):
+                await self._discard()
             raise
+
+    async def _discard(self) -> None:
+        if self._state is _Lifecycle.CLOSED:
+            return
+        self._state = _Lifecycle.CLOSED
+        self._writer.discard()
+        await self.leases.close()
+        # Reads under way each hold a token of the limiter: taking them all waits for those reads.
+        for _ in range(int(self._limiter.total_tokens)):
+            await self._limiter.acquire_on_behalf_of(object())
+        await trio.to_thread.run_sync(self._pool.close)
+
+    def _connection(self, application: str, **extra: Any) -> psycopg.Connection[Any]:
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, application_name=application, **extra)
+        except (psycopg.Error, OSError) as exc:
+            raise translate(OSError(f"cannot connect to {self.path}: {exc}")) from exc
+        register_text_escaping(conn)
+        return conn
+
+    def _write_connection(self) -> PgConnection:
+        return PgConnection(self._connection("hermes-actors writer", options=_OPTIONS))
 
     def _lease_connection(self) -> psycopg.Connection[Any]:
         # TCP keepalives: a database that vanished is noticed in ~25 s even with no query under way.
-        return psycopg.connect(
-            self.url, autocommit=True, application_name="hermes-actors leases",
-            keepalives=1, keepalives_idle=10, keepalives_interval=5, keepalives_count=3,
+        return self._connection(
+            "hermes-actors leases", keepalives=1, keepalives_idle=10, keepalives_interval=5, keepalives_count=3
         )
 
     def _open_and_migrate(self) -> None:
@@ -179,35 +218,22 @@ class PostgresSessionStore(SqlSessionStore):
         except (psycopg.Error, OSError) as exc:
             raise translate(exc, f"cannot open {self.path}") from exc
 
-    async def _disconnect(self) -> None:
-        self._state = _Lifecycle.CLOSED
-        await self.leases.close()
-        # Calls under way each hold a token of the limiter: taking them all waits for those calls.
-        for _ in range(int(self._limiter.total_tokens)):
-            await self._limiter.acquire_on_behalf_of(object())
-        await trio.to_thread.run_sync(self._pool.close)
+    async def _submit(self, op: Callable[[Any], T]) -> T:
+        result: T = await self._writer.submit(op)
+        return result
 
-    async def _call(self, fn: Callable[[PgConnection], T], transaction: bool) -> T:
-        if self._state is not _Lifecycle.RUNNING or self._closed.is_set():
+    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
+        if self._state is not _Lifecycle.OPEN:
             raise StoreClosedError("the store is not open")
-        return await trio.to_thread.run_sync(self._in_thread, fn, transaction, limiter=self._limiter)
+        return await trio.to_thread.run_sync(self._read_in_thread, fn, args, limiter=self._limiter)
 
-    def _in_thread(self, fn: Callable[[PgConnection], T], transaction: bool) -> T:
+    def _read_in_thread(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         try:
             with self._pool.connection(timeout=self.config.busy_timeout_seconds) as conn:
-                if not transaction:
-                    return fn(PgConnection(conn))
-                with conn.transaction():
-                    return fn(PgConnection(conn))
+                return fn(PgConnection(conn), *args)
         except StoreError:
             raise
         except psycopg_pool.PoolTimeout as exc:
             raise translate(OSError(f"no database connection within {self.config.busy_timeout_seconds:g}s")) from exc
         except (psycopg.Error, OSError) as exc:
             raise translate(exc) from exc
-
-    async def _submit(self, op: Callable[[Any], T]) -> T:
-        return await self._call(op, transaction=True)
-
-    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
-        return await self._call(lambda conn: fn(conn, *args), transaction=False)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -49,6 +50,7 @@ from store.validate import (
 __all__ = ["SqlSessionStore"]
 
 T = TypeVar("T")
+S = TypeVar("S", bound="SqlSessionStore")
 
 
 class SqlSessionStore:
@@ -78,6 +80,33 @@ class SqlSessionStore:
     def statistics(self) -> Any:
         """The store's counters (an attrs instance), for ``inspect store``."""
         raise NotImplementedError
+
+    async def _prepare(self) -> None:
+        """Open the database before ``run`` (so a refused one raises its own error, not a group)."""
+        raise NotImplementedError
+
+    async def _discard(self) -> None:
+        """Release what ``_prepare`` opened if ``run`` never took charge of it."""
+        raise NotImplementedError
+
+    @asynccontextmanager
+    async def _running(self: S) -> AsyncIterator[S]:
+        """Run the store for the duration of the block; on exit queued writes commit, then it closes."""
+        await self._prepare()
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self.run)
+                try:
+                    yield self
+                finally:
+                    self.close()
+        except BaseExceptionGroup as group:
+            # The writer reports failures to its callers, so a lone error here is the block's own.
+            if len(group.exceptions) == 1 and not isinstance(group.exceptions[0], BaseExceptionGroup):
+                raise group.exceptions[0] from group.exceptions[0].__cause__
+            raise
+        finally:
+            await self._discard()
 
     # --- writes -----------------------------------------------------------------------------
 

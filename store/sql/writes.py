@@ -1,9 +1,8 @@
 """The write operations both relational stores share (SQLite and PostgreSQL), in their common SQL.
 
-Each runs inside a transaction its store opened (SQLite: the single writer's, ``store.sqlite.writer``;
-PostgreSQL: one per call). Every function takes the connection first (``store.sql.Connection``) and
-is bound to its arguments with ``functools.partial`` by the store; a ``StoreError`` it raises fails
-that request alone.
+Each runs inside the single writer's transaction (``store.sql.writer``), under a savepoint of its own.
+Every function takes the connection first (``store.sql.Connection``) and is bound to its arguments
+with ``functools.partial`` by the store; a ``StoreError`` it raises fails that request alone.
 """
 
 from __future__ import annotations

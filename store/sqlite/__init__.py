@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from store.sqlite.store import DB_FILENAME, SqliteSessionStore
-from store.sqlite.writer import WriterStatistics
+from store.sql.writer import WriterStatistics
 
 __all__ = ["DB_FILENAME", "SqliteSessionStore", "WriterStatistics"]

@@ -1,6 +1,6 @@
 """``SqliteSessionStore``: the daemon's ``SessionStore`` on one SQLite file.
 
-Writes go to the single writer (``store.sqlite.writer``), reads to a pool of
+Writes go to the single writer (``store.sql.writer``), reads to a pool of
 reader connections in worker threads; the protocol's methods are the shared ones
 of ``store.sql.store``.
 """
@@ -8,8 +8,8 @@ of ``store.sql.store``.
 from __future__ import annotations
 
 import enum
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,7 +23,8 @@ from store.sql.store import SqlSessionStore
 from store.sqlite.pool import ReaderPool
 from store.sqlite.schema import open_writer
 from store.sqlite.search import search
-from store.sqlite.writer import Writer, WriterStatistics
+from store.sql.writer import Writer, WriterStatistics
+from store.sqlite.writer import SqliteWriterDialect
 
 __all__ = ["DB_FILENAME", "SqliteSessionStore"]
 
@@ -64,6 +65,7 @@ class SqliteSessionStore(SqlSessionStore):
                 busy_timeout_seconds=self.config.busy_timeout_seconds,
                 synchronous=self.config.synchronous,
             ),
+            SqliteWriterDialect(self.config.busy_timeout_seconds),
             busy_timeout_seconds=self.config.busy_timeout_seconds,
             checkpoint_every=self.config.checkpoint_every,
             batch_max=self.config.batch_max,
@@ -73,30 +75,20 @@ class SqliteSessionStore(SqlSessionStore):
         )
 
     @classmethod
-    @asynccontextmanager
-    async def open(cls, path: Path, config: StoreConfig | None = None) -> AsyncIterator[SqliteSessionStore]:
-        """Open the store for the duration of the block; on exit queued writes commit, then it closes.
+    def open(cls, path: Path, config: StoreConfig | None = None) -> AbstractAsyncContextManager[SqliteSessionStore]:
+        """Open the store for the duration of the block (``async with``); on exit queued writes commit,
+        then it closes.
 
         Raises:
             ForeignDatabaseError, CorruptDatabaseError, SchemaVersionError, StoreIOError: the file is unusable.
         """
-        store = cls(path, config)
-        # Opened before the nursery, so a refused file raises its own error, not a group.
-        await store._writer.connect()
-        try:
-            async with trio.open_nursery() as nursery:
-                await nursery.start(store.run)
-                try:
-                    yield store
-                finally:
-                    store.close()
-        except BaseExceptionGroup as group:
-            # The writer reports failures to its callers, so a lone error here is the block's own.
-            if len(group.exceptions) == 1 and not isinstance(group.exceptions[0], BaseExceptionGroup):
-                raise group.exceptions[0] from group.exceptions[0].__cause__
-            raise
-        finally:
-            store._writer.discard()
+        return cls(path, config)._running()
+
+    async def _prepare(self) -> None:
+        await self._writer.connect()
+
+    async def _discard(self) -> None:
+        self._writer.discard()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Open the database and serve writes until ``close()``; ``task_status.started()`` once open.
