@@ -283,7 +283,10 @@ class Writer:
         if self._conn is None:
             self._conn = self._connect()
         conn = self._conn
-        dialect.begin(conn)
+        try:
+            dialect.begin(conn)
+        except dialect.errors as exc:
+            raise dialect.translate(exc, "cannot start a write transaction") from exc
         results: list[outcome.Outcome] = []
         try:
             for request in batch:

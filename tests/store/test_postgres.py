@@ -1,0 +1,93 @@
+"""What is PostgreSQL's own in its store: the schema's identity and version, a lost connection, the
+password kept out of what is shown, NUL in text."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from config.store import StoreConfig
+from store import ForeignDatabaseError, SchemaVersionError, SessionMeta, StoreIOError
+from store.postgres import PostgresSessionStore, redacted_url
+from store.postgres.schema import LATEST_VERSION, SCHEMA
+
+
+def _admin(url: str) -> psycopg.Connection:
+    return psycopg.connect(url, autocommit=True)
+
+
+class TestSchema:
+    """The ``hermes`` schema is ours, versioned, and migrated once."""
+
+    async def test_migrated_once_and_versioned(self, postgres_url: str) -> None:
+        async with PostgresSessionStore.open(postgres_url):
+            pass
+        async with PostgresSessionStore.open(postgres_url) as store:
+            await store.create_session(SessionMeta(id="s1"))
+        with _admin(postgres_url) as conn:
+            assert conn.execute(f"SELECT version FROM {SCHEMA}.schema_version").fetchall() == [(LATEST_VERSION,)]
+
+    async def test_a_newer_schema_is_refused(self, postgres_url: str) -> None:
+        async with PostgresSessionStore.open(postgres_url):
+            pass
+        with _admin(postgres_url) as conn:
+            conn.execute(f"UPDATE {SCHEMA}.schema_version SET version = version + 1")
+        with pytest.raises(SchemaVersionError, match="newer"):
+            async with PostgresSessionStore.open(postgres_url):
+                pass
+
+    async def test_a_foreign_hermes_schema_is_refused_untouched(self, postgres_url: str) -> None:
+        with _admin(postgres_url) as conn:
+            conn.execute(f"CREATE SCHEMA {SCHEMA}")
+            conn.execute(f"CREATE TABLE {SCHEMA}.notes (x int)")
+        with pytest.raises(ForeignDatabaseError):
+            async with PostgresSessionStore.open(postgres_url):
+                pass
+        with _admin(postgres_url) as conn:
+            tables = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", (SCHEMA,)).fetchall()
+        assert tables == [("notes",)]
+
+
+class TestConnections:
+    """A connection the server drops is replaced; an unreachable server is a clear error."""
+
+    async def test_the_writer_reconnects_after_its_connection_is_killed(self, postgres_url: str) -> None:
+        async with PostgresSessionStore.open(postgres_url) as store:
+            await store.create_session(SessionMeta(id="s1"))
+            with _admin(postgres_url) as conn:
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE application_name = 'hermes-actors writer' AND datname = current_database()"
+                )
+            # The batch that finds the connection dead fails; the next one runs on a new connection.
+            with pytest.raises(StoreIOError):
+                await store.append("s1", [{"role": "user", "content": "lost"}])
+            await store.append("s1", [{"role": "user", "content": "kept"}])
+            assert [m["content"] for m in (await store.load("s1")).messages] == ["kept"]
+
+    async def test_an_unreachable_server(self, tmp_path: object) -> None:
+        url = f"postgresql://nobody@/nodb?host={tmp_path}"
+        with pytest.raises(StoreIOError, match="cannot"):
+            async with PostgresSessionStore.open(url, StoreConfig(busy_timeout_seconds=0.5)):
+                pass
+
+
+class TestText:
+    """What PostgreSQL's text could not hold, and what must not be shown."""
+
+    async def test_nul_and_the_escape_mark_round_trip(self, postgres_url: str) -> None:
+        text = "a\x00b\U0010ffff0c\U0010ffff\U0010ffff\x00"
+        async with PostgresSessionStore.open(postgres_url) as store:
+            await store.create_session(SessionMeta(id="s1", title=text))
+            await store.append("s1", [{"role": "tool", "tool_call_id": "c", "name": text, "content": text}])
+            loaded = await store.load("s1")
+        assert loaded.messages == [{"role": "tool", "tool_call_id": "c", "name": text, "content": text}]
+        assert loaded.info.title == text
+
+    def test_the_password_is_redacted(self, postgres_url: str) -> None:
+        parts = urlsplit(postgres_url)
+        url = urlunsplit(parts._replace(netloc="postgres:s3cret@db.example:5433"))
+        assert redacted_url(url) == urlunsplit(parts._replace(netloc="postgres:***@db.example:5433"))
+        assert redacted_url("postgresql://u@/db") == "postgresql://u@/db"
