@@ -84,16 +84,17 @@ def generate(path: Path, total: int) -> None:
     conn.close()
 
 
-async def append_rate(store: Any, tasks: int, per_task: int) -> tuple[float, float]:
-    """(committed messages/s, mean append latency ms) of ``tasks`` concurrent appenders on an open store."""
+async def append_rate(store: Any, tasks: int, per_task: int, prefix: str = "") -> tuple[float, float]:
+    """(committed messages/s, mean append latency ms) of ``tasks`` concurrent appenders on an open store
+    (their sessions named ``{prefix}w{n}``)."""
     for t in range(tasks):
-        await store.create_session(SessionMeta(id=f"w{t}"))
-    latencies: list[float] = []
+        await store.create_session(SessionMeta(id=f"{prefix}w{t}"))
+    latencies: list[float] = [0.0]
 
     async def appender(t: int) -> None:
         for i in range(per_task):
             began = time.perf_counter()
-            await store.append(f"w{t}", [{"role": "user", "content": f"message {i} of task {t} " * 4}])
+            await store.append(f"{prefix}w{t}", [{"role": "user", "content": f"message {i} of task {t} " * 4}])
             latencies.append(time.perf_counter() - began)
 
     start = time.perf_counter()
@@ -101,7 +102,7 @@ async def append_rate(store: Any, tasks: int, per_task: int) -> tuple[float, flo
         for t in range(tasks):
             nursery.start_soon(appender, t)
     elapsed = time.perf_counter() - start
-    return tasks * per_task / elapsed, statistics.mean(latencies) * 1000
+    return tasks * per_task / max(elapsed, 1e-9), statistics.mean(latencies[1:] or latencies) * 1000
 
 
 async def write_throughput(tasks: int, per_task: int, synchronous: str) -> tuple[float, int, float]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import textwrap
 from typing import Any
 
@@ -72,7 +73,10 @@ class TestSuccess:
             "from hermes_tools import terminal, read_file\nfor i in range(20):\n    terminal(str(i))\nread_file('x')",
             bench, short_dir, on_progress=progress.append,
         )  # fmt: skip
-        assert progress == ["execute_code: 1 tool call, 0 s", "execute_code: 21 tool calls, 0 s"]
+        # The counts are the throttle's; the seconds are the real time the script took (more on a busy machine).
+        assert [re.sub(r", \d+ s$", ", N s", line) for line in progress] == [
+            "execute_code: 1 tool call, N s", "execute_code: 21 tool calls, N s",
+        ]
 
     async def test_helpers(self, bench: ToolBench, short_dir: str) -> None:
         result = await _run(
