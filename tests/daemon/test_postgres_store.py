@@ -92,6 +92,8 @@ class TestPostgresDaemon:
             with second.client() as client:
                 session_id = provider.create_session(client, str(tmp_path))
                 assert _turn(client, session_id, NO_TOOLS)[-1].reason == "completed"
+            shown = json.loads(run_cli(second.home, "inspect", "store", "--json").stdout)["details"]
+            assert shown["leases_held"] == 1
             with first.client() as client, pytest.raises(RequestFailed) as refused:
                 client.request(c.SendMessage(client.next_id(), session_id, "from A while B runs it, no tools"))
             assert refused.value.code == "unavailable" and "another host" in str(refused.value)

@@ -31,7 +31,11 @@ class StoreActor(Actor[None]):
         self._finished = trio.Event()
 
     def snapshot_details(self) -> dict[str, Any]:
-        return {"path": str(self.store.path), **attrs.asdict(self.store.statistics())}
+        return {
+            "path": str(self.store.path),
+            "leases_held": len(self.store.leases.held()),
+            **attrs.asdict(self.store.statistics()),
+        }
 
     async def on_start(self) -> None:
         assert self._nursery is not None
