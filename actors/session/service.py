@@ -11,6 +11,7 @@ attach wakes it, transparently.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncIterator
 
 import logging
 from typing import Any, cast
@@ -361,3 +362,21 @@ class SessionService:
         for session_id in session_ids:
             if self.live(session_id) is not None:
                 await sessions.terminate_child(session_name(session_id), reason, requested_by="leases")
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self, session_id: str) -> AsyncIterator[None]:
+        """Hold the lease of a session that is not live here for the block: no host can run it
+        meanwhile (a delete, say).
+
+        Raises:
+            SessionOwnedElsewhere: another host runs it.
+            RuntimeError: it is live on this host (its own lease is its session's to give back).
+        """
+        if self.live(session_id) is not None:
+            raise RuntimeError(f"session {session_id} is live here; stop it first")
+        leases = self.deps.store.leases
+        await leases.acquire(session_id)
+        try:
+            yield
+        finally:
+            await leases.release(session_id)

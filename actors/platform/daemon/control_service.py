@@ -446,10 +446,17 @@ class ControlService:
         """Delete a stored session, stopping it first when it is live."""
         store = self._store()
         session_id = await self.session_id_for(request.session_id)
-        if self.sessions is not None and session_id in self._live_ids():
-            await self.sessions.close_session(session_id, "deleted")
-        with _store_errors():
-            await store.delete_session(session_id)
+        if self.sessions is None:
+            with _store_errors():
+                await store.delete_session(session_id)
+        else:
+            if session_id in self._live_ids():
+                await self.sessions.close_session(session_id, "deleted")
+            with _store_errors():
+                # Held while deleting: a session another daemon runs (a shared database) is not
+                # deleted under it.
+                async with self.sessions.exclusive(session_id):
+                    await store.delete_session(session_id)
         log.info("session %s deleted", session_id)
         return c.Ok(request.request_id, f"deleted {session_id}")
 
@@ -465,6 +472,8 @@ def _store_errors() -> Iterator[None]:
         raise RequestFailed("invalid", str(exc)) from exc
     except StoreClosedError as exc:
         raise RequestFailed("shutting_down", str(exc)) from exc
+    except SessionOwnedElsewhere as exc:
+        raise RequestFailed("unavailable", str(exc)) from exc
     except StoreError as exc:
         log.error("store error serving a control request: %s", exc)
         raise RequestFailed("internal", f"store error: {exc}") from exc
