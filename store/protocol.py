@@ -1,6 +1,7 @@
 """The ``SessionStore`` protocol: what the session actor, the tools and the CLI call.
 
-Two implementations: ``store.sqlite.SqliteSessionStore`` (the daemon's) and
+Three implementations: ``store.sqlite.SqliteSessionStore`` (the daemon's by default),
+``store.postgres.PostgresSessionStore`` (``store.url``: hosts sharing one database) and
 ``store.memory.InMemorySessionStore`` (tests). Every method raises only
 ``store.errors.StoreError`` subclasses.
 
