@@ -34,17 +34,34 @@ T = TypeVar("T")
 
 _TRY_LOCK = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
 _UNLOCK = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
+# A bigint advisory key shows in pg_locks as its high half (classid) and low half (objid).
+_HOLDER = """
+WITH k AS (SELECT hashtextextended(%s, 0) AS key)
+SELECT coalesce(h.name, 'pid ' || l.pid) FROM k, pg_locks AS l LEFT JOIN hosts AS h ON h.lease_pid = l.pid
+WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+  AND l.classid = ((k.key >> 32) & 4294967295)::oid AND l.objid = (k.key & 4294967295)::oid
+"""
+_FORGET_GONE = "DELETE FROM hosts WHERE lease_pid NOT IN (SELECT pid FROM pg_stat_activity)"
+_REGISTER = (
+    "INSERT INTO hosts (lease_pid, name, started_at) VALUES (pg_backend_pid(), %s, extract(epoch FROM now()))"
+    " ON CONFLICT (lease_pid) DO UPDATE SET name = excluded.name, started_at = excluded.started_at"
+)
 
 
 class PostgresLeases:
     """``SessionLeases`` for hosts sharing a PostgreSQL database.
 
+    Each lease connection registers this host in the ``hosts`` table under ``name``, so a refusal can
+    say which host runs the session.
+
     Args:
         connect: opens the lease connection (blocking; called from a worker thread).
+        name: this host as others see it named (its machine and process).
     """
 
-    def __init__(self, connect: Callable[[], psycopg.Connection[Any]]) -> None:
+    def __init__(self, connect: Callable[[], psycopg.Connection[Any]], name: str) -> None:
         self._connect = connect
+        self.name = name
         self._conn: psycopg.Connection[Any] | None = None
         self._held: set[str] = set()
         self._callbacks: list[LeaseLost] = []
@@ -60,7 +77,9 @@ class PostgresLeases:
         # Not abandoned on cancellation: the thread's answer is recorded, or a lock taken could leak.
         taken = await self._run(lambda conn: conn.execute(_TRY_LOCK, (session_id,)).fetchone()[0])
         if not taken:
-            raise SessionOwnedElsewhere(f"session {session_id!r} is running on another host")
+            holder = await self._run(lambda conn: conn.execute(_HOLDER, (session_id,)).fetchone())
+            where = f" ({holder[0]})" if holder is not None else ""
+            raise SessionOwnedElsewhere(f"session {session_id!r} is running on another host{where}")
         self._held.add(session_id)
 
     async def release(self, session_id: str) -> None:
@@ -118,7 +137,14 @@ class PostgresLeases:
     def _in_thread(self, query: Callable[[psycopg.Connection[Any]], T]) -> T:
         try:
             if self._conn is None:
-                self._conn = self._connect()
+                conn = self._connect()
+                try:
+                    conn.execute(_FORGET_GONE)
+                    conn.execute(_REGISTER, (self.name,))
+                except BaseException:
+                    conn.close()
+                    raise
+                self._conn = conn
             return query(self._conn)
         except (psycopg.Error, OSError) as exc:
             conn = self._conn

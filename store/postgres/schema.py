@@ -133,8 +133,18 @@ CREATE TABLE cron_jobs (
 );
 """
 
+# The hosts sharing the database: each registers under its lease connection's backend pid, so the
+# holder of a session's lease (pg_locks) can be named.
+_V2 = """
+CREATE TABLE hosts (
+    lease_pid INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    started_at DOUBLE PRECISION NOT NULL
+);
+"""
+
 # MIGRATIONS[n] takes a database from version n to n + 1.
-MIGRATIONS: tuple[str, ...] = (_V1,)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -15,6 +15,8 @@ A read is not abandoned when its caller is cancelled: the thread finishes and th
 from __future__ import annotations
 
 import enum
+import os
+import socket
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
@@ -97,7 +99,7 @@ class PostgresSessionStore(SqlSessionStore):
         self._state = _Lifecycle.NEW
         self._closed = trio.Event()
         self._limiter = trio.CapacityLimiter(self.config.pool_size)
-        self.leases = PostgresLeases(self._lease_connection)
+        self.leases = PostgresLeases(self._lease_connection, f"{socket.gethostname()}:{os.getpid()}")
         self._writer = Writer(
             self._write_connection,
             PgWriterDialect(),
@@ -205,7 +207,8 @@ class PostgresSessionStore(SqlSessionStore):
     def _lease_connection(self) -> psycopg.Connection[Any]:
         # TCP keepalives: a database that vanished is noticed in ~25 s even with no query under way.
         return self._connection(
-            "hermes-actors leases", keepalives=1, keepalives_idle=10, keepalives_interval=5, keepalives_count=3
+            "hermes-actors leases", options=_OPTIONS,
+            keepalives=1, keepalives_idle=10, keepalives_interval=5, keepalives_count=3,
         )
 
     def _open_and_migrate(self) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import psycopg
 import pytest
 import trio
@@ -17,7 +19,7 @@ async def test_one_owner_at_a_time(postgres_url: str) -> None:
     async with PostgresSessionStore.open(postgres_url) as a, PostgresSessionStore.open(postgres_url) as b:
         await a.leases.acquire("s1")
         await a.leases.acquire("s1")  # again: already held, still one lock
-        with pytest.raises(SessionOwnedElsewhere):
+        with pytest.raises(SessionOwnedElsewhere, match=re.escape(f"({a.leases.name})")):
             await b.leases.acquire("s1")
         await b.leases.acquire("s2")  # other sessions are free
         await a.leases.release("s1")

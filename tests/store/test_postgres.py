@@ -11,6 +11,7 @@ import pytest
 from config.store import StoreConfig
 from store import ForeignDatabaseError, SchemaVersionError, SessionMeta, StoreIOError
 from store.postgres import PostgresSessionStore, redacted_url
+from store.postgres import schema
 from store.postgres.schema import LATEST_VERSION, SCHEMA
 
 
@@ -28,6 +29,24 @@ class TestSchema:
             await store.create_session(SessionMeta(id="s1"))
         with _admin(postgres_url) as conn:
             assert conn.execute(f"SELECT version FROM {SCHEMA}.schema_version").fetchall() == [(LATEST_VERSION,)]
+
+    async def test_an_older_schema_is_migrated_forward(
+        self, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A database at version 1 (before the hosts table) gets version 2, its sessions kept."""
+        with monkeypatch.context() as patch:
+            patch.setattr("store.postgres.schema.MIGRATIONS", schema.MIGRATIONS[:1])
+            patch.setattr("store.postgres.schema.LATEST_VERSION", 1)
+            async with PostgresSessionStore.open(postgres_url) as store:
+                await store.create_session(SessionMeta(id="old"))
+        with _admin(postgres_url) as conn:
+            assert conn.execute(f"SELECT to_regclass('{SCHEMA}.hosts')").fetchone() == (None,)
+        async with PostgresSessionStore.open(postgres_url) as store:
+            assert (await store.get_session("old")).id == "old"
+            await store.leases.acquire("old")
+            assert store.leases.held() == {"old"}
+        with _admin(postgres_url) as conn:
+            assert conn.execute(f"SELECT version FROM {SCHEMA}.schema_version").fetchall() == [(2,)]
 
     async def test_a_newer_schema_is_refused(self, postgres_url: str) -> None:
         async with PostgresSessionStore.open(postgres_url):
