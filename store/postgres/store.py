@@ -9,7 +9,7 @@ transaction), bounded by a Trio limiter as large as the pool so no thread waits 
 protocol's methods are the shared ones of ``store.sql.store``; the SQL is ``store.sql``'s, run through
 ``store.postgres.connection``.
 
-A read is not abandoned when its caller is cancelled: the thread finishes and the result is dropped.
+A read whose caller is cancelled is abandoned at once and its query cancelled at the server.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 import os
 import socket
+import threading
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
@@ -228,15 +229,56 @@ class PostgresSessionStore(SqlSessionStore):
     async def _read(self, fn: Callable[..., T], *args: Any) -> T:
         if self._state is not _Lifecycle.OPEN:
             raise StoreClosedError("the store is not open")
-        return await trio.to_thread.run_sync(self._read_in_thread, fn, args, limiter=self._limiter)
+        read = _Read(fn, args)
+        try:
+            return await trio.to_thread.run_sync(
+                self._read_in_thread, read, limiter=self._limiter, abandon_on_cancel=True
+            )
+        except trio.Cancelled:
+            # The caller is gone: the server stops the query (a cancel request is a network round
+            # trip, so it is sent from a thread, not from the event loop).
+            trio.lowlevel.start_thread_soon(read.cancel, lambda _: None)
+            raise
 
-    def _read_in_thread(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+    def _read_in_thread(self, read: _Read) -> Any:
         try:
             with self._pool.connection(timeout=self.config.busy_timeout_seconds) as conn:
-                return fn(PgConnection(conn), *args)
+                return read.run(PgConnection(conn))
         except StoreError:
             raise
         except psycopg_pool.PoolTimeout as exc:
             raise translate(OSError(f"no database connection within {self.config.busy_timeout_seconds:g}s")) from exc
         except (psycopg.Error, OSError) as exc:
             raise translate(exc) from exc
+
+
+class _Read:
+    """One read in a worker thread, and its cancellation at the server if its caller goes away."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self._fn = fn
+        self._args = args
+        self._lock = threading.Lock()
+        # Invariant: the connection is set while the read runs on it; cancelled once cancel() ran.
+        self._conn: PgConnection | None = None
+        self._cancelled = False
+
+    def run(self, conn: PgConnection) -> Any:
+        """In the worker thread: the read, unless it was cancelled before it began."""
+        with self._lock:
+            if self._cancelled:
+                raise StoreClosedError("the read was cancelled")
+            self._conn = conn
+        try:
+            return self._fn(conn, *self._args)
+        finally:
+            with self._lock:
+                self._conn = None
+
+    def cancel(self) -> None:
+        """Ask the server to stop the running query (from any thread)."""
+        with self._lock:
+            self._cancelled = True
+            conn = self._conn
+        if conn is not None:
+            conn.raw.cancel_safe(timeout=5.0)

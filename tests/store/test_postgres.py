@@ -7,10 +7,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
+import trio
 
 from config.store import StoreConfig
 from store import ForeignDatabaseError, SchemaVersionError, SessionMeta, StoreIOError
 from store.postgres import PostgresSessionStore, redacted_url
+from store.postgres.connection import PgConnection
 from store.postgres import schema
 from store.postgres.schema import LATEST_VERSION, SCHEMA
 
@@ -110,3 +112,24 @@ class TestText:
         url = urlunsplit(parts._replace(netloc="postgres:s3cret@db.example:5433"))
         assert redacted_url(url) == urlunsplit(parts._replace(netloc="postgres:***@db.example:5433"))
         assert redacted_url("postgresql://u@/db") == "postgresql://u@/db"
+
+
+class TestCancellation:
+    """A read whose caller goes away stops at the server, and the pool goes on."""
+
+    async def test_a_cancelled_read_is_stopped_at_the_server(self, postgres_url: str) -> None:
+        def slow(conn: PgConnection) -> None:
+            conn.execute("SELECT pg_sleep(30)")
+
+        async with PostgresSessionStore.open(postgres_url) as store:
+            began = trio.current_time()
+            with trio.move_on_after(0.3):
+                await store._read(slow)
+            assert trio.current_time() - began < 5
+            with _admin(postgres_url) as conn, trio.fail_after(10):
+                while conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep%%' AND state = 'active'"
+                ).fetchone() != (0,):
+                    await trio.sleep(0.05)
+            await store.create_session(SessionMeta(id="after"))
+            assert (await store.get_session("after")).id == "after"
