@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from config.validators import integer, positive_int, positive_number
 
 __all__ = ["DaemonConfig"]
+
+
+def _host_port(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    host, sep, port = str(value).rpartition(":")
+    if not (isinstance(value, str) and sep and host and port.isdigit() and int(port) < 65536):
+        raise ValueError(f"daemon.{attribute.name} must be HOST:PORT, got {value!r}")
 
 
 @attrs.frozen
@@ -32,6 +40,10 @@ class DaemonConfig:
         frame_timeout_seconds: a client must send its Hello, and finish any frame it has
             started, within this long, or it is dropped (``not_hello``, ``bad_frame``).
             An attached client that sends nothing is never timed out.
+        cluster_listen: ``HOST:PORT`` where this daemon accepts requests forwarded by other
+            daemons sharing its PostgreSQL store (``store.url``); port 0 picks one. The peers
+            authenticate with ``HERMES_ACTORS_CLUSTER_SECRET`` (the environment or ``.env``, at
+            least 32 characters). Absent: no peer link; a session another daemon runs is refused.
     """
 
     hibernate_after_seconds: float = attrs.field(default=600.0, converter=float, validator=positive_number)
@@ -42,3 +54,4 @@ class DaemonConfig:
     subscriber_buffer: int = attrs.field(default=256, validator=positive_int)
     max_connections: int = attrs.field(default=256, validator=positive_int)
     frame_timeout_seconds: float = attrs.field(default=10.0, converter=float, validator=positive_number)
+    cluster_listen: str | None = attrs.field(default=None, validator=attrs.validators.optional(_host_port))

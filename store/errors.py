@@ -94,4 +94,12 @@ class SchemaVersionError(StoreError):
 
 
 class SessionOwnedElsewhere(StoreError):
-    """Another host holds the session's lease: it runs there, and may not run here too."""
+    """Another host holds the session's lease: it runs there, and may not run here too.
+
+    Attributes:
+        address: where that host takes forwarded requests (``HOST:PORT``), if it said.
+    """
+
+    def __init__(self, message: str, *, address: str | None = None) -> None:
+        super().__init__(message)
+        self.address = address

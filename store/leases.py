@@ -40,6 +40,10 @@ class SessionLeases(Protocol):
         """Call ``callback`` with the sessions whose leases are lost, whenever that happens."""
         ...
 
+    async def advertise(self, address: str) -> None:
+        """Record where other hosts reach this one (``HOST:PORT``), to forward requests for its sessions."""
+        ...
+
 
 class LocalLeases:
     """Every lease granted: the database has one host (SQLite, or sessions without a daemon)."""
@@ -61,3 +65,6 @@ class LocalLeases:
 
     def on_lost(self, callback: LeaseLost) -> None:
         """Never called: a local lease cannot be lost."""
+
+    async def advertise(self, address: str) -> None:
+        """Nothing to record: no other host shares the database."""

@@ -37,15 +37,18 @@ _UNLOCK = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
 # A bigint advisory key shows in pg_locks as its high half (classid) and low half (objid).
 _HOLDER = """
 WITH k AS (SELECT hashtextextended(%s, 0) AS key)
-SELECT coalesce(h.name, 'pid ' || l.pid) FROM k, pg_locks AS l LEFT JOIN hosts AS h ON h.lease_pid = l.pid
+SELECT coalesce(h.name, 'pid ' || l.pid), h.address FROM k, pg_locks AS l LEFT JOIN hosts AS h ON h.lease_pid = l.pid
 WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
   AND l.classid = ((k.key >> 32) & 4294967295)::oid AND l.objid = (k.key & 4294967295)::oid
 """
 _FORGET_GONE = "DELETE FROM hosts WHERE lease_pid NOT IN (SELECT pid FROM pg_stat_activity)"
 _REGISTER = (
-    "INSERT INTO hosts (lease_pid, name, started_at) VALUES (pg_backend_pid(), %s, extract(epoch FROM now()))"
-    " ON CONFLICT (lease_pid) DO UPDATE SET name = excluded.name, started_at = excluded.started_at"
+    "INSERT INTO hosts (lease_pid, name, address, started_at)"
+    " VALUES (pg_backend_pid(), %s, %s, extract(epoch FROM now()))"
+    " ON CONFLICT (lease_pid) DO UPDATE SET name = excluded.name, address = excluded.address,"
+    " started_at = excluded.started_at"
 )
+_ADVERTISE = "UPDATE hosts SET address = %s WHERE lease_pid = pg_backend_pid()"
 
 
 class PostgresLeases:
@@ -62,6 +65,8 @@ class PostgresLeases:
     def __init__(self, connect: Callable[[], psycopg.Connection[Any]], name: str) -> None:
         self._connect = connect
         self.name = name
+        # Where peers reach this host (daemon.cluster_listen), once it listens.
+        self.address: str | None = None
         self._conn: psycopg.Connection[Any] | None = None
         self._held: set[str] = set()
         self._callbacks: list[LeaseLost] = []
@@ -79,7 +84,10 @@ class PostgresLeases:
         if not taken:
             holder = await self._run(lambda conn: conn.execute(_HOLDER, (session_id,)).fetchone())
             where = f" ({holder[0]})" if holder is not None else ""
-            raise SessionOwnedElsewhere(f"session {session_id!r} is running on another host{where}")
+            raise SessionOwnedElsewhere(
+                f"session {session_id!r} is running on another host{where}",
+                address=holder[1] if holder is not None else None,
+            )
         self._held.add(session_id)
 
     async def release(self, session_id: str) -> None:
@@ -96,6 +104,11 @@ class PostgresLeases:
     def held(self) -> frozenset[str]:
         """See ``SessionLeases.held``."""
         return frozenset(self._held)
+
+    async def advertise(self, address: str) -> None:
+        """Register where peers reach this host (its ``daemon.cluster_listen`` address)."""
+        self.address = address
+        await self._run(lambda conn: conn.execute(_ADVERTISE, (address,)))
 
     def on_lost(self, callback: LeaseLost) -> None:
         """See ``SessionLeases.on_lost``."""
@@ -140,7 +153,7 @@ class PostgresLeases:
                 conn = self._connect()
                 try:
                     conn.execute(_FORGET_GONE)
-                    conn.execute(_REGISTER, (self.name,))
+                    conn.execute(_REGISTER, (self.name, self.address))
                 except BaseException:
                     conn.close()
                     raise

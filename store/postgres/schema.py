@@ -134,11 +134,12 @@ CREATE TABLE cron_jobs (
 """
 
 # The hosts sharing the database: each registers under its lease connection's backend pid, so the
-# holder of a session's lease (pg_locks) can be named.
+# holder of a session's lease (pg_locks) can be named, and reached at its address.
 _V2 = """
 CREATE TABLE hosts (
     lease_pid INTEGER PRIMARY KEY,
     name TEXT NOT NULL,
+    address TEXT,
     started_at DOUBLE PRECISION NOT NULL
 );
 """

@@ -125,6 +125,16 @@ class DaemonProcess:
             shutil.rmtree(RuntimeDir.for_home(self.home).path, ignore_errors=True)
 
 
+def events_until_turn_finished(client: ControlClient) -> list[Any]:
+    """The events a client receives, up to and including the next ``TurnFinished``."""
+    events = []
+    while True:
+        event = client.receive()
+        events.append(event)
+        if type(event).__name__ == "TurnFinished":
+            return events
+
+
 class ScriptedProviderProcess:
     """``python -m providers.scripted --rules`` as a child process, scriptable over HTTP."""
 

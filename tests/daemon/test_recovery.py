@@ -12,7 +12,7 @@ import pytest
 
 from actors.platform.cli.client import ControlClient
 from messages import control as c
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, events_until_turn_finished, run_cli
 from tests.daemon.test_sessions import NO_TOOLS, _chat
 from tests.terminal.helpers import pid_alive
 
@@ -47,12 +47,7 @@ def _turn(client: ControlClient, session_id: str, text: str) -> list[Any]:
     """Attach, send, and collect the events of one turn."""
     client.request(c.Attach(client.next_id(), session_id, None))
     client.request(c.SendMessage(client.next_id(), session_id, text))
-    events = []
-    while True:
-        event = client.receive()
-        events.append(event)
-        if type(event).__name__ == "TurnFinished":
-            return events
+    return events_until_turn_finished(client)
 
 
 def _stored_texts(daemon: DaemonProcess, session_id: str) -> list[str]:

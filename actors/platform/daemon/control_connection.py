@@ -35,6 +35,7 @@ from messages.codec import Codec, MessageDecodeError
 from messages.framing import FrameReader, FrameTimeout
 from messages.sockets import request_id_of
 from messages.supervision import ActorState
+from store.errors import SessionOwnedElsewhere
 
 __all__ = ["Connection"]
 
@@ -61,6 +62,8 @@ class Connection(Actor[None]):
         buffer: frames queued for the client before it counts as slow.
         connections: how many connections are open (for ``status``).
         frame_timeout: seconds the client has for its Hello, and for each frame once started.
+        forwards: whether a request for a session another daemon runs is forwarded to it (a local
+            client's), or refused (a peer's: see ``peering``).
     """
 
     kind = "connection"
@@ -79,8 +82,11 @@ class Connection(Actor[None]):
         buffer: int,
         connections: Callable[[], int],
         frame_timeout: float,
+        *,
+        forwards: bool = True,
     ) -> None:
         super().__init__()
+        self._forwards = forwards
         self._stream = stream
         self._service = service
         self._decoder = client_codec
@@ -92,7 +98,7 @@ class Connection(Actor[None]):
         self._closing: c.ErrorReply | None = None
         # Invariant: True when the queued frames are abandoned (the client is too slow for them).
         self._skip_queued = False
-        self._attached: dict[str, tuple[Subscription, trio.CancelScope]] = {}
+        self._attached: dict[str, tuple[Subscription | _RemoteAttachment, trio.CancelScope]] = {}
         self._tasks: trio.Nursery | None = None
         self._client = "?"
         self.requests = 0
@@ -268,7 +274,10 @@ class Connection(Actor[None]):
         self.activity = type(message).__name__
         try:
             with trio.fail_after(self.request_timeout):
-                await self._serve_one(message)
+                try:
+                    await self._serve_one(message)
+                except SessionOwnedElsewhere as elsewhere:
+                    await self._elsewhere(message, elsewhere)
         except RequestFailed as exc:
             self.send(c.ErrorReply(exc.code, str(exc), request_id))
         except trio.TooSlowError:
@@ -322,6 +331,42 @@ class Connection(Actor[None]):
                     raise RequestFailed("invalid", f"{type(message).__name__} is not a request")
                 self.send(await handler(service, message))
 
+    async def _elsewhere(self, message: Any, elsewhere: SessionOwnedElsewhere) -> None:
+        """A request for a session another daemon runs: forwarded to it when it can be."""
+        peers = self._service.peers
+        if not self._forwards or peers is None or elsewhere.address is None:
+            raise RequestFailed("unavailable", str(elsewhere))
+        if isinstance(message, c.Attach):
+            assert self._tasks is not None
+            await self._tasks.start(self._relay, message, elsewhere.address)
+        else:
+            self.send(await peers.forward(elsewhere.address, message))
+
+    async def _relay(self, request: c.Attach, address: str, *, task_status: trio.TaskStatus[None]) -> None:
+        """Attach through the daemon that runs the session, and pass its events on until detached."""
+        peers = self._service.peers
+        assert peers is not None
+        async with peers.link(address) as link:
+            await link.send(request)
+            reply = await link.reply_to(request.request_id)
+            if not isinstance(reply, c.Attached):
+                self.send(reply)
+                task_status.started()
+                return
+            with trio.CancelScope() as scope:
+                attachment = _RemoteAttachment(address)
+                self._attached[reply.session_id] = (attachment, scope)
+                self.send(reply)
+                task_status.started()
+                try:
+                    while True:
+                        await self.send_event(await link.receive())
+                except RequestFailed as exc:
+                    log.info("%s: the relay of %s ended: %s", self.path, reply.session_id, exc)
+                finally:
+                    if self._attached.get(reply.session_id, (None,))[0] is attachment:
+                        del self._attached[reply.session_id]
+
     # -- attached sessions ----------------------------------------------------------------------------
 
     async def _attach(self, request: c.Attach) -> None:
@@ -353,6 +398,17 @@ class Connection(Actor[None]):
                 subscription.close()
                 if self._attached.get(session_id, (None,))[0] is subscription:
                     del self._attached[session_id]
+
+
+@attrs.define
+class _RemoteAttachment:
+    """An attachment relayed from the daemon at ``address``: detaching cancels the relay, which closes
+    the link."""
+
+    address: str
+
+    def close(self) -> None:
+        """Nothing to close here: the relay's scope is cancelled with it."""
 
 
 _ASYNC_HANDLERS: Mapping[type, Callable[[ControlService, Any], Any]] = MappingProxyType({

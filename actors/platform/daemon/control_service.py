@@ -12,7 +12,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -49,6 +49,9 @@ from store.errors import (
 from store.protocol import SessionStore
 from tools.jail.runtime import DaemonJails
 
+if TYPE_CHECKING:
+    from actors.platform.daemon.peering import PeerRouter
+
 __all__ = ["EXPORT_CHUNK_CHARS", "PROTECTED_PATHS", "ControlService"]
 
 log = logging.getLogger("hermes_actors.control")
@@ -75,6 +78,7 @@ class ControlService:
         sessions: the sessions service, or None (session requests are ``unavailable``).
         jails: the daemon's jails (for ``status``), or None where it runs no sessions.
         outbound: the connected messaging platforms (a paired user is welcomed), or None.
+        peers: forwards requests for sessions other daemons run (``daemon.cluster_listen``), or None.
     """
 
     def __init__(
@@ -88,6 +92,7 @@ class ControlService:
         sessions: SessionService | None = None,
         jails: DaemonJails | None = None,
         outbound: OutboundRegistry | None = None,
+        peers: PeerRouter | None = None,
     ) -> None:
         self.system = system
         self.paths = paths
@@ -97,6 +102,7 @@ class ControlService:
         self._request_stop = request_stop
         self._jails = jails
         self.outbound = outbound
+        self.peers = peers
         self._started_at = trio.current_time()
 
     # -- the actor tree ---------------------------------------------------------------------
@@ -277,13 +283,14 @@ class ControlService:
 
         Raises:
             RequestFailed: ``not_found`` or ``unavailable``.
+            SessionOwnedElsewhere: another daemon runs it (the connection forwards the request there).
         """
         backend = self._backend()
         try:
             return await backend.get(session_id)
         except LookupError as exc:
             raise RequestFailed("not_found", f"no session {session_id!r}") from exc
-        except (ActorError, SessionOwnedElsewhere) as exc:
+        except ActorError as exc:
             raise RequestFailed("unavailable", str(exc)) from exc
 
     async def subscribe(self, request: c.Attach, label: str) -> Subscription:
@@ -307,7 +314,7 @@ class ControlService:
             raise RequestFailed("busy", str(exc)) from exc
         except LookupError as exc:
             raise RequestFailed("not_found", f"no session {request.session_id!r}") from exc
-        except (ActorError, SessionOwnedElsewhere) as exc:
+        except ActorError as exc:
             raise RequestFailed("unavailable", str(exc)) from exc
         return c.Ok(request.request_id, _SEND_OUTCOMES.get(outcome, "sent"))
 

@@ -8,6 +8,7 @@
     ├── mcp        mcp/server:<name>, one per configured MCP server: connects in the background
     ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
     ├── cron       scheduled jobs; each run is a session with source cron
+    ├── cluster    (when ``daemon.cluster_listen``) peer daemons' forwarded requests, cluster/peer:<n>
     ├── control    the control socket and one connection actor per client
     └── platform   (when ``platforms.api_server.enabled``) platform/api, the HTTP API
 
@@ -41,6 +42,7 @@ from actors.platform.api.server import ApiServer
 from actors.platform.daemon.control_server import ControlServer
 from actors.platform.daemon.control_service import ControlService
 from actors.platform.daemon.jail_status import log_jail_status
+from actors.platform.daemon.peering import PeerListener, PeerRouter, peer_secret
 from actors.platform.daemon.providers_actor import ProvidersActor
 from actors.platform.daemon.store_actor import StoreActor
 from actors.platform.daemon.toolbox import build_toolbox
@@ -117,13 +119,32 @@ async def open_daemon_tree(
             register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
         await system.root.start_child(ChildSpec(PAIRING, lambda: PairingActor(state / "pairing.json")))
+        secret = _peer_secret(config, environ)
         service = ControlService(
             system=system, paths=paths, config=section, request_stop=request_stop,
             store=store, sessions=sessions, jails=jails, outbound=outbound,
+            peers=PeerRouter(secret, section.max_frame_bytes) if secret is not None else None,
         )
+        if secret is not None:
+            await system.root.start_child(
+                ChildSpec("cluster", lambda: PeerListener(service, section, secret, store.leases.advertise))
+            )
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
         await _start_platforms(system, sessions, config, environ, outbound, state)
         yield system
+
+
+def _peer_secret(config: Config, environ: Mapping[str, str]) -> bytes | None:
+    """The peer link's secret when ``daemon.cluster_listen`` is set, else None.
+
+    Raises:
+        ValueError: the peer link is asked for without a PostgreSQL store, or without its secret.
+    """
+    if config.daemon.cluster_listen is None:
+        return None
+    if config.store.url is None:
+        raise ValueError("daemon.cluster_listen needs store.url: daemons share sessions through PostgreSQL")
+    return peer_secret(environ)
 
 
 async def _start_sessions(
