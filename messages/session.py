@@ -14,6 +14,7 @@ __all__ = [
     "CheckFiles",
     "Compress",
     "FileCheck",
+    "Hibernate",
     "Interrupt",
     "ResetTools",
     "SessionMessage",
@@ -115,6 +116,13 @@ class Subscribe:
 
 
 @attrs.frozen
+class Hibernate:
+    """From the sessions supervisor: leave memory if still idle. Decided in mailbox order, so a
+    subscription or a message that came before it keeps the session; the answer is True (the session
+    ends, refusing later messages, which wake it anew) or False (it stays)."""
+
+
+@attrs.frozen
 class Shutdown:
     """Stop the session after interrupting its turn; ``reason`` is recorded."""
 
@@ -149,6 +157,7 @@ SessionMessage = (
     | ResetTools
     | SetYolo
     | Subscribe
+    | Hibernate
     | Shutdown
     | CheckFiles
 )

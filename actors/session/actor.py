@@ -2,7 +2,7 @@
 
 Messages it takes (``messages.session``): UserMessage, Interrupt, Steer,
 BackgroundNotification, AnswerRequest, Compress, ResetTools, Subscribe,
-Shutdown. It publishes ``messages.events`` through its hub.
+Hibernate, Shutdown. It publishes ``messages.events`` through its hub.
 
 At most one ``turn`` job runs at a time, in a helper task of the session. A
 user message arriving while a turn runs follows ``display.busy_input_mode``:
@@ -49,6 +49,7 @@ from messages.session import (
     ResetTools,
     SessionMessage,
     SetYolo,
+    Hibernate,
     Shutdown,
     Steer,
     Subscribe,
@@ -251,12 +252,15 @@ class SessionActor(Actor[SessionMessage]):
     @property
     def hibernatable(self) -> bool:
         """Idle, nobody watching, nothing pending: its state can live in the store alone."""
+        # A message being handled (a Subscribe, a UserMessage) is activity too.
+        return self.state is ActorState.IDLE and self._quiet()
+
+    def _quiet(self) -> bool:
+        """Nothing running, queued, watched or pending (the message being handled aside)."""
         mailbox = self.mailbox
         return (
             self._ready
             and self.turn is None
-            # A message already queued or being handled (a Subscribe, a UserMessage) is activity too.
-            and self.state is ActorState.IDLE
             and (mailbox is None or mailbox.used == 0)
             and not self.queue
             and self.hub.watcher_count == 0
@@ -300,6 +304,13 @@ class SessionActor(Actor[SessionMessage]):
             return self._set_yolo(message.enabled)
         if isinstance(message, Subscribe):
             return self.hub.subscribe(message.label, message.since, also=self.requests.events(), passive=message.passive)
+        if isinstance(message, Hibernate):
+            # The supervisor saw it idle; whatever came in since was handled first and may keep it.
+            if not self._quiet():
+                return False
+            assert self.mailbox is not None
+            self.mailbox.close()
+            return True
         if isinstance(message, Shutdown):
             await self._shutdown(message.reason)
             return True

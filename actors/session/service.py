@@ -42,7 +42,7 @@ from actors.session.options import (
 from actors.session.state import new_session_id
 from config.daemon import DaemonConfig
 from messages.paths import SESSIONS, child_path, session_id_of, session_name
-from messages.session import SessionMessage, Shutdown, UserMessage
+from messages.session import Hibernate, SessionMessage, Shutdown, UserMessage
 from store.errors import SessionNotFoundError, SessionOwnedElsewhere
 from tools.jail.policy import resolve_mode
 
@@ -52,6 +52,8 @@ log = logging.getLogger("hermes_actors.sessions")
 
 #: How soon a finished one-shot (``chat -q``) session nobody watches hibernates, at most.
 ONE_SHOT_CHECK_SECONDS = 0.5
+# How long the sweep waits for a session to say whether it may hibernate (one busy just now: next sweep).
+HIBERNATE_ANSWER_SECONDS = 5.0
 #: The name of a session's running turn in the tree (``sessions/session:<id>/turn``).
 TURN_NAME = "turn"
 
@@ -139,16 +141,25 @@ class SessionsSupervisor(Supervisor):
                     await self._hibernate(actor)
 
     async def _hibernate(self, actor: SessionActor) -> None:
-        # Marked in the same step as the check above (no checkpoint between): a message sent
-        # before it made the session busy, and a lookup after it waits for the session to go.
+        # Marked in the same step as the check above (no checkpoint between): a lookup after it
+        # waits for the session to go, then wakes it anew.
         self.hibernating[actor.session_id] = gone = trio.Event()
         # Counted before the session leaves the live table: whoever sees it gone sees it counted.
         self.hibernated += 1
         try:
-            if await self.ref.terminate_child(actor.name, "hibernating (idle)", requested_by=self.path):
+            # The session has the last word, in mailbox order: a client that found it before the
+            # mark and subscribed (or sent a message) meanwhile keeps it awake.
+            agreed = False
+            with trio.move_on_after(HIBERNATE_ANSWER_SECONDS):
+                with contextlib.suppress(MailboxClosed, NoReply):
+                    agreed = await actor.ref.ask(Hibernate())
+            if agreed:
+                # It is ending (its mailbox closed); the supervisor forgets its slot now, so the id can
+                # be woken at once, whether or not the session has finished by then.
+                await self.ref.terminate_child(actor.name, "hibernating (idle)", requested_by=self.path)
                 log.info("session %s hibernated", actor.session_id)
             else:
-                self.hibernated -= 1  # closed by someone else meanwhile: not a hibernation
+                self.hibernated -= 1  # busy again, or closed by someone else meanwhile: not a hibernation
         finally:
             del self.hibernating[actor.session_id]
             gone.set()
@@ -322,13 +333,28 @@ class SessionService:
             SessionNotFound: no such session.
             TooManyRunningTurns: the daemon's running-turn cap is reached.
         """
-        handle = await self.get(session_id)
+        await self.get(session_id)
         sessions = self._sessions()
         if not sessions.turn_running(session_id) and sessions.running_turns() >= self.config.max_running_turns:
             raise TooManyRunningTurns(
                 f"busy: {self.config.max_running_turns} turns are already running (daemon.max_running_turns); try again shortly"
             )
-        return await handle.ask(UserMessage(text, source=source, busy_mode=busy_mode, images=images))
+        return await self.ask(session_id, UserMessage(text, source=source, busy_mode=busy_mode, images=images))
+
+    async def ask(self, session_id: str, message: SessionMessage) -> Any:
+        """Ask the session ``message`` (waking it from the store), once more if it was hibernating
+        when asked: its mailbox closed just before, so the next lookup wakes it anew.
+
+        Raises:
+            SessionNotFound, SessionOwnedElsewhere; ActorError: the session failed to answer.
+        """
+        handle = await self.get(session_id)
+        try:
+            return await handle.ask(message)
+        except MailboxClosed:
+            if session_id not in self._sessions().hibernating and self.live(session_id) is handle:
+                raise
+            return await (await self.get(session_id)).ask(message)
 
     async def close_session(self, session_id: str, reason: str) -> None:
         """Stop a session and mark it ended in the store (it can still be read).

@@ -63,6 +63,29 @@ class TestSessionService:
             sent = h.provider.requests[-1].body
             assert "remember 42" in str(sent["messages"])
 
+    @pytest.mark.parametrize("run", range(4))
+    async def test_a_subscription_racing_the_sweep_gets_a_live_session(self, tmp_path: Path, run: int) -> None:
+        """The sweep decided to hibernate an idle session just as a client that had found it subscribes.
+        Whichever the session hears first (Trio's scheduler varies the order), the client's subscription
+        is live: the session stays for it, or, already leaving, is woken anew for it."""
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h, hibernate_after_seconds=600)
+            sid = await service.create_session(h.options())
+            supervisor = h.system.lookup("sessions")._actor
+            session = h.system.lookup(f"sessions/session:{sid}")._actor
+            subscriptions = []
+
+            async def subscribe() -> None:
+                subscriptions.append(await service.ask(sid, Subscribe("late")))
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(supervisor._hibernate, session)
+                nursery.start_soon(subscribe)
+            h.provider.push({"text": "still here"})
+            await service.send(sid, "are you there?")
+            finished, _ = await collect_turn(subscriptions[0])
+            assert finished.final_text == "still here"
+
     async def test_a_passive_subscriber_lets_it_sleep(self, tmp_path: Path) -> None:
         """A platform's chat follower subscribes passively: the session hibernates with it subscribed,
         which ends the follower's subscription."""

@@ -297,9 +297,11 @@ class ControlService:
         """Subscribe a connection to a session's events, replaying from ``since``."""
         if request.since is not None and request.since < 0:
             raise RequestFailed("invalid", "since must be >= 0")
-        handle = await self.session(request.session_id)
+        backend = self._backend()
         try:
-            return await handle.ask(s.Subscribe(label, request.since))
+            return await backend.ask(request.session_id, s.Subscribe(label, request.since))
+        except LookupError as exc:
+            raise RequestFailed("not_found", f"no session {request.session_id!r}") from exc
         except ActorError as exc:
             raise RequestFailed("unavailable", f"session {request.session_id} did not answer: {exc}") from exc
 
