@@ -24,17 +24,18 @@ import attrs
 import trio
 
 from actors import Actor
-from actors.platform.daemon.cron_commands import cron_request
-from actors.platform.daemon.pairing_commands import pairing_request
-from actors.platform.daemon.mcp_commands import mcp_servers, reload_mcp
+from actors.platform.daemon import record_commands
 from actors.platform.daemon.control_service import ControlService
+from actors.platform.daemon.cron_commands import cron_request
+from actors.platform.daemon.mcp_commands import mcp_servers, reload_mcp
+from actors.platform.daemon.pairing_commands import pairing_request
 from actors.platform.errors import BadFrame, RequestFailed
 from actors.session import Subscription
 from messages import control as c
 from messages.codec import Codec, MessageDecodeError
+from messages.events import SubscriberDropped
 from messages.framing import FrameReader, FrameTimeout
 from messages.sockets import request_id_of
-from messages.events import SubscriberDropped
 from messages.supervision import ActorState
 from store.errors import SessionOwnedElsewhere
 
@@ -320,7 +321,7 @@ class Connection(Actor[None]):
                 self._detach(message.session_id)
                 self.send(c.Ok(message.request_id, f"detached from {message.session_id}"))
             case c.ExportSession():
-                async for chunk in service.export_session(message):
+                async for chunk in record_commands.export_session(service, message):
                     self.send(chunk)
             case c.AnswerSessionRequest():
                 # Shown to every client and to the model: the program that answered, not our actor path.
@@ -427,8 +428,8 @@ _ASYNC_HANDLERS: Mapping[type, Callable[[ControlService, Any], Any]] = MappingPr
     c.CompressSession: ControlService.compress,
     c.ResetSessionTools: ControlService.reset_tools,
     c.SetSessionYolo: ControlService.set_yolo,
-    c.ListSessions: ControlService.list_sessions,
-    c.SearchSessions: ControlService.search_sessions,
-    c.ShowSession: ControlService.show_session,
-    c.DeleteSession: ControlService.delete_session,
+    c.ListSessions: record_commands.list_sessions,
+    c.SearchSessions: record_commands.search_sessions,
+    c.ShowSession: record_commands.show_session,
+    c.DeleteSession: record_commands.delete_session,
 })

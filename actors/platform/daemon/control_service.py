@@ -10,18 +10,25 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import trio
 
-from actors import ActorError, ActorHandle, ActorNotFound, ActorSystem, MailboxClosed, MailboxFull
+from actors import (
+    ActorError,
+    ActorHandle,
+    ActorNotFound,
+    ActorSystem,
+    MailboxClosed,
+    MailboxFull,
+)
 from actors.platform.daemon.jail_status import sandbox_status
 from actors.platform.daemon.mcp_commands import mcp_server_statuses
-from actors.platform.daemon.summaries import match_summary, session_summary
-from actors.platform.outbound import OutboundRegistry
+from actors.platform.daemon.record_commands import store_errors
 from actors.platform.errors import RequestFailed
+from actors.platform.outbound import OutboundRegistry
 from actors.platform.paths import DaemonPaths
 from actors.session import (
     TURN_NAME,
@@ -34,16 +41,11 @@ from actors.session import (
 )
 from config.daemon import DaemonConfig
 from messages import control as c
-from messages import session_records as records
 from messages import session as s
 from messages.paths import SESSIONS, child_path, session_id_of, session_path, split_path
 from messages.session import SessionMessage
 from store.errors import (
-    InvalidQueryError,
     SessionNotFoundError,
-    SessionOwnedElsewhere,
-    StoreClosedError,
-    StoreError,
     TitleConflictError,
 )
 from store.protocol import SessionStore
@@ -52,14 +54,14 @@ from tools.jail.runtime import DaemonJails
 if TYPE_CHECKING:
     from actors.platform.daemon.peering import PeerRouter
 
-__all__ = ["EXPORT_CHUNK_CHARS", "PROTECTED_PATHS", "ControlService"]
+__all__ = ["PROTECTED_PATHS", "ControlService"]
 
 log = logging.getLogger("hermes_actors.control")
 
 #: Infrastructure actors ``kill`` refuses: stopping them is ``hermes-actors stop``.
-PROTECTED_PATHS = frozenset({"", "store", "providers", "control", "sessions", "platform", "mcp", "cron", "pairing"})
-#: Exports travel in chunks well under a client's frame limit.
-EXPORT_CHUNK_CHARS = 256 * 1024
+PROTECTED_PATHS = frozenset({
+    "", "store", "providers", "control", "cluster", "sessions", "platform", "mcp", "cron", "pairing",
+})
 #: What a client may ask of a message sent while a turn runs (None: the session's display.busy_input_mode).
 BUSY_MODES = (None, "interrupt", "queue", "steer")
 #: The kind that takes session messages (a subagent is a session of its own, of this kind).
@@ -168,7 +170,7 @@ class ControlService:
             socket=str(self.paths.socket),
             uptime_seconds=trio.current_time() - self._started_at,
             actors=len(self.system.registry),
-            live_sessions=len(self._live_ids()),
+            live_sessions=len(self.live_ids()),
             running_turns=kinds.get("turn", 0),
             connections=connections,
             sessions_available=self.sessions is not None,
@@ -255,8 +257,8 @@ class ControlService:
         return c.SessionCreated(request.request_id, session_id)
 
     async def _refuse_taken_title(self, title: str) -> None:
-        with _store_errors():
-            holder = await self._store().session_by_title(title)
+        with store_errors():
+            holder = await self.require_store().session_by_title(title)
         if holder is not None:
             raise RequestFailed("conflict", f"a session titled {title!r} already exists (id {holder.id})")
 
@@ -266,10 +268,10 @@ class ControlService:
         Raises:
             RequestFailed: ``not_found``.
         """
-        if self.store is None or (self.sessions is not None and ref in self._live_ids()):
+        if self.store is None or (self.sessions is not None and ref in self.live_ids()):
             return ref
         store = self.store
-        with _store_errors():
+        with store_errors():
             try:
                 return (await store.get_session(ref)).id
             except SessionNotFoundError:
@@ -297,13 +299,7 @@ class ControlService:
         """Subscribe a connection to a session's events, replaying from ``since``."""
         if request.since is not None and request.since < 0:
             raise RequestFailed("invalid", "since must be >= 0")
-        backend = self._backend()
-        try:
-            return await backend.ask(request.session_id, s.Subscribe(label, request.since))
-        except LookupError as exc:
-            raise RequestFailed("not_found", f"no session {request.session_id!r}") from exc
-        except ActorError as exc:
-            raise RequestFailed("unavailable", f"session {request.session_id} did not answer: {exc}") from exc
+        return await self._ask_session(request.session_id, s.Subscribe(label, request.since))
 
     async def send_message(self, request: c.SendMessage) -> c.Ok:
         """Deliver a user message (a turn) if the running-turn cap allows it; the reply says what became of it."""
@@ -326,17 +322,17 @@ class ControlService:
         Raises:
             RequestFailed: ``no_turn`` when it runs none (nothing was done).
         """
-        said = await self._ask(await self.session(request.session_id), s.Interrupt(request.text, requested_by="operator"))
+        said = await self._ask_session(request.session_id, s.Interrupt(request.text, requested_by="operator"))
         return c.Ok(request.request_id, said)
 
     async def compress(self, request: c.CompressSession) -> c.Ok:
         """Compress a session's context now; the reply says by how much."""
-        said = await self._ask(await self.session(request.session_id), s.Compress(request.topic))
+        said = await self._ask_session(request.session_id, s.Compress(request.topic))
         return c.Ok(request.request_id, said)
 
     async def reset_tools(self, request: c.ResetSessionTools) -> c.Ok:
         """Rebuild a session's tool list; the reply names the tools it now has."""
-        names = await self._ask(await self.session(request.session_id), s.ResetTools())
+        names = await self._ask_session(request.session_id, s.ResetTools())
         return c.Ok(request.request_id, f"tools reset: {len(names)} tools ({', '.join(names)})")
 
     async def answer(self, request: c.AnswerSessionRequest, answered_by: str) -> c.Ok:
@@ -346,8 +342,7 @@ class ControlService:
 
     async def set_yolo(self, request: c.SetSessionYolo) -> c.Ok:
         """Turn a session's yolo toggle on or off."""
-        handle = await self.session(request.session_id)
-        enabled = await handle.ask(s.SetYolo(request.enabled))
+        enabled = await self._ask_session(request.session_id, s.SetYolo(request.enabled))
         return c.Ok(request.request_id, f"yolo {'on' if enabled else 'off'} for session {request.session_id}")
 
     async def steer(self, request: c.SteerSession) -> c.Ok:
@@ -370,19 +365,22 @@ class ControlService:
         return c.Ok(request.request_id, "steered: the text reaches the model with the next tool result")
 
     async def _ask(self, handle: ActorHandle[SessionMessage], message: SessionMessage) -> Any:
-        """Ask a session; its refusals become replies a person can read."""
-        try:
+        """Ask a session or subagent at hand; its refusals become replies a person can read."""
+        with _refusals(handle.path):
             return await handle.ask(message)
-        except NoTurnRunning as exc:
-            raise RequestFailed("no_turn", str(exc)) from exc
-        except SessionBusy as exc:
-            raise RequestFailed("busy", str(exc)) from exc
-        except ValueError as exc:
-            raise RequestFailed("invalid", str(exc)) from exc
-        except MailboxClosed as exc:
-            raise RequestFailed("not_found", f"{_human_path(handle.path)} has stopped") from exc
-        except ActorError as exc:
-            raise RequestFailed("unavailable", f"{_human_path(handle.path)} did not answer: {exc}") from exc
+
+    async def _ask_session(self, session_id: str, message: SessionMessage) -> Any:
+        """Ask a session by id: woken from the store if needed, asked again if it was just going to
+        sleep (``SessionService.ask``); its refusals become replies a person can read.
+
+        Raises:
+            RequestFailed; SessionOwnedElsewhere: another daemon runs it (the connection forwards there).
+        """
+        with _refusals(session_path(session_id)):
+            try:
+                return await self._backend().ask(session_id, message)
+            except LookupError as exc:
+                raise RequestFailed("not_found", f"no session {session_id!r}") from exc
 
     async def _tell(self, session_id: str, message: SessionMessage) -> None:
         await self._send(await self.session(session_id), message)
@@ -398,94 +396,36 @@ class ControlService:
 
     # -- stored sessions -----------------------------------------------------------------------
 
-    def _store(self) -> SessionStore:
+    def require_store(self) -> SessionStore:
+        """The session store.
+
+        Raises:
+            RequestFailed: ``unavailable`` when this daemon has none.
+        """
         if self.store is None:
             raise RequestFailed("unavailable", "this daemon has no session store")
         return self.store
 
-    def _live_ids(self) -> set[str]:
+    def live_ids(self) -> set[str]:
+        """The ids of the sessions running on this daemon now."""
         return self.sessions.live_ids() if self.sessions is not None else set()
-
-    async def list_sessions(self, request: c.ListSessions) -> records.SessionListReply:
-        """Stored sessions, newest first, marked live when running; subagents only when asked for,
-        else counted on their parent's row."""
-        store = self._store()
-        with _store_errors():
-            infos = await store.list_sessions(
-                limit=request.limit, offset=request.offset, source=request.source, top_level=not request.include_subagents
-            )
-            counts = await store.subagent_counts([info.id for info in infos])
-        live = self._live_ids()
-        return records.SessionListReply(
-            request.request_id, [session_summary(info, info.id in live, counts.get(info.id, 0)) for info in infos]
-        )
-
-    async def search_sessions(self, request: c.SearchSessions) -> records.SearchReply:
-        """Full-text search over stored sessions."""
-        with _store_errors():
-            found = await self._store().search(
-                request.query, limit=request.limit, roles=tuple(request.roles), source=request.source
-            )
-        live = self._live_ids()
-        return records.SearchReply(request.request_id, [match_summary(match, live) for match in found])
-
-    async def show_session(self, request: c.ShowSession) -> records.SessionShowReply:
-        """A stored session's first and last messages."""
-        session_id = await self.session_id_for(request.session_id)
-        with _store_errors():
-            excerpt = await self._store().read_session(session_id, head=request.head, tail=request.tail)
-        return records.SessionShowReply(
-            request.request_id,
-            session_summary(excerpt.session, excerpt.session.id in self._live_ids()),
-            [message.to_json() for message in excerpt.head],
-            [message.to_json() for message in excerpt.tail],
-            excerpt.omitted,
-        )
-
-    async def export_session(self, request: c.ExportSession) -> AsyncIterator[records.ExportChunk]:
-        """A stored session as JSON lines, in chunks."""
-        session_id = await self.session_id_for(request.session_id)
-        with _store_errors():
-            text = await self._store().export_jsonl(session_id)
-        chunks = [text[i : i + EXPORT_CHUNK_CHARS] for i in range(0, len(text), EXPORT_CHUNK_CHARS)] or [""]
-        for index, chunk in enumerate(chunks):
-            yield records.ExportChunk(request.request_id, chunk, index == len(chunks) - 1)
-
-    async def delete_session(self, request: c.DeleteSession) -> c.Ok:
-        """Delete a stored session, stopping it first when it is live."""
-        store = self._store()
-        session_id = await self.session_id_for(request.session_id)
-        if self.sessions is None:
-            with _store_errors():
-                await store.delete_session(session_id)
-        else:
-            if session_id in self._live_ids():
-                await self.sessions.close_session(session_id, "deleted")
-            with _store_errors():
-                # Held while deleting: a session another daemon runs (a shared database) is not
-                # deleted under it.
-                async with self.sessions.exclusive(session_id):
-                    await store.delete_session(session_id)
-        log.info("session %s deleted", session_id)
-        return c.Ok(request.request_id, f"deleted {session_id}")
 
 
 @contextmanager
-def _store_errors() -> Iterator[None]:
-    """Translate store errors into RequestFailed with a fitting code."""
+def _refusals(path: str) -> Iterator[None]:
+    """A session's refusals (and its silence) as replies a person can read."""
     try:
         yield
-    except SessionNotFoundError as exc:
-        raise RequestFailed("not_found", str(exc)) from exc
-    except (InvalidQueryError, ValueError) as exc:
+    except NoTurnRunning as exc:
+        raise RequestFailed("no_turn", str(exc)) from exc
+    except SessionBusy as exc:
+        raise RequestFailed("busy", str(exc)) from exc
+    except ValueError as exc:
         raise RequestFailed("invalid", str(exc)) from exc
-    except StoreClosedError as exc:
-        raise RequestFailed("shutting_down", str(exc)) from exc
-    except SessionOwnedElsewhere as exc:
-        raise RequestFailed("unavailable", str(exc)) from exc
-    except StoreError as exc:
-        log.error("store error serving a control request: %s", exc)
-        raise RequestFailed("internal", f"store error: {exc}") from exc
+    except MailboxClosed as exc:
+        raise RequestFailed("not_found", f"{_human_path(path)} has stopped") from exc
+    except ActorError as exc:
+        raise RequestFailed("unavailable", f"{_human_path(path)} did not answer: {exc}") from exc
 
 
 def _options_from(request: c.CreateSession) -> SessionOptions:
