@@ -13,7 +13,6 @@ next round. Prints the median and the maximum.
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import statistics
 import sys
@@ -24,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from messages import control as c  # noqa: E402
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess  # noqa: E402
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, database_daemon  # noqa: E402
 from tests.postgres_server import PostgresServer, fresh_database  # noqa: E402
 
 
@@ -36,20 +35,14 @@ def _turn(daemon: DaemonProcess, session_id: str, text: str) -> None:
             pass
 
 
-def _start(home: Path, url: str) -> DaemonProcess:
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    (home / "config.yaml").write_text(json.dumps({"store": {"url": url}}))
-    return DaemonProcess(home).start()
-
-
 def run(url: str, rounds: int, work: Path) -> list[float]:
     """Seconds from B's SIGKILL to A's answer, per round."""
     provider = ScriptedProviderProcess()
-    first = _start(work / "a", url)
+    first = database_daemon(work / "a", url).start()
     samples: list[float] = []
     try:
         for _ in range(rounds):
-            second = _start(work / "b", url)
+            second = database_daemon(work / "b", url).start()
             try:
                 with second.client() as client:
                     session_id = provider.create_session(client, str(work))

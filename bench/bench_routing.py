@@ -14,7 +14,6 @@ link). Prints p50 and p99 of both, and what the hop adds.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -25,18 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from actors.platform.cli.client import ControlClient, RequestFailed  # noqa: E402
 from messages import control as c  # noqa: E402
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess  # noqa: E402
+from tests.daemon.helpers import ScriptedProviderProcess, database_daemon  # noqa: E402
 from tests.postgres_server import PostgresServer, fresh_database  # noqa: E402
 
 SECRET = "bench-secret-of-more-than-thirty-two-characters"
-
-
-def _start(home: Path, url: str) -> DaemonProcess:
-    home.mkdir(parents=True, mode=0o700)
-    (home / "config.yaml").write_text(json.dumps({"store": {"url": url}, "daemon": {"cluster_listen": "127.0.0.1:0"}}))
-    daemon = DaemonProcess(home)
-    daemon.extra_env["HERMES_ACTORS_CLUSTER_SECRET"] = SECRET
-    return daemon.start()
 
 
 def _timed(client: ControlClient, session_id: str) -> float:
@@ -56,7 +47,8 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
 def run(url: str, requests: int, work: Path) -> None:
     """Measure and print."""
     provider = ScriptedProviderProcess()
-    forwarder, owner = _start(work / "a", url), _start(work / "b", url)
+    forwarder = database_daemon(work / "a", url, cluster=True, secret=SECRET).start()
+    owner = database_daemon(work / "b", url, cluster=True, secret=SECRET).start()
     try:
         with owner.client() as keeper, owner.client() as direct, forwarder.client() as routed:
             session_id = provider.create_session(keeper, str(work))

@@ -125,6 +125,20 @@ class DaemonProcess:
             shutil.rmtree(RuntimeDir.for_home(self.home).path, ignore_errors=True)
 
 
+def database_daemon(home: Path, url: str, *, cluster: bool = False, secret: str | None = None) -> DaemonProcess:
+    """A daemon (not started yet) whose store is the PostgreSQL database at ``url``; with ``cluster``,
+    its peer link listens on loopback (``daemon.cluster_listen``), with ``secret`` as the link's secret."""
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    config: dict[str, Any] = {"store": {"url": url}}
+    if cluster:
+        config["daemon"] = {"cluster_listen": "127.0.0.1:0"}
+    (home / "config.yaml").write_text(json.dumps(config))
+    daemon = DaemonProcess(home)
+    if secret is not None:
+        daemon.extra_env["HERMES_ACTORS_CLUSTER_SECRET"] = secret
+    return daemon
+
+
 def events_until_turn_finished(client: ControlClient) -> list[Any]:
     """The events a client receives, up to and including the next ``TurnFinished``."""
     events = []

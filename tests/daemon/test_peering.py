@@ -6,27 +6,26 @@ from __future__ import annotations
 import json
 import signal
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from actors.platform.cli.client import RequestFailed
 from messages import control as c
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, events_until_turn_finished, run_cli
+from tests.daemon.helpers import (
+    DaemonProcess,
+    ScriptedProviderProcess,
+    database_daemon,
+    events_until_turn_finished,
+    run_cli,
+)
 from tests.daemon.test_recovery import _stored_texts
 from tests.daemon.test_sessions import NO_TOOLS
 
 SECRET = "a-shared-secret-of-more-than-32-characters"
 
 
-def _daemon(home: Path, url: str, secret: str | None = SECRET, **daemon: Any) -> DaemonProcess:
-    home.mkdir(parents=True, mode=0o700)
-    section = {"cluster_listen": "127.0.0.1:0", **daemon}
-    (home / "config.yaml").write_text(json.dumps({"store": {"url": url}, "daemon": section}))
-    process = DaemonProcess(home)
-    if secret is not None:
-        process.extra_env["HERMES_ACTORS_CLUSTER_SECRET"] = secret
-    return process
+def _daemon(home: Path, url: str, secret: str | None = SECRET) -> DaemonProcess:
+    return database_daemon(home, url, cluster=True, secret=secret)
 
 
 class TestForwarding:

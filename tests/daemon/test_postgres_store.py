@@ -12,7 +12,7 @@ import pytest
 
 from actors.platform.cli.client import RequestFailed
 from messages import control as c
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, database_daemon, run_cli
 from tests.daemon.test_recovery import _stored_texts, _turn, _wait_for_path
 from tests.daemon.test_sessions import NO_TOOLS, _chat
 
@@ -23,12 +23,6 @@ def _with_password(url: str) -> str:
     """``url`` with a password (the test server trusts local connections, so any password works)."""
     parts = urlsplit(url)
     return urlunsplit(parts._replace(netloc=f"{parts.username}:{PASSWORD}@{parts.hostname or ''}"))
-
-
-def _daemon_on(home: Path, url: str) -> DaemonProcess:
-    home.mkdir(parents=True, mode=0o700)
-    (home / "config.yaml").write_text(json.dumps({"store": {"url": url}}))
-    return DaemonProcess(home).start()
 
 
 @pytest.fixture
@@ -42,7 +36,7 @@ class TestPostgresDaemon:
 
     def test_kill_9_mid_turn_then_restart(self, home: Path, database: str, provider: ScriptedProviderProcess) -> None:
         """The user message sent before the crash is in PostgreSQL; the restarted daemon resumes the session."""
-        daemon = _daemon_on(home, database)
+        daemon = database_daemon(home, database).start()
         try:
             session_id, _ = _chat(daemon, provider, NO_TOOLS)
             provider.push({"text": "never delivered", "delay_first_byte": 60})
@@ -71,8 +65,8 @@ class TestPostgresDaemon:
         self, tmp_path: Path, database: str, provider: ScriptedProviderProcess
     ) -> None:
         """A session one daemon stored is listed and shown by another daemon on the same database."""
-        first = _daemon_on(tmp_path / "a", database)
-        second = _daemon_on(tmp_path / "b", database)
+        first = database_daemon(tmp_path / "a", database).start()
+        second = database_daemon(tmp_path / "b", database).start()
         try:
             session_id, _ = _chat(first, provider, NO_TOOLS)
             listed = json.loads(run_cli(second.home, "sessions", "list", "--json").stdout)["sessions"]
@@ -86,8 +80,8 @@ class TestPostgresDaemon:
         self, tmp_path: Path, database: str, provider: ScriptedProviderProcess
     ) -> None:
         """While daemon B runs a session, daemon A refuses it; B killed with -9, A serves it with its history."""
-        first = _daemon_on(tmp_path / "a", database)
-        second = _daemon_on(tmp_path / "b", database)
+        first = database_daemon(tmp_path / "a", database).start()
+        second = database_daemon(tmp_path / "b", database).start()
         try:
             with second.client() as client:
                 session_id = provider.create_session(client, str(tmp_path))
@@ -113,7 +107,7 @@ class TestPostgresDaemon:
 
     def test_the_password_is_never_shown(self, home: Path, database: str) -> None:
         """``inspect store`` shows where the store is, without the URL's password; the log never has it."""
-        daemon = _daemon_on(home, database)
+        daemon = database_daemon(home, database).start()
         try:
             shown = run_cli(home, "inspect", "store", "--json").stdout
             details = json.loads(shown)["details"]
