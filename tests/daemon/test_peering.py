@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,19 @@ class TestForwarding:
             assert refused.value.code == "unavailable" and "refused the link" in str(refused.value)
             assert "refused a peer" in owner.log()
             assert "let me in" not in json.dumps(_stored_texts(owner, session_id))
+            # Garbage instead of a proof: closed, counted, and the daemon goes on serving.
+            address = json.loads(run_cli(owner.home, "inspect", "cluster", "--json").stdout)["details"]["address"]
+            host, _, port = address.rpartition(":")
+            with socket.create_connection((host, int(port)), timeout=10) as raw:
+                raw.recv(65)
+                raw.sendall(b"\x00not a proof" * 10)
+                try:
+                    closed = raw.recv(100) == b""
+                except ConnectionResetError:  # closed with our garbage unread
+                    closed = True
+                assert closed
+            details = json.loads(run_cli(owner.home, "inspect", "cluster", "--json").stdout)["details"]
+            assert details["peers_refused"] == 2
         finally:
             owner.stop()
             stranger.stop()
