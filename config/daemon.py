@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import os
+
 import attrs
 
 from config.validators import integer, positive_int, positive_number
@@ -15,6 +17,17 @@ def _host_port(instance: object, attribute: attrs.Attribute[Any], value: Any) ->
     host, sep, port = str(value).rpartition(":")
     if not (isinstance(value, str) and sep and host and port.isdigit() and int(port) < 65536):
         raise ValueError(f"daemon.{attribute.name} must be HOST:PORT, got {value!r}")
+
+
+#: The most session-host processes one daemon runs.
+MAX_HOSTS = 64
+
+
+def _hosts(value: Any) -> Any:
+    """``auto`` is one host per core; anything else is checked by the validator."""
+    if value == "auto":
+        return max(1, os.cpu_count() or 1)
+    return value
 
 
 @attrs.frozen
@@ -44,6 +57,9 @@ class DaemonConfig:
             daemons sharing its PostgreSQL store (``store.url``); port 0 picks one. The peers
             authenticate with ``HERMES_ACTORS_CLUSTER_SECRET`` (the environment or ``.env``, at
             least 32 characters). Absent: no peer link; a session another daemon runs is refused.
+        hosts: session-host processes (``auto``: one per core). With 1 the daemon runs its sessions
+            itself; with more, the daemon is a front (control socket, HTTP API, platforms, cron) and the
+            control socket's sessions run in ``hosts/host:<n>`` child processes (issue 19).
     """
 
     hibernate_after_seconds: float = attrs.field(default=600.0, converter=float, validator=positive_number)
@@ -55,3 +71,4 @@ class DaemonConfig:
     max_connections: int = attrs.field(default=256, validator=positive_int)
     frame_timeout_seconds: float = attrs.field(default=10.0, converter=float, validator=positive_number)
     cluster_listen: str | None = attrs.field(default=None, validator=attrs.validators.optional(_host_port))
+    hosts: int = attrs.field(default=1, converter=_hosts, validator=integer(ge=1, le=MAX_HOSTS))

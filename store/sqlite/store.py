@@ -18,7 +18,7 @@ import trio
 
 from config.store import StoreConfig
 from store.errors import StoreClosedError
-from store.leases import LocalLeases
+from store.leases import LocalLeases, SessionLeases
 from store.sql.store import SqlSessionStore
 from store.sqlite.pool import ReaderPool
 from store.sqlite.schema import open_writer
@@ -48,15 +48,16 @@ class SqliteSessionStore(SqlSessionStore):
     Args:
         path: the database file; created (0600, in a 0700 directory) when missing.
         config: the ``store`` configuration section.
+        leases: who may run which session; by default every lease is granted (one process per
+            database file). A daemon with several host processes passes ``FileLeases``.
     """
 
     _search = staticmethod(search)
 
-    def __init__(self, path: Path, config: StoreConfig | None = None) -> None:
+    def __init__(self, path: Path, config: StoreConfig | None = None, leases: SessionLeases | None = None) -> None:
         self.path = Path(path)
         self.config = config or StoreConfig()
-        # One host per database file: every lease is this daemon's.
-        self.leases = LocalLeases()
+        self.leases = leases or LocalLeases()
         self._state = _Lifecycle.NEW
         self._writer = Writer(
             partial(

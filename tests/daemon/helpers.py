@@ -13,6 +13,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from actors.platform.cli.client import ControlClient
@@ -137,6 +138,17 @@ def database_daemon(home: Path, url: str, *, cluster: bool = False, secret: str 
     if secret is not None:
         daemon.extra_env["HERMES_ACTORS_CLUSTER_SECRET"] = secret
     return daemon
+
+
+def wait_for(what: str, probe: Callable[[], Any], timeout: float = 30.0) -> Any:
+    """``probe()``'s first truthy value, polled until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = probe()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
 
 
 def events_until_turn_finished(client: ControlClient) -> list[Any]:

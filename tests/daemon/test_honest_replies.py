@@ -5,18 +5,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from actors.platform.cli.render import format_ps
 from messages import control as c
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli, wait_for
 from tests.daemon.test_sessions import NO_TOOLS, _chat
-
-#: How long a condition may take to come true before the test fails.
-DEADLINE = 30.0
 
 
 @pytest.fixture
@@ -40,17 +37,6 @@ def _session(daemon: DaemonProcess, provider: ScriptedProviderProcess, title: st
 def _send(daemon: DaemonProcess, session_id: str, text: str) -> str:
     with daemon.client() as client:
         return client.request(c.SendMessage(client.next_id(), session_id, text)).message
-
-
-def _wait_for(what: str, probe: Callable[[], Any]) -> Any:
-    """``probe()``'s first truthy value, polled until the deadline."""
-    deadline = time.monotonic() + DEADLINE
-    while time.monotonic() < deadline:
-        value = probe()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _ps(daemon: DaemonProcess) -> list[dict[str, Any]]:
@@ -114,7 +100,7 @@ class TestDoneWhileRunning:
         }
         interrupted = run_cli(daemon.home, "interrupt", session_id)
         assert (interrupted.returncode, interrupted.stdout) == (0, "interrupting turn 1\n")
-        _wait_for("the turn to end", lambda: (_row(daemon, session_id) or {}).get("turn_running") is False)
+        wait_for("the turn to end", lambda: (_row(daemon, session_id) or {}).get("turn_running") is False)
 
 
 class TestStatesAgree:
@@ -128,7 +114,7 @@ class TestStatesAgree:
             {"text": "woke up"},
         )
         _send(daemon, session_id, "run a slow command")
-        row = _wait_for("the tool to run", lambda: (r := _row(daemon, session_id)) and r["tools"] and r)
+        row = wait_for("the tool to run", lambda: (r := _row(daemon, session_id)) and r["tools"] and r)
         assert row["state"] == "busy" and row["turn_running"] is True
         assert row["activity"] == "turn 1: running tool terminal"
         inspected = json.loads(run_cli(daemon.home, "inspect", session_id, "--json").stdout)
@@ -140,7 +126,7 @@ class TestStatesAgree:
         assert " idle " not in text.splitlines()[0] and "running tool terminal" in text
         killed = run_cli(daemon.home, "kill", f"{session_id}/turn")
         assert (killed.returncode, killed.stdout) == (0, f"stopping session:{session_id}/turn\n")
-        idle = _wait_for("the session to be idle", lambda: (r := _row(daemon, session_id)) and not r["turn_running"] and r)
+        idle = wait_for("the session to be idle", lambda: (r := _row(daemon, session_id)) and not r["turn_running"] and r)
         assert (idle["state"], idle["activity"]) == ("idle", "")
 
 
@@ -156,7 +142,7 @@ class TestSubagentsInPs:
             {"text": "slow", "delay_first_byte": 60},
         )
         _send(daemon, session_id, "delegate something")
-        rows = _wait_for("the subagent", lambda: [r for r in _ps(daemon) if long_id in r["path"]])
+        rows = wait_for("the subagent", lambda: [r for r in _ps(daemon) if long_id in r["path"]])
         assert [r["kind"] for r in rows] == ["subagent"]
         assert rows[0]["path"].startswith(f"sessions/session:{session_id}/turn/tool:{long_id}/subagent:")
         parent = _row(daemon, session_id)
@@ -166,7 +152,7 @@ class TestSubagentsInPs:
         assert all(line[state_column - 1] == " " and line[state_column] != " " for line in table[1:]), table
         assert any(line.startswith("  subagent:") for line in table)
         run_cli(daemon.home, "kill", f"{session_id}/turn")
-        _wait_for("the subagent to go", lambda: not [r for r in _ps(daemon) if long_id in r["path"]])
+        wait_for("the subagent to go", lambda: not [r for r in _ps(daemon) if long_id in r["path"]])
 
 
 class TestTitles:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any
 
@@ -27,13 +28,14 @@ from actors import Actor
 from actors.platform.daemon import record_commands
 from actors.platform.daemon.control_service import ControlService
 from actors.platform.daemon.cron_commands import cron_request
+from actors.platform.daemon.hosts.routing import host_for, localize
+from actors.platform.daemon.relays import RemoteAttachment, relay_host, relay_peer
 from actors.platform.daemon.mcp_commands import mcp_servers, reload_mcp
 from actors.platform.daemon.pairing_commands import pairing_request
 from actors.platform.errors import BadFrame, RequestFailed
 from actors.session import Subscription
 from messages import control as c
 from messages.codec import Codec, MessageDecodeError
-from messages.events import SubscriberDropped
 from messages.framing import FrameReader, FrameTimeout
 from messages.sockets import request_id_of
 from messages.supervision import ActorState
@@ -100,7 +102,7 @@ class Connection(Actor[None]):
         self._closing: c.ErrorReply | None = None
         # Invariant: True when the queued frames are abandoned (the client is too slow for them).
         self._skip_queued = False
-        self._attached: dict[str, tuple[Subscription | _RemoteAttachment, trio.CancelScope]] = {}
+        self._attached: dict[str, tuple[Subscription | RemoteAttachment, trio.CancelScope]] = {}
         self._tasks: trio.Nursery | None = None
         self._client = "?"
         self.requests = 0
@@ -136,7 +138,11 @@ class Connection(Actor[None]):
         """Queue a session event, waiting for room only when the queue is full (the session's hub bounds the
         wait): a burst of events is queued without a task switch per event."""
         if self._closing is None:
-            frame = self._encoder.encode(event)
+            await self.send_frame(self._encoder.encode(event))
+
+    async def send_frame(self, frame: bytes) -> None:
+        """Queue an encoded event as ``send_event`` does (a session host's, relayed as it came)."""
+        if self._closing is None:
             try:
                 try:
                     self._out_send.send_nowait(frame)
@@ -277,7 +283,8 @@ class Connection(Actor[None]):
         try:
             with trio.fail_after(self.request_timeout):
                 try:
-                    await self._serve_one(message)
+                    if not await self._to_host(message):
+                        await self._serve_one(message)
                 except SessionOwnedElsewhere as elsewhere:
                     await self._elsewhere(message, elsewhere)
         except RequestFailed as exc:
@@ -333,6 +340,32 @@ class Connection(Actor[None]):
                     raise RequestFailed("invalid", f"{type(message).__name__} is not a request")
                 self.send(await handler(service, message))
 
+    async def _to_host(self, message: Any) -> bool:
+        """Serve ``message`` through the session host it belongs to (``daemon.hosts``); whether it was."""
+        router = self._service.hosts
+        if router is None or not self._forwards:
+            return False
+        target = await host_for(self._service, router, message)
+        if target is None:
+            if not isinstance(message, c.Tree):
+                return False
+            # The front's tree, each host's own under its node.
+            reply = self._service.tree(message)
+            self.send(attrs.evolve(reply, tree=await router.graft(reply.tree, reply.now)))
+            return True
+        index, routed = target
+        if isinstance(routed, c.Attach):
+            assert self._tasks is not None
+            await self._tasks.start(relay_host, self, router, routed, index)
+            return True
+        try:
+            reply = await router.request(index, routed)
+        except RequestFailed:
+            localize(router, index, routed, None)
+            raise
+        self.send(localize(router, index, routed, reply))
+        return True
+
     async def _elsewhere(self, message: Any, elsewhere: SessionOwnedElsewhere) -> None:
         """A request for a session another daemon runs: forwarded to it when it can be."""
         peers = self._service.peers
@@ -340,43 +373,23 @@ class Connection(Actor[None]):
             raise RequestFailed("unavailable", str(elsewhere))
         if isinstance(message, c.Attach):
             assert self._tasks is not None
-            await self._tasks.start(self._relay, message, elsewhere.address)
+            await self._tasks.start(relay_peer, self, peers, message, elsewhere.address)
         else:
             self.send(await peers.forward(elsewhere.address, message))
 
-    async def _relay(self, request: c.Attach, address: str, *, task_status: trio.TaskStatus[None]) -> None:
-        """Attach through the daemon that runs the session, and pass its events on until detached."""
-        peers = self._service.peers
-        assert peers is not None
-        async with peers.link(address) as link:
-            await link.send(request)
-            reply = await link.reply_to(request.request_id)
-            if not isinstance(reply, c.Attached):
-                self.send(reply)
-                task_status.started()
-                return
-            with trio.CancelScope() as scope:
-                attachment = _RemoteAttachment(address)
-                self._attached[reply.session_id] = (attachment, scope)
-                self.send(reply)
-                task_status.started()
-                last: Any = None
-                try:
-                    while True:
-                        last = await link.receive()
-                        await self.send_event(last)
-                except RequestFailed as exc:
-                    log.info("%s: the relay of %s ended: %s", self.path, reply.session_id, exc)
-                    # Told as a local session tells its subscribers when it stops.
-                    await self.send_event(SubscriberDropped(
-                        session_id=reply.session_id, seq=getattr(last, "seq", 0), path=getattr(last, "path", ""),
-                        reason=f"the daemon running the session went away ({exc})",
-                    ))
-                finally:
-                    if self._attached.get(reply.session_id, (None,))[0] is attachment:
-                        del self._attached[reply.session_id]
-
     # -- attached sessions ----------------------------------------------------------------------------
+
+    @contextmanager
+    def attachment(self, session_id: str, handle: RemoteAttachment) -> Iterator[trio.CancelScope]:
+        """Count a relayed attachment as this connection's while the block runs; ``Detach`` (or the
+        connection closing) cancels the scope it yields."""
+        with trio.CancelScope() as scope:
+            self._attached[session_id] = (handle, scope)
+            try:
+                yield scope
+            finally:
+                if self._attached.get(session_id, (None,))[0] is handle:
+                    del self._attached[session_id]
 
     async def _attach(self, request: c.Attach) -> None:
         # A title names the session as well as its id; the reply gives the id the events carry.
@@ -407,17 +420,6 @@ class Connection(Actor[None]):
                 subscription.close()
                 if self._attached.get(session_id, (None,))[0] is subscription:
                     del self._attached[session_id]
-
-
-@attrs.define
-class _RemoteAttachment:
-    """An attachment relayed from the daemon at ``address``: detaching cancels the relay, which closes
-    the link."""
-
-    address: str
-
-    def close(self) -> None:
-        """Nothing to close here: the relay's scope is cancelled with it."""
 
 
 _ASYNC_HANDLERS: Mapping[type, Callable[[ControlService, Any], Any]] = MappingProxyType({

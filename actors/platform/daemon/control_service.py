@@ -53,6 +53,7 @@ from tools.jail.runtime import DaemonJails
 
 if TYPE_CHECKING:
     from actors.platform.daemon.peering import PeerRouter
+    from actors.platform.daemon.hosts.router import HostRouter
 
 __all__ = ["PROTECTED_PATHS", "ControlService"]
 
@@ -60,7 +61,7 @@ log = logging.getLogger("hermes_actors.control")
 
 #: Infrastructure actors ``kill`` refuses: stopping them is ``hermes-actors stop``.
 PROTECTED_PATHS = frozenset({
-    "", "store", "providers", "control", "cluster", "sessions", "platform", "mcp", "cron", "pairing",
+    "", "store", "providers", "control", "cluster", "sessions", "platform", "mcp", "cron", "pairing", "hosts",
 })
 #: What a client may ask of a message sent while a turn runs (None: the session's display.busy_input_mode).
 BUSY_MODES = (None, "interrupt", "queue", "steer")
@@ -81,6 +82,8 @@ class ControlService:
         jails: the daemon's jails (for ``status``), or None where it runs no sessions.
         outbound: the connected messaging platforms (a paired user is welcomed), or None.
         peers: forwards requests for sessions other daemons run (``daemon.cluster_listen``), or None.
+        hosts: places the control socket's sessions on the daemon's session hosts (``daemon.hosts``
+            above 1), or None when the daemon runs them itself.
     """
 
     def __init__(
@@ -95,6 +98,7 @@ class ControlService:
         jails: DaemonJails | None = None,
         outbound: OutboundRegistry | None = None,
         peers: PeerRouter | None = None,
+        hosts: HostRouter | None = None,
     ) -> None:
         self.system = system
         self.paths = paths
@@ -105,6 +109,7 @@ class ControlService:
         self._jails = jails
         self.outbound = outbound
         self.peers = peers
+        self.hosts = hosts
         self._started_at = trio.current_time()
 
     # -- the actor tree ---------------------------------------------------------------------

@@ -84,14 +84,16 @@ def install_safe_stdio() -> None:
         sys.stderr = SafeStream(sys.stderr)  # type: ignore[assignment]
 
 
-def configure_logging(stream: IO[str], level: int = logging.INFO) -> logging.Handler:
+def configure_logging(stream: IO[str], level: int = logging.INFO, label: str = "") -> logging.Handler:
     """Send every ``hermes_actors`` (and root) record to ``stream``, one redacted line each.
+
+    ``label`` (a host process's ``host:<n>``) goes in every line, to tell the processes sharing one log apart.
 
     Returns:
         The handler, so the caller can remove it again.
     """
     handler = logging.StreamHandler(SafeStream(stream))
-    handler.setFormatter(OneLineFormatter(LOG_FORMAT))
+    handler.setFormatter(OneLineFormatter(LOG_FORMAT.replace("%(name)s", f"[{label}] %(name)s") if label else LOG_FORMAT))
     handler.addFilter(RedactingFilter())
     root = logging.getLogger()
     root.addHandler(handler)

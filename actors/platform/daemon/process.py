@@ -82,10 +82,21 @@ async def _watch_signals(shutdown: _Shutdown) -> None:
             shutdown.request(f"received {signal.Signals(signum).name}")
 
 
+async def _watch_front(shutdown: _Shutdown) -> None:
+    """A host process stops when its front goes away (its standard input, a pipe from the front, ends),
+    ``kill -9`` of the front included."""
+    stdin = trio.lowlevel.FdStream(os.dup(0))
+    async with stdin:
+        while await stdin.receive_some(4096):
+            pass
+    shutdown.request("the daemon's front went away")
+
+
 async def serve_daemon(
     paths: DaemonPaths,
     config: Config,
     *,
+    host_index: int | None = None,
     on_overrun: Callable[[], None] | None = None,
     on_ready: Callable[[], None] = lambda: None,
     task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED,
@@ -93,6 +104,9 @@ async def serve_daemon(
     """Run the daemon's actor tree until it is asked to stop; reports ``started`` once serving.
 
     ``on_ready`` runs once the tree serves (the daemon process freezes its start-up heap there).
+    ``host_index`` makes this a session-host process of a front (``actors.platform.daemon.hosts``):
+    it stops when its standard input ends, and leaves the runtime directory, shared with the front
+    and the other hosts, to the front.
     """
     # Imported here, not at the top: a second daemon refused by the instance lock must not pay
     # the second it takes to import the whole tree (every provider SDK) first.
@@ -105,8 +119,10 @@ async def serve_daemon(
     try:
         async with trio.open_nursery() as signals:
             signals.start_soon(_watch_signals, shutdown)
+            if host_index is not None:
+                signals.start_soon(_watch_front, shutdown)
             with shutdown.scope:
-                async with open_daemon_tree(paths, config, runtime, shutdown.request) as system:
+                async with open_daemon_tree(paths, config, runtime, shutdown.request, host_index=host_index) as system:
                     log.info("daemon ready (pid %d, home %s)", os.getpid(), paths.home)
                     on_ready()
                     task_status.started(system)
@@ -118,8 +134,9 @@ async def serve_daemon(
         remove_control_socket(paths)
     finally:
         # The tree and the launcher are gone, so no jail runs: nothing of this run need stay.
-        with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(runtime.remove)
+        if host_index is None:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(runtime.remove)
     log.info("daemon stopped")
 
 

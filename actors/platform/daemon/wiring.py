@@ -9,8 +9,12 @@
     ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
     ├── cron       scheduled jobs; each run is a session with source cron
     ├── cluster    (when ``daemon.cluster_listen``) peer daemons' forwarded requests, cluster/peer:<n>
+    ├── hosts      (when ``daemon.hosts`` > 1) hosts/host:<n>, one per session-host process
     ├── control    the control socket and one connection actor per client
     └── platform   (when ``platforms.api_server.enabled``) platform/api, the HTTP API
+
+A session-host process (``host_index`` given) builds the same tree without its front doors: no cron,
+pairing, platforms, peer link or hosts; its ``control`` serves only the front, on the host's socket.
 
 Around the tree, and outliving it: the jail launcher whose preflight runs the real jail once at
 start. What every session shares is built here once: the tool registry, the client pool behind a
@@ -28,6 +32,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 import trio
 
 from actors import ActorHandle, ActorNotFound, ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
@@ -41,6 +46,12 @@ from actors.platform.api.auth import KEY_VARIABLE
 from actors.platform.api.server import ApiServer
 from actors.platform.daemon.control_server import ControlServer
 from actors.platform.daemon.control_service import ControlService
+from actors.platform.daemon.hosts.actor import KILL_GRACE_SECONDS as HOST_KILL_GRACE_SECONDS
+from actors.platform.daemon.hosts.actor import START_SECONDS as HOST_START_SECONDS
+from actors.platform.daemon.hosts.actor import HostActor
+from actors.platform.daemon.hosts.link import REPLY_FRAME_LIMIT
+from actors.platform.daemon.hosts.paths import HostPaths
+from actors.platform.daemon.hosts.router import HOSTS, HostRouter, host_name
 from actors.platform.daemon.jail_status import log_jail_status
 from actors.platform.daemon.peering import PeerListener, PeerRouter, peer_secret
 from actors.platform.daemon.providers_actor import ProvidersActor
@@ -62,7 +73,9 @@ from providers.clients import ClientPool
 from providers.metadata import ModelMetadata
 from providers.recovery.connector import PooledConnector
 from providers.recovery.keys import load_provider_keys
-from store.factory import make_store
+from messages import control as c
+from messages.codec import Codec
+from store.factory import lease_directory, make_store
 from store.sql.store import SqlSessionStore
 from tools.jail.launcher import open_launcher
 from tools.jail.runtime import DaemonJails, RuntimeDir, hidden_daemon_paths
@@ -76,19 +89,27 @@ log = logging.getLogger("hermes_actors.daemon")
 CRON_TIME_BUDGET_SECONDS = 1800.0
 #: How long stopping ``cron`` may take (its runs' sessions closing).
 CRON_STOP_SECONDS = 15.0
+#: Connections a host serves beyond ``daemon.max_connections`` (the front's request link, and slack).
+HOST_SPARE_CONNECTIONS = 8
+#: A host restarted more often than this in the period is left stopped (its failure shows in the tree).
+HOST_MAX_RESTARTS = 5
+HOST_RESTART_PERIOD = 60.0
 
 
 @asynccontextmanager
 async def open_daemon_tree(
-    paths: DaemonPaths, config: Config, runtime: RuntimeDir, request_stop: Callable[[str], None]
+    paths: DaemonPaths, config: Config, runtime: RuntimeDir, request_stop: Callable[[str], None],
+    *, host_index: int | None = None,
 ) -> AsyncIterator[ActorSystem]:
     """Build and run the daemon's whole tree; leaving the block stops it in reverse start order.
 
     Args:
-        paths: the daemon's files.
+        paths: the daemon's files (a host's, for a session-host process).
         config: the whole configuration.
         runtime: the runtime directory every session's temp and sandbox directories live in.
         request_stop: what ``hermes-actors stop`` calls (with a reason) to stop the daemon.
+        host_index: which session host this process is (``actors.platform.daemon.hosts``); None for the
+            daemon itself.
 
     Raises:
         SpawnFailed (an ActorError): a part refused to start (the control socket could not be
@@ -101,7 +122,10 @@ async def open_daemon_tree(
             daemon_paths=hidden_daemon_paths(paths.home, paths.socket),
         )
         log_jail_status(config.sandbox, launcher.status)
-        store = make_store(config.store, paths.home)
+        front = host_index is None
+        several = section.hosts > 1
+        holder = None if not several else "front" if front else host_name(host_index)
+        store = make_store(config.store, paths.home, holder)
         # Not restarted: every session holds this store, and a closed store cannot be reopened.
         await system.root.start_child(
             ChildSpec(
@@ -114,6 +138,16 @@ async def open_daemon_tree(
         sessions = await _start_sessions(system, store, config, paths.home, jails, environ)
         store.leases.on_lost(functools.partial(sessions.evict, reason="its lease was lost (database connection)"))
         outbound = OutboundRegistry()
+        if not front:
+            service = ControlService(
+                system=system, paths=paths, config=section, request_stop=request_stop,
+                store=store, sessions=sessions, jails=jails, outbound=outbound,
+            )
+            # The front's own clients each hold one attachment link here, and it has its request link.
+            served = attrs.evolve(section, max_connections=section.max_connections + HOST_SPARE_CONNECTIONS)
+            await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, served)))
+            yield system
+            return
         await _start_cron(system, store, sessions, outbound)
         if config.platforms.telegram.enabled or config.platforms.discord.enabled:
             register_send_message(sessions.deps.registry, outbound, config.approvals)
@@ -124,6 +158,7 @@ async def open_daemon_tree(
             system=system, paths=paths, config=section, request_stop=request_stop,
             store=store, sessions=sessions, jails=jails, outbound=outbound,
             peers=PeerRouter(secret, section.max_frame_bytes) if secret is not None else None,
+            hosts=await _start_hosts(system, paths, config) if several else None,
         )
         if secret is not None:
             await system.root.start_child(
@@ -132,6 +167,43 @@ async def open_daemon_tree(
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
         await _start_platforms(system, sessions, config, environ, outbound, state)
         yield system
+
+
+async def _start_hosts(system: ActorSystem, paths: DaemonPaths, config: Config) -> HostRouter:
+    """Start ``hosts`` under the root, one ``host:<n>`` per ``daemon.hosts``, each once it serves;
+    the router the control connections place and route with.
+
+    Lease files of an earlier run are removed first: no host of this home runs yet (the front holds
+    the instance lock), so none is held.
+    """
+    if config.store.url is None:
+        await trio.to_thread.run_sync(_remove_lease_files, lease_directory(paths.home))
+    section = config.daemon
+    router = HostRouter(
+        section.hosts,
+        Codec(c.ClientMessage, max_frame_bytes=section.max_frame_bytes),
+        Codec(c.DaemonMessage, max_frame_bytes=REPLY_FRAME_LIMIT),
+        HOST_START_SECONDS,
+    )
+    environ = dict(os.environ)
+    children = [
+        ChildSpec(
+            host_name(index),
+            functools.partial(HostActor, HostPaths(paths.home, index), router, environ, section.shutdown_timeout_seconds),
+            shutdown_timeout=section.shutdown_timeout_seconds + 2 * HOST_KILL_GRACE_SECONDS,
+        )
+        for index in range(1, section.hosts + 1)
+    ]
+    # A host that keeps failing (a bad interpreter, a store it cannot open) stops being restarted
+    # after this many in the period, and the daemon says so in its tree, rather than looping.
+    hosts = Supervisor(children, kind=HOSTS, max_restarts=HOST_MAX_RESTARTS, period=HOST_RESTART_PERIOD, per_child_intensity=True)
+    await system.root.start_child(ChildSpec(HOSTS, lambda: hosts, RestartType.TEMPORARY))
+    return router
+
+
+def _remove_lease_files(directory: Path) -> None:
+    for leftover in directory.glob("*.lease"):
+        leftover.unlink(missing_ok=True)
 
 
 def _peer_secret(config: Config, environ: Mapping[str, str]) -> bytes | None:

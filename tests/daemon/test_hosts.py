@@ -1,0 +1,162 @@
+"""``daemon.hosts: 2``: the control socket's sessions run in two host processes under one front.
+
+Everything here goes through the real front: its control socket, its links to the real host
+processes, the real SQLite file they share, and the scripted provider on loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from messages import control as c
+from messages.events import StatusUpdate, TurnFinished
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, events_until_turn_finished, run_cli, wait_for
+from tests.daemon.test_recovery import _stored_texts, _turn
+from tests.daemon.test_sessions import NO_TOOLS, _chat
+
+
+@pytest.fixture
+def front(tmp_path: Path) -> Iterator[DaemonProcess]:
+    """A daemon whose sessions run in two host processes."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (home / "config.yaml").write_text(json.dumps({"daemon": {"hosts": 2, "shutdown_timeout_seconds": 5}}))
+    daemon = DaemonProcess(home).start()
+    try:
+        # The control socket answers before the hosts serve (a request meanwhile waits for one).
+        wait_for("both hosts serving", lambda: all(_inspect(daemon, f"hosts/host:{n}")["state"] == "running" for n in (1, 2)))
+        yield daemon
+    finally:
+        daemon.stop()
+
+
+def _tree(daemon: DaemonProcess, *path: str) -> dict[str, Any]:
+    result = run_cli(daemon.home, "tree", *path, "--json")
+    assert result.returncode == 0, result.stderr
+    return dict(json.loads(result.stdout)["tree"])
+
+
+def _host_sessions(daemon: DaemonProcess) -> dict[str, list[str]]:
+    """Each host's live sessions, by host path."""
+    hosts = next(node for node in _tree(daemon)["children"] if node["path"] == "hosts")
+    out = {}
+    for host in hosts["children"]:
+        sessions = next((n for n in host["children"] if n["path"].endswith("/sessions")), {"children": []})
+        out[host["path"]] = [n["path"].rsplit(":", 1)[1] for n in sessions["children"]]
+    return out
+
+
+def _inspect(daemon: DaemonProcess, path: str) -> dict[str, Any]:
+    result = run_cli(daemon.home, "inspect", path, "--json")
+    assert result.returncode == 0, result.stderr
+    return dict(json.loads(result.stdout))
+
+
+class TestHosts:
+    """Placement, the tree across processes, paths, and a host killed mid-turn."""
+
+    def test_sessions_spread_over_the_hosts_and_show_in_one_tree(
+        self, front: DaemonProcess, provider: ScriptedProviderProcess, tmp_path: Path
+    ) -> None:
+        with front.client() as client:
+            created = [provider.create_session(client, str(tmp_path)) for _ in range(4)]
+        placed = _host_sessions(front)
+        assert sorted(placed) == ["hosts/host:1", "hosts/host:2"]
+        assert sorted(len(ids) for ids in placed.values()) == [2, 2]
+        assert sorted(placed["hosts/host:1"] + placed["hosts/host:2"]) == sorted(created)
+        # The front runs none of them itself.
+        front_sessions = next(n for n in _tree(front)["children"] if n["path"] == "sessions")
+        assert front_sessions["children"] == []
+        session_id = placed["hosts/host:2"][0]
+        full = f"hosts/host:2/sessions/session:{session_id}"
+        for path in (session_id, f"sessions/session:{session_id}", full):
+            assert _inspect(front, path)["path"] == full
+        assert _tree(front, session_id)["path"] == full
+        host = _inspect(front, "hosts/host:2")
+        assert host["kind"] == "host" and host["details"]["pid"] != front.process.pid  # type: ignore[union-attr]
+
+    def test_chat_through_the_front_and_kill_by_any_path(
+        self, front: DaemonProcess, provider: ScriptedProviderProcess
+    ) -> None:
+        session_id, result = _chat(front, provider, NO_TOOLS)
+        assert result.returncode == 0, result.stderr
+        assert NO_TOOLS in _stored_texts(front, session_id)
+        with front.client() as client:
+            # A chat -q session hibernates once its turn is over and no one is attached: this client keeps it.
+            events = _turn(client, session_id, "a second message, no tools")
+            assert isinstance(events[-1], TurnFinished) and events[-1].reason == "completed"
+            host = next(path for path, ids in _host_sessions(front).items() if session_id in ids)
+            killed = run_cli(front.home, "kill", f"{host}/sessions/session:{session_id}")
+            assert killed.returncode == 0, killed.stderr
+            assert "stopping" in killed.stdout
+            wait_for("the session stopping", lambda: session_id not in sum(_host_sessions(front).values(), []))
+        refused = run_cli(front.home, "kill", "hosts")
+        assert refused.returncode != 0 and "part of the daemon" in refused.stderr
+
+    def test_a_host_killed_mid_turn_is_restarted_and_the_session_resumes(
+        self, front: DaemonProcess, provider: ScriptedProviderProcess, tmp_path: Path
+    ) -> None:
+        """kill -9 of a host: the front restarts it, tells the attached client, and the session's next
+        message is answered with the whole conversation, the message sent before the crash included."""
+        with front.client() as client:
+            session_id = provider.create_session(client, str(tmp_path))
+            events = _turn(client, session_id, NO_TOOLS)
+            assert events[-1].reason == "completed"
+            host = next(path for path, ids in _host_sessions(front).items() if session_id in ids)
+            pid = _inspect(front, host)["details"]["pid"]
+            provider.push({"text": "never delivered", "delay_first_byte": 60})
+            client.request(c.SendMessage(client.next_id(), session_id, "message before the crash, no tools"))
+            wait_for("the turn starting", lambda: any("/turn" in p for p in _paths(_tree(front, host))))
+            os.kill(pid, signal.SIGKILL)
+            notice = _next_of(client, StatusUpdate)
+            assert "went away" in notice.text and notice.kind == "warning"
+            restarted = wait_for("the host restarting", lambda: (n := _inspect(front, host))["state"] == "running" and n["details"]["pid"] != pid and n)
+            assert restarted["restarts"] == 1
+            provider.reset()
+            client.request(c.SendMessage(client.next_id(), session_id, "after the crash, no tools"))
+            events = events_until_turn_finished(client)
+        assert events[-1].reason == "completed"
+        texts = _stored_texts(front, session_id)
+        assert NO_TOOLS in texts and "message before the crash, no tools" in texts and "after the crash, no tools" in texts
+        sent = [json.dumps(r.get("body")) for r in provider.requests()]
+        assert "message before the crash" in sent[-1]
+
+    def test_stop_ends_every_host_process(self, front: DaemonProcess, provider: ScriptedProviderProcess, tmp_path: Path) -> None:
+        with front.client() as client:
+            provider.create_session(client, str(tmp_path))
+        pids = [_inspect(front, f"hosts/host:{n}")["details"]["pid"] for n in (1, 2)]
+        front.signal(signal.SIGTERM)
+        assert front.wait(30) == 0
+        for pid in pids:
+            wait_for(f"host {pid} exiting", lambda pid=pid: not _alive(pid), timeout=10)
+        assert not list((front.home / "run" / "hosts").glob("*.sock"))
+
+
+def _paths(node: dict[str, Any]) -> list[str]:
+    return [node["path"], *(p for child in node["children"] for p in _paths(child))]
+
+
+def _next_of(client: Any, kind: type) -> Any:
+    while True:
+        event = client.receive()
+        if isinstance(event, kind):
+            return event
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
