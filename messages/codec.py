@@ -308,3 +308,9 @@ class FrameBuffer:
     def pending_bytes(self) -> int:
         """Bytes received that do not yet form a complete frame."""
         return len(self._buffer)
+
+    def take(self) -> bytes:
+        """Every byte held (complete frames with their newlines, then a partial one), leaving none."""
+        held = bytes(self._buffer)
+        self._buffer.clear()
+        return held

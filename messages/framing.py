@@ -64,6 +64,13 @@ class FrameReader:
                 self._note_partial(completed)
         return self._ready.pop(0)
 
+    def take_buffered(self) -> bytes:
+        """What was read and not yet returned, as it came (frames with their newlines, then a partial
+        one), leaving the reader empty: for a caller going on with the raw stream."""
+        ready = b"".join(frame + b"\n" for frame in self._ready)
+        self._ready.clear()
+        return ready + self._buffer.take()
+
     async def _receive(self) -> bytes:
         if self._frame_started is None:
             return await self._stream.receive_some(_READ_SIZE)

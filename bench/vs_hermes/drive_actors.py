@@ -28,6 +28,7 @@ from actors.platform.cli.client import ControlClient, DaemonNotRunning  # noqa: 
 from actors.platform.paths import DaemonPaths  # noqa: E402
 from messages import control as c  # noqa: E402
 from messages.events import TextDelta, TurnFinished  # noqa: E402
+from messages.supervision import ActorState  # noqa: E402
 from vs_common import parse_args, rss_kb, sleeping_descendant  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -36,7 +37,7 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 class Daemon:
     """A ``hermes-actors daemon`` child with its own home and ``config.yaml``."""
 
-    def __init__(self, url: str, sandbox: str, toolsets: list[str]) -> None:
+    def __init__(self, url: str, sandbox: str, toolsets: list[str], hosts: int = 1) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="vs-hermes-actors-")
         self.home = Path(self._dir.name) / "home"
         self.home.mkdir(mode=0o700)
@@ -46,7 +47,7 @@ class Daemon:
             "model": {"default": "bench-model", "provider": "custom", "base_url": url},
             "sandbox": {"mode": sandbox},
             "tools": {"enabled_toolsets": toolsets},
-            "daemon": {"max_running_turns": 10000, "max_connections": 1024},
+            "daemon": {"max_running_turns": 10000, "max_connections": 1024, "hosts": hosts},
         }))
         env = dict(os.environ, HERMES_ACTORS_HOME=str(self.home))
         self._log = open(Path(self._dir.name) / "daemon.log", "wb")  # noqa: SIM115 - closed in stop()
@@ -55,6 +56,8 @@ class Daemon:
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
         )
         self.client = self._connect()
+        for index in range(1, hosts + 1 if hosts > 1 else 1):
+            self._wait_serving(f"hosts/host:{index}")
         self.attached: dict[str, ControlClient] = {}
         self._selector = selectors.DefaultSelector()
         self._ready: list[dict[str, Any]] = []
@@ -69,11 +72,28 @@ class Daemon:
                     raise
                 time.sleep(0.05)
 
+    def _wait_serving(self, path: str) -> None:
+        """Wait for a session host to serve (sessions created before would all go to the first one up)."""
+        deadline = time.monotonic() + 60
+        while self.client.request(c.Inspect(self.client.next_id(), path)).snapshot.state is not ActorState.RUNNING:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{path} did not start")
+            time.sleep(0.1)
+
+    def front_cpu_seconds(self) -> float:
+        """The daemon process's own CPU (with ``daemon.hosts``, the front's share)."""
+        return _cpu_ticks(self.process.pid) / CLOCK_TICKS
+
     def cpu_seconds(self) -> float:
-        """The daemon process's CPU so far (user + system)."""
-        with open(f"/proc/{self.process.pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        """The daemon's CPU so far (user + system): its process and, with ``daemon.hosts``, its host
+        processes (its children; what tools start are their children, never counted)."""
+        pids = [self.process.pid, *_children(self.process.pid)]
+        return sum(_cpu_ticks(pid) for pid in pids) / CLOCK_TICKS
+
+    def tools_cpu_seconds(self) -> float:
+        """The CPU of the processes the tools started and the daemon (or its hosts) reaped so far."""
+        pids = [self.process.pid, *_children(self.process.pid)]
+        return sum(_cpu_ticks(pid, reaped=True) for pid in pids) / CLOCK_TICKS
 
     def rss_kb(self) -> int:
         """The daemon's resident set."""
@@ -131,10 +151,32 @@ class Daemon:
             self._dir.cleanup()
 
 
+def _children(pid: int) -> list[int]:
+    """The process's children: each is listed under the thread that forked it (Trio forks in worker threads)."""
+    children = []
+    for listing in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            children += [int(child) for child in listing.read_text().split()]
+        except OSError:
+            continue
+    return children
+
+
+def _cpu_ticks(pid: int, *, reaped: bool = False) -> int:
+    """A process's own CPU ticks, or (``reaped``) those of its children it has waited for."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    first = 13 if reaped else 11
+    return int(fields[first]) + int(fields[first + 1])
+
+
 @contextmanager
-def daemon(url: str, sandbox: str, toolsets: list[str]) -> Iterator[Daemon]:
+def daemon(url: str, sandbox: str, toolsets: list[str], hosts: int = 1) -> Iterator[Daemon]:
     """A running daemon for one workload."""
-    running = Daemon(url, sandbox, toolsets)
+    running = Daemon(url, sandbox, toolsets, hosts)
     try:
         yield running
     except BaseException:
@@ -149,13 +191,16 @@ def finished(message: dict[str, Any]) -> dict[str, Any] | None:
     return message if message.get("type") == TurnFinished.__name__ else None
 
 
-def turns(url: str, sandbox: str, sessions: int, count: int) -> dict[str, Any]:
-    """``sessions`` sessions at once, each running ``count`` turns of one ``terminal true``."""
-    with daemon(url, sandbox, ["terminal"]) as d:
+def turns(url: str, sandbox: str, sessions: int, count: int, hosts: int = 1) -> dict[str, Any]:
+    """``sessions`` sessions at once, each running ``count`` turns of one ``terminal true``, on ``hosts``
+    session-host processes (``daemon.hosts``; 1: the daemon runs them itself)."""
+    with daemon(url, sandbox, ["terminal"], hosts) as d:
         ids = [d.create() for _ in range(sessions)]
         sent = dict.fromkeys(ids, 0)
         done = failed = 0
-        start, cpu = time.perf_counter(), d.cpu_seconds()
+        start, cpu, front, tools, mine = (
+            time.perf_counter(), d.cpu_seconds(), d.front_cpu_seconds(), d.tools_cpu_seconds(), time.process_time(),
+        )
         for session_id in ids:
             d.send(session_id, "turn 0: check the machine [[bench tools=1]]")
             sent[session_id] = 1
@@ -171,7 +216,11 @@ def turns(url: str, sandbox: str, sessions: int, count: int) -> dict[str, Any]:
             if sent[session_id] < count:
                 d.send(session_id, f"turn {sent[session_id]}: check the machine [[bench tools=1]]")
                 sent[session_id] += 1
-        return {"turns": done, "failed": failed, "wall_s": time.perf_counter() - start, "cpu_s": d.cpu_seconds() - cpu}
+        return {
+            "turns": done, "failed": failed, "wall_s": time.perf_counter() - start, "cpu_s": d.cpu_seconds() - cpu,
+            "front_cpu_s": d.front_cpu_seconds() - front, "tools_cpu_s": d.tools_cpu_seconds() - tools,
+            "driver_cpu_s": time.process_time() - mine,
+        }
 
 
 def interrupt(url: str, sandbox: str, rounds: int) -> dict[str, Any]:
@@ -235,7 +284,7 @@ def main() -> None:
     """Run one workload and print its figures as JSON."""
     args = parse_args(sandbox=True)
     if args.workload == "turns":
-        out = turns(args.url, args.sandbox, args.sessions, args.turns)
+        out = turns(args.url, args.sandbox, args.sessions, args.turns, args.hosts)
     elif args.workload == "interrupt":
         out = interrupt(args.url, args.sandbox, args.rounds)
     elif args.workload == "idle":

@@ -140,6 +140,13 @@ def database_daemon(home: Path, url: str, *, cluster: bool = False, secret: str 
     return daemon
 
 
+def cli_json(daemon: DaemonProcess, *args: str) -> dict[str, Any]:
+    """``hermes-actors ARGS --json`` against ``daemon``: what it printed, which must be a success."""
+    result = run_cli(daemon.home, *args, "--json")
+    assert result.returncode == 0, result.stderr
+    return dict(json.loads(result.stdout))
+
+
 def wait_for(what: str, probe: Callable[[], Any], timeout: float = 30.0) -> Any:
     """``probe()``'s first truthy value, polled until ``timeout``."""
     deadline = time.monotonic() + timeout

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
-from tests.daemon.test_honest_replies import _ps, _send, _session, _wait_for
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli, wait_for
+from tests.daemon.test_honest_replies import _ps, _send, _session
 from tests.daemon.test_sessions import NO_TOOLS, _chat
 
 
@@ -32,17 +32,17 @@ class TestOneShotHibernates:
         """After `chat -q` ends its session leaves `ps` while a plain session, just as idle, stays."""
         plain = _session(daemon, provider)
         _send(daemon, plain, NO_TOOLS)
-        _wait_for("the plain session's turn to end", lambda: not any(r["turn_running"] for r in _ps(daemon) if r["session_id"] == plain))
+        wait_for("the plain session's turn to end", lambda: not any(r["turn_running"] for r in _ps(daemon) if r["session_id"] == plain))
         one_shot, result = _chat(daemon, provider, NO_TOOLS)
         assert result.returncode == 0, result.stderr
-        _wait_for("the one-shot session to hibernate", lambda: one_shot not in _live(daemon))
+        wait_for("the one-shot session to hibernate", lambda: one_shot not in _live(daemon))
         assert plain in _live(daemon)
         assert f"session {one_shot} hibernated" in daemon.log()
 
     def test_woken_one_shot_still_answers(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """A hibernated one-shot session is woken by a message like any other, and answers."""
         one_shot, _ = _chat(daemon, provider, NO_TOOLS)
-        _wait_for("the one-shot session to hibernate", lambda: one_shot not in _live(daemon))
+        wait_for("the one-shot session to hibernate", lambda: one_shot not in _live(daemon))
         attached = run_cli(daemon.home, "attach", one_shot, stdin="once more, no tools\n", timeout=60)
         assert attached.returncode == 0, attached.stderr
         assert "plain answer to: once more, no tools" in attached.stdout

@@ -17,7 +17,14 @@ import pytest
 
 from messages import control as c
 from messages.events import StatusUpdate, TurnFinished
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, events_until_turn_finished, run_cli, wait_for
+from tests.daemon.helpers import (
+    DaemonProcess,
+    ScriptedProviderProcess,
+    cli_json,
+    events_until_turn_finished,
+    run_cli,
+    wait_for,
+)
 from tests.daemon.test_recovery import _stored_texts, _turn
 from tests.daemon.test_sessions import NO_TOOLS, _chat
 
@@ -38,9 +45,7 @@ def front(tmp_path: Path) -> Iterator[DaemonProcess]:
 
 
 def _tree(daemon: DaemonProcess, *path: str) -> dict[str, Any]:
-    result = run_cli(daemon.home, "tree", *path, "--json")
-    assert result.returncode == 0, result.stderr
-    return dict(json.loads(result.stdout)["tree"])
+    return dict(cli_json(daemon, "tree", *path)["tree"])
 
 
 def _host_sessions(daemon: DaemonProcess) -> dict[str, list[str]]:
@@ -54,9 +59,7 @@ def _host_sessions(daemon: DaemonProcess) -> dict[str, list[str]]:
 
 
 def _inspect(daemon: DaemonProcess, path: str) -> dict[str, Any]:
-    result = run_cli(daemon.home, "inspect", path, "--json")
-    assert result.returncode == 0, result.stderr
-    return dict(json.loads(result.stdout))
+    return cli_json(daemon, "inspect", path)
 
 
 class TestHosts:

@@ -136,13 +136,18 @@ class TestDaemonConfig:
     def test_defaults(self) -> None:
         """Defaults are the documented ones."""
         config = DaemonConfig()
-        assert attrs.astuple(config) == (600.0, 64, 1024 * 1024, 1000, 10.0, 256, 256, 10.0, None)
+        assert attrs.astuple(config) == (600.0, 64, 1024 * 1024, 1000, 10.0, 256, 256, 10.0, None, None, 1)
+
+    def test_hosts_auto_is_one_per_core(self) -> None:
+        """``daemon.hosts: auto`` runs one session host per core."""
+        assert DaemonConfig(hosts="auto").hosts == max(1, os.cpu_count() or 1)
 
     @pytest.mark.parametrize(
         "field, value",
         [("max_running_turns", 0), ("max_frame_bytes", 10), ("shutdown_timeout_seconds", -1), ("subscriber_buffer", "many"),
          ("max_connections", 0), ("frame_timeout_seconds", 0), ("cluster_listen", "nowhere"),
-         ("cluster_listen", "host:port"), ("cluster_listen", ":80"), ("cluster_listen", "h:70000")],
+         ("cluster_listen", "host:port"), ("cluster_listen", ":80"), ("cluster_listen", "h:70000"),
+         ("cluster_advertise", "nowhere"), ("hosts", 0), ("hosts", 65), ("hosts", "many"), ("hosts", 1.5)],
     )
     def test_bad_values_refused(self, field: str, value: object) -> None:
         """Out-of-range or mistyped values are errors."""

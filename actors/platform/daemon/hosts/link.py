@@ -28,6 +28,8 @@ __all__ = ["AttachLink", "HostLink", "HostUnavailable", "open_host_stream"]
 
 #: The largest frame a host may send the front (events can be large: a tool's whole output).
 REPLY_FRAME_LIMIT = 256 * 1024 * 1024
+#: How much one read of an attachment's link takes at most.
+_READ_SIZE = 65536
 #: How long connecting to a host and its welcome may take.
 CONNECT_SECONDS = 10.0
 
@@ -179,9 +181,21 @@ class AttachLink:
         raise HostUnavailable("the session host closed the link")
 
     async def frames(self) -> AsyncIterator[bytes]:
-        """The host's frames for the client, each with its newline, until the host closes the link."""
+        """The host's frames for the client, as they come: each chunk is whole frames (newlines
+        included), as many as one read brought, until the host closes the link. They are never split
+        or decoded here: the client's codec reads them."""
+        pending = self._reader.take_buffered()
         try:
-            while (frame := await self._reader.receive_frame()) is not None:
-                yield frame + b"\n"
-        except (trio.BrokenResourceError, trio.ClosedResourceError, MessageDecodeError):
+            while True:
+                end = pending.rfind(b"\n") + 1
+                if end:
+                    yield pending[:end]
+                    pending = pending[end:]
+                if len(pending) > REPLY_FRAME_LIMIT:
+                    return  # a host never sends this; the client is told its host went away
+                data = await self._stream.receive_some(_READ_SIZE)
+                if not data:
+                    return
+                pending += data
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
             return
