@@ -57,6 +57,8 @@ class DaemonConfig:
             daemons sharing its PostgreSQL store (``store.url``); port 0 picks one. The peers
             authenticate with ``HERMES_ACTORS_CLUSTER_SECRET`` (the environment or ``.env``, at
             least 32 characters). Absent: no peer link; a session another daemon runs is refused.
+        cluster_advertise: ``HOST:PORT`` peers reach this daemon at, when not ``cluster_listen``'s own
+            (behind a NAT or a proxy). Absent: the address ``cluster_listen`` bound.
         hosts: session-host processes (``auto``: one per core). With 1 the daemon runs its sessions
             itself; with more, the daemon is a front (control socket, HTTP API, platforms, cron) and the
             control socket's sessions run in ``hosts/host:<n>`` child processes (issue 19).
@@ -71,4 +73,5 @@ class DaemonConfig:
     max_connections: int = attrs.field(default=256, validator=positive_int)
     frame_timeout_seconds: float = attrs.field(default=10.0, converter=float, validator=positive_number)
     cluster_listen: str | None = attrs.field(default=None, validator=attrs.validators.optional(_host_port))
+    cluster_advertise: str | None = attrs.field(default=None, validator=attrs.validators.optional(_host_port))
     hosts: int = attrs.field(default=1, converter=_hosts, validator=integer(ge=1, le=MAX_HOSTS))

@@ -40,6 +40,19 @@ class SessionLeases(Protocol):
         """Call ``callback`` with the sessions whose leases are lost, whenever that happens."""
         ...
 
+    async def holder(self, session_id: str) -> str | None:
+        """The address of the host holding the session's lease (to forward to), or None: no one, this
+        host, or a host that cannot be reached."""
+        ...
+
+    def on_released(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback`` with a session's id whenever any host gives its lease back."""
+        ...
+
+    async def less_loaded_peer(self) -> str | None:
+        """The address of a host that should take a new session rather than this one, or None."""
+        ...
+
     async def advertise(self, address: str) -> None:
         """Record where other hosts reach this one (``HOST:PORT``), to forward requests for its sessions."""
         ...
@@ -65,6 +78,17 @@ class LocalLeases:
 
     def on_lost(self, callback: LeaseLost) -> None:
         """Never called: a local lease cannot be lost."""
+
+    async def holder(self, session_id: str) -> str | None:
+        """No other host shares the database."""
+        return None
+
+    def on_released(self, callback: Callable[[str], None]) -> None:
+        """Never called: no other host needs telling."""
+
+    async def less_loaded_peer(self) -> str | None:
+        """No other host shares the database."""
+        return None
 
     async def advertise(self, address: str) -> None:
         """Nothing to record: no other host shares the database."""

@@ -25,6 +25,7 @@ import trio
 from store.errors import SessionOwnedElsewhere, StoreIOError
 from store.leases import LeaseLost
 from store.postgres.connection import translate
+from store.postgres.notices import CHANNEL
 
 __all__ = ["PostgresLeases"]
 
@@ -33,13 +34,22 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _TRY_LOCK = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
-_UNLOCK = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
+# Unlocked and told in one statement: listeners never hear of a release that did not happen.
+_UNLOCK = f"SELECT pg_advisory_unlock(hashtextextended(%s, 0)), pg_notify('{CHANNEL}', %s)"
 # A bigint advisory key shows in pg_locks as its high half (classid) and low half (objid).
 _HOLDER = """
 WITH k AS (SELECT hashtextextended(%s, 0) AS key)
 SELECT coalesce(h.name, 'pid ' || l.pid), h.address FROM k, pg_locks AS l LEFT JOIN hosts AS h ON h.lease_pid = l.pid
 WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
   AND l.classid = ((k.key >> 32) & 4294967295)::oid AND l.objid = (k.key & 4294967295)::oid
+"""
+# Every live host with an address (but this one) and its advisory locks held, fewest first; and this host's own count.
+_LOADS = """
+SELECT h.address, h.lease_pid = pg_backend_pid() AS mine, count(l.pid) AS held
+FROM hosts AS h LEFT JOIN pg_locks AS l ON l.pid = h.lease_pid AND l.locktype = 'advisory' AND l.granted
+WHERE h.lease_pid IN (SELECT pid FROM pg_stat_activity) AND (h.address IS NOT NULL OR h.lease_pid = pg_backend_pid())
+GROUP BY h.lease_pid, h.address
+ORDER BY held, mine DESC
 """
 _FORGET_GONE = "DELETE FROM hosts WHERE lease_pid NOT IN (SELECT pid FROM pg_stat_activity)"
 _REGISTER = (
@@ -70,6 +80,7 @@ class PostgresLeases:
         self._conn: psycopg.Connection[Any] | None = None
         self._held: set[str] = set()
         self._callbacks: list[LeaseLost] = []
+        self._release_callbacks: list[Callable[[str], None]] = []
         # Sessions whose leases went with a broken connection, until check() has told the callbacks.
         self._lost: list[str] = []
         # The connection is used by one thread at a time.
@@ -96,7 +107,7 @@ class PostgresLeases:
             return
         self._held.discard(session_id)
         try:
-            await self._run(lambda conn: conn.execute(_UNLOCK, (session_id,)))
+            await self._run(lambda conn: conn.execute(_UNLOCK, (session_id, session_id)))
         except StoreIOError as exc:
             # A broken connection has released every lock already.
             log.warning("session %s: its lease was not released (%s); it went with the connection", session_id, exc)
@@ -104,6 +115,23 @@ class PostgresLeases:
     def held(self) -> frozenset[str]:
         """See ``SessionLeases.held``."""
         return frozenset(self._held)
+
+    async def holder(self, session_id: str) -> str | None:
+        """See ``SessionLeases.holder``."""
+        if session_id in self._held:
+            return None
+        found = await self._run(lambda conn: conn.execute(_HOLDER, (session_id,)).fetchone())
+        return found[1] if found is not None else None
+
+    async def less_loaded_peer(self) -> str | None:
+        """See ``SessionLeases.less_loaded_peer``: the live host with an address holding the fewest leases,
+        when it holds fewer than this one (a tie stays here)."""
+        rows = await self._run(lambda conn: conn.execute(_LOADS).fetchall())
+        mine = next((held for _, is_mine, held in rows if is_mine), None)
+        if not rows or mine is None:
+            return None
+        address, is_mine, held = rows[0]
+        return address if not is_mine and held < mine else None
 
     async def advertise(self, address: str) -> None:
         """Register where peers reach this host (its ``daemon.cluster_listen`` address)."""
@@ -113,6 +141,15 @@ class PostgresLeases:
     def on_lost(self, callback: LeaseLost) -> None:
         """See ``SessionLeases.on_lost``."""
         self._callbacks.append(callback)
+
+    def on_released(self, callback: Callable[[str], None]) -> None:
+        """See ``SessionLeases.on_released``."""
+        self._release_callbacks.append(callback)
+
+    def released(self, session_id: str) -> None:
+        """A lease was given back somewhere in the cluster (told by ``store.postgres.notices``)."""
+        for callback in self._release_callbacks:
+            callback(session_id)
 
     async def check(self) -> None:
         """Ask the lease connection whether it is alive; if it is not, every lease is lost: say so."""

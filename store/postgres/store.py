@@ -32,6 +32,7 @@ from config.store import StoreConfig
 from store.errors import StoreClosedError, StoreError
 from store.postgres.connection import PgConnection, PgWriterDialect, register_text_escaping, translate
 from store.postgres.leases import PostgresLeases
+from store.postgres.notices import listen_for_releases
 from store.postgres.schema import SCHEMA, migrate
 from store.postgres.search import search
 from store.sql.store import SqlSessionStore
@@ -146,14 +147,22 @@ class PostgresSessionStore(SqlSessionStore):
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(self._writer.run)
+                # Its own scope: stopping it must not cancel the writer's last commits.
+                listening = trio.CancelScope()
+                nursery.start_soon(self._listen, listening)
                 task_status.started()
                 while not self._closed.is_set():
                     with trio.move_on_after(self.config.lease_check_seconds):
                         await self._closed.wait()
                     await self.leases.check()
+                listening.cancel()
         finally:
             with trio.CancelScope(shield=True):
                 await self._discard()
+
+    async def _listen(self, scope: trio.CancelScope) -> None:
+        with scope:
+            await listen_for_releases(self._notice_connection, self.leases.released)
 
     def close(self) -> None:
         """Stop taking writes; queued ones still commit before ``run`` returns."""
@@ -204,6 +213,9 @@ class PostgresSessionStore(SqlSessionStore):
 
     def _write_connection(self) -> PgConnection:
         return PgConnection(self._connection("hermes-actors writer", options=_OPTIONS))
+
+    def _notice_connection(self) -> psycopg.Connection[Any]:
+        return self._connection("hermes-actors notices", keepalives=1, keepalives_idle=10, keepalives_interval=5, keepalives_count=3)
 
     def _lease_connection(self) -> psycopg.Connection[Any]:
         # TCP keepalives: a database that vanished is noticed in ~25 s even with no query under way.

@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from store.errors import SessionOwnedElsewhere, StoreIOError
@@ -81,6 +82,17 @@ class FileLeases:
     def held(self) -> frozenset[str]:
         """See ``SessionLeases.held``."""
         return frozenset(self._held)
+
+    async def holder(self, session_id: str) -> str | None:
+        """None: the daemon's front routes to its hosts itself (``actors.platform.daemon.hosts``)."""
+        return None
+
+    async def less_loaded_peer(self) -> str | None:
+        """None: the front places its hosts' sessions itself."""
+        return None
+
+    def on_released(self, callback: Callable[[str], None]) -> None:
+        """Never called: the front knows where its hosts' sessions run."""
 
     def on_lost(self, callback: LeaseLost) -> None:
         """Never called: a lock held on an open descriptor cannot be lost while the process lives."""

@@ -79,7 +79,8 @@ class TestPostgresDaemon:
     def test_a_live_session_runs_on_one_host_and_moves_when_it_dies(
         self, tmp_path: Path, database: str, provider: ScriptedProviderProcess
     ) -> None:
-        """While daemon B runs a session, daemon A refuses it; B killed with -9, A serves it with its history."""
+        """While daemon B runs a session, daemon A refuses it; B killed with -9 mid-turn, A serves it with its
+        history, the message B was answering included."""
         first = database_daemon(tmp_path / "a", database).start()
         second = database_daemon(tmp_path / "b", database).start()
         try:
@@ -93,13 +94,18 @@ class TestPostgresDaemon:
             assert refused.value.code == "unavailable" and "another host" in str(refused.value)
             deleting = run_cli(first.home, "sessions", "delete", session_id)
             assert deleting.returncode != 0 and "another host" in deleting.stderr
+            provider.push({"text": "never delivered", "delay_first_byte": 60})
+            with second.client() as client:
+                client.request(c.SendMessage(client.next_id(), session_id, "message B was answering, no tools"))
+            _wait_for_path(second, lambda p: p.startswith(f"sessions/session:{session_id}/turn"))
             second.signal(signal.SIGKILL)
             second.wait(10)
+            provider.reset()
             with first.client() as client:
                 events = _turn(client, session_id, "after B died, no tools")
             assert events[-1].reason == "completed"
             texts = _stored_texts(first, session_id)
-            assert NO_TOOLS in texts and "after B died, no tools" in texts
+            assert NO_TOOLS in texts and "message B was answering, no tools" in texts and "after B died, no tools" in texts
             assert "from A while B runs it, no tools" not in texts
         finally:
             first.stop()

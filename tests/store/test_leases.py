@@ -86,3 +86,39 @@ async def test_local_leases_grant_everything() -> None:
     assert leases.held() == {"s1"}
     await leases.release("s1")
     assert leases.held() == frozenset()
+
+
+async def test_every_host_hears_of_a_release(postgres_url: str) -> None:
+    """A lease given back is told to the other hosts (NOTIFY), which forget where the session ran."""
+    heard: list[str] = []
+    told = trio.Event()
+
+    def record(session_id: str) -> None:
+        heard.append(session_id)
+        told.set()
+
+    async with PostgresSessionStore.open(postgres_url) as a, PostgresSessionStore.open(postgres_url) as b:
+        b.leases.on_released(record)
+        await a.leases.acquire("s1")
+        await a.leases.acquire("s2")
+        await a.leases.release("s2")
+        with trio.fail_after(10):
+            await told.wait()
+        assert heard == ["s2"]
+
+
+async def test_placement_and_holders(postgres_url: str) -> None:
+    """A host hears who holds a session (by the address it advertised) and which host holds fewer leases
+    than itself; ties stay put, and a host without an address is never chosen."""
+    async with PostgresSessionStore.open(postgres_url) as a, PostgresSessionStore.open(postgres_url) as b:
+        await a.leases.advertise("127.0.0.1:1111")
+        await a.leases.acquire("s1")
+        assert await b.leases.holder("s1") == "127.0.0.1:1111"
+        assert await a.leases.holder("s1") is None  # its own
+        assert await b.leases.holder("nobody") is None
+        assert await a.leases.less_loaded_peer() is None  # b holds fewer, but has no address
+        await b.leases.advertise("127.0.0.1:2222")
+        assert await a.leases.less_loaded_peer() == "127.0.0.1:2222"
+        assert await b.leases.less_loaded_peer() is None
+        await b.leases.acquire("s2")
+        assert await a.leases.less_loaded_peer() is None  # a tie stays here

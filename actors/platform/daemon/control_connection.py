@@ -29,6 +29,9 @@ from actors.platform.daemon import record_commands
 from actors.platform.daemon.control_service import ControlService
 from actors.platform.daemon.cron_commands import cron_request
 from actors.platform.daemon.hosts.routing import host_for, localize
+from actors.platform.daemon.peer_routing import peer_for
+from actors.platform.daemon.peer_router import PeerUnreachable
+from actors.platform.daemon.record_commands import store_errors
 from actors.platform.daemon.relays import RemoteAttachment, relay_host, relay_peer
 from actors.platform.daemon.mcp_commands import mcp_servers, reload_mcp
 from actors.platform.daemon.pairing_commands import pairing_request
@@ -283,7 +286,7 @@ class Connection(Actor[None]):
         try:
             with trio.fail_after(self.request_timeout):
                 try:
-                    if not await self._to_host(message):
+                    if not await self._to_host(message) and not await self._to_peer(message):
                         await self._serve_one(message)
                 except SessionOwnedElsewhere as elsewhere:
                     await self._elsewhere(message, elsewhere)
@@ -366,6 +369,45 @@ class Connection(Actor[None]):
         self.send(localize(router, index, routed, reply))
         return True
 
+    async def _to_peer(self, message: Any) -> bool:
+        """Serve ``message`` through the peer daemon it belongs to (remembered, or ``peer_routing``);
+        whether it was."""
+        peers = self._service.peers
+        if peers is None or not self._forwards:
+            return False
+        session_id = getattr(message, "session_id", None)
+        remembered = peers.owner(session_id) if isinstance(session_id, str) else None
+        if remembered is not None:
+            return await self._to_remembered(message, remembered)
+        with store_errors():
+            address = await peer_for(self._service, message)
+        if address is None:
+            return False
+        reply = await peers.forward(address, message)
+        if isinstance(reply, c.SessionCreated):
+            peers.remember(reply.session_id, address)
+        self.send(reply)
+        return True
+
+    async def _to_remembered(self, message: Any, address: str) -> bool:
+        """Forward to where the session ran last time; False when it is not there any more (the peer is
+        gone, or answers that another host runs it), so the request is served as if nothing were known."""
+        peers = self._service.peers
+        assert peers is not None and self._tasks is not None
+        try:
+            if isinstance(message, c.Attach):
+                await self._tasks.start(relay_peer, self, peers, message, address)
+                return True
+            reply = await peers.forward(address, message)
+        except PeerUnreachable:
+            peers.forget(message.session_id)
+            return False
+        if isinstance(reply, c.ErrorReply) and reply.code == "unavailable":
+            peers.forget(message.session_id)
+            return False
+        self.send(reply)
+        return True
+
     async def _elsewhere(self, message: Any, elsewhere: SessionOwnedElsewhere) -> None:
         """A request for a session another daemon runs: forwarded to it when it can be."""
         peers = self._service.peers
@@ -376,6 +418,9 @@ class Connection(Actor[None]):
             await self._tasks.start(relay_peer, self, peers, message, elsewhere.address)
         else:
             self.send(await peers.forward(elsewhere.address, message))
+        session_id = getattr(message, "session_id", None)
+        if isinstance(session_id, str):
+            peers.remember(session_id, elsewhere.address)
 
     # -- attached sessions ----------------------------------------------------------------------------
 

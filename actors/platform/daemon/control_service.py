@@ -52,7 +52,7 @@ from store.protocol import SessionStore
 from tools.jail.runtime import DaemonJails
 
 if TYPE_CHECKING:
-    from actors.platform.daemon.peering import PeerRouter
+    from actors.platform.daemon.peer_router import PeerRouter
     from actors.platform.daemon.hosts.router import HostRouter
 
 __all__ = ["PROTECTED_PATHS", "ControlService"]

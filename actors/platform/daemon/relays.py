@@ -21,7 +21,7 @@ from messages.paths import session_path
 
 if TYPE_CHECKING:
     from actors.platform.daemon.control_connection import Connection
-    from actors.platform.daemon.peering import PeerRouter
+    from actors.platform.daemon.peer_router import PeerRouter
 
 __all__ = ["HOST_GONE_SECONDS", "RemoteAttachment", "relay_host", "relay_peer"]
 

@@ -53,7 +53,9 @@ from actors.platform.daemon.hosts.link import REPLY_FRAME_LIMIT
 from actors.platform.daemon.hosts.paths import HostPaths
 from actors.platform.daemon.hosts.router import HOSTS, HostRouter, host_name
 from actors.platform.daemon.jail_status import log_jail_status
-from actors.platform.daemon.peering import PeerListener, PeerRouter, peer_secret
+from actors.platform.daemon.peer_auth import peer_secret
+from actors.platform.daemon.peer_router import PeerRouter
+from actors.platform.daemon.peering import PeerListener
 from actors.platform.daemon.providers_actor import ProvidersActor
 from actors.platform.daemon.store_actor import StoreActor
 from actors.platform.daemon.toolbox import build_toolbox
@@ -154,10 +156,13 @@ async def open_daemon_tree(
         state = paths.home / "state"
         await system.root.start_child(ChildSpec(PAIRING, lambda: PairingActor(state / "pairing.json")))
         secret = _peer_secret(config, environ)
+        peers = PeerRouter(secret, section.max_frame_bytes) if secret is not None else None
+        if peers is not None:
+            # Where a session ran is forgotten once its owner gives the lease back (NOTIFY).
+            store.leases.on_released(peers.forget)
         service = ControlService(
             system=system, paths=paths, config=section, request_stop=request_stop,
-            store=store, sessions=sessions, jails=jails, outbound=outbound,
-            peers=PeerRouter(secret, section.max_frame_bytes) if secret is not None else None,
+            store=store, sessions=sessions, jails=jails, outbound=outbound, peers=peers,
             hosts=await _start_hosts(system, paths, config) if several else None,
         )
         if secret is not None:

@@ -1,0 +1,43 @@
+"""Which control requests a daemon hands to a peer daemon before trying them itself (``daemon.cluster_listen``).
+
+A request naming a session is forwarded when the session's lease holder is another daemon (see
+``Connection._elsewhere``, which catches the refusal). Two kinds never reach a refusal, and are
+decided here: a new session goes to a peer holding fewer leases than this daemon (ties stay here), and
+a path (``kill``, ``inspect``, ``tree``, ``steer``) naming a session that is not live here goes to the
+daemon holding its lease.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors.platform.daemon.control_service import ControlService
+from messages import control as c
+from messages.paths import SESSIONS, session_id_of
+
+__all__ = ["peer_for"]
+
+_BY_PATH = (c.Inspect, c.Kill, c.SteerSession, c.Tree)
+
+
+async def peer_for(service: ControlService, message: Any) -> str | None:
+    """The address of the peer daemon that should serve ``message``, or None to serve it here.
+
+    Raises:
+        StoreError: the database cannot be asked.
+    """
+    store = service.store
+    if store is None:
+        return None
+    leases = store.leases
+    if isinstance(message, c.CreateSession):
+        return await leases.less_loaded_peer()
+    if isinstance(message, _BY_PATH):
+        path = message.path.strip().strip("/")
+        if not path or path in service.system.registry:
+            return None
+        session_id = session_id_of(path) or session_id_of(f"{SESSIONS}/{path}") or path
+        if session_id in service.live_ids():
+            return None
+        return await leases.holder(session_id)
+    return None

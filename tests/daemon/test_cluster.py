@@ -1,0 +1,172 @@
+"""Two daemons on one PostgreSQL as one cluster: a new session goes to the less-loaded daemon, paths work
+from either, and a cut peer link never makes two owners."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actors.platform.cli.client import RequestFailed
+from messages import control as c
+from tests.daemon.helpers import (
+    DaemonProcess,
+    ScriptedProviderProcess,
+    cli_json,
+    events_until_turn_finished,
+    run_cli,
+    wait_for,
+)
+from tests.daemon.test_peering import _daemon
+from tests.daemon.test_sessions import NO_TOOLS
+
+
+def _leases(daemon: DaemonProcess) -> int:
+    return int(json.loads(run_cli(daemon.home, "inspect", "store", "--json").stdout)["details"]["leases_held"])
+
+
+class TestPlacement:
+    """A client of A creates sessions; the second runs on B; A's tree, inspect and kill reach it."""
+
+    def test_a_new_session_goes_to_the_less_loaded_daemon(
+        self, tmp_path: Path, postgres_url: str, provider: ScriptedProviderProcess
+    ) -> None:
+        first = _daemon(tmp_path / "a", postgres_url).start()
+        second = _daemon(tmp_path / "b", postgres_url).start()
+        try:
+            with first.client() as client:
+                here = provider.create_session(client, str(tmp_path))
+                there = provider.create_session(client, str(tmp_path))
+                assert (_leases(first), _leases(second)) == (1, 1)
+                assert f"sessions/session:{there}" in json.dumps(cli_json(second, "tree"))
+                assert f"sessions/session:{there}" not in json.dumps(cli_json(first, "tree"))
+                assert cli_json(first, "inspect", "cluster")["details"]["owners_remembered"] == 1
+                # Through A, the session on B is attached, talked to, inspected and shown as a tree.
+                client.request(c.Attach(client.next_id(), there, None))
+                client.request(c.SendMessage(client.next_id(), there, NO_TOOLS))
+                assert events_until_turn_finished(client)[-1].reason == "completed"
+                assert cli_json(first, "tree", there)["tree"]["path"] == f"sessions/session:{there}"
+                assert cli_json(first, "inspect", f"sessions/session:{there}")["details"]["turns"] == 1
+                killed = run_cli(first.home, "kill", there)
+                assert killed.returncode == 0 and "stopping" in killed.stdout, killed.stderr
+                wait_for("B's session stopping", lambda: _leases(second) == 0)
+                # B told everyone it gave the lease back (NOTIFY): A forgets where the session ran, so its
+                # next message wakes it on A rather than going to B.
+                wait_for("A forgetting", lambda: cli_json(first, "inspect", "cluster")["details"]["owners_remembered"] == 0)
+                client.request(c.SendMessage(client.next_id(), there, "back on A, no tools"))
+                assert (_leases(first), _leases(second)) == (2, 0) and here
+        finally:
+            first.stop()
+            second.stop()
+
+
+class _Link:
+    """A TCP proxy in front of B's peer link that can be cut (connections closed, new ones refused)."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.address = "127.0.0.1:%d" % self._listener.getsockname()[1]
+        self.target: tuple[str, int] | None = None
+        self.cut = False
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                inbound, _ = self._listener.accept()
+            except OSError:
+                return
+            if self.cut or self.target is None:
+                inbound.close()
+                continue
+            outbound = socket.create_connection(self.target)
+            with self._lock:
+                self._open += [inbound, outbound]
+            for source, sink in ((inbound, outbound), (outbound, inbound)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        for end in (source, sink):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def sever(self) -> None:
+        """The partition: every connection through the link closed, new ones refused."""
+        self.cut = True
+        with self._lock:
+            opened, self._open = self._open, []
+        for end in opened:
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            end.close()
+
+    def close(self) -> None:
+        """Stop the proxy."""
+        self.sever()
+        self._listener.close()
+
+
+@pytest.fixture
+def link() -> Any:
+    proxy = _Link()
+    yield proxy
+    proxy.close()
+
+
+class TestPartition:
+    """B's peer link cut while its database connection stays: A refuses B's session, never takes it."""
+
+    def test_a_cut_link_never_makes_two_owners(
+        self, tmp_path: Path, postgres_url: str, provider: ScriptedProviderProcess, link: _Link
+    ) -> None:
+        first = _daemon(tmp_path / "a", postgres_url)
+        second = _daemon(tmp_path / "b", postgres_url)
+        config = json.loads((second.home / "config.yaml").read_text())
+        config["daemon"]["cluster_advertise"] = link.address
+        (second.home / "config.yaml").write_text(json.dumps(config))
+        first.start()
+        second.start()
+        try:
+            listening = wait_for("B's peer link", lambda: re.search(r"peer link listening on 127\.0\.0\.1:(\d+)", second.log()))
+            link.target = ("127.0.0.1", int(listening.group(1)))
+            with second.client() as on_b:
+                session_id = provider.create_session(on_b, str(tmp_path))
+                on_b.request(c.Attach(on_b.next_id(), session_id, None))
+                with first.client() as on_a:
+                    on_a.request(c.SendMessage(on_a.next_id(), session_id, "through the link, no tools"))
+                assert events_until_turn_finished(on_b)[-1].reason == "completed"
+                link.sever()
+                with first.client() as on_a, pytest.raises(RequestFailed) as refused:
+                    on_a.request(c.SendMessage(on_a.next_id(), session_id, "from A in the partition, no tools"))
+                assert refused.value.code == "unavailable"
+                assert (_leases(first), _leases(second)) == (0, 1)
+                # B goes on serving its session to its own clients meanwhile.
+                on_b.request(c.SendMessage(on_b.next_id(), session_id, "on B during the partition, no tools"))
+                assert events_until_turn_finished(on_b)[-1].reason == "completed"
+                link.cut = False
+                with first.client() as on_a:
+                    on_a.request(c.SendMessage(on_a.next_id(), session_id, "after the partition, no tools"))
+                assert events_until_turn_finished(on_b)[-1].reason == "completed"
+                assert (_leases(first), _leases(second)) == (0, 1)
+                texts = json.dumps(cli_json(second, "sessions", "show", session_id, "--head", "100"))
+                assert "from A in the partition" not in texts and "after the partition" in texts
+        finally:
+            first.stop()
+            second.stop()
