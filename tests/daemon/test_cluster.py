@@ -170,3 +170,27 @@ class TestPartition:
         finally:
             first.stop()
             second.stop()
+
+
+class TestLinks:
+    """Forwarded requests reuse an idle authenticated link; one the peer closed is never used."""
+
+    def test_an_idle_link_the_peer_closed_is_replaced(
+        self, tmp_path: Path, postgres_url: str, provider: ScriptedProviderProcess
+    ) -> None:
+        first = _daemon(tmp_path / "a", postgres_url).start()
+        second = _daemon(tmp_path / "b", postgres_url).start()
+        try:
+            with second.client() as client:
+                session_id = provider.create_session(client, str(tmp_path))
+                for _ in range(3):
+                    assert cli_json(first, "inspect", session_id)["path"] == f"sessions/session:{session_id}"
+                cluster = cli_json(second, "tree", "cluster")["tree"]
+                assert [peer["path"] for peer in cluster["children"]] == ["cluster/peer:1"]
+                assert run_cli(second.home, "kill", "cluster/peer:1").returncode == 0
+                wait_for("B closing the link", lambda: not cli_json(second, "tree", "cluster")["tree"]["children"])
+                assert cli_json(first, "inspect", session_id)["path"] == f"sessions/session:{session_id}"
+                assert cli_json(second, "inspect", "cluster")["details"]["peers_accepted"] == 2
+        finally:
+            first.stop()
+            second.stop()

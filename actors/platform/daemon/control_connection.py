@@ -29,7 +29,7 @@ from actors.platform.daemon import record_commands
 from actors.platform.daemon.control_service import ControlService
 from actors.platform.daemon.cron_commands import cron_request
 from actors.platform.daemon.hosts.routing import host_for, localize
-from actors.platform.daemon.peer_routing import peer_for
+from actors.platform.daemon.peer_routing import peer_for, session_named
 from actors.platform.daemon.peer_router import PeerUnreachable
 from actors.platform.daemon.record_commands import store_errors
 from actors.platform.daemon.relays import RemoteAttachment, relay_host, relay_peer
@@ -375,10 +375,10 @@ class Connection(Actor[None]):
         peers = self._service.peers
         if peers is None or not self._forwards:
             return False
-        session_id = getattr(message, "session_id", None)
-        remembered = peers.owner(session_id) if isinstance(session_id, str) else None
-        if remembered is not None:
-            return await self._to_remembered(message, remembered)
+        session_id = session_named(message)
+        remembered = peers.owner(session_id) if session_id is not None else None
+        if remembered is not None and session_id not in self._service.live_ids():
+            return await self._to_remembered(message, session_id, remembered)
         with store_errors():
             address = await peer_for(self._service, message)
         if address is None:
@@ -386,10 +386,12 @@ class Connection(Actor[None]):
         reply = await peers.forward(address, message)
         if isinstance(reply, c.SessionCreated):
             peers.remember(reply.session_id, address)
+        elif session_id is not None and not isinstance(reply, c.ErrorReply):
+            peers.remember(session_id, address)
         self.send(reply)
         return True
 
-    async def _to_remembered(self, message: Any, address: str) -> bool:
+    async def _to_remembered(self, message: Any, session_id: str, address: str) -> bool:
         """Forward to where the session ran last time; False when it is not there any more (the peer is
         gone, or answers that another host runs it), so the request is served as if nothing were known."""
         peers = self._service.peers
@@ -400,10 +402,10 @@ class Connection(Actor[None]):
                 return True
             reply = await peers.forward(address, message)
         except PeerUnreachable:
-            peers.forget(message.session_id)
+            peers.forget(session_id)
             return False
-        if isinstance(reply, c.ErrorReply) and reply.code == "unavailable":
-            peers.forget(message.session_id)
+        if isinstance(reply, c.ErrorReply) and reply.code in ("unavailable", "not_found"):
+            peers.forget(session_id)
             return False
         self.send(reply)
         return True

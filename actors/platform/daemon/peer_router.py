@@ -1,8 +1,8 @@
 """The forwarding side of the peer link: requests for a session another daemon runs go to it.
 
-``PeerRouter`` opens a connection per forwarded request, and one per relayed attachment, to the
-address the owner registered with its lease (``store.postgres.leases``), and proves the shared secret
-(``peer_auth``) before its Hello. It remembers where each session it forwarded to runs, so the next
+``PeerRouter`` forwards over authenticated links to the address the owner registered with its lease
+(``store.postgres.leases``), proving the shared secret (``peer_auth``) before its Hello: a relayed
+attachment has a link of its own; requests reuse idle links, one request at a time on each. It remembers where each session it forwarded to runs, so the next
 request goes there at once; an owner that gives a lease back says so on the database (``NOTIFY``), and
 every daemon forgets it (``store.postgres.notices``). An owner remembered wrongly (one that died, or
 moved the session on) costs one failed attempt, after which the request is served as if nothing were
@@ -12,6 +12,7 @@ remembered.
 from __future__ import annotations
 
 import os
+import select
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -29,6 +30,8 @@ __all__ = ["REPLY_FRAME_LIMIT", "PeerLink", "PeerRouter", "PeerUnreachable"]
 
 #: The frame limit of what a peer sends back (events can be large: a tool's output).
 REPLY_FRAME_LIMIT = 256 * 1024 * 1024
+#: Authenticated links kept open, idle, for the next requests to one peer.
+IDLE_LINKS_PER_PEER = 8
 
 
 class PeerUnreachable(RequestFailed):
@@ -90,6 +93,8 @@ class PeerRouter:
         self.forwarded = 0
         # Where sessions this daemon forwarded to run: a hint, dropped when wrong or told it moved.
         self._owners: dict[str, str] = {}
+        # Authenticated links no request is using, by peer address.
+        self._idle: dict[str, list[PeerLink]] = {}
 
     def owner(self, session_id: str) -> str | None:
         """Where the session ran when last forwarded to, if known."""
@@ -109,35 +114,88 @@ class PeerRouter:
 
     @asynccontextmanager
     async def link(self, address: str) -> AsyncIterator[PeerLink]:
-        """An authenticated link to the daemon at ``address``, said hello to.
+        """A new authenticated link to the daemon at ``address``, said hello to, closed at the end.
 
         Raises:
-            RequestFailed: ``unavailable`` when it cannot be reached or refuses the link.
+            PeerUnreachable: it cannot be reached, or refuses the link.
         """
+        link = await self._open(address)
+        async with link.stream:
+            yield link
+
+    async def _open(self, address: str) -> PeerLink:
         host, _, port = address.rpartition(":")
         try:
             with trio.fail_after(HANDSHAKE_SECONDS):
                 stream = await trio.open_tcp_stream(host, int(port))
         except (OSError, trio.TooSlowError) as exc:
             raise PeerUnreachable(f"the daemon running the session ({address}) cannot be reached: {exc}") from exc
-        async with stream:
-            link = PeerLink(stream, FrameReader(stream, REPLY_FRAME_LIMIT), self._encoder, self._decoder)
-            try:
-                with trio.fail_after(HANDSHAKE_SECONDS):
-                    await prove(stream, self._secret)
-                    await link.send(c.Hello(c.PROTOCOL_VERSION, "hermes-actors peer", os.getpid()))
-                    welcome = await link.receive()
-            except (PeerAuthFailed, RequestFailed, trio.TooSlowError, trio.BrokenResourceError, OSError) as exc:
-                # A listener that finds the proof wrong just closes the link: that is a refusal too.
-                raise PeerUnreachable(f"the daemon running the session ({address}) refused the link: {exc}") from exc
-            if not isinstance(welcome, c.Welcome):
-                raise PeerUnreachable(f"the daemon running the session ({address}) did not welcome us: {welcome!r}")
-            yield link
+        link = PeerLink(stream, FrameReader(stream, REPLY_FRAME_LIMIT), self._encoder, self._decoder)
+        try:
+            with trio.fail_after(HANDSHAKE_SECONDS):
+                await prove(stream, self._secret)
+                await link.send(c.Hello(c.PROTOCOL_VERSION, "hermes-actors peer", os.getpid()))
+                welcome = await link.receive()
+        except (PeerAuthFailed, RequestFailed, trio.TooSlowError, trio.BrokenResourceError, OSError) as exc:
+            await stream.aclose()
+            # A listener that finds the proof wrong just closes the link: that is a refusal too.
+            raise PeerUnreachable(f"the daemon running the session ({address}) refused the link: {exc}") from exc
+        if not isinstance(welcome, c.Welcome):
+            await stream.aclose()
+            raise PeerUnreachable(f"the daemon running the session ({address}) did not welcome us: {welcome!r}")
+        return link
 
     async def forward(self, address: str, request: Any) -> Any:
-        """Send ``request`` to the daemon at ``address``; its reply (an error reply included), as is."""
-        async with self.link(address) as link:
-            await link.send(request)
+        """Send ``request`` to the daemon at ``address``; its reply (an error reply included), as is.
+
+        The link comes from the idle ones kept for ``address`` when one is, and goes back there after
+        (up to ``IDLE_LINKS_PER_PEER``), so a forwarded request costs no handshake.
+
+        Raises:
+            PeerUnreachable: nothing was sent (the peer cannot be reached, or refused the link).
+            RequestFailed: the peer went away after the request was sent.
+        """
+        link = self._idle_link(address)
+        if link is None:
+            link = await self._open(address)
+        kept = False
+        try:
+            try:
+                await link.send(request)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise PeerUnreachable(f"the daemon running the session ({address}) closed the link: {exc}") from exc
             reply = await link.reply_to(request.request_id)
+            idle = self._idle.setdefault(address, [])
+            if len(idle) < IDLE_LINKS_PER_PEER:
+                idle.append(link)
+                kept = True
+        finally:
+            if not kept:
+                link.stream.socket.close()
         self.forwarded += 1
         return reply
+
+    def _idle_link(self, address: str) -> PeerLink | None:
+        """An idle link to ``address`` the peer has not closed meanwhile (those are dropped), or None."""
+        idle = self._idle.get(address, [])
+        while idle:
+            link = idle.pop()
+            if _open_at_peer(link.stream.socket):
+                return link
+            link.stream.socket.close()
+        return None
+
+    def close_idle(self) -> None:
+        """Close every idle link (the daemon is stopping)."""
+        for idle in self._idle.values():
+            for link in idle:
+                link.stream.socket.close()
+        self._idle.clear()
+
+
+def _open_at_peer(sock: trio.socket.SocketType) -> bool:
+    """Whether the peer has neither closed the connection nor sent anything unasked on it (either makes
+    an idle link unfit to carry a request): nothing is waiting to be read."""
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN | select.POLLRDHUP)
+    return not poller.poll(0)

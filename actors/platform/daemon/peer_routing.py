@@ -15,9 +15,21 @@ from actors.platform.daemon.control_service import ControlService
 from messages import control as c
 from messages.paths import SESSIONS, session_id_of
 
-__all__ = ["peer_for"]
+__all__ = ["peer_for", "session_named"]
 
 _BY_PATH = (c.Inspect, c.Kill, c.SteerSession, c.Tree)
+
+
+def session_named(message: Any) -> str | None:
+    """The session a request names (by id, or by a path in it), if any; a bare path's first name may
+    not be a session at all, which a lookup by it finds out."""
+    session_id = getattr(message, "session_id", None)
+    if isinstance(session_id, str):
+        return session_id
+    if isinstance(message, _BY_PATH):
+        path = message.path.strip().strip("/")
+        return (session_id_of(path) or session_id_of(f"{SESSIONS}/{path}") or path) if path else None
+    return None
 
 
 async def peer_for(service: ControlService, message: Any) -> str | None:
@@ -32,12 +44,9 @@ async def peer_for(service: ControlService, message: Any) -> str | None:
     leases = store.leases
     if isinstance(message, c.CreateSession):
         return await leases.less_loaded_peer()
-    if isinstance(message, _BY_PATH):
-        path = message.path.strip().strip("/")
-        if not path or path in service.system.registry:
-            return None
-        session_id = session_id_of(path) or session_id_of(f"{SESSIONS}/{path}") or path
-        if session_id in service.live_ids():
-            return None
-        return await leases.holder(session_id)
-    return None
+    session_id = session_named(message)
+    if not isinstance(message, _BY_PATH) or session_id is None or message.path.strip().strip("/") in service.system.registry:
+        return None
+    if session_id in service.live_ids():
+        return None
+    return await leases.holder(session_id)

@@ -84,6 +84,8 @@ class PeerListener(Actor[None]):
     async def on_stop(self) -> None:
         for listener in self._listeners:
             await listener.aclose()
+        if self._service.peers is not None:
+            self._service.peers.close_idle()
 
     async def main(self) -> None:
         self.state = ActorState.RUNNING
