@@ -7,6 +7,7 @@ import json
 import re
 import socket
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,39 +31,46 @@ def _leases(daemon: DaemonProcess) -> int:
     return int(json.loads(run_cli(daemon.home, "inspect", "store", "--json").stdout)["details"]["leases_held"])
 
 
+@pytest.fixture
+def pair(tmp_path: Path, postgres_url: str) -> Iterator[tuple[DaemonProcess, DaemonProcess]]:
+    """Daemons A and B, linked, on one fresh database."""
+    first = _daemon(tmp_path / "a", postgres_url).start()
+    second = _daemon(tmp_path / "b", postgres_url).start()
+    try:
+        yield first, second
+    finally:
+        first.stop()
+        second.stop()
+
+
 class TestPlacement:
     """A client of A creates sessions; the second runs on B; A's tree, inspect and kill reach it."""
 
     def test_a_new_session_goes_to_the_less_loaded_daemon(
-        self, tmp_path: Path, postgres_url: str, provider: ScriptedProviderProcess
+        self, tmp_path: Path, pair: tuple[DaemonProcess, DaemonProcess], provider: ScriptedProviderProcess
     ) -> None:
-        first = _daemon(tmp_path / "a", postgres_url).start()
-        second = _daemon(tmp_path / "b", postgres_url).start()
-        try:
-            with first.client() as client:
-                here = provider.create_session(client, str(tmp_path))
-                there = provider.create_session(client, str(tmp_path))
-                assert (_leases(first), _leases(second)) == (1, 1)
-                assert f"sessions/session:{there}" in json.dumps(cli_json(second, "tree"))
-                assert f"sessions/session:{there}" not in json.dumps(cli_json(first, "tree"))
-                assert cli_json(first, "inspect", "cluster")["details"]["owners_remembered"] == 1
-                # Through A, the session on B is attached, talked to, inspected and shown as a tree.
-                client.request(c.Attach(client.next_id(), there, None))
-                client.request(c.SendMessage(client.next_id(), there, NO_TOOLS))
-                assert events_until_turn_finished(client)[-1].reason == "completed"
-                assert cli_json(first, "tree", there)["tree"]["path"] == f"sessions/session:{there}"
-                assert cli_json(first, "inspect", f"sessions/session:{there}")["details"]["turns"] == 1
-                killed = run_cli(first.home, "kill", there)
-                assert killed.returncode == 0 and "stopping" in killed.stdout, killed.stderr
-                wait_for("B's session stopping", lambda: _leases(second) == 0)
-                # B told everyone it gave the lease back (NOTIFY): A forgets where the session ran, so its
-                # next message wakes it on A rather than going to B.
-                wait_for("A forgetting", lambda: cli_json(first, "inspect", "cluster")["details"]["owners_remembered"] == 0)
-                client.request(c.SendMessage(client.next_id(), there, "back on A, no tools"))
-                assert (_leases(first), _leases(second)) == (2, 0) and here
-        finally:
-            first.stop()
-            second.stop()
+        first, second = pair
+        with first.client() as client:
+            here = provider.create_session(client, str(tmp_path))
+            there = provider.create_session(client, str(tmp_path))
+            assert (_leases(first), _leases(second)) == (1, 1)
+            assert f"sessions/session:{there}" in json.dumps(cli_json(second, "tree"))
+            assert f"sessions/session:{there}" not in json.dumps(cli_json(first, "tree"))
+            assert cli_json(first, "inspect", "cluster")["details"]["owners_remembered"] == 1
+            # Through A, the session on B is attached, talked to, inspected and shown as a tree.
+            client.request(c.Attach(client.next_id(), there, None))
+            client.request(c.SendMessage(client.next_id(), there, NO_TOOLS))
+            assert events_until_turn_finished(client)[-1].reason == "completed"
+            assert cli_json(first, "tree", there)["tree"]["path"] == f"sessions/session:{there}"
+            assert cli_json(first, "inspect", f"sessions/session:{there}")["details"]["turns"] == 1
+            killed = run_cli(first.home, "kill", there)
+            assert killed.returncode == 0 and "stopping" in killed.stdout, killed.stderr
+            wait_for("B's session stopping", lambda: _leases(second) == 0)
+            # B told everyone it gave the lease back (NOTIFY): A forgets where the session ran, so its
+            # next message wakes it on A rather than going to B.
+            wait_for("A forgetting", lambda: cli_json(first, "inspect", "cluster")["details"]["owners_remembered"] == 0)
+            client.request(c.SendMessage(client.next_id(), there, "back on A, no tools"))
+            assert (_leases(first), _leases(second)) == (2, 0) and here
 
 
 class _Link:
@@ -176,21 +184,16 @@ class TestLinks:
     """Forwarded requests reuse an idle authenticated link; one the peer closed is never used."""
 
     def test_an_idle_link_the_peer_closed_is_replaced(
-        self, tmp_path: Path, postgres_url: str, provider: ScriptedProviderProcess
+        self, tmp_path: Path, pair: tuple[DaemonProcess, DaemonProcess], provider: ScriptedProviderProcess
     ) -> None:
-        first = _daemon(tmp_path / "a", postgres_url).start()
-        second = _daemon(tmp_path / "b", postgres_url).start()
-        try:
-            with second.client() as client:
-                session_id = provider.create_session(client, str(tmp_path))
-                for _ in range(3):
-                    assert cli_json(first, "inspect", session_id)["path"] == f"sessions/session:{session_id}"
-                cluster = cli_json(second, "tree", "cluster")["tree"]
-                assert [peer["path"] for peer in cluster["children"]] == ["cluster/peer:1"]
-                assert run_cli(second.home, "kill", "cluster/peer:1").returncode == 0
-                wait_for("B closing the link", lambda: not cli_json(second, "tree", "cluster")["tree"]["children"])
+        first, second = pair
+        with second.client() as client:
+            session_id = provider.create_session(client, str(tmp_path))
+            for _ in range(3):
                 assert cli_json(first, "inspect", session_id)["path"] == f"sessions/session:{session_id}"
-                assert cli_json(second, "inspect", "cluster")["details"]["peers_accepted"] == 2
-        finally:
-            first.stop()
-            second.stop()
+            cluster = cli_json(second, "tree", "cluster")["tree"]
+            assert [peer["path"] for peer in cluster["children"]] == ["cluster/peer:1"]
+            assert run_cli(second.home, "kill", "cluster/peer:1").returncode == 0
+            wait_for("B closing the link", lambda: not cli_json(second, "tree", "cluster")["tree"]["children"])
+            assert cli_json(first, "inspect", session_id)["path"] == f"sessions/session:{session_id}"
+            assert cli_json(second, "inspect", "cluster")["details"]["peers_accepted"] == 2
