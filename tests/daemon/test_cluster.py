@@ -197,3 +197,34 @@ class TestLinks:
             wait_for("B closing the link", lambda: not cli_json(second, "tree", "cluster")["tree"]["children"])
             assert cli_json(first, "inspect", session_id)["path"] == f"sessions/session:{session_id}"
             assert cli_json(second, "inspect", "cluster")["details"]["peers_accepted"] == 2
+
+
+class TestHostsInACluster:
+    """A daemon whose sessions run in host processes is one peer: its hosts' leases name its front."""
+
+    def test_a_peer_reaches_a_session_on_another_daemons_host(
+        self, tmp_path: Path, postgres_url: str, provider: ScriptedProviderProcess
+    ) -> None:
+        first = _daemon(tmp_path / "a", postgres_url)
+        second = _daemon(tmp_path / "b", postgres_url)
+        config = json.loads((second.home / "config.yaml").read_text())
+        config["daemon"]["hosts"] = 2
+        (second.home / "config.yaml").write_text(json.dumps(config))
+        first.start()
+        second.start()
+        try:
+            with second.client() as on_b:
+                session_id = provider.create_session(on_b, str(tmp_path))
+            host = next(
+                node["path"] for node in cli_json(second, "tree", "hosts")["tree"]["children"]
+                if f"session:{session_id}" in json.dumps(node)
+            )
+            with first.client() as on_a:
+                on_a.request(c.Attach(on_a.next_id(), session_id, None))
+                on_a.request(c.SendMessage(on_a.next_id(), session_id, NO_TOOLS))
+                assert events_until_turn_finished(on_a)[-1].reason == "completed"
+            assert cli_json(second, "inspect", f"{host}/sessions/session:{session_id}")["details"]["turns"] == 1
+            assert (_leases(first), cli_json(second, "inspect", f"{host}/store")["details"]["leases_held"]) == (0, 1)
+        finally:
+            first.stop()
+            second.stop()

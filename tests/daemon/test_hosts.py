@@ -77,6 +77,7 @@ class TestHosts:
         # The front runs none of them itself.
         front_sessions = next(n for n in _tree(front)["children"] if n["path"] == "sessions")
         assert front_sessions["children"] == []
+        assert sorted(row["session_id"] for row in cli_json(front, "ps")["sessions"]) == sorted(created)
         session_id = placed["hosts/host:2"][0]
         full = f"hosts/host:2/sessions/session:{session_id}"
         for path in (session_id, f"sessions/session:{session_id}", full):

@@ -346,7 +346,8 @@ class Connection(Actor[None]):
     async def _to_host(self, message: Any) -> bool:
         """Serve ``message`` through the session host it belongs to (``daemon.hosts``); whether it was."""
         router = self._service.hosts
-        if router is None or not self._forwards:
+        # A peer's request too: a front's hosts are its own, so this is no second forward.
+        if router is None:
             return False
         target = await host_for(self._service, router, message)
         if target is None:

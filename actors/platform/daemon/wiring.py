@@ -51,6 +51,7 @@ from actors.platform.daemon.hosts.actor import START_SECONDS as HOST_START_SECON
 from actors.platform.daemon.hosts.actor import HostActor
 from actors.platform.daemon.hosts.link import REPLY_FRAME_LIMIT
 from actors.platform.daemon.hosts.paths import HostPaths
+from actors.platform.daemon.hosts.process import FRONT_ADDRESS_VARIABLE
 from actors.platform.daemon.hosts.router import HOSTS, HostRouter, host_name
 from actors.platform.daemon.jail_status import log_jail_status
 from actors.platform.daemon.peer_auth import peer_secret
@@ -141,6 +142,9 @@ async def open_daemon_tree(
         store.leases.on_lost(functools.partial(sessions.evict, reason="its lease was lost (database connection)"))
         outbound = OutboundRegistry()
         if not front:
+            front_address = os.environ.get(FRONT_ADDRESS_VARIABLE)
+            if front_address:
+                await store.leases.advertise(front_address)
             service = ControlService(
                 system=system, paths=paths, config=section, request_stop=request_stop,
                 store=store, sessions=sessions, jails=jails, outbound=outbound,
@@ -160,23 +164,43 @@ async def open_daemon_tree(
         if peers is not None:
             # Where a session ran is forgotten once its owner gives the lease back (NOTIFY).
             store.leases.on_released(peers.forget)
+        router = _host_router(config) if several else None
         service = ControlService(
             system=system, paths=paths, config=section, request_stop=request_stop,
-            store=store, sessions=sessions, jails=jails, outbound=outbound, peers=peers,
-            hosts=await _start_hosts(system, paths, config) if several else None,
+            store=store, sessions=sessions, jails=jails, outbound=outbound, peers=peers, hosts=router,
         )
+        advertised: list[str] = []
         if secret is not None:
-            await system.root.start_child(
-                ChildSpec("cluster", lambda: PeerListener(service, section, secret, store.leases.advertise))
-            )
+
+            async def advertise(address: str) -> None:
+                advertised.append(address)
+                await store.leases.advertise(address)
+
+            await system.root.start_child(ChildSpec("cluster", lambda: PeerListener(service, section, secret, advertise)))
+        if router is not None:
+            # The hosts' leases name the front's peer address: a peer forwards to the front, which routes.
+            await _start_hosts(system, paths, config, router, advertised[-1] if advertised else None)
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
         await _start_platforms(system, sessions, config, environ, outbound, state)
         yield system
 
 
-async def _start_hosts(system: ActorSystem, paths: DaemonPaths, config: Config) -> HostRouter:
-    """Start ``hosts`` under the root, one ``host:<n>`` per ``daemon.hosts``, each once it serves;
-    the router the control connections place and route with.
+def _host_router(config: Config) -> HostRouter:
+    section = config.daemon
+    return HostRouter(
+        section.hosts,
+        Codec(c.ClientMessage, max_frame_bytes=section.max_frame_bytes),
+        Codec(c.DaemonMessage, max_frame_bytes=REPLY_FRAME_LIMIT),
+        HOST_START_SECONDS,
+    )
+
+
+async def _start_hosts(
+    system: ActorSystem, paths: DaemonPaths, config: Config, router: HostRouter, front_address: str | None
+) -> None:
+    """Start ``hosts`` under the root, one ``host:<n>`` per ``daemon.hosts`` (each serving on its own
+    once started); ``router`` learns of each as it serves. ``front_address`` is the front's peer address,
+    which the hosts register with their leases.
 
     Lease files of an earlier run are removed first: no host of this home runs yet (the front holds
     the instance lock), so none is held.
@@ -184,13 +208,9 @@ async def _start_hosts(system: ActorSystem, paths: DaemonPaths, config: Config) 
     if config.store.url is None:
         await trio.to_thread.run_sync(_remove_lease_files, lease_directory(paths.home))
     section = config.daemon
-    router = HostRouter(
-        section.hosts,
-        Codec(c.ClientMessage, max_frame_bytes=section.max_frame_bytes),
-        Codec(c.DaemonMessage, max_frame_bytes=REPLY_FRAME_LIMIT),
-        HOST_START_SECONDS,
-    )
     environ = dict(os.environ)
+    if front_address is not None:
+        environ[FRONT_ADDRESS_VARIABLE] = front_address
     children = [
         ChildSpec(
             host_name(index),
@@ -203,7 +223,6 @@ async def _start_hosts(system: ActorSystem, paths: DaemonPaths, config: Config) 
     # after this many in the period, and the daemon says so in its tree, rather than looping.
     hosts = Supervisor(children, kind=HOSTS, max_restarts=HOST_MAX_RESTARTS, period=HOST_RESTART_PERIOD, per_child_intensity=True)
     await system.root.start_child(ChildSpec(HOSTS, lambda: hosts, RestartType.TEMPORARY))
-    return router
 
 
 def _remove_lease_files(directory: Path) -> None:

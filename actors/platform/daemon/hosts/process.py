@@ -23,12 +23,14 @@ from actors.platform.paths import home_from_env
 from config.loader import ConfigError, load_config
 from store.errors import StoreError
 
-__all__ = ["READY_LINE", "run_host"]
+__all__ = ["FRONT_ADDRESS_VARIABLE", "READY_LINE", "run_host"]
 
 log = logging.getLogger("hermes_actors.host")
 
 #: What a host writes on its standard output once it serves.
 READY_LINE = b"ready\n"
+#: Where peer daemons reach the front (``daemon.cluster_listen``), which a host registers with its leases.
+FRONT_ADDRESS_VARIABLE = "HERMES_ACTORS_FRONT_ADDRESS"
 
 
 def run_host(index: int) -> int:
