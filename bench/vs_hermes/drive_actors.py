@@ -7,6 +7,7 @@ client (one connection, attached to every session). Every CPU figure is the daem
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import selectors
@@ -60,7 +61,8 @@ class Daemon:
             self._wait_serving(f"hosts/host:{index}")
         self.attached: dict[str, ControlClient] = {}
         self._selector = selectors.DefaultSelector()
-        self._ready: list[dict[str, Any]] = []
+        self._ready: collections.deque[dict[str, Any]] = collections.deque()
+        self._buffered: set[str] = set()
 
     def _connect(self) -> ControlClient:
         deadline = time.monotonic() + 30
@@ -107,6 +109,8 @@ class Daemon:
         attached.request(c.Attach(attached.next_id(), created.session_id))
         self.attached[created.session_id] = attached
         self._selector.register(attached.fileno(), selectors.EVENT_READ, created.session_id)
+        if attached.has_buffered():
+            self._buffered.add(created.session_id)
         return created.session_id
 
     def send(self, session_id: str, text: str) -> None:
@@ -118,14 +122,20 @@ class Daemon:
         """The next message from any attached session (raw: decoding every event into its class would
         make this client the bottleneck)."""
         while not self._ready:
-            for session_id, attached in self.attached.items():
-                if attached.has_buffered():
+            # Only a connection just read from can hold more frames than it returned: those are
+            # drained first, without looking at the hundreds of others.
+            while self._buffered:
+                attached = self.attached[self._buffered.pop()]
+                while attached.has_buffered():
                     self._ready.append(attached.receive_raw())
             if self._ready:
                 break
             for key, _ in self._selector.select():
-                self._ready.append(self.attached[key.data].receive_raw())
-        return self._ready.pop(0)
+                attached = self.attached[key.data]
+                self._ready.append(attached.receive_raw())
+                if attached.has_buffered():
+                    self._buffered.add(key.data)
+        return self._ready.popleft()
 
     def log_tail(self, lines: int = 30) -> str:
         """The end of the daemon's log, to say why a run failed."""

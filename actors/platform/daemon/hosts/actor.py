@@ -79,10 +79,15 @@ class HostActor(Actor[None]):
 
     async def on_start(self) -> None:
         # Not waited for here: the hosts start side by side, and a request meanwhile waits for one.
-        self._process = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "actors.platform.daemon.hosts", str(self._paths.index)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=self._environ, start_new_session=True,
-        )
+        self._router.starting(self._paths.index)
+        try:
+            self._process = await trio.lowlevel.open_process(
+                [sys.executable, "-m", "actors.platform.daemon.hosts", str(self._paths.index)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=self._environ, start_new_session=True,
+            )
+        except BaseException:
+            self._router.down(self._paths.index)
+            raise
 
     async def _wait_ready(self, process: trio.Process) -> None:
         assert process.stdout is not None
@@ -94,6 +99,8 @@ class HostActor(Actor[None]):
                     code = await process.wait()
                     raise HostStartFailed(f"{self.path} exited with status {code} before serving (see the log)")
                 seen = (seen + chunk)[-len(READY_LINE):]
+            # Nothing more is read: a host's later writes to its standard output are dropped, never blocking it.
+            await process.stdout.aclose()
             return
         raise HostStartFailed(f"{self.path} did not serve within {START_SECONDS:g} s")
 

@@ -73,23 +73,33 @@ class HostRouter:
         self.encoder = encoder
         self.decoder = decoder
         self._hosts: dict[int, _Host] = {}
+        # Hosts whose process is starting: a request while none serves waits only for these.
+        self._starting: set[int] = set()
         self._placed: dict[str, int] = {}
         self._changed = trio.Event()
 
     # -- kept current by the host actors ----------------------------------------------------------
 
+    def starting(self, index: int) -> None:
+        """Host ``index``'s process is starting."""
+        self._starting.add(index)
+
     def up(self, index: int, socket: Path, link: HostLink) -> None:
         """Host ``index`` serves at ``socket``."""
+        self._starting.discard(index)
         self._hosts[index] = _Host(socket, link)
         self._changed.set()
         self._changed = trio.Event()
 
     def down(self, index: int) -> None:
-        """Host ``index`` stopped: its sessions are placed afresh when next asked for."""
+        """Host ``index`` stopped (or failed to start): its sessions are placed afresh when next asked for."""
+        self._starting.discard(index)
         host = self._hosts.pop(index, None)
         if host is not None:
             host.gone.set()
         self._placed = {session: host for session, host in self._placed.items() if host != index}
+        self._changed.set()
+        self._changed = trio.Event()
 
     # -- placement -------------------------------------------------------------------------------
 
@@ -148,9 +158,9 @@ class HostRouter:
         return host.gone.is_set()
 
     async def wait_for_host(self, seconds: float) -> bool:
-        """Wait up to ``seconds`` for some host to be running; whether one is."""
+        """Wait up to ``seconds`` for some host to be running, while one is starting; whether one runs."""
         with trio.move_on_after(seconds):
-            while not self._hosts:
+            while not self._hosts and self._starting:
                 await self._changed.wait()
         return bool(self._hosts)
 
