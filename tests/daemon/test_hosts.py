@@ -132,6 +132,17 @@ class TestHosts:
         sent = [json.dumps(r.get("body")) for r in provider.requests()]
         assert "message before the crash" in sent[-1]
 
+    def test_a_host_that_closes_its_link_is_restarted(self, front: DaemonProcess) -> None:
+        """The front's shared link is the host's first connection; when the host closes it (here: killed by
+        path, through that very link), the host is useless to the front, so it is restarted."""
+        pid = _inspect(front, "hosts/host:1")["details"]["pid"]
+        run_cli(front.home, "kill", "hosts/host:1/control/conn:1")  # its reply may be lost with the link
+        restarted = wait_for(
+            "host:1 restarting", lambda: (n := _inspect(front, "hosts/host:1"))["state"] == "running" and n["details"]["pid"] != pid and n
+        )
+        assert restarted["restarts"] == 1
+        assert "closed its link" in front.log()
+
     def test_stop_ends_every_host_process(self, front: DaemonProcess, provider: ScriptedProviderProcess, tmp_path: Path) -> None:
         with front.client() as client:
             provider.create_session(client, str(tmp_path))

@@ -116,10 +116,17 @@ class HostActor(Actor[None]):
         self.activity = ""
         log.info("%s serving (pid %d)", self.path, process.pid)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(link.serve)
+            nursery.start_soon(self._serve_link, link, process)
             code = await process.wait()
             nursery.cancel_scope.cancel()
         raise HostExited(f"{self.path} (pid {process.pid}) exited with status {code}")
+
+    async def _serve_link(self, link: HostLink, process: trio.Process) -> None:
+        """Serve the shared link; a host that closes it while it lives is failed (and restarted) too."""
+        await link.serve()
+        with trio.move_on_after(KILL_GRACE_SECONDS):
+            await process.wait()  # an exiting host closes its link first: report its exit instead
+        raise HostExited(f"{self.path} (pid {process.pid}) closed its link")
 
     async def on_stop(self) -> None:
         self._router.down(self._paths.index)
