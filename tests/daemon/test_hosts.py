@@ -78,6 +78,9 @@ class TestHosts:
         front_sessions = next(n for n in _tree(front)["children"] if n["path"] == "sessions")
         assert front_sessions["children"] == []
         assert sorted(row["session_id"] for row in cli_json(front, "ps")["sessions"]) == sorted(created)
+        status = cli_json(front, "status")
+        assert status["live_sessions"] == 4 and status["running_turns"] == 0
+        assert status["actors"] == len(_paths(_tree(front)))
         session_id = placed["hosts/host:2"][0]
         full = f"hosts/host:2/sessions/session:{session_id}"
         for path in (session_id, f"sessions/session:{session_id}", full):

@@ -349,6 +349,9 @@ class Connection(Actor[None]):
         # A peer's request too: a front's hosts are its own, so this is no second forward.
         if router is None:
             return False
+        if isinstance(message, c.Status):
+            self.send(await router.with_hosts(self._service.status(message, self._connections())))
+            return True
         target = await host_for(self._service, router, message)
         if target is None:
             if not isinstance(message, c.Tree):

@@ -190,6 +190,19 @@ class HostRouter:
         async with AttachLink.open(host.socket, self.encoder, self.decoder) as link:
             yield link
 
+    async def with_hosts(self, status: c.StatusReply) -> c.StatusReply:
+        """The front's ``status`` with its running hosts' actors, live sessions and running turns added."""
+        actors, live, turns = status.actors, status.live_sessions, status.running_turns
+        for index in self.running():
+            try:
+                reply = await self.request(index, c.Status("status"))
+            except HostUnavailable:
+                continue
+            if isinstance(reply, c.StatusReply):
+                # A host's root is not an actor of the tree: its node there is the front's host actor.
+                actors, live, turns = actors + reply.actors - 1, live + reply.live_sessions, turns + reply.running_turns
+        return attrs.evolve(status, actors=actors, live_sessions=live, running_turns=turns)
+
     # -- the tree across hosts -------------------------------------------------------------------
 
     async def graft(self, tree: TreeNode, now: float) -> TreeNode:
