@@ -3,6 +3,9 @@ processes (hosts) writing one database at once (issue 19).
 
 Run: .venv/bin/python bench/bench_store_backends.py [--per-writer 1000]
 
+"leased (fenced)": each writer holds its session's lease first, as a live session does, so each append
+also reads the lease's epoch row ``FOR SHARE`` in its transaction (``store.postgres.fencing``).
+
 Each writer appends one message per call and waits for its commit, as a session does. In one process,
 both stores batch the appends queued meanwhile into one transaction (the single writer). Several
 processes are several hosts: on SQLite each has its own single writer on the one WAL file, and they
@@ -42,8 +45,13 @@ def _open(where: str) -> Any:
     return SqliteSessionStore.open(Path(where), StoreConfig())
 
 
-async def _rate(where: str, writers: int, per_task: int, prefix: str = "") -> tuple[float, float]:
+async def _rate(where: str, writers: int, per_task: int, prefix: str = "", leased: bool = False) -> tuple[float, float]:
+    """``leased``: each writer's session holds its lease first, as a live session does, so on PostgreSQL
+    every append is fenced by the lease's epoch (``store.postgres.fencing``)."""
     async with _open(where) as store:
+        if leased:
+            for t in range(writers):
+                await store.leases.acquire(f"{prefix}w{t}")
         return await append_rate(store, writers, per_task, prefix=prefix)
 
 
@@ -68,11 +76,11 @@ def run(server: PostgresServer, per_writer: int) -> None:
     print("committed messages/s in one process (one message per append, each append waits for its commit)")
     for writers in (1, 100):
         per_task = per_writer if writers == 1 else max(1, per_writer // 10)
-        for name in ("SQLite", "PostgreSQL"):
+        for name in ("SQLite", "PostgreSQL", "PostgreSQL, leased (fenced)"):
             with tempfile.TemporaryDirectory() as tmp, fresh_database(server) as url:
-                where = url if name == "PostgreSQL" else str(Path(tmp) / "state.db")
-                rate, latency = trio.run(_rate, where, writers, per_task)
-            print(f"  {name:<10}  {writers:>3} writers: {rate:8,.0f} messages/s, mean append {latency:6.2f} ms")
+                where = url if name.startswith("PostgreSQL") else str(Path(tmp) / "state.db")
+                rate, latency = trio.run(_rate, where, writers, per_task, "", name.endswith("(fenced)"))
+            print(f"  {name:<27}  {writers:>3} writers: {rate:8,.0f} messages/s, mean append {latency:6.2f} ms")
     print(f"committed messages/s of several processes (hosts) on one database, {HOST_WRITERS} writers each")
     per_task = max(1, per_writer // 5)
     for processes in (1, 2, 4):

@@ -29,6 +29,7 @@ __all__ = [
     "ForeignDatabaseError",
     "InvalidQueryError",
     "InvalidRecordError",
+    "LeaseLostError",
     "MessageNotFoundError",
     "SchemaVersionError",
     "SessionExistsError",
@@ -91,6 +92,10 @@ class ForeignDatabaseError(StoreError):
 
 class SchemaVersionError(StoreError):
     """The database was written by a newer version of hermes-actors."""
+
+
+class LeaseLostError(StoreError):
+    """This host's lease of the session was taken over by another host: its writes are refused."""
 
 
 class SessionOwnedElsewhere(StoreError):

@@ -34,6 +34,11 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _TRY_LOCK = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
+# Taking a lease bumps the session's fencing epoch (store.postgres.fencing).
+_BUMP_EPOCH = (
+    "INSERT INTO lease_epochs (session_id, epoch) VALUES (%s, 1)"
+    " ON CONFLICT (session_id) DO UPDATE SET epoch = lease_epochs.epoch + 1 RETURNING epoch"
+)
 # Unlocked and told in one statement: listeners never hear of a release that did not happen.
 _UNLOCK = f"SELECT pg_advisory_unlock(hashtextextended(%s, 0)), pg_notify('{CHANNEL}', %s)"
 # A bigint advisory key shows in pg_locks as its high half (classid) and low half (objid).
@@ -61,6 +66,18 @@ _REGISTER = (
 _ADVERTISE = "UPDATE hosts SET address = %s WHERE lease_pid = pg_backend_pid()"
 
 
+def _take(conn: psycopg.Connection[Any], session_id: str) -> int | None:
+    """Take the session's lock and bump its epoch (which is then this host's); None when another holds it."""
+    if not conn.execute(_TRY_LOCK, (session_id,)).fetchone()[0]:
+        return None
+    try:
+        return int(conn.execute(_BUMP_EPOCH, (session_id,)).fetchone()[0])
+    except BaseException:
+        if not conn.broken:
+            conn.execute(_UNLOCK, (session_id, session_id))
+        raise
+
+
 class PostgresLeases:
     """``SessionLeases`` for hosts sharing a PostgreSQL database.
 
@@ -79,6 +96,8 @@ class PostgresLeases:
         self.address: str | None = None
         self._conn: psycopg.Connection[Any] | None = None
         self._held: set[str] = set()
+        # Sessions taken and not given back, with the fencing epoch each lease came with.
+        self._epochs: dict[str, int] = {}
         self._callbacks: list[LeaseLost] = []
         self._release_callbacks: list[Callable[[str], None]] = []
         # Sessions whose leases went with a broken connection, until check() has told the callbacks.
@@ -91,8 +110,8 @@ class PostgresLeases:
         if session_id in self._held:
             return
         # Not abandoned on cancellation: the thread's answer is recorded, or a lock taken could leak.
-        taken = await self._run(lambda conn: conn.execute(_TRY_LOCK, (session_id,)).fetchone()[0])
-        if not taken:
+        epoch = await self._run(lambda conn: _take(conn, session_id))
+        if epoch is None:
             holder = await self._run(lambda conn: conn.execute(_HOLDER, (session_id,)).fetchone())
             where = f" ({holder[0]})" if holder is not None else ""
             raise SessionOwnedElsewhere(
@@ -100,9 +119,17 @@ class PostgresLeases:
                 address=holder[1] if holder is not None else None,
             )
         self._held.add(session_id)
+        self._epochs[session_id] = epoch
+
+    def epoch(self, session_id: str) -> int | None:
+        """The fencing epoch this host got with the session's lease, until it gives the lease back
+        (kept when the lease connection breaks: the writes it fences must then be refused if another
+        host took over); None for a session this host never took."""
+        return self._epochs.get(session_id)
 
     async def release(self, session_id: str) -> None:
         """See ``SessionLeases.release``."""
+        self._epochs.pop(session_id, None)
         if session_id not in self._held:
             return
         self._held.discard(session_id)

@@ -144,8 +144,17 @@ CREATE TABLE hosts (
 );
 """
 
+# Fencing tokens: a session's epoch goes up each time a host takes its lease; the owner's writes carry
+# the epoch it got, and are refused once another host has taken the lease since (store.postgres.fencing).
+_V3 = """
+CREATE TABLE lease_epochs (
+    session_id TEXT PRIMARY KEY,
+    epoch BIGINT NOT NULL
+);
+"""
+
 # MIGRATIONS[n] takes a database from version n to n + 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 LATEST_VERSION = len(MIGRATIONS)
 
 

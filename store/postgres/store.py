@@ -15,6 +15,7 @@ A read whose caller is cancelled is abandoned at once and its query cancelled at
 from __future__ import annotations
 
 import enum
+from functools import partial
 import os
 import socket
 import threading
@@ -30,6 +31,7 @@ import trio
 
 from config.store import StoreConfig
 from store.errors import StoreClosedError, StoreError
+from store.postgres.fencing import fenced
 from store.postgres.connection import PgConnection, PgWriterDialect, register_text_escaping, translate
 from store.postgres.leases import PostgresLeases
 from store.postgres.notices import listen_for_releases
@@ -237,6 +239,13 @@ class PostgresSessionStore(SqlSessionStore):
     async def _submit(self, op: Callable[[Any], T]) -> T:
         result: T = await self._writer.submit(op)
         return result
+
+    async def _session_write(self, op: Callable[..., Any], session_id: str, **arguments: Any) -> Any:
+        epoch = self.leases.epoch(session_id)
+        if epoch is None:
+            # Not a session this host runs (a tool writing to the store directly, a test): nothing to fence.
+            return await self._write(op, session_id, **arguments)
+        return await self._write(partial(fenced, op, epoch=epoch), session_id, **arguments)
 
     async def _read(self, fn: Callable[..., T], *args: Any) -> T:
         if self._state is not _Lifecycle.OPEN:

@@ -121,6 +121,11 @@ class SqlSessionStore:
     async def _write(self, op: Callable[..., Any], session_id: str, **arguments: Any) -> Any:
         return await self._submit(partial(op, session_id=check_session_id(session_id), **arguments))
 
+    async def _session_write(self, op: Callable[..., Any], session_id: str, **arguments: Any) -> Any:
+        """A write the live session itself makes (its messages, state, counters, transcript): where
+        hosts share the database, fenced by the session's lease (``store.postgres.fencing``)."""
+        return await self._write(op, session_id, **arguments)
+
     async def create_session(
         self, meta: SessionMeta, *, messages: list[dict[str, Any]] | None = None, state: dict[str, Any] | None = None
     ) -> None:
@@ -136,22 +141,22 @@ class SqlSessionStore:
     async def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """See ``SessionStore.append``."""
         encoded = [encode_message(m) for m in messages]
-        await self._write(writes.append, session_id, messages=encoded, now=time.time())
+        await self._session_write(writes.append, session_id, messages=encoded, now=time.time())
 
     async def compact(self, session_id: str, messages: list[dict[str, Any]]) -> int:
         """See ``SessionStore.compact``."""
         encoded = [encode_message(m) for m in messages]
-        return await self._write(writes.compact, session_id, messages=encoded, now=time.time())
+        return await self._session_write(writes.compact, session_id, messages=encoded, now=time.time())
 
     async def save_state(self, session_id: str, state: dict[str, Any]) -> None:
         """See ``SessionStore.save_state``."""
         blob = dump_json(check_dict("session state", state), "session state")
-        await self._write(writes.save_state, session_id, state_json=blob, now=time.time())
+        await self._session_write(writes.save_state, session_id, state_json=blob, now=time.time())
 
     async def record_transcript(self, session_id: str, record: dict[str, Any]) -> None:
         """See ``SessionStore.record_transcript``."""
         blob = dump_json(check_dict("a transcript record", record), "transcript record")
-        await self._write(writes.record_transcript, session_id, record_json=blob, now=time.time())
+        await self._session_write(writes.record_transcript, session_id, record_json=blob, now=time.time())
 
     async def end_session(self, session_id: str, reason: str) -> None:
         """See ``SessionStore.end_session``."""
@@ -174,7 +179,7 @@ class SqlSessionStore:
         """See ``SessionStore.update_counters``."""
         cost = check_usage(tokens_in, tokens_out, tool_calls, cost)
         blob = None if state is None else dump_json(check_dict("session state", state), "session state")
-        await self._write(
+        await self._session_write(
             writes.update_counters,
             session_id,
             tokens_in=tokens_in,

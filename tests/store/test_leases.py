@@ -9,9 +9,10 @@ import pytest
 import trio
 
 from config.store import StoreConfig
-from store.errors import SessionOwnedElsewhere
+from store.errors import LeaseLostError, SessionOwnedElsewhere
 from store.leases import LocalLeases
 from store.postgres import PostgresSessionStore
+from store.records import SessionMeta
 
 
 async def test_one_owner_at_a_time(postgres_url: str) -> None:
@@ -122,3 +123,34 @@ async def test_placement_and_holders(postgres_url: str) -> None:
         assert await b.leases.less_loaded_peer() is None
         await b.leases.acquire("s2")
         assert await a.leases.less_loaded_peer() is None  # a tie stays here
+
+
+async def test_the_old_owner_cannot_write_once_another_took_over(postgres_url: str) -> None:
+    """Fencing: host A's lease connection dies; before A notices, B takes the session. A's next write is
+    refused, nothing of it committed; B's goes through, and its history is what B wrote after A's last."""
+    async with PostgresSessionStore.open(postgres_url) as a, PostgresSessionStore.open(postgres_url) as b:
+        await a.create_session(SessionMeta(id="s1"))
+        await a.leases.acquire("s1")
+        await a.append("s1", [{"role": "user", "content": "from A, before"}])
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hermes-actors leases'"
+                " AND pid <> pg_backend_pid() AND datname = current_database()"
+            )
+        await b.leases.acquire("s1")
+        with pytest.raises(LeaseLostError, match="another host has taken its lease"):
+            await a.append("s1", [{"role": "user", "content": "from A, after"}])
+        with pytest.raises(LeaseLostError):
+            await a.save_state("s1", {"from": "A"})
+        await b.append("s1", [{"role": "user", "content": "from B"}])
+        loaded = await b.load("s1")
+        assert [m["content"] for m in loaded.messages] == ["from A, before", "from B"]
+        # A session this host never took is not fenced (a direct write, as the store's own tests make).
+        await a.create_session(SessionMeta(id="s2"))
+        await a.append("s2", [{"role": "user", "content": "unfenced"}])
+        # Given back and taken again (A has noticed its loss by then), a lease comes with a new epoch,
+        # and writes go through.
+        await a.leases.check()
+        await b.leases.release("s1")
+        await a.leases.acquire("s1")
+        await a.append("s1", [{"role": "user", "content": "from A, again"}])

@@ -48,7 +48,7 @@ class TestSchema:
             await store.leases.acquire("old")
             assert store.leases.held() == {"old"}
         with _admin(postgres_url) as conn:
-            assert conn.execute(f"SELECT version FROM {SCHEMA}.schema_version").fetchall() == [(2,)]
+            assert conn.execute(f"SELECT version FROM {SCHEMA}.schema_version").fetchall() == [(LATEST_VERSION,)]
 
     async def test_a_newer_schema_is_refused(self, postgres_url: str) -> None:
         async with PostgresSessionStore.open(postgres_url):
