@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from actors.platform.cli.client import RequestFailed
@@ -29,6 +30,15 @@ from tests.daemon.test_sessions import NO_TOOLS
 
 def _leases(daemon: DaemonProcess) -> int:
     return int(json.loads(run_cli(daemon.home, "inspect", "store", "--json").stdout)["details"]["leases_held"])
+
+
+def _daemon_with(home: Path, url: str, section: str, **settings: Any) -> DaemonProcess:
+    """A linked daemon (not started) with more settings in one section of its ``config.yaml``."""
+    daemon = _daemon(home, url)
+    config = json.loads((home / "config.yaml").read_text())
+    config.setdefault(section, {}).update(settings)
+    (home / "config.yaml").write_text(json.dumps(config))
+    return daemon
 
 
 @pytest.fixture
@@ -145,10 +155,7 @@ class TestPartition:
         self, tmp_path: Path, postgres_url: str, provider: ScriptedProviderProcess, link: _Link
     ) -> None:
         first = _daemon(tmp_path / "a", postgres_url)
-        second = _daemon(tmp_path / "b", postgres_url)
-        config = json.loads((second.home / "config.yaml").read_text())
-        config["daemon"]["cluster_advertise"] = link.address
-        (second.home / "config.yaml").write_text(json.dumps(config))
+        second = _daemon_with(tmp_path / "b", postgres_url, "daemon", cluster_advertise=link.address)
         first.start()
         second.start()
         try:
@@ -206,10 +213,7 @@ class TestHostsInACluster:
         self, tmp_path: Path, postgres_url: str, provider: ScriptedProviderProcess
     ) -> None:
         first = _daemon(tmp_path / "a", postgres_url)
-        second = _daemon(tmp_path / "b", postgres_url)
-        config = json.loads((second.home / "config.yaml").read_text())
-        config["daemon"]["hosts"] = 2
-        (second.home / "config.yaml").write_text(json.dumps(config))
+        second = _daemon_with(tmp_path / "b", postgres_url, "daemon", hosts=2)
         first.start()
         second.start()
         try:
@@ -225,6 +229,49 @@ class TestHostsInACluster:
                 assert events_until_turn_finished(on_a)[-1].reason == "completed"
             assert cli_json(second, "inspect", f"{host}/sessions/session:{session_id}")["details"]["turns"] == 1
             assert (_leases(first), cli_json(second, "inspect", f"{host}/store")["details"]["leases_held"]) == (0, 1)
+        finally:
+            first.stop()
+            second.stop()
+
+
+class TestFencing:
+    """An owner whose lease connection died, and which has not noticed yet, cannot write once another daemon
+    has taken its session over."""
+
+    def test_the_old_owner_cannot_write_into_the_new_owners_session(
+        self, tmp_path: Path, postgres_url: str, provider: ScriptedProviderProcess
+    ) -> None:
+        first = _daemon(tmp_path / "a", postgres_url)
+        # B never notices the loss by itself here.
+        second = _daemon_with(tmp_path / "b", postgres_url, "store", lease_check_seconds=3600)
+        first.start()
+        second.start()
+        try:
+            with second.client() as on_b:
+                session_id = provider.create_session(on_b, str(tmp_path))
+                on_b.request(c.Attach(on_b.next_id(), session_id, None))
+                on_b.request(c.SendMessage(on_b.next_id(), session_id, NO_TOOLS))
+                assert events_until_turn_finished(on_b)[-1].reason == "completed"
+                assert second.process is not None
+                with psycopg.connect(postgres_url, autocommit=True) as admin:
+                    admin.execute(
+                        "SELECT pg_terminate_backend(lease_pid) FROM hermes.hosts WHERE name LIKE %s",
+                        (f"%:{second.process.pid}",),
+                    )
+                with first.client() as on_a:
+                    on_a.request(c.Attach(on_a.next_id(), session_id, None))
+                    on_a.request(c.SendMessage(on_a.next_id(), session_id, "A took over, no tools"))
+                    assert events_until_turn_finished(on_a)[-1].reason == "completed"
+                assert _leases(first) == 1
+                # B still runs its copy; its next message is refused at the store, and nothing of it lands.
+                try:
+                    on_b.request(c.SendMessage(on_b.next_id(), session_id, "B after losing it, no tools"))
+                    events_until_turn_finished(on_b)
+                except RequestFailed:
+                    pass
+            texts = json.dumps(cli_json(first, "sessions", "show", session_id, "--head", "100"))
+            assert "A took over" in texts and "B after losing it" not in texts
+            assert "another host has taken its lease" in second.log()
         finally:
             first.stop()
             second.stop()
