@@ -12,6 +12,7 @@ __all__ = [
     "child_path",
     "session_id_of",
     "session_name",
+    "session_named",
     "session_path",
     "split_path",
 ]
@@ -47,3 +48,9 @@ def session_id_of(path: str) -> str | None:
     if len(names) >= 2 and names[0] == SESSIONS and names[1].startswith(_SESSION_PREFIX):
         return names[1][len(_SESSION_PREFIX):]
     return None
+
+
+def session_named(ref: str) -> str:
+    """The id of the top-level session a reference names: a session path (or a path below it),
+    ``session:<id>``, or the bare id itself (which may name no session at all)."""
+    return session_id_of(ref) or session_id_of(child_path(SESSIONS, ref)) or ref

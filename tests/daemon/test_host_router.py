@@ -18,7 +18,7 @@ START_SECONDS = 60.0
 
 
 def _router() -> HostRouter:
-    return HostRouter(2, Codec(c.ClientMessage), Codec(c.DaemonMessage), START_SECONDS)
+    return HostRouter(Codec(c.ClientMessage), Codec(c.DaemonMessage), START_SECONDS)
 
 
 def _up(router: HostRouter, index: int) -> None:

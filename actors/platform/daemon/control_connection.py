@@ -29,7 +29,7 @@ from actors.platform.daemon import record_commands
 from actors.platform.daemon.control_service import ControlService
 from actors.platform.daemon.cron_commands import cron_request
 from actors.platform.daemon.hosts.routing import host_for, localize
-from actors.platform.daemon.peer_routing import peer_for, session_named
+from actors.platform.daemon.peer_routing import peer_for, session_of_request
 from actors.platform.daemon.peer_router import PeerUnreachable
 from actors.platform.daemon.record_commands import store_errors
 from actors.platform.daemon.relays import RemoteAttachment, relay_host, relay_peer
@@ -379,7 +379,7 @@ class Connection(Actor[None]):
         peers = self._service.peers
         if peers is None or not self._forwards:
             return False
-        session_id = session_named(message)
+        session_id = session_of_request(message)
         remembered = peers.owner(session_id) if session_id is not None else None
         if remembered is not None and session_id not in self._service.live_ids():
             return await self._to_remembered(message, session_id, remembered)

@@ -13,14 +13,14 @@ from typing import Any
 
 from actors.platform.daemon.control_service import ControlService
 from messages import control as c
-from messages.paths import SESSIONS, session_id_of
+from messages import paths
 
-__all__ = ["peer_for", "session_named"]
+__all__ = ["peer_for", "session_of_request"]
 
 _BY_PATH = (c.Inspect, c.Kill, c.SteerSession, c.Tree)
 
 
-def session_named(message: Any) -> str | None:
+def session_of_request(message: Any) -> str | None:
     """The session a request names (by id, or by a path in it), if any; a bare path's first name may
     not be a session at all, which a lookup by it finds out."""
     session_id = getattr(message, "session_id", None)
@@ -28,7 +28,7 @@ def session_named(message: Any) -> str | None:
         return session_id
     if isinstance(message, _BY_PATH):
         path = message.path.strip().strip("/")
-        return (session_id_of(path) or session_id_of(f"{SESSIONS}/{path}") or path) if path else None
+        return paths.session_named(path) if path else None
     return None
 
 
@@ -44,7 +44,7 @@ async def peer_for(service: ControlService, message: Any) -> str | None:
     leases = store.leases
     if isinstance(message, c.CreateSession):
         return await leases.less_loaded_peer()
-    session_id = session_named(message)
+    session_id = session_of_request(message)
     if not isinstance(message, _BY_PATH) or session_id is None or message.path.strip().strip("/") in service.system.registry:
         return None
     if session_id in service.live_ids():

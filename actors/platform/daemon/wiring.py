@@ -188,7 +188,6 @@ async def open_daemon_tree(
 def _host_router(config: Config) -> HostRouter:
     section = config.daemon
     return HostRouter(
-        section.hosts,
         Codec(c.ClientMessage, max_frame_bytes=section.max_frame_bytes),
         Codec(c.DaemonMessage, max_frame_bytes=REPLY_FRAME_LIMIT),
         HOST_START_SECONDS,

@@ -62,13 +62,11 @@ class HostRouter:
     """Placement and links, shared by the front's connections and kept current by the host actors.
 
     Args:
-        count: how many hosts the daemon runs.
         encoder, decoder: the control protocol's codecs (client to daemon, and back).
         start_seconds: how long a request waits for a host while none runs.
     """
 
-    def __init__(self, count: int, encoder: Codec[Any], decoder: Codec[Any], start_seconds: float) -> None:
-        self.count = count
+    def __init__(self, encoder: Codec[Any], decoder: Codec[Any], start_seconds: float) -> None:
         self.start_seconds = start_seconds
         self.encoder = encoder
         self.decoder = decoder

@@ -18,7 +18,7 @@ import trio
 from actors.platform.daemon.control_service import ControlService
 from actors.platform.daemon.hosts.router import HostRouter, relocate, relocate_snapshot, split_host_path
 from messages import control as c
-from messages.paths import SESSIONS, session_id_of
+from messages.paths import session_named
 
 __all__ = ["host_for", "localize"]
 
@@ -72,7 +72,7 @@ def _by_path(service: ControlService, router: HostRouter, message: Any) -> tuple
         return (index, attrs.evolve(message, path=rest)) if rest else None
     if path in service.system.registry:
         return None
-    session_id = session_id_of(path) or session_id_of(f"{SESSIONS}/{path}") or path
+    session_id = session_named(path)
     if session_id in service.live_ids():
         return None
     index = router.host_of(session_id)
