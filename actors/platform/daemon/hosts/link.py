@@ -10,6 +10,7 @@ frames the front passes on to the client as they are, never decoded.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,6 +26,8 @@ from messages.codec import Codec, MessageDecodeError
 from messages.framing import FrameReader
 
 __all__ = ["AttachLink", "HostLink", "HostUnavailable", "open_host_stream"]
+
+log = logging.getLogger("hermes_actors.hosts")
 
 #: The largest frame a host may send the front (events can be large: a tool's whole output).
 REPLY_FRAME_LIMIT = 256 * 1024 * 1024
@@ -131,8 +134,10 @@ class HostLink:
             while (frame := await self._reader.receive_frame()) is not None:
                 try:
                     reply = self._decoder.decode(frame)
-                except MessageDecodeError:
-                    continue  # cannot be matched to a request; its caller times out as for a silent host
+                except MessageDecodeError as exc:
+                    # Cannot be matched to a request: its caller times out as for a silent host.
+                    log.error("%s sent a frame the front cannot decode: %s", self._name, exc)
+                    continue
                 pending = self._pending.get(getattr(reply, "request_id", None) or "")
                 if pending is not None:
                     pending.reply = reply
