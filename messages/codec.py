@@ -30,6 +30,7 @@ transport; ``messages.framing`` adapts it to Trio streams.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from typing import Any, Generic, TypeVar, get_args
@@ -148,6 +149,42 @@ def make_message_converter() -> cattrs.Converter:
     return converter
 
 
+@functools.cache
+def _hooks(union: Any) -> tuple[dict[str, type], Any, Any]:
+    """A union's member tags and its structure and unstructure hooks.
+
+    Building them generates code for every member (tens of milliseconds for the control protocol);
+    they never change, so every codec of one union shares them: an ``execute_code`` run's RPC server
+    and a client's connection would otherwise pay that each time.
+    """
+    members = get_args(union) or (union,)
+    converter = make_message_converter()
+    if len(members) > 1:
+        configure_tagged_union(union, converter, tag_name=TAG_FIELD)
+    else:
+        _single_hooks(converter, members[0])
+    tags = {cls.__name__: cls for cls in members}
+    return tags, converter.get_structure_hook(union), converter.get_unstructure_hook(union)
+
+
+def _single_hooks(converter: cattrs.Converter, cls: type) -> None:
+    # configure_tagged_union wants a real union; give a lone class the same wire form.
+    base_unstructure = converter.get_unstructure_hook(cls)
+    base_structure = converter.get_structure_hook(cls)
+
+    def unstructure(message: Any) -> dict[str, Any]:
+        payload = base_unstructure(message)
+        payload[TAG_FIELD] = cls.__name__
+        return payload
+
+    def structure(payload: dict[str, Any], _: type) -> Any:
+        # The tag was checked by from_dict; cattrs ignores keys it does not know.
+        return base_structure(payload, cls)
+
+    converter.register_unstructure_hook(cls, unstructure)
+    converter.register_structure_hook(cls, structure)
+
+
 class Codec(Generic[T]):
     """Encodes and decodes the messages of one conversation (one tagged union).
 
@@ -162,32 +199,7 @@ class Codec(Generic[T]):
             raise ValueError("max_frame_bytes must be positive")
         self.union = union
         self.max_frame_bytes = max_frame_bytes
-        members = get_args(union) or (union,)
-        self._tags = {cls.__name__: cls for cls in members}
-        self._converter = make_message_converter()
-        if len(members) > 1:
-            configure_tagged_union(union, self._converter, tag_name=TAG_FIELD)
-        else:
-            self._single_hooks(members[0])
-        self._structure = self._converter.get_structure_hook(union)
-        self._unstructure = self._converter.get_unstructure_hook(union)
-
-    def _single_hooks(self, cls: type) -> None:
-        # configure_tagged_union wants a real union; give a lone class the same wire form.
-        base_unstructure = self._converter.get_unstructure_hook(cls)
-        base_structure = self._converter.get_structure_hook(cls)
-
-        def unstructure(message: Any) -> dict[str, Any]:
-            payload = base_unstructure(message)
-            payload[TAG_FIELD] = cls.__name__
-            return payload
-
-        def structure(payload: dict[str, Any], _: type) -> Any:
-            # The tag was checked by from_dict; cattrs ignores keys it does not know.
-            return base_structure(payload, cls)
-
-        self._converter.register_unstructure_hook(cls, unstructure)
-        self._converter.register_structure_hook(cls, structure)
+        self._tags, self._structure, self._unstructure = _hooks(union)
 
     def to_dict(self, message: T) -> dict[str, Any]:
         """The JSON-ready dict of ``message``, tag included."""
