@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any, Generic, TypeVar, get_args
 
 import cattrs
 from cattrs.preconf.json import make_converter
-from cattrs.strategies import configure_tagged_union
 from cattrs.v import format_exception
 
 from messages.untrusted import JsonLimitExceeded, JsonSyntaxError, UntrustedJsonError, loads, repair_text
@@ -149,40 +149,46 @@ def make_message_converter() -> cattrs.Converter:
     return converter
 
 
-@functools.cache
-def _hooks(union: Any) -> tuple[dict[str, type], Any, Any]:
-    """A union's member tags and its structure and unstructure hooks.
+class _UnionHooks:
+    """The structure and unstructure hooks of one union's members, each built when first needed.
 
-    Building them generates code for every member (tens of milliseconds for the control protocol);
-    they never change, so every codec of one union shares them: an ``execute_code`` run's RPC server
-    and a client's connection would otherwise pay that each time.
+    Generating a member's hooks costs about a millisecond; the control protocol's replies and events
+    are some thirty members, of which a client meets a few. One instance per union serves every codec
+    of that union (:func:`_hooks`), and reader threads may share it, so building takes a lock.
     """
-    members = get_args(union) or (union,)
-    converter = make_message_converter()
-    if len(members) > 1:
-        configure_tagged_union(union, converter, tag_name=TAG_FIELD)
-    else:
-        _single_hooks(converter, members[0])
-    tags = {cls.__name__: cls for cls in members}
-    return tags, converter.get_structure_hook(union), converter.get_unstructure_hook(union)
 
+    def __init__(self, union: Any) -> None:
+        members = get_args(union) or (union,)
+        self.tags: dict[str, type] = {cls.__name__: cls for cls in members}
+        self._converter = make_message_converter()
+        self._structure: dict[type, Any] = {}
+        self._unstructure: dict[type, Any] = {}
+        self._building = threading.Lock()
 
-def _single_hooks(converter: cattrs.Converter, cls: type) -> None:
-    # configure_tagged_union wants a real union; give a lone class the same wire form.
-    base_unstructure = converter.get_unstructure_hook(cls)
-    base_structure = converter.get_structure_hook(cls)
+    def structure(self, payload: dict[str, Any], cls: type) -> Any:
+        """The message of class ``cls`` that ``payload`` describes (cattrs ignores the tag key)."""
+        hook = self._structure.get(cls)
+        if hook is None:
+            with self._building:
+                hook = self._structure[cls] = self._converter.get_structure_hook(cls)
+        return hook(payload, cls)
 
-    def unstructure(message: Any) -> dict[str, Any]:
-        payload = base_unstructure(message)
+    def unstructure(self, message: Any) -> dict[str, Any]:
+        """The JSON-ready dict of ``message``, its tag included."""
+        cls = type(message)
+        hook = self._unstructure.get(cls)
+        if hook is None:
+            with self._building:
+                hook = self._unstructure[cls] = self._converter.get_unstructure_hook(cls)
+        payload: dict[str, Any] = hook(message)
         payload[TAG_FIELD] = cls.__name__
         return payload
 
-    def structure(payload: dict[str, Any], _: type) -> Any:
-        # The tag was checked by from_dict; cattrs ignores keys it does not know.
-        return base_structure(payload, cls)
 
-    converter.register_unstructure_hook(cls, unstructure)
-    converter.register_structure_hook(cls, structure)
+@functools.cache
+def _hooks(union: Any) -> _UnionHooks:
+    """The one :class:`_UnionHooks` of ``union`` in this process."""
+    return _UnionHooks(union)
 
 
 class Codec(Generic[T]):
@@ -199,11 +205,12 @@ class Codec(Generic[T]):
             raise ValueError("max_frame_bytes must be positive")
         self.union = union
         self.max_frame_bytes = max_frame_bytes
-        self._tags, self._structure, self._unstructure = _hooks(union)
+        self._hooks = _hooks(union)
+        self._tags = self._hooks.tags
 
     def to_dict(self, message: T) -> dict[str, Any]:
         """The JSON-ready dict of ``message``, tag included."""
-        return self._unstructure(message)
+        return self._hooks.unstructure(message)
 
     def from_dict(self, payload: Any) -> T:
         """Build a message from a decoded JSON value.
@@ -219,7 +226,7 @@ class Codec(Generic[T]):
             shown = "missing" if tag is None else repr(tag)
             raise UnknownMessageType(f"unknown message type {shown} (expected one of: {known})")
         try:
-            return self._structure(payload, self.union)
+            return self._hooks.structure(payload, self._tags[tag])
         except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
             raise InvalidMessageFields(_describe_fields_error(tag, exc)) from exc
 
@@ -229,7 +236,7 @@ class Codec(Generic[T]):
         A lone surrogate that reached a message despite the repairs where text
         enters is sent as U+FFFD rather than failing the connection.
         """
-        text = _ENCODE(self._unstructure(message)) + "\n"
+        text = _ENCODE(self._hooks.unstructure(message)) + "\n"
         try:
             return text.encode("utf-8")
         except UnicodeEncodeError:
