@@ -69,7 +69,8 @@ class SessionInfo:
 
     ``epoch`` counts compressions: the live history is the messages of the
     current epoch; older epochs stay searchable and exportable.
-    ``preview`` is the start of the first user message ('' when none).
+    ``preview`` is the start of the first user message ('' when none), ending before
+    its first NUL: SQLite's ``substr`` stops there, and every store shows the same.
     """
 
     id: str
@@ -88,7 +89,7 @@ class SessionInfo:
     tokens_out: int
     cost: float
     epoch: int
-    preview: str = ""
+    preview: str = attrs.field(default="", converter=lambda text: text.partition("\x00")[0])
 
     @property
     def meta(self) -> SessionMeta:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from store import InMemorySessionStore, SessionMeta, SqliteSessionStore, StoreError
@@ -71,6 +71,9 @@ class TestEquivalence:
     """Both implementations agree on results and on errors."""
 
     @given(operations)
+    # Found by Hypothesis: SQLite's substr stops at a NUL, so the preview must end there in every store.
+    @example([("create", "b", None), ("append", "b", [{"role": "user", "content": "\x00"}])])
+    @example([("create", "a", None), ("append", "a", [{"role": "user", "content": "ab\x00cd"}])])
     @settings(max_examples=40, deadline=None)
     def test_same_observations(self, ops: list[tuple[str, str, Any]]) -> None:
         async def both() -> tuple[list[Any], list[Any]]:
