@@ -100,9 +100,11 @@ class TestRendering:
             )
             terminal.type("print lines\r")
             text = terminal.wait_for(lambda t: "Printed." in t and is_idle(t), what="the tool and the answer")
-            assert re.search(r"\[1\] .*terminal for n in 1 2 3 4 5; do echo row\$n; done .*✓ exit 0", text)
-            assert "row3" in text and "row4" not in text
-            assert "/show 1" in text
+            # The whole screen in the message: pytest's own report elides the middle of a long string.
+            screen = f"the screen was:\n{text}"
+            assert re.search(r"\[1\] .*terminal for n in 1 2 3 4 5; do echo row\$n; done .*✓ exit 0", text), screen
+            assert "row3" in text and "row4" not in text, screen
+            assert "/show 1" in text, screen
             terminal.type("/show 1\r")
             terminal.wait_for(lambda t: "row5" in t, what="the full output")
 
