@@ -101,18 +101,28 @@ class PromptInput:
         )
         self._app = session.app
         self._app.min_redraw_interval = _MIN_REDRAW_SECONDS
+        session.default_buffer.accept_handler = self._accept
         with _stdout_above_prompt():
+            # One prompt runs for the whole attachment; it ends only for Ctrl-C (then starts again) or to leave.
             while not attachment.done.is_set():
                 try:
-                    line = session.prompt(self._message, bottom_toolbar=self._toolbar, refresh_interval=0.1)
+                    session.prompt(self._message, bottom_toolbar=self._toolbar, refresh_interval=0.1)
                 except KeyboardInterrupt:
                     self._ctrl_c()
-                    continue
                 except EOFError:
                     if not attachment.done.is_set():
                         attachment.detach()
                     return
-                attachment.command(line)
+
+    def _accept(self, buffer: Any) -> bool:
+        """Enter: act on the line and keep the prompt running, its input cleared (False: not kept).
+
+        A prompt that ended at every line and started again left a moment with no prompt running, in
+        which the events the main thread printed went straight to the terminal while the next prompt
+        drew itself: under load the two interleaved and garbled the screen.
+        """
+        self.attachment.command(buffer.text)
+        return False
 
     def stop(self) -> None:
         """End the prompt (from the main thread) and wait until it has put the terminal back."""
