@@ -168,6 +168,13 @@ def events_until_turn_finished(client: ControlClient) -> list[Any]:
             return events
 
 
+def attached_turn(client: ControlClient, session_id: str, text: str) -> list[Any]:
+    """Attach ``client`` to a session, send ``text``, and return the events of that turn."""
+    client.request(c.Attach(client.next_id(), session_id, None))
+    client.request(c.SendMessage(client.next_id(), session_id, text))
+    return events_until_turn_finished(client)
+
+
 class ScriptedProviderProcess:
     """``python -m providers.scripted --rules`` as a child process, scriptable over HTTP."""
 

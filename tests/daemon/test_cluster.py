@@ -17,6 +17,7 @@ import pytest
 from actors.platform.cli.client import RequestFailed
 from messages import control as c
 from tests.daemon.helpers import (
+    attached_turn,
     DaemonProcess,
     ScriptedProviderProcess,
     cli_json,
@@ -224,9 +225,7 @@ class TestHostsInACluster:
                 if f"session:{session_id}" in json.dumps(node)
             )
             with first.client() as on_a:
-                on_a.request(c.Attach(on_a.next_id(), session_id, None))
-                on_a.request(c.SendMessage(on_a.next_id(), session_id, NO_TOOLS))
-                assert events_until_turn_finished(on_a)[-1].reason == "completed"
+                assert attached_turn(on_a, session_id, NO_TOOLS)[-1].reason == "completed"
             assert cli_json(second, "inspect", f"{host}/sessions/session:{session_id}")["details"]["turns"] == 1
             assert (_leases(first), cli_json(second, "inspect", f"{host}/store")["details"]["leases_held"]) == (0, 1)
         finally:
@@ -249,9 +248,7 @@ class TestFencing:
         try:
             with second.client() as on_b:
                 session_id = provider.create_session(on_b, str(tmp_path))
-                on_b.request(c.Attach(on_b.next_id(), session_id, None))
-                on_b.request(c.SendMessage(on_b.next_id(), session_id, NO_TOOLS))
-                assert events_until_turn_finished(on_b)[-1].reason == "completed"
+                assert attached_turn(on_b, session_id, NO_TOOLS)[-1].reason == "completed"
                 assert second.process is not None
                 with psycopg.connect(postgres_url, autocommit=True) as admin:
                     admin.execute(
@@ -259,9 +256,7 @@ class TestFencing:
                         (f"%:{second.process.pid}",),
                     )
                 with first.client() as on_a:
-                    on_a.request(c.Attach(on_a.next_id(), session_id, None))
-                    on_a.request(c.SendMessage(on_a.next_id(), session_id, "A took over, no tools"))
-                    assert events_until_turn_finished(on_a)[-1].reason == "completed"
+                    assert attached_turn(on_a, session_id, "A took over, no tools")[-1].reason == "completed"
                 assert _leases(first) == 1
                 # B still runs its copy; its next message is refused at the store, and nothing of it lands.
                 try:

@@ -18,6 +18,7 @@ import pytest
 from messages import control as c
 from messages.events import StatusUpdate, TurnFinished
 from tests.daemon.helpers import (
+    attached_turn,
     DaemonProcess,
     ScriptedProviderProcess,
     cli_json,
@@ -25,7 +26,7 @@ from tests.daemon.helpers import (
     run_cli,
     wait_for,
 )
-from tests.daemon.test_recovery import _stored_texts, _turn
+from tests.daemon.test_recovery import _stored_texts
 from tests.daemon.test_sessions import NO_TOOLS, _chat
 
 
@@ -97,7 +98,7 @@ class TestHosts:
         assert NO_TOOLS in _stored_texts(front, session_id)
         with front.client() as client:
             # A chat -q session hibernates once its turn is over and no one is attached: this client keeps it.
-            events = _turn(client, session_id, "a second message, no tools")
+            events = attached_turn(client, session_id, "a second message, no tools")
             assert isinstance(events[-1], TurnFinished) and events[-1].reason == "completed"
             host = next(path for path, ids in _host_sessions(front).items() if session_id in ids)
             killed = run_cli(front.home, "kill", f"{host}/sessions/session:{session_id}")
@@ -114,7 +115,7 @@ class TestHosts:
         message is answered with the whole conversation, the message sent before the crash included."""
         with front.client() as client:
             session_id = provider.create_session(client, str(tmp_path))
-            events = _turn(client, session_id, NO_TOOLS)
+            events = attached_turn(client, session_id, NO_TOOLS)
             assert events[-1].reason == "completed"
             host = next(path for path, ids in _host_sessions(front).items() if session_id in ids)
             pid = _inspect(front, host)["details"]["pid"]

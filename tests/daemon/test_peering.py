@@ -13,6 +13,7 @@ import pytest
 from actors.platform.cli.client import RequestFailed
 from messages import control as c
 from tests.daemon.helpers import (
+    attached_turn,
     DaemonProcess,
     ScriptedProviderProcess,
     database_daemon,
@@ -40,9 +41,7 @@ class TestForwarding:
         try:
             with second.client() as client:
                 session_id = provider.create_session(client, str(tmp_path))
-                client.request(c.Attach(client.next_id(), session_id, None))
-                client.request(c.SendMessage(client.next_id(), session_id, NO_TOOLS))
-                assert events_until_turn_finished(client)[-1].reason == "completed"
+                assert attached_turn(client, session_id, NO_TOOLS)[-1].reason == "completed"
                 # Still attached here, so the session stays live on B.
                 with first.client() as through_a:
                     attached = through_a.request(c.Attach(through_a.next_id(), session_id, None))

@@ -12,8 +12,8 @@ import pytest
 
 from actors.platform.cli.client import RequestFailed
 from messages import control as c
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, database_daemon, run_cli
-from tests.daemon.test_recovery import _stored_texts, _turn, _wait_for_path
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, attached_turn, database_daemon, run_cli
+from tests.daemon.test_recovery import _stored_texts, _wait_for_path
 from tests.daemon.test_sessions import NO_TOOLS, _chat
 
 PASSWORD = "pg-password-never-shown"
@@ -54,7 +54,7 @@ class TestPostgresDaemon:
             texts = _stored_texts(restarted, session_id)
             assert NO_TOOLS in texts and "message before the crash, no tools" in texts
             with restarted.client() as client:
-                events = _turn(client, session_id, "after the restart, no tools")
+                events = attached_turn(client, session_id, "after the restart, no tools")
             assert events[-1].reason == "completed"
             found = json.loads(run_cli(home, "sessions", "search", "restart", "--json").stdout)
             assert session_id in json.dumps(found)
@@ -86,7 +86,7 @@ class TestPostgresDaemon:
         try:
             with second.client() as client:
                 session_id = provider.create_session(client, str(tmp_path))
-                assert _turn(client, session_id, NO_TOOLS)[-1].reason == "completed"
+                assert attached_turn(client, session_id, NO_TOOLS)[-1].reason == "completed"
             shown = json.loads(run_cli(second.home, "inspect", "store", "--json").stdout)["details"]
             assert shown["leases_held"] == 1
             with first.client() as client, pytest.raises(RequestFailed) as refused:
@@ -102,7 +102,7 @@ class TestPostgresDaemon:
             second.wait(10)
             provider.reset()
             with first.client() as client:
-                events = _turn(client, session_id, "after B died, no tools")
+                events = attached_turn(client, session_id, "after B died, no tools")
             assert events[-1].reason == "completed"
             texts = _stored_texts(first, session_id)
             assert NO_TOOLS in texts and "message B was answering, no tools" in texts and "after B died, no tools" in texts

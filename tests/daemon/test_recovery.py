@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from actors.platform.cli.client import ControlClient
 from messages import control as c
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, events_until_turn_finished, run_cli
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, attached_turn, run_cli
 from tests.daemon.test_sessions import NO_TOOLS, _chat
 from tests.terminal.helpers import pid_alive
 
@@ -43,13 +42,6 @@ def _wait_for_path(daemon: DaemonProcess, predicate: Any, timeout: float = 30) -
     raise AssertionError("no such actor appeared")
 
 
-def _turn(client: ControlClient, session_id: str, text: str) -> list[Any]:
-    """Attach, send, and collect the events of one turn."""
-    client.request(c.Attach(client.next_id(), session_id, None))
-    client.request(c.SendMessage(client.next_id(), session_id, text))
-    return events_until_turn_finished(client)
-
-
 def _stored_texts(daemon: DaemonProcess, session_id: str) -> list[str]:
     shown = json.loads(run_cli(daemon.home, "sessions", "show", session_id, "--head", "100", "--json").stdout)
     return [str(m["message"].get("content")) for m in shown["head"]]
@@ -76,7 +68,7 @@ class TestCrash:
             assert NO_TOOLS in texts
             assert "message before the crash, no tools" in texts
             with restarted.client() as client:
-                events = _turn(client, session_id, "after the restart, no tools")
+                events = attached_turn(client, session_id, "after the restart, no tools")
             assert events[-1].reason == "completed"
             assert "after the restart, no tools" in events[-1].final_text
         finally:
@@ -130,7 +122,7 @@ class TestHibernation:
             listed = json.loads(run_cli(home, "sessions", "list", "--json").stdout)["sessions"]
             assert [s["live"] for s in listed if s["id"] == session_id] == [False]
             with daemon.client() as client:
-                events = _turn(client, session_id, "wake up, no tools")
+                events = attached_turn(client, session_id, "wake up, no tools")
             assert events[-1].reason == "completed"
             assert len(_stored_texts(daemon, session_id)) >= 4
         finally:
@@ -183,7 +175,7 @@ class TestKill:
             time.sleep(0.1)
         assert NO_TOOLS in _stored_texts(shared_daemon, session_id)
         with shared_daemon.client() as client:
-            assert _turn(client, session_id, "back again, no tools")[-1].reason == "completed"
+            assert attached_turn(client, session_id, "back again, no tools")[-1].reason == "completed"
 
     def test_interrupt_command(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """`interrupt SESSION` ends a running turn as interrupted."""
