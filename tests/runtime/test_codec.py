@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import typing
 from typing import Any
 
@@ -202,3 +203,42 @@ class TestHostileFrames:
             codec.decode(await reader.receive_frame() or b"")
         assert Pong(2) == codec.decode(await reader.receive_frame() or b"")
         b.close()
+
+
+@attrs.frozen
+class Hello:
+    id: int
+    name: str
+
+
+@attrs.frozen
+class Goodbye:
+    id: int
+    reason: str = ""
+
+
+class TestSharedHooks:
+    """Codecs of one union share its hooks, built per member when first met, safely from many threads."""
+
+    def test_codecs_of_one_union_share_their_hooks(self):
+        assert Codec(Ping | Pong)._hooks is codec._hooks
+        assert Codec(Ping | Pong, max_frame_bytes=10).max_frame_bytes == 10  # the limit stays the codec's own
+
+    def test_threads_decoding_a_new_unions_first_frames_at_once(self):
+        fresh: Codec[Hello | Goodbye] = Codec(Hello | Goodbye)
+        frames = [fresh.encode(Hello(i, f"n{i}")) if i % 2 else fresh.encode(Goodbye(i, "bye")) for i in range(64)]
+        barrier = threading.Barrier(8)
+        results: list[list[Any]] = [[] for _ in range(8)]
+
+        def decode_all(slot: int) -> None:
+            decoder: Codec[Hello | Goodbye] = Codec(Hello | Goodbye)
+            barrier.wait()
+            results[slot] = [decoder.decode(frame) for frame in frames]
+
+        threads = [threading.Thread(target=decode_all, args=(slot,)) for slot in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        expected = [Hello(i, f"n{i}") if i % 2 else Goodbye(i, "bye") for i in range(64)]
+        assert all(got == expected for got in results)
