@@ -20,6 +20,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from messages.raw_json import encode_spliced
+
 from .errors import UnencodableRequest
 
 __all__ = ["encode_body", "post_stream"]
@@ -29,13 +31,14 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=
 
 
 def encode_body(body: dict[str, Any]) -> bytes:
-    """``body`` as the UTF-8 JSON the provider receives.
+    """``body`` as the UTF-8 JSON the provider receives; its top-level
+    :class:`~messages.raw_json.RawJson` values (tool definitions encoded once) are spliced in.
 
     Raises:
         UnencodableRequest: a lone surrogate, a ``bytes`` value or a NaN is in it.
     """
     try:
-        return _ENCODE(body).encode("utf-8")
+        return encode_spliced(body, _ENCODE).encode("utf-8")
     except (UnicodeEncodeError, TypeError, ValueError) as exc:
         raise UnencodableRequest(f"the request cannot be sent as JSON: {exc}") from exc
 

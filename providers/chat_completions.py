@@ -65,7 +65,7 @@ def build_chat_kwargs(request: ChatRequest) -> dict[str, Any]:
         "stream_options": {"include_usage": True},
     }
     if request.tools:
-        kwargs["tools"] = request.tools
+        kwargs["tools"] = request.tools_json or request.tools
     if request.max_tokens is not None:
         # OpenAI's reasoning models reject max_tokens; everyone else knows max_tokens.
         key = "max_completion_tokens" if uses_developer_role(request.model) else "max_tokens"

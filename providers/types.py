@@ -45,6 +45,7 @@ import attrs
 
 from config.providers import API_MODES
 from messages.events import ReasoningDelta, TextDelta
+from messages.raw_json import RawJson
 
 FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter", "error")
 
@@ -76,6 +77,9 @@ class ChatRequest:
     reasoning_effort: str | None = None
     # Anthropic cache breakpoint lifetime; None: no breakpoints (``prompt_caching.cache_ttl`` turned off).
     cache_ttl: str | None = attrs.field(default="5m", validator=attrs.validators.optional(attrs.validators.in_(("5m", "1h"))))
+    # ``tools`` encoded once by the caller (a session's frozen list), spliced into a Chat Completions
+    # body instead of encoding the same kilobytes at every call; None: encoded with the body.
+    tools_json: RawJson | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @attrs.frozen

@@ -18,41 +18,18 @@ from typing import Any
 
 import attrs
 
+from messages.raw_json import RawJson, encode_spliced
 from messages.untrusted import repair_text
 from store.errors import InvalidRecordError
 
-__all__ = ["EncodedMessage", "RawJson", "decode_message", "dump_json", "encode_message", "message_text"]
+__all__ = ["EncodedMessage", "RawJson", "decode_message", "dump_json", "encode_message", "encode_raw", "message_text"]
 
 # Keys stored in a column of their own when their value is a string.
 _STRING_COLUMNS = ("tool_call_id", "name", "tool_name", "finish_reason", "reasoning")
 
 
-@attrs.frozen
-class RawJson:
-    """A value already encoded by :func:`dump_json`: a top-level value of a dict given to
-    :func:`dump_json` goes into its text as it is, so what many saves share is encoded once."""
-
-    text: str
-
-    @classmethod
-    def of(cls, value: Any, what: str) -> RawJson:
-        """``value`` encoded now.
-
-        Raises:
-            InvalidRecordError: see :func:`dump_json`.
-        """
-        return cls(dump_json(value, what))
-
-
 # Made once: json.dumps with these options would build a new encoder at every call (tens per turn).
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-
-
-def _dumps(value: Any, what: str) -> str:
-    try:
-        return _ENCODE(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidRecordError(f"{what} is not JSON-serialisable: {exc}") from exc
 
 
 def dump_json(value: Any, what: str) -> str:
@@ -63,18 +40,21 @@ def dump_json(value: Any, what: str) -> str:
     Raises:
         InvalidRecordError: the value is not JSON-serialisable (or holds NaN / infinity).
     """
-    if isinstance(value, dict) and any(isinstance(item, RawJson) for item in value.values()):
-        if not all(isinstance(key, str) for key in value):
-            raise InvalidRecordError(f"{what} is not JSON-serialisable: keys must be strings")
-        members = (
-            f"{_dumps(key, what)}:{item.text if isinstance(item, RawJson) else _dumps(item, what)}"
-            for key, item in value.items()
-        )
-        text = "{" + ",".join(members) + "}"
-    else:
-        text = _dumps(value, what)
+    try:
+        text = encode_spliced(value, _ENCODE)
+    except (TypeError, ValueError) as exc:
+        raise InvalidRecordError(f"{what} is not JSON-serialisable: {exc}") from exc
     # In a JSON string a lone surrogate is one code point like any other: U+FFFD keeps the text valid JSON.
     return repair_text(text)
+
+
+def encode_raw(value: Any, what: str) -> RawJson:
+    """``value`` encoded now, to be spliced into many documents.
+
+    Raises:
+        InvalidRecordError: see :func:`dump_json`.
+    """
+    return RawJson(dump_json(value, what))
 
 
 @attrs.frozen

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from store.codec import RawJson
+from store.codec import RawJson, encode_raw
 
 __all__ = ["FrozenTools", "ToolListCache"]
 
@@ -20,7 +20,7 @@ MAX_CACHED_LISTS = 16
 
 
 def _encode(tools: FrozenTools) -> RawJson:
-    return RawJson.of(tools.definitions, "tool definitions")
+    return encode_raw(tools.definitions, "tool definitions")
 
 
 @attrs.frozen

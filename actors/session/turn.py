@@ -291,6 +291,7 @@ class TurnJob(Job[TurnOutcome]):
         request = ChatRequest(
             messages=self._request_messages(),
             tools=config.tools.definitions if with_tools else [],
+            tools_json=config.tools.encoded if with_tools else None,
             model=model.chain.current.model,
             max_tokens=model.max_output_tokens,
             cache_ttl=deps.config.prompt_caching.cache_ttl,

@@ -214,7 +214,8 @@ class _RecoveryRun:
         tools, tools_changed = sanitize_value(self.request.tools)
         if not (messages_changed or tools_changed):
             return False
-        self.request = attrs.evolve(self.request, messages=messages, tools=tools)
+        tools_json = None if tools_changed else self.request.tools_json  # it encodes the tools as they were
+        self.request = attrs.evolve(self.request, messages=messages, tools=tools, tools_json=tools_json)
         await self._status(StatusKind.sanitize, "removed invalid characters from the conversation before sending")
         return True
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 
+import attrs
 import pytest
 
 
+from providers._raw import encode_body
 from providers.anthropic_convert import to_anthropic_messages, to_anthropic_tools
 from providers.anthropic_messages import build_anthropic_kwargs
 from providers.caching import apply_system_and_3, cache_marker
@@ -15,6 +17,7 @@ from providers.chat_completions import build_chat_kwargs, convert_chat_chunk, to
 from providers.codex_responses import build_responses_kwargs
 from providers.recovery.history import strip_reasoning
 from providers.responses_convert import to_responses_input, to_responses_tools
+from store.codec import RawJson, encode_raw
 
 from .conftest import TERMINAL_TOOL, adapter_for, collect, request
 
@@ -161,6 +164,17 @@ class TestChatOutbound:
 
     def test_usage_requested(self):
         assert build_chat_kwargs(request())["stream_options"] == {"include_usage": True}
+
+    def test_tools_encoded_once_give_the_same_body(self):
+        tools = [TERMINAL_TOOL, {"type": "function", "function": {"name": "é\u2028", "parameters": {"type": "object"}}}]
+        plain = attrs.evolve(request(HISTORY), tools=tools)
+        spliced = attrs.evolve(plain, tools_json=encode_raw(tools, "tools"))
+        body = encode_body(build_chat_kwargs(spliced))
+        assert body == encode_body(build_chat_kwargs(plain))
+        assert json.loads(body)["tools"] == tools
+        # The encoding given is what goes out: the list is not encoded again.
+        marked = encode_body(build_chat_kwargs(attrs.evolve(plain, tools_json=RawJson('["given"]'))))
+        assert json.loads(marked)["tools"] == ["given"]
 
     def test_gemini_extra_content_kept(self):
         call = {**_call("c", "t", {}), "extra_content": {"google": {"thought_signature": "abc"}}}

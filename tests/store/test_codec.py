@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from store.codec import RawJson, decode_message, dump_json, encode_message, message_text
+from store.codec import RawJson, decode_message, dump_json, encode_message, encode_raw, message_text
 from store.errors import InvalidRecordError
 
 from .strategies import messages
@@ -90,16 +90,16 @@ class TestRawJson:
     @settings(max_examples=200, deadline=None)
     def test_same_text_as_encoding_the_value(self, message: dict[str, Any]) -> None:
         plain = {"before": 1, "tools": [message, {"x": "é"}], "after": {"nested": [None, True, 2.5]}}
-        spliced = {**plain, "tools": RawJson.of(plain["tools"], "tools")}
+        spliced = {**plain, "tools": encode_raw(plain["tools"], "tools")}
         assert dump_json(spliced, "state") == dump_json(plain, "state")
 
     def test_lone_surrogates_repaired_in_the_rest(self) -> None:
-        text = dump_json({"raw": RawJson.of(["ok"], "raw"), "bad": "a\ud800b"}, "state")
+        text = dump_json({"raw": encode_raw(["ok"], "raw"), "bad": "a\ud800b"}, "state")
         assert text == '{"raw":["ok"],"bad":"a\ufffdb"}'
 
     def test_refused_like_any_value(self) -> None:
         with pytest.raises(InvalidRecordError):
-            RawJson.of({"n": math.nan}, "tools")
+            encode_raw({"n": math.nan}, "tools")
         with pytest.raises(InvalidRecordError):
             dump_json({"raw": RawJson("[]"), "bad": object()}, "state")
         with pytest.raises(InvalidRecordError):

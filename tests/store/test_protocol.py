@@ -16,7 +16,7 @@ from store import (
     SessionNotFoundError,
     TitleConflictError,
 )
-from store.codec import RawJson
+from store.codec import encode_raw
 
 ASSISTANT_WITH_CALL = {
     "role": "assistant",
@@ -86,7 +86,7 @@ class TestCreateWithFirstWrites:
     """A session created with its first messages and state has them at once; a bad one creates nothing."""
 
     async def test_messages_and_state(self, any_store: Any) -> None:
-        state = {"tools": RawJson.of([{"name": "t"}], "tools"), "turns": 0}
+        state = {"tools": encode_raw([{"name": "t"}], "tools"), "turns": 0}
         await any_store.create_session(SessionMeta(id="s1", source="api"), messages=SHAPES[:2], state=state)
         loaded = await any_store.load("s1")
         assert (loaded.messages, loaded.state) == (SHAPES[:2], {"tools": [{"name": "t"}], "turns": 0})
