@@ -42,7 +42,9 @@ def _wait_ready(daemon: DaemonProcess, name: str, timeout: float = 30.0) -> dict
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         statuses = _statuses(daemon)
-        if statuses[name].state == "ready":
+        # Right after start the daemon may answer before its MCP supervisor has listed the server.
+        server = statuses.get(name)
+        if server is not None and server.state == "ready":
             return statuses
         time.sleep(0.05)
     raise AssertionError(f"{name} never became ready: {_statuses(daemon)}\n{daemon.log()}")
