@@ -11,6 +11,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from ._raw import post_stream
+from .sse import OpenAIEventStream
 from ._telemetry import OPENAI_REQUEST_HEADERS
 from .base import ChunkConverter, SdkStreamAdapter, TurnAccumulator
 from .modes import uses_developer_role
@@ -93,7 +94,7 @@ def usage_from_chat(raw: Mapping[str, Any]) -> Usage:
 def convert_chat_chunk(chunk: Mapping[str, Any], acc: TurnAccumulator) -> Iterable[StreamEvent]:
     """Events for one ``chat.completion.chunk``, as the JSON the server sent.
 
-    Chunks are read as plain dicts (the stream is opened with ``AsyncStream[object]``):
+    Chunks are read as plain dicts (the stream is opened with :class:`~providers.sse.OpenAIEventStream`):
     building the SDK's pydantic models for every chunk cost about twice the rest of
     reading the stream. Provider extras (OpenRouter's ``reasoning``/``reasoning_details``,
     DeepSeek's and vLLM's ``reasoning_content``, Gemini's ``extra_content``) are plain keys.
@@ -194,7 +195,7 @@ class ChatCompletionsAdapter(SdkStreamAdapter):
         return await post_stream(
             client, "/chat/completions", build_chat_kwargs(request),
             # Chunks as plain dicts: see convert_chat_chunk.
-            cast_to=ChatCompletion, stream_cls=openai.AsyncStream[object], headers=OPENAI_REQUEST_HEADERS,
+            cast_to=ChatCompletion, stream_cls=OpenAIEventStream, headers=OPENAI_REQUEST_HEADERS,
         )
 
     def _converter(self) -> ChunkConverter:

@@ -9,6 +9,7 @@ import openai
 from openai.types.responses import Response
 
 from ._raw import post_stream
+from .sse import OpenAIEventStream
 from ._telemetry import OPENAI_REQUEST_HEADERS
 from .base import ChunkConverter, SdkStreamAdapter
 from .responses_convert import ResponsesChunkConverter, to_responses_input, to_responses_tools
@@ -52,7 +53,7 @@ class CodexResponsesAdapter(SdkStreamAdapter):
         return await post_stream(
             client, "/responses", build_responses_kwargs(request),
             # Events as plain dicts: see ResponsesChunkConverter.
-            cast_to=Response, stream_cls=openai.AsyncStream[object], headers=OPENAI_REQUEST_HEADERS,
+            cast_to=Response, stream_cls=OpenAIEventStream, headers=OPENAI_REQUEST_HEADERS,
         )
 
     def _converter(self) -> ChunkConverter:

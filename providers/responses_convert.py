@@ -139,7 +139,7 @@ def _without_none(value: Any) -> Any:
 class ResponsesChunkConverter:
     """Turns Responses stream events (the JSON the server sent) into ours; one instance per stream.
 
-    Events are read as plain dicts (the stream is opened with ``AsyncStream[object]``), as Chat
+    Events are read as plain dicts (the stream is opened with :class:`~providers.sse.OpenAIEventStream`), as Chat
     Completions chunks are.
     """
 
