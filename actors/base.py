@@ -314,6 +314,8 @@ class ActorBase:
             self.state = ActorState.STOPPED
 
     async def _cleanup(self) -> None:
+        if type(self).on_stop is ActorBase.on_stop:
+            return  # nothing to clean up: no shielded deadline scope (jobs end by the thousand)
         with trio.move_on_after(self.shutdown_timeout, shield=True) as scope:
             try:
                 await self.on_stop()
