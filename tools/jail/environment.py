@@ -17,6 +17,7 @@ unless it is a known non-secret whose name only contains a marker by accident (`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 
 from tools.jail._env_names import HERMES_BLOCKLIST, KNOWN_NOT_SECRET
@@ -73,8 +74,12 @@ def is_secret_name(name: str) -> bool:
     return any(marker in upper for marker in SECRET_MARKERS)
 
 
+@functools.lru_cache(maxsize=4096)
 def is_terminal_secret(name: str) -> bool:
-    """True when the terminal's shell must not get a variable of this name: Hermes's blocklist, then the rule."""
+    """True when the terminal's shell must not get a variable of this name: Hermes's blocklist, then the rule.
+
+    Cached: every command filters the whole environment again, and its names repeat.
+    """
     return name.upper() in HERMES_BLOCKLIST or is_secret_name(name)
 
 
