@@ -135,6 +135,35 @@ def rough_tokens(messages: list[dict[str, Any]]) -> int:
     return max(1, len(json.dumps(messages, ensure_ascii=False, default=str)) // 4)
 
 
+class HistorySize:
+    """:func:`rough_tokens` of one conversation's history, which grows call by call, without encoding
+    all of it again at every call.
+
+    Each message's encoded length is kept while the message is in the history. That relies on the
+    session's rule that a message in a history is replaced, never changed in place (steers and budget
+    notes copy the message they extend).
+    """
+
+    def __init__(self) -> None:
+        # id -> (the message, its encoded length); holding the message keeps its id from being reused.
+        self._lengths: dict[int, tuple[dict[str, Any], int]] = {}
+
+    def tokens(self, messages: list[dict[str, Any]]) -> int:
+        """``rough_tokens(messages)``."""
+        known = self._lengths
+        current: dict[int, tuple[dict[str, Any], int]] = {}
+        # json.dumps writes a list as "[" + items joined by ", " + "]".
+        total = 2 + 2 * max(len(messages) - 1, 0)
+        for message in messages:
+            entry = known.get(id(message))
+            if entry is None or entry[0] is not message:
+                entry = (message, len(json.dumps(message, ensure_ascii=False, default=str)))
+            current[id(message)] = entry
+            total += entry[1]
+        self._lengths = current
+        return max(1, total // 4)
+
+
 class ModelMetadata:
     """Limits per model and a calibrated token estimator, for one daemon.
 

@@ -401,6 +401,7 @@ class SessionActor(Actor[SessionMessage]):
             persist=self._commit,
             ephemeral_system=self.spec.ephemeral_system,
             compress=self.compaction.preflight(),
+            history_size=self.compaction.history_size,
         )
 
     async def _run_turn(self, turn: TurnJob, turn_id: int, counters: TurnCounters) -> None:

@@ -20,7 +20,7 @@ from actors.session.options import SessionDeps
 from actors.session.state import SessionState
 from actors.session.turn_parts import Compress
 from messages.events import StatusUpdate
-from providers.metadata import rough_tokens
+from providers.metadata import HistorySize, rough_tokens
 from tools.files.ledger import FileReadLedger
 
 __all__ = ["SessionCompaction"]
@@ -36,9 +36,15 @@ class SessionCompaction:
         hub: where compression status lines go.
         file_reads: the session's file-read ledger: a compression forgets its read counts (as
             Hermes does), since the reads' content was summarised away and is needed in full again.
+
+    Attributes:
+        history_size: the estimate of the history's size each preflight check is given, kept from
+            call to call so that only new messages are encoded.
     """
 
-    __slots__ = ("_compressor", "_deps", "_file_reads", "_hub", "_model", "_session_id", "_sized_for", "_state")
+    __slots__ = (
+        "_compressor", "_deps", "_file_reads", "_hub", "_model", "_session_id", "_sized_for", "_state", "history_size",
+    )
 
     def __init__(
         self, deps: SessionDeps, session_id: str, model: SessionModel, state: SessionState, hub: EventHub,
@@ -52,6 +58,7 @@ class SessionCompaction:
         self._hub = hub
         self._compressor: ContextCompressor | None = None
         self._sized_for = ""
+        self.history_size = HistorySize()
 
     def preflight(self) -> Compress | None:
         """The check the turn runs before each provider call (None: compression is off)."""

@@ -35,7 +35,6 @@ from actors.session.turn_parts import TurnConfig, TurnCounters, TurnOutcome, add
 from actors.session.validation import PlannedCall, ToolCallValidator, ValidationOutcome
 from actors.session.workers import ToolCall, run_batch
 from messages.events import StatusUpdate, UsageUpdated
-from providers.metadata import rough_tokens
 from providers.pricing import estimate_cost
 from providers.recovery.errors import NeedsCompression
 from providers.types import ChatRequest, StreamFinished, Usage
@@ -245,7 +244,7 @@ class TurnJob(Job[TurnOutcome]):
     async def _call_model(self, *, with_tools: bool) -> StreamFinished | None:
         config = self.config
         self.steer.deliver(self.messages)
-        tokens = await self._compress_if_needed(rough_tokens(self.messages))
+        tokens = await self._compress_if_needed(self.config.history_size.tokens(self.messages))
         for attempt in range(2):
             await self._persist()
             finished: StreamFinished | None = None
@@ -282,7 +281,7 @@ class TurnJob(Job[TurnOutcome]):
         self.messages = compacted
         self._saved = len(compacted)
         self._turn_start = 0
-        return rough_tokens(compacted)
+        return self.config.history_size.tokens(compacted)
 
     async def _stream_reply(self, tokens: int, *, with_tools: bool) -> StreamFinished:
         config = self.config

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from providers.metadata import HistorySize
 from providers.types import Usage
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ class TurnConfig:
         ephemeral_system: a client's system layer, added to each request only.
         persist: commits the turn's new messages.
         compress: the preflight compression (None: compression is off).
+        history_size: the size estimate of the session's history, kept from call to call.
     """
 
     deps: SessionDeps
@@ -104,6 +106,7 @@ class TurnConfig:
     cost_before: float | None = None
     ephemeral_system: str | None = None
     compress: Compress | None = None
+    history_size: HistorySize = attrs.Factory(HistorySize)
 
     @property
     def max_iterations(self) -> int:

@@ -6,10 +6,12 @@ import json
 
 import pytest
 import trio
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from config.providers import ModelConfig
 from providers import ModelMetadata, parse_overflow_message
-from providers.metadata import CACHE_FILE_NAME, DEFAULT_CONTEXT_LENGTH, bare_model_name, rough_tokens
+from providers.metadata import CACHE_FILE_NAME, DEFAULT_CONTEXT_LENGTH, HistorySize, bare_model_name, rough_tokens
 from providers.scripted import serve_scripted_provider
 
 from .conftest import settings_for
@@ -133,6 +135,21 @@ class TestEstimates:
     def test_rough(self):
         msgs = [{"role": "user", "content": "x" * 400}]
         assert rough_tokens(msgs) == len(json.dumps(msgs)) // 4
+
+    @given(st.lists(st.tuples(st.sampled_from(["append", "replace_last", "replace_all"]), st.text(max_size=30)), max_size=25))
+    @settings(max_examples=150, deadline=None)
+    def test_history_size_follows_a_changing_history(self, steps):
+        # What a session does to its history: messages appended, the last one replaced by a copy
+        # (steers, budget notes), the whole list replaced (compaction).
+        size, history = HistorySize(), [{"role": "system", "content": "é" * 3}]
+        for step, text in steps:
+            if step == "append":
+                history.append({"role": "user", "content": text, "n": [1.5, None]})
+            elif step == "replace_last":
+                history[-1] = {**history[-1], "content": f"{history[-1]['content']}\n{text}"}
+            else:
+                history = [{"role": "user", "content": text}, *history[-2:]]
+            assert size.tokens(history) == rough_tokens(history)
 
     def test_calibration(self, tmp_path):
         meta = ModelMetadata(tmp_path)
