@@ -176,7 +176,7 @@ def usage_from_anthropic(raw: Mapping[str, Any], previous: Usage | None = None) 
 class AnthropicChunkConverter:
     """Turns Anthropic stream events (the JSON the server sent) into ours; one instance per stream.
 
-    Events are read as plain dicts (the stream is opened with ``AsyncStream[object]``), as
+    Events are read as plain dicts (the stream is opened with :func:`~providers.sse.anthropic_event_stream`), as
     Chat Completions chunks are: the SDK's models cost more than the rest of reading the stream.
     Also rebuilds the turn's content blocks, in order, into the ``anthropic_content`` extra
     (thinking blocks keep their signatures).

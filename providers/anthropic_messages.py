@@ -13,6 +13,7 @@ from .anthropic_convert import (
     to_anthropic_tools,
 )
 from ._raw import post_stream
+from .sse import anthropic_event_stream
 from .stream_close import StreamCloser
 from .base import ChunkConverter, SdkStreamAdapter
 from .caching import apply_system_and_3
@@ -86,7 +87,7 @@ class AnthropicMessagesAdapter(SdkStreamAdapter):
         return await post_stream(
             client, "/v1/messages", body, cast_to=sdk.types.Message,
             # Events as plain dicts: see AnthropicChunkConverter.
-            stream_cls=sdk.AsyncStream[object], headers=headers,
+            stream_cls=anthropic_event_stream(sdk), headers=headers,
         )
 
     def _converter(self) -> ChunkConverter:

@@ -1,30 +1,31 @@
-"""Server-sent events read in bulk, for the OpenAI SDK's streams.
+"""Server-sent events read in bulk, for the SDKs' streams.
 
-The SDK's ``AsyncStream`` reads a body through three async generators of its own (events, SSE lines,
+The SDKs' ``AsyncStream`` reads a body through three async generators of its own (events, SSE lines,
 chunks) on top of httpx2's, and resumes each of them for every event; left before the body's end, the
 three are closed later by Trio's async-generator finalizer, each in a system task. That was about
 0.45 ms of CPU per model call here (12 % of the adapter's cost, 6 % of a tool turn's).
 
-:class:`OpenAIEventStream` is the SDK's own extension point for that: a subclass of
-``openai.AsyncStream`` handed to ``client.post(stream_cls=...)``, as the SDK documents for custom
-stream types. It parses each network chunk at once with :class:`SseParser` and keeps the SDK's
-semantics: events as the JSON the server sent, ``[DONE]`` ends the stream (the rest of the body is
-read so that the connection can be reused), an ``error`` object in an event raises
-``openai.APIError``. The Anthropic SDK's stream, with its named events and error mapping, is left as
-it is.
+The SDKs' own extension point avoids it: a subclass of their ``AsyncStream`` handed to
+``client.post(stream_cls=...)``, as they document for custom stream types. :class:`OpenAIEventStream`
+(Chat Completions, Responses) and :func:`anthropic_event_stream` parse each network chunk at once with
+:class:`SseParser` and keep their SDK's semantics: events as the JSON the server sent; OpenAI's
+``[DONE]`` ends the stream (the rest of the body is read so that the connection can be reused) and an
+``error`` object raises ``openai.APIError``; Anthropic's ``ping`` is skipped and its ``error`` event
+raises ``anthropic.APIStatusError``.
 """
-
 from __future__ import annotations
 
 import collections
+import functools
 import json
 from collections.abc import AsyncIterator
+from types import ModuleType
 from typing import Any
 
 import openai
 import trio
 
-__all__ = ["OpenAIEventStream", "SseEvent", "SseParser"]
+__all__ = ["EventSource", "OpenAIEventStream", "SseEvent", "SseParser", "anthropic_event_stream"]
 
 #: Seconds the rest of a body is read after ``[DONE]`` before the connection is given up instead.
 DRAIN_SECONDS = 2.0
@@ -100,12 +101,61 @@ class SseParser:
         return events
 
 
+class EventSource:
+    """One response body read as server-sent events, a network chunk at a time.
+
+    The body is opened at the first read, so that whatever wraps ``response.aiter_bytes`` before it
+    (:func:`providers.stream_close.hold_body_iterator`) sees the iterator.
+    """
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+        self._parser = SseParser()
+        self._body: AsyncIterator[bytes] | None = None
+        # Events parsed but not yet returned: handled one at a time, so an error event is raised
+        # after the events before it, as the SDKs do.
+        self._ready: collections.deque[SseEvent] = collections.deque()
+        self._ended = False
+
+    async def next_event(self) -> SseEvent | None:
+        """The next event, or None once the body has ended (or :meth:`finish` ended the stream)."""
+        while not self._ready:
+            if self._ended:
+                return None
+            if self._body is None:
+                self._body = self._response.aiter_bytes()
+            try:
+                chunk = await self._body.__anext__()
+            except StopAsyncIteration:
+                self._ended = True
+                continue
+            self._ready.extend(self._parser.feed(chunk))
+        return self._ready.popleft()
+
+    async def finish(self) -> None:
+        """End the stream here: read the rest of the body so that the connection can be reused."""
+        self._ended = True
+        self._ready.clear()
+        if self._body is not None:
+            with trio.move_on_after(DRAIN_SECONDS):
+                async for _ in self._body:
+                    pass
+
+
+def _stream_init(self: Any, *, cast_to: type, response: Any, client: Any, options: Any = None) -> None:
+    """``__init__`` of the SDK stream subclasses, called by the SDK with ``AsyncStream``'s arguments.
+
+    The SDK's own ``__init__`` is not run: it would open the generator chain these classes replace.
+    """
+    self.response = response
+    self._cast_to = cast_to
+    self._client = client
+    self._options = options
+    self._events = EventSource(response)
+
+
 class OpenAIEventStream(openai.AsyncStream[object]):
     """An OpenAI SDK stream whose items are the events' JSON objects (see the module's docstring).
-
-    Built by the SDK with the arguments of ``AsyncStream``. The body is opened at the first read, so
-    whatever wraps ``response.aiter_bytes`` before it (:func:`providers.stream_close.hold_body_iterator`)
-    sees the iterator.
 
     Raises (from ``__anext__``):
         openai.APIError: an event carried an ``error`` object.
@@ -113,43 +163,20 @@ class OpenAIEventStream(openai.AsyncStream[object]):
         httpx2.HTTPError: the transport failed.
     """
 
-    def __init__(self, *, cast_to: type, response: Any, client: Any, options: Any = None) -> None:
-        # Not the SDK's __init__: it would open the generator chain this class replaces.
-        self.response = response
-        self._cast_to = cast_to
-        self._client = client
-        self._options = options
-        self._parser = SseParser()
-        self._body: AsyncIterator[bytes] | None = None
-        # Data of events parsed but not yet returned: decoded one at a time, so an error event
-        # is raised after the events before it, as the SDK does.
-        self._ready: collections.deque[bytes] = collections.deque()
-        self._ended = False
+    __init__ = _stream_init
 
     def __aiter__(self) -> OpenAIEventStream:  # type: ignore[override]
         return self
 
     async def __anext__(self) -> Any:
         """The next event's JSON object."""
-        while not self._ready:
-            if self._ended:
-                raise StopAsyncIteration
-            if self._body is None:
-                self._body = self.response.aiter_bytes()
-            try:
-                chunk = await self._body.__anext__()
-            except StopAsyncIteration:
-                self._ended = True
-                continue
-            for event in self._parser.feed(chunk):
-                if event.data.startswith(_DONE):
-                    await self._finish()
-                    break
-                self._ready.append(event.data)
-        return self._decode(self._ready.popleft())
-
-    def _decode(self, data: bytes) -> Any:
-        value = json.loads(data)
+        event = await self._events.next_event()
+        if event is None:
+            raise StopAsyncIteration
+        if event.data.startswith(_DONE):
+            await self._events.finish()
+            raise StopAsyncIteration
+        value = json.loads(event.data)
         if isinstance(value, dict) and value.get("error"):
             error = value["error"]
             message = error.get("message") if isinstance(error, dict) else None
@@ -158,10 +185,40 @@ class OpenAIEventStream(openai.AsyncStream[object]):
             raise openai.APIError(message=message, request=self.response.request, body=error)
         return value
 
-    async def _finish(self) -> None:
-        """After ``[DONE]``: read the rest of the body so that the connection can be reused, then end."""
-        self._ended = True
-        assert self._body is not None
-        with trio.move_on_after(DRAIN_SECONDS):
-            async for _ in self._body:
-                pass
+
+@functools.cache
+def anthropic_event_stream(sdk: ModuleType) -> type:
+    """The Anthropic SDK stream class whose items are the events' JSON objects (made once the SDK,
+    which is imported lazily, is loaded).
+
+    Like the SDK's own: ``ping`` and unnamed events are skipped, an ``error`` event raises
+    ``anthropic.APIStatusError`` with the event's body.
+    """
+
+    class AnthropicEventStream(sdk.AsyncStream[object]):  # type: ignore[misc, name-defined]
+        """An Anthropic SDK stream read in bulk."""
+
+        __init__ = _stream_init
+
+        def __aiter__(self) -> Any:
+            return self
+
+        async def __anext__(self) -> Any:
+            while (event := await self._events.next_event()) is not None:
+                if event.name is None or event.name == "ping":
+                    continue
+                if event.name == "error":
+                    raise self._error(event.data)
+                return json.loads(event.data)
+            raise StopAsyncIteration
+
+        def _error(self, data: bytes) -> Exception:
+            text = data.decode("utf-8", errors="replace")
+            try:
+                body: Any = json.loads(text)
+                message = f"{body}"
+            except ValueError:
+                body, message = text, text or f"Error code: {self.response.status_code}"
+            return sdk.APIStatusError(message, response=self.response, body=body)
+
+    return AnthropicEventStream

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
 
 from providers._raw import post_stream
-from providers.sse import OpenAIEventStream, SseParser
+from providers._lazy_sdk import anthropic_sdk
+from providers.sse import OpenAIEventStream, SseParser, anthropic_event_stream
 
 _NAMES = st.one_of(st.none(), st.sampled_from(["message", "response.completed", "ping"]))
 # Data lines hold no line break of their own; an event has at least one.
@@ -140,3 +141,25 @@ class TestOpenAIEventStream:
             await stream.close()
         assert str(info.value) == "Overloaded"
         assert info.value.body == {"message": "Overloaded", "type": "overloaded_error"}
+
+
+class TestAnthropicEventStream:
+    """The Anthropic SDK builds our stream: pings and unnamed events skipped, an error event raised as its SDK does."""
+
+    async def test_events_then_error(self) -> None:
+        sdk = await anthropic_sdk()
+        start = {"type": "message_start", "message": {"id": "m"}}
+        pieces = [
+            b"event: ping\ndata: {}\n\n" + b"data: {\"unnamed\": 1}\n\n",
+            b"event: message_start\ndata: " + json.dumps(start).encode() + b"\n\n",
+            b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}\n\n',
+        ]
+        async with _raw_server(pieces, []) as url, httpx2.AsyncClient() as http:
+            client = sdk.AsyncAnthropic(api_key="k", base_url=url.removesuffix("/v1"), max_retries=0, http_client=http)
+            stream = await post_stream(client, "/v1/messages", {"model": "m"}, cast_to=object, stream_cls=anthropic_event_stream(sdk))
+            assert await stream.__anext__() == start
+            with pytest.raises(sdk.APIStatusError) as info:
+                await stream.__anext__()
+            await stream.close()
+        assert info.value.type == "overloaded_error"
+        assert info.value.status_code == 200
