@@ -17,9 +17,9 @@ import pytest
 from actors.platform.cli.client import RequestFailed
 from messages import control as c
 from tests.daemon.helpers import (
-    attached_turn,
     DaemonProcess,
     ScriptedProviderProcess,
+    attached_turn,
     cli_json,
     events_until_turn_finished,
     run_cli,
@@ -69,9 +69,7 @@ class TestPlacement:
             assert f"sessions/session:{there}" not in json.dumps(cli_json(first, "tree"))
             assert cli_json(first, "inspect", "cluster")["details"]["owners_remembered"] == 1
             # Through A, the session on B is attached, talked to, inspected and shown as a tree.
-            client.request(c.Attach(client.next_id(), there, None))
-            client.request(c.SendMessage(client.next_id(), there, NO_TOOLS))
-            assert events_until_turn_finished(client)[-1].reason == "completed"
+            assert attached_turn(client, there, NO_TOOLS)[-1].reason == "completed"
             assert cli_json(first, "tree", there)["tree"]["path"] == f"sessions/session:{there}"
             assert cli_json(first, "inspect", f"sessions/session:{there}")["details"]["turns"] == 1
             killed = run_cli(first.home, "kill", there)

@@ -18,9 +18,9 @@ import pytest
 from messages import control as c
 from messages.events import StatusUpdate, TurnFinished
 from tests.daemon.helpers import (
-    attached_turn,
     DaemonProcess,
     ScriptedProviderProcess,
+    attached_turn,
     cli_json,
     events_until_turn_finished,
     run_cli,

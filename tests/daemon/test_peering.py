@@ -13,9 +13,9 @@ import pytest
 from actors.platform.cli.client import RequestFailed
 from messages import control as c
 from tests.daemon.helpers import (
-    attached_turn,
     DaemonProcess,
     ScriptedProviderProcess,
+    attached_turn,
     database_daemon,
     events_until_turn_finished,
     run_cli,
