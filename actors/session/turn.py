@@ -244,7 +244,7 @@ class TurnJob(Job[TurnOutcome]):
     async def _call_model(self, *, with_tools: bool) -> StreamFinished | None:
         config = self.config
         self.steer.deliver(self.messages)
-        tokens = await self._compress_if_needed(self.config.history_size.tokens(self.messages))
+        tokens = await self._compress_if_needed(config.history_size.tokens(self.messages))
         for attempt in range(2):
             await self._persist()
             finished: StreamFinished | None = None
