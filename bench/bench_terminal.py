@@ -3,6 +3,7 @@
 Figures:
 - foreground ``terminal("true")`` end to end through ``dispatch`` (argument validation,
   approval check, bash spawn in its own group, state capture, JSON result); target <= 15 ms median;
+  and the CPU its shell takes (the wrapper, the command, the EXIT trap's state dump);
 - the same for a command with 1 MB of output (drain, cap, ANSI clean);
 - background start -> exit -> process(wait);
 - dangerous-command detection per call.
@@ -12,6 +13,7 @@ Run: ``.venv/bin/python bench/bench_terminal.py [runs]``
 
 from __future__ import annotations
 
+import resource
 import statistics
 import sys
 import tempfile
@@ -37,6 +39,12 @@ def _report(label: str, samples: list[float]) -> None:
     )
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the child processes reaped so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 async def _time_calls(registry: ToolRegistry, ctx: LocalToolContext, name: str, args: dict, runs: int) -> list[float]:
     samples = []
     for _ in range(runs):
@@ -53,7 +61,9 @@ async def main(runs: int) -> None:
         async with trio.open_nursery() as nursery:
             ctx = LocalToolContext(home=Path(tmp), cwd=tmp, nursery=nursery)
             await dispatch(registry, "terminal", {"command": "true"}, ctx)  # warm-up
+            before = _children_cpu()
             _report('terminal("true") via dispatch', await _time_calls(registry, ctx, "terminal", {"command": "true"}, runs))
+            print(f"{'  its shell process, CPU per command':<44} {(_children_cpu() - before) / runs * 1000:7.2f} ms")
             _report(
                 'terminal("cd /tmp; export A=1")',
                 await _time_calls(registry, ctx, "terminal", {"command": "cd /tmp; export A=1"}, runs),

@@ -71,6 +71,31 @@ class TestShellStatePersists:
             await call(tools, ctx, command="cd sub; sleep 60 >/dev/null 2>&1 &")
         assert ctx.shell.cwd == str(tmp_path / "sub")
 
+    async def test_functions_named_like_the_dumps_builtins_change_nothing(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
+        await call(tools, ctx, command="export KEPT=1")
+        await call(tools, ctx, command="export() { :; }; printf() { :; }; builtin export ADDED=2; cd /")
+        assert (ctx.shell.cwd, ctx.shell.env["KEPT"], ctx.shell.env["ADDED"]) == ("/", "1", "2")
+
+    async def test_garbage_written_to_the_state_pipe_keeps_the_state(self, jails: Jails, tmp_path: Path) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
+        await call(tools, ctx, command="export KEPT=1")
+        result = await call(tools, ctx, command="cd /; export LOST=1; echo 'not what bash writes' >&$__hermes_state")
+        assert result["exit_code"] == 0
+        assert (ctx.shell.cwd, ctx.shell.env.get("LOST"), ctx.shell.env["KEPT"]) == (str(tmp_path), None, "1")
+
+    async def test_a_flooded_state_pipe_is_bounded_and_dropped(
+        self, jails: Jails, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """A command writing more than the limit to the pipe costs no more memory than the limit, and the
+        session keeps the state it had."""
+        monkeypatch.setattr("tools.terminal._foreground.STATE_LIMIT_BYTES", 100_000)
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
+        result = await call(tools, ctx, command="cd /; head -c 1000000 /dev/zero >&$__hermes_state; echo done")
+        assert (result["output"], result["exit_code"]) == ("done", 0)
+        assert ctx.shell.cwd == str(tmp_path)
+        assert "state pipe got more than 100000 bytes" in caplog.text
+
     def test_a_low_descriptor_limit_still_gives_a_state_pipe(self) -> None:
         """Under a descriptor limit below the pipe's usual number (200), the pipe keeps a low one."""
         code = (

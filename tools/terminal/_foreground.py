@@ -33,6 +33,9 @@ EXIT_INTERRUPTED = 130
 _READ_SIZE = 65536
 # The lowest descriptor number the shell's state pipe takes.
 _STATE_FD_FLOOR = 200
+# The most of the shell's state kept: twice what the largest environment a program can be started with
+# (ARG_MAX with an 8 MB stack) takes once quoted. More is a command writing to the pipe itself.
+STATE_LIMIT_BYTES = 16 * 1024 * 1024
 # How much of the newest output a progress report shows.
 _PROGRESS_BYTES = 500
 
@@ -236,7 +239,8 @@ class _StatePipe:
 
     The shell inherits the write end at a high descriptor number, clear of the 3-9 that scripts
     redirect. Reading it needs no file and no worker thread: it is read while the command runs (a
-    large environment fills a pipe) and emptied once the shell has exited.
+    large environment fills a pipe) and emptied once the shell has exited. What comes beyond
+    :data:`STATE_LIMIT_BYTES` is read and dropped, and the state counts as missing.
     """
 
     def __init__(self) -> None:
@@ -252,12 +256,13 @@ class _StatePipe:
         self._write_open = True
         self._read = trio.lowlevel.FdStream(read)
         self._data = bytearray()
+        self._overflowed = False
 
     async def pump(self) -> None:
         """Read what the shell writes until the pipe ends or the caller cancels."""
         try:
             while chunk := await self._read.receive_some(_READ_SIZE):
-                self._data += chunk
+                self._keep(chunk)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             pass
 
@@ -265,11 +270,21 @@ class _StatePipe:
         """Take what is in the pipe now, without waiting."""
         with contextlib.suppress(BlockingIOError, OSError):
             while chunk := os.read(self._read.fileno(), _READ_SIZE):
-                self._data += chunk
+                self._keep(chunk)
 
     def data(self) -> bytes:
-        """Everything read from the shell."""
-        return bytes(self._data)
+        """Everything read from the shell; empty when it wrote more than the limit."""
+        return b"" if self._overflowed else bytes(self._data)
+
+    def _keep(self, chunk: bytes) -> None:
+        if self._overflowed:
+            return
+        if len(self._data) + len(chunk) > STATE_LIMIT_BYTES:
+            log.warning("terminal: the shell state pipe got more than %d bytes; the state is dropped", STATE_LIMIT_BYTES)
+            self._overflowed = True
+            self._data.clear()
+            return
+        self._data += chunk
 
     def close_write_end(self) -> None:
         """Close our copy of the write end (idempotent)."""

@@ -1,10 +1,12 @@
 """The shell a terminal command runs in, and how its cwd and environment persist.
 
 Each command runs in a fresh ``bash -c``. An EXIT trap writes the shell's final working
-directory and exported variables (NUL-separated, so any value survives; with builtins only)
-to a pipe the shell inherits (a descriptor numbered high, out of the way of the command's own
-redirections); the next command starts from them. The trap also fires when the command itself
-calls ``exit``, so ``cd`` and ``export`` persist as they would in one long shell.
+directory (NUL-terminated) and bash's own listing of its exported variables (``export -p``,
+read by :mod:`tools.terminal._exports`), then a NUL that says the listing is whole, to a pipe
+the shell inherits (a descriptor numbered high, out of the way of the command's own
+redirections); the next command starts from them. Builtins only: no fork. The trap also fires
+when the command itself calls ``exit``, so ``cd`` and ``export`` persist as they would in one
+long shell.
 """
 
 from __future__ import annotations
@@ -15,27 +17,22 @@ import attrs
 
 from tools.jail.environment import SHELL_MANAGED
 from tools.jail.environment import terminal_environment as build_shell_env
+from tools.terminal._exports import parse_exports
 
 __all__ = ["ShellSnapshot", "build_shell_env", "parse_state", "shell_argv"]
 
-# ``"${!X@}"`` lists the variables whose names start with X; covering every possible first
-# character enumerates all of them without forking (``env -0`` would cost a fork + exec,
-# about a third of a short command's time). ``${!n@a}`` holds the variable's attributes:
-# ``x`` marks an exported one.
-_NAME_STARTS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
-_DUMP = (
-    "__hermes_dump() { local __n; printf '%s\\0' \"$PWD\"; "
-    "for __n in " + " ".join(f'"${{!{c}@}}"' for c in _NAME_STARTS) + "; do "
-    "[[ ${!__n@a} == *x* ]] && printf '%s=%s\\0' \"$__n\" \"${!__n}\"; done; }; "
-)
 # The user's command is $1 and the state pipe's descriptor $2; both are moved into shell
 # variables and the positional parameters cleared, so the command sees an empty "$@".
+# ``builtin`` keeps a function the command defines named ``printf`` or ``export`` out of the
+# dump; the closing NUL is written only when the listing succeeded.
 _WRAPPER = (
-    _DUMP
-    + '__hermes_cmd=$1; __hermes_state=$2; shift $#; '
-    + "trap '__hermes_rc=$?; __hermes_dump >&\"$__hermes_state\" 2>/dev/null; exit $__hermes_rc' EXIT; "
-    + 'eval "$__hermes_cmd"'
+    '__hermes_cmd=$1; __hermes_state=$2; shift $#; '
+    "trap '__hermes_rc=$?; { builtin printf \"%s\\0\" \"$PWD\"; builtin export -p && builtin printf \"\\0\"; } "
+    '>&"$__hermes_state" 2>/dev/null; exit $__hermes_rc\' EXIT; '
+    'eval "$__hermes_cmd"'
 )
+_SHELL_MANAGED = frozenset(os.fsencode(name) for name in SHELL_MANAGED)
+
 
 @attrs.frozen
 class ShellSnapshot:
@@ -51,21 +48,16 @@ def shell_argv(shell: str, command: str, state_fd: int) -> list[str]:
 
 
 def parse_state(data: bytes) -> ShellSnapshot | None:
-    """Read the state the EXIT trap wrote; None when it is missing or cut short."""
-    if not data:
+    """Read the state the EXIT trap wrote; None when it is missing, cut short or not what bash writes."""
+    cwd, found, listing = data.partition(b"\0")
+    # A whole dump starts with an absolute path and ends with the NUL after the listing; no value can hold
+    # another NUL. Anything else has been written to the pipe by the command itself.
+    if not found or not cwd.startswith(b"/") or not listing.endswith(b"\0") or b"\0" in listing[:-1]:
         return None
-    fields = data.split(b"\0")
-    # A complete dump ends with a NUL, leaving one empty field at the end.
-    if len(fields) < 2 or fields[-1] != b"":
+    exported = parse_exports(listing[:-1])
+    if exported is None:
         return None
-    cwd = os.fsdecode(fields[0])
-    env: dict[str, str] = {}
-    for field in fields[1:-1]:
-        name, sep, value = field.partition(b"=")
-        if not sep:
-            continue
-        key = os.fsdecode(name)
-        if key in SHELL_MANAGED or key.startswith("BASH_FUNC_"):
-            continue
-        env[key] = os.fsdecode(value)
-    return ShellSnapshot(cwd=cwd, env=env)
+    env = {
+        os.fsdecode(name): os.fsdecode(value) for name, value in exported.items() if name not in _SHELL_MANAGED
+    }
+    return ShellSnapshot(cwd=os.fsdecode(cwd), env=env)
