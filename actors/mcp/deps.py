@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from tools.jail._spawner import SpawnThread
+from tools.jail._spawner import Spawner
 from tools.registry import ToolRegistry
 
 __all__ = ["McpDeps"]
@@ -29,7 +29,7 @@ class McpDeps:
 
     registry: ToolRegistry
     environ: Mapping[str, str]
-    spawner: SpawnThread = attrs.field(factory=lambda: SpawnThread("hermes-mcp-spawner"))
+    spawner: Spawner = attrs.field(factory=lambda: Spawner("hermes-mcp-spawner"))
     backoff_initial: float = 1.0
     backoff_max: float = 60.0
     stable_after: float = 60.0

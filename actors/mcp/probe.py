@@ -18,7 +18,7 @@ from actors.mcp.naming import tool_names
 from actors.mcp.session import CLIENT_INFO, describe_error, list_all_tools
 from actors.mcp.transports import Transport, open_transport
 from config.mcp import McpServerConfig
-from tools.jail._spawner import SpawnThread
+from tools.jail._spawner import Spawner
 
 __all__ = ["ProbeResult", "ProbedTool", "probe_server"]
 
@@ -49,7 +49,7 @@ class ProbeResult:
 
 async def probe_server(config: McpServerConfig, environ: Mapping[str, str]) -> ProbeResult:
     """Connect to ``config``'s server within its ``connect_timeout``, list its tools, disconnect."""
-    spawner = SpawnThread("hermes-mcp-probe")
+    spawner = Spawner("hermes-mcp-probe")
     spawner.start()
     started = time.perf_counter()
     connected = listed = math.nan

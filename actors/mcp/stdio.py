@@ -3,7 +3,7 @@
 The SDK's ``stdio_client`` forks through Trio's ``open_process``, from a worker thread that exits
 after some idle seconds, and leaves no way to tie the server's life to the daemon's. Here:
 
-- the server is forked from one long-lived :class:`~tools.jail._spawner.SpawnThread` (the MCP
+- the server is forked from one long-lived :class:`~tools.jail._spawner.Spawner` (the MCP
   supervisor's), through a tiny exec wrapper that sets ``PR_SET_PDEATHSIG`` to SIGKILL before it
   becomes the server: when the daemon dies, even by ``kill -9``, the kernel kills the server;
 - its environment is built, never inherited: seed 000's allow-list of safe variables
@@ -32,7 +32,7 @@ import trio
 from mcp.shared.message import SessionMessage
 
 from config.mcp import McpServerConfig
-from tools.jail._spawner import SpawnThread
+from tools.jail._spawner import Spawner
 from tools.jail.environment import allowed_environment
 from tools.jail.launcher import start_process
 from tools.jail.process import JailedProcess
@@ -99,7 +99,7 @@ def server_environment(config: McpServerConfig, environ: Mapping[str, str]) -> d
 
 @asynccontextmanager
 async def open_stdio(
-    config: McpServerConfig, spawner: SpawnThread, environ: Mapping[str, str]
+    config: McpServerConfig, spawner: Spawner, environ: Mapping[str, str]
 ) -> AsyncIterator[tuple[anyio.abc.ObjectReceiveStream[SessionMessage | Exception], anyio.abc.ObjectSendStream[SessionMessage], StdioServer]]:
     """Start ``config``'s server and yield ``(read stream, write stream, server)``; leaving stops it.
 

@@ -20,7 +20,7 @@ import trio
 from actors.mcp.deps import McpDeps
 from config.mcp import DEFAULT_TIMEOUT, McpEntry, McpServerConfig
 from actors import ChildSpec, RestartType, Supervisor
-from tools.jail._spawner import SpawnThread
+from tools.jail._spawner import Spawner
 
 if TYPE_CHECKING:
     from actors.mcp.client import McpClient
@@ -59,7 +59,7 @@ class McpSupervisor(Supervisor):
     """
 
     def __init__(self, entries: Mapping[str, McpEntry], deps: McpDeps) -> None:
-        self.deps = attrs.evolve(deps, spawner=SpawnThread("hermes-mcp-spawner"))
+        self.deps = attrs.evolve(deps, spawner=Spawner("hermes-mcp-spawner"))
         self.entries = dict(entries)
         # One client per server name, across restarts and reloads: the registry's handlers hold it.
         self._clients: dict[str, McpClient] = {}

@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from actors.mcp.stdio import StdioServer, open_stdio
 from config.mcp import McpServerConfig
-from tools.jail._spawner import SpawnThread
+from tools.jail._spawner import Spawner
 
 __all__ = ["Transport", "open_transport"]
 
@@ -44,7 +44,7 @@ class Transport:
 
 @asynccontextmanager
 async def open_transport(
-    config: McpServerConfig, spawner: SpawnThread, environ: Mapping[str, str]
+    config: McpServerConfig, spawner: Spawner, environ: Mapping[str, str]
 ) -> AsyncIterator[Transport]:
     """Connect to ``config``'s server; leaving the block closes the connection (and stops a stdio server).
 

@@ -156,7 +156,7 @@ class TestDaemonKilled:
 def _children(pid: int) -> list[int]:
     with open(f"/proc/{pid}/task/{pid}/children") as handle:
         found = [int(child) for child in handle.read().split()]
-    # The spawn thread is a task of its own: its children are listed under it.
+    # The spawn threads are tasks of their own: their children are listed under them.
     for task in os.listdir(f"/proc/{pid}/task"):
         if int(task) != pid:
             with open(f"/proc/{pid}/task/{task}/children") as handle:

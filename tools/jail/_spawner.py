@@ -1,10 +1,14 @@
-"""The one thread that forks every process a tool starts.
+"""The long-lived threads that fork every process a tool starts.
 
 bubblewrap's ``--die-with-parent`` is ``PR_SET_PDEATHSIG``, which fires when the *thread* that forked
 bwrap exits. Trio forks from its worker threads, and those exit after about ten seconds idle, which
-would kill any command running longer. So every ``subprocess.Popen`` runs on this one long-lived
-thread, whose life is the launcher's (the daemon's): a daemon killed with ``-9`` takes every jail with
-it, and a command never dies of a worker thread's idleness.
+would kill any command running longer. So every ``subprocess.Popen`` runs on one of a few threads whose
+life is the launcher's (the daemon's): a daemon killed with ``-9`` takes every jail with it, and a
+command never dies of a worker thread's idleness.
+
+Several threads, because a fork is slow when the event loop is busy: ``Popen`` gives up the GIL at each
+system call and waits to get it back, so under load one fork took 6-9 ms and commands queued behind
+each other (120-360 ms each at 200 busy sessions).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import attrs
 import outcome
 import trio
 
-__all__ = ["LauncherClosed", "SpawnThread"]
+__all__ = ["LauncherClosed", "Spawner"]
 
 
 class LauncherClosed(RuntimeError):
@@ -42,34 +46,40 @@ def _kill_orphan(result: outcome.Outcome[subprocess.Popen[bytes]]) -> None:
         result.value.wait()
 
 
-class SpawnThread:
-    """A plain thread fed by a queue; :meth:`popen` runs ``subprocess.Popen`` on it.
+class Spawner:
+    """Plain threads fed by one queue; :meth:`popen` runs ``subprocess.Popen`` on whichever is free.
 
-    # Invariant: after close() nothing is queued any more; the thread exits once it has
-    # served what was queued before.
+    Args:
+        name: The threads' name.
+        threads: How many forks may be under way at once.
+
+    # Invariant: after close() nothing is queued any more; each thread exits once the requests
+    # queued before have been served.
     """
 
-    def __init__(self, name: str = "hermes-jail-spawner") -> None:
+    def __init__(self, name: str = "hermes-jail-spawner", threads: int = 1) -> None:
         self._requests: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
-        # A daemon thread: an unclosed launcher never holds the interpreter open.
-        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        # Daemon threads: an unclosed launcher never holds the interpreter open.
+        self._threads = [threading.Thread(target=self._serve, name=name, daemon=True) for _ in range(threads)]
         self._closed = False
 
     def start(self) -> None:
-        """Start the thread."""
-        self._thread.start()
+        """Start the threads."""
+        for thread in self._threads:
+            thread.start()
 
     def close(self) -> None:
-        """Stop taking requests; the thread ends after the queued ones.
+        """Stop taking requests; the threads end after the queued ones.
 
-        Its exit fires ``PDEATHSIG`` in every jail it started: close only when the tools have stopped.
+        Their exit fires ``PDEATHSIG`` in every jail they started: close only when the tools have stopped.
         """
         if not self._closed:
             self._closed = True
-            self._requests.put(None)
+            for _ in self._threads:
+                self._requests.put(None)
 
     async def popen(self, argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
-        """``subprocess.Popen(argv, **options)`` on the spawn thread.
+        """``subprocess.Popen(argv, **options)`` on a spawn thread.
 
         The wait is shielded: once queued, the fork happens and its process is returned, so the
         caller can stop it if it was cancelled meanwhile.

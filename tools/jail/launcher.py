@@ -2,7 +2,7 @@
 
 One per daemon::
 
-    async with open_launcher(config.sandbox) as launcher:   # spawn thread, preflight
+    async with open_launcher(config.sandbox) as launcher:   # spawn threads, preflight
         process = await launcher.spawn(["bash", "-c", "make"], policy=policy, cwd=cwd, env=env)
         ...
         await process.stop(grace=2.0)
@@ -27,7 +27,7 @@ import trio
 from config.sandbox import SandboxConfig
 from tools.errors import ToolError
 from tools.jail._mounts import inside, jail_argv, jail_env
-from tools.jail._spawner import LauncherClosed, SpawnThread
+from tools.jail._spawner import LauncherClosed, Spawner
 from tools.jail.policy import JailPolicy
 from tools.jail.preflight import FULL_ACCESS_HINT, JailStatus, preflight
 from tools.jail.process import JailedProcess
@@ -35,6 +35,9 @@ from tools.jail.process import JailedProcess
 __all__ = ["JailUnavailable", "Launcher", "LauncherClosed", "PopenFn", "open_launcher", "start_process"]
 
 log = logging.getLogger(__name__)
+
+#: Forks that may be under way at once (see :mod:`tools.jail._spawner`).
+SPAWN_THREADS = 4
 
 
 class JailUnavailable(ToolError, RuntimeError):
@@ -65,8 +68,8 @@ class Launcher:
 
     def __init__(self, config: SandboxConfig) -> None:
         self._config = config
-        self._thread = SpawnThread()
-        self._thread_started = False
+        self._spawner = Spawner(threads=SPAWN_THREADS)
+        self._spawner_started = False
         self.status: JailStatus = _NOT_CHECKED
 
     async def preflight(self) -> JailStatus:
@@ -81,14 +84,14 @@ class Launcher:
         return self.status
 
     def start(self) -> None:
-        """Start the spawn thread (done by :func:`open_launcher`, or by the first spawn)."""
-        if not self._thread_started:
-            self._thread_started = True
-            self._thread.start()
+        """Start the spawn threads (done by :func:`open_launcher`, or by the first spawn)."""
+        if not self._spawner_started:
+            self._spawner_started = True
+            self._spawner.start()
 
     def close(self) -> None:
-        """Stop the spawn thread; every jail it started dies with it (``--die-with-parent``)."""
-        self._thread.close()
+        """Stop the spawn threads; every jail they started dies with them (``--die-with-parent``)."""
+        self._spawner.close()
 
     async def spawn(
         self,
@@ -123,7 +126,7 @@ class Launcher:
         self.start()
         if not policy.jailed:
             return await start_process(
-                self._thread.popen, list(argv), env, jailed=False, stdin=stdin, merge_stderr=merge_stderr, cwd=cwd,
+                self._spawner.popen, list(argv), env, jailed=False, stdin=stdin, merge_stderr=merge_stderr, cwd=cwd,
                 pass_fds=pass_fds,
             )
         status = self.status
@@ -138,7 +141,7 @@ class Launcher:
             _jailed_command, status, policy, list(argv), cwd, env, tuple(binds)
         )
         return await start_process(
-            self._thread.popen, command, jailed_env, jailed=True, stdin=stdin, merge_stderr=merge_stderr, cwd="/",
+            self._spawner.popen, command, jailed_env, jailed=True, stdin=stdin, merge_stderr=merge_stderr, cwd="/",
             pass_fds=pass_fds,
         )
 
@@ -167,7 +170,7 @@ def _jailed_command(
 
 
 PopenFn = Callable[..., Awaitable["subprocess.Popen[bytes]"]]
-"""Runs ``subprocess.Popen(argv, **options)`` somewhere and returns it (the spawn thread, a worker thread)."""
+"""Runs ``subprocess.Popen(argv, **options)`` somewhere and returns it (a spawn thread, a worker thread)."""
 
 
 async def start_process(
