@@ -6,7 +6,7 @@ Figures:
   and the CPU its shell takes (the wrapper, the command, the EXIT trap's state dump);
 - the same for a command with 1 MB of output (drain, cap, ANSI clean);
 - background start -> exit -> process(wait);
-- dangerous-command detection per call.
+- dangerous-command detection per call, for a short compound command and for a long heredoc.
 
 Run: ``.venv/bin/python bench/bench_terminal.py [runs]``
 """
@@ -79,13 +79,16 @@ async def main(runs: int) -> None:
                 samples.append(time.perf_counter() - start)
             _report("background start + process(wait)", samples)
             nursery.cancel_scope.cancel()
-    command = "cd build && make -j8 2>&1 | tee log.txt; rm -rf out/ && git status"
-    start = time.perf_counter()
-    count = 20_000
-    for _ in range(count):
-        find_hardline(command)
-        find_dangers(command)
-    print(f"{'find_hardline + find_dangers (one compound command)':<44} {(time.perf_counter() - start) / count * 1e6:7.2f} µs per call")
+    heredoc = "cat > notes.md <<'EOF'\n" + "Line %d of the notes, with nothing to ask about.\n" * 100 + "EOF"
+    for label, command, count in (
+        ("one compound command", "cd build && make -j8 2>&1 | tee log.txt; rm -rf out/ && git status", 20_000),
+        ("a 5 KB heredoc of text", heredoc, 2_000),
+    ):
+        start = time.perf_counter()
+        for _ in range(count):
+            find_hardline(command)
+            find_dangers(command)
+        print(f"{'find_hardline + find_dangers (' + label + ')':<44} {(time.perf_counter() - start) / count * 1e6:7.2f} µs per call")
 
 
 if __name__ == "__main__":

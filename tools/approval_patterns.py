@@ -13,6 +13,10 @@ Two lists, after Hermes's security guide:
   or a redirect, ``mkfs`` on the device ``/`` is mounted from.
 
 Plain ``>`` redirects, ``cp``, ``mv`` and ``install`` are ordinary work and do not ask.
+
+Each check names the words it cannot match without (``rm``, ``chmod``, ``/dev/``...). The patterns try a
+command-start prefix at every position, about 2 µs per character each; a command holding none of a
+check's words (a heredoc of text, most commands) is passed over by a substring search.
 """
 
 from __future__ import annotations
@@ -54,45 +58,66 @@ class _Pattern:
     key: str
     description: str
     regex: re.Pattern[str]
+    # Invariant: every command ``regex`` matches holds one of ``words`` (in lower case when ``folded``);
+    # a property test checks it.
+    words: tuple[str, ...]
+    folded: bool
+
+    def may_match(self, command: str, lowered: str) -> bool:
+        """Whether ``command`` (``lowered``: the same in lower case) holds one of the pattern's words."""
+        text = lowered if self.folded else command
+        for word in self.words:  # a loop, not any(): no generator to build for the usual one word
+            if word in text:
+                return True
+        return False
 
 
-def _pattern(key: str, description: str, regex: str, flags: int = 0) -> _Pattern:
-    return _Pattern(key, description, re.compile(regex, flags))
+def _pattern(
+    key: str, description: str, regex: str, flags: int = 0, *, words: tuple[str, ...], folded: bool = False
+) -> _Pattern:
+    """``folded``: the words are looked for in lower case (always so for an ``IGNORECASE`` regex)."""
+    return _Pattern(key, description, re.compile(regex, flags), words, folded=folded or bool(flags & re.IGNORECASE))
 
 
 #: Every dangerous pattern, in the order they are reported.
 DANGEROUS_PATTERNS: tuple[_Pattern, ...] = (
     _pattern("recursive_delete", "delete recursively (rm -r)",
-             _START + r"rm\s+(?:" + _ARGS + r"\s)?(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)(?=[\s;&|)`'\"]|$)"),
+             _START + r"rm\s+(?:" + _ARGS + r"\s)?(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)(?=[\s;&|)`'\"]|$)",
+             words=("rm",)),
     _pattern("delete_root_path", "delete under the root path (rm /...)",
-             _START + r"rm\s+(?:-\S*\s+)*['\"]?/"),
+             _START + r"rm\s+(?:-\S*\s+)*['\"]?/", words=("rm",)),
     _pattern("chmod_world_writable", "make files world-writable (chmod)",
-             _START + r"chmod\s+(?:-\S+\s+)*(?:0?[0-7]?[0-7][0-7][2367]\b|[ugo]*[ao][ugo]*\+[rwxXst]*w|\+[rwxXst]*w)"),
+             _START + r"chmod\s+(?:-\S+\s+)*(?:0?[0-7]?[0-7][0-7][2367]\b|[ugo]*[ao][ugo]*\+[rwxXst]*w|\+[rwxXst]*w)",
+             words=("chmod",)),
     _pattern("chown_recursive_root", "give files to root recursively (chown -R root)",
-             _START + r"chown\s+(?=(?:" + _ARGS + r"\s)?(?:-[a-zA-Z]*R|--recursive))(?=(?:" + _ARGS + r"\s)?root(?=[:\s;&|]|$))"),
-    _pattern("mkfs", "format a filesystem (mkfs)", _START + r"mkfs(?:\.\w+)?(?=[\s;&|)`'\"]|$)"),
-    _pattern("dd_input", "raw copy with dd (dd if=)", _START + r"dd\s+(?:" + _ARGS + r"\s)?if="),
+             _START + r"chown\s+(?=(?:" + _ARGS + r"\s)?(?:-[a-zA-Z]*R|--recursive))(?=(?:" + _ARGS + r"\s)?root(?=[:\s;&|]|$))",
+             words=("chown",)),
+    _pattern("mkfs", "format a filesystem (mkfs)", _START + r"mkfs(?:\.\w+)?(?=[\s;&|)`'\"]|$)", words=("mkfs",)),
+    _pattern("dd_input", "raw copy with dd (dd if=)", _START + r"dd\s+(?:" + _ARGS + r"\s)?if=", words=("if=",)),
     _pattern("block_device_write", "write to a block device",
-             r"(?:>\s*|\bof=)/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|loop|dm-|md)\w*"),
-    _pattern("etc_write", "write to /etc", r"(?:>>?\s*|\btee\s+(?:-a\s+)?)['\"]?/etc/"),
+             r"(?:>\s*|\bof=)/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|loop|dm-|md)\w*", words=("/dev/",)),
+    _pattern("etc_write", "write to /etc", r"(?:>>?\s*|\btee\s+(?:-a\s+)?)['\"]?/etc/", words=("/etc/",)),
     _pattern("sql_drop", "drop SQL objects (DROP)",
-             r"\bDROP\s+(?:TABLE|DATABASE|SCHEMA|INDEX|VIEW|USER|ROLE)\b", re.IGNORECASE),
-    _pattern("sql_truncate", "empty an SQL table (TRUNCATE)", r"(?i:\bTRUNCATE\s+TABLE\b)|\bTRUNCATE\s+[A-Za-z_\"`]"),
+             r"\bDROP\s+(?:TABLE|DATABASE|SCHEMA|INDEX|VIEW|USER|ROLE)\b", re.IGNORECASE, words=("drop",)),
+    _pattern("sql_truncate", "empty an SQL table (TRUNCATE)", r"(?i:\bTRUNCATE\s+TABLE\b)|\bTRUNCATE\s+[A-Za-z_\"`]",
+             words=("truncate",), folded=True),
     _pattern("sql_delete_without_where", "delete every row of an SQL table (DELETE without WHERE)",
-             r"\bDELETE\s+FROM\b(?![^;\"']*\bWHERE\b)", re.IGNORECASE),
+             r"\bDELETE\s+FROM\b(?![^;\"']*\bWHERE\b)", re.IGNORECASE, words=("delete",)),
     _pattern("systemctl", "stop or disable a system service (systemctl)",
-             _START + r"systemctl\s+(?:-\S+\s+)*(?:stop|restart|disable|mask)\b"),
+             _START + r"systemctl\s+(?:-\S+\s+)*(?:stop|restart|disable|mask)\b", words=("systemctl",)),
     _pattern("kill_everything", "kill every process (kill -9 -1, pkill -9, killall -9)",
-             _START + r"(?:kill\s+-(?:9|KILL|SIGKILL)\s+-1\b|(?:pkill|killall)\s+(?:" + _ARGS + r"\s)?-(?:9|KILL|SIGKILL)\b)"),
+             _START + r"(?:kill\s+-(?:9|KILL|SIGKILL)\s+-1\b|(?:pkill|killall)\s+(?:" + _ARGS + r"\s)?-(?:9|KILL|SIGKILL)\b)",
+             words=("kill",)),
     _pattern("shell_command_string", "run a command string in a new shell (sh -c)",
-             _START + _SHELLS + r"\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*c(?=[\s;&|)`'\"]|$)"),
+             _START + _SHELLS + r"\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*c(?=[\s;&|)`'\"]|$)", words=("sh",)),
     _pattern("script_command_string", "run inline code (python -c, perl -e ...)",
-             _START + r"(?:python[0-9.]*|perl|ruby|node|php)\s+(?:-[a-zA-Z]+\s+)*-[ceE](?=[\s;&|)`'\"]|$)"),
+             _START + r"(?:python[0-9.]*|perl|ruby|node|php)\s+(?:-[a-zA-Z]+\s+)*-[ceE](?=[\s;&|)`'\"]|$)",
+             words=("python", "perl", "ruby", "node", "php")),
     _pattern("remote_to_shell", "pipe remote content into a shell",
              r"\b(?:curl|wget|fetch)\b[^;&\n]*\|\s*(?:sudo\s+)?(?:\S*/)?(?:" + _SHELLS + r"|python[0-9.]*|perl)\b"
-             r"|" + _SHELLS + r"\s+<\(\s*(?:curl|wget)\b"),
+             r"|" + _SHELLS + r"\s+<\(\s*(?:curl|wget)\b", words=("curl", "wget", "fetch")),
     _pattern("find_exec_rm", "delete found files (find -exec rm)",
-             r"\bfind\b" + _ARGS + r"-(?:exec|execdir|ok)\s+(?:\S*/)?rm\b"),
+             r"\bfind\b" + _ARGS + r"-(?:exec|execdir|ok)\s+(?:\S*/)?rm\b", words=("-exec", "-ok")),
 )
 
 # ``rm`` with its arguments, for the hardline check of what it deletes.
@@ -112,7 +137,12 @@ def find_dangers(command: str) -> list[DangerMatch]:
     """Every dangerous pattern in ``command`` (empty when it needs no approval)."""
     if not command or not command.strip():
         return []
-    return [DangerMatch(p.key, p.description) for p in DANGEROUS_PATTERNS if p.regex.search(command)]
+    lowered = command.lower()
+    return [
+        DangerMatch(p.key, p.description)
+        for p in DANGEROUS_PATTERNS
+        if p.may_match(command, lowered) and p.regex.search(command)
+    ]
 
 
 def find_hardline(command: str, root_devices: frozenset[str] = frozenset()) -> str | None:
@@ -122,15 +152,17 @@ def find_hardline(command: str, root_devices: frozenset[str] = frozenset()) -> s
         command: the shell command.
         root_devices: devices ``/`` is mounted from (see :func:`root_devices`): ``mkfs`` on one is refused.
     """
-    if _deletes_root_or_home(command):
+    # Each check runs only when the words it cannot match without are there, as for DANGEROUS_PATTERNS.
+    if "rm" in command and _deletes_root_or_home(command):
         return "recursively delete the root or home directory"
-    if _FORK_BOMB.search(command):
+    if "()" in command and _FORK_BOMB.search(command):
         return "start a fork bomb"
-    if _DISK_WIPE.search(command):
+    if "/dev/" in command and _DISK_WIPE.search(command):
         return "overwrite a whole disk"
-    for call in _MKFS_CALL.finditer(command):
-        if any(arg in root_devices or arg == "/dev/root" for arg in _words(call.group("args"))):
-            return "format the filesystem the system runs from"
+    if "mkfs" in command:
+        for call in _MKFS_CALL.finditer(command):
+            if any(arg in root_devices or arg == "/dev/root" for arg in _words(call.group("args"))):
+                return "format the filesystem the system runs from"
     return None
 
 

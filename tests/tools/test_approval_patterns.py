@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tools import approval_patterns as patterns
 from tools.approval_patterns import DANGEROUS_PATTERNS, find_dangers, find_hardline, root_devices
 
 # One or more commands for every kind of danger the security guide lists, with the key it is reported under.
@@ -143,3 +144,45 @@ class TestHardline:
         mounts.write_text("proc /proc proc rw 0 0\n/dev/vda1 / ext4 rw 0 0\n/dev/vdb1 /data ext4 rw 0 0\n")
         assert frozenset({"/dev/vda1"}) == root_devices(mounts)
         assert frozenset() == root_devices(tmp_path / "missing")
+
+
+# Words and punctuation the patterns look for, to build commands that come near every one of them.
+_TOKENS = [
+    "rm", "/bin/rm", "chmod", "chown", "mkfs", "mkfs.ext4", "dd", "if=x", "of=/dev/sda", "/dev/sdb", "/dev/loop0",
+    "DROP", "drop", "TABLE", "TRUNCATE", "truncate", "DELETE", "delete", "FROM", "WHERE", "systemctl", "stop",
+    "kill", "pkill", "killall", "-9", "-KILL", "-1", "sh", "bash", "zsh", "-c", "-lc", "-e", "python3", "perl", "node",
+    "curl", "wget", "fetch", "find", "-exec", "sudo", "env", "xargs", "FOO=1", "root", "root:root", "-R", "-rf", "-r",
+    "--recursive", "/", "/*", "~", "$HOME", "/etc/passwd", "tee", "-a", ">", ">>", "|", ";", "&&", "`", "$(", ")", "(",
+    "{", "}", "'", '"', "<(", ":()", ":|:&", "777", "o+w", "x", "format", "alarm", "dash", "é",
+]
+_commands = st.lists(st.sampled_from(_TOKENS), max_size=12).flatmap(
+    lambda words: st.lists(st.sampled_from(["", " ", "  ", "\t", "\n"]), min_size=len(words), max_size=len(words)).map(
+        lambda gaps: "".join(gap + word for gap, word in zip(gaps, words, strict=True))
+    )
+)
+
+
+class TestWords:
+    """A check runs only on a command holding one of its words: that never hides a command the check matches."""
+
+    @given(_commands)
+    def test_dangerous_patterns(self, command: str) -> None:
+        for pattern in DANGEROUS_PATTERNS:
+            if pattern.regex.search(command):
+                assert pattern.may_match(command, command.lower()), (pattern.key, command)
+
+    @given(_commands)
+    def test_hardline_checks(self, command: str) -> None:
+        if patterns._RM_CALL.search(command):
+            assert "rm" in command
+        if patterns._FORK_BOMB.search(command):
+            assert "()" in command
+        if patterns._DISK_WIPE.search(command):
+            assert "/dev/" in command
+        if patterns._MKFS_CALL.search(command):
+            assert "mkfs" in command
+
+    def test_a_long_text_without_the_words_runs_no_pattern(self) -> None:
+        heredoc = "cat > notes.md <<'EOF'\n" + "Line %d of the notes, with nothing to ask about.\n" * 100 + "EOF"
+        assert [p.key for p in DANGEROUS_PATTERNS if p.may_match(heredoc, heredoc.lower())] == []
+        assert find_dangers(heredoc) == [] and find_hardline(heredoc) is None
