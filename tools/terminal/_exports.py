@@ -18,7 +18,8 @@ __all__ = ["parse_exports"]
 
 _LINE = re.compile(
     rb"(?:declare -(?P<flags>[A-Za-z]+)|export) (?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-    rb"(?:=(?:\"(?P<plain>(?:[^\"\\]|\\.)*)\"|\$'(?P<ansi>(?:[^'\\]|\\.)*)'|\((?P<array>[^\n]*)\)))?\n",
+    # The quoted bodies are written as runs between escapes: a branch per run, not per character.
+    rb"(?:=(?:\"(?P<plain>[^\"\\]*(?:\\.[^\"\\]*)*)\"|\$'(?P<ansi>[^'\\]*(?:\\.[^'\\]*)*)'|\((?P<array>[^\n]*)\)))?\n",
     re.DOTALL,
 )
 _PLAIN_ESCAPE = re.compile(rb'\\([\\"$`])')
@@ -49,13 +50,13 @@ def parse_exports(text: bytes) -> dict[bytes, bytes] | None:
             if line is None:
                 return None
             position = line.end()
-            flags = line["flags"] or b""
-            if b"a" in flags or b"A" in flags or line["array"] is not None:
+            flags, name, plain, ansi, array = line.groups()
+            if array is not None or (flags is not None and (b"a" in flags or b"A" in flags)):
                 continue
-            if line["plain"] is not None:
-                exported[line["name"]] = _PLAIN_ESCAPE.sub(rb"\1", line["plain"])
-            elif line["ansi"] is not None:
-                exported[line["name"]] = _ANSI_ESCAPE.sub(_ansi_escape, line["ansi"])
+            if plain is not None:
+                exported[name] = _PLAIN_ESCAPE.sub(rb"\1", plain) if b"\\" in plain else plain
+            elif ansi is not None:
+                exported[name] = _ANSI_ESCAPE.sub(_ansi_escape, ansi)
     except _Unparsable:
         return None
     return exported

@@ -12,6 +12,7 @@ long shell.
 from __future__ import annotations
 
 import os
+import sys
 
 import attrs
 
@@ -32,6 +33,7 @@ _WRAPPER = (
     'eval "$__hermes_cmd"'
 )
 _SHELL_MANAGED = frozenset(os.fsencode(name) for name in SHELL_MANAGED)
+_FS_ENCODING = sys.getfilesystemencoding()
 
 
 @attrs.frozen
@@ -57,7 +59,10 @@ def parse_state(data: bytes) -> ShellSnapshot | None:
     exported = parse_exports(listing[:-1])
     if exported is None:
         return None
+    # What os.fsdecode does, without its checks per call (a few dozen variables per command).
     env = {
-        os.fsdecode(name): os.fsdecode(value) for name, value in exported.items() if name not in _SHELL_MANAGED
+        name.decode(_FS_ENCODING, "surrogateescape"): value.decode(_FS_ENCODING, "surrogateescape")
+        for name, value in exported.items()
+        if name not in _SHELL_MANAGED
     }
     return ShellSnapshot(cwd=os.fsdecode(cwd), env=env)
