@@ -36,6 +36,8 @@ _STATE_FD_FLOOR = 200
 # The most of the shell's state kept: twice what the largest environment a program can be started with
 # (ARG_MAX with an 8 MB stack) takes once quoted. More is a command writing to the pipe itself.
 STATE_LIMIT_BYTES = 16 * 1024 * 1024
+# A state this large or smaller (a usual environment is a few KB, about 75 µs) is read on the event loop.
+_PARSE_ON_LOOP_BYTES = 64 * 1024
 # How much of the newest output a progress report shows.
 _PROGRESS_BYTES = 500
 
@@ -139,7 +141,11 @@ class ForegroundRun:
             state.close()
         if result.error is not None:
             return result
-        return attrs.evolve(result, shell=parse_state(state.data()))
+        data = state.data()
+        if len(data) <= _PARSE_ON_LOOP_BYTES:
+            return attrs.evolve(result, shell=parse_state(data))
+        # A command can leave megabytes of variables (up to the limit): seconds of parsing, off the loop.
+        return attrs.evolve(result, shell=await trio.to_thread.run_sync(parse_state, data))
 
     def partial_result(self, reason: Literal["timeout", "interrupted"], *, timeout: float | None = None) -> ForegroundResult:
         """The result of a run that was stopped: the output so far and a note saying why."""
