@@ -116,7 +116,20 @@ def _reject_constant(name: str) -> Any:
 
 
 # Built once: json.loads with any keyword argument builds a new decoder per call.
-_DECODERS = {strict: json.JSONDecoder(parse_constant=_reject_constant, strict=strict).decode for strict in (True, False)}
+_DECODERS = {strict: json.JSONDecoder(parse_constant=_reject_constant, strict=strict) for strict in (True, False)}
+# JSON's own whitespace (what json.decoder skips); str.strip would take more.
+_JSON_SPACE = " \t\n\r"
+
+
+def _decode_whole(decoder: json.JSONDecoder, text: str) -> Any:
+    """``decoder.decode(text)``, the same value and errors, without its two regular-expression passes."""
+    start = len(text) - len(text.lstrip(_JSON_SPACE))
+    value, end = decoder.raw_decode(text, start)
+    if end != len(text):
+        rest = text[end:].lstrip(_JSON_SPACE)
+        if rest:
+            raise json.JSONDecodeError("Extra data", text, len(text) - len(rest))
+    return value
 
 
 def loads(
@@ -154,9 +167,9 @@ def loads(
         raw_surrogates = not _utf8_clean(text)
     # Nesting deeper than max_depth takes more than max_depth brackets, hence more characters.
     deep = len(text) > max_depth and text.count("[") + text.count("{") > max_depth
-    decode = _DECODERS[strict] if constant is None else json.JSONDecoder(parse_constant=constant, strict=strict).decode
+    decoder = _DECODERS[strict] if constant is None else json.JSONDecoder(parse_constant=constant, strict=strict)
     try:
-        value = decode(text)
+        value = _decode_whole(decoder, text)
     except RecursionError:
         raise JsonLimitExceeded(f"is nested deeper than {max_depth} levels") from None
     except json.JSONDecodeError as exc:

@@ -21,6 +21,7 @@ from messages.untrusted import (
 )
 from tests.strategies import (
     deeply_nested_json,
+    json_values,
     hostile_frames,
     hostile_json_values,
     hostile_text,
@@ -170,3 +171,25 @@ class TestLoadsRepairs:
             return
         for text in _strings(value):
             text.encode("utf-8")
+
+
+# Texts around a JSON value: JSON's four whitespace characters, other Unicode spaces, trailing data.
+_padding = st.text(alphabet=" \t\n\r", max_size=3) | st.text(alphabet=" \t\n\r\u00a0\u2028\x0bx[]{}\",:0", max_size=4)
+
+
+class TestLoadsAgreesWithJson:
+    """loads skips json.decode's regular expressions; it must decide and report exactly as json does."""
+
+    @given(_padding, json_values, _padding)
+    def test_same_value_or_same_error(self, before: str, value: Any, after: str) -> None:
+        """Whatever surrounds a JSON text, loads returns json's value or fails with json's message and position."""
+        text = before + json.dumps(value) + after
+        try:
+            expected: Any = ("value", json.loads(text))
+        except json.JSONDecodeError as exc:
+            expected = ("error", exc.msg, exc.pos)
+        try:
+            got: Any = ("value", loads(text))
+        except JsonSyntaxError as exc:
+            got = ("error", exc.msg, exc.pos)
+        assert got == expected
