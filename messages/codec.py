@@ -323,6 +323,17 @@ class FrameBuffer:
             del self._buffer[: end + 1]
             yield frame
 
+    def sole_frame(self, data: bytes) -> bytes | None:
+        """The frame ``data`` is when it is exactly one whole frame and nothing is held; else None.
+
+        A reader that got None feeds ``data`` as usual. The usual read of a request-response
+        conversation is one whole frame, and this takes it without a trip through the buffer.
+        """
+        end = data.find(b"\n")
+        if end < 0 or end != len(data) - 1 or end > self.max_frame_bytes or self._buffer or self._discarding:
+            return None
+        return data[:end]
+
     @property
     def pending_bytes(self) -> int:
         """Bytes received that do not yet form a complete frame."""

@@ -98,6 +98,10 @@ def blocking_frames(sock: socket.socket, max_frame_bytes: int) -> Iterator[bytes
             return
         if not data:
             return
+        frame = buffer.sole_frame(data)
+        if frame is not None:
+            yield frame
+            continue
         buffer.feed(data)
         while True:
             try:

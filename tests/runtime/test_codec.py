@@ -104,6 +104,30 @@ class TestFrameBuffer:
         buffer.feed(b"yyyy\nok\n")
         assert list(buffer.frames()) == [b"ok"]
 
+    @given(st.lists(st.binary(max_size=14).map(lambda b: b.replace(b"\x00", b"\n")), max_size=8))
+    def test_sole_frame_reads_as_feeding_does(self, reads: list[bytes]) -> None:
+        """Taking sole frames first yields what feeding every read yields, oversized frames included."""
+
+        def split(buffer: FrameBuffer, data: bytes) -> list[bytes | str]:
+            out: list[bytes | str] = []
+            buffer.feed(data)
+            while True:
+                try:
+                    out.extend(buffer.frames())
+                    return out
+                except FrameTooLarge as exc:
+                    out.append(f"too large: {exc.size}")
+
+        fed, fast = FrameBuffer(6), FrameBuffer(6)
+        by_feeding: list[bytes | str] = []
+        by_sole: list[bytes | str] = []
+        for data in reads:
+            by_feeding += split(fed, data)
+            sole = fast.sole_frame(data)
+            by_sole += [sole] if sole is not None else split(fast, data)
+        assert by_sole == by_feeding
+        assert fast.pending_bytes == fed.pending_bytes
+
     async def test_frame_reader_over_a_real_socket_pair(self) -> None:
         """FrameReader yields frames from a socket and None at end of stream."""
         a, b = trio.socket.socketpair()
