@@ -125,45 +125,62 @@ __all__ = [{exports}]
 _SOCKET_PATH = _os.environ.get({socket_env!r}, "")
 # Made once: json.dumps with these options would build a new encoder at every call.
 _encode = _json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# Text, not bytes: json.loads would first guess the bytes' encoding in Python code.
+_decode = _json.JSONDecoder().decode
 # Taken out of the environment so processes the script starts do not inherit it.
 _TOKEN = _os.environ.pop({token_env!r}, "")
 
 
 class _Client:
-    """One connection shared by all threads; whoever waits longest reads for everyone."""
+    """One connection shared by all threads: the thread that finds nobody reading reads for everyone.
+
+    A lone caller (the usual script) takes the lock twice per call and never waits on the condition.
+    """
 
     def __init__(self):
         self._sock = None
         self._buffer = bytearray()
         self._next_id = 0
         self._send_lock = _threading.Lock()
-        self._state = _threading.Condition(_threading.Lock())
+        # Guards every field below; the condition wakes callers waiting for the reader.
+        self._lock = _threading.Lock()
+        self._arrived = _threading.Condition(self._lock)
         self._reading = False
+        self._waiting = 0
         self._done = {{}}
         self._broken = None
 
     def call(self, tool, args):
-        payload = {{"type": "RpcRequest", "id": 0, "tool": tool, "args": args}}
-        with self._state:
+        with self._lock:
             if self._broken is not None:
                 raise RuntimeError(self._broken)
             self._next_id += 1
-            request_id = payload["id"] = self._next_id
-        frame = (_encode(payload) + "\\n").encode("utf-8")
-        with self._send_lock:
-            try:
-                if self._sock is None:
-                    self._sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-                    self._sock.connect(_SOCKET_PATH)
-                    # The server reads the token line before anything else; it travels with the first frame.
-                    frame = (_TOKEN + "\\n").encode("utf-8") + frame
-                self._sock.sendall(frame)
-            except OSError as exc:
-                self._fail("Agent process disconnected: %s" % exc)
+            request_id = self._next_id
+            reader = not self._reading
+            self._reading = True
+        try:
+            payload = {{"type": "RpcRequest", "id": request_id, "tool": tool, "args": args}}
+            frame = (_encode(payload) + "\\n").encode("utf-8")
+            with self._send_lock:
+                try:
+                    if self._sock is None:
+                        self._sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+                        self._sock.connect(_SOCKET_PATH)
+                        # The server reads the token line before anything else; it travels with the first frame.
+                        frame = (_TOKEN + "\\n").encode("utf-8") + frame
+                    self._sock.sendall(frame)
+                except OSError as exc:
+                    self._fail("Agent process disconnected: %s" % exc)
+            if reader:
+                return self._read_until(request_id)
+        except BaseException:
+            if reader:
+                self._stop_reading()
+            raise
         return self._await(request_id)
 
     def _await(self, request_id):
-        with self._state:
+        with self._lock:
             while True:
                 if request_id in self._done:
                     return self._done.pop(request_id)
@@ -172,43 +189,63 @@ class _Client:
                 if not self._reading:
                     self._reading = True
                     break
-                self._state.wait()
+                self._waiting += 1
+                try:
+                    self._arrived.wait()
+                finally:
+                    self._waiting -= 1
         try:
-            while True:
-                response = self._read_response()
-                if response.get("id") == request_id:
-                    return response
-                if response.get("id") == 0 and response.get("error"):
-                    # An answer to no request: the server refused the connection (the token) or could not
-                    # read a frame, so which call it belongs to is unknown; every waiting call learns why.
-                    self._fail("RPC connection failed: %s" % response["error"])
-                with self._state:
-                    self._done[response.get("id")] = response
-                    self._state.notify_all()
-        finally:
-            with self._state:
-                self._reading = False
-                self._state.notify_all()
+            return self._read_until(request_id)
+        except BaseException:
+            self._stop_reading()
+            raise
+
+    def _read_until(self, request_id):
+        """Read responses, handing on other callers', until this call's arrives; then stop reading."""
+        while True:
+            response = self._read_response()
+            response_id = response.get("id")
+            if response_id == request_id:
+                self._stop_reading()
+                return response
+            if response_id == 0 and response.get("error"):
+                # An answer to no request: the server refused the connection (the token) or could not
+                # read a frame, so which call it belongs to is unknown; every waiting call learns why.
+                self._fail("RPC connection failed: %s" % response["error"])
+            with self._lock:
+                self._done[response_id] = response
+                if self._waiting:
+                    self._arrived.notify_all()
+
+    def _stop_reading(self):
+        with self._lock:
+            self._reading = False
+            if self._waiting:
+                self._arrived.notify_all()
 
     def _read_response(self):
+        buffer = self._buffer
         while True:
-            end = self._buffer.find(b"\\n")
+            end = buffer.find(b"\\n")
             if end >= 0:
-                line = bytes(self._buffer[:end])
-                del self._buffer[: end + 1]
-                return _json.loads(line)
+                line = bytes(buffer[:end])
+                del buffer[: end + 1]
+                return _decode(line.decode("utf-8"))
             try:
                 chunk = self._sock.recv(65536)
             except OSError as exc:
                 self._fail("Agent process disconnected: %s" % exc)
             if not chunk:
                 self._fail("Agent process disconnected")
-            self._buffer += chunk
+            if not buffer and chunk.find(b"\\n") == len(chunk) - 1:
+                # The usual read: exactly one whole response, decoded without copying it through the buffer.
+                return _decode(chunk.decode("utf-8"))
+            buffer += chunk
 
     def _fail(self, reason):
-        with self._state:
+        with self._lock:
             self._broken = reason
-            self._state.notify_all()
+            self._arrived.notify_all()
         raise RuntimeError(reason)
 
 

@@ -69,6 +69,28 @@ class TestThreads:
         assert float(elapsed) < 2.5  # serial would take 5 s; two waves take 1 s
         assert result.tool_calls_made == 10
 
+    async def test_a_call_that_cannot_be_sent_leaves_the_connection_usable(
+        self, bench: ToolBench, short_dir: str
+    ) -> None:
+        """Arguments that are not JSON fail in the calling thread, and every later call is still answered."""
+        result = await _run(
+            """
+            import threading
+            from hermes_tools import read_file
+            try:
+                read_file(object())
+            except TypeError as exc:
+                print("not sent:", type(exc).__name__)
+            thread = threading.Thread(target=lambda: print(read_file("a.txt")["path"]))
+            thread.start()
+            thread.join()
+            print(read_file("b.txt")["path"])
+            """,
+            bench, short_dir, config=CodeExecutionConfig(timeout=5, kill_grace_seconds=0.5),
+        )  # fmt: skip
+        assert result.status is SandboxStatus.SUCCESS, result.output
+        assert result.output.splitlines() == ["not sent: TypeError", "a.txt", "b.txt"]
+
     async def test_large_responses_interleave_intact(self, bench: ToolBench, short_dir: str) -> None:
         """Responses bigger than the socket buffer, written concurrently, arrive whole and in their own thread."""
         result = await _run(
