@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -187,12 +188,16 @@ class InMemorySessionStore:
         self._live(session_id)
         self._states[session_id] = blob
 
-    async def record_transcript(self, session_id: str, record: dict[str, Any]) -> None:
+    async def record_transcript(self, session_id: str, records: Sequence[dict[str, Any]]) -> None:
         """See ``SessionStore.record_transcript``."""
         await trio.lowlevel.checkpoint()
-        blob = dump_json(check_dict("a transcript record", record), "transcript record")
+        blobs = [dump_json(check_dict("a transcript record", record), "transcript record") for record in records]
+        if not blobs:
+            return
         self._live(session_id)
-        self._transcript.append(TranscriptRecord(len(self._transcript) + 1, session_id, time.time(), json.loads(blob)))
+        now = time.time()
+        for blob in blobs:
+            self._transcript.append(TranscriptRecord(len(self._transcript) + 1, session_id, now, json.loads(blob)))
 
     async def end_session(self, session_id: str, reason: str) -> None:
         """See ``SessionStore.end_session``."""

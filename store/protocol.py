@@ -15,6 +15,7 @@ Lineage rows never appear in listings or search results.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from store.leases import SessionLeases
@@ -141,8 +142,9 @@ class SessionStore(SessionSearchReader, Protocol):
         """Replace the session-scoped state blob (prompt snapshot, tools, cwd, todo, approvals, ...)."""
         ...
 
-    async def record_transcript(self, session_id: str, record: dict[str, Any]) -> None:
-        """Append a record the model never sees (sandbox tool calls, operator actions, ...)."""
+    async def record_transcript(self, session_id: str, records: Sequence[dict[str, Any]]) -> None:
+        """Append records the model never sees (sandbox tool calls, operator actions, ...), in order,
+        in one write: all of them or, when one is refused, none."""
         ...
 
     async def load_transcript(self, session_id: str) -> list[TranscriptRecord]:

@@ -78,8 +78,9 @@ def sandbox_runner(
             result = interrupted[-1]
         finally:
             with trio.CancelScope(shield=True), trio.move_on_after(5):
-                for record in records:
-                    await store.record_transcript(session_id, {"kind": "sandbox_tool_call", **attrs.asdict(record)})
+                await store.record_transcript(
+                    session_id, [{"kind": "sandbox_tool_call", **attrs.asdict(record)} for record in records]
+                )
         return result.tool_result()
 
     return run_sandbox

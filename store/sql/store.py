@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -153,10 +153,11 @@ class SqlSessionStore:
         blob = dump_json(check_dict("session state", state), "session state")
         await self._session_write(writes.save_state, session_id, state_json=blob, now=time.time())
 
-    async def record_transcript(self, session_id: str, record: dict[str, Any]) -> None:
+    async def record_transcript(self, session_id: str, records: Sequence[dict[str, Any]]) -> None:
         """See ``SessionStore.record_transcript``."""
-        blob = dump_json(check_dict("a transcript record", record), "transcript record")
-        await self._session_write(writes.record_transcript, session_id, record_json=blob, now=time.time())
+        blobs = [dump_json(check_dict("a transcript record", record), "transcript record") for record in records]
+        if blobs:
+            await self._session_write(writes.record_transcript, session_id, records_json=blobs, now=time.time())
 
     async def end_session(self, session_id: str, reason: str) -> None:
         """See ``SessionStore.end_session``."""

@@ -146,11 +146,12 @@ def save_state(conn: Connection, session_id: str, state_json: str, now: float) -
     )
 
 
-def record_transcript(conn: Connection, session_id: str, record_json: str, now: float) -> None:
-    """Append one transcript record."""
+def record_transcript(conn: Connection, session_id: str, records_json: list[str], now: float) -> None:
+    """Append transcript records, in order."""
     live_epoch(conn, session_id)
-    conn.execute(
-        "INSERT INTO transcript (session_id, record, created_at) VALUES (?, ?, ?)", (session_id, record_json, now)
+    conn.executemany(
+        "INSERT INTO transcript (session_id, record, created_at) VALUES (?, ?, ?)",
+        [(session_id, record_json, now) for record_json in records_json],
     )
 
 

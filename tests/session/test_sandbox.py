@@ -40,4 +40,6 @@ class TestExecuteCode:
             assert result["tool_calls_made"] == 3
             transcript = await h.deps.store.load_transcript(sid)
             assert [r.record["tool"] for r in transcript] == ["terminal", "terminal", "read_file"]
+            # One write for the script's calls, however many (they were one commit each).
+            assert len({r.created_at for r in transcript}) == 1
             assert any(isinstance(e, ToolProgress) for e in events)

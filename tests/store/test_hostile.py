@@ -80,7 +80,7 @@ class TestHostileSessions:
         messages = _messages(content, reasoning, arguments, extra)
         await any_store.append(session_id, messages)
         await any_store.save_state(session_id, {"notes": extra, "text": content})
-        await any_store.record_transcript(session_id, {"event": content, "data": arguments})
+        await any_store.record_transcript(session_id, [{"event": content, "data": arguments}])
 
         loaded = await any_store.load(session_id)
         assert repair_json(messages) == loaded.messages

@@ -150,11 +150,21 @@ class TestStateAndTranscript:
 
     async def test_transcript(self, any_store: Any) -> None:
         await make(any_store)
-        await any_store.record_transcript("s1", {"kind": "rpc", "tool": "web_search"})
-        await any_store.record_transcript("s1", {"kind": "rpc", "tool": "read_file"})
+        await any_store.record_transcript("s1", [{"kind": "rpc", "tool": "web_search"}])
+        await any_store.record_transcript("s1", [{"kind": "rpc", "tool": "read_file"}, {"kind": "rpc", "tool": "patch"}])
         records = await any_store.load_transcript("s1")
-        assert [r.record["tool"] for r in records] == ["web_search", "read_file"]
+        assert [r.record["tool"] for r in records] == ["web_search", "read_file", "patch"]
         assert (await any_store.load("s1")).messages == []
+
+    async def test_transcript_records_are_written_all_or_none(self, any_store: Any) -> None:
+        """One refused record keeps the whole batch out; an empty batch writes nothing."""
+        await make(any_store)
+        with pytest.raises(InvalidRecordError):
+            await any_store.record_transcript("s1", [{"kind": "rpc"}, {"kind": object()}])
+        await any_store.record_transcript("s1", [])
+        assert await any_store.load_transcript("s1") == []
+        with pytest.raises(SessionNotFoundError):
+            await any_store.record_transcript("zz", [{"kind": "rpc"}])
 
 
 class TestCountersAndEnd:
@@ -239,7 +249,7 @@ class TestExportAndDelete:
     async def test_export(self, any_store: Any) -> None:
         await make(any_store)
         await any_store.append("s1", SHAPES)
-        await any_store.record_transcript("s1", {"kind": "rpc"})
+        await any_store.record_transcript("s1", [{"kind": "rpc"}])
         lines = [json.loads(line) for line in (await any_store.export_jsonl("s1")).splitlines()]
         assert [line["type"] for line in lines] == ["session"] + ["message"] * len(SHAPES) + ["transcript"]
         assert [line["message"] for line in lines[1:-1]] == SHAPES

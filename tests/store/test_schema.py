@@ -102,7 +102,7 @@ class TestMigration:
             assert (await store.load("v1")).messages == [{"role": "user", "content": "旧いメッセージです"}]
             found = await store.search("メッセージ")
             assert [m.session.id for m in found] == ["v1"]
-            await store.record_transcript("v1", {"after": "migration"})
+            await store.record_transcript("v1", [{"after": "migration"}])
             assert len(await store.load_transcript("v1")) == 1
         conn = raw(path)
         assert conn.execute("PRAGMA user_version").fetchone() == (LATEST_VERSION,)
