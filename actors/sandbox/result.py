@@ -43,7 +43,7 @@ class SandboxToolCall:
 
     def to_record(self) -> dict[str, Any]:
         """The transcript record of this call."""
-        return {"type": "sandbox_tool_call", **attrs.asdict(self)}
+        return {"kind": "sandbox_tool_call", **attrs.asdict(self)}
 
 
 @attrs.frozen
@@ -52,7 +52,8 @@ class SandboxResult:
 
     ``output`` is already assembled for the model (stdout, then stderr after a failure, then the
     timeout or interrupt notice) and redacted. ``error`` is set, and nothing else, when no script ran
-    at all.
+    at all. ``unrecorded_calls`` counts the refused calls beyond those recorded for the transcript
+    (``actors.sandbox.server.MAX_RECORDED_REFUSALS``); the model is not told.
     """
 
     status: SandboxStatus
@@ -64,6 +65,7 @@ class SandboxResult:
     stdout_total_bytes: int = 0
     stderr_truncated: bool = False
     error: str | None = None
+    unrecorded_calls: int = 0
 
     def tool_result(self) -> ToolResult:
         """The tool result handed back to the model.

@@ -348,5 +348,6 @@ class Sandbox:
             stdout_truncated=self._stdout.truncated,
             stdout_total_bytes=self._stdout.total_bytes,
             stderr_truncated=self._stderr.truncated,
+            unrecorded_calls=self._server.statistics().unrecorded if self._server is not None else 0,
         )
 

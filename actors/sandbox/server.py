@@ -47,6 +47,10 @@ MAX_REQUEST_BYTES = 8 * 1024 * 1024
 HANDSHAKE_SECONDS = 5.0
 #: Connections of one run served at once (a script's stub opens one per process; each has a reader thread).
 MAX_CONNECTIONS = 32
+#: Refused calls of one run kept for the transcript; later ones are only counted. A script can make
+#: refused calls as fast as the socket turns them round for its whole timeout, and each record is
+#: held until the event loop takes it.
+MAX_RECORDED_REFUSALS = 1000
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolReply]]
 """The session's tool-execution path: a tool name and its arguments to the call's reply."""
@@ -85,12 +89,14 @@ class RpcServerStatistics:
         in_flight: Calls running or waiting for the gate now.
         refused: Requests answered with an error before dispatch (bad tool, limit, token, frame).
         connections: Connections accepted so far.
+        unrecorded: Refused calls beyond :data:`MAX_RECORDED_REFUSALS`, counted but not recorded.
     """
 
     tool_calls: int
     in_flight: int
     refused: int
     connections: int
+    unrecorded: int = 0
 
 
 async def bind_listener(path: str) -> trio.socket.SocketType:
@@ -124,8 +130,9 @@ class _Connection:
         self.trio_token = trio_token
         self.calls: trio.Nursery
         # Records of calls the reader thread refused, passed on by the event loop at its next chance:
-        # waking the loop for each would double the cost of a refused call.
-        self.refusals: collections.deque[tuple[RpcRequest, str]] = collections.deque()
+        # waking the loop for each would double the cost of a refused call. Records, not requests:
+        # a refused request's arguments (up to MAX_REQUEST_BYTES) are not kept.
+        self.refusals: collections.deque[SandboxToolCall] = collections.deque()
 
 
 class RpcServer:
@@ -188,6 +195,8 @@ class RpcServer:
         self._tool_calls = 0
         self._in_flight = 0
         self._refused = 0
+        self._recorded_refusals = 0
+        self._unrecorded = 0
         self._connections = 0
         # Guards the counters and the call limit, which reader threads change.
         self._counters = threading.Lock()
@@ -200,7 +209,9 @@ class RpcServer:
 
     def statistics(self) -> RpcServerStatistics:
         """A snapshot of the server's counters."""
-        return RpcServerStatistics(self._tool_calls, self._in_flight, self._refused, self._connections)
+        return RpcServerStatistics(
+            self._tool_calls, self._in_flight, self._refused, self._connections, self._unrecorded
+        )
 
     async def serve(
         self, listener: trio.socket.SocketType, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
@@ -305,7 +316,8 @@ class RpcServer:
                 self._deliver(conn, response)
                 # The bookkeeping waits until the script has its answer.
                 self._count_refused()
-                conn.refusals.append((request, error))
+                if self._may_record_refusal():
+                    conn.refusals.append(self._call_record(request, 0.0, error))
                 continue
             conn.trio_token.run_sync_soon(self._start_call, conn, request, args)
 
@@ -341,12 +353,20 @@ class RpcServer:
     def _pass_on_refusals(self, conn: _Connection) -> None:
         """Record the calls the reader thread refused since the last time, in order."""
         while conn.refusals:
-            request, error = conn.refusals.popleft()
-            self._on_tool_call(self._call_record(request, 0.0, error))
+            self._on_tool_call(conn.refusals.popleft())
 
     def _count_refused(self) -> None:
         with self._counters:
             self._refused += 1
+
+    def _may_record_refusal(self) -> bool:
+        """Whether a refused call is still within :data:`MAX_RECORDED_REFUSALS`; counts it either way."""
+        with self._counters:
+            if self._recorded_refusals < MAX_RECORDED_REFUSALS:
+                self._recorded_refusals += 1
+                return True
+            self._unrecorded += 1
+            return False
 
     async def _answer(self, request: RpcRequest, args: dict[str, Any], conn: _Connection, started: float) -> None:
         # In a task, so that a failing recorder fails the connection, never Trio's loop.

@@ -7,7 +7,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import attrs
 import trio
 
 from actors import JobStopped
@@ -71,16 +70,23 @@ def sandbox_runner(
             base_dir=sandbox_dir,
             jail=ctx.jail,
         )
+        async def record_calls(result: SandboxResult | None) -> None:
+            transcript = [record.to_record() for record in records]
+            if result is not None and result.unrecorded_calls:
+                transcript.append({"kind": "sandbox_tool_calls_unrecorded", "refused": result.unrecorded_calls})
+            with trio.CancelScope(shield=True), trio.move_on_after(5):
+                await store.record_transcript(session_id, transcript)
+
         try:
             result = await ctx.job.run_job(job, "sandbox")
         except JobStopped:
             # The sandbox alone was killed by path: the script's output so far is the call's result.
             result = interrupted[-1]
-        finally:
-            with trio.CancelScope(shield=True), trio.move_on_after(5):
-                await store.record_transcript(
-                    session_id, [{"kind": "sandbox_tool_call", **attrs.asdict(record)} for record in records]
-                )
+        except BaseException:
+            # Cancelled with the call (an interrupt): the partial result, when there is one, was kept.
+            await record_calls(interrupted[-1] if interrupted else None)
+            raise
+        await record_calls(result)
         return result.tool_result()
 
     return run_sandbox

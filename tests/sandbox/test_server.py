@@ -14,6 +14,7 @@ import trio.testing
 
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.server import MAX_CONNECTIONS, MAX_REQUEST_BYTES, RpcServer, bind_listener
+import actors.sandbox.server as server_module
 from tests.sandbox.helpers import ToolBench
 from tools.results import ToolReply
 
@@ -193,6 +194,23 @@ class TestRefusals:
             nursery.cancel_scope.cancel()
         # A refusal is recorded by the time the server has stopped (the runner reads records then).
         assert server.tool_calls == 0 and [(r.tool, r.ok) for r in records] == [("vision_analyze", False)]
+
+    async def test_refusals_beyond_the_record_limit_are_counted_not_kept(
+        self, connect, short_dir, bench: ToolBench, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A script looping on refused calls cannot grow the daemon's memory: past the limit only a count grows."""
+        monkeypatch.setattr(server_module, "MAX_RECORDED_REFUSALS", 3)
+        records: list[SandboxToolCall] = []
+        async with trio.open_nursery() as nursery:
+            path, server = await _serve(nursery, short_dir, bench, records=records)
+            client = await connect(path)
+            for request_id in range(1, 6):
+                await client.request(request_id, "vision_analyze", {"image": "x" * request_id})
+                assert (await client.receive())["id"] == request_id
+            nursery.cancel_scope.cancel()
+        sizes = [len(json.dumps({"image": "x" * n})) for n in (1, 2, 3)]
+        assert [(r.tool, r.args_bytes) for r in records] == [("vision_analyze", size) for size in sizes]
+        assert server.statistics().refused == 5 and server.statistics().unrecorded == 2
 
     async def test_execute_code_is_excluded(self, connect, served) -> None:
         path, _, _ = served

@@ -117,7 +117,7 @@ class TestResult:
 
     def test_tool_call_record(self) -> None:
         record = SandboxToolCall("read_file", 20, 0.5, ok=False, error="boom").to_record()
-        assert record == {"type": "sandbox_tool_call", "tool": "read_file", "args_bytes": 20,
+        assert record == {"kind": "sandbox_tool_call", "tool": "read_file", "args_bytes": 20,
                           "duration_seconds": 0.5, "ok": False, "error": "boom"}  # fmt: skip
 
 

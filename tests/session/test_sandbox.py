@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+import actors.sandbox.server as server_module
 from actors.session.history import check_alternation
 from messages.events import ToolProgress
 from tests.session.harness import open_harness, run_turn
@@ -43,3 +46,20 @@ class TestExecuteCode:
             # One write for the script's calls, however many (they were one commit each).
             assert len({r.created_at for r in transcript}) == 1
             assert any(isinstance(e, ToolProgress) for e in events)
+
+    async def test_refusals_past_the_record_limit_are_summed_up(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The transcript keeps the first refused calls and one record counting the rest."""
+        monkeypatch.setattr(server_module, "MAX_RECORDED_REFUSALS", 3)
+        async with open_harness(tmp_path) as h:
+            handle, events_in, sid = await h.start_session()
+            code = "import hermes_tools\nfor _ in range(5):\n    hermes_tools._call('memory', {})\n"
+            h.provider.push(
+                {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": code}}]},
+                {"text": "done"},
+            )
+            await run_turn(handle, events_in, "run it")
+            transcript = [r.record for r in await h.deps.store.load_transcript(sid)]
+            assert [(r["kind"], r.get("tool")) for r in transcript[:3]] == [("sandbox_tool_call", "memory")] * 3
+            assert transcript[3:] == [{"kind": "sandbox_tool_calls_unrecorded", "refused": 2}]
