@@ -26,7 +26,9 @@ class Outbox:
 
     Each frame is written whole and in order: a writer that finds earlier bytes still queued queues
     its own behind them. The lock is held only around non-blocking sends, so the event loop may take
-    it. Whoever is told that bytes are left must see them written with :meth:`drain`.
+    it. Whoever is told that bytes are left must see them written with :meth:`drain`; a thread that
+    was told so asks :meth:`claim_drain` whether it is the one to start it, and may wait with
+    :meth:`wait_for_room` until the queue is short again.
     """
 
     def __init__(self, sock: socket.socket) -> None:
@@ -35,6 +37,11 @@ class Outbox:
         # Invariant: bytes accepted but not yet written, in the order they were offered.
         self._queued = bytearray()
         self._drain_lock = trio.StrictFIFOLock()
+        # Notified whenever queued bytes are written and when the outbox is closed.
+        self._written = threading.Condition(self._lock)
+        self._closed = False
+        # Invariant: True from a successful claim_drain until a flush leaves nothing queued.
+        self._drain_claimed = False
 
     def offer(self, data: bytes) -> bool:
         """Write ``data`` now if nothing is queued before it, else queue it; True when all is written.
@@ -65,17 +72,51 @@ class Outbox:
         """Wait until every queued byte is written.
 
         Raises:
-            OSError: the peer is gone.
+            OSError: the peer is gone (the outbox is closed then).
         """
         async with self._drain_lock:
-            while not self._flush():
-                await trio.lowlevel.wait_writable(self._sock)
+            try:
+                while not self._flush():
+                    await trio.lowlevel.wait_writable(self._sock)
+            except OSError:
+                self.close()
+                raise
+
+    def claim_drain(self) -> bool:
+        """Whether a thread told that bytes are left must start a :meth:`drain`: False when one is
+        already on its way (or nothing is left), so a backlog gets one drain, not one per frame."""
+        with self._lock:
+            if self._drain_claimed or not self._queued:
+                return False
+            self._drain_claimed = True
+            return True
+
+    def wait_for_room(self, limit: int) -> None:
+        """Block the calling thread while more than ``limit`` bytes are queued, or until :meth:`close`."""
+        with self._lock:
+            while len(self._queued) > limit and not self._closed:
+                self._written.wait()
+
+    def close(self) -> None:
+        """Release every thread in :meth:`wait_for_room`, now and later: the connection is ending."""
+        with self._lock:
+            self._closed = True
+            self._written.notify_all()
+
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes accepted but not yet written."""
+        return len(self._queued)
 
     def _flush(self) -> bool:
         with self._lock:
             if self._queued:
                 del self._queued[: self._send(self._queued)]
-            return not self._queued
+                self._written.notify_all()
+            if self._queued:
+                return False
+            self._drain_claimed = False
+            return True
 
     def _send(self, data: bytes | bytearray) -> int:
         try:

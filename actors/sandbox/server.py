@@ -51,6 +51,9 @@ MAX_CONNECTIONS = 32
 #: refused calls as fast as the socket turns them round for its whole timeout, and each record is
 #: held until the event loop takes it.
 MAX_RECORDED_REFUSALS = 1000
+#: Bytes of answers the reader thread leaves queued for a script that does not read them before it
+#: stops reading that script's requests: the daemon holds no more than this for it.
+MAX_QUEUED_ANSWER_BYTES = 256 * 1024
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolReply]]
 """The session's tool-execution path: a tool name and its arguments to the call's reply."""
@@ -286,7 +289,7 @@ class RpcServer:
         """Read the connection in a worker thread until the peer closes it or this task is cancelled."""
         try:
             async with trio.open_nursery() as watch:
-                watch.start_soon(_wake_reader_when_cancelled, conn.sock)
+                watch.start_soon(_wake_reader_when_cancelled, conn)
                 await trio.to_thread.run_sync(self._read_frames, conn, limiter=self._readers)
                 watch.cancel_scope.cancel()
         finally:
@@ -330,15 +333,18 @@ class RpcServer:
         """Send ``response`` from the reader thread; what does not fit now is left to a Trio task."""
         try:
             if not conn.outbox.offer(self._codec.encode(response)):
-                conn.trio_token.run_sync_soon(conn.calls.start_soon, self._drain, conn, response.id)
+                if conn.outbox.claim_drain():
+                    conn.trio_token.run_sync_soon(conn.calls.start_soon, self._drain, conn)
+                # A script that sends without reading its answers gets no more of them queued.
+                conn.outbox.wait_for_room(MAX_QUEUED_ANSWER_BYTES)
         except OSError:
             log.info("sandbox RPC: the script hung up before response %d", response.id)
 
-    async def _drain(self, conn: _Connection, response_id: int) -> None:
+    async def _drain(self, conn: _Connection) -> None:
         try:
             await conn.outbox.drain()
         except OSError:
-            log.info("sandbox RPC: the script hung up before response %d", response_id)
+            log.info("sandbox RPC: the script hung up with %d bytes of answers unsent", conn.outbox.queued_bytes)
 
     async def _send(self, conn: _Connection, response: RpcResponse) -> None:
         try:
@@ -444,10 +450,11 @@ def _failed(request: RpcRequest, error: str) -> tuple[RpcResponse, str]:
     return RpcResponse(id=request.id, error=error), error
 
 
-async def _wake_reader_when_cancelled(sock: socket.socket) -> None:
-    """Sleep until cancelled, then make the connection's reader thread return."""
+async def _wake_reader_when_cancelled(conn: _Connection) -> None:
+    """Sleep until cancelled, then make the connection's reader thread return, wherever it waits."""
     try:
         await trio.sleep_forever()
     finally:
-        wake_reader(sock)
+        wake_reader(conn.sock)
+        conn.outbox.close()
 

@@ -48,6 +48,29 @@ class Client:
         return json.loads(line)
 
 
+def _refused_requests(count: int) -> bytes:
+    """``count`` request frames for a tool scripts may not call, ids 1 to ``count``."""
+    return b"".join(
+        json.dumps({"type": "RpcRequest", "id": n, "tool": "memory", "args": {}}).encode() + b"\n"
+        for n in range(1, count + 1)
+    )  # fmt: skip
+
+
+async def _write_until_stalled(client: Client, data: bytes) -> int:
+    """Write ``data`` until the server has not read for a second (or all is written); the bytes written."""
+    fd = client.stream.socket.fileno()  # non-blocking: a full socket raises rather than waits
+    sent = 0
+    while sent < len(data):
+        try:
+            sent += os.write(fd, data[sent : sent + 65536])
+        except BlockingIOError:
+            with trio.move_on_after(1) as stalled:
+                await trio.lowlevel.wait_writable(client.stream.socket)
+            if stalled.cancelled_caught:
+                break
+    return sent
+
+
 async def _serve(nursery: trio.Nursery, directory: str, bench: ToolBench, **options: Any) -> tuple[str, RpcServer]:
     path = os.path.join(directory, "rpc.sock")
     records: list[SandboxToolCall] = options.pop("records", [])
@@ -430,6 +453,39 @@ class TestReaderThread:
             assert refused["id"] == 2 and refused["error"].startswith("Tool 'delegate_task' is not available")
             assert malformed["error"].startswith("Malformed request")
             nursery.cancel_scope.cancel()
+
+    async def test_a_script_that_never_reads_its_answers_stops_being_read(
+        self, connect, served, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The daemon holds a bounded amount of answers for a script that only writes: then it stops
+        reading its requests, and every answer still arrives, in order, once the script reads."""
+        monkeypatch.setattr(server_module, "MAX_QUEUED_ANSWER_BYTES", 8192)
+        path, _, _ = served
+        client = await connect(path)
+        count = 30_000
+        requests = _refused_requests(count)
+        sent = await _write_until_stalled(client, requests)
+        # Stopped within the socket buffers and the queue limit, far short of 2 MB of requests.
+        assert sent < len(requests) // 2
+
+        async def send_the_rest() -> None:
+            await client.stream.send_all(requests[sent:])
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(send_the_rest)
+            ids = [(await client.receive())["id"] for _ in range(count)]
+        assert ids == list(range(1, count + 1))
+
+    async def test_cancelling_the_server_ends_a_reader_waiting_for_room(
+        self, connect, short_dir, bench: ToolBench, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(server_module, "MAX_QUEUED_ANSWER_BYTES", 8192)
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                path, _ = await _serve(nursery, short_dir, bench)
+                client = await connect(path)
+                await _write_until_stalled(client, _refused_requests(30_000))
+                nursery.cancel_scope.cancel()
 
     async def test_cancelling_the_server_ends_a_blocked_reader(self, connect, short_dir, bench: ToolBench) -> None:
         records: list[SandboxToolCall] = []
