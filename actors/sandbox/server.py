@@ -54,6 +54,11 @@ MAX_RECORDED_REFUSALS = 1000
 #: Bytes of answers the reader thread leaves queued for a script that does not read them before it
 #: stops reading that script's requests: the daemon holds no more than this for it.
 MAX_QUEUED_ANSWER_BYTES = 256 * 1024
+#: Malformed requests of one run logged one by one, each cut to LOGGED_ERROR_CHARS (the text may echo
+#: what the script sent); the rest are counted in one line when the server stops, so a script cannot
+#: flood the daemon's log.
+MAX_LOGGED_MALFORMED = 10
+LOGGED_ERROR_CHARS = 300
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolReply]]
 """The session's tool-execution path: a tool name and its arguments to the call's reply."""
@@ -198,6 +203,7 @@ class RpcServer:
         self._tool_calls = 0
         self._in_flight = 0
         self._refused = 0
+        self._malformed = 0
         self._recorded_refusals = 0
         self._unrecorded = 0
         self._connections = 0
@@ -220,13 +226,18 @@ class RpcServer:
         self, listener: trio.socket.SocketType, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         """Accept connections on ``listener`` and serve them until cancelled; closes the listener."""
-        with listener:
-            async with trio.open_nursery() as nursery:
-                task_status.started()
-                while True:
-                    conn, _ = await listener.accept()
-                    self._connections += 1
-                    nursery.start_soon(self._serve_connection, conn)
+        try:
+            with listener:
+                async with trio.open_nursery() as nursery:
+                    task_status.started()
+                    while True:
+                        conn, _ = await listener.accept()
+                        self._connections += 1
+                        nursery.start_soon(self._serve_connection, conn)
+        finally:
+            if self._malformed > MAX_LOGGED_MALFORMED:
+                unlogged = self._malformed - MAX_LOGGED_MALFORMED
+                log.warning("sandbox RPC: %d more malformed requests, not logged", unlogged)
 
     async def _serve_connection(self, trio_sock: trio.socket.SocketType) -> None:
         stream = trio.SocketStream(trio_sock)
@@ -325,9 +336,15 @@ class RpcServer:
             conn.trio_token.run_sync_soon(self._start_call, conn, request, args)
 
     def _refuse_frame(self, conn: _Connection, request_id: int, exc: Exception) -> None:
-        log.warning("sandbox RPC: malformed request: %s", exc)
-        self._count_refused()
-        self._deliver(conn, RpcResponse(id=request_id, error=f"Malformed request: {exc}"))
+        error = str(exc)
+        with self._counters:
+            self._refused += 1
+            self._malformed += 1
+            logged = self._malformed <= MAX_LOGGED_MALFORMED
+        if logged:
+            cut = error if len(error) <= LOGGED_ERROR_CHARS else error[:LOGGED_ERROR_CHARS] + "…"
+            log.warning("sandbox RPC: malformed request: %s", cut)
+        self._deliver(conn, RpcResponse(id=request_id, error=f"Malformed request: {error}"))
 
     def _deliver(self, conn: _Connection, response: RpcResponse) -> None:
         """Send ``response`` from the reader thread; what does not fit now is left to a Trio task."""

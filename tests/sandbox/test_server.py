@@ -299,6 +299,25 @@ class TestRefusals:
 class TestBadInput:
     """Malformed frames and bad credentials get an error response; the server keeps serving."""
 
+    async def test_a_flood_of_malformed_frames_cannot_flood_the_log(
+        self, connect, short_dir, bench: ToolBench, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """Each gets its answer; the log gets the first few, cut short, and one line counting the rest."""
+        frames = [json.dumps({"type": "X" * 5000, "id": n}).encode() + b"\n" for n in range(1, 201)]
+        async with trio.open_nursery() as nursery:
+            path, server = await _serve(nursery, short_dir, bench)
+            client = await connect(path)
+            async with trio.open_nursery() as sending:
+                sending.start_soon(client.send, b"".join(frames))
+                answers = [await client.receive() for _ in frames]
+            nursery.cancel_scope.cancel()
+        assert all(answer["error"].startswith("Malformed request: unknown message type") for answer in answers)
+        lines = [r.getMessage() for r in caplog.records if "malformed request" in r.getMessage()]
+        assert len(lines) == server_module.MAX_LOGGED_MALFORMED + 1
+        assert max(len(line) for line in lines) < server_module.LOGGED_ERROR_CHARS + 100
+        unlogged = 200 - server_module.MAX_LOGGED_MALFORMED
+        assert lines[-1] == f"sandbox RPC: {unlogged} more malformed requests, not logged"
+
     async def test_malformed_frames(self, connect, served, caplog) -> None:
         path, server, _ = served
         client = await connect(path)
