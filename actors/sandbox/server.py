@@ -60,6 +60,9 @@ MAX_QUEUED_ANSWER_BYTES = 256 * 1024
 MAX_LOGGED_MALFORMED = 10
 LOGGED_ERROR_CHARS = 300
 
+# Built once: json.dumps with an option builds a new encoder at every call.
+_encode_args = json.JSONEncoder(ensure_ascii=False).encode
+
 CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolReply]]
 """The session's tool-execution path: a tool name and its arguments to the call's reply."""
 
@@ -329,8 +332,7 @@ class RpcServer:
                 response, error = _failed(request, str(exc))
                 self._deliver(conn, response)
                 # The bookkeeping waits until the script has its answer.
-                self._count_refused()
-                if self._may_record_refusal():
+                if self._count_refusal_recorded():
                     conn.refusals.append(self._call_record(request, 0.0, error))
                 continue
             conn.trio_token.run_sync_soon(self._start_call, conn, request, args)
@@ -382,9 +384,10 @@ class RpcServer:
         with self._counters:
             self._refused += 1
 
-    def _may_record_refusal(self) -> bool:
-        """Whether a refused call is still within :data:`MAX_RECORDED_REFUSALS`; counts it either way."""
+    def _count_refusal_recorded(self) -> bool:
+        """Count a refused call; whether it is still within :data:`MAX_RECORDED_REFUSALS` to record."""
         with self._counters:
+            self._refused += 1
             if self._recorded_refusals < MAX_RECORDED_REFUSALS:
                 self._recorded_refusals += 1
                 return True
@@ -414,7 +417,7 @@ class RpcServer:
     def _call_record(request: RpcRequest, duration: float, error: str | None) -> SandboxToolCall:
         return SandboxToolCall(
             tool=request.tool,
-            args_bytes=len(json.dumps(request.args, ensure_ascii=False)),
+            args_bytes=len(_encode_args(request.args)),
             duration_seconds=duration,
             ok=error is None,
             error=error,
