@@ -82,6 +82,17 @@ samples.sort()
 print(json.dumps({"median": samples[len(samples) // 2], "p90": samples[int(len(samples) * 0.9)]}))
 """
 
+REFUSED = """
+import time
+import hermes_tools
+for _ in range(500):
+    hermes_tools._call("delegate_task", {"goal": "x"})
+t, cpu = time.perf_counter(), time.process_time()
+for _ in range(5000):
+    hermes_tools._call("delegate_task", {"goal": "x"})
+print((time.perf_counter() - t) / 5000, (time.process_time() - cpu) / 5000)
+"""
+
 SEQUENTIAL = """
 import time
 from hermes_tools import read_file
@@ -198,6 +209,11 @@ async def _figures(base_dir: str) -> None:
     figures = json.loads(await _run_in_tree(ROUND_TRIP, base_dir))
     print(f"same, each call an rpc:<n> actor under .../tool:<id>/sandbox: median {figures['median'] / 1000:.1f} us, "
           f"p90 {figures['p90'] / 1000:.1f} us")  # fmt: skip
+
+    runs = [[float(x) * 1e6 for x in (await _run(REFUSED, base_dir))[0].split()] for _ in range(5)]
+    wall, script_cpu = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+    print(f"a refused call from the script (5,000 in a row, median of 5 runs): {wall:.1f} us, "
+          f"script CPU {script_cpu:.1f} us per call")  # fmt: skip
 
     cpu = time.process_time()
     output, _ = await _run(SEQUENTIAL, base_dir)

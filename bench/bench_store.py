@@ -115,6 +115,18 @@ async def write_throughput(tasks: int, per_task: int, synchronous: str) -> tuple
             return rate, store.statistics().transactions - before - tasks, latency
 
 
+async def transcript_write(records: int) -> float:
+    """Milliseconds to store one execute_code run's ``records`` transcript records (one store call)."""
+    record = {"kind": "sandbox_tool_call", "tool": "read_file", "args_bytes": 20, "duration_seconds": 0.0005,
+              "ok": True, "error": None}  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        async with SqliteSessionStore.open(Path(tmp) / "state.db") as store:
+            await store.create_session(SessionMeta(id="s1"))
+            start = time.perf_counter()
+            await store.record_transcript("s1", [record] * records)
+            return (time.perf_counter() - start) * 1000
+
+
 QUERIES = [
     ("rare word", "zebrafish"),
     ("medium word", "kubernetes"),
@@ -200,6 +212,10 @@ async def main() -> None:
             f"  {tasks:>4} concurrent appenders, synchronous={sync:<6}: {rate:9,.0f} messages/s"
             f"  ({tasks * per_task:,} appends in {transactions:,} transactions, mean append {latency:.2f} ms)"
         )
+
+    for records in ([] if args.skip_writes else [50, 1000]):
+        print(f"store: an execute_code run's transcript, {records:,} records in one write: "
+              f"{await transcript_write(records):.1f} ms")  # fmt: skip
 
     if not args.db.exists():
         print(f"store: generating {args.messages:,} messages into {args.db} (once; reused afterwards)")
