@@ -47,6 +47,9 @@ MAX_REQUEST_BYTES = 8 * 1024 * 1024
 HANDSHAKE_SECONDS = 5.0
 #: Connections of one run served at once (a script's stub opens one per process; each has a reader thread).
 MAX_CONNECTIONS = 32
+#: Connections of one run open at once, authenticated or not. Past it the server accepts no more until
+#: one closes (new ones wait in the listen backlog), so a script cannot spend the daemon's descriptors.
+MAX_OPEN_CONNECTIONS = 2 * MAX_CONNECTIONS
 #: Refused calls of one run kept for the transcript; later ones are only counted. A script can make
 #: refused calls as fast as the socket turns them round for its whole timeout, and each record is
 #: held until the event loop takes it.
@@ -54,10 +57,10 @@ MAX_RECORDED_REFUSALS = 1000
 #: Bytes of answers the reader thread leaves queued for a script that does not read them before it
 #: stops reading that script's requests: the daemon holds no more than this for it.
 MAX_QUEUED_ANSWER_BYTES = 256 * 1024
-#: Malformed requests of one run logged one by one, each cut to LOGGED_ERROR_CHARS (the text may echo
-#: what the script sent); the rest are counted in one line when the server stops, so a script cannot
-#: flood the daemon's log.
-MAX_LOGGED_MALFORMED = 10
+#: Malformed requests and refused connections of one run logged one by one, each cut to
+#: LOGGED_ERROR_CHARS (the text may echo what the script sent); the rest are counted in one line when
+#: the server stops, so a script cannot flood the daemon's log.
+MAX_LOGGED_REJECTIONS = 10
 LOGGED_ERROR_CHARS = 300
 
 # Built once: json.dumps with an option builds a new encoder at every call.
@@ -206,7 +209,7 @@ class RpcServer:
         self._tool_calls = 0
         self._in_flight = 0
         self._refused = 0
-        self._malformed = 0
+        self._rejections = 0
         self._recorded_refusals = 0
         self._unrecorded = 0
         self._connections = 0
@@ -229,18 +232,26 @@ class RpcServer:
         self, listener: trio.socket.SocketType, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         """Accept connections on ``listener`` and serve them until cancelled; closes the listener."""
+        open_slots = trio.Semaphore(MAX_OPEN_CONNECTIONS)
         try:
             with listener:
                 async with trio.open_nursery() as nursery:
                     task_status.started()
                     while True:
+                        await open_slots.acquire()
                         conn, _ = await listener.accept()
                         self._connections += 1
-                        nursery.start_soon(self._serve_connection, conn)
+                        nursery.start_soon(self._serve_in_slot, conn, open_slots)
         finally:
-            if self._malformed > MAX_LOGGED_MALFORMED:
-                unlogged = self._malformed - MAX_LOGGED_MALFORMED
-                log.warning("sandbox RPC: %d more malformed requests, not logged", unlogged)
+            if self._rejections > MAX_LOGGED_REJECTIONS:
+                unlogged = self._rejections - MAX_LOGGED_REJECTIONS
+                log.warning("sandbox RPC: %d more malformed requests and refused connections, not logged", unlogged)
+
+    async def _serve_in_slot(self, trio_sock: trio.socket.SocketType, open_slots: trio.Semaphore) -> None:
+        try:
+            await self._serve_connection(trio_sock)
+        finally:
+            open_slots.release()
 
     async def _serve_connection(self, trio_sock: trio.socket.SocketType) -> None:
         stream = trio.SocketStream(trio_sock)
@@ -250,8 +261,8 @@ class RpcServer:
             if self._readers.available_tokens < 1:
                 raise RpcAuthError(f"too many connections to the RPC server (at most {MAX_CONNECTIONS})")
         except RpcAuthError as exc:
-            log.warning("sandbox RPC: refusing connection: %s", exc)
             self._count_refused()
+            self._warn("refusing connection", str(exc))
             with trio.move_on_after(self._handshake_timeout):
                 async with stream:
                     with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
@@ -339,14 +350,18 @@ class RpcServer:
 
     def _refuse_frame(self, conn: _Connection, request_id: int, exc: Exception) -> None:
         error = str(exc)
+        self._count_refused()
+        self._warn("malformed request", error)
+        self._deliver(conn, RpcResponse(id=request_id, error=f"Malformed request: {error}"))
+
+    def _warn(self, what: str, error: str) -> None:
+        """Log a rejection, within :data:`MAX_LOGGED_REJECTIONS` per run, cut to :data:`LOGGED_ERROR_CHARS`."""
         with self._counters:
-            self._refused += 1
-            self._malformed += 1
-            logged = self._malformed <= MAX_LOGGED_MALFORMED
+            self._rejections += 1
+            logged = self._rejections <= MAX_LOGGED_REJECTIONS
         if logged:
             cut = error if len(error) <= LOGGED_ERROR_CHARS else error[:LOGGED_ERROR_CHARS] + "…"
-            log.warning("sandbox RPC: malformed request: %s", cut)
-        self._deliver(conn, RpcResponse(id=request_id, error=f"Malformed request: {error}"))
+            log.warning("sandbox RPC: %s: %s", what, cut)
 
     def _deliver(self, conn: _Connection, response: RpcResponse) -> None:
         """Send ``response`` from the reader thread; what does not fit now is left to a Trio task."""

@@ -313,10 +313,10 @@ class TestBadInput:
             nursery.cancel_scope.cancel()
         assert all(answer["error"].startswith("Malformed request: unknown message type") for answer in answers)
         lines = [r.getMessage() for r in caplog.records if "malformed request" in r.getMessage()]
-        assert len(lines) == server_module.MAX_LOGGED_MALFORMED + 1
+        assert len(lines) == server_module.MAX_LOGGED_REJECTIONS + 1
         assert max(len(line) for line in lines) < server_module.LOGGED_ERROR_CHARS + 100
-        unlogged = 200 - server_module.MAX_LOGGED_MALFORMED
-        assert lines[-1] == f"sandbox RPC: {unlogged} more malformed requests, not logged"
+        unlogged = 200 - server_module.MAX_LOGGED_REJECTIONS
+        assert lines[-1] == f"sandbox RPC: {unlogged} more malformed requests and refused connections, not logged"
 
     async def test_malformed_frames(self, connect, served, caplog) -> None:
         path, server, _ = served
@@ -533,6 +533,24 @@ class TestReaderThread:
             assert await extra.receive() is None
             await clients[0].request(99, "read_file", {"path": "x"})
             assert (await clients[0].receive())["id"] == 99
+            nursery.cancel_scope.cancel()
+
+    async def test_connections_that_never_present_the_token_hold_a_bounded_number_of_descriptors(
+        self, connect, short_dir, bench: ToolBench, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Past MAX_OPEN_CONNECTIONS the server accepts nothing until one closes; then it serves the rest."""
+        monkeypatch.setattr(server_module, "MAX_OPEN_CONNECTIONS", 4)
+        async with trio.open_nursery() as nursery:
+            path, server = await _serve(nursery, short_dir, bench)
+            silent = [await connect(path, preamble=b"") for _ in range(10)]
+            await trio.testing.wait_all_tasks_blocked()
+            assert server.statistics().connections == 4
+            for client in silent:
+                await client.stream.aclose()
+            client = await connect(path)
+            await client.request(1, "read_file", {"path": "x"})
+            assert (await client.receive())["id"] == 1
+            assert server.statistics().connections == 11
             nursery.cancel_scope.cancel()
 
 
