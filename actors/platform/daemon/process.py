@@ -29,6 +29,7 @@ import trio
 from actors import ActorError
 from actors.platform.daemon.collector import freeze_startup_heap, tune_collector
 from actors.platform.daemon.control_socket import remove_control_socket
+from actors.platform.daemon.limits import raise_open_file_limit
 from actors.platform.daemon.logs import configure_logging, install_safe_stdio
 from actors.platform.errors import EXIT_ALREADY_RUNNING, EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
 from actors.platform.lock import InstanceLock
@@ -152,6 +153,7 @@ def run_daemon(home: Path) -> int:
     install_safe_stdio()
     tune_collector()
     configure_logging(sys.stderr)
+    raise_open_file_limit()
     paths = DaemonPaths(home)
     try:
         ensure_private_dir(paths.home)
