@@ -70,26 +70,36 @@ class TestNaming:
     """The directory's name traces to its home: uid and a digest of the home's real path."""
 
     def test_name_and_record(self, tmp_path: Path) -> None:
-        """hermes-actors-<uid>-<12 hex of sha256(realpath(home))>, 0700, with a record of the home's path."""
+        """hermes-actors-<uid>/<12 hex of sha256(realpath(home))>, both 0700, with a record of the home's path."""
         home = _home(tmp_path, "home")
         os.symlink(home, tmp_path / "link")
         runtime = RuntimeDir.for_home(tmp_path / "link", tempdir=str(tmp_path))
         digest = hashlib.sha256(os.fsencode(os.path.realpath(home))).hexdigest()[:12]
-        assert runtime.path == str(tmp_path / f"hermes-actors-{os.getuid()}-{digest}")
+        assert runtime.path == str(tmp_path / f"hermes-actors-{os.getuid()}" / digest)
+        assert runtime.parent == str(tmp_path / f"hermes-actors-{os.getuid()}")
         runtime.prepare()
-        assert stat.S_IMODE(os.stat(runtime.path).st_mode) == 0o700
+        for directory in (runtime.parent, runtime.path):
+            assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
         assert Path(runtime.path, HOME_RECORD).read_text() == f"{home}\n"
+
+    def test_a_per_user_directory_that_is_not_ours_is_refused(self, tmp_path: Path) -> None:
+        """A symlink where the per-user directory should be (someone else's trap) stops the daemon."""
+        runtime = RuntimeDir.for_home(_home(tmp_path, "home"), tempdir=str(tmp_path))
+        (tmp_path / "elsewhere").mkdir()
+        os.symlink(tmp_path / "elsewhere", runtime.parent)
+        with pytest.raises(RuntimeDirError, match="is not a directory"):
+            runtime.prepare()
 
     def test_never_under_tmp(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """By default it avoids /tmp, which every jail replaces with its private one: XDG_RUNTIME_DIR, else /var/tmp."""
         home = _home(tmp_path, "home")
         monkeypatch.setattr(tempfile, "tempdir", "/tmp")
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
-        assert os.path.dirname(RuntimeDir.for_home(home).path) == str(tmp_path)
+        assert os.path.dirname(RuntimeDir.for_home(home).parent) == str(tmp_path)
         monkeypatch.delenv("XDG_RUNTIME_DIR")
-        assert os.path.dirname(RuntimeDir.for_home(home).path) == "/var/tmp"
+        assert os.path.dirname(RuntimeDir.for_home(home).parent) == "/var/tmp"
         monkeypatch.setattr(tempfile, "tempdir", "/srv/scratch")
-        assert os.path.dirname(RuntimeDir.for_home(home).path) == "/srv/scratch"
+        assert os.path.dirname(RuntimeDir.for_home(home).parent) == "/srv/scratch"
 
     def test_sockets_fit(self, tmp_path: Path) -> None:
         """A temp directory too deep for a socket path under the runtime directory falls back to /var/tmp."""
@@ -174,6 +184,7 @@ class TestClean:
         runtime = RuntimeDir.for_home(_home(tmp_path, "home"), tempdir=str(tmp_path))
         target = _home(tmp_path, "target")
         (target / "keep").write_text("x")
+        os.mkdir(runtime.parent, 0o700)
         os.symlink(target, runtime.path)
         with pytest.raises(RuntimeDirError, match="not a directory"):
             runtime.clean()
@@ -206,8 +217,12 @@ class TestSessionDirs:
         assert policy.writable_paths() == (policy.tmp_dir, str(workspace))
         assert policy.check_read(str(home / "skills" / "s.md")) == str(home / "skills" / "s.md")
         other = await jails.open_session("s2", SandboxMode.READ_ONLY, str(workspace))
+        # A home whose daemon starts after the session opened is as hidden as one already running.
+        later_home = RuntimeDir.for_home(_home(tmp_path, "later"), tempdir=str(tmp_path))
+        later_home.prepare()
         for refused in (
             str(home / ".env"), other.jail.policy.tmp_dir, str(tmp_path / "sockets" / "abc.sock"), another_home.path,
+            later_home.path,
         ):
             with pytest.raises(PathRefused):
                 policy.check_read(refused)

@@ -86,7 +86,7 @@ class TestSessionJail:
             assert probe["mode"] == "read-only"
             assert probe["tmp_dir"] == os.path.join(runtime.session_dir(sid), "tmp")
             assert probe["workspace"] == str(h.workdir)
-            assert {str(h.home), runtime.path} <= set(probe["hidden"])
+            assert {str(h.home), runtime.parent} <= set(probe["hidden"])
             assert os.path.isdir(probe["tmp_dir"])
             assert (await h.deps.store.load(sid)).state["options"]["sandbox"] == "read-only"
             assert handle.statistics().details["sandbox"] == "read-only"

@@ -292,8 +292,9 @@ def build_policy(
         workspace: The session's working directory.
         tmp_dir: The session's private temp directory (created by the caller).
         daemon_home: ``HERMES_ACTORS_HOME``: always hidden.
-        runtime_dir: The daemon's runtime directory (every session's temp and sandbox directories):
-            hidden, but for this session's own ``tmp_dir``, which is bound in as ``/tmp``.
+        runtime_dir: Where every session's temp and sandbox directories live (the daemon's per-user
+            directory, every home's): hidden, but for this session's own ``tmp_dir``, which is bound in
+            as ``/tmp``.
         daemon_paths: Other paths of the daemon to hide (a control socket outside the home).
         exposed: Directories bound back read-only inside hidden paths (skills).
         environ: The user's environment, for ``~`` and ``SSH_AUTH_SOCK`` (the daemon's by default).

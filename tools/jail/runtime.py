@@ -1,18 +1,21 @@
 """The daemon's runtime directory and what every session's jail shares.
 
 Every per-session temp directory, sandbox workspace and shell state file of one daemon lives under one
-0700 directory whose name traces it to its home::
+0700 directory whose name traces it to its home, inside one 0700 directory per user::
 
-    <base>/hermes-actors-<uid>-<first 12 hex of sha256(realpath(home))>/
-    ├── home                  the home's real path (so a stranger can tell whose this is)
-    └── s-<session id>/       one session's directory, removed when the session stops
-        ├── tmp/              its private temp directory, seen as /tmp inside its jail
-        └── hx-sbx-XXXXXXXX/  an execute_code workspace (script, stubs, RPC socket)
+    <base>/hermes-actors-<uid>/         every home's runtime directory; never removed
+    └── <first 12 hex of sha256(realpath(home))>/
+        ├── home                  the home's real path (so a stranger can tell whose this is)
+        └── s-<session id>/       one session's directory, removed when the session stops
+            ├── tmp/              its private temp directory, seen as /tmp inside its jail
+            └── hx-sbx-XXXXXXXX/  an execute_code workspace (script, stubs, RPC socket)
 
 ``<base>`` is the system temp directory, unless that is under ``/tmp``: every jail has a private
 ``/tmp`` of its own, so an execute_code workspace there could not be bound into its jail. Then it is
-``$XDG_RUNTIME_DIR`` (per user, 0700), else ``/var/tmp``. Every jail hides its own daemon's runtime
-directory and every other ``hermes-actors-<uid>-*`` beside it (another home's daemon).
+``$XDG_RUNTIME_DIR`` (per user, 0700), else ``/var/tmp``. Every jail hides the whole per-user directory:
+its own daemon's runtime directory and every other home's, including those of daemons that start or stop
+while the jail runs (a directory listed once and hidden one by one could vanish under bubblewrap's mount,
+and one made later would not be hidden).
 
 At start, once the daemon holds its single-instance lock, :meth:`RuntimeDir.clean` removes what earlier
 runs of *this* home left there; a directory whose record names another home is never touched.
@@ -84,7 +87,7 @@ def _default_base() -> str:
 
 def _runtime_name(home: str) -> str:
     digest = hashlib.sha256(os.fsencode(os.path.realpath(home))).hexdigest()[:12]
-    return f"hermes-actors-{os.getuid()}-{digest}"
+    return os.path.join(f"hermes-actors-{os.getuid()}", digest)
 
 
 def _force_remove(path: str) -> None:
@@ -129,22 +132,29 @@ class RuntimeDir:
             path = os.path.join("/var/tmp", _runtime_name(real))
         return cls(path, real)
 
+    @property
+    def parent(self) -> str:
+        """The per-user directory holding every home's runtime directory; each jail hides it whole."""
+        return os.path.dirname(self.path)
+
     def prepare(self) -> None:
-        """Create the directory (0700) and its home record, or check an existing one is ours.
+        """Create the per-user directory and this one (both 0700) and its home record, or check that
+        existing ones are ours.
 
         Raises:
-            RuntimeDirError: it is a symlink or not a directory, belongs to another uid, or records
-                another home.
+            RuntimeDirError: either is a symlink or not a directory, or belongs to another uid; or the
+                record names another home.
         """
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(self.path, 0o700)
-        info = os.lstat(self.path)
-        if not stat.S_ISDIR(info.st_mode):
-            raise RuntimeDirError(f"runtime directory {self.path} is not a directory; remove it")
-        if info.st_uid != os.getuid():
-            raise RuntimeDirError(f"runtime directory {self.path} belongs to uid {info.st_uid}, not to us")
-        if stat.S_IMODE(info.st_mode) != 0o700:
-            os.chmod(self.path, 0o700)
+        for directory in (self.parent, self.path):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(directory, 0o700)
+            info = os.lstat(directory)
+            if not stat.S_ISDIR(info.st_mode):
+                raise RuntimeDirError(f"runtime directory {directory} is not a directory; remove it")
+            if info.st_uid != os.getuid():
+                raise RuntimeDirError(f"runtime directory {directory} belongs to uid {info.st_uid}, not to us")
+            if stat.S_IMODE(info.st_mode) != 0o700:
+                os.chmod(directory, 0o700)
         record = os.path.join(self.path, HOME_RECORD)
         try:
             with open(record, encoding="utf-8") as file:
@@ -180,16 +190,6 @@ class RuntimeDir:
     def remove(self) -> None:
         """Remove the whole directory, at the daemon's stop (its sessions and jails are gone)."""
         _force_remove(self.path)
-
-    def siblings(self) -> list[str]:
-        """Other runtime directories of this uid beside this one (other homes' daemons); blocking."""
-        base, prefix = os.path.dirname(self.path), f"hermes-actors-{os.getuid()}-"
-        try:
-            names = os.listdir(base)
-        except OSError:
-            return []
-        own = os.path.basename(self.path)
-        return [os.path.join(base, name) for name in sorted(names) if name.startswith(prefix) and name != own]
 
     def session_dir(self, session_id: str) -> str:
         """The directory of one session (its id when short and plain, else a digest of it)."""
@@ -275,12 +275,12 @@ class DaemonJails:
         """Create a session's directories and build its policy."""
 
         def create() -> tuple[str, JailPolicy]:
-            # Directories, the skills and sibling runtimes looked up, every path resolved: all on disk.
+            # Directories and the skills looked up, every path resolved: all on disk.
             directory = self.runtime.create_session(session_id)
             policy = build_policy(
                 self.config, mode=mode, workspace=workspace, tmp_dir=os.path.join(directory, "tmp"),
-                daemon_home=self.home, runtime_dir=self.runtime.path,
-                daemon_paths=(*self.daemon_paths, *self.runtime.siblings()), exposed=self.skills_dirs(),
+                daemon_home=self.home, runtime_dir=self.runtime.parent,
+                daemon_paths=self.daemon_paths, exposed=self.skills_dirs(),
             )  # fmt: skip
             return directory, policy
 
