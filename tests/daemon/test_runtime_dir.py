@@ -142,6 +142,19 @@ class TestClean:
         assert sorted(os.listdir(second.path)) == ["hermes-shell-1.state", HOME_RECORD, "s-ab12cd34ef56"]
         assert os.path.exists(os.path.join(second.session_dir("ab12cd34ef56"), "hx-sbx-abcdefgh", "rpc.sock"))
 
+    def test_the_old_layouts_directory_of_this_home_is_removed(self, tmp_path: Path) -> None:
+        """Releases before the per-user directory used hermes-actors-<uid>-<digest>: this home's goes, not another's."""
+        mine = RuntimeDir.for_home(_home(tmp_path, "mine"), tempdir=str(tmp_path))
+        theirs = RuntimeDir.for_home(_home(tmp_path, "theirs"), tempdir=str(tmp_path))
+        olds = {}
+        for name, runtime in (("mine", mine), ("theirs", theirs)):
+            old = Path(f"{runtime.parent}-{os.path.basename(runtime.path)}")
+            (old / "s-ab12cd34ef56" / "tmp").mkdir(parents=True)
+            (old / HOME_RECORD).write_text(runtime.home + "\n")
+            olds[name] = old
+        assert str(olds["mine"]) in mine.clean()
+        assert not olds["mine"].exists() and (olds["theirs"] / "s-ab12cd34ef56" / "tmp").is_dir()
+
     def test_leftover_jails_killed(self, tmp_path: Path) -> None:
         """A jail an earlier run left running (bwrap died before arming --die-with-parent) is killed with
         everything in it; another home's jail runs on."""

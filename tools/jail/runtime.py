@@ -90,6 +90,15 @@ def _runtime_name(home: str) -> str:
     return os.path.join(f"hermes-actors-{os.getuid()}", digest)
 
 
+def _recorded_home(directory: str) -> str | None:
+    """The home a runtime directory's record names; None when it has no record."""
+    try:
+        with open(os.path.join(directory, HOME_RECORD), encoding="utf-8") as file:
+            return file.read().strip()
+    except FileNotFoundError:
+        return None
+
+
 def _force_remove(path: str) -> None:
     """Remove a file or a tree, even one a tool made read-only inside (chmod 0500 directories)."""
 
@@ -155,11 +164,9 @@ class RuntimeDir:
                 raise RuntimeDirError(f"runtime directory {directory} belongs to uid {info.st_uid}, not to us")
             if stat.S_IMODE(info.st_mode) != 0o700:
                 os.chmod(directory, 0o700)
-        record = os.path.join(self.path, HOME_RECORD)
-        try:
-            with open(record, encoding="utf-8") as file:
-                recorded = file.read().strip()
-        except FileNotFoundError:
+        recorded = _recorded_home(self.path)
+        if recorded is None:
+            record = os.path.join(self.path, HOME_RECORD)
             fd = os.open(record, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as file:
                 file.write(self.home + "\n")
@@ -185,6 +192,14 @@ class RuntimeDir:
             if entry != HOME_RECORD:
                 _force_remove(os.path.join(self.path, entry))
                 removed.append(entry)
+        # Where releases before the per-user directory kept this home's runtime directory: outside it, a
+        # jail would not hide what a crashed daemon of theirs left there.
+        legacy = f"{self.parent}-{os.path.basename(self.path)}"
+        if os.path.isdir(legacy) and not os.path.islink(legacy) and _recorded_home(legacy) == self.home:
+            for pid in kill_jails_under(legacy):
+                log.warning("killed a jail an earlier run of this home left running (bwrap pid %d)", pid)
+            _force_remove(legacy)
+            removed.append(legacy)
         return removed
 
     def remove(self) -> None:
