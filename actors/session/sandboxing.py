@@ -70,6 +70,7 @@ def sandbox_runner(
             base_dir=sandbox_dir,
             jail=ctx.jail,
         )
+
         async def record_calls(result: SandboxResult | None) -> None:
             transcript = [record.to_record() for record in records]
             if result is not None and result.unrecorded_calls:
