@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -13,80 +12,10 @@ import trio
 import trio.testing
 
 from actors.sandbox.result import SandboxToolCall
-from actors.sandbox.server import MAX_CONNECTIONS, MAX_REQUEST_BYTES, RpcServer, bind_listener
-import actors.sandbox.server as server_module
+from actors.sandbox.server import MAX_CONNECTIONS, MAX_REQUEST_BYTES, RpcServer
 from tests.sandbox.helpers import ToolBench
+from tests.sandbox.rpc_client import TOKEN, serve_rpc
 from tools.results import ToolReply
-
-TOKEN = "t0ken-for-tests"
-
-
-class Client:
-    """A raw NDJSON client on the sandbox socket."""
-
-    def __init__(self, stream: trio.SocketStream) -> None:
-        self.stream = stream
-        self.buffer = b""
-
-    async def send(self, payload: dict[str, Any] | bytes) -> None:
-        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode() + b"\n"
-        await self.stream.send_all(data)
-
-    async def request(self, request_id: int, tool: str, args: dict[str, Any]) -> None:
-        await self.send({"type": "RpcRequest", "id": request_id, "tool": tool, "args": args})
-
-    async def receive(self) -> dict[str, Any] | None:
-        while b"\n" not in self.buffer:
-            try:
-                data = await self.stream.receive_some(1 << 16)
-            except trio.BrokenResourceError:  # reset: the server closed with our bytes unread
-                data = b""
-            if not data:
-                return None
-            self.buffer += data
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
-
-
-def _refused_requests(count: int) -> bytes:
-    """``count`` request frames for a tool scripts may not call, ids 1 to ``count``."""
-    return b"".join(
-        json.dumps({"type": "RpcRequest", "id": n, "tool": "memory", "args": {}}).encode() + b"\n"
-        for n in range(1, count + 1)
-    )  # fmt: skip
-
-
-async def _write_until_stalled(client: Client, data: bytes) -> int:
-    """Write ``data`` until the server has not read for a second (or all is written); the bytes written."""
-    fd = client.stream.socket.fileno()  # non-blocking: a full socket raises rather than waits
-    sent = 0
-    while sent < len(data):
-        try:
-            sent += os.write(fd, data[sent : sent + 65536])
-        except BlockingIOError:
-            with trio.move_on_after(1) as stalled:
-                await trio.lowlevel.wait_writable(client.stream.socket)
-            if stalled.cancelled_caught:
-                break
-    return sent
-
-
-async def _serve(nursery: trio.Nursery, directory: str, bench: ToolBench, **options: Any) -> tuple[str, RpcServer]:
-    path = os.path.join(directory, "rpc.sock")
-    records: list[SandboxToolCall] = options.pop("records", [])
-    server = RpcServer(
-        call_tool=options.pop("call_tool", bench.call_tool),
-        allowed_tools=options.pop("allowed", frozenset({"read_file", "web_extract", "terminal", "patch"})),
-        token=TOKEN,
-        max_tool_calls=options.pop("max_tool_calls", 50),
-        per_call_timeout=options.pop("per_call_timeout", 30.0),
-        gate=bench.gate,
-        on_tool_call=options.pop("on_tool_call", records.append),
-        **options,
-    )
-    await nursery.start(server.serve, await bind_listener(path))
-    return path, server
-
 
 @pytest.fixture
 def lagging_clock() -> trio.testing.MockClock:
@@ -96,34 +25,6 @@ def lagging_clock() -> trio.testing.MockClock:
     see: it would jump while a request is still on its way.
     """
     return trio.testing.MockClock(autojump_threshold=0.1)
-
-
-@pytest.fixture
-async def served(short_dir: str, bench: ToolBench) -> AsyncIterator[tuple[str, RpcServer, list[SandboxToolCall]]]:
-    """A server with default options, stopped after the test."""
-    records: list[SandboxToolCall] = []
-    async with trio.open_nursery() as nursery:
-        path, server = await _serve(nursery, short_dir, bench, records=records)
-        yield path, server, records
-        nursery.cancel_scope.cancel()
-
-
-@pytest.fixture
-async def connect() -> AsyncIterator[Any]:
-    """Opens clients to a socket path, presenting ``preamble`` (the token line by default);
-    all are closed after the test."""
-    opened: list[trio.SocketStream] = []
-
-    async def open_client(path: str, preamble: bytes = TOKEN.encode() + b"\n") -> Client:
-        stream = await trio.open_unix_socket(path)
-        opened.append(stream)
-        if preamble:
-            await stream.send_all(preamble)
-        return Client(stream)
-
-    yield open_client
-    for stream in opened:
-        await stream.aclose()
 
 
 class TestServing:
@@ -152,7 +53,7 @@ class TestServing:
 
         records: list[SandboxToolCall] = []
         async with trio.open_nursery() as nursery:
-            path, _ = await _serve(nursery, short_dir, bench, records=records, call_tool=call_tool)
+            path, _ = await serve_rpc(nursery, short_dir, bench, records=records, call_tool=call_tool)
             client = await connect(path)
             await client.request(1, "read_file", {"path": "x"})
             assert (await client.receive())["result"] == '{"error": "this key is data"}'
@@ -190,7 +91,7 @@ class TestServing:
 
     async def test_unsafe_calls_run_alone(self, connect, short_dir, bench: ToolBench, lagging_clock) -> None:
         async with trio.open_nursery() as nursery:
-            path, _ = await _serve(nursery, short_dir, bench, allowed=frozenset({"write_file", "read_file"}))
+            path, _ = await serve_rpc(nursery, short_dir, bench, allowed=frozenset({"write_file", "read_file"}))
             client = await connect(path)
             for i in range(3):
                 await client.request(i + 1, "write_file", {"path": f"w{i}", "content": ""})
@@ -206,7 +107,7 @@ class TestRefusals:
     async def test_excluded_tool(self, connect, short_dir, bench: ToolBench) -> None:
         records: list[SandboxToolCall] = []
         async with trio.open_nursery() as nursery:
-            path, server = await _serve(nursery, short_dir, bench, records=records)
+            path, server = await serve_rpc(nursery, short_dir, bench, records=records)
             client = await connect(path)
             await client.request(1, "vision_analyze", {})
             response = await client.receive()
@@ -217,23 +118,6 @@ class TestRefusals:
             nursery.cancel_scope.cancel()
         # A refusal is recorded by the time the server has stopped (the runner reads records then).
         assert server.tool_calls == 0 and [(r.tool, r.ok) for r in records] == [("vision_analyze", False)]
-
-    async def test_refusals_beyond_the_record_limit_are_counted_not_kept(
-        self, connect, short_dir, bench: ToolBench, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        """A script looping on refused calls cannot grow the daemon's memory: past the limit only a count grows."""
-        monkeypatch.setattr(server_module, "MAX_RECORDED_REFUSALS", 3)
-        records: list[SandboxToolCall] = []
-        async with trio.open_nursery() as nursery:
-            path, server = await _serve(nursery, short_dir, bench, records=records)
-            client = await connect(path)
-            for request_id in range(1, 6):
-                await client.request(request_id, "vision_analyze", {"image": "x" * request_id})
-                assert (await client.receive())["id"] == request_id
-            nursery.cancel_scope.cancel()
-        sizes = [len(json.dumps({"image": "x" * n})) for n in (1, 2, 3)]
-        assert [(r.tool, r.args_bytes) for r in records] == [("vision_analyze", size) for size in sizes]
-        assert server.statistics().refused == 5 and server.statistics().unrecorded == 2
 
     async def test_execute_code_is_excluded(self, connect, served) -> None:
         path, _, _ = served
@@ -249,7 +133,7 @@ class TestRefusals:
 
     async def test_call_limit(self, connect, short_dir, bench: ToolBench) -> None:
         async with trio.open_nursery() as nursery:
-            path, server = await _serve(nursery, short_dir, bench, max_tool_calls=2)
+            path, server = await serve_rpc(nursery, short_dir, bench, max_tool_calls=2)
             client = await connect(path)
             results = []
             for i in range(4):
@@ -264,7 +148,7 @@ class TestRefusals:
     async def test_per_call_timeout(self, connect, short_dir, bench: ToolBench, lagging_clock) -> None:
         bench.delay = 1000
         async with trio.open_nursery() as nursery:
-            path, _ = await _serve(
+            path, _ = await serve_rpc(
                 nursery, short_dir, bench, per_call_timeout=5, allowed=frozenset({"read_file", "web_search"})
             )
             client = await connect(path)
@@ -285,7 +169,7 @@ class TestRefusals:
         from tools.redact import redact_secrets
 
         async with trio.open_nursery() as nursery:
-            path, _ = await _serve(nursery, short_dir, bench, redact=redact_secrets, call_tool=explode)
+            path, _ = await serve_rpc(nursery, short_dir, bench, redact=redact_secrets, call_tool=explode)
             client = await connect(path)
             await client.request(1, "read_file", {"path": "x"})
             response = await client.receive()
@@ -298,25 +182,6 @@ class TestRefusals:
 
 class TestBadInput:
     """Malformed frames and bad credentials get an error response; the server keeps serving."""
-
-    async def test_a_flood_of_malformed_frames_cannot_flood_the_log(
-        self, connect, short_dir, bench: ToolBench, caplog: pytest.LogCaptureFixture
-    ) -> None:
-        """Each gets its answer; the log gets the first few, cut short, and one line counting the rest."""
-        frames = [json.dumps({"type": "X" * 5000, "id": n}).encode() + b"\n" for n in range(1, 201)]
-        async with trio.open_nursery() as nursery:
-            path, server = await _serve(nursery, short_dir, bench)
-            client = await connect(path)
-            async with trio.open_nursery() as sending:
-                sending.start_soon(client.send, b"".join(frames))
-                answers = [await client.receive() for _ in frames]
-            nursery.cancel_scope.cancel()
-        assert all(answer["error"].startswith("Malformed request: unknown message type") for answer in answers)
-        lines = [r.getMessage() for r in caplog.records if "malformed request" in r.getMessage()]
-        assert len(lines) == server_module.MAX_LOGGED_REJECTIONS + 1
-        assert max(len(line) for line in lines) < server_module.LOGGED_ERROR_CHARS + 100
-        unlogged = 200 - server_module.MAX_LOGGED_REJECTIONS
-        assert lines[-1] == f"sandbox RPC: {unlogged} more malformed requests and refused connections, not logged"
 
     async def test_malformed_frames(self, connect, served, caplog) -> None:
         path, server, _ = served
@@ -350,10 +215,9 @@ class TestBadInput:
         await client.request(2, "read_file", {"path": "ok"})
         assert (await client.receive())["id"] == 2
 
-
     async def test_foreign_uid_refused(self, connect, short_dir, bench: ToolBench) -> None:
         async with trio.open_nursery() as nursery:
-            path, server = await _serve(nursery, short_dir, bench, expected_uid=os.getuid() + 4242)
+            path, server = await serve_rpc(nursery, short_dir, bench, expected_uid=os.getuid() + 4242)
             client = await connect(path)
             response = await client.receive()
             assert "is not the daemon's uid" in response["error"]
@@ -435,7 +299,7 @@ class TestHandshake:
             raise KeyError("a bug in the recorder")
 
         async with trio.open_nursery() as nursery:
-            path, server = await _serve(nursery, short_dir, bench, on_tool_call=broken_record)
+            path, server = await serve_rpc(nursery, short_dir, bench, on_tool_call=broken_record)
             first = await connect(path)
             await first.request(1, "read_file", {"path": "x"})
             assert (await first.receive())["error"] == "Internal error in the RPC server; connection closed"
@@ -459,7 +323,7 @@ class TestReaderThread:
         self, connect, short_dir, bench: ToolBench
     ) -> None:
         async with trio.open_nursery() as nursery:
-            path, _ = await _serve(nursery, short_dir, bench, allowed=frozenset({"web_search"}))
+            path, _ = await serve_rpc(nursery, short_dir, bench, allowed=frozenset({"web_search"}))
             client = await connect(path)
             await client.request(1, "web_search", {"query": "q", "limit": 4096})
             # Its first bytes have arrived, so the rest is queued behind a full socket when the
@@ -473,44 +337,11 @@ class TestReaderThread:
             assert malformed["error"].startswith("Malformed request")
             nursery.cancel_scope.cancel()
 
-    async def test_a_script_that_never_reads_its_answers_stops_being_read(
-        self, connect, served, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        """The daemon holds a bounded amount of answers for a script that only writes: then it stops
-        reading its requests, and every answer still arrives, in order, once the script reads."""
-        monkeypatch.setattr(server_module, "MAX_QUEUED_ANSWER_BYTES", 8192)
-        path, _, _ = served
-        client = await connect(path)
-        count = 30_000
-        requests = _refused_requests(count)
-        sent = await _write_until_stalled(client, requests)
-        # Stopped within the socket buffers and the queue limit, far short of 2 MB of requests.
-        assert sent < len(requests) // 2
-
-        async def send_the_rest() -> None:
-            await client.stream.send_all(requests[sent:])
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(send_the_rest)
-            ids = [(await client.receive())["id"] for _ in range(count)]
-        assert ids == list(range(1, count + 1))
-
-    async def test_cancelling_the_server_ends_a_reader_waiting_for_room(
-        self, connect, short_dir, bench: ToolBench, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        monkeypatch.setattr(server_module, "MAX_QUEUED_ANSWER_BYTES", 8192)
-        with trio.fail_after(10):
-            async with trio.open_nursery() as nursery:
-                path, _ = await _serve(nursery, short_dir, bench)
-                client = await connect(path)
-                await _write_until_stalled(client, _refused_requests(30_000))
-                nursery.cancel_scope.cancel()
-
     async def test_cancelling_the_server_ends_a_blocked_reader(self, connect, short_dir, bench: ToolBench) -> None:
         records: list[SandboxToolCall] = []
         with trio.fail_after(10):
             async with trio.open_nursery() as nursery:
-                path, server = await _serve(nursery, short_dir, bench, records=records)
+                path, server = await serve_rpc(nursery, short_dir, bench, records=records)
                 client = await connect(path)
                 await client.request(1, "delegate_task", {})
                 assert (await client.receive())["id"] == 1
@@ -521,7 +352,7 @@ class TestReaderThread:
 
     async def test_connections_beyond_the_limit_are_refused(self, connect, short_dir, bench: ToolBench) -> None:
         async with trio.open_nursery() as nursery:
-            path, server = await _serve(nursery, short_dir, bench)
+            path, server = await serve_rpc(nursery, short_dir, bench)
             clients = [await connect(path) for _ in range(MAX_CONNECTIONS)]
             for number, client in enumerate(clients):
                 await client.request(number, "delegate_task", {})
@@ -534,25 +365,6 @@ class TestReaderThread:
             await clients[0].request(99, "read_file", {"path": "x"})
             assert (await clients[0].receive())["id"] == 99
             nursery.cancel_scope.cancel()
-
-    async def test_connections_that_never_present_the_token_hold_a_bounded_number_of_descriptors(
-        self, connect, short_dir, bench: ToolBench, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        """Past MAX_OPEN_CONNECTIONS the server accepts nothing until one closes; then it serves the rest."""
-        monkeypatch.setattr(server_module, "MAX_OPEN_CONNECTIONS", 4)
-        async with trio.open_nursery() as nursery:
-            path, server = await _serve(nursery, short_dir, bench)
-            silent = [await connect(path, preamble=b"") for _ in range(10)]
-            await trio.testing.wait_all_tasks_blocked()
-            assert server.statistics().connections == 4
-            for client in silent:
-                await client.stream.aclose()
-            client = await connect(path)
-            await client.request(1, "read_file", {"path": "x"})
-            assert (await client.receive())["id"] == 1
-            assert server.statistics().connections == 11
-            nursery.cancel_scope.cancel()
-
 
 needs_root = pytest.mark.skipif(os.getuid() != 0, reason="switching to another uid needs root")
 _CONNECT = (
@@ -588,7 +400,7 @@ class TestSecondUid:
     async def test_peer_uid_checked(self, short_dir: str, bench: ToolBench) -> None:
         os.chmod(short_dir, 0o755)
         async with trio.open_nursery() as nursery:
-            path, server = await _serve(nursery, short_dir, bench)
+            path, server = await serve_rpc(nursery, short_dir, bench)
             os.chmod(path, 0o777)  # only the uid check stands between the other user and the tools
             answer = json.loads(await self._as_nobody(path))
             assert answer["error"] == f"peer uid 65534 is not the daemon's uid {os.getuid()}"
