@@ -19,7 +19,8 @@ __all__ = [
 ]
 
 MAX_SEARCH_LIMIT = 10
-SEARCHABLE_ROLES = frozenset({"user", "assistant", "tool", "system"})
+# System messages are not indexed: the system prompt is nearly the same in every session.
+SEARCHABLE_ROLES = frozenset({"user", "assistant", "tool"})
 # Hits kept per session in a search result.
 HITS_PER_SESSION = 3
 

@@ -9,7 +9,8 @@ Full-text search: each message's searchable text (``body``: its content's text; 
 calls' names and arguments) is extracted by a trigger, as SQLite's ``message_text`` view does. A
 generated ``words`` column holds its ``tsvector`` (the ``hermes_words`` configuration: the simple
 parser, accents folded by ``unaccent``, no stemming, like FTS5's ``unicode61``), under a GIN index;
-``pg_trgm`` GIN indexes on ``body`` and ``calls`` serve substring (and CJK) search.
+``pg_trgm`` GIN indexes on ``body`` and ``calls`` serve substring (and CJK) search. System messages
+have no searchable text since version 4.
 """
 
 from __future__ import annotations
@@ -153,8 +154,24 @@ CREATE TABLE lease_epochs (
 );
 """
 
+# System messages out of the search indexes, as in SQLite's version 4: their searchable text is cleared
+# after ``messages_text`` extracts it (triggers of one event fire in name order).
+_V4 = """
+CREATE FUNCTION unindex_system_message() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.role = 'system' THEN
+        NEW.body := NULL;
+        NEW.calls := NULL;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER messages_text_system BEFORE INSERT OR UPDATE ON messages
+    FOR EACH ROW EXECUTE FUNCTION unindex_system_message();
+UPDATE messages SET body = NULL, calls = NULL WHERE role = 'system';
+"""
+
 # MIGRATIONS[n] takes a database from version n to n + 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 LATEST_VERSION = len(MIGRATIONS)
 
 

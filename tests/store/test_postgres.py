@@ -50,6 +50,30 @@ class TestSchema:
         with _admin(postgres_url) as conn:
             assert conn.execute(f"SELECT version FROM {SCHEMA}.schema_version").fetchall() == [(LATEST_VERSION,)]
 
+    async def test_system_messages_have_no_searchable_text(
+        self, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Version 4 clears what version 3 extracted from system messages, and keeps new ones out."""
+        messages = [{"role": "system", "content": "the quokka protocol"}, {"role": "user", "content": "quokka?"}]
+        with monkeypatch.context() as patch:
+            patch.setattr("store.postgres.schema.MIGRATIONS", schema.MIGRATIONS[:3])
+            patch.setattr("store.postgres.schema.LATEST_VERSION", 3)
+            async with PostgresSessionStore.open(postgres_url) as store:
+                await store.create_session(SessionMeta(id="v3"), messages=messages)
+        query = (
+            f"SELECT session_id, role, body IS NOT NULL, words @@ to_tsquery('{SCHEMA}.hermes_words', 'quokka')"
+            f" FROM {SCHEMA}.messages ORDER BY id"
+        )
+        with _admin(postgres_url) as conn:
+            assert conn.execute(query).fetchall() == [("v3", "system", True, True), ("v3", "user", True, True)]
+        async with PostgresSessionStore.open(postgres_url) as store:
+            await store.create_session(SessionMeta(id="v4"), messages=messages)
+            assert sorted(m.session.id for m in await store.search("quokka", roles=("user",))) == ["v3", "v4"]
+        with _admin(postgres_url) as conn:
+            assert conn.execute(query).fetchall() == [
+                (sid, role, role == "user", role == "user") for sid in ("v3", "v4") for role in ("system", "user")
+            ]
+
     async def test_a_newer_schema_is_refused(self, postgres_url: str) -> None:
         async with PostgresSessionStore.open(postgres_url):
             pass

@@ -28,6 +28,14 @@ def raw(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path, isolation_level=None)
 
 
+def indexed(conn: sqlite3.Connection, word: str) -> tuple[list[int], list[int]]:
+    """The message ids each full-text index (words, trigrams) finds ``word`` in."""
+    return tuple(  # type: ignore[return-value]
+        sorted(row[0] for row in conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (word,)))
+        for table in ("messages_fts", "messages_tri")
+    )
+
+
 class TestIdentity:
     """A file that is not a hermes-actors database is refused, untouched."""
 
@@ -107,6 +115,33 @@ class TestMigration:
         conn = raw(path)
         assert conn.execute("PRAGMA user_version").fetchone() == (LATEST_VERSION,)
         conn.close()
+
+    async def test_system_messages_leave_the_indexes(self, tmp_path: Path) -> None:
+        """Version 4 takes system prompts out of both indexes, and keeps new ones out, through every write."""
+        path = tmp_path / "state.db"
+        open_writer(path, busy_timeout_seconds=1, synchronous="normal", target_version=3).close()
+        conn = raw(path)
+        conn.execute("INSERT INTO sessions (id, source, started_at, last_active) VALUES ('v3', 'cli', 1, 1)")
+        for role, text in (("system", "the quokka protocol"), ("user", "a quokka question")):
+            conn.execute(
+                "INSERT INTO messages (session_id, role, content, created_at) VALUES ('v3', ?, ?, 1)", (role, text)
+            )
+        assert indexed(conn, "quokka") == ([1, 2], [1, 2])
+        conn.close()
+        async with SqliteSessionStore.open(path) as store:
+            conn = raw(path)
+            assert indexed(conn, "quokka") == ([2], [2])
+            await store.create_session(
+                SessionMeta(id="new"),
+                messages=[{"role": "system", "content": "quokka rules"}, {"role": "user", "content": "quokka hi"}],
+            )
+            assert indexed(conn, "quokka") == ([2, 4], [2, 4])
+            await store.compact("new", [{"role": "system", "content": "quokka rules"}, {"role": "user", "content": "quokka"}])
+            # The earlier epoch's messages stay (lineage); of the new epoch, the user message only.
+            assert indexed(conn, "quokka") == ([2, 4, 6], [2, 4, 6])
+            for table in ("messages_fts", "messages_tri"):
+                conn.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
+            conn.close()
 
     async def test_failed_migration_rolls_back(self, tmp_path: Path) -> None:
         path = tmp_path / "state.db"

@@ -115,18 +115,20 @@ class TestFiltersAndGrouping:
         assert ids(found) == ["now", "old"] and len(found[0].hits) == 3
 
     async def test_roles_dates_source(self, sql_store: Any) -> None:
-        await session(sql_store, "a", {"role": "system", "content": "gamma rules"}, source="cli")
+        await session(sql_store, "a", user("gamma rules"), source="cli")
         await session(sql_store, "b", {"role": "assistant", "content": "gamma answer"}, source="api")
-        assert ids(await sql_store.search("gamma")) == ["b"]
-        assert ids(await sql_store.search("gamma", roles=("system",))) == ["a"]
-        assert ids(await sql_store.search("gamma", roles=("system", "assistant"), source="cli")) == ["a"]
+        await session(sql_store, "c", {"role": "tool", "content": "gamma output", "tool_call_id": "t1"}, source="cli")
+        assert sorted(ids(await sql_store.search("gamma"))) == ["a", "b"]
+        assert ids(await sql_store.search("gamma", roles=("tool",))) == ["c"]
+        assert ids(await sql_store.search("gamma", roles=("tool", "assistant"), source="cli")) == ["c"]
         when = (await sql_store.read_session("b")).head[0].created_at
-        assert ids(await sql_store.search("gamma", since=when - 1, until=when + 1)) == ["b"]
+        assert ids(await sql_store.search("gamma", roles=("assistant",), since=when - 1, until=when + 1)) == ["b"]
         assert await sql_store.search("gamma", since=when + 1) == []
 
     @pytest.mark.parametrize(
         "kwargs",
         [
+            {"query": "x", "roles": ("system",)},
             {"query": "  "},
             {"query": "x", "limit": 0},
             {"query": "x", "limit": 11},
