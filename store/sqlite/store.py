@@ -2,7 +2,7 @@
 
 Writes go to the single writer (``store.sql.writer``), reads to a pool of
 reader connections in worker threads; the protocol's methods are the shared ones
-of ``store.sql.store``.
+of ``store.sql.store``. New messages are indexed for search in batches (``store.sqlite.indexing``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ import trio
 from config.store import StoreConfig
 from store.errors import StoreClosedError
 from store.leases import LocalLeases, SessionLeases
+from store.records import SessionMatches
 from store.sql.store import SqlSessionStore
+from store.sqlite.indexing import DeferredIndex
 from store.sqlite.pool import ReaderPool
 from store.sqlite.schema import open_writer
 from store.sqlite.search import search
@@ -74,6 +76,7 @@ class SqliteSessionStore(SqlSessionStore):
         self._readers = ReaderPool(
             self.path, size=self.config.read_connections, busy_timeout_seconds=self.config.busy_timeout_seconds
         )
+        self._index = DeferredIndex(self._writer.submit, self._read)
 
     @classmethod
     def open(cls, path: Path, config: StoreConfig | None = None) -> AbstractAsyncContextManager[SqliteSessionStore]:
@@ -101,7 +104,12 @@ class SqliteSessionStore(SqlSessionStore):
             raise StoreClosedError("a store runs once; open a new one")
         self._state = _Lifecycle.RUNNING
         try:
-            await self._writer.run(task_status=task_status)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._index.run)
+                try:
+                    await self._writer.run(task_status=task_status)
+                finally:
+                    nursery.cancel_scope.cancel()
         finally:
             self._state = _Lifecycle.CLOSED
             await self._readers.aclose()
@@ -120,5 +128,11 @@ class SqliteSessionStore(SqlSessionStore):
         return await self._readers.run(fn, *args)
 
     async def _submit(self, op: Callable[[Any], T]) -> T:
+        self._index.written()
         return await self._writer.submit(op)
+
+    async def search(self, query: str, **filters: Any) -> list[SessionMatches]:
+        """See ``SessionSearchReader.search``; messages still queued for indexing are indexed first."""
+        await self._index.catch_up()
+        return await super().search(query, **filters)
 

@@ -135,8 +135,13 @@ class TestMigration:
                 SessionMeta(id="new"),
                 messages=[{"role": "system", "content": "quokka rules"}, {"role": "user", "content": "quokka hi"}],
             )
+            # Queued, not indexed, until a search (or the store's own pass a second later).
+            assert indexed(conn, "quokka") == ([2], [2])
+            assert conn.execute("SELECT id FROM fts_pending").fetchall() == [(4,)]
+            assert [m.session.id for m in await store.search("quokka hi")] == ["new"]
             assert indexed(conn, "quokka") == ([2, 4], [2, 4])
             await store.compact("new", [{"role": "system", "content": "quokka rules"}, {"role": "user", "content": "quokka"}])
+            await store.search("quokka")
             # The earlier epoch's messages stay (lineage); of the new epoch, the user message only.
             assert indexed(conn, "quokka") == ([2, 4, 6], [2, 4, 6])
             for table in ("messages_fts", "messages_tri"):

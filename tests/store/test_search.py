@@ -172,14 +172,19 @@ class TestBoundedRanking:
 
 
 class TestIndexSync:
-    """The triggers keep both indexes equal to the messages, through deletes."""
+    """The triggers and the batched indexing keep both indexes equal to the messages, through deletes."""
 
-    async def test_integrity_after_delete(self, sqlite_store: SqliteSessionStore) -> None:
+    @pytest.mark.parametrize("indexed_first", [True, False], ids=["indexed", "still-queued"])
+    async def test_integrity_after_delete(self, sqlite_store: SqliteSessionStore, indexed_first: bool) -> None:
         await session(sqlite_store, "a", user("alpha beta"), {"role": "assistant", "content": [{"type": "text", "text": "gamma"}]})
         await session(sqlite_store, "b", user("alpha delta"))
+        if indexed_first:
+            assert sorted(ids(await sqlite_store.search("alpha"))) == ["a", "b"]
         await sqlite_store.delete_session("a")
+        assert ids(await sqlite_store.search("alpha")) == ["b"]
         conn = sqlite3.connect(sqlite_store.path)
         try:
+            assert conn.execute("SELECT count(*) FROM fts_pending").fetchone() == (0,)
             for table in ("messages_fts", "messages_tri"):
                 conn.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
                 assert conn.execute(f"SELECT count(*) FROM {table}_docsize").fetchone() == (1,)
