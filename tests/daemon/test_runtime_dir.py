@@ -243,6 +243,38 @@ class TestSessionDirs:
         assert not os.path.exists(os.path.join(runtime.path, "s-s1"))
         assert os.path.isdir(other.jail.policy.tmp_dir)
 
+    @pytest.mark.parametrize("left", ["nothing", "files", "a read-only tree", "a sandbox", "a symlink for tmp"])
+    def test_closing_removes_whatever_is_left(self, tmp_path: Path, left: str) -> None:
+        """Empty (the common case, two rmdir calls) or not, the session's directory goes; nothing outside it does."""
+        runtime = RuntimeDir.for_home(_home(tmp_path, "home"), tempdir=str(tmp_path))
+        runtime.prepare()
+        directory = Path(runtime.create_session("s1"))
+        outside = _home(tmp_path, "outside")
+        (outside / "keep").write_text("x")
+        if left == "files":
+            (directory / "tmp" / "out.txt").write_text("x")
+        elif left == "a read-only tree":
+            (directory / "tmp" / "locked").mkdir()
+            (directory / "tmp" / "locked" / "file").write_text("x")
+            (directory / "tmp" / "locked").chmod(0o500)
+        elif left == "a sandbox":
+            (directory / "hx-sbx-abcdefgh").mkdir()
+        elif left == "a symlink for tmp":
+            (directory / "tmp").rmdir()
+            (directory / "tmp").symlink_to(outside)
+        runtime.remove_session("s1")
+        assert not directory.exists() and not directory.is_symlink()
+        assert (outside / "keep").read_text() == "x"
+
+    def test_an_earlier_lifes_directory_is_emptied(self, tmp_path: Path) -> None:
+        runtime = RuntimeDir.for_home(_home(tmp_path, "home"), tempdir=str(tmp_path))
+        runtime.prepare()
+        directory = Path(runtime.create_session("s1"))
+        (directory / "tmp" / "old.txt").write_text("x")
+        assert runtime.create_session("s1") == str(directory)
+        assert os.listdir(directory) == ["tmp"] and os.listdir(directory / "tmp") == []
+        assert stat.S_IMODE(os.stat(directory / "tmp").st_mode) == 0o700
+
     def test_socket_inside_home_adds_nothing(self, tmp_path: Path) -> None:
         """A control socket inside the home is hidden with it; outside, its directory is hidden too."""
         home = _home(tmp_path, "home")
