@@ -221,6 +221,10 @@ class Writer:
         try:
             task_status.started()
             async for first in self._receive:
+                # Let the tasks already runnable queue their writes too: under load, one commit (and one
+                # trip to the writer's thread) carries several, at no cost to a lone write's latency.
+                # Shielded: a cancellation here would lose ``first``; ``_commit`` answers it instead.
+                await trio.lowlevel.cancel_shielded_checkpoint()
                 batch = [first]
                 while len(batch) < self._batch_max:
                     try:

@@ -54,6 +54,21 @@ class TestBatching:
         assert after.largest_batch > 1
         assert len((await sqlite_store.load("a")).messages) == 200
 
+    async def test_writes_a_step_apart_share_a_transaction(self, sqlite_store: SqliteSessionStore) -> None:
+        """The writer lets the tasks runnable when a write arrives queue theirs before it commits."""
+        await sqlite_store.create_session(SessionMeta(id="a"))
+        before = sqlite_store.statistics().transactions
+
+        async def append(i: int) -> None:
+            if i:
+                await trio.lowlevel.checkpoint()
+            await sqlite_store.append("a", [user(i)])
+
+        async with trio.open_nursery() as nursery:
+            for i in range(10):
+                nursery.start_soon(append, i)
+        assert sqlite_store.statistics().transactions - before == 1
+
     async def test_batch_max_bounds_a_transaction(self, tmp_path: Path) -> None:
         async with SqliteSessionStore.open(tmp_path / "s.db", StoreConfig(batch_max=4)) as store:
             await store.create_session(SessionMeta(id="a"))
