@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import resource
 import sqlite3
 import statistics
 import sys
@@ -24,6 +25,7 @@ import trio
 
 from config.store import StoreConfig
 from store import SessionMeta, SqliteSessionStore
+from store.sqlite.indexing import index_pending
 from store.sqlite.schema import open_writer
 
 SYLLABLES = "ka ro mi tes lan dor vek sil po nu gar fen tri ble cos mar quin dal zo hep ust rin vol sha".split()
@@ -79,6 +81,11 @@ def generate(path: Path, total: int) -> None:
         conn.execute("BEGIN")
         conn.executemany("INSERT INTO messages (session_id, role, content, created_at) VALUES (?, ?, ?, ?)", batch)
         conn.execute("COMMIT")
+    # Indexed as the store would have by the time anyone searched (store.sqlite.indexing).
+    conn.execute("BEGIN")
+    while index_pending(conn, limit=100_000):
+        pass
+    conn.execute("COMMIT")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.execute("PRAGMA optimize")
     conn.close()
@@ -105,14 +112,22 @@ async def append_rate(store: Any, tasks: int, per_task: int, prefix: str = "") -
     return tasks * per_task / max(elapsed, 1e-9), statistics.mean(latencies[1:] or latencies) * 1000
 
 
-async def write_throughput(tasks: int, per_task: int, synchronous: str) -> tuple[float, int, float]:
-    """(committed messages/s, transactions, mean append latency ms) for ``tasks`` concurrent appenders."""
+def _process_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def write_throughput(tasks: int, per_task: int, synchronous: str) -> tuple[float, int, float, float]:
+    """(committed messages/s, transactions, mean append latency ms, process CPU µs per append) for ``tasks``
+    concurrent appenders."""
     with tempfile.TemporaryDirectory() as tmp:
         config = StoreConfig(synchronous=synchronous)
         async with SqliteSessionStore.open(Path(tmp) / "state.db", config) as store:
             before = store.statistics().transactions
+            cpu = _process_cpu()
             rate, latency = await append_rate(store, tasks, per_task)
-            return rate, store.statistics().transactions - before - tasks, latency
+            cpu_per_append = (_process_cpu() - cpu) / (tasks * (per_task + 1)) * 1e6
+            return rate, store.statistics().transactions - before - tasks, latency, cpu_per_append
 
 
 async def transcript_write(records: int) -> float:
@@ -207,10 +222,11 @@ async def main() -> None:
     if args.skip_writes:
         write_runs = []
     for tasks, per_task, sync in write_runs:
-        rate, transactions, latency = await write_throughput(tasks, per_task, sync)
+        rate, transactions, latency, cpu = await write_throughput(tasks, per_task, sync)
         print(
             f"  {tasks:>4} concurrent appenders, synchronous={sync:<6}: {rate:9,.0f} messages/s"
-            f"  ({tasks * per_task:,} appends in {transactions:,} transactions, mean append {latency:.2f} ms)"
+            f"  ({tasks * per_task:,} appends in {transactions:,} transactions, mean append {latency:.2f} ms,"
+            f" CPU {cpu:.0f} µs per append)"
         )
 
     for records in ([] if args.skip_writes else [50, 1000]):
