@@ -34,11 +34,16 @@ __all__ = [
 APPLICATION_ID = 0x48416374
 
 
+# Text that does not parse as JSON (a row written by another program) has no searchable text, rather
+# than failing the statement: indexing runs in batches, where it would fail every message with it. CASE
+# tries its branches in order, so json_type never sees it.
+
+
 def _body(row: str) -> str:
     """SQL for the searchable text of a message's content; ``row`` is ``new.``, ``old.`` or ''."""
     content = f"{row}content"
     return (
-        f"CASE WHEN {row}content_json = 0 THEN {content} "
+        f"CASE WHEN {row}content_json = 0 THEN {content} WHEN NOT json_valid({content}) THEN NULL "
         f"WHEN json_type({content}) = 'array' THEN (SELECT group_concat(json_extract(p.value, '$.text'), ' ') "
         f"FROM json_each({content}) AS p WHERE p.type = 'object') END"
     )
@@ -48,7 +53,7 @@ def _calls(row: str) -> str:
     """SQL for the searchable text of a message's tool calls (names and arguments)."""
     calls = f"{row}tool_calls"
     return (
-        f"CASE WHEN json_type({calls}) = 'array' THEN (SELECT group_concat("
+        f"CASE WHEN NOT json_valid({calls}) THEN NULL WHEN json_type({calls}) = 'array' THEN (SELECT group_concat("
         f"coalesce(json_extract(c.value, '$.function.name'), '') || ' ' || "
         f"coalesce(json_extract(c.value, '$.function.arguments'), ''), ' ') "
         f"FROM json_each({calls}) AS c WHERE c.type = 'object') END"

@@ -96,6 +96,23 @@ class TestStore:
             conn.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
         conn.close()
 
+    async def test_a_row_that_is_not_json_holds_up_no_other(self, sqlite_store: SqliteSessionStore) -> None:
+        """A row whose JSON columns do not parse (written by hand, or by another program) is stored and
+        not searchable; it never fails the pass that indexes the messages around it."""
+        await sqlite_store.create_session(SessionMeta(id="s"), messages=[user("okapi one")])
+        raw = sqlite3.connect(sqlite_store.path, isolation_level=None)
+        raw.execute(
+            "INSERT INTO messages (session_id, role, content, content_json, tool_calls, created_at)"
+            " VALUES ('s', 'assistant', '[{\"text\": okapi', 1, '{not json', 1)"
+        )
+        raw.close()
+        await sqlite_store.append("s", [user("okapi three")])
+        found = await sqlite_store.search("okapi", roles=("user", "assistant"))
+        assert sorted(hit.message_id for match in found for hit in match.hits) == [1, 3]
+        assert queued(sqlite_store.path) == []
+        await sqlite_store.delete_session("s")
+        assert await sqlite_store.search("okapi") == []
+
     async def test_an_edit_while_queued_is_indexed_as_it_is_then(self, sqlite_store: SqliteSessionStore) -> None:
         await sqlite_store.create_session(SessionMeta(id="s"), messages=[user("first draft")])
         edit = sqlite3.connect(sqlite_store.path, isolation_level=None)
