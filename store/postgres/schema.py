@@ -155,7 +155,8 @@ CREATE TABLE lease_epochs (
 """
 
 # System messages out of the search indexes, as in SQLite's version 4: their searchable text is cleared
-# after ``messages_text`` extracts it (triggers of one event fire in name order).
+# after ``messages_text`` extracts it (triggers of one event fire in name order). And large JSON values of
+# saved states, stored once (store.shared_json).
 _V4 = """
 CREATE FUNCTION unindex_system_message() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -168,6 +169,11 @@ END $$;
 CREATE TRIGGER messages_text_system BEFORE INSERT OR UPDATE ON messages
     FOR EACH ROW EXECUTE FUNCTION unindex_system_message();
 UPDATE messages SET body = NULL, calls = NULL WHERE role = 'system';
+CREATE TABLE shared_json (
+    digest TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL
+);
 """
 
 # MIGRATIONS[n] takes a database from version n to n + 1.

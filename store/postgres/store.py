@@ -101,6 +101,7 @@ class PostgresSessionStore(SqlSessionStore):
         self.url = url
         self.config = config or StoreConfig()
         self._state = _Lifecycle.NEW
+        self._shared_stored = set()
         self._closed = trio.Event()
         self._limiter = trio.CapacityLimiter(self.config.pool_size)
         self.leases = PostgresLeases(self._lease_connection, f"{socket.gethostname()}:{os.getpid()}")

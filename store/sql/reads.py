@@ -7,6 +7,7 @@ multi-statement reads run in one read transaction so they see one snapshot.
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 from store.codec import decode_message
@@ -18,6 +19,7 @@ from store.records import (
     StoredMessage,
     TranscriptRecord,
 )
+from store.shared_json import join_shared
 from store.sql.connection import Connection
 
 __all__ = [
@@ -88,10 +90,15 @@ def load(conn: Connection, session_id: str) -> LoadedSession:
         info = get_session(conn, session_id)
         messages = message_rows(conn, "session_id = ? AND epoch = ?", (session_id, info.epoch), "ORDER BY id")
         row = conn.execute("SELECT state FROM session_state WHERE session_id = ?", (session_id,)).fetchone()
+        state = None if row is None else join_shared(json.loads(row[0]), partial(_shared_text, conn))
     finally:
         conn.execute("COMMIT")
-    state = None if row is None else json.loads(row[0])
     return LoadedSession(info=info, messages=[m.message for m in messages], state=state)
+
+
+def _shared_text(conn: Connection, digest: str) -> str | None:
+    row = conn.execute("SELECT text FROM shared_json WHERE digest = ?", (digest,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 def list_sessions(

@@ -32,6 +32,7 @@ from store.records import (
     StoredMessage,
     TranscriptRecord,
 )
+from store.shared_json import EncodedState, encode_state
 from store.sql import reads, writes
 from store.sql.connection import Connection
 from store.validate import (
@@ -66,6 +67,8 @@ class SqlSessionStore:
 
     path: Path | str
     leases: SessionLeases
+    # Digests of the shared JSON values (store.shared_json) this store has committed; never deleted.
+    _shared_stored: set[str]
 
     _search: ClassVar[Callable[[Connection, SearchRequest], list[SessionMatches]]]
 
@@ -118,6 +121,11 @@ class SqlSessionStore:
         """Run the read ``fn(conn, *args)`` on a connection of the store's own."""
         raise NotImplementedError
 
+    def _stored_shared(self, state: EncodedState | None) -> None:
+        """Remember the shared values a committed write stored: later states refer to them without them."""
+        if state is not None:
+            self._shared_stored.update(state.shared)
+
     async def _write(self, op: Callable[..., Any], session_id: str, **arguments: Any) -> Any:
         return await self._submit(partial(op, session_id=check_session_id(session_id), **arguments))
 
@@ -133,10 +141,9 @@ class SqlSessionStore:
         if not isinstance(meta, SessionMeta):
             raise InvalidRecordError(f"create_session takes a SessionMeta, got {type(meta).__name__}")
         encoded = [encode_message(m) for m in messages or ()]
-        blob = None if state is None else dump_json(check_dict("session state", state), "session state")
-        await self._submit(
-            partial(writes.create_session, meta=meta, messages=encoded, state_json=blob, now=time.time())
-        )
+        blob = None if state is None else encode_state(state, self._shared_stored)
+        await self._submit(partial(writes.create_session, meta=meta, messages=encoded, state=blob, now=time.time()))
+        self._stored_shared(blob)
 
     async def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """See ``SessionStore.append``."""
@@ -150,8 +157,9 @@ class SqlSessionStore:
 
     async def save_state(self, session_id: str, state: dict[str, Any]) -> None:
         """See ``SessionStore.save_state``."""
-        blob = dump_json(check_dict("session state", state), "session state")
-        await self._session_write(writes.save_state, session_id, state_json=blob, now=time.time())
+        blob = encode_state(state, self._shared_stored)
+        await self._session_write(writes.save_state, session_id, state=blob, now=time.time())
+        self._stored_shared(blob)
 
     async def record_transcript(self, session_id: str, records: Sequence[dict[str, Any]]) -> None:
         """See ``SessionStore.record_transcript``."""
@@ -179,7 +187,7 @@ class SqlSessionStore:
     ) -> None:
         """See ``SessionStore.update_counters``."""
         cost = check_usage(tokens_in, tokens_out, tool_calls, cost)
-        blob = None if state is None else dump_json(check_dict("session state", state), "session state")
+        blob = None if state is None else encode_state(state, self._shared_stored)
         await self._session_write(
             writes.update_counters,
             session_id,
@@ -188,8 +196,9 @@ class SqlSessionStore:
             tool_calls=tool_calls,
             cost=cost,
             now=time.time(),
-            state_json=blob,
+            state=blob,
         )
+        self._stored_shared(blob)
 
     async def delete_session(self, session_id: str) -> None:
         """See ``SessionStore.delete_session``."""

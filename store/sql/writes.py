@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from store.codec import EncodedMessage
 from store.errors import SessionExistsError, SessionNotFoundError
 from store.records import SessionMeta
+from store.shared_json import EncodedState
 from store.sql.connection import Connection, Cursor
 
 __all__ = [
@@ -54,7 +55,7 @@ def _require(cursor: Cursor, session_id: str) -> None:
 
 
 def create_session(
-    conn: Connection, meta: SessionMeta, messages: Sequence[EncodedMessage] = (), state_json: str | None = None,
+    conn: Connection, meta: SessionMeta, messages: Sequence[EncodedMessage] = (), state: EncodedState | None = None,
     now: float = 0.0,
 ) -> None:
     """Insert a new session row (ids and titles are unique: IntegrityError otherwise), with its first
@@ -78,8 +79,8 @@ def create_session(
     )
     if messages:
         append(conn, meta.id, list(messages), now)
-    if state_json is not None:
-        save_state(conn, meta.id, state_json, now)
+    if state is not None:
+        save_state(conn, meta.id, state, now)
 
 
 def _insert(
@@ -136,13 +137,18 @@ def compact(conn: Connection, session_id: str, messages: list[EncodedMessage], n
     return epoch + 1
 
 
-def save_state(conn: Connection, session_id: str, state_json: str, now: float) -> None:
-    """Replace the session's state blob."""
+def save_state(conn: Connection, session_id: str, state: EncodedState, now: float) -> None:
+    """Replace the session's state blob (storing the shared values it refers to first)."""
     live_epoch(conn, session_id)
+    if state.shared:
+        conn.executemany(
+            "INSERT INTO shared_json (digest, text, created_at) VALUES (?, ?, ?) ON CONFLICT (digest) DO NOTHING",
+            [(digest, text, now) for digest, text in state.shared.items()],
+        )
     conn.execute(
         "INSERT INTO session_state (session_id, state, updated_at) VALUES (?, ?, ?)"
         " ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
-        (session_id, state_json, now),
+        (session_id, state.text, now),
     )
 
 
@@ -175,7 +181,7 @@ def update_counters(
     tool_calls: int,
     cost: float,
     now: float,
-    state_json: str | None = None,
+    state: EncodedState | None = None,
 ) -> None:
     """Add usage to the counters (and replace the state blob when given)."""
     cursor = conn.execute(
@@ -184,8 +190,8 @@ def update_counters(
         (tokens_in, tokens_out, tool_calls, cost, now, session_id),
     )
     _require(cursor, session_id)
-    if state_json is not None:
-        save_state(conn, session_id, state_json, now)
+    if state is not None:
+        save_state(conn, session_id, state, now)
 
 
 def delete_session(conn: Connection, session_id: str, now: float) -> None:

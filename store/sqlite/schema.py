@@ -194,8 +194,10 @@ CREATE TABLE cron_jobs (
 #   every session, and its indexing was most of a new session's first commit.
 # - FTS5 writes a segment per transaction and index: one short message cost about 220 us of a commit's
 #   270 us, where a batch costs under 10 us a message (store.sqlite.indexing).
+# - Large JSON values of saved states (tool definitions), stored once (store.shared_json).
 _V4 = (
     "CREATE TABLE fts_pending (id INTEGER PRIMARY KEY);\n"
+    "CREATE TABLE shared_json (digest TEXT PRIMARY KEY, text TEXT NOT NULL, created_at REAL NOT NULL);\n"
     + _without_system("messages_fts")
     + _without_system("messages_tri")
     + f"""

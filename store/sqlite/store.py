@@ -61,6 +61,7 @@ class SqliteSessionStore(SqlSessionStore):
         self.config = config or StoreConfig()
         self.leases = leases or LocalLeases()
         self._state = _Lifecycle.NEW
+        self._shared_stored = set()
         self._writer = Writer(
             partial(
                 open_writer,
