@@ -177,6 +177,10 @@ def main() -> None:
             trio.run(_measure, provider_url, f"http://127.0.0.1:{port}/v1", args.streams, args.rounds, daemon.pid)
         finally:
             _stop(daemon, provider)
+        database = base / "home" / "state.db"
+        requests = (sum(args.streams) + len(args.streams)) * args.rounds  # each round's warm-up request included
+        size = database.stat().st_size
+        print(f"state.db after {requests:,} API requests: {size / 1e6:.1f} MB, {size / requests / 1e3:.1f} KB per API session")
 
 
 if __name__ == "__main__":
