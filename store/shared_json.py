@@ -87,8 +87,11 @@ def join_shared(state: dict[str, Any], fetch: Callable[[str], str | None]) -> di
     """
     for key, value in state.items():
         if isinstance(value, dict) and len(value) == 1 and isinstance(value.get(_REF_KEY), str):
-            text = fetch(value[_REF_KEY])
+            digest = value[_REF_KEY]
+            text = fetch(digest)
             if text is None:
-                raise SharedJsonMissing(f"the saved state's {key!r} refers to shared JSON {value[_REF_KEY]} the store does not have")
+                raise SharedJsonMissing(
+                    f"the saved state's {key!r} refers to shared JSON {digest} the store does not have"
+                )
             state[key] = json.loads(text)
     return state

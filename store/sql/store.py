@@ -267,6 +267,10 @@ class SqlSessionStore:
             source=source,
             current_session_id=current_session_id,
         )
+        return await self._run_search(request)
+
+    async def _run_search(self, request: SearchRequest) -> list[SessionMatches]:
+        """Run a checked search on a reader connection (SQLite first indexes what is still queued)."""
         return await self._read(self._search, request)
 
     # --- scheduled jobs ----------------------------------------------------------------------

@@ -37,7 +37,7 @@ _INDEXES = ("messages_fts", "messages_tri")
 
 def index_pending(conn: sqlite3.Connection, limit: int = MAX_INDEXED_PER_PASS) -> bool:
     """A write op: index the first ``limit`` queued messages in both indexes; whether more are queued."""
-    (last,) = conn.execute("SELECT max(id) FROM (SELECT id FROM fts_pending ORDER BY id LIMIT ?)", (limit,)).fetchone()
+    last = conn.execute("SELECT max(id) FROM (SELECT id FROM fts_pending ORDER BY id LIMIT ?)", (limit,)).fetchone()[0]
     if last is None:
         return False
     for index in _INDEXES:
@@ -47,7 +47,7 @@ def index_pending(conn: sqlite3.Connection, limit: int = MAX_INDEXED_PER_PASS) -
             (last,),
         )
     conn.execute("DELETE FROM fts_pending WHERE id <= ?", (last,))
-    return conn.execute("SELECT EXISTS (SELECT 1 FROM fts_pending)").fetchone()[0] == 1
+    return has_pending(conn)
 
 
 def has_pending(conn: sqlite3.Connection) -> bool:

@@ -34,13 +34,13 @@ __all__ = [
 APPLICATION_ID = 0x48416374
 
 
-# Text that does not parse as JSON (a row written by another program) has no searchable text, rather
-# than failing the statement: indexing runs in batches, where it would fail every message with it. CASE
-# tries its branches in order, so json_type never sees it.
-
-
 def _body(row: str) -> str:
-    """SQL for the searchable text of a message's content; ``row`` is ``new.``, ``old.`` or ''."""
+    """SQL for the searchable text of a message's content; ``row`` is ``new.``, ``old.`` or ''.
+
+    Text that does not parse as JSON (a row another program wrote) has none, rather than failing the
+    statement: indexing runs in batches, where it would fail every message with it. CASE tries its
+    branches in order, so json_type never sees such text (nor in :func:`_calls`).
+    """
     content = f"{row}content"
     return (
         f"CASE WHEN {row}content_json = 0 THEN {content} WHEN NOT json_valid({content}) THEN NULL "

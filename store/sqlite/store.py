@@ -19,6 +19,7 @@ import trio
 from config.store import StoreConfig
 from store.errors import StoreClosedError
 from store.leases import LocalLeases, SessionLeases
+from store.query import SearchRequest
 from store.records import SessionMatches
 from store.sql.store import SqlSessionStore
 from store.sqlite.indexing import DeferredIndex
@@ -132,8 +133,8 @@ class SqliteSessionStore(SqlSessionStore):
         self._index.written()
         return await self._writer.submit(op)
 
-    async def search(self, query: str, **filters: Any) -> list[SessionMatches]:
-        """See ``SessionSearchReader.search``; messages still queued for indexing are indexed first."""
+    async def _run_search(self, request: SearchRequest) -> list[SessionMatches]:
+        """The search, after the messages still queued for indexing are indexed."""
         await self._index.catch_up()
-        return await super().search(query, **filters)
+        return await super()._run_search(request)
 

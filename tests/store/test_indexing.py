@@ -32,21 +32,29 @@ def user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
 
+async def wait_until_indexed(path: Path) -> None:
+    """Until the store's own pass (its delay shortened by the test) has emptied the queue; 5 s at most."""
+    with trio.fail_after(5):
+        while queued(path):
+            await trio.sleep(0.01)
+
+
 class TestStore:
     """What a store's users see: every committed message is found, and indexing is batched."""
 
-    async def test_a_pass_follows_writes_without_a_search(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def test_a_pass_follows_writes_without_a_search(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         monkeypatch.setattr(indexing, "INDEX_DELAY_SECONDS", 0.05)
         path = tmp_path / "state.db"
         async with SqliteSessionStore.open(path, CONFIG) as store:
             await store.create_session(SessionMeta(id="s"))
             for i in range(20):
                 await store.append("s", [user(f"message {i}")])
-            with trio.fail_after(5):
-                while queued(path):
-                    await trio.sleep(0.01)
+            await wait_until_indexed(path)
             conn = sqlite3.connect(path)
-            assert conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'message'").fetchone() == (20,)
+            found = conn.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'message'").fetchone()
+            assert found == (20,)
             conn.close()
 
     async def test_a_search_finds_what_was_just_written(self, sqlite_store: SqliteSessionStore) -> None:
@@ -75,9 +83,7 @@ class TestStore:
         assert queued(path) == [1]
         monkeypatch.setattr(indexing, "INDEX_DELAY_SECONDS", 0.01)
         async with SqliteSessionStore.open(path, CONFIG):
-            with trio.fail_after(5):
-                while queued(path):
-                    await trio.sleep(0.01)
+            await wait_until_indexed(path)
 
     def test_a_large_backlog_is_indexed_in_bounded_passes(self, tmp_path: Path) -> None:
         conn = open_writer(tmp_path / "state.db", busy_timeout_seconds=1, synchronous="normal")
