@@ -20,8 +20,9 @@ for their tests and benchmarks; nothing outside the session package needs them.
 
 from __future__ import annotations
 
-from actors.session.actor import NoTurnRunning, SessionActor, SessionBusy
+from actors.session.actor import SessionActor
 from actors.session.context import CallContext
+from actors.session.errors import NoTurnRunning, SessionBusy
 from actors.session.hub import EventHub, Subscription, SubscriptionClosed
 from actors.session.options import DelegateFactory, DelegateTask, ParentSession, SessionDeps, SessionOptions, SessionSpec
 from actors.session.prompt import build_subagent_prompt

@@ -24,7 +24,7 @@ import trio
 from actors import Actor, ActorFailed, MailboxClosed, MailboxFull, Rejected
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
-from actors.session.errors import EmptySteerError
+from actors.session.errors import EmptySteerError, NoTurnRunning, SessionBusy
 from actors.session.guardrails import ToolCallGuardrailController
 from actors.session.history import close_interrupted_turn
 from actors.session.hub import EventHub
@@ -65,7 +65,7 @@ from tools.jail.runtime import SessionRuntime, unjailed_runtime
 from tools.approval_policy import RATING_INSTRUCTIONS, ApprovalPolicy, rating_request
 from tools.redact import redact_secrets
 
-__all__ = ["MAX_QUEUED", "NoTurnRunning", "SessionActor", "SessionBusy"]
+__all__ = ["MAX_QUEUED", "SessionActor"]
 
 log = logging.getLogger("hermes_actors.session")
 
@@ -73,14 +73,6 @@ log = logging.getLogger("hermes_actors.session")
 MAX_QUEUED = 32
 
 _READ_ONLY_TOOLS = frozenset({"read_file", "search_files", "web_search", "web_extract", "session_search"})
-
-
-class SessionBusy(RuntimeError):
-    """The session cannot take this input now (queue full, shutting down)."""
-
-
-class NoTurnRunning(RuntimeError):
-    """An interrupt or a steer reached a session that runs no turn: nothing was done."""
 
 
 class SessionActor(Actor[SessionMessage]):

@@ -1,10 +1,13 @@
-"""Errors raised by the session's libraries.
+"""Errors raised by the session's libraries, and those the session actor answers with.
 
     SessionLibraryError (Exception)
     ├── HistoryInvariantError (ValueError)   a history breaks the role/tool-call rules
     ├── EmptySteerError (ValueError)         a steer with no text after stripping
     ├── ToolCallValidationError (ValueError) a tool call that cannot be repaired (reported to the model, never raised past the turn)
     └── CompressionError (RuntimeError)      compression cannot run on this history (e.g. nothing to compress)
+
+    SessionBusy (RuntimeError)               the session cannot take this input now
+    NoTurnRunning (RuntimeError)             an interrupt or a steer with no turn to reach
 """
 
 from __future__ import annotations
@@ -35,3 +38,11 @@ class ToolCallValidationError(SessionLibraryError, ValueError):
 
 class CompressionError(SessionLibraryError, RuntimeError):
     """Compression could not run on the given history."""
+
+
+class SessionBusy(RuntimeError):
+    """The session cannot take this input now (queue full, shutting down)."""
+
+
+class NoTurnRunning(RuntimeError):
+    """An interrupt or a steer reached a session that runs no turn: nothing was done."""
