@@ -22,8 +22,7 @@ A graceful stop cancels a child's scope with a reason and waits up to its
 ``shutdown_timeout``; a child still running then is logged loudly and shown in
 the tree (Trio cannot abandon a task; the daemon bounds its own shutdown).
 
-:func:`open_actor_system` runs a root supervisor and hands back the
-:class:`ActorSystem`: registry, lookup by path and the tree snapshot.
+A whole tree (a root supervisor and its registry) is run by ``actors.system``.
 """
 
 from __future__ import annotations
@@ -33,8 +32,7 @@ import functools
 import logging
 import math
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -43,11 +41,9 @@ import trio
 from actors.base import Actor, StartedProxy, error_record
 from actors.errors import ActorError, ActorFailed, Rejected, RestartIntensityExceeded, SpawnFailed
 from actors.handle import ActorHandle
-from actors.registry import ActorRegistry
-from messages.supervision import ActorState, TreeNode
+from messages.supervision import ActorState
 
 __all__ = [
-    "ActorSystem",
     "ChildInfo",
     "ChildSpec",
     "RestartType",
@@ -57,7 +53,6 @@ __all__ = [
     "SupervisorHandle",
     "TerminateChild",
     "WhichChildren",
-    "open_actor_system",
 ]
 
 log = logging.getLogger("hermes_actors.supervisor")
@@ -452,51 +447,3 @@ class Supervisor(Actor[SupervisorMessage]):
                             break
             finally:
                 record.restarting = False
-
-
-# -- the system ---------------------------------------------------------------------------------
-
-
-@attrs.define
-class ActorSystem:
-    """One running actor tree: its root supervisor and registry."""
-
-    registry: ActorRegistry
-    root: SupervisorHandle
-
-    def lookup(self, path: str) -> ActorHandle[Any]:
-        """The live actor at ``path`` (``""`` is the root).
-
-        Raises:
-            ActorNotFound: nothing is running there.
-        """
-        return self.registry.lookup(path)
-
-    def tree(self, path: str = "") -> TreeNode:
-        """A consistent snapshot of the whole tree (or the subtree at ``path``)."""
-        return self.registry.tree(path)
-
-
-@asynccontextmanager
-async def open_actor_system(
-    specs: Sequence[ChildSpec] = (),
-    *,
-    strategy: Strategy = Strategy.ONE_FOR_ONE,
-    max_restarts: int = 3,
-    period: float = 5.0,
-    shutdown_reason: str = "system shutdown",
-) -> AsyncIterator[ActorSystem]:
-    """Run a root supervisor with ``specs`` for the duration of the block.
-
-    Leaving the block stops the tree gracefully, children in reverse order.
-    If the root escalates, the block is cancelled and ActorFailed is raised.
-    """
-    registry = ActorRegistry()
-    root = Supervisor(specs, strategy=strategy, max_restarts=max_restarts, period=period)
-    root.bind_root(registry)
-    async with trio.open_nursery() as nursery:
-        handle = await nursery.start(root.run)
-        try:
-            yield ActorSystem(registry, handle)
-        finally:
-            root.request_stop(shutdown_reason, requested_by="system")

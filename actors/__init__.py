@@ -6,7 +6,7 @@
 - :class:`ActorHandle`: what others hold of a member (tell, ask, stop, inspect);
   :class:`Reply`: a one-shot answer slot, for an actor that answers later.
 - The supervisor API (from the top-level ``supervisor`` module): child specs,
-  strategies, restart types, and :func:`open_actor_system`.
+  strategies, restart types; and :func:`open_actor_system` (``actors.system``), which runs a tree.
 - The runtime's errors.
 
 Import from here, not from the modules behind it.
@@ -35,15 +35,14 @@ if TYPE_CHECKING:
     from actors.job import Job  # noqa: F401 - re-exported
     from actors.mailbox import Reply  # noqa: F401 - re-exported
     from actors.registry import ActorRegistry  # noqa: F401 - re-exported
+    from actors.system import ActorSystem, open_actor_system  # noqa: F401 - re-exported
     from supervisor import (  # noqa: F401 - re-exported
-        ActorSystem,
         ChildInfo,
         ChildSpec,
         RestartType,
         Strategy,
         Supervisor,
         SupervisorHandle,
-        open_actor_system,
     )
 
 #: Where each public name lives. Resolved on first use: the Trio-free CLI lives
@@ -70,10 +69,8 @@ _EXPORTS = {
     "Job": "actors.job",
     "Reply": "actors.mailbox",
     "ActorRegistry": "actors.registry",
-    **dict.fromkeys(
-        ["ActorSystem", "ChildInfo", "ChildSpec", "RestartType", "Strategy", "Supervisor", "SupervisorHandle", "open_actor_system"],
-        "supervisor",
-    ),
+    **dict.fromkeys(["ChildInfo", "ChildSpec", "RestartType", "Strategy", "Supervisor", "SupervisorHandle"], "supervisor"),
+    **dict.fromkeys(["ActorSystem", "open_actor_system"], "actors.system"),
 }
 
 __all__ = sorted(_EXPORTS)

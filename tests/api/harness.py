@@ -20,7 +20,7 @@ from actors.platform.paths import DaemonPaths
 from config.loader import load_config
 from messages import control as c
 from providers.scripted import ScriptedProvider
-from supervisor import ActorSystem
+from actors.system import ActorSystem
 
 KEY = "test-key-0123456789abcdef"
 

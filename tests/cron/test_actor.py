@@ -16,7 +16,7 @@ from actors import ActorSystem, ChildSpec
 from actors.platform.cron import parse_schedule
 from actors.platform.cron.actor import AddJob, CronActor, CronRunFailed, JobSpec, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow
 from actors.platform.cron.jobs import CronJob, JobState, MissedPolicy
-from supervisor import open_actor_system
+from actors.system import open_actor_system
 
 ZONE = ZoneInfo("Europe/Berlin")
 START = datetime(2026, 11, 24, 8, 0, tzinfo=timezone.utc)

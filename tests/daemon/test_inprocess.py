@@ -18,7 +18,8 @@ from actors.platform.daemon.control_service import ControlService
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages.codec import Codec, FrameBuffer
-from supervisor import ActorSystem, ChildSpec
+from actors.system import ActorSystem
+from supervisor import ChildSpec
 
 DAEMON: Codec[object] = Codec(c.DaemonMessage, max_frame_bytes=1 << 24)
 CLIENT: Codec[object] = Codec(c.ClientMessage)

@@ -25,7 +25,8 @@ from actors.platform.gateway.pairing import (
     TooManyWaiting,
     UnknownCode,
 )
-from supervisor import ChildSpec, open_actor_system
+from actors.system import open_actor_system
+from supervisor import ChildSpec
 
 
 class Clock:

@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("actors.session", "actors.subagent", "actors.sandbox", "actors.platform")
 #: The runtime's modules (supervisor.py is the runtime too), reached through ``actors`` itself.
 RUNTIME_MODULES = (
-    "actors.base", "actors.errors", "actors.handle", "actors.job", "actors.mailbox", "actors.registry", "supervisor",
+    "actors.base", "actors.errors", "actors.handle", "actors.job", "actors.mailbox", "actors.registry", "actors.system",
+    "supervisor",
 )
 RUNTIME = frozenset({"actors", *RUNTIME_MODULES})
 

@@ -10,7 +10,8 @@ import trio
 
 from actors.errors import ActorError, ActorFailed, RestartIntensityExceeded, SpawnFailed
 from messages.supervision import ActorState
-from supervisor import ChildSpec, RestartType, Strategy, open_actor_system
+from actors.system import open_actor_system
+from supervisor import ChildSpec, RestartType, Strategy
 from tests.runtime.actors_for_tests import Crash, FailsOnStart, Finish, Stubborn, Worker
 
 

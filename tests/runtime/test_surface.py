@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import actors
+import actors.system
 import supervisor
 from messages import paths
 
@@ -11,11 +12,11 @@ class TestActorsFace:
     """``actors`` exports its promised names and nothing it cannot resolve."""
 
     def test_every_export_resolves(self) -> None:
-        """Each name in ``__all__`` resolves; the supervisor names are the supervisor module's own."""
+        """Each name in ``__all__`` resolves; the supervisor and system names are their modules' own."""
         for name in actors.__all__:
             assert getattr(actors, name) is not None, name
         assert actors.ChildSpec is supervisor.ChildSpec
-        assert actors.open_actor_system is supervisor.open_actor_system
+        assert actors.open_actor_system is actors.system.open_actor_system
 
     def test_surface_is_pinned(self) -> None:
         """Adding or dropping a public name is a deliberate change to this list."""

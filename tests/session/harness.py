@@ -22,7 +22,8 @@ from providers.clients import ClientPool
 from providers.recovery.connector import PooledConnector
 from providers.scripted.server import ScriptedProvider, serve_scripted_provider
 from store.memory import InMemorySessionStore
-from supervisor import ActorSystem, ChildSpec, RestartType, open_actor_system
+from actors.system import ActorSystem, open_actor_system
+from supervisor import ChildSpec, RestartType
 from tools.context import ShellState
 from tools.web import open_web_client
 
