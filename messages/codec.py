@@ -249,15 +249,23 @@ class Codec(Generic[T]):
             FrameTooLarge, InvalidUtf8, InvalidJson, UnknownMessageType,
             InvalidMessageFields: all subclasses of MessageDecodeError.
         """
+        return self.from_dict(self.parse(frame))
+
+    def parse(self, frame: bytes) -> Any:
+        """The JSON value of one frame, not yet checked against the union: the first half of
+        :meth:`decode`, for a reader that can answer some frames from their JSON alone.
+
+        Raises:
+            FrameTooLarge, InvalidUtf8, InvalidJson.
+        """
         if len(frame) > self.max_frame_bytes:
             raise FrameTooLarge(len(frame), self.max_frame_bytes)
         try:
-            payload = loads(frame)
+            return loads(frame)
         except (JsonSyntaxError, JsonLimitExceeded) as exc:
             raise InvalidJson(f"frame {exc}") from exc
         except UntrustedJsonError as exc:
             raise InvalidUtf8(f"frame {exc}") from exc
-        return self.from_dict(payload)
 
 
 def format_field_error(exc: BaseException, cls: type | None) -> str:

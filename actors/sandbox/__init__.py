@@ -19,7 +19,8 @@ from actors.sandbox.errors import (
 from actors.sandbox.result import SandboxResult, SandboxStatus, SandboxToolCall
 from actors.sandbox.jobs import RpcCallJob, SandboxJob
 from actors.sandbox.runner import Sandbox, SandboxState, SandboxStatistics
-from actors.sandbox.server import CallTool, RpcServer, RpcServerStatistics, SerialGate, ToolGate
+from actors.sandbox.gate import SerialGate, ToolGate
+from actors.sandbox.server import CallTool, RpcServer, RpcServerStatistics
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, generate_stub_module, sandbox_tools
 from actors.sandbox.tool import execute_code_description, execute_code_schema, register_execute_code
 

@@ -37,7 +37,8 @@ import trio
 from actors.sandbox.environment import child_environment
 from actors.sandbox.errors import SandboxSetupError
 from actors.sandbox.result import INTERRUPTED_NOTICE, STDERR_SEPARATOR, SandboxResult, SandboxStatus, SandboxToolCall
-from actors.sandbox.server import CallTool, RpcServer, ToolGate, bind_listener
+from actors.sandbox.gate import ToolGate
+from actors.sandbox.server import CallTool, RpcServer, bind_listener
 from actors.sandbox.stubs import generate_stub_module, sandbox_tools
 from actors.sandbox.workspace import Workspace, create_workspace, remove_workspace
 from config.sandbox import CodeExecutionConfig

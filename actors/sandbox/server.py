@@ -23,15 +23,16 @@ import os
 import socket
 import threading
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import attrs
 import trio
 
 from actors.sandbox.errors import RpcAuthError, RpcRefused, SandboxSetupError
+from actors.sandbox.gate import SerialGate, ToolGate
 from actors.sandbox.result import SandboxToolCall
+from actors.sandbox.refusals import ToolRefusals, named_call
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, TERMINAL_STRIPPED_ARGS
 from tools.results import ToolReply
 from actors.sandbox.connection import Outbox, blocking_frames, wake_reader
@@ -68,30 +69,6 @@ _encode_args = json.JSONEncoder(ensure_ascii=False).encode
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolReply]]
 """The session's tool-execution path: a tool name and its arguments to the call's reply."""
-
-
-class ToolGate(Protocol):
-    """Admits one tool call at a time where running it beside the others is safe.
-
-    :class:`tools.parallel.ToolConcurrencyGate` is the implementation the session passes.
-    """
-
-    def slot(self, name: str, args: Mapping[str, Any], cwd: str) -> AbstractAsyncContextManager[None]:
-        """Wait until ``name(args)`` may run; hold the place for the body of the ``async with``."""
-        ...
-
-
-class SerialGate:
-    """The fallback gate: one call at a time, whatever the tool (Hermes Agent's behaviour)."""
-
-    def __init__(self) -> None:
-        self._lock = trio.StrictFIFOLock()
-
-    @asynccontextmanager
-    async def slot(self, name: str, args: Mapping[str, Any], cwd: str) -> AsyncIterator[None]:
-        """Wait for every earlier call to finish."""
-        async with self._lock:
-            yield
 
 
 @attrs.frozen
@@ -192,8 +169,6 @@ class RpcServer:
         if not token or "\n" in token:
             raise ValueError("the RPC token must be a non-empty line")
         self._call_tool = call_tool
-        self._allowed = allowed_tools
-        self._available = ", ".join(sorted(allowed_tools)) or "(none)"
         self._preamble = token.encode() + b"\n"
         self._handshake_timeout = handshake_timeout
         self._max_tool_calls = max_tool_calls
@@ -202,10 +177,10 @@ class RpcServer:
         self._gate: ToolGate = gate if gate is not None else SerialGate()
         self._cwd = cwd
         self._on_tool_call = on_tool_call
-        self._known = known_tools | allowed_tools
         self._redact = redact
         self._expected_uid = os.getuid() if expected_uid is None else expected_uid
         self._codec: Codec[RpcMessage] = Codec(RpcMessage, max_frame_bytes=MAX_REQUEST_BYTES)
+        self._refusals = ToolRefusals(self._codec, allowed_tools, known_tools)
         self._tool_calls = 0
         self._in_flight = 0
         self._refused = 0
@@ -328,7 +303,12 @@ class RpcServer:
                 self._refuse_frame(conn, 0, frame)
                 continue
             try:
-                request = self._codec.decode(frame)
+                payload = self._codec.parse(frame)
+                named = named_call(payload)
+                if named is not None and not self._refusals.allows(named[1]):
+                    self._refuse_tool(conn, *named, payload.get("args"))
+                    continue
+                request = self._codec.from_dict(payload)
             except MessageDecodeError as exc:
                 # The codec bounds nesting and integer digits itself (messages.untrusted): nothing else escapes.
                 self._refuse_frame(conn, _request_id_of(frame), exc)
@@ -340,13 +320,21 @@ class RpcServer:
             try:
                 args = self._admit(request)
             except RpcRefused as exc:
-                response, error = _failed(request, str(exc))
-                self._deliver(conn, response)
-                # The bookkeeping waits until the script has its answer.
-                if self._count_refusal_recorded():
-                    conn.refusals.append(self._call_record(request, 0.0, error))
+                self._deliver(conn, RpcResponse(id=request.id, error=str(exc)))
+                self._record_refusal(conn, request.tool, request.args, str(exc))
                 continue
             conn.trio_token.run_sync_soon(self._start_call, conn, request, args)
+
+    def _refuse_tool(self, conn: _Connection, request_id: int, tool: str, args: object) -> None:
+        """Answer a call to a tool the script may not call, then count and record it."""
+        frame, error = self._refusals.refuse(request_id, tool)
+        self._deliver_frame(conn, frame, request_id)
+        self._record_refusal(conn, tool, args, error)
+
+    def _record_refusal(self, conn: _Connection, tool: str, args: object, error: str) -> None:
+        """Count a refused call and keep its record for the event loop (after the script has its answer)."""
+        if self._count_refusal_recorded():
+            conn.refusals.append(SandboxToolCall(tool, len(_encode_args(args)), 0.0, False, error))
 
     def _refuse_frame(self, conn: _Connection, request_id: int, exc: Exception) -> None:
         error = str(exc)
@@ -365,14 +353,17 @@ class RpcServer:
 
     def _deliver(self, conn: _Connection, response: RpcResponse) -> None:
         """Send ``response`` from the reader thread; what does not fit now is left to a Trio task."""
+        self._deliver_frame(conn, self._codec.encode(response), response.id)
+
+    def _deliver_frame(self, conn: _Connection, frame: bytes, request_id: int) -> None:
         try:
-            if not conn.outbox.offer(self._codec.encode(response)):
+            if not conn.outbox.offer(frame):
                 if conn.outbox.claim_drain():
                     conn.trio_token.run_sync_soon(conn.calls.start_soon, self._drain, conn)
                 # A script that sends without reading its answers gets no more of them queued.
                 conn.outbox.wait_for_room(MAX_QUEUED_ANSWER_BYTES)
         except OSError:
-            log.info("sandbox RPC: the script hung up before response %d", response.id)
+            log.info("sandbox RPC: the script hung up before response %d", request_id)
 
     async def _drain(self, conn: _Connection) -> None:
         try:
@@ -439,15 +430,7 @@ class RpcServer:
         )
 
     def _admit(self, request: RpcRequest) -> dict[str, Any]:
-        """Check a request against the allow-list and the call limit; count it when admitted."""
-        available = self._available
-        if request.tool not in self._allowed:
-            if request.tool in self._known:
-                raise RpcRefused(
-                    f"Tool '{request.tool}' is not available in execute_code. Use it as a normal tool call "
-                    f"instead. Available in execute_code: {available}"
-                )
-            raise RpcRefused(f"Unknown tool: {request.tool}. Available: {available}")
+        """Check a request of an allowed tool against the call limit; count it when admitted."""
         with self._counters:
             # Reader threads of several connections admit at once; the limit must hold across them.
             if self._tool_calls >= self._max_tool_calls:

@@ -131,6 +131,23 @@ class TestRefusals:
         await client.request(1, "frobnicate", {})
         assert (await client.receive())["error"] == "Unknown tool: frobnicate. Available: patch, read_file, terminal, web_extract"
 
+    async def test_a_refused_tool_is_refused_whatever_its_arguments(self, connect, short_dir, bench: ToolBench) -> None:
+        """The tool's name decides first: arguments that would not type do not turn the refusal into a
+        malformed-request error, and the record still measures them. An id that is not an integer does."""
+        records: list[SandboxToolCall] = []
+        async with trio.open_nursery() as nursery:
+            path, _ = await serve_rpc(nursery, short_dir, bench, records=records)
+            client = await connect(path)
+            await client.send({"type": "RpcRequest", "id": 9, "tool": "vision_analyze", "args": [1, 2]})
+            assert (await client.receive())["error"].startswith("Tool 'vision_analyze' is not available")
+            await client.send({"type": "RpcRequest", "id": 10, "tool": "frobnicate"})
+            assert (await client.receive())["error"].startswith("Unknown tool: frobnicate.")
+            await client.send({"type": "RpcRequest", "id": True, "tool": "vision_analyze", "args": {}})
+            bad_id = await client.receive()
+            assert bad_id["id"] == 0 and bad_id["error"].startswith("Malformed request: invalid RpcRequest message")
+            nursery.cancel_scope.cancel()
+        assert [(r.tool, r.args_bytes) for r in records] == [("vision_analyze", len("[1, 2]")), ("frobnicate", 4)]
+
     async def test_call_limit(self, connect, short_dir, bench: ToolBench) -> None:
         async with trio.open_nursery() as nursery:
             path, server = await serve_rpc(nursery, short_dir, bench, max_tool_calls=2)
