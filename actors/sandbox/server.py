@@ -334,7 +334,9 @@ class RpcServer:
     def _record_refusal(self, conn: _Connection, tool: str, args: object, error: str) -> None:
         """Count a refused call and keep its record for the event loop (after the script has its answer)."""
         if self._count_refusal_recorded():
-            conn.refusals.append(SandboxToolCall(tool, len(_encode_args(args)), 0.0, False, error))
+            size = len(_encode_args(args))
+            record = SandboxToolCall(tool=tool, args_bytes=size, duration_seconds=0.0, ok=False, error=error)
+            conn.refusals.append(record)
 
     def _refuse_frame(self, conn: _Connection, request_id: int, exc: Exception) -> None:
         error = str(exc)
