@@ -64,11 +64,14 @@ async def dispatch(
     text, error, unsuccessful = await _call(registry, name, args, ctx, allowed)
     # The one place results are finalised: lone surrogates (a file name, a tool's output) are repaired
     # first, then one redaction pass covers every tool.
-    text = await redact_output_async(repair_text(text), redact_tool_result)
+    repaired = repair_text(text)
+    text = await redact_output_async(repaired, redact_tool_result)
     if logger.isEnabledFor(logging.DEBUG):
         logger.debug("tool %s -> %d chars: %s", name, len(text), text[:_LOG_PREVIEW_CHARS])
     if error is not None:
-        error = redact_secrets(repair_text(error))
+        # A failure's text is {"error": error, ...}: when redacting it found nothing (it is returned as it
+        # was), the error holds no secret either, and is not scanned a second time.
+        error = repair_text(error) if text is repaired else redact_secrets(repair_text(error))
     return ToolReply(registry.cap_result(name, text), error, unsuccessful)
 
 

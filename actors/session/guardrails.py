@@ -37,6 +37,9 @@ FAILURE_TOLERANT_TOOLS = frozenset({"terminal", "execute_code", "process", "web_
 #: Tools whose success is progress: it clears every exact-failure count of the turn.
 PROGRESS_TOOLS = frozenset({"write_file", "patch", "terminal", "execute_code", "process", "delegate_task", "todo", "memory"})
 
+# Built once: json.dumps with these options would build a new encoder for every call's signature.
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
+
 #: Session sources with a person (or a live client) watching; others (cron) are unattended.
 ATTENDED_SOURCES = frozenset({"cli", "api", "subagent", "telegram"})
 
@@ -69,7 +72,7 @@ class ToolCallSignature:
     @classmethod
     def from_call(cls, tool_name: str, args: Mapping[str, Any]) -> ToolCallSignature:
         """Signature of a call; key order and whitespace in the arguments do not matter."""
-        canonical = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        canonical = _CANONICAL_JSON(args)
         return cls(tool_name=tool_name, args_hash=hashlib.sha256(canonical.encode()).hexdigest())
 
 

@@ -136,6 +136,20 @@ class TestDispatch:
         assert "tool boom crashed" in caplog.text
         assert "sk-proj-AAAA" not in caplog.text
 
+    @pytest.mark.parametrize("padding", [0, 10_000])
+    async def test_a_refusal_is_redacted_in_its_text_and_its_error(self, ctx: LocalToolContext, padding: int) -> None:
+        """The error is redacted as its text is, inline or (a long one) in a worker thread; a clean one is left as it is."""
+        async def refuse(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            raise ToolError("x" * padding + f" token={args['token']} refused")
+
+        registry = ToolRegistry()
+        registry.register("refuse", "t", {"parameters": {"type": "object"}}, refuse)
+        secret = await dispatch(registry, "refuse", {"token": "ghp_" + "A1b2" * 9}, ctx)
+        assert json.loads(secret.text)["error"] == secret.error
+        assert secret.error.endswith("[REDACTED] refused") and "ghp_" not in secret.text
+        clean = await dispatch(registry, "refuse", {"token": "none"}, ctx)
+        assert clean.error == "x" * padding + " token=none refused" == json.loads(clean.text)["error"]
+
     async def test_clarify_unavailable_message(self, ctx: LocalToolContext) -> None:
         async def ask(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             raise ClarifyUnavailable("nobody")
