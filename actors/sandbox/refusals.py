@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from messages.codec import Codec
-from messages.rpc import RpcMessage, RpcResponse
+from messages.codec import TAG_FIELD, Codec
+from messages.rpc import RpcMessage, RpcRequest, RpcResponse
 
-_REQUEST_TAG = "RpcRequest"
+_REQUEST_TAG = RpcRequest.__name__
 # The codec writes a response's fields in their declared order, id first; what follows the id is
 # the same for every refusal of one tool.
 _ID_PREFIX = b'{"id":'
@@ -25,7 +25,7 @@ def named_call(payload: Any) -> tuple[int, str] | None:
 
     Only the two fields a refusal needs are looked at; whether the rest would type is for the codec.
     """
-    if type(payload) is not dict or payload.get("type") != _REQUEST_TAG:
+    if type(payload) is not dict or payload.get(TAG_FIELD) != _REQUEST_TAG:
         return None
     request_id, tool = payload.get("id"), payload.get("tool")
     if type(request_id) is not int or type(tool) is not str:
