@@ -122,6 +122,31 @@ class TestSources:
         assert all(skill.source is SkillSource.BUNDLED and skill.directory.is_relative_to(BUNDLED_DIR) for skill in catalog.skills.values())
 
 
+    def test_shipped_skills_are_read_once_a_user_skill_at_every_listing(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A new session lists every source for its prompt: the shipped skills change only with the
+        package, a user's may change between two sessions (an edit is seen at the next listing)."""
+        from tools.skills import library
+
+        library._shipped.cache_clear()
+        reads: list[Path] = []
+        read_root = library._read_root
+
+        def counting(root: Path, source: SkillSource) -> tuple:
+            reads.append(root)
+            return read_root(root, source)
+
+        monkeypatch.setattr(library, "_read_root", counting)
+        roots = SkillRoots(user=tmp_path / "user")
+        write_skill(roots.user, "mine", skill_text("mine", "first"))
+        first = discover(roots)
+        write_skill(roots.user, "later", skill_text("later", "added"))
+        second = discover(roots)
+        assert reads.count(BUNDLED_DIR) == 1 and reads.count(roots.user) == 2
+        assert set(second.skills) == set(first.skills) | {"later"} and "write-a-skill" in second.skills
+
+
 class TestLookup:
     """A skill is found by its directory's name, in precedence order, without reading the others."""
 

@@ -172,12 +172,9 @@ def discover(roots: SkillRoots) -> SkillCatalog:
     shadowed: list[Skill] = []
     problems: list[str] = []
     for source, root in roots.in_precedence():
-        for skill_file, category in _skill_files(root):
-            try:
-                skill = _load(skill_file, source, category)
-            except (OSError, UnicodeDecodeError, SkillFormatError) as exc:
-                problems.append(f"{skill_file}: {exc}")
-                continue
+        loaded, failed = _shipped() if root == BUNDLED_DIR else _read_root(root, source)
+        problems.extend(failed)
+        for skill in loaded:
             if skill.name in found:
                 shadowed.append(skill)
             else:
@@ -186,6 +183,26 @@ def discover(roots: SkillRoots) -> SkillCatalog:
         log.info("skills: %d SKILL.md files skipped: %s", len(problems), "; ".join(problems))
     ordered = dict(sorted(found.items(), key=lambda item: (item[1].category, item[0])))
     return SkillCatalog(ordered, tuple(shadowed), tuple(problems))
+
+
+def _read_root(root: Path, source: SkillSource) -> tuple[tuple[Skill, ...], tuple[str, ...]]:
+    """The skills under ``root`` and ``path: why`` for each SKILL.md that could not be read."""
+    loaded: list[Skill] = []
+    problems: list[str] = []
+    for skill_file, category in _skill_files(root):
+        try:
+            loaded.append(_load(skill_file, source, category))
+        except (OSError, UnicodeDecodeError, SkillFormatError) as exc:
+            problems.append(f"{skill_file}: {exc}")
+    return tuple(loaded), tuple(problems)
+
+
+@functools.cache
+def _shipped() -> tuple[tuple[Skill, ...], tuple[str, ...]]:
+    """The skills shipped with hermes-actors (:data:`BUNDLED_DIR`), read once per process: they change
+    only with the package, and every new session lists them for its prompt (their scan was most of
+    that listing)."""
+    return _read_root(BUNDLED_DIR, SkillSource.BUNDLED)
 
 
 def _skill_files(root: Path) -> Iterator[tuple[Path, str]]:
