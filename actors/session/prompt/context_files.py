@@ -14,6 +14,7 @@ by a ``[BLOCKED: ...]`` line. These functions block on the file system: call the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -84,35 +85,53 @@ def load_context_file(path: Path, name: str, *, scan: ThreatScanner = find_threa
 
 def find_git_root(start: Path) -> Path | None:
     """The nearest directory at or above ``start`` that holds ``.git`` (a directory or a worktree file)."""
-    for directory in (start, *start.parents):
-        if (directory / ".git").exists():
-            return directory
-    return None
+    directory = os.fspath(start)
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return Path(directory)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
 
 
-def _first_existing(directory: Path, names: tuple[str, ...]) -> Path | None:
+# Every new session looks for its context files in a worker thread: the lookups below use strings and
+# os.path, a third of what the same stat calls cost through pathlib.
+def _first_existing(directory: str, names: tuple[str, ...]) -> Path | None:
     for name in names:
-        candidate = directory / name
-        if candidate.is_file():
-            return candidate
+        candidate = os.path.join(directory, name)
+        if os.path.isfile(candidate):
+            return Path(candidate)
     return None
+
+
+def _up_to(directory: str, root: str) -> list[str]:
+    """``directory`` and each of its parents up to ``root`` (one of them), nearest first."""
+    walk = [directory]
+    while directory != root:
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+        walk.append(directory)
+    return walk
 
 
 def discover_context_files(cwd: Path) -> list[Path]:
     """The files of the highest-priority kind present for ``cwd`` (empty when none)."""
+    here = os.fspath(cwd)
     root = find_git_root(cwd)
-    walk = [cwd] if root is None else [cwd, *cwd.parents[: len(cwd.parents) - len(root.parents)]]
-    for directory in walk:
+    for directory in [here] if root is None else _up_to(here, os.fspath(root)):
         found = _first_existing(directory, HERMES_NAMES)
         if found is not None:
             return [found]
     for names in (AGENTS_NAMES, CLAUDE_NAMES):
-        found = _first_existing(cwd, names)
+        found = _first_existing(here, names)
         if found is not None:
             return [found]
-    cursor = [cwd / ".cursorrules"] if (cwd / ".cursorrules").is_file() else []
+    cursor = [cwd / ".cursorrules"] if os.path.isfile(os.path.join(here, ".cursorrules")) else []
     rules_dir = cwd / ".cursor" / "rules"
-    if rules_dir.is_dir():
+    if os.path.isdir(rules_dir):
         cursor.extend(sorted(p for p in rules_dir.glob("*.mdc") if p.is_file()))
     return cursor
 
