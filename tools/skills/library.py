@@ -172,7 +172,8 @@ def discover(roots: SkillRoots) -> SkillCatalog:
     shadowed: list[Skill] = []
     problems: list[str] = []
     for source, root in roots.in_precedence():
-        loaded, failed = _shipped() if root == BUNDLED_DIR else _read_root(root, source)
+        shipped = source is SkillSource.BUNDLED and root == BUNDLED_DIR
+        loaded, failed = _shipped() if shipped else _read_root(root, source)
         problems.extend(failed)
         for skill in loaded:
             if skill.name in found:
