@@ -223,8 +223,19 @@ class TestCallLimits:
         entry = stdio("toy", marker, env={"TOY_CANCEL_MARK": str(mark)})
         async with running_mcp(system, {"toy": entry}) as registry:
             await wait_state(system, "toy", "ready")
-            with trio.move_on_after(0.5) as scope:
-                await _call(registry, tmp_path, "mcp_toy_slow", seconds=30)
+            scope = trio.CancelScope()
+
+            async def call_until_cancelled() -> None:
+                with scope:
+                    await _call(registry, tmp_path, "mcp_toy_slow", seconds=30)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(call_until_cancelled)
+                # Cancelled once the server runs it: a cancel that came earlier would never reach the tool.
+                with trio.fail_after(10):
+                    while not Path(f"{mark}.started").exists():
+                        await trio.sleep(0.02)
+                scope.cancel()
             assert scope.cancelled_caught
             with trio.fail_after(5):
                 while not mark.exists():

@@ -29,7 +29,7 @@ PNG = base64.b64decode(
 )
 
 server = MCPServer("toy")
-# Where ``slow`` notes that it was cancelled (the test reads it back).
+# Where ``slow`` notes that it was cancelled (the test reads it back); ``<MARK>.started`` once it runs.
 MARK = os.environ.get("TOY_CANCEL_MARK", "")
 
 
@@ -48,6 +48,10 @@ def add(a: int, b: int) -> int:
 @server.tool()
 async def slow(seconds: float) -> str:
     """Sleep for a while, then answer."""
+    if MARK:
+        # A test cancels once the call is running here, not after a guess at how long that takes.
+        with open(MARK + ".started", "w", encoding="utf-8") as f:
+            f.write("started")
     try:
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
