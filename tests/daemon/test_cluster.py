@@ -248,9 +248,11 @@ class TestFencing:
                 session_id = provider.create_session(on_b, str(tmp_path))
                 assert attached_turn(on_b, session_id, NO_TOOLS)[-1].reason == "completed"
                 assert second.process is not None
+                # With a timeout it returns once the backend has exited, its advisory locks released; without
+                # one it returns at once, and under load A could ask before B's leases were gone.
                 with psycopg.connect(postgres_url, autocommit=True) as admin:
                     admin.execute(
-                        "SELECT pg_terminate_backend(lease_pid) FROM hermes.hosts WHERE name LIKE %s",
+                        "SELECT pg_terminate_backend(lease_pid, 10000) FROM hermes.hosts WHERE name LIKE %s",
                         (f"%:{second.process.pid}",),
                     )
                 with first.client() as on_a:

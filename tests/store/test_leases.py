@@ -44,7 +44,7 @@ async def test_a_dead_connection_frees_its_leases_and_is_reported(postgres_url: 
         await a.leases.acquire("s2")
         with psycopg.connect(postgres_url, autocommit=True) as admin:
             admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hermes-actors leases'"
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = 'hermes-actors leases'"
                 " AND pid <> pg_backend_pid() AND datname = current_database()"
             )
         await b.leases.acquire("s1")
@@ -71,7 +71,7 @@ async def test_the_store_checks_its_leases_while_it_runs(postgres_url: str) -> N
         await store.leases.acquire("s1")
         with psycopg.connect(postgres_url, autocommit=True) as admin:
             admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hermes-actors leases'"
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = 'hermes-actors leases'"
                 " AND datname = current_database()"
             )
         with trio.fail_after(10):
@@ -134,7 +134,7 @@ async def test_the_old_owner_cannot_write_once_another_took_over(postgres_url: s
         await a.append("s1", [{"role": "user", "content": "from A, before"}])
         with psycopg.connect(postgres_url, autocommit=True) as admin:
             admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hermes-actors leases'"
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = 'hermes-actors leases'"
                 " AND pid <> pg_backend_pid() AND datname = current_database()"
             )
         await b.leases.acquire("s1")

@@ -103,7 +103,7 @@ class TestConnections:
             await store.create_session(SessionMeta(id="s1"))
             with _admin(postgres_url) as conn:
                 conn.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity"
                     " WHERE application_name = 'hermes-actors writer' AND datname = current_database()"
                 )
             # The batch that finds the connection dead fails; the next one runs on a new connection.
