@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 import attrs
 from attrs import validators as v
 
+from config.sandbox import SANDBOX_MODES
 from config.validators import non_empty_str, positive_number
 
 __all__ = [
@@ -94,6 +95,11 @@ class McpServerConfig:
         timeout: seconds one tool call may take.
         connect_timeout: seconds to start the server, initialise the session and list its tools.
         enabled: False keeps the entry without starting the server.
+        sandbox: Where a stdio server's process runs: unset (or ``full-access``) sees the file system as the
+            daemon's user does but for the daemon's own home, runtime directory and control socket
+            (``npx``/``uvx`` servers write caches under the user's home); ``read-only`` or
+            ``workspace-write`` jail it like a session of that mode, working in ``cwd``. Every mode runs
+            it in a PID namespace of its own that dies with the daemon.
     """
 
     name: str = attrs.field(validator=non_empty_str)
@@ -106,12 +112,13 @@ class McpServerConfig:
     timeout: float = attrs.field(default=DEFAULT_TIMEOUT, validator=positive_number)
     connect_timeout: float = attrs.field(default=DEFAULT_CONNECT_TIMEOUT, validator=positive_number)
     enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
+    sandbox: str | None = attrs.field(default=None, validator=v.optional(v.in_(SANDBOX_MODES)))
 
     def __attrs_post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
             raise ValueError("needs exactly one of command (a stdio server) or url (an HTTP server)")
-        if self.url is not None and (self.args or self.env or self.cwd):
-            raise ValueError("args, env and cwd belong to a command; an url server takes headers")
+        if self.url is not None and (self.args or self.env or self.cwd or self.sandbox):
+            raise ValueError("args, env, cwd and sandbox belong to a command; an url server takes headers")
         if self.command is not None and self.headers:
             raise ValueError("headers belong to an url server; a command takes env")
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
 from attrs import validators as v
 
 from config.validators import integer, non_empty_str, non_negative_number, positive_number, str_tuple
 
-__all__ = ["DEFAULT_DENY_READ", "SANDBOX_MODES", "CodeExecutionConfig", "SandboxConfig"]
+__all__ = ["DEFAULT_DENY_READ", "LIMIT_NAMES", "SANDBOX_MODES", "CodeExecutionConfig", "SandboxConfig", "SandboxLimits"]
 
 
 @attrs.frozen(kw_only=True)
@@ -47,6 +49,46 @@ DEFAULT_DENY_READ: tuple[str, ...] = (
 )  # fmt: skip
 
 
+@attrs.frozen(kw_only=True)
+class SandboxLimits:
+    """Section ``sandbox.limits``: what one session's processes may use together, so none starves the others.
+
+    The defaults keep a laptop's builds working (a parallel compile, a browser, a test suite) while 200
+    sessions on one server cannot take the machine: each is a ceiling, not a reservation. A session may
+    ask for less, never more (see :meth:`narrowed`).
+
+    Attributes:
+        pids: Processes and threads at once (a ``make -j``, a JVM and a browser fit in 1,024).
+        memory_mb: Memory of all its processes, page cache and its ``/tmp`` and ``/dev/shm`` included.
+        tmp_mb: Size of its private ``/tmp``.
+        shm_mb: Size of ``/dev/shm`` (a browser wants more than Docker's 64 MiB).
+        cpu_weight: Its share of the CPU when sessions compete (cgroup ``cpu.weight``: 100 is an equal
+            share, 1 to 10,000); an idle machine lets any session use every core.
+    """
+
+    pids: int = attrs.field(default=1024, validator=integer(ge=16))
+    memory_mb: int = attrs.field(default=2048, validator=integer(ge=64))
+    tmp_mb: int = attrs.field(default=1024, validator=integer(ge=1))
+    shm_mb: int = attrs.field(default=256, validator=integer(ge=1))
+    cpu_weight: int = attrs.field(default=100, validator=integer(ge=1, le=10_000))
+
+    def narrowed(self, requested: Mapping[str, int]) -> SandboxLimits:
+        """These limits lowered to what ``requested`` asks where it asks for less; a session never gets more.
+
+        Raises:
+            ValueError: ``requested`` names a limit that does not exist, or a value out of its range.
+            TypeError: a value is not an integer.
+        """
+        unknown = sorted(set(requested) - set(LIMIT_NAMES))
+        if unknown:
+            raise ValueError(f"unknown sandbox limit {unknown[0]!r}: use one of {', '.join(LIMIT_NAMES)}")
+        lowered = attrs.evolve(self, **requested)  # validates each value
+        return attrs.evolve(self, **{name: min(getattr(self, name), getattr(lowered, name)) for name in requested})
+
+
+LIMIT_NAMES: tuple[str, ...] = tuple(field.name for field in attrs.fields(SandboxLimits))
+"""The limits' names, as ``config.yaml`` spells them."""
+
 
 @attrs.frozen(kw_only=True)
 class SandboxConfig:
@@ -62,6 +104,7 @@ class SandboxConfig:
         network: False leaves a jailed process only its own loopback.
         ssh_agent: Bind the ssh-agent's socket (``SSH_AUTH_SOCK``) into the jail.
         bwrap: ``auto`` (the bundled ``bwrap``, else the system's) or the path of a ``bwrap`` to use.
+        limits: What one session's processes may use (``sandbox.limits``).
     """
 
     mode: str = attrs.field(default="workspace-write", validator=v.in_(SANDBOX_MODES))
@@ -71,6 +114,7 @@ class SandboxConfig:
     network: bool = attrs.field(default=True, validator=v.instance_of(bool))
     ssh_agent: bool = attrs.field(default=False, validator=v.instance_of(bool))
     bwrap: str = attrs.field(default="auto", validator=non_empty_str)
+    limits: SandboxLimits = attrs.Factory(SandboxLimits)
 
     @max_mode.validator
     def _mode_within_max(self, attribute: attrs.Attribute, value: str) -> None:

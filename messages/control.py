@@ -141,6 +141,7 @@ class CreateSession:
     source: str = "cli"
     title: str | None = None
     sandbox: str | None = None
+    limits: dict[str, int] | None = None
     one_shot: bool = False
 
 
@@ -427,7 +428,10 @@ class SandboxStatus:
     """The daemon's jail, as its start-up preflight found it.
 
     ``available`` False means no jail can run: sessions that are not ``full-access`` refuse to start
-    processes; ``failed_step`` and ``advice`` say what failed and what to do.
+    processes; ``failed_step`` and ``advice`` say what failed and what to do. ``seccomp`` says whether
+    the jail's system-call filter is loaded (``seccomp_error``: why not); ``limits`` how each of
+    ``sandbox.limits`` is enforced (``cgroup v1``, ``cgroup v2``, ``tmpfs``, ``rlimit: ...``,
+    ``nice: ...``, or ``none: why``).
     """
 
     mode: str
@@ -437,6 +441,9 @@ class SandboxStatus:
     source: str | None = None
     version: str | None = None
     mounts_proc: bool = False
+    seccomp: bool = False
+    seccomp_error: str | None = None
+    limits: dict[str, str] = attrs.Factory(dict)
     error: str | None = None
     failed_step: str | None = None
     advice: str | None = None

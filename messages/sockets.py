@@ -5,6 +5,7 @@ and a sandbox's RPC socket.
 - :func:`bind_private_listener`: listen on a new socket, mode 0600, in a directory the caller
   made private;
 - :func:`peer_uid`: who is at the other end, as the kernel says;
+- :func:`peer_in_jail`: whether the other end is a jailed process (the control socket refuses those);
 - :func:`request_id_of`: the request a refused frame named, so its error can be matched.
 
 Trio is imported only where a socket is bound: the Trio-free CLI reads the path limit from here.
@@ -23,7 +24,9 @@ from messages.untrusted import loads as loads_untrusted
 if TYPE_CHECKING:
     import trio
 
-__all__ = ["MAX_SOCKET_PATH_BYTES", "SocketPathTooLong", "bind_private_listener", "peer_uid", "request_id_of"]
+__all__ = [
+    "MAX_SOCKET_PATH_BYTES", "SocketPathTooLong", "bind_private_listener", "peer_in_jail", "peer_uid", "request_id_of",
+]  # fmt: skip
 
 #: sun_path holds 108 bytes on Linux (104 on macOS) including the final NUL.
 MAX_SOCKET_PATH_BYTES = 103
@@ -70,13 +73,38 @@ async def bind_private_listener(path: str, backlog: int) -> trio.socket.SocketTy
 def peer_uid(sock: _SocketOptions) -> int | None:
     """The uid of the process at the other end of a connected Unix socket, None if unknown here."""
     if sys.platform.startswith("linux"):
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return int(struct.unpack("3i", creds)[1])
+        return _peer_credentials(sock)[1]
     if sys.platform == "darwin":
         # struct xucred {u_int version; uid_t uid; short ngroups; gid_t groups[16];} via LOCAL_PEERCRED.
         creds = sock.getsockopt(0, 0x001, struct.calcsize("IIh16I"))
         return int(struct.unpack_from("II", creds)[1])
     return None
+
+
+def _peer_credentials(sock: _SocketOptions) -> tuple[int, int]:
+    """(pid, uid) of the peer of a connected Unix socket (Linux); pid 0 when it is not in our PID namespace."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, _ = struct.unpack("3i", creds)
+    return int(pid), int(uid)
+
+
+def peer_in_jail(sock: _SocketOptions) -> bool:
+    """Whether the peer of a connected Unix socket runs in a user or PID namespace nested in ours: a jail.
+
+    A jail of any daemon (of any home) runs in namespaces of its own, so this tells a jailed process
+    from the user's own client whatever socket path it found. A peer from an enclosing namespace (the
+    host, talking to a daemon in a container) is not visible here (pid 0) and is not a jail. A peer
+    whose namespaces cannot be read (gone already) counts as jailed. Linux only; False elsewhere.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    pid, _ = _peer_credentials(sock)
+    if pid == 0:
+        return False
+    try:
+        return any(os.readlink(f"/proc/{pid}/ns/{k}") != os.readlink(f"/proc/self/ns/{k}") for k in ("user", "pid"))
+    except OSError:
+        return True
 
 
 def request_id_of(frame: bytes, field: str) -> object:

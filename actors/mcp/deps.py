@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import attrs
 
 from tools.jail._spawner import Spawner
+from tools.jail.runtime import DaemonJails
 from tools.registry import ToolRegistry
 
 __all__ = ["McpDeps"]
@@ -19,8 +20,10 @@ class McpDeps:
     Attributes:
         registry: the daemon's tool registry (one toolset ``mcp-NAME`` per server).
         environ: the daemon's environment; a stdio server gets only its safe part.
-        spawner: the long-lived thread stdio servers are forked from (their PDEATHSIG parent); each
-            ``mcp`` supervisor instance makes its own, since a closed thread cannot start again.
+        spawner: the long-lived thread stdio servers are forked from (their PDEATHSIG parent) where the
+            daemon's launcher cannot jail; each ``mcp`` supervisor instance makes its own, since a
+            closed thread cannot start again.
+        jails: the daemon's jails: stdio servers start through their launcher (None: the spawner).
         backoff_initial / backoff_max: seconds before the first retry, doubling up to the max
             (Hermes reconnects the same way).
         stable_after: a connection up this long resets the backoff.
@@ -30,6 +33,7 @@ class McpDeps:
     registry: ToolRegistry
     environ: Mapping[str, str]
     spawner: Spawner = attrs.field(factory=lambda: Spawner("hermes-mcp-spawner"))
+    jails: DaemonJails | None = None
     backoff_initial: float = 1.0
     backoff_max: float = 60.0
     stable_after: float = 60.0

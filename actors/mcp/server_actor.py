@@ -147,7 +147,7 @@ class McpServerActor(Actor[None]):
         opened: list[Transport] = []
         with trio.CancelScope(deadline=trio.current_time() + config.connect_timeout) as connecting:
             try:
-                async with open_transport(config, self.deps.spawner, self.deps.environ) as transport:
+                async with open_transport(config, self.deps.spawner, self.deps.environ, self.deps.jails) as transport:
                     opened.append(transport)
                     async with ClientSession(
                         transport.read, transport.write, message_handler=self._on_message, client_info=CLIENT_INFO

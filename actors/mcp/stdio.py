@@ -3,9 +3,13 @@
 The SDK's ``stdio_client`` forks through Trio's ``open_process``, from a worker thread that exits
 after some idle seconds, and leaves no way to tie the server's life to the daemon's. Here:
 
-- the server is forked from one long-lived :class:`~tools.jail._spawner.Spawner` (the MCP
-  supervisor's), through a tiny exec wrapper that sets ``PR_SET_PDEATHSIG`` to SIGKILL before it
-  becomes the server: when the daemon dies, even by ``kill -9``, the kernel kills the server;
+- in a daemon, the server starts through the daemon's launcher, like every tool's process: in a PID
+  namespace of its own that dies with the daemon (so ``kill -9`` of the daemon leaves none of what an
+  ``npx`` or ``uvx`` server started), under the limits of ``sandbox.limits``, and out of sight of the
+  daemon's home, runtime directory and control socket, or jailed like a session (``sandbox``);
+- without a daemon (``mcp test``) or where no jail can run, it is forked from one long-lived
+  :class:`~tools.jail._spawner.Spawner`, through a tiny exec wrapper that sets ``PR_SET_PDEATHSIG``
+  to SIGKILL before it becomes the server;
 - its environment is built, never inherited: seed 000's allow-list of safe variables
   (:func:`~tools.jail.environment.allowed_environment`) plus the entry's ``env``;
 - it runs in its own process group, stopped as a group (SIGTERM, then SIGKILL after a grace);
@@ -19,12 +23,13 @@ after some idle seconds, and leaves no way to tie the server's life to the daemo
 from __future__ import annotations
 
 import collections
-import functools
+import hashlib
 import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import anyio
 import mcp_types as types
@@ -35,7 +40,11 @@ from config.mcp import McpServerConfig
 from tools.jail._spawner import Spawner
 from tools.jail.environment import allowed_environment
 from tools.jail.launcher import start_process
+from tools.jail.policy import SandboxMode
 from tools.jail.process import JailedProcess
+
+if TYPE_CHECKING:
+    from tools.jail.runtime import DaemonJails
 
 __all__ = ["STDERR_LINES", "StdioServer", "open_stdio"]
 
@@ -97,29 +106,64 @@ def server_environment(config: McpServerConfig, environ: Mapping[str, str]) -> d
     return {**allowed_environment(environ), **config.env}
 
 
+def _runtime_id(name: str) -> str:
+    """A runtime directory's id for server ``name`` (ids are short and plain; names need not be)."""
+    return "mcp" + hashlib.sha256(name.encode()).hexdigest()[:12]
+
+
+@asynccontextmanager
+async def _started(
+    config: McpServerConfig, spawner: Spawner, jails: DaemonJails | None, environ: Mapping[str, str]
+) -> AsyncIterator[JailedProcess]:
+    """The server's process: through the daemon's launcher when it can jail, else the PDEATHSIG wrapper."""
+    assert config.command is not None
+    cwd = config.working_directory or os.path.expanduser("~")
+    env = server_environment(config, environ)
+    launcher = None if jails is None else jails.launcher
+    if jails is None or launcher is None or not launcher.status.available:
+        argv = [sys.executable, "-I", "-S", "-c", _WRAPPER, str(os.getpid()), config.command, *config.args]
+        yield await start_process(spawner.popen, argv, env, jailed=False, stdin=True, merge_stderr=False, cwd=cwd)
+        return
+    mode = SandboxMode(config.sandbox or SandboxMode.FULL_ACCESS.value)
+    runtime = await jails.open_session(_runtime_id(config.name), mode, cwd)
+    try:
+        yield await runtime.jail.spawn([config.command, *config.args], cwd=cwd, env=env, stdin=True)
+    finally:
+        with trio.CancelScope(shield=True):
+            await jails.close_session(runtime)
+
+
 @asynccontextmanager
 async def open_stdio(
-    config: McpServerConfig, spawner: Spawner, environ: Mapping[str, str]
+    config: McpServerConfig, spawner: Spawner, environ: Mapping[str, str], jails: DaemonJails | None = None
 ) -> AsyncIterator[tuple[anyio.abc.ObjectReceiveStream[SessionMessage | Exception], anyio.abc.ObjectSendStream[SessionMessage], StdioServer]]:
     """Start ``config``'s server and yield ``(read stream, write stream, server)``; leaving stops it.
+
+    Args:
+        config: The server's entry.
+        spawner: Where it is forked without a daemon's launcher.
+        environ: The daemon's environment (the server gets its safe part).
+        jails: The daemon's jails: the server starts through their launcher (see the module's docstring).
 
     Raises:
         OSError: the program or the working directory does not exist, or cannot be executed.
         LauncherClosed: the daemon is shutting down.
     """
-    assert config.command is not None
-    argv = [sys.executable, "-I", "-S", "-c", _WRAPPER, str(os.getpid()), config.command, *config.args]
-    cwd = config.working_directory or os.path.expanduser("~")
-    popen = functools.partial(spawner.popen)
-    process = await start_process(
-        popen, argv, server_environment(config, environ), jailed=False, stdin=True, merge_stderr=False, cwd=cwd
-    )
+    async with _started(config, spawner, jails, environ) as process, _connected(process, config.name) as streams:
+        yield streams
+
+
+@asynccontextmanager
+async def _connected(
+    process: JailedProcess, name: str
+) -> AsyncIterator[tuple[anyio.abc.ObjectReceiveStream[SessionMessage | Exception], anyio.abc.ObjectSendStream[SessionMessage], StdioServer]]:
+    """The session's streams over a started server's pipes; leaving stops the server."""
     server = StdioServer(process)
     read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_read_stdout, process, read_send, config.name)
+            nursery.start_soon(_read_stdout, process, read_send, name)
             nursery.start_soon(_write_stdin, process, write_receive)
             nursery.start_soon(_drain_stderr, process, server)
             nursery.start_soon(_wait_exit, server)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import httpx2
@@ -22,6 +22,9 @@ from mcp.client.streamable_http import streamable_http_client
 from actors.mcp.stdio import StdioServer, open_stdio
 from config.mcp import McpServerConfig
 from tools.jail._spawner import Spawner
+
+if TYPE_CHECKING:
+    from tools.jail.runtime import DaemonJails
 
 __all__ = ["Transport", "open_transport"]
 
@@ -44,9 +47,11 @@ class Transport:
 
 @asynccontextmanager
 async def open_transport(
-    config: McpServerConfig, spawner: Spawner, environ: Mapping[str, str]
+    config: McpServerConfig, spawner: Spawner, environ: Mapping[str, str], jails: DaemonJails | None = None
 ) -> AsyncIterator[Transport]:
     """Connect to ``config``'s server; leaving the block closes the connection (and stops a stdio server).
+
+    A stdio server starts through ``jails``' launcher where given (see :mod:`actors.mcp.stdio`).
 
     Raises:
         OSError: a stdio server's program or directory is missing or cannot run.
@@ -54,7 +59,7 @@ async def open_transport(
     """
     transport = config.transport
     if transport == "stdio":
-        async with open_stdio(config, spawner, environ) as (read, write, process):
+        async with open_stdio(config, spawner, environ, jails) as (read, write, process):
             yield Transport(read, write, process)
     else:
         assert config.url is not None

@@ -29,7 +29,7 @@ import os
 import secrets
 import site
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 import trio
@@ -290,8 +290,9 @@ class Sandbox:
             process.close_pipes()
         if timeout.cancelled_caught:
             return self._outcome(SandboxStatus.TIMEOUT, process.returncode)
-        status = SandboxStatus.SUCCESS if process.returncode == 0 else SandboxStatus.ERROR
-        return self._outcome(status, process.returncode)
+        if process.returncode == 0:
+            return self._outcome(SandboxStatus.SUCCESS, 0)
+        return self._outcome(SandboxStatus.ERROR, process.returncode, await self._jail.limits_reached())
 
     def _deadline(self) -> float:
         assert self._started is not None
@@ -323,8 +324,9 @@ class Sandbox:
         self._interrupted = True
         self._on_interrupted(self._outcome(SandboxStatus.INTERRUPTED, exit_code))
 
-    def _outcome(self, status: SandboxStatus, exit_code: int | None) -> SandboxResult:
-        """Assemble the model-facing output for ``status`` from the captured streams."""
+    def _outcome(self, status: SandboxStatus, exit_code: int | None, limits: Sequence[str] = ()) -> SandboxResult:
+        """Assemble the model-facing output for ``status`` from the captured streams, and the session's
+        ``limits`` the script ran into."""
         output = self._stdout.render()
         stderr = self._stderr.render().strip()
 
@@ -340,6 +342,8 @@ class Sandbox:
             append(f"Script timed out after {self._config.timeout:g}s and was killed.")
         if status is SandboxStatus.INTERRUPTED:
             append(INTERRUPTED_NOTICE)
+        for reached in limits:
+            append(f"Stopped at a limit: {reached}.\n")
         return SandboxResult(
             status=status,
             output=self._redact(output),

@@ -191,7 +191,9 @@ class SessionActor(Actor[SessionMessage]):
         options = self.durable.options
         if deps.jails is None:
             return unjailed_runtime(deps.config.sandbox, deps.home, options.cwd)
-        runtime = await deps.jails.open_session(self.session_id, SandboxMode(options.sandbox), options.cwd)
+        runtime = await deps.jails.open_session(
+            self.session_id, SandboxMode(options.sandbox), options.cwd, options.limits
+        )
         self._owns_runtime = True
         return runtime
 
@@ -205,7 +207,7 @@ class SessionActor(Actor[SessionMessage]):
         finally:
             # Its processes are gone: nothing can be using its temp directory any more.
             if self._owns_runtime and deps.jails is not None:
-                await deps.jails.close_session(self.session_id)
+                await deps.jails.close_session(self.runtime)
         if deps.approvals is not None:
             # Saved above; kept in memory only while the session runs.
             deps.approvals.forget(self.session_id)

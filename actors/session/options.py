@@ -50,6 +50,8 @@ class SessionOptions:
         auto_approve: approve dangerous commands without asking (subagents, by config).
         sandbox: the sandbox mode its tools run under (``sandbox.mode`` when None); settled to the
             resolved mode when the session is created, so a restarted or woken session keeps it.
+        limits: what its processes may use, by the names of ``sandbox.limits`` (None: those); only
+            lower values take effect.
         one_shot: a ``chat -q`` session: it hibernates as soon as a turn is over and nobody watches.
         turn_time_budget_seconds / turn_token_budget: this session's own whole-turn budgets (a cron
             job's), in place of ``agent.turn_time_budget_seconds`` / ``agent.turn_token_budget``.
@@ -75,6 +77,7 @@ class SessionOptions:
     use_memory: bool = True
     auto_approve: bool = False
     sandbox: str | None = None
+    limits: dict[str, int] | None = None
     one_shot: bool = False
     turn_time_budget_seconds: float | None = None
     turn_token_budget: int | None = None

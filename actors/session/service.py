@@ -44,7 +44,7 @@ from config.daemon import DaemonConfig
 from messages.paths import SESSIONS, child_path, session_id_of, session_name
 from messages.session import Hibernate, SessionMessage, Shutdown, UserMessage
 from store.errors import SessionNotFoundError, SessionOwnedElsewhere
-from tools.jail.policy import resolve_mode
+from tools.jail.policy import resolve_limits, resolve_mode
 
 __all__ = ["TURN_NAME", "SessionNotFound", "SessionService", "SessionsHandle", "SessionsSupervisor", "TooManyRunningTurns"]
 
@@ -245,11 +245,13 @@ class SessionService:
         """Start a new session and return its id; ``seed`` are earlier turns it starts with.
 
         Raises:
-            SandboxModeRefused: ``options.sandbox`` is unknown or wider than ``sandbox.max_mode``
-                (checked before anything starts, for every front door).
+            SandboxModeRefused: ``options.sandbox`` is unknown or wider than ``sandbox.max_mode``, or
+                ``options.limits`` names an unknown limit or a bad value (checked before anything
+                starts, for every front door).
             MissingProviderKey: the session's provider needs a key that is not set.
         """
         resolve_mode(options.sandbox, self.deps.config.sandbox)
+        resolve_limits(options.limits, self.deps.config.sandbox)
         if self.deps.keys is not None:
             self.deps.keys.require(SessionModel(self.deps, options).chain.current)
         session_id = session_id or new_session_id()

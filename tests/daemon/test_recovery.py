@@ -13,6 +13,7 @@ import pytest
 from messages import control as c
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, attached_turn, run_cli
 from tests.daemon.test_sessions import NO_TOOLS, _chat
+from tests.jail.fixtures import host_pid
 from tests.terminal.helpers import pid_alive
 
 
@@ -227,10 +228,14 @@ class TestNoLeaks:
     def test_sigterm_during_execute_code(self, home: Path, provider: ScriptedProviderProcess, tmp_path: Path) -> None:
         """The sandbox child of a running execute_code is gone once the daemon has exited."""
         pid_file = tmp_path / "child.pid"
-        script = f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
+        script = (
+            f"import os, time\nopen({str(pid_file)!r}, 'w').write(f\"{{os.getpid()}} {{os.readlink('/proc/self/ns/pid')}}\")\n"
+            "time.sleep(120)\n"
+        )
         daemon = DaemonProcess(home).start()
         try:
-            # full-access: the child writes its host pid outside any jail (test_jail_lifecycle covers jails).
+            # full-access: the child writes where the host sees it (test_jail_lifecycle covers jails), its pid as
+            # its own PID namespace numbers it.
             session_id, _ = _chat(daemon, provider, NO_TOOLS, "--sandbox", "full-access")
             provider.push({"tool_calls": [{"id": "call_code", "name": "execute_code", "arguments": {"code": script}}]})
             with daemon.client() as client:
@@ -239,7 +244,8 @@ class TestNoLeaks:
             while not pid_file.exists() or not pid_file.read_text():
                 assert time.monotonic() < deadline, "the script never started"
                 time.sleep(0.1)
-            child = int(pid_file.read_text())
+            pid, namespace = pid_file.read_text().split()
+            child = host_pid(int(pid), namespace)
             daemon.signal(signal.SIGTERM)
             assert daemon.wait(20) == 0
         finally:

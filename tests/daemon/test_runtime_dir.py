@@ -239,7 +239,7 @@ class TestSessionDirs:
         ):
             with pytest.raises(PathRefused):
                 policy.check_read(refused)
-        await jails.close_session("s1")
+        await jails.close_session(session)
         assert not os.path.exists(os.path.join(runtime.path, "s-s1"))
         assert os.path.isdir(other.jail.policy.tmp_dir)
 

@@ -99,7 +99,7 @@ def launcher() -> Iterator[Launcher]:
     started.start()
     trio.run(started.preflight)
     yield started
-    started.close()
+    trio.run(started.aclose)
 
 
 @pytest.fixture(params=[SandboxMode.WORKSPACE_WRITE, SandboxMode.FULL_ACCESS], ids=["jailed", "full-access"])

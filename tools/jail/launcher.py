@@ -15,6 +15,7 @@ a jailed policy's spawn raises :class:`JailUnavailable`: nothing ever runs unjai
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import os
 import shutil
@@ -22,22 +23,31 @@ import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 
+import attrs
 import trio
 
-from config.sandbox import SandboxConfig
+from config.sandbox import SandboxConfig, SandboxLimits
 from tools.errors import ToolError
-from tools.jail._mounts import inside, jail_argv, jail_env
+from tools.jail._mounts import inside, jail_argv, jail_env, open_argv
 from tools.jail._spawner import LauncherClosed, Spawner
+from tools.jail._tmpfs import can_mount_tmpfs
+from tools.jail.cgroups import CgroupTree, SessionCgroup, find_cgroups
+from tools.jail.limits import LimitsNotApplied, SettleFds, choose_mechanisms, fallbacks_for, settle
 from tools.jail.policy import JailPolicy
+from tools.jail._seccomp import filter_program, program_pipe
 from tools.jail.preflight import FULL_ACCESS_HINT, JailStatus, preflight
 from tools.jail.process import JailedProcess
 
-__all__ = ["JailUnavailable", "Launcher", "LauncherClosed", "PopenFn", "open_launcher", "start_process"]
+__all__ = [
+    "JailUnavailable", "Launcher", "LauncherClosed", "LimitsNotApplied", "PopenFn", "open_launcher", "start_process",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
 #: Forks that may be under way at once (see :mod:`tools.jail._spawner`).
 SPAWN_THREADS = 4
+# Removing the daemon's control groups at shutdown kills stragglers first: a bound for a stuck one.
+_CGROUP_REMOVAL_SECONDS = 10.0
 
 
 class JailUnavailable(ToolError, RuntimeError):
@@ -70,18 +80,42 @@ class Launcher:
         self._config = config
         self._spawner = Spawner(threads=SPAWN_THREADS)
         self._spawner_started = False
+        self._cgroups = CgroupTree({}, {}, {})
         self.status: JailStatus = _NOT_CHECKED
 
     async def preflight(self) -> JailStatus:
-        """Run the real jail once (``bwrap ... -- true`` with every option) and keep the result in :attr:`status`."""
-        self.status = await preflight(self._config.bwrap)
-        if not self.status.available:
-            log.error(
-                "no jail can run: %s failed: %s; %s", self.status.failed_step, self.status.error, self.status.advice
-            )
-        elif not self.status.mounts_proc:
-            log.warning("the jail cannot mount its own /proc here; jailed processes see an empty /proc")
-        return self.status
+        """Run the real jail once (``bwrap ... -- true`` with every option), find how each of the sessions'
+        limits can be enforced here, and keep the result in :attr:`status`."""
+        status = await preflight(self._config.bwrap)
+        if not status.available:
+            log.error("no jail can run: %s failed: %s; %s", status.failed_step, status.error, status.advice)
+        else:
+            self._cgroups, tmpfs = await trio.to_thread.run_sync(lambda: (find_cgroups(), can_mount_tmpfs()))
+            limits = choose_mechanisms(self._cgroups, tmpfs=tmpfs, root=os.geteuid() == 0)
+            status = attrs.evolve(status, limits=limits)
+            for name, mechanism in limits.items():
+                if mechanism.startswith("none"):
+                    log.warning("sandbox.limits.%s is not enforced here (%s)", name, mechanism[len("none: "):])
+            if not status.mounts_proc:
+                log.warning("the jail cannot mount its own /proc here; jailed processes see an empty /proc")
+            if status.seccomp_error is not None:
+                log.warning("jails run without their system-call filter: %s", status.seccomp_error)
+        self.status = status
+        return status
+
+    async def open_limits(self, session_id: str, limits: SandboxLimits) -> SessionCgroup | None:
+        """A session's control groups with ``limits`` written, None where the daemon has none.
+
+        Raises:
+            OSError: the groups could not be made.
+        """
+        return await trio.to_thread.run_sync(self._cgroups.open_session, session_id, limits)
+
+    async def aclose(self) -> None:
+        """Close, and remove the daemon's control groups (the sessions' are gone by now)."""
+        self.close()
+        with trio.move_on_after(_CGROUP_REMOVAL_SECONDS, shield=True):
+            await trio.to_thread.run_sync(self._cgroups.close)
 
     def start(self) -> None:
         """Start the spawn threads (done by :func:`open_launcher`, or by the first spawn)."""
@@ -109,7 +143,8 @@ class Launcher:
 
         Args:
             argv: The command.
-            policy: The session's policy; ``full-access`` runs it unjailed in its own process group.
+            policy: The session's policy; ``full-access`` runs it with the daemon's view and privileges, in
+                its own PID namespace (unjailed in its own process group where bubblewrap cannot run).
             cwd: The working directory as the process sees it (``/tmp/...`` is the session's tmp).
             env: Its whole environment (see :mod:`tools.jail.environment`); nothing is inherited.
             stdin: Give it a pipe on stdin (``process.stdin``); /dev/null otherwise.
@@ -119,37 +154,112 @@ class Launcher:
 
         Raises:
             JailUnavailable: the policy is jailed and no jail can run here.
+            LimitsNotApplied: the jail could not be put under the session's limits (it never ran).
             PathRefused: ``cwd`` is hidden by the policy.
             LauncherClosed: the launcher is closed.
             OSError: the program or ``cwd`` does not exist, or cannot be executed.
         """
         self.start()
-        if not policy.jailed:
-            return await start_process(
-                self._spawner.popen, list(argv), env, jailed=False, stdin=stdin, merge_stderr=merge_stderr, cwd=cwd,
-                pass_fds=pass_fds,
-            )
         status = self.status
         if not status.available or status.bwrap is None:
+            if not policy.jailed:
+                # No bubblewrap here: a full-access process runs as before, in its own process group.
+                return await start_process(
+                    self._spawner.popen, list(argv), env, jailed=False, stdin=stdin, merge_stderr=merge_stderr,
+                    cwd=cwd, pass_fds=pass_fds,
+                )  # fmt: skip
             raise JailUnavailable(
                 f"No jail can run here, so this {policy.mode.value} session cannot start processes "
                 f"({status.failed_step} failed: {status.error}). {status.advice}"
                 + ("" if status.advice and "sandbox.mode" in status.advice else f"; {FULL_ACCESS_HINT}")
             )
-        # The paths it mounts are looked at on disk: off the event loop.
-        command, jailed_env = await trio.to_thread.run_sync(
-            _jailed_command, status, policy, list(argv), cwd, env, tuple(binds)
-        )
-        return await start_process(
-            self._spawner.popen, command, jailed_env, jailed=True, stdin=stdin, merge_stderr=merge_stderr, cwd="/",
-            pass_fds=pass_fds,
-        )
+        fallbacks = fallbacks_for(policy.limits, status.limits)
+        program = filter_program() if status.seccomp and policy.jailed else None
+        with _JailFds(program, policy.cgroup is not None or fallbacks.needed) as fds:
+            # The paths it mounts are looked at on disk: off the event loop.
+            command, jailed_env = await trio.to_thread.run_sync(
+                _jailed_command, status, policy, list(argv), cwd, env, tuple(binds), fds
+            )
+            popen: PopenFn = self._spawner.popen
+            if fds.settle is not None:
+                limit = functools.partial(settle, fds=fds.hand_over(), cgroup=policy.cgroup, fallbacks=fallbacks)
+                popen = functools.partial(popen, settle=limit)
+            return await start_process(
+                popen, command, jailed_env, jailed=True, stdin=stdin, merge_stderr=merge_stderr, cwd="/",
+                pass_fds=(*pass_fds, *fds.child_ends),
+            )
+
+
+class _JailFds:
+    """The descriptors one jail's start passes bubblewrap: the filter program, the info and block pipes.
+
+    The child's ends are closed once the process started (``with``); our ends of the info and block pipes
+    are handed to :func:`~tools.jail.limits.settle`, which closes them, or closed here when it never runs.
+    """
+
+    def __init__(self, program: bytes | None, settles: bool) -> None:
+        self.seccomp: int | None = None
+        self.info: tuple[int, int] | None = None
+        self.block: tuple[int, int] | None = None
+        self._handed = False
+        try:
+            if program is not None:
+                self.seccomp = program_pipe(program)
+            if settles:
+                self.info, self.block = os.pipe(), os.pipe()
+        except BaseException:
+            self.__exit__()
+            raise
+
+    @property
+    def settle(self) -> SettleFds | None:
+        """Our ends, where the jail is settled."""
+        if self.info is None or self.block is None:
+            return None
+        return SettleFds(info_read=self.info[0], block_write=self.block[1])
+
+    def hand_over(self) -> SettleFds:
+        """Our ends, now :func:`settle`'s to close."""
+        assert self.settle is not None
+        self._handed = True
+        return self.settle
+
+    @property
+    def info_fd(self) -> int | None:
+        """bubblewrap's end of the info pipe."""
+        return None if self.info is None else self.info[1]
+
+    @property
+    def block_fd(self) -> int | None:
+        """bubblewrap's end of the block pipe."""
+        return None if self.block is None else self.block[0]
+
+    @property
+    def child_ends(self) -> tuple[int, ...]:
+        """The descriptors bubblewrap inherits."""
+        return tuple(fd for fd in (self.seccomp, self.info_fd, self.block_fd) if fd is not None)
+
+    def __enter__(self) -> _JailFds:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        mine = [] if self._handed or self.settle is None else [self.settle.info_read, self.settle.block_write]
+        _close_all(*self.child_ends, *mine)
 
 
 def _jailed_command(
-    status: JailStatus, policy: JailPolicy, argv: list[str], cwd: str, env: Mapping[str, str], binds: tuple[str, ...]
+    status: JailStatus,
+    policy: JailPolicy,
+    argv: list[str],
+    cwd: str,
+    env: Mapping[str, str],
+    binds: tuple[str, ...],
+    fds: _JailFds,
 ) -> tuple[list[str], dict[str, str]]:
-    """The bwrap command line and environment that run ``argv`` jailed by ``policy`` (blocking: it stats).
+    """The bwrap command line and environment that run ``argv`` under ``policy`` (blocking: it stats).
+
+    A ``full-access`` policy gets the open jail (:func:`~tools.jail._mounts.open_argv`): its own PID
+    namespace and nothing of the daemon's in sight, the file system otherwise as it is.
 
     Raises:
         PathRefused: ``cwd`` is hidden by the policy.
@@ -157,15 +267,24 @@ def _jailed_command(
     """
     assert status.bwrap is not None
     # A bind is seen at its own path, even under /tmp; anything else as the policy maps it.
-    host_cwd = cwd if inside(cwd, binds) else policy.check_read(cwd)
+    host_cwd = cwd if inside(cwd, binds) or not policy.jailed else policy.check_read(cwd)
     if not os.path.isdir(host_cwd):
         raise FileNotFoundError(errno.ENOENT, "No such directory", cwd)
     # As Popen would (bwrap's own exec failure is only an exit status 1): the jail sees the
     # host's file system, so the host's answer holds.
     if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
         raise FileNotFoundError(errno.ENOENT, "No such file or directory", argv[0])
+    if not policy.jailed:
+        mounts = open_argv(
+            status.bwrap, cwd=cwd, hidden=policy.daemon_paths(), exposed=policy.exposed, binds=binds,
+            mounts_proc=status.mounts_proc, info_fd=fds.info_fd, block_fd=fds.block_fd,
+        )  # fmt: skip
+        return [*mounts, *argv], dict(env)
     jailed_env, hide = jail_env(env, policy)
-    mounts = jail_argv(status.bwrap, policy, cwd=cwd, binds=binds, mounts_proc=status.mounts_proc, hide=hide)
+    mounts = jail_argv(
+        status.bwrap, policy, cwd=cwd, binds=binds, mounts_proc=status.mounts_proc, hide=hide, seccomp_fd=fds.seccomp,
+        info_fd=fds.info_fd, block_fd=fds.block_fd,
+    )  # fmt: skip
     return [*mounts, *argv], jailed_env
 
 
@@ -236,4 +355,4 @@ async def open_launcher(config: SandboxConfig) -> AsyncIterator[Launcher]:
         await launcher.preflight()
         yield launcher
     finally:
-        launcher.close()
+        await launcher.aclose()

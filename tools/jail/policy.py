@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from config.sandbox import SANDBOX_MODES, SandboxConfig
+from config.sandbox import SANDBOX_MODES, SandboxConfig, SandboxLimits
+from tools.jail.cgroups import SessionCgroup
 from tools.jail._resolve import SymlinkLoop, resolve_in_jail
 from tools.errors import ToolInputError
 
@@ -25,8 +26,10 @@ __all__ = [
     "JailPolicy",
     "PathRefused",
     "SandboxMode",
+    "SandboxLimitsRefused",
     "SandboxModeRefused",
     "build_policy",
+    "resolve_limits",
     "resolve_mode",
 ]
 
@@ -41,6 +44,11 @@ class SandboxMode(enum.Enum):
     WORKSPACE_WRITE = "workspace-write"  # also the working directory and sandbox.writable_roots
     FULL_ACCESS = "full-access"  # no jail: the old behaviour, chosen in config.yaml only
 
+    @property
+    def jailed(self) -> bool:
+        """Whether processes of this mode run in a jail (every mode but ``full-access``)."""
+        return self is not SandboxMode.FULL_ACCESS
+
     def wider_than(self, other: SandboxMode) -> bool:
         """True when this mode allows more than ``other``."""
         return SANDBOX_MODES.index(self.value) > SANDBOX_MODES.index(other.value)
@@ -48,6 +56,22 @@ class SandboxMode(enum.Enum):
 
 class SandboxModeRefused(ValueError):
     """A session asked for a mode the daemon does not allow (wider than ``sandbox.max_mode``, or unknown)."""
+
+
+class SandboxLimitsRefused(SandboxModeRefused):
+    """A session asked for limits that do not exist or are out of range (it may ask for less, never more)."""
+
+
+def resolve_limits(requested: Mapping[str, int] | None, config: SandboxConfig) -> SandboxLimits:
+    """A new session's limits: ``sandbox.limits``, lowered where ``requested`` asks for less.
+
+    Raises:
+        SandboxLimitsRefused: ``requested`` names an unknown limit or a value out of its range.
+    """
+    try:
+        return config.limits.narrowed(requested or {})
+    except (TypeError, ValueError) as exc:
+        raise SandboxLimitsRefused(f"sandbox limits: {exc}") from None
 
 
 class PathRefused(ToolInputError):
@@ -77,10 +101,15 @@ def resolve_mode(requested: str | None, config: SandboxConfig) -> SandboxMode:
 
 @attrs.frozen
 class HiddenPath:
-    """A path no tool may see, and the rule that hides it (quoted in the refusal)."""
+    """A path no tool may see, and the rule that hides it (quoted in the refusal).
+
+    ``of_daemon`` marks the daemon's own paths (its home, runtime directory, control socket): hidden even
+    from a ``full-access`` session's processes, which see every other path as the daemon's user does.
+    """
 
     path: str
     rule: str
+    of_daemon: bool = False
 
 
 _HOST_TMP = HiddenPath(JAIL_TMP, "a jailed session's /tmp is its own temp directory; the host's /tmp is out of sight")
@@ -118,6 +147,8 @@ class JailPolicy:
         exposed: Directories inside a hidden path that are bound back read-only (skills).
         network: False leaves the jail only its own loopback.
         ssh_agent_socket: The ssh-agent socket bound into the jail, None for none.
+        limits: What the session's processes may use together (see :mod:`tools.jail.limits`).
+        cgroup: The session's control groups, None where the daemon has none (then resource limits).
     """
 
     mode: SandboxMode
@@ -128,11 +159,17 @@ class JailPolicy:
     exposed: tuple[str, ...] = ()
     network: bool = True
     ssh_agent_socket: str | None = None
+    limits: SandboxLimits = SandboxLimits()
+    cgroup: SessionCgroup | None = attrs.field(default=None, eq=False)
+
+    def daemon_paths(self) -> tuple[str, ...]:
+        """The daemon's own hidden paths: what even a ``full-access`` session's processes do not see."""
+        return tuple(entry.path for entry in self.hidden if entry.of_daemon)
 
     @property
     def jailed(self) -> bool:
         """Whether processes run in a jail (every mode but ``full-access``)."""
-        return self.mode is not SandboxMode.FULL_ACCESS
+        return self.mode.jailed
 
     def writable_paths(self) -> tuple[str, ...]:
         """The host directories a jailed process may write, the private temp directory first."""
@@ -283,6 +320,8 @@ def build_policy(
     daemon_paths: Iterable[str] = (),
     exposed: Iterable[str] = (),
     environ: Mapping[str, str] | None = None,
+    limits: SandboxLimits | None = None,
+    cgroup: SessionCgroup | None = None,
 ) -> JailPolicy:
     """The policy of one session.
 
@@ -298,13 +337,15 @@ def build_policy(
         daemon_paths: Other paths of the daemon to hide (a control socket outside the home).
         exposed: Directories bound back read-only inside hidden paths (skills).
         environ: The user's environment, for ``~`` and ``SSH_AUTH_SOCK`` (the daemon's by default).
+        limits: The session's limits (``sandbox.limits`` by default).
+        cgroup: The session's control groups, where the daemon made them.
     """
     env = os.environ if environ is None else environ
     user_home = env.get("HOME") or os.path.expanduser("~")
     hidden = [
-        HiddenPath(os.path.realpath(daemon_home), "the daemon's home, HERMES_ACTORS_HOME, is always hidden"),
-        HiddenPath(os.path.realpath(runtime_dir), "other sessions' and sandboxes' directories are always hidden"),
-        *(HiddenPath(os.path.realpath(p), "a path of the daemon's is always hidden") for p in daemon_paths),
+        HiddenPath(os.path.realpath(daemon_home), "the daemon's home, HERMES_ACTORS_HOME, is always hidden", True),
+        HiddenPath(os.path.realpath(runtime_dir), "other sessions' and sandboxes' directories are always hidden", True),
+        *(HiddenPath(os.path.realpath(p), "a path of the daemon's is always hidden", True) for p in daemon_paths),
         *(HiddenPath(_resolved(p, user_home), f"{p} is listed in sandbox.deny_read") for p in config.deny_read),
     ]
     agent = env.get("SSH_AUTH_SOCK") if config.ssh_agent else None
@@ -317,4 +358,6 @@ def build_policy(
         exposed=tuple(os.path.realpath(p) for p in exposed),
         network=config.network,
         ssh_agent_socket=agent or None,
+        limits=config.limits if limits is None else limits,
+        cgroup=cgroup,
     )

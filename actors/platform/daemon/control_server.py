@@ -25,7 +25,7 @@ from actors.platform.daemon.control_service import ControlService
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages.codec import Codec
-from messages.sockets import peer_uid
+from messages.sockets import peer_in_jail, peer_uid
 from messages.supervision import ActorState
 
 __all__ = ["ControlServer"]
@@ -105,6 +105,12 @@ class ControlServer(Actor[None]):
             if uid is not None and uid != os.getuid():
                 self._refused += 1
                 log.warning("refused a control connection from uid %s", uid)
+                sock.close()
+                continue
+            if peer_in_jail(sock):
+                # A tool's process (of this daemon or another) that found the socket: never the operator.
+                self._refused += 1
+                log.warning("refused a control connection from a jailed process")
                 sock.close()
                 continue
             if self.open_connections() >= self._config.max_connections:

@@ -444,6 +444,7 @@ def _options_from(request: c.CreateSession) -> SessionOptions:
         source=request.source,
         title=request.title,
         sandbox=request.sandbox,
+        limits=request.limits,
         one_shot=request.one_shot,
     )
 

@@ -265,7 +265,7 @@ async def _start_sessions(
     # Before sessions, so stopped after them; its start returns at once (servers connect on their own:
     # a slow or dead one must not hold up the daemon, seed 002 §22.6). Its tools join the registry as
     # each server gets ready; a session takes those registered when its tool list is frozen.
-    mcp_deps = McpDeps(registry=toolbox.registry, environ=dict(os.environ))
+    mcp_deps = McpDeps(registry=toolbox.registry, environ=dict(os.environ), jails=jails)
     await system.root.start_child(
         ChildSpec(
             MCP, lambda: McpSupervisor(config.mcp_servers, mcp_deps), RestartType.TEMPORARY,

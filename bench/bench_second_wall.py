@@ -1,0 +1,95 @@
+"""Benchmark of the jail's second wall: what a process start costs with it and without (not a timed test).
+
+The tree under test and an older checkout (the commit before the second wall) each run the same probe in a
+process of their own, rounds alternated so that load hits both alike. The probe opens a daemon's jails as a
+daemon does (default ``sandbox`` config: ``workspace-write``, and in the new tree the session's control groups
+and tmpfs ``/tmp`` where the daemon may make them), opens one session and times ``bash -c true`` from spawn to
+exit through the session's jail.
+
+Run: ``.venv/bin/python bench/bench_second_wall.py --old DIR [--rounds 5] [--spawns 100]``
+(``DIR``: e.g. ``git worktree add /tmp/hx-before <commit>``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+PROBE = """
+import json, os, sys, tempfile, time, trio
+from config.sandbox import SandboxConfig
+from tools.jail import SandboxMode, open_launcher
+from tools.jail.runtime import DaemonJails, RuntimeDir
+
+async def main(spawns):
+    root = tempfile.mkdtemp(prefix="hx-wall-bench-", dir="/var/tmp")
+    home, work = os.path.join(root, "home"), os.path.join(root, "work")
+    os.makedirs(home); os.makedirs(work)
+    env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8"}
+    async with open_launcher(SandboxConfig()) as launcher:
+        runtime_dir = RuntimeDir.for_home(home, tempdir=root)
+        runtime_dir.clean()
+        jails = DaemonJails(config=SandboxConfig(), runtime=runtime_dir, home=home, launcher=launcher)
+        runtime = await jails.open_session("bench", SandboxMode.WORKSPACE_WRITE, work)
+        samples = []
+        for _ in range(spawns + 5):
+            started = time.perf_counter()
+            process = await runtime.jail.spawn(["bash", "-c", "true"], cwd=work, env=env)
+            await process.wait()
+            samples.append((time.perf_counter() - started) * 1000)
+            process.close_pipes()
+        await jails.close_session(runtime)
+    print(json.dumps({"samples": samples[5:], "limits": getattr(launcher.status, "limits", {})}))
+
+trio.run(main, int(sys.argv[1]))
+"""
+
+
+def _probe(tree: Path, spawns: int) -> dict[str, object]:
+    python = Path(sys.executable)
+    done = subprocess.run(
+        [str(python), "-c", PROBE, str(spawns)], cwd=tree, capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+    )  # fmt: skip
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def _figures(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p90 = ordered[int(len(ordered) * 0.9)]
+    return f"median {statistics.median(ordered):.2f} ms (p90 {p90:.2f})"
+
+
+def main() -> None:
+    """Alternate the probe between the two trees and print both, and the difference of the medians."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--old", type=Path, required=True, help="a checkout of the commit before the second wall")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--spawns", type=int, default=100)
+    args = parser.parse_args()
+    new = Path(__file__).resolve().parents[1]
+    trees = {"before": args.old.resolve(), "after": new}
+    samples: dict[str, list[float]] = {name: [] for name in trees}
+    limits: object = {}
+    for _ in range(args.rounds):
+        for name, tree in trees.items():
+            found = _probe(tree, args.spawns)
+            samples[name] += found["samples"]  # type: ignore[arg-type]
+            if name == "after":
+                limits = found["limits"]
+    print(f"spawn -> exit of `bash -c true` through a session's jail, {args.rounds} rounds x {args.spawns}, uid {os.geteuid()}")
+    for name in trees:
+        print(f"  {name:6} {_figures(samples[name])}")
+    delta = statistics.median(samples["after"]) - statistics.median(samples["before"])
+    print(f"  the second wall adds {delta:+.2f} ms a process start (target <= 2 ms)")
+    print(f"  limits enforced by: {limits}")
+
+
+if __name__ == "__main__":
+    main()

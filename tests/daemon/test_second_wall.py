@@ -1,0 +1,131 @@
+"""The second wall in a real daemon: another daemon's control socket refuses a jailed process, a session
+at its limits gets a clear tool error while the daemon goes on, ``status`` says how the jail holds, and
+``kill -9`` of the daemon leaves nothing of a full-access session or of an MCP server's children."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from messages import control as c
+from tests.daemon.helpers import ScriptedProviderProcess, run_cli
+from tests.daemon.jailed import TURN_TIMEOUT, JailedDaemon, output_of, processes_with, wait_until
+from tests.mcp.helpers import TOY, tag
+
+LIMITED = "sandbox:\n  limits: {pids: 32, memory_mb: 64}\nterminal:\n  timeout: 60\n"
+
+# Another daemon's control socket, found on disk: connect, say something, print what came back.
+_KNOCK = (
+    "import socket, sys\n"
+    "s = socket.socket(socket.AF_UNIX)\n"
+    "s.connect(sys.argv[1])\n"
+    "s.settimeout(20)\n"
+    "try:\n"
+    "    s.sendall(b'{}\\n')\n"
+    "    print('answered' if s.recv(4096) else 'closed')\n"
+    "except (BrokenPipeError, ConnectionResetError):\n"
+    "    print('closed')\n"
+)
+_FORK_UNTIL_REFUSED = "perl -e 'for (1..80) { my $p = fork(); exit 1 unless defined $p; if (!$p) { sleep 60; exit 0 } }'"
+
+
+@pytest.fixture
+def provider(provider: ScriptedProviderProcess) -> ScriptedProviderProcess:
+    """The module's scripted provider, emptied of what an earlier test left."""
+    provider.reset()
+    return provider
+
+
+@pytest.fixture
+def limited() -> Iterator[JailedDaemon]:
+    """A daemon whose sessions may run 32 processes in 64 MB."""
+    running = JailedDaemon(LIMITED).start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+class TestAnotherDaemon:
+    """A jailed process that finds another daemon's control socket is refused by it, before any frame."""
+
+    def test_refused(self, provider: ScriptedProviderProcess) -> None:
+        attacker, target = JailedDaemon().start(), JailedDaemon().start()
+        try:
+            session = attacker.create_session(provider)
+            command = shlex.join([sys.executable, "-c", _KNOCK, str(target.daemon.paths.socket)])
+            result = attacker.tool_turn(provider, session, "terminal", {"command": command})
+            assert output_of(result).strip() == "closed", result
+            assert "refused a control connection from a jailed process" in target.daemon.log()
+            # The operator's own client still gets in.
+            assert target.status().sandbox is not None
+        finally:
+            attacker.stop()
+            target.stop()
+
+
+class TestLimits:
+    """A session at a limit gets a tool error naming it; the daemon and its other sessions go on."""
+
+    def test_process_limit(self, limited: JailedDaemon, provider: ScriptedProviderProcess) -> None:
+        session = limited.create_session(provider)
+        result = json.loads(limited.tool_turn(provider, session, "terminal", {"command": _FORK_UNTIL_REFUSED}))
+        assert result["exit_code"] != 0
+        assert "The session's process limit (32) was reached" in result["error"], result
+        other = limited.create_session(provider)
+        assert output_of(limited.tool_turn(provider, other, "terminal", {"command": "echo fine"})).strip() == "fine"
+
+    def test_memory_limit_in_a_script(self, limited: JailedDaemon, provider: ScriptedProviderProcess) -> None:
+        session = limited.create_session(provider)
+        code = "x = bytearray(256 * 1024 * 1024)\nprint('allocated')"
+        result = limited.tool_turn(provider, session, "execute_code", {"code": code})
+        assert "the session's memory limit (64 MB) was reached" in result, result
+        assert "allocated" not in output_of(result)
+
+    def test_status_says_how(self, limited: JailedDaemon) -> None:
+        sandbox = limited.status().sandbox
+        assert sandbox is not None and sandbox.available and sandbox.seccomp
+        assert set(sandbox.limits) == {"pids", "memory_mb", "cpu_weight", "tmp_mb", "shm_mb"}
+        text = run_cli(limited.home, "status").stdout
+        assert "no capabilities, system-call filter on" in text
+        assert "session limits: pids by " in text
+
+
+class TestKill9:
+    """kill -9 of the daemon leaves no process of a full-access session, nor any an MCP server started."""
+
+    def test_full_access_session(self, provider: ScriptedProviderProcess) -> None:
+        jailed = JailedDaemon().start()
+        try:
+            session = jailed.create_session(provider, sandbox="full-access")
+            command = "setsid sleep 311 & sleep 312 # hx-open-bg"
+            result = jailed.tool_turn(provider, session, "terminal", {"command": command, "background": True})
+            assert json.loads(result).get("error") is None, result
+            wait_until(lambda: processes_with("sleep 311") and processes_with("hx-open-bg"), 30, "the commands")
+            jailed.daemon.signal(signal.SIGKILL)
+            jailed.daemon.wait(10)
+            wait_until(lambda: not processes_with("sleep 311") and not processes_with("hx-open-bg"), 10, "them to die")
+        finally:
+            jailed.stop()
+
+    def test_mcp_server_children(self, provider: ScriptedProviderProcess) -> None:
+        marker = tag()
+        child = f"setsid bash -c 'sleep 313; : {marker}' & exec {sys.executable} {TOY} stdio {marker}"
+        config = f"mcp_servers:\n  toy: {{command: bash, args: ['-c', {json.dumps(child)}], connect_timeout: 20}}\n"
+        jailed = JailedDaemon(config).start()
+        try:
+            wait_until(lambda: len(processes_with(marker)) >= 2, TURN_TIMEOUT, "the server and its child")
+            with jailed.daemon.client() as client:
+                servers = client.request(c.McpServers(client.next_id())).servers
+            assert [s.name for s in servers] == ["toy"]
+            jailed.daemon.signal(signal.SIGKILL)
+            jailed.daemon.wait(10)
+            wait_until(lambda: processes_with(marker) == [], 10, "the server's child to die with the daemon")
+        finally:
+            jailed.stop()
+
