@@ -17,7 +17,7 @@ import attrs
 import h11
 import trio
 
-__all__ = ["Fate", "fire", "post_once"]
+__all__ = ["CLOSED", "REFUSED", "RESET", "UNFINISHED", "Fate", "fire", "post_once", "tally"]
 
 #: How a request without an HTTP answer ended.
 RESET = "reset"
@@ -77,8 +77,8 @@ async def post_once(host: str, port: int, path: str, payload: object, headers: M
                 elif isinstance(event, h11.Response):
                     response = event
                 elif isinstance(event, h11.EndOfMessage) and response is not None:
-                    retry = dict((k.decode().lower(), v.decode()) for k, v in response.headers).get("retry-after")
-                    return Fate(status=response.status_code, retry_after=retry)
+                    retry = dict(response.headers).get(b"retry-after")  # h11 gives names in lower case
+                    return Fate(status=response.status_code, retry_after=retry.decode() if retry is not None else None)
                 elif isinstance(event, h11.ConnectionClosed):
                     return Fate(failure=CLOSED)
         except (trio.BrokenResourceError, OSError) as exc:
