@@ -3,7 +3,8 @@
 Only the HTTP API lives here today (``platforms.api_server``). Its key is read
 from ``API_SERVER_KEY`` (the daemon's environment or ``HERMES_ACTORS_HOME/.env``)
 unless ``key`` is set here; the environment wins so a key can rotate without
-editing the file.
+editing the file. Serving without a key (``auth_disabled``) is refused while a
+tool's process could reach the API's loopback port (:func:`auth_disabled_refusal`).
 """
 
 from __future__ import annotations
@@ -11,12 +12,17 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
-from config.sandbox import SANDBOX_MODES
+from config.sandbox import SANDBOX_MODES, SandboxConfig
 from config.discord import DiscordConfig
 from config.telegram import TelegramConfig
 from config.validators import integer, non_empty_str, optional_str, positive_int, str_tuple
 
-__all__ = ["ApiServerConfig", "PlatformsConfig"]
+__all__ = ["KEY_VARIABLE", "MIN_KEY_LENGTH", "ApiServerConfig", "PlatformsConfig", "auth_disabled_refusal"]
+
+#: The environment variable (or ``HERMES_ACTORS_HOME/.env`` line) holding the API's bearer key.
+KEY_VARIABLE = "API_SERVER_KEY"
+#: The shortest key the API accepts.
+MIN_KEY_LENGTH = 16
 
 
 @attrs.frozen
@@ -27,7 +33,8 @@ class ApiServerConfig:
         enabled: start the API with the daemon.
         host / port: where it listens (loopback by default).
         key: the bearer key; ``API_SERVER_KEY`` overrides it. At least 16 characters.
-        auth_disabled: serve without a key; allowed only on a loopback host.
+        auth_disabled: serve without a key; allowed only on a loopback host, and only when no tool's
+            process can reach that loopback (see :func:`auth_disabled_refusal`).
         max_concurrent_runs: completions and runs in flight at once; one more gets a 429.
         max_body_bytes: the largest request body accepted (413 beyond it).
         cors_origins: origins allowed to call from a browser (none: CORS off).
@@ -60,3 +67,31 @@ class PlatformsConfig:
     api_server: ApiServerConfig = attrs.Factory(ApiServerConfig)
     telegram: TelegramConfig = attrs.Factory(TelegramConfig)
     discord: DiscordConfig = attrs.Factory(DiscordConfig)
+
+
+def auth_disabled_refusal(api: ApiServerConfig, sandbox: SandboxConfig) -> str | None:
+    """Why the API may not serve without a key beside ``sandbox``; None when it may, or when it does not ask to.
+
+    Without a key the API obeys whoever reaches its loopback port, and a tool's process can:
+    a jail shares the host's network, loopback included, unless ``sandbox.network`` is false
+    (then bwrap gives it a network namespace of its own, ``--unshare-net``), and a
+    ``full-access`` session runs tools unjailed. Such a process could create a run over
+    HTTP and approve its own dangerous commands, so the combination is refused outright.
+    """
+    if not (api.enabled and api.auth_disabled):
+        return None
+    reasons: list[str] = []
+    if sandbox.network:
+        reasons.append("sandbox.network is true, so jailed tools share the host's network")
+    if sandbox.max_mode == "full-access":
+        reasons.append("sandbox.max_mode allows full-access, whose sessions run tools unjailed")
+    if not reasons:
+        return None
+    return (
+        "platforms.api_server.auth_disabled: true is refused while a tool's process can reach this machine's"
+        f" loopback, where the API would accept any request without a key ({'; '.join(reasons)})."
+        f" Either set a key of at least {MIN_KEY_LENGTH} characters ({KEY_VARIABLE} in the daemon's environment or"
+        " HERMES_ACTORS_HOME/.env, or platforms.api_server.key) and remove auth_disabled,"
+        " or keep jails off the host's loopback: sandbox.network: false (each jail gets only a loopback of its"
+        " own) and sandbox.max_mode: workspace-write or read-only (a full-access session always reaches loopback)."
+    )

@@ -23,7 +23,7 @@ import attrs
 import yaml
 
 from config.aliases import apply_deprecated_keys
-from config.api import PlatformsConfig
+from config.api import PlatformsConfig, auth_disabled_refusal
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
@@ -223,6 +223,9 @@ def _structure(data: dict[str, Any], path: Path, found: list[str]) -> Config:
         raise ConfigError(
             f"{path}: platforms.api_server.sandbox {api_mode!r} is wider than sandbox.max_mode {config.sandbox.max_mode!r}"
         )
+    refusal = auth_disabled_refusal(config.platforms.api_server, config.sandbox)
+    if refusal is not None:
+        raise ConfigError(f"{path}: {refusal}")
     return config
 
 

@@ -23,6 +23,8 @@ from providers.scripted import ScriptedProvider
 from actors.system import ActorSystem
 
 KEY = "test-key-0123456789abcdef"
+#: The sandbox under which the API may serve without a key: jails on their own loopback, no full-access session.
+ISOLATED_TOOLS = "sandbox:\n  network: false\n  max_mode: workspace-write\n"
 
 
 @attrs.define

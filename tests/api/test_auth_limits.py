@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import openai
 import pytest
@@ -12,8 +13,9 @@ from actors.errors import ActorError
 from actors.platform.api.auth import Authenticator, is_loopback
 from actors.platform.api.errors import ApiStartRefused, Unauthorized
 from config.api import ApiServerConfig
+from config.loader import Config, ConfigError, load_config
 from providers.scripted import ScriptedProvider
-from tests.api.harness import KEY, ApiDaemon, api_daemon, wait_until
+from tests.api.harness import ISOLATED_TOOLS, KEY, ApiDaemon, api_daemon, wait_until
 
 MODEL = "scripted-model"
 USER = [{"role": "user", "content": "hi"}]
@@ -74,12 +76,51 @@ class TestStartupSafety:
         assert refused is not None
 
     async def test_loopback_without_auth(self, provider: ScriptedProvider) -> None:
-        """auth_disabled on loopback: no key needed."""
+        """auth_disabled on loopback, with tools kept off the host's loopback: no key needed."""
         provider.push({"text": "open door"})
-        async with api_daemon(provider, "    auth_disabled: true\n", env_key=None) as api:
+        async with api_daemon(provider, "    auth_disabled: true\n" + ISOLATED_TOOLS, env_key=None) as api:
             async with api.client(key=None) as client:
                 reply = await client.chat.completions.create(model=MODEL, messages=USER)
         assert reply.choices[0].message.content == "open door"
+
+
+class TestAuthDisabledNeedsIsolatedTools:
+    """auth_disabled is a configuration error while a tool's process can reach the host's loopback."""
+
+    def _load(self, home: Path, api_yaml: str, sandbox_yaml: str = "") -> Config:
+        (home / "config.yaml").write_text("platforms:\n  api_server:\n" + api_yaml + sandbox_yaml)
+        return load_config(home)
+
+    @pytest.mark.parametrize(
+        ("sandbox_yaml", "reasons"),
+        [
+            ("", ["sandbox.network is true", "sandbox.max_mode allows full-access"]),
+            ("sandbox:\n  network: false\n", ["sandbox.max_mode allows full-access"]),
+            ("sandbox:\n  max_mode: workspace-write\n", ["sandbox.network is true"]),
+        ],
+        ids=["defaults", "full-access-allowed", "jails-on-host-network"],
+    )
+    def test_refused(self, tmp_path: Path, sandbox_yaml: str, reasons: list[str]) -> None:
+        """Jails on the host's network, or full-access allowed: refused, saying why and what to set instead."""
+        with pytest.raises(ConfigError) as caught:
+            self._load(tmp_path, "    enabled: true\n    auth_disabled: true\n", sandbox_yaml)
+        message = str(caught.value)
+        assert message.startswith(f"{tmp_path / 'config.yaml'}: platforms.api_server.auth_disabled: true is refused")
+        for reason in reasons:
+            assert reason in message
+        assert "API_SERVER_KEY" in message and "platforms.api_server.key" in message
+        assert "sandbox.network: false" in message and "a full-access session always reaches loopback" in message
+
+    def test_a_key_even_with_auth_disabled_is_refused(self, tmp_path: Path) -> None:
+        """A key does not make auth_disabled safe: the key would be ignored."""
+        with pytest.raises(ConfigError, match="auth_disabled: true is refused"):
+            self._load(tmp_path, f"    enabled: true\n    auth_disabled: true\n    key: {KEY}\n")
+
+    def test_allowed(self, tmp_path: Path) -> None:
+        """Jails on their own loopback and no full-access: allowed; so is auth_disabled on a disabled API."""
+        config = self._load(tmp_path, "    enabled: true\n    auth_disabled: true\n", ISOLATED_TOOLS)
+        assert config.platforms.api_server.auth_disabled and not config.sandbox.network
+        assert self._load(tmp_path, "    auth_disabled: true\n").platforms.api_server.auth_disabled
 
 
 class TestConcurrencyCap:

@@ -169,6 +169,17 @@ class TestNamespaces:
         code, output = await run(launcher, policy, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort")
         assert code == 0 and output.splitlines() == sorted(name for _, name in socket.if_nameindex())
 
+    @pytest.mark.parametrize(("network", "expected"), [(False, "unreachable"), (True, "reached")])
+    async def test_host_loopback(self, launcher: Launcher, tmp_path: Path, network: bool, expected: str) -> None:
+        """A listener on the host's loopback (the HTTP API's) is out of the jail's reach only with network off."""
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen()
+            port = listener.getsockname()[1]
+            policy = policy_for(SandboxMode.READ_ONLY, _workspace(tmp_path), config=SandboxConfig(network=network))
+            connect = f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached || echo unreachable"
+            assert await run(launcher, policy, connect) == (0, f"{expected}\n")
+
 
 class TestSshAgent:
     """The agent's socket is in the jail only when the user chose it."""

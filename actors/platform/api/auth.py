@@ -3,7 +3,9 @@
 The key comes from ``API_SERVER_KEY`` (the daemon's environment or
 ``HERMES_ACTORS_HOME/.env``), else ``platforms.api_server.key``. Without a key
 of at least :data:`MIN_KEY_LENGTH` characters the API refuses to start, unless
-it is bound to a loopback address and ``auth_disabled`` says so explicitly.
+it is bound to a loopback address and ``auth_disabled`` says so explicitly (which
+the configuration allows only where no tool's process reaches that loopback:
+``config.api.auth_disabled_refusal``).
 """
 
 from __future__ import annotations
@@ -13,12 +15,9 @@ import ipaddress
 from collections.abc import Mapping
 
 from actors.platform.api.errors import ApiStartRefused, Unauthorized
-from config.api import ApiServerConfig
+from config.api import KEY_VARIABLE, MIN_KEY_LENGTH, ApiServerConfig
 
 __all__ = ["KEY_VARIABLE", "MIN_KEY_LENGTH", "Authenticator", "is_loopback"]
-
-KEY_VARIABLE = "API_SERVER_KEY"
-MIN_KEY_LENGTH = 16
 
 
 def is_loopback(host: str) -> bool:
@@ -63,7 +62,8 @@ class Authenticator:
         if not key:
             raise ApiStartRefused(
                 f"the API server needs a key: set {KEY_VARIABLE} (at least {MIN_KEY_LENGTH} characters), "
-                "or bind to loopback with platforms.api_server.auth_disabled: true"
+                "or bind to loopback with platforms.api_server.auth_disabled: true "
+                "(allowed with sandbox.network: false and a sandbox.max_mode below full-access)"
             )
         if len(key) < MIN_KEY_LENGTH:
             raise ApiStartRefused(f"{KEY_VARIABLE} is too short: at least {MIN_KEY_LENGTH} characters are required")

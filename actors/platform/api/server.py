@@ -32,6 +32,14 @@ log = logging.getLogger("hermes_actors.api")
 
 #: How long hypercorn lets in-flight requests finish when the actor stops.
 GRACEFUL_SECONDS = 1.0
+#: The listening socket's backlog: connections the kernel holds until they are accepted. Hypercorn's
+#: default of 100 reset connections under a burst: 1,000 clients connecting at once overflowed it, the
+#: kernel answered with SYN cookies, and the cookies that came back while the queue was still full
+#: failed and were answered with a reset, so 293 to 494 of the 1,000 got no HTTP answer at all (not
+#: even the 429 the cap gives). The kernel caps this at ``net.core.somaxconn`` (4096 since Linux 5.4),
+#: so asking for more means "as many as the system allows"; a queued connection costs nothing until
+#: it is accepted, and then it is answered (200, or 429 over the cap).
+LISTEN_BACKLOG = 65535
 
 
 class ApiServer(Actor[None]):
@@ -82,6 +90,7 @@ class ApiServer(Actor[None]):
         hc.accesslog = None
         hc.errorlog = logging.getLogger("hermes_actors.api.hypercorn")
         hc.graceful_timeout = GRACEFUL_SECONDS
+        hc.backlog = LISTEN_BACKLOG
         self.urls = await self._nursery.start(serve, app, hc)
         log.info("api: serving on %s (auth %s)", ", ".join(self.urls), "on" if auth.enabled else "DISABLED (loopback)")
 
