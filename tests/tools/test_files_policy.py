@@ -300,7 +300,7 @@ class TestSearchFiles:
         listed = path.stat().st_ino
         path.unlink()
         path.symlink_to(world.home / "SOUL.md")
-        assert [] == list(_walk._file_lines(path, listed, None))
+        assert [] == list(_walk.file_lines(path, listed, None))
 
     def test_directory_swapped_mid_walk_not_listed(self, world: World) -> None:
         """A listed directory swapped for a symlink, or for another directory, is not listed."""
