@@ -100,3 +100,22 @@ class TestTypedLineNotUtf8:
             )
             assert "not valid UTF-8" in text
             assert terminal.process.poll() is None
+
+
+class TestSkillFileNotUtf8:
+    """A SKILL.md that is not UTF-8 is refused in one line (exit status 2), never stored with bytes replaced."""
+
+    SKILL = b"---\nname: bad-bytes\ndescription: a byte \xff that is not UTF-8\n---\nBody.\n"
+
+    def test_from_stdin(self, home: Path) -> None:
+        result = run_cli_bytes(home, "skills", "create", "bad-bytes", "--from-file", "-", stdin=self.SKILL)
+        expected = "hermes-actors: standard input is not valid UTF-8 (byte 0xff at offset 40); a SKILL.md must be UTF-8"
+        assert (2, [expected]) == (result.returncode, result.stderr.decode().splitlines())
+        assert not (home / "skills").exists()
+
+    def test_from_file(self, home: Path, tmp_path: Path) -> None:
+        skill = tmp_path / "SKILL.md"
+        skill.write_bytes(self.SKILL)
+        result = run_cli_bytes(home, "skills", "create", "bad-bytes", "--from-file", str(skill))
+        assert 2 == result.returncode
+        assert [f"hermes-actors: {str(skill)!r} is not valid UTF-8 (byte 0xff at offset 40); a SKILL.md must be UTF-8"] == result.stderr.decode().splitlines()
