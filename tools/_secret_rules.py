@@ -22,7 +22,7 @@ import attrs
 
 from tools._secret_names import NAME_TRIGGERS, is_placeholder, is_secret_value, secret_assignment_spans
 
-__all__ = ["RULES", "Rule", "may_hold_secrets", "secret_spans"]
+__all__ = ["RULES", "SECRET_REACH", "Rule", "may_hold_secrets", "may_span_lines", "secret_spans"]
 
 Span = tuple[int, int]
 Finder = Callable[[str, str, Sequence[int]], Iterable[Span]]
@@ -31,11 +31,13 @@ Finder = Callable[[str, str, Sequence[int]], Iterable[Span]]
 
 @attrs.frozen
 class Rule:
-    """One kind of credential: what it always contains (``triggers``, lower case) and where it is (``find``)."""
+    """One kind of credential: what it always contains (``triggers``, lower case) and where it is (``find``);
+    ``spans_lines`` when a match may run across line breaks (a private key)."""
 
     name: str
     triggers: tuple[str, ...]
     find: Finder
+    spans_lines: bool = False
 
 
 def _at(
@@ -79,6 +81,9 @@ _PEM_END = re.compile(rf"-----END{_PEM_NAME}")
 _PEM_BODY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n\\")
 # The longest private key (RSA 8192) is about 6,300 characters of PEM.
 _PEM_MAX = 8192
+#: The longest secret a rule finds across line breaks (a private key): whether a line is part of
+#: one is decided by the text at most this far on either side of it.
+SECRET_REACH = _PEM_MAX
 
 
 def _pem_tails(text: str, low: str, anchors: Sequence[int]) -> Iterator[Span]:
@@ -110,8 +115,9 @@ RULES: tuple[Rule, ...] = (
         ("-----begin",),
         # Cut off, it runs to the end of the text, or to a NUL: redact.py joins a result's strings with NULs.
         _at(rf"-----BEGIN{_PEM_NAME}[^\x00]*?(?:-----END{_PEM_NAME}|(?=\x00)|\Z)"),
+        spans_lines=True,
     ),
-    Rule("private key, cut at its start", ("-----end",), _pem_tails),
+    Rule("private key, cut at its start", ("-----end",), _pem_tails, spans_lines=True),
     # ``Authorization: Basic …``, ``Proxy-Authorization: Bearer …``, ``"Authorization": "token …"``.
     Rule(
         "authorization header",
@@ -199,6 +205,11 @@ _TRIGGERS: tuple[tuple[str, int], ...] = tuple(
     (trigger, index) for index, rule in enumerate(RULES) for trigger in rule.triggers
 )
 
+# The triggers of the rules whose matches may run across line breaks.
+_LINE_SPANNING_TRIGGERS: tuple[str, ...] = tuple(
+    trigger for rule in RULES if rule.spans_lines for trigger in rule.triggers
+)
+
 _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
 
 
@@ -222,6 +233,13 @@ def may_hold_secrets(text: str) -> bool:
     """
     low = _lower(text)
     return any(trigger in low for trigger, _ in _TRIGGERS)
+
+
+def may_span_lines(text: str) -> bool:
+    """Whether a secret running across line breaks (a private key) may be in ``text``: false means that
+    redacting each of its lines alone finds every secret redacting it whole would."""
+    low = _lower(text)
+    return any(trigger in low for trigger in _LINE_SPANNING_TRIGGERS)
 
 
 def secret_spans(text: str) -> list[Span]:

@@ -23,7 +23,7 @@ from typing import Any
 from tools._secret_names import is_secret_name, is_secret_value
 from tools._secret_rules import Span, may_hold_secrets, secret_spans
 
-__all__ = ["REDACTED", "redact_secrets", "redact_tool_result"]
+__all__ = ["REDACTED", "redact_secrets", "redact_tool_result", "replace_spans"]
 
 REDACTED = "[REDACTED]"
 
@@ -42,7 +42,7 @@ def redact_secrets(text: str) -> str:
     """
     if not text:
         return text
-    return _replace(text, secret_spans(text))
+    return replace_spans(text, secret_spans(text))
 
 
 def redact_tool_result(result: str) -> str:
@@ -106,10 +106,11 @@ def _redact_all(texts: list[str]) -> list[str]:
             start = starts[index]
         base = starts[index]
         per_text.setdefault(index, []).append((start - base, min(end - base, len(texts[index]))))
-    return [_replace(text, per_text.get(index, [])) for index, text in enumerate(texts)]
+    return [replace_spans(text, per_text.get(index, [])) for index, text in enumerate(texts)]
 
 
-def _replace(text: str, spans: list[Span]) -> str:
+def replace_spans(text: str, spans: list[Span]) -> str:
+    """``text`` with each of ``spans`` (sorted, apart) replaced by ``[REDACTED]``."""
     if not spans:
         return text
     parts: list[str] = []

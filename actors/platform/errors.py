@@ -6,6 +6,7 @@ The tree::
     ├── DaemonAlreadyRunning    another daemon holds the lock on this HERMES_ACTORS_HOME
     ├── DaemonNotRunning        no daemon answers on the control socket
     ├── DaemonStartFailed       a background start did not bring a daemon up in time
+    ├── InvalidText             (CLI side) a request holds text that is not valid UTF-8 (a directory's name)
     ├── SocketSetupError        the control socket or its directory cannot be made private and bound
     ├── ProtocolError           the peer broke the control conversation (bad frame, wrong hello)
     │   ├── BadFrame            (daemon side) a client's frame could not be decoded
@@ -27,6 +28,7 @@ __all__ = [
     "DaemonAlreadyRunning",
     "DaemonNotRunning",
     "DaemonStartFailed",
+    "InvalidText",
     "PlatformError",
     "ProtocolError",
     "RequestFailed",
@@ -59,6 +61,14 @@ class DaemonNotRunning(PlatformError):
 
 class DaemonStartFailed(PlatformError):
     """A daemon started in the background did not answer in time (see its log)."""
+
+
+class InvalidText(PlatformError):
+    """A request for the daemon holds a string that is not valid UTF-8, so no frame can carry it.
+
+    Text the user typed is repaired before it gets here (:mod:`actors.platform.cli.user_text`);
+    what remains is a path whose bytes matter, such as a current directory named in another encoding.
+    """
 
 
 class SocketSetupError(PlatformError):

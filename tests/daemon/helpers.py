@@ -47,6 +47,22 @@ def run_cli(home: Path, *args: str, timeout: float = 30.0, stdin: str | None = N
     )
 
 
+def run_cli_bytes(
+    home: Path, *args: str | bytes, stdin: bytes | None = None, cwd: str | bytes | Path = REPO, timeout: float = 30.0
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``hermes-actors ARGS`` to completion with raw bytes: arguments, input or a working directory
+    that need not be UTF-8; its output is bytes too."""
+    return subprocess.run(
+        [sys.executable, "-m", "actors.platform", *args],
+        env=environment(home, PYTHONPATH=str(REPO)),
+        cwd=cwd,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        timeout=timeout,
+    )
+
+
 class DaemonProcess:
     """A ``hermes-actors daemon`` child process and its files."""
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from config.sandbox import SandboxConfig
 from tests.jail.world import World, make_world
 from tools.jail import HiddenPath, JailPolicy, PathRefused, SandboxMode
+from tools.jail.attachments import check_files
 
 ALL_MODES = list(SandboxMode)
 JAILED = [SandboxMode.READ_ONLY, SandboxMode.WORKSPACE_WRITE]
@@ -278,3 +279,69 @@ class TestTmpBinds:
         free = JailPolicy(mode=SandboxMode.FULL_ACCESS, workspace="/tmp/proj", tmp_dir="/tmp/rt/me")
         assert None is free.hiding_rule("/tmp/other/x")
         assert "/tmp" not in free.hidden_within("/")
+
+
+#: Paths into /proc, directly or through the links that lead there.
+PROC_PATHS = [
+    ("/proc/self/mountinfo", "/proc/self/mountinfo"),
+    ("/proc/thread-self/environ", "/proc/thread-self/environ"),
+    (f"/proc/{os.getpid()}/environ", f"/proc/{os.getpid()}/environ"),
+    ("/proc", "/proc"),
+    ("/proc/self/root/etc/hostname", "/proc/self/root/etc/hostname"),
+    ("/dev/fd/0", "/proc/self/fd/0"),
+    ("/dev/stdin", "/proc/self/fd/0"),
+    ("/etc/../proc/self/status", "/proc/self/status"),
+]
+
+
+class TestProcRefused:
+    """/proc is refused to the file tools in every mode (they run in the daemon), saying why and what to do instead."""
+
+    @pytest.mark.parametrize("mode", ALL_MODES)
+    @pytest.mark.parametrize(("path", "real"), PROC_PATHS)
+    def test_read(self, world: World, mode: SandboxMode, path: str, real: str) -> None:
+        """Nothing in /proc is followed (/proc/self is the daemon to the file tools): the refusal names the path."""
+        named = path if path == real else f"{path} (resolves to {real})"
+        with pytest.raises(PathRefused) as refused:
+            world.policy(mode).check_read(path)
+        assert (
+            f"Refused by the sandbox policy: {named} is hidden from tools (the file tools run in the daemon, so "
+            "/proc would describe the daemon, not this session; read it with the terminal tool instead, whose "
+            "commands run as the session's own processes, in its jail when it has one)."
+        ) == str(refused.value)
+
+    @pytest.mark.parametrize("mode", ALL_MODES)
+    def test_write(self, world: World, mode: SandboxMode) -> None:
+        with pytest.raises(PathRefused, match="the file tools run in the daemon"):
+            world.policy(mode).check_write("/proc/self/comm")
+
+    @pytest.mark.parametrize("mode", ALL_MODES)
+    @pytest.mark.parametrize("target", ["/proc/self/environ", "../../../../../../../../proc/self/mountinfo", "/dev/fd"])
+    def test_symlink_leading_there(self, world: World, mode: SandboxMode, target: str) -> None:
+        link = world.workspace / "to-proc"
+        link.symlink_to(target)
+        try:
+            with pytest.raises(PathRefused, match=r"to-proc \(resolves to /proc/self/.*the file tools run in the daemon"):
+                world.policy(mode).check_read(str(link))
+        finally:
+            link.unlink()
+
+    @pytest.mark.parametrize("mode", ALL_MODES)
+    def test_walks_leave_it_out(self, world: World, mode: SandboxMode) -> None:
+        """A search from / never walks into /proc."""
+        assert "/proc" in world.policy(mode).hidden_within("/")
+        assert "/proc" not in world.policy(mode).hidden_within(str(world.root))
+
+    @pytest.mark.parametrize("mode", ALL_MODES)
+    def test_attachment(self, world: World, mode: SandboxMode) -> None:
+        """A reply's MEDIA:/proc/self/environ is not sent (the daemon would read its own environment)."""
+        [check] = check_files(world.policy(mode), ["/proc/self/environ"])
+        assert check.host_path is None and "the file tools run in the daemon" in str(check.refusal)
+
+    @pytest.mark.parametrize("mode", JAILED)
+    def test_jailed_process_may_start_there(self, world: World, mode: SandboxMode) -> None:
+        """A jailed shell that changed into /proc starts its next command there: the jail mounts its own."""
+        policy = world.policy(mode)
+        assert "/proc/self" == policy.check_cwd("/proc/self")
+        with pytest.raises(PathRefused, match="HERMES_ACTORS_HOME"):
+            policy.check_cwd(str(world.home))

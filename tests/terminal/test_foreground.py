@@ -37,6 +37,13 @@ class TestShellStatePersists:
         assert second["output"] == str(tmp_path / "sub")
         assert ctx.shell.cwd == str(tmp_path / "sub")
 
+    async def test_cd_into_proc(self, jails: Jails, tmp_path: Path) -> None:
+        """/proc, refused to the file tools, is the session's own to the terminal: the next command starts there."""
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
+        await call(tools, ctx, command="cd /proc")
+        second = await call(tools, ctx, command="pwd && test -r self/mountinfo && echo readable")
+        assert (0, "/proc\nreadable") == (second["exit_code"], second["output"])
+
     async def test_export_then_echo(self, jails: Jails, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         await call(tools, ctx, command="export GREETING='hello world'; MULTI=$'a\\nb'; export MULTI")

@@ -300,7 +300,7 @@ class TestSearchFiles:
         listed = path.stat().st_ino
         path.unlink()
         path.symlink_to(world.home / "SOUL.md")
-        assert [] == list(_walk._file_lines(path, listed, None))
+        assert [] == list(_walk.file_lines(path, listed, None))
 
     def test_directory_swapped_mid_walk_not_listed(self, world: World) -> None:
         """A listed directory swapped for a symlink, or for another directory, is not listed."""
@@ -313,6 +313,52 @@ class TestSearchFiles:
         sub.unlink()
         shutil.copytree(world.home, sub)
         assert [] == _walk._scan(sub, listed)
+
+
+PROC_REFUSAL = "the file tools run in the daemon, so /proc would describe the daemon, not this session"
+
+
+class TestProcRefused:
+    """Every file tool refuses /proc and what leads there, in every mode: through them it would be the daemon's."""
+
+    @pytest.mark.parametrize("mode", list(SandboxMode))
+    @pytest.mark.parametrize("path", ["/proc/self/mountinfo", "/proc/thread-self/mounts", f"/proc/{os.getpid()}/status", "/dev/fd/0", "proc-link"])
+    async def test_read_file(self, world: World, mode: SandboxMode, path: str) -> None:
+        """read_file says why and to use the terminal tool; nothing of the daemon's mount table comes back."""
+        (world.workspace / "proc-link").symlink_to("/proc/self/mountinfo")
+        result = await call(read_file_handler, world.context(mode), path=path)
+        assert result["error"].startswith("Refused by the sandbox policy:")
+        assert PROC_REFUSAL in result["error"] and "read it with the terminal tool instead" in result["error"]
+        assert ["error"] == list(result)
+
+    @pytest.mark.parametrize("mode", list(SandboxMode))
+    async def test_environ_keys_never_shown(self, world: World, mode: SandboxMode, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The daemon's environment (its provider keys) stays out of every file tool's answer."""
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-daemonsecret0123456789abcdef")
+        ctx = world.context(mode)
+        for path in ("/proc/self/environ", "/proc/thread-self/environ", f"/proc/{os.getpid()}/environ"):
+            result = await call(read_file_handler, ctx, path=path)
+            assert PROC_REFUSAL in result["error"], path
+            assert "daemonsecret" not in str(result)
+
+    @pytest.mark.parametrize("mode", list(SandboxMode))
+    async def test_write_file_and_patch(self, world: World, mode: SandboxMode) -> None:
+        """write_file and patch refuse too, and the daemon's own name (/proc/self/comm) stays as it was."""
+        with open("/proc/self/comm") as comm:
+            before = comm.read()
+        ctx = world.context(mode)
+        written = await call(write_file_handler, ctx, path="/proc/self/comm", content="renamed")
+        patched = await call(patch_handler, ctx, path="/proc/self/comm", old_string=before.strip(), new_string="renamed")
+        assert PROC_REFUSAL in written["error"] and PROC_REFUSAL in patched["error"]
+        with open("/proc/self/comm") as comm:
+            assert before == comm.read()
+
+    @pytest.mark.parametrize("mode", list(SandboxMode))
+    @pytest.mark.parametrize("ripgrep", ENGINES)
+    @pytest.mark.parametrize("root", ["/proc/self", "/dev/fd", "/proc"])
+    async def test_search_root(self, world: World, mode: SandboxMode, ripgrep: bool, root: str) -> None:
+        result = await call(search_handler(ripgrep), world.context(mode), pattern="rw", path=root)
+        assert PROC_REFUSAL in result["error"]
 
 
 PATH_PIECES = ["/", ".", "..", "~", "a", "tmp", "hermes", "\x00", "\ud800", "\udc80", "ws", "outside", "env-link"]

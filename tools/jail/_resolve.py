@@ -23,10 +23,12 @@ class SymlinkLoop(OSError):
     """A path follows more than :data:`MAX_SYMLINKS` symlinks (a loop): it cannot be resolved."""
 
 
-def resolve_in_jail(path: str, to_host: Callable[[str], str]) -> str:
+def resolve_in_jail(path: str, to_host: Callable[[str], str], literal: Callable[[str], bool] | None = None) -> str:
     """The host path of the absolute jail-view ``path``, with every symlink, ``.`` and ``..`` resolved.
 
-    Components that do not exist are kept as they are (a file about to be written).
+    Components that do not exist are kept as they are (a file about to be written), and so are the
+    jail-view paths ``literal`` accepts: their symlinks are not followed (``/proc/self`` would lead to
+    the process resolving, not to the one that will read it).
 
     Raises:
         SymlinkLoop: more than :data:`MAX_SYMLINKS` symlinks were followed.
@@ -46,6 +48,9 @@ def resolve_in_jail(path: str, to_host: Callable[[str], str]) -> str:
                 resolved.pop()
             continue
         candidate = "/" + "/".join([*resolved, part])
+        if literal is not None and literal(candidate):
+            resolved.append(part)
+            continue
         try:
             target = os.readlink(to_host(candidate))
         except OSError:  # not a symlink, or missing: the component stands as it is

@@ -267,7 +267,7 @@ def _jailed_command(
     """
     assert status.bwrap is not None
     # A bind is seen at its own path, even under /tmp; anything else as the policy maps it.
-    host_cwd = cwd if inside(cwd, binds) or not policy.jailed else policy.check_read(cwd)
+    host_cwd = cwd if inside(cwd, binds) or not policy.jailed else policy.check_cwd(cwd)
     if not os.path.isdir(host_cwd):
         raise FileNotFoundError(errno.ENOENT, "No such directory", cwd)
     # As Popen would (bwrap's own exec failure is only an exit status 1): the jail sees the

@@ -5,7 +5,9 @@ One :class:`JailPolicy` per session, built once from the ``sandbox`` config sect
 it the same questions through :meth:`JailPolicy.check_read` and :meth:`JailPolicy.check_write`, so
 a path refused to ``cat`` is refused to ``read_file`` too. Those resolve a path as the kernel in the
 jail would (``_resolve``: ``/tmp`` is the session's own, symlinks before ``..``) and judge where it
-really is; every refusal names the rule that refused.
+really is; every refusal names the rule that refused. One rule is the file tools' alone: they run in
+the daemon, where ``/proc`` (and ``/dev/fd``, which leads there) describes the daemon, so it is
+refused to them in every mode, while the session's processes see their own.
 """
 
 from __future__ import annotations
@@ -114,6 +116,16 @@ class HiddenPath:
 
 _HOST_TMP = HiddenPath(JAIL_TMP, "a jailed session's /tmp is its own temp directory; the host's /tmp is out of sight")
 
+PROC = "/proc"
+"""Where each process sees itself (``/proc/self``), its open files (``/dev/fd``) and other processes."""
+# The file tools run in the daemon: through them /proc is the daemon's (its mount table, its
+# environment with the provider keys), never the session's, in every mode.
+_DAEMON_PROC = HiddenPath(
+    PROC,
+    "the file tools run in the daemon, so /proc would describe the daemon, not this session; read it with "
+    "the terminal tool instead, whose commands run as the session's own processes, in its jail when it has one",
+)
+
 
 def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
@@ -210,7 +222,8 @@ class JailPolicy:
         Raises:
             SymlinkLoop: the path follows a symlink loop.
         """
-        return resolve_in_jail(path, self._to_host)
+        # Inside /proc nothing is followed: /proc/self is whoever resolves, /proc/self/fd/N anything it has open.
+        return resolve_in_jail(path, self._to_host, literal=lambda candidate: _within(candidate, PROC))
 
     def hiding_rule(self, real: str) -> HiddenPath | None:
         """The rule that hides the resolved host path ``real``, None when tools may read it.
@@ -218,8 +231,11 @@ class JailPolicy:
         The deepest rule wins: the session's own temp directory and the exposed directories sit inside
         hidden ones (the runtime directory, the home) and stay readable, while a hidden path inside an
         allowed one (a home under ``/tmp`` of a full-access session) stays hidden. A jailed session
-        sees its own temp directory at ``/tmp``, never the host's: that is hidden too.
+        sees its own temp directory at ``/tmp``, never the host's: that is hidden too. ``/proc`` is always
+        hidden: through the file tools it would be the daemon's (a jailed process still sees its own).
         """
+        if _within(real, PROC):
+            return _DAEMON_PROC
         hidden = max((h for h in self.hidden if _within(real, h.path)), key=lambda h: len(h.path), default=None)
         if hidden is not None:
             allowed = _deepest(real, (self.tmp_dir, *self.exposed))
@@ -295,12 +311,27 @@ class JailPolicy:
     def hidden_within(self, real: str) -> tuple[str, ...]:
         """The hidden paths strictly inside the resolved directory ``real``, for a walk to leave out.
 
-        In a jailed session that includes the host's ``/tmp`` (with whatever lies in it) when ``real`` holds it.
+        That includes ``/proc`` when ``real`` holds it and, in a jailed session, the host's ``/tmp`` (with
+        whatever lies in it).
         """
         inside = [h.path for h in self.hidden if h.path != real and _within(h.path, real)]
+        if real != PROC and _within(PROC, real):
+            inside.append(PROC)
         if self.jailed and real != JAIL_TMP and _within(JAIL_TMP, real):
             inside.append(JAIL_TMP)
         return tuple(inside)
+
+    def check_cwd(self, path: str) -> str:
+        """The host directory of ``path``, where a jailed process of the session may start.
+
+        As :meth:`check_read`, except that ``/proc`` is allowed: the jail mounts its own, so a shell
+        that changed into it starts its next command there and sees the session's processes.
+
+        Raises:
+            PathRefused: the path is (or resolves into) a hidden path, or follows a symlink loop.
+        """
+        real = self._resolved(path)
+        return real if _within(real, PROC) else self.check_read_resolved(real, path)
 
 
 def _resolved(path: str, user_home: str) -> str:

@@ -7,7 +7,9 @@ search lists the newest files first. ``offset`` and ``limit`` page through any o
 Two engines give the same answers: ripgrep when it is installed (``_ripgrep``), otherwise a Python
 walk in a worker thread (``_walk``). Both feed one collector (``_collect``), which pages and shapes
 the result. The session's sandbox policy applies to both: a root it hides is refused, and the paths
-it hides under the root are left out of the walk itself. Found lines are redacted.
+it hides under the root are left out of the walk itself. Found lines are redacted, each judged with
+the lines around it (:mod:`tools.redact_lines`): a line of a private key's body is redacted even when
+its ``BEGIN`` line is not among the lines shown.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Its output is read as it arrives and handed to the shared :class:`~tools.search._collect.Collector`;
 the child is killed as soon as the collector has seen enough. ``--sort path`` makes ripgrep list in
 the order the Python walk does, so both engines give the same answer. ripgrep additionally honours
-``.gitignore`` files.
+``.gitignore`` files. The lines it finds are shown as read again here, redacted with the lines around
+them (:class:`_Reread`), as the Python walk shows its own.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import shutil
 import sysconfig
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,12 +24,15 @@ from tools.errors import ToolInputError
 from tools.jail.policy import JailPolicy, SandboxMode
 from tools.jail.session import SessionJail
 from tools.search._collect import MAX_LINE_CHARS, Collector, OutputMode, SearchResult, Target
-from tools.search._walk import DEFAULT_LIMIT, IGNORED_DIRS, check_root, name_matches
+from tools.redact_lines import RedactedLines
+from tools.search._walk import DEFAULT_LIMIT, IGNORED_DIRS, check_root, file_lines, name_matches
 
 __all__ = ["find_ripgrep", "search_with_ripgrep"]
 
 _MAX_STDERR_CHARS: Final = 2_000
 _REDACTION_MARGIN: Final = 2_000
+#: At most this many lines are read again (to be redacted) per trip to a worker thread.
+_BATCH_LINES: Final = 256
 
 # ripgrep needs no more of an environment than where programs are (and no config file of the user's).
 _RG_ENV: Final = {"PATH": os.defpath, "LC_ALL": "C.UTF-8"}
@@ -118,6 +123,7 @@ async def search_with_ripgrep(
     assert process.stderr is not None
     stderr_chunks: list[bytes] = []
     reader = _LineReader(process.stdout)
+    hits = _Hits(collector, _Reread(cwd) if output_mode == "content" else None)
     enough = False
     try:
         async with trio.open_nursery() as nursery:
@@ -128,7 +134,8 @@ async def search_with_ripgrep(
                     if (file_glob is None or name_matches(rel, file_glob)) and shown(rel):
                         enough = collector.add_name(rel, os.path.join(cwd, rel))
                     continue
-                enough = _take_event(json.loads(line), collector, shown)
+                enough = await hits.take(json.loads(line), shown)
+            enough = enough or await hits.flush()
             if enough:
                 await process.stop(0)
         await process.wait()
@@ -136,22 +143,89 @@ async def search_with_ripgrep(
         # Shielded inside; nothing to do once it has exited.
         await process.stop(0)
         process.close_pipes()
+        hits.close()
     if process.returncode == 2 and not enough and collector.empty():
         message = b"".join(stderr_chunks).decode("utf-8", errors="replace").strip()[:_MAX_STDERR_CHARS]
         raise ToolInputError(f"search failed for pattern {pattern!r}: {message}")
     return await trio.to_thread.run_sync(collector.result, "ripgrep")
 
 
-def _take_event(event: dict[str, Any], collector: Collector, shown: Any) -> bool:
-    """Hand one ``rg --json`` event to the collector; True once it has seen enough."""
-    kind = event.get("type")
-    if kind not in ("match", "context"):
+_Hit = tuple[str, int, str, bool]
+"""``(relative path, line number, line as ripgrep read it, is context)``."""
+
+
+class _Hits:
+    """ripgrep's matching and context lines, handed to the collector in batches.
+
+    In content mode each line is shown as read again here (:class:`_Reread`), redacted with the lines
+    around it, which ripgrep's output lacks; that reading is blocking work, done for a whole batch
+    (a file's lines, at most :data:`_BATCH_LINES`) in a worker thread.
+    """
+
+    def __init__(self, collector: Collector, reread: _Reread | None) -> None:
+        self._collector = collector
+        self._reread = reread
+        self._batch: list[_Hit] = []
+
+    async def take(self, event: dict[str, Any], shown: Callable[[str], bool]) -> bool:
+        """One ``rg --json`` event; True once the collector has seen enough."""
+        kind = event.get("type")
+        if kind in ("match", "context"):
+            data = event["data"]
+            path_text, line_text = _text(data["path"]), _text(data["lines"])
+            if path_text is not None and line_text is not None and shown(rel := path_text.removeprefix("./")):
+                self._batch.append((rel, data["line_number"], line_text.removesuffix("\n"), kind == "context"))
+        if kind == "end" or len(self._batch) >= _BATCH_LINES:
+            return await self.flush()
         return False
-    data = event["data"]
-    path_text, line_text = _text(data["path"]), _text(data["lines"])
-    if path_text is None or line_text is None or not shown(rel := path_text.removeprefix("./")):
+
+    async def flush(self) -> bool:
+        """Hand the batch to the collector; True once it has seen enough."""
+        batch, self._batch = self._batch, []
+        if not batch:
+            return False
+        reread = self._reread
+        if reread is None:  # no line is shown (files_only, count)
+            texts: list[str | None] = [text for _, _, text, _ in batch]
+        else:
+            texts = await trio.to_thread.run_sync(lambda: [reread.shown(rel, number, text) for rel, number, text, _ in batch])
+        for (rel, number, _, context), text in zip(batch, texts):
+            if text is not None and self._collector.add_line(rel, number, text, context=context):
+                return True
         return False
-    return collector.add_line(rel, data["line_number"], line_text, context=kind == "context")
+
+    def close(self) -> None:
+        """Close the file being read again, if any."""
+        if self._reread is not None:
+            self._reread.close()
+
+
+class _Reread:
+    """The files ripgrep found lines in, read again in order to show those lines redacted.
+
+    A line alone cannot be redacted (a private key's body line is plain base64):
+    :class:`~tools.redact_lines.RedactedLines` judges it with the lines around it. ripgrep lists
+    each file once and its lines in order, so each file is read once, as far as its last hit.
+    """
+
+    def __init__(self, cwd: Path) -> None:
+        self._cwd = cwd
+        self._rel: str | None = None
+        self._lines: RedactedLines | None = None
+
+    def shown(self, rel: str, number: int, text: str) -> str | None:
+        """Line ``number`` of ``rel`` as shown; None when it no longer reads ``text`` (the file changed meanwhile)."""
+        if rel != self._rel or self._lines is None:
+            self.close()
+            self._rel, self._lines = rel, RedactedLines(file_lines(self._cwd / rel))
+        line = self._lines.line(number)
+        return line[2] if line is not None and line[1] == text else None
+
+    def close(self) -> None:
+        """Close the file being read."""
+        if self._lines is not None:
+            self._lines.close()
+            self._lines = None
 
 
 async def _drain(stream: trio.abc.ReceiveStream, chunks: list[bytes]) -> None:

@@ -3,15 +3,19 @@
 It skips what ripgrep skips (``.git``, hidden entries, binary files, well-known dependency and build
 directories), lists entries in path order as ``rg --sort path`` does, and never follows a symlink:
 every directory and file is read through a descriptor whose inode must be the one listed, so a path
-swapped for a symlink mid-walk leads nowhere.
+swapped for a symlink mid-walk leads nowhere. Lines are shown redacted, each judged with the lines
+around it (:mod:`tools.redact_lines`): a private key's body is redacted even where its ``BEGIN``
+line is not among the lines shown.
 """
 
 from __future__ import annotations
 
 import collections
 import fnmatch
+import itertools
 import os
 import re
+import stat
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -19,9 +23,10 @@ from typing import Final
 
 from tools.errors import ToolInputError
 from tools.jail.policy import JailPolicy
+from tools.redact_lines import RedactedLine, RedactedLines
 from tools.search._collect import Collector, OutputMode, SearchResult, Target
 
-__all__ = ["DEFAULT_LIMIT", "IGNORED_DIRS", "check_root", "name_matches", "search_with_python"]
+__all__ = ["DEFAULT_LIMIT", "IGNORED_DIRS", "check_root", "file_lines", "name_matches", "search_with_python"]
 
 DEFAULT_LIMIT: Final = 50
 _SNIFF_BYTES: Final = 8_192
@@ -103,17 +108,24 @@ def _scan(directory: Path, inode: int) -> list[tuple[str, bool, int]]:
         os.close(fd)
 
 
-def _file_lines(path: Path, inode: int, prefilter: re.Pattern[str] | None) -> Iterable[str]:
-    """The lines of a text file; nothing for a binary or unreadable file, for a file that is no longer
-    the one listed (``inode``: swapped during the walk), or for one the prefilter says cannot match."""
+def file_lines(path: Path, inode: int | None = None, prefilter: re.Pattern[str] | None = None) -> Iterator[str]:
+    """The lines of a text file (without their ``\\n``); nothing for a binary or unreadable file, for one
+    that is not a regular file or is a symlink, for one that is no longer the one listed (``inode``:
+    swapped during the walk), or for one the prefilter says cannot match."""
     try:
-        with path.open("rb") as handle:
-            if os.fstat(handle.fileno()).st_ino != inode:
+        # No symlink followed; a FIFO swapped in does not block the open (and is then skipped).
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            status = os.fstat(fd)
+            if not stat.S_ISREG(status.st_mode) or (inode is not None and status.st_ino != inode):
                 return
             head = handle.read(_SNIFF_BYTES)
             if b"\x00" in head:
                 return
-            if os.fstat(handle.fileno()).st_size <= _WHOLE_FILE_BYTES:
+            if status.st_size <= _WHOLE_FILE_BYTES:
                 text = (head + handle.read()).decode("utf-8", errors="replace")
                 if prefilter is not None and not prefilter.search(text):
                     return
@@ -125,29 +137,29 @@ def _file_lines(path: Path, inode: int, prefilter: re.Pattern[str] | None) -> It
                 # Too big to hold at once: stream it line by line.
                 handle.seek(0)
                 yield from (raw.decode("utf-8", errors="replace").rstrip("\n") for raw in handle)
-    except OSError:
-        return
+        except OSError:
+            return
 
 
-def _hits(lines: Iterable[str], regex: re.Pattern[str], context: int) -> Iterator[tuple[int, str, bool]]:
-    """``(line number, line, is context)`` of matching lines and the ``context`` lines around them.
+def _hits(lines: Iterable[RedactedLine], regex: re.Pattern[str], context: int) -> Iterator[tuple[int, str, bool]]:
+    """``(line number, line as shown, is context)`` of matching lines and the ``context`` lines around them.
 
     A line is given once, however many matches it is near, and a matching line is never context:
     ripgrep's ``-C`` does the same.
     """
     before: collections.deque[tuple[int, str]] = collections.deque(maxlen=context)
     after = 0
-    for number, line in enumerate(lines, start=1):
-        if regex.search(line):
-            yield from ((n, text, True) for n, text in before)
+    for number, text, shown in lines:
+        if regex.search(text):
+            yield from ((n, line, True) for n, line in before)
             before.clear()
-            yield number, line, False
+            yield number, shown, False
             after = context
         elif after:
-            yield number, line, True
+            yield number, shown, True
             after -= 1
         elif context:
-            before.append((number, line))
+            before.append((number, shown))
 
 
 def search_with_python(
@@ -201,7 +213,10 @@ def search_with_python(
     for rel, path, inode in _walk(root, stop, excluded):
         if file_glob is not None and not name_matches(rel, file_glob):
             continue
-        for number, line, is_context in _hits(_file_lines(path, inode, prefilter), regex, context):
+        lines = file_lines(path, inode, prefilter)
+        # Lines are judged with the lines around them only where they are shown (``tee``: the text as shown).
+        judged = RedactedLines(lines) if output_mode == "content" else zip(itertools.count(1), *itertools.tee(lines))
+        for number, line, is_context in _hits(judged, regex, context):
             if collector.add_line(rel, number, line, context=is_context):
                 return collector.result("python")
     return collector.result("python")

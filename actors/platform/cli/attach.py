@@ -26,6 +26,7 @@ from actors.platform.cli.autostart import connect_or_start
 from actors.platform.cli.client import ControlClient
 from actors.platform.cli.one_shot import run_one_shot
 from actors.platform.cli.slash import COMMANDS, SlashCommandError, parse_command
+from actors.platform.cli.user_text import replace_undecodable, warn_replaced
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, PlatformError, RequestFailed
 from actors.platform.paths import DaemonPaths, home_from_env
 from messages import control as c
@@ -179,8 +180,14 @@ class Attachment:
         self._send(c.InterruptSession(request_id, self.session_id))
 
     def command(self, line: str) -> None:
-        """Act on one input line: a slash command, an answer, or a message."""
-        text = line.strip()
+        """Act on one input line: a slash command, an answer, or a message.
+
+        A line holding bytes that are not UTF-8 (the prompt and :meth:`pipe_input` pass them on as lone
+        surrogates) has each replaced with U+FFFD, with a warning, as an argument's are.
+        """
+        text = replace_undecodable(line).strip()
+        if text != line.strip():
+            warn_replaced("the input line")
         if self._confirming_reload:
             self._confirming_reload = False
             if text.lower() in ("y", "yes"):
@@ -289,12 +296,20 @@ class Attachment:
         self._send(c.AnswerSessionRequest(self.client.next_id(), self.session_id, pending_id, text))
 
     def pipe_input(self) -> None:
-        """Read stdin lines (a pipe or file) as input, after the attach replay has been shown."""
+        """Read stdin lines (a pipe or file) as input, after the attach replay has been shown (the input
+        thread's body); a failure here ends the client, which would otherwise wait for input forever."""
+        try:
+            self._pipe_input()
+        except Exception as exc:  # noqa: BLE001 - whatever broke, the main thread must end and say so
+            self.leave(f"the client failed reading its input: {exc}", EXIT_FAILURE)
+
+    def _pipe_input(self) -> None:
         self._replayed.wait(REPLAY_TIMEOUT_SECONDS)
-        for line in sys.stdin:
+        # Bytes, decoded here: sys.stdin's own decoding may be strict (the locale's) and raise on a bad byte.
+        for raw in sys.stdin.buffer:
             if self.done.is_set():
                 return
-            self.command(line)
+            self.command(raw.decode("utf-8", "surrogateescape"))
         self.input_closed = True
 
     def _pipe_finished(self) -> bool:

@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from actors.platform.errors import DaemonNotRunning, ProtocolError, RequestFailed, VersionMismatch
+from actors.platform.errors import DaemonNotRunning, InvalidText, ProtocolError, RequestFailed, VersionMismatch
 from actors.platform.paths import DaemonPaths
 from messages import control as c
 
@@ -42,10 +42,28 @@ def encode_request(message: Any) -> bytes:
 
     Client messages hold only strings, numbers, None and lists of strings, so
     this is byte-for-byte what ``Codec(ClientMessage).encode`` would decode.
+
+    Raises:
+        InvalidText: a string holds bytes that are not UTF-8 (a lone surrogate), which no frame can carry.
     """
     payload = attrs.asdict(message, recurse=False)
     payload["type"] = type(message).__name__
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    try:
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    except UnicodeEncodeError as exc:
+        raise InvalidText(_invalid_text_message(payload)) from exc
+
+
+def _invalid_text_message(payload: dict[str, Any]) -> str:
+    """Which field of a request is not UTF-8, shown escaped (printing it raw could fail again)."""
+    for name, value in payload.items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return f"the {name} {item!r} is not valid UTF-8, so it cannot be sent to the daemon"
+    return "the request holds text that is not valid UTF-8, so it cannot be sent to the daemon"
 
 
 class ControlClient:
@@ -124,6 +142,7 @@ class ControlClient:
 
         Raises:
             DaemonNotRunning: the daemon went away.
+            InvalidText: a string of the message is not valid UTF-8.
         """
         frame = encode_request(message)
         try:

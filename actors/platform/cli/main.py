@@ -4,7 +4,8 @@ Commands that only talk to the daemon import neither Trio nor the provider
 SDKs: they use the blocking client in :mod:`actors.platform.cli.client`, so
 ``hermes-actors tree --json`` answers in well under a quarter of a second.
 Exit status: 0 success, 1 failure (no daemon, a refused request), 2 bad usage
-or an unknown path or session.
+or an unknown path or session. An argument that is not valid UTF-8 has each bad
+byte replaced (U+FFFD), with a warning: see :mod:`actors.platform.cli.user_text`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import argparse
 import sys
 from typing import Any
 
-from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
+from actors.platform.cli.user_text import replace_undecodable_arguments
+from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, InvalidText, PlatformError
 from actors.platform.paths import home_from_env
 from config.errors import ConfigError
 from config.providers import KNOWN_PROVIDERS
@@ -223,6 +225,7 @@ def _add_yolo(parser: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``hermes-actors`` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
+    replace_undecodable_arguments(args)
     try:
         if args.command == "daemon":
             from actors.platform.daemon import run_daemon
@@ -264,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     except TimeoutError:
         print("hermes-actors: the daemon did not answer in time (see its log: logs/daemon.log)", file=sys.stderr)
         return EXIT_FAILURE
-    except ConfigError as exc:
+    except (ConfigError, InvalidText) as exc:
         print(f"hermes-actors: {exc}", file=sys.stderr)
         return EXIT_NOT_FOUND
     except PlatformError as exc:

@@ -33,7 +33,14 @@ def run_skills_command(args: argparse.Namespace) -> int:
         if args.verb == "view":
             return _view(roots, args)
         if args.verb == "create":
-            text = sys.stdin.read() if args.from_file == "-" else Path(args.from_file).read_text(encoding="utf-8")
+            raw = sys.stdin.buffer.read() if args.from_file == "-" else Path(args.from_file).read_bytes()
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                # Replacing bytes would store a skill the user never wrote: refused, saying where.
+                source = "standard input" if args.from_file == "-" else repr(args.from_file)
+                bad = f"byte 0x{raw[exc.start]:02x} at offset {exc.start}"
+                return _fail(args, "invalid", f"{source} is not valid UTF-8 ({bad}); a SKILL.md must be UTF-8", EXIT_NOT_FOUND)
             change = {"action": "create", "name": args.name, "content": text, "category": args.category}
             return _report(args, apply_change(roots, change))
         return _delete(roots, args)
