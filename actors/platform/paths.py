@@ -14,6 +14,7 @@ from pathlib import Path
 import attrs
 
 from messages.sockets import MAX_SOCKET_PATH_BYTES
+from messages.user_dir import find_user_dir
 
 __all__ = ["HOME_VARIABLE", "DaemonPaths", "ensure_private_dir", "home_from_env"]
 
@@ -77,6 +78,17 @@ class DaemonPaths:
     def socket_record(self) -> Path:
         """Holds the fallback socket path when the usual one is too long."""
         return self.run_dir / "control.sock.path"
+
+    @property
+    def user_dir_record(self) -> Path:
+        """Holds the per-user directory the daemon claimed (see :mod:`messages.user_dir`)."""
+        return self.run_dir / "user-dir.path"
+
+    @property
+    def user_dir(self) -> Path:
+        """The per-user directory: the recorded one, else where a first start would make it (reads the
+        disk)."""
+        return Path(find_user_dir(self.user_dir_record))
 
     @property
     def log_dir(self) -> Path:

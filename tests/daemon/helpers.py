@@ -123,7 +123,7 @@ class DaemonProcess:
             self._log.close()
         if not keep_runtime:
             # A daemon killed with -9 and never restarted leaves its runtime directory (outside the test's home).
-            shutil.rmtree(RuntimeDir.for_home(self.home).path, ignore_errors=True)
+            shutil.rmtree(RuntimeDir.for_home(self.home, self.paths.user_dir).path, ignore_errors=True)
 
 
 def database_daemon(home: Path, url: str, *, cluster: bool = False, secret: str | None = None) -> DaemonProcess:
