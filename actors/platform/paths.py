@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 import attrs
@@ -106,15 +105,18 @@ class DaemonPaths:
         return self.run_dir / "control.sock"
 
     @property
-    def fallback_socket(self) -> Path:
-        """A short private path for homes too deep for a Unix socket path.
+    def home_digest(self) -> str:
+        """16 hex digits of the home's path: its sockets' names in the per-user directory."""
+        return hashlib.sha256(os.fsencode(self.home)).hexdigest()[:16]
 
-        It depends only on the uid and the home, so the daemon and every
-        client agree on it without talking first.
+    @property
+    def fallback_socket(self) -> Path:
+        """A short private path for homes too deep for a Unix socket path: in the per-user directory.
+
+        The daemon records that directory in the home, so every client finds it without talking first
+        (reads the disk).
         """
-        digest = hashlib.sha256(os.fsencode(self.home)).hexdigest()[:16]
-        base = Path(tempfile.gettempdir()) / f"hermes-actors-{os.getuid()}"
-        return base / f"{digest}.sock"
+        return self.user_dir / f"{self.home_digest}.sock"
 
     @property
     def socket(self) -> Path:

@@ -59,13 +59,15 @@ class DaemonProcess:
         self.preexec: Any = None
         #: More environment variables of the daemon (a fake HOME, a secret to guard).
         self.extra_env: dict[str, str] = {}
+        #: What the daemon's command runs under (``setpriv``, to be an ordinary user).
+        self.runner: list[str] = []
 
     def start(self, wait: bool = True) -> DaemonProcess:
         """Start the daemon; with ``wait``, return once it answers."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "actors.platform", "daemon"],
+            [*self.runner, sys.executable, "-m", "actors.platform", "daemon"],
             env=environment(self.home, **self.extra_env),
             cwd=REPO,
             stdin=subprocess.DEVNULL,
