@@ -12,12 +12,15 @@ import stat
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from actors.platform.cli.client import ControlClient
+from actors.platform.errors import DaemonNotRunning
 from actors.platform.paths import DaemonPaths
 from messages import control as c
 from messages.user_dir import user_dir_name
@@ -325,3 +328,48 @@ class TestSquattedNames:
         assert claimed[0] == claimed[1] and claimed[0].parent == shared_tmp
         assert f"cannot use {squatted}: it belongs to uid {SQUATTER}" in daemon.log()
         assert squatted.lstat().st_uid == SQUATTER and os.listdir(squatted) == ["theirs"]
+
+    def test_a_client_never_talks_to_another_users_socket(
+        self, shared_tmp: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Before a daemon of ours recorded its directory, a client looks where a first start would put it:
+        a socket another user planted there (answering like a daemon) is refused before a byte is sent."""
+        runner = _as_user(SQUATTER)
+        monkeypatch.setattr(tempfile, "tempdir", str(shared_tmp))
+        monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+        squatted = shared_tmp / user_dir_name()
+        squatted.mkdir(mode=0o755)
+        os.chown(squatted, SQUATTER, SQUATTER)
+        paths = DaemonPaths(_deep_home(shared_tmp))
+        assert paths.socket.parent == squatted
+        script = textwrap.dedent(
+            f"""
+            import json, socket, sys
+            listener = socket.socket(socket.AF_UNIX)
+            listener.bind({str(paths.socket)!r})
+            listener.listen()
+            print("ready", flush=True)
+            peer, _ = listener.accept()
+            welcome = {{"type": "Welcome", "version": {c.PROTOCOL_VERSION!r}, "daemon_pid": 1, "connection": "conn:1"}}
+            try:
+                peer.sendall(json.dumps(welcome).encode() + b"\\n")
+            except OSError:
+                pass
+            peer.settimeout(10)
+            try:
+                received = peer.recv(65536).decode()
+            except ConnectionResetError:  # closed with our Welcome unread
+                received = ""
+            print(json.dumps(received), flush=True)
+            """
+        )
+        with subprocess.Popen(
+            [*runner, sys.executable, "-c", script], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
+        ) as impostor:
+            try:
+                assert impostor.stdout is not None and impostor.stdout.readline() == "ready\n"
+                with pytest.raises(DaemonNotRunning, match=f"served by uid {SQUATTER}, not by a daemon of ours"):
+                    ControlClient.connect(paths, timeout=10)
+                assert json.loads(impostor.stdout.readline()) == ""
+            finally:
+                impostor.kill()
