@@ -42,7 +42,7 @@ def _jail(launcher: Launcher, mode: SandboxMode, root: Path) -> SessionJail:
     tmp.mkdir(parents=True)
     policy = build_policy(
         SandboxConfig(), mode=mode, workspace=str(workspace), tmp_dir=str(tmp),
-        daemon_home=str(root / "home"), runtime_dir=str(root / mode.value / "runtime"),
+        daemon_home=str(root / "home"), runtime_dirs=[str(root / mode.value / "runtime")],
     )  # fmt: skip
     return SessionJail(policy, launcher)
 

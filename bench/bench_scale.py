@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from actors.platform.daemon.toolbox import build_toolbox  # noqa: E402
+from actors.platform.paths import DaemonPaths, ensure_private_dir  # noqa: E402
 from actors.session import SessionDeps, SessionOptions, SessionService, SessionsSupervisor  # noqa: E402
 from actors.subagent import delegate_capability  # noqa: E402
 from config.daemon import DaemonConfig  # noqa: E402
@@ -137,8 +138,9 @@ async def jail_comparison(url: str, tmp: Path, count: int, turns: int, rounds: i
                 config = Config(compression=CompressionConfig(enabled=False), daemon=DaemonConfig(max_running_turns=count),
                                 sandbox=sandbox)
                 base = tmp / f"jail-{mode}-{index}"
-                runtime = RuntimeDir.for_home(base / "home")
-                (base / "home").mkdir(parents=True)
+                paths = DaemonPaths(base / "home")
+                ensure_private_dir(paths.run_dir)
+                runtime = RuntimeDir.claim(paths.home, paths.user_dir_record)
                 runtime.prepare()
                 jails = DaemonJails(config=sandbox, runtime=runtime, home=str(base / "home"), launcher=launcher)
                 async with service(base, config, jails) as (svc, _):

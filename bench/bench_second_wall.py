@@ -32,7 +32,7 @@ async def main(spawns):
     os.makedirs(home); os.makedirs(work)
     env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8"}
     async with open_launcher(SandboxConfig()) as launcher:
-        runtime_dir = RuntimeDir.for_home(home, tempdir=root)
+        runtime_dir = RuntimeDir.for_home(home, os.path.join(root, "user"))  # positional: the old tree names it tempdir
         runtime_dir.clean()
         jails = DaemonJails(config=SandboxConfig(), runtime=runtime_dir, home=home, launcher=launcher)
         runtime = await jails.open_session("bench", SandboxMode.WORKSPACE_WRITE, work)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 import attrs
 
 from messages.sockets import MAX_SOCKET_PATH_BYTES
+from messages.user_dir import find_user_dir
 
 __all__ = ["HOME_VARIABLE", "DaemonPaths", "ensure_private_dir", "home_from_env"]
 
@@ -79,6 +79,17 @@ class DaemonPaths:
         return self.run_dir / "control.sock.path"
 
     @property
+    def user_dir_record(self) -> Path:
+        """Holds the per-user directory the daemon claimed (see :mod:`messages.user_dir`)."""
+        return self.run_dir / "user-dir.path"
+
+    @property
+    def user_dir(self) -> Path:
+        """The per-user directory: the recorded one, else where a first start would make it (reads the
+        disk)."""
+        return Path(find_user_dir(self.user_dir_record))
+
+    @property
     def log_dir(self) -> Path:
         """Where a daemon started in the background logs."""
         return self.home / "logs"
@@ -94,15 +105,18 @@ class DaemonPaths:
         return self.run_dir / "control.sock"
 
     @property
-    def fallback_socket(self) -> Path:
-        """A short private path for homes too deep for a Unix socket path.
+    def home_digest(self) -> str:
+        """16 hex digits of the home's path: its sockets' names in the per-user directory."""
+        return hashlib.sha256(os.fsencode(self.home)).hexdigest()[:16]
 
-        It depends only on the uid and the home, so the daemon and every
-        client agree on it without talking first.
+    @property
+    def fallback_socket(self) -> Path:
+        """A short private path for homes too deep for a Unix socket path: in the per-user directory.
+
+        The daemon records that directory in the home, so every client finds it without talking first
+        (reads the disk).
         """
-        digest = hashlib.sha256(os.fsencode(self.home)).hexdigest()[:16]
-        base = Path(tempfile.gettempdir()) / f"hermes-actors-{os.getuid()}"
-        return base / f"{digest}.sock"
+        return self.user_dir / f"{self.home_digest}.sock"
 
     @property
     def socket(self) -> Path:

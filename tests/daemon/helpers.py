@@ -75,13 +75,15 @@ class DaemonProcess:
         self.preexec: Any = None
         #: More environment variables of the daemon (a fake HOME, a secret to guard).
         self.extra_env: dict[str, str] = {}
+        #: What the daemon's command runs under (``setpriv``, to be an ordinary user).
+        self.runner: list[str] = []
 
     def start(self, wait: bool = True) -> DaemonProcess:
         """Start the daemon; with ``wait``, return once it answers."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "actors.platform", "daemon"],
+            [*self.runner, sys.executable, "-m", "actors.platform", "daemon"],
             env=environment(self.home, **self.extra_env),
             cwd=REPO,
             stdin=subprocess.DEVNULL,
@@ -139,7 +141,7 @@ class DaemonProcess:
             self._log.close()
         if not keep_runtime:
             # A daemon killed with -9 and never restarted leaves its runtime directory (outside the test's home).
-            shutil.rmtree(RuntimeDir.for_home(self.home).path, ignore_errors=True)
+            shutil.rmtree(RuntimeDir.for_home(self.home, self.paths.user_dir).path, ignore_errors=True)
 
 
 def database_daemon(home: Path, url: str, *, cluster: bool = False, secret: str | None = None) -> DaemonProcess:

@@ -42,7 +42,11 @@ class JailedDaemon:
         (self.user_home / ".ssh" / "id_ed25519").write_text(SSH_KEY_TEXT + "\n")
         self.daemon = DaemonProcess(self.home)
         self.daemon.extra_env = {"HOME": str(self.user_home), "HX_DAEMON_SECRET": DAEMON_SECRET}
-        self.runtime = RuntimeDir.for_home(self.home)
+
+    @property
+    def runtime(self) -> RuntimeDir:
+        """The daemon's runtime directory (where its start recorded it)."""
+        return RuntimeDir.for_home(self.home, self.daemon.paths.user_dir)
 
     def start(self) -> JailedDaemon:
         """Start the daemon and wait until it answers."""

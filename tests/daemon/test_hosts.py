@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from actors.platform.daemon.hosts.paths import HostPaths
 from messages import control as c
 from messages.events import StatusUpdate, TurnFinished
 from tests.daemon.helpers import (
@@ -156,6 +158,23 @@ class TestHosts:
         for pid in pids:
             wait_for(f"host {pid} exiting", lambda pid=pid: not _alive(pid), timeout=10)
         assert not list((front.home / "run" / "hosts").glob("*.sock"))
+
+    def test_a_deep_homes_hosts_serve_from_the_per_user_directory(self, tmp_path: Path) -> None:
+        """A home too deep for run/hosts/host-<n>.sock: each host binds its socket in the per-user
+        directory the front recorded, 0600, and serves."""
+        home = tmp_path / ("deep-" * 14) / "home"
+        home.mkdir(parents=True, mode=0o700)
+        (home / "config.yaml").write_text(json.dumps({"daemon": {"hosts": 2}}))
+        daemon = DaemonProcess(home).start()
+        try:
+            wait_for("both hosts serving", lambda: all(_inspect(daemon, f"hosts/host:{n}")["state"] == "running" for n in (1, 2)))
+            for index in (1, 2):
+                paths = HostPaths(home, index)
+                assert paths.socket.parent == daemon.paths.user_dir != paths.hosts_dir
+                assert stat.S_IMODE(paths.socket.lstat().st_mode) == 0o600
+                assert paths.socket_record.read_text() == f"{paths.socket}\n"
+        finally:
+            daemon.stop()
 
 
 def _paths(node: dict[str, Any]) -> list[str]:

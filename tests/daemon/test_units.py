@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from actors.platform.errors import DaemonAlreadyRunning
 from actors.platform.lock import FileLock, InstanceLock
 from actors.platform.daemon.logs import OneLineFormatter, RedactingFilter, SafeStream
+from actors.platform.daemon.hosts.paths import HostPaths
 from actors.platform.paths import DaemonPaths, ensure_private_dir
 from actors.platform.cli.client import encode_request
 from config.daemon import DaemonConfig
@@ -121,6 +122,25 @@ class TestPaths:
         assert paths.socket == paths.fallback_socket == DaemonPaths(deep).fallback_socket
         assert len(bytes(paths.socket)) <= MAX_SOCKET_PATH_BYTES
         assert paths.socket != DaemonPaths(Path("/tmp/" + "e" * 120)).socket
+
+    @pytest.mark.parametrize("recorded", ["ours", "another user's", "a symlink to ours", "none"])
+    def test_deep_homes_sockets_are_where_the_record_says(self, tmp_path: Path, recorded: str) -> None:
+        """A deep home's control and host sockets are in the per-user directory its record names while
+        that is a private directory of ours; else where a first start would make one."""
+        paths = DaemonPaths(tmp_path / ("d" * 120))
+        default = paths.fallback_socket.parent
+        (mine := tmp_path / "mine").mkdir(mode=0o700)
+        paths.run_dir.mkdir(parents=True)
+        if recorded == "another user's":
+            os.chown(mine, 4242, 4242)
+        elif recorded == "a symlink to ours":
+            os.symlink(mine, tmp_path / "link")
+            mine = tmp_path / "link"
+        if recorded != "none":
+            paths.user_dir_record.write_text(f"{mine}\n")
+        expected = mine if recorded == "ours" else default
+        assert paths.socket == expected / f"{paths.home_digest}.sock"
+        assert HostPaths(paths.home, 3).socket == expected / f"{paths.home_digest}-host-3.sock"
 
     def test_private_dir(self, tmp_path: Path) -> None:
         """ensure_private_dir creates 0700 and tightens a looser existing directory."""

@@ -38,7 +38,7 @@ def policy_for(
         workspace=str(workspace),
         tmp_dir=str(tmp),
         daemon_home=str(home if home is not None else workspace / "home"),
-        runtime_dir=str(runtime),
+        runtime_dirs=[str(runtime)],
         environ=environ,
     )
 

@@ -46,7 +46,7 @@ async def exercise(work: Path) -> dict[str, Any]:
         if not launcher.status.available:
             return {"unavailable": launcher.status.error}
         found["mechanisms"] = dict(launcher.status.limits)
-        runtime_dir = RuntimeDir.for_home(home, tempdir=str(work))
+        runtime_dir = RuntimeDir.for_home(home, str(work / "user"))
         runtime_dir.clean()
         jails = DaemonJails(config=config, runtime=runtime_dir, home=str(home), launcher=launcher)
         hog = await jails.open_session("hog", SandboxMode.WORKSPACE_WRITE, str(work))

@@ -77,7 +77,7 @@ class World:
             workspace=str(self.workspace),
             tmp_dir=str(self.tmp_dir),
             daemon_home=str(self.home),
-            runtime_dir=str(self.root / "runtime"),
+            runtime_dirs=[str(self.root / "runtime")],
             exposed=[str(self.home / "skills")],
             environ={"HOME": str(self.user)},
         )

@@ -51,7 +51,7 @@ def _call_probe(call_id: str = "p1") -> dict[str, Any]:
 async def jailed_harness(base: Path, sandbox: SandboxConfig) -> AsyncIterator[tuple[Harness, RuntimeDir]]:
     """The session harness with the daemon's jails (no launcher: nothing here starts a process)."""
     async with open_harness(base, Config(sandbox=sandbox)) as h:
-        runtime = RuntimeDir.for_home(h.home, tempdir=str(base))
+        runtime = RuntimeDir.for_home(h.home, base / "runtime")
         runtime.prepare()
         h.deps = attrs.evolve(h.deps, jails=DaemonJails(config=sandbox, runtime=runtime, home=str(h.home)))
         h.deps.registry.register("jail_probe", "probe", {"name": "jail_probe", "description": "probe"}, _probe)

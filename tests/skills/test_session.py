@@ -117,7 +117,7 @@ class TestJailedSession:
             pytest.skip(f"no jail can run here: {launcher.status.failed_step}")
         sandbox = SandboxConfig(mode="workspace-write")
         async with open_harness(base, Config(sandbox=sandbox)) as h:
-            runtime = RuntimeDir.for_home(h.home, tempdir=str(base))
+            runtime = RuntimeDir.for_home(h.home, base / "runtime")
             runtime.prepare()
             h.deps = attrs.evolve(h.deps, jails=DaemonJails(config=sandbox, runtime=runtime, home=str(h.home), launcher=launcher))
             assert not (h.home / "skills").exists()  # the agent's first skill is written below

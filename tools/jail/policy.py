@@ -347,7 +347,7 @@ def build_policy(
     workspace: str,
     tmp_dir: str,
     daemon_home: str,
-    runtime_dir: str,
+    runtime_dirs: Iterable[str],
     daemon_paths: Iterable[str] = (),
     exposed: Iterable[str] = (),
     environ: Mapping[str, str] | None = None,
@@ -362,9 +362,9 @@ def build_policy(
         workspace: The session's working directory.
         tmp_dir: The session's private temp directory (created by the caller).
         daemon_home: ``HERMES_ACTORS_HOME``: always hidden.
-        runtime_dir: Where every session's temp and sandbox directories live (the daemon's per-user
-            directory, every home's): hidden, but for this session's own ``tmp_dir``, which is bound in
-            as ``/tmp``.
+        runtime_dirs: Where every session's temp and sandbox directories live (the daemon's per-user
+            directory, every home's, and any other of its user's): hidden, but for this session's own
+            ``tmp_dir``, which is bound in as ``/tmp``.
         daemon_paths: Other paths of the daemon to hide (a control socket outside the home).
         exposed: Directories bound back read-only inside hidden paths (skills).
         environ: The user's environment, for ``~`` and ``SSH_AUTH_SOCK`` (the daemon's by default).
@@ -375,7 +375,10 @@ def build_policy(
     user_home = env.get("HOME") or os.path.expanduser("~")
     hidden = [
         HiddenPath(os.path.realpath(daemon_home), "the daemon's home, HERMES_ACTORS_HOME, is always hidden", True),
-        HiddenPath(os.path.realpath(runtime_dir), "other sessions' and sandboxes' directories are always hidden", True),
+        *(
+            HiddenPath(os.path.realpath(p), "other sessions' and sandboxes' directories are always hidden", True)
+            for p in runtime_dirs
+        ),
         *(HiddenPath(os.path.realpath(p), "a path of the daemon's is always hidden", True) for p in daemon_paths),
         *(HiddenPath(_resolved(p, user_home), f"{p} is listed in sandbox.deny_read") for p in config.deny_read),
     ]

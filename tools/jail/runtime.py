@@ -3,19 +3,21 @@
 Every per-session temp directory, sandbox workspace and shell state file of one daemon lives under one
 0700 directory whose name traces it to its home, inside one 0700 directory per user::
 
-    <base>/hermes-actors-<uid>/         every home's runtime directory; never removed
+    <per-user directory>/         every home's runtime directory; never removed
     └── <first 12 hex of sha256(realpath(home))>/
         ├── home                  the home's real path (so a stranger can tell whose this is)
         └── s-<session id>/       one session's directory, removed when the session stops
             ├── tmp/              its private temp directory, seen as /tmp inside its jail
             └── hx-sbx-XXXXXXXX/  an execute_code workspace (script, stubs, RPC socket)
 
-``<base>`` is the system temp directory, unless that is under ``/tmp``: every jail has a private
-``/tmp`` of its own, so an execute_code workspace there could not be bound into its jail. Then it is
-``$XDG_RUNTIME_DIR`` (per user, 0700), else ``/var/tmp``. Every jail hides the whole per-user directory:
-its own daemon's runtime directory and every other home's, including those of daemons that start or stop
-while the jail runs (a directory listed once and hidden one by one could vanish under bubblewrap's mount,
-and one made later would not be hidden).
+The per-user directory is ``hermes-actors-<uid>`` in ``$XDG_RUNTIME_DIR`` or the temp directory (never
+``/tmp``: every jail has a private ``/tmp`` of its own, so an execute_code workspace there could not be
+bound into its jail), or a private one of ours beside that name when another user took it first;
+:mod:`messages.user_dir` chooses it at the daemon's start and records it in the home. Every jail hides
+the whole per-user directory: its own daemon's runtime directory and every other home's, including those
+of daemons that start or stop while the jail runs (a directory listed once and hidden one by one could
+vanish under bubblewrap's mount, and one made later would not be hidden); and every other per-user
+directory of ours there is when its session opens.
 
 At start, once the daemon holds its single-instance lock, :meth:`RuntimeDir.clean` removes what earlier
 runs of *this* home left there; a directory whose record names another home is never touched.
@@ -42,7 +44,7 @@ import attrs
 import trio
 
 from config.sandbox import SandboxConfig
-from messages.sockets import MAX_SOCKET_PATH_BYTES
+from messages.user_dir import claim_user_dir, is_our_directory, user_dir_name, user_dirs_of_ours
 from tools.jail._tmpfs import mount_tmpfs, unmount, unmount_under
 from tools.jail.cgroups import SessionCgroup
 from tools.jail.policy import JailPolicy, SandboxMode, build_policy, resolve_limits, resolve_mode
@@ -67,8 +69,6 @@ log = logging.getLogger(__name__)
 HOME_RECORD = "home"
 """The file in a runtime directory that records the real path of the home it belongs to."""
 
-# The deepest socket under a runtime directory: /s-<16 chars>/hx-sbx-XXXXXXXX/rpc.sock.
-_DEEPEST_SOCKET = len("/s-" + "x" * 16 + "/hx-sbx-XXXXXXXX/rpc.sock")
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,16}")
 
 
@@ -77,20 +77,8 @@ class RuntimeDirError(OSError):
     another home (it is then left untouched)."""
 
 
-def _default_base() -> str:
-    base = tempfile.gettempdir()
-    real = os.path.realpath(base)
-    if real != "/tmp" and not real.startswith("/tmp/"):
-        return base
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
-        return runtime
-    return "/var/tmp"
-
-
-def _runtime_name(home: str) -> str:
-    digest = hashlib.sha256(os.fsencode(os.path.realpath(home))).hexdigest()[:12]
-    return os.path.join(f"hermes-actors-{os.getuid()}", digest)
+def _home_digest(real_home: str) -> str:
+    return hashlib.sha256(os.fsencode(real_home)).hexdigest()[:12]
 
 
 def _recorded_home(directory: str) -> str | None:
@@ -135,14 +123,21 @@ class RuntimeDir:
     home: str
 
     @classmethod
-    def for_home(cls, home: str | os.PathLike[str], tempdir: str | None = None) -> RuntimeDir:
-        """The runtime directory of ``home``: under ``tempdir`` (by default the base the module docstring
-        names), or under ``/var/tmp`` when that would make a sandbox socket path too long."""
+    def for_home(cls, home: str | os.PathLike[str], user_dir: str | os.PathLike[str]) -> RuntimeDir:
+        """The runtime directory of ``home`` in the per-user directory ``user_dir`` (paths only; the one a
+        daemon claimed is ``DaemonPaths.user_dir``)."""
         real = os.path.realpath(home)
-        path = os.path.join(tempdir if tempdir is not None else _default_base(), _runtime_name(real))
-        if len(os.fsencode(path)) + _DEEPEST_SOCKET > MAX_SOCKET_PATH_BYTES:
-            path = os.path.join("/var/tmp", _runtime_name(real))
-        return cls(path, real)
+        return cls(os.path.join(os.fspath(user_dir), _home_digest(real)), real)
+
+    @classmethod
+    def claim(cls, home: str | os.PathLike[str], record: str | os.PathLike[str]) -> RuntimeDir:
+        """The runtime directory of ``home`` in the per-user directory its daemon claims, recorded in
+        ``record`` (see :func:`~messages.user_dir.claim_user_dir`; blocking, with the instance lock held).
+
+        Raises:
+            OSError: no private per-user directory can be made.
+        """
+        return cls.for_home(home, claim_user_dir(record))
 
     @property
     def parent(self) -> str:
@@ -198,9 +193,10 @@ class RuntimeDir:
                 _force_remove(os.path.join(self.path, entry))
                 removed.append(entry)
         # Where releases before the per-user directory kept this home's runtime directory: outside it, a
-        # jail would not hide what a crashed daemon of theirs left there.
-        legacy = f"{self.parent}-{os.path.basename(self.path)}"
-        if os.path.isdir(legacy) and not os.path.islink(legacy) and _recorded_home(legacy) == self.home:
+        # jail would not hide what a crashed daemon of theirs left there. Only if it is ours: anyone can
+        # make a directory of that name and record this home in it.
+        legacy = os.path.join(os.path.dirname(self.parent), f"{user_dir_name()}-{os.path.basename(self.path)}")
+        if is_our_directory(legacy) and _recorded_home(legacy) == self.home:
             for pid in kill_jails_under(legacy):
                 log.warning("killed a jail an earlier run of this home left running (bwrap pid %d)", pid)
             _force_remove(legacy)
@@ -260,7 +256,7 @@ def unjailed_runtime(config: SandboxConfig, home: str | os.PathLike[str], worksp
     directory; the file tools still hide the home and ``sandbox.deny_read``."""
     policy = build_policy(
         config, mode=SandboxMode.FULL_ACCESS, workspace=workspace, tmp_dir=tempfile.gettempdir(),
-        daemon_home=str(home), runtime_dir=str(home),  # no runtime directory: the home stands in
+        daemon_home=str(home), runtime_dirs=(),  # no runtime directory
     )
     return SessionRuntime(SessionJail(policy), None, "")
 
@@ -331,9 +327,11 @@ class DaemonJails:
             tmp = os.path.join(directory, "tmp")
             if tmpfs:
                 mount_tmpfs(tmp, narrowed.tmp_mb)
+            # Another home whose daemon made its per-user directory elsewhere is hidden too.
+            others = user_dirs_of_ours(os.path.dirname(self.runtime.parent))
             policy = build_policy(
                 self.config, mode=mode, workspace=workspace, tmp_dir=tmp,
-                daemon_home=self.home, runtime_dir=self.runtime.parent,
+                daemon_home=self.home, runtime_dirs=(self.runtime.parent, *others),
                 daemon_paths=self.daemon_paths, exposed=self.skills_dirs(), limits=narrowed, cgroup=cgroup,
             )  # fmt: skip
             return directory, policy

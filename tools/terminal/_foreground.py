@@ -42,6 +42,10 @@ _PARSE_ON_LOOP_BYTES = 64 * 1024
 _PROGRESS_BYTES = 500
 
 
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
+
+
 @attrs.frozen
 class ForegroundResult:
     """What a foreground command produced.
@@ -210,11 +214,13 @@ class ForegroundRun:
             )
             log.info("foreground command left processes holding its output; group %d stopped", process.pid)
         assert process.returncode is not None
+        reached = await self._jail.limits_reached() if process.returncode != 0 else []
         return ForegroundResult(
             output=self._text(),
             exit_code=process.returncode,
             omitted_bytes=self._output.omitted_bytes,
             note=note,
+            error=_sentence("; ".join(reached)) if reached else None,
         )
 
     async def _pump(self, stream: trio.abc.ReceiveStream) -> None:

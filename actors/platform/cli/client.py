@@ -29,6 +29,7 @@ import attrs
 from actors.platform.errors import DaemonNotRunning, InvalidText, ProtocolError, RequestFailed, VersionMismatch
 from actors.platform.paths import DaemonPaths
 from messages import control as c
+from messages.sockets import peer_uid
 
 __all__ = ["CLIENT_FRAME_LIMIT", "ControlClient", "encode_request"]
 
@@ -90,7 +91,7 @@ class ControlClient:
         """Connect and say hello.
 
         Raises:
-            DaemonNotRunning: no daemon listens on the socket.
+            DaemonNotRunning: no daemon of ours listens on the socket.
             VersionMismatch, ProtocolError: the daemon refused the Hello.
         """
         path = paths.socket
@@ -104,6 +105,11 @@ class ControlClient:
         except OSError as exc:
             sock.close()
             raise DaemonNotRunning(f"cannot reach the daemon at {path}: {exc}") from exc
+        uid = peer_uid(sock)
+        if uid is not None and uid != os.getuid():
+            # Our daemon runs as us: this is another user's socket, planted where ours would be.
+            sock.close()
+            raise DaemonNotRunning(f"the socket {path} is served by uid {uid}, not by a daemon of ours")
         try:
             return cls(sock, client)
         except BaseException:

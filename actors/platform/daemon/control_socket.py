@@ -51,6 +51,8 @@ async def bind_control_socket(paths: DaemonPaths) -> trio.socket.SocketType:
     path = paths.socket
     try:
         ensure_private_dir(paths.run_dir)
+        # A host's record is in run/hosts, which its socket in the per-user directory does not make.
+        ensure_private_dir(paths.socket_record.parent)
         ensure_private_dir(path.parent)
         _remove_stale(path)
         if path != paths.preferred_socket:

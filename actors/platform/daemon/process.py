@@ -115,7 +115,7 @@ async def serve_daemon(
 
     section = config.daemon
     shutdown = _Shutdown(section.shutdown_timeout_seconds, on_overrun or (lambda: None))
-    runtime = RuntimeDir.for_home(paths.home)
+    runtime = await trio.to_thread.run_sync(_runtime_of, paths, host_index is None)
     await trio.to_thread.run_sync(runtime.prepare)
     try:
         async with trio.open_nursery() as signals:
@@ -139,6 +139,15 @@ async def serve_daemon(
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(runtime.remove)
     log.info("daemon stopped")
+
+
+def _runtime_of(paths: DaemonPaths, claim: bool) -> RuntimeDir:
+    """The daemon's runtime directory: in the per-user directory it claims (and records), or, for a host,
+    in the one its front recorded."""
+    if not claim:
+        return RuntimeDir.for_home(paths.home, paths.user_dir)
+    ensure_private_dir(paths.run_dir)
+    return RuntimeDir.claim(paths.home, paths.user_dir_record)
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
@@ -170,7 +179,7 @@ def run_daemon(home: Path) -> int:
         return EXIT_ALREADY_RUNNING
     try:
         # Only now: with the lock held no other daemon of this home can be using what is removed.
-        left = RuntimeDir.for_home(paths.home).clean()
+        left = _runtime_of(paths, claim=True).clean()
     except OSError as exc:
         log.error("cannot start: %s", exc)
         lock.release()

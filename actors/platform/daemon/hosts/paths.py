@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
 from pathlib import Path
 
 import attrs
@@ -37,8 +34,7 @@ class HostPaths(DaemonPaths):
     @property
     def fallback_socket(self) -> Path:
         """A short private path for homes too deep for a Unix socket path (see ``DaemonPaths``)."""
-        digest = hashlib.sha256(os.fsencode(self.home)).hexdigest()[:16]
-        return Path(tempfile.gettempdir()) / f"hermes-actors-{os.getuid()}" / f"{digest}-host-{self.index}.sock"
+        return self.user_dir / f"{self.home_digest}-host-{self.index}.sock"
 
     @property
     def socket_record(self) -> Path:
