@@ -9,6 +9,7 @@ import shlex
 import signal
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -119,13 +120,30 @@ class TestKill9:
         config = f"mcp_servers:\n  toy: {{command: bash, args: ['-c', {json.dumps(child)}], connect_timeout: 20}}\n"
         jailed = JailedDaemon(config).start()
         try:
-            wait_until(lambda: len(processes_with(marker)) >= 2, TURN_TIMEOUT, "the server and its child")
-            with jailed.daemon.client() as client:
-                servers = client.request(c.McpServers(client.next_id())).servers
-            assert [s.name for s in servers] == ["toy"]
+            wait_until(lambda: _server_state(jailed) == "ready", TURN_TIMEOUT, "the server to be ready")
+            wait_until(lambda: processes_with(f"sleep 313; : {marker}"), TURN_TIMEOUT, "the server's child")
             jailed.daemon.signal(signal.SIGKILL)
             jailed.daemon.wait(10)
-            wait_until(lambda: processes_with(marker) == [], 10, "the server's child to die with the daemon")
+            wait_until(lambda: processes_with(marker) == [], 10, f"the server's child to die: {_described(marker)}")
         finally:
             jailed.stop()
 
+
+
+def _described(marker: str) -> str:
+    """What is left of the processes with ``marker``: pid, parent, state and command line, for a failure."""
+    found = []
+    for pid in processes_with(marker):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        found.append(f"{pid} (parent {stat[1]}, {stat[0]}): {cmdline[:160]}")
+    return "; ".join(found) or "none"
+
+
+def _server_state(jailed: JailedDaemon) -> str | None:
+    with jailed.daemon.client() as client:
+        servers = client.request(c.McpServers(client.next_id())).servers
+    return next((server.state for server in servers if server.name == "toy"), None)

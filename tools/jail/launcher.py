@@ -32,7 +32,7 @@ from tools.jail._mounts import inside, jail_argv, jail_env, open_argv
 from tools.jail._spawner import LauncherClosed, Spawner
 from tools.jail._tmpfs import can_mount_tmpfs
 from tools.jail.cgroups import CgroupTree, SessionCgroup, find_cgroups
-from tools.jail.limits import LimitsNotApplied, SettleFds, choose_mechanisms, fallbacks_for, settle
+from tools.jail.limits import Fallbacks, LimitsNotApplied, SettleFds, choose_mechanisms, fallbacks_for, settle
 from tools.jail.policy import JailPolicy
 from tools.jail._seccomp import filter_program, program_pipe
 from tools.jail.preflight import FULL_ACCESS_HINT, JailStatus, preflight
@@ -173,9 +173,13 @@ class Launcher:
                 f"({status.failed_step} failed: {status.error}). {status.advice}"
                 + ("" if status.advice and "sandbox.mode" in status.advice else f"; {FULL_ACCESS_HINT}")
             )
-        fallbacks = fallbacks_for(policy.limits, status.limits)
+        # Only a jail is held at bwrap's block descriptor while it is put under its limits: a root
+        # daemon's full-access process has no user namespace, and bwrap, privileged, sets its init's
+        # parent-death signal only after that wait, so a daemon dying then would leave the init behind.
+        fallbacks = fallbacks_for(policy.limits, status.limits) if policy.jailed else Fallbacks()
         program = filter_program() if status.seccomp and policy.jailed else None
-        with _JailFds(program, policy.cgroup is not None or fallbacks.needed) as fds:
+        settles = policy.jailed and (policy.cgroup is not None or fallbacks.needed)
+        with _JailFds(program, settles) as fds:
             # The paths it mounts are looked at on disk: off the event loop.
             command, jailed_env = await trio.to_thread.run_sync(
                 _jailed_command, status, policy, list(argv), cwd, env, tuple(binds), fds

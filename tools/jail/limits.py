@@ -15,6 +15,9 @@ limit          first choice                               fallback
 ``shm_mb``     a tmpfs of that size at each jail's ``/dev/shm`` (bubblewrap's ``--size``): always
 =============  =========================================  ==================================================
 
+A ``full-access`` session (and an MCP server not narrowed by its ``sandbox``) has the daemon's authority and no
+limits: it runs in a PID namespace of its own, with nothing to stop it but the daemon's own limits.
+
 A jail is put under them before its command runs: bubblewrap is started with ``--info-fd`` and
 ``--block-fd``; once it has made the jail's init (whose pid ``--info-fd`` reports) and waits on the block
 descriptor, the spawn thread writes both pids into the session's groups and sets the fallbacks' limits,

@@ -313,10 +313,10 @@ class DaemonJails:
             SandboxLimitsRefused: ``limits`` names an unknown limit or a value out of range.
         """
         narrowed = resolve_limits(limits, self.config)
-        launcher = self.launcher
-        # A full-access session has its limits too, but no private /tmp to size.
+        launcher = self.launcher if mode.jailed else None
+        # A full-access session has the daemon's authority: no limits (see tools.jail.limits).
         cgroup = await launcher.open_limits(session_id, narrowed) if launcher is not None else None
-        tmpfs = launcher is not None and mode.jailed and launcher.status.limits.get("tmp_mb") == "tmpfs"
+        tmpfs = launcher is not None and launcher.status.limits.get("tmp_mb") == "tmpfs"
 
         def create() -> tuple[str, JailPolicy]:
             # Directories and the skills looked up, every path resolved: all on disk.
