@@ -6,6 +6,10 @@ daemon does (default ``sandbox`` config: ``workspace-write``, and in the new tre
 and tmpfs ``/tmp`` where the daemon may make them), opens one session and times ``bash -c true`` from spawn to
 exit through the session's jail.
 
+A second figure, in the new tree alone: the same spawn in one session while its neighbour session sits at its
+process limit (``pids: 64``) with every one of those processes spinning on the CPU: what "the other sessions
+keep their speed" costs a session when its neighbour is hostile.
+
 Run: ``.venv/bin/python bench/bench_second_wall.py --old DIR [--rounds 5] [--spawns 100]``
 (``DIR``: e.g. ``git worktree add /tmp/hx-before <commit>``).
 """
@@ -21,7 +25,7 @@ import sys
 from pathlib import Path
 
 PROBE = """
-import json, os, sys, tempfile, time, trio
+import inspect, json, os, sys, tempfile, time, trio
 from config.sandbox import SandboxConfig
 from tools.jail import SandboxMode, open_launcher
 from tools.jail.runtime import DaemonJails, RuntimeDir
@@ -37,25 +41,76 @@ async def main(spawns):
         jails = DaemonJails(config=SandboxConfig(), runtime=runtime_dir, home=home, launcher=launcher)
         runtime = await jails.open_session("bench", SandboxMode.WORKSPACE_WRITE, work)
         samples = []
+        cpu = time.process_time()
         for _ in range(spawns + 5):
             started = time.perf_counter()
             process = await runtime.jail.spawn(["bash", "-c", "true"], cwd=work, env=env)
             await process.wait()
             samples.append((time.perf_counter() - started) * 1000)
             process.close_pipes()
-        await jails.close_session(runtime)
-    print(json.dumps({"samples": samples[5:], "limits": getattr(launcher.status, "limits", {})}))
+        # The older tree closes a session by its id.
+        named = "runtime" in inspect.signature(jails.close_session).parameters
+        await jails.close_session(runtime if named else "bench")
+        cpu = (time.process_time() - cpu) / (spawns + 5) * 1000
+    print(json.dumps({"samples": samples[5:], "cpu": cpu, "limits": getattr(launcher.status, "limits", {})}))
 
 trio.run(main, int(sys.argv[1]))
 """
 
 
-def _probe(tree: Path, spawns: int) -> dict[str, object]:
+NEIGHBOUR = """
+import json, os, sys, tempfile, time, trio
+from config.sandbox import SandboxConfig, SandboxLimits
+from tools.jail import SandboxMode, open_launcher
+from tools.jail.runtime import DaemonJails, RuntimeDir
+
+SPIN = "perl -e 'for (1..200) { my $p = fork(); last unless defined $p; if (!$p) { 1 while 1 } } sleep 600'"
+
+async def timed(runtime, work, env, spawns):
+    samples = []
+    for _ in range(spawns):
+        started = time.perf_counter()
+        process = await runtime.jail.spawn(["bash", "-c", "true"], cwd=work, env=env)
+        await process.wait()
+        samples.append((time.perf_counter() - started) * 1000)
+        process.close_pipes()
+    return samples
+
+async def main(spawns):
+    root = tempfile.mkdtemp(prefix="hx-wall-bench-", dir="/var/tmp")
+    home, work = os.path.join(root, "home"), os.path.join(root, "work")
+    os.makedirs(home); os.makedirs(work)
+    env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8"}
+    config = SandboxConfig(limits=SandboxLimits(pids=64))
+    async with open_launcher(config) as launcher:
+        runtime_dir = RuntimeDir.for_home(home, os.path.join(root, "user"))
+        runtime_dir.clean()
+        jails = DaemonJails(config=config, runtime=runtime_dir, home=home, launcher=launcher)
+        quiet = await jails.open_session("quiet", SandboxMode.WORKSPACE_WRITE, work)
+        hog = await jails.open_session("hog", SandboxMode.WORKSPACE_WRITE, work)
+        await timed(quiet, work, env, 5)
+        alone = await timed(quiet, work, env, spawns)
+        spinning = await hog.jail.spawn(["bash", "-c", SPIN], cwd=work, env=env)
+        await trio.sleep(1)  # the hog reaches its limit
+        beside = await timed(quiet, work, env, spawns)
+        await spinning.stop(0)
+        spinning.close_pipes()
+        await jails.close_session(quiet)
+        await jails.close_session(hog)
+    print(json.dumps({"alone": alone, "beside": beside}))
+
+trio.run(main, int(sys.argv[1]))
+"""
+
+
+def _probe(tree: Path, spawns: int, probe: str = PROBE) -> dict[str, object]:
     python = Path(sys.executable)
     done = subprocess.run(
-        [str(python), "-c", PROBE, str(spawns)], cwd=tree, capture_output=True, text=True, check=True,
+        [str(python), "-c", probe, str(spawns)], cwd=tree, capture_output=True, text=True,
         env={**os.environ, "PYTHONPATH": str(tree)},
     )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"the probe failed in {tree}:\n{done.stderr}")
     result: dict[str, object] = json.loads(done.stdout)
     return result
 
@@ -76,19 +131,25 @@ def main() -> None:
     new = Path(__file__).resolve().parents[1]
     trees = {"before": args.old.resolve(), "after": new}
     samples: dict[str, list[float]] = {name: [] for name in trees}
+    cpu: dict[str, list[float]] = {name: [] for name in trees}
     limits: object = {}
     for _ in range(args.rounds):
         for name, tree in trees.items():
             found = _probe(tree, args.spawns)
             samples[name] += found["samples"]  # type: ignore[arg-type]
+            cpu[name].append(found["cpu"])  # type: ignore[arg-type]
             if name == "after":
                 limits = found["limits"]
     print(f"spawn -> exit of `bash -c true` through a session's jail, {args.rounds} rounds x {args.spawns}, uid {os.geteuid()}")
     for name in trees:
-        print(f"  {name:6} {_figures(samples[name])}")
+        print(f"  {name:6} {_figures(samples[name])}, the daemon's CPU {statistics.mean(cpu[name]):.2f} ms a spawn")
     delta = statistics.median(samples["after"]) - statistics.median(samples["before"])
     print(f"  the second wall adds {delta:+.2f} ms a process start (target <= 2 ms)")
     print(f"  limits enforced by: {limits}")
+    neighbour = _probe(new, args.spawns, NEIGHBOUR)
+    print("the same spawn in a session whose neighbour spins 64 processes at its process limit:")
+    print(f"  neighbour idle      {_figures(neighbour['alone'])}")  # type: ignore[arg-type]
+    print(f"  neighbour at limit  {_figures(neighbour['beside'])}")  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

@@ -88,7 +88,7 @@ def _host_path(mount_root: str, mount_point: str, group: str) -> str | None:
     """Where ``group`` of a hierarchy is on this file system, None when the mount does not show it."""
     if group != mount_root and not group.startswith(mount_root.rstrip("/") + "/"):
         return None
-    return os.path.join(mount_point, os.path.relpath(group, mount_root))
+    return os.path.normpath(os.path.join(mount_point, os.path.relpath(group, mount_root)))
 
 
 def _pid_alive(pid: int) -> bool:
