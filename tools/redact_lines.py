@@ -9,9 +9,11 @@ secret. Redacted one by one, a body line came back whole.
 :data:`~tools._secret_rules.SECRET_REACH` characters of the lines before and after it: any secret
 spanning lines that a block's line belongs to lies wholly in that span, so the line is judged as the
 whole text would judge it, however far from the hit its key's ``BEGIN`` line is. Memory stays
-bounded by the block size whatever the length of the text. A secret within one line is left to
-redacting each shown line alone (:func:`~tools.redact.redact_secrets`), which the caller does anyway
-and which costs far less than searching every line of a file for every kind of secret.
+bounded by the block size whatever the length of the text. A reader of a window far into a text
+(``read_file``) starts at the window's first line: the lines before it are only counted. A secret
+within one line is left to redacting each shown line alone (:func:`~tools.redact.redact_secrets`),
+which the caller does anyway and which costs far less than searching every line of a file for every
+kind of secret.
 """
 
 from __future__ import annotations
@@ -44,14 +46,20 @@ class RedactedLines:
     Args:
         lines: the text's lines, without their line breaks (a line's ``\\r`` may stay), read lazily.
         block_chars: the size of a block judged at once (a test makes it small).
+        first: the number of the first line to yield: the lines before it are read and counted, and only
+            the last :data:`~tools._secret_rules.SECRET_REACH` characters of them are judged (a window
+            far into a long text costs about what counting its lines does).
     """
 
-    def __init__(self, lines: Iterable[str], block_chars: int = BLOCK_CHARS) -> None:
+    def __init__(self, lines: Iterable[str], block_chars: int = BLOCK_CHARS, first: int = 1) -> None:
         self._source = lines
         self._lines = iter(lines)
         self._block_chars = block_chars
+        self._first = max(1, first)
+        # Invariant: the lines taken from the source so far, judged or not.
+        self._taken = 0
         self._judged = self._judge_blocks()
-        self._last = 0
+        self._last = self._first - 1
 
     def __iter__(self) -> Iterator[RedactedLine]:
         return self._judged
@@ -67,6 +75,12 @@ class RedactedLines:
         skipped, self._last = number - self._last - 1, number
         return next(itertools.islice(self._judged, skipped, None), None)
 
+    def line_count(self) -> int:
+        """The number of lines of the text: the lines not read yet are read and counted, not judged, and
+        none is yielded after this."""
+        self._judged.close()
+        return self._taken + sum(1 for _ in self._lines)
+
     def close(self) -> None:
         """Stop reading: close the source of the lines if it can be closed (a generator reading a file)."""
         self._judged.close()
@@ -75,10 +89,11 @@ class RedactedLines:
             close()
 
     def _judge_blocks(self) -> Iterator[RedactedLine]:
-        # Invariant: buffer[i] is line number ``first + i``; the lines before ``start`` are judged and kept
-        # only as the next block's margin, at least SECRET_REACH characters of the text (all there are).
-        buffer: list[str] = []
-        first, start = 1, 0
+        # Invariant: buffer[i] is line number ``first + i``; the lines before ``start`` (judged, or skipped before
+        # the first line yielded) are kept only as the next block's margin, at least SECRET_REACH characters of
+        # the text (all there are).
+        skipped, buffer = self._skip(self._first - 1)
+        first, start = skipped - len(buffer) + 1, len(buffer)
         while self._read(buffer, start, self._block_chars):
             # At least one line, and SECRET_REACH characters after it (or the end of the text).
             sizes = list(itertools.accumulate(_sizes(buffer[start:])))
@@ -86,24 +101,47 @@ class RedactedLines:
             self._read(buffer, end, SECRET_REACH)
             block = buffer[start:end]
             yield from zip(range(first + start, first + end), block, _judge(buffer[:start], block, buffer[end:]))
-            back = list(itertools.accumulate(_sizes(reversed(buffer[:end]))))
-            keep_from = max(0, end - bisect.bisect_left(back, SECRET_REACH) - 1)
+            keep_from = _margin_from(buffer, end)
             del buffer[:keep_from]
             first, start = first + keep_from, end - keep_from
+
+    def _skip(self, count: int) -> tuple[int, list[str]]:
+        """Read ``count`` lines (fewer where the text ends): how many were read, and the last of them that the
+        next line is judged with (at least SECRET_REACH characters, or all there are)."""
+        skipped = 0
+        margin: list[str] = []
+        while skipped < count and (chunk := self._take(min(count - skipped, _CHUNK_LINES))):
+            skipped += len(chunk)
+            margin.extend(chunk)
+            del margin[: _margin_from(margin, len(margin))]
+        return skipped, margin
 
     def _read(self, buffer: list[str], index: int, chars: int) -> bool:
         """Read lines onto ``buffer`` until it holds ``chars`` characters from ``index`` on, or the text ends;
         whether it holds any line from ``index`` on."""
         held = sum(_sizes(buffer[index:]))
-        while held < chars and (chunk := list(itertools.islice(self._lines, _CHUNK_LINES))):
+        while held < chars and (chunk := self._take(_CHUNK_LINES)):
             buffer.extend(chunk)
             held += sum(_sizes(chunk))
         return index < len(buffer)
+
+    def _take(self, count: int) -> list[str]:
+        """The next ``count`` lines of the source (fewer where it ends)."""
+        chunk = list(itertools.islice(self._lines, count))
+        self._taken += len(chunk)
+        return chunk
 
 
 def _sizes(lines: Iterable[str]) -> Iterator[int]:
     """The characters of each line with its line break (counted without a Python call per line)."""
     return map(operator.add, map(len, lines), itertools.repeat(1))
+
+
+def _margin_from(lines: list[str], end: int) -> int:
+    """The index from which ``lines[:end]`` holds the last SECRET_REACH characters before line ``end`` (all
+    there are): the margin a line after them is judged with."""
+    back = list(itertools.accumulate(_sizes(reversed(lines[:end]))))
+    return max(0, end - bisect.bisect_left(back, SECRET_REACH) - 1)
 
 
 def _judge(before: list[str], block: list[str], after: list[str]) -> list[str]:

@@ -1,5 +1,6 @@
-"""Fixtures of the tool tests: the run's launcher (real bwrap), for tools that start processes; the core
-tools in a real registry and a context in the test's directory (a test module may define its own)."""
+"""Fixtures of the tool tests: the run's launcher (real bwrap), for tools that start processes, and jails of
+each mode in turn (``jails``); the core tools in a real registry and a context in the test's directory (a test
+module may define its own); a real private key (``pem``)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.jail.fixtures import launcher
+from tests.jail.fixtures import jails, launcher
+from tests.tools.real_key import pem
 from tools.builtin import register_core_tools
 from tools.registry import ToolRegistry
 from tools.testing import LocalToolContext
 
-__all__ = ["ctx", "launcher", "registry"]
+__all__ = ["ctx", "jails", "launcher", "pem", "registry"]
 
 
 @pytest.fixture

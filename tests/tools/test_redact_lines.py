@@ -56,3 +56,26 @@ class TestLineByNumber:
         with pytest.raises(ValueError, match="was asked for after"):
             lines.line(2)
         assert lines.line(len(LINES) + 1) is None
+
+
+class TestFirstLine:
+    """Starting at a later line yields the lines from it as judging the whole text does, and counts them all."""
+
+    @pytest.mark.parametrize("block_chars", [1_000, 10**6])
+    @pytest.mark.parametrize("first", [1, 2, len(FILLER) + 1, len(FILLER) + PEM_LINES[3], len(FILLER) + len(LINES)])
+    def test_same_lines_as_the_whole_text(self, block_chars: int, first: int) -> None:
+        """From the filler, the key's BEGIN line or the middle of its body: the same lines, numbers and texts."""
+        text = [*FILLER, *LINES, *FILLER]
+        assert list(RedactedLines(text, 10**6))[first - 1 :] == list(RedactedLines(text, block_chars, first))
+
+    def test_line_count(self) -> None:
+        """The lines of the text, however many were yielded before; none is yielded after."""
+        text = [*FILLER, *LINES, *FILLER]
+        lines = RedactedLines(iter(text), 64, first=len(FILLER) + PEM_LINES[2])
+        assert (len(FILLER) + PEM_LINES[2], PEM.splitlines()[2], REDACTED) == next(iter(lines))
+        assert len(text) == lines.line_count()
+        assert [] == list(lines)
+
+    def test_first_past_the_end(self) -> None:
+        lines = RedactedLines(iter(LINES), first=len(LINES) + 5)
+        assert ([], len(LINES)) == (list(lines), lines.line_count())

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.jail.world import World, make_world
+from tests.tools.real_key import key_body, leaked
 from tools.jail import Launcher, SandboxMode
 from tools.redact import REDACTED
 from tools.search import find_ripgrep, make_search_handler
@@ -25,24 +24,6 @@ ENGINES = [
 ]
 BEFORE = ["# deploy notes", "host = build-7", "user = deploy"]
 AFTER = ["# end of key", "port = 2222"]
-
-
-@pytest.fixture(scope="module")
-def pem() -> str:
-    """A real RSA private key in PEM, as openssl writes it."""
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
-    key = subprocess.run(
-        ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"],
-        capture_output=True, text=True, check=True, timeout=60,
-    ).stdout.strip()
-    assert key.startswith("-----BEGIN PRIVATE KEY-----")
-    return key
-
-
-def body(pem: str) -> list[str]:
-    """The key's base64 lines (between BEGIN and END)."""
-    return pem.splitlines()[1:-1]
 
 
 @pytest.fixture
@@ -61,26 +42,20 @@ async def search(root: Path, ripgrep: bool, ctx: LocalToolContext | None = None,
     return json.loads(rendered), rendered
 
 
-def leaked(pem: str, rendered: str) -> list[str]:
-    """Pieces of the key's body (16 characters of each line, at its start and end) found in ``rendered``."""
-    pieces = [piece for line in body(pem) for piece in (line[:16], line[-16:])]
-    return [piece for piece in pieces if piece in rendered or json.dumps(piece)[1:-1] in rendered]
-
-
 @pytest.mark.parametrize("ripgrep", ENGINES)
 class TestKeyBodyHit:
     """A search hitting lines inside a key's body shows them redacted, with or without context."""
 
     async def test_body_line_without_context(self, project: Path, pem: str, ripgrep: bool) -> None:
         """A pattern matching one body line: that line comes back as the marker; the BEGIN line is not near."""
-        line = body(pem)[12]
+        line = key_body(pem)[12]
         result, rendered = await search(project, ripgrep, pattern=re.escape(line[10:30]))
         assert [{"path": "deploy.txt", "line": 4 + 13, "content": REDACTED}] == result["matches"]
         assert [] == leaked(pem, rendered)
 
     async def test_body_line_with_context(self, project: Path, pem: str, ripgrep: bool) -> None:
         """`context: 3` around a body line: seven lines, each the marker."""
-        line = body(pem)[12]
+        line = key_body(pem)[12]
         result, rendered = await search(project, ripgrep, pattern=re.escape(line[10:30]), context=3)
         assert list(range(14, 21)) == [match["line"] for match in result["matches"]]
         assert {REDACTED} == {match["content"] for match in result["matches"]}
@@ -102,7 +77,7 @@ class TestKeyBodyHit:
 
     async def test_files_only_and_count(self, project: Path, pem: str, ripgrep: bool) -> None:
         """The modes that show no line name the file and count, and nothing else."""
-        pattern = re.escape(body(pem)[5][:20])
+        pattern = re.escape(key_body(pem)[5][:20])
         files, rendered_files = await search(project, ripgrep, pattern=pattern, output_mode="files_only")
         counts, rendered_counts = await search(project, ripgrep, pattern=pattern, output_mode="count")
         assert ["deploy.txt"] == files["files"]
@@ -120,7 +95,7 @@ class TestKeyFarInAFile:
         root.mkdir()
         filler = [f"filler line {n:07d} " + "x" * 60 for n in range(14_000)]
         (root / "log.txt").write_text("\n".join([*filler, pem, *filler]) + "\n")
-        line = body(pem)[3]
+        line = key_body(pem)[3]
         result, rendered = await search(root, ripgrep, pattern=re.escape(line[5:25]), context=2)
         assert [REDACTED] * 5 == [match["content"] for match in result["matches"]]
         assert [] == leaked(pem, rendered)
@@ -139,6 +114,6 @@ class TestJailedSession:
     async def test_workspace_write(self, world: World, pem: str, ripgrep: bool) -> None:
         (world.workspace / "deploy.txt").write_text("\n".join([*BEFORE, pem, *AFTER]) + "\n")
         ctx = world.context(SandboxMode.WORKSPACE_WRITE)
-        result, rendered = await search(world.workspace, ripgrep, ctx, pattern=re.escape(body(pem)[7][:24]), context=1)
+        result, rendered = await search(world.workspace, ripgrep, ctx, pattern=re.escape(key_body(pem)[7][:24]), context=1)
         assert [("deploy.txt", REDACTED)] * 3 == [(match["path"], match["content"]) for match in result["matches"]]
         assert [] == leaked(pem, rendered)
