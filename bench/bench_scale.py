@@ -142,6 +142,7 @@ async def jail_comparison(url: str, tmp: Path, count: int, turns: int, rounds: i
                 ensure_private_dir(paths.run_dir)
                 runtime = RuntimeDir.claim(paths.home, paths.user_dir_record)
                 runtime.prepare()
+                runtime.hold_in_memory(sandbox.limits.tmp_mb)  # as the daemon does, where it may mount
                 jails = DaemonJails(config=sandbox, runtime=runtime, home=str(base / "home"), launcher=launcher)
                 async with service(base, config, jails) as (svc, _):
                     options = SessionOptions(cwd=str(tmp), model="scripted", provider="custom", base_url=url,

@@ -20,7 +20,7 @@ from tests.jail.helpers import BASE_ENV, finish
 from tools.jail import SandboxMode, open_launcher
 from tools.jail.runtime import DaemonJails, RuntimeDir, SessionRuntime
 
-LIMITS = SandboxLimits(pids=32, memory_mb=64, tmp_mb=4, shm_mb=4, cpu_weight=50)
+LIMITS = SandboxLimits(pids=32, memory_mb=64, tmp_mb=256, shm_mb=4, cpu_weight=50)
 
 # Forks until the kernel refuses, each child sleeping; prints how many it got (perl: readable by any user).
 _FORKS = (
@@ -48,6 +48,7 @@ async def exercise(work: Path) -> dict[str, Any]:
         found["mechanisms"] = dict(launcher.status.limits)
         runtime_dir = RuntimeDir.for_home(home, str(work / "user"))
         runtime_dir.clean()
+        in_memory = runtime_dir.hold_in_memory(config.limits.tmp_mb)
         jails = DaemonJails(config=config, runtime=runtime_dir, home=str(home), launcher=launcher)
         hog = await jails.open_session("hog", SandboxMode.WORKSPACE_WRITE, str(work))
         other = await jails.open_session("other", SandboxMode.WORKSPACE_WRITE, str(work))
@@ -57,8 +58,11 @@ async def exercise(work: Path) -> dict[str, Any]:
             found["forks"] = int(forks.strip().splitlines()[-1]) if forks.strip() else forks
             code, allocated = await _run(hog, f"perl -e '{_ALLOCATE}'")
             found["allocation"] = "allocated" if "allocated" in allocated else f"refused (status {code})"
-            found["tmp"] = (await _run(hog, "dd if=/dev/zero of=/tmp/big bs=1M count=16 2>&1 | grep -c 'No space'"))[1]
             found["shm"] = (await _run(hog, "dd if=/dev/zero of=/dev/shm/big bs=1M count=16 2>&1 | grep -c 'No space'"))[1]
+            # In memory, /tmp counts toward the session's memory limit: 128 MB do not fit in 64.
+            found["tmp"] = "stopped" if (await _run(hog, "dd if=/dev/zero of=/tmp/big bs=1M count=128"))[0] else "written"
+            # What was written stays charged to the session until the file goes (as a file tool would do it).
+            os.remove(os.path.join(hog.jail.policy.tmp_dir, "big"))
             after = hog.jail.policy.cgroup.counters() if hog.jail.policy.cgroup else {}
             found["counted"] = {name: after[name] > before.get(name, 0) for name in after}
             found["other session"] = (await _run(other, "echo still here"))[1]
@@ -69,7 +73,9 @@ async def exercise(work: Path) -> dict[str, Any]:
             await jails.close_session(hog)
             await jails.close_session(other)
         found["groups left"] = [d for d in directories if os.path.exists(d)]
-        found["tmp mounted after close"] = any(
+        found["in memory"] = in_memory
+        runtime_dir.remove()
+        found["mounted after remove"] = any(
             str(work) in line for line in Path("/proc/self/mountinfo").read_text().splitlines()
         )
     return found

@@ -78,19 +78,11 @@ class Spawner:
             for _ in self._threads:
                 self._requests.put(None)
 
-    async def popen(
-        self, argv: list[str], *, settle: Callable[[subprocess.Popen[bytes]], None] | None = None, **options: Any
-    ) -> subprocess.Popen[bytes]:
-        """``subprocess.Popen(argv, **options)`` on a spawn thread, then ``settle(process)`` there.
+    async def popen(self, argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
+        """``subprocess.Popen(argv, **options)`` on a spawn thread.
 
         The wait is shielded: once queued, the fork happens and its process is returned, so the
         caller can stop it if it was cancelled meanwhile.
-
-        Args:
-            argv: The command.
-            settle: Blocking work on the new process before it is handed back (putting a jail under
-                its limits); what it raises is raised here, the process stopped by it first.
-            options: ``subprocess.Popen``'s keyword arguments.
 
         Raises:
             LauncherClosed: the launcher was closed.
@@ -105,13 +97,7 @@ class Spawner:
             box.append(result)
             done.set()
 
-        def start() -> subprocess.Popen[bytes]:
-            process = subprocess.Popen(argv, **options)
-            if settle is not None:
-                settle(process)
-            return process
-
-        request = _Request(start, trio.lowlevel.current_trio_token(), deliver)
+        request = _Request(lambda: subprocess.Popen(argv, **options), trio.lowlevel.current_trio_token(), deliver)
         self._requests.put(request)
         with trio.CancelScope(shield=True):
             await done.wait()

@@ -1,10 +1,10 @@
-"""A session's private ``/tmp`` as a tmpfs of its size, where the daemon may mount one (``CAP_SYS_ADMIN``).
+"""Mounting a tmpfs, where the daemon may (``CAP_SYS_ADMIN``): the runtime directory in memory.
 
-The tmpfs is mounted on the host at the session's temp directory, so the daemon's file tools and every
-jail of the session see the same files, and the kernel refuses a write past ``tmp_mb`` with ``ENOSPC``.
-Its pages are charged to the memory group of whoever writes them: a session's ``/tmp`` counts against
-its memory limit too. Unmounted (lazily, so a straggler cannot hold it) when the session closes, and at
-start for whatever a daemon killed with ``-9`` left mounted in its runtime directory.
+The daemon mounts one over its runtime directory (:meth:`~tools.jail.runtime.RuntimeDir.hold_in_memory`),
+so the daemon's file tools and every jail see the same files, every session's ``/tmp`` is in memory, and
+its pages are charged to the memory group of the session that writes them: a session's ``/tmp`` counts
+against its memory limit, the whole against ``tmp_mb``. Unmounted (lazily, so a straggler cannot hold
+it) at the daemon's stop, and at start for what a daemon killed with ``-9`` left mounted.
 
 Blocking: call from a worker thread.
 """
@@ -53,13 +53,14 @@ def unmount(path: str) -> None:
 
 def unmount_under(directory: str) -> None:
     """Detach every mount at or below ``directory`` (what a killed daemon left), deepest first."""
-    prefix = os.path.realpath(directory).rstrip("/") + "/"
+    real = os.path.realpath(directory)
     try:
         with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as info:
             points = [line.split()[4].replace("\\040", " ") for line in info]
     except OSError:
         return
-    for point in sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True):
+    inside = (p for p in points if p == real or p.startswith(real.rstrip("/") + "/"))
+    for point in sorted(inside, key=len, reverse=True):
         unmount(point)
 
 

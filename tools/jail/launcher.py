@@ -15,7 +15,6 @@ a jailed policy's spawn raises :class:`JailUnavailable`: nothing ever runs unjai
 from __future__ import annotations
 
 import errno
-import functools
 import logging
 import os
 import shutil
@@ -184,14 +183,20 @@ class Launcher:
             command, jailed_env = await trio.to_thread.run_sync(
                 _jailed_command, status, policy, list(argv), cwd, env, tuple(binds), fds
             )
-            popen: PopenFn = self._spawner.popen
-            if fds.settle is not None:
-                limit = functools.partial(settle, fds=fds.hand_over(), cgroup=policy.cgroup, fallbacks=fallbacks)
-                popen = functools.partial(popen, settle=limit)
-            return await start_process(
-                popen, command, jailed_env, jailed=True, stdin=stdin, merge_stderr=merge_stderr, cwd="/",
-                pass_fds=(*pass_fds, *fds.child_ends),
-            )
+            process = await start_process(
+                self._spawner.popen, command, jailed_env, jailed=True, stdin=stdin, merge_stderr=merge_stderr,
+                cwd="/", pass_fds=(*pass_fds, *fds.child_ends),
+            )  # fmt: skip
+            if fds.settle is None:
+                return process
+            try:
+                await settle(process.pid, fds.hand_over(), policy.cgroup, fallbacks)
+            except BaseException:
+                with trio.CancelScope(shield=True):
+                    await process.stop(0)
+                process.close_pipes()
+                raise
+            return process
 
 
 class _JailFds:

@@ -45,7 +45,7 @@ import trio
 
 from config.sandbox import SandboxConfig
 from messages.user_dir import claim_user_dir, is_our_directory, user_dir_name, user_dirs_of_ours
-from tools.jail._tmpfs import mount_tmpfs, unmount, unmount_under
+from tools.jail._tmpfs import mount_tmpfs, unmount_under
 from tools.jail.cgroups import SessionCgroup
 from tools.jail.policy import JailPolicy, SandboxMode, build_policy, resolve_limits, resolve_mode
 from tools.jail.process import kill_jails_under
@@ -185,13 +185,14 @@ class RuntimeDir:
         self.prepare()
         for pid in kill_jails_under(self.path):
             log.warning("killed a jail an earlier run of this home left running (bwrap pid %d)", pid)
-        # The sessions' /tmp tmpfs mounts a daemon killed with -9 left behind.
+        removed = [entry for entry in sorted(os.listdir(self.path)) if entry != HOME_RECORD]
+        # The tmpfs a daemon killed with -9 left mounted over the directory goes with what it held.
         unmount_under(self.path)
-        removed = []
+        self.prepare()
         for entry in sorted(os.listdir(self.path)):
             if entry != HOME_RECORD:
                 _force_remove(os.path.join(self.path, entry))
-                removed.append(entry)
+                removed += [] if entry in removed else [entry]
         # Where releases before the per-user directory kept this home's runtime directory: outside it, a
         # jail would not hide what a crashed daemon of theirs left there. Only if it is ours: anyone can
         # make a directory of that name and record this home in it.
@@ -205,7 +206,23 @@ class RuntimeDir:
 
     def remove(self) -> None:
         """Remove the whole directory, at the daemon's stop (its sessions and jails are gone)."""
+        unmount_under(self.path)
         _force_remove(self.path)
+
+    def hold_in_memory(self, size_mb: int) -> bool:
+        """Mount a tmpfs of ``size_mb`` MiB over the (just prepared) directory, so every session's ``/tmp``
+        lives in memory, its pages charged to the memory group of the session that writes them; False
+        where the daemon may not mount. Blocking.
+
+        One tmpfs for every session, not one each: each jail copies every mount of the host, and 200
+        mounted sessions made every process start 4.1 ms slower (3.2 -> 7.3 ms).
+        """
+        try:
+            mount_tmpfs(self.path, size_mb)
+        except OSError:
+            return False
+        self.prepare()  # the home record, in the new file system
+        return True
 
     def session_dir(self, session_id: str) -> str:
         """The directory of one session (its id when short and plain, else a digest of it)."""
@@ -316,17 +333,11 @@ class DaemonJails:
         launcher = self.launcher if mode.jailed else None
         # A full-access session has the daemon's authority: no limits (see tools.jail.limits).
         cgroup = await launcher.open_limits(session_id, narrowed) if launcher is not None else None
-        tmpfs = launcher is not None and launcher.status.limits.get("tmp_mb") == "tmpfs"
 
         def create() -> tuple[str, JailPolicy]:
             # Directories and the skills looked up, every path resolved: all on disk.
-            if os.path.isdir(self.runtime.session_dir(session_id)):
-                # Left by a host killed with -9 (another host runs the session now): its /tmp may be mounted.
-                unmount_under(self.runtime.session_dir(session_id))
             directory = self.runtime.create_session(session_id)
             tmp = os.path.join(directory, "tmp")
-            if tmpfs:
-                mount_tmpfs(tmp, narrowed.tmp_mb)
             # Another home whose daemon made its per-user directory elsewhere is hidden too.
             others = user_dirs_of_ours(os.path.dirname(self.runtime.parent))
             policy = build_policy(
@@ -351,9 +362,6 @@ class DaemonJails:
     def _remove(self, session_id: str, cgroup: SessionCgroup | None) -> None:
         if cgroup is not None:
             cgroup.remove()
-        tmp = os.path.join(self.runtime.session_dir(session_id), "tmp")
-        if os.path.ismount(tmp):
-            unmount(tmp)
         self.runtime.remove_session(session_id)
 
 

@@ -117,6 +117,9 @@ async def serve_daemon(
     shutdown = _Shutdown(section.shutdown_timeout_seconds, on_overrun or (lambda: None))
     runtime = await trio.to_thread.run_sync(_runtime_of, paths, host_index is None)
     await trio.to_thread.run_sync(runtime.prepare)
+    if host_index is None:
+        # Every session's /tmp in memory, where the daemon may mount (sandbox.limits.tmp_mb).
+        await trio.to_thread.run_sync(runtime.hold_in_memory, config.sandbox.limits.tmp_mb)
     try:
         async with trio.open_nursery() as signals:
             signals.start_soon(_watch_signals, shutdown)
