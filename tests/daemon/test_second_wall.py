@@ -134,6 +134,34 @@ class TestKill9:
 
 
 
+class TestJailedMcpServer:
+    """mcp_servers.NAME.sandbox jails a stdio server like a session: it serves, and holds no capability."""
+
+    def test_read_only_server(self, provider: ScriptedProviderProcess) -> None:
+        marker = tag()
+        config = (
+            f"mcp_servers:\n  toy: {{command: {sys.executable}, args: [{TOY}, stdio, '{marker}'], "
+            "connect_timeout: 20, sandbox: read-only}\n"
+        )
+        jailed = JailedDaemon(config).start()
+        try:
+            wait_until(lambda: _server_state(jailed) == "ready", TURN_TIMEOUT, "the server to be ready")
+            server = next(pid for pid in processes_with(marker) if _command_line(pid).startswith(sys.executable))
+            assert _status_field(server, "CapEff") == "0000000000000000"
+            assert _status_field(server, "Seccomp") == "2"
+        finally:
+            jailed.stop()
+
+
+def _command_line(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+
+
+def _status_field(pid: int, name: str) -> str:
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return next(line.split(":", 1)[1].strip() for line in lines if line.startswith(name + ":"))
+
+
 def _described(marker: str) -> str:
     """What is left of the processes with ``marker``: pid, parent, state and command line, for a failure."""
     found = []

@@ -3,19 +3,13 @@
 Each limit of ``sandbox.limits`` uses the best mechanism this machine gives the daemon, chosen once at
 start (:func:`choose_mechanisms`) and shown by ``status``:
 
-=============  =========================================  ==================================================
-limit          first choice                               fallback
-=============  =========================================  ==================================================
-``pids``       the session's control group (``pids.max``)   ``RLIMIT_NPROC`` in the jail's user namespace, per
-                                                          jail (none for a root daemon: root is exempt)
-``memory_mb``  the session's control group                ``RLIMIT_DATA``, per process
-``cpu_weight`` the session's control group                a nice value, per jail (weights under 100 only)
-``tmp_mb``     one tmpfs of that size over the runtime    none: the private ``/tmp`` is a directory on the
-               directory, every session's ``/tmp`` in it,  host's disk
-               each one's share in its ``memory_mb``
-               (needs ``CAP_SYS_ADMIN``)
-``shm_mb``     a tmpfs of that size at each jail's ``/dev/shm`` (bubblewrap's ``--size``): always
-=============  =========================================  ==================================================
+- ``pids``: the session's control group (``pids.max``); else ``RLIMIT_NPROC`` in the jail's user namespace,
+  per jail (none for a root daemon: root is exempt from it);
+- ``memory_mb``: the session's control group; else ``RLIMIT_DATA``, per process;
+- ``cpu_weight``: the session's control group; else a nice value, per jail (weights under 100 only);
+- ``tmp_mb``: one tmpfs of that size over the runtime directory, every session's ``/tmp`` in it and each one's
+  share charged to its memory group (needs ``CAP_SYS_ADMIN``); else none: ``/tmp`` is on the host's disk;
+- ``shm_mb``: a tmpfs of that size at each jail's ``/dev/shm`` (bubblewrap's ``--size``), always.
 
 A ``full-access`` session (and an MCP server not narrowed by its ``sandbox``) has the daemon's authority and no
 limits: it runs in a PID namespace of its own, with nothing to stop it but the daemon's own limits.
