@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import sys
@@ -140,8 +139,9 @@ class DaemonProcess:
         if hasattr(self, "_log"):
             self._log.close()
         if not keep_runtime:
-            # A daemon killed with -9 and never restarted leaves its runtime directory (outside the test's home).
-            shutil.rmtree(RuntimeDir.for_home(self.home, self.paths.user_dir).path, ignore_errors=True)
+            # A daemon killed with -9 and never restarted leaves its runtime directory (outside the test's home),
+            # and where it may mount, the tmpfs over it.
+            RuntimeDir.for_home(self.home, self.paths.user_dir).remove()
 
 
 def database_daemon(home: Path, url: str, *, cluster: bool = False, secret: str | None = None) -> DaemonProcess:
