@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 PROBE = """
-import inspect, json, os, sys, tempfile, time, trio
+import inspect, json, os, shutil, sys, tempfile, time, trio
 from config.sandbox import SandboxConfig
 from tools.jail import SandboxMode, open_launcher
 from tools.jail.runtime import DaemonJails, RuntimeDir
@@ -52,6 +52,8 @@ async def main(spawns):
         named = "runtime" in inspect.signature(jails.close_session).parameters
         await jails.close_session(runtime if named else "bench")
         cpu = (time.process_time() - cpu) / (spawns + 5) * 1000
+        runtime_dir.remove()
+    shutil.rmtree(root)
     print(json.dumps({"samples": samples[5:], "cpu": cpu, "limits": getattr(launcher.status, "limits", {})}))
 
 trio.run(main, int(sys.argv[1]))
@@ -59,7 +61,7 @@ trio.run(main, int(sys.argv[1]))
 
 
 NEIGHBOUR = """
-import json, os, sys, tempfile, time, trio
+import json, os, shutil, sys, tempfile, time, trio
 from config.sandbox import SandboxConfig, SandboxLimits
 from tools.jail import SandboxMode, open_launcher
 from tools.jail.runtime import DaemonJails, RuntimeDir
@@ -97,6 +99,8 @@ async def main(spawns):
         spinning.close_pipes()
         await jails.close_session(quiet)
         await jails.close_session(hog)
+        runtime_dir.remove()
+    shutil.rmtree(root)
     print(json.dumps({"alone": alone, "beside": beside}))
 
 trio.run(main, int(sys.argv[1]))
