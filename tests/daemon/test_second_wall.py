@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import signal
 import sys
 from collections.abc import Iterator
@@ -139,11 +140,14 @@ class TestJailedMcpServer:
 
     def test_read_only_server(self, provider: ScriptedProviderProcess) -> None:
         marker = tag()
-        config = (
-            f"mcp_servers:\n  toy: {{command: {sys.executable}, args: [{TOY}, stdio, '{marker}'], "
-            "connect_timeout: 20, sandbox: read-only}\n"
+        jailed = JailedDaemon()
+        # In its working directory: a checkout under the host's /tmp is out of a jail's sight.
+        toy = shutil.copy(TOY, jailed.workspace / "toy_server.py")
+        (jailed.home / "config.yaml").write_text(
+            f"mcp_servers:\n  toy: {{command: {sys.executable}, args: [{toy}, stdio, '{marker}'], "
+            f"cwd: {jailed.workspace}, connect_timeout: 20, sandbox: read-only}}\n"
         )
-        jailed = JailedDaemon(config).start()
+        jailed.start()
         try:
             wait_until(lambda: _server_state(jailed) == "ready", TURN_TIMEOUT, "the server to be ready")
             server = next(pid for pid in processes_with(marker) if _command_line(pid).startswith(sys.executable))
