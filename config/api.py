@@ -12,7 +12,7 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
-from config.sandbox import SANDBOX_MODES, SandboxConfig
+from config.sandbox import SANDBOX_MODES, SandboxConfig, limit_overrides
 from config.discord import DiscordConfig
 from config.telegram import TelegramConfig
 from config.validators import integer, non_empty_str, optional_str, positive_int, str_tuple
@@ -42,6 +42,8 @@ class ApiServerConfig:
         max_stored_runs: finished runs kept for ``GET /v1/runs/{id}``; the oldest go first.
         sandbox: the sandbox mode of API sessions (None: ``sandbox.mode``); never wider than
             ``sandbox.max_mode``.
+        limits: what API sessions may use, by the names of ``sandbox.limits`` (None: those); only lower
+            values take effect.
     """
 
     enabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
@@ -58,6 +60,7 @@ class ApiServerConfig:
     cwd: str | None = attrs.field(default=None, validator=optional_str)
     max_stored_runs: int = attrs.field(default=1000, validator=positive_int)
     sandbox: str | None = attrs.field(default=None, validator=v.optional(v.in_(SANDBOX_MODES)))
+    limits: dict[str, int] | None = attrs.field(default=None, validator=limit_overrides)
 
 
 @attrs.frozen

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import attrs
 from attrs import validators as v
 
 from config.validators import integer, non_empty_str, non_negative_number, positive_number, str_tuple
 
-__all__ = ["DEFAULT_DENY_READ", "LIMIT_NAMES", "SANDBOX_MODES", "CodeExecutionConfig", "SandboxConfig", "SandboxLimits"]
+__all__ = [
+    "DEFAULT_DENY_READ", "LIMIT_NAMES", "SANDBOX_MODES", "CodeExecutionConfig", "SandboxConfig", "SandboxLimits",
+    "limit_overrides",
+]  # fmt: skip
 
 
 @attrs.frozen(kw_only=True)
@@ -90,6 +94,18 @@ class SandboxLimits:
 
 LIMIT_NAMES: tuple[str, ...] = tuple(field.name for field in attrs.fields(SandboxLimits))
 """The limits' names, as ``config.yaml`` spells them."""
+
+
+def limit_overrides(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """Validator of a front door's own limits (``platforms.api_server.limits``): known names, valid values."""
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{attribute.name} must be a mapping of limits, got {value!r}")
+    try:
+        SandboxLimits().narrowed(value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{attribute.name}: {exc}") from None
 
 
 @attrs.frozen(kw_only=True)

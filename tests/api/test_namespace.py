@@ -19,6 +19,7 @@ from actors.platform.cli.client import ControlClient
 from actors.platform.paths import DaemonPaths
 from actors.session.options import SessionOptions
 from config.loader import ConfigError, load_config
+from config.sandbox import SandboxLimits
 from messages import control as c
 from providers.scripted import ScriptedProvider
 from tests.api.harness import ApiDaemon, api_daemon, sse_frames, stored_texts
@@ -151,7 +152,7 @@ class TestNamesAreStable:
 
 
 class TestApiSandboxMode:
-    """API sessions run under ``platforms.api_server.sandbox``; a mode wider than ``sandbox.max_mode`` is refused at load."""
+    """API sessions run under ``platforms.api_server.sandbox`` and ``limits``; a wider mode or an unknown limit is refused at load."""
 
     async def test_api_sessions_take_the_configured_mode(self, provider: ScriptedProvider) -> None:
         provider.push({"text": "fine"})
@@ -159,6 +160,20 @@ class TestApiSandboxMode:
             status, _, _ = await _completion(api, "jailed", "hello")
             session = api.system.lookup(f"sessions/session:{api_session_id('jailed')}")
             assert status == 200 and session.statistics().details["sandbox"] == "read-only"
+
+    async def test_api_sessions_take_the_configured_limits(self, provider: ScriptedProvider) -> None:
+        """``platforms.api_server.limits`` lowers what API sessions may use, as ``sandbox`` narrows their mode."""
+        provider.push({"text": "fine"})
+        async with api_daemon(provider, "    limits: {pids: 64, memory_mb: 999999}\n") as api:
+            status, _, _ = await _completion(api, "limited", "hello")
+            session = api.system.lookup(f"sessions/session:{api_session_id('limited')}")
+            limits = session.statistics().details["limits"]
+            assert status == 200 and (limits["pids"], limits["memory_mb"]) == (64, SandboxLimits().memory_mb)
+
+    def test_unknown_limit_is_a_config_error(self, tmp_path: Path) -> None:
+        (tmp_path / "config.yaml").write_text("platforms:\n  api_server:\n    limits: {pid: 64}\n")
+        with pytest.raises(ConfigError, match="unknown sandbox limit 'pid'"):
+            load_config(tmp_path)
 
     def test_wider_than_max_mode_is_a_config_error(self, tmp_path: Path) -> None:
         (tmp_path / "config.yaml").write_text(

@@ -95,7 +95,7 @@ class ApiGateway:
     def _options(self, *, interactive: bool, model: str | None) -> SessionOptions:
         return SessionOptions(
             cwd=self.cwd, model=model, source=API_SOURCE, interactive=interactive, toolsets=API_TOOLSETS,
-            sandbox=self.config.sandbox,
+            sandbox=self.config.sandbox, limits=self.config.limits,
         )
 
     async def open_ephemeral(
