@@ -222,8 +222,7 @@ class SessionActor(Actor[SessionMessage]):
         details.update({
             "model": self.model.chain.current.label,
             "sandbox": self.durable.options.sandbox,
-            # What its jail may use (inspect shows it; a full-access session's are not enforced).
-            "limits": attrs.asdict(self.runtime.jail.policy.limits),
+            "limits": attrs.asdict(self.runtime.jail.policy.limits),  # not enforced in full-access
             "turns": self.durable.turns,
             "subscribers": self.hub.subscriber_count,
             "tokens": usage.prompt_tokens + usage.completion_tokens,
