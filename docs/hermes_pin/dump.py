@@ -113,7 +113,7 @@ def _model_keys() -> list[str]:
 
     ``provider``, ``base_url``, ``api_key`` and ``api_mode`` come back from Hermes's runtime provider
     resolution; ``default`` and ``context_length`` are where its config normaliser puts the model's name
-    and a top-level ``context_length``.
+    and a top-level ``context_length``, and it reads the model's name from the aliases ``model`` and ``name``.
     """
     import yaml
     from hermes_cli.config import _normalize_root_model_keys, get_config_path
@@ -125,8 +125,10 @@ def _model_keys() -> list[str]:
     runtime = resolve_runtime_provider()
     read = {key for key, value in probe.items() if runtime.get(key) == value}
     normalised = _normalize_root_model_keys({"context_length": 12345, "model": {"name": "probe-model"}})["model"]
+    aliases = {alias for alias in ("model", "name")
+               if _normalize_root_model_keys({"model": {alias: "probe-model"}})["model"].get("default") == "probe-model"}
     get_config_path().unlink()
-    return sorted(read | set(normalised))
+    return sorted(read | set(normalised) | aliases)
 
 
 def tool_schemas() -> dict[str, Any]:
