@@ -38,10 +38,10 @@ HERMES_NOTE = "Hermes setting {key} is not used here: {why}"
 HERMES_SYNONYMS: dict[str, str] = {
     "agent.disabled_toolsets": "tools.disabled_toolsets",
     "command_allowlist": "approvals.allow",
-    "compression.summary_model": "auxiliary.model",
     "credential_pool_strategies": "credential_pool.strategies",
     "gateway.api_server.max_concurrent_runs": "platforms.api_server.max_concurrent_runs",
     "model.model": "model.default",
+    "model.name": "model.default",
     "platforms.api_server.extra.key": "platforms.api_server.key",
     "tool_output.max_bytes": "terminal.max_output_bytes",
 }

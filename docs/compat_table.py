@@ -41,6 +41,7 @@ __all__ = [
     "hermes_defaults",
     "our_defaults",
     "parse_rows",
+    "read_as",
     "render",
     "same_default",
 ]
@@ -144,9 +145,13 @@ def same_default(hermes: Any, ours: Any) -> bool:
     return bool(hermes == ours)
 
 
+def read_as(key: str) -> str:
+    """The key of ours that ``key`` is read at: a Hermes synonym's or an old name's new key, else itself."""
+    return HERMES_SYNONYMS.get(key) or DEPRECATED_KEYS.get(key) or key
+
+
 def _render_row(row: Row, hermes: Mapping[str, Any], ours: Mapping[str, Any]) -> str:
-    our_key = HERMES_SYNONYMS.get(row.key) or DEPRECATED_KEYS.get(row.key) or row.key
-    cells = [row.key_cell, row.status, _cell(hermes, row.key), _cell(ours, our_key), row.notes]
+    cells = [row.key_cell, row.status, _cell(hermes, row.key), _cell(ours, read_as(row.key)), row.notes]
     return ("| " + " | ".join(cells) + " |").replace("  |", " |") + "\n"
 
 

@@ -103,7 +103,7 @@ class TestHermesFileLoads:
         assert any(w.startswith("Hermes setting stt is not used here: speech-to-text") for w in found)
         telegram = "Hermes setting platforms.telegram.reply_to_mode is not used here:"  # the rest is ours now
         assert any(w.startswith(telegram) and "platforms.telegram" in w for w in found)
-        assert any(w.startswith("Hermes setting code_execution.kernel_idle_timeout") and "seed 000" in w for w in found)
+        assert any(w.startswith("Hermes setting terminal.home_mode") and "the jail" in w for w in found)
 
     def test_no_key_of_the_file_is_unknown(self, hermes: tuple[Config, list[str]]) -> None:
         assert [w for w in hermes[1] if w.startswith("unknown key")] == []
@@ -124,10 +124,10 @@ class TestWarningsTellHermesFromTypos:
     """A Hermes key this project lacks says so and what covers it; anything else is an unknown key."""
 
     def test_a_hermes_key_in_a_shared_section(self, tmp_path: Path) -> None:
-        _, found = _load(tmp_path, "compression:\n  max_attempts: 6\n  treshold: 0.4\n")
+        _, found = _load(tmp_path, "compression:\n  in_place: false\n  treshold: 0.4\n")
         assert found == [
-            "Hermes setting compression.max_attempts is not used here: "
-            "compression gives up as seed 002 says (compression.max_ineffective)",
+            "Hermes setting compression.in_place is not used here: "
+            "a knob of Hermes's own compressor; this one follows seed 002 section 7 (compression.*)",
             "unknown key compression.treshold (ignored)",
         ]
 
@@ -161,6 +161,12 @@ class TestHermesForms:
     def test_model_key_model_is_default(self, tmp_path: Path) -> None:
         config, _ = _load(tmp_path, "model:\n  model: openai/gpt-5\n  provider: ''\n  base_url: ''\n")
         assert (config.model.default, config.model.provider, config.model.base_url) == ("openai/gpt-5", None, None)
+
+    def test_model_key_name_is_default_after_model(self, tmp_path: Path) -> None:
+        config, found = _load(tmp_path, "model:\n  name: openai/gpt-5\n")
+        assert (config.model.default, found) == ("openai/gpt-5", [])
+        config, found = _load(tmp_path, "model:\n  model: openai/gpt-5\n  name: openai/gpt-4\n")
+        assert (config.model.default, found) == ("openai/gpt-5", ["Hermes key model.name ignored: model.default is set too"])
 
     def test_our_own_key_wins_over_its_hermes_synonym(self, tmp_path: Path) -> None:
         config, found = _load(tmp_path, "terminal: {max_output_bytes: 30000}\ntool_output: {max_bytes: 9000}\n")
