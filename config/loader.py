@@ -241,6 +241,8 @@ def _drop_unknown(cls: Any, data: Any, prefix: str, found: list[str]) -> Any:
         return [_drop_unknown(element, item, f"{name}[{index}].", found) for index, item in enumerate(data)]
     if not attrs.has(cls):
         return data
+    if data is None:  # ``skills:`` with nothing under it, as YAML reads it: the section's defaults
+        return {}
     if not isinstance(data, dict):
         raise ConfigError(f"{prefix.rstrip('.') or 'the top level'} must be a mapping, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)

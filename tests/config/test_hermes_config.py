@@ -158,6 +158,10 @@ class TestHermesForms:
         config, found = _load(tmp_path, "model: openai/gpt-5\n")
         assert (config.model.default, found) == ("openai/gpt-5", [])
 
+    def test_an_empty_section_is_its_defaults(self, tmp_path: Path) -> None:
+        config, found = _load(tmp_path, "skills:\nagent:\n  max_turns: 7\ncompression:\n")
+        assert (config.skills, config.agent.max_turns, found) == (Config().skills, 7, [])
+
     def test_model_key_model_is_default(self, tmp_path: Path) -> None:
         config, _ = _load(tmp_path, "model:\n  model: openai/gpt-5\n  provider: ''\n  base_url: ''\n")
         assert (config.model.default, config.model.provider, config.model.base_url) == ("openai/gpt-5", None, None)
