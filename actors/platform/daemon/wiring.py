@@ -70,6 +70,7 @@ from actors.session import SessionDeps, SessionService, SessionsSupervisor
 from actors.subagent import delegate_capability
 from config.loader import Config, load_env_file
 from config.discord import TOKEN_VARIABLE as DISCORD_TOKEN
+from config.gateway import read_access_environment
 from config.telegram import TOKEN_VARIABLE as TELEGRAM_TOKEN
 from messages.paths import SESSIONS
 from providers.clients import ClientPool
@@ -333,6 +334,7 @@ async def _start_platforms(
             continue
         token = environ.get(variable) or section.token
         if token:
+            section = read_access_environment(section, environ)
             children.append(ChildSpec(name, functools.partial(bot, section, token, sessions, outbound, state, pairing)))
         else:
             log.error("platforms.%s is enabled but no token is set (%s, or platforms.%s.token)", name, variable, name)
