@@ -61,6 +61,10 @@ _UNLIMITED_TURNS = (
 _HERMES_BACKEND = (
     "web.backend {value!r} is a Hermes backend not built here: web.backend stays 'auto' (SearXNG or Brave)"
 )
+_HERMES_SEARCH_BACKEND = (
+    "web.search_backend {value!r} is a Hermes backend not built here: web.backend decides (SearXNG or Brave)"
+)
+_UNBUILT_BACKENDS = ("ddgs", "exa", "firecrawl", "keenable", "parallel", "tavily", "xai")
 # Values Hermes writes that mean "unset" or that name something not built here: the key is dropped, so our
 # default applies, with the note when there is one. "" and "auto" are Hermes's "pick for me".
 _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
@@ -68,7 +72,8 @@ _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
     "delegation.child_timeout_seconds": {0: None},
     "model.base_url": {"": None},
     "model.provider": {"": None, "auto": None},
-    "web.backend": {"": None, **dict.fromkeys(("exa", "firecrawl", "keenable", "parallel", "tavily"), _HERMES_BACKEND)},
+    "web.backend": {"": None, **dict.fromkeys(_UNBUILT_BACKENDS, _HERMES_BACKEND)},
+    "web.search_backend": {"": None, **dict.fromkeys(_UNBUILT_BACKENDS, _HERMES_SEARCH_BACKEND)},
 }
 # Hermes's messaging sections at the top level, and the section of ours that holds their settings.
 _PLATFORM_SECTIONS = {"telegram": TelegramConfig, "discord": DiscordConfig}

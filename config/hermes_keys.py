@@ -309,6 +309,5 @@ HERMES_UNUSED: dict[str, str] = {
     "web.extract_backend": _WEB_BACKENDS,
     "web.keyless_*": _WEB_BACKENDS,
     "web.provider_tier": _WEB_BACKENDS,
-    "web.search_backend": _WEB_BACKENDS,
 }
 """Dotted Hermes key pattern -> why it does nothing here and what to use instead (or which issue covers it)."""

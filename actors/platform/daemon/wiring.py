@@ -262,7 +262,8 @@ async def _start_sessions(
         ChildSpec("providers", functools.partial(ProvidersActor, clients, web_client), RestartType.TEMPORARY)
     )
     metadata = await ModelMetadata.open(home / "cache", config.model)
-    toolbox = build_toolbox(config, web_client, environ=os.environ, config_path=home / "config.yaml")
+    # The web tools' SEARXNG_URL and Brave key may sit in HERMES_ACTORS_HOME/.env, as in Hermes.
+    toolbox = build_toolbox(config, web_client, environ=environ, config_path=home / "config.yaml")
     # Before sessions, so stopped after them; its start returns at once (servers connect on their own:
     # a slow or dead one must not hold up the daemon, seed 002 §22.6). Its tools join the registry as
     # each server gets ready; a session takes those registered when its tool list is frozen.
