@@ -178,12 +178,17 @@ def _drop_value(data: dict[str, Any], dotted: str, dropped: dict[object, str | N
 
 def _read_platform_sections(data: dict[str, Any], found: list[str]) -> None:
     """Move Hermes's top-level ``telegram.KEY`` / ``discord.KEY`` to ``platforms.<name>.KEY`` where ours has
-    KEY (the rest stays, to be reported as unused), then read each platform's id lists as strings."""
+    KEY (the rest stays, to be reported as unused), then read each platform's id lists as strings.
+
+    A bare top-level ``require_mention`` is Telegram's, as Hermes reads it.
+    """
     for name, section in _PLATFORM_SECTIONS.items():
         block = data.get(name)
         for key in list(block) if isinstance(block, dict) else ():
             if key in attrs.fields_dict(section):
                 move_key(data, f"{name}.{key}", f"platforms.{name}.{key}", found, kind="Hermes key")
+        if name == "telegram":
+            move_key(data, "require_mention", "platforms.telegram.require_mention", found, kind="Hermes key")
         platforms = data.get("platforms")
         ours = platforms.get(name) if isinstance(platforms, dict) else None
         if not isinstance(ours, dict) or not any(key in ours for key in _ID_LISTS):

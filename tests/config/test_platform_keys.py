@@ -47,6 +47,11 @@ class TestHermesKeys:
         assert config.platforms.telegram.allow_from == ("2",)
         assert "Hermes key telegram.allow_from ignored: platforms.telegram.allow_from is set too" in warnings
 
+    def test_a_bare_require_mention_is_telegrams(self, tmp_path: Path) -> None:
+        config, warnings = _load(tmp_path, {"require_mention": True})
+        assert config.platforms.telegram.require_mention is True and config.platforms.discord.require_mention is True
+        assert warnings == []
+
     def test_a_bad_list_is_an_error_naming_the_key(self, tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match="allow_from"):
             _load(tmp_path, {"platforms": {"telegram": {"allow_from": [{"id": 1}]}}})
