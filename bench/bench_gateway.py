@@ -42,7 +42,7 @@ def _daemon(base: Path, provider_url: str, fake: FakeTelegram) -> subprocess.Pop
     config = {
         "model": {"default": "scripted-model", "provider": "custom", "base_url": provider_url, "api_mode": "chat_completions"},
         "daemon": {"max_running_turns": 5000, "hibernate_after_seconds": 3600},
-        "platforms": {"telegram": {"enabled": True, "base_url": fake.url, "allowed_users": [OWNER], "poll_timeout": 1}},
+        "platforms": {"telegram": {"enabled": True, "base_url": fake.url, "allow_from": [OWNER], "poll_timeout": 1}},
     }
     (home / "config.yaml").write_text(json.dumps(config))
     env = dict(os.environ, HERMES_ACTORS_HOME=str(home), TELEGRAM_BOT_TOKEN=TOKEN)

@@ -8,13 +8,17 @@ both, the new key wins and the old one is reported as ignored.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["DEPRECATED_KEYS", "apply_deprecated_keys", "move_key"]
+__all__ = ["DEPRECATED_KEYS", "DEPRECATED_VALUES", "apply_deprecated_keys", "move_key"]
 
 DEPRECATED_KEYS: dict[str, str] = {
     "approvals.timeout_seconds": "approvals.timeout",
     "compression.tail_ratio": "compression.target_ratio",
+    "platforms.discord.allowed_users": "platforms.discord.allow_from",
+    "platforms.discord.max_file_mb": "platforms.discord.max_attachment_bytes",
+    "platforms.telegram.allowed_users": "platforms.telegram.allow_from",
     "retry.max_retries": "agent.api_max_retries",
     "terminal.default_timeout": "terminal.timeout",
     "tool_loop_guardrails.exact_failure_block_after": "tool_loop_guardrails.hard_stop_after.exact_failure",
@@ -27,9 +31,22 @@ DEPRECATED_KEYS: dict[str, str] = {
 }
 """Old dotted key -> the dotted key that replaced it (``"terminal.default_timeout": "terminal.timeout"``)."""
 
+DEPRECATED_VALUES: dict[str, dict[str, str]] = {
+    "web.backend": {"brave": "brave-free"},
+}
+"""Dotted key -> its old values and the Hermes values that replaced them (``brave`` is ``brave-free``)."""
+
+_CONVERTED: dict[str, Callable[[Any], Any]] = {
+    # Megabytes become Hermes's bytes; a value that is not a number is left for the section to refuse.
+    "platforms.discord.max_file_mb": lambda mb: int(mb * 1024 * 1024)
+    if isinstance(mb, (int, float)) and not isinstance(mb, bool) else mb,
+}
+"""Old dotted key -> how its value is read under the new key, where the unit changed."""
+
 
 def apply_deprecated_keys(data: dict[str, Any], found: list[str]) -> dict[str, Any]:
-    """``data`` with every deprecated key moved to its new name; one warning per moved key in ``found``.
+    """``data`` with every deprecated key moved to its new name, and every deprecated value renamed; one
+    warning per moved key or renamed value in ``found``.
 
     ``data`` is the parsed top-level mapping; it is not changed (nested mappings on a moved
     path are copied).
@@ -38,6 +55,14 @@ def apply_deprecated_keys(data: dict[str, Any], found: list[str]) -> dict[str, A
     for old, new in DEPRECATED_KEYS.items():
         if move_key(result, old, new, found, kind="deprecated key"):
             found.append(f"deprecated key {old}: use {new} (read as {new} this time)")
+            if old in _CONVERTED:
+                _put(result, new.split("."), _CONVERTED[old](_get(result, new.split("."))))
+    for dotted, renamed in DEPRECATED_VALUES.items():
+        path = dotted.split(".")
+        value = _get(result, path) if _has(result, path) else None
+        if isinstance(value, str) and value in renamed:
+            _put(result, path, renamed[value])
+            found.append(f"deprecated value {dotted}: {value!r}: use {renamed[value]!r} (read as {renamed[value]!r} this time)")
     return result
 
 
@@ -86,6 +111,13 @@ def _has(data: dict[str, Any], path: list[str]) -> bool:
             return False
         node = node[part]
     return True
+
+
+def _get(data: dict[str, Any], path: list[str]) -> Any:
+    node: Any = data
+    for part in path:
+        node = node[part]
+    return node
 
 
 def _put(data: dict[str, Any], path: list[str], value: Any) -> None:

@@ -1,19 +1,36 @@
 """What every messaging platform's section shares (``platforms.telegram``, ``platforms.discord``):
-who may talk, how groups and busy chats are handled, and where its sessions work."""
+who may talk, how groups and busy chats are handled, and where its sessions work.
+
+Who may talk is read with Hermes Agent's names and variables: ``allow_from`` (or
+``<PLATFORM>_ALLOWED_USERS``), ``dm_policy`` and ``require_mention`` (or ``<PLATFORM>_REQUIRE_MENTION``),
+with ``<PLATFORM>_ALLOW_ALL_USERS``, ``GATEWAY_ALLOWED_USERS`` and ``GATEWAY_ALLOW_ALL_USERS`` for
+every platform. As for the bot token, a variable that is set wins over ``config.yaml``.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TypeVar
 
 import attrs
 from attrs import validators as v
 
 from config.sandbox import SANDBOX_MODES
 from config.session import BUSY_MODES
-from config.validators import optional_str, positive_number
+from config.validators import optional_str, str_tuple
 
-__all__ = ["DM_POLICIES", "GatewaySection"]
+__all__ = ["DM_POLICIES", "EVERYONE", "GatewaySection", "read_access_environment"]
 
-#: Who, beyond ``allowed_users``, may talk: users the owner paired, nobody else, or anyone.
-DM_POLICIES = ("pairing", "allowlist", "open")
+#: What a direct message from someone not let in gets: a pairing code, silence, anyone is let in, or
+#: no direct messages are answered at all (Hermes's ``dm_policy`` words).
+DM_POLICIES = ("pairing", "allowlist", "open", "disabled")
+
+#: In ``allow_from`` (and the group lists), the entry that lets everyone in, as in Hermes.
+EVERYONE = "*"
+
+_TRUE = ("true", "1", "yes", "on")
+
+Section = TypeVar("Section", bound="GatewaySection")
 
 
 @attrs.frozen
@@ -23,26 +40,83 @@ class GatewaySection:
     Attributes:
         enabled: start the platform with the daemon.
         token: the bot token; the platform's environment variable overrides it. Never logged.
-        dm_policy: who may talk besides ``allowed_users``: ``pairing`` (a stranger's direct message gets a
-            one-time code the owner approves with ``hermes-actors pairing approve CODE``), ``allowlist``
-            (nobody: strangers are refused politely) or ``open`` (anyone).
+        allow_from: user ids let in everywhere (``*``: everyone); Hermes's key. A list, or one
+            comma-separated string as Hermes writes it.
+        group_allow_from: user ids let in only in groups (``*``: everyone in any group); Hermes's key.
+        group_allowed_chats: group chats (ids) whose every member is let in; Hermes's key.
+        dm_policy: what a direct message from someone not let in gets: ``pairing`` (a one-time code the
+            owner approves with ``hermes-actors pairing approve CODE``), ``allowlist`` (nothing: it is
+            ignored and logged), ``open`` (anyone may talk) or ``disabled`` (no direct message is
+            answered). Unset, as in Hermes: ``allowlist`` when an allow list is set, else ``pairing``.
         require_mention: in groups, answer only a message that mentions the bot or replies to it.
         group_sessions_per_user: in groups, one session per user instead of one per chat (or thread).
         busy_input_mode: what a message does while its chat's turn runs: ``interrupt`` it, wait in a
             ``queue``, or ``steer`` it (``/stop`` and the other commands always act at once).
         tool_progress: show the tools a turn runs, in one message edited as they go.
-        max_file_mb: the largest file a user may send that is fetched.
         cwd: the directory the platform's sessions work in (None: the daemon user's home).
         sandbox: the sandbox mode of the platform's sessions (None: ``sandbox.mode``).
     """
 
+    #: The prefix of the platform's Hermes variables (``TELEGRAM`` for ``TELEGRAM_ALLOWED_USERS``).
+    ENV_PREFIX = ""
+
     enabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
     token: str | None = attrs.field(default=None, validator=optional_str, repr=False)
-    dm_policy: str = attrs.field(default="pairing", validator=v.in_(DM_POLICIES))
+    allow_from: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
+    group_allow_from: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
+    group_allowed_chats: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
+    dm_policy: str | None = attrs.field(default=None, validator=v.optional(v.in_(DM_POLICIES)))
     require_mention: bool = attrs.field(default=True, validator=v.instance_of(bool))
     group_sessions_per_user: bool = attrs.field(default=False, validator=v.instance_of(bool))
     busy_input_mode: str = attrs.field(default="interrupt", validator=v.in_(BUSY_MODES))
     tool_progress: bool = attrs.field(default=True, validator=v.instance_of(bool))
-    max_file_mb: float = attrs.field(default=20.0, validator=positive_number)
     cwd: str | None = attrs.field(default=None, validator=optional_str)
     sandbox: str | None = attrs.field(default=None, validator=v.optional(v.in_(SANDBOX_MODES)))
+
+    @property
+    def effective_dm_policy(self) -> str:
+        """``dm_policy``, or Hermes's default when unset: strangers are ignored once an allow list says who
+        may talk, and offered a pairing code while none does."""
+        if self.dm_policy is not None:
+            return self.dm_policy
+        listed = self.allow_from or self.group_allow_from or self.group_allowed_chats
+        return "allowlist" if listed else "pairing"
+
+    @property
+    def max_file_bytes(self) -> int:
+        """The largest file a user may send that is fetched; 0: no cap."""
+        raise NotImplementedError
+
+
+def read_access_environment(section: Section, environ: Mapping[str, str]) -> Section:
+    """``section`` with Hermes's access variables of its platform applied (a variable that is set wins).
+
+    ``<P>_ALLOWED_USERS`` replaces ``allow_from``, ``<P>_GROUP_ALLOWED_USERS`` ``group_allow_from`` and
+    ``<P>_GROUP_ALLOWED_CHATS`` ``group_allowed_chats``; ``GATEWAY_ALLOWED_USERS`` adds to ``allow_from`` on every
+    platform; ``<P>_ALLOW_ALL_USERS`` or ``GATEWAY_ALLOW_ALL_USERS`` (true, 1, yes) lets everyone in;
+    ``<P>_REQUIRE_MENTION`` sets ``require_mention``. Lists are comma-separated, as Hermes reads them.
+    """
+    prefix = section.ENV_PREFIX
+    changes: dict[str, object] = {}
+    for key, variable in (("group_allow_from", "GROUP_ALLOWED_USERS"), ("group_allowed_chats", "GROUP_ALLOWED_CHATS")):
+        value = environ.get(f"{prefix}_{variable}", "").strip()
+        if value:
+            changes[key] = tuple(split_ids(value))
+    allow_from = list(section.allow_from)
+    own = environ.get(f"{prefix}_ALLOWED_USERS", "").strip()
+    if own:
+        allow_from = split_ids(own)
+    allow_from += split_ids(environ.get("GATEWAY_ALLOWED_USERS", ""))
+    if any(environ.get(name, "").strip().lower() in _TRUE for name in (f"{prefix}_ALLOW_ALL_USERS", "GATEWAY_ALLOW_ALL_USERS")):
+        allow_from.append(EVERYONE)
+    if tuple(allow_from) != section.allow_from:
+        changes["allow_from"] = tuple(dict.fromkeys(allow_from))
+    mention = environ.get(f"{prefix}_REQUIRE_MENTION", "").strip().lower()
+    if mention:
+        changes["require_mention"] = mention in _TRUE
+    return attrs.evolve(section, **changes) if changes else section  # type: ignore[arg-type]
+
+
+def split_ids(text: str) -> list[str]:
+    """The ids of a comma-separated list (``"123, 456"``), as Hermes's variables hold them."""
+    return [part.strip() for part in text.split(",") if part.strip()]

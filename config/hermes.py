@@ -1,11 +1,14 @@
 """Reading a Hermes Agent ``config.yaml`` as it is.
 
-A Hermes user brings their file. Four things make it load here with every shared setting honoured:
+A Hermes user brings their file. Five things make it load here with every shared setting honoured:
 
 * **Synonyms** (:data:`HERMES_SYNONYMS`): a Hermes key for a setting this project keeps elsewhere is read
   at our place, silently (it is a supported name, not a mistake).
 * **Hermes forms** (:func:`apply_hermes_forms`): values Hermes writes differently, such as ``model`` as a
   bare string, ``provider: auto`` or ``""`` for "unset", and execute_code's ``mode``.
+* **Messaging sections** (:func:`_read_platform_sections`): Hermes's top-level ``telegram:`` and
+  ``discord:`` keys that ``platforms.telegram`` / ``platforms.discord`` have are read there, and their
+  user and chat lists are read as Hermes writes them (numbers, strings, or one comma-separated string).
 * **Environment references** (:func:`expand_env_references`): ``${NAME}`` in a string value, as Hermes
   expands it.
 * **Known Hermes settings** (``config.hermes_keys.HERMES_UNUSED``): a key Hermes has and this project does
@@ -19,9 +22,13 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
+import attrs
+
 from config.aliases import move_key
+from config.discord import DiscordConfig
 from config.hermes_keys import HERMES_UNUSED
 from config.providers import KNOWN_PROVIDERS
+from config.telegram import TelegramConfig
 
 __all__ = [
     "HERMES_NOTE",
@@ -54,6 +61,10 @@ _UNLIMITED_TURNS = (
 _HERMES_BACKEND = (
     "web.backend {value!r} is a Hermes backend not built here: web.backend stays 'auto' (SearXNG or Brave)"
 )
+_HERMES_SEARCH_BACKEND = (
+    "web.search_backend {value!r} is a Hermes backend not built here: web.backend decides (SearXNG or Brave)"
+)
+_UNBUILT_BACKENDS = ("ddgs", "exa", "firecrawl", "keenable", "parallel", "tavily", "xai")
 # Values Hermes writes that mean "unset" or that name something not built here: the key is dropped, so our
 # default applies, with the note when there is one. "" and "auto" are Hermes's "pick for me".
 _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
@@ -61,8 +72,12 @@ _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
     "delegation.child_timeout_seconds": {0: None},
     "model.base_url": {"": None},
     "model.provider": {"": None, "auto": None},
-    "web.backend": {"": None, **dict.fromkeys(("exa", "firecrawl", "keenable", "parallel", "tavily"), _HERMES_BACKEND)},
+    "web.backend": {"": None, **dict.fromkeys(_UNBUILT_BACKENDS, _HERMES_BACKEND)},
+    "web.search_backend": {"": None, **dict.fromkeys(_UNBUILT_BACKENDS, _HERMES_SEARCH_BACKEND)},
 }
+# Hermes's messaging sections at the top level, and the section of ours that holds their settings.
+_PLATFORM_SECTIONS = {"telegram": TelegramConfig, "discord": DiscordConfig}
+_ID_LISTS = ("allow_from", "group_allow_from", "group_allowed_chats")
 # Hermes's names for a local OpenAI-compatible server: ``custom`` here, LM Studio at its usual address.
 _LOCAL_PROVIDERS = {"ollama": None, "vllm": None, "llamacpp": None, "lmstudio": "http://127.0.0.1:1234/v1"}
 _UNKNOWN_PROVIDER = (
@@ -136,6 +151,7 @@ def apply_hermes_forms(data: dict[str, Any], found: list[str]) -> dict[str, Any]
     for dotted, dropped in _DROPPED_VALUES.items():
         _drop_value(result, dotted, dropped, found)
     _read_providers(result, found)
+    _read_platform_sections(result, found)
     _fold_auxiliary_compression(result)
     _read_code_mode(result, found)
     caching = result.get("prompt_caching")
@@ -158,6 +174,39 @@ def _drop_value(data: dict[str, Any], dotted: str, dropped: dict[object, str | N
     note = dropped[value]
     if note is not None:
         found.append(note.format(value=value))
+
+
+def _read_platform_sections(data: dict[str, Any], found: list[str]) -> None:
+    """Move Hermes's top-level ``telegram.KEY`` / ``discord.KEY`` to ``platforms.<name>.KEY`` where ours has
+    KEY (the rest stays, to be reported as unused), then read each platform's id lists as strings.
+
+    A bare top-level ``require_mention`` is Telegram's, as Hermes reads it.
+    """
+    for name, section in _PLATFORM_SECTIONS.items():
+        block = data.get(name)
+        for key in list(block) if isinstance(block, dict) else ():
+            if key in attrs.fields_dict(section):
+                move_key(data, f"{name}.{key}", f"platforms.{name}.{key}", found, kind="Hermes key")
+        if name == "telegram":
+            move_key(data, "require_mention", "platforms.telegram.require_mention", found, kind="Hermes key")
+        platforms = data.get("platforms")
+        ours = platforms.get(name) if isinstance(platforms, dict) else None
+        if not isinstance(ours, dict) or not any(key in ours for key in _ID_LISTS):
+            continue
+        read = {key: _id_list(value) if key in _ID_LISTS else value for key, value in ours.items()}
+        data["platforms"] = {**platforms, name: read}
+
+
+def _id_list(value: Any) -> Any:
+    """A user or chat list as strings: Hermes writes numbers, strings or one comma-separated string.
+
+    Anything else is returned as it is, for the section's check to refuse with the key's name.
+    """
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list):
+        return value
+    return [str(item) if isinstance(item, int) and not isinstance(item, bool) else item.strip() if isinstance(item, str) else item for item in value]
 
 
 def _read_providers(data: dict[str, Any], found: list[str]) -> None:

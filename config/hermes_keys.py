@@ -18,6 +18,7 @@ _GATEWAY = (
     "platforms.telegram and platforms.discord, scheduled jobs with hermes-actors cron"
 )
 _BOT = "a setting of Hermes's chat bots that is not built here (the bots' own settings are listed in docs/HERMES_COMPAT.md)"
+_BUILT_PLATFORMS_ONLY = "read for platforms.telegram and platforms.discord; the other platforms are not built here"
 _EXTENSIONS = "not built here: MCP servers (mcp_servers) and skills (skills.*) are the extension points"
 _NOT_BUILT = "not built here (no issue covers it)"
 _ONE_AUXILIARY = "one auxiliary model serves every side task here (auxiliary.model / provider / base_url)"
@@ -37,7 +38,7 @@ _OTHER_PLATFORMS = (
 _PLATFORM_KEYS = (
     "allow_admin_from", "allowed_chats", "allowed_topics", "api_key", "channel_overrides", "channel_prompts",
     "channel_skill_bindings", "cron_continuable_surface", "exclusive_bot_mentions", "free_response_channels",
-    "gateway_restart_notification", "group_allow_admin_from", "group_allow_from", "group_allowed_chats",
+    "gateway_restart_notification", "group_allow_admin_from",
     "group_policy", "group_user_allowed_commands", "mention_patterns", "notice_delivery",
     "observe_unmentioned_group_messages", "reply_in_thread", "reply_prefix", "reply_to_mode", "typing_indicator",
     "typing_status_text", "unauthorized_dm_behavior", "user_allowed_commands",
@@ -100,7 +101,6 @@ HERMES_UNUSED: dict[str, str] = {
     "profile_routes": "profiles are " + _NOT_BUILT,
     "providers": "named providers are " + _NOT_BUILT + "; use model.base_url and model.api_key_env",
     "quick_commands": "quick commands are " + _NOT_BUILT,
-    "require_mention": "use platforms.telegram.require_mention and platforms.discord's",
     "reset_triggers": _GATEWAY,
     "secrets": "external secret managers are " + _NOT_BUILT + "; keys come from the environment or .env",
     "security": "secrets are always redacted here, and the jail (sandbox.*) is the guard",
@@ -216,7 +216,9 @@ HERMES_UNUSED: dict[str, str] = {
     "platforms.api_server.token": "use platforms.api_server.key",
     **{f"platforms.{name}": _GATEWAY for name in _OTHER_PLATFORMS},
     **{f"platforms.*.{key}": _BOT for key in _PLATFORM_KEYS},
-    "platforms.*.allow_from": "use platforms.telegram.allowed_users and platforms.discord's",
+    "platforms.*.allow_from": _BUILT_PLATFORMS_ONLY,
+    "platforms.*.group_allow_from": _BUILT_PLATFORMS_ONLY,
+    "platforms.*.group_allowed_chats": _BUILT_PLATFORMS_ONLY,
     "platforms.*.extra": _BOT,
     "skills.guard_agent_created": "every SKILL.md the agent writes is scanned here, always",
     "skills.inline_shell": "running a skill author's shell snippets on the host, unapproved and unjailed, is refused by design",
@@ -246,8 +248,5 @@ HERMES_UNUSED: dict[str, str] = {
     "tool_output.max_lines": "read_file's limit is bounded by its schema",
     "tools.tool_search": _EXTENSIONS,
     "web.extract_backend": "web_extract fetches pages itself here (no backend)",
-    "web.search_backend": (
-        "use web.backend (one backend for web_search here): Hermes's searxng is ours, its brave-free is our brave"
-    ),
 }
 """Dotted Hermes key pattern -> why it does nothing here and what to use instead (or which issue covers it)."""

@@ -20,7 +20,7 @@ from config.validators import (
     str_tuple,
 )
 
-__all__ = ["ApprovalsConfig", "BackgroundConfig", "TerminalConfig", "WebConfig"]
+__all__ = ["SEARCH_BACKENDS", "ApprovalsConfig", "BackgroundConfig", "TerminalConfig", "WebConfig"]
 
 
 @attrs.frozen
@@ -96,17 +96,24 @@ class ApprovalsConfig:
     send_message: bool = attrs.field(default=False, validator=v.instance_of(bool))
 
 
+#: The search backends built here, by Hermes's names.
+SEARCH_BACKENDS = ("searxng", "brave-free")
+
+
 @attrs.frozen
 class WebConfig:
     """Section ``web``: which search backend ``web_search`` uses and how ``web_extract`` fetches.
 
-    ``backend`` ``auto`` picks SearXNG when ``searxng_url`` is set, else Brave when its key
-    variable is set; with neither the web tools are hidden from the model.
+    As in Hermes: ``search_backend`` is used when it is available; otherwise ``backend``, whose ``auto``
+    picks SearXNG when its address is known (``SEARXNG_URL``, or ``searxng_url``), else Brave when its
+    key is set (``BRAVE_SEARCH_API_KEY``); with neither the web tools are hidden from the model.
+    ``none`` (ours) turns web search off.
     """
 
-    backend: str = attrs.field(default="auto", validator=v.in_(("auto", "searxng", "brave", "none")))
+    backend: str = attrs.field(default="auto", validator=v.in_(("auto", *SEARCH_BACKENDS, "none")))
+    search_backend: str | None = attrs.field(default=None, validator=v.optional(v.in_(SEARCH_BACKENDS)))
     searxng_url: str | None = attrs.field(default=None, validator=optional_str)
-    brave_api_key_env: str = attrs.field(default="BRAVE_API_KEY", validator=v.instance_of(str))
+    brave_api_key_env: str = attrs.field(default="BRAVE_SEARCH_API_KEY", validator=v.instance_of(str))
     brave_base_url: str = attrs.field(
         default="https://api.search.brave.com/res/v1/web/search", validator=v.instance_of(str)
     )

@@ -18,7 +18,7 @@ DM, CHANNEL = "300000000000000001", "300000000000000002"
 
 def _start(home: Path, provider: ScriptedProviderProcess, fake: FakeDiscord, token: str = TOKEN, **discord: Any) -> DaemonProcess:
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    section = {"enabled": True, "api_url": fake.api_url, "allowed_users": [int(OWNER)], **discord}
+    section = {"enabled": True, "api_url": fake.api_url, "allow_from": [OWNER], **discord}
     (home / "config.yaml").write_text(json.dumps({
         "model": {"default": "scripted-model", "provider": "custom", "base_url": provider.base_url},
         "platforms": {"discord": section},
@@ -39,7 +39,7 @@ def _user_texts(provider: ScriptedProviderProcess) -> list[str]:
 class TestDiscord:
     def test_a_dm_a_guild_channel_and_a_stranger(self, home: Path, provider: ScriptedProviderProcess, discord: FakeDiscord) -> None:
         provider.reset()
-        daemon = _start(home, provider, discord)
+        daemon = _start(home, provider, discord, dm_policy="pairing")
         try:
             wait(lambda: _details(home).get("connection") == "connected", "the bot to connect")
             provider.push({"text": "Hello **there**."}, {"text": "Answered in the channel."})
@@ -174,3 +174,32 @@ class TestDiscord:
         finally:
             daemon.stop()
         assert "wrong-token" not in daemon.log()
+
+
+class TestAttachments:
+    """A user's attachment is fetched up to Hermes's max_attachment_bytes (32 MiB), whatever its type;
+    a larger one is not, and the model is told."""
+
+    def test_hermes_cap_and_any_type(self, home: Path, provider: ScriptedProviderProcess, discord: FakeDiscord, tmp_path: Path) -> None:
+        provider.reset()
+        workspace = tmp_path / "work"
+        workspace.mkdir()
+        discord.files["data.bin"] = b"\x00\x01 some bytes"
+        daemon = _start(home, provider, discord, cwd=str(workspace))
+        try:
+            wait(lambda: _details(home).get("connection") == "connected", "the bot to connect")
+            provider.push({"text": "Got them."})
+            attachments = [  # Discord states each size; the fake serves the first one's few bytes
+                {"id": "1", "url": f"{discord.base}/attachments/data.bin", "filename": "data.bin",
+                 "size": 25 * 1024 * 1024, "content_type": "application/octet-stream"},
+                {"id": "2", "url": f"{discord.base}/attachments/huge.zip", "filename": "huge.zip",
+                 "size": 40 * 1024 * 1024, "content_type": "application/zip"},
+            ]
+            discord.push_message(DM, OWNER, "two files", attachments=attachments)
+            assert discord.wait_for_texts(DM, 1) == ["Got them."]
+            [text] = _user_texts(provider)
+            [saved] = (workspace / "incoming").iterdir()
+            assert saved.read_bytes() == b"\x00\x01 some bytes" and f"saved at {saved}" in text
+            assert "a document of 41,943,040 bytes, over the 33,554,432-byte limit; it was not fetched" in text
+        finally:
+            daemon.stop()

@@ -26,10 +26,10 @@ class TestTelegram:
             assert provider.requests()[-1]["body"]["messages"][-1] == {"role": "user", "content": "hi bot"}
             assert "Telegram" in provider.requests()[-1]["body"]["messages"][0]["content"]  # the platform hint
             telegram.push(777, STRANGER, "let me in")
-            assert "not set up to talk with you" in telegram.wait_for_texts(777, 1)[0]  # dm_policy allowlist: no code
+            wait(lambda: _details(home)["refused"] == 1, "the stranger to be refused")
+            assert telegram.texts_to(777) == []  # dm_policy allowlist: ignored, as in Hermes
             assert len(provider.requests()) == 1  # the model never saw the stranger
-            status = json.loads(run_cli(home, "inspect", "platform/telegram", "--json").stdout)
-            assert status["details"]["connection"] == "connected" and status["details"]["refused"] == 1, status
+            assert _details(home)["connection"] == "connected"
             info = json.loads(run_cli(home, "sessions", "show", telegram_session_id(CHAT), "--json").stdout)
             assert info["session"]["source"] == "telegram", info
         finally:
@@ -143,3 +143,7 @@ class TestTelegram:
             assert len(provider.requests()) == 1
         finally:
             daemon.stop()
+
+
+def _details(home: Path) -> dict[str, object]:
+    return dict(json.loads(run_cli(home, "inspect", "platform/telegram", "--json").stdout)["details"])

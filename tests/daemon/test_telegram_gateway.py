@@ -43,7 +43,7 @@ class TestWhoMayTalk:
 
     def test_pairing_approve_and_revoke(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
         provider.reset()
-        daemon = start_bot(home, provider, telegram)
+        daemon = start_bot(home, provider, telegram, dm_policy="pairing")
         try:
             telegram.push(STRANGER_CHAT, STRANGER, "hello?")
             first = telegram.wait_for_texts(STRANGER_CHAT, 1)[0]
@@ -64,7 +64,7 @@ class TestWhoMayTalk:
         finally:
             daemon.stop()
         # The book outlives the daemon; a revoked user is a stranger again.
-        daemon = start_bot(home, provider, telegram)
+        daemon = start_bot(home, provider, telegram, dm_policy="pairing")
         try:
             assert [u["user_id"] for u in _pairing(home, "list")["paired"]] == [str(STRANGER)]
             assert _pairing(home, "revoke", "telegram", str(STRANGER))["paired"] == []
@@ -77,20 +77,63 @@ class TestWhoMayTalk:
 
     def test_groups_answer_when_addressed(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
         provider.reset()
-        daemon = start_bot(home, provider, telegram)
+        daemon = start_bot(home, provider, telegram, require_mention=True)
         group = -100123
         try:
             telegram.push(group, OWNER, "chatting among ourselves", group=True)
-            telegram.push(group, STRANGER, "@hermes_test_bot let me in", group=True)
-            assert "not set up to talk with you" in telegram.wait_for_texts(group, 1)[0]  # no code in a group
+            telegram.push(group, STRANGER, "@hermes_test_bot let me in", group=True)  # not answered at all, as in Hermes
             provider.push({"text": "Here I am."}, {"text": "Replying to your reply."})
             telegram.push(group, OWNER, "@hermes_test_bot are you there?", group=True)
-            assert telegram.wait_for_texts(group, 2)[1] == "Here I am."
+            assert telegram.wait_for_texts(group, 1) == ["Here I am."]
             telegram.push(group, OWNER, "and this?", group=True, reply_to_message={"message_id": 1, "from": {"id": 42, "is_bot": True}})
-            assert telegram.wait_for_texts(group, 3)[2] == "Replying to your reply."
+            assert telegram.wait_for_texts(group, 2)[1] == "Replying to your reply."
             assert _user_texts(provider) == ["are you there?", "and this?"]  # the mention removed, the chatter unseen
             details = json.loads(run_cli(home, "inspect", "platform/telegram", "--json").stdout)["details"]
             assert details["ignored"] == 1 and details["refused"] == 1, details
+        finally:
+            daemon.stop()
+
+
+class TestHermesAccessKeys:
+    """Hermes's allow_from, group lists, dm_policy and require_mention decide who is answered, and where."""
+
+    def test_allow_lists_from_hermes_keys_and_variables(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
+        provider.reset()
+        member, group, open_group = 3003, -100123, -100777
+        daemon = start_bot(
+            home, provider, telegram, allow_from=None,
+            config={"telegram": {"allow_from": f"{OWNER}", "group_allow_from": [member], "require_mention": True}},
+            env={"TELEGRAM_GROUP_ALLOWED_CHATS": str(open_group)},
+        )
+        try:
+            telegram.push(STRANGER_CHAT, STRANGER, "let me in")  # an allow list is set: ignored, no code
+            telegram.push(member, member, "hi in private")  # group_allow_from lets in groups only
+            telegram.push(group, OWNER, "chatter among ourselves", group=True)  # not addressed
+            telegram.push(group, STRANGER, "@hermes_test_bot me too", group=True)
+            provider.push({"text": "Hello owner."}, {"text": "Hello member."}, {"text": "Hello everyone."})
+            telegram.push(CHAT, OWNER, "hello")
+            assert telegram.wait_for_texts(CHAT, 1) == ["Hello owner."]
+            telegram.push(group, member, "@hermes_test_bot hi from the group", group=True)
+            assert telegram.wait_for_texts(group, 1) == ["Hello member."]
+            telegram.push(open_group, STRANGER, "@hermes_test_bot hi from the open group", group=True)
+            assert telegram.wait_for_texts(open_group, 1) == ["Hello everyone."]
+            assert _user_texts(provider) == ["hello", "hi from the group", "hi from the open group"]
+            details = json.loads(run_cli(home, "inspect", "platform/telegram", "--json").stdout)["details"]
+            assert details["refused"] == 3 and details["ignored"] == 1, details
+            assert telegram.texts_to(STRANGER_CHAT) == [] and telegram.texts_to(member) == []
+        finally:
+            daemon.stop()
+
+    def test_dm_policy_disabled_and_groups_unmentioned(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
+        provider.reset()
+        group = -100123
+        daemon = start_bot(home, provider, telegram, allow_from=None, dm_policy="disabled", env={"TELEGRAM_ALLOWED_USERS": str(OWNER)})
+        try:
+            telegram.push(CHAT, OWNER, "a direct message")  # no direct message is answered
+            provider.push({"text": "Heard you."})
+            telegram.push(group, OWNER, "no mention needed", group=True)  # Telegram's require_mention is off by default
+            assert telegram.wait_for_texts(group, 1) == ["Heard you."]
+            assert _user_texts(provider) == ["no mention needed"] and telegram.texts_to(CHAT) == []
         finally:
             daemon.stop()
 

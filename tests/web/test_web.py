@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,28 +13,12 @@ import trio
 
 from config.terminal import WebConfig
 from tests.tools.helpers import model_view
-from tests.web.server import BRAVE_KEY, FakeWeb, running_server
+from tests.web.server import BRAVE_KEY, FakeWeb
 from tools.builtin import register_core_tools
 from tools.dispatch import dispatch
 from tools.registry import ToolRegistry
 from tools.testing import LocalToolContext
-from tools.web import WebTools, html_to_markdown, open_web_client, register_web_tools
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[tuple[FakeWeb, str]]:
-    app = FakeWeb()
-    async with running_server(app) as base:
-        yield app, base
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx2.AsyncClient]:
-    http = open_web_client(WebConfig())
-    try:
-        yield http
-    finally:
-        await http.aclose()
+from tools.web import WebTools, html_to_markdown, register_web_tools
 
 
 @pytest.fixture
@@ -71,17 +54,17 @@ class TestSearch:
     async def test_brave_with_key_from_env(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
         app, base = fake
         config = WebConfig(brave_base_url=f"{base}/brave")
-        tools = WebTools(config, client, environ={"BRAVE_API_KEY": BRAVE_KEY})
+        tools = WebTools(config, client, environ={"BRAVE_SEARCH_API_KEY": BRAVE_KEY})
         result = await run(tools.web_search, ctx, query="x", limit=4)
-        assert result["backend"] == "brave"
+        assert result["backend"] == "brave-free"
         assert [hit["url"] for hit in result["data"]["web"]] == [f"https://brave.example/{i}" for i in range(4)]
         assert app.requests[-1][2]["x-subscription-token"] == BRAVE_KEY
 
     async def test_bad_key_is_an_error_without_the_key(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
         _, base = fake
-        tools = WebTools(WebConfig(brave_base_url=f"{base}/brave"), client, environ={"BRAVE_API_KEY": "wrong-key-0000"})
+        tools = WebTools(WebConfig(brave_base_url=f"{base}/brave"), client, environ={"BRAVE_SEARCH_API_KEY": "wrong-key-0000"})
         result = await run(tools.web_search, ctx, query="x")
-        assert "HTTP 401" in result["error"] and result["backend"] == "brave"
+        assert "HTTP 401" in result["error"] and result["backend"] == "brave-free"
         assert "wrong-key-0000" not in json.dumps(result)
 
     async def test_server_error_and_non_json(self, fake: tuple[FakeWeb, str], client: httpx2.AsyncClient, ctx: LocalToolContext) -> None:
@@ -240,10 +223,10 @@ class TestRegistration:
         register_web_tools(hidden, WebConfig(), client, environ)
         assert hidden.get_definitions({"web_search", "web_extract"}) == []
         shown = ToolRegistry()
-        register_web_tools(shown, WebConfig(), client, {"BRAVE_API_KEY": BRAVE_KEY})
+        register_web_tools(shown, WebConfig(), client, {"BRAVE_SEARCH_API_KEY": BRAVE_KEY})
         names = [d["function"]["name"] for d in shown.get_definitions({"web_search", "web_extract"})]
         assert names == ["web_extract", "web_search"]
 
     async def test_backend_none_disables(self, client: httpx2.AsyncClient) -> None:
-        tools = WebTools(WebConfig(backend="none", searxng_url="http://x"), client, {"BRAVE_API_KEY": "k"})
+        tools = WebTools(WebConfig(backend="none", searxng_url="http://x"), client, {"BRAVE_SEARCH_API_KEY": "k"})
         assert not tools.available()

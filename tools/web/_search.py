@@ -1,4 +1,5 @@
-"""Search backends: SearXNG's JSON API (self-hostable) and the Brave Search API (hosted)."""
+"""Search backends: SearXNG's JSON API (self-hostable) and the Brave Search API (hosted), chosen as
+Hermes chooses them (``web.search_backend``, ``web.backend``, ``SEARXNG_URL``, ``BRAVE_SEARCH_API_KEY``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,17 @@ from config.terminal import WebConfig
 from tools.redact import redact_secrets
 from tools.web.errors import SearchError
 
-__all__ = ["BraveBackend", "SearchBackend", "SearchHit", "SearxngBackend", "select_backend"]
+__all__ = [
+    "BRAVE_VARIABLE",
+    "SEARXNG_VARIABLE",
+    "BraveBackend",
+    "SearchBackend",
+    "SearchHit",
+    "SearchSources",
+    "SearxngBackend",
+    "search_sources",
+    "select_backend",
+]
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +106,7 @@ class BraveBackend:
     client: httpx2.AsyncClient
     base_url: str
     api_key: str = attrs.field(repr=False)
-    name: str = "brave"
+    name: str = "brave-free"
 
     async def search(self, query: str, limit: int) -> list[SearchHit]:
         """Query Brave; see ``SearchBackend.search``."""
@@ -120,13 +131,57 @@ class BraveBackend:
         return hits[:limit]
 
 
+#: Hermes's variables: the SearXNG instance, and the key of Brave Search's free tier.
+SEARXNG_VARIABLE, BRAVE_VARIABLE = "SEARXNG_URL", "BRAVE_SEARCH_API_KEY"
+#: The variable this project read the Brave key from before it took Hermes's name.
+OLD_BRAVE_VARIABLE = "BRAVE_API_KEY"
+
+
+@attrs.frozen
+class SearchSources:
+    """Where each backend would search: the SearXNG address and the Brave key (empty: not configured),
+    and what the user should be told about how they were found."""
+
+    searxng_url: str
+    brave_key: str = attrs.field(repr=False)
+    notes: tuple[str, ...] = ()
+
+
+def search_sources(config: WebConfig, environ: Mapping[str, str]) -> SearchSources:
+    """Read the SearXNG address and the Brave key as Hermes does, our earlier names still honoured.
+
+    ``SEARXNG_URL`` wins over ``web.searxng_url``; the Brave key is read from ``web.brave_api_key_env``
+    (``BRAVE_SEARCH_API_KEY``), and, when that is Hermes's variable and unset, from ``BRAVE_API_KEY``.
+    """
+    notes = []
+    url = environ.get(SEARXNG_VARIABLE, "").strip()
+    if url and config.searxng_url and config.searxng_url != url:
+        notes.append(f"web.searxng_url ({config.searxng_url}) is ignored: {SEARXNG_VARIABLE} is set, to {url}")
+    url = url or config.searxng_url or ""
+    key = environ.get(config.brave_api_key_env, "").strip()
+    old_key = environ.get(OLD_BRAVE_VARIABLE, "").strip() if config.brave_api_key_env == BRAVE_VARIABLE else ""
+    if old_key and not key:
+        notes.append(f"the Brave key is read from {OLD_BRAVE_VARIABLE}; rename it {BRAVE_VARIABLE}, Hermes's name")
+        key = old_key
+    elif old_key and old_key != key:
+        notes.append(f"{OLD_BRAVE_VARIABLE} is ignored: {BRAVE_VARIABLE} is set, to another key")
+    return SearchSources(url, key, tuple(notes))
+
+
 def select_backend(config: WebConfig, environ: Mapping[str, str], client: httpx2.AsyncClient) -> SearchBackend | None:
-    """The backend ``config`` and the environment's keys call for; None when nothing is configured."""
-    if config.backend == "none":
-        return None
-    key = environ.get(config.brave_api_key_env, "")
-    if config.backend in ("auto", "searxng") and config.searxng_url:
-        return SearxngBackend(client, config.searxng_url)
-    if config.backend in ("auto", "brave") and key:
-        return BraveBackend(client, config.brave_base_url, key)
-    return None
+    """The backend ``config`` and the environment call for; None when nothing is configured.
+
+    As in Hermes: ``web.search_backend`` when it is available, else ``web.backend`` (``auto``: SearXNG, then
+    Brave, whichever is configured).
+    """
+    sources = search_sources(config, environ)
+    available: dict[str, SearchBackend] = {}
+    if sources.searxng_url:
+        available["searxng"] = SearxngBackend(client, sources.searxng_url)
+    if sources.brave_key:
+        available["brave-free"] = BraveBackend(client, config.brave_base_url, sources.brave_key)
+    if config.search_backend in available:
+        return available[config.search_backend]
+    if config.backend == "auto":
+        return next(iter(available.values()), None)
+    return available.get(config.backend)

@@ -15,7 +15,7 @@ from config.terminal import WebConfig
 from tools.errors import ToolError
 from tools.results import ToolResult
 from tools.web._extract import PageResult, fetch_page
-from tools.web._search import SearchBackend, select_backend
+from tools.web._search import SearchBackend, search_sources, select_backend
 from tools.web._window import window_page
 from tools.web.errors import SearchError
 
@@ -98,6 +98,8 @@ class WebTools:
         self.config = config
         self.client = client
         self._environ = environ if environ is not None else os.environ
+        for note in search_sources(config, self._environ).notes:
+            log.warning("web search: %s", note)
 
     def backend(self) -> SearchBackend | None:
         """The search backend in effect now, if any."""

@@ -70,6 +70,7 @@ from actors.session import SessionDeps, SessionService, SessionsSupervisor
 from actors.subagent import delegate_capability
 from config.loader import Config, load_env_file
 from config.discord import TOKEN_VARIABLE as DISCORD_TOKEN
+from config.gateway import read_access_environment
 from config.telegram import TOKEN_VARIABLE as TELEGRAM_TOKEN
 from messages.paths import SESSIONS
 from providers.clients import ClientPool
@@ -261,7 +262,8 @@ async def _start_sessions(
         ChildSpec("providers", functools.partial(ProvidersActor, clients, web_client), RestartType.TEMPORARY)
     )
     metadata = await ModelMetadata.open(home / "cache", config.model)
-    toolbox = build_toolbox(config, web_client, environ=os.environ, config_path=home / "config.yaml")
+    # The web tools' SEARXNG_URL and Brave key may sit in HERMES_ACTORS_HOME/.env, as in Hermes.
+    toolbox = build_toolbox(config, web_client, environ=environ, config_path=home / "config.yaml")
     # Before sessions, so stopped after them; its start returns at once (servers connect on their own:
     # a slow or dead one must not hold up the daemon, seed 002 §22.6). Its tools join the registry as
     # each server gets ready; a session takes those registered when its tool list is frozen.
@@ -333,6 +335,7 @@ async def _start_platforms(
             continue
         token = environ.get(variable) or section.token
         if token:
+            section = read_access_environment(section, environ)
             children.append(ChildSpec(name, functools.partial(bot, section, token, sessions, outbound, state, pairing)))
         else:
             log.error("platforms.%s is enabled but no token is set (%s, or platforms.%s.token)", name, variable, name)

@@ -66,7 +66,7 @@ class DiscordBot(PlatformAdapter):
         sessions: the daemon's session service.
         outbound: where the bot registers while connected.
         state_dir: where the channels' current sessions are kept.
-        pairing: the ``pairing`` actor's handle (None: only ``allowed_users``).
+        pairing: the ``pairing`` actor's handle (None: only ``allow_from``).
     """
 
     kind = "discord"

@@ -41,7 +41,7 @@ class PlatformAdapter(Actor[Any]):
         sessions: the daemon's session service.
         outbound: where the adapter registers while connected.
         state_dir: where the adapter and its desk keep their files.
-        pairing: the ``pairing`` actor's handle (None: only ``allowed_users``).
+        pairing: the ``pairing`` actor's handle (None: only ``allow_from``).
         prefix: the platform's session id prefix.
         toolsets: the platform's toolsets.
     """

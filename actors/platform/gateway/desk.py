@@ -3,11 +3,13 @@
 One desk per adapter. For each :class:`~actors.platform.gateway.port.Incoming` message it decides, in
 order:
 
-- **Is it for us?** In a group, only a message that mentions the bot or replies to it (unless
-  ``require_mention`` is off).
-- **Who is it?** A user of ``allowed_users``, one paired by the owner, or anyone when ``dm_policy`` is
-  ``open``. A stranger in a direct message gets a pairing code when ``dm_policy`` is ``pairing``;
-  anyone else unknown is refused politely and logged. The model never sees them.
+- **Is it for us?** In a group, only a message that mentions the bot or replies to it (when
+  ``require_mention`` is on); no direct message when ``dm_policy`` is ``disabled``.
+- **Who is it?** A user of ``allow_from``, in a group also one of ``group_allow_from`` or anyone in a
+  chat of ``group_allowed_chats`` (``*`` in a list: everyone), one paired by the owner, or anyone when
+  ``dm_policy`` is ``open``. A stranger in a direct message gets a pairing code when the DM policy is
+  ``pairing``; as in Hermes, any other stranger is ignored (a group is never answered, nor a direct
+  message once an allow list says who may talk), and logged. The model never sees them.
 - **A command?** ``/stop``, ``/new``, ``/usage``, ``/status``, ``/approve``, ``/deny`` (and ``/help``,
   ``/start``) act at once, even while a turn runs (seed 002 §22.2: they must not wait behind it).
 - **An answer?** While the session asks a ``clarify`` question in the chat, the next message answers it.
@@ -25,6 +27,7 @@ import logging
 import os
 import re
 import secrets
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -58,6 +61,7 @@ from actors.session import (
     SessionService,
     TooManyRunningTurns,
 )
+from config.gateway import EVERYONE
 from messages.session import AnswerRequest, CheckFiles, FileCheck, Interrupt, Subscribe
 
 __all__ = ["REFUSAL", "ChatState", "GatewayDesk", "session_id_for"]
@@ -128,7 +132,10 @@ class GatewayDesk:
         self.chats: dict[str, ChatState] = {}
         self.renewed: dict[str, str] = {}
         self.received = self.refused = self.ignored = self.commands = self.files = 0
-        self._allowed = frozenset(str(user) for user in settings.allowed_users)
+        self._allowed = frozenset(settings.allow_from)
+        self._group_allowed = frozenset(settings.group_allow_from)
+        self._group_chats = frozenset(settings.group_allowed_chats)
+        self.dm_policy = settings.effective_dm_policy
 
     def spawn(self, task: Callable[..., Awaitable[object]], *args: Any, chat: ChatState | None = None) -> None:
         """Run ``task`` in the adapter's scope; an unexpected error is logged, and fails only that task
@@ -170,10 +177,13 @@ class GatewayDesk:
     async def take(self, incoming: Incoming) -> None:
         """Decide what to do with a message (see the module's docstring); slow work is spawned."""
         self.received += 1
+        if incoming.private and self.dm_policy == "disabled":
+            self.ignored += 1
+            return
         if not incoming.private and self.settings.require_mention and not incoming.addressed:
             self.ignored += 1
             return
-        if not await self._authorised(incoming.chat.platform, incoming.user_id):
+        if not await self._authorised(incoming.chat, incoming.user_id, private=incoming.private):
             self.refused += 1
             self.spawn(self._turn_away, incoming)
             return
@@ -190,7 +200,7 @@ class GatewayDesk:
         parsed = parse_button(press.data)
         if parsed is None:
             return "This button is not mine."
-        if not await self._authorised(press.chat.platform, press.user_id):
+        if not await self._authorised(press.chat, press.user_id, private=False):
             self.refused += 1
             return "You may not answer this."
         tag, request_id, index = parsed
@@ -203,21 +213,27 @@ class GatewayDesk:
                 return APPROVAL_LABELS.get(choice, choice) if answered else "Already answered."
         return "This question was already answered or has expired."
 
-    async def _authorised(self, platform: str, user_id: str) -> bool:
-        if self.settings.dm_policy == "open" or user_id in self._allowed:
+    async def _authorised(self, chat: ChatRef, user_id: str, *, private: bool) -> bool:
+        """Whether ``user_id`` may talk in ``chat`` (a group's lists count outside direct messages)."""
+        if self.dm_policy == "open" or _listed(self._allowed, user_id):
+            return True
+        if not private and (_listed(self._group_allowed, user_id) or _listed(self._group_chats, chat.chat_id)):
             return True
         pairing = self.pairing()
         if pairing is None:
             return False
         try:
-            return bool(await pairing.ask(CheckUser(platform, user_id)))
+            return bool(await pairing.ask(CheckUser(chat.platform, user_id)))
         except ActorError as exc:
             log.warning("pairing is not available (%s); user %s is refused", exc, user_id)
             return False
 
     async def _turn_away(self, incoming: Incoming) -> None:
         platform, user = incoming.chat.platform, incoming.user_id
-        pairing = self.pairing() if incoming.private and self.settings.dm_policy == "pairing" else None
+        log.warning("%s: refused a message from user %s in chat %s (not allowed)", platform, user, incoming.chat.chat_id)
+        if not incoming.private or self.dm_policy != "pairing":
+            return  # as in Hermes: a group, and a DM under an allow list, get no answer (it would tell who listens)
+        pairing = self.pairing()
         text = REFUSAL
         if pairing is not None:
             try:
@@ -231,7 +247,6 @@ class GatewayDesk:
                 text = f"{REFUSAL} (Too many requests are waiting; try again later.)"
             except ActorError as exc:
                 log.warning("pairing is not available: %s", exc)
-        log.warning("%s: refused a message from user %s in chat %s (not allowed)", platform, user, incoming.chat.chat_id)
         await self._say(incoming.chat, text)
 
     def _chat(self, incoming: Incoming) -> ChatState:
@@ -309,11 +324,13 @@ class GatewayDesk:
         the paths of the images (shown to a model that can see)."""
         directory = Path(self._workspace()) / "incoming"
         await trio.to_thread.run_sync(lambda: directory.mkdir(parents=True, exist_ok=True))
-        limit = int(self.settings.max_file_mb * 1024 * 1024)
+        cap = self.settings.max_file_bytes
+        limit = cap or sys.maxsize
         lines, images = [], []
         for file in files:
             if file.size is not None and file.size > limit:
-                lines.append(f"[The user sent {_a(file.kind)} of {file.size:,} bytes, over the {self.settings.max_file_mb:g} MB limit; it was not fetched.]")
+                log.warning("%s chat %s: a %s of %d bytes is over the %d-byte cap; not fetched", chat.chat.platform, chat.chat.chat_id, file.kind, file.size, cap)
+                lines.append(f"[The user sent {_a(file.kind)} of {file.size:,} bytes, over the {cap:,}-byte limit; it was not fetched.]")
                 continue
             target = directory / f"{secrets.token_hex(4)}-{_safe_name(file.name)}"
             try:
@@ -432,6 +449,10 @@ _COMMANDS: dict[str, Callable[[GatewayDesk, ChatState, Incoming, str], Awaitable
     "help": GatewayDesk._help,
     "start": GatewayDesk._help,
 }
+
+
+def _listed(entries: frozenset[str], value: str) -> bool:
+    return value in entries or EVERYONE in entries
 
 
 def _a(kind: str) -> str:

@@ -1,4 +1,4 @@
-"""``pairing``: who, beyond a platform's ``allowed_users``, may talk to the agent.
+"""``pairing``: who, beyond a platform's ``allow_from``, may talk to the agent.
 
 A stranger who writes to the bot in a direct message gets a one-time code instead of the model; the
 owner approves it with ``hermes-actors pairing approve CODE``, and from then on that user is let in on

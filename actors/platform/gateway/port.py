@@ -114,13 +114,24 @@ class ChatPort(Protocol):
 class GatewaySettings(Protocol):
     """The settings every platform's section shares (``platforms.telegram`` ...)."""
 
-    allowed_users: tuple[int | str, ...]
-    dm_policy: str
+    allow_from: tuple[str, ...]
+    group_allow_from: tuple[str, ...]
+    group_allowed_chats: tuple[str, ...]
     require_mention: bool
     group_sessions_per_user: bool
     busy_input_mode: str
     tool_progress: bool
-    max_file_mb: float
+
+    @property
+    def effective_dm_policy(self) -> str:
+        """``pairing``, ``allowlist``, ``open`` or ``disabled`` (see ``config.gateway``)."""
+        ...
+
+    @property
+    def max_file_bytes(self) -> int:
+        """The largest file a user may send that is fetched; 0: no cap."""
+        ...
+
     cwd: str | None
     sandbox: str | None
     home_channel: int | str | None

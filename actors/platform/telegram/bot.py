@@ -68,7 +68,7 @@ class TelegramBot(PlatformAdapter):
         sessions: the daemon's session service.
         outbound: where the bot registers while connected.
         state_dir: where the update offset and the chats' current sessions are kept.
-        pairing: the ``pairing`` actor's handle (None: no pairing, only ``allowed_users``).
+        pairing: the ``pairing`` actor's handle (None: no pairing, only ``allow_from``).
     """
 
     kind = "telegram"

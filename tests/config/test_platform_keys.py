@@ -1,0 +1,112 @@
+"""The messaging platforms' sections read Hermes Agent 0.19.0's keys, values and variables for who may talk,
+mentions in groups and attachments; our earlier names still load, with a warning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from config.discord import DiscordConfig
+from config.gateway import read_access_environment
+from config.loader import Config, ConfigError, load_config
+from config.telegram import TelegramConfig
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "hermes_0_19" / "config_defaults.json"
+
+
+def _load(tmp_path: Path, document: dict[str, Any]) -> tuple[Config, list[str]]:
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(document))
+    warnings: list[str] = []
+    return load_config(tmp_path, warnings=warnings, log_warnings=False), warnings
+
+
+def _hermes_default(key: str) -> Any:
+    return json.loads(FIXTURE.read_text())["defaults"][key]
+
+
+class TestHermesKeys:
+    """Hermes's names are read where Hermes writes them: its top-level sections and under platforms."""
+
+    def test_top_level_sections_are_read_as_platforms(self, tmp_path: Path) -> None:
+        config, warnings = _load(tmp_path, {
+            "telegram": {"allow_from": "1001, 1002", "group_allow_from": [3003], "require_mention": True, "reactions": True},
+            "discord": {"allow_from": ["111111111111111111"], "max_attachment_bytes": 1000, "allow_any_attachment": True},
+        })
+        telegram, discord = config.platforms.telegram, config.platforms.discord
+        assert (telegram.allow_from, telegram.group_allow_from, telegram.require_mention) == (("1001", "1002"), ("3003",), True)
+        assert (discord.allow_from, discord.max_attachment_bytes, discord.allow_any_attachment) == (("111111111111111111",), 1000, True)
+        assert [w for w in warnings if "allow_from" in w or "attachment" in w] == []
+        assert any(w.startswith("Hermes setting telegram") for w in warnings), "what is not read is still reported"
+
+    def test_our_section_wins_over_hermes_top_level(self, tmp_path: Path) -> None:
+        config, warnings = _load(tmp_path, {"telegram": {"allow_from": [1]}, "platforms": {"telegram": {"allow_from": [2]}}})
+        assert config.platforms.telegram.allow_from == ("2",)
+        assert "Hermes key telegram.allow_from ignored: platforms.telegram.allow_from is set too" in warnings
+
+    def test_a_bare_require_mention_is_telegrams(self, tmp_path: Path) -> None:
+        config, warnings = _load(tmp_path, {"require_mention": True})
+        assert config.platforms.telegram.require_mention is True and config.platforms.discord.require_mention is True
+        assert warnings == []
+
+    def test_a_bad_list_is_an_error_naming_the_key(self, tmp_path: Path) -> None:
+        with pytest.raises(ConfigError, match="allow_from"):
+            _load(tmp_path, {"platforms": {"telegram": {"allow_from": [{"id": 1}]}}})
+
+    def test_defaults_are_hermes_defaults(self) -> None:
+        assert DiscordConfig().max_attachment_bytes == _hermes_default("discord.max_attachment_bytes") == 32 * 1024 * 1024
+        assert DiscordConfig().allow_any_attachment is _hermes_default("discord.allow_any_attachment")
+        assert DiscordConfig().require_mention is _hermes_default("discord.require_mention")
+        assert TelegramConfig().require_mention is False, "Hermes's TELEGRAM_REQUIRE_MENTION defaults to false"
+        assert DiscordConfig(max_attachment_bytes=0).max_file_bytes == 0, "0: no cap, as in Hermes"
+
+
+class TestDeprecatedNames:
+    """Our earlier keys load under Hermes's names, with a warning naming the new key."""
+
+    def test_allowed_users_is_read_as_allow_from(self, tmp_path: Path) -> None:
+        config, warnings = _load(tmp_path, {"platforms": {"telegram": {"allowed_users": [1001]}, "discord": {"allowed_users": [7]}}})
+        assert config.platforms.telegram.allow_from == ("1001",) and config.platforms.discord.allow_from == ("7",)
+        assert "deprecated key platforms.telegram.allowed_users: use platforms.telegram.allow_from (read as platforms.telegram.allow_from this time)" in warnings
+        assert any(w.startswith("deprecated key platforms.discord.allowed_users") for w in warnings)
+
+    def test_discord_max_file_mb_is_read_in_bytes(self, tmp_path: Path) -> None:
+        config, warnings = _load(tmp_path, {"platforms": {"discord": {"max_file_mb": 2}}})
+        assert config.platforms.discord.max_attachment_bytes == 2 * 1024 * 1024
+        assert any("use platforms.discord.max_attachment_bytes" in w for w in warnings)
+
+
+class TestDmPolicy:
+    """Unset, the DM policy is Hermes's: pairing with no allow list, strangers ignored with one."""
+
+    def test_default_follows_the_lists(self) -> None:
+        assert TelegramConfig().effective_dm_policy == "pairing"
+        assert TelegramConfig(allow_from=("1",)).effective_dm_policy == "allowlist"
+        assert TelegramConfig(group_allowed_chats=("-100",)).effective_dm_policy == "allowlist"
+        assert TelegramConfig(allow_from=("1",), dm_policy="pairing").effective_dm_policy == "pairing"
+
+    def test_disabled_is_a_policy(self, tmp_path: Path) -> None:
+        config, _ = _load(tmp_path, {"platforms": {"discord": {"dm_policy": "disabled"}}})
+        assert config.platforms.discord.effective_dm_policy == "disabled"
+
+
+class TestAccessVariables:
+    """Hermes's variables win over config.yaml, as the bot token's does."""
+
+    def test_platform_variables(self) -> None:
+        section = TelegramConfig(allow_from=("1",), require_mention=True)
+        read = read_access_environment(section, {
+            "TELEGRAM_ALLOWED_USERS": "5, 6", "TELEGRAM_GROUP_ALLOWED_USERS": "7", "TELEGRAM_GROUP_ALLOWED_CHATS": "-100,-200",
+            "TELEGRAM_REQUIRE_MENTION": "false", "GATEWAY_ALLOWED_USERS": "9",
+        })
+        assert (read.allow_from, read.group_allow_from, read.group_allowed_chats) == (("5", "6", "9"), ("7",), ("-100", "-200"))
+        assert read.require_mention is False
+
+    def test_allow_all_and_other_platforms_variables(self) -> None:
+        assert read_access_environment(DiscordConfig(), {"DISCORD_ALLOW_ALL_USERS": "true"}).allow_from == ("*",)
+        assert read_access_environment(DiscordConfig(), {"GATEWAY_ALLOW_ALL_USERS": "yes"}).allow_from == ("*",)
+        assert read_access_environment(DiscordConfig(), {"TELEGRAM_ALLOWED_USERS": "5"}) == DiscordConfig()
+        assert read_access_environment(DiscordConfig(), {"DISCORD_REQUIRE_MENTION": "0"}).require_mention is False
