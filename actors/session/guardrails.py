@@ -40,13 +40,15 @@ PROGRESS_TOOLS = frozenset({"write_file", "patch", "terminal", "execute_code", "
 # Built once: json.dumps with these options would build a new encoder for every call's signature.
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
 
-#: Session sources with a person (or a live client) watching; others (cron) are unattended.
-ATTENDED_SOURCES = frozenset({"cli", "api", "subagent", "telegram"})
+#: Session sources nobody watches (a scheduled job). Every other source (the CLI, the API, a subagent's
+#: parent, each chat platform) is attended: listing the unattended ones means a new platform is attended
+#: unless said otherwise, where a list of attended ones once left Discord out.
+UNATTENDED_SOURCES = frozenset({"cron"})
 
 
 def hard_stops_on(config: GuardrailsConfig, source: str) -> bool:
     """Whether loops end the turn in a session from ``source``: as configured when attended, by default when not."""
-    return config.hard_stop_enabled or (config.non_interactive_hard_stop_enabled and source not in ATTENDED_SOURCES)
+    return config.hard_stop_enabled or (config.non_interactive_hard_stop_enabled and source in UNATTENDED_SOURCES)
 
 
 class GuardrailAction(enum.Enum):

@@ -116,6 +116,10 @@ class TestHermesRules:
         assert not hard_stops_on(GuardrailsConfig(non_interactive_hard_stop_enabled=False), "cron")
         assert hard_stops_on(GuardrailsConfig(hard_stop_enabled=True), "api")
 
+    def test_every_chat_platform_is_attended(self) -> None:
+        for source in ("cli", "api", "subagent", "telegram", "discord"):
+            assert not hard_stops_on(GuardrailsConfig(), source), source
+
 
 class TestSameToolFailure:
     """One tool failing with varied arguments warns at 3 and halts after 8."""
