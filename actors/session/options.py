@@ -102,6 +102,10 @@ class SessionOptions:
         """The model this session talks to first."""
         return self.model or config.model.default
 
+    def provider_name(self, config: Config) -> str:
+        """The provider of :meth:`model_name` (``openai`` when neither the session nor config names one)."""
+        return self.provider or config.model.provider or "openai"
+
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> SessionOptions:
         """Rebuild options saved by :meth:`to_state` (unknown keys ignored)."""
