@@ -55,8 +55,8 @@ HERMES_SYNONYMS: dict[str, str] = {
 """Hermes dotted key -> the dotted key of ours that holds the same setting."""
 
 _UNLIMITED_TURNS = (
-    "agent.max_turns {value!r} (unlimited in Hermes) is not honoured: the iteration budget stays at its "
-    "default (seed 002)"
+    "agent.max_turns {value!r} is not a number of turns: the iteration budget stays at its default, 90 "
+    "(seed 002 and Hermes 0.19.0 alike)"
 )
 _HERMES_BACKEND = (
     "web.backend {value!r} is a Hermes backend not built here: web.backend stays 'auto' (SearXNG or Brave)"
@@ -68,7 +68,8 @@ _UNBUILT_BACKENDS = ("ddgs", "exa", "firecrawl", "keenable", "parallel", "tavily
 # Values Hermes writes that mean "unset" or that name something not built here: the key is dropped, so our
 # default applies, with the note when there is one. "" and "auto" are Hermes's "pick for me".
 _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
-    "agent.max_turns": dict.fromkeys((None, "none", "unlimited", "inf"), _UNLIMITED_TURNS),
+    # Hermes 0.19.0 reads null as its default (90), silently; the words are not numbers to either.
+    "agent.max_turns": {None: None, **dict.fromkeys(("none", "unlimited", "inf"), _UNLIMITED_TURNS)},
     "delegation.child_timeout_seconds": {0: None},
     "model.base_url": {"": None},
     "model.provider": {"": None, "auto": None},

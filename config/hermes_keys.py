@@ -51,7 +51,6 @@ HERMES_UNUSED: dict[str, str] = {
     "bedrock": "AWS Bedrock is " + _NOT_BUILT,
     "browser": "browser tools are " + _NOT_BUILT,
     "checkpoints": "filesystem checkpoints are " + _NOT_BUILT,
-    "clarify": "use agent.clarify_timeout (one timeout for every client here)",
     "computer_use": "computer-use tools are " + _NOT_BUILT,
     "context": "the context engine is the built-in compressor (compression.*)",
     "context_file_max_chars": "context files are capped at the seed's 20,000 characters",

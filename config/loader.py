@@ -39,7 +39,7 @@ from config.pricing import ModelPrice
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
 from config.sandbox import SANDBOX_MODES, CodeExecutionConfig, SandboxConfig
-from config.session import AgentConfig, CompressionConfig, DisplayConfig, GuardrailsConfig
+from config.session import AgentConfig, ClarifyConfig, CompressionConfig, DisplayConfig, GuardrailsConfig
 from config.skills import SkillsConfig
 from config.store import StoreConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
@@ -65,6 +65,7 @@ class Config:
     credential_pool: CredentialPoolConfig = attrs.Factory(CredentialPoolConfig)
     fallback_providers: tuple[FallbackProviderConfig, ...] = ()
     agent: AgentConfig = attrs.Factory(AgentConfig)
+    clarify: ClarifyConfig = attrs.Factory(ClarifyConfig)
     compression: CompressionConfig = attrs.Factory(CompressionConfig)
     tool_loop_guardrails: GuardrailsConfig = attrs.Factory(GuardrailsConfig)
     display: DisplayConfig = attrs.Factory(DisplayConfig)

@@ -29,8 +29,20 @@ class AgentConfig:
     api_max_retries: int = attrs.field(default=3, validator=integer(ge=0, le=20))
     turn_time_budget_seconds: float | None = attrs.field(default=None, validator=v.optional(positive_number))
     turn_token_budget: int | None = attrs.field(default=None, validator=v.optional(positive_int))
-    # How long a clarify question waits for the user (Hermes's key); then the model is told to decide itself.
-    clarify_timeout: float = attrs.field(default=600.0, validator=positive_number)
+    # How long a clarify question asked on a chat platform (Telegram, Discord, the API) waits for the user,
+    # as Hermes's gateway does (an hour: people step away); then the model is told to decide itself.
+    clarify_timeout: float = attrs.field(default=3600.0, validator=positive_number)
+
+
+@attrs.frozen
+class ClarifyConfig:
+    """Section ``clarify``: a question asked of an attached CLI client, as Hermes's CLI asks it.
+
+    ``timeout`` (120 s, Hermes's) is how long the CLI's question waits before the model is told to decide
+    itself; chat platforms wait ``agent.clarify_timeout`` instead.
+    """
+
+    timeout: float = attrs.field(default=120.0, validator=positive_number)
 
 
 @attrs.frozen

@@ -70,7 +70,7 @@ class ApprovalPolicy:
     Args:
         mode: ``approvals.mode``: manual, smart or off.
         cron_mode: ``approvals.cron_mode``: deny or approve, for sessions with source ``cron``.
-        source: the session's platform (cli, api, cron, subagent).
+        source: the session's platform (cli, api, telegram, discord, cron, subagent).
         interactive: whether anyone can be asked at all.
         auto_approve: approve without asking (subagents, by ``delegation.subagent_auto_approve``).
         rate: the auxiliary model, for ``smart``.

@@ -2,8 +2,10 @@
 
 Routed through ``ctx.clarify`` to whoever is attached to the session. The model offers at most
 :data:`MAX_CHOICES` answers, best first; the user may always answer in their own words instead (the
-clients show that as an extra "Other" choice). A question nobody answers before
-``agent.clarify_timeout`` tells the model to decide by its own judgement and go on. It is never run
+clients show that as an extra "Other" choice). A question nobody answers in time (``clarify.timeout``
+in the CLI, ``agent.clarify_timeout`` on chat platforms, as in Hermes) answers the model with
+:data:`TIMEOUT_ANSWER` as the user's response, telling it to decide by its own judgement and go on;
+the result keeps Hermes's three fields, with no flag of its own. It is never run
 beside other tools (see ``tools.parallel``): results finishing while the user thinks would interleave
 with the answer.
 """
@@ -64,11 +66,10 @@ async def clarify_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolInputError("question is empty; ask a complete question.")
     if not ctx.interactive:
         raise ClarifyUnavailable(UNAVAILABLE_MESSAGE)
-    result: dict[str, Any] = {"question": question, "choices_offered": choices or None}
     try:
-        result["user_response"] = await ctx.clarify(question, choices, True)
+        response = (await ctx.clarify(question, choices, True)).strip()
     except ClarifyUnavailable:
         raise ClarifyUnavailable(UNAVAILABLE_MESSAGE) from None
     except ClarifyTimedOut:
-        result |= {"user_response": TIMEOUT_ANSWER, "timed_out": True}
-    return ToolResult(result)
+        response = TIMEOUT_ANSWER
+    return ToolResult({"question": question, "choices_offered": choices or None, "user_response": response})

@@ -76,7 +76,7 @@ class ClarifyUnavailable(ToolError, RuntimeError):
 
 
 class ClarifyTimedOut(RuntimeError):
-    """A clarifying question was asked and nobody answered before its deadline (``agent.clarify_timeout``)."""
+    """A clarifying question was asked and nobody answered before its deadline (``clarify.timeout`` or ``agent.clarify_timeout``)."""
 
 
 class CapabilityUnavailable(ToolError, RuntimeError):

@@ -32,7 +32,7 @@ from actors.session.images import image_content, sees_images
 from actors.session.model import SessionModel
 from actors.session.options import ParentSession, SessionSpec
 from actors.session.processes import ProcessActor
-from actors.session.requests import PendingRequests
+from actors.session.requests import PendingRequests, clarify_deadline
 from actors.session.sandboxing import sandbox_runner
 from actors.session.state import SessionState, flush_history, freeze_tools, open_state, save_state, save_turn_state
 from actors.session.steer import SteerBuffer
@@ -131,10 +131,10 @@ class SessionActor(Actor[SessionMessage]):
         self.hub = hub = EventHub(
             self.session_id, self.path, replay_size=spec.replay_size, subscriber_capacity=spec.subscriber_capacity
         )
-        self.requests = PendingRequests(hub, deps.config.approvals.timeout, deps.config.agent.clarify_timeout)
         # Owned before anything is read: no other host may run this session while this one does.
         await deps.store.leases.acquire(self.session_id)
         self.durable = state = await open_state(spec)
+        self.requests = PendingRequests(hub, deps.config.approvals.timeout, clarify_deadline(deps.config, state.options.source))
         # Known only now: an unattended (cron) session stops tool loops by default.
         self.executor.guardrails = self._guardrails(state.options.source)
         self.runtime = runtime = await self._open_runtime()

@@ -125,7 +125,7 @@ class CallContext:
 
         Raises:
             ClarifyUnavailable: non-interactive session.
-            ClarifyTimedOut: nobody answered before ``agent.clarify_timeout``.
+            ClarifyTimedOut: nobody answered before the session's clarify deadline (``requests.clarify_deadline``).
         """
         if not self._services.interactive:
             raise ClarifyUnavailable("no user can answer in this context")

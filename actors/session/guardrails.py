@@ -10,9 +10,10 @@ Three patterns are counted per user turn:
 Counts are of observed results. Reaching a ``warn_after`` count appends a warning to that result (when
 ``warnings_enabled``); reaching a ``hard_stop_after`` count stops the next such call before it runs
 and ends the turn — only when hard stops are on, since by default attended sessions get a nudge rather
-than a circuit breaker. A success clears the failure counts of its signature and of its tool, and a
-success of a tool that changes things (an edit, a command) clears every exact-failure count: the next
-retry is a new experiment, not a replay. Whether a call failed is what its reply carries
+than a circuit breaker. A success clears only the failure counts of its own signature and of its own
+tool, as in Hermes: a successful edit does not wipe the count of a different call that keeps failing,
+so a model alternating an edit with the same failing command is still stopped. Whether a call failed
+is what its reply carries
 (:attr:`tools.results.ToolReply.counts_as_failure`: an error, a nonzero exit, a full memory store); no
 result text is parsed here.
 """
@@ -34,19 +35,18 @@ from tools.results import ToolReply
 #: Tools whose failures are ordinary work output: many different failing calls do not stop the turn.
 FAILURE_TOLERANT_TOOLS = frozenset({"terminal", "execute_code", "process", "web_extract"})
 
-#: Tools whose success is progress: it clears every exact-failure count of the turn.
-PROGRESS_TOOLS = frozenset({"write_file", "patch", "terminal", "execute_code", "process", "delegate_task", "todo", "memory"})
-
 # Built once: json.dumps with these options would build a new encoder for every call's signature.
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
 
-#: Session sources with a person (or a live client) watching; others (cron) are unattended.
-ATTENDED_SOURCES = frozenset({"cli", "api", "subagent", "telegram"})
+#: Session sources nobody watches (a scheduled job). Every other source (the CLI, the API, a subagent's
+#: parent, each chat platform) is attended: listing the unattended ones means a new platform is attended
+#: unless said otherwise, where a list of attended ones once left Discord out.
+UNATTENDED_SOURCES = frozenset({"cron"})
 
 
 def hard_stops_on(config: GuardrailsConfig, source: str) -> bool:
     """Whether loops end the turn in a session from ``source``: as configured when attended, by default when not."""
-    return config.hard_stop_enabled or (config.non_interactive_hard_stop_enabled and source not in ATTENDED_SOURCES)
+    return config.hard_stop_enabled or (config.non_interactive_hard_stop_enabled and source in UNATTENDED_SOURCES)
 
 
 class GuardrailAction(enum.Enum):
@@ -184,8 +184,6 @@ class ToolCallGuardrailController:
             return self._failure_warning(tool_name, signature)
         del self._exact_failures[signature]
         del self._tool_failures[tool_name]
-        if tool_name in PROGRESS_TOOLS:
-            self._exact_failures.clear()
         if not self._is_read_only(tool_name):
             return ALLOW
         digest = hashlib.sha256(result.encode()).hexdigest()

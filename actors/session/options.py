@@ -38,7 +38,7 @@ class SessionOptions:
     Attributes:
         cwd: the directory of the client that created it; its shell starts there.
         model / provider / base_url / api_mode: override config's ``model`` section.
-        source: the platform: cli, api, cron or subagent (prompt hint, store column).
+        source: the platform: cli, api, telegram, discord, cron or subagent (prompt hint, store column).
         title: optional unique title.
         interactive: False for subagents and one-shot API calls (no clarify; approvals denied).
         toolsets: enabled toolsets (None: the registry's defaults).
@@ -101,6 +101,10 @@ class SessionOptions:
     def model_name(self, config: Config) -> str:
         """The model this session talks to first."""
         return self.model or config.model.default
+
+    def provider_name(self, config: Config) -> str:
+        """The provider of :meth:`model_name` (``openai`` when neither the session nor config names one)."""
+        return self.provider or config.model.provider or "openai"
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> SessionOptions:

@@ -8,7 +8,7 @@ it waits it stays listed, so a client that attaches later is shown it again.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -17,12 +17,26 @@ from actors.session.hub import EventHub
 from messages.events import ApprovalRequested, ClarifyRequested, RequestResolved
 from tools.context import ApprovalAnswer, ApprovalRequest
 
-__all__ = ["APPROVAL_CHOICES", "NO_ANSWER", "PendingRequests"]
+if TYPE_CHECKING:
+    from config.loader import Config
+
+__all__ = ["APPROVAL_CHOICES", "CLI_SOURCE", "NO_ANSWER", "PendingRequests", "clarify_deadline"]
 
 #: What a clarify request that expired answers with.
 NO_ANSWER = ""
 #: The answers an approval request offers.
 APPROVAL_CHOICES = ("once", "session", "always", "deny")
+#: The source of a session an attached CLI client talks to.
+CLI_SOURCE = "cli"
+
+
+def clarify_deadline(config: Config, source: str) -> float:
+    """How long a clarify question of a session from ``source`` waits, as Hermes decides it.
+
+    Hermes's CLI waits ``clarify.timeout`` (120 s: the user is at the terminal); its gateway waits
+    ``agent.clarify_timeout`` (an hour: a chat user may step away and still tap the answer later).
+    """
+    return config.clarify.timeout if source == CLI_SOURCE else config.agent.clarify_timeout
 
 
 @attrs.define
@@ -41,7 +55,7 @@ class PendingRequests:
     Args:
         hub: where requests and resolutions are published.
         deadline_seconds: how long an approval waits before it expires (``approvals.timeout``).
-        clarify_deadline_seconds: how long a question waits (``agent.clarify_timeout``).
+        clarify_deadline_seconds: how long a question waits (:func:`clarify_deadline`).
     """
 
     def __init__(self, hub: EventHub, deadline_seconds: float, clarify_deadline_seconds: float) -> None:

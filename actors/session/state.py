@@ -9,6 +9,7 @@ given (that would break the provider's prompt cache).
 
 from __future__ import annotations
 
+import datetime
 import logging
 import os
 import secrets
@@ -20,7 +21,7 @@ import attrs
 
 from actors.session.history import repair_on_load
 from actors.session.options import SessionDeps, SessionOptions, SessionSpec
-from actors.session.prompt.builder import PromptSpec, build_system_prompt
+from actors.session.prompt.builder import PromptSpec, build_system_prompt, session_line
 from actors.session.prompt.texts import PLATFORM_HINTS
 from actors.session.tool_list import FrozenTools
 from config.sandbox import SANDBOX_MODES
@@ -110,13 +111,18 @@ async def _create(spec: SessionSpec, options: SessionOptions) -> SessionState:
     tools = freeze_tools(deps, options)
     prompt = options.system_prompt
     model = options.model_name(deps.config)
+    provider = options.provider_name(deps.config)
+    started = datetime.date.today()
     if prompt is None:
         prompt_spec = PromptSpec(
-            home=deps.home, cwd=Path(options.cwd), model=model, platform=_platform(options.source),
-            tool_names=tools.names, load_context_files=options.load_context_files,
+            home=deps.home, cwd=Path(options.cwd), model=model, provider=provider, started=started,
+            platform=_platform(options.source), tool_names=tools.names, load_context_files=options.load_context_files,
             skills_external=deps.config.skills.external_dirs,
         )
         prompt = await build_system_prompt(prompt_spec, memory_block=_memory_block(deps, options, tools.names))
+    else:
+        # A prompt given from outside (a subagent's) ends with the same line, as Hermes's children's do.
+        prompt = f"{prompt}\n\n{session_line(started, model, provider)}"
     state = SessionState(options, [{"role": "system", "content": prompt}, *spec.seed], tools, ShellState(cwd=options.cwd))
     saved = _snapshot(deps, spec.session_id, state, event_seq=0, processes=())
     # The row, the first messages and the state in one commit: a restart finds all of them or none.

@@ -265,11 +265,16 @@ class TestHermesSettingsHonoured:
 class TestHermesValuesNotBuiltHere:
     """A Hermes value naming something not built here leaves our default, with a note; the file loads."""
 
-    @pytest.mark.parametrize("written", ["null", "unlimited", "inf"])
+    @pytest.mark.parametrize("written", ["unlimited", "inf"])
     def test_unlimited_turns(self, tmp_path: Path, written: str) -> None:
         config, found = _load(tmp_path, f"agent:\n  max_turns: {written}\n")
-        assert config.agent.max_turns == Config().agent.max_turns
-        assert len(found) == 1 and found[0].startswith("agent.max_turns") and "seed 002" in found[0]
+        assert config.agent.max_turns == Config().agent.max_turns == 90
+        assert len(found) == 1 and found[0].startswith("agent.max_turns") and "90" in found[0]
+        assert "unlimited in Hermes" not in found[0], "Hermes 0.19.0 has no unlimited budget"
+
+    def test_null_turns_are_the_default_silently(self, tmp_path: Path) -> None:
+        config, found = _load(tmp_path, "agent:\n  max_turns: null\n")
+        assert (config.agent.max_turns, found) == (90, [])
 
     def test_a_hermes_web_backend(self, tmp_path: Path) -> None:
         config, found = _load(tmp_path, "web:\n  backend: firecrawl\n")

@@ -10,12 +10,13 @@ import trio
 from actors.session.budget import FORCED_SUMMARY_TEXT, GRACE_NOTICE
 from actors.session.history import check_alternation
 from config.loader import Config
-from config.session import AgentConfig
+from config.session import AgentConfig, ClarifyConfig
 from config.terminal import ApprovalsConfig
 from messages.events import ApprovalRequested, RequestResolved, SessionEvent, StatusUpdate
 from messages.session import AnswerRequest, Subscribe, UserMessage
 from tests.session.harness import collect_turn, open_harness, run_turn
 from tests.session.test_interrupts import register_slow_tool, wait_for
+from tools.clarify import TIMEOUT_ANSWER
 
 
 def todo_call(i: int) -> dict:
@@ -178,21 +179,31 @@ class TestApprovalsPersist:
 
 
 class TestClarifyDeadline:
-    """The session's own deadline labels an expired prompt as a timeout."""
+    """The session's own deadline labels an expired prompt as a timeout: the CLI's clarify.timeout, a chat
+    platform's agent.clarify_timeout."""
 
-    async def test_unanswered_clarify_expires_as_timeout(self, tmp_path: Path) -> None:
-        """A question nobody answers within agent.clarify_timeout resolves as expired ("nobody in time"), and
-        the model is told to decide itself (not that clarify is unavailable)."""
-        config = Config(agent=AgentConfig(clarify_timeout=0.3))
+    async def _expire(self, tmp_path: Path, config: Config, source: str) -> tuple[list[str], dict]:
         async with open_harness(tmp_path, config) as h:
-            handle, events_in, sid = await h.start_session()
+            handle, events_in, sid = await h.start_session(source=source)
             h.provider.push(
                 {"tool_calls": [{"id": "q1", "name": "clarify", "arguments": {"question": "Which file?", "choices": ["a", "b"]}}]},
                 {"text": "I will pick one myself"},
             )
-            finished, events = await run_turn(handle, events_in, "tidy up")
-            assert [e.resolved_by for e in events if isinstance(e, RequestResolved)] == ["nobody in time"]
+            with trio.fail_after(30):
+                _, events = await run_turn(handle, events_in, "tidy up")
             tool = next(m for m in (await h.deps.store.load(sid)).messages if m["role"] == "tool")
-            result = json.loads(tool["content"])
-            assert result["timed_out"] and "best judgement" in result["user_response"]
-            assert result["choices_offered"] == ["a", "b"]
+            return [e.resolved_by for e in events if isinstance(e, RequestResolved)], json.loads(tool["content"])
+
+    async def test_unanswered_clarify_expires_as_timeout(self, tmp_path: Path) -> None:
+        """A CLI question nobody answers within clarify.timeout resolves as expired ("nobody in time"), and
+        the model is told to decide itself (not that clarify is unavailable), in Hermes's three fields."""
+        config = Config(clarify=ClarifyConfig(timeout=0.3), agent=AgentConfig(clarify_timeout=3600.0))
+        resolved_by, result = await self._expire(tmp_path, config, "cli")
+        assert resolved_by == ["nobody in time"]
+        assert result == {"question": "Which file?", "choices_offered": ["a", "b"], "user_response": TIMEOUT_ANSWER}
+
+    async def test_a_chat_platform_waits_agent_clarify_timeout(self, tmp_path: Path) -> None:
+        """A Telegram question expires by agent.clarify_timeout, whatever clarify.timeout says."""
+        config = Config(clarify=ClarifyConfig(timeout=3600.0), agent=AgentConfig(clarify_timeout=0.3))
+        resolved_by, result = await self._expire(tmp_path, config, "telegram")
+        assert resolved_by == ["nobody in time"] and result["user_response"] == TIMEOUT_ANSWER

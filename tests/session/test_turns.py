@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import trio
 import trio.testing
 
 from actors.session.history import check_alternation
+from actors.session.prompt import session_line
 from config.loader import Config
 from config.tools import ToolsConfig
 from messages.events import TextDelta, ToolFinished, ToolStarted, TurnStarted
@@ -172,6 +174,22 @@ class TestPrompt:
             await run_turn(handle, events_in, "hi")
             system = json.dumps(h.provider.requests[0].body)
             assert "User prefers tabs over spaces." in system
+
+    async def test_the_session_line_ends_a_prompt_that_stays_the_same(self, tmp_path: Path) -> None:
+        """As Hermes's, the prompt ends with the day the conversation started, the model and the provider,
+        and every turn sends it byte for byte (the provider's cached prefix holds)."""
+        async with open_harness(tmp_path) as h:
+            before = datetime.date.today()
+            handle, events_in, _ = await h.start_session()
+            after = datetime.date.today()
+            h.provider.push({"text": "one"}, {"text": "two"})
+            await run_turn(handle, events_in, "hi")
+            await run_turn(handle, events_in, "again")
+            first, second = (r.body["messages"][0]["content"] for r in h.provider.requests)
+            assert first == second
+            assert any(
+                first.endswith(f"\n\n{session_line(day, 'scripted-model', 'custom')}") for day in {before, after}
+            ), first[-200:]
 
 
 class TestCounters:

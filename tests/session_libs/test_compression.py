@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
@@ -295,3 +296,36 @@ class TestContextCompressor:
         assert user("request final") in result.messages
         assert result.messages[-1] == history[-1]
         check_alternation(result.messages)
+
+
+class TestSummaryTemplate:
+    """The seed's sections and cap, with what Hermes 0.19.0 adds where the seed is silent."""
+
+    async def _instructions(self, **kwargs: Any) -> str:
+        summarizer = _Summarizer()
+        compressor = _compressor(summarizer, context_length=4_000, **kwargs)
+        await compressor.compress(_conversation(10))
+        return summarizer.calls[0][1]
+
+    async def test_sections_in_hermes_order_under_the_seeds_names(self) -> None:
+        instructions = await self._instructions()
+        headings = [line for line in instructions.splitlines() if line.startswith("## ")]
+        assert headings == [
+            "## Active Task", "## Goal", "## Constraints & Preferences", "## Completed Actions", "## Active State",
+            "## In Progress", "## Blocked", "## Key Decisions", "## Resolved Questions", "## Pending User Asks",
+            "## Relevant Files", "## Remaining Work", "## Critical Context",
+        ]
+        assert "[tool: " in instructions, "each completed action names its tool"
+
+    async def test_finished_work_is_anchored_to_the_day(self) -> None:
+        summarizer = _Summarizer()
+        compressor = ContextCompressor(
+            CompressionConfig(minimum_threshold_tokens=100), context_length=4_000, summarize=summarizer,
+            estimate_tokens=estimate_tokens, today=lambda: datetime.date(2026, 11, 28),
+        )
+        await compressor.compress(_conversation(10))
+        assert "Today is 2026-11-28." in summarizer.calls[0][1]
+
+    def test_the_cap_is_the_seeds_12k_not_hermes_10k(self) -> None:
+        assert CompressionConfig().summary_max_tokens == 12_000
+        assert _compressor(_Summarizer(), context_length=1_000_000).max_summary_tokens == 12_000

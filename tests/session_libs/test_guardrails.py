@@ -77,7 +77,7 @@ class TestExactFailure:
 
 
 class TestHermesRules:
-    """Hermes's switches and exemptions: warnings off, blocks end the turn, tolerant tools, progress, unattended sessions."""
+    """Hermes's switches and exemptions: warnings off, blocks end the turn, tolerant tools, unattended sessions."""
 
     def test_warnings_can_be_turned_off_without_losing_hard_stops(self) -> None:
         config = GuardrailsConfig(warnings_enabled=False, hard_stop_enabled=True)
@@ -98,23 +98,37 @@ class TestHermesRules:
             _fail(controller, "terminal", {"command": f"pytest -k case{n}"})
         assert controller.before_call("terminal", {"command": "pytest"}).allows_execution
 
-    def test_a_successful_edit_makes_the_next_retry_a_new_experiment(self) -> None:
-        controller = _controller(hard_stop=True)
-        for _ in range(5):
-            _fail(controller, "terminal", {"command": "make test"})
-        controller.after_call("patch", {"path": "a.py"}, "{}", failed=False)
-        assert controller.before_call("terminal", {"command": "make test"}).allows_execution
-        controller.after_call("read_file", {"path": "a.py"}, "{}", failed=False)
-        for _ in range(5):
-            _fail(controller, "terminal", {"command": "make test"})
-        controller.after_call("read_file", {"path": "b.py"}, "{}", failed=False)
-        assert not controller.before_call("terminal", {"command": "make test"}).allows_execution, "a read is no progress"
-
     def test_unattended_sessions_stop_loops_by_default(self) -> None:
         assert not hard_stops_on(GuardrailsConfig(), "cli")
         assert hard_stops_on(GuardrailsConfig(), "cron")
         assert not hard_stops_on(GuardrailsConfig(non_interactive_hard_stop_enabled=False), "cron")
         assert hard_stops_on(GuardrailsConfig(hard_stop_enabled=True), "api")
+
+    def test_every_chat_platform_is_attended(self) -> None:
+        for source in ("cli", "api", "subagent", "telegram", "discord"):
+            assert not hard_stops_on(GuardrailsConfig(), source), source
+
+
+class TestWhatASuccessClears:
+    """A success clears only its own call's count and its own tool's count, as in Hermes."""
+
+    def test_a_successful_edit_leaves_another_calls_failures(self) -> None:
+        controller = _controller(hard_stop=True)
+        for _ in range(5):
+            _fail(controller, "terminal", {"command": "make test"})
+        controller.after_call("patch", {"path": "a.py"}, "{}", failed=False)
+        controller.after_call("terminal", {"command": "ls"}, "{}", failed=False)
+        decision = controller.before_call("terminal", {"command": "make test"})
+        assert decision.action is GuardrailAction.BLOCK and decision.count == 5
+
+    def test_a_success_of_the_same_tool_clears_its_tool_count_only(self) -> None:
+        controller = _controller(hard_stop=True)
+        for n in range(8):
+            _fail(controller, "patch", {"n": n % 2})
+        controller.after_call("patch", {"n": 99}, "{}", failed=False)
+        assert controller.before_call("patch", {"n": 100}).allows_execution, "the tool's count was cleared"
+        decision = controller.after_call("patch", {"n": 0}, "{}", failed=True)
+        assert decision.code == "repeated_exact_failure_warning" and decision.count == 5, "the call's own count was kept"
 
 
 class TestSameToolFailure:

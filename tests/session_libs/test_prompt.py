@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+import re
 import threading
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from actors.session.prompt import (
     discover_context_files,
     load_context_files,
     needs_tool_use_enforcement,
+    session_line,
     truncate_middle,
 )
 from actors.session.prompt.texts import (
@@ -26,6 +29,8 @@ from actors.session.prompt.texts import (
     TOOL_USE_ENFORCEMENT,
 )
 from tools.memory import MemoryStore, memory_prompt_block
+
+MODEL = "anthropic/claude-sonnet-4"
 
 
 @pytest.fixture
@@ -39,7 +44,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _spec(home: Path, cwd: Path, **kwargs: object) -> PromptSpec:
-    return PromptSpec(home=home, cwd=cwd, model=str(kwargs.pop("model", "anthropic/claude-sonnet-4")), user_home=Path("/home/u"), **kwargs)  # type: ignore[arg-type]
+    return PromptSpec(home=home, cwd=cwd, model=str(kwargs.pop("model", MODEL)), user_home=Path("/home/u"), **kwargs)  # type: ignore[arg-type]
 
 
 class TestIdentity:
@@ -101,11 +106,30 @@ class TestLayers:
         full = assemble_system_prompt(_spec(tmp_path, tmp_path, tool_names={"memory", "session_search"}))
         assert MEMORY_GUIDANCE in full and SESSION_SEARCH_GUIDANCE in full
 
-    def test_memory_block_last(self, tmp_path: Path) -> None:
+    def test_memory_block_then_the_session_line(self, tmp_path: Path) -> None:
         (tmp_path / "AGENTS.md").write_text("project rules")
-        prompt = assemble_system_prompt(_spec(tmp_path / "home", tmp_path), memory="MEMORY [10% — 220/2,200 chars]\nfact")
-        assert prompt.endswith("MEMORY [10% — 220/2,200 chars]\nfact")
+        day = datetime.date(2026, 11, 28)
+        prompt = assemble_system_prompt(_spec(tmp_path / "home", tmp_path, started=day), memory="MEMORY [10% — 220/2,200 chars]\nfact")
+        assert prompt.endswith("MEMORY [10% — 220/2,200 chars]\nfact\n\n" + session_line(day, MODEL, "openai"))
         assert prompt.index("project rules") < prompt.index("MEMORY [")
+
+
+class TestSessionLine:
+    """The prompt ends, as Hermes's, with the day the conversation started, the model and the provider."""
+
+    def test_hermes_form(self, tmp_path: Path) -> None:
+        spec = _spec(tmp_path, tmp_path, provider="openrouter", started=datetime.date(2026, 11, 28))
+        assert assemble_system_prompt(spec).endswith(
+            f"\n\nConversation started: Saturday, November 28, 2026\nModel: {MODEL}\nProvider: openrouter"
+        )
+
+    def test_the_day_alone_keeps_the_prompt_stable_all_day(self, tmp_path: Path) -> None:
+        """No time of day: a prompt rebuilt later the same day is byte-identical (the provider's cache holds)."""
+        line = session_line(datetime.date(2026, 1, 5), "m", "p")
+        assert line == "Conversation started: Monday, January 05, 2026\nModel: m\nProvider: p"
+        assert not re.search(r"\d{1,2}:\d{2}", line)
+        day = datetime.date(2026, 1, 5)
+        assert assemble_system_prompt(_spec(tmp_path, tmp_path, started=day)) == assemble_system_prompt(_spec(tmp_path, tmp_path, started=day))
 
 
 class TestContextFilePriority:
@@ -222,7 +246,7 @@ class TestBuildAsync:
             return "REMEMBERED"
 
         prompt = await build_system_prompt(_spec(tmp_path / "home", tmp_path), memory_block=block)
-        assert [home for home, _ in seen] == [tmp_path / "home"] and prompt.endswith("REMEMBERED")
+        assert [home for home, _ in seen] == [tmp_path / "home"] and "\n\nREMEMBERED\n\nConversation started: " in prompt
         assert seen[0][1] is not threading.current_thread()
 
     async def test_real_memory_store_block(self, tmp_path: Path) -> None:

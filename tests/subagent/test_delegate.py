@@ -52,6 +52,7 @@ class TestParallelChildren:
             first_child = next(r for r in child_requests(h) if "alpha" in json.dumps(r.body))
             system = json.dumps(first_child.body["messages"][0])
             assert "alpha" in system and "ctx-A" in system and str(h.workdir) in system
+            assert "\\nModel: scripted-model\\nProvider: custom" in system, "a child's prompt ends as Hermes's do"
 
     async def test_blocked_tools_absent_from_child_requests(self, tmp_path: Path) -> None:
         """clarify, memory, execute_code and delegate_task never reach a leaf child's schema."""

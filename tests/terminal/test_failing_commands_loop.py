@@ -47,3 +47,31 @@ class TestFailingCommandsBlock:
             assert len(h.provider.requests) == 3, "no model call after the block"
             results = [m["content"] for m in (await h.deps.store.load(session_id)).messages if m["role"] == "tool"]
             assert len(results) == 3 and "repeated_exact_failure_block" in results[2]
+
+
+class TestAttendedSources:
+    """A chat platform's session is attended (loops are warned about); only a cron session is stopped by default."""
+
+    async def _run(self, tmp_path: Path, source: str) -> tuple[str, list[str]]:
+        """Three identical failing `false` calls in a session from ``source``; returns (final text, tool results)."""
+        guardrails = GuardrailsConfig(hard_stop_after=GuardrailHardStopAfter(exact_failure=2))
+        async with open_harness(tmp_path, Config(tool_loop_guardrails=guardrails)) as h:
+            handle, events_in, session_id = await h.start_session(source=source)
+            call = {"name": "terminal", "arguments": {"command": "false"}}
+            h.provider.push(*({"tool_calls": [{"id": f"c{i}", **call}]} for i in range(3)), {"text": "gave up"})
+            finished, _ = await run_turn(handle, events_in, "keep trying")
+            results = [m["content"] for m in (await h.deps.store.load(session_id)).messages if m["role"] == "tool"]
+            return finished.final_text, results
+
+    async def test_a_discord_session_is_warned_not_stopped(self, tmp_path: Path) -> None:
+        """All three calls run and the model answers, as in a CLI session."""
+        final_text, results = await self._run(tmp_path, "discord")
+        assert final_text == "gave up"
+        assert len(results) == 3 and not any("repeated_exact_failure_block" in r for r in results)
+        assert "repeated_exact_failure_warning" in results[2]
+
+    async def test_a_cron_session_is_stopped(self, tmp_path: Path) -> None:
+        """The third identical call is blocked and the turn ends with the reason."""
+        final_text, results = await self._run(tmp_path, "cron")
+        assert "Blocked terminal: the same call failed 2 times" in final_text
+        assert "repeated_exact_failure_block" in results[2]

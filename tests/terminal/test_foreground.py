@@ -112,12 +112,6 @@ class TestShellStatePersists:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
         assert done.stdout == "True\n"
 
-    async def test_state_persists_on_a_pty(self, jails: Jails, tmp_path: Path) -> None:
-        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
-        (tmp_path / "sub").mkdir()
-        await call(tools, ctx, command="cd sub && export ON_PTY=1", pty=True)
-        assert (ctx.shell.cwd, ctx.shell.env.get("ON_PTY")) == (str(tmp_path / "sub"), "1")
-
     async def test_workdir_runs_there_without_moving_the_session(self, jails: Jails, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         (tmp_path / "w").mkdir()

@@ -200,34 +200,27 @@ class TestExitSeen:
 
 
 class TestPty:
-    """pty=true runs the command on a pseudo-terminal made inside the session's jail."""
+    """As in Hermes Agent, pty=true gives a background process a 30x120 pseudo-terminal made inside the session's
+    jail; a foreground command runs on pipes whatever pty says."""
 
-    async def test_foreground_sees_a_terminal(self, jails: Jails, tmp_path: Path) -> None:
-        """With pty the command's stdin and stdout are a terminal; without it they are not."""
-        tools = _Tools(make_ctx(jails, tmp_path))
-        check = "if [ -t 0 ] && [ -t 1 ]; then echo terminal; stty size; else echo plain; fi"
-        with_pty = await tools.call("terminal", command=check, pty=True)
-        without = await tools.call("terminal", command=check)
-        assert (with_pty["exit_code"], with_pty["output"]) == (0, "terminal\n40 160")
-        assert (without["exit_code"], without["output"]) == (0, "plain")
+    CHECK = "if [ -t 0 ] && [ -t 1 ]; then echo terminal; stty size; else echo plain; fi"
 
-    async def test_foreground_keeps_shell_state_and_redacts(self, jails: Jails, tmp_path: Path) -> None:
-        """cd and export persist through a pty command; colour codes and secrets are cleaned as ever."""
-        (tmp_path / "sub").mkdir()
-        tools = _Tools(make_ctx(jails, tmp_path))
-        await tools.call("terminal", command="cd sub && export HX_PTY_MARK=kept", pty=True)
-        after = await tools.call("terminal", command="printf '\\033[31m%s\\033[0m %s\\n' \"$PWD\" $HX_PTY_MARK")
-        assert after["output"] == f"{tmp_path / 'sub'} kept"
-        leaked = await tools.call("terminal", command="echo token=ghp_abcdefghijklmnopqrstuvwxyz0123456789", pty=True)
-        assert leaked["output"] == "token=[REDACTED]"
+    async def test_a_background_process_sees_a_30_by_120_terminal(
+        self, jails: Jails, tmp_path: Path, nursery: trio.Nursery
+    ) -> None:
+        """Its stdin and stdout are a terminal of Hermes's size."""
+        tools = _Tools(make_ctx(jails, tmp_path, nursery=nursery))
+        started = await tools.call("terminal", command=self.CHECK, background=True, pty=True)
+        with trio.fail_after(5):
+            waited = await tools.call("process", action="wait", session_id=started["session_id"], timeout=5)
+        assert (waited["exit_code"], waited["output"].strip()) == (0, "terminal\n30 120")
 
-    async def test_foreground_status_and_meaning(self, jails: Jails, tmp_path: Path) -> None:
-        """The relay exits with the command's status, which is explained as without a pty."""
+    async def test_a_foreground_command_runs_without_one(self, jails: Jails, tmp_path: Path) -> None:
+        """pty=true in the foreground changes nothing, as in Hermes: no terminal and no note."""
         tools = _Tools(make_ctx(jails, tmp_path))
-        reply = await tools.reply("terminal", command="grep -q x /dev/null", pty=True)
-        result = json.loads(reply.text)
-        assert (result["exit_code"], result["exit_code_meaning"]) == (1, "No matches found (not an error)")
-        assert reply.unsuccessful
+        with_pty = await tools.call("terminal", command=self.CHECK, pty=True)
+        assert (with_pty["exit_code"], with_pty["output"]) == (0, "plain")
+        assert "pty_note" not in with_pty
 
     async def test_background_prompt_answered_with_submit(
         self, jails: Jails, tmp_path: Path, nursery: trio.Nursery
@@ -270,12 +263,16 @@ class TestPty:
         assert killed["status"] == "killed"
         assert await wait_dead(read_pid(pidfile))
 
-    async def test_pipe_only_command_runs_without(self, jails: Jails, tmp_path: Path) -> None:
-        """A command that needs piped stdin (gh auth login --with-token) runs without a pty, with a note."""
-        tools = _Tools(make_ctx(jails, tmp_path))
+    async def test_pipe_only_command_runs_without(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        """A background command that needs piped stdin (gh auth login --with-token) runs without a pty, with a note."""
+        tools = _Tools(make_ctx(jails, tmp_path, nursery=nursery))
         command = "gh auth login --with-token 2>/dev/null; [ -t 0 ] || echo piped"
-        result = await tools.call("terminal", command=command, pty=True)
-        assert "pty was not used" in result["pty_note"] and result["output"].endswith("piped")
+        started = await tools.call("terminal", command=command, background=True, pty=True)
+        assert "pty was not used" in started["pty_note"]
+        await tools.call("process", action="close", session_id=started["session_id"])
+        with trio.fail_after(5):
+            waited = await tools.call("process", action="wait", session_id=started["session_id"], timeout=5)
+        assert waited["output"].strip().endswith("piped")
 
 
 class TestShellEnvironment:

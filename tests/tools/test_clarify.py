@@ -48,8 +48,15 @@ class TestClarify:
             raise ClarifyTimedOut
 
         result = await model_view(clarify_handler, {"question": "Which?", "choices": ["a", "b"]}, ctx_with(tmp_path, clarifier=nobody))
-        assert result == {"question": "Which?", "choices_offered": ["a", "b"], "user_response": TIMEOUT_ANSWER, "timed_out": True}
+        assert result == {"question": "Which?", "choices_offered": ["a", "b"], "user_response": TIMEOUT_ANSWER}, (
+            "Hermes's three fields, no flag of our own"
+        )
         assert "best judgement" in TIMEOUT_ANSWER and "not available" not in TIMEOUT_ANSWER
+
+    async def test_the_answer_is_trimmed(self, tmp_path: Path) -> None:
+        ctx = ctx_with(tmp_path, clarifier=lambda q, c, f: "  postgres\n")
+        result = await model_view(clarify_handler, {"question": "Which DB?"}, ctx)
+        assert result["user_response"] == "postgres"
 
     @pytest.mark.parametrize("kwargs", [{}, {"clarifier": lambda q, c, f: "x", "interactive": False}])
     async def test_unavailable(self, tmp_path: Path, kwargs: dict[str, Any]) -> None:

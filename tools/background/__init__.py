@@ -3,7 +3,7 @@
 ``terminal(background=True)`` builds a ``BackgroundSpec``; the session creates a record in
 its ``ProcessTable`` and runs ``run_background_process`` in a nursery that outlives the
 turn (the actor ``process:proc_<12 hex>``). The ``process`` tool reads and steers records
-through the table. ``pty_argv`` runs a command on a pseudo-terminal (foreground or background).
+through the table. ``pty_argv`` runs a background command on a pseudo-terminal.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Wrapping a command so that it runs on a pseudo-terminal (the terminal tool's ``pty=true``).
+"""Wrapping a background command so that it runs on a pseudo-terminal (the terminal tool's ``pty=true``).
 
 The wrapper is :mod:`tools.background.pty_relay`, run by our own interpreter as the process the jail
 starts: the jail, its mounts and its environment filter apply to it like to any tool process, and the

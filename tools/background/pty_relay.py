@@ -29,7 +29,8 @@ import termios
 import time
 from types import FrameType
 
-ROWS, COLUMNS = 40, 160
+# Hermes Agent's size for a background process's terminal.
+ROWS, COLUMNS = 30, 120
 _READ_SIZE = 65536
 _EOF_CHARACTER = b"\x04"
 _DRAIN_SECONDS = 0.2

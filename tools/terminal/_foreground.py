@@ -15,7 +15,6 @@ import trio
 
 from config.terminal import TerminalConfig
 from tools.ansi import clean_terminal_output, redact_output
-from tools.background import pty_argv
 from tools.errors import ToolError
 from tools.jail import HeadTailBuffer, LauncherClosed, SessionJail
 from tools.terminal._shell import ShellSnapshot, parse_state, shell_argv
@@ -85,8 +84,8 @@ class ForegroundResult:
 class ForegroundRun:
     """One foreground command: start it with ``run()``; read ``partial_result()`` if it is stopped.
 
-    The command runs through the session's jail (``jail.spawn``), on a pseudo-terminal when ``pty``
-    is set (for programs that behave differently without one). ``run()`` stops the command and
+    The command runs through the session's jail (``jail.spawn``), on plain pipes: as in Hermes Agent,
+    only a background process gets a pseudo-terminal. ``run()`` stops the command and
     everything it started when it is cancelled (SIGTERM, then SIGKILL after the configured grace)
     before letting the cancellation propagate, so the caller can then build the model's answer
     from what was printed::
@@ -109,10 +108,8 @@ class ForegroundRun:
         config: TerminalConfig,
         jail: SessionJail,
         on_output: Callable[[str], None] | None = None,
-        pty: bool = False,
     ) -> None:
         self.command = command
-        self.pty = pty
         self.cwd = cwd
         self.env = env
         self._config = config
@@ -172,8 +169,6 @@ class ForegroundRun:
 
     async def _run(self, state: _StatePipe) -> ForegroundResult:
         argv = shell_argv(self._config.shell, self.command, state.write_fd)
-        if self.pty:
-            argv = pty_argv(argv, self._config.kill_grace_seconds)
         try:
             process = await self._jail.spawn(argv, cwd=self.cwd, env=self.env, merge_stderr=True, pass_fds=(state.write_fd,))
         except FileNotFoundError as exc:

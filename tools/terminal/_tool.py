@@ -58,7 +58,8 @@ class TerminalTools:
     async def terminal(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Handler of ``terminal``: approve if dangerous, then run in the foreground or background.
 
-        ``pty`` runs the command on a pseudo-terminal. A foreground result explains a conventional
+        ``pty`` runs a background command on a pseudo-terminal (30 rows by 120 columns); a foreground
+        command runs without one whatever ``pty`` says, as in Hermes Agent. A foreground result explains a conventional
         nonzero status in ``exit_code_meaning`` and is ``unsuccessful`` for any nonzero status (the
         guardrails count it); a background start without ``notify_on_complete`` or ``watch_patterns``
         carries Hermes's ``hint`` that nothing will report its exit.
@@ -111,15 +112,10 @@ class TerminalTools:
         if not outcome.allowed:
             log.info("terminal command denied (by %s) in session %s", outcome.decided_by, ctx.session_id)
             raise ToolError(outcome.denial_message(), output="", exit_code=-1, status="denied")
-        pty = bool(args.get("pty", False))
-        extra: dict[str, Any] = {}
-        if pty and pty_breaks_command(command):
-            pty = False
-            extra["pty_note"] = PTY_NEEDS_PIPE_NOTE
         if background:
-            return await self._start_background(command, cwd, args, ctx, notes, pty=pty, extra=extra)
-        result = await self._run_foreground(command, cwd, float(timeout), keep_cwd=not workdir, pty=pty, ctx=ctx)
-        payload = result.to_dict() | extra
+            return await self._start_background(command, cwd, args, ctx, notes)
+        result = await self._run_foreground(command, cwd, float(timeout), keep_cwd=not workdir, ctx=ctx)
+        payload = result.to_dict()
         if notes:
             payload["note"] = " ".join([*notes, *([result.note] if result.note else [])])
         if result.error is not None:
@@ -136,11 +132,9 @@ class TerminalTools:
         return await self.process_tool.handle(args, ctx)
 
     async def _run_foreground(
-        self, command: str, cwd: str, timeout: float, *, keep_cwd: bool, pty: bool, ctx: ToolContext
+        self, command: str, cwd: str, timeout: float, *, keep_cwd: bool, ctx: ToolContext
     ) -> ForegroundResult:
-        run = ForegroundRun(
-            command, cwd=cwd, env=dict(ctx.shell.env), config=self.config, jail=ctx.jail, on_output=ctx.emit, pty=pty
-        )
+        run = ForegroundRun(command, cwd=cwd, env=dict(ctx.shell.env), config=self.config, jail=ctx.jail, on_output=ctx.emit)
         finished = False
         try:
             with trio.move_on_after(timeout) as scope:
@@ -160,9 +154,14 @@ class TerminalTools:
         return result
 
     async def _start_background(
-        self, command: str, cwd: str, args: dict[str, Any], ctx: ToolContext, notes: list[str], *,
-        pty: bool, extra: dict[str, Any],
+        self, command: str, cwd: str, args: dict[str, Any], ctx: ToolContext, notes: list[str]
     ) -> ToolResult:
+        # Only a background process gets a pseudo-terminal, as in Hermes Agent.
+        pty = bool(args.get("pty", False))
+        extra: dict[str, Any] = {}
+        if pty and pty_breaks_command(command):
+            pty = False
+            extra["pty_note"] = PTY_NEEDS_PIPE_NOTE
         notify = bool(args.get("notify_on_complete", False))
         patterns = args.get("watch_patterns") or []
         if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,17 +16,28 @@ from actors.session.compression.texts import (
     SUMMARY_PREFIX,
     SUMMARY_TEMPLATE,
     SYSTEM_NOTE,
+    TEMPORAL_ANCHORING,
 )
 from actors.session.history import sanitize_tool_pairs
 
 Message = dict[str, Any]
 
 
-def summary_instructions(*, budget_tokens: int, previous_summary: str | None = None, focus: str | None = None) -> str:
-    """The instructions handed to the summariser with the messages to summarise."""
+def summary_instructions(
+    *, budget_tokens: int, today: datetime.date, previous_summary: str | None = None, focus: str | None = None
+) -> str:
+    """The instructions handed to the summariser with the messages to summarise.
+
+    Args:
+        budget_tokens: the summary's size, asked for in words (no output cap is sent, as in Hermes).
+        today: the date finished work is anchored to.
+        previous_summary: the last compaction's summary, to be updated rather than rewritten.
+        focus: a topic (``/compress TOPIC``) the summary favours.
+    """
     parts = [SUMMARIZER_PREAMBLE, SUMMARY_TEMPLATE]
     if previous_summary:
         parts.append(ITERATIVE_UPDATE.format(previous_summary=previous_summary.strip()))
+    parts.append(TEMPORAL_ANCHORING.format(today=today))
     if focus and focus.strip():
         parts.append(FOCUS_DIRECTIVE.format(topic=focus.strip()))
     parts.append(BUDGET_LINE.format(tokens=budget_tokens))

@@ -7,6 +7,7 @@ summary (later passes update it instead of starting over), the count of ineffect
 
 from __future__ import annotations
 
+import datetime
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -80,16 +81,26 @@ class CompressionStatistics:
 class ContextCompressor:
     """Decides when a session's history is compressed and compresses it."""
 
-    def __init__(self, config: CompressionConfig, *, context_length: int, summarize: Summarize, estimate_tokens: EstimateTokens) -> None:
+    def __init__(
+        self,
+        config: CompressionConfig,
+        *,
+        context_length: int,
+        summarize: Summarize,
+        estimate_tokens: EstimateTokens,
+        today: Callable[[], datetime.date] = datetime.date.today,
+    ) -> None:
         """Args:
         config: the ``compression`` section.
         context_length: the current model's context window in tokens.
         summarize: async ``(messages, instructions) -> summary``; the session wires it to the auxiliary model.
         estimate_tokens: token estimate of a list of messages (``ModelMetadata.estimate_tokens`` bound to the model).
+        today: the local date, which the summary anchors finished work to.
         """
         self._config = config
         self._summarize = summarize
         self._estimate = estimate_tokens
+        self._today = today
         self.previous_summary: str | None = None
         self._ineffective = 0
         self._compressions = 0
@@ -144,6 +155,7 @@ class ContextCompressor:
         middle = pruned[bounds.head_end : bounds.tail_start]
         instructions = summary_instructions(
             budget_tokens=self._summary_budget(self._estimate(middle)),
+            today=self._today(),
             previous_summary=self.previous_summary,
             focus=focus,
         )

@@ -27,16 +27,35 @@ SUMMARIZER_PREAMBLE = (
     "passwords, secrets, credentials or connection strings; write [REDACTED] in their place."
 )
 
+# The seed's section names (Active Task, In Progress, Pending User Asks, Remaining Work ...) in Hermes 0.19.0's
+# order, with the four sections Hermes 0.19.0 adds that the seed does not name (Goal, Constraints &
+# Preferences, Active State, Relevant Files). docs/HERMES_COMPAT.md, "The loop", records the differences.
 SUMMARY_TEMPLATE = """Use exactly these sections:
 
 ## Active Task
-The user's most recent request, copied word for word. This section matters most: the work resumes from it.
+The user's most recent request that has not been fulfilled, copied word for word: a task, a question still
+waiting for its answer, or a choice they are waiting to make. This section matters most: the work resumes
+from it. If their last message called earlier work off (stop, undo, never mind), copy that instead and do
+not carry the cancelled task forward. Write "None." only when the last exchange was fully settled.
+
+## Goal
+What the user wants to achieve overall.
+
+## Constraints & Preferences
+Constraints, preferences and conventions the user stated (coding style, tools to use or avoid).
 
 ## Completed Actions
-A numbered list of what was done: the tool used and the outcome of each step.
+A numbered list of what was done, one step per line in the form
+N. ACTION target — outcome [tool: name]
+for example: 4. EDIT src/app.py:12 — renamed `load` to `load_all` [tool: patch]. Name files, commands,
+line numbers and results.
+
+## Active State
+Where things stand now: working directory and branch, files changed or created, test results, processes
+or servers still running.
 
 ## In Progress
-Work that was started and not finished.
+Work that was started and not finished when this summary was written.
 
 ## Blocked
 Anything that failed or is stuck, with the exact error messages.
@@ -45,16 +64,21 @@ Anything that failed or is stuck, with the exact error messages.
 Decisions taken and the reason for each.
 
 ## Resolved Questions
-Questions that were asked and answered, with their answers.
+Questions that were asked and answered, with their answers, so they are not answered again.
 
 ## Pending User Asks
-Requests from the user that have not been dealt with yet.
+Requests from the user that have not been dealt with yet, kept for reference only: they are not to be acted
+on unless the latest user message asks for them again. "None." when there are none.
 
-## Critical Context
-Facts that must not be lost: paths, names, versions, settings, constraints the user stated.
+## Relevant Files
+Files read, changed or created, with a short note on each.
 
 ## Remaining Work
-What is left to do, described as background (not as orders)."""
+What is left to do, described as background (not as orders).
+
+## Critical Context
+Values that must not be lost: paths, names, versions, settings, exact error text. Never credentials: write
+[REDACTED] in their place."""
 
 ITERATIVE_UPDATE = """A summary from an earlier compaction exists. Update it with the new turns instead of starting over.
 
@@ -63,13 +87,21 @@ PREVIOUS SUMMARY:
 
 The conversation turns provided are the NEW TURNS TO INCORPORATE. Keep everything in the previous summary that still
 holds, add the new completed actions (continue the numbering), move finished items from In Progress to Completed
-Actions, and move answered questions to Resolved Questions. Rewrite ## Active Task to the user's latest request,
-word for word."""
+Actions, move answered questions to Resolved Questions, and bring Active State up to date. Rewrite ## Active Task
+to the user's latest unfulfilled request, word for word."""
+
+# Seed 002 is silent on dates in the summary; Hermes 0.19.0 anchors finished work to the day of the summary.
+TEMPORAL_ANCHORING = """Today is {today:%Y-%m-%d}. Write work that is already done as a dated fact in the past tense
+("Merged the login fix into main on {today:%Y-%m-%d}", not "merge the login fix"), never as an instruction still to
+carry out, and give no date to work that has not happened."""
 
 FOCUS_DIRECTIVE = """FOCUS TOPIC: {topic}
 Spend about 60-70% of the summary on information related to this topic and compress everything else harder."""
 
-BUDGET_LINE = "Keep the summary under about {tokens:,} tokens."
+BUDGET_LINE = (
+    "Aim for about {tokens:,} tokens. Be concrete: file paths, commands and their output, error messages, line numbers "
+    "and values, never a vague \"made some changes\"."
+)
 
 STATIC_FALLBACK = (
     "Summary generation was unavailable. {dropped} message(s) were removed to free context space but could not be "

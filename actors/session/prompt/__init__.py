@@ -1,4 +1,4 @@
-"""System prompt assembly: identity, hints, guidance, project context files and memory, built once per session."""
+"""System prompt assembly: identity, hints, guidance, project context files, memory and the session line, built once per session."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from actors.session.prompt.builder import (
     build_system_prompt,
     environment_hint,
     needs_tool_use_enforcement,
+    session_line,
 )
 from actors.session.prompt.context_files import (
     MAX_CONTEXT_FILE_CHARS,
@@ -31,5 +32,6 @@ __all__ = [
     "environment_hint",
     "load_context_files",
     "needs_tool_use_enforcement",
+    "session_line",
     "truncate_middle",
 ]

@@ -5,11 +5,15 @@ break the provider's prompt cache (per-turn material, such as memory a provider 
 the user message instead; there is no memory provider yet). Layers, in order: identity (``SOUL.md`` under the home
 directory, else the default), platform hint, environment hint, tool-use enforcement for model families
 that need it, behavioural guidance for the tools present, the skills index (when the skill tools are
-present), project context files, memory block.
+present), project context files, memory block, and last the session line (:func:`session_line`): the day
+the conversation started, the model and its provider, as Hermes Agent ends its prompt. It carries the
+day and not the time, as Hermes's does, so that the one prompt stays byte-identical all day and across
+restarts, and the provider keeps its cached prefix.
 """
 
 from __future__ import annotations
 
+import datetime
 import os
 import platform as host_platform
 from collections.abc import Callable
@@ -66,6 +70,10 @@ class PromptSpec:
     # The working directory of the client that started the session.
     cwd: Path
     model: str
+    # The model's provider as configured (``anthropic``, ``custom`` ...), named in the session line.
+    provider: str = "openai"
+    # The day the conversation started (the daemon's local date), named in the session line.
+    started: datetime.date = attrs.field(factory=datetime.date.today)
     platform: str = attrs.field(default="cli", validator=attrs.validators.in_(tuple(PLATFORM_HINTS)))
     # Names of the tools frozen for this session; guidance is given only for tools that exist.
     tool_names: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
@@ -85,6 +93,11 @@ def environment_hint(spec: PromptSpec) -> str:
         f"User home directory: {user_home}\n"
         f"Current working directory: {spec.cwd}"
     )
+
+
+def session_line(started: datetime.date, model: str, provider: str) -> str:
+    """The prompt's closing lines, as Hermes's: the day the conversation started, the model, the provider."""
+    return f"Conversation started: {started:%A, %B %d, %Y}\nModel: {model}\nProvider: {provider}"
 
 
 def _identity(home: Path, scan: ThreatScanner) -> str:
@@ -115,7 +128,7 @@ def assemble_system_prompt(spec: PromptSpec, *, memory: str = "", scan: ThreatSc
 
     Args:
         spec: what the prompt depends on.
-        memory: the memory block (MEMORY.md and USER.md), placed last.
+        memory: the memory block (MEMORY.md and USER.md), placed before the session line.
         scan: the threat scanner applied to SOUL.md and context files.
     """
     layers = [_identity(spec.home, scan), PLATFORM_HINTS[spec.platform], environment_hint(spec)]
@@ -131,6 +144,7 @@ def assemble_system_prompt(spec: PromptSpec, *, memory: str = "", scan: ThreatSc
         layers.append(skills_prompt_section(discover(SkillRoots.for_session(spec.home, spec.cwd, spec.skills_external))))
     layers.append(_context_section(spec, scan))
     layers.append(memory)
+    layers.append(session_line(spec.started, spec.model, spec.provider))
     return "\n\n".join(layer.strip() for layer in layers if layer and layer.strip())
 
 
