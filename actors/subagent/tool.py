@@ -18,8 +18,9 @@ __all__ = ["BLOCKED_IN_CHILDREN", "DelegationRequest", "InvalidDelegation", "Tas
 
 TOOL_NAME = "delegate_task"
 
-#: Tools a child never has (delegate_task only unless it may orchestrate).
-BLOCKED_IN_CHILDREN = frozenset({"delegate_task", "clarify", "memory", "send_message", "execute_code"})
+#: Tools a child never has (delegate_task only unless it may orchestrate): Hermes's list, ``cronjob``
+#: among them so a child cannot schedule more work in its parent's name.
+BLOCKED_IN_CHILDREN = frozenset({"delegate_task", "clarify", "memory", "send_message", "execute_code", "cronjob"})
 
 
 class InvalidDelegation(ValueError):
