@@ -207,6 +207,8 @@ class TestCronjobTool:
                 ({"action": "create", "schedule": "every 1d", "prompt": "x", "enabled_toolsets": ["nope"]}, "unknown toolset"),
             ):
                 assert needle in self._tool_turn(home, provider, args)["error"], args
+            paused = self._tool_turn(home, provider, {"action": "pause", "job_id": "probe"})  # by name, as Hermes takes it
+            assert (paused["job"]["job_id"], paused["job"]["state"]) == (job_id, "paused"), paused
             removed = self._tool_turn(home, provider, {"action": "remove", "job_id": job_id})
             assert removed["removed_job"]["id"] == job_id and _cron(home, "list")["jobs"] == []
         finally:

@@ -22,7 +22,10 @@ from typing import Final
 import attrs
 import trio
 
-from tools.jail import HeadTailBuffer, JailUnavailable, LauncherClosed, LimitsNotApplied, PathRefused, SessionJail, drain
+from tools.jail import (
+    HeadTailBuffer, JailUnavailable, LauncherClosed, LimitsNotApplied, PathRefused, SandboxLimitsRefused, SandboxModeRefused,
+    SessionJail, drain,
+)
 from tools.jail.environment import terminal_environment
 from tools.jail.runtime import DaemonJails
 from tools.redact import redact_secrets
@@ -97,7 +100,10 @@ class CronScripts:
             argv = await trio.to_thread.run_sync(self._argv, script)
         except (ScriptRefused, OSError) as exc:
             return ScriptRun(False, str(exc))
-        runtime = await self.jails.open_session("cs" + secrets.token_hex(6), self.jails.mode_for(None), cwd)
+        try:
+            runtime = await self.jails.open_session("cs" + secrets.token_hex(6), self.jails.mode_for(None), cwd)
+        except (SandboxModeRefused, SandboxLimitsRefused, OSError) as exc:
+            return ScriptRun(False, f"The script {script!r} could not start: its jail could not be made: {exc}")
         try:
             return await self._run(runtime.jail, argv, cwd, script)
         finally:

@@ -162,9 +162,9 @@ class _CronjobCall:
         if action == "create":
             spec = await self._spec(jobs)
             return AddJob(spec), f"schedule a job [{spec.schedule}]: {spec.prompt or ', '.join(spec.skills) or spec.script}"
-        job_id = self.args.get("job_id")
-        if not isinstance(job_id, str) or job_id not in jobs:
-            raise ToolError(f"'{action}' needs the job_id of a job: {job_id!r} is none. Call action='list' for the ids.")
+        job_id = _job_ref(self.args.get("job_id"), jobs)
+        if job_id is None:
+            raise ToolError(f"'{action}' needs the job_id of a job: {self.args.get('job_id')!r} is none. Call action='list' for the ids.")
         if action == "update":
             changes = await self._fields(jobs, jobs[job_id])
             if not changes:
@@ -236,6 +236,16 @@ class _CronjobCall:
             except UnknownToolsetError as exc:
                 raise ToolError(f"enabled_toolsets: {exc}") from exc
         return names
+
+
+def _job_ref(ref: Any, jobs: dict[str, CronJob]) -> str | None:
+    """The job ``ref`` names: its id, or, as Hermes takes it, a name only one job has."""
+    if not isinstance(ref, str):
+        return None
+    if ref in jobs:
+        return ref
+    named = [job.id for job in jobs.values() if job.name == ref]
+    return named[0] if len(named) == 1 else None
 
 
 def _destination(value: Any) -> str | None:
