@@ -32,20 +32,27 @@ TIMEOUT_ANSWER: Final = (
 CLARIFY_SCHEMA: Final[dict[str, Any]] = {
     "name": "clarify",
     "description": (
-        "Ask the user a question when the request is ambiguous or a decision is theirs to make, and wait "
-        f"for the answer. Offer up to {MAX_CHOICES} choices, the one you recommend first; the user can always "
-        "answer in their own words instead. Without choices the question is open. Do not use it for things "
-        "you can find out yourself."
+        "Ask the user a question when the request is ambiguous, a decision with real trade-offs is theirs "
+        "to make, or you want their feedback, and wait for the answer. Offer up to 4 choices, the one you "
+        "recommend first; the user can always answer in their own words instead. Without choices the "
+        "question is open. Put each option only in `choices`: never list the options inside the question "
+        "text, where they cannot be picked (right: question='Which target?', choices=['staging', 'prod']; "
+        "wrong: question='Which target? 1) staging 2) prod'). Do not use it to confirm dangerous commands "
+        "(the terminal asks for those itself) or for things you can find out yourself; when a choice is "
+        "low-stakes, make a sensible one yourself."
     ),
     "parameters": {
         "type": "object",
         "properties": {
-            "question": {"type": "string", "description": "The question to ask.", "minLength": 1},
+            "question": {"type": "string", "description": "The question alone, without the options."},
             "choices": {
                 "type": "array",
                 "items": {"type": "string"},
                 "maxItems": MAX_CHOICES,
-                "description": f"Up to {MAX_CHOICES} suggested answers, best first.",
+                "description": (
+                    f"Each option as its own element, up to {MAX_CHOICES}, best first; omit only for an "
+                    "open question."
+                ),
             },
         },
         "required": ["question"],

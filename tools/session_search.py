@@ -12,8 +12,11 @@ the arguments given, as in Hermes:
 - read (``session_id`` alone): a session's first 20 and last 10 messages.
 - browse (nothing): recently active sessions with a preview of each.
 
-``date_from``, ``date_to`` and ``source`` narrow discovery and browsing (ours). Every failure is an
-``{"error": ...}`` result the model can act on.
+Discovery and scroll say where the window sits (``match_message_id``, ``messages_before``,
+``messages_after``), message ids are integers, and ``profile`` (or ``session_id='<profile>/<id>'``, a
+link's form) is Hermes's: this daemon keeps one history, so only the default profile is there.
+``date_from``, ``date_to`` and ``source`` narrow discovery and browsing (seed 001's date range and
+platform). Every failure is an ``{"error": ...}`` result the model can act on.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ READ_HEAD: Final = 20
 READ_TAIL: Final = 10
 # Each message shown to the model is cut to this many characters.
 MESSAGE_PREVIEW_CHARS: Final = 1_500
+# The one profile there is (Hermes names its first profile so).
+DEFAULT_PROFILE: Final = "default"
 
 SESSION_SEARCH_SCHEMA: Final[dict[str, Any]] = {
     "name": "session_search",
@@ -52,7 +57,11 @@ SESSION_SEARCH_SCHEMA: Final[dict[str, Any]] = {
         "match's snippet and the messages around it; FTS syntax: \"exact phrase\", prefix*, OR, NOT; "
         "substrings and CJK text work too); session_id + around_message_id -> the messages around that one "
         "(pass the last id to scroll forward, the first to scroll back); session_id alone -> the session's "
-        "first 20 and last 10 messages; no arguments -> recent sessions."
+        "first 20 and last 10 messages; no arguments -> recent sessions. A discovered session's "
+        "match_message_id is where to scroll from; messages_before or messages_after below the window means "
+        "the session's start or end. An @session:<profile>/<id> link is session_id=<id>, profile=<profile>. "
+        "Past conversations are not evidence of what a source (a URL, a file, a chat, a live system) holds "
+        "now: when the user names one, look at it first, and never conclude 'not found' from this search alone."
     ),
     "parameters": {
         "type": "object",
@@ -61,12 +70,19 @@ SESSION_SEARCH_SCHEMA: Final[dict[str, Any]] = {
             "limit": {"type": "integer", "default": DEFAULT_LIMIT, "description": f"Sessions to return (1-{MAX_SEARCH_LIMIT})."},
             "sort": {"type": "string", "enum": ["newest", "oldest"], "description": "Order discovered sessions by date."},
             "session_id": {"type": "string", "description": "A session from a result: read it, or scroll in it."},
-            "around_message_id": {"type": "string", "description": "The message to center the window on."},
+            "around_message_id": {
+                "type": "integer",
+                "description": "The message to center the window on: a result's match_message_id or any message id.",
+            },
             "window": {"type": "integer", "default": DEFAULT_WINDOW, "description": f"Messages per side (0-{MAX_WINDOW})."},
             "role_filter": {"type": "string", "description": "Comma-separated roles to search (default 'user,assistant')."},
             "date_from": {"type": "string", "description": "Earliest date, YYYY-MM-DD or ISO 8601 (UTC)."},
             "date_to": {"type": "string", "description": "Latest date, inclusive, YYYY-MM-DD or ISO 8601 (UTC)."},
             "source": {"type": "string", "description": "Only sessions from this source: cli, api, cron, ..."},
+            "profile": {
+                "type": "string",
+                "description": "The profile of an @session:<profile>/<id> link. This daemon keeps one history: omit it, or 'default'.",
+            },
         },
         "required": [],
         "additionalProperties": False,
@@ -157,7 +173,7 @@ def _message(stored: StoredMessage) -> dict[str, Any]:
     text = body if not calls else f"{body}\n[tool calls] {calls}".strip()
     if len(text) > MESSAGE_PREVIEW_CHARS:
         text = text[:MESSAGE_PREVIEW_CHARS] + f"… [{len(text) - MESSAGE_PREVIEW_CHARS} more characters]"
-    shown: dict[str, Any] = {"id": str(stored.id), "role": stored.message.get("role"), "when": _iso(stored.created_at)}
+    shown: dict[str, Any] = {"id": stored.id, "role": stored.message.get("role"), "when": _iso(stored.created_at)}
     tool = stored.message.get("tool_name") or stored.message.get("name")
     if tool:
         shown["tool_name"] = tool
@@ -209,8 +225,10 @@ async def _discovered(match: SessionMatches, ctx: ToolContext) -> dict[str, Any]
         "source": info.source,
         "snippet": hit.snippet,
         "bookend_start": [_message(m) for m in ends[:BOOKEND]],
-        "messages": [{**_message(m), **({"anchor": True} if m.id == hit.message_id else {})} for m in around],
+        "match_message_id": hit.message_id,
+        "messages": _window(around, hit.message_id),
         "bookend_end": [_message(m) for m in ends[-BOOKEND:]],
+        **_sides(around, hit.message_id),
         "match_count": len(match.hits),
     }
     if info.id == ctx.session_id:
@@ -232,9 +250,22 @@ async def _scroll(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return {
         "success": True,
         "session_id": messages[0].session_id,
-        "around_message_id": str(message_id),
-        "messages": [{**_message(m), **({"anchor": True} if m.id == message_id else {})} for m in messages],
+        "around_message_id": message_id,
+        "window": window,
+        "messages": _window(messages, message_id),
+        **_sides(messages, message_id),
     }
+
+
+def _window(messages: list[StoredMessage], anchor: int) -> list[dict[str, Any]]:
+    return [{**_message(m), **({"anchor": True} if m.id == anchor else {})} for m in messages]
+
+
+def _sides(messages: list[StoredMessage], anchor: int) -> dict[str, int]:
+    """How many of ``messages`` lie before and after the anchor: fewer than the window asked means the
+    session's start or end (Hermes's ``messages_before`` / ``messages_after``)."""
+    before = sum(1 for m in messages if m.id < anchor)
+    return {"messages_before": before, "messages_after": sum(1 for m in messages if m.id > anchor)}
 
 
 async def _read(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
@@ -254,6 +285,27 @@ async def _browse(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return {"success": True, "sessions": [{**_session(i), "preview": i.preview} for i in infos]}
 
 
+def _in_this_profile(args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with a link's ``<profile>/<id>`` session id split, once its profile is known to be this one.
+
+    Raises:
+        ToolError: another profile is named: there is none here.
+    """
+    profile = args.get("profile")
+    session_id = args.get("session_id")
+    if isinstance(session_id, str) and "/" in session_id:
+        # A session id never holds '/': the whole link value was passed.
+        linked, _, session_id = session_id.partition("/")
+        profile = profile or linked
+        args = {**args, "session_id": session_id}
+    if profile not in (None, "", DEFAULT_PROFILE):
+        raise ToolError(
+            f"No profile {profile!r} here: hermes-actors keeps one session history, the daemon's. "
+            "Omit profile to search it."
+        )
+    return args
+
+
 _SHAPES = {"search": _search, "scroll": _scroll, "read": _read, "browse": _browse}
 
 
@@ -266,6 +318,7 @@ async def session_search(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     """
     if ctx.store is None:
         raise ToolError("session_search is not available: this session has no session store")
+    args = _in_this_profile(args)
     try:
         return ToolResult(await _SHAPES[_shape(args)](args, ctx))
     except SessionNotFoundError:

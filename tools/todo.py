@@ -160,33 +160,36 @@ def _as_mappings(raw_items: Iterable[Any]) -> list[Mapping[str, Any]]:
 TODO_SCHEMA: Final[dict[str, Any]] = {
     "name": "todo",
     "description": (
-        "Keep a task list for the current session. Call with no arguments to read it. "
-        "Pass `todos` to replace the whole list, or with merge=true to update items by id "
-        "and append new ones. Statuses: pending, in_progress, completed, cancelled. "
-        "Use it for work with 3 or more steps; keep one item in_progress at a time."
+        "Keep a task list for the current session: use it for work with 3 or more steps, or when the user "
+        "gives several tasks. Call with no arguments to read it. Pass `todos` to replace the whole list "
+        "with a fresh plan, or with merge=true to update items by id and append new ones. Each item is "
+        "{id, content, status}, status one of pending, in_progress, completed, cancelled; the list's order is "
+        "its priority. Keep only one item in_progress at a time. Mark an item completed as soon as it is done; "
+        "when one fails, cancel it and add a revised item. Every call answers with the whole list."
     ),
     "parameters": {
         "type": "object",
         "properties": {
             "todos": {
                 "type": "array",
-                "description": "Items {id, content, status}. Omit to read the current list.",
+                "description": "The items to write. Omit to read the current list.",
                 "items": {
                     "type": "object",
                     "properties": {
-                        "id": {"type": "string", "description": "Stable identifier of the item."},
+                        "id": {"type": "string", "description": "The item's unique, stable identifier."},
                         "content": {"type": "string", "description": "What to do (max 4,000 characters)."},
-                        "status": {"type": "string", "enum": list(STATUSES)},
+                        "status": {"type": "string", "enum": list(STATUSES), "description": "Where the item stands."},
                     },
-                    "required": ["id"],
+                    "required": ["id", "content", "status"],
                 },
             },
             "merge": {
                 "type": "boolean",
-                "description": "Update/append by id instead of replacing the list.",
+                "description": "true: update items by id and append new ones; false (default): replace the list.",
                 "default": False,
             },
         },
+        "required": [],
     },
 }
 

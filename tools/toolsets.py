@@ -20,7 +20,7 @@ from tools.errors import ToolsetCycleError, UnknownToolsetError
 if TYPE_CHECKING:
     from tools.registry import ToolRegistry
 
-__all__ = ["CORE_TOOLSETS", "DEFAULT_TOOLSETS", "MCP_TOOLSET_PREFIX", "Toolset", "ToolsetCatalog"]
+__all__ = ["CORE_TOOLSETS", "DEFAULT_TOOLSETS", "MCP_TOOLSET_PREFIX", "OPT_IN_TOOLSETS", "Toolset", "ToolsetCatalog"]
 
 
 @attrs.frozen
@@ -54,17 +54,20 @@ def _core() -> Mapping[str, Toolset]:
                 "file", "terminal", "web", "memory", "todo", "session_search", "code_execution", "delegation", "skills",
             ),
         ),
-        Toolset("hermes-cli", "Interactive sessions (CLI attach).", includes=("hermes-core", "clarify", "cronjob", "messaging")),
+        Toolset("hermes-cli", "Interactive sessions (CLI attach).", includes=("hermes-core", "clarify", "cronjob")),
         Toolset("hermes-api", "Sessions behind the HTTP API (no one to ask).", includes=("hermes-core",)),
         Toolset("hermes-cron", "Scheduled jobs (no one present).", includes=("hermes-core",)),
-        Toolset("hermes-telegram", "Chats with the Telegram bot.", includes=("hermes-core", "clarify", "cronjob", "messaging")),
-        Toolset("hermes-discord", "Chats with the Discord bot.", includes=("hermes-core", "clarify", "cronjob", "messaging")),
+        Toolset("hermes-telegram", "Chats with the Telegram bot.", includes=("hermes-core", "clarify", "cronjob")),
+        Toolset("hermes-discord", "Chats with the Discord bot.", includes=("hermes-core", "clarify", "cronjob")),
     ]
     return MappingProxyType({toolset.name: toolset for toolset in sets})
 
 
 CORE_TOOLSETS: Mapping[str, Toolset] = _core()
 DEFAULT_TOOLSETS: tuple[str, ...] = ("hermes-cli",)
+#: Toolsets no platform toolset includes (as in Hermes, which offers the model no ``send_message``): a
+#: session gets one only when ``tools.enabled_toolsets`` names it, a bot's session too.
+OPT_IN_TOOLSETS: frozenset[str] = frozenset({"messaging"})
 #: Toolsets of MCP servers (``mcp-<server>``) join every session offered a platform toolset.
 MCP_TOOLSET_PREFIX = "mcp-"
 PLATFORM_TOOLSET_PREFIX = "hermes-"

@@ -67,7 +67,8 @@ TOOL_STUBS: Mapping[str, ToolStub] = MappingProxyType({
         ),
         ToolStub(
             "patch",
-            (_p("path"), _p("old_string"), _p("new_string"), _p("replace_all", "False")),
+            # mode last, with the default patch's schema requires, so Hermes's four-argument calls hold.
+            (_p("path"), _p("old_string"), _p("new_string"), _p("replace_all", "False"), _p("mode", "'replace'")),
             "Replace an exact string in a file; returns a dict with the diff or an error.",
         ),
         ToolStub(

@@ -33,7 +33,7 @@ from tools.jail.environment import with_passthrough
 from tools.jail.policy import SandboxMode, SandboxModeRefused, resolve_mode
 from tools.memory import MemoryStore
 from tools.todo import TodoList
-from tools.toolsets import ToolsetCatalog
+from tools.toolsets import OPT_IN_TOOLSETS, ToolsetCatalog
 
 __all__ = [
     "FrozenTools", "SessionState", "flush_history", "freeze_tools", "new_session_id", "open_state", "save_state",
@@ -201,6 +201,9 @@ def freeze_tools(deps: SessionDeps, options: SessionOptions) -> FrozenTools:
     registry = deps.registry
     config = deps.config
     enabled = options.toolsets if options.toolsets is not None else config.tools.enabled_toolsets
+    if options.toolsets is not None and options.interactive:
+        # A bot's chat opts in where the CLI does: an opt-in toolset named in tools.enabled_toolsets.
+        enabled = (*options.toolsets, *(n for n in config.tools.enabled_toolsets or () if n in OPT_IN_TOOLSETS))
     names = ToolsetCatalog(registry).select_tools(enabled, config.tools.disabled_toolsets)
     names = frozenset(n for n in names if n in registry and n not in options.blocked_tools)
     definitions = registry.get_definitions(names)

@@ -18,8 +18,9 @@ __all__ = ["BLOCKED_IN_CHILDREN", "DelegationRequest", "InvalidDelegation", "Tas
 
 TOOL_NAME = "delegate_task"
 
-#: Tools a child never has (delegate_task only unless it may orchestrate).
-BLOCKED_IN_CHILDREN = frozenset({"delegate_task", "clarify", "memory", "send_message", "execute_code"})
+#: Tools a child never has (delegate_task only unless it may orchestrate): Hermes's list, ``cronjob``
+#: among them so a child cannot schedule more work in its parent's name.
+BLOCKED_IN_CHILDREN = frozenset({"delegate_task", "clarify", "memory", "send_message", "execute_code", "cronjob"})
 
 
 class InvalidDelegation(ValueError):
@@ -51,7 +52,7 @@ def _description(config: DelegationConfig) -> str:
         "then return their summaries. Give either one `goal` (with optional `context`) or `tasks`, "
         f"a list of at most {config.max_concurrent_children} {{goal, context, role}} objects that all run at once. "
         f"Each child has at most {config.max_iterations} iterations; {depth}. Children cannot ask the user "
-        "questions, use memory, or run execute_code. Waits until every child has finished."
+        "questions, use memory, run execute_code or schedule jobs. Waits until every child has finished."
     )
 
 
@@ -74,6 +75,10 @@ def _schema(config: DelegationConfig) -> dict[str, Any]:
                     "type": ["array", "string"],
                     "items": {"type": "object", "properties": task_props, "required": ["goal"]},
                     "description": f"Up to {config.max_concurrent_children} tasks to run in parallel.",
+                },
+                "background": {
+                    "type": "boolean",
+                    "description": "Ignored (Hermes keeps it for old callers): the call returns when every child has finished.",
                 },
             },
         },

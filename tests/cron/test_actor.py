@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
@@ -14,7 +14,9 @@ import trio.testing
 
 from actors import ActorSystem, ChildSpec
 from actors.platform.cron import parse_schedule
-from actors.platform.cron.actor import AddJob, CronActor, CronRunFailed, JobSpec, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow
+from actors.platform.cron.actor import (
+    AddJob, CronActor, CronRunFailed, JobSpec, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow, UpdateJob,
+)
 from actors.platform.cron.jobs import CronJob, JobState, MissedPolicy
 from actors.system import open_actor_system
 
@@ -49,16 +51,19 @@ class Runner:
 
     takes: float = 60.0
     failing: bool = False
+    silent: bool = False
     started: list[tuple[str, float]] = attrs.Factory(list)
     finished: list[str] = attrs.Factory(list)
+    upstreams: list[Mapping[str, str]] = attrs.Factory(list)
 
-    async def __call__(self, job: CronJob) -> str:
+    async def __call__(self, job: CronJob, upstream: Mapping[str, str]) -> str | None:
         self.started.append((job.id, trio.current_time()))
+        self.upstreams.append(upstream)
         await trio.sleep(self.takes)
         if self.failing:
             raise CronRunFailed("the provider is down")
         self.finished.append(job.id)
-        return f"answer of {job.name}"
+        return None if self.silent else f"answer of {job.name}"
 
 
 def job(schedule: str, *, name: str = "report", missed: MissedPolicy = MissedPolicy.SKIP, **fields: object) -> CronJob:
@@ -165,6 +170,53 @@ class TestSpecs:
             with pytest.raises(Exception, match="not a valid cron expression"):
                 await ref.ask(AddJob(JobSpec("99 * * * *", "x")))
         assert list(book.saved) == [added.id]
+
+
+class TestHermesFields:
+    """Hermes's update, repeat, context_from and silent runs."""
+
+    async def test_update(self, autojump_clock: trio.testing.MockClock) -> None:
+        """A new schedule sets the next run as of now; other fields change in place; ids and unknown
+        fields are refused."""
+        book = Book()
+        async with cron(book, Runner()) as (system, _):
+            ref = system.lookup("cron")
+            await ref.ask(AddJob(job("every 1d")))
+            await trio.sleep(600)
+            updated = await ref.ask(UpdateJob("cron-report", {"schedule": "every 2h", "skills": ("a", "b"), "prompt": "New."}))
+            assert updated.next_run == START + timedelta(seconds=600, hours=2)
+            assert (updated.skills, updated.prompt) == (("a", "b"), "New.")
+            await ref.ask(PauseJob("cron-report"))
+            assert (await ref.ask(UpdateJob("cron-report", {"schedule": "every 3h"}))).next_run is None, "still paused"
+            for changes, needle in (({"id": "x"}, "id cannot be changed"), ({"colour": "red"}, "colour cannot"),
+                                    ({"schedule": "every fortnight"}, "a number and a unit")):
+                with pytest.raises(Exception, match=needle):
+                    await ref.ask(UpdateJob("cron-report", changes))
+        assert book.saved["cron-report"].prompt == "New."
+
+    async def test_repeat(self, autojump_clock: trio.testing.MockClock) -> None:
+        """A job asked to repeat twice runs twice, then is done."""
+        book, runner = Book(), Runner(takes=1)
+        async with cron(book, runner) as (system, _):
+            await system.lookup("cron").ask(AddJob(JobSpec("every 1h", "x", name="twice", repeat=2)))
+            await trio.sleep(5 * 3600)
+        [done] = book.saved.values()
+        assert len(runner.started) == 2 and (done.runs, done.state, done.next_run) == (2, JobState.DONE, None)
+
+    async def test_context_from_and_a_silent_run(self, autojump_clock: trio.testing.MockClock) -> None:
+        """A run is given the latest answers of the jobs it names; a run with nothing to report sends nothing."""
+        book, runner = Book(), Runner(takes=1)
+        async with cron(book, runner) as (system, actor):
+            ref = system.lookup("cron")
+            await ref.ask(AddJob(job("every 1d", name="collect", deliver="telegram:42")))
+            await ref.ask(RunNow("cron-collect"))
+            await trio.sleep(10)
+            await ref.ask(AddJob(job("every 1d", name="digest", deliver="telegram:42", context_from=("cron-collect", "cron-gone"))))
+            runner.silent = True
+            await ref.ask(RunNow("cron-digest"))
+            await trio.sleep(10)
+            assert actor.delivered == [("telegram:42", "answer of collect")]  # type: ignore[attr-defined]
+        assert runner.upstreams == [{}, {"cron-collect": "answer of collect"}]
 
 
 class TestMissedRuns:

@@ -155,10 +155,62 @@ class TestCronjobTool:
             answer = self._tool_turn(home, provider, {
                 "action": "create", "schedule": "every 1d", "prompt": "Check the backups.", "name": "backups",
             })
-            assert answer["ok"] is True and answer["job"]["name"] == "backups", answer
+            assert answer["success"] is True and answer["job"]["name"] == "backups", answer
             assert [j["name"] for j in _cron(home, "list")["jobs"]] == ["backups"]
             listed = self._tool_turn(home, provider, {"action": "list"})
-            assert [j["id"] for j in listed["jobs"]] == [answer["job"]["id"]]
+            assert [j["job_id"] for j in listed["jobs"]] == [answer["job_id"]] and listed["count"] == 1
+        finally:
+            daemon.stop()
+
+    def test_update_run_and_scripts(self, home: Path, provider: ScriptedProviderProcess) -> None:
+        """Hermes's update and run, and a job's script: run jailed (the daemon's home and secrets out of
+        its sight), its output the run's context, or, with no_agent, the whole answer."""
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        (home / "config.yaml").write_text(json.dumps({
+            "model": {"default": "scripted-model", "provider": "custom", "base_url": provider.base_url},
+            "approvals": {"mode": "off"},
+        }))
+        (home / "scripts").mkdir()
+        (home / "scripts/probe.sh").write_text(
+            f"test -e {home}/config.yaml && echo home-visible || echo home-hidden\necho variable:${{HX_PROBE_API_TOKEN:-unset}}\n"
+        )
+        (home / "scripts/disk.py").write_text("print('disk at 91%')\n")
+        daemon = DaemonProcess(home)
+        daemon.extra_env = {"HX_PROBE_API_TOKEN": "hx-probe-secret-7d1e"}
+        daemon.start()
+        try:
+            created = self._tool_turn(home, provider, {
+                "action": "create", "schedule": "every 1d", "name": "probe", "script": "probe.sh", "no_agent": True,
+            })
+            job_id = created["job_id"]
+            assert created["job"]["no_agent"] is True and created["repeat"] == "forever", created
+            ran = self._tool_turn(home, provider, {"action": "run", "job_id": job_id})
+            assert ran["success"] is True and ran["job"]["running"] is True, ran
+            assert _wait_for_run(home, job_id)["last_output"] == "home-hidden\nvariable:unset"
+            updated = self._tool_turn(home, provider, {
+                "action": "update", "job_id": job_id, "no_agent": False, "script": "disk.py",
+                "prompt": "Report the disk.", "schedule": "every 2h", "repeat": 3,
+            })
+            assert (updated["job"]["schedule"], updated["job"]["repeat"], updated["job"]["script"]) == ("every 2h", "1/3", "disk.py")
+            provider.push({"text": "The disk is nearly full."})
+            _cron(home, "run-now", job_id)
+            deadline = time.monotonic() + 30
+            while _cron(home, "status", job_id)["jobs"][0]["last_output"] != "The disk is nearly full.":
+                assert time.monotonic() < deadline, "the agent run never finished"
+                time.sleep(0.1)
+            asked = provider.requests()[-1]["body"]["messages"][-1]["content"]
+            assert "## Script output" in asked and "disk at 91%" in asked and asked.endswith("Report the disk."), asked
+            for args, needle in (
+                ({"action": "update", "job_id": job_id, "script": "../config.yaml"}, "outside"),
+                ({"action": "create", "schedule": "every 1d", "prompt": "x", "script": "/etc/passwd"}, "path under"),
+                ({"action": "run", "job_id": "cron-nope"}, "Call action='list'"),
+                ({"action": "create", "schedule": "every 1d", "prompt": "x", "enabled_toolsets": ["nope"]}, "unknown toolset"),
+            ):
+                assert needle in self._tool_turn(home, provider, args)["error"], args
+            paused = self._tool_turn(home, provider, {"action": "pause", "job_id": "probe"})  # by name, as Hermes takes it
+            assert (paused["job"]["job_id"], paused["job"]["state"]) == (job_id, "paused"), paused
+            removed = self._tool_turn(home, provider, {"action": "remove", "job_id": job_id})
+            assert removed["removed_job"]["id"] == job_id and _cron(home, "list")["jobs"] == []
         finally:
             daemon.stop()
 

@@ -296,16 +296,32 @@ class TestFiles:
             daemon.stop()
 
 
+OPTED_IN = {"tools": {"enabled_toolsets": ["hermes-cli", "messaging"]}}
+"""send_message is offered only to those who name its toolset, as Hermes offers it to no one."""
+
+
 class TestSendMessage:
     """The model's send_message reaches another chat, with what its policy lets it attach; asks first
-    when configured."""
+    when configured; is not offered unless opted in."""
+
+    def test_not_offered_by_default(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
+        provider.reset()
+        daemon = start_bot(home, provider, telegram, tool_progress=False)
+        try:
+            provider.push({"text": "hello"})
+            telegram.push(CHAT, OWNER, "hi")
+            assert telegram.wait_for_texts(CHAT, 1) == ["hello"]
+            offered = {t["function"]["name"] for t in provider.requests()[-1]["body"]["tools"]}
+            assert "send_message" not in offered and "cronjob" in offered
+        finally:
+            daemon.stop()
 
     def test_a_message_to_another_chat(
         self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, workspace: Path
     ) -> None:
         provider.reset()
         (workspace / "report.txt").write_text("the report")
-        daemon = start_bot(home, provider, telegram, cwd=str(workspace), tool_progress=False)
+        daemon = start_bot(home, provider, telegram, config=OPTED_IN, cwd=str(workspace), tool_progress=False)
         other = 888
         try:
             send = {"target": f"telegram:{other}", "message": f"The report is ready.\nMEDIA:{workspace}/report.txt"}
@@ -327,7 +343,7 @@ class TestSendMessage:
 
     def test_approval_when_configured(self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram) -> None:
         provider.reset()
-        daemon = start_bot(home, provider, telegram, config={"approvals": {"send_message": True}}, tool_progress=False)
+        daemon = start_bot(home, provider, telegram, config={**OPTED_IN, "approvals": {"send_message": True}}, tool_progress=False)
         try:
             provider.push(
                 {"tool_calls": [{"id": "s1", "name": "send_message", "arguments": {"target": "telegram:888", "message": "psst"}}]},

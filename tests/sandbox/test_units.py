@@ -37,7 +37,7 @@ class TestStubGeneration:
         assert sigs["search_files"] == (
             "pattern, target='content', path='.', file_glob=None, limit=50, offset=0, output_mode='content', context=0"
         )
-        assert sigs["patch"] == "path, old_string, new_string, replace_all=False"
+        assert sigs["patch"] == "path, old_string, new_string, replace_all=False, mode='replace'"
         assert sigs["terminal"] == "command, timeout=None, workdir=None, **extra"
         assert sigs["retry"] == "fn, max_attempts=3, delay=2"
         assert {"json_parse", "shell_quote"} <= set(sigs)

@@ -63,3 +63,22 @@ class TestExecuteCode:
             transcript = [r.record for r in await h.deps.store.load_transcript(sid)]
             assert [(r["kind"], r.get("tool")) for r in transcript[:3]] == [("sandbox_tool_call", "memory")] * 3
             assert transcript[3:] == [{"kind": "sandbox_tool_calls_unrecorded", "refused": 2}]
+
+
+class TestPatchFromAScript:
+    """Hermes's four-argument hermes_tools.patch still edits, now that the patch tool requires mode."""
+
+    async def test_the_stub_passes_the_default_mode(self, tmp_path: Path) -> None:
+        async with open_harness(tmp_path) as h:
+            target = h.workdir / "conf.txt"
+            target.write_text("level = 1\n")
+            handle, events_in, sid = await h.start_session()
+            code = f"from hermes_tools import patch\nprint(patch({str(target)!r}, 'level = 1', 'level = 2', False)['success'])"
+            h.provider.push(
+                {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": code}}]},
+                {"text": "patched"},
+            )
+            await run_turn(handle, events_in, "patch it")
+            result = json.loads(next(m for m in (await h.deps.store.load(sid)).messages if m["role"] == "tool")["content"])
+            assert result["output"] == "True\n", result
+            assert target.read_text() == "level = 2\n"

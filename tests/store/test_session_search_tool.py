@@ -111,6 +111,24 @@ class TestScrollReadBrowse:
         ]
         assert [m.get("anchor", False) for m in reply["messages"]] == [False, True, False]
 
+    async def test_where_the_window_sits(self, ctx: LocalToolContext) -> None:
+        """As in Hermes: a hit's integer match_message_id scrolls, and the counts each side show the ends."""
+        hit = (await call(ctx, query="drafted"))["results"][0]
+        anchor = next(m for m in hit["messages"] if m.get("anchor"))
+        assert isinstance(hit["match_message_id"], int) and hit["match_message_id"] == anchor["id"]
+        assert (hit["messages_before"], hit["messages_after"]) == (1, 5), "the session starts one message before"
+        reply = await call(ctx, session_id="past1", around_message_id=hit["match_message_id"], window=2)
+        assert (reply["messages_before"], reply["messages_after"], reply["window"]) == (1, 2, 2)
+        first = await call(ctx, session_id="past1", around_message_id=reply["messages"][0]["id"], window=2)
+        assert first["messages_before"] == 0, "fewer than the window: the start of the session"
+
+    async def test_profile(self, ctx: LocalToolContext) -> None:
+        """An @session:<profile>/<id> link reads the session when its profile is this one, the only one."""
+        assert (await call(ctx, session_id="default/past1"))["session_id"] == "past1"
+        assert (await call(ctx, session_id="past1", profile="default"))["session_id"] == "past1"
+        for args in ({"session_id": "past1", "profile": "work"}, {"session_id": "work/past1"}):
+            assert "No profile 'work' here" in (await call(ctx, **args))["error"]
+
     async def test_scroll_in_another_session_is_refused(self, ctx: LocalToolContext) -> None:
         anchor = next(m for m in (await call(ctx, query="drafted"))["results"][0]["messages"] if m.get("anchor"))
         assert "No message" in (await call(ctx, session_id="past2", around_message_id=anchor["id"]))["error"]
@@ -166,6 +184,9 @@ class TestRegistry:
         context = LocalToolContext(home=tmp_path, session_id="new", store=store)  # type: ignore[arg-type]
         reply = json.loads((await dispatch(registry, "session_search", {"query": "heron"}, context)).text)
         assert reply["results"][0]["session_id"] == "old"
+        message_id = reply["results"][0]["match_message_id"]
+        scrolled = await dispatch(registry, "session_search", {"session_id": "old", "around_message_id": message_id}, context)
+        assert json.loads(scrolled.text)["messages"][0]["content"] == "heron sighting"
         bad = json.loads((await dispatch(registry, "session_search", {"query": "heron", "bogus": 1}, context)).text)
         assert "error" in bad
         definitions = registry.get_definitions(["session_search"])

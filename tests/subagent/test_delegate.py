@@ -15,6 +15,7 @@ from messages.events import SessionEvent, ToolProgress, ToolStarted
 from messages.session import Interrupt, Steer, UserMessage
 from tests.session.harness import Harness, collect_turn, open_harness, run_turn
 from tests.session.test_interrupts import wait_for
+from tests.tools.helpers import echo_handler, schema
 
 
 def delegate(*tasks: dict[str, Any]) -> dict[str, Any]:
@@ -55,15 +56,19 @@ class TestParallelChildren:
             assert "\\nModel: scripted-model\\nProvider: custom" in system, "a child's prompt ends as Hermes's do"
 
     async def test_blocked_tools_absent_from_child_requests(self, tmp_path: Path) -> None:
-        """clarify, memory, execute_code and delegate_task never reach a leaf child's schema."""
+        """clarify, memory, execute_code, cronjob and delegate_task never reach a leaf child's schema."""
         async with open_harness(tmp_path) as h:
+            # The daemon registers cronjob beside its cron actor; a stand-in is enough to be offered.
+            h.deps.registry.register("cronjob", "cronjob", schema(), echo_handler)
             handle, events_in, sid = await h.start_session()
             h.provider.push(delegate({"goal": "look around"}), {"text": "looked"}, {"text": "fine"})
             await run_turn(handle, events_in, "go")
             [child] = child_requests(h)
             names = {t.get("function", t).get("name") for t in child.body.get("tools", [])}
-            assert names and not names & {"clarify", "memory", "execute_code", "delegate_task"}
+            assert names and not names & {"clarify", "memory", "execute_code", "delegate_task", "cronjob"}
             assert "terminal" in names
+            parent = {t.get("function", t).get("name") for t in h.provider.requests[0].body.get("tools", [])}
+            assert "cronjob" in parent
 
     async def test_too_many_tasks_is_a_clear_error(self, tmp_path: Path) -> None:
         """More tasks than max_concurrent_children is refused with the limit in the text."""

@@ -48,7 +48,7 @@ class TestEndToEnd:
     async def test_file_round_trip(self, registry: ToolRegistry, tmp_path: Path) -> None:
         ctx = LocalToolContext(home=tmp_path / "home", cwd=tmp_path)
         await dispatch(registry, "write_file", {"path": "pkg/mod.py", "content": "VALUE = 1\n"}, ctx)
-        patched = json.loads((await dispatch(registry, "patch", {"path": "pkg/mod.py", "old_string": "1", "new_string": "2"}, ctx)).text)
+        patched = json.loads((await dispatch(registry, "patch", {"mode": "replace", "path": "pkg/mod.py", "old_string": "1", "new_string": "2"}, ctx)).text)
         assert "+VALUE = 2" in patched["diff"]
         read = json.loads((await dispatch(registry, "read_file", {"path": "pkg/mod.py"}, ctx)).text)
         assert "1|VALUE = 2" == read["content"]

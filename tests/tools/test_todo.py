@@ -9,7 +9,9 @@ import pytest
 
 from tests.tools.helpers import model_view
 from tools.testing import LocalToolContext
-from tools.todo import MAX_CONTENT_CHARS, MAX_ITEMS, TodoList, TodoValidationError, todo_handler
+from tools.errors import ArgumentValidationError
+from tools.todo import MAX_CONTENT_CHARS, MAX_ITEMS, TODO_SCHEMA, TodoList, TodoValidationError, todo_handler
+from tools.validation import validate_arguments
 
 
 @pytest.fixture
@@ -103,3 +105,13 @@ class TestTodoHandler:
     async def test_error_is_json(self, ctx: LocalToolContext) -> None:
         result = await model_view(todo_handler, {"todos": [{"id": "a"}]}, ctx)
         assert "needs non-empty 'content'" in result["error"]
+
+
+class TestSchema:
+    """As in Hermes, every item the model writes names its id, content and status."""
+
+    def test_an_item_without_content_or_status_is_refused_before_the_handler(self) -> None:
+        with pytest.raises(ArgumentValidationError, match=r"todos'?\[0\]\.content' is required.*todos'?\[0\]\.status' is required"):
+            validate_arguments("todo", {"todos": [{"id": "a"}]}, TODO_SCHEMA["parameters"])
+        whole = {"todos": [{"id": "a", "content": "do it", "status": "pending"}], "merge": True}
+        assert validate_arguments("todo", whole, TODO_SCHEMA["parameters"]) == whole

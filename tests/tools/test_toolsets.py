@@ -51,6 +51,15 @@ class TestResolve:
 class TestSelectTools:
     """Enabled toolsets minus disabled ones."""
 
+    def test_send_message_is_opt_in(self) -> None:
+        """As in Hermes, no platform toolset offers send_message: only naming ``messaging`` does."""
+        registry = ToolRegistry()
+        registry.register("send_message", "messaging", schema(), echo_handler)
+        cat = ToolsetCatalog(registry)
+        for platform in ("hermes-cli", "hermes-telegram", "hermes-discord", "hermes-api", "hermes-cron"):
+            assert "send_message" not in cat.select_tools([platform]), platform
+        assert "send_message" in cat.select_tools(["hermes-cli", "messaging"])
+
     def test_disabled_wins(self) -> None:
         cat = ToolsetCatalog(ToolRegistry())
         tools = cat.select_tools(["hermes-cli"], ["web", "terminal"])

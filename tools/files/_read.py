@@ -43,7 +43,8 @@ _DECODE_CHUNK_BYTES: Final = 64 * 1024
 READ_FILE_SCHEMA: Final[dict[str, Any]] = {
     "name": "read_file",
     "description": (
-        "Read a text file a window at a time, each line shown as 'LINE_NUM|CONTENT'. Paths are relative to "
+        "Read a text file a window at a time, each line shown as 'LINE_NUM|CONTENT'; use it instead of cat, "
+        "head or tail in the terminal. Paths are relative to "
         "the session's working directory. Use offset/limit to page through long files; the result tells the "
         "total line count and the next offset. Word (.docx), Excel (.xlsx) and Jupyter (.ipynb) files are "
         "rendered as text. Reading the same unchanged window again returns a short 'unchanged' answer: use "

@@ -38,7 +38,8 @@ __all__ = ["PATCH_SCHEMA", "WRITE_FILE_SCHEMA", "patch_handler", "write_file_han
 WRITE_FILE_SCHEMA: Final[dict[str, Any]] = {
     "name": "write_file",
     "description": (
-        "Write a text file, replacing it entirely (parent directories are created). The write is "
+        "Write a text file, replacing it entirely (parent directories are created); use it instead of echo "
+        "or a cat heredoc in the terminal. The write is "
         "atomic: readers see the old or the new content, never a mix. Python, JSON, YAML and TOML "
         "files are syntax-checked after writing (the result's lint). To change part of a file, use patch."
     ),
@@ -47,6 +48,11 @@ WRITE_FILE_SCHEMA: Final[dict[str, Any]] = {
         "properties": {
             "path": {"type": "string", "description": "Path of the file to write (created or overwritten)."},
             "content": {"type": "string", "description": "The complete new content."},
+            "cross_profile": {
+                "type": "boolean",
+                "description": "Hermes's opt-out of its guard on other profiles' files; this daemon has one profile, so it changes nothing.",
+                "default": False,
+            },
         },
         "required": ["path", "content"],
     },
@@ -56,7 +62,7 @@ PATCH_SCHEMA: Final[dict[str, Any]] = {
     "name": "patch",
     "description": (
         "Edit files in place and get a unified diff back; use it instead of sed or awk.\n"
-        "mode='replace' (default): replace old_string by new_string in path. old_string is found even "
+        "mode='replace' (default; pass it): replace old_string by new_string in path. old_string is found even "
         "when whitespace, indentation, escapes or typographic quotes differ a little (the result's strategy "
         "says how it matched); it must match one place unless replace_all is true.\n"
         "mode='patch': apply a V4A patch to one or more files (update, add, delete, move); nothing is "
@@ -87,6 +93,11 @@ PATCH_SCHEMA: Final[dict[str, Any]] = {
                 "description": "Replace every occurrence instead of requiring one (default false).",
                 "default": False,
             },
+            "cross_profile": {
+                "type": "boolean",
+                "description": "Hermes's opt-out of its guard on other profiles' files; this daemon has one profile, so it changes nothing.",
+                "default": False,
+            },
             "patch": {
                 "type": "string",
                 "description": (
@@ -96,7 +107,7 @@ PATCH_SCHEMA: Final[dict[str, Any]] = {
                 ),
             },
         },
-        "required": [],
+        "required": ["mode"],
     },
 }
 

@@ -52,7 +52,7 @@ _OUTPUT_MODES: Final = ("content", "files_only", "count")
 SEARCH_FILES_SCHEMA: Final[dict[str, Any]] = {
     "name": "search_files",
     "description": (
-        "Search under a directory instead of grep/find/ls in the terminal. target='content' (default): lines "
+        "Search under a directory instead of grep/rg/find/ls in the terminal. target='content' (default): lines "
         "matching the regex `pattern`, optionally only in files matching `file_glob` (e.g. '*.py'); "
         "output_mode='content' gives the lines with their numbers (plus `context` lines around each), "
         "'files_only' the files that match, 'count' the matches per file. target='files': files whose name "
@@ -62,7 +62,7 @@ SEARCH_FILES_SCHEMA: Final[dict[str, Any]] = {
     "parameters": {
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "description": "Regex (content) or file-name glob (files).", "minLength": 1},
+            "pattern": {"type": "string", "description": "Regex (content) or file-name glob (files)."},
             "target": {"type": "string", "enum": list(_TARGETS), "default": "content"},
             "path": {"type": "string", "description": "Directory (or file) to search.", "default": "."},
             "file_glob": {"type": "string", "description": "Only search files whose name matches this glob."},
@@ -121,6 +121,8 @@ def make_search_handler(rg_path: str | None = None, *, use_ripgrep: bool = True)
             "context": _clamped(args, "context", 0, 0, MAX_CONTEXT),
         }
         pattern, file_glob = args["pattern"], args.get("file_glob")
+        if not pattern:
+            raise ToolInputError("'pattern' is empty: give a regex (target='content') or a glob (target='files').")
         root = Path((await trio.to_thread.run_sync(read_target, ctx, shown)).host)
         in_a_row = ctx.file_reads.note_search((str(root), pattern, target, file_glob, limit, *paging.values()))
         if in_a_row > REPEAT_WARN_AT:

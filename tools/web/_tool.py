@@ -37,7 +37,9 @@ MIN_CHAR_LIMIT = 2_000
 WEB_SEARCH_SCHEMA: dict[str, Any] = {
     "name": "web_search",
     "description": (
-        "Search the web. Returns data.web: a list of {title, url, description}. "
+        "Search the web. Returns data.web: a list of {title, url, description}. The query goes to the "
+        "search backend as written, so operators such as site:example.com, filetype:pdf, -word and "
+        "\"exact phrase\" work where the backend supports them. "
         "Use web_extract on the URLs worth reading."
     ),
     "parameters": {

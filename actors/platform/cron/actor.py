@@ -1,14 +1,14 @@
 """``cron``: the actor that runs scheduled jobs at their times.
 
-Messages: :class:`AddJob`, :class:`RemoveJob`, :class:`PauseJob`, :class:`ResumeJob`,
+Messages: :class:`AddJob`, :class:`UpdateJob`, :class:`RemoveJob`, :class:`PauseJob`, :class:`ResumeJob`,
 :class:`RunNow`, :class:`ListJobs`, and :class:`RunEnded` from its own runs. State: the jobs by id, and the ids of the runs under way. Loop:
 wait for a message or the earliest next run, whichever comes first; the wait is a Trio deadline
 set from the wall clock, re-read at least every :data:`LONGEST_SLEEP` seconds so that a change of the
 system clock (a suspend, NTP) is noticed without a polling loop.
 
 Each run is the ``runner``'s: a fresh ``cron`` session in production. Its answer goes to the job's
-destination through ``deliver`` (or stays in the job's record when it has none); a failure is
-reported there too, and the job backs off (:meth:`CronJob.after_run`). Runs of one job never
+destination through ``deliver`` (or stays in the job's record when it has none); a run with nothing
+to report (a script's empty output) sends nothing; a failure is reported there too, and the job backs off (:meth:`CronJob.after_run`). Runs of one job never
 overlap: a run that falls due while the previous one is still going is skipped, and said so.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
@@ -46,6 +46,7 @@ __all__ = [
     "ResumeJob",
     "RunEnded",
     "RunNow",
+    "UpdateJob",
 ]
 
 log = logging.getLogger("hermes_actors.platform.cron")
@@ -73,6 +74,13 @@ class JobSpec:
     time_budget: float | None = None
     token_budget: int | None = None
     approvals: str | None = None
+    provider: str | None = None
+    repeat: int | None = None
+    script: str | None = None
+    no_agent: bool = False
+    toolsets: tuple[str, ...] = ()
+    workdir: str | None = None
+    context_from: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -91,6 +99,18 @@ class JobView:
 
     job: CronJob
     running: bool
+
+
+@attrs.frozen
+class UpdateJob:
+    """Change fields of a job (:class:`CronJob`'s names; ``schedule`` as its text); the reply is the job.
+
+    A new schedule is read as of now and sets the next run (a paused job stays paused); a field a job
+    does not have, or a schedule that does not read, is refused.
+    """
+
+    job_id: str
+    changes: Mapping[str, Any]
 
 
 @attrs.frozen
@@ -136,7 +156,7 @@ class RunEnded:
     undelivered: str | None = None
 
 
-CronMessage = AddJob | RemoveJob | PauseJob | ResumeJob | RunNow | ListJobs | RunEnded
+CronMessage = AddJob | UpdateJob | RemoveJob | PauseJob | ResumeJob | RunNow | ListJobs | RunEnded
 
 
 class CronRunFailed(Exception):
@@ -146,8 +166,13 @@ class CronRunFailed(Exception):
 class JobRunner(Protocol):
     """Runs one job's turn (a fresh ``cron`` session) and returns its final answer."""
 
-    async def __call__(self, job: CronJob) -> str:
-        """Raises :class:`CronRunFailed`."""
+    async def __call__(self, job: CronJob, upstream: Mapping[str, str]) -> str | None:
+        """Run ``job``, given the latest answers of its ``context_from`` jobs (by id); None: nothing to
+        report, so nothing is delivered.
+
+        Raises:
+            CronRunFailed: the run gave no answer.
+        """
         ...
 
 
@@ -251,6 +276,8 @@ class CronActor(Actor[CronMessage]):
                 del self.jobs[job_id]
                 await self.book.delete_job(job_id)
                 return job
+            case UpdateJob(job_id=job_id, changes=changes):
+                return await self._store(self._updated(self._job(job_id), changes, now))
             case PauseJob(job_id=job_id):
                 return await self._store(attrs.evolve(self._job(job_id), state=JobState.PAUSED, next_run=None))
             case ResumeJob(job_id=job_id):
@@ -277,10 +304,25 @@ class CronActor(Actor[CronMessage]):
             raise Rejected(exc) from exc
         job_id = f"cron-{secrets.token_hex(6)}"
         return CronJob(
-            id=job_id, name=spec.name or job_id, schedule=schedule, prompt=spec.prompt, created_at=now,
-            deliver=spec.deliver, skills=spec.skills, model=spec.model, missed=spec.missed,
-            time_budget=spec.time_budget, token_budget=spec.token_budget, approvals=spec.approvals,
+            id=job_id, name=spec.name or job_id, schedule=schedule, created_at=now,
+            # The spec's other fields are the job's, by name.
+            **attrs.asdict(spec, recurse=False, filter=lambda field, _: field.name not in ("schedule", "name")),
         )
+
+    def _updated(self, job: CronJob, changes: Mapping[str, Any], now: datetime) -> CronJob:
+        unknown = set(changes) - set(attrs.fields_dict(CronJob)) | set(changes) & {"id", "created_at", "runs"}
+        if unknown:
+            raise Rejected(ValueError(f"a job's {', '.join(sorted(unknown))} cannot be changed"))
+        fields = dict(changes)
+        if "schedule" in fields:
+            try:
+                fields["schedule"] = parse_schedule(fields["schedule"], now, self.zone)
+            except ScheduleError as exc:
+                raise Rejected(exc) from exc
+            # The new schedule's anchor (``in 30m``, an interval's grid), as the book reads it back.
+            fields["created_at"] = now
+        updated = attrs.evolve(job, **fields)
+        return updated.scheduled(now, self.zone) if "schedule" in fields else updated
 
     # -- runs ---------------------------------------------------------------------------------
 
@@ -303,13 +345,18 @@ class CronActor(Actor[CronMessage]):
     def _start(self, job: CronJob) -> None:
         self.running.add(job.id)
         self.runs_started += 1
-        self.start_soon(self._run, job, name=f"cron run {job.id}")
+        upstream = {
+            source: self.jobs[source].last_output or ""
+            for source in job.context_from
+            if source in self.jobs and self.jobs[source].last_output
+        }
+        self.start_soon(self._run, job, upstream, name=f"cron run {job.id}")
 
-    async def _run(self, job: CronJob) -> None:
+    async def _run(self, job: CronJob, upstream: Mapping[str, str]) -> None:
         output: str | None = None
         error: str | None = None
         try:
-            output = await self.runner(job)
+            output = await self.runner(job, upstream)
         except CronRunFailed as exc:
             error = str(exc) or type(exc).__name__
         log.info("cron job %s (%s): %s", job.id, job.name, "ok" if error is None else f"failed: {error}")
@@ -334,7 +381,7 @@ class CronActor(Actor[CronMessage]):
 
     async def _report(self, job: CronJob, output: str | None, error: str | None) -> str | None:
         """Send the run's answer (or its failure) to the job's destination; why that failed, if it did."""
-        if job.deliver is None:
+        if job.deliver is None or (error is None and output is None):
             return None
         text = output if error is None else f"Cron job '{job.name}' failed: {error}"
         try:

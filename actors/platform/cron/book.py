@@ -25,13 +25,15 @@ __all__ = ["StoreJobBook", "job_from_record", "job_record"]
 log = logging.getLogger("hermes_actors.platform.cron")
 
 _TIMES = ("created_at", "next_run", "last_run")
+_LISTS = ("skills", "toolsets", "context_from")
 
 
 def job_record(job: CronJob) -> dict[str, Any]:
     """``job`` as the JSON object the store keeps."""
     record = attrs.asdict(job, recurse=False)
     record["schedule"] = job.schedule.text
-    record["skills"] = list(job.skills)
+    for name in _LISTS:
+        record[name] = list(record[name])
     record["missed"] = job.missed.value
     record["state"] = job.state.value
     for name in _TIMES:
@@ -52,7 +54,8 @@ def job_from_record(record: dict[str, Any], zone: ZoneInfo) -> CronJob:
             fields[name] = None if fields.get(name) is None else datetime.fromisoformat(fields[name])
         fields["missed"] = MissedPolicy(fields["missed"])
         fields["state"] = JobState(fields["state"])
-        fields["skills"] = tuple(fields.get("skills") or ())
+        for name in _LISTS:
+            fields[name] = tuple(fields.get(name) or ())
         # As of its creation: a one-shot's time was in the future then, and ``in 30m`` counts from it.
         fields["schedule"] = parse_schedule(fields["schedule"], fields["created_at"], zone)
         return CronJob(**fields)

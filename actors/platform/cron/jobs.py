@@ -51,6 +51,14 @@ class CronJob:
         deliver: where its answer goes (``telegram:CHAT``), or None to keep it in the store.
         skills: skills its sessions load.
         model: the model its sessions use (None: the configured default).
+        provider: the provider of ``model`` (None: the configured one).
+        repeat: how many runs it makes before it is done (None: once for a one-shot, forever for a
+            recurring job), and ``runs``, how many it has made.
+        script: a script under ``HERMES_ACTORS_HOME/scripts`` run before each run (its output is the
+            run's context), or, with ``no_agent``, the whole job (its output is the answer).
+        toolsets: the toolsets its sessions get (empty: the cron default).
+        workdir: the directory its sessions and script run in (None: the cron default).
+        context_from: jobs whose latest answers its runs are given.
         missed: its missed-run policy.
         approvals: how its runs answer dangerous commands, ``deny`` or ``approve`` (None:
             ``approvals.cron_mode``).
@@ -72,6 +80,14 @@ class CronJob:
     deliver: str | None = None
     skills: tuple[str, ...] = ()
     model: str | None = None
+    provider: str | None = None
+    repeat: int | None = None
+    runs: int = 0
+    script: str | None = None
+    no_agent: bool = False
+    toolsets: tuple[str, ...] = ()
+    workdir: str | None = None
+    context_from: tuple[str, ...] = ()
     missed: MissedPolicy = MissedPolicy.SKIP
     time_budget: float | None = None
     token_budget: int | None = None
@@ -103,7 +119,14 @@ class CronJob:
         return self.scheduled(now, zone)
 
     def after_run(self, now: datetime, zone: ZoneInfo, *, output: str | None, error: str | None) -> CronJob:
-        """This job once a run ended at ``now``: its result recorded and its next run set."""
+        """This job once a run ended at ``now``: its result recorded and its next run set; done once it
+        has made the ``repeat`` runs asked of it."""
+        ran = attrs.evolve(self, runs=self.runs + 1)._recorded(now, zone, output=output, error=error)
+        if self.repeat is not None and ran.runs >= self.repeat:  # every run counts, as in Hermes
+            return attrs.evolve(ran, state=JobState.DONE, next_run=None)
+        return ran
+
+    def _recorded(self, now: datetime, zone: ZoneInfo, *, output: str | None, error: str | None) -> CronJob:
         if error is None:
             ran = attrs.evolve(self, failures=0, last_run=now, last_status="ok", last_error=None, last_output=output)
             return ran.scheduled(now, zone)

@@ -5,7 +5,7 @@ Three forms, as ``hermes-actors cron add --schedule`` and the ``cronjob`` tool t
 - a cron expression of five fields (``0 9 * * 1-5``), read by ``croniter`` in the configured zone;
 - an interval, ``every 30m`` / ``every 2h`` / ``every 1d`` (also ``s`` and ``w``), counted from the
   job's creation, so its runs stay on one grid whatever delays a run;
-- a one-shot: ``in 30m`` (from now), or an ISO time (``2026-11-25T09:00``; without an offset it is
+- a one-shot: ``in 30m`` or, as Hermes writes it, ``30m`` (from now), or an ISO time (``2026-11-25T09:00``; without an offset it is
   in the configured zone).
 
 Daylight saving: a time the clocks skip (02:30 on a spring-forward night) runs at the first instant
@@ -109,7 +109,7 @@ def parse_schedule(text: str, now: datetime, zone: ZoneInfo) -> Schedule:
         if seconds < MIN_INTERVAL_SECONDS:
             raise ScheduleError(f"{cleaned!r}: an interval must be at least {MIN_INTERVAL_SECONDS} s")
         return Schedule(ScheduleKind.INTERVAL, cleaned, every=seconds)
-    if lowered.startswith("in "):
+    if lowered.startswith("in ") or _DURATION.fullmatch(lowered):  # Hermes's bare '30m' is a delay too
         at = now + timedelta(seconds=_duration(lowered.removeprefix("in "), cleaned))
         return Schedule(ScheduleKind.ONCE, cleaned, at=at.astimezone(timezone.utc))
     if len(cleaned.split()) == 5:

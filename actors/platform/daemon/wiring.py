@@ -39,6 +39,7 @@ from actors import ActorHandle, ActorNotFound, ActorSystem, ChildSpec, RestartTy
 from actors.platform.cron.actor import CRON, CronActor
 from actors.platform.cron.book import StoreJobBook
 from actors.platform.cron.runner import SessionJobRunner
+from actors.platform.cron.script import CronScripts
 from actors.platform.cron.tool import register_cronjob
 from actors.platform.cron.zone import local_zone
 from actors.mcp import MCP, McpDeps, McpSupervisor
@@ -91,6 +92,8 @@ log = logging.getLogger("hermes_actors.daemon")
 
 #: The longest one cron run may take before it is interrupted and reported failed.
 CRON_TIME_BUDGET_SECONDS = 1800.0
+#: How long a job's script may run: Hermes's default (``cron.script_timeout_seconds``).
+CRON_SCRIPT_TIMEOUT_SECONDS = 3600.0
 #: How long stopping ``cron`` may take (its runs' sessions closing).
 CRON_STOP_SECONDS = 15.0
 #: Connections a host serves beyond ``daemon.max_connections`` (the front's request link, and slack).
@@ -155,7 +158,8 @@ async def open_daemon_tree(
             await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, served)))
             yield system
             return
-        await _start_cron(system, store, sessions, outbound)
+        scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
+        await _start_cron(system, store, sessions, outbound, scripts)
         if config.platforms.telegram.enabled or config.platforms.discord.enabled:
             register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
@@ -300,19 +304,20 @@ async def _start_sessions(
 
 
 async def _start_cron(
-    system: ActorSystem, store: SqlSessionStore, sessions: SessionService, outbound: OutboundRegistry
+    system: ActorSystem, store: SqlSessionStore, sessions: SessionService, outbound: OutboundRegistry,
+    scripts: CronScripts,
 ) -> None:
     """Start ``cron`` under the root (after ``sessions``, so stopped before them): scheduled jobs,
     each run a ``cron`` session, answers sent through the platforms connected then."""
     zone = await trio.to_thread.run_sync(local_zone)
-    runner = SessionJobRunner(sessions, str(Path.home()), CRON_TIME_BUDGET_SECONDS)
+    runner = SessionJobRunner(sessions, str(Path.home()), CRON_TIME_BUDGET_SECONDS, scripts)
 
     def cron() -> CronActor:
         return CronActor(StoreJobBook(store, zone), runner, outbound.deliver, zone, lambda: datetime.now(timezone.utc))
 
     # Stopping it cancels the runs under way: each closes its session (shielded, bounded) first.
     await system.root.start_child(ChildSpec(CRON, cron, shutdown_timeout=CRON_STOP_SECONDS))
-    register_cronjob(sessions.deps.registry, lambda: system.lookup(CRON), sessions.deps.config.approvals.timeout)
+    register_cronjob(sessions.deps.registry, lambda: system.lookup(CRON), sessions.deps.config.approvals.timeout, scripts)
 
 
 async def _start_platforms(

@@ -20,7 +20,7 @@ KEY = "sk-proj-0123456789abcdefghijKLMNOP"
 
 
 async def patch(registry: ToolRegistry, ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
-    return await call(registry, ctx, "patch", **args)
+    return await call(registry, ctx, "patch", **{"mode": "replace", **args})
 
 
 class TestChainOrder:

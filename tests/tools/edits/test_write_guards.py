@@ -37,7 +37,7 @@ class TestSensitivePaths:
 
     @pytest.mark.parametrize("socket", ["/var/run/docker.sock", "/run/docker.sock"])
     async def test_docker_socket(self, registry: ToolRegistry, ctx: LocalToolContext, socket: str) -> None:
-        result = await call(registry, ctx, "patch", path=socket, old_string="a", new_string="b")
+        result = await call(registry, ctx, "patch", mode="replace", path=socket, old_string="a", new_string="b")
         assert "protected system path" in result["error"]
 
     async def test_credential_store_in_the_users_home(self, registry: ToolRegistry, ctx: LocalToolContext, stray: list[Path]) -> None:
@@ -62,7 +62,7 @@ class TestSensitivePaths:
         (home / name).write_text("approvals:\n  mode: manual\n")
         ctx = LocalToolContext(home=home, cwd=tmp_path, jail=SessionJail.full_access(tmp_path / "elsewhere", str(tmp_path)))
         written = await call(registry, ctx, "write_file", path=str(home / name), content="approvals:\n  mode: off\n")
-        patched = await call(registry, ctx, "patch", path=str(home / name), old_string="manual", new_string="off")
+        patched = await call(registry, ctx, "patch", mode="replace", path=str(home / name), old_string="manual", new_string="off")
         v4a = await call(registry, ctx, "patch", mode="patch", patch=f"*** Update File: {home / name}\n-  mode: manual\n+  mode: off")
         for result in (written, patched, v4a):
             assert "this agent's own configuration" in result["error"]
@@ -102,13 +102,13 @@ class TestLint:
 
     async def test_patch_that_breaks_python(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
         (tmp_path / "m.py").write_text("def f():\n    return 1\n")
-        result = await call(registry, ctx, "patch", path="m.py", old_string="return 1", new_string="return (1")
+        result = await call(registry, ctx, "patch", mode="replace", path="m.py", old_string="return 1", new_string="return (1")
         assert "error" == result["lint"]["status"] and "SyntaxError" in result["lint"]["output"]
         assert "message" not in result["lint"]
 
     async def test_error_already_there_is_said_so(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
         (tmp_path / "m.json").write_text('{"a": 1,,}\n{"b": 2}\n')
-        result = await call(registry, ctx, "patch", path="m.json", old_string='{"b": 2}', new_string='{"b": 3}')
+        result = await call(registry, ctx, "patch", mode="replace", path="m.json", old_string='{"b": 2}', new_string='{"b": 3}')
         assert "error" == result["lint"]["status"] and "already in the file before the edit" in result["lint"]["message"]
 
 
@@ -119,11 +119,11 @@ class TestStaleWarning:
         path = tmp_path / "f.txt"
         first = await call(registry, ctx, "write_file", path="f.txt", content="one\ntwo\n")
         assert "_warning" not in first
-        second = await call(registry, ctx, "patch", path="f.txt", old_string="one", new_string="ONE")
+        second = await call(registry, ctx, "patch", mode="replace", path="f.txt", old_string="one", new_string="ONE")
         assert "_warning" not in second, "the model's own write is what it has seen"
         path.write_text("ONE\ntwo\nthree\n")
         os.utime(path, ns=(1, 1))  # another process's edit, whatever the clock's resolution
-        third = await call(registry, ctx, "patch", path="f.txt", old_string="two", new_string="TWO")
+        third = await call(registry, ctx, "patch", mode="replace", path="f.txt", old_string="two", new_string="TWO")
         assert f"Warning: {path} changed on disk since you last read it" in third["_warning"]
         assert "ONE\nTWO\nthree\n" == path.read_text()
         assert "_warning" not in await call(registry, ctx, "write_file", path="f.txt", content="x\n")
@@ -133,7 +133,7 @@ class TestStaleWarning:
         path = tmp_path / "f.txt"
         path.write_text("a\n")
         ctx.file_reads.note_read(str(path), path.stat().st_mtime_ns, (1, 500))
-        assert "_warning" not in await call(registry, ctx, "patch", path="f.txt", old_string="a", new_string="b")
+        assert "_warning" not in await call(registry, ctx, "patch", mode="replace", path="f.txt", old_string="a", new_string="b")
         ctx.file_reads.note_read(str(path), path.stat().st_mtime_ns, (1, 500))
         os.utime(path, ns=(1, 1))
         assert "changed on disk" in (await call(registry, ctx, "write_file", path="f.txt", content="c\n"))["_warning"]
@@ -146,7 +146,7 @@ class TestStaleWarning:
 
     async def test_never_seen_file_no_warning(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
         (tmp_path / "f.txt").write_text("a\n")
-        assert "_warning" not in await call(registry, ctx, "patch", path="f.txt", old_string="a", new_string="b")
+        assert "_warning" not in await call(registry, ctx, "patch", mode="replace", path="f.txt", old_string="a", new_string="b")
 
 
 class TestLineEndings:
