@@ -54,7 +54,8 @@ HERMES_UNUSED: dict[str, str] = {
     "computer_use": "computer-use tools are " + _NOT_BUILT,
     "context": "the context engine is the built-in compressor (compression.*)",
     "context_file_max_chars": "context files are capped at the seed's 20,000 characters",
-    "cron": _GATEWAY,
+    "cron": "scheduled jobs are hermes-actors cron and the cronjob tool here; a job's script has Hermes's 3,600 s "
+    "timeout, with no key; the rest of Hermes's cron section tunes its own scheduler",
     "curator": _EXTENSIONS,
     "custom_providers": "named providers are " + _NOT_BUILT + "; use model.base_url and model.api_key_env",
     "dashboard": "the web dashboard is " + _NOT_BUILT,
