@@ -17,8 +17,9 @@ of them counts:
   a newline, so ``(reboot)`` is seen while ``git commit -m "(reboot)"`` is not;
 - the command string a program runs for it: ``bash -c '...'``'s script, ``rg --pre PROG``'s program,
   recursively, so ``sh -c "reboot"`` is read as ``reboot``;
-- the text with a command word unquoted and its tiny substitutions resolved: ``"r"m``,
-  ``$(echo rm)``, ``${x:-rm}`` are all ``rm`` where the shell would run them.
+- the text with its literal substitutions resolved (``$(echo rm)``, ``${x:-rm}`` are ``rm``), and
+  with a quoted command word unquoted (``"r"m`` is ``rm`` where the shell runs it; quoted arguments
+  stay quoted, so ``echo "(reboot)"`` is not read as a subshell).
 
 A *finding* is what reading the command words tells beyond a pattern: an interpreter given code on
 its command line (``python -c``, ``node -e``), fed a here-document (``python <<EOF``), a shell

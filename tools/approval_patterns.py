@@ -42,6 +42,7 @@ from tools.approval_normalize import Reading, read_command
 
 __all__ = [
     "DANGEROUS_PATTERNS",
+    "FINDINGS",
     "HARDLINE_PATTERNS",
     "DangerMatch",
     "Verdict",
