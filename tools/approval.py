@@ -9,8 +9,9 @@ the policy consults later, can approve it); a command without a dangerous patter
 (``ToolContext.approve``, see ``tools.approval_policy``), which may ask the user.
 
 A deny glob is matched with :func:`fnmatch.fnmatchcase`, in lower case, against each text the
-guard reads the command as (``tools.approval_normalize``): the command itself, its ``bash -c``
-script, its command word unquoted, so ``g"i"t push -f`` meets ``git push *``. ``session`` answers are remembered per pattern in a ``SessionApprovals``;
+guard reads the command as (``tools.approval_normalize``) and each command in it: the command
+itself, its ``bash -c`` script, its command word unquoted, so ``g"i"t push -f`` and ``cd repo &&
+git push -f`` meet ``git push *``. ``session`` answers are remembered per pattern in a ``SessionApprovals``;
 ``always`` answers are saved in ``config.yaml`` through ``PermanentAllows``.
 
 The terminal tools keep one ``SessionApprovals`` per session id in an ``ApprovalBook`` (owned
@@ -180,18 +181,24 @@ async def authorize_command(
 
 
 def matching_deny_rule(variants: Iterable[str], globs: Iterable[str]) -> str | None:
-    """The first of ``globs`` (``approvals.deny``) one of the command's ``variants`` matches, or None.
+    """The first of ``globs`` (``approvals.deny``) that the command, or one command in it, matches; or None.
+
+    Each variant is tried whole and line by line: in the variant with a newline before every command
+    start, a line is one command, so ``git push *`` also refuses ``cd repo && git push -f`` (Hermes
+    matches whole texts only, where ``true && git push`` would pass the rule).
 
     Args:
         variants: the lower-cased texts the guard reads the command as (``Verdict.variants``).
-        globs: shell-style patterns; compared in lower case, against the whole text without its outer blanks.
+        globs: shell-style patterns; compared in lower case, against texts without their outer blanks.
     """
-    lowered = [glob.lower() for glob in globs]
-    if not lowered:
+    rules = [(glob.lower(), glob) for glob in globs]
+    if not rules:
         return None
     for text in variants:
-        candidate = text.strip()
-        for glob, original in zip(lowered, globs, strict=True):
-            if fnmatch.fnmatchcase(candidate, glob):
-                return original
+        candidates = [text, *text.split("\n")] if "\n" in text else [text]
+        for candidate in candidates:
+            candidate = candidate.strip()
+            for glob, original in rules:
+                if fnmatch.fnmatchcase(candidate, glob):
+                    return original
     return None
