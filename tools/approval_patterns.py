@@ -28,7 +28,8 @@ so ``git commit -m "reboot"`` is not refused.
 
 Each pattern names the words it cannot match without. A substring search for them (a few hundred
 nanoseconds) passes over a command holding none, so the regular expressions run only where they
-may match; ``bench/bench_guard.py`` measures it.
+may match. ``bench/bench_guard.py`` measures the whole guard at a median of ~14 µs of CPU per command
+over its corpus (Hermes 0.19.0's: ~560 µs; the 17 patterns before this list: ~2.6 µs).
 """
 
 from __future__ import annotations
