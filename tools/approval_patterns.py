@@ -80,6 +80,22 @@ _DISK = r"/dev/(?:sd|nvme|hd|mmcblk|vd|xvd)[a-z0-9]*"
 _RM = _AT_COMMAND + r"rm\s+(?:-\S*\s+)*"
 
 
+_COPY = r"\b(?:cp|mv|install)\b"
+
+
+def _after(first: str, *then: str) -> str:
+    """A regex for ``first``, then anything, then each of ``then`` in turn: Hermes's ``first.*then``,
+    in linear time.
+
+    ``first.*then`` is tried again from every later ``first`` when it fails, so a long command with
+    many of them took seconds (2,000 ``chmod +x a;`` took 0.5 s). Anchored at the start, with the
+    earliest ``first`` (and the earliest of each step but the last) held atomically, it is tried once;
+    it matches the same commands, as anything after a later ``first`` is after the earliest.
+    """
+    *steps, last = (first, *then)
+    return r"\A" + "".join(f"(?>.*?{step})" for step in steps) + f".*{last}"
+
+
 def _rm_target(paths: str) -> str:
     """An ``rm`` operand that is one of ``paths``, quoted whole or ending at the word's end."""
     return rf"(?:[\"'](?:{paths})[\"']|(?:{paths})(?=\s|$|[)`;|&]))"
@@ -122,24 +138,24 @@ DANGEROUS_PATTERNS: tuple[_Pattern, ...] = (
     _pattern("recursive_delete", "delete recursively (rm -r)",
              r"\brm\s+(?:-\S*\s+)*-\S*r", r"\brm\s+(?:\S+\s+)*--recursive\b", words=("rm",)),
     _pattern("delete_root_path", "delete under the root path (rm /...)", r"\brm\s+(?:-\S*\s+)*[\"']?/", words=("rm",)),
-    _pattern("xargs_rm", "delete what xargs is given (xargs rm)", r"\bxargs\s+.*\brm\b", words=("xargs",)),
+    _pattern("xargs_rm", "delete what xargs is given (xargs rm)", _after(r"\bxargs\s", r"\brm\b"), words=("xargs",)),
     _pattern("find_exec_rm", "delete found files (find -exec rm)",
-             r"\bfind\b.*-(?:exec|execdir|ok)\s+(?:\S*/)?rm\b", words=("find",)),
-    _pattern("find_delete", "delete found files (find -delete)", r"\bfind\b.*-delete\b", words=("find",)),
+             _after(r"\bfind\b", r"-(?:exec|execdir|ok)\s+(?:\S*/)?rm\b"), words=("find",)),
+    _pattern("find_delete", "delete found files (find -delete)", _after(r"\bfind\b", r"-delete\b"), words=("find",)),
     _pattern("windows_delete", "delete through a Windows shell (del, rd, Remove-Item)",
-             r"\bcmd(?:\.exe)?\s+/[ck]\s+.*\b(?:del|erase|rd|rmdir)\b",
+             _after(r"\bcmd(?:\.exe)?\s+/[ck]\s", r"\b(?:del|erase|rd|rmdir)\b"),
              r"\b(?:powershell|pwsh)(?:\.exe)?\b(?:\s+-\S+)*\s+(?:-(?:command|c)\s+)?[\"']?"
              r"(?:remove-item|rmdir|erase|del|rd|ri|rm)\b",
              words=("cmd", "powershell", "pwsh")),
     _pattern("powershell_encoded", "run an encoded PowerShell command (-EncodedCommand)",
-             r"\b(?:powershell|pwsh)(?:\.exe)?\b.*\s-(?:encodedcommand|enc|e)\b", words=("powershell", "pwsh")),
+             _after(r"\b(?:powershell|pwsh)(?:\.exe)?\b", r"\s-(?:encodedcommand|enc|e)\b"), words=("powershell", "pwsh")),
     _pattern("chmod_world_writable", "make files world-writable (chmod)",
              r"\bchmod\s+(?:-\S*\s+)*(?:0?[0-7]?[0-7][0-7][2367]\b|[ugo]*[ao][ugo]*\+[rwxst]*w|\+[rwxst]*w)",
-             r"\bchmod\s+--recursive\b.*(?:777|666|[oa]\+[rwx]*w)", words=("chmod",)),
+             _after(r"\bchmod\s+--recursive\b", r"(?:777|666|[oa]\+[rwx]*w)"), words=("chmod",)),
     _pattern("chown_recursive_root", "give files to root recursively (chown -R root)",
-             r"\bchown\s+(?:-\S*)?r\s+root", r"\bchown\s+--recur[a-z]*\b.*root",
+             r"\bchown\s+(?:-\S*)?r\s+root", _after(r"\bchown\s+--recur[a-z]*\b", "root"),
              r"\bchown\s+(?:\S+\s+)*-[a-z]*r[a-z]*\s+(?:\S+\s+)*root\b", words=("chown",)),
-    _pattern("dd_input", "raw copy with dd (dd if=)", r"\bdd\s+.*if=", words=("dd",)),
+    _pattern("dd_input", "raw copy with dd (dd if=)", _after(r"\bdd\s", "if="), words=("dd",)),
     _pattern("block_device_write", "write to a block device",
              r"(?:>\s*|\bof=)/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|loop|dm-|md)", words=("/dev/",)),
     _pattern("sql_drop", "drop SQL objects (DROP)", r"\bdrop\s+(?:table|database|schema)\b", words=("drop",)),
@@ -155,47 +171,48 @@ DANGEROUS_PATTERNS: tuple[_Pattern, ...] = (
     _pattern("killall_regex", "kill processes matching a pattern (killall -r)", r"\bkillall\s+(?:-\S*\s+)*-r\b",
              words=("killall",)),
     _pattern("kill_agent", "stop the agent's own process or gateway",
-             r"\b(?:pkill|killall)\b.*\b(?:hermes|gateway|cli\.py)\b",
-             r"\bkill\b.*(?:\$\(|`)\s*(?:pgrep|pidof)\b",
+             _after(r"\b(?:pkill|killall)\b", r"\b(?:hermes|gateway|cli\.py)\b"),
+             _after(r"\bkill\b", r"(?:\$\(|`)\s*(?:pgrep|pidof)\b"),
              r"\bhermes\s+(?:-{1,2}\S+(?:\s+\S+)?\s+)*gateway\s+(?:stop|restart)\b", r"\bhermes\s+update\b",
-             r"gateway\s+run\b.*(?:&\s*$|&\s*;|\bdisown\b|\bsetsid\b)", r"\bnohup\b.*gateway\s+run\b",
-             r"\blaunchctl\s+(?:stop|kickstart|bootout|unload|kill|disable|remove)\b.*\bhermes\b",
+             _after(r"gateway\s+run\b", r"(?:&\s*$|&\s*;|\bdisown\b|\bsetsid\b)"), _after(r"\bnohup\b", r"gateway\s+run\b"),
+             _after(r"\blaunchctl\s+(?:stop|kickstart|bootout|unload|kill|disable|remove)\b", r"\bhermes\b"),
              words=("kill", "hermes", "gateway", "pgrep", "pidof")),
     _pattern("docker_lifecycle", "stop, restart or kill containers (docker)",
              r"\bdocker\s+compose\s+(?:restart|stop|kill|down)\b", r"\bdocker\s+(?:restart|stop|kill)\b",
              words=("docker",)),
     _pattern("remote_to_shell", "run remote content in a shell (curl | sh)",
-             r"\b(?:curl|wget|fetch)\b.*\|\s*(?:sudo\s+)?(?:\S*/)?(?:" + _SHELL + r"|python[0-9.]*|perl)\b",
+             _after(r"\b(?:curl|wget|fetch)\b", r"\|\s*(?:sudo\s+)?(?:\S*/)?(?:" + _SHELL + r"|python[0-9.]*|perl)\b"),
              _SHELL + r"\s+<\s*<?\s*\(\s*(?:curl|wget)\b",
              r"(?:\beval\b|\bsource\b|\.)\s*[\"']?(?:\$\(|`)\s*(?:curl|wget)\b", words=("curl", "wget", "fetch")),
     _pattern("decoded_to_shell", "run decoded content in a shell (base64 -d | sh)",
-             r"\bbase(?:64|32|16)\s+(?:-d|--decode)\b.*" + _PIPE_TO_SHELL,
-             r"\bxxd\s+-r\b.*" + _PIPE_TO_SHELL,
+             _after(r"\bbase(?:64|32|16)\s+(?:-d|--decode)\b", _PIPE_TO_SHELL),
+             _after(r"\bxxd\s+-r\b", _PIPE_TO_SHELL),
              r"\becho\b[^|]*\|\s*\btr\b[^|]*" + _PIPE_TO_SHELL,
-             r"\bopenssl\b.*\b(?:base64|enc)\b[^|]*\s+-d\b[^|]*" + _PIPE_TO_SHELL,
+             _after(r"\bopenssl\b", r"\b(?:base64|enc)\b(?=[^|]*\s-d\b)[^|]*" + _PIPE_TO_SHELL),
              words=("base64", "base32", "base16", "xxd", "tr", "openssl")),
     _pattern("shell_heredoc", "run a here-document in a shell (bash <<EOF)", r"\b(?:ba|z|k)?sh\s+<<", words=("sh",)),
     _pattern("sensitive_write", "write to a system, credential or start-up file",
-             r"\btee\b.*[\"']?" + _SENSITIVE, r">>?\s*[\"']?" + _SENSITIVE,
-             r"\b(?:cp|mv|install)\b.*\s" + _ETC, r"\b(?:cp|mv|install)\b.*\s[\"']?" + _SENSITIVE + r"[^\s\"']*" + _LAST_WORD,
+             _after(r"\btee\b", r"[\"']?" + _SENSITIVE), r">>?\s*[\"']?" + _SENSITIVE,
+             _after(_COPY, r"\s" + _ETC),
+             _after(_COPY, r"\s[\"']?" + _SENSITIVE + r"[^\s\"']*" + _LAST_WORD),
              words=("/etc/", "/private/", "/dev/sd", ".ssh", "rc", "profile", ".netrc", ".pgpass", ".hermes",
                     "hermes_home")),
     _pattern("project_env_write", "overwrite a project's .env or config.yaml",
-             r"\btee\b.*[\"']?" + _PROJECT_FILE + _WORD_END, r">>?\s*[\"']?" + _PROJECT_FILE + _WORD_END,
-             r"\b(?:cp|mv|install)\b.*\s[\"']?" + _PROJECT_FILE + _LAST_WORD, words=(".env", "config.yaml")),
+             _after(r"\btee\b", r"[\"']?" + _PROJECT_FILE + _WORD_END), r">>?\s*[\"']?" + _PROJECT_FILE + _WORD_END,
+             _after(_COPY, r"\s[\"']?" + _PROJECT_FILE + _LAST_WORD), words=(".env", "config.yaml")),
     _pattern("in_place_sensitive_edit", "edit a system, credential or start-up file in place (sed -i)",
-             r"\bsed\s+(?:-\S*i|--in-place\b).*(?:" + _USER_FILE + "|" + _HERMES_FILE + r"|\s" + _ETC + ")",
-             r"\b(?:perl|ruby)\b.*(?:^|\s)-\S*i\b.*(?:" + _USER_FILE + "|" + _HERMES_FILE + ")",
+             _after(r"\bsed\s+(?:-\S*i|--in-place\b)", "(?:" + _USER_FILE + "|" + _HERMES_FILE + r"|\s" + _ETC + ")"),
+             _after(r"\b(?:perl|ruby)\b", r"\s-\S*i\b", "(?:" + _USER_FILE + "|" + _HERMES_FILE + ")"),
              words=("sed", "perl", "ruby")),
     _pattern("git_reset_hard", "discard uncommitted changes (git reset --hard)", r"\bgit\s+reset\s+--h(?:a(?:rd?)?)?\b",
              words=("git",)),
-    _pattern("git_force_push", "rewrite remote history (git push --force)", r"\bgit\s+push\b.*(?:--forc[a-z]*|-f)\b",
+    _pattern("git_force_push", "rewrite remote history (git push --force)", _after(r"\bgit\s+push\b", r"(?:--forc[a-z]*|-f)\b"),
              words=("git",)),
     _pattern("git_clean_force", "delete untracked files (git clean -f)", r"\bgit\s+clean\s+-\S*f", words=("git",)),
     _pattern("git_branch_force_delete", "delete an unmerged branch (git branch -D)", r"\bgit\s+branch\s+-d\b",
              r"\bgit\s+branch\b[^;|&\n]*?(?:-d|--delete)\b[^;|&\n]*?(?:-f|--force)\b",
              r"\bgit\s+branch\b[^;|&\n]*?(?:-f|--force)\b[^;|&\n]*?(?:-d|--delete)\b", words=("git",)),
-    _pattern("chmod_x_run", "make a script executable and run it at once", r"\bchmod\s+\+x\b.*[;&|]+\s*\./",
+    _pattern("chmod_x_run", "make a script executable and run it at once", _after(r"\bchmod\s+\+x\b", r"[;&|]\s*\./"),
              words=("chmod",)),
     _pattern("sudo_privilege_flag", "sudo without a terminal (-s, -A, -a, --stdin, --askpass)",
              r"\bsudo\b[^;|&\n]*?\s+(?:-s\b|--st[a-z]*\b|-a\b|--a[a-z]*\b)",

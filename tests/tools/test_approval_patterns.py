@@ -5,6 +5,8 @@ Every pattern has a row: a command it catches and a near miss it lets through.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -241,6 +243,18 @@ class TestWords:
         for pattern in (*DANGEROUS_PATTERNS, *HARDLINE_PATTERNS):
             if pattern.regex.search(text):
                 assert pattern.may_match(text), (pattern.key, command)
+
+    @pytest.mark.parametrize("part", ["chmod +x a; ", "kill ; ", "perl -i ", "git branch -d ", "a() ", "cp ~/.ssh/x ; "])
+    def test_a_long_command_takes_linear_time(self, part: str) -> None:
+        """100 KB of one pattern's first word, over and over: ``first.*then`` took seconds here; now milliseconds."""
+        command = part * (100_000 // len(part))
+        start = time.process_time()
+        judge(command)
+        assert time.process_time() - start < 1.0
+
+    @given(st.text(max_size=300))
+    def test_any_text_gets_a_verdict(self, command: str) -> None:
+        assert judge(command, HOME).verdict in ("hardline", "sudo_stdin", "dangerous", "safe")
 
     def test_a_long_text_without_the_words_is_safe(self) -> None:
         heredoc = "cat > notes.md <<'EOF'\n" + "Line %d of the notes, with nothing to ask about.\n" * 100 + "EOF"
