@@ -83,6 +83,13 @@ _PROGRAM_OPTIONS = {
     "ag": ("--pager",),
     "man": ("--pager", "-P", "-H", "--html"),
 }
+# grep's options that take a value (the next word unless attached), as GNU grep reads them.
+_GREPS = frozenset({"grep", "egrep"})
+_GREP_LONG_WITH_VALUE = frozenset({
+    "--after-context", "--before-context", "--binary-files", "--context", "--directories", "--devices", "--exclude",
+    "--exclude-dir", "--exclude-from", "--include", "--label", "--max-count", "--regexp", "--file",
+})
+_GREP_SHORT_WITH_VALUE = frozenset("ABCDdefm")
 # A shell word (quotes kept), and what a word's quoting and escapes are made of.
 _WORD = re.compile(r"""(?:'[^']*'?|"(?:[^"\\]|\\.)*"?|\\.|[^\s'"\\;&|()])+""", re.DOTALL)
 _QUOTING = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""", re.DOTALL)
@@ -97,7 +104,7 @@ _PARAMETER = re.compile(r"\$\{[^}:/\s]+(?::-(?P<default>[^}]*)|/[^}/]*/(?P<repla
 # A first word the guard reads further: quoted or substituted, an assignment, or one of the names above.
 _READ_FURTHER = re.compile(
     r"""[^\s;&|()]*['"$`]|[A-Za-z_]\w*=|(?:\S*/)?(?:"""
-    + "|".join(sorted({*_WRAPPERS, *_SHELLS, *_PROGRAM_OPTIONS}))
+    + "|".join(sorted({*_WRAPPERS, *_SHELLS, *_PROGRAM_OPTIONS, *_GREPS}))
     + "|" + "|".join(_INTERPRETER_NAMES.values())
     + r""")(?:\.exe)?(?=[\s;&|()<>]|$)""",
     re.IGNORECASE,
@@ -317,9 +324,13 @@ def _read_options(command_word: str, text: str, start: int, end: int) -> Iterato
     """Findings about the program ``command_word`` names, from its options (the rest of ``text[start:end]``)."""
     name = command_word.rsplit("/", 1)[-1].lower().removesuffix(".exe")
     interpreter = _INTERPRETER_NAME.fullmatch(name)
-    if interpreter is None and name not in _SHELLS and name not in _PROGRAM_OPTIONS:
+    if interpreter is None and name not in _SHELLS and name not in _PROGRAM_OPTIONS and name not in _GREPS:
         return
     argv = _argv(text, start, end)
+    if name in _GREPS:
+        if argv is None or _grep_unreadable(argv[1:]):
+            yield Finding("unreadable_grep")
+        return
     if argv is None:
         yield Finding("unreadable_program_options")
         return
@@ -338,6 +349,43 @@ def _read_options(command_word: str, text: str, start: int, end: int) -> Iterato
         program = _program_option(_PROGRAM_OPTIONS[name], args)
         if program is not None:
             yield Finding("read_tool_program", program)
+
+
+def _grep_unreadable(args: list[str]) -> bool:
+    """Whether a grep's options end wanting a value, or a Perl-regex grep (``-P``) has no pattern.
+
+    Hermes refuses these outright: it hides a ``grep -P`` pattern from its other checks, and where
+    the options do not say which word is the pattern, nothing could be hidden safely.
+    """
+    perl = explicit = operand = False
+    options = True
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if options and arg == "--":
+            options = False
+        elif options and arg.startswith("--"):
+            name, equals, _ = arg.partition("=")
+            perl = perl or name == "--perl-regexp"
+            explicit = explicit or name in ("--regexp", "--file")
+            if name in _GREP_LONG_WITH_VALUE and not equals:
+                if index + 1 == len(args):
+                    return True
+                index += 1
+        elif options and arg.startswith("-") and arg != "-":
+            for at, letter in enumerate(arg[1:], start=1):
+                perl = perl or letter == "P"
+                explicit = explicit or letter in "ef"
+                if letter in _GREP_SHORT_WITH_VALUE:
+                    if at == len(arg) - 1:
+                        if index + 1 == len(args):
+                            return True
+                        index += 1
+                    break
+        else:
+            operand = True
+        index += 1
+    return perl and not explicit and not operand
 
 
 def _interpreter_runs_code(family: str, args: list[str]) -> bool:

@@ -249,6 +249,10 @@ HARDLINE_PATTERNS: tuple[_Pattern, ...] = (
              words=("shutdown", "reboot", "halt", "poweroff", "init", "kexec")),
 )
 
+_UNREADABLE_GREP = (
+    "run a grep the guard cannot read: a quote does not close, an option lacks its value, or -P has no pattern "
+    "(as in Hermes, refused rather than guessed at)"
+)
 _SUDO_STDIN = re.compile(r"(?:^|[;&|`\n]|\$\()\s*sudo\s+-s\b")
 _MAX_COMMAND_CHARS = 128_000
 _MAX_UNSEPARATED_CHARS = 4_096
@@ -299,7 +303,8 @@ def find_dangers(reading: Reading) -> list[DangerMatch]:
     """Every dangerous pattern and finding in a command read by ``read_command`` (empty: no approval needed)."""
     keys = {pattern.key: pattern.description for pattern in _matching(DANGEROUS_PATTERNS, reading.variants, first=False)}
     for finding in reading.findings:
-        keys.setdefault(finding.key, FINDINGS[finding.key])
+        if finding.key in FINDINGS:
+            keys.setdefault(finding.key, FINDINGS[finding.key])
     return [DangerMatch(key, description) for key, description in keys.items()]
 
 
@@ -307,6 +312,8 @@ def find_hardline(reading: Reading) -> str | None:
     """What makes a command (read by ``read_command``) never runnable, in a few words; None when nothing."""
     for pattern in _matching(HARDLINE_PATTERNS, reading.variants, first=True):
         return pattern.description
+    if any(finding.key == "unreadable_grep" for finding in reading.findings):
+        return _UNREADABLE_GREP
     return None
 
 

@@ -158,6 +158,14 @@ class TestHardline:
     def test_dangerous_commands_are_not_refused(self, key: str, command: str, near_miss: str) -> None:
         assert judge(command, HOME).hardline is None
 
+    @pytest.mark.parametrize(
+        ("command", "refused"),
+        [('grep "foo', True), ("ls | grep -C", True), ("grep -P", True), ("grep -A 3 error app.log", False),
+         ("grep -P 'x' file", False), ("grep -e foo -e bar file", False)],
+    )
+    def test_a_grep_that_cannot_be_read_is_refused(self, command: str, refused: bool) -> None:
+        assert ("cannot read" in (judge(command, HOME).hardline or "")) == refused
+
     def test_a_command_too_long_to_read_is_refused(self) -> None:
         assert "too long" in (judge("echo " + "a" * 5000).hardline or "")
         assert judge("echo " + "a" * 3000).hardline is None
