@@ -53,11 +53,16 @@ __all__ = [
     "judge",
 ]
 
-# The start of a command in the marked variant (see tools.approval_normalize), then the words that
-# run the next one: ``sudo -u x``, ``env A=1``, ``exec``, ``nohup``, ``setsid``, ``time``.
+# The start of a command in the marked variant (see tools.approval_normalize), a shell keyword that
+# leads into one (``then``, ``do``), then the words that run the next one: ``sudo -u x``, ``env -i``,
+# ``A=1``, ``exec``, ``nohup``, ``setsid``, ``time``, ``command``, ``nice -n 5``, ``timeout 5``,
+# ``xargs``, ``watch``. Hermes's list stops at sudo's flags, env, exec, nohup, setsid and time, so
+# ``sudo -u root reboot`` or ``if x; then reboot; fi`` ran there: refusing them is ours.
 _AT_COMMAND = (
-    r"(?:^|[\n`]|\$\()\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\w+=\S*\s+)*)?"
-    r"(?:(?:exec|nohup|setsid|time)\s+)*(?:/usr)?(?:/s?bin/)?"
+    r"(?:^|[\n`]|\$\()\s*(?:(?:then|do|else|!)\s+)?"
+    r"(?:(?:sudo|doas)\s+(?:-[ugCgphrD]\s+\S+\s+|-\S+\s+)*|env\s+(?:-\S+\s+)*|\w+=\S*\s+"
+    r"|(?:exec|nohup|setsid|time|command|builtin|xargs|watch)\s+|nice\s+(?:-n\s*)?(?:-?\d+\s+)?"
+    r"|timeout\s+(?:-\S+\s+)*\S+\s+)*(?:/usr)?(?:/s?bin/)?"
 )
 _SHELL = r"(?:ba|z|k|da)?sh"
 _PIPE_TO_SHELL = r"\|\s*(?:\S*/)?(?:ba|z|k|da)?sh\b"
@@ -244,6 +249,7 @@ HARDLINE_PATTERNS: tuple[_Pattern, ...] = (
              r"(?P<name>[\w.]+)\(\)\s*\{\s*(?P=name)\s*\|\s*(?P=name)\s*&\s*\}\s*;?\s*(?P=name)", words=("()",)),
     _pattern("kill_all_processes", "kill every process (kill -1)", r"\bkill\s+(?:-\S+\s+)*-1\b", words=("kill",)),
     _pattern("power_off", "shut down or reboot the machine",
+             # The word ends at ``\b`` as in Hermes, so ``reboot.sh`` is refused too: never less than Hermes.
              _AT_COMMAND + r"(?:shutdown|reboot|halt|poweroff)\b", _AT_COMMAND + r"(?:tel)?init\s+[06]\b",
              _AT_COMMAND + r"systemctl\s+(?:poweroff|reboot|halt|kexec)\b",
              words=("shutdown", "reboot", "halt", "poweroff", "init", "kexec")),

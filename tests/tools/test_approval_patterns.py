@@ -106,6 +106,9 @@ HARDLINE = [
     ("power_off", "ls && reboot", "grep -r reboot docs/"),
     ("power_off", "(reboot)", 'git commit -m "(reboot)"'),
     ("power_off", "init 0", "init 3"),
+    ("power_off", "if true; then reboot; fi", "echo then reboot"),
+    ("power_off", "sudo -u root timeout 5 reboot", "timeout 5 make"),
+    ("delete_root", "A=1 nice -n 5 rm -rf /", "A=1 nice -n 5 rm -rf ./tmp"),
     ("power_off", "systemctl kexec", "systemctl status reboot.target"),
 ]
 
