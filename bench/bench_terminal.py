@@ -23,7 +23,7 @@ from pathlib import Path
 import trio
 
 from config.terminal import ApprovalsConfig, TerminalConfig
-from tools.approval_patterns import find_dangers, find_hardline
+from tools.approval_patterns import judge
 from tools.dispatch import dispatch
 from tools.registry import ToolRegistry
 from tools.terminal import register_terminal_tools
@@ -86,9 +86,8 @@ async def main(runs: int) -> None:
     ):
         start = time.perf_counter()
         for _ in range(count):
-            find_hardline(command)
-            find_dangers(command)
-        print(f"{'find_hardline + find_dangers (' + label + ')':<44} {(time.perf_counter() - start) / count * 1e6:7.2f} µs per call")
+            judge(command)
+        print(f"{'judge (' + label + ')':<44} {(time.perf_counter() - start) / count * 1e6:7.2f} µs per call")
 
 
 if __name__ == "__main__":

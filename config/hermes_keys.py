@@ -142,7 +142,6 @@ HERMES_UNUSED: dict[str, str] = {
     "agent.tool_use_enforcement": _PROMPT_BLOCKS,
     "agent.verbose": "the daemon's log level is set where it starts",
     "agent.verify_*": "verify-on-stop is " + _NOT_BUILT,
-    "approvals.deny": "user deny rules are " + _NOT_BUILT + "; the hardline blocklist always applies",
     "approvals.destructive_slash_confirm": _CLI_UI,
     "approvals.mcp_reload_confirm": "/reload-mcp always asks before it reloads here",
     "auxiliary.approval": _ONE_AUXILIARY,

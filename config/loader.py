@@ -198,6 +198,7 @@ def _structure(data: dict[str, Any], path: Path, found: list[str]) -> Config:
     from messages.codec import format_field_error, make_message_converter
 
     converter = make_message_converter()
+    converter.register_structure_hook_func(lambda cls: cls == tuple[str, ...], _string_list)
     hints = typing.get_type_hints(Config)
     sections: dict[str, Any] = {}
     for field in attrs.fields(Config):
@@ -228,6 +229,17 @@ def _structure(data: dict[str, Any], path: Path, found: list[str]) -> Config:
     if refusal is not None:
         raise ConfigError(f"{path}: {refusal}")
     return config
+
+
+def _string_list(value: Any, _: Any) -> tuple[str, ...]:
+    """A YAML list of strings as a tuple; one string alone is refused (a tuple of its characters would
+    load silently: ``deny: "rm *"`` would forbid every command holding an ``r``)."""
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"expected a list of strings, got {type(value).__name__} {value!r}")
+    for item in value:
+        if not isinstance(item, str):
+            raise TypeError(f"expected a list of strings, got {type(item).__name__} {item!r} in it")
+    return tuple(value)
 
 
 def _drop_unknown(cls: Any, data: Any, prefix: str, found: list[str]) -> Any:

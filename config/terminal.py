@@ -73,6 +73,17 @@ class TerminalConfig:
     background: BackgroundConfig = attrs.field(factory=BackgroundConfig, validator=v.instance_of(BackgroundConfig))
 
 
+def _globs(value: object) -> tuple[str, ...]:
+    """``approvals.deny`` as a tuple of globs: a list of non-empty strings (one string alone is refused,
+    as ``tuple()`` would split it into characters, each of which would then forbid nearly everything)."""
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise TypeError(f"'deny' must be a list of glob strings such as ['git push *'], not {value!r}")
+    for glob in value:
+        if not isinstance(glob, str) or not glob.strip():
+            raise TypeError(f"'deny' must hold non-empty glob strings; {glob!r} is not one")
+    return tuple(glob.strip() for glob in value)
+
+
 @attrs.frozen
 class ApprovalsConfig:
     """Section ``approvals``: who approves dangerous commands (see ``tools.approval_policy``).
@@ -82,8 +93,10 @@ class ApprovalsConfig:
     ``cron_mode`` decides for cron sessions, which have no one to ask. ``send_message`` makes the
     model's ``send_message`` ask before each message it sends to a chat. ``allow`` lists the
     pattern keys answered ``always`` (the daemon adds to it; Hermes's ``command_allowlist`` is read
-    here too). A request nobody answers within ``timeout`` seconds (Hermes's name and default) counts
-    as denied.
+    here too). ``deny`` lists the user's own never-run commands: shell-style globs (``git push *``),
+    matched without regard to case against the command as the guard reads it, and refused before
+    ``--yolo`` or ``mode: off`` is consulted (see ``tools.approval``). A request nobody answers within
+    ``timeout`` seconds (Hermes's name and default, 60) counts as denied.
     """
 
     # YAML 1.1 reads a bare ``off`` as false: that is what the user meant.
@@ -92,7 +105,8 @@ class ApprovalsConfig:
     )
     cron_mode: str = attrs.field(default="deny", validator=v.in_(("deny", "approve")))
     allow: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
-    timeout: float = attrs.field(default=300.0, validator=positive_number)
+    deny: tuple[str, ...] = attrs.field(default=(), converter=_globs, validator=str_tuple)
+    timeout: float = attrs.field(default=60.0, validator=positive_number)
     send_message: bool = attrs.field(default=False, validator=v.instance_of(bool))
 
 

@@ -36,9 +36,6 @@ from docs.compat_table import (
 REFRESH = "run python docs/compat_table.py --write"
 # What a row called the same says when its default is not Hermes's.
 REASONS = ("differs by design", "same default, spelled differently")
-# Defaults that another change of issue 36 sets to Hermes's, merged after this table: their rows state
-# Hermes's value and are not excused. Once ours agrees, TestSameDefaults fails until the key leaves this set.
-AWAITING_OURS = frozenset({"approvals.timeout"})
 
 
 def _rows() -> list[Row]:
@@ -175,11 +172,8 @@ class TestSameDefaults:
 
     def test_every_same_row(self) -> None:
         differences = _differences(_rows(), hermes_defaults(), our_defaults())
-        assert [key for key, why in differences.items() if not why and key not in AWAITING_OURS] == []
+        assert [key for key, why in differences.items() if not why] == []
 
-    def test_awaited_defaults_still_differ(self) -> None:
-        differences = _differences(_rows(), hermes_defaults(), our_defaults())
-        assert sorted(AWAITING_OURS - differences.keys()) == [], "ours is Hermes's now: remove it from AWAITING_OURS"
 
     def test_the_check_can_fail(self) -> None:
         rows = [

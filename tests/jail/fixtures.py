@@ -109,3 +109,17 @@ def jails(request: pytest.FixtureRequest, launcher: Launcher) -> Jails:
     if mode is not SandboxMode.FULL_ACCESS and not launcher.status.available:
         pytest.skip(f"no jail can run here: {launcher.status.failed_step}: {launcher.status.error}")
     return Jails(mode, launcher)
+
+
+@pytest.fixture
+def hostile_jails(launcher: Launcher) -> Jails:
+    """Jails for a test that hands the real tool a destructive command (``rm -rf /etc``, ``kill -1``): jailed only.
+
+    Such a test checks that the command is refused before it runs. Should that refusal ever regress, the
+    jail (a read-only system, no capabilities, a PID namespace of its own) is what keeps the command off the
+    machine running the tests; in full-access it would run as whoever runs them, root in CI. Where no jail can
+    run, the test is skipped rather than run unjailed.
+    """
+    if not launcher.status.available:
+        pytest.skip(f"no jail can run here: {launcher.status.failed_step}: {launcher.status.error}")
+    return Jails(SandboxMode.WORKSPACE_WRITE, launcher)

@@ -61,7 +61,7 @@ class TestAuthorize:
 
     async def test_deny_says_who_denied(self, jails: Jails, tmp_path: Path) -> None:
         ctx = make_ctx(jails, tmp_path, approver=_answer("deny", []))
-        outcome = await authorize_command("mkfs.ext4 /dev/sdz1", ctx, ApprovalBook(), ApprovalsConfig())
+        outcome = await authorize_command("git reset --hard", ctx, ApprovalBook(), ApprovalsConfig())
         assert not outcome.allowed
         assert "It was denied by the user." in outcome.denial_message()
 
@@ -100,6 +100,51 @@ class TestAuthorize:
         assert seen == []
 
 
+class TestNeverRun:
+    """``approvals.deny`` globs and ``sudo -S`` are refused before the session's policy (--yolo, mode: off) is asked."""
+
+    @pytest.mark.parametrize(
+        "command", ["git push --force origin main", "GIT PUSH -f", 'g"i"t push origin', "bash -c 'git push'", "cd x && git push", "(git push)"]
+    )
+    async def test_a_deny_glob_refuses_every_spelling(self, jails: Jails, tmp_path: Path, command: str) -> None:
+        seen: list[ApprovalRequest] = []
+        ctx = make_ctx(jails, tmp_path, approver=_answer("once", seen))  # "once" for everything: as --yolo
+        config = ApprovalsConfig(deny=["git push*"])
+        outcome = await authorize_command(command, ctx, ApprovalBook(), config)
+        assert not outcome.allowed and seen == []
+        assert "approvals.deny" in outcome.denial_message() and "git push" in outcome.denial_message()
+
+    async def test_a_deny_glob_wins_over_a_permanent_allow(self, jails: Jails, tmp_path: Path) -> None:
+        ctx = make_ctx(jails, tmp_path, approver=_answer("once", []))
+        book = ApprovalBook(PermanentAllows(["recursive_delete"]))
+        outcome = await authorize_command("rm -rf build", ctx, book, ApprovalsConfig(deny=["rm -rf *"]))
+        assert not outcome.allowed and outcome.deny_rule == "rm -rf *"
+
+    async def test_a_command_no_glob_matches_goes_on(self, jails: Jails, tmp_path: Path) -> None:
+        seen: list[ApprovalRequest] = []
+        ctx = make_ctx(jails, tmp_path, approver=_answer("deny", seen))
+        config = ApprovalsConfig(deny=["git push*"])
+        assert (await authorize_command("git status", ctx, ApprovalBook(), config)).allowed
+        assert (await authorize_command("echo 'git push later'", ctx, ApprovalBook(), config)).allowed
+        assert not (await authorize_command("git reset --hard", ctx, ApprovalBook(), config)).allowed
+        assert len(seen) == 1 and seen[0].command == "git reset --hard"
+
+    @pytest.mark.parametrize("command", ["echo hunter2 | sudo -S apt install x", "sudo -S -k whoami"])
+    async def test_sudo_stdin_is_refused(self, jails: Jails, tmp_path: Path, command: str) -> None:
+        seen: list[ApprovalRequest] = []
+        ctx = make_ctx(jails, tmp_path, approver=_answer("once", seen))
+        outcome = await authorize_command(command, ctx, ApprovalBook(), ApprovalsConfig())
+        assert not outcome.allowed and seen == [] and outcome.sudo_stdin
+        assert "sudo -S" in outcome.denial_message()
+
+    async def test_the_tool_reports_a_deny_rule_and_runs_nothing(self, jails: Jails, tmp_path: Path) -> None:
+        tools = make_tools(approvals=ApprovalsConfig(deny=["touch *"]))
+        ctx = make_ctx(jails, tmp_path, approver=_answer("once", []))
+        result = await call(tools, ctx, command="touch made.txt")
+        assert result["status"] == "denied" and "approvals.deny" in result["error"]
+        assert not (tmp_path / "made.txt").exists()
+
+
 class TestTerminalApprovals:
     """The terminal tool runs approved commands and reports denials the model can act on."""
 
@@ -130,6 +175,16 @@ class TestTerminalApprovals:
         result = await call(tools, ctx, command=":(){ :|:& };:")
         assert result["status"] == "denied"
         assert "never run" in result["error"] and "fork bomb" in result["error"]
+
+    @pytest.mark.parametrize("command", ["shutdown -h now", "reboot", "init 0", "systemctl reboot", "kill -1", "rm -rf /etc"])
+    async def test_powering_off_and_wiping_are_refused_whatever_the_answer(
+        self, hostile_jails: Jails, tmp_path: Path, command: str
+    ) -> None:
+        seen: list[ApprovalRequest] = []
+        tools = make_tools()
+        ctx = make_ctx(hostile_jails, tmp_path, approver=_answer("always", seen))
+        result = await call(tools, ctx, command=command)
+        assert result["status"] == "denied" and "hardline blocklist" in result["error"] and seen == []
 
     def test_book_restore_and_forget(self) -> None:
         book = ApprovalBook()

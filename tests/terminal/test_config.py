@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from config.errors import ConfigError
 from config.loader import load_config
 from config.terminal import ApprovalsConfig, BackgroundConfig, TerminalConfig, WebConfig
 
@@ -20,7 +21,7 @@ class TestDefaults:
         assert (background.max_tracked, background.buffer_chars, background.finished_ttl_seconds) == (64, 200_000, 1800.0)
         assert (background.watch_window_seconds, background.watch_max_lines, background.watch_max_chars) == (15.0, 20, 2000)
         assert (background.breaker_max_events, background.breaker_window_seconds, background.breaker_silence_seconds) == (15, 10.0, 30.0)
-        assert ApprovalsConfig().timeout == 300.0
+        assert (ApprovalsConfig().timeout, ApprovalsConfig().deny) == (60.0, ())  # Hermes 0.19.0's timeout
         assert WebConfig().backend == "auto"
 
 
@@ -36,6 +37,8 @@ class TestValidation:
             (TerminalConfig, {"env_passthrough": ("OK", 3)}, "env_passthrough"),
             (BackgroundConfig, {"max_tracked": 0}, "max_tracked"),
             (ApprovalsConfig, {"timeout_seconds": True}, "timeout_seconds"),
+            (ApprovalsConfig, {"deny": "git push *"}, "deny"),
+            (ApprovalsConfig, {"deny": ["git push *", ""]}, "deny"),
             (WebConfig, {"backend": "google"}, "backend"),
         ],
     )
@@ -43,6 +46,28 @@ class TestValidation:
         with pytest.raises((ValueError, TypeError)) as info:
             factory(**kwargs)
         assert field in str(info.value)
+
+
+class TestDenyRules:
+    """``approvals.deny`` loads as a list of globs; a bad value is a config error naming the key."""
+
+    def test_loaded(self, tmp_path: Path) -> None:
+        (tmp_path / "config.yaml").write_text("approvals:\n  deny:\n    - 'git push *'\n    - ' rm -rf * '\n")
+        assert load_config(tmp_path).approvals.deny == ("git push *", "rm -rf *")
+
+    @pytest.mark.parametrize(
+        ("yaml_text", "message"),
+        [
+            ("approvals:\n  deny: 'git push *'\n", "expected a list of strings, got str"),
+            ("approvals:\n  deny: [3]\n", "expected a list of strings, got int"),
+            ("approvals:\n  deny: ['']\n", "non-empty glob strings"),
+        ],
+    )
+    def test_bad_values_are_errors(self, tmp_path: Path, yaml_text: str, message: str) -> None:
+        (tmp_path / "config.yaml").write_text(yaml_text)
+        with pytest.raises(ConfigError) as info:
+            load_config(tmp_path)
+        assert message in str(info.value) and "deny" in str(info.value)
 
 
 class TestHermesNames:

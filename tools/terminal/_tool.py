@@ -13,7 +13,6 @@ import trio
 from config.terminal import ApprovalsConfig, TerminalConfig
 from tools.approval import ApprovalBook, authorize_command
 from tools.approval_allowlist import PermanentAllows
-from tools.approval_patterns import root_devices
 from tools.background import PTY_NEEDS_PIPE_NOTE, BackgroundSpec, ProcessLimitReached, pty_breaks_command
 from tools.errors import CapabilityUnavailable, ToolError
 from tools.process_tool import PROCESS_SCHEMA, ProcessTool
@@ -52,7 +51,7 @@ class TerminalTools:
     def __init__(self, config: TerminalConfig, approvals_config: ApprovalsConfig, config_path: Path | None = None) -> None:
         self.config = config
         self.approvals_config = approvals_config
-        self.approvals = ApprovalBook(PermanentAllows(approvals_config.allow, config_path), root_devices())
+        self.approvals = ApprovalBook(PermanentAllows(approvals_config.allow, config_path), os.path.expanduser("~"))
         self.process_tool = ProcessTool(config)
 
     async def terminal(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
