@@ -174,7 +174,6 @@ class TestSameDefaults:
         differences = _differences(_rows(), hermes_defaults(), our_defaults())
         assert [key for key, why in differences.items() if not why] == []
 
-
     def test_the_check_can_fail(self) -> None:
         rows = [
             Row("`a.n`", "same", "Part E's section."),
