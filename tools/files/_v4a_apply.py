@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
 import attrs
 
 from tools.errors import ToolInputError
@@ -213,18 +215,20 @@ def apply_plan(plan: PatchPlan, policy: JailPolicy) -> None:
         done.append(target.shown)
 
 
-def plan_result(plan: PatchPlan) -> dict[str, list[str]]:
-    """The files a plan modified, created and deleted, in Hermes's buckets (a move is ``"from -> to"`` in modified)."""
+def plan_result(plan: PatchPlan) -> dict[str, Any]:
+    """What a plan changed, in Hermes's shape.
+
+    As in Hermes 0.19.0, ``files_modified`` names every file the patch touched (both ends of a move, created
+    and deleted files too) and ``resolved_path`` is there when that is one file; ``files_created`` and
+    ``files_deleted`` say which of them are new or gone (the two ends of a move are neither).
+    """
     moved = {path for move in plan.moves for path in move}
-    buckets: dict[str, list[str]] = {"files_modified": [], "files_created": [], "files_deleted": []}
-    for shown, state in plan.files.items():
-        if not state.changed or shown in moved:
-            continue
-        if state.original.text is None:
-            buckets["files_created"].append(shown)
-        elif state.content is None:
-            buckets["files_deleted"].append(shown)
-        else:
-            buckets["files_modified"].append(shown)
-    buckets["files_modified"] += [f"{source} -> {destination}" for source, destination in plan.moves]
-    return buckets
+    touched = [shown for shown, state in plan.files.items() if state.changed]
+    result: dict[str, Any] = {
+        "files_modified": touched,
+        "files_created": [s for s in touched if s not in moved and plan.files[s].original.text is None],
+        "files_deleted": [s for s in touched if s not in moved and plan.files[s].content is None],
+    }
+    if len(touched) == 1:
+        result["resolved_path"] = touched[0]
+    return result

@@ -3,9 +3,9 @@
 ``patch`` has Hermes Agent's two modes: ``replace`` (one ``old_string`` found through the fuzzy
 chain, :mod:`tools.files._fuzzy`) and ``patch`` (a V4A multi-file patch, :mod:`tools.files._v4a`).
 Every path obeys the sandbox policy and the write guards (:mod:`tools.files._write_guards`);
-writes are atomic; results carry Hermes's fields: a diff, ``files_modified`` (and, for V4A,
-``files_created`` / ``files_deleted``), a ``lint`` report, and ``_warning`` when a file changed
-on disk since the model last saw it. The ledger learns each file the model wrote.
+writes are atomic; results carry Hermes's fields: a diff, ``files_modified`` (for V4A every file
+touched, with ``files_created`` / ``files_deleted``), ``resolved_path`` when one file was, a ``lint``
+report, and ``_warning`` when a file changed on disk since the model last saw it. The ledger learns each file the model wrote.
 """
 
 from __future__ import annotations

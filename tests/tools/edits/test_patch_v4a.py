@@ -34,6 +34,7 @@ class TestOperations:
         ))  # fmt: skip
         assert "def run():\n    x = 2\n    return x\n" == (tmp_path / "app.py").read_text()
         assert result["success"] is True and [str(tmp_path / "app.py")] == result["files_modified"]
+        assert str(tmp_path / "app.py") == result["resolved_path"], "one file: Hermes names it in resolved_path"
         assert "--- a/app.py\n+++ b/app.py\n" in result["diff"] and "-    x = 1\n+    x = 2\n" in result["diff"]
         assert {"status": "ok"} == result["lint"][str(tmp_path / "app.py")]
 
@@ -52,14 +53,16 @@ class TestOperations:
         assert 0o755 == (tmp_path / "bin/b.sh").stat().st_mode & 0o777, "a moved file keeps its mode"
         assert [str(tmp_path / "docs/new.md")] == result["files_created"]
         assert [str(tmp_path / "old.txt")] == result["files_deleted"]
-        assert [f"{tmp_path / 'a.sh'} -> {tmp_path / 'bin/b.sh'}"] == result["files_modified"]
+        every = ["a.sh", "bin/b.sh", "docs/new.md", "old.txt"]
+        assert [str(tmp_path / name) for name in every] == sorted(result["files_modified"]), "as Hermes: every file"
+        assert "resolved_path" not in result
         assert "--- a/old.txt\n+++ /dev/null\n" in result["diff"] and "--- /dev/null\n+++ b/docs/new.md\n" in result["diff"]
 
     async def test_update_then_move_to(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
         (tmp_path / "src.py").write_text("A = 1\n")
         result = await apply(registry, ctx, v4a("*** Update File: src.py", "*** Move to: pkg/dst.py", "-A = 1", "+A = 2"))
         assert "A = 2\n" == (tmp_path / "pkg/dst.py").read_text() and not (tmp_path / "src.py").exists()
-        assert [f"{tmp_path / 'src.py'} -> {tmp_path / 'pkg/dst.py'}"] == result["files_modified"]
+        assert [str(tmp_path / "pkg/dst.py"), str(tmp_path / "src.py")] == sorted(result["files_modified"])
 
     async def test_hunks_see_earlier_hunks(self, registry: ToolRegistry, ctx: LocalToolContext, tmp_path: Path) -> None:
         (tmp_path / "f.txt").write_text("one\ntwo\nthree\n")
