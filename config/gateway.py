@@ -49,6 +49,8 @@ class GatewaySection:
             ignored and logged), ``open`` (anyone may talk) or ``disabled`` (no direct message is
             answered). Unset, as in Hermes: ``allowlist`` when an allow list is set, else ``pairing``.
         require_mention: in groups, answer only a message that mentions the bot or replies to it.
+        home_channel: the chat or channel a bare platform destination means (cron's ``--deliver telegram``);
+            Hermes's key (its mapping form is read as its ``chat_id``) and ``<P>_HOME_CHANNEL`` variable.
         group_sessions_per_user: in groups, one session per user instead of one per chat (or thread).
         busy_input_mode: what a message does while its chat's turn runs: ``interrupt`` it, wait in a
             ``queue``, or ``steer`` it (``/stop`` and the other commands always act at once).
@@ -67,6 +69,7 @@ class GatewaySection:
     group_allowed_chats: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
     dm_policy: str | None = attrs.field(default=None, validator=v.optional(v.in_(DM_POLICIES)))
     require_mention: bool = attrs.field(default=True, validator=v.instance_of(bool))
+    home_channel: int | None = attrs.field(default=None, validator=v.optional(v.instance_of(int)))
     group_sessions_per_user: bool = attrs.field(default=False, validator=v.instance_of(bool))
     busy_input_mode: str = attrs.field(default="interrupt", validator=v.in_(BUSY_MODES))
     tool_progress: bool = attrs.field(default=True, validator=v.instance_of(bool))
@@ -89,12 +92,13 @@ class GatewaySection:
 
 
 def read_access_environment(section: Section, environ: Mapping[str, str]) -> Section:
-    """``section`` with Hermes's access variables of its platform applied (a variable that is set wins).
+    """``section`` with Hermes's variables of its platform applied (a variable that is set wins).
 
     ``<P>_ALLOWED_USERS`` replaces ``allow_from``, ``<P>_GROUP_ALLOWED_USERS`` ``group_allow_from`` and
     ``<P>_GROUP_ALLOWED_CHATS`` ``group_allowed_chats``; ``GATEWAY_ALLOWED_USERS`` adds to ``allow_from`` on every
     platform; ``<P>_ALLOW_ALL_USERS`` or ``GATEWAY_ALLOW_ALL_USERS`` (true, 1, yes) lets everyone in;
-    ``<P>_REQUIRE_MENTION`` sets ``require_mention``. Lists are comma-separated, as Hermes reads them.
+    ``<P>_REQUIRE_MENTION`` sets ``require_mention`` and ``<P>_HOME_CHANNEL`` (a chat id) ``home_channel``.
+    Lists are comma-separated, as Hermes reads them.
     """
     prefix = section.ENV_PREFIX
     changes: dict[str, object] = {}
@@ -114,6 +118,9 @@ def read_access_environment(section: Section, environ: Mapping[str, str]) -> Sec
     mention = environ.get(f"{prefix}_REQUIRE_MENTION", "").strip().lower()
     if mention:
         changes["require_mention"] = mention in _TRUE
+    home = environ.get(f"{prefix}_HOME_CHANNEL", "").strip()
+    if home.lstrip("-").isdigit():
+        changes["home_channel"] = int(home)
     return attrs.evolve(section, **changes) if changes else section  # type: ignore[arg-type]
 
 

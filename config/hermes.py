@@ -192,10 +192,25 @@ def _read_platform_sections(data: dict[str, Any], found: list[str]) -> None:
             move_key(data, "require_mention", "platforms.telegram.require_mention", found, kind="Hermes key")
         platforms = data.get("platforms")
         ours = platforms.get(name) if isinstance(platforms, dict) else None
-        if not isinstance(ours, dict) or not any(key in ours for key in _ID_LISTS):
+        if not isinstance(ours, dict) or not any(key in ours for key in (*_ID_LISTS, "home_channel")):
             continue
         read = {key: _id_list(value) if key in _ID_LISTS else value for key, value in ours.items()}
+        if "home_channel" in read:
+            read["home_channel"] = _home_channel(read["home_channel"])
         data["platforms"] = {**platforms, name: read}
+
+
+def _home_channel(value: Any) -> Any:
+    """A home channel as the chat id ours takes: Hermes writes a mapping (``platform``, ``chat_id``, ``name``)
+    or the id as a string.
+
+    Anything else is returned as it is, for the section's check to refuse with the key's name.
+    """
+    if isinstance(value, dict) and "chat_id" in value:
+        value = value["chat_id"]
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return value
 
 
 def _id_list(value: Any) -> Any:

@@ -27,7 +27,6 @@ class TelegramConfig(GatewaySection):
         require_mention: as the shared one, off by default as in Hermes (``TELEGRAM_REQUIRE_MENTION``):
             Telegram's privacy mode already keeps a group's other chatter from a bot.
         max_file_mb: the largest file a user may send that is fetched (Telegram lets bots fetch 20 MB).
-        home_channel: the chat a bare ``telegram`` destination means (cron's ``--deliver telegram``).
         base_url: the Bot API's address (a test's fake server).
         poll_timeout: seconds a ``getUpdates`` long poll waits for news.
     """
@@ -36,7 +35,6 @@ class TelegramConfig(GatewaySection):
 
     require_mention: bool = attrs.field(default=False, validator=v.instance_of(bool))
     max_file_mb: float = attrs.field(default=20.0, validator=positive_number)
-    home_channel: int | None = attrs.field(default=None, validator=v.optional(v.instance_of(int)))
     base_url: str = attrs.field(default="https://api.telegram.org", validator=non_empty_str)
     poll_timeout: float = attrs.field(default=30.0, validator=positive_number)
 

@@ -52,6 +52,16 @@ class TestHermesKeys:
         assert config.platforms.telegram.require_mention is True and config.platforms.discord.require_mention is True
         assert warnings == []
 
+    def test_a_home_channel_written_hermes_way_is_its_chat_id(self, tmp_path: Path) -> None:
+        config, warnings = _load(tmp_path, {"platforms": {
+            "telegram": {"home_channel": {"platform": "telegram", "chat_id": "-1001234", "name": "Home"}},
+            "discord": {"home_channel": "222333444555666777"},
+        }})
+        assert (config.platforms.telegram.home_channel, config.platforms.discord.home_channel) == (-1001234, 222333444555666777)
+        assert warnings == []
+        with pytest.raises(ConfigError, match="home_channel"):
+            _load(tmp_path, {"platforms": {"telegram": {"home_channel": {"name": "no id"}}}})
+
     def test_a_bad_list_is_an_error_naming_the_key(self, tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match="allow_from"):
             _load(tmp_path, {"platforms": {"telegram": {"allow_from": [{"id": 1}]}}})
@@ -110,3 +120,5 @@ class TestAccessVariables:
         assert read_access_environment(DiscordConfig(), {"GATEWAY_ALLOW_ALL_USERS": "yes"}).allow_from == ("*",)
         assert read_access_environment(DiscordConfig(), {"TELEGRAM_ALLOWED_USERS": "5"}) == DiscordConfig()
         assert read_access_environment(DiscordConfig(), {"DISCORD_REQUIRE_MENTION": "0"}).require_mention is False
+        assert read_access_environment(DiscordConfig(), {"DISCORD_HOME_CHANNEL": "42"}).home_channel == 42
+        assert read_access_environment(TelegramConfig(), {"TELEGRAM_HOME_CHANNEL": "-100"}).home_channel == -100
