@@ -8,7 +8,7 @@ them into one registry.
 from __future__ import annotations
 
 from config.tools import MemoryConfig, ToolsConfig
-from tools.clarify import CLARIFY_SCHEMA, clarify_handler
+from tools.clarify import CLARIFY_SCHEMA, clarify_handler, loosen_choices
 from tools.files import (
     PATCH_SCHEMA,
     READ_FILE_SCHEMA,
@@ -47,4 +47,4 @@ def register_core_tools(
     # memory and todo change shared state whose order matters within a batch: sequential.
     registry.register("memory", "memory", memory_schema, memory_handler, emoji="🧠")
     registry.register("todo", "todo", TODO_SCHEMA, todo_handler, emoji="📋")
-    registry.register("clarify", "clarify", CLARIFY_SCHEMA, clarify_handler, emoji="❓")
+    registry.register("clarify", "clarify", CLARIFY_SCHEMA, clarify_handler, emoji="❓", loosen=loosen_choices)

@@ -12,6 +12,7 @@ with the answer.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from tools.errors import ClarifyTimedOut, ClarifyUnavailable, ToolInputError
@@ -20,7 +21,7 @@ from tools.results import ToolResult
 if TYPE_CHECKING:
     from tools.context import ToolContext
 
-__all__ = ["CLARIFY_SCHEMA", "MAX_CHOICES", "TIMEOUT_ANSWER", "UNAVAILABLE_MESSAGE", "clarify_handler"]
+__all__ = ["CLARIFY_SCHEMA", "MAX_CHOICES", "TIMEOUT_ANSWER", "UNAVAILABLE_MESSAGE", "clarify_handler", "loosen_choices"]
 
 MAX_CHOICES: Final = 4
 UNAVAILABLE_MESSAGE: Final = "Clarify tool is not available in this execution context."
@@ -58,6 +59,39 @@ CLARIFY_SCHEMA: Final[dict[str, Any]] = {
         "required": ["question"],
     },
 }
+
+
+# The keys a model's dict-shaped choice carries its label under, in the order they are tried. ``name`` and
+# ``value`` are left out: they tend to hold identifiers, not words a user should pick.
+_LABEL_KEYS: Final = ("label", "description", "text", "title")
+
+
+def loosen_choices(args: Mapping[str, Any]) -> dict[str, Any]:
+    """``args`` with ``choices`` read as Hermes reads them, before the schema check.
+
+    Models sometimes send ``[{"label": "staging"}, ...]`` or more than :data:`MAX_CHOICES` choices; as in
+    Hermes, a dict-shaped choice becomes its label (a dict without one is dropped), blank choices are
+    dropped, and only the first four are offered, rather than the call failing. Anything that is not a
+    list is left for the schema check to refuse.
+    """
+    choices = args.get("choices")
+    if not isinstance(choices, list):
+        return dict(args)
+    labels = [label for label in map(_choice_label, choices) if label]
+    return {**args, "choices": labels[:MAX_CHOICES]}
+
+
+def _choice_label(choice: Any) -> str:
+    """The words of one choice: a string as it is, a dict's label, else nothing."""
+    if isinstance(choice, str):
+        return choice.strip()
+    if isinstance(choice, Mapping):
+        for key in _LABEL_KEYS:
+            value = choice.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+        return ""
+    return "" if choice is None else str(choice).strip()
 
 
 async def clarify_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:

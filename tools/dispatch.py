@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from messages.untrusted import repair_text
@@ -87,6 +87,8 @@ async def _call(
         if entry is None:
             return _failure(f"Unknown tool: {name}. Available: {available}")
         return _failure(f"Tool {name} is not available right now. Available: {available}")
+    if entry.loosen is not None and isinstance(args, Mapping):
+        args = entry.loosen(args)
     try:
         checked = validate_arguments(name, args, entry.schema.get("parameters", {}))
     except ArgumentValidationError as exc:

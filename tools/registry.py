@@ -29,6 +29,7 @@ __all__ = [
     "CHECK_FN_TTL_SECONDS",
     "DEFAULT_MAX_RESULT_SIZE_CHARS",
     "CheckFn",
+    "Loosen",
     "Handler",
     "SchemaOverride",
     "ToolEntry",
@@ -38,6 +39,8 @@ __all__ = [
 Handler = Callable[[dict[str, Any], "ToolContext"], Awaitable["ToolResult"]]
 """``async def handler(args, ctx) -> ToolResult``; raises ``ToolError`` with the model's message on failure."""
 CheckFn = Callable[[], bool]
+#: Reads a call's raw arguments the lenient way the tool's Hermes counterpart does, before the schema check.
+Loosen = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Zero-argument availability probe; a tool whose check fails is hidden from the model."""
 SchemaOverride = Callable[[frozenset[str]], "Mapping[str, Any] | None"]
 """Returns schema keys to patch in at definition time, given the names of the tools the list offers
@@ -73,6 +76,8 @@ class ToolEntry:
         parallel_safe: whether calls may run beside other tool calls.
         path_scoped: argument names holding filesystem paths (for overlap checks).
         emoji: shown next to the tool's progress lines.
+        loosen: rewrites the raw arguments before the schema check, where the tool's Hermes counterpart
+            accepts forms its schema does not (clarify's dict-shaped or surplus choices).
     """
 
     name: str
@@ -84,6 +89,7 @@ class ToolEntry:
     parallel_safe: bool = False
     path_scoped: tuple[str, ...] = ()
     emoji: str = "🔧"
+    loosen: Loosen | None = None
 
 
 @attrs.frozen
@@ -146,6 +152,7 @@ class ToolRegistry:
         path_scoped: str | Iterable[str] | None = None,
         emoji: str = "🔧",
         override: bool = False,
+        loosen: Loosen | None = None,
     ) -> ToolEntry:
         """Register a tool and return its entry.
 
@@ -188,6 +195,7 @@ class ToolRegistry:
             parallel_safe=parallel_safe,
             path_scoped=scoped,
             emoji=emoji,
+            loosen=loosen,
         )
         self._tools[name] = entry
         self._bump()

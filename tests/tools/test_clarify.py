@@ -67,7 +67,7 @@ class TestClarify:
         ("args", "message"),
         [
             ({"question": "  "}, "question is empty"),
-            ({"question": "q", "choices": [str(i) for i in range(5)]}, "at most 4"),
+            ({"question": "q", "choices": "a, b"}, "'choices' must be an array"),
         ],
     )
     async def test_bad_arguments(self, tmp_path: Path, args: dict[str, Any], message: str) -> None:
@@ -77,3 +77,29 @@ class TestClarify:
         ctx = ctx_with(tmp_path, clarifier=lambda q, c, f: "never asked")
         reply = await dispatch(registry, "clarify", args, ctx)
         assert not reply.ok and message in json.loads(reply.text)["error"]
+
+
+class TestLooseChoices:
+    """Choices a model sends off-schema are read as Hermes reads them, not refused."""
+
+    @pytest.mark.parametrize(
+        ("choices", "offered"),
+        [
+            ([str(i) for i in range(6)], ["0", "1", "2", "3"]),
+            ([{"label": "staging"}, {"description": "prod"}, {"name": "id-7"}, " ", None], ["staging", "prod"]),
+            ([{"text": "a", "label": "A"}, 3], ["A", "3"]),
+            ([{"value": "x"}], None),
+        ],
+    )
+    async def test_through_the_real_tool_path(self, tmp_path: Path, choices: list[Any], offered: list[str] | None) -> None:
+        asked: list[list[str]] = []
+
+        async def answer(question: str, choices: list[str], freetext: bool) -> str:
+            asked.append(choices)
+            return "fine"
+
+        registry = ToolRegistry()
+        register_core_tools(registry)
+        reply = await dispatch(registry, "clarify", {"question": "Where?", "choices": choices}, ctx_with(tmp_path, clarifier=answer))
+        assert reply.ok and json.loads(reply.text)["choices_offered"] == offered
+        assert asked == [offered or []]
