@@ -86,6 +86,8 @@ def _describe(value: Any) -> str:
 
 
 def _check(value: Any, schema: Mapping[str, Any], where: str, problems: list[str]) -> Any:
+    """``value`` checked (and coerced) against ``schema``; ``where`` is its path (``todos[0].content``)."""
+    shown = f"'{where}'"
     types = schema.get("type")
     if types is not None:
         allowed = [types] if isinstance(types, str) else list(types)
@@ -97,28 +99,28 @@ def _check(value: Any, schema: Mapping[str, Any], where: str, problems: list[str
                     break
             else:
                 wanted = " or ".join(_TYPE_NAMES.get(t, t) for t in allowed)
-                problems.append(f"{where} must be {wanted}, got {_describe(value)}")
+                problems.append(f"{shown} must be {wanted}, got {_describe(value)}")
                 return value
         elif "integer" in allowed and isinstance(value, float):
             value = int(value)
     if "enum" in schema and value not in schema["enum"]:
         options = ", ".join(_describe(option) for option in schema["enum"])
-        problems.append(f"{where} must be one of {options}; got {_describe(value)}")
+        problems.append(f"{shown} must be one of {options}; got {_describe(value)}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
-            problems.append(f"{where} must be >= {schema['minimum']}, got {value}")
+            problems.append(f"{shown} must be >= {schema['minimum']}, got {value}")
         if "maximum" in schema and value > schema["maximum"]:
-            problems.append(f"{where} must be <= {schema['maximum']}, got {value}")
+            problems.append(f"{shown} must be <= {schema['maximum']}, got {value}")
     if isinstance(value, str):
         if "minLength" in schema and len(value) < schema["minLength"]:
-            problems.append(f"{where} must have at least {schema['minLength']} characters")
+            problems.append(f"{shown} must have at least {schema['minLength']} characters")
         if "maxLength" in schema and len(value) > schema["maxLength"]:
-            problems.append(f"{where} must have at most {schema['maxLength']} characters, got {len(value)}")
+            problems.append(f"{shown} must have at most {schema['maxLength']} characters, got {len(value)}")
     if isinstance(value, list):
         if "minItems" in schema and len(value) < schema["minItems"]:
-            problems.append(f"{where} must have at least {schema['minItems']} items")
+            problems.append(f"{shown} must have at least {schema['minItems']} items")
         if "maxItems" in schema and len(value) > schema["maxItems"]:
-            problems.append(f"{where} must have at most {schema['maxItems']} items, got {len(value)}")
+            problems.append(f"{shown} must have at most {schema['maxItems']} items, got {len(value)}")
         item_schema = schema.get("items")
         if isinstance(item_schema, Mapping):
             value = [_check(item, item_schema, f"{where}[{i}]", problems) for i, item in enumerate(value)]
@@ -143,7 +145,7 @@ def _check_object(
                 # Models send null for "not given"; treat it as absent.
                 del result[name]
                 continue
-            result[name] = _check(item, sub, f"'{prefix}{name}'", problems)
+            result[name] = _check(item, sub, f"{prefix}{name}", problems)
         elif schema.get("additionalProperties") is False:
             known = ", ".join(properties) or "none"
             problems.append(f"unknown argument '{prefix}{name}' (accepted: {known})")

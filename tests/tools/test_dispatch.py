@@ -59,7 +59,7 @@ class TestValidateArguments:
             ({"path": "a", "limit": 5000}, "'limit' must be <= 2000"),
             ({"path": "a", "offset": "three"}, "'offset' must be an integer, got \"three\""),
             ({"path": "a", "mode": "bytes"}, "'mode' must be one of \"text\", \"lines\""),
-            ({"path": "a", "flags": ["x", 1]}, "'flags'[1] must be a string"),
+            ({"path": "a", "flags": ["x", 1]}, "'flags[1]' must be a string"),
             ({"path": "a", "flags": ["x", "y", "z"]}, "at most 2 items"),
             ({"path": "a", "bogus": 1}, "unknown argument 'bogus'"),
             ({"path": "a", "strict": 1}, "'strict' must be a boolean"),
@@ -76,6 +76,14 @@ class TestValidateArguments:
             validate_arguments("read_file", {"offset": -1, "mode": "x"}, READ_SCHEMA["parameters"])
         text = str(info.value)
         assert "'path' is required" in text and "'offset' must be >= 1" in text and "'mode' must be one of" in text
+
+    def test_a_nested_problem_names_its_path_once_quoted(self) -> None:
+        schema = {"type": "object", "properties": {"todos": {"type": "array", "items": {
+            "type": "object", "properties": {"id": {"type": "string"}, "n": {"type": "integer"}}, "required": ["id"],
+        }}}}
+        with pytest.raises(ArgumentValidationError) as info:
+            validate_arguments("todo", {"todos": [{"id": "a"}, {"n": "x"}]}, schema)
+        assert "'todos[1].id' is required" in str(info.value) and "'todos[1].n' must be an integer" in str(info.value)
 
     def test_null_optional_is_absent(self) -> None:
         assert {"path": "a"} == validate_arguments("t", {"path": "a", "offset": None}, READ_SCHEMA["parameters"])
