@@ -113,7 +113,6 @@ HERMES_UNUSED: dict[str, str] = {
     "stt_echo_transcripts": "speech-to-text is " + _NOT_BUILT,
     "telegram": _BOT,
     "thread_sessions_per_user": _GATEWAY,
-    "timezone": "the system's time zone is used",
     "toolsets": "use tools.enabled_toolsets (Hermes ignores this key too)",
     "tts": "text-to-speech is " + _NOT_BUILT,
     "unauthorized_dm_behavior": "use platforms.telegram.dm_policy and platforms.discord's",

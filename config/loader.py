@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 import yaml
+from attrs import validators as v
 
 from config.aliases import apply_deprecated_keys
 from config.api import PlatformsConfig, auth_disabled_refusal
@@ -43,6 +44,7 @@ from config.session import AgentConfig, ClarifyConfig, CompressionConfig, Displa
 from config.skills import SkillsConfig
 from config.store import StoreConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
+from config.timezone import check_zone
 from config.tools import MemoryConfig, ToolsConfig
 from messages.untrusted import MAX_JSON_DEPTH, NUMBER_TOO_LONG, JsonLimitExceeded, is_number_too_long, repair_json
 
@@ -84,6 +86,10 @@ class Config:
     pricing: dict[str, ModelPrice] = attrs.Factory(dict)
     # Read entry by entry (config.mcp): one bad server entry is that server's error, not the file's.
     mcp_servers: dict[str, McpEntry] = attrs.Factory(dict)
+    # Hermes's top-level key: the user's IANA time zone (unset or "": HERMES_TIMEZONE, TZ, the system's).
+    timezone: str | None = attrs.field(
+        default=None, converter=lambda value: value or None, validator=v.optional([v.instance_of(str), check_zone])
+    )
 
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -217,7 +223,10 @@ def _structure(data: dict[str, Any], path: Path, found: list[str]) -> Config:
             raise ConfigError(f"{path}: {details}") from exc
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: {field.name}: {exc}") from exc
-    config = Config(**sections)
+    try:
+        config = Config(**sections)
+    except (TypeError, ValueError) as exc:  # a top-level key's own check (timezone)
+        raise ConfigError(f"{path}: {exc}") from exc
     # The retry count's key is Hermes's agent.api_max_retries; the recovery layer reads it from ``retry``.
     config = attrs.evolve(config, retry=attrs.evolve(config.retry, max_retries=config.agent.api_max_retries))
     api_mode = config.platforms.api_server.sandbox

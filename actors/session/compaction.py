@@ -90,6 +90,7 @@ class SessionCompaction:
         if compressor is None:
             compressor = self._compressor = ContextCompressor(
                 self._deps.config.compression, context_length=length, summarize=model.summarize, estimate_tokens=rough_tokens,
+                today=self._deps.today,
             )
         elif length != compressor.context_length:
             compressor.update_model(length)

@@ -3,9 +3,11 @@ to work with (its dependencies, owned by the daemon and shared by every session)
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 import attrs
 
@@ -137,6 +139,8 @@ class SessionDeps:
         jails: what the daemon's session jails share (runtime directory, launcher); None runs
             tools with full access (sessions run without a daemon: tests, benchmarks).
         tool_lists: the tool lists sessions were frozen with lately, shared by sessions offered the same.
+        zone: the user's time zone (``config.timezone``), whose day the prompt and summaries carry; None:
+            the daemon's local time.
     """
 
     config: Config
@@ -151,6 +155,11 @@ class SessionDeps:
     jails: DaemonJails | None = None
     keys: ProviderKeys | None = None
     tool_lists: ToolListCache = attrs.field(factory=ToolListCache, eq=False, repr=False)
+    zone: ZoneInfo | None = None
+
+    def today(self) -> datetime.date:
+        """The user's date now."""
+        return datetime.datetime.now(self.zone).date()
 
 
 #: The delegate_task capability: (the calling tool's context, the tool's arguments) -> the tool result.

@@ -9,7 +9,6 @@ given (that would break the provider's prompt cache).
 
 from __future__ import annotations
 
-import datetime
 import logging
 import os
 import secrets
@@ -112,7 +111,7 @@ async def _create(spec: SessionSpec, options: SessionOptions) -> SessionState:
     prompt = options.system_prompt
     model = options.model_name(deps.config)
     provider = options.provider_name(deps.config)
-    started = datetime.date.today()
+    started = deps.today()
     if prompt is None:
         prompt_spec = PromptSpec(
             home=deps.home, cwd=Path(options.cwd), model=model, provider=provider, started=started,

@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from zoneinfo import ZoneInfo
 from typing import Any
 
 import attrs
@@ -84,10 +85,10 @@ async def collect_turn(subscription: Subscription) -> tuple[TurnFinished, list[S
 
 @asynccontextmanager
 async def open_harness(
-    tmp_path: Path, config: Config | None = None, steps: Any = None, provider: Any = None
+    tmp_path: Path, config: Config | None = None, steps: Any = None, provider: Any = None, zone: ZoneInfo | None = None
 ) -> AsyncIterator[Harness]:
     """Everything a session needs, torn down in order afterwards. ``provider``
-    replaces the in-process scripted server (a benchmark runs one out of process)."""
+    replaces the in-process scripted server (a benchmark runs one out of process); ``zone`` is the user's."""
     config = config or Config()
     home = tmp_path / "home"
     workdir = tmp_path / "work"
@@ -105,6 +106,7 @@ async def open_harness(
                 connector=PooledConnector(clients, config.streaming, default_key=lambda target: "sk-test-key"),
                 store=InMemorySessionStore(),
                 approvals=toolbox.terminal.approvals,
+                zone=zone,
             )
             async with open_actor_system() as system:
                 yield Harness(system, provider, deps, home, workdir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 import trio
@@ -174,6 +175,18 @@ class TestPrompt:
             await run_turn(handle, events_in, "hi")
             system = json.dumps(h.provider.requests[0].body)
             assert "User prefers tabs over spaces." in system
+
+    @pytest.mark.parametrize("zone", ["Pacific/Kiritimati", "Pacific/Pago_Pago"])
+    async def test_the_day_is_the_users_time_zones(self, tmp_path: Path, zone: str) -> None:
+        """``timezone`` decides the day: 25 hours apart, these two zones never share a date."""
+        async with open_harness(tmp_path, zone=ZoneInfo(zone)) as h:
+            before = datetime.datetime.now(ZoneInfo(zone)).date()
+            handle, events_in, _ = await h.start_session()
+            after = datetime.datetime.now(ZoneInfo(zone)).date()
+            h.provider.push({"text": "one"})
+            await run_turn(handle, events_in, "hi")
+            prompt = h.provider.requests[0].body["messages"][0]["content"]
+            assert any(prompt.endswith(f"\n\n{session_line(day, 'scripted-model', 'custom')}") for day in {before, after})
 
     async def test_the_session_line_ends_a_prompt_that_stays_the_same(self, tmp_path: Path) -> None:
         """As Hermes's, the prompt ends with the day the conversation started, the model and the provider,

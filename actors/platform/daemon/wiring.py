@@ -41,7 +41,6 @@ from actors.platform.cron.book import StoreJobBook
 from actors.platform.cron.runner import SessionJobRunner
 from actors.platform.cron.script import CronScripts
 from actors.platform.cron.tool import register_cronjob
-from actors.platform.cron.zone import local_zone
 from actors.mcp import MCP, McpDeps, McpSupervisor
 from actors.platform.api.auth import KEY_VARIABLE
 from actors.platform.api.server import ApiServer
@@ -73,6 +72,7 @@ from config.loader import Config, load_env_file
 from config.discord import TOKEN_VARIABLE as DISCORD_TOKEN
 from config.gateway import read_access_environment
 from config.telegram import TOKEN_VARIABLE as TELEGRAM_TOKEN
+from config.timezone import user_zone
 from messages.paths import SESSIONS
 from providers.clients import ClientPool
 from providers.metadata import ModelMetadata
@@ -278,6 +278,7 @@ async def _start_sessions(
             shutdown_timeout=config.daemon.shutdown_timeout_seconds,
         )
     )
+    zone = await trio.to_thread.run_sync(user_zone, config.timezone)
     deps = SessionDeps(
         config=config,
         home=home,
@@ -289,6 +290,7 @@ async def _start_sessions(
         approvals=toolbox.terminal.approvals,
         jails=jails,
         keys=keys,
+        zone=zone,
     )
     section = config.daemon
     await system.root.start_child(
@@ -309,7 +311,8 @@ async def _start_cron(
 ) -> None:
     """Start ``cron`` under the root (after ``sessions``, so stopped before them): scheduled jobs,
     each run a ``cron`` session, answers sent through the platforms connected then."""
-    zone = await trio.to_thread.run_sync(local_zone)
+    zone = sessions.deps.zone
+    assert zone is not None  # Invariant: the daemon's sessions are given the user's zone (_start_sessions).
     runner = SessionJobRunner(sessions, str(Path.home()), CRON_TIME_BUDGET_SECONDS, scripts)
 
     def cron() -> CronActor:
