@@ -59,8 +59,8 @@ class TestEndToEnd:
         ctx = LocalToolContext(home=tmp_path / "home", cwd=tmp_path)
         result = json.loads((await dispatch(registry, "read_file", {"path": "x", "limit": 9999}, ctx)).text)
         assert "'limit' must be <= 2000" in result["error"]
-        result = json.loads((await dispatch(registry, "clarify", {"question": "q", "choices": list("abcdefg")}, ctx)).text)
-        assert "'choices' must have at most 4 items" in result["error"]
+        result = json.loads((await dispatch(registry, "todo", {"todos": [{"id": "1", "content": "x"}]}, ctx)).text)
+        assert "'todos[0].status' is required" in result["error"]
 
 
 class TestLocalToolContext:
