@@ -393,6 +393,7 @@ class SessionActor(Actor[SessionMessage]):
             tools=state.tools,
             usage_before=state.usage,
             cost_before=state.cost_usd,
+            api_calls_before=state.api_calls,
             persist=self._commit,
             ephemeral_system=self.spec.ephemeral_system,
             compress=self.compaction.preflight(),
@@ -416,6 +417,7 @@ class SessionActor(Actor[SessionMessage]):
         state.history = outcome.messages
         state.usage = add_usage(state.usage, counters.usage)
         state.cost_usd = add_cost(state.cost_usd, counters.cost_usd)
+        state.api_calls += counters.api_calls
         leftover = self.steer.take()
         if leftover:
             self.queue.appendleft(UserMessage(leftover, source="steer"))

@@ -314,7 +314,7 @@ class TurnJob(Job[TurnOutcome]):
         config.services.hub.publish(
             UsageUpdated, prompt_tokens=total.prompt_tokens, completion_tokens=total.completion_tokens,
             cache_read_tokens=total.cache_read_tokens, cache_write_tokens=total.cache_write_tokens,
-            reasoning_tokens=total.reasoning_tokens, api_calls=counters.api_calls,
+            reasoning_tokens=total.reasoning_tokens, api_calls=config.api_calls_before + counters.api_calls,
             cost_usd=add_cost(config.cost_before, counters.cost_usd), context_tokens=usage.prompt_tokens,
             context_window=config.model.context_length_of(model),
         )

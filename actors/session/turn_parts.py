@@ -89,6 +89,7 @@ class TurnConfig:
         tools: the session's frozen tool list.
         usage_before: the session's usage before this turn (usage events report totals).
         cost_before: the session's estimated cost before this turn (None: no priced call yet).
+        api_calls_before: the session's provider calls before this turn.
         ephemeral_system: a client's system layer, added to each request only.
         persist: commits the turn's new messages.
         compress: the preflight compression (None: compression is off).
@@ -104,6 +105,7 @@ class TurnConfig:
     usage_before: Usage
     persist: Persist
     cost_before: float | None = None
+    api_calls_before: int = 0
     ephemeral_system: str | None = None
     compress: Compress | None = None
     history_size: HistorySize = attrs.Factory(HistorySize)

@@ -30,7 +30,6 @@ from actors.platform.cli.user_text import replace_undecodable, warn_replaced
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, PlatformError, RequestFailed
 from actors.platform.paths import DaemonPaths, home_from_env
 from messages import control as c
-from messages.paths import session_path
 
 __all__ = ["DEFAULT_HISTORY", "Attachment", "run_attach_command"]
 
@@ -450,7 +449,7 @@ class Attachment:
     def _switch(self, session_id: str) -> None:
         self._send(c.Detach(self.client.next_id(), self.session_id))
         self.session_id = session_id
-        self.view.session_path = session_path(session_id)
+        self.view.start_over(session_id)
         # A pipe's exit waits for the turns of the session it is attached to now.
         self.sent_messages = self._finished_turns = 0
         self._send(c.Attach(self.client.next_id(), self.session_id, None))

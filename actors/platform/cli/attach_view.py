@@ -52,14 +52,7 @@ class EventView:
         self, console: Console, session_id: str, *, live: bool = False, on_live: Callable[[], None] | None = None
     ) -> None:
         self.console = console
-        self.session_path = session_path(session_id)
         self.plain = not console.is_terminal
-        self.last_seq = 0
-        self.pending: dict[str, dict[str, Any]] = {}
-        self.usage: dict[str, Any] | None = None
-        self.activity = ""
-        self.turn_running = False
-        self._tools: dict[tuple[str, str], dict[str, Any]] = {}
         # Invariant: True while the cursor sits after streamed text with no newline yet.
         self._mid_line = False
         self._in_reasoning = False
@@ -67,6 +60,22 @@ class EventView:
         self._on_live = on_live or (lambda: None)
         self._answer = MarkdownBlocks()
         self._reasoning = LineBuffer()
+        self.start_over(session_id)
+
+    def start_over(self, session_id: str) -> None:
+        """Forget everything about the session shown so far and follow ``session_id`` (``/new``).
+
+        Its numbers (usage, the last seq, the tools for ``/show N``) are its own: carried over,
+        they made the next footer a difference between two sessions' totals.
+        """
+        self._end_line()
+        self.session_path = session_path(session_id)
+        self.last_seq = 0
+        self.pending: dict[str, dict[str, Any]] = {}
+        self.usage: dict[str, Any] | None = None
+        self.activity = ""
+        self.turn_running = False
+        self._tools: dict[tuple[str, str], dict[str, Any]] = {}
         #: Every finished tool seen, numbered from 1 for ``/show N``: (title, call id, result preview).
         self.tool_calls: list[tuple[str, str, str]] = []
         self._turn_started_at = 0.0

@@ -1,0 +1,58 @@
+"""``/new`` in the attached client: the new session starts with its own figures, toolbar and numbers."""
+
+from __future__ import annotations
+
+import re
+
+from tests.client.pty_terminal import PtyTerminal
+from tests.client.test_screen import is_idle, open_chat, session_of
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess
+
+
+def switch(terminal: PtyTerminal) -> str:
+    """Type ``/new``; the new session's id once the client has switched."""
+    terminal.type("/new\r")
+    text = terminal.wait_for(lambda t: "new session " in t and is_idle(t), what="the switch")
+    return re.findall(r"new session (\w+)", text)[-1]
+
+
+def footers(text: str) -> list[str]:
+    """The footers printed after turns, in order."""
+    return re.findall(r"-?\d+ in · -?\d+ out · \S+ · [\d.]+s", text)
+
+
+class TestFiguresAfterNew:
+    """The footer and /usage after /new count the new session alone."""
+
+    def test_footer_counts_the_new_session_turn(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """A turn in the new session is footed with its own tokens, not minus the old session's."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            provider.push({"text": "first answer", "usage": {"prompt_tokens": 20, "completion_tokens": 10}})
+            terminal.type("one\r")
+            terminal.wait_for(lambda t: "first answer" in t and is_idle(t) and len(footers(t)) == 1, what="the first footer")
+            switch(terminal)
+            provider.push({"text": "second answer", "usage": {"prompt_tokens": 5, "completion_tokens": 3}})
+            terminal.type("two\r")
+            text = terminal.wait_for(lambda t: "second answer" in t and len(footers(t)) == 2, what="the second footer")
+            assert footers(text)[0].startswith("20 in · 10 out"), text
+            assert footers(text)[1].startswith("5 in · 3 out"), text
+
+    def test_usage_counts_every_call_of_the_session(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """/usage gives the session's provider calls over all its turns, as its tokens are."""
+        provider.reset()
+        usage = {"prompt_tokens": 7, "completion_tokens": 2}
+        with open_chat(shared_daemon, provider) as terminal:
+            provider.push(
+                {"tool_calls": [{"id": "u1", "name": "terminal", "arguments": {"command": "true"}}], "usage": usage},
+                {"text": "after the tool", "usage": usage},
+                {"text": "second turn", "usage": usage},
+            )
+            terminal.type("one\r")
+            terminal.wait_for(lambda t: "after the tool" in t and is_idle(t), what="the first turn")
+            terminal.type("two\r")
+            terminal.wait_for(lambda t: "second turn" in t and len(footers(t)) == 2, what="the second turn")
+            terminal.type("/usage\r")
+            text = terminal.wait_for(lambda t: "api calls" in t, what="/usage")
+            assert "prompt 21 · completion 6" in text, text
+            assert "api calls 3" in text, text
