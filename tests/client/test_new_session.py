@@ -6,7 +6,8 @@ import re
 
 from tests.client.pty_terminal import PtyTerminal
 from tests.client.test_screen import is_idle, open_chat, session_of
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess
+from messages import control as c
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, events_until_turn_finished
 
 
 def switch(terminal: PtyTerminal) -> str:
@@ -56,3 +57,27 @@ class TestFiguresAfterNew:
             text = terminal.wait_for(lambda t: "api calls" in t, what="/usage")
             assert "prompt 21 · completion 6" in text, text
             assert "api calls 3" in text, text
+
+
+class TestReattachHintAfterNew:
+    """Leaving after /new names the new session and a --since that session has reached."""
+
+    def test_since_is_the_new_session_seq(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """The hint's --since is the seq of the new session's last event, not the old session's."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            provider.push({"reasoning": "a b c d e f g h", "text": " ".join(f"w{n}" for n in range(30)), "chunks": 20})
+            terminal.type("a long first turn\r")
+            terminal.wait_for(lambda t: "w29" in t and len(footers(t)) == 1, what="the first turn")
+            new_id = switch(terminal)
+            provider.push({"text": "short"})
+            terminal.type("two\r")
+            terminal.wait_for(lambda t: "short" in t and len(footers(t)) == 2, what="the second turn")
+            terminal.type("\x04")
+            assert terminal.wait_exit() == 0
+            hint = re.search(r"hermes-actors attach (\w+),\s+or\s+with\s+--since\s+(\d+)", terminal.text())
+        assert hint is not None, terminal.text()
+        with shared_daemon.client() as client:
+            client.request(c.Attach(client.next_id(), new_id, 0))
+            last = events_until_turn_finished(client)[-1]
+        assert (new_id, last.seq) == (hint.group(1), int(hint.group(2)))
