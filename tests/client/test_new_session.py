@@ -81,3 +81,16 @@ class TestReattachHintAfterNew:
             client.request(c.Attach(client.next_id(), new_id, 0))
             last = events_until_turn_finished(client)[-1]
         assert (new_id, last.seq) == (hint.group(1), int(hint.group(2)))
+
+
+class TestYoloAfterNew:
+    """The toolbar's YOLO mark belongs to the session that has it."""
+
+    def test_new_session_toolbar_has_no_yolo(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """After `chat --yolo` then /new, the toolbar of the new (not yolo) session shows no ⚠ YOLO."""
+        provider.reset()
+        with PtyTerminal(shared_daemon.home, "chat", "--yolo", *provider.chat_flags()) as terminal:
+            terminal.wait_for(lambda t: is_idle(t) and "YOLO" in t.splitlines()[-1], what="the yolo toolbar")
+            new_id = switch(terminal)
+            text = terminal.wait_for(lambda t: new_id in t.splitlines()[-1], what="the new session's toolbar")
+            assert "YOLO" not in text.splitlines()[-1], text

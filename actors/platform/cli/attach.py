@@ -450,6 +450,8 @@ class Attachment:
         self._send(c.Detach(self.client.next_id(), self.session_id))
         self.session_id = session_id
         self.view.start_over(session_id)
+        # A new session starts with yolo off (the daemon's default): the toolbar must not say otherwise.
+        self.yolo = False
         # A pipe's exit waits for the turns of the session it is attached to now.
         self.sent_messages = self._finished_turns = 0
         self._send(c.Attach(self.client.next_id(), self.session_id, None))
