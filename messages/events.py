@@ -139,12 +139,20 @@ class RequestResolved(_Stamped):
 
 @_event
 class TurnFinished(_Stamped):
-    """A turn ended. ``reason``: completed, interrupted, budget or error."""
+    """A turn ended. ``reason``: completed, interrupted, budget or error.
+
+    The figures are this turn's own (a client that attached mid-turn has not seen it start):
+    how long it ran, its tokens and its estimated cost (None: no call of it had a known price).
+    """
 
     turn_id: int
     final_text: str
     reason: str
     error: str | None = None
+    duration_seconds: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
 
 
 @_event

@@ -298,7 +298,10 @@ class SessionActor(Actor[SessionMessage]):
         if isinstance(message, SetYolo):
             return self._set_yolo(message.enabled)
         if isinstance(message, Subscribe):
-            return self.hub.subscribe(message.label, message.since, also=self.requests.events(), passive=message.passive)
+            return self.hub.subscribe(
+                message.label, message.since, also=self.requests.events(), passive=message.passive,
+                running_turn=message.running_turn,
+            )
         if isinstance(message, Hibernate):
             # The supervisor saw it idle; whatever came in since was handled first and may keep it.
             if not self._quiet():
@@ -368,7 +371,7 @@ class SessionActor(Actor[SessionMessage]):
             self._notes.clear()
         self.executor.guardrails.reset()
         budget = state.options.token_budget(self.spec.deps.config.agent.turn_token_budget)
-        counters = TurnCounters(TokenMeter(budget, self.spec.parent_meter))
+        counters = TurnCounters(TokenMeter(budget, self.spec.parent_meter), started_at=trio.current_time())
         started = trio.Event()
         content: str | list[dict[str, Any]] = text
         if message.images and sees_images(self.spec.deps.config.model.vision, self.model.chain.current.label):
@@ -423,8 +426,11 @@ class SessionActor(Actor[SessionMessage]):
             self.queue.appendleft(UserMessage(leftover, source="steer"))
         with trio.move_on_after(self.shutdown_timeout):
             await flush_history(self.spec.deps, self.session_id, state)
+        usage = counters.usage
         self.hub.publish(
-            TurnFinished, turn_id=turn_id, final_text=outcome.final_text, reason=outcome.reason, error=outcome.error
+            TurnFinished, turn_id=turn_id, final_text=outcome.final_text, reason=outcome.reason, error=outcome.error,
+            duration_seconds=trio.current_time() - counters.started_at, prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens, cost_usd=counters.cost_usd,
         )
         self.turn = None
         self.turns_finished += 1

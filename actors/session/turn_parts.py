@@ -125,9 +125,11 @@ class TurnCounters:
         cost_usd: this turn's estimated cost (None: no call of it had a known price).
         api_calls: this turn's provider calls.
         meter: the turn's token budget (its subagents and sandboxes count into it).
+        started_at: when the turn started (Trio's clock).
     """
 
     meter: TokenMeter
+    started_at: float = 0.0
     usage: Usage = Usage()
     cost_usd: float | None = None
     api_calls: int = 0

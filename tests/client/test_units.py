@@ -92,11 +92,10 @@ class TestFigures:
         assert "cost     n/a" in usage_text({**usage, "cost_usd": None})
 
     def test_footer_is_the_turn_difference(self) -> None:
-        """The footer counts what this turn added, and n/a when either total has no price."""
-        before = {"prompt_tokens": 100, "completion_tokens": 10, "cost_usd": 0.01}
-        after = {"prompt_tokens": 350, "completion_tokens": 40, "cost_usd": 0.015}
-        assert "250 in · 30 out · $0.0050 · 2.5s" == footer_text(before, after, 2.5)
-        assert "250 in · 30 out · n/a · 2.5s" == footer_text(before, {**after, "cost_usd": None}, 2.5)
+        """The footer gives the turn's own figures, and n/a when the turn's cost is unknown."""
+        finished = {"prompt_tokens": 250, "completion_tokens": 30, "cost_usd": 0.005, "duration_seconds": 2.5}
+        assert "250 in · 30 out · $0.0050 · 2.5s" == footer_text(finished)
+        assert "250 in · 30 out · n/a · 2.5s" == footer_text({**finished, "cost_usd": None})
 
 
 class TestToolResult:

@@ -78,9 +78,7 @@ class EventView:
         self._tools: dict[tuple[str, str], dict[str, Any]] = {}
         #: Every finished tool seen, numbered from 1 for ``/show N``: (title, call id, result preview).
         self.tool_calls: list[tuple[str, str, str]] = []
-        self._turn_started_at = 0.0
         self._tool_started_at: dict[tuple[str, str], float] = {}
-        self._usage_at_turn_start: dict[str, Any] | None = None
 
     @property
     def streaming(self) -> bool:
@@ -175,8 +173,6 @@ class EventView:
     def _on_TurnStarted(self, event: dict[str, Any]) -> None:  # noqa: N802 - named after the event
         self.turn_running = True
         self.activity = "thinking"
-        self._turn_started_at = time.monotonic()
-        self._usage_at_turn_start = self.usage
         if event.get("text"):
             self.line(f"> {event['text']}", style="bold")
 
@@ -282,8 +278,7 @@ class EventView:
             detail = f": {event['error']}" if event.get("error") else ""
             self.line(f"[turn {event['reason']}{detail}]", style="red")
         if self.live:
-            seconds = time.monotonic() - self._turn_started_at
-            self.line(footer_text(self._usage_at_turn_start, self.usage, seconds), style="dim")
+            self.line(footer_text(event), style="dim")
 
     def _on_UsageUpdated(self, event: dict[str, Any]) -> None:  # noqa: N802
         self.usage = event
