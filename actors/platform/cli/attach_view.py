@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from actors.platform.cli.live_text import LineBuffer, MarkdownBlocks
 from actors.platform.cli.tool_output import read_result
@@ -101,6 +100,11 @@ class EventView:
 
         self.console.print(Markdown(text))
 
+    def _print(self, text: str, *, style: str | None, end: str = "\n") -> None:
+        """``text`` exactly as it is: no markup, no highlighting, and no emoji codes (``root:x:0:0`` is
+        a passwd line, not ``root❌0:0``)."""
+        self.console.print(text, end=end, style=style, markup=False, emoji=False, highlight=False)
+
     def _stream(self, text: str, style: str | None = None) -> None:
         if self.live:
             if style is None:
@@ -108,14 +112,14 @@ class EventView:
                     self._commit_answer(block)
             else:
                 for done in self._reasoning.feed(text):
-                    self.console.print(escape(done), style=style, highlight=False)
+                    self._print(done, style=style)
             self._on_live()
             return
         if self.plain:
             self.console.file.write(text)
             self.console.file.flush()
         else:
-            self.console.print(escape(text), end="", style=style, highlight=False)
+            self._print(text, end="", style=style)
         self._mid_line = not text.endswith("\n")
 
     def line(self, text: str, style: str | None = None) -> None:
@@ -125,13 +129,13 @@ class EventView:
             self.console.file.write(text + "\n")
             self.console.file.flush()
         else:
-            self.console.print(escape(text), style=style, highlight=False)
+            self._print(text, style=style)
 
     def _end_line(self) -> None:
         if self.live:
             rest = self._reasoning.finish()
             if rest is not None:
-                self.console.print(escape(rest), style="dim italic", highlight=False)
+                self._print(rest, style="dim italic")
             self._commit_answer(self._answer.finish())
             self._on_live()
         elif self._mid_line:
