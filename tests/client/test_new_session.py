@@ -94,3 +94,29 @@ class TestYoloAfterNew:
             new_id = switch(terminal)
             text = terminal.wait_for(lambda t: new_id in t.splitlines()[-1], what="the new session's toolbar")
             assert "YOLO" not in text.splitlines()[-1], text
+
+
+class TestToolNumbersAfterNew:
+    """Tools are numbered per session: /new starts at [1], and /show 1 is the new session's tool."""
+
+    def test_numbers_start_again(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """The new session's first tool is [1], and /show 1 prints its output, not the old session's."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            provider.push(
+                {"tool_calls": [{"id": "n1", "name": "terminal", "arguments": {"command": "echo old-session-output"}}]},
+                {"text": "old done"},
+            )
+            terminal.type("one\r")
+            terminal.wait_for(lambda t: "old done" in t and is_idle(t), what="the old session's tool")
+            switch(terminal)
+            provider.push(
+                {"tool_calls": [{"id": "n2", "name": "terminal", "arguments": {"command": "echo new-session-output"}}]},
+                {"text": "new done"},
+            )
+            terminal.type("two\r")
+            text = terminal.wait_for(lambda t: "new done" in t and is_idle(t), what="the new session's tool")
+            assert re.search(r"\[1\] .*terminal echo new-session-output", text), text
+            terminal.type("/show 1\r")
+            shown = terminal.wait_for(lambda t: "/show 1" in t and t.count("new-session-output") >= 4, what="/show 1")
+            assert shown.count("old-session-output") == 2, shown  # its line and output, before /new

@@ -22,6 +22,7 @@ from typing import Any
 from rich.console import Console
 
 from actors.platform.cli.live_text import LineBuffer, MarkdownBlocks
+from actors.platform.cli.tool_arguments import arguments_text
 from actors.platform.cli.tool_output import read_result
 from actors.platform.cli.turn_figures import footer_text, usage_text
 from messages.paths import session_path
@@ -31,6 +32,10 @@ __all__ = ["EventView"]
 _PREVIEW = 60
 #: Lines of a tool's output shown under its line (``/show N`` shows all of it).
 _OUTPUT_LINES = 3
+#: A tool's arguments get at least this many characters, however narrow the terminal.
+_MIN_ARGUMENTS = 20
+#: A running tool's arguments in the toolbar.
+_TOOLBAR_ARGUMENTS = 40
 
 
 class EventView:
@@ -45,12 +50,16 @@ class EventView:
         session_id: the attached session (its own events have its path).
         live: commit only finished blocks and lines; ``on_live`` is called whenever
             :meth:`live_text` changes (the prompt redraws then).
+        show_hint: under a tool whose output was cut, say that ``/show N`` has all of it (off where
+            there is no ``/show``: ``chat -q``).
     """
 
     def __init__(
-        self, console: Console, session_id: str, *, live: bool = False, on_live: Callable[[], None] | None = None
+        self, console: Console, session_id: str, *, live: bool = False, on_live: Callable[[], None] | None = None,
+        show_hint: bool = True,
     ) -> None:
         self.console = console
+        self.show_hint = show_hint
         self.plain = not console.is_terminal
         # Invariant: True while the cursor sits after streamed text with no newline yet.
         self._mid_line = False
@@ -209,26 +218,35 @@ class EventView:
         started = self._tools.pop((event.get("path"), event["call_id"]), {})
         self._tool_started_at.pop((event.get("path"), event["call_id"]), None)
         emoji = started.get("emoji") or "🔧"
-        preview = _arguments_text(str(started.get("args_preview", "")))
-        outcome = "ok" if event["ok"] else "error"
-        mark = "✓" if event["ok"] else "✗"
+        ok = event["ok"]
         result = read_result(str(event.get("result_preview", "")))
-        title = f"{emoji} {event['name']} {preview}"
-        self.tool_calls.append((title, event["call_id"], str(event.get("result_preview", ""))))
-        number = len(self.tool_calls)
         code = f" exit {result.exit_code}" if result.exit_code is not None else ""
-        self.line(
-            f"{prefix}[{number}] {title}  {event['duration_seconds']:.1f}s {outcome if self.plain else mark}{code}",
-            style="green" if event["ok"] else "red",
-        )
+        number = len(self.tool_calls) + 1
+        tail = f"  {event['duration_seconds']:.1f}s {('ok' if ok else 'error') if self.plain else ('✓' if ok else '✗')}{code}"
+        head = f"{prefix}[{number}] {emoji} {event['name']} "
+        # The arguments get what the row has left (the emoji takes two cells), so the line does not wrap.
+        room = max(self.console.width - len(head) - 1 - len(tail), _MIN_ARGUMENTS)
+        title = f"{emoji} {event['name']} {arguments_text(event['name'], str(started.get('args_preview', '')), room)}"
+        self.tool_calls.append((title, event["call_id"], str(event.get("result_preview", ""))))
+        self.line(f"{prefix}[{number}] {title}{tail}", style="green" if ok else "red")
+        indent = f"{prefix}    "
+        width = max(self.console.width - len(indent), _MIN_ARGUMENTS)
         for text in result.lines[:_OUTPUT_LINES]:
-            self.line(f"{prefix}    {text[:200]}", style="dim")
-        self.line(f"{prefix}    … /show {number} for the whole output", style="dim")
+            self.line(indent + (text if len(text) <= width else text[: width - 1] + "…"), style="dim")
+        cut = result.cut or len(result.lines) > _OUTPUT_LINES or any(len(text) > width for text in result.lines[:_OUTPUT_LINES])
+        if cut and self.show_hint:
+            self.line(f"{indent}… /show {number} for the whole output", style="dim")
 
     def running_tools(self) -> list[tuple[str, float]]:
-        """The session's tools running now: name and seconds since they started."""
+        """The session's tools running now: what each runs (its name and arguments) and seconds since it started."""
         now = time.monotonic()
-        return [(self._tools[key]["name"], now - started) for key, started in self._tool_started_at.items() if key in self._tools]
+        running = []
+        for key, started in self._tool_started_at.items():
+            if key in self._tools:
+                tool = self._tools[key]
+                what = arguments_text(tool["name"], str(tool.get("args_preview", "")), _TOOLBAR_ARGUMENTS)
+                running.append((f"{tool['name']} {what}".rstrip(), now - started))
+        return running
 
     def tool_call_id(self, number: int) -> str:
         """The call id of tool ``[number]`` (for ``/show N``).
@@ -322,7 +340,8 @@ class EventView:
         elif role == "assistant":
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or call
-                self.line(f"  🔧 {function.get('name', 'tool')} {' '.join(str(function.get('arguments', '')).split())[:_PREVIEW]}", style="dim")
+                name = str(function.get("name", "tool"))
+                self.line(f"  🔧 {name} {arguments_text(name, str(function.get('arguments', '')), _PREVIEW)}", style="dim")
             if text.strip():
                 if self.plain:
                     self.line(text)
@@ -332,18 +351,6 @@ class EventView:
         elif role == "tool":
             first = text.strip().splitlines()[:1]
             self.line(f"    {first[0][:200] if first else '(no output)'}", style="dim")
-
-
-def _arguments_text(arguments: str) -> str:
-    """A tool's arguments in a line: the value alone when there is one (a command, a path), else the JSON."""
-    try:
-        data = json.loads(arguments)
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and len(data) == 1 and isinstance(next(iter(data.values())), str):
-        arguments = next(iter(data.values()))
-    text = " ".join(arguments.split())
-    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
 
 
 def _content_text(content: Any) -> str:

@@ -61,7 +61,9 @@ class _OneShot:
         self.to_terminal = sys.stdout.isatty() and not as_json
         # Answers are read from stdin only when it is a terminal (a pipe holds no person).
         self.can_ask = sys.stdin.isatty()
-        self.view = EventView(Console(file=sys.stdout if self.to_terminal else sys.stderr, highlight=False), session_id)
+        self.view = EventView(
+            Console(file=sys.stdout if self.to_terminal else sys.stderr, highlight=False), session_id, show_hint=False
+        )
         self.spinner = self.view.console.status("thinking…", spinner="dots") if self.to_terminal else None
         self.interrupted = False
         self.prompting = False
