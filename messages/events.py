@@ -69,12 +69,14 @@ class ReasoningDelta(_Stamped):
 
 @_event
 class ToolStarted(_Stamped):
-    """A tool worker started a call."""
+    """A tool worker started a call; ``parent_call_id`` names the call it runs inside (a call
+    made by execute_code's script), blank for the model's own calls."""
 
     call_id: str
     name: str
     args_preview: str
     emoji: str = ""
+    parent_call_id: str = ""
 
 
 @_event
@@ -87,13 +89,14 @@ class ToolProgress(_Stamped):
 
 @_event
 class ToolFinished(_Stamped):
-    """A tool call ended."""
+    """A tool call ended (``parent_call_id``: as in :class:`ToolStarted`)."""
 
     call_id: str
     name: str
     duration_seconds: float
     ok: bool
     result_preview: str
+    parent_call_id: str = ""
 
 
 @_event

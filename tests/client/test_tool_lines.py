@@ -67,3 +67,24 @@ class TestToolLine:
         result = run_cli(shared_daemon.home, "chat", "-q", "count", *provider.chat_flags(), timeout=60)
         assert result.returncode == 0, result.stderr
         assert "seq 1 9" in result.stderr and "/show" not in result.stderr, result.stderr
+
+
+SCRIPT = "from hermes_tools import terminal\nprint(terminal('echo from-inside')['output'].strip())\n"
+
+
+class TestScriptCalls:
+    """The tool calls an execute_code script makes are tool lines of their own, labelled with it."""
+
+    def test_inner_call_shown(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """The script's `terminal` call is a line `[execute_code][N] … terminal echo from-inside`; the script's
+        own line reads by its first line."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            provider.push(
+                {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": SCRIPT}}]},
+                {"text": "Scripted."},
+            )
+            terminal.type("script it\r")
+            text = terminal.wait_for(lambda t: "Scripted." in t and is_idle(t), what="the script and the answer")
+            assert re.search(r"\[execute_code\]\[1\] .*terminal echo from-inside .*✓ exit 0", text), text
+            assert re.search(r"\[2\] .*execute_code from hermes_tools import terminal …", text), text

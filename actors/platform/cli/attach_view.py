@@ -211,6 +211,11 @@ class EventView:
         self.activity = event["text"]
 
     def _on_ToolFinished(self, event: dict[str, Any]) -> None:  # noqa: N802
+        parent = self._tools.get((event["path"], event.get("parent_call_id") or ""))
+        if parent is not None:
+            # A call made by a script (execute_code) still running: labelled with it, like a subagent's.
+            self._tool_line(event, prefix=f"  [{parent['name']}]")
+            return
         self._tool_line(event, prefix=" ")
         self.activity = "thinking"
 
