@@ -76,7 +76,7 @@ class EventView:
         Its numbers (usage, the last seq, the tools for ``/show N``) are its own: carried over,
         they made the next footer a difference between two sessions' totals.
         """
-        self._end_line()
+        self.end_line()
         self.session_path = session_path(session_id)
         self.last_seq = 0
         self.pending: dict[str, dict[str, Any]] = {}
@@ -133,14 +133,15 @@ class EventView:
 
     def line(self, text: str, style: str | None = None) -> None:
         """A whole line, after ending any streamed text."""
-        self._end_line()
+        self.end_line()
         if self.plain:
             self.console.file.write(text + "\n")
             self.console.file.flush()
         else:
             self._print(text, style=style)
 
-    def _end_line(self) -> None:
+    def end_line(self) -> None:
+        """End what is streaming: the open line (or, live, the open block and reasoning line) is committed."""
         if self.live:
             rest = self._reasoning.finish()
             if rest is not None:
@@ -191,13 +192,13 @@ class EventView:
 
     def _on_TextDelta(self, event: dict[str, Any]) -> None:  # noqa: N802
         if self._in_reasoning:
-            self._end_line()
+            self.end_line()
         self.activity = "writing"
         self._stream(event["text"])
 
     def _on_ReasoningDelta(self, event: dict[str, Any]) -> None:  # noqa: N802
         if not self._in_reasoning:
-            self._end_line()
+            self.end_line()
         self._in_reasoning = True
         self.activity = "reasoning"
         self._stream(event["text"], style="dim italic")
@@ -300,7 +301,7 @@ class EventView:
     def _on_TurnFinished(self, event: dict[str, Any]) -> None:  # noqa: N802
         self.turn_running = False
         self.activity = ""
-        self._end_line()
+        self.end_line()
         if event["reason"] != "completed":
             detail = f": {event['error']}" if event.get("error") else ""
             self.line(f"[turn {event['reason']}{detail}]", style="red")
@@ -351,7 +352,7 @@ class EventView:
                 if self.plain:
                     self.line(text)
                 else:
-                    self._end_line()
+                    self.end_line()
                     self._markdown(text)
         elif role == "tool":
             first = text.strip().splitlines()[:1]
