@@ -35,6 +35,7 @@ from actors.session.turn_parts import TurnConfig, TurnCounters, TurnOutcome, add
 from actors.session.validation import PlannedCall, ToolCallValidator, ValidationOutcome
 from actors.session.workers import ToolCall, run_batch
 from messages.events import StatusUpdate, UsageUpdated
+from providers.metadata import rough_tokens
 from providers.pricing import estimate_cost
 from providers.recovery.errors import NeedsCompression
 from providers.types import ChatRequest, StreamFinished, Usage
@@ -295,7 +296,7 @@ class TurnJob(Job[TurnOutcome]):
             max_tokens=model.max_output_tokens,
             cache_ttl=deps.config.prompt_caching.cache_ttl,
         )
-        self._stream = StreamProgress()
+        self._stream = StreamProgress(prompt_tokens=tokens)
         llm = LlmCall(
             request, chain=model.chain, connector=deps.connector, pools=deps.pools, retry=deps.config.retry,
             hub=config.services.hub, approx_tokens=tokens, context_length=model.context_length_of, progress=self._stream,
@@ -362,6 +363,9 @@ class TurnJob(Job[TurnOutcome]):
     def _close_interrupted(self) -> None:
         stream = self._stream
         partial = {"role": "assistant", "content": stream.text} if stream is not None else None
+        if partial is not None and stream is not None and stream.chunks:
+            # Cut short, the call reported no usage, but the provider answered (and bills) what it streamed.
+            self._count_usage(Usage(prompt_tokens=stream.prompt_tokens, completion_tokens=rough_tokens([partial])))
         # Only this turn's messages can need closing: copying just them keeps an
         # interrupt's cost independent of how long the conversation is.
         start = self._turn_start
