@@ -15,6 +15,7 @@ import importlib
 import os
 import signal
 import sys
+import textwrap
 import threading
 from typing import Any
 
@@ -220,7 +221,7 @@ class Attachment:
         if word == "/detach":
             self.detach()
         elif word == "/help":
-            self.view.line(_help_text(), style="dim")
+            self.view.line(_help_text(self.view.console.width), style="dim")
         elif word == "/stop":
             self.interrupt()
         elif word == "/steer":
@@ -459,11 +460,15 @@ class Attachment:
         self._switched.set()
 
 
-def _help_text() -> str:
-    lines = [f"  {name:<14} {text}" for name, text in COMMANDS.items()]
-    return "\n".join([
-        "commands:", *lines,
+def _help_text(width: int) -> str:
+    """``/help`` at ``width`` columns: a command's text wraps under itself, not under the command."""
+    column = max(len(name) for name in COMMANDS) + 3
+    lines = ["commands:"]
+    for name, text in COMMANDS.items():
+        lines += textwrap.wrap(text, width - 1, initial_indent=f"  {name:<{column - 2}}", subsequent_indent=" " * column)
+    for text in (
         "anything else is a message (or the answer to a pending approval or question)",
         "Ctrl-C interrupts the turn (twice at an idle prompt: leave) · Ctrl-D detaches · Ctrl-R searches the input history",
-    ])
-
+    ):
+        lines += textwrap.wrap(text, width - 1, subsequent_indent="  ")
+    return "\n".join(lines)

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 
 from actors.platform.cli.live_text import LineBuffer, MarkdownBlocks
@@ -230,8 +231,8 @@ class EventView:
         number = len(self.tool_calls) + 1
         tail = f"  {event['duration_seconds']:.1f}s {('ok' if ok else 'error') if self.plain else ('✓' if ok else '✗')}{code}"
         head = f"{prefix}[{number}] {emoji} {event['name']} "
-        # The arguments get what the row has left (the emoji takes two cells), so the line does not wrap.
-        room = max(self.console.width - len(head) - 1 - len(tail), _MIN_ARGUMENTS)
+        # The arguments get what the row has left (counted in cells: an emoji takes two), so it does not wrap.
+        room = max(self.console.width - cell_len(head) - cell_len(tail) - 1, _MIN_ARGUMENTS)
         title = f"{emoji} {event['name']} {arguments_text(event['name'], str(started.get('args_preview', '')), room)}"
         self.tool_calls.append((title, event["call_id"], str(event.get("result_preview", ""))))
         self.line(f"{prefix}[{number}] {title}{tail}", style="green" if ok else "red")
