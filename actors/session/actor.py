@@ -37,7 +37,7 @@ from actors.session.sandboxing import sandbox_runner
 from actors.session.state import SessionState, flush_history, freeze_tools, open_state, save_state, save_turn_state
 from actors.session.steer import SteerBuffer
 from actors.session.turn import TurnJob
-from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome, add_cost, add_usage
+from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome
 from actors.session.workers import ToolExecutor
 from messages.events import StatusUpdate, TurnFinished, TurnStarted
 from messages.session import (
@@ -298,10 +298,8 @@ class SessionActor(Actor[SessionMessage]):
         if isinstance(message, SetYolo):
             return self._set_yolo(message.enabled)
         if isinstance(message, Subscribe):
-            return self.hub.subscribe(
-                message.label, message.since, also=self.requests.events(), passive=message.passive,
-                running_turn=message.running_turn,
-            )
+            return self.hub.subscribe(message.label, message.since, also=self.requests.events(), passive=message.passive,
+                                      running_turn=message.running_turn)
         if isinstance(message, Hibernate):
             # The supervisor saw it idle; whatever came in since was handled first and may keep it.
             if not self._quiet():
@@ -418,20 +416,14 @@ class SessionActor(Actor[SessionMessage]):
     async def _finish_turn(self, turn_id: int, outcome: TurnOutcome, counters: TurnCounters) -> None:
         state = self.durable
         state.history = outcome.messages
-        state.usage = add_usage(state.usage, counters.usage)
-        state.cost_usd = add_cost(state.cost_usd, counters.cost_usd)
-        state.api_calls += counters.api_calls
+        counters.add_to(state)
         leftover = self.steer.take()
         if leftover:
             self.queue.appendleft(UserMessage(leftover, source="steer"))
         with trio.move_on_after(self.shutdown_timeout):
             await flush_history(self.spec.deps, self.session_id, state)
-        usage = counters.usage
-        self.hub.publish(
-            TurnFinished, turn_id=turn_id, final_text=outcome.final_text, reason=outcome.reason, error=outcome.error,
-            duration_seconds=trio.current_time() - counters.started_at, prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens, cost_usd=counters.cost_usd,
-        )
+        self.hub.publish(TurnFinished, turn_id=turn_id, final_text=outcome.final_text, reason=outcome.reason,
+                         error=outcome.error, **counters.figures(trio.current_time()))
         self.turn = None
         self.turns_finished += 1
         self.last_active = trio.current_time()

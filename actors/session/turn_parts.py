@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from actors.session.context import SessionServices
     from actors.session.model import SessionModel
     from actors.session.options import SessionDeps, SessionOptions
-    from actors.session.state import FrozenTools
+    from actors.session.state import FrozenTools, SessionState
     from actors.session.workers import ToolExecutor
 
 __all__ = ["Compress", "Persist", "TokenMeter", "TurnConfig", "TurnCounters", "TurnOutcome", "add_cost", "add_usage"]
@@ -133,6 +133,19 @@ class TurnCounters:
     usage: Usage = Usage()
     cost_usd: float | None = None
     api_calls: int = 0
+
+    def add_to(self, state: SessionState) -> None:
+        """Add the turn's tokens, cost and provider calls to the session's totals."""
+        state.usage = add_usage(state.usage, self.usage)
+        state.cost_usd = add_cost(state.cost_usd, self.cost_usd)
+        state.api_calls += self.api_calls
+
+    def figures(self, now: float) -> dict[str, Any]:
+        """The turn's own figures as ``TurnFinished`` carries them, the turn ending at ``now``."""
+        return {
+            "duration_seconds": now - self.started_at, "prompt_tokens": self.usage.prompt_tokens,
+            "completion_tokens": self.usage.completion_tokens, "cost_usd": self.cost_usd,
+        }
 
 
 @attrs.frozen
