@@ -69,12 +69,14 @@ class ReasoningDelta(_Stamped):
 
 @_event
 class ToolStarted(_Stamped):
-    """A tool worker started a call."""
+    """A tool worker started a call; ``parent_call_id`` names the call it runs inside (a call
+    made by execute_code's script), blank for the model's own calls."""
 
     call_id: str
     name: str
     args_preview: str
     emoji: str = ""
+    parent_call_id: str = ""
 
 
 @_event
@@ -87,13 +89,14 @@ class ToolProgress(_Stamped):
 
 @_event
 class ToolFinished(_Stamped):
-    """A tool call ended."""
+    """A tool call ended (``parent_call_id``: as in :class:`ToolStarted`)."""
 
     call_id: str
     name: str
     duration_seconds: float
     ok: bool
     result_preview: str
+    parent_call_id: str = ""
 
 
 @_event
@@ -139,12 +142,20 @@ class RequestResolved(_Stamped):
 
 @_event
 class TurnFinished(_Stamped):
-    """A turn ended. ``reason``: completed, interrupted, budget or error."""
+    """A turn ended. ``reason``: completed, interrupted, budget or error.
+
+    The figures are this turn's own (a client that attached mid-turn has not seen it start):
+    how long it ran, its tokens and its estimated cost (None: no call of it had a known price).
+    """
 
     turn_id: int
     final_text: str
     reason: str
     error: str | None = None
+    duration_seconds: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
 
 
 @_event

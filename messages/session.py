@@ -106,6 +106,10 @@ class Subscribe:
     A ``passive`` subscriber (a messaging platform's chat follower) does not keep an idle session
     awake: the session hibernates as if it were not there, ending its subscription.
 
+    With ``running_turn`` (and no ``since``), a turn running now is shown from its start: its
+    ``TurnStarted`` and its running tools' ``ToolStarted`` come first (a person's client attaching
+    mid-turn). Subscribers that wait for a turn of their own leave it off.
+
     The reply is a subscription whose receive side yields events; closing it (detaching)
     is the subscriber's own act, so no message undoes this one.
     """
@@ -113,6 +117,7 @@ class Subscribe:
     label: str
     since: int | None = None
     passive: bool = False
+    running_turn: bool = False
 
 
 @attrs.frozen

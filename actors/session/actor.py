@@ -37,7 +37,7 @@ from actors.session.sandboxing import sandbox_runner
 from actors.session.state import SessionState, flush_history, freeze_tools, open_state, save_state, save_turn_state
 from actors.session.steer import SteerBuffer
 from actors.session.turn import TurnJob
-from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome, add_cost, add_usage
+from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome
 from actors.session.workers import ToolExecutor
 from messages.events import StatusUpdate, TurnFinished, TurnStarted
 from messages.session import (
@@ -298,7 +298,8 @@ class SessionActor(Actor[SessionMessage]):
         if isinstance(message, SetYolo):
             return self._set_yolo(message.enabled)
         if isinstance(message, Subscribe):
-            return self.hub.subscribe(message.label, message.since, also=self.requests.events(), passive=message.passive)
+            return self.hub.subscribe(message.label, message.since, also=self.requests.events(), passive=message.passive,
+                                      running_turn=message.running_turn)
         if isinstance(message, Hibernate):
             # The supervisor saw it idle; whatever came in since was handled first and may keep it.
             if not self._quiet():
@@ -368,7 +369,7 @@ class SessionActor(Actor[SessionMessage]):
             self._notes.clear()
         self.executor.guardrails.reset()
         budget = state.options.token_budget(self.spec.deps.config.agent.turn_token_budget)
-        counters = TurnCounters(TokenMeter(budget, self.spec.parent_meter))
+        counters = TurnCounters(TokenMeter(budget, self.spec.parent_meter), started_at=trio.current_time())
         started = trio.Event()
         content: str | list[dict[str, Any]] = text
         if message.images and sees_images(self.spec.deps.config.model.vision, self.model.chain.current.label):
@@ -393,6 +394,7 @@ class SessionActor(Actor[SessionMessage]):
             tools=state.tools,
             usage_before=state.usage,
             cost_before=state.cost_usd,
+            api_calls_before=state.api_calls,
             persist=self._commit,
             ephemeral_system=self.spec.ephemeral_system,
             compress=self.compaction.preflight(),
@@ -414,16 +416,14 @@ class SessionActor(Actor[SessionMessage]):
     async def _finish_turn(self, turn_id: int, outcome: TurnOutcome, counters: TurnCounters) -> None:
         state = self.durable
         state.history = outcome.messages
-        state.usage = add_usage(state.usage, counters.usage)
-        state.cost_usd = add_cost(state.cost_usd, counters.cost_usd)
+        counters.add_to(state)
         leftover = self.steer.take()
         if leftover:
             self.queue.appendleft(UserMessage(leftover, source="steer"))
         with trio.move_on_after(self.shutdown_timeout):
             await flush_history(self.spec.deps, self.session_id, state)
-        self.hub.publish(
-            TurnFinished, turn_id=turn_id, final_text=outcome.final_text, reason=outcome.reason, error=outcome.error
-        )
+        self.hub.publish(TurnFinished, turn_id=turn_id, final_text=outcome.final_text, reason=outcome.reason,
+                         error=outcome.error, **counters.figures(trio.current_time()))
         self.turn = None
         self.turns_finished += 1
         self.last_active = trio.current_time()

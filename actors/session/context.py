@@ -12,7 +12,7 @@ import attrs
 
 from actors.session.hub import EventHub
 from actors.session.requests import PendingRequests
-from messages.events import ToolProgress
+from messages.events import ToolFinished, ToolProgress, ToolStarted
 from tools.approval_policy import ApprovalPolicy
 from tools.context import ApprovalAnswer, ApprovalRequest, SessionSearchStore, ShellState
 from tools.errors import CapabilityUnavailable, ClarifyTimedOut, ClarifyUnavailable
@@ -137,6 +137,11 @@ class CallContext:
     def relay(self, event: Any) -> None:
         """Show a sub-session's event (a subagent's) to this session's subscribers."""
         self._services.hub.relay(event)
+
+    def show_inner_call(self, event: type[ToolStarted | ToolFinished], **fields: Any) -> None:
+        """Publish the start or end of a call made inside this one (by execute_code's script), so
+        clients show it as a tool line of its own, under this call."""
+        self._services.hub.publish(event, parent_call_id=self.call_id, **fields)
 
     def emit(self, progress: str) -> None:
         """Publish a progress line for this call (never blocks)."""

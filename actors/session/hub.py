@@ -6,6 +6,10 @@ reasoning deltas in it are coalesced into one (keeping the later sequence
 number, so ``--since`` still resumes correctly); if that frees no room the
 subscriber is dropped, with :class:`SubscriberDropped` as its last event. A
 dropped client can reattach from the replay buffer with ``--since``.
+
+A person's client that attaches without ``--since`` while a turn runs is given
+that turn's start and its tools still running first, so it shows the turn as
+running (with the commands) rather than a tool or a turn ending out of nowhere.
 """
 
 from __future__ import annotations
@@ -17,7 +21,17 @@ from typing import Any
 import attrs
 import trio
 
-from messages.events import FellBehind, ReasoningDelta, SessionEvent, SubscriberDropped, TextDelta
+from messages.events import (
+    FellBehind,
+    ReasoningDelta,
+    SessionEvent,
+    SubscriberDropped,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    TurnStarted,
+)
 
 __all__ = ["EventHub", "Subscription", "SubscriptionClosed"]
 
@@ -135,6 +149,9 @@ class EventHub:
         self._replay: deque[SessionEvent] = deque(maxlen=replay_size)
         self._subscribers: list[Subscription] = []
         self._capacity = subscriber_capacity
+        # Invariant: the running turn's TurnStarted (None between turns) and its tools still running, by call id.
+        self._turn: TurnStarted | None = None
+        self._running_tools: dict[str, ToolStarted] = {}
 
     def resume_from(self, seq: int) -> None:
         """Continue numbering after ``seq`` (the persisted high-water mark)."""
@@ -167,20 +184,42 @@ class EventHub:
 
     def _fan_out(self, event: SessionEvent) -> None:
         self._replay.append(event)
+        if event.path == self.path:
+            self._follow_turn(event)
         for subscriber in tuple(self._subscribers):
             subscriber._offer(event)
 
+    def _follow_turn(self, event: SessionEvent) -> None:
+        """Keep what a client attaching mid-turn needs to see first (the session's own events only)."""
+        if isinstance(event, TurnStarted):
+            self._turn = event
+            self._running_tools.clear()
+        elif isinstance(event, ToolStarted):
+            self._running_tools[event.call_id] = event
+        elif isinstance(event, ToolFinished):
+            self._running_tools.pop(event.call_id, None)
+        elif isinstance(event, TurnFinished):
+            self._turn = None
+            self._running_tools.clear()
+
     def subscribe(
-        self, label: str, since: int | None = None, also: Iterable[SessionEvent] = (), *, passive: bool = False
+        self, label: str, since: int | None = None, also: Iterable[SessionEvent] = (), *, passive: bool = False,
+        running_turn: bool = False,
     ) -> Subscription:
         """A new subscription; with ``since``, the buffered events after it come first.
 
         When ``since`` is older than the replay buffer, a :class:`FellBehind`
-        event says so plainly before whatever is still available. ``also``
-        are events to show again (pending requests) unless replayed anyway.
+        event says so plainly before whatever is still available. Without
+        ``since`` but with ``running_turn``, a running turn's start and its running tools come first.
+        ``also`` are events to show again (pending requests) unless replayed anyway.
         """
         subscription = Subscription(self, label, self._capacity, passive)
-        replayed = list(self._replay_after(since)) if since is not None else []
+        if since is not None:
+            replayed = list(self._replay_after(since))
+        elif running_turn and self._turn is not None:
+            replayed = [self._turn, *self._running_tools.values()]
+        else:
+            replayed = []
         shown = {event.seq for event in replayed}
         subscription._buffer.extend(replayed)
         subscription._buffer.extend(event for event in also if event.seq not in shown)

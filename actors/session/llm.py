@@ -41,10 +41,15 @@ _STATUS_KINDS = {
 @attrs.define
 class StreamProgress:
     """What a provider call has streamed so far; the turn that runs the call owns it
-    and keeps ``text`` as the partial reply when the call is cancelled."""
+    and keeps ``text`` as the partial reply when the call is cancelled.
+
+    ``prompt_tokens`` is the request's estimated size: a call cut short reports no usage, so the
+    turn counts this and an estimate of ``text`` instead (the provider bills what it streamed).
+    """
 
     text: str = ""
     chunks: int = 0
+    prompt_tokens: int = 0
 
 
 class LlmCall(Job[StreamFinished]):

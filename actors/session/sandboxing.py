@@ -3,6 +3,7 @@ whose script's tool calls go through the session's own tool-execution path."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -12,8 +13,9 @@ import trio
 from actors import JobStopped
 from actors.sandbox import SandboxJob, SandboxResult, SandboxToolCall
 from actors.session.context import CallContext
-from actors.session.workers import ToolExecutor
+from actors.session.workers import ToolExecutor, preview
 from config.sandbox import CodeExecutionConfig
+from messages.events import ToolFinished, ToolStarted
 from store.protocol import SessionStore
 from tools.parallel import ToolConcurrencyGate
 from tools.results import ToolReply, ToolResult
@@ -47,8 +49,22 @@ def sandbox_runner(
         records: list[SandboxToolCall] = []
         interrupted: list[SandboxResult] = []
 
+        numbers = itertools.count(1)
+
         async def call_tool(name: str, args: dict[str, Any]) -> ToolReply:
-            return await executor.execute(name, args, ctx)
+            # Shown as tool lines of their own: a script's calls are what it did.
+            call_id = f"{ctx.call_id}.{next(numbers)}"
+            ctx.show_inner_call(ToolStarted, call_id=call_id, name=name, args_preview=preview(args))
+            started = trio.current_time()
+            reply: ToolReply | None = None
+            try:
+                reply = await executor.execute(name, args, ctx)
+                return reply
+            finally:
+                ctx.show_inner_call(
+                    ToolFinished, call_id=call_id, name=name, duration_seconds=round(trio.current_time() - started, 3),
+                    ok=reply is not None and reply.ok, result_preview=preview(reply.text) if reply is not None else "",
+                )
 
         def keep_partial(result: SandboxResult) -> None:
             interrupted.append(result)

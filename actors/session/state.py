@@ -59,7 +59,7 @@ class SessionState:
         tools: the frozen tool list.
         shell / todo: the terminal's working directory and environment, the todo list.
         event_seq: the event number the session had reached when it was saved (its hub goes on from it).
-        turns / usage: turns run and tokens used over the session's life.
+        turns / usage / api_calls: turns run, tokens used and provider calls made over the session's life.
         cost_usd: the estimated cost over the session's life (None: no call had a known price).
         compression: the last compression's summary and count.
         lost_processes: background processes that were running when it was saved (restored
@@ -77,6 +77,7 @@ class SessionState:
     event_seq: int = 0
     turns: int = 0
     usage: Usage = Usage()
+    api_calls: int = 0
     cost_usd: float | None = None
     compression: dict[str, Any] = attrs.Factory(dict)
     lost_processes: list[dict[str, Any]] = attrs.Factory(list)
@@ -162,6 +163,7 @@ async def _restore(spec: SessionSpec) -> SessionState:
         event_seq=int(saved.get("event_seq") or 0),
         turns=int(saved.get("turns") or 0),
         usage=Usage(**(saved.get("usage") or {})),
+        api_calls=int(saved.get("api_calls") or 0),
         cost_usd=_saved_cost(saved.get("cost_usd")),
         compression=dict(saved.get("compression") or {}),
         lost_processes=[p for p in saved.get("processes") or [] if p.get("running")],
@@ -281,6 +283,7 @@ def _snapshot(
         "event_seq": event_seq,
         "turns": state.turns,
         "usage": attrs.asdict(state.usage),
+        "api_calls": state.api_calls,
         "cost_usd": state.cost_usd,
         "compression": dict(state.compression),
         "approvals": deps.approvals.for_session(session_id).snapshot() if deps.approvals else [],

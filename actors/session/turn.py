@@ -35,6 +35,7 @@ from actors.session.turn_parts import TurnConfig, TurnCounters, TurnOutcome, add
 from actors.session.validation import PlannedCall, ToolCallValidator, ValidationOutcome
 from actors.session.workers import ToolCall, run_batch
 from messages.events import StatusUpdate, UsageUpdated
+from providers.metadata import rough_tokens
 from providers.pricing import estimate_cost
 from providers.recovery.errors import NeedsCompression
 from providers.types import ChatRequest, StreamFinished, Usage
@@ -295,7 +296,7 @@ class TurnJob(Job[TurnOutcome]):
             max_tokens=model.max_output_tokens,
             cache_ttl=deps.config.prompt_caching.cache_ttl,
         )
-        self._stream = StreamProgress()
+        self._stream = StreamProgress(prompt_tokens=tokens)
         llm = LlmCall(
             request, chain=model.chain, connector=deps.connector, pools=deps.pools, retry=deps.config.retry,
             hub=config.services.hub, approx_tokens=tokens, context_length=model.context_length_of, progress=self._stream,
@@ -314,7 +315,7 @@ class TurnJob(Job[TurnOutcome]):
         config.services.hub.publish(
             UsageUpdated, prompt_tokens=total.prompt_tokens, completion_tokens=total.completion_tokens,
             cache_read_tokens=total.cache_read_tokens, cache_write_tokens=total.cache_write_tokens,
-            reasoning_tokens=total.reasoning_tokens, api_calls=counters.api_calls,
+            reasoning_tokens=total.reasoning_tokens, api_calls=config.api_calls_before + counters.api_calls,
             cost_usd=add_cost(config.cost_before, counters.cost_usd), context_tokens=usage.prompt_tokens,
             context_window=config.model.context_length_of(model),
         )
@@ -362,6 +363,9 @@ class TurnJob(Job[TurnOutcome]):
     def _close_interrupted(self) -> None:
         stream = self._stream
         partial = {"role": "assistant", "content": stream.text} if stream is not None else None
+        if partial is not None and stream is not None and stream.chunks:
+            # Cut short, the call reported no usage, but the provider answered (and bills) what it streamed.
+            self._count_usage(Usage(prompt_tokens=stream.prompt_tokens, completion_tokens=rough_tokens([partial])))
         # Only this turn's messages can need closing: copying just them keeps an
         # interrupt's cost independent of how long the conversation is.
         start = self._turn_start

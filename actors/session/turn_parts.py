@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from actors.session.context import SessionServices
     from actors.session.model import SessionModel
     from actors.session.options import SessionDeps, SessionOptions
-    from actors.session.state import FrozenTools
+    from actors.session.state import FrozenTools, SessionState
     from actors.session.workers import ToolExecutor
 
 __all__ = ["Compress", "Persist", "TokenMeter", "TurnConfig", "TurnCounters", "TurnOutcome", "add_cost", "add_usage"]
@@ -89,6 +89,7 @@ class TurnConfig:
         tools: the session's frozen tool list.
         usage_before: the session's usage before this turn (usage events report totals).
         cost_before: the session's estimated cost before this turn (None: no priced call yet).
+        api_calls_before: the session's provider calls before this turn.
         ephemeral_system: a client's system layer, added to each request only.
         persist: commits the turn's new messages.
         compress: the preflight compression (None: compression is off).
@@ -104,6 +105,7 @@ class TurnConfig:
     usage_before: Usage
     persist: Persist
     cost_before: float | None = None
+    api_calls_before: int = 0
     ephemeral_system: str | None = None
     compress: Compress | None = None
     history_size: HistorySize = attrs.Factory(HistorySize)
@@ -123,12 +125,27 @@ class TurnCounters:
         cost_usd: this turn's estimated cost (None: no call of it had a known price).
         api_calls: this turn's provider calls.
         meter: the turn's token budget (its subagents and sandboxes count into it).
+        started_at: when the turn started (Trio's clock).
     """
 
     meter: TokenMeter
+    started_at: float = 0.0
     usage: Usage = Usage()
     cost_usd: float | None = None
     api_calls: int = 0
+
+    def add_to(self, state: SessionState) -> None:
+        """Add the turn's tokens, cost and provider calls to the session's totals."""
+        state.usage = add_usage(state.usage, self.usage)
+        state.cost_usd = add_cost(state.cost_usd, self.cost_usd)
+        state.api_calls += self.api_calls
+
+    def figures(self, now: float) -> dict[str, Any]:
+        """The turn's own figures as ``TurnFinished`` carries them, the turn ending at ``now``."""
+        return {
+            "duration_seconds": now - self.started_at, "prompt_tokens": self.usage.prompt_tokens,
+            "completion_tokens": self.usage.completion_tokens, "cost_usd": self.cost_usd,
+        }
 
 
 @attrs.frozen

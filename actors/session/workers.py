@@ -34,7 +34,7 @@ from tools.redact import redact_secrets, redact_tool_result
 from tools.registry import ToolRegistry
 from tools.results import ToolReply, error_text
 
-__all__ = ["ToolCall", "ToolCallResult", "ToolExecutor", "run_batch", "stopped_by_operator_result"]
+__all__ = ["ToolCall", "ToolCallResult", "ToolExecutor", "preview", "run_batch", "stopped_by_operator_result"]
 
 _PREVIEW = 160
 _PREVIEW_WINDOW = 8

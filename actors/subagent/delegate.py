@@ -137,6 +137,7 @@ async def _run_child(
     report.model = parent.model.current
     # Which of the child's tool calls succeeded, from its ToolFinished events.
     succeeded: dict[str, bool] = {}
+    handle: ActorHandle[Any] | None = None
     try:
         handle = await ctx.job.spawn(SessionActor(spec), f"subagent:{index}")
         subscription: Subscription = await handle.ask(Subscribe(f"parent {ctx.job.path}"))
@@ -145,7 +146,10 @@ async def _run_child(
         handle.stop("subagent finished", requested_by=ctx.job.path)
         await handle.wait_stopped()
     except BaseException:
-        report.status, report.exit_reason = "interrupted", "parent turn was cancelled"
+        why = "parent turn was cancelled"
+        if handle is not None and not report.exit_reason:  # an exit reason: the child's end was seen, and shown
+            _relay_end(ctx, handle, child_id, why)
+        report.status, report.exit_reason = "interrupted", why
         raise
     finally:
         report.duration_seconds = round(trio.current_time() - started, 2)
@@ -171,6 +175,7 @@ async def _follow(
             if event is None:
                 report.status = "interrupted"
                 report.exit_reason = "stopped by operator" if handle.statistics().cancel_reason else "the subagent stopped"
+                _relay_end(ctx, handle, child_id, report.exit_reason)
                 return
             try:
                 ctx.relay(event)
@@ -193,6 +198,16 @@ async def _follow(
                 return
     if timeout.cancelled_caught:
         report.status, report.exit_reason = "timeout", f"no answer within {config.child_timeout_seconds:g}s"
+
+
+def _relay_end(ctx: CallContext, handle: ActorHandle[Any], child_id: str, why: str) -> None:
+    """Show the parent's clients that the child ended before its turn did (killed, or the parent's turn
+    interrupted): its own TurnFinished never reached them, and they would wait for it."""
+    ended = TurnFinished(session_id=child_id, path=handle.path, turn_id=1, final_text="", reason="interrupted", error=why)
+    try:
+        ctx.relay(ended)
+    except Exception:  # a failing relay never harms the parent
+        log.exception("relaying the end of %s failed", handle.path)
 
 
 async def _next(subscription: Subscription) -> Any:

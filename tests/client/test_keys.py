@@ -86,7 +86,7 @@ class TestCtrlC:
             assert terminal.process.poll() is None
 
     def test_during_a_tool(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
-        """A running tool shows its elapsed time in the toolbar; Ctrl-C stops it and the turn."""
+        """A running tool shows its command and elapsed time in the toolbar; Ctrl-C stops it and the turn."""
         provider.reset()
         with open_chat(shared_daemon, provider) as terminal:
             provider.push(
@@ -94,7 +94,7 @@ class TestCtrlC:
                 {"text": "should not get here"},
             )
             terminal.type("sleep a while\r")
-            terminal.wait_for(lambda t: re.search(r"terminal \d+s · Ctrl-C interrupts", t.splitlines()[-1]) is not None,
+            terminal.wait_for(lambda t: re.search(r"terminal sleep 30 \d+s · Ctrl-C interrupts", t.splitlines()[-1]) is not None,
                               what="the running tool in the toolbar")
             terminal.type("\x03")
             text = terminal.wait_for(lambda t: "[turn interrupted" in t and is_idle(t), what="the interruption")

@@ -6,6 +6,7 @@ import pytest
 
 from actors.platform.cli.live_text import LineBuffer, MarkdownBlocks, live_rows
 from actors.platform.cli.slash import SlashCommandError, parse_command
+from actors.platform.cli.tool_arguments import arguments_text
 from actors.platform.cli.tool_output import read_result
 from actors.platform.cli.turn_figures import footer_text, usage_text
 
@@ -92,11 +93,10 @@ class TestFigures:
         assert "cost     n/a" in usage_text({**usage, "cost_usd": None})
 
     def test_footer_is_the_turn_difference(self) -> None:
-        """The footer counts what this turn added, and n/a when either total has no price."""
-        before = {"prompt_tokens": 100, "completion_tokens": 10, "cost_usd": 0.01}
-        after = {"prompt_tokens": 350, "completion_tokens": 40, "cost_usd": 0.015}
-        assert "250 in · 30 out · $0.0050 · 2.5s" == footer_text(before, after, 2.5)
-        assert "250 in · 30 out · n/a · 2.5s" == footer_text(before, {**after, "cost_usd": None}, 2.5)
+        """The footer gives the turn's own figures, and n/a when the turn's cost is unknown."""
+        finished = {"prompt_tokens": 250, "completion_tokens": 30, "cost_usd": 0.005, "duration_seconds": 2.5}
+        assert "250 in · 30 out · $0.0050 · 2.5s" == footer_text(finished)
+        assert "250 in · 30 out · n/a · 2.5s" == footer_text({**finished, "cost_usd": None})
 
 
 class TestToolResult:
@@ -106,3 +106,29 @@ class TestToolResult:
         """A preview cut in the middle of the JSON still yields its first lines."""
         result = read_result('{"output": "a\\nb\\nc", "exit_code": 2, "error": "boom"')
         assert (["a", "b", "c"], 2) == (result.lines, result.exit_code)
+
+
+class TestArgumentsText:
+    """A call's arguments read as words, from whole or cut JSON."""
+
+    def test_main_argument_then_the_rest(self) -> None:
+        """The argument that says what the call does comes first, the others as key=value."""
+        assert "ls -la  timeout=60  background=true" == arguments_text(
+            "terminal", '{"command": "ls -la", "timeout": 60, "background": true}', 80
+        )
+        assert "count files | list dirs" == arguments_text(
+            "delegate_task", '{"tasks": [{"goal": "count files"}, {"goal": "list dirs"}]}', 80
+        )
+
+    def test_cut_preview(self) -> None:
+        """A preview cut inside a value keeps what it has (marked cut); cut inside a key drops that field."""
+        assert 'sleep 3; echo "hi…' == arguments_text("terminal", '{"command": "sleep 3; echo \\"hi…', 80)
+        assert "ls" == arguments_text("terminal", '{"command": "ls", "timeo…', 80)
+
+    def test_script_by_its_first_line(self) -> None:
+        """execute_code reads by its script's first line."""
+        assert "import os …" == arguments_text("execute_code", '{"code": "\\nimport os\\nprint(1)"}', 80)
+
+    def test_fits_the_width(self) -> None:
+        """Longer than the room left: cut, the cut marked."""
+        assert "abcdefghi…" == arguments_text("terminal", '{"command": "abcdefghijklmnop"}', 10)

@@ -95,9 +95,12 @@ class TestChatOneShot:
         assert events[-1]["type"] == "TurnFinished" and events[-1]["reason"] == "completed"
         seqs = [e["seq"] for e in events]
         assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
-        finished = [e for e in events if e["type"] == "ToolFinished"]
+        # The model's own calls; the calls execute_code's script made name it as their parent.
+        finished = [e for e in events if e["type"] == "ToolFinished" and not e["parent_call_id"]]
         assert [e["name"] for e in finished][:2] == ["terminal", "execute_code"]
         assert all(e["ok"] for e in finished[:2])
+        inner = [e for e in events if e["type"] == "ToolFinished" and e["parent_call_id"]]
+        assert inner and {e["parent_call_id"] for e in inner} == {finished[1]["call_id"]}
         assert "Demo complete" in events[-1]["final_text"]
 
     def test_unknown_session(self, daemon: DaemonProcess) -> None:

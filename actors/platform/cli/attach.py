@@ -15,6 +15,7 @@ import importlib
 import os
 import signal
 import sys
+import textwrap
 import threading
 from typing import Any
 
@@ -30,7 +31,6 @@ from actors.platform.cli.user_text import replace_undecodable, warn_replaced
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, PlatformError, RequestFailed
 from actors.platform.paths import DaemonPaths, home_from_env
 from messages import control as c
-from messages.paths import session_path
 
 __all__ = ["DEFAULT_HISTORY", "Attachment", "run_attach_command"]
 
@@ -221,7 +221,7 @@ class Attachment:
         if word == "/detach":
             self.detach()
         elif word == "/help":
-            self.view.line(_help_text(), style="dim")
+            self.view.line(_help_text(self.view.console.width), style="dim")
         elif word == "/stop":
             self.interrupt()
         elif word == "/steer":
@@ -450,7 +450,9 @@ class Attachment:
     def _switch(self, session_id: str) -> None:
         self._send(c.Detach(self.client.next_id(), self.session_id))
         self.session_id = session_id
-        self.view.session_path = session_path(session_id)
+        self.view.start_over(session_id)
+        # A new session starts with yolo off (the daemon's default): the toolbar must not say otherwise.
+        self.yolo = False
         # A pipe's exit waits for the turns of the session it is attached to now.
         self.sent_messages = self._finished_turns = 0
         self._send(c.Attach(self.client.next_id(), self.session_id, None))
@@ -458,11 +460,15 @@ class Attachment:
         self._switched.set()
 
 
-def _help_text() -> str:
-    lines = [f"  {name:<14} {text}" for name, text in COMMANDS.items()]
-    return "\n".join([
-        "commands:", *lines,
+def _help_text(width: int) -> str:
+    """``/help`` at ``width`` columns: a command's text wraps under itself, not under the command."""
+    column = max(len(name) for name in COMMANDS) + 3
+    lines = ["commands:"]
+    for name, text in COMMANDS.items():
+        lines += textwrap.wrap(text, width - 1, initial_indent=f"  {name:<{column - 2}}", subsequent_indent=" " * column)
+    for text in (
         "anything else is a message (or the answer to a pending approval or question)",
         "Ctrl-C interrupts the turn (twice at an idle prompt: leave) · Ctrl-D detaches · Ctrl-R searches the input history",
-    ])
-
+    ):
+        lines += textwrap.wrap(text, width - 1, subsequent_indent="  ")
+    return "\n".join(lines)

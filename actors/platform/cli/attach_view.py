@@ -19,10 +19,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
-from rich.markup import escape
 
 from actors.platform.cli.live_text import LineBuffer, MarkdownBlocks
+from actors.platform.cli.tool_arguments import arguments_text
 from actors.platform.cli.tool_output import read_result
 from actors.platform.cli.turn_figures import footer_text, usage_text
 from messages.paths import session_path
@@ -32,6 +33,10 @@ __all__ = ["EventView"]
 _PREVIEW = 60
 #: Lines of a tool's output shown under its line (``/show N`` shows all of it).
 _OUTPUT_LINES = 3
+#: A tool's arguments get at least this many characters, however narrow the terminal.
+_MIN_ARGUMENTS = 20
+#: A running tool's arguments in the toolbar.
+_TOOLBAR_ARGUMENTS = 40
 
 
 class EventView:
@@ -46,20 +51,17 @@ class EventView:
         session_id: the attached session (its own events have its path).
         live: commit only finished blocks and lines; ``on_live`` is called whenever
             :meth:`live_text` changes (the prompt redraws then).
+        show_hint: under a tool whose output was cut, say that ``/show N`` has all of it (off where
+            there is no ``/show``: ``chat -q``).
     """
 
     def __init__(
-        self, console: Console, session_id: str, *, live: bool = False, on_live: Callable[[], None] | None = None
+        self, console: Console, session_id: str, *, live: bool = False, on_live: Callable[[], None] | None = None,
+        show_hint: bool = True,
     ) -> None:
         self.console = console
-        self.session_path = session_path(session_id)
+        self.show_hint = show_hint
         self.plain = not console.is_terminal
-        self.last_seq = 0
-        self.pending: dict[str, dict[str, Any]] = {}
-        self.usage: dict[str, Any] | None = None
-        self.activity = ""
-        self.turn_running = False
-        self._tools: dict[tuple[str, str], dict[str, Any]] = {}
         # Invariant: True while the cursor sits after streamed text with no newline yet.
         self._mid_line = False
         self._in_reasoning = False
@@ -67,11 +69,25 @@ class EventView:
         self._on_live = on_live or (lambda: None)
         self._answer = MarkdownBlocks()
         self._reasoning = LineBuffer()
+        self.start_over(session_id)
+
+    def start_over(self, session_id: str) -> None:
+        """Forget everything about the session shown so far and follow ``session_id`` (``/new``).
+
+        Its numbers (usage, the last seq, the tools for ``/show N``) are its own: carried over,
+        they made the next footer a difference between two sessions' totals.
+        """
+        self.end_line()
+        self.session_path = session_path(session_id)
+        self.last_seq = 0
+        self.pending: dict[str, dict[str, Any]] = {}
+        self.usage: dict[str, Any] | None = None
+        self.activity = ""
+        self.turn_running = False
+        self._tools: dict[tuple[str, str], dict[str, Any]] = {}
         #: Every finished tool seen, numbered from 1 for ``/show N``: (title, call id, result preview).
         self.tool_calls: list[tuple[str, str, str]] = []
-        self._turn_started_at = 0.0
         self._tool_started_at: dict[tuple[str, str], float] = {}
-        self._usage_at_turn_start: dict[str, Any] | None = None
 
     @property
     def streaming(self) -> bool:
@@ -94,6 +110,11 @@ class EventView:
 
         self.console.print(Markdown(text))
 
+    def _print(self, text: str, *, style: str | None, end: str = "\n") -> None:
+        """``text`` exactly as it is: no markup, no highlighting, and no emoji codes (``root:x:0:0`` is
+        a passwd line, not ``root❌0:0``)."""
+        self.console.print(text, end=end, style=style, markup=False, emoji=False, highlight=False)
+
     def _stream(self, text: str, style: str | None = None) -> None:
         if self.live:
             if style is None:
@@ -101,30 +122,31 @@ class EventView:
                     self._commit_answer(block)
             else:
                 for done in self._reasoning.feed(text):
-                    self.console.print(escape(done), style=style, highlight=False)
+                    self._print(done, style=style)
             self._on_live()
             return
         if self.plain:
             self.console.file.write(text)
             self.console.file.flush()
         else:
-            self.console.print(escape(text), end="", style=style, highlight=False)
+            self._print(text, end="", style=style)
         self._mid_line = not text.endswith("\n")
 
     def line(self, text: str, style: str | None = None) -> None:
         """A whole line, after ending any streamed text."""
-        self._end_line()
+        self.end_line()
         if self.plain:
             self.console.file.write(text + "\n")
             self.console.file.flush()
         else:
-            self.console.print(escape(text), style=style, highlight=False)
+            self._print(text, style=style)
 
-    def _end_line(self) -> None:
+    def end_line(self) -> None:
+        """End what is streaming: the open line (or, live, the open block and reasoning line) is committed."""
         if self.live:
             rest = self._reasoning.finish()
             if rest is not None:
-                self.console.print(escape(rest), style="dim italic", highlight=False)
+                self._print(rest, style="dim italic")
             self._commit_answer(self._answer.finish())
             self._on_live()
         elif self._mid_line:
@@ -166,20 +188,18 @@ class EventView:
     def _on_TurnStarted(self, event: dict[str, Any]) -> None:  # noqa: N802 - named after the event
         self.turn_running = True
         self.activity = "thinking"
-        self._turn_started_at = time.monotonic()
-        self._usage_at_turn_start = self.usage
         if event.get("text"):
             self.line(f"> {event['text']}", style="bold")
 
     def _on_TextDelta(self, event: dict[str, Any]) -> None:  # noqa: N802
         if self._in_reasoning:
-            self._end_line()
+            self.end_line()
         self.activity = "writing"
         self._stream(event["text"])
 
     def _on_ReasoningDelta(self, event: dict[str, Any]) -> None:  # noqa: N802
         if not self._in_reasoning:
-            self._end_line()
+            self.end_line()
         self._in_reasoning = True
         self.activity = "reasoning"
         self._stream(event["text"], style="dim italic")
@@ -193,6 +213,11 @@ class EventView:
         self.activity = event["text"]
 
     def _on_ToolFinished(self, event: dict[str, Any]) -> None:  # noqa: N802
+        parent = self._tools.get((event["path"], event.get("parent_call_id") or ""))
+        if parent is not None:
+            # A call made by a script (execute_code) still running: labelled with it, like a subagent's.
+            self._tool_line(event, prefix=f"  [{parent['name']}]")
+            return
         self._tool_line(event, prefix=" ")
         self.activity = "thinking"
 
@@ -200,26 +225,35 @@ class EventView:
         started = self._tools.pop((event.get("path"), event["call_id"]), {})
         self._tool_started_at.pop((event.get("path"), event["call_id"]), None)
         emoji = started.get("emoji") or "🔧"
-        preview = _arguments_text(str(started.get("args_preview", "")))
-        outcome = "ok" if event["ok"] else "error"
-        mark = "✓" if event["ok"] else "✗"
+        ok = event["ok"]
         result = read_result(str(event.get("result_preview", "")))
-        title = f"{emoji} {event['name']} {preview}"
-        self.tool_calls.append((title, event["call_id"], str(event.get("result_preview", ""))))
-        number = len(self.tool_calls)
         code = f" exit {result.exit_code}" if result.exit_code is not None else ""
-        self.line(
-            f"{prefix}[{number}] {title}  {event['duration_seconds']:.1f}s {outcome if self.plain else mark}{code}",
-            style="green" if event["ok"] else "red",
-        )
+        number = len(self.tool_calls) + 1
+        tail = f"  {event['duration_seconds']:.1f}s {('ok' if ok else 'error') if self.plain else ('✓' if ok else '✗')}{code}"
+        head = f"{prefix}[{number}] {emoji} {event['name']} "
+        # The arguments get what the row has left (counted in cells: an emoji takes two), so it does not wrap.
+        room = max(self.console.width - cell_len(head) - cell_len(tail) - 1, _MIN_ARGUMENTS)
+        title = f"{emoji} {event['name']} {arguments_text(event['name'], str(started.get('args_preview', '')), room)}"
+        self.tool_calls.append((title, event["call_id"], str(event.get("result_preview", ""))))
+        self.line(f"{prefix}[{number}] {title}{tail}", style="green" if ok else "red")
+        indent = f"{prefix}    "
+        width = max(self.console.width - len(indent), _MIN_ARGUMENTS)
         for text in result.lines[:_OUTPUT_LINES]:
-            self.line(f"{prefix}    {text[:200]}", style="dim")
-        self.line(f"{prefix}    … /show {number} for the whole output", style="dim")
+            self.line(indent + (text if len(text) <= width else text[: width - 1] + "…"), style="dim")
+        cut = result.cut or len(result.lines) > _OUTPUT_LINES or any(len(text) > width for text in result.lines[:_OUTPUT_LINES])
+        if cut and self.show_hint:
+            self.line(f"{indent}… /show {number} for the whole output", style="dim")
 
     def running_tools(self) -> list[tuple[str, float]]:
-        """The session's tools running now: name and seconds since they started."""
+        """The session's tools running now: what each runs (its name and arguments) and seconds since it started."""
         now = time.monotonic()
-        return [(self._tools[key]["name"], now - started) for key, started in self._tool_started_at.items() if key in self._tools]
+        running = []
+        for key, started in self._tool_started_at.items():
+            if key in self._tools:
+                tool = self._tools[key]
+                what = arguments_text(tool["name"], str(tool.get("args_preview", "")), _TOOLBAR_ARGUMENTS)
+                running.append((f"{tool['name']} {what}".rstrip(), now - started))
+        return running
 
     def tool_call_id(self, number: int) -> str:
         """The call id of tool ``[number]`` (for ``/show N``).
@@ -268,13 +302,12 @@ class EventView:
     def _on_TurnFinished(self, event: dict[str, Any]) -> None:  # noqa: N802
         self.turn_running = False
         self.activity = ""
-        self._end_line()
+        self.end_line()
         if event["reason"] != "completed":
             detail = f": {event['error']}" if event.get("error") else ""
             self.line(f"[turn {event['reason']}{detail}]", style="red")
         if self.live:
-            seconds = time.monotonic() - self._turn_started_at
-            self.line(footer_text(self._usage_at_turn_start, self.usage, seconds), style="dim")
+            self.line(footer_text(event), style="dim")
 
     def _on_UsageUpdated(self, event: dict[str, Any]) -> None:  # noqa: N802
         self.usage = event
@@ -314,28 +347,17 @@ class EventView:
         elif role == "assistant":
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or call
-                self.line(f"  🔧 {function.get('name', 'tool')} {' '.join(str(function.get('arguments', '')).split())[:_PREVIEW]}", style="dim")
+                name = str(function.get("name", "tool"))
+                self.line(f"  🔧 {name} {arguments_text(name, str(function.get('arguments', '')), _PREVIEW)}", style="dim")
             if text.strip():
                 if self.plain:
                     self.line(text)
                 else:
-                    self._end_line()
+                    self.end_line()
                     self._markdown(text)
         elif role == "tool":
             first = text.strip().splitlines()[:1]
             self.line(f"    {first[0][:200] if first else '(no output)'}", style="dim")
-
-
-def _arguments_text(arguments: str) -> str:
-    """A tool's arguments in a line: the value alone when there is one (a command, a path), else the JSON."""
-    try:
-        data = json.loads(arguments)
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and len(data) == 1 and isinstance(next(iter(data.values())), str):
-        arguments = next(iter(data.values()))
-    text = " ".join(arguments.split())
-    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
 
 
 def _content_text(content: Any) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 from typing import Any
@@ -210,7 +211,7 @@ def _sessions(client: ControlClient, args: argparse.Namespace) -> int:
         if args.json:
             print_json({"sessions": [_unstructure(s) for s in listed.sessions]})
         else:
-            print(format_sessions(listed.sessions, flat=args.all))
+            print(format_sessions(listed.sessions, flat=args.all, width=_terminal_width()))
         return 0
     if args.verb == "search":
         roles = args.roles or ["user", "assistant"]
@@ -260,6 +261,11 @@ def _print_matches(found: records.SearchReply) -> None:
         print(f"{session.id}  {session.title or session.preview[:60]}")
         for hit in match.hits:
             print(f"    [{hit.role}] {hit.snippet.replace(chr(10), ' ')}")
+
+
+def _terminal_width() -> int | None:
+    """The terminal's columns when stdout is one (a table is fitted to them), else None."""
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 def _print_show(shown: records.SessionShowReply) -> None:

@@ -1,8 +1,8 @@
 """``hermes-actors chat -q``: one message, the turn shown as it runs, the answer, exit.
 
-With a terminal the turn is rendered like an attached client's (a spinner while
-nothing streams); without one only the final answer goes to stdout and the
-rest to stderr. ``--json`` prints every event as a JSON line.
+With a terminal the turn is rendered like an attached client's (markdown a block
+at a time, the block still streaming under a spinner, a footer after the turn);
+without one only the final answer goes to stdout and the rest to stderr. ``--json`` prints every event as a JSON line.
 
 An approval request is asked on the terminal (once / session / always / deny). Without a
 terminal nobody can answer, so it is denied at once, with a hint (``--yolo``,
@@ -20,9 +20,12 @@ import time
 from typing import Any
 
 from rich.console import Console
+from rich.status import Status
+from rich.text import Text
 
 from actors.platform.cli.attach_view import EventView
 from actors.platform.cli.client import ControlClient
+from actors.platform.cli.live_text import live_rows
 from actors.platform.errors import EXIT_FAILURE, DaemonNotRunning
 from messages import control as c
 
@@ -34,6 +37,8 @@ EXIT_INTERRUPTED = 130
 INTERRUPT_GRACE_SECONDS = 5.0
 #: The read deadline: how long a Ctrl-C may wait to be acted on.
 _POLL_SECONDS = 0.2
+#: Rows of the terminal the streaming text under the spinner leaves free.
+_RESERVED_ROWS = 3
 #: One-letter answers at the prompt.
 _LETTERS = {"o": "once", "s": "session", "a": "always", "d": "deny", "n": "deny"}
 _NO_TERMINAL_HINT = (
@@ -61,7 +66,13 @@ class _OneShot:
         self.to_terminal = sys.stdout.isatty() and not as_json
         # Answers are read from stdin only when it is a terminal (a pipe holds no person).
         self.can_ask = sys.stdin.isatty()
-        self.view = EventView(Console(file=sys.stdout if self.to_terminal else sys.stderr, highlight=False), session_id)
+        self.spinner: Status | None = None
+        # On a terminal the answer is rendered as the attached client renders it: markdown a block at a time,
+        # the block still streaming shown under the spinner, and a footer.
+        self.view = EventView(
+            Console(file=sys.stdout if self.to_terminal else sys.stderr, highlight=False), session_id,
+            live=self.to_terminal, on_live=self._update_spinner, show_hint=False,
+        )
         self.spinner = self.view.console.status("thinking…", spinner="dots") if self.to_terminal else None
         self.interrupted = False
         self.prompting = False
@@ -105,6 +116,7 @@ class _OneShot:
     def _interrupt(self) -> float:
         if self.spinner is not None:
             self.spinner.stop()
+        self.view.end_line()  # the text so far first, so what follows starts a line of its own
         _error("interrupting the turn…")
         self.client.send(c.InterruptSession(self.client.next_id(), self.session_id))
         return time.monotonic() + INTERRUPT_GRACE_SECONDS
@@ -112,9 +124,6 @@ class _OneShot:
     def _on_event(self, event: dict[str, Any]) -> int | None:
         """Show one event; the exit status once the run is over, else None."""
         kind = event.get("type")
-        spinner = self.spinner
-        if spinner is not None and kind in ("TextDelta", "ReasoningDelta"):
-            spinner.stop()  # before the text, so it never lands on the spinner's line
         if self.as_json:
             sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
             sys.stdout.flush()
@@ -133,9 +142,23 @@ class _OneShot:
             if not self.as_json and not self.to_terminal and event.get("final_text"):
                 print(event["final_text"])
             return 0 if event["reason"] == "completed" else EXIT_FAILURE
-        if spinner is not None:
-            _update_spinner(spinner, self.view, kind)
+        self._update_spinner()
         return None
+
+    def _update_spinner(self) -> None:
+        """While the turn runs: the spinner, with the text still streaming (else what the session does)."""
+        spinner = self.spinner
+        if spinner is None:
+            return
+        view = self.view
+        if not view.turn_running or self.interrupted or self.prompting:
+            spinner.stop()
+            return
+        live = view.live_text()
+        width, height = view.console.size
+        rows = live_rows(live, width - 2, max(height - _RESERVED_ROWS, 1)) if live else [f"{view.activity or 'working'}…"]
+        spinner.update(Text("\n".join(rows)))
+        spinner.start()
 
     def _answer(self, request: dict[str, Any]) -> None:
         if self.spinner is not None:
@@ -176,12 +199,3 @@ class _OneShot:
 
 def _error(text: str) -> None:
     print(f"hermes-actors: {text}", file=sys.stderr)
-
-
-def _update_spinner(spinner: Any, view: EventView, kind: str | None) -> None:
-    """A spinner while the session works and nothing streams; hidden while text streams."""
-    if kind in ("TextDelta", "ReasoningDelta", "TurnFinished") or not view.turn_running or view.streaming:
-        spinner.stop()
-    else:
-        spinner.update(f"{view.activity or 'working'}…")
-        spinner.start()

@@ -222,21 +222,28 @@ def _when(timestamp: float | None) -> str:
     return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
 
 
-def format_sessions(sessions: list[SessionSummary], *, flat: bool = False) -> str:
-    """The ``sessions list`` table; unless ``flat``, a session's subagents are a count after its title."""
+def format_sessions(sessions: list[SessionSummary], *, flat: bool = False, width: int | None = None) -> str:
+    """The ``sessions list`` table; unless ``flat``, a session's subagents are a count after its title.
+
+    With ``width`` (a terminal's columns) each row is cut to fit, the cut marked, rather than wrapped
+    under the first column; without it (a pipe) rows are whole.
+    """
     if not sessions:
         return "no sessions"
-    lines = [f"{'ID':<24} {'STARTED':<16} {'MSGS':>5} {'COST':>8} {'LIVE':<4} {'SOURCE':<8} TITLE / PREVIEW"]
+    ids = max(len("ID"), *(len(info.id) for info in sessions))
+    lines = [f"{'ID':<{ids}} {'STARTED':<16} {'MSGS':>5} {'COST':>8} {'LIVE':<4} {'SOURCE':<8} TITLE / PREVIEW"]
     for info in sessions:
         label = info.title or info.preview.replace("\n", " ")[:60]
         if info.subagents and not flat:
             label = f"{label} [+{info.subagents} subagent{'s' if info.subagents > 1 else ''}]"
         ended = f" (ended: {info.end_reason})" if info.ended_at else ""
         lines.append(
-            f"{info.id:<24} {_when(info.started_at):<16} {info.message_count:>5} {_cost(info):>8} "
+            f"{info.id:<{ids}} {_when(info.started_at):<16} {info.message_count:>5} {_cost(info):>8} "
             f"{'yes' if info.live else '-':<4} "
             f"{info.source:<8} {label}{ended}"
         )
+    if width is not None:
+        lines = [line if len(line) <= width else line[: width - 1] + "…" for line in lines]
     return "\n".join(lines)
 
 

@@ -13,6 +13,7 @@ import re
 __all__ = ["ToolResult", "read_result"]
 
 _OUTPUT = re.compile(r'"(?:output|stdout|content|result)":\s*"((?:[^"\\]|\\.)*)')
+_CUT = "…"
 _EXIT = re.compile(r'"(?:exit_code|returncode)":\s*(-?\d+)')
 
 
@@ -22,11 +23,13 @@ class ToolResult:
     Args:
         lines: the output, line by line.
         exit_code: a command's exit code (None when the tool has none).
+        cut: the text was a preview cut short (the store has the rest).
     """
 
-    def __init__(self, lines: list[str], exit_code: int | None) -> None:
+    def __init__(self, lines: list[str], exit_code: int | None, cut: bool = False) -> None:
         self.lines = lines
         self.exit_code = exit_code
+        self.cut = cut
 
 
 def read_result(text: str) -> ToolResult:
@@ -45,10 +48,11 @@ def read_result(text: str) -> ToolResult:
     match = _OUTPUT.search(text)
     exit_match = _EXIT.search(text)
     exit_code = int(exit_match.group(1)) if exit_match else None
+    cut = text.endswith(_CUT)  # how a preview is cut
     if match is None:
-        return ToolResult(text.strip("\n").splitlines(), exit_code)
+        return ToolResult(text.strip("\n").splitlines(), exit_code, cut)
     try:
         output = json.loads(f'"{match.group(1).rstrip(chr(92))}"')
     except ValueError:
         output = match.group(1)
-    return ToolResult(output.strip("\n").splitlines(), exit_code)
+    return ToolResult(output.strip("\n").splitlines(), exit_code, cut)

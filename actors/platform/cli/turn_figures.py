@@ -1,6 +1,7 @@
 """Usage figures for people: ``/usage`` and the one-line footer after each turn.
 
-Input is the wire ``UsageUpdated`` dict (the session's running totals).
+``/usage`` reads the wire ``UsageUpdated`` dict (the session's running totals); the footer
+reads ``TurnFinished``, which carries the turn's own figures.
 A cost of None means the model has no known price: it reads "n/a", never 0.
 """
 
@@ -38,13 +39,9 @@ def usage_text(usage: dict[str, Any] | None) -> str:
     ))
 
 
-def footer_text(before: dict[str, Any] | None, after: dict[str, Any] | None, seconds: float) -> str:
-    """One line after a turn: the tokens and cost it added, and how long it took."""
-    if after is None:
-        return f"{seconds:.1f}s"
-    base = before or {}
-    tokens_in = int(after.get("prompt_tokens", 0)) - int(base.get("prompt_tokens", 0))
-    tokens_out = int(after.get("completion_tokens", 0)) - int(base.get("completion_tokens", 0))
-    cost_after, cost_before = after.get("cost_usd"), base.get("cost_usd", 0.0)
-    cost = None if cost_after is None or cost_before is None else cost_after - cost_before
-    return f"{_tokens(tokens_in)} in · {_tokens(tokens_out)} out · {_cost(cost)} · {seconds:.1f}s"
+def footer_text(finished: dict[str, Any]) -> str:
+    """One line after a turn (a wire ``TurnFinished``, which carries the turn's own figures): its
+    tokens in and out, its cost, and how long it ran."""
+    tokens_in, tokens_out = int(finished.get("prompt_tokens", 0)), int(finished.get("completion_tokens", 0))
+    seconds = float(finished.get("duration_seconds", 0.0))
+    return f"{_tokens(tokens_in)} in · {_tokens(tokens_out)} out · {_cost(finished.get('cost_usd'))} · {seconds:.1f}s"

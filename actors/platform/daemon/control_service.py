@@ -304,7 +304,7 @@ class ControlService:
         """Subscribe a connection to a session's events, replaying from ``since``."""
         if request.since is not None and request.since < 0:
             raise RequestFailed("invalid", "since must be >= 0")
-        return await self._ask_session(request.session_id, s.Subscribe(label, request.since))
+        return await self._ask_session(request.session_id, s.Subscribe(label, request.since, running_turn=True))
 
     async def send_message(self, request: c.SendMessage) -> c.Ok:
         """Deliver a user message (a turn) if the running-turn cap allows it; the reply says what became of it."""
