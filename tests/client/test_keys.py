@@ -125,10 +125,7 @@ class TestCommands:
             # as the answer streams on (a loaded machine acknowledges later).
             terminal.wait_for(lambda t: re.search(r"^steer", t, re.M) is not None, what="the acknowledgement")
             terminal.type("\x03")
-            # The steer never met a tool result, so it comes back as the next message once the turn is
-            # interrupted: wait for that turn too, or it would take the next test's scripted reply.
-            terminal.wait_for(lambda t: " out · " in t.split("[turn interrupted]")[-1] and is_idle(t),
-                              what="the steer's own turn")
+            terminal.wait_for(lambda t: "[turn interrupted" in t and is_idle(t), what="the interruption")
 
     def test_approval_answered_at_the_prompt(
         self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess, tmp_path: Path
@@ -148,3 +145,43 @@ class TestCommands:
             terminal.type("once\r")
             terminal.wait_for(lambda t: "All done after the approval." in t and is_idle(t), what="the end of the turn")
             assert not target.exists()
+
+
+
+def _user_texts(provider: ScriptedProviderProcess) -> list[str]:
+    """The content of every user message the model was sent so far."""
+    bodies = [request.get("body") or {} for request in provider.requests()]
+    return [str(m.get("content")) for body in bodies for m in body.get("messages", []) if m.get("role") == "user"]
+
+
+def _next_message_after_the_interruption(terminal: PtyTerminal) -> None:
+    """Once the turn is interrupted, send a message and wait for its answer: any turn started in between came first."""
+    terminal.wait_for(lambda t: "[turn interrupted" in t and is_idle(t), what="the interruption")
+    terminal.type("and now this, no tools\r")
+    terminal.wait_for(lambda t: "plain answer to: and now" in t and is_idle(t), what="the next turn")
+
+
+class TestSteerThenInterrupt:
+    """A steer still pending when its turn is interrupted is dropped: it never starts a turn of its own."""
+
+    def test_steer_then_stop(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """`/steer …` then `/stop`: the next turn is the next message typed, not the steer."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            _start_long_turn(terminal, provider)
+            terminal.type("/steer answer in one word\r")
+            terminal.wait_for(lambda t: re.search(r"^steer", t, re.M) is not None, what="the acknowledgement")
+            terminal.type("/stop\r")
+            _next_message_after_the_interruption(terminal)
+        assert "answer in one word" not in _user_texts(provider)
+
+    def test_cli_steer_then_interrupt(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """`hermes-actors steer S TEXT` then `interrupt S`: the steer's text never reaches the model."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            session_id = session_of(terminal)
+            _start_long_turn(terminal, provider)
+            assert run_cli(shared_daemon.home, "steer", session_id, "keep it to one line").returncode == 0
+            assert run_cli(shared_daemon.home, "interrupt", session_id).returncode == 0
+            _next_message_after_the_interruption(terminal)
+        assert "keep it to one line" not in _user_texts(provider)
