@@ -106,3 +106,12 @@ class TestToolResult:
         """A preview cut in the middle of the JSON still yields its first lines."""
         result = read_result('{"output": "a\\nb\\nc", "exit_code": 2, "error": "boom"')
         assert (["a", "b", "c"], 2) == (result.lines, result.exit_code)
+
+
+class TestEnding:
+    """A command's ending reads as its exit code, or as the signal that ended it."""
+
+    def test_endings(self) -> None:
+        """0 and 2 are exit codes; -15 (a process's status) and 143 (a shell's) are SIGTERM."""
+        endings = [read_result(f'{{"output": "", "exit_code": {code}}}').ending() for code in (0, 2, -15, 143, -99)]
+        assert ["exit 0", "exit 2", "killed by SIGTERM", "killed by SIGTERM", "killed by signal 99"] == endings

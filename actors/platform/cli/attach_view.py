@@ -201,16 +201,18 @@ class EventView:
         self._tool_started_at.pop((event.get("path"), event["call_id"]), None)
         emoji = started.get("emoji") or "🔧"
         preview = _arguments_text(str(started.get("args_preview", "")))
-        outcome = "ok" if event["ok"] else "error"
-        mark = "✓" if event["ok"] else "✗"
         result = read_result(str(event.get("result_preview", "")))
+        # A command that ran but ended badly is a failure to the person reading, as in Hermes's own display.
+        ok = event["ok"] and not result.failed
+        outcome = "ok" if ok else "error"
+        mark = "✓" if ok else "✗"
         title = f"{emoji} {event['name']} {preview}"
         self.tool_calls.append((title, event["call_id"], str(event.get("result_preview", ""))))
         number = len(self.tool_calls)
-        code = f" exit {result.exit_code}" if result.exit_code is not None else ""
+        ending = f" {result.ending()}" if result.exit_code is not None else ""
         self.line(
-            f"{prefix}[{number}] {title}  {event['duration_seconds']:.1f}s {outcome if self.plain else mark}{code}",
-            style="green" if event["ok"] else "red",
+            f"{prefix}[{number}] {title}  {event['duration_seconds']:.1f}s {outcome if self.plain else mark}{ending}",
+            style="green" if ok else "red",
         )
         for text in result.lines[:_OUTPUT_LINES]:
             self.line(f"{prefix}    {text[:200]}", style="dim")
@@ -236,8 +238,8 @@ class EventView:
         title, call_id, preview = self.tool_calls[number - 1]
         message = next((m.get("message", m) for m in stored if m.get("message", m).get("tool_call_id") == call_id), None)
         result = read_result(_content_text(message.get("content")) if message is not None else preview)
-        code = f" (exit {result.exit_code})" if result.exit_code is not None else ""
-        self.line(f"[{number}] {title}{code}", style="bold")
+        ending = f" ({result.ending()})" if result.exit_code is not None else ""
+        self.line(f"[{number}] {title}{ending}", style="bold")
         for text in result.lines or ["(no output)"]:
             self.line(f"    {text}")
 
