@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import signal
 import sys
@@ -24,7 +25,7 @@ from actors.platform.cli.attach_input import PromptInput, TerminalModes
 from actors.platform.cli.attach_view import EventView
 from actors.platform.cli.autostart import connect_or_start
 from actors.platform.cli.client import ControlClient
-from actors.platform.cli.one_shot import run_one_shot
+from actors.platform.cli.one_shot import EXIT_INTERRUPTED, run_one_shot
 from actors.platform.cli.slash import COMMANDS, SlashCommandError, parse_command
 from actors.platform.cli.user_text import replace_undecodable, warn_replaced
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, PlatformError, RequestFailed
@@ -85,7 +86,8 @@ def run_attach_command(args: argparse.Namespace) -> int:
             session_id = client.session_id_for(args.session)
             if args.yolo:
                 client.request_raw(c.SetSessionYolo(client.next_id(), session_id, True))
-            history = None if args.all else args.history
+            # --json is read by programs: it prints stored messages only when asked for them.
+            history = None if args.all else args.history if args.history is not None else 0 if args.json else DEFAULT_HISTORY
             return Attachment(client, session_id, as_json=args.json, history=history, yolo=args.yolo).run(since=args.since)
         except RequestFailed as exc:
             print(f"hermes-actors: {exc}", file=sys.stderr)
@@ -353,9 +355,8 @@ class Attachment:
         return status
 
     def _attach(self, since: int | None) -> None:
-        if self.history != 0 and since is None and not self.as_json:
-            head, tail = (10**9, 0) if self.history is None else (0, self.history)
-            self.view.show_history(self.client.request_raw(c.ShowSession(self.client.next_id(), self.session_id, head, tail)))
+        if self.history != 0 and since is None:
+            self._show_history()
         self.client.request_raw(c.Attach(self.client.next_id(), self.session_id, since))
         # A reply after the attach is read after the events replayed with it (a pending approval).
         self._replay_barrier = self.client.next_id()
@@ -368,12 +369,40 @@ class Attachment:
             # The markdown renderer loads while the person types, not before the prompt shows.
             threading.Thread(target=importlib.import_module, args=("rich.markdown",), daemon=True).start()
 
+    def _show_history(self) -> None:
+        """The stored conversation before the live events: its last ``history`` messages, or all of them."""
+        if self.history is None:
+            # Every message, however many: the export streams the whole session (a ShowSession excerpt
+            # stops at the store's limit).
+            rid = self.client.next_id()
+            self.client.send(c.ExportSession(rid, self.session_id))
+            chunks: list[str] = []
+            while True:
+                chunk = self.client.reply_to(rid)
+                chunks.append(chunk.data)
+                if chunk.last:
+                    break
+            lines = [json.loads(line) for line in "".join(chunks).splitlines()]
+            reply: dict[str, Any] = {"tail": [line for line in lines if line.get("type") == "message"]}
+        else:
+            reply = self.client.request_raw(c.ShowSession(self.client.next_id(), self.session_id, 0, self.history))
+        if not self.as_json:
+            self.view.show_history(reply)
+            return
+        for stored in [*(reply.get("head") or []), *(reply.get("tail") or [])]:
+            sys.stdout.write(json.dumps({**stored, "type": "StoredMessage"}, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
     def _serve(self) -> None:
         # The read deadline bounds how long a Ctrl-C or a finished pipe waits to be acted on.
         self.client.settimeout(0.2)
         while not self.done.is_set():
             if self._interrupt_requested.is_set():
                 self._interrupt_requested.clear()
+                if self.prompt is None and not self.view.turn_running:
+                    # Without a prompt Ctrl-C is the only way out: with no turn to interrupt, it leaves.
+                    self.leave("left (Ctrl-C)", EXIT_INTERRUPTED)
+                    return
                 self.interrupt()
             if self.prompt is None and self._pipe_finished():
                 self.leave("", 0)  # the end of a script needs no comment
@@ -412,11 +441,11 @@ class Attachment:
         if message.get("session_id") != self.session_id and not str(message.get("path", "")).startswith(own_path + "/"):
             return  # a session we left with /new
         if self.as_json:
-            import json
-
             sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
             sys.stdout.flush()
             self.view.last_seq = max(self.view.last_seq, message["seq"])
+            if kind in ("TurnStarted", "TurnFinished") and self.view.is_own(message):
+                self.view.turn_running = kind == "TurnStarted"
         else:
             self.view.show(message)
         if kind == "StatusUpdate" and message.get("kind") == "yolo" and self.view.is_own(message):

@@ -123,10 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     shown = attach.add_mutually_exclusive_group()
     shown.add_argument(
-        "--history", type=int, default=10, metavar="N",
-        help="show the conversation's last N stored messages first (default: %(default)s; 0: none)",
+        "--history", type=int, metavar="N",
+        help="show the conversation's last N stored messages first (default: 10, none with --json; 0: none)",
     )
-    shown.add_argument("--all", action="store_true", help="show every stored message of the conversation first")
+    shown.add_argument(
+        "--all", action="store_true", help="show every stored message of the conversation first (with --json too)"
+    )
     _add_json(attach)
     _add_yolo(attach)
 
