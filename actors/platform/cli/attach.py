@@ -126,8 +126,12 @@ class Attachment:
         self.done = threading.Event()
         self.sent_messages = 0
         self.input_closed = False
-        # Invariant: the turn count we wait for before leaving once a pipe's input has ended.
+        # Invariant: the turn count we wait for before leaving once a pipe's input has ended: turns of
+        # our own messages only (a turn already running when we attached is someone else's).
         self._finished_turns = 0
+        # Messages sent whose turn has not started yet, and the ids of the turns they started.
+        self._unstarted: list[str] = []
+        self._own_turns: set[int] = set()
         self._answered = 0
         # Set except while a /new waits for its session.
         self._switched = threading.Event()
@@ -204,6 +208,7 @@ class Attachment:
                 self._answer(text)
             else:
                 self.sent_messages += 1
+                self._unstarted.append(text)
                 busy = None if self.interactive else "queue"  # piped lines are a script: none may cut another short
                 self._send(c.SendMessage(self.client.next_id(), self.session_id, text, busy_mode=busy))
             return
@@ -452,7 +457,10 @@ class Attachment:
             self.yolo = str(message.get("text")).startswith("YOLO on")
         if kind == "SubscriberDropped" and self.view.is_own(message) and not self.done.is_set():
             self._dropped(str(message.get("reason", "")))
-        if kind == "TurnFinished" and self.view.is_own(message):
+        if kind == "TurnStarted" and self.view.is_own(message) and message.get("text") in self._unstarted:
+            self._unstarted.remove(message["text"])
+            self._own_turns.add(message["turn_id"])
+        if kind == "TurnFinished" and self.view.is_own(message) and message.get("turn_id") in self._own_turns:
             self._finished_turns += 1
 
     def _dropped(self, reason: str) -> None:
@@ -482,6 +490,8 @@ class Attachment:
         self.view.session_path = session_path(session_id)
         # A pipe's exit waits for the turns of the session it is attached to now.
         self.sent_messages = self._finished_turns = 0
+        self._unstarted.clear()
+        self._own_turns.clear()
         self._send(c.Attach(self.client.next_id(), self.session_id, None))
         self.view.line(f"new session {self.session_id}", style="dim")
         self._switched.set()
