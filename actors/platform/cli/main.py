@@ -11,6 +11,7 @@ byte replaced (U+FFFD), with a warning: see :mod:`actors.platform.cli.user_text`
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -226,6 +227,20 @@ def _add_yolo(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``hermes-actors`` console script; returns the exit status."""
+    try:
+        try:
+            return _run(argv)
+        finally:
+            # Flushed here (after --help's SystemExit too), where a reader that left is handled, not at exit.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # `hermes-actors sessions list | head -2`: the reader has what it wanted. The socket's own errors are
+        # translated by the client, so this is stdout; the rest of the output is dropped, not flushed again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILURE
+
+
+def _run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     replace_undecodable_arguments(args)
     try:
