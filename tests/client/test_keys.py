@@ -6,8 +6,10 @@ import re
 import termios
 from pathlib import Path
 
+import pytest
+
 from tests.client.pty_terminal import PtyTerminal
-from tests.client.test_screen import TOKENS, is_idle, open_chat, session_of
+from tests.client.test_screen import TOKENS, is_idle, open_chat, session_of, stored_session
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
 
 
@@ -41,14 +43,17 @@ class TestLeaving:
             assert "· /help" not in text.splitlines()[-1]  # the toolbar is gone
 
     def test_ctrl_d_detaches_and_says_how_to_come_back(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
-        """Ctrl-D: exit 0, the session goes on, and the line to re-attach is printed."""
+        """Ctrl-D after a message: exit 0, the session goes on (stored), and the line to re-attach is printed."""
         provider.reset()
         with open_chat(shared_daemon, provider) as terminal:
             session_id = session_of(terminal)
+            terminal.type("worth keeping, no tools\r")
+            terminal.wait_for(lambda t: "plain answer to: worth" in t and is_idle(t), what="the answer")
             terminal.type("\x04")
             assert terminal.wait_exit() == 0
             assert _cooked(terminal)
             assert f"hermes-actors attach {session_id}" in terminal.text()
+        assert run_cli(shared_daemon.home, "sessions", "show", session_id).returncode == 0
 
     def test_ctrl_c_twice_at_idle_prompt(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """One Ctrl-C at an idle prompt only says how to leave; a second one leaves."""
@@ -185,3 +190,31 @@ class TestSteerThenInterrupt:
             assert run_cli(shared_daemon.home, "interrupt", session_id).returncode == 0
             _next_message_after_the_interruption(terminal)
         assert "keep it to one line" not in _user_texts(provider)
+
+
+class TestNothingSaid:
+    """`chat` left without a message keeps no session; `sessions delete` asks first on a terminal."""
+
+    def test_chat_left_at_once_is_not_stored(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """Ctrl-D before any message: exit 0, says the session is not kept, and it is not stored."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            session_id = session_of(terminal)
+            terminal.type("\x04")
+            assert terminal.wait_exit() == 0
+            assert "nothing was said, so the session is not kept" in terminal.text()
+            assert f"hermes-actors attach {session_id}" not in terminal.text()
+        assert run_cli(shared_daemon.home, "sessions", "show", session_id).returncode == 2
+
+    @pytest.mark.parametrize(("answer", "status", "stored"), [("n", 1, True), ("y", 0, False)])
+    def test_sessions_delete_asks(
+        self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess, answer: str, status: int, stored: bool
+    ) -> None:
+        """On a terminal `sessions delete` names the session and asks; only `y` deletes."""
+        session_id = stored_session(shared_daemon, provider)
+        with PtyTerminal(shared_daemon.home, "sessions", "delete", session_id) as terminal:
+            terminal.wait_for(lambda t: f"Delete session {session_id} (hello, no tools please, " in t and "[y/N]" in t,
+                              what="the question")
+            terminal.type(f"{answer}\r")
+            assert terminal.wait_exit() == status
+        assert (run_cli(shared_daemon.home, "sessions", "show", session_id).returncode == 0) == stored

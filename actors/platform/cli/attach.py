@@ -41,6 +41,8 @@ SWITCH_TIMEOUT_SECONDS = 30.0
 DEFAULT_HISTORY = 10
 #: How long a piped client waits for the attach replay (a pending approval) before reading stdin.
 REPLAY_TIMEOUT_SECONDS = 10.0
+#: How long leaving waits for the daemon to delete an empty session this client created.
+_FORGET_TIMEOUT_SECONDS = 10.0
 #: How many of the latest stored messages /show N looks through for the tool's result.
 _SHOW_SEARCH_MESSAGES = 500
 #: How a session's reason for dropping a subscriber that fell behind begins (anything else: the session stopped).
@@ -81,7 +83,7 @@ def run_attach_command(args: argparse.Namespace) -> int:
                     "sandbox": args.sandbox,
                 }
                 return Attachment(
-                    client, session_id, as_json=args.json, provider=provider, history=0, yolo=args.yolo
+                    client, session_id, as_json=args.json, provider=provider, history=0, yolo=args.yolo, created=True
                 ).run(since=None)
             session_id = client.session_id_for(args.session)
             if args.yolo:
@@ -105,13 +107,18 @@ class Attachment:
             own; empty means the daemon's ``config.yaml``).
         history: stored messages to show first (None: all of them; 0: none).
         yolo: the session's yolo toggle is on (``--yolo``); the toolbar marks it.
+        created: the session was created for this client (``chat``): left without a message, it is deleted.
     """
 
     def __init__(
         self, client: ControlClient, session_id: str, *, as_json: bool = False,
         provider: dict[str, str | None] | None = None, history: int | None = DEFAULT_HISTORY, yolo: bool = False,
+        created: bool = False,
     ) -> None:
         self.client = client
+        # Invariant: ``created`` and not ``used``: the session is this client's own and nobody has used it yet.
+        self.created = created
+        self.used = False
         self.yolo = yolo
         self.provider = provider or {}
         self.session_id = session_id
@@ -168,6 +175,9 @@ class Attachment:
     def detach(self, why: str = "detached") -> None:
         """Leave; the session keeps running."""
         self._send(c.Detach(self.client.next_id(), self.session_id))
+        if self.created and not self.used:
+            self.leave(f"{why}; nothing was said, so the session is not kept", 0)  # deleted by _forget_if_unused
+            return
         since = f", or with --since {self.view.last_seq} to replay what happens meanwhile" if self.view.last_seq else ""
         self.leave(f"{why}; the session goes on (re-attach: hermes-actors attach {self.session_id}{since})", 0)
 
@@ -208,6 +218,7 @@ class Attachment:
                 self._answer(text)
             else:
                 self.sent_messages += 1
+                self.used = True
                 self._unstarted.append(text)
                 busy = None if self.interactive else "queue"  # piped lines are a script: none may cut another short
                 self._send(c.SendMessage(self.client.next_id(), self.session_id, text, busy_mode=busy))
@@ -340,6 +351,7 @@ class Attachment:
         try:
             self._attach(since)
             self._serve()
+            self._forget_if_unused()
         except DaemonNotRunning:
             self.leave("the daemon stopped (the connection closed)", EXIT_FAILURE)
         except RequestFailed as exc:
@@ -373,6 +385,17 @@ class Attachment:
         if self.interactive:
             # The markdown renderer loads while the person types, not before the prompt shows.
             threading.Thread(target=importlib.import_module, args=("rich.markdown",), daemon=True).start()
+
+    def _forget_if_unused(self) -> None:
+        """Leaving a session created for this client in which nothing was said: it is deleted, as an
+        empty conversation is worth nothing stored (and would only clutter ``sessions list``)."""
+        if not self.created or self.used or self._ending is None or self._ending[1] != 0:
+            return
+        self.client.settimeout(_FORGET_TIMEOUT_SECONDS)
+        try:
+            self.client.request_raw(c.DeleteSession(self.client.next_id(), self.session_id))
+        except (RequestFailed, TimeoutError) as exc:
+            self._ending = (f"detached; the empty session {self.session_id} could not be deleted: {exc}", 0)
 
     def _show_history(self) -> None:
         """The stored conversation before the live events: its last ``history`` messages, or all of them."""
@@ -457,6 +480,8 @@ class Attachment:
             self.yolo = str(message.get("text")).startswith("YOLO on")
         if kind == "SubscriberDropped" and self.view.is_own(message) and not self.done.is_set():
             self._dropped(str(message.get("reason", "")))
+        if kind == "TurnStarted" and self.view.is_own(message):
+            self.used = True  # by us, or by another client attached to it
         if kind == "TurnStarted" and self.view.is_own(message) and message.get("text") in self._unstarted:
             self._unstarted.remove(message["text"])
             self._own_turns.add(message["turn_id"])
@@ -486,6 +511,9 @@ class Attachment:
 
     def _switch(self, session_id: str) -> None:
         self._send(c.Detach(self.client.next_id(), self.session_id))
+        if self.created and not self.used:
+            self._send(c.DeleteSession(self.client.next_id(), self.session_id))  # its Ok is not waited for
+        self.created, self.used = True, False
         self.session_id = session_id
         self.view.session_path = session_path(session_id)
         # A pipe's exit waits for the turns of the session it is attached to now.

@@ -18,6 +18,7 @@ import attrs
 from actors.platform.cli.autostart import connect_or_start
 from actors.platform.cli.client import ControlClient
 from actors.platform.cli.config_check import warn_config
+from actors.platform.cli.confirm import can_ask, confirmed
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, RequestFailed
 from actors.platform.paths import DaemonPaths, home_from_env
 from actors.platform.cli.render import format_inspect, format_ps, format_sessions, format_tree, node_json, ps_rows, snapshot_json
@@ -231,6 +232,20 @@ def _sessions(client: ControlClient, args: argparse.Namespace) -> int:
         return 0
     if args.verb == "export":
         return _export(client, args, rid)
+    return _delete_session(client, args, rid)
+
+
+def _delete_session(client: ControlClient, args: argparse.Namespace, rid: str) -> int:
+    """``sessions delete``: asked first on a terminal, as ``skills delete`` is; without one, only with --yes."""
+    if not args.yes:
+        if not can_ask():
+            return _fail(args, "invalid", "deleting a session needs --yes when there is no terminal to ask", EXIT_NOT_FOUND)
+        session = client.request_raw(c.ShowSession(client.next_id(), args.session, head=0, tail=0))["session"]
+        named = session.get("title") or session.get("preview") or "no messages"
+        if not confirmed(f"Delete session {session['id']} ({named[:60]}, {session['message_count']} messages)?"):
+            print("Not deleted.")
+            return EXIT_FAILURE
+        args.session = session["id"]  # what was asked about, even if a title moved meanwhile
     return _ok(args, client.request_raw(c.DeleteSession(rid, args.session)))
 
 

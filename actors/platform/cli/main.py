@@ -177,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
     delete = verbs.add_parser("delete", help="delete a session (stopping it first when live)")
     delete.add_argument("session", metavar="SESSION", help="session id or title")
+    delete.add_argument("--yes", action="store_true", help="do not ask for confirmation (needed without a terminal)")
     _add_json(delete)
 
     _add_skills(commands)
