@@ -218,3 +218,39 @@ class TestNothingSaid:
             terminal.type(f"{answer}\r")
             assert terminal.wait_exit() == status
         assert (run_cli(shared_daemon.home, "sessions", "show", session_id).returncode == 0) == stored
+
+
+class TestAsTheReadmeSays:
+    """What /help, /compress, `steer` and `interrupt` do is what the README says they do."""
+
+    def test_help_says_what_reset_tools_does(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """/help describes /reset-tools as the README does: it rebuilds the frozen tool list."""
+        provider.reset()
+        with open_chat(shared_daemon, provider, columns=140, lines=40) as terminal:
+            terminal.type("/help\r")
+            text = terminal.wait_for(lambda t: "/yolo" in t, what="the help")
+        assert re.search(r"/reset-tools +rebuild the session's frozen tool list", text), text
+
+    def test_compress_on_a_short_history_answers_once(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """/compress after one exchange: one answer, saying how much is kept and that it needs more conversation."""
+        provider.reset()
+        with open_chat(shared_daemon, provider, columns=200, lines=40) as terminal:
+            terminal.type("hello, no tools\r")
+            terminal.wait_for(lambda t: "plain answer to: hello" in t and is_idle(t), what="the answer")
+            terminal.type("/compress\r")
+            text = terminal.wait_for(lambda t: "it needs more conversation between them" in t and is_idle(t), what="the reply")
+        assert text.count("nothing to compress") == 1, text
+        assert "nothing compressed" not in text, text
+
+    def test_steer_and_interrupt_by_title(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """`steer TITLE TEXT` and `interrupt TITLE` reach the titled session, as `attach TITLE` does."""
+        provider.reset()
+        title = f"titled-{id(self)}"
+        with PtyTerminal(shared_daemon.home, "chat", *provider.chat_flags(), "--title", title) as terminal:
+            terminal.wait_for(lambda t: "attached to" in t and is_idle(t), what="the attach banner")
+            _start_long_turn(terminal, provider)
+            steered = run_cli(shared_daemon.home, "steer", title, "a word from outside")
+            assert steered.returncode == 0, steered.stderr
+            interrupted = run_cli(shared_daemon.home, "interrupt", title)
+            assert interrupted.returncode == 0, interrupted.stderr
+            terminal.wait_for(lambda t: "[turn interrupted" in t and is_idle(t), what="the interruption")

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -168,3 +169,16 @@ class TestClosedPipe:
             os.close(write_end)
         assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr, result.stderr
         assert result.returncode == 1, result.stderr
+
+
+class TestStopWithoutDaemon:
+    """`stop` with no daemon running succeeds: what it asks for holds (as the README says)."""
+
+    @pytest.mark.parametrize("json_flag", [(), ("--json",)])
+    def test_exit_zero(self, tmp_path: Path, json_flag: tuple[str, ...]) -> None:
+        """Exit status 0 and "no daemon was running", in text and JSON."""
+        home = tmp_path / "home"
+        home.mkdir(mode=0o700)
+        result = run_cli(home, "stop", *json_flag)
+        assert result.returncode == 0, result.stderr
+        assert "no daemon was running" in result.stdout

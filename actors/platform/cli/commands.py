@@ -195,11 +195,22 @@ def _kill(client: ControlClient, args: argparse.Namespace) -> int:
 
 
 def _interrupt(client: ControlClient, args: argparse.Namespace) -> int:
-    return _ok(args, client.request_raw(c.InterruptSession(client.next_id(), args.session)))
+    return _ok(args, client.request_raw(c.InterruptSession(client.next_id(), _session_ref(client, args.session))))
 
 
 def _steer(client: ControlClient, args: argparse.Namespace) -> int:
-    return _ok(args, client.request_raw(c.SteerSession(client.next_id(), args.path, args.text)))
+    return _ok(args, client.request_raw(c.SteerSession(client.next_id(), _session_ref(client, args.path), args.text)))
+
+
+def _session_ref(client: ControlClient, ref: str) -> str:
+    """A session's id for ``ref`` when it names one by id or title (as in ``attach``), else ``ref`` itself:
+    a path (``SESSION/subagent:…``) or what the daemon will refuse with its own words."""
+    if "/" in ref:
+        return ref
+    try:
+        return client.session_id_for(ref)
+    except RequestFailed:
+        return ref
 
 
 def _sessions(client: ControlClient, args: argparse.Namespace) -> int:
