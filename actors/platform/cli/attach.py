@@ -116,7 +116,8 @@ class Attachment:
         created: bool = False,
     ) -> None:
         self.client = client
-        # Invariant: ``created`` and not ``used``: the session is this client's own and nobody has used it yet.
+        # ``created`` and not ``used``: this client's own session, where nobody has said anything yet (on
+        # leaving, it is deleted).
         self.created = created
         self.used = False
         self.yolo = yolo
