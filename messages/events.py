@@ -103,7 +103,8 @@ class ToolFinished(_Stamped):
 class StatusUpdate(_Stamped):
     """Something the user should see that is not the answer: ``kind`` is one of
     retrying, rotating_key, fallback, compressing, budget, stale, warning, info, yolo (the session's
-    --yolo toggle changed: the text starts with ``YOLO on`` or ``YOLO off``)."""
+    --yolo toggle changed: the text starts with ``YOLO on`` or ``YOLO off``), host_lost (the session's
+    host process went away: a turn it was running is lost, and the client is attached again)."""
 
     kind: str
     text: str

@@ -418,7 +418,11 @@ class SessionActor(Actor[SessionMessage]):
         state.history = outcome.messages
         counters.add_to(state)
         leftover = self.steer.take()
-        if leftover:
+        if leftover and outcome.reason == "interrupted":
+            # As Hermes Agent: the steer was for this turn's next step, which the user has just called
+            # off; kept, it would start a turn of its own right after the one they stopped.
+            log.info("session %s: turn %d interrupted with a steer pending; the steer is dropped", self.session_id, turn_id)
+        elif leftover:
             self.queue.appendleft(UserMessage(leftover, source="steer"))
         with trio.move_on_after(self.shutdown_timeout):
             await flush_history(self.spec.deps, self.session_id, state)

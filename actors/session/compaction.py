@@ -69,15 +69,23 @@ class SessionCompaction:
     async def _preflight(self, messages: list[dict[str, Any]], tokens: int) -> list[dict[str, Any]] | None:
         if not self.compressor().should_compress(tokens):
             return None
-        return await self._compress(messages, None)
+        try:
+            return await self._compress(messages, None)
+        except CompressionError as exc:
+            self._hub.publish(StatusUpdate, kind="info", text=f"nothing compressed: {exc}")
+            return None
 
     async def compress_now(self, topic: str | None) -> str:
         """Compress the history on request (``/compress TOPIC``); the user asked, so a pause
         for thrashing ends."""
         compressor = self.compressor()
         before = len(self._state.history)
-        result = await self._compress(self._state.history, topic)
-        compressor.reset_thrashing()
+        try:
+            result = await self._compress(self._state.history, topic)
+        except CompressionError as exc:
+            return str(exc)  # the answer to the request, said once (not also as a status line)
+        finally:
+            compressor.reset_thrashing()
         if result is None:
             return "nothing to compress"
         return f"compressed {before} → {len(result)} messages"
@@ -101,14 +109,15 @@ class SessionCompaction:
         return compressor
 
     async def _compress(self, messages: list[dict[str, Any]], topic: str | None) -> list[dict[str, Any]] | None:
+        """Compress ``messages`` into the store and the history; the new history (None: unchanged).
+
+        Raises:
+            CompressionError: the history is too short to compress; the message says what it needs.
+        """
         compressor = self.compressor()
         hub = self._hub
         hub.publish(StatusUpdate, kind="compressing", text="compressing the conversation")
-        try:
-            result = await compressor.compress(messages, focus=topic)
-        except CompressionError as exc:
-            hub.publish(StatusUpdate, kind="info", text=f"nothing compressed: {exc}")
-            return None
+        result = await compressor.compress(messages, focus=topic)
         if result.warning:
             hub.publish(StatusUpdate, kind="warning", text=result.warning)
         if result.summarised_count == 0:

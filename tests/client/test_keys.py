@@ -6,8 +6,10 @@ import re
 import termios
 from pathlib import Path
 
+import pytest
+
 from tests.client.pty_terminal import PtyTerminal
-from tests.client.test_screen import TOKENS, is_idle, open_chat, session_of
+from tests.client.test_screen import TOKENS, is_idle, open_chat, session_of, stored_session
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
 
 
@@ -41,14 +43,17 @@ class TestLeaving:
             assert "· /help" not in text.splitlines()[-1]  # the toolbar is gone
 
     def test_ctrl_d_detaches_and_says_how_to_come_back(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
-        """Ctrl-D: exit 0, the session goes on, and the line to re-attach is printed."""
+        """Ctrl-D after a message: exit 0, the session goes on (stored), and the line to re-attach is printed."""
         provider.reset()
         with open_chat(shared_daemon, provider) as terminal:
             session_id = session_of(terminal)
+            terminal.type("worth keeping, no tools\r")
+            terminal.wait_for(lambda t: "plain answer to: worth" in t and is_idle(t), what="the answer")
             terminal.type("\x04")
             assert terminal.wait_exit() == 0
             assert _cooked(terminal)
             assert f"hermes-actors attach {session_id}" in terminal.text()
+        assert run_cli(shared_daemon.home, "sessions", "show", session_id).returncode == 0
 
     def test_ctrl_c_twice_at_idle_prompt(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
         """One Ctrl-C at an idle prompt only says how to leave; a second one leaves."""
@@ -125,10 +130,7 @@ class TestCommands:
             # as the answer streams on (a loaded machine acknowledges later).
             terminal.wait_for(lambda t: re.search(r"^steer", t, re.M) is not None, what="the acknowledgement")
             terminal.type("\x03")
-            # The steer never met a tool result, so it comes back as the next message once the turn is
-            # interrupted: wait for that turn too, or it would take the next test's scripted reply.
-            terminal.wait_for(lambda t: " out · " in t.split("[turn interrupted]")[-1] and is_idle(t),
-                              what="the steer's own turn")
+            terminal.wait_for(lambda t: "[turn interrupted" in t and is_idle(t), what="the interruption")
 
     def test_approval_answered_at_the_prompt(
         self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess, tmp_path: Path
@@ -148,3 +150,107 @@ class TestCommands:
             terminal.type("once\r")
             terminal.wait_for(lambda t: "All done after the approval." in t and is_idle(t), what="the end of the turn")
             assert not target.exists()
+
+
+
+def _user_texts(provider: ScriptedProviderProcess) -> list[str]:
+    """The content of every user message the model was sent so far."""
+    bodies = [request.get("body") or {} for request in provider.requests()]
+    return [str(m.get("content")) for body in bodies for m in body.get("messages", []) if m.get("role") == "user"]
+
+
+def _next_message_after_the_interruption(terminal: PtyTerminal) -> None:
+    """Once the turn is interrupted, send a message and wait for its answer: any turn started in between came first."""
+    terminal.wait_for(lambda t: "[turn interrupted" in t and is_idle(t), what="the interruption")
+    terminal.type("and now this, no tools\r")
+    terminal.wait_for(lambda t: "plain answer to: and now" in t and is_idle(t), what="the next turn")
+
+
+class TestSteerThenInterrupt:
+    """A steer still pending when its turn is interrupted is dropped: it never starts a turn of its own."""
+
+    def test_steer_then_stop(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """`/steer …` then `/stop`: the next turn is the next message typed, not the steer."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            _start_long_turn(terminal, provider)
+            terminal.type("/steer answer in one word\r")
+            terminal.wait_for(lambda t: re.search(r"^steer", t, re.M) is not None, what="the acknowledgement")
+            terminal.type("/stop\r")
+            _next_message_after_the_interruption(terminal)
+        assert "answer in one word" not in _user_texts(provider)
+
+    def test_cli_steer_then_interrupt(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """`hermes-actors steer S TEXT` then `interrupt S`: the steer's text never reaches the model."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            session_id = session_of(terminal)
+            _start_long_turn(terminal, provider)
+            assert run_cli(shared_daemon.home, "steer", session_id, "keep it to one line").returncode == 0
+            assert run_cli(shared_daemon.home, "interrupt", session_id).returncode == 0
+            _next_message_after_the_interruption(terminal)
+        assert "keep it to one line" not in _user_texts(provider)
+
+
+class TestNothingSaid:
+    """`chat` left without a message keeps no session; `sessions delete` asks first on a terminal."""
+
+    def test_chat_left_at_once_is_not_stored(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """Ctrl-D before any message: exit 0, says the session is not kept, and it is not stored."""
+        provider.reset()
+        with open_chat(shared_daemon, provider) as terminal:
+            session_id = session_of(terminal)
+            terminal.type("\x04")
+            assert terminal.wait_exit() == 0
+            assert "nothing was said, so the session is not kept" in terminal.text()
+            assert f"hermes-actors attach {session_id}" not in terminal.text()
+        assert run_cli(shared_daemon.home, "sessions", "show", session_id).returncode == 2
+
+    @pytest.mark.parametrize(("answer", "status", "stored"), [("n", 1, True), ("y", 0, False)])
+    def test_sessions_delete_asks(
+        self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess, answer: str, status: int, stored: bool
+    ) -> None:
+        """On a terminal `sessions delete` names the session and asks; only `y` deletes."""
+        session_id = stored_session(shared_daemon, provider)
+        with PtyTerminal(shared_daemon.home, "sessions", "delete", session_id) as terminal:
+            terminal.wait_for(lambda t: f"Delete session {session_id} (hello, no tools please, " in t and "[y/N]" in t,
+                              what="the question")
+            terminal.type(f"{answer}\r")
+            assert terminal.wait_exit() == status
+        assert (run_cli(shared_daemon.home, "sessions", "show", session_id).returncode == 0) == stored
+
+
+class TestAsTheReadmeSays:
+    """What /help, /compress, `steer` and `interrupt` do is what the README says they do."""
+
+    def test_help_says_what_reset_tools_does(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """/help describes /reset-tools as the README does: it rebuilds the frozen tool list."""
+        provider.reset()
+        with open_chat(shared_daemon, provider, columns=140, lines=40) as terminal:
+            terminal.type("/help\r")
+            text = terminal.wait_for(lambda t: "/yolo" in t, what="the help")
+        assert re.search(r"/reset-tools +rebuild the session's frozen tool list", text), text
+
+    def test_compress_on_a_short_history_answers_once(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """/compress after one exchange: one answer, saying how much is kept and that it needs more conversation."""
+        provider.reset()
+        with open_chat(shared_daemon, provider, columns=200, lines=40) as terminal:
+            terminal.type("hello, no tools\r")
+            terminal.wait_for(lambda t: "plain answer to: hello" in t and is_idle(t), what="the answer")
+            terminal.type("/compress\r")
+            text = terminal.wait_for(lambda t: "it needs more conversation between them" in t and is_idle(t), what="the reply")
+        assert text.count("nothing to compress") == 1, text
+        assert "nothing compressed" not in text, text
+
+    def test_steer_and_interrupt_by_title(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """`steer TITLE TEXT` and `interrupt TITLE` reach the titled session, as `attach TITLE` does."""
+        provider.reset()
+        title = f"titled-{id(self)}"
+        with PtyTerminal(shared_daemon.home, "chat", *provider.chat_flags(), "--title", title) as terminal:
+            terminal.wait_for(lambda t: "attached to" in t and is_idle(t), what="the attach banner")
+            _start_long_turn(terminal, provider)
+            steered = run_cli(shared_daemon.home, "steer", title, "a word from outside")
+            assert steered.returncode == 0, steered.stderr
+            interrupted = run_cli(shared_daemon.home, "interrupt", title)
+            assert interrupted.returncode == 0, interrupted.stderr
+            terminal.wait_for(lambda t: "[turn interrupted" in t and is_idle(t), what="the interruption")

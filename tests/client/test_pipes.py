@@ -59,3 +59,17 @@ class TestPipedMessages:
         assert "interrupted" not in out
         order = [m.group(0) for m in re.finditer(r"> first line|the slow first answer, complete|> second line, no tools|plain answer to: second line", out)]
         assert order == ["> first line", "the slow first answer, complete", "> second line, no tools", "plain answer to: second line"]
+
+    def test_line_sent_while_another_turn_runs(self, shared_daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """`echo X | attach S` while S runs someone else's turn: the pipe waits for X's own answer, not that turn's end."""
+        provider.reset()
+        session_id = stored_session(shared_daemon, provider)
+        provider.push({"text": "the other client's slow answer", "chunks": 20, "chunk_delay": 0.1})
+        with shared_daemon.client(timeout=30) as client:
+            client.request_raw(c.Attach(client.next_id(), session_id, None))
+            client.request_raw(c.SendMessage(client.next_id(), session_id, "a slow one from elsewhere"))
+            while client.receive_raw().get("type") != "TurnStarted":
+                pass
+            result = run_cli(shared_daemon.home, "attach", session_id, "--history", "0", stdin="mine, no tools\n", timeout=60)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "plain answer to: mine, no tools" in result.stdout, result.stdout

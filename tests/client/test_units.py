@@ -132,3 +132,12 @@ class TestArgumentsText:
     def test_fits_the_width(self) -> None:
         """Longer than the room left: cut, the cut marked."""
         assert "abcdefghi…" == arguments_text("terminal", '{"command": "abcdefghijklmnop"}', 10)
+
+
+class TestEnding:
+    """A command's ending reads as its exit code, or as the signal that ended it."""
+
+    def test_endings(self) -> None:
+        """0 and 2 are exit codes; -15 (a process's status) and 143 (a shell's) are SIGTERM."""
+        endings = [read_result(f'{{"output": "", "exit_code": {code}}}').ending() for code in (0, 2, -15, 143, -99)]
+        assert ["exit 0", "exit 2", "killed by SIGTERM", "killed by SIGTERM", "killed by signal 99"] == endings

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -143,3 +145,40 @@ class TestHelp:
         assert result.returncode == 0
         for command in ("daemon", "stop", "status", "chat", "attach", "tree", "ps", "inspect", "kill", "interrupt", "steer", "sessions", "demo"):
             assert command in result.stdout
+
+
+class TestClosedPipe:
+    """A reader that leaves early (`| head -2`) ends any command quietly: no traceback, no BrokenPipeError."""
+
+    @pytest.mark.parametrize(
+        "args",
+        [("sessions", "list"), ("tree",), ("status",), ("ps", "--json"), ("skills", "list"), ("config", "check"), ("--help",)],
+    )
+    def test_no_traceback(self, shared_daemon: DaemonProcess, args: tuple[str, ...]) -> None:
+        """stdout is a pipe whose reader has already gone: exit status 1, and stderr says nothing of it."""
+        env = environment(shared_daemon.home)
+        env.pop("PYTHONUNBUFFERED")  # buffered, as for a person's shell
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # the reader is gone before the first byte: every write fails, with no race
+        try:
+            result = subprocess.run(
+                [sys.executable, "-m", "actors.platform", *args], env=env, cwd=REPO, stdin=subprocess.DEVNULL,
+                stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=30,
+            )
+        finally:
+            os.close(write_end)
+        assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr, result.stderr
+        assert result.returncode == 1, result.stderr
+
+
+class TestStopWithoutDaemon:
+    """`stop` with no daemon running succeeds: what it asks for holds (as the README says)."""
+
+    @pytest.mark.parametrize("json_flag", [(), ("--json",)])
+    def test_exit_zero(self, tmp_path: Path, json_flag: tuple[str, ...]) -> None:
+        """Exit status 0 and "no daemon was running", in text and JSON."""
+        home = tmp_path / "home"
+        home.mkdir(mode=0o700)
+        result = run_cli(home, "stop", *json_flag)
+        assert result.returncode == 0, result.stderr
+        assert "no daemon was running" in result.stdout

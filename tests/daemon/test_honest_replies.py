@@ -200,11 +200,12 @@ class TestSessionReplies:
         assert "terminal" in names.rstrip(")").split(", ") and int(count) == len(names.split(", "))
 
     def test_compress_short_history(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
-        """A history too short to compress says so instead of "compression requested"."""
+        """A history too short to compress says so, and what it needs, instead of "compression requested"."""
         session_id = _session(daemon, provider)
         with daemon.client() as client:
             reply = client.request(c.CompressSession(client.next_id(), session_id))
-        assert reply.message == "nothing to compress"
+        assert reply.message.startswith("nothing to compress yet: all ")
+        assert reply.message.endswith("it needs more conversation between them")
 
 
 class TestPsColumns:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +23,12 @@ from actors.platform.daemon.hosts.paths import HostPaths
 from messages import control as c
 from messages.events import StatusUpdate, TurnFinished
 from tests.daemon.helpers import (
+    REPO,
     DaemonProcess,
     ScriptedProviderProcess,
     attached_turn,
     cli_json,
+    environment,
     events_until_turn_finished,
     run_cli,
     wait_for,
@@ -126,7 +131,7 @@ class TestHosts:
             wait_for("the turn starting", lambda: any("/turn" in p for p in _paths(_tree(front, host))))
             os.kill(pid, signal.SIGKILL)
             notice = _next_of(client, StatusUpdate)
-            assert "went away" in notice.text and notice.kind == "warning"
+            assert "went away" in notice.text and notice.kind == "host_lost"
             restarted = wait_for("the host restarting", lambda: (n := _inspect(front, host))["state"] == "running" and n["details"]["pid"] != pid and n)
             assert restarted["restarts"] == 1
             provider.reset()
@@ -137,6 +142,32 @@ class TestHosts:
         assert NO_TOOLS in texts and "message before the crash, no tools" in texts and "after the crash, no tools" in texts
         sent = [json.dumps(r.get("body")) for r in provider.requests()]
         assert "message before the crash" in sent[-1]
+
+    def test_chat_q_whose_host_is_killed_ends(self, front: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """`chat -q` whose host is killed mid-turn: it says the turn was lost and exits 1, never waiting
+        for an answer that will not come (nor taking another turn's for its own)."""
+        provider.push({"text": "never delivered", "delay_first_byte": 60})
+        chat = subprocess.Popen(
+            [sys.executable, "-m", "actors.platform", "chat", "-q", "lost with its host, no tools", *provider.chat_flags()],
+            env=environment(front.home), cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            assert chat.stderr is not None
+            session_id = re.search(r"session (\w+)", chat.stderr.readline()).group(1)  # type: ignore[union-attr]
+            host = wait_for("the turn starting", lambda: next(
+                (h for h, ids in _host_sessions(front).items() if session_id in ids and any("/turn" in p for p in _paths(_tree(front, h)))),
+                None,
+            ))
+            os.kill(_inspect(front, host)["details"]["pid"], signal.SIGKILL)
+            out, err = chat.communicate(timeout=30)
+        finally:
+            if chat.poll() is None:
+                chat.kill()
+                chat.communicate()
+        assert chat.returncode == 1, (out, err)
+        assert "went away" in err and "the turn was lost" in err, err
+        assert out == ""
 
     def test_a_host_that_closes_its_link_is_restarted(self, front: DaemonProcess) -> None:
         """The front's shared link is the host's first connection; when the host closes it (here: killed by

@@ -92,7 +92,7 @@ class TestPostgresDaemon:
             with first.client() as client, pytest.raises(RequestFailed) as refused:
                 client.request(c.SendMessage(client.next_id(), session_id, "from A while B runs it, no tools"))
             assert refused.value.code == "unavailable" and "another host" in str(refused.value)
-            deleting = run_cli(first.home, "sessions", "delete", session_id)
+            deleting = run_cli(first.home, "sessions", "delete", session_id, "--yes")
             assert deleting.returncode != 0 and "another host" in deleting.stderr
             provider.push({"text": "never delivered", "delay_first_byte": 60})
             with second.client() as client:

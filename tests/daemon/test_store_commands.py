@@ -51,12 +51,21 @@ class TestSessionsCommands:
         lines = [json.loads(line) for line in out.read_text().splitlines()]
         assert len(lines) >= 3
         assert (out.stat().st_mode & 0o777) == 0o600
-        deleted = run_cli(daemon.home, "sessions", "delete", session_id, "--json")
+        deleted = run_cli(daemon.home, "sessions", "delete", session_id, "--yes", "--json")
         assert json.loads(deleted.stdout) == {"ok": True, "message": f"deleted {session_id}"}
         assert f"sessions/session:{session_id}" not in _paths(_tree(daemon))
         gone = run_cli(daemon.home, "sessions", "show", session_id)
         assert gone.returncode == 2
         assert run_cli(daemon.home, "sessions", "search", "zanzibar", "--json").stdout.strip() == '{"matches": []}'
+
+    def test_delete_without_a_terminal_needs_yes(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """No terminal to ask on and no --yes: refused (exit 2, `invalid`), and the session stays stored."""
+        session_id, _ = _chat(daemon, provider, "keep me, no tools")
+        refused = run_cli(daemon.home, "sessions", "delete", session_id, "--json")
+        assert refused.returncode == 2, refused.stderr
+        assert json.loads(refused.stdout)["error"]["code"] == "invalid"
+        assert "--yes" in refused.stderr
+        assert run_cli(daemon.home, "sessions", "show", session_id).returncode == 0
 
     def test_bad_search_arguments(self, daemon: DaemonProcess) -> None:
         """A limit outside 1-10 is refused with exit status 2."""

@@ -61,7 +61,7 @@ class TestCompression:
                 await run_turn(handle, events_in, f"question {i} " + "z" * 200)
             h.provider.push({"text": SUMMARY})
             outcome = await handle.ask(Compress("the questions"))
-            assert outcome in ("compressed", "nothing to compress")
+            assert outcome.startswith(("compressed", "nothing to compress"))
             check_alternation((await h.deps.store.load(sid)).messages)
 
 

@@ -79,7 +79,7 @@ class TestThrashingPause:
             _, compaction, hub = _parts(h)
             await _pause_by_thrashing(compaction)
             watcher = hub.subscribe("test")
-            assert await compaction.compress_now("the greeting") == "nothing to compress"
+            assert (await compaction.compress_now("the greeting")).startswith("nothing to compress")
             assert not compaction.compressor().statistics().paused
             assert isinstance(watcher.receive_nowait(), StatusUpdate)
 

@@ -7,7 +7,7 @@
 - ``attach`` and ``attach_view``: ``chat`` and ``attach``, the interactive client; ``attach_input``: its
   prompt and the terminal's modes; ``live_text``: what of a stream may be committed above the prompt;
   ``slash``: its commands; ``tool_output`` and ``turn_figures``: tool results, usage and the turn footer.
-- ``one_shot``: ``chat -q``.
+- ``one_shot``: ``chat -q``; ``confirm``: the question a destructive command asks first.
 - ``demo``: a guided run against the scripted provider.
 
 Only :func:`main` is imported here; the rest is loaded by the command that needs it, so

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import signal
 import sys
@@ -25,7 +26,7 @@ from actors.platform.cli.attach_input import PromptInput, TerminalModes
 from actors.platform.cli.attach_view import EventView
 from actors.platform.cli.autostart import connect_or_start
 from actors.platform.cli.client import ControlClient
-from actors.platform.cli.one_shot import run_one_shot
+from actors.platform.cli.one_shot import EXIT_INTERRUPTED, run_one_shot
 from actors.platform.cli.slash import COMMANDS, SlashCommandError, parse_command
 from actors.platform.cli.user_text import replace_undecodable, warn_replaced
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, PlatformError, RequestFailed
@@ -40,6 +41,8 @@ SWITCH_TIMEOUT_SECONDS = 30.0
 DEFAULT_HISTORY = 10
 #: How long a piped client waits for the attach replay (a pending approval) before reading stdin.
 REPLAY_TIMEOUT_SECONDS = 10.0
+#: How long leaving waits for the daemon to delete an empty session this client created.
+_FORGET_TIMEOUT_SECONDS = 10.0
 #: How many of the latest stored messages /show N looks through for the tool's result.
 _SHOW_SEARCH_MESSAGES = 500
 #: How a session's reason for dropping a subscriber that fell behind begins (anything else: the session stopped).
@@ -80,12 +83,13 @@ def run_attach_command(args: argparse.Namespace) -> int:
                     "sandbox": args.sandbox,
                 }
                 return Attachment(
-                    client, session_id, as_json=args.json, provider=provider, history=0, yolo=args.yolo
+                    client, session_id, as_json=args.json, provider=provider, history=0, yolo=args.yolo, created=True
                 ).run(since=None)
             session_id = client.session_id_for(args.session)
             if args.yolo:
                 client.request_raw(c.SetSessionYolo(client.next_id(), session_id, True))
-            history = None if args.all else args.history
+            # --json is read by programs: it prints stored messages only when asked for them.
+            history = None if args.all else args.history if args.history is not None else 0 if args.json else DEFAULT_HISTORY
             return Attachment(client, session_id, as_json=args.json, history=history, yolo=args.yolo).run(since=args.since)
         except RequestFailed as exc:
             print(f"hermes-actors: {exc}", file=sys.stderr)
@@ -103,13 +107,19 @@ class Attachment:
             own; empty means the daemon's ``config.yaml``).
         history: stored messages to show first (None: all of them; 0: none).
         yolo: the session's yolo toggle is on (``--yolo``); the toolbar marks it.
+        created: the session was created for this client (``chat``): left without a message, it is deleted.
     """
 
     def __init__(
         self, client: ControlClient, session_id: str, *, as_json: bool = False,
         provider: dict[str, str | None] | None = None, history: int | None = DEFAULT_HISTORY, yolo: bool = False,
+        created: bool = False,
     ) -> None:
         self.client = client
+        # ``created`` and not ``used``: this client's own session, where nobody has said anything yet (on
+        # leaving, it is deleted).
+        self.created = created
+        self.used = False
         self.yolo = yolo
         self.provider = provider or {}
         self.session_id = session_id
@@ -124,8 +134,12 @@ class Attachment:
         self.done = threading.Event()
         self.sent_messages = 0
         self.input_closed = False
-        # Invariant: the turn count we wait for before leaving once a pipe's input has ended.
+        # Invariant: the turn count we wait for before leaving once a pipe's input has ended: turns of
+        # our own messages only (a turn already running when we attached is someone else's).
         self._finished_turns = 0
+        # Messages sent whose turn has not started yet, and the ids of the turns they started.
+        self._unstarted: list[str] = []
+        self._own_turns: set[int] = set()
         self._answered = 0
         # Set except while a /new waits for its session.
         self._switched = threading.Event()
@@ -162,6 +176,9 @@ class Attachment:
     def detach(self, why: str = "detached") -> None:
         """Leave; the session keeps running."""
         self._send(c.Detach(self.client.next_id(), self.session_id))
+        if self.created and not self.used:
+            self.leave(f"{why}; nothing was said, so the session is not kept", 0)  # deleted by _forget_if_unused
+            return
         since = f", or with --since {self.view.last_seq} to replay what happens meanwhile" if self.view.last_seq else ""
         self.leave(f"{why}; the session goes on (re-attach: hermes-actors attach {self.session_id}{since})", 0)
 
@@ -202,6 +219,8 @@ class Attachment:
                 self._answer(text)
             else:
                 self.sent_messages += 1
+                self.used = True
+                self._unstarted.append(text)
                 busy = None if self.interactive else "queue"  # piped lines are a script: none may cut another short
                 self._send(c.SendMessage(self.client.next_id(), self.session_id, text, busy_mode=busy))
             return
@@ -333,6 +352,7 @@ class Attachment:
         try:
             self._attach(since)
             self._serve()
+            self._forget_if_unused()
         except DaemonNotRunning:
             self.leave("the daemon stopped (the connection closed)", EXIT_FAILURE)
         except RequestFailed as exc:
@@ -353,9 +373,8 @@ class Attachment:
         return status
 
     def _attach(self, since: int | None) -> None:
-        if self.history != 0 and since is None and not self.as_json:
-            head, tail = (10**9, 0) if self.history is None else (0, self.history)
-            self.view.show_history(self.client.request_raw(c.ShowSession(self.client.next_id(), self.session_id, head, tail)))
+        if self.history != 0 and since is None:
+            self._show_history()
         self.client.request_raw(c.Attach(self.client.next_id(), self.session_id, since))
         # A reply after the attach is read after the events replayed with it (a pending approval).
         self._replay_barrier = self.client.next_id()
@@ -368,12 +387,51 @@ class Attachment:
             # The markdown renderer loads while the person types, not before the prompt shows.
             threading.Thread(target=importlib.import_module, args=("rich.markdown",), daemon=True).start()
 
+    def _forget_if_unused(self) -> None:
+        """Leaving a session created for this client in which nothing was said: it is deleted, as an
+        empty conversation is worth nothing stored (and would only clutter ``sessions list``)."""
+        if not self.created or self.used or self._ending is None or self._ending[1] != 0:
+            return
+        self.client.settimeout(_FORGET_TIMEOUT_SECONDS)
+        try:
+            self.client.request_raw(c.DeleteSession(self.client.next_id(), self.session_id))
+        except (RequestFailed, TimeoutError) as exc:
+            self._ending = (f"detached; the empty session {self.session_id} could not be deleted: {exc}", 0)
+
+    def _show_history(self) -> None:
+        """The stored conversation before the live events: its last ``history`` messages, or all of them."""
+        if self.history is None:
+            # Every message, however many: the export streams the whole session (a ShowSession excerpt
+            # stops at the store's limit).
+            rid = self.client.next_id()
+            self.client.send(c.ExportSession(rid, self.session_id))
+            chunks: list[str] = []
+            while True:
+                chunk = self.client.reply_to(rid)
+                chunks.append(chunk.data)
+                if chunk.last:
+                    break
+            lines = [json.loads(line) for line in "".join(chunks).splitlines()]
+            reply: dict[str, Any] = {"tail": [line for line in lines if line.get("type") == "message"]}
+        else:
+            reply = self.client.request_raw(c.ShowSession(self.client.next_id(), self.session_id, 0, self.history))
+        if not self.as_json:
+            self.view.show_history(reply)
+            return
+        for stored in [*(reply.get("head") or []), *(reply.get("tail") or [])]:
+            sys.stdout.write(json.dumps({**stored, "type": "StoredMessage"}, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
     def _serve(self) -> None:
         # The read deadline bounds how long a Ctrl-C or a finished pipe waits to be acted on.
         self.client.settimeout(0.2)
         while not self.done.is_set():
             if self._interrupt_requested.is_set():
                 self._interrupt_requested.clear()
+                if self.prompt is None and not self.view.turn_running:
+                    # Without a prompt Ctrl-C is the only way out: with no turn to interrupt, it leaves.
+                    self.leave("left (Ctrl-C)", EXIT_INTERRUPTED)
+                    return
                 self.interrupt()
             if self.prompt is None and self._pipe_finished():
                 self.leave("", 0)  # the end of a script needs no comment
@@ -412,18 +470,23 @@ class Attachment:
         if message.get("session_id") != self.session_id and not str(message.get("path", "")).startswith(own_path + "/"):
             return  # a session we left with /new
         if self.as_json:
-            import json
-
             sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
             sys.stdout.flush()
             self.view.last_seq = max(self.view.last_seq, message["seq"])
+            if kind in ("TurnStarted", "TurnFinished") and self.view.is_own(message):
+                self.view.turn_running = kind == "TurnStarted"
         else:
             self.view.show(message)
         if kind == "StatusUpdate" and message.get("kind") == "yolo" and self.view.is_own(message):
             self.yolo = str(message.get("text")).startswith("YOLO on")
         if kind == "SubscriberDropped" and self.view.is_own(message) and not self.done.is_set():
             self._dropped(str(message.get("reason", "")))
-        if kind == "TurnFinished" and self.view.is_own(message):
+        if kind == "TurnStarted" and self.view.is_own(message):
+            self.used = True  # by us, or by another client attached to it
+        if kind == "TurnStarted" and self.view.is_own(message) and message.get("text") in self._unstarted:
+            self._unstarted.remove(message["text"])
+            self._own_turns.add(message["turn_id"])
+        if kind == "TurnFinished" and self.view.is_own(message) and message.get("turn_id") in self._own_turns:
             self._finished_turns += 1
 
     def _dropped(self, reason: str) -> None:
@@ -449,12 +512,17 @@ class Attachment:
 
     def _switch(self, session_id: str) -> None:
         self._send(c.Detach(self.client.next_id(), self.session_id))
+        if self.created and not self.used:
+            self._send(c.DeleteSession(self.client.next_id(), self.session_id))  # its Ok is not waited for
+        self.created, self.used = True, False
         self.session_id = session_id
         self.view.start_over(session_id)
         # A new session starts with yolo off (the daemon's default): the toolbar must not say otherwise.
         self.yolo = False
         # A pipe's exit waits for the turns of the session it is attached to now.
         self.sent_messages = self._finished_turns = 0
+        self._unstarted.clear()
+        self._own_turns.clear()
         self._send(c.Attach(self.client.next_id(), self.session_id, None))
         self.view.line(f"new session {self.session_id}", style="dim")
         self._switched.set()

@@ -225,9 +225,10 @@ class EventView:
         started = self._tools.pop((event.get("path"), event["call_id"]), {})
         self._tool_started_at.pop((event.get("path"), event["call_id"]), None)
         emoji = started.get("emoji") or "🔧"
-        ok = event["ok"]
         result = read_result(str(event.get("result_preview", "")))
-        code = f" exit {result.exit_code}" if result.exit_code is not None else ""
+        # A command that ran but ended badly is a failure to the person reading, as in Hermes's own display.
+        ok = event["ok"] and not result.failed
+        code = f" {result.ending()}" if result.exit_code is not None else ""
         number = len(self.tool_calls) + 1
         tail = f"  {event['duration_seconds']:.1f}s {('ok' if ok else 'error') if self.plain else ('✓' if ok else '✗')}{code}"
         head = f"{prefix}[{number}] {emoji} {event['name']} "
@@ -270,8 +271,8 @@ class EventView:
         title, call_id, preview = self.tool_calls[number - 1]
         message = next((m.get("message", m) for m in stored if m.get("message", m).get("tool_call_id") == call_id), None)
         result = read_result(_content_text(message.get("content")) if message is not None else preview)
-        code = f" (exit {result.exit_code})" if result.exit_code is not None else ""
-        self.line(f"[{number}] {title}{code}", style="bold")
+        ending = f" ({result.ending()})" if result.exit_code is not None else ""
+        self.line(f"[{number}] {title}{ending}", style="bold")
         for text in result.lines or ["(no output)"]:
             self.line(f"    {text}")
 

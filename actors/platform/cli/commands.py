@@ -19,6 +19,7 @@ import attrs
 from actors.platform.cli.autostart import connect_or_start
 from actors.platform.cli.client import ControlClient
 from actors.platform.cli.config_check import warn_config
+from actors.platform.cli.confirm import can_ask, confirmed
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, RequestFailed
 from actors.platform.paths import DaemonPaths, home_from_env
 from actors.platform.cli.render import format_inspect, format_ps, format_sessions, format_tree, node_json, ps_rows, snapshot_json
@@ -195,11 +196,22 @@ def _kill(client: ControlClient, args: argparse.Namespace) -> int:
 
 
 def _interrupt(client: ControlClient, args: argparse.Namespace) -> int:
-    return _ok(args, client.request_raw(c.InterruptSession(client.next_id(), args.session)))
+    return _ok(args, client.request_raw(c.InterruptSession(client.next_id(), _session_ref(client, args.session))))
 
 
 def _steer(client: ControlClient, args: argparse.Namespace) -> int:
-    return _ok(args, client.request_raw(c.SteerSession(client.next_id(), args.path, args.text)))
+    return _ok(args, client.request_raw(c.SteerSession(client.next_id(), _session_ref(client, args.path), args.text)))
+
+
+def _session_ref(client: ControlClient, ref: str) -> str:
+    """A session's id for ``ref`` when it names one by id or title (as in ``attach``), else ``ref`` itself:
+    a path (``SESSION/subagent:…``) or what the daemon will refuse with its own words."""
+    if "/" in ref:
+        return ref
+    try:
+        return client.session_id_for(ref)
+    except RequestFailed:
+        return ref
 
 
 def _sessions(client: ControlClient, args: argparse.Namespace) -> int:
@@ -232,6 +244,20 @@ def _sessions(client: ControlClient, args: argparse.Namespace) -> int:
         return 0
     if args.verb == "export":
         return _export(client, args, rid)
+    return _delete_session(client, args, rid)
+
+
+def _delete_session(client: ControlClient, args: argparse.Namespace, rid: str) -> int:
+    """``sessions delete``: asked first on a terminal, as ``skills delete`` is; without one, only with --yes."""
+    if not args.yes:
+        if not can_ask():
+            return _fail(args, "invalid", "deleting a session needs --yes when there is no terminal to ask", EXIT_NOT_FOUND)
+        session = client.request_raw(c.ShowSession(client.next_id(), args.session, head=0, tail=0))["session"]
+        named = session.get("title") or session.get("preview") or "no messages"
+        if not confirmed(f"Delete session {session['id']} ({named[:60]}, {session['message_count']} messages)?"):
+            print("Not deleted.")
+            return EXIT_FAILURE
+        args.session = session["id"]  # what was asked about, even if a title moved meanwhile
     return _ok(args, client.request_raw(c.DeleteSession(rid, args.session)))
 
 

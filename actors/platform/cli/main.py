@@ -11,6 +11,7 @@ byte replaced (U+FFFD), with a warning: see :mod:`actors.platform.cli.user_text`
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -123,10 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     shown = attach.add_mutually_exclusive_group()
     shown.add_argument(
-        "--history", type=int, default=10, metavar="N",
-        help="show the conversation's last N stored messages first (default: %(default)s; 0: none)",
+        "--history", type=int, metavar="N",
+        help="show the conversation's last N stored messages first (default: 10, none with --json; 0: none)",
     )
-    shown.add_argument("--all", action="store_true", help="show every stored message of the conversation first")
+    shown.add_argument(
+        "--all", action="store_true", help="show every stored message of the conversation first (with --json too)"
+    )
     _add_json(attach)
     _add_yolo(attach)
 
@@ -174,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
     delete = verbs.add_parser("delete", help="delete a session (stopping it first when live)")
     delete.add_argument("session", metavar="SESSION", help="session id or title")
+    delete.add_argument("--yes", action="store_true", help="do not ask for confirmation (needed without a terminal)")
     _add_json(delete)
 
     _add_skills(commands)
@@ -224,6 +228,20 @@ def _add_yolo(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``hermes-actors`` console script; returns the exit status."""
+    try:
+        try:
+            return _run(argv)
+        finally:
+            # Flushed here (after --help's SystemExit too), where a reader that left is handled, not at exit.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # `hermes-actors sessions list | head -2`: the reader has what it wanted. The socket's own errors are
+        # translated by the client, so this is stdout; the rest of the output is dropped, not flushed again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILURE
+
+
+def _run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     replace_undecodable_arguments(args)
     try:

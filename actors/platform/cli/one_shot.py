@@ -7,8 +7,8 @@ without one only the final answer goes to stdout and the rest to stderr. ``--jso
 An approval request is asked on the terminal (once / session / always / deny). Without a
 terminal nobody can answer, so it is denied at once, with a hint (``--yolo``,
 ``approvals.mode``). Ctrl-C interrupts the turn this command started, waits briefly for it to
-end, and exits 130. A session that ends (killed, the daemon stopping) or a lost connection
-ends the command at once with a message and status 1.
+end, and exits 130. A session that ends (killed, the daemon stopping), a lost connection, or a
+session host that went away with the turn ends the command at once with a message and status 1.
 """
 
 from __future__ import annotations
@@ -76,10 +76,14 @@ class _OneShot:
         self.spinner = self.view.console.status("thinking…", spinner="dots") if self.to_terminal else None
         self.interrupted = False
         self.prompting = False
+        self.text = ""
+        # The turn our message started (None until its TurnStarted): only its end is our answer.
+        self.turn_id: int | None = None
 
     def run(self, text: str) -> int:
         previous = signal.signal(signal.SIGINT, self._on_sigint)
         try:
+            self.text = text
             self.client.request_raw(c.Attach(self.client.next_id(), self.session_id, None))
             self.client.request_raw(c.SendMessage(self.client.next_id(), self.session_id, text))
             return self._follow()
@@ -136,9 +140,15 @@ class _OneShot:
         if kind == "SubscriberDropped" and own:
             _error(f"the session ended before the turn did ({event.get('reason')})")
             return EXIT_FAILURE
+        if kind == "StatusUpdate" and own and event.get("kind") == "host_lost":
+            # The turn died with its host; the session woken elsewhere will not run it again.
+            _error(f"the turn was lost with it; the message is stored (hermes-actors attach {self.session_id} to go on)")
+            return EXIT_FAILURE
         if kind == "ApprovalRequested" and own and not self.interrupted:
             self._answer(event)
-        if kind == "TurnFinished" and own:
+        if kind == "TurnStarted" and own and self.turn_id is None and event.get("text") == self.text:
+            self.turn_id = event["turn_id"]
+        if kind == "TurnFinished" and own and event.get("turn_id") == self.turn_id:
             if not self.as_json and not self.to_terminal and event.get("final_text"):
                 print(event["final_text"])
             return 0 if event["reason"] == "completed" else EXIT_FAILURE

@@ -14,6 +14,7 @@ from typing import Any
 
 from actors.platform.cli.commands import print_json
 from actors.platform.cli.config_check import checked_config
+from actors.platform.cli.confirm import can_ask, confirmed
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND
 from actors.platform.paths import home_from_env
 from tools.skills import SkillFormatError, SkillRoots, apply_change, discover
@@ -106,10 +107,9 @@ def _view(roots: SkillRoots, args: argparse.Namespace) -> int:
 
 def _delete(roots: SkillRoots, args: argparse.Namespace) -> int:
     if not args.yes:
-        if not sys.stdin.isatty():
+        if not can_ask():
             return _fail(args, "invalid", "deleting a skill needs --yes when there is no terminal to ask", EXIT_NOT_FOUND)
-        answer = input(f"Delete the skill {args.name!r}? [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
+        if not confirmed(f"Delete the skill {args.name!r}?"):
             print("Not deleted.")
             return EXIT_FAILURE
     return _report(args, apply_change(roots, {"action": "delete", "name": args.name}))

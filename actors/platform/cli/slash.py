@@ -13,7 +13,7 @@ COMMANDS: dict[str, str] = {
     "/stop": "interrupt the running turn (Ctrl-C too)",
     "/steer TEXT": "add TEXT to the next tool result of the running turn",
     "/compress [TOPIC]": "compress the conversation (focused on TOPIC)",
-    "/reset-tools": "stop the session's tool sandboxes and processes",
+    "/reset-tools": "rebuild the session's frozen tool list (new MCP tools, changed toolsets); not while a turn runs",
     "/reload-mcp [now]": "restart the MCP servers (config.yaml read again) and rebuild the tool list; asks first",
     "/usage": "tokens, cost, cache hits and context used so far",
     "/show N": "the full output of tool [N]",

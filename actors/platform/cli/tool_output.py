@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 
 __all__ = ["ToolResult", "read_result"]
 
 _OUTPUT = re.compile(r'"(?:output|stdout|content|result)":\s*"((?:[^"\\]|\\.)*)')
 _CUT = "…"
 _EXIT = re.compile(r'"(?:exit_code|returncode)":\s*(-?\d+)')
+# A shell reports a child that a signal ended as 128 + the signal's number; a process's own status is
+# minus the number. Either way the person reads which signal, not the arithmetic.
+_SHELL_SIGNAL_BASE = 128
 
 
 class ToolResult:
@@ -30,6 +34,24 @@ class ToolResult:
         self.lines = lines
         self.exit_code = exit_code
         self.cut = cut
+
+    @property
+    def failed(self) -> bool:
+        """Whether the command ended badly: a nonzero exit code, or a signal."""
+        return self.exit_code not in (None, 0)
+
+    def ending(self) -> str:
+        """How the command ended, as a tool line says it: ``exit 2``, ``killed by SIGTERM``, or ``""`` (no command)."""
+        code = self.exit_code
+        if code is None:
+            return ""
+        number = -code if code < 0 else code - _SHELL_SIGNAL_BASE if _SHELL_SIGNAL_BASE < code <= _SHELL_SIGNAL_BASE + 64 else 0
+        if number <= 0:
+            return f"exit {code}"
+        try:
+            return f"killed by {signal.Signals(number).name}"
+        except ValueError:
+            return f"killed by signal {number}"
 
 
 def read_result(text: str) -> ToolResult:

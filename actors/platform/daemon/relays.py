@@ -111,7 +111,7 @@ async def _host_after_loss(connection: Connection, router: HostRouter, session_i
     """
     log.info("%s: %s went away under an attachment to %s", connection.path, host_name(lost), session_id)
     await connection.send_event(StatusUpdate(
-        session_id=session_id, path=session_path(session_id), kind="warning",
+        session_id=session_id, path=session_path(session_id), kind="host_lost",
         text=f"the session's host ({host_name(lost)}) went away; attached again (the session resumes from the store)",
     ))
     placed = router.host_of(session_id)

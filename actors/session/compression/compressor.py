@@ -175,7 +175,12 @@ class ContextCompressor:
         middle = prepared.messages[prepared.head_end : prepared.tail_start]
         if not middle:
             self._record(0.0)
-            raise CompressionError("nothing to compress: every message is in the protected head or tail")
+            count = len(prepared.messages)
+            raise CompressionError(
+                f"nothing to compress yet: all {count} messages are kept as they are (the first {prepared.head_end}, "
+                f"and the newest {count - prepared.tail_start}: at least {self._config.protect_last_n} messages and "
+                f"~{self.tail_budget:,} tokens); it needs more conversation between them"
+            )
         warning: str | None = None
         try:
             summary = redact_secrets((await self._summarize(middle, prepared.instructions)).strip())
