@@ -112,7 +112,16 @@ class TestUnknownKeysOnTheTerminal:
         assert result.stdout.strip().endswith(": ok")
         document = json.loads(run_cli(home, "config", "check", "--json").stdout)
         assert document["ok"] is True
-        assert document["warnings"] == ["unknown key modle (ignored)", "unknown key model.provder (ignored)"]
+        assert document["warnings"] == [
+            "unknown key modle (ignored): did you mean model?",
+            "unknown key model.provder (ignored): did you mean model.provider?",
+        ]
+
+    def test_a_typo_gets_did_you_mean(self, home: Path) -> None:
+        result = _config_check(home, "model:\n  defualt: gpt-4.1\n  unrelated_thing: 1\n")
+        assert result.returncode == 0
+        assert "unknown key model.defualt (ignored): did you mean model.default?" in result.stderr
+        assert "unknown key model.unrelated_thing (ignored)\n" in result.stderr
 
     def test_config_check_refuses_a_bad_file(self, home: Path) -> None:
         result = _config_check(home, "retry:\n  max_retries: many\n")
@@ -142,8 +151,40 @@ class TestProviderFlag:
         assert not (home / "run").exists()
 
 
+class TestTypoedProvider:
+    """A provider name that is not one is refused by config check and chat (exit 2), with the closest name."""
+
+    def test_config_check(self, home: Path) -> None:
+        result = _config_check(home, "model:\n  provider: custm\n  base_url: http://127.0.0.1:9/v1\n")
+        assert result.returncode == 2, result.stderr
+        assert "model.provider 'custm' is not a provider here (did you mean 'custom'?)" in result.stderr
+        assert not result.stdout.strip().endswith(": ok")
+
+    def test_in_a_fallback_entry(self, home: Path) -> None:
+        result = _config_check(home, "fallback_providers:\n  - {provider: opnrouter, model: m}\n")
+        assert result.returncode == 2, result.stderr
+        assert "fallback_providers[0].provider 'opnrouter' is not a provider here (did you mean 'openrouter'?)" in (
+            result.stderr
+        )
+
+    def test_chat_refuses_before_starting_a_daemon(self, stopped: Path) -> None:
+        _write_config(stopped, "model:\n  provider: custm\n")
+        result = run_cli(stopped, "chat", "-q", "hi")
+        assert result.returncode == 2, result.stderr
+        assert "'custm' is not a provider here" in result.stderr
+        assert not (stopped / "run").exists()
+
+
 class TestMissingKey:
     """A known provider without its key is refused at session creation, naming the variable."""
+
+    def test_no_config_names_the_default_models_provider(self, home: Path) -> None:
+        home.mkdir(parents=True, exist_ok=True)
+        result = _run_without_keys(home, "config", "check")
+        assert result.returncode == 0, result.stderr
+        # The default model is an OpenRouter id: its key is OpenRouter's, not OpenAI's.
+        assert "set OPENROUTER_API_KEY (in the environment or HERMES_ACTORS_HOME/.env)" in result.stderr
+        assert "OPENAI_API_KEY" not in result.stderr
 
     def test_openrouter_without_a_key(self, stopped: Path) -> None:
         result = _run_without_keys(stopped, "chat", "-q", "hi", "--provider", "openrouter", "--model", "openai/gpt-4.1")
