@@ -1,7 +1,7 @@
 """Errors a person meets when starting: each through the real CLI, with its message and exit status.
 
 A bad config.yaml, unknown keys, an unknown provider, a missing key, a host name that
-does not resolve, a second daemon; and the estimated cost a priced model's session
+does not resolve, a refused connection, a second daemon; and the estimated cost a priced model's session
 reports and stores.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -220,6 +221,29 @@ class TestUnresolvableHost:
         assert "timeout" not in result.stdout + result.stderr
         assert (result.stdout + result.stderr).count("retrying in 0.1 s") == 1
         assert elapsed < 15, elapsed  # the timeout budget took 40 s
+
+
+class TestRefusedConnection:
+    """A refused connection is said as such, once, after the short connection budget (not a timeout)."""
+
+    def test_nothing_listening(self, stopped: Path) -> None:
+        with socket.socket() as probe:  # a port nothing listens on: bound, then released
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        _write_config(stopped, "retry:\n  connection_retries: 1\n  connection_delay: 0.1\n")
+        started = time.monotonic()
+        result = run_cli(
+            stopped, "chat", "-q", "hi", "--provider", "custom", "--base-url", f"http://127.0.0.1:{port}/v1",
+            "--model", "m", timeout=60,
+        )
+        elapsed = time.monotonic() - started
+        both = result.stdout + result.stderr
+        assert result.returncode == 1, both
+        assert f"connection refused by 127.0.0.1:{port} (is the server running?)" in result.stderr
+        assert "timeout" not in both
+        assert both.count("connection refused by") == 1, both  # was printed three times
+        assert result.stdout == ""  # the error is not an answer
+        assert elapsed < 15, elapsed  # the timeout backoff took 47 s
 
 
 class TestSecondDaemon:

@@ -130,7 +130,8 @@ class _OneShot:
         if kind == "ApprovalRequested" and own and not self.interrupted:
             self._answer(event)
         if kind == "TurnFinished" and own:
-            if not self.as_json and not self.to_terminal and event.get("final_text"):
+            # A failed turn's text is its error, already shown on stderr: stdout holds answers only.
+            if not self.as_json and not self.to_terminal and event.get("final_text") and event["reason"] != "error":
                 print(event["final_text"])
             return 0 if event["reason"] == "completed" else EXIT_FAILURE
         if spinner is not None:
