@@ -23,6 +23,7 @@ import attrs
 
 from messages.events import SessionEvent
 from messages.control_services import (
+    ConfigStatus,
     CronJobStatus,
     CronReply,
     CronRequest,
@@ -47,6 +48,7 @@ __all__ = [
     "Attached",
     "ClientMessage",
     "CompressSession",
+    "ConfigStatus",
     "CreateSession",
     "CronJobStatus",
     "CronReply",
@@ -467,6 +469,7 @@ class StatusReply:
     sandbox: SandboxStatus | None = None
     mcp: list[McpServerStatus] = attrs.Factory(list)
     platforms: list[PlatformStatus] = attrs.Factory(list)
+    config: ConfigStatus | None = None
 
 
 DaemonMessage = (

@@ -8,6 +8,7 @@ from __future__ import annotations
 import attrs
 
 __all__ = [
+    "ConfigStatus",
     "CronJobStatus",
     "CronReply",
     "CronRequest",
@@ -94,6 +95,20 @@ class McpServerStatus:
     tools: int = 0
     error: str | None = None
     attempts: int = 0
+
+
+@attrs.frozen
+class ConfigStatus:
+    """The configuration a daemon runs on, against its files now.
+
+    ``read_at``: when ``config.yaml`` and ``.env`` were last read (Unix seconds; new sessions read them
+    again when they change); ``restart_needed``: sections edited since the start that apply only after a
+    restart; ``refused``: why the file as it is now cannot be used (new sessions keep the last good one).
+    """
+
+    read_at: float
+    restart_needed: list[str] = attrs.Factory(list)
+    refused: str | None = None
 
 
 @attrs.frozen

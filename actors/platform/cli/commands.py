@@ -102,7 +102,27 @@ def _status(paths: DaemonPaths, as_json: bool) -> int:
             error = f" ({platform.error})" if platform.error else ""
             print(f"{platform.name}: {platform.connection}{error}; {platform.chats} chats, {platform.received} received, "
                   f"{platform.sent} sent, {platform.refused} refused")
+        if reply.config is not None:
+            for line in _config_lines(reply.config):
+                print(line)
     return 0
+
+
+def _config_lines(config: c.ConfigStatus) -> list[str]:
+    """Where the daemon's configuration lags behind its files (nothing when it does not)."""
+    lines = []
+    if config.refused is not None:
+        read = time.strftime("%H:%M:%S", time.localtime(config.read_at))
+        lines.append(
+            f"config.yaml was edited but cannot be used; new sessions keep the configuration read at {read}:\n"
+            f"  {config.refused}"
+        )
+    if config.restart_needed:
+        lines.append(
+            f"config.yaml: {', '.join(config.restart_needed)} changed since the daemon started and apply only after "
+            "`hermes-actors stop` (new sessions already use the rest)"
+        )
+    return lines
 
 
 def _mcp_text(servers: list[c.McpServerStatus]) -> str:

@@ -314,7 +314,7 @@ class Connection(Actor[None]):
             case c.Kill():
                 self.send(service.kill(message))
             case c.Status():
-                self.send(service.status(message, self._connections()))
+                self.send(await service.status(message, self._connections()))
             case c.McpServers():
                 self.send(mcp_servers(service.system, message))
             case c.ReloadMcp():
@@ -350,7 +350,7 @@ class Connection(Actor[None]):
         if router is None:
             return False
         if isinstance(message, c.Status):
-            self.send(await router.with_hosts(self._service.status(message, self._connections())))
+            self.send(await router.with_hosts(await self._service.status(message, self._connections())))
             return True
         target = await host_for(self._service, router, message)
         if target is None:

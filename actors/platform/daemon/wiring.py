@@ -45,6 +45,7 @@ from actors.mcp import MCP, McpDeps, McpSupervisor
 from actors.platform.api.auth import KEY_VARIABLE
 from actors.platform.api.server import ApiServer
 from actors.platform.daemon.control_server import ControlServer
+from actors.platform.daemon.config_reload import ConfigReloader, FileStamps
 from actors.platform.daemon.control_service import ControlService
 from actors.platform.daemon.hosts.actor import KILL_GRACE_SECONDS as HOST_KILL_GRACE_SECONDS
 from actors.platform.daemon.hosts.actor import START_SECONDS as HOST_START_SECONDS
@@ -75,7 +76,7 @@ from messages.paths import SESSIONS
 from providers.clients import ClientPool
 from providers.metadata import ModelMetadata
 from providers.recovery.connector import PooledConnector
-from providers.recovery.keys import load_provider_keys
+from providers.recovery.keys import ProviderKeys, load_provider_keys
 from messages import control as c
 from messages.codec import Codec
 from store.factory import lease_directory, make_store
@@ -136,9 +137,11 @@ async def open_daemon_tree(
                 shutdown_timeout=section.shutdown_timeout_seconds,
             )
         )
-        # Keys may sit in HERMES_ACTORS_HOME/.env; the daemon's environment wins. Read once, here.
+        # Keys may sit in HERMES_ACTORS_HOME/.env; the daemon's environment wins. Read here, and again
+        # for a new session when the file changed (config_reload).
+        stamps = await trio.to_thread.run_sync(FileStamps.read, paths.home)
         environ = {**await trio.to_thread.run_sync(load_env_file, paths.home), **os.environ}
-        sessions = await _start_sessions(system, store, config, paths.home, jails, environ)
+        sessions, reloader = await _start_sessions(system, store, config, paths.home, jails, environ, stamps)
         store.leases.on_lost(functools.partial(sessions.evict, reason="its lease was lost (database connection)"))
         outbound = OutboundRegistry()
         if not front:
@@ -147,7 +150,7 @@ async def open_daemon_tree(
                 await store.leases.advertise(front_address)
             service = ControlService(
                 system=system, paths=paths, config=section, request_stop=request_stop,
-                store=store, sessions=sessions, jails=jails, outbound=outbound,
+                store=store, sessions=sessions, jails=jails, outbound=outbound, config_source=reloader,
             )
             # The front's own clients each hold one attachment link here, and it has its request link.
             served = attrs.evolve(section, max_connections=section.max_connections + HOST_SPARE_CONNECTIONS)
@@ -168,6 +171,7 @@ async def open_daemon_tree(
         service = ControlService(
             system=system, paths=paths, config=section, request_stop=request_stop,
             store=store, sessions=sessions, jails=jails, outbound=outbound, peers=peers, hosts=router,
+            config_source=reloader,
         )
         advertised: list[str] = []
         if secret is not None:
@@ -244,9 +248,10 @@ def _peer_secret(config: Config, environ: Mapping[str, str]) -> bytes | None:
 
 async def _start_sessions(
     system: ActorSystem, store: SqlSessionStore, config: Config, home: Path, jails: DaemonJails,
-    environ: Mapping[str, str],
-) -> SessionService:
-    """Start ``providers`` and ``sessions`` under the root; the service the front doors use.
+    environ: Mapping[str, str], stamps: FileStamps,
+) -> tuple[SessionService, ConfigReloader]:
+    """Start ``providers`` and ``sessions`` under the root; the service the front doors use, and what
+    re-reads the configuration for its new sessions (``config`` and ``environ`` were read at ``stamps``).
 
     Each provider's keys (its usual variable or ``model.api_key_env``, then
     ``credential_pool.extra_keys``) come from ``environ``; a provider with several keys gets a
@@ -272,11 +277,16 @@ async def _start_sessions(
             shutdown_timeout=config.daemon.shutdown_timeout_seconds,
         )
     )
+
+    def connector(config: Config, keys: ProviderKeys) -> PooledConnector:
+        return PooledConnector(clients, config.streaming, metadata, default_key=keys.key_for)
+
+    reloader = ConfigReloader(home, config, stamps, connector)
     deps = SessionDeps(
         config=config,
         home=home,
         registry=toolbox.registry,
-        connector=PooledConnector(clients, config.streaming, metadata, default_key=keys.key_for),
+        connector=connector(config, keys),
         store=store,
         metadata=metadata,
         pools=keys.pools,
@@ -292,9 +302,11 @@ async def _start_sessions(
             shutdown_timeout=section.shutdown_timeout_seconds,
         )
     )
-    return SessionService(
-        deps, system.registry, section, delegate_factory=lambda setup: delegate_capability(setup, config.delegation)
+    service = SessionService(
+        deps, system.registry, section, delegate_factory=lambda setup: delegate_capability(setup, config.delegation),
+        refresh_deps=reloader.refresh,
     )
+    return service, reloader
 
 
 async def _start_cron(
