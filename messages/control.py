@@ -23,10 +23,12 @@ import attrs
 
 from messages.events import SessionEvent
 from messages.control_services import (
+    ApiStatus,
     ConfigStatus,
     CronJobStatus,
     CronReply,
     CronRequest,
+    HostStatus,
     McpReply,
     McpServers,
     McpServerStatus,
@@ -44,6 +46,7 @@ __all__ = [
     "ERROR_CODES",
     "PROTOCOL_VERSION",
     "AnswerSessionRequest",
+    "ApiStatus",
     "Attach",
     "Attached",
     "ClientMessage",
@@ -59,6 +62,7 @@ __all__ = [
     "ErrorReply",
     "ExportSession",
     "Hello",
+    "HostStatus",
     "Inspect",
     "InspectReply",
     "InterruptSession",
@@ -470,6 +474,8 @@ class StatusReply:
     mcp: list[McpServerStatus] = attrs.Factory(list)
     platforms: list[PlatformStatus] = attrs.Factory(list)
     config: ConfigStatus | None = None
+    api: ApiStatus | None = None
+    hosts: list[HostStatus] = attrs.Factory(list)
 
 
 DaemonMessage = (

@@ -8,10 +8,12 @@ from __future__ import annotations
 import attrs
 
 __all__ = [
+    "ApiStatus",
     "ConfigStatus",
     "CronJobStatus",
     "CronReply",
     "CronRequest",
+    "HostStatus",
     "McpReply",
     "McpServerStatus",
     "McpServers",
@@ -95,6 +97,28 @@ class McpServerStatus:
     tools: int = 0
     error: str | None = None
     attempts: int = 0
+
+
+@attrs.frozen
+class ApiStatus:
+    """The HTTP API (``platforms.api_server``): where it listens, requests being served, runs kept and running."""
+
+    urls: list[str] = attrs.Factory(list)
+    in_flight: int = 0
+    runs: int = 0
+    active_runs: int = 0
+
+
+@attrs.frozen
+class HostStatus:
+    """One session host (``daemon.hosts``): ``state`` running, starting or down, and its own figures."""
+
+    index: int
+    state: str
+    pid: int | None = None
+    actors: int = 0
+    live_sessions: int = 0
+    running_turns: int = 0
 
 
 @attrs.frozen

@@ -84,6 +84,11 @@ class TestHosts:
         status = cli_json(front, "status")
         assert status["live_sessions"] == 4 and status["running_turns"] == 0
         assert status["actors"] == len(_paths(_tree(front)))
+        hosts = status["hosts"]
+        assert [(h["index"], h["state"], h["live_sessions"]) for h in hosts] == [(1, "running", 2), (2, "running", 2)]
+        assert all(h["pid"] not in (None, front.process.pid) for h in hosts)  # type: ignore[union-attr]
+        text = run_cli(front.home, "status").stdout
+        assert f"hosts: host:1 running (pid {hosts[0]['pid']}): {hosts[0]['actors']} actors, 2 live sessions" in text
         session_id = placed["hosts/host:2"][0]
         full = f"hosts/host:2/sessions/session:{session_id}"
         for path in (session_id, f"sessions/session:{session_id}", full):

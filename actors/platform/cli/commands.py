@@ -102,10 +102,28 @@ def _status(paths: DaemonPaths, as_json: bool) -> int:
             error = f" ({platform.error})" if platform.error else ""
             print(f"{platform.name}: {platform.connection}{error}; {platform.chats} chats, {platform.received} received, "
                   f"{platform.sent} sent, {platform.refused} refused")
+        if reply.api is not None:
+            api = reply.api
+            print(f"HTTP API: {', '.join(api.urls) or 'starting'}; {api.in_flight} requests in flight, "
+                  f"{api.active_runs} of {api.runs} runs active")
+        if reply.hosts:
+            print(_hosts_text(reply.hosts))
         if reply.config is not None:
             for line in _config_lines(reply.config):
                 print(line)
     return 0
+
+
+def _hosts_text(hosts: list[c.HostStatus]) -> str:
+    """``hosts: host:1 running (pid 12): 9 actors, 2 live sessions, 0 running turns; host:2 down``."""
+    parts = []
+    for host in hosts:
+        if host.state == "running":
+            parts.append(f"host:{host.index} running (pid {host.pid}): {host.actors} actors, "
+                         f"{host.live_sessions} live sessions, {host.running_turns} running turns")
+        else:
+            parts.append(f"host:{host.index} {host.state}")
+    return "hosts: " + "; ".join(parts)
 
 
 def _config_lines(config: c.ConfigStatus) -> list[str]:

@@ -350,7 +350,8 @@ class Connection(Actor[None]):
         if router is None:
             return False
         if isinstance(message, c.Status):
-            self.send(await router.with_hosts(await self._service.status(message, self._connections())))
+            status = await self._service.status(message, self._connections())
+            self.send(await router.with_hosts(status, self._service.config.hosts))
             return True
         target = await host_for(self._service, router, message)
         if target is None:

@@ -192,6 +192,18 @@ class ControlService:
             config=None if source is None else c.ConfigStatus(
                 source.state.read_at, list(source.state.restart_needed), source.state.refused
             ),
+            api=self._api(),
+        )
+
+    def _api(self) -> c.ApiStatus | None:
+        """The HTTP API's figures, when it runs."""
+        try:
+            details = self.system.tree("platform/api").snapshot.details
+        except ActorNotFound:
+            return None
+        return c.ApiStatus(
+            urls=list(details.get("urls") or []), in_flight=details.get("in_flight", 0),
+            runs=details.get("runs", 0), active_runs=details.get("active_runs", 0),
         )
 
     def _platforms(self) -> list[c.PlatformStatus]:
