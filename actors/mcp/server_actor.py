@@ -38,6 +38,11 @@ __all__ = ["McpServerActor", "McpServerState", "McpServerStatistics"]
 
 log = logging.getLogger("hermes_actors.mcp")
 
+#: How long a health check's ping may wait for its answer. A live server answers in milliseconds; the
+#: entry's connect_timeout (60 s by default) left a dead endpoint ``ready`` for a minute and a half.
+PING_TIMEOUT = 10.0
+
+
 class McpServerState(enum.Enum):
     """Where a server's connection is."""
 
@@ -199,7 +204,7 @@ class McpServerActor(Actor[None]):
         while True:
             await trio.sleep(self.deps.ping_interval)
             try:
-                with trio.fail_after(config.connect_timeout):
+                with trio.fail_after(min(config.connect_timeout, PING_TIMEOUT)):
                     await link.session.send_ping()
             except Exception as exc:
                 link.report_lost(f"a health check failed: {describe_error(exc)}")
