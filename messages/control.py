@@ -29,9 +29,13 @@ from messages.control_services import (
     CronReply,
     CronRequest,
     HostStatus,
+    McpCall,
+    McpCallReply,
     McpReply,
     McpServers,
     McpServerStatus,
+    McpTools,
+    McpToolsReply,
     PairedUserView,
     PairingCodeView,
     PairingReply,
@@ -68,9 +72,13 @@ __all__ = [
     "InterruptSession",
     "Kill",
     "ListSessions",
+    "McpCall",
+    "McpCallReply",
     "McpReply",
     "McpServerStatus",
     "McpServers",
+    "McpTools",
+    "McpToolsReply",
     "Ok",
     "PairedUserView",
     "PairingCodeView",
@@ -358,6 +366,8 @@ ClientMessage = (
     | Status
     | StopDaemon
     | McpServers
+    | McpTools
+    | McpCall
     | ReloadMcp
     | CronRequest
     | PairingRequest
@@ -492,6 +502,8 @@ DaemonMessage = (
     | ExportChunk
     | StatusReply
     | McpReply
+    | McpToolsReply
+    | McpCallReply
     | CronReply
     | PairingReply
     | SessionEvent

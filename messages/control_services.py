@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 __all__ = [
@@ -14,9 +16,13 @@ __all__ = [
     "CronReply",
     "CronRequest",
     "HostStatus",
+    "McpCall",
+    "McpCallReply",
     "McpReply",
     "McpServerStatus",
     "McpServers",
+    "McpTools",
+    "McpToolsReply",
     "PairedUserView",
     "PairingCodeView",
     "PairingReply",
@@ -33,6 +39,26 @@ class McpServers:
     """The configured MCP servers and their states; the reply is :class:`McpReply`."""
 
     request_id: str
+
+
+@attrs.frozen
+class McpTools:
+    """The tools of the MCP servers this daemon connects to, as they listed them; the reply is
+    :class:`McpToolsReply`. Asked by session hosts, which reach the servers through the front (one copy
+    of each server for the whole daemon)."""
+
+    request_id: str
+
+
+@attrs.frozen
+class McpCall:
+    """Call ``tool`` (its MCP name) of MCP server ``server`` with ``arguments``; the reply is
+    :class:`McpCallReply`. Sent by a session host for a session's call."""
+
+    request_id: str
+    server: str
+    tool: str
+    arguments: dict[str, Any] = attrs.Factory(dict)
 
 
 @attrs.frozen
@@ -156,6 +182,25 @@ class McpReply:
     request_id: str
     servers: list[McpServerStatus] = attrs.Factory(list)
     warnings: list[str] = attrs.Factory(list)
+
+
+@attrs.frozen
+class McpToolsReply:
+    """Each connected server's tools, as ``tools/list`` gave them (MCP ``Tool`` objects as JSON)."""
+
+    request_id: str
+    servers: dict[str, list[dict[str, Any]]] = attrs.Factory(dict)
+
+
+@attrs.frozen
+class McpCallReply:
+    """An MCP call's outcome: the result the model sees (``payload``, ``unsuccessful``), or why there is
+    none (``error``, what the model is told)."""
+
+    request_id: str
+    payload: dict[str, Any] | None = None
+    unsuccessful: bool = False
+    error: str | None = None
 
 
 @attrs.frozen

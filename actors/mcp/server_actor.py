@@ -179,6 +179,7 @@ class McpServerActor(Actor[None]):
     async def _serve(self, link: Link, listed: list[types.Tool]) -> None:
         """Serve one connection until it is lost; its tools are registered meanwhile."""
         self.tools.update(listed)
+        self.client.listed = listed
         self.client.link = link
         self.error = None
         self._set(McpServerState.READY, f"ready: {len(self.tools)} tools")
@@ -221,6 +222,7 @@ class McpServerActor(Actor[None]):
                 link.report_lost(f"listing its changed tools failed: {describe_error(exc)}")
                 return
             self.tools.update(listed)
+            self.client.listed = listed
             self.activity = f"ready: {len(self.tools)} tools"
             log.info("MCP server %s changed its tools: now %d", self.entry.name, len(self.tools))
 

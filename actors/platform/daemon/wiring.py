@@ -6,6 +6,7 @@
     ├── store      the session store (SQLite's writer, or PostgreSQL's pool)
     ├── providers  the shared SDK and web clients, closed at the end
     ├── mcp        mcp/server:<name>, one per configured MCP server: connects in the background
+    │              (a session host has ``mcp-relay`` instead: the front's servers, through the front)
     ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
     ├── cron       scheduled jobs; each run is a session with source cron
     ├── cluster    (when ``daemon.cluster_listen``) peer daemons' forwarded requests, cluster/peer:<n>
@@ -42,6 +43,7 @@ from actors.platform.cron.runner import SessionJobRunner
 from actors.platform.cron.tool import register_cronjob
 from actors.platform.cron.zone import local_zone
 from actors.mcp import MCP, McpDeps, McpSupervisor
+from actors.mcp.relay import FrontMcp, McpRelay
 from actors.platform.api.auth import KEY_VARIABLE
 from actors.platform.api.server import ApiServer
 from actors.platform.daemon.control_server import ControlServer
@@ -89,6 +91,8 @@ __all__ = ["open_daemon_tree"]
 
 log = logging.getLogger("hermes_actors.daemon")
 
+#: A session host's actor that registers the front's MCP tools (``actors.mcp.relay``).
+MCP_RELAY = "mcp-relay"
 #: The longest one cron run may take before it is interrupted and reported failed.
 CRON_TIME_BUDGET_SECONDS = 1800.0
 #: How long stopping ``cron`` may take (its runs' sessions closing).
@@ -141,7 +145,11 @@ async def open_daemon_tree(
         # for a new session when the file changed (config_reload).
         stamps = await trio.to_thread.run_sync(FileStamps.read, paths.home)
         environ = {**await trio.to_thread.run_sync(load_env_file, paths.home), **os.environ}
-        sessions, reloader = await _start_sessions(system, store, config, paths.home, jails, environ, stamps)
+        # A session host reaches the MCP servers through the front's one copy of each (actors.mcp.relay).
+        relay_mcp = not front and several
+        sessions, reloader = await _start_sessions(
+            system, store, config, paths.home, jails, environ, stamps, relay_mcp=relay_mcp
+        )
         store.leases.on_lost(functools.partial(sessions.evict, reason="its lease was lost (database connection)"))
         outbound = OutboundRegistry()
         if not front:
@@ -248,10 +256,11 @@ def _peer_secret(config: Config, environ: Mapping[str, str]) -> bytes | None:
 
 async def _start_sessions(
     system: ActorSystem, store: SqlSessionStore, config: Config, home: Path, jails: DaemonJails,
-    environ: Mapping[str, str], stamps: FileStamps,
+    environ: Mapping[str, str], stamps: FileStamps, *, relay_mcp: bool = False,
 ) -> tuple[SessionService, ConfigReloader]:
-    """Start ``providers`` and ``sessions`` under the root; the service the front doors use, and what
-    re-reads the configuration for its new sessions (``config`` and ``environ`` were read at ``stamps``).
+    """Start ``providers``, ``mcp`` (or, with ``relay_mcp``, ``mcp-relay`` to the front's) and ``sessions``
+    under the root; the service the front doors use, and what re-reads the configuration for its new
+    sessions (``config`` and ``environ`` were read at ``stamps``).
 
     Each provider's keys (its usual variable or ``model.api_key_env``, then
     ``credential_pool.extra_keys``) come from ``environ``; a provider with several keys gets a
@@ -270,13 +279,18 @@ async def _start_sessions(
     # Before sessions, so stopped after them; its start returns at once (servers connect on their own:
     # a slow or dead one must not hold up the daemon, seed 002 §22.6). Its tools join the registry as
     # each server gets ready; a session takes those registered when its tool list is frozen.
-    mcp_deps = McpDeps(registry=toolbox.registry, environ=dict(os.environ), jails=jails)
-    await system.root.start_child(
-        ChildSpec(
-            MCP, lambda: McpSupervisor(config.mcp_servers, mcp_deps), RestartType.TEMPORARY,
-            shutdown_timeout=config.daemon.shutdown_timeout_seconds,
+    if relay_mcp:
+        if any(entry.enabled for entry in config.mcp_servers.values()):
+            front = FrontMcp(DaemonPaths(home))
+            await system.root.start_child(ChildSpec(MCP_RELAY, lambda: McpRelay(front, toolbox.registry)))
+    else:
+        mcp_deps = McpDeps(registry=toolbox.registry, environ=dict(os.environ), jails=jails)
+        await system.root.start_child(
+            ChildSpec(
+                MCP, lambda: McpSupervisor(config.mcp_servers, mcp_deps), RestartType.TEMPORARY,
+                shutdown_timeout=config.daemon.shutdown_timeout_seconds,
+            )
         )
-    )
 
     def connector(config: Config, keys: ProviderKeys) -> PooledConnector:
         return PooledConnector(clients, config.streaming, metadata, default_key=keys.key_for)
