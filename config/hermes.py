@@ -17,6 +17,7 @@ A Hermes user brings their file. Five things make it load here with every shared
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
@@ -26,6 +27,7 @@ import attrs
 
 from config.aliases import move_key
 from config.discord import DiscordConfig
+from config.errors import ConfigError
 from config.hermes_keys import HERMES_UNUSED
 from config.providers import KNOWN_PROVIDERS
 from config.telegram import TelegramConfig
@@ -82,8 +84,8 @@ _ID_LISTS = ("allow_from", "group_allow_from", "group_allowed_chats")
 # Hermes's names for a local OpenAI-compatible server: ``custom`` here, LM Studio at its usual address.
 _LOCAL_PROVIDERS = {"ollama": None, "vllm": None, "llamacpp": None, "lmstudio": "http://127.0.0.1:1234/v1"}
 _UNKNOWN_PROVIDER = (
-    "{where} {value!r} is not a provider here ({known}); for another OpenAI-compatible endpoint use "
-    "provider custom with its base_url"
+    "{where} {value!r} is not a provider here{hint} (known: {known}); for another OpenAI-compatible endpoint "
+    "use provider custom with its base_url"
 )
 _INDEX = re.compile(r"\[\d+\]")
 _ENV_REFERENCE = re.compile(r"\$\{([^}]+)\}")
@@ -151,7 +153,7 @@ def apply_hermes_forms(data: dict[str, Any], found: list[str]) -> dict[str, Any]
         move_key(result, hermes, ours, found, kind="Hermes key")
     for dotted, dropped in _DROPPED_VALUES.items():
         _drop_value(result, dotted, dropped, found)
-    _read_providers(result, found)
+    _read_providers(result)
     _read_platform_sections(result, found)
     _fold_auxiliary_compression(result)
     _read_code_mode(result, found)
@@ -225,30 +227,40 @@ def _id_list(value: Any) -> Any:
     return [str(item) if isinstance(item, int) and not isinstance(item, bool) else item.strip() if isinstance(item, str) else item for item in value]
 
 
-def _read_providers(data: dict[str, Any], found: list[str]) -> None:
-    """Hermes's local-server provider names become ``custom``; a provider this project lacks is noted.
+def _read_providers(data: dict[str, Any]) -> None:
+    """Hermes's local-server provider names become ``custom``; a provider this project lacks is refused.
 
     Read in the model section and each ``fallback_providers`` entry (anything else there is left for the
     loader to refuse).
+
+    Raises:
+        ConfigError: a provider name that is neither ours nor a Hermes local-server name. A warning was
+            not enough: a typo (``custm``) sent the session, and its key, to the default endpoint.
     """
     if isinstance(data.get("model"), dict):
-        data["model"] = _provider_entry("model.provider", data["model"], found)
+        data["model"] = _provider_entry("model.provider", data["model"])
     fallbacks = data.get("fallback_providers")
     if isinstance(fallbacks, list):
         data["fallback_providers"] = [
-            _provider_entry(f"fallback_providers[{i}].provider", entry, found) if isinstance(entry, dict) else entry
+            _provider_entry(f"fallback_providers[{i}].provider", entry) if isinstance(entry, dict) else entry
             for i, entry in enumerate(fallbacks)
         ]
 
 
-def _provider_entry(where: str, entry: dict[str, Any], found: list[str]) -> dict[str, Any]:
-    """``entry`` with Hermes's local-server provider names read as ours (a new mapping when changed)."""
+def _provider_entry(where: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with Hermes's local-server provider names read as ours (a new mapping when changed).
+
+    Raises:
+        ConfigError: the provider is not one of ours nor a local-server name.
+    """
     provider = entry.get("provider")
     if not isinstance(provider, str) or provider in KNOWN_PROVIDERS:
         return entry
     if provider not in _LOCAL_PROVIDERS:
-        found.append(_UNKNOWN_PROVIDER.format(where=where, value=provider, known=", ".join(KNOWN_PROVIDERS)))
-        return entry
+        close = difflib.get_close_matches(provider, [*KNOWN_PROVIDERS, *_LOCAL_PROVIDERS], n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        known = ", ".join(KNOWN_PROVIDERS)
+        raise ConfigError(_UNKNOWN_PROVIDER.format(where=where, value=provider, hint=hint, known=known))
     address = _LOCAL_PROVIDERS[provider]
     return {**entry, "provider": "custom", **({"base_url": address} if address and not entry.get("base_url") else {})}
 

@@ -12,6 +12,7 @@ Hermes setting this project lacks is a warning of its own, told apart from a typ
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 import typing
@@ -273,12 +274,13 @@ def _drop_unknown(cls: Any, data: Any, prefix: str, found: list[str]) -> Any:
         if key in hints:
             cleaned[key] = _drop_unknown(hints[key], value, f"{prefix}{key}.", found)
         else:
-            _report_unknown(f"{prefix}{key}", value, found)
+            _report_unknown(f"{prefix}{key}", value, found, known=list(hints))
     return cleaned
 
 
-def _report_unknown(dotted: str, value: Any, found: list[str]) -> None:
-    """Note a key we do not read: a Hermes setting this project lacks (and why), or an unknown key.
+def _report_unknown(dotted: str, value: Any, found: list[str], known: list[str] | None = None) -> None:
+    """Note a key we do not read: a Hermes setting this project lacks (and why), or an unknown key,
+    with the ``known`` key of its section it most resembles (a typo such as ``defualt``).
 
     A mapping that holds Hermes settings by name (``tool_output``) is reported key by key.
     """
@@ -289,7 +291,10 @@ def _report_unknown(dotted: str, value: Any, found: list[str]) -> None:
         for key, child in value.items():
             _report_unknown(f"{dotted}.{key}", child, found)
     else:
-        found.append(f"unknown key {dotted} (ignored)")
+        parent, _, key = dotted.rpartition(".")
+        close = difflib.get_close_matches(key, known or [], n=1, cutoff=0.7)
+        hint = f": did you mean {parent + '.' if parent else ''}{close[0]}?" if close else ""
+        found.append(f"unknown key {dotted} (ignored){hint}")
 
 
 def load_env_file(home: Path) -> dict[str, str]:

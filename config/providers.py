@@ -44,8 +44,17 @@ class ModelConfig:
 
     @property
     def default_provider(self) -> str:
-        """The provider sessions use unless a client names another: ``provider``, or ``openai``."""
-        return self.provider or "openai"
+        """The provider sessions use unless a client names another (see :meth:`provider_for`)."""
+        return self.provider_for(self.default)
+
+    def provider_for(self, model: str, base_url: str | None = None) -> str:
+        """The provider requests for ``model`` go to: ``provider`` when set; without it and without a
+        base URL (``base_url``, else this section's), ``openrouter`` for a vendor-prefixed id
+        (``anthropic/claude-opus-4.6``, which only OpenRouter serves, as Hermes's ``auto`` picks it), else
+        ``openai``."""
+        if self.provider:
+            return self.provider
+        return "openrouter" if "/" in model and not (base_url or self.base_url) else "openai"
 
 
 # Values Hermes reads as "caching off" (YAML gives false for a bare off/no).

@@ -25,8 +25,9 @@ class RetryConfig:
     (``retry.max_retries`` is its deprecated name), and the loader copies it here for the recovery layer.
 
     ``connection_retries`` / ``connection_delay`` bound a host name that does not resolve
-    (offline, a typo in ``base_url``): it fails at once, so it gets a few quick tries
-    instead of the backoff a busy server gets.
+    (offline, a typo in ``base_url``) and a refused connection (a local server not started, a
+    wrong port): they fail at once, so they get a few quick tries instead of the backoff a busy
+    server gets.
     """
 
     max_retries: int = attrs.field(default=3, validator=integer(ge=0, le=20))

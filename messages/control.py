@@ -23,12 +23,19 @@ import attrs
 
 from messages.events import SessionEvent
 from messages.control_services import (
+    ApiStatus,
+    ConfigStatus,
     CronJobStatus,
     CronReply,
     CronRequest,
+    HostStatus,
+    McpCall,
+    McpCallReply,
     McpReply,
     McpServers,
     McpServerStatus,
+    McpTools,
+    McpToolsReply,
     PairedUserView,
     PairingCodeView,
     PairingReply,
@@ -43,10 +50,12 @@ __all__ = [
     "ERROR_CODES",
     "PROTOCOL_VERSION",
     "AnswerSessionRequest",
+    "ApiStatus",
     "Attach",
     "Attached",
     "ClientMessage",
     "CompressSession",
+    "ConfigStatus",
     "CreateSession",
     "CronJobStatus",
     "CronReply",
@@ -57,14 +66,19 @@ __all__ = [
     "ErrorReply",
     "ExportSession",
     "Hello",
+    "HostStatus",
     "Inspect",
     "InspectReply",
     "InterruptSession",
     "Kill",
     "ListSessions",
+    "McpCall",
+    "McpCallReply",
     "McpReply",
     "McpServerStatus",
     "McpServers",
+    "McpTools",
+    "McpToolsReply",
     "Ok",
     "PairedUserView",
     "PairingCodeView",
@@ -352,6 +366,8 @@ ClientMessage = (
     | Status
     | StopDaemon
     | McpServers
+    | McpTools
+    | McpCall
     | ReloadMcp
     | CronRequest
     | PairingRequest
@@ -467,6 +483,9 @@ class StatusReply:
     sandbox: SandboxStatus | None = None
     mcp: list[McpServerStatus] = attrs.Factory(list)
     platforms: list[PlatformStatus] = attrs.Factory(list)
+    config: ConfigStatus | None = None
+    api: ApiStatus | None = None
+    hosts: list[HostStatus] = attrs.Factory(list)
 
 
 DaemonMessage = (
@@ -483,6 +502,8 @@ DaemonMessage = (
     | ExportChunk
     | StatusReply
     | McpReply
+    | McpToolsReply
+    | McpCallReply
     | CronReply
     | PairingReply
     | SessionEvent

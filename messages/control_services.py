@@ -5,15 +5,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 __all__ = [
+    "ApiStatus",
+    "ConfigStatus",
     "CronJobStatus",
     "CronReply",
     "CronRequest",
+    "HostStatus",
+    "McpCall",
+    "McpCallReply",
     "McpReply",
     "McpServerStatus",
     "McpServers",
+    "McpTools",
+    "McpToolsReply",
     "PairedUserView",
     "PairingCodeView",
     "PairingReply",
@@ -30,6 +39,26 @@ class McpServers:
     """The configured MCP servers and their states; the reply is :class:`McpReply`."""
 
     request_id: str
+
+
+@attrs.frozen
+class McpTools:
+    """The tools of the MCP servers this daemon connects to, as they listed them; the reply is
+    :class:`McpToolsReply`. Asked by session hosts, which reach the servers through the front (one copy
+    of each server for the whole daemon)."""
+
+    request_id: str
+
+
+@attrs.frozen
+class McpCall:
+    """Call ``tool`` (its MCP name) of MCP server ``server`` with ``arguments``; the reply is
+    :class:`McpCallReply`. Sent by a session host for a session's call."""
+
+    request_id: str
+    server: str
+    tool: str
+    arguments: dict[str, Any] = attrs.Factory(dict)
 
 
 @attrs.frozen
@@ -97,6 +126,42 @@ class McpServerStatus:
 
 
 @attrs.frozen
+class ApiStatus:
+    """The HTTP API (``platforms.api_server``): where it listens, requests being served, runs kept and running."""
+
+    urls: list[str] = attrs.Factory(list)
+    in_flight: int = 0
+    runs: int = 0
+    active_runs: int = 0
+
+
+@attrs.frozen
+class HostStatus:
+    """One session host (``daemon.hosts``): ``state`` running, starting or down, and its own figures."""
+
+    index: int
+    state: str
+    pid: int | None = None
+    actors: int = 0
+    live_sessions: int = 0
+    running_turns: int = 0
+
+
+@attrs.frozen
+class ConfigStatus:
+    """The configuration a daemon runs on, against its files now.
+
+    ``read_at``: when ``config.yaml`` and ``.env`` were last read (Unix seconds; new sessions read them
+    again when they change); ``restart_needed``: sections edited since the start that apply only after a
+    restart; ``refused``: why the file as it is now cannot be used (new sessions keep the last good one).
+    """
+
+    read_at: float
+    restart_needed: list[str] = attrs.Factory(list)
+    refused: str | None = None
+
+
+@attrs.frozen
 class PlatformStatus:
     """A messaging platform's bot: its connection (connecting, connected, reconnecting, failed), last
     error, and what it has handled."""
@@ -117,6 +182,25 @@ class McpReply:
     request_id: str
     servers: list[McpServerStatus] = attrs.Factory(list)
     warnings: list[str] = attrs.Factory(list)
+
+
+@attrs.frozen
+class McpToolsReply:
+    """Each connected server's tools, as ``tools/list`` gave them (MCP ``Tool`` objects as JSON)."""
+
+    request_id: str
+    servers: dict[str, list[dict[str, Any]]] = attrs.Factory(dict)
+
+
+@attrs.frozen
+class McpCallReply:
+    """An MCP call's outcome: the result the model sees (``payload``, ``unsuccessful``), or why there is
+    none (``error``, what the model is told)."""
+
+    request_id: str
+    payload: dict[str, Any] | None = None
+    unsuccessful: bool = False
+    error: str | None = None
 
 
 @attrs.frozen

@@ -81,6 +81,9 @@ class McpClient:
         self.link: Link | None = None
         # What a call made while there is no link is told (the actor keeps it current).
         self.unavailable_reason = "it is still connecting"
+        # The server's tools as it last listed them (kept across a lost connection, as their
+        # registrations are): what session hosts register to call through this client.
+        self.listed: list[types.Tool] = []
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> ToolResult:
         """Call ``tool`` with ``arguments`` and convert its result.

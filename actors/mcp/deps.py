@@ -37,4 +37,6 @@ class McpDeps:
     backoff_initial: float = 1.0
     backoff_max: float = 60.0
     stable_after: float = 60.0
-    ping_interval: float = 30.0
+    # An HTTP server gives no sign when it dies between calls: at 30 s between pings it stayed `ready`
+    # in `status` for half a minute and more. A ping is one small request.
+    ping_interval: float = 5.0

@@ -38,6 +38,11 @@ __all__ = ["McpServerActor", "McpServerState", "McpServerStatistics"]
 
 log = logging.getLogger("hermes_actors.mcp")
 
+#: How long a health check's ping may wait for its answer. A live server answers in milliseconds; the
+#: entry's connect_timeout (60 s by default) left a dead endpoint ``ready`` for a minute and a half.
+PING_TIMEOUT = 10.0
+
+
 class McpServerState(enum.Enum):
     """Where a server's connection is."""
 
@@ -174,6 +179,7 @@ class McpServerActor(Actor[None]):
     async def _serve(self, link: Link, listed: list[types.Tool]) -> None:
         """Serve one connection until it is lost; its tools are registered meanwhile."""
         self.tools.update(listed)
+        self.client.listed = listed
         self.client.link = link
         self.error = None
         self._set(McpServerState.READY, f"ready: {len(self.tools)} tools")
@@ -199,7 +205,7 @@ class McpServerActor(Actor[None]):
         while True:
             await trio.sleep(self.deps.ping_interval)
             try:
-                with trio.fail_after(config.connect_timeout):
+                with trio.fail_after(min(config.connect_timeout, PING_TIMEOUT)):
                     await link.session.send_ping()
             except Exception as exc:
                 link.report_lost(f"a health check failed: {describe_error(exc)}")
@@ -216,6 +222,7 @@ class McpServerActor(Actor[None]):
                 link.report_lost(f"listing its changed tools failed: {describe_error(exc)}")
                 return
             self.tools.update(listed)
+            self.client.listed = listed
             self.activity = f"ready: {len(self.tools)} tools"
             log.info("MCP server %s changed its tools: now %d", self.entry.name, len(self.tools))
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: when a server is configured.
 _SDK_MODULES = ("actors.mcp.client", "actors.mcp.server_actor")
 
-__all__ = ["MCP", "ReloadServers", "McpSupervisor", "server_child_name"]
+__all__ = ["MCP", "McpSupervisor", "ReloadServers", "ServerClients", "server_child_name"]
 
 #: The supervisor's name under the root.
 MCP = "mcp"
@@ -38,6 +38,12 @@ MCP = "mcp"
 def server_child_name(server: str) -> str:
     """The child name of a server's actor (``mcp/server:NAME``)."""
     return f"server:{server}"
+
+
+@attrs.frozen
+class ServerClients:
+    """The reply is each enabled server's client by name, for calls made on other processes' behalf
+    (session hosts): the caller awaits the call itself, never the supervisor's mailbox."""
 
 
 @attrs.frozen
@@ -126,6 +132,8 @@ class McpSupervisor(Supervisor):
                     await self._add(spec)
                     started.append(spec.name)
                 return started
+        if isinstance(message, ServerClients):
+            return {name: self._clients[name] for name, entry in self.entries.items() if entry.enabled and name in self._clients}
         return await super().handle(message)
 
 

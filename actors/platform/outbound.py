@@ -16,6 +16,7 @@ from typing import Protocol
 import attrs
 
 __all__ = [
+    "PLATFORMS",
     "DeliveryFailed",
     "Destination",
     "Outbound",
@@ -23,6 +24,10 @@ __all__ = [
     "PlatformNotConnected",
     "UnknownDestination",
 ]
+
+
+#: The messaging platforms a destination may name.
+PLATFORMS = ("telegram", "discord")
 
 
 class UnknownDestination(ValueError):
@@ -47,11 +52,18 @@ class Destination:
 
     @classmethod
     def parse(cls, text: str) -> Destination:
-        """``telegram``, ``telegram:CHAT`` or ``discord:CHAT:THREAD``; raises :class:`UnknownDestination`."""
+        """``telegram``, ``telegram:CHAT`` or ``discord:CHAT:THREAD``; raises :class:`UnknownDestination`
+        for another form, a platform not of :data:`PLATFORMS`, or a chat or thread that is not a number
+        (checked here, so a job is refused when it is made rather than failing at its first run)."""
         parts = text.strip().split(":")
         if not parts[0] or len(parts) > 3 or any(not part for part in parts[1:]):
             raise UnknownDestination(f"a destination is PLATFORM[:CHAT[:THREAD]], got {text!r}")
-        return cls(parts[0].lower(), *parts[1:])
+        platform = parts[0].lower()
+        if platform not in PLATFORMS:
+            raise UnknownDestination(f"{parts[0]!r} is not a messaging platform here ({', '.join(PLATFORMS)}), in {text!r}")
+        if any(not part.removeprefix("-").isdigit() for part in parts[1:]):
+            raise UnknownDestination(f"a {platform} chat or thread is a number, got {text!r}")
+        return cls(platform, *parts[1:])
 
     def __str__(self) -> str:
         return ":".join(part for part in (self.platform, self.chat, self.thread) if part is not None)

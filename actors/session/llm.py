@@ -127,6 +127,7 @@ class LlmCall(Job[StreamFinished]):
             self.hub.publish(ReasoningDelta, text=event.text)
 
     async def _on_status(self, step: StatusKind, text: str) -> None:
-        kind = _STATUS_KINDS.get(step, "warning" if step is StatusKind.give_up else "info")
         self.activity = text
-        self.hub.publish(StatusUpdate, kind=kind, text=text)
+        if step is StatusKind.give_up:
+            return  # the same text ends the turn as its error: published, the client showed it twice
+        self.hub.publish(StatusUpdate, kind=_STATUS_KINDS.get(step, "info"), text=text)

@@ -51,7 +51,7 @@ class SessionModel:
         config = self._deps.config
         options = self._options
         target = ProviderTarget.resolve(
-            options.provider_name(config),
+            options.provider_name(config, self.primary),
             self.primary,
             options.base_url or config.model.base_url,
             options.api_mode or config.model.api_mode,

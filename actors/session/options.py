@@ -104,9 +104,10 @@ class SessionOptions:
         """The model this session talks to first."""
         return self.model or config.model.default
 
-    def provider_name(self, config: Config) -> str:
-        """The provider of :meth:`model_name` (``openai`` when neither the session nor config names one)."""
-        return self.provider or config.model.provider or "openai"
+    def provider_name(self, config: Config, model: str | None = None) -> str:
+        """The provider of ``model`` (default: :meth:`model_name`): the session's, else config's, else the one
+        the model's id implies (:meth:`~config.providers.ModelConfig.provider_for`)."""
+        return self.provider or config.model.provider_for(model or self.model_name(config), self.base_url)
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> SessionOptions:

@@ -11,7 +11,7 @@ attach wakes it, transparently.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import logging
 from typing import Any, cast
@@ -194,6 +194,8 @@ class SessionService:
         config: the ``daemon`` section (caps, replay sizes).
         delegate_factory: builds a session's delegate_task capability, if offered.
         supervisor: the path of the :class:`SessionsSupervisor` the sessions run under.
+        refresh_deps: given the deps in use, those a new session should get (the daemon re-reads its
+            configuration files there when they changed); None: ``deps`` never change.
     """
 
     def __init__(
@@ -204,8 +206,10 @@ class SessionService:
         *,
         delegate_factory: DelegateFactory | None = None,
         supervisor: str = SESSIONS,
+        refresh_deps: Callable[[SessionDeps], Awaitable[SessionDeps]] | None = None,
     ) -> None:
         self.deps = deps
+        self._refresh_deps = refresh_deps
         self.registry = registry
         self.config = config
         self.delegate_factory = delegate_factory
@@ -250,6 +254,7 @@ class SessionService:
                 starts, for every front door).
             MissingProviderKey: the session's provider needs a key that is not set.
         """
+        await self.refresh_deps()
         resolve_mode(options.sandbox, self.deps.config.sandbox)
         resolve_limits(options.limits, self.deps.config.sandbox)
         if self.deps.keys is not None:
@@ -258,6 +263,11 @@ class SessionService:
         factory = _SessionFactory(self, session_id, options, ephemeral_system, seed)
         await self._sessions().start_child(self._spec(session_id, factory))
         return session_id
+
+    async def refresh_deps(self) -> None:
+        """Take the deps a new session should get now (the configuration as its files say)."""
+        if self._refresh_deps is not None:
+            self.deps = await self._refresh_deps(self.deps)
 
     def live(self, session_id: str) -> ActorHandle[SessionMessage] | None:
         """The running session, or None (hibernated, stopped or unknown)."""

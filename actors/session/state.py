@@ -150,7 +150,13 @@ async def _restore(spec: SessionSpec) -> SessionState:
     repaired = repair_on_load(loaded.messages)
     if repaired != loaded.messages:
         log.warning("session %s: history repaired on load (%d -> %d messages)", session_id, len(loaded.messages), len(repaired))
-        await deps.store.compact(session_id, repaired)
+        stored = len(loaded.messages)
+        if repaired[:stored] == loaded.messages:
+            # A crash mid-turn leaves the history open at its end: closing it only adds messages. Stored as
+            # a new epoch, the whole conversation would be in the store twice (and in `sessions show`).
+            await deps.store.append(session_id, repaired[stored:])
+        else:
+            await deps.store.compact(session_id, repaired)
     shell = saved.get("shell") or {}
     if deps.approvals is not None:
         deps.approvals.restore(session_id, saved.get("approvals") or [])

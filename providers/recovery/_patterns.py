@@ -100,6 +100,10 @@ NAME_RESOLUTION = (
     "getaddrinfo failed",
 )
 
+# Nothing listens at the address (a local server not started, a wrong port): Trio words it as the
+# attempts failing, the socket layer as a refusal.
+CONNECTION_REFUSED = ("connection refused", "all attempts to connect to")
+
 DISCONNECT_TYPES = frozenset({"RemoteProtocolError", "ReadError", "ConnectionResetError", "BrokenResourceError"})
 
 TRANSPORT_TYPES = frozenset(

@@ -11,7 +11,7 @@ retry loop then only reads the flags of the ``ClassifiedError`` it returns:
 4. message patterns (billing before rate limit, context overflow)
 5. SSL/TLS hiccups: a transient timeout, never compression
 6. a server disconnect on a large session: the request was too big
-7. a host name that does not resolve: a connection error, not a timeout
+7. a host name that does not resolve, or a refused connection: a connection error, not a timeout
 8. transport error types (timeouts, connect and read errors)
 9. anything else: unknown, retried with backoff
 """
@@ -22,6 +22,7 @@ import enum
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
 
 import attrs
 
@@ -48,7 +49,7 @@ class FailoverReason(enum.Enum):
     overloaded = "overloaded"  # 503/529: back off
     server_error = "server_error"  # 500/502: retry
     timeout = "timeout"  # connect/read timeout, dropped connection: rebuild client, retry
-    connection = "connection"  # the host name does not resolve (offline, a typo): a few quick retries
+    connection = "connection"  # the host does not resolve or refuses (offline, a typo, no server): quick retries
     context_overflow = "context_overflow"  # prompt too long: compress (or lower max_tokens)
     payload_too_large = "payload_too_large"  # 413: compress
     image_too_large = "image_too_large"  # an attached image is too big: shrink it
@@ -139,8 +140,7 @@ def classify(
     reason = _pipeline(facts, approx_tokens=approx_tokens, context_length=context_length)
     message = facts.message
     if reason is FailoverReason.connection:
-        host = request_host(exc)
-        message = f"cannot resolve {host}" if host else "cannot resolve the provider's host name"
+        message = _connection_message(facts, exc)
     if reason is FailoverReason.auth and after_auth_refresh:
         reason = FailoverReason.auth_permanent
     retryable, compress, rotate, fallback = _FLAGS[reason]
@@ -190,8 +190,9 @@ def _pipeline(facts: ErrorFacts, *, approx_tokens: int, context_length: int | No
     disconnected = p.has_any(text, p.DISCONNECT) or bool(facts.type_names & p.DISCONNECT_TYPES)
     if disconnected and context_length and approx_tokens > _LARGE_SESSION_RATIO * context_length:
         return FailoverReason.context_overflow
-    # 7. a name that does not resolve fails at once and will not resolve in a second either
-    if "gaierror" in facts.type_names or p.has_any(text, p.NAME_RESOLUTION):
+    # 7. a name that does not resolve, or an address nobody listens at, fails at once and will not do
+    # better in a second either: not a timeout, whose backoff waits most of a minute
+    if _name_unresolved(facts) or _refused(facts):
         return FailoverReason.connection
     # 8. transport error types
     if disconnected or facts.type_names & p.TRANSPORT_TYPES:
@@ -200,17 +201,52 @@ def _pipeline(facts: ErrorFacts, *, approx_tokens: int, context_length: int | No
     return FailoverReason.unknown
 
 
-def request_host(exc: BaseException) -> str | None:
-    """The host the failed request went to, from the SDK's or httpx's ``request`` (None: unknown)."""
+def _name_unresolved(facts: ErrorFacts) -> bool:
+    return "gaierror" in facts.type_names or p.has_any(facts.text, p.NAME_RESOLUTION)
+
+
+def _refused(facts: ErrorFacts) -> bool:
+    return "ConnectionRefusedError" in facts.type_names or p.has_any(facts.text, p.CONNECTION_REFUSED)
+
+
+def _connection_message(facts: ErrorFacts, exc: BaseException) -> str:
+    """What went wrong reaching the host, for a person: which host, and whether it resolved."""
+    host = request_host(exc)
+    if _name_unresolved(facts):
+        return f"cannot resolve {host}" if host else "cannot resolve the provider's host name"
+    where = host or "the provider"
+    port = _request_port(exc)
+    if host and port is not None:
+        where = f"{host}:{port}"
+    return f"connection refused by {where} (is the server running?)"
+
+
+def _request_url(exc: BaseException) -> Any:
+    """The URL the failed request went to, from the SDK's or httpx's ``request`` (None: unknown)."""
     for link in chain(exc):
         try:
             request = getattr(link, "request", None)
         except RuntimeError:  # httpx raises when an error was made without its request
             continue
-        host = getattr(getattr(request, "url", None), "host", None)
-        if isinstance(host, str) and host:
-            return host
+        url = getattr(request, "url", None)
+        if url is not None:
+            return url
     return None
+
+
+def _request_port(exc: BaseException) -> int | None:
+    """The port the failed request went to, as its URL says or its scheme implies (None: unknown)."""
+    url = _request_url(exc)
+    port = getattr(url, "port", None)
+    if isinstance(port, int):
+        return port
+    return {"http": 80, "https": 443}.get(getattr(url, "scheme", None))
+
+
+def request_host(exc: BaseException) -> str | None:
+    """The host the failed request went to, from the SDK's or httpx's ``request`` (None: unknown)."""
+    host = getattr(_request_url(exc), "host", None)
+    return host if isinstance(host, str) and host else None
 
 
 def _provider_specific(facts: ErrorFacts, status: int | None) -> FailoverReason | None:

@@ -4,7 +4,7 @@ The one place that turns a provider's usual variable (``OPENAI_API_KEY`` ...),
 ``model.api_key_env`` and ``credential_pool.extra_keys`` into keys:
 
 - ``model.api_key_env`` replaces the usual variable of the model's provider
-  (``model.provider``, ``openai`` when unset).
+  (``model.provider``, or as ``ModelConfig.provider_for`` infers it).
 - A provider with two or more keys gets a :class:`CredentialPool` that rotates
   them (``credential_pool.strategy``); its first key is its primary variable's.
 - A target of a provider without a pool uses the key of :meth:`ProviderKeys.key_for`,

@@ -277,8 +277,8 @@ class _RecoveryRun:
             await self._status(StatusKind.rebuild_client, f"{what}; reconnecting")
             await self.connector.rebuild(target, credential.key if credential else None)
             return
-        # A name that does not resolve fails in milliseconds: a few quick tries, not the
-        # minutes-long backoff a loaded server is given.
+        # A name that does not resolve, or a refused connection, fails in milliseconds: a few quick
+        # tries, not the minute-long backoff a loaded server is given.
         if reason is FailoverReason.connection:
             await self._retry_connection(what, exc, classified, target)
             return
@@ -304,7 +304,7 @@ class _RecoveryRun:
     async def _retry_connection(
         self, what: str, exc: BaseException, classified: ClassifiedError, target: ProviderTarget
     ) -> None:
-        """Retry an unreachable host ``retry.connection_retries`` times, then fall back or stop."""
+        """Retry an unreachable host (unresolved or refusing) ``retry.connection_retries`` times, then fall back or stop."""
         self.retries += 1
         budget = self.retry.connection_retries
         if self.retries > budget:

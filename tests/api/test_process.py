@@ -1,5 +1,5 @@
-"""The API in a real ``hermes-actors daemon`` process: key from the environment, SIGTERM closes the port;
-an unsafe ``auth_disabled`` refused by ``config check`` and by the daemon's start."""
+"""The API in a real ``hermes-actors daemon`` process: key from the environment, shown by ``status``, SIGTERM
+closes the port; an unsafe ``auth_disabled`` refused by ``config check`` and by the daemon's start."""
 
 from __future__ import annotations
 
@@ -64,6 +64,16 @@ def _start_daemon(home: Path, log_path: Path, **env: str) -> subprocess.Popen[by
         )
 
 
+def _status(home: Path) -> str:
+    """What ``hermes-actors status`` prints for ``home``."""
+    result = subprocess.run(
+        [sys.executable, "-m", "actors.platform", "status"], cwd=REPO, env={**os.environ, "HERMES_ACTORS_HOME": str(home)},
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
 def _stop(process: subprocess.Popen[bytes]) -> int:
     """SIGTERM, then the exit status (killed if it does not end)."""
     process.send_signal(signal.SIGTERM)
@@ -98,6 +108,7 @@ class TestDaemonProcess:
                         return reply.choices[0].message.content or ""
 
                 assert await trio.to_thread.run_sync(complete) == "from a real daemon"
+                shown = await trio.to_thread.run_sync(_status, home)
                 status = await trio.to_thread.run_sync(_stop, process)
             finally:
                 if process.poll() is None:
@@ -106,6 +117,8 @@ class TestDaemonProcess:
                 log = log_path.read_text()
         assert status == 0, log
         assert "api: serving on" in log and KEY not in log
+        # status names the API, where it listens and what it serves (it said nothing of it).
+        assert f"HTTP API: http://127.0.0.1:{port}; 0 requests in flight, 0 of 0 runs active" in shown, shown
         with socket.socket() as sock:
             assert sock.connect_ex(("127.0.0.1", port)) != 0
 

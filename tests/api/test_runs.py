@@ -146,7 +146,10 @@ class TestApproval:
             assert nothing.status_code == 400
             answer = await http.post(f"/v1/runs/{run_id}/approval", json={"choice": choice})
             assert answer.status_code == 200, answer.text
-            assert answer.json()["request_id"] == status["pending_approvals"][0]
+            pending = status["pending_approvals"]
+            assert [(p["command"], p["choices"]) for p in pending] == [(f"rm -r {victim}", ["once", "session", "always", "deny"])]
+            assert pending[0]["description"]
+            assert answer.json()["request_id"] == pending[0]["request_id"]
             again = await http.post(f"/v1/runs/{run_id}/approval", json={"choice": "once"})
             assert again.status_code == 409
             frames = await _events(http, run_id)

@@ -42,7 +42,10 @@ class TestWarnings:
         found: list[str] = []
         with caplog.at_level(logging.WARNING, logger="hermes_actors.config"):
             load_config(tmp_path, warnings=found, log_warnings=False)
-        assert found == ["unknown key modle (ignored)", "unknown key retry.max_retires (ignored)"]
+        assert found == [
+            "unknown key modle (ignored): did you mean model?",
+            "unknown key retry.max_retires (ignored): did you mean retry.max_retries?",
+        ]
         assert caplog.records == []
 
 

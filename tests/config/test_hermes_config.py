@@ -128,7 +128,7 @@ class TestWarningsTellHermesFromTypos:
         assert found == [
             "Hermes setting compression.in_place is not used here: "
             "a knob of Hermes's own compressor; this one follows seed 002 section 7 (compression.*)",
-            "unknown key compression.treshold (ignored)",
+            "unknown key compression.treshold (ignored): did you mean compression.threshold?",
         ]
 
     def test_a_whole_hermes_section_is_one_warning(self, tmp_path: Path) -> None:
@@ -137,7 +137,7 @@ class TestWarningsTellHermesFromTypos:
 
     def test_an_unknown_section_is_one_warning(self, tmp_path: Path) -> None:
         _, found = _load(tmp_path, "modle:\n  default: x\n")
-        assert found == ["unknown key modle (ignored)"]
+        assert found == ["unknown key modle (ignored): did you mean model?"]
 
     def test_a_section_holding_hermes_keys_is_reported_key_by_key(self, tmp_path: Path) -> None:
         _, found = _load(tmp_path, "tool_output:\n  max_lines: 500\n  max_linez: 3\n")
@@ -299,7 +299,7 @@ class TestClientsCountHermesNotes:
         assert warn_config(tmp_path, out) is False, "the typo is a warning"
         lines = out.getvalue().splitlines()
         assert [line for line in lines if "modle" in line] == [
-            f"hermes-actors: warning: {tmp_path / 'config.yaml'}: unknown key modle (ignored)"
+            f"hermes-actors: warning: {tmp_path / 'config.yaml'}: unknown key modle (ignored): did you mean model?"
         ]
         notes = [line for line in lines if line.startswith("hermes-actors: note:")]
         assert len(notes) == 1 and "Hermes Agent settings not used here" in notes[0], lines
@@ -333,7 +333,7 @@ class TestAuxiliaryCompressionBlock:
 
 
 class TestHermesProviderNames:
-    """Hermes's local-server provider names are ours; one this project lacks is noted, the file loads."""
+    """Hermes's local-server provider names are ours; one this project lacks is refused, naming ours."""
 
     def test_local_servers_are_custom(self, tmp_path: Path) -> None:
         text = (
@@ -346,10 +346,9 @@ class TestHermesProviderNames:
         assert (fallback.provider, fallback.base_url) == ("custom", "http://h:11434/v1")
         assert found == []
 
-    def test_a_provider_we_lack_is_noted(self, tmp_path: Path) -> None:
-        config, found = _load(tmp_path, "model:\n  provider: nous\n")
-        assert config.model.provider == "nous"
-        assert len(found) == 1 and found[0].startswith("model.provider 'nous' is not a provider here (openai, ")
+    def test_a_provider_we_lack_is_refused(self, tmp_path: Path) -> None:
+        with pytest.raises(ConfigError, match=r"model.provider 'nous' is not a provider here \(known: openai, "):
+            _load(tmp_path, "model:\n  provider: nous\n")
 
     def test_the_callers_mapping_is_left_alone(self) -> None:
         data = {"model": {"provider": "vllm"}, "fallback_providers": [{"provider": "llamacpp", "model": "m"}]}

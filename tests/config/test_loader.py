@@ -51,7 +51,7 @@ class TestLoadConfig:
             ("compression:\n  enabled: 'false'\n", "expected true or false, got a string @ compression.enabled"),
             ("agent: [1]\n", "agent must be a mapping, got list"),
             ("- 1\n", "the top level must be a mapping"),
-            ("fallback_providers:\n  - provider: x\n", "required field missing @ fallback_providers[0].model"),
+            ("fallback_providers:\n  - provider: openai\n", "required field missing @ fallback_providers[0].model"),
             ("delegation:\n  child_timeout_seconds: 5\n", "child_timeout_seconds must be a number >= 30, got 5"),
             ("agent: [\n", "not valid YAML"),
             # Hostile files: never a RecursionError or a bare ValueError.

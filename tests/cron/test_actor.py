@@ -140,6 +140,8 @@ class TestCommands:
             await ref.ask(AddJob(job("every 1h")))
             paused = await ref.ask(PauseJob("cron-report"))
             assert paused.state is JobState.PAUSED and paused.next_run is None
+            with pytest.raises(Exception, match="is paused: resume it first"):
+                await ref.ask(RunNow("cron-report"))
             await trio.sleep(2 * 3600)
             assert runner.started == []
             resumed = await ref.ask(ResumeJob("cron-report"))
@@ -220,7 +222,7 @@ class TestHermesFields:
 
 
 class TestMissedRuns:
-    """Runs that fell due while the daemon was down: skipped, or run once."""
+    """Runs that fell due while the daemon was down: skipped (and recorded so), or run once."""
 
     @pytest.mark.parametrize(("policy", "runs_at_start"), [(MissedPolicy.SKIP, 0), (MissedPolicy.RUN_ONCE, 1)])
     async def test_the_policy_decides(
@@ -232,7 +234,12 @@ class TestMissedRuns:
         async with cron(book, runner):
             await trio.sleep(30 * 60)
         assert len(runner.started) == runs_at_start
-        assert book.saved["cron-report"].next_run == START + timedelta(hours=1)
+        saved = book.saved["cron-report"]
+        assert saved.next_run == START + timedelta(hours=1)
+        if policy is MissedPolicy.SKIP:  # a trace of the run that did not happen, for `cron status`
+            assert saved.last_status == "skipped"
+            due = (START - timedelta(hours=5)).isoformat(timespec="seconds")
+            assert saved.last_error == f"the run due at {due} was missed while the daemon was down, and skipped (missed: skip)"
 
 
 class TestResults:
@@ -243,7 +250,7 @@ class TestResults:
         async with cron(book, runner) as (system, actor):
             await system.lookup("cron").ask(AddJob(job("every 1d", deliver="telegram:42")))
             await trio.sleep(86400 + 10)
-            assert actor.delivered == [("telegram:42", "answer of report")]  # type: ignore[attr-defined]
+            assert actor.delivered == [("telegram:42", "Cron job 'report':\n\nanswer of report")]  # type: ignore[attr-defined]
             runner.failing = True
             await trio.sleep(86400 + 10)
             failed = book.saved["cron-report"]
@@ -268,7 +275,7 @@ class TestResults:
             await trio.sleep(2 * 3600 + 10)
         assert len(runner.finished) == 2
         record = book.saved["cron-report"]
-        assert record.last_status == "ok" and record.failures == 0  # not run again for a delivery
+        assert record.last_status == "failed" and record.failures == 0  # reported, not run again for a delivery
         assert record.last_error == "the answer was not delivered to telegram:42: telegram is not connected"
 
     async def test_stopping_mid_run_leaves_no_task(self, autojump_clock: trio.testing.MockClock) -> None:

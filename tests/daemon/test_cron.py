@@ -79,12 +79,43 @@ class TestCron:
         for args, status, expected in (
             (("add", "--schedule", "every fortnight", "--prompt", "x"), 1, "a number and a unit"),
             (("add", "--schedule", "every 1h", "--prompt", "x", "--deliver", "telegram::1"), 1, "PLATFORM[:CHAT[:THREAD]]"),
+            (("add", "--schedule", "every 1h", "--prompt", "x", "--deliver", "slack:foo"), 1,
+             "'slack' is not a messaging platform here (telegram, discord)"),
+            (("add", "--schedule", "every 1h", "--prompt", "x", "--deliver", "nowhere:123"), 1, "'nowhere' is not a messaging"),
+            (("add", "--schedule", "every 1h", "--prompt", "x", "--deliver", "telegram:abc"), 1, "chat or thread is a number"),
             (("pause", "cron-000000000000"), 2, "no cron job"),
         ):
             result = run_cli(daemon.home, "cron", *args)
             assert result.returncode == status, result.stdout + result.stderr
             assert expected in result.stderr, result.stdout + result.stderr
         assert _cron(daemon.home, "list")["jobs"] == []
+
+
+class TestWhatTheUserIsTold:
+    """A paused job does not run now; an answer that was not delivered is a failed run, not "ok"."""
+
+    def test_run_now_on_a_paused_job(self, daemon: DaemonProcess) -> None:
+        job = _cron(daemon.home, "add", "--schedule", "every 1h", "--prompt", "x")["jobs"][0]
+        _cron(daemon.home, "pause", job["id"])
+        result = run_cli(daemon.home, "cron", "run-now", job["id"])
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert f"job {job['id']} is paused: resume it first" in result.stderr
+        assert _cron(daemon.home, "status", job["id"])["jobs"][0]["last_status"] is None  # it did not run
+
+    def test_an_undelivered_answer_is_a_failure(self, home: Path, provider: ScriptedProviderProcess) -> None:
+        provider.reset()
+        daemon = _start(home, provider)  # no messaging platform is configured
+        try:
+            job = _cron(home, "add", "--schedule", "every 1d", "--prompt", "x", "--deliver", "telegram:42")["jobs"][0]
+            provider.push({"text": "the answer"})
+            _cron(home, "run-now", job["id"])
+            ran = _wait_for_run(home, job["id"])
+            assert ran["last_status"] == "failed", ran
+            assert ran["last_error"].startswith("the answer was not delivered to telegram:42: "), ran
+            shown = run_cli(home, "cron", "status", job["id"])
+            assert "last: failed" in shown.stdout and "not delivered" in shown.stdout
+        finally:
+            daemon.stop()
 
 
 class TestInterrupt:

@@ -34,6 +34,7 @@ from tests.daemon.helpers import (
     wait_for,
 )
 from tests.daemon.test_recovery import _stored_texts
+from tests.mcp.helpers import TOY, processes_with, tag
 from tests.daemon.test_sessions import NO_TOOLS, _chat
 
 
@@ -89,6 +90,11 @@ class TestHosts:
         status = cli_json(front, "status")
         assert status["live_sessions"] == 4 and status["running_turns"] == 0
         assert status["actors"] == len(_paths(_tree(front)))
+        hosts = status["hosts"]
+        assert [(h["index"], h["state"], h["live_sessions"]) for h in hosts] == [(1, "running", 2), (2, "running", 2)]
+        assert all(h["pid"] not in (None, front.process.pid) for h in hosts)  # type: ignore[union-attr]
+        text = run_cli(front.home, "status").stdout
+        assert f"hosts: host:1 running (pid {hosts[0]['pid']}): {hosts[0]['actors']} actors, 2 live sessions" in text
         session_id = placed["hosts/host:2"][0]
         full = f"hosts/host:2/sessions/session:{session_id}"
         for path in (session_id, f"sessions/session:{session_id}", full):
@@ -206,6 +212,52 @@ class TestHosts:
                 assert paths.socket_record.read_text() == f"{paths.socket}\n"
         finally:
             daemon.stop()
+
+
+class TestMcpAcrossHosts:
+    """With daemon.hosts: 2, each stdio MCP server runs once (the front's), and host sessions call it."""
+
+    def test_one_server_process_and_a_host_session_calls_it(
+        self, tmp_path: Path, provider: ScriptedProviderProcess
+    ) -> None:
+        marker = tag()
+        home = tmp_path / "home"
+        home.mkdir(mode=0o700)
+        toy = {"command": sys.executable, "args": [TOY, "stdio", marker], "connect_timeout": 20}
+        (home / "config.yaml").write_text(json.dumps({"daemon": {"hosts": 2}, "mcp_servers": {"toy": toy}}))
+        daemon = DaemonProcess(home).start()
+        try:
+            wait_for("both hosts serving", lambda: all(_inspect(daemon, f"hosts/host:{n}")["state"] == "running" for n in (1, 2)))
+            wait_for("the toy server ready", lambda: [s["state"] for s in cli_json(daemon, "status")["mcp"]] == ["ready"])
+            for index in (1, 2):  # each host has the front's tools registered through its relay
+                wait_for(f"host {index}'s relay", lambda i=index: _inspect(daemon, f"hosts/host:{i}/mcp-relay")["details"]["tools"] == 8)
+            assert len(_servers(marker)) == 1, _servers(marker)  # was three: the front's and one per host
+            provider.reset()
+            provider.push(
+                {"tool_calls": [{"id": "call_mcp", "name": "mcp_toy_echo", "arguments": {"text": "via the front"}}]},
+                {"text": "The server echoed."},
+            )
+            _, result = _chat(daemon, provider, "echo something")  # a chat's session runs on a host
+            assert result.returncode == 0, result.stderr
+            last = provider.requests()[-1]["body"]
+            tool_messages = [m for m in last["messages"] if m.get("role") == "tool"]
+            assert json.loads(tool_messages[-1]["content"]) == {"result": "via the front"}
+        finally:
+            daemon.stop()
+        assert processes_with(marker) == []
+
+
+def _servers(marker: str) -> list[int]:
+    """The server processes themselves among those tagged ``marker`` (not the jail's bwrap around one)."""
+    servers = []
+    for pid in processes_with(marker):
+        try:
+            argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
+        except OSError:
+            continue
+        if not argv0.endswith(b"bwrap"):
+            servers.append(pid)
+    return servers
 
 
 def _paths(node: dict[str, Any]) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ import pytest
 
 from messages import control as c
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
-from tests.mcp.helpers import TOY, processes_with, tag
+from tests.mcp.helpers import TOY, free_port, processes_with, tag
 
 
 def _config(marker: str, extra: str = "") -> str:
@@ -136,6 +137,53 @@ class TestDaemon:
         assert [(s["name"], s["state"]) for s in listed["servers"]] == [
             ("toy", "not running"), ("dead", "not running"), ("bad", "invalid"), ("later", "disabled"),
         ]
+
+
+class TestWhatListSays:
+    """mcp list follows an HTTP server that died and servers config.yaml gained since the start, unasked."""
+
+    def test_a_dead_http_server_is_not_ready(self, home: Path, marker: str) -> None:
+        port = free_port()
+        server = subprocess.Popen(
+            [sys.executable, TOY, "http", str(port), marker], stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        try:
+            _write_config(home, f"mcp_servers:\n  web: {{url: 'http://127.0.0.1:{port}/mcp', connect_timeout: 60}}\n")
+            daemon = DaemonProcess(home).start()
+            try:
+                _wait_ready(daemon, "web")
+                server.kill()
+                server.wait(10)
+                # No tool is called: the daemon's own health check must notice (it took 30 s and more).
+                deadline = time.monotonic() + 20
+                while _statuses(daemon)["web"].state == "ready":
+                    assert time.monotonic() < deadline, "the dead server stayed ready"
+                    time.sleep(0.1)
+                listed = run_cli(home, "mcp", "list").stdout
+                assert "web" in listed and "ready" not in listed, listed
+            finally:
+                daemon.stop()
+        finally:
+            server.kill()
+            server.wait(10)
+
+    def test_a_server_added_since_the_start(self, home: Path, marker: str) -> None:
+        _write_config(home, "mcp_servers:\n  later: {command: x, enabled: false}\n")
+        daemon = DaemonProcess(home).start()
+        try:
+            (home / "config.yaml").write_text(
+                "mcp_servers:\n"
+                f"  added: {{command: {sys.executable}, args: [{TOY}, stdio, '{marker}']}}\n", encoding="utf-8",
+            )
+            listed = json.loads(run_cli(home, "mcp", "list", "--json").stdout)
+            by_name = {server["name"]: server for server in listed["servers"]}
+            assert by_name["added"]["state"] == "not started"
+            assert "added to config.yaml after the daemon read it" in by_name["added"]["error"]
+            text = run_cli(home, "mcp", "list").stdout
+            assert "added  not started" in text and "/reload-mcp" in text, text
+        finally:
+            daemon.stop()
 
 
 class TestReloadCommand:

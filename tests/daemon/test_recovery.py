@@ -76,6 +76,33 @@ class TestCrash:
             restarted.stop()
 
 
+    def test_kill_9_mid_turn_stores_nothing_twice(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+        """After kill -9 and a restart, the stored conversation holds its system prompt and messages once."""
+        session_id, _ = _chat(daemon, provider, NO_TOOLS)
+        provider.push({"text": "never delivered", "delay_first_byte": 60})
+        with daemon.client() as client:
+            client.request(c.SendMessage(client.next_id(), session_id, "message before the crash, no tools"))
+        _wait_for_path(daemon, lambda p: p.startswith(f"sessions/session:{session_id}/turn"))
+        daemon.signal(signal.SIGKILL)
+        daemon.wait(10)
+        daemon.stop()
+        provider.reset()
+        restarted = DaemonProcess(daemon.home).start()
+        try:
+            with restarted.client() as client:
+                events = attached_turn(client, session_id, "after the restart, no tools")
+            assert events[-1].reason == "completed"
+            shown = json.loads(run_cli(restarted.home, "sessions", "show", session_id, "--head", "100", "--json").stdout)
+            roles = [m["message"]["role"] for m in shown["head"]]
+            texts = _stored_texts(restarted, session_id)
+            assert roles.count("system") == 1, roles
+            assert texts.count(NO_TOOLS) == 1, texts
+            assert texts.count("message before the crash, no tools") == 1, texts
+            assert texts.count("after the restart, no tools") == 1, texts
+        finally:
+            restarted.stop()
+
+
 class TestGracefulStop:
     """SIGTERM during a turn interrupts it, commits, and exits within the bound."""
 

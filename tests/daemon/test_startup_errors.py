@@ -1,7 +1,7 @@
 """Errors a person meets when starting: each through the real CLI, with its message and exit status.
 
 A bad config.yaml, unknown keys, an unknown provider, a missing key, a host name that
-does not resolve, a second daemon; and the estimated cost a priced model's session
+does not resolve, a refused connection, a second daemon; and the estimated cost a priced model's session
 reports and stores.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -112,7 +113,16 @@ class TestUnknownKeysOnTheTerminal:
         assert result.stdout.strip().endswith(": ok")
         document = json.loads(run_cli(home, "config", "check", "--json").stdout)
         assert document["ok"] is True
-        assert document["warnings"] == ["unknown key modle (ignored)", "unknown key model.provder (ignored)"]
+        assert document["warnings"] == [
+            "unknown key modle (ignored): did you mean model?",
+            "unknown key model.provder (ignored): did you mean model.provider?",
+        ]
+
+    def test_a_typo_gets_did_you_mean(self, home: Path) -> None:
+        result = _config_check(home, "model:\n  defualt: gpt-4.1\n  unrelated_thing: 1\n")
+        assert result.returncode == 0
+        assert "unknown key model.defualt (ignored): did you mean model.default?" in result.stderr
+        assert "unknown key model.unrelated_thing (ignored)\n" in result.stderr
 
     def test_config_check_refuses_a_bad_file(self, home: Path) -> None:
         result = _config_check(home, "retry:\n  max_retries: many\n")
@@ -142,8 +152,40 @@ class TestProviderFlag:
         assert not (home / "run").exists()
 
 
+class TestTypoedProvider:
+    """A provider name that is not one is refused by config check and chat (exit 2), with the closest name."""
+
+    def test_config_check(self, home: Path) -> None:
+        result = _config_check(home, "model:\n  provider: custm\n  base_url: http://127.0.0.1:9/v1\n")
+        assert result.returncode == 2, result.stderr
+        assert "model.provider 'custm' is not a provider here (did you mean 'custom'?)" in result.stderr
+        assert not result.stdout.strip().endswith(": ok")
+
+    def test_in_a_fallback_entry(self, home: Path) -> None:
+        result = _config_check(home, "fallback_providers:\n  - {provider: opnrouter, model: m}\n")
+        assert result.returncode == 2, result.stderr
+        assert "fallback_providers[0].provider 'opnrouter' is not a provider here (did you mean 'openrouter'?)" in (
+            result.stderr
+        )
+
+    def test_chat_refuses_before_starting_a_daemon(self, stopped: Path) -> None:
+        _write_config(stopped, "model:\n  provider: custm\n")
+        result = run_cli(stopped, "chat", "-q", "hi")
+        assert result.returncode == 2, result.stderr
+        assert "'custm' is not a provider here" in result.stderr
+        assert not (stopped / "run").exists()
+
+
 class TestMissingKey:
     """A known provider without its key is refused at session creation, naming the variable."""
+
+    def test_no_config_names_the_default_models_provider(self, home: Path) -> None:
+        home.mkdir(parents=True, exist_ok=True)
+        result = _run_without_keys(home, "config", "check")
+        assert result.returncode == 0, result.stderr
+        # The default model is an OpenRouter id: its key is OpenRouter's, not OpenAI's.
+        assert "set OPENROUTER_API_KEY (in the environment or HERMES_ACTORS_HOME/.env)" in result.stderr
+        assert "OPENAI_API_KEY" not in result.stderr
 
     def test_openrouter_without_a_key(self, stopped: Path) -> None:
         result = _run_without_keys(stopped, "chat", "-q", "hi", "--provider", "openrouter", "--model", "openai/gpt-4.1")
@@ -179,6 +221,29 @@ class TestUnresolvableHost:
         assert "timeout" not in result.stdout + result.stderr
         assert (result.stdout + result.stderr).count("retrying in 0.1 s") == 1
         assert elapsed < 15, elapsed  # the timeout budget took 40 s
+
+
+class TestRefusedConnection:
+    """A refused connection is said as such, once, after the short connection budget (not a timeout)."""
+
+    def test_nothing_listening(self, stopped: Path) -> None:
+        with socket.socket() as probe:  # a port nothing listens on: bound, then released
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        _write_config(stopped, "retry:\n  connection_retries: 1\n  connection_delay: 0.1\n")
+        started = time.monotonic()
+        result = run_cli(
+            stopped, "chat", "-q", "hi", "--provider", "custom", "--base-url", f"http://127.0.0.1:{port}/v1",
+            "--model", "m", timeout=60,
+        )
+        elapsed = time.monotonic() - started
+        both = result.stdout + result.stderr
+        assert result.returncode == 1, both
+        assert f"connection refused by 127.0.0.1:{port} (is the server running?)" in result.stderr
+        assert "timeout" not in both
+        assert both.count("connection refused by") == 1, both  # was printed three times
+        assert result.stdout == ""  # the error is not an answer
+        assert elapsed < 15, elapsed  # the timeout backoff took 47 s
 
 
 class TestSecondDaemon:

@@ -57,9 +57,10 @@ class TestTelegram:
             })
             provider.push({"text": "The nightly digest."})
             job = json.loads(run_cli(home, "cron", "add", "--schedule", "every 1d", "--prompt", "Digest.",
-                                     "--deliver", "telegram", "--json").stdout)["jobs"][0]
+                                     "--name", "nightly", "--deliver", "telegram", "--json").stdout)["jobs"][0]
             assert run_cli(home, "cron", "run-now", job["id"]).returncode == 0
-            assert telegram.wait_for_texts(CHAT, 1) == ["The nightly digest."]  # after the 429, once
+            # After the 429, once; named, so a chat with several jobs can tell whose answer it is.
+            assert telegram.wait_for_texts(CHAT, 1) == ["Cron job 'nightly':\n\nThe nightly digest."]
             wait(lambda: json.loads(run_cli(home, "cron", "status", job["id"], "--json").stdout)["jobs"][0]["last_status"] == "ok",
                   "the run to be recorded")
         finally:

@@ -38,7 +38,7 @@ def test_destinations_parse_and_print_back(text: str, parsed: Destination) -> No
     assert Destination.parse(str(parsed)) == parsed
 
 
-@pytest.mark.parametrize("text", ["", ":1", "telegram:", "telegram::1", "a:b:c:d"])
+@pytest.mark.parametrize("text", ["", ":1", "telegram:", "telegram::1", "a:b:c:d", "slack:foo", "nowhere:123", "telegram:abc", "discord:1:x"])
 def test_malformed_destinations_are_refused(text: str) -> None:
     with pytest.raises(UnknownDestination):
         Destination.parse(text)

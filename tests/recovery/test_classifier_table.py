@@ -50,7 +50,7 @@ ROWS: list[tuple[str, BaseException, FailoverReason, dict[str, object]]] = [
     ("404 data policy", status(404, "No endpoints found matching your data policy"), R.provider_policy_blocked, {}),
     ("mid-stream overloaded (status 200)", ProviderStatusError("Overloaded", status_code=200, error_type="overloaded_error"), R.overloaded, {}),
     ("read timeout", transport(httpx2.ReadTimeout("timed out"), ProviderTimeoutError), R.timeout, {}),
-    ("connect error", transport(httpx2.ConnectError("connection refused")), R.timeout, {}),
+    ("connect error", transport(httpx2.ConnectError("connection refused")), R.connection, {}),
     ("stalled stream", StreamStalled("no chunk for 90 s"), R.timeout, {}),
     ("raw httpx2 read timeout", httpx2.ReadTimeout("timed out"), R.timeout, {}),
     ("raw disconnect, small session", httpx2.RemoteProtocolError("peer closed connection without sending complete message body"), R.timeout, {"approx_tokens": 1000, "context_length": 100_000}),

@@ -1,4 +1,4 @@
-"""A host name that does not resolve: classified as a connection error naming the host, retried briefly."""
+"""A host name that does not resolve, or a refused connection: a connection error naming the host, retried briefly."""
 
 from __future__ import annotations
 
@@ -43,8 +43,25 @@ class TestClassifyNameResolution:
     def test_message_wordings(self, text: str) -> None:
         assert classify(httpx2.ConnectError(text)).reason is FailoverReason.connection
 
-    def test_a_refused_connection_stays_a_timeout(self) -> None:
-        assert classify(httpx2.ConnectError("[Errno 111] Connection refused")).reason is FailoverReason.timeout
+    def test_a_timeout_stays_a_timeout(self) -> None:
+        assert classify(httpx2.ConnectTimeout("timed out")).reason is FailoverReason.timeout
+
+
+class TestClassifyRefused:
+    """A refused connection is a connection error naming host and port, not a timeout."""
+
+    def test_socket_wording(self) -> None:
+        request = httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+        classified = classify(httpx2.ConnectError("[Errno 111] Connection refused", request=request))
+        assert classified.reason is FailoverReason.connection
+        assert classified.message == "connection refused by 127.0.0.1:9 (is the server running?)"
+
+    def test_trio_wording_and_default_port(self) -> None:
+        request = httpx2.Request("POST", "https://llm.example.com/v1/chat/completions")
+        error = httpx2.ConnectError("all attempts to connect to llm.example.com:443 failed", request=request)
+        classified = classify(error)
+        assert classified.reason is FailoverReason.connection
+        assert classified.message == "connection refused by llm.example.com:443 (is the server running?)"
 
     def test_host_unknown(self) -> None:
         assert request_host(ValueError("no request here")) is None

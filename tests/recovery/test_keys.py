@@ -62,11 +62,11 @@ class TestPools:
     def test_provider_without_a_usual_variable_pools_its_extras(self, tmp_path: Path) -> None:
         config = config_from(
             tmp_path,
-            "fallback_providers:\n  - {provider: nous, model: hermes-4}\ncredential_pool:\n  extra_keys: {nous: [NOUS_A, NOUS_B]}\n",
+            "fallback_providers:\n  - {provider: codex, model: gpt-5-codex}\ncredential_pool:\n  extra_keys: {codex: [CODEX_A, CODEX_B]}\n",
         )
-        keys = load_provider_keys(config, {"NOUS_A": "n1", "NOUS_B": "n2"})
-        assert ["n1", "n2"] == [c.key for c in keys.pools["nous"].credentials]
-        assert keys.key_for(target("nous")) is None
+        keys = load_provider_keys(config, {"CODEX_A": "n1", "CODEX_B": "n2"})
+        assert ["n1", "n2"] == [c.key for c in keys.pools["codex"].credentials]
+        assert keys.key_for(target("codex")) is None
 
     async def test_built_pool_rotates_away_from_an_exhausted_key(self, tmp_path: Path) -> None:
         config = config_from(tmp_path, "credential_pool:\n  extra_keys: {openrouter: [OPENROUTER_API_KEY_2]}\n")
@@ -90,7 +90,7 @@ class TestApiKeyEnv:
         assert "oa" == keys.key_for(target("openai"))
 
     def test_unset_provider_means_openai(self, tmp_path: Path) -> None:
-        config = config_from(tmp_path, "model:\n  api_key_env: MY_OPENAI\n")
+        config = config_from(tmp_path, "model:\n  default: gpt-4.1\n  api_key_env: MY_OPENAI\n")
         assert "mine" == load_provider_keys(config, {"MY_OPENAI": "mine", "OPENAI_API_KEY": "usual"}).key_for(target("openai"))
 
     def test_pool_starts_with_it(self, tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ class TestApiKeyEnv:
         assert ("a1", "oa") == (keys.key_for(target("custom", "anthropic_messages")), keys.key_for(target("custom")))
 
     def test_unset_variable_gives_no_key(self, tmp_path: Path) -> None:
-        config = config_from(tmp_path, "model:\n  api_key_env: NOT_SET_ANYWHERE\n")
+        config = config_from(tmp_path, "model:\n  default: gpt-4.1\n  api_key_env: NOT_SET_ANYWHERE\n")
         assert load_provider_keys(config, {"OPENAI_API_KEY": "usual"}).key_for(target("openai")) is None
 
 

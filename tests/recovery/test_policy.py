@@ -268,7 +268,7 @@ class TestTransportRecovery:
     async def test_rebuild_once_then_backoff(self, autojump_clock: trio.testing.MockClock) -> None:
         pool = CredentialPool("openrouter", ["k1"], clock=epoch_clock)
         connector = FakeConnector(
-            [Outcome("", ProviderConnectionError("connection refused")), Outcome("", ProviderTimeoutError("read timed out")), Outcome("ok")]
+            [Outcome("", ProviderConnectionError("server disconnected")), Outcome("", ProviderTimeoutError("read timed out")), Outcome("ok")]
         )
         rec = Recorder()
         _, elapsed = await run(connector, rec, pools={"openrouter": pool})

@@ -77,7 +77,8 @@ class Run:
         self.events: list[dict[str, Any]] = []
         # The highest event id dropped for the limit (None: nothing dropped).
         self.dropped_through: int | None = None
-        self.pending_approvals: list[str] = []
+        # The approvals the run waits for, oldest first: what ``GET`` shows a client deciding on them.
+        self.pending_approvals: dict[str, dict[str, Any]] = {}
         self._changed = trio.Event()
 
     def to_json(self) -> dict[str, Any]:
@@ -93,7 +94,7 @@ class Run:
             "error": self.error,
             "usage": self.usage.to_json(),
             "last_event_id": self.events[-1]["id"] if self.events else None,
-            "pending_approvals": list(self.pending_approvals),
+            "pending_approvals": list(self.pending_approvals.values()),
         }
 
     @property
@@ -220,7 +221,7 @@ class RunRegistry:
             Conflict: nothing is pending, or it was answered already.
         """
         run = self.get(run_id)
-        target = request_id or (run.pending_approvals[-1] if run.pending_approvals else None)
+        target = request_id or (list(run.pending_approvals)[-1] if run.pending_approvals else None)
         if target is None:
             raise Conflict(f"run {run_id} has no pending approval")
         handle = self._gateway.sessions.live(run.session_id)
@@ -254,9 +255,12 @@ class RunRegistry:
                 elif run.status is RunStatus.QUEUED:
                     run.status = RunStatus.RUNNING
             if isinstance(event, ApprovalRequested):
-                run.pending_approvals.append(event.request_id)
-            elif isinstance(event, RequestResolved) and event.request_id in run.pending_approvals:
-                run.pending_approvals.remove(event.request_id)
+                run.pending_approvals[event.request_id] = {
+                    "request_id": event.request_id, "command": event.command, "description": event.description,
+                    "choices": list(event.choices),
+                }
+            elif isinstance(event, RequestResolved):
+                run.pending_approvals.pop(event.request_id, None)
             payload = event_payload(event)
             payload["id"] = event.seq
             run.record(payload)

@@ -104,7 +104,45 @@ def _status(paths: DaemonPaths, as_json: bool) -> int:
             error = f" ({platform.error})" if platform.error else ""
             print(f"{platform.name}: {platform.connection}{error}; {platform.chats} chats, {platform.received} received, "
                   f"{platform.sent} sent, {platform.refused} refused")
+        if reply.api is not None:
+            api = reply.api
+            print(f"HTTP API: {', '.join(api.urls) or 'starting'}; {api.in_flight} requests in flight, "
+                  f"{api.active_runs} of {api.runs} runs active")
+        if reply.hosts:
+            print(_hosts_text(reply.hosts))
+        if reply.config is not None:
+            for line in _config_lines(reply.config):
+                print(line)
     return 0
+
+
+def _hosts_text(hosts: list[c.HostStatus]) -> str:
+    """``hosts: host:1 running (pid 12): 9 actors, 2 live sessions, 0 running turns; host:2 down``."""
+    parts = []
+    for host in hosts:
+        if host.state == "running":
+            parts.append(f"host:{host.index} running (pid {host.pid}): {host.actors} actors, "
+                         f"{host.live_sessions} live sessions, {host.running_turns} running turns")
+        else:
+            parts.append(f"host:{host.index} {host.state}")
+    return "hosts: " + "; ".join(parts)
+
+
+def _config_lines(config: c.ConfigStatus) -> list[str]:
+    """Where the daemon's configuration lags behind its files (nothing when it does not)."""
+    lines = []
+    if config.refused is not None:
+        read = time.strftime("%H:%M:%S", time.localtime(config.read_at))
+        lines.append(
+            f"config.yaml was edited but cannot be used; new sessions keep the configuration read at {read}:\n"
+            f"  {config.refused}"
+        )
+    if config.restart_needed:
+        lines.append(
+            f"config.yaml: {', '.join(config.restart_needed)} changed since the daemon started and apply only after "
+            "`hermes-actors stop` (new sessions already use the rest)"
+        )
+    return lines
 
 
 def _mcp_text(servers: list[c.McpServerStatus]) -> str:

@@ -18,7 +18,7 @@ _JOB_VERBS = {
     "pause": "stop scheduling a job until it is resumed",
     "resume": "schedule a paused job again",
     "remove": "delete a job",
-    "run-now": "run a job at once (not while a run of it is under way)",
+    "run-now": "run a job at once (not while a run of it is under way, nor while it is paused)",
 }
 
 

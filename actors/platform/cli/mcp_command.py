@@ -17,6 +17,7 @@ import attrs
 from actors.platform.cli.client import ControlClient
 from actors.platform.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning
 from actors.platform.paths import DaemonPaths, home_from_env
+from config.errors import ConfigError
 from config.loader import load_config
 from config.mcp import InvalidMcpServer
 from messages import control as c
@@ -49,23 +50,52 @@ def _print_json(value: Any) -> None:
     print_json(value)
 
 
+def _configured(home: Any) -> list[c.McpServerStatus]:
+    """The servers config.yaml configures now, none of them running."""
+    config = load_config(home, log_warnings=False)
+    return [
+        c.McpServerStatus(
+            name=name,
+            state="invalid" if isinstance(entry, InvalidMcpServer) else ("not running" if entry.enabled else "disabled"),
+            transport="" if isinstance(entry, InvalidMcpServer) else entry.transport,
+            error=entry.error if isinstance(entry, InvalidMcpServer) else None,
+        )
+        for name, entry in config.mcp_servers.items()
+    ]
+
+
+def _with_file_changes(home: Any, running: list[c.McpServerStatus]) -> list[c.McpServerStatus]:
+    """The daemon's servers, and those config.yaml has gained since it read the file (it starts them on a
+    reload only); a server the file no longer has is marked so. A file that does not load changes nothing."""
+    try:
+        configured = _configured(home)
+    except ConfigError:
+        return running
+    names = {server.name for server in configured}
+    known = {server.name for server in running}
+    servers = [
+        server if server.name in names or server.state == "disabled"
+        else attrs.evolve(server, error=_REMOVED + (f"; {server.error}" if server.error else ""))
+        for server in running
+    ]
+    added = [
+        attrs.evolve(server, state="not started", error=_ADDED) if server.state == "not running" else server
+        for server in configured if server.name not in known
+    ]
+    return servers + added
+
+
+_ADDED = "added to config.yaml after the daemon read it: /reload-mcp in attach, or a restart, starts it"
+_REMOVED = "no longer in config.yaml: it runs until /reload-mcp in attach, or a restart"
+
+
 def _list(home: Any, as_json: bool) -> int:
     try:
         with ControlClient.connect(DaemonPaths(home)) as client:
             reply: c.McpReply = client.request(c.McpServers(client.next_id()))
-        servers, running = reply.servers, True
+        servers, running = _with_file_changes(home, reply.servers), True
     except DaemonNotRunning:
-        config = load_config(home, log_warnings=False)
-        servers = [
-            c.McpServerStatus(
-                name=name,
-                state="invalid" if isinstance(entry, InvalidMcpServer) else ("not running" if entry.enabled else "disabled"),
-                transport="" if isinstance(entry, InvalidMcpServer) else entry.transport,
-                error=entry.error if isinstance(entry, InvalidMcpServer) else None,
-            )
-            for name, entry in config.mcp_servers.items()
-        ]
-        running = False
+        servers, running = _configured(home), False
     if as_json:
         _print_json({"daemon_running": running, "servers": [attrs.asdict(server) for server in servers]})
         return 0
@@ -78,7 +108,7 @@ def _list(home: Any, as_json: bool) -> int:
     for server in servers:
         tools = f"{server.tools} tools" if server.state == "ready" else ""
         line = f"{server.name:<{width}}  {server.state:<11} {server.transport:<5} {tools}".rstrip()
-        if server.error and server.state != "ready":
+        if server.error:
             line += f"\n{'':<{width}}  {server.error}"
         print(line)
     return 0

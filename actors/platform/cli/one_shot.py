@@ -149,7 +149,8 @@ class _OneShot:
         if kind == "TurnStarted" and own and self.turn_id is None and event.get("text") == self.text:
             self.turn_id = event["turn_id"]
         if kind == "TurnFinished" and own and event.get("turn_id") == self.turn_id:
-            if not self.as_json and not self.to_terminal and event.get("final_text"):
+            # A failed turn's text is its error, already shown on stderr: stdout holds answers only.
+            if not self.as_json and not self.to_terminal and event.get("final_text") and event["reason"] != "error":
                 print(event["final_text"])
             return 0 if event["reason"] == "completed" else EXIT_FAILURE
         self._update_spinner()

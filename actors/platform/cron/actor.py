@@ -242,6 +242,8 @@ class CronActor(Actor[CronMessage]):
         now = self.now()
         for job in await self.book.load_jobs():
             loaded = job.on_load(now, self.zone)
+            if loaded.last_status == "skipped" and loaded.last_error != job.last_error:
+                log.warning("cron job %s (%s): %s", job.id, job.name, loaded.last_error)
             if loaded != job:
                 await self.book.save_job(loaded)
             self._keep(loaded)
@@ -287,6 +289,9 @@ class CronActor(Actor[CronMessage]):
                 job = self._job(job_id)
                 if job_id in self.running:
                     raise Rejected(ValueError(f"job {job_id} is running already"))
+                if job.state is not JobState.ACTIVE:
+                    # Paused means "do not run": a run now would deliver what the user stopped.
+                    raise Rejected(ValueError(f"job {job_id} is {job.state.value}: resume it first"))
                 self._start(job)
                 return job
             case RunEnded():
@@ -371,8 +376,9 @@ class CronActor(Actor[CronMessage]):
         now = self.now()
         updated = current.after_run(now, self.zone, output=ended.output, error=ended.error)
         if ended.error is None and ended.undelivered is not None:
-            # The run succeeded and is not run again; the record says its answer did not arrive.
-            updated = attrs.evolve(updated, last_error=ended.undelivered)
+            # The run succeeded and is not run again (its work is done); the record says its answer did
+            # not arrive, as a failure: "ok" told the user it had.
+            updated = attrs.evolve(updated, last_status="failed", last_error=ended.undelivered)
         if updated.next_run is not None and updated.next_run <= now:
             # A run fell due while this one ran: it is not started late, and not made up.
             log.warning("cron job %s ran past its next run; that run is skipped", current.id)
@@ -383,9 +389,12 @@ class CronActor(Actor[CronMessage]):
         """Send the run's answer (or its failure) to the job's destination; why that failed, if it did."""
         if job.deliver is None or (error is None and output is None):
             return None
-        text = output if error is None else f"Cron job '{job.name}' failed: {error}"
+        # Named, so a chat that gets several jobs' answers can tell them apart.
+        text = f"Cron job '{job.name}':\n\n{output or '(the job gave no answer)'}"
+        if error is not None:
+            text = f"Cron job '{job.name}' failed: {error}"
         try:
-            await self.deliver(job.deliver, text or "(the job gave no answer)")
+            await self.deliver(job.deliver, text)
         except Exception as exc:  # a platform down must not stop the scheduler
             log.warning("cron job %s: delivery to %s failed: %s", job.id, job.deliver, exc)
             return f"the answer was not delivered to {job.deliver}: {exc}"

@@ -68,8 +68,9 @@ class CronJob:
         state: active, paused or done.
         next_run: when it runs next (None: paused or done).
         failures: failed runs in a row (its backoff).
-        last_run / last_status / last_error / last_output: the latest run's time, ``ok`` or
-            ``failed``, its error, and its final answer.
+        last_run / last_status / last_error / last_output: the latest run's time, ``ok``, ``failed``
+            (its answer not delivered counts) or ``skipped`` (a run missed while the daemon was down),
+            its error or note, and its final answer.
     """
 
     id: str
@@ -116,7 +117,10 @@ class CronJob:
             return self
         if self.missed is MissedPolicy.RUN_ONCE:
             return attrs.evolve(self, next_run=now)
-        return self.scheduled(now, zone)
+        # Recorded, so `cron status` says why the run the user expected did not happen.
+        missed = self.next_run.astimezone(timezone.utc).isoformat(timespec="seconds")
+        note = f"the run due at {missed} was missed while the daemon was down, and skipped (missed: skip)"
+        return attrs.evolve(self.scheduled(now, zone), last_status="skipped", last_error=note)
 
     def after_run(self, now: datetime, zone: ZoneInfo, *, output: str | None, error: str | None) -> CronJob:
         """This job once a run ended at ``now``: its result recorded and its next run set; done once it

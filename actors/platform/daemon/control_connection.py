@@ -15,6 +15,7 @@ dropped, so a client holding half a frame cannot keep a descriptor forever.
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -33,7 +34,7 @@ from actors.platform.daemon.peer_routing import peer_for, session_of_request
 from actors.platform.daemon.peer_router import PeerUnreachable
 from actors.platform.daemon.record_commands import store_errors
 from actors.platform.daemon.relays import RemoteAttachment, relay_host, relay_peer
-from actors.platform.daemon.mcp_commands import mcp_servers, reload_mcp
+from actors.platform.daemon.mcp_commands import mcp_call, mcp_servers, mcp_tools, reload_mcp
 from actors.platform.daemon.pairing_commands import pairing_request
 from actors.platform.errors import BadFrame, RequestFailed
 from actors.session import Subscription
@@ -283,8 +284,10 @@ class Connection(Actor[None]):
         self.requests += 1
         request_id = getattr(message, "request_id", None)
         self.activity = type(message).__name__
+        # A session host's MCP call is bounded by the server entry's own timeout (120 s by default).
+        bound = math.inf if isinstance(message, c.McpCall) else self.request_timeout
         try:
-            with trio.fail_after(self.request_timeout):
+            with trio.fail_after(bound):
                 try:
                     if not await self._to_host(message) and not await self._to_peer(message):
                         await self._serve_one(message)
@@ -314,9 +317,13 @@ class Connection(Actor[None]):
             case c.Kill():
                 self.send(service.kill(message))
             case c.Status():
-                self.send(service.status(message, self._connections()))
+                self.send(await service.status(message, self._connections()))
             case c.McpServers():
                 self.send(mcp_servers(service.system, message))
+            case c.McpTools():
+                self.send(await mcp_tools(service.system, message))
+            case c.McpCall():
+                self.send(await mcp_call(service.system, message))
             case c.ReloadMcp():
                 self.send(await reload_mcp(service.system, service.paths, message))
             case c.CronRequest():
@@ -350,7 +357,8 @@ class Connection(Actor[None]):
         if router is None:
             return False
         if isinstance(message, c.Status):
-            self.send(await router.with_hosts(self._service.status(message, self._connections())))
+            status = await self._service.status(message, self._connections())
+            self.send(await router.with_hosts(status, self._service.config.hosts))
             return True
         target = await host_for(self._service, router, message)
         if target is None:

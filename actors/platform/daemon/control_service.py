@@ -52,6 +52,7 @@ from store.protocol import SessionStore
 from tools.jail.runtime import DaemonJails
 
 if TYPE_CHECKING:
+    from actors.platform.daemon.config_reload import ConfigReloader
     from actors.platform.daemon.peer_router import PeerRouter
     from actors.platform.daemon.hosts.router import HostRouter
 
@@ -84,6 +85,7 @@ class ControlService:
         peers: forwards requests for sessions other daemons run (``daemon.cluster_listen``), or None.
         hosts: places the control socket's sessions on the daemon's session hosts (``daemon.hosts``
             above 1), or None when the daemon runs them itself.
+        config_source: what re-reads the configuration files for new sessions (for ``status``), or None.
     """
 
     def __init__(
@@ -99,6 +101,7 @@ class ControlService:
         outbound: OutboundRegistry | None = None,
         peers: PeerRouter | None = None,
         hosts: HostRouter | None = None,
+        config_source: ConfigReloader | None = None,
     ) -> None:
         self.system = system
         self.paths = paths
@@ -110,6 +113,7 @@ class ControlService:
         self.outbound = outbound
         self.peers = peers
         self.hosts = hosts
+        self._config_source = config_source
         self._started_at = trio.current_time()
 
     # -- the actor tree ---------------------------------------------------------------------
@@ -162,8 +166,11 @@ class ControlService:
         handle.stop(reason, requested_by="operator")
         return c.Ok(request.request_id, f"stopping {_human_path(path)}")
 
-    def status(self, request: c.Status, connections: int) -> c.StatusReply:
-        """The daemon's figures."""
+    async def status(self, request: c.Status, connections: int) -> c.StatusReply:
+        """The daemon's figures, its configuration first brought up to date with the files."""
+        if self.sessions is not None:
+            await self.sessions.refresh_deps()
+        source = self._config_source
         kinds = self._count_kinds()
         jails = self._jails
         launcher = jails.launcher if jails is not None else None
@@ -182,6 +189,21 @@ class ControlService:
             sandbox=sandbox_status(jails.config, launcher.status) if jails is not None and launcher is not None else None,
             mcp=mcp_server_statuses(self.system),
             platforms=self._platforms(),
+            config=None if source is None else c.ConfigStatus(
+                source.state.read_at, list(source.state.restart_needed), source.state.refused
+            ),
+            api=self._api(),
+        )
+
+    def _api(self) -> c.ApiStatus | None:
+        """The HTTP API's figures, when it runs."""
+        try:
+            details = self.system.tree("platform/api").snapshot.details
+        except ActorNotFound:
+            return None
+        return c.ApiStatus(
+            urls=list(details.get("urls") or []), in_flight=details.get("in_flight", 0),
+            runs=details.get("runs", 0), active_runs=details.get("active_runs", 0),
         )
 
     def _platforms(self) -> list[c.PlatformStatus]:

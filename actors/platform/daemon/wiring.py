@@ -6,6 +6,7 @@
     ├── store      the session store (SQLite's writer, or PostgreSQL's pool)
     ├── providers  the shared SDK and web clients, closed at the end
     ├── mcp        mcp/server:<name>, one per configured MCP server: connects in the background
+    │              (a session host has ``mcp-relay`` instead: the front's servers, through the front)
     ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
     ├── cron       scheduled jobs; each run is a session with source cron
     ├── cluster    (when ``daemon.cluster_listen``) peer daemons' forwarded requests, cluster/peer:<n>
@@ -42,9 +43,11 @@ from actors.platform.cron.runner import SessionJobRunner
 from actors.platform.cron.script import CronScripts
 from actors.platform.cron.tool import register_cronjob
 from actors.mcp import MCP, McpDeps, McpSupervisor
+from actors.mcp.relay import FrontMcp, McpRelay
 from actors.platform.api.auth import KEY_VARIABLE
 from actors.platform.api.server import ApiServer
 from actors.platform.daemon.control_server import ControlServer
+from actors.platform.daemon.config_reload import ConfigReloader, FileStamps
 from actors.platform.daemon.control_service import ControlService
 from actors.platform.daemon.hosts.actor import KILL_GRACE_SECONDS as HOST_KILL_GRACE_SECONDS
 from actors.platform.daemon.hosts.actor import START_SECONDS as HOST_START_SECONDS
@@ -77,7 +80,7 @@ from messages.paths import SESSIONS
 from providers.clients import ClientPool
 from providers.metadata import ModelMetadata
 from providers.recovery.connector import PooledConnector
-from providers.recovery.keys import load_provider_keys
+from providers.recovery.keys import ProviderKeys, load_provider_keys
 from messages import control as c
 from messages.codec import Codec
 from store.factory import lease_directory, make_store
@@ -90,6 +93,8 @@ __all__ = ["open_daemon_tree"]
 
 log = logging.getLogger("hermes_actors.daemon")
 
+#: A session host's actor that registers the front's MCP tools (``actors.mcp.relay``).
+MCP_RELAY = "mcp-relay"
 #: The longest one cron run may take before it is interrupted and reported failed.
 CRON_TIME_BUDGET_SECONDS = 1800.0
 #: How long a job's script may run: Hermes's default (``cron.script_timeout_seconds``).
@@ -140,9 +145,15 @@ async def open_daemon_tree(
                 shutdown_timeout=section.shutdown_timeout_seconds,
             )
         )
-        # Keys may sit in HERMES_ACTORS_HOME/.env; the daemon's environment wins. Read once, here.
+        # Keys may sit in HERMES_ACTORS_HOME/.env; the daemon's environment wins. Read here, and again
+        # for a new session when the file changed (config_reload).
+        stamps = await trio.to_thread.run_sync(FileStamps.read, paths.home)
         environ = {**await trio.to_thread.run_sync(load_env_file, paths.home), **os.environ}
-        sessions = await _start_sessions(system, store, config, paths.home, jails, environ)
+        # A session host reaches the MCP servers through the front's one copy of each (actors.mcp.relay).
+        relay_mcp = not front and several
+        sessions, reloader = await _start_sessions(
+            system, store, config, paths.home, jails, environ, stamps, relay_mcp=relay_mcp
+        )
         store.leases.on_lost(functools.partial(sessions.evict, reason="its lease was lost (database connection)"))
         outbound = OutboundRegistry()
         if not front:
@@ -151,7 +162,7 @@ async def open_daemon_tree(
                 await store.leases.advertise(front_address)
             service = ControlService(
                 system=system, paths=paths, config=section, request_stop=request_stop,
-                store=store, sessions=sessions, jails=jails, outbound=outbound,
+                store=store, sessions=sessions, jails=jails, outbound=outbound, config_source=reloader,
             )
             # The front's own clients each hold one attachment link here, and it has its request link.
             served = attrs.evolve(section, max_connections=section.max_connections + HOST_SPARE_CONNECTIONS)
@@ -173,6 +184,7 @@ async def open_daemon_tree(
         service = ControlService(
             system=system, paths=paths, config=section, request_stop=request_stop,
             store=store, sessions=sessions, jails=jails, outbound=outbound, peers=peers, hosts=router,
+            config_source=reloader,
         )
         advertised: list[str] = []
         if secret is not None:
@@ -249,9 +261,11 @@ def _peer_secret(config: Config, environ: Mapping[str, str]) -> bytes | None:
 
 async def _start_sessions(
     system: ActorSystem, store: SqlSessionStore, config: Config, home: Path, jails: DaemonJails,
-    environ: Mapping[str, str],
-) -> SessionService:
-    """Start ``providers`` and ``sessions`` under the root; the service the front doors use.
+    environ: Mapping[str, str], stamps: FileStamps, *, relay_mcp: bool = False,
+) -> tuple[SessionService, ConfigReloader]:
+    """Start ``providers``, ``mcp`` (or, with ``relay_mcp``, ``mcp-relay`` to the front's) and ``sessions``
+    under the root; the service the front doors use, and what re-reads the configuration for its new
+    sessions (``config`` and ``environ`` were read at ``stamps``).
 
     Each provider's keys (its usual variable or ``model.api_key_env``, then
     ``credential_pool.extra_keys``) come from ``environ``; a provider with several keys gets a
@@ -271,19 +285,29 @@ async def _start_sessions(
     # Before sessions, so stopped after them; its start returns at once (servers connect on their own:
     # a slow or dead one must not hold up the daemon, seed 002 §22.6). Its tools join the registry as
     # each server gets ready; a session takes those registered when its tool list is frozen.
-    mcp_deps = McpDeps(registry=toolbox.registry, environ=dict(os.environ), jails=jails)
-    await system.root.start_child(
-        ChildSpec(
-            MCP, lambda: McpSupervisor(config.mcp_servers, mcp_deps), RestartType.TEMPORARY,
-            shutdown_timeout=config.daemon.shutdown_timeout_seconds,
+    if relay_mcp:
+        if any(entry.enabled for entry in config.mcp_servers.values()):
+            front = FrontMcp(DaemonPaths(home))
+            await system.root.start_child(ChildSpec(MCP_RELAY, lambda: McpRelay(front, toolbox.registry)))
+    else:
+        mcp_deps = McpDeps(registry=toolbox.registry, environ=dict(os.environ), jails=jails)
+        await system.root.start_child(
+            ChildSpec(
+                MCP, lambda: McpSupervisor(config.mcp_servers, mcp_deps), RestartType.TEMPORARY,
+                shutdown_timeout=config.daemon.shutdown_timeout_seconds,
+            )
         )
-    )
+
+    def connector(config: Config, keys: ProviderKeys) -> PooledConnector:
+        return PooledConnector(clients, config.streaming, metadata, default_key=keys.key_for)
+
+    reloader = ConfigReloader(home, config, stamps, connector)
     zone = await trio.to_thread.run_sync(user_zone, config.timezone)
     deps = SessionDeps(
         config=config,
         home=home,
         registry=toolbox.registry,
-        connector=PooledConnector(clients, config.streaming, metadata, default_key=keys.key_for),
+        connector=connector(config, keys),
         store=store,
         metadata=metadata,
         pools=keys.pools,
@@ -300,9 +324,11 @@ async def _start_sessions(
             shutdown_timeout=section.shutdown_timeout_seconds,
         )
     )
-    return SessionService(
-        deps, system.registry, section, delegate_factory=lambda setup: delegate_capability(setup, config.delegation)
+    service = SessionService(
+        deps, system.registry, section, delegate_factory=lambda setup: delegate_capability(setup, config.delegation),
+        refresh_deps=reloader.refresh,
     )
+    return service, reloader
 
 
 async def _start_cron(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -188,18 +188,23 @@ class HostRouter:
         async with AttachLink.open(host.socket, self.encoder, self.decoder) as link:
             yield link
 
-    async def with_hosts(self, status: c.StatusReply) -> c.StatusReply:
-        """The front's ``status`` with its running hosts' actors, live sessions and running turns added."""
+    async def with_hosts(self, status: c.StatusReply, count: int) -> c.StatusReply:
+        """The front's ``status`` with its running hosts' actors, live sessions and running turns added,
+        and each of the ``count`` hosts' own figures."""
         actors, live, turns = status.actors, status.live_sessions, status.running_turns
-        for index in self.running():
-            try:
-                reply = await self.request(index, c.Status("status"))
-            except HostUnavailable:
+        hosts = []
+        for index in range(1, count + 1):
+            reply = None
+            if index in self._hosts:
+                with suppress(HostUnavailable):
+                    reply = await self.request(index, c.Status("status"))
+            if not isinstance(reply, c.StatusReply):
+                hosts.append(c.HostStatus(index, "starting" if index in self._starting else "down"))
                 continue
-            if isinstance(reply, c.StatusReply):
-                # A host's root is not an actor of the tree: its node there is the front's host actor.
-                actors, live, turns = actors + reply.actors - 1, live + reply.live_sessions, turns + reply.running_turns
-        return attrs.evolve(status, actors=actors, live_sessions=live, running_turns=turns)
+            # A host's root is not an actor of the tree: its node there is the front's host actor.
+            actors, live, turns = actors + reply.actors - 1, live + reply.live_sessions, turns + reply.running_turns
+            hosts.append(c.HostStatus(index, "running", reply.pid, reply.actors - 1, reply.live_sessions, reply.running_turns))
+        return attrs.evolve(status, actors=actors, live_sessions=live, running_turns=turns, hosts=hosts)
 
     # -- the tree across hosts -------------------------------------------------------------------
 
