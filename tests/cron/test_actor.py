@@ -217,7 +217,7 @@ class TestHermesFields:
             runner.silent = True
             await ref.ask(RunNow("cron-digest"))
             await trio.sleep(10)
-            assert actor.delivered == [("telegram:42", "answer of collect")]  # type: ignore[attr-defined]
+            assert actor.delivered == [("telegram:42", "Cron job 'collect':\n\nanswer of collect")]  # type: ignore[attr-defined]
         assert runner.upstreams == [{}, {"cron-collect": "answer of collect"}]
 
 
