@@ -43,7 +43,7 @@ from actors.platform.cron.runner import SessionJobRunner
 from actors.platform.cron.script import CronScripts
 from actors.platform.cron.tool import register_cronjob
 from actors.mcp import MCP, McpDeps, McpSupervisor
-from actors.mcp.relay import FrontMcp, McpRelay
+from actors.platform.daemon.mcp_relay import FrontMcp, McpRelay
 from actors.platform.api.auth import KEY_VARIABLE
 from actors.platform.api.server import ApiServer
 from actors.platform.daemon.control_server import ControlServer
@@ -93,7 +93,7 @@ __all__ = ["open_daemon_tree"]
 
 log = logging.getLogger("hermes_actors.daemon")
 
-#: A session host's actor that registers the front's MCP tools (``actors.mcp.relay``).
+#: A session host's actor that registers the front's MCP tools (``actors.platform.daemon.mcp_relay``).
 MCP_RELAY = "mcp-relay"
 #: The longest one cron run may take before it is interrupted and reported failed.
 CRON_TIME_BUDGET_SECONDS = 1800.0
@@ -149,7 +149,7 @@ async def open_daemon_tree(
         # for a new session when the file changed (config_reload).
         stamps = await trio.to_thread.run_sync(FileStamps.read, paths.home)
         environ = {**await trio.to_thread.run_sync(load_env_file, paths.home), **os.environ}
-        # A session host reaches the MCP servers through the front's one copy of each (actors.mcp.relay).
+        # A session host reaches the MCP servers through the front's one copy of each (mcp_relay).
         relay_mcp = not front and several
         sessions, reloader = await _start_sessions(
             system, store, config, paths.home, jails, environ, stamps, relay_mcp=relay_mcp
