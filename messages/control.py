@@ -47,8 +47,6 @@ from messages.session_records import ExportChunk, SearchReply, SessionListReply,
 from messages.supervision import ActorSnapshot, TreeNode
 
 __all__ = [
-    "ERROR_CODES",
-    "PROTOCOL_VERSION",
     "AnswerSessionRequest",
     "ApiStatus",
     "Attach",
@@ -63,6 +61,7 @@ __all__ = [
     "DaemonMessage",
     "DeleteSession",
     "Detach",
+    "ERROR_CODES",
     "ErrorReply",
     "ExportSession",
     "Hello",
@@ -70,6 +69,7 @@ __all__ = [
     "Inspect",
     "InspectReply",
     "InterruptSession",
+    "JailReport",
     "Kill",
     "ListSessions",
     "McpCall",
@@ -80,6 +80,7 @@ __all__ = [
     "McpTools",
     "McpToolsReply",
     "Ok",
+    "PROTOCOL_VERSION",
     "PairedUserView",
     "PairingCodeView",
     "PairingReply",
@@ -87,7 +88,6 @@ __all__ = [
     "PlatformStatus",
     "ReloadMcp",
     "ResetSessionTools",
-    "SandboxStatus",
     "SearchSessions",
     "SendMessage",
     "SessionCreated",
@@ -440,7 +440,7 @@ class InspectReply:
 
 
 @attrs.frozen
-class SandboxStatus:
+class JailReport:
     """The daemon's jail, as its start-up preflight found it.
 
     ``available`` False means no jail can run: sessions that are not ``full-access`` refuse to start
@@ -480,7 +480,7 @@ class StatusReply:
     running_turns: int
     connections: int
     sessions_available: bool
-    sandbox: SandboxStatus | None = None
+    sandbox: JailReport | None = None
     mcp: list[McpServerStatus] = attrs.Factory(list)
     platforms: list[PlatformStatus] = attrs.Factory(list)
     config: ConfigStatus | None = None

@@ -18,7 +18,7 @@ from actors.session.hub import EventHub
 from actors.session.model import SessionModel
 from actors.session.options import SessionDeps
 from actors.session.state import SessionState
-from actors.session.turn_parts import Compress
+from actors.session.turn_parts import PreflightCompress
 from messages.events import StatusUpdate
 from providers.metadata import HistorySize, rough_tokens
 from tools.files.ledger import FileReadLedger
@@ -60,7 +60,7 @@ class SessionCompaction:
         self._sized_for = ""
         self.history_size = HistorySize()
 
-    def preflight(self) -> Compress | None:
+    def preflight(self) -> PreflightCompress | None:
         """The check the turn runs before each provider call (None: compression is off)."""
         if not self._deps.config.compression.enabled:
             return None

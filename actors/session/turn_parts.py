@@ -26,10 +26,10 @@ if TYPE_CHECKING:
     from actors.session.state import FrozenTools, SessionState
     from actors.session.workers import ToolExecutor
 
-__all__ = ["Compress", "Persist", "TokenMeter", "TurnConfig", "TurnCounters", "TurnOutcome", "add_cost", "add_usage"]
+__all__ = ["Persist", "PreflightCompress", "TokenMeter", "TurnConfig", "TurnCounters", "TurnOutcome", "add_cost", "add_usage"]
 
 #: The session's preflight compression: (history, its size in tokens) -> the compacted history or None.
-Compress = Callable[[list[dict[str, Any]], int], Awaitable[list[dict[str, Any]] | None]]
+PreflightCompress = Callable[[list[dict[str, Any]], int], Awaitable[list[dict[str, Any]] | None]]
 #: Commits messages the turn added to the session's history and the store.
 Persist = Callable[[list[dict[str, Any]]], Awaitable[None]]
 
@@ -107,7 +107,7 @@ class TurnConfig:
     cost_before: float | None = None
     api_calls_before: int = 0
     ephemeral_system: str | None = None
-    compress: Compress | None = None
+    compress: PreflightCompress | None = None
     history_size: HistorySize = attrs.Factory(HistorySize)
 
     @property

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from actors.platform.daemon.jail_status import log_jail_status, sandbox_status
+from actors.platform.daemon.jail_status import jail_report, log_jail_status
 from config.sandbox import SandboxConfig
 from tools.jail.preflight import JailStatus
 
@@ -53,6 +53,6 @@ class TestStatusPart:
 
     def test_fields(self) -> None:
         """The failed step, error and advice pass through unchanged."""
-        shown = sandbox_status(SandboxConfig(mode="read-only", max_mode="workspace-write"), BROKEN)
+        shown = jail_report(SandboxConfig(mode="read-only", max_mode="workspace-write"), BROKEN)
         assert (shown.mode, shown.max_mode, shown.available) == ("read-only", "workspace-write", False)
         assert (shown.failed_step, shown.error, shown.advice) == (BROKEN.failed_step, BROKEN.error, BROKEN.advice)

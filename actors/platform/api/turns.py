@@ -18,7 +18,7 @@ from actors.session import SessionService, Subscription, SubscriptionClosed
 from messages.session import Subscribe
 from messages.events import SessionEvent, SubscriberDropped, TurnFinished, TurnStarted, UsageUpdated
 
-__all__ = ["TurnLost", "TurnOutcome", "TurnWatch", "baseline_usage", "send_watched"]
+__all__ = ["FinishedTurn", "TurnLost", "TurnWatch", "baseline_usage", "send_watched"]
 
 
 class TurnLost(RuntimeError):
@@ -26,8 +26,8 @@ class TurnLost(RuntimeError):
 
 
 @attrs.frozen
-class TurnOutcome:
-    """How a turn ended: its final text, reason (completed, interrupted, budget, error) and usage."""
+class FinishedTurn:
+    """A watched turn once it has finished: its final text, reason (completed, interrupted, budget, error) and usage."""
 
     final_text: str
     reason: str
@@ -54,7 +54,7 @@ class TurnWatch:
         self.session_id = session_id
         self.status = status
         self.turn_id: int | None = None
-        self.outcome: TurnOutcome | None = None
+        self.outcome: FinishedTurn | None = None
         self.last_seq = 0
         self._subscription = subscription
         self._text = text
@@ -115,7 +115,7 @@ class TurnWatch:
         if mine and isinstance(event, UsageUpdated):
             self._latest = _usage(event)
         elif mine and isinstance(event, TurnFinished) and event.turn_id == self.turn_id:
-            self.outcome = TurnOutcome(event.final_text, event.reason, event.error, self._latest.minus(self._baseline))
+            self.outcome = FinishedTurn(event.final_text, event.reason, event.error, self._latest.minus(self._baseline))
             self.close()
         return True
 

@@ -158,7 +158,7 @@ def _mcp_text(servers: list[c.McpServerStatus]) -> str:
     return "MCP servers: " + "; ".join(parts)
 
 
-def _sandbox_text(sandbox: c.SandboxStatus) -> str:
+def _sandbox_text(sandbox: c.JailReport) -> str:
     modes = f"sandbox {sandbox.mode} (at most {sandbox.max_mode})"
     if sandbox.available:
         filtered = "system-call filter on" if sandbox.seccomp else f"NO SYSTEM-CALL FILTER ({sandbox.seccomp_error})"

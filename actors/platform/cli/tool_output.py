@@ -11,7 +11,7 @@ import json
 import re
 import signal
 
-__all__ = ["ToolResult", "read_result"]
+__all__ = ["ReadableResult", "read_result"]
 
 _OUTPUT = re.compile(r'"(?:output|stdout|content|result)":\s*"((?:[^"\\]|\\.)*)')
 _CUT = "…"
@@ -21,8 +21,8 @@ _EXIT = re.compile(r'"(?:exit_code|returncode)":\s*(-?\d+)')
 _SHELL_SIGNAL_BASE = 128
 
 
-class ToolResult:
-    """The readable parts of a tool result.
+class ReadableResult:
+    """The readable parts of a tool result's text, as the terminal shows them.
 
     Args:
         lines: the output, line by line.
@@ -54,7 +54,7 @@ class ToolResult:
             return f"killed by signal {number}"
 
 
-def read_result(text: str) -> ToolResult:
+def read_result(text: str) -> ReadableResult:
     """The output lines and exit code of a result (a whole one, or a preview cut anywhere)."""
     try:
         data = json.loads(text)
@@ -66,15 +66,15 @@ def read_result(text: str) -> ToolResult:
         body = output if output is not None else json.dumps(data, ensure_ascii=False, indent=1)
         if data.get("error"):
             body = f"{body}\nerror: {data['error']}".strip()
-        return ToolResult(body.strip("\n").splitlines(), code if isinstance(code, int) else None)
+        return ReadableResult(body.strip("\n").splitlines(), code if isinstance(code, int) else None)
     match = _OUTPUT.search(text)
     exit_match = _EXIT.search(text)
     exit_code = int(exit_match.group(1)) if exit_match else None
     cut = text.endswith(_CUT)  # how a preview is cut
     if match is None:
-        return ToolResult(text.strip("\n").splitlines(), exit_code, cut)
+        return ReadableResult(text.strip("\n").splitlines(), exit_code, cut)
     try:
         output = json.loads(f'"{match.group(1).rstrip(chr(92))}"')
     except ValueError:
         output = match.group(1)
-    return ToolResult(output.strip("\n").splitlines(), exit_code, cut)
+    return ReadableResult(output.strip("\n").splitlines(), exit_code, cut)

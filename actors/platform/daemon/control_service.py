@@ -24,7 +24,7 @@ from actors import (
     MailboxClosed,
     MailboxFull,
 )
-from actors.platform.daemon.jail_status import sandbox_status
+from actors.platform.daemon.jail_status import jail_report
 from actors.platform.daemon.mcp_commands import mcp_server_statuses
 from actors.platform.daemon.record_commands import store_errors
 from actors.platform.errors import RequestFailed
@@ -186,7 +186,7 @@ class ControlService:
             running_turns=kinds.get("turn", 0),
             connections=connections,
             sessions_available=self.sessions is not None,
-            sandbox=sandbox_status(jails.config, launcher.status) if jails is not None and launcher is not None else None,
+            sandbox=jail_report(jails.config, launcher.status) if jails is not None and launcher is not None else None,
             mcp=mcp_server_statuses(self.system),
             platforms=self._platforms(),
             config=None if source is None else c.ConfigStatus(

@@ -8,20 +8,20 @@ from typing import TYPE_CHECKING
 import attrs
 
 from config.sandbox import SandboxConfig
-from messages.control import SandboxStatus
+from messages.control import JailReport
 
 if TYPE_CHECKING:
     from tools.jail.launcher import JailStatus
 
-__all__ = ["log_jail_status", "sandbox_status"]
+__all__ = ["jail_report", "log_jail_status"]
 
 log = logging.getLogger("hermes_actors.daemon")
 
 
-def sandbox_status(config: SandboxConfig, status: JailStatus) -> SandboxStatus:
+def jail_report(config: SandboxConfig, status: JailStatus) -> JailReport:
     """The ``sandbox`` part of the status reply: the configured modes and what the preflight found."""
     # The same fields as JailStatus: messages import nothing of ours, so the wire class repeats them.
-    return SandboxStatus(mode=config.mode, max_mode=config.max_mode, **attrs.asdict(status))
+    return JailReport(mode=config.mode, max_mode=config.max_mode, **attrs.asdict(status))
 
 
 def log_jail_status(config: SandboxConfig, status: JailStatus) -> None:
