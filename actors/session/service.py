@@ -14,8 +14,9 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import logging
-from typing import Any, cast
+from typing import Any, TypeGuard, cast
 
+import attrs
 import trio
 
 from actors import (
@@ -66,31 +67,59 @@ class TooManyRunningTurns(RuntimeError):
     """The daemon's cap on concurrently running turns is reached."""
 
 
+@attrs.frozen
+class SessionsInTurns:
+    """Ask the sessions supervisor which of its sessions run a turn now; the reply is a frozenset of ids."""
+
+
+@attrs.frozen
+class LiveSessions:
+    """Ask the sessions supervisor for the ids of its live sessions; the reply is a frozenset."""
+
+
+@attrs.frozen
+class Hibernation:
+    """Ask whether ``session_id`` is being hibernated now; the reply is an event set once it is gone, or None."""
+
+    session_id: str
+
+
+#: What the sessions supervisor answers besides a supervisor's own requests.
+SessionsQuery = SessionsInTurns | LiveSessions | Hibernation
+
+
 class SessionsHandle(SupervisorHandle):
-    """The ``sessions`` supervisor's handle: adds what its children say about running turns."""
+    """The ``sessions`` supervisor's handle: adds what the supervisor says about its sessions.
+
+    Each answer is asked of the supervisor (in mailbox order), never read from it.
+    """
 
     __slots__ = ()
 
-    def running_turns(self) -> int:
-        """Sessions with a turn in progress right now."""
-        return cast(SessionsSupervisor, self._actor).running_turns()
+    async def sessions_in_turns(self) -> frozenset[str]:
+        """The ids of the sessions with a turn in progress right now."""
+        return await self._query(SessionsInTurns())
 
-    def turn_running(self, session_id: str) -> bool:
-        """True while the session ``session_id`` is live and running a turn."""
-        return cast(SessionsSupervisor, self._actor).turn_running(session_id)
-
-    def live_ids(self) -> set[str]:
+    async def live_ids(self) -> frozenset[str]:
         """The ids of the live sessions."""
-        return cast(SessionsSupervisor, self._actor).live_ids()
+        return await self._query(LiveSessions())
+
+    async def hibernating(self, session_id: str) -> bool:
+        """True while ``session_id`` is being hibernated."""
+        return await self._query(Hibernation(session_id)) is not None
 
     async def wait_hibernated(self, session_id: str) -> None:
         """Return once ``session_id`` is no longer being hibernated (at once when it is not)."""
-        gone = cast(SessionsSupervisor, self._actor).hibernating.get(session_id)
+        gone = await self._query(Hibernation(session_id))
         if gone is not None:
             await gone.wait()
 
+    async def _query(self, query: SessionsQuery) -> Any:
+        # The handle is typed for a supervisor's requests; the sessions supervisor takes these as well.
+        return await ActorHandle.ask(cast("ActorHandle[SessionsQuery]", self), query)
 
-def _has_turn(session: ActorBase) -> bool:
+
+def _has_turn(session: ActorBase) -> TypeGuard[SessionActor]:
     # The session's own view (set when it starts a turn, cleared when the turn is finished): an
     # attribute read, where listing every session's children on each message cost O(sessions x actors).
     return isinstance(session, SessionActor) and session.turn is not None
@@ -115,18 +144,14 @@ class SessionsSupervisor(Supervisor):
     def snapshot_details(self) -> dict[str, Any]:
         return {**super().snapshot_details(), "hibernated": self.hibernated}
 
-    def running_turns(self) -> int:
-        """Children (sessions) running a turn now: asked of the sessions, not of every path."""
-        return sum(1 for session in self.children() if _has_turn(session))
-
-    def turn_running(self, session_id: str) -> bool:
-        """True while the session ``session_id`` is one of the children and runs a turn."""
-        session = (self._children or {}).get(session_name(session_id))
-        return session is not None and _has_turn(session)
-
-    def live_ids(self) -> set[str]:
-        """The ids of the live sessions (the children's paths name them)."""
-        return {sid for session in self.children() if (sid := session_id_of(session.path)) is not None}
+    async def handle(self, message: Any) -> Any:
+        if isinstance(message, SessionsInTurns):
+            return frozenset(session.session_id for session in self.children() if _has_turn(session))
+        if isinstance(message, LiveSessions):
+            return frozenset(sid for session in self.children() if (sid := session_id_of(session.path)) is not None)
+        if isinstance(message, Hibernation):
+            return self.hibernating.get(message.session_id)
+        return await super().handle(message)
 
     async def _hibernate_loop(self) -> None:
         # The short tick is for one-shot sessions, which hibernate as soon as they are done with.
@@ -313,26 +338,30 @@ class SessionService:
             del self._waking[session_id]
             event.set()
 
-    def running_turns(self) -> int:
+    async def running_turns(self) -> int:
         """Sessions with a turn in progress right now (none while no sessions supervisor runs)."""
-        try:
-            return self._sessions().running_turns()
-        except ActorNotFound:
-            return 0
+        return len(await self._sessions_in_turns())
 
-    def turn_running(self, session_id: str) -> bool:
+    async def turn_running(self, session_id: str) -> bool:
         """True while the session has a turn in progress."""
-        try:
-            return self._sessions().turn_running(session_id)
-        except ActorNotFound:
-            return False
+        return session_id in await self._sessions_in_turns()
 
-    def live_ids(self) -> set[str]:
+    async def live_ids(self) -> frozenset[str]:
         """The ids of the live sessions (none while no sessions supervisor runs)."""
         try:
-            return self._sessions().live_ids()
-        except ActorNotFound:
-            return set()
+            return await self._sessions().live_ids()
+        except (ActorNotFound, MailboxClosed):
+            return frozenset()
+
+    def is_live(self, session_id: str) -> bool:
+        """True while the session runs here (a registry lookup: no need to list them all)."""
+        return self.live(session_id) is not None
+
+    async def _sessions_in_turns(self) -> frozenset[str]:
+        try:
+            return await self._sessions().sessions_in_turns()
+        except (ActorNotFound, MailboxClosed):
+            return frozenset()
 
     async def send(
         self, session_id: str, text: str, *, source: str = "cli", busy_mode: str | None = None, images: tuple[str, ...] = ()
@@ -346,8 +375,8 @@ class SessionService:
             TooManyRunningTurns: the daemon's running-turn cap is reached.
         """
         await self.get(session_id)
-        sessions = self._sessions()
-        if not sessions.turn_running(session_id) and sessions.running_turns() >= self.config.max_running_turns:
+        in_turns = await self._sessions_in_turns()
+        if session_id not in in_turns and len(in_turns) >= self.config.max_running_turns:
             raise TooManyRunningTurns(
                 f"busy: {self.config.max_running_turns} turns are already running (daemon.max_running_turns); try again shortly"
             )
@@ -364,7 +393,7 @@ class SessionService:
         try:
             return await handle.ask(message)
         except MailboxClosed:
-            if session_id not in self._sessions().hibernating and self.live(session_id) is handle:
+            if self.live(session_id) is handle and not await self._sessions().hibernating(session_id):
                 raise
             return await (await self.get(session_id)).ask(message)
 

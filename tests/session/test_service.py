@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import trio
 
+from actors import MailboxClosed
 from actors.session.options import SessionOptions
 from actors.session.service import SessionNotFound, SessionService, SessionsSupervisor, TooManyRunningTurns
 from config.daemon import DaemonConfig
@@ -130,7 +131,7 @@ class TestSessionService:
             h.provider.push({"text": "slow", "delay_first_byte": 1.0})
             await service.send(first, "go")
             with trio.fail_after(5):
-                while service.running_turns() == 0:
+                while await service.running_turns() == 0:
                     await trio.sleep(0.01)
             with pytest.raises(TooManyRunningTurns, match="busy"):
                 await service.send(second, "me too")
@@ -146,13 +147,33 @@ class TestSessionService:
             h.provider.push({"text": "never finished", "delay_first_byte": 30})
             await service.send(sid, "go")
             with trio.fail_after(5):
-                while service.running_turns() == 0:
+                while await service.running_turns() == 0:
                     await trio.sleep(0.01)
             await service.close_session(sid, "closed by test")
             finished, _ = await collect_turn(sub)
             assert finished.reason == "interrupted"
             assert service.live(sid) is None
-            assert service.running_turns() == 0
-            assert sid not in service.live_ids()
+            assert await service.running_turns() == 0
+            assert sid not in await service.live_ids()
             assert [c.name for c in await h.system.lookup("sessions").which_children()] == []
             assert (await h.deps.store.get_session(sid)).end_reason == "closed by test"
+
+
+class TestSessionsHandle:
+    """What the sessions supervisor says of its sessions is asked of it, never read from it."""
+
+    async def test_answers_come_through_the_mailbox(self, tmp_path: Path) -> None:
+        """The handle's live ids, sessions in turns and hibernation are the supervisor's replies: once the
+        supervisor has stopped, the handle says its mailbox is closed instead of reading a dead actor's children."""
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h, hibernate_after_seconds=600)
+            sid = await service.create_session(h.options())
+            handle = h.system.lookup("sessions")
+            assert await handle.live_ids() == frozenset({sid})
+            assert await handle.sessions_in_turns() == frozenset()
+            assert not await handle.hibernating(sid)
+            await h.system.root.terminate_child("sessions", "test over")
+            with pytest.raises(MailboxClosed):
+                await handle.live_ids()
+            assert await service.live_ids() == frozenset(), "no sessions supervisor: none live"
+

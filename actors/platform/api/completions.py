@@ -71,7 +71,7 @@ async def chat_completion(gateway: ApiGateway, request: CompletionRequest, sessi
     """
     if session_header is not None and not valid_session_id(session_header):
         raise BadRequest(f"{SESSION_HEADER} must be 1-64 letters, digits, '_', '.' or '-'")
-    admission = gateway.admit()
+    admission = await gateway.admit()
     ephemeral = session_header is None
     session_id: str | None = None
     try:

@@ -78,7 +78,7 @@ class ApiGateway:
         self.in_flight = 0
         self._creating: dict[str, trio.Lock] = {}
 
-    def admit(self) -> Admission:
+    async def admit(self) -> Admission:
         """A slot for one completion or run.
 
         Raises:
@@ -87,10 +87,16 @@ class ApiGateway:
         cap = self.config.max_concurrent_runs
         if self.in_flight >= cap:
             raise TooManyRuns(f"Too many concurrent runs (max {cap})")
-        if self.sessions.running_turns() >= self.daemon_cap:
-            raise TooManyRuns(f"Too many concurrent runs (max {self.daemon_cap})")
+        # Taken before asking the sessions (a checkpoint), so two requests cannot both pass the check above.
+        admission = Admission(self)
         self.in_flight += 1
-        return Admission(self)
+        try:
+            if await self.sessions.running_turns() >= self.daemon_cap:
+                raise TooManyRuns(f"Too many concurrent runs (max {self.daemon_cap})")
+        except BaseException:
+            admission.release()
+            raise
+        return admission
 
     def _options(self, *, interactive: bool, model: str | None) -> SessionOptions:
         return SessionOptions(

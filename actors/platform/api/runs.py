@@ -175,7 +175,7 @@ class RunRegistry:
         Raises:
             TooManyRuns / NotFound: from admission or the session.
         """
-        admission = self._gateway.admit()
+        admission = await self._gateway.admit()
         ephemeral = request.session_id is None
         session_id: str | None = None
         try:

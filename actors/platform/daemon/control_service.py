@@ -182,7 +182,7 @@ class ControlService:
             socket=str(self.paths.socket),
             uptime_seconds=trio.current_time() - self._started_at,
             actors=len(self.system.registry),
-            live_sessions=len(self.live_ids()),
+            live_sessions=len(await self.live_ids()),
             running_turns=kinds.get("turn", 0),
             connections=connections,
             sessions_available=self.sessions is not None,
@@ -295,7 +295,7 @@ class ControlService:
         Raises:
             RequestFailed: ``not_found``.
         """
-        if self.store is None or (self.sessions is not None and ref in self.live_ids()):
+        if self.store is None or self.is_live(ref):
             return ref
         store = self.store
         with store_errors():
@@ -433,9 +433,13 @@ class ControlService:
             raise RequestFailed("unavailable", "this daemon has no session store")
         return self.store
 
-    def live_ids(self) -> set[str]:
+    async def live_ids(self) -> frozenset[str]:
         """The ids of the sessions running on this daemon now."""
-        return self.sessions.live_ids() if self.sessions is not None else set()
+        return await self.sessions.live_ids() if self.sessions is not None else frozenset()
+
+    def is_live(self, session_id: str) -> bool:
+        """True while the session ``session_id`` runs on this daemon."""
+        return self.sessions is not None and self.sessions.is_live(session_id)
 
 
 @contextmanager

@@ -47,6 +47,6 @@ async def peer_for(service: ControlService, message: Any) -> str | None:
     session_id = session_of_request(message)
     if not isinstance(message, _BY_PATH) or session_id is None or message.path.strip().strip("/") in service.system.registry:
         return None
-    if session_id in service.live_ids():
+    if service.is_live(session_id):
         return None
     return await leases.holder(session_id)

@@ -63,7 +63,7 @@ async def list_sessions(service: ControlService, request: c.ListSessions) -> rec
             limit=request.limit, offset=request.offset, source=request.source, top_level=not request.include_subagents
         )
         counts = await store.subagent_counts([info.id for info in infos])
-    live = service.live_ids()
+    live = await service.live_ids()
     return records.SessionListReply(
         request.request_id, [session_summary(info, info.id in live, counts.get(info.id, 0)) for info in infos]
     )
@@ -75,7 +75,7 @@ async def search_sessions(service: ControlService, request: c.SearchSessions) ->
         found = await service.require_store().search(
             request.query, limit=request.limit, roles=tuple(request.roles), source=request.source
         )
-    live = service.live_ids()
+    live = await service.live_ids()
     return records.SearchReply(request.request_id, [match_summary(match, live) for match in found])
 
 
@@ -86,7 +86,7 @@ async def show_session(service: ControlService, request: c.ShowSession) -> recor
         excerpt = await service.require_store().read_session(session_id, head=request.head, tail=request.tail)
     return records.SessionShowReply(
         request.request_id,
-        session_summary(excerpt.session, excerpt.session.id in service.live_ids()),
+        session_summary(excerpt.session, service.is_live(excerpt.session.id)),
         [message.to_json() for message in excerpt.head],
         [message.to_json() for message in excerpt.tail],
         excerpt.omitted,
@@ -111,7 +111,7 @@ async def delete_session(service: ControlService, request: c.DeleteSession) -> c
         with store_errors():
             await store.delete_session(session_id)
     else:
-        if session_id in service.live_ids():
+        if service.is_live(session_id):
             await service.sessions.close_session(session_id, "deleted")
         with store_errors():
             # Held while deleting: a session another daemon runs (a shared database) is not

@@ -363,7 +363,7 @@ class GatewayDesk:
 
     async def _stop(self, chat: ChatState, incoming: Incoming, argument: str) -> str:
         handle = self.sessions.live(chat.session_id)
-        if handle is None or not self.sessions.turn_running(chat.session_id):
+        if handle is None or not await self.sessions.turn_running(chat.session_id):
             return "Nothing is running."
         try:
             await handle.ask(Interrupt(requested_by=f"{chat.chat.platform} user {incoming.user_id} (/stop)"))
@@ -398,7 +398,7 @@ class GatewayDesk:
         details = await self._details(chat)
         if details is None:
             return f"No conversation yet (session {chat.session_id} starts with your first message)."
-        running = "working on a turn" if self.sessions.turn_running(chat.session_id) else "idle"
+        running = "working on a turn" if await self.sessions.turn_running(chat.session_id) else "idle"
         return (
             f"Session {chat.session_id}: {running}, model {details.get('model', '?')}, "
             f"{details.get('queued', 0)} queued, {details.get('pending_requests', 0)} waiting for you."

@@ -55,13 +55,12 @@ async def host_for(service: ControlService, router: HostRouter, message: Any) ->
 
 async def _routed_session(service: ControlService, router: HostRouter, ref: str) -> str | None:
     """The id of the session ``ref`` (an id or a title) names, or None when the front runs it itself."""
-    live = service.live_ids()
-    if ref in live:
+    if service.is_live(ref):
         return None
     if router.host_of(ref) is not None:
         return ref
     session_id = await service.session_id_for(ref)
-    return None if session_id in live else session_id
+    return None if service.is_live(session_id) else session_id
 
 
 def _by_path(service: ControlService, router: HostRouter, message: Any) -> tuple[int, Any] | None:
@@ -73,7 +72,7 @@ def _by_path(service: ControlService, router: HostRouter, message: Any) -> tuple
     if path in service.system.registry:
         return None
     session_id = session_named(path)
-    if session_id in service.live_ids():
+    if service.is_live(session_id):
         return None
     index = router.host_of(session_id)
     return None if index is None else (index, message)
