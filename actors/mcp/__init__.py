@@ -21,7 +21,7 @@ from actors.mcp.errors import (
     McpProtocolError,
     McpUnavailable,
 )
-from actors.mcp.supervisor import MCP, McpSupervisor, ReloadServers, ServerClients, server_child_name
+from actors.mcp.supervisor import MCP, McpSupervisor, Reloaded, ReloadServers, ServerClients, server_child_name
 
 if TYPE_CHECKING:
     from actors.mcp.client import McpClient
@@ -60,6 +60,7 @@ __all__ = [
     "McpSupervisor",
     "McpUnavailable",
     "ReloadServers",
+    "Reloaded",
     "ServerClients",
     "server_child_name",
 ]

@@ -87,6 +87,8 @@ class McpServerActor(Actor[None]):
         self.tools = ToolRegistration(entry.name, client, deps.registry)
         # Invariant: set when the server said its tool list changed and it has not been listed since.
         self._refresh = trio.Event()
+        #: Set once the first attempt has ended, ready or failed (a reload waits on it).
+        self.settled = trio.Event()
 
     def mcp_statistics(self) -> McpServerStatistics:
         """The server's state as a frozen snapshot."""
@@ -235,9 +237,12 @@ class McpServerActor(Actor[None]):
     def _set(self, state: McpServerState, activity: str) -> None:
         self.mcp_state = state
         self.activity = activity
+        if state is not McpServerState.CONNECTING:
+            self.settled.set()
 
     def _set_failed(self, error: str, exc: BaseException | None = None) -> None:
         self.mcp_state = McpServerState.FAILED
+        self.settled.set()
         self.error = error
         self.client.unavailable_reason = f"its last attempt failed ({error})"
         if exc is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from messages.control import McpServerStatus
 from messages.supervision import TreeNode
 
-__all__ = ["mcp_statuses", "unsettled"]
+__all__ = ["mcp_statuses"]
 
 
 def mcp_statuses(mcp: TreeNode | None) -> list[McpServerStatus]:
@@ -30,9 +30,4 @@ def mcp_statuses(mcp: TreeNode | None) -> list[McpServerStatus]:
     for name in mcp.snapshot.details.get("disabled", []):
         statuses.append(McpServerStatus(name=name, state="disabled"))
     return statuses
-
-
-def unsettled(statuses: list[McpServerStatus]) -> bool:
-    """Whether a server is still connecting for the first time since it was (re)started."""
-    return any(status.state == "connecting" and status.attempts <= 1 for status in statuses)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 import trio
@@ -24,12 +24,13 @@ from tools.jail._spawner import Spawner
 
 if TYPE_CHECKING:
     from actors.mcp.client import McpClient
+    from actors.mcp.server_actor import McpServerActor
 
 #: The modules that bring the MCP SDK (about a second of imports): loaded in a worker thread, and only
 #: when a server is configured.
 _SDK_MODULES = ("actors.mcp.client", "actors.mcp.server_actor")
 
-__all__ = ["MCP", "McpSupervisor", "ReloadServers", "ServerClients", "server_child_name"]
+__all__ = ["MCP", "McpSupervisor", "ReloadServers", "Reloaded", "ServerClients", "server_child_name"]
 
 #: The supervisor's name under the root.
 MCP = "mcp"
@@ -48,9 +49,17 @@ class ServerClients:
 
 @attrs.frozen
 class ReloadServers:
-    """Stop every server actor and start one per entry given; the reply is the names started."""
+    """Stop every server actor and start one per entry given; the reply is a :class:`Reloaded`."""
 
     entries: Mapping[str, McpEntry]
+
+
+@attrs.frozen
+class Reloaded:
+    """The servers a reload started, by child name, each with an event set once its first attempt
+    has ended (ready or failed): the caller waits on these, not on the supervisor."""
+
+    settled: Mapping[str, trio.Event]
 
 
 class McpSupervisor(Supervisor):
@@ -127,11 +136,12 @@ class McpSupervisor(Supervisor):
                 for name in list(self._records):
                     await self._remove(name, "reloading MCP servers", "operator")
                 self.entries = dict(message.entries)
-                started = []
+                settled = {}
                 for spec in self._specs():
                     await self._add(spec)
-                    started.append(spec.name)
-                return started
+                    server = cast("McpServerActor", self._records[spec.name].actor)
+                    settled[spec.name] = server.settled
+                return Reloaded(settled)
         if isinstance(message, ServerClients):
             return {name: self._clients[name] for name, entry in self.entries.items() if entry.enabled and name in self._clients}
         return await super().handle(message)

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 import trio
 
 from actors import Actor, ActorFailed, MailboxClosed, MailboxFull, Rejected
+from actors.mailbox import Envelope
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
 from actors.session.errors import EmptySteerError, NoTurnRunning, SessionBusy
@@ -75,6 +77,10 @@ MAX_QUEUED = 32
 _READ_ONLY_TOOLS = frozenset({"read_file", "search_files", "web_search", "web_extract", "session_search"})
 
 
+def _nothing() -> None:
+    pass
+
+
 class SessionActor(Actor[SessionMessage]):
     """One conversation: history, turns, subscribers, background processes.
 
@@ -115,6 +121,9 @@ class SessionActor(Actor[SessionMessage]):
         # Invariant: True once on_start has built everything the class body declares.
         self._ready = False
         self._owns_runtime = False
+        #: Called when the session may have become quiet (it started, a turn or a message ended, a
+        #: subscriber left); its supervisor sets it to look at once whether it may hibernate.
+        self.on_quiet: Callable[[], None] = _nothing
 
     def _guardrails(self, source: str) -> ToolCallGuardrailController:
         return ToolCallGuardrailController(
@@ -129,7 +138,8 @@ class SessionActor(Actor[SessionMessage]):
         spec = self.spec
         deps = spec.deps
         self.hub = hub = EventHub(
-            self.session_id, self.path, replay_size=spec.replay_size, subscriber_capacity=spec.subscriber_capacity
+            self.session_id, self.path, replay_size=spec.replay_size, subscriber_capacity=spec.subscriber_capacity,
+            on_leave=self._maybe_quiet,
         )
         # Owned before anything is read: no other host may run this session while this one does.
         await deps.store.leases.acquire(self.session_id)
@@ -180,6 +190,7 @@ class SessionActor(Actor[SessionMessage]):
         self._notes.extend(state.lost_process_notes())
         self._ready = True
         self.last_active = trio.current_time()
+        self._maybe_quiet()
 
     async def _open_runtime(self) -> SessionRuntime:
         """The session's jail and directories: its parent's (a subagent), its own from the daemon, or
@@ -262,6 +273,14 @@ class SessionActor(Actor[SessionMessage]):
             and len(self.requests) == 0
             and not any(not record.status.finished for record in self.processes.records())
         )
+
+    def _maybe_quiet(self) -> None:
+        if self._quiet():
+            self.on_quiet()
+
+    async def serve_item(self, item: SessionMessage | Envelope[SessionMessage]) -> None:
+        await super().serve_item(item)
+        self._maybe_quiet()
 
     @property
     def done_with(self) -> bool:
@@ -440,6 +459,7 @@ class SessionActor(Actor[SessionMessage]):
             )
         if self.queue and not self._closing:
             await self._start_turn(self.queue.popleft())
+        self._maybe_quiet()
 
     async def _commit(self, messages: list[dict[str, Any]]) -> None:
         """The turn's new messages: into the store, and into the history as committed."""

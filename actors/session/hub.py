@@ -15,7 +15,7 @@ running (with the commands) rather than a tool or a turn ending out of nowhere.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -139,9 +139,13 @@ class EventHub:
         session_id / path: stamped on events built through :meth:`publish`.
         replay_size: how many recent events a (re)attaching client can resume from.
         subscriber_capacity: each subscriber's buffer before coalescing and dropping.
+        on_leave: called when a subscriber leaves (the session may have become quiet).
     """
 
-    def __init__(self, session_id: str, path: str, *, replay_size: int = 1000, subscriber_capacity: int = 256) -> None:
+    def __init__(
+        self, session_id: str, path: str, *, replay_size: int = 1000, subscriber_capacity: int = 256,
+        on_leave: Callable[[], None] | None = None,
+    ) -> None:
         self.session_id = session_id
         self.path = path
         # Invariant: seq is the number of the last event published (0: none yet).
@@ -152,6 +156,7 @@ class EventHub:
         # Invariant: the running turn's TurnStarted (None between turns) and its tools still running, by call id.
         self._turn: TurnStarted | None = None
         self._running_tools: dict[str, ToolStarted] = {}
+        self._on_leave = on_leave
 
     def resume_from(self, seq: int) -> None:
         """Continue numbering after ``seq`` (the persisted high-water mark)."""
@@ -240,6 +245,8 @@ class EventHub:
     def _forget(self, subscription: Subscription) -> None:
         if subscription in self._subscribers:
             self._subscribers.remove(subscription)
+            if self._on_leave is not None:
+                self._on_leave()
 
     def close_all(self, reason: str) -> None:
         """End every subscription (the session is stopping)."""

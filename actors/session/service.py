@@ -11,6 +11,7 @@ attach wakes it, transparently.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import logging
@@ -20,6 +21,7 @@ import attrs
 import trio
 
 from actors import (
+    Actor,
     ActorBase,
     ActorError,
     ActorHandle,
@@ -51,8 +53,6 @@ __all__ = ["TURN_NAME", "SessionNotFound", "SessionService", "SessionsHandle", "
 
 log = logging.getLogger("hermes_actors.sessions")
 
-#: How soon a finished one-shot (``chat -q``) session nobody watches hibernates, at most.
-ONE_SHOT_CHECK_SECONDS = 0.5
 # How long the sweep waits for a session to say whether it may hibernate (one busy just now: next sweep).
 HIBERNATE_ANSWER_SECONDS = 5.0
 #: The name of a session's running turn in the tree (``sessions/session:<id>/turn``).
@@ -136,6 +136,8 @@ class SessionsSupervisor(Supervisor):
         # Sessions being hibernated now, each with an event set once it is gone: a lookup in
         # that window must wait and wake it from the store, not hand out a closing handle.
         self.hibernating: dict[str, trio.Event] = {}
+        # Set when a session may have become quiet: the sweep looks at once instead of at its next deadline.
+        self._stirred = trio.Event()
 
     async def main(self) -> None:
         self.start_soon(self._hibernate_loop)
@@ -153,17 +155,37 @@ class SessionsSupervisor(Supervisor):
             return self.hibernating.get(message.session_id)
         return await super().handle(message)
 
+    async def _start_child(
+        self, child: Actor[Any], name: str, runner: Callable[..., Awaitable[None]]
+    ) -> ActorHandle[Any]:
+        if isinstance(child, SessionActor):
+            child.on_quiet = self._stirred_by
+        return await super()._start_child(child, name, runner)
+
+    def _stirred_by(self) -> None:
+        self._stirred.set()
+
     async def _hibernate_loop(self) -> None:
-        # The short tick is for one-shot sessions, which hibernate as soon as they are done with.
-        interval = max(min(self.hibernate_after / 4, ONE_SHOT_CHECK_SECONDS), 0.05)
+        # No tick: the sweep sleeps until the earliest moment a session could be due, or until a session
+        # says it may have become quiet (a turn ended, a subscriber left), so a one-shot session that is
+        # done with goes at once and an idle daemon does nothing at all.
         while True:
-            await trio.sleep(interval)
+            self._stirred = trio.Event()
             now = trio.current_time()
+            next_look = math.inf
             for actor in self.children():
                 if not isinstance(actor, SessionActor):
                     continue
                 if actor.done_with or (actor.hibernatable and now - actor.last_active >= self.hibernate_after):
                     await self._hibernate(actor)
+                elif actor.hibernatable:
+                    next_look = min(next_look, actor.last_active + self.hibernate_after)
+                else:
+                    # Busy now: what ends it mostly says so (on_quiet); what does not (a background
+                    # process ending) is noticed one idle period from now, which is still idle time.
+                    next_look = min(next_look, now + self.hibernate_after)
+            with trio.move_on_at(next_look):
+                await self._stirred.wait()
 
     async def _hibernate(self, actor: SessionActor) -> None:
         # Marked in the same step as the check above (no checkpoint between): a lookup after it

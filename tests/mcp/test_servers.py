@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from actors import ActorSystem
+from actors.platform.daemon.mcp_commands import reload_mcp
+from actors.platform.paths import DaemonPaths
 from config.mcp import InvalidMcpServer, McpServerConfig
+from messages import control as c
 from tests.mcp.helpers import (
+    TOY,
     free_port,
     http_server,
     processes_with,
@@ -283,3 +289,29 @@ class TestNoOrphans:
                 parent.kill()
                 await parent.wait()
             await parent.stdout.aclose()
+
+
+@pytest.fixture
+def lagging_clock() -> trio.testing.MockClock:
+    """Virtual time that jumps only after 0.2 s of real idleness (a server process starts in real time)."""
+    return trio.testing.MockClock(autojump_threshold=0.2)
+
+
+class TestReload:
+    """A reload answers the moment the last server's first attempt has ended, ready or failed."""
+
+    async def test_answers_as_the_servers_settle(
+        self, system: ActorSystem, marker: str, tmp_path: Path, lagging_clock: trio.testing.MockClock
+    ) -> None:
+        """A server that never answers fails at its connect_timeout: the reply comes the moment it has
+        failed (its retry is still a whole backoff away), not at a later tick."""
+        server = {"command": sys.executable, "args": [TOY, "stdio", marker, "--hang"], "connect_timeout": 7.03}
+        (tmp_path / "config.yaml").write_text(json.dumps({"mcp_servers": {"stuck": server}}), encoding="utf-8")
+        async with running_mcp(system, {}, backoff_initial=600, backoff_max=600):
+            started = trio.current_time()
+            reply = await reload_mcp(system, DaemonPaths(tmp_path), c.ReloadMcp("r1", wait_seconds=30))
+            elapsed = trio.current_time() - started
+            retry_in = server_snapshot(system, "stuck").details["retry_in"]
+        assert [(status.name, status.state) for status in reply.servers] == [("stuck", "failed")]
+        assert elapsed >= 7.03
+        assert retry_in == pytest.approx(600, abs=1e-9)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from actors import MailboxClosed
 from actors.session.options import SessionOptions
@@ -177,3 +179,47 @@ class TestSessionsHandle:
                 await handle.live_ids()
             assert await service.live_ids() == frozenset(), "no sessions supervisor: none live"
 
+
+async def hibernation_started(supervisor: SessionsSupervisor) -> float:
+    """The (virtual) moment the sweep starts a hibernation (it counts one as it starts), looked for every 10 ms."""
+    while supervisor.hibernated == 0:
+        await trio.sleep(0.01)
+    return trio.current_time()
+
+
+class TestHibernationDeadline:
+    """The sweep sleeps until a session is due or says it may have become quiet: it never ticks."""
+
+    async def test_an_idle_session_goes_when_its_idle_time_is_up(
+        self, tmp_path: Path, mock_clock: trio.testing.MockClock
+    ) -> None:
+        """An idle session is hibernated at its last activity plus hibernate_after, not at the next tick after it."""
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h, hibernate_after_seconds=6.3)
+            sid = await service.create_session(h.options())
+            supervisor = h.system.lookup("sessions")._actor
+            session = h.system.lookup(f"sessions/session:{sid}")._actor
+            idle_since = session.last_active
+            mock_clock.autojump_threshold = 0  # set up on a still clock; from here on time jumps
+            with trio.fail_after(60):
+                started = await hibernation_started(supervisor)
+            mock_clock.autojump_threshold = math.inf  # the session's stop and the teardown on a still clock again
+            assert started - idle_since == pytest.approx(6.3, abs=0.015)
+
+    async def test_a_one_shot_session_goes_as_its_watcher_leaves(
+        self, tmp_path: Path, mock_clock: trio.testing.MockClock
+    ) -> None:
+        """A one-shot session whose turn is over is hibernated the moment its last watcher detaches."""
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h, hibernate_after_seconds=600)
+            sid = await service.create_session(h.options(one_shot=True))
+            supervisor = h.system.lookup("sessions")._actor
+            sub, finished = await subscribed_turn(h, service, sid, "once", "done")
+            assert finished.final_text == "done" and service.is_live(sid)
+            mock_clock.autojump_threshold = 0
+            left = trio.current_time()
+            sub.close()
+            with trio.fail_after(60):
+                started = await hibernation_started(supervisor)
+            mock_clock.autojump_threshold = math.inf
+            assert started - left < 0.015

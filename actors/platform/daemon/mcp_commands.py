@@ -9,8 +9,8 @@ from typing import Any
 import trio
 
 from actors import ActorNotFound, ActorSystem
-from actors.mcp import MCP, McpCallError, ReloadServers, ServerClients
-from actors.mcp.status import mcp_statuses, unsettled
+from actors.mcp import MCP, McpCallError, Reloaded, ReloadServers, ServerClients
+from actors.mcp.status import mcp_statuses
 from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
 from config.errors import ConfigError
@@ -91,10 +91,9 @@ async def reload_mcp(system: ActorSystem, paths: DaemonPaths, request: c.ReloadM
         config = await trio.to_thread.run_sync(functools.partial(load_config, paths.home, warnings=warnings))
     except ConfigError as exc:
         raise RequestFailed("invalid", f"config.yaml was not reloaded: {exc}") from exc
-    await supervisor.ask(ReloadServers(config.mcp_servers))
+    reloaded: Reloaded = await supervisor.ask(ReloadServers(config.mcp_servers))
     log.info("MCP servers reloaded: %s", ", ".join(config.mcp_servers) or "none configured")
-    # Servers report no event to wait on, and a reload is rare: look every 50 ms, within the bound.
     with trio.move_on_after(max(0.0, min(request.wait_seconds, _RELOAD_WAIT_MAX))):
-        while unsettled(mcp_server_statuses(system)):
-            await trio.sleep(0.05)
+        for settled in reloaded.settled.values():
+            await settled.wait()
     return c.McpReply(request.request_id, mcp_server_statuses(system), warnings)
