@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import errno
 import hmac
 import json
 import logging
@@ -63,6 +64,10 @@ MAX_QUEUED_ANSWER_BYTES = 256 * 1024
 #: the server stops, so a script cannot flood the daemon's log.
 MAX_LOGGED_REJECTIONS = 10
 LOGGED_ERROR_CHARS = 300
+#: How long the server waits after running out of descriptors before accepting again (trio's own pause).
+ACCEPT_RETRY_SECONDS = 0.1
+# What accept raises when the process or the system is out of a resource: waiting may cure it.
+_ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 
 # Built once: json.dumps with an option builds a new encoder at every call.
 _encode_args = json.JSONEncoder(ensure_ascii=False).encode
@@ -208,15 +213,28 @@ class RpcServer:
     ) -> None:
         """Accept connections on ``listener`` and serve them until cancelled; closes the listener."""
         open_slots = trio.Semaphore(MAX_OPEN_CONNECTIONS)
+        # Not trio.serve_listeners: a connection is accepted only once it has a slot. The listener's
+        # accept already retries the errors a client causes (ECONNABORTED and the like).
+        accepting = trio.SocketListener(listener)
         try:
             with listener:
                 async with trio.open_nursery() as nursery:
                     task_status.started()
                     while True:
                         await open_slots.acquire()
-                        conn, _ = await listener.accept()
+                        try:
+                            stream = await accepting.accept()
+                        except OSError as exc:
+                            open_slots.release()
+                            if exc.errno not in _ACCEPT_CAPACITY_ERRNOS:
+                                raise
+                            # Out of descriptors (the script's own, or the daemon's): the run goes on and
+                            # the connection waits in the backlog, as trio.serve_listeners does it.
+                            log.warning("sandbox RPC: accept failed (%s); retrying in %gs", exc, ACCEPT_RETRY_SECONDS)
+                            await trio.sleep(ACCEPT_RETRY_SECONDS)
+                            continue
                         self._connections += 1
-                        nursery.start_soon(self._serve_in_slot, conn, open_slots)
+                        nursery.start_soon(self._serve_in_slot, stream.socket, open_slots)
         finally:
             if self._rejections > MAX_LOGGED_REJECTIONS:
                 unlogged = self._rejections - MAX_LOGGED_REJECTIONS

@@ -32,8 +32,6 @@ __all__ = ["ControlServer"]
 
 log = logging.getLogger("hermes_actors.control")
 
-#: How long the server waits after a failed accept before the next one.
-ACCEPT_RETRY_SECONDS = 0.1
 #: The daemon's own frames may be large (a tree of 10,000 actors); clients accept up to this.
 DAEMON_FRAME_LIMIT = 256 * 1024 * 1024
 #: The longest the accept loop waits to hand a refused client its error frame (a fresh socket's
@@ -64,6 +62,9 @@ class ControlServer(Actor[None]):
         self._refused = 0
         self._over_cap = 0
         self._failed = 0
+        # Invariant: clients admitted and not yet gone (counted before their actor is ready, so two
+        # clients accepted together cannot both pass the cap).
+        self._open = 0
 
     def snapshot_details(self) -> dict[str, Any]:
         return {
@@ -78,7 +79,7 @@ class ControlServer(Actor[None]):
 
     def open_connections(self) -> int:
         """Connections currently served."""
-        return len(self.children())
+        return self._open
 
     async def on_start(self) -> None:
         self._listener = await bind_control_socket(self._paths)
@@ -90,35 +91,33 @@ class ControlServer(Actor[None]):
         remove_control_socket(self._paths)
 
     async def main(self) -> None:
-        assert self._listener is not None and self._nursery is not None
+        assert self._listener is not None
         self.state = ActorState.RUNNING
-        while True:
-            try:
-                sock, _ = await self._listener.accept()
-            except OSError as exc:
-                # Out of descriptors (EMFILE, ENFILE) or an aborted connection: the server
-                # stays up; wait a moment so a descriptor shortage can ease.
-                log.warning("accept failed: %s", exc)
-                await trio.sleep(ACCEPT_RETRY_SECONDS)
-                continue
-            uid = peer_uid(sock)
-            if uid is not None and uid != os.getuid():
-                self._refused += 1
-                log.warning("refused a control connection from uid %s", uid)
-                sock.close()
-                continue
-            if peer_in_jail(sock):
-                # A tool's process (of this daemon or another) that found the socket: never the operator.
-                self._refused += 1
-                log.warning("refused a control connection from a jailed process")
-                sock.close()
-                continue
-            if self.open_connections() >= self._config.max_connections:
-                await self._refuse_over_cap(sock)
-                continue
+        # trio's loop: it survives running out of descriptors (EMFILE, ENFILE) by waiting a moment.
+        await trio.serve_listeners(self._serve_client, [trio.SocketListener(self._listener)])
+
+    async def _serve_client(self, stream: trio.SocketStream) -> None:
+        """Admit one client and serve it until its connection actor ends (``serve_listeners`` closes
+        the stream when this returns)."""
+        sock = stream.socket
+        uid = peer_uid(sock)
+        if uid is not None and uid != os.getuid():
+            self._refused += 1
+            log.warning("refused a control connection from uid %s", uid)
+            return
+        if peer_in_jail(sock):
+            # A tool's process (of this daemon or another) that found the socket: never the operator.
+            self._refused += 1
+            log.warning("refused a control connection from a jailed process")
+            return
+        if self._open >= self._config.max_connections:
+            await self._refuse_over_cap(stream)
+            return
+        self._open += 1
+        try:
             self._accepted += 1
             connection = Connection(
-                trio.SocketStream(sock),
+                stream,
                 self._service,
                 self._client_codec,
                 self._daemon_codec,
@@ -126,21 +125,23 @@ class ControlServer(Actor[None]):
                 self.open_connections,
                 self._config.frame_timeout_seconds,
             )
-            await self.spawn(connection, f"conn:{self._accepted}", on_failure=self._connection_failed)
+            handle = await self.spawn(connection, f"conn:{self._accepted}", on_failure=self._connection_failed)
+            await handle.wait_stopped()
+        finally:
+            self._open -= 1
 
-    async def _refuse_over_cap(self, sock: trio.socket.SocketType) -> None:
+    async def _refuse_over_cap(self, stream: trio.SocketStream) -> None:
         self._over_cap += 1
         cap = self._config.max_connections
         if self._over_cap == 1 or self._over_cap % 100 == 0:  # a flood logs a line per hundred, not per client
             log.warning("refused a control connection: %d are open (daemon.max_connections=%d); %d refused so far",
                         self.open_connections(), cap, self._over_cap)
         refusal = self._daemon_codec.encode(c.ErrorReply("busy", f"too many connections (daemon.max_connections={cap})"))
-        with sock:
-            with trio.move_on_after(REFUSAL_SEND_SECONDS):
-                try:
-                    await sock.send(refusal)
-                except OSError:
-                    pass  # the client is gone already
+        with trio.move_on_after(REFUSAL_SEND_SECONDS):
+            try:
+                await stream.send_all(refusal)
+            except (trio.BrokenResourceError, OSError):
+                pass  # the client is gone already
 
     def _connection_failed(self, connection: ActorBase, failure: ActorFailed) -> None:
         self._failed += 1

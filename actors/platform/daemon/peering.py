@@ -33,8 +33,6 @@ __all__ = ["PeerListener"]
 
 log = logging.getLogger("hermes_actors.cluster")
 
-_ACCEPT_RETRY_SECONDS = 0.1
-
 
 class PeerListener(Actor[None]):
     """Accepts peer daemons at ``daemon.cluster_listen`` (path ``cluster``; each peer ``cluster/peer:<n>``).
@@ -89,37 +87,26 @@ class PeerListener(Actor[None]):
 
     async def main(self) -> None:
         self.state = ActorState.RUNNING
-        async with trio.open_nursery() as nursery:
-            for listener in self._listeners:
-                nursery.start_soon(self._accept, listener, nursery)
-
-    async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
-        # Not trio.serve_listeners: it closes a stream when its handler returns, and a peer's
-        # connection outlives the handshake (it is its Connection actor's).
-        while True:
-            try:
-                stream = await listener.accept()
-            except OSError as exc:
-                log.warning("accepting a peer failed: %s", exc)
-                await trio.sleep(_ACCEPT_RETRY_SECONDS)
-                continue
-            # The handshake in a task of its own: a peer slow to prove itself holds up nobody else.
-            nursery.start_soon(self._admit, stream)
+        # trio's loop: it survives running out of descriptors (EMFILE, ENFILE) by waiting a moment, and
+        # runs each handshake in a task of its own, so a peer slow to prove itself holds up nobody else.
+        await trio.serve_listeners(self._admit, self._listeners)
 
     async def _admit(self, stream: trio.SocketStream) -> None:
+        """Prove the peer, then serve it until its connection actor ends (``serve_listeners`` closes
+        the stream when this returns)."""
         try:
             await challenge(stream, self._secret)
         except (PeerAuthFailed, trio.BrokenResourceError, OSError) as exc:
             self._refused += 1
             log.warning("refused a peer from %s: %s", _peer_name(stream), exc)
-            await stream.aclose()
             return
         self._accepted += 1
         connection = Connection(
             stream, self._service, self._client_codec, self._daemon_codec, self._config.subscriber_buffer,
             lambda: len(self.children()), self._config.frame_timeout_seconds, forwards=False,
         )
-        await self.spawn(connection, f"peer:{self._accepted}", on_failure=self._peer_failed)
+        handle = await self.spawn(connection, f"peer:{self._accepted}", on_failure=self._peer_failed)
+        await handle.wait_stopped()
 
     def _peer_failed(self, peer: ActorBase, failure: ActorFailed) -> None:
         log.warning("peer connection %s failed: %s", peer.path, failure)
