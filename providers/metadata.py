@@ -8,9 +8,8 @@ Where a model's limits come from, strongest first:
    disk, a fact the endpoint stated) or, when it stated none, the next lower
    probe tier (a guess, memory only); an overflow that stated the room left
    for output lowers the output cap (memory only);
-3. the provider's model listing, when one was fetched;
-4. the built-in table of well-known models;
-5. a conservative default.
+3. the built-in table of well-known models;
+4. a conservative default.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ import trio
 
 from config.providers import ModelConfig
 
-from ._translate import sdk_errors, translate_error
 
 DEFAULT_CONTEXT_LENGTH = 128_000
 DEFAULT_MAX_OUTPUT = 8_192
@@ -165,7 +163,7 @@ class HistorySize:
 
 
 class ModelMetadata:
-    """Limits per model and a calibrated token estimator, for one daemon.
+    """Limits per model, for one daemon.
 
     Args:
         cache_dir: where probed context lengths persist (created if missing).
@@ -177,10 +175,8 @@ class ModelMetadata:
         self._cache_path = Path(cache_dir) / CACHE_FILE_NAME
         self._config = config or ModelConfig()
         self._probed: dict[str, int] = {}
-        self._listed: dict[str, dict[str, int]] = {}
         self._guessed: dict[str, int] = {}
         self._output_caps: dict[str, int] = {}
-        self._ratio: dict[str, float] = {}
         # Serializes cache writes so an older snapshot never lands after a newer one.
         self._write_lock = trio.Lock()
 
@@ -199,9 +195,8 @@ class ModelMetadata:
         """The best known limits for ``model``."""
         key = bare_model_name(model)
         table = _lookup(key)
-        listed = self._listed.get(key, {})
-        context = listed.get("context_length") or (table.context_length if table else DEFAULT_CONTEXT_LENGTH)
-        output = listed.get("max_output_tokens") or (table.max_output_tokens if table else None)
+        context = table.context_length if table else DEFAULT_CONTEXT_LENGTH
+        output = table.max_output_tokens if table else None
         # Invariant: a model is in at most one of _probed and _guessed (the later finding wins).
         context = self._probed.get(key) or self._guessed.get(key) or context
         if self._is_configured(model):
@@ -243,48 +238,6 @@ class ModelMetadata:
         if info.available_output is not None and info.available_output > 0:
             self._output_caps[key] = info.available_output
         return info
-
-    async def fetch_listing(self, client: Any) -> int:
-        """Read limits from a provider's model listing (``client.models.list()``).
-
-        Understands OpenRouter-style ``context_length`` / ``top_provider`` and
-        Anthropic's ``max_input_tokens`` / ``max_tokens``. Returns how many
-        models brought limits.
-
-        Raises:
-            ProviderError: the listing call failed.
-        """
-        try:
-            page = await client.models.list()
-        except sdk_errors() as exc:
-            raise translate_error(exc) from exc
-        count = 0
-        for item in page.data:
-            extra = item.model_dump()
-            found: dict[str, int] = {}
-            context = extra.get("context_length") or extra.get("max_input_tokens")
-            top = extra.get("top_provider") or {}
-            output = (top.get("max_completion_tokens") if isinstance(top, dict) else None) or extra.get("max_tokens")
-            if isinstance(context, int) and context > 0:
-                found["context_length"] = context
-            if isinstance(output, int) and output > 0:
-                found["max_output_tokens"] = output
-            if found:
-                self._listed[bare_model_name(item.id)] = found
-                count += 1
-        return count
-
-    def estimate_tokens(self, messages: list[dict[str, Any]], model: str = "") -> int:
-        """Characters / 4, scaled by what the provider last reported for ``model``."""
-        return max(1, round(rough_tokens(messages) * self._ratio.get(bare_model_name(model), 1.0)))
-
-    def observe_usage(self, messages: list[dict[str, Any]], prompt_tokens: int, model: str = "") -> None:
-        """Correct later estimates with the prompt size the provider reported."""
-        if prompt_tokens <= 0:
-            return
-        ratio = prompt_tokens / rough_tokens(messages)
-        # Bounded: one odd report (cached prompt, tool schemas) must not skew everything.
-        self._ratio[bare_model_name(model)] = min(4.0, max(0.25, ratio))
 
     def _is_configured(self, model: str) -> bool:
         return bare_model_name(model) == bare_model_name(self._config.default)

@@ -98,9 +98,3 @@ class SteerBuffer:
         messages[-1] = append_steer(messages[-1], "\n".join(self._pending))
         self._pending.clear()
         return True
-
-    def take_as_user_message(self) -> dict[str, Any] | None:
-        """Leftover steers at the end of a turn, as the next user message (``None`` when there are none)."""
-        text = self.take()
-        return None if text is None else {"role": "user", "content": text}
-

@@ -64,9 +64,9 @@ class SessionHistoryMachine(RuleBasedStateMachine):
     def _end_turn(self) -> None:
         self.phase = "rest"
         self.budget = IterationBudget(total=2)
-        leftover = self.steers.take_as_user_message()
-        if leftover is not None:
-            self.messages.append(leftover)
+        leftover = self.steers.take()
+        if leftover is not None:  # the session queues it as the next user message
+            self.messages.append({"role": "user", "content": leftover})
             self.phase = "awaiting"
 
     @precondition(lambda self: self.phase == "rest")

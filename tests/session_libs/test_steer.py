@@ -75,9 +75,9 @@ class TestSteerBuffer:
         assert not SteerBuffer().deliver(history)
         assert history[-1] == tool("a")
 
-    def test_leftover_becomes_user_message(self) -> None:
+    def test_leftover_is_taken_once(self) -> None:
         buffer = SteerBuffer()
         buffer.add("one")
         buffer.add("two")
-        assert buffer.take_as_user_message() == {"role": "user", "content": "one\ntwo"}
-        assert buffer.take_as_user_message() is None
+        assert buffer.take() == "one\ntwo"
+        assert buffer.take() is None

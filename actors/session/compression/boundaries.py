@@ -28,11 +28,6 @@ class Boundaries:
     head_end: int
     tail_start: int
 
-    @property
-    def middle_size(self) -> int:
-        """How many messages would be summarised."""
-        return max(self.tail_start - self.head_end, 0)
-
 
 def head_end(messages: Sequence[Mapping[str, Any]], protect_first_n: int) -> int:
     """Index just past the protected head, moved forward past tool results."""
