@@ -94,7 +94,7 @@ class ContextCompressor:
         config: the ``compression`` section.
         context_length: the current model's context window in tokens.
         summarize: async ``(messages, instructions) -> summary``; the session wires it to the auxiliary model.
-        estimate_tokens: token estimate of a list of messages (``ModelMetadata.estimate_tokens`` bound to the model).
+        estimate_tokens: token estimate of a list of messages (sessions pass ``providers.metadata.rough_tokens``).
         today: the local date, which the summary anchors finished work to.
         """
         self._config = config
