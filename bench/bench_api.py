@@ -10,7 +10,7 @@ chat completions are started at once, first straight at the provider, then
 through the daemon's API (each one an ephemeral session and an agent turn):
 
 - time to first token (request sent -> first content chunk), p50 and p95;
-- added latency to first token: API p50 minus direct p50 (issue 16: <= 50 ms at N=50);
+- added latency to first token: API p50 minus direct p50 (the target: <= 50 ms at N=50);
 - requests/s: N divided by the wall time until the last stream ended;
 - the daemon's CPU time per API request (from ``/proc``), what bounds requests/s.
 """

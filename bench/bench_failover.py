@@ -1,4 +1,5 @@
-"""Failover between two daemons sharing PostgreSQL (issue 19): a host killed, its session answering on another.
+"""Failover between two daemons sharing PostgreSQL: a host killed, its session answering on another
+(docs/DECISIONS.md#d-session-hosts).
 
 Run: .venv/bin/python bench/bench_failover.py [--rounds 10]
 

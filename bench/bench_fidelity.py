@@ -1,4 +1,4 @@
-"""Benchmarks of the tool behaviours issue 15 brought over from Hermes Agent; prints its figures.
+"""Benchmarks of the tool behaviours brought over from Hermes Agent; prints its figures.
 
 What a model pays in latency for the fidelity (each through the real tool path, ``dispatch`` with a
 ``LocalToolContext`` over real files):

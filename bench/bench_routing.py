@@ -1,5 +1,5 @@
-"""The latency a peer hop adds (issue 19): a request for a session another daemon runs, sent to that
-daemon directly and through a second daemon that forwards it.
+"""The latency a peer hop adds (docs/DECISIONS.md#d-session-hosts): a request for a session another
+daemon runs, sent to that daemon directly and through a second daemon that forwards it.
 
 Run: .venv/bin/python bench/bench_routing.py [--requests 300]
 

@@ -1,5 +1,5 @@
-"""Scale figures: many concurrent sessions (issue 8), a wide subagent batch and
-tree snapshots with many live actors (issue 7), and the jail's cost at scale (issue 12):
+"""Scale figures: many concurrent sessions, a wide subagent batch and
+tree snapshots with many live actors, and the jail's cost at scale:
 the same concurrent sessions with full access and jailed (workspace-write, one bwrap per command).
 
 The scripted provider runs in its own process in rule mode (each session is

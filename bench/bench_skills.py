@@ -1,4 +1,4 @@
-"""Benchmarks of skills (issue 17); prints its figures.
+"""Benchmarks of skills; prints its figures.
 
 - The skills index for 200 user skills (plus the bundled ones): discovering them (every SKILL.md read
   and its frontmatter checked) and rendering the system prompt's layer, as a session start does.

@@ -1,5 +1,5 @@
 """Committed messages/s, SQLite against PostgreSQL: 1 and 100 writers in one process, and 1, 2 and 4
-processes (hosts) writing one database at once (issue 19).
+processes (hosts) writing one database at once (docs/DECISIONS.md#d-session-hosts).
 
 Run: .venv/bin/python bench/bench_store_backends.py [--per-writer 1000]
 

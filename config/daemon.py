@@ -61,7 +61,7 @@ class DaemonConfig:
             (behind a NAT or a proxy). Absent: the address ``cluster_listen`` bound.
         hosts: session-host processes (``auto``: one per core). With 1 the daemon runs its sessions
             itself; with more, the daemon is a front (control socket, HTTP API, platforms, cron) and the
-            control socket's sessions run in ``hosts/host:<n>`` child processes (issue 19).
+            control socket's sessions run in ``hosts/host:<n>`` child processes (docs/DECISIONS.md#d-session-hosts).
     """
 
     hibernate_after_seconds: float = attrs.field(default=600.0, converter=float, validator=positive_number)

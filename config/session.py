@@ -47,16 +47,16 @@ class ClarifyConfig:
 
 @attrs.frozen
 class CompressionConfig:
-    """Section ``compression``: when and how the context compressor runs (seed 002 section 7)."""
+    """Section ``compression``: when and how the context compressor runs (docs/DECISIONS.md#d-compression)."""
 
     enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
     # Fraction of the model's context window at which compression triggers.
     threshold: float = attrs.field(default=0.5, validator=_ratio)
     # Non-system messages after the system prompt that are never summarised.
     protect_first_n: int = attrs.field(default=3, validator=integer(ge=0))
-    # Tail token budget as a fraction of the threshold (Hermes's name; the seed's summary_target_ratio).
+    # Tail token budget as a fraction of the threshold (Hermes's name; the spec's summary_target_ratio).
     target_ratio: float = attrs.field(default=0.2, validator=_ratio)
-    # Fewest recent messages always kept in the tail, whatever their size (Hermes's name; the seed's
+    # Fewest recent messages always kept in the tail, whatever their size (Hermes's name; the spec's
     # hard minimum of 3 stays the default, where Hermes has 20).
     protect_last_n: int = attrs.field(default=3, validator=integer(ge=1))
     # Summary budget as a fraction of the tokens being summarised, floored and capped below.
@@ -96,7 +96,8 @@ class GuardrailHardStopAfter:
 
 @attrs.frozen
 class GuardrailsConfig:
-    """Section ``tool_loop_guardrails``: tool-loop detection (seed 002 section 10), in Hermes Agent's form.
+    """Section ``tool_loop_guardrails``: tool-loop detection in Hermes Agent's form
+    (docs/DECISIONS.md#d-tool-loop-guardrails).
 
     ``warnings_enabled`` turns the warnings appended to results on or off. Hard stops end the turn:
     they are off in attended sessions unless ``hard_stop_enabled``, and on in unattended ones (cron)

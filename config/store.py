@@ -1,4 +1,4 @@
-"""Configuration section ``store``: the session database (seed 003 "Session Persistence"): SQLite by
+"""Configuration section ``store``: the session database (docs/DECISIONS.md#d-session-store): SQLite by
 default, PostgreSQL when ``url`` names one."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Configuration sections of the terminal, background-process, approval and web tools.
 
 Yaml keys: ``terminal`` (with a nested ``background`` block), ``approvals`` and ``web``.
-Defaults come from the specification (issue 4, seeds 000 and 002); validators turn a bad
+Defaults come from the specification (docs/DECISIONS.md#d-terminal-defaults); validators turn a bad
 value into a load-time error naming the field.
 """
 

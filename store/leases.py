@@ -1,4 +1,4 @@
-"""Session leases: a live session is run by exactly one host (issue 19).
+"""Session leases: a live session is run by exactly one host (docs/DECISIONS.md#d-session-hosts).
 
 A host takes a session's lease before it runs the session (a new one, or one woken from the store)
 and gives it back when the session stops. On SQLite there is one host per database file, so every

@@ -15,8 +15,8 @@ the arguments given, as in Hermes:
 Discovery and scroll say where the window sits (``match_message_id``, ``messages_before``,
 ``messages_after``), message ids are integers, and ``profile`` (or ``session_id='<profile>/<id>'``, a
 link's form) is Hermes's: this daemon keeps one history, so only the default profile is there.
-``date_from``, ``date_to`` and ``source`` narrow discovery and browsing (seed 001's date range and
-platform). Every failure is an ``{"error": ...}`` result the model can act on.
+``date_from``, ``date_to`` and ``source`` narrow discovery and browsing (the spec's date range and
+platform: docs/DECISIONS.md#d-session-search). Every failure is an ``{"error": ...}`` result the model can act on.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ what the server did is its state (``connecting``, ``ready``, ``failed`` with the
 shown in ``tree``, ``inspect`` and ``status``.
 
 Nothing waits for it: the daemon's start, a session's start and the other servers go on while it
-connects (seed 002 §22.6: one slow server once froze a gateway for 120 s). A session gets whatever
+connects (one slow server once froze a gateway for 120 s: docs/DECISIONS.md#d-mcp-never-blocks). A session gets whatever
 tools are registered when its tool list is frozen.
 """
 

@@ -10,7 +10,7 @@ after some idle seconds, and leaves no way to tie the server's life to the daemo
 - without a daemon (``mcp test``) or where no jail can run, it is forked from one long-lived
   :class:`~tools.jail._spawner.Spawner`, through a tiny exec wrapper that sets ``PR_SET_PDEATHSIG``
   to SIGKILL before it becomes the server;
-- its environment is built, never inherited: seed 000's allow-list of safe variables
+- its environment is built, never inherited: the allow-list of safe variables (docs/DECISIONS.md#d-env-allow-list)
   (:func:`~tools.jail.environment.allowed_environment`) plus the entry's ``env``;
 - it runs in its own process group, stopped as a group (SIGTERM, then SIGKILL after a grace);
 - its stderr is drained (a full pipe would block it) and its last lines kept, so an error that

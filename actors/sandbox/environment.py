@@ -1,4 +1,5 @@
-"""The child's environment: the seeds' allow-list (``tools.jail.environment``), plus what the sandbox needs."""
+"""The child's environment: the allow-list (``tools.jail.environment``, docs/DECISIONS.md#d-env-allow-list),
+plus what the sandbox needs."""
 
 from __future__ import annotations
 

@@ -44,7 +44,8 @@ def _p(name: str, default: str | None = None) -> StubParam:
     return StubParam(name, default)
 
 
-# The seeds' audit: what a script may call (intersected with the session's enabled tools).
+# The audit (docs/DECISIONS.md#d-script-tool-audit): what a script may call (intersected with the
+# session's enabled tools).
 TOOL_STUBS: Mapping[str, ToolStub] = MappingProxyType({
     stub.name: stub
     for stub in (
@@ -89,7 +90,7 @@ TOOL_STUBS: Mapping[str, ToolStub] = MappingProxyType({
 
 SANDBOX_ALLOWED_TOOLS: frozenset[str] = frozenset(TOOL_STUBS)
 
-# Tools the seeds' audit keeps out of scripts: asking for one gets "use it as a normal tool call".
+# Tools the audit keeps out of scripts: asking for one gets "use it as a normal tool call".
 SANDBOX_EXCLUDED_TOOLS: frozenset[str] = frozenset(
     {
         "browser_close", "browser_get_images", "browser_vision", "vision_analyze", "mixture_of_agents",

@@ -1,4 +1,4 @@
-"""The iteration budget of one turn: how many provider calls it may make (seed 002 section 2.2).
+"""The iteration budget of one turn: how many provider calls it may make (docs/DECISIONS.md#d-iteration-budget).
 
 Counted between provider calls, when nothing runs. Each call consumes one unit; an iteration whose only
 tools were ``execute_code`` is refunded (a script's RPC calls should not eat the budget). When the budget

@@ -5,7 +5,7 @@ The turn calls the preflight before each provider call; ``/compress`` calls
 :meth:`SessionCompaction.compress_now`. The compressor's budgets follow the model
 in use: after a fallback to a model with another window they are recomputed,
 and automatic compression paused by thrashing is allowed again (a new model, or
-a manual compression, is what seed 002 says gets a session out of it).
+a manual compression, is what gets a session out of it: docs/DECISIONS.md#d-compression).
 """
 
 from __future__ import annotations

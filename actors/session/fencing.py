@@ -1,4 +1,4 @@
-"""The memory-context scrubber (seed 002 sections 9.3 and 9.4).
+"""The memory-context scrubber (docs/DECISIONS.md#d-memory-fencing).
 
 Hermes puts memory recalled by a memory provider into the user message of a provider call inside a
 ``<memory-context>`` fence, and models sometimes echo the fence back. This daemon has no memory

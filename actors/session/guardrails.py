@@ -1,4 +1,5 @@
-"""Tool-loop guardrails: notice a model stuck repeating itself (seed 002 section 10), as Hermes Agent counts.
+"""Tool-loop guardrails: notice a model stuck repeating itself, as Hermes Agent counts
+(docs/DECISIONS.md#d-tool-loop-guardrails).
 
 Three patterns are counted per user turn:
 

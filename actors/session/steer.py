@@ -1,4 +1,4 @@
-"""Steer: text from the user delivered to a running turn without interrupting it (seed 002 section 17.12).
+"""Steer: text from the user delivered to a running turn without interrupting it (docs/DECISIONS.md#d-steer).
 
 The text rides on the last tool result of the current batch, fenced so the model can tell it is the
 user speaking and not tool output. That keeps role alternation intact: no user message appears

@@ -1,4 +1,4 @@
-"""Tool-call validation before anything runs (seed 003, step 5 of the loop).
+"""Tool-call validation before anything runs (docs/DECISIONS.md#d-tool-call-validation).
 
 For each call of an assistant response, in order:
 

@@ -1,4 +1,4 @@
-"""Fencing a live session's writes with its lease's epoch (issue 19).
+"""Fencing a live session's writes with its lease's epoch (docs/DECISIONS.md#d-session-hosts).
 
 A lease is an advisory lock on the host's lease connection (``store.postgres.leases``). When that
 connection breaks, the host learns it only at its next check (``store.lease_check_seconds``), and

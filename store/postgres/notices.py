@@ -1,4 +1,4 @@
-"""Lease releases, told to every host sharing the database by ``NOTIFY`` (issue 19).
+"""Lease releases, told to every host sharing the database by ``NOTIFY`` (docs/DECISIONS.md#d-session-hosts).
 
 A host that gives a session's lease back (the session stopped, hibernated or was deleted) notifies the
 ``hermes_leases`` channel with the session's id, in the same statement that unlocks. Every host listens

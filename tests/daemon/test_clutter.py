@@ -1,5 +1,5 @@
 """No clutter: a finished `chat -q` session does not linger live, and subagent sessions are listed under
-their parent (issue 14, item 12)."""
+their parent."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Replies that say what happened: interrupt, kill and steer with no turn running, titles, and the
-states `ps`, `tree` and `inspect` report while a turn runs a tool (issue 14, items 9, 10 and 11)."""
+states `ps`, `tree` and `inspect` report while a turn runs a tool."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ unless it is a known non-secret whose name only contains a marker by accident (`
 - The terminal's shell (foreground and background) starts from the user's whole environment less
   :func:`is_terminal_secret` names: Hermes Agent's named blocklist of provider, tool and gateway
   variables (:data:`HERMES_BLOCKLIST`), then the secret-name rule for every name the list does not cover.
-- execute_code's child gets the seeds' allow-list only (seed 000: safe system variables, none whose
-  name holds a marker): :func:`allowed_environment`.
+- execute_code's child gets the allow-list only (safe system variables, none whose name holds a
+  marker; docs/DECISIONS.md#d-env-allow-list): :func:`allowed_environment`.
 
 ``terminal.env_passthrough`` names pass whatever they look like. Nothing of the daemon's own
 (``HERMES_ACTORS_*``) ever passes, passed through or not.

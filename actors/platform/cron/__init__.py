@@ -1,4 +1,4 @@
-"""Scheduled jobs (issue 18): schedules, jobs and the ``cron`` actor that runs them at their times.
+"""Scheduled jobs (docs/DECISIONS.md#d-cron): schedules, jobs and the ``cron`` actor that runs them at their times.
 
 Jobs persist in the store (``cron_jobs``, :class:`~actors.platform.cron.book.StoreJobBook`); each run is a
 ``cron`` session (:mod:`actors.platform.cron.runner`); people use ``hermes-actors cron``, the model the

@@ -4,8 +4,8 @@ Hermes 0.19.0's parameters and actions (create, list, update, pause, resume, rem
 (``success``, ``job_id``, the job as ``_format_job`` shows it). Changing the schedule is a side effect that
 outlives the session, so every action but ``list`` asks for approval as a dangerous command does (in a
 session that cannot ask, ``approvals.mode`` and ``approvals.cron_mode`` decide; a request nobody answers in
-time is denied). The tool is never callable from ``execute_code`` (seed 001's tool audit), nor offered to
-cron runs or subagents.
+time is denied). The tool is never callable from ``execute_code``
+(docs/DECISIONS.md#d-script-tool-audit), nor offered to cron runs or subagents.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A daemon under systemd or started in the background can lose its stdout or
 stderr (a closed pipe, a closed terminal); a write then raises ``OSError`` or
-``ValueError`` and must never take the daemon down (seed 002, section 15).
+``ValueError`` and must never take the daemon down (docs/DECISIONS.md#d-safe-log-output).
 Every record passes :func:`tools.redact.redact_secrets`, message and exception
 text alike, so no key reaches a log.
 """

@@ -1,5 +1,5 @@
 """The peer link between daemons sharing a PostgreSQL store: requests for a session another daemon runs
-are forwarded to it, and its events relayed back (issue 19).
+are forwarded to it, and its events relayed back (docs/DECISIONS.md#d-session-hosts).
 
 A daemon with ``daemon.cluster_listen`` accepts peers on TCP (the ``cluster`` actor). A peer proves it
 knows the shared secret (``HERMES_ACTORS_CLUSTER_SECRET``) before anything else: the listener sends a

@@ -283,8 +283,9 @@ async def _start_sessions(
     # The web tools' SEARXNG_URL and Brave key may sit in HERMES_ACTORS_HOME/.env, as in Hermes.
     toolbox = build_toolbox(config, web_client, environ=environ, config_path=home / "config.yaml")
     # Before sessions, so stopped after them; its start returns at once (servers connect on their own:
-    # a slow or dead one must not hold up the daemon, seed 002 §22.6). Its tools join the registry as
-    # each server gets ready; a session takes those registered when its tool list is frozen.
+    # a slow or dead one must not hold up the daemon, docs/DECISIONS.md#d-mcp-never-blocks). Its tools
+    # join the registry as each server gets ready; a session takes those registered when its tool list
+    # is frozen.
     if relay_mcp:
         if any(entry.enabled for entry in config.mcp_servers.values()):
             front = FrontMcp(DaemonPaths(home))

@@ -11,7 +11,8 @@ order:
   ``pairing``; as in Hermes, any other stranger is ignored (a group is never answered, nor a direct
   message once an allow list says who may talk), and logged. The model never sees them.
 - **A command?** ``/stop``, ``/new``, ``/usage``, ``/status``, ``/approve``, ``/deny`` (and ``/help``,
-  ``/start``) act at once, even while a turn runs (seed 002 §22.2: they must not wait behind it).
+  ``/start``) act at once, even while a turn runs: they must not wait behind it
+  (docs/DECISIONS.md#d-gateway-commands-inline).
 - **An answer?** While the session asks a ``clarify`` question in the chat, the next message answers it.
 - **Otherwise** it goes to the chat's session (created on the first message, woken from the store after
   a restart or hibernation) with the platform's ``busy_input_mode``. Files are fetched into the

@@ -1,7 +1,7 @@
 """``send_message``: the model sends a message to a chat on a connected messaging platform.
 
 A side effect across platforms, so it is never callable from ``execute_code`` and never offered to a
-cron run or a subagent (seed 001's tool audit: it must not happen unsupervised); with
+cron run or a subagent (it must not happen unsupervised: docs/DECISIONS.md#d-script-tool-audit); with
 ``approvals.send_message`` every send asks first, like a dangerous command. ``MEDIA:/path`` lines attach
 files, each only if the session's own sandbox policy lets its tools read it.
 """

@@ -1,4 +1,4 @@
-"""Context compression: prune, find boundaries, summarise, assemble, sanitise (seed 002 section 7)."""
+"""Context compression: prune, find boundaries, summarise, assemble, sanitise (docs/DECISIONS.md#d-compression)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Phases 3-5 helpers: the summariser's instructions and the rebuilt history (seed 002 sections 7.4-7.6)."""
+"""Phases 3-5 helpers: the summariser's instructions and the rebuilt history (docs/DECISIONS.md#d-compression)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Phase 2 of compression: where the protected head ends and the protected tail starts (seed 002 section 7.3).
+"""Phase 2 of compression: where the protected head ends and the protected tail starts
+(docs/DECISIONS.md#d-compression).
 
 The head is the system prompt plus the first ``protect_first_n`` messages, pushed forward past any tool
 results so the summarised region starts on a user or assistant message. The tail is found by walking
@@ -14,7 +15,7 @@ from typing import Any
 
 import attrs
 
-# The seed's hard minimum of messages in the tail (``compression.protect_last_n``).
+# The spec's hard minimum of messages in the tail (``compression.protect_last_n``).
 MIN_TAIL_MESSAGES = 3
 SOFT_CEILING = 1.5
 

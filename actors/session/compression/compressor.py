@@ -1,4 +1,4 @@
-"""The context compressor: when to compress, and the five phases (seed 002 section 7).
+"""The context compressor: when to compress, and the five phases (docs/DECISIONS.md#d-compression).
 
 One compressor belongs to one session. It keeps what must survive between passes: the previous
 summary (later passes update it instead of starting over), the count of ineffective passes

@@ -1,4 +1,4 @@
-"""Phase 1 of compression: cheap pruning before any model call (seed 002 section 7.2).
+"""Phase 1 of compression: cheap pruning before any model call (docs/DECISIONS.md#d-compression).
 
 Outside the protected tail: large tool results become one-line summaries that say what the call did;
 a result identical to a later one is replaced by a pointer (the newest full copy stays); long string

@@ -1,4 +1,4 @@
-"""Texts of context compression (seed 002 sections 7.4-7.8), in this project's own words."""
+"""Texts of context compression (docs/DECISIONS.md#d-compression), in this project's own words."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ SUMMARIZER_PREAMBLE = (
     "passwords, secrets, credentials or connection strings; write [REDACTED] in their place."
 )
 
-# The seed's section names (Active Task, In Progress, Pending User Asks, Remaining Work ...) in Hermes 0.19.0's
-# order, with the four sections Hermes 0.19.0 adds that the seed does not name (Goal, Constraints &
+# The spec's section names (Active Task, In Progress, Pending User Asks, Remaining Work ...) in Hermes 0.19.0's
+# order, with the four sections Hermes 0.19.0 adds that the spec does not name (Goal, Constraints &
 # Preferences, Active State, Relevant Files). docs/HERMES_COMPAT.md, "The loop", records the differences.
 SUMMARY_TEMPLATE = """Use exactly these sections:
 

@@ -1,4 +1,4 @@
-"""System prompt assembly, once per session (seed 002 section 12).
+"""System prompt assembly, once per session (docs/DECISIONS.md#d-system-prompt).
 
 The prompt is built when a session starts and then reused unchanged: rebuilding it mid-session would
 break the provider's prompt cache (per-turn material, such as memory a provider recalls, would go into
@@ -174,7 +174,7 @@ def build_subagent_prompt(
     child_depth: int = 1,
     max_spawn_depth: int = 1,
 ) -> str:
-    """The focused system prompt of a delegated child (seed 002 section 11.2b).
+    """The focused system prompt of a delegated child (docs/DECISIONS.md#d-system-prompt).
 
     An orchestrator child also gets the spawning guidance with its depth and the tree's depth limit.
     """

@@ -1,4 +1,4 @@
-"""Project context files: which one to load, how much of it, and whether it is safe (seed 002 sections 12.8-12.9).
+"""Project context files: which one to load, how much of it, and whether it is safe (docs/DECISIONS.md#d-context-files).
 
 Only one kind of file is loaded, the first found in this order:
 

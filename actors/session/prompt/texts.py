@@ -1,4 +1,4 @@
-"""The fixed texts of the system prompt (seed 002 sections 11.2b and 12), in this project's own words."""
+"""The fixed texts of the system prompt (docs/DECISIONS.md#d-system-prompt), in this project's own words."""
 
 from __future__ import annotations
 

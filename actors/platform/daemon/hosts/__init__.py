@@ -1,4 +1,5 @@
-"""Session hosts (``daemon.hosts``): the daemon's sessions in several processes under one front (issue 19).
+"""Session hosts (``daemon.hosts``): the daemon's sessions in several processes under one front
+(docs/DECISIONS.md#d-session-hosts).
 
 The front (the daemon process) keeps the control socket, the HTTP API, the platforms and cron. Under
 ``hosts`` it supervises N host processes, each its own Trio actor system with its sessions, tools,
