@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     )
     from actors.handle import ActorHandle  # noqa: F401 - re-exported
     from actors.job import Job  # noqa: F401 - re-exported
-    from actors.mailbox import Reply  # noqa: F401 - re-exported
+    from actors.mailbox import Envelope, Reply  # noqa: F401 - re-exported
     from actors.registry import ActorRegistry  # noqa: F401 - re-exported
     from actors.system import ActorSystem, open_actor_system  # noqa: F401 - re-exported
     from supervisor import (  # noqa: F401 - re-exported
@@ -67,7 +67,7 @@ _EXPORTS = {
     ),
     "ActorHandle": "actors.handle",
     "Job": "actors.job",
-    "Reply": "actors.mailbox",
+    **dict.fromkeys(["Envelope", "Reply"], "actors.mailbox"),
     "ActorRegistry": "actors.registry",
     **dict.fromkeys(["ChildInfo", "ChildSpec", "RestartType", "Strategy", "Supervisor", "SupervisorHandle"], "supervisor"),
     **dict.fromkeys(["ActorSystem", "open_actor_system"], "actors.system"),

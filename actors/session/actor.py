@@ -22,8 +22,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors import Actor, ActorFailed, MailboxClosed, MailboxFull, Rejected
-from actors.mailbox import Envelope
+from actors import Actor, ActorFailed, Envelope, MailboxClosed, MailboxFull, Rejected
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
 from actors.session.errors import EmptySteerError, NoTurnRunning, SessionBusy
