@@ -183,6 +183,7 @@ class Supervisor(Actor[SupervisorMessage]):
     """An actor that starts, watches and restarts its children by policy."""
 
     kind = "supervisor"
+    ref: SupervisorHandle
 
     def __init__(
         self,

@@ -83,6 +83,10 @@ class SessionsHandle(SupervisorHandle):
         """The ids of the live sessions."""
         return cast(SessionsSupervisor, self._actor).live_ids()
 
+    def is_hibernating(self, session_id: str) -> bool:
+        """True while ``session_id`` is being hibernated."""
+        return session_id in cast(SessionsSupervisor, self._actor).hibernating
+
     async def wait_hibernated(self, session_id: str) -> None:
         """Return once ``session_id`` is no longer being hibernated (at once when it is not)."""
         gone = cast(SessionsSupervisor, self._actor).hibernating.get(session_id)
@@ -364,7 +368,7 @@ class SessionService:
         try:
             return await handle.ask(message)
         except MailboxClosed:
-            if session_id not in self._sessions().hibernating and self.live(session_id) is handle:
+            if not self._sessions().is_hibernating(session_id) and self.live(session_id) is handle:
                 raise
             return await (await self.get(session_id)).ask(message)
 

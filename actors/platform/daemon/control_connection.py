@@ -388,9 +388,10 @@ class Connection(Actor[None]):
         if peers is None or not self._forwards:
             return False
         session_id = session_of_request(message)
-        remembered = peers.owner(session_id) if session_id is not None else None
-        if remembered is not None and session_id not in self._service.live_ids():
-            return await self._to_remembered(message, session_id, remembered)
+        if session_id is not None and session_id not in self._service.live_ids():
+            remembered = peers.owner(session_id)
+            if remembered is not None:
+                return await self._to_remembered(message, session_id, remembered)
         with store_errors():
             address = await peer_for(self._service, message)
         if address is None:
