@@ -447,7 +447,9 @@ class Supervisor(Actor[SupervisorMessage]):
                         log.warning("restart of %s failed: %s", exc.path, exc)
                         failure = ActorFailed(exc.path, str(exc))
                         failure.__cause__ = exc.__cause__
-                        if not await self._count_restart(_ChildExit(record, record.actor or actor, failure)):  # type: ignore[arg-type]
+                        failed = record.actor
+                        assert failed is not None, "_start binds the new child before it starts it"
+                        if not await self._count_restart(_ChildExit(record, failed, failure)):
                             break
             finally:
                 record.restarting = False
