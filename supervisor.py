@@ -38,7 +38,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors.base import Actor, StartedProxy, error_record
+from actors.base import Actor, ActorBase, StartedProxy, error_record
 from actors.errors import ActorError, ActorFailed, Rejected, RestartIntensityExceeded, SpawnFailed
 from actors.handle import ActorHandle
 from messages.supervision import ActorState
@@ -165,21 +165,25 @@ class SupervisorHandle(ActorHandle[SupervisorMessage]):
 
     async def start_child(self, spec: ChildSpec) -> ActorHandle[Any]:
         """Start a dynamic child and return its handle once it is ready."""
-        return await self.ask(StartChild(spec))
+        handle: ActorHandle[Any] = await self.ask(StartChild(spec))
+        return handle
 
     async def terminate_child(self, name: str, reason: str, *, requested_by: str = "operator") -> bool:
         """Stop a child gracefully; it is not restarted."""
-        return await self.ask(TerminateChild(name, reason, requested_by))
+        stopped: bool = await self.ask(TerminateChild(name, reason, requested_by))
+        return stopped
 
     async def which_children(self) -> list[ChildInfo]:
         """The children, in start order."""
-        return await self.ask(WhichChildren())
+        children: list[ChildInfo] = await self.ask(WhichChildren())
+        return children
 
 
 class Supervisor(Actor[SupervisorMessage]):
     """An actor that starts, watches and restarts its children by policy."""
 
     kind = "supervisor"
+    ref: SupervisorHandle
 
     def __init__(
         self,
@@ -252,10 +256,10 @@ class Supervisor(Actor[SupervisorMessage]):
             details["overdue"] = overdue
         return details
 
-    def children(self) -> list[Actor[Any]]:
+    def children(self) -> list[ActorBase]:
         """Live children in start order (a restarted child keeps its place)."""
         live = self._children or {}
-        ordered = [
+        ordered: list[ActorBase] = [
             record.actor
             for name, record in self._records.items()
             if record.actor is not None and live.get(name) is record.actor
@@ -308,7 +312,7 @@ class Supervisor(Actor[SupervisorMessage]):
         proxy = StartedProxy(task_status)
         failure: ActorFailed | None = None
         try:
-            await child.run(task_status=proxy)  # type: ignore[arg-type]
+            await child.run(task_status=proxy)
         except ActorFailed as exc:
             if not proxy.was_started:
                 raise
@@ -443,7 +447,9 @@ class Supervisor(Actor[SupervisorMessage]):
                         log.warning("restart of %s failed: %s", exc.path, exc)
                         failure = ActorFailed(exc.path, str(exc))
                         failure.__cause__ = exc.__cause__
-                        if not await self._count_restart(_ChildExit(record, record.actor or actor, failure)):  # type: ignore[arg-type]
+                        failed = record.actor
+                        assert failed is not None, "_start binds the new child before it starts it"
+                        if not await self._count_restart(_ChildExit(record, failed, failure)):
                             break
             finally:
                 record.restarting = False

@@ -18,31 +18,37 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from actors.base import Actor, ActorBase, FailureHandler, error_record  # noqa: F401 - re-exported
-    from actors.errors import (  # noqa: F401 - re-exported
-        ActorError,
-        ActorFailed,
-        ActorNotFound,
-        JobStopped,
-        MailboxClosed,
-        MailboxFull,
-        NoReply,
-        Rejected,
-        RestartIntensityExceeded,
-        SpawnFailed,
+    # "X as X": the explicit re-export a type checker reads (``__all__`` below is computed).
+    from actors.base import (
+        Actor as Actor,
+        ActorBase as ActorBase,
+        FailureHandler as FailureHandler,
+        error_record as error_record,
     )
-    from actors.handle import ActorHandle  # noqa: F401 - re-exported
-    from actors.job import Job  # noqa: F401 - re-exported
-    from actors.mailbox import Envelope, Reply  # noqa: F401 - re-exported
-    from actors.registry import ActorRegistry  # noqa: F401 - re-exported
-    from actors.system import ActorSystem, open_actor_system  # noqa: F401 - re-exported
-    from supervisor import (  # noqa: F401 - re-exported
-        ChildInfo,
-        ChildSpec,
-        RestartType,
-        Strategy,
-        Supervisor,
-        SupervisorHandle,
+    from actors.errors import (
+        ActorError as ActorError,
+        ActorFailed as ActorFailed,
+        ActorNotFound as ActorNotFound,
+        JobStopped as JobStopped,
+        MailboxClosed as MailboxClosed,
+        MailboxFull as MailboxFull,
+        NoReply as NoReply,
+        Rejected as Rejected,
+        RestartIntensityExceeded as RestartIntensityExceeded,
+        SpawnFailed as SpawnFailed,
+    )
+    from actors.handle import ActorHandle as ActorHandle
+    from actors.job import Job as Job
+    from actors.mailbox import Envelope as Envelope, Reply as Reply
+    from actors.registry import ActorRegistry as ActorRegistry
+    from actors.system import ActorSystem as ActorSystem, open_actor_system as open_actor_system
+    from supervisor import (
+        ChildInfo as ChildInfo,
+        ChildSpec as ChildSpec,
+        RestartType as RestartType,
+        Strategy as Strategy,
+        Supervisor as Supervisor,
+        SupervisorHandle as SupervisorHandle,
     )
 
 #: Where each public name lives. Resolved on first use: the Trio-free CLI lives

@@ -74,12 +74,12 @@ class ActorBase:
     Subclass :class:`Actor` or :class:`~actors.job.Job`, never this directly.
     """
 
-    #: The kind shown in the tree.
-    kind: ClassVar[str] = "actor"
+    #: The kind shown in the tree (a class's default; an instance may name its own, as a supervisor does).
+    kind: str = "actor"
     #: Mailbox size (actors only); a sender waits (or ``tell_nowait`` raises) beyond it.
     mailbox_capacity: ClassVar[int] = 0
-    #: How long cleanup may run once the member is asked to stop.
-    shutdown_timeout: ClassVar[float] = 5.0
+    #: How long cleanup may run once the member is asked to stop (an instance may set its own).
+    shutdown_timeout: float = 5.0
     #: Actors read a mailbox; jobs do not (they get their work when they are built).
     _reads_mailbox: ClassVar[bool] = False
 
@@ -221,9 +221,10 @@ class ActorBase:
         assert self._nursery is not None
         child._bind(self, name)
         try:
-            return await self._nursery.start(runner, child)
+            handle: ActorHandle[Any] = await self._nursery.start(runner, child)
         except ActorFailed as exc:
             raise SpawnFailed(child.path, f"failed before it was ready: {exc.__cause__!r}") from exc.__cause__
+        return handle
 
     def _check_open(self) -> None:
         if self._nursery is None:
@@ -438,7 +439,7 @@ class _Unlinked:
     async def __call__(self, child: Actor[Any], *, task_status: trio.TaskStatus[Any]) -> None:
         proxy = StartedProxy(task_status)
         try:
-            await child.run(task_status=proxy)  # type: ignore[arg-type]
+            await child.run(task_status=proxy)
         except ActorFailed as exc:
             if not proxy.was_started:
                 raise

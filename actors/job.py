@@ -37,6 +37,9 @@ class Job(ActorBase, Generic[T]):
 
     __slots__ = ()
 
+    # The finished job's value, boxed so that None is a value (kept in the instance's __dict__).
+    _value: tuple[T] | None
+
     async def execute(self) -> T:
         """The job's work; its return value is what ``run_job`` returns."""
         raise NotImplementedError(f"{type(self).__name__} has no execute()")
@@ -46,7 +49,7 @@ class Job(ActorBase, Generic[T]):
         self._value = (await self.execute(),)
 
     async def _run_to_value(self) -> T:
-        self._value: tuple[T] | None = None
+        self._value = None
         await self.run()
         if self._value is None:
             # The job's own scope was cancelled (a kill by path): it has no value.

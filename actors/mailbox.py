@@ -28,7 +28,7 @@ class Reply:
 
     def __init__(self, path: str) -> None:
         self._path = path
-        self._outcome: outcome.Outcome | None = None
+        self._outcome: outcome.Outcome[Any] | None = None
         self._waiter: trio.lowlevel.Task | None = None
         # Invariant: once abandoned, nothing is ever delivered.
         self._abandoned = False
@@ -50,7 +50,7 @@ class Reply:
         """True once an answer (or a close) was delivered or the asker left."""
         return self._outcome is not None or self._abandoned
 
-    def _deliver(self, result: outcome.Outcome) -> bool:
+    def _deliver(self, result: outcome.Outcome[Any]) -> bool:
         if self._abandoned or self._outcome is not None:
             return False
         self._outcome = result
@@ -95,7 +95,9 @@ class Mailbox(Generic[M]):
             raise ValueError("a mailbox holds at least one message")
         self._path = path
         self.capacity = capacity
-        self._send, self._receive = trio.open_memory_channel[Any](capacity)
+        self._send: trio.MemorySendChannel[M | Envelope[M]]
+        self._receive: trio.MemoryReceiveChannel[M | Envelope[M]]
+        self._send, self._receive = trio.open_memory_channel(capacity)
 
     @property
     def used(self) -> int:

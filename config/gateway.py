@@ -10,7 +10,7 @@ every platform. As for the bot token, a variable that is set wins over ``config.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import attrs
 from attrs import validators as v
@@ -101,7 +101,7 @@ def read_access_environment(section: Section, environ: Mapping[str, str]) -> Sec
     Lists are comma-separated, as Hermes reads them.
     """
     prefix = section.ENV_PREFIX
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}  # field name to new value, of that field's type
     for key, variable in (("group_allow_from", "GROUP_ALLOWED_USERS"), ("group_allowed_chats", "GROUP_ALLOWED_CHATS")):
         value = environ.get(f"{prefix}_{variable}", "").strip()
         if value:
@@ -121,7 +121,7 @@ def read_access_environment(section: Section, environ: Mapping[str, str]) -> Sec
     home = environ.get(f"{prefix}_HOME_CHANNEL", "").strip()
     if home.lstrip("-").isdigit():
         changes["home_channel"] = int(home)
-    return attrs.evolve(section, **changes) if changes else section  # type: ignore[arg-type]
+    return attrs.evolve(section, **changes) if changes else section
 
 
 def split_ids(text: str) -> list[str]:

@@ -193,7 +193,9 @@ def _read_platform_sections(data: dict[str, Any], found: list[str]) -> None:
         if name == "telegram":
             move_key(data, "require_mention", "platforms.telegram.require_mention", found, kind="Hermes key")
         platforms = data.get("platforms")
-        ours = platforms.get(name) if isinstance(platforms, dict) else None
+        if not isinstance(platforms, dict):
+            continue
+        ours = platforms.get(name)
         if not isinstance(ours, dict) or not any(key in ours for key in (*_ID_LISTS, "home_channel")):
             continue
         read = {key: _id_list(value) if key in _ID_LISTS else value for key, value in ours.items()}
@@ -294,5 +296,5 @@ def _read_code_mode(data: dict[str, Any], found: list[str]) -> None:
     data["code_execution"] = {k: v for k, v in block.items() if k != "mode"}
     if not isinstance(mode, str) or mode not in _CODE_MODES:
         found.append(f"code_execution.mode {mode!r} is not a mode (Hermes has 'strict' and 'project'; ignored)")
-    elif _CODE_MODES[mode]:
-        found.append(_CODE_MODES[mode])
+    elif note := _CODE_MODES[mode]:
+        found.append(note)

@@ -17,6 +17,13 @@ API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
 KNOWN_PROVIDERS = ("openai", "anthropic", "openrouter", "custom", "codex", "openai-codex")
 
 
+def _on_off(value: str | bool) -> str | bool:
+    """YAML's ``true`` and ``false`` as ``on`` and ``off``; anything else as it is (for the validator)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return value
+
+
 @attrs.frozen
 class ModelConfig:
     """``model:`` which model and endpoint sessions use by default.
@@ -38,7 +45,7 @@ class ModelConfig:
     max_output_tokens: int | None = attrs.field(default=None, validator=v.optional(positive_int))
     api_key_env: str | None = attrs.field(default=None, validator=optional_str)
     vision: str | bool = attrs.field(
-        default="auto", converter=lambda value: {True: "on", False: "off"}.get(value, value),  # type: ignore[arg-type]
+        default="auto", converter=_on_off,
         validator=v.in_(("auto", "on", "off")),
     )
 

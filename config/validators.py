@@ -31,7 +31,7 @@ Validator = Callable[[Any, "attrs.Attribute[Any]", Any], None]
 
 def _bounded(kind: str, types: tuple[type, ...], gt: float | None, ge: float | None, le: float | None) -> Validator:
     """A validator for a value of ``types`` (never a bool) within the bounds given."""
-    checks: list[tuple[str, Callable[[float], bool]]] = []
+    checks: list[tuple[str, Callable[[Any], bool]]] = []
     if gt is not None:
         checks.append((f"> {gt:g}", lambda x: x > gt))
     if ge is not None:
@@ -71,7 +71,7 @@ positive_int = integer(gt=0)
 optional_str = v.optional(v.instance_of(str))
 """A string or None (unset)."""
 
-non_empty_str = [v.instance_of(str), v.min_len(1)]
+non_empty_str = v.and_(v.instance_of(str), v.min_len(1))
 """A string of at least one character (a name, a command)."""
 
 str_tuple = v.deep_iterable(member_validator=v.instance_of(str), iterable_validator=v.instance_of(tuple))

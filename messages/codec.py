@@ -226,9 +226,10 @@ class Codec(Generic[T]):
             shown = "missing" if tag is None else repr(tag)
             raise UnknownMessageType(f"unknown message type {shown} (expected one of: {known})")
         try:
-            return self._hooks.structure(payload, self._tags[tag])
+            message: T = self._hooks.structure(payload, self._tags[tag])
         except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
             raise InvalidMessageFields(_describe_fields_error(tag, exc)) from exc
+        return message
 
     def encode(self, message: T) -> bytes:
         """One frame: the message as compact JSON followed by a newline.
@@ -298,7 +299,7 @@ class FrameBuffer:
         # Invariant: while True, bytes up to the next newline belong to an oversized frame.
         self._discarding = False
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | bytearray) -> None:
         """Add bytes read from the transport."""
         self._buffer += data
 

@@ -33,10 +33,7 @@ __all__ = [
     "UsageUpdated",
 ]
 
-_event = attrs.frozen(kw_only=True)
-
-
-@_event
+@attrs.frozen(kw_only=True)
 class _Stamped:
     """What every event carries, stamped by the hub that publishes it."""
 
@@ -45,7 +42,7 @@ class _Stamped:
     path: str = ""
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class TurnStarted(_Stamped):
     """A turn began for a user message (or a background notification)."""
 
@@ -53,21 +50,21 @@ class TurnStarted(_Stamped):
     text: str
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class TextDelta(_Stamped):
     """Streamed answer text."""
 
     text: str
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class ReasoningDelta(_Stamped):
     """Streamed reasoning text (shown dimmed)."""
 
     text: str
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class ToolStarted(_Stamped):
     """A tool worker started a call; ``parent_call_id`` names the call it runs inside (a call
     made by execute_code's script), blank for the model's own calls."""
@@ -79,7 +76,7 @@ class ToolStarted(_Stamped):
     parent_call_id: str = ""
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class ToolProgress(_Stamped):
     """A running tool reported progress ("execute_code: 3 tool calls, 12 s")."""
 
@@ -87,7 +84,7 @@ class ToolProgress(_Stamped):
     text: str
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class ToolFinished(_Stamped):
     """A tool call ended (``parent_call_id``: as in :class:`ToolStarted`)."""
 
@@ -99,7 +96,7 @@ class ToolFinished(_Stamped):
     parent_call_id: str = ""
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class StatusUpdate(_Stamped):
     """Something the user should see that is not the answer: ``kind`` is one of
     retrying, rotating_key, fallback, compressing, budget, stale, warning, info, yolo (the session's
@@ -110,7 +107,7 @@ class StatusUpdate(_Stamped):
     text: str
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class ApprovalRequested(_Stamped):
     """A dangerous command waits for approval: once, session, always or deny."""
 
@@ -121,7 +118,7 @@ class ApprovalRequested(_Stamped):
     deadline_seconds: float = 300.0
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class ClarifyRequested(_Stamped):
     """The model asks the user a question."""
 
@@ -132,7 +129,7 @@ class ClarifyRequested(_Stamped):
     deadline_seconds: float = 300.0
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class RequestResolved(_Stamped):
     """An approval or clarify request was answered (first answer wins) or expired."""
 
@@ -141,7 +138,7 @@ class RequestResolved(_Stamped):
     resolved_by: str
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class TurnFinished(_Stamped):
     """A turn ended. ``reason``: completed, interrupted, budget or error.
 
@@ -159,7 +156,7 @@ class TurnFinished(_Stamped):
     cost_usd: float | None = None
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class UsageUpdated(_Stamped):
     """Token usage so far in this session, its estimated cost and the context in use.
 
@@ -179,7 +176,7 @@ class UsageUpdated(_Stamped):
     context_window: int | None = None
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class FellBehind(_Stamped):
     """The requested resume point is older than the replay buffer holds."""
 
@@ -187,7 +184,7 @@ class FellBehind(_Stamped):
     oldest_available: int
 
 
-@_event
+@attrs.frozen(kw_only=True)
 class SubscriberDropped(_Stamped):
     """Sent last to a subscriber that could not keep up (or was detached)."""
 

@@ -71,7 +71,7 @@ class FrameReader:
         self._ready.clear()
         return ready + self._buffer.take()
 
-    async def _receive(self) -> bytes:
+    async def _receive(self) -> bytes | bytearray:
         if self._frame_started is None:
             return await self._stream.receive_some(_READ_SIZE)
         with trio.move_on_at(self._frame_started + self._frame_timeout):

@@ -66,9 +66,11 @@ class ShardedTransport(httpx2.AsyncBaseTransport):
         keepalive = limits.max_keepalive_connections or SHARD_CONNECTIONS
         self._count = max(1, math.ceil(keepalive / SHARD_CONNECTIONS))
         connections = limits.max_connections
+        # A shard has room while it runs fewer requests than the connections it keeps alive.
+        self._room = math.ceil(keepalive / self._count)
         self._limits = httpx2.Limits(
             max_connections=None if connections is None else max(1, math.ceil(connections / self._count)),
-            max_keepalive_connections=math.ceil(keepalive / self._count),
+            max_keepalive_connections=self._room,
             keepalive_expiry=limits.keepalive_expiry,
         )
         self._make = make
@@ -93,9 +95,8 @@ class ShardedTransport(httpx2.AsyncBaseTransport):
 
     def _pick(self) -> _Shard:
         # The first shard with room, in order: the same burst finds the same connections again.
-        room = self._limits.max_keepalive_connections
         for shard in self._shards:
-            if shard.in_flight < room:
+            if shard.in_flight < self._room:
                 return shard
         if len(self._shards) < self._count:
             self._shards.append(_Shard(self._make(self._limits)))

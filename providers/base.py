@@ -56,7 +56,10 @@ class ProviderAdapter(Protocol):
         ProviderError: any SDK or transport failure, translated.
     """
 
-    api_mode: str
+    @property
+    def api_mode(self) -> str:
+        """The wire protocol (``chat_completions``, ``anthropic_messages``, ``codex_responses``)."""
+        ...
 
     def stream(self, request: ChatRequest) -> AbstractAsyncContextManager[AsyncIterator[StreamEvent]]:
         """Start one streaming model call."""
@@ -175,7 +178,7 @@ class TurnAccumulator:
 class ChunkConverter(Protocol):
     """Turns one SDK chunk into events, updating the accumulator."""
 
-    def __call__(self, chunk: Any, acc: TurnAccumulator) -> Iterable[StreamEvent]:
+    def __call__(self, chunk: Any, acc: TurnAccumulator, /) -> Iterable[StreamEvent]:
         """Events for ``chunk``."""
         ...
 

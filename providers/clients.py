@@ -220,7 +220,8 @@ class ClientPool:
                 max_retries=0,
                 timeout=timeout,
                 http_client=http,
-                default_headers={**provider_headers(settings.base_url), **dict.fromkeys(TELEMETRY_HEADERS, anthropic.Omit())},
+                # The SDK drops a default header given as Omit(), though its annotation says str only.
+                default_headers={**provider_headers(settings.base_url), **dict.fromkeys(TELEMETRY_HEADERS, anthropic.Omit())},  # type: ignore[arg-type]
             )
         return openai.AsyncOpenAI(
             api_key=settings.api_key or _NO_KEY,
@@ -228,7 +229,8 @@ class ClientPool:
             max_retries=0,
             timeout=timeout,
             http_client=http,
-            default_headers={**provider_headers(settings.base_url), **dict.fromkeys(TELEMETRY_HEADERS, openai.Omit())},
+            # The SDK drops a default header given as Omit(), though its annotation says str only.
+            default_headers={**provider_headers(settings.base_url), **dict.fromkeys(TELEMETRY_HEADERS, openai.Omit())},  # type: ignore[arg-type]
         )
 
 

@@ -164,8 +164,9 @@ class OpenAIEventStream(openai.AsyncStream[object]):
     """
 
     __init__ = _stream_init
+    _events: EventSource
 
-    def __aiter__(self) -> OpenAIEventStream:  # type: ignore[override]
+    def __aiter__(self) -> OpenAIEventStream:
         return self
 
     async def __anext__(self) -> Any:
@@ -195,7 +196,8 @@ def anthropic_event_stream(sdk: ModuleType) -> type:
     ``anthropic.APIStatusError`` with the event's body.
     """
 
-    class AnthropicEventStream(sdk.AsyncStream[object]):  # type: ignore[misc, name-defined]
+    # The SDK module arrives as a value (it is imported lazily), so its class is no type to the checker.
+    class AnthropicEventStream(sdk.AsyncStream[object]):  # type: ignore[name-defined]
         """An Anthropic SDK stream read in bulk."""
 
         __init__ = _stream_init

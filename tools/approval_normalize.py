@@ -187,13 +187,19 @@ def read_command(command: str, home: str | None = None) -> Reading:
     return Reading(tuple(dict.fromkeys(variants)), tuple(dict.fromkeys(findings)))
 
 
+def _after_blanks(text: str, start: int) -> int:
+    """The offset of the first character from ``start`` on that is not a space or a tab."""
+    blanks = _BLANKS.match(text, start)
+    return blanks.end() if blanks else start  # always a match: the pattern matches the empty string
+
+
 def _segments(text: str) -> list[tuple[int, int]]:
     """The simple commands of ``text`` as (start, end) offsets, split at separators found outside quotes.
 
     A ``$(...)`` inside a double-quoted string is a command of its own (the shell runs it).
     """
     if not _MAY_SEPARATE.search(text):
-        return [(_BLANKS.match(text).end(), len(text))]
+        return [(_after_blanks(text, 0), len(text))]
     segments: list[tuple[int, int]] = []
     start = 0
     for token in _SYNTAX.finditer(text):
@@ -213,7 +219,7 @@ def _segments(text: str) -> list[tuple[int, int]]:
     segments.append((start, len(text)))
     result = []
     for start, end in segments:
-        start = _BLANKS.match(text, start).end()
+        start = _after_blanks(text, start)
         if start < end:
             result.append((start, end))
     return result

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 
 import attrs
 
-from tools.context import ApprovalAnswer, ApprovalRequest
+from tools.context import ApprovalAnswer, ApprovalDecision, ApprovalRequest
 
 __all__ = ["RATING_INSTRUCTIONS", "ApprovalPolicy", "Rating", "parse_rating", "rating_request"]
 
@@ -94,7 +94,7 @@ class ApprovalPolicy:
         if self.mode == "off":
             return ApprovalAnswer("once", "approvals.mode: off")
         if self.source == "cron":
-            decision = "once" if self.cron_mode == "approve" else "deny"
+            decision: ApprovalDecision = "once" if self.cron_mode == "approve" else "deny"
             return ApprovalAnswer(decision, f"approvals.cron_mode: {self.cron_mode} (a cron job has no one to ask)")
         if not self.interactive:
             return ApprovalAnswer("deny", "nobody: no one can approve commands in this context")

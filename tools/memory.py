@@ -326,7 +326,7 @@ async def memory_prompt_block(home: Path, config: MemoryConfig | None = None) ->
 
 
 def _schema(config: MemoryConfig) -> dict[str, Any]:
-    operation = {
+    operation: dict[str, dict[str, Any]] = {
         "action": {"type": "string", "enum": ["add", "replace", "remove"]},
         "content": {"type": "string", "description": "Entry text for add, new text for replace."},
         "old_text": {"type": "string", "description": "A short unique piece of the entry to replace or remove."},

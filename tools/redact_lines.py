@@ -21,7 +21,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import Final
 
 from tools._secret_rules import SECRET_REACH, Span, may_span_lines, secret_spans
@@ -88,7 +88,7 @@ class RedactedLines:
         if close is not None:
             close()
 
-    def _judge_blocks(self) -> Iterator[RedactedLine]:
+    def _judge_blocks(self) -> Generator[RedactedLine, None, None]:
         # Invariant: buffer[i] is line number ``first + i``; the lines before ``start`` (judged, or skipped before
         # the first line yielded) are kept only as the next block's margin, at least SECRET_REACH characters of
         # the text (all there are).

@@ -32,7 +32,7 @@ from tools.errors import ToolError, ToolInputError
 from tools.results import ToolResult
 
 if TYPE_CHECKING:
-    from tools.context import ToolContext
+    from tools.context import SessionSearchStore, ToolContext
     from tools.registry import ToolEntry, ToolRegistry
 
 __all__ = ["SESSION_SEARCH_SCHEMA", "register_session_search", "session_search"]
@@ -185,7 +185,7 @@ def _conversational(messages: list[StoredMessage]) -> list[StoredMessage]:
     return [m for m in messages if m.message.get("role") in ("user", "assistant")]
 
 
-async def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+async def _search(args: dict[str, Any], ctx: ToolContext, store: SessionSearchStore) -> dict[str, Any]:
     query = args["query"]
     if not isinstance(query, str) or not query.strip():
         raise _BadArgument("query must be non-empty text")
@@ -194,13 +194,13 @@ async def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     sort = args.get("sort")
     if sort not in (None, "newest", "oldest"):
         raise _BadArgument(f"sort must be 'newest' or 'oldest', got {sort!r}")
-    found = await ctx.store.search(
+    found = await store.search(
         query, limit=_limit(args), roles=_roles(args), since=since, until=until,
         source=args.get("source") or None, current_session_id=ctx.session_id,
     )  # fmt: skip
     if sort is not None:
         found = sorted(found, key=lambda match: match.session.started_at or 0.0, reverse=sort == "newest")
-    results = [await _discovered(match, ctx) for match in found]
+    results = [await _discovered(match, ctx, store) for match in found]
     reply: dict[str, Any] = {"success": True, "query": query, "count": len(results), "results": results}
     if results:
         reply["hint"] = "session_id with around_message_id scrolls from a message; session_id alone reads the session."
@@ -209,11 +209,9 @@ async def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return reply
 
 
-async def _discovered(match: SessionMatches, ctx: ToolContext) -> dict[str, Any]:
+async def _discovered(match: SessionMatches, ctx: ToolContext, store: SessionSearchStore) -> dict[str, Any]:
     """One discovered session as Hermes shows it: bookends, the snippet, and the messages around the hit."""
     info, hit = match.session, match.hits[0]
-    store = ctx.store
-    assert store is not None
     excerpt = await store.read_session(info.id, head=BOOKEND * 4, tail=BOOKEND * 4)
     around = await store.scroll(hit.message_id, before=DEFAULT_WINDOW, after=DEFAULT_WINDOW)
     # Head and tail are disjoint and in order: a short session is all head.
@@ -237,13 +235,13 @@ async def _discovered(match: SessionMatches, ctx: ToolContext) -> dict[str, Any]
     return result
 
 
-async def _scroll(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+async def _scroll(args: dict[str, Any], ctx: ToolContext, store: SessionSearchStore) -> dict[str, Any]:
     raw = args.get("around_message_id")
     message_id = int(raw) if isinstance(raw, str) and raw.strip().isdigit() else raw
     if isinstance(message_id, bool) or not isinstance(message_id, int) or message_id < 1:
         raise _BadArgument("around_message_id must be a message id from a result (its 'id')")
     window = _int(args, "window", DEFAULT_WINDOW, 0, MAX_WINDOW)
-    messages = await ctx.store.scroll(message_id, before=window, after=window)
+    messages = await store.scroll(message_id, before=window, after=window)
     session_id = args.get("session_id")
     if session_id and messages[0].session_id != session_id:
         raise MessageNotFoundError(message_id)
@@ -268,9 +266,9 @@ def _sides(messages: list[StoredMessage], anchor: int) -> dict[str, int]:
     return {"messages_before": before, "messages_after": sum(1 for m in messages if m.id > anchor)}
 
 
-async def _read(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    session_id = args.get("session_id")
-    excerpt = await ctx.store.read_session(session_id, head=READ_HEAD, tail=READ_TAIL)
+async def _read(args: dict[str, Any], ctx: ToolContext, store: SessionSearchStore) -> dict[str, Any]:
+    session_id = args["session_id"]  # _shape chose "read": it is given
+    excerpt = await store.read_session(session_id, head=READ_HEAD, tail=READ_TAIL)
     return {
         "success": True,
         **_session(excerpt.session),
@@ -280,8 +278,8 @@ async def _read(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     }
 
 
-async def _browse(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    infos = await ctx.store.browse(limit=_limit(args), source=args.get("source") or None, exclude_session_id=ctx.session_id)
+async def _browse(args: dict[str, Any], ctx: ToolContext, store: SessionSearchStore) -> dict[str, Any]:
+    infos = await store.browse(limit=_limit(args), source=args.get("source") or None, exclude_session_id=ctx.session_id)
     return {"success": True, "sessions": [{**_session(i), "preview": i.preview} for i in infos]}
 
 
@@ -316,11 +314,12 @@ async def session_search(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         ToolError: no store, a bad argument, an unknown session or message, or a store failure;
             the message says what to do instead.
     """
-    if ctx.store is None:
+    store = ctx.store
+    if store is None:
         raise ToolError("session_search is not available: this session has no session store")
     args = _in_this_profile(args)
     try:
-        return ToolResult(await _SHAPES[_shape(args)](args, ctx))
+        return ToolResult(await _SHAPES[_shape(args)](args, ctx, store))
     except SessionNotFoundError:
         raise ToolError(f"No session {args.get('session_id')!r}. Call with no arguments, or with a query, to find session ids.") from None
     except MessageNotFoundError:

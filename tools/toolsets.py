@@ -23,14 +23,19 @@ if TYPE_CHECKING:
 __all__ = ["CORE_TOOLSETS", "DEFAULT_TOOLSETS", "MCP_TOOLSET_PREFIX", "OPT_IN_TOOLSETS", "Toolset", "ToolsetCatalog"]
 
 
+def _name_set(names: Iterable[str]) -> frozenset[str]:
+    """The converter of a set of names (typed: a bare ``frozenset`` leaves the field's type unsolved)."""
+    return frozenset(names)
+
+
 @attrs.frozen
 class Toolset:
     """A named group of tools plus the toolsets it includes."""
 
     name: str
     description: str
-    tools: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
-    includes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    tools: frozenset[str] = attrs.field(default=frozenset(), converter=_name_set)
+    includes: tuple[str, ...] = attrs.field(default=(), converter=tuple[str, ...])
 
 
 def _core() -> Mapping[str, Toolset]:

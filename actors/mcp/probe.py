@@ -74,7 +74,7 @@ async def probe_server(config: McpServerConfig, environ: Mapping[str, str]) -> P
     probed = [
         ProbedTool(
             name=name, mcp_name=tool, description=(by_name[tool].description or "").strip().split("\n")[0],
-            read_only=bool(by_name[tool].annotations and by_name[tool].annotations.read_only_hint),
+            read_only=bool((hints := by_name[tool].annotations) and hints.read_only_hint),
         )
         for name, tool in tool_names(config.name, by_name).items()
     ]

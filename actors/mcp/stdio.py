@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import anyio
 import mcp_types as types
 import trio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
 from config.mcp import McpServerConfig
@@ -180,7 +181,7 @@ async def _connected(
 
 
 async def _read_stdout(
-    process: JailedProcess, sink: anyio.abc.ObjectSendStream[SessionMessage | Exception], name: str
+    process: JailedProcess, sink: MemoryObjectSendStream[SessionMessage | Exception], name: str
 ) -> None:
     """Server stdout -> session: one JSON-RPC message per line; the end of stdout ends the session's stream."""
     buffer = b""
@@ -210,7 +211,7 @@ async def _read_stdout(
                     return
 
 
-async def _write_stdin(process: JailedProcess, source: anyio.abc.ObjectReceiveStream[SessionMessage]) -> None:
+async def _write_stdin(process: JailedProcess, source: MemoryObjectReceiveStream[SessionMessage]) -> None:
     """Session -> server stdin, one line per message."""
     assert process.stdin is not None
     with source:
@@ -249,7 +250,7 @@ async def _stop(server: StdioServer) -> None:
     """The MCP spec's stop: close stdin, give it a moment, then its group gets SIGTERM and SIGKILL."""
     process = server.process
     if process.stdin is not None:
-        process.stdin.close()  # type: ignore[attr-defined]
+        process.stdin.close()
     with trio.move_on_after(_EXIT_GRACE):
         await server.exited.wait()
     # Also when it exited: a child it left in its group must not outlive it.

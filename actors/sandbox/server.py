@@ -332,8 +332,8 @@ class RpcServer:
                 self._refuse_frame(conn, _request_id_of(frame), exc)
                 continue
             if not isinstance(request, RpcRequest):
-                exc = MessageDecodeError(f"expected an RpcRequest, got {type(request).__name__}")
-                self._refuse_frame(conn, request.id, exc)
+                wrong = MessageDecodeError(f"expected an RpcRequest, got {type(request).__name__}")
+                self._refuse_frame(conn, request.id, wrong)
                 continue
             try:
                 args = self._admit(request)

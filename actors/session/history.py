@@ -144,7 +144,7 @@ def close_interrupted_turn(
     Calls with no result get :func:`cancelled_tool_text`. A history that then ends on a tool or user
     message is closed with the assistant reply ``Operation interrupted.``.
     """
-    history = copy.deepcopy(list(messages))
+    history: list[Message] = copy.deepcopy([dict(message) for message in messages])
     given = dict(results or {})
     for call_id, name in open_tool_calls(history):
         content = given.get(call_id, cancelled_tool_text(name))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import trio
@@ -36,6 +36,9 @@ from messages.events import (
 __all__ = ["EventHub", "Subscription", "SubscriptionClosed"]
 
 _DELTAS = (TextDelta, ReasoningDelta)
+
+#: An event class the hub builds (:meth:`EventHub.publish` returns what it was given the class of).
+E = TypeVar("E", bound=SessionEvent)
 
 
 class SubscriptionClosed(Exception):
@@ -116,9 +119,9 @@ class Subscription:
             if (
                 isinstance(event, _DELTAS)
                 and type(last) is type(event)
-                and last.path == event.path  # type: ignore[union-attr]
+                and last.path == event.path
             ):
-                merged[-1] = attrs.evolve(event, text=last.text + event.text)  # type: ignore[union-attr]
+                merged[-1] = attrs.evolve(event, text=last.text + event.text)
             else:
                 merged.append(event)
         self._buffer = merged
@@ -172,7 +175,7 @@ class EventHub:
         """Live subscriptions that keep the session awake (all but the passive ones)."""
         return sum(1 for subscriber in self._subscribers if not subscriber.passive)
 
-    def publish(self, cls: type[Any], **fields: Any) -> SessionEvent:
+    def publish(self, cls: type[E], **fields: Any) -> E:
         """Build an event of ``cls`` for this session, number it and deliver it."""
         self.seq += 1
         event = cls(session_id=self.session_id, seq=self.seq, path=self.path, **fields)

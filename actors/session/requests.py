@@ -8,14 +8,14 @@ it waits it stays listed, so a client that attaches later is shown it again.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import attrs
 import trio
 
 from actors.session.hub import EventHub
 from messages.events import ApprovalRequested, ClarifyRequested, RequestResolved
-from tools.context import ApprovalAnswer, ApprovalRequest
+from tools.context import ApprovalAnswer, ApprovalDecision, ApprovalRequest
 
 if TYPE_CHECKING:
     from config.loader import Config
@@ -25,7 +25,7 @@ __all__ = ["APPROVAL_CHOICES", "CLI_SOURCE", "NO_ANSWER", "PendingRequests", "cl
 #: What a clarify request that expired answers with.
 NO_ANSWER = ""
 #: The answers an approval request offers.
-APPROVAL_CHOICES = ("once", "session", "always", "deny")
+APPROVAL_CHOICES: tuple[ApprovalDecision, ...] = get_args(ApprovalDecision)
 #: The source of a session an attached CLI client talks to.
 CLI_SOURCE = "cli"
 
@@ -81,8 +81,8 @@ class PendingRequests:
         if pending.answer == NO_ANSWER:
             return ApprovalAnswer("deny", f"nobody: no answer within {self._deadline:g} s (approvals.timeout)")
         # Anything but an exact choice (a typo, a question) is a refusal: running was not agreed to.
-        decision = pending.answer if pending.answer in APPROVAL_CHOICES else "deny"
-        return ApprovalAnswer(decision, pending.answered_by)  # type: ignore[arg-type]
+        decision: ApprovalDecision = next((choice for choice in APPROVAL_CHOICES if choice == pending.answer), "deny")
+        return ApprovalAnswer(decision, pending.answered_by)
 
     async def ask_clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str | None:
         """Wait for an answer; None when the deadline passes."""
@@ -92,7 +92,9 @@ class PendingRequests:
         )
         return pending.answer if pending.answered.is_set() else None
 
-    async def _ask(self, cls: type[Any], shown_on_timeout: str, seconds: float, **fields: Any) -> _Pending:
+    async def _ask(
+        self, cls: type[ApprovalRequested] | type[ClarifyRequested], shown_on_timeout: str, seconds: float, **fields: Any
+    ) -> _Pending:
         """Publish a request and wait up to ``seconds`` for its answer; its answer stays :data:`NO_ANSWER`
         (and unset) when the deadline passes (clients are told ``shown_on_timeout``)."""
         request_id = f"req_{next(self._ids)}"

@@ -154,7 +154,8 @@ class ToolCall(Job[ToolCallResult]):
         # The partial output never went through dispatch's redaction; it still reaches the model.
         with trio.CancelScope(shield=True):
             partial = _interrupted_result(self.call.name, self.progress.last)
-            return await redact_output_async(partial, redact_tool_result)
+            redacted = await redact_output_async(partial, redact_tool_result)
+        return redacted
 
 
 async def run_batch(

@@ -67,7 +67,7 @@ class ChildReport:
 def delegate_capability(parent: ParentSession, config: DelegationConfig) -> DelegateTask:
     """The delegate_task capability of the session ``parent`` describes."""
 
-    async def delegate(ctx: CallContext, args: dict[str, Any]) -> str:
+    async def delegate(ctx: CallContext, args: dict[str, Any]) -> ToolResult:
         depth = parent.state.options.depth + 1
         if depth > config.max_spawn_depth:
             raise ToolError(f"Delegation depth limit reached (depth={depth}, max_spawn_depth={config.max_spawn_depth})")

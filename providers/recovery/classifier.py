@@ -240,7 +240,8 @@ def _request_port(exc: BaseException) -> int | None:
     port = getattr(url, "port", None)
     if isinstance(port, int):
         return port
-    return {"http": 80, "https": 443}.get(getattr(url, "scheme", None))
+    scheme = getattr(url, "scheme", None)
+    return {"http": 80, "https": 443}.get(scheme) if isinstance(scheme, str) else None
 
 
 def request_host(exc: BaseException) -> str | None:

@@ -149,7 +149,7 @@ def _text(content: Any) -> str:
     return "\n".join(parts)
 
 
-def _schemas(tools: list[dict[str, Any]], *, key: str) -> dict[str, dict[str, Any]]:
+def _schemas(tools: list[dict[str, Any]] | None, *, key: str) -> dict[str, dict[str, Any]]:
     out = {}
     for tool in tools or ():
         fn = tool.get("function", tool)
@@ -159,7 +159,9 @@ def _schemas(tools: list[dict[str, Any]], *, key: str) -> dict[str, dict[str, An
 
 
 def _from_chat(body: dict[str, Any]) -> Conversation:
-    system, last_user, names, results = "", "", {}, []
+    system, last_user = "", ""
+    names: dict[Any, str] = {}  # keyed by the ids the request gave, which may be missing
+    results: list[tuple[str, str]] = []
     for msg in body.get("messages") or ():
         role = msg.get("role")
         if role in ("system", "developer"):
@@ -176,7 +178,9 @@ def _from_chat(body: dict[str, Any]) -> Conversation:
 
 def _from_anthropic(body: dict[str, Any]) -> Conversation:
     system = _text(body.get("system"))
-    last_user, names, results = "", {}, []
+    last_user = ""
+    names: dict[Any, str] = {}  # keyed by the ids the request gave, which may be missing
+    results: list[tuple[str, str]] = []
     for msg in body.get("messages") or ():
         content = msg.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
@@ -196,7 +200,9 @@ def _from_anthropic(body: dict[str, Any]) -> Conversation:
 
 def _from_responses(body: dict[str, Any]) -> Conversation:
     system = str(body.get("instructions") or "")
-    last_user, names, results = "", {}, []
+    last_user = ""
+    names: dict[Any, str] = {}  # keyed by the ids the request gave, which may be missing
+    results: list[tuple[str, str]] = []
     items = body.get("input")
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]

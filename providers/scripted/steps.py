@@ -256,10 +256,12 @@ def _mid_error(obj: object) -> MidStreamErrorSpec:
     if not isinstance(obj, Mapping):
         raise ScriptError("mid_stream_error must be an object")
     spec = MidStreamErrorSpec()
+    # An "after_chunks": null means the default too (it used to make an error that never fired).
+    after_chunks = _opt_count(obj, "after_chunks", minimum=0)
     return MidStreamErrorSpec(
         type=str(obj.get("type", spec.type)),
         message=str(obj.get("message", spec.message)),
-        after_chunks=_opt_count(obj, "after_chunks", minimum=0) if "after_chunks" in obj else spec.after_chunks,
+        after_chunks=spec.after_chunks if after_chunks is None else after_chunks,
     )
 
 

@@ -94,7 +94,7 @@ def stream_frames(r: Render) -> list[bytes]:
     for index, block in enumerate(_blocks(r)):
         kind = block["type"]
         if kind == "thinking":
-            start = {"type": "thinking", "thinking": "", "signature": ""}
+            start: dict[str, Any] = {"type": "thinking", "thinking": "", "signature": ""}
             deltas = [{"type": "thinking_delta", "thinking": p} for p in split_even(block["thinking"], 3)]
             if block["signature"]:
                 deltas.append({"type": "signature_delta", "signature": block["signature"]})

@@ -126,7 +126,7 @@ def stream_frames(r: Render) -> list[bytes]:
         base = {"item_id": item["id"], "output_index": index}
         if kind == "reasoning":
             text = item["summary"][0]["text"]
-            part = {"type": "summary_text", "text": ""}
+            part: dict[str, Any] = {"type": "summary_text", "text": ""}
             frames.append(seq.frame({"type": "response.reasoning_summary_part.added", **base, "summary_index": 0, "part": part}))
             for piece in split_even(text, 3):
                 frames.append(

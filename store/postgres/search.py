@@ -226,6 +226,7 @@ def search(conn: Connection, request: SearchRequest) -> list[SessionMatches]:
     finder = _PgSearch(conn, request)
     rows: list[tuple[Any, ...]] = []
     if not has_cjk(request.query):
+        tsquery: _Sql | None
         try:
             tsquery = compile_query(request.query)
         except QuerySyntaxError:

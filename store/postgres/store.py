@@ -96,9 +96,12 @@ class PostgresSessionStore(SqlSessionStore):
     """
 
     _search = staticmethod(search)
+    leases: PostgresLeases
 
     def __init__(self, url: str, config: StoreConfig | None = None) -> None:
         self.url = url
+        #: Where the store is, as ``inspect`` shows it (the URL without its password).
+        self.path = redacted_url(url)
         self.config = config or StoreConfig()
         self._state = _Lifecycle.NEW
         self._shared_stored = set()
@@ -121,11 +124,6 @@ class PostgresSessionStore(SqlSessionStore):
             name="hermes-store",
             kwargs={"autocommit": True, "application_name": "hermes-actors", "options": _OPTIONS},
         )
-
-    @property
-    def path(self) -> str:
-        """Where the store is, as ``inspect`` shows it (the URL without its password)."""
-        return redacted_url(self.url)
 
     @classmethod
     def open(cls, url: str, config: StoreConfig | None = None) -> AbstractAsyncContextManager[PostgresSessionStore]:

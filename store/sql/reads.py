@@ -105,7 +105,8 @@ def list_sessions(
     conn: Connection, limit: int, offset: int, source: str | None, top_level: bool
 ) -> list[SessionInfo]:
     """Live sessions, newest started first (only those without a parent when ``top_level``)."""
-    where, params = LIVE_SESSION, ()
+    where = LIVE_SESSION
+    params: tuple[str, ...] = ()
     if source is not None:
         where, params = f"{where} AND s.source = ?", (source,)
     if top_level:

@@ -70,7 +70,7 @@ class SqlSessionStore:
     # Digests of the shared JSON values (store.shared_json) this store has committed; never deleted.
     _shared_stored: set[str]
 
-    _search: ClassVar[Callable[[Connection, SearchRequest], list[SessionMatches]]]
+    _search: ClassVar[staticmethod[[Connection, SearchRequest], list[SessionMatches]]]
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Open the database, ``task_status.started()``, and serve until ``close()``."""

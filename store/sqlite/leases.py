@@ -38,7 +38,8 @@ class FileLeases:
 
     def __init__(self, directory: Path, holder: str) -> None:
         self.directory = directory
-        self.holder = holder
+        # Not ``self.holder``: that name is the SessionLeases method, which an attribute would shadow.
+        self._holder_name = holder
         self._held: dict[str, int] = {}
 
     def _path(self, session_id: str) -> Path:
@@ -69,7 +70,7 @@ class FileLeases:
             os.close(fd)
             raise StoreIOError(f"cannot lock the lease of session {session_id}: {exc}") from exc
         os.ftruncate(fd, 0)
-        os.pwrite(fd, self.holder.encode(), 0)
+        os.pwrite(fd, self._holder_name.encode(), 0)
         self._held[session_id] = fd
 
     async def release(self, session_id: str) -> None:

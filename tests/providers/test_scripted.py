@@ -52,6 +52,13 @@ class TestSteps:
         assert parse_steps([{"text": "a"}, {"text": "b"}])[1].text == "b"
         assert parse_steps({"steps": [{"text": "c"}]})[0].text == "c"
 
+    def test_a_null_after_chunks_is_the_default(self) -> None:
+        """A mid-stream error with ``after_chunks: null`` fires where the default says, not never."""
+        default = parse_steps({"mid_stream_error": {}})[0].mid_stream_error
+        given_null = parse_steps({"mid_stream_error": {"after_chunks": None}})[0].mid_stream_error
+        assert default is not None and given_null is not None
+        assert given_null.after_chunks == default.after_chunks
+
     def test_bad_push_queues_nothing(self):
         with pytest.raises(ScriptError, match="step 1"):
             parse_steps([{"text": "ok"}, {"bogus": 1}])

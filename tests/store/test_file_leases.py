@@ -40,6 +40,13 @@ class TestFileLeases:
         assert second.held() == {"abc123"} and first.held() == frozenset()
         assert (tmp_path / "leases").stat().st_mode & 0o777 == 0o700
 
+    async def test_holder_is_asked_like_any_store_leases(self, tmp_path: Path) -> None:
+        """``holder()`` answers (None: the front routes to its hosts itself) rather than being shadowed by
+        the process's name, which peer routing would have called as a function."""
+        leases = FileLeases(tmp_path / "leases", "host:1")
+        await leases.acquire("abc123")
+        assert await leases.holder("abc123") is None
+
     async def test_a_lease_dies_with_a_killed_holder(self, tmp_path: Path) -> None:
         directory = tmp_path / "leases"
         root = str(Path(__file__).resolve().parents[2])

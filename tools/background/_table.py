@@ -170,7 +170,7 @@ class ProcessRecord:
         self.exit_seen = False
         self.exit_waiters = 0
         self.cancel_scope = trio.CancelScope()
-        self.stdin: trio.abc.SendStream | None = None
+        self.stdin: trio.lowlevel.FdStream | None = None
         self._stdin_lock = trio.Lock()
 
     @property
@@ -231,7 +231,7 @@ class ProcessRecord:
             return False
         # A synchronous close: ``aclose`` on a pipe never blocks, but a checkpoint here
         # could let a cancellation mask a real error.
-        stdin.close()  # type: ignore[attr-defined]
+        stdin.close()
         return True
 
 

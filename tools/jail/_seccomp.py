@@ -27,6 +27,10 @@ import errno
 import functools
 import os
 import tempfile
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyseccomp  # untyped (no stubs): its names are Any to the checker
 
 __all__ = ["CLONE_NAMESPACE_FLAGS", "REFUSED_CALLS", "SeccompUnavailable", "filter_program", "program_pipe"]
 
@@ -54,12 +58,12 @@ class SeccompUnavailable(RuntimeError):
     """No filter can be built here: libseccomp is missing, or refused the rules; says which."""
 
 
-def _refused_anywhere(rules: object, name: str) -> None:
+def _refused_anywhere(rules: pyseccomp.SyscallFilter, name: str) -> None:
     """Refuse ``name`` where this architecture has it (an old call one lacks is not an error)."""
     import pyseccomp  # noqa: PLC0415 - loaded with libseccomp only when a filter is built
 
     try:
-        rules.add_rule(pyseccomp.ERRNO(errno.EPERM), name)  # type: ignore[attr-defined]
+        rules.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
     except (OSError, ValueError, RuntimeError):
         # libseccomp answers -EDOM/-EFAULT for a call this architecture does not have.
         pass

@@ -60,7 +60,7 @@ class HeadTailBuffer:
         """The bytes kept, head then tail, without any notice."""
         return bytes(self._head + self._tail)
 
-    def append(self, data: bytes) -> None:
+    def append(self, data: bytes | bytearray) -> None:
         """Add ``data``; the middle of the stream is dropped once the cap is reached."""
         self.total_bytes += len(data)
         room = self._head_cap - len(self._head)

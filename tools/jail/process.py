@@ -201,9 +201,9 @@ class JailedProcess:
         self._popen = popen
         self.pid = popen.pid
         self.jailed = jailed
-        self.stdin: trio.abc.SendStream | None = stdin
-        self.stdout: trio.abc.ReceiveStream = stdout
-        self.stderr: trio.abc.ReceiveStream | None = stderr
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
         # Not reaped yet, so the pid cannot have been reused: the pidfd is this process.
         self._pidfd: int | None = os.pidfd_open(popen.pid)
         self._wait_lock = trio.Lock()
@@ -259,7 +259,7 @@ class JailedProcess:
         """Close our ends of its pipes (idempotent)."""
         for stream in (self.stdin, self.stdout, self.stderr):
             if stream is not None:
-                stream.close()  # type: ignore[attr-defined]
+                stream.close()
 
     async def _stop_group(self, grace: float) -> bool:
         present = _signal_group(self.pid, signal.SIGTERM)

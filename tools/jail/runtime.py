@@ -294,7 +294,7 @@ class DaemonJails:
     runtime: RuntimeDir
     home: str
     launcher: Launcher | None = None
-    daemon_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    daemon_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple[str, ...])
 
     def mode_for(self, requested: str | None) -> SandboxMode:
         """A new session's mode (see :func:`~tools.jail.policy.resolve_mode`).

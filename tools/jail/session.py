@@ -84,6 +84,6 @@ class SessionJail:
         )
 
 
-def _worker_popen(argv: list[str], **options: Any) -> Awaitable[subprocess.Popen[bytes]]:
+def _worker_popen(argv: list[str], **options: Any) -> Awaitable[subprocess.Popen[Any]]:
     # Without --die-with-parent no thread's life matters: a Trio worker thread may fork.
     return trio.to_thread.run_sync(functools.partial(subprocess.Popen, argv, **options))

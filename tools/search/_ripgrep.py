@@ -121,7 +121,7 @@ async def search_with_ripgrep(
     except OSError as exc:
         raise ToolInputError(f"search failed: cannot run ripgrep: {exc}") from exc
     assert process.stderr is not None
-    stderr_chunks: list[bytes] = []
+    stderr_chunks: list[bytes | bytearray] = []
     reader = _LineReader(process.stdout)
     hits = _Hits(collector, _Reread(cwd) if output_mode == "content" else None)
     enough = False
@@ -228,7 +228,7 @@ class _Reread:
             self._lines = None
 
 
-async def _drain(stream: trio.abc.ReceiveStream, chunks: list[bytes]) -> None:
+async def _drain(stream: trio.abc.ReceiveStream, chunks: list[bytes | bytearray]) -> None:
     # Always drain stderr so a chatty child never blocks on a full pipe; keep only the start.
     kept = 0
     while chunk := await stream.receive_some():

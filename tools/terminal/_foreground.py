@@ -228,7 +228,7 @@ class ForegroundRun:
             pass
         self._eof.set()
 
-    def _report(self, chunk: bytes, on_output: Callable[[str], None]) -> None:
+    def _report(self, chunk: bytes | bytearray, on_output: Callable[[str], None]) -> None:
         now = trio.current_time()
         if now - self._last_progress < self._config.progress_interval_seconds:
             return

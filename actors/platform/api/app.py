@@ -129,7 +129,7 @@ class _Api:
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
         choice = body.get("choice", body.get("answer"))
-        if choice not in _APPROVAL_CHOICES:
+        if not isinstance(choice, str) or choice not in _APPROVAL_CHOICES:
             raise BadRequest(f"'choice' must be one of {list(_APPROVAL_CHOICES)}", param="choice")
         request_id = body.get("request_id")
         if request_id is not None and not isinstance(request_id, str):

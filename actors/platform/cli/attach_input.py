@@ -179,7 +179,7 @@ def _stdout_above_prompt() -> Iterator[None]:
 
     proxy = StdoutProxy(raw=True, sleep_between_writes=_PROXY_GATHER_SECONDS)
     original = sys.stdout, sys.stderr
-    sys.stdout = sys.stderr = proxy  # type: ignore[assignment]
+    sys.stdout = sys.stderr = proxy
     try:
         yield
     finally:

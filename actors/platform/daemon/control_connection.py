@@ -389,7 +389,7 @@ class Connection(Actor[None]):
             return False
         session_id = session_of_request(message)
         remembered = peers.owner(session_id) if session_id is not None else None
-        if remembered is not None and not self._service.is_live(session_id):
+        if session_id is not None and remembered is not None and not self._service.is_live(session_id):
             return await self._to_remembered(message, session_id, remembered)
         with store_errors():
             address = await peer_for(self._service, message)

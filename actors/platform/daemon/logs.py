@@ -79,9 +79,9 @@ class OneLineFormatter(logging.Formatter):
 def install_safe_stdio() -> None:
     """Wrap ``sys.stdout`` and ``sys.stderr`` so a write to a vanished stream is dropped."""
     if not isinstance(sys.stdout, SafeStream):
-        sys.stdout = SafeStream(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = SafeStream(sys.stdout)
     if not isinstance(sys.stderr, SafeStream):
-        sys.stderr = SafeStream(sys.stderr)  # type: ignore[assignment]
+        sys.stderr = SafeStream(sys.stderr)
 
 
 def configure_logging(stream: IO[str], level: int = logging.INFO, label: str = "") -> logging.Handler:

@@ -200,8 +200,8 @@ def run_daemon(home: Path) -> int:
     try:
         trio.run(lambda: serve_daemon(paths, config, on_overrun=overrun, on_ready=freeze_startup_heap))
     except* (PlatformError, StoreError, ActorError) as group:
-        for exc in _leaves(group):
-            log.error("daemon failed: %s", exc)
+        for error in _leaves(group):
+            log.error("daemon failed: %s", error)
         status = EXIT_FAILURE
     finally:
         lock.release()

@@ -136,7 +136,7 @@ async def open_daemon_tree(
         log_jail_status(config.sandbox, launcher.status)
         front = host_index is None
         several = section.hosts > 1
-        holder = None if not several else "front" if front else host_name(host_index)
+        holder = None if not several else "front" if host_index is None else host_name(host_index)
         store = make_store(config.store, paths.home, holder)
         # Not restarted: every session holds this store, and a closed store cannot be reopened.
         await system.root.start_child(

@@ -12,7 +12,7 @@ import trio
 
 from actors import Actor, ActorHandle
 from actors.platform.gateway.desk import GatewayDesk
-from actors.platform.gateway.port import ChatRef, GatewaySettings, SentMessage
+from actors.platform.gateway.port import ChatPort, ChatRef, GatewaySettings
 from actors.platform.markup import extract_media
 from actors.platform.outbound import (
     DeliveryFailed,
@@ -33,8 +33,9 @@ class TokenRefused(DeliveryFailed):
     """The platform refused the bot's token: reconnecting will not help until it is fixed."""
 
 
-class PlatformAdapter(Actor[Any]):
-    """A messaging platform's actor; subclasses connect and implement the port's methods.
+class PlatformAdapter(Actor[Any], ChatPort):
+    """A messaging platform's actor; subclasses connect and implement the port's methods (a type
+    checker refuses to build one that leaves any of :class:`ChatPort`'s methods out).
 
     Args:
         settings: the platform's section.
@@ -68,8 +69,7 @@ class PlatformAdapter(Actor[Any]):
         self.connection_error: str | None = None
         self.sent = 0
         self.desk = GatewayDesk(
-            self,  # type: ignore[arg-type]  # a subclass implements ChatPort
-            settings, sessions, pairing, state_dir / f"{self.platform}-chats.json", self.start_soon,
+            self, settings, sessions, pairing, state_dir / f"{self.platform}-chats.json", self.start_soon,
             prefix=prefix, toolsets=toolsets,
         )
 
@@ -96,25 +96,17 @@ class PlatformAdapter(Actor[Any]):
                     await trio.sleep(wait)
                     wait = min(wait * 2, BACKOFF_MAX)
         finally:
-            self.outbound.unregister(self)  # type: ignore[arg-type]
+            self.outbound.unregister(self)
 
     def up(self) -> None:
         """Connected: destinations on this platform are reachable."""
         self.connection, self.connection_error = "connected", None
-        self.outbound.register(self)  # type: ignore[arg-type]
+        self.outbound.register(self)
 
     def down(self, error: str) -> None:
         """Not connected, and why."""
         self.connection, self.connection_error = "failed", error
-        self.outbound.unregister(self)  # type: ignore[arg-type]
-
-    async def send_text(self, chat: ChatRef, text: str, *, markdown: bool) -> SentMessage:
-        """See :meth:`~actors.platform.gateway.port.ChatPort.send_text`."""
-        raise NotImplementedError
-
-    async def send_file(self, chat: ChatRef, path: Path) -> None:
-        """See :meth:`~actors.platform.gateway.port.ChatPort.send_file`."""
-        raise NotImplementedError
+        self.outbound.unregister(self)
 
     async def deliver(self, destination: Destination, text: str, attachments: Sequence[str] = ()) -> None:
         """Send ``text`` and ``attachments`` to the destination's chat, or to ``home_channel``; see

@@ -112,15 +112,23 @@ class ChatPort(Protocol):
 
 
 class GatewaySettings(Protocol):
-    """The settings every platform's section shares (``platforms.telegram`` ...)."""
+    """The settings every platform's section shares (``platforms.telegram`` ...), read-only: the
+    sections are frozen, and the gateway only reads them."""
 
-    allow_from: tuple[str, ...]
-    group_allow_from: tuple[str, ...]
-    group_allowed_chats: tuple[str, ...]
-    require_mention: bool
-    group_sessions_per_user: bool
-    busy_input_mode: str
-    tool_progress: bool
+    @property
+    def allow_from(self) -> tuple[str, ...]: ...
+    @property
+    def group_allow_from(self) -> tuple[str, ...]: ...
+    @property
+    def group_allowed_chats(self) -> tuple[str, ...]: ...
+    @property
+    def require_mention(self) -> bool: ...
+    @property
+    def group_sessions_per_user(self) -> bool: ...
+    @property
+    def busy_input_mode(self) -> str: ...
+    @property
+    def tool_progress(self) -> bool: ...
 
     @property
     def effective_dm_policy(self) -> str:
@@ -132,6 +140,9 @@ class GatewaySettings(Protocol):
         """The largest file a user may send that is fetched; 0: no cap."""
         ...
 
-    cwd: str | None
-    sandbox: str | None
-    home_channel: int | str | None
+    @property
+    def cwd(self) -> str | None: ...
+    @property
+    def sandbox(self) -> str | None: ...
+    @property
+    def home_channel(self) -> int | str | None: ...

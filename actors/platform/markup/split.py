@@ -131,6 +131,7 @@ def split_markdown(markdown: str, limit: int, measure: Measure = len) -> list[st
             pieces.append(current.strip("\n"))
         current = ""
 
+    block: MarkdownBlock | None
     for block in markdown_blocks(markdown):
         while block is not None:
             joiner = "\n" if current and not current.endswith("\n") and block.fence else ""
@@ -149,14 +150,14 @@ def split_markdown(markdown: str, limit: int, measure: Measure = len) -> list[st
                 flush()
                 block = rest
             else:
-                head, rest, clean = _cut_text(block.text, room, measure) if room > 0 else ("", block.text, False)
-                if rest and current.strip() and (not clean or not head.strip()):
+                taken, left, clean = _cut_text(block.text, room, measure) if room > 0 else ("", block.text, False)
+                if left and current.strip() and (not clean or not taken.strip()):
                     flush()  # a word is not cut where a fresh message would hold it
                     continue
-                current += head
-                if rest:
+                current += taken
+                if left:
                     flush()
-                    rest = rest.lstrip("\n")
-                block = MarkdownBlock(rest) if rest else None
+                    left = left.lstrip("\n")
+                block = MarkdownBlock(left) if left else None
     flush()
     return pieces

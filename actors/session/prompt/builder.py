@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform as host_platform
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import attrs
@@ -61,6 +61,11 @@ def needs_tool_use_enforcement(model: str) -> bool:
     return _model_matches(model, ENFORCEMENT_MODEL_MARKERS)
 
 
+def _name_set(names: Iterable[str]) -> frozenset[str]:
+    """The converter of a set of tool names (typed: a bare ``frozenset`` leaves the field's type unsolved)."""
+    return frozenset(names)
+
+
 @attrs.frozen
 class PromptSpec:
     """Everything the system prompt depends on; equal specs give equal prompts."""
@@ -76,12 +81,12 @@ class PromptSpec:
     started: datetime.date = attrs.field(factory=datetime.date.today)
     platform: str = attrs.field(default="cli", validator=attrs.validators.in_(tuple(PLATFORM_HINTS)))
     # Names of the tools frozen for this session; guidance is given only for tools that exist.
-    tool_names: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    tool_names: frozenset[str] = attrs.field(default=frozenset(), converter=_name_set)
     # The user's home directory shown in the environment hint (default: the daemon's).
     user_home: Path | None = None
     load_context_files: bool = True
     # ``skills.external_dirs``: more skill directories for the skills index.
-    skills_external: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    skills_external: tuple[str, ...] = attrs.field(default=(), converter=tuple[str, ...])
 
 
 def environment_hint(spec: PromptSpec) -> str:

@@ -55,7 +55,7 @@ def run_host(index: int) -> int:
     try:
         trio.run(lambda: serve_daemon(paths, config, host_index=index, on_ready=ready, on_overrun=lambda: os._exit(1)))
     except* (PlatformError, StoreError, ActorError) as group:
-        for exc in group.exceptions:
-            log.error("host failed: %s", exc)
+        for error in group.exceptions:
+            log.error("host failed: %s", error)
         status = EXIT_FAILURE
     return status

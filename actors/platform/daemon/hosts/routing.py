@@ -67,8 +67,8 @@ def _by_path(service: ControlService, router: HostRouter, message: Any) -> tuple
     path = message.path.strip().strip("/")
     in_host = split_host_path(path)
     if in_host is not None:
-        index, rest = in_host
-        return (index, attrs.evolve(message, path=rest)) if rest else None
+        host, rest = in_host
+        return (host, attrs.evolve(message, path=rest)) if rest else None
     if path in service.system.registry:
         return None
     session_id = session_named(path)
