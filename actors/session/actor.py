@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors import Actor, ActorFailed, Envelope, MailboxClosed, MailboxFull, Rejected
+from actors import Actor, Envelope, MailboxClosed, MailboxFull, Rejected
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
 from actors.session.errors import EmptySteerError, NoTurnRunning, SessionBusy
@@ -423,9 +423,9 @@ class SessionActor(Actor[SessionMessage]):
         """Run one turn in the session's scope; a bug in it ends that turn with an error, never the session."""
         try:
             outcome = await self.run_job(turn, "turn")
-        except ActorFailed as exc:
+        except Exception as exc:
             log.error("session %s: turn %d failed: %s", self.session_id, turn_id, exc)
-            error = str(exc.__cause__ or exc)
+            error = str(exc)
             # What the turn committed is in the history; close it so it stays valid.
             outcome = TurnOutcome(close_interrupted_turn(self.durable.history), f"Error: {error}", "error", error)
         with trio.CancelScope(shield=True):

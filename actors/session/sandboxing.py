@@ -10,7 +10,6 @@ from typing import Any
 
 import trio
 
-from actors import JobStopped
 from actors.sandbox import SandboxJob, SandboxResult, SandboxToolCall
 from actors.session.context import CallContext
 from actors.session.workers import ToolExecutor, preview
@@ -95,10 +94,8 @@ def sandbox_runner(
                 await store.record_transcript(session_id, transcript)
 
         try:
+            # Killed by path, the sandbox alone returns the script's output so far: the call's result.
             result = await ctx.job.run_job(job, "sandbox")
-        except JobStopped:
-            # The sandbox alone was killed by path: the script's output so far is the call's result.
-            result = interrupted[-1]
         except BaseException:
             # Cancelled with the call (an interrupt): the partial result, when there is one, was kept.
             await record_calls(interrupted[-1] if interrupted else None)

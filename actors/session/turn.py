@@ -15,6 +15,8 @@ a guardrail halt, or an interrupt:
 Jobs run in the turn's own task, inside whichever of these scopes is open, so
 a cancel reaches them and their partial results (in the turn's own
 :class:`StreamProgress` and :class:`CallProgress` objects) are in when it returns.
+A tool call an operator kills by path returns its result ("stopped by
+operator") like any other.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 
 import trio
 
-from actors import ActorFailed, Job, JobStopped
+from actors import Job
 from actors.session.budget import GRACE_NOTICE, BudgetStep, IterationBudget, append_budget_note, close_for_forced_summary
 from actors.session.context import CallProgress
 from actors.session.history import INTERRUPTED_REPLY, cancelled_tool_text, close_interrupted_turn, open_tool_calls
@@ -86,8 +88,6 @@ class TurnJob(Job[TurnOutcome]):
         self.turn_id = turn_id
         self._started = started
         self.budget = IterationBudget(config.max_iterations)
-        # Cancelled by request_stop: an interrupt ends the work, never the job, so it still returns.
-        self._interruptible = trio.CancelScope()
         self._saved = len(history)
         self._turn_start = len(history)
         self._final_text = ""
@@ -112,11 +112,6 @@ class TurnJob(Job[TurnOutcome]):
     async def on_start(self) -> None:
         self._started.set()
 
-    def request_stop(self, reason: str, *, requested_by: str = "operator") -> None:
-        """Interrupt the turn: its work stops, its history is closed, and it returns that."""
-        self.cancel_reason = f"{reason} (requested by {requested_by})"
-        self._interruptible.cancel(reason=self.cancel_reason)
-
     def running_tools(self) -> list[str]:
         """Names of the tool calls of the batch running now."""
         return [call.name for call in self._batch]
@@ -128,17 +123,21 @@ class TurnJob(Job[TurnOutcome]):
         self._turn_start = len(self.messages)
         self.messages.append(self.user_message)
         try:
-            with self._interruptible:
-                await self._work()
-            if self._interruptible.cancelled_caught:
-                self._close_interrupted()
+            await self._work()
         except BaseException:
-            # Cancelled from above (the session is stopping) or a bug: the history the store
-            # keeps must still be valid, with whatever the cancelled work handed back.
+            # Interrupted, cancelled from above (the session is stopping) or a bug: the history the
+            # store keeps must still be valid, with whatever the cancelled work handed back.
             self._close_interrupted()
             await self._persist_shielded()
             raise
         await self._persist_shielded()
+        return self._outcome()
+
+    async def interrupted(self) -> TurnOutcome:
+        """The turn was interrupted: its history, closed and kept on the way out of :meth:`execute`."""
+        return self._outcome()
+
+    def _outcome(self) -> TurnOutcome:
         return TurnOutcome(self.messages, self._final_text, self._reason, self._error)
 
     async def _work(self) -> None:
@@ -231,12 +230,8 @@ class TurnJob(Job[TurnOutcome]):
 
     async def _run_tool(self, job: ToolCall) -> None:
         call_id = job.call.id
-        try:
-            result = await self.run_job(job, f"tool:{call_id}")
-        except JobStopped:
-            # An operator stopped this call alone: the turn goes on with what the call left.
-            self._results[call_id] = self._progress[call_id].partial or ""
-            return
+        # An operator may stop this call alone: it returns what it left, and the turn goes on.
+        result = await self.run_job(job, f"tool:{call_id}")
         self._results[call_id] = result.text
 
     def _forget_batch(self) -> None:
@@ -249,10 +244,11 @@ class TurnJob(Job[TurnOutcome]):
         for attempt in range(2):
             await self._persist()
             finished: StreamFinished | None = None
+            error: Exception | None = None
             try:
                 finished = await self._stream_reply(tokens, with_tools=with_tools)
-            except ActorFailed as failure:
-                error = failure.__cause__ or failure
+            except Exception as failure:  # the recovery layer's verdict, or the call stopped by path
+                error = failure
             # The call returned or failed (a cancel skips this): it counts, and an interrupt
             # from now on has no partial reply.
             self._stream = None

@@ -99,10 +99,9 @@ class ToolCallResult:
 class ToolCall(Job[ToolCallResult]):
     """Runs one tool call of a turn (``tool:<call-id>``) and returns its :class:`ToolCallResult`.
 
-    A call that ends without returning leaves the result the model gets in the
-    turn's :class:`CallProgress`: the partial result the tool reported (a
-    terminal's output so far) when the turn cancelled it (interrupt, budget),
-    "stopped by operator" when an operator killed it.
+    Killed by path (interrupted), it returns "stopped by operator" as a failed result. Cancelled
+    with the turn (interrupt, budget), it returns nothing and leaves the result the model gets in
+    the turn's :class:`CallProgress`: the partial result the tool reported (a terminal's output so far).
     """
 
     kind = "tool"
@@ -118,6 +117,8 @@ class ToolCall(Job[ToolCallResult]):
         self.progress = progress
         self.emoji = emoji
         self.token_meter = token_meter
+        # Invariant: set when execute() was cancelled: the result the model gets instead, and the call's time.
+        self._unfinished: ToolCallResult | None = None
 
     def snapshot_details(self) -> dict[str, Any]:
         details: dict[str, Any] = {"tool": self.call.name, "call_id": self.call.id}
@@ -134,12 +135,19 @@ class ToolCall(Job[ToolCallResult]):
         try:
             reply = await self.executor.execute(call.name, call.arguments, context)
         except BaseException:
-            self.progress.partial = await self._unfinished_result()
-            self._publish_finished(self.progress.partial, ok=False, duration=trio.current_time() - started)
+            text = await self._unfinished_result()
+            self._unfinished = ToolCallResult(text, False, trio.current_time() - started)
+            self.progress.partial = text
+            self._publish_finished(text, ok=False, duration=self._unfinished.duration)
             raise
         duration = trio.current_time() - started
         self._publish_finished(reply.text, ok=reply.ok, duration=duration)
         return ToolCallResult(reply.text, reply.ok, duration)
+
+    async def interrupted(self) -> ToolCallResult:
+        """Killed by path: "stopped by operator", as execute() published it on its way out."""
+        assert self._unfinished is not None  # execute() sets it whenever it is cancelled
+        return self._unfinished
 
     def _publish_finished(self, text: str, *, ok: bool, duration: float) -> None:
         call = self.call

@@ -33,8 +33,32 @@ class Broken(Job[int]):
 
     kind = "broken"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.error = ValueError("no value")
+
     async def execute(self) -> int:
-        raise ValueError("no value")
+        raise self.error
+
+
+class Counting(Job[list[int]]):
+    """Counts up until stopped; interrupted, returns the numbers counted so far."""
+
+    kind = "counting"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._counted: list[int] = []
+
+    async def execute(self) -> list[int]:
+        while True:
+            self._counted.append(len(self._counted))
+            if len(self._counted) == 3:
+                await trio.sleep_forever()
+            await trio.lowlevel.checkpoint()
+
+    async def interrupted(self) -> list[int]:
+        return self._counted
 
 
 class Runner(Actor[Any]):
@@ -48,8 +72,8 @@ class Runner(Actor[Any]):
             return await self.run_job(job, name)
         except JobStopped as exc:
             return f"stopped: {exc}"
-        except ActorFailed as exc:
-            return f"failed: {type(exc.__cause__).__name__}"
+        except ValueError as exc:
+            return exc
 
 
 async def _runner(system: Any) -> Any:
@@ -74,14 +98,20 @@ class TestRunJob:
         assert answers == [49]
         assert "runner/sq" not in system.registry
 
-    async def test_failure_raises_actor_failed(self, system) -> None:
-        """A job that raises reaches its caller as ActorFailed with the original as cause; the caller lives on."""
+    async def test_failure_reaches_the_caller_as_itself(self, system) -> None:
+        """A job's exception reaches its caller unwrapped, the very object raised; the job shows
+        failed meanwhile, and the caller lives on."""
         runner = await _runner(system)
-        assert await runner.ask((Broken(), "broken")) == "failed: ValueError"
+        job = Broken()
+        assert await runner.ask((job, "broken")) is job.error
+        assert not isinstance(job.error, ActorFailed) and job.error.__cause__ is None
+        assert job.state is ActorState.FAILED and job.last_error is not None
+        assert job.last_error.type == "ValueError"
         assert await runner.ask((Square(3, _set()), "sq")) == 9
 
     async def test_kill_by_path(self, system) -> None:
-        """A job stopped through its handle raises JobStopped, with the reason, in its caller."""
+        """A job with no interrupted value, stopped through its handle, raises JobStopped (the reason
+        in it) in its caller."""
         runner = await _runner(system)
         answers: list[Any] = []
         async with trio.open_nursery() as nursery:
@@ -90,6 +120,27 @@ class TestRunJob:
             system.lookup("runner/sq").stop("enough", requested_by="test")
         [answer] = answers
         assert answer.startswith("stopped: runner/sq: enough (requested by test)")
+
+    async def test_interrupted_job_returns_what_it_got(self, system) -> None:
+        """Interrupted, a job returns its interrupted() value (what it got so far) to its caller,
+        and leaves the tree stopped, not failed."""
+        runner = await _runner(system)
+        answers: list[Any] = []
+        job = Counting()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(lambda: _ask_into(runner, (job, "count"), answers))
+            await trio.testing.wait_all_tasks_blocked()
+            system.lookup("runner/count").stop("enough", requested_by="test")
+        assert answers == [[0, 1, 2]]
+        assert job.state is ActorState.STOPPED and job.last_error is None
+        assert job.cancel_reason == "enough (requested by test)"
+
+    async def test_interrupt_before_start(self, system) -> None:
+        """A job interrupted before it runs still returns its interrupted() value."""
+        runner = await _runner(system)
+        job = Counting()
+        job.request_stop("never mind", requested_by="test")
+        assert await runner.ask((job, "count")) == [0]
 
     async def test_parent_stop_reaches_job(self, system) -> None:
         """Stopping the parent cancels the running job with it; the job leaves the tree."""

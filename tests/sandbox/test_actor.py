@@ -7,7 +7,7 @@ from typing import Any
 
 import trio
 
-from actors import Actor, JobStopped
+from actors import Actor
 from actors.sandbox.jobs import SandboxJob
 from actors.sandbox.result import SandboxResult, SandboxStatus
 from config.sandbox import CodeExecutionConfig
@@ -21,7 +21,7 @@ CONFIG = CodeExecutionConfig(timeout=20, kill_grace_seconds=0.5, progress_interv
 
 class ToolWorkerStandIn(Actor[Any]):
     """Plays the session's tool worker: runs execute_code as its job and keeps what it got back
-    (the job's value, or the output so far that ``on_interrupted`` handed it)."""
+    (the job's value; cancelled from above, the output so far that ``on_interrupted`` handed it)."""
 
     kind = "tool"
 
@@ -32,17 +32,14 @@ class ToolWorkerStandIn(Actor[Any]):
             base_dir=base_dir, jail=bench.ctx.jail, on_interrupted=self._keep, **options,
         )  # fmt: skip
         self.result: SandboxResult | None = None
-        self.stopped_job: JobStopped | None = None
+        self.returned: SandboxResult | None = None
 
     def _keep(self, result: SandboxResult) -> None:
         self.result = result
 
     async def main(self) -> None:
         self.state = ActorState.BUSY
-        try:
-            self.result = await self.run_job(self.sandbox, "sandbox")
-        except JobStopped as exc:
-            self.stopped_job = exc
+        self.result = self.returned = await self.run_job(self.sandbox, "sandbox")
 
 
 async def _start(system: Any, worker: ToolWorkerStandIn) -> Any:
@@ -117,15 +114,14 @@ class TestSandboxJob:
         assert worker.result.output == "{'error': \"Tool 'terminal' failed: OSError: socket exploded\"}\nafter\n"
 
     async def test_kill_of_the_sandbox_job_returns_the_output_so_far(self, system, bench: ToolBench, short_dir: str) -> None:
-        """Killing ``…/sandbox`` by path stops the script; its caller gets JobStopped and, through
-        on_interrupted, the interrupted result; the worker itself lives on to finish."""
+        """Killing ``…/sandbox`` by path stops the script; the job returns the interrupted result to
+        its caller, which lives on to finish."""
         worker, handle = await _start_stuck_script(system, bench, short_dir)
         system.lookup("tool:call_1/sandbox").stop("enough", requested_by="operator")
         with trio.fail_after(10):
             await handle.wait_stopped()
-        assert worker.stopped_job is not None and "enough (requested by operator)" in str(worker.stopped_job)
-        assert worker.result is not None and worker.result.status is SandboxStatus.INTERRUPTED
-        assert worker.result.output == "started\n[execution interrupted — user sent a new message]"
+        assert worker.returned is not None and worker.returned.status is SandboxStatus.INTERRUPTED
+        assert worker.returned.output == "started\n[execution interrupted — user sent a new message]"
         assert worker.state is ActorState.STOPPED and bench.running.current == 0
 
     async def test_kill_of_one_rpc_call_answers_the_script(self, system, bench: ToolBench, short_dir: str) -> None:
