@@ -5,16 +5,14 @@ A tool call runs the sandbox as a job of its own worker and gets the run's resul
     job = SandboxJob(code, call_tool=..., allowed_tools=..., config=...)
     result = await worker.run_job(job, "sandbox")
 
-Killed by path (interrupted), the job returns the ``interrupted`` result: the output so far. The
-worker's cancel scope (the turn's interrupt, a budget) reaches the job like any child: the script's
-process group is stopped and ``on_interrupted`` receives the output so far before ``Cancelled``
-propagates; the caller owns what it keeps of it.
+Interrupted (killed by path, or with the tool call: the turn's interrupt, a budget), the script's
+process group is stopped and the job returns the ``interrupted`` result: the output so far. A
+cancellation from above stops the script the same way, and returns nothing.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import outcome
@@ -65,8 +63,6 @@ class SandboxJob(Job[SandboxResult]):
     Args:
         code: The script.
         call_tool: The session's tool-execution path; each call runs in an ``rpc:<n>`` job.
-        on_interrupted: Receives the result holding the output so far when the run is cancelled
-            from above (the turn's interrupt, a budget), before the cancellation propagates.
         **options: The other :class:`Sandbox` arguments (allowed_tools, config, gate, ...).
     """
 
@@ -77,7 +73,6 @@ class SandboxJob(Job[SandboxResult]):
         code: str,
         *,
         call_tool: CallTool,
-        on_interrupted: Callable[[SandboxResult], None] = lambda result: None,
         **options: Any,
     ) -> None:
         super().__init__()
@@ -94,7 +89,6 @@ class SandboxJob(Job[SandboxResult]):
 
         def keep_partial(result: SandboxResult) -> None:
             self._partial = result
-            on_interrupted(result)
 
         self.sandbox = Sandbox(
             code, call_tool=self._call_in_job, on_progress=progress, on_interrupted=keep_partial, **options
@@ -118,7 +112,7 @@ class SandboxJob(Job[SandboxResult]):
         return await self.sandbox.run()
 
     async def interrupted(self) -> SandboxResult:
-        """Killed by path: the ``interrupted`` result, the output so far.
+        """The ``interrupted`` result, the output so far.
 
         Raises:
             JobStopped: killed before the script started (there is no output).

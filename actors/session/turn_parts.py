@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import trio
 
 from providers.metadata import HistorySize
 from providers.types import Usage
@@ -54,19 +53,20 @@ def add_cost(total: float | None, more: float | None) -> float | None:
 
 class TokenMeter:
     """Tokens used by a turn tree (a turn, its sandboxes and its subagents'
-    turns); going over the limit cancels the work scope with reason budget."""
+    turns); going over the limit calls ``on_exceeded`` (the turn interrupts its
+    work) with reason budget."""
 
     def __init__(self, limit: int | None, parent: TokenMeter | None = None) -> None:
         self.limit = limit
         self.parent = parent
         self.used = 0
-        self.scope: trio.CancelScope | None = None
+        self.on_exceeded: Callable[[str], None] | None = None
 
     def add(self, tokens: int) -> None:
         """Count ``tokens`` here and in every ancestor."""
         self.used += tokens
-        if self.limit is not None and self.used > self.limit and self.scope is not None:
-            self.scope.cancel(reason=f"budget: {self.used} tokens > {self.limit}")
+        if self.limit is not None and self.used > self.limit and self.on_exceeded is not None:
+            self.on_exceeded(f"budget: {self.used} tokens > {self.limit}")
         if self.parent is not None:
             self.parent.add(tokens)
 

@@ -99,22 +99,25 @@ class ToolCallResult:
 class ToolCall(Job[ToolCallResult]):
     """Runs one tool call of a turn (``tool:<call-id>``) and returns its :class:`ToolCallResult`.
 
-    Killed by path (interrupted), it returns "stopped by operator" as a failed result. Cancelled
-    with the turn (interrupt, budget), it returns nothing and leaves the result the model gets in
-    the turn's :class:`CallProgress`: the partial result the tool reported (a terminal's output so far).
+    Interrupted with its turn (an interrupt, a budget), it returns the partial result the tool
+    reported (a terminal's output so far, what a sandbox or a subagent returned when the interrupt
+    reached them); killed by path alone, "stopped by operator". Both are failed results.
     """
 
     kind = "tool"
+    # A sandbox or a subagent running under the call returns its output so far to the tool first.
+    waits_for_children = True
 
     def __init__(
-        self, call: PlannedCall, executor: ToolExecutor, services: SessionServices, progress: CallProgress,
+        self, call: PlannedCall, executor: ToolExecutor, services: SessionServices,
         emoji: str = "", token_meter: TokenMeter | None = None,
     ) -> None:
         super().__init__()
         self.call = call
         self.executor = executor
         self.services = services
-        self.progress = progress
+        # What the tool has shown so far: its own, read by nobody else.
+        self.progress = CallProgress()
         self.emoji = emoji
         self.token_meter = token_meter
         # Invariant: set when execute() was cancelled: the result the model gets instead, and the call's time.
@@ -137,7 +140,6 @@ class ToolCall(Job[ToolCallResult]):
         except BaseException:
             text = await self._unfinished_result()
             self._unfinished = ToolCallResult(text, False, trio.current_time() - started)
-            self.progress.partial = text
             self._publish_finished(text, ok=False, duration=self._unfinished.duration)
             raise
         duration = trio.current_time() - started
@@ -145,7 +147,7 @@ class ToolCall(Job[ToolCallResult]):
         return ToolCallResult(reply.text, reply.ok, duration)
 
     async def interrupted(self) -> ToolCallResult:
-        """Killed by path: "stopped by operator", as execute() published it on its way out."""
+        """The partial result, or "stopped by operator", as execute() published it on its way out."""
         assert self._unfinished is not None  # execute() sets it whenever it is cancelled
         return self._unfinished
 
@@ -157,7 +159,7 @@ class ToolCall(Job[ToolCallResult]):
         )
 
     async def _unfinished_result(self) -> str:
-        if self.cancel_reason is not None:
+        if self.interrupt_requested and not self.interrupted_by_parent:
             return stopped_by_operator_result(self.call.name)
         # The partial output never went through dispatch's redaction; it still reaches the model.
         with trio.CancelScope(shield=True):

@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors import ActorHandle, Job
+from actors import ActorHandle, Job, JobStopped
 from actors.session import (
     CallContext,
     DelegateTask,
@@ -83,7 +83,12 @@ def delegate_capability(parent: ParentSession, config: DelegationConfig) -> Dele
         reports: dict[int, ChildReport] = {}
 
         async def run(index: int, task: Task) -> None:
-            reports[index] = await ctx.job.run_job(SubagentJob(parent, config, ctx, task, depth, index), f"delegate:{index}")
+            job = SubagentJob(parent, config, ctx, task, depth, index)
+            try:
+                reports[index] = await ctx.job.run_job(job, f"delegate:{index}")
+            except JobStopped:
+                # The call is being interrupted and the task never started; the call's own result replaces these.
+                reports[index] = ChildReport(task_index=index, status="interrupted", exit_reason="parent turn was cancelled")
 
         async with trio.open_nursery() as nursery:
             for index, task in enumerate(request.tasks):
@@ -182,7 +187,8 @@ class SubagentJob(Job[ChildReport]):
             handle.stop("subagent finished", requested_by=ctx.job.path)
             await handle.wait_stopped()
         except BaseException:
-            why = "stopped by operator" if self.interrupt_requested else "parent turn was cancelled"
+            operator = self.interrupt_requested and not self.interrupted_by_parent
+            why = "stopped by operator" if operator else "parent turn was cancelled"
             if handle is not None:
                 # Killed alone, the job stops its child (a cancel from above stops them both).
                 handle.stop(why, requested_by=self.path)
