@@ -278,12 +278,13 @@ class TestInterruptPassesDown:
             except JobStopped as exc:
                 got.append(str(exc))
 
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(runner.ask, (waiter, "wait"))
-            await trio.testing.wait_all_tasks_blocked()
-            child = next(member for member in waiter.children() if member.name == "count:0")
-            assert isinstance(child, Job)
-            # The child is interrupted but has not returned yet: the waiter's interrupt still waits for it.
-            waiter.request_stop("enough", requested_by="test")
-            await late_child()
+        with trio.fail_after(5):  # a late child that started would count for ever
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(runner.ask, (waiter, "wait"))
+                await trio.testing.wait_all_tasks_blocked()
+                child = next(member for member in waiter.children() if member.name == "count:0")
+                assert isinstance(child, Job)
+                # The child is interrupted but has not returned yet: the waiter's interrupt still waits for it.
+                waiter.request_stop("enough", requested_by="test")
+                await late_child()
         assert got == ["runner/wait/late: not started: enough (requested by test)"]
