@@ -143,6 +143,34 @@ class TestApprovals:
             daemon.stop()
 
 
+    def test_clarify_questions_answered_by_button_and_in_the_thread(
+        self, home: Path, provider: ScriptedProviderProcess, slack: FakeSlack
+    ) -> None:
+        """A question with choices is a row of buttons; without, the next message in the thread answers it."""
+        provider.reset()
+        daemon = _start(home, provider, slack, tool_progress=False)
+        try:
+            _connected(home)
+            provider.push(
+                {"tool_calls": [{"id": "ask1", "name": "clarify", "arguments": {"question": "Which colour?", "choices": ["red", "green"]}}]},
+                {"tool_calls": [{"id": "ask2", "name": "clarify", "arguments": {"question": "And the shade?"}}]},
+                {"text": "Green, dark."},
+            )
+            asked = slack.push_message(CHANNEL, OWNER, "paint it", mention=True)
+            slack.wait_until(lambda: any(m.get("blocks") for m in slack.sent), "the question's buttons")
+            buttons = {b["text"]["text"]: b["value"] for b in next(m for m in slack.sent if m.get("blocks"))["blocks"][1]["elements"]}
+            assert list(buttons) == ["red", "green"]
+            slack.push_press(CHANNEL, OWNER, buttons["green"], thread_ts=asked)
+            slack.wait_until(lambda: any("And the shade?" in t for t in slack.texts_to(CHANNEL)), "the second question")
+            slack.push_message(CHANNEL, OWNER, "dark", thread_ts=asked)
+            slack.wait_until(lambda: "Green, dark." in slack.texts_to(CHANNEL), "the answer")
+            results = [m["content"] for m in provider.requests()[-1]["body"]["messages"] if m["role"] == "tool"]
+            assert "green" in results[0] and "dark" in results[1]
+            assert _user_texts(provider) == ["paint it"]  # the answer reached the question, not the model as a message
+        finally:
+            daemon.stop()
+
+
 class TestLimits:
     """A long answer is split at Slack's 40,000 characters; a 429 is waited out as Retry-After says."""
 
