@@ -35,7 +35,9 @@ from actors.session.options import ParentSession, SessionSpec
 from actors.session.processes import ProcessActor
 from actors.session.requests import PendingRequests, clarify_deadline
 from actors.session.sandboxing import sandbox_runner
-from actors.session.state import SessionState, flush_history, freeze_tools, open_state, save_state, save_turn_state
+from actors.session.state import (
+    SessionState, ensure_recorded, flush_history, freeze_tools, open_state, record_ended, save_state, save_turn_state,
+)
 from actors.session.steer import SteerBuffer
 from actors.session.turn import TurnJob
 from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome
@@ -116,6 +118,8 @@ class SessionActor(Actor[SessionMessage]):
         self.turns_finished = 0
         self._notes: list[str] = []
         self._closing = False
+        # Why it stops, as an ephemeral session's record says (a Shutdown gives the reason).
+        self._end_reason = "session stopped"
         self._turn_done = trio.Event()
         # Invariant: True once on_start has built everything the class body declares.
         self._ready = False
@@ -140,8 +144,10 @@ class SessionActor(Actor[SessionMessage]):
             self.session_id, self.path, replay_size=spec.replay_size, subscriber_capacity=spec.subscriber_capacity,
             on_leave=self._maybe_quiet,
         )
-        # Owned before anything is read: no other host may run this session while this one does.
-        await deps.store.leases.acquire(self.session_id)
+        if not spec.ephemeral:
+            # Owned before anything is read: no other host may run this session while this one does.
+            # (An ephemeral session is in no store another host reads until it is done.)
+            await deps.store.leases.acquire(self.session_id)
         self.durable = state = await open_state(spec)
         self.requests = PendingRequests(hub, deps.config.approvals.timeout, clarify_deadline(deps.config, state.options.source))
         # Known only now: an unattended (cron) session stops tool loops by default.
@@ -212,7 +218,10 @@ class SessionActor(Actor[SessionMessage]):
         self.processes.kill_all()
         deps = self.spec.deps
         try:
-            if self._ready:
+            if self._ready and self.spec.ephemeral:
+                await record_ended(deps, self.session_id, self.durable, event_seq=self.hub.seq,
+                                   processes=self.processes.records(), reason=self._end_reason)
+            elif self._ready:
                 await self._save_state()
         finally:
             # Its processes are gone: nothing can be using its temp directory any more.
@@ -414,6 +423,7 @@ class SessionActor(Actor[SessionMessage]):
             cost_before=state.cost_usd,
             api_calls_before=state.api_calls,
             persist=self._commit,
+            before_tools=self._before_tools if self.durable.unrecorded is not None else None,
             ephemeral_system=self.spec.ephemeral_system,
             compress=self.compaction.preflight(),
             history_size=self.compaction.history_size,
@@ -442,30 +452,41 @@ class SessionActor(Actor[SessionMessage]):
             log.info("session %s: turn %d interrupted with a steer pending; the steer is dropped", self.session_id, turn_id)
         elif leftover:
             self.queue.appendleft(UserMessage(leftover, source="steer"))
-        with trio.move_on_after(self.shutdown_timeout):
-            await flush_history(self.spec.deps, self.session_id, state)
+        if state.unrecorded is None:
+            with trio.move_on_after(self.shutdown_timeout):
+                await flush_history(self.spec.deps, self.session_id, state)
         self.hub.publish(TurnFinished, turn_id=turn_id, final_text=outcome.final_text, reason=outcome.reason,
                          error=outcome.error, **counters.figures(trio.current_time()))
         self.turn = None
         self.turns_finished += 1
         self.last_active = trio.current_time()
         self._turn_done.set()
-        with trio.move_on_after(self.shutdown_timeout):
-            # This turn's tokens only; the store counts tool calls itself as messages arrive.
-            await save_turn_state(
-                self.spec.deps, self.session_id, state, event_seq=self.hub.seq, processes=self.processes.records(),
-                usage=counters.usage, cost=counters.cost_usd or 0.0,
-            )
+        if state.unrecorded is None:
+            with trio.move_on_after(self.shutdown_timeout):
+                # This turn's tokens only; the store counts tool calls itself as messages arrive.
+                await save_turn_state(
+                    self.spec.deps, self.session_id, state, event_seq=self.hub.seq, processes=self.processes.records(),
+                    usage=counters.usage, cost=counters.cost_usd or 0.0,
+                )
         if self.queue and not self._closing:
             await self._start_turn(self.queue.popleft())
         self._maybe_quiet()
 
     async def _commit(self, messages: list[dict[str, Any]]) -> None:
-        """The turn's new messages: into the store, and into the history as committed."""
-        await self.spec.deps.store.append(self.session_id, messages)
+        """The turn's new messages: into the store (an ephemeral session's once it is stored), and
+        into the history as committed."""
         state = self.durable
+        if state.unrecorded is not None:
+            state.history.extend(messages)
+            return
+        await self.spec.deps.store.append(self.session_id, messages)
         state.history.extend(messages)
         state.persisted = len(state.history)
+
+    async def _before_tools(self) -> None:
+        """A tool may need the session's row (a transcript, a subagent under it): stored first."""
+        await ensure_recorded(self.spec.deps, self.session_id, self.durable, event_seq=self.hub.seq,
+                              processes=self.processes.records())
 
     async def _save_state(self) -> None:
         await save_state(self.spec.deps, self.session_id, self.durable, event_seq=self.hub.seq, processes=self.processes.records())
@@ -514,6 +535,7 @@ class SessionActor(Actor[SessionMessage]):
 
     async def _shutdown(self, reason: str) -> None:
         self._closing = True
+        self._end_reason = reason
         self.queue.clear()
         turn = self.turn
         if turn is not None:

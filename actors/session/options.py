@@ -207,6 +207,9 @@ class SessionSpec:
         runtime: a parent's jail and directories a subagent runs under (never wider than its
             parent's); None: the session opens its own when it starts.
         replay_size / subscriber_capacity: its event hub's replay buffer and per-subscriber buffer.
+        ephemeral: one request's session (an HTTP API completion without a session name): it takes no
+            lease and writes nothing while it only talks; it is stored when it first needs its row (a
+            tool call, a compression) or, at the latest, already ended when it stops.
     """
 
     deps: SessionDeps
@@ -219,3 +222,4 @@ class SessionSpec:
     runtime: SessionRuntime | None = None
     replay_size: int = 1000
     subscriber_capacity: int = 256
+    ephemeral: bool = False

@@ -217,18 +217,20 @@ class _SessionFactory:
 
     def __init__(
         self, service: SessionService, session_id: str, options: SessionOptions | None,
-        ephemeral_system: str | None, seed: list[dict[str, Any]] | None = None,
+        ephemeral_system: str | None, seed: list[dict[str, Any]] | None = None, *, ephemeral: bool = False,
     ) -> None:
         self.service = service
         self.session_id = session_id
         self.options = options
         self.ephemeral_system = ephemeral_system
         self.seed = seed
+        self.ephemeral = ephemeral
 
     def __call__(self) -> SessionActor:
         options, self.options = self.options, None
         seed, self.seed = self.seed, None
-        return SessionActor(self.service.setup_for(self.session_id, options, self.ephemeral_system, seed))
+        spec = self.service.setup_for(self.session_id, options, self.ephemeral_system, seed, ephemeral=self.ephemeral)
+        return SessionActor(spec)
 
 
 class SessionService:
@@ -262,16 +264,18 @@ class SessionService:
         self.delegate_factory = delegate_factory
         self.supervisor = supervisor
         self._waking: dict[str, trio.Event] = {}
+        # Ephemeral sessions started here and not closed yet: each records its own end when it stops.
+        self._ephemeral: set[str] = set()
 
     def setup_for(
         self, session_id: str, options: SessionOptions | None, ephemeral_system: str | None = None,
-        seed: list[dict[str, Any]] | None = None,
+        seed: list[dict[str, Any]] | None = None, *, ephemeral: bool = False,
     ) -> SessionSpec:
-        """The spec of a new (options given) or restored (None) session."""
+        """The spec of a new (options given) or restored (None) session; ``ephemeral``: see ``SessionSpec``."""
         return SessionSpec(
             self.deps, session_id, options, ephemeral_system=ephemeral_system, seed=tuple(seed or ()),
             delegate=self.delegate_factory, replay_size=self.config.event_replay_size,
-            subscriber_capacity=self.config.subscriber_buffer,
+            subscriber_capacity=self.config.subscriber_buffer, ephemeral=ephemeral,
         )
 
     def _sessions(self) -> SessionsHandle:
@@ -291,9 +295,10 @@ class SessionService:
 
     async def create_session(
         self, options: SessionOptions, *, session_id: str | None = None, ephemeral_system: str | None = None,
-        seed: list[dict[str, Any]] | None = None,
+        seed: list[dict[str, Any]] | None = None, ephemeral: bool = False,
     ) -> str:
-        """Start a new session and return its id; ``seed`` are earlier turns it starts with.
+        """Start a new session and return its id; ``seed`` are earlier turns it starts with;
+        ``ephemeral``: one request's session, stored when it needs to be (see ``SessionSpec``).
 
         Raises:
             SandboxModeRefused: ``options.sandbox`` is unknown or wider than ``sandbox.max_mode``, or
@@ -307,8 +312,14 @@ class SessionService:
         if self.deps.keys is not None:
             self.deps.keys.require(SessionModel(self.deps, options).chain.current)
         session_id = session_id or new_session_id()
-        factory = _SessionFactory(self, session_id, options, ephemeral_system, seed)
-        await self._sessions().start_child(self._spec(session_id, factory))
+        factory = _SessionFactory(self, session_id, options, ephemeral_system, seed, ephemeral=ephemeral)
+        if ephemeral:
+            self._ephemeral.add(session_id)
+        try:
+            await self._sessions().start_child(self._spec(session_id, factory))
+        except BaseException:
+            self._ephemeral.discard(session_id)
+            raise
         return session_id
 
     async def refresh_deps(self) -> None:
@@ -436,6 +447,9 @@ class SessionService:
                 await handle.wait_stopped()
         # The supervisor forgets the slot now, not when it hears of the exit: the id may be woken at once.
         await self._sessions().terminate_child(session_name(session_id), reason)
+        if session_id in self._ephemeral:
+            self._ephemeral.discard(session_id)
+            return  # it recorded its own end as it stopped
         try:
             await self.deps.store.end_session(session_id, reason)
         except SessionNotFoundError as exc:

@@ -210,6 +210,8 @@ class TurnJob(Job[TurnOutcome]):
     async def _run_tools(self, outcome: ValidationOutcome) -> None:
         config = self.config
         services = config.services
+        if config.before_tools is not None and outcome.runnable:
+            await config.before_tools()
         self._results = dict(outcome.answered)
         self._batch = list(outcome.runnable)
         self._progress = {call.id: CallProgress() for call in self._batch}

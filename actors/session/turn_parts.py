@@ -26,12 +26,14 @@ if TYPE_CHECKING:
     from actors.session.state import FrozenTools, SessionState
     from actors.session.workers import ToolExecutor
 
-__all__ = ["Persist", "PreflightCompress", "TokenMeter", "TurnConfig", "TurnCounters", "TurnOutcome", "add_cost", "add_usage"]
+__all__ = ["BeforeTools", "Persist", "PreflightCompress", "TokenMeter", "TurnConfig", "TurnCounters", "TurnOutcome", "add_cost", "add_usage"]
 
 #: The session's preflight compression: (history, its size in tokens) -> the compacted history or None.
 PreflightCompress = Callable[[list[dict[str, Any]], int], Awaitable[list[dict[str, Any]] | None]]
 #: Commits messages the turn added to the session's history and the store.
 Persist = Callable[[list[dict[str, Any]]], Awaitable[None]]
+#: Called before a batch of tool calls runs (an ephemeral session stores its row there).
+BeforeTools = Callable[[], Awaitable[None]]
 
 
 def add_usage(total: Usage, more: Usage) -> Usage:
@@ -92,6 +94,7 @@ class TurnConfig:
         api_calls_before: the session's provider calls before this turn.
         ephemeral_system: a client's system layer, added to each request only.
         persist: commits the turn's new messages.
+        before_tools: called before each batch of tool calls runs (None: nothing to do).
         compress: the preflight compression (None: compression is off).
         history_size: the size estimate of the session's history, kept from call to call.
     """
@@ -109,6 +112,7 @@ class TurnConfig:
     ephemeral_system: str | None = None
     compress: PreflightCompress | None = None
     history_size: HistorySize = attrs.Factory(HistorySize)
+    before_tools: BeforeTools | None = None
 
     @property
     def max_iterations(self) -> int:

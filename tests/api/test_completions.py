@@ -11,7 +11,7 @@ import trio
 
 from actors.platform.api.gateway import api_session_id
 from providers.stream_close import close_stream, hold_body_iterator
-from tests.api.harness import KEY, ApiDaemon, stored_texts, wait_until
+from tests.api.harness import KEY, ApiDaemon, stored_sessions, stored_texts, wait_until
 
 MODEL = "scripted-model"
 
@@ -263,6 +263,41 @@ async def leave_after_first_text(stream: openai.AsyncStream[Any]) -> None:
         if chunk.choices and chunk.choices[0].delta.content:
             break
     await close_stream(stream, held)
+
+
+class TestEphemeralRecord:
+    """An ephemeral completion writes nothing while it runs; it is stored once, already ended, with its usage."""
+
+    async def test_nothing_stored_mid_stream_then_ended_record(self, api: ApiDaemon) -> None:
+        """Mid-stream the store has no row for it; once its client leaves, the interrupted turn is stored, ended."""
+        api.provider.push({"text": "alpha beta gamma delta", "chunks": 4, "stall_after_chunks": 2})
+        async with api.client() as client:
+            stream = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "go"}], stream=True)
+            held = hold_body_iterator(stream.response)
+            while True:
+                chunk = await stream.__anext__()
+                if chunk.choices and chunk.choices[0].delta.content:
+                    break
+            assert await trio.to_thread.run_sync(stored_sessions, api.home) == []
+            await close_stream(stream, held)
+        with trio.fail_after(10):
+            await api.provider.wait_disconnects(1)
+        await wait_until(lambda: not api.session_paths())
+        [(session_id, source, reason, _, _)] = await trio.to_thread.run_sync(stored_sessions, api.home)
+        assert (source, reason) == ("api", "api client disconnected")
+        roles = [(sid, role) for sid, role, _ in await trio.to_thread.run_sync(stored_texts, api.home)]
+        assert roles[:2] == [(session_id, "system"), (session_id, "user")] and roles[-1] == (session_id, "assistant")
+
+    async def test_finished_completion_record(self, api: ApiDaemon) -> None:
+        """A completed one: its row, its messages and its usage, ended as done."""
+        api.provider.push({"text": "stored answer", "usage": {"prompt_tokens": 40, "completion_tokens": 4}})
+        async with api.client() as client:
+            await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
+        await wait_until(lambda: not api.session_paths())
+        [(session_id, source, reason, tokens_in, tokens_out)] = await trio.to_thread.run_sync(stored_sessions, api.home)
+        assert (source, reason, tokens_in, tokens_out) == ("api", "api completion done", 40, 4)
+        stored = await trio.to_thread.run_sync(stored_texts, api.home)
+        assert [(role, text) for _, role, text in stored][1:] == [("user", "hi"), ("assistant", "stored answer")]
 
 
 class TestModelsAndHealth:
