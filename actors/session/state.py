@@ -122,7 +122,14 @@ async def _create(spec: SessionSpec, options: SessionOptions) -> SessionState:
             platform=_platform(options.source), tool_names=tools.names, load_context_files=options.load_context_files,
             skills_external=deps.config.skills.external_dirs,
         )
-        prompt = await build_system_prompt(prompt_spec, memory_block=_memory_block(deps, options, tools.names))
+        memory = _memory_block(deps, options, tools.names)
+        if spec.ephemeral:
+            # One request's session: the prompt a moment ago's would build (see actors.session.prompt.cache).
+            prompt = await deps.prompts.get(
+                (prompt_spec, memory is not None), lambda: build_system_prompt(prompt_spec, memory_block=memory)
+            )
+        else:
+            prompt = await build_system_prompt(prompt_spec, memory_block=memory)
     else:
         # A prompt given from outside (a subagent's) ends with the same line, as Hermes's children's do.
         prompt = f"{prompt}\n\n{session_line(started, model, provider)}"
