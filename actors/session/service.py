@@ -11,6 +11,7 @@ attach wakes it, transparently.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -136,8 +137,10 @@ class SessionsSupervisor(Supervisor):
         # Sessions being hibernated now, each with an event set once it is gone: a lookup in
         # that window must wait and wake it from the store, not hand out a closing handle.
         self.hibernating: dict[str, trio.Event] = {}
-        # Set when a session may have become quiet: the sweep looks at once instead of at its next deadline.
+        # Set when a session may have become quiet: the sweep looks at once instead of at its next deadline,
+        # at the sessions that said so (the others are looked at by the deadline).
         self._stirred = trio.Event()
+        self._stirred_sessions: set[SessionActor] = set()
 
     async def main(self) -> None:
         self.start_soon(self._hibernate_loop)
@@ -159,22 +162,32 @@ class SessionsSupervisor(Supervisor):
         self, child: Actor[Any], name: str, runner: Callable[..., Awaitable[None]]
     ) -> ActorHandle[Any]:
         if isinstance(child, SessionActor):
-            child.on_quiet = self._stirred_by
+            child.on_quiet = functools.partial(self._stirred_by, child)
         return await super()._start_child(child, name, runner)
 
-    def _stirred_by(self) -> None:
+    def _stirred_by(self, session: SessionActor) -> None:
+        self._stirred_sessions.add(session)
         self._stirred.set()
 
     async def _hibernate_loop(self) -> None:
         # No tick: the sweep sleeps until the earliest moment a session could be due, or until a session
         # says it may have become quiet (a turn ended, a subscriber left), so a one-shot session that is
-        # done with goes at once and an idle daemon does nothing at all.
+        # done with goes at once and an idle daemon does nothing at all. Woken by sessions, it looks at
+        # those alone: a busy daemon's sessions stir several times a request each, and looking at all of
+        # them every time cost O(sessions) a stir. Every session is looked at when the deadline comes.
+        next_look = math.inf
         while True:
             self._stirred = trio.Event()
             now = trio.current_time()
-            next_look = math.inf
-            for actor in self.children():
-                if not isinstance(actor, SessionActor):
+            if now >= next_look:
+                next_look = math.inf
+                sessions = self.children()
+                self._stirred_sessions.clear()
+            else:
+                sessions = list(self._stirred_sessions)
+                self._stirred_sessions.clear()
+            for actor in sessions:
+                if not isinstance(actor, SessionActor) or actor.stopped:
                     continue
                 if actor.done_with or (actor.hibernatable and now - actor.last_active >= self.hibernate_after):
                     await self._hibernate(actor)
