@@ -63,7 +63,7 @@ from store.scoped import RealmScopedReader
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
 from tools.files.ledger import FileReadLedger
 from tools.jail.attachments import check_files
-from tools.jail.policy import SandboxMode
+from tools.jail.policy import SandboxLimits, SandboxMode, resolve_limits
 from tools.jail.runtime import SessionRuntime, unjailed_runtime
 from tools.approval_policy import RATING_INSTRUCTIONS, ApprovalPolicy, rating_request
 from tools.redact import redact_secrets
@@ -98,10 +98,10 @@ class SessionActor(Actor[SessionMessage]):
     hub: EventHub
     requests: PendingRequests
     durable: SessionState
-    runtime: SessionRuntime
     model: SessionModel
     compaction: SessionCompaction
-    services: SessionServices
+    file_reads: FileReadLedger
+    search_store: RealmScopedReader
 
     def __init__(self, spec: SessionSpec) -> None:
         super().__init__()
@@ -124,6 +124,10 @@ class SessionActor(Actor[SessionMessage]):
         # Invariant: True once on_start has built everything the class body declares.
         self._ready = False
         self._owns_runtime = False
+        # Its jail and directories, and what its tool calls are offered: opened as it starts, or for an
+        # ephemeral session when its first tool call comes (most completions call none).
+        self.runtime: SessionRuntime | None = None
+        self._services: SessionServices | None = None
         #: Called when the session may have become quiet (it started, a turn or a message ended, a
         #: subscriber left); its supervisor sets it to look at once whether it may hibernate.
         self.on_quiet: Callable[[], None] = _nothing
@@ -152,35 +156,50 @@ class SessionActor(Actor[SessionMessage]):
         self.requests = PendingRequests(hub, deps.config.approvals.timeout, clarify_deadline(deps.config, state.options.source))
         # Known only now: an unattended (cron) session stops tool loops by default.
         self.executor.guardrails = self._guardrails(state.options.source)
-        self.runtime = runtime = await self._open_runtime()
         hub.resume_from(state.event_seq)
         self.model = model = SessionModel(deps, state.options)
-        file_reads = FileReadLedger()
-        self.compaction = SessionCompaction(deps, self.session_id, model, state, hub, file_reads)
-        delegate = spec.delegate
+        self.file_reads = FileReadLedger()
+        self.compaction = SessionCompaction(deps, self.session_id, model, state, hub, self.file_reads)
         approvals = deps.config.approvals
         self.approval_policy = ApprovalPolicy(
             mode=approvals.mode, cron_mode=state.options.cron_approvals or approvals.cron_mode, source=state.options.source,
             interactive=state.options.interactive, auto_approve=state.options.auto_approve, rate=self._rate_command,
         )
-        self.services = SessionServices(
+        # session_search sees only its realm: API sessions and CLI sessions never see each other.
+        self.search_store = await RealmScopedReader.for_session(
+            deps.store, self.session_id, state.options.source if spec.options is not None else None
+        )
+        if not spec.ephemeral:
+            await self._tool_services()
+        self._notes.extend(state.lost_process_notes())
+        self._ready = True
+        self.last_active = trio.current_time()
+        self._maybe_quiet()
+
+    async def _tool_services(self) -> SessionServices:
+        """What the session offers its tool calls; its jail and directories are opened the first time."""
+        if self._services is not None:
+            return self._services
+        spec = self.spec
+        deps = spec.deps
+        state = self.durable
+        self.runtime = runtime = await self._open_runtime()
+        delegate = spec.delegate
+        self._services = services = SessionServices(
             session_id=self.session_id,
             home=deps.home,
             shell=state.shell,
             todo=state.todo,
-            file_reads=file_reads,
+            file_reads=self.file_reads,
             processes=self.processes,
-            # session_search sees only its realm: API sessions and CLI sessions never see each other.
-            store=await RealmScopedReader.for_session(
-                deps.store, self.session_id, state.options.source if spec.options is not None else None
-            ),
+            store=self.search_store,
             interactive=state.options.interactive,
             approval_policy=self.approval_policy,
-            hub=hub,
+            hub=self.hub,
             requests=self.requests,
             jail=runtime.jail,
             start_background=self._start_background,
-            delegate=delegate(ParentSession(deps, self.session_id, state, model, runtime)) if delegate else None,
+            delegate=delegate(ParentSession(deps, self.session_id, state, self.model, runtime)) if delegate else None,
             run_sandbox=sandbox_runner(
                 self.executor,
                 session_id=self.session_id,
@@ -192,10 +211,7 @@ class SessionActor(Actor[SessionMessage]):
                 sandbox_dir=runtime.sandbox_dir,
             ),
         )
-        self._notes.extend(state.lost_process_notes())
-        self._ready = True
-        self.last_active = trio.current_time()
-        self._maybe_quiet()
+        return services
 
     async def _open_runtime(self) -> SessionRuntime:
         """The session's jail and directories: its parent's (a subagent), its own from the daemon, or
@@ -225,7 +241,7 @@ class SessionActor(Actor[SessionMessage]):
                 await self._save_state()
         finally:
             # Its processes are gone: nothing can be using its temp directory any more.
-            if self._owns_runtime and deps.jails is not None:
+            if self._owns_runtime and deps.jails is not None and self.runtime is not None:
                 await deps.jails.close_session(self.runtime)
         if deps.approvals is not None:
             # Saved above; kept in memory only while the session runs.
@@ -241,7 +257,7 @@ class SessionActor(Actor[SessionMessage]):
         details.update({
             "model": self.model.chain.current.label,
             "sandbox": self.durable.options.sandbox,
-            "limits": attrs.asdict(self.runtime.jail.policy.limits),  # not enforced in full-access
+            "limits": attrs.asdict(self._limits()),  # not enforced in full-access
             "turns": self.durable.turns,
             "subscribers": self.hub.subscriber_count,
             "tokens": usage.prompt_tokens + usage.completion_tokens,
@@ -338,7 +354,7 @@ class SessionActor(Actor[SessionMessage]):
             await self._shutdown(message.reason)
             return True
         if isinstance(message, CheckFiles):
-            return await trio.to_thread.run_sync(check_files, self.runtime.jail.policy, message.paths)
+            return await trio.to_thread.run_sync(check_files, (await self._tool_services()).jail.policy, message.paths)
         raise Rejected(TypeError(f"a session does not take {type(message).__name__}"))
 
     async def _on_user_message(self, message: UserMessage) -> str:
@@ -415,7 +431,7 @@ class SessionActor(Actor[SessionMessage]):
         return TurnConfig(
             deps=self.spec.deps,
             options=state.options,
-            services=self.services,
+            hub=self.hub,
             executor=self.executor,
             model=self.model,
             tools=state.tools,
@@ -423,7 +439,7 @@ class SessionActor(Actor[SessionMessage]):
             cost_before=state.cost_usd,
             api_calls_before=state.api_calls,
             persist=self._commit,
-            before_tools=self._before_tools if self.durable.unrecorded is not None else None,
+            tool_services=self._before_tools,
             ephemeral_system=self.spec.ephemeral_system,
             compress=self.compaction.preflight(),
             history_size=self.compaction.history_size,
@@ -483,10 +499,18 @@ class SessionActor(Actor[SessionMessage]):
         state.history.extend(messages)
         state.persisted = len(state.history)
 
-    async def _before_tools(self) -> None:
-        """A tool may need the session's row (a transcript, a subagent under it): stored first."""
+    async def _before_tools(self) -> SessionServices:
+        """What a batch of tool calls is offered; a tool may need the session's row (a transcript, a
+        subagent under it), so an ephemeral session is stored first."""
         await ensure_recorded(self.spec.deps, self.session_id, self.durable, event_seq=self.hub.seq,
                               processes=self.processes.records())
+        return await self._tool_services()
+
+    def _limits(self) -> SandboxLimits:
+        """What its processes may use (its jail's, or what it will be when it is opened)."""
+        if self.runtime is not None:
+            return self.runtime.jail.policy.limits
+        return resolve_limits(self.durable.options.limits, self.spec.deps.config.sandbox)
 
     async def _save_state(self) -> None:
         await save_state(self.spec.deps, self.session_id, self.durable, event_seq=self.hub.seq, processes=self.processes.records())
