@@ -176,6 +176,17 @@ class SessionActor(Actor[SessionMessage]):
         self.last_active = trio.current_time()
         self._maybe_quiet()
 
+    @property
+    def services(self) -> SessionServices:
+        """What its tool calls are offered, as built when it started (an ephemeral session's at its first tool call).
+
+        Raises:
+            RuntimeError: an ephemeral session that has called no tool yet.
+        """
+        if self._services is None:
+            raise RuntimeError(f"session {self.session_id} has opened no tool services yet")
+        return self._services
+
     async def _tool_services(self) -> SessionServices:
         """What the session offers its tool calls; its jail and directories are opened the first time."""
         if self._services is not None:
