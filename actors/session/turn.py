@@ -212,7 +212,7 @@ class TurnJob(Job[TurnOutcome]):
 
     async def _run_tools(self, outcome: ValidationOutcome) -> None:
         config = self.config
-        services = config.services
+        services = await config.tool_services()
         self._results = dict(outcome.answered)
         self._batch = list(outcome.runnable)
         names = sorted({call.name for call in self._batch})
@@ -264,7 +264,7 @@ class TurnJob(Job[TurnOutcome]):
                 return finished
             if attempt == 0 and isinstance(error, NeedsCompression) and config.compress is not None:
                 # The provider says the context is too large (level 5): compress now, retry once.
-                config.services.hub.publish(StatusUpdate, kind="compressing", text="the context is too large for the model; compressing")
+                config.hub.publish(StatusUpdate, kind="compressing", text="the context is too large for the model; compressing")
                 await config.model.learn_overflow(str(error))
                 compacted_tokens = await self._compress_if_needed(OVERFLOW_TOKENS)
                 if compacted_tokens != OVERFLOW_TOKENS:
@@ -300,7 +300,7 @@ class TurnJob(Job[TurnOutcome]):
         )
         llm = LlmCall(
             request, chain=model.chain, connector=deps.connector, pools=deps.pools, retry=deps.config.retry,
-            hub=config.services.hub, approx_tokens=tokens, context_length=model.context_length_of,
+            hub=config.hub, approx_tokens=tokens, context_length=model.context_length_of,
         )
         self.activity = f"waiting for {model.chain.current.label}"
         reply = await self.run_job(llm, "llm")
@@ -320,7 +320,7 @@ class TurnJob(Job[TurnOutcome]):
         model = config.model.current
         counters.cost_usd = add_cost(counters.cost_usd, estimate_cost(model, usage, config.deps.config.pricing))
         total = add_usage(config.usage_before, counters.usage)
-        config.services.hub.publish(
+        config.hub.publish(
             UsageUpdated, prompt_tokens=total.prompt_tokens, completion_tokens=total.completion_tokens,
             cache_read_tokens=total.cache_read_tokens, cache_write_tokens=total.cache_write_tokens,
             reasoning_tokens=total.reasoning_tokens, api_calls=config.api_calls_before + counters.api_calls,
@@ -344,7 +344,7 @@ class TurnJob(Job[TurnOutcome]):
         meter = self.counters.meter
         what = "tokens" if meter.exceeded else "time"
         self._reason = "budget"
-        self.config.services.hub.publish(StatusUpdate, kind="budget", text=f"turn {what} budget exhausted; asking for a final answer")
+        self.config.hub.publish(StatusUpdate, kind="budget", text=f"turn {what} budget exhausted; asking for a final answer")
         self._close_open_calls()
         last = self.messages[-1]
         if last.get("role") == "assistant":

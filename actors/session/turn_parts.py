@@ -20,17 +20,21 @@ from providers.types import Usage
 
 if TYPE_CHECKING:
     from actors.session.context import SessionServices
+    from actors.session.hub import EventHub
     from actors.session.model import SessionModel
     from actors.session.options import SessionDeps, SessionOptions
     from actors.session.state import FrozenTools, SessionState
     from actors.session.workers import ToolExecutor
 
-__all__ = ["Persist", "PreflightCompress", "TokenMeter", "TurnConfig", "TurnCounters", "TurnOutcome", "add_cost", "add_usage"]
+__all__ = ["Persist", "PreflightCompress", "TokenMeter", "TurnConfig", "TurnCounters", "ToolServices", "TurnOutcome", "add_cost", "add_usage"]
 
 #: The session's preflight compression: (history, its size in tokens) -> the compacted history or None.
 PreflightCompress = Callable[[list[dict[str, Any]], int], Awaitable[list[dict[str, Any]] | None]]
 #: Commits messages the turn added to the session's history and the store.
 Persist = Callable[[list[dict[str, Any]]], Awaitable[None]]
+#: What the session offers a batch of tool calls about to run (an ephemeral session stores its row and
+#: opens its jail at the first).
+ToolServices = Callable[[], Awaitable["SessionServices"]]
 
 
 def add_usage(total: Usage, more: Usage) -> Usage:
@@ -83,7 +87,9 @@ class TurnConfig:
     Attributes:
         deps / options: the daemon's shared parts and the session's settings; a
             per-session setting reaches the turn through ``options`` alone.
-        services: what the session offers tool calls (hub, requests, capabilities).
+        hub: the session's event hub.
+        tool_services: what the session offers tool calls (requests, capabilities, its jail), asked
+            before each batch.
         executor: the session's tool-execution path (guardrails, dispatch).
         model: the session's provider chain and the active model's limits.
         tools: the session's frozen tool list.
@@ -98,7 +104,8 @@ class TurnConfig:
 
     deps: SessionDeps
     options: SessionOptions
-    services: SessionServices
+    hub: EventHub
+    tool_services: ToolServices
     executor: ToolExecutor
     model: SessionModel
     tools: FrozenTools
