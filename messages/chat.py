@@ -8,7 +8,7 @@ The dict form is the internal OpenAI form every store row and provider adapter a
 
     {"role": "system", "content": str}
     {"role": "user", "content": str | [part, ...]}
-    {"role": "assistant", "content": str | None, "reasoning": str | None,
+    {"role": "assistant", "content": str | None, "reasoning": str,
      "tool_calls": [{"id", "type": "function", "function": {"name", "arguments"}}, ...]}
     {"role": "tool", "tool_call_id": str, "name": str, "content": str | [part, ...]}
 
@@ -18,7 +18,8 @@ OpenRouter's ``reasoning_details``; on a tool call, Gemini's ``extra_content``) 
 must send it back unchanged. :data:`CHAT` converts both ways (``CHAT.structure(d, ChatMessage)``,
 ``CHAT.unstructure(m)``) at the two places a message leaves the process: the store and the
 providers. Structuring then unstructuring a message in the form above gives the same dict, key
-order included, so what is stored keeps its bytes.
+order included, so what is stored keeps its bytes; the one exception is a key that is optional and
+null (``"reasoning": null``, ``"tool_calls": []``): it is left out, as reading one treats it as absent.
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ __all__ = [
     "TextPart",
     "ToolCall",
     "ToolMessage",
+    "append_text",
     "content_text",
+    "content_to_dict",
+    "dict_form",
     "message_from_dict",
     "message_to_dict",
     "messages_from_dicts",
@@ -100,6 +104,8 @@ class SystemMessage:
 
     content: Content
     extras: Mapping[str, Any] = attrs.field(default=_NO_EXTRAS, repr=False)
+    # The dict form, made at the first :func:`dict_form` call (the message never changes).
+    _dict: dict[str, Any] | None = attrs.field(default=None, init=False, eq=False, repr=False, hash=False)
 
     role = "system"
 
@@ -111,6 +117,8 @@ class HumanMessage:
 
     content: Content
     extras: Mapping[str, Any] = attrs.field(default=_NO_EXTRAS, repr=False)
+    # The dict form, made at the first :func:`dict_form` call (the message never changes).
+    _dict: dict[str, Any] | None = attrs.field(default=None, init=False, eq=False, repr=False, hash=False)
 
     role = "user"
 
@@ -123,6 +131,8 @@ class AssistantMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     reasoning: str | None = None
     extras: Mapping[str, Any] = attrs.field(default=_NO_EXTRAS, repr=False)
+    # The dict form, made at the first :func:`dict_form` call (the message never changes).
+    _dict: dict[str, Any] | None = attrs.field(default=None, init=False, eq=False, repr=False, hash=False)
 
     role = "assistant"
 
@@ -135,6 +145,8 @@ class ToolMessage:
     content: Content
     name: str | None = None
     extras: Mapping[str, Any] = attrs.field(default=_NO_EXTRAS, repr=False)
+    # The dict form, made at the first :func:`dict_form` call (the message never changes).
+    _dict: dict[str, Any] | None = attrs.field(default=None, init=False, eq=False, repr=False, hash=False)
 
     role = "tool"
 
@@ -149,6 +161,13 @@ def content_text(content: Content | None) -> str:
     if isinstance(content, str):
         return content
     return " ".join(part.text for part in content if isinstance(part, TextPart))
+
+
+def append_text(content: Content | None, text: str) -> Content:
+    """``content`` with ``text`` added: after a blank line when a string, as a new text part when a list."""
+    if isinstance(content, tuple):
+        return (*content, TextPart(text))
+    return f"{content}\n\n{text}" if content else text
 
 
 # --- the dict form ----------------------------------------------------------------------------------
@@ -192,7 +211,8 @@ def _content_from_dict(value: object, what: str) -> Content:
     raise ChatMessageError(f"{what} must be a string or a list of parts, got {type(value).__name__}")
 
 
-def _content_to_dict(content: Content) -> str | list[dict[str, Any]]:
+def content_to_dict(content: Content) -> str | list[dict[str, Any]]:
+    """The dict form of ``content``: a string as it is, parts as a list of dicts."""
     return content if isinstance(content, str) else [_part_to_dict(part) for part in content]
 
 
@@ -276,20 +296,31 @@ def message_to_dict(message: ChatMessage) -> dict[str, Any]:
     out: dict[str, Any]
     if isinstance(message, AssistantMessage):
         content = message.content
-        out = {"role": "assistant", "content": None if content is None else _content_to_dict(content),
-               "reasoning": message.reasoning}
+        out = {"role": "assistant", "content": None if content is None else content_to_dict(content)}
+        if message.reasoning is not None:
+            out["reasoning"] = message.reasoning
         if message.tool_calls:
             out["tool_calls"] = [_call_to_dict(call) for call in message.tool_calls]
     elif isinstance(message, ToolMessage):
         out = {"role": "tool", "tool_call_id": message.tool_call_id}
         if message.name is not None:
             out["name"] = message.name
-        out["content"] = _content_to_dict(message.content)
+        out["content"] = content_to_dict(message.content)
     else:
-        out = {"role": message.role, "content": _content_to_dict(message.content)}
+        out = {"role": message.role, "content": content_to_dict(message.content)}
     if message.extras:
         out.update(message.extras)
     return out
+
+
+def dict_form(message: ChatMessage) -> dict[str, Any]:
+    """The dict form of ``message``, made once and shared: for readers that only serialise it (a request
+    body, a size estimate) and never change it. :func:`message_to_dict` gives a dict of one's own."""
+    cached = message._dict
+    if cached is None:
+        cached = message_to_dict(message)
+        object.__setattr__(message, "_dict", cached)
+    return cached
 
 
 def messages_from_dicts(messages: Sequence[Mapping[str, Any]]) -> list[ChatMessage]:

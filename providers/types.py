@@ -1,12 +1,13 @@
 """Data that crosses the provider boundary: settings, requests, usage and stream events.
 
-Conversation history stays in the internal OpenAI-style form. Streamed text is
+Conversation history is :data:`~messages.chat.ChatMessage` values; each adapter turns them into its
+wire protocol's dicts (the SDK payloads) and the reply into an :class:`~messages.chat.AssistantMessage`. Streamed text is
 the session events' own :class:`~messages.events.TextDelta` and
 :class:`~messages.events.ReasoningDelta` (unstamped until a session publishes it). The adapters
 convert to and from each wire protocol; this module fixes the shape of what
 they hand back.
 
-The normalized assistant message (``StreamFinished.message``)::
+The normalized assistant message (``StreamFinished.message``), in its dict form::
 
     {"role": "assistant",
      "content": str | None,
@@ -39,11 +40,13 @@ request to the same provider can send them back):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Union
 
 import attrs
 
 from config.providers import API_MODES
+from messages.chat import AssistantMessage, ChatMessage
 from messages.events import ReasoningDelta, TextDelta
 from messages.raw_json import RawJson
 
@@ -63,9 +66,9 @@ class ProviderSettings:
 
 @attrs.frozen
 class ChatRequest:
-    """One model call: history and tool schemas in the internal OpenAI form."""
+    """One model call: the history, and tool schemas in the internal OpenAI form."""
 
-    messages: list[dict[str, Any]]
+    messages: Sequence[ChatMessage]
     tools: list[dict[str, Any]]
     model: str
     max_tokens: int | None = attrs.field(
@@ -141,7 +144,7 @@ class UsageReported:
 class StreamFinished:
     """Always the last event: the normalized assistant message and why it ended."""
 
-    message: dict[str, Any]
+    message: AssistantMessage
     finish_reason: str
     usage: Usage
 

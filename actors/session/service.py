@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import logging
 from typing import Any, TypeGuard, cast
@@ -44,6 +44,7 @@ from actors.session.options import (
 )
 from actors.session.state import new_session_id
 from config.daemon import DaemonConfig
+from messages.chat import ChatMessage
 from messages.paths import SESSIONS, child_path, session_id_of, session_name
 from messages.session import Hibernate, SessionMessage, Shutdown, UserMessage
 from store.errors import SessionNotFoundError, SessionOwnedElsewhere
@@ -217,7 +218,7 @@ class _SessionFactory:
 
     def __init__(
         self, service: SessionService, session_id: str, options: SessionOptions | None,
-        ephemeral_system: str | None, seed: list[dict[str, Any]] | None = None,
+        ephemeral_system: str | None, seed: Sequence[ChatMessage] | None = None,
     ) -> None:
         self.service = service
         self.session_id = session_id
@@ -265,7 +266,7 @@ class SessionService:
 
     def setup_for(
         self, session_id: str, options: SessionOptions | None, ephemeral_system: str | None = None,
-        seed: list[dict[str, Any]] | None = None,
+        seed: Sequence[ChatMessage] | None = None,
     ) -> SessionSpec:
         """The spec of a new (options given) or restored (None) session."""
         return SessionSpec(
@@ -291,7 +292,7 @@ class SessionService:
 
     async def create_session(
         self, options: SessionOptions, *, session_id: str | None = None, ephemeral_system: str | None = None,
-        seed: list[dict[str, Any]] | None = None,
+        seed: Sequence[ChatMessage] | None = None,
     ) -> str:
         """Start a new session and return its id; ``seed`` are earlier turns it starts with.
 

@@ -25,6 +25,7 @@ from actors.session.prompt.texts import PLATFORM_HINTS
 from actors.session.saved import SavedProcess, SavedShell, SavedState, SavedStateError, dump_saved, load_saved
 from actors.session.tool_list import FrozenTools
 from config.sandbox import SANDBOX_MODES
+from messages.chat import ChatMessage, ChatMessageError, SystemMessage, message_from_dict, messages_to_dicts
 from providers.types import Usage
 from store.records import SessionMeta
 from tools.background import ProcessRecord
@@ -41,8 +42,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("hermes_actors.session.state")
-
-Message = dict[str, Any]
 
 
 def new_session_id() -> str:
@@ -71,7 +70,7 @@ class SessionState:
     """
 
     options: SessionOptions
-    history: list[Message]
+    history: list[ChatMessage]
     tools: FrozenTools
     shell: ShellState
     todo: TodoList = attrs.Factory(TodoList)
@@ -124,13 +123,13 @@ async def _create(spec: SessionSpec, options: SessionOptions) -> SessionState:
     else:
         # A prompt given from outside (a subagent's) ends with the same line, as Hermes's children's do.
         prompt = f"{prompt}\n\n{session_line(started, model, provider)}"
-    state = SessionState(options, [{"role": "system", "content": prompt}, *spec.seed], tools, ShellState(cwd=options.cwd))
+    state = SessionState(options, [SystemMessage(prompt), *spec.seed], tools, ShellState(cwd=options.cwd))
     saved = _snapshot(deps, spec.session_id, state, event_seq=0, processes=())
     # The row, the first messages and the state in one commit: a restart finds all of them or none.
     await deps.store.create_session(
         SessionMeta(id=spec.session_id, parent_session_id=options.parent_session_id, source=options.source,
                     model=model, title=options.title, cwd=options.cwd),
-        messages=state.history, state=dump_saved(saved),
+        messages=messages_to_dicts(state.history), state=dump_saved(saved),
     )
     state.saved = saved
     return state
@@ -148,16 +147,17 @@ async def _restore(spec: SessionSpec) -> SessionState:
         tools = FrozenTools(frozenset(saved.tool_names), definitions, _emojis(deps, definitions))
     else:
         tools = freeze_tools(deps, options)
-    repaired = repair_on_load(loaded.messages)
-    if repaired != loaded.messages:
-        log.warning("session %s: history repaired on load (%d -> %d messages)", session_id, len(loaded.messages), len(repaired))
-        stored = len(loaded.messages)
-        if repaired[:stored] == loaded.messages:
+    stored = len(loaded.messages)
+    typed = _typed_history(session_id, loaded.messages)
+    repaired = repair_on_load(typed)
+    if len(typed) != stored or repaired != typed:
+        log.warning("session %s: history repaired on load (%d -> %d messages)", session_id, stored, len(repaired))
+        if len(typed) == stored and repaired[:stored] == typed:
             # A crash mid-turn leaves the history open at its end: closing it only adds messages. Stored as
             # a new epoch, the whole conversation would be in the store twice (and in `sessions show`).
-            await deps.store.append(session_id, repaired[stored:])
+            await deps.store.append(session_id, messages_to_dicts(repaired[stored:]))
         else:
-            await deps.store.compact(session_id, repaired)
+            await deps.store.compact(session_id, messages_to_dicts(repaired))
     if deps.approvals is not None:
         deps.approvals.restore(session_id, saved.approvals)
     return SessionState(
@@ -174,6 +174,18 @@ async def _restore(spec: SessionSpec) -> SessionState:
         compression=dict(saved.compression),
         lost_processes=[p for p in saved.processes if p.running],
     )
+
+
+def _typed_history(session_id: str, stored: Sequence[dict[str, Any]]) -> list[ChatMessage]:
+    """The stored messages as typed values; one that is not a chat message (a damaged row) is logged and
+    left out, and the repair that follows stores the history without it."""
+    typed: list[ChatMessage] = []
+    for index, message in enumerate(stored):
+        try:
+            typed.append(message_from_dict(message))
+        except ChatMessageError as exc:
+            log.warning("session %s: stored message %d dropped: %s", session_id, index, exc)
+    return typed
 
 
 def _read_saved(session_id: str, stored: dict[str, Any] | None) -> SavedState:
@@ -244,7 +256,7 @@ async def flush_history(deps: SessionDeps, session_id: str, state: SessionState)
     """Commit whatever of the history is not in the store yet."""
     new = state.history[state.persisted:]
     if new:
-        await deps.store.append(session_id, new)
+        await deps.store.append(session_id, messages_to_dicts(new))
         state.persisted = len(state.history)
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from messages.chat import ChatMessage
 from providers.metadata import HistorySize
 from providers.types import Usage
 
@@ -29,9 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["Persist", "PreflightCompress", "TokenMeter", "TurnConfig", "TurnCounters", "TurnOutcome", "add_cost", "add_usage"]
 
 #: The session's preflight compression: (history, its size in tokens) -> the compacted history or None.
-PreflightCompress = Callable[[list[dict[str, Any]], int], Awaitable[list[dict[str, Any]] | None]]
+PreflightCompress = Callable[[list[ChatMessage], int], Awaitable[list[ChatMessage] | None]]
 #: Commits messages the turn added to the session's history and the store.
-Persist = Callable[[list[dict[str, Any]]], Awaitable[None]]
+Persist = Callable[[list[ChatMessage]], Awaitable[None]]
 
 
 def add_usage(total: Usage, more: Usage) -> Usage:
@@ -159,7 +160,7 @@ class TurnOutcome:
         error: what went wrong, when ``reason`` is error.
     """
 
-    messages: list[dict[str, Any]]
+    messages: list[ChatMessage]
     final_text: str
     reason: str = "completed"
     error: str | None = None

@@ -21,6 +21,8 @@ from messages.chat import (
     ToolCall,
     ToolMessage,
     content_text,
+    dict_form,
+    message_to_dict,
     messages_from_dicts,
 )
 from tests.store.strategies import extras, json_values, text_part, image_part, tool_call
@@ -36,7 +38,7 @@ TODAY = [
         "anthropic_content": [{"type": "thinking", "thinking": "t", "signature": "s"}],
     },
     {"role": "tool", "tool_call_id": "c1", "name": "terminal", "content": "a b"},
-    {"role": "assistant", "content": "done", "reasoning": None},
+    {"role": "assistant", "content": "done"},
 ]
 
 contents = st.text(max_size=40) | st.lists(text_part | image_part, max_size=3)
@@ -44,7 +46,9 @@ dict_messages = st.one_of(
     st.builds(lambda c, more: {"role": "system", "content": c, **more}, contents, extras),
     st.builds(lambda c, more: {"role": "user", "content": c, **more}, contents, extras),
     st.builds(
-        lambda c, r, calls, more: {"role": "assistant", "content": c, "reasoning": r, **({"tool_calls": calls} if calls else {}), **more},
+        lambda c, r, calls, more: {
+            "role": "assistant", "content": c, **({"reasoning": r} if r is not None else {}), **({"tool_calls": calls} if calls else {}), **more,
+        },
         st.none() | contents, st.none() | st.text(max_size=20), st.lists(tool_call, max_size=3), extras,
     ),
     st.builds(
@@ -86,6 +90,17 @@ class TestDictForm:
         typed = CHAT.structure({"role": "user", "content": [part]}, ChatMessage)
         assert typed.content == (RawPart(part),)
         assert CHAT.unstructure(typed, ChatMessage)["content"] == [part]
+
+    def test_null_optional_keys_are_left_out(self) -> None:
+        """A provider's reply with no reasoning and no calls is stored without the null keys (read back the same)."""
+        typed = CHAT.structure({"role": "assistant", "content": "x", "reasoning": None, "tool_calls": []}, ChatMessage)
+        assert CHAT.unstructure(typed, ChatMessage) == {"role": "assistant", "content": "x"}
+        assert typed == AssistantMessage("x")
+
+    def test_the_dict_form_is_made_once(self) -> None:
+        message = HumanMessage("hi")
+        assert dict_form(message) is dict_form(message) == {"role": "user", "content": "hi"}
+        assert message_to_dict(message) is not dict_form(message)
 
     def test_typed_values_unstructure_without_naming_the_union(self) -> None:
         assert CHAT.unstructure(ToolMessage("c1", "ok", "terminal")) == {

@@ -13,9 +13,12 @@ import pytest
 from actors.session.saved import SavedProcess, SavedShell, SavedState, SavedStateError, dump_saved, load_saved
 from actors.session.state import save_state
 from config.store import StoreConfig
+from messages.chat import (
+    AssistantMessage, HumanMessage, ImagePart, SystemMessage, TextPart, ToolCall, ToolMessage, message_from_dict, message_to_dict,
+)
 from providers.types import Usage
 from store import SqliteSessionStore
-from store.codec import dump_json
+from store.codec import dump_json, encode_message
 from store.memory import InMemorySessionStore
 from store.records import SessionMeta
 from tests.session.harness import Harness, open_harness, run_turn
@@ -125,6 +128,18 @@ TODAY_STATE = (
 )
 
 
+# Messages as the daemon stored them before the history was typed (a provider's reply with its extras included).
+TODAY_MESSAGES: list[dict[str, Any]] = [
+    {"role": "system", "content": "prompt"},
+    {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}]},
+    {"role": "assistant", "content": None, "reasoning": "why",
+     "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": '{"command":"ls"}'}, "extra_content": {"g": 1}}],
+     "anthropic_content": [{"type": "thinking", "thinking": "t", "signature": "s"}]},
+    {"role": "tool", "tool_call_id": "c1", "name": "terminal", "content": "a b"},
+    {"role": "assistant", "content": "hello"},
+]
+
+
 class TestSavedStateFormat:
     """The typed saved state reads and writes the JSON the daemon has always stored."""
 
@@ -153,12 +168,18 @@ class TestSavedStateFormat:
             h.deps = attrs.evolve(h.deps, store=store)
             state = json.loads(TODAY_STATE)
             state["options"] = h.options().to_state()
-            await store.create_session(SessionMeta(id="old1", cwd=str(h.workdir)), messages=[
-                {"role": "system", "content": "prompt"}, {"role": "user", "content": "hi"},
-                {"role": "assistant", "content": "hello", "reasoning": None},
-            ], state=state)
+            await store.create_session(SessionMeta(id="old1", cwd=str(h.workdir)), messages=TODAY_MESSAGES, state=state)
             handle = await h.spawn_session("old1", None)
             durable = handle._actor.durable
+            assert durable.history == [
+                SystemMessage("prompt"),
+                HumanMessage((TextPart("look"), ImagePart("data:image/png;base64,AA"))),
+                AssistantMessage(None, (ToolCall("c1", "terminal", '{"command":"ls"}', {"extra_content": {"g": 1}}),), "why",
+                                 {"anthropic_content": [{"type": "thinking", "thinking": "t", "signature": "s"}]}),
+                ToolMessage("c1", "a b", "terminal"),
+                AssistantMessage("hello"),
+            ]
+            assert (await store.load("old1")).messages == TODAY_MESSAGES, "a valid history is not rewritten"
             assert (durable.turns, durable.api_calls, durable.cost_usd, durable.event_seq) == (3, 4, 0.0123, 42)
             assert durable.usage == Usage(100, 20, 5, 0, 7) and durable.shell.cwd == "/work/project/src"
             assert durable.tools.names == {"terminal"} and durable.compression == {"summary": "earlier", "count": 1}
@@ -167,6 +188,23 @@ class TestSavedStateFormat:
             [note] = durable.lost_process_notes()
             assert "proc_1" in note and "sleep 100" in note
             await h.system.root.terminate_child("session:old1", "test over")
+
+    def test_typed_messages_are_stored_in_todays_columns(self) -> None:
+        """What the session writes for a message is what the daemon wrote for it before (column for column)."""
+        for message in TODAY_MESSAGES:
+            assert encode_message(message_to_dict(message_from_dict(message))) == encode_message(message)
+
+    async def test_a_stored_message_that_is_not_one_is_dropped_and_logged(self, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+        async with open_harness(tmp_path) as h:
+            await h.deps.store.create_session(SessionMeta(id="odd1", cwd=str(h.workdir)), messages=[
+                {"role": "system", "content": "prompt"}, {"role": "user", "content": "hi"}, {"role": "robot", "content": "beep"},
+                {"role": "assistant", "content": "hello"},
+            ], state=None)
+            handle = await h.spawn_session("odd1", None)
+            assert [m.role for m in handle._actor.durable.history] == ["system", "user", "assistant"]
+            assert "stored message 2 dropped: unknown message role 'robot'" in caplog.text
+            assert [m["role"] for m in (await h.deps.store.load("odd1")).messages] == ["system", "user", "assistant"]
+            await h.system.root.terminate_child("session:odd1", "test over")
 
     async def test_a_damaged_state_is_logged_and_the_history_resumes(self, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
         async with open_harness(tmp_path) as h:
