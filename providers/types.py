@@ -40,7 +40,7 @@ request to the same provider can send them back):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Union
 
 import attrs
@@ -51,6 +51,9 @@ from messages.events import ReasoningDelta, TextDelta
 from messages.raw_json import RawJson
 
 FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter", "error")
+
+#: An attrs validator of a field of any type.
+Validator = Callable[[Any, "attrs.Attribute[Any]", Any], Any]
 
 
 @attrs.frozen
@@ -64,6 +67,16 @@ class ProviderSettings:
     api_key: str | None = attrs.field(default=None, repr=False)
 
 
+_POSITIVE_INT: Validator = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.gt(0))
+_NON_NEGATIVE: Validator = attrs.validators.and_(attrs.validators.instance_of((int, float)), attrs.validators.ge(0))
+
+
+def _optional(validator: Validator) -> Validator:
+    """``validator``, None allowed (typed for fields whose type includes None)."""
+    checked: Validator = attrs.validators.optional(validator)
+    return checked
+
+
 @attrs.frozen
 class ChatRequest:
     """One model call: the history, and tool schemas in the internal OpenAI form."""
@@ -71,15 +84,11 @@ class ChatRequest:
     messages: Sequence[ChatMessage]
     tools: list[dict[str, Any]]
     model: str
-    max_tokens: int | None = attrs.field(
-        default=None, validator=attrs.validators.optional([attrs.validators.instance_of(int), attrs.validators.gt(0)])
-    )
-    temperature: float | None = attrs.field(
-        default=None, validator=attrs.validators.optional([attrs.validators.instance_of((int, float)), attrs.validators.ge(0)])
-    )
+    max_tokens: int | None = attrs.field(default=None, validator=_optional(_POSITIVE_INT))
+    temperature: float | None = attrs.field(default=None, validator=_optional(_NON_NEGATIVE))
     reasoning_effort: str | None = None
     # Anthropic cache breakpoint lifetime; None: no breakpoints (``prompt_caching.cache_ttl`` turned off).
-    cache_ttl: str | None = attrs.field(default="5m", validator=attrs.validators.optional(attrs.validators.in_(("5m", "1h"))))
+    cache_ttl: str | None = attrs.field(default="5m", validator=_optional(attrs.validators.in_(("5m", "1h"))))
     # ``tools`` encoded once by the caller (a session's frozen list), spliced into a Chat Completions
     # body instead of encoding the same kilobytes at every call; None: encoded with the body.
     tools_json: RawJson | None = attrs.field(default=None, eq=False, repr=False)
