@@ -9,7 +9,7 @@ default; a value of the wrong type makes the whole state unusable (:class:`Saved
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 import attrs
@@ -97,7 +97,10 @@ def _structure_state(value: object, _: object) -> SavedState:
     return _structure_fields(present, SavedState)
 
 
-def _make_converter() -> tuple[cattrs.Converter, Any]:
+_StructureFields = Callable[[Mapping[str, Any], type[SavedState]], SavedState]
+
+
+def _make_converter() -> tuple[cattrs.Converter, _StructureFields]:
     # The cost goes through its attrs converter (a damaged cost reads as unknown, not as an error).
     converter = cattrs.Converter(prefer_attrib_converters=True)
     converter.register_unstructure_hook(SessionOptions, SessionOptions.to_state)

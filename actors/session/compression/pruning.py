@@ -70,8 +70,9 @@ def _match_count(result: Any) -> int | None:
     if not isinstance(result, dict):
         return None
     for key in ("total_count", "count", "total"):
-        if isinstance(result.get(key), int):
-            return result[key]
+        count = result.get(key)
+        if isinstance(count, int):
+            return count
     for key in ("matches", "files", "results"):
         if isinstance(result.get(key), list):
             return len(result[key])
