@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from config.providers import StreamingConfig  # noqa: E402
+from messages.chat import messages_from_dicts  # noqa: E402
 from providers import ChatRequest, ClientPool, ProviderSettings, make_adapter  # noqa: E402
 from providers._raw import post_stream  # noqa: E402
 from providers._shards import ShardedTransport  # noqa: E402
@@ -98,7 +99,7 @@ def _ways(url: str, pool: ClientPool) -> dict[str, Callable[[], Awaitable[None]]
 
     settings = ProviderSettings(provider="bench", model="m", base_url=url, api_mode="chat_completions", api_key="k")
     adapter = make_adapter(settings, pool, StreamingConfig())
-    request = ChatRequest(messages=MESSAGES, tools=[], model="m")
+    request = ChatRequest(messages=messages_from_dicts(MESSAGES), tools=[], model="m")
 
     async def whole() -> None:
         async with adapter.stream(request) as events:

@@ -31,6 +31,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from messages.chat import HumanMessage
 from config.providers import StreamingConfig  # noqa: E402
 from messages.events import TextDelta  # noqa: E402
 from providers import ChatRequest, ClientPool, ProviderSettings, make_adapter  # noqa: E402
@@ -44,7 +45,7 @@ def _settings(base_url: str, mode: str) -> ProviderSettings:
 
 
 def _request() -> ChatRequest:
-    return ChatRequest(messages=[{"role": "user", "content": "go"}], tools=[], model="bench-model")
+    return ChatRequest(messages=[HumanMessage("go")], tools=[], model="bench-model")
 
 
 def _plain_client(settings: ProviderSettings, context: ssl.SSLContext) -> Any:

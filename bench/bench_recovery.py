@@ -19,6 +19,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from messages.chat import HumanMessage
 from config.providers import StreamingConfig  # noqa: E402
 from providers.clients import ClientPool  # noqa: E402
 from providers.errors import ProviderConnectionError, ProviderStatusError  # noqa: E402
@@ -88,7 +89,7 @@ async def bench_pool() -> None:
 
 
 async def bench_loop_overhead() -> None:
-    request = ChatRequest(messages=[{"role": "user", "content": "hi"}], tools=[], model="m")
+    request = ChatRequest(messages=[HumanMessage("hi")], tools=[], model="m")
     step = {"text": "x " * CHUNKS, "chunks": CHUNKS}
     async with serve_scripted_provider() as server:
         pool = ClientPool(StreamingConfig())

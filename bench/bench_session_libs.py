@@ -7,7 +7,9 @@ framework budget per turn):
 - ToolCallValidator.validate of a 3-call response, and guardrail before/after for those 3 calls;
 - the streaming memory-context scrubber over 1 MB of text in 20-character deltas;
 - one compression pass over a 300-message history (summariser stubbed: the model call is not ours);
-- system prompt assembly with a context file and a SOUL.md (once per session).
+- system prompt assembly with a context file and a SOUL.md (once per session);
+- the typed history at its boundaries: a Chat Completions body built from a 200-message history (every
+  provider call), and 200 stored messages typed on load (once per wake).
 
 Run: .venv/bin/python bench/bench_session_libs.py
 """
@@ -31,10 +33,13 @@ from actors.session.history import check_alternation
 from actors.session.prompt import PromptSpec, assemble_system_prompt
 from actors.session.validation import ToolCallValidator
 from config.session import CompressionConfig, GuardrailsConfig
+from messages.chat import AssistantMessage, ChatMessage, ToolCall, messages_from_dicts
+from providers.chat_completions import build_chat_kwargs
 from providers.metadata import rough_tokens
+from providers.types import ChatRequest
 
 
-def _history(rounds: int) -> list[dict[str, Any]]:
+def _dict_history(rounds: int) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a benchmark."}]
     for n in range(rounds):
         messages += [
@@ -46,6 +51,10 @@ def _history(rounds: int) -> list[dict[str, Any]]:
             {"role": "assistant", "content": f"done {n}"},
         ]
     return messages
+
+
+def _history(rounds: int) -> list[ChatMessage]:
+    return messages_from_dicts(_dict_history(rounds))
 
 
 def _median_us(fn: Callable[[], object], repeat: int) -> float:
@@ -61,10 +70,9 @@ def bench_per_turn() -> None:
     history = _history(50)
     print(f"check_alternation, {len(history)} messages: {_median_us(lambda: check_alternation(history), 300):.1f} µs")
     validator = ToolCallValidator(["terminal", "read_file", "search_files", "write_file"])
-    response = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"x{i}", "type": "function", "function": {"name": name, "arguments": json.dumps({"path": f"f{i}.py"})}}
-        for i, name in enumerate(["read_file", "search_files", "terminal"])
-    ]}
+    response = AssistantMessage(None, tuple(
+        ToolCall(f"x{i}", name, json.dumps({"path": f"f{i}.py"})) for i, name in enumerate(["read_file", "search_files", "terminal"])
+    ))
     print(f"validate 3 tool calls: {_median_us(lambda: validator.validate(response), 1000):.1f} µs")
     guard = ToolCallGuardrailController(GuardrailsConfig(), {"read_file", "search_files"}.__contains__)
 
@@ -93,7 +101,7 @@ def bench_scrubber() -> None:
 def bench_compression() -> None:
     history = _history(75)
 
-    async def summarize(messages: list[dict[str, Any]], instructions: str) -> str:
+    async def summarize(messages: list[ChatMessage], instructions: str) -> str:
         return "## Active Task\nrequest 74"
 
     def run() -> None:
@@ -102,6 +110,15 @@ def bench_compression() -> None:
         assert result.tokens_after < result.tokens_before
 
     print(f"compression pass, {len(history)} messages (summariser stubbed): {_median_us(run, 20) / 1000:.2f} ms")
+
+
+def bench_boundaries() -> None:
+    history = _history(50)
+    request = ChatRequest(messages=history, tools=[], model="gpt-4o")
+    print(f"provider boundary: Chat Completions body from {len(history)} typed messages: "
+          f"{_median_us(lambda: build_chat_kwargs(request), 300):.1f} µs")
+    stored = _dict_history(50)
+    print(f"store boundary: {len(stored)} stored messages typed on load: {_median_us(lambda: messages_from_dicts(stored), 300):.1f} µs")
 
 
 def bench_prompt() -> None:
@@ -117,6 +134,7 @@ def bench_prompt() -> None:
 def main() -> None:
     """Run every benchmark and print one line per figure."""
     bench_per_turn()
+    bench_boundaries()
     bench_scrubber()
     bench_compression()
     bench_prompt()

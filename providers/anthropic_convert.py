@@ -9,13 +9,14 @@ Inbound: the stream's events become our events and one normalized message.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 from messages.untrusted import UntrustedJsonError
 from messages.untrusted import loads as loads_untrusted
 
+from messages.chat import ChatMessage, messages_to_dicts
 from messages.wire_shapes import wire_int, wire_object, wire_text
 from .base import TurnAccumulator
 from .types import StreamEvent, Usage
@@ -61,11 +62,11 @@ def to_anthropic_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
-    """Split internal history into Anthropic ``system`` blocks and alternating messages."""
+def to_anthropic_messages(messages: Sequence[ChatMessage]) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
+    """Split the history into Anthropic ``system`` blocks and alternating messages."""
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
-    for msg in messages:
+    for msg in messages_to_dicts(messages):
         role = msg.get("role")
         if role in ("system", "developer"):
             system.extend(_content_blocks(msg.get("content")))

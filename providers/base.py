@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Protocol
 import attrs
 import trio
 
+from messages.chat import AssistantMessage, ToolCall
 from messages.events import ReasoningDelta, TextDelta
 from messages.untrusted import repair_json, repair_text
 
@@ -136,28 +137,16 @@ class TurnAccumulator:
         call.completed = True
         return ToolCallCompleted(index=index, call_id=call.call_id, name=call.name, arguments="".join(call.arguments))
 
-    def message(self) -> dict[str, Any]:
+    def message(self) -> AssistantMessage:
         """The normalized assistant message."""
-        msg: dict[str, Any] = {
-            "role": "assistant",
-            "content": "".join(self.text) or None,
-            "reasoning": "".join(self.reasoning) or None,
-        }
-        if self.tool_calls:
-            calls = []
-            for index in sorted(self.tool_calls):
-                call = self.tool_calls[index]
-                entry: dict[str, Any] = {
-                    "id": call.call_id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": "".join(call.arguments)},
-                }
-                if call.extra_content is not None:
-                    entry["extra_content"] = call.extra_content
-                calls.append(entry)
-            msg["tool_calls"] = calls
-        msg.update(repair_json(self.extras))
-        return msg
+        calls = []
+        for index in sorted(self.tool_calls):
+            call = self.tool_calls[index]
+            extras = {"extra_content": call.extra_content} if call.extra_content is not None else {}
+            calls.append(ToolCall(call.call_id, call.name, "".join(call.arguments), extras))
+        return AssistantMessage(
+            "".join(self.text) or None, tuple(calls), "".join(self.reasoning) or None, repair_json(self.extras),
+        )
 
     def finish_events(self) -> list[StreamEvent]:
         """The closing events: pending tool calls, usage, then ``StreamFinished``."""

@@ -3,12 +3,14 @@ local servers and any OpenAI-compatible endpoint."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletion
+
+from messages.chat import ChatMessage, dict_form
 
 from ._raw import post_stream
 from .sse import OpenAIEventStream
@@ -34,15 +36,15 @@ _WIRE_KEY_SET = frozenset(_WIRE_KEYS)
 _DETAIL_TEXT_KEYS = ("text", "summary", "data", "signature")
 
 
-def to_chat_messages(messages: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
-    """Internal history as Chat Completions messages.
+def to_chat_messages(messages: Sequence[ChatMessage], model: str) -> list[dict[str, Any]]:
+    """The history as Chat Completions messages.
 
     Drops provider extras (``reasoning``, ``anthropic_content`` ...) and
     sends ``system`` as ``developer`` to models that want it.
     """
     developer = uses_developer_role(model)
     out = []
-    for msg in messages:
+    for msg in map(dict_form, messages):
         role = msg.get("role")
         if msg.keys() <= _WIRE_KEY_SET and (role == "user" or role == "tool" or (role == "assistant" and "content" in msg)):
             # Already wire-shaped: sent as is (the body is only serialized, never changed).

@@ -18,7 +18,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -27,6 +27,7 @@ import attrs
 import trio
 
 from config.providers import ModelConfig
+from messages.chat import ChatMessage, dict_form
 
 
 DEFAULT_CONTEXT_LENGTH = 128_000
@@ -128,34 +129,33 @@ def builtin_limits(model: str) -> ModelLimits:
     return _lookup(bare_model_name(model)) or ModelLimits(DEFAULT_CONTEXT_LENGTH, DEFAULT_MAX_OUTPUT)
 
 
-def rough_tokens(messages: list[dict[str, Any]]) -> int:
-    """Characters / 4 over the serialized messages: a cheap, provider-neutral estimate."""
-    return max(1, len(json.dumps(messages, ensure_ascii=False, default=str)) // 4)
+def rough_tokens(messages: Sequence[ChatMessage]) -> int:
+    """Characters / 4 over the messages' dict form serialized: a cheap, provider-neutral estimate."""
+    return max(1, len(json.dumps([dict_form(m) for m in messages], ensure_ascii=False, default=str)) // 4)
 
 
 class HistorySize:
     """:func:`rough_tokens` of one conversation's history, which grows call by call, without encoding
     all of it again at every call.
 
-    Each message's encoded length is kept while the message is in the history. That relies on the
-    session's rule that a message in a history is replaced, never changed in place (steers and budget
-    notes copy the message they extend).
+    Each message's encoded length is kept while the message is in the history (messages are frozen:
+    a steer or a budget note replaces the message it extends).
     """
 
     def __init__(self) -> None:
         # id -> (the message, its encoded length); holding the message keeps its id from being reused.
-        self._lengths: dict[int, tuple[dict[str, Any], int]] = {}
+        self._lengths: dict[int, tuple[ChatMessage, int]] = {}
 
-    def tokens(self, messages: list[dict[str, Any]]) -> int:
+    def tokens(self, messages: Sequence[ChatMessage]) -> int:
         """``rough_tokens(messages)``."""
         known = self._lengths
-        current: dict[int, tuple[dict[str, Any], int]] = {}
+        current: dict[int, tuple[ChatMessage, int]] = {}
         # json.dumps writes a list as "[" + items joined by ", " + "]".
         total = 2 + 2 * max(len(messages) - 1, 0)
         for message in messages:
             entry = known.get(id(message))
             if entry is None or entry[0] is not message:
-                entry = (message, len(json.dumps(message, ensure_ascii=False, default=str)))
+                entry = (message, len(json.dumps(dict_form(message), ensure_ascii=False, default=str)))
             current[id(message)] = entry
             total += entry[1]
         self._lengths = current

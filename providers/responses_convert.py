@@ -10,10 +10,11 @@ events, and the turn's output items are kept in ``responses_items``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from messages.chat import ChatMessage, messages_to_dicts
 from messages.wire_shapes import wire_int, wire_object, wire_text
 from .base import TurnAccumulator
 from .errors import ProviderStatusError
@@ -44,11 +45,11 @@ def to_responses_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def to_responses_input(messages: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
-    """Internal history as (``instructions``, input items)."""
+def to_responses_input(messages: Sequence[ChatMessage]) -> tuple[str | None, list[dict[str, Any]]]:
+    """The history as (``instructions``, input items)."""
     instructions: list[str] = []
     items: list[dict[str, Any]] = []
-    for msg in messages:
+    for msg in messages_to_dicts(messages):
         role = msg.get("role")
         if role in ("system", "developer"):
             instructions.append(_plain_text(msg.get("content")))

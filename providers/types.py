@@ -1,12 +1,13 @@
 """Data that crosses the provider boundary: settings, requests, usage and stream events.
 
-Conversation history stays in the internal OpenAI-style form. Streamed text is
+Conversation history is :data:`~messages.chat.ChatMessage` values; each adapter turns them into its
+wire protocol's dicts (the SDK payloads) and the reply into an :class:`~messages.chat.AssistantMessage`. Streamed text is
 the session events' own :class:`~messages.events.TextDelta` and
 :class:`~messages.events.ReasoningDelta` (unstamped until a session publishes it). The adapters
 convert to and from each wire protocol; this module fixes the shape of what
 they hand back.
 
-The normalized assistant message (``StreamFinished.message``)::
+The normalized assistant message (``StreamFinished.message``), in its dict form::
 
     {"role": "assistant",
      "content": str | None,
@@ -39,15 +40,20 @@ request to the same provider can send them back):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any, Union
 
 import attrs
 
 from config.providers import API_MODES
+from messages.chat import AssistantMessage, ChatMessage
 from messages.events import ReasoningDelta, TextDelta
 from messages.raw_json import RawJson
 
 FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter", "error")
+
+#: An attrs validator of a field of any type.
+Validator = Callable[[Any, "attrs.Attribute[Any]", Any], Any]
 
 
 @attrs.frozen
@@ -61,22 +67,28 @@ class ProviderSettings:
     api_key: str | None = attrs.field(default=None, repr=False)
 
 
+_POSITIVE_INT: Validator = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.gt(0))
+_NON_NEGATIVE: Validator = attrs.validators.and_(attrs.validators.instance_of((int, float)), attrs.validators.ge(0))
+
+
+def _optional(validator: Validator) -> Validator:
+    """``validator``, None allowed (typed for fields whose type includes None)."""
+    checked: Validator = attrs.validators.optional(validator)
+    return checked
+
+
 @attrs.frozen
 class ChatRequest:
-    """One model call: history and tool schemas in the internal OpenAI form."""
+    """One model call: the history, and tool schemas in the internal OpenAI form."""
 
-    messages: list[dict[str, Any]]
+    messages: Sequence[ChatMessage]
     tools: list[dict[str, Any]]
     model: str
-    max_tokens: int | None = attrs.field(
-        default=None, validator=attrs.validators.optional([attrs.validators.instance_of(int), attrs.validators.gt(0)])
-    )
-    temperature: float | None = attrs.field(
-        default=None, validator=attrs.validators.optional([attrs.validators.instance_of((int, float)), attrs.validators.ge(0)])
-    )
+    max_tokens: int | None = attrs.field(default=None, validator=_optional(_POSITIVE_INT))
+    temperature: float | None = attrs.field(default=None, validator=_optional(_NON_NEGATIVE))
     reasoning_effort: str | None = None
     # Anthropic cache breakpoint lifetime; None: no breakpoints (``prompt_caching.cache_ttl`` turned off).
-    cache_ttl: str | None = attrs.field(default="5m", validator=attrs.validators.optional(attrs.validators.in_(("5m", "1h"))))
+    cache_ttl: str | None = attrs.field(default="5m", validator=_optional(attrs.validators.in_(("5m", "1h"))))
     # ``tools`` encoded once by the caller (a session's frozen list), spliced into a Chat Completions
     # body instead of encoding the same kilobytes at every call; None: encoded with the body.
     tools_json: RawJson | None = attrs.field(default=None, eq=False, repr=False)
@@ -141,7 +153,7 @@ class UsageReported:
 class StreamFinished:
     """Always the last event: the normalized assistant message and why it ended."""
 
-    message: dict[str, Any]
+    message: AssistantMessage
     finish_reason: str
     usage: Usage
 

@@ -42,6 +42,7 @@ from actors.session.steer import SteerBuffer
 from actors.session.turn import TurnJob
 from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome
 from actors.session.workers import ToolExecutor
+from messages.chat import ChatMessage, Content, HumanMessage, messages_to_dicts
 from messages.events import StatusUpdate, TurnFinished, TurnStarted
 from messages.session import (
     AnswerRequest,
@@ -425,11 +426,11 @@ class SessionActor(Actor[SessionMessage]):
         budget = state.options.token_budget(self.spec.deps.config.agent.turn_token_budget)
         counters = TurnCounters(TokenMeter(budget, self.spec.parent_meter), started_at=trio.current_time())
         started = trio.Event()
-        content: str | list[dict[str, Any]] = text
+        content: Content = text
         if message.images and sees_images(self.spec.deps.config.model.vision, self.model.chain.current.label):
             content = await trio.to_thread.run_sync(image_content, text, message.images)
         turn = TurnJob(
-            self._turn_config(), counters, list(state.history), {"role": "user", "content": content}, self.steer, state.turns, started
+            self._turn_config(), counters, list(state.history), HumanMessage(content), self.steer, state.turns, started
         )
         self.turn = turn
         self._turn_done = trio.Event()
@@ -499,14 +500,14 @@ class SessionActor(Actor[SessionMessage]):
             await self._start_turn(self.queue.popleft())
         self._maybe_quiet()
 
-    async def _commit(self, messages: list[dict[str, Any]]) -> None:
+    async def _commit(self, messages: list[ChatMessage]) -> None:
         """The turn's new messages: into the store (an ephemeral session's once it is stored), and
         into the history as committed."""
         state = self.durable
         if state.unrecorded is not None:
             state.history.extend(messages)
             return
-        await self.spec.deps.store.append(self.session_id, messages)
+        await self.spec.deps.store.append(self.session_id, messages_to_dicts(messages))
         state.history.extend(messages)
         state.persisted = len(state.history)
 
@@ -542,7 +543,7 @@ class SessionActor(Actor[SessionMessage]):
 
     async def _rate_command(self, command: str) -> str:
         """The auxiliary model's rating of a command, for the ``smart`` approval policy."""
-        return await self.model.summarize([{"role": "user", "content": rating_request(command)}], RATING_INSTRUCTIONS)
+        return await self.model.summarize([HumanMessage(rating_request(command))], RATING_INSTRUCTIONS)
 
     async def _on_compress(self, topic: str | None) -> str:
         if self.turn is not None:

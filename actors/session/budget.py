@@ -9,14 +9,13 @@ models abandon long tasks early.
 
 from __future__ import annotations
 
-import copy
 import enum
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import attrs
 
 from actors.session.errors import HistoryInvariantError
+from messages.chat import AssistantMessage, ChatMessage, HumanMessage, ToolMessage, append_text
 
 DEFAULT_MAX_ITERATIONS = 90
 REFUNDABLE_TOOL = "execute_code"
@@ -33,7 +32,7 @@ def skipped_tool_text(name: str) -> str:
     return f"[Tool execution skipped — {name} was not run because the iteration limit was reached]"
 
 
-def append_budget_note(messages: list[dict[str, Any]], text: str) -> None:
+def append_budget_note(messages: list[ChatMessage], text: str) -> None:
     """Add ``text`` to the last message, which must be a tool result or a user message.
 
     Budget notices ride on the message the model is about to answer, so no extra user message breaks
@@ -42,27 +41,21 @@ def append_budget_note(messages: list[dict[str, Any]], text: str) -> None:
     Raises:
         HistoryInvariantError: when the history does not end on a tool or user message.
     """
-    if not messages or messages[-1].get("role") not in ("tool", "user"):
+    last = messages[-1] if messages else None
+    if not isinstance(last, ToolMessage | HumanMessage):
         raise HistoryInvariantError("a budget note needs a tool result or user message to attach to", -1)
-    last = copy.deepcopy(messages[-1])
-    content = last.get("content")
-    if isinstance(content, list):
-        last["content"] = [*content, {"type": "text", "text": text}]
-    else:
-        last["content"] = f"{content}\n\n{text}" if content else text
-    messages[-1] = last
+    messages[-1] = attrs.evolve(last, content=append_text(last.content, text))
 
 
-def close_for_forced_summary(messages: list[dict[str, Any]], response: Mapping[str, Any]) -> None:
+def close_for_forced_summary(messages: list[ChatMessage], response: AssistantMessage) -> None:
     """Record a grace-call ``response`` that still asked for tools, and ask for the summary instead.
 
     Every call gets :func:`skipped_tool_text` and the last result carries :data:`FORCED_SUMMARY_TEXT`;
     the session then makes its final call without tools.
     """
-    messages.append(copy.deepcopy(dict(response)))
-    for call in response.get("tool_calls") or ():
-        name = call["function"]["name"]
-        messages.append({"role": "tool", "tool_call_id": call["id"], "name": name, "content": skipped_tool_text(name)})
+    messages.append(response)
+    for call in response.tool_calls:
+        messages.append(ToolMessage(call.id, skipped_tool_text(call.name), call.name))
     append_budget_note(messages, FORCED_SUMMARY_TEXT)
 
 

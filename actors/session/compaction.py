@@ -10,8 +10,6 @@ a manual compression, is what gets a session out of it: docs/DECISIONS.md#d-comp
 
 from __future__ import annotations
 
-from typing import Any
-
 from actors.session.compression import ContextCompressor
 from actors.session.errors import CompressionError
 from actors.session.hub import EventHub
@@ -19,6 +17,7 @@ from actors.session.model import SessionModel
 from actors.session.options import SessionDeps
 from actors.session.state import SessionState, ensure_recorded
 from actors.session.turn_parts import PreflightCompress
+from messages.chat import ChatMessage, messages_to_dicts
 from messages.events import StatusUpdate
 from providers.metadata import HistorySize, rough_tokens
 from tools.files.ledger import FileReadLedger
@@ -66,7 +65,7 @@ class SessionCompaction:
             return None
         return self._preflight
 
-    async def _preflight(self, messages: list[dict[str, Any]], tokens: int) -> list[dict[str, Any]] | None:
+    async def _preflight(self, messages: list[ChatMessage], tokens: int) -> list[ChatMessage] | None:
         if not self.compressor().should_compress(tokens):
             return None
         try:
@@ -108,7 +107,7 @@ class SessionCompaction:
             self._sized_for = model.current
         return compressor
 
-    async def _compress(self, messages: list[dict[str, Any]], topic: str | None) -> list[dict[str, Any]] | None:
+    async def _compress(self, messages: list[ChatMessage], topic: str | None) -> list[ChatMessage] | None:
         """Compress ``messages`` into the store and the history; the new history (None: unchanged).
 
         Raises:
@@ -125,7 +124,7 @@ class SessionCompaction:
         state = self._state
         # An ephemeral session not stored yet is stored before its history is replaced there.
         await ensure_recorded(self._deps, self._session_id, state)
-        await self._deps.store.compact(self._session_id, result.messages)
+        await self._deps.store.compact(self._session_id, messages_to_dicts(result.messages))
         state.history = list(result.messages)
         state.persisted = len(state.history)
         state.compression = {"summary": result.summary, "count": compressor.statistics().compressions}

@@ -1,7 +1,7 @@
 """Invariants of a conversation history, and the repairs that restore them.
 
-A history is a list of message dicts in the internal OpenAI form (``role``, ``content``, ``tool_calls``,
-``tool_call_id``, ``name``, plus provider extras that are carried along untouched). Providers reject a
+A history is a list of :data:`~messages.chat.ChatMessage` (provider extras ride along untouched in each
+message's ``extras``). Providers reject a
 history that breaks these rules, so every path that edits one — an interrupt, a crash, a compression —
 ends by passing :func:`check_alternation`:
 
@@ -14,13 +14,15 @@ ends by passing :func:`check_alternation`:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from actors.session.errors import HistoryInvariantError
+import attrs
 
-Message = dict[str, Any]
+from actors.session.errors import HistoryInvariantError
+from messages.chat import AssistantMessage, ChatMessage, Content, HumanMessage, SystemMessage, TextPart, ToolMessage
+
+Message = ChatMessage
 
 INTERRUPTED_REPLY = "Operation interrupted."
 COMMAND_INTERRUPTED = "[Command interrupted]"
@@ -41,21 +43,21 @@ def restart_tool_text(name: str) -> str:
     return f"[Tool execution lost — {name} did not finish before the session stopped]"
 
 
-def tool_call_ids(message: Mapping[str, Any]) -> list[str]:
+def tool_call_ids(message: Message) -> list[str]:
     """The ids of an assistant message's tool calls, in order (empty for any other message)."""
-    if message.get("role") != "assistant":
+    if not isinstance(message, AssistantMessage):
         return []
-    return [call["id"] for call in message.get("tool_calls") or ()]
+    return [call.id for call in message.tool_calls]
 
 
-def tool_call_names(message: Mapping[str, Any]) -> dict[str, str]:
+def tool_call_names(message: Message) -> dict[str, str]:
     """Map of tool call id to function name for an assistant message."""
-    if message.get("role") != "assistant":
+    if not isinstance(message, AssistantMessage):
         return {}
-    return {call["id"]: call["function"]["name"] for call in message.get("tool_calls") or ()}
+    return {call.id: call.name for call in message.tool_calls}
 
 
-def check_alternation(messages: Sequence[Mapping[str, Any]], *, allow_pending_tool_calls: bool = False) -> None:
+def check_alternation(messages: Sequence[Message], *, allow_pending_tool_calls: bool = False) -> None:
     """Raise :class:`HistoryInvariantError` when ``messages`` breaks the module's rules.
 
     Args:
@@ -69,15 +71,14 @@ def check_alternation(messages: Sequence[Mapping[str, Any]], *, allow_pending_to
     pending: set[str] = set()
     previous: str | None = None
     for index, message in enumerate(messages):
-        role = message.get("role")
-        if role == "system":
+        if isinstance(message, SystemMessage):
             if index != 0:
                 raise HistoryInvariantError(f"system message at index {index}; only the first message may be system", index)
-        elif role == "user":
+        elif isinstance(message, HumanMessage):
             _require_answered(pending, index)
             if previous not in (None, "system", "assistant"):
                 raise HistoryInvariantError(f"user message at index {index} follows {previous}", index)
-        elif role == "assistant":
+        elif isinstance(message, AssistantMessage):
             _require_answered(pending, index)
             if previous not in ("user", "tool"):
                 raise HistoryInvariantError(f"assistant message at index {index} follows {previous or 'nothing'}", index)
@@ -85,16 +86,16 @@ def check_alternation(messages: Sequence[Mapping[str, Any]], *, allow_pending_to
             if len(set(ids)) != len(ids):
                 raise HistoryInvariantError(f"assistant message at index {index} repeats a tool call id", index)
             pending = set(ids)
-        elif role == "tool":
-            call_id = message.get("tool_call_id")
+        elif isinstance(message, ToolMessage):
+            call_id = message.tool_call_id
             if call_id not in pending:
                 raise HistoryInvariantError(
                     f"tool message at index {index} answers {call_id!r}, which no preceding assistant call left open", index
                 )
             pending.discard(call_id)
         else:
-            raise HistoryInvariantError(f"message at index {index} has unknown role {role!r}", index)
-        previous = role
+            raise HistoryInvariantError(f"message at index {index} is not a chat message: {message!r}", index)
+        previous = message.role
     if pending and not allow_pending_tool_calls:
         raise HistoryInvariantError(f"tool calls never answered: {sorted(pending)}", -1)
 
@@ -104,7 +105,7 @@ def _require_answered(pending: set[str], index: int) -> None:
         raise HistoryInvariantError(f"message at index {index} arrives before tool calls {sorted(pending)} were answered", index)
 
 
-def is_valid(messages: Sequence[Mapping[str, Any]], *, allow_pending_tool_calls: bool = False) -> bool:
+def is_valid(messages: Sequence[Message], *, allow_pending_tool_calls: bool = False) -> bool:
     """Whether :func:`check_alternation` accepts ``messages``."""
     try:
         check_alternation(messages, allow_pending_tool_calls=allow_pending_tool_calls)
@@ -113,23 +114,22 @@ def is_valid(messages: Sequence[Mapping[str, Any]], *, allow_pending_tool_calls:
     return True
 
 
-def open_tool_calls(messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def open_tool_calls(messages: Sequence[Message]) -> list[tuple[str, str]]:
     """``(id, name)`` of the last assistant message's tool calls that have no result yet, in call order."""
     for start in range(len(messages) - 1, -1, -1):
-        role = messages[start].get("role")
-        if role == "tool":
+        if isinstance(messages[start], ToolMessage):
             continue
         names = tool_call_names(messages[start])
-        answered = {m.get("tool_call_id") for m in messages[start + 1 :]}
+        answered = {m.tool_call_id for m in messages[start + 1 :] if isinstance(m, ToolMessage)}
         return [(call_id, name) for call_id, name in names.items() if call_id not in answered]
     return []
 
 
 def close_interrupted_turn(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Message],
     *,
     results: Mapping[str, str] | None = None,
-    partial: Mapping[str, Any] | None = None,
+    partial: AssistantMessage | None = None,
 ) -> list[Message]:
     """Return a copy of ``messages`` made whole after an interrupt, ready for the next user message.
 
@@ -144,29 +144,25 @@ def close_interrupted_turn(
     Calls with no result get :func:`cancelled_tool_text`. A history that then ends on a tool or user
     message is closed with the assistant reply ``Operation interrupted.``.
     """
-    history: list[Message] = copy.deepcopy([dict(message) for message in messages])
+    history: list[Message] = list(messages)
     given = dict(results or {})
     for call_id, name in open_tool_calls(history):
-        content = given.get(call_id, cancelled_tool_text(name))
-        history.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
+        history.append(ToolMessage(call_id, given.get(call_id, cancelled_tool_text(name)), name))
     if partial is not None:
         kept = _partial_reply(partial)
-        if kept is not None and history and history[-1].get("role") in ("user", "tool"):
+        if kept is not None and history and isinstance(history[-1], HumanMessage | ToolMessage):
             history.append(kept)
-    if history and history[-1].get("role") in ("user", "tool"):
-        history.append({"role": "assistant", "content": INTERRUPTED_REPLY})
+    if history and isinstance(history[-1], HumanMessage | ToolMessage):
+        history.append(AssistantMessage(INTERRUPTED_REPLY))
     return history
 
 
-def _partial_reply(partial: Mapping[str, Any]) -> Message | None:
-    text = partial.get("content")
+def _partial_reply(partial: AssistantMessage) -> Message | None:
+    text = partial.content
     if not isinstance(text, str) or not text.strip():
         return None
-    reply: Message = {"role": "assistant", "content": text}
-    signed = [block for block in partial.get(ANTHROPIC_CONTENT_KEY) or () if _is_complete_thinking(block)]
-    if signed:
-        reply[ANTHROPIC_CONTENT_KEY] = copy.deepcopy(signed)
-    return reply
+    signed = [block for block in partial.extras.get(ANTHROPIC_CONTENT_KEY) or () if _is_complete_thinking(block)]
+    return AssistantMessage(text, extras={ANTHROPIC_CONTENT_KEY: signed} if signed else {})
 
 
 def _is_complete_thinking(block: Mapping[str, Any]) -> bool:
@@ -175,7 +171,7 @@ def _is_complete_thinking(block: Mapping[str, Any]) -> bool:
     return kind == "redacted_thinking" or (kind == "thinking" and bool(block.get("signature")))
 
 
-def repair_on_load(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
+def repair_on_load(messages: Iterable[Message]) -> list[Message]:
     """Return a valid history rebuilt from one that may have been cut short by a crash.
 
     Repairs, in one forward pass: a system message that is not first is dropped; messages before the
@@ -186,88 +182,80 @@ def repair_on_load(messages: Iterable[Mapping[str, Any]]) -> list[Message]:
     """
     history: list[Message] = []
     pending: dict[str, str] = {}
-    for index, original in enumerate(messages):
-        message = copy.deepcopy(dict(original))
-        role = message.get("role")
-        if role == "system":
+    for index, message in enumerate(messages):
+        if isinstance(message, SystemMessage):
             if index == 0:
                 history.append(message)
             continue
-        if role == "tool":
-            call_id = message.get("tool_call_id")
+        if isinstance(message, ToolMessage):
+            call_id = message.tool_call_id
             if call_id in pending:
                 del pending[call_id]
                 history.append(message)
             continue
-        if role not in ("user", "assistant"):
-            continue
         _answer_lost_calls(history, pending)
-        last_role = history[-1].get("role") if history else None
-        if role == "user":
-            if last_role == "tool":
-                history.append({"role": "assistant", "content": RESTART_REPLY})
-            if last_role == "user":
-                history[-1]["content"] = _merge_content(history[-1].get("content"), message.get("content"))
+        last = history[-1] if history else None
+        if isinstance(message, HumanMessage):
+            if isinstance(last, ToolMessage):
+                history.append(AssistantMessage(RESTART_REPLY))
+            if isinstance(last, HumanMessage):
+                history[-1] = attrs.evolve(last, content=_merge_content(last.content, message.content) or "")
             else:
                 history.append(message)
             continue
-        if last_role in (None, "system"):
+        if last is None or isinstance(last, SystemMessage):
             continue
-        if last_role == "assistant":
+        if isinstance(last, AssistantMessage):
             # Only a text reply can precede here (open calls were just answered): fold it into this one.
-            message["content"] = _merge_content(history.pop().get("content"), message.get("content"))
+            history.pop()
+            message = attrs.evolve(message, content=_merge_content(last.content, message.content))
         history.append(message)
         pending = tool_call_names(message)
     _answer_lost_calls(history, pending)
-    if history and history[-1].get("role") in ("user", "tool"):
-        history.append({"role": "assistant", "content": RESTART_REPLY})
+    if history and isinstance(history[-1], HumanMessage | ToolMessage):
+        history.append(AssistantMessage(RESTART_REPLY))
     return history
 
 
 def _answer_lost_calls(history: list[Message], pending: dict[str, str]) -> None:
     for call_id, name in pending.items():
-        history.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": restart_tool_text(name)})
+        history.append(ToolMessage(call_id, restart_tool_text(name), name))
     pending.clear()
 
 
-def _merge_content(first: Any, second: Any) -> Any:
-    """Join two message contents, as text when both are text, else as a list of parts."""
+def _merge_content(first: Content | None, second: Content | None) -> Content | None:
+    """Join two message contents, as text when both are text, else as a tuple of parts."""
     if first is None or first == "":
         return second
     if second is None or second == "":
         return first
     if isinstance(first, str) and isinstance(second, str):
         return f"{first}\n\n{second}"
-    return _as_parts(first) + _as_parts(second)
+    return (*_as_parts(first), *_as_parts(second))
 
 
-def _as_parts(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return list(content)
+def _as_parts(content: Content) -> tuple[Any, ...]:
+    return (TextPart(content),) if isinstance(content, str) else content
 
 
-def sanitize_tool_pairs(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
+def sanitize_tool_pairs(messages: Sequence[Message]) -> list[Message]:
     """Drop tool results whose call is gone and tool calls whose results are gone.
 
     Used after cutting a history (compression): an assistant message that loses all its calls keeps
     its text, or is dropped when it has none.
     """
-    answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     issued: set[str] = set()
     result: list[Message] = []
-    for original in messages:
-        message = copy.deepcopy(dict(original))
-        if message.get("role") == "assistant" and message.get("tool_calls"):
-            kept = [call for call in message["tool_calls"] if call["id"] in answered]
-            issued.update(call["id"] for call in kept)
-            if kept:
-                message["tool_calls"] = kept
-            else:
-                del message["tool_calls"]
-                if not message.get("content"):
+    for message in messages:
+        if isinstance(message, AssistantMessage) and message.tool_calls:
+            kept = tuple(call for call in message.tool_calls if call.id in answered)
+            issued.update(call.id for call in kept)
+            if len(kept) != len(message.tool_calls):
+                if not kept and not message.content:
                     continue
-        elif message.get("role") == "tool" and message.get("tool_call_id") not in issued:
+                message = attrs.evolve(message, tool_calls=kept)
+        elif isinstance(message, ToolMessage) and message.tool_call_id not in issued:
             continue
         result.append(message)
     return result

@@ -10,7 +10,8 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Sequence
-from typing import Any
+
+from messages.chat import Content, ImagePart, TextPart
 
 __all__ = ["MAX_IMAGES", "MAX_IMAGE_BYTES", "image_content", "sees_images"]
 
@@ -42,10 +43,10 @@ def _media_type(head: bytes) -> str | None:
     return None
 
 
-def image_content(text: str, paths: Sequence[str]) -> str | list[dict[str, Any]]:
+def image_content(text: str, paths: Sequence[str]) -> Content:
     """The message's content: ``text`` alone when no path is a readable image within the limits, else
     the text part followed by an image part per image."""
-    parts: list[dict[str, Any]] = []
+    parts: list[ImagePart] = []
     for path in list(paths)[:MAX_IMAGES]:
         try:
             with open(path, "rb") as file:
@@ -56,5 +57,5 @@ def image_content(text: str, paths: Sequence[str]) -> str | list[dict[str, Any]]
         if media_type is None or len(data) > MAX_IMAGE_BYTES:
             continue
         url = f"data:{media_type};base64,{base64.b64encode(data).decode()}"
-        parts.append({"type": "image_url", "image_url": {"url": url}})
-    return [{"type": "text", "text": text}, *parts] if parts else text
+        parts.append(ImagePart(url))
+    return (TextPart(text), *parts) if parts else text

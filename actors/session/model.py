@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from actors.session.options import SessionDeps, SessionOptions
+from messages.chat import ChatMessage, HumanMessage, content_text, content_to_dict
 from providers.metadata import bare_model_name, builtin_limits, parse_overflow_message
 from providers.recovery.fallback import FallbackChain, ProviderTarget
 from providers.recovery.policy import stream_with_recovery
@@ -97,7 +98,7 @@ class SessionModel:
         if info.context_length is not None:
             self._learned[bare_model_name(self.current)] = info.context_length
 
-    async def summarize(self, messages: list[dict[str, Any]], instructions: str) -> str:
+    async def summarize(self, messages: list[ChatMessage], instructions: str) -> str:
         """A summary of ``messages`` from the auxiliary model when configured, else the model in use."""
         deps = self._deps
         aux = deps.config.auxiliary
@@ -106,18 +107,18 @@ class SessionModel:
             current = chain.current
             chain = FallbackChain(ProviderTarget.resolve(aux.provider or current.provider, aux.model,
                                                          aux.base_url or current.base_url))
-        transcript = "\n".join(f"{m.get('role')}: {_text_of(m)}" for m in messages)
+        transcript = "\n".join(f"{m.role}: {_text_of(m)}" for m in messages)
         request = ChatRequest(
-            messages=[{"role": "user", "content": f"{instructions}\n\n---\n{transcript}"}],
+            messages=[HumanMessage(f"{instructions}\n\n---\n{transcript}")],
             tools=[], model=chain.current.model,
         )
         finished = await stream_with_recovery(request, chain=chain, connector=deps.connector, pools=deps.pools,
                                               retry=deps.config.retry)
-        return finished.message.get("content") or ""
+        return content_text(finished.message.content)
 
 
-def _text_of(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
+def _text_of(message: ChatMessage) -> str:
+    content = message.content
     if isinstance(content, str):
         return content
-    return json.dumps(content, ensure_ascii=False, default=str)
+    return json.dumps(None if content is None else content_to_dict(content), ensure_ascii=False, default=str)

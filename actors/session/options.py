@@ -14,6 +14,7 @@ import attrs
 from actors.session.prompt.cache import PromptCache
 from actors.session.tool_list import ToolListCache
 from config.loader import Config
+from messages.chat import ChatMessage
 from providers.metadata import ModelMetadata
 from providers.recovery.credentials import CredentialPool
 from providers.recovery.keys import ProviderKeys
@@ -220,7 +221,7 @@ class SessionSpec:
     session_id: str
     options: SessionOptions | None
     ephemeral_system: str | None = None
-    seed: Sequence[dict[str, Any]] = ()
+    seed: Sequence[ChatMessage] = ()
     delegate: DelegateFactory | None = None
     parent_meter: TokenMeter | None = None
     runtime: SessionRuntime | None = None

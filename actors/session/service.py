@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import logging
 from typing import Any, TypeGuard, cast
@@ -45,6 +45,7 @@ from actors.session.options import (
 )
 from actors.session.state import new_session_id
 from config.daemon import DaemonConfig
+from messages.chat import ChatMessage
 from messages.paths import SESSIONS, child_path, session_id_of, session_name
 from messages.session import Hibernate, SessionMessage, Shutdown, UserMessage
 from store.errors import SessionNotFoundError, SessionOwnedElsewhere
@@ -230,7 +231,7 @@ class _SessionFactory:
 
     def __init__(
         self, service: SessionService, session_id: str, options: SessionOptions | None,
-        ephemeral_system: str | None, seed: list[dict[str, Any]] | None = None, *, ephemeral: bool = False,
+        ephemeral_system: str | None, seed: Sequence[ChatMessage] | None = None, *, ephemeral: bool = False,
     ) -> None:
         self.service = service
         self.session_id = session_id
@@ -282,7 +283,7 @@ class SessionService:
 
     def setup_for(
         self, session_id: str, options: SessionOptions | None, ephemeral_system: str | None = None,
-        seed: list[dict[str, Any]] | None = None, *, ephemeral: bool = False,
+        seed: Sequence[ChatMessage] | None = None, *, ephemeral: bool = False,
     ) -> SessionSpec:
         """The spec of a new (options given) or restored (None) session; ``ephemeral``: see ``SessionSpec``."""
         return SessionSpec(
@@ -308,7 +309,7 @@ class SessionService:
 
     async def create_session(
         self, options: SessionOptions, *, session_id: str | None = None, ephemeral_system: str | None = None,
-        seed: list[dict[str, Any]] | None = None, ephemeral: bool = False,
+        seed: Sequence[ChatMessage] | None = None, ephemeral: bool = False,
     ) -> str:
         """Start a new session and return its id; ``seed`` are earlier turns it starts with;
         ``ephemeral``: one request's session, stored when it needs to be (see ``SessionSpec``).

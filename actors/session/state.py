@@ -22,8 +22,10 @@ from actors.session.history import repair_on_load
 from actors.session.options import SessionDeps, SessionOptions, SessionSpec
 from actors.session.prompt.builder import PromptSpec, build_system_prompt, session_line
 from actors.session.prompt.texts import PLATFORM_HINTS
+from actors.session.saved import SavedProcess, SavedShell, SavedState, SavedStateError, dump_saved, load_saved
 from actors.session.tool_list import FrozenTools
 from config.sandbox import SANDBOX_MODES
+from messages.chat import ChatMessage, ChatMessageError, SystemMessage, message_from_dict, messages_to_dicts
 from providers.types import Usage
 from store.records import SessionMeta
 from tools.background import ProcessRecord
@@ -40,8 +42,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("hermes_actors.session.state")
-
-Message = dict[str, Any]
 
 
 def new_session_id() -> str:
@@ -72,7 +72,7 @@ class SessionState:
     """
 
     options: SessionOptions
-    history: list[Message]
+    history: list[ChatMessage]
     tools: FrozenTools
     shell: ShellState
     todo: TodoList = attrs.Factory(TodoList)
@@ -82,15 +82,15 @@ class SessionState:
     api_calls: int = 0
     cost_usd: float | None = None
     compression: dict[str, Any] = attrs.Factory(dict)
-    lost_processes: list[dict[str, Any]] = attrs.Factory(list)
+    lost_processes: list[SavedProcess] = attrs.Factory(list)
     persisted: int = 0
-    saved: dict[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
+    saved: SavedState | None = attrs.field(default=None, eq=False, repr=False)
     unrecorded: SessionMeta | None = attrs.field(default=None, eq=False, repr=False)
 
     def lost_process_notes(self) -> list[str]:
         """Notes about background processes that died with an earlier daemon."""
         return [
-            f"[Background process {p.get('id')} (`{p.get('command', '')[:80]}`) was lost when the daemon restarted; "
+            f"[Background process {p.id} (`{p.command[:80]}`) was lost when the daemon restarted; "
             "its output is gone. Start it again if it is still needed.]"
             for p in self.lost_processes
         ]
@@ -133,7 +133,7 @@ async def _create(spec: SessionSpec, options: SessionOptions) -> SessionState:
     else:
         # A prompt given from outside (a subagent's) ends with the same line, as Hermes's children's do.
         prompt = f"{prompt}\n\n{session_line(started, model, provider)}"
-    state = SessionState(options, [{"role": "system", "content": prompt}, *spec.seed], tools, ShellState(cwd=options.cwd))
+    state = SessionState(options, [SystemMessage(prompt), *spec.seed], tools, ShellState(cwd=options.cwd))
     meta = SessionMeta(id=spec.session_id, parent_session_id=options.parent_session_id, source=options.source,
                        model=model, title=options.title, cwd=options.cwd)
     if spec.ephemeral:
@@ -141,7 +141,7 @@ async def _create(spec: SessionSpec, options: SessionOptions) -> SessionState:
         return state
     saved = _snapshot(deps, spec.session_id, state, event_seq=0, processes=())
     # The row, the first messages and the state in one commit: a restart finds all of them or none.
-    await deps.store.create_session(meta, messages=state.history, state=saved)
+    await deps.store.create_session(meta, messages=messages_to_dicts(state.history), state=dump_saved(saved))
     state.saved = saved
     return state
 
@@ -150,48 +150,65 @@ async def _restore(spec: SessionSpec) -> SessionState:
     deps = spec.deps
     session_id = spec.session_id
     loaded = await deps.store.load(session_id)
-    saved = loaded.state or {}
-    options = SessionOptions.from_state(saved.get("options") or {"cwd": loaded.info.cwd or str(Path.home())})
+    saved = _read_saved(session_id, loaded.state)
+    options = saved.options or SessionOptions(cwd=loaded.info.cwd or str(Path.home()))
     options = _settle_mode(deps, session_id, options, restored=True)
-    definitions = list(saved.get("tools") or [])
+    definitions = saved.tools if isinstance(saved.tools, list) else []
     if definitions:
-        tools = FrozenTools(frozenset(saved.get("tool_names") or []), definitions, _emojis(deps, definitions))
+        tools = FrozenTools(frozenset(saved.tool_names), definitions, _emojis(deps, definitions))
     else:
         tools = freeze_tools(deps, options)
-    repaired = repair_on_load(loaded.messages)
-    if repaired != loaded.messages:
-        log.warning("session %s: history repaired on load (%d -> %d messages)", session_id, len(loaded.messages), len(repaired))
-        stored = len(loaded.messages)
-        if repaired[:stored] == loaded.messages:
+    stored = len(loaded.messages)
+    typed = _typed_history(session_id, loaded.messages)
+    repaired = repair_on_load(typed)
+    if len(typed) != stored or repaired != typed:
+        log.warning("session %s: history repaired on load (%d -> %d messages)", session_id, stored, len(repaired))
+        if len(typed) == stored and repaired[:stored] == typed:
             # A crash mid-turn leaves the history open at its end: closing it only adds messages. Stored as
             # a new epoch, the whole conversation would be in the store twice (and in `sessions show`).
-            await deps.store.append(session_id, repaired[stored:])
+            await deps.store.append(session_id, messages_to_dicts(repaired[stored:]))
         else:
-            await deps.store.compact(session_id, repaired)
-    shell = saved.get("shell") or {}
+            await deps.store.compact(session_id, messages_to_dicts(repaired))
     if deps.approvals is not None:
-        deps.approvals.restore(session_id, saved.get("approvals") or [])
+        deps.approvals.restore(session_id, saved.approvals)
     return SessionState(
         options=options,
         history=repaired,
         tools=tools,
-        shell=_restored_shell(shell, options.cwd),
-        todo=TodoList.from_dicts(saved.get("todo") or []),
-        event_seq=int(saved.get("event_seq") or 0),
-        turns=int(saved.get("turns") or 0),
-        usage=Usage(**(saved.get("usage") or {})),
-        api_calls=int(saved.get("api_calls") or 0),
-        cost_usd=_saved_cost(saved.get("cost_usd")),
-        compression=dict(saved.get("compression") or {}),
-        lost_processes=[p for p in saved.get("processes") or [] if p.get("running")],
+        shell=_restored_shell(saved.shell, options.cwd),
+        todo=TodoList.from_dicts(saved.todo),
+        event_seq=saved.event_seq,
+        turns=saved.turns,
+        usage=saved.usage,
+        api_calls=saved.api_calls,
+        cost_usd=saved.cost_usd,
+        compression=dict(saved.compression),
+        lost_processes=[p for p in saved.processes if p.running],
     )
 
 
-def _saved_cost(value: Any) -> float | None:
-    """A stored cost, or None when absent or not a usable number (an older or damaged state)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
-        return None
-    return float(value)
+def _typed_history(session_id: str, stored: Sequence[dict[str, Any]]) -> list[ChatMessage]:
+    """The stored messages as typed values; one that is not a chat message (a damaged row) is logged and
+    left out, and the repair that follows stores the history without it."""
+    typed: list[ChatMessage] = []
+    for index, message in enumerate(stored):
+        try:
+            typed.append(message_from_dict(message))
+        except ChatMessageError as exc:
+            log.warning("session %s: stored message %d dropped: %s", session_id, index, exc)
+    return typed
+
+
+def _read_saved(session_id: str, stored: dict[str, Any] | None) -> SavedState:
+    """The saved state of the store's object; a damaged one is logged and read as none (the session
+    resumes its history with fresh settings rather than not at all)."""
+    if stored is None:
+        return SavedState()
+    try:
+        return load_saved(stored)
+    except SavedStateError as exc:
+        log.warning("session %s: %s; resuming with fresh settings", session_id, exc)
+        return SavedState()
 
 
 def _settle_mode(deps: SessionDeps, session_id: str, options: SessionOptions, *, restored: bool) -> SessionOptions:
@@ -258,7 +275,7 @@ async def ensure_recorded(
     if meta is None:
         return
     saved = _snapshot(deps, session_id, state, event_seq=event_seq, processes=processes)
-    await deps.store.create_session(meta, messages=state.history, state=saved)
+    await deps.store.create_session(meta, messages=messages_to_dicts(state.history), state=dump_saved(saved))
     state.unrecorded = None
     state.saved = saved
     state.persisted = len(state.history)
@@ -275,12 +292,12 @@ async def record_ended(
     if meta is None:
         await flush_history(deps, session_id, state)
         if saved != state.saved:
-            await deps.store.save_state(session_id, saved)
+            await deps.store.save_state(session_id, dump_saved(saved))
         await deps.store.end_session(session_id, reason)
         return
     usage = state.usage
     await deps.store.record_session(
-        meta, messages=state.history, state=saved, reason=reason,
+        meta, messages=messages_to_dicts(state.history), state=dump_saved(saved), reason=reason,
         tokens_in=usage.prompt_tokens, tokens_out=usage.completion_tokens, cost=state.cost_usd or 0.0,
     )
     state.unrecorded = None
@@ -290,7 +307,7 @@ async def flush_history(deps: SessionDeps, session_id: str, state: SessionState)
     """Commit whatever of the history is not in the store yet."""
     new = state.history[state.persisted:]
     if new:
-        await deps.store.append(session_id, new)
+        await deps.store.append(session_id, messages_to_dicts(new))
         state.persisted = len(state.history)
 
 
@@ -304,7 +321,7 @@ async def save_state(
     saved = _snapshot(deps, session_id, state, event_seq=event_seq, processes=processes)
     if saved == state.saved:
         return
-    await deps.store.save_state(session_id, saved)
+    await deps.store.save_state(session_id, dump_saved(saved))
     state.saved = saved
 
 
@@ -318,7 +335,7 @@ async def save_turn_state(
     changed = saved != state.saved
     await deps.store.update_counters(
         session_id, tokens_in=usage.prompt_tokens, tokens_out=usage.completion_tokens, cost=cost,
-        state=saved if changed else None,
+        state=dump_saved(saved) if changed else None,
     )
     if changed:
         state.saved = saved
@@ -326,46 +343,43 @@ async def save_turn_state(
 
 def _snapshot(
     deps: SessionDeps, session_id: str, state: SessionState, *, event_seq: int, processes: Sequence[ProcessRecord]
-) -> dict[str, Any]:
+) -> SavedState:
     """The state as saved (see :func:`save_state`)."""
     tools = state.tools
     # Fresh containers throughout (the two mutable dicts copied): the last save is compared with the
     # next one, and must not change under it.
-    return {
-        "options": state.options.to_state(),
-        "tools": tools.encoded,
-        "tool_names": sorted(tools.names),
-        "shell": _saved_shell(state.shell),
-        "todo": state.todo.to_dicts(),
-        "event_seq": event_seq,
-        "turns": state.turns,
-        "usage": attrs.asdict(state.usage),
-        "api_calls": state.api_calls,
-        "cost_usd": state.cost_usd,
-        "compression": dict(state.compression),
-        "approvals": deps.approvals.for_session(session_id).snapshot() if deps.approvals else [],
-        "processes": [
-            {"id": r.process_id, "command": r.spec.command, "running": not r.status.finished}
-            for r in processes
-        ],
-    }
+    return SavedState(
+        options=state.options,
+        tools=tools.encoded,
+        tool_names=sorted(tools.names),
+        shell=_saved_shell(state.shell),
+        todo=state.todo.to_dicts(),
+        event_seq=event_seq,
+        turns=state.turns,
+        usage=state.usage,
+        api_calls=state.api_calls,
+        cost_usd=state.cost_usd,
+        compression=dict(state.compression),
+        approvals=deps.approvals.for_session(session_id).snapshot() if deps.approvals else [],
+        processes=[SavedProcess(r.process_id, r.spec.command, not r.status.finished) for r in processes],
+    )
 
 
-def _saved_shell(shell: ShellState) -> dict[str, Any]:
+def _saved_shell(shell: ShellState) -> SavedShell:
     """The shell as saved: the values of the variables loaded skills let in are left out (they are secrets
     more often than not, and the store is no place for them); :func:`_restored_shell` reads them again."""
     env = {name: value for name, value in shell.env.items() if name not in shell.passthrough}
-    return {"cwd": shell.cwd, "env": env, "passthrough": sorted(shell.passthrough)}
+    return SavedShell(shell.cwd, env, sorted(shell.passthrough))
 
 
-def _restored_shell(saved: dict[str, Any], cwd: str) -> ShellState:
+def _restored_shell(saved: SavedShell, cwd: str) -> ShellState:
     """The shell saved by :func:`_saved_shell`, its skills' variables taken from the daemon's environment again."""
-    env = dict(saved.get("env") or {})
-    passthrough = set(saved.get("passthrough") or ())
+    env = dict(saved.env)
+    passthrough = set(saved.passthrough)
     if env:
         # An empty environment is built, passthrough included, at the shell's first command.
         with_passthrough(env, os.environ, passthrough)
-    return ShellState(cwd=saved.get("cwd") or cwd, env=env, passthrough=passthrough)
+    return ShellState(cwd=saved.cwd or cwd, env=env, passthrough=passthrough)
 
 
 def _platform(source: str) -> str:

@@ -7,13 +7,10 @@ mid-turn. A steer that finds no tool result before the turn ends becomes the nex
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Mapping
-from typing import Any
-
 import attrs
 
 from actors.session.errors import EmptySteerError
+from messages.chat import ChatMessage, ToolMessage, append_text
 
 STEER_OPEN = "[OUT-OF-BAND USER MESSAGE — a direct message from the user, delivered mid-turn; not tool output]"
 STEER_CLOSE = "[/OUT-OF-BAND USER MESSAGE]"
@@ -36,21 +33,12 @@ def wrap_steer(text: str) -> str:
     return f"{STEER_OPEN}\n{text}\n{STEER_CLOSE}"
 
 
-def append_steer(tool_message: Mapping[str, Any], text: str) -> dict[str, Any]:
-    """Return a copy of ``tool_message`` with the fenced steer ``text`` appended to its content.
+def append_steer(tool_message: ToolMessage, text: str) -> ToolMessage:
+    """``tool_message`` with the fenced steer ``text`` appended to its content.
 
     Text content gets the fence after a blank line; multimodal (list) content gets it as a new text part.
     """
-    message = copy.deepcopy(dict(tool_message))
-    wrapped = wrap_steer(text)
-    content = message.get("content")
-    if isinstance(content, list):
-        message["content"] = [*content, {"type": "text", "text": wrapped}]
-    elif content:
-        message["content"] = f"{content}\n\n{wrapped}"
-    else:
-        message["content"] = wrapped
-    return message
+    return attrs.evolve(tool_message, content=append_text(tool_message.content, wrap_steer(text)))
 
 
 @attrs.define
@@ -84,7 +72,7 @@ class SteerBuffer:
         self._pending.clear()
         return joined
 
-    def deliver(self, messages: list[dict[str, Any]]) -> bool:
+    def deliver(self, messages: list[ChatMessage]) -> bool:
         """Append the queued steers to the last tool result of the batch that ends ``messages``.
 
         Called after each tool batch and before each provider call. When ``messages`` does not end
@@ -93,8 +81,9 @@ class SteerBuffer:
         Returns:
             True when something was delivered.
         """
-        if not self._pending or not messages or messages[-1].get("role") != "tool":
+        last = messages[-1] if messages else None
+        if not self._pending or not isinstance(last, ToolMessage):
             return False
-        messages[-1] = append_steer(messages[-1], "\n".join(self._pending))
+        messages[-1] = append_steer(last, "\n".join(self._pending))
         self._pending.clear()
         return True

@@ -23,9 +23,9 @@ any other.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
+import attrs
 import trio
 
 from actors import InterruptScope, Job, JobStopped
@@ -36,6 +36,7 @@ from actors.session.steer import SteerBuffer
 from actors.session.turn_parts import TurnConfig, TurnCounters, TurnOutcome, add_cost, add_usage
 from actors.session.validation import PlannedCall, ToolCallValidator, ValidationOutcome
 from actors.session.workers import ToolCall, run_batch
+from messages.chat import AssistantMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage, append_text, content_text
 from messages.events import StatusUpdate, UsageUpdated
 from providers.metadata import rough_tokens
 from providers.pricing import estimate_cost
@@ -77,7 +78,7 @@ class TurnJob(Job[TurnOutcome]):
     waits_for_children = True
 
     def __init__(
-        self, config: TurnConfig, counters: TurnCounters, history: list[dict[str, Any]], user_message: dict[str, Any],
+        self, config: TurnConfig, counters: TurnCounters, history: list[ChatMessage], user_message: HumanMessage,
         steer: SteerBuffer, turn_id: int, started: trio.Event,
     ) -> None:
         super().__init__()
@@ -174,24 +175,24 @@ class TurnJob(Job[TurnOutcome]):
             if finished is None:
                 return
             message = finished.message
-            if step is BudgetStep.GRACE and message.get("tool_calls"):
+            if step is BudgetStep.GRACE and message.tool_calls:
                 close_for_forced_summary(self.messages, message)
                 continue
             if step is BudgetStep.FORCE_SUMMARY:
                 message = _assistant_text(message)
-            if finished.finish_reason == "length" and not message.get("tool_calls"):
+            if finished.finish_reason == "length" and not message.tool_calls:
                 continuations += 1
                 if continuations > MAX_CONTINUATIONS:
                     self._end_with_error("the reply kept exceeding the output limit")
                     return
                 self.messages.append(_assistant_text(message))
-                self.messages.append({"role": "user", "content": CONTINUE_TEXT})
-                cut_text += message.get("content") or ""
+                self.messages.append(HumanMessage(CONTINUE_TEXT))
+                cut_text += content_text(message.content)
                 continue
             outcome = validator.validate(message, finish_reason=finished.finish_reason)
-            if not outcome.message.get("tool_calls"):
-                text = outcome.message.get("content") or ""
-                if not text.strip() and not nudged and self.messages[-1].get("role") == "tool":
+            if not outcome.message.tool_calls:
+                text = content_text(outcome.message.content)
+                if not text.strip() and not nudged and isinstance(self.messages[-1], ToolMessage):
                     nudged = True
                     self._add_note(NUDGE_TEXT)
                     continue
@@ -204,7 +205,7 @@ class TurnJob(Job[TurnOutcome]):
             if halted is not None:
                 self._final_text = halted.render()
                 self._reason, self._error = "error", halted.message
-                self.messages.append({"role": "assistant", "content": self._final_text})
+                self.messages.append(AssistantMessage(self._final_text))
                 return
             if outcome.gave_up:
                 self._end_with_error(outcome.gave_up)
@@ -226,9 +227,8 @@ class TurnJob(Job[TurnOutcome]):
         await run_batch(self._run_tool, jobs, config.deps.registry, services.shell.cwd, limit)
         # An interrupt during the batch cancelled the work once its calls had returned: it ends here.
         await trio.lowlevel.checkpoint_if_cancelled()
-        for call in outcome.message["tool_calls"]:
-            name = call["function"]["name"]
-            self.messages.append({"role": "tool", "tool_call_id": call["id"], "name": name, "content": self._results[call["id"]]})
+        for call in outcome.message.tool_calls:
+            self.messages.append(ToolMessage(call.id, self._results[call.id], call.name))
         self._forget_batch()
         self.steer.deliver(self.messages)
         self.budget.settle_iteration([call.name for call in outcome.runnable])
@@ -329,13 +329,12 @@ class TurnJob(Job[TurnOutcome]):
         )
         counters.meter.add(usage.prompt_tokens + usage.completion_tokens)
 
-    def _request_messages(self) -> list[dict[str, Any]]:
+    def _request_messages(self) -> list[ChatMessage]:
         extra = self.config.ephemeral_system
-        if not extra or not self.messages or self.messages[0].get("role") != "system":
+        system = self.messages[0] if self.messages else None
+        if not extra or not isinstance(system, SystemMessage):
             return self.messages
-        system = dict(self.messages[0])
-        system["content"] = f"{system['content']}\n\n{extra}"
-        return [system, *self.messages[1:]]
+        return [attrs.evolve(system, content=append_text(system.content, extra)), *self.messages[1:]]
 
     # -- endings ------------------------------------------------------------------------------------
 
@@ -347,30 +346,29 @@ class TurnJob(Job[TurnOutcome]):
         self.config.hub.publish(StatusUpdate, kind="budget", text=f"turn {what} budget exhausted; asking for a final answer")
         self._close_open_calls()
         last = self.messages[-1]
-        if last.get("role") == "assistant":
-            self._final_text = last.get("content") or ""
+        if isinstance(last, AssistantMessage):
+            self._final_text = content_text(last.content)
             return
         self._add_note(BUDGET_TEXT.format(what=what))
         with trio.move_on_after(GRACE_SECONDS):
             finished = await self._call_model(with_tools=False)
             if finished is not None:
                 self.messages.append(_assistant_text(finished.message))
-                self._final_text = finished.message.get("content") or ""
+                self._final_text = content_text(finished.message.content)
                 return
-        self.messages.append({"role": "assistant", "content": INTERRUPTED_REPLY})
+        self.messages.append(AssistantMessage(INTERRUPTED_REPLY))
         self._final_text = INTERRUPTED_REPLY
 
     def _close_open_calls(self) -> None:
         results = self._results
         for call_id, name in open_tool_calls(self.messages):
-            self.messages.append({"role": "tool", "tool_call_id": call_id, "name": name,
-                                  "content": results.get(call_id, cancelled_tool_text(name))})
+            self.messages.append(ToolMessage(call_id, results.get(call_id, cancelled_tool_text(name)), name))
         self._forget_batch()
         self._stream = None
 
     def _close_interrupted(self) -> None:
         stream = self._stream
-        partial = {"role": "assistant", "content": stream.text} if stream is not None else None
+        partial = AssistantMessage(stream.text) if stream is not None else None
         if partial is not None and stream is not None and stream.chunks:
             # Cut short, the call reported no usage, but the provider answered (and bills) what it streamed.
             self._count_usage(Usage(prompt_tokens=stream.prompt_tokens, completion_tokens=rough_tokens([partial])))
@@ -382,28 +380,28 @@ class TurnJob(Job[TurnOutcome]):
         self._forget_batch()
         self._stream = None
         self._reason = "interrupted"
-        self._final_text = self.messages[-1].get("content") or INTERRUPTED_REPLY
+        self._final_text = content_text(self.messages[-1].content) or INTERRUPTED_REPLY
 
     def _end_with_error(self, error: str) -> None:
         self._reason, self._error = "error", error
         self._final_text = f"Error: {error}"
-        if self.messages[-1].get("role") != "assistant":
-            self.messages.append({"role": "assistant", "content": self._final_text})
+        if not isinstance(self.messages[-1], AssistantMessage):
+            self.messages.append(AssistantMessage(self._final_text))
 
     # -- helpers -------------------------------------------------------------------------------------
 
     def _add_note(self, text: str) -> None:
         """Put an instruction where alternation allows: on the last tool result or user
         message, else as a user turn of its own."""
-        if self.messages[-1].get("role") in ("tool", "user"):
+        if isinstance(self.messages[-1], ToolMessage | HumanMessage):
             append_budget_note(self.messages, text)
         else:
-            self.messages.append({"role": "user", "content": text})
+            self.messages.append(HumanMessage(text))
 
     def _last_text(self) -> str:
         for message in reversed(self.messages):
-            if message.get("role") == "assistant" and isinstance(message.get("content"), str):
-                return message["content"]
+            if isinstance(message, AssistantMessage) and isinstance(message.content, str):
+                return message.content
         return ""
 
     async def _persist_shielded(self) -> None:
@@ -418,8 +416,8 @@ class TurnJob(Job[TurnOutcome]):
             self._saved = len(self.messages)
 
 
-def _assistant_text(message: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in message.items() if key != "tool_calls"}
+def _assistant_text(message: AssistantMessage) -> AssistantMessage:
+    return attrs.evolve(message, tool_calls=())
 
 
 async def _interrupt_at(clock: trio.CancelScope, work: InterruptScope, deadline: float) -> None:

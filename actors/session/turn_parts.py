@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from messages.chat import ChatMessage
 from providers.metadata import HistorySize
 from providers.types import Usage
 
@@ -29,9 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["Persist", "PreflightCompress", "TokenMeter", "TurnConfig", "TurnCounters", "ToolServices", "TurnOutcome", "add_cost", "add_usage"]
 
 #: The session's preflight compression: (history, its size in tokens) -> the compacted history or None.
-PreflightCompress = Callable[[list[dict[str, Any]], int], Awaitable[list[dict[str, Any]] | None]]
+PreflightCompress = Callable[[list[ChatMessage], int], Awaitable[list[ChatMessage] | None]]
 #: Commits messages the turn added to the session's history and the store.
-Persist = Callable[[list[dict[str, Any]]], Awaitable[None]]
+Persist = Callable[[list[ChatMessage]], Awaitable[None]]
 #: What the session offers a batch of tool calls about to run (an ephemeral session stores its row and
 #: opens its jail at the first).
 ToolServices = Callable[[], Awaitable["SessionServices"]]
@@ -166,7 +167,7 @@ class TurnOutcome:
         error: what went wrong, when ``reason`` is error.
     """
 
-    messages: list[dict[str, Any]]
+    messages: list[ChatMessage]
     final_text: str
     reason: str = "completed"
     error: str | None = None

@@ -23,7 +23,8 @@ from typing import Any, Protocol
 import attrs
 
 from actors.session.guardrails import ToolCallSignature
-from messages.untrusted import MAX_JSON_DEPTH, JsonLimitExceeded, JsonSyntaxError, UntrustedJsonError, repair_json
+from messages.chat import AssistantMessage, ToolCall
+from messages.untrusted import JsonLimitExceeded, JsonSyntaxError, UntrustedJsonError
 from messages.untrusted import loads as loads_untrusted
 from providers.recovery.json_repair import EMPTY_ARGUMENTS, repair_tool_arguments
 from providers.recovery.tool_names import repair_tool_name
@@ -57,7 +58,7 @@ class ValidationOutcome:
     """What to record and what to run for one assistant response."""
 
     # The assistant message as it goes into history: names and arguments repaired.
-    message: dict[str, Any]
+    message: AssistantMessage
     # Calls to run, in the response's order.
     runnable: tuple[PlannedCall, ...]
     # Call id to the synthetic result of each call that will not run (each a failure: ``{"error": ...}``).
@@ -113,27 +114,6 @@ def looks_truncated(raw: str) -> bool:
     return False
 
 
-def _copy_calls(message: Mapping[str, Any]) -> dict[str, Any]:
-    """``message`` with its tool calls and their functions copied: all that validation changes.
-
-    Not a deep copy: that would recurse through arguments nested arbitrarily deep.
-    """
-    copied = dict(message)
-    calls = copied.get("tool_calls")
-    if isinstance(calls, list):
-        copied["tool_calls"] = [_copy_call(call) for call in calls]
-    return copied
-
-
-def _copy_call(call: Any) -> Any:
-    if not isinstance(call, dict):
-        return call
-    copied = dict(call)
-    if isinstance(copied.get("function"), dict):
-        copied["function"] = dict(copied["function"])
-    return copied
-
-
 class ToolCallValidator:
     """Validates the tool calls of each assistant response in one turn; counts repeated failures."""
 
@@ -155,52 +135,50 @@ class ToolCallValidator:
         self._bad_name_streak = 0
         self._bad_arguments_streak = 0
 
-    def validate(self, message: Mapping[str, Any], *, finish_reason: str | None = None) -> ValidationOutcome:
+    def validate(self, message: AssistantMessage, *, finish_reason: str | None = None) -> ValidationOutcome:
         """Check and repair the tool calls of one assistant ``message``.
 
         Args:
             message: the normalized assistant message.
             finish_reason: ``"length"`` marks unparseable arguments as cut off rather than malformed.
         """
-        repaired = _copy_calls(message)
+        calls: list[ToolCall] = []
         runnable: list[PlannedCall] = []
         answered: dict[str, str] = {}
         repairs: list[str] = []
         seen: dict[ToolCallSignature, str] = {}
         delegate_seen = False
         bad_name = bad_arguments = False
-        for index, call in enumerate(repaired.get("tool_calls") or ()):
-            # Adapters normalise calls; these defaults only keep a malformed one from crashing the turn.
-            call.setdefault("id", f"call_missing_{index}")
-            call.setdefault("type", "function")
-            function = call.setdefault("function", {})
-            name = self._resolve_name(function.get("name") or "")
+        for call in message.tool_calls:
+            calls.append(call)
+            name = self._resolve_name(call.name)
             if name is None:
                 bad_name = True
-                answered[call["id"]] = unknown_tool_result(function.get("name") or "", self._available)
+                answered[call.id] = unknown_tool_result(call.name, self._available)
                 continue
-            if name != function.get("name"):
-                repairs.append(f"tool name {function.get('name')!r} repaired to {name!r}")
-                function["name"] = name
-            arguments, problem = self._parse_arguments(function.get("arguments"), name, finish_reason)
+            if name != call.name:
+                repairs.append(f"tool name {call.name!r} repaired to {name!r}")
+            arguments, problem = self._parse_arguments(call.arguments, name, finish_reason)
             if arguments is None:
                 bad_arguments = True
-                answered[call["id"]] = problem
+                answered[call.id] = problem
+                calls[-1] = ToolCall(call.id, name, call.arguments, call.extras)
                 continue
             if problem:
                 repairs.append(problem)
-            function["arguments"] = json.dumps(arguments, ensure_ascii=False)
+            calls[-1] = ToolCall(call.id, name, json.dumps(arguments, ensure_ascii=False), call.extras)
             signature = ToolCallSignature.from_call(name, arguments)
             if signature in seen:
-                answered[call["id"]] = duplicate_call_result(seen[signature])
+                answered[call.id] = duplicate_call_result(seen[signature])
                 continue
-            seen[signature] = call["id"]
+            seen[signature] = call.id
             if name == DELEGATE_TOOL:
                 if delegate_seen:
-                    answered[call["id"]] = extra_delegate_result()
+                    answered[call.id] = extra_delegate_result()
                     continue
                 delegate_seen = True
-            runnable.append(PlannedCall(id=call["id"], name=name, arguments=arguments))
+            runnable.append(PlannedCall(id=call.id, name=name, arguments=arguments))
+        repaired = AssistantMessage(message.content, tuple(calls), message.reasoning, message.extras) if calls else message
         for note in repairs:
             log.info("tool call repaired: %s", note)
         if answered:
@@ -218,15 +196,11 @@ class ToolCallValidator:
             return name
         return self._repair_name(name, self._available)
 
-    def _parse_arguments(self, raw: Any, name: str, finish_reason: str | None) -> tuple[dict[str, Any] | None, str]:
+    def _parse_arguments(self, raw: str, name: str, finish_reason: str | None) -> tuple[dict[str, Any] | None, str]:
         """Return ``(arguments, note)``; ``arguments`` is ``None`` when the note is a recovery result."""
-        if raw is None or (isinstance(raw, str) and not raw.strip()):
+        if not raw.strip():
             return {}, ""
         try:
-            if isinstance(raw, dict):
-                return repair_json(raw, max_depth=MAX_JSON_DEPTH), ""
-            if not isinstance(raw, str):
-                return None, invalid_arguments_result(name, f"got a JSON {type(raw).__name__}")
             # Lone surrogates come back repaired, so nothing downstream can fail to encode them.
             parsed = loads_untrusted(raw, strict=False)
         except JsonLimitExceeded as exc:

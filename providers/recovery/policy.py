@@ -50,6 +50,7 @@ from providers.recovery.classifier import ClassifiedError, FailoverReason, class
 from providers.recovery.credentials import Credential, CredentialPool
 from providers.recovery.errors import NeedsCompression, NoCredentialAvailable, RecoveryExhausted
 from providers.recovery.fallback import FallbackChain, ProviderTarget
+from messages.chat import dict_form, messages_from_dicts
 from providers.recovery.history import strip_reasoning
 from providers.recovery.sanitize import sanitize_value
 from providers.recovery.status import StatusKind
@@ -210,12 +211,14 @@ class _RecoveryRun:
 
     async def _sanitize(self) -> bool:
         """Level 1: never send lone surrogates or undecodable bytes; True if anything was repaired."""
-        messages, messages_changed = sanitize_value(self.request.messages)
+        # Sanitised in their dict form, which holds every string they carry.
+        messages, messages_changed = sanitize_value([dict_form(m) for m in self.request.messages])
         tools, tools_changed = sanitize_value(self.request.tools)
         if not (messages_changed or tools_changed):
             return False
         tools_json = None if tools_changed else self.request.tools_json  # it encodes the tools as they were
-        self.request = attrs.evolve(self.request, messages=messages, tools=tools, tools_json=tools_json)
+        typed = messages_from_dicts(messages) if messages_changed else self.request.messages
+        self.request = attrs.evolve(self.request, messages=typed, tools=tools, tools_json=tools_json)
         await self._status(StatusKind.sanitize, "removed invalid characters from the conversation before sending")
         return True
 

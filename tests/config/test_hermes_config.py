@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from messages.chat import HumanMessage, SystemMessage
 from actors.platform.cli.config_check import warn_config
 from actors.session.compression import find_boundaries
 from config.errors import ConfigError
@@ -252,7 +253,7 @@ class TestHermesSettingsHonoured:
     def test_prompt_caching_off_sends_no_breakpoints(self, tmp_path: Path, written: str) -> None:
         config, _ = _load(tmp_path, f"prompt_caching:\n  cache_ttl: {written}\n")
         assert config.prompt_caching.cache_ttl is None
-        messages = [{"role": "system", "content": "rules"}, {"role": "user", "content": "hi"}]
+        messages = [SystemMessage("rules"), HumanMessage("hi")]
         off = build_anthropic_kwargs(ChatRequest(messages, [], "m", cache_ttl=config.prompt_caching.cache_ttl), 1000)
         on = build_anthropic_kwargs(ChatRequest(messages, [], "m"), 1000)
         assert "cache_control" not in json.dumps(off) and "cache_control" in json.dumps(on)

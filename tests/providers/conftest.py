@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import httpx2
 import pytest
 import trio
 
+from messages.chat import ChatMessage, message_from_dict
 from config.providers import StreamingConfig
 from providers import (
     ChatRequest,
@@ -78,10 +79,11 @@ def adapter_for(
     return make_adapter(settings_for(server, mode), pool, StreamingConfig(stale_timeout_seconds=stale), **kw)
 
 
-def request(messages: list[dict] | None = None, tools: list[dict] | None = None, **kw: object) -> ChatRequest:
-    """A small request; by default one user message and no tools."""
+def request(messages: Sequence[dict | ChatMessage] | None = None, tools: list[dict] | None = None, **kw: object) -> ChatRequest:
+    """A small request; by default one user message and no tools (messages given in their dict form are typed)."""
+    given = messages or [{"role": "user", "content": "hi"}]
     return ChatRequest(
-        messages=messages or [{"role": "user", "content": "hi"}], tools=tools or [], model=kw.pop("model", "scripted-model"), **kw
+        messages=[message_from_dict(m) if isinstance(m, dict) else m for m in given], tools=tools or [], model=kw.pop("model", "scripted-model"), **kw
     )
 
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from messages.chat import message_to_dict
 from messages.events import ReasoningDelta, TextDelta
 from providers import (
     StreamFinished,
@@ -33,9 +34,9 @@ class TestText:
         assert sum(isinstance(e, StreamFinished) for e in events) == 1
         finished = events[-1]
         assert finished.finish_reason == "stop"
-        assert finished.message["role"] == "assistant"
-        assert finished.message["content"] == "one two three four"
-        assert "tool_calls" not in finished.message
+        assert message_to_dict(finished.message)["role"] == "assistant"
+        assert message_to_dict(finished.message)["content"] == "one two three four"
+        assert "tool_calls" not in message_to_dict(finished.message)
 
     async def test_deltas_are_the_session_event_unstamped(self, server, pool, mode):
         server.push({"text": "one two", "chunks": 2})
@@ -47,7 +48,7 @@ class TestText:
         text = "naïve café — 東京 🚀 done"
         server.push({"text": text, "chunks": 9})
         events = await collect(adapter_for(server, pool, mode), request([{"role": "user", "content": "ünïcødé 🙂"}]))
-        assert events[-1].message["content"] == text
+        assert message_to_dict(events[-1].message)["content"] == text
         sent = server.requests[0].body
         assert "ünïcødé 🙂" in str(sent)
 
@@ -79,7 +80,7 @@ class TestToolCalls:
         assert [(c.call_id, json.loads(c.arguments)) for c in completed] == [("call_a", args)]
         finished = events[-1]
         assert finished.finish_reason == "tool_calls"
-        assert finished.message["tool_calls"] == [
+        assert message_to_dict(finished.message)["tool_calls"] == [
             {"id": "call_a", "type": "function", "function": {"name": "terminal", "arguments": json.dumps(args)}}
         ]
 
@@ -97,7 +98,7 @@ class TestToolCalls:
             (1, "call_2", "read_file"),
             (2, "call_3", "terminal"),
         ]
-        message = events[-1].message
+        message = message_to_dict(events[-1].message)
         assert message["content"] == "Running three."
         assert [json.loads(c["function"]["arguments"]) for c in message["tool_calls"]] == [c["arguments"] for c in calls]
         # Each call completes before the StreamFinished, exactly once.
@@ -115,7 +116,7 @@ class TestToolCalls:
     async def test_raw_string_arguments_pass_through_unchanged(self, server, pool, mode):
         server.push({"tool_calls": [{"id": "call_x", "name": "terminal", "arguments": '{"command": "echo hi",}'}]})
         events = await collect(adapter_for(server, pool, mode), request(tools=[TERMINAL_TOOL]))
-        assert events[-1].message["tool_calls"][0]["function"]["arguments"] == '{"command": "echo hi",}'
+        assert message_to_dict(events[-1].message)["tool_calls"][0]["function"]["arguments"] == '{"command": "echo hi",}'
 
 
 class TestReasoning:
@@ -129,8 +130,8 @@ class TestReasoning:
         first_text = next(i for i, e in enumerate(events) if isinstance(e, TextDelta))
         last_reasoning = max(i for i, e in enumerate(events) if isinstance(e, ReasoningDelta))
         assert last_reasoning < first_text
-        assert events[-1].message["reasoning"] == "Let me think about it."
-        assert events[-1].message["content"] == "Answer."
+        assert message_to_dict(events[-1].message)["reasoning"] == "Let me think about it."
+        assert message_to_dict(events[-1].message)["content"] == "Answer."
 
 
 class TestUsage:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import trio
 
+from messages.chat import message_to_dict
 from config.providers import StreamingConfig
 from providers import ClientPool, ClientPoolClosed, ProviderConfigError, ProviderSettings, make_adapter
 from providers.anthropic_messages import AnthropicMessagesAdapter
@@ -94,7 +95,7 @@ class TestLifecycle:
         assert pool.get_openai(settings) is not old
         assert pool.statistics().rebuilds == 1 and pool.statistics().retired == 1
         server.push({"text": "after rebuild"})
-        assert (await collect(adapter, request()))[-1].message["content"] == "after rebuild"
+        assert message_to_dict((await collect(adapter, request()))[-1].message)["content"] == "after rebuild"
 
     async def test_retired_clients_bounded(self, pool):
         for _ in range(7):

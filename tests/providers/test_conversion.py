@@ -8,6 +8,7 @@ import attrs
 import pytest
 
 
+from messages.chat import message_to_dict, messages_from_dicts
 from providers._raw import encode_body
 from providers.anthropic_convert import to_anthropic_messages, to_anthropic_tools
 from providers.anthropic_messages import build_anthropic_kwargs
@@ -49,12 +50,12 @@ class TestAnthropicOutbound:
     """System is extracted, tool results merge into one user turn, roles alternate."""
 
     def test_system_extracted(self):
-        system, turns = to_anthropic_messages(HISTORY)
+        system, turns = to_anthropic_messages(messages_from_dicts(HISTORY))
         assert system == [{"type": "text", "text": "You are helpful."}]
         assert all(t["role"] in ("user", "assistant") for t in turns)
 
     def test_alternation_and_merged_tool_results(self):
-        _, turns = to_anthropic_messages(HISTORY)
+        _, turns = to_anthropic_messages(messages_from_dicts(HISTORY))
         assert [t["role"] for t in turns] == ["user", "assistant", "user"]
         last = turns[2]["content"]
         assert [b["type"] for b in last] == ["tool_result", "tool_result", "text"]
@@ -63,7 +64,7 @@ class TestAnthropicOutbound:
         assert last[2]["text"] == "Thanks, summarise."
 
     def test_assistant_blocks_thinking_first_then_text_then_tool_use(self):
-        _, turns = to_anthropic_messages(HISTORY)
+        _, turns = to_anthropic_messages(messages_from_dicts(HISTORY))
         blocks = turns[1]["content"]
         assert [b["type"] for b in blocks] == ["thinking", "text", "tool_use", "tool_use"]
         assert blocks[0] == {"type": "thinking", "thinking": "plan", "signature": "SIG1"}
@@ -72,7 +73,7 @@ class TestAnthropicOutbound:
     def test_unparseable_arguments_become_empty_input(self):
         msgs = [{"role": "user", "content": "x"}, {"role": "assistant", "content": None, "tool_calls": [
             {"id": "c", "type": "function", "function": {"name": "t", "arguments": "{not json"}}]}]
-        _, turns = to_anthropic_messages(msgs)
+        _, turns = to_anthropic_messages(messages_from_dicts(msgs))
         assert turns[1]["content"] == [{"type": "tool_use", "id": "c", "name": "t", "input": {}}]
 
     def test_images_and_empty_text(self):
@@ -81,7 +82,7 @@ class TestAnthropicOutbound:
             {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
             {"type": "image_url", "image_url": {"url": "https://x/y.png"}},
         ]}]
-        _, turns = to_anthropic_messages(msgs)
+        _, turns = to_anthropic_messages(messages_from_dicts(msgs))
         assert turns[0]["content"] == [
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
             {"type": "image", "source": {"type": "url", "url": "https://x/y.png"}},
@@ -99,7 +100,7 @@ class TestCacheMarkers:
     """system_and_3: four breakpoints on content parts, never on the envelope."""
 
     def test_system_and_last_three(self):
-        system, turns = to_anthropic_messages(HISTORY + [{"role": "assistant", "content": "Summary."}])
+        system, turns = to_anthropic_messages(messages_from_dicts(HISTORY + [{"role": "assistant", "content": "Summary."}]))
         system, marked = apply_system_and_3(system, turns, "5m")
         assert system[-1]["cache_control"] == {"type": "ephemeral"}
         assert len(marked) == 4
@@ -123,7 +124,7 @@ class TestCacheMarkers:
         assert marked[0]["content"][0]["cache_control"] == {"type": "ephemeral"}
 
     def test_input_not_mutated(self):
-        system, turns = to_anthropic_messages(HISTORY)
+        system, turns = to_anthropic_messages(messages_from_dicts(HISTORY))
         before = json.dumps([system, turns])
         apply_system_and_3(system, turns)
         assert json.dumps([system, turns]) == before
@@ -151,13 +152,13 @@ class TestChatOutbound:
     """Chat Completions keeps the history, drops extras, uses developer for GPT-5/codex."""
 
     def test_extras_dropped(self):
-        wire = to_chat_messages(HISTORY, "gpt-4o")
+        wire = to_chat_messages(messages_from_dicts(HISTORY), "gpt-4o")
         assert wire[2] == {"role": "assistant", "content": "Doing both.", "tool_calls": HISTORY[2]["tool_calls"]}
         assert wire[0]["role"] == "system"
 
     @pytest.mark.parametrize("model", ["gpt-5", "openai/gpt-5.1-mini", "gpt-5-codex", "codex-mini"])
     def test_developer_role(self, model):
-        assert to_chat_messages(HISTORY, model)[0]["role"] == "developer"
+        assert to_chat_messages(messages_from_dicts(HISTORY), model)[0]["role"] == "developer"
         kwargs = build_chat_kwargs(request(HISTORY, model=model, max_tokens=100))
         assert kwargs["max_completion_tokens"] == 100
         assert "max_tokens" not in kwargs
@@ -178,7 +179,7 @@ class TestChatOutbound:
 
     def test_gemini_extra_content_kept(self):
         call = {**_call("c", "t", {}), "extra_content": {"google": {"thought_signature": "abc"}}}
-        wire = to_chat_messages([{"role": "assistant", "content": None, "tool_calls": [call]}], "gemini-3-pro")
+        wire = to_chat_messages(messages_from_dicts([{"role": "assistant", "content": None, "tool_calls": [call]}]), "gemini-3-pro")
         assert wire[0]["tool_calls"][0]["extra_content"] == {"google": {"thought_signature": "abc"}}
 
 
@@ -200,7 +201,7 @@ class TestChatInbound:
             [{"id": "b", "type": "function", "function": {"name": "u", "arguments": "{}"}}],
         ):
             convert_chat_chunk(chunk(tcs), acc)
-        calls = acc.message()["tool_calls"]
+        calls = message_to_dict(acc.message())["tool_calls"]
         assert [(c["id"], c["function"]["arguments"]) for c in calls] == [("a", '{"x": 1}'), ("b", "{}")]
 
 
@@ -213,7 +214,7 @@ class TestResponsesOutbound:
             {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "ENC"},
             {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "terminal", "arguments": "{}"},
         ]
-        instructions, items = to_responses_input(history)
+        instructions, items = to_responses_input(messages_from_dicts(history))
         assert instructions == "You are helpful."
         kinds = [i.get("type") or i["role"] for i in items]
         assert kinds == ["user", "reasoning", "assistant", "function_call", "function_call", "function_call_output", "function_call_output", "user"]
@@ -241,7 +242,7 @@ class TestRoundTrip:
         )
         adapter = adapter_for(server, pool, "anthropic_messages")
         history = [{"role": "user", "content": "list"}]
-        first = (await collect(adapter, request(history, tools=[TERMINAL_TOOL])))[-1].message
+        first = message_to_dict((await collect(adapter, request(history, tools=[TERMINAL_TOOL])))[-1].message)
         assert first["anthropic_content"] == [
             {"type": "thinking", "thinking": "I should list.", "signature": "U0lHTkFUVVJF"},
             {"type": "tool_use", "id": "toolu_1", "name": "terminal", "input": {"command": "ls"}},
@@ -261,7 +262,7 @@ class TestRoundTrip:
         )
         adapter = adapter_for(server, pool, "codex_responses")
         history = [{"role": "user", "content": "list"}]
-        first = (await collect(adapter, request(history, tools=[TERMINAL_TOOL])))[-1].message
+        first = message_to_dict((await collect(adapter, request(history, tools=[TERMINAL_TOOL])))[-1].message)
         history += [first, {"role": "tool", "tool_call_id": "call_r", "content": "a b"}]
         await collect(adapter, request(history, tools=[TERMINAL_TOOL]))
         sent = server.requests[1].body["input"]
@@ -276,7 +277,7 @@ class TestRoundTrip:
         server.push({"reasoning": "step by step", "signature": "OR-SIG", "text": "ok"}, {"text": "again"})
         adapter = adapter_for(server, pool, "chat_completions")
         history = [{"role": "user", "content": "go"}]
-        first = (await collect(adapter, request(history)))[-1].message
+        first = message_to_dict((await collect(adapter, request(history)))[-1].message)
         assert first["reasoning"] == "step by step"
         assert first["reasoning_details"] == [
             {"type": "reasoning.text", "text": "step by step", "index": 0, "format": "anthropic-claude-v1", "signature": "OR-SIG"}
@@ -292,8 +293,8 @@ class TestRoundTrip:
         server.push({"reasoning": "hm", "signature": "SIG", "text": "a"}, {"text": "b"})
         adapter = adapter_for(server, pool, "anthropic_messages")
         history = [{"role": "user", "content": "x"}]
-        first = (await collect(adapter, request(history)))[-1].message
-        stripped, changed = strip_reasoning(history + [first, {"role": "user", "content": "y"}])
+        first = message_to_dict((await collect(adapter, request(history)))[-1].message)
+        stripped, changed = strip_reasoning(messages_from_dicts(history + [first, {"role": "user", "content": "y"}]))
         assert changed
         await collect(adapter, request(stripped))
         sent = server.requests[1].body["messages"][1]["content"]
@@ -304,7 +305,7 @@ class TestRoundTrip:
         server.push({"tool_calls": [{"id": "call_g", "name": "terminal", "arguments": {}, "extra_content": extra}]}, {"text": "ok"})
         adapter = adapter_for(server, pool, "chat_completions")
         history = [{"role": "user", "content": "go"}]
-        first = (await collect(adapter, request(history, model="gemini-3-pro")))[-1].message
+        first = message_to_dict((await collect(adapter, request(history, model="gemini-3-pro")))[-1].message)
         assert first["tool_calls"][0]["extra_content"] == extra
         history += [first, {"role": "tool", "tool_call_id": "call_g", "content": "x"}]
         await collect(adapter, request(history, model="gemini-3-pro"))

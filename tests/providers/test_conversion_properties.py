@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 
+from messages.chat import messages_from_dicts
 from providers.anthropic_convert import to_anthropic_messages
 from providers.caching import apply_system_and_3
 from providers.responses_convert import to_responses_input
@@ -17,7 +18,7 @@ class TestAnthropicShape:
     @settings(max_examples=60, deadline=None)
     @given(histories())
     def test_alternation_and_pairing(self, history):
-        _, turns = to_anthropic_messages(history)
+        _, turns = to_anthropic_messages(messages_from_dicts(history))
         roles = [t["role"] for t in turns]
         assert roles[0] == "user"
         assert all(a != b for a, b in zip(roles, roles[1:]))
@@ -31,7 +32,7 @@ class TestAnthropicShape:
     @settings(max_examples=50, deadline=None)
     @given(histories())
     def test_at_most_four_breakpoints(self, history):
-        system, turns = to_anthropic_messages(history)
+        system, turns = to_anthropic_messages(messages_from_dicts(history))
         system, marked = apply_system_and_3(system, turns)
         count = sum("cache_control" in b for t in marked for b in t["content"]) + sum("cache_control" in b for b in system or [])
         assert count == min(3, len(marked)) + (1 if system else 0)
@@ -43,7 +44,7 @@ class TestResponsesShape:
     @settings(max_examples=60, deadline=None)
     @given(histories())
     def test_outputs_follow_calls(self, history):
-        _, items = to_responses_input(history)
+        _, items = to_responses_input(messages_from_dicts(history))
         seen: set[str] = set()
         for item in items:
             if item.get("type") == "function_call":

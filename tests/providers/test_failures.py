@@ -8,6 +8,7 @@ import openai
 import pytest
 import trio
 
+from messages.chat import message_to_dict
 from config.providers import StreamingConfig
 from messages.events import TextDelta
 from providers import (
@@ -159,4 +160,4 @@ class TestCancellation:
                         scope.cancel()
         assert scope.cancelled_caught
         events = await collect(adapter, request())
-        assert events[-1].message["content"] == "fresh answer"
+        assert message_to_dict(events[-1].message)["content"] == "fresh answer"

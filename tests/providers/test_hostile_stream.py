@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from messages.chat import message_to_dict
 from messages.events import ReasoningDelta, TextDelta
 from providers import StreamFinished
 from providers.types import ToolCallArgumentsDelta, ToolCallCompleted
@@ -32,8 +33,8 @@ class TestSurrogatesInTheStream:
             text.encode("utf-8")
         finished = events[-1]
         assert isinstance(finished, StreamFinished)
-        assert "bad \ufffd text \ufffd end" == finished.message["content"]
-        assert "think \ufffd hard" == finished.message["reasoning"]
+        assert "bad \ufffd text \ufffd end" == message_to_dict(finished.message)["content"]
+        assert "think \ufffd hard" == message_to_dict(finished.message)["reasoning"]
         completed = [e for e in events if isinstance(e, ToolCallCompleted)]
         assert {"command": "echo \ufffd x"} == json.loads(completed[0].arguments)
-        json.dumps(finished.message, ensure_ascii=False).encode("utf-8")
+        json.dumps(message_to_dict(finished.message), ensure_ascii=False).encode("utf-8")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 
+import attrs
 import pytest
 import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from messages.chat import HumanMessage, SystemMessage, messages_from_dicts
 from config.providers import ModelConfig
 from providers import ModelMetadata, parse_overflow_message
 from providers.metadata import CACHE_FILE_NAME, DEFAULT_CONTEXT_LENGTH, HistorySize, bare_model_name, rough_tokens
@@ -116,19 +118,19 @@ class TestEstimates:
 
     def test_rough(self):
         msgs = [{"role": "user", "content": "x" * 400}]
-        assert rough_tokens(msgs) == len(json.dumps(msgs)) // 4
+        assert rough_tokens(messages_from_dicts(msgs)) == len(json.dumps(msgs)) // 4
 
     @given(st.lists(st.tuples(st.sampled_from(["append", "replace_last", "replace_all"]), st.text(max_size=30)), max_size=25))
     @settings(max_examples=150, deadline=None)
     def test_history_size_follows_a_changing_history(self, steps):
         # What a session does to its history: messages appended, the last one replaced by a copy
         # (steers, budget notes), the whole list replaced (compaction).
-        size, history = HistorySize(), [{"role": "system", "content": "é" * 3}]
+        size, history = HistorySize(), [SystemMessage("é" * 3)]
         for step, text in steps:
             if step == "append":
-                history.append({"role": "user", "content": text, "n": [1.5, None]})
+                history.append(HumanMessage(text, {"n": [1.5, None]}))
             elif step == "replace_last":
-                history[-1] = {**history[-1], "content": f"{history[-1]['content']}\n{text}"}
+                history[-1] = attrs.evolve(history[-1], content=f"{history[-1].content}\n{text}")
             else:
-                history = [{"role": "user", "content": text}, *history[-2:]]
+                history = [HumanMessage(text), *history[-2:]]
             assert size.tokens(history) == rough_tokens(history)

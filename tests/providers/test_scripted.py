@@ -10,6 +10,7 @@ import httpx2
 import pytest
 import trio
 
+from messages.chat import message_to_dict
 from config.providers import StreamingConfig
 from messages.events import TextDelta
 from providers import ProviderSettings, ScriptError, ToolCallCompleted, make_adapter
@@ -98,7 +99,7 @@ class TestAdmin:
             bad = await http.post(f"{root}/_admin/script", json={"nope": 1})
             assert bad.status_code == 400 and "unknown step key" in bad.json()["error"]
             events = await collect(adapter_for(server, pool, "chat_completions"), request())
-            assert events[-1].message["content"] == "from admin"
+            assert message_to_dict(events[-1].message)["content"] == "from admin"
             records = (await http.get(f"{root}/_admin/requests")).json()
             assert [r["path"] for r in records["requests"]] == ["/v1/chat/completions"]
             assert records["requests"][0]["body"]["messages"] == [{"role": "user", "content": "hi"}]
@@ -115,7 +116,7 @@ class TestAdmin:
             assert missing.status_code == 404
         server.push({"text": "still fine"})
         events = await collect(adapter_for(server, pool, "chat_completions"), request())
-        assert events[-1].message["content"] == "still fine"
+        assert message_to_dict(events[-1].message)["content"] == "still fine"
 
     async def test_chunk_delay_paces_stream(self, server, pool):
         # Real clock: an autojump clock would also jump past the client's socket reads.
@@ -139,7 +140,7 @@ class TestRules:
             outputs = {"terminal": "Linux box 6.1", "execute_code": '{"whoami": "demo"}', "delegate_task": "both done"}
             for _ in range(4):
                 events = await collect(adapter, request(history, tools=DEMO_TOOLS))
-                message = events[-1].message
+                message = message_to_dict(events[-1].message)
                 history.append(message)
                 calls = [e for e in events if isinstance(e, ToolCallCompleted)]
                 if not calls:
@@ -163,10 +164,10 @@ class TestRules:
             events = await collect(adapter, request(history, tools=[TERMINAL_TOOL]))
             call = next(e for e in events if isinstance(e, ToolCallCompleted))
             assert call.name == "terminal"
-            history += [events[-1].message, {"role": "tool", "tool_call_id": call.call_id, "content": "42"}]
+            history += [message_to_dict(events[-1].message), {"role": "tool", "tool_call_id": call.call_id, "content": "42"}]
             events = await collect(adapter, request(history, tools=[TERMINAL_TOOL]))
-            text = events[-1].message["content"]
-            assert "Count files" in text and "42" in text and not events[-1].message.get("tool_calls")
+            text = message_to_dict(events[-1].message)["content"]
+            assert "Count files" in text and "42" in text and not events[-1].message.tool_calls
 
 
 class TestDefaultStep:
@@ -175,7 +176,7 @@ class TestDefaultStep:
     async def test_default(self, pool):
         async with serve_scripted_provider([{"text": "first"}], default={"text": "fallback"}) as server:
             adapter = adapter_for(server, pool, "anthropic_messages")
-            answers = [(await collect(adapter, request()))[-1].message["content"] for _ in range(3)]
+            answers = [message_to_dict((await collect(adapter, request()))[-1].message)["content"] for _ in range(3)]
             assert answers == ["first", "fallback", "fallback"]
             assert len(await server.wait_requests(3)) == 3
 
@@ -216,7 +217,7 @@ class TestCli:
             assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
             settings = ProviderSettings(provider="scripted", model="m", base_url=url, api_mode="chat_completions", api_key="k")
             events = await collect(make_adapter(settings, pool, StreamingConfig()), request())
-            assert events[-1].message["content"] == "from the file"
+            assert message_to_dict(events[-1].message)["content"] == "from the file"
         finally:
             proc.terminate()
             with trio.move_on_after(5):

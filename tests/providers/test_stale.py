@@ -8,6 +8,7 @@ import openai
 import pytest
 import trio
 
+from messages.chat import message_to_dict
 from config.providers import StreamingConfig
 from providers import StreamStalled, make_adapter
 from providers.anthropic_messages import AnthropicMessagesAdapter
@@ -38,7 +39,7 @@ class TestStaleGuard:
         server.push({"text": "a b c", "chunk_delay": 0.05})
         start = trio.current_time()
         events = await collect(adapter_for(server, pool, mode, stale=0.25), request())
-        assert events[-1].message["content"] == "a b c"
+        assert message_to_dict(events[-1].message)["content"] == "a b c"
         assert trio.current_time() - start > 0.25
 
     async def test_read_timeout_first_when_shorter(self, server, mode, short_read_pool):

@@ -15,6 +15,7 @@ import trio
 
 from providers._raw import encode_body
 from providers.recovery import ProviderTarget
+from messages.chat import AssistantMessage, messages_to_dicts
 from messages.events import TextDelta
 from providers.types import ChatRequest, StreamEvent, StreamFinished, ToolCallStarted, Usage, UsageReported
 
@@ -47,7 +48,7 @@ class _Adapter:
     @asynccontextmanager
     async def stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[StreamEvent]]:
         # As every real adapter: a body that cannot be encoded is refused before it is sent.
-        encode_body({"messages": request.messages, "tools": request.tools})
+        encode_body({"messages": messages_to_dicts(request.messages), "tools": request.tools})
         self._connector.calls.append(Call(self._target, self._key, request))
         outcome = self._connector.script.pop(0)
         self._connector.open_streams += 1
@@ -68,8 +69,7 @@ class _Adapter:
             yield ToolCallStarted(index=0, call_id="call_0", name=outcome.tool_call)
         if outcome.error is not None:
             raise outcome.error
-        message: dict[str, Any] = {"role": "assistant", "content": outcome.text}
-        yield StreamFinished(message=message, finish_reason="stop", usage=Usage())
+        yield StreamFinished(message=AssistantMessage(outcome.text), finish_reason="stop", usage=Usage())
 
 
 @attrs.define

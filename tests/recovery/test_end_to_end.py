@@ -9,6 +9,7 @@ import attrs
 import pytest
 import trio
 
+from messages.chat import HumanMessage
 from config.recovery import RetryConfig
 from providers.clients import ClientPool
 from providers.errors import ProviderError
@@ -47,7 +48,7 @@ def messages(server: ScriptedProvider, provider: str = "anthropic") -> ProviderT
 
 
 def request() -> ChatRequest:
-    return ChatRequest(messages=[{"role": "user", "content": "hi"}], tools=[], model="unset", max_tokens=1000)
+    return ChatRequest(messages=[HumanMessage("hi")], tools=[], model="unset", max_tokens=1000)
 
 
 async def failure_of(connector: PooledConnector, target: ProviderTarget) -> ProviderError:
@@ -187,7 +188,7 @@ class TestRecoveryEndToEnd:
         pool = CredentialPool("openrouter", ["sk-first-key-000000", "sk-second-key-11111"], state_path=tmp_path / "openrouter.json")
         status = Statuses()
         done = await stream_with_recovery(request(), chain=FallbackChain(chat(server)), connector=connector, pools={"openrouter": pool}, retry=FAST_RETRY, on_status=status)
-        assert done.message["content"] == "rotated fine"
+        assert done.message.content == "rotated fine"
         assert [r.headers["authorization"] for r in server.requests] == ["Bearer sk-first-key-000000", "Bearer sk-second-key-11111"]
         assert status.kinds == [StatusKind.rotate_credential]
         assert "sk-first" not in status.texts[0]
@@ -200,7 +201,7 @@ class TestRecoveryEndToEnd:
             chain = FallbackChain(chat(server), [messages(second)])
             status = Statuses()
             done = await stream_with_recovery(request(), chain=chain, connector=connector, retry=FAST_RETRY, on_status=status)
-            assert done.message["content"] == "from the fallback"
+            assert done.message.content == "from the fallback"
             assert second.requests[0].path == "/v1/messages" and second.requests[0].body["model"] == "claude-test"
             assert status.kinds == [StatusKind.fallback] and "anthropic/claude-test" in status.texts[0]
             assert chain.current == messages(second)
@@ -209,7 +210,7 @@ class TestRecoveryEndToEnd:
         server.push({"text": "one two three four", "drop_after_chunks": 2}, {"text": "complete answer"})
         status = Statuses()
         done = await stream_with_recovery(request(), chain=FallbackChain(chat(server)), connector=connector, retry=FAST_RETRY, on_status=status)
-        assert done.message["content"] == "complete answer"
+        assert done.message.content == "complete answer"
         assert status.kinds == [StatusKind.partial_output, StatusKind.rebuild_client]
         assert clients.statistics().rebuilds == 1
 
@@ -217,7 +218,7 @@ class TestRecoveryEndToEnd:
         server.push({"error": {"status": 529}}, {"text": "a b c", "mid_stream_error": {"type": "overloaded_error", "message": "Overloaded", "after_chunks": 4}}, {"text": "third time"})
         status = Statuses()
         done = await stream_with_recovery(request(), chain=FallbackChain(messages(server)), connector=connector, retry=FAST_RETRY, on_status=status)
-        assert done.message["content"] == "third time"
+        assert done.message.content == "third time"
         assert status.kinds == [StatusKind.backoff, StatusKind.partial_output, StatusKind.backoff]
         assert len(server.requests) == 3
 
@@ -227,7 +228,7 @@ class TestRecoveryEndToEnd:
         status = Statuses()
         req = attrs.evolve(request(), max_tokens=8000)
         done = await stream_with_recovery(req, chain=FallbackChain(messages(server)), connector=connector, retry=FAST_RETRY, on_status=status)
-        assert done.message["content"] == "short"
+        assert done.message.content == "short"
         assert [r.body["max_tokens"] for r in server.requests] == [8000, 5000]
         assert status.kinds == [StatusKind.lower_max_tokens]
 
@@ -235,9 +236,9 @@ class TestRecoveryEndToEnd:
     async def test_lone_surrogate_repaired_before_anything_is_sent(self, server: ScriptedProvider, connector: PooledConnector, target: Any) -> None:
         server.push({"text": "clean"})
         status = Statuses()
-        req = attrs.evolve(request(), messages=[{"role": "user", "content": "bad \ud800 char"}])
+        req = attrs.evolve(request(), messages=[HumanMessage("bad \ud800 char")])
         done = await stream_with_recovery(req, chain=FallbackChain(target(server)), connector=connector, retry=FAST_RETRY, on_status=status)
-        assert done.message["content"] == "clean"
+        assert done.message.content == "clean"
         (sent,) = server.requests
         assert "bad \ufffd char" in json.dumps(sent.body["messages"][0], ensure_ascii=False)
         assert status.kinds == [StatusKind.sanitize]

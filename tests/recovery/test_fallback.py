@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from messages.chat import AssistantMessage, ChatMessage, message_to_dict, messages_from_dicts
 from config.recovery import FallbackProviderConfig
 from providers.recovery import FallbackChain, ProviderTarget, strip_reasoning
 
@@ -43,7 +44,7 @@ class TestStripReasoning:
     """Level 3 removes reasoning from assistant turns only, without touching the input."""
 
     def test_strip(self) -> None:
-        history = [
+        history = messages_from_dicts([
             {"role": "user", "content": "hi", "reasoning": "user field kept"},
             {
                 "role": "assistant",
@@ -52,18 +53,18 @@ class TestStripReasoning:
                 "anthropic_content": [{"type": "thinking", "thinking": "r", "signature": "sig"}, {"type": "text", "text": "x"}],
                 "responses_items": [{"type": "reasoning", "id": "rs_1"}, {"type": "function_call", "call_id": "c"}],
             },
-        ]
+        ])
         clean, changed = strip_reasoning(history)
         assert changed
         assert clean[0] == history[0]
-        assert clean[1] == {
+        assert message_to_dict(clean[1]) == {
             "role": "assistant",
             "content": "x",
             "anthropic_content": [{"type": "text", "text": "x"}],
             "responses_items": [{"type": "function_call", "call_id": "c"}],
         }
-        assert "reasoning" in history[1]
+        assert message_to_dict(history[1])["reasoning"] == "r"
 
     def test_nothing_to_strip(self) -> None:
-        history = [{"role": "assistant", "content": "x"}]
+        history: list[ChatMessage] = [AssistantMessage("x")]
         assert strip_reasoning(history) == (history, False)

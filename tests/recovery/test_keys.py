@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
+from messages.chat import HumanMessage
 from config.loader import Config, load_config
 from config.recovery import RetryConfig
 from providers.clients import ClientPool
@@ -115,7 +116,7 @@ class TestApiKeyEnv:
 
 
 def request() -> ChatRequest:
-    return ChatRequest(messages=[{"role": "user", "content": "hi"}], tools=[], model="unset", max_tokens=100)
+    return ChatRequest(messages=[HumanMessage("hi")], tools=[], model="unset", max_tokens=100)
 
 
 class TestOverTheWire:
@@ -129,7 +130,7 @@ class TestOverTheWire:
             request(), chain=FallbackChain(target("openrouter", base_url=server.base_url)),
             connector=PooledConnector(clients, STREAMING, default_key=keys.key_for), pools=keys.pools, retry=FAST_RETRY,
         )
-        assert "fine" == done.message["content"]
+        assert "fine" == done.message.content
         assert ["Bearer sk-or-first", "Bearer sk-or-second"] == [r.headers["authorization"] for r in server.requests]
 
     async def test_api_key_env_is_sent(self, tmp_path: Path, server: ScriptedProvider, clients: ClientPool) -> None:

@@ -8,6 +8,7 @@ import httpx2
 import pytest
 import trio
 
+from messages.chat import messages_from_dicts
 from config.recovery import RetryConfig
 from messages.events import TextDelta
 from providers.errors import ProviderConnectionError, ProviderStatusError, ProviderTimeoutError
@@ -39,6 +40,7 @@ def err(status: int, message: str = "boom", **kw: object) -> ProviderStatusError
 def request(**kw: object) -> ChatRequest:
     base: dict[str, object] = {"messages": [{"role": "user", "content": "hi"}], "tools": [], "model": "ignored"}
     base.update(kw)
+    base["messages"] = messages_from_dicts(base["messages"])  # type: ignore[arg-type]
     return ChatRequest(**base)  # type: ignore[arg-type]
 
 
@@ -86,7 +88,7 @@ async def run(
         on_status=rec.on_status,
         **kw,  # type: ignore[arg-type]
     )
-    return finished.message["content"], trio.current_time() - start
+    return finished.message.content, trio.current_time() - start
 
 
 def seeded_delays(n: int, config: RetryConfig | None = None) -> list[float]:
@@ -222,7 +224,7 @@ class TestRequestRewrites:
         rec = Recorder()
         await run(connector, rec, req=request(messages=history))
         assert rec.kinds == [StatusKind.strip_reasoning]
-        assert connector.calls[1].request.messages[1]["anthropic_content"] == []
+        assert connector.calls[1].request.messages[1].extras["anthropic_content"] == []
 
         again = FakeConnector([Outcome("", bad), Outcome("", bad)])
         with pytest.raises(RecoveryExhausted):
@@ -258,7 +260,7 @@ class TestRequestRewrites:
         connector = FakeConnector([Outcome("ok")])
         rec = Recorder()
         await run(connector, rec, req=request(messages=[{"role": "user", "content": "bad \ud800 char"}]))
-        assert connector.calls[0].request.messages[0]["content"] == "bad \ufffd char"
+        assert connector.calls[0].request.messages[0].content == "bad \ufffd char"
         assert rec.kinds == [StatusKind.sanitize]
 
 

@@ -12,6 +12,7 @@ from actors.session.history import check_alternation
 from config.loader import Config
 from config.session import AgentConfig, ClarifyConfig
 from config.terminal import ApprovalsConfig
+from messages.chat import messages_from_dicts
 from messages.events import ApprovalRequested, RequestResolved, SessionEvent, StatusUpdate
 from messages.session import AnswerRequest, Subscribe, UserMessage
 from tests.session.harness import collect_turn, open_harness, run_turn
@@ -38,7 +39,7 @@ class TestIterationBudget:
             assert GRACE_NOTICE in bodies[2] and FORCED_SUMMARY_TEXT in bodies[3]
             assert '"tools"' not in bodies[3] or '"tools": []' in bodies[3] or '"tools":[]' in bodies[3]
             messages = (await h.deps.store.load(sid)).messages
-            check_alternation(messages)
+            check_alternation(messages_from_dicts(messages))
             # The grace call's tool call was recorded but never run.
             assert "c3" in json.dumps(messages) and messages[-1]["content"] == "Summary: I planned three steps."
 
@@ -61,7 +62,7 @@ class TestTimeBudget:
             assert finished.final_text == "Out of time; here is what I have."
             assert any(isinstance(e, StatusUpdate) and e.kind == "budget" for e in events)
             assert [p for p in h.system.registry.paths() if "/tool:" in p or "/llm" in p] == []
-            check_alternation((await h.deps.store.load(sid)).messages)
+            check_alternation(messages_from_dicts((await h.deps.store.load(sid)).messages))
 
 
 class TestApprovals:

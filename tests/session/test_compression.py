@@ -9,6 +9,7 @@ from actors.session.history import check_alternation
 from config.loader import Config
 from config.providers import ModelConfig
 from config.recovery import RetryConfig
+from messages.chat import messages_from_dicts
 from messages.events import StatusUpdate
 from messages.session import Compress
 from tests.session.harness import open_harness, run_turn
@@ -49,7 +50,7 @@ class TestCompression:
             assert "line 0-5" in sent and "line 4-5" in sent
             assert "line 1-5" not in sent and "line 2-5" not in sent
             loaded = await h.deps.store.load(sid)
-            check_alternation(loaded.messages)
+            check_alternation(messages_from_dicts(loaded.messages))
             assert len(loaded.messages) < 20
 
     async def test_compress_on_request_when_idle(self, tmp_path: Path) -> None:
@@ -62,7 +63,7 @@ class TestCompression:
             h.provider.push({"text": SUMMARY})
             outcome = await handle.ask(Compress("the questions"))
             assert outcome.startswith(("compressed", "nothing to compress"))
-            check_alternation((await h.deps.store.load(sid)).messages)
+            check_alternation(messages_from_dicts((await h.deps.store.load(sid)).messages))
 
 
 class TestOverflowRecovery:
@@ -80,4 +81,4 @@ class TestOverflowRecovery:
             finished, events = await run_turn(handle, events_in, "one more")
             assert (finished.reason, finished.final_text) == ("completed", "fits now")
             assert any(isinstance(e, StatusUpdate) and "too large" in e.text for e in events)
-            check_alternation((await h.deps.store.load(sid)).messages)
+            check_alternation(messages_from_dicts((await h.deps.store.load(sid)).messages))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from actors.session.images import MAX_IMAGE_BYTES, image_content, sees_images
+from messages.chat import ImagePart, TextPart
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 20
 
@@ -22,6 +23,7 @@ def test_only_real_images_within_the_limit(tmp_path: Path) -> None:
     fake.write_text("not an image, whatever its name")
     big.write_bytes(PNG + b"\x00" * MAX_IMAGE_BYTES)
     content = image_content("look", [str(png), str(fake), str(big), str(tmp_path / "gone.png")])
-    assert isinstance(content, list) and content[0] == {"type": "text", "text": "look"}
-    assert [part["image_url"]["url"][:22] for part in content[1:]] == ["data:image/png;base64,"]
+    assert isinstance(content, tuple) and content[0] == TextPart("look")
+    assert [part.url[:22] for part in content[1:] if isinstance(part, ImagePart)] == ["data:image/png;base64,"]
+    assert len(content) == 2
     assert image_content("look", [str(fake)]) == "look"

@@ -12,6 +12,7 @@ from actors.session.history import check_alternation
 from actors.session.steer import STEER_OPEN
 from config.loader import Config
 from config.session import DisplayConfig
+from messages.chat import messages_from_dicts
 from messages.events import SessionEvent, TextDelta, ToolStarted
 from messages.session import Interrupt, Steer, UserMessage
 from tests.session.harness import Harness, collect_turn, open_harness, run_turn
@@ -45,7 +46,7 @@ async def next_turn_works(h: Harness, handle: Any, events_in: Any, session_id: s
     h.provider.push({"text": "fresh start"})
     finished, _ = await run_turn(handle, events_in, "next")
     assert (finished.reason, finished.final_text) == ("completed", "fresh start")
-    check_alternation((await h.deps.store.load(session_id)).messages)
+    check_alternation(messages_from_dicts((await h.deps.store.load(session_id)).messages))
 
 
 class TestInterrupt:

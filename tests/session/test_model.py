@@ -10,6 +10,7 @@ from actors.session.compaction import SessionCompaction
 from actors.session.hub import EventHub
 from actors.session.model import SessionModel
 from actors.session.state import FrozenTools, SessionState
+from messages.chat import AssistantMessage, ChatMessage, HumanMessage, SystemMessage
 from config.loader import Config
 from config.providers import ModelConfig
 from config.recovery import FallbackProviderConfig
@@ -19,7 +20,7 @@ from tests.session.harness import Harness, open_harness
 PRIMARY_WINDOW = 1_000_000
 # The built-in window of a deepseek model.
 FALLBACK_WINDOW = 128_000
-SHORT_HISTORY = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+SHORT_HISTORY: list[ChatMessage] = [SystemMessage("sys"), HumanMessage("hi"), AssistantMessage("hello")]
 
 
 def _config() -> Config:

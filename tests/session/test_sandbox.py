@@ -9,6 +9,7 @@ import pytest
 
 import actors.sandbox.server as server_module
 from actors.session.history import check_alternation
+from messages.chat import messages_from_dicts
 from messages.events import ToolProgress
 from tests.session.harness import open_harness, run_turn
 
@@ -36,7 +37,7 @@ class TestExecuteCode:
             finished, events = await run_turn(handle, events_in, "run the script")
             assert finished.final_text == "script done"
             messages = (await h.deps.store.load(sid)).messages
-            check_alternation(messages)
+            check_alternation(messages_from_dicts(messages))
             result = json.loads(next(m for m in messages if m["role"] == "tool")["content"])
             assert result["status"] == "success", result
             assert "/tmp" in result["output"] and "first line of notes" in result["output"]

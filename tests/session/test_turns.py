@@ -15,6 +15,7 @@ from actors.session.history import check_alternation
 from actors.session.prompt import session_line
 from config.loader import Config
 from config.tools import ToolsConfig
+from messages.chat import messages_from_dicts
 from messages.events import TextDelta, ToolFinished, ToolStarted, TurnStarted
 from messages.session import UserMessage
 from tests.session.harness import collect_turn, open_harness, run_turn
@@ -51,7 +52,7 @@ class TestToolConversation:
             finished, _ = await run_turn(handle, events_in, "and now?")
             assert finished.final_text == "again"
             loaded = await h.deps.store.load(session_id)
-            check_alternation(loaded.messages)
+            check_alternation(messages_from_dicts(loaded.messages))
             roles = [m["role"] for m in loaded.messages]
             assert roles == ["system", "user", "assistant", "tool", "assistant", "user", "assistant"]
 
@@ -152,7 +153,7 @@ class TestTurnFailure:
             assert (finished.reason, finished.final_text) == ("error", f"Error: {finished.error}")
             assert "the tool path broke" in (finished.error or "")
             stored = (await h.deps.store.load(sid)).messages
-            check_alternation(stored)
+            check_alternation(messages_from_dicts(stored))
             assert [m["role"] for m in stored[-3:]] == ["assistant", "tool", "assistant"]
             h.provider.push({"text": "still here"})
             finished, _ = await run_turn(handle, events_in, "again")

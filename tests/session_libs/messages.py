@@ -5,29 +5,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from messages.chat import AssistantMessage, HumanMessage, SystemMessage, ToolCall, ToolMessage
 
-def user(text: str = "hi") -> dict[str, Any]:
+
+def user(text: str = "hi") -> HumanMessage:
     """A user message."""
-    return {"role": "user", "content": text}
+    return HumanMessage(text)
 
 
-def assistant(text: str | None = "ok", calls: list[tuple[str, str]] | None = None, args: dict[str, Any] | None = None) -> dict[str, Any]:
+def assistant(text: str | None = "ok", calls: list[tuple[str, str]] | None = None, args: dict[str, Any] | None = None) -> AssistantMessage:
     """An assistant message, with ``(id, name)`` tool calls when given."""
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    if calls:
-        message["tool_calls"] = [
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args or {})}}
-            for call_id, name in calls
-        ]
-    return message
+    return AssistantMessage(text, tuple(ToolCall(call_id, name, json.dumps(args or {})) for call_id, name in calls or ()))
 
 
-def tool(call_id: str, content: str = "result", name: str = "terminal") -> dict[str, Any]:
+def tool(call_id: str, content: str = "result", name: str = "terminal") -> ToolMessage:
     """A tool result."""
-    return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
+    return ToolMessage(call_id, content, name)
 
 
-def system(text: str = "You are a test.") -> dict[str, Any]:
+def system(text: str = "You are a test.") -> SystemMessage:
     """A system message."""
-    return {"role": "system", "content": text}
-
+    return SystemMessage(text)

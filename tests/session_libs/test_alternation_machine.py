@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import trio
 from hypothesis import settings
@@ -17,6 +16,7 @@ from actors.session.history import check_alternation, close_interrupted_turn, re
 from actors.session.steer import STEER_OPEN, SteerBuffer
 from actors.session.validation import ToolCallValidator
 from config.session import CompressionConfig
+from messages.chat import AssistantMessage, ChatMessage, HumanMessage, SystemMessage, ToolCall, ToolMessage, content_text
 from providers.metadata import rough_tokens as estimate_tokens
 from tests.session_libs.messages import system
 
@@ -26,7 +26,7 @@ ARGUMENTS = st.sampled_from(["{}", '{"a": 1}', '{"a": 1,}', '{"a": "cut', "", "[
 TEXT = st.text(alphabet="ab \n", max_size=6)
 
 
-async def _summarize(messages: list[dict[str, Any]], instructions: str) -> str:
+async def _summarize(messages: list[ChatMessage], instructions: str) -> str:
     if len(messages) % 3 == 0:
         raise RuntimeError("auxiliary model unavailable")
     return f"## Active Task\nsummary of {len(messages)} messages"
@@ -37,7 +37,7 @@ class SessionHistoryMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.messages: list[dict[str, Any]] = [system()]
+        self.messages: list[ChatMessage] = [system()]
         # rest: turn over; awaiting: a provider call is due; tools: results of the last batch are coming in.
         self.phase = "rest"
         self.pending: list[tuple[str, str]] = []
@@ -66,46 +66,39 @@ class SessionHistoryMachine(RuleBasedStateMachine):
         self.budget = IterationBudget(total=2)
         leftover = self.steers.take()
         if leftover is not None:  # the session queues it as the next user message
-            self.messages.append({"role": "user", "content": leftover})
+            self.messages.append(HumanMessage(leftover))
             self.phase = "awaiting"
 
     @precondition(lambda self: self.phase == "rest")
     @rule(text=TEXT)
     def user_message(self, text: str) -> None:
-        self.messages.append({"role": "user", "content": text or "?"})
+        self.messages.append(HumanMessage(text or "?"))
         self.phase = "awaiting"
 
     @precondition(lambda self: self.phase == "awaiting")
     @rule(text=TEXT)
     def assistant_answers(self, text: str) -> None:
         self._before_provider_call()
-        self.messages.append({"role": "assistant", "content": text})
+        self.messages.append(AssistantMessage(text))
         self._end_turn()
 
     @precondition(lambda self: self.phase == "awaiting")
     @rule(calls=st.lists(st.tuples(NAMES, ARGUMENTS), min_size=1, max_size=4), text=st.none() | TEXT)
     def assistant_calls_tools(self, calls: list[tuple[str, str]], text: str | None) -> None:
         step = self._before_provider_call()
-        message = {
-            "role": "assistant",
-            "content": text,
-            "tool_calls": [
-                {"id": self._next_id(), "type": "function", "function": {"name": name, "arguments": arguments}}
-                for name, arguments in calls
-            ],
-        }
+        message = AssistantMessage(text, tuple(ToolCall(self._next_id(), name, arguments) for name, arguments in calls))
         if step is BudgetStep.GRACE:
             close_for_forced_summary(self.messages, message)
             assert self.budget.begin_call() is BudgetStep.FORCE_SUMMARY
-            self.messages.append({"role": "assistant", "content": "summary of the work"})
+            self.messages.append(AssistantMessage("summary of the work"))
             self._end_turn()
             return
         outcome = self.validator.validate(message)
         self.messages.append(outcome.message)
         runnable = {call.id for call in outcome.runnable}
         self.pending = [
-            (call["id"], outcome.answered.get(call["id"], json.dumps({"output": "ran"})))
-            for call in outcome.message["tool_calls"]
+            (call.id, outcome.answered.get(call.id, json.dumps({"output": "ran"})))
+            for call in outcome.message.tool_calls
         ]
         assert runnable | set(outcome.answered) == {call_id for call_id, _ in self.pending}
         self.phase = "tools"
@@ -114,7 +107,7 @@ class SessionHistoryMachine(RuleBasedStateMachine):
     @rule()
     def tool_result(self) -> None:
         call_id, content = self.pending.pop(0)
-        self.messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+        self.messages.append(ToolMessage(call_id, content))
         if not self.pending:
             self.steers.deliver(self.messages)
             self.phase = "awaiting"
@@ -132,11 +125,11 @@ class SessionHistoryMachine(RuleBasedStateMachine):
     def interrupt(self, partial: str | None, keep_some: bool) -> None:
         results = {call_id: "[Command interrupted]" for call_id, _ in self.pending[:1]} if keep_some else {}
         self.messages = close_interrupted_turn(
-            self.messages, results=results, partial=None if partial is None else {"role": "assistant", "content": partial}
+            self.messages, results=results, partial=None if partial is None else AssistantMessage(partial)
         )
         self.pending = []
         self.phase = "rest"
-        assert self.messages[-1]["role"] == "assistant"
+        assert isinstance(self.messages[-1], AssistantMessage)
         self._end_turn()
 
     @precondition(lambda self: self.phase in ("rest", "awaiting"))
@@ -147,9 +140,9 @@ class SessionHistoryMachine(RuleBasedStateMachine):
         except CompressionError:
             return
         assert result.messages[-1] == self.messages[-1]
-        last_user = next((m for m in reversed(self.messages) if m["role"] == "user"), None)
+        last_user = next((m for m in reversed(self.messages) if isinstance(m, HumanMessage)), None)
         if last_user is not None:
-            assert any(str(last_user["content"]) in str(m.get("content")) for m in result.messages if m["role"] == "user")
+            assert any(content_text(last_user.content) in content_text(m.content) for m in result.messages if isinstance(m, HumanMessage))
         self.messages = result.messages
 
     @rule(cut=st.integers(min_value=1, max_value=200))
@@ -163,13 +156,13 @@ class SessionHistoryMachine(RuleBasedStateMachine):
     def history_is_valid(self) -> None:
         check_alternation(self.messages, allow_pending_tool_calls=self.phase == "tools")
         if self.phase == "rest":
-            assert self.messages[-1]["role"] in ("system", "assistant")
+            assert isinstance(self.messages[-1], SystemMessage | AssistantMessage)
 
     @invariant()
     def steers_only_inside_tool_results(self) -> None:
         for message in self.messages:
-            if STEER_OPEN in str(message.get("content")):
-                assert message["role"] == "tool"
+            if STEER_OPEN in content_text(message.content):
+                assert isinstance(message, ToolMessage)
 
 
 SessionHistoryMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)

@@ -15,6 +15,7 @@ from actors.session.budget import (
 )
 from actors.session.errors import HistoryInvariantError
 from actors.session.history import check_alternation
+from messages.chat import TextPart, ToolMessage
 from tests.session_libs.messages import assistant, tool, user
 
 
@@ -72,13 +73,13 @@ class TestBudgetNotes:
     def test_grace_notice_on_tool_result(self) -> None:
         history = [user(), assistant(None, [("a", "terminal")]), tool("a", "out")]
         append_budget_note(history, GRACE_NOTICE)
-        assert history[-1]["content"] == f"out\n\n{GRACE_NOTICE}"
+        assert history[-1].content == f"out\n\n{GRACE_NOTICE}"
         check_alternation(history)
 
     def test_note_as_text_part(self) -> None:
-        history = [user(), assistant(None, [("a", "t")]), {"role": "tool", "tool_call_id": "a", "content": [{"type": "text", "text": "x"}]}]
+        history = [user(), assistant(None, [("a", "t")]), ToolMessage("a", (TextPart("x"),))]
         append_budget_note(history, GRACE_NOTICE)
-        assert history[-1]["content"][-1] == {"type": "text", "text": GRACE_NOTICE}
+        assert history[-1].content[-1] == TextPart(GRACE_NOTICE)
 
     def test_note_needs_tool_or_user(self) -> None:
         with pytest.raises(HistoryInvariantError):
@@ -87,6 +88,6 @@ class TestBudgetNotes:
     def test_forced_summary_closes_calls(self) -> None:
         history = [user(), assistant(None, [("a", "terminal")]), tool("a")]
         close_for_forced_summary(history, assistant(None, [("b", "read_file"), ("c", "terminal")]))
-        assert history[-2]["content"] == skipped_tool_text("read_file")
-        assert history[-1]["content"] == f"{skipped_tool_text('terminal')}\n\n{FORCED_SUMMARY_TEXT}"
+        assert history[-2].content == skipped_tool_text("read_file")
+        assert history[-1].content == f"{skipped_tool_text('terminal')}\n\n{FORCED_SUMMARY_TEXT}"
         check_alternation(history)

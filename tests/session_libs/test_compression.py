@@ -23,16 +23,17 @@ from actors.session.errors import CompressionError
 from actors.session.history import check_alternation
 from config.session import CompressionConfig
 from providers.metadata import rough_tokens as estimate_tokens
+from messages.chat import AssistantMessage, ChatMessage, HumanMessage, ImagePart, TextPart, ToolMessage
 from tests.session_libs.messages import assistant, system, tool, user
 
 
-def _tokens(message: dict[str, Any]) -> int:
+def _tokens(message: ChatMessage) -> int:
     return estimate_tokens([message])
 
 
-def _conversation(rounds: int, result_size: int = 50) -> list[dict[str, Any]]:
+def _conversation(rounds: int, result_size: int = 50) -> list[ChatMessage]:
     """System, then ``rounds`` of user -> assistant(tool call) -> tool -> assistant."""
-    history = [system()]
+    history: list[ChatMessage] = [system()]
     for n in range(rounds):
         history += [
             user(f"request {n}"),
@@ -62,11 +63,11 @@ class TestPruning:
     def test_prunes_only_before_tail(self) -> None:
         history = _conversation(3, result_size=300)
         pruned, stats = prune_old_tool_results(history, protect_from=9)
-        assert pruned[3]["content"] == "[terminal] ran `make step0` -> exit 0, 300 lines output"
-        assert pruned[7]["content"].startswith("[terminal] ran `make step1`")
+        assert pruned[3].content == "[terminal] ran `make step0` -> exit 0, 300 lines output"
+        assert pruned[7].content.startswith("[terminal] ran `make step1`")
         assert pruned[11] == history[11]
         assert stats.results_summarised == 2 and len(pruned) == len(history)
-        assert [m["role"] for m in pruned] == [m["role"] for m in history]
+        assert [m.role for m in pruned] == [m.role for m in history]
 
     def test_small_results_kept(self) -> None:
         history = [user(), assistant(None, [("a", "terminal")]), tool("a", "ok"), assistant()]
@@ -76,22 +77,24 @@ class TestPruning:
         same = "the same fairly long output " * 3
         history = [user(), assistant(None, [("a", "read_file")]), tool("a", same), assistant(), user(), assistant(None, [("b", "read_file")]), tool("b", same), assistant()]
         pruned, stats = prune_old_tool_results(history, 8)
-        assert pruned[2]["content"] == "[read_file] result identical to a later read_file result; see that one"
-        assert pruned[6]["content"] == same and stats.duplicates_removed == 1
+        assert pruned[2].content == "[read_file] result identical to a later read_file result; see that one"
+        assert pruned[6].content == same and stats.duplicates_removed == 1
 
     def test_large_arguments_shrunk_to_valid_json(self) -> None:
         history = [user(), assistant(None, [("a", "write_file")], {"path": "big.md", "content": "# x\n" * 1000, "n": [1, {"deep": "y" * 900}]}), tool("a", "ok"), assistant()]
         pruned, stats = prune_old_tool_results(history, 4)
-        arguments = json.loads(pruned[1]["tool_calls"][0]["function"]["arguments"])
+        reply = pruned[1]
+        assert isinstance(reply, AssistantMessage)
+        arguments = json.loads(reply.tool_calls[0].arguments)
         assert arguments["path"] == "big.md"
         assert arguments["content"].startswith("# x\n") and arguments["content"].endswith("…[truncated 3,800 chars]")
         assert arguments["n"][1]["deep"].endswith("…[truncated 700 chars]")
         assert stats.arguments_shrunk == 1
 
     def test_images_removed(self) -> None:
-        shot = {"role": "tool", "tool_call_id": "a", "content": [{"type": "text", "text": "shot"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}
+        shot = ToolMessage("a", (TextPart("shot"), ImagePart("data:image/png;base64,AAAA")))
         pruned, stats = prune_old_tool_results([user(), assistant(None, [("a", "computer_use")]), shot, assistant()], 4)
-        assert pruned[2]["content"] == [{"type": "text", "text": "shot"}, {"type": "text", "text": IMAGE_PLACEHOLDER}]
+        assert pruned[2].content == (TextPart("shot"), TextPart(IMAGE_PLACEHOLDER))
         assert stats.images_removed == 1
 
 
@@ -110,7 +113,7 @@ class TestBoundaries:
     def test_tail_keeps_last_user_and_at_least_three(self) -> None:
         history = _conversation(5)
         bounds = find_boundaries(history, protect_first_n=3, tail_budget=1, tokens=_tokens)
-        assert history[bounds.tail_start]["role"] == "user"
+        assert history[bounds.tail_start].role == "user"
         assert bounds.tail_start == len(history) - 4
 
     @pytest.mark.parametrize(("budget", "expected"), [(50, 7), (800, 4), (1600, 2)])
@@ -138,8 +141,8 @@ class TestBoundaries:
         n = len(history)
         assert bounds.head_end <= bounds.tail_start <= n
         for index in (bounds.head_end, bounds.tail_start):
-            assert index == n or history[index]["role"] != "tool"
-        last_user = max(i for i, m in enumerate(history) if m["role"] == "user")
+            assert index == n or history[index].role != "tool"
+        last_user = max(i for i, m in enumerate(history) if m.role == "user")
         assert last_user < bounds.head_end or last_user >= bounds.tail_start
         assert n - bounds.tail_start >= min(3, n - bounds.head_end) or bounds.tail_start == bounds.head_end
 
@@ -149,42 +152,42 @@ class TestAssembly:
 
     def test_user_role_with_end_marker(self) -> None:
         result = assemble([system(), user(), assistant()], "S", [assistant("next"), user("q")])
-        assert result[3] == {"role": "user", "content": f"{SUMMARY_PREFIX}\n\nS\n\n{SUMMARY_END_MARKER}"}
-        assert result[0]["content"].endswith(SYSTEM_NOTE)
+        assert result[3] == HumanMessage(f"{SUMMARY_PREFIX}\n\nS\n\n{SUMMARY_END_MARKER}")
+        assert result[0].content.endswith(SYSTEM_NOTE)
         check_alternation(result)
 
     def test_assistant_role(self) -> None:
         result = assemble([system(), user()], "S", [user("q"), assistant()])
-        assert result[2] == {"role": "assistant", "content": f"{SUMMARY_PREFIX}\n\nS"}
+        assert result[2] == AssistantMessage(f"{SUMMARY_PREFIX}\n\nS")
         check_alternation(result)
 
     def test_merged_into_tail_when_no_role_fits(self) -> None:
         result = assemble([system(), user()], "S", [assistant("reply")])
-        assert len(result) == 3 and result[2]["content"] == f"{SUMMARY_PREFIX}\n\nS\n\nreply"
+        assert len(result) == 3 and result[2].content == f"{SUMMARY_PREFIX}\n\nS\n\nreply"
         merged_user = assemble([system()], "S", [user("q"), assistant()])
-        assert merged_user[1]["content"] == f"{SUMMARY_PREFIX}\n\nS\n\n{SUMMARY_END_MARKER}\n\nq"
+        assert merged_user[1].content == f"{SUMMARY_PREFIX}\n\nS\n\n{SUMMARY_END_MARKER}\n\nq"
         check_alternation(result)
         check_alternation(merged_user)
 
     def test_system_note_added_once(self) -> None:
         once = assemble([system()], "S", [user(), assistant()])
         twice = assemble(once[:1], "S2", [user(), assistant()])
-        assert twice[0]["content"].count(SYSTEM_NOTE) == 1
+        assert twice[0].content.count(SYSTEM_NOTE) == 1
 
     def test_orphans_removed(self) -> None:
         result = assemble([system(), user()], "S", [tool("gone"), assistant("x"), user("q")])
-        assert all(m["role"] != "tool" for m in result)
+        assert all(m.role != "tool" for m in result)
 
 
 class _Summarizer:
     """Records calls; answers with a fixed summary or raises."""
 
     def __init__(self, reply: str = "## Active Task\nrequest 9", error: Exception | None = None) -> None:
-        self.calls: list[tuple[list[dict[str, Any]], str]] = []
+        self.calls: list[tuple[list[ChatMessage], str]] = []
         self.reply = reply
         self.error = error
 
-    async def __call__(self, messages: list[dict[str, Any]], instructions: str) -> str:
+    async def __call__(self, messages: list[ChatMessage], instructions: str) -> str:
         self.calls.append((messages, instructions))
         if self.error is not None:
             raise self.error
@@ -218,10 +221,10 @@ class TestContextCompressor:
         check_alternation(result.messages)
         assert result.messages[1:4] == history[1:4]
         assert result.messages[-1] == history[-1] and result.messages[-4] == history[-4]
-        summary = next(m for m in result.messages if SUMMARY_PREFIX in str(m["content"]))
-        assert "## Active Task\nrequest 9" in summary["content"]
+        summary = next(m for m in result.messages if SUMMARY_PREFIX in str(m.content))
+        assert "## Active Task\nrequest 9" in summary.content
         [(middle, instructions)] = summarizer.calls
-        assert middle[0]["role"] != "tool" and len(middle) == result.summarised_count
+        assert middle[0].role != "tool" and len(middle) == result.summarised_count
         for section in ("## Active Task", "## Completed Actions", "## Blocked", "## Key Decisions", "## Resolved Questions",
                         "## Pending User Asks", "## Critical Context", "## Remaining Work", "[REDACTED]"):
             assert section in instructions
@@ -265,7 +268,7 @@ class TestContextCompressor:
         key = "sk-proj-" + "a1B2c3D4" * 5
         result = await _compressor(_Summarizer(reply=f"## Critical Context\nkey is {key}"), context_length=4_000).compress(_conversation(10))
         assert key not in result.summary and "[REDACTED]" in result.summary
-        assert all(key not in str(m["content"]) for m in result.messages)
+        assert all(key not in str(m.content) for m in result.messages)
 
     async def test_cancellation_propagates_without_fallback(self, autojump_clock: object) -> None:
         async def hang(messages: list[dict[str, Any]], instructions: str) -> str:

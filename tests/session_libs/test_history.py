@@ -18,6 +18,9 @@ from actors.session.history import (
     restart_tool_text,
     sanitize_tool_pairs,
 )
+from messages.chat import (
+    AssistantMessage, ChatMessage, HumanMessage, ImagePart, TextPart, ToolCall, message_from_dict, message_to_dict,
+)
 from tests.session_libs.messages import assistant, system, tool, user
 
 
@@ -46,10 +49,10 @@ class TestCheckAlternation:
             ([user(), assistant(None, [("a", "t")]), user()], 2),
             ([user(), assistant(None, [("a", "t")]), tool("a"), user()], 3),
             ([user(), assistant(None, [("a", "t"), ("a", "t")])], 1),
-            ([{"role": "developer", "content": "x"}], 0),
+            ([object()], 0),
         ],
     )
-    def test_violations_name_the_offending_index(self, history: list[dict], index: int) -> None:
+    def test_violations_name_the_offending_index(self, history: list[ChatMessage], index: int) -> None:
         with pytest.raises(HistoryInvariantError) as info:
             check_alternation(history)
         assert info.value.index == index
@@ -70,14 +73,9 @@ class TestCloseInterruptedTurn:
         history = [user(), assistant(None, [("a", "terminal"), ("b", "read_file"), ("c", "web_search")]), tool("a", "done")]
         closed = close_interrupted_turn(history, results={"b": "[Command interrupted]\npartial output"})
         assert closed[3:] == [
-            {"role": "tool", "tool_call_id": "b", "name": "read_file", "content": "[Command interrupted]\npartial output"},
-            {
-                "role": "tool",
-                "tool_call_id": "c",
-                "name": "web_search",
-                "content": "[Tool execution cancelled — web_search was skipped due to user interrupt]",
-            },
-            {"role": "assistant", "content": "Operation interrupted."},
+            tool("b", "[Command interrupted]\npartial output", "read_file"),
+            tool("c", "[Tool execution cancelled — web_search was skipped due to user interrupt]", "web_search"),
+            assistant("Operation interrupted."),
         ]
         check_alternation(closed)
         assert history[-1] == tool("a", "done") and len(history) == 3
@@ -87,7 +85,7 @@ class TestCloseInterruptedTurn:
         assert INTERRUPTED_REPLY == "Operation interrupted."
 
     def test_partial_text_kept_and_unsigned_thinking_dropped(self) -> None:
-        partial = {
+        partial = message_from_dict({
             "role": "assistant",
             "content": "I was saying",
             "reasoning": "half a thought",
@@ -98,9 +96,10 @@ class TestCloseInterruptedTurn:
                 {"type": "text", "text": "I was saying"},
             ],
             "tool_calls": [{"id": "z", "type": "function", "function": {"name": "x", "arguments": "{"}}],
-        }
+        })
+        assert isinstance(partial, AssistantMessage)
         closed = close_interrupted_turn([user()], partial=partial)
-        assert closed[-1] == {
+        assert message_to_dict(closed[-1]) == {
             "role": "assistant",
             "content": "I was saying",
             ANTHROPIC_CONTENT_KEY: [
@@ -112,13 +111,13 @@ class TestCloseInterruptedTurn:
 
     @pytest.mark.parametrize("text", ["", "   \n", None])
     def test_empty_partial_text_is_not_kept(self, text: str | None) -> None:
-        closed = close_interrupted_turn([user()], partial={"role": "assistant", "content": text})
-        assert closed == [user(), {"role": "assistant", "content": "Operation interrupted."}]
+        closed = close_interrupted_turn([user()], partial=AssistantMessage(text))
+        assert closed == [user(), assistant("Operation interrupted.")]
 
     def test_partial_after_tool_results_closes_the_turn(self) -> None:
         history = [user(), assistant(None, [("a", "t")]), tool("a")]
-        closed = close_interrupted_turn(history, partial={"role": "assistant", "content": "Looking at it"})
-        assert closed[-1] == {"role": "assistant", "content": "Looking at it"}
+        closed = close_interrupted_turn(history, partial=AssistantMessage("Looking at it"))
+        assert closed[-1] == assistant("Looking at it")
         check_alternation(closed)
 
     def test_history_already_at_rest_is_unchanged(self) -> None:
@@ -134,34 +133,34 @@ class TestRepairOnLoad:
         assert repair_on_load(history) == history
 
     def test_trailing_user_message_gets_restart_reply(self) -> None:
-        assert repair_on_load([system(), user("q")]) == [system(), user("q"), {"role": "assistant", "content": RESTART_REPLY}]
+        assert repair_on_load([system(), user("q")]) == [system(), user("q"), assistant(RESTART_REPLY)]
 
     def test_dangling_tool_calls_answered(self) -> None:
         repaired = repair_on_load([user(), assistant(None, [("a", "terminal"), ("b", "patch")]), tool("a")])
-        assert repaired[3] == {"role": "tool", "tool_call_id": "b", "name": "patch", "content": restart_tool_text("patch")}
-        assert repaired[4] == {"role": "assistant", "content": RESTART_REPLY}
+        assert repaired[3] == tool("b", restart_tool_text("patch"), "patch")
+        assert repaired[4] == assistant(RESTART_REPLY)
         check_alternation(repaired)
 
     def test_orphans_duplicates_and_misplaced_system_dropped(self) -> None:
         repaired = repair_on_load(
             [assistant("early"), tool("zz"), user("a"), system("late"), user("b"), assistant("x"), assistant("y"), tool("q")]
         )
-        assert repaired == [user("a\n\nb"), {"role": "assistant", "content": "x\n\ny"}]
+        assert repaired == [user("a\n\nb"), assistant("x\n\ny")]
 
     def test_user_after_tool_result_gets_reply_between(self) -> None:
         repaired = repair_on_load([user(), assistant(None, [("a", "t")]), tool("a"), user("next")])
-        assert [m["role"] for m in repaired] == ["user", "assistant", "tool", "assistant", "user", "assistant"]
+        assert [m.role for m in repaired] == ["user", "assistant", "tool", "assistant", "user", "assistant"]
         check_alternation(repaired)
 
     def test_text_reply_folded_into_following_tool_call_message(self) -> None:
         repaired = repair_on_load([user(), assistant("thinking aloud"), assistant("now", [("a", "t")]), tool("a"), assistant()])
-        assert repaired[1]["content"] == "thinking aloud\n\nnow" and repaired[1]["tool_calls"][0]["id"] == "a"
+        assert repaired[1] == assistant("thinking aloud\n\nnow", [("a", "t")])
         check_alternation(repaired)
 
     def test_multimodal_user_messages_merge_as_parts(self) -> None:
-        image = {"type": "image_url", "image_url": {"url": "data:x"}}
-        repaired = repair_on_load([{"role": "user", "content": [image]}, user("caption"), assistant()])
-        assert repaired[0]["content"] == [image, {"type": "text", "text": "caption"}]
+        image = ImagePart("data:x")
+        repaired = repair_on_load([HumanMessage((image,)), user("caption"), assistant()])
+        assert repaired[0].content == (image, TextPart("caption"))
 
 
 class TestSanitizeToolPairs:
@@ -182,9 +181,9 @@ class TestExtrasPreserved:
             ANTHROPIC_CONTENT_KEY: [{"type": "thinking", "thinking": "t", "signature": "s"}],
             "responses_items": [{"type": "reasoning", "id": "rs_1", "encrypted_content": "xyz"}],
         }
-        reply = {**assistant(None, [("a", "t")]), **extras}
-        reply["tool_calls"][0]["extra_content"] = {"google": {"thought_signature": "sig"}}
-        history = [system(), user(), reply, tool("a"), {**assistant("done"), "reasoning": "r2"}]
+        call = ToolCall("a", "t", "{}", {"extra_content": {"google": {"thought_signature": "sig"}}})
+        reply = AssistantMessage(None, (call,), "thought", {k: v for k, v in extras.items() if k != "reasoning"})
+        history = [system(), user(), reply, tool("a"), AssistantMessage("done", reasoning="r2")]
         assert repair_on_load(history) == history
         closed = close_interrupted_turn(history[:3])
         assert closed[2] == reply

@@ -11,16 +11,15 @@ from hypothesis import given, settings
 from actors.session.validation import ToolCallValidator, looks_truncated
 from actors.subagent.tool import InvalidDelegation, parse_delegation
 from config.delegation import DelegationConfig
+from messages.chat import AssistantMessage, ToolCall, message_to_dict
 from providers.recovery.json_repair import repair_tool_arguments
 from tests.strategies import deeply_nested_json, hostile_frames, huge_integer_json
 
 TOOLS = ["todo", "terminal"]
 
 
-def _validate(arguments: Any) -> Any:
-    message = {"role": "assistant", "content": None,
-               "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "todo", "arguments": arguments}}]}
-    return ToolCallValidator(TOOLS).validate(message)
+def _validate(arguments: str) -> Any:
+    return ToolCallValidator(TOOLS).validate(AssistantMessage(None, (ToolCall("c1", "todo", arguments),)))
 
 
 def _error(outcome: Any) -> str:
@@ -45,14 +44,6 @@ class TestRefusedArguments:
         assert () == outcome.runnable
         assert problem in _error(outcome)
 
-    def test_deep_dict_from_an_adapter(self) -> None:
-        """Arguments handed over already parsed are held to the same depth."""
-        deep: Any = 1
-        for _ in range(500):
-            deep = [deep]
-        outcome = _validate({"todos": deep})
-        assert "nested deeper than 100 levels" in _error(outcome)
-
     @settings(max_examples=50, deadline=None)
     @given(deeply_nested_json())
     def test_repair_gives_up_at_once(self, text: str) -> None:
@@ -74,14 +65,9 @@ class TestRepairedArguments:
         outcome = _validate(r'{"todos": [{"id": "1", "content": "x\udc80", "status": "pending"}], "k\ud800": 1}')
         (call,) = outcome.runnable
         assert {"todos": [{"id": "1", "content": "x\ufffd", "status": "pending"}], "k\ufffd": 1} == call.arguments
-        stored = outcome.message["tool_calls"][0]["function"]["arguments"]
+        stored = outcome.message.tool_calls[0].arguments
         stored.encode("utf-8")
         assert call.arguments == json.loads(stored)
-
-    def test_raw_surrogates_in_a_dict(self) -> None:
-        """A dict from an adapter holding raw surrogates is repaired too."""
-        (call,) = _validate({"todos": [], "note": "a\udc80"}).runnable
-        assert {"todos": [], "note": "a\ufffd"} == call.arguments
 
     @settings(max_examples=200, deadline=None)
     @given(hostile_frames(b'{"todos":[{"id":"1","content":"x","status":"pending"}]}'))
@@ -90,7 +76,7 @@ class TestRepairedArguments:
         # As the provider boundary hands it over: text, never bytes.
         outcome = _validate(frame.decode("utf-8", "replace"))
         assert len(outcome.runnable) + len(outcome.answered) == 1
-        json.dumps(outcome.message, ensure_ascii=False).encode("utf-8")
+        json.dumps(message_to_dict(outcome.message), ensure_ascii=False).encode("utf-8")
         for call in outcome.runnable:
             json.dumps(call.arguments, ensure_ascii=False).encode("utf-8")
 

@@ -6,6 +6,7 @@ import pytest
 
 from actors.session.errors import EmptySteerError
 from actors.session.steer import SteerBuffer, append_steer, normalize_steer, wrap_steer
+from messages.chat import ImagePart, TextPart, ToolMessage
 from tests.session_libs.messages import assistant, tool, user
 
 WRAPPED_GO_LEFT = (
@@ -38,16 +39,16 @@ class TestWrap:
         assert wrap_steer("go left") == WRAPPED_GO_LEFT
 
     def test_text_content_gets_fence_after_blank_line(self) -> None:
-        assert append_steer(tool("a", "output"), "go left")["content"] == "output\n\n" + WRAPPED_GO_LEFT
+        assert append_steer(tool("a", "output"), "go left").content == "output\n\n" + WRAPPED_GO_LEFT
 
     def test_multimodal_content_gets_text_part(self) -> None:
-        image = {"type": "image_url", "image_url": {"url": "data:x"}}
-        message = {"role": "tool", "tool_call_id": "a", "content": [image]}
-        assert append_steer(message, "go left")["content"] == [image, {"type": "text", "text": WRAPPED_GO_LEFT}]
-        assert message["content"] == [image]
+        image = ImagePart("data:x")
+        message = ToolMessage("a", (image,))
+        assert append_steer(message, "go left").content == (image, TextPart(WRAPPED_GO_LEFT))
+        assert message.content == (image,)
 
     def test_empty_content_is_just_the_fence(self) -> None:
-        assert append_steer(tool("a", ""), "go left")["content"] == WRAPPED_GO_LEFT
+        assert append_steer(tool("a", ""), "go left").content == WRAPPED_GO_LEFT
 
 
 class TestSteerBuffer:
@@ -59,8 +60,8 @@ class TestSteerBuffer:
         buffer.add("left")
         history = [user(), assistant(None, [("a", "t"), ("b", "t")]), tool("a", "A"), tool("b", "B")]
         assert buffer.deliver(history)
-        assert history[2]["content"] == "A"
-        assert history[3]["content"] == "B\n\n" + WRAPPED_GO_LEFT.replace("go left", "go\nleft")
+        assert history[2].content == "A"
+        assert history[3].content == "B\n\n" + WRAPPED_GO_LEFT.replace("go left", "go\nleft")
         assert not buffer
 
     def test_waits_without_tool_result(self) -> None:

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from actors.session.history import check_alternation
 from actors.session.validation import MAX_INVALID_RESPONSES, PlannedCall, ToolCallValidator, looks_truncated
+from messages.chat import AssistantMessage, HumanMessage, ToolCall, ToolMessage
 
 TOOLS = ["read_file", "terminal", "web_search", "delegate_task"]
 
 
-def _message(*calls: tuple[str, str, Any]) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [{"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls],
-    }
+def _message(*calls: tuple[str, str, str]) -> AssistantMessage:
+    return AssistantMessage(None, tuple(ToolCall(i, n, a) for i, n, a in calls))
 
 
 def _error(result: str) -> str:
@@ -31,7 +27,7 @@ class TestNames:
     def test_fuzzy_repair_rewrites_message(self) -> None:
         outcome = ToolCallValidator(TOOLS).validate(_message(("1", "web_serach", '{"q": "x"}'), ("2", "Read-File", "{}")))
         assert [c.name for c in outcome.runnable] == ["web_search", "read_file"]
-        assert [c["function"]["name"] for c in outcome.message["tool_calls"]] == ["web_search", "read_file"]
+        assert [c.name for c in outcome.message.tool_calls] == ["web_search", "read_file"]
         assert len(outcome.repairs) == 2 and not outcome.answered
 
     def test_unknown_name_answered_with_available_tools(self) -> None:
@@ -41,7 +37,7 @@ class TestNames:
             "Unknown tool 'launch_rocket'. Available tools: delegate_task, read_file, terminal, web_search. "
             "Call one of them by its exact name."
         )
-        assert outcome.message["tool_calls"][0]["function"]["name"] == "launch_rocket"
+        assert outcome.message.tool_calls[0].name == "launch_rocket"
 
     def test_gives_up_after_three_retries(self) -> None:
         validator = ToolCallValidator(TOOLS)
@@ -60,16 +56,16 @@ class TestNames:
 class TestArguments:
     """Empty means {}; malformed JSON is repaired; cut-off or hopeless JSON gets a recovery result."""
 
-    @pytest.mark.parametrize("raw", ["", "   ", None])
-    def test_empty_is_empty_object(self, raw: str | None) -> None:
+    @pytest.mark.parametrize("raw", ["", "   "])
+    def test_empty_is_empty_object(self, raw: str) -> None:
         outcome = ToolCallValidator(TOOLS).validate(_message(("1", "terminal", raw)))
         assert outcome.runnable == (PlannedCall("1", "terminal", {}),)
-        assert outcome.message["tool_calls"][0]["function"]["arguments"] == "{}"
+        assert outcome.message.tool_calls[0].arguments == "{}"
 
     def test_trailing_comma_repaired_and_message_valid_json(self) -> None:
         outcome = ToolCallValidator(TOOLS).validate(_message(("1", "read_file", '{"path": "a.py",}')))
         assert outcome.runnable[0].arguments == {"path": "a.py"}
-        assert json.loads(outcome.message["tool_calls"][0]["function"]["arguments"]) == {"path": "a.py"}
+        assert json.loads(outcome.message.tool_calls[0].arguments) == {"path": "a.py"}
         assert "repaired" in outcome.repairs[0]
 
     def test_truncated_arguments_not_run(self) -> None:
@@ -120,18 +116,6 @@ class TestDedupeAndDelegate:
         outcome = ToolCallValidator(TOOLS).validate(message)
         ids = {c.id for c in outcome.runnable} | set(outcome.answered)
         assert ids == {"1", "2", "3", "4"} and not ({c.id for c in outcome.runnable} & set(outcome.answered))
-        results = [{"role": "tool", "tool_call_id": i, "content": "x"} for i in ("1", "2", "3", "4")]
-        check_alternation([{"role": "user", "content": "q"}, outcome.message, *results])
-        assert message["tool_calls"][0]["function"]["name"] == "nope"
-
-
-class TestMalformedCalls:
-    """A call missing its id or function is answered, never a crash."""
-
-    def test_missing_parts(self) -> None:
-        message = {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "terminal"}}, {"id": "b"}]}
-        outcome = ToolCallValidator(TOOLS).validate(message)
-        assert outcome.runnable == (PlannedCall("call_missing_0", "terminal", {}),)
-        assert "Unknown tool ''" in _error(outcome.answered["b"])
-        check_alternation([{"role": "user", "content": "q"}, outcome.message,
-                           {"role": "tool", "tool_call_id": "call_missing_0", "content": "x"}, {"role": "tool", "tool_call_id": "b", "content": "y"}])
+        results = [ToolMessage(i, "x") for i in ("1", "2", "3", "4")]
+        check_alternation([HumanMessage("q"), outcome.message, *results])
+        assert message.tool_calls[0].name == "nope"

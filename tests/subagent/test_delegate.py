@@ -11,6 +11,7 @@ import trio
 from actors.session.history import check_alternation
 from config.delegation import DelegationConfig
 from config.loader import Config
+from messages.chat import messages_from_dicts
 from messages.events import SessionEvent, ToolProgress, ToolStarted
 from messages.session import Interrupt, Steer, UserMessage
 from tests.session.harness import Harness, collect_turn, open_harness, run_turn
@@ -142,7 +143,7 @@ class TestCancellation:
             h.provider.push({"text": "back"})
             finished, _ = await run_turn(handle, events_in, "again")
             assert finished.final_text == "back"
-            check_alternation((await h.deps.store.load(sid)).messages)
+            check_alternation(messages_from_dicts((await h.deps.store.load(sid)).messages))
 
     async def test_kill_one_child_siblings_finish(self, tmp_path: Path) -> None:
         """An operator's kill reports that task interrupted; its sibling completes."""

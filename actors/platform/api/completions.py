@@ -34,6 +34,7 @@ from actors.platform.api.wire import (
     sse_data,
     valid_session_id,
 )
+from messages.chat import AssistantMessage, ChatMessage, HumanMessage
 from messages.events import TextDelta
 
 __all__ = ["SESSION_HEADER", "chat_completion"]
@@ -43,13 +44,13 @@ log = logging.getLogger("hermes_actors.api")
 SESSION_HEADER = "X-Hermes-Session-Id"
 
 
-def _seed(request: CompletionRequest) -> list[dict[str, str]] | None:
+def _seed(request: CompletionRequest) -> list[ChatMessage] | None:
     """The earlier turns as history, when they alternate user/assistant as a history must."""
     earlier = request.earlier
     expected = ("user", "assistant") * (len(earlier) // 2)
     if len(earlier) % 2 or tuple(role for role, _ in earlier) != expected:
         return None
-    return [{"role": role, "content": text} for role, text in earlier]
+    return [HumanMessage(text) if role == "user" else AssistantMessage(text) for role, text in earlier]
 
 
 def _ephemeral_layer(request: CompletionRequest, seeded: bool) -> str | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Sequence
 
 import trio
 
@@ -25,6 +26,7 @@ from actors.platform.api.errors import ApiError, NotFound, TooManyRuns
 from actors.platform.api.turns import TurnWatch, baseline_usage
 from actors.session import SessionBusy, SessionNotFound, SessionOptions, SessionService, TooManyRunningTurns
 from config.api import ApiServerConfig
+from messages.chat import ChatMessage
 from messages.session import Interrupt, Subscribe
 from store.errors import SessionNotFoundError
 
@@ -106,7 +108,7 @@ class ApiGateway:
 
     async def open_ephemeral(
         self, system: str | None, *, interactive: bool = False, model: str | None = None,
-        seed: list[dict[str, str]] | None = None, light: bool = False,
+        seed: Sequence[ChatMessage] | None = None, light: bool = False,
     ) -> str:
         """A fresh session for one request; ``system`` is its ephemeral layer (never stored),
         ``seed`` the earlier turns it starts with; ``light``: stored only when it needs to be, at

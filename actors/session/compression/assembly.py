@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 import datetime
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+
+import attrs
 
 from actors.session.compression.texts import (
     BUDGET_LINE,
@@ -19,8 +19,7 @@ from actors.session.compression.texts import (
     TEMPORAL_ANCHORING,
 )
 from actors.session.history import sanitize_tool_pairs
-
-Message = dict[str, Any]
+from messages.chat import AssistantMessage, ChatMessage, Content, HumanMessage, SystemMessage, TextPart
 
 
 def summary_instructions(
@@ -50,41 +49,41 @@ def _can_be(role: str, before: str | None, after: str | None) -> bool:
     return before in ("user", "tool") and after in (None, "user")
 
 
-def _prepend(content: Any, text: str) -> Any:
-    if isinstance(content, list):
-        return [{"type": "text", "text": text}, *content]
+def _prepend(content: Content | None, text: str) -> Content:
+    if isinstance(content, tuple):
+        return (TextPart(text), *content)
     return f"{text}\n\n{content}" if content else text
 
 
-def with_system_note(message: Mapping[str, Any]) -> Message:
-    """A copy of the system message with the compaction note appended once."""
-    system = copy.deepcopy(dict(message))
-    content = system.get("content") or ""
+def with_system_note(message: SystemMessage) -> SystemMessage:
+    """The system message with the compaction note appended once."""
+    content = message.content or ""
     if isinstance(content, str) and SYSTEM_NOTE not in content:
-        system["content"] = f"{content}\n\n{SYSTEM_NOTE}" if content else SYSTEM_NOTE
-    return system
+        return attrs.evolve(message, content=f"{content}\n\n{SYSTEM_NOTE}" if content else SYSTEM_NOTE)
+    return message
 
 
-def assemble(head: Sequence[Mapping[str, Any]], summary: str, tail: Sequence[Mapping[str, Any]]) -> list[Message]:
+def assemble(head: Sequence[ChatMessage], summary: str, tail: Sequence[ChatMessage]) -> list[ChatMessage]:
     """Head + summary message + tail, with tool pairs sanitised.
 
     The summary takes the role (user, else assistant) that keeps alternation with its neighbours; when
     neither fits it is merged into the first tail message. As a user message it ends with the end marker.
     """
-    new_head = [copy.deepcopy(dict(m)) for m in head]
-    if new_head and new_head[0].get("role") == "system":
+    new_head = list(head)
+    if new_head and isinstance(new_head[0], SystemMessage):
         new_head[0] = with_system_note(new_head[0])
-    new_tail = [copy.deepcopy(dict(m)) for m in tail]
+    new_tail = list(tail)
     body = f"{SUMMARY_PREFIX}\n\n{summary.strip()}"
-    before = new_head[-1].get("role") if new_head else None
-    after = new_tail[0].get("role") if new_tail else None
+    before = new_head[-1].role if new_head else None
+    after = new_tail[0].role if new_tail else None
+    middle: list[ChatMessage]
     if _can_be("user", before, after):
-        middle = [{"role": "user", "content": f"{body}\n\n{SUMMARY_END_MARKER}"}]
+        middle = [HumanMessage(f"{body}\n\n{SUMMARY_END_MARKER}")]
     elif _can_be("assistant", before, after):
-        middle = [{"role": "assistant", "content": body}]
+        middle = [AssistantMessage(body)]
     else:
         middle = []
         first = new_tail[0]
-        merged = f"{body}\n\n{SUMMARY_END_MARKER}" if first.get("role") == "user" else body
-        first["content"] = _prepend(first.get("content"), merged)
+        merged = f"{body}\n\n{SUMMARY_END_MARKER}" if first.role == "user" else body
+        new_tail[0] = attrs.evolve(first, content=_prepend(first.content, merged))
     return sanitize_tool_pairs([*new_head, *middle, *new_tail])

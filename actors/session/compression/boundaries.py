@@ -10,16 +10,17 @@ last user message (otherwise the user's current request would vanish into the su
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 import attrs
+
+from messages.chat import ChatMessage
 
 # The spec's hard minimum of messages in the tail (``compression.protect_last_n``).
 MIN_TAIL_MESSAGES = 3
 SOFT_CEILING = 1.5
 
-MessageTokens = Callable[[Mapping[str, Any]], int]
+MessageTokens = Callable[[ChatMessage], int]
 
 
 @attrs.frozen
@@ -30,31 +31,31 @@ class Boundaries:
     tail_start: int
 
 
-def head_end(messages: Sequence[Mapping[str, Any]], protect_first_n: int) -> int:
+def head_end(messages: Sequence[ChatMessage], protect_first_n: int) -> int:
     """Index just past the protected head, moved forward past tool results."""
-    end = 1 if messages and messages[0].get("role") == "system" else 0
+    end = 1 if messages and messages[0].role == "system" else 0
     end = min(end + protect_first_n, len(messages))
-    while end < len(messages) and messages[end].get("role") == "tool":
+    while end < len(messages) and messages[end].role == "tool":
         end += 1
     return end
 
 
-def _group_start(messages: Sequence[Mapping[str, Any]], index: int) -> int:
+def _group_start(messages: Sequence[ChatMessage], index: int) -> int:
     """The index of the assistant message whose tool group contains ``index``."""
-    while index > 0 and messages[index].get("role") == "tool":
+    while index > 0 and messages[index].role == "tool":
         index -= 1
     return index
 
 
-def _group_end(messages: Sequence[Mapping[str, Any]], index: int) -> int:
+def _group_end(messages: Sequence[ChatMessage], index: int) -> int:
     """The first index after the tool results starting at ``index``."""
-    while index < len(messages) and messages[index].get("role") == "tool":
+    while index < len(messages) and messages[index].role == "tool":
         index += 1
     return index
 
 
 def tail_start(
-    messages: Sequence[Mapping[str, Any]], head: int, budget: int, tokens: MessageTokens, min_tail: int = MIN_TAIL_MESSAGES
+    messages: Sequence[ChatMessage], head: int, budget: int, tokens: MessageTokens, min_tail: int = MIN_TAIL_MESSAGES
 ) -> int:
     """Index where the protected tail starts (``len(messages)`` when nothing could be kept).
 
@@ -68,7 +69,7 @@ def tail_start(
             break
         total += sizes[index]
         cut = index
-    if cut < len(messages) and messages[cut].get("role") == "tool":
+    if cut < len(messages) and messages[cut].role == "tool":
         # The head was aligned past tool results, so this group's assistant message is not in the head.
         start = _group_start(messages, cut)
         after_group = _group_end(messages, cut)
@@ -77,14 +78,14 @@ def tail_start(
             cut = start
         else:
             cut = after_group
-    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=None)
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
     if last_user is not None and last_user >= head and last_user < cut:
         cut = last_user
     return max(cut, head)
 
 
 def find_boundaries(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[ChatMessage],
     *,
     protect_first_n: int,
     tail_budget: int,

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import datetime
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
 
 import attrs
 import trio
@@ -21,12 +20,13 @@ from actors.session.compression.pruning import PruneStats, prune_old_tool_result
 from actors.session.compression.texts import FALLBACK_WARNING, STATIC_FALLBACK, THRASHING_WARNING
 from actors.session.errors import CompressionError
 from config.session import CompressionConfig
+from messages.chat import ChatMessage
 from tools.redact import redact_secrets
 
 log = logging.getLogger(__name__)
 
-Summarize = Callable[[list[dict[str, Any]], str], Awaitable[str]]
-EstimateTokens = Callable[[Sequence[Mapping[str, Any]]], int]
+Summarize = Callable[[list[ChatMessage], str], Awaitable[str]]
+EstimateTokens = Callable[[Sequence[ChatMessage]], int]
 
 # A summary may use at most this share of the context window.
 SUMMARY_CONTEXT_SHARE = 0.05
@@ -36,7 +36,7 @@ SUMMARY_CONTEXT_SHARE = 0.05
 class CompressionResult:
     """The outcome of one compression pass."""
 
-    messages: list[dict[str, Any]]
+    messages: list[ChatMessage]
     # The summary text as generated (the static fallback text when summarisation failed).
     summary: str
     tokens_before: int
@@ -61,7 +61,7 @@ class _Prepared:
     tokens_before: int
     head_end: int
     tail_start: int
-    messages: list[dict[str, Any]]
+    messages: list[ChatMessage]
     stats: PruneStats
     instructions: str
 
@@ -141,7 +141,7 @@ class ContextCompressor:
         proportional = int(tokens * self._config.summary_ratio)
         return min(max(proportional, self._config.summary_min_tokens), self.max_summary_tokens)
 
-    def _prepare(self, messages: Sequence[Mapping[str, Any]], focus: str | None) -> _Prepared:
+    def _prepare(self, messages: Sequence[ChatMessage], focus: str | None) -> _Prepared:
         """Phases 1-2 and the summariser's instructions (CPU work, run in a thread)."""
         tokens_before = self._estimate(messages)
         bounds = find_boundaries(
@@ -161,7 +161,7 @@ class ContextCompressor:
         )
         return _Prepared(tokens_before, bounds.head_end, bounds.tail_start, pruned, stats, instructions)
 
-    async def compress(self, messages: Sequence[Mapping[str, Any]], *, focus: str | None = None) -> CompressionResult:
+    async def compress(self, messages: Sequence[ChatMessage], *, focus: str | None = None) -> CompressionResult:
         """Compress ``messages`` (phases 1-5) and return the new history.
 
         Args:
@@ -195,7 +195,7 @@ class ContextCompressor:
             self.previous_summary = summary
             fallback = False
 
-        def finish() -> tuple[list[dict[str, Any]], int]:
+        def finish() -> tuple[list[ChatMessage], int]:
             rebuilt = assemble(prepared.messages[: prepared.head_end], summary, prepared.messages[prepared.tail_start :])
             return rebuilt, self._estimate(rebuilt)
 

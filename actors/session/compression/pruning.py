@@ -8,13 +8,15 @@ re-serialising, so the arguments stay valid JSON; old inline images are replaced
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from messages.chat import (
+    AssistantMessage, ChatMessage, Content, ContentPart, ImagePart, RawPart, TextPart, ToolMessage, content_to_dict,
+)
 from messages.untrusted import UntrustedJsonError
 from messages.untrusted import loads as loads_untrusted
 
@@ -68,8 +70,9 @@ def _match_count(result: Any) -> int | None:
     if not isinstance(result, dict):
         return None
     for key in ("total_count", "count", "total"):
-        if isinstance(result.get(key), int):
-            return result[key]
+        count = result.get(key)
+        if isinstance(count, int):
+            return count
     for key in ("matches", "files", "results"):
         if isinstance(result.get(key), list):
             return len(result[key])
@@ -113,73 +116,66 @@ def shrink_json_strings(value: Any, limit: int = ARGUMENT_STRING_LIMIT, keep: in
     return value, False
 
 
-def _shrink_arguments(message: dict[str, Any]) -> int:
-    shrunk = 0
-    for call in message.get("tool_calls") or ():
-        parsed = _parse_json(call["function"].get("arguments"))
-        if parsed is None:
-            continue
-        smaller, changed = shrink_json_strings(parsed)
-        if changed:
-            call["function"]["arguments"] = json.dumps(smaller, ensure_ascii=False)
-            shrunk += 1
-    return shrunk
+def _shrink_arguments(message: AssistantMessage) -> AssistantMessage | None:
+    """The message with its calls' long argument strings cut, or None when none was."""
+    calls = []
+    for call in message.tool_calls:
+        parsed = _parse_json(call.arguments)
+        smaller, changed = shrink_json_strings(parsed) if parsed is not None else (None, False)
+        calls.append(attrs.evolve(call, arguments=json.dumps(smaller, ensure_ascii=False)) if changed else call)
+    if all(new is old for new, old in zip(calls, message.tool_calls, strict=True)):
+        return None
+    return attrs.evolve(message, tool_calls=tuple(calls))
 
 
-def _strip_images(message: dict[str, Any]) -> int:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return 0
-    removed = 0
-    parts = []
-    for part in content:
-        if isinstance(part, dict) and part.get("type") in ("image_url", "image", "input_image"):
-            parts.append({"type": "text", "text": IMAGE_PLACEHOLDER})
-            removed += 1
-        else:
-            parts.append(part)
-    message["content"] = parts
-    return removed
+def _is_image(part: ContentPart) -> bool:
+    return isinstance(part, ImagePart) or (isinstance(part, RawPart) and part.data.get("type") in ("image_url", "image", "input_image"))
 
 
-def _content_key(content: Any) -> str:
-    return content if isinstance(content, str) else json.dumps(content, sort_keys=True, ensure_ascii=False)
+def _content_key(content: Content) -> str:
+    return content if isinstance(content, str) else json.dumps(content_to_dict(content), sort_keys=True, ensure_ascii=False)
 
 
 def prune_old_tool_results(
-    messages: Sequence[Mapping[str, Any]], protect_from: int, *, start: int = 0
-) -> tuple[list[dict[str, Any]], PruneStats]:
+    messages: Sequence[ChatMessage], protect_from: int, *, start: int = 0
+) -> tuple[list[ChatMessage], PruneStats]:
     """Apply phase 1 to ``messages[start:protect_from]``; the protected head and tail are copied unchanged.
 
     Returns:
         The new history (same length, same roles and ids) and what was changed.
     """
-    history = [copy.deepcopy(dict(m)) for m in messages]
+    history = list(messages)
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     for message in history:
-        for call in message.get("tool_calls") or ():
-            arguments = _parse_json(call["function"].get("arguments"))
-            calls[call["id"]] = (call["function"].get("name", "?"), arguments if isinstance(arguments, dict) else {})
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                arguments = _parse_json(call.arguments)
+                calls[call.id] = (call.name, arguments if isinstance(arguments, dict) else {})
     newest: dict[str, int] = {}
     for index, message in enumerate(history):
-        if message.get("role") == "tool":
-            newest[_content_key(message.get("content"))] = index
+        if isinstance(message, ToolMessage):
+            newest[_content_key(message.content)] = index
     summarised = duplicates = shrunk = images = 0
     for index in range(start, min(protect_from, len(history))):
         message = history[index]
-        if message.get("role") == "assistant":
-            shrunk += _shrink_arguments(message)
+        if isinstance(message, AssistantMessage):
+            smaller = _shrink_arguments(message)
+            if smaller is not None:
+                shrunk += sum(new is not old for new, old in zip(smaller.tool_calls, message.tool_calls, strict=True))
+                history[index] = smaller
             continue
-        if message.get("role") != "tool":
+        if not isinstance(message, ToolMessage):
             continue
-        name, arguments = calls.get(message.get("tool_call_id", ""), (message.get("name", "tool"), {}))
-        content = message.get("content")
+        name, arguments = calls.get(message.tool_call_id, (message.name or "tool", {}))
+        content = message.content
         if newest.get(_content_key(content), index) > index and len(_content_key(content)) >= DEDUPE_MIN_CHARS:
-            message["content"] = f"[{name}] result identical to a later {name} result; see that one"
+            history[index] = attrs.evolve(message, content=f"[{name}] result identical to a later {name} result; see that one")
             duplicates += 1
         elif isinstance(content, str) and len(content) >= PRUNE_MIN_CHARS:
-            message["content"] = summarise_tool_result(name, arguments, content)
+            history[index] = attrs.evolve(message, content=summarise_tool_result(name, arguments, content))
             summarised += 1
-        else:
-            images += _strip_images(message)
+        elif isinstance(content, tuple) and any(_is_image(part) for part in content):
+            images += sum(_is_image(part) for part in content)
+            parts = tuple(TextPart(IMAGE_PLACEHOLDER) if _is_image(part) else part for part in content)
+            history[index] = attrs.evolve(message, content=parts)
     return history, PruneStats(summarised, duplicates, shrunk, images)
