@@ -1,4 +1,4 @@
-"""The sandbox in the actor tree: ``…/tool:<id>/sandbox`` with ``rpc:<n>`` jobs, cancelled like any member."""
+"""The sandbox in the actor tree: ``…/tool:<id>/sandbox``, its ``rpc`` server and its ``call:<n>`` jobs, cancelled like any member."""
 
 from __future__ import annotations
 
@@ -85,8 +85,11 @@ class TestSandboxJob:
         details = node.snapshot.details
         assert details["tool_calls"] == 2 and details["in_flight"] == 1 and pid_running(details["pid"])
         assert node.snapshot.activity == "execute_code: 1 tool call, 0 s"
-        [rpc] = node.children
-        assert rpc.snapshot.path == "tool:call_1/sandbox/rpc:2" and rpc.snapshot.details["tool"] == "read_file"
+        [server] = node.children
+        assert server.snapshot.path == "tool:call_1/sandbox/rpc" and server.snapshot.kind == "rpc-server"
+        assert server.snapshot.details["tool_calls"] == 2 and server.snapshot.details["open_connections"] == 1
+        [call] = server.children
+        assert call.snapshot.path == "tool:call_1/sandbox/rpc/call:2" and call.snapshot.details["tool"] == "read_file"
         await handle.wait_stopped()
         assert worker.result is not None and worker.result.output == "xxx\nslow.txt\n"
         assert system.registry.paths() == [""]
@@ -129,14 +132,14 @@ class TestSandboxJob:
         assert worker.state is ActorState.STOPPED and bench.running.current == 0
 
     async def test_kill_of_one_rpc_call_answers_the_script(self, system, bench: ToolBench, short_dir: str) -> None:
-        """Killing one ``rpc:<n>`` job answers that call with an error the script can read; the run goes on."""
+        """Killing one ``call:<n>`` job answers that call with an error the script can read; the run goes on."""
         bench.delay = 60
         worker = ToolWorkerStandIn(
             "from hermes_tools import read_file\nprint(read_file('never.txt'))\nprint('after')", bench, short_dir
         )
         handle = await _start(system, worker)
         await _wait_for_a_running_call(bench, worker)
-        system.lookup("tool:call_1/sandbox/rpc:1").stop("stuck", requested_by="operator")
+        system.lookup("tool:call_1/sandbox/rpc/call:1").stop("stuck", requested_by="operator")
         with trio.fail_after(10):
             await handle.wait_stopped()
         assert worker.result is not None and worker.result.status is SandboxStatus.SUCCESS
