@@ -15,7 +15,7 @@ import trio.testing
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.server import MAX_CONNECTIONS, MAX_REQUEST_BYTES, RpcServer
 from tests.sandbox.helpers import ToolBench
-from tests.sandbox.rpc_client import TOKEN, serve_rpc
+from tests.sandbox.rpc_client import TOKEN, Client, serve_rpc
 from tools.results import ToolReply
 
 @pytest.fixture
@@ -264,6 +264,30 @@ _FOREIGN_OPENINGS = {
     "100,000 [": b"[" * 100_000 + b"\n",
     "a huge integer": b'{"type":"RpcRequest","id":' + b"9" * 100_000 + b',"tool":"read_file","args":{}}\n',
 }
+
+
+class TestFramesAcrossReads:
+    """However frames fall into reads, each is answered in order; a malformed one gets a clear error and the
+    connection goes on serving."""
+
+    async def test_split_and_packed_frames(self, served, short_dir: str) -> None:
+        path, server, _ = served
+        stream = await trio.open_unix_socket(path)
+        async with stream:
+            client = Client(stream)
+            valid = b'{"type":"RpcRequest","id":%d,"tool":"read_file","args":{"path":"a"}}\n'
+            # The token, a malformed frame and a valid one in one write; then a frame cut in two writes.
+            await client.send(TOKEN.encode() + b"\n" + b"{not json\n" + valid % 1)
+            await client.send((valid % 2)[:20])
+            malformed = await client.receive()
+            assert malformed["id"] == 0 and malformed["error"].startswith("Malformed request: frame is not valid JSON")
+            assert (await client.receive())["id"] == 1
+            await client.send((valid % 2)[20:] + b'{"type":"RpcRequest","id":3,"tool":"memory","args":{}}\n')
+            # The refusal is answered at once, the call once its tool returns.
+            refused, second = await client.receive(), await client.receive()
+            assert refused["id"] == 3 and refused["error"].startswith("Tool 'memory' is not available")
+            assert second["id"] == 2 and second["error"] is None
+        assert server.counters().tool_calls == 2 and server.counters().refused == 2
 
 
 class TestHandshake:
