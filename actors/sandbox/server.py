@@ -36,6 +36,7 @@ import trio
 
 from actors import Actor, JobStopped
 from actors.sandbox.errors import RpcAuthError, RpcCallStopped, RpcRefused, SandboxSetupError
+from actors.sandbox.frames import plain_request, result_frame
 from actors.sandbox.gate import SerialGate, ToolGate
 from actors.sandbox.calls import CallTool, RpcCallJob
 from actors.sandbox.refusals import ToolRefusals, named_call
@@ -346,10 +347,14 @@ class RpcServer(Actor[None]):
         try:
             payload = self._codec.parse(frame)
             named = named_call(payload)
-            if named is not None and not self._refusals.allows(named[1]):
-                await self._refuse_tool(conn, *named, payload.get("args"))
-                return
-            request = self._codec.from_dict(payload)
+            request: RpcMessage | None = None
+            if named is not None:
+                if not self._refusals.allows(named[1]):
+                    await self._refuse_tool(conn, *named, payload.get("args"))
+                    return
+                request = plain_request(payload, *named)
+            if request is None:
+                request = self._codec.from_dict(payload)
         except MessageDecodeError as exc:
             # The codec bounds nesting and integer digits itself (messages.untrusted): nothing else escapes.
             await self._refuse_frame(conn, _request_id_of(frame), exc)
@@ -425,7 +430,10 @@ class RpcServer(Actor[None]):
         finally:
             self._in_flight -= 1
         self._on_tool_call(self._call_record(request, trio.current_time() - started, error))
-        await self._send(conn, response)
+        if response.error is None and response.result is not None:
+            await self._send_frame(conn, result_frame(response.id, response.result), response.id)
+        else:
+            await self._send(conn, response)
 
     @staticmethod
     def _call_record(request: RpcRequest, duration: float, error: str | None) -> SandboxToolCall:
