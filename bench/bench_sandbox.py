@@ -1,6 +1,7 @@
-"""Benchmarks of execute_code: RPC round trip, sequential and threaded calls, start-up to first RPC.
+"""Benchmarks of execute_code: RPC round trip, per-call cost of each kind of call, sequential and threaded
+calls, start-up to first RPC.
 
-Run: .venv/bin/python bench/bench_sandbox.py
+Run: .venv/bin/python bench/bench_sandbox.py   (not pinned; ``taskset -c 0`` in front pins it)
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ from tools.dispatch import dispatch
 from tools.parallel import ToolConcurrencyGate
 from tools.registry import ToolRegistry
 from tools.results import ToolReply, ToolResult
+from tools.builtin import register_core_tools
 from tools.testing import LocalToolContext
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "vs_hermes"))
+from code_calls import CALLS, SCRIPT, prepare  # noqa: E402  (bench/vs_hermes: the same calls beside Hermes)
 
 CONFIG = CodeExecutionConfig(max_tool_calls=100_000, progress_interval_seconds=3600)
 IO_WAIT_SECONDS = 0.005
@@ -130,9 +135,9 @@ class _Worker(Actor[Any]):
         self.output = (await self.run_job(self.sandbox, "sandbox")).output
 
 
-async def _run_in_tree(code: str, base_dir: str) -> str:
-    registry = _registry()
-    ctx = LocalToolContext(home=Path(base_dir))
+async def _run_in_tree(code: str, base_dir: str, registry: ToolRegistry | None = None, cwd: Path | None = None) -> str:
+    registry = registry if registry is not None else _registry()
+    ctx = LocalToolContext(home=Path(base_dir), cwd=cwd if cwd is not None else ".")
 
     async def call_tool(name: str, args: dict[str, Any]) -> ToolReply:
         return await dispatch(registry, name, args, ctx)
@@ -185,6 +190,24 @@ async def _canned_round_trip(base_dir: str) -> float:
     return json.loads(done[0].stdout)["median"] / 1000
 
 
+async def _per_call_figures(base_dir: str) -> None:
+    """Microseconds per call of each kind bench/vs_hermes times, with the real file tools, each call an
+    ``rpc/call:<n>`` job (dispatch only: no session, so no guardrails, approvals or events)."""
+    registry = ToolRegistry()
+    register_core_tools(registry)
+    work = Path(tempfile.mkdtemp(dir=base_dir))
+    paths = prepare(work)
+    for kind, call in CALLS.items():
+        count = 500 if kind == "refused" else 40  # a dispatched kind stays within the 50 calls a script may make
+        script = SCRIPT.format(call=call.format(path=str(paths[kind])), count=count)
+        samples = []
+        for _ in range(5):
+            output = await _run_in_tree(script, base_dir, registry, cwd=work)
+            samples.append(float(output.split("PERCALL_US")[1]))
+        print(f"per call, {kind}: median {statistics.median(samples):.1f} us, min {min(samples):.1f} us "
+              f"(5 scripts of {count} calls)")
+
+
 FIRST_RPC = "from hermes_tools import read_file\nread_file('x')\n"
 
 
@@ -209,6 +232,8 @@ async def _figures(base_dir: str) -> None:
     figures = json.loads(await _run_in_tree(ROUND_TRIP, base_dir))
     print(f"same, each call an rpc:<n> actor under .../tool:<id>/sandbox: median {figures['median'] / 1000:.1f} us, "
           f"p90 {figures['p90'] / 1000:.1f} us")  # fmt: skip
+
+    await _per_call_figures(base_dir)
 
     runs = [[float(x) * 1e6 for x in (await _run(REFUSED, base_dir))[0].split()] for _ in range(5)]
     wall, script_cpu = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
