@@ -7,6 +7,7 @@ long as the same loop reading and writing the stream's descriptor directly. So :
 a read or a write that can be done now is done now, and the task waits (``wait_readable`` /
 ``wait_writable``) only when the socket has nothing to read or no room. The stream keeps owning the
 socket: it was accepted, authenticated and is closed as a :class:`trio.SocketStream`.
+(docs/DECISIONS.md#d-sandbox-rpc-actor)
 """
 
 from __future__ import annotations
