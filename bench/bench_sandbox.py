@@ -7,6 +7,7 @@ Run: .venv/bin/python bench/bench_sandbox.py   (not pinned; ``taskset -c 0`` in 
 from __future__ import annotations
 
 import json
+import resource
 import shutil
 import statistics
 import sys
@@ -190,22 +191,34 @@ async def _canned_round_trip(base_dir: str) -> float:
     return json.loads(done[0].stdout)["median"] / 1000
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process, every thread included."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 async def _per_call_figures(base_dir: str) -> None:
-    """Microseconds per call of each kind bench/vs_hermes times, with the real file tools, each call an
-    ``rpc/call:<n>`` job (dispatch only: no session, so no guardrails, approvals or events)."""
+    """Per call of each kind bench/vs_hermes times, with the real file tools, each call a ``rpc/call:<n>``
+    job (dispatch only: no session, so no guardrails, approvals or events): the script's wall-clock time,
+    and the daemon's CPU time (a run of ``count`` calls less a run of one), which a busy machine moves less."""
     registry = ToolRegistry()
     register_core_tools(registry)
     work = Path(tempfile.mkdtemp(dir=base_dir))
     paths = prepare(work)
     for kind, call in CALLS.items():
-        count = 500 if kind == "refused" else 40  # a dispatched kind stays within the 50 calls a script may make
-        script = SCRIPT.format(call=call.format(path=str(paths[kind])), count=count)
-        samples = []
-        for _ in range(5):
-            output = await _run_in_tree(script, base_dir, registry, cwd=work)
-            samples.append(float(output.split("PERCALL_US")[1]))
-        print(f"per call, {kind}: median {statistics.median(samples):.1f} us, min {min(samples):.1f} us "
-              f"(5 scripts of {count} calls)")
+        count = {"refused": 5000, "search": 200}.get(kind, 1000)
+        walls, cpus = [], []
+        for _ in range(3):
+            runs = []
+            for calls in (1, count):
+                script = SCRIPT.format(call=call.format(path=str(paths[kind])), count=calls)
+                cpu = _cpu_seconds()
+                output = await _run_in_tree(script, base_dir, registry, cwd=work)
+                runs.append(_cpu_seconds() - cpu)
+            walls.append(float(output.split("PERCALL_US")[1]))
+            cpus.append((runs[1] - runs[0]) / (count - 1) * 1e6)
+        print(f"per call, {kind}: wall {statistics.median(walls):.1f} us, daemon CPU {statistics.median(cpus):.1f} us "
+              f"(medians of 3 scripts of {count:,} calls)")
 
 
 FIRST_RPC = "from hermes_tools import read_file\nread_file('x')\n"

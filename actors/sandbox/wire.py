@@ -41,18 +41,24 @@ class Wire:
         # Held by a writer that could not write its whole frame at once, until it has.
         self._writing = trio.StrictFIFOLock()
         self._unyielded = 0
+        # Whether the last read took all there was: a script waiting for its answer sends nothing more
+        # until it has it, so the next read would find nothing; waiting first saves that read.
+        self._drained = False
 
     async def receive(self) -> bytes:
         """The next bytes the peer sent; empty at the end of the stream (a reset connection ends it too)."""
         while True:
+            if self._drained:
+                self._unyielded = 0
+                await trio.lowlevel.wait_readable(self._socket)
             try:
                 data = os.read(self._fd, _READ_SIZE)
             except BlockingIOError:
-                self._unyielded = 0
-                await trio.lowlevel.wait_readable(self._socket)
+                self._drained = True
                 continue
             except OSError:
                 return b""
+            self._drained = len(data) < _READ_SIZE
             self._unyielded += 1
             if self._unyielded >= FRAMES_BETWEEN_CHECKPOINTS:
                 self._unyielded = 0
