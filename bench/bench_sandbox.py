@@ -1,11 +1,13 @@
-"""Benchmarks of execute_code: RPC round trip, sequential and threaded calls, start-up to first RPC.
+"""Benchmarks of execute_code: RPC round trip, per-call cost of each kind of call, sequential and threaded
+calls, start-up to first RPC.
 
-Run: .venv/bin/python bench/bench_sandbox.py
+Run: .venv/bin/python bench/bench_sandbox.py   (not pinned; ``taskset -c 0`` in front pins it)
 """
 
 from __future__ import annotations
 
 import json
+import resource
 import shutil
 import statistics
 import sys
@@ -25,7 +27,11 @@ from tools.dispatch import dispatch
 from tools.parallel import ToolConcurrencyGate
 from tools.registry import ToolRegistry
 from tools.results import ToolReply, ToolResult
+from tools.builtin import register_core_tools
 from tools.testing import LocalToolContext
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "vs_hermes"))
+from code_calls import CALLS, SCRIPT, prepare  # noqa: E402  (bench/vs_hermes: the same calls beside Hermes)
 
 CONFIG = CodeExecutionConfig(max_tool_calls=100_000, progress_interval_seconds=3600)
 IO_WAIT_SECONDS = 0.005
@@ -130,9 +136,9 @@ class _Worker(Actor[Any]):
         self.output = (await self.run_job(self.sandbox, "sandbox")).output
 
 
-async def _run_in_tree(code: str, base_dir: str) -> str:
-    registry = _registry()
-    ctx = LocalToolContext(home=Path(base_dir))
+async def _run_in_tree(code: str, base_dir: str, registry: ToolRegistry | None = None, cwd: Path | None = None) -> str:
+    registry = registry if registry is not None else _registry()
+    ctx = LocalToolContext(home=Path(base_dir), cwd=cwd if cwd is not None else ".")
 
     async def call_tool(name: str, args: dict[str, Any]) -> ToolReply:
         return await dispatch(registry, name, args, ctx)
@@ -185,6 +191,36 @@ async def _canned_round_trip(base_dir: str) -> float:
     return json.loads(done[0].stdout)["median"] / 1000
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process, every thread included."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _per_call_figures(base_dir: str) -> None:
+    """Per call of each kind bench/vs_hermes times, with the real file tools, each call a ``rpc/call:<n>``
+    job (dispatch only: no session, so no guardrails, approvals or events): the script's wall-clock time,
+    and the daemon's CPU time (a run of ``count`` calls less a run of one), which a busy machine moves less."""
+    registry = ToolRegistry()
+    register_core_tools(registry)
+    work = Path(tempfile.mkdtemp(dir=base_dir))
+    paths = prepare(work)
+    for kind, call in CALLS.items():
+        count = {"refused": 5000, "search": 200}.get(kind, 1000)
+        walls, cpus = [], []
+        for _ in range(3):
+            runs = []
+            for calls in (1, count):
+                script = SCRIPT.format(call=call.format(path=str(paths[kind])), count=calls)
+                cpu = _cpu_seconds()
+                output = await _run_in_tree(script, base_dir, registry, cwd=work)
+                runs.append(_cpu_seconds() - cpu)
+            walls.append(float(output.split("PERCALL_US")[1]))
+            cpus.append((runs[1] - runs[0]) / (count - 1) * 1e6)
+        print(f"per call, {kind}: wall {statistics.median(walls):.1f} us, daemon CPU {statistics.median(cpus):.1f} us "
+              f"(medians of 3 scripts of {count:,} calls)")
+
+
 FIRST_RPC = "from hermes_tools import read_file\nread_file('x')\n"
 
 
@@ -209,6 +245,8 @@ async def _figures(base_dir: str) -> None:
     figures = json.loads(await _run_in_tree(ROUND_TRIP, base_dir))
     print(f"same, each call an rpc:<n> actor under .../tool:<id>/sandbox: median {figures['median'] / 1000:.1f} us, "
           f"p90 {figures['p90'] / 1000:.1f} us")  # fmt: skip
+
+    await _per_call_figures(base_dir)
 
     runs = [[float(x) * 1e6 for x in (await _run(REFUSED, base_dir))[0].split()] for _ in range(5)]
     wall, script_cpu = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)

@@ -8,7 +8,7 @@ The tree::
     └── RpcError
         ├── RpcAuthError        wrong token or foreign peer uid on the sandbox socket
         ├── RpcRefused          a request the sandbox will not run (unknown/excluded tool, call limit)
-        └── RpcCallStopped      a call's ``rpc:<n>`` job was killed before it answered
+        └── RpcCallStopped      a call's ``call:<n>`` job was killed before it answered
 
 Scripts never see these classes: the RPC server turns every refusal into an error response, and
 :class:`~actors.sandbox.runner.Sandbox` turns a failed setup into a result with status ``error``.
@@ -42,4 +42,4 @@ class RpcRefused(RpcError):
 
 
 class RpcCallStopped(RpcError):
-    """A script's tool call was stopped (``kill PATH`` of its ``rpc:<n>`` job) before it answered."""
+    """A script's tool call was stopped (``kill PATH`` of its ``call:<n>`` job) before it answered."""

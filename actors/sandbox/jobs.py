@@ -1,4 +1,5 @@
-"""The sandbox as jobs: ``…/tool:<id>/sandbox`` running one script, ``rpc:<n>`` under it per tool call.
+"""The sandbox as a job: ``…/tool:<id>/sandbox`` running one script, its RPC server ``rpc`` under it, and
+under that a ``call:<n>`` job per tool call the script makes.
 
 A tool call runs the sandbox as a job of its own worker and gets the run's result back::
 
@@ -12,48 +13,14 @@ cancellation from above stops the script the same way, and returns nothing.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import outcome
-
-from actors import Job, JobStopped
-from actors.sandbox.errors import RpcCallStopped
+from actors import Job
+from actors.sandbox.calls import CallTool
 from actors.sandbox.result import SandboxResult
 from actors.sandbox.runner import Sandbox
-from actors.sandbox.server import CallTool
-from tools.results import ToolReply
 
-__all__ = ["RpcCallJob", "SandboxJob"]
-
-
-class RpcCallJob(Job[outcome.Outcome[ToolReply]]):
-    """One tool call a script made, run through the session's tool path; visible as ``rpc:<n>``.
-
-    A tool that raises is the call's answer, not the job's failure (which would fail the sandbox):
-    the job returns the exception as an :class:`outcome.Error`, and the RPC server answers the
-    script with it.
-    """
-
-    kind = "rpc"
-
-    def __init__(self, tool: str, args: dict[str, Any], call_tool: CallTool) -> None:
-        super().__init__()
-        self.tool = tool
-        self.args = args
-        self._call_tool = call_tool
-
-    def snapshot_details(self) -> dict[str, Any]:
-        """The tool and the size of its arguments."""
-        return {"tool": self.tool, "args_bytes": len(json.dumps(self.args, ensure_ascii=False))}
-
-    async def execute(self) -> outcome.Outcome[ToolReply]:
-        """Run the call once."""
-        self.activity = self.tool
-        try:
-            return outcome.Value(await self._call_tool(self.tool, self.args))
-        except Exception as exc:
-            return outcome.Error(exc)
+__all__ = ["SandboxJob"]
 
 
 class SandboxJob(Job[SandboxResult]):
@@ -62,22 +29,14 @@ class SandboxJob(Job[SandboxResult]):
 
     Args:
         code: The script.
-        call_tool: The session's tool-execution path; each call runs in an ``rpc:<n>`` job.
+        call_tool: The session's tool-execution path; each call runs in a ``call:<n>`` job of the server.
         **options: The other :class:`Sandbox` arguments (allowed_tools, config, gate, ...).
     """
 
     kind = "sandbox"
 
-    def __init__(
-        self,
-        code: str,
-        *,
-        call_tool: CallTool,
-        **options: Any,
-    ) -> None:
+    def __init__(self, code: str, *, call_tool: CallTool, **options: Any) -> None:
         super().__init__()
-        self._call_tool = call_tool
-        self._calls_started = 0
         # Invariant: the run's result holding the output so far, once the run was cancelled.
         self._partial: SandboxResult | None = None
         on_progress = options.pop("on_progress", None)
@@ -91,7 +50,7 @@ class SandboxJob(Job[SandboxResult]):
             self._partial = result
 
         self.sandbox = Sandbox(
-            code, call_tool=self._call_in_job, on_progress=progress, on_interrupted=keep_partial, **options
+            code, call_tool=call_tool, on_progress=progress, on_interrupted=keep_partial, owner=self, **options
         )
 
     def snapshot_details(self) -> dict[str, Any]:
@@ -120,17 +79,3 @@ class SandboxJob(Job[SandboxResult]):
         if self._partial is None:
             return await super().interrupted()
         return self._partial
-
-    async def _call_in_job(self, tool: str, args: dict[str, Any]) -> ToolReply:
-        """Run one call as an ``rpc:<n>`` job, in the RPC server's task, so its per-call timeout reaches it.
-
-        Raises:
-            RpcCallStopped: the call was killed by path before it answered.
-            Exception: whatever the tool raised.
-        """
-        self._calls_started += 1
-        try:
-            answer = await self.run_job(RpcCallJob(tool, args, self._call_tool), f"rpc:{self._calls_started}")
-        except JobStopped as exc:
-            raise RpcCallStopped(f"tool call {tool} was stopped: {exc}") from None
-        return answer.unwrap()

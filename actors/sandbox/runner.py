@@ -29,16 +29,19 @@ import os
 import secrets
 import site
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 
 import attrs
 import trio
 
+from actors import ActorBase, ChildSpec, RestartType, open_actor_system
+from actors.sandbox.calls import CallTool
 from actors.sandbox.environment import child_environment
 from actors.sandbox.errors import SandboxSetupError
 from actors.sandbox.result import INTERRUPTED_NOTICE, STDERR_SEPARATOR, SandboxResult, SandboxStatus, SandboxToolCall
 from actors.sandbox.gate import ToolGate
-from actors.sandbox.server import CallTool, RpcServer, bind_listener
+from actors.sandbox.server import RpcServer, bind_listener
 from actors.sandbox.stubs import generate_stub_module, sandbox_tools
 from actors.sandbox.workspace import Workspace, create_workspace, remove_workspace
 from config.sandbox import CodeExecutionConfig
@@ -115,6 +118,9 @@ class Sandbox:
         environ: The environment the child's is derived from (the daemon's by default).
         base_dir: Where the private directory is created (the system temp dir by default).
         redact: Applied to the output before it is returned.
+        owner: The member of the actor tree the RPC server runs under (as ``rpc``): the run's
+            :class:`~actors.sandbox.jobs.SandboxJob`. None: a private actor system, for a run
+            outside any tree.
     """
 
     def __init__(
@@ -134,6 +140,7 @@ class Sandbox:
         environ: Mapping[str, str] | None = None,
         base_dir: str | None = None,
         redact: Callable[[str], str] = redact_secrets,
+        owner: ActorBase | None = None,
     ) -> None:
         self._code = code
         self._call_tool = call_tool
@@ -149,6 +156,7 @@ class Sandbox:
         self._environ = environ
         self._base_dir = base_dir
         self._redact = redact
+        self._owner = owner
         self._state = SandboxState.CREATED
         self._started: float | None = None
         self._last_progress = -math.inf
@@ -171,7 +179,7 @@ class Sandbox:
 
     def statistics(self) -> SandboxStatistics:
         """A snapshot for the actor tree: state, pid, tool calls, elapsed time, output so far."""
-        server = self._server.statistics() if self._server is not None else None
+        server = self._server.counters() if self._server is not None else None
         return SandboxStatistics(
             state=self._state,
             pid=self._process.pid if self._process is not None else None,
@@ -221,7 +229,12 @@ class Sandbox:
 
     async def _run_in(self, workspace: Workspace) -> SandboxResult:
         token = secrets.token_urlsafe(32)
+        try:
+            listener = await bind_listener(workspace.socket_path)
+        except SandboxSetupError as exc:
+            return self._failure(str(exc))
         self._server = server = RpcServer(
+            listener,
             call_tool=self._call_tool,
             allowed_tools=self._tools,
             token=token,
@@ -242,23 +255,34 @@ class Sandbox:
             site_packages=() if self._config.strict else _SITE_PACKAGES,
         )
         argv = [sys.executable, "-S", workspace.script_path]
-        try:
-            listener = await bind_listener(workspace.socket_path)
-        except SandboxSetupError as exc:
-            return self._failure(str(exc))
-        async with trio.open_nursery() as nursery:
-            await nursery.start(server.serve, listener)
+        async with self._serving(server), trio.open_nursery() as nursery:
             try:
                 process = await self._jail.spawn(
                     argv, cwd=workspace.directory, env=env, binds=[workspace.directory]
                 )
             except (OSError, ToolError, LauncherClosed) as exc:
-                nursery.cancel_scope.cancel()
                 return self._failure(f"could not start the sandbox child: {exc}")
             nursery.start_soon(self._tick_progress)
             result = await self._supervise(process)
             nursery.cancel_scope.cancel()
         return result
+
+    @asynccontextmanager
+    async def _serving(self, server: RpcServer) -> AsyncIterator[None]:
+        """Run ``server`` under the owner (a private actor system without one) for the body of the block,
+        then stop it and wait until it and its calls are gone."""
+        if self._owner is None:
+            async with open_actor_system() as system:
+                await system.root.start_child(ChildSpec("rpc", lambda: server, restart=RestartType.TEMPORARY))
+                yield
+            return
+        handle = await self._owner.spawn(server, "rpc")
+        try:
+            yield
+        finally:
+            handle.stop("the run ended", requested_by=self._owner.path)
+            with trio.CancelScope(shield=True):
+                await server.wait_stopped()
 
     async def _supervise(self, process: JailedProcess) -> SandboxResult:
         """Wait for the child within the timeout, stop it and all it started, and collect its output."""
@@ -353,6 +377,6 @@ class Sandbox:
             stdout_truncated=self._stdout.truncated,
             stdout_total_bytes=self._stdout.total_bytes,
             stderr_truncated=self._stderr.truncated,
-            unrecorded_calls=self._server.statistics().unrecorded if self._server is not None else 0,
+            unrecorded_calls=self._server.counters().unrecorded if self._server is not None else 0,
         )
 

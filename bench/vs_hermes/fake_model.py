@@ -9,10 +9,9 @@ each reply's first byte, and plays what a marker in the last user message asks f
     [[bench sleep=S]]              one ``terminal`` call running ``sleep S`` (the interrupt workload)
     [[bench code=K kind=KIND path=P]]
                                    one ``execute_code`` call whose script makes K tool calls of KIND
-                                   (``refused``: a tool the sandbox does not offer; ``read``: read_file
-                                   of P; ``write_fail``: a write_file under P, a regular file, which
-                                   fails) and prints its first
-                                   line's wall-clock time and the mean time per call
+                                   (``code_calls.CALLS``: refused, fail, read, write, search; P is the
+                                   path it works on) and prints its first line's wall-clock time and
+                                   the mean time per call
     [[bench slow=N gap=MS]]        an answer of N chunks, MS milliseconds apart
     (no marker)                    a one-word answer
 
@@ -35,28 +34,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from code_calls import CALLS, SCRIPT
+
 MARKER = re.compile(r"\[\[bench ([^\]]*)\]\]")
-
-CODE = """\
-import time
-print("FIRST", repr(time.time()), flush=True)
-import hermes_tools
-def call():
-{call}
-for _ in range(3):
-    call()
-start = time.perf_counter()
-for _ in range({count}):
-    call()
-print("PERCALL_US", (time.perf_counter() - start) / {count} * 1e6, flush=True)
-"""
-
-CALLS = {
-    "refused": '    hermes_tools._call("delegate_task", {{"goal": "x"}})',
-    "read": "    hermes_tools.read_file({path!r})",
-    # The parent is a regular file: both programs fail it in the file system, after their checks.
-    "write_fail": "    hermes_tools.write_file({path!r} + '/x.txt', 'data')",
-}
 
 
 class Stats:
@@ -126,7 +106,7 @@ def plan(body: dict[str, Any], stats: Stats) -> Reply:
     if "code" in settings:
         if not results:
             call = CALLS[settings.get("kind", "refused")].format(path=settings.get("path", ""))
-            return Reply([], tool=("execute_code", {"code": CODE.format(call=call, count=int(settings["code"]))}))
+            return Reply([], tool=("execute_code", {"code": SCRIPT.format(call=call, count=int(settings["code"]))}))
         _record_code_result(results[-1], stats)
         return Reply(["Measured."])
     if "slow" in settings:

@@ -21,9 +21,10 @@ import subprocess
 import sys
 import tempfile
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from code_calls import Row, code_rows, prepare
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -104,18 +105,12 @@ class Bench:
         return out
 
 
-Row = tuple[str, str, Callable[[dict[str, Any]], float], bool, list[str]]
-
-
-def rows(quick: bool, sandbox_file: Path) -> list[Row]:
+def rows(quick: bool, code_paths: dict[str, Path], pinned: bool) -> list[Row]:
     """(name, workload, figure from a run, higher is better, driver arguments)."""
     big = ["--sessions", "50" if quick else "200", "--turns", "3" if quick else "5"]
     mid = ["--sessions", "20" if quick else "50", "--turns", "3" if quick else "5"]
-    path = ["--path", str(sandbox_file)]
     per_turn_cpu = lambda r: r["cpu_s"] / r["turns"] * 1000  # noqa: E731
     turns_per_s = lambda r: r["turns"] / r["wall_s"]  # noqa: E731
-    code_call = lambda r: statistics.median(x["per_call_us"] for x in r["code_results"])  # noqa: E731
-    first_line = lambda r: statistics.median(x["first_line_ms"] for x in r["code_results"])  # noqa: E731
     return [
         (f"{big[1]} sessions x {big[3]} turns (one terminal true each), turns/s", "turns", turns_per_s, True, big),
         ("same, CPU per turn (ms, the program's process)", "turns", per_turn_cpu, False, big),
@@ -124,16 +119,9 @@ def rows(quick: bool, sandbox_file: Path) -> list[Row]:
          ["--rounds", "3"]),
         ("idle session: RSS each (KB)", "idle", lambda r: r["rss_kb_each"], False, ["--sessions", "100"]),
         ("idle session: CPU to create (ms)", "idle", lambda r: r["create_ms_each"], False, ["--sessions", "100"]),
-        ("execute_code: a call refused before dispatch (us per call)", "code", code_call, False,
-         ["--kind", "refused", "--calls", "500", "--rounds", "2", *path]),
-        ("execute_code: a dispatched write_file that fails (us per call)", "code", code_call, False,
-         ["--kind", "write_fail", "--calls", "40", "--rounds", "2", *path]),
-        ("execute_code: a dispatched read_file of 1 KB (us per call)", "code", code_call, False,
-         ["--kind", "read", "--calls", "40", "--rounds", "2", *path]),
-        ("execute_code: tool call -> script's first line (ms)", "code", first_line, False,
-         ["--kind", "refused", "--calls", "10", "--rounds", "3", *path]),
         ("streamed answer, 20 chunks 20 ms apart: message -> first token (ms)", "stream",
          lambda r: r["first_token_ms"], False, ["--rounds", "3"]),
+        *code_rows(code_paths, pinned=pinned),
     ]
 
 
@@ -162,18 +150,18 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--sandbox", default="full-access", help="hermes-actors' sandbox.mode (Hermes has no jail)")
     parser.add_argument("--only", default="", help="comma-separated workloads: turns,interrupt,idle,code,stream")
+    parser.add_argument("--pinned", action="store_true", help="also run the execute_code rows pinned to core 0")
     args = parser.parse_args()
     hermes_python()
     server = FakeModel(args.latency)
     try:
         with tempfile.TemporaryDirectory(prefix="vs-hermes-") as tmp:
             work = Path(tmp)
-            sandbox_file = work / "one-kb.txt"
-            sandbox_file.write_text("x" * 1023 + "\n")
+            code_paths = prepare(work)
             env = environment(work)
             bench = Bench(server, env, work)
             wanted = set(filter(None, args.only.split(",")))
-            table = [row for row in rows(args.quick, sandbox_file) if not wanted or row[1] in wanted]
+            table = [row for row in rows(args.quick, code_paths, args.pinned) if not wanted or row[1] in wanted]
             samples: dict[tuple[str, str], list[dict[str, Any]]] = {}
             for round_ in range(args.rounds):
                 order = ("hermes", "actors") if round_ % 2 == 0 else ("actors", "hermes")

@@ -1,6 +1,6 @@
 """What both drivers share (standard library only: the Hermes driver runs in Hermes's own venv).
 
-The command line of one workload, a process's resident memory, and whether a process runs a
+The command line of one workload (``--pin``: this process and all it starts on core 0), a process's resident memory, and whether a process runs a
 ``sleep 30`` among its descendants (the interrupt workload's command has started).
 """
 
@@ -28,7 +28,11 @@ def parse_args(sandbox: bool = False) -> argparse.Namespace:
     parser.add_argument("--path", default="")
     parser.add_argument("--chunks", type=int, default=20)
     parser.add_argument("--gap", type=float, default=20)
-    return parser.parse_args()
+    parser.add_argument("--pin", action="store_true", help="run on core 0 (with every process started after)")
+    args = parser.parse_args()
+    if args.pin:
+        os.sched_setaffinity(0, {0})
+    return args
 
 
 def rss_kb(pid: int | str = "self") -> int:

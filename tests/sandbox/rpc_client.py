@@ -8,11 +8,12 @@ from typing import Any
 
 import trio
 
+from actors import Actor, ChildSpec, RestartType, open_actor_system
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.server import RpcServer, bind_listener
 from tests.sandbox.helpers import ToolBench
 
-__all__ = ["TOKEN", "Client", "refused_requests", "serve_rpc", "write_until_stalled"]
+__all__ = ["TOKEN", "Client", "host", "refused_requests", "serve_rpc", "write_until_stalled"]
 
 #: The token every test server expects.
 TOKEN = "t0ken-for-tests"
@@ -73,6 +74,7 @@ async def serve_rpc(nursery: trio.Nursery, directory: str, bench: ToolBench, **o
     path = os.path.join(directory, "rpc.sock")
     records: list[SandboxToolCall] = options.pop("records", [])
     server = RpcServer(
+        await bind_listener(path),
         call_tool=options.pop("call_tool", bench.call_tool),
         allowed_tools=options.pop("allowed", frozenset({"read_file", "web_extract", "terminal", "patch"})),
         token=TOKEN,
@@ -82,5 +84,13 @@ async def serve_rpc(nursery: trio.Nursery, directory: str, bench: ToolBench, **o
         on_tool_call=options.pop("on_tool_call", records.append),
         **options,
     )
-    await nursery.start(server.serve, await bind_listener(path))
+    await nursery.start(host, server)
     return path, server
+
+
+async def host(actor: Actor[Any], *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    """Run ``actor`` as ``rpc`` under the root of a private actor system until cancelled."""
+    async with open_actor_system() as system:
+        await system.root.start_child(ChildSpec("rpc", lambda: actor, restart=RestartType.TEMPORARY))
+        task_status.started()
+        await trio.sleep_forever()

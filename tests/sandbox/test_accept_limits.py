@@ -1,4 +1,4 @@
-"""The RPC server outlives a process out of file descriptors: the connection waits, then is served."""
+"""The RPC server actor outlives a process out of file descriptors: the connection waits, then is served."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ _CHILD = textwrap.dedent('''
     import errno, json, logging, os, resource, socket, sys
     import trio
     from actors.sandbox.server import RpcServer, bind_listener
+    from tests.sandbox.rpc_client import host
     from tools.results import ToolReply
 
     class Seen(logging.Handler):
@@ -28,12 +29,12 @@ _CHILD = textwrap.dedent('''
 
     async def main(directory):
         seen = Seen()
-        logging.getLogger("actors.sandbox.server").addHandler(seen)
+        logging.getLogger("trio.serve_listeners").addHandler(seen)
         path = os.path.join(directory, "rpc.sock")
-        server = RpcServer(call_tool=call_tool, allowed_tools=frozenset({"read_file"}), token="tok",
-                           max_tool_calls=5, per_call_timeout=10.0)
+        server = RpcServer(await bind_listener(path), call_tool=call_tool, allowed_tools=frozenset({"read_file"}),
+                           token="tok", max_tool_calls=5, per_call_timeout=10.0)
         async with trio.open_nursery() as nursery:
-            await nursery.start(server.serve, await bind_listener(path))
+            await nursery.start(host, server)
             client = trio.socket.socket(socket.AF_UNIX)  # made while a descriptor is still free
             hog = []
             try:
@@ -43,7 +44,7 @@ _CHILD = textwrap.dedent('''
                 assert exc.errno == errno.EMFILE, exc
             await client.connect(path)  # queued in the backlog: the server's accept now fails
             with trio.fail_after(10):
-                while not any("accept failed" in message for message in seen.messages):
+                while not any("accept returned" in message for message in seen.messages):
                     await trio.sleep(0.01)
             for fd in hog:
                 os.close(fd)

@@ -1,4 +1,4 @@
-"""The sandbox in the actor tree: ``…/tool:<id>/sandbox`` with ``rpc:<n>`` jobs, cancelled like any member."""
+"""The sandbox in the actor tree: ``…/tool:<id>/sandbox``, its ``rpc`` server and its ``call:<n>`` jobs, cancelled like any member."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import trio
+import trio.testing
 
 from actors import Actor
 from actors.sandbox.jobs import SandboxJob
@@ -60,6 +61,30 @@ async def _start_stuck_script(system: Any, bench: ToolBench, short_dir: str) -> 
     return worker, handle
 
 
+def _task_count() -> int:
+    """Every task of this Trio run."""
+
+    def tasks_under(task: trio.lowlevel.Task) -> int:
+        return 1 + sum(tasks_under(child) for nursery in task.child_nurseries for child in nursery.child_tasks)
+
+    return tasks_under(trio.lowlevel.current_root_task())
+
+
+def _sockets_under(directory: str) -> list[str]:
+    """Paths under ``directory`` of the Unix sockets this process holds open."""
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    with open("/proc/net/unix") as table:
+        rows = [line.split() for line in table.readlines()[1:]]
+    return [row[7] for row in rows if len(row) > 7 and row[6] in inodes and row[7].startswith(directory)]
+
+
 class TestSandboxJob:
     """The run shows up in the tree while it works, and an interrupt stops it with its partial output."""
 
@@ -77,8 +102,11 @@ class TestSandboxJob:
         details = node.snapshot.details
         assert details["tool_calls"] == 2 and details["in_flight"] == 1 and pid_running(details["pid"])
         assert node.snapshot.activity == "execute_code: 1 tool call, 0 s"
-        [rpc] = node.children
-        assert rpc.snapshot.path == "tool:call_1/sandbox/rpc:2" and rpc.snapshot.details["tool"] == "read_file"
+        [server] = node.children
+        assert server.snapshot.path == "tool:call_1/sandbox/rpc" and server.snapshot.kind == "rpc-server"
+        assert server.snapshot.details["tool_calls"] == 2 and server.snapshot.details["open_connections"] == 1
+        [call] = server.children
+        assert call.snapshot.path == "tool:call_1/sandbox/rpc/call:2" and call.snapshot.details["tool"] == "read_file"
         await handle.wait_stopped()
         assert worker.result is not None and worker.result.output == "xxx\nslow.txt\n"
         assert system.registry.paths() == [""]
@@ -121,17 +149,78 @@ class TestSandboxJob:
         assert worker.state is ActorState.STOPPED and bench.running.current == 0
 
     async def test_kill_of_one_rpc_call_answers_the_script(self, system, bench: ToolBench, short_dir: str) -> None:
-        """Killing one ``rpc:<n>`` job answers that call with an error the script can read; the run goes on."""
+        """Killing one ``call:<n>`` job answers that call with an error the script can read; the run goes on."""
         bench.delay = 60
         worker = ToolWorkerStandIn(
             "from hermes_tools import read_file\nprint(read_file('never.txt'))\nprint('after')", bench, short_dir
         )
         handle = await _start(system, worker)
         await _wait_for_a_running_call(bench, worker)
-        system.lookup("tool:call_1/sandbox/rpc:1").stop("stuck", requested_by="operator")
+        system.lookup("tool:call_1/sandbox/rpc/call:1").stop("stuck", requested_by="operator")
         with trio.fail_after(10):
             await handle.wait_stopped()
         assert worker.result is not None and worker.result.status is SandboxStatus.SUCCESS
         first, after = worker.result.output.splitlines()
         assert first.startswith("{'error': \"Tool 'read_file' failed: RpcCallStopped: tool call read_file was stopped")
         assert "stuck (requested by operator)" in first and after == "after"
+
+
+class TestServerInTheTree:
+    """The server is ``…/sandbox/rpc``, an actor whose snapshot shows its counters; each call is a job under it."""
+
+    async def test_inspected_like_any_actor(self, system, bench: ToolBench, short_dir: str) -> None:
+        bench.delay = 60
+        worker = ToolWorkerStandIn(
+            "import hermes_tools\nhermes_tools._call('memory', {})\nhermes_tools.read_file('slow.txt')",
+            bench, short_dir,
+        )  # fmt: skip
+        handle = await _start(system, worker)
+        await _wait_for_a_running_call(bench, worker)
+        server = system.lookup("tool:call_1/sandbox/rpc").statistics()
+        assert server.kind == "rpc-server" and server.state is ActorState.IDLE and server.activity == "serving"
+        assert server.details == {
+            "tool_calls": 1, "in_flight": 1, "refused": 1, "connections": 1, "open_connections": 1,
+        }  # fmt: skip
+        [call] = system.tree("tool:call_1/sandbox/rpc").children
+        assert call.snapshot.path == "tool:call_1/sandbox/rpc/call:1" and call.snapshot.kind == "rpc"
+        assert call.snapshot.state is ActorState.BUSY and call.snapshot.activity == "read_file"
+        handle.stop("done looking", requested_by="test")
+        with trio.fail_after(10):
+            await handle.wait_stopped()
+        assert system.registry.paths() == [""]
+
+
+class TestInterruptMidCall:
+    """An interrupt while a script's call runs cancels that call's job; no task, socket or socket file is left."""
+
+    async def test_interrupt_cancels_the_call_and_leaks_nothing(self, system, bench: ToolBench, short_dir: str) -> None:
+        cancelled: list[str] = []
+
+        async def call_tool(name: str, args: dict[str, Any]) -> ToolReply:
+            try:
+                return await bench.call_tool(name, args)
+            except trio.Cancelled:
+                cancelled.append(name)
+                raise
+
+        bench.delay = 60
+        tasks_before = _task_count()
+        worker = ToolWorkerStandIn(
+            "from hermes_tools import read_file\nprint('started', flush=True)\nread_file('never.txt')",
+            bench, short_dir, call_tool=call_tool,
+        )  # fmt: skip
+        handle = await _start(system, worker)
+        await _wait_for_a_running_call(bench, worker)
+        [workspace] = os.listdir(short_dir)
+        assert _sockets_under(os.path.join(short_dir, workspace)) != []  # the listener, at least
+        assert system.lookup("tool:call_1/sandbox/rpc/call:1").statistics().state is ActorState.BUSY
+        # An interrupt reaches the job as the turn's does (a stop of its worker from above returns nothing).
+        system.lookup("tool:call_1/sandbox").stop("interrupt", requested_by="user")
+        with trio.fail_after(10):
+            await handle.wait_stopped()
+        assert cancelled == ["read_file"] and bench.running.current == 0
+        assert worker.result is not None and worker.result.output.startswith("started\n")
+        assert system.registry.paths() == [""]
+        assert os.listdir(short_dir) == [] and _sockets_under(short_dir) == []
+        await trio.testing.wait_all_tasks_blocked()
+        assert _task_count() == tasks_before

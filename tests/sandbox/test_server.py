@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 from typing import Any
 
@@ -14,15 +15,15 @@ import trio.testing
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.server import MAX_CONNECTIONS, MAX_REQUEST_BYTES, RpcServer
 from tests.sandbox.helpers import ToolBench
-from tests.sandbox.rpc_client import TOKEN, serve_rpc
+from tests.sandbox.rpc_client import TOKEN, Client, serve_rpc
 from tools.results import ToolReply
 
 @pytest.fixture
 def lagging_clock() -> trio.testing.MockClock:
     """Virtual time that jumps only after 0.1 s of real idleness.
 
-    Requests reach the event loop from the connection's reader thread, which an autojump clock does not
-    see: it would jump while a request is still on its way.
+    The tools run partly in worker threads, which an autojump clock does not see: it would jump while a
+    call is still on its way.
     """
     return trio.testing.MockClock(autojump_threshold=0.1)
 
@@ -219,7 +220,7 @@ class TestBadInput:
         assert "expected an RpcRequest" in (await client.receive())["error"]
         await client.request(6, "read_file", {"path": "ok"})
         assert (await client.receive())["error"] is None
-        assert "malformed request" in caplog.text and server.statistics().refused == 5
+        assert "malformed request" in caplog.text and server.counters().refused == 5
 
     async def test_oversized_frame(self, connect, served) -> None:
         path, _, _ = served
@@ -239,7 +240,7 @@ class TestBadInput:
             response = await client.receive()
             assert "is not the daemon's uid" in response["error"]
             assert await client.receive() is None
-            assert server.statistics().refused == 1
+            assert server.counters().refused == 1
             nursery.cancel_scope.cancel()
 
     async def test_client_hanging_up_mid_call(self, connect, served, bench: ToolBench, lagging_clock) -> None:
@@ -263,6 +264,30 @@ _FOREIGN_OPENINGS = {
     "100,000 [": b"[" * 100_000 + b"\n",
     "a huge integer": b'{"type":"RpcRequest","id":' + b"9" * 100_000 + b',"tool":"read_file","args":{}}\n',
 }
+
+
+class TestFramesAcrossReads:
+    """However frames fall into reads, each is answered in order; a malformed one gets a clear error and the
+    connection goes on serving."""
+
+    async def test_split_and_packed_frames(self, served, short_dir: str) -> None:
+        path, server, _ = served
+        stream = await trio.open_unix_socket(path)
+        async with stream:
+            client = Client(stream)
+            valid = b'{"type":"RpcRequest","id":%d,"tool":"read_file","args":{"path":"a"}}\n'
+            # The token, a malformed frame and a valid one in one write; then a frame cut in two writes.
+            await client.send(TOKEN.encode() + b"\n" + b"{not json\n" + valid % 1)
+            await client.send((valid % 2)[:20])
+            malformed = await client.receive()
+            assert malformed["id"] == 0 and malformed["error"].startswith("Malformed request: frame is not valid JSON")
+            assert (await client.receive())["id"] == 1
+            await client.send((valid % 2)[20:] + b'{"type":"RpcRequest","id":3,"tool":"memory","args":{}}\n')
+            # The refusal is answered at once, the call once its tool returns.
+            refused, second = await client.receive(), await client.receive()
+            assert refused["id"] == 3 and refused["error"].startswith("Tool 'memory' is not available")
+            assert second["id"] == 2 and second["error"] is None
+        assert server.counters().tool_calls == 2 and server.counters().refused == 2
 
 
 class TestHandshake:
@@ -289,7 +314,7 @@ class TestHandshake:
         start = trio.current_time()
         assert (await client.receive())["error"] == "no RPC token within 5 s"
         assert await client.receive() is None
-        assert trio.current_time() - start == pytest.approx(5) and server.statistics().refused == 1
+        assert trio.current_time() - start == pytest.approx(5) and server.counters().refused == 1
 
     async def test_hang_up_before_the_token(self, connect, served, caplog) -> None:
         path, server, _ = served
@@ -298,7 +323,7 @@ class TestHandshake:
         owner = await connect(path)
         await owner.request(1, "read_file", {"path": "x"})
         assert (await owner.receive())["id"] == 1
-        assert "hung up before presenting the RPC token" in caplog.text and server.statistics().refused == 1
+        assert "hung up before presenting the RPC token" in caplog.text and server.counters().refused == 1
 
     @pytest.mark.parametrize("frame", [b"[" * 100_000 + b"\n", _FOREIGN_OPENINGS["a huge integer"]], ids=["nesting", "integer"])
     async def test_hostile_frame_after_the_token_is_a_bad_frame(self, frame: bytes, connect, served) -> None:
@@ -327,14 +352,17 @@ class TestHandshake:
             assert "connection failed; closing it" in caplog.text and server.tool_calls == 2
             nursery.cancel_scope.cancel()
 
-    def test_token_must_be_one_line(self, bench: ToolBench) -> None:
+    async def test_token_must_be_one_line(self, bench: ToolBench) -> None:
         for token in ("", "two\nlines"):
-            with pytest.raises(ValueError, match="non-empty line"):
-                RpcServer(call_tool=bench.call_tool, allowed_tools=frozenset(), token=token, max_tool_calls=1, per_call_timeout=1)
+            with pytest.raises(ValueError, match="non-empty line"), trio.socket.socket(socket.AF_UNIX) as listener:
+                RpcServer(
+                    listener, call_tool=bench.call_tool, allowed_tools=frozenset(), token=token, max_tool_calls=1,
+                    per_call_timeout=1,
+                )
 
 
-class TestReaderThread:
-    """After the token, a worker thread reads the connection: order, stopping and its limit."""
+class TestConnectionTask:
+    """After the token, a task of the server reads the connection: order, stopping and its limit."""
 
     async def test_a_refusal_waits_behind_a_response_the_socket_could_not_take(
         self, connect, short_dir, bench: ToolBench
@@ -344,7 +372,7 @@ class TestReaderThread:
             client = await connect(path)
             await client.request(1, "web_search", {"query": "q", "limit": 4096})
             # Its first bytes have arrived, so the rest is queued behind a full socket when the
-            # reader thread refuses the next request.
+            # reading task refuses the next request.
             client.buffer += await client.stream.receive_some(1024)
             await client.request(2, "delegate_task", {"goal": "x"})
             await client.send(b"not json\n")
@@ -363,9 +391,9 @@ class TestReaderThread:
                 await client.request(1, "delegate_task", {})
                 assert (await client.receive())["id"] == 1
                 nursery.cancel_scope.cancel()
-        # The thread was woken (the wait for it cannot be abandoned), the socket closed, the record kept.
+        # The reading task was cancelled, the socket closed, the record kept.
         assert await client.receive() is None
-        assert [r.tool for r in records] == ["delegate_task"] and server.statistics().refused == 1
+        assert [r.tool for r in records] == ["delegate_task"] and server.counters().refused == 1
 
     async def test_connections_beyond_the_limit_are_refused(self, connect, short_dir, bench: ToolBench) -> None:
         async with trio.open_nursery() as nursery:
@@ -373,7 +401,7 @@ class TestReaderThread:
             clients = [await connect(path) for _ in range(MAX_CONNECTIONS)]
             for number, client in enumerate(clients):
                 await client.request(number, "delegate_task", {})
-                assert (await client.receive())["id"] == number  # its reader thread runs
+                assert (await client.receive())["id"] == number  # its task reads it
             extra = await connect(path)
             assert (await extra.receive())["error"] == (
                 f"too many connections to the RPC server (at most {MAX_CONNECTIONS})"
@@ -412,7 +440,7 @@ class TestSecondUid:
     async def test_private_directory_blocks_other_users(self, served) -> None:
         path, server, _ = served
         assert (await self._as_nobody(path)).strip() == "connect PermissionError"
-        assert server.statistics().connections == 0
+        assert server.counters().connections == 0
 
     async def test_peer_uid_checked(self, short_dir: str, bench: ToolBench) -> None:
         os.chmod(short_dir, 0o755)

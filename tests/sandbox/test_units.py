@@ -8,6 +8,7 @@ import json
 import pytest
 
 from actors.sandbox.environment import child_environment
+from actors.sandbox.frames import plain_request, result_frame
 from actors.sandbox.result import SandboxResult, SandboxStatus, SandboxToolCall
 from actors.sandbox.stubs import (
     SANDBOX_ALLOWED_TOOLS,
@@ -17,6 +18,8 @@ from actors.sandbox.stubs import (
     sandbox_tools,
 )
 from config.sandbox import CodeExecutionConfig
+from messages.codec import Codec
+from messages.rpc import RpcMessage, RpcRequest, RpcResponse
 from tools.errors import ToolError
 
 
@@ -171,3 +174,29 @@ class TestWorkspace:
             assert len(os.fsencode(workspace.socket_path)) <= MAX_SOCKET_PATH_BYTES
         finally:
             remove_workspace(workspace)
+
+
+class TestHotFrames:
+    """The request and answer frames built without the codec are exactly the codec's; anything unusual is the codec's to decide."""
+
+    @pytest.mark.parametrize("text", ["", "plain", 'quo"te\\ and \n', "é ü 日本", "lone \udc80 surrogate"])
+    def test_result_frame_is_the_codecs(self, text: str) -> None:
+        codec: Codec[RpcMessage] = Codec(RpcMessage)
+        assert result_frame(42, text) == codec.encode(RpcResponse(id=42, result=text))
+
+    def test_plain_request_is_the_codecs(self) -> None:
+        codec: Codec[RpcMessage] = Codec(RpcMessage)
+        payload = {"type": "RpcRequest", "id": 7, "tool": "read_file", "args": {"path": "a", "n": [1, {"b": None}]}}
+        assert plain_request(payload, 7, "read_file") == codec.from_dict(payload) == RpcRequest(7, "read_file", payload["args"])
+
+    @pytest.mark.parametrize(
+        "payload",
+        [
+            {"type": "RpcRequest", "id": 7, "tool": "read_file", "args": [1]},
+            {"type": "RpcRequest", "id": 7, "tool": "read_file", "args": {}, "extra": 1},
+            {"type": "RpcRequest", "id": 7, "tool": "read_file"},
+        ],
+    )
+    def test_anything_else_is_left_to_the_codec(self, payload: dict[str, object]) -> None:
+        assert plain_request(payload, 7, "read_file") is None
+

@@ -1,0 +1,51 @@
+"""One tool call a script made, as a job of the RPC server: ``…/sandbox/rpc/call:<n>``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import outcome
+
+from actors import Job
+from tools.results import ToolReply
+
+__all__ = ["CallTool", "RpcCallJob"]
+
+CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolReply]]
+"""The session's tool-execution path: a tool name and its arguments to the call's reply."""
+
+
+class RpcCallJob(Job[outcome.Outcome[ToolReply]]):
+    """One tool call a script made, run through the session's tool path; visible as ``call:<n>``.
+
+    A tool that raises is the call's answer, not the job's failure (which would fail the server):
+    the job returns the exception as an :class:`outcome.Error`, and the RPC server answers the
+    script with it.
+
+    Args:
+        tool: The tool's name.
+        args: Its arguments.
+        call_tool: The session's tool path.
+    """
+
+    kind = "rpc"
+
+    def __init__(self, tool: str, args: dict[str, Any], call_tool: CallTool) -> None:
+        super().__init__()
+        self.tool = tool
+        self.args = args
+        self._call_tool = call_tool
+        self.activity = tool
+
+    def snapshot_details(self) -> dict[str, Any]:
+        """The tool and the size of its arguments."""
+        return {"tool": self.tool, "args_bytes": len(json.dumps(self.args, ensure_ascii=False))}
+
+    async def execute(self) -> outcome.Outcome[ToolReply]:
+        """Run the call once."""
+        try:
+            return outcome.Value(await self._call_tool(self.tool, self.args))
+        except Exception as exc:
+            return outcome.Error(exc)
