@@ -57,10 +57,14 @@ def namespace_pids(namespace: str) -> list[int]:
     return found
 
 
-def host_pid(pid: int, namespace: str) -> int:
+def host_pid(pid: int, namespace: str, start: str | None = None) -> int:
     """The host pid of the process that is ``pid`` in PID namespace ``namespace``; 0 once it is gone.
 
     A jailed process only knows its own namespace's pids; tests that print one give its namespace too.
+    A namespace's name is an inode number the kernel gives to the next namespace once this one is gone,
+    and pids inside are small numbers: a test that looks after the run also gives the process's ``start``
+    time (field 22 of its ``stat``, ticks since boot), so another jail's process of the same numbers is
+    not taken for it.
     """
     if namespace == os.readlink("/proc/self/ns/pid"):
         return pid
@@ -68,9 +72,11 @@ def host_pid(pid: int, namespace: str) -> int:
         try:
             with open(f"/proc/{candidate}/status") as status:
                 nspid = next(line for line in status if line.startswith("NSpid:")).split()
+            with open(f"/proc/{candidate}/stat", "rb") as stat:
+                started = stat.read().rsplit(b")", 1)[1].split()[19].decode()
         except (OSError, StopIteration):
             continue
-        if int(nspid[-1]) == pid:
+        if int(nspid[-1]) == pid and start in (None, started):
             return candidate
     return 0
 

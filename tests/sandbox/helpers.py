@@ -114,14 +114,23 @@ class ToolBench:
 PRINT_PIDS = (
     "def hx_pids(*pids):\n"
     "    import os\n"
-    "    print(' '.join(f'{p}:{os.readlink(f\"/proc/{p}/ns/pid\")}' for p in pids), flush=True)\n"
+    "    def start(p):\n"
+    "        with open(f'/proc/{p}/stat') as stat:\n"
+    "            return stat.read().rsplit(')', 1)[1].split()[19]\n"
+    "    print(' '.join(f'{p}:{os.readlink(f\"/proc/{p}/ns/pid\")}:{start(p)}' for p in pids), flush=True)\n"
 )
-"""Script code defining ``hx_pids(*pids)``: prints each pid with its PID namespace, for :func:`host_pids`."""
+"""Script code defining ``hx_pids(*pids)``: prints each pid with its PID namespace and start time, for
+:func:`host_pids`."""
 
 
 def host_pids(line: str) -> list[int]:
     """The host pids of a line printed by ``hx_pids`` (0 for one that is gone)."""
-    return [host_pid(int(pid), namespace) for pid, namespace in (item.split(":", 1) for item in line.split())]
+    found = []
+    for item in line.split():
+        pid, rest = item.split(":", 1)
+        namespace, start = rest.rsplit(":", 1)
+        found.append(host_pid(int(pid), namespace, start))
+    return found
 
 
 def pid_running(pid: int) -> bool:

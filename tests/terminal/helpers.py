@@ -78,17 +78,18 @@ async def wait_for_file(path: Path, timeout: float = 5.0) -> str:
 
 
 def note_pid(var: str, path: Path) -> str:
-    """Shell code appending the pid in ``var`` (``$!``, ``$$``) and its PID namespace to ``path``.
+    """Shell code appending the pid in ``var`` (``$!``, ``$$``), its PID namespace and its start time to ``path``.
 
-    A jailed process sees its own namespace's pids; the namespace lets :func:`read_pid` find the host's.
+    A jailed process sees its own namespace's pids; the namespace lets :func:`read_pid` find the host's,
+    and the start time keeps it from another jail's process of the same numbers.
     """
-    return f"echo {var} $(readlink /proc/{var}/ns/pid) >> {path}"
+    return f"echo {var} $(readlink /proc/{var}/ns/pid) $(sed 's/.*) //' /proc/{var}/stat | cut -d' ' -f20) >> {path}"
 
 
 def read_pid(path: Path) -> int:
     """The host pid of the first process noted in ``path`` by :func:`note_pid` (0 once it is gone)."""
-    pid, namespace = path.read_text().split()[:2]
-    return host_pid(int(pid), namespace)
+    pid, namespace, start = path.read_text().split()[:3]
+    return host_pid(int(pid), namespace, start)
 
 
 def env_without(*names: str) -> dict[str, str]:
