@@ -17,11 +17,12 @@ from typing import Any, Final
 import trio
 
 from actors import ActorError, ActorHandle
-from actors.platform.cron.actor import AddJob, JobSpec, JobView, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow, UpdateJob
+from actors.platform.cron.actor import AddJob, JobSpec, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow, UpdateJob
 from actors.platform.cron.jobs import CronJob
 from actors.platform.cron.schedule import ScheduleKind
 from actors.platform.cron.script import CronScripts, ScriptRefused
 from actors.platform.outbound import Destination, UnknownDestination
+from messages.request import Request
 from tools.context import ToolContext
 from tools.errors import ToolError, UnknownToolsetError
 from tools.registry import ToolRegistry
@@ -144,7 +145,7 @@ class _CronjobCall:
         except ActorError as exc:
             raise ToolError("Scheduled jobs are not available in this daemon.") from exc
         if action == "list":
-            views: list[JobView] = await actor.ask(ListJobs())
+            views = await actor.ask(ListJobs())
             return ToolResult({"success": True, "count": len(views), "jobs": [_shown(v.job, v.running) for v in views]})
         jobs = {view.job.id: view.job for view in await actor.ask(ListJobs())}
         message, what = await self._message(action, jobs)
@@ -153,12 +154,12 @@ class _CronjobCall:
             refused="Not done: changing the scheduled jobs",
         )
         try:
-            job: CronJob = await actor.ask(message)
+            job = await actor.ask(message)
         except (LookupError, ValueError) as exc:
             raise ToolError(f"{exc}") from exc
         return ToolResult(_answer(action, job))
 
-    async def _message(self, action: str, jobs: dict[str, CronJob]) -> tuple[Any, str]:
+    async def _message(self, action: str, jobs: dict[str, CronJob]) -> tuple[Request[CronJob], str]:
         if action == "create":
             spec = await self._spec(jobs)
             return AddJob(spec), f"schedule a job [{spec.schedule}]: {spec.prompt or ', '.join(spec.skills) or spec.script}"

@@ -37,10 +37,10 @@ from actors.platform.daemon.relays import RemoteAttachment, relay_host, relay_pe
 from actors.platform.daemon.mcp_commands import mcp_call, mcp_servers, mcp_tools, reload_mcp
 from actors.platform.daemon.pairing_commands import pairing_request
 from actors.platform.errors import BadFrame, RequestFailed
-from actors.session import Subscription
 from messages import control as c
 from messages.codec import Codec, MessageDecodeError
 from messages.framing import FrameReader, FrameTimeout
+from messages.session import EventFeed
 from messages.sockets import request_id_of
 from messages.supervision import ActorState
 from store.errors import SessionOwnedElsewhere
@@ -106,7 +106,7 @@ class Connection(Actor[None]):
         self._closing: c.ErrorReply | None = None
         # Invariant: True when the queued frames are abandoned (the client is too slow for them).
         self._skip_queued = False
-        self._attached: dict[str, tuple[Subscription | RemoteAttachment, trio.CancelScope]] = {}
+        self._attached: dict[str, tuple[EventFeed | RemoteAttachment, trio.CancelScope]] = {}
         self._tasks: trio.Nursery | None = None
         self._client = "?"
         self.requests = 0
@@ -466,7 +466,7 @@ class Connection(Actor[None]):
             subscription.close()
             scope.cancel()
 
-    async def _forward(self, session_id: str, subscription: Subscription, *, task_status: trio.TaskStatus[None]) -> None:
+    async def _forward(self, session_id: str, subscription: EventFeed, *, task_status: trio.TaskStatus[None]) -> None:
         with trio.CancelScope() as scope:
             self._attached[session_id] = (subscription, scope)
             task_status.started()

@@ -224,7 +224,7 @@ class GatewayDesk:
         if pairing is None:
             return False
         try:
-            return bool(await pairing.ask(CheckUser(chat.platform, user_id)))
+            return await pairing.ask(CheckUser(chat.platform, user_id))
         except ActorError as exc:
             log.warning("pairing is not available (%s); user %s is refused", exc, user_id)
             return False
@@ -311,7 +311,7 @@ class GatewayDesk:
         async def check(request: CheckFiles) -> list[FileCheck]:
             try:
                 handle = await self.sessions.get(chat.session_id)
-                return list(await handle.ask(request))
+                return await handle.ask(request)
             except (SessionNotFound, ActorError) as exc:
                 return [FileCheck(path, refusal=f"the session could not check it ({exc})") for path in request.paths]
 
@@ -351,7 +351,7 @@ class GatewayDesk:
         if handle is None:
             return False
         try:
-            return bool(await handle.ask(AnswerRequest(request_id, answer, answered_by)))
+            return await handle.ask(AnswerRequest(request_id, answer, answered_by))
         except ActorError as exc:
             log.warning("%s chat %s: an answer was not delivered: %s", chat.chat.platform, chat.chat.chat_id, exc)
             return False
