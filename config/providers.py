@@ -68,6 +68,10 @@ class ModelConfig:
 _CACHING_OFF = (None, False, "", "off", "disabled", "no", "none", "false")
 
 
+# Typed as the field is (a plain "5m" would make mypy read the field as never None).
+_DEFAULT_CACHE_TTL: str | None = "5m"
+
+
 def _cache_ttl(value: object) -> object:
     return None if value in _CACHING_OFF else value
 
@@ -77,7 +81,7 @@ class PromptCachingConfig:
     """``prompt_caching:`` Anthropic cache breakpoint lifetime, ``5m`` or ``1h``; off as in Hermes
     (``false``, ``off``, ``none`` ...) sends no cache breakpoints."""
 
-    cache_ttl: str | None = attrs.field(default="5m", converter=_cache_ttl, validator=v.optional(v.in_(("5m", "1h"))))
+    cache_ttl: str | None = attrs.field(default=_DEFAULT_CACHE_TTL, converter=_cache_ttl, validator=v.optional(v.in_(("5m", "1h"))))
 
 
 @attrs.frozen

@@ -71,10 +71,12 @@ async def open_transport(
         )
         async with http:
             if transport == "sse":
-                # The SDK's SSE client builds its own client through this factory: hand it ours.
+                # The SDK's SSE client builds its own client through this factory: hand it ours. The SDK
+                # only enters what the factory returns (``async with``), which _Borrowed supports without
+                # being an AsyncClient: hence the ignore.
                 async with sse_client(
                     config.url, timeout=config.connect_timeout, sse_read_timeout=_HTTP_READ_TIMEOUT,
-                    httpx_client_factory=lambda **_: _Borrowed(http),
+                    httpx_client_factory=lambda **_: _Borrowed(http),  # type: ignore[arg-type]
                 ) as (read, write):
                     yield Transport(read, write)
             else:
