@@ -71,11 +71,10 @@ async def open_transport(
         )
         async with http:
             if transport == "sse":
-                # The SDK's SSE client builds its own client through this factory: hand it ours. The SDK
-                # only enters what the factory returns (``async with``), which _Borrowed supports without
-                # being an AsyncClient: hence the ignore.
+                # The SDK's SSE client builds its own client through this factory: hand it ours.
                 async with sse_client(
                     config.url, timeout=config.connect_timeout, sse_read_timeout=_HTTP_READ_TIMEOUT,
+                    # The SDK only enters what the factory returns (async with): _Borrowed, not an AsyncClient.
                     httpx_client_factory=lambda **_: _Borrowed(http),  # type: ignore[arg-type]
                 ) as (read, write):
                     yield Transport(read, write)

@@ -100,7 +100,7 @@ class TestCreateSessionChecks:
         with tempfile.TemporaryDirectory(prefix="ha-") as base:
             service = ControlService(
                 system=system, paths=DaemonPaths(Path(base)), config=DaemonConfig(), request_stop=lambda _: None,
-                sessions=_NoSessions(),  # type: ignore[arg-type]
+                sessions=_NoSessions(),  # type: ignore[arg-type]  # a stand-in with only what the test reaches of SessionService
             )
             for cwd, text in (("relative/dir", "absolute path"), (f"{base}/missing", "not a directory")):
                 with pytest.raises(RequestFailed) as refused:
