@@ -17,7 +17,9 @@ from typing import Any, Final
 import trio
 
 from actors import ActorError, ActorHandle
-from actors.platform.cron.actor import AddJob, JobSpec, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow, UpdateJob
+from actors.platform.cron.actor import (
+    AddJob, CronMessage, JobSpec, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow, UpdateJob,
+)
 from actors.platform.cron.jobs import CronJob
 from actors.platform.cron.schedule import ScheduleKind
 from actors.platform.cron.script import CronScripts, ScriptRefused
@@ -111,7 +113,8 @@ _SCHEMA: dict[str, Any] = {
 
 
 def register_cronjob(
-    registry: ToolRegistry, cron: Callable[[], ActorHandle[Any]], approval_timeout: float, scripts: CronScripts | None = None
+    registry: ToolRegistry, cron: Callable[[], ActorHandle[CronMessage]], approval_timeout: float,
+    scripts: CronScripts | None = None,
 ) -> None:
     """Register ``cronjob`` (toolset ``cronjob``) over the ``cron`` actor that ``cron()`` looks up; ``scripts``
     checks a job's script (None: no script can be named)."""
@@ -126,8 +129,8 @@ class _CronjobCall:
     """One call: its arguments checked, approved, sent to the actor, answered in Hermes's shape."""
 
     def __init__(
-        self, args: dict[str, Any], ctx: ToolContext, cron: Callable[[], ActorHandle[Any]], registry: ToolRegistry,
-        scripts: CronScripts | None,
+        self, args: dict[str, Any], ctx: ToolContext, cron: Callable[[], ActorHandle[CronMessage]],
+        registry: ToolRegistry, scripts: CronScripts | None,
     ) -> None:
         self.args = args
         self.ctx = ctx
@@ -218,7 +221,7 @@ class _CronjobCall:
             fields["workdir"] = await _workdir(args["workdir"])
         return fields
 
-    async def _script(self, script: Any) -> str | None:
+    async def _script(self, script: object) -> str | None:
         if script in (None, ""):
             return None
         if self.scripts is None:
@@ -239,7 +242,7 @@ class _CronjobCall:
         return names
 
 
-def _job_ref(ref: Any, jobs: dict[str, CronJob]) -> str | None:
+def _job_ref(ref: object, jobs: dict[str, CronJob]) -> str | None:
     """The job ``ref`` names: its id, or, as Hermes takes it, a name only one job has."""
     if not isinstance(ref, str):
         return None
@@ -249,7 +252,7 @@ def _job_ref(ref: Any, jobs: dict[str, CronJob]) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
-def _destination(value: Any) -> str | None:
+def _destination(value: object) -> str | None:
     if value in (None, "", "local"):
         return None
     try:
@@ -259,7 +262,7 @@ def _destination(value: Any) -> str | None:
     return str(value)
 
 
-def _names(value: Any, what: str) -> tuple[str, ...]:
+def _names(value: object, what: str) -> tuple[str, ...]:
     """A list of names (Hermes also takes one name as a string); empty clears."""
     items = [value] if isinstance(value, str) else value if isinstance(value, list) else None
     if items is None:
@@ -267,14 +270,14 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
     return tuple(str(item).strip() for item in items if str(item).strip())
 
 
-def _model(value: Any) -> tuple[str | None, str | None]:
+def _model(value: object) -> tuple[str | None, str | None]:
     if not isinstance(value, dict):
         raise ToolError("'model' must be an object: {\"model\": NAME, \"provider\": PROVIDER}.")
     model, provider = (str(value.get(key) or "").strip() or None for key in ("model", "provider"))
     return model, provider if model else None
 
 
-async def _workdir(value: Any) -> str | None:
+async def _workdir(value: object) -> str | None:
     if value in (None, ""):
         return None
     path = str(value)
