@@ -75,7 +75,7 @@ class ActorHandle(Generic[M]):
             Whatever the actor answered with ``Reply.fail``.
         """
         reply: Reply[R] = Reply(self._actor.path)
-        # The cast is the half of the check above that types cannot make (see the docstring).
+        # The cast is the half of the check above that types cannot make (docs/DECISIONS.md#d-typed-ask).
         await self._mailbox().put(Envelope(cast("M", message), reply))
         return await reply.wait()
 
