@@ -1,7 +1,8 @@
 """The actor runtime's public face: what the rest of the daemon builds on.
 
 - :class:`Actor`: a long-lived member of the tree reading one mailbox;
-  :class:`Job`: a one-shot member that returns a value to whoever ran it;
+  :class:`Job`: a one-shot member that returns a value to whoever ran it
+  (:class:`InterruptScope`: a part of its work that an interrupt ends);
   :class:`ActorBase`: what both share (``spawn``, ``run_job``, ``start_soon``).
 - :class:`ActorHandle`: what others hold of a member (tell, ask, stop, inspect);
   :class:`Reply`: a one-shot answer slot, for an actor that answers later.
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
         SpawnFailed as SpawnFailed,
     )
     from actors.handle import ActorHandle as ActorHandle
-    from actors.job import Job as Job
+    from actors.job import InterruptScope as InterruptScope, Job as Job
     from actors.mailbox import Envelope as Envelope, Reply as Reply
     from actors.registry import ActorRegistry as ActorRegistry
     from actors.system import ActorSystem as ActorSystem, open_actor_system as open_actor_system
@@ -72,7 +73,7 @@ _EXPORTS = {
         "actors.errors",
     ),
     "ActorHandle": "actors.handle",
-    "Job": "actors.job",
+    **dict.fromkeys(["InterruptScope", "Job"], "actors.job"),
     **dict.fromkeys(["Envelope", "Reply"], "actors.mailbox"),
     "ActorRegistry": "actors.registry",
     **dict.fromkeys(["ChildInfo", "ChildSpec", "RestartType", "Strategy", "Supervisor", "SupervisorHandle"], "supervisor"),

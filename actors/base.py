@@ -8,9 +8,9 @@ shielded cleanup. They differ in how they are used:
   :class:`~actors.handle.ActorHandle` to tell and ask it. Start one with
   :meth:`ActorBase.spawn`.
 - a :class:`~actors.job.Job` does one piece of work and returns its value:
-  ``reply = await self.run_job(LlmCall(...), "llm")`` returns it or raises
-  :class:`~actors.errors.ActorFailed`. The job is in the tree (state, activity,
-  snapshot, killable by path) while it runs, inside its caller's cancel scope.
+  ``reply = await self.run_job(LlmCall(...), "llm")`` returns it, or raises
+  what the job raised. The job is in the tree (state, activity, snapshot,
+  killable by path) while it runs, inside its caller's cancel scope.
 
 Writing an actor::
 
@@ -197,11 +197,12 @@ class ActorBase:
         """Run ``job`` as a child named ``name``, in the caller's task, and return its value.
 
         The job is in the tree while it runs and is cancelled with the caller's
-        scope (so an interrupt that cancels the caller reaches it).
+        scope. Interrupted (``kill PATH``, :meth:`~actors.job.Job.request_stop`),
+        it returns its :meth:`~actors.job.Job.interrupted` value.
 
         Raises:
-            ActorFailed: the job raised (the original is ``__cause__``), or it
-                was stopped by request (:class:`~actors.errors.JobStopped`).
+            Exception: whatever the job raised, as itself.
+            JobStopped: the job was interrupted and has no value for that case.
         """
         self._check_open()
         job._bind(self, name)

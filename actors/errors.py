@@ -9,9 +9,11 @@
     ├── NoReply                the actor stopped before answering an ask
     ├── ActorNotFound          no live actor at that path (also a LookupError)
     ├── SpawnFailed            the child raised before it was ready
+    ├── JobStopped             a job was interrupted and has no value for that case
     └── ActorFailed            an actor raised; the original is ``__cause__``
-        ├── JobStopped         a job was stopped by request before it returned a value
         └── RestartIntensityExceeded   a supervisor gave up and escalates
+
+A job's own errors are not boxed: ``run_job`` raises them as they were raised.
 """
 
 from __future__ import annotations
@@ -66,10 +68,9 @@ class ActorFailed(ActorError):
     """
 
 
-class JobStopped(ActorFailed):
-    """A job was stopped by request (``kill PATH``, its parent's ``request_stop``)
-    before it returned; the reason is in the message. Its caller decides what
-    a stopped job means (a tool call reports "stopped by operator")."""
+class JobStopped(ActorError):
+    """A job was interrupted (``kill PATH``, its parent's ``request_stop``) before it
+    returned, and its kind has no interrupted value; the reason is in the message."""
 
 
 class RestartIntensityExceeded(ActorFailed):

@@ -72,7 +72,7 @@ def _install_counters(counts: collections.Counter[str]) -> None:
         await send_all(self, data)
 
     highlevel_socket.SocketStream.send_all = counted_send_all  # type: ignore[method-assign]  # the bench counts sends by replacing the method for its run
-    for name in ("create_session", "append", "save_state", "update_counters", "end_session", "get_session", "load"):
+    for name in ("create_session", "record_session", "append", "save_state", "update_counters", "end_session", "get_session", "load"):
         setattr(SqliteSessionStore, name, _counted_method(counts, name, getattr(SqliteSessionStore, name)))
     run = trio.run
 

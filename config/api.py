@@ -14,6 +14,7 @@ from attrs import validators as v
 
 from config.sandbox import SANDBOX_MODES, SandboxConfig, limit_overrides
 from config.discord import DiscordConfig
+from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 from config.validators import integer, non_empty_str, optional_str, positive_int, str_tuple
 
@@ -70,6 +71,7 @@ class PlatformsConfig:
     api_server: ApiServerConfig = attrs.Factory(ApiServerConfig)
     telegram: TelegramConfig = attrs.Factory(TelegramConfig)
     discord: DiscordConfig = attrs.Factory(DiscordConfig)
+    slack: SlackConfig = attrs.Factory(SlackConfig)
 
 
 def auth_disabled_refusal(api: ApiServerConfig, sandbox: SandboxConfig) -> str | None:

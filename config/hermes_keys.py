@@ -15,10 +15,10 @@ __all__ = ["HERMES_UNUSED"]
 
 _GATEWAY = (
     "a setting of Hermes's messaging gateway that is not built here; the bots are configured under "
-    "platforms.telegram and platforms.discord, scheduled jobs with hermes-actors cron"
+    "platforms.telegram, platforms.discord and platforms.slack, scheduled jobs with hermes-actors cron"
 )
 _BOT = "a setting of Hermes's chat bots that is not built here (the bots' own settings are listed in docs/HERMES_COMPAT.md)"
-_BUILT_PLATFORMS_ONLY = "read for platforms.telegram and platforms.discord; the other platforms are not built here"
+_BUILT_PLATFORMS_ONLY = "read for platforms.telegram, platforms.discord and platforms.slack; the other platforms are not built here"
 _EXTENSIONS = "not built here: MCP servers (mcp_servers) and skills (skills.*) are the extension points"
 _NOT_BUILT = "not built here (no issue covers it)"
 _ONE_AUXILIARY = "one auxiliary model serves every side task here (auxiliary.model / provider / base_url)"
@@ -28,10 +28,10 @@ _TERMINAL_BACKENDS = "only the local shell runs commands here (the jail is sandb
 _PROMPT_BLOCKS = "extra prompt blocks are " + _NOT_BUILT
 _PARENT_MODEL = "subagents use the parent's model here"
 
-# Hermes's messaging platforms other than the three built here (api_server, telegram, discord).
+# Hermes's messaging platforms other than the four built here (api_server, telegram, discord, slack).
 _OTHER_PLATFORMS = (
     "bluebubbles", "dingtalk", "email", "feishu", "google_chat", "homeassistant", "irc", "line", "matrix",
-    "mattermost", "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "signal", "simplex", "slack",
+    "mattermost", "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "signal", "simplex",
     "sms", "teams", "webhook", "wecom", "wecom_callback", "weixin", "whatsapp", "whatsapp_cloud", "yuanbao",
 )
 # Keys the gateway reads in every platform's block that the platforms built here do not implement.
@@ -107,7 +107,7 @@ HERMES_UNUSED: dict[str, str] = {
     "session_reset": "a session lasts until it is closed or reset by its client here",
     "sessions": "automatic pruning of old sessions is " + _NOT_BUILT,
     "signal": _GATEWAY,
-    "slack": _GATEWAY,
+    "slack": _BOT,
     "smart_model_routing": "model routing is " + _NOT_BUILT,
     "stt": "speech-to-text is " + _NOT_BUILT,
     "stt_echo_transcripts": "speech-to-text is " + _NOT_BUILT,

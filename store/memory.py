@@ -165,6 +165,18 @@ class InMemorySessionStore:
         if blob is not None:
             self._states[meta.id] = blob
 
+    async def record_session(
+        self, meta: SessionMeta, *, messages: list[dict[str, Any]], state: dict[str, Any] | None, reason: str,
+        tokens_in: int = 0, tokens_out: int = 0, cost: float = 0.0,
+    ) -> None:
+        """See ``SessionStore.record_session``."""
+        reason = check_reason(reason)
+        cost = check_usage(tokens_in, tokens_out, 0, cost)
+        await self.create_session(meta, messages=messages, state=state)
+        row = self._rows[meta.id]
+        row.tokens_in, row.tokens_out, row.cost = tokens_in, tokens_out, cost
+        row.ended_at, row.end_reason = time.time(), reason
+
     async def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """See ``SessionStore.append``."""
         await trio.lowlevel.checkpoint()

@@ -106,6 +106,19 @@ class SessionStore(SessionSearchReader, Protocol):
         """
         ...
 
+    async def record_session(
+        self, meta: SessionMeta, *, messages: list[dict[str, Any]], state: dict[str, Any] | None, reason: str,
+        tokens_in: int = 0, tokens_out: int = 0, cost: float = 0.0,
+    ) -> None:
+        """Store a session that has already ended, all in one commit: as ``create_session``, then
+        ``update_counters`` with the usage, then ``end_session`` with ``reason`` (an ephemeral API
+        session, kept in memory while it ran).
+
+        Raises:
+            SessionExistsError: the id is taken. InvalidRecordError: as ``create_session`` (nothing is stored).
+        """
+        ...
+
     async def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """Append messages to the live history; returns once they are committed.
 

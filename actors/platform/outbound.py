@@ -4,12 +4,14 @@ A platform adapter (Telegram, Discord, ...) registers an :class:`Outbound` while
 unregisters it when it stops. Everything that sends a message on the daemon's initiative, rather than
 as the reply to a user's message, goes through :class:`OutboundRegistry`: a cron job's result, the
 ``send_message`` tool, a background process's notification. A destination is written
-``PLATFORM:CHAT`` or ``PLATFORM:CHAT:THREAD`` (``telegram:-1001234``, ``discord:998877:1122``), or
-``PLATFORM`` alone for that platform's configured home channel.
+``PLATFORM:CHAT`` or ``PLATFORM:CHAT:THREAD`` (``telegram:-1001234``, ``discord:998877:1122``,
+``slack:C0123ABCD``, ``slack:#general``, ``slack:C0123ABCD:1712345678.000100``), or ``PLATFORM`` alone
+for that platform's configured home channel.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -27,7 +29,11 @@ __all__ = [
 
 
 #: The messaging platforms a destination may name.
-PLATFORMS = ("telegram", "discord")
+PLATFORMS = ("telegram", "discord", "slack")
+#: How a chat and a thread are written on platforms whose ids are not numbers: Slack's channel ids
+#: (``C0123ABCD``) or names (``#general``), and its threads' timestamps (``1712345678.000100``).
+_CHAT_FORMS = {"slack": (re.compile(r"[CGD][A-Z0-9]{8,}|#[a-z0-9][a-z0-9._-]{0,79}"), re.compile(r"\d{1,12}\.\d{1,9}"))}
+_NUMBER = re.compile(r"-?\d+")
 
 
 class UnknownDestination(ValueError):
@@ -53,16 +59,19 @@ class Destination:
     @classmethod
     def parse(cls, text: str) -> Destination:
         """``telegram``, ``telegram:CHAT`` or ``discord:CHAT:THREAD``; raises :class:`UnknownDestination`
-        for another form, a platform not of :data:`PLATFORMS`, or a chat or thread that is not a number
-        (checked here, so a job is refused when it is made rather than failing at its first run)."""
+        for another form, a platform not of :data:`PLATFORMS`, or a chat or thread not written as its
+        platform writes them (a number; Slack's in its own forms), checked here so that a job is refused
+        when it is made rather than failing at its first run."""
         parts = text.strip().split(":")
         if not parts[0] or len(parts) > 3 or any(not part for part in parts[1:]):
             raise UnknownDestination(f"a destination is PLATFORM[:CHAT[:THREAD]], got {text!r}")
         platform = parts[0].lower()
         if platform not in PLATFORMS:
             raise UnknownDestination(f"{parts[0]!r} is not a messaging platform here ({', '.join(PLATFORMS)}), in {text!r}")
-        if any(not part.removeprefix("-").isdigit() for part in parts[1:]):
-            raise UnknownDestination(f"a {platform} chat or thread is a number, got {text!r}")
+        chat_form, thread_form = _CHAT_FORMS.get(platform, (_NUMBER, _NUMBER))
+        if any(not form.fullmatch(part) for form, part in zip((chat_form, thread_form), parts[1:], strict=False)):
+            what = "a channel id or #name, and a thread's timestamp" if platform in _CHAT_FORMS else "a number"
+            raise UnknownDestination(f"a {platform} chat or thread is {what}, got {text!r}")
         return cls(platform, *parts[1:])
 
     def __str__(self) -> str:

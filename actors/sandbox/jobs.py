@@ -2,22 +2,17 @@
 
 A tool call runs the sandbox as a job of its own worker and gets the run's result back::
 
-    interrupted: list[SandboxResult] = []
-    job = SandboxJob(code, call_tool=..., on_interrupted=interrupted.append, allowed_tools=..., config=...)
-    try:
-        result = await worker.run_job(job, "sandbox")
-    except JobStopped:
-        result = interrupted[-1]  # killed by path: the output so far is the call's result
+    job = SandboxJob(code, call_tool=..., allowed_tools=..., config=...)
+    result = await worker.run_job(job, "sandbox")
 
-The worker's cancel scope (interrupt, budget, kill) reaches the job like any child: the script's
-process group is stopped and ``on_interrupted`` receives the output so far before ``Cancelled``
-propagates; the caller owns what it keeps of it.
+Interrupted (killed by path, or with the tool call: the turn's interrupt, a budget), the script's
+process group is stopped and the job returns the ``interrupted`` result: the output so far. A
+cancellation from above stops the script the same way, and returns nothing.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import outcome
@@ -68,8 +63,6 @@ class SandboxJob(Job[SandboxResult]):
     Args:
         code: The script.
         call_tool: The session's tool-execution path; each call runs in an ``rpc:<n>`` job.
-        on_interrupted: Receives the result holding the output so far when the run is cancelled
-            (interrupt, budget, kill), before the cancellation propagates.
         **options: The other :class:`Sandbox` arguments (allowed_tools, config, gate, ...).
     """
 
@@ -80,12 +73,13 @@ class SandboxJob(Job[SandboxResult]):
         code: str,
         *,
         call_tool: CallTool,
-        on_interrupted: Callable[[SandboxResult], None] = lambda result: None,
         **options: Any,
     ) -> None:
         super().__init__()
         self._call_tool = call_tool
         self._calls_started = 0
+        # Invariant: the run's result holding the output so far, once the run was cancelled.
+        self._partial: SandboxResult | None = None
         on_progress = options.pop("on_progress", None)
 
         def progress(text: str) -> None:
@@ -93,8 +87,11 @@ class SandboxJob(Job[SandboxResult]):
             if on_progress is not None:
                 on_progress(text)
 
+        def keep_partial(result: SandboxResult) -> None:
+            self._partial = result
+
         self.sandbox = Sandbox(
-            code, call_tool=self._call_in_job, on_progress=progress, on_interrupted=on_interrupted, **options
+            code, call_tool=self._call_in_job, on_progress=progress, on_interrupted=keep_partial, **options
         )
 
     def snapshot_details(self) -> dict[str, Any]:
@@ -113,6 +110,16 @@ class SandboxJob(Job[SandboxResult]):
         """Run the script to its end or its timeout."""
         self.activity = "execute_code: starting"
         return await self.sandbox.run()
+
+    async def interrupted(self) -> SandboxResult:
+        """The ``interrupted`` result, the output so far.
+
+        Raises:
+            JobStopped: killed before the script started (there is no output).
+        """
+        if self._partial is None:
+            return await super().interrupted()
+        return self._partial
 
     async def _call_in_job(self, tool: str, args: dict[str, Any]) -> ToolReply:
         """Run one call as an ``rpc:<n>`` job, in the RPC server's task, so its per-call timeout reaches it.

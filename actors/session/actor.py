@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors import Actor, ActorFailed, Envelope, MailboxClosed, MailboxFull, Rejected
+from actors import Actor, Envelope, MailboxClosed, MailboxFull, Rejected
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
 from actors.session.errors import EmptySteerError, NoTurnRunning, SessionBusy
@@ -35,7 +35,9 @@ from actors.session.options import ParentSession, SessionSpec
 from actors.session.processes import ProcessActor
 from actors.session.requests import PendingRequests, clarify_deadline
 from actors.session.sandboxing import sandbox_runner
-from actors.session.state import SessionState, flush_history, freeze_tools, open_state, save_state, save_turn_state
+from actors.session.state import (
+    SessionState, ensure_recorded, flush_history, freeze_tools, open_state, record_ended, save_state, save_turn_state,
+)
 from actors.session.steer import SteerBuffer
 from actors.session.turn import TurnJob
 from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome
@@ -61,7 +63,7 @@ from store.scoped import RealmScopedReader
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
 from tools.files.ledger import FileReadLedger
 from tools.jail.attachments import check_files
-from tools.jail.policy import SandboxMode
+from tools.jail.policy import SandboxLimits, SandboxMode, resolve_limits
 from tools.jail.runtime import SessionRuntime, unjailed_runtime
 from tools.approval_policy import RATING_INSTRUCTIONS, ApprovalPolicy, rating_request
 from tools.redact import redact_secrets
@@ -96,10 +98,10 @@ class SessionActor(Actor[SessionMessage]):
     hub: EventHub
     requests: PendingRequests
     durable: SessionState
-    runtime: SessionRuntime
     model: SessionModel
     compaction: SessionCompaction
-    services: SessionServices
+    file_reads: FileReadLedger
+    search_store: RealmScopedReader
 
     def __init__(self, spec: SessionSpec) -> None:
         super().__init__()
@@ -116,10 +118,16 @@ class SessionActor(Actor[SessionMessage]):
         self.turns_finished = 0
         self._notes: list[str] = []
         self._closing = False
+        # Why it stops, as an ephemeral session's record says (a Shutdown gives the reason).
+        self._end_reason = "session stopped"
         self._turn_done = trio.Event()
         # Invariant: True once on_start has built everything the class body declares.
         self._ready = False
         self._owns_runtime = False
+        # Its jail and directories, and what its tool calls are offered: opened as it starts, or for an
+        # ephemeral session when its first tool call comes (most completions call none).
+        self.runtime: SessionRuntime | None = None
+        self._services: SessionServices | None = None
         #: Called when the session may have become quiet (it started, a turn or a message ended, a
         #: subscriber left); its supervisor sets it to look at once whether it may hibernate.
         self.on_quiet: Callable[[], None] = _nothing
@@ -140,41 +148,69 @@ class SessionActor(Actor[SessionMessage]):
             self.session_id, self.path, replay_size=spec.replay_size, subscriber_capacity=spec.subscriber_capacity,
             on_leave=self._maybe_quiet,
         )
-        # Owned before anything is read: no other host may run this session while this one does.
-        await deps.store.leases.acquire(self.session_id)
+        if not spec.ephemeral:
+            # Owned before anything is read: no other host may run this session while this one does.
+            # (An ephemeral session is in no store another host reads until it is done.)
+            await deps.store.leases.acquire(self.session_id)
         self.durable = state = await open_state(spec)
         self.requests = PendingRequests(hub, deps.config.approvals.timeout, clarify_deadline(deps.config, state.options.source))
         # Known only now: an unattended (cron) session stops tool loops by default.
         self.executor.guardrails = self._guardrails(state.options.source)
-        self.runtime = runtime = await self._open_runtime()
         hub.resume_from(state.event_seq)
         self.model = model = SessionModel(deps, state.options)
-        file_reads = FileReadLedger()
-        self.compaction = SessionCompaction(deps, self.session_id, model, state, hub, file_reads)
-        delegate = spec.delegate
+        self.file_reads = FileReadLedger()
+        self.compaction = SessionCompaction(deps, self.session_id, model, state, hub, self.file_reads)
         approvals = deps.config.approvals
         self.approval_policy = ApprovalPolicy(
             mode=approvals.mode, cron_mode=state.options.cron_approvals or approvals.cron_mode, source=state.options.source,
             interactive=state.options.interactive, auto_approve=state.options.auto_approve, rate=self._rate_command,
         )
-        self.services = SessionServices(
+        # session_search sees only its realm: API sessions and CLI sessions never see each other.
+        self.search_store = await RealmScopedReader.for_session(
+            deps.store, self.session_id, state.options.source if spec.options is not None else None
+        )
+        if not spec.ephemeral:
+            await self._tool_services()
+        self._notes.extend(state.lost_process_notes())
+        self._ready = True
+        self.last_active = trio.current_time()
+        self._maybe_quiet()
+
+    @property
+    def services(self) -> SessionServices:
+        """What its tool calls are offered, as built when it started (an ephemeral session's at its first tool call).
+
+        Raises:
+            RuntimeError: an ephemeral session that has called no tool yet.
+        """
+        if self._services is None:
+            raise RuntimeError(f"session {self.session_id} has opened no tool services yet")
+        return self._services
+
+    async def _tool_services(self) -> SessionServices:
+        """What the session offers its tool calls; its jail and directories are opened the first time."""
+        if self._services is not None:
+            return self._services
+        spec = self.spec
+        deps = spec.deps
+        state = self.durable
+        self.runtime = runtime = await self._open_runtime()
+        delegate = spec.delegate
+        self._services = services = SessionServices(
             session_id=self.session_id,
             home=deps.home,
             shell=state.shell,
             todo=state.todo,
-            file_reads=file_reads,
+            file_reads=self.file_reads,
             processes=self.processes,
-            # session_search sees only its realm: API sessions and CLI sessions never see each other.
-            store=await RealmScopedReader.for_session(
-                deps.store, self.session_id, state.options.source if spec.options is not None else None
-            ),
+            store=self.search_store,
             interactive=state.options.interactive,
             approval_policy=self.approval_policy,
-            hub=hub,
+            hub=self.hub,
             requests=self.requests,
             jail=runtime.jail,
             start_background=self._start_background,
-            delegate=delegate(ParentSession(deps, self.session_id, state, model, runtime)) if delegate else None,
+            delegate=delegate(ParentSession(deps, self.session_id, state, self.model, runtime)) if delegate else None,
             run_sandbox=sandbox_runner(
                 self.executor,
                 session_id=self.session_id,
@@ -186,10 +222,7 @@ class SessionActor(Actor[SessionMessage]):
                 sandbox_dir=runtime.sandbox_dir,
             ),
         )
-        self._notes.extend(state.lost_process_notes())
-        self._ready = True
-        self.last_active = trio.current_time()
-        self._maybe_quiet()
+        return services
 
     async def _open_runtime(self) -> SessionRuntime:
         """The session's jail and directories: its parent's (a subagent), its own from the daemon, or
@@ -212,11 +245,14 @@ class SessionActor(Actor[SessionMessage]):
         self.processes.kill_all()
         deps = self.spec.deps
         try:
-            if self._ready:
+            if self._ready and self.spec.ephemeral:
+                await record_ended(deps, self.session_id, self.durable, event_seq=self.hub.seq,
+                                   processes=self.processes.records(), reason=self._end_reason)
+            elif self._ready:
                 await self._save_state()
         finally:
             # Its processes are gone: nothing can be using its temp directory any more.
-            if self._owns_runtime and deps.jails is not None:
+            if self._owns_runtime and deps.jails is not None and self.runtime is not None:
                 await deps.jails.close_session(self.runtime)
         if deps.approvals is not None:
             # Saved above; kept in memory only while the session runs.
@@ -232,7 +268,7 @@ class SessionActor(Actor[SessionMessage]):
         details.update({
             "model": self.model.chain.current.label,
             "sandbox": self.durable.options.sandbox,
-            "limits": attrs.asdict(self.runtime.jail.policy.limits),  # not enforced in full-access
+            "limits": attrs.asdict(self._limits()),  # not enforced in full-access
             "turns": self.durable.turns,
             "subscribers": self.hub.subscriber_count,
             "tokens": usage.prompt_tokens + usage.completion_tokens,
@@ -329,7 +365,7 @@ class SessionActor(Actor[SessionMessage]):
             await self._shutdown(message.reason)
             return True
         if isinstance(message, CheckFiles):
-            return await trio.to_thread.run_sync(check_files, self.runtime.jail.policy, message.paths)
+            return await trio.to_thread.run_sync(check_files, (await self._tool_services()).jail.policy, message.paths)
         raise Rejected(TypeError(f"a session does not take {type(message).__name__}"))
 
     async def _on_user_message(self, message: UserMessage) -> str:
@@ -406,7 +442,7 @@ class SessionActor(Actor[SessionMessage]):
         return TurnConfig(
             deps=self.spec.deps,
             options=state.options,
-            services=self.services,
+            hub=self.hub,
             executor=self.executor,
             model=self.model,
             tools=state.tools,
@@ -414,6 +450,7 @@ class SessionActor(Actor[SessionMessage]):
             cost_before=state.cost_usd,
             api_calls_before=state.api_calls,
             persist=self._commit,
+            tool_services=self._before_tools,
             ephemeral_system=self.spec.ephemeral_system,
             compress=self.compaction.preflight(),
             history_size=self.compaction.history_size,
@@ -423,9 +460,9 @@ class SessionActor(Actor[SessionMessage]):
         """Run one turn in the session's scope; a bug in it ends that turn with an error, never the session."""
         try:
             outcome = await self.run_job(turn, "turn")
-        except ActorFailed as exc:
+        except Exception as exc:
             log.error("session %s: turn %d failed: %s", self.session_id, turn_id, exc)
-            error = str(exc.__cause__ or exc)
+            error = str(exc)
             # What the turn committed is in the history; close it so it stays valid.
             outcome = TurnOutcome(close_interrupted_turn(self.durable.history), f"Error: {error}", "error", error)
         with trio.CancelScope(shield=True):
@@ -442,30 +479,49 @@ class SessionActor(Actor[SessionMessage]):
             log.info("session %s: turn %d interrupted with a steer pending; the steer is dropped", self.session_id, turn_id)
         elif leftover:
             self.queue.appendleft(UserMessage(leftover, source="steer"))
-        with trio.move_on_after(self.shutdown_timeout):
-            await flush_history(self.spec.deps, self.session_id, state)
+        if state.unrecorded is None:
+            with trio.move_on_after(self.shutdown_timeout):
+                await flush_history(self.spec.deps, self.session_id, state)
         self.hub.publish(TurnFinished, turn_id=turn_id, final_text=outcome.final_text, reason=outcome.reason,
                          error=outcome.error, **counters.figures(trio.current_time()))
         self.turn = None
         self.turns_finished += 1
         self.last_active = trio.current_time()
         self._turn_done.set()
-        with trio.move_on_after(self.shutdown_timeout):
-            # This turn's tokens only; the store counts tool calls itself as messages arrive.
-            await save_turn_state(
-                self.spec.deps, self.session_id, state, event_seq=self.hub.seq, processes=self.processes.records(),
-                usage=counters.usage, cost=counters.cost_usd or 0.0,
-            )
+        if state.unrecorded is None:
+            with trio.move_on_after(self.shutdown_timeout):
+                # This turn's tokens only; the store counts tool calls itself as messages arrive.
+                await save_turn_state(
+                    self.spec.deps, self.session_id, state, event_seq=self.hub.seq, processes=self.processes.records(),
+                    usage=counters.usage, cost=counters.cost_usd or 0.0,
+                )
         if self.queue and not self._closing:
             await self._start_turn(self.queue.popleft())
         self._maybe_quiet()
 
     async def _commit(self, messages: list[dict[str, Any]]) -> None:
-        """The turn's new messages: into the store, and into the history as committed."""
-        await self.spec.deps.store.append(self.session_id, messages)
+        """The turn's new messages: into the store (an ephemeral session's once it is stored), and
+        into the history as committed."""
         state = self.durable
+        if state.unrecorded is not None:
+            state.history.extend(messages)
+            return
+        await self.spec.deps.store.append(self.session_id, messages)
         state.history.extend(messages)
         state.persisted = len(state.history)
+
+    async def _before_tools(self) -> SessionServices:
+        """What a batch of tool calls is offered; a tool may need the session's row (a transcript, a
+        subagent under it), so an ephemeral session is stored first."""
+        await ensure_recorded(self.spec.deps, self.session_id, self.durable, event_seq=self.hub.seq,
+                              processes=self.processes.records())
+        return await self._tool_services()
+
+    def _limits(self) -> SandboxLimits:
+        """What its processes may use (its jail's, or what it will be when it is opened)."""
+        if self.runtime is not None:
+            return self.runtime.jail.policy.limits
+        return resolve_limits(self.durable.options.limits, self.spec.deps.config.sandbox)
 
     async def _save_state(self) -> None:
         await save_state(self.spec.deps, self.session_id, self.durable, event_seq=self.hub.seq, processes=self.processes.records())
@@ -514,6 +570,7 @@ class SessionActor(Actor[SessionMessage]):
 
     async def _shutdown(self, reason: str) -> None:
         self._closing = True
+        self._end_reason = reason
         self.queue.clear()
         turn = self.turn
         if turn is not None:

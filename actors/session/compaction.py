@@ -17,7 +17,7 @@ from actors.session.errors import CompressionError
 from actors.session.hub import EventHub
 from actors.session.model import SessionModel
 from actors.session.options import SessionDeps
-from actors.session.state import SessionState
+from actors.session.state import SessionState, ensure_recorded
 from actors.session.turn_parts import PreflightCompress
 from messages.events import StatusUpdate
 from providers.metadata import HistorySize, rough_tokens
@@ -122,8 +122,10 @@ class SessionCompaction:
             hub.publish(StatusUpdate, kind="warning", text=result.warning)
         if result.summarised_count == 0:
             return None
-        await self._deps.store.compact(self._session_id, result.messages)
         state = self._state
+        # An ephemeral session not stored yet is stored before its history is replaced there.
+        await ensure_recorded(self._deps, self._session_id, state)
+        await self._deps.store.compact(self._session_id, result.messages)
         state.history = list(result.messages)
         state.persisted = len(state.history)
         state.compression = {"summary": result.summary, "count": compressor.statistics().compressions}

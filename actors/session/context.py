@@ -62,19 +62,17 @@ class SessionServices:
 
 @attrs.define
 class CallProgress:
-    """What a running tool call has shown so far; the turn that runs the call owns it.
+    """What a running tool call has shown so far; the call's own (the partial result it returns
+    when interrupted).
 
     Attributes:
         last: the newest progress text the tool reported (a terminal's output so far);
             execute_code keeps its interrupted result here.
         count: how many progress updates there were.
-        partial: set when the call ended without returning (interrupted, or stopped by an
-            operator): the redacted result the model is given instead.
     """
 
     last: str | None = None
     count: int = 0
-    partial: str | None = None
 
 
 class CallContext:
@@ -84,8 +82,7 @@ class CallContext:
         call_id: the model's id of the call.
         job: the tool call's job; a sandbox or subagent starts under it (``job.spawn``,
             ``job.run_job``) and ``job.path`` names it.
-        progress: the call's progress, owned by the turn (kept as the partial result when
-            the call is cancelled).
+        progress: the call's progress (its partial result when the call is interrupted).
         token_meter: the turn's token meter (a subagent's turns count into it).
     """
 

@@ -5,8 +5,8 @@ arrive (memory-context blocks scrubbed even when split across chunks) and
 turns the recovery loop's status lines into status events. It returns the
 provider's :class:`StreamFinished`, or raises the recovery layer's error
 (``NeedsCompression``, ``RecoveryExhausted``, ...) for the turn to classify.
-Cancelling it (an interrupt, a budget) closes the HTTP stream at once; what was
-shown so far is in the caller's :class:`StreamProgress`.
+Interrupted with its turn (an interrupt, a budget), it closes the HTTP stream at
+once and returns what it showed so far, a :class:`StreamProgress`.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ _STATUS_KINDS = {
 
 @attrs.define
 class StreamProgress:
-    """What a provider call has streamed so far; the turn that runs the call owns it
-    and keeps ``text`` as the partial reply when the call is cancelled.
+    """What a provider call has streamed so far; the call keeps it, and returns it when interrupted
+    with its turn (whose partial reply ``text`` then is).
 
     ``prompt_tokens`` is the request's estimated size: a call cut short reports no usage, so the
     turn counts this and an estimate of ``text`` instead (the provider bills what it streamed).
@@ -52,10 +52,11 @@ class StreamProgress:
     prompt_tokens: int = 0
 
 
-class LlmCall(Job[StreamFinished]):
-    """Runs one provider call and returns its :class:`StreamFinished`.
+class LlmCall(Job[StreamFinished | StreamProgress]):
+    """Runs one provider call and returns its :class:`StreamFinished`, or, interrupted with its
+    turn, the :class:`StreamProgress` it had (killed by path alone, it raises ``JobStopped``).
 
-    Raises (boxed in ``ActorFailed`` by ``run_job``, the original as ``__cause__``):
+    Raises:
         RecoveryError: the recovery layer gave up or asks for compression.
     """
 
@@ -72,7 +73,6 @@ class LlmCall(Job[StreamFinished]):
         hub: EventHub,
         approx_tokens: int,
         context_length: Callable[[str], int],
-        progress: StreamProgress,
     ) -> None:
         super().__init__()
         self.request = request
@@ -83,7 +83,7 @@ class LlmCall(Job[StreamFinished]):
         self.hub = hub
         self.approx_tokens = approx_tokens
         self.context_length = context_length
-        self.progress = progress
+        self.progress = StreamProgress(prompt_tokens=approx_tokens)
         self._scrubber = StreamingContextScrubber()
 
     def snapshot_details(self) -> dict[str, Any]:
@@ -108,6 +108,16 @@ class LlmCall(Job[StreamFinished]):
             raise
         self._flush()
         return finished
+
+    async def interrupted(self) -> StreamFinished | StreamProgress:
+        """Interrupted with its turn: what the call streamed, which the turn keeps as the partial reply.
+
+        Raises:
+            JobStopped: killed by path alone, the call has no value; the turn ends with that error.
+        """
+        if not self.interrupted_by_parent:
+            return await super().interrupted()
+        return self.progress
 
     def _flush(self) -> None:
         """The stream ended: show what the scrubber held back as a possible tag start."""

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 import attrs
 
+from actors.session.prompt.cache import PromptCache
 from actors.session.tool_list import ToolListCache
 from config.loader import Config
 from providers.metadata import ModelMetadata
@@ -140,6 +141,7 @@ class SessionDeps:
         jails: what the daemon's session jails share (runtime directory, launcher); None runs
             tools with full access (sessions run without a daemon: tests, benchmarks).
         tool_lists: the tool lists sessions were frozen with lately, shared by sessions offered the same.
+        prompts: the system prompts ephemeral sessions were given lately, shared by those that would build the same.
         zone: the user's time zone (``config.timezone``), whose day the prompt and summaries carry; None:
             the daemon's local time.
     """
@@ -156,6 +158,7 @@ class SessionDeps:
     jails: DaemonJails | None = None
     keys: ProviderKeys | None = None
     tool_lists: ToolListCache = attrs.field(factory=ToolListCache, eq=False, repr=False)
+    prompts: PromptCache = attrs.field(factory=PromptCache, eq=False, repr=False)
     zone: ZoneInfo | None = None
 
     def today(self) -> datetime.date:
@@ -207,6 +210,10 @@ class SessionSpec:
         runtime: a parent's jail and directories a subagent runs under (never wider than its
             parent's); None: the session opens its own when it starts.
         replay_size / subscriber_capacity: its event hub's replay buffer and per-subscriber buffer.
+        ephemeral: one request's session (an HTTP API completion without a session name): it takes no
+            lease and writes nothing while it only talks; it is stored when it first needs its row (a
+            tool call, a compression) or, at the latest, already ended when it stops; its system prompt may be
+            one built a moment ago for another (:mod:`actors.session.prompt.cache`).
     """
 
     deps: SessionDeps
@@ -219,3 +226,4 @@ class SessionSpec:
     runtime: SessionRuntime | None = None
     replay_size: int = 1000
     subscriber_capacity: int = 256
+    ephemeral: bool = False

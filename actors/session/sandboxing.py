@@ -10,8 +10,7 @@ from typing import Any
 
 import trio
 
-from actors import JobStopped
-from actors.sandbox import SandboxJob, SandboxResult, SandboxToolCall
+from actors.sandbox import SandboxJob, SandboxResult, SandboxStatus, SandboxToolCall
 from actors.session.context import CallContext
 from actors.session.workers import ToolExecutor, preview
 from config.sandbox import CodeExecutionConfig
@@ -47,7 +46,6 @@ def sandbox_runner(
 
     async def run_sandbox(ctx: CallContext, code: str) -> ToolResult:
         records: list[SandboxToolCall] = []
-        interrupted: list[SandboxResult] = []
 
         numbers = itertools.count(1)
 
@@ -66,15 +64,9 @@ def sandbox_runner(
                     ok=reply is not None and reply.ok, result_preview=preview(reply.text) if reply is not None else "",
                 )
 
-        def keep_partial(result: SandboxResult) -> None:
-            interrupted.append(result)
-            # The call's partial result should it be cancelled right now.
-            ctx.progress.last = result.tool_result().render()
-
         job = SandboxJob(
             code,
             call_tool=call_tool,
-            on_interrupted=keep_partial,
             allowed_tools=tool_names,
             config=config,
             on_progress=ctx.emit,
@@ -95,14 +87,14 @@ def sandbox_runner(
                 await store.record_transcript(session_id, transcript)
 
         try:
+            # Interrupted (with the call, or alone by path), the sandbox returns the script's output so far.
             result = await ctx.job.run_job(job, "sandbox")
-        except JobStopped:
-            # The sandbox alone was killed by path: the script's output so far is the call's result.
-            result = interrupted[-1]
         except BaseException:
-            # Cancelled with the call (an interrupt): the partial result, when there is one, was kept.
-            await record_calls(interrupted[-1] if interrupted else None)
+            await record_calls(None)  # cancelled from above: there is no result
             raise
+        if result.status is SandboxStatus.INTERRUPTED:
+            # The call's partial result, should the interrupt that stopped the script end the call too.
+            ctx.progress.last = result.tool_result().render()
         await record_calls(result)
         return result.tool_result()
 

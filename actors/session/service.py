@@ -11,6 +11,7 @@ attach wakes it, transparently.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -140,8 +141,10 @@ class SessionsSupervisor(Supervisor):
         # Sessions being hibernated now, each with an event set once it is gone: a lookup in
         # that window must wait and wake it from the store, not hand out a closing handle.
         self.hibernating: dict[str, trio.Event] = {}
-        # Set when a session may have become quiet: the sweep looks at once instead of at its next deadline.
+        # Set when a session may have become quiet: the sweep looks at once instead of at its next deadline,
+        # at the sessions that said so (the others are looked at by the deadline).
         self._stirred = trio.Event()
+        self._stirred_sessions: set[SessionActor] = set()
 
     async def main(self) -> None:
         self.start_soon(self._hibernate_loop)
@@ -163,22 +166,32 @@ class SessionsSupervisor(Supervisor):
         self, child: Actor[Any], name: str, runner: Callable[..., Awaitable[None]]
     ) -> ActorHandle[Any]:
         if isinstance(child, SessionActor):
-            child.on_quiet = self._stirred_by
+            child.on_quiet = functools.partial(self._stirred_by, child)
         return await super()._start_child(child, name, runner)
 
-    def _stirred_by(self) -> None:
+    def _stirred_by(self, session: SessionActor) -> None:
+        self._stirred_sessions.add(session)
         self._stirred.set()
 
     async def _hibernate_loop(self) -> None:
         # No tick: the sweep sleeps until the earliest moment a session could be due, or until a session
         # says it may have become quiet (a turn ended, a subscriber left), so a one-shot session that is
-        # done with goes at once and an idle daemon does nothing at all.
+        # done with goes at once and an idle daemon does nothing at all. Woken by sessions, it looks at
+        # those alone: a busy daemon's sessions stir several times a request each, and looking at all of
+        # them every time cost O(sessions) a stir. Every session is looked at when the deadline comes.
+        next_look = math.inf
         while True:
             self._stirred = trio.Event()
             now = trio.current_time()
-            next_look = math.inf
-            for actor in self.children():
-                if not isinstance(actor, SessionActor):
+            if now >= next_look:
+                next_look = math.inf
+                sessions = self.children()
+                self._stirred_sessions.clear()
+            else:
+                sessions = list(self._stirred_sessions)
+                self._stirred_sessions.clear()
+            for actor in sessions:
+                if not isinstance(actor, SessionActor) or actor.stopped:
                     continue
                 if actor.done_with or (actor.hibernatable and now - actor.last_active >= self.hibernate_after):
                     await self._hibernate(actor)
@@ -221,18 +234,20 @@ class _SessionFactory:
 
     def __init__(
         self, service: SessionService, session_id: str, options: SessionOptions | None,
-        ephemeral_system: str | None, seed: list[dict[str, Any]] | None = None,
+        ephemeral_system: str | None, seed: list[dict[str, Any]] | None = None, *, ephemeral: bool = False,
     ) -> None:
         self.service = service
         self.session_id = session_id
         self.options = options
         self.ephemeral_system = ephemeral_system
         self.seed = seed
+        self.ephemeral = ephemeral
 
     def __call__(self) -> SessionActor:
         options, self.options = self.options, None
         seed, self.seed = self.seed, None
-        return SessionActor(self.service.setup_for(self.session_id, options, self.ephemeral_system, seed))
+        spec = self.service.setup_for(self.session_id, options, self.ephemeral_system, seed, ephemeral=self.ephemeral)
+        return SessionActor(spec)
 
 
 class SessionService:
@@ -266,16 +281,18 @@ class SessionService:
         self.delegate_factory = delegate_factory
         self.supervisor = supervisor
         self._waking: dict[str, trio.Event] = {}
+        # Ephemeral sessions started here and not closed yet: each records its own end when it stops.
+        self._ephemeral: set[str] = set()
 
     def setup_for(
         self, session_id: str, options: SessionOptions | None, ephemeral_system: str | None = None,
-        seed: list[dict[str, Any]] | None = None,
+        seed: list[dict[str, Any]] | None = None, *, ephemeral: bool = False,
     ) -> SessionSpec:
-        """The spec of a new (options given) or restored (None) session."""
+        """The spec of a new (options given) or restored (None) session; ``ephemeral``: see ``SessionSpec``."""
         return SessionSpec(
             self.deps, session_id, options, ephemeral_system=ephemeral_system, seed=tuple(seed or ()),
             delegate=self.delegate_factory, replay_size=self.config.event_replay_size,
-            subscriber_capacity=self.config.subscriber_buffer,
+            subscriber_capacity=self.config.subscriber_buffer, ephemeral=ephemeral,
         )
 
     def _sessions(self) -> SessionsHandle:
@@ -295,9 +312,10 @@ class SessionService:
 
     async def create_session(
         self, options: SessionOptions, *, session_id: str | None = None, ephemeral_system: str | None = None,
-        seed: list[dict[str, Any]] | None = None,
+        seed: list[dict[str, Any]] | None = None, ephemeral: bool = False,
     ) -> str:
-        """Start a new session and return its id; ``seed`` are earlier turns it starts with.
+        """Start a new session and return its id; ``seed`` are earlier turns it starts with;
+        ``ephemeral``: one request's session, stored when it needs to be (see ``SessionSpec``).
 
         Raises:
             SandboxModeRefused: ``options.sandbox`` is unknown or wider than ``sandbox.max_mode``, or
@@ -311,8 +329,14 @@ class SessionService:
         if self.deps.keys is not None:
             self.deps.keys.require(SessionModel(self.deps, options).chain.current)
         session_id = session_id or new_session_id()
-        factory = _SessionFactory(self, session_id, options, ephemeral_system, seed)
-        await self._sessions().start_child(self._spec(session_id, factory))
+        factory = _SessionFactory(self, session_id, options, ephemeral_system, seed, ephemeral=ephemeral)
+        if ephemeral:
+            self._ephemeral.add(session_id)
+        try:
+            await self._sessions().start_child(self._spec(session_id, factory))
+        except BaseException:
+            self._ephemeral.discard(session_id)
+            raise
         return session_id
 
     async def refresh_deps(self) -> None:
@@ -440,6 +464,9 @@ class SessionService:
                 await handle.wait_stopped()
         # The supervisor forgets the slot now, not when it hears of the exit: the id may be woken at once.
         await self._sessions().terminate_child(session_name(session_id), reason)
+        if session_id in self._ephemeral:
+            self._ephemeral.discard(session_id)
+            return  # it recorded its own end as it stopped
         try:
             await self.deps.store.end_session(session_id, reason)
         except SessionNotFoundError as exc:

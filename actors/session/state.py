@@ -35,8 +35,8 @@ from tools.todo import TodoList
 from tools.toolsets import OPT_IN_TOOLSETS, ToolsetCatalog
 
 __all__ = [
-    "FrozenTools", "SessionState", "flush_history", "freeze_tools", "new_session_id", "open_state", "save_state",
-    "save_turn_state",
+    "FrozenTools", "SessionState", "ensure_recorded", "flush_history", "freeze_tools", "new_session_id", "open_state",
+    "record_ended", "save_state", "save_turn_state",
 ]
 
 log = logging.getLogger("hermes_actors.session.state")
@@ -67,6 +67,8 @@ class SessionState:
         persisted: how many of ``history``'s messages are in the store.
         saved: what was last written to the store (not itself saved): a save that would write
             the same again is skipped (a session stopping right after its turn's save).
+        unrecorded: an ephemeral session's row while the store has none (see :func:`ensure_recorded`);
+            None once it is stored, and for every other session.
     """
 
     options: SessionOptions
@@ -83,6 +85,7 @@ class SessionState:
     lost_processes: list[dict[str, Any]] = attrs.Factory(list)
     persisted: int = 0
     saved: dict[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
+    unrecorded: SessionMeta | None = attrs.field(default=None, eq=False, repr=False)
 
     def lost_process_notes(self) -> list[str]:
         """Notes about background processes that died with an earlier daemon."""
@@ -119,18 +122,26 @@ async def _create(spec: SessionSpec, options: SessionOptions) -> SessionState:
             platform=_platform(options.source), tool_names=tools.names, load_context_files=options.load_context_files,
             skills_external=deps.config.skills.external_dirs,
         )
-        prompt = await build_system_prompt(prompt_spec, memory_block=_memory_block(deps, options, tools.names))
+        memory = _memory_block(deps, options, tools.names)
+        if spec.ephemeral:
+            # One request's session: the prompt a moment ago's would build (see actors.session.prompt.cache).
+            prompt = await deps.prompts.get(
+                (prompt_spec, memory is not None), lambda: build_system_prompt(prompt_spec, memory_block=memory)
+            )
+        else:
+            prompt = await build_system_prompt(prompt_spec, memory_block=memory)
     else:
         # A prompt given from outside (a subagent's) ends with the same line, as Hermes's children's do.
         prompt = f"{prompt}\n\n{session_line(started, model, provider)}"
     state = SessionState(options, [{"role": "system", "content": prompt}, *spec.seed], tools, ShellState(cwd=options.cwd))
+    meta = SessionMeta(id=spec.session_id, parent_session_id=options.parent_session_id, source=options.source,
+                       model=model, title=options.title, cwd=options.cwd)
+    if spec.ephemeral:
+        state.unrecorded = meta
+        return state
     saved = _snapshot(deps, spec.session_id, state, event_seq=0, processes=())
     # The row, the first messages and the state in one commit: a restart finds all of them or none.
-    await deps.store.create_session(
-        SessionMeta(id=spec.session_id, parent_session_id=options.parent_session_id, source=options.source,
-                    model=model, title=options.title, cwd=options.cwd),
-        messages=state.history, state=saved,
-    )
+    await deps.store.create_session(meta, messages=state.history, state=saved)
     state.saved = saved
     return state
 
@@ -233,6 +244,46 @@ def _memory_block(deps: SessionDeps, options: SessionOptions, tool_names: frozen
         return None
     config = deps.config.memory
     return lambda home: MemoryStore(home, config).prompt_block_blocking()
+
+
+async def ensure_recorded(
+    deps: SessionDeps, session_id: str, state: SessionState, *, event_seq: int = 0, processes: Sequence[ProcessRecord] = ()
+) -> None:
+    """Store an ephemeral session's row, history and state now (nothing when it is stored already).
+
+    An ephemeral session writes nothing while it only talks; what needs its row (a tool's call, which
+    may record a transcript or start a subagent under it, a compression) calls this first, and from
+    then on it is stored as any session is."""
+    meta = state.unrecorded
+    if meta is None:
+        return
+    saved = _snapshot(deps, session_id, state, event_seq=event_seq, processes=processes)
+    await deps.store.create_session(meta, messages=state.history, state=saved)
+    state.unrecorded = None
+    state.saved = saved
+    state.persisted = len(state.history)
+
+
+async def record_ended(
+    deps: SessionDeps, session_id: str, state: SessionState, *, event_seq: int, processes: Sequence[ProcessRecord],
+    reason: str,
+) -> None:
+    """Store a stopping ephemeral session as ended, with what it saved and used: in one commit when
+    it was never stored, else its last state, then its end."""
+    saved = _snapshot(deps, session_id, state, event_seq=event_seq, processes=processes)
+    meta = state.unrecorded
+    if meta is None:
+        await flush_history(deps, session_id, state)
+        if saved != state.saved:
+            await deps.store.save_state(session_id, saved)
+        await deps.store.end_session(session_id, reason)
+        return
+    usage = state.usage
+    await deps.store.record_session(
+        meta, messages=state.history, state=saved, reason=reason,
+        tokens_in=usage.prompt_tokens, tokens_out=usage.completion_tokens, cost=state.cost_usd or 0.0,
+    )
+    state.unrecorded = None
 
 
 async def flush_history(deps: SessionDeps, session_id: str, state: SessionState) -> None:

@@ -9,12 +9,15 @@ a guardrail halt, or an interrupt:
 - interrupt (the session or an operator stops the turn): everything beneath
   stops; the history is closed so it stays valid for every provider (skipped
   tools, partial output, "Operation interrupted.") and returned;
-- budget (time or tokens, a deadline/cancel on the inner work scope): the same,
-  then one grace call without tools to answer from what it has.
+- budget (time or tokens interrupt the inner work scope): the same, then one
+  grace call without tools to answer from what it has.
 
-Jobs run in the turn's own task, inside whichever of these scopes is open, so
-a cancel reaches them and their partial results (in the turn's own
-:class:`StreamProgress` and :class:`CallProgress` objects) are in when it returns.
+Either interrupt reaches the turn's running jobs first (the turn
+``waits_for_children``): the provider call returns what it streamed, each tool
+call its partial output, as their values; the turn's scope is cancelled once
+they have all returned, and the closing code keeps what they returned. A tool
+call an operator kills by path returns its result ("stopped by operator") like
+any other.
 """
 
 from __future__ import annotations
@@ -25,9 +28,8 @@ from typing import Any
 
 import trio
 
-from actors import ActorFailed, Job, JobStopped
+from actors import InterruptScope, Job, JobStopped
 from actors.session.budget import GRACE_NOTICE, BudgetStep, IterationBudget, append_budget_note, close_for_forced_summary
-from actors.session.context import CallProgress
 from actors.session.history import INTERRUPTED_REPLY, cancelled_tool_text, close_interrupted_turn, open_tool_calls
 from actors.session.llm import LlmCall, StreamProgress
 from actors.session.steer import SteerBuffer
@@ -72,6 +74,7 @@ class TurnJob(Job[TurnOutcome]):
 
     kind = "turn"
     shutdown_timeout = 10.0
+    waits_for_children = True
 
     def __init__(
         self, config: TurnConfig, counters: TurnCounters, history: list[dict[str, Any]], user_message: dict[str, Any],
@@ -86,19 +89,16 @@ class TurnJob(Job[TurnOutcome]):
         self.turn_id = turn_id
         self._started = started
         self.budget = IterationBudget(config.max_iterations)
-        # Cancelled by request_stop: an interrupt ends the work, never the job, so it still returns.
-        self._interruptible = trio.CancelScope()
         self._saved = len(history)
         self._turn_start = len(history)
         self._final_text = ""
         self._reason = "completed"
         self._error: str | None = None
-        # Invariant: the calls of the batch being run; what each has shown so far, by call id;
-        # the results known so far (synthetic answers, finished calls), by call id.
+        # Invariant: the calls of the batch being run; the results known so far (synthetic answers,
+        # calls that returned, interrupted ones with their partial output), by call id.
         self._batch: list[PlannedCall] = []
-        self._progress: dict[str, CallProgress] = {}
         self._results: dict[str, str] = {}
-        # The provider call streaming now, if any.
+        # What the provider call had streamed when an interrupt reached it, if one did.
         self._stream: StreamProgress | None = None
 
     def snapshot_details(self) -> dict[str, Any]:
@@ -112,11 +112,6 @@ class TurnJob(Job[TurnOutcome]):
     async def on_start(self) -> None:
         self._started.set()
 
-    def request_stop(self, reason: str, *, requested_by: str = "operator") -> None:
-        """Interrupt the turn: its work stops, its history is closed, and it returns that."""
-        self.cancel_reason = f"{reason} (requested by {requested_by})"
-        self._interruptible.cancel(reason=self.cancel_reason)
-
     def running_tools(self) -> list[str]:
         """Names of the tool calls of the batch running now."""
         return [call.name for call in self._batch]
@@ -128,30 +123,38 @@ class TurnJob(Job[TurnOutcome]):
         self._turn_start = len(self.messages)
         self.messages.append(self.user_message)
         try:
-            with self._interruptible:
-                await self._work()
-            if self._interruptible.cancelled_caught:
-                self._close_interrupted()
+            await self._work()
         except BaseException:
-            # Cancelled from above (the session is stopping) or a bug: the history the store
-            # keeps must still be valid, with whatever the cancelled work handed back.
+            # Interrupted, cancelled from above (the session is stopping) or a bug: the history the
+            # store keeps must still be valid, with whatever the cancelled work handed back.
             self._close_interrupted()
             await self._persist_shielded()
             raise
         await self._persist_shielded()
+        return self._outcome()
+
+    async def interrupted(self) -> TurnOutcome:
+        """The turn was interrupted: its history, closed and kept on the way out of :meth:`execute`."""
+        return self._outcome()
+
+    def _outcome(self) -> TurnOutcome:
         return TurnOutcome(self.messages, self._final_text, self._reason, self._error)
 
     async def _work(self) -> None:
-        """The loop inside the work scope, whose deadline or token budget ends it early."""
+        """The loop inside the work scope, which the time or token budget interrupts."""
         meter = self.counters.meter
-        with trio.CancelScope() as work:
+        clock = trio.CancelScope()
+        with self.interrupt_scope() as work:
             time_budget = self.config.options.time_budget(self.config.deps.config.agent.turn_time_budget_seconds)
             if time_budget is not None:
-                work.deadline = trio.current_time() + time_budget
-            meter.scope = work
-            await self._loop()
-        # The grace call must not be cancelled by the same budget.
-        meter.scope = None
+                self.start_soon(_interrupt_at, clock, work, trio.current_time() + time_budget)
+            meter.on_exceeded = work.interrupt
+            try:
+                await self._loop()
+            finally:
+                # The grace call must not be interrupted by the same budget.
+                clock.cancel()
+                meter.on_exceeded = None
         if work.cancelled_caught:
             await self._after_budget()
 
@@ -209,19 +212,20 @@ class TurnJob(Job[TurnOutcome]):
 
     async def _run_tools(self, outcome: ValidationOutcome) -> None:
         config = self.config
-        services = config.services
+        services = await config.tool_services()
         self._results = dict(outcome.answered)
         self._batch = list(outcome.runnable)
-        self._progress = {call.id: CallProgress() for call in self._batch}
         names = sorted({call.name for call in self._batch})
         if names:
             self.activity = f"running tool{'s' if len(names) > 1 else ''} {', '.join(names)}"
         jobs = [
-            ToolCall(call, config.executor, services, self._progress[call.id], config.tools.emojis.get(call.name, ""), self.counters.meter)
+            ToolCall(call, config.executor, services, config.tools.emojis.get(call.name, ""), self.counters.meter)
             for call in self._batch
         ]
         limit = config.deps.config.tools.max_parallel_tools
         await run_batch(self._run_tool, jobs, config.deps.registry, services.shell.cwd, limit)
+        # An interrupt during the batch cancelled the work once its calls had returned: it ends here.
+        await trio.lowlevel.checkpoint_if_cancelled()
         for call in outcome.message["tool_calls"]:
             name = call["function"]["name"]
             self.messages.append({"role": "tool", "tool_call_id": call["id"], "name": name, "content": self._results[call["id"]]})
@@ -231,16 +235,15 @@ class TurnJob(Job[TurnOutcome]):
 
     async def _run_tool(self, job: ToolCall) -> None:
         call_id = job.call.id
+        # Interrupted (with the turn, or alone by an operator), the call returns what it has.
         try:
             result = await self.run_job(job, f"tool:{call_id}")
         except JobStopped:
-            # An operator stopped this call alone: the turn goes on with what the call left.
-            self._results[call_id] = self._progress[call_id].partial or ""
-            return
+            return  # the turn is being interrupted: the call never started, and is recorded as skipped
         self._results[call_id] = result.text
 
     def _forget_batch(self) -> None:
-        self._batch, self._progress, self._results = [], {}, {}
+        self._batch, self._results = [], {}
 
     async def _call_model(self, *, with_tools: bool) -> StreamFinished | None:
         config = self.config
@@ -249,20 +252,19 @@ class TurnJob(Job[TurnOutcome]):
         for attempt in range(2):
             await self._persist()
             finished: StreamFinished | None = None
+            error: Exception | None = None
             try:
                 finished = await self._stream_reply(tokens, with_tools=with_tools)
-            except ActorFailed as failure:
-                error = failure.__cause__ or failure
-            # The call returned or failed (a cancel skips this): it counts, and an interrupt
-            # from now on has no partial reply.
-            self._stream = None
+            except Exception as failure:  # the recovery layer's verdict, or the call stopped by path
+                error = failure
+            # The call returned or failed (a cancel skips this): it counts.
             self.counters.api_calls += 1
             if finished is not None:
                 self._count_usage(finished.usage)
                 return finished
             if attempt == 0 and isinstance(error, NeedsCompression) and config.compress is not None:
                 # The provider says the context is too large (level 5): compress now, retry once.
-                config.services.hub.publish(StatusUpdate, kind="compressing", text="the context is too large for the model; compressing")
+                config.hub.publish(StatusUpdate, kind="compressing", text="the context is too large for the model; compressing")
                 await config.model.learn_overflow(str(error))
                 compacted_tokens = await self._compress_if_needed(OVERFLOW_TOKENS)
                 if compacted_tokens != OVERFLOW_TOKENS:
@@ -296,13 +298,19 @@ class TurnJob(Job[TurnOutcome]):
             max_tokens=model.max_output_tokens,
             cache_ttl=deps.config.prompt_caching.cache_ttl,
         )
-        self._stream = StreamProgress(prompt_tokens=tokens)
         llm = LlmCall(
             request, chain=model.chain, connector=deps.connector, pools=deps.pools, retry=deps.config.retry,
-            hub=config.services.hub, approx_tokens=tokens, context_length=model.context_length_of, progress=self._stream,
+            hub=config.hub, approx_tokens=tokens, context_length=model.context_length_of,
         )
         self.activity = f"waiting for {model.chain.current.label}"
-        return await self.run_job(llm, "llm")
+        reply = await self.run_job(llm, "llm")
+        if isinstance(reply, StreamProgress):
+            # An interrupt reached the call, which returned what it streamed; the work, cancelled as
+            # the call returned, ends at this checkpoint, and the closing code keeps the partial reply.
+            self._stream = reply
+            await trio.lowlevel.checkpoint()
+            raise AssertionError("an interrupted provider call returns only to cancelled work")
+        return reply
 
     def _count_usage(self, usage: Usage) -> None:
         config = self.config
@@ -312,7 +320,7 @@ class TurnJob(Job[TurnOutcome]):
         model = config.model.current
         counters.cost_usd = add_cost(counters.cost_usd, estimate_cost(model, usage, config.deps.config.pricing))
         total = add_usage(config.usage_before, counters.usage)
-        config.services.hub.publish(
+        config.hub.publish(
             UsageUpdated, prompt_tokens=total.prompt_tokens, completion_tokens=total.completion_tokens,
             cache_read_tokens=total.cache_read_tokens, cache_write_tokens=total.cache_write_tokens,
             reasoning_tokens=total.reasoning_tokens, api_calls=config.api_calls_before + counters.api_calls,
@@ -336,7 +344,7 @@ class TurnJob(Job[TurnOutcome]):
         meter = self.counters.meter
         what = "tokens" if meter.exceeded else "time"
         self._reason = "budget"
-        self.config.services.hub.publish(StatusUpdate, kind="budget", text=f"turn {what} budget exhausted; asking for a final answer")
+        self.config.hub.publish(StatusUpdate, kind="budget", text=f"turn {what} budget exhausted; asking for a final answer")
         self._close_open_calls()
         last = self.messages[-1]
         if last.get("role") == "assistant":
@@ -353,7 +361,7 @@ class TurnJob(Job[TurnOutcome]):
         self._final_text = INTERRUPTED_REPLY
 
     def _close_open_calls(self) -> None:
-        results = self._partial_results()
+        results = self._results
         for call_id, name in open_tool_calls(self.messages):
             self.messages.append({"role": "tool", "tool_call_id": call_id, "name": name,
                                   "content": results.get(call_id, cancelled_tool_text(name))})
@@ -369,17 +377,12 @@ class TurnJob(Job[TurnOutcome]):
         # Only this turn's messages can need closing: copying just them keeps an
         # interrupt's cost independent of how long the conversation is.
         start = self._turn_start
-        closed = close_interrupted_turn(self.messages[start:], results=self._partial_results(), partial=partial)
+        closed = close_interrupted_turn(self.messages[start:], results=self._results, partial=partial)
         self.messages = self.messages[:start] + closed
         self._forget_batch()
         self._stream = None
         self._reason = "interrupted"
         self._final_text = self.messages[-1].get("content") or INTERRUPTED_REPLY
-
-    def _partial_results(self) -> dict[str, str]:
-        results = dict(self._results)
-        results.update({call_id: progress.partial for call_id, progress in self._progress.items() if progress.partial is not None})
-        return results
 
     def _end_with_error(self, error: str) -> None:
         self._reason, self._error = "error", error
@@ -417,3 +420,10 @@ class TurnJob(Job[TurnOutcome]):
 
 def _assistant_text(message: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in message.items() if key != "tool_calls"}
+
+
+async def _interrupt_at(clock: trio.CancelScope, work: InterruptScope, deadline: float) -> None:
+    """The turn's time budget: interrupt ``work`` at ``deadline``, unless ``clock`` is cancelled first."""
+    with clock:
+        await trio.sleep_until(deadline)
+        work.interrupt("budget: time")

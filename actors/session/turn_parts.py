@@ -14,24 +14,27 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import trio
 
 from providers.metadata import HistorySize
 from providers.types import Usage
 
 if TYPE_CHECKING:
     from actors.session.context import SessionServices
+    from actors.session.hub import EventHub
     from actors.session.model import SessionModel
     from actors.session.options import SessionDeps, SessionOptions
     from actors.session.state import FrozenTools, SessionState
     from actors.session.workers import ToolExecutor
 
-__all__ = ["Persist", "PreflightCompress", "TokenMeter", "TurnConfig", "TurnCounters", "TurnOutcome", "add_cost", "add_usage"]
+__all__ = ["Persist", "PreflightCompress", "TokenMeter", "TurnConfig", "TurnCounters", "ToolServices", "TurnOutcome", "add_cost", "add_usage"]
 
 #: The session's preflight compression: (history, its size in tokens) -> the compacted history or None.
 PreflightCompress = Callable[[list[dict[str, Any]], int], Awaitable[list[dict[str, Any]] | None]]
 #: Commits messages the turn added to the session's history and the store.
 Persist = Callable[[list[dict[str, Any]]], Awaitable[None]]
+#: What the session offers a batch of tool calls about to run (an ephemeral session stores its row and
+#: opens its jail at the first).
+ToolServices = Callable[[], Awaitable["SessionServices"]]
 
 
 def add_usage(total: Usage, more: Usage) -> Usage:
@@ -54,19 +57,20 @@ def add_cost(total: float | None, more: float | None) -> float | None:
 
 class TokenMeter:
     """Tokens used by a turn tree (a turn, its sandboxes and its subagents'
-    turns); going over the limit cancels the work scope with reason budget."""
+    turns); going over the limit calls ``on_exceeded`` (the turn interrupts its
+    work) with reason budget."""
 
     def __init__(self, limit: int | None, parent: TokenMeter | None = None) -> None:
         self.limit = limit
         self.parent = parent
         self.used = 0
-        self.scope: trio.CancelScope | None = None
+        self.on_exceeded: Callable[[str], None] | None = None
 
     def add(self, tokens: int) -> None:
         """Count ``tokens`` here and in every ancestor."""
         self.used += tokens
-        if self.limit is not None and self.used > self.limit and self.scope is not None:
-            self.scope.cancel(reason=f"budget: {self.used} tokens > {self.limit}")
+        if self.limit is not None and self.used > self.limit and self.on_exceeded is not None:
+            self.on_exceeded(f"budget: {self.used} tokens > {self.limit}")
         if self.parent is not None:
             self.parent.add(tokens)
 
@@ -83,7 +87,9 @@ class TurnConfig:
     Attributes:
         deps / options: the daemon's shared parts and the session's settings; a
             per-session setting reaches the turn through ``options`` alone.
-        services: what the session offers tool calls (hub, requests, capabilities).
+        hub: the session's event hub.
+        tool_services: what the session offers tool calls (requests, capabilities, its jail), asked
+            before each batch.
         executor: the session's tool-execution path (guardrails, dispatch).
         model: the session's provider chain and the active model's limits.
         tools: the session's frozen tool list.
@@ -98,7 +104,8 @@ class TurnConfig:
 
     deps: SessionDeps
     options: SessionOptions
-    services: SessionServices
+    hub: EventHub
+    tool_services: ToolServices
     executor: ToolExecutor
     model: SessionModel
     tools: FrozenTools

@@ -99,25 +99,29 @@ class ToolCallResult:
 class ToolCall(Job[ToolCallResult]):
     """Runs one tool call of a turn (``tool:<call-id>``) and returns its :class:`ToolCallResult`.
 
-    A call that ends without returning leaves the result the model gets in the
-    turn's :class:`CallProgress`: the partial result the tool reported (a
-    terminal's output so far) when the turn cancelled it (interrupt, budget),
-    "stopped by operator" when an operator killed it.
+    Interrupted with its turn (an interrupt, a budget), it returns the partial result the tool
+    reported (a terminal's output so far, what a sandbox or a subagent returned when the interrupt
+    reached them); killed by path alone, "stopped by operator". Both are failed results.
     """
 
     kind = "tool"
+    # A sandbox or a subagent running under the call returns its output so far to the tool first.
+    waits_for_children = True
 
     def __init__(
-        self, call: PlannedCall, executor: ToolExecutor, services: SessionServices, progress: CallProgress,
+        self, call: PlannedCall, executor: ToolExecutor, services: SessionServices,
         emoji: str = "", token_meter: TokenMeter | None = None,
     ) -> None:
         super().__init__()
         self.call = call
         self.executor = executor
         self.services = services
-        self.progress = progress
+        # What the tool has shown so far: its own, read by nobody else.
+        self.progress = CallProgress()
         self.emoji = emoji
         self.token_meter = token_meter
+        # Invariant: set when execute() was cancelled: the result the model gets instead, and the call's time.
+        self._unfinished: ToolCallResult | None = None
 
     def snapshot_details(self) -> dict[str, Any]:
         details: dict[str, Any] = {"tool": self.call.name, "call_id": self.call.id}
@@ -134,12 +138,18 @@ class ToolCall(Job[ToolCallResult]):
         try:
             reply = await self.executor.execute(call.name, call.arguments, context)
         except BaseException:
-            self.progress.partial = await self._unfinished_result()
-            self._publish_finished(self.progress.partial, ok=False, duration=trio.current_time() - started)
+            text = await self._unfinished_result()
+            self._unfinished = ToolCallResult(text, False, trio.current_time() - started)
+            self._publish_finished(text, ok=False, duration=self._unfinished.duration)
             raise
         duration = trio.current_time() - started
         self._publish_finished(reply.text, ok=reply.ok, duration=duration)
         return ToolCallResult(reply.text, reply.ok, duration)
+
+    async def interrupted(self) -> ToolCallResult:
+        """The partial result, or "stopped by operator", as execute() published it on its way out."""
+        assert self._unfinished is not None  # execute() sets it whenever it is cancelled
+        return self._unfinished
 
     def _publish_finished(self, text: str, *, ok: bool, duration: float) -> None:
         call = self.call
@@ -149,7 +159,7 @@ class ToolCall(Job[ToolCallResult]):
         )
 
     async def _unfinished_result(self) -> str:
-        if self.cancel_reason is not None:
+        if self.interrupt_requested and not self.interrupted_by_parent:
             return stopped_by_operator_result(self.call.name)
         # The partial output never went through dispatch's redaction; it still reaches the model.
         with trio.CancelScope(shield=True):

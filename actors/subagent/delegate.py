@@ -1,14 +1,18 @@
 """delegate_task as supervised child sessions.
 
-Each task becomes a session actor under the calling tool call
-(``…/turn/tool:<call-id>/subagent:<n>``) with a fresh history, the focused
-subagent prompt, the parent's provider, its own iteration budget, and the
-blocked tools removed. All children of a batch run at once; the parent's turn
-waits for all of them. Their events are relayed to the parent's subscribers
-under the child's path. A child runs under its parent's jail. Cancelling the parent's turn cancels every child (they
-are children of the tool call); an operator's kill of one child reports that
-task as ``interrupted`` while its siblings go on. A child quiet for too long is
-reported stale to the parent (and stopped, with ``delegation.kill_stale``).
+Each task is a :class:`SubagentJob` (``…/turn/tool:<call-id>/delegate:<n>``), a
+``Job[ChildReport]``: it starts a session actor beside it under the calling tool
+call (``…/turn/tool:<call-id>/subagent:<n>``, a session like any other, so steer,
+``ps`` and ``kill`` find it) with a fresh history, the focused subagent prompt,
+the parent's provider, its own iteration budget, and the blocked tools removed;
+follows the child's turn; and returns the task's :class:`ChildReport`. All jobs
+of a batch run at once; the parent's turn waits for all of them. The child's
+events are relayed to the parent's subscribers under the child's path. A child
+runs under its parent's jail. Cancelling the parent's turn cancels every child
+(they are children of the tool call); an operator's kill of one child (its
+session or its job) reports that task as ``interrupted`` while its siblings go
+on. A child quiet for too long is reported stale to the parent (and stopped,
+with ``delegation.kill_stale``).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors import ActorHandle
+from actors import ActorHandle, Job, JobStopped
 from actors.session import (
     CallContext,
     DelegateTask,
@@ -40,7 +44,7 @@ from store.protocol import SessionStore
 from tools.errors import ToolError
 from tools.results import ToolResult
 
-__all__ = ["ChildReport", "delegate_capability"]
+__all__ = ["ChildReport", "SubagentJob", "delegate_capability"]
 
 log = logging.getLogger("hermes_actors.subagent")
 
@@ -75,12 +79,21 @@ def delegate_capability(parent: ParentSession, config: DelegationConfig) -> Dele
         except InvalidDelegation as exc:
             raise ToolError(str(exc)) from exc
         started = trio.current_time()
-        reports = [ChildReport(task_index=i) for i in range(len(request.tasks))]
+        reports: dict[int, ChildReport] = {}
+
+        async def run(index: int, task: Task) -> None:
+            job = SubagentJob(parent, config, ctx, task, depth, index)
+            try:
+                reports[index] = await ctx.job.run_job(job, f"delegate:{index}")
+            except JobStopped:
+                # The call is being interrupted and the task never started; the call's own result replaces these.
+                reports[index] = ChildReport(task_index=index, status="interrupted", exit_reason="parent turn was cancelled")
+
         async with trio.open_nursery() as nursery:
             for index, task in enumerate(request.tasks):
-                nursery.start_soon(_run_child, parent, config, ctx, task, depth, reports[index])
+                nursery.start_soon(run, index, task)
         return ToolResult(
-            {"results": [attrs.asdict(r) for r in reports], "total_duration_seconds": round(trio.current_time() - started, 2)}
+            {"results": [attrs.asdict(reports[i]) for i in sorted(reports)], "total_duration_seconds": round(trio.current_time() - started, 2)}
         )
 
     return delegate
@@ -121,40 +134,80 @@ def _child_options(parent: ParentSession, config: DelegationConfig, task: Task, 
     )
 
 
-async def _run_child(
-    parent: ParentSession, config: DelegationConfig, ctx: CallContext, task: Task, depth: int, report: ChildReport
-) -> None:
-    started = trio.current_time()
-    index = report.task_index
-    options = _child_options(parent, config, task, depth, ctx.shell.cwd)
-    child_id = new_session_id()
-    # The child runs in its parent's jail: same mode, workspace and temp directory, never wider.
-    spec = SessionSpec(
-        parent.deps, child_id, options, parent_meter=ctx.token_meter, runtime=parent.runtime,
-        delegate=lambda child: delegate_capability(child, config),
-    )
-    report.model = parent.model.current
-    # Which of the child's tool calls succeeded, from its ToolFinished events.
-    succeeded: dict[str, bool] = {}
-    handle: ActorHandle[Any] | None = None
-    try:
-        handle = await ctx.job.spawn(SessionActor(spec), f"subagent:{index}")
-        subscription = await handle.ask(Subscribe(f"parent {ctx.job.path}"))
-        await handle.tell(UserMessage(task.goal, source="subagent"))
-        await _follow(handle, child_id, subscription, ctx, config, report, succeeded)
-        handle.stop("subagent finished", requested_by=ctx.job.path)
-        await handle.wait_stopped()
-    except BaseException:
-        why = "parent turn was cancelled"
-        if handle is not None and not report.exit_reason:  # an exit reason: the child's end was seen, and shown
-            _relay_end(ctx, handle, child_id, why)
-        report.status, report.exit_reason = "interrupted", why
-        raise
-    finally:
-        report.duration_seconds = round(trio.current_time() - started, 2)
-    report.tool_trace = await _tool_trace(parent.deps.store, child_id, succeeded)
-    if report.summary:
-        report.summary = await _cap_summary(report.summary, parent.deps.home, child_id)
+class SubagentJob(Job[ChildReport]):
+    """One delegated task: runs a child session beside it under the tool call and returns its report.
+
+    Interrupted (killed by path), it stops the child and returns the report so far, ``interrupted``.
+
+    Args:
+        parent: the delegating session.
+        config: the daemon's delegation settings.
+        ctx: the delegate_task call's context (the child session starts under ``ctx.job``).
+        task: what the child is to do.
+        depth: the child's depth below the top-level session.
+        index: the task's place in the batch (the child is ``subagent:<index>``).
+    """
+
+    kind = "delegate"
+
+    def __init__(
+        self, parent: ParentSession, config: DelegationConfig, ctx: CallContext, task: Task, depth: int, index: int
+    ) -> None:
+        super().__init__()
+        self.parent = parent
+        self.config = config
+        self.ctx = ctx
+        self.task = task
+        self.depth = depth
+        self.child_id = new_session_id()
+        # Invariant: the report as far as the child has got (the job's own; the caller gets it returned).
+        self._report = ChildReport(task_index=index)
+        self._started = 0.0
+
+    async def execute(self) -> ChildReport:
+        parent, config, ctx, report = self.parent, self.config, self.ctx, self._report
+        self._started = trio.current_time()
+        options = _child_options(parent, config, self.task, self.depth, ctx.shell.cwd)
+        # The child runs in its parent's jail: same mode, workspace and temp directory, never wider.
+        spec = SessionSpec(
+            parent.deps, self.child_id, options, parent_meter=ctx.token_meter, runtime=parent.runtime,
+            delegate=lambda child: delegate_capability(child, config),
+        )
+        report.model = parent.model.current
+        # Which of the child's tool calls succeeded, from its ToolFinished events.
+        succeeded: dict[str, bool] = {}
+        handle: ActorHandle[Any] | None = None
+        try:
+            handle = await ctx.job.spawn(SessionActor(spec), f"subagent:{report.task_index}")
+            self.activity = f"following {handle.path}"
+            subscription = await handle.ask(Subscribe(f"parent {ctx.job.path}"))
+            await handle.tell(UserMessage(self.task.goal, source="subagent"))
+            await _follow(handle, self.child_id, subscription, ctx, config, report, succeeded)
+            handle.stop("subagent finished", requested_by=ctx.job.path)
+            await handle.wait_stopped()
+        except BaseException:
+            operator = self.interrupt_requested and not self.interrupted_by_parent
+            why = "stopped by operator" if operator else "parent turn was cancelled"
+            if handle is not None:
+                # Killed alone, the job stops its child (a cancel from above stops them both).
+                handle.stop(why, requested_by=self.path)
+                if not report.exit_reason:  # an exit reason: the child's end was seen, and shown
+                    _relay_end(ctx, handle, self.child_id, why)
+            report.status, report.exit_reason = "interrupted", why
+            report.duration_seconds = self._elapsed()
+            raise
+        report.duration_seconds = self._elapsed()
+        report.tool_trace = await _tool_trace(parent.deps.store, self.child_id, succeeded)
+        if report.summary:
+            report.summary = await _cap_summary(report.summary, parent.deps.home, self.child_id)
+        return report
+
+    async def interrupted(self) -> ChildReport:
+        """Killed by path: the report so far, ``interrupted``, as execute() left it on its way out."""
+        return self._report
+
+    def _elapsed(self) -> float:
+        return round(trio.current_time() - self._started, 2)
 
 
 async def _follow(

@@ -145,6 +145,22 @@ class SqlSessionStore:
         await self._submit(partial(writes.create_session, meta=meta, messages=encoded, state=blob, now=time.time()))
         self._stored_shared(blob)
 
+    async def record_session(
+        self, meta: SessionMeta, *, messages: list[dict[str, Any]], state: dict[str, Any] | None, reason: str,
+        tokens_in: int = 0, tokens_out: int = 0, cost: float = 0.0,
+    ) -> None:
+        """See ``SessionStore.record_session``."""
+        if not isinstance(meta, SessionMeta):
+            raise InvalidRecordError(f"record_session takes a SessionMeta, got {type(meta).__name__}")
+        cost = check_usage(tokens_in, tokens_out, 0, cost)
+        encoded = [encode_message(m) for m in messages]
+        blob = None if state is None else encode_state(state, self._shared_stored)
+        await self._submit(partial(
+            writes.record_session, meta=meta, messages=encoded, state=blob, reason=check_reason(reason),
+            tokens_in=tokens_in, tokens_out=tokens_out, cost=cost, now=time.time(),
+        ))
+        self._stored_shared(blob)
+
     async def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """See ``SessionStore.append``."""
         encoded = [encode_message(m) for m in messages]

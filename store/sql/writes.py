@@ -167,6 +167,16 @@ def end_session(conn: Connection, session_id: str, reason: str, now: float) -> N
     _require(cursor, session_id)
 
 
+def record_session(
+    conn: Connection, meta: SessionMeta, messages: Sequence[EncodedMessage], state: EncodedState | None, reason: str,
+    tokens_in: int, tokens_out: int, cost: float, now: float,
+) -> None:
+    """A session that has already ended: created, counted and ended in the caller's one transaction."""
+    create_session(conn, meta, messages, state, now)
+    update_counters(conn, meta.id, tokens_in, tokens_out, 0, cost, now)
+    end_session(conn, meta.id, reason, now)
+
+
 def set_title(conn: Connection, session_id: str, title: str | None) -> None:
     """Set or clear the title (unique: IntegrityError when taken)."""
     cursor = conn.execute(f"UPDATE sessions SET title = ? WHERE {_LIVE}", (title, session_id))

@@ -129,6 +129,20 @@ def stored_texts(home: Path) -> list[tuple[str, str, str]]:
         conn.close()
 
 
+def stored_sessions(home: Path) -> list[tuple[str, str, str | None, int, int]]:
+    """Every stored session as (id, source, end reason, tokens in, tokens out), straight from SQLite (call in a thread)."""
+    import sqlite3
+
+    from store.sqlite import DB_FILENAME
+
+    conn = sqlite3.connect(f"file:{home / DB_FILENAME}?mode=ro", uri=True)
+    try:
+        query = "SELECT id, source, end_reason, tokens_in, tokens_out FROM sessions WHERE kind = 'session' ORDER BY rowid"
+        return list(conn.execute(query))
+    finally:
+        conn.close()
+
+
 def sse_frames(text: str) -> list[dict[str, str]]:
     """Parse an SSE body into frames ({field: value})."""
     frames = []

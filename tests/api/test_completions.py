@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -10,8 +12,10 @@ import pytest
 import trio
 
 from actors.platform.api.gateway import api_session_id
+from actors.platform.paths import DaemonPaths
 from providers.stream_close import close_stream, hold_body_iterator
-from tests.api.harness import KEY, ApiDaemon, stored_texts, wait_until
+from tools.jail.runtime import RuntimeDir
+from tests.api.harness import KEY, ApiDaemon, stored_sessions, stored_texts, wait_until
 
 MODEL = "scripted-model"
 
@@ -254,6 +258,12 @@ class TestDisconnect:
         assert words in [m.get("content") for m in api.provider.requests[-1].body["messages"]]
 
 
+def session_dirs(home: Path) -> list[str]:
+    """The session directories in the daemon's runtime directory now."""
+    runtime = RuntimeDir.for_home(home, DaemonPaths(home).user_dir)
+    return [name for name in os.listdir(runtime.path) if name.startswith("s-")]
+
+
 async def leave_after_first_text(stream: openai.AsyncStream[Any]) -> None:
     """Read an SDK stream up to its first text, then leave it, closing every
     body iterator in this task (see ``providers.stream_close``)."""
@@ -263,6 +273,65 @@ async def leave_after_first_text(stream: openai.AsyncStream[Any]) -> None:
         if chunk.choices and chunk.choices[0].delta.content:
             break
     await close_stream(stream, held)
+
+
+class TestEphemeralRecord:
+    """An ephemeral completion writes nothing while it talks (no row, no directory); it is stored once,
+    already ended, with its usage; its jail is opened when a tool is called."""
+
+    async def test_nothing_stored_mid_stream_then_ended_record(self, api: ApiDaemon) -> None:
+        """Mid-stream the store has no row for it and the runtime directory no directory; once its client
+        leaves, the interrupted turn is stored, ended."""
+        api.provider.push({"text": "alpha beta gamma delta", "chunks": 4, "stall_after_chunks": 2})
+        async with api.client() as client:
+            stream = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "go"}], stream=True)
+            held = hold_body_iterator(stream.response)
+            while True:
+                chunk = await stream.__anext__()
+                if chunk.choices and chunk.choices[0].delta.content:
+                    break
+            assert await trio.to_thread.run_sync(stored_sessions, api.home) == []
+            assert session_dirs(api.home) == []
+            await close_stream(stream, held)
+        with trio.fail_after(10):
+            await api.provider.wait_disconnects(1)
+        await wait_until(lambda: not api.session_paths())
+        [(session_id, source, reason, _, _)] = await trio.to_thread.run_sync(stored_sessions, api.home)
+        assert (source, reason) == ("api", "api client disconnected")
+        roles = [(sid, role) for sid, role, _ in await trio.to_thread.run_sync(stored_texts, api.home)]
+        assert roles[:2] == [(session_id, "system"), (session_id, "user")] and roles[-1] == (session_id, "assistant")
+
+    async def test_finished_completion_record(self, api: ApiDaemon) -> None:
+        """A completed one: its row, its messages and its usage, ended as done."""
+        api.provider.push({"text": "stored answer", "usage": {"prompt_tokens": 40, "completion_tokens": 4}})
+        async with api.client() as client:
+            await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
+        await wait_until(lambda: not api.session_paths())
+        [(session_id, source, reason, tokens_in, tokens_out)] = await trio.to_thread.run_sync(stored_sessions, api.home)
+        assert (source, reason, tokens_in, tokens_out) == ("api", "api completion done", 40, 4)
+        stored = await trio.to_thread.run_sync(stored_texts, api.home)
+        assert [(role, text) for _, role, text in stored][1:] == [("user", "hi"), ("assistant", "stored answer")]
+
+    async def test_tool_call_runs_jailed(self, api: ApiDaemon) -> None:
+        """A tool called by an ephemeral completion runs under the session's policy: the daemon's home reads as absent."""
+        (api.workdir / "notes.txt").write_text("workspace file\n")
+        api.provider.push(
+            {"tool_calls": [
+                {"id": "call_1", "name": "read_file", "arguments": {"path": str(api.home / "config.yaml")}},
+                {"id": "call_2", "name": "read_file", "arguments": {"path": str(api.workdir / "notes.txt")}},
+            ]},
+            {"text": "done"},
+        )  # fmt: skip
+        async with api.client() as client:
+            reply = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "read"}])
+        assert reply.choices[0].message.content == "done"
+        results = {m["tool_call_id"]: m["content"] for m in api.provider.requests[-1].body["messages"] if m["role"] == "tool"}
+        assert "scripted-model" not in results["call_1"] and "File not found" in results["call_1"]
+        assert "workspace file" in results["call_2"]
+        await wait_until(lambda: not api.session_paths())
+        assert session_dirs(api.home) == [], "its directory went with it"
+        [(_, _, reason, _, _)] = await trio.to_thread.run_sync(stored_sessions, api.home)
+        assert reason == "api completion done"
 
 
 class TestModelsAndHealth:

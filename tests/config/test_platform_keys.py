@@ -13,6 +13,7 @@ import yaml
 from config.discord import DiscordConfig
 from config.gateway import read_access_environment
 from config.loader import Config, ConfigError, load_config
+from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "hermes_0_19" / "config_defaults.json"
@@ -122,3 +123,25 @@ class TestAccessVariables:
         assert read_access_environment(DiscordConfig(), {"DISCORD_REQUIRE_MENTION": "0"}).require_mention is False
         assert read_access_environment(DiscordConfig(), {"DISCORD_HOME_CHANNEL": "42"}).home_channel == 42
         assert read_access_environment(TelegramConfig(), {"TELEGRAM_HOME_CHANNEL": "-100"}).home_channel == -100
+
+
+class TestSlackKeys:
+    """Slack's section reads Hermes's top-level ``slack:`` keys, its variables and its defaults; its home
+    channel is a channel id or name, not a number."""
+
+    def test_hermes_top_level_and_defaults(self, tmp_path: Path) -> None:
+        config, warnings = _load(tmp_path, {
+            "slack": {"require_mention": False, "allowed_channels": "C1", "reactions": False},
+            "platforms": {"slack": {"home_channel": {"platform": "slack", "chat_id": "C0123ABCD", "name": "ops"}, "allow_from": "U1, U2"}},
+        })
+        slack = config.platforms.slack
+        assert (slack.require_mention, slack.reactions, slack.home_channel, slack.allow_from) == (False, False, "C0123ABCD", ("U1", "U2"))
+        assert any(w.startswith("Hermes setting slack") for w in warnings), "what is not read is reported"
+        assert SlackConfig().require_mention is _hermes_default("slack.require_mention")
+
+    def test_variables_win(self) -> None:
+        section = read_access_environment(SlackConfig(allow_from=("U1",)), {"SLACK_ALLOWED_USERS": "U7,U8", "SLACK_REQUIRE_MENTION": "false"})
+        assert section.allow_from == ("U7", "U8") and section.require_mention is False
+
+    def test_tokens_are_never_shown(self) -> None:
+        assert "xoxb" not in repr(SlackConfig(token="xoxb-secret", app_token="xapp-secret")) and "xapp" not in repr(SlackConfig(app_token="xapp-1"))

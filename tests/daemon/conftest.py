@@ -10,6 +10,7 @@ import pytest
 
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess
 from tests.platform.discord_fake import FakeDiscord, fake_discord
+from tests.platform.slack_fake import FakeSlack, fake_slack
 from tests.platform.telegram_fake import FakeTelegram, fake_telegram
 
 
@@ -62,4 +63,11 @@ def telegram() -> Iterator[FakeTelegram]:
 def discord() -> Iterator[FakeDiscord]:
     """The fake Discord (REST and Gateway), running on loopback."""
     with fake_discord() as fake:
+        yield fake
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    """The fake Slack (Web API and Socket Mode), running on loopback."""
+    with fake_slack() as fake:
         yield fake

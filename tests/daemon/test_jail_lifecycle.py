@@ -14,7 +14,7 @@ import pytest
 from messages import control as c
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
 from tests.daemon.jailed import JailedDaemon, output_of, processes_with, wait_until
-from tests.jail.helpers import namespace_alive
+from tests.jail.helpers import PidNamespace
 
 
 @pytest.fixture
@@ -50,14 +50,17 @@ class TestKill9:
                 client.request(c.SendMessage(client.next_id(), foreground, "run something long"))
             wait_until(lambda: processes_with("hx-marker-bg") and processes_with("hx-marker-fg"), 30, "the commands")
             wait_until(lambda: processes_with("sleep 302"), 30, "the setsid grandchild")
-            namespaces = {_pid_namespace(pid) for pid in processes_with("hx-marker")} - {None, _pid_namespace(os.getpid())}
-            assert len(namespaces) == 2, "each command should run in a PID namespace of its own"
+            names = {_pid_namespace(pid) for pid in processes_with("hx-marker")} - {None, _pid_namespace(os.getpid())}
+            assert len(names) == 2, "each command should run in a PID namespace of its own"
+            namespaces = [PidNamespace(name) for name in names if name is not None]
             leftover = jailed.runtime.session_dir(foreground)
             jailed.daemon.signal(signal.SIGKILL)
             jailed.daemon.wait(10)
             # A zombie is dead: the jail's init, orphaned by the daemon's death, waits for the machine's init to
             # reap it, which on some machines (CI's) happens only every few seconds.
-            wait_until(lambda: not any(map(namespace_alive, namespaces)), 10, "every jailed process to die")
+            wait_until(lambda: not any(ns.alive() for ns in namespaces), 10, "every jailed process to die")
+            for namespace in namespaces:
+                namespace.close()
             assert processes_with("hx-marker") == [] and processes_with("sleep 302") == []
             assert os.path.isdir(leftover)
             jailed.daemon.stop(keep_runtime=True)

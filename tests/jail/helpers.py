@@ -33,14 +33,53 @@ async def finish(process: JailedProcess) -> tuple[int, str]:
     return code, output.render()
 
 
-def namespace_alive(namespace: str) -> bool:
-    """Whether any process still runs (not a zombie) in PID namespace ``namespace``."""
-    for pid in namespace_pids(namespace):
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as stat:
-                state = stat.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state not in (b"Z", b"X"):
-            return True
-    return False
+class PidNamespace:
+    """A PID namespace a test watches, held open while it does.
+
+    A namespace's name (``pid:[inode]``) is an inode number, and the kernel gives a freed one to the next
+    namespace made: a test that polled a name after its namespace died could see another test's jail
+    there (xdist runs jail tests side by side) and wait for it in vain. An open descriptor keeps the
+    namespace's inode, so the name stays this namespace's until :meth:`close`.
+
+    Raises:
+        LookupError: no process is in the namespace (it is gone, or its name was already reused).
+    """
+
+    def __init__(self, name: str) -> None:
+        for pid in namespace_pids(name):
+            try:
+                fd = os.open(f"/proc/{pid}/ns/pid", os.O_RDONLY)
+            except OSError:
+                continue
+            if os.readlink(f"/proc/self/fd/{fd}") == name:
+                self.name, self._fd = name, fd
+                return
+            os.close(fd)
+        raise LookupError(f"no process is in PID namespace {name}")
+
+    @classmethod
+    def of(cls, pid: int) -> PidNamespace:
+        """The namespace process ``pid`` is in."""
+        return cls(os.readlink(f"/proc/{pid}/ns/pid"))
+
+    def alive(self) -> bool:
+        """Whether any process still runs (not a zombie) in the namespace."""
+        for pid in namespace_pids(self.name):
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as stat:
+                    state = stat.read().rsplit(b")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state not in (b"Z", b"X"):
+                return True
+        return False
+
+    def close(self) -> None:
+        """Let the namespace go (its name may then pass to a newer one)."""
+        os.close(self._fd)
+
+    def __enter__(self) -> PidNamespace:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

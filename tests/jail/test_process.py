@@ -13,16 +13,16 @@ import pytest
 import trio
 
 from tests.jail.fixtures import Jails, policy_for
-from tests.jail.helpers import BASE_ENV, finish, namespace_alive
+from tests.jail.helpers import BASE_ENV, PidNamespace, finish
 from tools.jail import JailedProcess, Launcher, SandboxMode
 
 # How long a test waits for the kernel to finish killing (signals are delivered asynchronously).
 _SETTLE_SECONDS = 5.0
 
 
-async def _wait_gone(namespace: str) -> bool:
-    with trio.move_on_after(_SETTLE_SECONDS):
-        while namespace_alive(namespace):
+async def _wait_gone(namespace: PidNamespace) -> bool:
+    with namespace, trio.move_on_after(_SETTLE_SECONDS):
+        while namespace.alive():
             await trio.sleep(0.01)
         return True
     return False
@@ -37,8 +37,9 @@ async def _started(jails: Jails, tmp_path: Path, command: str, ready: Path) -> J
     return process
 
 
-def _namespace_of(ready: Path) -> str:
-    return ready.read_text().split()[-1]
+def _namespace_of(ready: Path) -> PidNamespace:
+    """The namespace the started command wrote to ``ready``, held from now on (call it while it runs)."""
+    return PidNamespace(ready.read_text().split()[-1])
 
 
 class TestStop:
@@ -59,10 +60,11 @@ class TestStop:
     async def test_sigkill_after_grace(self, jails: Jails, tmp_path: Path) -> None:
         ready = tmp_path / "ready"
         process = await _started(jails, tmp_path, f"trap '' TERM; echo $$ $(readlink /proc/self/ns/pid) > {ready}; while :; do sleep 0.05; done", ready)
+        namespace = _namespace_of(ready)
         start = trio.current_time()
         assert await process.stop(0.3) is True
         assert 0.3 <= trio.current_time() - start < 3
-        assert await _wait_gone(_namespace_of(ready))
+        assert await _wait_gone(namespace)
         process.close_pipes()
 
     async def test_setsid_grandchild_gone(self, jails: Jails, tmp_path: Path) -> None:
@@ -71,8 +73,9 @@ class TestStop:
         process = await _started(
             jails, tmp_path, f"setsid bash -c 'trap \"\" TERM; readlink /proc/self/ns/pid > {ready}; sleep 300' & wait", ready
         )
+        namespace = _namespace_of(ready)
         await process.stop(0.2)
-        assert await _wait_gone(_namespace_of(ready))
+        assert await _wait_gone(namespace)
         process.close_pipes()
 
     async def test_stop_after_exit_reports_nothing(self, jails: Jails, tmp_path: Path) -> None:
@@ -144,8 +147,8 @@ class TestDaemonKilled:
                 seen += await daemon.stdout.receive_some()
         jails = [p for p in _children(daemon.pid)]
         assert len(jails) == 3
-        namespaces = {os.readlink(f"/proc/{init}/ns/pid") for outer in jails for init in _children(outer)}
-        assert len(namespaces) == 3 and all(namespace_alive(ns) for ns in namespaces)
+        namespaces = [PidNamespace.of(init) for outer in jails for init in _children(outer)]
+        assert len({ns.name for ns in namespaces}) == 3 and all(ns.alive() for ns in namespaces)
         daemon.kill()
         await daemon.wait()
         for namespace in namespaces:

@@ -23,7 +23,7 @@ _PROBE = textwrap.dedent(
     from pathlib import Path
     from config.sandbox import SandboxConfig
     from tests.jail.fixtures import policy_for
-    from tests.jail.helpers import BASE_ENV, finish, namespace_alive, run
+    from tests.jail.helpers import BASE_ENV, PidNamespace, finish, run
     from tools.jail import SandboxMode, open_launcher
 
     async def main():
@@ -46,13 +46,14 @@ _PROBE = textwrap.dedent(
                  "readlink /proc/self/ns/pid; wait"],
                 policy=policy, cwd=str(work), env=BASE_ENV,
             )
-            namespace = (await process.stdout.receive_some()).decode().strip()
+            namespace = PidNamespace((await process.stdout.receive_some()).decode().strip())
             found["stopped"] = await process.stop(3.0)
             found["trapped"] = Path(policy.tmp_dir, "t").read_text()
-            with trio.move_on_after(5):
-                while namespace_alive(namespace):
-                    await trio.sleep(0.01)
-            found["left"] = namespace_alive(namespace)
+            with namespace:
+                with trio.move_on_after(5):
+                    while namespace.alive():
+                        await trio.sleep(0.01)
+                found["left"] = namespace.alive()
             process.close_pipes()
         print(json.dumps(found))
 

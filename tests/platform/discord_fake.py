@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,10 +26,10 @@ from trio_websocket import (
     ConnectionClosed,
     WebSocketConnection,
     WebSocketRequest,
-    serve_websocket,
 )
 
 from tests.platform.fake_http import FakeHandler, FakePlatform, parse_multipart, serving
+from tests.platform.fake_ws import serving_websocket
 
 TOKEN = "discord.TEST-token-never-logged"
 BOT_ID = "900000000000000001"
@@ -269,28 +268,5 @@ def fake_discord() -> Iterator[FakeDiscord]:
     fake = FakeDiscord()
     with serving(_handler(fake)) as url:
         fake.base, fake.api_url = url, f"{url}/api/v10"
-        with _gateway(fake):
+        with serving_websocket(fake.serve_gateway) as (fake.gateway_url, fake.trio_token):
             yield fake
-
-
-@contextmanager
-def _gateway(fake: FakeDiscord) -> Iterator[None]:
-    ready, stop = threading.Event(), threading.Event()
-
-    async def gateway() -> None:
-        fake.trio_token = trio.lowlevel.current_trio_token()
-        async with trio.open_nursery() as nursery:
-            listener = await nursery.start(serve_websocket, fake.serve_gateway, "127.0.0.1", 0, None)
-            fake.gateway_url = f"ws://127.0.0.1:{listener.port}"
-            ready.set()
-            await trio.to_thread.run_sync(stop.wait)
-            nursery.cancel_scope.cancel()
-
-    thread = threading.Thread(target=trio.run, args=(gateway,), daemon=True)
-    thread.start()
-    assert ready.wait(10), "the fake Gateway did not start"
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(10)

@@ -31,6 +31,9 @@ class Recorder:
         ("telegram", Destination("telegram")),
         ("Telegram:-100123", Destination("telegram", "-100123")),
         ("discord:99:11", Destination("discord", "99", "11")),
+        ("slack:C0123ABCD", Destination("slack", "C0123ABCD")),
+        ("slack:#general", Destination("slack", "#general")),
+        ("slack:C0123ABCD:1712345678.000100", Destination("slack", "C0123ABCD", "1712345678.000100")),
     ],
 )
 def test_destinations_parse_and_print_back(text: str, parsed: Destination) -> None:
@@ -38,7 +41,7 @@ def test_destinations_parse_and_print_back(text: str, parsed: Destination) -> No
     assert Destination.parse(str(parsed)) == parsed
 
 
-@pytest.mark.parametrize("text", ["", ":1", "telegram:", "telegram::1", "a:b:c:d", "slack:foo", "nowhere:123", "telegram:abc", "discord:1:x"])
+@pytest.mark.parametrize("text", ["", ":1", "telegram:", "telegram::1", "a:b:c:d", "slack:foo", "nowhere:123", "telegram:abc", "discord:1:x", "slack:123", "slack:#", "slack:C0123ABCD:x", "discord:#general"])
 def test_malformed_destinations_are_refused(text: str) -> None:
     with pytest.raises(UnknownDestination):
         Destination.parse(text)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import trio
 
-from actors import Actor, ActorFailed, Job, JobStopped, NoReply
+from actors import Actor, ActorFailed, InterruptScope, Job, JobStopped, NoReply
 from messages.supervision import ActorState
 from supervisor import ChildSpec
 
@@ -33,8 +33,32 @@ class Broken(Job[int]):
 
     kind = "broken"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.error = ValueError("no value")
+
     async def execute(self) -> int:
-        raise ValueError("no value")
+        raise self.error
+
+
+class Counting(Job[list[int]]):
+    """Counts up until stopped; interrupted, returns the numbers counted so far."""
+
+    kind = "counting"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._counted: list[int] = []
+
+    async def execute(self) -> list[int]:
+        while True:
+            self._counted.append(len(self._counted))
+            if len(self._counted) == 3:
+                await trio.sleep_forever()
+            await trio.lowlevel.checkpoint()
+
+    async def interrupted(self) -> list[int]:
+        return self._counted
 
 
 class Runner(Actor[Any]):
@@ -48,8 +72,8 @@ class Runner(Actor[Any]):
             return await self.run_job(job, name)
         except JobStopped as exc:
             return f"stopped: {exc}"
-        except ActorFailed as exc:
-            return f"failed: {type(exc.__cause__).__name__}"
+        except ValueError as exc:
+            return exc
 
 
 async def _runner(system: Any) -> Any:
@@ -74,14 +98,20 @@ class TestRunJob:
         assert answers == [49]
         assert "runner/sq" not in system.registry
 
-    async def test_failure_raises_actor_failed(self, system) -> None:
-        """A job that raises reaches its caller as ActorFailed with the original as cause; the caller lives on."""
+    async def test_failure_reaches_the_caller_as_itself(self, system) -> None:
+        """A job's exception reaches its caller unwrapped, the very object raised; the job shows
+        failed meanwhile, and the caller lives on."""
         runner = await _runner(system)
-        assert await runner.ask((Broken(), "broken")) == "failed: ValueError"
+        job = Broken()
+        assert await runner.ask((job, "broken")) is job.error
+        assert not isinstance(job.error, ActorFailed) and job.error.__cause__ is None
+        assert job.state is ActorState.FAILED and job.last_error is not None
+        assert job.last_error.type == "ValueError"
         assert await runner.ask((Square(3, _set()), "sq")) == 9
 
     async def test_kill_by_path(self, system) -> None:
-        """A job stopped through its handle raises JobStopped, with the reason, in its caller."""
+        """A job with no interrupted value, stopped through its handle, raises JobStopped (the reason
+        in it) in its caller."""
         runner = await _runner(system)
         answers: list[Any] = []
         async with trio.open_nursery() as nursery:
@@ -90,6 +120,27 @@ class TestRunJob:
             system.lookup("runner/sq").stop("enough", requested_by="test")
         [answer] = answers
         assert answer.startswith("stopped: runner/sq: enough (requested by test)")
+
+    async def test_interrupted_job_returns_what_it_got(self, system) -> None:
+        """Interrupted, a job returns its interrupted() value (what it got so far) to its caller,
+        and leaves the tree stopped, not failed."""
+        runner = await _runner(system)
+        answers: list[Any] = []
+        job = Counting()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(lambda: _ask_into(runner, (job, "count"), answers))
+            await trio.testing.wait_all_tasks_blocked()
+            system.lookup("runner/count").stop("enough", requested_by="test")
+        assert answers == [[0, 1, 2]]
+        assert job.state is ActorState.STOPPED and job.last_error is None
+        assert job.cancel_reason == "enough (requested by test)"
+
+    async def test_interrupt_before_start(self, system) -> None:
+        """A job interrupted before it runs still returns its interrupted() value."""
+        runner = await _runner(system)
+        job = Counting()
+        job.request_stop("never mind", requested_by="test")
+        assert await runner.ask((job, "count")) == [0]
 
     async def test_parent_stop_reaches_job(self, system) -> None:
         """Stopping the parent cancels the running job with it; the job leaves the tree."""
@@ -130,3 +181,110 @@ async def _ask_into(handle: Any, message: Any, answers: list[Any]) -> None:
 async def _ask_ignoring_no_reply(handle: Any, message: Any) -> None:
     with pytest.raises(NoReply):
         await handle.ask(message)
+
+
+class Waiter(Job[list[Any]]):
+    """Runs Counting children and lists what each returned; passes an interrupt down to them."""
+
+    kind = "waiter"
+    waits_for_children = True
+
+    def __init__(self, count: int = 1, *, in_scope: bool = False) -> None:
+        super().__init__()
+        self.count = count
+        self.in_scope = in_scope
+        self.scope: InterruptScope | None = None
+        self._got: list[Any] = []
+
+    async def execute(self) -> list[Any]:
+        if not self.in_scope:
+            await self._run_children()
+            return self._got
+        with self.interrupt_scope() as scope:
+            self.scope = scope
+            await self._run_children()
+        self._got.append("after the scope" if scope.cancelled_caught else "scope not cancelled")
+        return self._got
+
+    async def _run_children(self) -> None:
+        async with trio.open_nursery() as nursery:
+            for index in range(self.count):
+                nursery.start_soon(self._one, index)
+        self._got.append("children returned")
+        await trio.sleep_forever()
+
+    async def _one(self, index: int) -> None:
+        try:
+            self._got.append(await self.run_job(Counting(), f"count:{index}"))
+        except JobStopped as exc:
+            self._got.append(f"not started: {exc}")
+
+    async def interrupted(self) -> list[Any]:
+        return [*self._got, "interrupted"]
+
+
+class TestInterruptPassesDown:
+    """An interrupt reaches a job's running child jobs first: their values come back, then its work ends."""
+
+    async def test_children_return_their_values_to_the_interrupted_job(self, system) -> None:
+        """Interrupting a job that waits for its children hands each child's interrupted value to the
+        job's own code, then cancels the job's work, which returns its interrupted value."""
+        runner = await _runner(system)
+        answers: list[Any] = []
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(lambda: _ask_into(runner, (Waiter(2), "wait"), answers))
+            await trio.testing.wait_all_tasks_blocked()
+            system.lookup("runner/wait").stop("enough", requested_by="test")
+        assert answers == [[[0, 1, 2], [0, 1, 2], "children returned", "interrupted"]]
+
+    async def test_a_job_interrupted_from_its_parent_knows_it(self, system) -> None:
+        """A child interrupted through its parent says so; one interrupted alone does not."""
+        runner = await _runner(system)
+        waiter = Waiter(1)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(runner.ask, (waiter, "wait"))
+            await trio.testing.wait_all_tasks_blocked()
+            child = next(member for member in waiter.children() if member.name == "count:0")
+            waiter.request_stop("enough", requested_by="test")
+        assert isinstance(child, Job) and child.interrupted_by_parent and child.interrupt_requested
+        alone = Counting()
+        alone.request_stop("just this one", requested_by="test")
+        assert await runner.ask((alone, "alone")) == [0]
+        assert alone.interrupt_requested and not alone.interrupted_by_parent
+
+    async def test_an_interrupt_scope_ends_only_its_part(self, system) -> None:
+        """Interrupting a job's own InterruptScope (a turn's budget) brings the children's values back,
+        then ends the work inside the scope alone: the job goes on after it and returns normally."""
+        runner = await _runner(system)
+        answers: list[Any] = []
+        waiter = Waiter(1, in_scope=True)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(lambda: _ask_into(runner, (waiter, "wait"), answers))
+            await trio.testing.wait_all_tasks_blocked()
+            assert waiter.scope is not None
+            waiter.scope.interrupt("budget")
+        assert answers == [[[0, 1, 2], "children returned", "after the scope"]]
+        assert not waiter.interrupt_requested
+
+    async def test_no_child_starts_while_an_interrupt_waits(self, system) -> None:
+        """While an interrupt waits for running children, run_job starts no new one: JobStopped."""
+        runner = await _runner(system)
+        waiter = Waiter(1)
+        got: list[Any] = []
+
+        async def late_child() -> None:
+            try:
+                got.append(await waiter.run_job(Counting(), "late"))
+            except JobStopped as exc:
+                got.append(str(exc))
+
+        with trio.fail_after(5):  # a late child that started would count for ever
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(runner.ask, (waiter, "wait"))
+                await trio.testing.wait_all_tasks_blocked()
+                child = next(member for member in waiter.children() if member.name == "count:0")
+                assert isinstance(child, Job)
+                # The child is interrupted but has not returned yet: the waiter's interrupt still waits for it.
+                waiter.request_stop("enough", requested_by="test")
+                await late_child()
+        assert got == ["runner/wait/late: not started: enough (requested by test)"]

@@ -22,7 +22,7 @@ class TestActorsFace:
         """Adding or dropping a public name is a deliberate change to this list."""
         assert sorted(actors.__all__) == sorted([
             "Actor", "ActorBase", "ActorError", "ActorFailed", "ActorHandle", "ActorNotFound", "ActorRegistry",
-            "ActorSystem", "ChildInfo", "ChildSpec", "Envelope", "FailureHandler", "Job", "JobStopped", "MailboxClosed",
+            "ActorSystem", "ChildInfo", "ChildSpec", "Envelope", "FailureHandler", "InterruptScope", "Job", "JobStopped", "MailboxClosed",
             "MailboxFull", "NoReply", "Rejected", "Reply", "RestartIntensityExceeded", "RestartType", "SpawnFailed",
             "Strategy", "Supervisor", "SupervisorHandle", "error_record", "open_actor_system",
         ])

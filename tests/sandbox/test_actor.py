@@ -7,7 +7,7 @@ from typing import Any
 
 import trio
 
-from actors import Actor, JobStopped
+from actors import Actor
 from actors.sandbox.jobs import SandboxJob
 from actors.sandbox.result import SandboxResult, SandboxStatus
 from config.sandbox import CodeExecutionConfig
@@ -20,8 +20,7 @@ CONFIG = CodeExecutionConfig(timeout=20, kill_grace_seconds=0.5, progress_interv
 
 
 class ToolWorkerStandIn(Actor[Any]):
-    """Plays the session's tool worker: runs execute_code as its job and keeps what it got back
-    (the job's value, or the output so far that ``on_interrupted`` handed it)."""
+    """Plays the session's tool worker: runs execute_code as its job and keeps the value it got back."""
 
     kind = "tool"
 
@@ -29,20 +28,13 @@ class ToolWorkerStandIn(Actor[Any]):
         super().__init__()
         self.sandbox = SandboxJob(
             code, call_tool=options.pop("call_tool", bench.call_tool), allowed_tools=bench.enabled, config=CONFIG, gate=bench.gate,
-            base_dir=base_dir, jail=bench.ctx.jail, on_interrupted=self._keep, **options,
+            base_dir=base_dir, jail=bench.ctx.jail, **options,
         )  # fmt: skip
         self.result: SandboxResult | None = None
-        self.stopped_job: JobStopped | None = None
-
-    def _keep(self, result: SandboxResult) -> None:
-        self.result = result
 
     async def main(self) -> None:
         self.state = ActorState.BUSY
-        try:
-            self.result = await self.run_job(self.sandbox, "sandbox")
-        except JobStopped as exc:
-            self.stopped_job = exc
+        self.result = await self.run_job(self.sandbox, "sandbox")
 
 
 async def _start(system: Any, worker: ToolWorkerStandIn) -> Any:
@@ -91,14 +83,15 @@ class TestSandboxJob:
         assert worker.result is not None and worker.result.output == "xxx\nslow.txt\n"
         assert system.registry.paths() == [""]
 
-    async def test_interrupt_keeps_partial_output(self, system, bench: ToolBench, short_dir: str) -> None:
+    async def test_cancel_from_above_stops_the_script(self, system, bench: ToolBench, short_dir: str) -> None:
+        """Stopping the worker cancels the job from above: the script and its calls stop, its
+        workspace goes, and no value comes back (only an interrupt returns the output so far)."""
         worker, handle = await _start_stuck_script(system, bench, short_dir)
         pid = system.tree("tool:call_1/sandbox").snapshot.details["pid"]
         handle.stop("interrupt", requested_by="user")
         with trio.fail_after(10):
             await handle.wait_stopped()
-        assert worker.result is not None and worker.result.status is SandboxStatus.INTERRUPTED
-        assert worker.result.output == "started\n[execution interrupted — user sent a new message]"
+        assert worker.result is None
         assert bench.running.current == 0 and not pid_running(pid)
         assert os.listdir(short_dir) == [] and system.registry.paths() == [""]
 
@@ -117,13 +110,12 @@ class TestSandboxJob:
         assert worker.result.output == "{'error': \"Tool 'terminal' failed: OSError: socket exploded\"}\nafter\n"
 
     async def test_kill_of_the_sandbox_job_returns_the_output_so_far(self, system, bench: ToolBench, short_dir: str) -> None:
-        """Killing ``…/sandbox`` by path stops the script; its caller gets JobStopped and, through
-        on_interrupted, the interrupted result; the worker itself lives on to finish."""
+        """Killing ``…/sandbox`` by path stops the script; the job returns the interrupted result to
+        its caller, which lives on to finish."""
         worker, handle = await _start_stuck_script(system, bench, short_dir)
         system.lookup("tool:call_1/sandbox").stop("enough", requested_by="operator")
         with trio.fail_after(10):
             await handle.wait_stopped()
-        assert worker.stopped_job is not None and "enough (requested by operator)" in str(worker.stopped_job)
         assert worker.result is not None and worker.result.status is SandboxStatus.INTERRUPTED
         assert worker.result.output == "started\n[execution interrupted — user sent a new message]"
         assert worker.state is ActorState.STOPPED and bench.running.current == 0

@@ -186,6 +186,34 @@ class TestCountersAndEnd:
         assert info.end_reason == "user_exit" and info.ended_at is not None
 
 
+class TestRecordEnded:
+    """A session that has already ended is stored in one call: row, history, state, counters and end, or nothing."""
+
+    async def test_everything_at_once(self, any_store: Any) -> None:
+        state = {"tools": encode_raw([{"name": "t"}], "tools"), "turns": 1}
+        await any_store.record_session(
+            SessionMeta(id="s1", source="api"), messages=SHAPES[:3], state=state, reason="api completion done",
+            tokens_in=40, tokens_out=4, cost=0.25,
+        )
+        loaded = await any_store.load("s1")
+        assert (loaded.messages, loaded.state) == (SHAPES[:3], {"tools": [{"name": "t"}], "turns": 1})
+        info = loaded.info
+        assert (info.source, info.tokens_in, info.tokens_out, info.cost, info.tool_call_count) == ("api", 40, 4, 0.25, 1)
+        assert info.end_reason == "api completion done" and info.ended_at is not None
+
+    async def test_nothing_when_refused(self, any_store: Any) -> None:
+        with pytest.raises(InvalidRecordError):
+            await any_store.record_session(SessionMeta(id="s1"), messages=[{"content": "no role"}], state=None, reason="x")
+        with pytest.raises(InvalidRecordError):
+            await any_store.record_session(SessionMeta(id="s1"), messages=[], state=None, reason="x", tokens_in=-1)
+        with pytest.raises(SessionNotFoundError):
+            await any_store.load("s1")
+        await make(any_store)
+        with pytest.raises(SessionExistsError):
+            await any_store.record_session(SessionMeta(id="s1"), messages=[SHAPES[0]], state=None, reason="x")
+        assert (await any_store.load("s1")).messages == []
+
+
 class TestCompaction:
     """Compression keeps the id, swaps the live history and keeps the old one searchable."""
 

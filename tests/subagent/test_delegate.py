@@ -161,6 +161,28 @@ class TestCancellation:
             assert (results[0]["status"], results[0]["exit_reason"]) == ("interrupted", "stopped by operator")
             assert results[1]["status"] == "completed"
 
+    async def test_kill_one_delegate_job_returns_its_report(self, tmp_path: Path) -> None:
+        """A subagent is a job returning its report: killing ``delegate:0`` by path stops that child
+        and reports it interrupted; its sibling completes and the parent's turn goes on."""
+        async with open_harness(tmp_path) as h:
+            handle, events_in, sid = await h.start_session()
+            h.provider.push(delegate({"goal": "a"}, {"goal": "b"}), *({"text": "sibling done", "delay_first_byte": 1.5} for _ in range(2)), {"text": "parent done"})
+            await handle.tell(UserMessage("go"))
+            with trio.fail_after(10):
+                while len(h.provider.requests) < 3:  # both children have asked the model
+                    await trio.sleep(0.02)
+            job = next(p for p in h.system.registry.paths() if p.endswith("/delegate:0"))
+            assert h.system.lookup(job).statistics().kind == "delegate"
+            h.system.lookup(job).stop("enough", requested_by="cli")
+            finished, _ = await collect_turn(events_in)
+            assert finished.final_text == "parent done"
+            results = result_of((await h.deps.store.load(sid)).messages)["results"]
+            assert [r["task_index"] for r in results] == [0, 1]
+            assert (results[0]["status"], results[0]["exit_reason"]) == ("interrupted", "stopped by operator")
+            assert results[0]["model"] and results[0]["duration_seconds"] > 0
+            assert (results[1]["status"], results[1]["summary"]) == ("completed", "sibling done")
+            assert [p for p in h.system.registry.paths() if p] == [f"session:{sid}"]
+
     async def test_steer_one_child_by_path(self, tmp_path: Path) -> None:
         """A steer sent to a child's path reaches that child's next model call."""
         async with open_harness(tmp_path) as h:

@@ -102,13 +102,14 @@ class Launcher:
         self.status = status
         return status
 
-    async def open_limits(self, session_id: str, limits: SandboxLimits) -> SessionCgroup | None:
-        """A session's control groups with ``limits`` written, None where the daemon has none.
+    def open_limits(self, session_id: str, limits: SandboxLimits) -> SessionCgroup | None:
+        """A session's control groups with ``limits`` written, None where the daemon has none (blocking:
+        call it in a worker thread, with the rest of a session's opening).
 
         Raises:
             OSError: the groups could not be made.
         """
-        return await trio.to_thread.run_sync(self._cgroups.open_session, session_id, limits)
+        return self._cgroups.open_session(session_id, limits)
 
     async def aclose(self) -> None:
         """Close, and remove the daemon's control groups (the sessions' are gone by now)."""

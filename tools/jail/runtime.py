@@ -331,28 +331,28 @@ class DaemonJails:
         """
         narrowed = resolve_limits(limits, self.config)
         launcher = self.launcher if mode.jailed else None
-        # A full-access session has the daemon's authority: no limits (see tools.jail.limits).
-        cgroup = await launcher.open_limits(session_id, narrowed) if launcher is not None else None
 
         def create() -> tuple[str, JailPolicy]:
-            # Directories and the skills looked up, every path resolved: all on disk.
-            directory = self.runtime.create_session(session_id)
-            tmp = os.path.join(directory, "tmp")
-            # Another home whose daemon made its per-user directory elsewhere is hidden too.
-            others = user_dirs_of_ours(os.path.dirname(self.runtime.parent))
-            policy = build_policy(
-                self.config, mode=mode, workspace=workspace, tmp_dir=tmp,
-                daemon_home=self.home, runtime_dirs=(self.runtime.parent, *others),
-                daemon_paths=self.daemon_paths, exposed=self.skills_dirs(), limits=narrowed, cgroup=cgroup,
-            )  # fmt: skip
+            # Control groups, directories and the skills looked up, every path resolved: all on disk,
+            # in one trip to a worker thread. A full-access session has the daemon's authority: no
+            # limits (see tools.jail.limits).
+            cgroup = launcher.open_limits(session_id, narrowed) if launcher is not None else None
+            try:
+                directory = self.runtime.create_session(session_id)
+                tmp = os.path.join(directory, "tmp")
+                # Another home whose daemon made its per-user directory elsewhere is hidden too.
+                others = user_dirs_of_ours(os.path.dirname(self.runtime.parent))
+                policy = build_policy(
+                    self.config, mode=mode, workspace=workspace, tmp_dir=tmp,
+                    daemon_home=self.home, runtime_dirs=(self.runtime.parent, *others),
+                    daemon_paths=self.daemon_paths, exposed=self.skills_dirs(), limits=narrowed, cgroup=cgroup,
+                )  # fmt: skip
+            except BaseException:
+                self._remove(session_id, cgroup)
+                raise
             return directory, policy
 
-        try:
-            directory, policy = await trio.to_thread.run_sync(create)
-        except BaseException:
-            with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(self._remove, session_id, cgroup)
-            raise
+        directory, policy = await trio.to_thread.run_sync(create)
         return SessionRuntime(SessionJail(policy, self.launcher), directory, session_id)
 
     async def close_session(self, runtime: SessionRuntime) -> None:

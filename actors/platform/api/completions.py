@@ -77,7 +77,7 @@ async def chat_completion(gateway: ApiGateway, request: CompletionRequest, sessi
     try:
         if ephemeral:
             seed = _seed(request)
-            session_id = await gateway.open_ephemeral(_ephemeral_layer(request, seed is not None), seed=seed)
+            session_id = await gateway.open_ephemeral(_ephemeral_layer(request, seed is not None), seed=seed, light=True)
         else:
             assert session_header is not None
             session_id = await gateway.open_named(session_header, request.system)

@@ -106,12 +106,13 @@ class ApiGateway:
 
     async def open_ephemeral(
         self, system: str | None, *, interactive: bool = False, model: str | None = None,
-        seed: list[dict[str, str]] | None = None,
+        seed: list[dict[str, str]] | None = None, light: bool = False,
     ) -> str:
         """A fresh session for one request; ``system`` is its ephemeral layer (never stored),
-        ``seed`` the earlier turns it starts with."""
+        ``seed`` the earlier turns it starts with; ``light``: stored only when it needs to be, at
+        the latest as it stops (a completion's; see ``SessionSpec.ephemeral``)."""
         return await self.sessions.create_session(
-            self._options(interactive=interactive, model=model), ephemeral_system=system, seed=seed
+            self._options(interactive=interactive, model=model), ephemeral_system=system, seed=seed, ephemeral=light
         )
 
     async def open_named(self, name: str, system: str | None, *, interactive: bool = False) -> str:

@@ -31,7 +31,7 @@ def add_cron_parser(commands: Any, add_json: Any) -> None:
                      help="'0 9 * * 1-5' (cron, in the local time zone), 'every 2h', 'in 30m' or an ISO time")
     add.add_argument("--prompt", required=True, help="what each run is asked")
     add.add_argument("--name", help="a name to list it by")
-    add.add_argument("--deliver", metavar="PLATFORM[:CHAT]", help="where its answers go (telegram:CHAT); else kept")
+    add.add_argument("--deliver", metavar="PLATFORM[:CHAT]", help="where its answers go (telegram:CHAT, slack:#channel); else kept")
     add.add_argument("--skills", default="", help="skills its runs load, comma-separated")
     add.add_argument("--model", help="the model its runs use (default: the configured one)")
     add.add_argument("--missed", choices=("skip", "run_once"), default="skip",

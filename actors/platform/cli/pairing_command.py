@@ -23,7 +23,7 @@ def add_pairing_parser(commands: Any, add_json: Any) -> None:
     approve.add_argument("code", metavar="CODE")
     add_json(approve)
     revoke = verbs.add_parser("revoke", help="stop letting a paired user in")
-    revoke.add_argument("platform", metavar="PLATFORM", help="telegram, discord ...")
+    revoke.add_argument("platform", metavar="PLATFORM", help="telegram, discord, slack ...")
     revoke.add_argument("user_id", metavar="USER_ID")
     add_json(revoke)
 

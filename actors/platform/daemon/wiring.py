@@ -68,12 +68,17 @@ from actors.platform.gateway.send_message import register_send_message
 from actors.platform.outbound import OutboundRegistry
 from actors.platform.paths import DaemonPaths
 from actors.platform.discord import DiscordBot
+from actors.platform.slack import SlackBot, SlackTokens
 from actors.platform.telegram import TelegramBot
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
 from actors.subagent import delegate_capability
 from config.loader import Config, load_env_file
 from config.discord import TOKEN_VARIABLE as DISCORD_TOKEN
 from config.gateway import read_access_environment
+from config.slack import APP_TOKEN_VARIABLE as SLACK_APP_TOKEN
+from config.slack import HOME_VARIABLE as SLACK_HOME
+from config.slack import TOKEN_VARIABLE as SLACK_TOKEN
+from config.slack import SlackConfig
 from config.telegram import TOKEN_VARIABLE as TELEGRAM_TOKEN
 from config.timezone import user_zone
 from messages.paths import SESSIONS
@@ -171,7 +176,7 @@ async def open_daemon_tree(
             return
         scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
         await _start_cron(system, store, sessions, outbound, scripts)
-        if config.platforms.telegram.enabled or config.platforms.discord.enabled:
+        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack)):
             register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
         await system.root.start_child(ChildSpec(PAIRING, lambda: PairingActor(state / "pairing.json")))
@@ -355,8 +360,8 @@ async def _start_platforms(
     outbound: OutboundRegistry, state: Path,
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
-    once it listens, ``platform/telegram`` and ``platform/discord`` connecting in the background (never
-    waited for)."""
+    once it listens, ``platform/telegram``, ``platform/discord`` and ``platform/slack`` connecting in the
+    background (never waited for)."""
     children = []
     if config.platforms.api_server.enabled:
         children.append(ChildSpec("api", _api_factory(sessions, config, environ)))
@@ -374,8 +379,35 @@ async def _start_platforms(
             children.append(ChildSpec(name, functools.partial(bot, section, token, sessions, outbound, state, pairing)))
         else:
             log.error("platforms.%s is enabled but no token is set (%s, or platforms.%s.token)", name, variable, name)
+    slack = _slack_factory(config.platforms.slack, environ, sessions, outbound, state, pairing)
+    if slack is not None:
+        children.append(ChildSpec("slack", slack))
     if children:
         await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform")))
+
+
+def _slack_factory(
+    section: SlackConfig, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+) -> Callable[[], SlackBot] | None:
+    """The Slack app's factory when it is enabled with both its tokens (each variable wins over its key,
+    and ``SLACK_HOME_CHANNEL`` over ``home_channel``, as Hermes reads them); None otherwise."""
+    if not section.enabled:
+        return None
+    bot, app = environ.get(SLACK_TOKEN) or section.token, environ.get(SLACK_APP_TOKEN) or section.app_token
+    if not bot or not app:
+        missing = " and ".join(
+            f"the {what} token ({variable}, or platforms.slack.{key})"
+            for what, value, variable, key in (("bot", bot, SLACK_TOKEN, "token"), ("app-level", app, SLACK_APP_TOKEN, "app_token"))
+            if not value
+        )
+        log.error("platforms.slack is enabled but %s is not set", missing)
+        return None
+    section = read_access_environment(section, environ)
+    home = environ.get(SLACK_HOME, "").strip()
+    if home:
+        section = attrs.evolve(section, home_channel=home)
+    return functools.partial(SlackBot, section, SlackTokens(bot, app), sessions, outbound, state, pairing)
 
 
 def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from actors.platform.gateway.port import ButtonPress, ChatRef, Incoming, RemoteFile
+from actors.platform.gateway.port import ButtonPress, ChatRef, Incoming, RemoteFile, file_kind
 from messages.wire_shapes import wire_int, wire_object, wire_text
 
 __all__ = ["COMPONENT_INTERACTION", "BotUser", "read_interaction", "read_message"]
@@ -26,19 +26,12 @@ class BotUser:
     username: str
 
 
-def _kind(content_type: str) -> str:
-    for prefix, kind in (("image/", "image"), ("audio/", "audio"), ("video/", "video")):
-        if content_type.startswith(prefix):
-            return kind
-    return "document"
-
-
 def _files(message: dict[str, Any]) -> tuple[RemoteFile, ...]:
     files = []
     attachments = message.get("attachments")
     for item in attachments if isinstance(attachments, list) else ():
         if isinstance(item, dict) and isinstance(item.get("url"), str):
-            kind = _kind(str(item.get("content_type") or ""))
+            kind = file_kind(str(item.get("content_type") or ""))
             files.append(RemoteFile(kind, item["url"], str(item.get("filename") or kind), wire_int(item.get("size"))))
     return tuple(files)
 

@@ -10,6 +10,7 @@ connection), or the socket dropped. A refused token is :class:`GatewayRefused`: 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import random
@@ -23,6 +24,8 @@ from trio_websocket import (
     WebSocketConnection,
     open_websocket_url,
 )
+
+from actors.platform.gateway.websocket import read_beside
 
 __all__ = ["INTENTS", "DiscordGateway", "GatewayLost", "GatewayRefused"]
 
@@ -107,18 +110,7 @@ class DiscordGateway:
             properties = {"os": "linux", "browser": "hermes-actors", "device": "hermes-actors"}
             await _send(socket, 2, {"token": self._token, "intents": self.intents, "properties": properties})
         self._acked = True
-        closed: ConnectionClosed | None = None
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._heartbeat, socket, interval)
-            # Caught here, not around the nursery: it would come out wrapped in an exception group.
-            try:
-                await self._read(socket)
-            except ConnectionClosed as exc:
-                closed = exc
-            finally:
-                nursery.cancel_scope.cancel()
-        if closed is not None:
-            raise closed
+        await read_beside(socket, self._read, functools.partial(self._heartbeat, interval=interval))
 
     async def _read(self, socket: WebSocketConnection) -> None:
         while True:

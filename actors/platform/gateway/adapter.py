@@ -109,16 +109,25 @@ class PlatformAdapter(Actor[Any], ChatPort):
         self.connection, self.connection_error = "failed", error
         self.outbound.unregister(self)
 
-    async def deliver(self, destination: Destination, text: str, attachments: Sequence[str] = ()) -> None:
-        """Send ``text`` and ``attachments`` to the destination's chat, or to ``home_channel``; see
-        :meth:`~actors.platform.outbound.Outbound.deliver`."""
+    async def destination_chat(self, destination: Destination) -> ChatRef:
+        """The chat a destination names, or the home channel; platforms whose chats are not numbers
+        override it.
+
+        Raises:
+            UnknownDestination: no chat named and no home channel, or a chat that is not a number.
+        """
         home = self.settings.home_channel
         if destination.chat is None and home is None:
             raise UnknownDestination(f"{self.platform} has no home_channel configured; name a chat ({self.platform}:CHAT_ID)")
         chat_id = destination.chat if destination.chat is not None else str(home)
         if not chat_id.lstrip("-").isdigit():
             raise UnknownDestination(f"a {self.platform} chat is a number, got {chat_id!r}")
-        chat = ChatRef(self.platform, chat_id, destination.thread)
+        return ChatRef(self.platform, chat_id, destination.thread)
+
+    async def deliver(self, destination: Destination, text: str, attachments: Sequence[str] = ()) -> None:
+        """Send ``text`` and ``attachments`` to the destination's chat, or to ``home_channel``; see
+        :meth:`~actors.platform.outbound.Outbound.deliver`."""
+        chat = await self.destination_chat(destination)
         body, _media = extract_media(text)
         await self.send_text(chat, body or "(no answer)", markdown=True)
         for attachment in attachments:

@@ -14,7 +14,7 @@ from typing import Protocol
 
 import attrs
 
-__all__ = ["ButtonPress", "ChatPort", "ChatRef", "Choice", "GatewaySettings", "Incoming", "RemoteFile", "SentMessage"]
+__all__ = ["ButtonPress", "ChatPort", "ChatRef", "Choice", "GatewaySettings", "Incoming", "RemoteFile", "SentMessage", "file_kind"]
 
 
 @attrs.frozen
@@ -34,6 +34,14 @@ class RemoteFile:
     file_id: str
     name: str
     size: int | None = None
+
+
+def file_kind(content_type: str) -> str:
+    """A :class:`RemoteFile`'s kind from its MIME type: image, audio, video, or else document."""
+    for prefix, kind in (("image/", "image"), ("audio/", "audio"), ("video/", "video")):
+        if content_type.startswith(prefix):
+            return kind
+    return "document"
 
 
 @attrs.frozen

@@ -3,16 +3,20 @@ files a reply asks to attach (``MEDIA:/path``). Pure functions, no I/O."""
 
 from actors.platform.markup.discord import DISCORD_LIMIT, discord_chunks, to_discord
 from actors.platform.markup.media import extract_media
+from actors.platform.markup.slack import SLACK_LIMIT, slack_chunks, to_mrkdwn
 from actors.platform.markup.split import split_markdown, utf16_length
 from actors.platform.markup.telegram import TELEGRAM_LIMIT, telegram_chunks, to_telegram_html
 
 __all__ = [
     "DISCORD_LIMIT",
+    "SLACK_LIMIT",
     "TELEGRAM_LIMIT",
     "discord_chunks",
     "extract_media",
+    "slack_chunks",
     "split_markdown",
     "telegram_chunks",
+    "to_mrkdwn",
     "to_discord",
     "to_telegram_html",
     "utf16_length",

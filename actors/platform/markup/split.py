@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 import attrs
 
-__all__ = ["MarkdownBlock", "Measure", "markdown_blocks", "split_markdown", "utf16_length"]
+__all__ = ["MarkdownBlock", "Measure", "converted_chunks", "markdown_blocks", "split_markdown", "utf16_length"]
 
 #: How a platform counts a message's length.
 Measure = Callable[[str], int]
@@ -161,3 +161,21 @@ def split_markdown(markdown: str, limit: int, measure: Measure = len) -> list[st
                 block = MarkdownBlock(left) if left else None
     flush()
     return pieces
+
+
+def converted_chunks(markdown: str, limit: int, convert: Callable[[str], str], measure: Measure = len) -> list[str]:
+    """``markdown`` split within ``limit`` and each piece converted to a platform's dialect by ``convert``,
+    every converted piece within ``limit`` too: where tags and escapes made one longer, that piece is
+    split smaller and converted again. Empty pieces are dropped."""
+    chunks: list[str] = []
+    pending = [(piece, limit) for piece in split_markdown(markdown, limit, measure)]
+    while pending:
+        piece, size = pending.pop(0)
+        converted = convert(piece)
+        if measure(converted) <= limit:
+            if converted.strip():
+                chunks.append(converted)
+            continue
+        smaller = max(size * 3 // 4, 64)
+        pending[:0] = [(part, smaller) for part in split_markdown(piece, smaller, measure)]
+    return chunks

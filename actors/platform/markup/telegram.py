@@ -11,35 +11,23 @@ from __future__ import annotations
 import html
 import re
 
-from actors.platform.markup.split import markdown_blocks, split_markdown, utf16_length
+from actors.platform.markup.inline import BULLET, EMPHASIS_GROUPS, HEADING, INLINE, QUOTE, RULE
+from actors.platform.markup.split import converted_chunks, markdown_blocks, utf16_length
 
 __all__ = ["TELEGRAM_LIMIT", "telegram_chunks", "to_telegram_html"]
 
 #: Telegram's longest message text, in UTF-16 code units after entity parsing.
 TELEGRAM_LIMIT = 4096
 
-# Code spans first (nothing inside them is markup), then links, then the emphasis markers.
-_INLINE = re.compile(
-    r"(?P<code>`+)(?P<code_text>.+?)(?P=code)"
-    r"|\[(?P<link_text>[^\]\n]+)\]\((?P<url>[^)\s]+)\)"
-    r"|\*\*(?P<bold>(?=\S).+?(?<=\S))\*\*"
-    r"|__(?P<bold2>(?=\S).+?(?<=\S))__"
-    r"|~~(?P<strike>(?=\S).+?(?<=\S))~~"
-    r"|\|\|(?P<spoiler>(?=\S).+?(?<=\S))\|\|"
-    r"|(?<![\w*])\*(?P<italic>(?=\S)[^*\n]+?(?<=\S))\*(?![\w*])"
-    r"|(?<![\w_])_(?P<italic2>(?=\S)[^_\n]+?(?<=\S))_(?![\w_])"
-)
-_HEADING = re.compile(r"^ {0,3}#{1,6}\s+(?P<text>.*?)\s*#*\s*$")
-_QUOTE = re.compile(r"^ {0,3}> ?(?P<text>.*)$")
-_BULLET = re.compile(r"^(?P<indent>\s*)[-*+]\s+(?P<text>.*)$")
 _SAFE_URL = re.compile(r"^(https?|tg|mailto):", re.IGNORECASE)
+_TAGS = {"bold": "b", "strike": "s", "spoiler": "tg-spoiler", "italic": "i"}
 
 
 def _inline(text: str) -> str:
     """One line's inline Markdown as Telegram HTML, everything else escaped."""
     out: list[str] = []
     position = 0
-    for match in _INLINE.finditer(text):
+    for match in INLINE.finditer(text):
         out.append(html.escape(text[position:match.start()], quote=False))
         position = match.end()
         if match["code"]:
@@ -49,11 +37,7 @@ def _inline(text: str) -> str:
             url = match["url"]
             out.append(f'<a href="{html.escape(url)}">{label}</a>' if _SAFE_URL.match(url) else f"{label} ({html.escape(url, quote=False)})")
         else:
-            tag, inner = next(
-                (tag, match[group]) for group, tag in
-                (("bold", "b"), ("bold2", "b"), ("strike", "s"), ("spoiler", "tg-spoiler"), ("italic", "i"), ("italic2", "i"))
-                if match[group] is not None
-            )
+            tag, inner = next((_TAGS[kind], match[group]) for group, kind in EMPHASIS_GROUPS if match[group] is not None)
             out.append(f"<{tag}>{_inline(inner)}</{tag}>")
     out.append(html.escape(text[position:], quote=False))
     return "".join(out)
@@ -64,18 +48,18 @@ def _text_lines(text: str) -> list[str]:
     out: list[str] = []
     quote: list[str] = []
     for line in text.split("\n"):
-        quoted = _QUOTE.match(line)
+        quoted = QUOTE.match(line)
         if quoted is not None:
             quote.append(_inline(quoted["text"]))
             continue
         if quote:
             out.append("<blockquote>" + "\n".join(quote) + "</blockquote>")
             quote = []
-        heading = _HEADING.match(line)
-        bullet = _BULLET.match(line)
+        heading = HEADING.match(line)
+        bullet = BULLET.match(line)
         if heading is not None:
             out.append(f"<b>{_inline(heading['text'])}</b>")
-        elif bullet is not None and not re.fullmatch(r"\s*([-*_])\s*(\1\s*){2,}", line):
+        elif bullet is not None and not RULE.fullmatch(line):
             out.append(f"{bullet['indent']}• {_inline(bullet['text'])}")
         else:
             out.append(_inline(line))
@@ -100,16 +84,4 @@ def to_telegram_html(markdown: str) -> str:
 
 def telegram_chunks(markdown: str) -> list[str]:
     """The reply as Telegram HTML messages, each within :data:`TELEGRAM_LIMIT` UTF-16 units."""
-    chunks: list[str] = []
-    pending = [(piece, TELEGRAM_LIMIT) for piece in split_markdown(markdown, TELEGRAM_LIMIT, utf16_length)]
-    while pending:
-        piece, limit = pending.pop(0)
-        converted = to_telegram_html(piece)
-        if utf16_length(converted) <= TELEGRAM_LIMIT:
-            if converted.strip():
-                chunks.append(converted)
-            continue
-        # Tags and escapes made it longer: split this piece smaller and convert again.
-        smaller = max(limit * 3 // 4, 64)
-        pending[:0] = [(part, smaller) for part in split_markdown(piece, smaller, utf16_length)]
-    return chunks
+    return converted_chunks(markdown, TELEGRAM_LIMIT, to_telegram_html, utf16_length)

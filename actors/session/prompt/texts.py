@@ -40,6 +40,12 @@ PLATFORM_HINTS: Mapping[str, str] = MappingProxyType({
         "headings work; tables do not, so use bullet lists or 'key: value' lines instead. Messages are short, so "
         "keep replies focused. To send a file, put MEDIA:/absolute/path on a line of its own."
     ),
+    "slack": (
+        "You are talking with users in Slack, a workplace chat app, in a direct message or a channel thread. "
+        "Standard Markdown is converted to Slack's formatting: bold, italic, strikethrough, inline code, code "
+        "blocks, quotes and links work; headings become bold lines and tables are shown as code, so prefer "
+        "bullet lists or 'key: value' lines. To send a file, put MEDIA:/absolute/path on a line of its own."
+    ),
     "subagent": (
         "You are a subagent working for another agent, not for a person. Nobody can answer questions, so decide "
         "for yourself. Your final reply is returned to the parent agent as your result."
