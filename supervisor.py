@@ -41,6 +41,7 @@ import trio
 from actors.base import Actor, ActorBase, StartedProxy, error_record
 from actors.errors import ActorError, ActorFailed, Rejected, RestartIntensityExceeded, SpawnFailed
 from actors.handle import ActorHandle
+from messages.request import Request
 from messages.supervision import ActorState
 
 __all__ = [
@@ -92,14 +93,14 @@ class ChildSpec:
 
 
 @attrs.frozen
-class StartChild:
+class StartChild(Request[ActorHandle[Any]]):
     """Add a dynamic child; the reply is its handle."""
 
     spec: ChildSpec
 
 
 @attrs.frozen
-class TerminateChild:
+class TerminateChild(Request[bool]):
     """Stop a child gracefully and forget it (no restart); replies True if it existed."""
 
     name: str
@@ -108,7 +109,7 @@ class TerminateChild:
 
 
 @attrs.frozen
-class WhichChildren:
+class WhichChildren(Request["list[ChildInfo]"]):
     """Ask for the children; the reply is a list of :class:`ChildInfo`."""
 
 
@@ -165,18 +166,15 @@ class SupervisorHandle(ActorHandle[SupervisorMessage]):
 
     async def start_child(self, spec: ChildSpec) -> ActorHandle[Any]:
         """Start a dynamic child and return its handle once it is ready."""
-        handle: ActorHandle[Any] = await self.ask(StartChild(spec))
-        return handle
+        return await self.ask(StartChild(spec))
 
     async def terminate_child(self, name: str, reason: str, *, requested_by: str = "operator") -> bool:
         """Stop a child gracefully; it is not restarted."""
-        stopped: bool = await self.ask(TerminateChild(name, reason, requested_by))
-        return stopped
+        return await self.ask(TerminateChild(name, reason, requested_by))
 
     async def which_children(self) -> list[ChildInfo]:
         """The children, in start order."""
-        children: list[ChildInfo] = await self.ask(WhichChildren())
-        return children
+        return await self.ask(WhichChildren())
 
 
 class Supervisor(Actor[SupervisorMessage]):

@@ -43,7 +43,7 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, TypeVarTuple, Unpack
 
 import trio
 
@@ -63,6 +63,8 @@ log = logging.getLogger("hermes_actors.actors")
 
 M = TypeVar("M")
 T = TypeVar("T")
+#: The arguments a helper task is started with.
+Ts = TypeVarTuple("Ts")
 
 #: Called with a child that failed after it was ready, instead of failing its parent.
 FailureHandler = Callable[["ActorBase", ActorFailed], None]
@@ -206,7 +208,9 @@ class ActorBase:
         job._bind(self, name)
         return await job._run_to_value()
 
-    def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any, name: str | None = None) -> None:
+    def start_soon(
+        self, fn: Callable[[Unpack[Ts]], Awaitable[object]], *args: Unpack[Ts], name: str | None = None
+    ) -> None:
         """Run a helper task in this member's scope: it is cancelled when the member
         stops, and its failure fails the member. Not a child: it has no path."""
         self._check_open()

@@ -6,10 +6,11 @@ mailbox, asks the actor to stop, and reads its snapshot.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from actors.errors import MailboxClosed
 from actors.mailbox import Envelope, Mailbox, Reply
+from messages.request import Request
 from messages.supervision import ActorSnapshot
 
 if TYPE_CHECKING:
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 __all__ = ["ActorHandle"]
 
 M = TypeVar("M")
+#: The type of an ask's reply, named by its request (:class:`~messages.request.Request`).
+R = TypeVar("R")
 
 
 class ActorHandle(Generic[M]):
@@ -56,19 +59,24 @@ class ActorHandle(Generic[M]):
         """
         self._mailbox().put_nowait(message)
 
-    async def ask(self, message: M) -> Any:
-        """Send ``message`` and wait for the actor's reply.
+    async def ask(self, message: Request[R]) -> R:
+        """Send ``message`` and wait for the actor's reply, of the type its class declares.
 
         The caller bounds the wait with its own scope (``trio.fail_after``);
         a reply that comes after the caller left is dropped.
+
+        The message must also be one the actor takes (one of ``M``). Python's types cannot say
+        "an ``M`` that is a ``Request[R]``" (there is no intersection type), so that half is left to
+        the actor, whose ``handle`` refuses what it does not take.
 
         Raises:
             MailboxClosed: the actor has stopped.
             NoReply: the actor stopped before answering.
             Whatever the actor answered with ``Reply.fail``.
         """
-        reply = Reply(self._actor.path)
-        await self._mailbox().put(Envelope(message, reply))
+        reply: Reply[R] = Reply(self._actor.path)
+        # The cast is the half of the check above that types cannot make (docs/DECISIONS.md#d-typed-ask).
+        await self._mailbox().put(Envelope(cast("M", message), reply))
         return await reply.wait()
 
     def stop(self, reason: str, *, requested_by: str = "operator") -> None:

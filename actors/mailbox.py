@@ -19,21 +19,23 @@ from actors.errors import MailboxClosed, MailboxFull, NoReply
 __all__ = ["Envelope", "Mailbox", "Reply"]
 
 M = TypeVar("M")
+#: The type of an ask's reply.
+R = TypeVar("R")
 
 
-class Reply:
+class Reply(Generic[R]):
     """The answer slot of one ask: set once by the actor, awaited once by the asker."""
 
     __slots__ = ("_abandoned", "_outcome", "_path", "_waiter")
 
     def __init__(self, path: str) -> None:
         self._path = path
-        self._outcome: outcome.Outcome[Any] | None = None
+        self._outcome: outcome.Outcome[R] | None = None
         self._waiter: trio.lowlevel.Task | None = None
         # Invariant: once abandoned, nothing is ever delivered.
         self._abandoned = False
 
-    def send(self, value: Any) -> bool:
+    def send(self, value: R) -> bool:
         """Answer with ``value``. Returns False when the asker is gone (dropped)."""
         return self._deliver(outcome.Value(value))
 
@@ -50,7 +52,7 @@ class Reply:
         """True once an answer (or a close) was delivered or the asker left."""
         return self._outcome is not None or self._abandoned
 
-    def _deliver(self, result: outcome.Outcome[Any]) -> bool:
+    def _deliver(self, result: outcome.Outcome[R]) -> bool:
         if self._abandoned or self._outcome is not None:
             return False
         self._outcome = result
@@ -59,7 +61,7 @@ class Reply:
             self._waiter = None
         return True
 
-    async def wait(self) -> Any:
+    async def wait(self) -> R:
         """The answer; raises what the actor failed with, or NoReply."""
         if self._outcome is not None:
             await trio.lowlevel.checkpoint()
@@ -71,7 +73,9 @@ class Reply:
             self._waiter = None
             return trio.lowlevel.Abort.SUCCEEDED
 
-        return await trio.lowlevel.wait_task_rescheduled(abort)
+        # Trio unwraps the Outcome[R] that _deliver rescheduled this task with (it types the result Any).
+        answer: R = await trio.lowlevel.wait_task_rescheduled(abort)
+        return answer
 
 
 class Envelope(Generic[M]):
@@ -79,7 +83,7 @@ class Envelope(Generic[M]):
 
     __slots__ = ("message", "reply")
 
-    def __init__(self, message: M, reply: Reply | None = None) -> None:
+    def __init__(self, message: M, reply: Reply[Any] | None = None) -> None:
         self.message = message
         self.reply = reply
 

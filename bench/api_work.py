@@ -71,7 +71,7 @@ def _install_counters(counts: collections.Counter[str]) -> None:
         counts["socket writes"] += 1
         await send_all(self, data)
 
-    highlevel_socket.SocketStream.send_all = counted_send_all  # type: ignore[method-assign]
+    highlevel_socket.SocketStream.send_all = counted_send_all  # type: ignore[method-assign]  # the bench counts sends by replacing the method for its run
     for name in ("create_session", "record_session", "append", "save_state", "update_counters", "end_session", "get_session", "load"):
         setattr(SqliteSessionStore, name, _counted_method(counts, name, getattr(SqliteSessionStore, name)))
     run = trio.run
@@ -146,11 +146,11 @@ def main() -> None:
             # bench_api starts ``python -m actors.platform daemon``: this script, counting, instead.
             return popen([sys.executable, str(Path(__file__).resolve()), "--daemon"], **kwargs)
 
-        bench_api.subprocess.Popen = counting_daemon  # type: ignore[misc]
+        bench_api.subprocess.Popen = counting_daemon  # type: ignore[misc]  # the bench counts the daemons it starts by replacing Popen for its run
         try:
             daemon = bench_api._start_daemon(base, provider_url, port, args.concurrency + 16)
         finally:
-            bench_api.subprocess.Popen = popen  # type: ignore[misc]
+            bench_api.subprocess.Popen = popen  # type: ignore[misc]  # puts back the Popen replaced above
         try:
             cpu = trio.run(_requests, f"http://127.0.0.1:{port}/v1", args.requests, args.concurrency, daemon.pid)
         finally:

@@ -49,7 +49,7 @@ async def _round_trips(entry: McpServerConfig, calls: int, home: Path) -> tuple[
         async with running_mcp(system, {entry.name: entry}) as registry:
             await wait_state(system, entry.name, "ready")
             # The bench reads the live connection the way a tool call does (the actor's client).
-            actor = system.lookup(f"mcp/server:{entry.name}")._actor  # type: ignore[attr-defined]
+            actor = system.lookup(f"mcp/server:{entry.name}")._actor  # type: ignore[attr-defined]  # a handle hides its actor; the bench reads the actor's live client on purpose
             session = actor.client.link.session
             ctx = LocalToolContext(home=home)
             name = f"mcp_{entry.name}_echo"

@@ -140,8 +140,8 @@ def main() -> None:
     for _ in range(args.rounds):
         for name, tree in trees.items():
             found = _probe(tree, args.spawns)
-            samples[name] += found["samples"]  # type: ignore[arg-type]
-            cpu[name].append(found["cpu"])  # type: ignore[arg-type]
+            samples[name] += found["samples"]  # type: ignore[arg-type]  # the probe's JSON is untyped: these keys hold lists of numbers
+            cpu[name].append(found["cpu"])  # type: ignore[arg-type]  # the probe's JSON is untyped: these keys hold numbers
             if name == "after":
                 limits = found["limits"]
     print(f"spawn -> exit of `bash -c true` through a session's jail, {args.rounds} rounds x {args.spawns}, uid {os.geteuid()}")
@@ -152,8 +152,8 @@ def main() -> None:
     print(f"  limits enforced by: {limits}")
     neighbour = _probe(new, args.spawns, NEIGHBOUR)
     print("the same spawn in a session whose neighbour spins 64 processes at its process limit:")
-    print(f"  neighbour idle      {_figures(neighbour['alone'])}")  # type: ignore[arg-type]
-    print(f"  neighbour at limit  {_figures(neighbour['beside'])}")  # type: ignore[arg-type]
+    print(f"  neighbour idle      {_figures(neighbour['alone'])}")  # type: ignore[arg-type]  # the probe's JSON is untyped: these keys hold lists of numbers
+    print(f"  neighbour at limit  {_figures(neighbour['beside'])}")  # type: ignore[arg-type]  # the probe's JSON is untyped: these keys hold lists of numbers
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
 KNOWN_PROVIDERS = ("openai", "anthropic", "openrouter", "custom", "codex", "openai-codex")
 
 
-def _on_off(value: str | bool) -> str | bool:
+def _on_off(value: str | bool) -> str:
     """YAML's ``true`` and ``false`` as ``on`` and ``off``; anything else as it is (for the validator)."""
     if isinstance(value, bool):
         return "on" if value else "off"
@@ -44,7 +44,7 @@ class ModelConfig:
     context_length: int | None = attrs.field(default=None, validator=v.optional(positive_int))
     max_output_tokens: int | None = attrs.field(default=None, validator=v.optional(positive_int))
     api_key_env: str | None = attrs.field(default=None, validator=optional_str)
-    vision: str | bool = attrs.field(
+    vision: str = attrs.field(
         default="auto", converter=_on_off,
         validator=v.in_(("auto", "on", "off")),
     )
@@ -68,6 +68,10 @@ class ModelConfig:
 _CACHING_OFF = (None, False, "", "off", "disabled", "no", "none", "false")
 
 
+# Typed as the field is (a plain "5m" would make mypy read the field as never None).
+_DEFAULT_CACHE_TTL: str | None = "5m"
+
+
 def _cache_ttl(value: object) -> object:
     return None if value in _CACHING_OFF else value
 
@@ -77,7 +81,7 @@ class PromptCachingConfig:
     """``prompt_caching:`` Anthropic cache breakpoint lifetime, ``5m`` or ``1h``; off as in Hermes
     (``false``, ``off``, ``none`` ...) sends no cache breakpoints."""
 
-    cache_ttl: str | None = attrs.field(default="5m", converter=_cache_ttl, validator=v.optional(v.in_(("5m", "1h"))))
+    cache_ttl: str | None = attrs.field(default=_DEFAULT_CACHE_TTL, converter=_cache_ttl, validator=v.optional(v.in_(("5m", "1h"))))
 
 
 @attrs.frozen

@@ -52,6 +52,7 @@ __all__ = [
     "Attach",
     "Attached",
     "ClientMessage",
+    "ClientRequest",
     "CompressSession",
     "ConfigStatus",
     "CreateSession",
@@ -343,9 +344,9 @@ class StopDaemon:
     request_id: str
 
 
-ClientMessage = (
-    Hello
-    | CreateSession
+#: What a client asks once it has said Hello (each carries the ``request_id`` its reply names).
+ClientRequest = (
+    CreateSession
     | Attach
     | Detach
     | SendMessage
@@ -372,6 +373,7 @@ ClientMessage = (
     | CronRequest
     | PairingRequest
 )
+ClientMessage = Hello | ClientRequest
 
 # -- daemon to client ---------------------------------------------------------------------
 

@@ -6,13 +6,21 @@ daemon turns them into these), so they may hold channels and callables.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from typing import Protocol
+
 import attrs
+
+from messages.events import SessionEvent
+
+from messages.request import Request
 
 __all__ = [
     "AnswerRequest",
     "BackgroundNotification",
     "CheckFiles",
     "Compress",
+    "EventFeed",
     "FileCheck",
     "Hibernate",
     "Interrupt",
@@ -26,8 +34,46 @@ __all__ = [
 ]
 
 
+class EventFeed(Protocol):
+    """What :class:`Subscribe` answers: one subscriber's events of a session, in order, until it is
+    closed (``async for event in feed``). The session's hub makes them (``actors.session.Subscription``);
+    this is their face, so a message can name its reply without importing the actor that makes it.
+    """
+
+    @property
+    def label(self) -> str:
+        """Who subscribed (shown in the session's snapshot)."""
+        ...
+
+    @property
+    def closed(self) -> bool:
+        """True once the subscription ended (detached or dropped)."""
+        ...
+
+    @property
+    def pending(self) -> int:
+        """Events buffered, not yet received."""
+        ...
+
+    def close(self) -> None:
+        """Detach: no more events are delivered after those already buffered."""
+        ...
+
+    async def receive(self) -> SessionEvent:
+        """The next event, waiting for one; raises ``SubscriptionClosed`` once closed and drained."""
+        ...
+
+    def receive_nowait(self) -> SessionEvent | None:
+        """The next buffered event, or None."""
+        ...
+
+    def __aiter__(self) -> AsyncIterator[SessionEvent]:
+        """The events, until the subscription is closed and drained."""
+        ...
+
+
 @attrs.frozen
-class UserMessage:
+class UserMessage(Request[str]):
     """A new message from the user; starts a turn (or follows busy_input_mode).
 
     ``busy_mode`` overrides ``display.busy_input_mode`` for this message (the HTTP
@@ -43,7 +89,7 @@ class UserMessage:
 
 
 @attrs.frozen
-class Interrupt:
+class Interrupt(Request[str]):
     """Cancel the running turn; ``text``, when given, becomes the next user message."""
 
     text: str | None = None
@@ -51,14 +97,14 @@ class Interrupt:
 
 
 @attrs.frozen
-class Steer:
+class Steer(Request[str]):
     """Out-of-band text for the running turn, delivered with the next tool result."""
 
     text: str
 
 
 @attrs.frozen
-class BackgroundNotification:
+class BackgroundNotification(Request[str]):
     """A background process finished or matched a watch pattern."""
 
     process_id: str
@@ -66,7 +112,7 @@ class BackgroundNotification:
 
 
 @attrs.frozen
-class AnswerRequest:
+class AnswerRequest(Request[bool]):
     """An answer to a pending approval or clarify request; the first one wins."""
 
     request_id: str
@@ -75,14 +121,14 @@ class AnswerRequest:
 
 
 @attrs.frozen
-class Compress:
+class Compress(Request[str]):
     """Compress the context now, optionally focused on ``topic``."""
 
     topic: str | None = None
 
 
 @attrs.frozen
-class ResetTools:
+class ResetTools(Request[list[str]]):
     """Rebuild the session's frozen tool list from the registry now (``/reset-tools``).
 
     The list is otherwise fixed for the session's life so the provider's prompt
@@ -91,7 +137,7 @@ class ResetTools:
 
 
 @attrs.frozen
-class SetYolo:
+class SetYolo(Request[bool]):
     """Turn the session's ``--yolo`` toggle on or off: approve every dangerous command without
     asking (the hardline blocklist is still refused). The reply is the new state."""
 
@@ -100,7 +146,7 @@ class SetYolo:
 
 
 @attrs.frozen
-class Subscribe:
+class Subscribe(Request["EventFeed"]):
     """Start receiving events; replay from ``since`` (exclusive) when given.
 
     A ``passive`` subscriber (a messaging platform's chat follower) does not keep an idle session
@@ -121,21 +167,21 @@ class Subscribe:
 
 
 @attrs.frozen
-class Hibernate:
+class Hibernate(Request[bool]):
     """From the sessions supervisor: leave memory if still idle. Decided in mailbox order, so a
     subscription or a message that came before it keeps the session; the answer is True (the session
     ends, refusing later messages, which wake it anew) or False (it stays)."""
 
 
 @attrs.frozen
-class Shutdown:
+class Shutdown(Request[bool]):
     """Stop the session after interrupting its turn; ``reason`` is recorded."""
 
     reason: str
 
 
 @attrs.frozen
-class CheckFiles:
+class CheckFiles(Request["list[FileCheck]"]):
     """Which of ``paths`` (as the session's tools name them) its tools may read, and where each is on the
     host; the reply is a :class:`FileCheck` per path, in order. For files a reply attaches (``MEDIA:``):
     a platform sends only what the session's own sandbox policy lets it read."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator, Callable
+from typing import cast
 
 import httpx2
 
@@ -90,7 +91,8 @@ class ShardedTransport(httpx2.AsyncBaseTransport):
         except BaseException:
             shard.in_flight -= 1
             raise
-        response.stream = _CountedStream(response.stream, shard)
+        # An async transport's body is an async stream (the union is httpx's type for both kinds of client).
+        response.stream = _CountedStream(cast("httpx2.AsyncByteStream", response.stream), shard)
         return response
 
     def _pick(self) -> _Shard:

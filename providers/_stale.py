@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncGenerator, AsyncIterator
+from typing import cast
 
 import httpx2
 import trio
@@ -113,7 +114,8 @@ class StaleGuardTransport(httpx2.AsyncBaseTransport):
         response = await self._inner.handle_async_request(request)
         guard = StaleGuard((request.extensions.get("timeout") or {}).get("read"))
         request.extensions[GUARD_EXTENSION] = guard
-        response.stream = GuardedByteStream(response.stream, guard)
+        # An async transport's body is an async stream (the union is httpx's type for both kinds of client).
+        response.stream = GuardedByteStream(cast("httpx2.AsyncByteStream", response.stream), guard)
         return response
 
     async def aclose(self) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import ssl
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol, cast
 
 import httpx2
 import openai
@@ -42,6 +42,20 @@ def sdk_errors() -> tuple[type[BaseException], ...]:
     return (*_ERRORS, *_anthropic("AnthropicError"))
 
 
+class _SdkError(Protocol):
+    """What both SDKs' API errors carry. Anthropic's classes are found only once its SDK is loaded, so an
+    ``isinstance`` against them cannot tell the type checker; the checks below are made at run time."""
+
+    body: object
+
+
+class _SdkStatusError(_SdkError, Protocol):
+    """What both SDKs' status errors carry besides."""
+
+    response: httpx2.Response
+    status_code: int
+
+
 def _anthropic(name: str) -> tuple[type[BaseException], ...]:
     sdk = loaded_anthropic()
     return (getattr(sdk, name),) if sdk is not None else ()
@@ -60,11 +74,14 @@ def translate_error(exc: BaseException, *, stream_status: int | None = None) -> 
     if isinstance(exc, (openai.APIConnectionError, *_anthropic("APIConnectionError"), httpx2.TransportError, ssl.SSLError)):
         return ProviderConnectionError(f"connection to provider failed: {_describe(exc)}")
     if isinstance(exc, (openai.APIResponseValidationError, *_anthropic("APIResponseValidationError"))):
-        return ProviderResponseError(f"provider response did not validate: {exc}", status_code=exc.status_code)
+        return ProviderResponseError(
+            f"provider response did not validate: {exc}", status_code=cast(_SdkStatusError, exc).status_code
+        )
     if isinstance(exc, (openai.APIStatusError, *_anthropic("APIStatusError"))):
-        return _status_error(exc, exc.response, exc.status_code)
+        status_error = cast(_SdkStatusError, exc)
+        return _status_error(exc, status_error.response, status_error.status_code)
     if isinstance(exc, (openai.APIError, *_anthropic("APIError"))):
-        body = exc.body
+        body = cast(_SdkError, exc).body
         if isinstance(exc, openai.APIError) and isinstance(body, Mapping) and "error" not in body:
             body = {"error": dict(body)}  # the SDK hands over only the inner object
         return ProviderStatusError(
@@ -77,6 +94,7 @@ def translate_error(exc: BaseException, *, stream_status: int | None = None) -> 
 
 def _status_error(exc: BaseException, response: httpx2.Response, status: int) -> ProviderStatusError:
     body = _full_body(exc, response)
+    anthropic_type = getattr(exc, "type", None)
     # Anthropic reports errors inside a 200 stream with the stream's status.
     where = f"HTTP {status}" if status >= 400 else "in-stream error"
     return ProviderStatusError(
@@ -84,7 +102,7 @@ def _status_error(exc: BaseException, response: httpx2.Response, status: int) ->
         status_code=status,
         body=body,
         headers=dict(response.headers),
-        error_type=getattr(exc, "type", None) if isinstance(exc, _anthropic("APIStatusError")) and exc.type else _error_type(body),
+        error_type=anthropic_type if isinstance(exc, _anthropic("APIStatusError")) and anthropic_type else _error_type(body),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from typing import Any
 
 import mcp_types as types
 
@@ -29,7 +30,7 @@ MCP_EMOJI = "🔌"
 
 
 def _handler(client: McpClient, tool: str) -> Handler:
-    async def call(args: dict, ctx: ToolContext) -> ToolResult:
+    async def call(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await client.call(tool, args)
 
     return call

@@ -19,6 +19,7 @@ import trio
 
 from actors.mcp.deps import McpDeps
 from config.mcp import DEFAULT_TIMEOUT, McpEntry, McpServerConfig
+from messages.request import Request
 from actors import ChildSpec, RestartType, Supervisor
 from tools.jail._spawner import Spawner
 
@@ -42,13 +43,13 @@ def server_child_name(server: str) -> str:
 
 
 @attrs.frozen
-class ServerClients:
+class ServerClients(Request["dict[str, McpClient]"]):
     """The reply is each enabled server's client by name, for calls made on other processes' behalf
     (session hosts): the caller awaits the call itself, never the supervisor's mailbox."""
 
 
 @attrs.frozen
-class ReloadServers:
+class ReloadServers(Request["Reloaded"]):
     """Stop every server actor and start one per entry given; the reply is a :class:`Reloaded`."""
 
     entries: Mapping[str, McpEntry]

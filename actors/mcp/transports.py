@@ -74,7 +74,8 @@ async def open_transport(
                 # The SDK's SSE client builds its own client through this factory: hand it ours.
                 async with sse_client(
                     config.url, timeout=config.connect_timeout, sse_read_timeout=_HTTP_READ_TIMEOUT,
-                    httpx_client_factory=lambda **_: _Borrowed(http),
+                    # The SDK only enters what the factory returns (async with): _Borrowed, not an AsyncClient.
+                    httpx_client_factory=lambda **_: _Borrowed(http),  # type: ignore[arg-type]
                 ) as (read, write):
                     yield Transport(read, write)
             else:

@@ -43,6 +43,10 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
+def _absolute(path: str | os.PathLike[str]) -> Path:
+    return Path(path).expanduser().absolute()
+
+
 @attrs.frozen
 class DaemonPaths:
     """The daemon's files for one home directory.
@@ -51,7 +55,7 @@ class DaemonPaths:
         home: HERMES_ACTORS_HOME.
     """
 
-    home: Path = attrs.field(converter=lambda p: Path(p).expanduser().absolute())
+    home: Path = attrs.field(converter=_absolute)
 
     @property
     def run_dir(self) -> Path:

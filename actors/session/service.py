@@ -16,7 +16,7 @@ import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import logging
-from typing import Any, TypeGuard, cast
+from typing import Any, TypeGuard, TypeVar
 
 import attrs
 import trio
@@ -47,6 +47,7 @@ from actors.session.state import new_session_id
 from config.daemon import DaemonConfig
 from messages.chat import ChatMessage
 from messages.paths import SESSIONS, child_path, session_id_of, session_name
+from messages.request import Request
 from messages.session import Hibernate, SessionMessage, Shutdown, UserMessage
 from store.errors import SessionNotFoundError, SessionOwnedElsewhere
 from tools.jail.policy import resolve_limits, resolve_mode
@@ -54,6 +55,9 @@ from tools.jail.policy import resolve_limits, resolve_mode
 __all__ = ["TURN_NAME", "SessionNotFound", "SessionService", "SessionsHandle", "SessionsSupervisor", "TooManyRunningTurns"]
 
 log = logging.getLogger("hermes_actors.sessions")
+
+#: The type of a reply, named by the request asked (:class:`~messages.request.Request`).
+R = TypeVar("R")
 
 # How long the sweep waits for a session to say whether it may hibernate (one busy just now: next sweep).
 HIBERNATE_ANSWER_SECONDS = 5.0
@@ -70,17 +74,17 @@ class TooManyRunningTurns(RuntimeError):
 
 
 @attrs.frozen
-class SessionsInTurns:
+class SessionsInTurns(Request[frozenset[str]]):
     """Ask the sessions supervisor which of its sessions run a turn now; the reply is a frozenset of ids."""
 
 
 @attrs.frozen
-class LiveSessions:
+class LiveSessions(Request[frozenset[str]]):
     """Ask the sessions supervisor for the ids of its live sessions; the reply is a frozenset."""
 
 
 @attrs.frozen
-class Hibernation:
+class Hibernation(Request["trio.Event | None"]):
     """Ask whether ``session_id`` is being hibernated now; the reply is an event set once it is gone, or None."""
 
     session_id: str
@@ -116,9 +120,9 @@ class SessionsHandle(SupervisorHandle):
         if gone is not None:
             await gone.wait()
 
-    async def _query(self, query: SessionsQuery) -> Any:
-        # The handle is typed for a supervisor's requests; the sessions supervisor takes these as well.
-        return await ActorHandle.ask(cast("ActorHandle[SessionsQuery]", self), query)
+    async def _query(self, query: Request[R]) -> R:
+        # The handle is typed for a supervisor's requests; the sessions supervisor takes these (SessionsQuery) as well.
+        return await self.ask(query)
 
 
 def _has_turn(session: ActorBase) -> TypeGuard[SessionActor]:
@@ -429,7 +433,7 @@ class SessionService:
             )
         return await self.ask(session_id, UserMessage(text, source=source, busy_mode=busy_mode, images=images))
 
-    async def ask(self, session_id: str, message: SessionMessage) -> Any:
+    async def ask(self, session_id: str, message: Request[R]) -> R:
         """Ask the session ``message`` (waking it from the store), once more if it was hibernating
         when asked: its mailbox closed just before, so the next lookup wakes it anew.
 

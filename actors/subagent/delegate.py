@@ -33,14 +33,13 @@ from actors.session import (
     SessionActor,
     SessionOptions,
     SessionSpec,
-    Subscription,
     build_subagent_prompt,
     new_session_id,
 )
 from actors.subagent.tool import BLOCKED_IN_CHILDREN, InvalidDelegation, Task, parse_delegation
 from config.delegation import DelegationConfig
 from messages.events import ToolFinished, ToolStarted, TurnFinished, UsageUpdated
-from messages.session import Subscribe, UserMessage
+from messages.session import EventFeed, Subscribe, UserMessage
 from store.protocol import SessionStore
 from tools.errors import ToolError
 from tools.results import ToolResult
@@ -181,7 +180,7 @@ class SubagentJob(Job[ChildReport]):
         try:
             handle = await ctx.job.spawn(SessionActor(spec), f"subagent:{report.task_index}")
             self.activity = f"following {handle.path}"
-            subscription: Subscription = await handle.ask(Subscribe(f"parent {ctx.job.path}"))
+            subscription = await handle.ask(Subscribe(f"parent {ctx.job.path}"))
             await handle.tell(UserMessage(self.task.goal, source="subagent"))
             await _follow(handle, self.child_id, subscription, ctx, config, report, succeeded)
             handle.stop("subagent finished", requested_by=ctx.job.path)
@@ -212,7 +211,7 @@ class SubagentJob(Job[ChildReport]):
 
 
 async def _follow(
-    handle: ActorHandle[Any], child_id: str, subscription: Subscription, ctx: CallContext, config: DelegationConfig,
+    handle: ActorHandle[Any], child_id: str, subscription: EventFeed, ctx: CallContext, config: DelegationConfig,
     report: ChildReport, succeeded: dict[str, bool],
 ) -> None:
     """Relay the child's events to the parent until its turn ends; watch for staleness and the timeout."""
@@ -263,7 +262,7 @@ def _relay_end(ctx: CallContext, handle: ActorHandle[Any], child_id: str, why: s
         log.exception("relaying the end of %s failed", handle.path)
 
 
-async def _next(subscription: Subscription) -> Any:
+async def _next(subscription: EventFeed) -> Any:
     async for event in subscription:
         return event
     return None

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import attrs
 import trio
@@ -204,7 +204,8 @@ class CredentialPool:
             return await trio.to_thread.run_sync(locked_update)
 
     @staticmethod
-    def _entry(state: store.State, credential: Credential) -> dict[str, object]:
+    def _entry(state: store.State, credential: Credential) -> dict[str, Any]:
+        """The credential's entry in the pool file, its missing fields filled in (values as the JSON held them)."""
         entry = state["entries"].setdefault(credential.fingerprint, {})
         entry.setdefault("exhausted_until", None)
         entry.setdefault("request_count", 0)

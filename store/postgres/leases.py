@@ -66,12 +66,20 @@ _REGISTER = (
 _ADVERTISE = "UPDATE hosts SET address = %s WHERE lease_pid = pg_backend_pid()"
 
 
+def _value(cursor: psycopg.Cursor[Any]) -> Any:
+    """The first column of a statement that always returns one row (a function's call, ``RETURNING``)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise psycopg.ProgrammingError("the statement returned no row")
+    return row[0]
+
+
 def _take(conn: psycopg.Connection[Any], session_id: str) -> int | None:
     """Take the session's lock and bump its epoch (which is then this host's); None when another holds it."""
-    if not conn.execute(_TRY_LOCK, (session_id,)).fetchone()[0]:
+    if not _value(conn.execute(_TRY_LOCK, (session_id,))):
         return None
     try:
-        return int(conn.execute(_BUMP_EPOCH, (session_id,)).fetchone()[0])
+        return int(_value(conn.execute(_BUMP_EPOCH, (session_id,))))
     except BaseException:
         if not conn.broken:
             conn.execute(_UNLOCK, (session_id, session_id))
@@ -224,12 +232,12 @@ class PostgresLeases:
                 self._conn = conn
             return query(self._conn)
         except (psycopg.Error, OSError) as exc:
-            conn = self._conn
-            if conn is not None and not (conn.broken or conn.closed):
+            held = self._conn
+            if held is not None and not (held.broken or held.closed):
                 # The query failed, not the connection (out of lock space, say): the leases it
                 # holds are still held.
                 raise translate(exc, "a lease query failed") from exc
             self._conn = None
-            if conn is not None:
-                conn.close()
+            if held is not None:
+                held.close()
             raise translate(OSError(f"the lease connection failed: {exc}")) from exc

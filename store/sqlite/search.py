@@ -26,6 +26,7 @@ from typing import Any
 
 from store.query import HITS_PER_SESSION, SearchRequest, has_cjk, query_terms
 from store.records import SessionMatches
+from store.sql.connection import Connection
 from store.sql.search import HIT_COLUMNS, SearchQueries, like_pattern, matches
 
 __all__ = ["search"]
@@ -88,7 +89,7 @@ class _Fts5Search(SearchQueries):
         return self.grouped(inner, [*self.params, *like_params, self.request.limit * HITS_PER_SESSION * 20])
 
 
-def search(conn: sqlite3.Connection, request: SearchRequest) -> list[SessionMatches]:
+def search(conn: Connection, request: SearchRequest) -> list[SessionMatches]:
     """Run a validated search; see ``SessionSearchReader.search``."""
     terms = query_terms(request.query)
     finder = _Fts5Search(conn, request)

@@ -136,7 +136,7 @@ class TestConcurrencyCap:
                     await client.chat.completions.create(model=MODEL, messages=USER)
         assert caught.value.status_code == 429
         assert caught.value.response.headers["retry-after"] == "1"
-        assert caught.value.body["message"] == f"Too many concurrent runs (max {expected_max})"  # type: ignore[index]
+        assert caught.value.body["message"] == f"Too many concurrent runs (max {expected_max})"  # type: ignore[index]  # the error body is a JSON object here
         assert len(api.provider.requests) == 1
         await wait_until(lambda: api.api_actor().statistics().details["in_flight"] == 0)
 
@@ -216,7 +216,7 @@ class TestConfig:
         assert not config.enabled and not config.auth_disabled
         for bad in ({"port": 70000}, {"max_concurrent_runs": 0}, {"max_body_bytes": 10}, {"enabled": "yes"}):
             with pytest.raises((ValueError, TypeError)):
-                ApiServerConfig(**bad)  # type: ignore[arg-type]
+                ApiServerConfig(**bad)  # type: ignore[arg-type]  # deliberately wrong: the refusal is what the test checks
         assert "k" * 16 not in repr(ApiServerConfig(key="k" * 16))
 
 

@@ -112,7 +112,7 @@ class TestNonStreaming:
             with pytest.raises(openai.InternalServerError) as caught:
                 await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
         assert caught.value.status_code == 500
-        assert caught.value.body["type"] == "server_error"  # type: ignore[index]
+        assert caught.value.body["type"] == "server_error"  # type: ignore[index]  # the error body is a JSON object here
 
 
 class TestStreaming:

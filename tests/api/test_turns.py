@@ -95,7 +95,7 @@ class TestNowait:
         hub.publish(TextDelta, text="a")
         hub.publish(TextDelta, text="b")
         assert isinstance(await watch.next_event(), TurnStarted)
-        texts = [event.text for event in iter(watch.next_event_nowait, None)]  # type: ignore[union-attr]
+        texts = [event.text for event in iter(watch.next_event_nowait, None)]  # type: ignore[union-attr]  # only text deltas follow, as published above
         assert texts == ["a", "b"]
         hub.publish(TurnFinished, turn_id=1, final_text="ab", reason="completed")
         assert isinstance(watch.next_event_nowait(), TurnFinished)

@@ -33,7 +33,7 @@ def _streaming_one_shot(daemon: DaemonProcess, provider: ScriptedProviderProcess
     )
     lines = LineReader(process.stderr)
     seen = lines.until(lambda line: line.startswith("session "))
-    session_id = re.search(r"session (\w+)", seen[-1]).group(1)  # type: ignore[union-attr]
+    session_id = re.search(r"session (\w+)", seen[-1]).group(1)  # type: ignore[union-attr]  # no match fails the test on this line, which is the check
     deadline = time.monotonic() + 30
     while not _running_turn(daemon, session_id):
         assert time.monotonic() < deadline, "the turn never started"
@@ -60,7 +60,7 @@ class TestCtrlC:
         client = PtyTerminal(daemon.home, "chat", "-q", "say a lot", *provider.chat_flags(), columns=140, lines=45)
         try:
             screen = client.wait_for(lambda text: "tok5" in text)
-            session_id = re.search(r"session (\w+)", screen).group(1)  # type: ignore[union-attr]
+            session_id = re.search(r"session (\w+)", screen).group(1)  # type: ignore[union-attr]  # no match fails the test on this line, which is the check
             client.type("\x03")
             assert 130 == client.wait_exit(PROMPT_EXIT_SECONDS)
             assert "interrupted" in client.text()

@@ -22,7 +22,7 @@ def open_chat(daemon: DaemonProcess, provider: ScriptedProviderProcess, columns:
 
 def session_of(terminal: PtyTerminal) -> str:
     """The session id the client attached to."""
-    return re.search(r"attached to (\w+)", terminal.text()).group(1)  # type: ignore[union-attr]
+    return re.search(r"attached to (\w+)", terminal.text()).group(1)  # type: ignore[union-attr]  # no match fails the test on this line, which is the check
 
 
 def is_idle(text: str) -> bool:
@@ -39,7 +39,7 @@ def stored_session(daemon: DaemonProcess, provider: ScriptedProviderProcess, *fl
     """A session with one finished exchange (``chat -q``), its id."""
     result = run_cli(daemon.home, "chat", "-q", NO_TOOLS, *provider.chat_flags(), *flags, timeout=90)
     assert result.returncode == 0, result.stderr
-    return re.search(r"session (\w+)", result.stderr).group(1)  # type: ignore[union-attr]
+    return re.search(r"session (\w+)", result.stderr).group(1)  # type: ignore[union-attr]  # no match fails the test on this line, which is the check
 
 
 class TestStreamedText:

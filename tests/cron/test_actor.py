@@ -69,7 +69,7 @@ class Runner:
 def job(schedule: str, *, name: str = "report", missed: MissedPolicy = MissedPolicy.SKIP, **fields: object) -> CronJob:
     return CronJob(
         id=f"cron-{name}", name=name, schedule=parse_schedule(schedule, START, ZONE), prompt="Write the report.",
-        created_at=START, missed=missed, **fields,  # type: ignore[arg-type]
+        created_at=START, missed=missed, **fields,  # type: ignore[arg-type]  # the cases' keyword arguments vary; the call checks them at run time
     )
 
 
@@ -83,7 +83,7 @@ async def cron(
         delivered.append((destination, text))
 
     actor = CronActor(book, runner, deliver or keep, ZONE, wall)
-    actor.delivered = delivered  # type: ignore[attr-defined]
+    actor.delivered = delivered  # type: ignore[attr-defined]  # the test's own record of deliveries, kept on the actor
     async with open_actor_system([ChildSpec("cron", lambda: actor)]) as system:
         yield system, actor
 
@@ -120,13 +120,13 @@ class TestRuns:
             wakeups += 1
             original(self)
 
-        CronActor._start_due = counted  # type: ignore[method-assign]
+        CronActor._start_due = counted  # type: ignore[method-assign]  # the test counts calls by replacing the method for its run
         try:
             async with cron(Book(), Runner()) as (system, _):
                 await system.lookup("cron").ask(AddJob(job("0 9 * * *")))
                 await trio.sleep(86400)
         finally:
-            CronActor._start_due = original  # type: ignore[method-assign]
+            CronActor._start_due = original  # type: ignore[method-assign]  # puts back the method replaced above
         assert wakeups <= 86400 / 300 + 5  # at most one look per LONGEST_SLEEP
 
 
@@ -217,7 +217,7 @@ class TestHermesFields:
             runner.silent = True
             await ref.ask(RunNow("cron-digest"))
             await trio.sleep(10)
-            assert actor.delivered == [("telegram:42", "Cron job 'collect':\n\nanswer of collect")]  # type: ignore[attr-defined]
+            assert actor.delivered == [("telegram:42", "Cron job 'collect':\n\nanswer of collect")]  # type: ignore[attr-defined]  # the test's own record of deliveries, kept on the actor
         assert runner.upstreams == [{}, {"cron-collect": "answer of collect"}]
 
 
@@ -250,13 +250,13 @@ class TestResults:
         async with cron(book, runner) as (system, actor):
             await system.lookup("cron").ask(AddJob(job("every 1d", deliver="telegram:42")))
             await trio.sleep(86400 + 10)
-            assert actor.delivered == [("telegram:42", "Cron job 'report':\n\nanswer of report")]  # type: ignore[attr-defined]
+            assert actor.delivered == [("telegram:42", "Cron job 'report':\n\nanswer of report")]  # type: ignore[attr-defined]  # the test's own record of deliveries, kept on the actor
             runner.failing = True
             await trio.sleep(86400 + 10)
             failed = book.saved["cron-report"]
             assert failed.failures == 1 and failed.last_error == "the provider is down"
             assert failed.next_run == START + timedelta(days=2, seconds=1 + 60)  # failed at +1 s; retry a minute on
-            assert actor.delivered[-1] == ("telegram:42", "Cron job 'report' failed: the provider is down")  # type: ignore[attr-defined]
+            assert actor.delivered[-1] == ("telegram:42", "Cron job 'report' failed: the provider is down")  # type: ignore[attr-defined]  # the test's own record of deliveries, kept on the actor
             await trio.sleep(60 + 120 + 10)  # the retries: after 1 min, then 2
             assert book.saved["cron-report"].failures == 3
             runner.failing = False

@@ -20,7 +20,7 @@ CREATED = datetime(2026, 11, 24, 8, 0, tzinfo=timezone.utc)
 def _job(schedule: str, **fields: object) -> CronJob:
     return CronJob(
         id="cron-1", name="digest", schedule=parse_schedule(schedule, CREATED, ZONE), prompt="Summarise the news.",
-        created_at=CREATED, **fields,  # type: ignore[arg-type]
+        created_at=CREATED, **fields,  # type: ignore[arg-type]  # the cases' keyword arguments vary; the call checks them at run time
     )
 
 

@@ -38,7 +38,7 @@ class TestPipedAttach:
         script = "/usage\n/whatever\nfirst message, no tools\n/new\nin the new session, no tools\n"
         result = run_cli(shared_daemon.home, "chat", *provider.chat_flags(), stdin=script, timeout=60)
         assert result.returncode == 0, result.stderr
-        session_id = re.search(r"session (\w+)", result.stderr).group(1)  # type: ignore[union-attr]
+        session_id = re.search(r"session (\w+)", result.stderr).group(1)  # type: ignore[union-attr]  # no match fails the test on this line, which is the check
         out = result.stdout
         assert "no usage reported yet" in out
         assert "unknown command /whatever" in out
@@ -166,7 +166,7 @@ class TestClientVanishes:
 class TestLostStderr:
     """A daemon whose stderr pipe is gone keeps working."""
 
-    def test_closed_stderr(self, home, provider: ScriptedProviderProcess) -> None:  # type: ignore[no-untyped-def]
+    def test_closed_stderr(self, home, provider: ScriptedProviderProcess) -> None:  # type: ignore[no-untyped-def]  # pytest fixtures, typed by their fixture functions
         """With its log pipe closed the daemon still serves sessions and stops cleanly."""
         provider.reset()
         daemon = subprocess.Popen(

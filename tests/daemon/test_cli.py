@@ -88,7 +88,7 @@ class TestUnknownPaths:
         assert result.returncode == 2
         assert json.loads(result.stdout) == {"error": {"code": "not_found", "message": "no live actor at 'ghost'"}}
 
-    def test_no_daemon(self, home) -> None:  # type: ignore[no-untyped-def]
+    def test_no_daemon(self, home) -> None:  # type: ignore[no-untyped-def]  # a pytest fixture, typed by its fixture function
         """Inspection commands do not start a daemon; they say none runs and exit 1."""
         result = run_cli(home, "tree")
         assert result.returncode == 1

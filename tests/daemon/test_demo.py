@@ -29,8 +29,8 @@ class TestDemo:
         assert elapsed < 30
         for expected in ("terminal", "execute_code", "delegate_task", "subagent:0", "subagent:1", "live tree", "final answer", "Demo complete"):
             assert expected in out, expected
-        pid = int(re.search(r"daemon pid (\d+)", out).group(1))  # type: ignore[union-attr]
-        home = re.search(r"home (\S+)", out).group(1)  # type: ignore[union-attr]
+        pid = int(re.search(r"daemon pid (\d+)", out).group(1))  # type: ignore[union-attr]  # no match fails the test on this line, which is the check
+        home = re.search(r"home (\S+)", out).group(1)  # type: ignore[union-attr]  # no match fails the test on this line, which is the check
         deadline = time.monotonic() + 10
         while pid_alive(pid):
             assert time.monotonic() < deadline, "the demo's daemon is still running"

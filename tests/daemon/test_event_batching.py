@@ -53,7 +53,7 @@ class TestQueuedFramesShareAWrite:
     async def test_hundred_queued_frames_in_two_writes(self) -> None:
         ours, theirs = trio.socket.socketpair()
         connection = Connection(
-            trio.SocketStream(ours), service=None, client_codec=CLIENT, daemon_codec=DAEMON,  # type: ignore[arg-type]
+            trio.SocketStream(ours), service=None, client_codec=CLIENT, daemon_codec=DAEMON,  # type: ignore[arg-type]  # batching frames needs no service; the test sends none its way
             buffer=200, connections=lambda: 1, frame_timeout=10.0,
         )
         for n in range(100):

@@ -92,7 +92,7 @@ class TestHosts:
         assert status["actors"] == len(_paths(_tree(front)))
         hosts = status["hosts"]
         assert [(h["index"], h["state"], h["live_sessions"]) for h in hosts] == [(1, "running", 2), (2, "running", 2)]
-        assert all(h["pid"] not in (None, front.process.pid) for h in hosts)  # type: ignore[union-attr]
+        assert all(h["pid"] not in (None, front.process.pid) for h in hosts)  # type: ignore[union-attr]  # the status is untyped JSON: each host is an object
         text = run_cli(front.home, "status").stdout
         assert f"hosts: host:1 running (pid {hosts[0]['pid']}): {hosts[0]['actors']} actors, 2 live sessions" in text
         session_id = placed["hosts/host:2"][0]
@@ -101,7 +101,7 @@ class TestHosts:
             assert _inspect(front, path)["path"] == full
         assert _tree(front, session_id)["path"] == full
         host = _inspect(front, "hosts/host:2")
-        assert host["kind"] == "host" and host["details"]["pid"] != front.process.pid  # type: ignore[union-attr]
+        assert host["kind"] == "host" and host["details"]["pid"] != front.process.pid  # type: ignore[union-attr]  # the status is untyped JSON: each host is an object
 
     def test_chat_through_the_front_and_kill_by_any_path(
         self, front: DaemonProcess, provider: ScriptedProviderProcess
@@ -160,7 +160,7 @@ class TestHosts:
         )
         try:
             assert chat.stderr is not None
-            session_id = re.search(r"session (\w+)", chat.stderr.readline()).group(1)  # type: ignore[union-attr]
+            session_id = re.search(r"session (\w+)", chat.stderr.readline()).group(1)  # type: ignore[union-attr]  # no match fails the test on this line, which is the check
             host = wait_for("the turn starting", lambda: next(
                 (h for h, ids in _host_sessions(front).items() if session_id in ids and any("/turn" in p for p in _paths(_tree(front, h)))),
                 None,

@@ -54,6 +54,18 @@ async def _replies(stream: trio.SocketStream) -> list[object]:
     return out
 
 
+async def _exchange(stream: trio.SocketStream, messages: list[object]) -> list[object]:
+    """Send ``messages``, then read one reply for each."""
+    for message in messages:
+        await stream.send_all(CLIENT.encode(message))
+    frames = FrameBuffer(1 << 24)
+    replies: list[object] = []
+    while len(replies) < len(messages):
+        frames.feed(await stream.receive_some(65536))
+        replies.extend(DAEMON.decode(frame) for frame in frames.frames())
+    return replies
+
+
 class TestHelloDeadline:
     """A client that never says hello is closed after the deadline (on Trio's clock)."""
 
@@ -67,24 +79,29 @@ class TestHelloDeadline:
         await stream.aclose()
 
 
+class TestSecondHello:
+    """A Hello after the first is refused as invalid, and the connection goes on."""
+
+    async def test_second_hello_is_invalid(self, control: DaemonPaths) -> None:
+        """The second Hello gets `invalid` (with no request id: a Hello has none); a Status still works."""
+        stream = await _connect(control)
+        hello = c.Hello(c.PROTOCOL_VERSION, "test", 1)
+        replies = await _exchange(stream, [hello, hello, c.Status("s")])
+        assert isinstance(replies[0], c.Welcome)
+        assert replies[1] == c.ErrorReply("invalid", "Hello was already received", None)
+        assert isinstance(replies[2], c.StatusReply)
+        await stream.aclose()
+
+
 class TestWithoutSessions:
     """A daemon part that is missing answers `unavailable`, and the connection goes on."""
 
     async def test_unavailable(self, control: DaemonPaths) -> None:
         """Session and store requests get `unavailable`; a Status still works afterwards."""
         stream = await _connect(control)
-        for message in (
-            c.Hello(c.PROTOCOL_VERSION, "test", 1),
-            c.Attach("a", "s1"),
-            c.ListSessions("b"),
-            c.Status("c"),
-        ):
-            await stream.send_all(CLIENT.encode(message))
-        frames = FrameBuffer(1 << 24)
-        replies: list[object] = []
-        while len(replies) < 4:
-            frames.feed(await stream.receive_some(65536))
-            replies.extend(DAEMON.decode(frame) for frame in frames.frames())
+        replies = await _exchange(
+            stream, [c.Hello(c.PROTOCOL_VERSION, "test", 1), c.Attach("a", "s1"), c.ListSessions("b"), c.Status("c")]
+        )
         assert isinstance(replies[0], c.Welcome)
         assert replies[1] == c.ErrorReply("unavailable", "this daemon runs no sessions", "a")
         assert replies[2] == c.ErrorReply("unavailable", "this daemon has no session store", "b")
@@ -100,7 +117,7 @@ class TestCreateSessionChecks:
         with tempfile.TemporaryDirectory(prefix="ha-") as base:
             service = ControlService(
                 system=system, paths=DaemonPaths(Path(base)), config=DaemonConfig(), request_stop=lambda _: None,
-                sessions=_NoSessions(),  # type: ignore[arg-type]
+                sessions=_NoSessions(),  # type: ignore[arg-type]  # a stand-in with only what the test reaches of SessionService
             )
             for cwd, text in (("relative/dir", "absolute path"), (f"{base}/missing", "not a directory")):
                 with pytest.raises(RequestFailed) as refused:

@@ -46,7 +46,7 @@ class _Broken(io.StringIO):
 def _logger(stream: io.StringIO | SafeStream) -> logging.Logger:
     logger = logging.getLogger(f"test.daemon.{id(stream)}")
     logger.propagate = False
-    handler = logging.StreamHandler(stream)  # type: ignore[arg-type]
+    handler = logging.StreamHandler(stream)  # type: ignore[arg-type]  # a SafeStream writes as a text stream does
     handler.setFormatter(OneLineFormatter("%(levelname)s %(message)s"))
     handler.addFilter(RedactingFilter())
     logger.addHandler(handler)

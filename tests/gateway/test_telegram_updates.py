@@ -49,8 +49,8 @@ class TestMessages:
         assert incoming.files == (RemoteFile("image", "L", "photo.jpg", 900),)
         document = message(None, document={"file_id": "d", "file_name": "scan.png", "mime_type": "image/png"})
         voice = message(None, voice={"file_id": "v", "file_size": 3})
-        assert read_message(document, BOT).files == (RemoteFile("image", "d", "scan.png", None),)  # type: ignore[union-attr]
-        assert read_message(voice, BOT).files == (RemoteFile("voice", "v", "voice.ogg", 3),)  # type: ignore[union-attr]
+        assert read_message(document, BOT).files == (RemoteFile("image", "d", "scan.png", None),)  # type: ignore[union-attr]  # not None here, or the assertion fails, as it should
+        assert read_message(voice, BOT).files == (RemoteFile("voice", "v", "voice.ogg", 3),)  # type: ignore[union-attr]  # not None here, or the assertion fails, as it should
 
     def test_what_is_not_a_users_message(self) -> None:
         assert read_message(message(None), BOT) is None  # neither text nor file

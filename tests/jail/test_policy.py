@@ -271,7 +271,7 @@ class TestTmpBinds:
     def test_host_tmp_hidden_when_jailed(self, world: World) -> None:
         """The host's /tmp, out of a jailed process's sight, is out of the file tools' too; not in full-access."""
         jailed = JailPolicy(mode=SandboxMode.WORKSPACE_WRITE, workspace="/tmp/proj", tmp_dir="/tmp/rt/me")
-        assert "the host's /tmp is out of sight" in jailed.hiding_rule("/tmp/other/x").rule  # type: ignore[union-attr]
+        assert "the host's /tmp is out of sight" in jailed.hiding_rule("/tmp/other/x").rule  # type: ignore[union-attr]  # not None here, or the assertion fails, as it should
         assert None is jailed.hiding_rule("/tmp/proj/x")
         assert None is jailed.hiding_rule("/tmp/rt/me/x")
         assert "/tmp" in jailed.hidden_within("/")

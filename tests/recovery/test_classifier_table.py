@@ -67,7 +67,7 @@ class TestClassifierTable:
 
     @pytest.mark.parametrize(("name", "exc", "reason", "kwargs"), ROWS, ids=[row[0] for row in ROWS])
     def test_row(self, name: str, exc: BaseException, reason: FailoverReason, kwargs: dict[str, object]) -> None:
-        assert classify(exc, provider="test", **kwargs).reason is reason  # type: ignore[arg-type]
+        assert classify(exc, provider="test", **kwargs).reason is reason  # type: ignore[arg-type]  # the cases' keyword arguments vary; the call checks them at run time
 
 
 FLAGS = {
@@ -92,7 +92,7 @@ class TestRecoveryFlags:
 
     @pytest.mark.parametrize(("name", "exc", "reason", "kwargs"), [r for r in ROWS if r[2] in FLAGS], ids=[r[0] for r in ROWS if r[2] in FLAGS])
     def test_flags(self, name: str, exc: BaseException, reason: FailoverReason, kwargs: dict[str, object]) -> None:
-        c = classify(exc, **kwargs)  # type: ignore[arg-type]
+        c = classify(exc, **kwargs)  # type: ignore[arg-type]  # the cases' keyword arguments vary; the call checks them at run time
         assert FLAGS[reason] == (c.retryable, c.should_compress, c.should_rotate_credential, c.should_fallback)
 
     def test_account_wide_quota_does_not_rotate(self) -> None:
@@ -137,4 +137,4 @@ class TestHints:
         c = classify(status(500, "x"))
         assert isinstance(c, ClassifiedError)
         with pytest.raises(AttributeError):
-            c.retryable = False  # type: ignore[misc]
+            c.retryable = False  # type: ignore[misc]  # deliberately wrong: the refusal is what the test checks

@@ -16,7 +16,7 @@ class TestRetryConfig:
     )
     def test_bad_values_rejected(self, kwargs: dict[str, object]) -> None:
         with pytest.raises((ValueError, TypeError)):
-            RetryConfig(**kwargs)  # type: ignore[arg-type]
+            RetryConfig(**kwargs)  # type: ignore[arg-type]  # deliberately wrong: the refusal is what the test checks
 
 
 class TestCredentialPoolConfig:
@@ -28,7 +28,7 @@ class TestCredentialPoolConfig:
     @pytest.mark.parametrize("kwargs", [{"strategy": "best"}, {"extra_keys": {"openrouter": "KEY2"}}, {"extra_keys": {"x": [""]}}])
     def test_bad_values_rejected(self, kwargs: dict[str, object]) -> None:
         with pytest.raises((ValueError, TypeError)):
-            CredentialPoolConfig(**kwargs)  # type: ignore[arg-type]
+            CredentialPoolConfig(**kwargs)  # type: ignore[arg-type]  # deliberately wrong: the refusal is what the test checks
 
 
 class TestFallbackProviderConfig:

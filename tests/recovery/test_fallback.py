@@ -23,7 +23,7 @@ class TestFallbackChain:
         assert chain.current.api_mode == "chat_completions"
         assert [t.label for t in chain.remaining] == ["anthropic/claude-x", "custom/m"]
         assert chain.advance() == ProviderTarget("anthropic", "claude-x", None, "anthropic_messages")
-        assert chain.advance().api_mode == "anthropic_messages"  # type: ignore[union-attr]
+        assert chain.advance().api_mode == "anthropic_messages"  # type: ignore[union-attr]  # not None here, or the assertion fails, as it should
         assert not chain.has_next()
         assert chain.advance() is None
         assert chain.current.label == "custom/m" and chain.position == 2

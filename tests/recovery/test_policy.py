@@ -34,14 +34,14 @@ EPOCH = 1_800_000_000.0
 
 
 def err(status: int, message: str = "boom", **kw: object) -> ProviderStatusError:
-    return ProviderStatusError(f"HTTP {status}", status_code=status, body={"error": {"message": message}}, **kw)  # type: ignore[arg-type]
+    return ProviderStatusError(f"HTTP {status}", status_code=status, body={"error": {"message": message}}, **kw)  # type: ignore[arg-type]  # the cases' keyword arguments vary; the call checks them at run time
 
 
 def request(**kw: object) -> ChatRequest:
     base: dict[str, object] = {"messages": [{"role": "user", "content": "hi"}], "tools": [], "model": "ignored"}
     base.update(kw)
-    base["messages"] = messages_from_dicts(base["messages"])  # type: ignore[arg-type]
-    return ChatRequest(**base)  # type: ignore[arg-type]
+    base["messages"] = messages_from_dicts(base["messages"])  # type: ignore[arg-type]  # the cases give dicts, as a provider's payload is
+    return ChatRequest(**base)  # type: ignore[arg-type]  # the cases' keyword arguments vary; the call checks them at run time
 
 
 class Recorder:
@@ -86,7 +86,7 @@ async def run(
         backoff=Backoff(retry or RetryConfig(), seed=42),
         on_event=rec.on_event,
         on_status=rec.on_status,
-        **kw,  # type: ignore[arg-type]
+        **kw,  # type: ignore[arg-type]  # the cases' keyword arguments vary; the call checks them at run time
     )
     return finished.message.content, trio.current_time() - start
 

@@ -44,7 +44,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _spec(home: Path, cwd: Path, **kwargs: object) -> PromptSpec:
-    return PromptSpec(home=home, cwd=cwd, model=str(kwargs.pop("model", MODEL)), user_home=Path("/home/u"), **kwargs)  # type: ignore[arg-type]
+    return PromptSpec(home=home, cwd=cwd, model=str(kwargs.pop("model", MODEL)), user_home=Path("/home/u"), **kwargs)  # type: ignore[arg-type]  # the cases' keyword arguments vary; the call checks them at run time
 
 
 class TestIdentity:

@@ -23,5 +23,5 @@ async def test_bad_records_are_refused(
     any_store: SqliteSessionStore | InMemorySessionStore, job_id: str, record: object
 ) -> None:
     with pytest.raises(InvalidRecordError):
-        await any_store.save_cron_job(job_id, record)  # type: ignore[arg-type]
+        await any_store.save_cron_job(job_id, record)  # type: ignore[arg-type]  # deliberately wrong: the refusal is what the test checks
     assert await any_store.cron_jobs() == []

@@ -30,7 +30,7 @@ def raw(path: Path) -> sqlite3.Connection:
 
 def indexed(conn: sqlite3.Connection, word: str) -> tuple[list[int], list[int]]:
     """The message ids each full-text index (words, trigrams) finds ``word`` in."""
-    return tuple(  # type: ignore[return-value]
+    return tuple(  # type: ignore[return-value]  # a generator of two lists, which tuple() makes the pair the test names
         sorted(row[0] for row in conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (word,)))
         for table in ("messages_fts", "messages_tri")
     )

@@ -34,7 +34,7 @@ async def ctx(sqlite_store: SqliteSessionStore, tmp_path: Path) -> LocalToolCont
     await store.append("past2", [{"role": "user", "content": "falcon pricing question"}])
     await store.create_session(SessionMeta(id="now"))
     await store.append("now", [{"role": "user", "content": "what did we say about falcon?"}])
-    return LocalToolContext(home=tmp_path, session_id="now", store=store)  # type: ignore[arg-type]
+    return LocalToolContext(home=tmp_path, session_id="now", store=store)  # type: ignore[arg-type]  # both stores the fixture gives serve the tool's protocol
 
 
 async def call(ctx: LocalToolContext, **args: Any) -> dict[str, Any]:
@@ -89,7 +89,7 @@ class TestSearch:
 
     async def test_compressed_part_of_this_session(self, ctx: LocalToolContext) -> None:
         store = ctx.store
-        await store.compact("now", [{"role": "user", "content": "[summary] asked about a heron"}])  # type: ignore[union-attr]
+        await store.compact("now", [{"role": "user", "content": "[summary] asked about a heron"}])  # type: ignore[union-attr]  # the fixture's store is one that compacts
         reply = await call(ctx, query="what did we say")
         assert [r["session_id"] for r in reply["results"]] == ["now"]
         assert reply["results"][0]["earlier_in_this_session"] is True
@@ -181,7 +181,7 @@ class TestRegistry:
         store = InMemorySessionStore()
         await store.create_session(SessionMeta(id="old"))
         await store.append("old", [{"role": "user", "content": "heron sighting"}])
-        context = LocalToolContext(home=tmp_path, session_id="new", store=store)  # type: ignore[arg-type]
+        context = LocalToolContext(home=tmp_path, session_id="new", store=store)  # type: ignore[arg-type]  # both stores the fixture gives serve the tool's protocol
         reply = json.loads((await dispatch(registry, "session_search", {"query": "heron"}, context)).text)
         assert reply["results"][0]["session_id"] == "old"
         message_id = reply["results"][0]["match_message_id"]

@@ -18,7 +18,7 @@ class TestPublicSurface:
 
     @pytest.mark.parametrize("package", [tools.terminal, tools.background, tools.jail, tools.web])
     def test_all_names_resolve(self, package: object) -> None:
-        names = package.__all__  # type: ignore[attr-defined]
+        names = package.__all__  # type: ignore[attr-defined]  # every package parametrized has __all__; the test reads it
         assert sorted(names) == sorted(set(names))
         for name in names:
             assert getattr(package, name) is not None

@@ -24,7 +24,7 @@ class _User:
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
         self.asked.append(request)
-        return ApprovalAnswer(self.decision, "the user")  # type: ignore[arg-type]
+        return ApprovalAnswer(self.decision, "the user")  # type: ignore[arg-type]  # the fake's decision is one of the answer's literals
 
 
 def _rater(reply: str | Exception):

@@ -24,7 +24,7 @@ def ctx(tmp_path: Path) -> LocalToolContext:
     return LocalToolContext(home=tmp_path / "home", cwd=tmp_path)
 
 
-async def call(handler, ctx: LocalToolContext, **args: object) -> dict:  # type: ignore[no-untyped-def]
+async def call(handler, ctx: LocalToolContext, **args: object) -> dict:  # type: ignore[no-untyped-def]  # takes any of the file tools' handlers, each typed differently
     return await model_view(handler, args, ctx)
 
 

@@ -171,8 +171,8 @@ def _our_schemas() -> dict[str, Mapping[str, Any]]:
     # Every registered tool, offered or not here (the web tools are hidden without a search backend);
     # cronjob is registered by the daemon beside its cron actor, which a schema does not need.
     registry = build_toolbox(Config(), httpx2.AsyncClient(), environ={}).registry
-    register_cronjob(registry, lambda: None, approval_timeout=1.0)  # type: ignore[arg-type,return-value]
-    return {name: registry.get(name).schema for name in registry.names()}  # type: ignore[union-attr]
+    register_cronjob(registry, lambda: None, approval_timeout=1.0)  # type: ignore[arg-type,return-value]  # a schema needs no cron actor: the lookup is never called
+    return {name: registry.get(name).schema for name in registry.names()}  # type: ignore[union-attr]  # every name listed is registered
 
 
 OURS = _our_schemas()

@@ -113,8 +113,8 @@ class TestRipgrep:
     async def test_same_results_as_python(self, tree: Path) -> None:
         assert RG is not None
         for target, pattern, glob in [("content", "TODO", None), ("files", "*.py", None), ("content", "def \\w+", "*.py"), ("files", "*", "*.md"), ("files", "*", None)]:
-            fast = await search_with_ripgrep(RG, tree, pattern, target, glob, 50, "proj")  # type: ignore[arg-type]
-            slow = search_with_python(tree, pattern, target, glob, 50, "proj")  # type: ignore[arg-type]
+            fast = await search_with_ripgrep(RG, tree, pattern, target, glob, 50, "proj")  # type: ignore[arg-type]  # the table's targets are the literals the function takes
+            slow = search_with_python(tree, pattern, target, glob, 50, "proj")  # type: ignore[arg-type]  # the table's targets are the literals the function takes
             assert ("ripgrep", "python") == (fast.engine, slow.engine)
             assert (slow.matches, slow.files) == (fast.matches, fast.files), (target, pattern)
 
@@ -165,11 +165,12 @@ class TestRipgrep:
 
     async def test_cancel_kills_child(self, tmp_path: Path) -> None:
         """A cancelled search leaves no ripgrep process behind."""
+        assert RG is not None
         fifo = tmp_path / "stuck"
         os.mkfifo(fifo)  # reading a FIFO with no writer blocks rg forever
         before = _rg_children()
         with trio.move_on_after(0.5) as scope:
-            await search_with_ripgrep(RG, fifo, "x")  # type: ignore[arg-type]
+            await search_with_ripgrep(RG, fifo, "x")
         assert scope.cancelled_caught
         assert before == _rg_children()
 

@@ -73,7 +73,7 @@ class TestTodoList:
     )
     def test_invalid_items(self, items: list[object], message: str) -> None:
         with pytest.raises(TodoValidationError, match=message):
-            TodoList().replace(items)  # type: ignore[arg-type]
+            TodoList().replace(items)  # type: ignore[arg-type]  # deliberately wrong: the refusal is what the test checks
 
     def test_round_trip(self) -> None:
         todo = TodoList()

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from typing import TypedDict, Unpack
 
 import attrs
 import trio
@@ -27,6 +28,14 @@ __all__ = ["FULL_ACCESS_HINT", "JailStatus", "preflight"]
 _PREFLIGHT_TIMEOUT_SECONDS = 10.0
 
 FULL_ACCESS_HINT = "or set sandbox.mode: full-access in config.yaml to run tools unjailed"
+
+
+class _Found(TypedDict):
+    """The bwrap a preflight tried: every status it returns names it."""
+
+    bwrap: str
+    source: str
+    version: str
 
 
 @attrs.frozen
@@ -174,7 +183,7 @@ def _try(bwrap: str, source: str) -> JailStatus:
     try:
         policy, bind = _sample_policy(root)
         program, seccomp_error = _filter()
-        base = {"bwrap": bwrap, "source": source, "version": version}
+        base = _Found(bwrap=bwrap, source=source, version=version)
         message = ""
         for mounts_proc in (True, False):
             seccomp_fd = None if program is None else program_pipe(program)
@@ -200,7 +209,7 @@ def _try(bwrap: str, source: str) -> JailStatus:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _checked(status_text: str, *, seccomp_error: str | None, **base: str) -> JailStatus:
+def _checked(status_text: str, *, seccomp_error: str | None, **base: Unpack[_Found]) -> JailStatus:
     """The status of a jail that ran, from what it saw of itself: refused unless it held no capability."""
     capabilities = _status_field(status_text, "CapEff")
     if capabilities is None or int(capabilities, 16) != 0:

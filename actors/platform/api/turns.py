@@ -14,8 +14,8 @@ from typing import Any
 import attrs
 
 from actors.platform.api.wire import TurnUsage
-from actors.session import SessionService, Subscription, SubscriptionClosed
-from messages.session import Subscribe
+from actors.session import SessionService, SubscriptionClosed
+from messages.session import EventFeed, Subscribe
 from messages.events import SessionEvent, SubscriberDropped, TurnFinished, TurnStarted, UsageUpdated
 
 __all__ = ["FinishedTurn", "TurnLost", "TurnWatch", "baseline_usage", "send_watched"]
@@ -50,7 +50,7 @@ class TurnWatch:
         status: what the session answered the message with (``started``, ``queued``).
     """
 
-    def __init__(self, session_id: str, subscription: Subscription, text: str, baseline: TurnUsage, status: str) -> None:
+    def __init__(self, session_id: str, subscription: EventFeed, text: str, baseline: TurnUsage, status: str) -> None:
         self.session_id = session_id
         self.status = status
         self.turn_id: int | None = None

@@ -18,7 +18,7 @@ import signal
 import sys
 import textwrap
 import threading
-from typing import Any
+from typing import Any, TypedDict
 
 from rich.console import Console
 
@@ -78,10 +78,10 @@ def run_attach_command(args: argparse.Namespace) -> int:
                     client.request_raw(c.SetSessionYolo(client.next_id(), session_id, True))
                 if args.query is not None:
                     return run_one_shot(client, session_id, args.query, as_json=args.json)
-                provider = {
+                provider = NewSessionFlags({
                     "model": args.model, "provider": args.provider, "base_url": args.base_url, "api_mode": args.api_mode,
                     "sandbox": args.sandbox,
-                }
+                })
                 return Attachment(
                     client, session_id, as_json=args.json, provider=provider, history=0, yolo=args.yolo, created=True
                 ).run(since=None)
@@ -94,6 +94,16 @@ def run_attach_command(args: argparse.Namespace) -> int:
         except RequestFailed as exc:
             print(f"hermes-actors: {exc}", file=sys.stderr)
             return EXIT_NOT_FOUND if exc.code in ("not_found", "invalid") else EXIT_FAILURE
+
+
+class NewSessionFlags(TypedDict, total=False):
+    """The flags of ``chat`` that ``/new`` passes on to the sessions it creates (``CreateSession``'s fields)."""
+
+    model: str | None
+    provider: str | None
+    base_url: str | None
+    api_mode: str | None
+    sandbox: str | None
 
 
 class Attachment:
@@ -112,7 +122,7 @@ class Attachment:
 
     def __init__(
         self, client: ControlClient, session_id: str, *, as_json: bool = False,
-        provider: dict[str, str | None] | None = None, history: int | None = DEFAULT_HISTORY, yolo: bool = False,
+        provider: NewSessionFlags | None = None, history: int | None = DEFAULT_HISTORY, yolo: bool = False,
         created: bool = False,
     ) -> None:
         self.client = client
@@ -121,7 +131,7 @@ class Attachment:
         self.created = created
         self.used = False
         self.yolo = yolo
-        self.provider = provider or {}
+        self.provider: NewSessionFlags = provider or {}
         self.session_id = session_id
         self.as_json = as_json
         self.history = history

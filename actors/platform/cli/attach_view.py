@@ -84,10 +84,11 @@ class EventView:
         self.usage: dict[str, Any] | None = None
         self.activity = ""
         self.turn_running = False
-        self._tools: dict[tuple[str, str], dict[str, Any]] = {}
+        # Keyed by (actor path, call id); a finished event without a path finds nothing.
+        self._tools: dict[tuple[str | None, str], dict[str, Any]] = {}
         #: Every finished tool seen, numbered from 1 for ``/show N``: (title, call id, result preview).
         self.tool_calls: list[tuple[str, str, str]] = []
-        self._tool_started_at: dict[tuple[str, str], float] = {}
+        self._tool_started_at: dict[tuple[str | None, str], float] = {}
 
     @property
     def streaming(self) -> bool:

@@ -27,6 +27,7 @@ import trio
 
 from actors import Actor, Rejected
 from messages.supervision import ActorState
+from messages.request import Request
 from actors.platform.cron.jobs import CronJob, JobState, MissedPolicy
 from actors.platform.cron.schedule import ScheduleError, parse_schedule
 
@@ -84,7 +85,7 @@ class JobSpec:
 
 
 @attrs.frozen
-class AddJob:
+class AddJob(Request[CronJob]):
     """Schedule a new job (a spec, or a job already made); the reply is the job as scheduled.
 
     A spec whose schedule does not read is refused with its :class:`ScheduleError`.
@@ -102,7 +103,7 @@ class JobView:
 
 
 @attrs.frozen
-class UpdateJob:
+class UpdateJob(Request[CronJob]):
     """Change fields of a job (:class:`CronJob`'s names; ``schedule`` as its text); the reply is the job.
 
     A new schedule is read as of now and sets the next run (a paused job stays paused); a field a job
@@ -114,35 +115,35 @@ class UpdateJob:
 
 
 @attrs.frozen
-class RemoveJob:
+class RemoveJob(Request[CronJob]):
     """Delete a job (a run under way finishes); the reply is the removed job."""
 
     job_id: str
 
 
 @attrs.frozen
-class PauseJob:
+class PauseJob(Request[CronJob]):
     """Stop scheduling a job until it is resumed; the reply is the job."""
 
     job_id: str
 
 
 @attrs.frozen
-class ResumeJob:
+class ResumeJob(Request[CronJob]):
     """Schedule a paused job again from now; the reply is the job."""
 
     job_id: str
 
 
 @attrs.frozen
-class RunNow:
+class RunNow(Request[CronJob]):
     """Start a run of the job at once (refused while one is under way); the reply is the job."""
 
     job_id: str
 
 
 @attrs.frozen
-class ListJobs:
+class ListJobs(Request[list[JobView]]):
     """The reply is every job as a :class:`JobView`, by next run."""
 
 

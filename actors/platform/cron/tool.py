@@ -17,11 +17,14 @@ from typing import Any, Final
 import trio
 
 from actors import ActorError, ActorHandle
-from actors.platform.cron.actor import AddJob, JobSpec, JobView, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow, UpdateJob
+from actors.platform.cron.actor import (
+    AddJob, CronMessage, JobSpec, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow, UpdateJob,
+)
 from actors.platform.cron.jobs import CronJob
 from actors.platform.cron.schedule import ScheduleKind
 from actors.platform.cron.script import CronScripts, ScriptRefused
 from actors.platform.outbound import Destination, UnknownDestination
+from messages.request import Request
 from tools.context import ToolContext
 from tools.errors import ToolError, UnknownToolsetError
 from tools.registry import ToolRegistry
@@ -110,7 +113,8 @@ _SCHEMA: dict[str, Any] = {
 
 
 def register_cronjob(
-    registry: ToolRegistry, cron: Callable[[], ActorHandle[Any]], approval_timeout: float, scripts: CronScripts | None = None
+    registry: ToolRegistry, cron: Callable[[], ActorHandle[CronMessage]], approval_timeout: float,
+    scripts: CronScripts | None = None,
 ) -> None:
     """Register ``cronjob`` (toolset ``cronjob``) over the ``cron`` actor that ``cron()`` looks up; ``scripts``
     checks a job's script (None: no script can be named)."""
@@ -125,8 +129,8 @@ class _CronjobCall:
     """One call: its arguments checked, approved, sent to the actor, answered in Hermes's shape."""
 
     def __init__(
-        self, args: dict[str, Any], ctx: ToolContext, cron: Callable[[], ActorHandle[Any]], registry: ToolRegistry,
-        scripts: CronScripts | None,
+        self, args: dict[str, Any], ctx: ToolContext, cron: Callable[[], ActorHandle[CronMessage]],
+        registry: ToolRegistry, scripts: CronScripts | None,
     ) -> None:
         self.args = args
         self.ctx = ctx
@@ -144,7 +148,7 @@ class _CronjobCall:
         except ActorError as exc:
             raise ToolError("Scheduled jobs are not available in this daemon.") from exc
         if action == "list":
-            views: list[JobView] = await actor.ask(ListJobs())
+            views = await actor.ask(ListJobs())
             return ToolResult({"success": True, "count": len(views), "jobs": [_shown(v.job, v.running) for v in views]})
         jobs = {view.job.id: view.job for view in await actor.ask(ListJobs())}
         message, what = await self._message(action, jobs)
@@ -153,12 +157,12 @@ class _CronjobCall:
             refused="Not done: changing the scheduled jobs",
         )
         try:
-            job: CronJob = await actor.ask(message)
+            job = await actor.ask(message)
         except (LookupError, ValueError) as exc:
             raise ToolError(f"{exc}") from exc
         return ToolResult(_answer(action, job))
 
-    async def _message(self, action: str, jobs: dict[str, CronJob]) -> tuple[Any, str]:
+    async def _message(self, action: str, jobs: dict[str, CronJob]) -> tuple[Request[CronJob], str]:
         if action == "create":
             spec = await self._spec(jobs)
             return AddJob(spec), f"schedule a job [{spec.schedule}]: {spec.prompt or ', '.join(spec.skills) or spec.script}"
@@ -217,7 +221,7 @@ class _CronjobCall:
             fields["workdir"] = await _workdir(args["workdir"])
         return fields
 
-    async def _script(self, script: Any) -> str | None:
+    async def _script(self, script: object) -> str | None:
         if script in (None, ""):
             return None
         if self.scripts is None:
@@ -238,7 +242,7 @@ class _CronjobCall:
         return names
 
 
-def _job_ref(ref: Any, jobs: dict[str, CronJob]) -> str | None:
+def _job_ref(ref: object, jobs: dict[str, CronJob]) -> str | None:
     """The job ``ref`` names: its id, or, as Hermes takes it, a name only one job has."""
     if not isinstance(ref, str):
         return None
@@ -248,7 +252,7 @@ def _job_ref(ref: Any, jobs: dict[str, CronJob]) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
-def _destination(value: Any) -> str | None:
+def _destination(value: object) -> str | None:
     if value in (None, "", "local"):
         return None
     try:
@@ -258,7 +262,7 @@ def _destination(value: Any) -> str | None:
     return str(value)
 
 
-def _names(value: Any, what: str) -> tuple[str, ...]:
+def _names(value: object, what: str) -> tuple[str, ...]:
     """A list of names (Hermes also takes one name as a string); empty clears."""
     items = [value] if isinstance(value, str) else value if isinstance(value, list) else None
     if items is None:
@@ -266,14 +270,14 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
     return tuple(str(item).strip() for item in items if str(item).strip())
 
 
-def _model(value: Any) -> tuple[str | None, str | None]:
+def _model(value: object) -> tuple[str | None, str | None]:
     if not isinstance(value, dict):
         raise ToolError("'model' must be an object: {\"model\": NAME, \"provider\": PROVIDER}.")
     model, provider = (str(value.get(key) or "").strip() or None for key in ("model", "provider"))
     return model, provider if model else None
 
 
-async def _workdir(value: Any) -> str | None:
+async def _workdir(value: object) -> str | None:
     if value in (None, ""):
         return None
     path = str(value)

@@ -37,10 +37,11 @@ from actors.platform.daemon.relays import RemoteAttachment, relay_host, relay_pe
 from actors.platform.daemon.mcp_commands import mcp_call, mcp_servers, mcp_tools, reload_mcp
 from actors.platform.daemon.pairing_commands import pairing_request
 from actors.platform.errors import BadFrame, RequestFailed
-from actors.session import Subscription
 from messages import control as c
 from messages.codec import Codec, MessageDecodeError
+from messages.events import SessionEvent
 from messages.framing import FrameReader, FrameTimeout
+from messages.session import EventFeed
 from messages.sockets import request_id_of
 from messages.supervision import ActorState
 from store.errors import SessionOwnedElsewhere
@@ -85,8 +86,8 @@ class Connection(Actor[None]):
         self,
         stream: trio.SocketStream,
         service: ControlService,
-        client_codec: Codec[Any],
-        daemon_codec: Codec[Any],
+        client_codec: Codec[c.ClientMessage],
+        daemon_codec: Codec[c.DaemonMessage],
         buffer: int,
         connections: Callable[[], int],
         frame_timeout: float,
@@ -106,7 +107,7 @@ class Connection(Actor[None]):
         self._closing: c.ErrorReply | None = None
         # Invariant: True when the queued frames are abandoned (the client is too slow for them).
         self._skip_queued = False
-        self._attached: dict[str, tuple[Subscription | RemoteAttachment, trio.CancelScope]] = {}
+        self._attached: dict[str, tuple[EventFeed | RemoteAttachment, trio.CancelScope]] = {}
         self._tasks: trio.Nursery | None = None
         self._client = "?"
         self.requests = 0
@@ -127,7 +128,7 @@ class Connection(Actor[None]):
 
     # -- sending --------------------------------------------------------------------------------
 
-    def send(self, message: Any) -> None:
+    def send(self, message: c.DaemonMessage) -> None:
         """Queue ``message``; a full queue drops the client as slow."""
         if self._closing is not None:
             return
@@ -138,7 +139,7 @@ class Connection(Actor[None]):
             self._skip_queued = True
             self.close_with("slow_client", f"the client fell {limit} frames behind and was dropped")
 
-    async def send_event(self, event: Any) -> None:
+    async def send_event(self, event: SessionEvent) -> None:
         """Queue a session event, waiting for room only when the queue is full (the session's hub bounds the
         wait): a burst of events is queued without a task switch per event."""
         if self._closing is None:
@@ -214,7 +215,7 @@ class Connection(Actor[None]):
         # Synchronous: teardown must not checkpoint (a Cancelled could hide the real error).
         self._stream.socket.close()
 
-    async def _next(self, reader: FrameReader) -> Any:
+    async def _next(self, reader: FrameReader) -> c.ClientMessage | None:
         """The next message; None at end of stream, or once a started frame timed out (the
         connection is then closing with ``bad_frame``).
 
@@ -237,7 +238,7 @@ class Connection(Actor[None]):
             raise BadFrame(str(exc), _request_id_of(frame)) from exc
 
     async def _hello(self, reader: FrameReader) -> bool:
-        message: Any = None
+        message: c.ClientMessage | None = None
         with trio.move_on_after(self._frame_timeout) as waited:
             try:
                 message = await self._next(reader)
@@ -280,7 +281,7 @@ class Connection(Actor[None]):
             in_a_row = 0
             await self._dispatch(message)
 
-    async def _dispatch(self, message: Any) -> None:
+    async def _dispatch(self, message: c.ClientMessage) -> None:
         self.requests += 1
         request_id = getattr(message, "request_id", None)
         self.activity = type(message).__name__
@@ -288,6 +289,8 @@ class Connection(Actor[None]):
         bound = math.inf if isinstance(message, c.McpCall) else self.request_timeout
         try:
             with trio.fail_after(bound):
+                if isinstance(message, c.Hello):
+                    raise RequestFailed("invalid", "Hello was already received")
                 try:
                     if not await self._to_host(message) and not await self._to_peer(message):
                         await self._serve_one(message)
@@ -305,11 +308,9 @@ class Connection(Actor[None]):
         finally:
             self.activity = ""
 
-    async def _serve_one(self, message: Any) -> None:
+    async def _serve_one(self, message: c.ClientRequest) -> None:
         service = self._service
         match message:
-            case c.Hello():
-                raise RequestFailed("invalid", "Hello was already received")
             case c.Tree():
                 self.send(service.tree(message))
             case c.Inspect():
@@ -350,7 +351,7 @@ class Connection(Actor[None]):
                     raise RequestFailed("invalid", f"{type(message).__name__} is not a request")
                 self.send(await handler(service, message))
 
-    async def _to_host(self, message: Any) -> bool:
+    async def _to_host(self, message: c.ClientRequest) -> bool:
         """Serve ``message`` through the session host it belongs to (``daemon.hosts``); whether it was."""
         router = self._service.hosts
         # A peer's request too: a front's hosts are its own, so this is no second forward.
@@ -381,7 +382,7 @@ class Connection(Actor[None]):
         self.send(localize(router, index, routed, reply))
         return True
 
-    async def _to_peer(self, message: Any) -> bool:
+    async def _to_peer(self, message: c.ClientRequest) -> bool:
         """Serve ``message`` through the peer daemon it belongs to (remembered, or ``peer_routing``);
         whether it was."""
         peers = self._service.peers
@@ -403,7 +404,7 @@ class Connection(Actor[None]):
         self.send(reply)
         return True
 
-    async def _to_remembered(self, message: Any, session_id: str, address: str) -> bool:
+    async def _to_remembered(self, message: c.ClientRequest, session_id: str, address: str) -> bool:
         """Forward to where the session ran last time; False when it is not there any more (the peer is
         gone, or answers that another host runs it), so the request is served as if nothing were known."""
         peers = self._service.peers
@@ -422,7 +423,7 @@ class Connection(Actor[None]):
         self.send(reply)
         return True
 
-    async def _elsewhere(self, message: Any, elsewhere: SessionOwnedElsewhere) -> None:
+    async def _elsewhere(self, message: c.ClientRequest, elsewhere: SessionOwnedElsewhere) -> None:
         """A request for a session another daemon runs: forwarded to it when it can be."""
         peers = self._service.peers
         if not self._forwards or peers is None or elsewhere.address is None:
@@ -466,7 +467,7 @@ class Connection(Actor[None]):
             subscription.close()
             scope.cancel()
 
-    async def _forward(self, session_id: str, subscription: Subscription, *, task_status: trio.TaskStatus[None]) -> None:
+    async def _forward(self, session_id: str, subscription: EventFeed, *, task_status: trio.TaskStatus[None]) -> None:
         with trio.CancelScope() as scope:
             self._attached[session_id] = (subscription, scope)
             task_status.started()

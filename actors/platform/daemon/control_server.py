@@ -55,8 +55,8 @@ class ControlServer(Actor[None]):
         self._paths = paths
         self._service = service
         self._config = config
-        self._client_codec: Codec[Any] = Codec(c.ClientMessage, max_frame_bytes=config.max_frame_bytes)
-        self._daemon_codec: Codec[Any] = Codec(c.DaemonMessage, max_frame_bytes=DAEMON_FRAME_LIMIT)
+        self._client_codec: Codec[c.ClientMessage] = Codec(c.ClientMessage, max_frame_bytes=config.max_frame_bytes)
+        self._daemon_codec: Codec[c.DaemonMessage] = Codec(c.DaemonMessage, max_frame_bytes=DAEMON_FRAME_LIMIT)
         self._listener: trio.socket.SocketType | None = None
         self._accepted = 0
         self._refused = 0

@@ -12,7 +12,7 @@ import logging
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
@@ -36,14 +36,14 @@ from actors.session import (
     SessionBusy,
     SessionOptions,
     SessionService,
-    Subscription,
     TooManyRunningTurns,
 )
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages import session as s
 from messages.paths import SESSIONS, child_path, session_id_of, session_path, split_path
-from messages.session import SessionMessage
+from messages.request import Request
+from messages.session import EventFeed, SessionMessage
 from store.errors import (
     SessionNotFoundError,
     TitleConflictError,
@@ -59,6 +59,9 @@ if TYPE_CHECKING:
 __all__ = ["PROTECTED_PATHS", "ControlService"]
 
 log = logging.getLogger("hermes_actors.control")
+
+#: The type of a reply, named by the request asked (:class:`~messages.request.Request`).
+R = TypeVar("R")
 
 #: Infrastructure actors ``kill`` refuses: stopping them is ``hermes-actors stop``.
 PROTECTED_PATHS = frozenset({
@@ -322,7 +325,7 @@ class ControlService:
         except ActorError as exc:
             raise RequestFailed("unavailable", str(exc)) from exc
 
-    async def subscribe(self, request: c.Attach, label: str) -> Subscription:
+    async def subscribe(self, request: c.Attach, label: str) -> EventFeed:
         """Subscribe a connection to a session's events, replaying from ``since``."""
         if request.since is not None and request.since < 0:
             raise RequestFailed("invalid", "since must be >= 0")
@@ -391,12 +394,12 @@ class ControlService:
         await self._ask(handle, s.Steer(request.text))
         return c.Ok(request.request_id, "steered: the text reaches the model with the next tool result")
 
-    async def _ask(self, handle: ActorHandle[SessionMessage], message: SessionMessage) -> Any:
+    async def _ask(self, handle: ActorHandle[SessionMessage], message: Request[R]) -> R:
         """Ask a session or subagent at hand; its refusals become replies a person can read."""
         with _refusals(handle.path):
             return await handle.ask(message)
 
-    async def _ask_session(self, session_id: str, message: SessionMessage) -> Any:
+    async def _ask_session(self, session_id: str, message: Request[R]) -> R:
         """Ask a session by id: woken from the store if needed, asked again if it was just going to
         sleep (``SessionService.ask``); its refusals become replies a person can read.
 

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 from actors import ActorError, ActorNotFound, ActorSystem
 from actors.platform.cron import CronJob, MissedPolicy
-from actors.platform.cron.actor import CRON, AddJob, JobSpec, JobView, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow
+from actors.platform.cron.actor import CRON, AddJob, JobSpec, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow
 from actors.platform.errors import RequestFailed
 from actors.platform.outbound import Destination, UnknownDestination
 from messages import control as c
@@ -28,7 +28,7 @@ async def cron_request(system: ActorSystem, request: c.CronRequest) -> c.CronRep
     except ActorNotFound as exc:
         raise RequestFailed("unavailable", "this daemon runs no cron jobs") from exc
     try:
-        views: list[JobView] = await actor.ask(ListJobs())
+        views = await actor.ask(ListJobs())
         running = {view.job.id for view in views if view.running}
         if request.action == "add":
             job = await actor.ask(AddJob(_spec(request)))

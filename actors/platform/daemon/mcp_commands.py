@@ -9,7 +9,7 @@ from typing import Any
 import trio
 
 from actors import ActorNotFound, ActorSystem
-from actors.mcp import MCP, McpCallError, Reloaded, ReloadServers, ServerClients
+from actors.mcp import MCP, McpCallError, ReloadServers, ServerClients
 from actors.mcp.status import mcp_statuses
 from actors.platform.errors import RequestFailed
 from actors.platform.paths import DaemonPaths
@@ -91,7 +91,7 @@ async def reload_mcp(system: ActorSystem, paths: DaemonPaths, request: c.ReloadM
         config = await trio.to_thread.run_sync(functools.partial(load_config, paths.home, warnings=warnings))
     except ConfigError as exc:
         raise RequestFailed("invalid", f"config.yaml was not reloaded: {exc}") from exc
-    reloaded: Reloaded = await supervisor.ask(ReloadServers(config.mcp_servers))
+    reloaded = await supervisor.ask(ReloadServers(config.mcp_servers))
     log.info("MCP servers reloaded: %s", ", ".join(config.mcp_servers) or "none configured")
     with trio.move_on_after(max(0.0, min(request.wait_seconds, _RELOAD_WAIT_MAX))):
         for settled in reloaded.settled.values():

@@ -12,7 +12,6 @@ from actors.platform.gateway.pairing import (
     ApproveCode,
     ListPairings,
     PairedUser,
-    PairingBook,
     RevokeUser,
 )
 from actors.platform.outbound import (
@@ -47,7 +46,7 @@ async def pairing_request(system: ActorSystem, outbound: OutboundRegistry | None
         if request.action == "approve":
             if not request.code:
                 raise RequestFailed("invalid", "pairing approve needs a CODE")
-            user: PairedUser = await actor.ask(ApproveCode(request.code))
+            user = await actor.ask(ApproveCode(request.code))
             message = f"approved {user.user_name} ({user.platform} user {user.user_id})"
             if outbound is not None:
                 await _welcome(outbound, user)
@@ -59,7 +58,7 @@ async def pairing_request(system: ActorSystem, outbound: OutboundRegistry | None
             message = f"revoked {request.platform} user {request.user_id}"
         elif request.action != "list":
             raise RequestFailed("invalid", f"unknown pairing action {request.action!r}")
-        book: PairingBook = await actor.ask(ListPairings())
+        book = await actor.ask(ListPairings())
     except LookupError as exc:
         raise RequestFailed("not_found", str(exc)) from exc
     except ActorError as exc:

@@ -47,14 +47,14 @@ class PeerLink:
 
     stream: trio.SocketStream
     reader: FrameReader
-    encoder: Codec[Any]
-    decoder: Codec[Any]
+    encoder: Codec[c.ClientMessage]
+    decoder: Codec[c.DaemonMessage]
 
-    async def send(self, message: Any) -> None:
+    async def send(self, message: c.ClientMessage) -> None:
         """Send a request."""
         await self.stream.send_all(self.encoder.encode(message))
 
-    async def receive(self) -> Any:
+    async def receive(self) -> c.DaemonMessage:
         """The next message from the peer.
 
         Raises:
@@ -68,7 +68,7 @@ class PeerLink:
         except MessageDecodeError as exc:
             raise RequestFailed("unavailable", f"the daemon running the session sent a bad frame: {exc}") from exc
 
-    async def reply_to(self, request_id: str) -> Any:
+    async def reply_to(self, request_id: str) -> c.DaemonMessage:
         """The peer's reply to ``request_id`` (events before it are skipped)."""
         while True:
             message = await self.receive()
@@ -88,8 +88,8 @@ class PeerRouter:
 
     def __init__(self, secret: bytes, max_frame_bytes: int) -> None:
         self._secret = secret
-        self._encoder: Codec[Any] = Codec(c.ClientMessage, max_frame_bytes=max_frame_bytes)
-        self._decoder: Codec[Any] = Codec(c.DaemonMessage, max_frame_bytes=REPLY_FRAME_LIMIT)
+        self._encoder: Codec[c.ClientMessage] = Codec(c.ClientMessage, max_frame_bytes=max_frame_bytes)
+        self._decoder: Codec[c.DaemonMessage] = Codec(c.DaemonMessage, max_frame_bytes=REPLY_FRAME_LIMIT)
         self.forwarded = 0
         # Where sessions this daemon forwarded to run: a hint, dropped when wrong or told it moved.
         self._owners: dict[str, str] = {}
@@ -145,7 +145,7 @@ class PeerRouter:
             raise PeerUnreachable(f"the daemon running the session ({address}) did not welcome us: {welcome!r}")
         return link
 
-    async def forward(self, address: str, request: Any) -> Any:
+    async def forward(self, address: str, request: c.ClientRequest) -> c.DaemonMessage:
         """Send ``request`` to the daemon at ``address``; its reply (an error reply included), as is.
 
         The link comes from the idle ones kept for ``address`` when one is, and goes back there after

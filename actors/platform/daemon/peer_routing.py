@@ -9,8 +9,6 @@ daemon holding its lease.
 
 from __future__ import annotations
 
-from typing import Any
-
 from actors.platform.daemon.control_service import ControlService
 from messages import control as c
 from messages import paths
@@ -20,7 +18,7 @@ __all__ = ["peer_for", "session_of_request"]
 _BY_PATH = (c.Inspect, c.Kill, c.SteerSession, c.Tree)
 
 
-def session_of_request(message: Any) -> str | None:
+def session_of_request(message: c.ClientRequest) -> str | None:
     """The session a request names (by id, or by a path in it), if any; a bare path's first name may
     not be a session at all, which a lookup by it finds out."""
     session_id = getattr(message, "session_id", None)
@@ -32,7 +30,7 @@ def session_of_request(message: Any) -> str | None:
     return None
 
 
-async def peer_for(service: ControlService, message: Any) -> str | None:
+async def peer_for(service: ControlService, message: c.ClientRequest) -> str | None:
     """The address of the peer daemon that should serve ``message``, or None to serve it here.
 
     Raises:

@@ -55,8 +55,8 @@ class PeerListener(Actor[None]):
         self._config = config
         self._secret = secret
         self._advertise = advertise
-        self._client_codec: Codec[Any] = Codec(c.ClientMessage, max_frame_bytes=config.max_frame_bytes)
-        self._daemon_codec: Codec[Any] = Codec(c.DaemonMessage, max_frame_bytes=REPLY_FRAME_LIMIT)
+        self._client_codec: Codec[c.ClientMessage] = Codec(c.ClientMessage, max_frame_bytes=config.max_frame_bytes)
+        self._daemon_codec: Codec[c.DaemonMessage] = Codec(c.DaemonMessage, max_frame_bytes=REPLY_FRAME_LIMIT)
         self._listeners: list[trio.SocketListener] = []
         self.address = ""
         self._accepted = 0

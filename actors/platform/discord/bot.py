@@ -27,6 +27,7 @@ from actors.platform.discord.gateway import DiscordGateway, GatewayLost, Gateway
 from actors.platform.discord.rest import DiscordError, DiscordRest
 from actors.platform.gateway.adapter import PlatformAdapter, TokenRefused
 from actors.platform.gateway.desk import session_id_for
+from actors.platform.gateway.pairing import PairingMessage
 from actors.platform.gateway.port import (
     ButtonPress,
     ChatRef,
@@ -79,7 +80,7 @@ class DiscordBot(PlatformAdapter):
         sessions: SessionService,
         outbound: OutboundRegistry,
         state_dir: Path,
-        pairing: Callable[[], ActorHandle[Any] | None] = lambda: None,
+        pairing: Callable[[], ActorHandle[PairingMessage] | None] = lambda: None,
     ) -> None:
         super().__init__(config, sessions, outbound, state_dir, pairing, prefix=SESSION_PREFIX, toolsets=DISCORD_TOOLSETS)
         self.config = config

@@ -12,6 +12,7 @@ import trio
 
 from actors import Actor, ActorHandle
 from actors.platform.gateway.desk import GatewayDesk
+from actors.platform.gateway.pairing import PairingMessage
 from actors.platform.gateway.port import ChatPort, ChatRef, GatewaySettings
 from actors.platform.markup import extract_media
 from actors.platform.outbound import (
@@ -56,7 +57,7 @@ class PlatformAdapter(Actor[Any], ChatPort):
         sessions: SessionService,
         outbound: OutboundRegistry,
         state_dir: Path,
-        pairing: Callable[[], ActorHandle[Any] | None],
+        pairing: Callable[[], ActorHandle[PairingMessage] | None],
         *,
         prefix: str,
         toolsets: tuple[str, ...],

@@ -31,7 +31,7 @@ import secrets
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVarTuple, Unpack
 
 import attrs
 import trio
@@ -43,7 +43,7 @@ from actors.platform.gateway.follower import (
     parse_button,
     session_tag,
 )
-from actors.platform.gateway.pairing import CheckUser, RequestCode, TooManyWaiting
+from actors.platform.gateway.pairing import CheckUser, PairingMessage, RequestCode, TooManyWaiting
 from actors.platform.gateway.port import (
     ButtonPress,
     ChatPort,
@@ -63,11 +63,14 @@ from actors.session import (
     TooManyRunningTurns,
 )
 from config.gateway import EVERYONE
-from messages.session import AnswerRequest, CheckFiles, FileCheck, Interrupt, Subscribe
+from messages.session import AnswerRequest, CheckFiles, FileCheck, Interrupt, SessionMessage, Subscribe
 
 __all__ = ["REFUSAL", "ChatState", "GatewayDesk", "session_id_for"]
 
 log = logging.getLogger("hermes_actors.platform.gateway")
+
+#: The arguments a chat task is started with.
+Ts = TypeVarTuple("Ts")
 
 REFUSAL = "Sorry, I am not set up to talk with you. Ask the owner of this bot to let you in."
 HELP = (
@@ -115,7 +118,7 @@ class GatewayDesk:
         port: ChatPort,
         settings: GatewaySettings,
         sessions: SessionService,
-        pairing: Callable[[], ActorHandle[Any] | None],
+        pairing: Callable[[], ActorHandle[PairingMessage] | None],
         chats_file: Path,
         spawn: Callable[..., None],
         *,
@@ -138,14 +141,18 @@ class GatewayDesk:
         self._group_chats = frozenset(settings.group_allowed_chats)
         self.dm_policy = settings.effective_dm_policy
 
-    def spawn(self, task: Callable[..., Awaitable[object]], *args: Any, chat: ChatState | None = None) -> None:
+    def spawn(
+        self, task: Callable[[Unpack[Ts]], Awaitable[object]], *args: Unpack[Ts], chat: ChatState | None = None
+    ) -> None:
         """Run ``task`` in the adapter's scope; an unexpected error is logged, and fails only that task
         (one chat's trouble never stops the platform). A task for ``chat`` keeps it remembered."""
         if chat is not None:
             chat.tasks += 1
         self._spawn(self._guarded, task, args, chat)
 
-    async def _guarded(self, task: Callable[..., Awaitable[object]], args: tuple[Any, ...], chat: ChatState | None) -> None:
+    async def _guarded(
+        self, task: Callable[[Unpack[Ts]], Awaitable[object]], args: tuple[Unpack[Ts]], chat: ChatState | None
+    ) -> None:
         try:
             await task(*args)
         except Exception:
@@ -224,7 +231,7 @@ class GatewayDesk:
         if pairing is None:
             return False
         try:
-            return bool(await pairing.ask(CheckUser(chat.platform, user_id)))
+            return await pairing.ask(CheckUser(chat.platform, user_id))
         except ActorError as exc:
             log.warning("pairing is not available (%s); user %s is refused", exc, user_id)
             return False
@@ -296,7 +303,7 @@ class GatewayDesk:
         self.spawn(follower.run, chat=chat)
         return follower
 
-    async def _session(self, chat: ChatState) -> ActorHandle[Any]:
+    async def _session(self, chat: ChatState) -> ActorHandle[SessionMessage]:
         try:
             return await self.sessions.get(chat.session_id)
         except SessionNotFound:
@@ -311,7 +318,7 @@ class GatewayDesk:
         async def check(request: CheckFiles) -> list[FileCheck]:
             try:
                 handle = await self.sessions.get(chat.session_id)
-                return list(await handle.ask(request))
+                return await handle.ask(request)
             except (SessionNotFound, ActorError) as exc:
                 return [FileCheck(path, refusal=f"the session could not check it ({exc})") for path in request.paths]
 
@@ -351,7 +358,7 @@ class GatewayDesk:
         if handle is None:
             return False
         try:
-            return bool(await handle.ask(AnswerRequest(request_id, answer, answered_by)))
+            return await handle.ask(AnswerRequest(request_id, answer, answered_by))
         except ActorError as exc:
             log.warning("%s chat %s: an answer was not delivered: %s", chat.chat.platform, chat.chat.chat_id, exc)
             return False

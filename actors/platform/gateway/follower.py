@@ -23,7 +23,7 @@ import trio
 from actors.platform.gateway.port import ChatPort, ChatRef, Choice, SentMessage
 from actors.platform.markup import extract_media
 from actors.platform.outbound import DeliveryFailed
-from actors.session import Subscription, SubscriptionClosed
+from actors.session import SubscriptionClosed
 from messages.events import (
     ApprovalRequested,
     ClarifyRequested,
@@ -34,7 +34,7 @@ from messages.events import (
     TurnFinished,
     TurnStarted,
 )
-from messages.session import CheckFiles, FileCheck
+from messages.session import CheckFiles, EventFeed, FileCheck
 
 __all__ = ["APPROVAL_LABELS", "ChatFollower", "PendingRequest", "button_data", "parse_button", "session_tag"]
 
@@ -102,7 +102,7 @@ class ChatFollower:
         port: ChatPort,
         chat: ChatRef,
         session_id: str,
-        subscription: Subscription,
+        subscription: EventFeed,
         check_files: Callable[[CheckFiles], Awaitable[list[FileCheck]]],
         *,
         tool_progress: bool,

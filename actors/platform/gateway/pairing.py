@@ -28,6 +28,7 @@ import trio
 
 from actors import Actor, Rejected
 from actors.platform.state_files import write_json
+from messages.request import Request
 
 __all__ = [
     "CODE_ALPHABET",
@@ -63,7 +64,7 @@ MAX_WAITING = 3
 
 
 @attrs.frozen
-class CheckUser:
+class CheckUser(Request[bool]):
     """The reply is True when the user was paired on the platform."""
 
     platform: str
@@ -71,7 +72,7 @@ class CheckUser:
 
 
 @attrs.frozen
-class RequestCode:
+class RequestCode(Request["PendingCode"]):
     """A stranger asks in; the reply is their :class:`PendingCode` (the one already waiting, if any).
 
     Refused with :class:`TooManyWaiting` when the platform has :data:`MAX_WAITING` codes waiting.
@@ -84,7 +85,7 @@ class RequestCode:
 
 
 @attrs.frozen
-class ApproveCode:
+class ApproveCode(Request["PairedUser"]):
     """The owner lets a code's user in; the reply is the :class:`PairedUser`. Refused with
     :class:`UnknownCode` for a code that never was, or has expired."""
 
@@ -92,7 +93,7 @@ class ApproveCode:
 
 
 @attrs.frozen
-class RevokeUser:
+class RevokeUser(Request[bool]):
     """Forget a paired user; the reply is True when there was one."""
 
     platform: str
@@ -100,7 +101,7 @@ class RevokeUser:
 
 
 @attrs.frozen
-class ListPairings:
+class ListPairings(Request["PairingBook"]):
     """The reply is the :class:`PairingBook` (codes still waiting, and the paired users)."""
 
 

@@ -27,6 +27,7 @@ import trio
 from actors import ActorHandle
 from actors.platform.gateway.adapter import PlatformAdapter
 from actors.platform.gateway.desk import session_id_for
+from actors.platform.gateway.pairing import PairingMessage
 from actors.platform.gateway.port import ChatRef, Choice, RemoteFile, SentMessage
 from actors.platform.markup import (
     TELEGRAM_LIMIT,
@@ -81,7 +82,7 @@ class TelegramBot(PlatformAdapter):
         sessions: SessionService,
         outbound: OutboundRegistry,
         state_dir: Path,
-        pairing: Callable[[], ActorHandle[Any] | None] = lambda: None,
+        pairing: Callable[[], ActorHandle[PairingMessage] | None] = lambda: None,
     ) -> None:
         super().__init__(config, sessions, outbound, state_dir, pairing, prefix=SESSION_PREFIX, toolsets=TELEGRAM_TOOLSETS)
         self.config = config

@@ -36,6 +36,10 @@ _READ_SIZE = 65536
 #: How long connecting to a host and its welcome may take.
 CONNECT_SECONDS = 10.0
 
+#: The control protocol's codecs: what the front sends a host, and what the host answers.
+_Encoder = Codec[c.ClientMessage]
+_Decoder = Codec[c.DaemonMessage]
+
 
 class HostUnavailable(RequestFailed):
     """The host is not running, or went away with the request unanswered."""
@@ -44,7 +48,7 @@ class HostUnavailable(RequestFailed):
         super().__init__("unavailable", message)
 
 
-async def open_host_stream(socket: Path, encoder: Codec[Any], decoder: Codec[Any]) -> tuple[trio.SocketStream, FrameReader]:
+async def open_host_stream(socket: Path, encoder: _Encoder, decoder: _Decoder) -> tuple[trio.SocketStream, FrameReader]:
     """A connection to the host listening at ``socket``, said hello to and welcomed.
 
     Raises:
@@ -89,7 +93,7 @@ class HostLink:
     """
 
     def __init__(
-        self, stream: trio.SocketStream, reader: FrameReader, encoder: Codec[Any], decoder: Codec[Any], name: str
+        self, stream: trio.SocketStream, reader: FrameReader, encoder: _Encoder, decoder: _Decoder, name: str
     ) -> None:
         self._stream = stream
         self._reader = reader
@@ -102,7 +106,7 @@ class HostLink:
         self._closed: str | None = None
         self.requests = 0
 
-    async def request(self, message: Any) -> Any:
+    async def request(self, message: c.ClientRequest) -> Any:
         """Send ``message`` to the host; its reply (an ``ErrorReply`` included), under the message's id.
 
         Raises:
@@ -159,7 +163,7 @@ class HostLink:
 class AttachLink:
     """A link of its own for one attachment: its frames are relayed to the client untouched."""
 
-    def __init__(self, stream: trio.SocketStream, reader: FrameReader, encoder: Codec[Any], decoder: Codec[Any]) -> None:
+    def __init__(self, stream: trio.SocketStream, reader: FrameReader, encoder: _Encoder, decoder: _Decoder) -> None:
         self._stream = stream
         self._reader = reader
         self._encoder = encoder
@@ -167,7 +171,7 @@ class AttachLink:
 
     @classmethod
     @asynccontextmanager
-    async def open(cls, socket: Path, encoder: Codec[Any], decoder: Codec[Any]) -> AsyncIterator[AttachLink]:
+    async def open(cls, socket: Path, encoder: _Encoder, decoder: _Decoder) -> AsyncIterator[AttachLink]:
         """A welcomed connection to the host at ``socket``, closed at the end of the block."""
         stream, reader = await open_host_stream(socket, encoder, decoder)
         async with stream:

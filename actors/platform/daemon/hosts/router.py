@@ -66,7 +66,7 @@ class HostRouter:
         start_seconds: how long a request waits for a host while none runs.
     """
 
-    def __init__(self, encoder: Codec[Any], decoder: Codec[Any], start_seconds: float) -> None:
+    def __init__(self, encoder: Codec[c.ClientMessage], decoder: Codec[c.DaemonMessage], start_seconds: float) -> None:
         self.start_seconds = start_seconds
         self.encoder = encoder
         self.decoder = decoder
@@ -164,7 +164,7 @@ class HostRouter:
 
     # -- talking to a host ---------------------------------------------------------------------
 
-    async def request(self, index: int, message: Any) -> Any:
+    async def request(self, index: int, message: c.ClientRequest) -> Any:
         """``message`` served by host ``index``: its reply (an ``ErrorReply`` included).
 
         Raises:

@@ -29,7 +29,9 @@ _BY_SESSION_ID = (
 _BY_PATH = (c.Inspect, c.Kill, c.SteerSession, c.Tree)
 
 
-async def host_for(service: ControlService, router: HostRouter, message: Any) -> tuple[int, Any] | None:
+async def host_for(
+    service: ControlService, router: HostRouter, message: c.ClientRequest
+) -> tuple[int, c.ClientRequest] | None:
     """The host that serves ``message``, and the message as that host must see it; None: the front serves it.
 
     Raises:
@@ -63,7 +65,9 @@ async def _routed_session(service: ControlService, router: HostRouter, ref: str)
     return None if service.is_live(session_id) else session_id
 
 
-def _by_path(service: ControlService, router: HostRouter, message: Any) -> tuple[int, Any] | None:
+def _by_path(
+    service: ControlService, router: HostRouter, message: c.Inspect | c.Kill | c.SteerSession | c.Tree
+) -> tuple[int, c.ClientRequest] | None:
     path = message.path.strip().strip("/")
     in_host = split_host_path(path)
     if in_host is not None:
