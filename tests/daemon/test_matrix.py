@@ -163,6 +163,43 @@ class TestApprovals:
             daemon.stop()
 
 
+class TestQuestionsAndProgress:
+    """A question's choices are answered by their words or a keycap reaction, an open one by the next
+    message; a turn's tools are one progress message, edited with m.replace as they run."""
+
+    def test_clarify_and_progress_edits(self, home: Path, provider: ScriptedProviderProcess, matrix: FakeMatrix) -> None:
+        provider.reset()
+        matrix.add_room(DM, 2)
+        daemon = _start(home, provider, matrix, reactions=False)
+        try:
+            _connected(home)
+            provider.push(
+                {"tool_calls": [{"id": "ask1", "name": "clarify", "arguments": {"question": "Which colour?", "choices": ["red", "dark green"]}}]},
+                {"tool_calls": [{"id": "ask2", "name": "clarify", "arguments": {"question": "Which size?", "choices": ["small", "large"]}}]},
+                {"tool_calls": [{"id": "ask3", "name": "clarify", "arguments": {"question": "And the shade?"}}]},
+                {"tool_calls": [{"id": "t1", "name": "terminal", "arguments": {"command": "echo one"}},
+                                {"id": "t2", "name": "terminal", "arguments": {"command": "echo two"}}]},
+                {"text": "Dark green, large, deep."},
+            )
+            matrix.push_message(DM, OWNER, "paint it")
+            matrix.wait_until(lambda: any(t.startswith("❓ Which colour?") for t in matrix.texts_to(DM)), "the first question")
+            assert "1. red\n2. dark green" in next(t for t in matrix.texts_to(DM) if t.startswith("❓ Which colour?"))
+            matrix.push_message(DM, OWNER, "Dark green")
+            matrix.wait_until(lambda: any(t.startswith("❓ Which size?") for t in matrix.texts_to(DM)), "the second question")
+            size = next(e["event_id"] for _, e in matrix.sent_events() if e["content"].get("body", "").startswith("❓ Which size?"))
+            matrix.push_reaction(DM, OWNER, size, "2\ufe0f\u20e3")
+            matrix.wait_until(lambda: any(t.startswith("❓ And the shade?") for t in matrix.texts_to(DM)), "the open question")
+            matrix.push_message(DM, OWNER, "deep")
+            matrix.wait_until(lambda: "Dark green, large, deep." in matrix.texts_to(DM), "the answer")
+            results = [m["content"] for m in provider.requests()[-1]["body"]["messages"] if m["role"] == "tool"]
+            assert "dark green" in results[0] and "large" in results[1] and "deep" in results[2]
+            progress = next(e["event_id"] for _, e in matrix.sent_events() if e["content"].get("body", "").startswith("❓ clarify:"))
+            matrix.wait_until(lambda: any("echo two" in body for body in matrix.edits_of(progress)), "the progress edited")
+            assert _user_texts(provider) == ["paint it"]
+        finally:
+            daemon.stop()
+
+
 class TestLimits:
     """A long answer is split at max_message_length; a 429 is waited out as retry_after_ms says; a send
     whose answer was lost is tried again under its transaction id and not doubled."""
@@ -258,7 +295,31 @@ class TestConnection:
 
 
 class TestDelivery:
-    """A cron job delivers to a room by id and by alias; a room written wrong is refused when the job is made."""
+    """A cron job delivers to a room by id and by alias; a room written wrong is refused when the job is
+    made; files go both ways (a user's fetched through the authenticated media API, a reply's uploaded)."""
+
+    def test_files_both_ways(self, home: Path, provider: ScriptedProviderProcess, matrix: FakeMatrix, tmp_path: Path) -> None:
+        provider.reset()
+        matrix.add_room(DM, 2)
+        workspace = tmp_path / "work"
+        workspace.mkdir()
+        (workspace / "report.txt").write_bytes(b"the report's bytes")
+        matrix.media["fake.test/data"] = b"a,b\n1,2\n"
+        daemon = _start(home, provider, matrix, cwd=str(workspace))
+        try:
+            _connected(home)
+            provider.push({"text": f"Here it is.\nMEDIA:{workspace}/report.txt"})
+            matrix.push_event(DM, {"type": "m.room.message", "sender": OWNER, "content": {
+                "msgtype": "m.file", "body": "data.csv", "url": "mxc://fake.test/data", "info": {"mimetype": "text/csv", "size": 8}}})
+            matrix.wait_until(lambda: any(m["msgtype"] == "m.file" for m in matrix.messages_to(DM)), "the reply's file")
+            [sent] = [m for m in matrix.messages_to(DM) if m["msgtype"] == "m.file"]
+            assert sent["body"] == "report.txt" and matrix.media[sent["url"].removeprefix("mxc://")] == b"the report's bytes"
+            assert matrix.texts_to(DM)[0] == "Here it is."
+            [text] = _user_texts(provider)
+            [saved] = (workspace / "incoming").iterdir()
+            assert saved.name.endswith("-data.csv") and saved.read_bytes() == b"a,b\n1,2\n" and str(saved) in text
+        finally:
+            daemon.stop()
 
     def test_cron_delivers_to_a_room(self, home: Path, provider: ScriptedProviderProcess, matrix: FakeMatrix) -> None:
         provider.reset()

@@ -5,8 +5,8 @@ or when its ``timeout`` runs out; without ``since`` it answers at once with the 
 the rooms' history, as a first sync does), with the events the test pushes and those the bot sent
 (its own echo, as a homeserver sends it); ``PUT /rooms/{id}/send/{type}/{txnId}`` (idempotent per
 transaction id: a repeated one gets the first event's id and adds nothing), ``PUT .../redact/...``,
-``PUT .../typing/...``, ``POST /join/{room}``, ``POST /rooms/{id}/leave``, ``GET /directory/room/{alias}``
-and the media upload. Every request needs ``Authorization: Bearer`` the token, else ``401
+``PUT .../typing/...``, ``POST /join/{room}``, ``POST /rooms/{id}/leave``, ``GET /directory/room/{alias}``,
+the media upload and the authenticated media download. Every request needs ``Authorization: Bearer`` the token, else ``401
 M_UNKNOWN_TOKEN``. The test can answer the next send with a 429 ``M_LIMIT_EXCEEDED`` and its
 ``retry_after_ms``, take the next send and answer it with a 500 (a lost answer), and fail or drop the
 next syncs.
@@ -49,6 +49,7 @@ class FakeMatrix(FakePlatform):
         self.sync_failures: list[int] = []  # a status, or 0: the connection is closed without an answer
         self.lost_answers = self.duplicate_txns = self.rate_limited = 0
         self.next_event = 0
+        self.media: dict[str, bytes] = {}  # "server/id" -> bytes: users' files, and the bot's uploads
 
     # -- what the test does ---------------------------------------------------------------------
 
@@ -221,7 +222,14 @@ def _handler(fake: FakeMatrix) -> type[BaseHTTPRequestHandler]:
                 return
             url = urlsplit(self.path)
             if url.path == "/_matrix/media/v3/upload":
-                self.reply(200, json.dumps({"content_uri": f"mxc://fake.test/up{len(raw)}"}).encode())
+                with fake.lock:
+                    media = f"fake.test/up{len(fake.media)}"
+                    fake.media[media] = raw
+                self.reply(200, json.dumps({"content_uri": f"mxc://{media}"}).encode())
+                return
+            if url.path.startswith("/_matrix/client/v1/media/download/"):
+                data = fake.media.get(unquote(url.path.removeprefix("/_matrix/client/v1/media/download/")))
+                self.reply(200 if data is not None else 404, data or b"", "application/octet-stream")
                 return
             query = {k: v[0] for k, v in parse_qs(url.query).items()}
             body = json.loads(raw) if raw and self.headers.get("content-type", "").startswith("application/json") else None
