@@ -33,7 +33,7 @@ class TestAnswers:
     """A reply or a reaction names a choice; anything else is a message."""
 
     @pytest.mark.parametrize(("text", "index"), [("approve", 0), ("Approve session", 1), ("approve always", 2), ("deny", 3),
-                                                 ("no", 3), ("4", 3), ("Allow once", 0), ("approve it all", None), ("hello", None)])
+                                                 ("no", None), ("ok", None), ("4", 3), ("Allow once", 0), ("approve it all", None), ("hello", None)])
     def test_replies_to_an_approval(self, text: str, index: int | None) -> None:
         assert chosen(text, APPROVAL) == index
 

@@ -14,7 +14,7 @@ The bot is the gateway's :class:`~actors.platform.gateway.port.ChatPort` for Mat
 ``org.matrix.custom.html`` beside the plain body, split at ``max_message_length``; streamed answers and
 progress are edits (``m.replace``) paced per message; a message being worked on gets a 👀 reaction, then
 ✅ with its answer. Matrix has no buttons: an approval or a question with choices lists them, and its
-answer is a reply (``approve``, ``deny``, ``approve session``, a choice's number or words) or a reaction
+answer is a reply (``approve``, ``deny``, ``approve session``, a choice's number or words; never a bare "yes" or "ok") or a reaction
 on the question (👍 / 👎, 1️⃣ ...), from the one who started the conversation only. While connected it is
 the registry's ``matrix`` platform (``matrix:!room:example.org``, ``matrix:#alias:example.org``).
 """
@@ -75,8 +75,9 @@ WORKING, DONE = "👀", "✅"
 #: Reactions that answer a question: yes, no, and the keycap digits for a choice's number.
 YES, NO = frozenset({"👍", "✅", "✔️", "👍️"}), frozenset({"👎", "❌", "👎️"})
 KEYCAPS = tuple(f"{n}\ufe0f\u20e3" for n in range(1, 10))
-#: Words that approve (the first choice) or deny, alone or followed by once / session / always.
-APPROVE_WORDS, DENY_WORDS = frozenset({"approve", "allow", "yes", "y", "ok"}), frozenset({"deny", "no", "n"})
+#: Words that approve (the first choice) or deny, alone or followed by once / session / always. Not "yes" or
+#: "ok": said in passing while a command waits, they would allow it.
+APPROVE_WORDS, DENY_WORDS = frozenset({"approve", "allow"}), frozenset({"deny"})
 
 
 @attrs.frozen
@@ -240,7 +241,11 @@ class MatrixBot(PlatformAdapter):
                 _remember(self._members, room, count)
             if history:
                 continue  # before the bot started: not answered
-            for event in wire_object(joined.get("timeline")).get("events") or ():
+            events = wire_object(joined.get("timeline")).get("events", [])  # a room with nothing new may have none
+            if not isinstance(events, list):
+                self._skip(f"a timeline of {room[:80]} without a list of events")
+                continue
+            for event in events:
                 await self._event(room, event)
         for room, invited in wire_object(rooms.get("invite")).items():
             invite = read_invite(room, wire_object(invited).get("invite_state"), self.user_id)
