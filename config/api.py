@@ -14,6 +14,7 @@ from attrs import validators as v
 
 from config.sandbox import SANDBOX_MODES, SandboxConfig, limit_overrides
 from config.discord import DiscordConfig
+from config.matrix import MatrixConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 from config.validators import integer, non_empty_str, optional_str, positive_int, str_tuple
@@ -72,6 +73,7 @@ class PlatformsConfig:
     telegram: TelegramConfig = attrs.Factory(TelegramConfig)
     discord: DiscordConfig = attrs.Factory(DiscordConfig)
     slack: SlackConfig = attrs.Factory(SlackConfig)
+    matrix: MatrixConfig = attrs.Factory(MatrixConfig)
 
 
 def auth_disabled_refusal(api: ApiServerConfig, sandbox: SandboxConfig) -> str | None:

@@ -7,7 +7,7 @@ A Hermes user brings their file. Five things make it load here with every shared
 * **Hermes forms** (:func:`apply_hermes_forms`): values Hermes writes differently, such as ``model`` as a
   bare string, ``provider: auto`` or ``""`` for "unset", and execute_code's ``mode``.
 * **Messaging sections** (:func:`_read_platform_sections`): Hermes's top-level ``telegram:``,
-  ``discord:`` and ``slack:`` keys that ``platforms.telegram`` / ``.discord`` / ``.slack`` have are read there, and their
+  ``discord:``, ``slack:`` and ``matrix:`` keys that ``platforms.telegram`` / ``.discord`` / ``.slack`` / ``.matrix`` have are read there, and their
   user and chat lists are read as Hermes writes them (numbers, strings, or one comma-separated string).
 * **Environment references** (:func:`expand_env_references`): ``${NAME}`` in a string value, as Hermes
   expands it.
@@ -29,6 +29,7 @@ from config.aliases import move_key
 from config.discord import DiscordConfig
 from config.errors import ConfigError
 from config.hermes_keys import HERMES_UNUSED
+from config.matrix import MatrixConfig
 from config.providers import KNOWN_PROVIDERS
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
@@ -80,7 +81,7 @@ _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
     "web.search_backend": {"": None, **dict.fromkeys(_UNBUILT_BACKENDS, _HERMES_SEARCH_BACKEND)},
 }
 # Hermes's messaging sections at the top level, and the section of ours that holds their settings.
-_PLATFORM_SECTIONS = {"telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig}
+_PLATFORM_SECTIONS = {"telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig, "matrix": MatrixConfig}
 _ID_LISTS = ("allow_from", "group_allow_from", "group_allowed_chats")
 # Hermes's names for a local OpenAI-compatible server: ``custom`` here, LM Studio at its usual address.
 _LOCAL_PROVIDERS = {"ollama": None, "vllm": None, "llamacpp": None, "lmstudio": "http://127.0.0.1:1234/v1"}

@@ -5,8 +5,8 @@ unregisters it when it stops. Everything that sends a message on the daemon's in
 as the reply to a user's message, goes through :class:`OutboundRegistry`: a cron job's result, the
 ``send_message`` tool, a background process's notification. A destination is written
 ``PLATFORM:CHAT`` or ``PLATFORM:CHAT:THREAD`` (``telegram:-1001234``, ``discord:998877:1122``,
-``slack:C0123ABCD``, ``slack:#general``, ``slack:C0123ABCD:1712345678.000100``), or ``PLATFORM`` alone
-for that platform's configured home channel.
+``slack:C0123ABCD``, ``slack:#general``, ``slack:C0123ABCD:1712345678.000100``, ``matrix:!room:example.org``,
+``matrix:#alias:example.org``), or ``PLATFORM`` alone for that platform's configured home channel.
 """
 
 from __future__ import annotations
@@ -29,11 +29,14 @@ __all__ = [
 
 
 #: The messaging platforms a destination may name.
-PLATFORMS = ("telegram", "discord", "slack")
+PLATFORMS = ("telegram", "discord", "slack", "matrix")
 #: How a chat and a thread are written on platforms whose ids are not numbers: Slack's channel ids
 #: (``C0123ABCD``) or names (``#general``), and its threads' timestamps (``1712345678.000100``).
 _CHAT_FORMS = {"slack": (re.compile(r"[CGD][A-Z0-9]{8,}|#[a-z0-9][a-z0-9._-]{0,79}"), re.compile(r"\d{1,12}\.\d{1,9}"))}
 _NUMBER = re.compile(r"-?\d+")
+#: A Matrix room is written with its server, whose colon is not a separator here: ``matrix:!room:server``
+#: or ``matrix:#alias:server`` (a port after the server too), and then perhaps ``:$event`` for a thread.
+_MATRIX = re.compile(r"(?P<chat>[!#][^:\s]+:[A-Za-z0-9.-]+(?::\d{1,5})?)(?::(?P<thread>\$[A-Za-z0-9_+/=.-]+))?")
 
 
 class UnknownDestination(ValueError):
@@ -63,6 +66,11 @@ class Destination:
         platform writes them (a number; Slack's in its own forms), checked here so that a job is refused
         when it is made rather than failing at its first run."""
         parts = text.strip().split(":")
+        if parts[0].lower() == "matrix" and len(parts) > 1:
+            room = _MATRIX.fullmatch(text.strip().partition(":")[2])
+            if room is None:
+                raise UnknownDestination(f"a matrix room is !id:server or #alias:server (then :$event for a thread), got {text!r}")
+            return cls("matrix", room["chat"], room["thread"])
         if not parts[0] or len(parts) > 3 or any(not part for part in parts[1:]):
             raise UnknownDestination(f"a destination is PLATFORM[:CHAT[:THREAD]], got {text!r}")
         platform = parts[0].lower()

@@ -13,6 +13,7 @@ import yaml
 from config.discord import DiscordConfig
 from config.gateway import read_access_environment
 from config.loader import Config, ConfigError, load_config
+from config.matrix import MatrixConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 
@@ -145,3 +146,21 @@ class TestSlackKeys:
 
     def test_tokens_are_never_shown(self) -> None:
         assert "xoxb" not in repr(SlackConfig(token="xoxb-secret", app_token="xapp-secret")) and "xapp" not in repr(SlackConfig(app_token="xapp-1"))
+
+
+class TestMatrixKeys:
+    """Matrix's section reads Hermes's top-level ``matrix:`` keys and defaults; its home room is a room id or alias."""
+
+    def test_hermes_top_level_and_defaults(self, tmp_path: Path) -> None:
+        config, warnings = _load(tmp_path, {
+            "matrix": {"require_mention": False, "allowed_rooms": "!a:example.org"},
+            "platforms": {"matrix": {"home_channel": {"platform": "matrix", "chat_id": "!home:example.org"}, "allow_from": "@a:x, @b:x"}},
+        })
+        matrix = config.platforms.matrix
+        assert (matrix.require_mention, matrix.home_channel, matrix.allow_from) == (False, "!home:example.org", ("@a:x", "@b:x"))
+        assert any(w.startswith("Hermes setting matrix") for w in warnings), "what is not read is reported"
+        assert MatrixConfig().require_mention is _hermes_default("matrix.require_mention")
+        assert MatrixConfig().max_message_length == 16_000  # Hermes's MATRIX_MAX_MESSAGE_LENGTH default
+
+    def test_the_token_is_never_shown(self) -> None:
+        assert "syt_" not in repr(MatrixConfig(token="syt_secret"))

@@ -10,6 +10,7 @@ import pytest
 
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess
 from tests.platform.discord_fake import FakeDiscord, fake_discord
+from tests.platform.matrix_fake import FakeMatrix, fake_matrix
 from tests.platform.slack_fake import FakeSlack, fake_slack
 from tests.platform.telegram_fake import FakeTelegram, fake_telegram
 
@@ -70,4 +71,11 @@ def discord() -> Iterator[FakeDiscord]:
 def slack() -> Iterator[FakeSlack]:
     """The fake Slack (Web API and Socket Mode), running on loopback."""
     with fake_slack() as fake:
+        yield fake
+
+
+@pytest.fixture
+def matrix() -> Iterator[FakeMatrix]:
+    """The fake Matrix homeserver, running on loopback."""
+    with fake_matrix() as fake:
         yield fake

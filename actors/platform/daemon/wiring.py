@@ -68,6 +68,7 @@ from actors.platform.gateway.send_message import register_send_message
 from actors.platform.outbound import OutboundRegistry
 from actors.platform.paths import DaemonPaths
 from actors.platform.discord import DiscordBot
+from actors.platform.matrix import MatrixBot
 from actors.platform.slack import SlackBot, SlackTokens
 from actors.platform.telegram import TelegramBot
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
@@ -75,6 +76,11 @@ from actors.subagent import delegate_capability
 from config.loader import Config, load_env_file
 from config.discord import TOKEN_VARIABLE as DISCORD_TOKEN
 from config.gateway import read_access_environment
+from config.matrix import HOME_VARIABLE as MATRIX_HOME
+from config.matrix import HOMESERVER_VARIABLE as MATRIX_HOMESERVER
+from config.matrix import TOKEN_VARIABLE as MATRIX_TOKEN
+from config.matrix import USER_VARIABLE as MATRIX_USER
+from config.matrix import MatrixConfig
 from config.slack import APP_TOKEN_VARIABLE as SLACK_APP_TOKEN
 from config.slack import HOME_VARIABLE as SLACK_HOME
 from config.slack import TOKEN_VARIABLE as SLACK_TOKEN
@@ -176,7 +182,7 @@ async def open_daemon_tree(
             return
         scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
         await _start_cron(system, store, sessions, outbound, scripts)
-        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack)):
+        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix)):
             register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
         await system.root.start_child(ChildSpec(PAIRING, lambda: PairingActor(state / "pairing.json")))
@@ -360,7 +366,7 @@ async def _start_platforms(
     outbound: OutboundRegistry, state: Path,
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
-    once it listens, ``platform/telegram``, ``platform/discord`` and ``platform/slack`` connecting in the
+    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack`` and ``platform/matrix`` connecting in the
     background (never waited for)."""
     children = []
     if config.platforms.api_server.enabled:
@@ -382,6 +388,9 @@ async def _start_platforms(
     slack = _slack_factory(config.platforms.slack, environ, sessions, outbound, state, pairing)
     if slack is not None:
         children.append(ChildSpec("slack", slack))
+    matrix = _matrix_factory(config.platforms.matrix, environ, sessions, outbound, state, pairing)
+    if matrix is not None:
+        children.append(ChildSpec("matrix", matrix))
     if children:
         await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform")))
 
@@ -408,6 +417,26 @@ def _slack_factory(
     if home:
         section = attrs.evolve(section, home_channel=home)
     return functools.partial(SlackBot, section, SlackTokens(bot, app), sessions, outbound, state, pairing)
+
+
+def _matrix_factory(
+    section: MatrixConfig, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+) -> Callable[[], MatrixBot] | None:
+    """The Matrix bot's factory when it is enabled with its homeserver and token (``MATRIX_HOMESERVER``,
+    ``MATRIX_ACCESS_TOKEN``, ``MATRIX_USER_ID`` and ``MATRIX_HOME_ROOM`` each win over its key, as Hermes
+    reads them); None otherwise."""
+    if not section.enabled:
+        return None
+    token = environ.get(MATRIX_TOKEN) or section.token
+    changes: dict[str, Any] = {key: environ[variable].strip() for key, variable in (
+        ("homeserver", MATRIX_HOMESERVER), ("user_id", MATRIX_USER), ("home_channel", MATRIX_HOME)) if environ.get(variable, "").strip()}
+    section = read_access_environment(attrs.evolve(section, **changes), environ)
+    if not token or not section.homeserver:
+        what = "the access token (MATRIX_ACCESS_TOKEN, or platforms.matrix.token)" if not token else "the homeserver (MATRIX_HOMESERVER, or platforms.matrix.homeserver)"
+        log.error("platforms.matrix is enabled but %s is not set", what)
+        return None
+    return functools.partial(MatrixBot, section, token, sessions, outbound, state, pairing)
 
 
 def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:

@@ -221,6 +221,11 @@ class GatewayDesk:
                 return APPROVAL_LABELS.get(choice, choice) if answered else "Already answered."
         return "This question was already answered or has expired."
 
+    async def may_talk(self, chat: ChatRef, user_id: str, *, private: bool) -> bool:
+        """Whether ``user_id`` may talk in ``chat`` (allow lists, then pairing): for an adapter deciding
+        before any message, such as whether to join a room it is invited to."""
+        return await self._authorised(chat, user_id, private=private)
+
     async def _authorised(self, chat: ChatRef, user_id: str, *, private: bool) -> bool:
         """Whether ``user_id`` may talk in ``chat`` (a group's lists count outside direct messages)."""
         if self.dm_policy == "open" or _listed(self._allowed, user_id):

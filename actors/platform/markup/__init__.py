@@ -2,6 +2,7 @@
 files a reply asks to attach (``MEDIA:/path``). Pure functions, no I/O."""
 
 from actors.platform.markup.discord import DISCORD_LIMIT, discord_chunks, to_discord
+from actors.platform.markup.matrix import matrix_chunks, to_matrix_html
 from actors.platform.markup.media import extract_media
 from actors.platform.markup.slack import SLACK_LIMIT, slack_chunks, to_mrkdwn
 from actors.platform.markup.split import split_markdown, utf16_length
@@ -13,11 +14,13 @@ __all__ = [
     "TELEGRAM_LIMIT",
     "discord_chunks",
     "extract_media",
+    "matrix_chunks",
     "slack_chunks",
     "split_markdown",
     "telegram_chunks",
     "to_mrkdwn",
     "to_discord",
+    "to_matrix_html",
     "to_telegram_html",
     "utf16_length",
 ]

@@ -46,6 +46,11 @@ PLATFORM_HINTS: Mapping[str, str] = MappingProxyType({
         "blocks, quotes and links work; headings become bold lines and tables are shown as code, so prefer "
         "bullet lists or 'key: value' lines. To send a file, put MEDIA:/absolute/path on a line of its own."
     ),
+    "matrix": (
+        "You are talking with users in Matrix, an open chat network, in a direct message or a room. Standard "
+        "Markdown is converted to Matrix's HTML: bold, italic, strikethrough, inline code, code blocks, quotes and "
+        "links work; headings become bold lines and tables are not drawn, so prefer bullet lists or 'key: value' lines."
+    ),
     "subagent": (
         "You are a subagent working for another agent, not for a person. Nobody can answer questions, so decide "
         "for yourself. Your final reply is returned to the parent agent as your result."
