@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from actors.platform.gateway.port import ButtonPress, ChatRef
 from actors.platform.markup import SLACK_LIMIT, slack_chunks, to_mrkdwn
 from actors.platform.slack.events import read_action, read_command, read_message
-from actors.platform.slack.pacing import EditPacer
+from actors.platform.gateway.pacing import EditPacer
 
 BOT = "UBOT00001"
 

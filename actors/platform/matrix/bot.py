@@ -41,7 +41,7 @@ from actors.platform.markup import matrix_chunks, split_markdown
 from actors.platform.matrix.client import MatrixClient, MatrixError, MatrixTokenRefused
 from actors.platform.matrix.events import Invite, Reaction, read_invite, read_message, read_reaction
 from actors.platform.outbound import DeliveryFailed, Destination, OutboundRegistry, UnknownDestination
-from actors.platform.slack.pacing import EditPacer
+from actors.platform.gateway.pacing import EditPacer
 from actors.platform.state_files import read_json, write_json
 from actors.session import SessionService
 from config.matrix import MatrixConfig

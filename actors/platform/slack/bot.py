@@ -48,7 +48,7 @@ from actors.platform.outbound import (
     UnknownDestination,
 )
 from actors.platform.slack.events import read_action, read_command, read_message
-from actors.platform.slack.pacing import EditPacer
+from actors.platform.gateway.pacing import EditPacer
 from actors.platform.slack.socket_mode import SocketLost, SocketMode
 from actors.platform.slack.web import SlackError, SlackWeb
 from actors.session import SessionService

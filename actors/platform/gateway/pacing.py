@@ -1,7 +1,8 @@
-"""Streamed edits within Slack's rate tier: ``chat.update`` is Tier 3 (about 50 a minute), so one message
-is edited at most once per :data:`EDIT_EVERY` seconds. An edit that comes sooner waits for its turn,
-and edits that pile up meanwhile collapse into the latest (a progress message shows where the turn is
-now, not every step it took): the message always ends with the last text asked for."""
+"""Streamed edits within a platform's rate limits: one message is edited at most once per ``interval``
+seconds (Slack's ``chat.update`` is Tier 3, about 50 a minute; Matrix homeservers rate-limit sends alike).
+An edit that comes sooner waits for its turn, and edits that pile up meanwhile collapse into the latest
+(a progress message shows where the turn is now, not every step it took): the message always ends with
+the last text asked for."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import trio
 
 __all__ = ["EDIT_EVERY", "EditPacer"]
 
-#: Seconds between two edits of one message.
+#: Seconds between two edits of one message (Slack's Tier 3 pace).
 EDIT_EVERY = 1.2
 
 
