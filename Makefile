@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	# Bytecode for the project's own modules now: where PYTHONDONTWRITEBYTECODE is set (CI), every
 	# daemon, client and sandbox process would otherwise compile them again (about 0.6 s each).
-	$(BIN)/python -m compileall -q -j 0 actors config messages providers store tools supervisor.py
+	$(BIN)/python -m compileall -q -j 0 actors cli config control conversation markup messages providers store supervisor.py tools
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -22,7 +22,10 @@ A graceful stop cancels a child's scope with a reason and waits up to its
 ``shutdown_timeout``; a child still running then is logged loudly and shown in
 the tree (Trio cannot abandon a task; the daemon bounds its own shutdown).
 
-A whole tree (a root supervisor and its registry) is run by ``actors.system``.
+A whole tree (a root supervisor and its registry) is run by :func:`open_actor_system`.
+
+This module is built on the runtime in ``actors`` and ``actors`` never imports it: the actors
+(``actors/session/``, ``actors/platform/`` ...) import both.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ import functools
 import logging
 import math
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 import attrs
@@ -41,10 +45,12 @@ import trio
 from actors.base import Actor, ActorBase, StartedProxy, error_record
 from actors.errors import ActorError, ActorFailed, Rejected, RestartIntensityExceeded, SpawnFailed
 from actors.handle import ActorHandle
+from actors.registry import ActorRegistry
 from messages.request import Request
-from messages.supervision import ActorState
+from messages.supervision import ActorState, TreeNode
 
 __all__ = [
+    "ActorSystem",
     "ChildInfo",
     "ChildSpec",
     "RestartType",
@@ -54,6 +60,7 @@ __all__ = [
     "SupervisorHandle",
     "TerminateChild",
     "WhichChildren",
+    "open_actor_system",
 ]
 
 log = logging.getLogger("hermes_actors.supervisor")
@@ -451,3 +458,48 @@ class Supervisor(Actor[SupervisorMessage]):
                             break
             finally:
                 record.restarting = False
+
+
+@attrs.define
+class ActorSystem:
+    """One running actor tree: its root supervisor and registry."""
+
+    registry: ActorRegistry
+    root: SupervisorHandle
+
+    def lookup(self, path: str) -> ActorHandle[Any]:
+        """The live actor at ``path`` (``""`` is the root).
+
+        Raises:
+            ActorNotFound: nothing is running there.
+        """
+        return self.registry.lookup(path)
+
+    def tree(self, path: str = "") -> TreeNode:
+        """A consistent snapshot of the whole tree (or the subtree at ``path``)."""
+        return self.registry.tree(path)
+
+
+@asynccontextmanager
+async def open_actor_system(
+    specs: Sequence[ChildSpec] = (),
+    *,
+    strategy: Strategy = Strategy.ONE_FOR_ONE,
+    max_restarts: int = 3,
+    period: float = 5.0,
+    shutdown_reason: str = "system shutdown",
+) -> AsyncIterator[ActorSystem]:
+    """Run a root supervisor with ``specs`` for the duration of the block.
+
+    Leaving the block stops the tree gracefully, children in reverse order.
+    If the root escalates, the block is cancelled and ActorFailed is raised.
+    """
+    registry = ActorRegistry()
+    root = Supervisor(specs, strategy=strategy, max_restarts=max_restarts, period=period)
+    root.bind_root(registry)
+    async with trio.open_nursery() as nursery:
+        handle = await nursery.start(root.run)
+        try:
+            yield ActorSystem(registry, handle)
+        finally:
+            root.request_stop(shutdown_reason, requested_by="system")

@@ -99,7 +99,7 @@ def _run_daemon() -> None:
     _install_counters(counts)
     out = Path(os.environ["HERMES_ACTORS_HOME"]) / COUNTS_FILE
     atexit.register(lambda: out.write_text(json.dumps(counts)))
-    from actors.platform.cli import main
+    from cli import main
 
     sys.argv = ["hermes-actors", "daemon"]
     sys.exit(main())
@@ -143,7 +143,7 @@ def main() -> None:
         popen = subprocess.Popen
 
         def counting_daemon(command: list[str], **kwargs: Any) -> Any:
-            # bench_api starts ``python -m actors.platform daemon``: this script, counting, instead.
+            # bench_api starts ``python -m cli daemon``: this script, counting, instead.
             return popen([sys.executable, str(Path(__file__).resolve()), "--daemon"], **kwargs)
 
         bench_api.subprocess.Popen = counting_daemon  # type: ignore[misc]  # the bench counts the daemons it starts by replacing Popen for its run

@@ -66,7 +66,7 @@ def _start_daemon(base: Path, provider_url: str, port: int, cap: int) -> subproc
     )
     env = dict(os.environ, HERMES_ACTORS_HOME=str(home), API_SERVER_KEY=KEY)
     process = subprocess.Popen(
-        [sys.executable, "-m", "actors.platform", "daemon"],
+        [sys.executable, "-m", "cli", "daemon"],
         env=env, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 30

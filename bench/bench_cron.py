@@ -26,10 +26,10 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from actors import ChildSpec  # noqa: E402
+from supervisor import ChildSpec
 from actors.platform.cron.actor import AddJob, CronActor, JobSpec, ListJobs  # noqa: E402
 from actors.platform.cron.jobs import CronJob  # noqa: E402
-from actors.system import open_actor_system  # noqa: E402
+from supervisor import open_actor_system  # noqa: E402
 
 ZONE = ZoneInfo("UTC")
 START = datetime(2026, 11, 24, 0, 5, tzinfo=timezone.utc)

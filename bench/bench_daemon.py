@@ -25,9 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from actors.platform.cli.client import ControlClient  # noqa: E402
-from actors.platform.errors import DaemonNotRunning  # noqa: E402
-from actors.platform.paths import DaemonPaths  # noqa: E402
+from control.client import ControlClient  # noqa: E402
+from control.errors import DaemonNotRunning  # noqa: E402
+from control.paths import DaemonPaths  # noqa: E402
 from messages import control as c  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 def _start_daemon(home: Path) -> subprocess.Popen[bytes]:
     env = dict(os.environ, HERMES_ACTORS_HOME=str(home))
     process = subprocess.Popen(
-        [sys.executable, "-m", "actors.platform", "daemon"],
+        [sys.executable, "-m", "cli", "daemon"],
         env=env, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 30
@@ -78,7 +78,7 @@ def main() -> None:
             for _ in range(args.runs):
                 started = time.perf_counter()
                 result = subprocess.run(
-                    [sys.executable, "-m", "actors.platform", "tree", "--json"],
+                    [sys.executable, "-m", "cli", "tree", "--json"],
                     env=env, cwd=REPO, capture_output=True, text=True, check=True,
                 )
                 timings.append(time.perf_counter() - started)

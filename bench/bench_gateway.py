@@ -47,7 +47,7 @@ def _daemon(base: Path, provider_url: str, fake: FakeTelegram) -> subprocess.Pop
     (home / "config.yaml").write_text(json.dumps(config))
     env = dict(os.environ, HERMES_ACTORS_HOME=str(home), TELEGRAM_BOT_TOKEN=TOKEN)
     return subprocess.Popen(
-        [sys.executable, "-m", "actors.platform", "daemon"], env=env, cwd=bench_api.REPO,
+        [sys.executable, "-m", "cli", "daemon"], env=env, cwd=bench_api.REPO,
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
 

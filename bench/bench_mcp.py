@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import trio  # noqa: E402
 
-from actors import open_actor_system  # noqa: E402
+from supervisor import open_actor_system
 from config.mcp import McpServerConfig  # noqa: E402
 from tests.mcp.helpers import TOY, http_server, running_mcp, tag, wait_state  # noqa: E402
 from tools.dispatch import dispatch  # noqa: E402
@@ -69,7 +69,7 @@ async def _round_trips(entry: McpServerConfig, calls: int, home: Path) -> tuple[
 
 
 def _stop_through_socket(paths: Any) -> None:
-    from actors.platform.cli.client import ControlClient
+    from control.client import ControlClient
     from messages import control as c
 
     with ControlClient.connect(paths) as client:
@@ -89,7 +89,7 @@ def _config_text(marker: str, servers: int) -> str:
 async def _daemon_start(servers: int) -> dict[str, Any]:
     """Serve a daemon in process with ``servers`` MCP servers (the last unreachable); its timings."""
     from actors.platform.daemon import serve_daemon
-    from actors.platform.paths import DaemonPaths
+    from control.paths import DaemonPaths
     from config.loader import load_config
 
     marker = tag()

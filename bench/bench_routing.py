@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from actors.platform.cli.client import ControlClient, RequestFailed  # noqa: E402
+from control.client import ControlClient, RequestFailed  # noqa: E402
 from messages import control as c  # noqa: E402
 from tests.daemon.helpers import ScriptedProviderProcess, database_daemon  # noqa: E402
 from tests.postgres_server import PostgresServer, fresh_database  # noqa: E402

@@ -16,7 +16,7 @@ import trio
 
 from actors.base import Actor
 from messages.codec import Codec
-from actors import ChildSpec, open_actor_system
+from supervisor import ChildSpec, open_actor_system
 
 
 def rss_kb() -> int:

@@ -20,7 +20,7 @@ import trio
 
 from actors import Actor
 from actors.sandbox import Sandbox, SandboxJob
-from actors import ChildSpec, RestartType, open_actor_system
+from supervisor import ChildSpec, RestartType, open_actor_system
 from config.sandbox import CodeExecutionConfig
 from tools.context import ToolContext
 from tools.dispatch import dispatch

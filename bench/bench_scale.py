@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from actors.platform.daemon.toolbox import build_toolbox  # noqa: E402
-from actors.platform.paths import DaemonPaths, ensure_private_dir  # noqa: E402
+from control.paths import DaemonPaths, ensure_private_dir  # noqa: E402
 from actors.session import SessionDeps, SessionOptions, SessionService, SessionsSupervisor  # noqa: E402
 from actors.subagent import delegate_capability  # noqa: E402
 from config.daemon import DaemonConfig  # noqa: E402
@@ -47,7 +47,7 @@ from messages.paths import session_path  # noqa: E402
 from providers.clients import ClientPool  # noqa: E402
 from providers.recovery.connector import PooledConnector  # noqa: E402
 from store.sqlite.store import SqliteSessionStore  # noqa: E402
-from actors import ChildSpec, open_actor_system  # noqa: E402
+from supervisor import ChildSpec, open_actor_system
 from tools.jail.launcher import open_launcher  # noqa: E402
 from tools.jail.runtime import DaemonJails, RuntimeDir  # noqa: E402
 from tools.web import open_web_client  # noqa: E402

@@ -34,7 +34,7 @@ from config.session import CompressionConfig  # noqa: E402
 from messages.events import ToolStarted, TextDelta, TurnFinished  # noqa: E402
 from messages.paths import session_name  # noqa: E402
 from messages.session import Interrupt, UserMessage  # noqa: E402
-from actors import ChildSpec, RestartType  # noqa: E402
+from supervisor import ChildSpec, RestartType
 from tests.session.harness import Harness, collect_turn, open_harness  # noqa: E402
 from tools.results import ToolResult  # noqa: E402
 

@@ -26,12 +26,12 @@ from typing import Any
 
 import trio
 
-from actors.session.compression import ContextCompressor
-from actors.session.fencing import StreamingContextScrubber
-from actors.session.guardrails import ToolCallGuardrailController
-from actors.session.history import check_alternation
-from actors.session.prompt import PromptSpec, assemble_system_prompt
-from actors.session.validation import ToolCallValidator
+from conversation.compression import ContextCompressor
+from conversation.fencing import StreamingContextScrubber
+from conversation.guardrails import ToolCallGuardrailController
+from conversation.history import check_alternation
+from conversation.prompt import PromptSpec, assemble_system_prompt
+from conversation.validation import ToolCallValidator
 from config.session import CompressionConfig, GuardrailsConfig
 from messages.chat import AssistantMessage, ChatMessage, ToolCall, messages_from_dicts
 from providers.chat_completions import build_chat_kwargs

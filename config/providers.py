@@ -17,7 +17,7 @@ API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
 KNOWN_PROVIDERS = ("openai", "anthropic", "openrouter", "custom", "codex", "openai-codex")
 
 
-def _on_off(value: str | bool) -> str:
+def _on_off(value: str | bool) -> str | bool:
     """YAML's ``true`` and ``false`` as ``on`` and ``off``; anything else as it is (for the validator)."""
     if isinstance(value, bool):
         return "on" if value else "off"
@@ -33,7 +33,7 @@ class ModelConfig:
     (``OPENAI_API_KEY`` ...). See ``providers.recovery.keys``.
 
     ``vision``: whether images users send (from a messaging platform) reach the model as image content:
-    ``auto`` decides by the model's family (``actors.session.images``), ``on`` and ``off`` say so. Without
+    ``auto`` decides by the model's family (``conversation.images``), ``on`` and ``off`` say so. Without
     it the model is told where the file is.
     """
 
@@ -44,7 +44,9 @@ class ModelConfig:
     context_length: int | None = attrs.field(default=None, validator=v.optional(positive_int))
     max_output_tokens: int | None = attrs.field(default=None, validator=v.optional(positive_int))
     api_key_env: str | None = attrs.field(default=None, validator=optional_str)
-    vision: str = attrs.field(
+    # The annotation is what the file may hold (the config loader checks it before the converter runs);
+    # the attribute is always a string.
+    vision: str | bool = attrs.field(
         default="auto", converter=_on_off,
         validator=v.in_(("auto", "on", "off")),
     )

@@ -84,11 +84,6 @@ def _globs(value: object) -> tuple[str, ...]:
     return tuple(glob.strip() for glob in value)
 
 
-def _off_if_false(mode: str | bool) -> str:
-    """YAML 1.1 reads a bare ``off`` as false: that is what the user meant (anything else goes to the validator)."""
-    return "off" if mode is False else str(mode)
-
-
 @attrs.frozen
 class ApprovalsConfig:
     """Section ``approvals``: who approves dangerous commands (see ``tools.approval_policy``).
@@ -104,7 +99,11 @@ class ApprovalsConfig:
     ``timeout`` seconds (Hermes's name and default, 60) counts as denied.
     """
 
-    mode: str = attrs.field(default="manual", converter=_off_if_false, validator=v.in_(("manual", "smart", "off")))
+    # YAML 1.1 reads a bare ``off`` as false: that is what the user meant. The annotation is what the file may
+    # hold (the config loader checks it before the converter runs); the attribute is always a string.
+    mode: str | bool = attrs.field(
+        default="manual", converter=lambda mode: "off" if mode is False else mode, validator=v.in_(("manual", "smart", "off"))
+    )
     cron_mode: str = attrs.field(default="deny", validator=v.in_(("deny", "approve")))
     allow: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
     deny: tuple[str, ...] = attrs.field(default=(), converter=_globs, validator=str_tuple)

@@ -2,7 +2,7 @@
 
 A session's history is a list of :data:`ChatMessage`: a :class:`SystemMessage` first, then
 :class:`HumanMessage` and :class:`AssistantMessage` in turn, each assistant's :class:`ToolCall`
-answered by a :class:`ToolMessage`. The rules of that order live in ``actors.session.history``.
+answered by a :class:`ToolMessage`. The rules of that order live in ``conversation.history``.
 
 The dict form is the internal OpenAI form every store row and provider adapter already knows::
 

@@ -2,7 +2,7 @@
 
 Every home's runtime directory (:mod:`tools.jail.runtime`: its sessions' temp directories, execute_code
 workspaces and their RPC sockets) and the control socket's fallback for a deep home
-(:mod:`actors.platform.paths`) live in one 0700 directory of the daemon's uid. Where, in this order:
+(:mod:`control.paths`) live in one 0700 directory of the daemon's uid. Where, in this order:
 
 1. ``$XDG_RUNTIME_DIR/hermes-actors-<uid>`` when that variable names a directory of ours closed to others
    (no other user can create anything there);

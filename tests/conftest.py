@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from actors.system import ActorSystem, open_actor_system
+from supervisor import ActorSystem, open_actor_system
 from tests.postgres_server import PostgresServer, fresh_database
 
 

@@ -20,7 +20,7 @@ import trio
 from actors.mcp.deps import McpDeps
 from config.mcp import DEFAULT_TIMEOUT, McpEntry, McpServerConfig
 from messages.request import Request
-from actors import ChildSpec, RestartType, Supervisor
+from supervisor import ChildSpec, RestartType, Supervisor
 from tools.jail._spawner import Spawner
 
 if TYPE_CHECKING:

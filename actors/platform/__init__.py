@@ -1,13 +1,13 @@
-"""The daemon's front doors, split by concern.
+"""The daemon and its front doors, each an actor of the tree.
 
-- ``daemon/``: the daemon process, its composition root, its infrastructure actors and the
-  control-socket server (Trio).
-- ``cli/``: the ``hermes-actors`` command line, a Trio-free client of the control socket.
-- ``api/``: the OpenAI-compatible HTTP API, an actor of the daemon's tree.
-- ``cron/``: scheduled jobs, each run a session; ``markup/`` and ``outbound``: replies rendered for
-  messaging platforms, and where the daemon's own messages go out.
-- Shared by the daemon and the CLI: ``paths`` (where the files are), ``errors`` (the error tree
-  and exit statuses), ``lock`` (the instance and start locks).
+- ``daemon/``: the daemon process and its wiring; ``daemon/control/``: the control server and its
+  commands; ``daemon/cluster/``: peers and session hosts; ``daemon/infrastructure/``: the store and
+  providers actors.
+- ``api/``: the OpenAI-compatible HTTP API.
+- ``gateway/``: what every messaging platform shares; ``telegram/``, ``discord/``: the two bots.
+- ``cron/``: scheduled jobs, each run a session; ``outbound``: where the daemon's own messages go out;
+  ``state_files``: small JSON files the platforms keep.
 
-Nothing is imported here, so ``hermes-actors tree`` loads only what it uses.
+The command line is the top-level ``cli`` package, and what it shares with the daemon is ``control``.
+Nothing is imported here.
 """

@@ -35,7 +35,8 @@ from contextlib import asynccontextmanager
 import attrs
 import trio
 
-from actors import ActorBase, ChildSpec, RestartType, open_actor_system
+from actors import ActorBase
+from supervisor import ChildSpec, RestartType, open_actor_system
 from actors.sandbox.calls import CallTool
 from actors.sandbox.environment import child_environment
 from actors.sandbox.errors import SandboxSetupError

@@ -13,9 +13,8 @@ behind it.
   :class:`EventHub`), and what delegate_task is given (:class:`ParentSession`,
   :class:`CallContext`, :func:`build_subagent_prompt`, :func:`new_session_id`).
 
-The libraries inside (``compression``, ``prompt``, ``history``, ``budget``,
-``steer``, ``fencing``, ``guardrails``, ``validation``) have their own modules
-for their tests and benchmarks; nothing outside the session package needs them.
+The libraries it builds on (history, prompt, compression, budget, steer, fencing, guardrails,
+validation) are the top-level ``conversation`` package.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from actors.session.context import CallContext
 from actors.session.errors import NoTurnRunning, SessionBusy
 from actors.session.hub import EventHub, Subscription, SubscriptionClosed
 from actors.session.options import DelegateFactory, DelegateTask, ParentSession, SessionDeps, SessionOptions, SessionSpec
-from actors.session.prompt import build_subagent_prompt
+from conversation.prompt import build_subagent_prompt
 from actors.session.service import TURN_NAME, SessionNotFound, SessionService, SessionsSupervisor, TooManyRunningTurns
 from actors.session.state import SessionState, new_session_id
 

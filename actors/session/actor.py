@@ -25,11 +25,12 @@ import trio
 from actors import Actor, Envelope, MailboxClosed, MailboxFull, Rejected
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
-from actors.session.errors import EmptySteerError, NoTurnRunning, SessionBusy
-from actors.session.guardrails import ToolCallGuardrailController
-from actors.session.history import close_interrupted_turn
+from conversation.errors import EmptySteerError
+from actors.session.errors import NoTurnRunning, SessionBusy
+from conversation.guardrails import ToolCallGuardrailController
+from conversation.history import close_interrupted_turn
 from actors.session.hub import EventHub
-from actors.session.images import image_content, sees_images
+from conversation.images import image_content, sees_images
 from actors.session.model import SessionModel
 from actors.session.options import ParentSession, SessionSpec
 from actors.session.processes import ProcessActor
@@ -38,7 +39,7 @@ from actors.session.sandboxing import sandbox_runner
 from actors.session.state import (
     SessionState, ensure_recorded, flush_history, freeze_tools, open_state, record_ended, save_state, save_turn_state,
 )
-from actors.session.steer import SteerBuffer
+from conversation.steer import SteerBuffer
 from actors.session.turn import TurnJob
 from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome
 from actors.session.workers import ToolExecutor
@@ -163,7 +164,7 @@ class SessionActor(Actor[SessionMessage]):
         self.compaction = SessionCompaction(deps, self.session_id, model, state, hub, self.file_reads)
         approvals = deps.config.approvals
         self.approval_policy = ApprovalPolicy(
-            mode=approvals.mode, cron_mode=state.options.cron_approvals or approvals.cron_mode, source=state.options.source,
+            mode=str(approvals.mode), cron_mode=state.options.cron_approvals or approvals.cron_mode, source=state.options.source,
             interactive=state.options.interactive, auto_approve=state.options.auto_approve, rate=self._rate_command,
         )
         # session_search sees only its realm: API sessions and CLI sessions never see each other.
@@ -427,7 +428,7 @@ class SessionActor(Actor[SessionMessage]):
         counters = TurnCounters(TokenMeter(budget, self.spec.parent_meter), started_at=trio.current_time())
         started = trio.Event()
         content: Content = text
-        if message.images and sees_images(self.spec.deps.config.model.vision, self.model.chain.current.label):
+        if message.images and sees_images(str(self.spec.deps.config.model.vision), self.model.chain.current.label):
             content = await trio.to_thread.run_sync(image_content, text, message.images)
         turn = TurnJob(
             self._turn_config(), counters, list(state.history), HumanMessage(content), self.steer, state.turns, started

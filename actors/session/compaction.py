@@ -10,8 +10,8 @@ a manual compression, is what gets a session out of it: docs/DECISIONS.md#d-comp
 
 from __future__ import annotations
 
-from actors.session.compression import ContextCompressor
-from actors.session.errors import CompressionError
+from conversation.compression import ContextCompressor
+from conversation.errors import CompressionError
 from actors.session.hub import EventHub
 from actors.session.model import SessionModel
 from actors.session.options import SessionDeps

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from actors import Job
-from actors.session.fencing import StreamingContextScrubber
+from conversation.fencing import StreamingContextScrubber
 from actors.session.hub import EventHub
 from config.recovery import RetryConfig
 from messages.events import ReasoningDelta, StatusUpdate, TextDelta

@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 
 import attrs
 
-from actors.session.prompt.cache import PromptCache
-from actors.session.tool_list import ToolListCache
+from conversation.prompt.cache import PromptCache
+from conversation.tool_list import ToolListCache
 from config.loader import Config
 from messages.chat import ChatMessage
 from providers.metadata import ModelMetadata
@@ -214,7 +214,7 @@ class SessionSpec:
         ephemeral: one request's session (an HTTP API completion without a session name): it takes no
             lease and writes nothing while it only talks; it is stored when it first needs its row (a
             tool call, a compression) or, at the latest, already ended when it stops; its system prompt may be
-            one built a moment ago for another (:mod:`actors.session.prompt.cache`).
+            one built a moment ago for another (:mod:`conversation.prompt.cache`).
     """
 
     deps: SessionDeps

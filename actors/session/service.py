@@ -21,20 +21,8 @@ from typing import Any, TypeGuard, TypeVar
 import attrs
 import trio
 
-from actors import (
-    Actor,
-    ActorBase,
-    ActorError,
-    ActorHandle,
-    ActorNotFound,
-    ActorRegistry,
-    ChildSpec,
-    MailboxClosed,
-    NoReply,
-    RestartType,
-    Supervisor,
-    SupervisorHandle,
-)
+from actors import Actor, ActorBase, ActorError, ActorHandle, ActorNotFound, ActorRegistry, MailboxClosed, NoReply
+from supervisor import ChildSpec, RestartType, Supervisor, SupervisorHandle
 from actors.session.actor import SessionActor
 from actors.session.model import SessionModel
 from actors.session.options import (

@@ -18,12 +18,12 @@ from typing import Any
 
 import attrs
 
-from actors.session.history import repair_on_load
+from conversation.history import repair_on_load
 from actors.session.options import SessionDeps, SessionOptions, SessionSpec
-from actors.session.prompt.builder import PromptSpec, build_system_prompt, session_line
-from actors.session.prompt.texts import PLATFORM_HINTS
+from conversation.prompt.builder import PromptSpec, build_system_prompt, session_line
+from conversation.prompt.texts import PLATFORM_HINTS
 from actors.session.saved import SavedProcess, SavedShell, SavedState, SavedStateError, dump_saved, load_saved
-from actors.session.tool_list import FrozenTools
+from conversation.tool_list import FrozenTools
 from config.sandbox import SANDBOX_MODES
 from messages.chat import ChatMessage, ChatMessageError, SystemMessage, message_from_dict, messages_to_dicts
 from providers.types import Usage
@@ -124,7 +124,7 @@ async def _create(spec: SessionSpec, options: SessionOptions) -> SessionState:
         )
         memory = _memory_block(deps, options, tools.names)
         if spec.ephemeral:
-            # One request's session: the prompt a moment ago's would build (see actors.session.prompt.cache).
+            # One request's session: the prompt a moment ago's would build (see conversation.prompt.cache).
             prompt = await deps.prompts.get(
                 (prompt_spec, memory is not None), lambda: build_system_prompt(prompt_spec, memory_block=memory)
             )

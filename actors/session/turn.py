@@ -29,12 +29,12 @@ import attrs
 import trio
 
 from actors import InterruptScope, Job, JobStopped
-from actors.session.budget import GRACE_NOTICE, BudgetStep, IterationBudget, append_budget_note, close_for_forced_summary
-from actors.session.history import INTERRUPTED_REPLY, cancelled_tool_text, close_interrupted_turn, open_tool_calls
+from conversation.budget import GRACE_NOTICE, BudgetStep, IterationBudget, append_budget_note, close_for_forced_summary
+from conversation.history import INTERRUPTED_REPLY, cancelled_tool_text, close_interrupted_turn, open_tool_calls
 from actors.session.llm import LlmCall, StreamProgress
-from actors.session.steer import SteerBuffer
+from conversation.steer import SteerBuffer
 from actors.session.turn_parts import TurnConfig, TurnCounters, TurnOutcome, add_cost, add_usage
-from actors.session.validation import PlannedCall, ToolCallValidator, ValidationOutcome
+from conversation.validation import PlannedCall, ToolCallValidator, ValidationOutcome
 from actors.session.workers import ToolCall, run_batch
 from messages.chat import AssistantMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage, append_text, content_text
 from messages.events import StatusUpdate, UsageUpdated

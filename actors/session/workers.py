@@ -18,14 +18,14 @@ import trio
 
 from actors import Job
 from actors.session.context import CallContext, CallProgress, SessionServices
-from actors.session.guardrails import (
+from conversation.guardrails import (
     ToolCallGuardrailController,
     ToolGuardrailDecision,
     annotate_result,
     blocked_reply,
 )
 from actors.session.turn_parts import TokenMeter
-from actors.session.validation import PlannedCall
+from conversation.validation import PlannedCall
 from messages.events import ToolFinished, ToolStarted
 from tools.dispatch import dispatch
 from tools.parallel import can_run_in_parallel

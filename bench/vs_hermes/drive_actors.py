@@ -25,8 +25,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from actors.platform.cli.client import ControlClient, DaemonNotRunning  # noqa: E402
-from actors.platform.paths import DaemonPaths  # noqa: E402
+from control.client import ControlClient, DaemonNotRunning  # noqa: E402
+from control.paths import DaemonPaths  # noqa: E402
 from messages import control as c  # noqa: E402
 from messages.events import TextDelta, TurnFinished  # noqa: E402
 from messages.supervision import ActorState  # noqa: E402
@@ -53,7 +53,7 @@ class Daemon:
         env = dict(os.environ, HERMES_ACTORS_HOME=str(self.home))
         self._log = open(Path(self._dir.name) / "daemon.log", "wb")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "actors.platform", "daemon"], env=env, cwd=ROOT,
+            [sys.executable, "-m", "cli", "daemon"], env=env, cwd=ROOT,
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
         )
         self.client = self._connect()

@@ -85,7 +85,7 @@ class FileLeases:
         return frozenset(self._held)
 
     async def holder(self, session_id: str) -> str | None:
-        """None: the daemon's front routes to its hosts itself (``actors.platform.daemon.hosts``)."""
+        """None: the daemon's front routes to its hosts itself (``actors.platform.daemon.cluster.hosts``)."""
         return None
 
     async def less_loaded_peer(self) -> str | None:

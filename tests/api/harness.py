@@ -14,13 +14,13 @@ import httpx2
 import openai
 import trio
 
-from actors.platform.cli.client import ControlClient
+from control.client import ControlClient
 from actors.platform.daemon import serve_daemon
-from actors.platform.paths import DaemonPaths
+from control.paths import DaemonPaths
 from config.loader import load_config
 from messages import control as c
 from providers.scripted import ScriptedProvider
-from actors.system import ActorSystem
+from supervisor import ActorSystem
 
 KEY = "test-key-0123456789abcdef"
 #: The sandbox under which the API may serve without a key: jails on their own loopback, no full-access session.

@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from actors.platform.api.gateway import api_session_id
-from actors.platform.paths import DaemonPaths
+from control.paths import DaemonPaths
 from providers.stream_close import close_stream, hold_body_iterator
 from tools.jail.runtime import RuntimeDir
 from tests.api.harness import KEY, ApiDaemon, stored_sessions, stored_texts, wait_until

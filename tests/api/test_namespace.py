@@ -15,8 +15,8 @@ import pytest
 import trio
 
 from actors.platform.api.gateway import api_session_id
-from actors.platform.cli.client import ControlClient
-from actors.platform.paths import DaemonPaths
+from control.client import ControlClient
+from control.paths import DaemonPaths
 from actors.session.options import SessionOptions
 from config.loader import ConfigError, load_config
 from config.sandbox import SandboxLimits

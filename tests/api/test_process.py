@@ -59,7 +59,7 @@ def _start_daemon(home: Path, log_path: Path, **env: str) -> subprocess.Popen[by
     environ.update(HERMES_ACTORS_HOME=str(home), **env)
     with log_path.open("wb") as log_file:
         return subprocess.Popen(
-            [sys.executable, "-m", "actors.platform", "daemon"],
+            [sys.executable, "-m", "cli", "daemon"],
             cwd=REPO, env=environ, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_file,
         )
 
@@ -67,7 +67,7 @@ def _start_daemon(home: Path, log_path: Path, **env: str) -> subprocess.Popen[by
 def _status(home: Path) -> str:
     """What ``hermes-actors status`` prints for ``home``."""
     result = subprocess.run(
-        [sys.executable, "-m", "actors.platform", "status"], cwd=REPO, env={**os.environ, "HERMES_ACTORS_HOME": str(home)},
+        [sys.executable, "-m", "cli", "status"], cwd=REPO, env={**os.environ, "HERMES_ACTORS_HOME": str(home)},
         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
     )
     assert result.returncode == 0, result.stderr
@@ -136,7 +136,7 @@ class TestAuthDisabledRefused:
         environ = dict(os.environ, HERMES_ACTORS_HOME=str(home))
         result = await trio.to_thread.run_sync(
             lambda: subprocess.run(
-                [sys.executable, "-m", "actors.platform", "config", "check"], cwd=REPO, env=environ,
+                [sys.executable, "-m", "cli", "config", "check"], cwd=REPO, env=environ,
                 stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
             )
         )

@@ -27,7 +27,7 @@ def _running_turn(daemon: DaemonProcess, session_id: str) -> bool:
 def _streaming_one_shot(daemon: DaemonProcess, provider: ScriptedProviderProcess) -> tuple[subprocess.Popen[str], LineReader, str]:
     """``chat -q`` in a pipe, once the slow reply streams; the process, its stderr lines and the session id."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "actors.platform", "chat", "-q", "say a lot", *provider.chat_flags()],
+        [sys.executable, "-m", "cli", "chat", "-q", "say a lot", *provider.chat_flags()],
         env=environment(daemon.home), cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True,
     )

@@ -53,7 +53,7 @@ class PtyTerminal:
         self.emulate = emulate
         self._lock = threading.Lock()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "actors.platform", *args],
+            [sys.executable, "-m", "cli", *args],
             env=environment(home, TERM="xterm-256color", COLUMNS=str(columns), LINES=str(lines), **(env or {})),
             cwd=REPO, stdin=self.slave, stdout=self.slave, stderr=self.slave,
             start_new_session=True, preexec_fn=_take_terminal,

@@ -42,7 +42,7 @@ class TestAttachAll:
         """--all --json: one StoredMessage line per message, then SIGINT with no turn running leaves with 130."""
         session_id = _long_session(shared_daemon, provider)
         attach = subprocess.Popen(
-            [sys.executable, "-m", "actors.platform", "attach", session_id, "--all", "--json"],
+            [sys.executable, "-m", "cli", "attach", session_id, "--all", "--json"],
             env=environment(shared_daemon.home), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True,
         )

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from actors.platform.cli.live_text import LineBuffer, MarkdownBlocks, live_rows
-from actors.platform.cli.slash import SlashCommandError, parse_command
-from actors.platform.cli.tool_arguments import arguments_text
-from actors.platform.cli.tool_output import read_result
-from actors.platform.cli.turn_figures import footer_text, usage_text
+from cli.live_text import LineBuffer, MarkdownBlocks, live_rows
+from cli.slash import SlashCommandError, parse_command
+from cli.tool_arguments import arguments_text
+from cli.tool_output import read_result
+from cli.turn_figures import footer_text, usage_text
 
 FENCE = "`" * 3
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from messages.chat import HumanMessage, SystemMessage
-from actors.platform.cli.config_check import warn_config
-from actors.session.compression import find_boundaries
+from cli.config_check import warn_config
+from conversation.compression import find_boundaries
 from config.errors import ConfigError
 from config.hermes import apply_hermes_forms
 from config.loader import Config, load_config

@@ -12,13 +12,13 @@ import pytest
 import trio
 import trio.testing
 
-from actors import ActorSystem, ChildSpec
+from supervisor import ActorSystem, ChildSpec
 from actors.platform.cron import parse_schedule
 from actors.platform.cron.actor import (
     AddJob, CronActor, CronRunFailed, JobSpec, ListJobs, PauseJob, RemoveJob, ResumeJob, RunNow, UpdateJob,
 )
 from actors.platform.cron.jobs import CronJob, JobState, MissedPolicy
-from actors.system import open_actor_system
+from supervisor import open_actor_system
 
 ZONE = ZoneInfo("Europe/Berlin")
 START = datetime(2026, 11, 24, 8, 0, tzinfo=timezone.utc)

@@ -15,9 +15,9 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from actors.platform.cli.client import ControlClient
-from actors.platform.errors import DaemonNotRunning
-from actors.platform.paths import DaemonPaths
+from control.client import ControlClient
+from control.errors import DaemonNotRunning
+from control.paths import DaemonPaths
 from messages import control as c
 from tools.jail.runtime import RuntimeDir
 
@@ -35,7 +35,7 @@ def environment(home: Path, **extra: str) -> dict[str, str]:
 def run_cli(home: Path, *args: str, timeout: float = 30.0, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``hermes-actors ARGS`` to completion."""
     return subprocess.run(
-        [sys.executable, "-m", "actors.platform", *args],
+        [sys.executable, "-m", "cli", *args],
         env=environment(home),
         cwd=REPO,
         input=stdin,
@@ -52,7 +52,7 @@ def run_cli_bytes(
     """Run ``hermes-actors ARGS`` to completion with raw bytes: arguments, input or a working directory
     that need not be UTF-8; its output is bytes too."""
     return subprocess.run(
-        [sys.executable, "-m", "actors.platform", *args],
+        [sys.executable, "-m", "cli", *args],
         env=environment(home, PYTHONPATH=str(REPO)),
         cwd=cwd,
         input=stdin,
@@ -82,7 +82,7 @@ class DaemonProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
-            [*self.runner, sys.executable, "-m", "actors.platform", "daemon"],
+            [*self.runner, sys.executable, "-m", "cli", "daemon"],
             env=environment(self.home, **self.extra_env),
             cwd=REPO,
             stdin=subprocess.DEVNULL,

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from actors.platform.cli.client import encode_request
+from control.client import encode_request
 from messages import control as c
 from tests.daemon.helpers import REPO, DaemonProcess, LineReader, ScriptedProviderProcess, environment, run_cli
 from tests.daemon.test_recovery import _paths, _tree, _wait_for_path
@@ -70,7 +70,7 @@ class TestPipedAttach:
             {"text": "Noted."},
         )
         attach = subprocess.Popen(
-            [sys.executable, "-m", "actors.platform", "attach", session_id],
+            [sys.executable, "-m", "cli", "attach", session_id],
             env=environment(shared_daemon.home), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True,
         )
@@ -101,7 +101,7 @@ class TestPipedAttach:
         session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
         provider.push({"text": "too slow", "delay_first_byte": 60})
         attach = subprocess.Popen(
-            [sys.executable, "-m", "actors.platform", "attach", session_id, "--json"],
+            [sys.executable, "-m", "cli", "attach", session_id, "--json"],
             env=environment(shared_daemon.home), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True,
         )
@@ -132,7 +132,7 @@ class TestClientVanishes:
         session_id, _ = _chat(shared_daemon, provider, NO_TOOLS)
         provider.push({"text": "finished without anyone watching", "delay_first_byte": 1.0})
         attach = subprocess.Popen(
-            [sys.executable, "-m", "actors.platform", "attach", session_id, "--json"],
+            [sys.executable, "-m", "cli", "attach", session_id, "--json"],
             env=environment(shared_daemon.home), cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True,
         )
@@ -170,7 +170,7 @@ class TestLostStderr:
         """With its log pipe closed the daemon still serves sessions and stops cleanly."""
         provider.reset()
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "actors.platform", "daemon"], env=environment(home), cwd=REPO,
+            [sys.executable, "-m", "cli", "daemon"], env=environment(home), cwd=REPO,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
         assert daemon.stderr is not None

@@ -140,7 +140,7 @@ class TestHelp:
     def test_help_lists_every_command(self) -> None:
         """The top-level help names every command."""
         result = subprocess.run(
-            [sys.executable, "-m", "actors.platform", "--help"], capture_output=True, text=True, cwd=REPO, env=environment(REPO)
+            [sys.executable, "-m", "cli", "--help"], capture_output=True, text=True, cwd=REPO, env=environment(REPO)
         )
         assert result.returncode == 0
         for command in ("daemon", "stop", "status", "chat", "attach", "tree", "ps", "inspect", "kill", "interrupt", "steer", "sessions", "demo"):
@@ -162,7 +162,7 @@ class TestClosedPipe:
         os.close(read_end)  # the reader is gone before the first byte: every write fails, with no race
         try:
             result = subprocess.run(
-                [sys.executable, "-m", "actors.platform", *args], env=env, cwd=REPO, stdin=subprocess.DEVNULL,
+                [sys.executable, "-m", "cli", *args], env=env, cwd=REPO, stdin=subprocess.DEVNULL,
                 stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=30,
             )
         finally:

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from actors.platform.cli.client import RequestFailed
+from control.client import RequestFailed
 from messages import control as c
 from tests.daemon.helpers import (
     DaemonProcess,

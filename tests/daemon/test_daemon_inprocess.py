@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors import Actor, ActorSystem
-from actors.platform.cli.client import ControlClient
+from actors import Actor
+from supervisor import ActorSystem
+from control.client import ControlClient
 from actors.platform.daemon import WATCHDOG_GRACE_SECONDS, serve_daemon
-from actors.platform.paths import DaemonPaths
+from control.paths import DaemonPaths
 from config.loader import load_config
 from messages import control as c
 from messages.paths import session_path

@@ -20,7 +20,7 @@ class TestDemo:
         env = {k: v for k, v in os.environ.items() if k != "HERMES_ACTORS_HOME"}
         started = time.monotonic()
         result = subprocess.run(
-            [sys.executable, "-m", "actors.platform", "demo"], cwd=REPO, env=env,
+            [sys.executable, "-m", "cli", "demo"], cwd=REPO, env=env,
             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
         )
         elapsed = time.monotonic() - started

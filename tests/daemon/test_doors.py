@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import trio
 
-from actors.platform.cli.client import ControlClient, encode_request
-from actors.platform.errors import ProtocolError
-from actors.platform.paths import DaemonPaths
+from control.client import ControlClient, encode_request
+from control.errors import ProtocolError
+from control.paths import DaemonPaths
 from messages import control as c
 from messages.codec import Codec, FrameBuffer
 from providers.scripted import ScriptedProvider, serve_scripted_provider

@@ -6,7 +6,7 @@ from typing import Any
 
 import trio
 
-from actors.platform.daemon.control_connection import Connection
+from actors.platform.daemon.control.connection import Connection
 from messages import control as c
 from messages.codec import FrameBuffer
 from messages.events import TextDelta

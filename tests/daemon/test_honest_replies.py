@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from actors.platform.cli.render import format_ps
+from cli.render import format_ps
 from messages import control as c
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli, wait_for
 from tests.daemon.test_sessions import NO_TOOLS, _chat

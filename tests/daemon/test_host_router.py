@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import trio
 
-from actors.platform.daemon.hosts.link import HostUnavailable
-from actors.platform.daemon.hosts.router import HostRouter, relocate, split_host_path
+from actors.platform.daemon.cluster.hosts.link import HostUnavailable
+from actors.platform.daemon.cluster.hosts.placement import HostRouter, relocate, split_host_path
 from messages import control as c
 from messages.codec import Codec
 from messages.supervision import ActorSnapshot, ActorState, TreeNode

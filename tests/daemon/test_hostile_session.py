@@ -21,7 +21,7 @@ import pytest
 import trio
 
 from actors.platform.daemon import serve_daemon
-from actors.platform.paths import DaemonPaths
+from control.paths import DaemonPaths
 from config.loader import load_config
 from messages import control as c
 from messages.codec import Codec, FrameBuffer

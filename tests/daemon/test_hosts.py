@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from actors.platform.daemon.hosts.paths import HostPaths
+from actors.platform.daemon.cluster.hosts.paths import HostPaths
 from messages import control as c
 from messages.events import StatusUpdate, TurnFinished
 from tests.daemon.helpers import (
@@ -154,7 +154,7 @@ class TestHosts:
         for an answer that will not come (nor taking another turn's for its own)."""
         provider.push({"text": "never delivered", "delay_first_byte": 60})
         chat = subprocess.Popen(
-            [sys.executable, "-m", "actors.platform", "chat", "-q", "lost with its host, no tools", *provider.chat_flags()],
+            [sys.executable, "-m", "cli", "chat", "-q", "lost with its host, no tools", *provider.chat_flags()],
             env=environment(front.home), cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True,
         )

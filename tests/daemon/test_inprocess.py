@@ -11,14 +11,14 @@ import pytest
 import trio
 import trio.testing
 
-from actors.platform.daemon.control_server import ControlServer
-from actors.platform.errors import RequestFailed
-from actors.platform.paths import DaemonPaths
-from actors.platform.daemon.control_service import ControlService
+from actors.platform.daemon.control.server import ControlServer
+from control.errors import RequestFailed
+from control.paths import DaemonPaths
+from actors.platform.daemon.control.service import ControlService
 from config.daemon import DaemonConfig
 from messages import control as c
 from messages.codec import Codec, FrameBuffer
-from actors.system import ActorSystem
+from supervisor import ActorSystem
 from supervisor import ChildSpec
 
 DAEMON: Codec[object] = Codec(c.DaemonMessage, max_frame_bytes=1 << 24)

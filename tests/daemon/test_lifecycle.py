@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from actors.platform.cli.client import ControlClient
-from actors.platform.errors import DaemonNotRunning
-from actors.platform.paths import DaemonPaths
+from control.client import ControlClient
+from control.errors import DaemonNotRunning
+from control.paths import DaemonPaths
 from messages import control as c
 from messages.user_dir import user_dir_name
 from tests.daemon.helpers import REPO, DaemonProcess, environment, run_cli
@@ -156,7 +156,7 @@ class TestBackgroundStart:
 
     def test_two_clients_start_one_daemon(self, home: Path) -> None:
         """Two `sessions list` at once start exactly one background daemon, logging to logs/daemon.log."""
-        argv = [sys.executable, "-m", "actors.platform", "sessions", "list", "--json"]
+        argv = [sys.executable, "-m", "cli", "sessions", "list", "--json"]
         runs = [
             subprocess.Popen(argv, env=environment(home), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for _ in range(2)
@@ -318,7 +318,7 @@ class TestSquattedNames:
                 assert info.st_uid == NOBODY and stat.S_IMODE(info.st_mode) == 0o700
                 assert socket_path.lstat().st_uid == NOBODY
                 status = subprocess.run(
-                    [*runner, sys.executable, "-m", "actors.platform", "status", "--json"],
+                    [*runner, sys.executable, "-m", "cli", "status", "--json"],
                     env=environment(home), cwd=REPO, capture_output=True, text=True, timeout=30,
                 )  # fmt: skip
                 assert status.returncode == 0, status.stderr + daemon.log()

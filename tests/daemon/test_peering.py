@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.platform.cli.client import RequestFailed
+from control.client import RequestFailed
 from messages import control as c
 from tests.daemon.helpers import (
     DaemonProcess,

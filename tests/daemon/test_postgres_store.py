@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from actors.platform.cli.client import RequestFailed
+from control.client import RequestFailed
 from messages import control as c
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, attached_turn, database_daemon, run_cli
 from tests.daemon.test_recovery import _stored_texts, _wait_for_path

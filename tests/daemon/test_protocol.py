@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from actors.platform.errors import DaemonNotRunning, RequestFailed, VersionMismatch
-from actors.platform.paths import DaemonPaths
+from control.errors import DaemonNotRunning, RequestFailed, VersionMismatch
+from control.paths import DaemonPaths
 from messages import control as c
 from messages.codec import Codec, FrameBuffer
 from tests.daemon.helpers import DaemonProcess

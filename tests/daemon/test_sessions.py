@@ -34,7 +34,7 @@ def _chat(daemon: DaemonProcess, provider: ScriptedProviderProcess, text: str, *
 
 def _attach(daemon: DaemonProcess, session_id: str, *extra: str) -> tuple[subprocess.Popen[str], LineReader]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "actors.platform", "attach", session_id, "--json", *extra],
+        [sys.executable, "-m", "cli", "attach", session_id, "--json", *extra],
         env=environment(daemon.home), cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL, text=True,
     )

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 import pytest
 import trio
 
-from actors.platform.daemon.control_socket import bind_control_socket
-from actors.platform.errors import SocketSetupError
-from actors.platform.paths import DaemonPaths
+from actors.platform.daemon.control.socket_file import bind_control_socket
+from control.errors import SocketSetupError
+from control.paths import DaemonPaths
 from actors.sandbox import SandboxSetupError
 from actors.sandbox.server import bind_listener
 from messages.sockets import MAX_SOCKET_PATH_BYTES, SocketPathTooLong, bind_private_listener, peer_uid, request_id_of

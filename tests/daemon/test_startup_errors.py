@@ -33,7 +33,7 @@ def _run_without_keys(home: Path, *args: str) -> subprocess.CompletedProcess[str
     env = {k: v for k, v in os.environ.items() if k not in _KEY_VARIABLES}
     env.update(HERMES_ACTORS_HOME=str(home), PYTHONUNBUFFERED="1")
     return subprocess.run(
-        [sys.executable, "-m", "actors.platform", *args], env=env, cwd=REPO, stdin=subprocess.DEVNULL,
+        [sys.executable, "-m", "cli", *args], env=env, cwd=REPO, stdin=subprocess.DEVNULL,
         capture_output=True, text=True, timeout=60,
     )
 
@@ -252,7 +252,7 @@ class TestSecondDaemon:
     def test_refused_quickly(self, daemon: DaemonProcess) -> None:
         # What was imported, not how long it took: a wall-clock bound failed on a loaded machine.
         result = subprocess.run(
-            [sys.executable, "-m", "actors.platform", "daemon"],
+            [sys.executable, "-m", "cli", "daemon"],
             env={**environment(daemon.home), "PYTHONPROFILEIMPORTTIME": "1"},
             cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
         )  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from actors.platform.markup import utf16_length
+from markup import utf16_length
 from actors.platform.telegram import telegram_session_id
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
 from tests.daemon.telegram_daemon import CHAT, OWNER, STRANGER, start_bot, wait

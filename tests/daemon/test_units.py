@@ -18,14 +18,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.platform.errors import DaemonAlreadyRunning
-from actors.platform.lock import FileLock, InstanceLock
+from control.errors import DaemonAlreadyRunning
+from control.lock import FileLock, InstanceLock
 from actors.platform.daemon.logs import OneLineFormatter, RedactingFilter, SafeStream
-from actors.platform.daemon.hosts.paths import HostPaths
-from actors.platform.paths import DaemonPaths, ensure_private_dir
-from actors.platform.cli.client import encode_request
+from actors.platform.daemon.cluster.hosts.paths import HostPaths
+from control.paths import DaemonPaths, ensure_private_dir
+from control.client import encode_request
 from config.daemon import DaemonConfig
-from actors.platform.cli.render import ps_rows
+from cli.render import ps_rows
 from messages import control as c
 from messages.codec import Codec
 from messages.sockets import MAX_SOCKET_PATH_BYTES, peer_uid
@@ -194,7 +194,7 @@ class TestFastImports:
         """The CLI's client-side modules leave trio, openai and anthropic unimported."""
         code = (
             "import sys\n"
-            "import actors.platform.cli, actors.platform.cli.commands, actors.platform.cli.attach, actors.platform.cli.client\n"
+            "import cli, cli.commands, cli.attach, control.client\n"
             "heavy = sorted(m for m in ('trio', 'openai', 'anthropic', 'cattrs', 'httpx2') if m in sys.modules)\n"
             "print(','.join(heavy))\n"
         )
@@ -206,7 +206,7 @@ class TestFastImports:
         config.yaml is checked once, by the first client that finds it changed)."""
         code = (
             "import sys\n"
-            "import actors.platform.cli.main, actors.platform.cli.attach\n"
+            "import cli.main, cli.attach\n"
             "print(','.join(sorted(m for m in ('config.loader', 'yaml') if m in sys.modules)))\n"
         )
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -262,7 +262,7 @@ class TestSessionsTableCost:
 
     @staticmethod
     def _row(cost: float, tokens: int) -> str:
-        from actors.platform.cli.render import format_sessions
+        from cli.render import format_sessions
         from messages.session_records import SessionSummary
 
         info = SessionSummary(

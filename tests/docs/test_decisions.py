@@ -8,7 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 _LINK = re.compile(r"docs/DECISIONS\.md#(d-[a-z0-9-]+)")
 _ANCHOR = re.compile(r"^### (d-[a-z0-9-]+)$", re.MULTILINE)
-_SOURCES = ("actors", "bench", "config", "messages", "providers", "store", "tests", "tools")
+_SOURCES = ("actors", "bench", "cli", "config", "control", "conversation", "markup", "messages", "providers", "store", "tests", "tools")
 
 
 def _anchors() -> set[str]:

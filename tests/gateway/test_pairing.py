@@ -25,7 +25,7 @@ from actors.platform.gateway.pairing import (
     TooManyWaiting,
     UnknownCode,
 )
-from actors.system import open_actor_system
+from supervisor import open_actor_system
 from supervisor import ChildSpec
 
 

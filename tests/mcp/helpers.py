@@ -14,7 +14,7 @@ from typing import Any
 
 import trio
 
-from actors import ActorSystem, ChildSpec
+from supervisor import ActorSystem, ChildSpec
 from actors.mcp import MCP, McpDeps, McpSupervisor
 from config.mcp import McpEntry, McpServerConfig
 from messages.supervision import ActorSnapshot

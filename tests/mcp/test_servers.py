@@ -11,9 +11,9 @@ import pytest
 import trio
 import trio.testing
 
-from actors import ActorSystem
-from actors.platform.daemon.mcp_commands import reload_mcp
-from actors.platform.paths import DaemonPaths
+from supervisor import ActorSystem
+from actors.platform.daemon.control.mcp_commands import reload_mcp
+from control.paths import DaemonPaths
 from config.mcp import InvalidMcpServer, McpServerConfig
 from messages import control as c
 from tests.mcp.helpers import (
@@ -261,7 +261,7 @@ class TestNoOrphans:
         script.write_text(
             "import os, sys, trio\n"
             "sys.path.insert(0, sys.argv[1])\n"
-            "from actors import open_actor_system\n"
+            "from supervisor import open_actor_system\n"
             "from tests.mcp.helpers import running_mcp, stdio, wait_state, processes_with\n"
             "async def main():\n"
             "    async with open_actor_system() as system:\n"

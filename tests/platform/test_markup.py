@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.platform.markup import (
+from markup import (
     DISCORD_LIMIT,
     TELEGRAM_LIMIT,
     discord_chunks,

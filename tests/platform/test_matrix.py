@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from actors.platform.gateway.port import Choice
-from actors.platform.markup import matrix_chunks, to_matrix_html
+from markup import matrix_chunks, to_matrix_html
 from actors.platform.matrix.bot import _Question, chosen, reacted
 from actors.platform.matrix.events import read_invite, read_message, read_reaction
 from actors.platform.outbound import Destination, UnknownDestination

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.platform.gateway.port import ButtonPress, ChatRef
-from actors.platform.markup import SLACK_LIMIT, slack_chunks, to_mrkdwn
+from markup import SLACK_LIMIT, slack_chunks, to_mrkdwn
 from actors.platform.slack.events import read_action, read_command, read_message
 from actors.platform.gateway.pacing import EditPacer
 

@@ -10,7 +10,7 @@ import trio
 
 from actors.errors import ActorError, ActorFailed, RestartIntensityExceeded, SpawnFailed
 from messages.supervision import ActorState
-from actors.system import open_actor_system
+from supervisor import open_actor_system
 from supervisor import ChildSpec, RestartType, Strategy
 from tests.runtime.actors_for_tests import Crash, FailsOnStart, Finish, Stubborn, Worker
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import trio
 
-from actors import Actor, ChildSpec, RestartType, open_actor_system
+from actors import Actor
+from supervisor import ChildSpec, RestartType, open_actor_system
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.server import RpcServer, bind_listener
 from tests.sandbox.helpers import ToolBench

@@ -23,7 +23,7 @@ from providers.clients import ClientPool
 from providers.recovery.connector import PooledConnector
 from providers.scripted.server import ScriptedProvider, serve_scripted_provider
 from store.memory import InMemorySessionStore
-from actors.system import ActorSystem, open_actor_system
+from supervisor import ActorSystem, open_actor_system
 from supervisor import ChildSpec, RestartType
 from tools.context import ShellState
 from tools.web import open_web_client

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import trio
 
-from actors.session.budget import FORCED_SUMMARY_TEXT, GRACE_NOTICE
-from actors.session.history import check_alternation
+from conversation.budget import FORCED_SUMMARY_TEXT, GRACE_NOTICE
+from conversation.history import check_alternation
 from config.loader import Config
 from config.session import AgentConfig, ClarifyConfig
 from config.terminal import ApprovalsConfig

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from actors.session.history import check_alternation
+from conversation.history import check_alternation
 from config.loader import Config
 from config.providers import ModelConfig
 from config.recovery import RetryConfig

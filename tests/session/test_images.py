@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from actors.session.images import MAX_IMAGE_BYTES, image_content, sees_images
+from conversation.images import MAX_IMAGE_BYTES, image_content, sees_images
 from messages.chat import ImagePart, TextPart
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 20

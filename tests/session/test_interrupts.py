@@ -8,8 +8,8 @@ from typing import Any
 
 import trio
 
-from actors.session.history import check_alternation
-from actors.session.steer import STEER_OPEN
+from conversation.history import check_alternation
+from conversation.steer import STEER_OPEN
 from config.loader import Config
 from config.session import DisplayConfig
 from messages.chat import messages_from_dicts

@@ -6,7 +6,7 @@ import pytest
 import trio
 import trio.testing
 
-from actors.session.prompt.cache import PromptCache
+from conversation.prompt.cache import PromptCache
 
 
 class _Builder:

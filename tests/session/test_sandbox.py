@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import actors.sandbox.server as server_module
-from actors.session.history import check_alternation
+from conversation.history import check_alternation
 from messages.chat import messages_from_dicts
 from messages.events import ToolProgress
 from tests.session.harness import open_harness, run_turn

@@ -11,8 +11,8 @@ import pytest
 import trio
 import trio.testing
 
-from actors.session.history import check_alternation
-from actors.session.prompt import session_line
+from conversation.history import check_alternation
+from conversation.prompt import session_line
 from config.loader import Config
 from config.tools import ToolsConfig
 from messages.chat import messages_from_dicts

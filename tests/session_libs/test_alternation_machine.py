@@ -9,12 +9,12 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from actors.session.budget import GRACE_NOTICE, BudgetStep, IterationBudget, append_budget_note, close_for_forced_summary
-from actors.session.compression import ContextCompressor
-from actors.session.errors import CompressionError, EmptySteerError
-from actors.session.history import check_alternation, close_interrupted_turn, repair_on_load
-from actors.session.steer import STEER_OPEN, SteerBuffer
-from actors.session.validation import ToolCallValidator
+from conversation.budget import GRACE_NOTICE, BudgetStep, IterationBudget, append_budget_note, close_for_forced_summary
+from conversation.compression import ContextCompressor
+from conversation.errors import CompressionError, EmptySteerError
+from conversation.history import check_alternation, close_interrupted_turn, repair_on_load
+from conversation.steer import STEER_OPEN, SteerBuffer
+from conversation.validation import ToolCallValidator
 from config.session import CompressionConfig
 from messages.chat import AssistantMessage, ChatMessage, HumanMessage, SystemMessage, ToolCall, ToolMessage, content_text
 from providers.metadata import rough_tokens as estimate_tokens

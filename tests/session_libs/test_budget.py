@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from actors.session.budget import (
+from conversation.budget import (
     FORCED_SUMMARY_TEXT,
     GRACE_NOTICE,
     BudgetStep,
@@ -13,8 +13,8 @@ from actors.session.budget import (
     close_for_forced_summary,
     skipped_tool_text,
 )
-from actors.session.errors import HistoryInvariantError
-from actors.session.history import check_alternation
+from conversation.errors import HistoryInvariantError
+from conversation.history import check_alternation
 from messages.chat import TextPart, ToolMessage
 from tests.session_libs.messages import assistant, tool, user
 

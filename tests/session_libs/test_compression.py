@@ -11,16 +11,16 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.session.compression import ContextCompressor, assemble, find_boundaries, prune_old_tool_results
-from actors.session.compression.pruning import IMAGE_PLACEHOLDER, summarise_tool_result
-from actors.session.compression.texts import (
+from conversation.compression import ContextCompressor, assemble, find_boundaries, prune_old_tool_results
+from conversation.compression.pruning import IMAGE_PLACEHOLDER, summarise_tool_result
+from conversation.compression.texts import (
     STATIC_FALLBACK,
     SUMMARY_END_MARKER,
     SUMMARY_PREFIX,
     SYSTEM_NOTE,
 )
-from actors.session.errors import CompressionError
-from actors.session.history import check_alternation
+from conversation.errors import CompressionError
+from conversation.history import check_alternation
 from config.session import CompressionConfig
 from providers.metadata import rough_tokens as estimate_tokens
 from messages.chat import AssistantMessage, ChatMessage, HumanMessage, ImagePart, TextPart, ToolMessage

@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.session.fencing import CLOSE_TAG, OPEN_TAG, StreamingContextScrubber
+from conversation.fencing import CLOSE_TAG, OPEN_TAG, StreamingContextScrubber
 
 _REFERENCE = re.compile(re.escape(OPEN_TAG) + r".*?(?:" + re.escape(CLOSE_TAG) + r"|\Z)", re.DOTALL)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from actors.session.guardrails import (
+from conversation.guardrails import (
     GuardrailAction,
     ToolCallGuardrailController,
     ToolCallSignature,

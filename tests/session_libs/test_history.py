@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from actors.session.errors import HistoryInvariantError
-from actors.session.history import (
+from conversation.errors import HistoryInvariantError
+from conversation.history import (
     INTERRUPTED_REPLY,
     RESTART_REPLY,
     ANTHROPIC_CONTENT_KEY,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from actors.session.validation import ToolCallValidator, looks_truncated
+from conversation.validation import ToolCallValidator, looks_truncated
 from actors.subagent.tool import InvalidDelegation, parse_delegation
 from config.delegation import DelegationConfig
 from messages.chat import AssistantMessage, ToolCall, message_to_dict

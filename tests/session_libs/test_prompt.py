@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.session.prompt import (
+from conversation.prompt import (
     MAX_CONTEXT_FILE_CHARS,
     PromptSpec,
     assemble_system_prompt,
@@ -21,7 +21,7 @@ from actors.session.prompt import (
     session_line,
     truncate_middle,
 )
-from actors.session.prompt.texts import (
+from conversation.prompt.texts import (
     DEFAULT_IDENTITY,
     MEMORY_GUIDANCE,
     PLATFORM_HINTS,

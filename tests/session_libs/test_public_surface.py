@@ -23,7 +23,7 @@ SESSION_FACE = {
 class TestPublicSurface:
     """Every name a package exports in __all__ exists."""
 
-    @pytest.mark.parametrize("module", ["actors.session", "actors.session.compression", "actors.session.prompt", "actors.subagent"])
+    @pytest.mark.parametrize("module", ["actors.session", "conversation.compression", "conversation.prompt", "actors.subagent"])
     def test_all_resolves(self, module: str) -> None:
         package = importlib.import_module(module)
         missing = [name for name in package.__all__ if not hasattr(package, name)]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from actors.session.errors import EmptySteerError
-from actors.session.steer import SteerBuffer, append_steer, normalize_steer, wrap_steer
+from conversation.errors import EmptySteerError
+from conversation.steer import SteerBuffer, append_steer, normalize_steer, wrap_steer
 from messages.chat import ImagePart, TextPart, ToolMessage
 from tests.session_libs.messages import assistant, tool, user
 

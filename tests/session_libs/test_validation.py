@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from actors.session.history import check_alternation
-from actors.session.validation import MAX_INVALID_RESPONSES, PlannedCall, ToolCallValidator, looks_truncated
+from conversation.history import check_alternation
+from conversation.validation import MAX_INVALID_RESPONSES, PlannedCall, ToolCallValidator, looks_truncated
 from messages.chat import AssistantMessage, HumanMessage, ToolCall, ToolMessage
 
 TOOLS = ["read_file", "terminal", "web_search", "delegate_task"]

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def run(home: Path, cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     env = {"HERMES_ACTORS_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, "-m", "actors.platform", "skills", *args], input=stdin, capture_output=True, text=True,
+        [sys.executable, "-m", "cli", "skills", *args], input=stdin, capture_output=True, text=True,
         env=env, cwd=cwd, timeout=60,
     )
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import trio
 
-from actors.session.history import check_alternation
+from conversation.history import check_alternation
 from config.delegation import DelegationConfig
 from config.loader import Config
 from messages.chat import messages_from_dicts

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from actors.platform.errors import PlatformError
+from control.errors import PlatformError
 
 __all__ = [
     "ApiError",

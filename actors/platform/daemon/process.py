@@ -28,12 +28,12 @@ import trio
 
 from actors import ActorError
 from actors.platform.daemon.collector import freeze_startup_heap, tune_collector
-from actors.platform.daemon.control_socket import remove_control_socket
+from actors.platform.daemon.control.socket_file import remove_control_socket
 from actors.platform.daemon.limits import raise_open_file_limit
 from actors.platform.daemon.logs import configure_logging, install_safe_stdio
-from actors.platform.errors import EXIT_ALREADY_RUNNING, EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
-from actors.platform.lock import InstanceLock
-from actors.platform.paths import DaemonPaths, ensure_private_dir
+from control.errors import EXIT_ALREADY_RUNNING, EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError
+from control.lock import InstanceLock
+from control.paths import DaemonPaths, ensure_private_dir
 from config.loader import Config, ConfigError, load_config
 from store.errors import StoreError
 from tools.jail.runtime import RuntimeDir
@@ -105,7 +105,7 @@ async def serve_daemon(
     """Run the daemon's actor tree until it is asked to stop; reports ``started`` once serving.
 
     ``on_ready`` runs once the tree serves (the daemon process freezes its start-up heap there).
-    ``host_index`` makes this a session-host process of a front (``actors.platform.daemon.hosts``):
+    ``host_index`` makes this a session-host process of a front (``actors.platform.daemon.cluster.hosts``):
     it stops when its standard input ends, and leaves the runtime directory, shared with the front
     and the other hosts, to the front.
     """

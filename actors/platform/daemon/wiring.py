@@ -36,37 +36,38 @@ from typing import Any
 import attrs
 import trio
 
-from actors import ActorHandle, ActorNotFound, ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
+from actors import ActorHandle, ActorNotFound
+from supervisor import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
 from actors.platform.cron.actor import CRON, CronActor
 from actors.platform.cron.book import StoreJobBook
 from actors.platform.cron.runner import SessionJobRunner
 from actors.platform.cron.script import CronScripts
 from actors.platform.cron.tool import register_cronjob
 from actors.mcp import MCP, McpDeps, McpSupervisor
-from actors.platform.daemon.mcp_relay import FrontMcp, McpRelay
+from actors.platform.daemon.cluster.hosts.mcp_relay import FrontMcp, McpRelay
 from actors.platform.api.auth import KEY_VARIABLE
 from actors.platform.api.server import ApiServer
-from actors.platform.daemon.control_server import ControlServer
+from actors.platform.daemon.control.server import ControlServer
 from actors.platform.daemon.config_reload import ConfigReloader, FileStamps
-from actors.platform.daemon.control_service import ControlService
-from actors.platform.daemon.hosts.actor import KILL_GRACE_SECONDS as HOST_KILL_GRACE_SECONDS
-from actors.platform.daemon.hosts.actor import START_SECONDS as HOST_START_SECONDS
-from actors.platform.daemon.hosts.actor import HostActor
-from actors.platform.daemon.hosts.link import REPLY_FRAME_LIMIT
-from actors.platform.daemon.hosts.paths import HostPaths
-from actors.platform.daemon.hosts.process import FRONT_ADDRESS_VARIABLE
-from actors.platform.daemon.hosts.router import HOSTS, HostRouter, host_name
+from actors.platform.daemon.control.service import ControlService
+from actors.platform.daemon.cluster.hosts.actor import KILL_GRACE_SECONDS as HOST_KILL_GRACE_SECONDS
+from actors.platform.daemon.cluster.hosts.actor import START_SECONDS as HOST_START_SECONDS
+from actors.platform.daemon.cluster.hosts.actor import HostActor
+from actors.platform.daemon.cluster.hosts.link import REPLY_FRAME_LIMIT
+from actors.platform.daemon.cluster.hosts.paths import HostPaths
+from actors.platform.daemon.cluster.hosts.process import FRONT_ADDRESS_VARIABLE
+from actors.platform.daemon.cluster.hosts.placement import HOSTS, HostRouter, host_name
 from actors.platform.daemon.jail_status import log_jail_status
-from actors.platform.daemon.peer_auth import peer_secret
-from actors.platform.daemon.peer_router import PeerRouter
-from actors.platform.daemon.peering import PeerListener
-from actors.platform.daemon.providers_actor import ProvidersActor
-from actors.platform.daemon.store_actor import StoreActor
+from actors.platform.daemon.cluster.handshake import peer_secret
+from actors.platform.daemon.cluster.forwarding import PeerRouter
+from actors.platform.daemon.cluster.peering import PeerListener
+from actors.platform.daemon.infrastructure.providers import ProvidersActor
+from actors.platform.daemon.infrastructure.store import StoreActor
 from actors.platform.daemon.toolbox import build_toolbox
 from actors.platform.gateway import PAIRING, PairingActor
 from actors.platform.gateway.send_message import register_send_message
 from actors.platform.outbound import OutboundRegistry
-from actors.platform.paths import DaemonPaths
+from control.paths import DaemonPaths
 from actors.platform.discord import DiscordBot
 from actors.platform.matrix import MatrixBot
 from actors.platform.slack import SlackBot, SlackTokens
@@ -104,7 +105,7 @@ __all__ = ["open_daemon_tree"]
 
 log = logging.getLogger("hermes_actors.daemon")
 
-#: A session host's actor that registers the front's MCP tools (``actors.platform.daemon.mcp_relay``).
+#: A session host's actor that registers the front's MCP tools (``actors.platform.daemon.cluster.hosts.mcp_relay``).
 MCP_RELAY = "mcp-relay"
 #: The longest one cron run may take before it is interrupted and reported failed.
 CRON_TIME_BUDGET_SECONDS = 1800.0
@@ -131,7 +132,7 @@ async def open_daemon_tree(
         config: the whole configuration.
         runtime: the runtime directory every session's temp and sandbox directories live in.
         request_stop: what ``hermes-actors stop`` calls (with a reason) to stop the daemon.
-        host_index: which session host this process is (``actors.platform.daemon.hosts``); None for the
+        host_index: which session host this process is (``actors.platform.daemon.cluster.hosts``); None for the
             daemon itself.
 
     Raises:

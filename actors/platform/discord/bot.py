@@ -35,7 +35,7 @@ from actors.platform.gateway.port import (
     RemoteFile,
     SentMessage,
 )
-from actors.platform.markup import DISCORD_LIMIT, discord_chunks, split_markdown
+from markup import DISCORD_LIMIT, discord_chunks, split_markdown
 from actors.platform.outbound import OutboundRegistry
 from actors.session import SessionService
 from config.discord import DiscordConfig

@@ -14,7 +14,7 @@ from actors import Actor, ActorHandle
 from actors.platform.gateway.desk import GatewayDesk
 from actors.platform.gateway.pairing import PairingMessage
 from actors.platform.gateway.port import ChatPort, ChatRef, GatewaySettings
-from actors.platform.markup import extract_media
+from markup import extract_media
 from actors.platform.outbound import (
     DeliveryFailed,
     Destination,

@@ -21,7 +21,7 @@ import attrs
 import trio
 
 from actors.platform.gateway.port import ChatPort, ChatRef, Choice, SentMessage
-from actors.platform.markup import extract_media
+from markup import extract_media
 from actors.platform.outbound import DeliveryFailed
 from actors.session import SubscriptionClosed
 from messages.events import (

@@ -12,7 +12,7 @@ from typing import Any
 
 import trio
 
-from actors.platform.markup import extract_media
+from markup import extract_media
 from actors.platform.outbound import (
     DeliveryFailed,
     Destination,

@@ -37,7 +37,7 @@ from actors import ActorHandle
 from actors.platform.gateway.adapter import PlatformAdapter
 from actors.platform.gateway.follower import APPROVAL_LABELS
 from actors.platform.gateway.port import ButtonPress, ChatRef, Choice, Incoming, RemoteFile, SentMessage
-from actors.platform.markup import matrix_chunks, split_markdown
+from markup import matrix_chunks, split_markdown
 from actors.platform.matrix.client import MatrixClient, MatrixError, MatrixTokenRefused
 from actors.platform.matrix.events import Invite, Reaction, read_invite, read_message, read_reaction
 from actors.platform.outbound import DeliveryFailed, Destination, OutboundRegistry, UnknownDestination

@@ -39,8 +39,8 @@ from actors.platform.gateway.port import (
     RemoteFile,
     SentMessage,
 )
-from actors.platform.markup import SLACK_LIMIT, slack_chunks, split_markdown
-from actors.platform.markup.slack import slack_escape
+from markup import SLACK_LIMIT, slack_chunks, split_markdown
+from markup.slack import slack_escape
 from actors.platform.outbound import (
     DeliveryFailed,
     Destination,

@@ -29,7 +29,7 @@ from actors.platform.gateway.adapter import PlatformAdapter
 from actors.platform.gateway.desk import session_id_for
 from actors.platform.gateway.pairing import PairingMessage
 from actors.platform.gateway.port import ChatRef, Choice, RemoteFile, SentMessage
-from actors.platform.markup import (
+from markup import (
     TELEGRAM_LIMIT,
     split_markdown,
     telegram_chunks,
