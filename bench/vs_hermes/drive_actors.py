@@ -37,12 +37,14 @@ from tree_cpu import TreeCpu  # noqa: E402
 from vs_common import parse_args, rss_kb, sleeping_descendant  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# The tree whose daemon runs: ``--root`` (an older commit's worktree, for before/after in one run) or this one.
+DAEMON_ROOT = ROOT
 
 
 class Daemon:
     """A ``hermes-actors daemon`` child with its own home and ``config.yaml``."""
 
-    def __init__(self, url: str, sandbox: str, toolsets: list[str], hosts: int = 1) -> None:
+    def __init__(self, url: str, sandbox: str, toolsets: list[str], hosts: int = 1, root: Path = ROOT) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="vs-hermes-actors-")
         self.home = Path(self._dir.name) / "home"
         self.home.mkdir(mode=0o700)
@@ -60,7 +62,7 @@ class Daemon:
         self._log = open(Path(self._dir.name) / "daemon.log", "wb")  # noqa: SIM115 - closed in stop()
         self.tree = TreeCpu(f"vs-hermes-actors-{os.getpid()}")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "actors.platform", "daemon"], env=env, cwd=ROOT,
+            [sys.executable, "-m", "actors.platform", "daemon"], env=env, cwd=root,
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, preexec_fn=self.tree.enter,
         )
         self.tree.follow(self.process.pid)
@@ -198,8 +200,8 @@ def _cpu_ticks(pid: int, *, reaped: bool = False) -> int:
 
 @contextmanager
 def daemon(url: str, sandbox: str, toolsets: list[str], hosts: int = 1) -> Iterator[Daemon]:
-    """A running daemon for one workload."""
-    running = Daemon(url, sandbox, toolsets, hosts)
+    """A running daemon for one workload (of the tree ``--root`` names: its code, this client)."""
+    running = Daemon(url, sandbox, toolsets, hosts, DAEMON_ROOT)
     try:
         yield running
     except BaseException:
@@ -308,6 +310,8 @@ def stream(url: str, sandbox: str, rounds: int, chunks: int, gap: float) -> dict
 def main() -> None:
     """Run one workload and print its figures as JSON."""
     args = parse_args(sandbox=True)
+    global DAEMON_ROOT  # noqa: PLW0603 - set once, before any daemon starts
+    DAEMON_ROOT = Path(args.root) if args.root else ROOT
     if args.workload == "turns":
         out = turns(args.url, args.sandbox, args.sessions, args.turns, args.hosts)
     elif args.workload == "interrupt":

@@ -4,7 +4,9 @@ Run: .venv/bin/python bench/vs_hermes/run.py [--rounds 3] [--quick] [--only turn
 
 As users run both: unpinned, hermes-actors with its default config (tools jailed, ``workspace-write``;
 ``--sandbox`` picks another mode), the fake model answering with ``TCP_NODELAY``. ``--pin CPUS`` adds a
-column with both programs pinned by ``taskset`` (the fake model stays unpinned).
+column with both programs pinned by ``taskset`` (the fake model stays unpinned). ``--base TREE`` also runs
+the hermes-actors of another worktree (``git worktree add /tmp/base main``), with this tree's drivers:
+before and after in the same run.
 
 On first use it makes ``bench/vs_hermes/.venv-hermes`` with ``hermes-agent==0.19.0`` from PyPI
 (``--hermes-venv`` names another). It starts ``fake_model.py`` (its own process, 50 ms before each
@@ -86,11 +88,12 @@ class FakeModel:
 class Bench:
     """Runs drivers and keeps every sample."""
 
-    def __init__(self, server: FakeModel, env: dict[str, str], work: Path, hermes: Path) -> None:
+    def __init__(self, server: FakeModel, env: dict[str, str], work: Path, hermes: Path, base: Path | None) -> None:
         self.server = server
         self.env = env
         self.work = work
         self.hermes = hermes
+        self.base = base
         self.failures: list[str] = []
 
     def run(self, program: str, workload: str, *args: str, pin: str = "") -> dict[str, Any] | None:
@@ -98,6 +101,8 @@ class Bench:
         anything in it failed."""
         if program == "hermes":
             command = [str(self.hermes), str(HERE / "drive_hermes.py")]
+        elif program == "base":
+            command = [str(OURS), str(HERE / "drive_actors.py"), "--root", str(self.base)]
         else:
             command = [str(OURS), str(HERE / "drive_actors.py")]
         if pin:
@@ -192,6 +197,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated workloads: turns,interrupt,idle,code,stream")
     parser.add_argument("--pin", default="", help="also run every row with both programs under taskset -c PIN")
     parser.add_argument("--hermes-venv", type=Path, default=HERMES_VENV, help="a venv with hermes-agent==0.19.0")
+    parser.add_argument("--base", type=Path, default=None, help="another hermes-actors worktree to run as well (before)")
     args = parser.parse_args()
     hermes = hermes_python(args.hermes_venv)
     server = FakeModel(args.latency)
@@ -201,16 +207,17 @@ def main() -> None:
             sandbox_file = work / "one-kb.txt"
             sandbox_file.write_text("x" * 1023 + "\n")
             env = environment(work)
-            bench = Bench(server, env, work, hermes)
+            bench = Bench(server, env, work, hermes, args.base)
             wanted = set(filter(None, args.only.split(",")))
             table = [row for row in rows(args.quick, sandbox_file) if not wanted or row[1] in wanted]
             samples: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
             for round_ in range(args.rounds):
-                order = ("hermes", "actors") if round_ % 2 == 0 else ("actors", "hermes")
+                order = ("hermes", *(("base",) if args.base else ()), "actors")
+                order = order if round_ % 2 == 0 else order[::-1]
                 for runs in sorted({(row[1], tuple(row[4])) for row in table}):
                     for pin in ("", args.pin) if args.pin else ("",):
                         for program in order:
-                            extra = ["--sandbox", args.sandbox] if program == "actors" else []
+                            extra = ["--sandbox", args.sandbox] if program != "hermes" else []
                             out = bench.run(program, runs[0], *runs[1], *extra, pin=pin)
                             if out is not None:
                                 samples.setdefault((program, f"{runs[0]} {runs[1]}", pin), []).append(out)
@@ -221,39 +228,55 @@ def main() -> None:
 
 def report(table: list[Row], samples: dict[tuple[str, str, str], list[dict[str, Any]]], env: list[str],
            failures: list[str], args: argparse.Namespace) -> None:
-    """The environment, the ratio table (unpinned, and pinned where asked) and the failed runs."""
+    """The environment, the ratio table (unpinned, and pinned where asked; the base tree beside this one
+    where asked) and the failed runs."""
     print(f"# hermes-actors vs Hermes Agent {HERMES_VERSION}: {args.rounds} alternating rounds, medians; "
           f"fake model latency {args.latency * 1000:.0f} ms; hermes-actors sandbox.mode={args.sandbox}; unpinned"
           + (f", and pinned to CPU {args.pin} (taskset; the fake model unpinned)" if args.pin else ""))
     for line in env:
         print(f"- {line}")
+    for label, tree in (("hermes-actors", ROOT), *((("base", args.base),) if args.base else ())):
+        print(f"- {label}: {tree} at {_commit(tree)}")
     methods = {r["tree_cpu_method"] for runs in samples.values() for r in runs if "tree_cpu_method" in r}
     for method in sorted(methods):
         print(f"- process-tree CPU counted by {method}")
     print()
-    pins = ("", args.pin) if args.pin else ("",)
-    head = "| workload | Hermes 0.19 | hermes-actors | ratio |"
-    if args.pin:
-        head += " pinned: Hermes | hermes-actors | ratio |"
-    print(head + " requests (H / a) |")
-    print("| --- " * (head.count("|") - 1 + 1) + "|")
+    programs = ("base", "actors") if args.base else ("actors",)
+    names = {"base": "base", "actors": "hermes-actors"}
+    head = ["workload"]
+    for pin in ("", args.pin) if args.pin else ("",):
+        prefix = f"pinned {pin}: " if pin else ""
+        head += [f"{prefix}Hermes 0.19", *(cell for p in programs for cell in (f"{prefix}{names[p]}", "ratio"))]
+    print("| " + " | ".join([*head, "requests (H / a)"]) + " |")
+    print("| --- " * (len(head) + 1) + "|")
     for name, workload, figure, higher, driver_args in table:
         key = f"{workload} {tuple(driver_args)}"
-        cells, requests = [], ""
-        for pin in pins:
-            hermes, ours = samples.get(("hermes", key, pin), []), samples.get(("actors", key, pin), [])
-            if not hermes or not ours:
-                cells += ["-" if not hermes else "", "-" if not ours else "", "no ratio: runs failed"]
-                continue
-            h, a = statistics.median(figure(r) for r in hermes), statistics.median(figure(r) for r in ours)
-            ratio = a / h if higher else h / a
-            cells += [f"{h:,.2f}", f"{a:,.2f}", f"{ratio:.2f}x"]
-            if not pin:
-                requests = (f"{statistics.median(r['requests'] for r in hermes):.0f} / "
-                            f"{statistics.median(r['requests'] for r in ours):.0f}")
-        print(f"| {name} | {' | '.join(cells)} | {requests} |")
+        cells, requests = [name], ""
+        for pin in ("", args.pin) if args.pin else ("",):
+            hermes = samples.get(("hermes", key, pin), [])
+            h = statistics.median(figure(r) for r in hermes) if hermes else None
+            cells.append("-" if h is None else f"{h:,.2f}")
+            for program in programs:
+                ours = samples.get((program, key, pin), [])
+                if not ours or h is None:
+                    cells += ["-" if not ours else "", "no ratio: runs failed"]
+                    continue
+                a = statistics.median(figure(r) for r in ours)
+                cells += [f"{a:,.2f}", f"{a / h if higher else h / a:.2f}x"]
+                if not pin and program == "actors":
+                    requests = (f"{statistics.median(r['requests'] for r in hermes):.0f} / "
+                                f"{statistics.median(r['requests'] for r in ours):.0f}")
+        print("| " + " | ".join([*cells, requests]) + " |")
     for failure in failures:
         print(f"\n{failure}")
+
+
+def _commit(tree: Path) -> str:
+    """The commit checked out in ``tree`` (with ``+changes`` when its files differ from it)."""
+    head = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(tree), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True)
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
 if __name__ == "__main__":
