@@ -3,8 +3,7 @@
 Standard library only: ``fake_model.py`` builds the scripts from :data:`CALLS` and :data:`SCRIPT`, and
 ``run.py`` takes its execute_code rows from :func:`code_rows`. Each row runs one ``execute_code`` call whose
 script makes a few warm-up calls and then times ``--calls`` calls of one kind, on both programs, in the
-configuration users get (not pinned to a core). With ``pinned``, each row is repeated with every process
-of both programs on core 0 (``--pin``), where the wake-ups between cores are not counted.
+configuration users get (not pinned to a core); ``run.py --pin`` adds a pinned column for every row.
 """
 
 from __future__ import annotations
@@ -77,14 +76,12 @@ def first_line_ms(run: dict[str, Any]) -> float:
     return statistics.median(x["first_line_ms"] for x in run["code_results"])
 
 
-def code_rows(paths: dict[str, Path], *, pinned: bool = False) -> list[Row]:
+def code_rows(paths: dict[str, Path]) -> list[Row]:
     """(name, workload, figure from a run, higher is better, driver arguments) for every execute_code row."""
     table: list[Row] = []
-    for pin in ([], ["--pin"]) if pinned else ([],):
-        where = ", pinned to core 0" if pin else ""
-        for kind, name in _NAMES.items():
-            args = ["--kind", kind, "--calls", str(_COUNTS[kind]), "--rounds", "2", "--path", str(paths[kind]), *pin]
-            table.append((f"execute_code: {name} (us per call{where})", "code", per_call_us, False, args))
+    for kind, name in _NAMES.items():
+        args = ["--kind", kind, "--calls", str(_COUNTS[kind]), "--rounds", "2", "--path", str(paths[kind])]
+        table.append((f"execute_code: {name} (us per call)", "code", per_call_us, False, args))
     args = ["--kind", "refused", "--calls", "10", "--rounds", "3", "--path", str(paths["refused"])]
     table.append(("execute_code: tool call -> script's first line (ms)", "code", first_line_ms, False, args))
     return table

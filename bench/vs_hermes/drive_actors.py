@@ -1,8 +1,11 @@
 """The hermes-actors side of the side-by-side benchmark: the real daemon, driven over its control socket.
 
-The daemon runs as its own process with a private ``HERMES_ACTORS_HOME``; this process is only its
-client (one connection, attached to every session). Every CPU figure is the daemon's, read from
-``/proc/<pid>/stat``; the client's own work is not counted. Prints one JSON object. Run by ``run.py``.
+The daemon runs as its own process with a private ``HERMES_ACTORS_HOME`` and the default config but
+for the model (so its tools are jailed, ``workspace-write``, unless ``--sandbox`` says otherwise); this
+process is only its client (one connection, attached to every session). Every CPU figure is the
+daemon's: ``tree_cpu_s`` its whole process tree (its hosts, every jail and command its tools started;
+see :mod:`tree_cpu`), the others its own processes from ``/proc/<pid>/stat``; the client's own work is
+not counted. Prints one JSON object. Run by ``run.py``.
 """
 
 from __future__ import annotations
@@ -30,32 +33,40 @@ from control.paths import DaemonPaths  # noqa: E402
 from messages import control as c  # noqa: E402
 from messages.events import TextDelta, TurnFinished  # noqa: E402
 from messages.supervision import ActorState  # noqa: E402
+from tree_cpu import TreeCpu  # noqa: E402
 from vs_common import parse_args, rss_kb, sleeping_descendant  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# The tree whose daemon runs: ``--root`` (an older commit's worktree, for before/after in one run) or this one.
+DAEMON_ROOT = ROOT
 
 
 class Daemon:
     """A ``hermes-actors daemon`` child with its own home and ``config.yaml``."""
 
-    def __init__(self, url: str, sandbox: str, toolsets: list[str], hosts: int = 1) -> None:
+    def __init__(self, url: str, sandbox: str, toolsets: list[str], hosts: int = 1, root: Path = ROOT) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="vs-hermes-actors-")
         self.home = Path(self._dir.name) / "home"
         self.home.mkdir(mode=0o700)
         self.work = Path(self._dir.name) / "work"
         self.work.mkdir()
-        (self.home / "config.yaml").write_text(json.dumps({
+        config: dict[str, Any] = {
             "model": {"default": "bench-model", "provider": "custom", "base_url": url},
-            "sandbox": {"mode": sandbox},
             "tools": {"enabled_toolsets": toolsets},
             "daemon": {"max_running_turns": 10000, "max_connections": 1024, "hosts": hosts},
-        }))
+        }
+        if sandbox != "default":
+            config["sandbox"] = {"mode": sandbox}
+        (self.home / "config.yaml").write_text(json.dumps(config))
         env = dict(os.environ, HERMES_ACTORS_HOME=str(self.home))
         self._log = open(Path(self._dir.name) / "daemon.log", "wb")  # noqa: SIM115 - closed in stop()
+        self.tree = TreeCpu(f"vs-hermes-actors-{os.getpid()}")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "cli", "daemon"], env=env, cwd=ROOT,
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
+            # A --base tree from before the layout change starts its daemon as actors.platform.
+            [sys.executable, "-m", "cli" if (Path(root) / "cli").is_dir() else "actors.platform", "daemon"], env=env, cwd=root,
+            stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, preexec_fn=self.tree.enter,
         )
+        self.tree.follow(self.process.pid)
         self.client = self._connect()
         for index in range(1, hosts + 1 if hosts > 1 else 1):
             self._wait_serving(f"hosts/host:{index}")
@@ -96,6 +107,10 @@ class Daemon:
         """The CPU of the processes the tools started and the daemon (or its hosts) reaped so far."""
         pids = [self.process.pid, *_children(self.process.pid)]
         return sum(_cpu_ticks(pid, reaped=True) for pid in pids) / CLOCK_TICKS
+
+    def tree_cpu_seconds(self) -> float:
+        """The CPU of the daemon's whole process tree so far: its hosts, jails and their commands."""
+        return self.tree.seconds()
 
     def rss_kb(self) -> int:
         """The daemon's resident set."""
@@ -159,6 +174,7 @@ class Daemon:
                 self.process.wait()
             self._log.close()
             self._dir.cleanup()
+            self.tree.close()
 
 
 def _children(pid: int) -> list[int]:
@@ -185,8 +201,8 @@ def _cpu_ticks(pid: int, *, reaped: bool = False) -> int:
 
 @contextmanager
 def daemon(url: str, sandbox: str, toolsets: list[str], hosts: int = 1) -> Iterator[Daemon]:
-    """A running daemon for one workload."""
-    running = Daemon(url, sandbox, toolsets, hosts)
+    """A running daemon for one workload (of the tree ``--root`` names: its code, this client)."""
+    running = Daemon(url, sandbox, toolsets, hosts, DAEMON_ROOT)
     try:
         yield running
     except BaseException:
@@ -208,8 +224,9 @@ def turns(url: str, sandbox: str, sessions: int, count: int, hosts: int = 1) -> 
         ids = [d.create() for _ in range(sessions)]
         sent = dict.fromkeys(ids, 0)
         done = failed = 0
-        start, cpu, front, tools, mine = (
-            time.perf_counter(), d.cpu_seconds(), d.front_cpu_seconds(), d.tools_cpu_seconds(), time.process_time(),
+        start, cpu, front, tools, tree, mine = (
+            time.perf_counter(), d.cpu_seconds(), d.front_cpu_seconds(), d.tools_cpu_seconds(), d.tree_cpu_seconds(),
+            time.process_time(),
         )
         for session_id in ids:
             d.send(session_id, "turn 0: check the machine [[bench tools=1]]")
@@ -229,6 +246,7 @@ def turns(url: str, sandbox: str, sessions: int, count: int, hosts: int = 1) -> 
         return {
             "turns": done, "failed": failed, "wall_s": time.perf_counter() - start, "cpu_s": d.cpu_seconds() - cpu,
             "front_cpu_s": d.front_cpu_seconds() - front, "tools_cpu_s": d.tools_cpu_seconds() - tools,
+            "tree_cpu_s": d.tree_cpu_seconds() - tree, "tree_cpu_method": d.tree.method,
             "driver_cpu_s": time.process_time() - mine,
         }
 
@@ -293,6 +311,8 @@ def stream(url: str, sandbox: str, rounds: int, chunks: int, gap: float) -> dict
 def main() -> None:
     """Run one workload and print its figures as JSON."""
     args = parse_args(sandbox=True)
+    global DAEMON_ROOT  # noqa: PLW0603 - set once, before any daemon starts
+    DAEMON_ROOT = Path(args.root) if args.root else ROOT
     if args.workload == "turns":
         out = turns(args.url, args.sandbox, args.sessions, args.turns, args.hosts)
     elif args.workload == "interrupt":

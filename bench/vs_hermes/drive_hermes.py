@@ -1,7 +1,8 @@
 """The Hermes Agent side of the side-by-side benchmark, run by the Hermes venv's Python.
 
 Sessions are ``AIAgent`` objects in one process, each turn a ``run_conversation`` call in its own
-thread, as Hermes's gateway hosts them. Every figure is this process's: its CPU is Hermes's.
+thread, as Hermes's gateway hosts them. Every figure is this process's: its CPU is Hermes's, and
+``tree_cpu_s`` adds every process its tools started (see :mod:`tree_cpu`).
 Prints one JSON object. Run by ``run.py``; the environment (``HERMES_HOME``, ``TERMINAL_CWD``,
 the fake model's URL) comes from there.
 """
@@ -15,6 +16,7 @@ import threading
 import time
 from typing import Any
 
+from tree_cpu import TreeCpu
 from vs_common import parse_args, rss_kb, sleeping_descendant
 from run_agent import AIAgent
 
@@ -46,13 +48,19 @@ def turns(url: str, sessions: int, count: int) -> dict[str, Any]:
                     failed[0] += 1
 
     threads = [threading.Thread(target=drive, args=(one,)) for one in agents]
-    start, cpu = time.perf_counter(), time.process_time()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    return {"turns": done[0], "failed": failed[0], "wall_s": wall, "cpu_s": cpu}
+    tree = TreeCpu(f"vs-hermes-{os.getpid()}")
+    tree.enter()
+    try:
+        start, cpu, tree_cpu = time.perf_counter(), time.process_time(), tree.seconds()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        wall, cpu, tree_cpu = time.perf_counter() - start, time.process_time() - cpu, tree.seconds() - tree_cpu
+    finally:
+        tree.leave()
+    return {"turns": done[0], "failed": failed[0], "wall_s": wall, "cpu_s": cpu, "tree_cpu_s": tree_cpu,
+            "tree_cpu_method": tree.method}
 
 
 def interrupt(url: str, rounds: int) -> dict[str, Any]:

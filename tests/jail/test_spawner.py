@@ -1,4 +1,4 @@
-"""The spawn threads: forks under way at once, and every thread gone after close."""
+"""The spawn threads: forks under way at once, every thread gone after close, a jail's command built on them."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import os
 import subprocess
 import threading
 import uuid
+from collections.abc import Mapping
 
 import pytest
 import trio
@@ -72,3 +73,39 @@ class TestSpawner:
         assert await trio.to_thread.run_sync(process.wait) == 0
         with pytest.raises(LauncherClosed):
             await spawner.popen(["true"])
+
+
+class TestRewrite:
+    """A rewrite runs on the spawn thread just before the fork: what it returns starts, what it raises is raised."""
+
+    async def test_the_rewritten_command_starts_and_is_built_on_the_spawn_thread(self) -> None:
+        name = f"hx-spawner-{uuid.uuid4().hex}"
+        spawner = Spawner(name)
+        spawner.start()
+        seen: list[tuple[str, list[str], dict[str, str]]] = []
+
+        def rewrite(argv: list[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+            seen.append((threading.current_thread().name, argv, dict(env)))
+            return ["sh", "-c", 'exit "$CODE"'], {**env, "CODE": "7"}
+
+        try:
+            process = await spawner.popen(["false"], rewrite=rewrite, env={"PATH": os.defpath})
+            assert await trio.to_thread.run_sync(process.wait) == 7
+            assert seen == [(name, ["false"], {"PATH": os.defpath})]
+        finally:
+            spawner.close()
+
+    async def test_an_error_of_the_rewrite_is_raised_and_the_spawner_goes_on(self) -> None:
+        spawner = Spawner(f"hx-spawner-{uuid.uuid4().hex}")
+        spawner.start()
+
+        def refuse(argv: list[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+            raise FileNotFoundError(2, "No such directory", "/nowhere")
+
+        try:
+            with pytest.raises(FileNotFoundError) as raised:
+                await spawner.popen(["true"], rewrite=refuse, env={})
+            assert raised.value.filename == "/nowhere"
+            assert await trio.to_thread.run_sync((await spawner.popen(["true"])).wait) == 0
+        finally:
+            spawner.close()

@@ -15,6 +15,7 @@ a jailed policy's spawn raises :class:`JailUnavailable`: nothing ever runs unjai
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import os
 import shutil
@@ -180,13 +181,11 @@ class Launcher:
         program = filter_program() if status.seccomp and policy.jailed else None
         settles = policy.jailed and (policy.cgroup is not None or fallbacks.needed)
         with _JailFds(program, settles) as fds:
-            # The paths it mounts are looked at on disk: off the event loop.
-            command, jailed_env = await trio.to_thread.run_sync(
-                _jailed_command, status, policy, list(argv), cwd, env, tuple(binds), fds
-            )
+            # The paths it mounts are looked at on disk: on the spawn thread, just before the fork.
+            rewrite = functools.partial(_jailed_command, status, policy, cwd=cwd, binds=tuple(binds), fds=fds)
             process = await start_process(
-                self._spawner.popen, command, jailed_env, jailed=True, stdin=stdin, merge_stderr=merge_stderr,
-                cwd="/", pass_fds=(*pass_fds, *fds.child_ends),
+                functools.partial(self._spawner.popen, rewrite=rewrite), list(argv), env, jailed=True, stdin=stdin,
+                merge_stderr=merge_stderr, cwd="/", pass_fds=(*pass_fds, *fds.child_ends),
             )  # fmt: skip
             if fds.settle is None:
                 return process
@@ -261,12 +260,14 @@ def _jailed_command(
     status: JailStatus,
     policy: JailPolicy,
     argv: list[str],
-    cwd: str,
     env: Mapping[str, str],
+    *,
+    cwd: str,
     binds: tuple[str, ...],
     fds: _JailFds,
 ) -> tuple[list[str], dict[str, str]]:
-    """The bwrap command line and environment that run ``argv`` under ``policy`` (blocking: it stats).
+    """The bwrap command line and environment that run ``argv`` under ``policy`` (blocking: it stats; a
+    :data:`~tools.jail._spawner.Rewrite` once the rest is bound).
 
     A ``full-access`` policy gets the open jail (:func:`~tools.jail._mounts.open_argv`): its own PID
     namespace and nothing of the daemon's in sight, the file system otherwise as it is.
