@@ -17,6 +17,7 @@ from config.discord import DiscordConfig
 from config.matrix import MatrixConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
+from config.webhook import WebhookConfig
 from config.validators import integer, non_empty_str, optional_str, positive_int, str_tuple
 
 __all__ = ["KEY_VARIABLE", "MIN_KEY_LENGTH", "ApiServerConfig", "PlatformsConfig", "auth_disabled_refusal"]
@@ -74,6 +75,7 @@ class PlatformsConfig:
     discord: DiscordConfig = attrs.Factory(DiscordConfig)
     slack: SlackConfig = attrs.Factory(SlackConfig)
     matrix: MatrixConfig = attrs.Factory(MatrixConfig)
+    webhook: WebhookConfig = attrs.Factory(WebhookConfig)
 
 
 def auth_disabled_refusal(api: ApiServerConfig, sandbox: SandboxConfig) -> str | None:

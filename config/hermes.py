@@ -54,6 +54,9 @@ HERMES_SYNONYMS: dict[str, str] = {
     "model.model": "model.default",
     "model.name": "model.default",
     "platforms.api_server.extra.key": "platforms.api_server.key",
+    "platforms.webhook.extra.max_body_bytes": "platforms.webhook.max_body_bytes",
+    "platforms.webhook.extra.rate_limit": "platforms.webhook.rate_limit",
+    "platforms.webhook.extra.routes": "platforms.webhook.routes",
     "tool_output.max_bytes": "terminal.max_output_bytes",
 }
 """Hermes dotted key -> the dotted key of ours that holds the same setting."""

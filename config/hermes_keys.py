@@ -32,7 +32,7 @@ _PARENT_MODEL = "subagents use the parent's model here"
 _OTHER_PLATFORMS = (
     "bluebubbles", "dingtalk", "email", "feishu", "google_chat", "homeassistant", "irc", "line",
     "mattermost", "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "signal", "simplex",
-    "sms", "teams", "webhook", "wecom", "wecom_callback", "weixin", "whatsapp", "whatsapp_cloud", "yuanbao",
+    "sms", "teams", "wecom", "wecom_callback", "weixin", "whatsapp", "whatsapp_cloud", "yuanbao",
 )
 # Keys the gateway reads in every platform's block that the platforms built here do not implement.
 _PLATFORM_KEYS = (
@@ -212,6 +212,8 @@ HERMES_UNUSED: dict[str, str] = {
     "platforms.api_server.home_channel": _BOT,
     "platforms.api_server.require_mention": _BOT,
     "platforms.api_server.token": "use platforms.api_server.key",
+    "platforms.webhook.extra": "only routes, rate_limit and max_body_bytes are read here (as platforms.webhook.*); the hooks"
+    " are served on platforms.api_server's host and port, and each route has its own secret",
     **{f"platforms.{name}": _GATEWAY for name in _OTHER_PLATFORMS},
     **{f"platforms.*.{key}": _BOT for key in _PLATFORM_KEYS},
     "platforms.*.allow_from": _BUILT_PLATFORMS_ONLY,

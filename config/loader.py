@@ -235,10 +235,30 @@ def _structure(data: dict[str, Any], path: Path, found: list[str]) -> Config:
         raise ConfigError(
             f"{path}: platforms.api_server.sandbox {api_mode!r} is wider than sandbox.max_mode {config.sandbox.max_mode!r}"
         )
+    _check_webhooks(config, path)
     refusal = auth_disabled_refusal(config.platforms.api_server, config.sandbox)
     if refusal is not None:
         raise ConfigError(f"{path}: {refusal}")
     return config
+
+
+def _check_webhooks(config: Config, path: Path) -> None:
+    """The webhooks are served by the API's server, and their sandbox is never wider than ``sandbox.max_mode``.
+
+    Raises:
+        ConfigError: either is not so.
+    """
+    webhook = config.platforms.webhook
+    if webhook.enabled and not config.platforms.api_server.enabled:
+        raise ConfigError(
+            f"{path}: platforms.webhook.enabled needs platforms.api_server.enabled: the hooks are served on its port"
+        )
+    for name, route in webhook.routes.items():
+        if route.sandbox is not None and SANDBOX_MODES.index(route.sandbox) > SANDBOX_MODES.index(config.sandbox.max_mode):
+            raise ConfigError(
+                f"{path}: platforms.webhook.routes.{name}.sandbox {route.sandbox!r} is wider than"
+                f" sandbox.max_mode {config.sandbox.max_mode!r}"
+            )
 
 
 def _string_list(value: Any, _: Any) -> tuple[str, ...]:
@@ -255,13 +275,17 @@ def _string_list(value: Any, _: Any) -> tuple[str, ...]:
 def _drop_unknown(cls: Any, data: Any, prefix: str, found: list[str]) -> Any:
     """``data`` without the keys ``cls`` does not know, each one reported.
 
-    ``cls`` is a section's type: an attrs class, or a tuple of them (a list section such as
-    ``fallback_providers``, whose entries are checked one by one).
+    ``cls`` is a section's type: an attrs class, a tuple of them (a list section such as
+    ``fallback_providers``) or a dict of them by name (``platforms.webhook.routes``), whose entries are
+    checked one by one.
     """
     if typing.get_origin(cls) is tuple and isinstance(data, list):
         element = typing.get_args(cls)[0]
         name = prefix.rstrip(".")
         return [_drop_unknown(element, item, f"{name}[{index}].", found) for index, item in enumerate(data)]
+    if typing.get_origin(cls) is dict and isinstance(data, dict) and attrs.has(typing.get_args(cls)[1]):
+        element = typing.get_args(cls)[1]  # named entries (webhook routes), each checked as its section
+        return {key: _drop_unknown(element, item, f"{prefix}{key}.", found) for key, item in data.items()}
     if not attrs.has(cls):
         return data
     if data is None:  # ``skills:`` with nothing under it, as YAML reads it: the section's defaults

@@ -14,7 +14,6 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from contextlib import aclosing
 from typing import Any, get_args
 
 from starlette.applications import Starlette
@@ -26,11 +25,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from actors.platform.api.auth import Authenticator
+from actors.platform.api.body import read_body
 from actors.platform.api.completions import SESSION_HEADER, chat_completion
-from actors.platform.api.errors import ApiError, BadRequest, BodyTooLarge, NotFound
+from actors.platform.api.errors import ApiError, BadRequest, NotFound
 from actors.platform.api.gateway import ApiGateway
 from actors.platform.api.runs import Run, RunRegistry
 from actors.platform.api.sse import Emit, SseResponse
+from actors.platform.api.webhooks import WebhookDesk
 from actors.platform.api.wire import event_frame, parse_completion, parse_run
 from config.api import ApiServerConfig
 from messages.untrusted import UntrustedJsonError
@@ -58,15 +59,7 @@ async def read_json(request: Request, limit: int) -> Any:
         BodyTooLarge: the body (declared or actual) is over ``limit``.
         BadRequest: not JSON.
     """
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BodyTooLarge(f"the request body is larger than {limit} bytes")
-    body = bytearray()
-    async with aclosing(request.stream()) as pieces:
-        async for piece in pieces:
-            body += piece
-            if len(body) > limit:
-                raise BodyTooLarge(f"the request body is larger than {limit} bytes")
+    body = await read_body(request, limit)
     try:
         return loads_untrusted(body)
     except UntrustedJsonError as exc:
@@ -171,9 +164,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 def build_app(
-    gateway: ApiGateway, runs: RunRegistry, auth: Authenticator, models: tuple[str, ...], config: ApiServerConfig
+    gateway: ApiGateway, runs: RunRegistry, auth: Authenticator, models: tuple[str, ...], config: ApiServerConfig,
+    webhooks: WebhookDesk | None = None,
 ) -> Starlette:
-    """The ASGI application of the API."""
+    """The ASGI application of the API; ``webhooks``' routes, signed instead of keyed, when given."""
     api = _Api(gateway, runs, auth, models)
     e = api.endpoint
     routes = [
@@ -187,6 +181,8 @@ def build_app(
         Route("/v1/runs/{run_id}/stop", e(api.stop_run), methods=["POST"]),
         Route("/v1/runs/{run_id}/approval", e(api.approve_run), methods=["POST"]),
     ]
+    if webhooks is not None:
+        routes.append(Route("/v1/webhooks/{name}", webhooks.handle, methods=["POST"]))
     middleware = []
     if config.cors_origins:
         middleware.append(

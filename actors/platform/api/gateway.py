@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 
 import trio
 
@@ -30,7 +31,7 @@ from messages.chat import ChatMessage
 from messages.session import Interrupt, Subscribe
 from store.errors import SessionNotFoundError
 
-__all__ = ["API_SOURCE", "API_TOOLSETS", "Admission", "ApiGateway", "api_session_id"]
+__all__ = ["API_SOURCE", "API_TOOLSETS", "Admission", "ApiGateway", "KeyedLocks", "api_session_id"]
 
 log = logging.getLogger("hermes_actors.api")
 
@@ -46,6 +47,24 @@ _NAMED_PREFIX = "api-"
 def api_session_id(name: str) -> str:
     """The id of the API session a client calls ``name`` (the API's own namespace, stable across restarts)."""
     return _NAMED_PREFIX + hashlib.sha256(name.encode("utf-8")).hexdigest()[:32]
+
+
+class KeyedLocks:
+    """A lock per key, forgotten once nobody holds or waits for it (so a named session is created once)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, trio.Lock] = {}
+
+    @asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        """Hold ``key``'s lock for the block."""
+        lock = self._locks.setdefault(key, trio.Lock())
+        try:
+            async with lock:
+                yield
+        finally:
+            if not lock.statistics().tasks_waiting and not lock.locked():
+                self._locks.pop(key, None)
 
 
 class Admission:
@@ -78,7 +97,7 @@ class ApiGateway:
         self.cwd = cwd
         # Invariant: in_flight counts unreleased Admissions.
         self.in_flight = 0
-        self._creating: dict[str, trio.Lock] = {}
+        self._creating = KeyedLocks()
 
     async def admit(self) -> Admission:
         """A slot for one completion or run.
@@ -125,20 +144,15 @@ class ApiGateway:
             NotFound: the id is taken by a session the API did not create (answered as for an unknown session).
         """
         session_id = api_session_id(name)
-        lock = self._creating.setdefault(session_id, trio.Lock())
-        try:
-            async with lock:
-                try:
-                    await self.sessions.get(session_id)
-                except SessionNotFound:
-                    await self.sessions.create_session(
-                        self._options(interactive=interactive, model=None), session_id=session_id, ephemeral_system=system
-                    )
-                else:
-                    await self._check_owned(name, session_id)
-        finally:
-            if not lock.statistics().tasks_waiting and not lock.locked():
-                self._creating.pop(session_id, None)
+        async with self._creating.hold(session_id):
+            try:
+                await self.sessions.get(session_id)
+            except SessionNotFound:
+                await self.sessions.create_session(
+                    self._options(interactive=interactive, model=None), session_id=session_id, ephemeral_system=system
+                )
+            else:
+                await self._check_owned(name, session_id)
         return session_id
 
     async def _check_owned(self, name: str, session_id: str) -> None:

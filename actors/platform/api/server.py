@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
@@ -22,8 +23,10 @@ from actors.platform.api.app import build_app
 from actors.platform.api.auth import Authenticator
 from actors.platform.api.gateway import ApiGateway
 from actors.platform.api.runs import RunRegistry
+from actors.platform.api.webhooks import WebhookDesk
 from actors.session import SessionService
 from config.api import ApiServerConfig
+from config.webhook import WebhookConfig
 from messages.supervision import ActorState
 
 __all__ = ["ApiServer"]
@@ -50,7 +53,9 @@ class ApiServer(Actor[None]):
         config: the ``platforms.api_server`` section.
         daemon_cap: ``daemon.max_running_turns``.
         models: the model ids ``/v1/models`` lists.
-        environ: where ``API_SERVER_KEY`` is looked up (the daemon's environment and ``.env``).
+        environ: where ``API_SERVER_KEY`` and the webhooks' ``secret_env`` are looked up (the daemon's
+            environment and ``.env``).
+        webhooks: the ``platforms.webhook`` section (its routes are served when it is enabled).
     """
 
     kind = "api"
@@ -62,8 +67,13 @@ class ApiServer(Actor[None]):
         daemon_cap: int,
         models: tuple[str, ...],
         environ: Mapping[str, str],
+        *,
+        webhooks: WebhookConfig | None = None,
     ) -> None:
         super().__init__()
+        self._webhooks = webhooks or WebhookConfig()
+        self.webhooks: WebhookDesk | None = None
+        self._client: httpx2.AsyncClient | None = None
         self._config = config
         self._environ = environ
         self._models = models
@@ -77,13 +87,19 @@ class ApiServer(Actor[None]):
             "in_flight": self.gateway.in_flight,
             "runs": len(self.runs) if self.runs is not None else 0,
             "active_runs": self.runs.active() if self.runs is not None else 0,
+            "webhooks": self.webhooks.snapshot() if self.webhooks is not None else {},
         }
 
     async def on_start(self) -> None:
         assert self._nursery is not None
         auth = Authenticator.from_config(self._config, self._environ)
         self.runs = RunRegistry(self.gateway, self.start_soon, self._config.max_stored_runs)
-        app = build_app(self.gateway, self.runs, auth, self._models, self._config)
+        if self._webhooks.enabled:
+            self._client = httpx2.AsyncClient()
+            self.webhooks = WebhookDesk(
+                self.gateway.sessions, self._webhooks, self._environ, self.gateway.cwd, self.start_soon, self._client
+            )
+        app = build_app(self.gateway, self.runs, auth, self._models, self._config, self.webhooks)
         hc = HypercornConfig()
         host = self._config.host
         hc.bind = [f"[{host}]:{self._config.port}" if ":" in host else f"{host}:{self._config.port}"]
@@ -97,4 +113,8 @@ class ApiServer(Actor[None]):
     async def main(self) -> None:
         self.state = ActorState.RUNNING
         await trio.sleep_forever()
+
+    async def on_stop(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
 

@@ -450,10 +450,16 @@ def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
 def _api_factory(sessions: SessionService, config: Config, environ: Mapping[str, str]) -> Callable[[], ApiServer]:
     found = environ.get(KEY_VARIABLE)
     api_environ = {KEY_VARIABLE: found} if found else {}
+    # Only the variables the API reads: its key and the webhooks' secrets.
+    for route in config.platforms.webhook.routes.values():
+        if route.secret_env and environ.get(route.secret_env):
+            api_environ[route.secret_env] = environ[route.secret_env]
     section = config.platforms.api_server
     models = (config.model.default,)
 
     def api() -> ApiServer:
-        return ApiServer(sessions, section, config.daemon.max_running_turns, models, api_environ)
+        return ApiServer(
+            sessions, section, config.daemon.max_running_turns, models, api_environ, webhooks=config.platforms.webhook
+        )
 
     return api
