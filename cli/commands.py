@@ -108,6 +108,8 @@ def _status(paths: DaemonPaths, as_json: bool) -> int:
             api = reply.api
             print(f"HTTP API: {', '.join(api.urls) or 'starting'}; {api.in_flight} requests in flight, "
                   f"{api.active_runs} of {api.runs} runs active")
+            for name, counts in api.webhooks.items():
+                print(f"webhook {name}: " + ", ".join(f"{n} {key.replace('_', ' ')}" for key, n in counts.items()))
         if reply.hosts:
             print(_hosts_text(reply.hosts))
         if reply.config is not None:

@@ -72,7 +72,8 @@ class ApprovalPolicy:
         cron_mode: ``approvals.cron_mode``: deny or approve, for sessions with source ``cron``.
         source: the session's platform (cli, api, telegram, discord, cron, subagent).
         interactive: whether anyone can be asked at all.
-        auto_approve: approve without asking (subagents, by ``delegation.subagent_auto_approve``).
+        auto_approve: approve without asking (subagents, by ``delegation.subagent_auto_approve``; a webhook's
+            route, by its ``approvals: approve``).
         rate: the auxiliary model, for ``smart``.
         yolo: the session's ``--yolo`` / ``/yolo`` toggle.
     """
@@ -90,7 +91,8 @@ class ApprovalPolicy:
         if self.yolo:
             return ApprovalAnswer("once", "--yolo (this session approves every command)")
         if self.auto_approve:
-            return ApprovalAnswer("once", "delegation.subagent_auto_approve")
+            why = "delegation.subagent_auto_approve" if self.source == "subagent" else f"the {self.source} session's approvals: approve"
+            return ApprovalAnswer("once", why)
         if self.mode == "off":
             return ApprovalAnswer("once", "approvals.mode: off")
         if self.source == "cron":

@@ -3,6 +3,7 @@ continue sessions, answers reach a real callback server signed, and bad deliveri
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -16,6 +17,7 @@ from actors.platform.api.webhook_signing import SIGNATURE_HEADER, TIMESTAMP_HEAD
 from actors.platform.api.webhooks import webhook_session_id
 from providers.scripted import ScriptedProvider
 from tests.api.harness import ApiDaemon, api_daemon, stored_sessions, wait_until
+from tests.daemon.helpers import run_cli
 from tests.platform.fake_http import FakeHandler, FakePlatform, serving
 
 SECRET = "hook-secret-0123456789"
@@ -64,13 +66,13 @@ def _yaml(callback: str | None, **route: str) -> str:
 
 
 @asynccontextmanager
-async def hook_daemon(provider: ScriptedProvider, callback: str | None) -> AsyncIterator[ApiDaemon]:
-    """A daemon serving the ``support`` hook, its secret in the environment."""
+async def hook_daemon(provider: ScriptedProvider, callback: str | None, **route: str) -> AsyncIterator[ApiDaemon]:
+    """A daemon serving the ``support`` hook (``route``: more of its keys), its secret in the environment."""
     import os
 
     os.environ["SUPPORT_HOOK_SECRET"] = SECRET
     try:
-        async with api_daemon(provider, _yaml(callback)) as running:
+        async with api_daemon(provider, _yaml(callback, **route)) as running:
             yield running
     finally:
         del os.environ["SUPPORT_HOOK_SECRET"]
@@ -154,12 +156,14 @@ class TestRefusals:
             async with httpx2.AsyncClient(base_url=api.url) as http:
                 unsigned = await http.post("/v1/webhooks/support", json=_ticket("x"))
             counts = api.api_actor().statistics().details["webhooks"]["support"]
+            status = await trio.to_thread.run_sync(functools.partial(run_cli, api.home, "status"))
         got = [r.status_code for r in (forged, stale, unknown, big, no_key, no_field, not_json, unsigned)]
         assert got == [401, 401, 404, 413, 422, 422, 400, 401]
         assert all("error" in r.json() for r in (forged, unknown, big, no_key))
         assert "conversation_id" in no_key.json()["error"] and "user.name" in no_field.json()["error"]
         assert provider.requests == []
         assert counts["rejected"] == 7 and counts["accepted"] == 0
+        assert "webhook support: 7 received, 0 accepted, 7 rejected" in status.stdout, status.stdout
 
     async def test_rate_limit(self, provider: ScriptedProvider) -> None:
         """Past the hook's rate a delivery gets a 429 with Retry-After."""
@@ -215,3 +219,16 @@ class TestDelivery:
         assert response.json()["answer"] == "Could not remove it."
         tool_result = [m for m in provider.requests[-1].body["messages"] if m.get("role") == "tool"]
         assert tool_result and "no one can approve" in tool_result[0]["content"]
+
+    async def test_approval_granted_when_configured(self, provider: ScriptedProvider) -> None:
+        """``approvals: approve`` lets the (jailed) command run without asking."""
+        async with hook_daemon(provider, None, approvals="approve") as api:
+            victim = api.workdir / "victim"
+            victim.mkdir()
+            provider.push(
+                {"tool_calls": [{"id": "call_rm", "name": "terminal", "arguments": {"command": f"rm -r {victim}"}}]},
+                {"text": "Removed."},
+            )
+            response = await _post(api, _ticket("remove it"))
+            assert not victim.exists()
+        assert response.json()["answer"] == "Removed."

@@ -201,6 +201,7 @@ class ControlService:
         return c.ApiStatus(
             urls=list(details.get("urls") or []), in_flight=details.get("in_flight", 0),
             runs=details.get("runs", 0), active_runs=details.get("active_runs", 0),
+            webhooks=dict(details.get("webhooks") or {}),
         )
 
     def _platforms(self) -> list[c.PlatformStatus]:
