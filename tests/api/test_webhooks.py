@@ -55,7 +55,9 @@ def callback_server(state: _Callbacks) -> Iterator[str]:
 def _yaml(callback: str | None, **route: str) -> str:
     lines = [
         "  webhook:", "    enabled: true", "    rate_limit: 5", "    max_body_bytes: 2048",
-        "    callback_backoff_seconds: 0.05", "    routes:", "      support:", "        secret_env: SUPPORT_HOOK_SECRET",
+        "    callback_backoff_seconds: 0.05", "    routes:",
+        # A hook whose secret is not set is not served at all (no unsigned door).
+        "      keyless:", "        secret_env: HOOK_SECRET_NOBODY_SET", "      support:", "        secret_env: SUPPORT_HOOK_SECRET",
         "        session_key: conversation_id", '        prompt: "Ticket from {user.name}: {text}"',
         "        sandbox: workspace-write",
     ]
@@ -149,6 +151,7 @@ class TestRefusals:
             forged = await _post(api, _ticket("x"), secret="not-the-secret-at-all")
             stale = await _post(api, _ticket("x"), when=time.time() - 3600)
             unknown = await _post(api, _ticket("x"), hook="nobody")
+            keyless = await _post(api, _ticket("x"), hook="keyless", secret="")
             big = await _post(api, _ticket("x" * 4096))
             no_key = await _post(api, {"user": {"name": "Ada"}, "text": "x"})
             no_field = await _post(api, {"conversation_id": "c-2", "text": "x"})
@@ -157,8 +160,9 @@ class TestRefusals:
                 unsigned = await http.post("/v1/webhooks/support", json=_ticket("x"))
             counts = api.api_actor().statistics().details["webhooks"]["support"]
             status = await trio.to_thread.run_sync(functools.partial(run_cli, api.home, "status"))
-        got = [r.status_code for r in (forged, stale, unknown, big, no_key, no_field, not_json, unsigned)]
-        assert got == [401, 401, 404, 413, 422, 422, 400, 401]
+        got = [r.status_code for r in (forged, stale, unknown, keyless, big, no_key, no_field, not_json, unsigned)]
+        assert got == [401, 401, 404, 404, 413, 422, 422, 400, 401]
+        assert forged.json() == {"error": "invalid signature"} == stale.json()
         assert all("error" in r.json() for r in (forged, unknown, big, no_key))
         assert "conversation_id" in no_key.json()["error"] and "user.name" in no_field.json()["error"]
         assert provider.requests == []

@@ -159,14 +159,15 @@ class WebhookDesk:
         self._rates: dict[str, deque[float]] = {}
         self._creating = KeyedLocks()
         for name, route in config.routes.items():
+            if not route.enabled:
+                continue
             secret = (environ.get(route.secret_env) if route.secret_env else None) or route.secret
             if not secret or len(secret) < MIN_SECRET_LENGTH:
                 where = f"{route.secret_env} or secret" if route.secret_env else "secret (or secret_env)"
                 log.error("webhook: hook %r has no secret of %d characters or more (%s); not served", name, MIN_SECRET_LENGTH, where)
                 continue
-            if route.enabled:
-                self.hooks[name] = _Hook(name, route, secret)
-                self.counts[name] = HookCounts()
+            self.hooks[name] = _Hook(name, route, secret)
+            self.counts[name] = HookCounts()
 
     def snapshot(self) -> dict[str, dict[str, int]]:
         """Each served hook's counts."""
@@ -199,7 +200,9 @@ class WebhookDesk:
         try:
             verify(hook.secret, body, request.headers.get(TIMESTAMP_HEADER), signature, time.time(), self.config.replay_window_seconds)
         except BadSignature as exc:
-            raise Unauthorized(f"invalid signature: {exc}") from exc
+            # Why, in the log only: a forger learns nothing from the answer.
+            log.warning("webhook: %s: %s", hook.name, exc)
+            raise Unauthorized("invalid signature") from exc
         self._check_rate(hook.name)
         try:
             payload = loads_untrusted(body)
@@ -296,14 +299,16 @@ class WebhookDesk:
         return session_id
 
     async def _finish(self, hook: _Hook, counts: HookCounts, watch: TurnWatch) -> FinishedTurn:
+        """The watched turn once it has ended (an ``error`` one when it is lost or outlasts ``wait_seconds``)."""
         try:
             with trio.fail_after(self.config.wait_seconds):
                 while await watch.next_event() is not None:
                     pass
         except (TurnLost, trio.TooSlowError) as exc:
-            watch.close()
             log.error("webhook: %s: session %s gave no answer: %s", hook.name, watch.session_id, exc)
             return FinishedTurn("", "error", str(exc) or "timed out", TurnUsage(0, 0))
+        finally:
+            watch.close()  # also when the waiting caller hung up (the turn itself goes on)
         assert watch.outcome is not None
         counts.answered += 1
         return watch.outcome
