@@ -51,6 +51,11 @@ PLATFORM_HINTS: Mapping[str, str] = MappingProxyType({
         "Markdown is converted to Matrix's HTML: bold, italic, strikethrough, inline code, code blocks, quotes and "
         "links work; headings become bold lines and tables are not drawn, so prefer bullet lists or 'key: value' lines."
     ),
+    "webhook": (
+        "You are handling a webhook delivery sent by another program, not a person watching. You cannot ask "
+        "questions or wait for answers, and commands that need approval are refused unless the hook allows them. "
+        "Your final reply is posted back to that program, so put the result directly in it in plain, simple text."
+    ),
     "subagent": (
         "You are a subagent working for another agent, not for a person. Nobody can answer questions, so decide "
         "for yourself. Your final reply is returned to the parent agent as your result."

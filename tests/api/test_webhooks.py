@@ -15,6 +15,7 @@ import trio
 
 from actors.platform.api.webhook_signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signed_headers, verify
 from actors.platform.api.webhooks import webhook_session_id
+from conversation.prompt.texts import PLATFORM_HINTS
 from providers.scripted import ScriptedProvider
 from tests.api.harness import ApiDaemon, api_daemon, stored_sessions, wait_until
 from tests.daemon.helpers import run_cli
@@ -131,6 +132,7 @@ class TestConversation:
         contents = [m.get("content") for m in last_request["messages"]]
         assert "Ticket from Ada: printer on fire" in contents and "First answer." in contents
         assert contents[-1] == "Ticket from Ada: still burning"
+        assert PLATFORM_HINTS["webhook"] in contents[0]
         assert counts["accepted"] == 2 and counts["callbacks_delivered"] == 2
 
     async def test_wait_for_the_answer(self, provider: ScriptedProvider) -> None:

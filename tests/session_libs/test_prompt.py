@@ -69,7 +69,7 @@ class TestIdentity:
 class TestLayers:
     """Platform and environment hints, enforcement and guidance appear only where they apply."""
 
-    @pytest.mark.parametrize("platform", ["cli", "api", "cron", "subagent"])
+    @pytest.mark.parametrize("platform", ["cli", "api", "cron", "subagent", "webhook"])
     def test_platform_hint(self, tmp_path: Path, platform: str) -> None:
         prompt = assemble_system_prompt(_spec(tmp_path, tmp_path, platform=platform))
         assert PLATFORM_HINTS[platform] in prompt
