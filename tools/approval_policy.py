@@ -91,8 +91,9 @@ class ApprovalPolicy:
         if self.yolo:
             return ApprovalAnswer("once", "--yolo (this session approves every command)")
         if self.auto_approve:
-            why = "delegation.subagent_auto_approve" if self.source == "subagent" else f"the {self.source} session's approvals: approve"
-            return ApprovalAnswer("once", why)
+            if self.source == "subagent":
+                return ApprovalAnswer("once", "delegation.subagent_auto_approve")
+            return ApprovalAnswer("once", f"the {self.source} session's approvals: approve")
         if self.mode == "off":
             return ApprovalAnswer("once", "approvals.mode: off")
         if self.source == "cron":

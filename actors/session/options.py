@@ -42,7 +42,8 @@ class SessionOptions:
     Attributes:
         cwd: the directory of the client that created it; its shell starts there.
         model / provider / base_url / api_mode: override config's ``model`` section.
-        source: the platform: cli, api, telegram, discord, slack, matrix, webhook, cron or subagent (prompt hint, store column).
+        source: the platform: cli, api, telegram, discord, slack, matrix, webhook, cron or subagent (prompt hint,
+            store column).
         title: optional unique title.
         interactive: False for subagents and one-shot API calls (no clarify; approvals denied).
         toolsets: enabled toolsets (None: the registry's defaults).

@@ -58,7 +58,8 @@ def _yaml(callback: str | None, **route: str) -> str:
         "  webhook:", "    enabled: true", "    rate_limit: 5", "    max_body_bytes: 2048",
         "    callback_backoff_seconds: 0.05", "    routes:",
         # A hook whose secret is not set is not served at all (no unsigned door).
-        "      keyless:", "        secret_env: HOOK_SECRET_NOBODY_SET", "      support:", "        secret_env: SUPPORT_HOOK_SECRET",
+        "      keyless:", "        secret_env: HOOK_SECRET_NOBODY_SET",
+        "      support:", "        secret_env: SUPPORT_HOOK_SECRET",
         "        session_key: conversation_id", '        prompt: "Ticket from {user.name}: {text}"',
         "        sandbox: workspace-write",
     ]
@@ -99,6 +100,12 @@ def _delivered(state: _Callbacks, index: int) -> dict[str, Any]:
     return json.loads(sent["body"])
 
 
+def _counts(api: ApiDaemon) -> dict[str, int]:
+    """The ``support`` hook's counts, as ``status`` shows them."""
+    counts: dict[str, int] = api.api_actor().statistics().details["webhooks"]["support"]
+    return counts
+
+
 def _ticket(text: str, conversation: str = "c-1") -> dict[str, Any]:
     return {"conversation_id": conversation, "user": {"name": "Ada"}, "text": text}
 
@@ -120,8 +127,8 @@ class TestConversation:
                 assert second.status_code == 202, second.text
                 await trio.to_thread.run_sync(state.wait_until, lambda: len(state.sent) == 2, "the second callback")
                 answers = [_delivered(state, 0), _delivered(state, 1)]
-                await wait_until(lambda: api.api_actor().statistics().details["webhooks"]["support"]["callbacks_delivered"] == 2)
-                counts = api.api_actor().statistics().details["webhooks"]["support"]
+                await wait_until(lambda: _counts(api)["callbacks_delivered"] == 2)
+                counts = _counts(api)
                 sessions = await trio.to_thread.run_sync(stored_sessions, api.home)
         assert [(a["answer"], a["delivery_id"], a["session_key"]) for a in answers] == [
             ("First answer.", "d-1", "c-1"), ("Second answer.", "d-2", "c-1"),
@@ -160,7 +167,7 @@ class TestRefusals:
             not_json = await _post(api, b"{nope")
             async with httpx2.AsyncClient(base_url=api.url) as http:
                 unsigned = await http.post("/v1/webhooks/support", json=_ticket("x"))
-            counts = api.api_actor().statistics().details["webhooks"]["support"]
+            counts = _counts(api)
             status = await trio.to_thread.run_sync(functools.partial(run_cli, api.home, "status"))
         got = [r.status_code for r in (forged, stale, unknown, keyless, big, no_key, no_field, not_json, unsigned)]
         assert got == [401, 401, 404, 404, 413, 422, 422, 400, 401]
@@ -193,7 +200,7 @@ class TestDelivery:
                 first = await _post(api, body, headers={"Idempotency-Key": "same"})
                 again = await _post(api, body, headers={"Idempotency-Key": "same"})
                 await trio.to_thread.run_sync(state.wait_until, lambda: len(state.sent) == 1, "the callback")
-                counts = api.api_actor().statistics().details["webhooks"]["support"]
+                counts = _counts(api)
         assert (first.status_code, again.status_code, again.json()["status"]) == (202, 200, "duplicate")
         assert len(provider.requests) == 1 and counts["duplicates"] == 1
 
@@ -205,8 +212,8 @@ class TestDelivery:
             async with hook_daemon(provider, url) as api:
                 assert (await _post(api, _ticket("retry me"))).status_code == 202
                 await trio.to_thread.run_sync(state.wait_until, lambda: len(state.sent) == 1, "the callback")
-                await wait_until(lambda: api.api_actor().statistics().details["webhooks"]["support"]["callbacks_delivered"] == 1)
-                counts = api.api_actor().statistics().details["webhooks"]["support"]
+                await wait_until(lambda: _counts(api)["callbacks_delivered"] == 1)
+                counts = _counts(api)
         assert state.attempts == 3 and _delivered(state, 0)["answer"] == "Eventually."
         assert counts["callback_failures"] == 2
 

@@ -8,7 +8,10 @@ import pytest
 
 from config.loader import ConfigError, load_config
 
-_ROUTE = "sandbox:\n  max_mode: workspace-write\nplatforms:\n  api_server:\n    enabled: {api}\n  webhook:\n    enabled: true\n    routes:\n      ci:\n"
+_ROUTE = (
+    "sandbox:\n  max_mode: workspace-write\n"
+    "platforms:\n  api_server:\n    enabled: {api}\n  webhook:\n    enabled: true\n    routes:\n      ci:\n"
+)
 
 
 def _write(home: Path, route: str, *, api: str = "true") -> None:

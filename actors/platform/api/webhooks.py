@@ -164,7 +164,9 @@ class WebhookDesk:
             secret = (environ.get(route.secret_env) if route.secret_env else None) or route.secret
             if not secret or len(secret) < MIN_SECRET_LENGTH:
                 where = f"{route.secret_env} or secret" if route.secret_env else "secret (or secret_env)"
-                log.error("webhook: hook %r has no secret of %d characters or more (%s); not served", name, MIN_SECRET_LENGTH, where)
+                log.error(
+                    "webhook: hook %r has no secret of %d characters or more (%s); not served", name, MIN_SECRET_LENGTH, where
+                )
                 continue
             self.hooks[name] = _Hook(name, route, secret)
             self.counts[name] = HookCounts()
@@ -198,7 +200,8 @@ class WebhookDesk:
         body = await read_body(request, self.config.max_body_bytes)
         signature = request.headers.get(SIGNATURE_HEADER)
         try:
-            verify(hook.secret, body, request.headers.get(TIMESTAMP_HEADER), signature, time.time(), self.config.replay_window_seconds)
+            timestamp = request.headers.get(TIMESTAMP_HEADER)
+            verify(hook.secret, body, timestamp, signature, time.time(), self.config.replay_window_seconds)
         except BadSignature as exc:
             # Why, in the log only: a forger learns nothing from the answer.
             log.warning("webhook: %s: %s", hook.name, exc)
@@ -229,7 +232,8 @@ class WebhookDesk:
             raise
         counts.accepted += 1
         wait = request.query_params.get("wait", "").lower() in ("1", "true", "yes") or hook.route.callback_url is None
-        log.info("webhook: %s delivery %s -> session %s (%s)", hook.name, delivery, session_id, "waited" if wait else "called back")
+        how = "waited for" if wait else "called back"
+        log.info("webhook: %s delivery %s -> session %s (%s)", hook.name, delivery, session_id, how)
         if wait:
             turn = await self._finish(hook, counts, watch)
             return JSONResponse(_answer(hook.name, delivery, session_id, key, turn))
@@ -324,7 +328,8 @@ class WebhookDesk:
         body = json.dumps(answer, ensure_ascii=False).encode("utf-8")
         delay = self.config.callback_backoff_seconds
         for attempt in range(1, self.config.callback_attempts + 1):
-            headers = {"Content-Type": "application/json", "Idempotency-Key": delivery, **signed_headers(hook.secret, body, time.time())}
+            signed = signed_headers(hook.secret, body, time.time())  # signed afresh: a late retry is no replay
+            headers = {"Content-Type": "application/json", "Idempotency-Key": delivery, **signed}
             try:
                 with trio.fail_after(self.config.callback_timeout_seconds):
                     response = await self._client.post(url, content=body, headers=headers)
@@ -335,7 +340,9 @@ class WebhookDesk:
             except (httpx2.HTTPError, trio.TooSlowError, OSError) as exc:
                 problem = f"failed: {exc!r}"
             counts.callback_failures += 1
-            log.warning("webhook: %s callback for %s (try %d of %d) %s", hook.name, delivery, attempt, self.config.callback_attempts, problem)
+            log.warning(
+                "webhook: %s callback for %s (try %d of %d) %s", hook.name, delivery, attempt, self.config.callback_attempts, problem
+            )
             if attempt < self.config.callback_attempts:
                 await trio.sleep(delay)
                 delay *= 2
