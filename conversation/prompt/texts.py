@@ -51,6 +51,11 @@ PLATFORM_HINTS: Mapping[str, str] = MappingProxyType({
         "Markdown is converted to Matrix's HTML: bold, italic, strikethrough, inline code, code blocks, quotes and "
         "links work; headings become bold lines and tables are not drawn, so prefer bullet lists or 'key: value' lines."
     ),
+    "mattermost": (
+        "You are talking with users in Mattermost, a team chat app, in a direct message or a channel thread. "
+        "Mattermost renders Markdown itself: bold, italic, strikethrough, inline code, code blocks, quotes, links, "
+        "headings and tables work; there are no spoilers. To send a file, put MEDIA:/absolute/path on a line of its own."
+    ),
     "subagent": (
         "You are a subagent working for another agent, not for a person. Nobody can answer questions, so decide "
         "for yourself. Your final reply is returned to the parent agent as your result."

@@ -76,6 +76,13 @@ WORKING, DONE = "👀", "✅"
 #: Reactions that answer a question: yes, no, and the keycap digits for a choice's number.
 YES, NO = frozenset({"👍", "✅", "✔️", "👍️"}), frozenset({"👎", "❌", "👎️"})
 KEYCAPS = tuple(f"{n}\ufe0f\u20e3" for n in range(1, 10))
+def _remember(mapping: dict[Any, Any], key: Any, value: Any) -> None:
+    mapping.pop(key, None)
+    mapping[key] = value
+    while len(mapping) > REMEMBERED:
+        del mapping[next(iter(mapping))]
+
+
 def reacted(key: str, question: Question) -> int | None:
     """The index of the choice a reaction means (👍 / 👎 on an approval, a keycap digit's number)."""
     key = key.strip()
