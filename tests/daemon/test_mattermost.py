@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+from tests.daemon.platform_helpers import bot_details, pairing, user_texts, wait_connected
 from tests.daemon.telegram_daemon import wait
 from tests.platform.mattermost_fake import TOKEN, FakeMattermost
 
@@ -31,21 +32,7 @@ def _start(home: Path, provider: ScriptedProviderProcess, fake: FakeMattermost, 
 
 
 def _details(home: Path) -> dict[str, Any]:
-    return dict(json.loads(run_cli(home, "inspect", "platform/mattermost", "--json").stdout).get("details") or {})
-
-
-def _connected(home: Path) -> None:
-    wait(lambda: _details(home).get("connection") == "connected", "the bot to connect")
-
-
-def _user_texts(provider: ScriptedProviderProcess) -> list[str]:
-    return [r["body"]["messages"][-1]["content"] for r in provider.requests() if r["body"]["messages"][-1]["role"] == "user"]
-
-
-def _pairing(home: Path, *args: str) -> dict[str, Any]:
-    result = run_cli(home, "pairing", *args, "--json")
-    assert result.returncode == 0, result.stderr
-    return dict(json.loads(result.stdout))
+    return bot_details(home, "mattermost")
 
 
 class TestConversations:
@@ -56,13 +43,13 @@ class TestConversations:
         provider.reset()
         daemon = _start(home, provider, mattermost, allow_from=[OWNER], dm_policy="pairing")
         try:
-            _connected(home)
+            wait_connected(home, "mattermost")
             assert mattermost.auth_tokens == [TOKEN]  # in the authentication frame, not the address
             mattermost.push_post(STRANGER_DM, STRANGER, "let me in", direct=True)
             [code_text] = mattermost.wait_for_texts(STRANGER_DM, 1)
-            [waiting] = _pairing(home, "list")["pending"]
+            [waiting] = pairing(home, "list")["pending"]
             assert waiting["user_id"] == STRANGER and waiting["code"] in code_text
-            _pairing(home, "approve", waiting["code"])
+            pairing(home, "approve", waiting["code"])
             assert "approved your pairing code" in mattermost.wait_for_texts(STRANGER_DM, 2)[1]
             provider.push({"text": "Hello **there**, see [the docs](https://example.com/a?b=1).\n\n| a | b |\n|---|---|\n| 1 | 2 |"},
                           {"text": "In the thread."}, {"text": "Still in the thread."})
@@ -78,7 +65,7 @@ class TestConversations:
             mattermost.push_post(CHANNEL, OWNER, "and more?", root_id=asked)  # no mention needed in the thread
             assert mattermost.wait_for_texts(CHANNEL, 2)[1] == "Still in the thread."
             assert mattermost.posts_to(CHANNEL)[1]["root_id"] == asked
-            assert _user_texts(provider) == ["hi bot", "what do you think?", "and more?"]
+            assert user_texts(provider) == ["hi bot", "what do you think?", "and more?"]
             details = _details(home)
             assert details["ignored"] == 1 and details["refused"] == 1 and details["socket_connections"] == 1, details
             statuses = json.loads(run_cli(home, "status", "--json").stdout)["platforms"]
@@ -101,7 +88,7 @@ class TestApprovals:
         target = tmp_path / "victim"  # a directory of the test's own: the command removes nothing else
         target.mkdir()
         try:
-            _connected(home)
+            wait_connected(home, "mattermost")
             provider.push(
                 {"tool_calls": [{"id": "rm1", "name": "terminal", "arguments": {"command": f"rm -r {target}"}}]},
                 {"text": "Removed it."},
@@ -111,13 +98,14 @@ class TestApprovals:
             question = next(p for p in mattermost.posts_to(CHANNEL) if "Approval needed" in p["message"])
             assert question["root_id"] == asked and "1. Allow once" in question["message"] and "4. Deny" in question["message"]
             mattermost.push_post(CHANNEL, COLLEAGUE, "approve", root_id=asked)  # allowed to talk, but not the owner
-            mattermost.wait_until(lambda: any("Only the user who started" in t for t in mattermost.texts_to(CHANNEL)), "the refusal")
+            mattermost.push_post(CHANNEL, COLLEAGUE, "/approve", root_id=asked)  # nor by the desk's command
+            mattermost.wait_until(lambda: sum("Only the user who started" in t for t in mattermost.texts_to(CHANNEL)) == 2, "the refusals")
             assert target.exists()
             mattermost.push_post(CHANNEL, OWNER, "approve", root_id=asked)
             mattermost.wait_until(lambda: "Removed it." in mattermost.texts_to(CHANNEL), "the turn's answer")
             assert not target.exists()
-            assert _details(home)["answers_refused"] == 1
-            assert _user_texts(provider) == ["remove that directory"]  # the replies answered, not asked
+            assert _details(home)["answers_refused"] == 2
+            assert user_texts(provider) == ["remove that directory"]  # the replies answered, not asked
         finally:
             daemon.stop()
 
@@ -129,7 +117,7 @@ class TestLimits:
         provider.reset()
         daemon = _start(home, provider, mattermost, tool_progress=False, reactions=False)
         try:
-            _connected(home)
+            wait_connected(home, "mattermost")
             mattermost.fail_next_post(429, {"id": "api.context.rate_limit", "status_code": 429}, {"X-Ratelimit-Reset": "0.3"})
             provider.push({"text": "\n\n".join(f"Paragraph {i}: " + "words " * 100 for i in range(60))})
             mattermost.push_post(DM, OWNER, "write a lot", direct=True)
@@ -152,14 +140,14 @@ class TestConnection:
         provider.reset()
         daemon = _start(home, provider, mattermost, busy_input_mode="queue")
         try:
-            _connected(home)
+            wait_connected(home, "mattermost")
             provider.push({"text": "The first answer."}, {"text": "The second answer."})
             mattermost.push_post(DM, OWNER, "hello", direct=True)
             mattermost.wait_for_texts(DM, 1)
             mattermost.drop()
             mattermost.push_post(DM, OWNER, "and then?", direct=True)  # sent while the bot is away: sent again on resuming
             assert mattermost.wait_for_texts(DM, 2) == ["The first answer.", "The second answer."]
-            assert _user_texts(provider) == ["hello", "and then?"]  # each once
+            assert user_texts(provider) == ["hello", "and then?"]  # each once
             assert mattermost.hellos == 2 and mattermost.resumes == 1
             details = _details(home)
             assert details["resumed"] == 1 and details["gaps"] == 0 and details["connection"] == "connected", details
@@ -171,7 +159,7 @@ class TestConnection:
         provider.reset()
         daemon = _start(home, provider, mattermost)
         try:
-            _connected(home)
+            wait_connected(home, "mattermost")
             mattermost.push_frame("not json at all")
             mattermost.push_frame(json.dumps(["a", "list"]))
             mattermost.push_frame(json.dumps({"event": "posted", "data": {}}))  # no seq
@@ -186,7 +174,7 @@ class TestConnection:
             details = _details(home)
             assert details["connection"] == "connected" and details["malformed"] == 4 and details["refused"] == 1, details
             assert mattermost.hellos == 1 and len(provider.requests()) == 1
-            [text] = _user_texts(provider)
+            [text] = user_texts(provider)
             assert text.startswith("x" * 16_383 + "\n\n[The message was longer than Mattermost's 16,383 characters")
             log = daemon.log()
             assert "not an event" in log and f"refused a message from user {STRANGER}" in log and "over Mattermost's 16383; cut" in log
@@ -198,7 +186,7 @@ class TestConnection:
         status and stays off, the daemon serving."""
         daemon = _start(home, provider, mattermost)
         try:
-            _connected(home)
+            wait_connected(home, "mattermost")
             mattermost.revoke()
             mattermost.drop()
             wait(lambda: _details(home).get("connection") == "failed", "the revoked token noticed")
@@ -216,7 +204,7 @@ class TestDelivery:
         provider.reset()
         daemon = _start(home, provider, mattermost)
         try:
-            _connected(home)
+            wait_connected(home, "mattermost")
             provider.push({"text": "The nightly digest."})
             job = json.loads(run_cli(home, "cron", "add", "--schedule", "every 1d", "--prompt", "Digest.",
                                      "--name", "nightly", "--deliver", f"mattermost:{HOME}", "--json").stdout)["jobs"][0]
@@ -235,7 +223,7 @@ class TestDelivery:
         mattermost.files["f" * 26] = b"a,b\n1,2\n"
         daemon = _start(home, provider, mattermost, cwd=str(workspace))
         try:
-            _connected(home)
+            wait_connected(home, "mattermost")
             provider.push({"text": f"Here it is.\nMEDIA:{workspace}/report.txt"})
             metadata = {"files": [{"id": "f" * 26, "name": "data.csv", "mime_type": "text/csv", "size": 8}]}
             asked = mattermost.push_post(CHANNEL, OWNER, "look at this", mention=True, file_ids=["f" * 26], metadata=metadata)
@@ -244,7 +232,7 @@ class TestDelivery:
             upload = mattermost.uploads[with_file["file_ids"][0]]
             assert with_file["root_id"] == asked and upload["content"] == b"the report's bytes" and upload["channel_id"] == CHANNEL
             assert "Here it is." in mattermost.texts_to(CHANNEL)
-            [text] = _user_texts(provider)
+            [text] = user_texts(provider)
             [saved] = (workspace / "incoming").iterdir()
             assert saved.name.endswith("-data.csv") and saved.read_bytes() == b"a,b\n1,2\n" and str(saved) in text
         finally:

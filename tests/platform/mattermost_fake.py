@@ -24,11 +24,10 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import trio
-from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest
+from trio_websocket import ConnectionClosed, WebSocketRequest
 
-from tests.platform.fake_http import FakeHandler, FakePlatform, parse_multipart, serving
-from tests.platform.fake_ws import serving_websocket
+from tests.platform.fake_http import FakeHandler, parse_multipart, serving
+from tests.platform.fake_ws import SocketFake, serving_websocket
 
 TOKEN = "mmbot-TEST-token-never-logged-0001"
 BOT_ID, BOT_NAME = "b" * 26, "hermes"
@@ -40,7 +39,7 @@ def new_id() -> str:
     return secrets.token_hex(13)
 
 
-class FakeMattermost(FakePlatform):
+class FakeMattermost(SocketFake):
     """The fake's state; ``url`` once started."""
 
     def __init__(self) -> None:
@@ -58,8 +57,6 @@ class FakeMattermost(FakePlatform):
         self.events: list[dict[str, Any]] = []
         self.hellos = self.resumes = 0
         self.auth_tokens: list[str] = []
-        self.connection: WebSocketConnection | None = None
-        self.trio_token: trio.lowlevel.TrioToken | None = None
 
     # -- what the test does ---------------------------------------------------------------------
 
@@ -79,14 +76,6 @@ class FakeMattermost(FakePlatform):
             frame = {"event": event, "data": data, "broadcast": {}, "seq": len(self.events) + 1}
             self.events.append(frame)
         self._from_thread(self._send_raw, json.dumps(frame))
-
-    def push_frame(self, frame: str) -> None:
-        """Any text frame, exactly as given (a malformed one, for the bot's robustness)."""
-        self._from_thread(self._send_raw, frame)
-
-    def drop(self) -> None:
-        """End the socket as a failing network would (close code 1011)."""
-        self._from_thread(self._close)
 
     def revoke(self) -> None:
         """The token is revoked: every request with it is refused from now on."""
@@ -112,22 +101,7 @@ class FakeMattermost(FakePlatform):
         self.wait_until(lambda: len(self.posts_to(channel)) >= count, f"{count} posts to {channel}", timeout)
         return self.texts_to(channel)
 
-    def _from_thread(self, function: Any, *args: Any) -> None:
-        trio.from_thread.run(function, *args, trio_token=self.trio_token)
-
     # -- the WebSocket (in its trio thread) -----------------------------------------------------------
-
-    async def _send_raw(self, frame: str) -> None:
-        if self.connection is not None:
-            try:
-                await self.connection.send_message(frame)
-            except ConnectionClosed:
-                self.connection = None
-
-    async def _close(self) -> None:
-        connection, self.connection = self.connection, None
-        if connection is not None:
-            await connection.aclose(1011)
 
     async def serve_socket(self, request: WebSocketRequest) -> None:
         """One client connection: authentication, hello, the events it missed, then new events."""

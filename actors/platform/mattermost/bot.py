@@ -19,7 +19,6 @@ integration URL, which a daemon behind NAT does not have. Edits (streamed progre
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from actors import ActorHandle
 from actors.platform.gateway.adapter import PlatformAdapter
 from actors.platform.gateway.desk import session_id_for
 from actors.platform.gateway.pacing import EditPacer
+from actors.platform.gateway.recent import Recent
 from actors.platform.gateway.port import ButtonPress, ChatRef, Choice, Incoming, RemoteFile, SentMessage
 from actors.platform.gateway.replies import Question, chosen
 from actors.platform.mattermost.client import MattermostClient, MattermostError
@@ -52,8 +52,6 @@ SESSION_PREFIX = "mm"
 #: The longest post Mattermost keeps, in characters (its ``MaxPostSize`` default).
 MATTERMOST_LIMIT = 16_383
 log = logging.getLogger("hermes_actors.mattermost")
-#: Threads, owners, questions and marked posts remembered (the oldest are forgotten first).
-REMEMBERED = 4096
 WORKING, DONE = "eyes", "white_check_mark"
 #: What the model reads after a message cut at Mattermost's limit.
 OVERSIZED_NOTE = f"\n\n[The message was longer than Mattermost's {MATTERMOST_LIMIT:,} characters and was cut here.]"
@@ -62,16 +60,6 @@ OVERSIZED_NOTE = f"\n\n[The message was longer than Mattermost's {MATTERMOST_LIM
 def mattermost_session_id(channel: str, root_id: str | None = None) -> str:
     """The first session of a Mattermost DM or channel thread: stable across restarts."""
     return session_id_for(SESSION_PREFIX, ":".join(part for part in (channel, root_id) if part))
-
-
-class _Recent(OrderedDict[Any, Any]):
-    """A mapping that forgets its oldest entries past :data:`REMEMBERED`."""
-
-    def remember(self, key: Any, value: Any = None) -> None:
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > REMEMBERED:
-            self.popitem(last=False)
 
 
 class MattermostBot(PlatformAdapter):
@@ -106,11 +94,11 @@ class MattermostBot(PlatformAdapter):
         self.pacer = EditPacer(self.desk.spawn)
         self.bot_id = self.bot_username = ""
         self.skipped = self.answers_refused = 0
-        self._threads = _Recent()  # (channel, root_id) the bot takes part in: no mention needed there
-        self._owners = _Recent()  # ChatRef -> the user who started its conversation
-        self._seen = _Recent()  # post ids handled (a resumed socket may send one again)
-        self._questions = _Recent()  # ChatRef -> the Question asked there, until answered
-        self._working = _Recent()  # ChatRef -> the post ids marked 👀
+        self._threads = Recent()  # (channel, root_id) the bot takes part in: no mention needed there
+        self._owners = Recent()  # ChatRef -> the user who started its conversation
+        self._seen = Recent()  # post ids handled (a resumed socket may send one again)
+        self._questions = Recent()  # ChatRef -> the Question asked there, until answered
+        self._working = Recent()  # ChatRef -> the post ids marked 👀
 
     def snapshot_details(self) -> dict[str, Any]:
         client, socket = self.client, self.socket
@@ -173,6 +161,9 @@ class MattermostBot(PlatformAdapter):
         if question is not None and index is not None:
             self.desk.spawn(self._choose, incoming.chat, incoming.user_id, question, index)
             return
+        if question is not None and incoming.text.lower().startswith(("/approve", "/deny")) and not self._owns(incoming.chat, incoming.user_id):
+            self.desk.spawn(self._refuse, incoming.chat, incoming.user_id)  # the desk's commands answer it too: the owner's alone
+            return
         await self._take(incoming, posted.post_id)
 
     async def _take(self, incoming: Incoming, post_id: str) -> None:
@@ -189,19 +180,27 @@ class MattermostBot(PlatformAdapter):
             self._working.remember(chat, [*self._working.get(chat, []), post_id])
             self.desk.spawn(self._react, post_id, WORKING, True)
 
-    async def _choose(self, chat: ChatRef, user_id: str, question: Question, index: int) -> None:
+    def _owns(self, chat: ChatRef, user_id: str) -> bool:
         owner = self._owners.get(chat)
-        if owner is not None and owner != user_id:
-            self.answers_refused += 1
-            log.warning("mattermost: user %s answered a question of %s's conversation in %s; refused", user_id, owner, chat.chat_id)
-            notice = "Only the user who started this conversation may answer this."
-        else:
-            self._questions.pop(chat, None)
-            notice = await self.desk.press(ButtonPress(chat, user_id, question.choices[index].data))
+        return owner is None or owner == user_id
+
+    async def _choose(self, chat: ChatRef, user_id: str, question: Question, index: int) -> None:
+        if not self._owns(chat, user_id):
+            await self._refuse(chat, user_id)
+            return
+        self._questions.pop(chat, None)
+        await self._notice(chat, await self.desk.press(ButtonPress(chat, user_id, question.choices[index].data)))
+
+    async def _refuse(self, chat: ChatRef, user_id: str) -> None:
+        self.answers_refused += 1
+        log.warning("mattermost: user %s answered a question of %s's conversation in %s; refused", user_id, self._owners.get(chat), chat.chat_id)
+        await self._notice(chat, "Only the user who started this conversation may answer this.")
+
+    async def _notice(self, chat: ChatRef, text: str) -> None:
         try:
-            await self._post(chat, {"message": notice})
+            await self._post(chat, {"message": text})
         except DeliveryFailed as exc:
-            log.info("mattermost: an answer's notice was not shown: %s", exc)
+            log.info("mattermost: a notice was not shown: %s", exc)
 
     def _skip(self, what: str) -> None:
         self.skipped += 1
@@ -245,8 +244,15 @@ class MattermostBot(PlatformAdapter):
         lines = [f"{n}. {choice.label}" for n, choice in enumerate(choices, 1)]
         how = ("Reply **approve**, **approve session**, **approve always** or **deny** (or the number) in this thread."
                if question.approval else "Reply with the number or the words of your choice in this thread.")
-        sent = await self._post(chat, {"message": "\n".join([text, "", *lines, "", how])[:MATTERMOST_LIMIT]})
-        self._questions.remember(chat, attrs.evolve(question, message_id=sent.message_id))
+        # Remembered before it is posted: the question's echo, and a quick reply, may come before the answer.
+        self._questions.remember(chat, question)
+        try:
+            sent = await self._post(chat, {"message": "\n".join([text, "", *lines, "", how])[:MATTERMOST_LIMIT]})
+        except DeliveryFailed:
+            self._questions.pop(chat, None)
+            raise
+        if self._questions.get(chat) is question:
+            self._questions.remember(chat, attrs.evolve(question, message_id=sent.message_id))
         return sent
 
     async def edit_text(self, message: SentMessage, text: str) -> None:
