@@ -28,10 +28,10 @@ _TERMINAL_BACKENDS = "only the local shell runs commands here (the jail is sandb
 _PROMPT_BLOCKS = "extra prompt blocks are " + _NOT_BUILT
 _PARENT_MODEL = "subagents use the parent's model here"
 
-# Hermes's messaging platforms other than the five built here (api_server, telegram, discord, slack, matrix).
+# Hermes's messaging platforms other than the six built here (api_server, telegram, discord, slack, matrix, mattermost).
 _OTHER_PLATFORMS = (
     "bluebubbles", "dingtalk", "email", "feishu", "google_chat", "homeassistant", "irc", "line",
-    "mattermost", "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "signal", "simplex",
+    "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "signal", "simplex",
     "sms", "teams", "webhook", "wecom", "wecom_callback", "weixin", "whatsapp", "whatsapp_cloud", "yuanbao",
 )
 # Keys the gateway reads in every platform's block that the platforms built here do not implement.
@@ -77,7 +77,7 @@ HERMES_UNUSED: dict[str, str] = {
     "logging": "the daemon logs to HERMES_ACTORS_HOME/logs",
     "lsp": "language-server diagnostics are " + _NOT_BUILT,
     "matrix": _BOT,
-    "mattermost": _GATEWAY,
+    "mattermost": _BOT,
     "max_concurrent_sessions": "use daemon.max_running_turns",
     "max_live_sessions": "idle sessions leave memory after daemon.hibernate_after_seconds",
     "mcp": "serving Hermes's own tools over MCP is " + _NOT_BUILT + "; the MCP client is mcp_servers",
