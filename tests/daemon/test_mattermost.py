@@ -78,7 +78,7 @@ class TestConversations:
 
 
 class TestApprovals:
-    """An approval lists its choices; another user's reply is refused, the owner's ``approve`` answers it."""
+    """An approval or a question lists its choices and is answered by a reply in the thread, the owner's alone."""
 
     def test_an_approval_answered_by_reply(
         self, home: Path, provider: ScriptedProviderProcess, mattermost: FakeMattermost, tmp_path: Path
@@ -106,6 +106,31 @@ class TestApprovals:
             assert not target.exists()
             assert _details(home)["answers_refused"] == 2
             assert user_texts(provider) == ["remove that directory"]  # the replies answered, not asked
+        finally:
+            daemon.stop()
+
+
+    def test_clarify_questions_answered_in_the_thread(self, home: Path, provider: ScriptedProviderProcess, mattermost: FakeMattermost) -> None:
+        """A question with choices is answered by a choice's number; without, by the next message in the thread."""
+        provider.reset()
+        daemon = _start(home, provider, mattermost, tool_progress=False)
+        try:
+            wait_connected(home, "mattermost")
+            provider.push(
+                {"tool_calls": [{"id": "ask1", "name": "clarify", "arguments": {"question": "Which colour?", "choices": ["red", "green"]}}]},
+                {"tool_calls": [{"id": "ask2", "name": "clarify", "arguments": {"question": "And the shade?"}}]},
+                {"text": "Green, dark."},
+            )
+            asked = mattermost.push_post(CHANNEL, OWNER, "paint it", mention=True)
+            mattermost.wait_until(lambda: any("Which colour?" in t for t in mattermost.texts_to(CHANNEL)), "the question")
+            assert "1. red\n2. green" in next(t for t in mattermost.texts_to(CHANNEL) if "Which colour?" in t)
+            mattermost.push_post(CHANNEL, OWNER, "2", root_id=asked)
+            mattermost.wait_until(lambda: any("And the shade?" in t for t in mattermost.texts_to(CHANNEL)), "the second question")
+            mattermost.push_post(CHANNEL, OWNER, "dark", root_id=asked)
+            mattermost.wait_until(lambda: "Green, dark." in mattermost.texts_to(CHANNEL), "the answer")
+            results = [m["content"] for m in provider.requests()[-1]["body"]["messages"] if m["role"] == "tool"]
+            assert "green" in results[0] and "dark" in results[1]
+            assert user_texts(provider) == ["paint it"]  # the replies reached the questions, not the model as messages
         finally:
             daemon.stop()
 
