@@ -136,6 +136,7 @@ class MattermostBot(PlatformAdapter):
                 continue
             if self.connection == "connected":
                 self.connection = "reconnecting"
+            await trio.sleep(self.config.retry_first_seconds)  # a server that drops every connection at once is not hammered
 
     # -- what Mattermost sends ------------------------------------------------------------------
 
