@@ -15,6 +15,7 @@ from attrs import validators as v
 from config.sandbox import SANDBOX_MODES, SandboxConfig, limit_overrides
 from config.discord import DiscordConfig
 from config.matrix import MatrixConfig
+from config.mattermost import MattermostConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 from config.webhook import WebhookConfig
@@ -76,6 +77,7 @@ class PlatformsConfig:
     slack: SlackConfig = attrs.Factory(SlackConfig)
     matrix: MatrixConfig = attrs.Factory(MatrixConfig)
     webhook: WebhookConfig = attrs.Factory(WebhookConfig)
+    mattermost: MattermostConfig = attrs.Factory(MattermostConfig)
 
 
 def auth_disabled_refusal(api: ApiServerConfig, sandbox: SandboxConfig) -> str | None:

@@ -15,10 +15,14 @@ __all__ = ["HERMES_UNUSED"]
 
 _GATEWAY = (
     "a setting of Hermes's messaging gateway that is not built here; the bots are configured under "
-    "platforms.telegram, platforms.discord, platforms.slack and platforms.matrix, scheduled jobs with hermes-actors cron"
+    "platforms.telegram, platforms.discord, platforms.slack, platforms.matrix and platforms.mattermost, "
+    "scheduled jobs with hermes-actors cron"
 )
 _BOT = "a setting of Hermes's chat bots that is not built here (the bots' own settings are listed in docs/HERMES_COMPAT.md)"
-_BUILT_PLATFORMS_ONLY = "read for platforms.telegram, platforms.discord, platforms.slack and platforms.matrix; the other platforms are not built here"
+_BUILT_PLATFORMS_ONLY = (
+    "read for platforms.telegram, platforms.discord, platforms.slack, platforms.matrix and platforms.mattermost; "
+    "the other platforms are not built here"
+)
 _EXTENSIONS = "not built here: MCP servers (mcp_servers) and skills (skills.*) are the extension points"
 _NOT_BUILT = "not built here (no issue covers it)"
 _ONE_AUXILIARY = "one auxiliary model serves every side task here (auxiliary.model / provider / base_url)"
@@ -28,10 +32,11 @@ _TERMINAL_BACKENDS = "only the local shell runs commands here (the jail is sandb
 _PROMPT_BLOCKS = "extra prompt blocks are " + _NOT_BUILT
 _PARENT_MODEL = "subagents use the parent's model here"
 
-# Hermes's messaging platforms other than the five built here (api_server, telegram, discord, slack, matrix).
+# Hermes's messaging platforms other than those built here (api_server, telegram, discord, slack, matrix,
+# mattermost, webhook).
 _OTHER_PLATFORMS = (
     "bluebubbles", "dingtalk", "email", "feishu", "google_chat", "homeassistant", "irc", "line",
-    "mattermost", "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "signal", "simplex",
+    "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "signal", "simplex",
     "sms", "teams", "wecom", "wecom_callback", "weixin", "whatsapp", "whatsapp_cloud", "yuanbao",
 )
 # Keys the gateway reads in every platform's block that the platforms built here do not implement.
@@ -77,7 +82,7 @@ HERMES_UNUSED: dict[str, str] = {
     "logging": "the daemon logs to HERMES_ACTORS_HOME/logs",
     "lsp": "language-server diagnostics are " + _NOT_BUILT,
     "matrix": _BOT,
-    "mattermost": _GATEWAY,
+    "mattermost": _BOT,
     "max_concurrent_sessions": "use daemon.max_running_turns",
     "max_live_sessions": "idle sessions leave memory after daemon.hibernate_after_seconds",
     "mcp": "serving Hermes's own tools over MCP is " + _NOT_BUILT + "; the MCP client is mcp_servers",

@@ -29,10 +29,12 @@ __all__ = [
 
 
 #: The messaging platforms a destination may name.
-PLATFORMS = ("telegram", "discord", "slack", "matrix")
+PLATFORMS = ("telegram", "discord", "slack", "matrix", "mattermost")
 #: How a chat and a thread are written on platforms whose ids are not numbers: Slack's channel ids
 #: (``C0123ABCD``) or names (``#general``), and its threads' timestamps (``1712345678.000100``).
-_CHAT_FORMS = {"slack": (re.compile(r"[CGD][A-Z0-9]{8,}|#[a-z0-9][a-z0-9._-]{0,79}"), re.compile(r"\d{1,12}\.\d{1,9}"))}
+_CHAT_FORMS = {"slack": (re.compile(r"[CGD][A-Z0-9]{8,}|#[a-z0-9][a-z0-9._-]{0,79}"), re.compile(r"\d{1,12}\.\d{1,9}")),
+               # Mattermost's channel and post (thread root) ids: 26 lowercase letters and digits.
+               "mattermost": (re.compile(r"[a-z0-9]{26}"), re.compile(r"[a-z0-9]{26}"))}
 _NUMBER = re.compile(r"-?\d+")
 #: A Matrix room is written with its server, whose colon is not a separator here: ``matrix:!room:server``
 #: or ``matrix:#alias:server`` (a port after the server too), and then perhaps ``:$event`` for a thread.

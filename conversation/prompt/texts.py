@@ -56,6 +56,11 @@ PLATFORM_HINTS: Mapping[str, str] = MappingProxyType({
         "questions or wait for answers, and commands that need approval are refused unless the hook allows them. "
         "Your final reply is posted back to that program, so put the result directly in it in plain, simple text."
     ),
+    "mattermost": (
+        "You are talking with users in Mattermost, a team chat app, in a direct message or a channel thread. "
+        "Mattermost renders Markdown itself: bold, italic, strikethrough, inline code, code blocks, quotes, links, "
+        "headings and tables work; there are no spoilers. To send a file, put MEDIA:/absolute/path on a line of its own."
+    ),
     "subagent": (
         "You are a subagent working for another agent, not for a person. Nobody can answer questions, so decide "
         "for yourself. Your final reply is returned to the parent agent as your result."

@@ -14,6 +14,7 @@ from config.discord import DiscordConfig
 from config.gateway import read_access_environment
 from config.loader import Config, ConfigError, load_config
 from config.matrix import MatrixConfig
+from config.mattermost import MattermostConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 
@@ -164,3 +165,20 @@ class TestMatrixKeys:
 
     def test_the_token_is_never_shown(self) -> None:
         assert "syt_" not in repr(MatrixConfig(token="syt_secret"))
+
+
+class TestMattermostKeys:
+    """Mattermost's section reads Hermes's top-level ``mattermost:`` keys and defaults; the token is never shown."""
+
+    def test_hermes_top_level_and_defaults(self, tmp_path: Path) -> None:
+        config, warnings = _load(tmp_path, {
+            "mattermost": {"require_mention": False, "allowed_channels": "abc"},
+            "platforms": {"mattermost": {"home_channel": {"platform": "mattermost", "chat_id": "h" * 26}, "allow_from": "a1, b2"}},
+        })
+        section = config.platforms.mattermost
+        assert (section.require_mention, section.home_channel, section.allow_from) == (False, "h" * 26, ("a1", "b2"))
+        assert any(w.startswith("Hermes setting mattermost") for w in warnings), "what is not read is reported"
+        assert MattermostConfig().require_mention is _hermes_default("mattermost.require_mention")
+
+    def test_the_token_is_never_shown(self) -> None:
+        assert "mmtoken" not in repr(MattermostConfig(token="mmtoken"))

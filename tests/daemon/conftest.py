@@ -11,6 +11,7 @@ import pytest
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess
 from tests.platform.discord_fake import FakeDiscord, fake_discord
 from tests.platform.matrix_fake import FakeMatrix, fake_matrix
+from tests.platform.mattermost_fake import FakeMattermost, fake_mattermost
 from tests.platform.slack_fake import FakeSlack, fake_slack
 from tests.platform.telegram_fake import FakeTelegram, fake_telegram
 
@@ -78,4 +79,11 @@ def slack() -> Iterator[FakeSlack]:
 def matrix() -> Iterator[FakeMatrix]:
     """The fake Matrix homeserver, running on loopback."""
     with fake_matrix() as fake:
+        yield fake
+
+
+@pytest.fixture
+def mattermost() -> Iterator[FakeMattermost]:
+    """The fake Mattermost (REST and WebSocket), running on loopback."""
+    with fake_mattermost() as fake:
         yield fake

@@ -23,15 +23,10 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl
 
-import trio
-from trio_websocket import (
-    ConnectionClosed,
-    WebSocketConnection,
-    WebSocketRequest,
-)
+from trio_websocket import ConnectionClosed, WebSocketRequest
 
-from tests.platform.fake_http import FakeHandler, FakePlatform, serving
-from tests.platform.fake_ws import serving_websocket
+from tests.platform.fake_http import FakeHandler, serving
+from tests.platform.fake_ws import SocketFake, serving_websocket
 
 BOT_TOKEN = "xoxb-TEST-bot-token-never-logged"
 APP_TOKEN = "xapp-TEST-app-token-never-logged"
@@ -39,7 +34,7 @@ BOT_ID = "UBOT00001"
 CHANNELS = {"general": "C0GENERAL1", "random": "C0RANDOM01"}
 
 
-class FakeSlack(FakePlatform):
+class FakeSlack(SocketFake):
     """The fake's state; ``api_url`` once started."""
 
     def __init__(self) -> None:
@@ -61,8 +56,6 @@ class FakeSlack(FakePlatform):
         self.acks: list[str] = []
         self.hellos = 0
         self.next_envelope = 0
-        self.connection: WebSocketConnection | None = None
-        self.trio_token: trio.lowlevel.TrioToken | None = None
 
     # -- what the test does ---------------------------------------------------------------------
 
@@ -100,14 +93,6 @@ class FakeSlack(FakePlatform):
             self.unacked[envelope["envelope_id"]] = envelope
         self._from_thread(self._send, envelope)
 
-    def push_frame(self, frame: str) -> None:
-        """Any text frame, exactly as given (a malformed one, for the app's robustness)."""
-        self._from_thread(self._send_raw, frame)
-
-    def drop(self) -> None:
-        """End the socket as a failing network would (close code 1011)."""
-        self._from_thread(self._close, 1011)
-
     def ask_disconnect(self) -> None:
         """Slack's ``disconnect``: the app is to open a new connection."""
         self._from_thread(self._send_raw, json.dumps({"type": "disconnect", "reason": "refresh_requested"}))
@@ -142,25 +127,10 @@ class FakeSlack(FakePlatform):
             self.next_ts += 1
             return f"{self.next_ts}.000100"
 
-    def _from_thread(self, function: Any, *args: Any) -> None:
-        trio.from_thread.run(function, *args, trio_token=self.trio_token)
-
     # -- Socket Mode (in its trio thread) -------------------------------------------------------------
 
     async def _send(self, envelope: dict[str, Any]) -> None:
         await self._send_raw(json.dumps(envelope))
-
-    async def _send_raw(self, frame: str) -> None:
-        if self.connection is not None:
-            try:
-                await self.connection.send_message(frame)
-            except ConnectionClosed:
-                self.connection = None
-
-    async def _close(self, code: int) -> None:
-        connection, self.connection = self.connection, None
-        if connection is not None:
-            await connection.aclose(code)
 
     async def serve_socket(self, request: WebSocketRequest) -> None:
         """One client connection: hello, the envelopes still unacknowledged, then acknowledgements."""

@@ -7,13 +7,14 @@ import pytest
 
 from actors.platform.gateway.port import Choice
 from markup import matrix_chunks, to_matrix_html
-from actors.platform.matrix.bot import _Question, chosen, reacted
+from actors.platform.gateway.replies import Question, chosen
+from actors.platform.matrix.bot import reacted
 from actors.platform.matrix.events import read_invite, read_message, read_reaction
 from actors.platform.outbound import Destination, UnknownDestination
 
 BOT = "@hermes:example.org"
-APPROVAL = _Question("$q", tuple(Choice(label, f"r:t:req_1:{n}") for n, label in enumerate(["Allow once", "Allow for this session", "Always allow", "Deny"])))
-CLARIFY = _Question("$c", (Choice("red", "r:t:req_2:0"), Choice("dark green", "r:t:req_2:1")))
+APPROVAL = Question("$q", tuple(Choice(label, f"r:t:req_1:{n}") for n, label in enumerate(["Allow once", "Allow for this session", "Always allow", "Deny"])))
+CLARIFY = Question("$c", (Choice("red", "r:t:req_2:0"), Choice("dark green", "r:t:req_2:1")))
 
 
 class TestHtml:

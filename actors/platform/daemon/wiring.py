@@ -70,6 +70,7 @@ from actors.platform.outbound import OutboundRegistry
 from control.paths import DaemonPaths
 from actors.platform.discord import DiscordBot
 from actors.platform.matrix import MatrixBot
+from actors.platform.mattermost import MattermostBot
 from actors.platform.slack import SlackBot, SlackTokens
 from actors.platform.telegram import TelegramBot
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
@@ -82,6 +83,10 @@ from config.matrix import HOMESERVER_VARIABLE as MATRIX_HOMESERVER
 from config.matrix import TOKEN_VARIABLE as MATRIX_TOKEN
 from config.matrix import USER_VARIABLE as MATRIX_USER
 from config.matrix import MatrixConfig
+from config.mattermost import HOME_VARIABLE as MATTERMOST_HOME
+from config.mattermost import TOKEN_VARIABLE as MATTERMOST_TOKEN
+from config.mattermost import URL_VARIABLE as MATTERMOST_URL
+from config.mattermost import MattermostConfig
 from config.slack import APP_TOKEN_VARIABLE as SLACK_APP_TOKEN
 from config.slack import HOME_VARIABLE as SLACK_HOME
 from config.slack import TOKEN_VARIABLE as SLACK_TOKEN
@@ -183,7 +188,7 @@ async def open_daemon_tree(
             return
         scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
         await _start_cron(system, store, sessions, outbound, scripts)
-        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix)):
+        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost)):
             register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
         await system.root.start_child(ChildSpec(PAIRING, lambda: PairingActor(state / "pairing.json")))
@@ -367,7 +372,7 @@ async def _start_platforms(
     outbound: OutboundRegistry, state: Path,
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
-    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack`` and ``platform/matrix`` connecting in the
+    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix`` and ``platform/mattermost`` connecting in the
     background (never waited for)."""
     children = []
     if config.platforms.api_server.enabled:
@@ -392,6 +397,9 @@ async def _start_platforms(
     matrix = _matrix_factory(config.platforms.matrix, environ, sessions, outbound, state, pairing)
     if matrix is not None:
         children.append(ChildSpec("matrix", matrix))
+    mattermost = _mattermost_factory(config.platforms.mattermost, environ, sessions, outbound, state, pairing)
+    if mattermost is not None:
+        children.append(ChildSpec("mattermost", mattermost))
     if children:
         await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform")))
 
@@ -438,6 +446,26 @@ def _matrix_factory(
         log.error("platforms.matrix is enabled but %s is not set", what)
         return None
     return functools.partial(MatrixBot, section, token, sessions, outbound, state, pairing)
+
+
+def _mattermost_factory(
+    section: MattermostConfig, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+) -> Callable[[], MattermostBot] | None:
+    """The Mattermost bot's factory when it is enabled with its server and token (``MATTERMOST_URL``,
+    ``MATTERMOST_TOKEN`` and ``MATTERMOST_HOME_CHANNEL`` each win over its key, as Hermes reads them);
+    None otherwise."""
+    if not section.enabled:
+        return None
+    token = environ.get(MATTERMOST_TOKEN) or section.token
+    changes: dict[str, Any] = {key: environ[variable].strip() for key, variable in (
+        ("url", MATTERMOST_URL), ("home_channel", MATTERMOST_HOME)) if environ.get(variable, "").strip()}
+    section = read_access_environment(attrs.evolve(section, **changes), environ)
+    if not token or not section.url:
+        what = "the bot's token (MATTERMOST_TOKEN, or platforms.mattermost.token)" if not token else "the server (MATTERMOST_URL, or platforms.mattermost.url)"
+        log.error("platforms.mattermost is enabled but %s is not set", what)
+        return None
+    return functools.partial(MattermostBot, section, token, sessions, outbound, state, pairing)
 
 
 def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection
 
-__all__ = ["read_beside"]
+__all__ = ["keep_pinging", "read_beside"]
+
+log = logging.getLogger("hermes_actors.platform.gateway")
 
 
 async def read_beside(
@@ -32,3 +35,19 @@ async def read_beside(
             nursery.cancel_scope.cancel()
     if closed is not None:
         raise closed
+
+
+async def keep_pinging(socket: WebSocketConnection, every: float, within: float, name: str) -> None:
+    """Ping ``socket`` every ``every`` seconds; no pong within ``within`` means a dead connection, closed
+    (code 1001) for the read loop to see. Returns when the socket is closed."""
+    while True:
+        await trio.sleep(every)
+        with trio.move_on_after(within) as waiting:
+            try:
+                await socket.ping()
+            except ConnectionClosed:
+                return  # the read loop hears of it too
+        if waiting.cancelled_caught:
+            log.warning("%s: no pong within %.0f s; reconnecting", name, within)
+            await socket.aclose(1001, "no pong")
+            return

@@ -37,6 +37,7 @@ from actors import ActorHandle
 from actors.platform.gateway.adapter import PlatformAdapter
 from actors.platform.gateway.follower import APPROVAL_LABELS
 from actors.platform.gateway.port import ButtonPress, ChatRef, Choice, Incoming, RemoteFile, SentMessage
+from actors.platform.gateway.replies import Question, chosen
 from markup import matrix_chunks, split_markdown
 from actors.platform.matrix.client import MatrixClient, MatrixError, MatrixTokenRefused
 from actors.platform.matrix.events import Invite, Reaction, read_invite, read_message, read_reaction
@@ -75,23 +76,6 @@ WORKING, DONE = "👀", "✅"
 #: Reactions that answer a question: yes, no, and the keycap digits for a choice's number.
 YES, NO = frozenset({"👍", "✅", "✔️", "👍️"}), frozenset({"👎", "❌", "👎️"})
 KEYCAPS = tuple(f"{n}\ufe0f\u20e3" for n in range(1, 10))
-#: Words that approve (the first choice) or deny, alone or followed by once / session / always. Not "yes" or
-#: "ok": said in passing while a command waits, they would allow it.
-APPROVE_WORDS, DENY_WORDS = frozenset({"approve", "allow"}), frozenset({"deny"})
-
-
-@attrs.frozen
-class _Question:
-    """A question the bot asked in a chat: its event, and its choices."""
-
-    event_id: str
-    choices: tuple[Choice, ...]
-
-    @property
-    def approval(self) -> bool:
-        return any(choice.label == APPROVAL_LABELS["deny"] for choice in self.choices)
-
-
 def _remember(mapping: dict[Any, Any], key: Any, value: Any) -> None:
     mapping.pop(key, None)
     mapping[key] = value
@@ -99,26 +83,7 @@ def _remember(mapping: dict[Any, Any], key: Any, value: Any) -> None:
         del mapping[next(iter(mapping))]
 
 
-def chosen(text: str, question: _Question) -> int | None:
-    """The index of the choice a reply names (its number, its words, or approve/deny on an approval)."""
-    words = text.strip().lower().rstrip(".!").split()
-    labels = [choice.label.lower() for choice in question.choices]
-    said = " ".join(words)
-    if said in labels:
-        return labels.index(said)
-    if said.isdigit() and 1 <= int(said) <= len(labels):
-        return int(said) - 1
-    if not question.approval or not words or len(words) > 2:
-        return None
-    if words[0] in DENY_WORDS and len(words) == 1:
-        return labels.index(APPROVAL_LABELS["deny"].lower())
-    if words[0] in APPROVE_WORDS:
-        label = APPROVAL_LABELS.get(words[1] if len(words) == 2 else "once", "").lower()
-        return labels.index(label) if label in labels else None
-    return None
-
-
-def reacted(key: str, question: _Question) -> int | None:
+def reacted(key: str, question: Question) -> int | None:
     """The index of the choice a reaction means (👍 / 👎 on an approval, a keycap digit's number)."""
     key = key.strip()
     if key in KEYCAPS and KEYCAPS.index(key) < len(question.choices):
@@ -166,9 +131,9 @@ class MatrixBot(PlatformAdapter):
         self._direct: dict[str, None] = {}  # rooms known to be direct messages
         self._members: dict[str, int] = {}  # room -> its joined members, as the last summary said
         self._owners: dict[ChatRef, str] = {}  # the user who started each conversation
-        self._questions: dict[ChatRef, _Question] = {}
+        self._questions: dict[ChatRef, Question] = {}
         self._asked: dict[str, ChatRef] = {}  # a question's event id -> its chat
-        self._asking: dict[str, tuple[ChatRef, _Question]] = {}  # a question's transaction id -> its chat, while sent
+        self._asking: dict[str, tuple[ChatRef, Question]] = {}  # a question's transaction id -> its chat, while sent
         self._working: dict[ChatRef, list[str]] = {}  # events marked 👀 -> (their reaction events)
 
     def snapshot_details(self) -> dict[str, Any]:
@@ -302,13 +267,13 @@ class MatrixBot(PlatformAdapter):
     async def _reaction(self, reaction: Reaction) -> None:
         chat = self._asked.get(reaction.target)
         question = self._questions.get(chat) if chat is not None else None
-        if chat is None or question is None or question.event_id != reaction.target:
+        if chat is None or question is None or question.message_id != reaction.target:
             return  # a reaction to anything else is the users' own business
         index = reacted(reaction.key, question)
         if index is not None:
             self.desk.spawn(self._choose, chat, reaction.sender, question, index)
 
-    async def _choose(self, chat: ChatRef, user_id: str, question: _Question, index: int) -> None:
+    async def _choose(self, chat: ChatRef, user_id: str, question: Question, index: int) -> None:
         owner = self._owners.get(chat)
         if owner is not None and owner != user_id:
             self.answers_refused += 1
@@ -403,7 +368,7 @@ class MatrixBot(PlatformAdapter):
     async def send_choices(self, chat: ChatRef, text: str, choices: list[Choice]) -> SentMessage:
         """See :meth:`ChatPort.send_choices`: the choices numbered, answered by a reply or a reaction."""
         lines = [f"{n}. {choice.label}" for n, choice in enumerate(choices, 1)]
-        question = _Question("", tuple(choices))
+        question = Question("", tuple(choices))
         how = ("Reply approve, approve session, approve always or deny (or the number), or react 👍 / 👎 here."
                if question.approval else "Reply with the number or the words of your choice, or react with its number.")
         txn = self._client().new_txn()
@@ -413,15 +378,15 @@ class MatrixBot(PlatformAdapter):
             self._asked_in(chat, question, sent.message_id)
         return sent
 
-    def _asked_in(self, chat: ChatRef, question: _Question, event_id: str) -> None:
-        _remember(self._questions, chat, attrs.evolve(question, event_id=event_id))
+    def _asked_in(self, chat: ChatRef, question: Question, event_id: str) -> None:
+        _remember(self._questions, chat, attrs.evolve(question, message_id=event_id))
         _remember(self._asked, event_id, chat)
 
     async def edit_text(self, message: SentMessage, text: str) -> None:
         """See :meth:`ChatPort.edit_text`: an ``m.replace`` edit, paced per message; a question edited
         (answered) takes no more answers."""
         question = self._questions.get(message.chat)
-        if question is not None and question.event_id == message.message_id:
+        if question is not None and question.message_id == message.message_id:
             del self._questions[message.chat]
         body = text[: self.config.max_message_length]
         content = {

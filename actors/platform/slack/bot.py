@@ -19,7 +19,6 @@ connected it is the registry's ``slack`` platform (``slack:C0123ABCD``, ``slack:
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ import trio
 from actors import ActorHandle
 from actors.platform.gateway.adapter import PlatformAdapter
 from actors.platform.gateway.desk import session_id_for
+from actors.platform.gateway.recent import Recent
 from actors.platform.gateway.port import (
     ButtonPress,
     ChatRef,
@@ -64,8 +64,6 @@ SESSION_PREFIX = "sl"
 log = logging.getLogger("hermes_actors.slack")
 #: Buttons in one actions block (Slack's limit), a button's text, a section's text.
 MAX_BUTTONS, BUTTON_TEXT, SECTION_TEXT = 25, 75, 3000
-#: Threads, conversation owners and message timestamps remembered (the oldest are forgotten first).
-REMEMBERED = 4096
 WORKING, DONE = "eyes", "white_check_mark"
 #: What the model reads after a message cut at Slack's limit (Slack itself sends none longer).
 OVERSIZED_NOTE = f"\n\n[The message was longer than Slack's {SLACK_LIMIT:,} characters and was cut here.]"
@@ -82,16 +80,6 @@ class SlackTokens:
 
     bot: str = attrs.field(repr=False)
     app: str = attrs.field(repr=False)
-
-
-class _Recent(OrderedDict[Any, Any]):
-    """A mapping that forgets its oldest entries past :data:`REMEMBERED`."""
-
-    def remember(self, key: Any, value: Any = None) -> None:
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > REMEMBERED:
-            self.popitem(last=False)
 
 
 class SlackBot(PlatformAdapter):
@@ -126,10 +114,10 @@ class SlackBot(PlatformAdapter):
         self.pacer = EditPacer(self.desk.spawn)
         self.bot_user_id = ""
         self.skipped = self.presses_refused = 0
-        self._threads = _Recent()  # (channel, thread_ts) the bot takes part in: no mention needed there
-        self._owners = _Recent()  # ChatRef -> the user who started its conversation
-        self._seen = _Recent()  # (channel, ts): a message comes as message and app_mention both
-        self._working = _Recent()  # ChatRef -> the timestamps of its messages marked 👀
+        self._threads = Recent()  # (channel, thread_ts) the bot takes part in: no mention needed there
+        self._owners = Recent()  # ChatRef -> the user who started its conversation
+        self._seen = Recent()  # (channel, ts): a message comes as message and app_mention both
+        self._working = Recent()  # ChatRef -> the timestamps of its messages marked 👀
         self._channels: dict[str, str] = {}  # #name -> id
 
     def snapshot_details(self) -> dict[str, Any]:

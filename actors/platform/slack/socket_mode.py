@@ -28,7 +28,7 @@ from trio_websocket import (
     open_websocket_url,
 )
 
-from actors.platform.gateway.websocket import read_beside
+from actors.platform.gateway.websocket import keep_pinging, read_beside
 
 __all__ = ["PING_EVERY", "PONG_WITHIN", "SocketLost", "SocketMode"]
 
@@ -126,14 +126,4 @@ class SocketMode:
 
     async def _keep_alive(self, socket: WebSocketConnection) -> None:
         """Ping now and then; no pong in time means a dead connection, closed for the read loop to see."""
-        while True:
-            await trio.sleep(PING_EVERY)
-            with trio.move_on_after(PONG_WITHIN) as waiting:
-                try:
-                    await socket.ping()
-                except ConnectionClosed:
-                    return  # the read loop hears of it too
-            if waiting.cancelled_caught:
-                log.warning("slack socket mode: no pong within %.0f s; reconnecting", PONG_WITHIN)
-                await socket.aclose(1001, "no pong")
-                return
+        await keep_pinging(socket, PING_EVERY, PONG_WITHIN, "slack socket mode")

@@ -1,0 +1,53 @@
+"""Choices answered by a reply, for platforms whose buttons the daemon cannot hear (Matrix has none;
+Mattermost's call a URL the daemon may not have): a question the bot asked, and which of its choices
+a user's words name.
+
+An approval is answered ``approve`` (once), ``approve session``, ``approve always`` or ``deny``; any
+question by its choice's number or words. Never a bare "yes" or "ok": said in passing while a command
+waits, they would allow it.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from actors.platform.gateway.follower import APPROVAL_LABELS
+from actors.platform.gateway.port import Choice
+
+__all__ = ["APPROVE_WORDS", "DENY_WORDS", "Question", "chosen"]
+
+#: Words that approve (the first choice) or deny, alone or followed by once / session / always.
+APPROVE_WORDS, DENY_WORDS = frozenset({"approve", "allow"}), frozenset({"deny"})
+
+
+@attrs.frozen
+class Question:
+    """A question the bot asked in a chat: its message (the platform's id), and its choices."""
+
+    message_id: str
+    choices: tuple[Choice, ...]
+
+    @property
+    def approval(self) -> bool:
+        """Whether it asks for an approval (one of its choices denies)."""
+        return any(choice.label == APPROVAL_LABELS["deny"] for choice in self.choices)
+
+
+def chosen(text: str, question: Question) -> int | None:
+    """The index of the choice a reply names (its number, its words, or approve/deny on an approval);
+    None when the reply names none."""
+    words = text.strip().lower().rstrip(".!").split()
+    labels = [choice.label.lower() for choice in question.choices]
+    said = " ".join(words)
+    if said in labels:
+        return labels.index(said)
+    if said.isdigit() and 1 <= int(said) <= len(labels):
+        return int(said) - 1
+    if not question.approval or not words or len(words) > 2:
+        return None
+    if words[0] in DENY_WORDS and len(words) == 1:
+        return labels.index(APPROVAL_LABELS["deny"].lower())
+    if words[0] in APPROVE_WORDS:
+        label = APPROVAL_LABELS.get(words[1] if len(words) == 2 else "once", "").lower()
+        return labels.index(label) if label in labels else None
+    return None
