@@ -18,6 +18,7 @@ import signal
 import sys
 import textwrap
 import threading
+from collections.abc import Iterator
 from typing import Any, TypedDict
 
 from rich.console import Console
@@ -43,6 +44,8 @@ DEFAULT_HISTORY = 10
 REPLAY_TIMEOUT_SECONDS = 10.0
 #: How long leaving waits for the daemon to delete an empty session this client created.
 _FORGET_TIMEOUT_SECONDS = 10.0
+#: The most a piped client reads of its input at once.
+_READ_SIZE = 65536
 #: How many of the latest stored messages /show N looks through for the tool's result.
 _SHOW_SEARCH_MESSAGES = 500
 #: How a session's reason for dropping a subscriber that fell behind begins (anything else: the session stopped).
@@ -335,7 +338,7 @@ class Attachment:
     def _pipe_input(self) -> None:
         self._replayed.wait(REPLAY_TIMEOUT_SECONDS)
         # Bytes, decoded here: sys.stdin's own decoding may be strict (the locale's) and raise on a bad byte.
-        for raw in sys.stdin.buffer:
+        for raw in _descriptor_lines(sys.stdin.fileno()):
             if self.done.is_set():
                 return
             self.command(raw.decode("utf-8", "surrogateescape"))
@@ -550,3 +553,20 @@ def _help_text(width: int) -> str:
     ):
         lines += textwrap.wrap(text, width - 1, subsequent_indent="  ")
     return "\n".join(lines)
+
+
+def _descriptor_lines(fd: int) -> Iterator[bytes]:
+    """The lines read from ``fd``, each with its newline (the last one perhaps without).
+
+    Read from the descriptor, not through ``sys.stdin.buffer``: this runs in a daemon thread that is still
+    blocked reading when the client exits, and a thread blocked in a buffered reader holds the reader's lock,
+    which the interpreter's exit then cannot take (it aborts the process, SIGABRT, as seen under load).
+    """
+    pending = b""
+    while chunk := os.read(fd, _READ_SIZE):
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            yield line + b"\n"
+    if pending:
+        yield pending
