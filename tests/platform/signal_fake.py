@@ -6,7 +6,8 @@ answered ``{"jsonrpc", "result", "id"}`` or ``{"jsonrpc", "error": {"code", "mes
 ``send`` (``recipient`` or ``groupId``, ``message``, ``textStyle``, ``attachments`` paths, ``editTimestamp``)
 answers ``{"timestamp", "results": [{"recipientAddress", "type": "SUCCESS"}]}``, ``sendReaction`` likewise,
 ``sendTyping`` ``{}``, ``getAttachment`` (``id``) ``{"data": BASE64}``. The test can answer a method's next
-call with an error (a rate limit is code -5, its ``data.response.results[*].retryAfterSeconds`` the wait).
+call with an error (a rate limit is code -5, its ``data.response.results[*].retryAfterSeconds`` the wait),
+or with a result of its choosing.
 
 ``GET /api/v1/events?account=`` (400 for an account the daemon does not have): a server-sent event stream,
 ``id:START-SEQ``, ``event:receive``, one ``data:`` line of ``{"envelope", "account"}``, a blank line; a
@@ -50,7 +51,7 @@ class FakeSignal(FakePlatform):
         self.reactions: list[dict[str, Any]] = []
         self.typing = 0
         self.attachments: dict[str, bytes] = {}
-        self.failures: dict[str, list[dict[str, Any]]] = {}
+        self.failures: dict[str, list[dict[str, Any]]] = {}  # method -> the next answers, scripted
         self.rate_limited = 0
         self._clock = itertools.count(1_700_000_000_000, 1000)
 
@@ -106,7 +107,12 @@ class FakeSignal(FakePlatform):
     def fail_next(self, method: str, error: dict[str, Any]) -> None:
         """Answer ``method``'s next call with ``error``."""
         with self.lock:
-            self.failures.setdefault(method, []).append(error)
+            self.failures.setdefault(method, []).append({"error": error})
+
+    def answer_next(self, method: str, result: dict[str, Any]) -> None:
+        """Answer ``method``'s next call with ``result`` (a send whose recipients failed, say)."""
+        with self.lock:
+            self.failures.setdefault(method, []).append({"result": result})
 
     def sends(self) -> list[dict[str, Any]]:
         """The ``send`` calls' params that went through (edits among them), in order, each with the timestamp
@@ -133,11 +139,11 @@ class FakeSignal(FakePlatform):
         with self.lock:
             self.calls.append({"method": method, **params})
             pending = self.failures.get(method)
-            error = pending.pop(0) if pending else None
-            if error is not None and error.get("code") == -5:
+            scripted = pending.pop(0) if pending else None
+            if scripted is not None and scripted.get("error", {}).get("code") == -5:
                 self.rate_limited += 1
-        if error is not None:
-            return {"jsonrpc": "2.0", "error": error, "id": call_id}
+        if scripted is not None:
+            return {"jsonrpc": "2.0", **scripted, "id": call_id}
         if params.get("account") not in self.accounts:
             return {"jsonrpc": "2.0", "error": {"code": -32602, "message": "Specified account does not exist", "data": None}, "id": call_id}
         result = self._method(method, params)
