@@ -20,7 +20,7 @@ OWNER, COLLEAGUE, STRANGER = "+15551110001", "+15551110002", "+15551110003"
 GROUP = base64.b64encode(b"g" * 32).decode()
 
 
-def _start(home: Path, provider: ScriptedProviderProcess, fake: FakeSignal, **section: Any) -> DaemonProcess:
+def _start(home: Path, provider: ScriptedProviderProcess, fake: FakeSignal, env: dict[str, str] | None = None, **section: Any) -> DaemonProcess:
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     config = {"enabled": True, "allow_from": [OWNER, COLLEAGUE], "retry_first_seconds": 0.05, **section}
     (home / "config.yaml").write_text(json.dumps({
@@ -28,7 +28,7 @@ def _start(home: Path, provider: ScriptedProviderProcess, fake: FakeSignal, **se
         "platforms": {"signal": config},
     }))
     daemon = DaemonProcess(home)
-    daemon.extra_env = {"SIGNAL_HTTP_URL": fake.url, "SIGNAL_ACCOUNT": ACCOUNT}
+    daemon.extra_env = {"SIGNAL_HTTP_URL": fake.url, "SIGNAL_ACCOUNT": ACCOUNT, **(env or {})}
     return daemon.start()
 
 
@@ -42,8 +42,9 @@ class TestConversations:
 
     def test_pairing_direct_chats_and_groups(self, home: Path, provider: ScriptedProviderProcess, signal: FakeSignal) -> None:
         provider.reset()
-        daemon = _start(home, provider, signal, allow_from=[OWNER], dm_policy="pairing", require_mention=True,
-                        group_allowed_chats=[GROUP])
+        # Hermes's SIGNAL_GROUP_ALLOWED_USERS lists groups (by their bare ids): every member of one may talk.
+        daemon = _start(home, provider, signal, {"SIGNAL_GROUP_ALLOWED_USERS": GROUP}, allow_from=[OWNER], dm_policy="pairing",
+                        require_mention=True)
         try:
             wait_connected(home, "signal")
             signal.push_message(STRANGER, "let me in")

@@ -523,8 +523,9 @@ def _signal_factory(
         changes["group_allowed_chats"] = tuple(part.strip() for part in groups.split(",") if part.strip())
     section = read_access_environment(attrs.evolve(section, **changes), {k: v for k, v in environ.items() if k != SIGNAL_GROUPS})
     # A group's chat is ``group:ID`` here; Hermes lists the bare ids.
-    chats = tuple(chat if chat == "*" or chat.startswith("group:") else f"group:{chat}" for chat in section.group_allowed_chats)
-    section = attrs.evolve(section, group_allowed_chats=chats)
+    chats: dict[str, Any] = {"group_allowed_chats": tuple(
+        chat if chat == "*" or chat.startswith("group:") else f"group:{chat}" for chat in section.group_allowed_chats)}
+    section = attrs.evolve(section, **chats)
     if not section.account:
         log.error("platforms.signal is enabled but its account is not set (SIGNAL_ACCOUNT, or platforms.signal.account)")
         return None
