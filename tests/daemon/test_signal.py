@@ -138,8 +138,8 @@ class TestLimits:
 
 class TestConnection:
     """A dropped event stream is resumed with Last-Event-ID, the messages sent meanwhile handled once each;
-    a restarted signal-cli's replay is not answered twice; bad events and an unknown account leave the
-    daemon serving."""
+    a restarted signal-cli's replay is not answered twice, nor a restarted daemon's; bad events and an unknown
+    account leave the daemon serving."""
 
     def test_a_dropped_stream_is_resumed(self, home: Path, provider: ScriptedProviderProcess, signal: FakeSignal) -> None:
         provider.reset()
@@ -159,6 +159,13 @@ class TestConnection:
             assert user_texts(provider) == ["hello", "and then?", "still there?"]  # each once
             details = _details(home)
             assert details["streams"] == 3 and details["connection"] == "connected", details
+            daemon.stop()
+            signal.push_message(OWNER, "are you back?")  # signal-cli takes it while our daemon is down
+            provider.push({"text": "Back."})
+            daemon = _start(home, provider, signal, busy_input_mode="queue", reactions=False)
+            assert signal.wait_for_texts(OWNER, 4)[3] == "Back."  # the kept event id asked for what came meanwhile
+            assert signal.last_event_ids[-1] is not None
+            assert user_texts(provider) == ["hello", "and then?", "still there?", "are you back?"]
         finally:
             daemon.stop()
 

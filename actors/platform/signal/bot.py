@@ -2,8 +2,9 @@
 desk, spoken through a ``signal-cli`` daemon's HTTP endpoint (signal-cli holds the account and its keys).
 
 Messages: none of its own (it is driven by the event stream). State: the JSON-RPC client with its
-rate-limit book, the last event id seen (so a stream that drops is resumed where it stopped), the desk and
-counters. Loop: check the daemon (``GET /api/v1/check``), open ``GET /api/v1/events`` and read it; each
+rate-limit book, the last event id seen (so a stream that drops is resumed where it stopped; kept in
+``state/signal-events.json`` at each user's message, so that after a restart the messages signal-cli took
+meanwhile are answered too), the desk and counters. Loop: check the daemon (``GET /api/v1/check``), open ``GET /api/v1/events`` and read it; each
 user's message goes to the desk, or answers the question the bot asked in that chat. A stream that drops
 is opened again after a pause (doubling to a minute) with ``Last-Event-ID``, and signal-cli sends what it
 kept since (all it kept, when it no longer knows the id: messages already handled are dropped by their
@@ -45,10 +46,12 @@ from actors.platform.gateway.replies import Question, ask, chosen, forget_edited
 from actors.platform.outbound import DeliveryFailed, Destination, OutboundRegistry, UnknownDestination
 from actors.platform.signal.client import SignalAccountRefused, SignalClient, SignalError
 from actors.platform.signal.events import GROUP, SseReader, read_envelope, well_formed
+from actors.platform.state_files import read_json, write_json
 from actors.session import SessionService
 from config.signal import SignalConfig
 from markup.signal import SIGNAL_LIMIT, StyledText, signal_chunks
 from messages.supervision import ActorState
+from messages.wire_shapes import wire_object
 
 __all__ = ["MAX_EDITS", "SIGNAL_SOURCE", "SIGNAL_TOOLSETS", "SignalBot", "signal_chat", "signal_session_id"]
 
@@ -112,6 +115,7 @@ class SignalBot(PlatformAdapter):
         self.client: SignalClient | None = None
         self.pacer = EditPacer(self.desk.spawn, interval=EDIT_EVERY)
         self.last_event_id: str | None = None
+        self.events_file = state_dir / "signal-events.json"
         self.streams = self.events = self.malformed = self.skipped = 0
         self._bot_ids = frozenset({self.account})
         self._seen = Recent()  # (author, timestamp) of messages handled: a resumed stream may send one again
@@ -134,6 +138,8 @@ class SignalBot(PlatformAdapter):
     async def main(self) -> None:
         self.state = ActorState.RUNNING
         await self.desk.load()
+        saved = wire_object(await trio.to_thread.run_sync(read_json, self.events_file)).get("last_event_id")
+        self.last_event_id = saved if isinstance(saved, str) and saved else None
         async with httpx2.AsyncClient() as http:
             self.client = SignalClient(self.config.http_url, self.account, http)
             await self.keep_connected(lambda: self._connect(http))
@@ -202,6 +208,8 @@ class SignalBot(PlatformAdapter):
         if (message.author, message.timestamp) in self._seen:
             return
         self._seen.remember((message.author, message.timestamp))
+        if event_id:
+            await trio.to_thread.run_sync(write_json, self.events_file, {"last_event_id": event_id})
         incoming = message.incoming
         if len(incoming.text) > SIGNAL_LIMIT:
             log.warning("signal chat %s: a message of %d characters, over %d; cut", incoming.chat.chat_id, len(incoming.text), SIGNAL_LIMIT)
