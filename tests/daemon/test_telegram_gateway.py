@@ -38,6 +38,17 @@ def _user_texts(provider: ScriptedProviderProcess) -> list[str]:
     return [r["body"]["messages"][-1]["content"] for r in provider.requests() if r["body"]["messages"][-1]["role"] == "user"]
 
 
+def _script_a_removal(provider: ScriptedProviderProcess, tmp_path: Path) -> Path:
+    """A directory, and a model that removes it with a command that asks for approval, then says so."""
+    target = tmp_path / "victim"
+    target.mkdir()
+    provider.push(
+        {"tool_calls": [{"id": "rm1", "name": "terminal", "arguments": {"command": f"rm -r {target}"}}]},
+        {"text": "Removed it."},
+    )
+    return target
+
+
 class TestWhoMayTalk:
     """Strangers get a pairing code, never the model; groups answer only when addressed."""
 
@@ -189,13 +200,8 @@ class TestWhileBusy:
         provider.reset()
         # full-access: the target lies outside the session's writable roots, which a jail would protect.
         daemon = start_bot(home, provider, telegram, sandbox="full-access")
-        target = tmp_path / "victim"
-        target.mkdir()
+        target = _script_a_removal(provider, tmp_path)
         try:
-            provider.push(
-                {"tool_calls": [{"id": "rm1", "name": "terminal", "arguments": {"command": f"rm -r {target}"}}]},
-                {"text": "Removed it."},
-            )
             telegram.push(CHAT, OWNER, "remove that directory")
             telegram.wait_until(lambda: telegram.sent_with_buttons(CHAT) != [], "the approval's buttons")
             [asked] = telegram.sent_with_buttons(CHAT)
@@ -212,6 +218,40 @@ class TestWhileBusy:
             assert any("→ once" in edit["text"] for edit in telegram.edits)  # the buttons replaced by the answer
         finally:
             daemon.stop()
+
+
+class TestOwnership:
+    """In a group, only the user who started a conversation answers its approvals: a colleague's button
+    press and ``/approve`` are refused, and who owns which conversation survives in the state file."""
+
+    def test_a_colleague_may_talk_but_not_approve(
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, tmp_path: Path
+    ) -> None:
+        provider.reset()
+        group, member = -100123, 3003
+        # full-access: the target lies outside the session's writable roots, which a jail would protect.
+        daemon = start_bot(home, provider, telegram, sandbox="full-access", group_allow_from=[member])
+        target = _script_a_removal(provider, tmp_path)
+        try:
+            telegram.push(group, OWNER, "remove that directory", group=True)
+            telegram.wait_until(lambda: telegram.sent_with_buttons(group) != [], "the approval's buttons")
+            [asked] = telegram.sent_with_buttons(group)
+            buttons = {b["text"]: b["callback_data"] for [b] in asked["reply_markup"]["inline_keyboard"]}
+            telegram.press(group, member, buttons["Allow once"])
+            telegram.wait_until(lambda: len(telegram.answered) == 1, "the colleague's press answered")
+            assert telegram.answered[0]["text"] == "Only the user who started this conversation may answer this."
+            telegram.push(group, member, "/approve", group=True)
+            telegram.wait_until(lambda: any("Only the user who started" in t for t in telegram.texts_to_locked(group)), "the refusal")
+            assert target.exists()
+            telegram.press(group, OWNER, buttons["Allow once"])
+            telegram.wait_until(lambda: "Removed it." in telegram.texts_to_locked(group), "the turn's answer")
+            assert not target.exists()
+            details = json.loads(run_cli(home, "inspect", "platform/telegram", "--json").stdout)["details"]
+            assert details["answers_refused"] == 2, details
+        finally:
+            daemon.stop()
+        owners = json.loads((home / "state" / "telegram-owners.json").read_text())
+        assert owners == {str(group): str(OWNER)}
 
 
 class TestFiles:
