@@ -38,6 +38,12 @@ def _user_texts(provider: ScriptedProviderProcess) -> list[str]:
     return [r["body"]["messages"][-1]["content"] for r in provider.requests() if r["body"]["messages"][-1]["role"] == "user"]
 
 
+def _chat_user_texts(provider: ScriptedProviderProcess) -> list[str]:
+    """The user messages the model was sent (transcription requests left out)."""
+    chats = [r for r in provider.requests() if r["path"] == "/v1/chat/completions"]
+    return [r["body"]["messages"][-1]["content"] for r in chats if r["body"]["messages"][-1]["role"] == "user"]
+
+
 def _script_a_removal(provider: ScriptedProviderProcess, tmp_path: Path) -> Path:
     """A directory, and a model that removes it with a command that asks for approval, then says so."""
     target = tmp_path / "victim"
@@ -338,6 +344,52 @@ class TestFiles:
 
 OPTED_IN = {"tools": {"enabled_toolsets": ["hermes-cli", "messaging"]}}
 """send_message is offered only to those who name its toolset, as Hermes offers it to no one."""
+
+
+class TestVoiceNotes:
+    """A voice note is transcribed at the configured OpenAI-compatible endpoint and the model reads the
+    words (the user sees what was heard); without an endpoint, or when it fails, the model gets the file
+    with a note saying so."""
+
+    def test_transcribed_echoed_and_failing(
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, workspace: Path
+    ) -> None:
+        provider.reset()
+        stt = {"provider": "openai", "openai": {"model": "whisper-1", "base_url": provider.base_url, "api_key": "sk-voice-secret"}}
+        daemon = start_bot(home, provider, telegram, cwd=str(workspace), config={"stt": stt})
+        try:
+            provider.push({"text": "Here are the files."}, {"text": "Sorry, I could not hear that."})
+            telegram.push_voice(CHAT, OWNER, b"please list the files")  # the scripted provider hears the bytes as words
+            assert telegram.wait_for_texts(CHAT, 2) == ['🎙️ "please list the files"', "Here are the files."]
+            heard = [r for r in provider.requests() if r["path"] == "/v1/audio/transcriptions"]
+            assert len(heard) == 1 and heard[0]["headers"]["authorization"] == "Bearer sk-voice-secret"
+            assert _chat_user_texts(provider) == ['"please list the files"']
+            telegram.push_voice(CHAT, OWNER, b"\xff\xfe not speech")
+            assert telegram.wait_for_texts(CHAT, 3)[2] == "Sorry, I could not hear that."
+            said = _chat_user_texts(provider)[1]
+            assert "could not be transcribed" in said and str(workspace / "incoming") in said
+        finally:
+            daemon.stop()
+        log = daemon.log()
+        assert "a voice message was not transcribed: openai answered HTTP 400" in log
+        assert "sk-voice-secret" not in log
+
+    def test_without_an_endpoint_the_file_and_a_note(
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, workspace: Path
+    ) -> None:
+        provider.reset()
+        daemon = start_bot(home, provider, telegram, cwd=str(workspace), config={"stt": {"provider": "groq"}})
+        try:
+            provider.push({"text": "I see a recording."})
+            telegram.push_voice(CHAT, OWNER, b"hello there")
+            assert telegram.wait_for_texts(CHAT, 1) == ["I see a recording."]
+            [said] = _chat_user_texts(provider)
+            assert said.startswith("[The user sent a voice message, saved at ") and "No speech-to-text is configured" in said
+            [saved] = (workspace / "incoming").iterdir()
+            assert saved.read_bytes() == b"hello there"
+        finally:
+            daemon.stop()
+        assert "voice notes: no speech-to-text key is set (GROQ_API_KEY)" in daemon.log()
 
 
 class TestSendMessage:

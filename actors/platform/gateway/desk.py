@@ -17,7 +17,8 @@ order:
   answers it.
 - **Otherwise** it goes to the chat's session (created on the first message, woken from the store after
   a restart or hibernation) with the platform's ``busy_input_mode``. Files are fetched into the
-  session's working directory first, and the model is told where they are.
+  session's working directory first, and the model is told where they are; a voice note is heard
+  (:mod:`~actors.platform.gateway.voice`) and the model reads what was said.
 
 The answer comes back through the chat's :class:`~actors.platform.gateway.follower.ChatFollower`.
 
@@ -59,6 +60,7 @@ from actors.platform.gateway.port import (
     RemoteFile,
 )
 from actors.platform.gateway.recent import Recent
+from actors.platform.gateway.voice import Transcriber, TranscriptionFailed
 from actors.platform.outbound import DeliveryFailed
 from actors.platform.state_files import read_json, write_json
 from actors.session import (
@@ -86,6 +88,8 @@ HELP = (
     "/stop – stop what I am doing\n/new – start a new conversation\n/usage – tokens used here\n"
     "/status – what I am doing\n/approve, /deny – answer a pending approval"
 )
+#: The kinds of file a person speaks in, transcribed when the daemon has a speech-to-text endpoint.
+SPOKEN = ("voice", "audio")
 _COMMAND = re.compile(r"^/([A-Za-z_]+)(?:@\S+)?(?:\s+(.*))?$", re.DOTALL)
 
 
@@ -153,6 +157,8 @@ class GatewayDesk:
         self._group_allowed = frozenset(settings.group_allow_from)
         self._group_chats = frozenset(settings.group_allowed_chats)
         self.dm_policy = settings.effective_dm_policy
+        #: Hears voice notes; set by the daemon when ``stt`` names an endpoint (None: they reach the model as files).
+        self.transcriber: Transcriber | None = None
 
     def spawn(
         self, task: Callable[[Unpack[Ts]], Awaitable[object]], *args: Unpack[Ts], chat: ChatState | None = None
@@ -396,10 +402,29 @@ class GatewayDesk:
                 lines.append(f"[The user sent {_a(file.kind)}; it could not be fetched: {exc}]")
                 continue
             self.files += 1
+            if file.kind in SPOKEN:
+                lines.append(await self._hear(chat, target, size))
+                continue
             lines.append(f"[The user sent {_a(file.kind)}, saved at {target} ({size:,} bytes).]")
             if file.kind == "image":
                 images.append(str(target))
         return "\n".join(part for part in (text, *lines) if part), tuple(images)
+
+    async def _hear(self, chat: ChatState, recording: Path, size: int) -> str:
+        """What the model reads of a voice note: what was said, as a quoted line (as Hermes passes it, so
+        the model answers the words rather than remarking on the recording), or the file with a note."""
+        transcriber = self.transcriber
+        saved = f"saved at {recording} ({size:,} bytes)"
+        if transcriber is None:
+            return f"[The user sent a voice message, {saved}. No speech-to-text is configured, so it was not transcribed.]"
+        try:
+            said = await transcriber.transcribe(recording)
+        except TranscriptionFailed as exc:
+            log.warning("%s chat %s: a voice message was not transcribed: %s", chat.chat.platform, chat.chat.chat_id, exc)
+            return f"[The user sent a voice message, {saved}. It could not be transcribed.]"
+        if transcriber.echo:
+            await self._say(chat.chat, f'🎙️ "{said}"')
+        return f'"{said}"'
 
     async def _answer(self, chat: ChatState, request_id: str, answer: str, answered_by: str) -> bool:
         handle = self.sessions.live(chat.session_id)
