@@ -66,6 +66,7 @@ from actors.platform.daemon.infrastructure.store import StoreActor
 from actors.platform.daemon.toolbox import build_toolbox
 from actors.platform.gateway import PAIRING, PairingActor
 from actors.platform.gateway.send_message import register_send_message
+from actors.platform.gateway.voice import Transcriber, speech_endpoint
 from actors.platform.outbound import OutboundRegistry
 from control.paths import DaemonPaths
 from actors.platform.discord import DiscordBot
@@ -410,8 +411,25 @@ async def _start_platforms(
     signal = _signal_factory(config.platforms.signal, environ, sessions, outbound, state, pairing)
     if signal is not None:
         children.append(ChildSpec("signal", signal))
+    bots_started = [spec for spec in children if spec.name != "api"]
+    if bots_started:
+        endpoint, said = speech_endpoint(config.stt, environ)
+        log.info("voice notes: %s", said)
+        transcriber = Transcriber(endpoint, config.stt.timeout_seconds, echo=config.stt.echo_transcripts) if endpoint else None
+        children = [attrs.evolve(spec, factory=_hearing(spec.factory, transcriber)) if spec in bots_started else spec for spec in children]
     if children:
         await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform")))
+
+
+def _hearing(factory: Callable[[], Any], transcriber: Transcriber | None) -> Callable[[], Any]:
+    """``factory``, whose bot's desk hears voice notes through ``transcriber`` (one for every bot)."""
+
+    def make() -> Any:
+        bot = factory()
+        bot.desk.transcriber = transcriber
+        return bot
+
+    return make
 
 
 def _slack_factory(
