@@ -80,7 +80,8 @@ class TestConversations:
 
 
 class TestApprovals:
-    """An approval lists its choices and is answered by a reply, which the desk takes as a button press."""
+    """An approval lists its choices and is answered by a reply, which the desk takes as a button press (and
+    refuses from anyone but the conversation's owner)."""
 
     def test_an_approval_answered_by_reply(
         self, home: Path, provider: ScriptedProviderProcess, signal: FakeSignal, tmp_path: Path
@@ -95,18 +96,21 @@ class TestApprovals:
                 {"tool_calls": [{"id": "rm1", "name": "terminal", "arguments": {"command": f"rm -r {target}"}}]},
                 {"text": "Removed it."},
             )
-            signal.push_message(OWNER, "remove that directory")
-            signal.wait_until(lambda: any("Approval needed" in t for t in signal.texts_to(OWNER)), "the approval")
-            question = next(t for t in signal.texts_to(OWNER) if "Approval needed" in t)
+            signal.push_message(OWNER, "remove that directory", group=GROUP)
+            chat = f"group:{GROUP}"
+            signal.wait_until(lambda: any("Approval needed" in t for t in signal.texts_to(chat)), "the approval")
+            question = next(t for t in signal.texts_to(chat) if "Approval needed" in t)
             assert "1. Allow once" in question and "4. Deny" in question and "Reply approve" in question
+            signal.push_message(COLLEAGUE, "approve", group=GROUP)  # allowed to talk, but the desk says not the owner
+            signal.wait_until(lambda: any("Only the user who started" in t for t in signal.texts_to(chat)), "the refusal")
             assert target.exists()
-            signal.push_message(OWNER, "approve")
-            signal.wait_until(lambda: "Removed it." in signal.texts_to(OWNER), "the turn's answer")
+            signal.push_message(OWNER, "approve", group=GROUP)
+            signal.wait_until(lambda: "Removed it." in signal.texts_to(chat), "the turn's answer")
             assert not target.exists()
             asked = next(s["sent_at"] for s in signal.sends() if "Approval needed" in s["message"])
             signal.wait_until(lambda: any(s.get("editTimestamp") == asked and f"→ once (signal user {OWNER})" in s["message"]
                                           for s in signal.sends()), "the question marked answered, in place")
-            assert "Allow once" in signal.texts_to(OWNER)  # the reply's notice
+            assert "Allow once" in signal.texts_to(chat)  # the reply's notice
             assert user_texts(provider) == ["remove that directory"]  # the reply answered, not asked
         finally:
             daemon.stop()
