@@ -62,7 +62,7 @@ class TestEnvelopes:
                        {"id": "a2", "contentType": "audio/aac", "size": 9}, {"contentType": "text/plain"}]
         message = read_envelope(_data({"message": None, "attachments": attachments}), ACCOUNT, BOTS)
         assert message is not None
-        assert message.incoming.files == (RemoteFile("image", "a1", "a.png", 3), RemoteFile("voice", "a2", "voice", 9))
+        assert message.incoming.files == (RemoteFile("image", "a1", "a.png", 3), RemoteFile("voice", "a2", "voice.aac", 9))
 
     def test_what_is_not_a_users_words(self) -> None:
         for changed in ({"sourceNumber": ACCOUNT}, {"timestamp": "x"}, {"sourceNumber": "", "sourceUuid": "", "source": ""}):

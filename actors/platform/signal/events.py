@@ -18,6 +18,7 @@ Where an answer goes: a direct message is answered to its sender, a group's mess
 from __future__ import annotations
 
 import json
+import mimetypes
 import re
 from typing import Any
 
@@ -32,6 +33,8 @@ PLATFORM = "signal"
 #: How a group's chat id starts (``group:GROUP_ID``).
 GROUP = "group:"
 _PLACEHOLDER = "\ufffc"
+#: Extensions of the types Signal's apps send that Python's table lacks.
+_EXTENSIONS = {"audio/ogg": ".ogg", "audio/x-m4a": ".m4a", "audio/mp4": ".m4a"}
 
 
 @attrs.frozen
@@ -107,7 +110,9 @@ def _files(data: dict[str, Any]) -> tuple[RemoteFile, ...]:
         kind = file_kind(content_type)
         if kind == "audio" and (attachment.get("voiceNote") is True or not name):
             kind = "voice"  # a recorded voice note comes without a file name
-        files.append(RemoteFile(kind, attachment_id, name or kind, wire_int(attachment.get("size"))))
+        # Without a name, the type's extension: a transcription service goes by it (Android's voice notes are AAC).
+        name = name or kind + (mimetypes.guess_extension(content_type) or _EXTENSIONS.get(content_type, ""))
+        files.append(RemoteFile(kind, attachment_id, name, wire_int(attachment.get("size"))))
     return tuple(files)
 
 
