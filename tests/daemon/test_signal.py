@@ -79,6 +79,24 @@ class TestConversations:
 
 
 
+    def test_note_to_self(self, home: Path, provider: ScriptedProviderProcess, signal: FakeSignal) -> None:
+        """Linked to its owner's own number, the bot answers the owner's Note to Self there."""
+        provider.reset()
+        daemon = _start(home, provider, signal, allow_from=[ACCOUNT], reactions=False, tool_progress=False)
+        try:
+            wait_connected(home, "signal")
+            provider.push({"text": "Noted."})
+            signal.push_note_to_self("remind me to water the plants")
+            assert signal.wait_for_texts(ACCOUNT, 1) == ["Noted."]
+            provider.push({"text": "Done."})
+            [answer] = [s for s in signal.sends() if s.get("message") == "Noted."]
+            signal.push_note_to_self("Noted.", timestamp=answer["sent_at"])  # the bot's own answer, echoed: not a question
+            signal.push_note_to_self("and the cat")
+            assert signal.wait_for_texts(ACCOUNT, 2) == ["Noted.", "Done."]
+            assert user_texts(provider) == ["remind me to water the plants", "and the cat"]
+        finally:
+            daemon.stop()
+
 class TestApprovals:
     """An approval lists its choices and is answered by a reply, which the desk takes as a button press (and
     refuses from anyone but the conversation's owner)."""

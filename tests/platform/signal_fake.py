@@ -75,6 +75,16 @@ class FakeSignal(FakePlatform):
                             "dataMessage": message})
         return timestamp
 
+    def push_note_to_self(self, text: str, timestamp: int | None = None) -> int:
+        """The account's owner writing to themselves from their phone (the daemon being a linked device), or
+        with the ``timestamp`` of a message the bot sent there, that message echoed; its timestamp."""
+        timestamp = timestamp if timestamp is not None else next(self._clock)
+        sent = {"destination": ACCOUNT, "destinationNumber": ACCOUNT, "destinationUuid": BOT_UUID, "timestamp": timestamp,
+                "message": text, "expiresInSeconds": 0, "viewOnce": False}
+        self.push_envelope({"source": ACCOUNT, "sourceNumber": ACCOUNT, "sourceUuid": BOT_UUID, "sourceName": "Me",
+                            "sourceDevice": 1, "timestamp": timestamp, "syncMessage": {"sentMessage": sent}})
+        return timestamp
+
     def push_envelope(self, envelope: dict[str, Any], account: str = ACCOUNT) -> None:
         """Any envelope, as a ``receive`` event."""
         self.push_data(json.dumps({"envelope": envelope, "account": account}))

@@ -57,6 +57,17 @@ class TestEnvelopes:
         reply = read_envelope(_data({"groupInfo": {"groupId": "G1=="}, "quote": {"id": 5, "author": ACCOUNT}}), ACCOUNT, BOTS)
         assert reply is not None and reply.incoming.addressed and reply.quote_id == 5
 
+    def test_note_to_self(self) -> None:
+        """The owner's Note to Self, from their phone, is a direct chat; the account's other sync messages are not."""
+        sent = {"destinationNumber": ACCOUNT, "timestamp": 17, "message": "remind me"}
+        data = json.dumps({"envelope": {"sourceNumber": ACCOUNT, "timestamp": 17, "syncMessage": {"sentMessage": sent}}, "account": ACCOUNT})
+        note = read_envelope(data, ACCOUNT, BOTS)
+        assert note is not None and note.note_to_self and note.incoming.chat == ChatRef("signal", ACCOUNT) and note.incoming.private
+        for other in ({**sent, "destinationNumber": USER}, {**sent, "groupInfo": {"groupId": "G1=="}}):
+            data = json.dumps({"envelope": {"sourceNumber": ACCOUNT, "timestamp": 17, "syncMessage": {"sentMessage": other}}})
+            assert read_envelope(data, ACCOUNT, BOTS) is None, other
+        assert read_envelope(_data(sourceNumber=ACCOUNT), ACCOUNT, BOTS) is None  # the account's own message elsewhere
+
     def test_files(self) -> None:
         attachments = [{"id": "a1", "contentType": "image/png", "filename": "a.png", "size": 3},
                        {"id": "a2", "contentType": "audio/aac", "size": 9}, {"contentType": "text/plain"}]

@@ -12,7 +12,8 @@ author and timestamp). A daemon that does not know the account stops the bot, na
 
 The bot is the gateway's :class:`~actors.platform.gateway.port.ChatPort` for Signal: Markdown becomes
 Signal's text styles (bold, italic, strikethrough, monospace, spoiler) and is split at 8,000 characters
-(Hermes's limit); a group needs a mention of the bot, or a reply to it, when ``require_mention`` is on.
+(Hermes's limit); a group needs a mention of the bot, or a reply to it, when ``require_mention`` is on. When
+signal-cli is linked to its owner's own number, the owner's Note to Self is a direct chat with the bot.
 Signal has no buttons: approvals and clarify questions list their choices and are answered by a reply
 (``approve``, ``deny``, a choice's number or words), which goes to the desk as a button press (the desk
 decides who may answer). Edits (tool progress, an answered question) are Signal's message edits
@@ -205,8 +206,8 @@ class SignalBot(PlatformAdapter):
         if message is None:
             self._skip(data)
             return
-        if (message.author, message.timestamp) in self._seen:
-            return
+        if (message.author, message.timestamp) in self._seen or (message.note_to_self and message.timestamp in self._sent):
+            return  # handled already, or the bot's own answer in Note to Self
         self._seen.remember((message.author, message.timestamp))
         if event_id:
             await trio.to_thread.run_sync(write_json, self.events_file, {"last_event_id": event_id})

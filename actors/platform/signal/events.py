@@ -8,8 +8,9 @@ is ``{"envelope": {...}, "account": "+BOT"}``, the envelope naming its sender (`
 quotes name a message by its author and timestamp) and one of ``dataMessage`` (a user's message: its
 ``message``, ``attachments`` with ``id``/``contentType``/``filename``/``size``, ``groupInfo.groupId``,
 ``quote`` with ``id``/``author``, ``mentions`` with ``number``/``uuid``/``start``/``length``, each mention
-written in the text as U+FFFC), ``syncMessage`` (the account's own other devices), ``typingMessage``,
-``receiptMessage`` or ``storyMessage``.
+written in the text as U+FFFC), ``syncMessage`` (what the account's other devices sent: a ``sentMessage`` to
+the account itself is a Note to Self, which the bot answers when the bot is linked to its owner's own
+number), ``typingMessage``, ``receiptMessage`` or ``storyMessage``.
 
 Where an answer goes: a direct message is answered to its sender, a group's message in the group
 (``group:GROUP_ID``, as Hermes names a Signal group).
@@ -84,6 +85,8 @@ class Message:
     timestamp: int
     quote_author: str = ""
     quote_id: int | None = None
+    #: Written by the account's owner to themselves (Signal's Note to Self), from another of their devices.
+    note_to_self: bool = False
 
 
 def _text(data: dict[str, Any]) -> str:
@@ -139,7 +142,12 @@ def read_envelope(data: str, account: str, bot_ids: frozenset[str]) -> Message |
     message = wire_object(envelope.get("dataMessage"))
     author = wire_text(envelope.get("sourceNumber")) or wire_text(envelope.get("sourceUuid")) or wire_text(envelope.get("source"))
     timestamp = wire_int(envelope.get("timestamp"))
-    if not message or not author or timestamp is None or author in bot_ids or message.get("reaction"):
+    note = _note_to_self(envelope, account)
+    if note:
+        message = note  # the account's owner writing to themselves from their phone: the bot's a linked device
+    elif author in bot_ids:
+        return None
+    if not message or not author or timestamp is None or message.get("reaction"):
         return None
     text, files = _text(message).strip(), _files(message)
     if not text and not files:
@@ -155,7 +163,16 @@ def read_envelope(data: str, account: str, bot_ids: frozenset[str]) -> Message |
     chat = ChatRef(PLATFORM, author if private else f"{GROUP}{group}")
     name = wire_text(envelope.get("sourceName")) or author
     addressed = private or mentioned or quote_author in bot_ids
-    return Message(Incoming(chat, author, name, text, private, addressed, files), author, timestamp, quote_author, wire_int(quote.get("id")))
+    return Message(Incoming(chat, author, name, text, private, addressed, files), author, timestamp, quote_author,
+                   wire_int(quote.get("id")), bool(note))
+
+
+def _note_to_self(envelope: dict[str, Any], account: str) -> dict[str, Any]:
+    """The message of a Note to Self the account sent from another of its devices (a ``syncMessage``'s
+    ``sentMessage`` to the account itself, not to a group); empty for anything else."""
+    sent = wire_object(wire_object(envelope.get("syncMessage")).get("sentMessage"))
+    to = wire_text(sent.get("destinationNumber")) or wire_text(sent.get("destination"))
+    return sent if to == account and not wire_object(sent.get("groupInfo")) else {}
 
 
 def well_formed(data: str) -> bool:
