@@ -90,6 +90,7 @@ class TestConversations:
             assert signal.wait_for_texts(ACCOUNT, 1) == ["Noted."]
             provider.push({"text": "Done."})
             [answer] = [s for s in signal.sends() if s.get("message") == "Noted."]
+            wait(lambda: _details(home)["sent"] == 1, "the bot to take the send's answer")  # the echo must come after it
             signal.push_note_to_self("Noted.", timestamp=answer["sent_at"])  # the bot's own answer, echoed: not a question
             signal.push_note_to_self("and the cat")
             assert signal.wait_for_texts(ACCOUNT, 2) == ["Noted.", "Done."]
