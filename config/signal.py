@@ -13,8 +13,10 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
+from typing import Any
+
 from config.gateway import GatewaySection
-from config.validators import integer, non_empty_str, optional_str
+from config.validators import integer, non_empty_str, optional_str, str_tuple
 
 __all__ = [
     "ACCOUNT_VARIABLE", "GROUPS_VARIABLE", "HOME_VARIABLE", "MAX_ATTACHMENT_BYTES", "REACTIONS_VARIABLE",
@@ -33,12 +35,22 @@ REACTIONS_VARIABLE = "SIGNAL_REACTIONS"
 MAX_ATTACHMENT_BYTES = 100 * 1024 * 1024
 
 
+def _numbers(value: Any) -> Any:
+    """User ids as Signal writes them: a phone number written in YAML without quotes reads as a number, its
+    ``+`` lost, so an id of 7 to 15 digits gets it back (an account's uuid is left as it is)."""
+    if not isinstance(value, (list, tuple)):
+        return value
+    return tuple(f"+{item}" if isinstance(item, str) and item.isdigit() and 7 <= len(item) <= 15 else item for item in value)
+
+
 @attrs.frozen
 class SignalConfig(GatewaySection):
     """Section ``platforms.signal``: :class:`~config.gateway.GatewaySection`'s settings (``token`` is not
     used: signal-cli holds the account's keys), and
 
     Attributes:
+        allow_from: as the shared one; a number written without quotes (its ``+`` lost in YAML) is read
+            with it. Likewise ``group_allow_from``.
         http_url: the signal-cli daemon's HTTP address; ``SIGNAL_HTTP_URL`` wins.
         account: the bot's Signal account, its phone number (``+15551234567``); ``SIGNAL_ACCOUNT`` wins.
         home_channel: the chat a bare ``signal`` destination means: a number, or ``group:GROUP_ID``;
@@ -52,6 +64,8 @@ class SignalConfig(GatewaySection):
 
     ENV_PREFIX = "SIGNAL"
 
+    allow_from: tuple[str, ...] = attrs.field(default=(), converter=_numbers, validator=str_tuple)
+    group_allow_from: tuple[str, ...] = attrs.field(default=(), converter=_numbers, validator=str_tuple)
     http_url: str = attrs.field(default="http://127.0.0.1:8080", validator=non_empty_str)
     account: str | None = attrs.field(default=None, validator=optional_str)
     # A Signal chat is a phone number or a group's base64 id, not a number: the shared section's int does not fit.

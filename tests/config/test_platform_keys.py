@@ -198,3 +198,9 @@ class TestSignalKeys:
         assert any(w.startswith("Hermes setting signal") for w in warnings), "what is not read is reported"
         assert (SignalConfig().require_mention, SignalConfig().http_url) == (False, "http://127.0.0.1:8080")  # as Hermes's adapter
 
+    def test_numbers_written_without_quotes(self, tmp_path: Path) -> None:
+        """YAML reads ``+15551234567`` as a number, its ``+`` lost: it is read back as the Signal number."""
+        (tmp_path / "config.yaml").write_text("platforms:\n  signal:\n    allow_from: [+15551234567, b0b0-uuid]\n")
+        section = load_config(tmp_path, log_warnings=False).platforms.signal
+        assert section.allow_from == ("+15551234567", "b0b0-uuid")
+
