@@ -4,6 +4,7 @@ client's rate limits against the fake signal-cli."""
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 from collections.abc import Iterator
@@ -141,6 +142,8 @@ class TestClient:
             with pytest.raises(SignalError, match="error -1: Attachment not found"):
                 await client.call("getAttachment", id="x")
             assert [c["account"] for c in fake.calls] == [ACCOUNT] * 4
+            fake.attachments["big"] = b"\x00" * (2 << 20)  # its answer, in base64, is parsed in a thread
+            assert base64.b64decode((await client.call("getAttachment", id="big"))["data"]) == fake.attachments["big"]
 
     async def test_a_send_nobody_got(self, fake: FakeSignal) -> None:
         """Every recipient failed: named (a rate-limited one waits and tries again)."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import logging
 import re
 from collections.abc import Callable
@@ -339,7 +340,7 @@ class SignalBot(PlatformAdapter):
         if not isinstance(encoded, str) or len(encoded) > (limit // 3 + 1) * 4 + 4:
             raise DownloadFailed(f"download: the file is over {limit:,} bytes" if isinstance(encoded, str) else "download: no data in the answer")
         try:
-            data = base64.b64decode(encoded, validate=True)
+            data = await trio.to_thread.run_sync(functools.partial(base64.b64decode, encoded, validate=True))
         except (binascii.Error, ValueError):
             raise DownloadFailed("download: the answer is not base64") from None
         if len(data) > limit:

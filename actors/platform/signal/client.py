@@ -16,6 +16,7 @@ before it takes more messages: that cannot be waited out, and the log line says 
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import re
 from collections.abc import Callable
@@ -36,6 +37,8 @@ log = logging.getLogger("hermes_actors.signal")
 RATE_LIMITED = -5
 #: Times one call is made when Signal asks to wait.
 MAX_ATTEMPTS = 4
+#: Bytes of an answer past which it is parsed in a thread.
+LARGE_ANSWER = 1 << 20
 #: The wait after a rate limit that names none, in seconds (a token's refill time on Signal's servers).
 DEFAULT_RETRY = 4.0
 _RETRY_AFTER = re.compile(r"retry after (\d+(?:\.\d+)?)\s*second", re.IGNORECASE)
@@ -96,10 +99,9 @@ class SignalClient:
                 response = await self._client.post(f"{self.root}/api/v1/rpc", json=request, timeout=60.0)
             except httpx2.HTTPError as exc:
                 raise SignalError(method, f"signal-cli did not answer ({type(exc).__name__})") from None
-            try:
-                answer = response.json()
-            except ValueError:
-                answer = None
+            # An attachment comes back as base64 inside the answer: a large one is parsed off the event loop.
+            body = response.content
+            answer = await trio.to_thread.run_sync(_parse, body) if len(body) > LARGE_ANSWER else _parse(body)
             if response.status_code >= 300 or not isinstance(answer, dict):
                 raise SignalError(method, f"HTTP {response.status_code}, not a JSON-RPC answer")
             if "error" in answer:
@@ -182,3 +184,10 @@ class SignalClient:
         if response.status_code != 200:
             raise SignalError("check", f"HTTP {response.status_code}")
 
+
+def _parse(body: bytes) -> Any:
+    """An answer's JSON; None when it is not JSON."""
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
