@@ -26,6 +26,7 @@ __all__ = [
     "Profile",
     "canonical_name",
     "hidden_root",
+    "profile_name_of",
     "profile_names",
 ]
 
@@ -134,15 +135,26 @@ def profile_names(root: Path) -> list[str]:
     return [DEFAULT_PROFILE, *(name for name in entries if _NAME.fullmatch(name) and name not in _RESERVED)]
 
 
+def _selected_for(home: Path, environ: Mapping[str, str] | None) -> Profile | None:
+    """The profile the environment selects when ``home`` is its home, else None (a test's or the demo's
+    home, given directly)."""
+    selected = Profile.from_env(environ)
+    return selected if os.path.realpath(selected.home) == os.path.realpath(home) else None
+
+
 def hidden_root(home: Path, environ: Mapping[str, str] | None = None) -> Path:
     """What a daemon of ``home`` hides whole from its sessions' jails.
 
     A named profile's daemon hides the default profile's home, which holds every profile's (its own too):
     no session of one profile reads another's ``.env``, config or store. The default profile's daemon
-    hides its home, which holds ``profiles/``. A home the environment does not select (a test's, the
-    demo's) is hidden alone, as before profiles.
+    hides its home, which holds ``profiles/``. A home the environment does not select is hidden alone.
     """
-    selected = Profile.from_env(environ)
-    if os.path.realpath(selected.home) == os.path.realpath(home):
-        return selected.root
-    return home
+    selected = _selected_for(home, environ)
+    return home if selected is None else selected.root
+
+
+def profile_name_of(home: Path, environ: Mapping[str, str] | None = None) -> str:
+    """The name of the profile a daemon of ``home`` serves (``default`` for a home the environment does not
+    select)."""
+    selected = _selected_for(home, environ)
+    return DEFAULT_PROFILE if selected is None else selected.name

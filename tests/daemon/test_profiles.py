@@ -144,7 +144,8 @@ class TestDelete:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         try:
-            _wait_running(home, "work")
+            wait_until(lambda: (home / "profiles" / "work" / "run" / "control.sock").exists(), 30, "the daemon")
+            assert _json(run_cli(home, "profiles", "show", "work", "--json"))["daemon_pid"] == daemon.pid
             result = run_cli(home, "profiles", "delete", "work", "--yes")
             assert result.returncode == 1 and "is running" in result.stderr and "-p work stop" in result.stderr
             assert (home / "profiles" / "work" / "run" / "control.sock").exists()
@@ -152,15 +153,6 @@ class TestDelete:
             _stop_all(home, "work")
             daemon.wait(20)
         assert run_cli(home, "profiles", "delete", "work", "--yes").returncode == 0
-
-
-def _wait_running(root: Path, name: str) -> dict:
-    """Poll ``profiles show`` until the profile's daemon answers (a real process starting)."""
-    for _ in range(400):
-        shown = _json(run_cli(root, "profiles", "show", name, "--json"))
-        if shown["running"]:
-            return shown
-    raise AssertionError(f"the daemon of {name} never answered")
 
 
 class TestTwoDaemons:
