@@ -2,8 +2,9 @@
 
 The default profile is ``HERMES_ACTORS_HOME`` itself, so no existing home moves. A named profile NAME
 lives in ``HERMES_ACTORS_HOME/profiles/NAME``: its own ``config.yaml``, ``.env``, memories, skills, store,
-cron jobs and bots, served by a daemon of its own (its own lock, control socket and jails). It is chosen
-with ``hermes-actors -p NAME`` or ``HERMES_ACTORS_PROFILE`` (Hermes's ``-p`` and ``HERMES_PROFILE``).
+cron jobs and bots, served by a daemon of its own (its own lock, control socket and jails; why:
+docs/DECISIONS.md#d-profiles). It is chosen with ``hermes-actors -p NAME`` or ``HERMES_ACTORS_PROFILE``
+(Hermes's ``-p`` and ``HERMES_PROFILE``).
 
 Shared by the CLI and the daemon; imports neither Trio nor the configuration classes.
 """
