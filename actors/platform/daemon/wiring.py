@@ -69,6 +69,7 @@ from actors.platform.gateway.send_message import register_send_message
 from actors.platform.gateway.voice import Transcriber, speech_endpoint
 from actors.platform.outbound import OutboundRegistry
 from control.paths import DaemonPaths
+from control.profiles import hidden_root
 from actors.platform.discord import DiscordBot
 from actors.platform.matrix import MatrixBot
 from actors.platform.mattermost import MattermostBot
@@ -149,7 +150,7 @@ async def open_daemon_tree(
     async with open_launcher(config.sandbox) as launcher, open_actor_system(shutdown_reason="daemon shutdown") as system:
         jails = DaemonJails(
             config=config.sandbox, runtime=runtime, home=str(paths.home), launcher=launcher,
-            daemon_paths=hidden_daemon_paths(paths.home, paths.socket),
+            daemon_paths=hidden_daemon_paths(paths.home, paths.socket), hidden_home=str(hidden_root(paths.home)),
         )
         log_jail_status(config.sandbox, launcher.status)
         front = host_index is None
