@@ -12,6 +12,7 @@ behind it.
 - What a subscriber holds (:class:`Subscription`, :class:`SubscriptionClosed`,
   :class:`EventHub`), and what delegate_task is given (:class:`ParentSession`,
   :class:`CallContext`, :func:`build_subagent_prompt`, :func:`new_session_id`).
+- :func:`checkpoint_limits`: the caps of ``checkpoints.*`` that sessions and the control requests apply.
 
 The libraries it builds on (history, prompt, compression, budget, steer, fencing, guardrails,
 validation) are the top-level ``conversation`` package.
@@ -20,6 +21,7 @@ validation) are the top-level ``conversation`` package.
 from __future__ import annotations
 
 from actors.session.actor import SessionActor
+from actors.session.checkpointing import checkpoint_limits
 from actors.session.context import CallContext
 from actors.session.errors import NoTurnRunning, SessionBusy
 from actors.session.hub import EventHub, Subscription, SubscriptionClosed
@@ -49,5 +51,6 @@ __all__ = [
     "SubscriptionClosed",
     "TooManyRunningTurns",
     "build_subagent_prompt",
+    "checkpoint_limits",
     "new_session_id",
 ]

@@ -83,7 +83,7 @@ class Checkpoints:
         if not path.is_dir():
             raise CheckpointSkipped(f"{workdir} is not a directory")
         root = self.root.resolve()
-        if path in self._too_broad or root == path or path in root.parents:
+        if path in {broad.resolve() for broad in self._too_broad} or root == path or path in root.parents:
             raise CheckpointSkipped(f"{path} is too broad to snapshot")
         return path
 

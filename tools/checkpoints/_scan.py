@@ -45,27 +45,37 @@ class ScanResult:
 
     Attributes:
         files: the files (and links) found outside the excluded directories.
-        oversize: the ignore rules that leave out each file over the size cap (anchored, escaped).
+        left_out: the ignore rules (anchored, escaped) that leave out each file over the size cap and each
+            repository nested in the directory.
     """
 
     files: int
-    oversize: tuple[str, ...]
+    left_out: tuple[str, ...]
 
 
 def _anchored(relative: str) -> str:
+    if "\n" in relative:
+        raise CheckpointSkipped(f"cannot leave out {relative!r}: its name has a newline")
     return "/" + "".join("\\" + char if char in _PATTERN_SPECIALS else char for char in relative)
 
 
 def scan_tree(root: Path, *, max_files: int, max_file_bytes: int) -> ScanResult:
-    """Count the files of ``root`` and find those over ``max_file_bytes`` (0: no cap).
+    """Count the files of ``root`` and find those over ``max_file_bytes`` (0: no cap) and the git
+    repositories inside it.
 
     Raises:
-        CheckpointSkipped: more than ``max_files`` files, or a file over the cap whose name an ignore rule
+        CheckpointSkipped: more than ``max_files`` files, or a path to leave out that an ignore rule
             cannot spell (it holds a newline).
     """
     files = 0
-    oversize: list[str] = []
+    left_out: list[str] = []
     for directory, dirnames, filenames in os.walk(root, followlinks=False):
+        if directory != str(root) and ".git" in dirnames + filenames:
+            # Another repository (a clone, a vendored project): git would only record its commit, and
+            # fails on one with none; it is left out whole, as the user's own .git is.
+            dirnames[:] = []
+            left_out.append(_anchored(os.path.relpath(directory, root)) + "/")
+            continue
         dirnames[:] = [name for name in dirnames if name not in EXCLUDED_DIRS]
         # A link to a directory is listed among dirnames and not walked: it is a file to git.
         names = filenames + [name for name in dirnames if os.path.islink(os.path.join(directory, name))]
@@ -81,8 +91,5 @@ def scan_tree(root: Path, *, max_files: int, max_file_bytes: int) -> ScanResult:
             except OSError:
                 continue
             if stat.S_ISREG(info.st_mode) and info.st_size > max_file_bytes:
-                relative = os.path.relpath(path, root)
-                if "\n" in relative:
-                    raise CheckpointSkipped(f"{root} holds a large file whose name has a newline")
-                oversize.append(_anchored(relative))
-    return ScanResult(files, tuple(oversize))
+                left_out.append(_anchored(os.path.relpath(path, root)))
+    return ScanResult(files, tuple(left_out))

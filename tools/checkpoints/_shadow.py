@@ -121,10 +121,10 @@ class ShadowRepository:
         scan = await trio.to_thread.run_sync(functools.partial(
             scan_tree, self.work_tree, max_files=limits.max_files, max_file_bytes=limits.max_file_bytes,
         ))
-        oversize = self.git_dir / "oversize"
-        await trio.to_thread.run_sync(functools.partial(_write_text, oversize, "".join(f"{rule}\n" for rule in scan.oversize)))
+        left_out = self.git_dir / "left-out"
+        await trio.to_thread.run_sync(functools.partial(_write_text, left_out, "".join(f"{rule}\n" for rule in scan.left_out)))
         await self._git("add", "-A", "--", ".", index=index, staging=True,
-                        extra_config=(f"core.excludesFile={oversize}",))
+                        extra_config=(f"core.excludesFile={left_out}",))
 
     async def snapshot(self, reason: str) -> Checkpoint | None:
         """Take a snapshot of the working directory; None when nothing changed since the last.
