@@ -4,7 +4,9 @@ directory, what changed since one, and the rollback to one (attach's ``/rollback
 from __future__ import annotations
 
 import argparse
+import re
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -14,6 +16,9 @@ from control.paths import DaemonPaths, home_from_env
 from messages import control as c
 
 __all__ = ["add_checkpoints_parser", "format_checkpoints", "run_checkpoints_command"]
+
+#: Control characters a file may hold: a diff printed to a terminal must not move its cursor or retitle it.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def add_checkpoints_parser(commands: Any, add_json: Any) -> None:
@@ -44,39 +49,46 @@ def run_checkpoints_command(args: argparse.Namespace) -> int:
     if args.json:
         print_json(attrs.asdict(reply))
         return 0
-    print(format_checkpoints(reply, args.verb, f"hermes-actors checkpoints restore {args.session}"))
+    print(format_checkpoints(attrs.asdict(reply), args.verb, f"hermes-actors checkpoints restore {args.session}"))
     return 0
 
 
-def _line(view: c.CheckpointView) -> str:
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(view.taken_at))
-    changed = f"  ({view.files_changed} file{'s' if view.files_changed != 1 else ''})" if view.files_changed else ""
-    return f"  {view.number:>2}  {view.commit[:8]}  {when}  {view.reason}{changed}"
+def _line(view: Mapping[str, Any]) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(view["taken_at"]))
+    count = view["files_changed"]
+    changed = f"  ({count} file{'s' if count != 1 else ''})" if count else ""
+    return f"  {view['number']:>2}  {view['commit'][:8]}  {when}  {view['reason']}{changed}"
 
 
-def format_checkpoints(reply: c.CheckpointReply, verb: str, restore_hint: str) -> str:
-    """The reply as text: the list, the diff, or what was restored and how to undo it.
+def format_checkpoints(reply: Mapping[str, Any], verb: str, restore_hint: str) -> str:
+    """A :class:`~messages.control.CheckpointReply` (as its fields) as text: the list, the diff, or what was
+    restored and how to undo it.
 
     Args:
-        reply: the daemon's answer.
+        reply: the daemon's answer, as a mapping of its fields.
         verb: list, diff or restore.
         restore_hint: the command that restores a checkpoint by its number (``/rollback`` in attach).
     """
-    if verb == "diff":
-        assert reply.restored is not None  # the daemon names the checkpoint a diff is against
-        head = f"Changes in {reply.workdir} since checkpoint {reply.restored.number} ({reply.restored.commit[:8]}):"
-        body = reply.diff or "  nothing changed"
-        cut = "\n  ... (cut: the diff is longer than a reply carries)" if reply.truncated else ""
-        return f"{head}\n{body}{cut}"
-    if verb == "restore":
-        assert reply.restored is not None and reply.undo is not None  # the daemon says both after a restore
+    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", _text(reply, verb, restore_hint))
+
+
+def _text(reply: Mapping[str, Any], verb: str, restore_hint: str) -> str:
+    workdir = reply["workdir"]
+    target = reply.get("target")
+    if verb == "diff" and target:
+        head = f"Changes in {workdir} since checkpoint {target['number']} ({target['commit'][:8]}):"
+        cut = "\n  ... (cut: the diff is longer than a reply carries)" if reply.get("truncated") else ""
+        return f"{head}\n{reply.get('diff') or '  nothing changed'}{cut}"
+    undo = reply.get("undo")
+    if verb == "restore" and target and undo:
         return (
-            f"Restored {reply.workdir} to checkpoint {reply.restored.number} "
-            f"({reply.restored.commit[:8]}, {reply.restored.reason}).\n"
-            f"Undo with: {restore_hint} {reply.undo.number}"
+            f"Restored {workdir} to checkpoint {target['number']} ({target['commit'][:8]}, {target['reason']}).\n"
+            f"Undo with: {restore_hint} {undo['number']}"
         )
-    if not reply.checkpoints:
-        return f"No checkpoints of {reply.workdir} yet."
-    lines = [f"Checkpoints of {reply.workdir} (1 is the newest):", *(_line(view) for view in reply.checkpoints)]
-    lines.append(f"Restore one with: {restore_hint} N")
-    return "\n".join(lines)
+    listed = reply.get("checkpoints") or []
+    if not listed:
+        return f"No checkpoints of {workdir} yet."
+    return "\n".join([
+        f"Checkpoints of {workdir} (1 is the newest):", *(_line(view) for view in listed),
+        f"Restore one with: {restore_hint} N",
+    ])

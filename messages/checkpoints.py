@@ -42,8 +42,9 @@ class CheckpointView:
 class CheckpointReply:
     """The checkpoints of ``workdir`` as they are after the request.
 
-    ``diff`` (action diff) is a stat then a patch, cut when ``truncated``; ``restored`` and ``undo``
-    (action restore) are the checkpoint restored and the one that undoes the restore.
+    ``target`` is the checkpoint a diff compared with, or the one a restore went back to; ``diff`` (action
+    diff) is a stat then a patch, cut when ``truncated``; ``undo`` (action restore) is the checkpoint that
+    undoes the restore.
     """
 
     request_id: str
@@ -51,5 +52,5 @@ class CheckpointReply:
     checkpoints: list[CheckpointView] = attrs.Factory(list)
     diff: str = ""
     truncated: bool = False
-    restored: CheckpointView | None = None
+    target: CheckpointView | None = None
     undo: CheckpointView | None = None

@@ -91,5 +91,6 @@ async def serve_checkpoints(
     return c.CheckpointReply(
         request.request_id, workdir, [_view(found) for found in listed],
         diff=diff.text if diff else "", truncated=diff.truncated if diff else False,
-        restored=_view(restored.checkpoint) if restored else None, undo=_view(restored.undo) if restored else None,
+        target=_view(diff.checkpoint) if diff else _view(restored.checkpoint) if restored else None,
+        undo=_view(restored.undo) if restored else None,
     )
