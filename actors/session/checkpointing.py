@@ -1,5 +1,6 @@
 """A session's checkpoints: before the first change a turn makes to its working directory (a ``write_file``
-or ``patch``, a ``terminal`` command that asked for approval), one snapshot of it (``checkpoints.*``).
+or ``patch``, a ``terminal`` command that asked for approval), one snapshot of it (``checkpoints.*``); and
+what the front doors ask of them (:func:`serve_checkpoints`: list, diff, restore).
 
 The snapshot is the daemon's (``tools.checkpoints``), taken outside the jail; a failure is logged and
 the tool runs anyway, as in Hermes Agent: a checkpoint never stands between the model and its tool.
@@ -8,14 +9,36 @@ the tool runs anyway, as in Hermes Agent: a checkpoint never stands between the 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
+import attrs
 import trio
 
 from config.checkpoints import CheckpointsConfig
-from tools.checkpoints import CheckpointError, CheckpointLimits, Checkpoints, CheckpointSkipped
+from messages.checkpoints import CHECKPOINT_ACTIONS
+from tools.checkpoints import (
+    Checkpoint,
+    CheckpointDiff,
+    CheckpointError,
+    CheckpointLimits,
+    Checkpoints,
+    CheckpointSkipped,
+    Restored,
+)
 from tools.redact import redact_secrets
 
-__all__ = ["CHANGING_TOOLS", "SessionCheckpoints", "checkpoint_limits"]
+if TYPE_CHECKING:
+    from actors.session.service import SessionService
+
+__all__ = [
+    "CHANGING_TOOLS",
+    "CheckpointOutcome",
+    "CheckpointsOff",
+    "RestoreWhileBusy",
+    "SessionCheckpoints",
+    "checkpoint_limits",
+    "serve_checkpoints",
+]
 
 log = logging.getLogger("hermes_actors.checkpoints")
 
@@ -79,3 +102,71 @@ class SessionCheckpoints:
             else:
                 if taken is not None:
                     log.info("session %s: checkpoint %s of %s (%s)", self._session_id, taken.short, self._workdir, reason)
+
+
+class CheckpointsOff(CheckpointError):
+    """``checkpoints.enabled`` is false (or the daemon keeps none)."""
+
+
+class RestoreWhileBusy(CheckpointError):
+    """A restore asked while the session runs a turn (its tools could be writing)."""
+
+
+@attrs.frozen
+class CheckpointOutcome:
+    """What a checkpoint request did.
+
+    Attributes:
+        workdir: the session's working directory.
+        checkpoints: its checkpoints after the request, newest first.
+        diff: what changed since the checkpoint asked for (action diff).
+        restored: the restore done (action restore).
+    """
+
+    workdir: str
+    checkpoints: list[Checkpoint]
+    diff: CheckpointDiff | None = None
+    restored: Restored | None = None
+
+
+async def serve_checkpoints(
+    sessions: SessionService, session_id: str, workdir: str, action: str, number: int, diff_cap: int
+) -> CheckpointOutcome:
+    """List, diff or restore the checkpoints of ``workdir``, session ``session_id``'s working directory,
+    live or not (the daemon's work, outside every jail).
+
+    Args:
+        sessions: the sessions (their shared configuration and checkpoints, whether a turn runs).
+        session_id: the session.
+        workdir: its working directory (its row in the store).
+        action: one of :data:`CHECKPOINT_ACTIONS`.
+        number: the checkpoint (diff, restore), 1 the newest.
+        diff_cap: the longest diff returned, in bytes.
+
+    Raises:
+        CheckpointsOff: ``checkpoints.enabled`` is false.
+        ValueError: an unknown action, or a number below 1.
+        RestoreWhileBusy: a restore while the session runs a turn.
+        CheckpointNotFound: no such checkpoint.
+        CheckpointSkipped: the directory is not snapshotted (too broad, too many files, gone).
+        CheckpointError: git failed.
+    """
+    deps = sessions.deps
+    checkpoints = deps.checkpoints
+    if checkpoints is None or not deps.config.checkpoints.enabled:
+        raise CheckpointsOff("checkpoints are off: set checkpoints.enabled: true in config.yaml (new sessions take them)")
+    if action not in CHECKPOINT_ACTIONS:
+        raise ValueError(f"unknown checkpoints action {action!r}: {', '.join(CHECKPOINT_ACTIONS)}")
+    if number < 1:
+        raise ValueError(f"checkpoint numbers start at 1 (the newest), got {number}")
+    limits = checkpoint_limits(deps.config.checkpoints)
+    diff = restored = None
+    if action == "diff":
+        diff = await checkpoints.diff(workdir, number, limits, diff_cap)
+    elif action == "restore":
+        if await sessions.turn_running(session_id):
+            raise RestoreWhileBusy(f"session {session_id} is running a turn: interrupt it, then restore")
+        restored = await checkpoints.restore(workdir, number, limits)
+        log.info("session %s: %s restored to checkpoint %s (%s)", session_id, workdir, restored.checkpoint.short,
+                 restored.checkpoint.reason)
+    return CheckpointOutcome(workdir, await checkpoints.list(workdir, limits), diff, restored)
