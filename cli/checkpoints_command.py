@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import attrs
 
 from control.client import ControlClient
+from control.errors import EXIT_FAILURE, EXIT_NOT_FOUND, PlatformError, RequestFailed
 from control.paths import DaemonPaths, home_from_env
 from messages import control as c
 
@@ -43,9 +45,16 @@ def run_checkpoints_command(args: argparse.Namespace) -> int:
     """Send the verb to the running daemon and print its answer; the exit status."""
     from cli.commands import print_json
 
-    with ControlClient.connect(DaemonPaths(home_from_env())) as client:
-        request = c.CheckpointRequest(client.next_id(), args.verb, args.session, getattr(args, "number", 1))
-        reply: c.CheckpointReply = client.request(request)
+    try:
+        with ControlClient.connect(DaemonPaths(home_from_env())) as client:
+            request = c.CheckpointRequest(client.next_id(), args.verb, args.session, getattr(args, "number", 1))
+            reply: c.CheckpointReply = client.request(request)
+    except PlatformError as exc:
+        code = exc.code if isinstance(exc, RequestFailed) else "not_running"
+        if args.json:
+            print_json({"error": {"code": code, "message": str(exc)}})
+        print(f"hermes-actors: {exc}", file=sys.stderr)
+        return EXIT_NOT_FOUND if code in ("not_found", "invalid") else EXIT_FAILURE
     if args.json:
         print_json(attrs.asdict(reply))
         return 0

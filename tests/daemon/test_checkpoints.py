@@ -133,6 +133,8 @@ class TestCheckpointsCommand:
             result = run_cli(daemon.home, "checkpoints", "list", session_id)
             assert 1 == result.returncode
             assert "checkpoints.enabled: true" in result.stderr
+            as_json = run_cli(daemon.home, "checkpoints", "restore", session_id, "--json")
+            assert (1, "unavailable") == (as_json.returncode, json.loads(as_json.stdout)["error"]["code"])
             assert not (daemon.home / "checkpoints").exists()
 
 
