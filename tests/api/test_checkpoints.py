@@ -26,8 +26,8 @@ async def enabled(provider: ScriptedProvider) -> AsyncIterator[ApiDaemon]:
         yield running
 
 
-async def _approved_run(api: ApiDaemon, name: str, command: str) -> None:
-    """A run in API session ``name`` whose model runs ``command``, approved once; returns when it completed."""
+async def _approved_run(api: ApiDaemon, name: str, command: str, choice: str = "once") -> None:
+    """A run in API session ``name`` whose model runs ``command``, answered ``choice``; returns when it completed."""
     api.provider.push(
         {"tool_calls": [{"id": "call_rm", "name": "terminal", "arguments": {"command": command}}]},
         {"text": "Done."},
@@ -39,7 +39,7 @@ async def _approved_run(api: ApiDaemon, name: str, command: str) -> None:
         with trio.fail_after(20):
             while not (await http.get(f"/v1/runs/{run_id}")).json()["pending_approvals"]:
                 await trio.sleep(0.02)
-        assert 200 == (await http.post(f"/v1/runs/{run_id}/approval", json={"choice": "once"})).status_code
+        assert 200 == (await http.post(f"/v1/runs/{run_id}/approval", json={"choice": choice})).status_code
         with trio.fail_after(20):
             events = await http.get(f"/v1/runs/{run_id}/events")
         assert "completed" == json.loads(sse_frames(events.text)[-1]["data"])["status"]
@@ -68,6 +68,15 @@ class TestCheckpointEndpoints:
             assert 1 == undo["number"] and 2 == len(restored.json()["data"])
             assert 200 == (await http.post("/v1/sessions/cleanup/checkpoints/1/restore")).status_code
             assert not victim.exists()
+
+    async def test_a_denied_command_takes_none(self, enabled: ApiDaemon) -> None:
+        """A command the user denies changes nothing, so nothing is snapshotted."""
+        victim = enabled.workdir / "kept"
+        victim.mkdir()
+        await _approved_run(enabled, "denied", f"rm -r {victim}", choice="deny")
+        assert victim.exists()
+        async with enabled.http() as http:
+            assert [] == (await http.get("/v1/sessions/denied/checkpoints")).json()["data"]
 
     async def test_errors(self, enabled: ApiDaemon) -> None:
         """An unknown session, a bad number and a missing checkpoint are 404 / 400 / 404 in OpenAI's error shape."""

@@ -3,8 +3,13 @@ directory (its own .git, hooks, a filter, links out of it) that cannot make git 
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -173,3 +178,65 @@ class TestHostileDirectory:
         with pytest.raises(CheckpointError, match="took longer than"):
             await checkpoints.snapshot(str(work), "first", CheckpointLimits(timeout=0.0))
         await trio.sleep(0)
+
+
+NOBODY = 65534
+_AS_NOBODY = """
+import json, sys, trio
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from tools.checkpoints import CheckpointLimits, Checkpoints
+
+async def main():
+    base = Path({base!r})
+    checkpoints = Checkpoints(base / "home" / "checkpoints")
+    found = {{}}
+    own = base / "own"
+    await checkpoints.snapshot(str(own), "first", CheckpointLimits())
+    (own / "a.txt").write_text("edited")
+    found["restored"] = (await checkpoints.restore(str(own), 1, CheckpointLimits())).checkpoint.reason
+    found["text"] = (own / "a.txt").read_text()
+    taken = await checkpoints.snapshot(str(base / "roots"), "theirs", CheckpointLimits())
+    found["roots"] = taken is not None
+    print(json.dumps(found))
+
+trio.run(main)
+"""
+
+
+@pytest.fixture
+def outside_pytest_tmp() -> Iterator[Path]:
+    """A directory an ordinary user can reach (pytest's own are root's alone)."""
+    path = Path(tempfile.mkdtemp(prefix="hx-nobody-", dir="/tmp"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class TestAsOrdinaryUser:
+    """A daemon run by an ordinary user snapshots and restores its user's directories, and snapshots a
+    readable directory another user owns (git's ownership check does not refuse the shadow repository)."""
+
+    def test_unprivileged(self, outside_pytest_tmp: Path) -> None:
+        """As uid 65534: snapshot, restore, and a root-owned readable directory snapshotted."""
+        setpriv = shutil.which("setpriv")
+        if os.geteuid() != 0 or setpriv is None:
+            pytest.skip("needs root and setpriv to become an ordinary user")
+        base = outside_pytest_tmp / "nobody"
+        for path in (base / "home", base / "own"):
+            path.mkdir(parents=True)
+        (base / "own" / "a.txt").write_text("original")
+        (base / "roots").mkdir()
+        (base / "roots" / "r.txt").write_text("root's")
+        for path in (base, base / "home", base / "own", base / "own" / "a.txt"):
+            os.chown(path, NOBODY, NOBODY)
+        script = base / "probe.py"
+        script.write_text(_AS_NOBODY.format(root=str(Path(__file__).parents[2]), base=str(base)))
+        done = subprocess.run(
+            [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", sys.executable, str(script)],
+            capture_output=True, text=True, timeout=60, env={"PATH": os.environ["PATH"], "HOME": str(base)},
+        )  # fmt: skip
+        assert 0 == done.returncode, done.stderr
+        assert {"restored": "first", "text": "original", "roots": True} == json.loads(done.stdout)
