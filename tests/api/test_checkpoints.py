@@ -90,9 +90,11 @@ class TestCheckpointEndpoints:
             assert 401 == (await http.get("/v1/sessions/errs/checkpoints", headers={"Authorization": "Bearer no"})).status_code
 
     async def test_cli_sessions_are_out_of_reach(self, enabled: ApiDaemon) -> None:
-        """A CLI session's id reads as unknown to the API, as everywhere else in it."""
+        """An API session's checkpoints answer; a CLI session's id reads as unknown, as everywhere in the API."""
+        await _approved_run(enabled, "mine", f"rm -rf {enabled.workdir / 'nothing-here'}")
         cli_session = await trio.to_thread.run_sync(_cli_session, enabled.home, enabled.workdir)
         async with enabled.http() as http:
+            assert 200 == (await http.get("/v1/sessions/mine/checkpoints")).status_code
             assert 404 == (await http.get(f"/v1/sessions/{cli_session}/checkpoints")).status_code
 
 
