@@ -7,45 +7,20 @@ import json
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from messages import control as c
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, attached_turn, run_cli
-
-ENABLED = "checkpoints:\n  enabled: true\n"
-
-
-def _write(call_id: str, path: str, content: str) -> dict[str, Any]:
-    return {"id": call_id, "name": "write_file", "arguments": {"path": path, "content": content}}
-
-
-@contextmanager
-def _daemon(config: str) -> Iterator[tuple[DaemonProcess, Path]]:
-    """A daemon with ``config`` and a working directory for its session (under /var/tmp: a jailed
-    session's /tmp is its own)."""
-    base = Path(tempfile.mkdtemp(prefix="ha-", dir="/var/tmp"))
-    home = base / "home"
-    home.mkdir(mode=0o700)
-    (home / "config.yaml").write_text(config)
-    work = base / "work"
-    work.mkdir()
-    (work / "a.txt").write_text("original\n")
-    daemon = DaemonProcess(home).start()
-    try:
-        yield daemon, work
-    finally:
-        daemon.stop()
-        shutil.rmtree(base, ignore_errors=True)
+from tests.daemon.checkpoint_helpers import ENABLED, checkpoint_daemon, session_with_edits
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
 
 
 @pytest.fixture(scope="module")
 def enabled() -> Iterator[DaemonProcess]:
     """One daemon with checkpoints.enabled for the module's tests."""
-    with _daemon(ENABLED) as (daemon, _):
+    with checkpoint_daemon(ENABLED) as (daemon, _):
         yield daemon
 
 
@@ -60,25 +35,6 @@ def work(enabled: DaemonProcess) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _session_with_edits(daemon: DaemonProcess, provider: ScriptedProviderProcess, work: Path) -> str:
-    """A session in ``work`` whose two turns each write files: two write_file calls in the first (one
-    checkpoint), one in the second."""
-    provider.reset()
-    provider.push(
-        {"tool_calls": [_write("call_1", "a.txt", "turn one\n"), _write("call_2", "new.txt", "created\n")]},
-        {"text": "first edit done"},
-        {"tool_calls": [_write("call_3", "a.txt", "turn two\n")]},
-        {"text": "second edit done"},
-    )
-    with daemon.client() as client:
-        session_id = provider.create_session(client, str(work))
-        client.settimeout(60)
-        for text in ("edit the files", "edit again"):
-            finished = attached_turn(client, session_id, text)[-1]
-            assert "completed" == finished.reason, finished
-    return session_id
-
-
 def _cli_json(daemon: DaemonProcess, *args: str) -> dict[str, Any]:
     result = run_cli(daemon.home, "checkpoints", *args, "--json")
     assert 0 == result.returncode, result.stderr
@@ -91,7 +47,7 @@ class TestCheckpointsCommand:
     def test_list_diff_restore_undo(self, enabled: DaemonProcess, work: Path, provider: ScriptedProviderProcess) -> None:
         """Two turns, two checkpoints; restoring the older undoes both turns' edits; restoring 1 undoes that."""
         daemon = enabled
-        session_id = _session_with_edits(daemon, provider, work)
+        session_id = session_with_edits(daemon, provider, work)
         assert "turn two\n" == (work / "a.txt").read_text()
 
         listed = _cli_json(daemon, "list", session_id)
@@ -120,7 +76,7 @@ class TestCheckpointsCommand:
 
     def test_unknown_checkpoint_and_session(self, enabled: DaemonProcess, work: Path, provider: ScriptedProviderProcess) -> None:
         """A number past the list and an unknown session are refused with exit status 2, nothing changed."""
-        session_id = _session_with_edits(enabled, provider, work)
+        session_id = session_with_edits(enabled, provider, work)
         result = run_cli(enabled.home, "checkpoints", "restore", session_id, "9")
         assert 2 == result.returncode and "no checkpoint 9: " in result.stderr
         assert "turn two\n" == (work / "a.txt").read_text()
@@ -128,8 +84,8 @@ class TestCheckpointsCommand:
 
     def test_off_by_default(self, provider: ScriptedProviderProcess) -> None:
         """Without checkpoints.enabled, edits take no snapshot and the command says how to turn them on."""
-        with _daemon("") as (daemon, work):
-            session_id = _session_with_edits(daemon, provider, work)
+        with checkpoint_daemon("") as (daemon, work):
+            session_id = session_with_edits(daemon, provider, work)
             result = run_cli(daemon.home, "checkpoints", "list", session_id)
             assert 1 == result.returncode
             assert "checkpoints.enabled: true" in result.stderr
@@ -143,7 +99,7 @@ class TestRollbackInAttach:
 
     def test_rollback(self, enabled: DaemonProcess, work: Path, provider: ScriptedProviderProcess) -> None:
         """/rollback, /rollback diff 1, /rollback 2 from attach's input: the list, the diff, the restore."""
-        session_id = _session_with_edits(enabled, provider, work)
+        session_id = session_with_edits(enabled, provider, work)
         # A piped attach leaves once the turns its lines started are over: the last line is a message.
         script = "/rollback\n/rollback diff 1\n/rollback 2\n/rollback please\nthanks, no tools\n"
         result = run_cli(enabled.home, "attach", session_id, stdin=script, timeout=60)
@@ -161,7 +117,7 @@ class TestRestoreWhileBusy:
 
     def test_busy(self, enabled: DaemonProcess, work: Path, provider: ScriptedProviderProcess) -> None:
         """With a turn streaming, restore answers busy and leaves the files alone."""
-        session_id = _session_with_edits(enabled, provider, work)
+        session_id = session_with_edits(enabled, provider, work)
         provider.push({"text": "slow", "delay_first_byte": 30})
         with enabled.client() as client:
             client.request(c.Attach(client.next_id(), session_id, None))
