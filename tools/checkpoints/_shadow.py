@@ -25,6 +25,7 @@ REF = "refs/checkpoints/main"
 _FIELD = "\x1f"
 _RECORD = "\x1e"
 _OUTPUT_CAP = 4 * 1024 * 1024
+_IGNORED = "".join(f"{rule}\n" for rule in IGNORE_RULES)
 
 
 @attrs.frozen
@@ -100,19 +101,20 @@ class ShadowRepository:
     def _index(self) -> Path:
         return self.git_dir / "index"
 
+    async def _exists(self) -> bool:
+        return await trio.Path(self.git_dir / "HEAD").exists()
+
     async def _tip(self) -> str | None:
-        if not (self.git_dir / "HEAD").exists():
+        if not await self._exists():
             return None
         found = await self._git("rev-parse", "-q", "--verify", f"{REF}^{{commit}}", check=False)
         return found.text or None if found.status == 0 else None
 
     async def _ensure(self) -> None:
-        if (self.git_dir / "HEAD").exists():
+        if await self._exists():
             return
-        self.git_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        await trio.Path(self.git_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
         await run_git(["init", "--bare", "--quiet"], git_dir=self.git_dir, timeout=self.limits.timeout)
-        rules = "\n".join(IGNORE_RULES) + "\n"
-        await trio.to_thread.run_sync(functools.partial(_write_text, self.git_dir / "info" / "exclude", rules))
         await trio.to_thread.run_sync(functools.partial(_write_text, self.git_dir / "workdir", f"{self.work_tree}\n"))
 
     async def _stage(self, index: Path) -> None:
@@ -122,7 +124,9 @@ class ShadowRepository:
             scan_tree, self.work_tree, max_files=limits.max_files, max_file_bytes=limits.max_file_bytes,
         ))
         left_out = self.git_dir / "left-out"
+        # Both written each time: the ignore rules hold even where an earlier write was cut short.
         await trio.to_thread.run_sync(functools.partial(_write_text, left_out, "".join(f"{rule}\n" for rule in scan.left_out)))
+        await trio.to_thread.run_sync(functools.partial(_write_text, self.git_dir / "info" / "exclude", _IGNORED))
         await self._git("add", "-A", "--", ".", index=index, staging=True,
                         extra_config=(f"core.excludesFile={left_out}",))
 
