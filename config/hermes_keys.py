@@ -32,6 +32,10 @@ _CLI_UI = "a setting of Hermes's terminal UI; this daemon's clients have none"
 _TERMINAL_BACKENDS = "only the local shell runs commands here (the jail is sandbox.*); other backends are " + _NOT_BUILT
 _PROMPT_BLOCKS = "extra prompt blocks are " + _NOT_BUILT
 _PARENT_MODEL = "subagents use the parent's model here"
+_CHECKPOINT_PRUNING = (
+    "checkpoints are pruned as they are taken (checkpoints.max_snapshots, checkpoints.max_total_size_mb); "
+    "no sweep by age runs here"
+)
 
 # Hermes's messaging platforms other than those built here (api_server, telegram, discord, slack, matrix,
 # mattermost, webhook).
@@ -56,7 +60,10 @@ HERMES_UNUSED: dict[str, str] = {
     "always_log_local": _GATEWAY,
     "bedrock": "AWS Bedrock is " + _NOT_BUILT,
     "browser": "browser tools are " + _NOT_BUILT,
-    "checkpoints": "filesystem checkpoints are " + _NOT_BUILT,
+    "checkpoints.auto_prune": _CHECKPOINT_PRUNING,
+    "checkpoints.delete_orphans": _CHECKPOINT_PRUNING,
+    "checkpoints.min_interval_hours": _CHECKPOINT_PRUNING,
+    "checkpoints.retention_days": _CHECKPOINT_PRUNING,
     "computer_use": "computer-use tools are " + _NOT_BUILT,
     "context": "the context engine is the built-in compressor (compression.*)",
     "context_file_max_chars": "context files are capped at the seed's 20,000 characters",

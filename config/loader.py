@@ -26,6 +26,7 @@ from attrs import validators as v
 
 from config.aliases import apply_deprecated_keys
 from config.api import PlatformsConfig, auth_disabled_refusal
+from config.checkpoints import CheckpointsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
@@ -84,6 +85,7 @@ class Config:
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
     skills: SkillsConfig = attrs.Factory(SkillsConfig)
     stt: SttConfig = attrs.Factory(SttConfig)
+    checkpoints: CheckpointsConfig = attrs.Factory(CheckpointsConfig)
     daemon: DaemonConfig = attrs.Factory(DaemonConfig)
     platforms: PlatformsConfig = attrs.Factory(PlatformsConfig)
     pricing: dict[str, ModelPrice] = attrs.Factory(dict)

@@ -23,6 +23,7 @@ import attrs
 import trio
 
 from actors import Actor, Envelope, MailboxClosed, MailboxFull, Rejected
+from actors.session.checkpointing import SessionCheckpoints
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
 from conversation.errors import EmptySteerError
@@ -103,6 +104,7 @@ class SessionActor(Actor[SessionMessage]):
     model: SessionModel
     compaction: SessionCompaction
     file_reads: FileReadLedger
+    checkpoints: SessionCheckpoints
     search_store: RealmScopedReader
 
     def __init__(self, spec: SessionSpec) -> None:
@@ -164,6 +166,7 @@ class SessionActor(Actor[SessionMessage]):
         hub.resume_from(state.event_seq)
         self.model = model = SessionModel(deps, state.options)
         self.file_reads = FileReadLedger()
+        self.checkpoints = SessionCheckpoints(deps.checkpoints, deps.config.checkpoints, state.options.cwd, self.session_id)
         self.compaction = SessionCompaction(deps, self.session_id, model, state, hub, self.file_reads)
         approvals = deps.config.approvals
         self.approval_policy = ApprovalPolicy(
@@ -226,6 +229,7 @@ class SessionActor(Actor[SessionMessage]):
                 max_parallel_tools=deps.config.tools.max_parallel_tools,
                 sandbox_dir=runtime.sandbox_dir,
             ),
+            checkpoints=self.checkpoints,
         )
         return services
 
@@ -439,6 +443,7 @@ class SessionActor(Actor[SessionMessage]):
             text = "\n\n".join([*self._notes, text])
             self._notes.clear()
         self.executor.guardrails.reset()
+        self.checkpoints.turn = state.turns
         budget = state.options.token_budget(self.spec.deps.config.agent.turn_token_budget)
         counters = TurnCounters(TokenMeter(budget, self.spec.parent_meter), started_at=trio.current_time())
         started = trio.Event()

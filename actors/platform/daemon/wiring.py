@@ -104,6 +104,7 @@ from messages import control as c
 from messages.codec import Codec
 from store.factory import lease_directory, make_store
 from store.sql.store import SqlSessionStore
+from tools.checkpoints import Checkpoints
 from tools.jail.launcher import open_launcher
 from tools.jail.runtime import DaemonJails, RuntimeDir, hidden_daemon_paths
 from tools.web import open_web_client
@@ -335,6 +336,8 @@ async def _start_sessions(
         jails=jails,
         keys=keys,
         zone=zone,
+        # Outside every jail; never snapshot the user's whole home (Hermes refuses it too).
+        checkpoints=Checkpoints(home / "checkpoints", frozenset({Path.home()})),
     )
     section = config.daemon
     await system.root.start_child(
