@@ -190,6 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     from cli.pairing_command import add_pairing_parser
 
     add_pairing_parser(commands, _add_json)
+    from cli.extensions_command import add_extensions_parsers
+
+    add_extensions_parsers(commands, _add_json)
 
     demo = commands.add_parser("demo", help="a guided run against a built-in scripted model (no key, under 30 s)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
@@ -273,6 +276,10 @@ def _run(argv: list[str] | None) -> int:
             from cli.pairing_command import run_pairing_command
 
             return run_pairing_command(args)
+        if args.command in ("plugins", "hooks"):
+            from cli.extensions_command import run_extensions_command
+
+            return run_extensions_command(args)
         if args.command in ("chat", "attach"):
             from cli.attach import run_attach_command
 

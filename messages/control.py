@@ -28,6 +28,9 @@ from messages.control_services import (
     CronJobStatus,
     CronReply,
     CronRequest,
+    Extensions,
+    ExtensionsReply,
+    HookStatus,
     HostStatus,
     McpCall,
     McpCallReply,
@@ -41,6 +44,7 @@ from messages.control_services import (
     PairingReply,
     PairingRequest,
     PlatformStatus,
+    PluginStatus,
     ReloadMcp,
 )
 from messages.session_records import ExportChunk, SearchReply, SessionListReply, SessionShowReply
@@ -65,7 +69,10 @@ __all__ = [
     "ERROR_CODES",
     "ErrorReply",
     "ExportSession",
+    "Extensions",
+    "ExtensionsReply",
     "Hello",
+    "HookStatus",
     "HostStatus",
     "Inspect",
     "InspectReply",
@@ -87,6 +94,7 @@ __all__ = [
     "PairingReply",
     "PairingRequest",
     "PlatformStatus",
+    "PluginStatus",
     "ReloadMcp",
     "ResetSessionTools",
     "SearchSessions",
@@ -372,6 +380,7 @@ ClientRequest = (
     | ReloadMcp
     | CronRequest
     | PairingRequest
+    | Extensions
 )
 ClientMessage = Hello | ClientRequest
 
@@ -508,5 +517,6 @@ DaemonMessage = (
     | McpCallReply
     | CronReply
     | PairingReply
+    | ExtensionsReply
     | SessionEvent
 )

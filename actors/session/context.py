@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from actors.session.event_hooks import approval_with_hooks
 from actors.session.hub import EventHub
 from actors.session.requests import PendingRequests
 from messages.events import ToolFinished, ToolProgress, ToolStarted
 from tools.approval_policy import ApprovalPolicy
 from tools.context import ApprovalAnswer, ApprovalRequest, SessionSearchStore, ShellState
+from tools.hooks import NO_HOOKS, HookRunner
 from tools.errors import CapabilityUnavailable, ClarifyTimedOut, ClarifyUnavailable
 from tools.redact import redact_secrets
 from tools.results import ToolResult
@@ -58,6 +60,7 @@ class SessionServices:
     start_background: Callable[[BackgroundSpec], Awaitable[ProcessInfo]] | None = None
     delegate: Callable[[CallContext, dict[str, Any]], Awaitable[ToolResult]] | None = None
     run_sandbox: Callable[[CallContext, str], Awaitable[ToolResult]] | None = None
+    hooks: HookRunner = NO_HOOKS
 
 
 @attrs.define
@@ -115,7 +118,8 @@ class CallContext:
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Decide by the session's approval policy, asking attached clients where it says so."""
         services = self._services
-        return await services.approval_policy.decide(request, services.requests.ask_approval)
+        ask = approval_with_hooks(services.hooks, services.requests.ask_approval, self.session_id, self.shell.cwd)
+        return await services.approval_policy.decide(request, ask)
 
     async def clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str:
         """Ask attached clients a question.

@@ -31,6 +31,7 @@ import trio
 from actors import InterruptScope, Job, JobStopped
 from conversation.budget import GRACE_NOTICE, BudgetStep, IterationBudget, append_budget_note, close_for_forced_summary
 from conversation.history import INTERRUPTED_REPLY, cancelled_tool_text, close_interrupted_turn, open_tool_calls
+from actors.session.event_hooks import turn_started
 from actors.session.llm import LlmCall, StreamProgress
 from conversation.steer import SteerBuffer
 from actors.session.turn_parts import TurnConfig, TurnCounters, TurnOutcome, add_cost, add_usage
@@ -151,6 +152,7 @@ class TurnJob(Job[TurnOutcome]):
                 self.start_soon(_interrupt_at, clock, work, trio.current_time() + time_budget)
             meter.on_exceeded = work.interrupt
             try:
+                await self._start_hooks()
                 await self._loop()
             finally:
                 # The grace call must not be interrupted by the same budget.
@@ -158,6 +160,14 @@ class TurnJob(Job[TurnOutcome]):
                 meter.on_exceeded = None
         if work.cancelled_caught:
             await self._after_budget()
+
+    async def _start_hooks(self) -> None:
+        """The turn-start hooks, inside the work scope: an interrupt or the time budget stops one that hangs."""
+        config = self.config
+        await turn_started(
+            config.deps.hooks, config.hub.session_id, config.options, config.model.chain.current.label, self.turn_id,
+            self.user_message.content,
+        )
 
     async def _loop(self) -> None:
         validator = ToolCallValidator(self.config.tools.names)
