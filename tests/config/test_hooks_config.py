@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from config.errors import ConfigError
-from config.loader import load_config
+from config.loader import Config, load_config
 
 HERMES_HOOKS = {
     "hooks": {
@@ -20,7 +20,7 @@ HERMES_HOOKS = {
 }
 
 
-def _load(home: Path, data: object) -> tuple[object, list[str]]:
+def _load(home: Path, data: object) -> tuple[Config, list[str]]:
     home.mkdir(exist_ok=True)
     (home / "config.yaml").write_text(yaml.safe_dump(data))
     warnings: list[str] = []
@@ -32,15 +32,15 @@ class TestHermesHooks:
 
     def test_reads_hermes_entries(self, tmp_path: Path) -> None:
         config, warnings = _load(tmp_path, HERMES_HOOKS)
-        (entry,) = config.hooks.pre_tool_call  # type: ignore[attr-defined]
+        (entry,) = config.hooks.pre_tool_call
         assert (entry.command, entry.matcher, entry.timeout, entry.on_error) == ("~/.hermes/hooks/no-push.sh", "terminal", 10, "allow")
-        assert config.hooks.on_session_start[0].command == "notify-send started"  # type: ignore[attr-defined]
-        assert config.plugins.enabled == ("hello",) and config.plugins.disabled == ("old",)  # type: ignore[attr-defined]
+        assert config.hooks.on_session_start[0].command == "notify-send started"
+        assert config.plugins.enabled == ("hello",) and config.plugins.disabled == ("old",)
         assert any("hooks.pre_api_request" in warning and "not built here" in warning for warning in warnings)
 
     def test_python_hook(self, tmp_path: Path) -> None:
         config, _ = _load(tmp_path, {"hooks": {"post_tool_call": [{"python": "pkg.mod:audit", "on_error": "block"}]}})
-        assert config.hooks.post_tool_call[0].label == "python pkg.mod:audit"  # type: ignore[attr-defined]
+        assert config.hooks.post_tool_call[0].label == "python pkg.mod:audit"
 
 
 class TestBadHooks:

@@ -277,4 +277,4 @@ def import_callable(reference: str) -> PythonCallable:
         target = getattr(target, part)
     if not callable(target):
         raise TypeError(f"{reference} is not callable")
-    return target  # type: ignore[no-any-return]
+    return target
