@@ -12,6 +12,8 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +99,18 @@ class JailedDaemon:
         """The daemon's status reply."""
         with self.daemon.client() as client:
             return client.request(c.Status(client.next_id()))
+
+
+@contextmanager
+def jailed_daemon(prepare: Callable[[JailedDaemon], None]) -> Iterator[JailedDaemon]:
+    """A running :class:`JailedDaemon` that ``prepare`` set up first (its config, files, environment); removed after."""
+    running = JailedDaemon()
+    prepare(running)
+    running.start()
+    try:
+        yield running
+    finally:
+        running.stop()
 
 
 def output_of(result: str) -> str:

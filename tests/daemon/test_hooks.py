@@ -16,7 +16,7 @@ import pytest
 
 from messages import control as c
 from tests.daemon.helpers import ScriptedProviderProcess, run_cli
-from tests.daemon.jailed import DAEMON_SECRET, DOTENV_SECRET, TURN_TIMEOUT, JailedDaemon, wait_until
+from tests.daemon.jailed import DAEMON_SECRET, DOTENV_SECRET, TURN_TIMEOUT, JailedDaemon, jailed_daemon, wait_until
 
 #: The user's hook: records each event it is given (its stdin and environment), blocks ``git push``.
 RECORDER = """\
@@ -57,13 +57,8 @@ def _config(base: Path) -> str:
 @pytest.fixture(scope="module")
 def jailed() -> Iterator[JailedDaemon]:
     """One daemon with the hooks above, a secret in its environment and in ``.env``."""
-    running = JailedDaemon()
-    (running.home / "config.yaml").write_text(_config(running.base))
-    running.start()
-    try:
+    with jailed_daemon(lambda running: (running.home / "config.yaml").write_text(_config(running.base))) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.daemon.helpers import ScriptedProviderProcess, run_cli
-from tests.daemon.jailed import JailedDaemon
+from tests.daemon.jailed import JailedDaemon, jailed_daemon
 
 HELLO = '''\
 import json
@@ -65,7 +65,11 @@ def _install(site: Path, module: str, source: str, group: str, name: str) -> Non
 @pytest.fixture(scope="module")
 def jailed() -> Iterator[JailedDaemon]:
     """A daemon with four plugins installed, three of them enabled."""
-    running = JailedDaemon()
+    with jailed_daemon(_install_plugins) as running:
+        yield running
+
+
+def _install_plugins(running: JailedDaemon) -> None:
     site = running.base / "site"
     _install(site, "hx_hello", HELLO, "hermes_agent.plugins", "hello")
     _install(site, "hx_broken", BROKEN, "hermes_actors.plugins", "broken")
@@ -76,11 +80,6 @@ def jailed() -> Iterator[JailedDaemon]:
         "plugins": {"enabled": ["hello", "broken", "clash", "idle-not-installed"]},
     }))
     running.daemon.extra_env["PYTHONPATH"] = str(site)
-    running.start()
-    try:
-        yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture
