@@ -7,6 +7,7 @@ hooks in Hermes's shapes; and a command hook sees none of the daemon's secrets."
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,21 +31,26 @@ if event["hook_event_name"] == "pre_tool_call" and "git push" in command:
 """
 #: A hook that never answers (its child too: the whole group goes at the timeout).
 HANGING = "import subprocess; subprocess.run(['sleep', '299.731'])"
+#: A hook that waits until the test opens its FIFO for writing (argv[1]).
+GATE = "import sys; open(sys.argv[1]).read()"
 #: How long the hanging hooks may run.
-HANG_TIMEOUT = 2
+HANG_TIMEOUT = 1
 
 
 def _config(base: Path) -> str:
-    recorder, hanging = base / "recorder.py", base / "hanging.py"
+    recorder, hanging, gate = base / "recorder.py", base / "hanging.py", base / "gate.py"
     recorder.write_text(RECORDER)
     hanging.write_text(HANGING)
+    gate.write_text(GATE)
+    os.mkfifo(base / "gate.fifo")
     record = f"{sys.executable} {recorder} {base / 'events.jsonl'}"
     observed = ("on_session_start", "pre_llm_call", "post_llm_call", "on_session_end", "pre_approval_request", "post_approval_response")
     hooks: dict[str, Any] = {event: [{"command": record}] for event in observed}
     hooks["pre_tool_call"] = [
         {"command": record, "matcher": "terminal", "timeout": 20},
-        # Only read_file and search_files calls hang: the other tests' calls are not held up.
-        {"command": f"{sys.executable} {hanging}", "matcher": "read_file", "timeout": HANG_TIMEOUT},
+        # Only read_file, skills_list and search_files calls wait: the other tests' calls are not held up.
+        {"command": f"{sys.executable} {gate} {base / 'gate.fifo'}", "matcher": "read_file", "timeout": 60},
+        {"command": f"{sys.executable} {hanging}", "matcher": "skills_list", "timeout": HANG_TIMEOUT},
         {"command": f"{sys.executable} {hanging}", "matcher": "search_files", "timeout": HANG_TIMEOUT, "on_error": "block"},
         {"python": "tests.daemon.hook_functions:crash", "matcher": "todo"},
     ]
@@ -173,11 +179,9 @@ class TestApprovalHooks:
 class TestFailingHooks:
     """A hook that hangs or crashes affects only its own call of its own session."""
 
-    def test_a_hanging_hook_times_out_and_other_sessions_go_on(
-        self, jailed: JailedDaemon, provider: ScriptedProviderProcess
-    ) -> None:
+    def test_a_waiting_hook_holds_up_only_its_own_call(self, jailed: JailedDaemon, provider: ScriptedProviderProcess) -> None:
         target = jailed.workspace / "notes.txt"
-        target.write_text("read despite the hook\n")
+        target.write_text("read once the hook answered\n")
         slow, other = jailed.create_session(provider), jailed.create_session(provider)
         provider.push({"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": str(target)}}]})
         with jailed.daemon.client() as client:
@@ -186,7 +190,7 @@ class TestFailingHooks:
             client.request(c.SendMessage(client.next_id(), slow, "read it"))
             while type(client.receive()).__name__ != "ToolStarted":
                 pass
-            # The hook hangs in the slow session's call; another session's whole turn goes through meanwhile.
+            # The slow session's hook waits on its FIFO; another session's whole turn goes through meanwhile.
             provider.push({"text": "not held up"})
             with jailed.daemon.client() as other_client:
                 other_client.settimeout(TURN_TIMEOUT)
@@ -195,12 +199,19 @@ class TestFailingHooks:
                 while type(finished := other_client.receive()).__name__ != "TurnFinished":
                     pass
             assert finished.final_text == "not held up"
-            assert not [m for m in jailed.tool_results(slow)], "the slow call ended before the other turn did"
+            assert jailed.tool_results(slow) == []
             provider.push({"text": "read"})
+            with open(jailed.base / "gate.fifo", "w") as gate:
+                gate.write("go")
             while type(client.receive()).__name__ != "TurnFinished":
                 pass
+        assert "read once the hook answered" in jailed.tool_results(slow)[-1]
+
+    def test_a_hanging_hook_is_cut_off_and_the_call_runs(self, jailed: JailedDaemon, provider: ScriptedProviderProcess) -> None:
+        session = jailed.create_session(provider)
+        result = json.loads(jailed.tool_turn(provider, session, "skills_list", {}))
         # Its on_error is allow (Hermes's): the call ran once the hook was cut off.
-        assert "read despite the hook" in jailed.tool_results(slow)[-1]
+        assert "error" not in result
         assert f"timed out after {HANG_TIMEOUT} s" in jailed.daemon.log()
         wait_until(lambda: not _hanging_processes(), 10, "the hook's process group to be gone")
 
@@ -229,7 +240,7 @@ class TestHooksList:
         assert {"event": "pre_tool_call", "matcher": "search_files", "timeout": HANG_TIMEOUT, "on_error": "block"}.items() <= [
             h for h in hooks if h["matcher"] == "search_files"
         ][0].items()
-        assert len(hooks) == 11  # six observers, four pre_tool_call, one post_tool_call
+        assert len(hooks) == 12  # six observers, five pre_tool_call, one post_tool_call
 
 
 def _hanging_processes() -> list[str]:
