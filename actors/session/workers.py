@@ -78,33 +78,30 @@ class ToolExecutor:
         self.halted: ToolGuardrailDecision | None = None
 
     async def execute(self, name: str, args: dict[str, Any], ctx: CallContext) -> ToolReply:
-        """Run one call through its hooks, guardrails and dispatch; never raises but Cancelled.
+        """Run one call through guardrails, its hooks and dispatch; never raises but Cancelled.
 
         A ``pre_tool_call`` hook that blocks the call makes its reason the call's failed result
-        (``{"error": reason}``, as in Hermes) and the tool never runs; ``post_tool_call`` hooks see every
-        call's result, a blocked one's too. With no hook configured, this costs two set lookups.
+        (``{"error": reason}``, as in Hermes) and the tool never runs; the guardrails count it as a
+        failure, so a model that keeps retrying is stopped as for any failing call. ``post_tool_call``
+        hooks see every call's result, a blocked one's too. With no hook configured, this costs two set
+        lookups.
         """
-        hooks = self.hooks
-        started = trio.current_time()
-        if hooks.wants("pre_tool_call"):
-            reason = await hooks.pre_tool_call(_hook_fields(name, args, ctx), ctx.shell.cwd)
-            if reason is not None:
-                reply = ToolReply.failure(reason)
-                if hooks.wants("post_tool_call"):
-                    await self._after_hooks(name, args, ctx, reply, "blocked", started)
-                return reply
         before = self.guardrails.before_call(name, args)
         if not before.allows_execution:
             if before.ends_turn:
                 self.halted = before
             return blocked_reply(before)
-        reply = await dispatch(self.registry, name, args, ctx)
+        hooks = self.hooks
+        started = trio.current_time()
+        reason = await hooks.pre_tool_call(_hook_fields(name, args, ctx), ctx.shell.cwd) if hooks.wants("pre_tool_call") else None
+        reply = ToolReply.failure(reason) if reason is not None else await dispatch(self.registry, name, args, ctx)
         after = self.guardrails.after_call(name, args, reply.text, failed=reply.counts_as_failure)
         if after.ends_turn:
             self.halted = after
         reply = attrs.evolve(reply, text=annotate_result(reply.text, after))
         if hooks.wants("post_tool_call"):
-            await self._after_hooks(name, args, ctx, reply, "ok" if reply.ok else "error", started)
+            status = "blocked" if reason is not None else "ok" if reply.ok else "error"
+            await self._after_hooks(name, args, ctx, reply, status, started)
         return reply
 
     async def _after_hooks(

@@ -98,6 +98,17 @@ class TestPreToolHookBlocks:
         tool_messages = [m for m in provider.requests()[-1]["body"]["messages"] if m["role"] == "tool"]
         assert "pushing is not allowed from the agent" in tool_messages[-1]["content"]
 
+    def test_a_model_retrying_a_blocked_call_is_warned_by_the_guardrails(
+        self, jailed: JailedDaemon, provider: ScriptedProviderProcess
+    ) -> None:
+        session = jailed.create_session(provider)
+        push = {"tool_calls": [{"id": "call_1", "name": "terminal", "arguments": {"command": "git push"}}]}
+        provider.push(push, {**push, "tool_calls": [{**push["tool_calls"][0], "id": "call_2"}]})
+        second = jailed.tool_turn(provider, session, "terminal", {"command": "git push"})
+        first = jailed.tool_results(session)[0]
+        assert json.loads(first) == {"error": "pushing is not allowed from the agent"}
+        assert second.startswith(first) and len(second) > len(first)
+
     def test_other_commands_run_and_the_hooks_see_hermes_shapes(
         self, jailed: JailedDaemon, provider: ScriptedProviderProcess
     ) -> None:
