@@ -7,12 +7,14 @@ own call only."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.daemon.helpers import ScriptedProviderProcess, run_cli
+from tests.daemon.helpers import REPO, ScriptedProviderProcess, environment, run_cli
 from tests.daemon.jailed import JailedDaemon, jailed_daemon
 
 HELLO = '''\
@@ -112,6 +114,25 @@ class TestPluginsList:
         listed = run_cli(jailed.home, "plugins", "list")
         assert listed.returncode == 0, listed.stderr
         assert "hello" in listed.stdout and "loaded" in listed.stdout and "hx_missing_dependency" in listed.stdout
+
+
+class TestWithoutADaemon:
+    """Without a daemon, ``plugins list`` reads the installed packages' metadata and imports nothing."""
+
+    def test_lists_installed_plugins(self, jailed: JailedDaemon, tmp_path: Path) -> None:
+        home = tmp_path / "home"
+        home.mkdir()
+        (home / "config.yaml").write_text(json.dumps({"plugins": {"enabled": ["idle"], "disabled": ["clash"]}}))
+        env = environment(home, PYTHONPATH=jailed.daemon.extra_env["PYTHONPATH"])
+        listed = subprocess.run(
+            [sys.executable, "-m", "cli", "plugins", "list", "--json"], env=env, cwd=REPO, capture_output=True, text=True,
+            timeout=30, stdin=subprocess.DEVNULL,
+        )
+        assert listed.returncode == 0, listed.stderr
+        report = json.loads(listed.stdout)
+        states = {plugin["name"]: plugin["state"] for plugin in report["plugins"]}
+        assert report["daemon_running"] is False
+        assert states == {"hello": "not enabled", "clash": "disabled", "idle": "enabled (not running)", "broken": "not enabled"}
 
 
 class TestPluginTools:
