@@ -82,7 +82,7 @@ HERMES_UNUSED: dict[str, str] = {
     "hooks.subagent_*": "hooks on subagents are " + _NOT_BUILT,
     "hooks.pre_gateway_dispatch": _GATEWAY,
     "hooks.kanban_*": "Kanban coordination is " + _NOT_BUILT,
-    "hooks.output_spill": "a hook's answer is never added to the prompt here, so nothing spills",
+    "hooks.output_spill": "a pre_llm_call hook's context is added whole here; none is spilled to a file",
     "hooks_auto_accept": (
         "no consent prompt here: the daemon has no terminal to ask at, and the hooks in config.yaml are the "
         "user's own, so they run"

@@ -96,7 +96,8 @@ class HooksConfig:
     ``pre_tool_call`` may block the call (its reason becomes the tool's result); ``pre_llm_call`` runs as a
     turn starts, ``post_llm_call`` when it ends with a reply, ``on_session_end`` when any turn ends (as
     Hermes fires them); ``on_session_start`` before a new session's first turn; ``pre_approval_request`` and
-    ``post_approval_response`` around a command's approval. Observers' answers are ignored.
+    ``post_approval_response`` around a command's approval. A ``pre_llm_call`` answer's ``context`` is added
+    to the turn's message as the model gets it; the other events' answers are ignored.
     """
 
     pre_tool_call: tuple[HookEntry, ...] = ()

@@ -2,14 +2,16 @@
 
 - ``on_session_start``: before a session's first turn (``session_id``, ``model``, ``platform``).
 - ``pre_llm_call``: as each turn starts (``turn_id``, ``user_message``, ``is_first_turn`` ...), in the turn's
-  job, so an interrupt stops a hook that hangs.
+  job, so an interrupt stops a hook that hangs. An answer's ``context`` is added to the turn's user message in
+  the turn's requests (as Hermes adds it), never to the stored history.
 - ``post_llm_call``: a turn ended with a reply (``assistant_response``); ``on_session_end``: any turn ended
   (``completed``, ``interrupted``), as Hermes fires it at the end of every run. Both before the session
   publishes ``TurnFinished``.
 - ``pre_approval_request`` / ``post_approval_response``: around asking the user to approve a command
   (``command``, ``description``; then ``choice`` and ``decided_by``).
 
-The hooks only watch: what they answer is ignored and what they do wrong is logged (``tools.hooks``).
+Apart from that context, the hooks only watch: their answers are ignored and what they do wrong is logged
+(``tools.hooks``).
 The conversation's history is not passed (Hermes's ``conversation_history``): a command would read it all
 on stdin at every turn.
 """
@@ -22,7 +24,7 @@ from typing import Any
 from actors.session.options import SessionOptions
 from messages.chat import Content, content_text
 from tools.context import ApprovalAnswer, ApprovalRequest
-from tools.hooks import HookRunner
+from tools.hooks import HookRunner, context_of
 
 __all__ = ["AskApproval", "approval_with_hooks", "turn_ended", "turn_started"]
 
@@ -35,17 +37,21 @@ def _session_fields(session_id: str, options: SessionOptions, model: str) -> dic
 
 async def turn_started(
     hooks: HookRunner, session_id: str, options: SessionOptions, model: str, turn_id: int, message: Content
-) -> None:
-    """Tell ``on_session_start`` (a first turn) and ``pre_llm_call`` hooks that a turn starts."""
+) -> str | None:
+    """Tell ``on_session_start`` (a first turn) and ``pre_llm_call`` hooks that a turn starts; the context
+    the ``pre_llm_call`` hooks answered, joined by blank lines (None: none)."""
     first = turn_id == 1
     if first and hooks.wants("on_session_start"):
         await hooks.notify("on_session_start", _session_fields(session_id, options, model), options.cwd)
-    if hooks.wants("pre_llm_call"):
-        fields = {
-            **_session_fields(session_id, options, model), "task_id": "", "turn_id": turn_id,
-            "user_message": content_text(message), "is_first_turn": first,
-        }
-        await hooks.notify("pre_llm_call", fields, options.cwd)
+    if not hooks.wants("pre_llm_call"):
+        return None
+    fields = {
+        **_session_fields(session_id, options, model), "task_id": "", "turn_id": turn_id,
+        "user_message": content_text(message), "is_first_turn": first,
+    }
+    answers = await hooks.notify("pre_llm_call", fields, options.cwd)
+    contexts = [text for text in map(context_of, answers) if text is not None]
+    return "\n\n".join(contexts) if contexts else None
 
 
 async def turn_ended(

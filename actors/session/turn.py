@@ -102,6 +102,8 @@ class TurnJob(Job[TurnOutcome]):
         self._results: dict[str, str] = {}
         # What the provider call had streamed when an interrupt reached it, if one did.
         self._stream: StreamProgress | None = None
+        # What the pre_llm_call hooks answered, added to this turn's message in its requests.
+        self._hook_context: str | None = None
 
     def snapshot_details(self) -> dict[str, Any]:
         stats = self.budget.statistics()
@@ -164,7 +166,7 @@ class TurnJob(Job[TurnOutcome]):
     async def _start_hooks(self) -> None:
         """The turn-start hooks, inside the work scope: an interrupt or the time budget stops one that hangs."""
         config = self.config
-        await turn_started(
+        self._hook_context = await turn_started(
             config.deps.hooks, config.hub.session_id, config.options, config.model.chain.current.label, self.turn_id,
             self.user_message.content,
         )
@@ -340,11 +342,17 @@ class TurnJob(Job[TurnOutcome]):
         counters.meter.add(usage.prompt_tokens + usage.completion_tokens)
 
     def _request_messages(self) -> list[ChatMessage]:
+        messages = self.messages
+        context = self._hook_context
+        if context is not None:
+            # The pre_llm_call hooks' context rides on this turn's message in its requests only.
+            user = self.user_message
+            messages = [attrs.evolve(user, content=append_text(user.content, context)) if m is user else m for m in messages]
         extra = self.config.ephemeral_system
-        system = self.messages[0] if self.messages else None
+        system = messages[0] if messages else None
         if not extra or not isinstance(system, SystemMessage):
-            return self.messages
-        return [attrs.evolve(system, content=append_text(system.content, extra)), *self.messages[1:]]
+            return messages
+        return [attrs.evolve(system, content=append_text(system.content, extra)), *messages[1:]]
 
     # -- endings ------------------------------------------------------------------------------------
 

@@ -75,12 +75,15 @@ class JailedDaemon:
             ))
         return reply.session_id
 
-    def tool_turn(self, provider: ScriptedProviderProcess, session_id: str, tool: str, args: dict[str, Any]) -> str:
-        """One turn in which the model calls ``tool`` once; the tool's result as the model got it."""
+    def tool_turn(
+        self, provider: ScriptedProviderProcess, session_id: str, tool: str, args: dict[str, Any], text: str | None = None
+    ) -> str:
+        """One turn (started by ``text``, or "run TOOL") in which the model calls ``tool`` once; the tool's
+        result as the model got it."""
         provider.push({"tool_calls": [{"id": "call_1", "name": tool, "arguments": args}]}, {"text": "turn over"})
         with self.daemon.client() as client:
             client.request(c.Attach(client.next_id(), session_id, None))
-            client.request(c.SendMessage(client.next_id(), session_id, f"run {tool}"))
+            client.request(c.SendMessage(client.next_id(), session_id, text or f"run {tool}"))
             client.settimeout(TURN_TIMEOUT)
             while type(event := client.receive()).__name__ != "TurnFinished":
                 if type(event).__name__ == "ApprovalRequested":

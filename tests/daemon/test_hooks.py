@@ -28,6 +28,8 @@ with open(sys.argv[1], "a") as log:
 command = (event.get("tool_input") or {}).get("command", "")
 if event["hook_event_name"] == "pre_tool_call" and "git push" in command:
     print(json.dumps({"decision": "block", "reason": "pushing is not allowed from the agent"}))
+if event["hook_event_name"] == "pre_llm_call" and "remind me" in event["extra"]["user_message"]:
+    print(json.dumps({"context": "The hook says: today is a hook day."}))
 """
 #: A hook that never answers (its child too: the whole group goes at the timeout).
 HANGING = "import subprocess; subprocess.run(['sleep', '299.731'])"
@@ -171,6 +173,20 @@ class TestTurnAndSessionHooks:
         assert events[3]["extra"]["completed"] is True
         assert events[4]["extra"]["is_first_turn"] is False
         assert events[0]["extra"]["platform"] == "cli"
+
+
+    def test_pre_llm_call_context_reaches_the_model_not_the_history(
+        self, jailed: JailedDaemon, provider: ScriptedProviderProcess
+    ) -> None:
+        session = jailed.create_session(provider)
+        jailed.tool_turn(provider, session, "terminal", {"command": "true"}, text="remind me")
+        # Both requests of the turn (before and after the tool call) carry it on the turn's message.
+        for request in provider.requests()[-2:]:
+            users = [m["content"] for m in request["body"]["messages"] if m["role"] == "user"]
+            assert users[-1] == "remind me\n\nThe hook says: today is a hook day."
+        with jailed.daemon.client() as client:
+            shown = client.request(c.ShowSession(client.next_id(), session, head=10, tail=0))
+        assert [m["message"]["content"] for m in shown.head if m["message"]["role"] == "user"] == ["remind me"]
 
 
 class TestApprovalHooks:

@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from config.hooks import HookEntry, HooksConfig
-from tools.hooks import Hook, HookRunner, hooks_from_config, import_callable
+from tools.hooks import Hook, HookRunner, context_of, hooks_from_config, import_callable
 
 FIELDS = {"tool_name": "terminal", "args": {"command": "git push"}, "session_id": "s1"}
 
@@ -82,6 +82,21 @@ class TestFailures:
     async def test_a_nonzero_exit_still_answers(self) -> None:
         hook = _python("print('{\"decision\": \"block\", \"reason\": \"no\"}'); raise SystemExit(2)")
         assert await _runner(HookEntry(command=hook)).pre_tool_call(FIELDS, "/") == "no"
+
+
+class TestContext:
+    """pre_llm_call answers give the text added to the turn's message: Hermes's {"context": ...}, or a string."""
+
+    async def test_answers(self) -> None:
+        runner = _runner(
+            HookEntry(command=_python("print('{\"context\": \"from a command\"}')")),
+            HookEntry(command=_python("print('{\"context\": \"  \"}')")),
+            HookEntry(command=_python("pass")),
+            event="pre_llm_call",
+        )
+        answers = await runner.notify("pre_llm_call", {"session_id": "s1"}, "/")
+        assert [context_of(answer) for answer in answers] == ["from a command", None]
+        assert context_of("from a plugin") == "from a plugin"
 
 
 class TestTimeouts:

@@ -6,7 +6,7 @@
 """
 
 from tools.hooks.runner import NO_HOOKS, Hook, HookFailed, HookRunner, PythonCallable, hooks_from_config, import_callable
-from tools.hooks.wire import DEFAULT_BLOCK_MESSAGE, block_message
+from tools.hooks.wire import DEFAULT_BLOCK_MESSAGE, block_message, context_of
 
 __all__ = [
     "DEFAULT_BLOCK_MESSAGE",
@@ -16,6 +16,7 @@ __all__ = [
     "HookRunner",
     "PythonCallable",
     "block_message",
+    "context_of",
     "hooks_from_config",
     "import_callable",
 ]

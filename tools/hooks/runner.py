@@ -191,13 +191,18 @@ class HookRunner:
                 return reason
         return None
 
-    async def notify(self, event: str, fields: Mapping[str, Any], cwd: str) -> None:
-        """Run ``event``'s hooks in order, as observers: their answers and failures change nothing."""
+    async def notify(self, event: str, fields: Mapping[str, Any], cwd: str) -> list[Any]:
+        """Run ``event``'s hooks in order; the answers of those that gave one (failures are logged and
+        skipped: nothing here decides a call)."""
+        answers = []
         for hook in self._matching(event, fields):
             try:
-                await self._run(hook, fields, cwd)
+                answer = await self._run(hook, fields, cwd)
             except HookFailed:
-                pass
+                continue
+            if answer is not None:
+                answers.append(answer)
+        return answers
 
     def _matching(self, event: str, fields: Mapping[str, Any]) -> list[Hook]:
         hooks = self._hooks.get(event, ())

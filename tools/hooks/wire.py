@@ -5,8 +5,9 @@ call's arguments), ``session_id``, ``cwd`` and ``extra`` (every other field of t
 called with the event's fields as keyword arguments, as Hermes calls a plugin's hook.
 
 A ``pre_tool_call`` hook blocks its call by answering ``{"action": "block", "message": ...}`` or the
-Claude-Code form ``{"decision": "block", "reason": ...}``; any other answer lets the call run. Other
-events' answers are ignored.
+Claude-Code form ``{"decision": "block", "reason": ...}``; any other answer lets the call run. A
+``pre_llm_call`` hook may answer ``{"context": ...}`` (a Python one a plain string too): text added to the
+turn's user message as the model gets it. Other events' answers are ignored.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["DEFAULT_BLOCK_MESSAGE", "HookAnswerError", "block_message", "command_input", "parse_output"]
+__all__ = ["DEFAULT_BLOCK_MESSAGE", "HookAnswerError", "block_message", "command_input", "context_of", "parse_output"]
 
 #: A block directive with no usable message gets this one.
 DEFAULT_BLOCK_MESSAGE = "Blocked by a hook."
@@ -72,3 +73,9 @@ def block_message(answer: Any) -> str | None:
         if isinstance(candidate, str) and candidate.strip():
             return candidate.strip()
     return DEFAULT_BLOCK_MESSAGE
+
+
+def context_of(answer: Any) -> str | None:
+    """The text a ``pre_llm_call`` answer adds to the turn's message; None when it adds none."""
+    text = answer.get("context") if isinstance(answer, Mapping) else answer
+    return text if isinstance(text, str) and text.strip() else None
