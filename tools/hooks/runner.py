@@ -39,7 +39,7 @@ __all__ = ["NO_HOOKS", "Hook", "HookFailed", "HookRunner", "PythonCallable", "ho
 
 log = logging.getLogger("hermes_actors.hooks")
 
-#: A hook's answer as Python sees it: a mapping (Hermes's wire shape) or None.
+#: A Python hook: called with the event's fields as keyword arguments; returns its answer (a mapping in Hermes's wire shape, or None).
 PythonCallable = Callable[..., Any]
 _STDERR_PREVIEW = 400
 
