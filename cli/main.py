@@ -204,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     from cli.checkpoints_command import add_checkpoints_parser
 
     add_checkpoints_parser(commands, _add_json)
+    from cli.extensions_command import add_extensions_parsers
+
+    add_extensions_parsers(commands, _add_json)
 
     demo = commands.add_parser("demo", help="a guided run against a built-in scripted model (no key, under 30 s)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
@@ -296,6 +299,10 @@ def _run(argv: list[str] | None) -> int:
             from cli.checkpoints_command import run_checkpoints_command
 
             return run_checkpoints_command(args)
+        if args.command in ("plugins", "hooks"):
+            from cli.extensions_command import run_extensions_command
+
+            return run_extensions_command(args)
         if args.command in ("chat", "attach"):
             from cli.attach import run_attach_command
 

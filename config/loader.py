@@ -37,6 +37,7 @@ from config.hermes import (
     hermes_keys_under,
     unused_hermes_setting,
 )
+from config.hooks import HooksConfig, PluginsConfig
 from config.mcp import McpEntry, parse_mcp_servers
 from config.pricing import ModelPrice
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
@@ -91,6 +92,8 @@ class Config:
     pricing: dict[str, ModelPrice] = attrs.Factory(dict)
     # Read entry by entry (config.mcp): one bad server entry is that server's error, not the file's.
     mcp_servers: dict[str, McpEntry] = attrs.Factory(dict)
+    hooks: HooksConfig = attrs.Factory(HooksConfig)
+    plugins: PluginsConfig = attrs.Factory(PluginsConfig)
     # Hermes's top-level key: the user's IANA time zone (unset or "": HERMES_TIMEZONE, TZ, the system's).
     timezone: str | None = attrs.field(
         default=None, converter=lambda value: value or None, validator=v.optional([v.instance_of(str), check_zone])

@@ -30,6 +30,9 @@ from messages.control_services import (
     CronJobStatus,
     CronReply,
     CronRequest,
+    Extensions,
+    ExtensionsReply,
+    HookStatus,
     HostStatus,
     McpCall,
     McpCallReply,
@@ -43,6 +46,7 @@ from messages.control_services import (
     PairingReply,
     PairingRequest,
     PlatformStatus,
+    PluginStatus,
     ReloadMcp,
 )
 from messages.session_records import ExportChunk, SearchReply, SessionListReply, SessionShowReply
@@ -70,7 +74,10 @@ __all__ = [
     "ERROR_CODES",
     "ErrorReply",
     "ExportSession",
+    "Extensions",
+    "ExtensionsReply",
     "Hello",
+    "HookStatus",
     "HostStatus",
     "Inspect",
     "InspectReply",
@@ -92,6 +99,7 @@ __all__ = [
     "PairingReply",
     "PairingRequest",
     "PlatformStatus",
+    "PluginStatus",
     "ReloadMcp",
     "ResetSessionTools",
     "SearchSessions",
@@ -378,6 +386,7 @@ ClientRequest = (
     | CronRequest
     | PairingRequest
     | CheckpointRequest
+    | Extensions
 )
 ClientMessage = Hello | ClientRequest
 
@@ -515,5 +524,6 @@ DaemonMessage = (
     | CronReply
     | PairingReply
     | CheckpointReply
+    | ExtensionsReply
     | SessionEvent
 )

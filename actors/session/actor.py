@@ -26,6 +26,7 @@ from actors import Actor, Envelope, MailboxClosed, MailboxFull, Rejected
 from actors.session.checkpointing import SessionCheckpoints
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
+from actors.session.event_hooks import turn_ended
 from conversation.errors import EmptySteerError
 from actors.session.errors import NoTurnRunning, SessionBusy
 from conversation.guardrails import ToolCallGuardrailController
@@ -113,7 +114,7 @@ class SessionActor(Actor[SessionMessage]):
         self.session_id = spec.session_id
         config = spec.deps.config
         self.processes = ProcessTable(config.terminal.background)
-        self.executor = ToolExecutor(spec.deps.registry, self._guardrails("cli"))
+        self.executor = ToolExecutor(spec.deps.registry, self._guardrails("cli"), spec.deps.hooks)
         self.steer = SteerBuffer()
         self.queue: deque[UserMessage] = deque()
         self.turn: TurnJob | None = None
@@ -219,6 +220,7 @@ class SessionActor(Actor[SessionMessage]):
             jail=runtime.jail,
             start_background=self._start_background,
             delegate=delegate(ParentSession(deps, self.session_id, state, self.model, runtime)) if delegate else None,
+            hooks=deps.hooks,
             run_sandbox=sandbox_runner(
                 self.executor,
                 session_id=self.session_id,
@@ -487,8 +489,15 @@ class SessionActor(Actor[SessionMessage]):
             error = str(exc)
             # What the turn committed is in the history; close it so it stays valid.
             outcome = TurnOutcome(close_interrupted_turn(self.durable.history), f"Error: {error}", "error", error)
-        with trio.CancelScope(shield=True):
-            await self._finish_turn(turn_id, outcome, counters)
+        try:
+            await turn_ended(
+                self.spec.deps.hooks, self.session_id, self.durable.options, self.model.chain.current.label, turn_id,
+                turn.user_message.content, outcome.reason, outcome.final_text,
+            )
+        finally:
+            # A session stopping while its hooks run still finishes (and saves) the turn.
+            with trio.CancelScope(shield=True):
+                await self._finish_turn(turn_id, outcome, counters)
 
     async def _finish_turn(self, turn_id: int, outcome: TurnOutcome, counters: TurnCounters) -> None:
         self._turn_changing = True

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from actors.session.event_hooks import approval_with_hooks
 from actors.session.hub import EventHub
 from actors.session.requests import PendingRequests
 from messages.events import ToolFinished, ToolProgress, ToolStarted
 from tools.approval_policy import ApprovalPolicy
 from tools.context import ApprovalAnswer, ApprovalRequest, SessionSearchStore, ShellState
+from tools.hooks import NO_HOOKS, HookRunner
 from tools.errors import CapabilityUnavailable, ClarifyTimedOut, ClarifyUnavailable
 from tools.redact import redact_secrets
 from tools.results import ToolResult
@@ -61,6 +63,7 @@ class SessionServices:
     delegate: Callable[[CallContext, dict[str, Any]], Awaitable[ToolResult]] | None = None
     run_sandbox: Callable[[CallContext, str], Awaitable[ToolResult]] | None = None
     checkpoints: SessionCheckpoints | None = None
+    hooks: HookRunner = NO_HOOKS
 
 
 @attrs.define
@@ -118,7 +121,8 @@ class CallContext:
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Decide by the session's approval policy, asking attached clients where it says so."""
         services = self._services
-        answer = await services.approval_policy.decide(request, services.requests.ask_approval)
+        ask = approval_with_hooks(services.hooks, services.requests.ask_approval, self.session_id, self.shell.cwd)
+        answer = await services.approval_policy.decide(request, ask)
         if request.tool == "terminal" and answer.decision != "deny":
             await self.before_change("terminal", request.command)
         return answer

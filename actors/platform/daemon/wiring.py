@@ -63,7 +63,7 @@ from actors.platform.daemon.cluster.forwarding import PeerRouter
 from actors.platform.daemon.cluster.peering import PeerListener
 from actors.platform.daemon.infrastructure.providers import ProvidersActor
 from actors.platform.daemon.infrastructure.store import StoreActor
-from actors.platform.daemon.toolbox import build_toolbox
+from actors.platform.daemon.toolbox import build_toolbox, load_extensions
 from actors.platform.gateway import PAIRING, PairingActor
 from actors.platform.gateway.send_message import register_send_message
 from actors.platform.gateway.voice import Transcriber, speech_endpoint
@@ -302,6 +302,8 @@ async def _start_sessions(
     metadata = await ModelMetadata.open(home / "cache", config.model)
     # The web tools' SEARXNG_URL and Brave key may sit in HERMES_ACTORS_HOME/.env, as in Hermes.
     toolbox = build_toolbox(config, web_client, environ=environ, config_path=home / "config.yaml")
+    # Before MCP and the sessions: a plugin's tools are in the registry before any tool list is frozen.
+    extensions = await load_extensions(config, toolbox.registry)
     # Before sessions, so stopped after them; its start returns at once (servers connect on their own:
     # a slow or dead one must not hold up the daemon, docs/DECISIONS.md#d-mcp-never-blocks). Its tools
     # join the registry as each server gets ready; a session takes those registered when its tool list
@@ -338,6 +340,8 @@ async def _start_sessions(
         zone=zone,
         # Outside every jail; never snapshot the user's whole home (Hermes refuses it too).
         checkpoints=Checkpoints(home / "checkpoints", frozenset({Path.home()})),
+        hooks=extensions.hooks,
+        plugins=extensions.plugins,
     )
     section = config.daemon
     await system.root.start_child(

@@ -29,6 +29,7 @@ from actors import Actor
 from actors.platform.daemon.control import record_commands
 from actors.platform.daemon.control.service import ControlService
 from actors.platform.daemon.control.cron_commands import cron_request
+from actors.platform.daemon.control.extension_commands import extensions
 from actors.platform.daemon.cluster.hosts.host_requests import host_for, localize
 from actors.platform.daemon.cluster.peer_requests import peer_for, session_of_request
 from actors.platform.daemon.cluster.forwarding import PeerUnreachable
@@ -496,4 +497,5 @@ _ASYNC_HANDLERS: Mapping[type, Callable[[ControlService, Any], Any]] = MappingPr
     c.ShowSession: record_commands.show_session,
     c.DeleteSession: record_commands.delete_session,
     c.CheckpointRequest: checkpoint_request,
+    c.Extensions: extensions,
 })
