@@ -102,10 +102,27 @@ class StreamingConfig:
 
 
 @attrs.frozen
+class BackgroundReviewConfig:
+    """``auxiliary.background_review:`` the learning loop's review after a turn (Hermes's block).
+
+    Attributes:
+        enabled: run the review at all; false is the one switch that turns the whole loop off (ours:
+            Hermes stops it only by setting both nudge intervals to 0).
+        timeout: seconds one review may take before it is abandoned (Hermes's default).
+    """
+
+    enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
+    timeout: float = attrs.field(default=120.0, validator=positive_number)
+
+
+@attrs.frozen
 class AuxiliaryConfig:
     """``auxiliary:`` the cheaper model used for side tasks such as compression
-    summaries; unset fields fall back to the main ``model`` section."""
+    summaries and the background review; unset fields fall back to the main ``model`` section."""
 
     model: str | None = attrs.field(default=None, validator=optional_str)
     provider: str | None = attrs.field(default=None, validator=optional_str)
     base_url: str | None = attrs.field(default=None, validator=optional_str)
+    background_review: BackgroundReviewConfig = attrs.field(
+        factory=BackgroundReviewConfig, validator=v.instance_of(BackgroundReviewConfig)
+    )
