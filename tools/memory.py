@@ -125,6 +125,11 @@ class MemoryStore:
         snapshot, _ = await self._apply(target, lambda entries: (entries, None), write=False)
         return snapshot
 
+    def read_blocking(self, target: Target) -> MemorySnapshot:
+        """The current entries of ``target``, read on the calling thread (a worker thread, or the CLI)."""
+        # No lock: every write replaces the file whole (atomic_write), so a read sees one version.
+        return MemorySnapshot(target, tuple(self._entries(target)), self.limit(target))
+
     async def add(self, target: Target, content: str) -> tuple[MemorySnapshot, str]:
         """Append an entry; an exact duplicate is not added twice.
 
@@ -237,8 +242,7 @@ class MemoryStore:
         for target in ("memory", "user"):
             if not self.enabled(target):
                 continue
-            # No lock: every write replaces the file whole (atomic_write), so a read sees one version.
-            snapshot = MemorySnapshot(target, tuple(self._entries(target)), self.limit(target))
+            snapshot = self.read_blocking(target)
             if not snapshot.entries:
                 continue
             sections.append(

@@ -4,6 +4,8 @@ background and its memory and skill changes go through the tools' own path, logg
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,8 @@ from tests.session.harness import Harness, open_harness, run_turn
 from tools.learning_log import read_changes
 
 AUX = "aux-model"
+# The checkout under test, first on the child's path: otherwise it imports whichever copy is installed.
+ROOT = Path(__file__).resolve().parents[2]
 
 SKILL = """---
 name: release-notes
@@ -44,6 +48,13 @@ def config(memory: int = 1, skills: int = 0, enabled: bool = True) -> Config:
 def remember(content: str, target: str = "user", call_id: str = "m1") -> dict[str, Any]:
     return {"tool_calls": [{"id": call_id, "name": "memory",
                             "arguments": {"action": "add", "target": target, "content": content}}]}
+
+
+async def cli(home: Path, *args: str) -> str:
+    """``hermes-actors ARGS`` run as a user runs it (a real process) on ``home``; its standard output."""
+    env = {"HERMES_ACTORS_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(ROOT)}
+    done = await trio.run_process([sys.executable, "-m", "cli", *args], env=env, capture_stdout=True, capture_stderr=True)
+    return done.stdout.decode()
 
 
 def models(h: Harness) -> list[str]:
@@ -83,6 +94,11 @@ class TestMemoryReview:
             [change] = read_changes(h.home)
             assert (change.session_id, change.store, change.action) == (sid, "user", "add")
             assert change.reason == "The user stated a lasting style preference."
+            shown = await cli(h.home, "memory")
+            assert "  - Prefers tabs over spaces in Python" in shown
+            assert "Changed lately by the background review" in shown and f"{sid}  user profile added" in shown
+            [logged] = json.loads(await cli(h.home, "memory", "log", "--json"))["changes"]
+            assert logged["reason"] == "The user stated a lasting style preference."
             # The review went to the auxiliary model, offered the memory tool alone, and read the turn.
             review = (await h.provider.wait_requests(3))[1]
             assert models(h) == ["scripted-model", AUX, AUX]
@@ -168,6 +184,9 @@ class TestSkillReview:
             assert line.text == ("📝 skills updated by review: skill 'release-notes' created "
                                  "(why: Release notes are a recurring task with a fixed procedure.)")
             assert (h.home / "skills" / "release-notes" / "SKILL.md").read_text() == SKILL
+            logged = await cli(h.home, "skills", "log")
+            assert "skill 'release-notes' created (why: Release notes are a recurring task" in logged
+            assert "changed no memory" in await cli(h.home, "memory", "log")
             assert [t["function"]["name"] for t in h.provider.requests[2].body["tools"]] == ["skill_manage"]
 
     async def test_a_turn_that_used_skill_manage_is_not_due(self, tmp_path: Path) -> None:
@@ -224,3 +243,19 @@ class TestOffTheCriticalPath:
                 await handle.wait_stopped()
             assert _paths(h) == []
 
+
+
+class TestLogReading:
+    """The commands read a damaged log without failing."""
+
+    def test_a_damaged_line_is_skipped(self, tmp_path: Path) -> None:
+        """A torn line and a line of another shape are passed over; the good ones are printed."""
+        log = tmp_path / "learning" / "changes.jsonl"
+        log.parent.mkdir()
+        good = {"at": "2026-11-28T10:00:00+00:00", "session_id": "s1", "store": "memory", "action": "add",
+                "subject": "Uses uv", "reason": ""}
+        log.write_text(f'{{"at": "2026\n[1, 2]\n{json.dumps(good)}\n')
+        done = subprocess.run([sys.executable, "-m", "cli", "memory", "log"], capture_output=True, text=True, timeout=60,
+                              env={"HERMES_ACTORS_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 0
+        assert done.stdout == '2026-11-28T10:00:00+00:00  s1  memory added: "Uses uv"\n'
