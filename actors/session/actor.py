@@ -512,10 +512,12 @@ class SessionActor(Actor[SessionMessage]):
     # -- the learning loop -------------------------------------------------------------------------------
 
     def _has_memory(self) -> bool:
-        """The session's model can write memory (the tool is offered and a store is on)."""
+        """The session's model can write memory (the tool is offered and a store is on), and its turns may
+        be reviewed for memory: as in Hermes, a scheduled job's are not (its prompts are not the user's words)."""
         memory = self.spec.deps.config.memory
+        options = self.durable.options
         return (
-            "memory" in self.durable.tools.names and self.durable.options.use_memory
+            "memory" in self.durable.tools.names and options.use_memory and options.source != "cron"
             and (memory.memory_enabled or memory.user_profile_enabled)
         )
 

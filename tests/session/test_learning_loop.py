@@ -125,6 +125,16 @@ class TestMemoryReview:
             assert finished.final_text == "two"  # a review after the first turn would have taken this reply
             assert models(h) == ["scripted-model", "scripted-model"]
 
+    async def test_a_cron_turn_is_not_reviewed_for_memory(self, tmp_path: Path) -> None:
+        """A scheduled job's prompts are not the user's words: as in Hermes, no memory review follows."""
+        async with open_harness(tmp_path, config(memory=1)) as h:
+            handle, events, _ = await h.start_session(source="cron")
+            h.provider.push({"text": "one"}, {"text": "two"})
+            await run_turn(handle, events, "first")
+            finished, _ = await run_turn(handle, events, "second")
+            assert finished.final_text == "two"
+            assert models(h) == ["scripted-model", "scripted-model"]
+
 
 class TestGuards:
     """The review writes only through the tools, so their guards hold for it too."""
