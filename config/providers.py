@@ -101,6 +101,11 @@ class StreamingConfig:
     max_keepalive_connections: int = attrs.field(default=1000, validator=positive_int)
 
 
+def _unset_as_none(value: object) -> object:
+    """Hermes's ``auto`` and empty string for a per-task model setting: unset."""
+    return None if value in ("", "auto") else value
+
+
 @attrs.frozen
 class BackgroundReviewConfig:
     """``auxiliary.background_review:`` the learning loop's review after a turn (Hermes's block).
@@ -109,10 +114,15 @@ class BackgroundReviewConfig:
         enabled: run the review at all; false is the one switch that turns the whole loop off (ours:
             Hermes stops it only by setting both nudge intervals to 0).
         timeout: seconds one review may take before it is abandoned (Hermes's default).
+        provider / model / base_url: where reviews go instead of the auxiliary model, as Hermes routes
+            them (``auto`` or empty: unset, the auxiliary model's, else the session's).
     """
 
     enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
     timeout: float = attrs.field(default=120.0, validator=positive_number)
+    provider: str | None = attrs.field(default=None, converter=_unset_as_none, validator=optional_str)
+    model: str | None = attrs.field(default=None, converter=_unset_as_none, validator=optional_str)
+    base_url: str | None = attrs.field(default=None, converter=_unset_as_none, validator=optional_str)
 
 
 @attrs.frozen

@@ -1,8 +1,8 @@
 """``review``: the learning loop's background review of a finished turn, a job under its session.
 
 The session starts it after a turn's ``TurnFinished`` when ``conversation.review`` says one is due, and
-never waits for it: the next turn runs beside it. It asks the auxiliary model (``auxiliary.model``, else
-the session's) what is worth keeping, offering only ``memory`` and ``skill_manage``, and runs each call the
+never waits for it: the next turn runs beside it. It asks the review's model
+(``auxiliary.background_review.model``, else ``auxiliary.model``, else the session's) what is worth keeping, offering only ``memory`` and ``skill_manage``, and runs each call the
 model makes through :func:`tools.dispatch.dispatch`, the path every tool call takes, so the tools' own
 guards (limits, the threat scan, the SKILL.md format, user skills only) decide what is written. Each
 change is logged with its reason (:mod:`tools.learning_log`) and shown to attached clients as a
@@ -25,6 +25,7 @@ from actors import Job
 from actors.session.context import CallContext, CallProgress, SessionServices
 from actors.session.model import SessionModel
 from config.loader import Config
+from config.providers import BackgroundReviewConfig
 from conversation.review import REVIEW_TOOLS, ReviewFocus, review_messages
 from conversation.tool_list import FrozenTools
 from messages.chat import AssistantMessage, ChatMessage, ToolCall, ToolMessage, content_text
@@ -50,12 +51,12 @@ class ReviewPlan:
     Attributes:
         request: the messages asking for the review (``conversation.review.review_messages``).
         tools: the definitions of the review tools the session has.
-        timeout: seconds before the review is abandoned.
+        settings: ``auxiliary.background_review``: its model, if it names one, and its timeout.
     """
 
     request: Sequence[ChatMessage]
     tools: list[dict[str, Any]]
-    timeout: float
+    settings: BackgroundReviewConfig
 
 
 async def plan_review(
@@ -79,7 +80,7 @@ async def plan_review(
     return ReviewPlan(
         review_messages(history, focus, memory_now=memory, skill_names=skill_names),
         [d for d in tools.definitions if d["function"]["name"] in wanted],
-        config.auxiliary.background_review.timeout,
+        config.auxiliary.background_review,
     )
 
 
@@ -101,11 +102,11 @@ class ReviewJob(Job[tuple[LearnedChange, ...]]):
     async def execute(self) -> tuple[LearnedChange, ...]:
         self.activity = "reviewing the turn"
         try:
-            with trio.move_on_after(self.plan.timeout) as scope:
+            with trio.move_on_after(self.plan.settings.timeout) as scope:
                 await self._converse()
             if scope.cancelled_caught:
                 log.warning("session %s: the background review took over %.0f s and was abandoned",
-                            self.services.session_id, self.plan.timeout)
+                            self.services.session_id, self.plan.settings.timeout)
         finally:
             # Whatever was written is logged, even when the review is cancelled with its session.
             with trio.CancelScope(shield=True):
@@ -118,7 +119,7 @@ class ReviewJob(Job[tuple[LearnedChange, ...]]):
     async def _converse(self) -> None:
         messages = list(self.plan.request)
         for _ in range(MAX_REVIEW_STEPS):
-            reply = await self.model.ask_auxiliary(messages, self.plan.tools)
+            reply = await self.model.ask_auxiliary(messages, self.plan.tools, self.plan.settings)
             messages.append(reply)
             for call in reply.tool_calls:
                 messages.append(await self._call(call))

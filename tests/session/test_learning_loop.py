@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import trio
 
 from config.loader import Config
@@ -124,6 +125,17 @@ class TestMemoryReview:
             finished, _ = await run_turn(handle, events, "second")
             assert finished.final_text == "two"  # a review after the first turn would have taken this reply
             assert models(h) == ["scripted-model", "scripted-model"]
+
+    async def test_hermes_routing_of_the_review(self, tmp_path: Path) -> None:
+        """auxiliary.background_review.model, as Hermes reads it, takes the review from the auxiliary model."""
+        routed = attrs.evolve(config(memory=1), auxiliary=AuxiliaryConfig(
+            model=AUX, background_review=BackgroundReviewConfig(provider="auto", model="review-model")))
+        async with open_harness(tmp_path, routed) as h:
+            handle, events, _ = await h.start_session()
+            h.provider.push({"text": "one"}, {"text": "Nothing to keep."})
+            await run_turn(handle, events, "first")
+            await h.provider.wait_requests(2)
+            assert models(h) == ["scripted-model", "review-model"]
 
     async def test_a_cron_turn_is_not_reviewed_for_memory(self, tmp_path: Path) -> None:
         """A scheduled job's prompts are not the user's words: as in Hermes, no memory review follows."""
