@@ -180,7 +180,6 @@ HERMES_UNUSED: dict[str, str] = {
     "delegation.model": _PARENT_MODEL,
     "delegation.provider": _PARENT_MODEL,
     "delegation.reasoning_effort": "reasoning effort is " + _NOT_BUILT,
-    "display.*_notifications": _GATEWAY,
     "display.bell_on_*": _CLI_UI,
     "display.busy_steer_ack_enabled": _CLI_UI,
     "display.cli_*": _CLI_UI,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
-from config.validators import optional_str, positive_int, positive_number
+from config.validators import on_off, optional_str, positive_int, positive_number
 
 #: The wire protocols an adapter speaks (``providers.modes`` picks one when unset).
 API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
@@ -15,13 +15,6 @@ API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
 #: (``providers.recovery.keys``), ``custom`` (any OpenAI-compatible URL, a key optional) and
 #: the Codex Responses backends.
 KNOWN_PROVIDERS = ("openai", "anthropic", "openrouter", "custom", "codex", "openai-codex")
-
-
-def _on_off(value: str | bool) -> str | bool:
-    """YAML's ``true`` and ``false`` as ``on`` and ``off``; anything else as it is (for the validator)."""
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return value
 
 
 @attrs.frozen
@@ -47,7 +40,7 @@ class ModelConfig:
     # The annotation is what the file may hold (the config loader checks it before the converter runs);
     # the attribute is always a string.
     vision: str | bool = attrs.field(
-        default="auto", converter=_on_off,
+        default="auto", converter=on_off,
         validator=v.in_(("auto", "on", "off")),
     )
 

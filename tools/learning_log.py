@@ -56,13 +56,16 @@ class LearnedChange:
     subject: str
     reason: str = ""
 
-    def describe(self) -> str:
-        """One line for a person: ``user profile added: "Prefers tabs" (why: said so twice)``."""
+    def headline(self) -> str:
+        """What was changed, without the text: ``user profile added``, ``skill 'deploy' created``."""
         done = _DONE.get(self.action, self.action)
         if self.store == "skill":
-            what = f"skill '{self.subject}' {done}"
-        else:
-            what = f'{_STORE_NAMES.get(self.store, self.store)} {done}: "{self.subject}"'
+            return f"skill '{self.subject}' {done}"
+        return f"{_STORE_NAMES.get(self.store, self.store)} {done}"
+
+    def describe(self) -> str:
+        """One line for a person: ``user profile added: "Prefers tabs" (why: said so twice)``."""
+        what = self.headline() if self.store == "skill" else f'{self.headline()}: "{self.subject}"'
         return f"{what} (why: {self.reason})" if self.reason else what
 
 

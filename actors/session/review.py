@@ -52,11 +52,13 @@ class ReviewPlan:
         request: the messages asking for the review (``conversation.review.review_messages``).
         tools: the definitions of the review tools the session has.
         settings: ``auxiliary.background_review``: its model, if it names one, and its timeout.
+        notifications: ``display.memory_notifications``: the line clients get for each change.
     """
 
     request: Sequence[ChatMessage]
     tools: list[dict[str, Any]]
     settings: BackgroundReviewConfig
+    notifications: str = "on"
 
 
 async def plan_review(
@@ -81,6 +83,7 @@ async def plan_review(
         review_messages(history, focus, memory_now=memory, skill_names=skill_names),
         [d for d in tools.definitions if d["function"]["name"] in wanted],
         config.auxiliary.background_review,
+        config.display.memory_notifications,
     )
 
 
@@ -162,11 +165,16 @@ class ReviewJob(Job[tuple[LearnedChange, ...]]):
         except OSError as exc:
             log.error("session %s: the learning log could not be written: %s", session_id, exc)
         for change in changes:
-            self.services.hub.publish(StatusUpdate, kind="learning", text=_announcement(change))
+            line = _announcement(change, self.plan.notifications)
+            if line is not None:
+                self.services.hub.publish(StatusUpdate, kind="learning", text=line)
 
 
-def _announcement(change: LearnedChange) -> str:
-    """The line attached clients show for ``change``."""
+def _announcement(change: LearnedChange, notifications: str) -> str | None:
+    """The line attached clients show for ``change`` under ``display.memory_notifications`` (None: no line)."""
+    if notifications == "off":
+        return None
+    what = change.describe() if notifications == "verbose" else change.headline()
     if change.store == "skill":
-        return f"📝 skills updated by review: {change.describe()}"
-    return f"💾 memory updated by review: {change.describe()}"
+        return f"📝 skills updated by review: {what}"
+    return f"💾 memory updated by review: {what}"

@@ -40,7 +40,7 @@ class TestChatLearns:
                 chat.stdin.flush()
                 seen = lines.until(lambda line: "memory updated by review" in line)
                 assert any("Tabs it is." in line for line in seen)
-                assert 'user profile added: "Indents Python with tabs"' in seen[-1]
+                assert seen[-1].strip() == "💾 memory updated by review: user profile added"
                 chat.stdin.close()
                 assert chat.wait(30) == 0
                 lines.drain()

@@ -14,6 +14,7 @@ import trio
 
 from config.loader import Config
 from config.providers import AuxiliaryConfig, BackgroundReviewConfig
+from config.session import DisplayConfig
 from config.skills import SkillsConfig
 from config.tools import MemoryConfig
 from messages.events import StatusUpdate
@@ -37,9 +38,10 @@ description: Write release notes from the git log of a tag range.
 """
 
 
-def config(memory: int = 1, skills: int = 0, enabled: bool = True) -> Config:
+def config(memory: int = 1, skills: int = 0, enabled: bool = True, notifications: str = "verbose") -> Config:
     """A config whose auxiliary model is ``aux-model`` on the same scripted server, with these intervals."""
     return Config(
+        display=DisplayConfig(memory_notifications=notifications),
         memory=MemoryConfig(nudge_interval=memory),
         skills=SkillsConfig(creation_nudge_interval=skills),
         auxiliary=AuxiliaryConfig(model=AUX, background_review=BackgroundReviewConfig(enabled=enabled)),
@@ -105,6 +107,25 @@ class TestMemoryReview:
             assert models(h) == ["scripted-model", AUX, AUX]
             assert [t["function"]["name"] for t in review.body["tools"]] == ["memory"]
             assert "I always indent with tabs" in json.dumps(review.body)
+
+    async def test_notification_modes(self, tmp_path: Path) -> None:
+        """display.memory_notifications: on says what changed, off says nothing (the log still has it)."""
+        async with open_harness(tmp_path, config(memory=1, notifications="on")) as h:
+            handle, events, _ = await h.start_session()
+            h.provider.push({"text": "one"}, remember("Prefers tabs"), {"text": "Kept."})
+            await run_turn(handle, events, "first")
+            [line] = await learning_events(events, 1)
+            assert line.text == "💾 memory updated by review: user profile added"
+        (tmp_path / "off").mkdir()
+        async with open_harness(tmp_path / "off", config(memory=1, notifications="off")) as h:
+            handle, events, _ = await h.start_session()
+            h.provider.push({"text": "one"}, remember("Prefers tabs"), {"text": "Kept."}, {"text": "two"})
+            await run_turn(handle, events, "first")
+            await h.provider.wait_requests(3)
+            finished, seen = await run_turn(handle, events, "second")
+            assert finished.final_text == "two"
+            assert not [e for e in seen if isinstance(e, StatusUpdate) and e.kind == "learning"]
+            assert [c.subject for c in read_changes(h.home)] == ["Prefers tabs"]
 
     async def test_review_waits_for_the_interval(self, tmp_path: Path) -> None:
         """With memory.nudge_interval 2, the first turn is not reviewed and the second is."""
