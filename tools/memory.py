@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from tools.registry import Handler
 
 __all__ = [
+    "DUPLICATE_MESSAGE",
     "ENTRY_SEPARATOR",
     "MEMORY_SCHEMA",
     "MemoryFull",
@@ -46,6 +47,8 @@ __all__ = [
 Target = Literal["memory", "user"]
 
 ENTRY_SEPARATOR: Final = "\n§\n"
+#: What an ``add`` of an entry the store already holds answers: nothing was changed.
+DUPLICATE_MESSAGE: Final = "Entry already exists (no duplicate added)."
 _FILES: Final[dict[str, str]] = {"memory": "MEMORY.md", "user": "USER.md"}
 _TITLES: Final[dict[str, str]] = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who the user is)"}
 _RULE: Final = "═" * 46
@@ -275,7 +278,7 @@ def _apply_one(target: Target, entries: list[str], op: MemoryOperation) -> tuple
     """``entries`` after one checked operation, and what it did."""
     if op.action == "add":
         if op.content in entries:
-            return entries, "Entry already exists (no duplicate added)."
+            return entries, DUPLICATE_MESSAGE
         return [*entries, op.content], "Entry added."
     index = _find(target, entries, op.old_text)
     if op.action == "remove":

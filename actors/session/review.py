@@ -31,7 +31,7 @@ from conversation.tool_list import FrozenTools
 from messages.chat import AssistantMessage, ChatMessage, ToolCall, ToolMessage, content_text
 from messages.events import StatusUpdate
 from tools.dispatch import dispatch
-from tools.memory import MemoryStore
+from tools.memory import DUPLICATE_MESSAGE, MemoryStore
 from tools.skills import SkillRoots, SkillSource, discover
 from tools.learning_log import LearnedChange, changes_from_call, record_changes
 from tools.registry import ToolRegistry
@@ -140,7 +140,7 @@ class ReviewJob(Job[tuple[LearnedChange, ...]]):
             args = call.arguments  # dispatch answers the model that these are not valid arguments
         context = CallContext(self.services, call.id, self, CallProgress())
         reply = await dispatch(self.registry, call.name, args, context, allowed=REVIEW_TOOLS)
-        if reply.ok and isinstance(args, dict):
+        if reply.ok and isinstance(args, dict) and not _unchanged(reply.text):
             self._unexplained.append((call.name, args))
         elif not reply.ok:
             log.info("session %s: a review call of %s was refused: %s", self.services.session_id, call.name,
@@ -168,6 +168,14 @@ class ReviewJob(Job[tuple[LearnedChange, ...]]):
             line = _announcement(change, self.plan.notifications)
             if line is not None:
                 self.services.hub.publish(StatusUpdate, kind="learning", text=line)
+
+
+def _unchanged(result: str) -> bool:
+    """A successful call that changed nothing (memory already held the entry): nothing to log or show."""
+    try:
+        return bool(json.loads(result).get("message") == DUPLICATE_MESSAGE)
+    except (ValueError, AttributeError):
+        return False
 
 
 def _announcement(change: LearnedChange, notifications: str) -> str | None:

@@ -81,7 +81,7 @@ class TestMemoryReview:
 
     async def test_review_saves_a_fact_with_its_reason(self, tmp_path: Path) -> None:
         """The fact lands in USER.md, the client gets a 💾 line, and the log says why."""
-        async with open_harness(tmp_path, config(memory=1)) as h:
+        async with open_harness(tmp_path, config(memory=1), learning=True) as h:
             handle, events, sid = await h.start_session()
             h.provider.push(
                 {"text": "Noted, tabs it is."},
@@ -110,14 +110,14 @@ class TestMemoryReview:
 
     async def test_notification_modes(self, tmp_path: Path) -> None:
         """display.memory_notifications: on says what changed, off says nothing (the log still has it)."""
-        async with open_harness(tmp_path, config(memory=1, notifications="on")) as h:
+        async with open_harness(tmp_path, config(memory=1, notifications="on"), learning=True) as h:
             handle, events, _ = await h.start_session()
             h.provider.push({"text": "one"}, remember("Prefers tabs"), {"text": "Kept."})
             await run_turn(handle, events, "first")
             [line] = await learning_events(events, 1)
             assert line.text == "💾 memory updated by review: user profile added"
         (tmp_path / "off").mkdir()
-        async with open_harness(tmp_path / "off", config(memory=1, notifications="off")) as h:
+        async with open_harness(tmp_path / "off", config(memory=1, notifications="off"), learning=True) as h:
             handle, events, _ = await h.start_session()
             h.provider.push({"text": "one"}, remember("Prefers tabs"), {"text": "Kept."}, {"text": "two"})
             await run_turn(handle, events, "first")
@@ -129,7 +129,7 @@ class TestMemoryReview:
 
     async def test_review_waits_for_the_interval(self, tmp_path: Path) -> None:
         """With memory.nudge_interval 2, the first turn is not reviewed and the second is."""
-        async with open_harness(tmp_path, config(memory=2)) as h:
+        async with open_harness(tmp_path, config(memory=2), learning=True) as h:
             handle, events, _ = await h.start_session()
             h.provider.push({"text": "one"}, {"text": "two"}, {"text": "Nothing to keep."})
             await run_turn(handle, events, "first")
@@ -139,7 +139,7 @@ class TestMemoryReview:
 
     async def test_the_switch_turns_it_off(self, tmp_path: Path) -> None:
         """auxiliary.background_review.enabled false: no turn is reviewed, however due."""
-        async with open_harness(tmp_path, config(memory=1, skills=1, enabled=False)) as h:
+        async with open_harness(tmp_path, config(memory=1, skills=1, enabled=False), learning=True) as h:
             handle, events, _ = await h.start_session()
             h.provider.push({"text": "one"}, {"text": "two"})
             await run_turn(handle, events, "first")
@@ -151,7 +151,7 @@ class TestMemoryReview:
         """auxiliary.background_review.model, as Hermes reads it, takes the review from the auxiliary model."""
         routed = attrs.evolve(config(memory=1), auxiliary=AuxiliaryConfig(
             model=AUX, background_review=BackgroundReviewConfig(provider="auto", model="review-model")))
-        async with open_harness(tmp_path, routed) as h:
+        async with open_harness(tmp_path, routed, learning=True) as h:
             handle, events, _ = await h.start_session()
             h.provider.push({"text": "one"}, {"text": "Nothing to keep."})
             await run_turn(handle, events, "first")
@@ -160,7 +160,7 @@ class TestMemoryReview:
 
     async def test_a_cron_turn_is_not_reviewed_for_memory(self, tmp_path: Path) -> None:
         """A scheduled job's prompts are not the user's words: as in Hermes, no memory review follows."""
-        async with open_harness(tmp_path, config(memory=1)) as h:
+        async with open_harness(tmp_path, config(memory=1), learning=True) as h:
             handle, events, _ = await h.start_session(source="cron")
             h.provider.push({"text": "one"}, {"text": "two"})
             await run_turn(handle, events, "first")
@@ -174,7 +174,7 @@ class TestGuards:
 
     async def test_a_threat_is_refused_and_nothing_is_logged(self, tmp_path: Path) -> None:
         """An injected instruction is refused by the memory tool's scan: no entry, no line, no log."""
-        async with open_harness(tmp_path, config(memory=1)) as h:
+        async with open_harness(tmp_path, config(memory=1), learning=True) as h:
             handle, events, _ = await h.start_session()
             h.provider.push(
                 {"text": "ok"},
@@ -190,9 +190,24 @@ class TestGuards:
             assert not (h.home / "memories" / "USER.md").exists()
             assert [c.subject for c in read_changes(h.home)] == ["Works on the billing service"]
 
+    async def test_an_entry_already_kept_is_not_a_change(self, tmp_path: Path) -> None:
+        """The review adds what USER.md holds already: no line, no log line."""
+        async with open_harness(tmp_path, config(memory=1), learning=True) as h:
+            (h.home / "memories").mkdir()
+            (h.home / "memories" / "USER.md").write_text("Prefers tabs")
+            handle, events, sid = await h.start_session()
+            h.provider.push({"text": "one"}, remember("Prefers tabs"), {"text": "Already known."}, {"text": "two"})
+            await run_turn(handle, events, "first")
+            await h.provider.wait_requests(3)
+            finished, seen = await run_turn(handle, events, "second")
+            assert finished.final_text == "two"
+            assert not [e for e in seen if isinstance(e, StatusUpdate) and e.kind == "learning"]
+            await h.system.root.terminate_child(f"session:{sid}", "test over")  # the review is done with
+            assert read_changes(h.home) == []
+
     async def test_other_tools_are_not_run(self, tmp_path: Path) -> None:
         """A review that calls terminal is answered that the tool is unknown; nothing runs."""
-        async with open_harness(tmp_path, config(memory=1)) as h:
+        async with open_harness(tmp_path, config(memory=1), learning=True) as h:
             handle, events, _ = await h.start_session()
             marker = h.workdir / "ran"
             h.provider.push(
@@ -211,7 +226,7 @@ class TestSkillReview:
 
     async def test_review_creates_a_skill(self, tmp_path: Path) -> None:
         """creation_nudge_interval 2: a turn with one tool call is due; the skill is created as a user skill."""
-        async with open_harness(tmp_path, config(memory=0, skills=2)) as h:
+        async with open_harness(tmp_path, config(memory=0, skills=2), learning=True) as h:
             (h.workdir / "CHANGES").write_text("v1\n")
             handle, events, _ = await h.start_session()
             h.provider.push(
@@ -234,7 +249,7 @@ class TestSkillReview:
 
     async def test_a_turn_that_used_skill_manage_is_not_due(self, tmp_path: Path) -> None:
         """The model saved a skill itself: the count starts again, no review follows."""
-        async with open_harness(tmp_path, config(memory=0, skills=2)) as h:
+        async with open_harness(tmp_path, config(memory=0, skills=2), learning=True) as h:
             handle, events, _ = await h.start_session()
             h.provider.push(
                 {"tool_calls": [{"id": "s1", "name": "skill_manage",
@@ -258,7 +273,7 @@ class TestOffTheCriticalPath:
     async def test_next_turn_runs_while_a_slow_review_hangs(self, tmp_path: Path) -> None:
         """A review whose model never answers is in the tree; the next turn completes beside it; closing the
         session cancels it."""
-        async with open_harness(tmp_path, config(memory=1)) as h:
+        async with open_harness(tmp_path, config(memory=1), learning=True) as h:
             handle, events, sid = await h.start_session()
             h.provider.push({"text": "first"}, {"text": "never sent", "stall_after_chunks": 0})
             await run_turn(handle, events, "one")
@@ -275,7 +290,7 @@ class TestOffTheCriticalPath:
 
     async def test_hibernation_cancels_the_review(self, tmp_path: Path) -> None:
         """An idle session with nobody attached hibernates though its review runs; the review goes with it."""
-        async with open_harness(tmp_path, config(memory=1)) as h:
+        async with open_harness(tmp_path, config(memory=1), learning=True) as h:
             handle, events, sid = await h.start_session()
             h.provider.push({"text": "first"}, {"text": "never sent", "stall_after_chunks": 0})
             await run_turn(handle, events, "one")
