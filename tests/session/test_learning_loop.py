@@ -76,6 +76,19 @@ async def learning_events(subscription: Any, count: int) -> list[StatusUpdate]:
     raise AssertionError("the subscription ended")
 
 
+async def review_without_a_line(h: Harness, answer: str) -> None:
+    """A turn whose review adds "Prefers tabs" to USER.md and answers ``answer``, then a second turn: no
+    learning line reaches the client. The session is closed at the end, so the review's log is complete."""
+    handle, events, sid = await h.start_session()
+    h.provider.push({"text": "one"}, remember("Prefers tabs"), {"text": answer}, {"text": "two"})
+    await run_turn(handle, events, "first")
+    await h.provider.wait_requests(3)
+    finished, seen = await run_turn(handle, events, "second")
+    assert finished.final_text == "two"
+    assert not [e for e in seen if isinstance(e, StatusUpdate) and e.kind == "learning"]
+    await h.system.root.terminate_child(f"session:{sid}", "test over")
+
+
 class TestMemoryReview:
     """A due turn is reviewed by the auxiliary model, which saves to memory through the memory tool."""
 
@@ -118,13 +131,7 @@ class TestMemoryReview:
             assert line.text == "💾 memory updated by review: user profile added"
         (tmp_path / "off").mkdir()
         async with open_harness(tmp_path / "off", config(memory=1, notifications="off"), learning=True) as h:
-            handle, events, _ = await h.start_session()
-            h.provider.push({"text": "one"}, remember("Prefers tabs"), {"text": "Kept."}, {"text": "two"})
-            await run_turn(handle, events, "first")
-            await h.provider.wait_requests(3)
-            finished, seen = await run_turn(handle, events, "second")
-            assert finished.final_text == "two"
-            assert not [e for e in seen if isinstance(e, StatusUpdate) and e.kind == "learning"]
+            await review_without_a_line(h, "Kept.")
             assert [c.subject for c in read_changes(h.home)] == ["Prefers tabs"]
 
     async def test_review_waits_for_the_interval(self, tmp_path: Path) -> None:
@@ -195,14 +202,7 @@ class TestGuards:
         async with open_harness(tmp_path, config(memory=1), learning=True) as h:
             (h.home / "memories").mkdir()
             (h.home / "memories" / "USER.md").write_text("Prefers tabs")
-            handle, events, sid = await h.start_session()
-            h.provider.push({"text": "one"}, remember("Prefers tabs"), {"text": "Already known."}, {"text": "two"})
-            await run_turn(handle, events, "first")
-            await h.provider.wait_requests(3)
-            finished, seen = await run_turn(handle, events, "second")
-            assert finished.final_text == "two"
-            assert not [e for e in seen if isinstance(e, StatusUpdate) and e.kind == "learning"]
-            await h.system.root.terminate_child(f"session:{sid}", "test over")  # the review is done with
+            await review_without_a_line(h, "Already known.")
             assert read_changes(h.home) == []
 
     async def test_other_tools_are_not_run(self, tmp_path: Path) -> None:
