@@ -526,7 +526,8 @@ class SessionActor(Actor[SessionMessage]):
         config = self.spec.deps.config
         focus = self.nudges.finish_turn(
             turn_messages(outcome.messages), config.skills.creation_nudge_interval,
-            completed=outcome.reason == "completed" and bool(outcome.final_text),
+            # As Hermes: a turn that ended with an answer, a budget's forced one too, not an interrupted one.
+            completed=outcome.reason in ("completed", "budget") and bool(outcome.final_text),
             has_skills="skill_manage" in self.durable.tools.names,
         )
         # A subagent's turns are its parent's work; an ephemeral session is one request, gone when answered.
