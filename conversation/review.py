@@ -17,6 +17,7 @@ from typing import Final
 import attrs
 
 from messages.chat import AssistantMessage, ChatMessage, HumanMessage, SystemMessage, content_text
+from tools.redact import redact_secrets
 
 __all__ = ["REVIEW_TOOLS", "NudgeCounters", "ReviewFocus", "review_messages", "turn_messages"]
 
@@ -133,7 +134,8 @@ def _transcript(history: Sequence[ChatMessage]) -> str:
         if len(text) > _MESSAGE_CHARS:
             text = text[:_MESSAGE_CHARS] + " […]"
         lines.append(f"{message.role}: {text}")
-    return "\n\n".join(lines)
+    # The review may run on another provider than the conversation's: no secret goes to it.
+    return redact_secrets("\n\n".join(lines))
 
 
 def review_messages(

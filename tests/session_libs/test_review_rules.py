@@ -75,3 +75,10 @@ class TestRequest:
         text = content_text(user.content)
         assert "terminal({})" in text and "user: hi" in text and "SECRET PROMPT" not in text
         assert "Current memory:\n(empty)" in content_text(system.content)
+
+    def test_secrets_are_redacted(self) -> None:
+        """A key the user pasted does not reach the review's model, which may be another provider."""
+        key = "ghp_" + "a1b2c3d4e5" * 4
+        history = [HumanMessage(f"my token is {key}"), AssistantMessage("noted")]
+        _, user = review_messages(history, ReviewFocus(memory=True), memory_now="", skill_names=[])
+        assert key not in content_text(user.content) and "[REDACTED]" in content_text(user.content)
