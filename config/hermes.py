@@ -54,6 +54,7 @@ HERMES_SYNONYMS: dict[str, str] = {
     "gateway.api_server.max_concurrent_runs": "platforms.api_server.max_concurrent_runs",
     "model.model": "model.default",
     "model.name": "model.default",
+    "stt_echo_transcripts": "stt.echo_transcripts",
     "platforms.api_server.extra.key": "platforms.api_server.key",
     "platforms.webhook.extra.max_body_bytes": "platforms.webhook.max_body_bytes",
     "platforms.webhook.extra.rate_limit": "platforms.webhook.rate_limit",
@@ -167,6 +168,9 @@ def apply_hermes_forms(data: dict[str, Any], found: list[str]) -> dict[str, Any]
     if isinstance(caching, dict) and caching.get("cache_ttl") is False:
         # YAML reads a bare off/no as false, Hermes's "caching off"; the section's converter takes the words.
         result["prompt_caching"] = {**caching, "cache_ttl": None}
+    if isinstance(result.get("checkpoints"), bool):
+        # Hermes reads ``checkpoints: true`` as the section's switch alone.
+        result["checkpoints"] = {"enabled": result["checkpoints"]}
     return result
 
 

@@ -26,6 +26,7 @@ from attrs import validators as v
 
 from config.aliases import apply_deprecated_keys
 from config.api import PlatformsConfig, auth_disabled_refusal
+from config.checkpoints import CheckpointsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
@@ -44,6 +45,7 @@ from config.sandbox import SANDBOX_MODES, CodeExecutionConfig, SandboxConfig
 from config.session import AgentConfig, ClarifyConfig, CompressionConfig, DisplayConfig, GuardrailsConfig
 from config.skills import SkillsConfig
 from config.store import StoreConfig
+from config.stt import SttConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
 from config.timezone import check_zone
 from config.tools import MemoryConfig, ToolsConfig
@@ -82,6 +84,8 @@ class Config:
     tools: ToolsConfig = attrs.Factory(ToolsConfig)
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
     skills: SkillsConfig = attrs.Factory(SkillsConfig)
+    stt: SttConfig = attrs.Factory(SttConfig)
+    checkpoints: CheckpointsConfig = attrs.Factory(CheckpointsConfig)
     daemon: DaemonConfig = attrs.Factory(DaemonConfig)
     platforms: PlatformsConfig = attrs.Factory(PlatformsConfig)
     pricing: dict[str, ModelPrice] = attrs.Factory(dict)

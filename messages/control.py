@@ -14,13 +14,15 @@ each into the session's own message of :mod:`messages.session`. Fields here are 
 daemon validates values (an unknown path, a bad limit) and answers an
 :class:`ErrorReply` whose ``code`` is one of :data:`ERROR_CODES`. The requests about the daemon's
 services (MCP servers, cron jobs, pairing) live in :mod:`messages.control_services`, the stored
-sessions' replies in :mod:`messages.session_records`; both are re-exported here.
+sessions' replies in :mod:`messages.session_records`, a session's checkpoints in :mod:`messages.checkpoints`;
+all are re-exported here.
 """
 
 from __future__ import annotations
 
 import attrs
 
+from messages.checkpoints import CheckpointReply, CheckpointRequest, CheckpointView
 from messages.events import SessionEvent
 from messages.control_services import (
     ApiStatus,
@@ -51,6 +53,9 @@ __all__ = [
     "ApiStatus",
     "Attach",
     "Attached",
+    "CheckpointReply",
+    "CheckpointRequest",
+    "CheckpointView",
     "ClientMessage",
     "ClientRequest",
     "CompressSession",
@@ -372,6 +377,7 @@ ClientRequest = (
     | ReloadMcp
     | CronRequest
     | PairingRequest
+    | CheckpointRequest
 )
 ClientMessage = Hello | ClientRequest
 
@@ -508,5 +514,6 @@ DaemonMessage = (
     | McpCallReply
     | CronReply
     | PairingReply
+    | CheckpointReply
     | SessionEvent
 )

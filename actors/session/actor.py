@@ -23,6 +23,7 @@ import attrs
 import trio
 
 from actors import Actor, Envelope, MailboxClosed, MailboxFull, Rejected
+from actors.session.checkpointing import SessionCheckpoints
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
 from conversation.errors import EmptySteerError
@@ -105,6 +106,7 @@ class SessionActor(Actor[SessionMessage]):
     model: SessionModel
     compaction: SessionCompaction
     file_reads: FileReadLedger
+    checkpoints: SessionCheckpoints
     search_store: RealmScopedReader
 
     def __init__(self, spec: SessionSpec) -> None:
@@ -117,6 +119,9 @@ class SessionActor(Actor[SessionMessage]):
         self.steer = SteerBuffer()
         self.queue: deque[UserMessage] = deque()
         self.turn: TurnJob | None = None
+        # True while a turn is being started or put away (its awaits: the history flushed, the state
+        # saved, the next queued message begun): no turn runs, yet none may start beside that work.
+        self._turn_changing = False
         self.last_active = 0.0
         # Turns finished since this actor started (a woken session starts again from 0).
         self.turns_finished = 0
@@ -167,6 +172,7 @@ class SessionActor(Actor[SessionMessage]):
         self.nudges.resume(state.history, deps.config.memory.nudge_interval)
         self.model = model = SessionModel(deps, state.options)
         self.file_reads = FileReadLedger()
+        self.checkpoints = SessionCheckpoints(deps.checkpoints, deps.config.checkpoints, state.options.cwd, self.session_id)
         self.compaction = SessionCompaction(deps, self.session_id, model, state, hub, self.file_reads)
         approvals = deps.config.approvals
         self.approval_policy = ApprovalPolicy(
@@ -229,6 +235,7 @@ class SessionActor(Actor[SessionMessage]):
                 max_parallel_tools=deps.config.tools.max_parallel_tools,
                 sandbox_dir=runtime.sandbox_dir,
             ),
+            checkpoints=self.checkpoints,
         )
         return services
 
@@ -309,7 +316,7 @@ class SessionActor(Actor[SessionMessage]):
         mailbox = self.mailbox
         return (
             self._ready
-            and self.turn is None
+            and self._no_turn()
             and (mailbox is None or mailbox.used == 0)
             and not self.queue
             and self.hub.watcher_count == 0
@@ -352,7 +359,7 @@ class SessionActor(Actor[SessionMessage]):
         if isinstance(message, Compress):
             return await self._on_compress(message.topic)
         if isinstance(message, ResetTools):
-            if self.turn is not None:
+            if not self._no_turn():
                 raise Rejected(SessionBusy("a turn is running; reset the tools when it has finished"))
             self.durable.tools = freeze_tools(self.spec.deps, self.durable.options)
             await self._save_state()
@@ -376,16 +383,21 @@ class SessionActor(Actor[SessionMessage]):
             return await trio.to_thread.run_sync(check_files, (await self._tool_services()).jail.policy, message.paths)
         raise Rejected(TypeError(f"a session does not take {type(message).__name__}"))
 
+    def _no_turn(self) -> bool:
+        """No turn runs, and none is being started or put away: a message may start one now."""
+        return self.turn is None and not self._turn_changing
+
     async def _on_user_message(self, message: UserMessage) -> str:
         if self._closing:
             raise Rejected(SessionBusy(f"session {self.session_id} is shutting down"))
-        if self.turn is None:
+        if self._no_turn():
             await self._start_turn(message)
             return "started"
+        turn = self.turn  # None while one is put away: the message then waits behind those queued
         mode = message.busy_mode or self.spec.deps.config.display.busy_input_mode
-        if mode == "steer" and self.turn.running_tools():
+        if turn is not None and mode == "steer" and turn.running_tools():
             return await self._on_steer(message.text)
-        if mode == "interrupt" and not self._interrupt_demoted():
+        if turn is not None and mode == "interrupt" and not self._interrupt_demoted():
             self.queue.appendleft(message)
             self._interrupt("user (new message)", None)
             return "interrupting"
@@ -423,6 +435,13 @@ class SessionActor(Actor[SessionMessage]):
 
     async def _start_turn(self, message: UserMessage) -> None:
         """Start a turn for ``message``; it is in the tree when this returns."""
+        self._turn_changing = True
+        try:
+            await self._begin_turn(message)
+        finally:
+            self._turn_changing = False
+
+    async def _begin_turn(self, message: UserMessage) -> None:
         state = self.durable
         state.turns += 1
         text = message.text
@@ -431,6 +450,7 @@ class SessionActor(Actor[SessionMessage]):
             self._notes.clear()
         self.executor.guardrails.reset()
         self.nudges.start_turn(self.spec.deps.config.memory.nudge_interval, has_memory=self._has_memory())
+        self.checkpoints.turn = state.turns
         budget = state.options.token_budget(self.spec.deps.config.agent.turn_token_budget)
         counters = TurnCounters(TokenMeter(budget, self.spec.parent_meter), started_at=trio.current_time())
         started = trio.Event()
@@ -478,6 +498,15 @@ class SessionActor(Actor[SessionMessage]):
             await self._finish_turn(turn_id, outcome, counters)
 
     async def _finish_turn(self, turn_id: int, outcome: TurnOutcome, counters: TurnCounters) -> None:
+        self._turn_changing = True
+        try:
+            await self._put_away(turn_id, outcome, counters)
+        finally:
+            self._turn_changing = False
+        self._maybe_quiet()
+
+    async def _put_away(self, turn_id: int, outcome: TurnOutcome, counters: TurnCounters) -> None:
+        """Record the finished turn, then begin the next queued message's."""
         state = self.durable
         state.history = outcome.messages
         counters.add_to(state)
@@ -506,8 +535,7 @@ class SessionActor(Actor[SessionMessage]):
                     usage=counters.usage, cost=counters.cost_usd or 0.0,
                 )
         if self.queue and not self._closing:
-            await self._start_turn(self.queue.popleft())
-        self._maybe_quiet()
+            await self._begin_turn(self.queue.popleft())
 
     # -- the learning loop -------------------------------------------------------------------------------
 
@@ -599,7 +627,7 @@ class SessionActor(Actor[SessionMessage]):
         return await self.model.summarize([HumanMessage(rating_request(command))], RATING_INSTRUCTIONS)
 
     async def _on_compress(self, topic: str | None) -> str:
-        if self.turn is not None:
+        if not self._no_turn():
             raise Rejected(SessionBusy("a turn is running; compress when it has finished"))
         self.state = ActorState.BUSY
         self.activity = "compressing"

@@ -21,6 +21,7 @@ from tools.results import ToolResult
 
 if TYPE_CHECKING:
     from actors import ActorBase
+    from actors.session.checkpointing import SessionCheckpoints
     from actors.session.turn_parts import TokenMeter
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
     from tools.jail import SessionJail
@@ -40,7 +41,8 @@ class SessionServices:
     ``shell`` and ``todo`` are the session's saved state (tools change them in place); ``file_reads``
     is its unsaved record of what the model has read of each file.
     ``start_background``, ``delegate`` and ``run_sandbox`` are the session's spawners (None where a
-    capability is not offered); ``jail`` is its sandbox policy and the daemon's launcher.
+    capability is not offered); ``jail`` is its sandbox policy and the daemon's launcher; ``checkpoints``
+    snapshots its working directory before a turn's first change (None: never).
     """
 
     session_id: str
@@ -58,6 +60,7 @@ class SessionServices:
     start_background: Callable[[BackgroundSpec], Awaitable[ProcessInfo]] | None = None
     delegate: Callable[[CallContext, dict[str, Any]], Awaitable[ToolResult]] | None = None
     run_sandbox: Callable[[CallContext, str], Awaitable[ToolResult]] | None = None
+    checkpoints: SessionCheckpoints | None = None
 
 
 @attrs.define
@@ -115,7 +118,17 @@ class CallContext:
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Decide by the session's approval policy, asking attached clients where it says so."""
         services = self._services
-        return await services.approval_policy.decide(request, services.requests.ask_approval)
+        answer = await services.approval_policy.decide(request, services.requests.ask_approval)
+        if request.tool == "terminal" and answer.decision != "deny":
+            await self.before_change("terminal", request.command)
+        return answer
+
+    async def before_change(self, tool: str, detail: str = "") -> None:
+        """Snapshot the session's working directory before ``tool`` changes it (once per turn, when
+        ``checkpoints.enabled``); never raises but Cancelled."""
+        checkpoints = self._services.checkpoints
+        if checkpoints is not None:
+            await checkpoints.before_change(tool, detail)
 
     async def clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str:
         """Ask attached clients a question.

@@ -21,6 +21,7 @@ from providers.recovery.keys import ProviderKeys
 from providers.recovery.policy import ProviderConnector
 from store.protocol import SessionStore
 from tools.approval import ApprovalBook
+from tools.checkpoints import Checkpoints
 from tools.jail.runtime import DaemonJails
 from tools.jail.runtime import SessionRuntime
 from tools.registry import ToolRegistry
@@ -146,6 +147,8 @@ class SessionDeps:
         prompts: the system prompts ephemeral sessions were given lately, shared by those that would build the same.
         zone: the user's time zone (``config.timezone``), whose day the prompt and summaries carry; None:
             the daemon's local time.
+        checkpoints: the daemon's shadow repositories of working directories (``checkpoints.*``); None: no
+            snapshots are taken (sessions run without a daemon).
     """
 
     config: Config
@@ -162,6 +165,7 @@ class SessionDeps:
     tool_lists: ToolListCache = attrs.field(factory=ToolListCache, eq=False, repr=False)
     prompts: PromptCache = attrs.field(factory=PromptCache, eq=False, repr=False)
     zone: ZoneInfo | None = None
+    checkpoints: Checkpoints | None = None
 
     def today(self) -> datetime.date:
         """The user's date now."""

@@ -17,6 +17,7 @@ import attrs
 import trio
 
 from actors import Job
+from actors.session.checkpointing import CHANGING_TOOLS
 from actors.session.context import CallContext, CallProgress, SessionServices
 from conversation.guardrails import (
     ToolCallGuardrailController,
@@ -61,7 +62,7 @@ def preview(value: Any, limit: int = _PREVIEW) -> str:
 
 
 class ToolExecutor:
-    """The session's tool-execution path: guardrail, dispatch, guardrail again.
+    """The session's tool-execution path: guardrail, checkpoint (before a file tool), dispatch, guardrail again.
 
     Used by tool calls and by the sandbox's RPC server alike, so a call made
     from a script is checked and capped exactly like one made by the model.
@@ -80,6 +81,8 @@ class ToolExecutor:
             if before.ends_turn:
                 self.halted = before
             return blocked_reply(before)
+        if name in CHANGING_TOOLS:
+            await ctx.before_change(name)
         reply = await dispatch(self.registry, name, args, ctx)
         after = self.guardrails.after_call(name, args, reply.text, failed=reply.counts_as_failure)
         if after.ends_turn:

@@ -86,11 +86,12 @@ async def collect_turn(subscription: Subscription) -> tuple[TurnFinished, list[S
 @asynccontextmanager
 async def open_harness(
     tmp_path: Path, config: Config | None = None, steps: Any = None, provider: Any = None, zone: ZoneInfo | None = None,
-    learning: bool = False,
+    store: InMemorySessionStore | None = None, learning: bool = False,
 ) -> AsyncIterator[Harness]:
     """Everything a session needs, torn down in order afterwards. ``provider``
-    replaces the in-process scripted server (a benchmark runs one out of process); ``zone`` is the user's.
-    ``learning`` keeps the background review on: off, it never takes a scripted reply meant for a turn."""
+    replaces the in-process scripted server (a benchmark runs one out of process); ``zone`` is the user's;
+    ``store`` replaces the fresh in-memory store. ``learning`` keeps the background review on: off, it
+    never takes a scripted reply meant for a turn."""
     config = config or Config()
     if not learning:
         review = attrs.evolve(config.auxiliary.background_review, enabled=False)
@@ -109,7 +110,7 @@ async def open_harness(
             deps = SessionDeps(
                 config=config, home=home, registry=toolbox.registry,
                 connector=PooledConnector(clients, config.streaming, default_key=lambda target: "sk-test-key"),
-                store=InMemorySessionStore(),
+                store=store if store is not None else InMemorySessionStore(),
                 approvals=toolbox.terminal.approvals,
                 zone=zone,
             )
