@@ -189,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(delete)
 
     _add_skills(commands)
+    _add_memory(commands)
     from cli.mcp_command import add_mcp_parser
 
     add_mcp_parser(commands, _add_json)
@@ -231,7 +232,20 @@ def _add_skills(commands: Any) -> None:
     delete = verbs.add_parser("delete", help="delete a user skill")
     delete.add_argument("name")
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    for parser in (listing, view, create, delete):
+    log = verbs.add_parser("log", help="what the background review changed in the skills, and why")
+    log.add_argument("--limit", type=int, default=20, help="the newest this many changes (default 20)")
+    for parser in (listing, view, create, delete, log):
+        _add_json(parser)
+
+
+def _add_memory(commands: Any) -> None:
+    """``memory show|log`` (run locally by :mod:`cli.learning_cli`)."""
+    memory = commands.add_parser("memory", help="what the agent remembers, and what the background review changed")
+    verbs = memory.add_subparsers(dest="verb", metavar="VERB")
+    show = verbs.add_parser("show", help="the entries of MEMORY.md and USER.md, and the latest review changes (default)")
+    log = verbs.add_parser("log", help="what the background review changed in memory, and why")
+    log.add_argument("--limit", type=int, default=20, help="the newest this many changes (default 20)")
+    for parser in (memory, show, log):
         _add_json(parser)
 
 
@@ -279,6 +293,10 @@ def _run(argv: list[str] | None) -> int:
             from cli.skills_cli import run_skills_command
 
             return run_skills_command(args)
+        if args.command == "memory":
+            from cli.learning_cli import run_memory_command
+
+            return run_memory_command(args)
         if args.command == "mcp":
             from cli.mcp_command import run_mcp_command
 
