@@ -169,6 +169,9 @@ def apply_hermes_forms(data: dict[str, Any], found: list[str]) -> dict[str, Any]
     if isinstance(caching, dict) and caching.get("cache_ttl") is False:
         # YAML reads a bare off/no as false, Hermes's "caching off"; the section's converter takes the words.
         result["prompt_caching"] = {**caching, "cache_ttl": None}
+    if isinstance(result.get("checkpoints"), bool):
+        # Hermes reads ``checkpoints: true`` as the section's switch alone.
+        result["checkpoints"] = {"enabled": result["checkpoints"]}
     return result
 
 

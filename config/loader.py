@@ -26,6 +26,7 @@ from attrs import validators as v
 
 from config.aliases import apply_deprecated_keys
 from config.api import PlatformsConfig, auth_disabled_refusal
+from config.checkpoints import CheckpointsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
@@ -36,6 +37,7 @@ from config.hermes import (
     hermes_keys_under,
     unused_hermes_setting,
 )
+from config.hooks import HooksConfig, PluginsConfig
 from config.mcp import McpEntry, parse_mcp_servers
 from config.pricing import ModelPrice
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
@@ -84,11 +86,14 @@ class Config:
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
     skills: SkillsConfig = attrs.Factory(SkillsConfig)
     stt: SttConfig = attrs.Factory(SttConfig)
+    checkpoints: CheckpointsConfig = attrs.Factory(CheckpointsConfig)
     daemon: DaemonConfig = attrs.Factory(DaemonConfig)
     platforms: PlatformsConfig = attrs.Factory(PlatformsConfig)
     pricing: dict[str, ModelPrice] = attrs.Factory(dict)
     # Read entry by entry (config.mcp): one bad server entry is that server's error, not the file's.
     mcp_servers: dict[str, McpEntry] = attrs.Factory(dict)
+    hooks: HooksConfig = attrs.Factory(HooksConfig)
+    plugins: PluginsConfig = attrs.Factory(PluginsConfig)
     # Hermes's top-level key: the user's IANA time zone (unset or "": HERMES_TIMEZONE, TZ, the system's).
     timezone: str | None = attrs.field(
         default=None, converter=lambda value: value or None, validator=v.optional([v.instance_of(str), check_zone])

@@ -135,8 +135,8 @@ class ToolsetCatalog:
     ) -> frozenset[str]:
         """The tool names a session may use.
 
-        As in Hermes, the configured MCP servers' toolsets (``mcp-<server>``) come with any platform
-        toolset (``hermes-*``, the default ``hermes-cli`` among them); a session enabled with other
+        As in Hermes, the configured MCP servers' toolsets (``mcp-<server>``) and the loaded plugins' come
+        with any platform toolset (``hermes-*``, the default ``hermes-cli`` among them); a session enabled with other
         toolsets only gets those it names. ``disabled`` removes them like any other.
 
         Args:
@@ -150,7 +150,8 @@ class ToolsetCatalog:
         """
         names = list(DEFAULT_TOOLSETS if enabled is None else enabled)
         if any(name.startswith(PLATFORM_TOOLSET_PREFIX) for name in names):
-            names += sorted(n for n in self._registry.toolset_names() if n.startswith(MCP_TOOLSET_PREFIX))
+            joining = self._registry.joining_toolsets()
+            names += sorted(n for n in self._registry.toolset_names() if n.startswith(MCP_TOOLSET_PREFIX) or n in joining)
         tools: set[str] = set()
         for name in names:
             tools |= self._resolve_live(name)

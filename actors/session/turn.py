@@ -31,6 +31,7 @@ import trio
 from actors import InterruptScope, Job, JobStopped
 from conversation.budget import GRACE_NOTICE, BudgetStep, IterationBudget, append_budget_note, close_for_forced_summary
 from conversation.history import INTERRUPTED_REPLY, cancelled_tool_text, close_interrupted_turn, open_tool_calls
+from actors.session.event_hooks import turn_started
 from actors.session.llm import LlmCall, StreamProgress
 from conversation.steer import SteerBuffer
 from actors.session.turn_parts import TurnConfig, TurnCounters, TurnOutcome, add_cost, add_usage
@@ -101,6 +102,8 @@ class TurnJob(Job[TurnOutcome]):
         self._results: dict[str, str] = {}
         # What the provider call had streamed when an interrupt reached it, if one did.
         self._stream: StreamProgress | None = None
+        # What the pre_llm_call hooks answered, added to this turn's message in its requests.
+        self._hook_context: str | None = None
 
     def snapshot_details(self) -> dict[str, Any]:
         stats = self.budget.statistics()
@@ -151,6 +154,7 @@ class TurnJob(Job[TurnOutcome]):
                 self.start_soon(_interrupt_at, clock, work, trio.current_time() + time_budget)
             meter.on_exceeded = work.interrupt
             try:
+                await self._start_hooks()
                 await self._loop()
             finally:
                 # The grace call must not be interrupted by the same budget.
@@ -158,6 +162,14 @@ class TurnJob(Job[TurnOutcome]):
                 meter.on_exceeded = None
         if work.cancelled_caught:
             await self._after_budget()
+
+    async def _start_hooks(self) -> None:
+        """The turn-start hooks, inside the work scope: an interrupt or the time budget stops one that hangs."""
+        config = self.config
+        self._hook_context = await turn_started(
+            config.deps.hooks, config.hub.session_id, config.options, config.model.chain.current.label, self.turn_id,
+            self.user_message.content,
+        )
 
     async def _loop(self) -> None:
         validator = ToolCallValidator(self.config.tools.names)
@@ -330,11 +342,17 @@ class TurnJob(Job[TurnOutcome]):
         counters.meter.add(usage.prompt_tokens + usage.completion_tokens)
 
     def _request_messages(self) -> list[ChatMessage]:
+        messages = self.messages
+        context = self._hook_context
+        if context is not None:
+            # The pre_llm_call hooks' context rides on this turn's message in its requests only.
+            user = self.user_message
+            messages = [attrs.evolve(user, content=append_text(user.content, context)) if m is user else m for m in messages]
         extra = self.config.ephemeral_system
-        system = self.messages[0] if self.messages else None
+        system = messages[0] if messages else None
         if not extra or not isinstance(system, SystemMessage):
-            return self.messages
-        return [attrs.evolve(system, content=append_text(system.content, extra)), *self.messages[1:]]
+            return messages
+        return [attrs.evolve(system, content=append_text(system.content, extra)), *messages[1:]]
 
     # -- endings ------------------------------------------------------------------------------------
 

@@ -6,15 +6,21 @@ actor-backed tools (execute_code, delegate_task) meet, once per daemon.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
 import attrs
 import httpx2
+import trio
 
 from actors.sandbox import register_execute_code
 from actors.subagent import register_delegate_task
 from config.loader import Config
+from messages.control_services import PluginStatus
+from tools.hooks import HookRunner, hooks_from_config, import_callable
+from tools.jail.environment import terminal_environment
+from tools.plugins import load_plugins
 from tools.builtin import register_core_tools
 from tools.registry import ToolRegistry
 from tools.session_search import register_session_search
@@ -22,7 +28,7 @@ from tools.skills import register_skill_tools
 from tools.terminal import TerminalTools, register_terminal_tools
 from tools.web import WebTools, register_web_tools
 
-__all__ = ["Toolbox", "build_toolbox"]
+__all__ = ["Extensions", "Toolbox", "build_toolbox", "load_extensions"]
 
 
 @attrs.define
@@ -52,3 +58,25 @@ def build_toolbox(
     register_delegate_task(registry, config.delegation)
     register_skill_tools(registry, config.skills)
     return Toolbox(registry, terminal, web)
+
+
+@attrs.frozen
+class Extensions:
+    """The user's hooks (configured, then the plugins') and every installed plugin's status."""
+
+    hooks: HookRunner
+    plugins: tuple[PluginStatus, ...]
+
+
+async def load_extensions(config: Config, registry: ToolRegistry) -> Extensions:
+    """Load the enabled plugins into ``registry`` and build the hooks; a plugin's or a hook's fault is
+    logged and listed, never raised.
+
+    Command hooks get the environment the terminal's shell starts from: the daemon's own, without its
+    secrets (``HERMES_ACTORS_HOME/.env`` is never in it).
+    """
+    plugins = await load_plugins(config.plugins, registry)
+    environ = terminal_environment(os.environ, config.terminal.env_passthrough)
+    # A ``python`` hook's module is imported here, off the loop.
+    configured = await trio.to_thread.run_sync(hooks_from_config, config.hooks, environ, import_callable)
+    return Extensions(HookRunner([*configured, *plugins.hooks]), plugins.statuses)

@@ -63,12 +63,13 @@ from actors.platform.daemon.cluster.forwarding import PeerRouter
 from actors.platform.daemon.cluster.peering import PeerListener
 from actors.platform.daemon.infrastructure.providers import ProvidersActor
 from actors.platform.daemon.infrastructure.store import StoreActor
-from actors.platform.daemon.toolbox import build_toolbox
+from actors.platform.daemon.toolbox import build_toolbox, load_extensions
 from actors.platform.gateway import PAIRING, PairingActor
 from actors.platform.gateway.send_message import register_send_message
 from actors.platform.gateway.voice import Transcriber, speech_endpoint
 from actors.platform.outbound import OutboundRegistry
 from control.paths import DaemonPaths
+from control.profiles import hidden_root
 from actors.platform.discord import DiscordBot
 from actors.platform.matrix import MatrixBot
 from actors.platform.mattermost import MattermostBot
@@ -110,6 +111,7 @@ from messages import control as c
 from messages.codec import Codec
 from store.factory import lease_directory, make_store
 from store.sql.store import SqlSessionStore
+from tools.checkpoints import Checkpoints
 from tools.jail.launcher import open_launcher
 from tools.jail.runtime import DaemonJails, RuntimeDir, hidden_daemon_paths
 from tools.web import open_web_client
@@ -156,7 +158,7 @@ async def open_daemon_tree(
     async with open_launcher(config.sandbox) as launcher, open_actor_system(shutdown_reason="daemon shutdown") as system:
         jails = DaemonJails(
             config=config.sandbox, runtime=runtime, home=str(paths.home), launcher=launcher,
-            daemon_paths=hidden_daemon_paths(paths.home, paths.socket),
+            daemon_paths=hidden_daemon_paths(paths.home, paths.socket), hidden_home=str(hidden_root(paths.home)),
         )
         log_jail_status(config.sandbox, launcher.status)
         front = host_index is None
@@ -307,6 +309,8 @@ async def _start_sessions(
     metadata = await ModelMetadata.open(home / "cache", config.model)
     # The web tools' SEARXNG_URL and Brave key may sit in HERMES_ACTORS_HOME/.env, as in Hermes.
     toolbox = build_toolbox(config, web_client, environ=environ, config_path=home / "config.yaml")
+    # Before MCP and the sessions: a plugin's tools are in the registry before any tool list is frozen.
+    extensions = await load_extensions(config, toolbox.registry)
     # Before sessions, so stopped after them; its start returns at once (servers connect on their own:
     # a slow or dead one must not hold up the daemon, docs/DECISIONS.md#d-mcp-never-blocks). Its tools
     # join the registry as each server gets ready; a session takes those registered when its tool list
@@ -341,6 +345,10 @@ async def _start_sessions(
         jails=jails,
         keys=keys,
         zone=zone,
+        # Outside every jail; never snapshot the user's whole home (Hermes refuses it too).
+        checkpoints=Checkpoints(home / "checkpoints", frozenset({Path.home()})),
+        hooks=extensions.hooks,
+        plugins=extensions.plugins,
     )
     section = config.daemon
     await system.root.start_child(
