@@ -21,6 +21,7 @@ from control.paths import home_from_env
 from config.errors import ConfigError
 from config.providers import KNOWN_PROVIDERS
 from config.sandbox import LIMIT_NAMES, SANDBOX_MODES
+from messages.session_records import EXPORT_FORMATS
 
 __all__ = ["build_parser", "main"]
 
@@ -172,9 +173,13 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--head", type=int, default=20)
     show.add_argument("--tail", type=int, default=10)
     _add_json(show)
-    export = verbs.add_parser("export", help="a session as JSON lines")
+    export = verbs.add_parser("export", help="a session as JSON lines, Markdown or a self-contained HTML page")
     export.add_argument("session", metavar="SESSION", help="session id or title")
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
+    export.add_argument(
+        "--format", choices=EXPORT_FORMATS,
+        help="jsonl, md or html (default: from the -o file's suffix, .md or .html, else jsonl)",
+    )
     delete = verbs.add_parser("delete", help="delete a session (stopping it first when live)")
     delete.add_argument("session", metavar="SESSION", help="session id or title")
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation (needed without a terminal)")
