@@ -195,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     from cli.pairing_command import add_pairing_parser
 
     add_pairing_parser(commands, _add_json)
+    from cli.import_hermes import add_import_parser
+
+    add_import_parser(commands, _add_json)
 
     demo = commands.add_parser("demo", help="a guided run against a built-in scripted model (no key, under 30 s)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
@@ -278,6 +281,10 @@ def _run(argv: list[str] | None) -> int:
             from cli.pairing_command import run_pairing_command
 
             return run_pairing_command(args)
+        if args.command == "import-hermes":
+            from cli.import_hermes import run_import_hermes
+
+            return run_import_hermes(args)
         if args.command in ("chat", "attach"):
             from cli.attach import run_attach_command
 
