@@ -4,7 +4,7 @@ Hermes 0.19's ``state.db`` is opened read-only (an ``SQLite`` ``mode=ro`` URI: n
 written, and a Hermes still running beside us keeps working). Each Hermes session becomes one ended
 session here under the same id, with its title, source, model, working directory, start time, tokens,
 cost and parent; its active messages (the ones Hermes would replay; rewound ones are not) in the
-conversation form both projects share. Tool results pass the secret redaction, as every tool result
+conversation form both projects share, stamped with the time the session ended. Tool results pass the secret redaction, as every tool result
 stored here has. A session whose id is here already is left, so running the import twice is harmless.
 """
 
@@ -27,7 +27,7 @@ __all__ = ["HermesSession", "StateDbError", "plan_sessions", "read_state_db", "w
 
 # The columns the import needs (Hermes 0.19's schema has more; an older one may lack some).
 _SESSION_COLUMNS = ("id", "source", "model", "parent_session_id", "started_at", "ended_at", "end_reason", "title", "cwd")
-_MESSAGE_COLUMNS = ("session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name")
+_MESSAGE_COLUMNS = ("session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp")
 # Hermes marks multimodal content stored as JSON with this prefix (hermes_state.SessionDB._encode_content).
 _JSON_CONTENT = "\x00json:"
 _ROLES = frozenset(("system", "user", "assistant", "tool"))
@@ -48,6 +48,7 @@ class HermesSession:
     title: str | None
     cwd: str | None
     started_at: float
+    ended_at: float
     end_reason: str
     tokens_in: int
     tokens_out: int
@@ -76,7 +77,8 @@ def read_state_db(path: Path) -> list[HermesSession]:
             messages = conn.execute(
                 f"SELECT * FROM messages WHERE session_id = ?{active} ORDER BY id", (row["id"],)
             ).fetchall()
-            sessions.append(_session(row, usage, [m for m in (_message(r) for r in messages) if m is not None]))
+            last = max((float(m["timestamp"]) for m in messages if isinstance(m["timestamp"], (int, float))), default=None)
+            sessions.append(_session(row, usage, [m for m in (_message(r) for r in messages) if m is not None], last))
         return _parents_first(sessions)
     except sqlite3.Error as exc:
         raise StateDbError(f"cannot read {path}: {exc}") from exc
@@ -100,9 +102,11 @@ def _number(row: sqlite3.Row, column: str, usage: set[str]) -> float:
     return float(value) if isinstance(value, (int, float)) and value > 0 else 0.0
 
 
-def _session(row: sqlite3.Row, usage: set[str], messages: list[dict[str, Any]]) -> HermesSession:
+def _session(row: sqlite3.Row, usage: set[str], messages: list[dict[str, Any]], last: float | None) -> HermesSession:
+    """``row`` of Hermes's sessions table; ``last`` is its last message's time, when it has one."""
     cost = _number(row, "actual_cost_usd", usage) or _number(row, "estimated_cost_usd", usage)
     ended = row["ended_at"] is not None
+    started = float(row["started_at"])
     return HermesSession(
         id=str(row["id"]),
         source=str(row["source"] or "cli"),
@@ -110,7 +114,9 @@ def _session(row: sqlite3.Row, usage: set[str], messages: list[dict[str, Any]]) 
         parent_session_id=row["parent_session_id"],
         title=row["title"] or None,
         cwd=row["cwd"],
-        started_at=float(row["started_at"]),
+        started_at=started,
+        # A session still open in Hermes ends here at its last message.
+        ended_at=max(started, float(row["ended_at"]) if ended else (last or started)),
         end_reason=str(row["end_reason"] or "ended") if ended else "imported from Hermes",
         tokens_in=int(_number(row, "input_tokens", usage)),
         tokens_out=int(_number(row, "output_tokens", usage)),
@@ -227,6 +233,6 @@ async def _record(store: SessionStore, session: HermesSession, parent: str | Non
     )
     await store.record_session(
         meta, messages=session.messages, state=None, reason=session.end_reason,
-        tokens_in=session.tokens_in, tokens_out=session.tokens_out, cost=session.cost,
+        tokens_in=session.tokens_in, tokens_out=session.tokens_out, cost=session.cost, ended_at=session.ended_at,
     )
 

@@ -235,6 +235,9 @@ class TestExportFormats:
         assert markdown.stdout.startswith("# fix the <b>parser</b>")
         assert "## tool result: terminal" in markdown.stdout
         assert '"command": "cat notes.txt"' in markdown.stdout
+        # Hermes's times came over: when the session started and when it ended (its messages are stamped then).
+        assert "- **started**: 2026-01-01 00:00:00 UTC" in markdown.stdout
+        assert "- **ended**: 2026-01-01 00:10:00 UTC (user_exit)" in markdown.stdout
 
         lines = [json.loads(line) for line in jsonl.stdout.splitlines()]
         assert lines[0]["type"] == "session" and lines[0]["id"] == CHAT
