@@ -1,17 +1,21 @@
 """Hermes's sessions (``state.db``) into our store, through the store's API, so SQLite and PostgreSQL both work.
 
-Hermes 0.19's ``state.db`` is opened read-only (an ``SQLite`` ``mode=ro`` URI: not a byte of it is
-written, and a Hermes still running beside us keeps working). Each Hermes session becomes one ended
-session here under the same id, with its title, source, model, working directory, start time, tokens,
-cost and parent; its active messages (the ones Hermes would replay; rewound ones are not) in the
-conversation form both projects share, stamped with the time the session ended. Tool results pass the secret redaction, as every tool result
-stored here has. A session whose id is here already is left, so running the import twice is harmless.
+Hermes 0.19's ``state.db`` is opened read-only (an SQLite ``mode=ro`` URI), so not a byte of the Hermes
+home is written: in place when Hermes closed it cleanly, else (a write-ahead log beside it: Hermes runs,
+or crashed) a private copy of it and its log, as a read in place would write Hermes's shared-memory
+index. Each Hermes session becomes one ended session here under the same id, with its title, source,
+model, working directory, times, tokens, cost and parent; its active messages (the ones Hermes would
+replay; rewound ones are not) in the conversation form both projects share, stamped with the time the
+session ended. Tool results pass the secret redaction, as every tool result stored here has. A session
+whose id is here already is left, so running the import twice is harmless.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -62,8 +66,26 @@ def read_state_db(path: Path) -> list[HermesSession]:
     Raises:
         StateDbError: not a database, or one without the tables and columns the import needs.
     """
+    wal = path.with_name(f"{path.name}-wal")
+    if not wal.exists():
+        # Closed cleanly (no write-ahead log): read in place. ``immutable`` keeps SQLite from creating the
+        # -wal and -shm files a read-only open of a WAL database otherwise leaves beside it.
+        return _read(path, "mode=ro&immutable=1")
+    # A Hermes still running (or one that crashed) has changes in its log: read a private copy of the
+    # database and its log, so nothing of Hermes's, its shared-memory index included, is touched.
+    with tempfile.TemporaryDirectory(prefix="hermes-state-") as scratch:
+        copy = Path(scratch) / "state.db"
+        try:
+            shutil.copyfile(path, copy)
+            shutil.copyfile(wal, copy.with_name("state.db-wal"))
+        except OSError as exc:
+            raise StateDbError(f"cannot copy {path}: {exc.strerror}") from exc
+        return _read(copy, "mode=ro")
+
+
+def _read(path: Path, options: str) -> list[HermesSession]:
     try:
-        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?{options}", uri=True)
     except sqlite3.Error as exc:
         raise StateDbError(f"cannot open {path}: {exc}") from exc
     try:

@@ -88,6 +88,24 @@ class TestImportHermes:
         listed = run_cli(home, "skills", "list", "--json")
         assert "deploy-notes" in listed.stdout, listed.stderr
 
+    def test_a_running_hermes(self, home: Path, hermes: Path) -> None:
+        """A state.db whose write-ahead log holds changes (Hermes runs) is read whole, and left untouched."""
+        writer = sqlite3.connect(hermes / "state.db")
+        try:
+            with writer:
+                writer.execute(
+                    "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'written just now', 1)",
+                    ("20260102_090000_bbbb02",),
+                )
+            assert (hermes / "state.db-wal").stat().st_size > 0
+            before = _digest(hermes)
+            status, report, stderr = _import(home, str(hermes))
+            assert status == 0, stderr
+            assert _digest(hermes) == before
+        finally:
+            writer.close()
+        assert _items(report, "took")["session 20260102_090000_bbbb02"] == "telegram, 3 messages"
+
     def test_dry_run_writes_nothing(self, home: Path, hermes: Path) -> None:
         """--dry-run reports what would be taken and creates nothing of ours."""
         status, report, _ = _import(home, str(hermes), "--dry-run")
