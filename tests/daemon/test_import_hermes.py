@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 import re
 import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -261,3 +263,40 @@ class TestExportFormats:
         assert lines[0]["type"] == "session" and lines[0]["id"] == CHAT
         assert [line["message"]["role"] for line in lines if line["type"] == "message"] == ["user", "assistant", "tool", "assistant"]
         assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+NOBODY = 65534
+
+
+class TestAsOrdinaryUser:
+    """An ordinary user imports a Hermes home it may only read: nothing is written into it."""
+
+    def test_a_read_only_hermes_home(self) -> None:
+        """Hermes's files readable but not writable by the user (as root nothing proves that): the import works."""
+        setpriv = shutil.which("setpriv")
+        if os.geteuid() != 0 or setpriv is None:
+            pytest.skip("needs root and setpriv to become an ordinary user")
+        become = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+        if subprocess.run([*become, sys.executable, "-c", "import attrs, trio"], capture_output=True).returncode != 0:
+            pytest.skip(f"an ordinary user cannot run {sys.executable} here")
+        base = Path(tempfile.mkdtemp(prefix="hx-import-", dir="/tmp"))
+        try:
+            base.chmod(0o755)
+            hermes = base / "hermes"
+            shutil.copytree(FIXTURE, hermes)
+            for path in [hermes, *hermes.rglob("*")]:
+                path.chmod(0o755 if path.is_dir() else 0o644)
+            ours = base / "nobody"
+            ours.mkdir()
+            os.chown(ours, NOBODY, NOBODY)
+            home = ours / "home"
+            done = subprocess.run(
+                [*become, sys.executable, "-m", "cli", "import-hermes", str(hermes), "--json"],
+                env={**environment(home), "HOME": str(ours)}, cwd=REPO, capture_output=True, text=True, timeout=60,
+            )
+            assert done.returncode == 0, done.stderr
+            assert f"session {CHAT}" in _items(json.loads(done.stdout), "took")
+            assert (home / "SOUL.md").stat().st_uid == NOBODY
+            assert sorted(p.name for p in hermes.iterdir()) == [".env", "SOUL.md", "config.yaml", "memories", "skills", "state.db"]
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
