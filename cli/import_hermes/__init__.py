@@ -55,14 +55,17 @@ def _hermes_home(args: argparse.Namespace) -> Path:
         home = Path(value).expanduser() if value else Path.home() / ".hermes"
     if args.profile:
         if args.profile in (".", "..") or "/" in args.profile:
-            raise _Refused(f"not a profile name: {args.profile!r}", EXIT_NOT_FOUND)
+            raise _Refused(f"not a profile name: {args.profile!r}", "invalid", EXIT_NOT_FOUND)
         home = home / "profiles" / args.profile
     return home.absolute()
 
 
 class _Refused(Exception):
-    def __init__(self, message: str, status: int) -> None:
+    """The import cannot run: ``code`` names why for --json, ``status`` is the exit status."""
+
+    def __init__(self, message: str, code: str, status: int) -> None:
         super().__init__(message)
+        self.code = code
         self.status = status
 
 
@@ -72,16 +75,18 @@ def run_import_hermes(args: argparse.Namespace) -> int:
         source = _hermes_home(args)
         home = home_from_env().absolute()
         if not source.is_dir():
-            raise _Refused(f"no Hermes home at {source}", EXIT_NOT_FOUND)
+            raise _Refused(f"no Hermes home at {source}", "not_found", EXIT_NOT_FOUND)
         if source.resolve() == home.resolve():
-            raise _Refused(f"{source} is this hermes-actors home itself", EXIT_NOT_FOUND)
+            raise _Refused(f"{source} is this hermes-actors home itself", "invalid", EXIT_NOT_FOUND)
         report = Report(str(source), str(home), args.dry_run)
         if args.dry_run:
             _import(source, home, args, report)
         else:
             _import_locked(source, home, args, report)
     except _Refused as exc:
-        return _fail(args, str(exc), exc.status)
+        return _fail(args, exc)
+    except OSError as exc:  # our home cannot be made or locked (another user's, a read-only disk)
+        return _fail(args, _Refused(f"cannot use {home_from_env()}: {exc.strerror or exc}", "io", EXIT_FAILURE))
     if args.json:
         print(report.dumps())
     else:
@@ -89,13 +94,14 @@ def run_import_hermes(args: argparse.Namespace) -> int:
     return EXIT_FAILURE if report.refused else 0
 
 
-def _fail(args: argparse.Namespace, message: str, status: int) -> int:
+def _fail(args: argparse.Namespace, refused: _Refused) -> int:
+    """A refusal as every command reports one: ``{"error": {"code", "message"}}`` with --json, a line on stderr."""
     if args.json:
-        import json
+        from cli.commands import print_json
 
-        print(json.dumps({"ok": False, "error": {"code": "refused", "message": message}}))
-    print(f"hermes-actors: {message}", file=sys.stderr)
-    return status
+        print_json({"error": {"code": refused.code, "message": str(refused)}})
+    print(f"hermes-actors: {refused}", file=sys.stderr)
+    return refused.status
 
 
 def _import_locked(source: Path, home: Path, args: argparse.Namespace, report: Report) -> None:
@@ -110,6 +116,7 @@ def _import_locked(source: Path, home: Path, args: argparse.Namespace, report: R
         raise _Refused(
             f"a daemon is running for {home}: stop it with `hermes-actors stop`, then import "
             "(it keeps its settings and sessions in memory; `--dry-run` works while it runs)",
+            "daemon_running",
             EXIT_FAILURE,
         )
     try:
@@ -131,7 +138,7 @@ def _import(source: Path, home: Path, args: argparse.Namespace, report: Report) 
     except ConfigError as exc:
         report.left("memories and sessions", f"our config.yaml cannot be read ({exc}): its limits and store are unknown")
         config = None
-    for planned in (files.plan_env(source, home, report), files.plan_soul(source, home)):
+    for planned in (files.plan_env(source, home, report), files.plan_soul(source, home, report)):
         if planned is not None:
             placer.place(planned)
     for planned in files.plan_memories(source, home, (config or Config()).memory, report):

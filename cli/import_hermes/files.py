@@ -66,7 +66,14 @@ class Placer:
     stamp: str = attrs.Factory(lambda: time.strftime("%Y%m%d-%H%M%S"))
 
     def place(self, placement: Placement) -> None:
-        """Write ``placement`` (or, with ``dry_run``, only report what would happen)."""
+        """Write ``placement`` (or, with ``dry_run``, only report what would happen); one that cannot be
+        written is reported as left, with the system's reason, and the import goes on."""
+        try:
+            self._place(placement)
+        except OSError as exc:
+            self.report.left(placement.item, f"not written: {exc.strerror or exc}")
+
+    def _place(self, placement: Placement) -> None:
         target = placement.target
         if target.exists() or target.is_symlink():
             if self._same(placement):
@@ -200,16 +207,27 @@ def plan_env(source: Path, home: Path, report: Report) -> Placement | None:
     path = source / ".env"
     if not path.is_file():
         return None
+    data = _read(path, ".env", report)
+    if data is None:
+        return None
     names = sorted(load_env_file(source))
-    return Placement(".env", home / ".env", path.read_bytes(), mode=0o600, detail=f"keys {', '.join(names) or '(none)'}")
+    return Placement(".env", home / ".env", data, mode=0o600, detail=f"keys {', '.join(names) or '(none)'}")
 
 
-def plan_soul(source: Path, home: Path) -> Placement | None:
+def _read(path: Path, item: str, report: Report) -> bytes | None:
+    """``path``'s bytes; None (reported as left) when it cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        report.left(item, f"cannot read {path}: {exc.strerror or exc}")
+        return None
+
+
+def plan_soul(source: Path, home: Path, report: Report) -> Placement | None:
     """Hermes's ``SOUL.md`` (the agent's identity): the same file, read the same way here."""
     path = source / "SOUL.md"
-    if not path.is_file():
-        return None
-    return Placement("SOUL.md", home / "SOUL.md", path.read_bytes(), detail="the agent's identity")
+    data = _read(path, "SOUL.md", report) if path.is_file() else None
+    return None if data is None else Placement("SOUL.md", home / "SOUL.md", data, detail="the agent's identity")
 
 
 def plan_memories(source: Path, home: Path, config: MemoryConfig, report: Report) -> Iterator[Placement]:
@@ -222,8 +240,11 @@ def plan_memories(source: Path, home: Path, config: MemoryConfig, report: Report
         if not path.is_file():
             continue
         limit = config.memory_char_limit if target == "memory" else config.user_char_limit
+        data = _read(path, name, report)
+        if data is None:
+            continue
         kept: list[str] = []
-        for number, entry in enumerate(_entries(path.read_text(encoding="utf-8", errors="replace")), 1):
+        for number, entry in enumerate(_entries(data.decode("utf-8", errors="replace")), 1):
             threats = find_threats(entry)
             if threats:
                 report.left(f"{name} entry {number}", f"matches the threat patterns {', '.join(threats)}")

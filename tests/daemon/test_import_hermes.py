@@ -198,6 +198,15 @@ class TestImportHermes:
         assert "Ignore all previous" not in (home / "memories" / "MEMORY.md").read_text()
         assert _items(report, "took")["MEMORY.md"] == "2 entries"
 
+    def test_what_cannot_be_written_is_left(self, home: Path, hermes: Path) -> None:
+        """A place of ours that cannot take a file (memories/ is a file) is reported with why; the rest arrives."""
+        home.mkdir(mode=0o700)
+        (home / "memories").write_text("not a directory")
+        status, report, stderr = _import(home, str(hermes))
+        assert status == 0, stderr
+        assert _items(report, "left")["MEMORY.md"].startswith("not written: ")
+        assert "SOUL.md" in _items(report, "took")
+
 
 class TestImportIntoPostgres:
     """Sessions reach the store config.yaml chooses, through the store's API: PostgreSQL too."""
