@@ -128,6 +128,11 @@ def _tool_names(messages: Iterable[dict[str, Any]]) -> dict[str, str]:
     return names
 
 
+def _tool_name(message: dict[str, Any], names: dict[str, str]) -> str:
+    """The tool a result answers: its call's name, else the result's own ``name``."""
+    return names.get(str(message.get("tool_call_id"))) or str(message.get("name") or "?")
+
+
 def _facts(session: dict[str, Any]) -> list[tuple[str, str]]:
     """The session's row as label/value pairs for the export's head."""
     facts = [
@@ -163,7 +168,7 @@ def _markdown(session: dict[str, Any], messages: list[dict[str, Any]]) -> str:
     for stored in messages:
         message = stored["message"]
         role = str(message.get("role", "message"))
-        heading = f"tool result: {names.get(str(message.get('tool_call_id')), '?')}" if role == "tool" else role
+        heading = f"tool result: {_tool_name(message, names)}" if role == "tool" else role
         when = _when(stored.get("created_at"))
         out += ["", f"## {heading}" + (f" · {when}" if when else ""), ""]
         text = redact_secrets(_text(message.get("content")))
@@ -198,7 +203,7 @@ def _html(session: dict[str, Any], messages: list[dict[str, Any]]) -> str:
             body.append(f'<span class="time">{_e(when)}</span>')
         body.append("</div>")
         if role == "tool":
-            name = names.get(str(message.get("tool_call_id")), "?")
+            name = _tool_name(message, names)
             lines = text.count("\n") + 1 if text else 0
             body.append(f"<details><summary>result of {_e(name)} ({lines} lines)</summary><pre>{_e(text)}</pre></details>")
         elif text:

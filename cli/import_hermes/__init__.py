@@ -15,11 +15,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cli.import_hermes.report import Report
 from control.errors import EXIT_FAILURE, EXIT_NOT_FOUND
 from control.paths import DaemonPaths, ensure_private_dir, home_from_env
+
+if TYPE_CHECKING:
+    from config.loader import Config
 
 __all__ = ["add_import_parser", "run_import_hermes"]
 
@@ -136,7 +139,7 @@ def _import(source: Path, home: Path, args: argparse.Namespace, report: Report) 
     try:
         config = load_config(home, log_warnings=False)
     except ConfigError as exc:
-        report.left("memories and sessions", f"our config.yaml cannot be read ({exc}): its limits and store are unknown")
+        report.left("sessions", f"our config.yaml cannot be read, so neither can the store it chooses: {exc}")
         config = None
     for planned in (files.plan_env(source, home, report), files.plan_soul(source, home, report)):
         if planned is not None:
@@ -153,10 +156,10 @@ def _import(source: Path, home: Path, args: argparse.Namespace, report: Report) 
     if (source / "profiles").is_dir() and not args.profile:
         names = sorted(p.name for p in (source / "profiles").iterdir() if p.is_dir())
         if names:
-            report.left("profiles", f"{', '.join(names)}: import each with --profile NAME (into a home of its own)")
+            report.left("profiles", f"{', '.join(names)}: import each with --profile NAME, into the hermes-actors home meant for it")
 
 
-def _sessions(source: Path, home: Path, config: Any, dry_run: bool, report: Report) -> None:
+def _sessions(source: Path, home: Path, config: Config, dry_run: bool, report: Report) -> None:
     from cli.import_hermes.sessions import StateDbError, plan_sessions, read_state_db, write_sessions
 
     path = source / "state.db"
