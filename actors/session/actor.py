@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors import Actor, Envelope, MailboxClosed, MailboxFull, Rejected, SpawnFailed
+from actors import Actor, ActorBase, ActorFailed, Envelope, MailboxClosed, MailboxFull, Rejected, SpawnFailed
 from actors.session.browser import BrowserActor
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
@@ -617,7 +617,7 @@ class SessionActor(Actor[SessionMessage]):
             self._browser = actor
             return actor.browser
 
-    def _browser_failed(self, child: Actor[Any], failure: BaseException) -> None:
+    def _browser_failed(self, child: ActorBase, failure: ActorFailed) -> None:
         # The browser died (it crashed, or ran out of the session's memory): the next call starts another.
         log.warning("session %s: its browser stopped: %s", self.session_id, failure)
 

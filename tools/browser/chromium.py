@@ -3,7 +3,7 @@
 Chromium's own sandbox is off (``--no-sandbox``) because the jail is the sandbox: it needs a user
 namespace of its own (or a setuid helper), and the jail forbids both (bubblewrap's ``--disable-userns``,
 no capabilities, ``no_new_privs``). Its renderers share the jail's namespaces, seccomp filter and the
-session's control group instead; docs/DECISIONS.md says why. The debugging channel is a pipe on its
+session's control group instead (docs/DECISIONS.md#d-browser-in-jail). The debugging channel is a pipe on its
 descriptors 3 and 4 (:mod:`tools.browser.cdp`), handed through bubblewrap by a small ``bash`` prologue
 (``pass_fds`` keeps our numbers; Chromium wants exactly 3 and 4).
 """
