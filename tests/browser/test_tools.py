@@ -83,12 +83,13 @@ async def driving(tmp_path: Path, jail: SessionJail | None = None, sees_images: 
         pid = browser.pid
         assert pid is not None
         assert not Path(f"/proc/{pid}").exists(), "the browser's process was left running"
-        assert not list(Path(ctx.jail.policy.tmp_dir).glob("browser-profile-*")), "the profile was left behind"
-        assert not _processes_using(ctx.jail.policy.tmp_dir), "a browser process was left running"
+        profile = browser.profile_dir
+        assert profile is not None and not Path(profile).exists(), "the profile was left behind"
+        assert not _processes_using(os.path.basename(profile)), "a browser process was left running"
 
 
-def _processes_using(directory: str) -> list[int]:
-    """Processes whose command line names ``directory`` (a browser's profile lives there)."""
+def _processes_using(profile: str) -> list[int]:
+    """Processes whose command line names the browser profile ``profile`` (its directory's own name)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -98,7 +99,7 @@ def _processes_using(directory: str) -> list[int]:
                 cmdline = file.read()
         except OSError:
             continue
-        if directory.encode() in cmdline and b"--user-data-dir" in cmdline:
+        if profile.encode() in cmdline and b"--user-data-dir" in cmdline:
             found.append(int(entry))
     return found
 

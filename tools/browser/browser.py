@@ -140,6 +140,8 @@ class Browser:
         self._cdp: CdpConnection | None = None
         self._process: JailedProcess | None = None
         self._profile: str | None = None
+        #: Where its profile was made (removed when it stops), None before it starts.
+        self.profile_dir: str | None = None
         self._nursery: trio.Nursery | None = None
         self._output: deque[str] = deque(maxlen=20)
         #: Tool calls using the browser now, and when the last one ended (``trio.current_time()``).
@@ -230,6 +232,7 @@ class Browser:
         self._profile = await trio.to_thread.run_sync(
             lambda: tempfile.mkdtemp(prefix="browser-profile-", dir=policy.tmp_dir)
         )
+        self.profile_dir = self._profile
         # Ours: we write commands into to_browser, read replies from from_browser. Its ends go to 10+ so
         # that moving them to 3 and 4 never overwrites one with the other.
         to_browser_r, to_browser_w = os.pipe()
