@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import attrs
 import trio
 
 from config.loader import Config
-from messages.session import Shutdown
+from messages.session import Interrupt, Shutdown, UserMessage
 from tests.browser.conftest import Site
-from tests.session.harness import open_harness, run_turn
+from tests.session.harness import collect_turn, open_harness, run_turn
 
 
 class TestSessionBrowser:
@@ -46,3 +47,67 @@ class TestSessionBrowser:
                 while any(path.endswith("/browser") for path in h.system.registry.paths()):
                     await trio.sleep(0.05)
             assert not Path(f"/proc/{pid}").exists()
+
+
+class TestSessionInterrupt:
+    """Interrupting the turn cancels a navigation in flight: the turn ends at once, the browser stays."""
+
+    async def test_slow_page_interrupted(self, tmp_path: Path, site: Site) -> None:
+        arrived = trio.Event()
+        token = trio.lowlevel.current_trio_token()
+
+        def slow(handler: Any) -> None:
+            token.run_sync_soon(arrived.set)
+            site.release.wait(60)
+
+        site.routes["/slow"] = slow
+        site.page("/fast", "<html><body>fast page</body></html>")
+        async with open_harness(tmp_path) as h:
+            handle, events, session_id = await h.start_session()
+            h.provider.push(
+                {"tool_calls": [{"id": "n1", "name": "browser_navigate", "arguments": {"url": site.url("/slow")}}]},
+            )
+            await handle.tell(UserMessage("open the slow page"))
+            with trio.fail_after(10):
+                await arrived.wait()
+            interrupted_at = trio.current_time()
+            await handle.tell(Interrupt())
+            with trio.fail_after(5):
+                finished, _ = await collect_turn(events)
+            assert finished.reason == "interrupted"
+            assert trio.current_time() - interrupted_at < 3
+            # The browser is the session's: the next turn uses it again.
+            h.provider.push(
+                {"tool_calls": [{"id": "n2", "name": "browser_navigate", "arguments": {"url": site.url("/fast")}}]},
+                {"text": "opened"},
+            )
+            finished, _ = await run_turn(handle, events, "open the fast page")
+            assert finished.final_text == "opened"
+            assert "fast page" in json.dumps(h.provider.requests[-1].body)
+
+
+class TestScripts:
+    """execute_code's scripts may drive the browser (the tools it lists for scripts)."""
+
+    async def test_script_navigates_and_reads(self, tmp_path: Path, site: Site) -> None:
+        site.page("/", "<html><head><title>Scripted</title></head><body><a href='/next'>Next</a></body></html>")
+        site.page("/next", "<html><body>second page</body></html>")
+        code = (
+            "from hermes_tools import browser_navigate, browser_click, browser_snapshot\n"
+            f"page = browser_navigate({site.url('/')!r})\n"
+            "ref = page['snapshot'].split('[ref=')[1].split(']')[0]\n"
+            "browser_click('@' + ref)\n"
+            "print(page['title'], browser_snapshot()['snapshot'])\n"
+        )
+        async with open_harness(tmp_path) as h:
+            handle, events, session_id = await h.start_session()
+            h.provider.push(
+                {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": code}}]},
+                {"text": "done"},
+            )
+            await run_turn(handle, events, "script it")
+            messages = (await h.deps.store.load(session_id)).messages
+        result = json.loads(next(m for m in messages if m["role"] == "tool")["content"])
+        assert result["status"] == "success", result
+        assert "Scripted" in result["output"] and "second page" in result["output"]
+        assert [path for path in site.paths() if path != "/favicon.ico"] == ["/", "/next"]
