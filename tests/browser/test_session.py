@@ -42,11 +42,32 @@ class TestSessionBrowser:
             assert node.kind == "browser" and node.details["pages"] == 1
             pid = node.details["pid"]
             assert Path(f"/proc/{pid}").exists()
+            browser = h.system.registry.lookup(browser_path)
             await handle.ask(Shutdown("test over"))
             with trio.fail_after(10):
-                while any(path.endswith("/browser") for path in h.system.registry.paths()):
-                    await trio.sleep(0.05)
+                await browser.wait_stopped()
             assert not Path(f"/proc/{pid}").exists()
+
+
+    async def test_unused_browser_is_closed(self, tmp_path: Path, site: Site) -> None:
+        """After browser.inactivity_timeout unused the browser closes; the next call starts another."""
+        site.page("/", "<html><body>page</body></html>")
+        config = Config()
+        config = attrs.evolve(config, browser=attrs.evolve(config.browser, inactivity_timeout=0.5))
+        async with open_harness(tmp_path, config) as h:
+            handle, events, session_id = await h.start_session()
+            navigate = {"tool_calls": [{"id": "n1", "name": "browser_navigate", "arguments": {"url": site.url("/")}}]}
+            h.provider.push(navigate, {"text": "one"})
+            await run_turn(handle, events, "open it")
+            browser_path = next(path for path in h.system.registry.paths() if path.endswith("/browser"))
+            pid = h.system.registry.tree(browser_path).snapshot.details["pid"]
+            with trio.fail_after(10):
+                await h.system.registry.lookup(browser_path).wait_stopped()
+            assert not Path(f"/proc/{pid}").exists()
+            h.provider.push({**navigate, "tool_calls": [{**navigate["tool_calls"][0], "id": "n2"}]}, {"text": "two"})
+            finished, _ = await run_turn(handle, events, "open it again")
+            assert finished.final_text == "two"
+            assert h.system.registry.tree(browser_path).snapshot.details["pid"] != pid
 
 
 class TestSessionInterrupt:

@@ -20,7 +20,7 @@ import os
 import shutil
 import tempfile
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
@@ -132,7 +132,6 @@ class Browser:
         self.executable = executable
         self.rules = RequestRules(config.allowed_domains)
         self.downloads: dict[str, Download] = {}
-        self.blocked: deque[str] = deque(maxlen=50)
         self.closed_pages = 0
         self._pages: dict[str, _Page] = {}
         self._order: list[str] = []
@@ -319,7 +318,7 @@ class Browser:
         elif method == "Fetch.requestPaused" and session_id is not None:
             self._spawn(self._decide_request, session_id, params)
 
-    def _spawn(self, fn: Any, *args: Any) -> None:
+    def _spawn(self, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
         if self._nursery is not None:
             self._nursery.start_soon(fn, *args)
 
@@ -431,7 +430,6 @@ class Browser:
             if refusal is None:
                 await self._send("Fetch.continueRequest", {"requestId": params["requestId"]}, session_id)
                 return
-            self.blocked.append(f"{url}: {refusal}")
             if (page := self._pages.get(session_id)) is not None:
                 page.console.append(ConsoleEntry("error", f"Request blocked: {url} ({refusal})", "network"))
             await self._send("Fetch.failRequest", {"requestId": params["requestId"], "errorReason": "BlockedByClient"}, session_id)
@@ -474,7 +472,7 @@ class Browser:
             except CdpError:
                 pass
 
-    async def _wait_for(self, page: _Page, done: Any, what: str) -> None:
+    async def _wait_for(self, page: _Page, done: Callable[[], bool], what: str) -> None:
         """Wait until ``done()`` holds, a page event at a time; past the command timeout the page is stopped.
 
         Raises:

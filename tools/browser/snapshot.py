@@ -23,7 +23,7 @@ _ACTIONABLE = frozenset({
 })  # fmt: skip
 _REFERENCED = _ACTIONABLE | {"heading"}
 # Roles that only structure the page: left out of the compact view unless named.
-_STRUCTURE = frozenset({"generic", "none", "presentation", "group", "GenericContainer", "LayoutTable", "Section", "div"})
+_STRUCTURE = frozenset({"generic", "none", "presentation", "group", "GenericContainer", "LayoutTable", "Section"})
 _ALWAYS_SKIPPED = frozenset({"InlineTextBox", "LineBreak"})
 # Properties worth showing beside a node, in this order.
 _SHOWN = ("level", "checked", "selected", "expanded", "disabled", "required", "readonly")
