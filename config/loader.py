@@ -47,6 +47,7 @@ from config.session import AgentConfig, ClarifyConfig, CompressionConfig, Displa
 from config.skills import SkillsConfig
 from config.store import StoreConfig
 from config.stt import SttConfig
+from config.browser import BrowserConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
 from config.timezone import check_zone
 from config.tools import MemoryConfig, ToolsConfig
@@ -81,6 +82,7 @@ class Config:
     terminal: TerminalConfig = attrs.Factory(TerminalConfig)
     approvals: ApprovalsConfig = attrs.Factory(ApprovalsConfig)
     web: WebConfig = attrs.Factory(WebConfig)
+    browser: BrowserConfig = attrs.Factory(BrowserConfig)
     store: StoreConfig = attrs.Factory(StoreConfig)
     tools: ToolsConfig = attrs.Factory(ToolsConfig)
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
