@@ -7,12 +7,15 @@ not pass without having driven the page.
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-# The daemon with its HTTP API (key KEY), and the scripted provider behind it: the API tests' fixtures.
+from providers.scripted import ScriptedProvider
+# The daemon with its HTTP API (key KEY) but no dashboard, and the scripted provider: the API tests' fixtures.
 from tests.api.conftest import api, provider  # noqa: F401
+from tests.api.harness import ApiDaemon, api_daemon
 
 #: Where Debian's ``chromium`` package puts the browser.
 CHROMIUM = Path("/usr/bin/chromium")
@@ -40,3 +43,10 @@ def chromium() -> Path:
     if not os.access(CHROMIUM, os.X_OK):
         _unavailable(f"no Chromium at {CHROMIUM}")
     return CHROMIUM
+
+
+@pytest.fixture
+async def dashboard(provider: ScriptedProvider) -> AsyncIterator[ApiDaemon]:
+    """A daemon serving the API (key ``KEY``) and the dashboard, on an ephemeral loopback port."""
+    async with api_daemon(provider, "    dashboard: true\n") as running:
+        yield running

@@ -72,11 +72,11 @@ class TestLogin:
     """The page needs the API key: a wrong one is refused, the right one gives a cookie the page cannot read."""
 
     async def test_wrong_key_refused_right_key_admitted(
-        self, api: ApiDaemon, chromium: Path, caplog: pytest.LogCaptureFixture
+        self, dashboard: ApiDaemon, chromium: Path, caplog: pytest.LogCaptureFixture
     ) -> None:
         """A wrong key gets a 401 and no cookie; the right one an HttpOnly SameSite=Strict cookie and the tree."""
         caplog.set_level(logging.DEBUG)
-        url = api.url
+        url = dashboard.url
 
         def script(page: Any) -> dict[str, Any]:
             first = page.goto(f"{url}/dashboard")
@@ -113,11 +113,11 @@ class TestLogin:
 class TestLiveTurn:
     """A turn started from the chat box shows in the tree and the transcript as it runs, and stops on Interrupt."""
 
-    async def test_tree_and_transcript_follow_the_turn(self, api: ApiDaemon, chromium: Path) -> None:
+    async def test_tree_and_transcript_follow_the_turn(self, dashboard: ApiDaemon, chromium: Path) -> None:
         """The turn's node appears, its text streams in, Interrupt ends it and the node goes away."""
         # The first words arrive, then the stream stalls: the turn is running until it is interrupted.
-        api.provider.push({"text": "alpha beta gamma delta epsilon", "stall_after_chunks": 3})
-        url = api.url
+        dashboard.provider.push({"text": "alpha beta gamma delta epsilon", "stall_after_chunks": 3})
+        url = dashboard.url
 
         def script(page: Any) -> dict[str, Any]:
             log_in(page, url)
@@ -142,15 +142,15 @@ class TestLiveTurn:
 class TestApproval:
     """A dangerous command waits for an approval; answering it on the page lets the turn go on."""
 
-    async def test_approve_once_from_the_page(self, api: ApiDaemon, chromium: Path) -> None:
+    async def test_approve_once_from_the_page(self, dashboard: ApiDaemon, chromium: Path) -> None:
         """The approval card shows the command; clicking 'once' runs it and the turn finishes."""
-        victim = api.workdir / "victim"
+        victim = dashboard.workdir / "victim"
         victim.mkdir()
-        api.provider.push(
+        dashboard.provider.push(
             {"tool_calls": [{"id": "call_rm", "name": "terminal", "arguments": {"command": f"rm -r {victim}"}}]},
             {"text": "Removed."},
         )
-        url = api.url
+        url = dashboard.url
 
         def script(page: Any) -> dict[str, Any]:
             log_in(page, url)
@@ -173,10 +173,10 @@ class TestApproval:
 class TestHostileText:
     """Markup in a transcript is shown as text, never run: live, and read back from the store."""
 
-    async def test_script_in_a_reply_is_inert(self, api: ApiDaemon, chromium: Path) -> None:
+    async def test_script_in_a_reply_is_inert(self, dashboard: ApiDaemon, chromium: Path) -> None:
         """A reply (and a message) holding <script> and an onerror image renders as text and runs nothing."""
-        api.provider.push({"text": HOSTILE})
-        url = api.url
+        dashboard.provider.push({"text": HOSTILE})
+        url = dashboard.url
         inert = (
             "({pwned: window.__pwned === undefined ? null : window.__pwned,"
             " elements: document.querySelectorAll('#transcript script, #transcript img').length,"
@@ -203,10 +203,10 @@ class TestHostileText:
 class TestRequestChecks:
     """The dashboard's data and actions need the key, and a browser's POST its CSRF token from this origin."""
 
-    async def test_bearer_cookie_and_csrf(self, api: ApiDaemon) -> None:
+    async def test_bearer_cookie_and_csrf(self, dashboard: ApiDaemon) -> None:
         """Bearer works for scripts; a cookie POST without the CSRF header, or from another origin, is refused."""
-        api.provider.push({"text": "ok"})
-        async with httpx2.AsyncClient(base_url=api.url) as http:
+        dashboard.provider.push({"text": "ok"})
+        async with httpx2.AsyncClient(base_url=dashboard.url) as http:
             assert (await http.get("/dashboard/api/state")).status_code == 401
             wrong = await http.get("/dashboard/api/state", headers={"Authorization": "Bearer wrong-key-0123456789abcd"})
             assert wrong.status_code == 401
@@ -228,3 +228,9 @@ class TestRequestChecks:
             static = await http.get("/dashboard/static/dashboard.js")
             assert "default-src 'none'" in static.headers["content-security-policy"]
             assert (await http.get("/dashboard/static/..%2Fdesk.py")).status_code == 404
+
+    async def test_off_unless_configured(self, api: ApiDaemon) -> None:
+        """Without ``platforms.api_server.dashboard`` the API serves no dashboard (it would reach CLI sessions)."""
+        async with api.http() as http:
+            assert (await http.get("/dashboard")).status_code == 404
+            assert (await http.get("/dashboard/api/state")).status_code == 404

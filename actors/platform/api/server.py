@@ -59,7 +59,7 @@ class ApiServer(Actor[None]):
             environment and ``.env``).
         webhooks: the ``platforms.webhook`` section (its routes are served when it is enabled).
         control: the daemon's control service; the web dashboard (``/dashboard``) is served over it
-            when given.
+            when given and ``platforms.api_server.dashboard`` is on.
     """
 
     kind = "api"
@@ -105,7 +105,8 @@ class ApiServer(Actor[None]):
             self.webhooks = WebhookDesk(
                 self.gateway.sessions, self._webhooks, self._environ, self.gateway.cwd, self.start_soon, self._client
             )
-        dashboard = DashboardDesk(self._control, self.gateway) if self._control is not None else None
+        served = self._control is not None and self._config.dashboard
+        dashboard = DashboardDesk(self._control, self.gateway) if served and self._control is not None else None
         app = build_app(self.gateway, self.runs, auth, self._models, self._config, self.webhooks, dashboard)
         hc = HypercornConfig()
         host = self._config.host
