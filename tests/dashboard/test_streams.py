@@ -11,7 +11,13 @@ import pytest
 import trio
 import trio.testing
 
-from actors.platform.api.dashboard.streams import LIVE_INTERVAL_SECONDS, StreamSlots, relay_session, stream_state
+from actors.platform.api.dashboard.streams import (
+    LIVE_INTERVAL_SECONDS,
+    SharedPicture,
+    StreamSlots,
+    relay_session,
+    stream_state,
+)
 from actors.platform.api.errors import TooManyRuns
 from actors.session import EventHub
 from messages.events import ToolStarted
@@ -55,10 +61,10 @@ class TestSlowBrowser:
 
 
 class TestStateFeed:
-    """The state feed sends the picture when it changes, not on every look."""
+    """The state feed sends the picture when it changes, not on every look, and one look serves every browser."""
 
     async def test_only_changes_are_sent(self, autojump_clock: trio.testing.MockClock) -> None:
-        """Three looks at one picture send it once; a changed picture is sent at the next look."""
+        """Three looks at one picture (only its ages moving) send it once; a changed picture is sent at the next look."""
         pictures = [{"n": 1, "age_seconds": 1.0}, {"n": 1, "age_seconds": 2.0}, {"n": 1, "age_seconds": 3.0}, {"n": 2}]
         sent: list[dict[str, Any]] = []
 
@@ -69,8 +75,27 @@ class TestStateFeed:
             sent.append(_data(frame))
 
         with trio.move_on_after(LIVE_INTERVAL_SECONDS * 5.5):
-            await stream_state(read, emit)
+            await stream_state(SharedPicture(read), emit)
         assert [picture["n"] for picture in sent] == [1, 2]
+
+    async def test_browsers_share_one_look(self, autojump_clock: trio.testing.MockClock) -> None:
+        """Ten browsers watching for five intervals cost about five looks at the daemon, not fifty."""
+        looks = 0
+
+        async def read() -> dict[str, Any]:
+            nonlocal looks
+            looks += 1
+            return {"look": looks}
+
+        async def emit(frame: bytes) -> None:
+            pass
+
+        shared = SharedPicture(read)
+        with trio.move_on_after(LIVE_INTERVAL_SECONDS * 5.5):
+            async with trio.open_nursery() as nursery:
+                for _ in range(10):
+                    nursery.start_soon(stream_state, shared, emit)
+        assert 5 <= looks <= 7
 
 
 class TestStreamCap:

@@ -29,7 +29,7 @@ from actors.platform.api.auth import Authenticator
 from actors.platform.api.body import read_body, read_json
 from actors.platform.api.dashboard.desk import DashboardDesk
 from actors.platform.api.dashboard.logins import COOKIE_NAME, CSRF_HEADER, LOGIN_SECONDS, Login, LoginBook
-from actors.platform.api.dashboard.streams import HeldStream, StreamSlots, relay_session, stream_state
+from actors.platform.api.dashboard.streams import HeldStream, SharedPicture, StreamSlots, relay_session, stream_state
 from actors.platform.api.errors import (
     ApiError,
     BadRequest,
@@ -116,6 +116,7 @@ class _Dashboard:
         self.limit = limit
         self.logins = LoginBook()
         self.slots = StreamSlots()
+        self.pictures = SharedPicture(desk.state)
         self.assets = _Assets()
 
     # -- who is asking ------------------------------------------------------------------------
@@ -227,7 +228,7 @@ class _Dashboard:
         return JSONResponse({**await self.desk.state(), "csrf": login.csrf if login is not None else None})
 
     async def live(self, request: Request, login: Login | None) -> HeldStream:
-        return await self._stream(lambda emit: stream_state(self.desk.state, emit))
+        return await self._stream(lambda emit: stream_state(self.pictures, emit))
 
     async def sessions(self, request: Request, login: Login | None) -> Response:
         return JSONResponse({"sessions": await self.desk.sessions(request.query_params.get("q", ""))})

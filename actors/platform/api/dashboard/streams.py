@@ -3,7 +3,7 @@ daemon nothing but its own stream.
 
 - The state feed sends the whole picture (tree, platforms, cron) at most every
   :data:`LIVE_INTERVAL_SECONDS`, and only when it changed: a browser that reads slowly is simply sent
-  the latest picture when it next can; nothing queues up for it.
+  the latest picture when it next can; nothing queues up for it. One picture serves every browser.
 - A session's feed relays the session's events. The session's event hub keeps one bounded buffer per
   subscriber; one that falls too far behind is dropped (``SubscriberDropped``), which is passed on as a
   ``resync`` event: the page reloads the transcript and subscribes again.
@@ -17,6 +17,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import attrs
 import trio
 
 from actors.platform.api.errors import TooManyRuns
@@ -26,7 +27,10 @@ from actors.session import SubscriptionClosed
 from messages.events import SubscriberDropped
 from messages.session import EventFeed
 
-__all__ = ["LIVE_INTERVAL_SECONDS", "MAX_STREAMS", "HeldStream", "StreamSlots", "relay_session", "stream_state"]
+__all__ = [
+    "LIVE_INTERVAL_SECONDS", "MAX_STREAMS", "HeldStream", "Picture", "SharedPicture", "StreamSlots", "relay_session",
+    "stream_state",
+]
 
 #: How often the state feed looks for changes.
 LIVE_INTERVAL_SECONDS = 0.5
@@ -86,17 +90,49 @@ def _without_ages(value: Any) -> Any:
     return value
 
 
-async def stream_state(read: Callable[[], Awaitable[dict[str, Any]]], emit: Emit) -> None:
-    """Send ``read()``'s picture as ``state`` events whenever it changes (and every :data:`REFRESH_SECONDS`)."""
+@attrs.frozen
+class Picture:
+    """One look at the daemon for the state feed."""
+
+    frame: bytes  # the ``state`` event, encoded once for every browser
+    shape: str  # what it shows, less the ages: two equal shapes mean nothing new to send
+
+
+class SharedPicture:
+    """The state feed's picture, taken at most once per :data:`LIVE_INTERVAL_SECONDS` however many
+    browsers watch (a large tree is walked and encoded once, not once per tab).
+
+    Args:
+        read: takes the picture (the dashboard desk's ``state``).
+    """
+
+    def __init__(self, read: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+        self._read = read
+        self._lock = trio.Lock()
+        self._picture: Picture | None = None
+        self._taken_at = 0.0
+
+    async def latest(self) -> Picture:
+        """The picture, taken again when the last one is older than the interval."""
+        async with self._lock:
+            now = trio.current_time()
+            if self._picture is None or now - self._taken_at >= LIVE_INTERVAL_SECONDS:
+                state = await self._read()
+                self._picture = Picture(_frame("state", state), json.dumps(_without_ages(state), sort_keys=True))
+                self._taken_at = now
+            return self._picture
+
+
+async def stream_state(pictures: SharedPicture, emit: Emit) -> None:
+    """Send the picture as ``state`` events whenever it changes (and every :data:`REFRESH_SECONDS`)."""
     sent_shape: str | None = None
     sent_at = -REFRESH_SECONDS
     while True:
-        state = await read()
-        shape = json.dumps(_without_ages(state), sort_keys=True)
+        picture = await pictures.latest()
         now = trio.current_time()
-        if shape != sent_shape or now - sent_at >= REFRESH_SECONDS:
-            await emit(_frame("state", state))
-            sent_shape, sent_at = shape, now
+        if picture.shape != sent_shape or now - sent_at >= REFRESH_SECONDS:
+            await emit(picture.frame)
+            sent_shape, sent_at = picture.shape, now
         await trio.sleep(LIVE_INTERVAL_SECONDS)
 
 
