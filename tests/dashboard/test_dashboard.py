@@ -19,6 +19,9 @@ import httpx2
 import pytest
 import trio
 
+from control.client import ControlClient
+from control.paths import DaemonPaths
+from messages import control as c
 from tests.api.harness import KEY, ApiDaemon
 from tests.dashboard.conftest import CHROMIUM_ARGS
 
@@ -64,12 +67,18 @@ def chat(page: Any, text: str) -> None:
     page.wait_for_selector("#session-title >> text=/^Session /")
 
 
+def _add_cron_job(home: Path) -> None:
+    with ControlClient.connect(DaemonPaths(home)) as client:
+        client.request(c.CronRequest(client.next_id(), "add", name="nightly", schedule="every 2h", prompt="tidy up"))
+
+
 def assistant_text(page: Any) -> str:
     return str(page.eval_on_selector_all("#transcript .msg.assistant .text", "els => els.map(e => e.textContent).join('|')"))
 
 
 class TestLogin:
-    """The page needs the API key: a wrong one is refused, the right one gives a cookie the page cannot read."""
+    """The page needs the API key: a wrong one is refused, the right one gives a cookie the page cannot read
+    and a page showing the tree, the platforms and the cron jobs."""
 
     async def test_wrong_key_refused_right_key_admitted(
         self, dashboard: ApiDaemon, chromium: Path, caplog: pytest.LogCaptureFixture
@@ -91,14 +100,20 @@ class TestLogin:
             page.fill("#key", KEY)
             page.click("#login")
             page.wait_for_selector(TREE_DRAWN)
+            page.wait_for_selector("#cron >> text=nightly")
             return {
+                "platforms": page.eval_on_selector("#platforms", "e => e.textContent"),
+                "cron": page.eval_on_selector("#cron", "e => e.textContent"),
                 "csp": first.headers.get("content-security-policy", ""), "refused": refused_status,
                 "error_shown": error_shown, "cookies_after_refusal": cookies_after_refusal, "api_refused": api_refused,
                 "cookies": page.context.cookies(), "url": page.url,
                 "script_sees_cookie": page.evaluate("document.cookie"),
             }
 
+        await trio.to_thread.run_sync(_add_cron_job, dashboard.home)
         seen = await browse(chromium, script)
+        assert "serving" in seen["platforms"] and url in seen["platforms"]
+        assert "every 2h" in seen["cron"] and "active" in seen["cron"]
         assert seen["refused"] == 401 and seen["error_shown"]
         assert seen["cookies_after_refusal"] == [] and seen["api_refused"] == 401
         [cookie] = seen["cookies"]
@@ -111,10 +126,10 @@ class TestLogin:
 
 
 class TestLiveTurn:
-    """A turn started from the chat box shows in the tree and the transcript as it runs, and stops on Interrupt."""
+    """A turn started from the chat box shows in the tree and the transcript as it runs, takes a steer, and stops on Interrupt."""
 
     async def test_tree_and_transcript_follow_the_turn(self, dashboard: ApiDaemon, chromium: Path) -> None:
-        """The turn's node appears, its text streams in, Interrupt ends it and the node goes away."""
+        """The turn's node appears, its text streams in, a steer is taken, Interrupt ends it and the node goes away."""
         # The first words arrive, then the stream stalls: the turn is running until it is interrupted.
         dashboard.provider.push({"text": "alpha beta gamma delta epsilon", "stall_after_chunks": 3})
         url = dashboard.url
@@ -128,6 +143,9 @@ class TestLiveTurn:
             partial = assistant_text(page)
             turn_state = turn.get_attribute("data-state")
             page.wait_for_selector("#interrupt:not([disabled])")
+            page.fill("#steer-text", "keep it short")
+            page.click("#steer")
+            page.wait_for_selector("#notice >> text=/^steered/")
             page.click("#interrupt")
             page.wait_for_selector(TURN_NODE, state="detached")
             page.wait_for_selector("#transcript .msg.status >> text=interrupted")
@@ -162,12 +180,43 @@ class TestApproval:
             page.click('.card.approval button[data-answer="once"]')
             page.wait_for_selector(".card.approval", state="detached")
             page.wait_for_selector("#transcript .msg.assistant .text:text-is('Removed.')")
-            return {"command": command, "exists_before": exists_before, "waiting": waiting_badge}
+            page.fill("#session-search", "remove")
+            hit = page.wait_for_selector("#sessions li .hit").text_content()
+            return {"command": command, "exists_before": exists_before, "waiting": waiting_badge, "hit": hit}
 
         seen = await browse(chromium, script)
         assert seen["command"] == f"rm -r {victim}"
         assert seen["exists_before"] and "waiting for an answer" in seen["waiting"]
+        assert seen["hit"].startswith("user: ") and "remove" in seen["hit"]  # the search finds the session
         assert not victim.exists()
+
+
+class TestClarify:
+    """The agent's question shows on the page with its choices; the answer clicked is the tool's result."""
+
+    async def test_answer_a_question_from_the_page(self, dashboard: ApiDaemon, chromium: Path) -> None:
+        """Clicking a choice answers the clarify call and the turn goes on to its reply."""
+        dashboard.provider.push(
+            {"tool_calls": [{"id": "call_ask", "name": "clarify", "arguments": {"question": "Which colour?", "choices": ["red", "blue"]}}]},
+            {"text": "Blue it is."},
+        )
+        url = dashboard.url
+
+        def script(page: Any) -> dict[str, Any]:
+            log_in(page, url)
+            chat(page, "paint it")
+            card = page.wait_for_selector(".card.clarify")
+            question = card.query_selector(".question").text_content()
+            page.click('.card.clarify button[data-answer="blue"]')
+            page.wait_for_selector(".card.clarify", state="detached")
+            page.wait_for_selector("#transcript .msg.assistant .text:text-is('Blue it is.')")
+            return {"question": question, "results": page.eval_on_selector_all(
+                "#transcript .msg.tool .text", "els => els.map(e => e.textContent)"
+            )}
+
+        seen = await browse(chromium, script)
+        assert seen["question"] == "Which colour?"
+        assert any('"user_response": "blue"' in text or '"user_response":"blue"' in text for text in seen["results"]), seen
 
 
 class TestHostileText:

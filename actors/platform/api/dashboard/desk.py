@@ -4,7 +4,8 @@ Everything goes through the control service the control socket serves (the daemo
 store and sessions), so the page sees exactly what ``hermes-actors tree --json``, ``sessions``,
 ``attach`` and ``cron list`` see, and its actions are the CLI's (interrupt, steer, answer, send).
 Sessions the dashboard starts are created as the HTTP API creates its own: in the API's working
-directory, under ``platforms.api_server``'s sandbox mode and limits, with source ``dashboard``.
+directory, under ``platforms.api_server``'s sandbox mode and limits, with source ``dashboard``; they
+also have ``clarify``, which API sessions go without.
 """
 
 from __future__ import annotations
@@ -27,16 +28,20 @@ from messages.codec import make_message_converter
 from messages.session import EventFeed
 from messages.tree_json import node_json
 
-__all__ = ["DASHBOARD_SOURCE", "DashboardDesk", "TRANSCRIPT_MESSAGES"]
+__all__ = ["DASHBOARD_SOURCE", "DASHBOARD_TOOLSETS", "DashboardDesk", "TRANSCRIPT_MESSAGES"]
 
 log = logging.getLogger("hermes_actors.dashboard")
 
 #: The ``source`` of the sessions the dashboard's chat box starts.
 DASHBOARD_SOURCE = "dashboard"
+#: Their tools: the API's, and ``clarify``, since a person at the page answers questions.
+DASHBOARD_TOOLSETS = (*API_TOOLSETS, "clarify")
 #: The stored messages a transcript opens with (the newest ones; live events follow).
 TRANSCRIPT_MESSAGES = 200
-#: Sessions a listing or a search shows.
+#: Sessions a listing shows.
 LIST_LIMIT = 50
+#: Sessions a search shows (the store's most).
+SEARCH_LIMIT = 10
 
 _converter = make_message_converter()
 
@@ -84,7 +89,7 @@ class DashboardDesk:
         if not query.strip():
             listed = await record_commands.list_sessions(self.service, c.ListSessions(self._rid(), limit=LIST_LIMIT))
             return [{"session": attrs.asdict(s), "hits": []} for s in listed.sessions]
-        found = await record_commands.search_sessions(self.service, c.SearchSessions(self._rid(), query, limit=LIST_LIMIT))
+        found = await record_commands.search_sessions(self.service, c.SearchSessions(self._rid(), query, limit=SEARCH_LIMIT))
         return [attrs.asdict(match) for match in found.matches]
 
     async def transcript(self, session_id: str) -> dict[str, Any]:
@@ -111,7 +116,7 @@ class DashboardDesk:
             RequestFailed: ``invalid`` (the API's sandbox settings are refused, a provider key is missing).
         """
         options = SessionOptions(
-            cwd=self.gateway.cwd, source=DASHBOARD_SOURCE, interactive=True, toolsets=API_TOOLSETS,
+            cwd=self.gateway.cwd, source=DASHBOARD_SOURCE, interactive=True, toolsets=DASHBOARD_TOOLSETS,
             sandbox=self.gateway.config.sandbox, limits=self.gateway.config.limits,
         )
         try:
