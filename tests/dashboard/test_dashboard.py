@@ -67,6 +67,18 @@ def chat(page: Any, text: str) -> None:
     page.wait_for_selector("#session-title >> text=/^Session /")
 
 
+def push_call(daemon: ApiDaemon, tool: str, arguments: dict[str, Any], reply: str) -> None:
+    """Script the model: one call of ``tool``, then ``reply``."""
+    daemon.provider.push({"tool_calls": [{"id": "call_1", "name": tool, "arguments": arguments}]}, {"text": reply})
+
+
+def answer_card(page: Any, kind: str, answer: str, reply: str) -> None:
+    """Click ``answer`` on the pending ``kind`` card; wait for the card to go and the turn's ``reply``."""
+    page.click(f'.card.{kind} button[data-answer="{answer}"]')
+    page.wait_for_selector(f".card.{kind}", state="detached")
+    page.wait_for_selector(f"#transcript .msg.assistant .text:text-is('{reply}')")
+
+
 def _add_cron_job(home: Path) -> None:
     with ControlClient.connect(DaemonPaths(home)) as client:
         client.request(c.CronRequest(client.next_id(), "add", name="nightly", schedule="every 2h", prompt="tidy up"))
@@ -164,10 +176,7 @@ class TestApproval:
         """The approval card shows the command; clicking 'once' runs it and the turn finishes."""
         victim = dashboard.workdir / "victim"
         victim.mkdir()
-        dashboard.provider.push(
-            {"tool_calls": [{"id": "call_rm", "name": "terminal", "arguments": {"command": f"rm -r {victim}"}}]},
-            {"text": "Removed."},
-        )
+        push_call(dashboard, "terminal", {"command": f"rm -r {victim}"}, "Removed.")
         url = dashboard.url
 
         def script(page: Any) -> dict[str, Any]:
@@ -177,9 +186,7 @@ class TestApproval:
             command = card.query_selector(".command").text_content()
             waiting_badge = page.wait_for_selector("#attention button").text_content()
             exists_before = victim.exists()
-            page.click('.card.approval button[data-answer="once"]')
-            page.wait_for_selector(".card.approval", state="detached")
-            page.wait_for_selector("#transcript .msg.assistant .text:text-is('Removed.')")
+            answer_card(page, "approval", "once", "Removed.")
             page.fill("#session-search", "remove")
             hit = page.wait_for_selector("#sessions li .hit").text_content()
             return {"command": command, "exists_before": exists_before, "waiting": waiting_badge, "hit": hit}
@@ -196,10 +203,7 @@ class TestClarify:
 
     async def test_answer_a_question_from_the_page(self, dashboard: ApiDaemon, chromium: Path) -> None:
         """Clicking a choice answers the clarify call and the turn goes on to its reply."""
-        dashboard.provider.push(
-            {"tool_calls": [{"id": "call_ask", "name": "clarify", "arguments": {"question": "Which colour?", "choices": ["red", "blue"]}}]},
-            {"text": "Blue it is."},
-        )
+        push_call(dashboard, "clarify", {"question": "Which colour?", "choices": ["red", "blue"]}, "Blue it is.")
         url = dashboard.url
 
         def script(page: Any) -> dict[str, Any]:
@@ -207,9 +211,7 @@ class TestClarify:
             chat(page, "paint it")
             card = page.wait_for_selector(".card.clarify")
             question = card.query_selector(".question").text_content()
-            page.click('.card.clarify button[data-answer="blue"]')
-            page.wait_for_selector(".card.clarify", state="detached")
-            page.wait_for_selector("#transcript .msg.assistant .text:text-is('Blue it is.')")
+            answer_card(page, "clarify", "blue", "Blue it is.")
             return {"question": question, "results": page.eval_on_selector_all(
                 "#transcript .msg.tool .text", "els => els.map(e => e.textContent)"
             )}
