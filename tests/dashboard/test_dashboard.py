@@ -22,7 +22,8 @@ import trio
 from control.client import ControlClient
 from control.paths import DaemonPaths
 from messages import control as c
-from tests.api.harness import KEY, ApiDaemon
+from providers.scripted import ScriptedProvider
+from tests.api.harness import ISOLATED_TOOLS, KEY, ApiDaemon, api_daemon
 from tests.dashboard.conftest import CHROMIUM_ARGS
 
 T = TypeVar("T")
@@ -279,6 +280,20 @@ class TestRequestChecks:
             static = await http.get("/dashboard/static/dashboard.js")
             assert "default-src 'none'" in static.headers["content-security-policy"]
             assert (await http.get("/dashboard/static/..%2Fdesk.py")).status_code == 404
+
+    async def test_without_a_key_posts_still_need_the_page(self, provider: ScriptedProvider) -> None:
+        """With ``auth_disabled`` the page logs a browser in by itself, but a POST without its cookie and
+        CSRF token (another site's form aimed at loopback) is refused."""
+        settings = "    dashboard: true\n    auth_disabled: true\n" + ISOLATED_TOOLS
+        async with api_daemon(provider, settings, env_key=None) as daemon:
+            async with httpx2.AsyncClient(base_url=daemon.url) as stranger:
+                assert (await stranger.post("/dashboard/api/sessions")).status_code == 401
+            async with httpx2.AsyncClient(base_url=daemon.url) as browser:
+                page = await browser.get("/dashboard")
+                assert page.status_code == 200 and "hermes_dashboard" in browser.cookies
+                csrf = (await browser.get("/dashboard/api/state")).json()["csrf"]
+                assert (await browser.post("/dashboard/api/sessions")).status_code == 400
+                assert (await browser.post("/dashboard/api/sessions", headers={"x-hermes-csrf": csrf})).status_code == 200
 
     async def test_off_unless_configured(self, api: ApiDaemon) -> None:
         """Without ``platforms.api_server.dashboard`` the API serves no dashboard (it would reach CLI sessions)."""

@@ -105,8 +105,9 @@ class ApiServer(Actor[None]):
             self.webhooks = WebhookDesk(
                 self.gateway.sessions, self._webhooks, self._environ, self.gateway.cwd, self.start_soon, self._client
             )
-        served = self._control is not None and self._config.dashboard
-        dashboard = DashboardDesk(self._control, self.gateway) if served and self._control is not None else None
+        dashboard = None
+        if self._control is not None and self._config.dashboard:
+            dashboard = DashboardDesk(self._control, self.gateway)
         app = build_app(self.gateway, self.runs, auth, self._models, self._config, self.webhooks, dashboard)
         hc = HypercornConfig()
         host = self._config.host
@@ -117,6 +118,8 @@ class ApiServer(Actor[None]):
         hc.backlog = LISTEN_BACKLOG
         self.urls = await self._nursery.start(serve, app, hc)
         log.info("api: serving on %s (auth %s)", ", ".join(self.urls), "on" if auth.enabled else "DISABLED (loopback)")
+        if dashboard is not None:
+            log.info("api: the web dashboard is at %s/dashboard", self.urls[0] if self.urls else "")
 
     async def main(self) -> None:
         self.state = ActorState.RUNNING

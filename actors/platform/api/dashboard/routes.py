@@ -42,6 +42,7 @@ from actors.platform.api.errors import (
 )
 from actors.platform.api.sse import Emit, SseResponse
 from control.errors import RequestFailed
+from store.errors import SessionOwnedElsewhere
 
 __all__ = ["BASE", "CONTENT_SECURITY_POLICY", "dashboard_routes"]
 
@@ -150,6 +151,9 @@ class _Dashboard:
                 return _with_headers(answer) if isinstance(answer, Response) else answer  # a stream has its own
             except RequestFailed as exc:
                 return _with_headers(error_response(_FAILURES.get(exc.code, Unavailable)(str(exc))))
+            except SessionOwnedElsewhere as exc:
+                # The CLI's connection forwards these; the dashboard shows this process's sessions only.
+                return _with_headers(error_response(Unavailable(f"the session runs in another process: {exc}")))
             except ApiError as exc:
                 if exc.status >= 500:
                     log.error("dashboard: %s %s: %s", request.method, request.url.path, exc)
