@@ -69,7 +69,6 @@ HERMES_UNUSED: dict[str, str] = {
     "context_file_max_chars": "context files are capped at the seed's 20,000 characters",
     "cron": "scheduled jobs are hermes-actors cron and the cronjob tool here; a job's script has Hermes's 3,600 s "
     "timeout, with no key; the rest of Hermes's cron section tunes its own scheduler",
-    "curator.auxiliary": "Hermes's old name for auxiliary.curator, which is read instead",
     "curator.min_idle_hours": "the curator runs beside the sessions (a job of its own, off every turn's path), "
     "so it waits for no idle time",
     "curator.prune_builtins": "the curator never touches bundled skills here: they change only with hermes-actors",

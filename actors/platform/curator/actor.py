@@ -74,8 +74,9 @@ class CuratorActor(Actor[Curate]):
         self.runs = 0
 
     def snapshot_details(self) -> dict[str, Any]:
+        due = self._due()
         return {"last_run": self.last_run.isoformat() if self.last_run else None, "runs": self.runs,
-                "next_due": self._due().isoformat() if self._due() else None}
+                "next_due": due.isoformat() if due else None}
 
     async def on_start(self) -> None:
         home = self.deps().home
