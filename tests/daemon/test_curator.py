@@ -4,6 +4,7 @@ model is the scripted provider, then ``skills list`` / ``skills log`` and the fi
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -51,9 +52,8 @@ def _files(home: Path) -> dict[str, str]:
             if p.is_file() and ".curator_backups" not in p.parts and p.name not in (".usage.lock", ".curator_state")}
 
 
-def _curate(home: Path, *flags: str) -> Any:
-    result = run_cli(home, "skills", "curate", *flags, timeout=60)
-    return result
+def _curate(home: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(home, "skills", "curate", *flags, timeout=60)
 
 
 @pytest.fixture
@@ -76,16 +76,26 @@ def started(home: Path, provider: ScriptedProviderProcess) -> Any:
 class TestStaleSkillsArchived:
     """A pass archives the agent's long-unused skills, marks the stale, and leaves every other skill alone."""
 
-    def test_archive_stale_and_untouched(self, home: Path, started: Any) -> None:
-        """100 days unused: archived (recoverable, logged with why); 40: stale; new, hand-written, bundled: kept."""
+    def test_dry_run_then_archive(self, home: Path, started: Any) -> None:
+        """--dry-run says what it would do and changes nothing; then 100 days unused: archived (recoverable,
+        logged with why); 40: stale; new, hand-written, bundled: kept."""
         home.mkdir(parents=True)
         _agent_skills(home, {"old-deploy": 100, "aging-deploy": 40, "new-deploy": 2})
         _hand_written(home, "my-notes")
         bundled_before = {p: p.read_bytes() for p in BUNDLED_DIR.rglob("*") if p.is_file()}
-        started()
+        daemon = started()
+        before = _files(home)
+
+        preview = _curate(home, "--dry-run")
+        assert preview.returncode == 0, daemon.log()
+        assert "would be: skill 'old-deploy' archived" in preview.stdout
+        assert "would be: skill 'aging-deploy' marked stale" in preview.stdout
+        assert _files(home) == before
+        assert "The background review has changed no skill yet." in run_cli(home, "skills", "log").stdout
+        assert not (home / "skills" / ".curator_backups").exists()
 
         result = _curate(home)
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == 0, daemon.log()
         assert "skill 'old-deploy' archived (why: never used for 100 days (curator.archive_after_days: 90))" in result.stdout
         assert "skill 'aging-deploy' marked stale" in result.stdout
 
@@ -99,20 +109,6 @@ class TestStaleSkillsArchived:
         assert "curator  skill 'old-deploy' archived (why: never used for 100 days" in log
         assert len(list((home / "skills" / ".curator_backups").iterdir())) == 1
 
-    def test_dry_run_changes_nothing(self, home: Path, started: Any) -> None:
-        """--dry-run says what it would archive and changes no file, log or schedule."""
-        home.mkdir(parents=True)
-        _agent_skills(home, {"old-deploy": 100})
-        started()
-        before = _files(home)
-
-        result = _curate(home, "--dry-run")
-        assert result.returncode == 0, result.stderr
-        assert "would be: skill 'old-deploy' archived" in result.stdout
-        assert _files(home) == before
-        assert "The background review has changed no skill yet." in run_cli(home, "skills", "log").stdout
-        assert not (home / "skills" / ".curator_backups").exists()
-
 
 MERGED = _skill("deploy-web", "How to deploy the web app and the docs site.", "1. Build.\n2. Deploy the docs too.")
 
@@ -125,7 +121,7 @@ class TestDuplicatesMerged:
         home.mkdir(parents=True)
         _agent_skills(home, {"deploy-web": 3, "deploy-docs": 3})
         _hand_written(home, "my-notes")
-        started()
+        daemon = started()
         provider.push(
             {"tool_calls": [{"id": "v1", "name": "skill_view", "arguments": {"name": "deploy-docs"}}]},
             {"tool_calls": [{"id": "e1", "name": "skill_manage",
@@ -141,7 +137,7 @@ class TestDuplicatesMerged:
         )
 
         result = _curate(home, "--consolidate")
-        assert result.returncode == 0, (home.parent / "home-daemon.log").read_text()[-4000:]
+        assert result.returncode == 0, daemon.log()
         assert (home / "skills" / "deploy-web" / "SKILL.md").read_text() == MERGED
         assert (home / "skills" / ".archive" / "deploy-docs" / "SKILL.md").is_file()
         assert (home / "skills" / "my-notes" / "SKILL.md").is_file()
@@ -160,11 +156,13 @@ class TestDuplicatesMerged:
 class TestFailedPassUndone:
     """A pass whose model fails or hangs halfway leaves the skills exactly as they were, and the daemon fine."""
 
+    daemon: DaemonProcess
+
     def _start_and_edit(self, home: Path, started: Any, provider: ScriptedProviderProcess, extra: str,
                         then: dict[str, Any]) -> dict[str, str]:
         home.mkdir(parents=True)
         _agent_skills(home, {"deploy-web": 3, "deploy-docs": 3, "old-deploy": 100})
-        started(extra)
+        self.daemon = started(extra)
         provider.push(
             {"tool_calls": [{"id": "e1", "name": "skill_manage",
                              "arguments": {"action": "edit", "name": "deploy-web", "content": MERGED}}],
@@ -175,7 +173,7 @@ class TestFailedPassUndone:
 
     def _assert_undone(self, home: Path, before: dict[str, str], result: Any) -> None:
         assert result.returncode == 1
-        assert "the pass failed and what it changed was undone" in result.stderr, (home.parent / "home-daemon.log").read_text()[-3000:]
+        assert "the pass failed and what it changed was undone" in result.stderr, self.daemon.log()
         assert _files(home) == before  # the edit and the archive of old-deploy are both undone
         assert "The background review has changed no skill yet." in run_cli(home, "skills", "log").stdout
         again = _curate(home, "--dry-run")  # the daemon still serves the curator

@@ -12,6 +12,8 @@ import trio
 import trio.testing
 
 from actors.platform.curator import CURATOR, CuratorActor
+from config.curator import CuratorConfig
+from config.loader import Config
 from supervisor import ChildSpec
 from tests.session.harness import open_harness, run_turn
 from tools.skills import usage
@@ -64,9 +66,6 @@ class TestSchedule:
 
     async def test_off_when_disabled(self, tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
         """curator.enabled: false: no pass runs however long the daemon waits."""
-        from config.curator import CuratorConfig
-        from config.loader import Config
-
         async with open_harness(tmp_path, Config(curator=CuratorConfig(enabled=False))) as harness:
             _agent_skill(harness.home, "old-deploy", wall() - timedelta(days=200))
             await harness.system.root.start_child(

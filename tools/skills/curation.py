@@ -164,7 +164,7 @@ def snapshot(home: Path, keep: int, now: datetime) -> Path:
     target = backups / stamp
     try:
         target.mkdir(parents=True, mode=0o700)
-        with tarfile.open(target / _SNAPSHOT, "w:gz") as tar:
+        with usage.held(home), tarfile.open(target / _SNAPSHOT, "w:gz") as tar:
             for entry in sorted(skills.iterdir()):
                 if entry.name not in _NOT_BACKED_UP:
                     tar.add(entry, arcname=entry.name)
@@ -190,15 +190,16 @@ def restore(home: Path, backup: Path) -> None:
     try:
         with tarfile.open(backup / _SNAPSHOT) as tar:
             tar.extractall(staging, filter="data")
-        for entry in skills.iterdir():
-            if entry.name in _NOT_BACKED_UP:
-                continue
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
-        for entry in staging.iterdir():
-            os.rename(entry, skills / entry.name)
+        with usage.held(home):
+            for entry in skills.iterdir():
+                if entry.name in _NOT_BACKED_UP:
+                    continue
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+            for entry in staging.iterdir():
+                os.rename(entry, skills / entry.name)
     except (OSError, tarfile.TarError) as exc:
         raise CurationError(f"the skills could not be restored from {backup}: {exc}") from exc
     finally:

@@ -25,7 +25,7 @@ import attrs
 
 from tools.files import atomic_write
 
-__all__ = ["SkillUsage", "UsageState", "forget", "note_created", "note_used", "read_usage", "set_state"]
+__all__ = ["SkillUsage", "UsageState", "forget", "held", "note_created", "note_used", "read_usage", "set_state"]
 
 log = logging.getLogger(__name__)
 
@@ -87,22 +87,28 @@ def read_usage(home: Path) -> dict[str, SkillUsage]:
 
 
 @contextlib.contextmanager
-def _locked(home: Path) -> Iterator[dict[str, SkillUsage]]:
-    """The records, for changing in place under the lock; written back when the block ends without error."""
+def held(home: Path) -> Iterator[None]:
+    """Hold the usage record's lock: no record changes meanwhile (the curator's backup and restore hold it)."""
     directory = home / "skills"
     directory.mkdir(parents=True, exist_ok=True)
     fd = os.open(directory / _LOCK, os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+@contextlib.contextmanager
+def _locked(home: Path) -> Iterator[dict[str, SkillUsage]]:
+    """The records, for changing in place under the lock; written back when the block changed them."""
+    with held(home):
         records = read_usage(home)
         before = dict(records)
         yield records
-        if records == before:
-            return
-        data = {name: attrs.asdict(record) for name, record in sorted(records.items())}
-        atomic_write(_path(home), json.dumps(data, indent=1).encode("utf-8"), new_file_mode=0o600)
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
+        if records != before:
+            data = {name: attrs.asdict(record) for name, record in sorted(records.items())}
+            atomic_write(_path(home), json.dumps(data, indent=1).encode("utf-8"), new_file_mode=0o600)
 
 
 def _update(home: Path, name: str, change: Callable[[SkillUsage | None], SkillUsage | None]) -> None:
