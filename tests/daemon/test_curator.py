@@ -85,6 +85,7 @@ class TestStaleSkillsArchived:
         bundled_before = {p: p.read_bytes() for p in BUNDLED_DIR.rglob("*") if p.is_file()}
         daemon = started()
         before = _files(home)
+        assert "curator" in run_cli(home, "tree").stdout  # a member of the daemon's tree, beside the sessions
 
         preview = _curate(home, "--dry-run")
         assert preview.returncode == 0, daemon.log()
