@@ -9,6 +9,7 @@
     │              (a session host has ``mcp-relay`` instead: the front's servers, through the front)
     ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
     ├── cron       scheduled jobs; each run is a session with source cron
+    ├── curator    the skills curator's schedule; curator/run is a pass under way
     ├── cluster    (when ``daemon.cluster_listen``) peer daemons' forwarded requests, cluster/peer:<n>
     ├── hosts      (when ``daemon.hosts`` > 1) hosts/host:<n>, one per session-host process
     ├── control    the control socket and one connection actor per client
@@ -36,9 +37,11 @@ from typing import Any
 import attrs
 import trio
 
-from actors import ActorHandle, ActorNotFound
+from actors import ActorError, ActorHandle, ActorNotFound
 from supervisor import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
-from actors.platform.cron.actor import CRON, CronActor
+from actors.platform.cron.actor import CRON, CronActor, ListJobs
+from actors.platform.curator import CURATOR, CuratorActor
+from tools.skills.curation import CurationError
 from actors.platform.cron.book import StoreJobBook
 from actors.platform.cron.runner import SessionJobRunner
 from actors.platform.cron.script import CronScripts
@@ -198,6 +201,7 @@ async def open_daemon_tree(
             return
         scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
         await _start_cron(system, store, sessions, outbound, scripts)
+        await _start_curator(system, sessions)
         if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost, config.platforms.signal)):
             register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
@@ -381,6 +385,23 @@ async def _start_cron(
     # Stopping it cancels the runs under way: each closes its session (shielded, bounded) first.
     await system.root.start_child(ChildSpec(CRON, cron, shutdown_timeout=CRON_STOP_SECONDS))
     register_cronjob(sessions.deps.registry, lambda: system.lookup(CRON), sessions.deps.config.approvals.timeout, scripts)
+
+
+async def _start_curator(system: ActorSystem, sessions: SessionService) -> None:
+    """Start ``curator`` under the root (after ``cron``, whose jobs' skills it must not archive): the
+    skills curator, on its schedule and on ``skills curate``."""
+
+    async def cron_skills() -> set[str]:
+        try:
+            views = await system.lookup(CRON).ask(ListJobs())
+        except ActorError as exc:
+            raise CurationError("the cron jobs could not be read") from exc
+        return {name for view in views for name in view.job.skills}
+
+    def curator() -> CuratorActor:
+        return CuratorActor(lambda: sessions.deps, lambda: datetime.now(timezone.utc), cron_skills)
+
+    await system.root.start_child(ChildSpec(CURATOR, curator))
 
 
 async def _start_platforms(
