@@ -24,14 +24,21 @@ __all__ = ["Site", "jails", "launcher", "require_browser", "site"]
 Handler = Callable[["_Handler"], None]
 
 
-def require_browser(config: BrowserConfig | None = None) -> str:
-    """The browser these tests drive; a failure in CI, a skip elsewhere, when there is none."""
+def require_browser(config: BrowserConfig | None = None, *, playwright: bool = False) -> str:
+    """The browser these tests (and the dashboard's, with ``playwright``, which drive it through Playwright)
+    use; a failure in CI, a skip elsewhere, when there is none."""
     found = find_browser(config or BrowserConfig())
-    if found is None:
-        reason = f"no browser installed. {INSTALL_HINT}"
+    reason = None if found is not None else f"no browser installed. {INSTALL_HINT}"
+    if reason is None and playwright:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            reason = "the playwright package is not installed: pip install -e '.[test]'"
+    if reason is not None:
         if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must install a browser (.ci/run): {reason}")
+            pytest.fail(f"CI must drive a real browser (.ci/run installs it): {reason}")
         pytest.skip(reason)
+    assert found is not None
     return found
 
 
