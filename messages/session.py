@@ -153,8 +153,8 @@ class Subscribe(Request["EventFeed"]):
     awake: the session hibernates as if it were not there, ending its subscription.
 
     With ``running_turn`` (and no ``since``), a turn running now is shown from its start: its
-    ``TurnStarted`` and its running tools' ``ToolStarted`` come first (a person's client attaching
-    mid-turn). Subscribers that wait for a turn of their own leave it off.
+    ``TurnStarted``, its answer text so far (one ``TextDelta``) and its running tools' ``ToolStarted``
+    come first (a person's client attaching mid-turn). Subscribers that wait for a turn of their own leave it off.
 
     The reply is a subscription whose receive side yields events; closing it (detaching)
     is the subscriber's own act, so no message undoes this one.

@@ -8,8 +8,9 @@ subscriber is dropped, with :class:`SubscriberDropped` as its last event. A
 dropped client can reattach from the replay buffer with ``--since``.
 
 A person's client that attaches without ``--since`` while a turn runs is given
-that turn's start and its tools still running first, so it shows the turn as
-running (with the commands) rather than a tool or a turn ending out of nowhere.
+that turn's start, its answer text so far (as one delta) and its tools still
+running first, so it shows the turn as running (with the commands and the words
+already streamed) rather than a tool or a turn ending out of nowhere.
 """
 
 from __future__ import annotations
@@ -156,9 +157,11 @@ class EventHub:
         self._replay: deque[SessionEvent] = deque(maxlen=replay_size)
         self._subscribers: list[Subscription] = []
         self._capacity = subscriber_capacity
-        # Invariant: the running turn's TurnStarted (None between turns) and its tools still running, by call id.
+        # Invariant: the running turn's TurnStarted (None between turns), its tools still running by call id,
+        # and its own text deltas so far (empty between turns).
         self._turn: TurnStarted | None = None
         self._running_tools: dict[str, ToolStarted] = {}
+        self._turn_text: list[TextDelta] = []
         self._on_leave = on_leave
 
     def resume_from(self, seq: int) -> None:
@@ -202,6 +205,9 @@ class EventHub:
         if isinstance(event, TurnStarted):
             self._turn = event
             self._running_tools.clear()
+            self._turn_text.clear()
+        elif isinstance(event, TextDelta) and self._turn is not None:
+            self._turn_text.append(event)
         elif isinstance(event, ToolStarted):
             self._running_tools[event.call_id] = event
         elif isinstance(event, ToolFinished):
@@ -209,6 +215,18 @@ class EventHub:
         elif isinstance(event, TurnFinished):
             self._turn = None
             self._running_tools.clear()
+            self._turn_text.clear()
+
+    def _running_turn(self) -> list[SessionEvent]:
+        """The running turn as a late subscriber first sees it: its start, its text so far as one delta
+        (numbered as the last one, so resuming after it repeats nothing), its running tools."""
+        if self._turn is None:
+            return []
+        shown: list[SessionEvent] = [self._turn, *self._running_tools.values()]
+        if self._turn_text:
+            last = self._turn_text[-1]
+            shown.append(attrs.evolve(last, text="".join(delta.text for delta in self._turn_text)))
+        return shown
 
     def subscribe(
         self, label: str, since: int | None = None, also: Iterable[SessionEvent] = (), *, passive: bool = False,
@@ -218,19 +236,18 @@ class EventHub:
 
         When ``since`` is older than the replay buffer, a :class:`FellBehind`
         event says so plainly before whatever is still available. Without
-        ``since`` but with ``running_turn``, a running turn's start and its running tools come first.
+        ``since`` but with ``running_turn``, a running turn's start, its text so far and its running tools come first.
         ``also`` are events to show again (pending requests) unless replayed anyway.
         """
         subscription = Subscription(self, label, self._capacity, passive)
         if since is not None:
             replayed = list(self._replay_after(since))
-        elif running_turn and self._turn is not None:
-            replayed = [self._turn, *self._running_tools.values()]
+            shown = {event.seq for event in replayed}
+            subscription._buffer.extend([*replayed, *(event for event in also if event.seq not in shown)])
         else:
-            replayed = []
-        shown = {event.seq for event in replayed}
-        subscription._buffer.extend(replayed)
-        subscription._buffer.extend(event for event in also if event.seq not in shown)
+            # In sequence order, so a client that skips what it has seen (the dashboard) skips nothing new.
+            first = {event.seq: event for event in [*(self._running_turn() if running_turn else []), *also]}
+            subscription._buffer.extend(sorted(first.values(), key=lambda event: event.seq))
         self._subscribers.append(subscription)
         return subscription
 

@@ -1,4 +1,4 @@
-"""What a subscriber attaching mid-turn is given first: the running turn's start and its running tools."""
+"""What a subscriber attaching mid-turn is given first: the running turn's start, its text so far and its running tools."""
 
 from __future__ import annotations
 
@@ -19,15 +19,34 @@ class TestRunningTurn:
     """Only a person's client asks for the running turn; between turns there is nothing to give."""
 
     def test_mid_turn_subscriber_gets_turn_and_running_tools(self) -> None:
-        """TurnStarted and the still-running ToolStarted come first; finished tools and text do not."""
+        """TurnStarted, the text so far and the still-running ToolStarted come first; finished tools do not."""
         hub = EventHub("s1", "sessions/session:s1")
         hub.publish(TurnStarted, turn_id=1, text="go")
         hub.publish(TextDelta, text="thinking")
         hub.publish(ToolStarted, call_id="a", name="terminal", args_preview='{"command": "true"}')
         hub.publish(ToolFinished, call_id="a", name="terminal", duration_seconds=0.1, ok=True, result_preview="")
         hub.publish(ToolStarted, call_id="b", name="terminal", args_preview='{"command": "sleep 9"}')
-        assert [(TurnStarted, None), (ToolStarted, "b")] == _drain(hub.subscribe("attach", running_turn=True))
+        assert [(TurnStarted, None), (TextDelta, None), (ToolStarted, "b")] == _drain(
+            hub.subscribe("attach", running_turn=True)
+        )
         assert [] == _drain(hub.subscribe("api"))
+
+    def test_text_so_far_is_one_delta_numbered_as_the_last(self) -> None:
+        """The turn's deltas come joined, with the last one's seq (a resume after it repeats nothing);
+        a subagent's text and the previous turn's are not part of it."""
+        hub = EventHub("s1", "sessions/session:s1")
+        hub.publish(TurnStarted, turn_id=1, text="first")
+        hub.publish(TextDelta, text="old ")
+        hub.publish(TurnFinished, turn_id=1, final_text="old ", reason="completed")
+        hub.publish(TurnStarted, turn_id=2, text="go")
+        hub.publish(TextDelta, text="alpha ")
+        hub.relay(TextDelta(session_id="s1", seq=0, path="sessions/session:s1/subagent:x", text="elsewhere"))
+        last = hub.publish(TextDelta, text="beta")
+        subscription = hub.subscribe("attach", running_turn=True)
+        started, text = subscription.receive_nowait(), subscription.receive_nowait()
+        assert isinstance(started, TurnStarted) and started.text == "go"
+        assert isinstance(text, TextDelta) and text.text == "alpha beta" and text.seq == last.seq
+        assert subscription.receive_nowait() is None
 
     def test_nothing_between_turns(self) -> None:
         """After TurnFinished a new subscriber starts empty."""
