@@ -105,9 +105,10 @@ class DashboardDesk:
             "session": attrs.asdict(shown.session), "messages": [*shown.head, *shown.tail], "omitted": shown.omitted,
         }
 
-    async def subscribe(self, session_id: str) -> EventFeed:
-        """The session's events from now on, a running turn's shown from its start, pending questions first."""
-        return await self.service.subscribe(c.Attach(self._rid(), session_id), label="dashboard")
+    async def subscribe(self, session_id: str, since: int | None = None) -> EventFeed:
+        """The session's events after ``since`` (a browser resuming), or (None) from now on with a running
+        turn shown from its start; pending questions first."""
+        return await self.service.subscribe(c.Attach(self._rid(), session_id, since=since), label="dashboard")
 
     async def create(self) -> str:
         """Start a session for the chat box; its id.

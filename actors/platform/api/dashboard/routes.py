@@ -241,7 +241,12 @@ class _Dashboard:
         return JSONResponse(await self.desk.transcript(request.path_params["session_id"]))
 
     async def events(self, request: Request, login: Login | None) -> HeldStream:
-        feed = await self.desk.subscribe(request.path_params["session_id"])
+        # A browser reconnecting on its own names the last event it got: it resumes there, repeating nothing.
+        raw = request.headers.get("last-event-id")
+        if raw is not None and not raw.strip().isdigit():
+            raise BadRequest("Last-Event-ID must be an event sequence number")
+        since = int(raw) if raw is not None else None
+        feed = await self.desk.subscribe(request.path_params["session_id"], since)
         try:
             return await self._stream(lambda emit: relay_session(feed, emit))
         except BaseException:

@@ -24,11 +24,11 @@ from actors.platform.api.errors import TooManyRuns
 from actors.platform.api.sse import Emit, SseResponse
 from actors.platform.api.wire import event_frame, event_payload
 from actors.session import SubscriptionClosed
-from messages.events import SubscriberDropped
+from messages.events import FellBehind, SubscriberDropped
 from messages.session import EventFeed
 
 __all__ = [
-    "LIVE_INTERVAL_SECONDS", "MAX_STREAMS", "HeldStream", "Picture", "SharedPicture", "StreamSlots", "relay_session",
+    "LIVE_INTERVAL_SECONDS", "MAX_STREAMS", "RECONNECT_MS", "HeldStream", "Picture", "SharedPicture", "StreamSlots", "relay_session",
     "stream_state",
 ]
 
@@ -37,6 +37,8 @@ LIVE_INTERVAL_SECONDS = 0.5
 #: The state feed is sent again after this long even unchanged (the ages it shows move on; a comment
 #: alone would keep proxies from closing an idle stream, this does both).
 REFRESH_SECONDS = 10.0
+#: How soon a browser whose session stream broke opens it again (milliseconds; the browser's own default is 3 s).
+RECONNECT_MS = 500
 #: Dashboard streams open at once, over every browser.
 MAX_STREAMS = 32
 
@@ -137,8 +139,14 @@ async def stream_state(pictures: SharedPicture, emit: Emit) -> None:
 
 
 async def relay_session(feed: EventFeed, emit: Emit) -> None:
-    """Relay a session's events until it stops (``end``) or this reader is dropped (``resync``)."""
+    """Relay a session's events until it stops (``end``) or this reader is dropped (``resync``).
+
+    Each event's ``id`` is its sequence number, so a browser that reconnects by itself sends it back as
+    ``Last-Event-ID`` and resumes after it (``FellBehind`` goes without one: its number is the hub's
+    latest, and resuming after it would skip the events still to come).
+    """
     try:
+        await emit(f"retry: {RECONNECT_MS}\n\n".encode())
         while True:
             try:
                 event = await feed.receive()
@@ -148,6 +156,9 @@ async def relay_session(feed: EventFeed, emit: Emit) -> None:
             if isinstance(event, SubscriberDropped):
                 await emit(_frame("resync", {"reason": event.reason}))
                 return
-            await emit(event_frame(event.seq, event_payload(event)))
+            if isinstance(event, FellBehind):
+                await emit(_frame("fell_behind", event_payload(event)))
+            else:
+                await emit(event_frame(event.seq, event_payload(event)))
     finally:
         feed.close()

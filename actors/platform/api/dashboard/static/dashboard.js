@@ -17,6 +17,7 @@ let csrf = null;
 let current = null;      // the open session's id
 let feed = null;         // its EventSource
 let reply = null;        // the assistant bubble text deltas go to
+let lastSeq = 0;         // the open session's newest event shown (a reconnect's replay repeats none)
 let searchTimer = null;
 
 function el(tag, cls, text) {
@@ -184,6 +185,7 @@ async function openSession(sessionId) {
   if (feed) { feed.close(); feed = null; }
   current = sessionId;
   reply = null;
+  lastSeq = 0;
   $('transcript').replaceChildren();
   $('pending').replaceChildren();
   $('session-title').textContent = 'Session ' + sessionId;
@@ -208,7 +210,14 @@ function subscribe(sessionId) {
   feed = source;
   EVENT_TYPES.forEach((type) => source.addEventListener(type, (event) => {
     if (feed !== source) return;
-    onEvent(type, JSON.parse(event.data), sessionId);
+    const data = JSON.parse(event.data);
+    // The browser reconnects a broken stream by itself, naming the last event it got; anything at or
+    // before the newest one shown (replayed by the daemon, or a pending question shown again) is skipped.
+    if (typeof data.seq === 'number' && type !== 'fell_behind') {
+      if (data.seq <= lastSeq) return;
+      lastSeq = data.seq;
+    }
+    onEvent(type, data, sessionId);
   }));
   return new Promise((resolve) => {
     source.addEventListener('open', resolve, { once: true });
