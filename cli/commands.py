@@ -106,8 +106,9 @@ def _status(paths: DaemonPaths, as_json: bool) -> int:
                   f"{platform.sent} sent, {platform.refused} refused")
         if reply.api is not None:
             api = reply.api
+            streams = "" if api.dashboard_streams is None else f", {api.dashboard_streams} dashboard streams open"
             print(f"HTTP API: {', '.join(api.urls) or 'starting'}; {api.in_flight} requests in flight, "
-                  f"{api.active_runs} of {api.runs} runs active")
+                  f"{api.active_runs} of {api.runs} runs active{streams}")
             for name, counts in api.webhooks.items():
                 print(f"webhook {name}: " + ", ".join(f"{n} {key.replace('_', ' ')}" for key, n in counts.items()))
         if reply.hosts:

@@ -139,13 +139,15 @@ class McpServerStatus:
 @attrs.frozen
 class ApiStatus:
     """The HTTP API (``platforms.api_server``): where it listens, requests being served, runs kept and running,
-    and each webhook's counts by name (``platforms.webhook``)."""
+    each webhook's counts by name (``platforms.webhook``), and the web dashboard's open live streams (None:
+    no dashboard)."""
 
     urls: list[str] = attrs.Factory(list)
     in_flight: int = 0
     runs: int = 0
     active_runs: int = 0
     webhooks: dict[str, dict[str, int]] = attrs.Factory(dict)
+    dashboard_streams: int | None = None
 
 
 @attrs.frozen

@@ -86,15 +86,19 @@ class ApiServer(Actor[None]):
         self.gateway = ApiGateway(sessions, config, daemon_cap, config.cwd or str(Path.home()))
         self.runs: RunRegistry | None = None
         self.urls: list[str] = []
+        self.dashboard: DashboardDesk | None = None
 
     def snapshot_details(self) -> dict[str, Any]:
-        return {
+        details: dict[str, Any] = {
             "urls": list(self.urls),
             "in_flight": self.gateway.in_flight,
             "runs": len(self.runs) if self.runs is not None else 0,
             "active_runs": self.runs.active() if self.runs is not None else 0,
             "webhooks": self.webhooks.snapshot() if self.webhooks is not None else {},
         }
+        if self.dashboard is not None:
+            details["dashboard_streams"] = self.dashboard.streams.open
+        return details
 
     async def on_start(self) -> None:
         assert self._nursery is not None
@@ -105,10 +109,9 @@ class ApiServer(Actor[None]):
             self.webhooks = WebhookDesk(
                 self.gateway.sessions, self._webhooks, self._environ, self.gateway.cwd, self.start_soon, self._client
             )
-        dashboard = None
         if self._control is not None and self._config.dashboard:
-            dashboard = DashboardDesk(self._control, self.gateway)
-        app = build_app(self.gateway, self.runs, auth, self._models, self._config, self.webhooks, dashboard)
+            self.dashboard = DashboardDesk(self._control, self.gateway)
+        app = build_app(self.gateway, self.runs, auth, self._models, self._config, self.webhooks, self.dashboard)
         hc = HypercornConfig()
         host = self._config.host
         hc.bind = [f"[{host}]:{self._config.port}" if ":" in host else f"{host}:{self._config.port}"]
@@ -118,7 +121,7 @@ class ApiServer(Actor[None]):
         hc.backlog = LISTEN_BACKLOG
         self.urls = await self._nursery.start(serve, app, hc)
         log.info("api: serving on %s (auth %s)", ", ".join(self.urls), "on" if auth.enabled else "DISABLED (loopback)")
-        if dashboard is not None:
+        if self.dashboard is not None:
             log.info("api: the web dashboard is at %s/dashboard", self.urls[0] if self.urls else "")
 
     async def main(self) -> None:

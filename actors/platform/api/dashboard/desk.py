@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 import trio
 
+from actors.platform.api.dashboard.streams import StreamSlots
 from actors.platform.api.gateway import API_TOOLSETS, ApiGateway
 from actors.platform.daemon.control import record_commands
 from actors.platform.daemon.control.cron_commands import cron_request
@@ -52,11 +53,15 @@ class DashboardDesk:
     Args:
         service: the control service (tree, sessions, approvals, cron).
         gateway: the HTTP API's gateway (where and how new sessions start).
+
+    Attributes:
+        streams: the dashboard's open live streams (``status`` and ``inspect platform/api`` count them).
     """
 
     def __init__(self, service: ControlService, gateway: ApiGateway) -> None:
         self.service = service
         self.gateway = gateway
+        self.streams = StreamSlots()
         self._ids = itertools.count(1)
 
     def _rid(self) -> str:

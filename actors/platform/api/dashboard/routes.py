@@ -29,7 +29,7 @@ from actors.platform.api.auth import Authenticator
 from actors.platform.api.body import read_body, read_json
 from actors.platform.api.dashboard.desk import DashboardDesk
 from actors.platform.api.dashboard.logins import COOKIE_NAME, CSRF_HEADER, LOGIN_SECONDS, Login, LoginBook
-from actors.platform.api.dashboard.streams import HeldStream, SharedPicture, StreamSlots, relay_session, stream_state
+from actors.platform.api.dashboard.streams import HeldStream, SharedPicture, relay_session, stream_state
 from actors.platform.api.errors import (
     ApiError,
     BadRequest,
@@ -116,7 +116,6 @@ class _Dashboard:
         self.auth = auth
         self.limit = limit
         self.logins = LoginBook()
-        self.slots = StreamSlots()
         self.pictures = SharedPicture(desk.state)
         self.assets = _Assets()
 
@@ -254,8 +253,8 @@ class _Dashboard:
             raise
 
     async def _stream(self, producer: Callable[[Emit], Awaitable[None]]) -> HeldStream:
-        self.slots.take()
-        return HeldStream(self.slots, SseResponse(producer, headers=_STREAM_HEADERS))
+        self.desk.streams.take()
+        return HeldStream(self.desk.streams, SseResponse(producer, headers=_STREAM_HEADERS))
 
     # -- actions ------------------------------------------------------------------------------
 

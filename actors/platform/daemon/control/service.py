@@ -201,7 +201,7 @@ class ControlService:
         return c.ApiStatus(
             urls=list(details.get("urls") or []), in_flight=details.get("in_flight", 0),
             runs=details.get("runs", 0), active_runs=details.get("active_runs", 0),
-            webhooks=dict(details.get("webhooks") or {}),
+            webhooks=dict(details.get("webhooks") or {}), dashboard_streams=details.get("dashboard_streams"),
         )
 
     def platform_statuses(self) -> list[c.PlatformStatus]:
