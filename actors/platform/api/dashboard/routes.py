@@ -30,6 +30,7 @@ from actors.platform.api.body import read_body, read_json
 from actors.platform.api.dashboard.desk import DashboardDesk
 from actors.platform.api.dashboard.logins import COOKIE_NAME, CSRF_HEADER, LOGIN_SECONDS, Login, LoginBook
 from actors.platform.api.dashboard.streams import HeldStream, SharedPicture, relay_session, stream_state
+from actors.platform.api.dashboard.throttle import LoginThrottle
 from actors.platform.api.errors import (
     ApiError,
     BadRequest,
@@ -77,6 +78,8 @@ _ASSETS = {
 _LOGIN_BODY_LIMIT = 4096
 #: What a failed login page shows (the login page's error line is hidden until then).
 _LOGIN_ERROR_MARK = b'<p id="login-error" class="error" hidden>'
+#: What a login during its back-off shows instead.
+_LOGIN_WAIT_MARK = b'<p id="login-wait" class="error" hidden>'
 #: RequestFailed codes as HTTP errors.
 _FAILURES: dict[str, type[ApiError]] = {
     "not_found": NotFound, "invalid": BadRequest, "busy": TooManyRuns, "no_turn": Conflict, "conflict": Conflict,
@@ -116,6 +119,7 @@ class _Dashboard:
         self.auth = auth
         self.limit = limit
         self.logins = LoginBook()
+        self.throttle = LoginThrottle()
         self.pictures = SharedPicture(desk.state)
         self.assets = _Assets()
 
@@ -187,22 +191,34 @@ class _Dashboard:
         return await self._asset("login.html")
 
     async def login(self, request: Request) -> Response:
-        """Check the posted key; the browser gets a login cookie, or the form again with a 401."""
+        """Check the posted key; the browser gets a login cookie, or the form again with a 401 (a 429, the
+        key unchecked, while the client's back-off after a wrong key lasts)."""
         if not _same_origin(request):
             return _with_headers(error_response(BadRequest("cross-origin request refused")))
         try:
             body = await read_body(request, _LOGIN_BODY_LIMIT)
         except ApiError as exc:
             return _with_headers(error_response(exc))
+        peer = _peer(request)
+        wait = self.throttle.wait_left(peer)
+        if wait > 0:
+            log.warning("dashboard: refused a login from %s unchecked: %.1f s of its back-off are left", peer, wait)
+            return await self._login_form(_LOGIN_WAIT_MARK, 429, {"Retry-After": LoginThrottle.retry_after(wait)})
         given = parse_qs(body.decode("utf-8", "replace")).get("key", [""])[0]
         if not given or not self.auth.accepts(given):
-            log.warning("dashboard: refused a login with a wrong key from %s", _peer(request))
-            form = (await self.assets.get("login.html")).replace(_LOGIN_ERROR_MARK, _LOGIN_ERROR_MARK.replace(b" hidden", b""))
-            return _with_headers(Response(form, status_code=401, media_type=_ASSETS["login.html"]))
-        log.info("dashboard: a browser logged in from %s", _peer(request))
+            wait = self.throttle.refused(peer)
+            log.warning("dashboard: refused a login with a wrong key from %s (its next try waits %.1f s)", peer, wait)
+            return await self._login_form(_LOGIN_ERROR_MARK, 401, {"Retry-After": LoginThrottle.retry_after(wait)} if wait else {})
+        self.throttle.admitted(peer)
+        log.info("dashboard: a browser logged in from %s", peer)
         response = _with_headers(RedirectResponse(BASE, status_code=303))
         self._set_cookie(request, response, self.logins.open())
         return response
+
+    async def _login_form(self, mark: bytes, status: int, headers: dict[str, str]) -> Response:
+        """The login form with the line ``mark`` opens shown, answered with ``status``."""
+        form = (await self.assets.get("login.html")).replace(mark, mark.replace(b" hidden", b""))
+        return _with_headers(Response(form, status_code=status, headers=headers, media_type=_ASSETS["login.html"]))
 
     async def logout(self, request: Request, login: Login | None) -> Response:
         self.logins.close(request.cookies.get(COOKIE_NAME))
