@@ -19,6 +19,16 @@ let feed = null;         // its EventSource
 let reply = null;        // the assistant bubble text deltas go to
 let lastSeq = 0;         // the open session's newest event shown (a reconnect's replay repeats none)
 let searchTimer = null;
+let lastTree = null;     // the tree last drawn (a fold or "more" click draws it again at once)
+
+// A tree of hundreds of actors stays readable: a node lists at most CHILD_LIMIT children (those that
+// need an answer or are busy first) with a button for the rest, and nodes OPEN_DEPTH deep or more (a
+// subagent's own tree) start folded. A node with children says how many actors are below it and how
+// many of them are busy or waiting. Folds and "show all" are kept per path across redraws.
+const CHILD_LIMIT = 20;
+const OPEN_DEPTH = 3;
+const folded = new Map();   // path -> true (folded) / false (open), as the user left it
+const showAll = new Set();  // paths whose every child is listed
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -49,7 +59,48 @@ function post(path, body) {
 
 function cssState(state) { return 'state-' + String(state).replace(/[^a-z_]/g, ''); }
 
-function drawNode(node) {
+function isBusy(node) { return node.state === 'running' || node.state === 'busy'; }
+function isWaiting(node) { return Boolean(node.details && node.details.pending_requests); }
+
+// How many actors are below ``node``, and how many of them are busy or waiting for an answer.
+function summarize(node, sums) {
+  const sum = { below: 0, busy: 0, waiting: 0 };
+  (node.children || []).forEach((child) => {
+    const inner = summarize(child, sums);
+    sum.below += 1 + inner.below;
+    sum.busy += (isBusy(child) ? 1 : 0) + inner.busy;
+    sum.waiting += (isWaiting(child) ? 1 : 0) + inner.waiting;
+  });
+  sums.set(node, sum);
+  return sum;
+}
+
+// 0: it or an actor below waits for an answer; 1: busy; 2: quiet (the order a long list is cut in).
+function urgency(node, sums) {
+  const sum = sums.get(node);
+  if (isWaiting(node) || sum.waiting) return 0;
+  return isBusy(node) || sum.busy ? 1 : 2;
+}
+
+function drawChildren(node, depth, sums) {
+  const children = node.children;
+  const list = el('ul');
+  let shown = children;
+  if (children.length > CHILD_LIMIT && !showAll.has(node.path)) {
+    shown = [...children].sort((a, b) => urgency(a, sums) - urgency(b, sums)).slice(0, CHILD_LIMIT);
+  }
+  shown.forEach((child) => list.appendChild(drawNode(child, depth + 1, sums)));
+  if (shown.length < children.length) {
+    const more = el('button', 'more', 'show ' + (children.length - shown.length) + ' more');
+    more.type = 'button';
+    more.dataset.path = node.path;
+    more.addEventListener('click', () => { showAll.add(node.path); drawTree(lastTree); });
+    list.appendChild(el('li')).appendChild(more);
+  }
+  return list;
+}
+
+function drawNode(node, depth, sums) {
   const item = el('li');
   const box = el('div', 'node ' + cssState(node.state));
   box.dataset.path = node.path;
@@ -69,11 +120,34 @@ function drawNode(node) {
   }
   item.appendChild(box);
   if (node.children && node.children.length) {
-    const list = el('ul');
-    node.children.forEach((child) => list.appendChild(drawNode(child)));
-    item.appendChild(list);
+    const sum = sums.get(node);
+    const closed = folded.has(node.path) ? folded.get(node.path) : depth >= OPEN_DEPTH;
+    box.dataset.folded = String(closed);
+    const toggle = el('button', 'toggle', closed ? '+' : '−');
+    toggle.type = 'button';
+    toggle.title = closed ? 'show what is below' : 'fold';
+    toggle.addEventListener('click', (event) => {
+      event.stopPropagation();
+      folded.set(node.path, !closed);
+      drawTree(lastTree);
+    });
+    box.insertBefore(toggle, box.firstChild);
+    let count = sum.below + ' below';
+    if (sum.busy) count += ', ' + sum.busy + ' busy';
+    if (sum.waiting) count += ', ' + sum.waiting + ' waiting';
+    box.appendChild(el('span', 'badge count', count));
+    if (!closed) item.appendChild(drawChildren(node, depth, sums));
   }
   return item;
+}
+
+function drawTree(tree) {
+  lastTree = tree;
+  const list = el('ul');
+  const sums = new Map();
+  summarize(tree, sums);
+  list.appendChild(drawNode(tree, 0, sums));
+  $('tree').replaceChildren(list);
 }
 
 function drawAttention(tree) {
@@ -99,9 +173,7 @@ function row(cells) {
 }
 
 function drawState(state) {
-  const list = el('ul');
-  list.appendChild(drawNode(state.tree));
-  $('tree').replaceChildren(list);
+  drawTree(state.tree);
   drawAttention(state.tree);
   const platforms = $('platforms').tBodies[0];
   platforms.replaceChildren();
