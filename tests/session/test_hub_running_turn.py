@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from actors.session import EventHub
 from actors.session.hub import Subscription
-from messages.events import TextDelta, ToolFinished, ToolStarted, TurnFinished, TurnStarted
+from messages.events import ApprovalRequested, TextDelta, ToolFinished, ToolStarted, TurnFinished, TurnStarted
 
 
 def _drain(subscription: Subscription) -> list[tuple[type, str | None]]:
@@ -55,3 +55,16 @@ class TestRunningTurn:
         hub.publish(ToolStarted, call_id="b", name="terminal", args_preview="{}")
         hub.publish(TurnFinished, turn_id=1, final_text="", reason="interrupted")
         assert [] == _drain(hub.subscribe("attach", running_turn=True))
+
+    def test_pending_questions_come_in_sequence_order(self) -> None:
+        """A pending approval older than a running tool comes before it (a client skipping by seq skips nothing new)."""
+        hub = EventHub("s1", "sessions/session:s1")
+        hub.publish(TurnStarted, turn_id=1, text="go")
+        hub.publish(ToolStarted, call_id="a", name="terminal", args_preview="{}")
+        asked = hub.publish(ApprovalRequested, request_id="r1", command="rm x", description="delete")
+        hub.publish(ToolStarted, call_id="b", name="terminal", args_preview="{}")
+        subscription = hub.subscribe("attach", also=[asked], running_turn=True)
+        seqs = []
+        while (event := subscription.receive_nowait()) is not None:
+            seqs.append(event.seq)
+        assert seqs == [1, 2, 3, 4]
