@@ -20,6 +20,7 @@ from control.errors import EXIT_NOT_FOUND
 from control.paths import home_from_env
 from config.hermes import HERMES_NOTE
 from config.loader import Config, ConfigError, config_warnings, load_config, load_env_file
+from config.providers import KNOWN_PROVIDERS
 
 __all__ = ["checked_config", "missing_key_message", "run_config_check", "warn_config"]
 
@@ -73,11 +74,14 @@ def warn_config(home: Path, stream: TextIO | None = None) -> bool:
 
 
 def missing_key_message(config: Config, home: Path) -> str | None:
-    """What to set when the default model's provider needs a key that is nowhere (None: fine)."""
+    """What to set when the default model's provider needs a key that is nowhere (None: fine; a plugin's
+    provider is the daemon's to check, once the plugin has said which variable it reads)."""
     from providers.recovery.fallback import ProviderTarget
     from providers.recovery.keys import MissingProviderKey, load_provider_keys
 
     model = config.model
+    if model.default_provider not in KNOWN_PROVIDERS:
+        return None
     target = ProviderTarget.resolve(model.default_provider, model.default, model.base_url, model.api_mode)
     try:
         load_provider_keys(config, {**load_env_file(home), **os.environ}).require(target)

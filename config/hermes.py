@@ -31,6 +31,7 @@ from config.errors import ConfigError
 from config.hermes_keys import HERMES_UNUSED
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
+from config.plugin_providers import enabled_plugins_installed
 from config.providers import KNOWN_PROVIDERS
 from config.signal import SignalConfig
 from config.slack import SlackConfig
@@ -93,7 +94,7 @@ _ID_LISTS = ("allow_from", "group_allow_from", "group_allowed_chats")
 _LOCAL_PROVIDERS = {"ollama": None, "vllm": None, "llamacpp": None, "lmstudio": "http://127.0.0.1:1234/v1"}
 _UNKNOWN_PROVIDER = (
     "{where} {value!r} is not a provider here{hint} (known: {known}); for another OpenAI-compatible endpoint "
-    "use provider custom with its base_url"
+    "use provider custom with its base_url, or install and enable (plugins.enabled) the plugin that adds it"
 )
 _INDEX = re.compile(r"\[\d+\]")
 _ENV_REFERENCE = re.compile(r"\$\{([^}]+)\}")
@@ -246,28 +247,37 @@ def _read_providers(data: dict[str, Any]) -> None:
     Read in the model section and each ``fallback_providers`` entry (anything else there is left for the
     loader to refuse).
 
+    Another name is a plugin's provider (``config.plugin_providers``) when an installed plugin is enabled:
+    which names it adds is known once the daemon loads it, and a session on a name no loaded plugin adds
+    is refused there.
+
     Raises:
-        ConfigError: a provider name that is neither ours nor a Hermes local-server name. A warning was
-            not enough: a typo (``custm``) sent the session, and its key, to the default endpoint.
+        ConfigError: a provider name that is neither ours, nor a Hermes local-server name, nor possibly an
+            enabled plugin's. A warning was not enough: a typo (``custm``) sent the session, and its key,
+            to the default endpoint.
     """
+    plugins = data.get("plugins")
     if isinstance(data.get("model"), dict):
-        data["model"] = _provider_entry("model.provider", data["model"])
+        data["model"] = _provider_entry("model.provider", data["model"], plugins)
     fallbacks = data.get("fallback_providers")
     if isinstance(fallbacks, list):
         data["fallback_providers"] = [
-            _provider_entry(f"fallback_providers[{i}].provider", entry) if isinstance(entry, dict) else entry
+            _provider_entry(f"fallback_providers[{i}].provider", entry, plugins) if isinstance(entry, dict) else entry
             for i, entry in enumerate(fallbacks)
         ]
 
 
-def _provider_entry(where: str, entry: dict[str, Any]) -> dict[str, Any]:
+def _provider_entry(where: str, entry: dict[str, Any], plugins: object) -> dict[str, Any]:
     """``entry`` with Hermes's local-server provider names read as ours (a new mapping when changed).
 
     Raises:
-        ConfigError: the provider is not one of ours nor a local-server name.
+        ConfigError: the provider is not one of ours, nor a local-server name, and no installed plugin
+            that might add it is enabled.
     """
     provider = entry.get("provider")
     if not isinstance(provider, str) or provider in KNOWN_PROVIDERS:
+        return entry
+    if provider not in _LOCAL_PROVIDERS and enabled_plugins_installed(plugins):
         return entry
     if provider not in _LOCAL_PROVIDERS:
         close = difflib.get_close_matches(provider, [*KNOWN_PROVIDERS, *_LOCAL_PROVIDERS], n=1, cutoff=0.6)

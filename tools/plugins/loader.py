@@ -1,4 +1,5 @@
-"""Finding and loading plugins: installed Python packages that add tools and hooks through entry points.
+"""Finding and loading plugins: installed Python packages that add tools, hooks and model providers through
+entry points.
 
 A plugin is an entry point of Hermes's group ``hermes_agent.plugins`` (so a Hermes plugin installs as it
 is) or of ours, ``hermes_actors.plugins``; it names a module with a ``register(ctx)`` function, or the
@@ -7,9 +8,10 @@ when ``plugins.disabled`` does.
 
 Each plugin is isolated: its import and its ``register`` run on a thread, bounded by
 :data:`PLUGIN_LOAD_SECONDS`; whatever it raises (or a ``register`` that never returns, or a tool it adds
-that clashes with a built-in one) makes that plugin ``failed``, logged and listed with the reason, and
+or provider that clashes with a built-in one or another plugin's) makes that plugin ``failed``, logged and listed with the reason, and
 adds nothing of it. The other plugins and the daemon carry on. A plugin's tool that crashes when called
-fails that call only (``tools.dispatch``).
+fails that call only (``tools.dispatch``); a provider whose plugin failed is refused to the sessions that
+ask for it, and to them only (``providers.recovery.keys``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import attrs
 import trio
 
 from config.hooks import PLUGIN_ENTRY_POINT_GROUPS, PluginsConfig
+from config.plugin_providers import PluginProvider, provider_clash
 from messages.control_services import PluginStatus
 from messages.untrusted import repair_text
 from tools.errors import RegistrationError
@@ -43,10 +46,11 @@ PLUGIN_LOAD_SECONDS = 30.0
 
 @attrs.frozen
 class LoadedPlugins:
-    """What loading found: every installed plugin's status, and the hooks the loaded ones added."""
+    """What loading found: every installed plugin's status, and the hooks and providers the loaded ones added."""
 
     statuses: tuple[PluginStatus, ...] = ()
     hooks: tuple[Hook, ...] = ()
+    providers: tuple[PluginProvider, ...] = ()
 
 
 def _discover() -> list[importlib.metadata.EntryPoint]:
@@ -69,22 +73,27 @@ async def load_plugins(config: PluginsConfig, registry: ToolRegistry, timeout: f
         return LoadedPlugins()
     statuses: list[PluginStatus] = []
     hooks: list[Hook] = []
+    providers: dict[str, PluginProvider] = {}
     for entry in found:
         status = PluginStatus(entry.name, entry.group, "not enabled", entry.value)
         if entry.name in config.disabled:
             status = attrs.evolve(status, state="disabled")
         elif entry.name in config.enabled:
-            status, added = await _load_one(entry, status, registry, timeout)
-            hooks.extend(added)
+            status, ctx = await _load_one(entry, status, registry, providers, timeout)
+            if ctx is not None:
+                hooks.extend(ctx.hooks)
+                providers.update((provider.name, provider) for provider in ctx.providers)
         statuses.append(status)
     for name in sorted(set(config.enabled) - {entry.name for entry in found}):
         log.warning("plugins.enabled names %s, which no installed package provides", name)
-    return LoadedPlugins(tuple(statuses), tuple(hooks))
+    return LoadedPlugins(tuple(statuses), tuple(hooks), tuple(providers.values()))
 
 
 async def _load_one(
-    entry: importlib.metadata.EntryPoint, status: PluginStatus, registry: ToolRegistry, timeout: float
-) -> tuple[PluginStatus, list[Hook]]:
+    entry: importlib.metadata.EntryPoint, status: PluginStatus, registry: ToolRegistry,
+    providers: dict[str, PluginProvider], timeout: float,
+) -> tuple[PluginStatus, PluginContext | None]:
+    """Load one plugin; its status, and what it registered when it loaded (None: it failed)."""
     ctx = PluginContext(entry.name)
     error: str | None = None
     with trio.move_on_after(timeout) as scope:
@@ -93,17 +102,33 @@ async def _load_one(
     if scope.cancelled_caught:
         error = f"its import and register() did not finish within {timeout:g} s"
     if error is None:
+        error = _provider_clash(ctx, providers)
+    if error is None:
         error = _apply_tools(ctx, registry)
     if error is not None:
         log.error("plugin %s (%s) failed to load: %s", entry.name, entry.value, error)
-        return attrs.evolve(status, state="failed", error=error, notes=list(ctx.notes)), []
+        return attrs.evolve(status, state="failed", error=error, notes=list(ctx.notes)), None
     for note in ctx.notes:
         log.warning("plugin %s: %s", entry.name, note)
-    log.info("plugin %s loaded: %d tool(s), %d hook(s)", entry.name, len(ctx.tools), len(ctx.hooks))
+    log.info(
+        "plugin %s loaded: %d tool(s), %d hook(s), %d provider(s)", entry.name, len(ctx.tools), len(ctx.hooks),
+        len(ctx.providers),
+    )
     return attrs.evolve(
         status, state="loaded", tools=[tool.name for tool in ctx.tools], hooks=[hook.event for hook in ctx.hooks],
-        notes=list(ctx.notes),
-    ), list(ctx.hooks)
+        providers=[provider.name for provider in ctx.providers], notes=list(ctx.notes),
+    ), ctx
+
+
+def _provider_clash(ctx: PluginContext, taken: dict[str, PluginProvider]) -> str | None:
+    """Why the plugin's providers cannot be added (a built-in name, another plugin's, or twice), or None."""
+    own: dict[str, PluginProvider] = {}
+    for provider in ctx.providers:
+        clash = provider_clash(provider.name, {**taken, **own})
+        if clash is not None:
+            return clash
+        own[provider.name] = provider
+    return None
 
 
 def _register(entry: importlib.metadata.EntryPoint, ctx: PluginContext) -> str | None:

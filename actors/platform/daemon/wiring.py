@@ -298,7 +298,6 @@ async def _start_sessions(
     ``credential_pool.extra_keys``) come from ``environ``; a provider with several keys gets a
     credential pool every session shares, so a key that hits a limit rotates daemon-wide.
     """
-    keys = load_provider_keys(config, environ)
     clients = await ClientPool.create(config.streaming)
     web_client = open_web_client(config.web)
     # Not restarted: every session holds these clients, and a closed pool cannot be reopened, so a
@@ -311,6 +310,8 @@ async def _start_sessions(
     toolbox = build_toolbox(config, web_client, environ=environ, config_path=home / "config.yaml")
     # Before MCP and the sessions: a plugin's tools are in the registry before any tool list is frozen.
     extensions = await load_extensions(config, toolbox.registry)
+    # After the plugins: their providers' key variables are among those read.
+    keys = load_provider_keys(config, environ)
     # Before sessions, so stopped after them; its start returns at once (servers connect on their own:
     # a slow or dead one must not hold up the daemon, docs/DECISIONS.md#d-mcp-never-blocks). Its tools
     # join the registry as each server gets ready; a session takes those registered when its tool list
