@@ -16,6 +16,7 @@ from config.sandbox import SANDBOX_MODES, SandboxConfig, limit_overrides
 from config.discord import DiscordConfig
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
+from config.plugin_platform import PluginPlatformConfig
 from config.signal import SignalConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
@@ -70,7 +71,8 @@ class ApiServerConfig:
 
 @attrs.frozen
 class PlatformsConfig:
-    """Section ``platforms``: one subsection per front door."""
+    """Section ``platforms``: one subsection per front door; ``plugin_platforms`` holds the sections of the
+    platforms plugins add (``platforms.NAME``, see ``config.plugin_platform``)."""
 
     api_server: ApiServerConfig = attrs.Factory(ApiServerConfig)
     telegram: TelegramConfig = attrs.Factory(TelegramConfig)
@@ -80,6 +82,7 @@ class PlatformsConfig:
     webhook: WebhookConfig = attrs.Factory(WebhookConfig)
     mattermost: MattermostConfig = attrs.Factory(MattermostConfig)
     signal: SignalConfig = attrs.Factory(SignalConfig)
+    plugin_platforms: dict[str, PluginPlatformConfig] = attrs.Factory(dict)
 
 
 def auth_disabled_refusal(api: ApiServerConfig, sandbox: SandboxConfig) -> str | None:

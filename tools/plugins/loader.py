@@ -1,5 +1,5 @@
-"""Finding and loading plugins: installed Python packages that add tools, hooks and model providers through
-entry points.
+"""Finding and loading plugins: installed Python packages that add tools, hooks, model providers and
+messaging platforms through entry points.
 
 A plugin is an entry point of Hermes's group ``hermes_agent.plugins`` (so a Hermes plugin installs as it
 is) or of ours, ``hermes_actors.plugins``; it names a module with a ``register(ctx)`` function, or the
@@ -8,7 +8,7 @@ when ``plugins.disabled`` does.
 
 Each plugin is isolated: its import and its ``register`` run on a thread, bounded by
 :data:`PLUGIN_LOAD_SECONDS`; whatever it raises (or a ``register`` that never returns, or a tool it adds
-or provider that clashes with a built-in one or another plugin's) makes that plugin ``failed``, logged and listed with the reason, and
+provider or platform that clashes with a built-in one or another plugin's) makes that plugin ``failed``, logged and listed with the reason, and
 adds nothing of it. The other plugins and the daemon carry on. A plugin's tool that crashes when called
 fails that call only (``tools.dispatch``); a provider whose plugin failed is refused to the sessions that
 ask for it, and to them only (``providers.recovery.keys``).
@@ -32,7 +32,8 @@ from messages.control_services import PluginStatus
 from messages.untrusted import repair_text
 from tools.errors import RegistrationError
 from tools.hooks import Hook
-from tools.plugins.context import PluginContext
+from config.api import PlatformsConfig
+from tools.plugins.context import PluginContext, PluginPlatform
 from tools.redact import redact_secrets
 from tools.registry import ToolRegistry
 
@@ -46,11 +47,13 @@ PLUGIN_LOAD_SECONDS = 30.0
 
 @attrs.frozen
 class LoadedPlugins:
-    """What loading found: every installed plugin's status, and the hooks and providers the loaded ones added."""
+    """What loading found: every installed plugin's status, and the hooks, providers and platforms the
+    loaded ones added."""
 
     statuses: tuple[PluginStatus, ...] = ()
     hooks: tuple[Hook, ...] = ()
     providers: tuple[PluginProvider, ...] = ()
+    platforms: tuple[PluginPlatform, ...] = ()
 
 
 def _discover() -> list[importlib.metadata.EntryPoint]:
@@ -74,24 +77,26 @@ async def load_plugins(config: PluginsConfig, registry: ToolRegistry, timeout: f
     statuses: list[PluginStatus] = []
     hooks: list[Hook] = []
     providers: dict[str, PluginProvider] = {}
+    platforms: dict[str, PluginPlatform] = {}
     for entry in found:
         status = PluginStatus(entry.name, entry.group, "not enabled", entry.value)
         if entry.name in config.disabled:
             status = attrs.evolve(status, state="disabled")
         elif entry.name in config.enabled:
-            status, ctx = await _load_one(entry, status, registry, providers, timeout)
+            status, ctx = await _load_one(entry, status, registry, (providers, platforms), timeout)
             if ctx is not None:
                 hooks.extend(ctx.hooks)
                 providers.update((provider.name, provider) for provider in ctx.providers)
+                platforms.update((platform.name, platform) for platform in ctx.platforms)
         statuses.append(status)
     for name in sorted(set(config.enabled) - {entry.name for entry in found}):
         log.warning("plugins.enabled names %s, which no installed package provides", name)
-    return LoadedPlugins(tuple(statuses), tuple(hooks), tuple(providers.values()))
+    return LoadedPlugins(tuple(statuses), tuple(hooks), tuple(providers.values()), tuple(platforms.values()))
 
 
 async def _load_one(
     entry: importlib.metadata.EntryPoint, status: PluginStatus, registry: ToolRegistry,
-    providers: dict[str, PluginProvider], timeout: float,
+    taken: tuple[dict[str, PluginProvider], dict[str, PluginPlatform]], timeout: float,
 ) -> tuple[PluginStatus, PluginContext | None]:
     """Load one plugin; its status, and what it registered when it loaded (None: it failed)."""
     ctx = PluginContext(entry.name)
@@ -102,7 +107,7 @@ async def _load_one(
     if scope.cancelled_caught:
         error = f"its import and register() did not finish within {timeout:g} s"
     if error is None:
-        error = _provider_clash(ctx, providers)
+        error = _provider_clash(ctx, taken[0]) or _platform_clash(ctx, taken[1])
     if error is None:
         error = _apply_tools(ctx, registry)
     if error is not None:
@@ -111,12 +116,13 @@ async def _load_one(
     for note in ctx.notes:
         log.warning("plugin %s: %s", entry.name, note)
     log.info(
-        "plugin %s loaded: %d tool(s), %d hook(s), %d provider(s)", entry.name, len(ctx.tools), len(ctx.hooks),
-        len(ctx.providers),
+        "plugin %s loaded: %d tool(s), %d hook(s), %d provider(s), %d platform(s)", entry.name, len(ctx.tools),
+        len(ctx.hooks), len(ctx.providers), len(ctx.platforms),
     )
     return attrs.evolve(
         status, state="loaded", tools=[tool.name for tool in ctx.tools], hooks=[hook.event for hook in ctx.hooks],
-        providers=[provider.name for provider in ctx.providers], notes=list(ctx.notes),
+        providers=[provider.name for provider in ctx.providers], platforms=[platform.name for platform in ctx.platforms],
+        notes=list(ctx.notes),
     ), ctx
 
 
@@ -145,6 +151,19 @@ def _register(entry: importlib.metadata.EntryPoint, ctx: PluginContext) -> str |
         trace = repair_text(redact_secrets("".join(traceback.format_exception(exc))))
         log.error("plugin %s raised while loading:\n%s", entry.name, trace)
         return repair_text(redact_secrets(f"{type(exc).__name__}: {exc}"))
+    return None
+
+
+def _platform_clash(ctx: PluginContext, taken: dict[str, PluginPlatform]) -> str | None:
+    """Why the plugin's platforms cannot be added (a built-in one's name, another plugin's, or twice), or None."""
+    built_in = set(attrs.fields_dict(PlatformsConfig)) - {"plugin_platforms"}
+    seen = set(taken)
+    for platform in ctx.platforms:
+        if platform.name in built_in:
+            return f"platform {platform.name!r} is built in; a plugin cannot replace it"
+        if platform.name in seen:
+            return f"platform {platform.name!r} is already registered"
+        seen.add(platform.name)
     return None
 
 

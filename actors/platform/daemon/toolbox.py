@@ -22,6 +22,7 @@ from messages.control_services import PluginStatus
 from tools.hooks import HookRunner, hooks_from_config, import_callable
 from tools.jail.environment import terminal_environment
 from tools.plugins import load_plugins
+from tools.plugins.context import PluginPlatform
 from tools.builtin import register_core_tools
 from tools.registry import ToolRegistry
 from tools.session_search import register_session_search
@@ -63,10 +64,12 @@ def build_toolbox(
 
 @attrs.frozen
 class Extensions:
-    """The user's hooks (configured, then the plugins') and every installed plugin's status."""
+    """The user's hooks (configured, then the plugins'), every installed plugin's status, and the messaging
+    platforms the loaded ones added."""
 
     hooks: HookRunner
     plugins: tuple[PluginStatus, ...]
+    platforms: tuple[PluginPlatform, ...] = ()
 
 
 async def load_extensions(config: Config, registry: ToolRegistry) -> Extensions:
@@ -81,4 +84,4 @@ async def load_extensions(config: Config, registry: ToolRegistry) -> Extensions:
     environ = terminal_environment(os.environ, config.terminal.env_passthrough)
     # A ``python`` hook's module is imported here, off the loop.
     configured = await trio.to_thread.run_sync(hooks_from_config, config.hooks, environ, import_callable)
-    return Extensions(HookRunner([*configured, *plugins.hooks]), plugins.statuses)
+    return Extensions(HookRunner([*configured, *plugins.hooks]), plugins.statuses, plugins.platforms)

@@ -64,10 +64,13 @@ from actors.platform.daemon.cluster.peering import PeerListener
 from actors.platform.daemon.infrastructure.providers import ProvidersActor
 from actors.platform.daemon.infrastructure.store import StoreActor
 from actors.platform.daemon.toolbox import build_toolbox, load_extensions
+from tools.plugins.context import PluginPlatform
 from actors.platform.gateway import PAIRING, PairingActor
 from actors.platform.gateway.send_message import register_send_message
 from actors.platform.gateway.voice import Transcriber, speech_endpoint
-from actors.platform.outbound import OutboundRegistry
+from actors.platform.gateway.adapter import PlatformAdapter
+from actors.platform.outbound import OutboundRegistry, add_platform_names
+from actors.platform.plugins import PlatformSetup, plugin_platform_factory
 from control.paths import DaemonPaths
 from control.profiles import hidden_root
 from actors.platform.discord import DiscordBot
@@ -178,7 +181,7 @@ async def open_daemon_tree(
         environ = {**await trio.to_thread.run_sync(load_env_file, paths.home), **os.environ}
         # A session host reaches the MCP servers through the front's one copy of each (mcp_relay).
         relay_mcp = not front and several
-        sessions, reloader = await _start_sessions(
+        sessions, reloader, added_platforms = await _start_sessions(
             system, store, config, paths.home, jails, environ, stamps, relay_mcp=relay_mcp
         )
         store.leases.on_lost(functools.partial(sessions.evict, reason="its lease was lost (database connection)"))
@@ -198,7 +201,7 @@ async def open_daemon_tree(
             return
         scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
         await _start_cron(system, store, sessions, outbound, scripts)
-        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost, config.platforms.signal)):
+        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost, config.platforms.signal, *config.platforms.plugin_platforms.values())):
             register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
         await system.root.start_child(ChildSpec(PAIRING, lambda: PairingActor(state / "pairing.json")))
@@ -225,7 +228,7 @@ async def open_daemon_tree(
             # The hosts' leases name the front's peer address: a peer forwards to the front, which routes.
             await _start_hosts(system, paths, config, router, advertised[-1] if advertised else None)
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-        await _start_platforms(system, sessions, config, environ, outbound, state)
+        await _start_platforms(system, sessions, config, environ, outbound, state, added_platforms)
         yield system
 
 
@@ -289,10 +292,10 @@ def _peer_secret(config: Config, environ: Mapping[str, str]) -> bytes | None:
 async def _start_sessions(
     system: ActorSystem, store: SqlSessionStore, config: Config, home: Path, jails: DaemonJails,
     environ: Mapping[str, str], stamps: FileStamps, *, relay_mcp: bool = False,
-) -> tuple[SessionService, ConfigReloader]:
+) -> tuple[SessionService, ConfigReloader, tuple[PluginPlatform, ...]]:
     """Start ``providers``, ``mcp`` (or, with ``relay_mcp``, ``mcp-relay`` to the front's) and ``sessions``
-    under the root; the service the front doors use, and what re-reads the configuration for its new
-    sessions (``config`` and ``environ`` were read at ``stamps``).
+    under the root; the service the front doors use, what re-reads the configuration for its new
+    sessions (``config`` and ``environ`` were read at ``stamps``), and the platforms the plugins added.
 
     Each provider's keys (its usual variable or ``model.api_key_env``, then
     ``credential_pool.extra_keys``) come from ``environ``; a provider with several keys gets a
@@ -363,7 +366,7 @@ async def _start_sessions(
         deps, system.registry, section, delegate_factory=lambda setup: delegate_capability(setup, config.delegation),
         refresh_deps=reloader.refresh,
     )
-    return service, reloader
+    return service, reloader, extensions.platforms
 
 
 async def _start_cron(
@@ -386,11 +389,13 @@ async def _start_cron(
 
 async def _start_platforms(
     system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str],
-    outbound: OutboundRegistry, state: Path,
+    outbound: OutboundRegistry, state: Path, added: tuple[PluginPlatform, ...] = (),
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
-    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost`` and ``platform/signal`` connecting in the
-    background (never waited for)."""
+    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal`` and the plugins' (``added``) connecting in the
+    background (never waited for).
+
+    The supervisor counts restarts per platform: one that crashes too often is given up alone."""
     children = []
     if config.platforms.api_server.enabled:
         children.append(ChildSpec("api", _api_factory(sessions, config, environ)))
@@ -420,6 +425,7 @@ async def _start_platforms(
     signal = _signal_factory(config.platforms.signal, environ, sessions, outbound, state, pairing)
     if signal is not None:
         children.append(ChildSpec("signal", signal))
+    children += _plugin_platforms(config, added, sessions, outbound, state, pairing)
     bots_started = [spec for spec in children if spec.name != "api"]
     if bots_started:
         endpoint, said = speech_endpoint(config.stt, environ)
@@ -427,7 +433,7 @@ async def _start_platforms(
         transcriber = Transcriber(endpoint, config.stt.timeout_seconds, echo=config.stt.echo_transcripts) if endpoint else None
         children = [attrs.evolve(spec, factory=_hearing(spec.factory, transcriber)) if spec in bots_started else spec for spec in children]
     if children:
-        await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform")))
+        await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform", per_child_intensity=True)))
 
 
 def _hearing(factory: Callable[[], Any], transcriber: Transcriber | None) -> Callable[[], Any]:
@@ -435,10 +441,35 @@ def _hearing(factory: Callable[[], Any], transcriber: Transcriber | None) -> Cal
 
     def make() -> Any:
         bot = factory()
-        bot.desk.transcriber = transcriber
+        if isinstance(bot, PlatformAdapter):  # not a plugin's platform that failed (it has no desk)
+            bot.desk.transcriber = transcriber
         return bot
 
     return make
+
+
+def _plugin_platforms(
+    config: Config, added: tuple[PluginPlatform, ...], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+) -> list[ChildSpec]:
+    """The children of the plugins' platforms enabled in ``platforms``; an enabled section no loaded plugin
+    adds is logged."""
+    by_name = {platform.name: platform for platform in added}
+    children = []
+    for name, section in config.platforms.plugin_platforms.items():
+        if not section.enabled:
+            continue
+        platform = by_name.get(name)
+        if platform is None:
+            log.error(
+                "platforms.%s is enabled but no loaded plugin adds platform %s (`hermes-actors plugins list` shows why)",
+                name, name,
+            )
+            continue
+        setup = PlatformSetup(name, section, sessions, outbound, state, pairing)
+        children.append(ChildSpec(name, plugin_platform_factory(platform, setup)))
+    add_platform_names([spec.name for spec in children])
+    return children
 
 
 def _slack_factory(
