@@ -34,6 +34,7 @@ class PluginPlatformConfig(GatewaySection):
         settings: the section's other keys, the plugin's own (its server's address ...), as written.
     """
 
+    # A plugin platform's chats are words, not numbers: the shared section's int does not fit them.
     home_channel: str | None = attrs.field(default=None, validator=optional_str)  # type: ignore[assignment]
     max_attachment_bytes: int = attrs.field(default=MAX_ATTACHMENT_BYTES, validator=integer(ge=0))
     settings: dict[str, Any] = attrs.field(factory=dict, validator=v.instance_of(dict))
