@@ -11,10 +11,10 @@ target resolution (``providers.modes``) and the key lookup (``providers.recovery
 plugin failed, or that no plugin registered, is not in it: a session asking for it is refused with the
 reason, and every other provider is untouched.
 
-Which names a plugin registers is known only once it runs (in the daemon). Before that, reading the
-configuration, a name that is not built in is taken only when ``plugins.enabled`` names an installed
-plugin (:func:`enabled_plugins_installed`, from the packages' metadata: nothing is imported); otherwise it
-stays the error it always was.
+Which names a plugin registers is known only once it runs (in the daemon, or ``config check``'s probe).
+Reading the configuration, a name that is not built in is taken only when ``plugins.enabled`` names an
+installed plugin (:func:`enabled_plugins_installed`, from the packages' metadata: nothing is imported);
+otherwise it stays the error it always was.
 """
 
 from __future__ import annotations

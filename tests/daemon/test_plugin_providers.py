@@ -1,7 +1,7 @@
 """A plugin that adds a model provider, in a real daemon: ``model.provider`` and ``chat --provider`` name it,
 requests go to the URL it registered with the key from the variable it named; a provider whose plugin
 failed is refused to the sessions asking for it only; ``config check`` takes the name only when an
-installed plugin is enabled."""
+enabled, installed plugin adds it."""
 
 from __future__ import annotations
 
@@ -106,14 +106,20 @@ class TestPluginProvider:
 
 
 class TestConfigCheck:
-    """``config check`` takes a plugin's provider name only when an installed plugin is enabled."""
+    """``config check`` takes a plugin's provider name only when an enabled, installed plugin adds it."""
 
-    @pytest.mark.parametrize(("enabled", "ok"), [(["acme"], True), ([], False), (["acme-not-installed"], False)])
-    def test_config_check(self, jailed: JailedDaemon, tmp_path: Path, enabled: list[str], ok: bool) -> None:
+    @pytest.mark.parametrize(("name", "enabled", "error"), [
+        ("acme", ["acme"], None),
+        ("acme", [], "'acme' is not a provider here"),
+        ("acme", ["acme-not-installed"], "'acme' is not a provider here"),
+        ("acme-typo", ["acme"], "model.provider 'acme-typo': no enabled plugin adds it (acme adds acme)"),
+        ("doomed-cloud", ["acme", "doomed"], "doomed: failed to load: ImportError: the provider plugin needs hx_missing_sdk"),
+    ])
+    def test_config_check(self, jailed: JailedDaemon, tmp_path: Path, name: str, enabled: list[str], error: str | None) -> None:
         home = tmp_path / "home"
         home.mkdir()
-        (home / "config.yaml").write_text(json.dumps({"model": {"provider": "acme"}, "plugins": {"enabled": enabled}}))
+        (home / "config.yaml").write_text(json.dumps({"model": {"provider": name}, "plugins": {"enabled": enabled}}))
         checked = _cli(home, jailed.base / "site", "config", "check")
-        assert (checked.returncode == 0) is ok, checked.stderr
-        if not ok:
-            assert "'acme' is not a provider here" in checked.stderr
+        assert (checked.returncode == 0) is (error is None), checked.stderr
+        if error is not None:
+            assert error in checked.stderr

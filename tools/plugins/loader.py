@@ -37,7 +37,7 @@ from tools.plugins.context import PluginContext, PluginPlatform
 from tools.redact import redact_secrets
 from tools.registry import ToolRegistry
 
-__all__ = ["PLUGIN_LOAD_SECONDS", "LoadedPlugins", "load_plugins"]
+__all__ = ["PLUGIN_LOAD_SECONDS", "LoadedPlugins", "discover", "load_plugins", "run_register"]
 
 log = logging.getLogger("hermes_actors.plugins")
 
@@ -56,7 +56,7 @@ class LoadedPlugins:
     platforms: tuple[PluginPlatform, ...] = ()
 
 
-def _discover() -> list[importlib.metadata.EntryPoint]:
+def discover() -> list[importlib.metadata.EntryPoint]:
     """The installed plugins' entry points, group by group (reads the installed packages' metadata)."""
     found: list[importlib.metadata.EntryPoint] = []
     for group in PLUGIN_ENTRY_POINT_GROUPS:
@@ -70,7 +70,7 @@ async def load_plugins(config: PluginsConfig, registry: ToolRegistry, timeout: f
     Never raises for a plugin's fault (only cancellation leaves).
     """
     try:
-        found = await trio.to_thread.run_sync(_discover)
+        found = await trio.to_thread.run_sync(discover)
     except Exception as exc:  # a broken metadata file of some installed package
         log.error("cannot list the installed plugins: %s", exc)
         return LoadedPlugins()
@@ -103,7 +103,7 @@ async def _load_one(
     error: str | None = None
     with trio.move_on_after(timeout) as scope:
         # Abandoned when it overruns: a thread cannot be stopped, and what it registers later is never applied.
-        error = await trio.to_thread.run_sync(_register, entry, ctx, abandon_on_cancel=True)
+        error = await trio.to_thread.run_sync(run_register, entry, ctx, abandon_on_cancel=True)
     if scope.cancelled_caught:
         error = f"its import and register() did not finish within {timeout:g} s"
     if error is None:
@@ -137,7 +137,7 @@ def _provider_clash(ctx: PluginContext, taken: dict[str, PluginProvider]) -> str
     return None
 
 
-def _register(entry: importlib.metadata.EntryPoint, ctx: PluginContext) -> str | None:
+def run_register(entry: importlib.metadata.EntryPoint, ctx: PluginContext) -> str | None:
     """Import the plugin and run its ``register(ctx)`` (on a thread); why it failed, or None."""
     try:
         target: Any = entry.load()
