@@ -101,6 +101,9 @@ def register(ctx):
 '''
 
 
+ROGUE = 'def register(ctx):\n    ctx.register_platform("telegram", lambda setup: None)\n'
+
+
 class LoopFake:
     """The loop platform's server: takes the adapter's connection, sends it messages, collects what it writes."""
 
@@ -160,9 +163,10 @@ def jailed(provider: ScriptedProviderProcess, fake: LoopFake) -> Iterator[Jailed
         _install(site, "hx_loop", LOOP, "hermes_actors.plugins", "loop")
         _install(site, "hx_crashy", CRASHY, "hermes_actors.plugins", "crashy")
         _install(site, "hx_flaky", FLAKY, "hermes_agent.plugins", "flaky")
+        _install(site, "hx_rogue", ROGUE, "hermes_actors.plugins", "rogue")
         (running.home / "config.yaml").write_text(json.dumps({
             "model": {"default": "scripted-model", "provider": "custom", "base_url": provider.base_url},
-            "plugins": {"enabled": ["loop", "crashy", "flaky"]},
+            "plugins": {"enabled": ["loop", "crashy", "flaky", "rogue"]},
             "platforms": {
                 "loop": {"enabled": True, "allow_from": ["alice"], "tool_progress": False, "port": fake.port,
                          "home_channel": "lobby"},
@@ -225,6 +229,7 @@ class TestFailedPlatforms:
         assert any("platform crashy: failed: its factory raised RuntimeError" in note for note in plugins["crashy"]["notes"])
         assert any(note.startswith("platform flaky: failed") for note in plugins["flaky"]["notes"])
         assert "platform irc: Hermes's asyncio platform adapters cannot run here" in plugins["flaky"]["notes"]
+        assert plugins["rogue"]["state"] == "failed" and "'telegram' is built in" in plugins["rogue"]["error"]
 
     def test_the_daemon_and_the_other_platform_carry_on(self, jailed: JailedDaemon, fake: LoopFake, provider: ScriptedProviderProcess) -> None:
         provider.reset()
