@@ -14,6 +14,7 @@ from attrs import validators as v
 
 from config.sandbox import SANDBOX_MODES, SandboxConfig, limit_overrides
 from config.discord import DiscordConfig
+from config.email import EmailConfig
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
 from config.slack import SlackConfig
@@ -78,6 +79,7 @@ class PlatformsConfig:
     matrix: MatrixConfig = attrs.Factory(MatrixConfig)
     webhook: WebhookConfig = attrs.Factory(WebhookConfig)
     mattermost: MattermostConfig = attrs.Factory(MattermostConfig)
+    email: EmailConfig = attrs.Factory(EmailConfig)
 
 
 def auth_disabled_refusal(api: ApiServerConfig, sandbox: SandboxConfig) -> str | None:

@@ -71,6 +71,7 @@ from control.paths import DaemonPaths
 from actors.platform.discord import DiscordBot
 from actors.platform.matrix import MatrixBot
 from actors.platform.mattermost import MattermostBot
+from actors.platform.email import EmailBot
 from actors.platform.slack import SlackBot, SlackTokens
 from actors.platform.telegram import TelegramBot
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
@@ -87,6 +88,7 @@ from config.mattermost import HOME_VARIABLE as MATTERMOST_HOME
 from config.mattermost import TOKEN_VARIABLE as MATTERMOST_TOKEN
 from config.mattermost import URL_VARIABLE as MATTERMOST_URL
 from config.mattermost import MattermostConfig
+from config.email import EmailConfig, read_email_environment
 from config.slack import APP_TOKEN_VARIABLE as SLACK_APP_TOKEN
 from config.slack import HOME_VARIABLE as SLACK_HOME
 from config.slack import TOKEN_VARIABLE as SLACK_TOKEN
@@ -188,7 +190,7 @@ async def open_daemon_tree(
             return
         scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
         await _start_cron(system, store, sessions, outbound, scripts)
-        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost)):
+        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost, config.platforms.email)):
             register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
         await system.root.start_child(ChildSpec(PAIRING, lambda: PairingActor(state / "pairing.json")))
@@ -372,7 +374,7 @@ async def _start_platforms(
     outbound: OutboundRegistry, state: Path,
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
-    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix`` and ``platform/mattermost`` connecting in the
+    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost`` and ``platform/email`` connecting in the
     background (never waited for)."""
     children = []
     if config.platforms.api_server.enabled:
@@ -400,6 +402,9 @@ async def _start_platforms(
     mattermost = _mattermost_factory(config.platforms.mattermost, environ, sessions, outbound, state, pairing)
     if mattermost is not None:
         children.append(ChildSpec("mattermost", mattermost))
+    email = _email_factory(config.platforms.email, environ, sessions, outbound, state, pairing)
+    if email is not None:
+        children.append(ChildSpec("email", email))
     if children:
         await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform")))
 
@@ -466,6 +471,22 @@ def _mattermost_factory(
         log.error("platforms.mattermost is enabled but %s is not set", what)
         return None
     return functools.partial(MattermostBot, section, token, sessions, outbound, state, pairing)
+
+
+def _email_factory(
+    section: EmailConfig, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+) -> Callable[[], EmailBot] | None:
+    """The email bot's factory when it is enabled with its account and servers (Hermes's ``EMAIL_*``
+    variables each win over their key); None otherwise."""
+    if not section.enabled:
+        return None
+    section = read_email_environment(section, environ)
+    missing = section.missing()
+    if missing:
+        log.error("platforms.email is enabled but %s %s not set (or their keys in platforms.email)", ", ".join(missing), "is" if len(missing) == 1 else "are")
+        return None
+    return functools.partial(EmailBot, section, sessions, outbound, state, pairing)
 
 
 def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
