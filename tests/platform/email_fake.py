@@ -65,10 +65,10 @@ class Sent:
 
     @property
     def text(self) -> str:
-        """The body's text."""
+        """The body's text (its line ends as written, not as sent)."""
         body = self.message.get_body(preferencelist=("plain",))
         assert body is not None
-        return str(body.get_content()).strip()
+        return str(body.get_content()).replace("\r\n", "\n").strip()
 
 
 def user_mail(sender: str, body: str, *, subject: str = "Hello", message_id: str | None = None,
@@ -96,11 +96,12 @@ def user_mail(sender: str, body: str, *, subject: str = "Hello", message_id: str
 
 
 class _Lines:
-    """One connection's lines (and DATA's)."""
+    """One connection's lines (and DATA's), and the mailbox size it was last told (IMAP)."""
 
     def __init__(self, stream: trio.SocketStream) -> None:
         self.stream = stream
         self.buffer = bytearray()
+        self.known = 0
 
     async def line(self) -> bytes | None:
         while (end := self.buffer.find(b"\r\n")) < 0:
@@ -202,8 +203,8 @@ class FakeMail:
         async def guarded(stream: trio.SocketStream) -> None:
             try:
                 await handler(stream)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                pass  # the client went, or the test dropped it
+            except* (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass  # the client went, or the test dropped it (perhaps inside IDLE's nursery)
 
         return guarded
 
@@ -241,6 +242,7 @@ class FakeMail:
     async def _select(self, lines: _Lines, tag: str, argument: str) -> None:
         with self.lock:
             count, next_uid = len(self.mailbox), (self.mailbox[-1].uid + 1 if self.mailbox else 1)
+        lines.known = count
         await lines.send(f"* {count} EXISTS", "* OK [UIDVALIDITY 1] ok", f"* OK [UIDNEXT {next_uid}] ok", f"{tag} OK [READ-WRITE] selected")
 
     async def _search(self, lines: _Lines, tag: str, argument: str) -> None:
@@ -271,11 +273,15 @@ class FakeMail:
         await lines.send("+ idling")
 
         async def announce() -> None:
+            # As a real server: mail that came since the client was last told is announced at once.
             while True:
-                await self._wake.wait()
+                woken = self._wake
                 with self.lock:
                     count = len(self.mailbox)
-                await lines.send(f"* {count} EXISTS")
+                if count > lines.known:
+                    lines.known = count
+                    await lines.send(f"* {count} EXISTS")
+                await woken.wait()
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(announce)
