@@ -73,6 +73,7 @@ class EmailConfig(GatewaySection):
     address: str | None = attrs.field(default=None, validator=optional_str)
     password: str | None = attrs.field(default=None, validator=optional_str, repr=False)
     allow_from: tuple[str, ...] = attrs.field(default=(), converter=_addresses, validator=str_tuple)
+    # The home is an address: the shared section's int does not fit it.
     home_channel: str | None = attrs.field(default=None, validator=optional_str)  # type: ignore[assignment]
     imap_host: str | None = attrs.field(default=None, validator=optional_str)
     imap_port: int = attrs.field(default=993, converter=int, validator=integer(ge=1, le=65535))
