@@ -22,7 +22,7 @@ import trio
 
 from actors.platform.outbound import DeliveryFailed
 
-__all__ = ["ImapClient", "ImapError", "ImapLoginRefused", "Response", "open_imap", "quoted"]
+__all__ = ["ImapClient", "ImapError", "ImapLoginRefused", "ImapRefused", "Response", "open_imap", "quoted"]
 
 #: The longest response line read (a literal's bytes are not part of it).
 MAX_LINE = 64 * 1024
@@ -33,6 +33,19 @@ _SIZE = re.compile(rb"\bRFC822\.SIZE (\d+)")
 
 class ImapError(DeliveryFailed):
     """The connection failed, dropped, timed out, or a command was refused; the text says which."""
+
+
+class ImapRefused(ImapError):
+    """A command answered ``NO`` or ``BAD``.
+
+    Args:
+        text: what to say.
+        answer: ``NO`` (refused) or ``BAD`` (not understood).
+    """
+
+    def __init__(self, text: str, answer: str) -> None:
+        super().__init__(text)
+        self.answer = answer
 
 
 class ImapLoginRefused(ImapError):
@@ -150,11 +163,9 @@ class ImapClient:
                 continue
             status = response.line[len(tag) + 1:]
             if status.startswith(b"OK"):
-                _capabilities = _listed_capabilities(status)
-                if _capabilities:
-                    self.capabilities = _capabilities
+                self.capabilities = _listed_capabilities(status) or self.capabilities
                 return untagged
-            raise ImapError(f"imap {what}: {_text(status)}")
+            raise ImapRefused(f"imap {what}: {_text(status)}", _text(status).split(" ", 1)[0].upper())
 
     async def greeting(self) -> None:
         """Read the server's greeting (and the capabilities it may list).
@@ -186,8 +197,8 @@ class ImapClient:
         """
         try:
             await self.command(f"LOGIN {quoted(user)} {quoted(password)}", what="LOGIN")
-        except ImapError as exc:
-            if "LOGIN: NO" in str(exc):
+        except ImapRefused as exc:
+            if exc.answer == "NO":
                 raise ImapLoginRefused(str(exc)) from None
             raise
 
@@ -231,17 +242,17 @@ class ImapClient:
         """
         tag = self._tag()
         await self.send(f"{tag} IDLE")
+        changed = False
         with trio.move_on_after(self.timeout) as late:
-            response = await self.read()
+            while not (line := (await self.read()).line).startswith(b"+"):  # untagged news may come first
+                if line.startswith(tag.encode() + b" "):
+                    raise ImapRefused(f"imap IDLE: {_text(line)}", "NO")
+                changed = changed or _announces_mail(line)
         if late.cancelled_caught:
             raise ImapError(f"imap IDLE: no answer within {self.timeout:.0f} s")
-        if not response.line.startswith(b"+"):
-            raise ImapError(f"imap IDLE: {_text(response.line)}")
-        changed = False
         with trio.move_on_after(seconds):
             while not changed:
-                words = (await self.read()).line.upper().split()
-                changed = len(words) >= 3 and words[0] == b"*" and words[2] in (b"EXISTS", b"RECENT")
+                changed = _announces_mail((await self.read()).line)
         with trio.move_on_after(self.timeout) as late:
             await self.send("DONE")
             await self._until(tag, "IDLE")
@@ -268,6 +279,12 @@ class ImapClient:
 
 def _text(line: bytes) -> str:
     return line.decode("utf-8", "replace")[:200]
+
+
+def _announces_mail(line: bytes) -> bool:
+    """Whether an untagged response says the mailbox grew (``* 4 EXISTS``, ``* 1 RECENT``)."""
+    words = line.upper().split()
+    return len(words) >= 3 and words[0] == b"*" and words[2] in (b"EXISTS", b"RECENT")
 
 
 def _listed_capabilities(line: bytes) -> frozenset[str]:
