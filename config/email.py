@@ -61,6 +61,8 @@ class EmailConfig(GatewaySection):
         poll_interval: seconds between mailbox checks when the server has no IDLE.
         idle_seconds: how long one IDLE waits before it is renewed (servers drop one after 30 minutes).
         skip_attachments: ignore the attachments of incoming mail (Hermes's key).
+        check_envelope: skip a mail whose envelope sender (``Return-Path``) is of another domain than its
+            ``From`` (a forgery's mark, and a forwarder's); Hermes's ``EMAIL_TRUST_FROM_HEADER=true`` turns it off.
         max_attachment_bytes: the largest attachment that is fetched into the workspace (0: no cap).
         max_message_bytes: the largest mail that is read at all; a larger one is logged and skipped.
         retry_first_seconds: the first pause after a dropped connection (doubling to a minute).
@@ -84,6 +86,7 @@ class EmailConfig(GatewaySection):
     poll_interval: float = attrs.field(default=15.0, converter=float, validator=v.and_(v.gt(0.0), v.le(3600.0)))
     idle_seconds: float = attrs.field(default=1500.0, converter=float, validator=v.and_(v.gt(0.0), v.le(1740.0)))
     skip_attachments: bool = attrs.field(default=False, validator=v.instance_of(bool))
+    check_envelope: bool = attrs.field(default=True, validator=v.instance_of(bool))
     max_attachment_bytes: int = attrs.field(default=20 * 1024 * 1024, validator=integer(ge=0))
     max_message_bytes: int = attrs.field(default=MAX_MESSAGE_BYTES, validator=integer(ge=1024))
     retry_first_seconds: float = attrs.field(default=1.0, converter=float, validator=v.and_(v.gt(0.0), v.le(60.0)))
@@ -111,9 +114,12 @@ class EmailConfig(GatewaySection):
 
 
 def read_email_environment(section: EmailConfig, environ: Mapping[str, str]) -> EmailConfig:
-    """``section`` with Hermes's ``EMAIL_*`` variables applied (each one set wins over its key) and the
-    access variables every platform has (``EMAIL_ALLOWED_USERS`` ...)."""
+    """``section`` with Hermes's ``EMAIL_*`` variables applied (each one set wins over its key;
+    ``EMAIL_TRUST_FROM_HEADER=true`` turns ``check_envelope`` off) and the access variables every platform
+    has (``EMAIL_ALLOWED_USERS`` ...)."""
     changes: dict[str, Any] = {key: environ[variable].strip() for key, variable in _VARIABLES.items() if environ.get(variable, "").strip()}
+    if environ.get("EMAIL_TRUST_FROM_HEADER", "").strip().lower() in ("true", "1", "yes"):
+        changes["check_envelope"] = False
     section = attrs.evolve(section, **changes) if changes else section
     # The shared reader's numeric <P>_HOME_CHANNEL does not apply: a home here is an address.
     return read_access_environment(section, {name: value for name, value in environ.items() if name != "EMAIL_HOME_CHANNEL"})

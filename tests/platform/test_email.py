@@ -172,7 +172,9 @@ class TestConfig:
         section = read_email_environment(EmailConfig(allow_from=["Boss@Example.org"]), {
             "EMAIL_ADDRESS": BOT, "EMAIL_PASSWORD": PASSWORD, "EMAIL_IMAP_HOST": "imap.example", "EMAIL_SMTP_HOST": "smtp.example",
             "EMAIL_SMTP_PORT": "465", "EMAIL_ALLOWED_USERS": "A@B.example, c@d.example", "EMAIL_HOME_ADDRESS": "me@home.example",
+            "EMAIL_TRUST_FROM_HEADER": "true",
         })
+        assert not section.check_envelope and EmailConfig().check_envelope
         assert section.allow_from == ("a@b.example", "c@d.example") and section.smtp_mode == "ssl" and section.missing() == []
         assert section.home_channel == "me@home.example" and section.effective_dm_policy == "allowlist"
         assert EmailConfig(allow_from="X@Y.example").allow_from == ("x@y.example",)

@@ -213,7 +213,7 @@ class EmailBot(PlatformAdapter):
             self.automated += 1
             log.info("email: no answer to mail %d from %s: %s", uid, mail.sender, reason)
             return
-        forged = spoofed(mail)
+        forged = spoofed(mail) if self.config.check_envelope else None
         if forged is not None:
             self.spoofed += 1
             log.warning("email: skipped mail %d claiming to be from %s: %s", uid, mail.sender, forged)
