@@ -65,7 +65,7 @@ class EmailConfig(GatewaySection):
             ``From`` (a forgery's mark, and a forwarder's); Hermes's ``EMAIL_TRUST_FROM_HEADER=true`` turns it off.
         max_attachment_bytes: the largest attachment that is fetched into the workspace (0: no cap).
         max_message_bytes: the largest mail that is read at all; a larger one is logged and skipped.
-        retry_first_seconds: the first pause after a dropped connection (doubling to a minute).
+        retry_first_seconds: the first pause after a mail the SMTP server deferred (4xx), doubling to a minute.
         auth_retry_seconds: the pause between logins the server refused (logged once, retried slowly).
         tool_progress: off by default: a mail cannot be edited, so each progress line would be a mail.
     """

@@ -33,7 +33,7 @@ async def _serving(**options: bool) -> AsyncIterator[FakeMail]:
 async def _logged_in(fake: FakeMail, cap: int = 1 << 20) -> ImapClient:
     client = await open_imap("127.0.0.1", fake.imap_port, "none", 10.0, cap)
     await client.login(BOT, PASSWORD)
-    await client.select()
+    assert await client.select() == 1  # the fake's UIDVALIDITY
     return client
 
 

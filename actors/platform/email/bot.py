@@ -118,7 +118,7 @@ class EmailBot(PlatformAdapter):
         self.logins = self.login_refusals = self.idles = self.polls = 0
         self._threads = Recent()  # ChatRef -> Thread
         self._questions = Recent()  # ChatRef -> the Question asked there, until answered
-        self._tries = Recent()  # uid -> times its reading was started
+        self._tries = Recent()  # (UIDVALIDITY, uid) -> times its reading was started
         self._held: OrderedDict[str, bytes] = OrderedDict()  # attachment id -> its bytes, until fetched
 
     def snapshot_details(self) -> dict[str, Any]:
@@ -147,12 +147,12 @@ class EmailBot(PlatformAdapter):
                 return
             self.login_refusals = 0
             self.logins += 1
-            await client.select("INBOX")
+            validity = await client.select("INBOX")
             self.idle = "IDLE" in client.capabilities or "IDLE" in await client.ask_capabilities()
             self.up()
             log.info("email: reading %s's INBOX (%s)", self.address, "IDLE" if self.idle else f"polled every {config.poll_interval:g} s")
             while True:
-                await self._read_unseen(client)
+                await self._read_unseen(client, validity)
                 if self.idle:
                     await client.idle(config.idle_seconds)
                     self.idles += 1
@@ -173,16 +173,17 @@ class EmailBot(PlatformAdapter):
                       self.address, exc, self.config.auth_retry_seconds)
         await trio.sleep(self.config.auth_retry_seconds)
 
-    async def _read_unseen(self, client: ImapClient) -> None:
+    async def _read_unseen(self, client: ImapClient, validity: int) -> None:
         for uid in await client.unseen():
-            tries = self._tries.get(uid, 0)
+            key = (validity, uid)  # a mailbox made anew numbers its mail anew
+            tries = self._tries.get(key, 0)
             if tries < TRIES:
-                self._tries.remember(uid, tries + 1)  # counted first: a mail that breaks the connection is not read forever
+                self._tries.remember(key, tries + 1)  # counted first: a mail that breaks the connection is not read forever
                 await self._read_one(client, uid)
             elif tries == TRIES:
                 self.malformed += 1
                 log.warning("email: skipped mail %d: reading it failed %d times", uid, TRIES)
-            self._tries.remember(uid, TRIES + 1)  # handled: never read again, even if the mark below is lost
+            self._tries.remember(key, TRIES + 1)  # handled: never read again, even if the mark below is lost
             await client.mark_seen(uid)
 
     async def _read_one(self, client: ImapClient, uid: int) -> None:

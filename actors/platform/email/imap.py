@@ -29,6 +29,7 @@ MAX_LINE = 64 * 1024
 _LITERAL = re.compile(rb"\{(\d+)\}$")
 _UID = re.compile(rb"\bUID (\d+)")
 _SIZE = re.compile(rb"\bRFC822\.SIZE (\d+)")
+_VALIDITY = re.compile(rb"\[UIDVALIDITY (\d+)\]", re.IGNORECASE)
 
 
 class ImapError(DeliveryFailed):
@@ -202,9 +203,14 @@ class ImapClient:
                 raise ImapLoginRefused(str(exc)) from None
             raise
 
-    async def select(self, mailbox: str = "INBOX") -> None:
-        """``SELECT`` a mailbox (read-write, so ``\\Seen`` can be set)."""
-        await self.command(f"SELECT {quoted(mailbox)}", what="SELECT")
+    async def select(self, mailbox: str = "INBOX") -> int:
+        """``SELECT`` a mailbox (read-write, so ``\\Seen`` can be set); its ``UIDVALIDITY`` (0 when none is
+        said): while it holds, a uid names the same mail."""
+        for response in await self.command(f"SELECT {quoted(mailbox)}", what="SELECT"):
+            found = _VALIDITY.search(response.line)
+            if found is not None:
+                return int(found.group(1))
+        return 0
 
     async def unseen(self) -> list[int]:
         """``UID SEARCH UNSEEN``: the uids of the mail not read yet, oldest first."""
