@@ -31,6 +31,7 @@ from config.errors import ConfigError
 from config.hermes_keys import HERMES_UNUSED
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
+from config.email import EmailConfig
 from config.providers import KNOWN_PROVIDERS
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
@@ -89,7 +90,7 @@ _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
     "web.search_backend": {"": None, **dict.fromkeys(_UNBUILT_BACKENDS, _HERMES_SEARCH_BACKEND)},
 }
 # Hermes's messaging sections at the top level, and the section of ours that holds their settings.
-_PLATFORM_SECTIONS = {"telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig, "matrix": MatrixConfig, "mattermost": MattermostConfig}
+_PLATFORM_SECTIONS = {"telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig, "matrix": MatrixConfig, "mattermost": MattermostConfig, "email": EmailConfig}
 _ID_LISTS = ("allow_from", "group_allow_from", "group_allowed_chats")
 # Hermes's names for a local OpenAI-compatible server: ``custom`` here, LM Studio at its usual address.
 _LOCAL_PROVIDERS = {"ollama": None, "vllm": None, "llamacpp": None, "lmstudio": "http://127.0.0.1:1234/v1"}

@@ -218,7 +218,11 @@ HERMES_UNUSED: dict[str, str] = {
     "platforms.api_server.home_channel": _BOT,
     "platforms.api_server.require_mention": _BOT,
     "platforms.api_server.token": "use platforms.api_server.key",
-    "platforms.email.extra": "address, imap_host, smtp_host and skip_attachments are read here (as platforms.email.*)",
+    "platforms.email.extra": (
+        "address, imap_host, smtp_host and skip_attachments are read (as platforms.email.*); "
+        "require_authenticated_sender and authserv_id are not: SPF, DKIM and DMARC are the mail server's to check, "
+        "and platforms.email.check_envelope refuses a mail whose Return-Path is not in its From's domain"
+    ),
     "platforms.email.extra.require_authenticated_sender": (
         "SPF, DKIM and DMARC are the receiving mail server's to check here; the bot trusts a mail whose envelope "
         "sender (Return-Path) is in its From's domain"

@@ -7,15 +7,19 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from pathlib import Path
+
 import pytest
 import trio
 import trio.testing
+import yaml
 
 from actors.platform.email.imap import ImapClient, ImapError, ImapLoginRefused, open_imap
 from actors.platform.email.mail import Unreadable, automated, compose, read_mail, spoofed
 from actors.platform.email.smtp import SmtpAccount, SmtpError, SmtpSender
 from actors.platform.outbound import Destination, UnknownDestination
 from config.email import EmailConfig, read_email_environment
+from config.loader import load_config
 from tests.platform.email_fake import BOT, PASSWORD, FakeMail, user_mail
 
 USER = "owner@people.example"
@@ -167,6 +171,19 @@ class TestReading:
 
 class TestConfig:
     """Hermes's EMAIL_* variables win; allow_from is lower-cased; email destinations are addresses."""
+
+    def test_hermes_keys(self, tmp_path: Path) -> None:
+        """Hermes's ``extra`` keys and its mapping form of the home address are read; what is not is reported."""
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump({"platforms": {"email": {
+            "enabled": True, "allow_from": "Boss@Example.org, b@y.example", "home_channel": {"platform": "email", "chat_id": "me@home.example"},
+            "extra": {"address": BOT, "imap_host": "imap.example", "smtp_host": "smtp.example", "skip_attachments": True,
+                      "require_authenticated_sender": True},
+        }}}))
+        warnings: list[str] = []
+        section = load_config(tmp_path, warnings=warnings, log_warnings=False).platforms.email
+        assert (section.address, section.imap_host, section.smtp_host, section.skip_attachments) == (BOT, "imap.example", "smtp.example", True)
+        assert section.allow_from == ("boss@example.org", "b@y.example") and section.home_channel == "me@home.example"
+        assert any("require_authenticated_sender" in warning for warning in warnings), warnings
 
     def test_variables_and_destinations(self) -> None:
         section = read_email_environment(EmailConfig(allow_from=["Boss@Example.org"]), {
