@@ -267,7 +267,11 @@ class EmailBot(PlatformAdapter):
         how = (f"Reply with a first line of approve{request} once, approve{request} session, approve{request} always "
                f"or deny{request} (or the number)." if question.approval else "Reply with the number or the words of your choice.")
         self._questions.remember(chat, question)  # before it is sent: a quick reply may come before the send returns
-        sent = await self._send(chat, "\n".join([text, "", *lines, "", how]))
+        try:
+            sent = await self._send(chat, "\n".join([text, "", *lines, "", how]))
+        except DeliveryFailed:
+            self._questions.pop(chat, None)
+            raise
         if self._questions.get(chat) is question:
             self._questions.remember(chat, attrs.evolve(question, message_id=sent.message_id))
         return sent
