@@ -189,7 +189,7 @@ class TestConnection:
             assert details["logins"] == 2 and details["connection"] == "connected", details
         finally:
             daemon.stop()
-        assert "the server closed the connection" in daemon.log()
+        assert "imap: the server closed the connection; trying again in 1 s" in daemon.log()  # with back-off
 
     def test_polling_without_idle(self, home: Path, provider: ScriptedProviderProcess) -> None:
         provider.reset()
