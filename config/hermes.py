@@ -55,6 +55,7 @@ HERMES_SYNONYMS: dict[str, str] = {
     "gateway.api_server.max_concurrent_runs": "platforms.api_server.max_concurrent_runs",
     "model.model": "model.default",
     "model.name": "model.default",
+    "stt_echo_transcripts": "stt.echo_transcripts",
     "platforms.api_server.extra.key": "platforms.api_server.key",
     "platforms.email.extra.address": "platforms.email.address",
     "platforms.email.extra.imap_host": "platforms.email.imap_host",
