@@ -90,6 +90,8 @@ class TestImapClient:
             with pytest.raises(ImapLoginRefused, match="AUTHENTICATIONFAILED") as refused:
                 await client.login(BOT, "wrong-secret")
             assert "wrong-secret" not in str(refused.value)
+            with pytest.raises(ImapLoginRefused, match="non-ASCII"):
+                await client.login(BOT, "pässword")
             await client.aclose()
             uid = fake.deliver(user_mail(USER, "x" * 5000)[0])
             client = await _logged_in(fake, cap=1000)

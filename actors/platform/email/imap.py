@@ -193,11 +193,16 @@ class ImapClient:
         """``LOGIN``; the password is never in an error's text.
 
         Raises:
-            ImapLoginRefused: the server said NO.
+            ImapLoginRefused: the server said NO, or the name or password cannot be sent as a quoted
+                string (a line break, a character beyond ASCII).
             ImapError: another failure.
         """
         try:
-            await self.command(f"LOGIN {quoted(user)} {quoted(password)}", what="LOGIN")
+            credentials = f"{quoted(user)} {quoted(password)}"
+        except ImapError as exc:
+            raise ImapLoginRefused(str(exc)) from None  # as refused: a setting to fix, said once
+        try:
+            await self.command(f"LOGIN {credentials}", what="LOGIN")
         except ImapRefused as exc:
             if exc.answer == "NO":
                 raise ImapLoginRefused(str(exc)) from None
