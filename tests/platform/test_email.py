@@ -137,6 +137,7 @@ class TestReading:
         assert [(a.name, a.data) for a in mail.attachments] == [("data.csv", b"a,b\n")]
         reply = read_mail(user_mail(USER, "more", in_reply_to="<b@x>", references="<r@x> <b@x>")[0], max_chars=1000, skip_attachments=True)
         assert reply.root == "<r@x>" and reply.references == ("<r@x>", "<b@x>")
+        assert read_mail(b"From: a@x.example\r\nSubject: the weather?\r\n\r\n", max_chars=10, skip_attachments=False).text == ""
         long = read_mail(user_mail(USER, "y" * 3000)[0], max_chars=1000, skip_attachments=False)
         assert long.text.startswith("y" * 1000 + "\n\n[The mail was longer than 1,000 characters")
 
@@ -164,7 +165,7 @@ class TestReading:
         b"From: a@x.example, b@y.example\r\nSubject: two\r\n\r\nhi\r\n",
         b"Subject: nobody\r\n\r\nhi\r\n",
         b"From: a@\r\n\r\nhi\r\n",
-        b"From: a@x.example\r\nContent-Type: multipart/mixed; boundary=\"zz\"\r\n\r\n--zz\r\nContent-Type: text/plain; charset=no-such-charset\r\nContent-Transfer-Encoding: base64\r\n\r\n%%%\r\n--zz--\r\n",
+        b"From: a@x.example\r\nSubject:\r\nContent-Type: multipart/mixed; boundary=\"zz\"\r\n\r\n--zz\r\nContent-Type: text/plain; charset=no-such-charset\r\nContent-Transfer-Encoding: base64\r\n\r\n%%%\r\n--zz--\r\n",
     ])
     def test_unreadable(self, raw: bytes) -> None:
         with pytest.raises(Unreadable):

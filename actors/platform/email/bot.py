@@ -228,7 +228,9 @@ class EmailBot(PlatformAdapter):
         if question is not None and index is not None:
             self.desk.spawn(self._choose, chat, mail.sender, question, index)
             return
-        text = mail.text if mail.references or not mail.subject else f"[Subject: {mail.subject}]\n\n{mail.text}"
+        # A thread's first mail says its subject; so does a mail whose subject is all it says.
+        said = bool(mail.subject) and (not mail.references or not mail.text)
+        text = f"[Subject: {mail.subject}]\n\n{mail.text}".strip() if said else mail.text
         files = tuple(self._hold(uid, n, attachment) for n, attachment in enumerate(mail.attachments))
         await self.desk.take(Incoming(chat, mail.sender, mail.sender_name or mail.sender, text, True, True, files))
 

@@ -86,8 +86,8 @@ def read_mail(raw: bytes, *, max_chars: int, skip_attachments: bool) -> Mail:
     """``raw`` read (see the module's docstring); the text cut at ``max_chars`` with a note saying so.
 
     Raises:
-        Unreadable: not parseable, not exactly one sender address in ``From``, or neither text nor a file in it
-            (a part whose charset or transfer encoding is broken reads as nothing).
+        Unreadable: not parseable, not exactly one sender address in ``From``, or nothing to read in it: no
+            subject, text or file (a part whose charset or transfer encoding is broken reads as nothing).
     """
     try:
         message = BytesParser(policy=policy.default).parsebytes(raw)
@@ -110,8 +110,8 @@ def read_mail(raw: bytes, *, max_chars: int, skip_attachments: bool) -> Mail:
     except Exception as exc:  # the email package raises many kinds on broken MIME; each means the same here
         raise Unreadable(f"not readable as MIME ({type(exc).__name__}: {str(exc)[:120]})") from None
     text = _fresh(text)
-    if not text and not attachments:
-        raise Unreadable("neither text nor a file could be read from it")
+    if not text and not attachments and not subject:
+        raise Unreadable("neither a subject, text nor a file could be read from it")
     if len(text) > max_chars:
         text = text[:max_chars] + f"\n\n[The mail was longer than {max_chars:,} characters and was cut here.]"
     return Mail(senders[0].lower(), sender_name, subject, "".join(message_id), tuple(references), text, attachments, headers, content_type)
