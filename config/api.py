@@ -17,6 +17,7 @@ from config.discord import DiscordConfig
 from config.email import EmailConfig
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
+from config.signal import SignalConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 from config.webhook import WebhookConfig
@@ -79,6 +80,7 @@ class PlatformsConfig:
     matrix: MatrixConfig = attrs.Factory(MatrixConfig)
     webhook: WebhookConfig = attrs.Factory(WebhookConfig)
     mattermost: MattermostConfig = attrs.Factory(MattermostConfig)
+    signal: SignalConfig = attrs.Factory(SignalConfig)
     email: EmailConfig = attrs.Factory(EmailConfig)
 
 

@@ -33,6 +33,7 @@ from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
 from config.email import EmailConfig
 from config.providers import KNOWN_PROVIDERS
+from config.signal import SignalConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 
@@ -91,7 +92,7 @@ _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
     "web.search_backend": {"": None, **dict.fromkeys(_UNBUILT_BACKENDS, _HERMES_SEARCH_BACKEND)},
 }
 # Hermes's messaging sections at the top level, and the section of ours that holds their settings.
-_PLATFORM_SECTIONS = {"telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig, "matrix": MatrixConfig, "mattermost": MattermostConfig, "email": EmailConfig}
+_PLATFORM_SECTIONS = {"telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig, "matrix": MatrixConfig, "mattermost": MattermostConfig, "signal": SignalConfig, "email": EmailConfig}
 _ID_LISTS = ("allow_from", "group_allow_from", "group_allowed_chats")
 # Hermes's names for a local OpenAI-compatible server: ``custom`` here, LM Studio at its usual address.
 _LOCAL_PROVIDERS = {"ollama": None, "vllm": None, "llamacpp": None, "lmstudio": "http://127.0.0.1:1234/v1"}
@@ -173,6 +174,9 @@ def apply_hermes_forms(data: dict[str, Any], found: list[str]) -> dict[str, Any]
     if isinstance(caching, dict) and caching.get("cache_ttl") is False:
         # YAML reads a bare off/no as false, Hermes's "caching off"; the section's converter takes the words.
         result["prompt_caching"] = {**caching, "cache_ttl": None}
+    if isinstance(result.get("checkpoints"), bool):
+        # Hermes reads ``checkpoints: true`` as the section's switch alone.
+        result["checkpoints"] = {"enabled": result["checkpoints"]}
     return result
 
 

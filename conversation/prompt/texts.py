@@ -66,6 +66,12 @@ PLATFORM_HINTS: Mapping[str, str] = MappingProxyType({
         "text that reads well in a mail client: short paragraphs, simple lists, no tables or heavy Markdown. Do not "
         "add a greeting line or signature of your own. To attach a file, put MEDIA:/absolute/path on a line of its own."
     ),
+    "signal": (
+        "You are talking with users in Signal, a private messenger, in a direct chat or a group. Signal shows no "
+        "Markdown, but bold, italic, strikethrough and code are turned into its own text styles; headings become "
+        "bold lines, links are shown with their address, and tables are not drawn, so prefer bullet lists or "
+        "'key: value' lines. Keep replies short, as on a phone. To send a file, put MEDIA:/absolute/path on a line of its own."
+    ),
     "subagent": (
         "You are a subagent working for another agent, not for a person. Nobody can answer questions, so decide "
         "for yourself. Your final reply is returned to the parent agent as your result."
