@@ -227,7 +227,7 @@ async def open_daemon_tree(
             # The hosts' leases name the front's peer address: a peer forwards to the front, which routes.
             await _start_hosts(system, paths, config, router, advertised[-1] if advertised else None)
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-        await _start_platforms(system, sessions, config, environ, outbound, state)
+        await _start_platforms(system, sessions, config, environ, outbound, state, service)
         yield system
 
 
@@ -387,14 +387,14 @@ async def _start_cron(
 
 async def _start_platforms(
     system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str],
-    outbound: OutboundRegistry, state: Path,
+    outbound: OutboundRegistry, state: Path, control: ControlService,
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
     once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal`` and ``platform/email`` connecting in the
     background (never waited for)."""
     children = []
     if config.platforms.api_server.enabled:
-        children.append(ChildSpec("api", _api_factory(sessions, config, environ)))
+        children.append(ChildSpec("api", _api_factory(sessions, config, environ, control)))
     pairing = functools.partial(_lookup, system, PAIRING)
     bots: tuple[tuple[str, Any, str, Callable[..., Any]], ...] = (
         ("telegram", config.platforms.telegram, TELEGRAM_TOKEN, TelegramBot),
@@ -532,7 +532,9 @@ def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
         return None
 
 
-def _api_factory(sessions: SessionService, config: Config, environ: Mapping[str, str]) -> Callable[[], ApiServer]:
+def _api_factory(
+    sessions: SessionService, config: Config, environ: Mapping[str, str], control: ControlService
+) -> Callable[[], ApiServer]:
     found = environ.get(KEY_VARIABLE)
     api_environ = {KEY_VARIABLE: found} if found else {}
     # Only the variables the API reads: its key and the webhooks' secrets.
@@ -544,7 +546,8 @@ def _api_factory(sessions: SessionService, config: Config, environ: Mapping[str,
 
     def api() -> ApiServer:
         return ApiServer(
-            sessions, section, config.daemon.max_running_turns, models, api_environ, webhooks=config.platforms.webhook
+            sessions, section, config.daemon.max_running_turns, models, api_environ, webhooks=config.platforms.webhook,
+            control=control,
         )
 
     return api
