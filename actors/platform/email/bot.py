@@ -45,7 +45,7 @@ from actors.platform.gateway.fetch import DownloadFailed
 from actors.platform.gateway.follower import parse_button
 from actors.platform.gateway.port import ButtonPress, ChatRef, Choice, Incoming, RemoteFile, SentMessage, file_kind
 from actors.platform.gateway.recent import Recent
-from actors.platform.gateway.replies import Question, chosen
+from actors.platform.gateway.replies import Question, ask, chosen, forget_edited
 from actors.platform.outbound import DeliveryFailed, Destination, OutboundRegistry, UnknownDestination
 from actors.session import SessionService
 from config.email import EmailConfig
@@ -262,28 +262,17 @@ class EmailBot(PlatformAdapter):
 
     async def send_choices(self, chat: ChatRef, text: str, choices: list[Choice]) -> SentMessage:
         """See :meth:`ChatPort.send_choices`: a mail of its own listing the choices, answered by a reply."""
-        question = Question("", tuple(choices))
         parsed = parse_button(choices[0].data)
         request = f" {parsed[1]}" if parsed is not None else ""
-        lines = [f"{n}. {choice.label}" for n, choice in enumerate(choices, 1)]
-        how = (f"Reply with a first line of approve{request} once, approve{request} session, approve{request} always "
-               f"or deny{request} (or the number)." if question.approval else "Reply with the number or the words of your choice.")
-        self._questions.remember(chat, question)  # before it is sent: a quick reply may come before the send returns
-        try:
-            sent = await self._send(chat, "\n".join([text, "", *lines, "", how]))
-        except DeliveryFailed:
-            self._questions.pop(chat, None)
-            raise
-        if self._questions.get(chat) is question:
-            self._questions.remember(chat, attrs.evolve(question, message_id=sent.message_id))
-        return sent
+        approval = (f"Reply with a first line of approve{request} once, approve{request} session, approve{request} always "
+                    f"or deny{request} (or the number).")
+        return await ask(self._questions, chat, text, choices, lambda body: self._send(chat, body),
+                         how=(approval, "Reply with the number or the words of your choice."))
 
     async def edit_text(self, message: SentMessage, text: str) -> None:
         """See :meth:`ChatPort.edit_text`: a mail cannot be edited; a question answered elsewhere (by the
         desk's ``/approve``) takes no more answers."""
-        question = self._questions.get(message.chat)
-        if question is not None and question.message_id == message.message_id:
-            del self._questions[message.chat]
+        forget_edited(self._questions, message)
 
     async def send_file(self, chat: ChatRef, path: Path) -> None:
         """See :meth:`ChatPort.send_file`: a mail in the thread with the file attached."""
