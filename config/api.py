@@ -14,6 +14,7 @@ from attrs import validators as v
 
 from config.sandbox import SANDBOX_MODES, SandboxConfig, limit_overrides
 from config.discord import DiscordConfig
+from config.email import EmailConfig
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
 from config.signal import SignalConfig
@@ -83,6 +84,13 @@ class PlatformsConfig:
     webhook: WebhookConfig = attrs.Factory(WebhookConfig)
     mattermost: MattermostConfig = attrs.Factory(MattermostConfig)
     signal: SignalConfig = attrs.Factory(SignalConfig)
+    email: EmailConfig = attrs.Factory(EmailConfig)
+
+    @property
+    def any_chat_enabled(self) -> bool:
+        """Whether a messaging platform (a chat a ``send_message`` can reach) is enabled."""
+        chats = (self.telegram, self.discord, self.slack, self.matrix, self.mattermost, self.signal, self.email)
+        return any(section.enabled for section in chats)
 
 
 def auth_disabled_refusal(api: ApiServerConfig, sandbox: SandboxConfig) -> str | None:

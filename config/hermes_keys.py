@@ -16,13 +16,13 @@ __all__ = ["HERMES_UNUSED"]
 _OTHER_SPEECH = "only OpenAI-compatible speech-to-text services are built here (stt.openai, stt.groq)"
 _GATEWAY = (
     "a setting of Hermes's messaging gateway that is not built here; the bots are configured under "
-    "platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost and "
-    "platforms.signal, scheduled jobs with hermes-actors cron"
+    "platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost, "
+    "platforms.signal and platforms.email, scheduled jobs with hermes-actors cron"
 )
 _BOT = "a setting of Hermes's chat bots that is not built here (the bots' own settings are listed in docs/HERMES_COMPAT.md)"
 _BUILT_PLATFORMS_ONLY = (
-    "read for platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost and "
-    "platforms.signal; "
+    "read for platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost, "
+    "platforms.signal and platforms.email; "
     "the other platforms are not built here"
 )
 _EXTENSIONS = "not built here: MCP servers (mcp_servers) and skills (skills.*) are the extension points"
@@ -39,9 +39,9 @@ _CHECKPOINT_PRUNING = (
 )
 
 # Hermes's messaging platforms other than those built here (api_server, telegram, discord, slack, matrix,
-# mattermost, signal, webhook).
+# mattermost, signal, webhook, email).
 _OTHER_PLATFORMS = (
-    "bluebubbles", "dingtalk", "email", "feishu", "google_chat", "homeassistant", "irc", "line",
+    "bluebubbles", "dingtalk", "feishu", "google_chat", "homeassistant", "irc", "line",
     "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "simplex",
     "sms", "teams", "wecom", "wecom_callback", "weixin", "whatsapp", "whatsapp_cloud", "yuanbao",
 )
@@ -250,6 +250,16 @@ HERMES_UNUSED: dict[str, str] = {
     "platforms.api_server.home_channel": _BOT,
     "platforms.api_server.require_mention": _BOT,
     "platforms.api_server.token": "use platforms.api_server.key",
+    "platforms.email.extra": (
+        "address, imap_host, smtp_host and skip_attachments are read (as platforms.email.*); "
+        "require_authenticated_sender and authserv_id are not: SPF, DKIM and DMARC are the mail server's to check, "
+        "and platforms.email.check_envelope refuses a mail whose Return-Path is not in its From's domain"
+    ),
+    "platforms.email.extra.require_authenticated_sender": (
+        "SPF, DKIM and DMARC are the receiving mail server's to check here; the bot trusts a mail whose envelope "
+        "sender (Return-Path) is in its From's domain"
+    ),
+    "platforms.email.extra.authserv_id": "Authentication-Results are not read here (see require_authenticated_sender)",
     "platforms.webhook.extra": "only routes, rate_limit and max_body_bytes are read here (as platforms.webhook.*); the hooks"
     " are served on platforms.api_server's host and port, and each route has its own secret",
     **{f"platforms.{name}": _GATEWAY for name in _OTHER_PLATFORMS},

@@ -77,6 +77,7 @@ from actors.platform.discord import DiscordBot
 from actors.platform.matrix import MatrixBot
 from actors.platform.mattermost import MattermostBot
 from actors.platform.signal import SignalBot
+from actors.platform.email import EmailBot
 from actors.platform.slack import SlackBot, SlackTokens
 from actors.platform.telegram import TelegramBot
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
@@ -93,6 +94,7 @@ from config.mattermost import HOME_VARIABLE as MATTERMOST_HOME
 from config.mattermost import TOKEN_VARIABLE as MATTERMOST_TOKEN
 from config.mattermost import URL_VARIABLE as MATTERMOST_URL
 from config.mattermost import MattermostConfig
+from config.email import EmailConfig, read_email_environment
 from config.signal import ACCOUNT_VARIABLE as SIGNAL_ACCOUNT
 from config.signal import GROUPS_VARIABLE as SIGNAL_GROUPS
 from config.signal import HOME_VARIABLE as SIGNAL_HOME
@@ -202,7 +204,7 @@ async def open_daemon_tree(
         scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
         await _start_cron(system, store, sessions, outbound, scripts)
         await _start_curator(system, sessions)
-        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost, config.platforms.signal)):
+        if config.platforms.any_chat_enabled:
             register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
         await system.root.start_child(ChildSpec(PAIRING, lambda: PairingActor(state / "pairing.json")))
@@ -409,7 +411,7 @@ async def _start_platforms(
     outbound: OutboundRegistry, state: Path, control: ControlService,
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
-    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost`` and ``platform/signal`` connecting in the
+    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal`` and ``platform/email`` connecting in the
     background (never waited for)."""
     children = []
     if config.platforms.api_server.enabled:
@@ -440,6 +442,9 @@ async def _start_platforms(
     signal = _signal_factory(config.platforms.signal, environ, sessions, outbound, state, pairing)
     if signal is not None:
         children.append(ChildSpec("signal", signal))
+    email = _email_factory(config.platforms.email, environ, sessions, outbound, state, pairing)
+    if email is not None:
+        children.append(ChildSpec("email", email))
     bots_started = [spec for spec in children if spec.name != "api"]
     if bots_started:
         endpoint, said = speech_endpoint(config.stt, environ)
@@ -523,6 +528,22 @@ def _mattermost_factory(
         log.error("platforms.mattermost is enabled but %s is not set", what)
         return None
     return functools.partial(MattermostBot, section, token, sessions, outbound, state, pairing)
+
+
+def _email_factory(
+    section: EmailConfig, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+) -> Callable[[], EmailBot] | None:
+    """The email bot's factory when it is enabled with its account and servers (Hermes's ``EMAIL_*``
+    variables each win over their key); None otherwise."""
+    if not section.enabled:
+        return None
+    section = read_email_environment(section, environ)
+    missing = section.missing()
+    if missing:
+        log.error("platforms.email is enabled but %s %s not set (or their keys in platforms.email)", ", ".join(missing), "is" if len(missing) == 1 else "are")
+        return None
+    return functools.partial(EmailBot, section, sessions, outbound, state, pairing)
 
 
 def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
