@@ -15,16 +15,11 @@ __all__ = ["HERMES_UNUSED"]
 
 _OTHER_SPEECH = "only OpenAI-compatible speech-to-text services are built here (stt.openai, stt.groq)"
 _GATEWAY = (
-    "a setting of Hermes's messaging gateway that is not built here; the bots are configured under "
-    "platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost, "
-    "platforms.signal and platforms.email, scheduled jobs with hermes-actors cron"
+    "a setting of Hermes's messaging gateway that is not built here; each built platform is configured under "
+    "platforms.NAME (its rows in docs/HERMES_COMPAT.md), scheduled jobs with hermes-actors cron"
 )
 _BOT = "a setting of Hermes's chat bots that is not built here (the bots' own settings are listed in docs/HERMES_COMPAT.md)"
-_BUILT_PLATFORMS_ONLY = (
-    "read for platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost, "
-    "platforms.signal and platforms.email; "
-    "the other platforms are not built here"
-)
+_BUILT_PLATFORMS_ONLY = "read for each platform built here (its platforms.NAME rows); the other platforms are not built here"
 _EXTENSIONS = "not built here: MCP servers (mcp_servers) and skills (skills.*) are the extension points"
 _NOT_BUILT = "not built here (no issue covers it)"
 _ONE_AUXILIARY = "one auxiliary model serves every side task here (auxiliary.model / provider / base_url)"
