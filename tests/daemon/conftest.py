@@ -14,6 +14,7 @@ from tests.platform.matrix_fake import FakeMatrix, fake_matrix
 from tests.platform.mattermost_fake import FakeMattermost, fake_mattermost
 from tests.platform.slack_fake import FakeSlack, fake_slack
 from tests.platform.telegram_fake import FakeTelegram, fake_telegram
+from tests.platform.whatsapp_fake import FakeGraph, fake_graph
 
 
 @pytest.fixture
@@ -86,4 +87,11 @@ def matrix() -> Iterator[FakeMatrix]:
 def mattermost() -> Iterator[FakeMattermost]:
     """The fake Mattermost (REST and WebSocket), running on loopback."""
     with fake_mattermost() as fake:
+        yield fake
+
+
+@pytest.fixture
+def graph() -> Iterator[FakeGraph]:
+    """The fake Graph API of WhatsApp's Cloud API, running on loopback."""
+    with fake_graph() as fake:
         yield fake

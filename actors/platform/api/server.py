@@ -9,7 +9,7 @@ below the root.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import httpx2
 import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
+from starlette.routing import BaseRoute
 
 from actors import Actor
 from actors.platform.api.app import build_app
@@ -56,6 +57,7 @@ class ApiServer(Actor[None]):
         environ: where ``API_SERVER_KEY`` and the webhooks' ``secret_env`` are looked up (the daemon's
             environment and ``.env``).
         webhooks: the ``platforms.webhook`` section (its routes are served when it is enabled).
+        platform_routes: messaging platforms' webhook routes (WhatsApp's), served without the API key.
     """
 
     kind = "api"
@@ -69,8 +71,10 @@ class ApiServer(Actor[None]):
         environ: Mapping[str, str],
         *,
         webhooks: WebhookConfig | None = None,
+        platform_routes: Sequence[BaseRoute] = (),
     ) -> None:
         super().__init__()
+        self._platform_routes = platform_routes
         self._webhooks = webhooks or WebhookConfig()
         self.webhooks: WebhookDesk | None = None
         self._client: httpx2.AsyncClient | None = None
@@ -99,7 +103,7 @@ class ApiServer(Actor[None]):
             self.webhooks = WebhookDesk(
                 self.gateway.sessions, self._webhooks, self._environ, self.gateway.cwd, self.start_soon, self._client
             )
-        app = build_app(self.gateway, self.runs, auth, self._models, self._config, self.webhooks)
+        app = build_app(self.gateway, self.runs, auth, self._models, self._config, self.webhooks, self._platform_routes)
         hc = HypercornConfig()
         host = self._config.host
         hc.bind = [f"[{host}]:{self._config.port}" if ":" in host else f"{host}:{self._config.port}"]
