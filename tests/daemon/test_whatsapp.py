@@ -19,7 +19,7 @@ from tests.platform.whatsapp_fake import (
     APP_SECRET, PHONE_ID, TOKEN, VERIFY_TOKEN, FakeGraph, event, new_wamid, post_event, pressed, text,
 )
 
-OWNER, STRANGER, OTHER = "15551230001", "15551230002", "15551230003"
+OWNER, STRANGER, OTHER, HOME = "15551230001", "15551230002", "15551230003", "15551230004"
 API_KEY = "whatsapp-test-api-key-0123456789"
 
 
@@ -44,6 +44,12 @@ def _details(home: Path) -> dict[str, Any]:
 def _api_url(home: Path) -> str:
     wait(lambda: bot_details(home, "api").get("urls"), "the API server to listen")
     return str(bot_details(home, "api")["urls"][0])
+
+
+def _cron_job(home: Path, name: str, destination: str) -> str:
+    """A daily job delivering to ``destination``; its id."""
+    added = run_cli(home, "cron", "add", "--schedule", "every 1d", "--prompt", "Digest.", "--name", name, "--deliver", destination, "--json")
+    return str(json.loads(added.stdout)["jobs"][0]["id"])
 
 
 def _ready(home: Path) -> str:
@@ -173,8 +179,7 @@ class TestApprovals:
 
 
 class TestLimits:
-    """A long answer is split at 4,096 characters; a rate limit (code 130429) is waited out; the 24-hour
-    window's refusal (131047) is named in the log and the configured template sent instead."""
+    """A long answer is split at 4,096 characters; a rate limit (code 130429) is waited out."""
 
     def test_a_long_answer_split_after_a_rate_limit(self, home: Path, provider: ScriptedProviderProcess, graph: FakeGraph) -> None:
         provider.reset()
@@ -191,25 +196,6 @@ class TestLimits:
             details = _details(home)
             assert details["rate_limited"] == 1 and details["rate_limited_seconds"] >= 0.05, details
             assert "rate limited (code 130429)" in daemon.log()
-        finally:
-            daemon.stop()
-
-    def test_the_24_hour_window(self, home: Path, provider: ScriptedProviderProcess, graph: FakeGraph) -> None:
-        provider.reset()
-        daemon = _start(home, provider, graph, home_channel=OTHER, window_template="hello_again")
-        try:
-            _ready(home)
-            graph.closed_windows.add(OTHER)
-            provider.push({"text": "The digest."})
-            job = json.loads(run_cli(home, "cron", "add", "--schedule", "every 1d", "--prompt", "Digest.",
-                                     "--name", "nightly", "--deliver", "whatsapp", "--json").stdout)["jobs"][0]
-            assert run_cli(home, "cron", "run-now", job["id"]).returncode == 0
-            graph.wait_until(lambda: any(m["type"] == "template" for m in graph.messages_to(OTHER)), "the template")
-            [template] = graph.messages_to(OTHER)
-            assert template["template"] == {"name": "hello_again", "language": {"code": "en_US"}}
-            wait(lambda: _details(home)["templates_sent"] == 1, "the template counted")
-            assert _details(home)["window_refusals"] == 1 and graph.refused == 1
-            assert "graph error 131047" in daemon.log() and "outside the 24-hour customer-service window" in daemon.log()
         finally:
             daemon.stop()
 
@@ -272,34 +258,55 @@ class TestBadInput:
             daemon.stop()
 
     def test_a_revoked_token(self, home: Path, provider: ScriptedProviderProcess, graph: FakeGraph) -> None:
+        """At start, a refused token (190) keeps the bot off; revoked while running, the first refused send says so."""
         daemon = _start(home, provider, graph, token="EAAG-not-the-token")
         try:
             wait(lambda: _details(home).get("connection") == "failed", "the refused token noticed")
             assert "graph error 190" in str(_details(home)["connection_error"])
-            assert run_cli(home, "status").returncode == 0
-            url = _api_url(home)
-            assert post_event(url, event(text(OWNER, "hello"))).status_code == 503  # Meta delivers it again later
+            assert post_event(_api_url(home), event(text(OWNER, "hello"))).status_code == 503  # Meta delivers it again later
         finally:
             daemon.stop()
         assert "stays off until the token is fixed" in daemon.log() and "expired or was revoked" in daemon.log()
-
-
-class TestDelivery:
-    """A cron job delivers to a number; a reply's file goes up to /media and is sent by its id; a user's
-    voice note is fetched by its media id with the token."""
-
-    def test_cron_delivers_to_a_number(self, home: Path, provider: ScriptedProviderProcess, graph: FakeGraph) -> None:
         provider.reset()
         daemon = _start(home, provider, graph)
         try:
+            url = _ready(home)
+            graph.revoke()
+            provider.push({"text": "Nobody will read this."})
+            post_event(url, event(text(OWNER, "hello")))
+            wait(lambda: _details(home).get("connection") == "failed", "the revoked token noticed")
+            assert "graph error 190" in str(_details(home)["connection_error"])
+            assert run_cli(home, "status").returncode == 0
+        finally:
+            daemon.stop()
+        assert "sends nothing until the token is fixed" in daemon.log() and TOKEN not in daemon.log()
+
+
+class TestDelivery:
+    """Cron jobs deliver to numbers (a closed window named, a template sent instead); a reply's file goes up to /media and is sent by its id; a user's
+    voice note is fetched by its media id with the token."""
+
+    def test_cron_deliveries_and_the_24_hour_window(self, home: Path, provider: ScriptedProviderProcess, graph: FakeGraph) -> None:
+        """A job delivers to a number; to the home number, whose window is closed, the refusal (131047) is named
+        in the log and the configured template sent instead."""
+        provider.reset()
+        daemon = _start(home, provider, graph, home_channel=HOME, window_template="hello_again")
+        try:
             _ready(home)
-            provider.push({"text": "The nightly digest."})
-            job = json.loads(run_cli(home, "cron", "add", "--schedule", "every 1d", "--prompt", "Digest.",
-                                     "--name", "nightly", "--deliver", f"whatsapp:+{OTHER}", "--json").stdout)["jobs"][0]
-            assert run_cli(home, "cron", "run-now", job["id"]).returncode == 0
+            provider.push({"text": "The nightly digest."}, {"text": "The weekly digest."})
+            nightly = _cron_job(home, "nightly", f"whatsapp:+{OTHER}")
+            assert run_cli(home, "cron", "run-now", nightly).returncode == 0
             assert graph.wait_for_texts(OTHER, 1) == ["Cron job 'nightly':\n\nThe nightly digest."]
             refused = run_cli(home, "cron", "add", "--schedule", "every 1d", "--prompt", "x", "--deliver", "whatsapp:bob")
             assert refused.returncode != 0 and "whatsapp" in refused.stderr
+            graph.closed_windows.add(HOME)
+            assert run_cli(home, "cron", "run-now", _cron_job(home, "weekly", "whatsapp")).returncode == 0
+            graph.wait_until(lambda: any(m["type"] == "template" for m in graph.messages_to(HOME)), "the template")
+            [template] = graph.messages_to(HOME)
+            assert template["template"] == {"name": "hello_again", "language": {"code": "en_US"}}
+            wait(lambda: _details(home)["templates_sent"] == 1, "the template counted")
+            assert _details(home)["window_refusals"] == 1 and graph.refused == 1
+            assert "graph error 131047" in daemon.log() and "outside the 24-hour customer-service window" in daemon.log()
         finally:
             daemon.stop()
 

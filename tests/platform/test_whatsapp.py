@@ -38,7 +38,7 @@ class TestEvents:
         assert (button.pressed, row.pressed) == ("ab12:r1:0", "ab12:r1:3")
         template = {"from": USER, "id": "wamid.T", "type": "button", "button": {"text": "Yes", "payload": "yes-1"}}
         [quick] = _one(template)
-        assert quick.pressed == "yes-1" and quick.incoming.text == "Yes"
+        assert quick.pressed is None and quick.incoming.text == "Yes"  # a template's button: the user's words
 
     def test_files(self) -> None:
         voice = {"from": USER, "id": "wamid.V0000000000001", "type": "audio", "audio": {"id": "123", "mime_type": "audio/ogg; codecs=opus", "voice": True}}

@@ -38,7 +38,7 @@ from actors.platform.gateway.recent import Recent
 from actors.platform.gateway.replies import Question, chosen
 from actors.platform.outbound import DeliveryFailed, Destination, OutboundRegistry, UnknownDestination
 from actors.platform.whatsapp.events import Received, read_event
-from actors.platform.whatsapp.graph import GraphClient, GraphError, WindowClosed
+from actors.platform.whatsapp.graph import GraphClient, GraphError, GraphTokenRefused, WindowClosed
 from actors.platform.whatsapp.webhook import WhatsAppWebhook
 from actors.session import SessionService
 from config.whatsapp import WhatsAppConfig
@@ -298,6 +298,10 @@ class WhatsAppBot(PlatformAdapter):
             self.window_refusals += 1
             log.warning("whatsapp chat %s: %s", chat.chat_id, exc)
             await self._send_template(chat, path)
+            raise
+        except GraphTokenRefused as exc:
+            self.down(str(exc))  # status names it; nothing is sent until the token is replaced and the bot restarted
+            log.error("%s; the whatsapp bot sends nothing until the token is fixed", exc)
             raise
         messages = answer.get("messages") if isinstance(answer, dict) else None
         message_id = messages[0].get("id") if isinstance(messages, list) and messages and isinstance(messages[0], dict) else None

@@ -8,7 +8,7 @@ An event is ``{"object": "whatsapp_business_account", "entry": [{"changes": [{"f
 
 A chat is the user's number (``wa_id``): the Cloud API has no groups, so every message is a direct one.
 A pressed reply button or list row (``interactive``) carries the data the bot gave it; a template's
-quick-reply button (``button``) its payload. Images, stickers, audio, voice notes, video and documents
+quick-reply button (``button``) is read as the words on it. Images, stickers, audio, voice notes, video and documents
 are files to fetch by their media id; a location or a shared contact is given to the model as words.
 """
 
@@ -99,8 +99,8 @@ def _message(raw: dict[str, Any], names: dict[str, str]) -> Received | None:
     elif kind == "interactive":
         choice = wire_object(wire_object(part).get("button_reply") or wire_object(part).get("list_reply"))
         pressed, text = wire_text(choice.get("id")) or None, wire_text(choice.get("title"))
-    elif kind == "button":
-        pressed, text = wire_text(wire_object(part).get("payload")) or None, wire_text(wire_object(part).get("text"))
+    elif kind == "button":  # a template's quick reply: the user's words (the template is not the gateway's question)
+        text = wire_text(wire_object(part).get("text"))
     elif kind in _MEDIA:
         found = _file(kind, wire_object(part), message_id)
         if found is None:
