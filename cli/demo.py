@@ -27,6 +27,7 @@ from cli.autostart import connect_or_start
 from control.client import ControlClient
 from control.errors import EXIT_FAILURE, PlatformError
 from control.paths import DaemonPaths
+from control.profiles import PROFILE_VARIABLE
 from cli.render import format_tree
 from messages import control as c
 from messages.paths import session_path
@@ -135,6 +136,8 @@ def run_demo(*, keep: bool = False) -> int:
     started = time.monotonic()
     base = Path(tempfile.mkdtemp(prefix="ha-demo-"))
     paths = DaemonPaths(base / "home")
+    # The demo's home is a throwaway one, whatever profile was selected.
+    os.environ.pop(PROFILE_VARIABLE, None)
     env = dict(os.environ, HERMES_ACTORS_HOME=str(paths.home))
     os.environ["HERMES_ACTORS_HOME"] = str(paths.home)
     console.print(Rule("hermes-actors demo: a scripted model, no key, nothing left running"))

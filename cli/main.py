@@ -18,6 +18,7 @@ from typing import Any
 from cli.user_text import replace_undecodable_arguments
 from control.errors import EXIT_FAILURE, EXIT_NOT_FOUND, InvalidText, PlatformError
 from control.paths import home_from_env
+from control.profiles import PROFILE_VARIABLE, Profile, canonical_name
 from config.errors import ConfigError
 from config.providers import KNOWN_PROVIDERS
 from config.sandbox import LIMIT_NAMES, SANDBOX_MODES
@@ -25,8 +26,9 @@ from config.sandbox import LIMIT_NAMES, SANDBOX_MODES
 __all__ = ["build_parser", "main"]
 
 _EPILOG = """\
-State lives under HERMES_ACTORS_HOME (default ~/.hermes-actors). Every command
-takes --json for a stable machine-readable form (see cli/README.md). Wherever a
+State lives under HERMES_ACTORS_HOME (default ~/.hermes-actors); -p NAME (or
+HERMES_ACTORS_PROFILE) selects the profile in HERMES_ACTORS_HOME/profiles/NAME
+instead, with a daemon of its own. Every command takes --json for a stable machine-readable form (see cli/README.md). Wherever a
 PATH is asked for, a session id alone names that session.
 
 examples:
@@ -37,6 +39,7 @@ examples:
   hermes-actors mcp test github           connect to one MCP server, list its tools, time it
   hermes-actors cron add --schedule "0 9 * * 1-5" --prompt "summarise my inbox"
   hermes-actors pairing approve K7QX2M9P   let in the Telegram user who was given that code
+  hermes-actors profiles create work && hermes-actors -p work chat   a second, separate agent
 """
 
 
@@ -82,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
         "and commands that show and control the live actor tree.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "-p", "--profile", metavar="NAME",
+        help="the profile to use: HERMES_ACTORS_HOME/profiles/NAME, or 'default' for HERMES_ACTORS_HOME "
+        "(default: HERMES_ACTORS_PROFILE, else 'default')",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -190,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     from cli.pairing_command import add_pairing_parser
 
     add_pairing_parser(commands, _add_json)
+    from cli.profiles_command import add_profiles_parser
+
+    add_profiles_parser(commands, _add_json)
 
     demo = commands.add_parser("demo", help="a guided run against a built-in scripted model (no key, under 30 s)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
@@ -245,6 +256,7 @@ def _run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     replace_undecodable_arguments(args)
     try:
+        _select_profile(args)
         if args.command == "daemon":
             from actors.platform.daemon import run_daemon
 
@@ -273,6 +285,10 @@ def _run(argv: list[str] | None) -> int:
             from cli.pairing_command import run_pairing_command
 
             return run_pairing_command(args)
+        if args.command == "profiles":
+            from cli.profiles_command import run_profiles_command
+
+            return run_profiles_command(args)
         if args.command in ("chat", "attach"):
             from cli.attach import run_attach_command
 
@@ -291,3 +307,16 @@ def _run(argv: list[str] | None) -> int:
     except PlatformError as exc:
         print(f"hermes-actors: {exc}", file=sys.stderr)
         return EXIT_NOT_FOUND if getattr(exc, "code", None) == "not_found" else EXIT_FAILURE
+
+
+def _select_profile(args: argparse.Namespace) -> None:
+    """Make ``-p NAME`` the selected profile for this command and every process it starts, as Hermes's
+    ``-p`` does, and refuse a named profile that does not exist (but to the ``profiles`` command).
+
+    Raises:
+        ProfileError: a bad name, or no such profile.
+    """
+    if args.profile is not None:
+        os.environ[PROFILE_VARIABLE] = canonical_name(args.profile)
+    if args.command not in ("profiles", "demo"):
+        Profile.from_env().existing()

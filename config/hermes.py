@@ -55,6 +55,7 @@ HERMES_SYNONYMS: dict[str, str] = {
     "gateway.api_server.max_concurrent_runs": "platforms.api_server.max_concurrent_runs",
     "model.model": "model.default",
     "model.name": "model.default",
+    "stt_echo_transcripts": "stt.echo_transcripts",
     "platforms.api_server.extra.key": "platforms.api_server.key",
     "platforms.webhook.extra.max_body_bytes": "platforms.webhook.max_body_bytes",
     "platforms.webhook.extra.rate_limit": "platforms.webhook.rate_limit",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 __all__ = ["HERMES_UNUSED"]
 
+_OTHER_SPEECH = "only OpenAI-compatible speech-to-text services are built here (stt.openai, stt.groq)"
 _GATEWAY = (
     "a setting of Hermes's messaging gateway that is not built here; the bots are configured under "
     "platforms.telegram, platforms.discord, platforms.slack, platforms.matrix and platforms.mattermost, "
@@ -93,7 +94,7 @@ HERMES_UNUSED: dict[str, str] = {
     ),
     "moa": "mixture of agents is " + _NOT_BUILT,
     "model_catalog": "model catalogs are " + _NOT_BUILT,
-    "multiplex_profiles": "profiles are " + _NOT_BUILT,
+    "multiplex_profiles": "a daemon serves one profile here; each profile runs its own (hermes-actors -p NAME)",
     "network": "forcing IPv4 is " + _NOT_BUILT,
     "onboarding": "first-run hints are " + _NOT_BUILT,
     "openrouter": "OpenRouter response caching is " + _NOT_BUILT,
@@ -104,7 +105,7 @@ HERMES_UNUSED: dict[str, str] = {
     "plugins": _EXTENSIONS,
     "prefill_messages_file": "prefill messages are " + _NOT_BUILT,
     "privacy": _GATEWAY,
-    "profile_routes": "profiles are " + _NOT_BUILT,
+    "profile_routes": "routing a chat to another profile is not built here: each profile's daemon runs its own bots",
     "providers": "named providers are " + _NOT_BUILT + "; use model.base_url and model.api_key_env",
     "quick_commands": "quick commands are " + _NOT_BUILT,
     "reset_triggers": _GATEWAY,
@@ -115,8 +116,6 @@ HERMES_UNUSED: dict[str, str] = {
     "signal": _GATEWAY,
     "slack": _BOT,
     "smart_model_routing": "model routing is " + _NOT_BUILT,
-    "stt": "speech-to-text is " + _NOT_BUILT,
-    "stt_echo_transcripts": "speech-to-text is " + _NOT_BUILT,
     "telegram": _BOT,
     "thread_sessions_per_user": _GATEWAY,
     "toolsets": "use tools.enabled_toolsets (Hermes ignores this key too)",
@@ -248,6 +247,10 @@ HERMES_UNUSED: dict[str, str] = {
     "terminal.home_mode": "tools keep the user's HOME; the jail decides what is visible",
     "terminal.lifetime_seconds": _TERMINAL_BACKENDS,
     "terminal.modal_*": _TERMINAL_BACKENDS,
+    "stt.deepinfra": _OTHER_SPEECH,
+    "stt.elevenlabs": _OTHER_SPEECH,
+    "stt.local": "no on-machine speech engine ships here; use stt.provider: openai or groq",
+    "stt.mistral": _OTHER_SPEECH,
     "terminal.persistent_shell": _TERMINAL_BACKENDS,
     "terminal.shell_init_files": "the shell starts as a login shell (seed 000)",
     "terminal.singularity_image": _TERMINAL_BACKENDS,

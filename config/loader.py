@@ -44,6 +44,7 @@ from config.sandbox import SANDBOX_MODES, CodeExecutionConfig, SandboxConfig
 from config.session import AgentConfig, ClarifyConfig, CompressionConfig, DisplayConfig, GuardrailsConfig
 from config.skills import SkillsConfig
 from config.store import StoreConfig
+from config.stt import SttConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
 from config.timezone import check_zone
 from config.tools import MemoryConfig, ToolsConfig
@@ -82,6 +83,7 @@ class Config:
     tools: ToolsConfig = attrs.Factory(ToolsConfig)
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
     skills: SkillsConfig = attrs.Factory(SkillsConfig)
+    stt: SttConfig = attrs.Factory(SttConfig)
     daemon: DaemonConfig = attrs.Factory(DaemonConfig)
     platforms: PlatformsConfig = attrs.Factory(PlatformsConfig)
     pricing: dict[str, ModelPrice] = attrs.Factory(dict)

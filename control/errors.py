@@ -7,6 +7,7 @@ The tree::
     ├── DaemonNotRunning        no daemon answers on the control socket
     ├── DaemonStartFailed       a background start did not bring a daemon up in time
     ├── InvalidText             (CLI side) a request holds text that is not valid UTF-8 (a directory's name)
+    ├── ProfileError            (CLI side) a bad or unknown profile name, or one that cannot be created
     ├── SocketSetupError        the control socket or its directory cannot be made private and bound
     ├── ProtocolError           the peer broke the control conversation (bad frame, wrong hello)
     │   ├── BadFrame            (daemon side) a client's frame could not be decoded
@@ -30,6 +31,7 @@ __all__ = [
     "DaemonStartFailed",
     "InvalidText",
     "PlatformError",
+    "ProfileError",
     "ProtocolError",
     "RequestFailed",
     "SocketSetupError",
@@ -69,6 +71,13 @@ class InvalidText(PlatformError):
     Text the user typed is repaired before it gets here (:mod:`cli.user_text`);
     what remains is a path whose bytes matter, such as a current directory named in another encoding.
     """
+
+
+class ProfileError(PlatformError):
+    """A profile name that is invalid, names no profile, or (to create) one that exists; the CLI exits 2
+    with the message."""
+
+    code = "not_found"
 
 
 class SocketSetupError(PlatformError):

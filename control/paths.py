@@ -12,6 +12,7 @@ from pathlib import Path
 
 import attrs
 
+from control.profiles import Profile
 from messages.sockets import MAX_SOCKET_PATH_BYTES
 from messages.user_dir import find_user_dir
 
@@ -22,10 +23,14 @@ HOME_VARIABLE = "HERMES_ACTORS_HOME"
 
 
 def home_from_env() -> Path:
-    """``HERMES_ACTORS_HOME``, or ``~/.hermes-actors`` when unset (as ``config.loader.home_dir``,
-    without importing the configuration classes, so the CLI starts fast)."""
-    value = os.environ.get(HOME_VARIABLE)
-    return Path(value).expanduser() if value else Path.home() / ".hermes-actors"
+    """The selected profile's home: ``HERMES_ACTORS_HOME`` (or ``~/.hermes-actors`` when unset), or its
+    ``profiles/NAME`` when ``HERMES_ACTORS_PROFILE`` names a profile (see :mod:`control.profiles`; without
+    importing the configuration classes, so the CLI starts fast).
+
+    Raises:
+        ProfileError: ``HERMES_ACTORS_PROFILE`` holds a bad name.
+    """
+    return Profile.from_env().home
 
 
 def ensure_private_dir(path: Path) -> Path:

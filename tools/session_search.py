@@ -14,7 +14,7 @@ the arguments given, as in Hermes:
 
 Discovery and scroll say where the window sits (``match_message_id``, ``messages_before``,
 ``messages_after``), message ids are integers, and ``profile`` (or ``session_id='<profile>/<id>'``, a
-link's form) is Hermes's: this daemon keeps one history, so only the default profile is there.
+link's form) is Hermes's: a profile's history is its own daemon's, so only this session's profile is there.
 ``date_from``, ``date_to`` and ``source`` narrow discovery and browsing (the spec's date range and
 platform: docs/DECISIONS.md#d-session-search). Every failure is an ``{"error": ...}`` result the model can act on.
 """
@@ -22,8 +22,10 @@ platform: docs/DECISIONS.md#d-session-search). Every failure is an ``{"error": .
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from control.profiles import profile_name_of
 from store.codec import message_text
 from store.errors import MessageNotFoundError, SessionNotFoundError, StoreError
 from store.query import MAX_SEARCH_LIMIT, SEARCHABLE_ROLES
@@ -46,8 +48,6 @@ READ_HEAD: Final = 20
 READ_TAIL: Final = 10
 # Each message shown to the model is cut to this many characters.
 MESSAGE_PREVIEW_CHARS: Final = 1_500
-# The one profile there is (Hermes names its first profile so).
-DEFAULT_PROFILE: Final = "default"
 
 SESSION_SEARCH_SCHEMA: Final[dict[str, Any]] = {
     "name": "session_search",
@@ -81,7 +81,7 @@ SESSION_SEARCH_SCHEMA: Final[dict[str, Any]] = {
             "source": {"type": "string", "description": "Only sessions from this source: cli, api, cron, ..."},
             "profile": {
                 "type": "string",
-                "description": "The profile of an @session:<profile>/<id> link. This daemon keeps one history: omit it, or 'default'.",
+                "description": "The profile of an @session:<profile>/<id> link. Only this session's own profile is searchable: omit it.",
             },
         },
         "required": [],
@@ -283,11 +283,11 @@ async def _browse(args: dict[str, Any], ctx: ToolContext, store: SessionSearchSt
     return {"success": True, "sessions": [{**_session(i), "preview": i.preview} for i in infos]}
 
 
-def _in_this_profile(args: dict[str, Any]) -> dict[str, Any]:
+def _in_this_profile(args: dict[str, Any], home: Path) -> dict[str, Any]:
     """``args`` with a link's ``<profile>/<id>`` session id split, once its profile is known to be this one.
 
     Raises:
-        ToolError: another profile is named: there is none here.
+        ToolError: another profile is named: its history is its own daemon's, out of this session's reach.
     """
     profile = args.get("profile")
     session_id = args.get("session_id")
@@ -296,10 +296,11 @@ def _in_this_profile(args: dict[str, Any]) -> dict[str, Any]:
         linked, _, session_id = session_id.partition("/")
         profile = profile or linked
         args = {**args, "session_id": session_id}
-    if profile not in (None, "", DEFAULT_PROFILE):
+    own = profile_name_of(home)
+    if profile not in (None, "", own):
         raise ToolError(
-            f"No profile {profile!r} here: hermes-actors keeps one session history, the daemon's. "
-            "Omit profile to search it."
+            f"No profile {profile!r} here: this session belongs to profile {own!r}, and each profile's history "
+            "is kept by its own daemon. Omit profile to search this one."
         )
     return args
 
@@ -317,7 +318,7 @@ async def session_search(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     store = ctx.store
     if store is None:
         raise ToolError("session_search is not available: this session has no session store")
-    args = _in_this_profile(args)
+    args = _in_this_profile(args, ctx.home)
     try:
         return ToolResult(await _SHAPES[_shape(args)](args, ctx, store))
     except SessionNotFoundError:

@@ -115,6 +115,9 @@ class SessionActor(Actor[SessionMessage]):
         self.steer = SteerBuffer()
         self.queue: deque[UserMessage] = deque()
         self.turn: TurnJob | None = None
+        # True while a turn is being started or put away (its awaits: the history flushed, the state
+        # saved, the next queued message begun): no turn runs, yet none may start beside that work.
+        self._turn_changing = False
         self.last_active = 0.0
         # Turns finished since this actor started (a woken session starts again from 0).
         self.turns_finished = 0
@@ -303,7 +306,7 @@ class SessionActor(Actor[SessionMessage]):
         mailbox = self.mailbox
         return (
             self._ready
-            and self.turn is None
+            and self._no_turn()
             and (mailbox is None or mailbox.used == 0)
             and not self.queue
             and self.hub.watcher_count == 0
@@ -346,7 +349,7 @@ class SessionActor(Actor[SessionMessage]):
         if isinstance(message, Compress):
             return await self._on_compress(message.topic)
         if isinstance(message, ResetTools):
-            if self.turn is not None:
+            if not self._no_turn():
                 raise Rejected(SessionBusy("a turn is running; reset the tools when it has finished"))
             self.durable.tools = freeze_tools(self.spec.deps, self.durable.options)
             await self._save_state()
@@ -370,16 +373,21 @@ class SessionActor(Actor[SessionMessage]):
             return await trio.to_thread.run_sync(check_files, (await self._tool_services()).jail.policy, message.paths)
         raise Rejected(TypeError(f"a session does not take {type(message).__name__}"))
 
+    def _no_turn(self) -> bool:
+        """No turn runs, and none is being started or put away: a message may start one now."""
+        return self.turn is None and not self._turn_changing
+
     async def _on_user_message(self, message: UserMessage) -> str:
         if self._closing:
             raise Rejected(SessionBusy(f"session {self.session_id} is shutting down"))
-        if self.turn is None:
+        if self._no_turn():
             await self._start_turn(message)
             return "started"
+        turn = self.turn  # None while one is put away: the message then waits behind those queued
         mode = message.busy_mode or self.spec.deps.config.display.busy_input_mode
-        if mode == "steer" and self.turn.running_tools():
+        if turn is not None and mode == "steer" and turn.running_tools():
             return await self._on_steer(message.text)
-        if mode == "interrupt" and not self._interrupt_demoted():
+        if turn is not None and mode == "interrupt" and not self._interrupt_demoted():
             self.queue.appendleft(message)
             self._interrupt("user (new message)", None)
             return "interrupting"
@@ -417,6 +425,13 @@ class SessionActor(Actor[SessionMessage]):
 
     async def _start_turn(self, message: UserMessage) -> None:
         """Start a turn for ``message``; it is in the tree when this returns."""
+        self._turn_changing = True
+        try:
+            await self._begin_turn(message)
+        finally:
+            self._turn_changing = False
+
+    async def _begin_turn(self, message: UserMessage) -> None:
         state = self.durable
         state.turns += 1
         text = message.text
@@ -471,6 +486,15 @@ class SessionActor(Actor[SessionMessage]):
             await self._finish_turn(turn_id, outcome, counters)
 
     async def _finish_turn(self, turn_id: int, outcome: TurnOutcome, counters: TurnCounters) -> None:
+        self._turn_changing = True
+        try:
+            await self._put_away(turn_id, outcome, counters)
+        finally:
+            self._turn_changing = False
+        self._maybe_quiet()
+
+    async def _put_away(self, turn_id: int, outcome: TurnOutcome, counters: TurnCounters) -> None:
+        """Record the finished turn, then begin the next queued message's."""
         state = self.durable
         state.history = outcome.messages
         counters.add_to(state)
@@ -498,8 +522,7 @@ class SessionActor(Actor[SessionMessage]):
                     usage=counters.usage, cost=counters.cost_usd or 0.0,
                 )
         if self.queue and not self._closing:
-            await self._start_turn(self.queue.popleft())
-        self._maybe_quiet()
+            await self._begin_turn(self.queue.popleft())
 
     async def _commit(self, messages: list[ChatMessage]) -> None:
         """The turn's new messages: into the store (an ephemeral session's once it is stored), and
@@ -547,7 +570,7 @@ class SessionActor(Actor[SessionMessage]):
         return await self.model.summarize([HumanMessage(rating_request(command))], RATING_INSTRUCTIONS)
 
     async def _on_compress(self, topic: str | None) -> str:
-        if self.turn is not None:
+        if not self._no_turn():
             raise Rejected(SessionBusy("a turn is running; compress when it has finished"))
         self.state = ActorState.BUSY
         self.activity = "compressing"

@@ -18,6 +18,7 @@ import trio
 
 from ..errors import ScriptError
 from . import rules, wire_anthropic, wire_chat, wire_responses
+from .speech import transcribe_form
 from .sse import Render, estimate_prompt_tokens
 from .steps import ErrorSpec, Step, parse_steps
 
@@ -160,6 +161,8 @@ class ScriptedProviderApp:
             await _json(send, 200, self._models(headers))
         elif method == "POST" and path in _PROVIDER_PATHS:
             await self._provider(req, receive, send)
+        elif method == "POST" and path == "/v1/audio/transcriptions":
+            await _json(send, *transcribe_form(headers.get("content-type", ""), raw))
         else:
             await _json(send, 404, wire_chat.error_body(404, f"no route for {method} {path}"))
 

@@ -101,7 +101,7 @@ class TestHermesFileLoads:
     def test_hermes_settings_we_lack_are_named_as_such(self, hermes: tuple[Config, list[str]]) -> None:
         found = hermes[1]
         assert "Hermes setting tts is not used here" not in " ".join(found), "not in the file, not reported"
-        assert any(w.startswith("Hermes setting stt is not used here: speech-to-text") for w in found)
+        assert any(w.startswith("Hermes setting kanban is not used here: Kanban coordination") for w in found)
         telegram = "Hermes setting platforms.telegram.reply_to_mode is not used here:"  # the rest is ours now
         assert any(w.startswith(telegram) and "platforms.telegram" in w for w in found)
         assert any(w.startswith("Hermes setting terminal.home_mode") and "the jail" in w for w in found)
@@ -133,8 +133,8 @@ class TestWarningsTellHermesFromTypos:
         ]
 
     def test_a_whole_hermes_section_is_one_warning(self, tmp_path: Path) -> None:
-        _, found = _load(tmp_path, "stt:\n  enabled: true\n  provider: local\n")
-        assert len(found) == 1 and found[0].startswith("Hermes setting stt is not used here")
+        _, found = _load(tmp_path, "kanban:\n  failure_limit: 3\n  enabled: true\n")
+        assert len(found) == 1 and found[0].startswith("Hermes setting kanban is not used here")
 
     def test_an_unknown_section_is_one_warning(self, tmp_path: Path) -> None:
         _, found = _load(tmp_path, "modle:\n  default: x\n")
@@ -218,7 +218,7 @@ class TestDeprecatedNames:
         shutil.copy(HERMES_FILE, tmp_path / "config.yaml")
         result = run_cli(tmp_path, "config", "check")
         assert result.returncode == 0, result.stderr
-        assert "Hermes setting stt is not used here" in result.stderr
+        assert "Hermes setting kanban is not used here" in result.stderr
 
 
 class TestProtectLastN:
@@ -304,7 +304,7 @@ class TestClientsCountHermesNotes:
         ]
         notes = [line for line in lines if line.startswith("hermes-actors: note:")]
         assert len(notes) == 1 and "Hermes Agent settings not used here" in notes[0], lines
-        assert not any("Hermes setting stt" in line for line in lines)
+        assert not any("Hermes setting kanban" in line for line in lines)
 
     def test_only_hermes_notes_are_no_warning(self, tmp_path: Path) -> None:
         (tmp_path / "config.yaml").write_text("tts: {provider: edge}\n", encoding="utf-8")

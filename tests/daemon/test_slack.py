@@ -131,14 +131,14 @@ class TestApprovals:
             assert list(buttons) == ["Allow once", "Allow for this session", "Always allow", "Deny"]
             slack.push_press(CHANNEL, COLLEAGUE, buttons["Allow once"], thread_ts=asked)  # allowed, but not the owner
             slack.wait_until(lambda: len(slack.ephemerals) == 1, "the refusal")
-            assert slack.ephemerals[0]["user"] == COLLEAGUE and f"<@{OWNER}>" in slack.ephemerals[0]["text"]
+            assert slack.ephemerals[0]["user"] == COLLEAGUE and "Only the user who started" in slack.ephemerals[0]["text"]
             assert target.exists()
             slack.push_press(CHANNEL, OWNER, buttons["Allow once"], thread_ts=asked)
             slack.wait_until(lambda: "Removed it." in slack.texts_to(CHANNEL), "the turn's answer")
             assert not target.exists()
             assert slack.ephemerals[1] == {"channel": CHANNEL, "user": OWNER, "text": "Allow once", "thread_ts": asked}
             slack.wait_until(lambda: any(e["blocks"] == [] and "→ once" in e["text"] for e in slack.edits), "the buttons removed")
-            assert _details(home)["presses_refused"] == 1
+            assert _details(home)["answers_refused"] == 1
         finally:
             daemon.stop()
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from messages import control as c
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli, run_cli_bytes
 from tests.daemon.test_recovery import _paths, _tree, _wait_for_path
 from tests.daemon.test_sessions import _chat
 
@@ -83,11 +85,17 @@ class TestSteer:
         assert result.returncode == 2
         assert "not a session" in result.stderr
 
-    def test_steer_reaches_the_next_tool_result(self, daemon: DaemonProcess, provider: ScriptedProviderProcess) -> None:
+    def test_steer_reaches_the_next_tool_result(self, daemon: DaemonProcess, provider: ScriptedProviderProcess, tmp_path: Path) -> None:
         """Text steered during a tool call is in what the model sees next."""
-        session_id, _ = _chat(daemon, provider, "hello, no tools please")
+        created = run_cli_bytes(daemon.home, "chat", "-q", "hello, no tools please", *provider.chat_flags(), cwd=tmp_path)
+        match = re.search(rb"session (\w+)", created.stderr)
+        assert match, created.stderr
+        session_id = match.group(1).decode()
+        # The command ends when the test says so (a file in its working directory), not after a guess of how
+        # long the steer takes to arrive; it gives up after 60 s so a broken steer cannot hang the run.
+        wait = "for _ in $(seq 3000); do [ -e steered ] && exit 0; sleep 0.02; done; exit 1"
         provider.push(
-            {"tool_calls": [{"id": "call_wait", "name": "terminal", "arguments": {"command": "sleep 2"}}]},
+            {"tool_calls": [{"id": "call_wait", "name": "terminal", "arguments": {"command": wait}}]},
             {"text": "steered answer"},
         )
         with daemon.client() as client:
@@ -96,6 +104,7 @@ class TestSteer:
             _wait_for_path(daemon, lambda p: p.endswith("tool:call_wait"))
             steered = run_cli(daemon.home, "steer", session_id, "ALSO CHECK THE LOGS")
             assert steered.returncode == 0, steered.stderr
+            (tmp_path / "steered").touch()
             while type(client.receive()).__name__ != "TurnFinished":
                 pass
         shown = json.loads(run_cli(daemon.home, "sessions", "show", session_id, "--head", "50", "--json").stdout)

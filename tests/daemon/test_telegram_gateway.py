@@ -38,6 +38,23 @@ def _user_texts(provider: ScriptedProviderProcess) -> list[str]:
     return [r["body"]["messages"][-1]["content"] for r in provider.requests() if r["body"]["messages"][-1]["role"] == "user"]
 
 
+def _chat_user_texts(provider: ScriptedProviderProcess) -> list[str]:
+    """The user messages the model was sent (transcription requests left out)."""
+    chats = [r for r in provider.requests() if r["path"] == "/v1/chat/completions"]
+    return [r["body"]["messages"][-1]["content"] for r in chats if r["body"]["messages"][-1]["role"] == "user"]
+
+
+def _script_a_removal(provider: ScriptedProviderProcess, tmp_path: Path) -> Path:
+    """A directory, and a model that removes it with a command that asks for approval, then says so."""
+    target = tmp_path / "victim"
+    target.mkdir()
+    provider.push(
+        {"tool_calls": [{"id": "rm1", "name": "terminal", "arguments": {"command": f"rm -r {target}"}}]},
+        {"text": "Removed it."},
+    )
+    return target
+
+
 class TestWhoMayTalk:
     """Strangers get a pairing code, never the model; groups answer only when addressed."""
 
@@ -189,13 +206,8 @@ class TestWhileBusy:
         provider.reset()
         # full-access: the target lies outside the session's writable roots, which a jail would protect.
         daemon = start_bot(home, provider, telegram, sandbox="full-access")
-        target = tmp_path / "victim"
-        target.mkdir()
+        target = _script_a_removal(provider, tmp_path)
         try:
-            provider.push(
-                {"tool_calls": [{"id": "rm1", "name": "terminal", "arguments": {"command": f"rm -r {target}"}}]},
-                {"text": "Removed it."},
-            )
             telegram.push(CHAT, OWNER, "remove that directory")
             telegram.wait_until(lambda: telegram.sent_with_buttons(CHAT) != [], "the approval's buttons")
             [asked] = telegram.sent_with_buttons(CHAT)
@@ -212,6 +224,40 @@ class TestWhileBusy:
             assert any("→ once" in edit["text"] for edit in telegram.edits)  # the buttons replaced by the answer
         finally:
             daemon.stop()
+
+
+class TestOwnership:
+    """In a group, only the user who started a conversation answers its approvals: a colleague's button
+    press and ``/approve`` are refused, and who owns which conversation survives in the state file."""
+
+    def test_a_colleague_may_talk_but_not_approve(
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, tmp_path: Path
+    ) -> None:
+        provider.reset()
+        group, member = -100123, 3003
+        # full-access: the target lies outside the session's writable roots, which a jail would protect.
+        daemon = start_bot(home, provider, telegram, sandbox="full-access", group_allow_from=[member])
+        target = _script_a_removal(provider, tmp_path)
+        try:
+            telegram.push(group, OWNER, "remove that directory", group=True)
+            telegram.wait_until(lambda: telegram.sent_with_buttons(group) != [], "the approval's buttons")
+            [asked] = telegram.sent_with_buttons(group)
+            buttons = {b["text"]: b["callback_data"] for [b] in asked["reply_markup"]["inline_keyboard"]}
+            telegram.press(group, member, buttons["Allow once"])
+            telegram.wait_until(lambda: len(telegram.answered) == 1, "the colleague's press answered")
+            assert telegram.answered[0]["text"] == "Only the user who started this conversation may answer this."
+            telegram.push(group, member, "/approve", group=True)
+            telegram.wait_until(lambda: any("Only the user who started" in t for t in telegram.texts_to_locked(group)), "the refusal")
+            assert target.exists()
+            telegram.press(group, OWNER, buttons["Allow once"])
+            telegram.wait_until(lambda: "Removed it." in telegram.texts_to_locked(group), "the turn's answer")
+            assert not target.exists()
+            details = json.loads(run_cli(home, "inspect", "platform/telegram", "--json").stdout)["details"]
+            assert details["answers_refused"] == 2, details
+        finally:
+            daemon.stop()
+        owners = json.loads((home / "state" / "telegram-owners.json").read_text())
+        assert owners == {str(group): str(OWNER)}
 
 
 class TestFiles:
@@ -298,6 +344,52 @@ class TestFiles:
 
 OPTED_IN = {"tools": {"enabled_toolsets": ["hermes-cli", "messaging"]}}
 """send_message is offered only to those who name its toolset, as Hermes offers it to no one."""
+
+
+class TestVoiceNotes:
+    """A voice note is transcribed at the configured OpenAI-compatible endpoint and the model reads the
+    words (the user sees what was heard); without an endpoint, or when it fails, the model gets the file
+    with a note saying so."""
+
+    def test_transcribed_echoed_and_failing(
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, workspace: Path
+    ) -> None:
+        provider.reset()
+        stt = {"provider": "openai", "openai": {"model": "whisper-1", "base_url": provider.base_url, "api_key": "sk-voice-secret"}}
+        daemon = start_bot(home, provider, telegram, cwd=str(workspace), config={"stt": stt})
+        try:
+            provider.push({"text": "Here are the files."}, {"text": "Sorry, I could not hear that."})
+            telegram.push_voice(CHAT, OWNER, b"please list the files")  # the scripted provider hears the bytes as words
+            assert telegram.wait_for_texts(CHAT, 2) == ['🎙️ "please list the files"', "Here are the files."]
+            heard = [r for r in provider.requests() if r["path"] == "/v1/audio/transcriptions"]
+            assert len(heard) == 1 and heard[0]["headers"]["authorization"] == "Bearer sk-voice-secret"
+            assert _chat_user_texts(provider) == ['"please list the files"']
+            telegram.push_voice(CHAT, OWNER, b"\xff\xfe not speech")
+            assert telegram.wait_for_texts(CHAT, 3)[2] == "Sorry, I could not hear that."
+            said = _chat_user_texts(provider)[1]
+            assert "could not be transcribed" in said and str(workspace / "incoming") in said
+        finally:
+            daemon.stop()
+        log = daemon.log()
+        assert "a voice message was not transcribed: openai answered HTTP 400" in log
+        assert "sk-voice-secret" not in log
+
+    def test_without_an_endpoint_the_file_and_a_note(
+        self, home: Path, provider: ScriptedProviderProcess, telegram: FakeTelegram, workspace: Path
+    ) -> None:
+        provider.reset()
+        daemon = start_bot(home, provider, telegram, cwd=str(workspace), config={"stt": {"provider": "groq"}})
+        try:
+            provider.push({"text": "I see a recording."})
+            telegram.push_voice(CHAT, OWNER, b"hello there")
+            assert telegram.wait_for_texts(CHAT, 1) == ["I see a recording."]
+            [said] = _chat_user_texts(provider)
+            assert said.startswith("[The user sent a voice message, saved at ") and "No speech-to-text is configured" in said
+            [saved] = (workspace / "incoming").iterdir()
+            assert saved.read_bytes() == b"hello there"
+        finally:
+            daemon.stop()
+        assert "voice notes: no speech-to-text key is set (GROQ_API_KEY)" in daemon.log()
 
 
 class TestSendMessage:

@@ -59,6 +59,15 @@ class FakeTelegram(FakePlatform):
                    "from": {"id": user_id, "is_bot": False, "first_name": "U"}, **({"caption": caption} if caption else {})}
         return self._update("message", message)
 
+    def push_voice(self, chat_id: int, user_id: int, data: bytes) -> int:
+        """A user's voice note (Opus in OGG, as Telegram records them), served by ``getFile``."""
+        with self.lock:
+            self.files["voice/file_1.oga"] = data
+        voice = {"file_id": "voice-id", "file_unique_id": "v", "duration": 2, "mime_type": "audio/ogg", "file_size": len(data)}
+        message = {"date": int(time.time()), "chat": {"id": chat_id, "type": "private"}, "voice": voice,
+                   "from": {"id": user_id, "is_bot": False, "first_name": "U"}}
+        return self._update("message", message)
+
     def push_raw(self, update: dict[str, Any]) -> None:
         """An update exactly as given (a malformed one, for the bot's robustness)."""
         with self.lock:
@@ -134,7 +143,7 @@ class FakeTelegram(FakePlatform):
                 self.lock.notify_all()
             return 200, {"ok": True, "result": True if method != "sendPhoto" else {"message_id": 1}}
         if method == "getFile":
-            path = {"large-id": "photos/large.jpg"}.get(str(body.get("file_id")))
+            path = {"large-id": "photos/large.jpg", "voice-id": "voice/file_1.oga"}.get(str(body.get("file_id")))
             if path is None:
                 return 400, {"ok": False, "error_code": 400, "description": "Bad Request: invalid file_id"}
             return 200, {"ok": True, "result": {"file_id": body["file_id"], "file_path": path}}

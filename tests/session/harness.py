@@ -85,10 +85,12 @@ async def collect_turn(subscription: Subscription) -> tuple[TurnFinished, list[S
 
 @asynccontextmanager
 async def open_harness(
-    tmp_path: Path, config: Config | None = None, steps: Any = None, provider: Any = None, zone: ZoneInfo | None = None
+    tmp_path: Path, config: Config | None = None, steps: Any = None, provider: Any = None, zone: ZoneInfo | None = None,
+    store: InMemorySessionStore | None = None,
 ) -> AsyncIterator[Harness]:
     """Everything a session needs, torn down in order afterwards. ``provider``
-    replaces the in-process scripted server (a benchmark runs one out of process); ``zone`` is the user's."""
+    replaces the in-process scripted server (a benchmark runs one out of process); ``zone`` is the user's;
+    ``store`` replaces the fresh in-memory store."""
     config = config or Config()
     home = tmp_path / "home"
     workdir = tmp_path / "work"
@@ -104,7 +106,7 @@ async def open_harness(
             deps = SessionDeps(
                 config=config, home=home, registry=toolbox.registry,
                 connector=PooledConnector(clients, config.streaming, default_key=lambda target: "sk-test-key"),
-                store=InMemorySessionStore(),
+                store=store if store is not None else InMemorySessionStore(),
                 approvals=toolbox.terminal.approvals,
                 zone=zone,
             )

@@ -15,6 +15,7 @@ from config.session import DisplayConfig
 from messages.chat import messages_from_dicts
 from messages.events import SessionEvent, TextDelta, ToolStarted
 from messages.session import Interrupt, Steer, UserMessage
+from store.memory import InMemorySessionStore
 from tests.session.harness import Harness, collect_turn, open_harness, run_turn
 from tests.terminal.helpers import pid_alive
 from tools.results import ToolResult
@@ -47,6 +48,20 @@ async def next_turn_works(h: Harness, handle: Any, events_in: Any, session_id: s
     finished, _ = await run_turn(handle, events_in, "next")
     assert (finished.reason, finished.final_text) == ("completed", "fresh start")
     check_alternation(messages_from_dicts((await h.deps.store.load(session_id)).messages))
+
+
+class SlowFirstSave(InMemorySessionStore):
+    """A store whose first turn-end save waits for the test (a slow disk, made deterministic)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate, self.holding = trio.Event(), trio.Event()
+
+    async def update_counters(self, session_id: str, **counts: Any) -> None:
+        if not self.gate.is_set():
+            self.holding.set()
+            await self.gate.wait()
+        await super().update_counters(session_id, **counts)
 
 
 class TestInterrupt:
@@ -162,6 +177,24 @@ class TestBusyInput:
             assert await handle.ask(UserMessage("c")) == "queued"
             texts = [(await collect_turn(events_in))[0].final_text for _ in range(3)]
             assert texts == ["one", "two", "three"]
+
+    async def test_a_message_while_a_turn_is_put_away_waits_its_turn(self, tmp_path: Path) -> None:
+        """A message that comes while a finished turn is being saved queues behind the ones already
+        waiting: it neither jumps them nor starts a second turn beside the next one."""
+        config = Config(display=DisplayConfig(busy_input_mode="queue"))
+        store = SlowFirstSave()
+        async with open_harness(tmp_path, config, store=store) as h:
+            handle, events_in, sid = await h.start_session()
+            h.provider.push({"text": "one", "delay_first_byte": 0.5}, {"text": "two"}, {"text": "three"})
+            await handle.tell(UserMessage("a"))
+            assert await handle.ask(UserMessage("b")) == "queued"
+            first, _ = await collect_turn(events_in)
+            await store.holding.wait()  # the first turn is over, its counters not saved yet
+            assert await handle.ask(UserMessage("c")) == "queued"
+            store.gate.set()
+            rest = [await collect_turn(events_in) for _ in range(2)]
+            assert [first.final_text, *(finished.final_text for finished, _ in rest)] == ["one", "two", "three"]
+            assert [finished.reason for finished, _ in rest] == ["completed", "completed"]
 
 
 class TestSteer:

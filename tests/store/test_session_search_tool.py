@@ -129,6 +129,17 @@ class TestScrollReadBrowse:
         for args in ({"session_id": "past1", "profile": "work"}, {"session_id": "work/past1"}):
             assert "No profile 'work' here" in (await call(ctx, **args))["error"]
 
+    async def test_profile_of_a_named_profile(self, ctx: LocalToolContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """In a named profile's daemon, a link to that profile reads; the default profile's history is another
+        daemon's, refused."""
+        monkeypatch.setenv("HERMES_ACTORS_HOME", str(tmp_path))
+        monkeypatch.setenv("HERMES_ACTORS_PROFILE", "work")
+        work = LocalToolContext(home=tmp_path / "profiles" / "work", session_id="now", store=ctx.store)
+        assert (await call(work, session_id="work/past1"))["session_id"] == "past1"
+        assert (await call(work, session_id="past1", profile="work"))["session_id"] == "past1"
+        error = (await call(work, session_id="default/past1"))["error"]
+        assert "No profile 'default' here" in error and "profile 'work'" in error
+
     async def test_scroll_in_another_session_is_refused(self, ctx: LocalToolContext) -> None:
         anchor = next(m for m in (await call(ctx, query="drafted"))["results"][0]["messages"] if m.get("anchor"))
         assert "No message" in (await call(ctx, session_id="past2", around_message_id=anchor["id"]))["error"]

@@ -288,6 +288,8 @@ class DaemonJails:
         home: ``HERMES_ACTORS_HOME``.
         launcher: The daemon's launcher (None: no process can be started jailed).
         daemon_paths: More of the daemon's paths to hide (a control socket outside the home).
+        hidden_home: What is hidden whole in place of ``home``: for a named profile's daemon, the default
+            profile's home, which holds every profile's (see :mod:`control.profiles`); None: ``home``.
     """
 
     config: SandboxConfig
@@ -295,6 +297,7 @@ class DaemonJails:
     home: str
     launcher: Launcher | None = None
     daemon_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple[str, ...])
+    hidden_home: str | None = None
 
     def mode_for(self, requested: str | None) -> SandboxMode:
         """A new session's mode (see :func:`~tools.jail.policy.resolve_mode`).
@@ -344,7 +347,7 @@ class DaemonJails:
                 others = user_dirs_of_ours(os.path.dirname(self.runtime.parent))
                 policy = build_policy(
                     self.config, mode=mode, workspace=workspace, tmp_dir=tmp,
-                    daemon_home=self.home, runtime_dirs=(self.runtime.parent, *others),
+                    daemon_home=self.hidden_home or self.home, runtime_dirs=(self.runtime.parent, *others),
                     daemon_paths=self.daemon_paths, exposed=self.skills_dirs(), limits=narrowed, cgroup=cgroup,
                 )  # fmt: skip
             except BaseException:

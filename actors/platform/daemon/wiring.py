@@ -67,8 +67,10 @@ from actors.platform.daemon.infrastructure.store import StoreActor
 from actors.platform.daemon.toolbox import build_toolbox
 from actors.platform.gateway import PAIRING, PairingActor
 from actors.platform.gateway.send_message import register_send_message
+from actors.platform.gateway.voice import Transcriber, speech_endpoint
 from actors.platform.outbound import OutboundRegistry
 from control.paths import DaemonPaths
+from control.profiles import hidden_root
 from actors.platform.discord import DiscordBot
 from actors.platform.matrix import MatrixBot
 from actors.platform.mattermost import MattermostBot
@@ -151,7 +153,7 @@ async def open_daemon_tree(
     async with open_launcher(config.sandbox) as launcher, open_actor_system(shutdown_reason="daemon shutdown") as system:
         jails = DaemonJails(
             config=config.sandbox, runtime=runtime, home=str(paths.home), launcher=launcher,
-            daemon_paths=hidden_daemon_paths(paths.home, paths.socket),
+            daemon_paths=hidden_daemon_paths(paths.home, paths.socket), hidden_home=str(hidden_root(paths.home)),
         )
         log_jail_status(config.sandbox, launcher.status)
         front = host_index is None
@@ -408,8 +410,25 @@ async def _start_platforms(
         children.append(ChildSpec("mattermost", mattermost))
     if whatsapp is not None:
         children.append(ChildSpec("whatsapp", whatsapp[0]))
+    bots_started = [spec for spec in children if spec.name != "api"]
+    if bots_started:
+        endpoint, said = speech_endpoint(config.stt, environ)
+        log.info("voice notes: %s", said)
+        transcriber = Transcriber(endpoint, config.stt.timeout_seconds, echo=config.stt.echo_transcripts) if endpoint else None
+        children = [attrs.evolve(spec, factory=_hearing(spec.factory, transcriber)) if spec in bots_started else spec for spec in children]
     if children:
         await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform")))
+
+
+def _hearing(factory: Callable[[], Any], transcriber: Transcriber | None) -> Callable[[], Any]:
+    """``factory``, whose bot's desk hears voice notes through ``transcriber`` (one for every bot)."""
+
+    def make() -> Any:
+        bot = factory()
+        bot.desk.transcriber = transcriber
+        return bot
+
+    return make
 
 
 def _slack_factory(

@@ -70,7 +70,7 @@ class PlatformAdapter(Actor[Any], ChatPort):
         self.connection_error: str | None = None
         self.sent = 0
         self.desk = GatewayDesk(
-            self, settings, sessions, pairing, state_dir / f"{self.platform}-chats.json", self.start_soon,
+            self, settings, sessions, pairing, state_dir, self.start_soon,
             prefix=prefix, toolsets=toolsets,
         )
 

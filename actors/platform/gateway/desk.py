@@ -13,12 +13,19 @@ order:
 - **A command?** ``/stop``, ``/new``, ``/usage``, ``/status``, ``/approve``, ``/deny`` (and ``/help``,
   ``/start``) act at once, even while a turn runs: they must not wait behind it
   (docs/DECISIONS.md#d-gateway-commands-inline).
-- **An answer?** While the session asks a ``clarify`` question in the chat, the next message answers it.
+- **An answer?** While the session asks a ``clarify`` question in the chat, the owner's next message
+  answers it.
 - **Otherwise** it goes to the chat's session (created on the first message, woken from the store after
   a restart or hibernation) with the platform's ``busy_input_mode``. Files are fetched into the
-  session's working directory first, and the model is told where they are.
+  session's working directory first, and the model is told where they are; a voice note is heard
+  (:mod:`~actors.platform.gateway.voice`) and the model reads what was said.
 
 The answer comes back through the chat's :class:`~actors.platform.gateway.follower.ChatFollower`.
+
+A conversation's **owner** is the user who started it (its first message, or ``/new``). Only the owner
+answers its approvals and ``clarify`` questions, by button, reply or command: in a group anyone allowed
+may talk to the session, but a colleague must not approve a command on the owner's behalf. Owners are
+kept in a state file, so a restart does not hand a conversation to whoever speaks first after it.
 """
 
 from __future__ import annotations
@@ -52,6 +59,8 @@ from actors.platform.gateway.port import (
     Incoming,
     RemoteFile,
 )
+from actors.platform.gateway.recent import Recent
+from actors.platform.gateway.voice import Transcriber, TranscriptionFailed
 from actors.platform.outbound import DeliveryFailed
 from actors.platform.state_files import read_json, write_json
 from actors.session import (
@@ -65,7 +74,7 @@ from actors.session import (
 from config.gateway import EVERYONE
 from messages.session import AnswerRequest, CheckFiles, FileCheck, Interrupt, SessionMessage, Subscribe
 
-__all__ = ["REFUSAL", "ChatState", "GatewayDesk", "session_id_for"]
+__all__ = ["NOT_THE_OWNER", "REFUSAL", "ChatState", "GatewayDesk", "session_id_for"]
 
 log = logging.getLogger("hermes_actors.platform.gateway")
 
@@ -73,11 +82,14 @@ log = logging.getLogger("hermes_actors.platform.gateway")
 Ts = TypeVarTuple("Ts")
 
 REFUSAL = "Sorry, I am not set up to talk with you. Ask the owner of this bot to let you in."
+NOT_THE_OWNER = "Only the user who started this conversation may answer this."
 HELP = (
     "Write to me as to a colleague. Commands:\n"
     "/stop – stop what I am doing\n/new – start a new conversation\n/usage – tokens used here\n"
     "/status – what I am doing\n/approve, /deny – answer a pending approval"
 )
+#: The kinds of file a person speaks in, transcribed when the daemon has a speech-to-text endpoint.
+SPOKEN = ("voice", "audio")
 _COMMAND = re.compile(r"^/([A-Za-z_]+)(?:@\S+)?(?:\s+(.*))?$", re.DOTALL)
 
 
@@ -107,7 +119,9 @@ class GatewayDesk:
         settings: the platform's section.
         sessions: the daemon's session service.
         pairing: the ``pairing`` actor's handle, or None when the daemon runs none.
-        chats_file: where conversations that were restarted with ``/new`` keep their current session.
+        state_dir: where the desk keeps its state files: each conversation restarted with ``/new`` and
+            its current session (``<platform>-chats.json``), each conversation's owner
+            (``<platform>-owners.json``).
         spawn: starts a task in the adapter's actor (its scope, its tree); the desk's tasks never fail it.
         prefix: the platform's session id prefix (``tg``).
         toolsets: the platform's toolsets (``hermes-telegram``).
@@ -119,7 +133,7 @@ class GatewayDesk:
         settings: GatewaySettings,
         sessions: SessionService,
         pairing: Callable[[], ActorHandle[PairingMessage] | None],
-        chats_file: Path,
+        state_dir: Path,
         spawn: Callable[..., None],
         *,
         prefix: str,
@@ -129,17 +143,22 @@ class GatewayDesk:
         self.settings = settings
         self.sessions = sessions
         self.pairing = pairing
-        self.chats_file = chats_file
+        self.chats_file = state_dir / f"{port.platform}-chats.json"
+        self.owners_file = state_dir / f"{port.platform}-owners.json"
         self._spawn = spawn
         self.prefix = prefix
         self.toolsets = toolsets
         self.chats: dict[str, ChatState] = {}
         self.renewed: dict[str, str] = {}
-        self.received = self.refused = self.ignored = self.commands = self.files = 0
+        self.owners = Recent()  # conversation key -> the user who started it
+        self._saving = trio.Lock()  # the state files are written whole, one writer at a time
+        self.received = self.refused = self.ignored = self.commands = self.files = self.answers_refused = 0
         self._allowed = frozenset(settings.allow_from)
         self._group_allowed = frozenset(settings.group_allow_from)
         self._group_chats = frozenset(settings.group_allowed_chats)
         self.dm_policy = settings.effective_dm_policy
+        #: Hears voice notes; set by the daemon when ``stt`` names an endpoint (None: they reach the model as files).
+        self.transcriber: Transcriber | None = None
 
     def spawn(
         self, task: Callable[[Unpack[Ts]], Awaitable[object]], *args: Unpack[Ts], chat: ChatState | None = None
@@ -174,11 +193,19 @@ class GatewayDesk:
         return {
             "received": self.received, "refused": self.refused, "ignored": self.ignored,
             "commands": self.commands, "files": self.files, "chats": len(self.chats),
+            "answers_refused": self.answers_refused,
         }
 
     async def load(self) -> None:
-        """Read which conversations were restarted with ``/new`` (blocking file I/O in a thread)."""
-        self.renewed = await trio.to_thread.run_sync(_read_sessions, self.chats_file)
+        """Read which conversations were restarted with ``/new``, and who owns each (blocking file I/O in
+        a thread)."""
+        self.renewed = await trio.to_thread.run_sync(_read_strings, self.chats_file)
+        for key, owner in (await trio.to_thread.run_sync(_read_strings, self.owners_file)).items():
+            self.owners.remember(key, owner)
+
+    async def _save(self, path: Path, value: dict[str, str]) -> None:
+        async with self._saving:
+            await trio.to_thread.run_sync(write_json, path, value)
 
     # -- incoming -----------------------------------------------------------------------------------
 
@@ -196,6 +223,8 @@ class GatewayDesk:
             self.spawn(self._turn_away, incoming)
             return
         chat = self._chat(incoming)
+        if chat.key not in self.owners:
+            self._own(chat, incoming.user_id)
         command = _COMMAND.match(incoming.text.strip()) if not incoming.files else None
         if command is not None and command.group(1).lower() in _COMMANDS:
             self.commands += 1
@@ -216,10 +245,30 @@ class GatewayDesk:
             follower = chat.follower
             request = follower.pending.get(request_id) if follower is not None else None
             if request is not None and session_tag(chat.session_id) == tag and chat.chat == press.chat and index < len(request.choices):
+                if not self._owned_by(chat, press.user_id):
+                    return NOT_THE_OWNER
                 choice = request.choices[index]
                 answered = await self._answer(chat, request_id, choice, f"{press.chat.platform} user {press.user_id}")
                 return APPROVAL_LABELS.get(choice, choice) if answered else "Already answered."
         return "This question was already answered or has expired."
+
+    def _own(self, chat: ChatState, user_id: str) -> None:
+        """Make ``user_id`` the owner of ``chat``'s conversation, and keep that in the state file."""
+        self.owners.remember(chat.key, user_id)
+        self.spawn(self._save, self.owners_file, dict(self.owners))
+
+    def _owned_by(self, chat: ChatState, user_id: str) -> bool:
+        """Whether ``user_id`` may answer ``chat``'s questions: its owner's alone (logged and counted
+        when refused)."""
+        owner = self.owners.get(chat.key)
+        if owner is None or owner == user_id:
+            return True
+        self.answers_refused += 1
+        log.warning(
+            "%s chat %s: user %s answered a question of a conversation user %s started; refused",
+            chat.chat.platform, chat.chat.chat_id, user_id, owner,
+        )
+        return False
 
     async def may_talk(self, chat: ChatRef, user_id: str, *, private: bool) -> bool:
         """Whether ``user_id`` may talk in ``chat`` (allow lists, then pairing): for an adapter deciding
@@ -281,7 +330,7 @@ class GatewayDesk:
             try:
                 follower = await self._follow(chat)
                 clarify = follower.pending_of("clarify")
-                if clarify is not None and text.strip() and not incoming.files:
+                if clarify is not None and text.strip() and not incoming.files and self._owned_by(chat, incoming.user_id):
                     await self._answer(chat, clarify.request_id, text.strip(), f"{chat.chat.platform} user {incoming.user_id}")
                     return
                 images: tuple[str, ...] = ()
@@ -353,10 +402,29 @@ class GatewayDesk:
                 lines.append(f"[The user sent {_a(file.kind)}; it could not be fetched: {exc}]")
                 continue
             self.files += 1
+            if file.kind in SPOKEN:
+                lines.append(await self._hear(chat, target, size))
+                continue
             lines.append(f"[The user sent {_a(file.kind)}, saved at {target} ({size:,} bytes).]")
             if file.kind == "image":
                 images.append(str(target))
         return "\n".join(part for part in (text, *lines) if part), tuple(images)
+
+    async def _hear(self, chat: ChatState, recording: Path, size: int) -> str:
+        """What the model reads of a voice note: what was said, as a quoted line (as Hermes passes it, so
+        the model answers the words rather than remarking on the recording), or the file with a note."""
+        transcriber = self.transcriber
+        saved = f"saved at {recording} ({size:,} bytes)"
+        if transcriber is None:
+            return f"[The user sent a voice message, {saved}. No speech-to-text is configured, so it was not transcribed.]"
+        try:
+            said = await transcriber.transcribe(recording)
+        except TranscriptionFailed as exc:
+            log.warning("%s chat %s: a voice message was not transcribed: %s", chat.chat.platform, chat.chat.chat_id, exc)
+            return f"[The user sent a voice message, {saved}. It could not be transcribed.]"
+        if transcriber.echo:
+            await self._say(chat.chat, f'🎙️ "{said}"')
+        return f'"{said}"'
 
     async def _answer(self, chat: ChatState, request_id: str, answer: str, answered_by: str) -> bool:
         handle = self.sessions.live(chat.session_id)
@@ -395,7 +463,8 @@ class GatewayDesk:
                 pass
             chat.session_id = f"{session_id_for(self.prefix, chat.key)}-{secrets.token_hex(3)}"
             self.renewed[chat.key] = chat.session_id
-            await trio.to_thread.run_sync(write_json, self.chats_file, dict(self.renewed))
+            await self._save(self.chats_file, dict(self.renewed))
+            self._own(chat, incoming.user_id)
         return "Started a new conversation."
 
     async def _usage(self, chat: ChatState, incoming: Incoming, argument: str) -> str:
@@ -429,6 +498,8 @@ class GatewayDesk:
         request = follower.pending_of("approval") if follower is not None else None
         if request is None:
             return "Nothing is waiting for approval."
+        if not self._owned_by(chat, incoming.user_id):
+            return NOT_THE_OWNER
         choice = "deny" if deny else (argument.lower() or "once")
         if choice not in request.choices:
             return f"Answer with one of: {', '.join(request.choices)}."
@@ -477,6 +548,6 @@ def _safe_name(name: str) -> str:
     return cleaned[:80] or "file"
 
 
-def _read_sessions(path: Path) -> dict[str, str]:
+def _read_strings(path: Path) -> dict[str, str]:
     value = read_json(path)
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}

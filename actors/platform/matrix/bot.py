@@ -127,10 +127,9 @@ class MatrixBot(PlatformAdapter):
         self.user_id = config.user_id or ""
         self.since: str | None = None
         self.sync_file = state_dir / "matrix-sync.json"
-        self.syncs = self.sync_errors = self.malformed = self.joined = self.declined = self.answers_refused = 0
+        self.syncs = self.sync_errors = self.malformed = self.joined = self.declined = 0
         self._direct: dict[str, None] = {}  # rooms known to be direct messages
         self._members: dict[str, int] = {}  # room -> its joined members, as the last summary said
-        self._owners: dict[ChatRef, str] = {}  # the user who started each conversation
         self._questions: dict[ChatRef, Question] = {}
         self._asked: dict[str, ChatRef] = {}  # a question's event id -> its chat
         self._asking: dict[str, tuple[ChatRef, Question]] = {}  # a question's transaction id -> its chat, while sent
@@ -141,7 +140,7 @@ class MatrixBot(PlatformAdapter):
         return {
             **self.connection_details(), "user_id": self.user_id, "syncs": self.syncs, "sync_errors": self.sync_errors,
             "rooms_joined": self.joined, "invites_declined": self.declined, "malformed": self.malformed,
-            "answers_refused": self.answers_refused, "edits_coalesced": self.pacer.coalesced,
+            "edits_coalesced": self.pacer.coalesced,
             "rate_limited": client.pause.rate_limited if client is not None else 0, "retried": client.retried if client is not None else 0,
             "rate_limited_seconds": round(client.pause.waited, 3) if client is not None else 0.0,
         }
@@ -259,8 +258,6 @@ class MatrixBot(PlatformAdapter):
         await self.desk.take(incoming)
         if (self.desk.refused, self.desk.ignored) != before[:2]:
             return
-        if incoming.chat not in self._owners:
-            _remember(self._owners, incoming.chat, incoming.user_id)
         if self.desk.commands == before[2] and self.config.reactions:
             self.desk.spawn(self._mark, incoming.chat, event_id)
 
@@ -274,12 +271,6 @@ class MatrixBot(PlatformAdapter):
             self.desk.spawn(self._choose, chat, reaction.sender, question, index)
 
     async def _choose(self, chat: ChatRef, user_id: str, question: Question, index: int) -> None:
-        owner = self._owners.get(chat)
-        if owner is not None and owner != user_id:
-            self.answers_refused += 1
-            log.warning("matrix: %s answered a question of %s's conversation in %s; refused", user_id, owner, chat.chat_id)
-            await self._notice(chat, f"Only {owner}, who started this conversation, may answer this.")
-            return
         notice = await self.desk.press(ButtonPress(chat, user_id, question.choices[index].data))
         await self._notice(chat, notice)
 

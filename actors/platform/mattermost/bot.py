@@ -93,9 +93,8 @@ class MattermostBot(PlatformAdapter):
         self.socket = EventSocket(config.websocket_url or websocket_url(str(config.url)), token, self._event, self.up)
         self.pacer = EditPacer(self.desk.spawn)
         self.bot_id = self.bot_username = ""
-        self.skipped = self.answers_refused = 0
+        self.skipped = 0
         self._threads = Recent()  # (channel, root_id) the bot takes part in: no mention needed there
-        self._owners = Recent()  # ChatRef -> the user who started its conversation
         self._seen = Recent()  # post ids handled (a resumed socket may send one again)
         self._questions = Recent()  # ChatRef -> the Question asked there, until answered
         self._working = Recent()  # ChatRef -> the post ids marked 👀
@@ -105,7 +104,7 @@ class MattermostBot(PlatformAdapter):
         return {
             **self.connection_details(), "bot_user": self.bot_username, "socket_connections": socket.connections,
             "resumed": socket.resumed, "gaps": socket.gaps, "events": socket.events, "malformed": socket.malformed + self.skipped,
-            "answers_refused": self.answers_refused, "edits_coalesced": self.pacer.coalesced,
+            "edits_coalesced": self.pacer.coalesced,
             "rate_limited": client.pause.rate_limited if client is not None else 0,
             "rate_limited_seconds": round(client.pause.waited, 3) if client is not None else 0.0,
         }
@@ -162,9 +161,6 @@ class MattermostBot(PlatformAdapter):
         if question is not None and index is not None:
             self.desk.spawn(self._choose, incoming.chat, incoming.user_id, question, index)
             return
-        if question is not None and incoming.text.lower().startswith(("/approve", "/deny")) and not self._owns(incoming.chat, incoming.user_id):
-            self.desk.spawn(self._refuse, incoming.chat, incoming.user_id)  # the desk's commands answer it too: the owner's alone
-            return
         await self._take(incoming, posted.post_id)
 
     async def _take(self, incoming: Incoming, post_id: str) -> None:
@@ -175,27 +171,12 @@ class MattermostBot(PlatformAdapter):
         chat = incoming.chat
         if not incoming.private:
             self._threads.remember((chat.chat_id, chat.thread_id))
-        if chat not in self._owners:
-            self._owners.remember(chat, incoming.user_id)
         if self.desk.commands == before[2] and self.config.reactions:
             self._working.remember(chat, [*self._working.get(chat, []), post_id])
             self.desk.spawn(self._react, post_id, WORKING, True)
 
-    def _owns(self, chat: ChatRef, user_id: str) -> bool:
-        owner = self._owners.get(chat)
-        return owner is None or owner == user_id
-
     async def _choose(self, chat: ChatRef, user_id: str, question: Question, index: int) -> None:
-        if not self._owns(chat, user_id):
-            await self._refuse(chat, user_id)
-            return
-        self._questions.pop(chat, None)
         await self._notice(chat, await self.desk.press(ButtonPress(chat, user_id, question.choices[index].data)))
-
-    async def _refuse(self, chat: ChatRef, user_id: str) -> None:
-        self.answers_refused += 1
-        log.warning("mattermost: user %s answered a question of %s's conversation in %s; refused", user_id, self._owners.get(chat), chat.chat_id)
-        await self._notice(chat, "Only the user who started this conversation may answer this.")
 
     async def _notice(self, chat: ChatRef, text: str) -> None:
         try:

@@ -113,9 +113,8 @@ class SlackBot(PlatformAdapter):
         self.socket = SocketMode(self._dispatch, self.up)
         self.pacer = EditPacer(self.desk.spawn)
         self.bot_user_id = ""
-        self.skipped = self.presses_refused = 0
+        self.skipped = 0
         self._threads = Recent()  # (channel, thread_ts) the bot takes part in: no mention needed there
-        self._owners = Recent()  # ChatRef -> the user who started its conversation
         self._seen = Recent()  # (channel, ts): a message comes as message and app_mention both
         self._working = Recent()  # ChatRef -> the timestamps of its messages marked 👀
         self._channels: dict[str, str] = {}  # #name -> id
@@ -126,7 +125,7 @@ class SlackBot(PlatformAdapter):
             **self.connection_details(), "socket_connections": self.socket.connections,
             "disconnects": self.socket.disconnects, "envelopes": self.socket.envelopes,
             "duplicates": self.socket.duplicates, "malformed": self.socket.malformed + self.skipped,
-            "presses_refused": self.presses_refused, "edits_coalesced": self.pacer.coalesced,
+            "edits_coalesced": self.pacer.coalesced,
             "rate_limited": web.rate_limited if web is not None else 0,
             "rate_limited_seconds": round(web.waited, 3) if web is not None else 0.0,
         }
@@ -205,8 +204,6 @@ class SlackBot(PlatformAdapter):
         chat = incoming.chat
         if not incoming.private:
             self._threads.remember((chat.chat_id, chat.thread_id))
-        if chat not in self._owners:
-            self._owners.remember(chat, incoming.user_id)
         if ts is not None and commands == before[2] and self.config.reactions:
             self._working.remember(chat, [*self._working.get(chat, []), ts])
             self.desk.spawn(self._react, chat.chat_id, ts, WORKING, "add")
@@ -216,13 +213,7 @@ class SlackBot(PlatformAdapter):
         log.warning("slack: skipped %s (not as Slack documents it)", what)
 
     async def _press(self, press: ButtonPress) -> None:
-        owner = self._owners.get(press.chat)
-        if owner is not None and owner != press.user_id:
-            self.presses_refused += 1
-            log.warning("slack: user %s pressed a button of %s's conversation in %s; refused", press.user_id, owner, press.chat.chat_id)
-            notice = f"Only <@{owner}>, who started this conversation, may answer this."
-        else:
-            notice = slack_escape(await self.desk.press(press))
+        notice = slack_escape(await self.desk.press(press))
         args = {"channel": press.chat.chat_id, "user": press.user_id, "text": notice}
         if press.chat.thread_id:
             args["thread_ts"] = press.chat.thread_id
