@@ -1,5 +1,5 @@
-"""The WhatsApp bot's pure parts: webhook events read strictly (messages, presses, files, failures of the
-bot's own messages), WhatsApp's formatting and its 4,096-character split, and the events' signature."""
+"""The WhatsApp bot's parts: webhook events read strictly (messages, presses, files, failures of the bot's own
+messages), WhatsApp's formatting and its 4,096-character split, the events' signature, and Graph's errors."""
 
 from __future__ import annotations
 
@@ -7,11 +7,15 @@ import hashlib
 import hmac
 from typing import Any
 
+import httpx2
+import pytest
+
 from actors.platform.gateway.port import ChatRef, RemoteFile
 from actors.platform.whatsapp.events import read_event
+from actors.platform.whatsapp.graph import GraphClient, GraphError, GraphTokenRefused, WindowClosed
 from actors.platform.whatsapp.webhook import signature
 from markup import to_whatsapp, whatsapp_chunks
-from tests.platform.whatsapp_fake import PHONE_ID, event, pressed, text
+from tests.platform.whatsapp_fake import PHONE_ID, TOKEN, event, fake_graph, pressed, text
 
 USER = "15551230001"
 
@@ -97,3 +101,30 @@ class TestSignature:
         body = b'{"object":"whatsapp_business_account"}'
         assert signature("secret", body) == "sha256=" + hmac.new(b"secret", body, hashlib.sha256).hexdigest()
         assert signature("secret", body + b" ") != signature("secret", body)
+
+
+class TestGraphErrors:
+    """Graph's answers become named errors: 190 a refused token, 131047 the closed window, a dropped
+    connection tried again and then reported (against the fake Graph on loopback)."""
+
+    async def test_codes_and_retries(self) -> None:
+        with fake_graph() as graph:
+            async with httpx2.AsyncClient() as http:
+                client = GraphClient(graph.url, "v20.0", TOKEN, http, attempts=2, retry_first=0.001)
+                graph.closed_windows.add(USER)
+                message = {"messaging_product": "whatsapp", "to": USER, "type": "text", "text": {"body": "hi"}}
+                with pytest.raises(WindowClosed, match="graph error 131047.*24-hour"):
+                    await client.request("POST", f"{PHONE_ID}/messages", message)
+                graph.fail_next_send(100)
+                with pytest.raises(GraphError, match="HTTP 400 graph error 100") as failed:
+                    await client.request("POST", f"{PHONE_ID}/messages", {**message, "to": "15550009999"})
+                assert failed.value.code == 100
+                graph.fail_next_send(None)
+                graph.fail_next_send(None)
+                with pytest.raises(GraphError, match="no answer after 2 tries"):
+                    await client.request("POST", f"{PHONE_ID}/messages", {**message, "to": "15550009999"})
+                assert client.network_retries == 1
+                graph.revoke()
+                with pytest.raises(GraphTokenRefused, match="graph error 190") as refused:
+                    await client.request("GET", PHONE_ID)
+                assert TOKEN not in str(refused.value)
