@@ -215,7 +215,7 @@ async def _per_call_figures(base_dir: str) -> None:
                 cpu = _cpu_seconds()
                 output = await _run_in_tree(script, base_dir, registry, cwd=work)
                 runs.append(_cpu_seconds() - cpu)
-            walls.append(float(output.split("PERCALL_US")[1]))
+            walls.append(float(output.split("PERCALL_US")[1].split()[0]))
             cpus.append((runs[1] - runs[0]) / (count - 1) * 1e6)
         print(f"per call, {kind}: wall {statistics.median(walls):.1f} us, daemon CPU {statistics.median(cpus):.1f} us "
               f"(medians of 3 scripts of {count:,} calls)")

@@ -26,6 +26,7 @@ from rich.console import Console
 from cli.attach_input import PromptInput, TerminalModes
 from cli.attach_view import EventView
 from cli.autostart import connect_or_start
+from cli.checkpoints_command import format_checkpoints
 from control.client import ControlClient
 from cli.one_shot import EXIT_INTERRUPTED, run_one_shot
 from cli.slash import COMMANDS, SlashCommandError, parse_command
@@ -167,6 +168,8 @@ class Attachment:
         self._acks: dict[str, str] = {}
         # /show requests in flight: request id -> the tool's number.
         self._shows: dict[str, int] = {}
+        # /rollback requests waiting for their reply, and the verb each asked.
+        self._rollbacks: dict[str, str] = {}
         self._reattach_id = ""
         self._stopped_probe = ""
         # /reload-mcp: set while its confirmation is asked (the next line answers it); reloads in flight.
@@ -287,6 +290,10 @@ class Attachment:
             # The whole output is in the store; the reply is read (and shown) by the main thread.
             self._shows[rid] = int(rest)
             self._send(c.ShowSession(rid, self.session_id, 0, _SHOW_SEARCH_MESSAGES))
+        elif word == "/rollback":
+            verb, number = ("diff", rest.split()[-1]) if rest.startswith("diff") else ("restore", rest) if rest else ("list", "1")
+            self._rollbacks[rid] = verb
+            self._send(c.CheckpointRequest(rid, verb, self.session_id, int(number)))
         elif word == "/new":
             # Hold further input until the switch is done, so the next line goes to the new session.
             self._switched.clear()
@@ -468,6 +475,9 @@ class Attachment:
         elif kind == "McpReply" and message.get("request_id") in self._mcp_reloads:
             self._mcp_reloads.discard(message["request_id"])
             self._reloaded_mcp(message)
+        elif kind == "CheckpointReply" and message.get("request_id") in self._rollbacks:
+            verb = self._rollbacks.pop(message["request_id"])
+            self.view.line(format_checkpoints(message, verb, "/rollback"))
         elif message.get("request_id") in self._shows:
             self.view.show_tool(self._shows.pop(message["request_id"]), message.get("tail") or [])
         elif kind == "ErrorReply":

@@ -278,6 +278,10 @@ class EventView:
             self.line(f"    {text}")
 
     def _on_StatusUpdate(self, event: dict[str, Any]) -> None:  # noqa: N802
+        if event["kind"] == "learning":
+            # The background review's news: good news, and its text already says what it is (💾, 📝).
+            self.line(event["text"], style="green")
+            return
         self.line(f"[{event['kind']}] {event['text']}", style="yellow")
 
     def _on_ApprovalRequested(self, event: dict[str, Any]) -> None:  # noqa: N802

@@ -22,6 +22,7 @@ from control.profiles import PROFILE_VARIABLE, Profile, canonical_name
 from config.errors import ConfigError
 from config.providers import KNOWN_PROVIDERS
 from config.sandbox import LIMIT_NAMES, SANDBOX_MODES
+from messages.session_records import EXPORT_FORMATS
 
 __all__ = ["build_parser", "main"]
 
@@ -180,15 +181,20 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--head", type=int, default=20)
     show.add_argument("--tail", type=int, default=10)
     _add_json(show)
-    export = verbs.add_parser("export", help="a session as JSON lines")
+    export = verbs.add_parser("export", help="a session as JSON lines, Markdown or a self-contained HTML page")
     export.add_argument("session", metavar="SESSION", help="session id or title")
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
+    export.add_argument(
+        "--format", choices=EXPORT_FORMATS,
+        help="jsonl, md or html (default: from the -o file's suffix, .md or .html, else jsonl)",
+    )
     delete = verbs.add_parser("delete", help="delete a session (stopping it first when live)")
     delete.add_argument("session", metavar="SESSION", help="session id or title")
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation (needed without a terminal)")
     _add_json(delete)
 
     _add_skills(commands)
+    _add_memory(commands)
     from cli.mcp_command import add_mcp_parser
 
     add_mcp_parser(commands, _add_json)
@@ -201,6 +207,15 @@ def build_parser() -> argparse.ArgumentParser:
     from cli.profiles_command import add_profiles_parser
 
     add_profiles_parser(commands, _add_json)
+    from cli.checkpoints_command import add_checkpoints_parser
+
+    add_checkpoints_parser(commands, _add_json)
+    from cli.extensions_command import add_extensions_parsers
+
+    add_extensions_parsers(commands, _add_json)
+    from cli.import_hermes import add_import_parser
+
+    add_import_parser(commands, _add_json)
 
     demo = commands.add_parser("demo", help="a guided run against a built-in scripted model (no key, under 30 s)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
@@ -225,7 +240,20 @@ def _add_skills(commands: Any) -> None:
     delete = verbs.add_parser("delete", help="delete a user skill")
     delete.add_argument("name")
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    for parser in (listing, view, create, delete):
+    log = verbs.add_parser("log", help="what the background review changed in the skills, and why")
+    log.add_argument("--limit", type=int, default=20, help="the newest this many changes (default 20)")
+    for parser in (listing, view, create, delete, log):
+        _add_json(parser)
+
+
+def _add_memory(commands: Any) -> None:
+    """``memory show|log`` (run locally by :mod:`cli.learning_cli`)."""
+    memory = commands.add_parser("memory", help="what the agent remembers, and what the background review changed")
+    verbs = memory.add_subparsers(dest="verb", metavar="VERB")
+    show = verbs.add_parser("show", help="the entries of MEMORY.md and USER.md, and the latest review changes (default)")
+    log = verbs.add_parser("log", help="what the background review changed in memory, and why")
+    log.add_argument("--limit", type=int, default=20, help="the newest this many changes (default 20)")
+    for parser in (memory, show, log):
         _add_json(parser)
 
 
@@ -273,6 +301,10 @@ def _run(argv: list[str] | None) -> int:
             from cli.skills_cli import run_skills_command
 
             return run_skills_command(args)
+        if args.command == "memory":
+            from cli.learning_cli import run_memory_command
+
+            return run_memory_command(args)
         if args.command == "mcp":
             from cli.mcp_command import run_mcp_command
 
@@ -289,6 +321,18 @@ def _run(argv: list[str] | None) -> int:
             from cli.profiles_command import run_profiles_command
 
             return run_profiles_command(args)
+        if args.command == "checkpoints":
+            from cli.checkpoints_command import run_checkpoints_command
+
+            return run_checkpoints_command(args)
+        if args.command in ("plugins", "hooks"):
+            from cli.extensions_command import run_extensions_command
+
+            return run_extensions_command(args)
+        if args.command == "import-hermes":
+            from cli.import_hermes import run_import_hermes
+
+            return run_import_hermes(args)
         if args.command in ("chat", "attach"):
             from cli.attach import run_attach_command
 

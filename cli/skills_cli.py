@@ -1,4 +1,5 @@
-"""``hermes-actors skills list|view|create|delete``: the skill directories, read and written locally.
+"""``hermes-actors skills list|view|create|delete|log``: the skill directories, read and written locally,
+and what the background review changed in them (``log``).
 
 No daemon is needed: skills are files (``HERMES_ACTORS_HOME/skills``, ``.hermes/skills`` of the current
 directory, ``skills.external_dirs``, the bundled ones). Creating and deleting follow the agent's rules
@@ -17,6 +18,8 @@ from cli.config_check import checked_config
 from cli.confirm import can_ask, confirmed
 from control.errors import EXIT_FAILURE, EXIT_NOT_FOUND
 from control.paths import home_from_env
+from cli.learning_cli import print_changes
+from tools.learning_log import read_changes
 from tools.skills import SkillFormatError, SkillRoots, apply_change, discover
 from tools.skills.library import Skill, linked_files
 
@@ -33,6 +36,9 @@ def run_skills_command(args: argparse.Namespace) -> int:
             return _list(roots, args)
         if args.verb == "view":
             return _view(roots, args)
+        if args.verb == "log":
+            print_changes(read_changes(home, ("skill",), args.limit), args.json, "The background review has changed no skill yet.")
+            return 0
         if args.verb == "create":
             raw = sys.stdin.buffer.read() if args.from_file == "-" else Path(args.from_file).read_bytes()
             try:

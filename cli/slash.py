@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 
 __all__ = ["COMMANDS", "SlashCommandError", "parse_command"]
 
@@ -19,9 +20,12 @@ COMMANDS: dict[str, str] = {
     "/show N": "the full output of tool [N]",
     "/new": "start a new session with the same provider and attach to it",
     "/yolo [on|off]": "approve every dangerous command of this session unasked (the hardline list is still refused)",
+    "/rollback [N | diff N]": "the checkpoints of the session's directory; N restores checkpoint N (undoable), "
+    "diff N shows what changed since it",
 }
 _NAMES = tuple(key.split(" ", 1)[0] for key in COMMANDS)
 _NEEDS_ARGUMENT = {"/steer": "TEXT", "/show": "N (a tool's number)"}
+_ROLLBACK = re.compile(r"(?:diff\s+)?\d+|")
 
 
 class SlashCommandError(ValueError):
@@ -44,4 +48,6 @@ def parse_command(text: str) -> tuple[str, str]:
         raise SlashCommandError(f"{word} needs {_NEEDS_ARGUMENT[word]}")
     if word == "/show" and not rest.isdigit():
         raise SlashCommandError(f"/show needs a tool's number, not {rest!r}")
+    if word == "/rollback" and not _ROLLBACK.fullmatch(rest):
+        raise SlashCommandError(f"/rollback takes nothing (the list), N (restore) or diff N, not {rest!r}")
     return word, rest

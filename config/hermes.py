@@ -32,6 +32,7 @@ from config.hermes_keys import HERMES_UNUSED
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
 from config.providers import KNOWN_PROVIDERS
+from config.signal import SignalConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 from config.whatsapp import WhatsAppConfig
@@ -95,7 +96,7 @@ _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
     "web.search_backend": {"": None, **dict.fromkeys(_UNBUILT_BACKENDS, _HERMES_SEARCH_BACKEND)},
 }
 # Hermes's messaging sections at the top level, and the section of ours that holds their settings.
-_PLATFORM_SECTIONS = {"telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig, "matrix": MatrixConfig, "mattermost": MattermostConfig,
+_PLATFORM_SECTIONS = {"telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig, "matrix": MatrixConfig, "mattermost": MattermostConfig, "signal": SignalConfig,
                       "whatsapp_cloud": WhatsAppConfig}
 # The platforms whose chats are numbers (the others' are text: Slack's channel ids, Matrix's rooms, phone numbers).
 _NUMBERED_HOMES = ("telegram", "discord")
@@ -180,6 +181,9 @@ def apply_hermes_forms(data: dict[str, Any], found: list[str]) -> dict[str, Any]
     if isinstance(caching, dict) and caching.get("cache_ttl") is False:
         # YAML reads a bare off/no as false, Hermes's "caching off"; the section's converter takes the words.
         result["prompt_caching"] = {**caching, "cache_ttl": None}
+    if isinstance(result.get("checkpoints"), bool):
+        # Hermes reads ``checkpoints: true`` as the section's switch alone.
+        result["checkpoints"] = {"enabled": result["checkpoints"]}
     return result
 
 

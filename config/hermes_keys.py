@@ -16,12 +16,13 @@ __all__ = ["HERMES_UNUSED"]
 _OTHER_SPEECH = "only OpenAI-compatible speech-to-text services are built here (stt.openai, stt.groq)"
 _GATEWAY = (
     "a setting of Hermes's messaging gateway that is not built here; the bots are configured under "
-    "platforms.telegram, platforms.discord, platforms.slack, platforms.matrix and platforms.mattermost, "
-    "scheduled jobs with hermes-actors cron"
+    "platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost and "
+    "platforms.signal, scheduled jobs with hermes-actors cron"
 )
 _BOT = "a setting of Hermes's chat bots that is not built here (the bots' own settings are listed in docs/HERMES_COMPAT.md)"
 _BUILT_PLATFORMS_ONLY = (
-    "read for platforms.telegram, platforms.discord, platforms.slack, platforms.matrix and platforms.mattermost; "
+    "read for platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost and "
+    "platforms.signal; "
     "the other platforms are not built here"
 )
 _EXTENSIONS = "not built here: MCP servers (mcp_servers) and skills (skills.*) are the extension points"
@@ -33,12 +34,16 @@ _TERMINAL_BACKENDS = "only the local shell runs commands here (the jail is sandb
 _PROMPT_BLOCKS = "extra prompt blocks are " + _NOT_BUILT
 _PARENT_MODEL = "subagents use the parent's model here"
 _WHATSAPP_BRIDGE = "Hermes's WhatsApp bridge (Baileys, a personal account) is not built here; the Cloud API is platforms.whatsapp_cloud"
+_CHECKPOINT_PRUNING = (
+    "checkpoints are pruned as they are taken (checkpoints.max_snapshots, checkpoints.max_total_size_mb); "
+    "no sweep by age runs here"
+)
 
 # Hermes's messaging platforms other than those built here (api_server, telegram, discord, slack, matrix,
-# mattermost, whatsapp_cloud, webhook).
+# mattermost, signal, whatsapp_cloud, webhook).
 _OTHER_PLATFORMS = (
     "bluebubbles", "dingtalk", "email", "feishu", "google_chat", "homeassistant", "irc", "line",
-    "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "signal", "simplex",
+    "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "simplex",
     "sms", "teams", "wecom", "wecom_callback", "weixin", "whatsapp", "yuanbao",
 )
 # Keys the gateway reads in every platform's block that the platforms built here do not implement.
@@ -56,8 +61,21 @@ HERMES_UNUSED: dict[str, str] = {
     "_config_version": "Hermes's own migration counter",
     "always_log_local": _GATEWAY,
     "bedrock": "AWS Bedrock is " + _NOT_BUILT,
-    "browser": "browser tools are " + _NOT_BUILT,
-    "checkpoints": "filesystem checkpoints are " + _NOT_BUILT,
+    "browser.allow_private_urls": "guards Hermes's cloud browsers; the browser here is the session's own, limited by "
+    "sandbox.network and browser.allowed_domains",
+    "browser.allow_unsafe_evaluate": "browser_console's expression runs as given, in the session's jailed browser",
+    "browser.auto_local_for_private_urls": "there is no cloud browser here: every page opens in the session's own",
+    "browser.camofox": "the Camofox backend is " + _NOT_BUILT,
+    "browser.cdp_url": "browser_cdp and attaching to a running browser are " + _NOT_BUILT,
+    "browser.dialog_policy": "browser_dialog is " + _NOT_BUILT,
+    "browser.dialog_timeout_s": "browser_dialog is " + _NOT_BUILT,
+    "browser.engine": "the browser is Chromium (browser.executable_path); Lightpanda is " + _NOT_BUILT,
+    "browser.record_sessions": "session recordings are " + _NOT_BUILT,
+    "browser.restrict_evaluate": "browser_console's expression runs as given, in the session's jailed browser",
+    "checkpoints.auto_prune": _CHECKPOINT_PRUNING,
+    "checkpoints.delete_orphans": _CHECKPOINT_PRUNING,
+    "checkpoints.min_interval_hours": _CHECKPOINT_PRUNING,
+    "checkpoints.retention_days": _CHECKPOINT_PRUNING,
     "computer_use": "computer-use tools are " + _NOT_BUILT,
     "context": "the context engine is the built-in compressor (compression.*)",
     "context_file_max_chars": "context files are capped at the seed's 20,000 characters",
@@ -75,12 +93,24 @@ HERMES_UNUSED: dict[str, str] = {
     "goals": "/goal loops are " + _NOT_BUILT,
     "group_sessions_per_user": "use platforms.telegram.group_sessions_per_user and platforms.discord's",
     "honcho": "Honcho memory is " + _NOT_BUILT,
-    "hooks": _EXTENSIONS,
-    "hooks_auto_accept": _EXTENSIONS,
+    "hooks.transform_*": "hooks that rewrite a tool's result or the reply are " + _NOT_BUILT,
+    "hooks.pre_verify": "the verification loop is " + _NOT_BUILT,
+    "hooks.*_api_request": "hooks around each provider request are " + _NOT_BUILT + " (a turn's hooks are pre_llm_call and post_llm_call)",
+    "hooks.api_request_error": "hooks around each provider request are " + _NOT_BUILT,
+    "hooks.on_session_finalize": "hooks on a session's reset or close are " + _NOT_BUILT,
+    "hooks.on_session_reset": "hooks on a session's reset or close are " + _NOT_BUILT,
+    "hooks.subagent_*": "hooks on subagents are " + _NOT_BUILT,
+    "hooks.pre_gateway_dispatch": _GATEWAY,
+    "hooks.kanban_*": "Kanban coordination is " + _NOT_BUILT,
+    "hooks.output_spill": "a pre_llm_call hook's context is added whole here; none is spilled to a file",
+    "hooks_auto_accept": (
+        "no consent prompt here: the daemon has no terminal to ask at, and the hooks in config.yaml are the "
+        "user's own, so they run"
+    ),
     "human_delay": _GATEWAY,
     "image_gen": "image generation is " + _NOT_BUILT,
     "kanban": "Kanban coordination is " + _NOT_BUILT,
-    "known_plugin_toolsets": _EXTENSIONS,
+    "known_plugin_toolsets": "a loaded plugin's toolsets join every platform toolset; tools.disabled_toolsets removes one",
     "logging": "the daemon logs to HERMES_ACTORS_HOME/logs",
     "lsp": "language-server diagnostics are " + _NOT_BUILT,
     "matrix": _BOT,
@@ -102,7 +132,6 @@ HERMES_UNUSED: dict[str, str] = {
     "personalities": "personalities are " + _NOT_BUILT,
     "platform_hints": _GATEWAY,
     "platform_toolsets": "use tools.enabled_toolsets",
-    "plugins": _EXTENSIONS,
     "prefill_messages_file": "prefill messages are " + _NOT_BUILT,
     "privacy": _GATEWAY,
     "profile_routes": "routing a chat to another profile is not built here: each profile's daemon runs its own bots",
@@ -113,7 +142,7 @@ HERMES_UNUSED: dict[str, str] = {
     "security": "secrets are always redacted here, and the jail (sandbox.*) is the guard",
     "session_reset": "a session lasts until it is closed or reset by its client here",
     "sessions": "automatic pruning of old sessions is " + _NOT_BUILT,
-    "signal": _GATEWAY,
+    "signal": _BOT,
     "slack": _BOT,
     "smart_model_routing": "model routing is " + _NOT_BUILT,
     "telegram": _BOT,
@@ -149,7 +178,9 @@ HERMES_UNUSED: dict[str, str] = {
     "approvals.destructive_slash_confirm": _CLI_UI,
     "approvals.mcp_reload_confirm": "/reload-mcp always asks before it reloads here",
     "auxiliary.approval": _ONE_AUXILIARY,
-    "auxiliary.background_review": "the background self-review is " + _NOT_BUILT,
+    "auxiliary.background_review.api_key": "the review's key comes from its provider's usual place (.env, the credential pool)",
+    "auxiliary.background_review.extra_body": "the review sends no per-task request options here",
+    "auxiliary.background_review.reasoning_effort": "the review sends no per-task request options here",
     "auxiliary.compression.*": "of this block only provider, model and base_url are read (as auxiliary.*)",
     "auxiliary.curator": _EXTENSIONS,
     "auxiliary.goal_judge": _ONE_AUXILIARY,
@@ -178,7 +209,6 @@ HERMES_UNUSED: dict[str, str] = {
     "delegation.model": _PARENT_MODEL,
     "delegation.provider": _PARENT_MODEL,
     "delegation.reasoning_effort": "reasoning effort is " + _NOT_BUILT,
-    "display.*_notifications": _GATEWAY,
     "display.bell_on_*": _CLI_UI,
     "display.busy_steer_ack_enabled": _CLI_UI,
     "display.cli_*": _CLI_UI,

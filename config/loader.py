@@ -26,6 +26,7 @@ from attrs import validators as v
 
 from config.aliases import apply_deprecated_keys
 from config.api import PlatformsConfig, auth_disabled_refusal
+from config.checkpoints import CheckpointsConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
@@ -36,6 +37,7 @@ from config.hermes import (
     hermes_keys_under,
     unused_hermes_setting,
 )
+from config.hooks import HooksConfig, PluginsConfig
 from config.mcp import McpEntry, parse_mcp_servers
 from config.pricing import ModelPrice
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
@@ -45,12 +47,13 @@ from config.session import AgentConfig, ClarifyConfig, CompressionConfig, Displa
 from config.skills import SkillsConfig
 from config.store import StoreConfig
 from config.stt import SttConfig
+from config.browser import BrowserConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
 from config.timezone import check_zone
 from config.tools import MemoryConfig, ToolsConfig
 from messages.untrusted import MAX_JSON_DEPTH, NUMBER_TOO_LONG, JsonLimitExceeded, is_number_too_long, repair_json
 
-__all__ = ["Config", "ConfigError", "config_warnings", "home_dir", "load_config", "load_env_file"]
+__all__ = ["Config", "ConfigError", "config_warnings", "home_dir", "known_sections", "load_config", "load_env_file", "parse_config_text"]
 
 log = logging.getLogger("hermes_actors.config")
 
@@ -79,16 +82,20 @@ class Config:
     terminal: TerminalConfig = attrs.Factory(TerminalConfig)
     approvals: ApprovalsConfig = attrs.Factory(ApprovalsConfig)
     web: WebConfig = attrs.Factory(WebConfig)
+    browser: BrowserConfig = attrs.Factory(BrowserConfig)
     store: StoreConfig = attrs.Factory(StoreConfig)
     tools: ToolsConfig = attrs.Factory(ToolsConfig)
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
     skills: SkillsConfig = attrs.Factory(SkillsConfig)
     stt: SttConfig = attrs.Factory(SttConfig)
+    checkpoints: CheckpointsConfig = attrs.Factory(CheckpointsConfig)
     daemon: DaemonConfig = attrs.Factory(DaemonConfig)
     platforms: PlatformsConfig = attrs.Factory(PlatformsConfig)
     pricing: dict[str, ModelPrice] = attrs.Factory(dict)
     # Read entry by entry (config.mcp): one bad server entry is that server's error, not the file's.
     mcp_servers: dict[str, McpEntry] = attrs.Factory(dict)
+    hooks: HooksConfig = attrs.Factory(HooksConfig)
+    plugins: PluginsConfig = attrs.Factory(PluginsConfig)
     # Hermes's top-level key: the user's IANA time zone (unset or "": HERMES_TIMEZONE, TZ, the system's).
     timezone: str | None = attrs.field(
         default=None, converter=lambda value: value or None, validator=v.optional([v.instance_of(str), check_zone])
@@ -150,7 +157,7 @@ def _read_known(path: Path, found: list[str]) -> dict[str, Any] | None:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
-    data = _parse_yaml(text, path)
+    data = parse_config_text(text, path)
     if data is None:
         return None
     if not isinstance(data, dict):
@@ -158,14 +165,28 @@ def _read_known(path: Path, found: list[str]) -> dict[str, Any] | None:
     try:
         # ${NAME} comes from the environment over HERMES_ACTORS_HOME/.env, as the daemon reads its keys.
         data = expand_env_references(data, {**load_env_file(path.parent), **os.environ}, found)
-        ours = apply_hermes_forms(apply_deprecated_keys(data, found), found)
-        return _drop_unknown(Config, ours, "", found)
+        return known_sections(data, found)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-def _parse_yaml(text: str, path: Path) -> Any:
-    """The document, its strings repaired; every way a hostile file can fail is a ConfigError."""
+def known_sections(data: dict[str, Any], found: list[str]) -> dict[str, Any]:
+    """A parsed ``config.yaml`` as the sections of ours: deprecated keys and Hermes's spellings read at our
+    place, and every key we do not read dropped, each noted in ``found`` (as :func:`load_config` notes them).
+
+    ``${NAME}`` references are left as they are: ``import-hermes`` writes the result as a file.
+
+    Raises:
+        ConfigError: a section that is not a mapping.
+    """
+    ours = apply_hermes_forms(apply_deprecated_keys(data, found), found)
+    cleaned: dict[str, Any] = _drop_unknown(Config, ours, "", found)
+    return cleaned
+
+
+def parse_config_text(text: str, path: Path) -> Any:
+    """The YAML document ``text`` (read from ``path``, named in errors), its strings repaired; every way a
+    hostile file can fail is a ConfigError."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

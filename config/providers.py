@@ -6,7 +6,7 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
-from config.validators import optional_str, positive_int, positive_number
+from config.validators import on_off, optional_str, positive_int, positive_number
 
 #: The wire protocols an adapter speaks (``providers.modes`` picks one when unset).
 API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
@@ -15,13 +15,6 @@ API_MODES = ("chat_completions", "anthropic_messages", "codex_responses")
 #: (``providers.recovery.keys``), ``custom`` (any OpenAI-compatible URL, a key optional) and
 #: the Codex Responses backends.
 KNOWN_PROVIDERS = ("openai", "anthropic", "openrouter", "custom", "codex", "openai-codex")
-
-
-def _on_off(value: str | bool) -> str | bool:
-    """YAML's ``true`` and ``false`` as ``on`` and ``off``; anything else as it is (for the validator)."""
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return value
 
 
 @attrs.frozen
@@ -47,7 +40,7 @@ class ModelConfig:
     # The annotation is what the file may hold (the config loader checks it before the converter runs);
     # the attribute is always a string.
     vision: str | bool = attrs.field(
-        default="auto", converter=_on_off,
+        default="auto", converter=on_off,
         validator=v.in_(("auto", "on", "off")),
     )
 
@@ -101,11 +94,38 @@ class StreamingConfig:
     max_keepalive_connections: int = attrs.field(default=1000, validator=positive_int)
 
 
+def _unset_as_none(value: object) -> object:
+    """Hermes's ``auto`` and empty string for a per-task model setting: unset."""
+    return None if value in ("", "auto") else value
+
+
+@attrs.frozen
+class BackgroundReviewConfig:
+    """``auxiliary.background_review:`` the learning loop's review after a turn (Hermes's block).
+
+    Attributes:
+        enabled: run the review at all; false is the one switch that turns the whole loop off (ours:
+            Hermes stops it only by setting both nudge intervals to 0).
+        timeout: seconds one review may take before it is abandoned (Hermes's default).
+        provider / model / base_url: where reviews go instead of the auxiliary model, as Hermes routes
+            them (``auto`` or empty: unset, the auxiliary model's, else the session's).
+    """
+
+    enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
+    timeout: float = attrs.field(default=120.0, validator=positive_number)
+    provider: str | None = attrs.field(default=None, converter=_unset_as_none, validator=optional_str)
+    model: str | None = attrs.field(default=None, converter=_unset_as_none, validator=optional_str)
+    base_url: str | None = attrs.field(default=None, converter=_unset_as_none, validator=optional_str)
+
+
 @attrs.frozen
 class AuxiliaryConfig:
     """``auxiliary:`` the cheaper model used for side tasks such as compression
-    summaries; unset fields fall back to the main ``model`` section."""
+    summaries and the background review; unset fields fall back to the main ``model`` section."""
 
     model: str | None = attrs.field(default=None, validator=optional_str)
     provider: str | None = attrs.field(default=None, validator=optional_str)
     base_url: str | None = attrs.field(default=None, validator=optional_str)
+    background_review: BackgroundReviewConfig = attrs.field(
+        factory=BackgroundReviewConfig, validator=v.instance_of(BackgroundReviewConfig)
+    )

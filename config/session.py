@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
-from config.validators import integer, positive_int, positive_number
+from config.validators import integer, on_off, positive_int, positive_number
 
 _ratio = [v.instance_of(float), v.gt(0.0), v.le(1.0)]
 #: What a message does while a turn runs (``display.busy_input_mode``, and each platform's own).
@@ -113,8 +113,13 @@ class GuardrailsConfig:
 
 @attrs.frozen
 class DisplayConfig:
-    """Section ``display``: what a user message does while a turn is running."""
+    """Section ``display``: what a user message does while a turn is running, and what clients are told."""
 
     busy_input_mode: str = attrs.field(default="interrupt", validator=v.in_(BUSY_MODES))
     # When true, an interrupt arriving while subagents or a compression run is queued instead.
     interrupt_demoted_while_busy: bool = attrs.field(default=False, validator=v.instance_of(bool))
+    # The background review's line to attached clients (Hermes's key and values): off, on (what was
+    # changed), verbose (with the entry's text and the reason). YAML's true/false read as on/off.
+    memory_notifications: str = attrs.field(
+        default="on", converter=on_off, validator=v.in_(("off", "on", "verbose")),
+    )

@@ -47,9 +47,12 @@ class MemoryConfig:
         user_profile_enabled: what the agent knows about the user (USER.md).
         memory_char_limit: size limit of MEMORY.md in characters (~800 tokens).
         user_char_limit: size limit of USER.md in characters (~500 tokens).
+        nudge_interval: every this many user turns, the background review looks for things worth
+            remembering (Hermes's key and default; 0 turns the memory review off).
     """
 
     memory_enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
     user_profile_enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
     memory_char_limit: int = attrs.field(default=2_200, validator=integer(ge=100, le=100_000))
     user_char_limit: int = attrs.field(default=1_375, validator=integer(ge=100, le=100_000))
+    nudge_interval: int = attrs.field(default=10, validator=integer(ge=0, le=10_000))

@@ -20,6 +20,7 @@ __all__ = [
     "non_empty_str",
     "non_negative_number",
     "number",
+    "on_off",
     "optional_str",
     "positive_int",
     "positive_number",
@@ -76,3 +77,10 @@ non_empty_str = v.and_(v.instance_of(str), v.min_len(1))
 
 str_tuple = v.deep_iterable(member_validator=v.instance_of(str), iterable_validator=v.instance_of(tuple))
 """A tuple of strings (YAML lists are converted to tuples by the field's converter)."""
+
+
+def on_off(value: object) -> object:
+    """A converter: YAML's ``true`` and ``false`` as ``on`` and ``off``; anything else as it is (for the validator)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return value

@@ -14,13 +14,15 @@ each into the session's own message of :mod:`messages.session`. Fields here are 
 daemon validates values (an unknown path, a bad limit) and answers an
 :class:`ErrorReply` whose ``code`` is one of :data:`ERROR_CODES`. The requests about the daemon's
 services (MCP servers, cron jobs, pairing) live in :mod:`messages.control_services`, the stored
-sessions' replies in :mod:`messages.session_records`; both are re-exported here.
+sessions' replies in :mod:`messages.session_records`, a session's checkpoints in :mod:`messages.checkpoints`;
+all are re-exported here.
 """
 
 from __future__ import annotations
 
 import attrs
 
+from messages.checkpoints import CheckpointReply, CheckpointRequest, CheckpointView
 from messages.events import SessionEvent
 from messages.control_services import (
     ApiStatus,
@@ -28,6 +30,9 @@ from messages.control_services import (
     CronJobStatus,
     CronReply,
     CronRequest,
+    Extensions,
+    ExtensionsReply,
+    HookStatus,
     HostStatus,
     McpCall,
     McpCallReply,
@@ -41,6 +46,7 @@ from messages.control_services import (
     PairingReply,
     PairingRequest,
     PlatformStatus,
+    PluginStatus,
     ReloadMcp,
 )
 from messages.session_records import ExportChunk, SearchReply, SessionListReply, SessionShowReply
@@ -51,6 +57,9 @@ __all__ = [
     "ApiStatus",
     "Attach",
     "Attached",
+    "CheckpointReply",
+    "CheckpointRequest",
+    "CheckpointView",
     "ClientMessage",
     "ClientRequest",
     "CompressSession",
@@ -65,7 +74,10 @@ __all__ = [
     "ERROR_CODES",
     "ErrorReply",
     "ExportSession",
+    "Extensions",
+    "ExtensionsReply",
     "Hello",
+    "HookStatus",
     "HostStatus",
     "Inspect",
     "InspectReply",
@@ -87,6 +99,7 @@ __all__ = [
     "PairingReply",
     "PairingRequest",
     "PlatformStatus",
+    "PluginStatus",
     "ReloadMcp",
     "ResetSessionTools",
     "SearchSessions",
@@ -316,10 +329,12 @@ class ShowSession:
 
 @attrs.frozen
 class ExportSession:
-    """A stored session as JSON lines, sent in :class:`ExportChunk` s."""
+    """A stored session as JSON lines (``jsonl``), Markdown (``md``) or a self-contained HTML page
+    (``html``), sent in :class:`ExportChunk` s."""
 
     request_id: str
     session_id: str
+    format: str = "jsonl"
 
 
 @attrs.frozen
@@ -372,6 +387,8 @@ ClientRequest = (
     | ReloadMcp
     | CronRequest
     | PairingRequest
+    | CheckpointRequest
+    | Extensions
 )
 ClientMessage = Hello | ClientRequest
 
@@ -508,5 +525,7 @@ DaemonMessage = (
     | McpCallReply
     | CronReply
     | PairingReply
+    | CheckpointReply
+    | ExtensionsReply
     | SessionEvent
 )

@@ -1,6 +1,6 @@
 """The control conversation's requests about the daemon's services, and their replies: MCP servers
-(``hermes-actors mcp``), scheduled jobs (``cron``) and the messaging platforms' pairing book
-(``pairing``). Part of :mod:`messages.control`, whose unions include them; ``StatusReply`` carries
+(``hermes-actors mcp``), scheduled jobs (``cron``), the messaging platforms' pairing book
+(``pairing``), plugins and hooks (``plugins list``, ``hooks list``). Part of :mod:`messages.control`, whose unions include them; ``StatusReply`` carries
 :class:`McpServerStatus` and :class:`PlatformStatus` too."""
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ __all__ = [
     "CronJobStatus",
     "CronReply",
     "CronRequest",
+    "Extensions",
+    "ExtensionsReply",
+    "HookStatus",
     "HostStatus",
     "McpCall",
     "McpCallReply",
@@ -28,6 +31,7 @@ __all__ = [
     "PairingReply",
     "PairingRequest",
     "PlatformStatus",
+    "PluginStatus",
     "ReloadMcp",
 ]
 
@@ -108,6 +112,13 @@ class PairingRequest:
     code: str | None = None
     platform: str | None = None
     user_id: str | None = None
+
+
+@attrs.frozen
+class Extensions:
+    """The daemon's plugins and hooks; the reply is :class:`ExtensionsReply`."""
+
+    request_id: str
 
 
 # -- daemon to client ---------------------------------------------------------------------
@@ -261,3 +272,42 @@ class PairingReply:
     pending: list[PairingCodeView] = attrs.Factory(list)
     paired: list[PairedUserView] = attrs.Factory(list)
     message: str = ""
+
+
+@attrs.frozen
+class PluginStatus:
+    """One installed plugin (an entry point of ``group``).
+
+    ``state``: loaded, failed (``error`` says why), not enabled (not in ``plugins.enabled``) or disabled
+    (in ``plugins.disabled``). ``tools`` and ``hooks`` are what it added; ``notes`` what it asked for that
+    is not taken here.
+    """
+
+    name: str
+    group: str
+    state: str
+    value: str = ""
+    tools: list[str] = attrs.Factory(list)
+    hooks: list[str] = attrs.Factory(list)
+    notes: list[str] = attrs.Factory(list)
+    error: str | None = None
+
+
+@attrs.frozen
+class HookStatus:
+    """One hook: its event, what runs (a command, a function, a plugin), its matcher, timeout and ``on_error``."""
+
+    event: str
+    label: str
+    matcher: str | None = None
+    timeout: float = 0.0
+    on_error: str = "allow"
+
+
+@attrs.frozen
+class ExtensionsReply:
+    """The plugins found installed, in discovery order, and the hooks, event by event."""
+
+    request_id: str
+    plugins: list[PluginStatus] = attrs.Factory(list)
+    hooks: list[HookStatus] = attrs.Factory(list)

@@ -101,7 +101,8 @@ class StatusUpdate(_Stamped):
     """Something the user should see that is not the answer: ``kind`` is one of
     retrying, rotating_key, fallback, compressing, budget, stale, warning, info, yolo (the session's
     --yolo toggle changed: the text starts with ``YOLO on`` or ``YOLO off``), host_lost (the session's
-    host process went away: a turn it was running is lost, and the client is attached again)."""
+    host process went away: a turn it was running is lost, and the client is attached again), learning (the
+    background review changed memory or a skill: the text says what and why)."""
 
     kind: str
     text: str

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from tools.registry import Handler
 
 __all__ = [
+    "DUPLICATE_MESSAGE",
     "ENTRY_SEPARATOR",
     "MEMORY_SCHEMA",
     "MemoryFull",
@@ -46,6 +47,8 @@ __all__ = [
 Target = Literal["memory", "user"]
 
 ENTRY_SEPARATOR: Final = "\n§\n"
+#: What an ``add`` of an entry the store already holds answers: nothing was changed.
+DUPLICATE_MESSAGE: Final = "Entry already exists (no duplicate added)."
 _FILES: Final[dict[str, str]] = {"memory": "MEMORY.md", "user": "USER.md"}
 _TITLES: Final[dict[str, str]] = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who the user is)"}
 _RULE: Final = "═" * 46
@@ -124,6 +127,11 @@ class MemoryStore:
         """The current entries of ``target``."""
         snapshot, _ = await self._apply(target, lambda entries: (entries, None), write=False)
         return snapshot
+
+    def read_blocking(self, target: Target) -> MemorySnapshot:
+        """The current entries of ``target``, read on the calling thread (a worker thread, or the CLI)."""
+        # No lock: every write replaces the file whole (atomic_write), so a read sees one version.
+        return MemorySnapshot(target, tuple(self._entries(target)), self.limit(target))
 
     async def add(self, target: Target, content: str) -> tuple[MemorySnapshot, str]:
         """Append an entry; an exact duplicate is not added twice.
@@ -237,8 +245,7 @@ class MemoryStore:
         for target in ("memory", "user"):
             if not self.enabled(target):
                 continue
-            # No lock: every write replaces the file whole (atomic_write), so a read sees one version.
-            snapshot = MemorySnapshot(target, tuple(self._entries(target)), self.limit(target))
+            snapshot = self.read_blocking(target)
             if not snapshot.entries:
                 continue
             sections.append(
@@ -271,7 +278,7 @@ def _apply_one(target: Target, entries: list[str], op: MemoryOperation) -> tuple
     """``entries`` after one checked operation, and what it did."""
     if op.action == "add":
         if op.content in entries:
-            return entries, "Entry already exists (no duplicate added)."
+            return entries, DUPLICATE_MESSAGE
         return [*entries, op.content], "Entry added."
     index = _find(target, entries, op.old_text)
     if op.action == "remove":

@@ -125,6 +125,8 @@ class ToolRegistry:
         self._check_cache: dict[CheckFn, tuple[float, bool]] = {}
         self._memo: dict[frozenset[str], _Memo] = {}
         self._generation = 0
+        # Toolsets that come with every platform toolset (a plugin's), beside the MCP servers' own.
+        self._joining: set[str] = set()
 
     @property
     def generation(self) -> int:
@@ -235,6 +237,15 @@ class ToolRegistry:
     def toolset_names(self) -> set[str]:
         """Names of every toolset some registered tool belongs to."""
         return {entry.toolset for entry in self._tools.values()}
+
+    def join_platform_toolsets(self, toolset: str) -> None:
+        """Offer ``toolset`` to every session offered a platform toolset (``hermes-*``), as an MCP server's is."""
+        self._joining.add(toolset)
+        self._bump()
+
+    def joining_toolsets(self) -> set[str]:
+        """The toolsets :meth:`join_platform_toolsets` named."""
+        return set(self._joining)
 
     def tools_in_toolset(self, toolset: str) -> set[str]:
         """Names of the registered tools tagged with ``toolset``."""

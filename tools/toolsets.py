@@ -43,6 +43,11 @@ def _core() -> Mapping[str, Toolset]:
         Toolset("file", "Read, write, patch and search files.", {"read_file", "write_file", "patch", "search_files"}),
         Toolset("terminal", "Run shell commands and manage background processes.", {"terminal", "process"}),
         Toolset("web", "Search the web and extract pages.", {"web_search", "web_extract"}),
+        Toolset(
+            "browser", "Drive a real browser: open pages, read them, click, type, look at them.",
+            {"browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll", "browser_back",
+             "browser_press", "browser_get_images", "browser_console", "browser_vision"},
+        ),
         Toolset("memory", "Persistent memory across sessions.", {"memory"}),
         Toolset("todo", "A task list for the current session.", {"todo"}),
         Toolset("clarify", "Ask the user a clarifying question.", {"clarify"}),
@@ -56,7 +61,8 @@ def _core() -> Mapping[str, Toolset]:
             "hermes-core",
             "Everything a session needs except interaction with a user.",
             includes=(
-                "file", "terminal", "web", "memory", "todo", "session_search", "code_execution", "delegation", "skills",
+                "file", "terminal", "web", "browser", "memory", "todo", "session_search", "code_execution",
+                "delegation", "skills",
             ),
         ),
         Toolset("hermes-cli", "Interactive sessions (CLI attach).", includes=("hermes-core", "clarify", "cronjob")),
@@ -67,6 +73,7 @@ def _core() -> Mapping[str, Toolset]:
         Toolset("hermes-slack", "Chats with the Slack app.", includes=("hermes-core", "clarify", "cronjob")),
         Toolset("hermes-matrix", "Chats with the Matrix bot.", includes=("hermes-core", "clarify", "cronjob")),
         Toolset("hermes-mattermost", "Chats with the Mattermost bot.", includes=("hermes-core", "clarify", "cronjob")),
+        Toolset("hermes-signal", "Chats with the Signal bot.", includes=("hermes-core", "clarify", "cronjob")),
         Toolset("hermes-whatsapp", "Chats with the WhatsApp bot.", includes=("hermes-core", "clarify", "cronjob")),
     ]
     return MappingProxyType({toolset.name: toolset for toolset in sets})
@@ -135,8 +142,8 @@ class ToolsetCatalog:
     ) -> frozenset[str]:
         """The tool names a session may use.
 
-        As in Hermes, the configured MCP servers' toolsets (``mcp-<server>``) come with any platform
-        toolset (``hermes-*``, the default ``hermes-cli`` among them); a session enabled with other
+        As in Hermes, the configured MCP servers' toolsets (``mcp-<server>``) and the loaded plugins' come
+        with any platform toolset (``hermes-*``, the default ``hermes-cli`` among them); a session enabled with other
         toolsets only gets those it names. ``disabled`` removes them like any other.
 
         Args:
@@ -150,7 +157,8 @@ class ToolsetCatalog:
         """
         names = list(DEFAULT_TOOLSETS if enabled is None else enabled)
         if any(name.startswith(PLATFORM_TOOLSET_PREFIX) for name in names):
-            names += sorted(n for n in self._registry.toolset_names() if n.startswith(MCP_TOOLSET_PREFIX))
+            joining = self._registry.joining_toolsets()
+            names += sorted(n for n in self._registry.toolset_names() if n.startswith(MCP_TOOLSET_PREFIX) or n in joining)
         tools: set[str] = set()
         for name in names:
             tools |= self._resolve_live(name)

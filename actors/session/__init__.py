@@ -12,6 +12,8 @@ behind it.
 - What a subscriber holds (:class:`Subscription`, :class:`SubscriptionClosed`,
   :class:`EventHub`), and what delegate_task is given (:class:`ParentSession`,
   :class:`CallContext`, :func:`build_subagent_prompt`, :func:`new_session_id`).
+- What the front doors ask of a session's checkpoints: :func:`serve_checkpoints` (list, diff, restore), its :class:`CheckpointOutcome` and errors (:class:`CheckpointsOff`,
+  :class:`RestoreWhileBusy`).
 
 The libraries it builds on (history, prompt, compression, budget, steer, fencing, guardrails,
 validation) are the top-level ``conversation`` package.
@@ -20,6 +22,12 @@ validation) are the top-level ``conversation`` package.
 from __future__ import annotations
 
 from actors.session.actor import SessionActor
+from actors.session.checkpointing import (
+    CheckpointOutcome,
+    CheckpointsOff,
+    RestoreWhileBusy,
+    serve_checkpoints,
+)
 from actors.session.context import CallContext
 from actors.session.errors import NoTurnRunning, SessionBusy
 from actors.session.hub import EventHub, Subscription, SubscriptionClosed
@@ -31,11 +39,14 @@ from actors.session.state import SessionState, new_session_id
 __all__ = [
     "TURN_NAME",
     "CallContext",
+    "CheckpointOutcome",
+    "CheckpointsOff",
     "DelegateFactory",
     "DelegateTask",
     "EventHub",
     "NoTurnRunning",
     "ParentSession",
+    "RestoreWhileBusy",
     "SessionActor",
     "SessionBusy",
     "SessionDeps",
@@ -49,5 +60,6 @@ __all__ = [
     "SubscriptionClosed",
     "TooManyRunningTurns",
     "build_subagent_prompt",
+    "serve_checkpoints",
     "new_session_id",
 ]

@@ -22,9 +22,12 @@ from typing import Any
 import attrs
 import trio
 
-from actors import Actor, Envelope, MailboxClosed, MailboxFull, Rejected
+from actors import Actor, ActorBase, ActorFailed, Envelope, MailboxClosed, MailboxFull, Rejected, SpawnFailed
+from actors.session.browser import BrowserActor
+from actors.session.checkpointing import SessionCheckpoints
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
+from actors.session.event_hooks import turn_ended
 from conversation.errors import EmptySteerError
 from actors.session.errors import NoTurnRunning, SessionBusy
 from conversation.guardrails import ToolCallGuardrailController
@@ -35,10 +38,12 @@ from actors.session.model import SessionModel
 from actors.session.options import ParentSession, SessionSpec
 from actors.session.processes import ProcessActor
 from actors.session.requests import PendingRequests, clarify_deadline
+from actors.session.review import ReviewJob, plan_review
 from actors.session.sandboxing import sandbox_runner
 from actors.session.state import (
     SessionState, ensure_recorded, flush_history, freeze_tools, open_state, record_ended, save_state, save_turn_state,
 )
+from conversation.review import NudgeCounters, ReviewFocus, turn_messages
 from conversation.steer import SteerBuffer
 from actors.session.turn import TurnJob
 from actors.session.turn_parts import TokenMeter, TurnConfig, TurnCounters, TurnOutcome
@@ -63,6 +68,7 @@ from messages.session import (
 from messages.supervision import ActorSnapshot, ActorState
 from store.scoped import RealmScopedReader
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
+from tools.browser import INSTALL_HINT, Browser, BrowserError, BrowserUnavailable, find_browser
 from tools.files.ledger import FileReadLedger
 from tools.jail.attachments import check_files
 from tools.jail.policy import SandboxLimits, SandboxMode, resolve_limits
@@ -103,6 +109,7 @@ class SessionActor(Actor[SessionMessage]):
     model: SessionModel
     compaction: SessionCompaction
     file_reads: FileReadLedger
+    checkpoints: SessionCheckpoints
     search_store: RealmScopedReader
 
     def __init__(self, spec: SessionSpec) -> None:
@@ -111,7 +118,7 @@ class SessionActor(Actor[SessionMessage]):
         self.session_id = spec.session_id
         config = spec.deps.config
         self.processes = ProcessTable(config.terminal.background)
-        self.executor = ToolExecutor(spec.deps.registry, self._guardrails("cli"))
+        self.executor = ToolExecutor(spec.deps.registry, self._guardrails("cli"), spec.deps.hooks)
         self.steer = SteerBuffer()
         self.queue: deque[UserMessage] = deque()
         self.turn: TurnJob | None = None
@@ -126,6 +133,9 @@ class SessionActor(Actor[SessionMessage]):
         # Why it stops, as an ephemeral session's record says (a Shutdown gives the reason).
         self._end_reason = "session stopped"
         self._turn_done = trio.Event()
+        # The learning loop: counts toward the next background review, and the one running (at most one).
+        self.nudges = NudgeCounters()
+        self._reviewing = False
         # Invariant: True once on_start has built everything the class body declares.
         self._ready = False
         self._owns_runtime = False
@@ -136,6 +146,9 @@ class SessionActor(Actor[SessionMessage]):
         #: Called when the session may have become quiet (it started, a turn or a message ended, a
         #: subscriber left); its supervisor sets it to look at once whether it may hibernate.
         self.on_quiet: Callable[[], None] = _nothing
+        # Its browser, started by the first browser tool call (one at a time starts it).
+        self._browser: BrowserActor | None = None
+        self._browser_lock = trio.Lock()
 
     def _guardrails(self, source: str) -> ToolCallGuardrailController:
         return ToolCallGuardrailController(
@@ -162,8 +175,10 @@ class SessionActor(Actor[SessionMessage]):
         # Known only now: an unattended (cron) session stops tool loops by default.
         self.executor.guardrails = self._guardrails(state.options.source)
         hub.resume_from(state.event_seq)
+        self.nudges.resume(state.history, deps.config.memory.nudge_interval)
         self.model = model = SessionModel(deps, state.options)
         self.file_reads = FileReadLedger()
+        self.checkpoints = SessionCheckpoints(deps.checkpoints, deps.config.checkpoints, state.options.cwd, self.session_id)
         self.compaction = SessionCompaction(deps, self.session_id, model, state, hub, self.file_reads)
         approvals = deps.config.approvals
         self.approval_policy = ApprovalPolicy(
@@ -215,7 +230,10 @@ class SessionActor(Actor[SessionMessage]):
             requests=self.requests,
             jail=runtime.jail,
             start_background=self._start_background,
+            browser=self._open_browser,
+            sees_images=lambda: sees_images(str(deps.config.model.vision), self.model.chain.current.label),
             delegate=delegate(ParentSession(deps, self.session_id, state, self.model, runtime)) if delegate else None,
+            hooks=deps.hooks,
             run_sandbox=sandbox_runner(
                 self.executor,
                 session_id=self.session_id,
@@ -226,6 +244,7 @@ class SessionActor(Actor[SessionMessage]):
                 max_parallel_tools=deps.config.tools.max_parallel_tools,
                 sandbox_dir=runtime.sandbox_dir,
             ),
+            checkpoints=self.checkpoints,
         )
         return services
 
@@ -439,6 +458,8 @@ class SessionActor(Actor[SessionMessage]):
             text = "\n\n".join([*self._notes, text])
             self._notes.clear()
         self.executor.guardrails.reset()
+        self.nudges.start_turn(self.spec.deps.config.memory.nudge_interval, has_memory=self._has_memory())
+        self.checkpoints.turn = state.turns
         budget = state.options.token_budget(self.spec.deps.config.agent.turn_token_budget)
         counters = TurnCounters(TokenMeter(budget, self.spec.parent_meter), started_at=trio.current_time())
         started = trio.Event()
@@ -482,8 +503,15 @@ class SessionActor(Actor[SessionMessage]):
             error = str(exc)
             # What the turn committed is in the history; close it so it stays valid.
             outcome = TurnOutcome(close_interrupted_turn(self.durable.history), f"Error: {error}", "error", error)
-        with trio.CancelScope(shield=True):
-            await self._finish_turn(turn_id, outcome, counters)
+        try:
+            await turn_ended(
+                self.spec.deps.hooks, self.session_id, self.durable.options, self.model.chain.current.label, turn_id,
+                turn.user_message.content, outcome.reason, outcome.final_text,
+            )
+        finally:
+            # A session stopping while its hooks run still finishes (and saves) the turn.
+            with trio.CancelScope(shield=True):
+                await self._finish_turn(turn_id, outcome, counters)
 
     async def _finish_turn(self, turn_id: int, outcome: TurnOutcome, counters: TurnCounters) -> None:
         self._turn_changing = True
@@ -514,6 +542,7 @@ class SessionActor(Actor[SessionMessage]):
         self.turns_finished += 1
         self.last_active = trio.current_time()
         self._turn_done.set()
+        self._maybe_review(outcome)
         if state.unrecorded is None:
             with trio.move_on_after(self.shutdown_timeout):
                 # This turn's tokens only; the store counts tool calls itself as messages arrive.
@@ -523,6 +552,50 @@ class SessionActor(Actor[SessionMessage]):
                 )
         if self.queue and not self._closing:
             await self._begin_turn(self.queue.popleft())
+
+    # -- the learning loop -------------------------------------------------------------------------------
+
+    def _has_memory(self) -> bool:
+        """The session's model can write memory (the tool is offered and a store is on), and its turns may
+        be reviewed for memory: as in Hermes, a scheduled job's are not (its prompts are not the user's words)."""
+        memory = self.spec.deps.config.memory
+        options = self.durable.options
+        return (
+            "memory" in self.durable.tools.names and options.use_memory and options.source != "cron"
+            and (memory.memory_enabled or memory.user_profile_enabled)
+        )
+
+    def _maybe_review(self, outcome: TurnOutcome) -> None:
+        """Start a background review of the turn that just ended, when one is due (never waited for)."""
+        config = self.spec.deps.config
+        focus = self.nudges.finish_turn(
+            turn_messages(outcome.messages), config.skills.creation_nudge_interval,
+            # As Hermes: a turn that ended with an answer, a budget's forced one too, not an interrupted one.
+            completed=outcome.reason in ("completed", "budget") and bool(outcome.final_text),
+            has_skills="skill_manage" in self.durable.tools.names,
+        )
+        # A subagent's turns are its parent's work; an ephemeral session is one request, gone when answered.
+        if not focus or not config.auxiliary.background_review.enabled or self.spec.runtime is not None:
+            return
+        services = self._services
+        if services is None or self.spec.ephemeral or self._closing:
+            return
+        if self._reviewing:
+            log.info("session %s: a background review is still running; this turn is not reviewed", self.session_id)
+            return
+        self._reviewing = True
+        self.start_soon(self._run_review, focus, list(self.durable.history), services)
+
+    async def _run_review(self, focus: ReviewFocus, history: list[ChatMessage], services: SessionServices) -> None:
+        """Run one review as the session's ``review`` job; whatever goes wrong in it is logged, never raised."""
+        try:
+            plan = await plan_review(self.spec.deps.config, history, focus, self.durable.tools, services)
+            changes = await self.run_job(ReviewJob(plan, self.model, self.spec.deps.registry, services), "review")
+            log.info("session %s: the background review made %d change(s)", self.session_id, len(changes))
+        except Exception as exc:  # the review is best-effort: the conversation goes on without it
+            log.warning("session %s: the background review failed: %s", self.session_id, exc)
+        finally:
+            self._reviewing = False
 
     async def _commit(self, messages: list[ChatMessage]) -> None:
         """The turn's new messages: into the store (an ephemeral session's once it is stored), and
@@ -585,6 +658,34 @@ class SessionActor(Actor[SessionMessage]):
         actor = ProcessActor(spec, record, self._notify_background)
         await self.spawn(actor, f"process:{spec.process_id}")
         return record.info()
+
+    async def _open_browser(self) -> Browser:
+        """The session's browser: the running one, or a new ``browser`` actor under the session.
+
+        Raises:
+            BrowserUnavailable: no browser is installed, or it could not start.
+        """
+        async with self._browser_lock:
+            actor = self._browser
+            if actor is not None and not actor.stopped and not actor.browser.stopped:
+                return actor.browser
+            config = self.spec.deps.config.browser
+            executable = await trio.to_thread.run_sync(find_browser, config)
+            if executable is None:
+                raise BrowserUnavailable(f"No browser is installed here. {INSTALL_HINT}")
+            assert self.runtime is not None
+            actor = BrowserActor(Browser(config, self.runtime.jail, executable))
+            try:
+                await self.spawn(actor, "browser", on_failure=self._browser_failed)
+            except SpawnFailed as exc:
+                cause = exc.__cause__
+                raise cause if isinstance(cause, BrowserError) else BrowserUnavailable(str(exc)) from None
+            self._browser = actor
+            return actor.browser
+
+    def _browser_failed(self, child: ActorBase, failure: ActorFailed) -> None:
+        # The browser died (it crashed, or ran out of the session's memory): the next call starts another.
+        log.warning("session %s: its browser stopped: %s", self.session_id, failure)
 
     def _notify_background(self, notification: ProcessNotification) -> None:
         try:

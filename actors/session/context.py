@@ -10,19 +10,23 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from actors.session.event_hooks import approval_with_hooks
 from actors.session.hub import EventHub
 from actors.session.requests import PendingRequests
 from messages.events import ToolFinished, ToolProgress, ToolStarted
 from tools.approval_policy import ApprovalPolicy
 from tools.context import ApprovalAnswer, ApprovalRequest, SessionSearchStore, ShellState
+from tools.hooks import NO_HOOKS, HookRunner
 from tools.errors import CapabilityUnavailable, ClarifyTimedOut, ClarifyUnavailable
 from tools.redact import redact_secrets
 from tools.results import ToolResult
 
 if TYPE_CHECKING:
     from actors import ActorBase
+    from actors.session.checkpointing import SessionCheckpoints
     from actors.session.turn_parts import TokenMeter
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
+    from tools.browser import Browser
     from tools.jail import SessionJail
     from tools.files.ledger import FileReadLedger
     from tools.todo import TodoList
@@ -40,7 +44,8 @@ class SessionServices:
     ``shell`` and ``todo`` are the session's saved state (tools change them in place); ``file_reads``
     is its unsaved record of what the model has read of each file.
     ``start_background``, ``delegate`` and ``run_sandbox`` are the session's spawners (None where a
-    capability is not offered); ``jail`` is its sandbox policy and the daemon's launcher.
+    capability is not offered); ``jail`` is its sandbox policy and the daemon's launcher; ``checkpoints``
+    snapshots its working directory before a turn's first change (None: never).
     """
 
     session_id: str
@@ -56,8 +61,12 @@ class SessionServices:
     requests: PendingRequests
     jail: SessionJail
     start_background: Callable[[BackgroundSpec], Awaitable[ProcessInfo]] | None = None
+    browser: Callable[[], Awaitable[Browser]] | None = None
+    sees_images: Callable[[], bool] = lambda: False
     delegate: Callable[[CallContext, dict[str, Any]], Awaitable[ToolResult]] | None = None
     run_sandbox: Callable[[CallContext, str], Awaitable[ToolResult]] | None = None
+    checkpoints: SessionCheckpoints | None = None
+    hooks: HookRunner = NO_HOOKS
 
 
 @attrs.define
@@ -88,7 +97,7 @@ class CallContext:
 
     __slots__ = (
         "_services", "call_id", "home", "interactive", "jail", "job", "processes", "progress", "session_id",
-        "file_reads", "shell", "store", "todo", "token_meter",
+        "file_reads", "sees_images", "shell", "store", "todo", "token_meter",
     )
 
     def __init__(
@@ -109,13 +118,25 @@ class CallContext:
         self.store = services.store
         self.interactive = services.interactive
         self.jail = services.jail
+        self.sees_images = services.sees_images()
 
     # -- requests to the session -------------------------------------------------------------
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Decide by the session's approval policy, asking attached clients where it says so."""
         services = self._services
-        return await services.approval_policy.decide(request, services.requests.ask_approval)
+        ask = approval_with_hooks(services.hooks, services.requests.ask_approval, self.session_id, self.shell.cwd)
+        answer = await services.approval_policy.decide(request, ask)
+        if request.tool == "terminal" and answer.decision != "deny":
+            await self.before_change("terminal", request.command)
+        return answer
+
+    async def before_change(self, tool: str, detail: str = "") -> None:
+        """Snapshot the session's working directory before ``tool`` changes it (once per turn, when
+        ``checkpoints.enabled``); never raises but Cancelled."""
+        checkpoints = self._services.checkpoints
+        if checkpoints is not None:
+            await checkpoints.before_change(tool, detail)
 
     async def clarify(self, question: str, choices: list[str], allow_freetext: bool) -> str:
         """Ask attached clients a question.
@@ -156,6 +177,18 @@ class CallContext:
         if start is None:
             raise CapabilityUnavailable("background processes are not available in this session")
         return await start(spec)
+
+    async def browser(self) -> Browser:
+        """The session's browser (an actor under the session), started at the first call.
+
+        Raises:
+            CapabilityUnavailable: not offered in this session.
+            BrowserUnavailable: it could not start.
+        """
+        start = self._services.browser
+        if start is None:
+            raise CapabilityUnavailable("the browser is not available in this session")
+        return await start()
 
     async def delegate(self, args: dict[str, Any]) -> ToolResult:
         """Run delegate_task under this call's worker.

@@ -9,11 +9,12 @@ model in use now, not the one the session started with.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from actors.session.options import SessionDeps, SessionOptions
-from messages.chat import ChatMessage, HumanMessage, content_text, content_to_dict
+from config.providers import BackgroundReviewConfig
+from messages.chat import AssistantMessage, ChatMessage, HumanMessage, content_text, content_to_dict
 from providers.metadata import bare_model_name, builtin_limits, parse_overflow_message
 from providers.recovery.fallback import FallbackChain, ProviderTarget
 from providers.recovery.policy import stream_with_recovery
@@ -98,23 +99,39 @@ class SessionModel:
         if info.context_length is not None:
             self._learned[bare_model_name(self.current)] = info.context_length
 
-    async def summarize(self, messages: list[ChatMessage], instructions: str) -> str:
-        """A summary of ``messages`` from the auxiliary model when configured, else the model in use."""
+    def auxiliary_chain(self, task: BackgroundReviewConfig | None = None) -> FallbackChain:
+        """Where a side task goes: ``task``'s own model when it names one, else the auxiliary model when
+        configured, else the model in use (a provider or base URL left unset is the next one's)."""
+        aux = self._deps.config.auxiliary
+        current = self.chain.current
+        if task is not None and task.model:
+            provider = task.provider or aux.provider or current.provider
+            return FallbackChain(ProviderTarget.resolve(provider, task.model, task.base_url or aux.base_url or current.base_url))
+        if not aux.model:
+            return self.chain
+        return FallbackChain(ProviderTarget.resolve(aux.provider or current.provider, aux.model,
+                                                    aux.base_url or current.base_url))
+
+    async def ask_auxiliary(
+        self, messages: Sequence[ChatMessage], tools: list[dict[str, Any]], task: BackgroundReviewConfig | None = None
+    ) -> AssistantMessage:
+        """One reply to ``messages``, offered ``tools``, from where :meth:`auxiliary_chain` says.
+
+        Raises:
+            ProviderError: the provider failed after recovery.
+        """
         deps = self._deps
-        aux = deps.config.auxiliary
-        chain = self.chain
-        if aux.model:
-            current = chain.current
-            chain = FallbackChain(ProviderTarget.resolve(aux.provider or current.provider, aux.model,
-                                                         aux.base_url or current.base_url))
-        transcript = "\n".join(f"{m.role}: {_text_of(m)}" for m in messages)
-        request = ChatRequest(
-            messages=[HumanMessage(f"{instructions}\n\n---\n{transcript}")],
-            tools=[], model=chain.current.model,
-        )
+        chain = self.auxiliary_chain(task)
+        request = ChatRequest(messages=list(messages), tools=tools, model=chain.current.model)
         finished = await stream_with_recovery(request, chain=chain, connector=deps.connector, pools=deps.pools,
                                               retry=deps.config.retry)
-        return content_text(finished.message.content)
+        return finished.message
+
+    async def summarize(self, messages: list[ChatMessage], instructions: str) -> str:
+        """A summary of ``messages`` from the auxiliary model when configured, else the model in use."""
+        transcript = "\n".join(f"{m.role}: {_text_of(m)}" for m in messages)
+        reply = await self.ask_auxiliary([HumanMessage(f"{instructions}\n\n---\n{transcript}")], [])
+        return content_text(reply.content)
 
 
 def _text_of(message: ChatMessage) -> str:

@@ -20,7 +20,10 @@ from providers.recovery.credentials import CredentialPool
 from providers.recovery.keys import ProviderKeys
 from providers.recovery.policy import ProviderConnector
 from store.protocol import SessionStore
+from messages.control_services import PluginStatus
 from tools.approval import ApprovalBook
+from tools.checkpoints import Checkpoints
+from tools.hooks import NO_HOOKS, HookRunner
 from tools.jail.runtime import DaemonJails
 from tools.jail.runtime import SessionRuntime
 from tools.registry import ToolRegistry
@@ -146,6 +149,10 @@ class SessionDeps:
         prompts: the system prompts ephemeral sessions were given lately, shared by those that would build the same.
         zone: the user's time zone (``config.timezone``), whose day the prompt and summaries carry; None:
             the daemon's local time.
+        checkpoints: the daemon's shadow repositories of working directories (``checkpoints.*``); None: no
+            snapshots are taken (sessions run without a daemon).
+        hooks: the user's hooks (``hooks``, and the plugins'), fired by the sessions.
+        plugins: every installed plugin's status, as the daemon loaded them.
     """
 
     config: Config
@@ -162,6 +169,9 @@ class SessionDeps:
     tool_lists: ToolListCache = attrs.field(factory=ToolListCache, eq=False, repr=False)
     prompts: PromptCache = attrs.field(factory=PromptCache, eq=False, repr=False)
     zone: ZoneInfo | None = None
+    checkpoints: Checkpoints | None = None
+    hooks: HookRunner = attrs.field(default=NO_HOOKS, eq=False, repr=False)
+    plugins: tuple[PluginStatus, ...] = ()
 
     def today(self) -> datetime.date:
         """The user's date now."""

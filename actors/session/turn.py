@@ -31,8 +31,10 @@ import trio
 from actors import InterruptScope, Job, JobStopped
 from conversation.budget import GRACE_NOTICE, BudgetStep, IterationBudget, append_budget_note, close_for_forced_summary
 from conversation.history import INTERRUPTED_REPLY, cancelled_tool_text, close_interrupted_turn, open_tool_calls
+from actors.session.event_hooks import turn_started
 from actors.session.llm import LlmCall, StreamProgress
 from conversation.steer import SteerBuffer
+from conversation.images import image_content, sees_images
 from actors.session.turn_parts import TurnConfig, TurnCounters, TurnOutcome, add_cost, add_usage
 from conversation.validation import PlannedCall, ToolCallValidator, ValidationOutcome
 from actors.session.workers import ToolCall, run_batch
@@ -99,8 +101,11 @@ class TurnJob(Job[TurnOutcome]):
         # calls that returned, interrupted ones with their partial output), by call id.
         self._batch: list[PlannedCall] = []
         self._results: dict[str, str] = {}
+        self._images: dict[str, tuple[str, ...]] = {}
         # What the provider call had streamed when an interrupt reached it, if one did.
         self._stream: StreamProgress | None = None
+        # What the pre_llm_call hooks answered, added to this turn's message in its requests.
+        self._hook_context: str | None = None
 
     def snapshot_details(self) -> dict[str, Any]:
         stats = self.budget.statistics()
@@ -151,6 +156,7 @@ class TurnJob(Job[TurnOutcome]):
                 self.start_soon(_interrupt_at, clock, work, trio.current_time() + time_budget)
             meter.on_exceeded = work.interrupt
             try:
+                await self._start_hooks()
                 await self._loop()
             finally:
                 # The grace call must not be interrupted by the same budget.
@@ -158,6 +164,14 @@ class TurnJob(Job[TurnOutcome]):
                 meter.on_exceeded = None
         if work.cancelled_caught:
             await self._after_budget()
+
+    async def _start_hooks(self) -> None:
+        """The turn-start hooks, inside the work scope: an interrupt or the time budget stops one that hangs."""
+        config = self.config
+        self._hook_context = await turn_started(
+            config.deps.hooks, config.hub.session_id, config.options, config.model.chain.current.label, self.turn_id,
+            self.user_message.content,
+        )
 
     async def _loop(self) -> None:
         validator = ToolCallValidator(self.config.tools.names)
@@ -229,8 +243,11 @@ class TurnJob(Job[TurnOutcome]):
         await trio.lowlevel.checkpoint_if_cancelled()
         for call in outcome.message.tool_calls:
             self.messages.append(ToolMessage(call.id, self._results[call.id], call.name))
+        images = [path for call in outcome.message.tool_calls for path in self._images.get(call.id, ())]
         self._forget_batch()
         self.steer.deliver(self.messages)
+        if images:
+            await self._show_images(images)
         self.budget.settle_iteration([call.name for call in outcome.runnable])
 
     async def _run_tool(self, job: ToolCall) -> None:
@@ -241,9 +258,21 @@ class TurnJob(Job[TurnOutcome]):
         except JobStopped:
             return  # the turn is being interrupted: the call never started, and is recorded as skipped
         self._results[call_id] = result.text
+        if result.images:
+            self._images[call_id] = result.images
+
+    async def _show_images(self, paths: list[str]) -> None:
+        """Show the model the images its tools asked to (a screenshot), as a user message after the results:
+        every provider takes images there, not every one in a tool result."""
+        config = self.config
+        if not sees_images(str(config.deps.config.model.vision), config.model.chain.current.label):
+            return
+        content = await trio.to_thread.run_sync(image_content, "[The images the tool calls above asked to show you.]", paths)
+        if not isinstance(content, str):
+            self.messages.append(HumanMessage(content))
 
     def _forget_batch(self) -> None:
-        self._batch, self._results = [], {}
+        self._batch, self._results, self._images = [], {}, {}
 
     async def _call_model(self, *, with_tools: bool) -> StreamFinished | None:
         config = self.config
@@ -330,11 +359,17 @@ class TurnJob(Job[TurnOutcome]):
         counters.meter.add(usage.prompt_tokens + usage.completion_tokens)
 
     def _request_messages(self) -> list[ChatMessage]:
+        messages = self.messages
+        context = self._hook_context
+        if context is not None:
+            # The pre_llm_call hooks' context rides on this turn's message in its requests only.
+            user = self.user_message
+            messages = [attrs.evolve(user, content=append_text(user.content, context)) if m is user else m for m in messages]
         extra = self.config.ephemeral_system
-        system = self.messages[0] if self.messages else None
+        system = messages[0] if messages else None
         if not extra or not isinstance(system, SystemMessage):
-            return self.messages
-        return [attrs.evolve(system, content=append_text(system.content, extra)), *self.messages[1:]]
+            return messages
+        return [attrs.evolve(system, content=append_text(system.content, extra)), *messages[1:]]
 
     # -- endings ------------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ import attrs
 import trio
 
 from actors import Job
+from actors.session.checkpointing import CHANGING_TOOLS
 from actors.session.context import CallContext, CallProgress, SessionServices
 from conversation.guardrails import (
     ToolCallGuardrailController,
@@ -28,6 +29,7 @@ from actors.session.turn_parts import TokenMeter
 from conversation.validation import PlannedCall
 from messages.events import ToolFinished, ToolStarted
 from tools.dispatch import dispatch
+from tools.hooks import NO_HOOKS, HookRunner
 from tools.parallel import can_run_in_parallel
 from tools.ansi import redact_output_async
 from tools.redact import redact_secrets, redact_tool_result
@@ -61,39 +63,74 @@ def preview(value: Any, limit: int = _PREVIEW) -> str:
 
 
 class ToolExecutor:
-    """The session's tool-execution path: guardrail, dispatch, guardrail again.
+    """The session's tool-execution path: guardrail, checkpoint (before a file tool), dispatch, guardrail again.
 
     Used by tool calls and by the sandbox's RPC server alike, so a call made
     from a script is checked and capped exactly like one made by the model.
     """
 
-    def __init__(self, registry: ToolRegistry, guardrails: ToolCallGuardrailController) -> None:
+    def __init__(
+        self, registry: ToolRegistry, guardrails: ToolCallGuardrailController, hooks: HookRunner = NO_HOOKS
+    ) -> None:
         self.registry = registry
         self.guardrails = guardrails
+        self.hooks = hooks
         # Invariant: set once a halt decision was taken; the turn ends after the batch.
         self.halted: ToolGuardrailDecision | None = None
 
     async def execute(self, name: str, args: dict[str, Any], ctx: CallContext) -> ToolReply:
-        """Run one call through guardrails and dispatch; never raises but Cancelled."""
+        """Run one call through guardrails, its hooks and dispatch; never raises but Cancelled.
+
+        A ``pre_tool_call`` hook that blocks the call makes its reason the call's failed result
+        (``{"error": reason}``, as in Hermes) and the tool never runs; the guardrails count it as a
+        failure, so a model that keeps retrying is stopped as for any failing call. ``post_tool_call``
+        hooks see every call's result, a blocked one's too. With no hook configured, this costs two set
+        lookups.
+        """
         before = self.guardrails.before_call(name, args)
         if not before.allows_execution:
             if before.ends_turn:
                 self.halted = before
             return blocked_reply(before)
-        reply = await dispatch(self.registry, name, args, ctx)
+        hooks = self.hooks
+        started = trio.current_time()
+        reason = await hooks.pre_tool_call(_hook_fields(name, args, ctx), ctx.shell.cwd) if hooks.wants("pre_tool_call") else None
+        if reason is None and name in CHANGING_TOOLS:
+            await ctx.before_change(name)
+        reply = ToolReply.failure(reason) if reason is not None else await dispatch(self.registry, name, args, ctx)
         after = self.guardrails.after_call(name, args, reply.text, failed=reply.counts_as_failure)
         if after.ends_turn:
             self.halted = after
-        return attrs.evolve(reply, text=annotate_result(reply.text, after))
+        reply = attrs.evolve(reply, text=annotate_result(reply.text, after))
+        if hooks.wants("post_tool_call"):
+            status = "blocked" if reason is not None else "ok" if reply.ok else "error"
+            await self._after_hooks(name, args, ctx, reply, status, started)
+        return reply
+
+    async def _after_hooks(
+        self, name: str, args: dict[str, Any], ctx: CallContext, reply: ToolReply, status: str, started: float
+    ) -> None:
+        fields = {
+            **_hook_fields(name, args, ctx), "result": reply.text, "status": status, "error_message": reply.error,
+            "duration_ms": round((trio.current_time() - started) * 1000),
+        }
+        await self.hooks.notify("post_tool_call", fields, ctx.shell.cwd)
+
+
+def _hook_fields(name: str, args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    """What a tool call's hooks are told (Hermes's fields; the result is already redacted)."""
+    return {"tool_name": name, "args": args, "session_id": ctx.session_id, "tool_call_id": ctx.call_id, "task_id": ""}
 
 
 @attrs.frozen
 class ToolCallResult:
-    """What one tool call returned: the text the model sees, whether it succeeded, how long it took."""
+    """What one tool call returned: the text the model sees, whether it succeeded, how long it took, and
+    the images it asked to show the model (browser_vision's screenshot)."""
 
     text: str
     ok: bool
     duration: float
+    images: tuple[str, ...] = ()
 
 
 class ToolCall(Job[ToolCallResult]):
@@ -144,7 +181,7 @@ class ToolCall(Job[ToolCallResult]):
             raise
         duration = trio.current_time() - started
         self._publish_finished(reply.text, ok=reply.ok, duration=duration)
-        return ToolCallResult(reply.text, reply.ok, duration)
+        return ToolCallResult(reply.text, reply.ok, duration, reply.images)
 
     async def interrupted(self) -> ToolCallResult:
         """The partial result, or "stopped by operator", as execute() published it on its way out."""

@@ -15,28 +15,35 @@ from typing import Any
 
 #: The script: its first line's wall-clock time, then the mean time of ``count`` calls (after three warm-ups).
 SCRIPT = """\
+import itertools
 import time
 print("FIRST", repr(time.time()), flush=True)
 import hermes_tools
+calls = itertools.count()
 def call():
-{call}
+    return {call}
 for _ in range(3):
     call()
 start = time.perf_counter()
 for _ in range({count}):
-    call()
+    last = call()
 print("PERCALL_US", (time.perf_counter() - start) / {count} * 1e6, flush=True)
+print("LAST", repr(last)[:300], flush=True)
 """
 
-#: One call of each kind; ``{path}`` is the path :func:`prepare` made for it.
+#: One call of each kind (an expression, its result printed for the last call); ``{path}`` is the path
+#: :func:`prepare` made for it.
 CALLS = {
     # A tool the sandbox does not offer: refused before dispatch.
-    "refused": '    hermes_tools._call("delegate_task", {{"goal": "x"}})',
+    "refused": 'hermes_tools._call("delegate_task", {{"goal": "x"}})',
     # An empty path: dispatched, and fails at once in the tool's own checks.
-    "fail": "    hermes_tools.write_file('', 'x')",
-    "read": "    hermes_tools.read_file({path!r})",
-    "write": "    hermes_tools.write_file({path!r} + '/written.txt', 'data')",
-    "search": "    hermes_tools.search_files('needle', path={path!r})",
+    "fail": "hermes_tools.write_file('', 'x')",
+    # A new window (read) or limit (search) each call: Hermes refuses a read of a region it has read before,
+    # unchanged ("BLOCKED: ... this exact region"), and hermes-actors answers it "unchanged"; Hermes blocks
+    # the fourth identical search in a row. Either would time a refusal, not a read or a search.
+    "read": "hermes_tools.read_file({path!r}, offset=1 + next(calls))",
+    "write": "hermes_tools.write_file({path!r} + '/written.txt', 'data')",
+    "search": "hermes_tools.search_files('needle', path={path!r}, limit=50 + next(calls))",
 }
 
 #: Calls per script for each kind: a dispatched kind stays within the 50 calls both programs allow a script
@@ -45,9 +52,9 @@ _COUNTS = {"refused": 500, "fail": 40, "read": 40, "write": 40, "search": 40}
 _NAMES = {
     "refused": "a call refused before dispatch",
     "fail": "a dispatched call that fails at once (write_file(''))",
-    "read": "a successful read_file of 1 KB",
+    "read": "a successful read_file of up to 1 KB (a new window each call)",
     "write": "a successful write_file of 4 bytes",
-    "search": "a successful search_files in 5 small files",
+    "search": "a successful search_files in 5 small files (a new limit each call)",
 }
 
 Row = tuple[str, str, Callable[[dict[str, Any]], float], bool, list[str]]
@@ -56,7 +63,7 @@ Row = tuple[str, str, Callable[[dict[str, Any]], float], bool, list[str]]
 def prepare(work: Path) -> dict[str, Path]:
     """The files the calls use, made under ``work``: the path each kind is given."""
     read = work / "one-kb.txt"
-    read.write_text("x" * 1023 + "\n")
+    read.write_text("".join(f"line {number:04d} xxxxx\n" for number in range(64)))  # 64 lines of 16 bytes
     written = work / "written"
     written.mkdir()
     tree = work / "search-tree"

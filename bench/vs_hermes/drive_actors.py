@@ -48,8 +48,11 @@ class Daemon:
         self._dir = tempfile.TemporaryDirectory(prefix="vs-hermes-actors-")
         self.home = Path(self._dir.name) / "home"
         self.home.mkdir(mode=0o700)
-        self.work = Path(self._dir.name) / "work"
-        self.work.mkdir()
+        # Sessions work where Hermes's terminal does (run.py sets TERMINAL_CWD for both), so the
+        # execute_code rows' files are in both programs' workspaces.
+        shared = os.environ.get("TERMINAL_CWD")
+        self.work = Path(shared) if shared else Path(self._dir.name) / "work"
+        self.work.mkdir(exist_ok=True)
         config: dict[str, Any] = {
             "model": {"default": "bench-model", "provider": "custom", "base_url": url},
             "tools": {"enabled_toolsets": toolsets},

@@ -119,13 +119,14 @@ def _record_code_result(result: dict[str, Any], stats: Stats) -> None:
     text = _text(result.get("content"))
     first = re.search(r"FIRST ([0-9.]+)", text)
     per_call = re.search(r"PERCALL_US ([0-9.]+)", text)
+    last = re.search(r"LAST (.*)", text)
     with stats.lock:
         asked = stats.code_asked.pop(str(result.get("tool_call_id")), None)
         if first is None or per_call is None or asked is None:
             stats.errors += 1
             return
         stats.code_results.append({"first_line_ms": (float(first.group(1)) - asked) * 1000,
-                                   "per_call_us": float(per_call.group(1))})
+                                   "per_call_us": float(per_call.group(1)), "last": last.group(1) if last else ""})
 
 
 def _chunk(model: str, delta: dict[str, Any], finish: str | None = None, usage: dict[str, int] | None = None) -> bytes:

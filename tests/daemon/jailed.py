@@ -12,6 +12,8 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,12 +75,15 @@ class JailedDaemon:
             ))
         return reply.session_id
 
-    def tool_turn(self, provider: ScriptedProviderProcess, session_id: str, tool: str, args: dict[str, Any]) -> str:
-        """One turn in which the model calls ``tool`` once; the tool's result as the model got it."""
+    def tool_turn(
+        self, provider: ScriptedProviderProcess, session_id: str, tool: str, args: dict[str, Any], text: str | None = None
+    ) -> str:
+        """One turn (started by ``text``, or "run TOOL") in which the model calls ``tool`` once; the tool's
+        result as the model got it."""
         provider.push({"tool_calls": [{"id": "call_1", "name": tool, "arguments": args}]}, {"text": "turn over"})
         with self.daemon.client() as client:
             client.request(c.Attach(client.next_id(), session_id, None))
-            client.request(c.SendMessage(client.next_id(), session_id, f"run {tool}"))
+            client.request(c.SendMessage(client.next_id(), session_id, text or f"run {tool}"))
             client.settimeout(TURN_TIMEOUT)
             while type(event := client.receive()).__name__ != "TurnFinished":
                 if type(event).__name__ == "ApprovalRequested":
@@ -97,6 +102,18 @@ class JailedDaemon:
         """The daemon's status reply."""
         with self.daemon.client() as client:
             return client.request(c.Status(client.next_id()))
+
+
+@contextmanager
+def jailed_daemon(prepare: Callable[[JailedDaemon], None]) -> Iterator[JailedDaemon]:
+    """A running :class:`JailedDaemon` that ``prepare`` set up first (its config, files, environment); removed after."""
+    running = JailedDaemon()
+    prepare(running)
+    running.start()
+    try:
+        yield running
+    finally:
+        running.stop()
 
 
 def output_of(result: str) -> str:

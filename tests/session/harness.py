@@ -86,12 +86,16 @@ async def collect_turn(subscription: Subscription) -> tuple[TurnFinished, list[S
 @asynccontextmanager
 async def open_harness(
     tmp_path: Path, config: Config | None = None, steps: Any = None, provider: Any = None, zone: ZoneInfo | None = None,
-    store: InMemorySessionStore | None = None,
+    store: InMemorySessionStore | None = None, learning: bool = False,
 ) -> AsyncIterator[Harness]:
     """Everything a session needs, torn down in order afterwards. ``provider``
     replaces the in-process scripted server (a benchmark runs one out of process); ``zone`` is the user's;
-    ``store`` replaces the fresh in-memory store."""
+    ``store`` replaces the fresh in-memory store. ``learning`` keeps the background review on: off, it
+    never takes a scripted reply meant for a turn."""
     config = config or Config()
+    if not learning:
+        review = attrs.evolve(config.auxiliary.background_review, enabled=False)
+        config = attrs.evolve(config, auxiliary=attrs.evolve(config.auxiliary, background_review=review))
     home = tmp_path / "home"
     workdir = tmp_path / "work"
     home.mkdir()

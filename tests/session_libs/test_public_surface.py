@@ -12,6 +12,8 @@ import actors.session
 import actors.subagent
 
 SESSION_FACE = {
+    # The front doors (control socket, HTTP API) serve a session's checkpoints through these.
+    "CheckpointOutcome", "CheckpointsOff", "RestoreWhileBusy", "serve_checkpoints",
     "CallContext", "DelegateFactory", "DelegateTask", "EventHub", "NoTurnRunning", "ParentSession", "SessionActor",
     "SessionBusy", "TURN_NAME",
     "SessionDeps", "SessionNotFound", "SessionOptions", "SessionService", "SessionSpec", "SessionState",

@@ -111,6 +111,12 @@ class TestWriteFile:
         (tmp_path / "d").mkdir()
         assert "is a directory" in (await call(write_file_handler, ctx, path="d", content="x"))["error"]
 
+    async def test_an_empty_path_is_a_missing_path(self, ctx: LocalToolContext, tmp_path: Path) -> None:
+        """As Hermes: ``path=''`` is the missing field it is, not the working directory."""
+        result = await call(write_file_handler, ctx, path="", content="x")
+        assert result["error"] == "write_file: missing required field 'path'. Re-emit the tool call with both 'path' and 'content' set."
+        assert os.listdir(tmp_path) == []
+
     def test_failed_write_leaves_no_temp_file(self, tmp_path: Path) -> None:
         """When the final rename fails the temp file is removed and the error surfaces."""
         (tmp_path / "target").mkdir()

@@ -230,8 +230,11 @@ async def write_file_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResu
     """Tool handler for ``write_file``: the policy's check and the write guards, then an atomic write.
 
     Raises:
-        ToolInputError: the path is refused, a directory or not writable.
+        ToolInputError: the path is empty, refused, a directory or not writable.
     """
+    if not args["path"]:
+        # As Hermes: an empty path is a dropped argument, not the working directory; said before any work.
+        raise ToolInputError("write_file: missing required field 'path'. Re-emit the tool call with both 'path' and 'content' set.")
 
     def write() -> tuple[dict[str, Any], Written]:
         target = _checked(ctx, args["path"])

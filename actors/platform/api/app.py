@@ -26,6 +26,7 @@ from starlette.routing import BaseRoute, Route
 
 from actors.platform.api.auth import Authenticator
 from actors.platform.api.body import read_body
+from actors.platform.api.checkpoints import session_checkpoints
 from actors.platform.api.completions import SESSION_HEADER, chat_completion
 from actors.platform.api.errors import ApiError, BadRequest, NotFound
 from actors.platform.api.gateway import ApiGateway
@@ -129,6 +130,17 @@ class _Api:
             raise BadRequest("'request_id' must be a string", param="request_id")
         return JSONResponse(await self.runs.answer(request.path_params["run_id"], choice, request_id))
 
+    async def list_checkpoints(self, request: Request) -> Response:
+        return JSONResponse(await session_checkpoints(self.gateway, request.path_params["name"], "list"))
+
+    async def checkpoint_diff(self, request: Request) -> Response:
+        params = request.path_params
+        return JSONResponse(await session_checkpoints(self.gateway, params["name"], "diff", params["number"]))
+
+    async def restore_checkpoint(self, request: Request) -> Response:
+        params = request.path_params
+        return JSONResponse(await session_checkpoints(self.gateway, params["name"], "restore", params["number"]))
+
     async def run_events(self, request: Request) -> SseResponse:
         run = self.runs.get(request.path_params["run_id"])
         raw = request.headers.get("last-event-id") or request.query_params.get("after")
@@ -181,6 +193,9 @@ def build_app(
         Route("/v1/runs/{run_id}/events", e(api.run_events), methods=["GET"]),
         Route("/v1/runs/{run_id}/stop", e(api.stop_run), methods=["POST"]),
         Route("/v1/runs/{run_id}/approval", e(api.approve_run), methods=["POST"]),
+        Route("/v1/sessions/{name}/checkpoints", e(api.list_checkpoints), methods=["GET"]),
+        Route("/v1/sessions/{name}/checkpoints/{number}/diff", e(api.checkpoint_diff), methods=["GET"]),
+        Route("/v1/sessions/{name}/checkpoints/{number}/restore", e(api.restore_checkpoint), methods=["POST"]),
     ]
     if webhooks is not None:
         routes.append(Route("/v1/webhooks/{name}", webhooks.handle, methods=["POST"]))

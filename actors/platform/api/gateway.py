@@ -30,6 +30,7 @@ from config.api import ApiServerConfig
 from messages.chat import ChatMessage
 from messages.session import Interrupt, Subscribe
 from store.errors import SessionNotFoundError
+from store.protocol import SessionInfo
 
 __all__ = ["API_SOURCE", "API_TOOLSETS", "Admission", "ApiGateway", "KeyedLocks", "api_session_id"]
 
@@ -155,7 +156,7 @@ class ApiGateway:
                 await self._check_owned(name, session_id)
         return session_id
 
-    async def _check_owned(self, name: str, session_id: str) -> None:
+    async def _check_owned(self, name: str, session_id: str) -> SessionInfo:
         try:
             info = await self.sessions.deps.store.get_session(session_id)
         except SessionNotFoundError as exc:
@@ -163,6 +164,15 @@ class ApiGateway:
         if info.source != API_SOURCE:
             log.warning("api: session %s (for name %r) has source %r, not the API's; refused", session_id, name, info.source)
             raise NotFound(f"no session {name!r}")
+        return info
+
+    async def named_session(self, name: str) -> SessionInfo:
+        """The stored record of the API session the client calls ``name``.
+
+        Raises:
+            NotFound: there is none, or the id is a session the API did not create.
+        """
+        return await self._check_owned(name, api_session_id(name))
 
     async def start_turn(self, session_id: str, text: str, label: str) -> TurnWatch:
         """Subscribe to the session, then send ``text`` (queued behind a running turn, never interrupting it).

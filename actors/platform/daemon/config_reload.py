@@ -36,7 +36,7 @@ log = logging.getLogger("hermes_actors.daemon")
 #: The sections a new session reads from its deps when it starts: applied by a reload.
 SESSION_SECTIONS = (
     "model", "prompt_caching", "streaming", "auxiliary", "retry", "credential_pool", "fallback_providers",
-    "agent", "compression", "tool_loop_guardrails", "display", "pricing",
+    "agent", "compression", "tool_loop_guardrails", "display", "pricing", "checkpoints",
 )
 
 #: Builds the connector of new sessions for a configuration and its keys.

@@ -64,7 +64,7 @@ from actors.platform.daemon.cluster.forwarding import PeerRouter
 from actors.platform.daemon.cluster.peering import PeerListener
 from actors.platform.daemon.infrastructure.providers import ProvidersActor
 from actors.platform.daemon.infrastructure.store import StoreActor
-from actors.platform.daemon.toolbox import build_toolbox
+from actors.platform.daemon.toolbox import build_toolbox, load_extensions
 from actors.platform.gateway import PAIRING, PairingActor
 from actors.platform.gateway.send_message import register_send_message
 from actors.platform.gateway.voice import Transcriber, speech_endpoint
@@ -74,6 +74,7 @@ from control.profiles import hidden_root
 from actors.platform.discord import DiscordBot
 from actors.platform.matrix import MatrixBot
 from actors.platform.mattermost import MattermostBot
+from actors.platform.signal import SignalBot
 from actors.platform.slack import SlackBot, SlackTokens
 from actors.platform.telegram import TelegramBot
 from actors.platform.whatsapp import WhatsAppBot, WhatsAppWebhook
@@ -91,6 +92,12 @@ from config.mattermost import HOME_VARIABLE as MATTERMOST_HOME
 from config.mattermost import TOKEN_VARIABLE as MATTERMOST_TOKEN
 from config.mattermost import URL_VARIABLE as MATTERMOST_URL
 from config.mattermost import MattermostConfig
+from config.signal import ACCOUNT_VARIABLE as SIGNAL_ACCOUNT
+from config.signal import GROUPS_VARIABLE as SIGNAL_GROUPS
+from config.signal import HOME_VARIABLE as SIGNAL_HOME
+from config.signal import REACTIONS_VARIABLE as SIGNAL_REACTIONS
+from config.signal import URL_VARIABLE as SIGNAL_URL
+from config.signal import SignalConfig
 from config.whatsapp import VARIABLES as WHATSAPP_VARIABLES
 from config.slack import APP_TOKEN_VARIABLE as SLACK_APP_TOKEN
 from config.slack import HOME_VARIABLE as SLACK_HOME
@@ -107,6 +114,7 @@ from messages import control as c
 from messages.codec import Codec
 from store.factory import lease_directory, make_store
 from store.sql.store import SqlSessionStore
+from tools.checkpoints import Checkpoints
 from tools.jail.launcher import open_launcher
 from tools.jail.runtime import DaemonJails, RuntimeDir, hidden_daemon_paths
 from tools.web import open_web_client
@@ -193,7 +201,7 @@ async def open_daemon_tree(
             return
         scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
         await _start_cron(system, store, sessions, outbound, scripts)
-        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost,
+        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost, config.platforms.signal,
                                          config.platforms.whatsapp_cloud)):
             register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
@@ -305,6 +313,8 @@ async def _start_sessions(
     metadata = await ModelMetadata.open(home / "cache", config.model)
     # The web tools' SEARXNG_URL and Brave key may sit in HERMES_ACTORS_HOME/.env, as in Hermes.
     toolbox = build_toolbox(config, web_client, environ=environ, config_path=home / "config.yaml")
+    # Before MCP and the sessions: a plugin's tools are in the registry before any tool list is frozen.
+    extensions = await load_extensions(config, toolbox.registry)
     # Before sessions, so stopped after them; its start returns at once (servers connect on their own:
     # a slow or dead one must not hold up the daemon, docs/DECISIONS.md#d-mcp-never-blocks). Its tools
     # join the registry as each server gets ready; a session takes those registered when its tool list
@@ -339,6 +349,10 @@ async def _start_sessions(
         jails=jails,
         keys=keys,
         zone=zone,
+        # Outside every jail; never snapshot the user's whole home (Hermes refuses it too).
+        checkpoints=Checkpoints(home / "checkpoints", frozenset({Path.home()})),
+        hooks=extensions.hooks,
+        plugins=extensions.plugins,
     )
     section = config.daemon
     await system.root.start_child(
@@ -378,7 +392,7 @@ async def _start_platforms(
     outbound: OutboundRegistry, state: Path,
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
-    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost`` and ``platform/whatsapp`` connecting in the
+    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal`` and ``platform/whatsapp`` connecting in the
     background (never waited for)."""
     children = []
     pairing = functools.partial(_lookup, system, PAIRING)
@@ -408,6 +422,9 @@ async def _start_platforms(
     mattermost = _mattermost_factory(config.platforms.mattermost, environ, sessions, outbound, state, pairing)
     if mattermost is not None:
         children.append(ChildSpec("mattermost", mattermost))
+    signal = _signal_factory(config.platforms.signal, environ, sessions, outbound, state, pairing)
+    if signal is not None:
+        children.append(ChildSpec("signal", signal))
     if whatsapp is not None:
         children.append(ChildSpec("whatsapp", whatsapp[0]))
     bots_started = [spec for spec in children if spec.name != "api"]
@@ -551,3 +568,33 @@ def _api_factory(
         )
 
     return api
+
+
+def _signal_factory(
+    section: SignalConfig, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+) -> Callable[[], SignalBot] | None:
+    """The Signal bot's factory when it is enabled with its account (``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``,
+    ``SIGNAL_HOME_CHANNEL`` and ``SIGNAL_REACTIONS`` each win over its key, as Hermes reads them); None
+    otherwise. ``SIGNAL_GROUP_ALLOWED_USERS`` holds groups in Hermes (their ids, or ``*``): it is read as
+    ``group_allowed_chats``."""
+    if not section.enabled:
+        return None
+    changes: dict[str, Any] = {key: environ[variable].strip() for key, variable in (
+        ("http_url", SIGNAL_URL), ("account", SIGNAL_ACCOUNT), ("home_channel", SIGNAL_HOME)) if environ.get(variable, "").strip()}
+    reactions = environ.get(SIGNAL_REACTIONS, "").strip().lower()
+    if reactions:
+        changes["reactions"] = reactions not in ("false", "0", "no", "off")
+    groups = environ.get(SIGNAL_GROUPS, "").strip()
+    if groups:
+        changes["group_allowed_chats"] = tuple(part.strip() for part in groups.split(",") if part.strip())
+    section = read_access_environment(attrs.evolve(section, **changes), {k: v for k, v in environ.items() if k != SIGNAL_GROUPS})
+    # A group's chat is ``group:ID`` here; Hermes lists the bare ids.
+    chats: dict[str, Any] = {"group_allowed_chats": tuple(
+        chat if chat == "*" or chat.startswith("group:") else f"group:{chat}" for chat in section.group_allowed_chats)}
+    section = attrs.evolve(section, **chats)
+    if not section.account:
+        log.error("platforms.signal is enabled but its account is not set (SIGNAL_ACCOUNT, or platforms.signal.account)")
+        return None
+    return functools.partial(SignalBot, section, sessions, outbound, state, pairing)
+

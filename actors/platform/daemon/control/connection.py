@@ -29,11 +29,13 @@ from actors import Actor
 from actors.platform.daemon.control import record_commands
 from actors.platform.daemon.control.service import ControlService
 from actors.platform.daemon.control.cron_commands import cron_request
+from actors.platform.daemon.control.extension_commands import extensions
 from actors.platform.daemon.cluster.hosts.host_requests import host_for, localize
 from actors.platform.daemon.cluster.peer_requests import peer_for, session_of_request
 from actors.platform.daemon.cluster.forwarding import PeerUnreachable
 from actors.platform.daemon.control.record_commands import store_errors
 from actors.platform.daemon.control.relays import RemoteAttachment, relay_host, relay_peer
+from actors.platform.daemon.control.checkpoint_commands import checkpoint_request
 from actors.platform.daemon.control.mcp_commands import mcp_call, mcp_servers, mcp_tools, reload_mcp
 from actors.platform.daemon.control.pairing_commands import pairing_request
 from control.errors import BadFrame, RequestFailed
@@ -494,4 +496,6 @@ _ASYNC_HANDLERS: Mapping[type, Callable[[ControlService, Any], Any]] = MappingPr
     c.SearchSessions: record_commands.search_sessions,
     c.ShowSession: record_commands.show_session,
     c.DeleteSession: record_commands.delete_session,
+    c.CheckpointRequest: checkpoint_request,
+    c.Extensions: extensions,
 })
