@@ -50,6 +50,8 @@ class ApiServerConfig:
             ``sandbox.max_mode``.
         limits: what API sessions may use, by the names of ``sandbox.limits`` (None: those); only lower
             values take effect.
+        dashboard: serve the web dashboard under ``/dashboard`` (off by default: it shows and drives
+            every session of the daemon, CLI ones too, to whoever holds the key).
     """
 
     enabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
@@ -67,6 +69,7 @@ class ApiServerConfig:
     max_stored_runs: int = attrs.field(default=1000, validator=positive_int)
     sandbox: str | None = attrs.field(default=None, validator=v.optional(v.in_(SANDBOX_MODES)))
     limits: dict[str, int] | None = attrs.field(default=None, validator=limit_overrides)
+    dashboard: bool = attrs.field(default=False, validator=v.instance_of(bool))
 
 
 @attrs.frozen

@@ -81,7 +81,9 @@ HERMES_UNUSED: dict[str, str] = {
     "context_file_max_chars": "context files are capped at the seed's 20,000 characters",
     "cron": "scheduled jobs are hermes-actors cron and the cronjob tool here; a job's script has Hermes's 3,600 s "
     "timeout, with no key; the rest of Hermes's cron section tunes its own scheduler",
-    "curator": _EXTENSIONS,
+    "curator.min_idle_hours": "the curator runs beside the sessions (a job of its own, off every turn's path), "
+    "so it waits for no idle time",
+    "curator.prune_builtins": "the curator never touches bundled skills here: they change only with hermes-actors",
     "custom_providers": "named providers are " + _NOT_BUILT + "; use model.base_url and model.api_key_env",
     "dashboard": "the web dashboard is " + _NOT_BUILT,
     "desktop": "the desktop app is " + _NOT_BUILT,
@@ -182,7 +184,9 @@ HERMES_UNUSED: dict[str, str] = {
     "auxiliary.background_review.extra_body": "the review sends no per-task request options here",
     "auxiliary.background_review.reasoning_effort": "the review sends no per-task request options here",
     "auxiliary.compression.*": "of this block only provider, model and base_url are read (as auxiliary.*)",
-    "auxiliary.curator": _EXTENSIONS,
+    "auxiliary.curator.api_key": "the curator's key comes from its provider's usual place (.env, the credential pool)",
+    "auxiliary.curator.extra_body": "the curator sends no per-task request options here",
+    "auxiliary.curator.reasoning_effort": "the curator sends no per-task request options here",
     "auxiliary.goal_judge": _ONE_AUXILIARY,
     "auxiliary.kanban_decomposer": _ONE_AUXILIARY,
     "auxiliary.mcp": "MCP sampling (a server asking for a completion) is " + _NOT_BUILT,

@@ -27,6 +27,7 @@ from attrs import validators as v
 from config.aliases import apply_deprecated_keys
 from config.api import PlatformsConfig, auth_disabled_refusal
 from config.checkpoints import CheckpointsConfig
+from config.curator import CuratorConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
@@ -87,6 +88,7 @@ class Config:
     tools: ToolsConfig = attrs.Factory(ToolsConfig)
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
     skills: SkillsConfig = attrs.Factory(SkillsConfig)
+    curator: CuratorConfig = attrs.Factory(CuratorConfig)
     stt: SttConfig = attrs.Factory(SttConfig)
     checkpoints: CheckpointsConfig = attrs.Factory(CheckpointsConfig)
     daemon: DaemonConfig = attrs.Factory(DaemonConfig)

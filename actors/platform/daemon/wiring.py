@@ -9,6 +9,7 @@
     │              (a session host has ``mcp-relay`` instead: the front's servers, through the front)
     ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
     ├── cron       scheduled jobs; each run is a session with source cron
+    ├── curator    the skills curator's schedule; curator/run is a pass under way
     ├── cluster    (when ``daemon.cluster_listen``) peer daemons' forwarded requests, cluster/peer:<n>
     ├── hosts      (when ``daemon.hosts`` > 1) hosts/host:<n>, one per session-host process
     ├── control    the control socket and one connection actor per client
@@ -37,9 +38,11 @@ import attrs
 import trio
 from starlette.routing import BaseRoute
 
-from actors import ActorHandle, ActorNotFound
+from actors import ActorError, ActorHandle, ActorNotFound
 from supervisor import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
-from actors.platform.cron.actor import CRON, CronActor
+from actors.platform.cron.actor import CRON, CronActor, ListJobs
+from actors.platform.curator import CURATOR, CuratorActor
+from tools.skills.curation import CurationError
 from actors.platform.cron.book import StoreJobBook
 from actors.platform.cron.runner import SessionJobRunner
 from actors.platform.cron.script import CronScripts
@@ -201,6 +204,7 @@ async def open_daemon_tree(
             return
         scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
         await _start_cron(system, store, sessions, outbound, scripts)
+        await _start_curator(system, sessions)
         if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost, config.platforms.signal,
                                          config.platforms.whatsapp_cloud)):
             register_send_message(sessions.deps.registry, outbound, config.approvals)
@@ -229,7 +233,7 @@ async def open_daemon_tree(
             # The hosts' leases name the front's peer address: a peer forwards to the front, which routes.
             await _start_hosts(system, paths, config, router, advertised[-1] if advertised else None)
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-        await _start_platforms(system, sessions, config, environ, outbound, state)
+        await _start_platforms(system, sessions, config, environ, outbound, state, service)
         yield system
 
 
@@ -387,9 +391,26 @@ async def _start_cron(
     register_cronjob(sessions.deps.registry, lambda: system.lookup(CRON), sessions.deps.config.approvals.timeout, scripts)
 
 
+async def _start_curator(system: ActorSystem, sessions: SessionService) -> None:
+    """Start ``curator`` under the root (after ``cron``, whose jobs' skills it must not archive): the
+    skills curator, on its schedule and on ``skills curate``."""
+
+    async def cron_skills() -> set[str]:
+        try:
+            views = await system.lookup(CRON).ask(ListJobs())
+        except ActorError as exc:
+            raise CurationError("the cron jobs could not be read") from exc
+        return {name for view in views for name in view.job.skills}
+
+    def curator() -> CuratorActor:
+        return CuratorActor(lambda: sessions.deps, lambda: datetime.now(timezone.utc), cron_skills)
+
+    await system.root.start_child(ChildSpec(CURATOR, curator))
+
+
 async def _start_platforms(
     system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str],
-    outbound: OutboundRegistry, state: Path,
+    outbound: OutboundRegistry, state: Path, control: ControlService,
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
     once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal`` and ``platform/whatsapp`` connecting in the
@@ -399,7 +420,7 @@ async def _start_platforms(
     whatsapp = _whatsapp_factory(config, environ, sessions, outbound, state, pairing)
     if config.platforms.api_server.enabled:
         routes = whatsapp[1].routes() if whatsapp is not None else []
-        children.append(ChildSpec("api", _api_factory(sessions, config, environ, routes)))
+        children.append(ChildSpec("api", _api_factory(sessions, config, environ, control, routes)))
     bots: tuple[tuple[str, Any, str, Callable[..., Any]], ...] = (
         ("telegram", config.platforms.telegram, TELEGRAM_TOKEN, TelegramBot),
         ("discord", config.platforms.discord, DISCORD_TOKEN, DiscordBot),
@@ -550,7 +571,8 @@ def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
 
 
 def _api_factory(
-    sessions: SessionService, config: Config, environ: Mapping[str, str], platform_routes: Sequence[BaseRoute],
+    sessions: SessionService, config: Config, environ: Mapping[str, str], control: ControlService,
+    platform_routes: Sequence[BaseRoute],
 ) -> Callable[[], ApiServer]:
     found = environ.get(KEY_VARIABLE)
     api_environ = {KEY_VARIABLE: found} if found else {}
@@ -564,7 +586,7 @@ def _api_factory(
     def api() -> ApiServer:
         return ApiServer(
             sessions, section, config.daemon.max_running_turns, models, api_environ, webhooks=config.platforms.webhook,
-            platform_routes=platform_routes,
+            control=control, platform_routes=platform_routes,
         )
 
     return api
