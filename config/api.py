@@ -18,6 +18,7 @@ from config.email import EmailConfig
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
 from config.signal import SignalConfig
+from config.whatsapp import WhatsAppConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 from config.webhook import WebhookConfig
@@ -85,11 +86,12 @@ class PlatformsConfig:
     mattermost: MattermostConfig = attrs.Factory(MattermostConfig)
     signal: SignalConfig = attrs.Factory(SignalConfig)
     email: EmailConfig = attrs.Factory(EmailConfig)
+    whatsapp_cloud: WhatsAppConfig = attrs.Factory(WhatsAppConfig)
 
     @property
     def any_chat_enabled(self) -> bool:
         """Whether a messaging platform (a chat a ``send_message`` can reach) is enabled."""
-        chats = (self.telegram, self.discord, self.slack, self.matrix, self.mattermost, self.signal, self.email)
+        chats = (self.telegram, self.discord, self.slack, self.matrix, self.mattermost, self.signal, self.email, self.whatsapp_cloud)
         return any(section.enabled for section in chats)
 
 

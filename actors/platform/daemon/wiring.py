@@ -29,13 +29,14 @@ import functools
 import logging
 import os
 from datetime import datetime, timezone
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import attrs
 import trio
+from starlette.routing import BaseRoute
 
 from actors import ActorError, ActorHandle, ActorNotFound
 from supervisor import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
@@ -80,6 +81,7 @@ from actors.platform.signal import SignalBot
 from actors.platform.email import EmailBot
 from actors.platform.slack import SlackBot, SlackTokens
 from actors.platform.telegram import TelegramBot
+from actors.platform.whatsapp import WhatsAppBot, WhatsAppWebhook
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
 from actors.subagent import delegate_capability
 from config.loader import Config, load_env_file
@@ -101,6 +103,7 @@ from config.signal import HOME_VARIABLE as SIGNAL_HOME
 from config.signal import REACTIONS_VARIABLE as SIGNAL_REACTIONS
 from config.signal import URL_VARIABLE as SIGNAL_URL
 from config.signal import SignalConfig
+from config.whatsapp import VARIABLES as WHATSAPP_VARIABLES
 from config.slack import APP_TOKEN_VARIABLE as SLACK_APP_TOKEN
 from config.slack import HOME_VARIABLE as SLACK_HOME
 from config.slack import TOKEN_VARIABLE as SLACK_TOKEN
@@ -411,12 +414,14 @@ async def _start_platforms(
     outbound: OutboundRegistry, state: Path, control: ControlService,
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
-    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal`` and ``platform/email`` connecting in the
+    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal``, ``platform/email`` and ``platform/whatsapp`` connecting in the
     background (never waited for)."""
     children = []
-    if config.platforms.api_server.enabled:
-        children.append(ChildSpec("api", _api_factory(sessions, config, environ, control)))
     pairing = functools.partial(_lookup, system, PAIRING)
+    whatsapp = _whatsapp_factory(config, environ, sessions, outbound, state, pairing)
+    if config.platforms.api_server.enabled:
+        routes = whatsapp[1].routes() if whatsapp is not None else []
+        children.append(ChildSpec("api", _api_factory(sessions, config, environ, control, routes)))
     bots: tuple[tuple[str, Any, str, Callable[..., Any]], ...] = (
         ("telegram", config.platforms.telegram, TELEGRAM_TOKEN, TelegramBot),
         ("discord", config.platforms.discord, DISCORD_TOKEN, DiscordBot),
@@ -445,6 +450,8 @@ async def _start_platforms(
     email = _email_factory(config.platforms.email, environ, sessions, outbound, state, pairing)
     if email is not None:
         children.append(ChildSpec("email", email))
+    if whatsapp is not None:
+        children.append(ChildSpec("whatsapp", whatsapp[0]))
     bots_started = [spec for spec in children if spec.name != "api"]
     if bots_started:
         endpoint, said = speech_endpoint(config.stt, environ)
@@ -544,6 +551,34 @@ def _email_factory(
         log.error("platforms.email is enabled but %s %s not set (or their keys in platforms.email)", ", ".join(missing), "is" if len(missing) == 1 else "are")
         return None
     return functools.partial(EmailBot, section, sessions, outbound, state, pairing)
+def _whatsapp_factory(
+    config: Config, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+) -> tuple[Callable[[], WhatsAppBot], WhatsAppWebhook] | None:
+    """The WhatsApp bot's factory and its webhook when it is enabled with its number's id and access token
+    (each ``WHATSAPP_CLOUD_*`` variable wins over its key, as Hermes reads them); None otherwise."""
+    section = config.platforms.whatsapp_cloud
+    if not section.enabled:
+        return None
+    section = read_access_environment(section, environ)
+    changes: dict[str, Any] = {key: environ[variable].strip() for key, variable in WHATSAPP_VARIABLES.items() if environ.get(variable, "").strip()}
+    section = attrs.evolve(section, **changes)
+    if not section.token or not section.phone_number_id:
+        what = ("the access token (WHATSAPP_CLOUD_ACCESS_TOKEN, or platforms.whatsapp_cloud.token)" if not section.token
+                else "the phone number's id (WHATSAPP_CLOUD_PHONE_NUMBER_ID, or platforms.whatsapp_cloud.phone_number_id)")
+        log.error("platforms.whatsapp_cloud is enabled but %s is not set", what)
+        return None
+    if not config.platforms.api_server.enabled:
+        log.error("platforms.whatsapp_cloud: its webhook is served by the API server, which is off "
+                  "(platforms.api_server.enabled): the bot can send, but no message from a user arrives")
+    for key, variable in (("app_secret", "WHATSAPP_CLOUD_APP_SECRET"), ("verify_token", "WHATSAPP_CLOUD_VERIFY_TOKEN")):
+        if not getattr(section, key):
+            log.warning("platforms.whatsapp_cloud: no %s (%s): the webhook refuses %s", key, variable,
+                        "every event" if key == "app_secret" else "Meta's subscription handshake")
+    webhook = WhatsAppWebhook(section.webhook_path, section.app_secret, section.verify_token)
+    token = section.token
+    section = attrs.evolve(section, token=None, app_secret=None, verify_token=None)  # the bot holds only its token
+    return functools.partial(WhatsAppBot, section, token, webhook, sessions, outbound, state, pairing), webhook
 
 
 def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
@@ -554,7 +589,8 @@ def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
 
 
 def _api_factory(
-    sessions: SessionService, config: Config, environ: Mapping[str, str], control: ControlService
+    sessions: SessionService, config: Config, environ: Mapping[str, str], control: ControlService,
+    platform_routes: Sequence[BaseRoute],
 ) -> Callable[[], ApiServer]:
     found = environ.get(KEY_VARIABLE)
     api_environ = {KEY_VARIABLE: found} if found else {}
@@ -568,7 +604,7 @@ def _api_factory(
     def api() -> ApiServer:
         return ApiServer(
             sessions, section, config.daemon.max_running_turns, models, api_environ, webhooks=config.platforms.webhook,
-            control=control,
+            control=control, platform_routes=platform_routes,
         )
 
     return api
