@@ -9,6 +9,7 @@
     │              (a session host has ``mcp-relay`` instead: the front's servers, through the front)
     ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
     ├── cron       scheduled jobs; each run is a session with source cron
+    ├── curator    the skills curator's schedule; curator/run is a pass under way
     ├── cluster    (when ``daemon.cluster_listen``) peer daemons' forwarded requests, cluster/peer:<n>
     ├── hosts      (when ``daemon.hosts`` > 1) hosts/host:<n>, one per session-host process
     ├── control    the control socket and one connection actor per client
@@ -28,17 +29,20 @@ import functools
 import logging
 import os
 from datetime import datetime, timezone
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import attrs
 import trio
+from starlette.routing import BaseRoute
 
-from actors import ActorHandle, ActorNotFound
+from actors import ActorError, ActorHandle, ActorNotFound
 from supervisor import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
-from actors.platform.cron.actor import CRON, CronActor
+from actors.platform.cron.actor import CRON, CronActor, ListJobs
+from actors.platform.curator import CURATOR, CuratorActor
+from tools.skills.curation import CurationError
 from actors.platform.cron.book import StoreJobBook
 from actors.platform.cron.runner import SessionJobRunner
 from actors.platform.cron.script import CronScripts
@@ -77,8 +81,10 @@ from actors.platform.discord import DiscordBot
 from actors.platform.matrix import MatrixBot
 from actors.platform.mattermost import MattermostBot
 from actors.platform.signal import SignalBot
+from actors.platform.email import EmailBot
 from actors.platform.slack import SlackBot, SlackTokens
 from actors.platform.telegram import TelegramBot
+from actors.platform.whatsapp import WhatsAppBot, WhatsAppWebhook
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
 from actors.subagent import delegate_capability
 from config.loader import Config, load_env_file
@@ -93,12 +99,14 @@ from config.mattermost import HOME_VARIABLE as MATTERMOST_HOME
 from config.mattermost import TOKEN_VARIABLE as MATTERMOST_TOKEN
 from config.mattermost import URL_VARIABLE as MATTERMOST_URL
 from config.mattermost import MattermostConfig
+from config.email import EmailConfig, read_email_environment
 from config.signal import ACCOUNT_VARIABLE as SIGNAL_ACCOUNT
 from config.signal import GROUPS_VARIABLE as SIGNAL_GROUPS
 from config.signal import HOME_VARIABLE as SIGNAL_HOME
 from config.signal import REACTIONS_VARIABLE as SIGNAL_REACTIONS
 from config.signal import URL_VARIABLE as SIGNAL_URL
 from config.signal import SignalConfig
+from config.whatsapp import VARIABLES as WHATSAPP_VARIABLES
 from config.slack import APP_TOKEN_VARIABLE as SLACK_APP_TOKEN
 from config.slack import HOME_VARIABLE as SLACK_HOME
 from config.slack import TOKEN_VARIABLE as SLACK_TOKEN
@@ -201,7 +209,8 @@ async def open_daemon_tree(
             return
         scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
         await _start_cron(system, store, sessions, outbound, scripts)
-        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost, config.platforms.signal, *config.platforms.plugin_platforms.values())):
+        await _start_curator(system, sessions)
+        if config.platforms.any_chat_enabled:
             register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
         await system.root.start_child(ChildSpec(PAIRING, lambda: PairingActor(state / "pairing.json")))
@@ -228,7 +237,7 @@ async def open_daemon_tree(
             # The hosts' leases name the front's peer address: a peer forwards to the front, which routes.
             await _start_hosts(system, paths, config, router, advertised[-1] if advertised else None)
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-        await _start_platforms(system, sessions, config, environ, outbound, state, added_platforms)
+        await _start_platforms(system, sessions, config, environ, outbound, state, service, added_platforms)
         yield system
 
 
@@ -387,19 +396,38 @@ async def _start_cron(
     register_cronjob(sessions.deps.registry, lambda: system.lookup(CRON), sessions.deps.config.approvals.timeout, scripts)
 
 
+async def _start_curator(system: ActorSystem, sessions: SessionService) -> None:
+    """Start ``curator`` under the root (after ``cron``, whose jobs' skills it must not archive): the
+    skills curator, on its schedule and on ``skills curate``."""
+
+    async def cron_skills() -> set[str]:
+        try:
+            views = await system.lookup(CRON).ask(ListJobs())
+        except ActorError as exc:
+            raise CurationError("the cron jobs could not be read") from exc
+        return {name for view in views for name in view.job.skills}
+
+    def curator() -> CuratorActor:
+        return CuratorActor(lambda: sessions.deps, lambda: datetime.now(timezone.utc), cron_skills)
+
+    await system.root.start_child(ChildSpec(CURATOR, curator))
+
+
 async def _start_platforms(
     system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str],
-    outbound: OutboundRegistry, state: Path, added: tuple[PluginPlatform, ...] = (),
+    outbound: OutboundRegistry, state: Path, control: ControlService, added: tuple[PluginPlatform, ...] = (),
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
-    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal`` and the plugins' (``added``) connecting in the
+    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal``, ``platform/email``, ``platform/whatsapp`` and the plugins' (``added``) connecting in the
     background (never waited for).
 
     The supervisor counts restarts per platform: one that crashes too often is given up alone."""
     children = []
-    if config.platforms.api_server.enabled:
-        children.append(ChildSpec("api", _api_factory(sessions, config, environ)))
     pairing = functools.partial(_lookup, system, PAIRING)
+    whatsapp = _whatsapp_factory(config, environ, sessions, outbound, state, pairing)
+    if config.platforms.api_server.enabled:
+        routes = whatsapp[1].routes() if whatsapp is not None else []
+        children.append(ChildSpec("api", _api_factory(sessions, config, environ, control, routes)))
     bots: tuple[tuple[str, Any, str, Callable[..., Any]], ...] = (
         ("telegram", config.platforms.telegram, TELEGRAM_TOKEN, TelegramBot),
         ("discord", config.platforms.discord, DISCORD_TOKEN, DiscordBot),
@@ -425,7 +453,12 @@ async def _start_platforms(
     signal = _signal_factory(config.platforms.signal, environ, sessions, outbound, state, pairing)
     if signal is not None:
         children.append(ChildSpec("signal", signal))
-    children += _plugin_platforms(config, added, sessions, outbound, state, pairing)
+    email = _email_factory(config.platforms.email, environ, sessions, outbound, state, pairing)
+    if email is not None:
+        children.append(ChildSpec("email", email))
+    if whatsapp is not None:
+        children.append(ChildSpec("whatsapp", whatsapp[0]))
+    children += _plugin_platforms(config, added, sessions, outbound, state, pairing, {spec.name for spec in children})
     bots_started = [spec for spec in children if spec.name != "api"]
     if bots_started:
         endpoint, said = speech_endpoint(config.stt, environ)
@@ -450,10 +483,10 @@ def _hearing(factory: Callable[[], Any], transcriber: Transcriber | None) -> Cal
 
 def _plugin_platforms(
     config: Config, added: tuple[PluginPlatform, ...], sessions: SessionService, outbound: OutboundRegistry,
-    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None], taken: set[str],
 ) -> list[ChildSpec]:
     """The children of the plugins' platforms enabled in ``platforms``; an enabled section no loaded plugin
-    adds is logged."""
+    adds, or one named as a built-in child already started (``taken``), is logged instead."""
     by_name = {platform.name: platform for platform in added}
     children = []
     for name, section in config.platforms.plugin_platforms.items():
@@ -465,6 +498,9 @@ def _plugin_platforms(
                 "platforms.%s is enabled but no loaded plugin adds platform %s (`hermes-actors plugins list` shows why)",
                 name, name,
             )
+            continue
+        if name in taken:
+            log.error("platform %s of plugin %s is not started: a built-in platform has that name", name, platform.plugin)
             continue
         setup = PlatformSetup(name, section, sessions, outbound, state, pairing)
         children.append(ChildSpec(name, plugin_platform_factory(platform, setup)))
@@ -536,6 +572,50 @@ def _mattermost_factory(
     return functools.partial(MattermostBot, section, token, sessions, outbound, state, pairing)
 
 
+def _email_factory(
+    section: EmailConfig, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+) -> Callable[[], EmailBot] | None:
+    """The email bot's factory when it is enabled with its account and servers (Hermes's ``EMAIL_*``
+    variables each win over their key); None otherwise."""
+    if not section.enabled:
+        return None
+    section = read_email_environment(section, environ)
+    missing = section.missing()
+    if missing:
+        log.error("platforms.email is enabled but %s %s not set (or their keys in platforms.email)", ", ".join(missing), "is" if len(missing) == 1 else "are")
+        return None
+    return functools.partial(EmailBot, section, sessions, outbound, state, pairing)
+def _whatsapp_factory(
+    config: Config, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+) -> tuple[Callable[[], WhatsAppBot], WhatsAppWebhook] | None:
+    """The WhatsApp bot's factory and its webhook when it is enabled with its number's id and access token
+    (each ``WHATSAPP_CLOUD_*`` variable wins over its key, as Hermes reads them); None otherwise."""
+    section = config.platforms.whatsapp_cloud
+    if not section.enabled:
+        return None
+    section = read_access_environment(section, environ)
+    changes: dict[str, Any] = {key: environ[variable].strip() for key, variable in WHATSAPP_VARIABLES.items() if environ.get(variable, "").strip()}
+    section = attrs.evolve(section, **changes)
+    if not section.token or not section.phone_number_id:
+        what = ("the access token (WHATSAPP_CLOUD_ACCESS_TOKEN, or platforms.whatsapp_cloud.token)" if not section.token
+                else "the phone number's id (WHATSAPP_CLOUD_PHONE_NUMBER_ID, or platforms.whatsapp_cloud.phone_number_id)")
+        log.error("platforms.whatsapp_cloud is enabled but %s is not set", what)
+        return None
+    if not config.platforms.api_server.enabled:
+        log.error("platforms.whatsapp_cloud: its webhook is served by the API server, which is off "
+                  "(platforms.api_server.enabled): the bot can send, but no message from a user arrives")
+    for key, variable in (("app_secret", "WHATSAPP_CLOUD_APP_SECRET"), ("verify_token", "WHATSAPP_CLOUD_VERIFY_TOKEN")):
+        if not getattr(section, key):
+            log.warning("platforms.whatsapp_cloud: no %s (%s): the webhook refuses %s", key, variable,
+                        "every event" if key == "app_secret" else "Meta's subscription handshake")
+    webhook = WhatsAppWebhook(section.webhook_path, section.app_secret, section.verify_token)
+    token = section.token
+    section = attrs.evolve(section, token=None, app_secret=None, verify_token=None)  # the bot holds only its token
+    return functools.partial(WhatsAppBot, section, token, webhook, sessions, outbound, state, pairing), webhook
+
+
 def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
     try:
         return system.lookup(path)
@@ -543,7 +623,10 @@ def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
         return None
 
 
-def _api_factory(sessions: SessionService, config: Config, environ: Mapping[str, str]) -> Callable[[], ApiServer]:
+def _api_factory(
+    sessions: SessionService, config: Config, environ: Mapping[str, str], control: ControlService,
+    platform_routes: Sequence[BaseRoute],
+) -> Callable[[], ApiServer]:
     found = environ.get(KEY_VARIABLE)
     api_environ = {KEY_VARIABLE: found} if found else {}
     # Only the variables the API reads: its key and the webhooks' secrets.
@@ -555,7 +638,8 @@ def _api_factory(sessions: SessionService, config: Config, environ: Mapping[str,
 
     def api() -> ApiServer:
         return ApiServer(
-            sessions, section, config.daemon.max_running_turns, models, api_environ, webhooks=config.platforms.webhook
+            sessions, section, config.daemon.max_running_turns, models, api_environ, webhooks=config.platforms.webhook,
+            control=control, platform_routes=platform_routes,
         )
 
     return api

@@ -189,10 +189,10 @@ class ControlService:
             config=None if source is None else c.ConfigStatus(
                 source.state.read_at, list(source.state.restart_needed), source.state.refused
             ),
-            api=self._api(),
+            api=self.api_status(),
         )
 
-    def _api(self) -> c.ApiStatus | None:
+    def api_status(self) -> c.ApiStatus | None:
         """The HTTP API's figures, when it runs."""
         try:
             details = self.system.tree("platform/api").snapshot.details
