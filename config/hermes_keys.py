@@ -15,16 +15,11 @@ __all__ = ["HERMES_UNUSED"]
 
 _OTHER_SPEECH = "only OpenAI-compatible speech-to-text services are built here (stt.openai, stt.groq)"
 _GATEWAY = (
-    "a setting of Hermes's messaging gateway that is not built here; the bots are configured under "
-    "platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost and "
-    "platforms.signal, scheduled jobs with hermes-actors cron"
+    "a setting of Hermes's messaging gateway that is not built here; each built platform is configured under "
+    "platforms.NAME (its rows in docs/HERMES_COMPAT.md), scheduled jobs with hermes-actors cron"
 )
 _BOT = "a setting of Hermes's chat bots that is not built here (the bots' own settings are listed in docs/HERMES_COMPAT.md)"
-_BUILT_PLATFORMS_ONLY = (
-    "read for platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost and "
-    "platforms.signal; "
-    "the other platforms are not built here"
-)
+_BUILT_PLATFORMS_ONLY = "read for each platform built here (its platforms.NAME rows); the other platforms are not built here"
 _EXTENSIONS = "not built here: MCP servers (mcp_servers) and skills (skills.*) are the extension points"
 _NOT_BUILT = "not built here (no issue covers it)"
 _ONE_AUXILIARY = "one auxiliary model serves every side task here (auxiliary.model / provider / base_url)"
@@ -33,17 +28,18 @@ _CLI_UI = "a setting of Hermes's terminal UI; this daemon's clients have none"
 _TERMINAL_BACKENDS = "only the local shell runs commands here (the jail is sandbox.*); other backends are " + _NOT_BUILT
 _PROMPT_BLOCKS = "extra prompt blocks are " + _NOT_BUILT
 _PARENT_MODEL = "subagents use the parent's model here"
+_WHATSAPP_BRIDGE = "Hermes's WhatsApp bridge (Baileys, a personal account) is not built here; the Cloud API is platforms.whatsapp_cloud"
 _CHECKPOINT_PRUNING = (
     "checkpoints are pruned as they are taken (checkpoints.max_snapshots, checkpoints.max_total_size_mb); "
     "no sweep by age runs here"
 )
 
 # Hermes's messaging platforms other than those built here (api_server, telegram, discord, slack, matrix,
-# mattermost, signal, webhook).
+# mattermost, signal, email, whatsapp_cloud, webhook).
 _OTHER_PLATFORMS = (
-    "bluebubbles", "dingtalk", "email", "feishu", "google_chat", "homeassistant", "irc", "line",
+    "bluebubbles", "dingtalk", "feishu", "google_chat", "homeassistant", "irc", "line",
     "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "simplex",
-    "sms", "teams", "wecom", "wecom_callback", "weixin", "whatsapp", "whatsapp_cloud", "yuanbao",
+    "sms", "teams", "wecom", "wecom_callback", "weixin", "whatsapp", "yuanbao",
 )
 # Keys the gateway reads in every platform's block that the platforms built here do not implement.
 _PLATFORM_KEYS = (
@@ -155,7 +151,7 @@ HERMES_UNUSED: dict[str, str] = {
     "vertex": "Google Vertex AI is " + _NOT_BUILT,
     "video_gen": "video generation is " + _NOT_BUILT,
     "voice": "voice mode is " + _NOT_BUILT,
-    "whatsapp": _GATEWAY,
+    "whatsapp": _WHATSAPP_BRIDGE,
     "x_search": "X search (xAI) is " + _NOT_BUILT,
     # Hermes keys inside sections this project shares.
     "agent.coding_*": "the coding posture prompt is " + _NOT_BUILT,
@@ -250,9 +246,20 @@ HERMES_UNUSED: dict[str, str] = {
     "platforms.api_server.home_channel": _BOT,
     "platforms.api_server.require_mention": _BOT,
     "platforms.api_server.token": "use platforms.api_server.key",
+    "platforms.email.extra": (
+        "address, imap_host, smtp_host and skip_attachments are read (as platforms.email.*); "
+        "require_authenticated_sender and authserv_id are not: SPF, DKIM and DMARC are the mail server's to check, "
+        "and platforms.email.check_envelope refuses a mail whose Return-Path is not in its From's domain"
+    ),
+    "platforms.email.extra.require_authenticated_sender": (
+        "SPF, DKIM and DMARC are the receiving mail server's to check here; the bot trusts a mail whose envelope "
+        "sender (Return-Path) is in its From's domain"
+    ),
+    "platforms.email.extra.authserv_id": "Authentication-Results are not read here (see require_authenticated_sender)",
     "platforms.webhook.extra": "only routes, rate_limit and max_body_bytes are read here (as platforms.webhook.*); the hooks"
     " are served on platforms.api_server's host and port, and each route has its own secret",
     **{f"platforms.{name}": _GATEWAY for name in _OTHER_PLATFORMS},
+    "platforms.whatsapp": _WHATSAPP_BRIDGE,
     **{f"platforms.*.{key}": _BOT for key in _PLATFORM_KEYS},
     "platforms.*.allow_from": _BUILT_PLATFORMS_ONLY,
     "platforms.*.group_allow_from": _BUILT_PLATFORMS_ONLY,

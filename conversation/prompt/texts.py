@@ -61,11 +61,22 @@ PLATFORM_HINTS: Mapping[str, str] = MappingProxyType({
         "Mattermost renders Markdown itself: bold, italic, strikethrough, inline code, code blocks, quotes, links, "
         "headings and tables work; there are no spoilers. To send a file, put MEDIA:/absolute/path on a line of its own."
     ),
+    "email": (
+        "You are answering the user's email; each reply of yours is sent as one mail in their thread. Write plain "
+        "text that reads well in a mail client: short paragraphs, simple lists, no tables or heavy Markdown. Do not "
+        "add a greeting line or signature of your own. To attach a file, put MEDIA:/absolute/path on a line of its own."
+    ),
     "signal": (
         "You are talking with users in Signal, a private messenger, in a direct chat or a group. Signal shows no "
         "Markdown, but bold, italic, strikethrough and code are turned into its own text styles; headings become "
         "bold lines, links are shown with their address, and tables are not drawn, so prefer bullet lists or "
         "'key: value' lines. Keep replies short, as on a phone. To send a file, put MEDIA:/absolute/path on a line of its own."
+    ),
+    "whatsapp": (
+        "You are talking with a user in WhatsApp, a phone messaging app, in a direct chat. Standard Markdown is "
+        "converted to WhatsApp's formatting: bold, italic, strikethrough, inline code and code blocks work; links "
+        "show their address, headings become bold lines and tables are shown as monospace, so prefer short "
+        "paragraphs and bullet lists. To send a file, put MEDIA:/absolute/path on a line of its own."
     ),
     "subagent": (
         "You are a subagent working for another agent, not for a person. Nobody can answer questions, so decide "
