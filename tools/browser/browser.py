@@ -68,6 +68,10 @@ _CLEAR_FIELD = """function () {
   if (typeof this.select === 'function' && 'value' in this) { this.select(); }
   else if (this.isContentEditable) { document.getSelection().selectAllChildren(this); }
 }"""
+# Targets are attached held at their start, so their requests are checked from the first. The browser's own
+# attaches pages; each page's and frame's attaches its out-of-process frames and workers, whose requests the
+# page's Fetch does not see (a cross-site iframe runs in a process of its own).
+_AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}
 _IMAGES = """[...document.images].map(img => ({src: img.src, alt: img.alt || '',
   width: img.naturalWidth, height: img.naturalHeight})).filter(img => img.src && !img.src.startsWith('data:'))"""
 
@@ -297,7 +301,7 @@ class Browser:
             "behavior": "deny" if download is None else "allow", "eventsEnabled": True,
             **({} if download is None else {"downloadPath": download}),
         })  # fmt: skip
-        await cdp.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True})
+        await cdp.send("Target.setAutoAttach", _AUTO_ATTACH)
         while not self._order:
             await self._changed.wait()
         await self._pages[self._order[-1]].ready.wait()
@@ -497,7 +501,7 @@ class Browser:
                 for method, params in (
                     ("Page.enable", {}), ("Page.setLifecycleEventsEnabled", {"enabled": True}), ("Runtime.enable", {}),
                     ("Log.enable", {}), ("Fetch.enable", {"patterns": [{"urlPattern": "*"}]}),
-                    ("Runtime.runIfWaitingForDebugger", {}),
+                    ("Target.setAutoAttach", _AUTO_ATTACH), ("Runtime.runIfWaitingForDebugger", {}),
                 )
             ]  # fmt: skip
             for command in posted:
@@ -509,13 +513,19 @@ class Browser:
 
     async def _resume(self, session_id: str) -> None:
         assert self._cdp is not None
-        try:
-            fetch = await self._cdp.post("Fetch.enable", {"patterns": [{"urlPattern": "*"}]}, session_id=session_id)
-            run = await self._cdp.post("Runtime.runIfWaitingForDebugger", {}, session_id=session_id)
-            for command in (fetch, run):
+        posted = [
+            await self._cdp.post(method, params, session_id=session_id)
+            for method, params in (
+                ("Fetch.enable", {"patterns": [{"urlPattern": "*"}]}), ("Target.setAutoAttach", _AUTO_ATTACH),
+                ("Runtime.runIfWaitingForDebugger", {}),
+            )
+        ]  # fmt: skip
+        for command in posted:
+            # Each on its own: a worker has no Target domain, which must not leave its Fetch unchecked.
+            try:
                 await self._cdp.result(command, timeout=self.config.command_timeout)
-        except CdpError as exc:
-            log.debug("browser: a worker could not be resumed: %s", exc)
+            except CdpError as exc:
+                log.debug("browser: a frame or worker: %s", exc)
 
     async def _close_target(self, target_id: str) -> None:
         try:
