@@ -7,14 +7,19 @@ from attrs import validators as v
 
 from config.validators import integer, non_empty_str, positive_number, str_tuple
 
-__all__ = ["BrowserConfig"]
+__all__ = ["DIALOG_POLICIES", "BrowserConfig"]
+
+#: What happens to a page's ``alert``/``confirm``/``prompt``: held for the model's browser_dialog, or
+#: answered at once (Hermes's values).
+DIALOG_POLICIES = ("must_respond", "auto_dismiss", "auto_accept")
 
 
 @attrs.frozen(kw_only=True)
 class BrowserConfig:
     """Section ``browser``: the Chromium a session's browser tools drive.
 
-    Hermes's keys where they apply (``headed``, ``command_timeout``, ``inactivity_timeout``); the rest are
+    Hermes's keys where they apply (``headed``, ``command_timeout``, ``inactivity_timeout``,
+    ``dialog_policy``, ``dialog_timeout_s``); the rest are
     ours (docs/HERMES_COMPAT.md).
 
     Attributes:
@@ -28,6 +33,9 @@ class BrowserConfig:
         allowed_domains: Hosts the pages may reach (a request's host, or a domain it ends in); empty for
             any. Every request a page makes is checked, the pages' scripts and images included.
         max_pages: Pages (tabs, popups) open at once in a session's browser; a page opened past it is closed.
+        dialog_policy: A page's JavaScript dialog: ``must_respond`` holds it for the model (browser_dialog),
+            ``auto_dismiss`` and ``auto_accept`` answer it at once.
+        dialog_timeout_s: Seconds a held dialog waits for the model before it is dismissed.
     """
 
     executable_path: str = attrs.field(default="auto", validator=non_empty_str)
@@ -36,3 +44,5 @@ class BrowserConfig:
     inactivity_timeout: float = attrs.field(default=120.0, validator=positive_number)
     allowed_domains: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
     max_pages: int = attrs.field(default=5, validator=integer(ge=1, le=100))
+    dialog_policy: str = attrs.field(default="must_respond", validator=v.in_(DIALOG_POLICIES))
+    dialog_timeout_s: float = attrs.field(default=300.0, validator=positive_number)

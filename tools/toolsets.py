@@ -46,7 +46,7 @@ def _core() -> Mapping[str, Toolset]:
         Toolset(
             "browser", "Drive a real browser: open pages, read them, click, type, look at them.",
             {"browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll", "browser_back",
-             "browser_press", "browser_get_images", "browser_console", "browser_vision"},
+             "browser_press", "browser_get_images", "browser_console", "browser_vision", "browser_dialog"},
         ),
         Toolset("memory", "Persistent memory across sessions.", {"memory"}),
         Toolset("todo", "A task list for the current session.", {"todo"}),

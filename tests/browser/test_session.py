@@ -10,9 +10,11 @@ from typing import Any
 import attrs
 import trio
 
+from actors.session.browser import BrowserActor
 from config.loader import Config
-from messages.session import Interrupt, Shutdown, UserMessage
+from messages.session import Hibernate, Interrupt, Shutdown, UserMessage
 from tests.browser.conftest import Site
+from tests.browser.test_tools import processes_using
 from tests.session.harness import collect_turn, open_harness, run_turn
 
 
@@ -68,6 +70,35 @@ class TestSessionBrowser:
             finished, _ = await run_turn(handle, events, "open it again")
             assert finished.final_text == "two"
             assert h.system.registry.tree(browser_path).snapshot.details["pid"] != pid
+
+
+class TestSessionHibernation:
+    """A hibernating session closes its browser: no Chromium process and no profile directory are left."""
+
+    async def test_hibernation_closes_the_browser(self, tmp_path: Path, site: Site) -> None:
+        site.page("/", "<html><body>page</body></html>")
+        async with open_harness(tmp_path, Config()) as h:
+            handle, events, _ = await h.start_session()
+            h.provider.push(
+                {"tool_calls": [{"id": "n1", "name": "browser_navigate", "arguments": {"url": site.url("/")}}]},
+                {"text": "opened"},
+            )
+            await run_turn(handle, events, "open it")
+            browser_path = next(path for path in h.system.registry.paths() if path.endswith("/browser"))
+            actor = h.system.registry._actors[browser_path]  # the actor itself: its browser's profile is not shown
+            assert isinstance(actor, BrowserActor)
+            browser = actor.browser
+            pid, profile = browser.pid, browser.profile_dir
+            assert pid is not None and profile is not None and Path(profile).is_dir()
+            events.close()
+            assert await handle.ask(Hibernate()) is True
+            with trio.fail_after(10):
+                await handle.wait_stopped()
+            assert browser.stopped
+            assert browser_path not in h.system.registry.paths()
+            assert not Path(f"/proc/{pid}").exists()
+            assert not Path(profile).exists()
+            assert processes_using(Path(profile).name) == []
 
 
 class TestSessionInterrupt:

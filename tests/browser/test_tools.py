@@ -85,10 +85,10 @@ async def driving(tmp_path: Path, jail: SessionJail | None = None, sees_images: 
         assert not Path(f"/proc/{pid}").exists(), "the browser's process was left running"
         profile = browser.profile_dir
         assert profile is not None and not Path(profile).exists(), "the profile was left behind"
-        assert not _processes_using(os.path.basename(profile)), "a browser process was left running"
+        assert not processes_using(os.path.basename(profile)), "a browser process was left running"
 
 
-def _processes_using(profile: str) -> list[int]:
+def processes_using(profile: str) -> list[int]:
     """Processes whose command line names the browser profile ``profile`` (its directory's own name)."""
     found = []
     for entry in os.listdir("/proc"):
@@ -272,6 +272,17 @@ class TestDeniedAddresses:
         assert refused["success"] is False and "browser.allowed_domains" in refused["error"]
         blocked = [m["text"] for m in console["console_messages"] if m["source"] == "network"]
         assert blocked and "localhost" in blocked[0]
+
+    async def test_cross_site_iframe_is_checked_too(self, tmp_path: Path, site: Site) -> None:
+        """A cross-site iframe runs in a process of its own, out of its page's reach: its requests are checked."""
+        # a.localhost and 127.0.0.1 are different sites (the frame gets its own process); b.localhost is denied.
+        site.page("/", f'<html><body><iframe src="{site.url("/frame")}"></iframe></body></html>')
+        site.page("/frame", f'<html><body><img src="{site.url("/secret.png", host="b.localhost")}"></body></html>')
+        async with driving(tmp_path, allowed_domains=("127.0.0.1", "a.localhost")) as driver:
+            # The page's load waits for its frames' images: by then the image was asked for, or refused.
+            opened = await driver.call("browser_navigate", url=site.url("/", host="a.localhost"))
+        assert opened["success"] is True
+        assert "/frame" in site.paths() and "/secret.png" not in site.paths()
 
     async def test_metadata_endpoint_is_always_refused(self, tmp_path: Path) -> None:
         async with driving(tmp_path) as driver:

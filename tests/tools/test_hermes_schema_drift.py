@@ -36,7 +36,7 @@ SHARED_TOOLS = frozenset({
     "session_search", "web_search", "web_extract", "execute_code", "delegate_task",
     "skills_list", "skill_view", "skill_manage", "cronjob",
     "browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll", "browser_back",
-    "browser_press", "browser_get_images", "browser_console", "browser_vision",
+    "browser_press", "browser_get_images", "browser_console", "browser_vision", "browser_dialog",
 })
 """Every tool this project has that Hermes Agent 0.19.0 registers too."""
 
@@ -188,6 +188,11 @@ INSTRUCTIONS: dict[str, dict[str, str]] = {
     "browser_vision": {
         "the screenshot reaches a vision model": r"model takes images",
         "MEDIA: to share it": r"MEDIA:",
+    },
+    "browser_dialog": {
+        "dialogs show in the snapshot's pending_dialogs": r"browser_snapshot.{0,80}pending_dialogs",
+        "prompt_text answers a prompt": r"prompt returns prompt_text",
+        "dialog_id when several are open": r"more than one.{0,80}dialog_id",
     },
 }
 """Per tool, the instructions of Hermes's description the model relies on (idea: a pattern of ours)."""

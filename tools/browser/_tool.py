@@ -11,13 +11,15 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import trio
 
 from config.browser import BrowserConfig
 from tools.browser.chromium import INSTALL_HINT, find_browser
-from tools.browser.errors import BrowserError
+from tools.browser.errors import BrowserError, DialogBlocking
 from tools.errors import ToolError
 from tools.redact import redact_secrets
 from tools.results import ToolResult
@@ -120,6 +122,24 @@ BROWSER_SCHEMAS: dict[str, dict[str, Any]] = {
             },
             ("question",),
         ),
+        _schema(
+            "browser_dialog",
+            "Answer the JavaScript dialog (alert, confirm, prompt, beforeunload) that holds the page. A page with "
+            "a dialog open does nothing until it is answered: browser_snapshot and the other browser tools list "
+            "it in 'pending_dialogs' (its id, type and message). Unanswered, it is dismissed after "
+            "browser.dialog_timeout_s. When more than one is open (a second one opened while the first was "
+            "showing), say which by dialog_id.",
+            {
+                "action": {
+                    "type": "string", "enum": ["accept", "dismiss"],
+                    "description": "'accept' presses OK (a prompt returns prompt_text; a beforeunload lets the page go); "
+                    "'dismiss' presses Cancel (a prompt returns null; a beforeunload keeps the page).",
+                },
+                "prompt_text": {"type": "string", "description": "A prompt dialog's answer (empty by default); other dialogs ignore it."},
+                "dialog_id": {"type": "string", "description": "The dialog's id from pending_dialogs; needed only when several are open."},
+            },  # fmt: skip
+            ("action",),
+        ),
     )
 }
 
@@ -152,10 +172,15 @@ class BrowserTools:
             url = "https://" + url
         browser = await self._browser(ctx)
         async with browser.in_use():
-            final_url, title = await browser.navigate(url)
-            snapshot = await browser.snapshot(full=False)
+            with _may_open_dialog(browser):
+                final_url, title = await browser.navigate(url)
+                snapshot = await browser.snapshot(full=False)
+            if browser.pending_dialogs():
+                # The page asked something on its way in: the model answers it before reading the page.
+                payload: dict[str, Any] = {"success": True, "url": browser.current_url, "title": "", "snapshot": "", "element_count": 0}
+                return ToolResult(_with_notes(payload, browser))
             text = await _fitted(ctx, final_url, snapshot.text)
-        payload: dict[str, Any] = {"success": True, "url": final_url, "title": title, "snapshot": text, "element_count": len(snapshot.refs)}
+        payload = {"success": True, "url": final_url, "title": title, "snapshot": text, "element_count": len(snapshot.refs)}
         return ToolResult(_with_notes(payload, browser))
 
     async def browser_snapshot(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -163,9 +188,14 @@ class BrowserTools:
         full = _flag(args, "full")
         browser = await self._browser(ctx)
         async with browser.in_use():
-            snapshot = await browser.snapshot(full=full)
+            try:
+                snapshot = await browser.snapshot(full=full)
+            except DialogBlocking:
+                # Hermes's way to find out about a dialog is a snapshot: it succeeds, the dialog in pending_dialogs.
+                return ToolResult(_with_dialogs({"success": True, "snapshot": "", "element_count": 0}, browser))
             text = await _fitted(ctx, browser.current_url, snapshot.text)
-        return ToolResult(_with_notes({"success": True, "snapshot": text, "element_count": len(snapshot.refs)}, browser))
+        payload = _with_notes({"success": True, "snapshot": text, "element_count": len(snapshot.refs)}, browser)
+        return ToolResult(_with_dialogs(payload, browser))
 
     async def browser_click(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Handler of ``browser_click``."""
@@ -173,7 +203,8 @@ class BrowserTools:
         browser = await self._browser(ctx)
         async with browser.in_use():
             before = browser.download_guids()
-            await browser.click(ref)
+            with _may_open_dialog(browser):
+                await browser.click(ref)
         return ToolResult(_with_notes({"success": True, "clicked": ref}, browser, before))
 
     async def browser_type(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -198,8 +229,10 @@ class BrowserTools:
         """Handler of ``browser_back``."""
         browser = await self._browser(ctx)
         async with browser.in_use():
-            url = await browser.back()
-        return ToolResult({"success": True, "url": url})
+            url = ""
+            with _may_open_dialog(browser):
+                url = await browser.back()
+        return ToolResult(_with_notes({"success": True, "url": url or browser.current_url}, browser))
 
     async def browser_press(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Handler of ``browser_press``."""
@@ -207,8 +240,23 @@ class BrowserTools:
         browser = await self._browser(ctx)
         async with browser.in_use():
             before = browser.download_guids()
-            await browser.press(key)
+            with _may_open_dialog(browser):
+                await browser.press(key)
         return ToolResult(_with_notes({"success": True, "pressed": key}, browser, before))
+
+    async def browser_dialog(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Handler of ``browser_dialog``: answer the page's open dialog."""
+        action = args.get("action")
+        if action not in ("accept", "dismiss"):
+            raise BrowserError(f"Invalid action {action!r}: use 'accept' or 'dismiss'.")
+        prompt_text = args.get("prompt_text") or ""
+        dialog_id = args.get("dialog_id") or None
+        if not isinstance(prompt_text, str) or not (dialog_id is None or isinstance(dialog_id, str)):
+            raise BrowserError("'prompt_text' and 'dialog_id' must be strings.")
+        browser = await self._browser(ctx)
+        async with browser.in_use():
+            dialog = await browser.answer_dialog(action == "accept", prompt_text, dialog_id)
+        return ToolResult(_with_notes({"success": True, "action": action, "dialog": dialog.to_dict()}, browser))
 
     async def browser_get_images(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Handler of ``browser_get_images``."""
@@ -290,6 +338,28 @@ def _with_notes(payload: dict[str, Any], browser: Browser, downloads_before: fro
         payload["open_pages"] = browser.page_count
     if browser.closed_pages:
         payload["closed_pages"] = browser.closed_pages
+    if pending := browser.pending_dialogs():
+        payload["pending_dialogs"] = pending
+    return payload
+
+
+@contextmanager
+def _may_open_dialog(browser: Browser) -> Iterator[None]:
+    """Around an action: a dialog the action opened is part of its result (``pending_dialogs``); one open
+    before it means the action could not be done (the error says to answer it)."""
+    held = bool(browser.pending_dialogs())
+    try:
+        yield
+    except DialogBlocking:
+        if held:
+            raise
+
+
+def _with_dialogs(payload: dict[str, Any], browser: Browser) -> dict[str, Any]:
+    """A snapshot's ``payload`` with Hermes's ``pending_dialogs`` (always) and ``recent_dialogs`` (when any)."""
+    payload["pending_dialogs"] = browser.pending_dialogs()
+    if browser.closed_dialogs:
+        payload["recent_dialogs"] = [closed.to_dict() for closed in browser.closed_dialogs]
     return payload
 
 

@@ -8,6 +8,10 @@ was interrupted) is told to stop loading before the cancellation goes on, so not
 Pages: every page the browser opens (``window.open``, a link with ``target=_blank``) is attached before it
 runs (``waitForDebuggerOnStart``), so its requests are checked and its console recorded from its first
 line; the newest page is the one the tools act on. A page opened past ``browser.max_pages`` is closed.
+
+Dialogs (:mod:`tools.browser.dialogs`): a page's ``alert`` holds the page, so a call waiting on a page that
+opens one stops waiting at once (:class:`~tools.browser.errors.DialogBlocking`) instead of running into
+``browser.command_timeout``; the dialog is answered by ``browser_dialog``, the policy or the watchdog.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -30,7 +35,8 @@ import trio
 from config.browser import BrowserConfig
 from tools.browser.cdp import CdpConnection
 from tools.browser.chromium import chromium_argv, pipe_prologue
-from tools.browser.errors import BrowserError, BrowserUnavailable, CdpError
+from tools.browser.dialogs import DIALOGS_KEPT, ClosedDialog, Dialog
+from tools.browser.errors import BrowserError, BrowserUnavailable, CdpError, DialogBlocking
 from tools.browser.requests import RequestRules
 from tools.browser.snapshot import Snapshot, render_snapshot
 from tools.errors import ToolError
@@ -62,6 +68,10 @@ _CLEAR_FIELD = """function () {
   if (typeof this.select === 'function' && 'value' in this) { this.select(); }
   else if (this.isContentEditable) { document.getSelection().selectAllChildren(this); }
 }"""
+# Targets are attached held at their start, so their requests are checked from the first. The browser's own
+# attaches pages; each page's and frame's attaches its out-of-process frames and workers, whose requests the
+# page's Fetch does not see (a cross-site iframe runs in a process of its own).
+_AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}
 _IMAGES = """[...document.images].map(img => ({src: img.src, alt: img.alt || '',
   width: img.naturalWidth, height: img.naturalHeight})).filter(img => img.src && !img.src.startsWith('data:'))"""
 
@@ -115,6 +125,9 @@ class _Page:
     console: deque[ConsoleEntry] = attrs.Factory(lambda: deque(maxlen=_CONSOLE_KEPT))
     refs: dict[str, int] = attrs.Factory(dict)
     ready: trio.Event = attrs.Factory(trio.Event)
+    # Dialogs open on the page, oldest first, and the commands waiting on it (cancelled when one opens).
+    dialogs: dict[str, Dialog] = attrs.Factory(dict)
+    waiting: set[trio.CancelScope] = attrs.Factory(set)
 
 
 class Browser:
@@ -133,6 +146,10 @@ class Browser:
         self.rules = RequestRules(config.allowed_domains)
         self.downloads: dict[str, Download] = {}
         self.closed_pages = 0
+        #: Dialogs answered lately, the oldest first.
+        self.closed_dialogs: deque[ClosedDialog] = deque(maxlen=DIALOGS_KEPT)
+        self._dialogs_opened = 0
+        self._watchdogs: dict[str, trio.CancelScope] = {}
         self._pages: dict[str, _Page] = {}
         self._order: list[str] = []
         self._changed = _Signal()
@@ -284,7 +301,7 @@ class Browser:
             "behavior": "deny" if download is None else "allow", "eventsEnabled": True,
             **({} if download is None else {"downloadPath": download}),
         })  # fmt: skip
-        await cdp.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True})
+        await cdp.send("Target.setAutoAttach", _AUTO_ATTACH)
         while not self._order:
             await self._changed.wait()
         await self._pages[self._order[-1]].ready.wait()
@@ -340,8 +357,10 @@ class Browser:
         self._changed.pulse()
 
     def _detached(self, session_id: str) -> None:
-        if self._pages.pop(session_id, None) is not None:
+        if (page := self._pages.pop(session_id, None)) is not None:
             self._order.remove(session_id)
+            for dialog_id in list(page.dialogs):
+                self._dialog_done(page, dialog_id, "page")
             self._changed.pulse()
 
     def _download(self, method: str, params: dict[str, Any]) -> None:
@@ -386,7 +405,92 @@ class Browser:
         elif method == "Fetch.requestPaused":
             self._spawn(self._decide_request, page.session_id, params)
             return
+        elif method == "Page.javascriptDialogOpening":
+            self._dialog_opened(page, params)
+        elif method == "Page.javascriptDialogClosed" and page.dialogs:
+            # Closed without us (the page navigated away): the oldest is the one that was showing.
+            self._dialog_done(page, next(iter(page.dialogs)), "page")
         self._changed.pulse()
+
+    # -- dialogs -----------------------------------------------------------------------------------------
+
+    def _dialog_opened(self, page: _Page, params: dict[str, Any]) -> None:
+        self._dialogs_opened += 1
+        dialog = Dialog(
+            id=f"d-{self._dialogs_opened}", type=str(params.get("type") or "alert"),
+            message=str(params.get("message") or ""), default_prompt=str(params.get("defaultPrompt") or ""),
+            opened_at=time.time(), session_id=page.session_id, frame_id=params.get("frameId"),
+        )  # fmt: skip
+        policy = self.config.dialog_policy
+        if policy != "must_respond":
+            self.closed_dialogs.append(ClosedDialog(dialog, time.time(), "auto_policy"))
+            self._spawn(self._answer, dialog, policy == "auto_accept", dialog.default_prompt)
+            return
+        page.dialogs[dialog.id] = dialog
+        for scope in page.waiting:
+            scope.cancel()
+        self._spawn(self._watch_dialog, page, dialog)
+
+    def _dialog_done(self, page: _Page, dialog_id: str, closed_by: str) -> Dialog:
+        dialog = page.dialogs.pop(dialog_id)
+        self.closed_dialogs.append(ClosedDialog(dialog, time.time(), closed_by))
+        if (watchdog := self._watchdogs.pop(dialog_id, None)) is not None:
+            watchdog.cancel()
+        return dialog
+
+    async def _watch_dialog(self, page: _Page, dialog: Dialog) -> None:
+        """Dismiss ``dialog`` once ``browser.dialog_timeout_s`` passed unanswered (a held page is of no use)."""
+        with trio.CancelScope() as scope:  # cancelled when the dialog is answered first
+            self._watchdogs[dialog.id] = scope
+            await trio.sleep(self.config.dialog_timeout_s)
+        if scope.cancelled_caught or dialog.id not in page.dialogs:
+            return
+        log.warning(
+            "browser: the %s dialog %s was dismissed: unanswered for browser.dialog_timeout_s (%g s)",
+            dialog.type, dialog.id, self.config.dialog_timeout_s,
+        )  # fmt: skip
+        self._dialog_done(page, dialog.id, "watchdog")
+        self._changed.pulse()
+        await self._answer(dialog, False, "")
+
+    async def _answer(self, dialog: Dialog, accept: bool, prompt_text: str) -> None:
+        try:
+            await self._send_answer(dialog, accept, prompt_text)
+        except CdpError as exc:
+            log.debug("browser: dialog %s could not be answered: %s", dialog.id, exc)
+
+    async def _send_answer(self, dialog: Dialog, accept: bool, prompt_text: str) -> None:
+        params: dict[str, Any] = {"accept": accept}
+        if dialog.type == "prompt":
+            params["promptText"] = prompt_text
+        await self._send("Page.handleJavaScriptDialog", params, dialog.session_id)
+
+    def pending_dialogs(self) -> list[dict[str, Any]]:
+        """The dialogs open on any page, oldest first, as the model sees them."""
+        return [dialog.to_dict() for page in self._pages.values() for dialog in page.dialogs.values()]
+
+    async def answer_dialog(self, accept: bool, prompt_text: str = "", dialog_id: str | None = None) -> Dialog:
+        """Answer an open dialog (the only one, or ``dialog_id``); ``prompt_text`` is a prompt's answer.
+
+        Raises:
+            BrowserError: no dialog is open, ``dialog_id`` names none of them, or several are open and
+                ``dialog_id`` was not given.
+        """
+        open_ = {dialog.id: page for page in self._pages.values() for dialog in page.dialogs.values()}
+        if not open_:
+            raise BrowserError("No dialog is open.")
+        if dialog_id is None:
+            if len(open_) > 1:
+                raise BrowserError(f"{len(open_)} dialogs are open: pass dialog_id, one of {', '.join(open_)}.")
+            dialog_id = next(iter(open_))
+        elif dialog_id not in open_:
+            raise BrowserError(f"No open dialog {dialog_id!r}; open: {', '.join(open_)}.")
+        page = open_[dialog_id]
+        # Marked answered before the answer goes: its Page.javascriptDialogClosed must not find it open.
+        dialog = self._dialog_done(page, dialog_id, "agent")
+        self._changed.pulse()
+        await self._send_answer(dialog, accept, prompt_text)
+        return dialog
 
     async def _set_up_page(self, page: _Page) -> None:
         assert self._cdp is not None
@@ -397,7 +501,7 @@ class Browser:
                 for method, params in (
                     ("Page.enable", {}), ("Page.setLifecycleEventsEnabled", {"enabled": True}), ("Runtime.enable", {}),
                     ("Log.enable", {}), ("Fetch.enable", {"patterns": [{"urlPattern": "*"}]}),
-                    ("Runtime.runIfWaitingForDebugger", {}),
+                    ("Target.setAutoAttach", _AUTO_ATTACH), ("Runtime.runIfWaitingForDebugger", {}),
                 )
             ]  # fmt: skip
             for command in posted:
@@ -409,13 +513,19 @@ class Browser:
 
     async def _resume(self, session_id: str) -> None:
         assert self._cdp is not None
-        try:
-            fetch = await self._cdp.post("Fetch.enable", {"patterns": [{"urlPattern": "*"}]}, session_id=session_id)
-            run = await self._cdp.post("Runtime.runIfWaitingForDebugger", {}, session_id=session_id)
-            for command in (fetch, run):
+        posted = [
+            await self._cdp.post(method, params, session_id=session_id)
+            for method, params in (
+                ("Fetch.enable", {"patterns": [{"urlPattern": "*"}]}), ("Target.setAutoAttach", _AUTO_ATTACH),
+                ("Runtime.runIfWaitingForDebugger", {}),
+            )
+        ]  # fmt: skip
+        for command in posted:
+            # Each on its own: a worker has no Target domain, which must not leave its Fetch unchecked.
+            try:
                 await self._cdp.result(command, timeout=self.config.command_timeout)
-        except CdpError as exc:
-            log.debug("browser: a worker could not be resumed: %s", exc)
+            except CdpError as exc:
+                log.debug("browser: a frame or worker: %s", exc)
 
     async def _close_target(self, target_id: str) -> None:
         try:
@@ -444,7 +554,23 @@ class Browser:
         return await self._cdp.send(method, params, session_id=session_id, timeout=self.config.command_timeout)
 
     async def _command(self, method: str, params: dict[str, Any], page: _Page | None = None) -> dict[str, Any]:
-        return await self._send(method, params, None if page is None else page.session_id)
+        """``method`` for the browser, or for ``page``: a page command is given up when the page opens a dialog.
+
+        Raises:
+            DialogBlocking: the page has a dialog open, or opened one while the command waited.
+            CdpError: as :meth:`CdpConnection.send`.
+        """
+        if page is None:
+            return await self._send(method, params, None)
+        if page.dialogs:
+            raise DialogBlocking(self.pending_dialogs())
+        with trio.CancelScope() as opened:
+            page.waiting.add(opened)
+            try:
+                return await self._send(method, params, page.session_id)
+            finally:
+                page.waiting.discard(opened)
+        raise DialogBlocking(self.pending_dialogs())
 
     def page(self) -> _Page:
         """The page the tools act on (the newest open one).
@@ -469,7 +595,7 @@ class Browser:
         with trio.move_on_after(_STOP_SECONDS):
             try:
                 await self._command("Page.stopLoading", {}, page)
-            except CdpError:
+            except BrowserError:  # gone, or held by a dialog (which stops its loading anyway)
                 pass
 
     async def _wait_for(self, page: _Page, done: Callable[[], bool], what: str) -> None:
@@ -477,10 +603,13 @@ class Browser:
 
         Raises:
             BrowserError: it did not hold in ``browser.command_timeout`` seconds.
+            DialogBlocking: the page opened a dialog meanwhile.
         """
         with self._stopped_when_cancelled(page):
             with trio.move_on_after(self.config.command_timeout) as waited:
                 while not done():
+                    if page.dialogs:
+                        raise DialogBlocking(self.pending_dialogs())
                     await self._changed.wait()
             if waited.cancelled_caught:
                 await self._stop_loading(page)

@@ -5,6 +5,7 @@ The tree::
     ToolError
     └── BrowserError                 a browser tool could not do what it was asked (the model sees why)
         ├── BrowserUnavailable       no browser can run here (the message names the install command)
+        ├── DialogBlocking           a JavaScript dialog holds the page until browser_dialog answers it
         └── CdpError                 Chromium answered a DevTools command with an error, or went away
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 
 from tools.errors import ToolError
 
-__all__ = ["BrowserError", "BrowserUnavailable", "CdpError"]
+__all__ = ["BrowserError", "BrowserUnavailable", "CdpError", "DialogBlocking"]
 
 
 class BrowserError(ToolError):
@@ -30,3 +31,18 @@ class BrowserUnavailable(BrowserError):
 
 class CdpError(BrowserError):
     """A DevTools Protocol command failed, or the browser's pipe closed under it."""
+
+
+class DialogBlocking(BrowserError):
+    """The page has a JavaScript dialog open, so it cannot be read or acted on until the dialog is answered.
+
+    Args:
+        pending: the open dialogs as the model sees them (``pending_dialogs`` of the result).
+    """
+
+    def __init__(self, pending: list[dict[str, Any]]) -> None:
+        super().__init__(
+            "A JavaScript dialog is open and holds the page: answer it with browser_dialog (accept or dismiss).",
+            pending_dialogs=pending,
+        )
+        self.pending = pending
