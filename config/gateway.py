@@ -7,7 +7,7 @@ with ``<PLATFORM>_ALLOW_ALL_USERS``, ``GATEWAY_ALLOWED_USERS`` and ``GATEWAY_ALL
 every platform. As for the bot token, a variable that is set wins over ``config.yaml``.
 
 Per channel, as Hermes: ``allowed_channels`` (the only group chats answered), ``free_response_channels``
-(group chats answered without a mention) and ``channel_prompts`` (a chat's own system-prompt addition).
+(group chats answered without a mention), ``mention_patterns`` (words that count as a mention) and ``channel_prompts`` (a chat's own system-prompt addition).
 Hermes names the first two after its platform's word for a chat (Telegram's ``allowed_chats``, Matrix's
 ``free_response_rooms``): :attr:`GatewaySection.HERMES_NAMES` lists those, read as ours
 (``config.hermes``), and :attr:`GatewaySection.CHANNEL_WORD` names their variables.
@@ -15,6 +15,8 @@ Hermes names the first two after its platform's word for a chat (Telegram's ``al
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
@@ -37,6 +39,15 @@ EVERYONE = "*"
 _TRUE = ("true", "1", "yes", "on")
 
 Section = TypeVar("Section", bound="GatewaySection")
+
+
+def _patterns(instance: object, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    """Each entry is a regular expression (refused by name here; Hermes logs and skips a bad one)."""
+    for pattern in value:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"{attribute.name} has {pattern!r}, not a regular expression: {exc}") from None
 
 
 def read_channel_prompts(value: dict[str, str]) -> dict[str, str]:
@@ -67,6 +78,8 @@ class GatewaySection:
         free_response_channels: group chats answered without a mention (``*``: all), whatever
             ``require_mention`` says; Hermes's key (Telegram: ``free_response_chats``, Matrix:
             ``free_response_rooms``) and ``<P>_FREE_RESPONSE_CHANNELS`` variable.
+        mention_patterns: regular expressions (case-insensitive) a group message matching counts as
+            addressed to the bot, as a mention does (Hermes's wake words; ``<P>_MENTION_PATTERNS``).
         channel_prompts: chat id (or thread id) to text added to the system prompt of that chat's turns,
             for that turn only (never stored), as Hermes adds it; a thread's entry wins over its chat's.
         home_channel: the chat or channel a bare platform destination means (cron's ``--deliver telegram``);
@@ -95,6 +108,7 @@ class GatewaySection:
     require_mention: bool = attrs.field(default=True, validator=v.instance_of(bool))
     allowed_channels: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
     free_response_channels: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
+    mention_patterns: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=[str_tuple, _patterns])
     channel_prompts: dict[str, str] = attrs.field(
         factory=dict, converter=read_channel_prompts,
         validator=v.deep_mapping(key_validator=v.instance_of(str), value_validator=v.instance_of(str)),
@@ -128,6 +142,7 @@ def read_access_environment(section: Section, environ: Mapping[str, str]) -> Sec
     ``<P>_GROUP_ALLOWED_CHATS`` ``group_allowed_chats``; ``GATEWAY_ALLOWED_USERS`` adds to ``allow_from`` on every
     platform; ``<P>_ALLOW_ALL_USERS`` or ``GATEWAY_ALLOW_ALL_USERS`` (true, 1, yes) lets everyone in;
     ``<P>_REQUIRE_MENTION`` sets ``require_mention`` and ``<P>_HOME_CHANNEL`` (a chat id) ``home_channel``;
+    ``<P>_MENTION_PATTERNS`` (a JSON list, or comma- or line-separated) ``mention_patterns``;
     ``<P>_ALLOWED_CHANNELS`` and ``<P>_FREE_RESPONSE_CHANNELS`` (``CHATS`` on Telegram, ``ROOMS`` on Matrix)
     replace ``allowed_channels`` and ``free_response_channels``. Lists are comma-separated, as Hermes reads them.
     """
@@ -152,10 +167,24 @@ def read_access_environment(section: Section, environ: Mapping[str, str]) -> Sec
     mention = environ.get(f"{prefix}_REQUIRE_MENTION", "").strip().lower()
     if mention:
         changes["require_mention"] = mention in _TRUE
+    patterns = environ.get(f"{prefix}_MENTION_PATTERNS", "").strip()
+    if patterns:
+        changes["mention_patterns"] = tuple(_pattern_list(patterns))
     home = environ.get(f"{prefix}_HOME_CHANNEL", "").strip()
     if home.lstrip("-").isdigit():
         changes["home_channel"] = int(home)
     return attrs.evolve(section, **changes) if changes else section
+
+
+def _pattern_list(text: str) -> list[str]:
+    """``<P>_MENTION_PATTERNS`` as Hermes reads it: a JSON list, else one pattern a line or comma."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, list):
+        return [str(item) for item in value if str(item).strip()]
+    return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
 
 
 def split_ids(text: str) -> list[str]:

@@ -211,9 +211,11 @@ def _read_platform_sections(data: dict[str, Any], found: list[str]) -> None:
         if not isinstance(platforms, dict):
             continue
         ours = platforms.get(name)
-        if not isinstance(ours, dict) or not any(key in ours for key in (*_ID_LISTS, "home_channel", "channel_prompts")):
+        if not isinstance(ours, dict) or not any(key in ours for key in (*_ID_LISTS, "home_channel", "channel_prompts", "mention_patterns")):
             continue
         read = {key: _id_list(value) if key in _ID_LISTS else value for key, value in ours.items()}
+        if isinstance(read.get("mention_patterns"), str):  # Hermes takes one pattern as a bare string
+            read["mention_patterns"] = [read["mention_patterns"]]
         if isinstance(read.get("channel_prompts"), dict):  # YAML reads a chat id key (``-100123:``) as a number
             read["channel_prompts"] = {str(key): prompt for key, prompt in read["channel_prompts"].items()}
         if "home_channel" in read:

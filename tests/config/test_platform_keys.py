@@ -205,6 +205,14 @@ class TestPerChannelKeys:
         assert config.platforms.discord.free_response_channels == ("1234",)
         assert [w for w in warnings if "chats" in w or "rooms" in w or "channel" in w] == []
 
+    def test_mention_patterns(self, tmp_path: Path) -> None:
+        config, _ = _load(tmp_path, {"telegram": {"mention_patterns": "^hey bot"}, "platforms": {"slack": {"mention_patterns": ["a", "b+"]}}})
+        assert (config.platforms.telegram.mention_patterns, config.platforms.slack.mention_patterns) == (("^hey bot",), ("a", "b+"))
+        assert read_access_environment(SlackConfig(), {"SLACK_MENTION_PATTERNS": '["^x, y", "z"]'}).mention_patterns == ("^x, y", "z")
+        assert read_access_environment(SlackConfig(), {"SLACK_MENTION_PATTERNS": "x,y"}).mention_patterns == ("x", "y")
+        with pytest.raises(ConfigError, match=r"mention_patterns has '\(unclosed', not a regular expression"):
+            _load(tmp_path, {"platforms": {"matrix": {"mention_patterns": ["(unclosed"]}}})
+
     def test_a_prompt_that_is_not_text_is_an_error_naming_the_key(self, tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match=r"platforms\.slack\.channel_prompts"):
             _load(tmp_path, {"slack": {"channel_prompts": ["C1"]}})

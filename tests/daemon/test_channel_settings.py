@@ -155,7 +155,8 @@ class TestMatrix:
 
 
 class TestMattermost:
-    """``platforms.mattermost``'s ``free_response_channels`` and ``channel_prompts``."""
+    """``platforms.mattermost``'s ``free_response_channels``, ``channel_prompts`` and ``mention_patterns`` (one
+    bare string, as Hermes takes it): a message with the wake words is answered as a mention is."""
 
     def test_channels(self, home: Path, provider: ScriptedProviderProcess, mattermost: FakeMattermost) -> None:
         provider.reset()
@@ -164,16 +165,20 @@ class TestMattermost:
             "platforms": {"mattermost": {
                 "enabled": True, "url": mattermost.url, "websocket_url": mattermost.socket_url, "allow_from": [owner],
                 "retry_first_seconds": 0.05, "free_response_channels": [free], "channel_prompts": {free: PIRATE},
+                "mention_patterns": r"^hey,? hermes\b",
             }},
         }, {"MATTERMOST_TOKEN": MATTERMOST_TOKEN})
         try:
             wait_connected(home, "mattermost")
-            provider.push({"text": "Arr, aye."})
-            mattermost.push_post(other, owner, "chatter without a mention")
+            provider.push({"text": "Arr, aye."}, {"text": "Woken."})
+            mattermost.push_post(other, owner, "chatter without a mention, about hermes")
             mattermost.push_post(free, owner, "no mention needed here")
             assert mattermost.wait_for_texts(free, 1) == ["Arr, aye."]
-            assert mattermost.texts_to(other) == []
-            assert PIRATE in _system_prompts(provider)["no mention needed here"]
-            assert user_texts(provider) == ["no mention needed here"]
+            mattermost.push_post(other, owner, "Hey Hermes, what do you think?")
+            assert mattermost.wait_for_texts(other, 1) == ["Woken."]
+            prompts = _system_prompts(provider)
+            assert PIRATE in prompts["no mention needed here"] and PIRATE not in prompts["Hey Hermes, what do you think?"]
+            assert user_texts(provider) == ["no mention needed here", "Hey Hermes, what do you think?"]
+            assert bot_details(home, "mattermost")["ignored"] == 1
         finally:
             daemon.stop()

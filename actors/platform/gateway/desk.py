@@ -3,8 +3,8 @@
 One desk per adapter. For each :class:`~actors.platform.gateway.port.Incoming` message it decides, in
 order:
 
-- **Is it for us?** In a group, only a message that mentions the bot or replies to it (when
-  ``require_mention`` is on, outside the ``free_response_channels``), and none outside the
+- **Is it for us?** In a group, only a message that mentions the bot, replies to it or matches one of
+  the ``mention_patterns`` (when ``require_mention`` is on, outside the ``free_response_channels``), and none outside the
   ``allowed_channels`` when that list is set; no direct message when ``dm_policy`` is ``disabled``.
 - **Who is it?** A user of ``allow_from``, in a group also one of ``group_allow_from`` or anyone in a
   chat of ``group_allowed_chats`` (``*`` in a list: everyone), one paired by the owner, or anyone when
@@ -161,6 +161,7 @@ class GatewayDesk:
         self._group_chats = frozenset(settings.group_allowed_chats)
         self._channels = frozenset(settings.allowed_channels)
         self._free_channels = frozenset(settings.free_response_channels)
+        self._wake_words = tuple(re.compile(pattern, re.IGNORECASE) for pattern in settings.mention_patterns)
         self.dm_policy = settings.effective_dm_policy
         #: Hears voice notes; set by the daemon when ``stt`` names an endpoint (None: they reach the model as files).
         self.transcriber: Transcriber | None = None
@@ -239,12 +240,12 @@ class GatewayDesk:
 
     def _for_us(self, incoming: Incoming) -> bool:
         """Whether a group message is one to answer: in an allowed channel (when any is listed), and
-        addressed to the bot unless mentions are not required there."""
+        addressed to the bot (a mention, a reply, a wake word) unless mentions are not required there."""
         if self._channels and not _in_channel(self._channels, incoming.chat):
             return False
         if incoming.addressed or not self.settings.require_mention:
             return True
-        return _in_channel(self._free_channels, incoming.chat)
+        return _in_channel(self._free_channels, incoming.chat) or any(word.search(incoming.text) for word in self._wake_words)
 
     def channel_prompt(self, chat: ChatRef) -> str | None:
         """The system-prompt addition of ``chat``'s turns: its thread's entry of ``channel_prompts``, else its

@@ -143,6 +143,11 @@ class GatewaySettings(Protocol):
         ...
 
     @property
+    def mention_patterns(self) -> tuple[str, ...]:
+        """Regular expressions a group message matching counts as addressed to the bot."""
+        ...
+
+    @property
     def channel_prompts(self) -> Mapping[str, str]:
         """Chat or thread id to the text added to the system prompt of that chat's turns."""
         ...
