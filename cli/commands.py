@@ -307,7 +307,7 @@ def _export(client: ControlClient, args: argparse.Namespace, rid: str) -> int:
     if args.output:
         out = os.fdopen(os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8")
     try:
-        client.send(c.ExportSession(rid, args.session))
+        client.send(c.ExportSession(rid, args.session, _export_format(args)))
         while True:
             chunk: records.ExportChunk = client.reply_to(rid)
             out.write(chunk.data)
@@ -317,6 +317,17 @@ def _export(client: ControlClient, args: argparse.Namespace, rid: str) -> int:
         if out is not sys.stdout:
             out.close()
     return 0
+
+
+def _export_format(args: argparse.Namespace) -> str:
+    """``--format``, else the one the output file's suffix names (``.md``, ``.html``), else JSON lines."""
+    if args.format:
+        return str(args.format)
+    suffix = os.path.splitext(args.output or "")[1].lower()
+    return _SUFFIX_FORMATS.get(suffix, "jsonl")
+
+
+_SUFFIX_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
 
 
 def _print_matches(found: records.SearchReply) -> None:

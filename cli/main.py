@@ -22,6 +22,7 @@ from control.profiles import PROFILE_VARIABLE, Profile, canonical_name
 from config.errors import ConfigError
 from config.providers import KNOWN_PROVIDERS
 from config.sandbox import LIMIT_NAMES, SANDBOX_MODES
+from messages.session_records import EXPORT_FORMATS
 
 __all__ = ["build_parser", "main"]
 
@@ -180,9 +181,13 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--head", type=int, default=20)
     show.add_argument("--tail", type=int, default=10)
     _add_json(show)
-    export = verbs.add_parser("export", help="a session as JSON lines")
+    export = verbs.add_parser("export", help="a session as JSON lines, Markdown or a self-contained HTML page")
     export.add_argument("session", metavar="SESSION", help="session id or title")
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
+    export.add_argument(
+        "--format", choices=EXPORT_FORMATS,
+        help="jsonl, md or html (default: from the -o file's suffix, .md or .html, else jsonl)",
+    )
     delete = verbs.add_parser("delete", help="delete a session (stopping it first when live)")
     delete.add_argument("session", metavar="SESSION", help="session id or title")
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation (needed without a terminal)")
@@ -208,6 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
     from cli.extensions_command import add_extensions_parsers
 
     add_extensions_parsers(commands, _add_json)
+    from cli.import_hermes import add_import_parser
+
+    add_import_parser(commands, _add_json)
 
     demo = commands.add_parser("demo", help="a guided run against a built-in scripted model (no key, under 30 s)")
     demo.add_argument("--keep", action="store_true", help="keep the temporary home and print where it is")
@@ -321,6 +329,10 @@ def _run(argv: list[str] | None) -> int:
             from cli.extensions_command import run_extensions_command
 
             return run_extensions_command(args)
+        if args.command == "import-hermes":
+            from cli.import_hermes import run_import_hermes
+
+            return run_import_hermes(args)
         if args.command in ("chat", "attach"):
             from cli.attach import run_attach_command
 

@@ -16,6 +16,7 @@ from config.sandbox import SANDBOX_MODES, SandboxConfig, limit_overrides
 from config.discord import DiscordConfig
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
+from config.signal import SignalConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 from config.webhook import WebhookConfig
@@ -78,6 +79,7 @@ class PlatformsConfig:
     matrix: MatrixConfig = attrs.Factory(MatrixConfig)
     webhook: WebhookConfig = attrs.Factory(WebhookConfig)
     mattermost: MattermostConfig = attrs.Factory(MattermostConfig)
+    signal: SignalConfig = attrs.Factory(SignalConfig)
 
 
 def auth_disabled_refusal(api: ApiServerConfig, sandbox: SandboxConfig) -> str | None:

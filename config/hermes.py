@@ -33,6 +33,7 @@ from config.hermes_keys import HERMES_UNUSED
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
 from config.providers import KNOWN_PROVIDERS
+from config.signal import SignalConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 
@@ -87,7 +88,10 @@ _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
     "web.search_backend": {"": None, **dict.fromkeys(_UNBUILT_BACKENDS, _HERMES_SEARCH_BACKEND)},
 }
 # Hermes's messaging sections at the top level, and the section of ours that holds their settings.
-_PLATFORM_SECTIONS: dict[str, type[GatewaySection]] = {"telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig, "matrix": MatrixConfig, "mattermost": MattermostConfig}
+_PLATFORM_SECTIONS: dict[str, type[GatewaySection]] = {
+    "telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig, "matrix": MatrixConfig,
+    "mattermost": MattermostConfig, "signal": SignalConfig,
+}
 _ID_LISTS = ("allow_from", "group_allow_from", "group_allowed_chats", "allowed_channels", "free_response_channels")
 # Hermes's names for a local OpenAI-compatible server: ``custom`` here, LM Studio at its usual address.
 _LOCAL_PROVIDERS = {"ollama": None, "vllm": None, "llamacpp": None, "lmstudio": "http://127.0.0.1:1234/v1"}

@@ -16,12 +16,13 @@ __all__ = ["HERMES_UNUSED"]
 _OTHER_SPEECH = "only OpenAI-compatible speech-to-text services are built here (stt.openai, stt.groq)"
 _GATEWAY = (
     "a setting of Hermes's messaging gateway that is not built here; the bots are configured under "
-    "platforms.telegram, platforms.discord, platforms.slack, platforms.matrix and platforms.mattermost, "
-    "scheduled jobs with hermes-actors cron"
+    "platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost and "
+    "platforms.signal, scheduled jobs with hermes-actors cron"
 )
 _BOT = "a setting of Hermes's chat bots that is not built here (the bots' own settings are listed in docs/HERMES_COMPAT.md)"
 _BUILT_PLATFORMS_ONLY = (
-    "read for platforms.telegram, platforms.discord, platforms.slack, platforms.matrix and platforms.mattermost; "
+    "read for platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost and "
+    "platforms.signal; "
     "the other platforms are not built here"
 )
 _EXTENSIONS = "not built here: MCP servers (mcp_servers) and skills (skills.*) are the extension points"
@@ -38,10 +39,10 @@ _CHECKPOINT_PRUNING = (
 )
 
 # Hermes's messaging platforms other than those built here (api_server, telegram, discord, slack, matrix,
-# mattermost, webhook).
+# mattermost, signal, webhook).
 _OTHER_PLATFORMS = (
     "bluebubbles", "dingtalk", "email", "feishu", "google_chat", "homeassistant", "irc", "line",
-    "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "signal", "simplex",
+    "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "simplex",
     "sms", "teams", "wecom", "wecom_callback", "weixin", "whatsapp", "whatsapp_cloud", "yuanbao",
 )
 # Keys the gateway reads in every platform's block that the platforms built here do not implement.
@@ -130,7 +131,7 @@ HERMES_UNUSED: dict[str, str] = {
     "security": "secrets are always redacted here, and the jail (sandbox.*) is the guard",
     "session_reset": "a session lasts until it is closed or reset by its client here",
     "sessions": "automatic pruning of old sessions is " + _NOT_BUILT,
-    "signal": _GATEWAY,
+    "signal": _BOT,
     "slack": _BOT,
     "smart_model_routing": "model routing is " + _NOT_BUILT,
     "telegram": _BOT,

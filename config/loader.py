@@ -52,7 +52,7 @@ from config.timezone import check_zone
 from config.tools import MemoryConfig, ToolsConfig
 from messages.untrusted import MAX_JSON_DEPTH, NUMBER_TOO_LONG, JsonLimitExceeded, is_number_too_long, repair_json
 
-__all__ = ["Config", "ConfigError", "config_warnings", "home_dir", "load_config", "load_env_file"]
+__all__ = ["Config", "ConfigError", "config_warnings", "home_dir", "known_sections", "load_config", "load_env_file", "parse_config_text"]
 
 log = logging.getLogger("hermes_actors.config")
 
@@ -155,7 +155,7 @@ def _read_known(path: Path, found: list[str]) -> dict[str, Any] | None:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
-    data = _parse_yaml(text, path)
+    data = parse_config_text(text, path)
     if data is None:
         return None
     if not isinstance(data, dict):
@@ -163,14 +163,28 @@ def _read_known(path: Path, found: list[str]) -> dict[str, Any] | None:
     try:
         # ${NAME} comes from the environment over HERMES_ACTORS_HOME/.env, as the daemon reads its keys.
         data = expand_env_references(data, {**load_env_file(path.parent), **os.environ}, found)
-        ours = apply_hermes_forms(apply_deprecated_keys(data, found), found)
-        return _drop_unknown(Config, ours, "", found)
+        return known_sections(data, found)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-def _parse_yaml(text: str, path: Path) -> Any:
-    """The document, its strings repaired; every way a hostile file can fail is a ConfigError."""
+def known_sections(data: dict[str, Any], found: list[str]) -> dict[str, Any]:
+    """A parsed ``config.yaml`` as the sections of ours: deprecated keys and Hermes's spellings read at our
+    place, and every key we do not read dropped, each noted in ``found`` (as :func:`load_config` notes them).
+
+    ``${NAME}`` references are left as they are: ``import-hermes`` writes the result as a file.
+
+    Raises:
+        ConfigError: a section that is not a mapping.
+    """
+    ours = apply_hermes_forms(apply_deprecated_keys(data, found), found)
+    cleaned: dict[str, Any] = _drop_unknown(Config, ours, "", found)
+    return cleaned
+
+
+def parse_config_text(text: str, path: Path) -> Any:
+    """The YAML document ``text`` (read from ``path``, named in errors), its strings repaired; every way a
+    hostile file can fail is a ConfigError."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

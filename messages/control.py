@@ -329,10 +329,12 @@ class ShowSession:
 
 @attrs.frozen
 class ExportSession:
-    """A stored session as JSON lines, sent in :class:`ExportChunk` s."""
+    """A stored session as JSON lines (``jsonl``), Markdown (``md``) or a self-contained HTML page
+    (``html``), sent in :class:`ExportChunk` s."""
 
     request_id: str
     session_id: str
+    format: str = "jsonl"
 
 
 @attrs.frozen

@@ -9,7 +9,10 @@ from typing import Any
 
 import attrs
 
-__all__ = ["ExportChunk", "SearchHitSummary", "SearchMatch", "SearchReply", "SessionListReply", "SessionShowReply", "SessionSummary"]
+EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "md", "html")
+"""The formats of ``ExportSession``: JSON lines, Markdown, a self-contained HTML page."""
+
+__all__ = ["EXPORT_FORMATS", "ExportChunk", "SearchHitSummary", "SearchMatch", "SearchReply", "SessionListReply", "SessionShowReply", "SessionSummary"]
 
 
 @attrs.frozen

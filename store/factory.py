@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 from config.store import StoreConfig
 from store.sql.store import SqlSessionStore
 
-__all__ = ["lease_directory", "make_store"]
+__all__ = ["lease_directory", "make_store", "open_store"]
 
 
 def make_store(config: StoreConfig, home: Path, holder: str | None = None) -> SqlSessionStore:
@@ -32,3 +33,13 @@ def make_store(config: StoreConfig, home: Path, holder: str | None = None) -> Sq
 def lease_directory(home: Path) -> Path:
     """Where the processes of one daemon on SQLite keep their session leases."""
     return home / "run" / "leases"
+
+
+def open_store(config: StoreConfig, home: Path) -> AbstractAsyncContextManager[SqlSessionStore]:
+    """The store ``config.yaml`` chooses, open for the duration of an ``async with`` block, for a command
+    that works while no daemon runs (``import-hermes``); on exit queued writes commit, then it closes.
+
+    Raises:
+        StoreError: the database is unusable or cannot be reached.
+    """
+    return make_store(config, home)._running()

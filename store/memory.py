@@ -152,6 +152,9 @@ class InMemorySessionStore:
     ) -> None:
         """See ``SessionStore.create_session``."""
         await trio.lowlevel.checkpoint()
+        self._create(meta, messages, state, time.time())
+
+    def _create(self, meta: SessionMeta, messages: list[dict[str, Any]] | None, state: dict[str, Any] | None, now: float) -> None:
         if not isinstance(meta, SessionMeta):
             raise InvalidRecordError(f"create_session takes a SessionMeta, got {type(meta).__name__}")
         encoded = [encode_message(m) for m in messages or ()]
@@ -161,21 +164,23 @@ class InMemorySessionStore:
         self._title_free(meta.title, meta.id)
         self._rows[meta.id] = row = _Row(meta=meta, last_active=meta.started_at)
         if encoded:
-            self._insert(row, encoded, time.time())
+            self._insert(row, encoded, now)
         if blob is not None:
             self._states[meta.id] = blob
 
     async def record_session(
         self, meta: SessionMeta, *, messages: list[dict[str, Any]], state: dict[str, Any] | None, reason: str,
-        tokens_in: int = 0, tokens_out: int = 0, cost: float = 0.0,
+        tokens_in: int = 0, tokens_out: int = 0, cost: float = 0.0, ended_at: float | None = None,
     ) -> None:
         """See ``SessionStore.record_session``."""
         reason = check_reason(reason)
         cost = check_usage(tokens_in, tokens_out, 0, cost)
-        await self.create_session(meta, messages=messages, state=state)
+        now = time.time() if ended_at is None else float(ended_at)
+        await trio.lowlevel.checkpoint()
+        self._create(meta, messages, state, now)
         row = self._rows[meta.id]
         row.tokens_in, row.tokens_out, row.cost = tokens_in, tokens_out, cost
-        row.ended_at, row.end_reason = time.time(), reason
+        row.ended_at, row.end_reason, row.last_active = now, reason, now
 
     async def append(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """See ``SessionStore.append``."""

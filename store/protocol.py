@@ -108,11 +108,12 @@ class SessionStore(SessionSearchReader, Protocol):
 
     async def record_session(
         self, meta: SessionMeta, *, messages: list[dict[str, Any]], state: dict[str, Any] | None, reason: str,
-        tokens_in: int = 0, tokens_out: int = 0, cost: float = 0.0,
+        tokens_in: int = 0, tokens_out: int = 0, cost: float = 0.0, ended_at: float | None = None,
     ) -> None:
         """Store a session that has already ended, all in one commit: as ``create_session``, then
         ``update_counters`` with the usage, then ``end_session`` with ``reason`` (an ephemeral API
-        session, kept in memory while it ran).
+        session, kept in memory while it ran). ``ended_at`` is when it ended (default: now): its messages and
+        its last activity are stamped with it too (a session brought over from Hermes keeps its time).
 
         Raises:
             SessionExistsError: the id is taken. InvalidRecordError: as ``create_session`` (nothing is stored).

@@ -67,6 +67,7 @@ def _core() -> Mapping[str, Toolset]:
         Toolset("hermes-slack", "Chats with the Slack app.", includes=("hermes-core", "clarify", "cronjob")),
         Toolset("hermes-matrix", "Chats with the Matrix bot.", includes=("hermes-core", "clarify", "cronjob")),
         Toolset("hermes-mattermost", "Chats with the Mattermost bot.", includes=("hermes-core", "clarify", "cronjob")),
+        Toolset("hermes-signal", "Chats with the Signal bot.", includes=("hermes-core", "clarify", "cronjob")),
     ]
     return MappingProxyType({toolset.name: toolset for toolset in sets})
 

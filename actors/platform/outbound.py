@@ -6,7 +6,7 @@ as the reply to a user's message, goes through :class:`OutboundRegistry`: a cron
 ``send_message`` tool, a background process's notification. A destination is written
 ``PLATFORM:CHAT`` or ``PLATFORM:CHAT:THREAD`` (``telegram:-1001234``, ``discord:998877:1122``,
 ``slack:C0123ABCD``, ``slack:#general``, ``slack:C0123ABCD:1712345678.000100``, ``matrix:!room:example.org``,
-``matrix:#alias:example.org``), or ``PLATFORM`` alone for that platform's configured home channel.
+``matrix:#alias:example.org``, ``signal:+15551234567``, ``signal:group:GROUP_ID``), or ``PLATFORM`` alone for that platform's configured home channel.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ __all__ = [
 
 
 #: The messaging platforms a destination may name.
-PLATFORMS = ("telegram", "discord", "slack", "matrix", "mattermost")
+PLATFORMS = ("telegram", "discord", "slack", "matrix", "mattermost", "signal")
 #: How a chat and a thread are written on platforms whose ids are not numbers: Slack's channel ids
 #: (``C0123ABCD``) or names (``#general``), and its threads' timestamps (``1712345678.000100``).
 _CHAT_FORMS = {"slack": (re.compile(r"[CGD][A-Z0-9]{8,}|#[a-z0-9][a-z0-9._-]{0,79}"), re.compile(r"\d{1,12}\.\d{1,9}")),
@@ -39,6 +39,9 @@ _NUMBER = re.compile(r"-?\d+")
 #: A Matrix room is written with its server, whose colon is not a separator here: ``matrix:!room:server``
 #: or ``matrix:#alias:server`` (a port after the server too), and then perhaps ``:$event`` for a thread.
 _MATRIX = re.compile(r"(?P<chat>[!#][^:\s]+:[A-Za-z0-9.-]+(?::\d{1,5})?)(?::(?P<thread>\$[A-Za-z0-9_+/=.-]+))?")
+#: A Signal chat: a number, an account's uuid, or a group by its base64 id (``group:ID`` as Hermes writes it,
+#: whose colon is not a separator here, or ``group.ID``); Signal has no threads.
+_SIGNAL = re.compile(r"\+[1-9]\d{6,14}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|group[:.][A-Za-z0-9+/=_-]{8,128}")
 
 
 class UnknownDestination(ValueError):
@@ -73,6 +76,11 @@ class Destination:
             if room is None:
                 raise UnknownDestination(f"a matrix room is !id:server or #alias:server (then :$event for a thread), got {text!r}")
             return cls("matrix", room["chat"], room["thread"])
+        if parts[0].lower() == "signal" and len(parts) > 1:
+            chat = text.strip().partition(":")[2]
+            if _SIGNAL.fullmatch(chat) is None:
+                raise UnknownDestination(f"a signal chat is +NUMBER, an account's uuid or group:GROUP_ID, got {text!r}")
+            return cls("signal", chat)
         if not parts[0] or len(parts) > 3 or any(not part for part in parts[1:]):
             raise UnknownDestination(f"a destination is PLATFORM[:CHAT[:THREAD]], got {text!r}")
         platform = parts[0].lower()

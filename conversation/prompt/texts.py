@@ -61,6 +61,12 @@ PLATFORM_HINTS: Mapping[str, str] = MappingProxyType({
         "Mattermost renders Markdown itself: bold, italic, strikethrough, inline code, code blocks, quotes, links, "
         "headings and tables work; there are no spoilers. To send a file, put MEDIA:/absolute/path on a line of its own."
     ),
+    "signal": (
+        "You are talking with users in Signal, a private messenger, in a direct chat or a group. Signal shows no "
+        "Markdown, but bold, italic, strikethrough and code are turned into its own text styles; headings become "
+        "bold lines, links are shown with their address, and tables are not drawn, so prefer bullet lists or "
+        "'key: value' lines. Keep replies short, as on a phone. To send a file, put MEDIA:/absolute/path on a line of its own."
+    ),
     "subagent": (
         "You are a subagent working for another agent, not for a person. Nobody can answer questions, so decide "
         "for yourself. Your final reply is returned to the parent agent as your result."

@@ -147,7 +147,7 @@ class SqlSessionStore:
 
     async def record_session(
         self, meta: SessionMeta, *, messages: list[dict[str, Any]], state: dict[str, Any] | None, reason: str,
-        tokens_in: int = 0, tokens_out: int = 0, cost: float = 0.0,
+        tokens_in: int = 0, tokens_out: int = 0, cost: float = 0.0, ended_at: float | None = None,
     ) -> None:
         """See ``SessionStore.record_session``."""
         if not isinstance(meta, SessionMeta):
@@ -157,7 +157,7 @@ class SqlSessionStore:
         blob = None if state is None else encode_state(state, self._shared_stored)
         await self._submit(partial(
             writes.record_session, meta=meta, messages=encoded, state=blob, reason=check_reason(reason),
-            tokens_in=tokens_in, tokens_out=tokens_out, cost=cost, now=time.time(),
+            tokens_in=tokens_in, tokens_out=tokens_out, cost=cost, now=time.time() if ended_at is None else float(ended_at),
         ))
         self._stored_shared(blob)
 

@@ -15,6 +15,7 @@ from config.gateway import read_access_environment
 from config.loader import Config, ConfigError, load_config
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
+from config.signal import SignalConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 
@@ -226,3 +227,24 @@ class TestPerChannelKeys:
         assert read_access_environment(SlackConfig(), environ).allowed_channels == ("C1",)
         assert read_access_environment(DiscordConfig(), environ).free_response_channels == ("*",)
         assert read_access_environment(MattermostConfig(), environ).allowed_channels == ("m1", "m2")
+
+
+class TestSignalKeys:
+    """Signal's section reads Hermes's top-level ``signal:`` keys, with Hermes's defaults (mention off, its daemon's address)."""
+
+    def test_hermes_top_level_and_defaults(self, tmp_path: Path) -> None:
+        config, warnings = _load(tmp_path, {
+            "signal": {"require_mention": True, "free_response_channels": "x", "reply_prefix": "bot: "},
+            "platforms": {"signal": {"home_channel": {"platform": "signal", "chat_id": "+15551234567"}, "allow_from": "+1555, +1666"}},
+        })
+        section = config.platforms.signal
+        assert (section.require_mention, section.home_channel, section.allow_from) == (True, "+15551234567", ("+1555", "+1666"))
+        assert any(w.startswith("Hermes setting signal") for w in warnings), "what is not read is reported"
+        assert (SignalConfig().require_mention, SignalConfig().http_url) == (False, "http://127.0.0.1:8080")  # as Hermes's adapter
+
+    def test_numbers_written_without_quotes(self, tmp_path: Path) -> None:
+        """YAML reads ``+15551234567`` as a number, its ``+`` lost: it is read back as the Signal number."""
+        (tmp_path / "config.yaml").write_text("platforms:\n  signal:\n    allow_from: [+15551234567, b0b0-uuid]\n")
+        section = load_config(tmp_path, log_warnings=False).platforms.signal
+        assert section.allow_from == ("+15551234567", "b0b0-uuid")
+

@@ -12,6 +12,7 @@ from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess
 from tests.platform.discord_fake import FakeDiscord, fake_discord
 from tests.platform.matrix_fake import FakeMatrix, fake_matrix
 from tests.platform.mattermost_fake import FakeMattermost, fake_mattermost
+from tests.platform.signal_fake import FakeSignal, fake_signal
 from tests.platform.slack_fake import FakeSlack, fake_slack
 from tests.platform.telegram_fake import FakeTelegram, fake_telegram
 
@@ -86,4 +87,11 @@ def matrix() -> Iterator[FakeMatrix]:
 def mattermost() -> Iterator[FakeMattermost]:
     """The fake Mattermost (REST and WebSocket), running on loopback."""
     with fake_mattermost() as fake:
+        yield fake
+
+
+@pytest.fixture
+def signal() -> Iterator[FakeSignal]:
+    """The fake signal-cli daemon (its HTTP endpoint), running on loopback."""
+    with fake_signal() as fake:
         yield fake

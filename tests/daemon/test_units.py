@@ -56,6 +56,14 @@ def _logger(stream: io.StringIO | SafeStream) -> logging.Logger:
 class TestLogging:
     """Log lines are single, redacted, and never crash on a vanished stream."""
 
+    def test_phone_numbers_masked(self) -> None:
+        """A Signal or WhatsApp user's number is logged as Hermes logs it: its start and last four digits."""
+        out = io.StringIO()
+        _logger(out).warning("refused a message from user %s in chat %s (issue #12345678, +x)", "+15551234567", "+4930123456")
+        line = out.getvalue()
+        assert "+15551234567" not in line and "+4930123456" not in line
+        assert "+155****4567" in line and "+493****3456" in line and "#12345678" in line
+
     def test_secrets_redacted_in_message_and_exception(self) -> None:
         """A key in the arguments or in an exception's text never reaches the stream."""
         out = io.StringIO()

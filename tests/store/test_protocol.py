@@ -201,6 +201,16 @@ class TestRecordEnded:
         assert (info.source, info.tokens_in, info.tokens_out, info.cost, info.tool_call_count) == ("api", 40, 4, 0.25, 1)
         assert info.end_reason == "api completion done" and info.ended_at is not None
 
+    async def test_its_own_end_time(self, any_store: Any) -> None:
+        """A session brought over from elsewhere keeps when it ended: its end, last activity and messages."""
+        await any_store.record_session(
+            SessionMeta(id="s1", started_at=1_000.0), messages=SHAPES[:1], state=None, reason="user_exit", ended_at=1_600.0,
+        )
+        info = await any_store.get_session("s1")
+        assert (info.started_at, info.ended_at, info.last_active) == (1_000.0, 1_600.0, 1_600.0)
+        excerpt = await any_store.read_session("s1")
+        assert [message.created_at for message in excerpt.head] == [1_600.0]
+
     async def test_nothing_when_refused(self, any_store: Any) -> None:
         with pytest.raises(InvalidRecordError):
             await any_store.record_session(SessionMeta(id="s1"), messages=[{"content": "no role"}], state=None, reason="x")

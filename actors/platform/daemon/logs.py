@@ -4,18 +4,19 @@ A daemon under systemd or started in the background can lose its stdout or
 stderr (a closed pipe, a closed terminal); a write then raises ``OSError`` or
 ``ValueError`` and must never take the daemon down (docs/DECISIONS.md#d-safe-log-output).
 Every record passes :func:`tools.redact.redact_secrets`, message and exception
-text alike, so no key reaches a log.
+text alike, so no key reaches a log; phone numbers (the user ids of Signal and WhatsApp) are masked.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from typing import IO, Any
 
 from tools.redact import redact_secrets
 
-__all__ = ["OneLineFormatter", "RedactingFilter", "SafeStream", "configure_logging", "install_safe_stdio"]
+__all__ = ["OneLineFormatter", "RedactingFilter", "SafeStream", "configure_logging", "install_safe_stdio", "mask_phone_numbers"]
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -44,6 +45,22 @@ class SafeStream:
         return getattr(self._inner, name)
 
 
+#: A phone number in international form (Signal and WhatsApp user ids are these).
+_PHONE = re.compile(r"(?<![\w+])\+[1-9]\d{6,14}\b")
+
+
+def mask_phone_numbers(text: str) -> str:
+    """``text`` with each phone number shown by its country code's start and last four digits only
+    (``+1555****4567``), as Hermes logs them: enough to tell users apart, not to call them."""
+    if "+" not in text:
+        return text
+    return _PHONE.sub(lambda m: m.group()[:4] + "****" + m.group()[-4:], text)
+
+
+def _redacted(text: str) -> str:
+    return mask_phone_numbers(redact_secrets(text))
+
+
 class RedactingFilter(logging.Filter):
     """Replaces a record's message (arguments merged in) by its redacted text."""
 
@@ -53,7 +70,7 @@ class RedactingFilter(logging.Filter):
             message = record.getMessage()
         except (TypeError, ValueError):
             message = f"{record.msg!r} {record.args!r}"
-        record.msg = redact_secrets(message)
+        record.msg = _redacted(message)
         record.args = None
         return True
 
@@ -73,7 +90,7 @@ class OneLineFormatter(logging.Formatter):
             record.exc_info = exc_info
         if exc_info and exc_info[1] is not None:
             line += f" [{type(exc_info[1]).__name__}: {exc_info[1]}]"
-        return redact_secrets(line).replace("\r", "\\r").replace("\n", "\\n")
+        return _redacted(line).replace("\r", "\\r").replace("\n", "\\n")
 
 
 def install_safe_stdio() -> None:

@@ -73,6 +73,7 @@ from control.profiles import hidden_root
 from actors.platform.discord import DiscordBot
 from actors.platform.matrix import MatrixBot
 from actors.platform.mattermost import MattermostBot
+from actors.platform.signal import SignalBot
 from actors.platform.slack import SlackBot, SlackTokens
 from actors.platform.telegram import TelegramBot
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
@@ -89,6 +90,12 @@ from config.mattermost import HOME_VARIABLE as MATTERMOST_HOME
 from config.mattermost import TOKEN_VARIABLE as MATTERMOST_TOKEN
 from config.mattermost import URL_VARIABLE as MATTERMOST_URL
 from config.mattermost import MattermostConfig
+from config.signal import ACCOUNT_VARIABLE as SIGNAL_ACCOUNT
+from config.signal import GROUPS_VARIABLE as SIGNAL_GROUPS
+from config.signal import HOME_VARIABLE as SIGNAL_HOME
+from config.signal import REACTIONS_VARIABLE as SIGNAL_REACTIONS
+from config.signal import URL_VARIABLE as SIGNAL_URL
+from config.signal import SignalConfig
 from config.slack import APP_TOKEN_VARIABLE as SLACK_APP_TOKEN
 from config.slack import HOME_VARIABLE as SLACK_HOME
 from config.slack import TOKEN_VARIABLE as SLACK_TOKEN
@@ -191,7 +198,7 @@ async def open_daemon_tree(
             return
         scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
         await _start_cron(system, store, sessions, outbound, scripts)
-        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost)):
+        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost, config.platforms.signal)):
             register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
         await system.root.start_child(ChildSpec(PAIRING, lambda: PairingActor(state / "pairing.json")))
@@ -381,7 +388,7 @@ async def _start_platforms(
     outbound: OutboundRegistry, state: Path,
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
-    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix`` and ``platform/mattermost`` connecting in the
+    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost`` and ``platform/signal`` connecting in the
     background (never waited for)."""
     children = []
     if config.platforms.api_server.enabled:
@@ -409,6 +416,9 @@ async def _start_platforms(
     mattermost = _mattermost_factory(config.platforms.mattermost, environ, sessions, outbound, state, pairing)
     if mattermost is not None:
         children.append(ChildSpec("mattermost", mattermost))
+    signal = _signal_factory(config.platforms.signal, environ, sessions, outbound, state, pairing)
+    if signal is not None:
+        children.append(ChildSpec("signal", signal))
     bots_started = [spec for spec in children if spec.name != "api"]
     if bots_started:
         endpoint, said = speech_endpoint(config.stt, environ)
@@ -517,3 +527,33 @@ def _api_factory(sessions: SessionService, config: Config, environ: Mapping[str,
         )
 
     return api
+
+
+def _signal_factory(
+    section: SignalConfig, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+) -> Callable[[], SignalBot] | None:
+    """The Signal bot's factory when it is enabled with its account (``SIGNAL_HTTP_URL``, ``SIGNAL_ACCOUNT``,
+    ``SIGNAL_HOME_CHANNEL`` and ``SIGNAL_REACTIONS`` each win over its key, as Hermes reads them); None
+    otherwise. ``SIGNAL_GROUP_ALLOWED_USERS`` holds groups in Hermes (their ids, or ``*``): it is read as
+    ``group_allowed_chats``."""
+    if not section.enabled:
+        return None
+    changes: dict[str, Any] = {key: environ[variable].strip() for key, variable in (
+        ("http_url", SIGNAL_URL), ("account", SIGNAL_ACCOUNT), ("home_channel", SIGNAL_HOME)) if environ.get(variable, "").strip()}
+    reactions = environ.get(SIGNAL_REACTIONS, "").strip().lower()
+    if reactions:
+        changes["reactions"] = reactions not in ("false", "0", "no", "off")
+    groups = environ.get(SIGNAL_GROUPS, "").strip()
+    if groups:
+        changes["group_allowed_chats"] = tuple(part.strip() for part in groups.split(",") if part.strip())
+    section = read_access_environment(attrs.evolve(section, **changes), {k: v for k, v in environ.items() if k != SIGNAL_GROUPS})
+    # A group's chat is ``group:ID`` here; Hermes lists the bare ids.
+    chats: dict[str, Any] = {"group_allowed_chats": tuple(
+        chat if chat == "*" or chat.startswith("group:") else f"group:{chat}" for chat in section.group_allowed_chats)}
+    section = attrs.evolve(section, **chats)
+    if not section.account:
+        log.error("platforms.signal is enabled but its account is not set (SIGNAL_ACCOUNT, or platforms.signal.account)")
+        return None
+    return functools.partial(SignalBot, section, sessions, outbound, state, pairing)
+

@@ -34,7 +34,7 @@ from actors.platform.gateway.desk import session_id_for
 from actors.platform.gateway.pacing import EditPacer
 from actors.platform.gateway.recent import Recent
 from actors.platform.gateway.port import ButtonPress, ChatRef, Choice, Incoming, RemoteFile, SentMessage
-from actors.platform.gateway.replies import Question, chosen
+from actors.platform.gateway.replies import Question, ask, chosen, forget_edited
 from actors.platform.mattermost.client import MattermostClient, MattermostError
 from actors.platform.mattermost.events import read_posted
 from actors.platform.mattermost.socket import EventSocket, SocketLost, websocket_url
@@ -222,27 +222,14 @@ class MattermostBot(PlatformAdapter):
 
     async def send_choices(self, chat: ChatRef, text: str, choices: list[Choice]) -> SentMessage:
         """See :meth:`ChatPort.send_choices`: the choices numbered, answered by a reply in the thread."""
-        question = Question("", tuple(choices))
-        lines = [f"{n}. {choice.label}" for n, choice in enumerate(choices, 1)]
-        how = ("Reply **approve**, **approve session**, **approve always** or **deny** (or the number) in this thread."
-               if question.approval else "Reply with the number or the words of your choice in this thread.")
-        # Remembered before it is posted: the question's echo, and a quick reply, may come before the answer.
-        self._questions.remember(chat, question)
-        try:
-            sent = await self._post(chat, {"message": "\n".join([text, "", *lines, "", how])[:MATTERMOST_LIMIT]})
-        except DeliveryFailed:
-            self._questions.pop(chat, None)
-            raise
-        if self._questions.get(chat) is question:
-            self._questions.remember(chat, attrs.evolve(question, message_id=sent.message_id))
-        return sent
+        how = ("Reply **approve**, **approve session**, **approve always** or **deny** (or the number) in this thread.",
+               "Reply with the number or the words of your choice in this thread.")
+        return await ask(self._questions, chat, text, choices, lambda body: self._post(chat, {"message": body[:MATTERMOST_LIMIT]}), how=how)
 
     async def edit_text(self, message: SentMessage, text: str) -> None:
         """See :meth:`ChatPort.edit_text`: ``PUT /posts/{id}/patch``, paced per post; a question edited
         (answered elsewhere) takes no more answers."""
-        question = self._questions.get(message.chat)
-        if question is not None and question.message_id == message.message_id:
-            del self._questions[message.chat]
+        forget_edited(self._questions, message)
         body = {"message": text[:MATTERMOST_LIMIT]}
 
         async def patch() -> None:

@@ -8,10 +8,14 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+import trio
+
 from actors.platform.daemon.control.summaries import match_summary, session_summary
 from control.errors import RequestFailed
+from conversation.transcript_export import render_export
 from messages import control as c
 from messages import session_records as records
+from messages.session_records import EXPORT_FORMATS
 from store.errors import (
     InvalidQueryError,
     SessionNotFoundError,
@@ -94,10 +98,15 @@ async def show_session(service: ControlService, request: c.ShowSession) -> recor
 
 
 async def export_session(service: ControlService, request: c.ExportSession) -> AsyncIterator[records.ExportChunk]:
-    """A stored session as JSON lines, in chunks."""
+    """A stored session in the format asked for (JSON lines, Markdown, HTML), in chunks."""
+    if request.format not in EXPORT_FORMATS:
+        raise RequestFailed("invalid", f"unknown export format {request.format!r}; known: {', '.join(EXPORT_FORMATS)}")
     session_id = await service.session_id_for(request.session_id)
     with store_errors():
         text = await service.require_store().export_jsonl(session_id)
+    if request.format != "jsonl":
+        # A long session's page is built in a worker thread: the control actor keeps serving meanwhile.
+        text = await trio.to_thread.run_sync(render_export, text, request.format)
     chunks = [text[i : i + EXPORT_CHUNK_CHARS] for i in range(0, len(text), EXPORT_CHUNK_CHARS)] or [""]
     for index, chunk in enumerate(chunks):
         yield records.ExportChunk(request.request_id, chunk, index == len(chunks) - 1)
