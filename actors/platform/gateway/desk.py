@@ -215,19 +215,20 @@ class GatewayDesk:
 
     # -- incoming -----------------------------------------------------------------------------------
 
-    async def take(self, incoming: Incoming) -> None:
-        """Decide what to do with a message (see the module's docstring); slow work is spawned."""
+    async def take(self, incoming: Incoming) -> bool:
+        """Decide what to do with a message (see the module's docstring); slow work is spawned. True when it
+        goes to the chat's session (not ignored, refused or a command): one to mark as being worked on."""
         self.received += 1
         if incoming.private and self.dm_policy == "disabled":
             self.ignored += 1
-            return
+            return False
         if not incoming.private and not self._for_us(incoming):
             self.ignored += 1
-            return
+            return False
         if not await self._authorised(incoming.chat, incoming.user_id, private=incoming.private):
             self.refused += 1
             self.spawn(self._turn_away, incoming)
-            return
+            return False
         chat = self._chat(incoming)
         if chat.key not in self.owners:
             self._own(chat, incoming.user_id)
@@ -235,8 +236,9 @@ class GatewayDesk:
         if command is not None and command.group(1).lower() in _COMMANDS:
             self.commands += 1
             self.spawn(self._command, chat, incoming, command.group(1).lower(), (command.group(2) or "").strip(), chat=chat)
-            return
+            return False
         self.spawn(self._converse, chat, incoming, chat=chat)
+        return True
 
     def _for_us(self, incoming: Incoming) -> bool:
         """Whether a group message is one to answer: in an allowed channel (when any is listed), and
