@@ -223,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_skills(commands: Any) -> None:
-    """``skills list|view|create|delete`` (run locally by :mod:`cli.skills_cli`)."""
+    """``skills list|view|create|delete|log`` (run locally by :mod:`cli.skills_cli`) and ``skills curate``
+    (the daemon's curator, :mod:`cli.curate_command`)."""
     skills = commands.add_parser("skills", help="the skills the agent can load: list, view, create, delete")
     verbs = skills.add_subparsers(dest="verb", metavar="VERB", required=True)
     listing = verbs.add_parser("list", help="every skill: name, category, source, description")
@@ -240,9 +241,13 @@ def _add_skills(commands: Any) -> None:
     delete = verbs.add_parser("delete", help="delete a user skill")
     delete.add_argument("name")
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    log = verbs.add_parser("log", help="what the background review changed in the skills, and why")
+    log = verbs.add_parser("log", help="what the background review and the curator changed in the skills, and why")
     log.add_argument("--limit", type=int, default=20, help="the newest this many changes (default 20)")
-    for parser in (listing, view, create, delete, log):
+    curate = verbs.add_parser("curate", help="run the daemon's skills curator now: archive the long unused, merge duplicates")
+    curate.add_argument("--dry-run", action="store_true", help="change nothing; print what would change")
+    curate.add_argument("--consolidate", action="store_true",
+                        help="also run the model's merging pass (default: as curator.consolidate says)")
+    for parser in (listing, view, create, delete, log, curate):
         _add_json(parser)
 
 
@@ -297,6 +302,10 @@ def _run(argv: list[str] | None) -> int:
             from cli.config_check import run_config_check
 
             return run_config_check(args)
+        if args.command == "skills" and args.verb == "curate":
+            from cli.curate_command import run_curate_command
+
+            return run_curate_command(args)
         if args.command == "skills":
             from cli.skills_cli import run_skills_command
 

@@ -12,6 +12,7 @@ import datetime as dt
 from typing import Any
 
 from messages.session_records import SessionSummary
+from messages.tree_json import budget_of, node_json, snapshot_json
 
 __all__ = ["format_inspect", "format_ps", "format_sessions", "format_tree", "node_json", "ps_rows", "snapshot_json", "walk"]
 
@@ -20,42 +21,6 @@ Wire = dict[str, Any]
 
 #: The text tree shows this much of an actor's activity (the JSON form has all of it).
 _ACTIVITY_CHARS = 72
-
-
-def snapshot_json(snapshot: Wire, now: float) -> dict[str, Any]:
-    """One actor (a wire ``ActorSnapshot``) as the ``--json`` schema shows it."""
-    error = snapshot.get("last_error")
-    return {
-        "path": snapshot["path"],
-        "name": snapshot["path"].rsplit("/", 1)[-1],
-        "kind": snapshot["kind"],
-        "state": snapshot["state"],
-        "activity": snapshot["activity"],
-        "mailbox_used": snapshot["mailbox_used"],
-        "mailbox_capacity": snapshot["mailbox_capacity"],
-        "restarts": snapshot["restarts"],
-        "age_seconds": round(max(0.0, now - snapshot["started_at"]), 3),
-        "budget": _budget(snapshot.get("details") or {}),
-        "cancel_reason": snapshot.get("cancel_reason"),
-        "last_error": (
-            {
-                "type": error["type"],
-                "message": error["message"],
-                "traceback": error["traceback"],
-                "age_seconds": round(max(0.0, now - error["at"]), 3),
-            }
-            if error
-            else None
-        ),
-        "details": snapshot.get("details") or {},
-    }
-
-
-def node_json(node: Wire, now: float) -> dict[str, Any]:
-    """A subtree (a wire ``TreeNode``) as the ``tree --json`` schema shows it."""
-    out = snapshot_json(node["snapshot"], now)
-    out["children"] = [node_json(child, now) for child in node["children"]]
-    return out
 
 
 def walk(node: Wire) -> list[Wire]:
@@ -67,17 +32,6 @@ def walk(node: Wire) -> list[Wire]:
         out.append(current["snapshot"])
         stack.extend(reversed(current["children"]))
     return out
-
-
-def _budget(details: dict[str, Any]) -> dict[str, Any] | None:
-    """The iteration budget an actor reports (a turn's ``iterations: "used/total"``), if any."""
-    budget = details.get("budget")
-    if isinstance(budget, dict) and "used" in budget and "total" in budget:
-        return {"used": budget["used"], "total": budget["total"]}
-    used, sep, total = str(details.get("iterations", "")).partition("/")
-    if sep and used.isdigit() and total.isdigit():
-        return {"used": int(used), "total": int(total)}
-    return None
 
 
 def _age(seconds: float) -> str:
@@ -92,7 +46,7 @@ def _age(seconds: float) -> str:
 def _line(snapshot: Wire, now: float) -> str:
     name = snapshot["path"].rsplit("/", 1)[-1] or "(root)"
     parts = [f"{name} [{snapshot['kind']}]", snapshot["state"]]
-    budget = _budget(snapshot.get("details") or {})
+    budget = budget_of(snapshot.get("details") or {})
     if budget is not None:
         parts.append(f"budget {budget['used']}/{budget['total']}")
     if snapshot["mailbox_used"]:

@@ -14,6 +14,7 @@ from attrs import validators as v
 
 from config.sandbox import SANDBOX_MODES, SandboxConfig, limit_overrides
 from config.discord import DiscordConfig
+from config.email import EmailConfig
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
 from config.signal import SignalConfig
@@ -49,6 +50,8 @@ class ApiServerConfig:
             ``sandbox.max_mode``.
         limits: what API sessions may use, by the names of ``sandbox.limits`` (None: those); only lower
             values take effect.
+        dashboard: serve the web dashboard under ``/dashboard`` (off by default: it shows and drives
+            every session of the daemon, CLI ones too, to whoever holds the key).
     """
 
     enabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
@@ -66,6 +69,7 @@ class ApiServerConfig:
     max_stored_runs: int = attrs.field(default=1000, validator=positive_int)
     sandbox: str | None = attrs.field(default=None, validator=v.optional(v.in_(SANDBOX_MODES)))
     limits: dict[str, int] | None = attrs.field(default=None, validator=limit_overrides)
+    dashboard: bool = attrs.field(default=False, validator=v.instance_of(bool))
 
 
 @attrs.frozen
@@ -80,6 +84,13 @@ class PlatformsConfig:
     webhook: WebhookConfig = attrs.Factory(WebhookConfig)
     mattermost: MattermostConfig = attrs.Factory(MattermostConfig)
     signal: SignalConfig = attrs.Factory(SignalConfig)
+    email: EmailConfig = attrs.Factory(EmailConfig)
+
+    @property
+    def any_chat_enabled(self) -> bool:
+        """Whether a messaging platform (a chat a ``send_message`` can reach) is enabled."""
+        chats = (self.telegram, self.discord, self.slack, self.matrix, self.mattermost, self.signal, self.email)
+        return any(section.enabled for section in chats)
 
 
 def auth_disabled_refusal(api: ApiServerConfig, sandbox: SandboxConfig) -> str | None:

@@ -32,6 +32,7 @@ from config.gateway import GatewaySection
 from config.hermes_keys import HERMES_UNUSED
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
+from config.email import EmailConfig
 from config.providers import KNOWN_PROVIDERS
 from config.signal import SignalConfig
 from config.slack import SlackConfig
@@ -58,6 +59,10 @@ HERMES_SYNONYMS: dict[str, str] = {
     "model.name": "model.default",
     "stt_echo_transcripts": "stt.echo_transcripts",
     "platforms.api_server.extra.key": "platforms.api_server.key",
+    "platforms.email.extra.address": "platforms.email.address",
+    "platforms.email.extra.imap_host": "platforms.email.imap_host",
+    "platforms.email.extra.skip_attachments": "platforms.email.skip_attachments",
+    "platforms.email.extra.smtp_host": "platforms.email.smtp_host",
     "platforms.webhook.extra.max_body_bytes": "platforms.webhook.max_body_bytes",
     "platforms.webhook.extra.rate_limit": "platforms.webhook.rate_limit",
     "platforms.webhook.extra.routes": "platforms.webhook.routes",
@@ -90,7 +95,7 @@ _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
 # Hermes's messaging sections at the top level, and the section of ours that holds their settings.
 _PLATFORM_SECTIONS: dict[str, type[GatewaySection]] = {
     "telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig, "matrix": MatrixConfig,
-    "mattermost": MattermostConfig, "signal": SignalConfig,
+    "mattermost": MattermostConfig, "signal": SignalConfig, "email": EmailConfig,
 }
 _ID_LISTS = ("allow_from", "group_allow_from", "group_allowed_chats", "allowed_channels", "free_response_channels")
 # Hermes's names for a local OpenAI-compatible server: ``custom`` here, LM Studio at its usual address.

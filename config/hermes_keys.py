@@ -15,16 +15,11 @@ __all__ = ["HERMES_UNUSED"]
 
 _OTHER_SPEECH = "only OpenAI-compatible speech-to-text services are built here (stt.openai, stt.groq)"
 _GATEWAY = (
-    "a setting of Hermes's messaging gateway that is not built here; the bots are configured under "
-    "platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost and "
-    "platforms.signal, scheduled jobs with hermes-actors cron"
+    "a setting of Hermes's messaging gateway that is not built here; each built platform is configured under "
+    "platforms.NAME (its rows in docs/HERMES_COMPAT.md), scheduled jobs with hermes-actors cron"
 )
 _BOT = "a setting of Hermes's chat bots that is not built here (the bots' own settings are listed in docs/HERMES_COMPAT.md)"
-_BUILT_PLATFORMS_ONLY = (
-    "read for platforms.telegram, platforms.discord, platforms.slack, platforms.matrix, platforms.mattermost and "
-    "platforms.signal; "
-    "the other platforms are not built here"
-)
+_BUILT_PLATFORMS_ONLY = "read for each platform built here (its platforms.NAME rows); the other platforms are not built here"
 _EXTENSIONS = "not built here: MCP servers (mcp_servers) and skills (skills.*) are the extension points"
 _NOT_BUILT = "not built here (no issue covers it)"
 _ONE_AUXILIARY = "one auxiliary model serves every side task here (auxiliary.model / provider / base_url)"
@@ -39,9 +34,9 @@ _CHECKPOINT_PRUNING = (
 )
 
 # Hermes's messaging platforms other than those built here (api_server, telegram, discord, slack, matrix,
-# mattermost, signal, webhook).
+# mattermost, signal, webhook, email).
 _OTHER_PLATFORMS = (
-    "bluebubbles", "dingtalk", "email", "feishu", "google_chat", "homeassistant", "irc", "line",
+    "bluebubbles", "dingtalk", "feishu", "google_chat", "homeassistant", "irc", "line",
     "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "simplex",
     "sms", "teams", "wecom", "wecom_callback", "weixin", "whatsapp", "whatsapp_cloud", "yuanbao",
 )
@@ -60,7 +55,17 @@ HERMES_UNUSED: dict[str, str] = {
     "_config_version": "Hermes's own migration counter",
     "always_log_local": _GATEWAY,
     "bedrock": "AWS Bedrock is " + _NOT_BUILT,
-    "browser": "browser tools are " + _NOT_BUILT,
+    "browser.allow_private_urls": "guards Hermes's cloud browsers; the browser here is the session's own, limited by "
+    "sandbox.network and browser.allowed_domains",
+    "browser.allow_unsafe_evaluate": "browser_console's expression runs as given, in the session's jailed browser",
+    "browser.auto_local_for_private_urls": "there is no cloud browser here: every page opens in the session's own",
+    "browser.camofox": "the Camofox backend is " + _NOT_BUILT,
+    "browser.cdp_url": "browser_cdp and attaching to a running browser are " + _NOT_BUILT,
+    "browser.dialog_policy": "browser_dialog is " + _NOT_BUILT,
+    "browser.dialog_timeout_s": "browser_dialog is " + _NOT_BUILT,
+    "browser.engine": "the browser is Chromium (browser.executable_path); Lightpanda is " + _NOT_BUILT,
+    "browser.record_sessions": "session recordings are " + _NOT_BUILT,
+    "browser.restrict_evaluate": "browser_console's expression runs as given, in the session's jailed browser",
     "checkpoints.auto_prune": _CHECKPOINT_PRUNING,
     "checkpoints.delete_orphans": _CHECKPOINT_PRUNING,
     "checkpoints.min_interval_hours": _CHECKPOINT_PRUNING,
@@ -70,7 +75,9 @@ HERMES_UNUSED: dict[str, str] = {
     "context_file_max_chars": "context files are capped at the seed's 20,000 characters",
     "cron": "scheduled jobs are hermes-actors cron and the cronjob tool here; a job's script has Hermes's 3,600 s "
     "timeout, with no key; the rest of Hermes's cron section tunes its own scheduler",
-    "curator": _EXTENSIONS,
+    "curator.min_idle_hours": "the curator runs beside the sessions (a job of its own, off every turn's path), "
+    "so it waits for no idle time",
+    "curator.prune_builtins": "the curator never touches bundled skills here: they change only with hermes-actors",
     "custom_providers": "named providers are " + _NOT_BUILT + "; use model.base_url and model.api_key_env",
     "dashboard": "the web dashboard is " + _NOT_BUILT,
     "desktop": "the desktop app is " + _NOT_BUILT,
@@ -171,7 +178,9 @@ HERMES_UNUSED: dict[str, str] = {
     "auxiliary.background_review.extra_body": "the review sends no per-task request options here",
     "auxiliary.background_review.reasoning_effort": "the review sends no per-task request options here",
     "auxiliary.compression.*": "of this block only provider, model and base_url are read (as auxiliary.*)",
-    "auxiliary.curator": _EXTENSIONS,
+    "auxiliary.curator.api_key": "the curator's key comes from its provider's usual place (.env, the credential pool)",
+    "auxiliary.curator.extra_body": "the curator sends no per-task request options here",
+    "auxiliary.curator.reasoning_effort": "the curator sends no per-task request options here",
     "auxiliary.goal_judge": _ONE_AUXILIARY,
     "auxiliary.kanban_decomposer": _ONE_AUXILIARY,
     "auxiliary.mcp": "MCP sampling (a server asking for a completion) is " + _NOT_BUILT,
@@ -236,6 +245,16 @@ HERMES_UNUSED: dict[str, str] = {
     "platforms.api_server.home_channel": _BOT,
     "platforms.api_server.require_mention": _BOT,
     "platforms.api_server.token": "use platforms.api_server.key",
+    "platforms.email.extra": (
+        "address, imap_host, smtp_host and skip_attachments are read (as platforms.email.*); "
+        "require_authenticated_sender and authserv_id are not: SPF, DKIM and DMARC are the mail server's to check, "
+        "and platforms.email.check_envelope refuses a mail whose Return-Path is not in its From's domain"
+    ),
+    "platforms.email.extra.require_authenticated_sender": (
+        "SPF, DKIM and DMARC are the receiving mail server's to check here; the bot trusts a mail whose envelope "
+        "sender (Return-Path) is in its From's domain"
+    ),
+    "platforms.email.extra.authserv_id": "Authentication-Results are not read here (see require_authenticated_sender)",
     "platforms.webhook.extra": "only routes, rate_limit and max_body_bytes are read here (as platforms.webhook.*); the hooks"
     " are served on platforms.api_server's host and port, and each route has its own secret",
     **{f"platforms.{name}": _GATEWAY for name in _OTHER_PLATFORMS},

@@ -27,6 +27,7 @@ from attrs import validators as v
 from config.aliases import apply_deprecated_keys
 from config.api import PlatformsConfig, auth_disabled_refusal
 from config.checkpoints import CheckpointsConfig
+from config.curator import CuratorConfig
 from config.daemon import DaemonConfig
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
@@ -47,6 +48,7 @@ from config.session import AgentConfig, ClarifyConfig, CompressionConfig, Displa
 from config.skills import SkillsConfig
 from config.store import StoreConfig
 from config.stt import SttConfig
+from config.browser import BrowserConfig
 from config.terminal import ApprovalsConfig, TerminalConfig, WebConfig
 from config.timezone import check_zone
 from config.tools import MemoryConfig, ToolsConfig
@@ -81,10 +83,12 @@ class Config:
     terminal: TerminalConfig = attrs.Factory(TerminalConfig)
     approvals: ApprovalsConfig = attrs.Factory(ApprovalsConfig)
     web: WebConfig = attrs.Factory(WebConfig)
+    browser: BrowserConfig = attrs.Factory(BrowserConfig)
     store: StoreConfig = attrs.Factory(StoreConfig)
     tools: ToolsConfig = attrs.Factory(ToolsConfig)
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
     skills: SkillsConfig = attrs.Factory(SkillsConfig)
+    curator: CuratorConfig = attrs.Factory(CuratorConfig)
     stt: SttConfig = attrs.Factory(SttConfig)
     checkpoints: CheckpointsConfig = attrs.Factory(CheckpointsConfig)
     daemon: DaemonConfig = attrs.Factory(DaemonConfig)

@@ -100,22 +100,43 @@ def _unset_as_none(value: object) -> object:
 
 
 @attrs.frozen
-class BackgroundReviewConfig:
+class AuxiliaryTaskConfig:
+    """One side task's block under ``auxiliary:`` (Hermes's per-task slot): where its requests go.
+
+    Attributes:
+        timeout: seconds one run of the task may take before it is abandoned.
+        provider / model / base_url: where the task goes instead of the auxiliary model, as Hermes routes
+            it (``auto`` or empty: unset, the auxiliary model's, else the main model's).
+    """
+
+    timeout: float = attrs.field(default=120.0, validator=positive_number)
+    provider: str | None = attrs.field(default=None, converter=_unset_as_none, validator=optional_str)
+    model: str | None = attrs.field(default=None, converter=_unset_as_none, validator=optional_str)
+    base_url: str | None = attrs.field(default=None, converter=_unset_as_none, validator=optional_str)
+
+
+@attrs.frozen
+class BackgroundReviewConfig(AuxiliaryTaskConfig):
     """``auxiliary.background_review:`` the learning loop's review after a turn (Hermes's block).
 
     Attributes:
         enabled: run the review at all; false is the one switch that turns the whole loop off (ours:
             Hermes stops it only by setting both nudge intervals to 0).
-        timeout: seconds one review may take before it is abandoned (Hermes's default).
-        provider / model / base_url: where reviews go instead of the auxiliary model, as Hermes routes
-            them (``auto`` or empty: unset, the auxiliary model's, else the session's).
+        timeout: seconds one review may take before it is abandoned (Hermes's default, 120).
     """
 
-    enabled: bool = attrs.field(default=True, validator=v.instance_of(bool))
-    timeout: float = attrs.field(default=120.0, validator=positive_number)
-    provider: str | None = attrs.field(default=None, converter=_unset_as_none, validator=optional_str)
-    model: str | None = attrs.field(default=None, converter=_unset_as_none, validator=optional_str)
-    base_url: str | None = attrs.field(default=None, converter=_unset_as_none, validator=optional_str)
+    enabled: bool = attrs.field(default=True, validator=v.instance_of(bool), kw_only=True)
+
+
+@attrs.frozen
+class CuratorModelConfig(AuxiliaryTaskConfig):
+    """``auxiliary.curator:`` where the skills curator's consolidation pass goes (Hermes's block).
+
+    Attributes:
+        timeout: seconds one pass may take before it is abandoned and its changes undone (Hermes's 600).
+    """
+
+    timeout: float = attrs.field(default=600.0, validator=positive_number)
 
 
 @attrs.frozen
@@ -129,3 +150,4 @@ class AuxiliaryConfig:
     background_review: BackgroundReviewConfig = attrs.field(
         factory=BackgroundReviewConfig, validator=v.instance_of(BackgroundReviewConfig)
     )
+    curator: CuratorModelConfig = attrs.field(factory=CuratorModelConfig, validator=v.instance_of(CuratorModelConfig))

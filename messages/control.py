@@ -23,6 +23,7 @@ from __future__ import annotations
 import attrs
 
 from messages.checkpoints import CheckpointReply, CheckpointRequest, CheckpointView
+from messages.curator import CurateReply, CurateRequest, CuratorChange
 from messages.events import SessionEvent
 from messages.control_services import (
     ApiStatus,
@@ -68,6 +69,9 @@ __all__ = [
     "CronJobStatus",
     "CronReply",
     "CronRequest",
+    "CurateReply",
+    "CurateRequest",
+    "CuratorChange",
     "DaemonMessage",
     "DeleteSession",
     "Detach",
@@ -388,6 +392,7 @@ ClientRequest = (
     | CronRequest
     | PairingRequest
     | CheckpointRequest
+    | CurateRequest
     | Extensions
 )
 ClientMessage = Hello | ClientRequest
@@ -526,6 +531,7 @@ DaemonMessage = (
     | CronReply
     | PairingReply
     | CheckpointReply
+    | CurateReply
     | ExtensionsReply
     | SessionEvent
 )

@@ -18,6 +18,7 @@ from store.protocol import SessionSearchReader
 
 if TYPE_CHECKING:
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
+    from tools.browser import Browser
     from tools.files.ledger import FileReadLedger
     from tools.jail import SessionJail
     from tools.results import ToolResult
@@ -104,6 +105,8 @@ class ToolContext(Protocol):
     """False for subagents and one-shot API calls: clarify is unavailable and approvals are denied."""
     jail: SessionJail
     """The session's sandbox policy and the launcher every process a tool starts goes through."""
+    sees_images: bool
+    """Whether the session's model takes images (``model.vision``), so a tool's images reach it."""
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         """Decide on a dangerous action by the session's policy, asking the user where it says so;
@@ -125,6 +128,15 @@ class ToolContext(Protocol):
 
     async def start_background(self, spec: BackgroundSpec) -> ProcessInfo:
         """Start a background process owned by the session (it outlives the turn)."""
+        ...
+
+    async def browser(self) -> Browser:
+        """The session's browser, started at the first call (it belongs to the session, not the call).
+
+        Raises:
+            CapabilityUnavailable: no browser is offered here.
+            BrowserUnavailable: the browser could not start.
+        """
         ...
 
     async def delegate(self, args: dict[str, Any]) -> ToolResult:

@@ -61,7 +61,7 @@ async def dispatch(
     """
     # Any other tool breaks a run of identical reads or searches (the read-loop check of read_file).
     ctx.file_reads.note_tool_call(name)
-    text, error, unsuccessful = await _call(registry, name, args, ctx, allowed)
+    text, error, unsuccessful, images = await _call(registry, name, args, ctx, allowed)
     # The one place results are finalised: lone surrogates (a file name, a tool's output) are repaired
     # first, then one redaction pass covers every tool.
     repaired = repair_text(text)
@@ -72,14 +72,14 @@ async def dispatch(
         # A failure's text is {"error": error, ...}: when redacting it found nothing (it is returned as it
         # was), the error holds no secret either, and is not scanned a second time.
         error = repair_text(error) if text is repaired else redact_secrets(repair_text(error))
-    return ToolReply(registry.cap_result(name, text), error, unsuccessful)
+    return ToolReply(registry.cap_result(name, text), error, unsuccessful, images)
 
 
 async def _call(
     registry: ToolRegistry, name: str, args: Any, ctx: ToolContext, allowed: Collection[str] | None
-) -> tuple[str, str | None, bool]:
-    """The handler's rendered result, or the failure text that replaces it and its message; and whether
-    the handler reported a failed outcome."""
+) -> tuple[str, str | None, bool, tuple[str, ...]]:
+    """The handler's rendered result, or the failure text that replaces it and its message; whether
+    the handler reported a failed outcome; the images it asked to show."""
     entry = registry.get(name) if allowed is None or name in allowed else None
     if entry is None or not registry.is_available(name):
         names = registry.names() if allowed is None else sorted(n for n in allowed if n in registry)
@@ -98,7 +98,7 @@ async def _call(
         result = await entry.handler(checked, ctx)
         if not isinstance(result, ToolResult):
             raise TypeError(f"{name} returned {type(result).__name__}, not a ToolResult")
-        return result.render(), None, result.unsuccessful
+        return result.render(), None, result.unsuccessful, result.images
     except ClarifyUnavailable:
         return _failure(CLARIFY_UNAVAILABLE)
     except CapabilityUnavailable as exc:
@@ -114,5 +114,5 @@ async def _call(
         return _failure(f"{name} failed: {type(exc).__name__}: {exc}")
 
 
-def _failure(message: str, **details: Any) -> tuple[str, str, bool]:
-    return error_text(message, **details), message, False
+def _failure(message: str, **details: Any) -> tuple[str, str, bool, tuple[str, ...]]:
+    return error_text(message, **details), message, False, ()

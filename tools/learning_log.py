@@ -1,4 +1,5 @@
-"""The learning loop's changelog: what the background review changed in memory and skills, and why.
+"""The learning loop's changelog: what the background review and the skills curator changed in memory
+and skills, and why.
 
 One JSON object a line in ``HERMES_ACTORS_HOME/learning/changes.jsonl`` (0600, in a 0700 directory),
 appended under an ``fcntl`` lock so reviews of several sessions and processes never interleave a line.
@@ -32,6 +33,7 @@ _TAIL_BYTES: Final = 256 * 1024
 _DONE: Final = {
     "add": "added", "replace": "replaced", "remove": "removed", "create": "created", "edit": "edited",
     "patch": "patched", "delete": "deleted", "write_file": "file written", "remove_file": "file removed",
+    "archive": "archived", "stale": "marked stale", "active": "in use again",
 }
 _STORE_NAMES: Final = {"memory": "memory", "user": "user profile"}
 
@@ -42,7 +44,7 @@ class LearnedChange:
 
     Attributes:
         at: when, ISO 8601 in UTC.
-        session_id: the session whose turn was reviewed.
+        session_id: the session whose turn was reviewed (``curator`` for the skills curator's changes).
         store: ``memory``, ``user`` (the user profile) or ``skill``.
         action: what the tool did (add, replace, remove; create, patch, edit, ...).
         subject: the entry's text, or the skill's name.

@@ -46,10 +46,13 @@ class ToolResult:
         payload: the object, rendered as JSON (non-ASCII kept) by :meth:`render`.
         unsuccessful: the call ran and answered, but what it reports is a failure the loop's
             guardrails count as one (a command's nonzero exit status, a memory store that is full).
+        images: host paths of images the model is shown after the call (browser_vision's screenshot),
+            where the session's model takes images.
     """
 
     payload: Mapping[str, Any]
     unsuccessful: bool = False
+    images: tuple[str, ...] = ()
 
     def render(self) -> str:
         """The JSON text of :attr:`payload`.
@@ -69,11 +72,13 @@ class ToolReply:
         error: why the call failed, was refused or was stopped (redacted when it came through
             dispatch); None when it succeeded. Records that keep the reason apart from the text use it.
         unsuccessful: the handler answered, but with a failed outcome (:attr:`ToolResult.unsuccessful`).
+        images: the images the handler asked to show the model (:attr:`ToolResult.images`).
     """
 
     text: str
     error: str | None = None
     unsuccessful: bool = False
+    images: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -23,6 +23,8 @@ from tools.background import (
     ProcessTable,
     start_background_process,
 )
+from config.browser import BrowserConfig
+from tools.browser import INSTALL_HINT, Browser, find_browser
 from tools.context import ApprovalAnswer, ApprovalDecision, ApprovalRequest, SessionSearchStore, ShellState
 from tools.errors import CapabilityUnavailable, ClarifyUnavailable
 from tools.jail import SessionJail
@@ -54,6 +56,8 @@ class LocalToolContext:
         processes: the background-process table (a fresh one by default).
         jail: the sandbox policy and launcher; by default ``full-access`` with the home hidden and
             no launcher (processes start unjailed, as ``full-access`` means).
+        browser_config: the ``browser`` section; with a nursery, the browser tools start a browser in it.
+        sees_images: whether the "model" takes images (browser_vision's screenshot).
     """
 
     home: Path
@@ -66,6 +70,9 @@ class LocalToolContext:
     store: SessionSearchStore | None = None
     processes: ProcessTable = attrs.field(factory=ProcessTable)
     jail: SessionJail = attrs.field(default=None)
+    browser_config: BrowserConfig | None = None
+    sees_images: bool = False
+    _browser: Browser | None = attrs.field(default=None, init=False)
     shell: ShellState = attrs.field(init=False)
     todo: TodoList = attrs.field(factory=TodoList, init=False)
     file_reads: FileReadLedger = attrs.field(factory=FileReadLedger, init=False)
@@ -122,6 +129,24 @@ class LocalToolContext:
         if spec.jail is None:
             spec = attrs.evolve(spec, jail=self.jail)
         return await start_background_process(self.nursery, spec, self.processes, self.notifications.append)
+
+    async def browser(self) -> Browser:
+        """A browser in the given nursery, started at the first call and kept (a new one once it stopped).
+
+        Raises:
+            CapabilityUnavailable: no nursery or no ``browser_config`` was given, or no browser is installed.
+            BrowserUnavailable: it could not start.
+        """
+        if self.nursery is None or self.browser_config is None:
+            raise CapabilityUnavailable("the browser is not available in this context")
+        if self._browser is None or self._browser.stopped:
+            executable = await trio.to_thread.run_sync(find_browser, self.browser_config)
+            if executable is None:
+                raise CapabilityUnavailable(f"no browser is installed here. {INSTALL_HINT}")
+            browser = Browser(self.browser_config, self.jail, executable)
+            await self.nursery.start(browser.run)
+            self._browser = browser
+        return self._browser
 
     async def delegate(self, args: dict[str, Any]) -> ToolResult:
         """Not offered here.

@@ -43,6 +43,11 @@ def _core() -> Mapping[str, Toolset]:
         Toolset("file", "Read, write, patch and search files.", {"read_file", "write_file", "patch", "search_files"}),
         Toolset("terminal", "Run shell commands and manage background processes.", {"terminal", "process"}),
         Toolset("web", "Search the web and extract pages.", {"web_search", "web_extract"}),
+        Toolset(
+            "browser", "Drive a real browser: open pages, read them, click, type, look at them.",
+            {"browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll", "browser_back",
+             "browser_press", "browser_get_images", "browser_console", "browser_vision"},
+        ),
         Toolset("memory", "Persistent memory across sessions.", {"memory"}),
         Toolset("todo", "A task list for the current session.", {"todo"}),
         Toolset("clarify", "Ask the user a clarifying question.", {"clarify"}),
@@ -56,7 +61,8 @@ def _core() -> Mapping[str, Toolset]:
             "hermes-core",
             "Everything a session needs except interaction with a user.",
             includes=(
-                "file", "terminal", "web", "memory", "todo", "session_search", "code_execution", "delegation", "skills",
+                "file", "terminal", "web", "browser", "memory", "todo", "session_search", "code_execution",
+                "delegation", "skills",
             ),
         ),
         Toolset("hermes-cli", "Interactive sessions (CLI attach).", includes=("hermes-core", "clarify", "cronjob")),
@@ -68,6 +74,7 @@ def _core() -> Mapping[str, Toolset]:
         Toolset("hermes-matrix", "Chats with the Matrix bot.", includes=("hermes-core", "clarify", "cronjob")),
         Toolset("hermes-mattermost", "Chats with the Mattermost bot.", includes=("hermes-core", "clarify", "cronjob")),
         Toolset("hermes-signal", "Chats with the Signal bot.", includes=("hermes-core", "clarify", "cronjob")),
+        Toolset("hermes-email", "Mail threads with the email bot.", includes=("hermes-core", "clarify", "cronjob")),
     ]
     return MappingProxyType({toolset.name: toolset for toolset in sets})
 

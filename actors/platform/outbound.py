@@ -6,7 +6,7 @@ as the reply to a user's message, goes through :class:`OutboundRegistry`: a cron
 ``send_message`` tool, a background process's notification. A destination is written
 ``PLATFORM:CHAT`` or ``PLATFORM:CHAT:THREAD`` (``telegram:-1001234``, ``discord:998877:1122``,
 ``slack:C0123ABCD``, ``slack:#general``, ``slack:C0123ABCD:1712345678.000100``, ``matrix:!room:example.org``,
-``matrix:#alias:example.org``, ``signal:+15551234567``, ``signal:group:GROUP_ID``), or ``PLATFORM`` alone for that platform's configured home channel.
+``matrix:#alias:example.org``, ``signal:+15551234567``, ``signal:group:GROUP_ID``, ``email:someone@example.org``), or ``PLATFORM`` alone for that platform's configured home channel.
 """
 
 from __future__ import annotations
@@ -29,12 +29,14 @@ __all__ = [
 
 
 #: The messaging platforms a destination may name.
-PLATFORMS = ("telegram", "discord", "slack", "matrix", "mattermost", "signal")
+PLATFORMS = ("telegram", "discord", "slack", "matrix", "mattermost", "signal", "email")
 #: How a chat and a thread are written on platforms whose ids are not numbers: Slack's channel ids
 #: (``C0123ABCD``) or names (``#general``), and its threads' timestamps (``1712345678.000100``).
 _CHAT_FORMS = {"slack": (re.compile(r"[CGD][A-Z0-9]{8,}|#[a-z0-9][a-z0-9._-]{0,79}"), re.compile(r"\d{1,12}\.\d{1,9}")),
                # Mattermost's channel and post (thread root) ids: 26 lowercase letters and digits.
-               "mattermost": (re.compile(r"[a-z0-9]{26}"), re.compile(r"[a-z0-9]{26}"))}
+               "mattermost": (re.compile(r"[a-z0-9]{26}"), re.compile(r"[a-z0-9]{26}")),
+               # An email address; a mail thread is never named (a delivery starts a thread of its own).
+               "email": (re.compile(r"[^@\s:<>,]+@[^@\s:<>,]+\.[^@\s:<>,]+"), re.compile(r"(?!)"))}
 _NUMBER = re.compile(r"-?\d+")
 #: A Matrix room is written with its server, whose colon is not a separator here: ``matrix:!room:server``
 #: or ``matrix:#alias:server`` (a port after the server too), and then perhaps ``:$event`` for a thread.
@@ -88,7 +90,7 @@ class Destination:
             raise UnknownDestination(f"{parts[0]!r} is not a messaging platform here ({', '.join(PLATFORMS)}), in {text!r}")
         chat_form, thread_form = _CHAT_FORMS.get(platform, (_NUMBER, _NUMBER))
         if any(not form.fullmatch(part) for form, part in zip((chat_form, thread_form), parts[1:], strict=False)):
-            what = "a channel id or #name, and a thread's timestamp" if platform in _CHAT_FORMS else "a number"
+            what = {"email": "an address (and no thread)"}.get(platform, "a channel id or #name, and a thread's timestamp" if platform in _CHAT_FORMS else "a number")
             raise UnknownDestination(f"a {platform} chat or thread is {what}, got {text!r}")
         return cls(platform, *parts[1:])
 

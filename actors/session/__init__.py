@@ -31,6 +31,7 @@ from actors.session.checkpointing import (
 from actors.session.context import CallContext
 from actors.session.errors import NoTurnRunning, SessionBusy
 from actors.session.hub import EventHub, Subscription, SubscriptionClosed
+from actors.session.model import SessionModel
 from actors.session.options import DelegateFactory, DelegateTask, ParentSession, SessionDeps, SessionOptions, SessionSpec
 from conversation.prompt import build_subagent_prompt
 from actors.session.service import TURN_NAME, SessionNotFound, SessionService, SessionsSupervisor, TooManyRunningTurns
@@ -50,6 +51,7 @@ __all__ = [
     "SessionActor",
     "SessionBusy",
     "SessionDeps",
+    "SessionModel",
     "SessionNotFound",
     "SessionOptions",
     "SessionService",

@@ -22,7 +22,8 @@ from typing import Any
 import attrs
 import trio
 
-from actors import Actor, Envelope, MailboxClosed, MailboxFull, Rejected
+from actors import Actor, ActorBase, ActorFailed, Envelope, MailboxClosed, MailboxFull, Rejected, SpawnFailed
+from actors.session.browser import BrowserActor
 from actors.session.checkpointing import SessionCheckpoints
 from actors.session.compaction import SessionCompaction
 from actors.session.context import SessionServices
@@ -67,6 +68,7 @@ from messages.session import (
 from messages.supervision import ActorSnapshot, ActorState
 from store.scoped import RealmScopedReader
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
+from tools.browser import INSTALL_HINT, Browser, BrowserError, BrowserUnavailable, find_browser
 from tools.files.ledger import FileReadLedger
 from tools.jail.attachments import check_files
 from tools.jail.policy import SandboxLimits, SandboxMode, resolve_limits
@@ -144,6 +146,9 @@ class SessionActor(Actor[SessionMessage]):
         #: Called when the session may have become quiet (it started, a turn or a message ended, a
         #: subscriber left); its supervisor sets it to look at once whether it may hibernate.
         self.on_quiet: Callable[[], None] = _nothing
+        # Its browser, started by the first browser tool call (one at a time starts it).
+        self._browser: BrowserActor | None = None
+        self._browser_lock = trio.Lock()
 
     def _guardrails(self, source: str) -> ToolCallGuardrailController:
         return ToolCallGuardrailController(
@@ -225,6 +230,8 @@ class SessionActor(Actor[SessionMessage]):
             requests=self.requests,
             jail=runtime.jail,
             start_background=self._start_background,
+            browser=self._open_browser,
+            sees_images=lambda: sees_images(str(deps.config.model.vision), self.model.chain.current.label),
             delegate=delegate(ParentSession(deps, self.session_id, state, self.model, runtime)) if delegate else None,
             hooks=deps.hooks,
             run_sandbox=sandbox_runner(
@@ -653,6 +660,34 @@ class SessionActor(Actor[SessionMessage]):
         actor = ProcessActor(spec, record, self._notify_background)
         await self.spawn(actor, f"process:{spec.process_id}")
         return record.info()
+
+    async def _open_browser(self) -> Browser:
+        """The session's browser: the running one, or a new ``browser`` actor under the session.
+
+        Raises:
+            BrowserUnavailable: no browser is installed, or it could not start.
+        """
+        async with self._browser_lock:
+            actor = self._browser
+            if actor is not None and not actor.stopped and not actor.browser.stopped:
+                return actor.browser
+            config = self.spec.deps.config.browser
+            executable = await trio.to_thread.run_sync(find_browser, config)
+            if executable is None:
+                raise BrowserUnavailable(f"No browser is installed here. {INSTALL_HINT}")
+            assert self.runtime is not None
+            actor = BrowserActor(Browser(config, self.runtime.jail, executable))
+            try:
+                await self.spawn(actor, "browser", on_failure=self._browser_failed)
+            except SpawnFailed as exc:
+                cause = exc.__cause__
+                raise cause if isinstance(cause, BrowserError) else BrowserUnavailable(str(exc)) from None
+            self._browser = actor
+            return actor.browser
+
+    def _browser_failed(self, child: ActorBase, failure: ActorFailed) -> None:
+        # The browser died (it crashed, or ran out of the session's memory): the next call starts another.
+        log.warning("session %s: its browser stopped: %s", self.session_id, failure)
 
     def _notify_background(self, notification: ProcessNotification) -> None:
         try:

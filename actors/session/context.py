@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from actors.session.checkpointing import SessionCheckpoints
     from actors.session.turn_parts import TokenMeter
     from tools.background import BackgroundSpec, ProcessInfo, ProcessTable
+    from tools.browser import Browser
     from tools.jail import SessionJail
     from tools.files.ledger import FileReadLedger
     from tools.todo import TodoList
@@ -60,6 +61,8 @@ class SessionServices:
     requests: PendingRequests
     jail: SessionJail
     start_background: Callable[[BackgroundSpec], Awaitable[ProcessInfo]] | None = None
+    browser: Callable[[], Awaitable[Browser]] | None = None
+    sees_images: Callable[[], bool] = lambda: False
     delegate: Callable[[CallContext, dict[str, Any]], Awaitable[ToolResult]] | None = None
     run_sandbox: Callable[[CallContext, str], Awaitable[ToolResult]] | None = None
     checkpoints: SessionCheckpoints | None = None
@@ -94,7 +97,7 @@ class CallContext:
 
     __slots__ = (
         "_services", "call_id", "home", "interactive", "jail", "job", "processes", "progress", "session_id",
-        "file_reads", "shell", "store", "todo", "token_meter",
+        "file_reads", "sees_images", "shell", "store", "todo", "token_meter",
     )
 
     def __init__(
@@ -115,6 +118,7 @@ class CallContext:
         self.store = services.store
         self.interactive = services.interactive
         self.jail = services.jail
+        self.sees_images = services.sees_images()
 
     # -- requests to the session -------------------------------------------------------------
 
@@ -173,6 +177,18 @@ class CallContext:
         if start is None:
             raise CapabilityUnavailable("background processes are not available in this session")
         return await start(spec)
+
+    async def browser(self) -> Browser:
+        """The session's browser (an actor under the session), started at the first call.
+
+        Raises:
+            CapabilityUnavailable: not offered in this session.
+            BrowserUnavailable: it could not start.
+        """
+        start = self._services.browser
+        if start is None:
+            raise CapabilityUnavailable("the browser is not available in this session")
+        return await start()
 
     async def delegate(self, args: dict[str, Any]) -> ToolResult:
         """Run delegate_task under this call's worker.

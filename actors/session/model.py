@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from actors.session.options import SessionDeps, SessionOptions
-from config.providers import BackgroundReviewConfig
+from config.providers import AuxiliaryTaskConfig
 from messages.chat import AssistantMessage, ChatMessage, HumanMessage, content_text, content_to_dict
 from providers.metadata import bare_model_name, builtin_limits, parse_overflow_message
 from providers.recovery.fallback import FallbackChain, ProviderTarget
@@ -99,7 +99,7 @@ class SessionModel:
         if info.context_length is not None:
             self._learned[bare_model_name(self.current)] = info.context_length
 
-    def auxiliary_chain(self, task: BackgroundReviewConfig | None = None) -> FallbackChain:
+    def auxiliary_chain(self, task: AuxiliaryTaskConfig | None = None) -> FallbackChain:
         """Where a side task goes: ``task``'s own model when it names one, else the auxiliary model when
         configured, else the model in use (a provider or base URL left unset is the next one's)."""
         aux = self._deps.config.auxiliary
@@ -113,7 +113,7 @@ class SessionModel:
                                                     aux.base_url or current.base_url))
 
     async def ask_auxiliary(
-        self, messages: Sequence[ChatMessage], tools: list[dict[str, Any]], task: BackgroundReviewConfig | None = None
+        self, messages: Sequence[ChatMessage], tools: list[dict[str, Any]], task: AuxiliaryTaskConfig | None = None
     ) -> AssistantMessage:
         """One reply to ``messages``, offered ``tools``, from where :meth:`auxiliary_chain` says.
 

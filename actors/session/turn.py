@@ -34,6 +34,7 @@ from conversation.history import INTERRUPTED_REPLY, cancelled_tool_text, close_i
 from actors.session.event_hooks import turn_started
 from actors.session.llm import LlmCall, StreamProgress
 from conversation.steer import SteerBuffer
+from conversation.images import image_content, sees_images
 from actors.session.turn_parts import TurnConfig, TurnCounters, TurnOutcome, add_cost, add_usage
 from conversation.validation import PlannedCall, ToolCallValidator, ValidationOutcome
 from actors.session.workers import ToolCall, run_batch
@@ -100,6 +101,7 @@ class TurnJob(Job[TurnOutcome]):
         # calls that returned, interrupted ones with their partial output), by call id.
         self._batch: list[PlannedCall] = []
         self._results: dict[str, str] = {}
+        self._images: dict[str, tuple[str, ...]] = {}
         # What the provider call had streamed when an interrupt reached it, if one did.
         self._stream: StreamProgress | None = None
         # What the pre_llm_call hooks answered, added to this turn's message in its requests.
@@ -241,8 +243,11 @@ class TurnJob(Job[TurnOutcome]):
         await trio.lowlevel.checkpoint_if_cancelled()
         for call in outcome.message.tool_calls:
             self.messages.append(ToolMessage(call.id, self._results[call.id], call.name))
+        images = [path for call in outcome.message.tool_calls for path in self._images.get(call.id, ())]
         self._forget_batch()
         self.steer.deliver(self.messages)
+        if images:
+            await self._show_images(images)
         self.budget.settle_iteration([call.name for call in outcome.runnable])
 
     async def _run_tool(self, job: ToolCall) -> None:
@@ -253,9 +258,21 @@ class TurnJob(Job[TurnOutcome]):
         except JobStopped:
             return  # the turn is being interrupted: the call never started, and is recorded as skipped
         self._results[call_id] = result.text
+        if result.images:
+            self._images[call_id] = result.images
+
+    async def _show_images(self, paths: list[str]) -> None:
+        """Show the model the images its tools asked to (a screenshot), as a user message after the results:
+        every provider takes images there, not every one in a tool result."""
+        config = self.config
+        if not sees_images(str(config.deps.config.model.vision), config.model.chain.current.label):
+            return
+        content = await trio.to_thread.run_sync(image_content, "[The images the tool calls above asked to show you.]", paths)
+        if not isinstance(content, str):
+            self.messages.append(HumanMessage(content))
 
     def _forget_batch(self) -> None:
-        self._batch, self._results = [], {}
+        self._batch, self._results, self._images = [], {}, {}
 
     async def _call_model(self, *, with_tools: bool) -> StreamFinished | None:
         config = self.config

@@ -124,11 +124,13 @@ def _hook_fields(name: str, args: dict[str, Any], ctx: CallContext) -> dict[str,
 
 @attrs.frozen
 class ToolCallResult:
-    """What one tool call returned: the text the model sees, whether it succeeded, how long it took."""
+    """What one tool call returned: the text the model sees, whether it succeeded, how long it took, and
+    the images it asked to show the model (browser_vision's screenshot)."""
 
     text: str
     ok: bool
     duration: float
+    images: tuple[str, ...] = ()
 
 
 class ToolCall(Job[ToolCallResult]):
@@ -179,7 +181,7 @@ class ToolCall(Job[ToolCallResult]):
             raise
         duration = trio.current_time() - started
         self._publish_finished(reply.text, ok=reply.ok, duration=duration)
-        return ToolCallResult(reply.text, reply.ok, duration)
+        return ToolCallResult(reply.text, reply.ok, duration, reply.images)
 
     async def interrupted(self) -> ToolCallResult:
         """The partial result, or "stopped by operator", as execute() published it on its way out."""

@@ -1,7 +1,7 @@
 """``hermes-actors import-hermes [PATH]``: move a Hermes Agent 0.19 home over to hermes-actors.
 
 It reads the Hermes home (PATH; else ``HERMES_HOME``; else ``~/.hermes``, as Hermes finds it; with
-``--profile NAME`` the profile ``PATH/profiles/NAME``) and writes into ``HERMES_ACTORS_HOME``: the
+``--hermes-profile NAME`` the profile ``PATH/profiles/NAME``) and writes into ``HERMES_ACTORS_HOME``: the
 settings both projects share (``config.yaml``, mapped through the compatibility table), ``.env``,
 ``SOUL.md``, the memories, the user's skills, and the sessions of ``state.db``. The Hermes home is only
 read. Ours is never overwritten without ``--force`` (which keeps a backup of each file replaced). It works
@@ -44,7 +44,7 @@ def add_import_parser(commands: Any, add_json: Any) -> None:
         "import-hermes", help="bring a Hermes Agent home over: settings, keys, memories, skills, SOUL.md, sessions"
     )
     parser.add_argument("path", nargs="?", metavar="PATH", help="the Hermes home (default: $HERMES_HOME, else ~/.hermes)")
-    parser.add_argument("--profile", metavar="NAME", help="import the Hermes profile NAME (PATH/profiles/NAME)")
+    parser.add_argument("--hermes-profile", metavar="NAME", help="import the Hermes profile NAME (PATH/profiles/NAME); -p before the command names the hermes-actors profile it goes into")
     parser.add_argument("--dry-run", action="store_true", help="report what would be imported; write nothing")
     parser.add_argument("--force", action="store_true", help="replace files of ours that differ (each kept as NAME.bak-TIME)")
     add_json(parser)
@@ -56,10 +56,10 @@ def _hermes_home(args: argparse.Namespace) -> Path:
     else:
         value = os.environ.get("HERMES_HOME", "").strip()
         home = Path(value).expanduser() if value else Path.home() / ".hermes"
-    if args.profile:
-        if args.profile in (".", "..") or "/" in args.profile:
-            raise _Refused(f"not a profile name: {args.profile!r}", "invalid", EXIT_NOT_FOUND)
-        home = home / "profiles" / args.profile
+    if args.hermes_profile:
+        if args.hermes_profile in (".", "..") or "/" in args.hermes_profile:
+            raise _Refused(f"not a profile name: {args.hermes_profile!r}", "invalid", EXIT_NOT_FOUND)
+        home = home / "profiles" / args.hermes_profile
     return home.absolute()
 
 
@@ -153,10 +153,10 @@ def _import(source: Path, home: Path, args: argparse.Namespace, report: Report) 
     for name, why in _NOT_IMPORTED.items():
         if (source / name).exists():
             report.left(name, why)
-    if (source / "profiles").is_dir() and not args.profile:
+    if (source / "profiles").is_dir() and not args.hermes_profile:
         names = sorted(p.name for p in (source / "profiles").iterdir() if p.is_dir())
         if names:
-            report.left("profiles", f"{', '.join(names)}: import each with --profile NAME, into the hermes-actors home meant for it")
+            report.left("profiles", f"{', '.join(names)}: import each with --hermes-profile NAME, into the hermes-actors home meant for it")
 
 
 def _sessions(source: Path, home: Path, config: Config, dry_run: bool, report: Report) -> None:

@@ -61,6 +61,11 @@ PLATFORM_HINTS: Mapping[str, str] = MappingProxyType({
         "Mattermost renders Markdown itself: bold, italic, strikethrough, inline code, code blocks, quotes, links, "
         "headings and tables work; there are no spoilers. To send a file, put MEDIA:/absolute/path on a line of its own."
     ),
+    "email": (
+        "You are answering the user's email; each reply of yours is sent as one mail in their thread. Write plain "
+        "text that reads well in a mail client: short paragraphs, simple lists, no tables or heavy Markdown. Do not "
+        "add a greeting line or signature of your own. To attach a file, put MEDIA:/absolute/path on a line of its own."
+    ),
     "signal": (
         "You are talking with users in Signal, a private messenger, in a direct chat or a group. Signal shows no "
         "Markdown, but bold, italic, strikethrough and code are turned into its own text styles; headings become "

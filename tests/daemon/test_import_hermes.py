@@ -153,13 +153,13 @@ class TestImportHermes:
             daemon.stop()
 
     def test_a_profile(self, home: Path, hermes: Path) -> None:
-        """--profile NAME imports PATH/profiles/NAME; without it, the profiles are named as left."""
+        """--hermes-profile NAME imports PATH/profiles/NAME; without it, the profiles are named as left."""
         profile = hermes / "profiles" / "work"
         (profile / "memories").mkdir(parents=True)
         (profile / "SOUL.md").write_text("You are the work agent.\n")
         status, report, _ = _import(home, str(hermes), "--dry-run")
-        assert "--profile" in _items(report, "left")["profiles"]
-        status, report, _ = _import(home, str(hermes), "--profile", "work")
+        assert "--hermes-profile" in _items(report, "left")["profiles"]
+        status, report, _ = _import(home, str(hermes), "--hermes-profile", "work")
         assert status == 0
         assert (home / "SOUL.md").read_text() == "You are the work agent.\n"
         assert not (home / "memories" / "MEMORY.md").exists()

@@ -35,6 +35,8 @@ SHARED_TOOLS = frozenset({
     "read_file", "write_file", "patch", "search_files", "terminal", "process", "memory", "todo", "clarify",
     "session_search", "web_search", "web_extract", "execute_code", "delegate_task",
     "skills_list", "skill_view", "skill_manage", "cronjob",
+    "browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll", "browser_back",
+    "browser_press", "browser_get_images", "browser_console", "browser_vision",
 })
 """Every tool this project has that Hermes Agent 0.19.0 registers too."""
 
@@ -162,6 +164,30 @@ INSTRUCTIONS: dict[str, dict[str, str]] = {
         "skills load before the prompt; [] clears them": r"skills=\[\] clears",
         "the final answer is delivered; no one to ask": r"no one (is )?(there )?to ask|nobody to ask|cannot ask",
         "runs do not schedule more jobs": r"(do not|never) schedule",
+    },
+    "browser_navigate": {
+        "returns a compact snapshot with refs": r"compact snapshot.{0,80}ref",
+        "prefer web_extract for reading": r"web_extract",
+    },
+    "browser_snapshot": {
+        "refs like @e1 for click and type": r"@eN.{0,40}browser_click",
+        "full=true for every node": r"full=true",
+        "long snapshots cut and saved for read_file": r"15,000.{0,80}read_file",
+    },
+    "browser_click": {"by ref from the snapshot": r"ref.{0,20}snapshot"},
+    "browser_type": {"replaces the field's text": r"replace"},
+    "browser_scroll": {"up or down": r"up or down"},
+    "browser_back": {"previous page": r"previous page"},
+    "browser_press": {"Enter submits": r"Enter.{0,20}submits"},
+    "browser_get_images": {"URL and alt text": r"URL.{0,20}alt text"},
+    "browser_console": {
+        "console and script errors": r"console output.{0,120}errors",
+        "expression evaluates JavaScript": r"expression.{0,60}JavaScript",
+        "clear": r"(Empty|clear) the record",
+    },
+    "browser_vision": {
+        "the screenshot reaches a vision model": r"model takes images",
+        "MEDIA: to share it": r"MEDIA:",
     },
 }
 """Per tool, the instructions of Hermes's description the model relies on (idea: a pattern of ours)."""

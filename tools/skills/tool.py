@@ -9,7 +9,9 @@ own. Loading a skill lets the variables its frontmatter requires into that sessi
 from __future__ import annotations
 
 import difflib
+import logging
 import os
+from datetime import datetime, timezone
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -21,6 +23,7 @@ from tools.jail.environment import with_passthrough
 from tools.results import ToolResult
 from tools.skills.format import SkillFormatError
 from tools.skills.library import Skill, SkillCatalog, SkillRoots, discover, find_skill, linked_file, linked_files
+from tools.skills import usage
 from tools.skills.manage import apply_change
 
 if TYPE_CHECKING:
@@ -28,6 +31,8 @@ if TYPE_CHECKING:
     from tools.registry import ToolRegistry
 
 __all__ = ["SKILL_MANAGE_SCHEMA", "SKILL_TOOL_NAMES", "SKILL_VIEW_SCHEMA", "SKILLS_LIST_SCHEMA", "register_skill_tools"]
+
+log = logging.getLogger(__name__)
 
 SKILL_TOOL_NAMES: Final = frozenset({"skills_list", "skill_view", "skill_manage"})
 #: A linked file larger than this is not returned by skill_view.
@@ -168,6 +173,21 @@ def _expand(text: str, skill: Skill, session_id: str, config: SkillsConfig) -> s
     return text.replace("${HERMES_SKILL_DIR}", str(skill.directory)).replace("${HERMES_SESSION_ID}", session_id)
 
 
+def _note_usage(ctx: ToolContext, action: str, name: str) -> None:
+    """Keep the curator's record of a user skill the tools just viewed or changed (blocking; a failure only
+    logs: the call itself succeeded)."""
+    now = datetime.now(timezone.utc)
+    try:
+        if action == "create":
+            usage.note_created(ctx.home, name, now)
+        elif action == "delete":
+            usage.forget(ctx.home, name)
+        else:
+            usage.note_used(ctx.home, name, now)
+    except OSError as exc:
+        log.warning("the skills' usage record could not be updated for %r: %s", name, exc)
+
+
 def register_skill_tools(registry: ToolRegistry, config: SkillsConfig | None = None) -> None:
     """Register skills_list, skill_view and skill_manage (toolset ``skills``) in ``registry``."""
     config = config if config is not None else SkillsConfig()
@@ -194,6 +214,8 @@ def register_skill_tools(registry: ToolRegistry, config: SkillsConfig | None = N
             skill = find_skill(roots, name)
             if skill is None:
                 raise _missing(discover(roots), name)
+            if skill.editable:
+                _note_usage(ctx, "view", skill.name)
             if file_path:
                 return _view_file(skill, file_path)
             required = skill.header.required_environment_variables
@@ -227,8 +249,14 @@ def register_skill_tools(registry: ToolRegistry, config: SkillsConfig | None = N
 
     async def skill_manage(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         roots = roots_for(ctx, config)
+
+        def change() -> dict[str, Any]:
+            done = apply_change(roots, args)
+            _note_usage(ctx, str(args.get("action")), str(args.get("name")))
+            return done
+
         try:
-            return ToolResult(await trio.to_thread.run_sync(apply_change, roots, args))
+            return ToolResult(await trio.to_thread.run_sync(change))
         except OSError as exc:
             raise SkillFormatError(f"The skill could not be written: {exc.strerror or exc}.") from exc
 

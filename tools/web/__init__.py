@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tools.web._extract import PageResult, fetch_page, html_to_markdown
 from tools.web._search import BraveBackend, SearchBackend, SearchHit, SearxngBackend, select_backend
+from tools.web._window import window_page
 from tools.web._tool import WEB_EXTRACT_SCHEMA, WEB_SEARCH_SCHEMA, WebTools, open_web_client, register_web_tools
 from tools.web.errors import FetchError, SearchError, WebError
 
@@ -24,4 +25,5 @@ __all__ = [
     "open_web_client",
     "register_web_tools",
     "select_backend",
+    "window_page",
 ]

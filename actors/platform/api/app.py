@@ -25,18 +25,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from actors.platform.api.auth import Authenticator
-from actors.platform.api.body import read_body
+from actors.platform.api.body import read_json
 from actors.platform.api.checkpoints import session_checkpoints
+from actors.platform.api.dashboard import DashboardDesk, dashboard_routes
 from actors.platform.api.completions import SESSION_HEADER, chat_completion
-from actors.platform.api.errors import ApiError, BadRequest, NotFound
+from actors.platform.api.errors import ApiError, BadRequest, NotFound, error_response
 from actors.platform.api.gateway import ApiGateway
 from actors.platform.api.runs import Run, RunRegistry
 from actors.platform.api.sse import Emit, SseResponse
 from actors.platform.api.webhooks import WebhookDesk
 from actors.platform.api.wire import event_frame, parse_completion, parse_run
 from config.api import ApiServerConfig
-from messages.untrusted import UntrustedJsonError
-from messages.untrusted import loads as loads_untrusted
 from tools.context import ApprovalDecision
 
 __all__ = ["build_app"]
@@ -46,25 +45,6 @@ log = logging.getLogger("hermes_actors.api")
 Handler = Callable[[Request], Awaitable[Any]]
 #: What an approval may be answered with (``always`` saves the pattern in config.yaml).
 _APPROVAL_CHOICES = get_args(ApprovalDecision)
-
-
-def error_response(error: ApiError) -> JSONResponse:
-    """The JSON response for ``error``."""
-    return JSONResponse(error.body(), status_code=error.status, headers=dict(error.headers))
-
-
-async def read_json(request: Request, limit: int) -> Any:
-    """The request body as JSON, read at most ``limit`` bytes.
-
-    Raises:
-        BodyTooLarge: the body (declared or actual) is over ``limit``.
-        BadRequest: not JSON.
-    """
-    body = await read_body(request, limit)
-    try:
-        return loads_untrusted(body)
-    except UntrustedJsonError as exc:
-        raise BadRequest(f"the request body {exc}") from exc
 
 
 class _Api:
@@ -177,9 +157,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 def build_app(
     gateway: ApiGateway, runs: RunRegistry, auth: Authenticator, models: tuple[str, ...], config: ApiServerConfig,
-    webhooks: WebhookDesk | None = None,
+    webhooks: WebhookDesk | None = None, dashboard: DashboardDesk | None = None,
 ) -> Starlette:
-    """The ASGI application of the API; ``webhooks``' routes, signed instead of keyed, when given."""
+    """The ASGI application of the API; ``webhooks``' routes, signed instead of keyed, and the
+    ``dashboard``'s pages (logged in with the key), when given."""
     api = _Api(gateway, runs, auth, models)
     e = api.endpoint
     routes = [
@@ -198,6 +179,8 @@ def build_app(
     ]
     if webhooks is not None:
         routes.append(Route("/v1/webhooks/{name}", webhooks.handle, methods=["POST"]))
+    if dashboard is not None:
+        routes.extend(dashboard_routes(dashboard, auth, gateway.config.max_body_bytes))
     middleware = []
     if config.cors_origins:
         middleware.append(

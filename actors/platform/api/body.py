@@ -1,14 +1,17 @@
-"""Reading a request's body under a size cap, for every endpoint that takes one."""
+"""Reading a request's body under a size cap (raw, or as JSON), for every endpoint that takes one."""
 
 from __future__ import annotations
 
 from contextlib import aclosing
+from typing import Any
 
 from starlette.requests import Request
 
-from actors.platform.api.errors import BodyTooLarge
+from actors.platform.api.errors import BadRequest, BodyTooLarge
+from messages.untrusted import UntrustedJsonError
+from messages.untrusted import loads as loads_untrusted
 
-__all__ = ["read_body"]
+__all__ = ["read_body", "read_json"]
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -27,3 +30,17 @@ async def read_body(request: Request, limit: int) -> bytes:
             if len(body) > limit:
                 raise BodyTooLarge(f"the request body is larger than {limit} bytes")
     return bytes(body)
+
+
+async def read_json(request: Request, limit: int) -> Any:
+    """The request body as JSON, read at most ``limit`` bytes.
+
+    Raises:
+        BodyTooLarge: the body (declared or actual) is over ``limit``.
+        BadRequest: not JSON.
+    """
+    body = await read_body(request, limit)
+    try:
+        return loads_untrusted(body)
+    except UntrustedJsonError as exc:
+        raise BadRequest(f"the request body {exc}") from exc

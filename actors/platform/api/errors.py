@@ -9,6 +9,7 @@ The tree::
     ├── Conflict                     409 invalid_request_error (no pending approval ...)
     ├── BodyTooLarge                 413 invalid_request_error, code request_too_large
     ├── TooManyRuns                  429 rate_limit_error, ``Retry-After: 1``
+    ├── Unavailable                  503 server_error (the daemon cannot serve it now: no store ...)
     └── TurnFailed                   500 server_error (the agent's turn ended in an error)
 
     ApiStartRefused (PlatformError)  the configuration is unsafe: the API does not start
@@ -22,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from starlette.responses import JSONResponse
+
 from control.errors import PlatformError
 
 __all__ = [
@@ -34,6 +37,8 @@ __all__ = [
     "TooManyRuns",
     "TurnFailed",
     "Unauthorized",
+    "Unavailable",
+    "error_response",
 ]
 
 
@@ -111,9 +116,20 @@ class TooManyRuns(ApiError):
         return {"Retry-After": "1"}
 
 
+class Unavailable(ApiError):
+    """The daemon cannot serve this now (it runs no sessions or store, a session did not answer)."""
+
+    status = 503
+
+
 class TurnFailed(ApiError):
     """The agent's turn ended with an error (the provider failed for good ...)."""
 
 
 class ApiStartRefused(PlatformError):
     """The API's configuration is unsafe (no key and not loopback-only): it does not start."""
+
+
+def error_response(error: ApiError) -> JSONResponse:
+    """The JSON response for ``error``."""
+    return JSONResponse(error.body(), status_code=error.status, headers=dict(error.headers))

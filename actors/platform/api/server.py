@@ -21,9 +21,11 @@ from hypercorn.trio import serve
 from actors import Actor
 from actors.platform.api.app import build_app
 from actors.platform.api.auth import Authenticator
+from actors.platform.api.dashboard import DashboardDesk
 from actors.platform.api.gateway import ApiGateway
 from actors.platform.api.runs import RunRegistry
 from actors.platform.api.webhooks import WebhookDesk
+from actors.platform.daemon.control.service import ControlService
 from actors.session import SessionService
 from config.api import ApiServerConfig
 from config.webhook import WebhookConfig
@@ -56,6 +58,8 @@ class ApiServer(Actor[None]):
         environ: where ``API_SERVER_KEY`` and the webhooks' ``secret_env`` are looked up (the daemon's
             environment and ``.env``).
         webhooks: the ``platforms.webhook`` section (its routes are served when it is enabled).
+        control: the daemon's control service; the web dashboard (``/dashboard``) is served over it
+            when given and ``platforms.api_server.dashboard`` is on.
     """
 
     kind = "api"
@@ -69,8 +73,10 @@ class ApiServer(Actor[None]):
         environ: Mapping[str, str],
         *,
         webhooks: WebhookConfig | None = None,
+        control: ControlService | None = None,
     ) -> None:
         super().__init__()
+        self._control = control
         self._webhooks = webhooks or WebhookConfig()
         self.webhooks: WebhookDesk | None = None
         self._client: httpx2.AsyncClient | None = None
@@ -99,7 +105,10 @@ class ApiServer(Actor[None]):
             self.webhooks = WebhookDesk(
                 self.gateway.sessions, self._webhooks, self._environ, self.gateway.cwd, self.start_soon, self._client
             )
-        app = build_app(self.gateway, self.runs, auth, self._models, self._config, self.webhooks)
+        dashboard = None
+        if self._control is not None and self._config.dashboard:
+            dashboard = DashboardDesk(self._control, self.gateway)
+        app = build_app(self.gateway, self.runs, auth, self._models, self._config, self.webhooks, dashboard)
         hc = HypercornConfig()
         host = self._config.host
         hc.bind = [f"[{host}]:{self._config.port}" if ":" in host else f"{host}:{self._config.port}"]
@@ -109,6 +118,8 @@ class ApiServer(Actor[None]):
         hc.backlog = LISTEN_BACKLOG
         self.urls = await self._nursery.start(serve, app, hc)
         log.info("api: serving on %s (auth %s)", ", ".join(self.urls), "on" if auth.enabled else "DISABLED (loopback)")
+        if dashboard is not None:
+            log.info("api: the web dashboard is at %s/dashboard", self.urls[0] if self.urls else "")
 
     async def main(self) -> None:
         self.state = ActorState.RUNNING

@@ -21,6 +21,7 @@ from messages.control_services import PluginStatus
 from tools.hooks import HookRunner, hooks_from_config, import_callable
 from tools.jail.environment import terminal_environment
 from tools.plugins import load_plugins
+from tools.browser import register_browser_tools
 from tools.builtin import register_core_tools
 from tools.registry import ToolRegistry
 from tools.session_search import register_session_search
@@ -44,7 +45,7 @@ def build_toolbox(
     config: Config, http_client: httpx2.AsyncClient, environ: Mapping[str, str] | None = None,
     config_path: Path | None = None,
 ) -> Toolbox:
-    """A registry with the core, terminal, web, session_search, execute_code, delegate_task and skills tools.
+    """A registry with the core, terminal, web, browser, session_search, execute_code, delegate_task and skills tools.
 
     ``http_client`` (for the web tools) is owned and closed by the caller; ``config_path`` is the
     ``config.yaml`` an ``always`` approval is saved in.
@@ -53,6 +54,7 @@ def build_toolbox(
     register_core_tools(registry, config.tools, config.memory)
     terminal = register_terminal_tools(registry, config.terminal, config.approvals, config_path)
     web = register_web_tools(registry, config.web, http_client, environ)
+    register_browser_tools(registry, config.browser)
     register_session_search(registry)
     register_execute_code(registry, config.code_execution)
     register_delegate_task(registry, config.delegation)

@@ -9,6 +9,7 @@
     │              (a session host has ``mcp-relay`` instead: the front's servers, through the front)
     ├── sessions   every session: sessions/session:<id>/turn/tool:<call> ...
     ├── cron       scheduled jobs; each run is a session with source cron
+    ├── curator    the skills curator's schedule; curator/run is a pass under way
     ├── cluster    (when ``daemon.cluster_listen``) peer daemons' forwarded requests, cluster/peer:<n>
     ├── hosts      (when ``daemon.hosts`` > 1) hosts/host:<n>, one per session-host process
     ├── control    the control socket and one connection actor per client
@@ -36,9 +37,11 @@ from typing import Any
 import attrs
 import trio
 
-from actors import ActorHandle, ActorNotFound
+from actors import ActorError, ActorHandle, ActorNotFound
 from supervisor import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
-from actors.platform.cron.actor import CRON, CronActor
+from actors.platform.cron.actor import CRON, CronActor, ListJobs
+from actors.platform.curator import CURATOR, CuratorActor
+from tools.skills.curation import CurationError
 from actors.platform.cron.book import StoreJobBook
 from actors.platform.cron.runner import SessionJobRunner
 from actors.platform.cron.script import CronScripts
@@ -74,6 +77,7 @@ from actors.platform.discord import DiscordBot
 from actors.platform.matrix import MatrixBot
 from actors.platform.mattermost import MattermostBot
 from actors.platform.signal import SignalBot
+from actors.platform.email import EmailBot
 from actors.platform.slack import SlackBot, SlackTokens
 from actors.platform.telegram import TelegramBot
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
@@ -90,6 +94,7 @@ from config.mattermost import HOME_VARIABLE as MATTERMOST_HOME
 from config.mattermost import TOKEN_VARIABLE as MATTERMOST_TOKEN
 from config.mattermost import URL_VARIABLE as MATTERMOST_URL
 from config.mattermost import MattermostConfig
+from config.email import EmailConfig, read_email_environment
 from config.signal import ACCOUNT_VARIABLE as SIGNAL_ACCOUNT
 from config.signal import GROUPS_VARIABLE as SIGNAL_GROUPS
 from config.signal import HOME_VARIABLE as SIGNAL_HOME
@@ -198,7 +203,8 @@ async def open_daemon_tree(
             return
         scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
         await _start_cron(system, store, sessions, outbound, scripts)
-        if any(section.enabled for section in (config.platforms.telegram, config.platforms.discord, config.platforms.slack, config.platforms.matrix, config.platforms.mattermost, config.platforms.signal)):
+        await _start_curator(system, sessions)
+        if config.platforms.any_chat_enabled:
             register_send_message(sessions.deps.registry, outbound, config.approvals)
         state = paths.home / "state"
         await system.root.start_child(ChildSpec(PAIRING, lambda: PairingActor(state / "pairing.json")))
@@ -225,7 +231,7 @@ async def open_daemon_tree(
             # The hosts' leases name the front's peer address: a peer forwards to the front, which routes.
             await _start_hosts(system, paths, config, router, advertised[-1] if advertised else None)
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-        await _start_platforms(system, sessions, config, environ, outbound, state)
+        await _start_platforms(system, sessions, config, environ, outbound, state, service)
         yield system
 
 
@@ -383,16 +389,33 @@ async def _start_cron(
     register_cronjob(sessions.deps.registry, lambda: system.lookup(CRON), sessions.deps.config.approvals.timeout, scripts)
 
 
+async def _start_curator(system: ActorSystem, sessions: SessionService) -> None:
+    """Start ``curator`` under the root (after ``cron``, whose jobs' skills it must not archive): the
+    skills curator, on its schedule and on ``skills curate``."""
+
+    async def cron_skills() -> set[str]:
+        try:
+            views = await system.lookup(CRON).ask(ListJobs())
+        except ActorError as exc:
+            raise CurationError("the cron jobs could not be read") from exc
+        return {name for view in views for name in view.job.skills}
+
+    def curator() -> CuratorActor:
+        return CuratorActor(lambda: sessions.deps, lambda: datetime.now(timezone.utc), cron_skills)
+
+    await system.root.start_child(ChildSpec(CURATOR, curator))
+
+
 async def _start_platforms(
     system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str],
-    outbound: OutboundRegistry, state: Path,
+    outbound: OutboundRegistry, state: Path, control: ControlService,
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
-    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost`` and ``platform/signal`` connecting in the
+    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal`` and ``platform/email`` connecting in the
     background (never waited for)."""
     children = []
     if config.platforms.api_server.enabled:
-        children.append(ChildSpec("api", _api_factory(sessions, config, environ)))
+        children.append(ChildSpec("api", _api_factory(sessions, config, environ, control)))
     pairing = functools.partial(_lookup, system, PAIRING)
     bots: tuple[tuple[str, Any, str, Callable[..., Any]], ...] = (
         ("telegram", config.platforms.telegram, TELEGRAM_TOKEN, TelegramBot),
@@ -419,6 +442,9 @@ async def _start_platforms(
     signal = _signal_factory(config.platforms.signal, environ, sessions, outbound, state, pairing)
     if signal is not None:
         children.append(ChildSpec("signal", signal))
+    email = _email_factory(config.platforms.email, environ, sessions, outbound, state, pairing)
+    if email is not None:
+        children.append(ChildSpec("email", email))
     bots_started = [spec for spec in children if spec.name != "api"]
     if bots_started:
         endpoint, said = speech_endpoint(config.stt, environ)
@@ -504,6 +530,22 @@ def _mattermost_factory(
     return functools.partial(MattermostBot, section, token, sessions, outbound, state, pairing)
 
 
+def _email_factory(
+    section: EmailConfig, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+) -> Callable[[], EmailBot] | None:
+    """The email bot's factory when it is enabled with its account and servers (Hermes's ``EMAIL_*``
+    variables each win over their key); None otherwise."""
+    if not section.enabled:
+        return None
+    section = read_email_environment(section, environ)
+    missing = section.missing()
+    if missing:
+        log.error("platforms.email is enabled but %s %s not set (or their keys in platforms.email)", ", ".join(missing), "is" if len(missing) == 1 else "are")
+        return None
+    return functools.partial(EmailBot, section, sessions, outbound, state, pairing)
+
+
 def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
     try:
         return system.lookup(path)
@@ -511,7 +553,9 @@ def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
         return None
 
 
-def _api_factory(sessions: SessionService, config: Config, environ: Mapping[str, str]) -> Callable[[], ApiServer]:
+def _api_factory(
+    sessions: SessionService, config: Config, environ: Mapping[str, str], control: ControlService
+) -> Callable[[], ApiServer]:
     found = environ.get(KEY_VARIABLE)
     api_environ = {KEY_VARIABLE: found} if found else {}
     # Only the variables the API reads: its key and the webhooks' secrets.
@@ -523,7 +567,8 @@ def _api_factory(sessions: SessionService, config: Config, environ: Mapping[str,
 
     def api() -> ApiServer:
         return ApiServer(
-            sessions, section, config.daemon.max_running_turns, models, api_environ, webhooks=config.platforms.webhook
+            sessions, section, config.daemon.max_running_turns, models, api_environ, webhooks=config.platforms.webhook,
+            control=control,
         )
 
     return api

@@ -36,6 +36,7 @@ from actors.platform.daemon.cluster.forwarding import PeerUnreachable
 from actors.platform.daemon.control.record_commands import store_errors
 from actors.platform.daemon.control.relays import RemoteAttachment, relay_host, relay_peer
 from actors.platform.daemon.control.checkpoint_commands import checkpoint_request
+from actors.platform.daemon.control.curator_commands import curate
 from actors.platform.daemon.control.mcp_commands import mcp_call, mcp_servers, mcp_tools, reload_mcp
 from actors.platform.daemon.control.pairing_commands import pairing_request
 from control.errors import BadFrame, RequestFailed
@@ -497,5 +498,6 @@ _ASYNC_HANDLERS: Mapping[type, Callable[[ControlService, Any], Any]] = MappingPr
     c.ShowSession: record_commands.show_session,
     c.DeleteSession: record_commands.delete_session,
     c.CheckpointRequest: checkpoint_request,
+    c.CurateRequest: curate,
     c.Extensions: extensions,
 })

@@ -185,14 +185,14 @@ class ControlService:
             sessions_available=self.sessions is not None,
             sandbox=jail_report(jails.config, launcher.status) if jails is not None and launcher is not None else None,
             mcp=mcp_server_statuses(self.system),
-            platforms=self._platforms(),
+            platforms=self.platform_statuses(),
             config=None if source is None else c.ConfigStatus(
                 source.state.read_at, list(source.state.restart_needed), source.state.refused
             ),
-            api=self._api(),
+            api=self.api_status(),
         )
 
-    def _api(self) -> c.ApiStatus | None:
+    def api_status(self) -> c.ApiStatus | None:
         """The HTTP API's figures, when it runs."""
         try:
             details = self.system.tree("platform/api").snapshot.details
@@ -204,7 +204,7 @@ class ControlService:
             webhooks=dict(details.get("webhooks") or {}),
         )
 
-    def _platforms(self) -> list[c.PlatformStatus]:
+    def platform_statuses(self) -> list[c.PlatformStatus]:
         """The messaging bots under ``platform`` (the HTTP API has no connection to report)."""
         try:
             node = self.system.tree("platform")
