@@ -12,14 +12,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from control.errors import EXIT_NOT_FOUND
 from control.paths import home_from_env
 from config.hermes import HERMES_NOTE
 from config.loader import Config, ConfigError, config_warnings, load_config, load_env_file
+from config.plugin_providers import installed_plugin_names
+from config.providers import KNOWN_PROVIDERS
 
 __all__ = ["checked_config", "missing_key_message", "run_config_check", "warn_config"]
 
@@ -73,17 +76,62 @@ def warn_config(home: Path, stream: TextIO | None = None) -> bool:
 
 
 def missing_key_message(config: Config, home: Path) -> str | None:
-    """What to set when the default model's provider needs a key that is nowhere (None: fine)."""
+    """What to set when the default model's provider needs a key that is nowhere (None: fine; a plugin's
+    provider is the daemon's to check, once the plugin has said which variable it reads)."""
     from providers.recovery.fallback import ProviderTarget
     from providers.recovery.keys import MissingProviderKey, load_provider_keys
 
     model = config.model
+    if model.default_provider not in KNOWN_PROVIDERS:
+        return None
     target = ProviderTarget.resolve(model.default_provider, model.default, model.base_url, model.api_mode)
     try:
         load_provider_keys(config, {**load_env_file(home), **os.environ}).require(target)
     except MissingProviderKey as exc:
         return str(exc)
     return None
+
+
+#: How long loading the enabled plugins (to learn the providers they add) may take.
+PROBE_SECONDS = 60.0
+
+
+def plugin_provider_error(config: Config) -> str | None:
+    """Why a provider the file names, that is not built in, is added by none of the enabled installed plugins
+    (None: each is, or none is named).
+
+    Which names a plugin adds is known only by running its ``register``: the plugins are loaded as the
+    daemon loads them, in a process of their own (``tools.plugins.probe``).
+    """
+    wanted = {
+        where: provider for where, provider in (
+            ("model.provider", config.model.provider),
+            *((f"fallback_providers[{i}].provider", entry.provider) for i, entry in enumerate(config.fallback_providers)),
+        ) if provider and provider not in KNOWN_PROVIDERS
+    }
+    if not wanted:
+        return None
+    installed = installed_plugin_names()
+    names = [name for name in config.plugins.enabled if name in installed and name not in config.plugins.disabled]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "tools.plugins.probe", *names], capture_output=True, text=True, timeout=PROBE_SECONDS,
+            stdin=subprocess.DEVNULL,
+        )
+        found: dict[str, dict[str, Any]] = json.loads(done.stdout)
+    except subprocess.TimeoutExpired:
+        return f"the enabled plugins ({', '.join(names)}) did not finish loading within {PROBE_SECONDS:g} s"
+    except json.JSONDecodeError:
+        return f"the enabled plugins ({', '.join(names)}) could not be loaded: {done.stderr.strip()[-500:]}"
+    added = {provider for plugin in found.values() for provider in plugin["providers"]}
+    missing = [f"{where} {provider!r}" for where, provider in wanted.items() if provider not in added]
+    if not missing:
+        return None
+    states = "; ".join(
+        f"{name}: failed to load: {plugin['error']}" if plugin["error"] else f"{name} adds {', '.join(plugin['providers']) or 'no provider'}"
+        for name, plugin in found.items()
+    )
+    return f"{', '.join(missing)}: no enabled plugin adds it ({states})"
 
 
 def run_config_check(args: argparse.Namespace) -> int:
@@ -101,7 +149,8 @@ def run_config_check(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         error = str(exc)
     else:
-        missing = missing_key_message(config, home)
+        error = plugin_provider_error(config)
+        missing = missing_key_message(config, home) if error is None else None
     if args.json:
         document = {"ok": error is None, "path": str(path), "error": error, "warnings": warnings, "missing_key": missing}
         sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")

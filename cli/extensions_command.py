@@ -89,7 +89,10 @@ def _show_plugins(plugins: list[c.PluginStatus], running: bool, as_json: bool) -
         return 0
     width = max(len(plugin.name) for plugin in plugins)
     for plugin in plugins:
-        added = ", ".join([*plugin.tools, *(f"hook {event}" for event in plugin.hooks)])
+        added = ", ".join([
+            *plugin.tools, *(f"hook {event}" for event in plugin.hooks), *(f"provider {name}" for name in plugin.providers),
+            *(f"platform {name}" for name in plugin.platforms),
+        ])
         print(f"{plugin.name:<{width}}  {plugin.state:<11}  {added}".rstrip())
         for line in ([plugin.error] if plugin.error else []) + plugin.notes:
             print(f"{'':<{width}}  {line}")

@@ -17,7 +17,9 @@ from config.discord import DiscordConfig
 from config.email import EmailConfig
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
+from config.plugin_platform import PluginPlatformConfig
 from config.signal import SignalConfig
+from config.whatsapp import WhatsAppConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
 from config.webhook import WebhookConfig
@@ -74,7 +76,8 @@ class ApiServerConfig:
 
 @attrs.frozen
 class PlatformsConfig:
-    """Section ``platforms``: one subsection per front door."""
+    """Section ``platforms``: one subsection per front door; ``plugin_platforms`` holds the sections of the
+    platforms plugins add (``platforms.NAME``, see ``config.plugin_platform``)."""
 
     api_server: ApiServerConfig = attrs.Factory(ApiServerConfig)
     telegram: TelegramConfig = attrs.Factory(TelegramConfig)
@@ -85,11 +88,16 @@ class PlatformsConfig:
     mattermost: MattermostConfig = attrs.Factory(MattermostConfig)
     signal: SignalConfig = attrs.Factory(SignalConfig)
     email: EmailConfig = attrs.Factory(EmailConfig)
+    whatsapp_cloud: WhatsAppConfig = attrs.Factory(WhatsAppConfig)
+    plugin_platforms: dict[str, PluginPlatformConfig] = attrs.Factory(dict)
 
     @property
     def any_chat_enabled(self) -> bool:
         """Whether a messaging platform (a chat a ``send_message`` can reach) is enabled."""
-        chats = (self.telegram, self.discord, self.slack, self.matrix, self.mattermost, self.signal, self.email)
+        chats = (
+            self.telegram, self.discord, self.slack, self.matrix, self.mattermost, self.signal, self.email, self.whatsapp_cloud,
+            *self.plugin_platforms.values(),
+        )
         return any(section.enabled for section in chats)
 
 

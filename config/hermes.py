@@ -33,10 +33,12 @@ from config.hermes_keys import HERMES_UNUSED
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
 from config.email import EmailConfig
+from config.plugin_providers import enabled_plugins_installed
 from config.providers import KNOWN_PROVIDERS
 from config.signal import SignalConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
+from config.whatsapp import WhatsAppConfig
 
 __all__ = [
     "HERMES_NOTE",
@@ -67,6 +69,14 @@ HERMES_SYNONYMS: dict[str, str] = {
     "platforms.webhook.extra.rate_limit": "platforms.webhook.rate_limit",
     "platforms.webhook.extra.routes": "platforms.webhook.routes",
     "tool_output.max_bytes": "terminal.max_output_bytes",
+    "platforms.whatsapp_cloud.extra.phone_number_id": "platforms.whatsapp_cloud.phone_number_id",
+    "platforms.whatsapp_cloud.extra.access_token": "platforms.whatsapp_cloud.token",
+    "platforms.whatsapp_cloud.extra.app_secret": "platforms.whatsapp_cloud.app_secret",
+    "platforms.whatsapp_cloud.extra.verify_token": "platforms.whatsapp_cloud.verify_token",
+    "platforms.whatsapp_cloud.extra.app_id": "platforms.whatsapp_cloud.app_id",
+    "platforms.whatsapp_cloud.extra.waba_id": "platforms.whatsapp_cloud.waba_id",
+    "platforms.whatsapp_cloud.extra.webhook_path": "platforms.whatsapp_cloud.webhook_path",
+    "platforms.whatsapp_cloud.extra.api_version": "platforms.whatsapp_cloud.api_version",
 }
 """Hermes dotted key -> the dotted key of ours that holds the same setting."""
 
@@ -95,14 +105,16 @@ _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
 # Hermes's messaging sections at the top level, and the section of ours that holds their settings.
 _PLATFORM_SECTIONS: dict[str, type[GatewaySection]] = {
     "telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig, "matrix": MatrixConfig,
-    "mattermost": MattermostConfig, "signal": SignalConfig, "email": EmailConfig,
+    "mattermost": MattermostConfig, "signal": SignalConfig, "email": EmailConfig, "whatsapp_cloud": WhatsAppConfig,
 }
+# The platforms whose chats are numbers (the others' are text: Slack's channel ids, Matrix's rooms, phone numbers).
+_NUMBERED_HOMES = ("telegram", "discord")
 _ID_LISTS = ("allow_from", "group_allow_from", "group_allowed_chats", "allowed_channels", "free_response_channels")
 # Hermes's names for a local OpenAI-compatible server: ``custom`` here, LM Studio at its usual address.
 _LOCAL_PROVIDERS = {"ollama": None, "vllm": None, "llamacpp": None, "lmstudio": "http://127.0.0.1:1234/v1"}
 _UNKNOWN_PROVIDER = (
     "{where} {value!r} is not a provider here{hint} (known: {known}); for another OpenAI-compatible endpoint "
-    "use provider custom with its base_url"
+    "use provider custom with its base_url, or install and enable (plugins.enabled) the plugin that adds it"
 )
 _INDEX = re.compile(r"\[\d+\]")
 _ENV_REFERENCE = re.compile(r"\$\{([^}]+)\}")
@@ -228,20 +240,22 @@ def _read_platform_sections(data: dict[str, Any], found: list[str]) -> None:
         if isinstance(read.get("channel_prompts"), dict):  # YAML reads a chat id key (``-100123:``) as a number
             read["channel_prompts"] = {str(key): prompt for key, prompt in read["channel_prompts"].items()}
         if "home_channel" in read:
-            read["home_channel"] = _home_channel(read["home_channel"])
+            read["home_channel"] = _home_channel(read["home_channel"], number=name in _NUMBERED_HOMES)
         data["platforms"] = {**platforms, name: read}
 
 
-def _home_channel(value: Any) -> Any:
-    """A home channel as the chat id ours takes: Hermes writes a mapping (``platform``, ``chat_id``, ``name``)
-    or the id as a string.
+def _home_channel(value: Any, *, number: bool) -> Any:
+    """A home channel as the chat id ours takes (a ``number`` for Telegram's and Discord's, else text): Hermes
+    writes a mapping (``platform``, ``chat_id``, ``name``), the id as a string, or a number.
 
     Anything else is returned as it is, for the section's check to refuse with the key's name.
     """
     if isinstance(value, dict) and "chat_id" in value:
         value = value["chat_id"]
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if number and isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value.strip())
+    if not number and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
     return value
 
 
@@ -266,28 +280,37 @@ def _read_providers(data: dict[str, Any]) -> None:
     Read in the model section and each ``fallback_providers`` entry (anything else there is left for the
     loader to refuse).
 
+    Another name is a plugin's provider (``config.plugin_providers``) when an installed plugin is enabled:
+    which names it adds is known once the daemon loads it, and a session on a name no loaded plugin adds
+    is refused there.
+
     Raises:
-        ConfigError: a provider name that is neither ours nor a Hermes local-server name. A warning was
-            not enough: a typo (``custm``) sent the session, and its key, to the default endpoint.
+        ConfigError: a provider name that is neither ours, nor a Hermes local-server name, nor possibly an
+            enabled plugin's. A warning was not enough: a typo (``custm``) sent the session, and its key,
+            to the default endpoint.
     """
+    plugins = data.get("plugins")
     if isinstance(data.get("model"), dict):
-        data["model"] = _provider_entry("model.provider", data["model"])
+        data["model"] = _provider_entry("model.provider", data["model"], plugins)
     fallbacks = data.get("fallback_providers")
     if isinstance(fallbacks, list):
         data["fallback_providers"] = [
-            _provider_entry(f"fallback_providers[{i}].provider", entry) if isinstance(entry, dict) else entry
+            _provider_entry(f"fallback_providers[{i}].provider", entry, plugins) if isinstance(entry, dict) else entry
             for i, entry in enumerate(fallbacks)
         ]
 
 
-def _provider_entry(where: str, entry: dict[str, Any]) -> dict[str, Any]:
+def _provider_entry(where: str, entry: dict[str, Any], plugins: object) -> dict[str, Any]:
     """``entry`` with Hermes's local-server provider names read as ours (a new mapping when changed).
 
     Raises:
-        ConfigError: the provider is not one of ours nor a local-server name.
+        ConfigError: the provider is not one of ours, nor a local-server name, and no installed plugin
+            that might add it is enabled.
     """
     provider = entry.get("provider")
     if not isinstance(provider, str) or provider in KNOWN_PROVIDERS:
+        return entry
+    if provider not in _LOCAL_PROVIDERS and enabled_plugins_installed(plugins):
         return entry
     if provider not in _LOCAL_PROVIDERS:
         close = difflib.get_close_matches(provider, [*KNOWN_PROVIDERS, *_LOCAL_PROVIDERS], n=1, cutoff=0.6)

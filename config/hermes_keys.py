@@ -28,17 +28,18 @@ _CLI_UI = "a setting of Hermes's terminal UI; this daemon's clients have none"
 _TERMINAL_BACKENDS = "only the local shell runs commands here (the jail is sandbox.*); other backends are " + _NOT_BUILT
 _PROMPT_BLOCKS = "extra prompt blocks are " + _NOT_BUILT
 _PARENT_MODEL = "subagents use the parent's model here"
+_WHATSAPP_BRIDGE = "Hermes's WhatsApp bridge (Baileys, a personal account) is not built here; the Cloud API is platforms.whatsapp_cloud"
 _CHECKPOINT_PRUNING = (
     "checkpoints are pruned as they are taken (checkpoints.max_snapshots, checkpoints.max_total_size_mb); "
     "no sweep by age runs here"
 )
 
 # Hermes's messaging platforms other than those built here (api_server, telegram, discord, slack, matrix,
-# mattermost, signal, webhook, email).
+# mattermost, signal, email, whatsapp_cloud, webhook).
 _OTHER_PLATFORMS = (
     "bluebubbles", "dingtalk", "feishu", "google_chat", "homeassistant", "irc", "line",
     "msgraph_webhook", "ntfy", "photon", "qqbot", "raft", "relay", "simplex",
-    "sms", "teams", "wecom", "wecom_callback", "weixin", "whatsapp", "whatsapp_cloud", "yuanbao",
+    "sms", "teams", "wecom", "wecom_callback", "weixin", "whatsapp", "yuanbao",
 )
 # Keys the gateway reads in every platform's block that the platforms built here do not implement.
 _PLATFORM_KEYS = (
@@ -150,7 +151,7 @@ HERMES_UNUSED: dict[str, str] = {
     "vertex": "Google Vertex AI is " + _NOT_BUILT,
     "video_gen": "video generation is " + _NOT_BUILT,
     "voice": "voice mode is " + _NOT_BUILT,
-    "whatsapp": _GATEWAY,
+    "whatsapp": _WHATSAPP_BRIDGE,
     "x_search": "X search (xAI) is " + _NOT_BUILT,
     # Hermes keys inside sections this project shares.
     "agent.coding_*": "the coding posture prompt is " + _NOT_BUILT,
@@ -258,6 +259,7 @@ HERMES_UNUSED: dict[str, str] = {
     "platforms.webhook.extra": "only routes, rate_limit and max_body_bytes are read here (as platforms.webhook.*); the hooks"
     " are served on platforms.api_server's host and port, and each route has its own secret",
     **{f"platforms.{name}": _GATEWAY for name in _OTHER_PLATFORMS},
+    "platforms.whatsapp": _WHATSAPP_BRIDGE,
     **{f"platforms.*.{key}": _BOT for key in _PLATFORM_KEYS},
     "platforms.*.allow_from": _BUILT_PLATFORMS_ONLY,
     "platforms.*.group_allow_from": _BUILT_PLATFORMS_ONLY,

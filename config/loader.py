@@ -40,6 +40,8 @@ from config.hermes import (
 )
 from config.hooks import HooksConfig, PluginsConfig
 from config.mcp import McpEntry, parse_mcp_servers
+from config.plugin_platform import plugin_platform_sections
+from config.plugin_providers import enabled_plugins_installed
 from config.pricing import ModelPrice
 from config.providers import AuxiliaryConfig, ModelConfig, PromptCachingConfig, StreamingConfig
 from config.recovery import CredentialPoolConfig, FallbackProviderConfig, RetryConfig
@@ -182,6 +184,9 @@ def known_sections(data: dict[str, Any], found: list[str]) -> dict[str, Any]:
         ConfigError: a section that is not a mapping.
     """
     ours = apply_hermes_forms(apply_deprecated_keys(data, found), found)
+    platforms = ours.get("platforms")
+    if isinstance(platforms, dict) and enabled_plugins_installed(ours.get("plugins")):
+        ours = {**ours, "platforms": plugin_platform_sections(platforms, attrs.fields_dict(PlatformsConfig))}
     cleaned: dict[str, Any] = _drop_unknown(Config, ours, "", found)
     return cleaned
 

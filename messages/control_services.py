@@ -279,8 +279,8 @@ class PluginStatus:
     """One installed plugin (an entry point of ``group``).
 
     ``state``: loaded, failed (``error`` says why), not enabled (not in ``plugins.enabled``) or disabled
-    (in ``plugins.disabled``). ``tools`` and ``hooks`` are what it added; ``notes`` what it asked for that
-    is not taken here.
+    (in ``plugins.disabled``). ``tools``, ``hooks``, ``providers`` and ``platforms`` are what it added;
+    ``notes`` what it asked for that is not taken here.
     """
 
     name: str
@@ -289,6 +289,8 @@ class PluginStatus:
     value: str = ""
     tools: list[str] = attrs.Factory(list)
     hooks: list[str] = attrs.Factory(list)
+    providers: list[str] = attrs.Factory(list)
+    platforms: list[str] = attrs.Factory(list)
     notes: list[str] = attrs.Factory(list)
     error: str | None = None
 

@@ -1,7 +1,8 @@
 """Which wire protocol (``api_mode``) a provider speaks.
 
 Resolution order (the specification's): an explicit mode wins; then the
-provider name; then heuristics on the base URL; otherwise Chat Completions.
+provider name (a plugin's provider: the mode it registered); then heuristics on the
+base URL; otherwise Chat Completions.
 Bedrock is not implemented here, so it is not a possible answer.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from config.plugin_providers import added_provider
 from config.providers import API_MODES
 
 from .errors import ProviderConfigError
@@ -35,6 +37,9 @@ def resolve_api_mode(explicit: str | None, provider: str | None, base_url: str |
             raise ProviderConfigError(f"unknown api_mode {explicit!r}; expected one of {', '.join(API_MODES)}")
         return explicit
     name = (provider or "").strip().lower()
+    added = added_provider(name)
+    if added is not None and added.api_mode:
+        return added.api_mode
     if name in _ANTHROPIC_PROVIDERS:
         return "anthropic_messages"
     if name in _RESPONSES_PROVIDERS:
@@ -57,5 +62,9 @@ def uses_developer_role(model: str) -> bool:
 
 
 def default_base_url(provider: str | None) -> str | None:
-    """The endpoint of ``provider`` when none is configured (None: the SDK's own default)."""
+    """The endpoint of ``provider`` when none is configured (a plugin's provider: the URL it registered;
+    None: the SDK's own default)."""
+    added = added_provider(provider)
+    if added is not None:
+        return added.base_url
     return DEFAULT_BASE_URLS.get((provider or "").strip().lower())

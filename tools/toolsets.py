@@ -75,6 +75,7 @@ def _core() -> Mapping[str, Toolset]:
         Toolset("hermes-mattermost", "Chats with the Mattermost bot.", includes=("hermes-core", "clarify", "cronjob")),
         Toolset("hermes-signal", "Chats with the Signal bot.", includes=("hermes-core", "clarify", "cronjob")),
         Toolset("hermes-email", "Mail threads with the email bot.", includes=("hermes-core", "clarify", "cronjob")),
+        Toolset("hermes-whatsapp", "Chats with the WhatsApp bot.", includes=("hermes-core", "clarify", "cronjob")),
     ]
     return MappingProxyType({toolset.name: toolset for toolset in sets})
 

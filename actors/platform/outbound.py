@@ -6,7 +6,9 @@ as the reply to a user's message, goes through :class:`OutboundRegistry`: a cron
 ``send_message`` tool, a background process's notification. A destination is written
 ``PLATFORM:CHAT`` or ``PLATFORM:CHAT:THREAD`` (``telegram:-1001234``, ``discord:998877:1122``,
 ``slack:C0123ABCD``, ``slack:#general``, ``slack:C0123ABCD:1712345678.000100``, ``matrix:!room:example.org``,
-``matrix:#alias:example.org``, ``signal:+15551234567``, ``signal:group:GROUP_ID``, ``email:someone@example.org``), or ``PLATFORM`` alone for that platform's configured home channel.
+``matrix:#alias:example.org``, ``signal:+15551234567``, ``signal:group:GROUP_ID``, ``email:someone@example.org``, ``whatsapp:15551234567``), or ``PLATFORM`` alone for that platform's configured home channel.
+A platform a plugin adds (``actors.platform.plugins``) is named once the daemon starts it
+(:func:`add_platform_names`); its chats and threads are any words without a colon.
 """
 
 from __future__ import annotations
@@ -25,19 +27,31 @@ __all__ = [
     "OutboundRegistry",
     "PlatformNotConnected",
     "UnknownDestination",
+    "add_platform_names",
 ]
 
 
 #: The messaging platforms a destination may name.
-PLATFORMS = ("telegram", "discord", "slack", "matrix", "mattermost", "signal", "email")
+PLATFORMS = ("telegram", "discord", "slack", "matrix", "mattermost", "signal", "email", "whatsapp")
 #: How a chat and a thread are written on platforms whose ids are not numbers: Slack's channel ids
 #: (``C0123ABCD``) or names (``#general``), and its threads' timestamps (``1712345678.000100``).
 _CHAT_FORMS = {"slack": (re.compile(r"[CGD][A-Z0-9]{8,}|#[a-z0-9][a-z0-9._-]{0,79}"), re.compile(r"\d{1,12}\.\d{1,9}")),
                # Mattermost's channel and post (thread root) ids: 26 lowercase letters and digits.
                "mattermost": (re.compile(r"[a-z0-9]{26}"), re.compile(r"[a-z0-9]{26}")),
                # An email address; a mail thread is never named (a delivery starts a thread of its own).
-               "email": (re.compile(r"[^@\s:<>,]+@[^@\s:<>,]+\.[^@\s:<>,]+"), re.compile(r"(?!)"))}
+               "email": (re.compile(r"[^@\s:<>,]+@[^@\s:<>,]+\.[^@\s:<>,]+"), re.compile(r"(?!)")),
+               # A WhatsApp chat is the user's phone number (a leading + allowed); there are no threads.
+               "whatsapp": (re.compile(r"\+?\d{6,15}"), re.compile(r"(?!)"))}
 _NUMBER = re.compile(r"-?\d+")
+_WORD = re.compile(r"[^:\s]{1,256}")
+# The platforms plugins added: set once, as the daemon starts them (add_platform_names).
+_ADDED: frozenset[str] = frozenset()
+
+
+def add_platform_names(names: Sequence[str]) -> None:
+    """Let destinations name the plugins' platforms ``names`` too."""
+    global _ADDED
+    _ADDED = _ADDED | frozenset(names)
 #: A Matrix room is written with its server, whose colon is not a separator here: ``matrix:!room:server``
 #: or ``matrix:#alias:server`` (a port after the server too), and then perhaps ``:$event`` for a thread.
 _MATRIX = re.compile(r"(?P<chat>[!#][^:\s]+:[A-Za-z0-9.-]+(?::\d{1,5})?)(?::(?P<thread>\$[A-Za-z0-9_+/=.-]+))?")
@@ -86,11 +100,12 @@ class Destination:
         if not parts[0] or len(parts) > 3 or any(not part for part in parts[1:]):
             raise UnknownDestination(f"a destination is PLATFORM[:CHAT[:THREAD]], got {text!r}")
         platform = parts[0].lower()
-        if platform not in PLATFORMS:
-            raise UnknownDestination(f"{parts[0]!r} is not a messaging platform here ({', '.join(PLATFORMS)}), in {text!r}")
-        chat_form, thread_form = _CHAT_FORMS.get(platform, (_NUMBER, _NUMBER))
+        if platform not in PLATFORMS and platform not in _ADDED:
+            known = ", ".join([*PLATFORMS, *sorted(_ADDED)])
+            raise UnknownDestination(f"{parts[0]!r} is not a messaging platform here ({known}), in {text!r}")
+        chat_form, thread_form = _CHAT_FORMS.get(platform, (_WORD, _WORD) if platform in _ADDED else (_NUMBER, _NUMBER))
         if any(not form.fullmatch(part) for form, part in zip((chat_form, thread_form), parts[1:], strict=False)):
-            what = {"email": "an address (and no thread)"}.get(platform, "a channel id or #name, and a thread's timestamp" if platform in _CHAT_FORMS else "a number")
+            what = {"email": "an address (and no thread)"}.get(platform, "a channel id or #name, and a thread's timestamp" if platform in _CHAT_FORMS else "a word" if platform in _ADDED else "a number")
             raise UnknownDestination(f"a {platform} chat or thread is {what}, got {text!r}")
         return cls(platform, *parts[1:])
 

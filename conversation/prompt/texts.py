@@ -72,6 +72,12 @@ PLATFORM_HINTS: Mapping[str, str] = MappingProxyType({
         "bold lines, links are shown with their address, and tables are not drawn, so prefer bullet lists or "
         "'key: value' lines. Keep replies short, as on a phone. To send a file, put MEDIA:/absolute/path on a line of its own."
     ),
+    "whatsapp": (
+        "You are talking with a user in WhatsApp, a phone messaging app, in a direct chat. Standard Markdown is "
+        "converted to WhatsApp's formatting: bold, italic, strikethrough, inline code and code blocks work; links "
+        "show their address, headings become bold lines and tables are shown as monospace, so prefer short "
+        "paragraphs and bullet lists. To send a file, put MEDIA:/absolute/path on a line of its own."
+    ),
     "subagent": (
         "You are a subagent working for another agent, not for a person. Nobody can answer questions, so decide "
         "for yourself. Your final reply is returned to the parent agent as your result."

@@ -7,6 +7,8 @@ The one place that turns a provider's usual variable (``OPENAI_API_KEY`` ...),
   (``model.provider``, or as ``ModelConfig.provider_for`` infers it).
 - A provider with two or more keys gets a :class:`CredentialPool` that rotates
   them (``credential_pool.strategy``); its first key is its primary variable's.
+- A plugin's provider (``config.plugin_providers``) uses the variable it registered
+  (``key_env``); a provider neither built in nor a loaded plugin's is refused.
 - A target of a provider without a pool uses the key of :meth:`ProviderKeys.key_for`,
   the same primary variable (``ANTHROPIC_API_KEY`` for any Anthropic Messages
   endpoint, ``custom`` ones included, unless ``api_key_env`` names another).
@@ -31,7 +33,8 @@ from types import MappingProxyType
 import attrs
 
 from config.loader import Config
-from config.providers import ModelConfig
+from config.plugin_providers import added_provider, added_providers
+from config.providers import KNOWN_PROVIDERS, ModelConfig
 from config.recovery import CredentialPoolConfig
 from providers.recovery.credentials import CredentialPool
 from providers.recovery.fallback import ProviderTarget
@@ -40,6 +43,7 @@ __all__ = [
     "KEY_VARIABLES",
     "MissingProviderKey",
     "ProviderKeys",
+    "UnavailableProvider",
     "keys_from_env",
     "load_provider_keys",
     "missing_key_message",
@@ -66,7 +70,11 @@ _KEYED_HOSTS: Mapping[str, str] = MappingProxyType(
 
 
 def _own_endpoint(provider: str, base_url: str | None) -> bool:
-    """True when requests go to ``provider``'s own keyed endpoint (no URL: its default one)."""
+    """True when requests go to ``provider``'s own keyed endpoint (no URL: its default one; a plugin's
+    provider with a key variable: the URL it registered)."""
+    added = added_provider(provider)
+    if added is not None:
+        return added.key_env is not None and base_url in (None, added.base_url)
     host = _KEYED_HOSTS.get(provider)
     if host is None:
         return False
@@ -78,6 +86,10 @@ def _own_endpoint(provider: str, base_url: str | None) -> bool:
 
 class MissingProviderKey(ValueError):
     """A session would use a provider that needs a key, and none is set; the text says which variable."""
+
+
+class UnavailableProvider(ValueError):
+    """A session would use a provider that is neither built in nor added by a loaded plugin."""
 
 
 def missing_key_message(variable: str) -> str:
@@ -94,6 +106,9 @@ def primary_variable(provider: str, model: ModelConfig, api_mode: str | None = N
     """
     if model.api_key_env and provider == model.default_provider:
         return model.api_key_env
+    added = added_provider(provider)
+    if added is not None:
+        return added.key_env
     if api_mode == "anthropic_messages":
         return _ANTHROPIC_VARIABLE
     return KEY_VARIABLES.get(provider)
@@ -139,8 +154,14 @@ class ProviderKeys:
         provider's own endpoint (its default or a URL on its host) is held to it.
 
         Raises:
+            UnavailableProvider: no loaded plugin adds the (not built-in) provider.
             MissingProviderKey: naming the variable to set.
         """
+        if target.provider not in KNOWN_PROVIDERS and added_provider(target.provider) is None:
+            raise UnavailableProvider(
+                f"provider {target.provider!r} is not available: it is not built in and no loaded plugin adds it "
+                "(`hermes-actors plugins list` shows which plugins loaded, and why one failed)"
+            )
         if not _own_endpoint(target.provider, target.base_url) or target.provider in self.pools:
             return
         if self.key_for(target) is None:
@@ -161,7 +182,7 @@ def load_provider_keys(config: Config, env: Mapping[str, str], *, clock: Callabl
     """
     section = config.credential_pool
     providers = dict.fromkeys(
-        [*KEY_VARIABLES, *section.extra_keys, config.model.default_provider, *(f.provider for f in config.fallback_providers)]
+        [*KEY_VARIABLES, *(added.name for added in added_providers()), *section.extra_keys, config.model.default_provider, *(f.provider for f in config.fallback_providers)]
     )
     pools: dict[str, CredentialPool] = {}
     single: dict[str, str] = {}
@@ -172,6 +193,6 @@ def load_provider_keys(config: Config, env: Mapping[str, str], *, clock: Callabl
         elif keys:
             single[provider] = keys[0]
     # Only the variables key_for can name are kept, not the whole environment.
-    names = {*KEY_VARIABLES.values(), config.model.api_key_env}
+    names = {*KEY_VARIABLES.values(), config.model.api_key_env, *(added.key_env for added in added_providers())}
     relevant = {name: env[name] for name in names if name and env.get(name)}
     return ProviderKeys(MappingProxyType(pools), config.model, MappingProxyType(relevant), MappingProxyType(single))

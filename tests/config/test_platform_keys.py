@@ -18,6 +18,7 @@ from config.mattermost import MattermostConfig
 from config.signal import SignalConfig
 from config.slack import SlackConfig
 from config.telegram import TelegramConfig
+from config.whatsapp import WhatsAppConfig
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "hermes_0_19" / "config_defaults.json"
 
@@ -248,3 +249,25 @@ class TestSignalKeys:
         section = load_config(tmp_path, log_warnings=False).platforms.signal
         assert section.allow_from == ("+15551234567", "b0b0-uuid")
 
+
+
+class TestWhatsAppKeys:
+    """WhatsApp's section reads Hermes's ``platforms.whatsapp_cloud.extra`` keys; the bridge's is reported; no secret is shown."""
+
+    def test_hermes_extra_keys(self, tmp_path: Path) -> None:
+        extra = {"phone_number_id": "1098765", "access_token": "EAAGtoken", "app_secret": "appsecret", "verify_token": "word",
+                 "api_version": "v21.0", "webhook_path": "/hooks/wa", "webhook_port": 8090}
+        config, warnings = _load(tmp_path, {
+            "platforms": {"whatsapp_cloud": {"enabled": True, "extra": extra, "home_channel": 15551230001, "allow_from": [15551230002]},
+                          "whatsapp": {"enabled": True}},
+        })
+        section = config.platforms.whatsapp_cloud
+        assert (section.phone_number_id, section.token, section.app_secret, section.verify_token) == ("1098765", "EAAGtoken", "appsecret", "word")
+        assert (section.api_version, section.webhook_path, section.home_channel) == ("v21.0", "/hooks/wa", "15551230001")
+        assert section.allow_from == ("15551230002",)  # YAML's numbers, read as the numbers' text
+        assert any("platforms.whatsapp_cloud.extra" in w for w in warnings), "webhook_port is reported as not read"
+        assert any("platforms.whatsapp " in w and "Baileys" in w for w in warnings), warnings
+
+    def test_secrets_are_never_shown(self) -> None:
+        shown = repr(WhatsAppConfig(token="EAAGtoken", app_secret="appsecret", verify_token="hubword"))
+        assert "EAAGtoken" not in shown and "appsecret" not in shown and "hubword" not in shown

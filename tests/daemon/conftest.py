@@ -15,6 +15,7 @@ from tests.platform.mattermost_fake import FakeMattermost, fake_mattermost
 from tests.platform.signal_fake import FakeSignal, fake_signal
 from tests.platform.slack_fake import FakeSlack, fake_slack
 from tests.platform.telegram_fake import FakeTelegram, fake_telegram
+from tests.platform.whatsapp_fake import FakeGraph, fake_graph
 
 
 @pytest.fixture
@@ -94,4 +95,11 @@ def mattermost() -> Iterator[FakeMattermost]:
 def signal() -> Iterator[FakeSignal]:
     """The fake signal-cli daemon (its HTTP endpoint), running on loopback."""
     with fake_signal() as fake:
+        yield fake
+
+
+@pytest.fixture
+def graph() -> Iterator[FakeGraph]:
+    """The fake Graph API of WhatsApp's Cloud API, running on loopback."""
+    with fake_graph() as fake:
         yield fake

@@ -80,7 +80,7 @@ class TestCron:
             (("add", "--schedule", "every fortnight", "--prompt", "x"), 1, "a number and a unit"),
             (("add", "--schedule", "every 1h", "--prompt", "x", "--deliver", "telegram::1"), 1, "PLATFORM[:CHAT[:THREAD]]"),
             (("add", "--schedule", "every 1h", "--prompt", "x", "--deliver", "myspace:foo"), 1,
-             "'myspace' is not a messaging platform here (telegram, discord, slack, matrix, mattermost, signal, email)"),
+             "'myspace' is not a messaging platform here (telegram, discord, slack, matrix, mattermost, signal, email, whatsapp)"),
             (("add", "--schedule", "every 1h", "--prompt", "x", "--deliver", "nowhere:123"), 1, "'nowhere' is not a messaging"),
             (("add", "--schedule", "every 1h", "--prompt", "x", "--deliver", "telegram:abc"), 1, "chat or thread is a number"),
             (("pause", "cron-000000000000"), 2, "no cron job"),

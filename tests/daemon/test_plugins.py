@@ -101,7 +101,7 @@ class TestPluginsList:
         assert plugins["hello"]["state"] == "loaded"
         assert plugins["hello"]["tools"] == ["plugin_hello", "plugin_crash"]
         assert plugins["hello"]["hooks"] == ["pre_tool_call"]
-        assert plugins["hello"]["notes"] == ["hook subagent_stop: not fired here", "platform irc: not supported here"]
+        assert plugins["hello"]["notes"] == ["hook subagent_stop: not fired here", "platform irc: Hermes's asyncio platform adapters cannot run here"]
         assert plugins["broken"]["state"] == "failed"
         assert plugins["broken"]["group"] == "hermes_actors.plugins"
         assert "hx_missing_dependency" in plugins["broken"]["error"]

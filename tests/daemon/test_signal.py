@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from actors.platform.daemon.logs import mask_phone_numbers
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
 from tests.daemon.platform_helpers import bot_details, pairing, user_texts, wait_connected
 from tests.daemon.telegram_daemon import wait
@@ -216,7 +217,7 @@ class TestConnection:
             [text] = user_texts(provider)
             assert text.startswith("x" * 8_000 + "\n\n[The message was longer than 8,000 characters")
             log = daemon.log()
-            assert "not as signal-cli writes it" in log and f"refused a message from user {STRANGER}" in log and "over 8000; cut" in log
+            assert "not as signal-cli writes it" in log and f"refused a message from user {mask_phone_numbers(STRANGER)}" in log and STRANGER not in log and "over 8000; cut" in log
             signal.forget_account()  # signal-cli no longer has the account: the bot stays off, the daemon serving
             wait(lambda: _details(home).get("connection") == "failed", "the unknown account noticed")
             assert "does not know the account" in str(_details(home)["connection_error"])

@@ -1,8 +1,10 @@
 """What a plugin's ``register(ctx)`` is given: Hermes's ``PluginContext`` calls, recorded.
 
-``register_tool`` and ``register_hook`` are taken; what a plugin registers is kept here and applied to the
+``register_tool``, ``register_hook`` and ours, ``register_provider`` (a model endpoint, see
+``config.plugin_providers``) and ``register_platform`` (a messaging platform whose factory builds a Trio
+adapter, see ``actors.platform.plugins``), are taken; what a plugin registers is kept here and applied to the
 daemon only once its ``register`` has returned, so a plugin that raises half-way, or hangs, adds nothing.
-Hermes's other registrations (platforms, providers of images, speech, search, CLI and slash commands ...)
+Hermes's other registrations (its ``register_platform`` of an asyncio adapter, providers of images, speech, search, CLI and slash commands ...)
 are noted on the plugin's record as not taken here, and the rest of the plugin still loads.
 
 A plugin's tool handler is Hermes's: ``handler(args, **kwargs)`` returning a JSON string or a dict,
@@ -15,13 +17,14 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
 from config.hooks import HOOK_EVENTS
+from config.plugin_providers import PluginProvider
 from tools.errors import ToolError
 from tools.hooks import Hook
 from tools.results import ToolResult
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
     from tools.context import ToolContext
     from tools.registry import Handler
 
-__all__ = ["PluginContext", "PluginTool", "tool_handler"]
+__all__ = ["PluginContext", "PluginPlatform", "PluginTool", "tool_handler"]
 
 
 @attrs.frozen
@@ -44,6 +47,16 @@ class PluginTool:
     emoji: str = "🔌"
 
 
+@attrs.frozen
+class PluginPlatform:
+    """A messaging platform a plugin registered: ``factory(setup)`` builds its adapter actor (a
+    ``PlatformAdapter`` subclass) from an ``actors.platform.plugins.PlatformSetup``."""
+
+    name: str
+    plugin: str
+    factory: Callable[[Any], Any]
+
+
 class PluginContext:
     """The ``ctx`` a plugin's ``register`` gets; records what it registers.
 
@@ -55,6 +68,8 @@ class PluginContext:
         self.name = name
         self.tools: list[PluginTool] = []
         self.hooks: list[Hook] = []
+        self.providers: list[PluginProvider] = []
+        self.platforms: list[PluginPlatform] = []
         #: What it asked for that is not taken here, in words.
         self.notes: list[str] = []
 
@@ -94,6 +109,39 @@ class PluginContext:
             self.notes.append(f"hook {hook_name}: not fired here")
             return
         self.hooks.append(Hook.of_callable(hook_name, f"plugin {self.name}", callback))
+
+    def register_provider(
+        self, name: str, *, base_url: str, api_mode: str | None = None, key_env: str | None = None,
+        models: Sequence[str] = (),
+    ) -> None:
+        """Add a model provider: ``model.provider: NAME`` then sends requests to ``base_url``, speaking
+        ``api_mode`` (unset: detected from the URL, else Chat Completions), with the key in the environment
+        variable ``key_env`` (unset: no key). ``models`` are the ones it serves, as shown by ``plugins list``.
+
+        Raises:
+            ValueError: a bad name, URL or mode (the plugin fails to load).
+        """
+        self.providers.append(PluginProvider(name, self.name, base_url, api_mode, key_env, models))
+
+    def register_platform(
+        self, name: str, factory: Callable[[Any], Any] | str | None = None, *args: Any,
+        adapter_factory: Callable[..., Any] | None = None, **kwargs: Any,
+    ) -> None:
+        """Add a messaging platform (ours): ``factory(setup)`` builds its adapter, a ``PlatformAdapter``
+        subclass, run under the daemon's ``platform`` supervisor when ``platforms.NAME.enabled``.
+
+        Hermes's form (``name, label, adapter_factory, check_fn, ...``) builds an asyncio adapter, which
+        cannot run in this Trio daemon: it is noted as not taken, and the rest of the plugin loads.
+
+        Raises:
+            ValueError: ``name`` is not a lower-case word.
+        """
+        if isinstance(factory, str) or adapter_factory is not None or not callable(factory):
+            self.notes.append(f"platform {name}: Hermes's asyncio platform adapters cannot run here")
+            return
+        if not isinstance(name, str) or not name.isidentifier() or name != name.lower():
+            raise ValueError(f"a platform name must be a lower-case word, got {name!r}")
+        self.platforms.append(PluginPlatform(name, self.name, factory))
 
     def __getattr__(self, attribute: str) -> Callable[..., None]:
         """Hermes's other ``register_*`` calls: each is noted as not taken, and returns nothing."""

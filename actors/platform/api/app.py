@@ -13,7 +13,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, get_args
 
 from starlette.applications import Starlette
@@ -22,7 +22,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from actors.platform.api.auth import Authenticator
 from actors.platform.api.body import read_json
@@ -157,13 +157,14 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 def build_app(
     gateway: ApiGateway, runs: RunRegistry, auth: Authenticator, models: tuple[str, ...], config: ApiServerConfig,
-    webhooks: WebhookDesk | None = None, dashboard: DashboardDesk | None = None,
+    webhooks: WebhookDesk | None = None, dashboard: DashboardDesk | None = None, platform_routes: Sequence[BaseRoute] = (),
 ) -> Starlette:
     """The ASGI application of the API; ``webhooks``' routes, signed instead of keyed, and the
-    ``dashboard``'s pages (logged in with the key), when given."""
+    ``dashboard``'s pages (logged in with the key), when given, and ``platform_routes`` (a messaging
+    platform's webhook, such as WhatsApp's), which check their own signatures."""
     api = _Api(gateway, runs, auth, models)
     e = api.endpoint
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/health", e(api.health, public=True), methods=["GET"]),
         Route("/v1/health", e(api.health, public=True), methods=["GET"]),
         Route("/v1/models", e(api.list_models), methods=["GET"]),
@@ -181,6 +182,7 @@ def build_app(
         routes.append(Route("/v1/webhooks/{name}", webhooks.handle, methods=["POST"]))
     if dashboard is not None:
         routes.extend(dashboard_routes(dashboard, auth, gateway.config.max_body_bytes))
+    routes.extend(platform_routes)
     middleware = []
     if config.cors_origins:
         middleware.append(

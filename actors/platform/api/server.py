@@ -9,7 +9,7 @@ below the root.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import httpx2
 import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
+from starlette.routing import BaseRoute
 
 from actors import Actor
 from actors.platform.api.app import build_app
@@ -60,6 +61,7 @@ class ApiServer(Actor[None]):
         webhooks: the ``platforms.webhook`` section (its routes are served when it is enabled).
         control: the daemon's control service; the web dashboard (``/dashboard``) is served over it
             when given and ``platforms.api_server.dashboard`` is on.
+        platform_routes: messaging platforms' webhook routes (WhatsApp's), served without the API key.
     """
 
     kind = "api"
@@ -74,9 +76,11 @@ class ApiServer(Actor[None]):
         *,
         webhooks: WebhookConfig | None = None,
         control: ControlService | None = None,
+        platform_routes: Sequence[BaseRoute] = (),
     ) -> None:
         super().__init__()
         self._control = control
+        self._platform_routes = platform_routes
         self._webhooks = webhooks or WebhookConfig()
         self.webhooks: WebhookDesk | None = None
         self._client: httpx2.AsyncClient | None = None
@@ -108,7 +112,7 @@ class ApiServer(Actor[None]):
         dashboard = None
         if self._control is not None and self._config.dashboard:
             dashboard = DashboardDesk(self._control, self.gateway)
-        app = build_app(self.gateway, self.runs, auth, self._models, self._config, self.webhooks, dashboard)
+        app = build_app(self.gateway, self.runs, auth, self._models, self._config, self.webhooks, dashboard, self._platform_routes)
         hc = HypercornConfig()
         host = self._config.host
         hc.bind = [f"[{host}]:{self._config.port}" if ":" in host else f"{host}:{self._config.port}"]

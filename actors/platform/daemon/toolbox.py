@@ -17,11 +17,13 @@ import trio
 from actors.sandbox import register_execute_code
 from actors.subagent import register_delegate_task
 from config.loader import Config
+from config.plugin_providers import install_providers
 from messages.control_services import PluginStatus
 from tools.hooks import HookRunner, hooks_from_config, import_callable
 from tools.jail.environment import terminal_environment
 from tools.plugins import load_plugins
 from tools.browser import register_browser_tools
+from tools.plugins.context import PluginPlatform
 from tools.builtin import register_core_tools
 from tools.registry import ToolRegistry
 from tools.session_search import register_session_search
@@ -64,21 +66,24 @@ def build_toolbox(
 
 @attrs.frozen
 class Extensions:
-    """The user's hooks (configured, then the plugins') and every installed plugin's status."""
+    """The user's hooks (configured, then the plugins'), every installed plugin's status, and the messaging
+    platforms the loaded ones added."""
 
     hooks: HookRunner
     plugins: tuple[PluginStatus, ...]
+    platforms: tuple[PluginPlatform, ...] = ()
 
 
 async def load_extensions(config: Config, registry: ToolRegistry) -> Extensions:
-    """Load the enabled plugins into ``registry`` and build the hooks; a plugin's or a hook's fault is
-    logged and listed, never raised.
+    """Load the enabled plugins into ``registry`` and the daemon's provider table, and build the hooks; a
+    plugin's or a hook's fault is logged and listed, never raised.
 
     Command hooks get the environment the terminal's shell starts from: the daemon's own, without its
     secrets (``HERMES_ACTORS_HOME/.env`` is never in it).
     """
     plugins = await load_plugins(config.plugins, registry)
+    install_providers(plugins.providers)
     environ = terminal_environment(os.environ, config.terminal.env_passthrough)
     # A ``python`` hook's module is imported here, off the loop.
     configured = await trio.to_thread.run_sync(hooks_from_config, config.hooks, environ, import_callable)
-    return Extensions(HookRunner([*configured, *plugins.hooks]), plugins.statuses)
+    return Extensions(HookRunner([*configured, *plugins.hooks]), plugins.statuses, plugins.platforms)

@@ -29,13 +29,14 @@ import functools
 import logging
 import os
 from datetime import datetime, timezone
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import attrs
 import trio
+from starlette.routing import BaseRoute
 
 from actors import ActorError, ActorHandle, ActorNotFound
 from supervisor import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
@@ -67,10 +68,13 @@ from actors.platform.daemon.cluster.peering import PeerListener
 from actors.platform.daemon.infrastructure.providers import ProvidersActor
 from actors.platform.daemon.infrastructure.store import StoreActor
 from actors.platform.daemon.toolbox import build_toolbox, load_extensions
+from tools.plugins.context import PluginPlatform
 from actors.platform.gateway import PAIRING, PairingActor
 from actors.platform.gateway.send_message import register_send_message
 from actors.platform.gateway.voice import Transcriber, speech_endpoint
-from actors.platform.outbound import OutboundRegistry
+from actors.platform.gateway.adapter import PlatformAdapter
+from actors.platform.outbound import OutboundRegistry, add_platform_names
+from actors.platform.plugins import PlatformSetup, plugin_platform_factory
 from control.paths import DaemonPaths
 from control.profiles import hidden_root
 from actors.platform.discord import DiscordBot
@@ -80,6 +84,7 @@ from actors.platform.signal import SignalBot
 from actors.platform.email import EmailBot
 from actors.platform.slack import SlackBot, SlackTokens
 from actors.platform.telegram import TelegramBot
+from actors.platform.whatsapp import WhatsAppBot, WhatsAppWebhook
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
 from actors.subagent import delegate_capability
 from config.loader import Config, load_env_file
@@ -101,6 +106,7 @@ from config.signal import HOME_VARIABLE as SIGNAL_HOME
 from config.signal import REACTIONS_VARIABLE as SIGNAL_REACTIONS
 from config.signal import URL_VARIABLE as SIGNAL_URL
 from config.signal import SignalConfig
+from config.whatsapp import VARIABLES as WHATSAPP_VARIABLES
 from config.slack import APP_TOKEN_VARIABLE as SLACK_APP_TOKEN
 from config.slack import HOME_VARIABLE as SLACK_HOME
 from config.slack import TOKEN_VARIABLE as SLACK_TOKEN
@@ -183,7 +189,7 @@ async def open_daemon_tree(
         environ = {**await trio.to_thread.run_sync(load_env_file, paths.home), **os.environ}
         # A session host reaches the MCP servers through the front's one copy of each (mcp_relay).
         relay_mcp = not front and several
-        sessions, reloader = await _start_sessions(
+        sessions, reloader, added_platforms = await _start_sessions(
             system, store, config, paths.home, jails, environ, stamps, relay_mcp=relay_mcp
         )
         store.leases.on_lost(functools.partial(sessions.evict, reason="its lease was lost (database connection)"))
@@ -231,7 +237,7 @@ async def open_daemon_tree(
             # The hosts' leases name the front's peer address: a peer forwards to the front, which routes.
             await _start_hosts(system, paths, config, router, advertised[-1] if advertised else None)
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-        await _start_platforms(system, sessions, config, environ, outbound, state, service)
+        await _start_platforms(system, sessions, config, environ, outbound, state, service, added_platforms)
         yield system
 
 
@@ -295,16 +301,15 @@ def _peer_secret(config: Config, environ: Mapping[str, str]) -> bytes | None:
 async def _start_sessions(
     system: ActorSystem, store: SqlSessionStore, config: Config, home: Path, jails: DaemonJails,
     environ: Mapping[str, str], stamps: FileStamps, *, relay_mcp: bool = False,
-) -> tuple[SessionService, ConfigReloader]:
+) -> tuple[SessionService, ConfigReloader, tuple[PluginPlatform, ...]]:
     """Start ``providers``, ``mcp`` (or, with ``relay_mcp``, ``mcp-relay`` to the front's) and ``sessions``
-    under the root; the service the front doors use, and what re-reads the configuration for its new
-    sessions (``config`` and ``environ`` were read at ``stamps``).
+    under the root; the service the front doors use, what re-reads the configuration for its new
+    sessions (``config`` and ``environ`` were read at ``stamps``), and the platforms the plugins added.
 
     Each provider's keys (its usual variable or ``model.api_key_env``, then
     ``credential_pool.extra_keys``) come from ``environ``; a provider with several keys gets a
     credential pool every session shares, so a key that hits a limit rotates daemon-wide.
     """
-    keys = load_provider_keys(config, environ)
     clients = await ClientPool.create(config.streaming)
     web_client = open_web_client(config.web)
     # Not restarted: every session holds these clients, and a closed pool cannot be reopened, so a
@@ -317,6 +322,8 @@ async def _start_sessions(
     toolbox = build_toolbox(config, web_client, environ=environ, config_path=home / "config.yaml")
     # Before MCP and the sessions: a plugin's tools are in the registry before any tool list is frozen.
     extensions = await load_extensions(config, toolbox.registry)
+    # After the plugins: their providers' key variables are among those read.
+    keys = load_provider_keys(config, environ)
     # Before sessions, so stopped after them; its start returns at once (servers connect on their own:
     # a slow or dead one must not hold up the daemon, docs/DECISIONS.md#d-mcp-never-blocks). Its tools
     # join the registry as each server gets ready; a session takes those registered when its tool list
@@ -368,7 +375,7 @@ async def _start_sessions(
         deps, system.registry, section, delegate_factory=lambda setup: delegate_capability(setup, config.delegation),
         refresh_deps=reloader.refresh,
     )
-    return service, reloader
+    return service, reloader, extensions.platforms
 
 
 async def _start_cron(
@@ -408,15 +415,19 @@ async def _start_curator(system: ActorSystem, sessions: SessionService) -> None:
 
 async def _start_platforms(
     system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str],
-    outbound: OutboundRegistry, state: Path, control: ControlService,
+    outbound: OutboundRegistry, state: Path, control: ControlService, added: tuple[PluginPlatform, ...] = (),
 ) -> None:
     """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
-    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal`` and ``platform/email`` connecting in the
-    background (never waited for)."""
+    once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal``, ``platform/email``, ``platform/whatsapp`` and the plugins' (``added``) connecting in the
+    background (never waited for).
+
+    The supervisor counts restarts per platform: one that crashes too often is given up alone."""
     children = []
-    if config.platforms.api_server.enabled:
-        children.append(ChildSpec("api", _api_factory(sessions, config, environ, control)))
     pairing = functools.partial(_lookup, system, PAIRING)
+    whatsapp = _whatsapp_factory(config, environ, sessions, outbound, state, pairing)
+    if config.platforms.api_server.enabled:
+        routes = whatsapp[1].routes() if whatsapp is not None else []
+        children.append(ChildSpec("api", _api_factory(sessions, config, environ, control, routes)))
     bots: tuple[tuple[str, Any, str, Callable[..., Any]], ...] = (
         ("telegram", config.platforms.telegram, TELEGRAM_TOKEN, TelegramBot),
         ("discord", config.platforms.discord, DISCORD_TOKEN, DiscordBot),
@@ -445,6 +456,9 @@ async def _start_platforms(
     email = _email_factory(config.platforms.email, environ, sessions, outbound, state, pairing)
     if email is not None:
         children.append(ChildSpec("email", email))
+    if whatsapp is not None:
+        children.append(ChildSpec("whatsapp", whatsapp[0]))
+    children += _plugin_platforms(config, added, sessions, outbound, state, pairing, {spec.name for spec in children})
     bots_started = [spec for spec in children if spec.name != "api"]
     if bots_started:
         endpoint, said = speech_endpoint(config.stt, environ)
@@ -452,7 +466,7 @@ async def _start_platforms(
         transcriber = Transcriber(endpoint, config.stt.timeout_seconds, echo=config.stt.echo_transcripts) if endpoint else None
         children = [attrs.evolve(spec, factory=_hearing(spec.factory, transcriber)) if spec in bots_started else spec for spec in children]
     if children:
-        await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform")))
+        await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform", per_child_intensity=True)))
 
 
 def _hearing(factory: Callable[[], Any], transcriber: Transcriber | None) -> Callable[[], Any]:
@@ -460,10 +474,38 @@ def _hearing(factory: Callable[[], Any], transcriber: Transcriber | None) -> Cal
 
     def make() -> Any:
         bot = factory()
-        bot.desk.transcriber = transcriber
+        if isinstance(bot, PlatformAdapter):  # not a plugin's platform that failed (it has no desk)
+            bot.desk.transcriber = transcriber
         return bot
 
     return make
+
+
+def _plugin_platforms(
+    config: Config, added: tuple[PluginPlatform, ...], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None], taken: set[str],
+) -> list[ChildSpec]:
+    """The children of the plugins' platforms enabled in ``platforms``; an enabled section no loaded plugin
+    adds, or one named as a built-in child already started (``taken``), is logged instead."""
+    by_name = {platform.name: platform for platform in added}
+    children = []
+    for name, section in config.platforms.plugin_platforms.items():
+        if not section.enabled:
+            continue
+        platform = by_name.get(name)
+        if platform is None:
+            log.error(
+                "platforms.%s is enabled but no loaded plugin adds platform %s (`hermes-actors plugins list` shows why)",
+                name, name,
+            )
+            continue
+        if name in taken:
+            log.error("platform %s of plugin %s is not started: a built-in platform has that name", name, platform.plugin)
+            continue
+        setup = PlatformSetup(name, section, sessions, outbound, state, pairing)
+        children.append(ChildSpec(name, plugin_platform_factory(platform, setup)))
+    add_platform_names([spec.name for spec in children])
+    return children
 
 
 def _slack_factory(
@@ -544,6 +586,34 @@ def _email_factory(
         log.error("platforms.email is enabled but %s %s not set (or their keys in platforms.email)", ", ".join(missing), "is" if len(missing) == 1 else "are")
         return None
     return functools.partial(EmailBot, section, sessions, outbound, state, pairing)
+def _whatsapp_factory(
+    config: Config, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
+    state: Path, pairing: Callable[[], ActorHandle[Any] | None],
+) -> tuple[Callable[[], WhatsAppBot], WhatsAppWebhook] | None:
+    """The WhatsApp bot's factory and its webhook when it is enabled with its number's id and access token
+    (each ``WHATSAPP_CLOUD_*`` variable wins over its key, as Hermes reads them); None otherwise."""
+    section = config.platforms.whatsapp_cloud
+    if not section.enabled:
+        return None
+    section = read_access_environment(section, environ)
+    changes: dict[str, Any] = {key: environ[variable].strip() for key, variable in WHATSAPP_VARIABLES.items() if environ.get(variable, "").strip()}
+    section = attrs.evolve(section, **changes)
+    if not section.token or not section.phone_number_id:
+        what = ("the access token (WHATSAPP_CLOUD_ACCESS_TOKEN, or platforms.whatsapp_cloud.token)" if not section.token
+                else "the phone number's id (WHATSAPP_CLOUD_PHONE_NUMBER_ID, or platforms.whatsapp_cloud.phone_number_id)")
+        log.error("platforms.whatsapp_cloud is enabled but %s is not set", what)
+        return None
+    if not config.platforms.api_server.enabled:
+        log.error("platforms.whatsapp_cloud: its webhook is served by the API server, which is off "
+                  "(platforms.api_server.enabled): the bot can send, but no message from a user arrives")
+    for key, variable in (("app_secret", "WHATSAPP_CLOUD_APP_SECRET"), ("verify_token", "WHATSAPP_CLOUD_VERIFY_TOKEN")):
+        if not getattr(section, key):
+            log.warning("platforms.whatsapp_cloud: no %s (%s): the webhook refuses %s", key, variable,
+                        "every event" if key == "app_secret" else "Meta's subscription handshake")
+    webhook = WhatsAppWebhook(section.webhook_path, section.app_secret, section.verify_token)
+    token = section.token
+    section = attrs.evolve(section, token=None, app_secret=None, verify_token=None)  # the bot holds only its token
+    return functools.partial(WhatsAppBot, section, token, webhook, sessions, outbound, state, pairing), webhook
 
 
 def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
@@ -554,7 +624,8 @@ def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
 
 
 def _api_factory(
-    sessions: SessionService, config: Config, environ: Mapping[str, str], control: ControlService
+    sessions: SessionService, config: Config, environ: Mapping[str, str], control: ControlService,
+    platform_routes: Sequence[BaseRoute],
 ) -> Callable[[], ApiServer]:
     found = environ.get(KEY_VARIABLE)
     api_environ = {KEY_VARIABLE: found} if found else {}
@@ -568,7 +639,7 @@ def _api_factory(
     def api() -> ApiServer:
         return ApiServer(
             sessions, section, config.daemon.max_running_turns, models, api_environ, webhooks=config.platforms.webhook,
-            control=control,
+            control=control, platform_routes=platform_routes,
         )
 
     return api

@@ -141,8 +141,8 @@ class MatrixBot(PlatformAdapter):
             **self.connection_details(), "user_id": self.user_id, "syncs": self.syncs, "sync_errors": self.sync_errors,
             "rooms_joined": self.joined, "invites_declined": self.declined, "malformed": self.malformed,
             "edits_coalesced": self.pacer.coalesced,
-            "rate_limited": client.rate_limited if client is not None else 0, "retried": client.retried if client is not None else 0,
-            "rate_limited_seconds": round(client.waited, 3) if client is not None else 0.0,
+            "rate_limited": client.pause.rate_limited if client is not None else 0, "retried": client.retried if client is not None else 0,
+            "rate_limited_seconds": round(client.pause.waited, 3) if client is not None else 0.0,
         }
 
     async def main(self) -> None:

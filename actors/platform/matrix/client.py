@@ -24,6 +24,7 @@ import trio
 
 from actors.platform.gateway.adapter import TokenRefused
 from actors.platform.gateway.fetch import DownloadFailed, download_to
+from actors.platform.gateway.pause import RatePause, header_seconds
 from actors.platform.outbound import DeliveryFailed
 
 __all__ = ["MatrixClient", "MatrixError", "MatrixTokenRefused"]
@@ -64,11 +65,9 @@ class MatrixClient:
         self._root = homeserver.rstrip("/")
         self._headers = {"Authorization": f"Bearer {token}"}
         self._client = client
-        self._clock = clock
         self._txn = (f"hermes-{secrets.token_hex(4)}-{n}" for n in itertools.count(1))
-        self._closed_until = 0.0
-        self.rate_limited = self.retried = 0
-        self.waited = 0.0
+        self.pause = RatePause(clock)
+        self.retried = 0
 
     def new_txn(self) -> str:
         """A transaction id unique to this run (a send made again reuses its own)."""
@@ -87,7 +86,7 @@ class MatrixClient:
         failure = "no answer"
         for attempt in range(MAX_ATTEMPTS):
             self.retried += attempt > 0
-            await self._wait()
+            await self.pause.wait()
             try:
                 response = await self._client.request(
                     method, f"{self._root}{CLIENT}{path}", json=dict(body) if body is not None else None,
@@ -159,20 +158,10 @@ class MatrixClient:
             url = f"{self._root}/_matrix/client/v1/media/download/{quote(server, safe='')}/{quote(media, safe='')}"
             return await download_to(authorised, url, destination, limit)
 
-    async def _wait(self) -> None:
-        while (delay := self._closed_until - self._clock()) > 0:
-            self.waited += delay
-            await trio.sleep(delay)
-
     def _limited(self, what: str, retry_after_ms: object, retry_after: str | None) -> None:
-        delay = DEFAULT_RETRY
         if isinstance(retry_after_ms, int | float) and not isinstance(retry_after_ms, bool):
             delay = max(0.0, float(retry_after_ms) / 1000)
-        elif retry_after is not None:
-            try:
-                delay = max(0.0, float(retry_after))
-            except ValueError:
-                pass
-        self.rate_limited += 1
+        else:
+            delay = header_seconds(retry_after, DEFAULT_RETRY)
         log.warning("matrix %s: rate limited (M_LIMIT_EXCEEDED), waiting %.3f s as asked", what, delay)
-        self._closed_until = max(self._closed_until, self._clock() + delay)
+        self.pause.close_for(delay)

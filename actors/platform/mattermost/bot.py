@@ -105,8 +105,8 @@ class MattermostBot(PlatformAdapter):
             **self.connection_details(), "bot_user": self.bot_username, "socket_connections": socket.connections,
             "resumed": socket.resumed, "gaps": socket.gaps, "events": socket.events, "malformed": socket.malformed + self.skipped,
             "edits_coalesced": self.pacer.coalesced,
-            "rate_limited": client.rate_limited if client is not None else 0,
-            "rate_limited_seconds": round(client.waited, 3) if client is not None else 0.0,
+            "rate_limited": client.pause.rate_limited if client is not None else 0,
+            "rate_limited_seconds": round(client.pause.waited, 3) if client is not None else 0.0,
         }
 
     async def main(self) -> None:

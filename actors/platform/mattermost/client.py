@@ -20,6 +20,7 @@ import trio
 
 from actors.platform.gateway.adapter import TokenRefused
 from actors.platform.gateway.fetch import DownloadFailed, download_to
+from actors.platform.gateway.pause import RatePause, header_seconds
 from actors.platform.outbound import DeliveryFailed
 
 __all__ = ["API", "MattermostClient", "MattermostError", "MattermostTokenRefused"]
@@ -59,10 +60,7 @@ class MattermostClient:
         self.root = url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {token}"}
         self._client = client
-        self._clock = clock
-        self._closed_until = 0.0
-        self.rate_limited = 0
-        self.waited = 0.0
+        self.pause = RatePause(clock)
 
     async def request(
         self, method: str, path: str, body: Mapping[str, Any] | None = None, *, files: Mapping[str, Any] | None = None,
@@ -75,7 +73,7 @@ class MattermostClient:
         """
         what = what or path.split("/")[1]
         for _ in range(MAX_ATTEMPTS):
-            await self._wait()
+            await self.pause.wait()
             try:
                 response = await self._client.request(
                     method, f"{self.root}{API}{path}", json=dict(body) if body is not None else None,
@@ -110,16 +108,7 @@ class MattermostClient:
         async with httpx2.AsyncClient(headers=self._headers) as authorised:
             return await download_to(authorised, f"{self.root}{API}/files/{file_id}", destination, limit)
 
-    async def _wait(self) -> None:
-        while (delay := self._closed_until - self._clock()) > 0:
-            self.waited += delay
-            await trio.sleep(delay)
-
     def _limited(self, what: str, header: str | None) -> None:
-        try:
-            delay = max(0.0, float(header)) if header is not None else DEFAULT_RETRY
-        except ValueError:
-            delay = DEFAULT_RETRY
-        self.rate_limited += 1
+        delay = header_seconds(header, DEFAULT_RETRY)
         log.warning("mattermost %s: rate limited (429), waiting %.3f s as asked", what, delay)
-        self._closed_until = max(self._closed_until, self._clock() + delay)
+        self.pause.close_for(delay)
