@@ -32,6 +32,8 @@ class DiscordConfig(GatewaySection):
             Hermes's key and default, 32 MiB.
         allow_any_attachment: Hermes's key, read and without effect, as in Hermes 0.19 (where it is
             deprecated): every type of file is fetched, within ``max_attachment_bytes``.
+        reactions: mark a message being worked on with 👀, and with ✅ once answered (Hermes's key, on by
+            default as its ``DISCORD_REACTIONS``).
         api_url: the REST API's address, with its version (a test's fake server).
         gateway_url: the Gateway's websocket address (None: asked of ``GET /gateway/bot``).
     """
@@ -40,6 +42,7 @@ class DiscordConfig(GatewaySection):
 
     max_attachment_bytes: int = attrs.field(default=MAX_ATTACHMENT_BYTES, validator=integer(ge=0))
     allow_any_attachment: bool = attrs.field(default=False, validator=v.instance_of(bool))
+    reactions: bool = attrs.field(default=True, validator=v.instance_of(bool))
     api_url: str = attrs.field(default="https://discord.com/api/v10", validator=non_empty_str)
     gateway_url: str | None = attrs.field(default=None, validator=optional_str)
 

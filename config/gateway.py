@@ -5,12 +5,20 @@ Who may talk is read with Hermes Agent's names and variables: ``allow_from`` (or
 ``<PLATFORM>_ALLOWED_USERS``), ``dm_policy`` and ``require_mention`` (or ``<PLATFORM>_REQUIRE_MENTION``),
 with ``<PLATFORM>_ALLOW_ALL_USERS``, ``GATEWAY_ALLOWED_USERS`` and ``GATEWAY_ALLOW_ALL_USERS`` for
 every platform. As for the bot token, a variable that is set wins over ``config.yaml``.
+
+Per channel, as Hermes: ``allowed_channels`` (the only group chats answered), ``free_response_channels``
+(group chats answered without a mention), ``mention_patterns`` (words that count as a mention) and ``channel_prompts`` (a chat's own system-prompt addition).
+Hermes names the first two after its platform's word for a chat (Telegram's ``allowed_chats``, Matrix's
+``free_response_rooms``): :attr:`GatewaySection.HERMES_NAMES` lists those, read as ours
+(``config.hermes``), and :attr:`GatewaySection.CHANNEL_WORD` names their variables.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 from attrs import validators as v
@@ -19,7 +27,7 @@ from config.sandbox import SANDBOX_MODES
 from config.session import BUSY_MODES
 from config.validators import optional_str, str_tuple
 
-__all__ = ["DM_POLICIES", "EVERYONE", "GatewaySection", "read_access_environment"]
+__all__ = ["DM_POLICIES", "EVERYONE", "GatewaySection", "read_access_environment", "read_channel_prompts"]
 
 #: What a direct message from someone not let in gets: a pairing code, silence, anyone is let in, or
 #: no direct messages are answered at all (Hermes's ``dm_policy`` words).
@@ -31,6 +39,21 @@ EVERYONE = "*"
 _TRUE = ("true", "1", "yes", "on")
 
 Section = TypeVar("Section", bound="GatewaySection")
+
+
+def _patterns(instance: object, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    """Each entry is a regular expression (refused by name here; Hermes logs and skips a bad one)."""
+    for pattern in value:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"{attribute.name} has {pattern!r}, not a regular expression: {exc}") from None
+
+
+def read_channel_prompts(value: dict[str, str]) -> dict[str, str]:
+    """A ``channel_prompts`` mapping with each prompt stripped and the blank ones dropped, as Hermes reads
+    them (a blank prompt is no prompt)."""
+    return {key: prompt.strip() for key, prompt in value.items() if prompt.strip()}
 
 
 @attrs.frozen
@@ -49,6 +72,16 @@ class GatewaySection:
             ignored and logged), ``open`` (anyone may talk) or ``disabled`` (no direct message is
             answered). Unset, as in Hermes: ``allowlist`` when an allow list is set, else ``pairing``.
         require_mention: in groups, answer only a message that mentions the bot or replies to it.
+        allowed_channels: when set, the only group chats (channels, rooms) answered, even when the bot is
+            mentioned there; direct messages are never filtered. Hermes's key (Telegram: ``allowed_chats``,
+            Matrix: ``allowed_rooms``) and ``<P>_ALLOWED_CHANNELS`` variable.
+        free_response_channels: group chats answered without a mention (``*``: all), whatever
+            ``require_mention`` says; Hermes's key (Telegram: ``free_response_chats``, Matrix:
+            ``free_response_rooms``) and ``<P>_FREE_RESPONSE_CHANNELS`` variable.
+        mention_patterns: regular expressions (case-insensitive) a group message matching counts as
+            addressed to the bot, as a mention does (Hermes's wake words; ``<P>_MENTION_PATTERNS``).
+        channel_prompts: chat id (or thread id) to text added to the system prompt of that chat's turns,
+            for that turn only (never stored), as Hermes adds it; a thread's entry wins over its chat's.
         home_channel: the chat or channel a bare platform destination means (cron's ``--deliver telegram``);
             Hermes's key (its mapping form is read as its ``chat_id``) and ``<P>_HOME_CHANNEL`` variable.
         group_sessions_per_user: in groups, one session per user instead of one per chat (or thread).
@@ -61,6 +94,10 @@ class GatewaySection:
 
     #: The prefix of the platform's Hermes variables (``TELEGRAM`` for ``TELEGRAM_ALLOWED_USERS``).
     ENV_PREFIX = ""
+    #: Hermes's word for a group chat in the per-channel variables (``TELEGRAM_ALLOWED_CHATS``).
+    CHANNEL_WORD = "CHANNELS"
+    #: Hermes's own names of this platform's per-channel keys, read as ours (``config.hermes``).
+    HERMES_NAMES: ClassVar[Mapping[str, str]] = {}
 
     enabled: bool = attrs.field(default=False, validator=v.instance_of(bool))
     token: str | None = attrs.field(default=None, validator=optional_str, repr=False)
@@ -69,6 +106,13 @@ class GatewaySection:
     group_allowed_chats: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
     dm_policy: str | None = attrs.field(default=None, validator=v.optional(v.in_(DM_POLICIES)))
     require_mention: bool = attrs.field(default=True, validator=v.instance_of(bool))
+    allowed_channels: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
+    free_response_channels: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
+    mention_patterns: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=[str_tuple, _patterns])
+    channel_prompts: dict[str, str] = attrs.field(
+        factory=dict, converter=read_channel_prompts,
+        validator=v.deep_mapping(key_validator=v.instance_of(str), value_validator=v.instance_of(str)),
+    )
     home_channel: int | None = attrs.field(default=None, validator=v.optional(v.instance_of(int)))
     group_sessions_per_user: bool = attrs.field(default=False, validator=v.instance_of(bool))
     busy_input_mode: str = attrs.field(default="interrupt", validator=v.in_(BUSY_MODES))
@@ -97,12 +141,17 @@ def read_access_environment(section: Section, environ: Mapping[str, str]) -> Sec
     ``<P>_ALLOWED_USERS`` replaces ``allow_from``, ``<P>_GROUP_ALLOWED_USERS`` ``group_allow_from`` and
     ``<P>_GROUP_ALLOWED_CHATS`` ``group_allowed_chats``; ``GATEWAY_ALLOWED_USERS`` adds to ``allow_from`` on every
     platform; ``<P>_ALLOW_ALL_USERS`` or ``GATEWAY_ALLOW_ALL_USERS`` (true, 1, yes) lets everyone in;
-    ``<P>_REQUIRE_MENTION`` sets ``require_mention`` and ``<P>_HOME_CHANNEL`` (a chat id) ``home_channel``.
-    Lists are comma-separated, as Hermes reads them.
+    ``<P>_REQUIRE_MENTION`` sets ``require_mention`` and ``<P>_HOME_CHANNEL`` (a chat id) ``home_channel``;
+    ``<P>_MENTION_PATTERNS`` (a JSON list, or comma- or line-separated) ``mention_patterns``;
+    ``<P>_ALLOWED_CHANNELS`` and ``<P>_FREE_RESPONSE_CHANNELS`` (``CHATS`` on Telegram, ``ROOMS`` on Matrix)
+    replace ``allowed_channels`` and ``free_response_channels``. Lists are comma-separated, as Hermes reads them.
     """
-    prefix = section.ENV_PREFIX
+    prefix, word = section.ENV_PREFIX, section.CHANNEL_WORD
     changes: dict[str, Any] = {}  # field name to new value, of that field's type
-    for key, variable in (("group_allow_from", "GROUP_ALLOWED_USERS"), ("group_allowed_chats", "GROUP_ALLOWED_CHATS")):
+    for key, variable in (
+        ("group_allow_from", "GROUP_ALLOWED_USERS"), ("group_allowed_chats", "GROUP_ALLOWED_CHATS"),
+        ("allowed_channels", f"ALLOWED_{word}"), ("free_response_channels", f"FREE_RESPONSE_{word}"),
+    ):
         value = environ.get(f"{prefix}_{variable}", "").strip()
         if value:
             changes[key] = tuple(split_ids(value))
@@ -118,10 +167,24 @@ def read_access_environment(section: Section, environ: Mapping[str, str]) -> Sec
     mention = environ.get(f"{prefix}_REQUIRE_MENTION", "").strip().lower()
     if mention:
         changes["require_mention"] = mention in _TRUE
+    patterns = environ.get(f"{prefix}_MENTION_PATTERNS", "").strip()
+    if patterns:
+        changes["mention_patterns"] = tuple(_pattern_list(patterns))
     home = environ.get(f"{prefix}_HOME_CHANNEL", "").strip()
     if home.lstrip("-").isdigit():
         changes["home_channel"] = int(home)
     return attrs.evolve(section, **changes) if changes else section
+
+
+def _pattern_list(text: str) -> list[str]:
+    """``<P>_MENTION_PATTERNS`` as Hermes reads it: a JSON list, else one pattern a line or comma."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, list):
+        return [str(item) for item in value if str(item).strip()]
+    return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
 
 
 def split_ids(text: str) -> list[str]:

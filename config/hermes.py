@@ -28,6 +28,7 @@ import attrs
 from config.aliases import move_key
 from config.discord import DiscordConfig
 from config.errors import ConfigError
+from config.gateway import GatewaySection
 from config.hermes_keys import HERMES_UNUSED
 from config.matrix import MatrixConfig
 from config.mattermost import MattermostConfig
@@ -102,11 +103,13 @@ _DROPPED_VALUES: dict[str, dict[object, str | None]] = {
     "web.search_backend": {"": None, **dict.fromkeys(_UNBUILT_BACKENDS, _HERMES_SEARCH_BACKEND)},
 }
 # Hermes's messaging sections at the top level, and the section of ours that holds their settings.
-_PLATFORM_SECTIONS = {"telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig, "matrix": MatrixConfig, "mattermost": MattermostConfig, "signal": SignalConfig,
-                      "email": EmailConfig, "whatsapp_cloud": WhatsAppConfig}
+_PLATFORM_SECTIONS: dict[str, type[GatewaySection]] = {
+    "telegram": TelegramConfig, "discord": DiscordConfig, "slack": SlackConfig, "matrix": MatrixConfig,
+    "mattermost": MattermostConfig, "signal": SignalConfig, "email": EmailConfig, "whatsapp_cloud": WhatsAppConfig,
+}
 # The platforms whose chats are numbers (the others' are text: Slack's channel ids, Matrix's rooms, phone numbers).
 _NUMBERED_HOMES = ("telegram", "discord")
-_ID_LISTS = ("allow_from", "group_allow_from", "group_allowed_chats")
+_ID_LISTS = ("allow_from", "group_allow_from", "group_allowed_chats", "allowed_channels", "free_response_channels")
 # Hermes's names for a local OpenAI-compatible server: ``custom`` here, LM Studio at its usual address.
 _LOCAL_PROVIDERS = {"ollama": None, "vllm": None, "llamacpp": None, "lmstudio": "http://127.0.0.1:1234/v1"}
 _UNKNOWN_PROVIDER = (
@@ -212,9 +215,13 @@ def _read_platform_sections(data: dict[str, Any], found: list[str]) -> None:
     """Move Hermes's top-level ``telegram.KEY`` / ``discord.KEY`` to ``platforms.<name>.KEY`` where ours has
     KEY (the rest stays, to be reported as unused), then read each platform's id lists as strings.
 
-    A bare top-level ``require_mention`` is Telegram's, as Hermes reads it.
+    A bare top-level ``require_mention`` is Telegram's, as Hermes reads it; a platform's own Hermes names of
+    the per-channel keys (Telegram's ``allowed_chats``, Matrix's ``free_response_rooms``) are read as ours.
     """
     for name, section in _PLATFORM_SECTIONS.items():
+        for hermes, our_key in section.HERMES_NAMES.items():
+            for where in (name, f"platforms.{name}"):
+                move_key(data, f"{where}.{hermes}", f"{where}.{our_key}", found, kind="Hermes key")
         block = data.get(name)
         for key in list(block) if isinstance(block, dict) else ():
             if key in attrs.fields_dict(section):
@@ -225,9 +232,13 @@ def _read_platform_sections(data: dict[str, Any], found: list[str]) -> None:
         if not isinstance(platforms, dict):
             continue
         ours = platforms.get(name)
-        if not isinstance(ours, dict) or not any(key in ours for key in (*_ID_LISTS, "home_channel")):
+        if not isinstance(ours, dict) or not any(key in ours for key in (*_ID_LISTS, "home_channel", "channel_prompts", "mention_patterns")):
             continue
         read = {key: _id_list(value) if key in _ID_LISTS else value for key, value in ours.items()}
+        if isinstance(read.get("mention_patterns"), str):  # Hermes takes one pattern as a bare string
+            read["mention_patterns"] = [read["mention_patterns"]]
+        if isinstance(read.get("channel_prompts"), dict):  # YAML reads a chat id key (``-100123:``) as a number
+            read["channel_prompts"] = {str(key): prompt for key, prompt in read["channel_prompts"].items()}
         if "home_channel" in read:
             read["home_channel"] = _home_channel(read["home_channel"], number=name in _NUMBERED_HOMES)
         data["platforms"] = {**platforms, name: read}
@@ -249,10 +260,13 @@ def _home_channel(value: Any, *, number: bool) -> Any:
 
 
 def _id_list(value: Any) -> Any:
-    """A user or chat list as strings: Hermes writes numbers, strings or one comma-separated string.
+    """A user or chat list as strings: Hermes writes numbers, strings, one comma-separated string or one bare
+    number (``free_response_channels: 1234``).
 
     Anything else is returned as it is, for the section's check to refuse with the key's name.
     """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [str(value)]
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
     if not isinstance(value, list):

@@ -43,10 +43,10 @@ _OTHER_PLATFORMS = (
 )
 # Keys the gateway reads in every platform's block that the platforms built here do not implement.
 _PLATFORM_KEYS = (
-    "allow_admin_from", "allowed_chats", "allowed_topics", "api_key", "channel_overrides", "channel_prompts",
-    "channel_skill_bindings", "cron_continuable_surface", "exclusive_bot_mentions", "free_response_channels",
+    "allow_admin_from", "allowed_topics", "api_key", "channel_overrides",
+    "channel_skill_bindings", "cron_continuable_surface", "exclusive_bot_mentions",
     "gateway_restart_notification", "group_allow_admin_from",
-    "group_policy", "group_user_allowed_commands", "mention_patterns", "notice_delivery",
+    "group_policy", "group_user_allowed_commands", "notice_delivery",
     "observe_unmentioned_group_messages", "reply_in_thread", "reply_prefix", "reply_to_mode", "typing_indicator",
     "typing_status_text", "unauthorized_dm_behavior", "user_allowed_commands",
 )
@@ -262,6 +262,10 @@ HERMES_UNUSED: dict[str, str] = {
     "platforms.*.allow_from": _BUILT_PLATFORMS_ONLY,
     "platforms.*.group_allow_from": _BUILT_PLATFORMS_ONLY,
     "platforms.*.group_allowed_chats": _BUILT_PLATFORMS_ONLY,
+    "platforms.*.channel_prompts": _BUILT_PLATFORMS_ONLY,
+    "platforms.*.free_response_channels": _BUILT_PLATFORMS_ONLY,
+    "platforms.*.mention_patterns": _BUILT_PLATFORMS_ONLY,
+    "platforms.*.allowed_chats": "Telegram's name (Hermes reads it there only), read as platforms.telegram.allowed_channels",
     "platforms.*.extra": _BOT,
     "skills.guard_agent_created": "every SKILL.md the agent writes is scanned here, always",
     "skills.inline_shell": "running a skill author's shell snippets on the host, unapproved and unjailed, is refused by design",

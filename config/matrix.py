@@ -46,6 +46,8 @@ class MatrixConfig(GatewaySection):
     """
 
     ENV_PREFIX = "MATRIX"
+    CHANNEL_WORD = "ROOMS"
+    HERMES_NAMES = {"allowed_rooms": "allowed_channels", "free_response_rooms": "free_response_channels"}
 
     homeserver: str | None = attrs.field(default=None, validator=optional_str)
     user_id: str | None = attrs.field(default=None, validator=optional_str)

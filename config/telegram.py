@@ -32,6 +32,8 @@ class TelegramConfig(GatewaySection):
     """
 
     ENV_PREFIX = "TELEGRAM"
+    CHANNEL_WORD = "CHATS"
+    HERMES_NAMES = {"allowed_chats": "allowed_channels", "free_response_chats": "free_response_channels"}
 
     require_mention: bool = attrs.field(default=False, validator=v.instance_of(bool))
     max_file_mb: float = attrs.field(default=20.0, validator=positive_number)

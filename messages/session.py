@@ -79,13 +79,15 @@ class UserMessage(Request[str]):
     ``busy_mode`` overrides ``display.busy_input_mode`` for this message (the HTTP
     API sends ``"queue"``: one client must never interrupt another client's turn).
     ``images`` are host paths of images the user sent (a messaging platform fetched them): they
-    reach a vision-capable model as image content.
+    reach a vision-capable model as image content. ``system`` is added to the system prompt of the
+    turn this message starts, in its requests only (never stored): a chat's ``channel_prompts`` entry.
     """
 
     text: str
     source: str = "cli"
     busy_mode: str | None = None
     images: tuple[str, ...] = ()
+    system: str | None = None
 
 
 @attrs.frozen

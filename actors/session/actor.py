@@ -467,7 +467,7 @@ class SessionActor(Actor[SessionMessage]):
         if message.images and sees_images(str(self.spec.deps.config.model.vision), self.model.chain.current.label):
             content = await trio.to_thread.run_sync(image_content, text, message.images)
         turn = TurnJob(
-            self._turn_config(), counters, list(state.history), HumanMessage(content), self.steer, state.turns, started
+            self._turn_config(message.system), counters, list(state.history), HumanMessage(content), self.steer, state.turns, started
         )
         self.turn = turn
         self._turn_done = trio.Event()
@@ -475,8 +475,10 @@ class SessionActor(Actor[SessionMessage]):
         self.start_soon(self._run_turn, turn, state.turns, counters)
         await started.wait()
 
-    def _turn_config(self) -> TurnConfig:
+    def _turn_config(self, system: str | None) -> TurnConfig:
+        """The turn's settings; ``system`` (the message's own system-prompt addition) follows the session's."""
         state = self.durable
+        layers = [layer for layer in (self.spec.ephemeral_system, system) if layer]
         return TurnConfig(
             deps=self.spec.deps,
             options=state.options,
@@ -489,7 +491,7 @@ class SessionActor(Actor[SessionMessage]):
             api_calls_before=state.api_calls,
             persist=self._commit,
             tool_services=self._before_tools,
-            ephemeral_system=self.spec.ephemeral_system,
+            ephemeral_system="\n\n".join(layers) or None,
             compress=self.compaction.preflight(),
             history_size=self.compaction.history_size,
         )

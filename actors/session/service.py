@@ -403,11 +403,13 @@ class SessionService:
             return frozenset()
 
     async def send(
-        self, session_id: str, text: str, *, source: str = "cli", busy_mode: str | None = None, images: tuple[str, ...] = ()
+        self, session_id: str, text: str, *, source: str = "cli", busy_mode: str | None = None, images: tuple[str, ...] = (),
+        system: str | None = None,
     ) -> str:
         """Deliver a user message (starting a turn, or per busy_input_mode; ``busy_mode`` overrides it).
 
-        ``images`` are host paths of images the user sent, shown to a model that can see them.
+        ``images`` are host paths of images the user sent, shown to a model that can see them; ``system`` is
+        added to the system prompt of the turn it starts, that turn only (a chat's ``channel_prompts``).
 
         Raises:
             SessionNotFound: no such session.
@@ -419,7 +421,7 @@ class SessionService:
             raise TooManyRunningTurns(
                 f"busy: {self.config.max_running_turns} turns are already running (daemon.max_running_turns); try again shortly"
             )
-        return await self.ask(session_id, UserMessage(text, source=source, busy_mode=busy_mode, images=images))
+        return await self.ask(session_id, UserMessage(text, source=source, busy_mode=busy_mode, images=images, system=system))
 
     async def ask(self, session_id: str, message: Request[R]) -> R:
         """Ask the session ``message`` (waking it from the store), once more if it was hibernating

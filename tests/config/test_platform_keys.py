@@ -135,11 +135,12 @@ class TestSlackKeys:
 
     def test_hermes_top_level_and_defaults(self, tmp_path: Path) -> None:
         config, warnings = _load(tmp_path, {
-            "slack": {"require_mention": False, "allowed_channels": "C1", "reactions": False},
+            "slack": {"require_mention": False, "allowed_channels": "C1", "reactions": False, "strict_mention": True},
             "platforms": {"slack": {"home_channel": {"platform": "slack", "chat_id": "C0123ABCD", "name": "ops"}, "allow_from": "U1, U2"}},
         })
         slack = config.platforms.slack
         assert (slack.require_mention, slack.reactions, slack.home_channel, slack.allow_from) == (False, False, "C0123ABCD", ("U1", "U2"))
+        assert slack.allowed_channels == ("C1",)
         assert any(w.startswith("Hermes setting slack") for w in warnings), "what is not read is reported"
         assert SlackConfig().require_mention is _hermes_default("slack.require_mention")
 
@@ -156,11 +157,12 @@ class TestMatrixKeys:
 
     def test_hermes_top_level_and_defaults(self, tmp_path: Path) -> None:
         config, warnings = _load(tmp_path, {
-            "matrix": {"require_mention": False, "allowed_rooms": "!a:example.org"},
+            "matrix": {"require_mention": False, "allowed_rooms": "!a:example.org", "ignore_users": ["@spam:x"]},
             "platforms": {"matrix": {"home_channel": {"platform": "matrix", "chat_id": "!home:example.org"}, "allow_from": "@a:x, @b:x"}},
         })
         matrix = config.platforms.matrix
         assert (matrix.require_mention, matrix.home_channel, matrix.allow_from) == (False, "!home:example.org", ("@a:x", "@b:x"))
+        assert matrix.allowed_channels == ("!a:example.org",)
         assert any(w.startswith("Hermes setting matrix") for w in warnings), "what is not read is reported"
         assert MatrixConfig().require_mention is _hermes_default("matrix.require_mention")
         assert MatrixConfig().max_message_length == 16_000  # Hermes's MATRIX_MAX_MESSAGE_LENGTH default
@@ -174,11 +176,12 @@ class TestMattermostKeys:
 
     def test_hermes_top_level_and_defaults(self, tmp_path: Path) -> None:
         config, warnings = _load(tmp_path, {
-            "mattermost": {"require_mention": False, "allowed_channels": "abc"},
+            "mattermost": {"require_mention": False, "allowed_channels": "abc", "reply_mode": "off"},
             "platforms": {"mattermost": {"home_channel": {"platform": "mattermost", "chat_id": "h" * 26}, "allow_from": "a1, b2"}},
         })
         section = config.platforms.mattermost
         assert (section.require_mention, section.home_channel, section.allow_from) == (False, "h" * 26, ("a1", "b2"))
+        assert section.allowed_channels == ("abc",)
         assert any(w.startswith("Hermes setting mattermost") for w in warnings), "what is not read is reported"
         assert MattermostConfig().require_mention is _hermes_default("mattermost.require_mention")
 
@@ -186,12 +189,53 @@ class TestMattermostKeys:
         assert "mmtoken" not in repr(MattermostConfig(token="mmtoken"))
 
 
+class TestPerChannelKeys:
+    """Hermes's per-channel keys are read for every built platform: under its own names (Telegram's chats,
+    Matrix's rooms), with chat ids YAML reads as numbers, and from the platform's variables."""
+
+    def test_hermes_names_and_numbers(self, tmp_path: Path) -> None:
+        config, warnings = _load(tmp_path, {
+            "telegram": {"allowed_chats": [-100777], "free_response_chats": "-100777, -100888",
+                         "channel_prompts": {-100777: "  Answer as a pirate. ", -100888: "  "}},
+            "matrix": {"free_response_rooms": ["!a:x"]},
+            "platforms": {"matrix": {"allowed_rooms": "!a:x, !b:x"}, "discord": {"free_response_channels": 1234}},
+        })
+        telegram, matrix = config.platforms.telegram, config.platforms.matrix
+        assert (telegram.allowed_channels, telegram.free_response_channels) == (("-100777",), ("-100777", "-100888"))
+        assert telegram.channel_prompts == {"-100777": "Answer as a pirate."}  # a blank prompt is none, as Hermes
+        assert (matrix.allowed_channels, matrix.free_response_channels) == (("!a:x", "!b:x"), ("!a:x",))
+        assert config.platforms.discord.free_response_channels == ("1234",)
+        assert [w for w in warnings if "chats" in w or "rooms" in w or "channel" in w] == []
+
+    def test_mention_patterns(self, tmp_path: Path) -> None:
+        config, _ = _load(tmp_path, {"telegram": {"mention_patterns": "^hey bot"}, "platforms": {"slack": {"mention_patterns": ["a", "b+"]}}})
+        assert (config.platforms.telegram.mention_patterns, config.platforms.slack.mention_patterns) == (("^hey bot",), ("a", "b+"))
+        assert read_access_environment(SlackConfig(), {"SLACK_MENTION_PATTERNS": '["^x, y", "z"]'}).mention_patterns == ("^x, y", "z")
+        assert read_access_environment(SlackConfig(), {"SLACK_MENTION_PATTERNS": "x,y"}).mention_patterns == ("x", "y")
+        with pytest.raises(ConfigError, match=r"mention_patterns has '\(unclosed', not a regular expression"):
+            _load(tmp_path, {"platforms": {"matrix": {"mention_patterns": ["(unclosed"]}}})
+
+    def test_a_prompt_that_is_not_text_is_an_error_naming_the_key(self, tmp_path: Path) -> None:
+        with pytest.raises(ConfigError, match=r"platforms\.slack\.channel_prompts"):
+            _load(tmp_path, {"slack": {"channel_prompts": ["C1"]}})
+
+    def test_variables_win(self) -> None:
+        environ = {"TELEGRAM_ALLOWED_CHATS": "-1,-2", "TELEGRAM_FREE_RESPONSE_CHATS": "-2", "MATRIX_FREE_RESPONSE_ROOMS": "!r:x",
+                   "SLACK_ALLOWED_CHANNELS": "C1", "DISCORD_FREE_RESPONSE_CHANNELS": "*", "MATTERMOST_ALLOWED_CHANNELS": "m1, m2"}
+        telegram = read_access_environment(TelegramConfig(allowed_channels=("-9",)), environ)
+        assert (telegram.allowed_channels, telegram.free_response_channels) == (("-1", "-2"), ("-2",))
+        assert read_access_environment(MatrixConfig(), environ).free_response_channels == ("!r:x",)
+        assert read_access_environment(SlackConfig(), environ).allowed_channels == ("C1",)
+        assert read_access_environment(DiscordConfig(), environ).free_response_channels == ("*",)
+        assert read_access_environment(MattermostConfig(), environ).allowed_channels == ("m1", "m2")
+
+
 class TestSignalKeys:
     """Signal's section reads Hermes's top-level ``signal:`` keys, with Hermes's defaults (mention off, its daemon's address)."""
 
     def test_hermes_top_level_and_defaults(self, tmp_path: Path) -> None:
         config, warnings = _load(tmp_path, {
-            "signal": {"require_mention": True, "free_response_channels": "x"},
+            "signal": {"require_mention": True, "free_response_channels": "x", "reply_prefix": "bot: "},
             "platforms": {"signal": {"home_channel": {"platform": "signal", "chat_id": "+15551234567"}, "allow_from": "+1555, +1666"}},
         })
         section = config.platforms.signal

@@ -203,3 +203,35 @@ class TestAttachments:
             assert "a document of 41,943,040 bytes, over the 33,554,432-byte limit; it was not fetched" in text
         finally:
             daemon.stop()
+
+
+class TestReactions:
+    """As Hermes's Discord bot (``reactions``, on by default): a message taken for a turn shows 👀 while it is
+    worked on and ✅ once answered; a command, an ignored message and ``reactions: false`` get none."""
+
+    def test_marks(self, home: Path, provider: ScriptedProviderProcess, discord: FakeDiscord) -> None:
+        provider.reset()
+        daemon = _start(home, provider, discord)
+        try:
+            wait(lambda: _details(home).get("connection") == "connected", "the bot to connect")
+            provider.push({"text": "Answered."})
+            discord.push_message(CHANNEL, OWNER, "chatter without a mention", guild=True)
+            discord.push_message(DM, OWNER, "/status")
+            asked = discord.push_message(DM, OWNER, "hi bot")
+            assert discord.wait_for_texts(DM, 2)[1] == "Answered."
+            discord.wait_until(lambda: ("PUT", asked, "✅") in discord.reactions, "the answered mark")
+            assert discord.reactions == [("PUT", asked, "👀"), ("DELETE", asked, "👀"), ("PUT", asked, "✅")]
+        finally:
+            daemon.stop()
+
+    def test_off(self, home: Path, provider: ScriptedProviderProcess, discord: FakeDiscord) -> None:
+        provider.reset()
+        daemon = _start(home, provider, discord, reactions=False)
+        try:
+            wait(lambda: _details(home).get("connection") == "connected", "the bot to connect")
+            provider.push({"text": "Answered."})
+            discord.push_message(DM, OWNER, "hi bot")
+            assert discord.wait_for_texts(DM, 1) == ["Answered."]
+            assert discord.reactions == []
+        finally:
+            daemon.stop()

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+from urllib.parse import unquote
 
 import trio
 from trio_websocket import (
@@ -36,6 +37,7 @@ BOT_ID = "900000000000000001"
 _MESSAGES = re.compile(r"^/api/v10/channels/(\d+)/messages$")
 _MESSAGE = re.compile(r"^/api/v10/channels/(\d+)/messages/(\d+)$")
 _TYPING = re.compile(r"^/api/v10/channels/(\d+)/typing$")
+_REACTION = re.compile(r"^/api/v10/channels/(\d+)/messages/(\d+)/reactions/([^/]+)/@me$")
 _CALLBACK = re.compile(r"^/api/v10/interactions/(\w+)/([\w.-]+)/callback$")
 
 
@@ -45,6 +47,7 @@ class FakeDiscord(FakePlatform):
     def __init__(self) -> None:
         super().__init__()
         self.edits: list[dict[str, Any]] = []
+        self.reactions: list[tuple[str, str, str]] = []  # (PUT or DELETE, message id, emoji) the bot sent
         self.callbacks: list[dict[str, Any]] = []
         self.typing = 0
         self.files: dict[str, bytes] = {}
@@ -66,8 +69,8 @@ class FakeDiscord(FakePlatform):
 
     # -- what the test does ---------------------------------------------------------------------
 
-    def push_message(self, channel: str, user: str, content: str, *, guild: bool = False, mention: bool = False, **extra: Any) -> None:
-        """A user's message in a DM channel, or a guild channel (mentioning the bot when ``mention``)."""
+    def push_message(self, channel: str, user: str, content: str, *, guild: bool = False, mention: bool = False, **extra: Any) -> str:
+        """A user's message in a DM channel, or a guild channel (mentioning the bot when ``mention``); its id."""
         data = {
             "id": self._new_id(), "channel_id": channel, "content": f"<@{BOT_ID}> {content}" if mention else content,
             "author": {"id": user, "username": f"user{user}", "global_name": None},
@@ -76,6 +79,7 @@ class FakeDiscord(FakePlatform):
         if guild:
             data["guild_id"] = "700"
         self._from_thread(self._dispatch, "MESSAGE_CREATE", data)
+        return str(data["id"])
 
     def push_press(self, channel: str, user: str, custom_id: str) -> None:
         """A user presses a button whose ``custom_id`` is given."""
@@ -192,6 +196,11 @@ class FakeDiscord(FakePlatform):
                 self.edits.append({"channel_id": found.group(1), "message_id": found.group(2), **body})
                 self.lock.notify_all()
             return 200, {"id": found.group(2), "channel_id": found.group(1), **body}, {}
+        if (found := _REACTION.match(path)) and method in ("PUT", "DELETE"):
+            with self.lock:
+                self.reactions.append((method, found.group(2), unquote(found.group(3))))
+                self.lock.notify_all()
+            return 204, None, {}
         if _TYPING.match(path) and method == "POST":
             with self.lock:
                 self.typing += 1
@@ -241,6 +250,12 @@ def _handler(fake: FakeDiscord) -> type[BaseHTTPRequestHandler]:
 
         def do_PATCH(self) -> None:  # noqa: N802
             self._api("PATCH", self._body())
+
+        def do_PUT(self) -> None:  # noqa: N802
+            self._api("PUT", self._body())
+
+        def do_DELETE(self) -> None:  # noqa: N802
+            self._api("DELETE", self._body())
 
         def _body(self) -> dict[str, Any]:
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))

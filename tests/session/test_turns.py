@@ -205,6 +205,20 @@ class TestPrompt:
                 first.endswith(f"\n\n{session_line(day, 'scripted-model', 'custom')}") for day in {before, after}
             ), first[-200:]
 
+    async def test_a_messages_system_addition_is_its_turns_alone(self, tmp_path: Path) -> None:
+        """A message's ``system`` text (a chat's ``channel_prompts`` entry) ends the system prompt of the turn it
+        starts, as Hermes's ephemeral prompt: the next turn's requests go without it, and it is never stored."""
+        async with open_harness(tmp_path) as h:
+            handle, events_in, session_id = await h.start_session()
+            h.provider.push({"text": "Arr."}, {"text": "Plain."})
+            await handle.tell(UserMessage("hi", system="Answer as a pirate would."))
+            await collect_turn(events_in)
+            await run_turn(handle, events_in, "again")
+            first, second = (r.body["messages"][0]["content"] for r in h.provider.requests)
+            assert first == f"{second}\n\nAnswer as a pirate would."
+            loaded = await h.deps.store.load(session_id)
+            assert "pirate" not in json.dumps(loaded.messages)
+
 
 class TestCounters:
     """The store's counters grow by each turn's own usage."""

@@ -4,7 +4,8 @@ Messages: none of its own (it is driven by the Gateway's events). State: the RES
 rate-limit book, the Gateway session (resumed across dropped connections, so that no event is lost),
 the desk and counters. Loop: keep the Gateway connected (backing off while it fails); each
 ``MESSAGE_CREATE`` goes to the desk, each pressed button (``INTERACTION_CREATE``) too, answered with
-a message only the presser sees.
+a message only the presser sees. A message taken for a turn shows 👀 until the channel is answered, then
+✅ (``reactions``, on as in Hermes).
 
 The bot is the gateway's :class:`~actors.platform.gateway.port.ChatPort` for Discord: Markdown is
 adapted to Discord's dialect and split at 2,000 characters; choices become a row of buttons (message
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from urllib.parse import quote
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from actors.platform.discord.gateway import DiscordGateway, GatewayLost, Gateway
 from actors.platform.discord.rest import DiscordError, DiscordRest
 from actors.platform.gateway.adapter import PlatformAdapter, TokenRefused
 from actors.platform.gateway.desk import session_id_for
+from actors.platform.gateway.marks import WorkMarks
 from actors.platform.gateway.pairing import PairingMessage
 from actors.platform.gateway.port import (
     ButtonPress,
@@ -88,6 +91,7 @@ class DiscordBot(PlatformAdapter):
         self.rest: DiscordRest | None = None
         self.gateway = DiscordGateway(token, self._dispatch)
         self.identity = BotUser("", "")
+        self.marks = WorkMarks(self._react, self.desk.spawn)
 
     def snapshot_details(self) -> dict[str, Any]:
         return {
@@ -124,8 +128,8 @@ class DiscordBot(PlatformAdapter):
             self.up()
         elif event == "MESSAGE_CREATE":
             incoming = read_message(data, self.identity)
-            if incoming is not None:
-                await self.desk.take(incoming)
+            if incoming is not None and await self.desk.take(incoming) and self.config.reactions:
+                self.marks.working(incoming.chat, str(data.get("id")))
         elif event == "INTERACTION_CREATE":
             press = read_interaction(data)
             if press is not None:
@@ -155,6 +159,8 @@ class DiscordBot(PlatformAdapter):
         for piece in pieces or ["(no answer)"]:
             sent = await self._post(chat, {"content": piece, "allowed_mentions": {"parse": []}})
         assert sent is not None
+        if markdown:
+            self.marks.answered(chat)
         return sent
 
     async def send_choices(self, chat: ChatRef, text: str, choices: list[Choice]) -> SentMessage:
@@ -186,6 +192,13 @@ class DiscordBot(PlatformAdapter):
     async def download(self, file: RemoteFile, destination: Path, limit: int) -> int:
         """See :meth:`ChatPort.download` (a Discord attachment's id is its CDN address)."""
         return await self._rest().download(file.file_id, destination, limit)
+
+    async def _react(self, chat: ChatRef, message_id: str, emoji: str, add: bool) -> None:
+        path = f"/channels/{chat.chat_id}/messages/{message_id}/reactions/{quote(emoji)}/@me"
+        try:
+            await self._rest().request("PUT" if add else "DELETE", path)
+        except DiscordError as exc:
+            log.debug("discord: a %s reaction was refused: %s", emoji, exc)
 
     async def _post(self, chat: ChatRef, body: dict[str, Any]) -> SentMessage:
         result = await self._rest().request("POST", f"/channels/{chat.chat_id}/messages", body=body)

@@ -3,8 +3,9 @@
 One desk per adapter. For each :class:`~actors.platform.gateway.port.Incoming` message it decides, in
 order:
 
-- **Is it for us?** In a group, only a message that mentions the bot or replies to it (when
-  ``require_mention`` is on); no direct message when ``dm_policy`` is ``disabled``.
+- **Is it for us?** In a group, only a message that mentions the bot, replies to it or matches one of
+  the ``mention_patterns`` (when ``require_mention`` is on, outside the ``free_response_channels``), and none outside the
+  ``allowed_channels`` when that list is set; no direct message when ``dm_policy`` is ``disabled``.
 - **Who is it?** A user of ``allow_from``, in a group also one of ``group_allow_from`` or anyone in a
   chat of ``group_allowed_chats`` (``*`` in a list: everyone), one paired by the owner, or anyone when
   ``dm_policy`` is ``open``. A stranger in a direct message gets a pairing code when the DM policy is
@@ -16,7 +17,9 @@ order:
 - **An answer?** While the session asks a ``clarify`` question in the chat, the owner's next message
   answers it.
 - **Otherwise** it goes to the chat's session (created on the first message, woken from the store after
-  a restart or hibernation) with the platform's ``busy_input_mode``. Files are fetched into the
+  a restart or hibernation) with the platform's ``busy_input_mode``, and the chat's entry of
+  ``channel_prompts`` as that turn's addition to the system prompt (as Hermes adds it: never stored, so a
+  changed prompt applies from the next message on). Files are fetched into the
   session's working directory first, and the model is told where they are; a voice note is heard
   (:mod:`~actors.platform.gateway.voice`) and the model reads what was said.
 
@@ -156,6 +159,9 @@ class GatewayDesk:
         self._allowed = frozenset(settings.allow_from)
         self._group_allowed = frozenset(settings.group_allow_from)
         self._group_chats = frozenset(settings.group_allowed_chats)
+        self._channels = frozenset(settings.allowed_channels)
+        self._free_channels = frozenset(settings.free_response_channels)
+        self._wake_words = tuple(re.compile(pattern, re.IGNORECASE) for pattern in settings.mention_patterns)
         self.dm_policy = settings.effective_dm_policy
         #: Hears voice notes; set by the daemon when ``stt`` names an endpoint (None: they reach the model as files).
         self.transcriber: Transcriber | None = None
@@ -209,19 +215,20 @@ class GatewayDesk:
 
     # -- incoming -----------------------------------------------------------------------------------
 
-    async def take(self, incoming: Incoming) -> None:
-        """Decide what to do with a message (see the module's docstring); slow work is spawned."""
+    async def take(self, incoming: Incoming) -> bool:
+        """Decide what to do with a message (see the module's docstring); slow work is spawned. True when it
+        goes to the chat's session (not ignored, refused or a command): one to mark as being worked on."""
         self.received += 1
         if incoming.private and self.dm_policy == "disabled":
             self.ignored += 1
-            return
-        if not incoming.private and self.settings.require_mention and not incoming.addressed:
+            return False
+        if not incoming.private and not self._for_us(incoming):
             self.ignored += 1
-            return
+            return False
         if not await self._authorised(incoming.chat, incoming.user_id, private=incoming.private):
             self.refused += 1
             self.spawn(self._turn_away, incoming)
-            return
+            return False
         chat = self._chat(incoming)
         if chat.key not in self.owners:
             self._own(chat, incoming.user_id)
@@ -229,8 +236,27 @@ class GatewayDesk:
         if command is not None and command.group(1).lower() in _COMMANDS:
             self.commands += 1
             self.spawn(self._command, chat, incoming, command.group(1).lower(), (command.group(2) or "").strip(), chat=chat)
-            return
+            return False
         self.spawn(self._converse, chat, incoming, chat=chat)
+        return True
+
+    def _for_us(self, incoming: Incoming) -> bool:
+        """Whether a group message is one to answer: in an allowed channel (when any is listed), and
+        addressed to the bot (a mention, a reply, a wake word) unless mentions are not required there."""
+        if self._channels and not _in_channel(self._channels, incoming.chat):
+            return False
+        if incoming.addressed or not self.settings.require_mention:
+            return True
+        return _in_channel(self._free_channels, incoming.chat) or any(word.search(incoming.text) for word in self._wake_words)
+
+    def channel_prompt(self, chat: ChatRef) -> str | None:
+        """The system-prompt addition of ``chat``'s turns: its thread's entry of ``channel_prompts``, else its
+        chat's, else None (Hermes's order: the exact place first, then the one it belongs to)."""
+        prompts = self.settings.channel_prompts
+        for key in (chat.thread_id, chat.chat_id):
+            if key is not None and key in prompts:
+                return prompts[key]
+        return None
 
     async def press(self, press: ButtonPress) -> str:
         """A button pressed; the short notice the platform shows the user."""
@@ -338,6 +364,7 @@ class GatewayDesk:
                     text, images = await self._fetch_files(chat, incoming.files, text)
                 await self.sessions.send(
                     chat.session_id, text, source=self.port.platform, busy_mode=self.settings.busy_input_mode, images=images,
+                    system=self.channel_prompt(chat.chat),
                 )
             except (TooManyRunningTurns, SessionBusy, NoTurnRunning, SessionNotFound, ActorError) as exc:
                 log.warning("%s chat %s: a message was not taken: %s", chat.chat.platform, chat.chat.chat_id, exc)
@@ -537,6 +564,11 @@ _COMMANDS: dict[str, Callable[[GatewayDesk, ChatState, Incoming, str], Awaitable
 
 def _listed(entries: frozenset[str], value: str) -> bool:
     return value in entries or EVERYONE in entries
+
+
+def _in_channel(entries: frozenset[str], chat: ChatRef) -> bool:
+    """Whether a per-channel list names ``chat``: its chat, its thread, or ``*``."""
+    return _listed(entries, chat.chat_id) or (chat.thread_id is not None and chat.thread_id in entries)
 
 
 def _a(kind: str) -> str:

@@ -9,6 +9,7 @@ every platform.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -131,6 +132,26 @@ class GatewaySettings(Protocol):
     def group_allowed_chats(self) -> tuple[str, ...]: ...
     @property
     def require_mention(self) -> bool: ...
+    @property
+    def allowed_channels(self) -> tuple[str, ...]:
+        """When set, the only group chats answered (direct messages are never filtered)."""
+        ...
+
+    @property
+    def free_response_channels(self) -> tuple[str, ...]:
+        """Group chats answered without a mention (``*``: all)."""
+        ...
+
+    @property
+    def mention_patterns(self) -> tuple[str, ...]:
+        """Regular expressions a group message matching counts as addressed to the bot."""
+        ...
+
+    @property
+    def channel_prompts(self) -> Mapping[str, str]:
+        """Chat or thread id to the text added to the system prompt of that chat's turns."""
+        ...
+
     @property
     def group_sessions_per_user(self) -> bool: ...
     @property
