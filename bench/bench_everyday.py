@@ -40,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import bench_api  # noqa: E402
 
 from tests.daemon.checkpoint_helpers import ENABLED, checkpoint_daemon  # noqa: E402
-from tests.daemon.helpers import REPO, DaemonProcess, ScriptedProviderProcess, attached_turn, run_cli  # noqa: E402
+from messages import control as c  # noqa: E402
+from tests.daemon.helpers import REPO, DaemonProcess, ScriptedProviderProcess, events_until_turn_finished, run_cli  # noqa: E402
 
 FILES, FILE_BYTES, CHANGED = 1000, 10 * 1024, 10
 #: Seconds the review's model waits before answering (a slow auxiliary model).
@@ -71,13 +72,16 @@ class Turns:
         self.client = daemon.client()
         self.client.settimeout(120)
         self.session_id = provider.create_session(self.client, str(work))
+        # Attached once: a second Attach on the same connection would deliver every event twice.
+        self.client.request(c.Attach(self.client.next_id(), self.session_id, None))
         self.pid = daemon.process.pid if daemon.process else 0
 
     def run(self, *steps: dict[str, Any]) -> tuple[float, float]:
         self.provider.reset()
         self.provider.push(*steps)
         cpu, started = _daemon_cpu(self.pid), time.perf_counter()
-        finished = attached_turn(self.client, self.session_id, "go, no tools")[-1]
+        self.client.request(c.SendMessage(self.client.next_id(), self.session_id, "go, no tools"))
+        finished = events_until_turn_finished(self.client)[-1]
         assert finished.reason == "completed", finished
         return time.perf_counter() - started, _daemon_cpu(self.pid) - cpu
 

@@ -273,7 +273,7 @@ def _voice(base: Path, provider: ScriptedProviderProcess, notes: int) -> tuple[f
                         fake.push_voice(500, TELEGRAM_OWNER, words.encode())  # the scripted provider hears the bytes
                     else:
                         fake.push(500, TELEGRAM_OWNER, words)
-                    fake.wait_until(lambda have=have: answers() > have, "an answer", 60)  # type: ignore[misc]
+                    fake.wait_until(lambda have=have: answers() > have, "an answer", 60)
                     samples.append((time.perf_counter() - started) * 1000)
                 figures[kind] = (samples, 1000 * (bench_api._cpu_seconds(pid) - cpu_before) / notes)
             heard = [r for r in provider.requests() if r["path"] == "/v1/audio/transcriptions"]
