@@ -2,7 +2,9 @@
 
     .venv/bin/python bench/bench_everyday.py [--reps 3] [--turns 15] [--messages 500]
 
-Real daemons (default config, sessions jailed in workspace-write) against the scripted provider; the
+Real daemons (default config, sessions jailed in workspace-write) against the scripted provider (the
+learning loop's review, on by default, answered by a second one, so that it never takes a step of the
+session's script); the
 sessions' files under /var/tmp (a jailed session's /tmp is its own). CPU is user + system from /proc: the
 daemon's own plus the children it waited for (git, hooks, jails); the CLI's from getrusage(RUSAGE_CHILDREN).
 
@@ -39,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import bench_api  # noqa: E402
 
-from tests.daemon.checkpoint_helpers import ENABLED, checkpoint_daemon  # noqa: E402
+from tests.daemon.checkpoint_helpers import checkpoint_daemon  # noqa: E402
 from messages import control as c  # noqa: E402
 from tests.daemon.helpers import REPO, DaemonProcess, ScriptedProviderProcess, events_until_turn_finished, run_cli  # noqa: E402
 
@@ -47,6 +49,24 @@ FILES, FILE_BYTES, CHANGED = 1000, 10 * 1024, 10
 #: Seconds the review's model waits before answering (a slow auxiliary model).
 REVIEW_LATENCY = 2.0
 FIXTURE = REPO / "tests" / "fixtures" / "hermes_0_19" / "home"
+
+
+def with_reviewer(reviewer: ScriptedProviderProcess, **sections: Any) -> str:
+    """A config of ``sections`` whose learning-loop review (on by default) is answered by ``reviewer``: it
+    runs as it would, but never takes a step of the session's script."""
+    review = {"model": "review-model", "provider": "custom", "base_url": reviewer.base_url}
+    return json.dumps({**sections, "auxiliary": {"background_review": review}})
+
+
+@contextmanager
+def providers() -> Iterator[tuple[ScriptedProviderProcess, ScriptedProviderProcess]]:
+    """The sessions' scripted provider and the review's (see :func:`with_reviewer`), stopped at the end."""
+    provider, reviewer = ScriptedProviderProcess(), ScriptedProviderProcess()
+    try:
+        yield provider, reviewer
+    finally:
+        provider.stop()
+        reviewer.stop()
 
 
 def _daemon_cpu(pid: int) -> float:
@@ -112,14 +132,14 @@ def _session(config: str, provider: ScriptedProviderProcess) -> Iterator[tuple[D
             turns.close()
 
 
-def checkpoints(provider: ScriptedProviderProcess, reps: int) -> None:
+def checkpoints(provider: ScriptedProviderProcess, reviewer: ScriptedProviderProcess, reps: int) -> None:
     """The checkpoint figures: each kind of snapshot against the same turn with checkpoints off."""
     kinds = ("the first snapshot", "a snapshot of an unchanged directory", f"a snapshot after {CHANGED} files changed", "off")
     walls: dict[str, list[float]] = {kind: [] for kind in (*kinds, "restore")}
     cpus: dict[str, list[float]] = {kind: [] for kind in (*kinds, "restore")}
     same = _tool("write_file", path="a.txt", content="original\n")  # the file's own content: nothing changes
     for _ in range(reps):
-        with _session(ENABLED, provider) as (daemon, work, turns):
+        with _session(with_reviewer(reviewer, checkpoints={"enabled": True}), provider) as (daemon, work, turns):
             for kind in kinds[:3]:
                 if kind == kinds[2]:
                     for n in range(CHANGED):
@@ -135,7 +155,7 @@ def checkpoints(provider: ScriptedProviderProcess, reps: int) -> None:
             assert result.returncode == 0, result.stderr
             walls["restore"].append(time.perf_counter() - started)
             cpus["restore"].append(_daemon_cpu(pid) - cpu + _children_cpu() - child)
-        with _session("", provider) as (_daemon, _work, turns):
+        with _session(with_reviewer(reviewer), provider) as (_daemon, _work, turns):
             wall, cpu = turns.run(*same)
             walls["off"].append(wall)
             cpus["off"].append(cpu)
@@ -150,14 +170,14 @@ def checkpoints(provider: ScriptedProviderProcess, reps: int) -> None:
           f"{_ms(cpus['restore'])} CPU (daemon, git, the CLI)")
 
 
-def hooks(provider: ScriptedProviderProcess, turns_count: int) -> None:
+def hooks(provider: ScriptedProviderProcess, reviewer: ScriptedProviderProcess, turns_count: int) -> None:
     """A pre_tool_call command hook's cost per tool call, and that no hook costs nothing."""
     seen = Path(tempfile.mkdtemp(prefix="bench-hooks-", dir="/var/tmp")) / "seen.jsonl"
     hook = f"sh -c 'cat >> {seen}; echo >> {seen}'"  # a user's hook reads its event; this one only keeps it
     configs = {
-        "no hooks": "",
-        "a hook for another tool": json.dumps({"hooks": {"pre_tool_call": [{"command": hook, "matcher": "terminal"}]}}),
-        "a pre_tool_call hook (sh)": json.dumps({"hooks": {"pre_tool_call": [{"command": hook}]}}),
+        "no hooks": with_reviewer(reviewer),
+        "a hook for another tool": with_reviewer(reviewer, hooks={"pre_tool_call": [{"command": hook, "matcher": "terminal"}]}),
+        "a pre_tool_call hook (sh)": with_reviewer(reviewer, hooks={"pre_tool_call": [{"command": hook}]}),
     }
     figures = {}
     for name, config in configs.items():
@@ -237,9 +257,9 @@ def import_hermes(reps: int) -> None:
     print(f"import-hermes of tests/fixtures/hermes_0_19/home ({counts}), {reps} reps: {_ms(walls)} wall, {_ms(cpus)} CPU")
 
 
-def export_html(provider: ScriptedProviderProcess, messages: int, reps: int) -> None:
+def export_html(provider: ScriptedProviderProcess, reviewer: ScriptedProviderProcess, messages: int, reps: int) -> None:
     """``sessions export --format html`` of a session of ``messages`` messages."""
-    with checkpoint_daemon("") as (daemon, work):
+    with checkpoint_daemon(with_reviewer(reviewer)) as (daemon, work):
         turns = Turns(daemon, provider, work)
         try:
             for n in range(messages // 2):
@@ -267,20 +287,17 @@ def main() -> None:
     parser.add_argument("--only", default="checkpoints,hooks,learning,import,export")
     args = parser.parse_args()
     print(f"everyday features, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start")
-    provider = ScriptedProviderProcess()
-    parts: dict[str, Callable[[], None]] = {
-        "checkpoints": lambda: checkpoints(provider, args.reps),
-        "hooks": lambda: hooks(provider, args.turns),
-        "learning": lambda: learning(provider, args.turns // 2),
-        "import": lambda: import_hermes(args.reps + 2),
-        "export": lambda: export_html(provider, args.messages, args.reps + 2),
-    }
-    try:
+    with providers() as (provider, reviewer):
+        parts: dict[str, Callable[[], None]] = {
+            "checkpoints": lambda: checkpoints(provider, reviewer, args.reps),
+            "hooks": lambda: hooks(provider, reviewer, args.turns),
+            "learning": lambda: learning(provider, args.turns // 2),
+            "import": lambda: import_hermes(args.reps + 2),
+            "export": lambda: export_html(provider, reviewer, args.messages, args.reps + 2),
+        }
         for name in args.only.split(","):
             parts[name]()
             sys.stdout.flush()
-    finally:
-        provider.stop()
     print(f"load {os.getloadavg()[0]:.1f} at end")
 
 
