@@ -403,23 +403,27 @@ class SessionService:
             return frozenset()
 
     async def send(
-        self, session_id: str, text: str, *, source: str = "cli", busy_mode: str | None = None, images: tuple[str, ...] = ()
+        self, session_id: str, text: str, *, source: str = "cli", busy_mode: str | None = None, images: tuple[str, ...] = (),
+        handle: ActorHandle[SessionMessage] | None = None,
     ) -> str:
         """Deliver a user message (starting a turn, or per busy_input_mode; ``busy_mode`` overrides it).
 
         ``images`` are host paths of images the user sent, shown to a model that can see them.
+        ``handle``: the session's, just taken from :meth:`get` by the caller (not looked up again).
 
         Raises:
             SessionNotFound: no such session.
             TooManyRunningTurns: the daemon's running-turn cap is reached.
         """
-        await self.get(session_id)
+        if handle is None:
+            handle = await self.get(session_id)
         in_turns = await self._sessions_in_turns()
         if session_id not in in_turns and len(in_turns) >= self.config.max_running_turns:
             raise TooManyRunningTurns(
                 f"busy: {self.config.max_running_turns} turns are already running (daemon.max_running_turns); try again shortly"
             )
-        return await self.ask(session_id, UserMessage(text, source=source, busy_mode=busy_mode, images=images))
+        # The handle found above: a second lookup would ask the supervisor again for the same answer.
+        return await self._ask_handle(session_id, handle, UserMessage(text, source=source, busy_mode=busy_mode, images=images))
 
     async def ask(self, session_id: str, message: Request[R]) -> R:
         """Ask the session ``message`` (waking it from the store), once more if it was hibernating
@@ -428,7 +432,10 @@ class SessionService:
         Raises:
             SessionNotFound, SessionOwnedElsewhere; ActorError: the session failed to answer.
         """
-        handle = await self.get(session_id)
+        return await self._ask_handle(session_id, await self.get(session_id), message)
+
+    async def _ask_handle(self, session_id: str, handle: ActorHandle[SessionMessage], message: Request[R]) -> R:
+        """:meth:`ask` of a handle already found."""
         try:
             return await handle.ask(message)
         except MailboxClosed:
