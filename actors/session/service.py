@@ -134,6 +134,8 @@ class SessionsSupervisor(Supervisor):
         # at the sessions that said so (the others are looked at by the deadline).
         self._stirred = trio.Event()
         self._stirred_sessions: set[SessionActor] = set()
+        # When the sweep looks at every session next (inf: no such look is set, or the sweep is at work).
+        self._deadline = math.inf
 
     async def main(self) -> None:
         self.start_soon(self._hibernate_loop)
@@ -159,6 +161,13 @@ class SessionsSupervisor(Supervisor):
         return await super()._start_child(child, name, runner)
 
     def _stirred_by(self, session: SessionActor) -> None:
+        # A session that just became quiet is due one idle period from now at the soonest, never before
+        # a full look already set (that deadline is at most one idle period after the look that set it,
+        # and every session is looked at then): the sweep is woken only when no full look is set, or
+        # for a one-shot session, which goes at once. A busy daemon's sessions stir several times a
+        # request; waking the sweep each time cost the event loop steps for nothing.
+        if self._deadline < math.inf and not session.durable.options.one_shot:
+            return
         self._stirred_sessions.add(session)
         self._stirred.set()
 
@@ -171,6 +180,7 @@ class SessionsSupervisor(Supervisor):
         next_look = math.inf
         while True:
             self._stirred = trio.Event()
+            self._deadline = math.inf
             now = trio.current_time()
             if now >= next_look:
                 next_look = math.inf
@@ -190,6 +200,7 @@ class SessionsSupervisor(Supervisor):
                     # Busy now: what ends it mostly says so (on_quiet); what does not (a background
                     # process ending) is noticed one idle period from now, which is still idle time.
                     next_look = min(next_look, now + self.hibernate_after)
+            self._deadline = next_look
             with trio.move_on_at(next_look):
                 await self._stirred.wait()
 

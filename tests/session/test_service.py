@@ -179,6 +179,51 @@ class TestSessionsHandle:
                 await handle.live_ids()
             assert await service.live_ids() == frozenset(), "no sessions supervisor: none live"
 
+    async def test_a_session_quiet_before_the_set_look_does_not_wake_the_sweep(
+        self, tmp_path: Path, mock_clock: trio.testing.MockClock
+    ) -> None:
+        """A session that goes quiet while the sweep's next full look is already set leaves the sweep asleep
+        (each API completion's session stirs several times), and is still hibernated when its own idle time is up."""
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h, hibernate_after_seconds=10)
+            first = await service.create_session(h.options())
+            supervisor = h.system.lookup("sessions")._actor
+            await trio.testing.wait_all_tasks_blocked()  # the sweep has looked at it and sleeps
+            mock_clock.jump(4)
+            steps = SweepSteps()
+            trio.lowlevel.add_instrument(steps)
+            try:
+                second = await service.create_session(h.options())
+                await trio.testing.wait_all_tasks_blocked()
+            finally:
+                trio.lowlevel.remove_instrument(steps)
+            idle_since = h.system.lookup(f"sessions/session:{second}")._actor.last_active
+            assert steps.count == 0, "the sweep was woken though its full look was set"
+            mock_clock.autojump_threshold = 0
+            with trio.fail_after(60):
+                await wait_until_gone(service, first)
+                await wait_until_gone(service, second)
+                gone = trio.current_time()
+            mock_clock.autojump_threshold = math.inf
+            assert gone - idle_since == pytest.approx(10, abs=0.05)
+
+
+class SweepSteps(trio.abc.Instrument):
+    """Counts the steps of the sessions supervisor's sweep task."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if task.name.endswith("._hibernate_loop"):
+            self.count += 1
+
+
+async def wait_until_gone(service: SessionService, sid: str) -> None:
+    """Return once the session is no longer live here, looked for every 10 ms."""
+    while service.is_live(sid):
+        await trio.sleep(0.01)
+
 
 async def hibernation_started(supervisor: SessionsSupervisor) -> float:
     """The (virtual) moment the sweep starts a hibernation (it counts one as it starts), looked for every 10 ms."""
