@@ -38,6 +38,18 @@ async def start_gate(system, delay: float = 0.0) -> tuple[Any, Gate]:
     return handle, gate
 
 
+class StepsOf(trio.abc.Instrument):
+    """Counts the scheduler steps of one task."""
+
+    def __init__(self, task: trio.lowlevel.Task) -> None:
+        self.task = task
+        self.count = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if task is self.task:
+            self.count += 1
+
+
 class TestBackpressure:
     """A bounded mailbox pushes back on senders."""
 
@@ -100,6 +112,30 @@ class TestAsk:
         assert scope.cancelled_caught
         assert await handle.ask("fresh") == "fresh"
         assert gate.seen == ["late", "fresh"]
+
+    async def test_an_ask_with_room_yields_once(self, system) -> None:
+        """An ask to a mailbox with room takes the asker one scheduler step (waiting for the reply),
+        not a second one for queueing the message; the actor still gets it and answers."""
+        handle, gate = await start_gate(system)
+        gate.opened.set()
+        asker = trio.lowlevel.current_task()
+        steps = StepsOf(asker)
+        trio.lowlevel.add_instrument(steps)
+        try:
+            assert await handle.ask("ping") == "ping"
+        finally:
+            trio.lowlevel.remove_instrument(steps)
+        assert steps.count == 1
+
+    async def test_a_cancelled_asker_sends_nothing(self, system) -> None:
+        """An ask made in a cancelled scope raises Cancelled before the message is queued."""
+        handle, gate = await start_gate(system)
+        gate.opened.set()
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await handle.ask("never")
+        assert await handle.ask("after") == "after"
+        assert gate.seen == ["after"]
 
     async def test_queued_ask_gets_no_reply_when_actor_stops(self, system) -> None:
         """Asks still queued when the actor stops fail with NoReply instead of hanging."""
