@@ -11,6 +11,7 @@ from actors.base import Actor
 from actors.errors import MailboxClosed, MailboxFull, NoReply
 from actors.mailbox import Reply
 from supervisor import ChildSpec
+from tests.steps import counted_steps, steps_of_current_task
 
 
 class Gate(Actor[Any]):
@@ -36,18 +37,6 @@ async def start_gate(system, delay: float = 0.0) -> tuple[Any, Gate]:
     gate = Gate(delay)
     handle = await system.root.start_child(ChildSpec("gate", lambda: gate))
     return handle, gate
-
-
-class StepsOf(trio.abc.Instrument):
-    """Counts the scheduler steps of one task."""
-
-    def __init__(self, task: trio.lowlevel.Task) -> None:
-        self.task = task
-        self.count = 0
-
-    def before_task_step(self, task: trio.lowlevel.Task) -> None:
-        if task is self.task:
-            self.count += 1
 
 
 class TestBackpressure:
@@ -118,13 +107,8 @@ class TestAsk:
         not a second one for queueing the message; the actor still gets it and answers."""
         handle, gate = await start_gate(system)
         gate.opened.set()
-        asker = trio.lowlevel.current_task()
-        steps = StepsOf(asker)
-        trio.lowlevel.add_instrument(steps)
-        try:
+        with counted_steps(steps_of_current_task()) as steps:
             assert await handle.ask("ping") == "ping"
-        finally:
-            trio.lowlevel.remove_instrument(steps)
         assert steps.count == 1
 
     async def test_a_cancelled_asker_sends_nothing(self, system) -> None:

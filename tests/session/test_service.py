@@ -18,6 +18,7 @@ from messages.events import TurnFinished
 from messages.session import Subscribe
 from supervisor import ChildSpec
 from tests.session.harness import Harness, collect_turn, open_harness
+from tests.steps import counted_steps
 
 
 async def start_service(h: Harness, **daemon: object) -> SessionService:
@@ -190,13 +191,9 @@ class TestSessionsHandle:
             supervisor = h.system.lookup("sessions")._actor
             await trio.testing.wait_all_tasks_blocked()  # the sweep has looked at it and sleeps
             mock_clock.jump(4)
-            steps = SweepSteps()
-            trio.lowlevel.add_instrument(steps)
-            try:
+            with counted_steps(lambda task: task.name.endswith("._hibernate_loop")) as steps:
                 second = await service.create_session(h.options())
                 await trio.testing.wait_all_tasks_blocked()
-            finally:
-                trio.lowlevel.remove_instrument(steps)
             idle_since = h.system.lookup(f"sessions/session:{second}")._actor.last_active
             assert steps.count == 0, "the sweep was woken though its full look was set"
             mock_clock.autojump_threshold = 0
@@ -206,17 +203,6 @@ class TestSessionsHandle:
                 gone = trio.current_time()
             mock_clock.autojump_threshold = math.inf
             assert gone - idle_since == pytest.approx(10, abs=0.05)
-
-
-class SweepSteps(trio.abc.Instrument):
-    """Counts the steps of the sessions supervisor's sweep task."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def before_task_step(self, task: trio.lowlevel.Task) -> None:
-        if task.name.endswith("._hibernate_loop"):
-            self.count += 1
 
 
 async def wait_until_gone(service: SessionService, sid: str) -> None:
