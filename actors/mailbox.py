@@ -121,7 +121,7 @@ class Mailbox(Generic[M]):
         sends nothing, as with :meth:`put`.
 
         Every ask came this way through :meth:`put`, whose channel send yields to the scheduler even
-        when there is room: a task step per ask (about ten per HTTP API completion) for nothing.
+        when there is room: a task step per ask (about eight per HTTP API completion) for nothing.
         """
         await trio.lowlevel.checkpoint_if_cancelled()
         try:
