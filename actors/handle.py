@@ -76,7 +76,7 @@ class ActorHandle(Generic[M]):
         """
         reply: Reply[R] = Reply(self._actor.path)
         # The cast is the half of the check above that types cannot make (docs/DECISIONS.md#d-typed-ask).
-        await self._mailbox().put(Envelope(cast("M", message), reply))
+        await self._mailbox().put_promptly(Envelope(cast("M", message), reply))
         return await reply.wait()
 
     def stop(self, reason: str, *, requested_by: str = "operator") -> None:

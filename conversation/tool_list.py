@@ -6,7 +6,7 @@ per save of every session), a save of an API session's state is a few small enco
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import attrs
@@ -45,6 +45,22 @@ class ToolListCache:
 
     def __init__(self) -> None:
         self._lists: dict[frozenset[str], FrozenTools] = {}
+        # The tool names selected for a key (the toolsets asked for), while the registry is at a generation.
+        self._names: dict[Hashable, frozenset[str]] = {}
+        self._names_generation = -1
+
+    def names_for(self, key: Hashable, generation: int, select: Callable[[], frozenset[str]]) -> frozenset[str]:
+        """The tool names ``select`` gives for ``key``, selected once per registry ``generation``: resolving
+        the toolsets walks every registered tool per toolset, and every new session (each HTTP API
+        completion) asks for the same few selections. Whatever ``select`` raises is not kept.
+        """
+        if generation != self._names_generation or len(self._names) >= MAX_CACHED_LISTS:
+            self._names.clear()
+            self._names_generation = generation
+        names = self._names.get(key)
+        if names is None:
+            self._names[key] = names = select()
+        return names
 
     def freeze(self, definitions: Sequence[dict[str, Any]], emojis: Callable[[], dict[str, str]]) -> FrozenTools:
         """The frozen list of ``definitions`` (``emojis`` builds its emojis when it is a new one)."""

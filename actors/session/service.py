@@ -134,6 +134,8 @@ class SessionsSupervisor(Supervisor):
         # at the sessions that said so (the others are looked at by the deadline).
         self._stirred = trio.Event()
         self._stirred_sessions: set[SessionActor] = set()
+        # When the sweep looks at every session next (inf: no such look is set, or the sweep is at work).
+        self._deadline = math.inf
 
     async def main(self) -> None:
         self.start_soon(self._hibernate_loop)
@@ -159,6 +161,13 @@ class SessionsSupervisor(Supervisor):
         return await super()._start_child(child, name, runner)
 
     def _stirred_by(self, session: SessionActor) -> None:
+        # A session that just became quiet is due one idle period from now at the soonest, never before
+        # a full look already set (that deadline is at most one idle period after the look that set it,
+        # and every session is looked at then): the sweep is woken only when no full look is set, or
+        # for a one-shot session, which goes at once. A busy daemon's sessions stir several times a
+        # request; waking the sweep each time cost the event loop steps for nothing.
+        if self._deadline < math.inf and not session.durable.options.one_shot:
+            return
         self._stirred_sessions.add(session)
         self._stirred.set()
 
@@ -171,6 +180,7 @@ class SessionsSupervisor(Supervisor):
         next_look = math.inf
         while True:
             self._stirred = trio.Event()
+            self._deadline = math.inf
             now = trio.current_time()
             if now >= next_look:
                 next_look = math.inf
@@ -190,6 +200,7 @@ class SessionsSupervisor(Supervisor):
                     # Busy now: what ends it mostly says so (on_quiet); what does not (a background
                     # process ending) is noticed one idle period from now, which is still idle time.
                     next_look = min(next_look, now + self.hibernate_after)
+            self._deadline = next_look
             with trio.move_on_at(next_look):
                 await self._stirred.wait()
 
@@ -405,23 +416,27 @@ class SessionService:
     async def send(
         self, session_id: str, text: str, *, source: str = "cli", busy_mode: str | None = None, images: tuple[str, ...] = (),
         system: str | None = None,
+        handle: ActorHandle[SessionMessage] | None = None,
     ) -> str:
         """Deliver a user message (starting a turn, or per busy_input_mode; ``busy_mode`` overrides it).
 
         ``images`` are host paths of images the user sent, shown to a model that can see them; ``system`` is
         added to the system prompt of the turn it starts, that turn only (a chat's ``channel_prompts``).
+        ``handle``: the session's, just taken from :meth:`get` by the caller (not looked up again).
 
         Raises:
             SessionNotFound: no such session.
             TooManyRunningTurns: the daemon's running-turn cap is reached.
         """
-        await self.get(session_id)
+        if handle is None:
+            handle = await self.get(session_id)
         in_turns = await self._sessions_in_turns()
         if session_id not in in_turns and len(in_turns) >= self.config.max_running_turns:
             raise TooManyRunningTurns(
                 f"busy: {self.config.max_running_turns} turns are already running (daemon.max_running_turns); try again shortly"
             )
-        return await self.ask(session_id, UserMessage(text, source=source, busy_mode=busy_mode, images=images, system=system))
+        # The handle found above: a second lookup would ask the supervisor again for the same answer.
+        return await self._ask_handle(session_id, handle, UserMessage(text, source=source, busy_mode=busy_mode, images=images, system=system))
 
     async def ask(self, session_id: str, message: Request[R]) -> R:
         """Ask the session ``message`` (waking it from the store), once more if it was hibernating
@@ -430,7 +445,10 @@ class SessionService:
         Raises:
             SessionNotFound, SessionOwnedElsewhere; ActorError: the session failed to answer.
         """
-        handle = await self.get(session_id)
+        return await self._ask_handle(session_id, await self.get(session_id), message)
+
+    async def _ask_handle(self, session_id: str, handle: ActorHandle[SessionMessage], message: Request[R]) -> R:
+        """:meth:`ask` of a handle already found."""
         try:
             return await handle.ask(message)
         except MailboxClosed:

@@ -239,8 +239,15 @@ def freeze_tools(deps: SessionDeps, options: SessionOptions) -> FrozenTools:
     if options.toolsets is not None and options.interactive:
         # A bot's chat opts in where the CLI does: an opt-in toolset named in tools.enabled_toolsets.
         enabled = (*options.toolsets, *(n for n in config.tools.enabled_toolsets or () if n in OPT_IN_TOOLSETS))
-    names = ToolsetCatalog(registry).select_tools(enabled, config.tools.disabled_toolsets)
-    names = frozenset(n for n in names if n in registry and n not in options.blocked_tools)
+    disabled = config.tools.disabled_toolsets
+    blocked = options.blocked_tools
+
+    def select() -> frozenset[str]:
+        selected = ToolsetCatalog(registry).select_tools(enabled, disabled)
+        return frozenset(n for n in selected if n in registry and n not in blocked)
+
+    key = (None if enabled is None else tuple(enabled), disabled, blocked)
+    names = deps.tool_lists.names_for(key, registry.generation, select)
     definitions = registry.get_definitions(names)
     return deps.tool_lists.freeze(definitions, lambda: _emojis(deps, definitions))
 

@@ -151,6 +151,27 @@ class TestStreaming:
         assert all(p["object"] == "chat.completion.chunk" for p in payloads)
         assert payloads[-1]["choices"][0] == {"index": 0, "delta": {}, "finish_reason": "stop"}
 
+    async def test_an_ephemeral_stream_asks_the_sessions_supervisor_five_times(self, api: ApiDaemon) -> None:
+        """Admission, the session's start, its lookup, the running-turn count and its close: the session is
+        looked up once, not once per step of sending it the message."""
+        sessions = api.system.lookup("sessions")._actor
+        asked: list[str] = []
+        handle = sessions.handle
+
+        async def counted(message: Any) -> Any:
+            asked.append(type(message).__name__)
+            return await handle(message)
+
+        sessions.handle = counted
+        api.provider.push({"text": "counted"})
+        async with api.client() as client:
+            stream = await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "x"}], stream=True)
+            chunks = [c async for c in stream]
+        await wait_until(lambda: not api.session_paths())
+        assert chunks[0].choices[0].delta.role == "assistant"
+        assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "counted"
+        assert sorted(asked) == sorted(["SessionsInTurns", "StartChild", "Hibernation", "SessionsInTurns", "TerminateChild"])
+
 
     async def test_turn_error_mid_stream(self, api: ApiDaemon) -> None:
         """A turn that fails while streaming sends an error object, then [DONE]; the SDK raises APIError."""

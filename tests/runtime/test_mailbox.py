@@ -11,6 +11,7 @@ from actors.base import Actor
 from actors.errors import MailboxClosed, MailboxFull, NoReply
 from actors.mailbox import Reply
 from supervisor import ChildSpec
+from tests.steps import counted_steps, steps_of_current_task
 
 
 class Gate(Actor[Any]):
@@ -100,6 +101,25 @@ class TestAsk:
         assert scope.cancelled_caught
         assert await handle.ask("fresh") == "fresh"
         assert gate.seen == ["late", "fresh"]
+
+    async def test_an_ask_with_room_yields_once(self, system) -> None:
+        """An ask to a mailbox with room takes the asker one scheduler step (waiting for the reply),
+        not a second one for queueing the message; the actor still gets it and answers."""
+        handle, gate = await start_gate(system)
+        gate.opened.set()
+        with counted_steps(steps_of_current_task()) as steps:
+            assert await handle.ask("ping") == "ping"
+        assert steps.count == 1
+
+    async def test_a_cancelled_asker_sends_nothing(self, system) -> None:
+        """An ask made in a cancelled scope raises Cancelled before the message is queued."""
+        handle, gate = await start_gate(system)
+        gate.opened.set()
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await handle.ask("never")
+        assert await handle.ask("after") == "after"
+        assert gate.seen == ["after"]
 
     async def test_queued_ask_gets_no_reply_when_actor_stops(self, system) -> None:
         """Asks still queued when the actor stops fail with NoReply instead of hanging."""

@@ -18,6 +18,7 @@ from messages.events import TurnFinished
 from messages.session import Subscribe
 from supervisor import ChildSpec
 from tests.session.harness import Harness, collect_turn, open_harness
+from tests.steps import counted_steps
 
 
 async def start_service(h: Harness, **daemon: object) -> SessionService:
@@ -178,6 +179,36 @@ class TestSessionsHandle:
             with pytest.raises(MailboxClosed):
                 await handle.live_ids()
             assert await service.live_ids() == frozenset(), "no sessions supervisor: none live"
+
+    async def test_a_session_quiet_before_the_set_look_does_not_wake_the_sweep(
+        self, tmp_path: Path, mock_clock: trio.testing.MockClock
+    ) -> None:
+        """A session that goes quiet while the sweep's next full look is already set leaves the sweep asleep
+        (each API completion's session stirs several times), and is still hibernated when its own idle time is up."""
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h, hibernate_after_seconds=10)
+            first = await service.create_session(h.options())
+            supervisor = h.system.lookup("sessions")._actor
+            await trio.testing.wait_all_tasks_blocked()  # the sweep has looked at it and sleeps
+            mock_clock.jump(4)
+            with counted_steps(lambda task: task.name.endswith("._hibernate_loop")) as steps:
+                second = await service.create_session(h.options())
+                await trio.testing.wait_all_tasks_blocked()
+            idle_since = h.system.lookup(f"sessions/session:{second}")._actor.last_active
+            assert steps.count == 0, "the sweep was woken though its full look was set"
+            mock_clock.autojump_threshold = 0
+            with trio.fail_after(60):
+                await wait_until_gone(service, first)
+                await wait_until_gone(service, second)
+                gone = trio.current_time()
+            mock_clock.autojump_threshold = math.inf
+            assert gone - idle_since == pytest.approx(10, abs=0.05)
+
+
+async def wait_until_gone(service: SessionService, sid: str) -> None:
+    """Return once the session is no longer live here, looked for every 10 ms."""
+    while service.is_live(sid):
+        await trio.sleep(0.01)
 
 
 async def hibernation_started(supervisor: SessionsSupervisor) -> float:

@@ -13,6 +13,7 @@ import trio
 
 from config.store import StoreConfig
 from store.sqlite import indexing
+from tests.steps import counted_steps, steps_of_current_task
 from store import (
     DatabaseLockedError,
     SessionMeta,
@@ -76,6 +77,15 @@ class TestBatching:
             for i in range(10):
                 nursery.start_soon(append, i)
         assert sqlite_store.statistics().transactions - before == 1
+
+    async def test_a_lone_write_wakes_its_caller_once(self, sqlite_store: SqliteSessionStore) -> None:
+        """A write to an idle writer takes its caller one scheduler step (the wait for its commit), not
+        a second one for queueing it."""
+        await sqlite_store.create_session(SessionMeta(id="a"))
+        with counted_steps(steps_of_current_task()) as steps:
+            await sqlite_store.append("a", [user(0)])
+        assert steps.count == 1
+        assert [m["content"] for m in (await sqlite_store.load("a")).messages] == ["message 0"]
 
     async def test_batch_max_bounds_a_transaction(self, tmp_path: Path) -> None:
         async with SqliteSessionStore.open(tmp_path / "s.db", StoreConfig(batch_max=4)) as store:

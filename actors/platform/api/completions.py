@@ -82,7 +82,7 @@ async def chat_completion(gateway: ApiGateway, request: CompletionRequest, sessi
         else:
             assert session_header is not None
             session_id = await gateway.open_named(session_header, request.system)
-        watch = await gateway.start_turn(session_id, request.text, label=f"api:{new_id('')[:8]}")
+        watch = await gateway.start_turn(session_id, request.text, label=f"api:{new_id('')[:8]}", fresh=ephemeral)
     except BaseException:
         admission.release()
         if ephemeral and session_id is not None:
@@ -145,8 +145,10 @@ class _Completion:
         """Stream the turn's text as chunks, then the finish chunk, usage if asked, and ``[DONE]``."""
         model = self.request.model
         reason = "api client disconnected"
+        # The opening (role) chunk goes out with the first text, or with the end: one write fewer
+        # per completion, and the client's first token comes no later (the headers are sent at once).
+        opening = sse_data(chunk(self.id, self.created, model, {"role": "assistant", "content": ""}))
         try:
-            await emit(sse_data(chunk(self.id, self.created, model, {"role": "assistant", "content": ""})))
             try:
                 while (event := await self.watch.next_event()) is not None:
                     # Deltas that piled up while this task waited go out as one chunk: fewer
@@ -156,9 +158,10 @@ class _Completion:
                         pieces.append(self._text_of(more))
                     text = "".join(pieces)
                     if text:
-                        await emit(sse_data(chunk(self.id, self.created, model, {"content": text})))
+                        await emit(opening + sse_data(chunk(self.id, self.created, model, {"content": text})))
+                        opening = b""
             except TurnLost as exc:
-                await emit(sse_data(TurnFailed(str(exc)).body()) + DONE_FRAME)
+                await emit(opening + sse_data(TurnFailed(str(exc)).body()) + DONE_FRAME)
                 reason = "api turn lost"
                 return
             outcome = self.watch.outcome
@@ -173,7 +176,7 @@ class _Completion:
                     usage_chunk["choices"] = []
                     usage_chunk["usage"] = outcome.usage.to_json()
                     tail.append(sse_data(usage_chunk))
-            await emit(b"".join([*tail, DONE_FRAME]))
+            await emit(b"".join([opening, *tail, DONE_FRAME]))
             reason = "api completion done"
         finally:
             with trio.CancelScope(shield=True):

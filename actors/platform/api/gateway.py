@@ -25,6 +25,7 @@ import trio
 from actors import ActorError
 from actors.platform.api.errors import ApiError, NotFound, TooManyRuns
 from actors.platform.api.turns import TurnWatch, baseline_usage
+from actors.platform.api.wire import TurnUsage
 from actors.session import SessionBusy, SessionNotFound, SessionOptions, SessionService, TooManyRunningTurns
 from config.api import ApiServerConfig
 from messages.chat import ChatMessage
@@ -174,8 +175,11 @@ class ApiGateway:
         """
         return await self._check_owned(name, api_session_id(name))
 
-    async def start_turn(self, session_id: str, text: str, label: str) -> TurnWatch:
+    async def start_turn(self, session_id: str, text: str, label: str, *, fresh: bool = False) -> TurnWatch:
         """Subscribe to the session, then send ``text`` (queued behind a running turn, never interrupting it).
+
+        ``fresh``: the session was opened for this request and has used no tokens yet (its snapshot,
+        which the usage so far is read from otherwise, is not needed).
 
         Raises:
             NotFound: the session is gone.
@@ -189,8 +193,8 @@ class ApiGateway:
         except ActorError as exc:
             raise ApiError(f"session {session_id} is not available: {exc}") from exc
         try:
-            baseline = baseline_usage(handle.statistics().details)
-            status = await self.sessions.send(session_id, text, source="api", busy_mode="queue")
+            baseline = TurnUsage(0, 0) if fresh else baseline_usage(handle.statistics().details)
+            status = await self.sessions.send(session_id, text, source="api", busy_mode="queue", handle=handle)
         except BaseException as exc:
             subscription.close()
             if isinstance(exc, TooManyRunningTurns):

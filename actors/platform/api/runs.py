@@ -184,7 +184,7 @@ class RunRegistry:
             else:
                 session_id = await self._gateway.open_named(request.session_id, request.instructions, interactive=True)
             run = Run(new_id("run_"), session_id, request.session_id, request.model)
-            watch = await self._gateway.start_turn(session_id, request.input, label=f"api:{run.run_id}")
+            watch = await self._gateway.start_turn(session_id, request.input, label=f"api:{run.run_id}", fresh=ephemeral)
         except BaseException:
             admission.release()
             if ephemeral and session_id is not None:

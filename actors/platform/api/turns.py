@@ -135,7 +135,7 @@ async def send_watched(sessions: SessionService, session_id: str, text: str, *, 
     handle = await sessions.get(session_id)
     watch = TurnWatch(session_id, await handle.ask(Subscribe(label)), text, baseline_usage(handle.statistics().details), "started")
     try:
-        watch.status = await sessions.send(session_id, text, source=source, busy_mode="queue")
+        watch.status = await sessions.send(session_id, text, source=source, busy_mode="queue", handle=handle)
     except BaseException:
         watch.close()
         raise
