@@ -70,7 +70,7 @@ class TestImportHermes:
         assert {f"session {sid}" for sid in (CHAT, "20260102_090000_bbbb02", "20260102_090100_cccc03")} <= set(took)
         assert _items(report, "changed")["config command_allowlist"] == "written as approvals.allow"
         left = _items(report, "left")
-        assert "browser tools" in left["config browser"]
+        assert "Kanban" in left["config kanban"]
         # The Hermes home is untouched: not a byte changed, no WAL or lock file created beside state.db.
         assert _digest(hermes) == before
         # The report names keys, never their values.

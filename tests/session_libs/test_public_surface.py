@@ -14,6 +14,8 @@ import actors.subagent
 SESSION_FACE = {
     # The front doors (control socket, HTTP API) serve a session's checkpoints through these.
     "CheckpointOutcome", "CheckpointsOff", "RestoreWhileBusy", "serve_checkpoints",
+    # The skills curator asks a model as a session would (its auxiliary routing), outside any session.
+    "SessionModel",
     "CallContext", "DelegateFactory", "DelegateTask", "EventHub", "NoTurnRunning", "ParentSession", "SessionActor",
     "SessionBusy", "TURN_NAME",
     "SessionDeps", "SessionNotFound", "SessionOptions", "SessionService", "SessionSpec", "SessionState",
