@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 import attrs
 from attrs import validators as v
 
@@ -9,9 +12,16 @@ from config.validators import integer, non_empty_str, positive_number, str_tuple
 
 __all__ = ["DIALOG_POLICIES", "BrowserConfig"]
 
+# A host name or an IP address: what Chromium's resolver rules can name (a comma or a space would end one).
+_HOST = re.compile(r"[A-Za-z0-9_.:-]+")
+
 #: What happens to a page's ``alert``/``confirm``/``prompt``: held for the model's browser_dialog, or
 #: answered at once (Hermes's values).
 DIALOG_POLICIES = ("must_respond", "auto_dismiss", "auto_accept")
+
+
+def _host_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
 
 
 @attrs.frozen(kw_only=True)
@@ -31,7 +41,8 @@ class BrowserConfig:
         inactivity_timeout: Seconds a session's browser may sit unused before it is closed (it starts
             again at the next browser call, with a fresh profile).
         allowed_domains: Hosts the pages may reach (a request's host, or a domain it ends in); empty for
-            any. Every request a page makes is checked, the pages' scripts and images included.
+            any. Every request a page makes is checked, the pages' scripts and images included, and
+            every other name resolves to nothing (WebSockets too). Each is a host name or an IP address.
         max_pages: Pages (tabs, popups) open at once in a session's browser; a page opened past it is closed.
         dialog_policy: A page's JavaScript dialog: ``must_respond`` holds it for the model (browser_dialog),
             ``auto_dismiss`` and ``auto_accept`` answer it at once.
@@ -42,7 +53,9 @@ class BrowserConfig:
     headed: bool = attrs.field(default=False, validator=v.instance_of(bool))
     command_timeout: float = attrs.field(default=30.0, validator=positive_number)
     inactivity_timeout: float = attrs.field(default=120.0, validator=positive_number)
-    allowed_domains: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=str_tuple)
+    allowed_domains: tuple[str, ...] = attrs.field(
+        default=(), converter=_host_tuple, validator=v.and_(str_tuple, v.deep_iterable(v.matches_re(_HOST)))
+    )
     max_pages: int = attrs.field(default=5, validator=integer(ge=1, le=100))
     dialog_policy: str = attrs.field(default="must_respond", validator=v.in_(DIALOG_POLICIES))
     dialog_timeout_s: float = attrs.field(default=300.0, validator=positive_number)

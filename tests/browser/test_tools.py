@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -272,6 +273,27 @@ class TestDeniedAddresses:
         assert refused["success"] is False and "browser.allowed_domains" in refused["error"]
         blocked = [m["text"] for m in console["console_messages"] if m["source"] == "network"]
         assert blocked and "localhost" in blocked[0]
+
+    async def test_websocket_outside_allowed_domains_is_blocked(self, tmp_path: Path, site: Site) -> None:
+        """A WebSocket is never paused for a check: the browser's resolver refuses its host instead."""
+        opened = threading.Event()
+
+        def allowed_socket(handler: Any) -> None:
+            opened.set()
+            handler.send_error(404)
+
+        site.routes["/allowed-socket"] = allowed_socket
+        denied, allowed = site.url("/denied-socket"), site.url("/allowed-socket", host="localhost")
+        # The allowed socket opens only once the denied one has closed: when it arrives, the denied one
+        # had its chance.
+        site.page("/", f"""<html><body><script>
+            const denied = new WebSocket({denied.replace("http", "ws", 1)!r});
+            denied.onclose = () => new WebSocket({allowed.replace("http", "ws", 1)!r});
+            </script></body></html>""")
+        async with driving(tmp_path, allowed_domains=("localhost",)) as driver:
+            await driver.call("browser_navigate", url=site.url("/", host="localhost"))
+            assert await trio.to_thread.run_sync(opened.wait, 20.0)
+        assert "/denied-socket" not in site.paths()
 
     async def test_cross_site_iframe_is_checked_too(self, tmp_path: Path, site: Site) -> None:
         """A cross-site iframe runs in a process of its own, out of its page's reach: its requests are checked."""

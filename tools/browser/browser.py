@@ -261,7 +261,7 @@ class Browser:
         # session's directories unless they are bound back in, as execute_code's are.
         profile = policy.jail_path(self._profile)
         binds = () if policy.jailed else (self._profile,)
-        argv = chromium_argv(self.executable, self.config, profile)
+        argv = chromium_argv(self.executable, self.config, profile, self.rules.resolver_rules())
         env = {**allowed_environment(os.environ), "HOME": profile}
         try:
             self._process = await self.jail.spawn(

@@ -59,9 +59,13 @@ def find_browser(config: BrowserConfig, environ: Mapping[str, str] | None = None
     return None
 
 
-def chromium_argv(executable: str, config: BrowserConfig, user_data_dir: str) -> list[str]:
-    """Chromium's command line: a fresh profile in ``user_data_dir``, debugging on the pipe, one blank page."""
-    argv = [executable, *_QUIET_FLAGS, f"--user-data-dir={user_data_dir}", "--remote-debugging-pipe"]
+def chromium_argv(executable: str, config: BrowserConfig, user_data_dir: str, resolver_rules: str) -> list[str]:
+    """Chromium's command line: a fresh profile in ``user_data_dir``, debugging on the pipe, one blank page,
+    names resolved under ``resolver_rules`` (:meth:`~tools.browser.requests.RequestRules.resolver_rules`)."""
+    argv = [
+        executable, *_QUIET_FLAGS, f"--user-data-dir={user_data_dir}", "--remote-debugging-pipe",
+        f"--host-resolver-rules={resolver_rules}",
+    ]  # fmt: skip
     if not config.headed:
         argv.append("--headless")
     return [*argv, "--window-size=1280,900", "about:blank"]

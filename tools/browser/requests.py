@@ -6,6 +6,10 @@ the settings: a browser on a cloud machine would hand the model the machine's cr
 network lets the browser reach at all is the jail's business (``sandbox.network: false`` leaves it only
 its own loopback); these rules narrow that, they never widen it. A navigation is also refused when its URL
 carries something that looks like a secret, so a page cannot be used to send one away.
+
+WebSockets are never paused (the DevTools Protocol has no hook for them), so the same rules are also given to
+Chromium's resolver (:meth:`RequestRules.resolver_rules`): every connection it makes, a WebSocket's included,
+starts with a name lookup, and a host the rules deny resolves to nothing there.
 """
 
 from __future__ import annotations
@@ -50,6 +54,19 @@ class RequestRules:
         if self.allowed and not any(host == domain or host.endswith("." + domain) for domain in self.allowed):
             return f"{host} is not in browser.allowed_domains"
         return None
+
+    def resolver_rules(self) -> str:
+        """Chromium's ``--host-resolver-rules``: the metadata endpoints and, when ``allowed_domains`` lists
+        any, every host outside them resolve to nothing (IP literals included)."""
+        # Chromium checks the exclusions before any mapping: an allowed domain must never excuse a
+        # metadata endpoint.
+        rules = [f"MAP {host} ~NOTFOUND" for host in (*sorted(_METADATA_HOSTS), *map(str, _METADATA_ADDRESSES))]
+        if self.allowed:
+            rules.append("MAP * ~NOTFOUND")
+            for domain in self.allowed:
+                if not _is_metadata(domain):
+                    rules += [f"EXCLUDE {domain}", f"EXCLUDE *.{domain}"]
+        return ", ".join(rules)
 
     def navigation_refusal(self, url: str) -> str | None:
         """Why ``browser_navigate`` may not open ``url``, or None when it may."""
