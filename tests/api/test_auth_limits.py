@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import openai
 import pytest
 import trio
+import trio.testing
 
 from actors.errors import ActorError
+from actors.platform.api import auth as auth_module
 from actors.platform.api.auth import Authenticator, is_loopback
-from actors.platform.api.errors import ApiStartRefused, Unauthorized
+from actors.platform.api.errors import ApiStartRefused, KeyBackOff, Unauthorized
+from actors.platform.api.throttle import KeyThrottle
 from config.api import ApiServerConfig
 from config.loader import Config, ConfigError, load_config
 from providers.scripted import ScriptedProvider
@@ -40,14 +45,56 @@ class TestBearerAuth:
         assert "wrong-key" not in str(caught.value)
         assert api.provider.requests == []
 
-    def test_check_rules(self) -> None:
+    async def test_check_rules(self) -> None:
         """Bearer scheme, exact key; anything else is Unauthorized."""
-        auth = Authenticator(KEY)
-        auth.check(f"Bearer {KEY}")
-        auth.check(f"bearer {KEY}")
+        auth = Authenticator(KEY, KeyThrottle(free=100))
+        auth.check(f"Bearer {KEY}", "a")
+        auth.check(f"bearer {KEY}", "a")
         for bad in (None, "", KEY, f"Basic {KEY}", f"Bearer {KEY}x", "Bearer "):
             with pytest.raises(Unauthorized):
-                auth.check(bad)
+                auth.check(bad, "a")
+
+
+class TestWrongKeyBackOff:
+    """A client guessing the bearer key is slowed down as at the dashboard's login form."""
+
+    async def test_right_key_waits_after_wrong_ones(self, autojump_clock: trio.testing.MockClock) -> None:
+        """Three wrong keys are free; the fourth starts a wait in which even the right key is not checked;
+        other clients are not held up; a missing header is not a guess."""
+        auth = Authenticator(KEY, KeyThrottle(free=3, first=1.0))
+        for _ in range(4):
+            with pytest.raises(Unauthorized):
+                auth.check("Bearer wrong-key-0123456789", "guesser")
+        with pytest.raises(Unauthorized):
+            auth.check(None, "guesser")
+        with pytest.raises(KeyBackOff) as waited:
+            auth.check(f"Bearer {KEY}", "guesser")
+        assert waited.value.headers == {"Retry-After": "1"}
+        auth.check(f"Bearer {KEY}", "someone else")
+        await trio.sleep(1.0)
+        auth.check(f"Bearer {KEY}", "guesser")
+        assert auth.throttle.wait_left("guesser") == 0.0
+
+    async def test_sdk_sees_429_with_retry_after(
+        self, provider: ScriptedProvider, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """Through the openai SDK: four wrong keys are 401s, then the right key gets a 429 with Retry-After,
+        unchecked; the log says so without either key."""
+        monkeypatch.setattr(auth_module, "KeyThrottle", functools.partial(KeyThrottle, first=30.0))
+        caplog.set_level(logging.INFO)
+        wrong = "wrong-key-0123456789abcdefgh"
+        async with api_daemon(provider) as api:
+            async with api.client(key=wrong) as client:
+                for _ in range(4):
+                    with pytest.raises(openai.AuthenticationError):
+                        await client.models.list()
+            async with api.client() as client:
+                with pytest.raises(openai.RateLimitError) as waited:
+                    await client.models.list()
+        assert 1 <= int(waited.value.response.headers["retry-after"]) <= 30
+        assert waited.value.code == "too_many_wrong_keys"
+        assert "its next key waits 30.0 s" in caplog.text and "back-off are left" in caplog.text
+        assert KEY not in caplog.text and wrong not in caplog.text
 
 
 class TestStartupSafety:
@@ -64,7 +111,7 @@ class TestStartupSafety:
         assert not Authenticator.from_config(ApiServerConfig(auth_disabled=True), {}).enabled
         assert Authenticator.from_config(ApiServerConfig(key="k" * 16), {}).enabled
         env_wins = Authenticator.from_config(ApiServerConfig(key="k" * 16), {"API_SERVER_KEY": KEY})
-        env_wins.check(f"Bearer {KEY}")
+        assert env_wins.accepts(KEY) and not env_wins.accepts("k" * 16)
         assert is_loopback("::1") and is_loopback("localhost") and not is_loopback("10.0.0.1")
 
     async def test_daemon_refuses_with_short_key(self, provider: ScriptedProvider) -> None:

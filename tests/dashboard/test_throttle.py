@@ -1,5 +1,6 @@
-"""Refused dashboard logins slow a client down: a few wrong keys are free, then each one doubles the wait
-before the next attempt is even checked; a right key clears it, and other clients are not held up."""
+"""Refused keys slow a client down: a few wrong keys are free, then each one doubles the wait before the
+next one is even checked; a right key clears it, and other clients are not held up. The dashboard's login
+form and the API's bearer key count into one back-off."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import pytest
 import trio
 import trio.testing
 
-from actors.platform.api.dashboard import routes
-from actors.platform.api.dashboard.throttle import LoginThrottle
+from actors.platform.api import auth
+from actors.platform.api.errors import KeyBackOff
+from actors.platform.api.throttle import KeyThrottle
 from providers.scripted import ScriptedProvider
 from tests.api.harness import KEY, ApiDaemon, api_daemon
 from tests.dashboard.test_dashboard import TREE_DRAWN, browse
@@ -23,7 +25,7 @@ WRONG = "wrong-key-0123456789abcdefgh"
 PATIENCE_SECONDS = 30.0
 
 
-class _PatientThrottle(LoginThrottle):
+class _PatientThrottle(KeyThrottle):
     def __init__(self) -> None:
         super().__init__(first=PATIENCE_SECONDS)
 
@@ -31,7 +33,7 @@ class _PatientThrottle(LoginThrottle):
 @pytest.fixture
 async def patient_dashboard(provider: ScriptedProvider, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[ApiDaemon]:
     """The dashboard with a first back-off of :data:`PATIENCE_SECONDS` (no clock moves in a browser test)."""
-    monkeypatch.setattr(routes, "LoginThrottle", _PatientThrottle)
+    monkeypatch.setattr(auth, "KeyThrottle", _PatientThrottle)
     async with api_daemon(provider, "    dashboard: true\n") as running:
         yield running
 
@@ -41,12 +43,12 @@ class TestBackOff:
 
     async def test_waits_double_after_the_free_refusals(self, autojump_clock: trio.testing.MockClock) -> None:
         """Past three free refusals the wait doubles up to the cap; it runs out with time; admitted clears it."""
-        throttle = LoginThrottle(free=3, first=1.0, most=4.0)
+        throttle = KeyThrottle(free=3, first=1.0, most=4.0)
         waits = [throttle.refused("a") for _ in range(7)]
         assert waits == [0.0, 0.0, 0.0, 1.0, 2.0, 4.0, 4.0]
         assert throttle.wait_left("a") == 4.0 and throttle.wait_left("b") == 0.0
         await trio.sleep(3.0)
-        assert throttle.wait_left("a") == 1.0 and LoginThrottle.retry_after(0.2) == "1"
+        assert throttle.wait_left("a") == 1.0 and KeyBackOff(0.2).headers == {"Retry-After": "1"}
         await trio.sleep(1.0)
         assert throttle.wait_left("a") == 0.0
         throttle.admitted("a")
@@ -54,14 +56,14 @@ class TestBackOff:
 
     async def test_memory_is_bounded(self) -> None:
         """Past ``clients`` addresses the longest quiet one is forgotten."""
-        throttle = LoginThrottle(free=0, first=1.0, clients=2)
+        throttle = KeyThrottle(free=0, first=1.0, clients=2)
         for client in ("a", "b", "c"):
             throttle.refused(client)
         assert throttle.wait_left("a") == 0.0 and throttle.wait_left("c") > 0.0
 
     async def test_the_doublings_never_overflow(self) -> None:
         """Thousands of refusals keep the wait at its cap (no float overflow)."""
-        throttle = LoginThrottle(free=0, first=1.0, most=60.0)
+        throttle = KeyThrottle(free=0, first=1.0, most=60.0)
         assert max(throttle.refused("a") for _ in range(5000)) == 60.0
 
 

@@ -65,7 +65,8 @@ class _Api:
         async def guarded(request: Request) -> Any:
             try:
                 if not public:
-                    self.auth.check(request.headers.get("authorization"))
+                    client = request.client.host if request.client is not None else "?"
+                    self.auth.check(request.headers.get("authorization"), client)
                 return await handler(request)
             except ApiError as exc:
                 if exc.status >= 500:

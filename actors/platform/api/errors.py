@@ -5,6 +5,7 @@ The tree::
     ApiError (RuntimeError)          status 500, type server_error
     ├── BadRequest                   400 invalid_request_error (bad JSON, bad field)
     ├── Unauthorized                 401 authentication_error (missing or wrong key)
+    ├── KeyBackOff                   429 rate_limit_error, ``Retry-After``: the key is not checked (too many wrong)
     ├── NotFound                     404 invalid_request_error, code not_found
     ├── Conflict                     409 invalid_request_error (no pending approval ...)
     ├── BodyTooLarge                 413 invalid_request_error, code request_too_large
@@ -20,6 +21,7 @@ are translated into these once, in :mod:`actors.platform.api.gateway`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -33,6 +35,7 @@ __all__ = [
     "BadRequest",
     "BodyTooLarge",
     "Conflict",
+    "KeyBackOff",
     "NotFound",
     "TooManyRuns",
     "TurnFailed",
@@ -77,6 +80,24 @@ class Unauthorized(ApiError):
     status = 401
     type = "authentication_error"
     code = "invalid_api_key"
+
+
+class KeyBackOff(ApiError):
+    """This client gave too many wrong keys: its next one is not checked before ``wait`` seconds
+    (:mod:`actors.platform.api.throttle`)."""
+
+    status = 429
+    type = "rate_limit_error"
+    code = "too_many_wrong_keys"
+
+    def __init__(self, wait: float) -> None:
+        self.retry_after = str(max(1, math.ceil(wait)))
+        super().__init__(f"Too many wrong API keys from this address: try again in {self.retry_after} s")
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """When the next key will be checked."""
+        return {"Retry-After": self.retry_after}
 
 
 class NotFound(ApiError):

@@ -1,8 +1,9 @@
 """The web dashboard, served by the HTTP API under ``/dashboard`` behind its key.
 
 Modules: :mod:`.routes` (the HTTP routes, the login and CSRF checks, the security headers),
-:mod:`.logins` (login cookies and CSRF tokens), :mod:`.throttle` (the back-off on refused logins), :mod:`.desk` (what the page asks of the daemon,
+:mod:`.logins` (login cookies and CSRF tokens), :mod:`.desk` (what the page asks of the daemon,
 through the control service), :mod:`.streams` (the live feeds as Server-Sent Events, bounded);
+a wrong key at the login form counts in the API's back-off (:mod:`actors.platform.api.throttle`);
 ``static/`` holds the page itself: plain HTML, CSS and JavaScript, no build step and no library.
 """
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import parse_qs, urlsplit
@@ -30,11 +30,11 @@ from actors.platform.api.body import read_body, read_json
 from actors.platform.api.dashboard.desk import DashboardDesk
 from actors.platform.api.dashboard.logins import COOKIE_NAME, CSRF_HEADER, LOGIN_SECONDS, Login, LoginBook
 from actors.platform.api.dashboard.streams import HeldStream, SharedPicture, relay_session, stream_state
-from actors.platform.api.dashboard.throttle import LoginThrottle
 from actors.platform.api.errors import (
     ApiError,
     BadRequest,
     Conflict,
+    KeyBackOff,
     NotFound,
     TooManyRuns,
     Unauthorized,
@@ -119,7 +119,6 @@ class _Dashboard:
         self.auth = auth
         self.limit = limit
         self.logins = LoginBook()
-        self.throttle = LoginThrottle()
         self.pictures = SharedPicture(desk.state)
         self.assets = _Assets()
 
@@ -131,11 +130,7 @@ class _Dashboard:
         header = request.headers.get("authorization")
         bearer = False
         if login is None and header and self.auth.enabled:
-            try:
-                self.auth.check(header)
-            except Unauthorized:
-                log.warning("dashboard: refused a wrong bearer key from %s", _peer(request))
-                raise
+            self.auth.check(header, _peer(request))
             bearer = True
         return login, bearer
 
@@ -200,22 +195,22 @@ class _Dashboard:
         except ApiError as exc:
             return _with_headers(error_response(exc))
         peer = _peer(request)
-        wait = self.throttle.wait_left(peer)
+        wait = self.auth.throttle.wait_left(peer)
         if wait > 0:
             log.warning("dashboard: refused a login from %s unchecked: %.1f s of its back-off are left", peer, wait)
-            return await self._login_form(_LOGIN_WAIT_MARK, 429, {"Retry-After": LoginThrottle.retry_after(wait)})
+            return await self._login_form(_LOGIN_WAIT_MARK, 429, KeyBackOff(wait).headers)
         given = parse_qs(body.decode("utf-8", "replace")).get("key", [""])[0]
         if not given or not self.auth.accepts(given):
-            wait = self.throttle.refused(peer)
+            wait = self.auth.throttle.refused(peer)
             log.warning("dashboard: refused a login with a wrong key from %s (its next try waits %.1f s)", peer, wait)
-            return await self._login_form(_LOGIN_ERROR_MARK, 401, {"Retry-After": LoginThrottle.retry_after(wait)} if wait else {})
-        self.throttle.admitted(peer)
+            return await self._login_form(_LOGIN_ERROR_MARK, 401, KeyBackOff(wait).headers if wait else {})
+        self.auth.throttle.admitted(peer)
         log.info("dashboard: a browser logged in from %s", peer)
         response = _with_headers(RedirectResponse(BASE, status_code=303))
         self._set_cookie(request, response, self.logins.open())
         return response
 
-    async def _login_form(self, mark: bytes, status: int, headers: dict[str, str]) -> Response:
+    async def _login_form(self, mark: bytes, status: int, headers: Mapping[str, str]) -> Response:
         """The login form with the line ``mark`` opens shown, answered with ``status``."""
         form = (await self.assets.get("login.html")).replace(mark, mark.replace(b" hidden", b""))
         return _with_headers(Response(form, status_code=status, headers=headers, media_type=_ASSETS["login.html"]))

@@ -1,9 +1,9 @@
-"""A back-off on refused dashboard logins, per client address, so guessing the API key through the login
-form is slow. A client's first :data:`FREE_REFUSALS` wrong keys cost nothing (a person mistyping); after
-each one past them the client's next attempt is refused unchecked until a wait has passed, the wait
-doubling with each refusal (from :data:`FIRST_WAIT_SECONDS` to :data:`MAX_WAIT_SECONDS`).
-A right key clears the client's count. At most :data:`MAX_CLIENTS` clients are remembered (the longest
-quiet is forgotten first), so a flood of addresses cannot grow memory.
+"""A back-off on refused API keys, per client address, so guessing the key is slow, through the API's bearer
+header or the dashboard's login form alike (one count for both). A client's first :data:`FREE_REFUSALS` wrong
+keys cost nothing (a person mistyping); after each one past them the client's next key is refused unchecked
+until a wait has passed, the wait doubling with each refusal (from :data:`FIRST_WAIT_SECONDS` to
+:data:`MAX_WAIT_SECONDS`). A right key clears the client's count. At most :data:`MAX_CLIENTS` clients are
+remembered (the longest quiet is forgotten first), so a flood of addresses cannot grow memory.
 
 Clients are told apart by their address: behind a reverse proxy they share one, and so one back-off.
 Time is ``trio.current_time()`` (tests move it with the autojump clock).
@@ -11,13 +11,12 @@ Time is ``trio.current_time()`` (tests move it with the autojump clock).
 
 from __future__ import annotations
 
-import math
 from collections import OrderedDict
 
 import attrs
 import trio
 
-__all__ = ["FIRST_WAIT_SECONDS", "FREE_REFUSALS", "MAX_CLIENTS", "MAX_WAIT_SECONDS", "LoginThrottle"]
+__all__ = ["FIRST_WAIT_SECONDS", "FREE_REFUSALS", "MAX_CLIENTS", "MAX_WAIT_SECONDS", "KeyThrottle"]
 
 #: Wrong keys a client may give before it has to wait.
 FREE_REFUSALS = 3
@@ -40,8 +39,8 @@ class _Refusals:
     until: float  # no attempt is checked before this time
 
 
-class LoginThrottle:
-    """Refused logins by client, and how long each must wait.
+class KeyThrottle:
+    """Refused keys by client, and how long each must wait.
 
     Args:
         free: wrong keys a client may give before it has to wait.
@@ -60,7 +59,7 @@ class LoginThrottle:
         self._refusals: OrderedDict[str, _Refusals] = OrderedDict()
 
     def wait_left(self, client: str) -> float:
-        """Seconds ``client`` must still wait before its next attempt is checked (0: it may try now)."""
+        """Seconds ``client`` must still wait before its next key is checked (0: it may try now)."""
         refusals = self._refusals.get(client)
         return max(0.0, refusals.until - trio.current_time()) if refusals is not None else 0.0
 
@@ -78,8 +77,3 @@ class LoginThrottle:
     def admitted(self, client: str) -> None:
         """``client`` gave the right key: its refusals are forgotten."""
         self._refusals.pop(client, None)
-
-    @staticmethod
-    def retry_after(wait: float) -> str:
-        """A ``Retry-After`` header's value for ``wait`` seconds (whole seconds, at least 1)."""
-        return str(max(1, math.ceil(wait)))
