@@ -25,6 +25,7 @@ import trio
 from actors.platform.gateway.adapter import TokenRefused
 from actors.platform.gateway.fetch import DownloadFailed, download_to
 from actors.platform.gateway.pause import RatePause, header_seconds
+from actors.platform.gateway.transport import platform_client
 from actors.platform.outbound import DeliveryFailed
 
 __all__ = ["MatrixClient", "MatrixError", "MatrixTokenRefused"]
@@ -153,7 +154,7 @@ class MatrixClient:
         server, _, media = mxc.removeprefix("mxc://").partition("/")
         if not mxc.startswith("mxc://") or not server or not media or "/" in media:
             raise DownloadFailed("download: not a Matrix content address")
-        authorised = httpx2.AsyncClient(headers=self._headers)
+        authorised = platform_client(headers=self._headers)
         async with authorised:
             url = f"{self._root}/_matrix/client/v1/media/download/{quote(server, safe='')}/{quote(media, safe='')}"
             return await download_to(authorised, url, destination, limit)
