@@ -170,3 +170,19 @@ class TestMayHaveReached:
             nursery.cancel_scope.cancel()
         assert [method for method, _, _ in front.got] == ["PUT", "PUT"] and front.got[0][1] == front.got[1][1]
         assert len(events) == 1
+
+
+class TestProxy:
+    """A proxy named in the environment is still used for the platform's sends."""
+
+    async def test_http_proxy_from_the_environment(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        front = Front(_telegram_answer)  # the proxy: it sees the absolute address
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{front.port}")
+        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        async with trio.open_nursery() as nursery:
+            await front.listen(nursery)
+            async with platform_client(timeout=None) as client:
+                await BotApi("http://api.telegram.invalid", TOKEN, client).call("sendMessage", chat_id=1, text="via the proxy")
+            nursery.cancel_scope.cancel()
+        assert [path for _, path, _ in front.got] == [f"http://api.telegram.invalid/bot{TOKEN}/sendMessage"]

@@ -58,8 +58,12 @@ Trace = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 def platform_client(transport: SafeRetryTransport | None = None, **client: Any) -> httpx2.AsyncClient:
     """An ``httpx2.AsyncClient`` (``client`` its arguments: headers, timeout) sending through ``transport``
-    (a :class:`SafeRetryTransport` with the defaults unless given, to read its count)."""
-    return httpx2.AsyncClient(transport=transport or SafeRetryTransport(), **client)
+    (a :class:`SafeRetryTransport` with the defaults unless given, to read its count).
+
+    It is mounted for every address rather than passed as the client's transport, which would make httpx2
+    ignore ``HTTPS_PROXY`` and its kind: a proxy named there is still used (through httpx2's own transport,
+    as before; a reset would speak of the proxy, not of the platform)."""
+    return httpx2.AsyncClient(mounts={"all://": transport or SafeRetryTransport()}, **client)
 
 
 def _acked(sock: Any) -> int | None:
