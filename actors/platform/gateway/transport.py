@@ -36,7 +36,7 @@ from typing import Any
 import httpx2
 import trio
 
-__all__ = ["ATTEMPTS", "CONNECT_RETRIES", "FIRST_PAUSE", "SafeRetryTransport", "platform_client"]
+__all__ = ["ATTEMPTS", "CONNECT_RETRIES", "FIRST_PAUSE", "IDEMPOTENT_METHODS", "SafeRetryTransport", "platform_client"]
 
 log = logging.getLogger("hermes_actors.gateway.send")
 
