@@ -63,7 +63,8 @@ class WhatsAppConfig(GatewaySection):
             the window again; None: the refusal is only reported.
         window_template_language: the template's language code.
         max_attachment_bytes: the largest file a user may send that is fetched (0: no cap).
-        send_attempts: times a send is made when the network fails before Graph answers.
+        send_attempts: times a request is made when it surely never reached Graph (a connection reset before
+            Graph took any of it); a send Graph may have acted on is never made again.
         retry_first_seconds: the first pause before a request is made again after a network failure, or after
             a rate limit that names no wait (doubling).
     """

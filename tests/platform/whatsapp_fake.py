@@ -48,6 +48,7 @@ class FakeGraph(FakePlatform):
         self.failures: list[tuple[int, dict[str, Any]] | None] = []
         self.closed_windows: set[str] = set()
         self.refused = 0
+        self.dropped: list[dict[str, Any]] = []  # sends read and left unanswered (Graph may have acted on them)
 
     # -- what the test does ---------------------------------------------------------------------
 
@@ -57,7 +58,8 @@ class FakeGraph(FakePlatform):
             self.token = "revoked"
 
     def fail_next_send(self, code: int | None, status: int = 400) -> None:
-        """Answer the next ``POST messages`` with Graph error ``code``, or drop it unanswered when None."""
+        """Answer the next ``POST messages`` with Graph error ``code``, or read it and close the connection
+        unanswered when None (kept in :attr:`dropped`)."""
         with self.lock:
             self.failures.append(_error(code, "fake failure", status) if code is not None else None)
 
@@ -130,7 +132,10 @@ def _handler(fake: FakeGraph) -> type[BaseHTTPRequestHandler]:
                     queued = bool(fake.failures)
                     failure = fake.failures.pop(0) if queued else None
                 if queued and failure is None:
-                    self.close_connection = True  # no answer at all: the network failed
+                    with fake.lock:
+                        fake.dropped.append(body)
+                        fake.lock.notify_all()
+                    self.close_connection = True  # no answer at all: read, and the connection failed
                     return
                 if failure is not None:
                     self.reply(failure[0], json.dumps(failure[1]).encode())

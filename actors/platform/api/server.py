@@ -27,6 +27,7 @@ from actors.platform.api.gateway import ApiGateway
 from actors.platform.api.runs import RunRegistry
 from actors.platform.api.webhooks import WebhookDesk
 from actors.platform.daemon.control.service import ControlService
+from actors.platform.gateway.transport import platform_client
 from actors.session import SessionService
 from config.api import ApiServerConfig
 from config.webhook import WebhookConfig
@@ -109,7 +110,7 @@ class ApiServer(Actor[None]):
         auth = Authenticator.from_config(self._config, self._environ)
         self.runs = RunRegistry(self.gateway, self.start_soon, self._config.max_stored_runs)
         if self._webhooks.enabled:
-            self._client = httpx2.AsyncClient()
+            self._client = platform_client()
             self.webhooks = WebhookDesk(
                 self.gateway.sessions, self._webhooks, self._environ, self.gateway.cwd, self.start_soon, self._client
             )

@@ -21,7 +21,6 @@ from urllib.parse import quote
 from pathlib import Path
 from typing import Any
 
-import httpx2
 
 from actors import ActorHandle
 from actors.platform.discord.events import BotUser, read_interaction, read_message
@@ -39,6 +38,7 @@ from actors.platform.gateway.port import (
     SentMessage,
 )
 from markup import DISCORD_LIMIT, discord_chunks, split_markdown
+from actors.platform.gateway.transport import platform_client
 from actors.platform.outbound import OutboundRegistry
 from actors.session import SessionService
 from config.discord import DiscordConfig
@@ -103,7 +103,7 @@ class DiscordBot(PlatformAdapter):
     async def main(self) -> None:
         self.state = ActorState.RUNNING
         await self.desk.load()
-        async with httpx2.AsyncClient() as client:
+        async with platform_client() as client:
             self.rest = DiscordRest(self.config.api_url, self._token, client)
             await self.keep_connected(self._connect)
 

@@ -30,7 +30,6 @@ from typing import Any
 from urllib.parse import quote
 
 import attrs
-import httpx2
 import trio
 
 from actors import ActorHandle
@@ -39,6 +38,7 @@ from actors.platform.gateway.follower import APPROVAL_LABELS
 from actors.platform.gateway.port import ButtonPress, ChatRef, Choice, Incoming, RemoteFile, SentMessage
 from actors.platform.gateway.replies import Question, chosen
 from markup import matrix_chunks, split_markdown
+from actors.platform.gateway.transport import platform_client
 from actors.platform.matrix.client import MatrixClient, MatrixError, MatrixTokenRefused
 from actors.platform.matrix.events import Invite, Reaction, read_invite, read_message, read_reaction
 from actors.platform.outbound import DeliveryFailed, Destination, OutboundRegistry, UnknownDestination
@@ -151,7 +151,7 @@ class MatrixBot(PlatformAdapter):
         saved = wire_object(await trio.to_thread.run_sync(read_json, self.sync_file))
         self.since = saved.get("since") if isinstance(saved.get("since"), str) else None
         self._direct = dict.fromkeys(room for room in saved.get("direct") or () if isinstance(room, str))
-        async with httpx2.AsyncClient() as http:
+        async with platform_client() as http:
             self.client = MatrixClient(str(self.config.homeserver), self._token, http)
             await self.keep_connected(self._connect)
 

@@ -25,6 +25,7 @@ import trio
 from actors.platform.gateway.adapter import TokenRefused
 from actors.platform.gateway.fetch import DownloadFailed, download_to
 from actors.platform.gateway.pause import RatePause, header_seconds
+from actors.platform.gateway.transport import IDEMPOTENT_METHODS, platform_client
 from actors.platform.outbound import DeliveryFailed
 
 __all__ = ["MatrixClient", "MatrixError", "MatrixTokenRefused"]
@@ -32,7 +33,8 @@ __all__ = ["MatrixClient", "MatrixError", "MatrixTokenRefused"]
 log = logging.getLogger("hermes_actors.matrix")
 
 CLIENT = "/_matrix/client/v3"
-#: Times one request is made when the homeserver asks to wait (429) or fails (5xx, no answer).
+#: Times one request is made when the homeserver asks to wait (429), fails (5xx) or is slow to answer a
+#: GET or a PUT (a dropped connection is the shared transport's, :mod:`actors.platform.gateway.transport`).
 MAX_ATTEMPTS = 5
 #: The wait after a 429 that names none, in seconds.
 DEFAULT_RETRY = 1.0
@@ -94,7 +96,11 @@ class MatrixClient:
                 )
             except httpx2.HTTPError as exc:
                 failure = f"no answer ({type(exc).__name__})"
-                continue  # a send made again keeps its transaction id, so this never doubles a message
+                if isinstance(exc, httpx2.ReadTimeout) and method in IDEMPOTENT_METHODS:
+                    continue  # a slow answer, which the shared transport never repeats; a PUT keeps its txn id
+                # Anything else the shared transport already made again if it surely never reached the
+                # homeserver, or if it is idempotent; a POST it may have read is not made twice.
+                raise MatrixError(what, failure) from None
             try:
                 reply = response.json()
             except ValueError:
@@ -153,7 +159,7 @@ class MatrixClient:
         server, _, media = mxc.removeprefix("mxc://").partition("/")
         if not mxc.startswith("mxc://") or not server or not media or "/" in media:
             raise DownloadFailed("download: not a Matrix content address")
-        authorised = httpx2.AsyncClient(headers=self._headers)
+        authorised = platform_client(headers=self._headers)
         async with authorised:
             url = f"{self._root}/_matrix/client/v1/media/download/{quote(server, safe='')}/{quote(media, safe='')}"
             return await download_to(authorised, url, destination, limit)

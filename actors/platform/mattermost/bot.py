@@ -25,7 +25,6 @@ from typing import Any
 from urllib.parse import quote
 
 import attrs
-import httpx2
 import trio
 
 from actors import ActorHandle
@@ -35,6 +34,7 @@ from actors.platform.gateway.pacing import EditPacer
 from actors.platform.gateway.recent import Recent
 from actors.platform.gateway.port import ButtonPress, ChatRef, Choice, Incoming, RemoteFile, SentMessage
 from actors.platform.gateway.replies import Question, ask, chosen, forget_edited
+from actors.platform.gateway.transport import platform_client
 from actors.platform.mattermost.client import MattermostClient, MattermostError
 from actors.platform.mattermost.events import read_posted
 from actors.platform.mattermost.socket import EventSocket, SocketLost, websocket_url
@@ -112,7 +112,7 @@ class MattermostBot(PlatformAdapter):
     async def main(self) -> None:
         self.state = ActorState.RUNNING
         await self.desk.load()
-        async with httpx2.AsyncClient() as http:
+        async with platform_client() as http:
             self.client = MattermostClient(str(self.config.url), self._token, http)
             await self.keep_connected(self._connect)
 

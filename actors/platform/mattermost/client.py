@@ -21,6 +21,7 @@ import trio
 from actors.platform.gateway.adapter import TokenRefused
 from actors.platform.gateway.fetch import DownloadFailed, download_to
 from actors.platform.gateway.pause import RatePause, header_seconds
+from actors.platform.gateway.transport import platform_client
 from actors.platform.outbound import DeliveryFailed
 
 __all__ = ["API", "MattermostClient", "MattermostError", "MattermostTokenRefused"]
@@ -105,7 +106,7 @@ class MattermostClient:
         """
         if not file_id.isalnum():
             raise DownloadFailed("download: not a Mattermost file id")
-        async with httpx2.AsyncClient(headers=self._headers) as authorised:
+        async with platform_client(headers=self._headers) as authorised:
             return await download_to(authorised, f"{self.root}{API}/files/{file_id}", destination, limit)
 
     def _limited(self, what: str, header: str | None) -> None:

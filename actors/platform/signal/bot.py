@@ -45,6 +45,7 @@ from actors.platform.gateway.pacing import EditPacer
 from actors.platform.gateway.port import ButtonPress, ChatRef, Choice, RemoteFile, SentMessage
 from actors.platform.gateway.recent import Recent
 from actors.platform.gateway.replies import Question, ask, chosen, forget_edited
+from actors.platform.gateway.transport import platform_client
 from actors.platform.outbound import DeliveryFailed, Destination, OutboundRegistry, UnknownDestination
 from actors.platform.signal.client import SignalAccountRefused, SignalClient, SignalError
 from actors.platform.signal.events import GROUP, SseReader, read_envelope, well_formed
@@ -142,7 +143,7 @@ class SignalBot(PlatformAdapter):
         await self.desk.load()
         saved = wire_object(await trio.to_thread.run_sync(read_json, self.events_file)).get("last_event_id")
         self.last_event_id = saved if isinstance(saved, str) and saved else None
-        async with httpx2.AsyncClient() as http:
+        async with platform_client() as http:
             self.client = SignalClient(self.config.http_url, self.account, http)
             await self.keep_connected(lambda: self._connect(http))
 

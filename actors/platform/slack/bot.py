@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import httpx2
 import trio
 
 from actors import ActorHandle
@@ -41,6 +40,7 @@ from actors.platform.gateway.port import (
 )
 from markup import SLACK_LIMIT, slack_chunks, split_markdown
 from markup.slack import slack_escape
+from actors.platform.gateway.transport import platform_client
 from actors.platform.outbound import (
     DeliveryFailed,
     Destination,
@@ -133,7 +133,7 @@ class SlackBot(PlatformAdapter):
     async def main(self) -> None:
         self.state = ActorState.RUNNING
         await self.desk.load()
-        async with httpx2.AsyncClient() as client:
+        async with platform_client() as client:
             self.web = SlackWeb(self.config.api_url, self._tokens.bot, self._tokens.app, client)
             await self.keep_connected(self._connect)
 

@@ -23,6 +23,7 @@ import trio
 
 from actors.platform.gateway.adapter import TokenRefused
 from actors.platform.gateway.fetch import DownloadFailed, download_to
+from actors.platform.gateway.transport import platform_client
 from actors.platform.outbound import DeliveryFailed
 
 __all__ = ["FILES_ORIGIN", "SlackError", "SlackTokenRefused", "SlackWeb"]
@@ -138,7 +139,7 @@ class SlackWeb:
         """
         if _origin(url) not in self._file_origins:
             raise DownloadFailed("download: not an address of Slack's files")
-        authorised = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self._tokens['bot']}"})
+        authorised = platform_client(headers={"Authorization": f"Bearer {self._tokens['bot']}"})
         async with authorised:
             return await download_to(authorised, url, destination, limit)
 

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import trio
 
 from actors import ActorHandle
@@ -35,6 +34,7 @@ from markup import (
     telegram_chunks,
     utf16_length,
 )
+from actors.platform.gateway.transport import platform_client
 from actors.platform.outbound import OutboundRegistry
 from actors.platform.state_files import read_json, write_json
 from actors.platform.telegram.bot_api import BotApi, TelegramError
@@ -99,7 +99,7 @@ class TelegramBot(PlatformAdapter):
         self.state = ActorState.RUNNING
         self.offset = await trio.to_thread.run_sync(_read_offset, self.offset_file)
         await self.desk.load()
-        async with httpx2.AsyncClient() as client:
+        async with platform_client() as client:
             self.api = BotApi(self.config.base_url, self._token, client)
             await self.keep_connected(self._poll_forever)
 

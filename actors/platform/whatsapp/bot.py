@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import httpx2
 import trio
 
 from actors import ActorHandle
@@ -36,6 +35,7 @@ from actors.platform.gateway.desk import session_id_for
 from actors.platform.gateway.port import ButtonPress, ChatRef, Choice, RemoteFile, SentMessage, file_kind
 from actors.platform.gateway.recent import Recent
 from actors.platform.gateway.replies import Question, chosen
+from actors.platform.gateway.transport import SafeRetryTransport, platform_client
 from actors.platform.outbound import DeliveryFailed, Destination, OutboundRegistry, UnknownDestination
 from actors.platform.whatsapp.events import Received, read_event
 from actors.platform.whatsapp.graph import GraphClient, GraphError, GraphTokenRefused, WindowClosed
@@ -101,6 +101,8 @@ class WhatsAppBot(PlatformAdapter):
         self._token = token
         self.webhook = webhook
         self.graph: GraphClient | None = None
+        # Graph's requests, each made again up to send_attempts times when it surely never reached Graph.
+        self.sender = SafeRetryTransport(attempts=config.send_attempts, first_pause=config.retry_first_seconds)
         self.number = ""
         self.duplicates = self.skipped = self.edits_dropped = self.window_refusals = self.templates_sent = 0
         self.delivery_failures = 0
@@ -117,16 +119,15 @@ class WhatsAppBot(PlatformAdapter):
             "templates_sent": self.templates_sent, "delivery_failures": self.delivery_failures,
             "rate_limited": graph.pause.rate_limited if graph is not None else 0,
             "rate_limited_seconds": round(graph.pause.waited, 3) if graph is not None else 0.0,
-            "network_retries": graph.network_retries if graph is not None else 0,
+            "network_retries": self.sender.retried,
         }
 
     async def main(self) -> None:
         self.state = ActorState.RUNNING
         await self.desk.load()
-        async with httpx2.AsyncClient() as http:
+        async with platform_client(self.sender) as http:
             self.graph = GraphClient(
-                self.config.graph_url, self.config.api_version, self._token, http,
-                attempts=self.config.send_attempts, retry_first=self.config.retry_first_seconds,
+                self.config.graph_url, self.config.api_version, self._token, http, retry_first=self.config.retry_first_seconds,
             )
             try:
                 await self.keep_connected(self._connect)

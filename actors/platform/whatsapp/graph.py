@@ -1,5 +1,6 @@
 """Meta's Graph API over ``httpx2``, for one WhatsApp business number: a request, its JSON answer or a
-named error, rate limits waited out, and a send made again when the network failed before Graph answered.
+named error, and rate limits waited out (a send that surely never reached Graph is made again by the
+adapters' shared transport, :mod:`actors.platform.gateway.transport`).
 
 Every request carries ``Authorization: Bearer <token>`` (never in an address, a log line or an error
 text). An error answer is ``{"error": {"message", "type", "code", "error_subcode", "fbtrace_id"}}``, and
@@ -28,6 +29,7 @@ import trio
 from actors.platform.gateway.adapter import TokenRefused
 from actors.platform.gateway.fetch import DownloadFailed, download_to
 from actors.platform.gateway.pause import RatePause, header_seconds
+from actors.platform.gateway.transport import platform_client
 from actors.platform.outbound import DeliveryFailed
 
 __all__ = [
@@ -76,9 +78,7 @@ class GraphClient:
         version: the API version (``v20.0``).
         token: the access token.
         client: the HTTP client (the caller closes it).
-        attempts: times a request is made when the network fails before an answer.
-        retry_first: the first pause before it is made again, or after a rate limit that names no wait
-            (each doubling).
+        retry_first: the first pause after a rate limit that names no wait (each doubling).
         clock: Trio's clock, so tests can move it.
 
     Attributes:
@@ -86,17 +86,15 @@ class GraphClient:
     """
 
     def __init__(
-        self, graph_url: str, version: str, token: str, client: httpx2.AsyncClient, *, attempts: int = 3,
+        self, graph_url: str, version: str, token: str, client: httpx2.AsyncClient, *,
         retry_first: float = 1.0, clock: Callable[[], float] = trio.current_time,
     ) -> None:
         self.root = f"{graph_url.rstrip('/')}/{version}"
         self._headers = {"Authorization": f"Bearer {token}"}
         self._client = client
-        self._attempts = attempts
         self._retry_first = retry_first
         self.pause = RatePause(clock)
         self._next_pause = retry_first
-        self.network_retries = 0
 
     async def request(
         self, method: str, path: str, body: Mapping[str, Any] | None = None, *, files: Mapping[str, Any] | None = None,
@@ -108,8 +106,7 @@ class GraphClient:
             GraphTokenRefused: code 190. WindowClosed: code 131047. GraphError: any other failure.
         """
         what = what or path.rsplit("/", 1)[-1]
-        limited = failed = 0
-        pause = self._retry_first
+        limited = 0
         while True:
             await self.pause.wait()
             try:
@@ -118,14 +115,7 @@ class GraphClient:
                     headers=self._headers, timeout=300.0 if files else 60.0,
                 )
             except httpx2.TransportError as exc:
-                failed += 1
-                if failed >= self._attempts:
-                    raise GraphError(what, f"no answer after {failed} tries ({type(exc).__name__})") from None
-                self.network_retries += 1
-                log.warning("whatsapp %s: no answer (%s); trying again in %.1f s", what, type(exc).__name__, pause)
-                await trio.sleep(pause)
-                pause *= 2
-                continue
+                raise GraphError(what, f"no answer ({type(exc).__name__})") from None
             try:
                 reply = response.json()
             except ValueError:
@@ -166,7 +156,7 @@ class GraphClient:
         url = found.get("url") if isinstance(found, dict) else None
         if not isinstance(url, str) or not url.startswith(("https://", "http://")):
             raise DownloadFailed("download: no address in Graph's answer")
-        async with httpx2.AsyncClient(headers=self._headers) as authorised:
+        async with platform_client(headers=self._headers) as authorised:
             size = await download_to(authorised, url, destination, limit)
         return size, str(found.get("mime_type") or "")
 
