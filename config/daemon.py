@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
+from typing import Any, NewType
 
 import attrs
 
 from config.validators import integer, positive_int, positive_number
 
-__all__ = ["DaemonConfig"]
+__all__ = ["DaemonConfig", "HostCount"]
 
 
 def _host_port(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -21,6 +20,10 @@ def _host_port(instance: object, attribute: attrs.Attribute[Any], value: Any) ->
 
 #: The most session-host processes one daemon runs.
 MAX_HOSTS = 64
+
+#: ``daemon.hosts``: a count, or ``auto`` in the file. The loader passes its value to the field's converter
+#: as it is (a plain ``int`` would refuse ``auto`` before the converter saw it); the validator checks the count.
+HostCount = NewType("HostCount", int)
 
 
 def _hosts(value: Any) -> Any:
@@ -74,4 +77,4 @@ class DaemonConfig:
     frame_timeout_seconds: float = attrs.field(default=10.0, converter=float, validator=positive_number)
     cluster_listen: str | None = attrs.field(default=None, validator=attrs.validators.optional(_host_port))
     cluster_advertise: str | None = attrs.field(default=None, validator=attrs.validators.optional(_host_port))
-    hosts: int = attrs.field(default=1, converter=_hosts, validator=integer(ge=1, le=MAX_HOSTS))
+    hosts: HostCount = attrs.field(default=HostCount(1), converter=_hosts, validator=integer(ge=1, le=MAX_HOSTS))

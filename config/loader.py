@@ -28,7 +28,7 @@ from config.aliases import apply_deprecated_keys
 from config.api import PlatformsConfig, auth_disabled_refusal
 from config.checkpoints import CheckpointsConfig
 from config.curator import CuratorConfig
-from config.daemon import DaemonConfig
+from config.daemon import DaemonConfig, HostCount
 from config.delegation import DelegationConfig
 from config.errors import ConfigError
 from config.hermes import (
@@ -236,6 +236,7 @@ def _structure(data: dict[str, Any], path: Path, found: list[str]) -> Config:
 
     converter = make_message_converter()
     converter.register_structure_hook_func(lambda cls: cls == tuple[str, ...], _string_list)
+    converter.register_structure_hook(HostCount, lambda value, _: value)
     hints = typing.get_type_hints(Config)
     sections: dict[str, Any] = {}
     for field in attrs.fields(Config):

@@ -44,7 +44,7 @@ DAEMON_ROOT = ROOT
 class Daemon:
     """A ``hermes-actors daemon`` child with its own home and ``config.yaml``."""
 
-    def __init__(self, url: str, sandbox: str, toolsets: list[str], hosts: int = 1, root: Path = ROOT) -> None:
+    def __init__(self, url: str, sandbox: str, toolsets: list[str], hosts: str = "1", root: Path = ROOT) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="vs-hermes-actors-")
         self.home = Path(self._dir.name) / "home"
         self.home.mkdir(mode=0o700)
@@ -56,7 +56,8 @@ class Daemon:
         config: dict[str, Any] = {
             "model": {"default": "bench-model", "provider": "custom", "base_url": url},
             "tools": {"enabled_toolsets": toolsets},
-            "daemon": {"max_running_turns": 10000, "max_connections": 1024, "hosts": hosts},
+            "daemon": {"max_running_turns": 10000, "max_connections": 1024,
+                       "hosts": hosts if hosts == "auto" else int(hosts)},
         }
         if sandbox != "default":
             config["sandbox"] = {"mode": sandbox}
@@ -71,7 +72,8 @@ class Daemon:
         )
         self.tree.follow(self.process.pid)
         self.client = self._connect()
-        for index in range(1, hosts + 1 if hosts > 1 else 1):
+        self.hosts = (os.cpu_count() or 1) if hosts == "auto" else int(hosts)
+        for index in range(1, self.hosts + 1 if self.hosts > 1 else 1):
             self._wait_serving(f"hosts/host:{index}")
         self.attached: dict[str, ControlClient] = {}
         self._selector = selectors.DefaultSelector()
@@ -105,6 +107,24 @@ class Daemon:
         processes (its children; what tools start are their children, never counted)."""
         pids = [self.process.pid, *_children(self.process.pid)]
         return sum(_cpu_ticks(pid) for pid in pids) / CLOCK_TICKS
+
+    def loop_cpu_seconds(self) -> tuple[float, float]:
+        """The CPU of the event loops (each process's main thread; its worker threads not counted): the
+        daemon's (with ``daemon.hosts``, the front's), and its host processes' together."""
+        hosts = [pid for pid in _children(self.process.pid) if _is_host(pid)]
+        return (_cpu_ticks(self.process.pid, thread=self.process.pid) / CLOCK_TICKS,
+                sum(_cpu_ticks(pid, thread=pid) for pid in hosts) / CLOCK_TICKS)
+
+    def store_counts(self) -> dict[str, int]:
+        """Write transactions and busy retries (``BEGIN IMMEDIATE`` finding ``state.db`` locked by another
+        process) of every store writer: the daemon's, and each host's."""
+        paths = ["store", *(f"hosts/host:{index}/store" for index in range(1, self.hosts + 1 if self.hosts > 1 else 1))]
+        counts = {"store_transactions": 0, "store_busy_retries": 0}
+        for path in paths:
+            details = self.client.request(c.Inspect(self.client.next_id(), path)).snapshot.details
+            counts["store_transactions"] += details.get("transactions", 0)
+            counts["store_busy_retries"] += details.get("busy_retries", 0)
+        return counts
 
     def tools_cpu_seconds(self) -> float:
         """The CPU of the processes the tools started and the daemon (or its hosts) reaped so far."""
@@ -191,10 +211,26 @@ def _children(pid: int) -> list[int]:
     return children
 
 
-def _cpu_ticks(pid: int, *, reaped: bool = False) -> int:
-    """A process's own CPU ticks, or (``reaped``) those of its children it has waited for."""
+def _is_host(pid: int) -> bool:
+    """Whether process ``pid`` is a session host (``daemon.hosts``)."""
     try:
-        with open(f"/proc/{pid}/stat") as handle:
+        return b"actors.platform.daemon.cluster.hosts" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _machine_busy_seconds() -> float:
+    """The CPU every process on the machine used so far (all cores: user, nice, system, irq, softirq, steal)."""
+    with open("/proc/stat") as handle:
+        fields = [int(field) for field in handle.readline().split()[1:9]]
+    return (sum(fields) - fields[3] - fields[4]) / CLOCK_TICKS
+
+
+def _cpu_ticks(pid: int, *, reaped: bool = False, thread: int | None = None) -> int:
+    """A process's own CPU ticks, or (``reaped``) those of its children it has waited for; ``thread``: that
+    one thread's."""
+    try:
+        with open(f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat") as handle:
             fields = handle.read().rsplit(")", 1)[1].split()
     except OSError:
         return 0
@@ -203,7 +239,7 @@ def _cpu_ticks(pid: int, *, reaped: bool = False) -> int:
 
 
 @contextmanager
-def daemon(url: str, sandbox: str, toolsets: list[str], hosts: int = 1) -> Iterator[Daemon]:
+def daemon(url: str, sandbox: str, toolsets: list[str], hosts: str = "1") -> Iterator[Daemon]:
     """A running daemon for one workload (of the tree ``--root`` names: its code, this client)."""
     running = Daemon(url, sandbox, toolsets, hosts, DAEMON_ROOT)
     try:
@@ -220,17 +256,18 @@ def finished(message: dict[str, Any]) -> dict[str, Any] | None:
     return message if message.get("type") == TurnFinished.__name__ else None
 
 
-def turns(url: str, sandbox: str, sessions: int, count: int, hosts: int = 1) -> dict[str, Any]:
+def turns(url: str, sandbox: str, sessions: int, count: int, hosts: str = "1") -> dict[str, Any]:
     """``sessions`` sessions at once, each running ``count`` turns of one ``terminal true``, on ``hosts``
     session-host processes (``daemon.hosts``; 1: the daemon runs them itself)."""
     with daemon(url, sandbox, ["terminal"], hosts) as d:
         ids = [d.create() for _ in range(sessions)]
         sent = dict.fromkeys(ids, 0)
         done = failed = 0
-        start, cpu, front, tools, tree, mine = (
+        start, cpu, front, tools, tree, mine, loops, machine = (
             time.perf_counter(), d.cpu_seconds(), d.front_cpu_seconds(), d.tools_cpu_seconds(), d.tree_cpu_seconds(),
-            time.process_time(),
+            time.process_time(), d.loop_cpu_seconds(), _machine_busy_seconds(),
         )
+        store = d.store_counts()
         for session_id in ids:
             d.send(session_id, "turn 0: check the machine [[bench tools=1]]")
             sent[session_id] = 1
@@ -251,6 +288,9 @@ def turns(url: str, sandbox: str, sessions: int, count: int, hosts: int = 1) -> 
             "front_cpu_s": d.front_cpu_seconds() - front, "tools_cpu_s": d.tools_cpu_seconds() - tools,
             "tree_cpu_s": d.tree_cpu_seconds() - tree, "tree_cpu_method": d.tree.method,
             "driver_cpu_s": time.process_time() - mine,
+            "front_loop_cpu_s": d.loop_cpu_seconds()[0] - loops[0], "host_loops_cpu_s": d.loop_cpu_seconds()[1] - loops[1],
+            "machine_cpu_s": _machine_busy_seconds() - machine,
+            **{key: count - store[key] for key, count in d.store_counts().items()},
         }
 
 

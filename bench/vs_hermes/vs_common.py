@@ -19,7 +19,7 @@ def parse_args(sandbox: bool = False) -> argparse.Namespace:
     parser.add_argument("--url", required=True)
     if sandbox:
         parser.add_argument("--sandbox", default="default", help="sandbox.mode; default: the default config's")
-        parser.add_argument("--hosts", type=int, default=1)
+        parser.add_argument("--hosts", default="1", help="daemon.hosts: N or auto")
         parser.add_argument("--root", default="", help="the hermes-actors tree whose daemon runs (default: this one)")
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--turns", type=int, default=5)

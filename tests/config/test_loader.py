@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,13 @@ class TestLoadConfig:
         assert config.delegation.max_spawn_depth == 2
         assert config.fallback_providers[0].provider == "openrouter"
 
+    def test_hosts_auto_in_the_file_is_one_per_core(self, tmp_path: Path) -> None:
+        """``daemon.hosts: auto`` in config.yaml starts a daemon with one host per core; a count is read as it is."""
+        write(tmp_path, "daemon:\n  hosts: auto\n")
+        assert load_config(tmp_path).daemon.hosts == max(1, os.cpu_count() or 1)
+        write(tmp_path, "daemon:\n  hosts: 3\n")
+        assert load_config(tmp_path).daemon.hosts == 3
+
     def test_unknown_keys_warn_and_are_ignored(self, tmp_path: Path) -> None:
         """Unknown keys at any depth are reported, not fatal."""
         write(tmp_path, "agent:\n  max_turns: 7\n  colour: red\nmystery: 1\n")
@@ -54,6 +62,8 @@ class TestLoadConfig:
             ("fallback_providers:\n  - provider: openai\n", "required field missing @ fallback_providers[0].model"),
             ("delegation:\n  child_timeout_seconds: 5\n", "child_timeout_seconds must be a number >= 30, got 5"),
             ("agent: [\n", "not valid YAML"),
+            ("daemon:\n  hosts: many\n", "hosts must be an integer, got 'many' @ daemon"),
+            ("daemon:\n  hosts: 0\n", "hosts must be an integer >= 1 and <= 64, got 0 @ daemon"),
             # Hostile files: never a RecursionError or a bare ValueError.
             ("agent: " + "[" * 50_000, "nested too deeply to read"),
             ("agent:\n  max_turns: " + "9" * 5000 + "\n", "holds a number of more than 4300 digits"),
