@@ -72,6 +72,63 @@ class TestStubGeneration:
         assert proc.stdout.strip() == "'a b'\"'\"'c'"
 
 
+_CODEC_CHECK = """
+import json, hermes_tools as h
+values = [{"a": [1, 2.5, -0.0, 1e300, "é\\n\\u2028", None, True, False]}, {}, [], "x", 12, {"k": {"n": [[]]}},
+          {"inf": float("inf"), "nan": float("nan")}]
+for value in values:
+    assert h._encode(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":")), value
+    text = json.dumps(value)
+    assert repr(h._decode(" " + text + "\\n")) == repr(json.loads(" " + text + "\\n")), text
+for bad in ["", "x", "{} x", "[1,]", '"a\\tb"']:
+    try:
+        json.loads(bad)
+    except ValueError as expected:
+        try:
+            h._decode(bad)
+        except ValueError as got:
+            assert str(got) == str(expected), (got, expected)
+        else:
+            raise AssertionError(bad)
+for unencodable, error in [({"a": object()}, TypeError), (lambda a: (a.append(a), a)[1], ValueError)]:
+    value = unencodable([]) if callable(unencodable) else unencodable
+    try:
+        json.dumps(value)
+    except error as expected:
+        try:
+            h._encode(value)
+        except error as got:
+            assert str(got) == str(expected), (got, expected)
+        else:
+            raise AssertionError(value)
+    assert h._encode({"after": 1}) == '{"after":1}'  # a failed call leaves nothing behind
+print("ok")
+"""
+
+
+class TestStubImport:
+    """The stub imports light (no json, re or threading: 6 ms of CPU per run) and speaks json's JSON exactly."""
+
+    def _run(self, tmp_path, code: str) -> str:
+        import subprocess
+        import sys
+
+        (tmp_path / "hermes_tools.py").write_text(generate_stub_module(SANDBOX_ALLOWED_TOOLS))
+        proc = subprocess.run(
+            [sys.executable, "-S", "-c", code], cwd=tmp_path, capture_output=True, text=True,
+            env={"PYTHONPATH": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"},
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    def test_import_loads_no_heavy_module(self, tmp_path) -> None:
+        code = "import sys, hermes_tools; print(sorted({'json', 're', 'threading', 'enum'} & set(sys.modules)))"
+        assert self._run(tmp_path, code) == "[]"
+
+    def test_codec_is_jsons(self, tmp_path) -> None:
+        assert self._run(tmp_path, _CODEC_CHECK) == "ok"
+
+
 class TestEnvironment:
     """The child's environment keeps safe variables, drops secrets and everything else."""
 
