@@ -80,27 +80,26 @@ for value in values:
     assert h._encode(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":")), value
     text = json.dumps(value)
     assert repr(h._decode(" " + text + "\\n")) == repr(json.loads(" " + text + "\\n")), text
-for bad in ["", "x", "{} x", "[1,]", '"a\\tb"']:
+
+
+def same_error(error, reference, ours, value):
     try:
-        json.loads(bad)
-    except ValueError as expected:
-        try:
-            h._decode(bad)
-        except ValueError as got:
-            assert str(got) == str(expected), (got, expected)
-        else:
-            raise AssertionError(bad)
-for unencodable, error in [({"a": object()}, TypeError), (lambda a: (a.append(a), a)[1], ValueError)]:
-    value = unencodable([]) if callable(unencodable) else unencodable
-    try:
-        json.dumps(value)
+        reference(value)
     except error as expected:
         try:
-            h._encode(value)
+            ours(value)
         except error as got:
             assert str(got) == str(expected), (got, expected)
-        else:
-            raise AssertionError(value)
+            return
+    raise AssertionError(value)
+
+
+for bad in ["", "x", "{} x", "[1,]", '"a\\tb"']:
+    same_error(ValueError, json.loads, h._decode, bad)
+circular = []
+circular.append(circular)
+for value, error in [({"a": object()}, TypeError), (circular, ValueError)]:
+    same_error(error, json.dumps, h._encode, value)
     assert h._encode({"after": 1}) == '{"after":1}'  # a failed call leaves nothing behind
 print("ok")
 """
