@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 
 import pytest
 
@@ -16,6 +17,7 @@ from actors.sandbox.stubs import (
     TOKEN_ENV,
     generate_stub_module,
     sandbox_tools,
+    stub_module,
 )
 from config.sandbox import CodeExecutionConfig
 from messages.codec import Codec
@@ -210,12 +212,37 @@ class TestWorkspace:
 
         from actors.sandbox.workspace import create_workspace, remove_workspace
 
-        workspace = create_workspace("print(1)", "# stub", short_dir)
+        stub = stub_module(frozenset({"read_file"}))
+        workspace = create_workspace("print(1)", stub, short_dir)
         assert stat.S_IMODE(os.stat(workspace.directory).st_mode) == 0o700
-        assert sorted(os.listdir(workspace.directory)) == ["hermes_tools.py", "script.py"]
-        assert stat.S_IMODE(os.stat(workspace.script_path).st_mode) == 0o600
+        assert sorted(os.listdir(workspace.directory)) == ["__pycache__", "hermes_tools.py", "script.py"]
+        for name in ("script.py", "hermes_tools.py", stub.bytecode_name):
+            assert stat.S_IMODE(os.stat(os.path.join(workspace.directory, name)).st_mode) == 0o600
+        assert stat.S_IMODE(os.stat(os.path.join(workspace.directory, "__pycache__")).st_mode) == 0o700
         remove_workspace(workspace)
         assert os.listdir(short_dir) == []
+
+    def test_child_loads_the_stub_compiled(self, short_dir: str) -> None:
+        """The child imports hermes_tools from the bytecode written beside it, compiling nothing."""
+        import subprocess
+        import sys
+
+        from actors.sandbox.workspace import create_workspace, remove_workspace
+
+        stub = stub_module(frozenset({"read_file"}))
+        workspace = create_workspace("", stub, short_dir)
+        try:
+            code = "import hermes_tools; hermes_tools.read_file('x')"
+            proc = subprocess.run(
+                [sys.executable, "-S", "-v", "-c", code], capture_output=True, text=True,
+                env={"PYTHONPATH": workspace.directory, "PYTHONDONTWRITEBYTECODE": "1"},
+            )  # fmt: skip
+            pyc = os.path.join(workspace.directory, stub.bytecode_name)
+            assert f"code object from '{pyc}'" in proc.stderr
+            # Its tracebacks name the module's own file, as a compiled source's would.
+            assert f'File "{workspace.directory}/hermes_tools.py"' in proc.stderr
+        finally:
+            remove_workspace(workspace)
 
     def test_long_tmpdir_falls_back_to_tmp(self, monkeypatch) -> None:
         import os
@@ -224,7 +251,7 @@ class TestWorkspace:
         from messages.sockets import MAX_SOCKET_PATH_BYTES
 
         monkeypatch.setattr("tempfile.gettempdir", lambda: "/" + "t" * 90)
-        workspace = create_workspace("", "", None)
+        workspace = create_workspace("", stub_module(frozenset()), None)
         try:
             assert workspace.directory.startswith("/tmp/hx-sbx-")
             assert len(os.fsencode(workspace.socket_path)) <= MAX_SOCKET_PATH_BYTES
