@@ -7,6 +7,8 @@ Each run's timestamps (wall clock, ``time.time()``, the script's own first line 
 - ``to first line``: the process started -> the script's first line ran (bwrap's mounts, python's start);
 - ``line back``: the first line ran -> its bytes reached the daemon's capture;
 - ``total``: ``Sandbox.run()`` -> the first line ran (the vs_hermes row's span, less the session's path);
+- ``line to call``: the first line ran -> its first tool call reached the session (``import hermes_tools``,
+  the connection, the token);
 and per run the daemon's CPU (this process, its threads) and the children's (bwrap, python).
 
 Run: ``.venv/bin/python bench/bench_code_start.py [runs]``; ``--trees A B`` alternates runs of two source trees
@@ -27,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-SCRIPT = 'import time\nprint("FIRST", repr(time.time()), flush=True)\nimport hermes_tools\n'
-PHASES = ("setup", "spawn", "to first line", "line back", "total", "daemon CPU", "children CPU")
+SCRIPT = 'import time\nprint("FIRST", repr(time.time()), flush=True)\nimport hermes_tools\nhermes_tools.read_file("x")\n'
+PHASES = ("setup", "spawn", "to first line", "line back", "total", "line to call", "daemon CPU", "children CPU")
 
 
 def _cpu(who: int) -> float:
@@ -42,8 +44,14 @@ async def _one(jail: Any, base_dir: str) -> dict[str, float]:
     from actors.sandbox import Sandbox
     from config.sandbox import CodeExecutionConfig
 
+    from tools.results import ToolReply
+
     marks: dict[str, float] = {}
     spawn = jail.spawn
+
+    async def first_call(name: str, args: dict[str, Any]) -> ToolReply:
+        marks["called"] = time.time()
+        return ToolReply('{"content": ""}')
 
     async def timed_spawn(*args: Any, **kwargs: Any) -> Any:
         marks["spawn_asked"] = time.time()
@@ -52,7 +60,7 @@ async def _one(jail: Any, base_dir: str) -> dict[str, float]:
         return process
 
     sandbox = Sandbox(
-        SCRIPT, call_tool=_no_calls, allowed_tools=frozenset({"read_file", "write_file", "search_files", "terminal"}),
+        SCRIPT, call_tool=first_call, allowed_tools=frozenset({"read_file", "write_file", "search_files", "terminal"}),
         config=CodeExecutionConfig(), base_dir=base_dir, jail=_Timed(jail, timed_spawn),
     )  # fmt: skip
     append = sandbox._stdout.append
@@ -71,12 +79,9 @@ async def _one(jail: Any, base_dir: str) -> dict[str, float]:
     return {
         "setup": marks["spawn_asked"] - start, "spawn": marks["spawned"] - marks["spawn_asked"],
         "to first line": line - marks["spawned"], "line back": marks["received"] - line, "total": line - start,
+        "line to call": marks["called"] - line,
         "daemon CPU": cpu, "children CPU": children,
     }  # fmt: skip
-
-
-async def _no_calls(name: str, args: dict[str, Any]) -> Any:
-    raise AssertionError("the start script makes no calls")
 
 
 class _Timed:
