@@ -441,7 +441,8 @@ def stub_module(tools: frozenset[str]) -> StubModule:
     if tag is None:
         return StubModule(source, None, name)
     data = source.encode("utf-8")
-    # The file name is fixed up to the module's own path when the child loads it.
-    code = compile(data, STUB_MODULE_FILE, "exec", dont_inherit=True)
+    # The file name is fixed up to the module's own path when the child loads it; optimize=0: the child
+    # runs without -O, so it looks for (and must find) the plain .pyc, docstrings kept.
+    code = compile(data, STUB_MODULE_FILE, "exec", dont_inherit=True, optimize=0)
     header = importlib.util.MAGIC_NUMBER + _UNCHECKED_HASH + importlib.util.source_hash(data)
     return StubModule(source, header + marshal.dumps(code), name)

@@ -126,8 +126,10 @@ class TestStubImport:
         code = "import sys, hermes_tools; print(sorted({'json', 're', 'threading', 'enum'} & set(sys.modules)))"
         assert self._run(tmp_path, code) == "[]"
 
-    def test_codec_is_jsons(self, tmp_path) -> None:
-        assert self._run(tmp_path, _CODEC_CHECK) == "ok"
+    @pytest.mark.parametrize("prelude", ["", "import sys; sys.modules['_json'] = None"], ids=["accelerated", "no-accelerator"])
+    def test_codec_is_jsons(self, tmp_path, prelude: str) -> None:
+        """Through json's C accelerator, or through json itself where there is none."""
+        assert self._run(tmp_path, prelude + "\n" + _CODEC_CHECK) == "ok"
 
 
 class TestEnvironment:
