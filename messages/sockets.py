@@ -2,8 +2,8 @@
 and a sandbox's RPC socket.
 
 - :data:`MAX_SOCKET_PATH_BYTES`: the longest path a Unix socket may have;
-- :func:`bind_private_listener`: listen on a new socket, mode 0600, in a directory the caller
-  made private;
+- :func:`listen_private`: listen on a new socket, mode 0600, in a directory the caller made private;
+  :func:`bind_private_listener`, the same from Trio;
 - :func:`peer_uid`: who is at the other end, as the kernel says;
 - :func:`peer_in_jail`: whether the other end is a jailed process (the control socket refuses those);
 - :func:`request_id_of`: the request a refused frame named, so its error can be matched.
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     import trio
 
 __all__ = [
-    "MAX_SOCKET_PATH_BYTES", "SocketPathTooLong", "bind_private_listener", "peer_in_jail", "peer_uid", "request_id_of",
+    "MAX_SOCKET_PATH_BYTES", "SocketPathTooLong", "bind_private_listener", "listen_private", "peer_in_jail", "peer_uid",
+    "request_id_of",
 ]  # fmt: skip
 
 #: sun_path holds 108 bytes on Linux (104 on macOS) including the final NUL.
@@ -44,8 +45,8 @@ class _SocketOptions(Protocol):
         ...
 
 
-async def bind_private_listener(path: str, backlog: int) -> trio.socket.SocketType:
-    """Listen on a new Unix socket at ``path`` with mode 0600.
+def listen_private(path: str, backlog: int) -> socket.socket:
+    """Listen on a new Unix socket at ``path`` with mode 0600 (blocking: the bind walks the path).
 
     The directory must already be private (0700, ours): that is what keeps the socket out of
     others' reach between bind and chmod. (A umask would not do: it is process-wide, and would
@@ -55,19 +56,29 @@ async def bind_private_listener(path: str, backlog: int) -> trio.socket.SocketTy
         SocketPathTooLong: ``path`` is longer than a socket address holds.
         OSError: the socket cannot be bound or listened on.
     """
-    import trio
-
     if len(os.fsencode(path)) > MAX_SOCKET_PATH_BYTES:
         raise SocketPathTooLong(f"socket path too long for a Unix socket: {path}")
-    sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        await sock.bind(path)
+        sock.bind(path)
         os.chmod(path, 0o600)
         sock.listen(backlog)
     except OSError:
         sock.close()
         raise
     return sock
+
+
+async def bind_private_listener(path: str, backlog: int) -> trio.socket.SocketType:
+    """:func:`listen_private` in a worker thread, as a Trio socket.
+
+    Raises:
+        SocketPathTooLong: ``path`` is longer than a socket address holds.
+        OSError: the socket cannot be bound or listened on.
+    """
+    import trio
+
+    return trio.socket.from_stdlib_socket(await trio.to_thread.run_sync(listen_private, path, backlog))
 
 
 def peer_uid(sock: _SocketOptions) -> int | None:

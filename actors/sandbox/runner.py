@@ -28,6 +28,7 @@ import math
 import os
 import secrets
 import site
+import socket
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -42,8 +43,8 @@ from actors.sandbox.environment import child_environment
 from actors.sandbox.errors import SandboxSetupError
 from actors.sandbox.result import INTERRUPTED_NOTICE, STDERR_SEPARATOR, SandboxResult, SandboxStatus, SandboxToolCall
 from actors.sandbox.gate import ToolGate
-from actors.sandbox.server import RpcServer, bind_listener
-from actors.sandbox.stubs import generate_stub_module, sandbox_tools
+from actors.sandbox.server import RpcServer, open_listener
+from actors.sandbox.stubs import sandbox_tools, stub_module
 from actors.sandbox.workspace import Workspace, create_workspace, remove_workspace
 from config.sandbox import CodeExecutionConfig
 from tools.errors import ToolError
@@ -64,6 +65,22 @@ _SITE_PACKAGES: tuple[str, ...] = tuple(site.getsitepackages())
 def _truncation_notice(omitted: int, total: int) -> str:
     """The seeds' marker where the middle of the script's output was dropped."""
     return f"\n\n[OUTPUT TRUNCATED - {omitted} bytes omitted out of {total} total]\n\n"
+
+
+def _open_workspace(code: str, tools: frozenset[str], base_dir: str | None) -> tuple[Workspace, socket.socket]:
+    """The run's directory and its listening socket, in one trip to a worker thread (blocking; the stub is
+    generated and compiled here the first time a set of tools asks for it).
+
+    Raises:
+        OSError: the directory or its files could not be made.
+        SandboxSetupError: the socket could not be bound (the directory is removed again).
+    """
+    workspace = create_workspace(code, stub_module(tools), base_dir)
+    try:
+        return workspace, open_listener(workspace.socket_path)
+    except BaseException:
+        remove_workspace(workspace)
+        raise
 
 
 class SandboxState(enum.Enum):
@@ -217,23 +234,21 @@ class Sandbox:
 
     async def _run_in_workspace(self) -> SandboxResult:
         try:
-            workspace = await trio.to_thread.run_sync(
-                create_workspace, self._code, generate_stub_module(self._tools), self._base_dir
+            workspace, sock = await trio.to_thread.run_sync(
+                _open_workspace, self._code, self._tools, self._base_dir
             )
+        except SandboxSetupError as exc:
+            return self._failure(str(exc))
         except OSError as exc:
             return self._failure(f"Could not create the sandbox directory: {exc}")
         try:
-            return await self._run_in(workspace)
+            return await self._run_in(workspace, trio.socket.from_stdlib_socket(sock))
         finally:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(remove_workspace, workspace)
 
-    async def _run_in(self, workspace: Workspace) -> SandboxResult:
+    async def _run_in(self, workspace: Workspace, listener: trio.socket.SocketType) -> SandboxResult:
         token = secrets.token_urlsafe(32)
-        try:
-            listener = await bind_listener(workspace.socket_path)
-        except SandboxSetupError as exc:
-            return self._failure(str(exc))
         self._server = server = RpcServer(
             listener,
             call_tool=self._call_tool,

@@ -26,6 +26,7 @@ import json
 import logging
 import math
 import os
+import socket
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -45,7 +46,7 @@ from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, 
 from actors.sandbox.wire import Wire, WireClosed
 from messages.codec import Codec, FrameBuffer, FrameTooLarge, MessageDecodeError
 from messages.rpc import RpcMessage, RpcRequest, RpcResponse
-from messages.sockets import SocketPathTooLong, bind_private_listener, peer_uid, request_id_of
+from messages.sockets import SocketPathTooLong, listen_private, peer_uid, request_id_of
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ MAX_RECORDED_REFUSALS = 1000
 #: the server stops, so a script cannot flood the daemon's log.
 MAX_LOGGED_REJECTIONS = 10
 LOGGED_ERROR_CHARS = 300
+# Connections waiting to be accepted; more wait in the script's connect().
+_BACKLOG = 16
 
 # Built once: json.dumps with an option builds a new encoder at every call.
 _encode_args = json.JSONEncoder(ensure_ascii=False).encode
@@ -90,18 +93,27 @@ class RpcServerStatistics:
     unrecorded: int = 0
 
 
-async def bind_listener(path: str) -> trio.socket.SocketType:
-    """Listen on a new Unix socket at ``path`` with mode 0600 (its directory must already be private).
+def open_listener(path: str) -> socket.socket:
+    """Listen on a new Unix socket at ``path`` with mode 0600 (blocking; its directory must already be private).
 
     Raises:
         SandboxSetupError: the path is too long or the socket cannot be bound.
     """
     try:
-        return await bind_private_listener(path, 16)
+        return listen_private(path, _BACKLOG)
     except SocketPathTooLong as exc:
         raise SandboxSetupError(str(exc)) from exc
     except OSError as exc:
         raise SandboxSetupError(f"could not listen on {path}: {exc}") from exc
+
+
+async def bind_listener(path: str) -> trio.socket.SocketType:
+    """:func:`open_listener` in a worker thread, as a Trio socket.
+
+    Raises:
+        SandboxSetupError: the path is too long or the socket cannot be bound.
+    """
+    return trio.socket.from_stdlib_socket(await trio.to_thread.run_sync(open_listener, path))
 
 
 def _request_id_of(frame: bytes) -> int:

@@ -8,6 +8,10 @@ calls in flight on one connection at once.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import marshal
+import sys
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -117,20 +121,82 @@ def sandbox_tools(enabled_tools: frozenset[str]) -> frozenset[str]:
 _RUNTIME = '''\
 """Tools of the hermes-actors session, callable from this script (generated; do not edit)."""
 
-import json as _json
 import os as _os
 import _socket
-import threading as _threading
+import _thread
 
 __all__ = [{exports}]
 
 _SOCKET_PATH = _os.environ.get({socket_env!r}, "")
-# Made once: json.dumps with these options would build a new encoder at every call.
-_encode = _json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-# Text, not bytes: json.loads would first guess the bytes' encoding in Python code.
-_decode = _json.JSONDecoder().decode
 # Taken out of the environment so processes the script starts do not inherit it.
 _TOKEN = _os.environ.pop({token_env!r}, "")
+# JSON through json's C accelerator, not the json module: importing json imports re, enum and collections,
+# most of this module's import time (about 8 ms of CPU); threading (4 ms more) only once a second thread waits.
+_WHITESPACE = " \\t\\n\\r"
+
+
+class _DecodeOptions:
+    """What json's C scanner reads from its context: json.loads's defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {{"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}}.__getitem__
+
+
+def _unencodable(value):
+    raise TypeError("Object of type %s is not JSON serializable" % type(value).__name__)
+
+
+def _json_codec():
+    """(encode, decode): compact and non-ASCII as json.dumps(..., ensure_ascii=False, separators=(",", ":")),
+    and json.loads; the json module's own where the accelerator is missing or takes other arguments."""
+    try:
+        import _json
+
+        encoder_options = (_unencodable, _json.encode_basestring, None, ":", ",", False, False, True)
+        _json.make_encoder({{}}, *encoder_options)
+        scan = _json.make_scanner(_DecodeOptions())
+    except (ImportError, AttributeError, TypeError):
+        import json
+
+        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode, json.JSONDecoder().decode
+
+    make_encoder = _json.make_encoder
+
+    def encode(value):
+        # A fresh circular-reference memo each time: one left half-full by a failed call could refuse the next.
+        return "".join(make_encoder({{}}, *encoder_options)(value, 0))
+
+    def decode(text):
+        start = len(text) - len(text.lstrip(_WHITESPACE))
+        try:
+            value, end = scan(text, start)
+        except StopIteration as exc:
+            raise _decode_error("Expecting value", text, exc.value) from None
+        rest = text[end:].lstrip(_WHITESPACE)
+        if rest:
+            raise _decode_error("Extra data", text, len(text) - len(rest))
+        return value
+
+    return encode, decode
+
+
+def _decode_error(message, text, position):
+    from json import JSONDecodeError
+
+    return JSONDecodeError(message, text, position)
+
+
+_encode, _decode = _json_codec()
+
+
+def _condition(lock):
+    import threading
+
+    return threading.Condition(lock)
 
 
 class _Client:
@@ -143,10 +209,11 @@ class _Client:
         self._sock = None
         self._buffer = bytearray()
         self._next_id = 0
-        self._send_lock = _threading.Lock()
-        # Guards every field below; the condition wakes callers waiting for the reader.
-        self._lock = _threading.Lock()
-        self._arrived = _threading.Condition(self._lock)
+        self._send_lock = _thread.allocate_lock()
+        # Guards every field below; the condition (made when a caller first waits) wakes callers waiting
+        # for the reader.
+        self._lock = _thread.allocate_lock()
+        self._arrived = None
         self._reading = False
         self._waiting = 0
         self._done = {{}}
@@ -191,6 +258,8 @@ class _Client:
                 if not self._reading:
                     self._reading = True
                     break
+                if self._arrived is None:
+                    self._arrived = _condition(self._lock)
                 self._waiting += 1
                 try:
                     self._arrived.wait()
@@ -247,7 +316,8 @@ class _Client:
     def _fail(self, reason):
         with self._lock:
             self._broken = reason
-            self._arrived.notify_all()
+            if self._arrived is not None:
+                self._arrived.notify_all()
         raise RuntimeError(reason)
 
 
@@ -271,7 +341,7 @@ def _call(tool, args):
     result = response.get("result")
     if isinstance(result, str):
         try:
-            return _json.loads(result)
+            return _decode(result)
         except ValueError:
             return result
     return result
@@ -279,7 +349,9 @@ def _call(tool, args):
 
 def json_parse(text):
     """Parse JSON leniently (control characters inside strings are accepted)."""
-    return _json.loads(text, strict=False)
+    import json
+
+    return json.loads(text, strict=False)
 
 
 def shell_quote(text):
@@ -333,3 +405,44 @@ def generate_stub_module(tools: frozenset[str]) -> str:
             _FUNCTION.format(name=name, signature=", ".join(params), doc=stub.doc, mapping=mapping, extra=extra)
         )
     return "".join(parts)
+
+
+@attrs.frozen
+class StubModule:
+    """``hermes_tools`` for one set of tools: its source, and its bytecode as an unchecked-hash ``.pyc``.
+
+    Attributes:
+        source: The module's text (:func:`generate_stub_module`).
+        bytecode: The ``.pyc`` the child's interpreter loads without compiling the source again (about a
+            millisecond of CPU per run), and without checking it against the source (written beside it,
+            whatever its time stamp); None where this interpreter keeps no bytecode cache.
+        bytecode_name: Its name inside the module's directory (``__pycache__/hermes_tools.<tag>.pyc``).
+    """
+
+    source: str
+    bytecode: bytes | None
+    bytecode_name: str
+
+
+#: Flags of a PEP 552 ``.pyc``: hash-based, source not checked.
+_UNCHECKED_HASH = (0b01).to_bytes(4, "little")
+
+
+@functools.lru_cache(maxsize=64)
+def stub_module(tools: frozenset[str]) -> StubModule:
+    """``hermes_tools`` for ``tools``, generated and compiled once per set (the child runs this interpreter).
+
+    Raises:
+        ValueError: a tool without a known signature was requested.
+    """
+    source = generate_stub_module(tools)
+    tag = sys.implementation.cache_tag
+    name = f"__pycache__/{STUB_MODULE_FILE.removesuffix('.py')}.{tag}.pyc"
+    if tag is None:
+        return StubModule(source, None, name)
+    data = source.encode("utf-8")
+    # The file name is fixed up to the module's own path when the child loads it; optimize=0: the child
+    # runs without -O, so it looks for (and must find) the plain .pyc, docstrings kept.
+    code = compile(data, STUB_MODULE_FILE, "exec", dont_inherit=True, optimize=0)
+    header = importlib.util.MAGIC_NUMBER + _UNCHECKED_HASH + importlib.util.source_hash(data)
+    return StubModule(source, header + marshal.dumps(code), name)

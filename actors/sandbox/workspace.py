@@ -8,7 +8,7 @@ import tempfile
 
 import attrs
 
-from actors.sandbox.stubs import STUB_MODULE_FILE
+from actors.sandbox.stubs import STUB_MODULE_FILE, StubModule
 from messages.sockets import MAX_SOCKET_PATH_BYTES
 
 SCRIPT_FILE = "script.py"
@@ -45,8 +45,8 @@ def _default_base_dir() -> str:
     return base
 
 
-def create_workspace(code: str, stub_source: str, base_dir: str | None = None) -> Workspace:
-    """Create a fresh 0700 directory holding ``hermes_tools.py`` and ``script.py`` (blocking).
+def create_workspace(code: str, stub: StubModule, base_dir: str | None = None) -> Workspace:
+    """Create a fresh 0700 directory holding ``hermes_tools.py`` (and its bytecode) and ``script.py`` (blocking).
 
     ``base_dir`` defaults to the system temp directory, or ``/tmp`` when that path is too long
     for the socket inside.
@@ -54,10 +54,14 @@ def create_workspace(code: str, stub_source: str, base_dir: str | None = None) -
     directory = tempfile.mkdtemp(prefix=_PREFIX, dir=base_dir if base_dir is not None else _default_base_dir())
     try:
         os.chmod(directory, 0o700)
-        for name, text in ((STUB_MODULE_FILE, stub_source), (SCRIPT_FILE, code)):
+        files: list[tuple[str, bytes]] = [(STUB_MODULE_FILE, stub.source.encode()), (SCRIPT_FILE, code.encode())]
+        if stub.bytecode is not None:
+            os.mkdir(os.path.join(directory, os.path.dirname(stub.bytecode_name)), 0o700)
+            files.append((stub.bytecode_name, stub.bytecode))
+        for name, data in files:
             fd = os.open(os.path.join(directory, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                file.write(text)
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise

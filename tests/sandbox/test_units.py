@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 
 import pytest
 
@@ -16,6 +17,7 @@ from actors.sandbox.stubs import (
     TOKEN_ENV,
     generate_stub_module,
     sandbox_tools,
+    stub_module,
 )
 from config.sandbox import CodeExecutionConfig
 from messages.codec import Codec
@@ -70,6 +72,64 @@ class TestStubGeneration:
             cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(tmp_path)}, check=True,
         )  # fmt: skip
         assert proc.stdout.strip() == "'a b'\"'\"'c'"
+
+
+_CODEC_CHECK = """
+import json, hermes_tools as h
+values = [{"a": [1, 2.5, -0.0, 1e300, "é\\n\\u2028", None, True, False]}, {}, [], "x", 12, {"k": {"n": [[]]}},
+          {"inf": float("inf"), "nan": float("nan")}]
+for value in values:
+    assert h._encode(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":")), value
+    text = json.dumps(value)
+    assert repr(h._decode(" " + text + "\\n")) == repr(json.loads(" " + text + "\\n")), text
+
+
+def same_error(error, reference, ours, value):
+    try:
+        reference(value)
+    except error as expected:
+        try:
+            ours(value)
+        except error as got:
+            assert str(got) == str(expected), (got, expected)
+            return
+    raise AssertionError(value)
+
+
+for bad in ["", "x", "{} x", "[1,]", '"a\\tb"']:
+    same_error(ValueError, json.loads, h._decode, bad)
+circular = []
+circular.append(circular)
+for value, error in [({"a": object()}, TypeError), (circular, ValueError)]:
+    same_error(error, json.dumps, h._encode, value)
+    assert h._encode({"after": 1}) == '{"after":1}'  # a failed call leaves nothing behind
+print("ok")
+"""
+
+
+class TestStubImport:
+    """The stub imports light (no json, re or threading: 6 ms of CPU per run) and speaks json's JSON exactly."""
+
+    def _run(self, tmp_path, code: str) -> str:
+        import subprocess
+        import sys
+
+        (tmp_path / "hermes_tools.py").write_text(generate_stub_module(SANDBOX_ALLOWED_TOOLS))
+        proc = subprocess.run(
+            [sys.executable, "-S", "-c", code], cwd=tmp_path, capture_output=True, text=True,
+            env={"PYTHONPATH": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"},
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    def test_import_loads_no_heavy_module(self, tmp_path) -> None:
+        code = "import sys, hermes_tools; print(sorted({'json', 're', 'threading', 'enum'} & set(sys.modules)))"
+        assert self._run(tmp_path, code) == "[]"
+
+    @pytest.mark.parametrize("prelude", ["", "import sys; sys.modules['_json'] = None"], ids=["accelerated", "no-accelerator"])
+    def test_codec_is_jsons(self, tmp_path, prelude: str) -> None:
+        """Through json's C accelerator, or through json itself where there is none."""
+        assert self._run(tmp_path, prelude + "\n" + _CODEC_CHECK) == "ok"
 
 
 class TestEnvironment:
@@ -154,12 +214,37 @@ class TestWorkspace:
 
         from actors.sandbox.workspace import create_workspace, remove_workspace
 
-        workspace = create_workspace("print(1)", "# stub", short_dir)
+        stub = stub_module(frozenset({"read_file"}))
+        workspace = create_workspace("print(1)", stub, short_dir)
         assert stat.S_IMODE(os.stat(workspace.directory).st_mode) == 0o700
-        assert sorted(os.listdir(workspace.directory)) == ["hermes_tools.py", "script.py"]
-        assert stat.S_IMODE(os.stat(workspace.script_path).st_mode) == 0o600
+        assert sorted(os.listdir(workspace.directory)) == ["__pycache__", "hermes_tools.py", "script.py"]
+        for name in ("script.py", "hermes_tools.py", stub.bytecode_name):
+            assert stat.S_IMODE(os.stat(os.path.join(workspace.directory, name)).st_mode) == 0o600
+        assert stat.S_IMODE(os.stat(os.path.join(workspace.directory, "__pycache__")).st_mode) == 0o700
         remove_workspace(workspace)
         assert os.listdir(short_dir) == []
+
+    def test_child_loads_the_stub_compiled(self, short_dir: str) -> None:
+        """The child imports hermes_tools from the bytecode written beside it, compiling nothing."""
+        import subprocess
+        import sys
+
+        from actors.sandbox.workspace import create_workspace, remove_workspace
+
+        stub = stub_module(frozenset({"read_file"}))
+        workspace = create_workspace("", stub, short_dir)
+        try:
+            code = "import hermes_tools; hermes_tools.read_file('x')"
+            proc = subprocess.run(
+                [sys.executable, "-S", "-v", "-c", code], capture_output=True, text=True,
+                env={"PYTHONPATH": workspace.directory, "PYTHONDONTWRITEBYTECODE": "1"},
+            )  # fmt: skip
+            pyc = os.path.join(workspace.directory, stub.bytecode_name)
+            assert f"code object from '{pyc}'" in proc.stderr
+            # Its tracebacks name the module's own file, as a compiled source's would.
+            assert f'File "{workspace.directory}/hermes_tools.py"' in proc.stderr
+        finally:
+            remove_workspace(workspace)
 
     def test_long_tmpdir_falls_back_to_tmp(self, monkeypatch) -> None:
         import os
@@ -168,7 +253,7 @@ class TestWorkspace:
         from messages.sockets import MAX_SOCKET_PATH_BYTES
 
         monkeypatch.setattr("tempfile.gettempdir", lambda: "/" + "t" * 90)
-        workspace = create_workspace("", "", None)
+        workspace = create_workspace("", stub_module(frozenset()), None)
         try:
             assert workspace.directory.startswith("/tmp/hx-sbx-")
             assert len(os.fsencode(workspace.socket_path)) <= MAX_SOCKET_PATH_BYTES
