@@ -17,12 +17,19 @@ would let one of them through. What it refuses:
 The program is built once per process with libseccomp (through ``pyseccomp``, a thin ctypes binding)
 rather than written as BPF by hand: libseccomp knows every architecture's system-call numbers, the
 32-bit ABIs a 64-bit kernel also runs (x86 and x32 on x86-64, each filtered alike) and the multiplexed
-calls. bubblewrap loads it (``--seccomp FD``) as the last step before it runs the command. It costs no CPU that
-could be measured: a jailed bash running ten commands took 1.13 ms of CPU with it and without it (200 runs each).
+calls. bubblewrap loads it (``--seccomp FD``) as the last step before it runs the command.
+
+Loading it is a cost of every jail: the kernel runs the program once for every system-call number of both
+x86 ABIs it caches verdicts for, so that cost grows with the paths through it. libseccomp lays the
+rules out as a binary search on the call's number (``CTL_OPTIMIZE`` 2) rather than a chain of comparisons:
+13 instructions a call on average instead of 73 (37 at most instead of 125), and a load costs the kernel
+0.20 ms instead of 0.34 (:data:`OPTIMIZE_BINARY_TREE`; libseccomp before 2.5 has no such layout and keeps
+the chain).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
@@ -32,7 +39,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pyseccomp  # untyped (no stubs): its names are Any to the checker
 
-__all__ = ["CLONE_NAMESPACE_FLAGS", "REFUSED_CALLS", "SeccompUnavailable", "filter_program", "program_pipe"]
+__all__ = [
+    "CLONE_NAMESPACE_FLAGS", "OPTIMIZE_BINARY_TREE", "REFUSED_CALLS", "SeccompUnavailable", "filter_program",
+    "program_pipe",
+]  # fmt: skip
 
 REFUSED_CALLS: tuple[str, ...] = (
     "mount", "umount2", "umount", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
@@ -48,6 +58,9 @@ REFUSED_CALLS: tuple[str, ...] = (
 
 CLONE_NAMESPACE_FLAGS = 0x7E020000
 """``CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET``."""
+
+OPTIMIZE_BINARY_TREE = 2
+"""libseccomp's ``SCMP_FLTATR_CTL_OPTIMIZE`` value that sorts the calls into a binary tree (libseccomp 2.5+)."""
 
 _NAMESPACE_FLAG_BITS = tuple(1 << bit for bit in range(32) if CLONE_NAMESPACE_FLAGS >> bit & 1)
 _TIOCSTI = 0x5412
@@ -82,6 +95,8 @@ def filter_program() -> bytes:
         raise SeccompUnavailable(f"libseccomp cannot be loaded ({exc}); install libseccomp2") from exc
     try:
         rules = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+        with contextlib.suppress(OSError):  # libseccomp before 2.5 (EINVAL): the chain of comparisons
+            rules.set_attr(pyseccomp.Attr.CTL_OPTIMIZE, OPTIMIZE_BINARY_TREE)
         # A 64-bit x86 kernel also runs 32-bit (x86) and x32 programs: filter their calls alike.
         if pyseccomp.system_arch() == pyseccomp.Arch.X86_64:
             for arch in (pyseccomp.Arch.X86, pyseccomp.Arch.X32):
