@@ -41,7 +41,9 @@ def sandbox_runner(
     Each script's tool calls are checked like the model's (guardrails, caps,
     approvals), run concurrently where the batch rules allow (at most ``max_parallel_tools``
     at once), and recorded in
-    the session's transcript log, never in the history the model sees.
+    the session's transcript log, never in the history the model sees. A call whose tool rejects it
+    before running (arguments that fail the tool's checks) is answered by the RPC server without a job,
+    through the same guardrails, events and records.
     """
 
     async def run_sandbox(ctx: CallContext, code: str) -> ToolResult:
@@ -49,14 +51,14 @@ def sandbox_runner(
 
         numbers = itertools.count(1)
 
-        async def call_tool(name: str, args: dict[str, Any]) -> ToolReply:
+        async def shown(name: str, args: dict[str, Any], run: Callable[[], Awaitable[ToolReply]]) -> ToolReply:
             # Shown as tool lines of their own: a script's calls are what it did.
             call_id = f"{ctx.call_id}.{next(numbers)}"
             ctx.show_inner_call(ToolStarted, call_id=call_id, name=name, args_preview=preview(args))
             started = trio.current_time()
             reply: ToolReply | None = None
             try:
-                reply = await executor.execute(name, args, ctx)
+                reply = await run()
                 return reply
             finally:
                 ctx.show_inner_call(
@@ -64,9 +66,19 @@ def sandbox_runner(
                     ok=reply is not None and reply.ok, result_preview=preview(reply.text) if reply is not None else "",
                 )
 
+        async def call_tool(name: str, args: dict[str, Any]) -> ToolReply:
+            return await shown(name, args, lambda: executor.execute(name, args, ctx))
+
+        async def answer_rejected(name: str, args: dict[str, Any]) -> ToolReply | None:
+            rejection = executor.rejection(name, args, ctx)
+            if rejection is None:
+                return None
+            return await shown(name, args, lambda: executor.reject(name, args, rejection, ctx))
+
         job = SandboxJob(
             code,
             call_tool=call_tool,
+            answer_rejected=answer_rejected,
             allowed_tools=tool_names,
             config=config,
             on_progress=ctx.emit,
