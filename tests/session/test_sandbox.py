@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,8 @@ REJECTED = """
 import json, hermes_tools
 for _ in range(3):
     print(json.dumps(hermes_tools.write_file('', 'x')))
+print(json.dumps(hermes_tools.read_file('notes.txt')['content']))
+print(json.dumps(hermes_tools.write_file('', 'x')))
 """
 EMPTY_PATH = "write_file: missing required field 'path'. Re-emit the tool call with both 'path' and 'content' set."
 
@@ -116,6 +119,7 @@ class TestRejectedCallsAnsweredAtOnce:
             monkeypatch.setattr(ToolExecutor, "rejection", lambda self, name, args, ctx: None, raising=False)
         root.mkdir()
         async with open_harness(root) as h:
+            (h.workdir / "notes.txt").write_text("a note\n")
             handle, events_in, sid = await h.start_session()
             h.provider.push(
                 {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": REJECTED}}]},
@@ -133,17 +137,24 @@ class TestRejectedCallsAnsweredAtOnce:
         return result, records, shown, jobs
 
     async def test_same_answer_record_events_and_loop_warning(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        root = tmp_path / "run"  # the same for both runs: paths show in the results
         with monkeypatch.context() as patched:
-            through_jobs = await self._run(tmp_path / "jobs", patched, at_once=False)
-        result, records, shown, jobs = await self._run(tmp_path / "at-once", monkeypatch, at_once=True)
-        assert jobs == [] and through_jobs[3] == ["write_file"] * 3
+            through_jobs = await self._run(root, patched, at_once=False)
+        shutil.rmtree(root)
+        result, records, shown, jobs = await self._run(root, monkeypatch, at_once=True)
+        assert jobs == ["read_file"] and through_jobs[3] == ["write_file"] * 3 + ["read_file", "write_file"]
+        # The same answers, records and tool lines, in the same order (the lines of calls answered at once
+        # are shown before the next call that runs, and at the end).
         assert (result, records, shown) == through_jobs[:3]
-        assert result["status"] == "success" and result["tool_calls_made"] == 3
-        first, *warned = [json.loads(line) for line in result["output"].splitlines()]
-        assert first == {"error": EMPTY_PATH}
-        # The guardrails counted each failure: the second and third carry the loop warning.
-        for count, text in enumerate(warned, start=2):
+        assert result["status"] == "success" and result["tool_calls_made"] == 5
+        first, *warned, note, last = [json.loads(line) for line in result["output"].splitlines()]
+        assert (first, note) == ({"error": EMPTY_PATH}, "1|a note")
+        # The guardrails counted each failure: from the second on, they carry the loop warning.
+        for count, text in [*enumerate(warned, start=2), (4, last)]:
             assert text.startswith(json.dumps({"error": EMPTY_PATH}) + "\n\n[Tool loop warning: repeated_exact_failure_warning; ")
             assert f"count={count};" in text
-        assert [(r["tool"], r["ok"], r["error"]) for r in records] == [("write_file", False, EMPTY_PATH)] * 3
-        assert [s[0] for s in shown] == ["ToolStarted", "ToolFinished"] * 3
+        failed = ("write_file", False, EMPTY_PATH)
+        assert [(r["tool"], r["ok"], r["error"]) for r in records] == [failed] * 3 + [("read_file", True, None), failed]
+        assert [(s[0], s[2]) for s in shown] == [
+            (kind, tool) for tool in ["write_file"] * 3 + ["read_file", "write_file"] for kind in ("ToolStarted", "ToolFinished")
+        ]
