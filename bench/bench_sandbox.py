@@ -31,7 +31,7 @@ from tools.builtin import register_core_tools
 from tools.testing import LocalToolContext
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "vs_hermes"))
-from code_calls import CALLS, SCRIPT, prepare  # noqa: E402  (bench/vs_hermes: the same calls beside Hermes)
+from code_calls import CALLS, prepare, script  # noqa: E402  (bench/vs_hermes: the same calls beside Hermes)
 
 CONFIG = CodeExecutionConfig(max_tool_calls=100_000, progress_interval_seconds=3600)
 IO_WAIT_SECONDS = 0.005
@@ -205,15 +205,15 @@ async def _per_call_figures(base_dir: str) -> None:
     register_core_tools(registry)
     work = Path(tempfile.mkdtemp(dir=base_dir))
     paths = prepare(work)
-    for kind, call in CALLS.items():
+    for kind in CALLS:
         count = {"refused": 5000, "search": 200}.get(kind, 1000)
         walls, cpus = [], []
         for _ in range(3):
             runs = []
             for calls in (1, count):
-                script = SCRIPT.format(call=call.format(path=str(paths[kind])), count=calls)
                 cpu = _cpu_seconds()
-                output = await _run_in_tree(script, base_dir, registry, cwd=work)
+                # Each run has a context of its own, so its read windows are all new to it.
+                output = await _run_in_tree(script(kind, str(paths[kind]), calls), base_dir, registry, cwd=work)
                 runs.append(_cpu_seconds() - cpu)
             walls.append(float(output.split("PERCALL_US")[1].split()[0]))
             cpus.append((runs[1] - runs[0]) / (count - 1) * 1e6)

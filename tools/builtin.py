@@ -13,6 +13,8 @@ from tools.files import (
     PATCH_SCHEMA,
     READ_FILE_SCHEMA,
     WRITE_FILE_SCHEMA,
+    check_patch_args,
+    check_write_file_args,
     patch_handler,
     read_file_handler,
     write_file_handler,
@@ -34,12 +36,14 @@ def register_core_tools(
     config = config if config is not None else ToolsConfig()
     memory_schema, memory_handler = make_memory_handler(memory)
     # File tools may run side by side when their paths do not overlap.
-    for name, schema, handler, emoji in (
-        ("read_file", READ_FILE_SCHEMA, read_file_handler, "📖"),
-        ("write_file", WRITE_FILE_SCHEMA, write_file_handler, "✍️"),
-        ("patch", PATCH_SCHEMA, patch_handler, "🩹"),
+    for name, schema, handler, emoji, check_args in (
+        ("read_file", READ_FILE_SCHEMA, read_file_handler, "📖", None),
+        ("write_file", WRITE_FILE_SCHEMA, write_file_handler, "✍️", check_write_file_args),
+        ("patch", PATCH_SCHEMA, patch_handler, "🩹", check_patch_args),
     ):
-        registry.register(name, "file", schema, handler, parallel_safe=True, path_scoped="path", emoji=emoji)
+        registry.register(
+            name, "file", schema, handler, parallel_safe=True, path_scoped="path", emoji=emoji, check_args=check_args
+        )
     registry.register(
         "search_files", "file", SEARCH_FILES_SCHEMA, make_search_handler(use_ripgrep=config.use_ripgrep),
         parallel_safe=True, emoji="🔎",

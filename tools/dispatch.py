@@ -13,6 +13,11 @@ execute_code, read_file, search_files, web_extract, MCP): no tool has to
 remember it, and nothing downstream (the model, the store, a summary, a log)
 sees a result that has not been through it.  It runs before the cap, so a
 secret cut in half by the cap is still recognised whole.
+
+A call rejected before its handler runs (an unknown or unavailable tool, arguments that fail the
+schema or the tool's own check) can be recognised without recording anything (``rejection_of``) and
+answered later exactly as ``dispatch`` answers it (``dispatch_rejection``): the sandbox's RPC server
+answers a script's such calls without starting a job for them.
 """
 
 from __future__ import annotations
@@ -22,19 +27,21 @@ import traceback
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from messages.untrusted import repair_text
 from tools.ansi import redact_output_async
 from tools.clarify import UNAVAILABLE_MESSAGE as CLARIFY_UNAVAILABLE
-from tools.errors import ArgumentValidationError, CapabilityUnavailable, ClarifyUnavailable, ToolError
+from tools.errors import ArgumentValidationError, CapabilityUnavailable, ClarifyUnavailable, ToolError, ToolInputError
 from tools.redact import redact_secrets, redact_tool_result
 from tools.results import ToolReply, ToolResult, error_text
 from tools.validation import validate_arguments
 
 if TYPE_CHECKING:
     from tools.context import ToolContext
-    from tools.registry import ToolRegistry
+    from tools.registry import ToolEntry, ToolRegistry
 
-__all__ = ["dispatch"]
+__all__ = ["Rejection", "dispatch", "dispatch_rejection", "rejection_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +68,64 @@ async def dispatch(
     """
     # Any other tool breaks a run of identical reads or searches (the read-loop check of read_file).
     ctx.file_reads.note_tool_call(name)
-    text, error, unsuccessful, images = await _call(registry, name, args, ctx, allowed)
+    found = _lookup(registry, name, args, allowed)
+    if isinstance(found, Rejection):
+        return await _finish(registry, name, *_rejected(name, found))
+    return await _finish(registry, name, *await _run(name, *found, ctx))
+
+
+@attrs.frozen
+class Rejection:
+    """Why :func:`dispatch` fails a call before its handler runs.
+
+    Attributes:
+        message: The failure's message (the ``error`` of its text).
+        details: What the text shows after the message.
+        arguments: Whether the arguments failed the schema (such calls are logged).
+    """
+
+    message: str
+    details: Mapping[str, Any] = attrs.field(factory=dict)
+    arguments: bool = False
+
+
+def rejection_of(
+    registry: ToolRegistry, name: str, args: Any, *, allowed: Collection[str] | None = None
+) -> Rejection | None:
+    """Why :func:`dispatch` would fail ``name(args)`` before its handler runs, or None when the handler would run.
+
+    A call is rejected for an unknown or unavailable tool, arguments that fail the tool's schema, or
+    arguments its own check refuses (:data:`~tools.registry.CheckArgs`). Nothing is recorded or logged:
+    :func:`dispatch_rejection` answers the call.
+    """
+    found = _lookup(registry, name, args, allowed)
+    if isinstance(found, Rejection):
+        return found
+    entry, checked = found
+    if entry.check_args is not None:
+        try:
+            entry.check_args(checked)
+        except ToolInputError as exc:
+            return Rejection(str(exc), exc.details)
+        except Exception:
+            # A crashing check is dispatch's to report, as for a crashing handler.
+            return None
+    return None
+
+
+async def dispatch_rejection(registry: ToolRegistry, name: str, rejection: Rejection, ctx: ToolContext) -> ToolReply:
+    """What :func:`dispatch` answers a call :func:`rejection_of` rejected, recorded and logged as dispatch does.
+
+    It waits only to redact a failure text too long for the event loop.
+    """
+    ctx.file_reads.note_tool_call(name)
+    return await _finish(registry, name, *_rejected(name, rejection))
+
+
+async def _finish(
+    registry: ToolRegistry, name: str, text: str, error: str | None, unsuccessful: bool, images: tuple[str, ...]
+) -> ToolReply:
+    """The reply of a call: its text and error repaired, redacted and capped."""
     # The one place results are finalised: lone surrogates (a file name, a tool's output) are repaired
     # first, then one redaction pass covers every tool.
     repaired = repair_text(text)
@@ -75,26 +139,40 @@ async def dispatch(
     return ToolReply(registry.cap_result(name, text), error, unsuccessful, images)
 
 
-async def _call(
-    registry: ToolRegistry, name: str, args: Any, ctx: ToolContext, allowed: Collection[str] | None
-) -> tuple[str, str | None, bool, tuple[str, ...]]:
-    """The handler's rendered result, or the failure text that replaces it and its message; whether
-    the handler reported a failed outcome; the images it asked to show."""
+def _lookup(
+    registry: ToolRegistry, name: str, args: Any, allowed: Collection[str] | None
+) -> tuple[ToolEntry, dict[str, Any]] | Rejection:
+    """The tool's entry and the arguments its schema checked (and coerced), or why the call is rejected."""
     entry = registry.get(name) if allowed is None or name in allowed else None
     if entry is None or not registry.is_available(name):
         names = registry.names() if allowed is None else sorted(n for n in allowed if n in registry)
         available = ", ".join(n for n in names if registry.is_available(n))
         if entry is None:
-            return _failure(f"Unknown tool: {name}. Available: {available}")
-        return _failure(f"Tool {name} is not available right now. Available: {available}")
+            return Rejection(f"Unknown tool: {name}. Available: {available}")
+        return Rejection(f"Tool {name} is not available right now. Available: {available}")
     if entry.loosen is not None and isinstance(args, Mapping):
         args = entry.loosen(args)
     try:
-        checked = validate_arguments(name, args, entry.schema.get("parameters", {}))
+        return entry, validate_arguments(name, args, entry.schema.get("parameters", {}))
     except ArgumentValidationError as exc:
-        logger.info("tool %s rejected arguments: %s", name, redact_secrets(str(exc)))
-        return _failure(str(exc))
+        return Rejection(str(exc), arguments=True)
+
+
+def _rejected(name: str, rejection: Rejection) -> tuple[str, str, bool, tuple[str, ...]]:
+    """The failure of a rejected call; arguments that failed the schema are logged."""
+    if rejection.arguments:
+        logger.info("tool %s rejected arguments: %s", name, redact_secrets(rejection.message))
+    return _failure(rejection.message, **rejection.details)
+
+
+async def _run(
+    name: str, entry: ToolEntry, checked: dict[str, Any], ctx: ToolContext
+) -> tuple[str, str | None, bool, tuple[str, ...]]:
+    """The handler's rendered result, or the failure text that replaces it and its message; whether
+    the handler reported a failed outcome; the images it asked to show."""
     try:
+        if entry.check_args is not None:
+            entry.check_args(checked)
         result = await entry.handler(checked, ctx)
         if not isinstance(result, ToolResult):
             raise TypeError(f"{name} returned {type(result).__name__}, not a ToolResult")

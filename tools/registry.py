@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHECK_FN_TTL_SECONDS",
     "DEFAULT_MAX_RESULT_SIZE_CHARS",
+    "CheckArgs",
     "CheckFn",
     "Loosen",
     "Handler",
@@ -42,6 +43,9 @@ CheckFn = Callable[[], bool]
 #: Reads a call's raw arguments the lenient way the tool's Hermes counterpart does, before the schema check.
 Loosen = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Zero-argument availability probe; a tool whose check fails is hidden from the model."""
+CheckArgs = Callable[[Mapping[str, Any]], None]
+"""The tool's own check of arguments that passed its schema, made before the handler runs: pure and
+synchronous (no disk, no clock); raises ``ToolError`` with the model's message."""
 SchemaOverride = Callable[[frozenset[str]], "Mapping[str, Any] | None"]
 """Returns schema keys to patch in at definition time, given the names of the tools the list offers
 (so a description can name exactly the tools of the session it is built for)."""
@@ -78,6 +82,8 @@ class ToolEntry:
         emoji: shown next to the tool's progress lines.
         loosen: rewrites the raw arguments before the schema check, where the tool's Hermes counterpart
             accepts forms its schema does not (clarify's dict-shaped or surplus choices).
+        check_args: the tool's own check of the arguments, after the schema's (write_file's empty path); a
+            call it rejects is answered before anything runs.
     """
 
     name: str
@@ -90,6 +96,7 @@ class ToolEntry:
     path_scoped: tuple[str, ...] = ()
     emoji: str = "🔧"
     loosen: Loosen | None = None
+    check_args: CheckArgs | None = None
 
 
 @attrs.frozen
@@ -155,6 +162,7 @@ class ToolRegistry:
         emoji: str = "🔧",
         override: bool = False,
         loosen: Loosen | None = None,
+        check_args: CheckArgs | None = None,
     ) -> ToolEntry:
         """Register a tool and return its entry.
 
@@ -198,6 +206,7 @@ class ToolRegistry:
             path_scoped=scoped,
             emoji=emoji,
             loosen=loosen,
+            check_args=check_args,
         )
         self._tools[name] = entry
         self._bump()

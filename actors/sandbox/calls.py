@@ -11,10 +11,14 @@ import outcome
 from actors import Job
 from tools.results import ToolReply
 
-__all__ = ["CallTool", "RpcCallJob"]
+__all__ = ["AnswerRejected", "CallTool", "RpcCallJob"]
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolReply]]
 """The session's tool-execution path: a tool name and its arguments to the call's reply."""
+AnswerRejected = Callable[[str, dict[str, Any]], Awaitable["ToolReply | None"]]
+"""The session's answer to a call its tool rejects before running anything (arguments that fail the tool's
+checks), given and recorded as :data:`CallTool` would; None when the call must run. It waits for nothing
+but, rarely, redacting a long failure."""
 
 
 class RpcCallJob(Job[outcome.Outcome[ToolReply]]):

@@ -38,7 +38,7 @@ import trio
 
 from actors import ActorBase
 from supervisor import ChildSpec, RestartType, open_actor_system
-from actors.sandbox.calls import CallTool
+from actors.sandbox.calls import AnswerRejected, CallTool
 from actors.sandbox.environment import child_environment
 from actors.sandbox.errors import SandboxSetupError
 from actors.sandbox.result import INTERRUPTED_NOTICE, STDERR_SEPARATOR, SandboxResult, SandboxStatus, SandboxToolCall
@@ -122,6 +122,8 @@ class Sandbox:
     Args:
         code: The Python source the model wrote.
         call_tool: The session's own tool-execution path; every script call goes through it.
+        answer_rejected: The session's answer to a call its tool rejects before running; such calls are
+            answered by the RPC server at once, without a job. None: every call is a job.
         allowed_tools: The session's enabled tools; intersected with the sandbox allow-list here.
         config: The ``code_execution`` limits.
         on_progress: Receives "execute_code: 3 tool calls, 12 s" after each call and periodically.
@@ -146,6 +148,7 @@ class Sandbox:
         code: str,
         *,
         call_tool: CallTool,
+        answer_rejected: AnswerRejected | None = None,
         allowed_tools: frozenset[str],
         config: CodeExecutionConfig,
         on_progress: Callable[[str], None] = lambda text: None,
@@ -162,6 +165,7 @@ class Sandbox:
     ) -> None:
         self._code = code
         self._call_tool = call_tool
+        self._answer_rejected = answer_rejected
         self._tools = sandbox_tools(allowed_tools)
         self._config = config
         self._on_progress = on_progress
@@ -252,6 +256,7 @@ class Sandbox:
         self._server = server = RpcServer(
             listener,
             call_tool=self._call_tool,
+            answer_rejected=self._answer_rejected,
             allowed_tools=self._tools,
             token=token,
             max_tool_calls=self._config.max_tool_calls,

@@ -12,7 +12,10 @@ an :class:`~actors.sandbox.jobs.RpcCallJob` (``…/rpc/call:<n>``) run in a task
 the session's tool gate (the rules of a parallel batch), so a script's threads get real parallelism where
 it is safe. Stopping the run is cancellation: the server's scope is the run's, so an interrupt reaches
 every connection and every call. A refused call (a tool the script may not call, a malformed frame, the
-call limit) is answered by the connection's task at once, between two reads.
+call limit) is answered by the connection's task at once, between two reads; so is an admitted call its
+tool rejects before running (arguments that fail the tool's checks), through the session's path
+(``answer_rejected``): it runs nothing, so it needs neither the gate nor a job, and it is counted and
+recorded as any admitted call.
 
 Nothing a peer sends can stop the server or the run: a bad frame gets an error response; a wrong,
 missing or late token, or anything that breaks a connection, gets an error response, a log line, and
@@ -39,7 +42,7 @@ from actors import Actor, JobStopped
 from actors.sandbox.errors import RpcAuthError, RpcCallStopped, RpcRefused, SandboxSetupError
 from actors.sandbox.frames import plain_request, result_frame
 from actors.sandbox.gate import SerialGate, ToolGate
-from actors.sandbox.calls import CallTool, RpcCallJob
+from actors.sandbox.calls import AnswerRejected, CallTool, RpcCallJob
 from actors.sandbox.refusals import ToolRefusals, named_call
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, TERMINAL_STRIPPED_ARGS
@@ -47,6 +50,7 @@ from actors.sandbox.wire import Wire, WireClosed
 from messages.codec import Codec, FrameBuffer, FrameTooLarge, MessageDecodeError
 from messages.rpc import RpcMessage, RpcRequest, RpcResponse
 from messages.sockets import SocketPathTooLong, listen_private, peer_uid, request_id_of
+from tools.results import ToolReply
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +173,8 @@ class RpcServer(Actor[None]):
     Args:
         listener: The bound listening socket (:func:`bind_listener`); the server closes it.
         call_tool: The session's tool-execution path (approvals, guardrails, caps, events).
+        answer_rejected: The session's answer to a call its tool rejects before running (that path's, without
+            a job); None: every admitted call runs as a job.
         allowed_tools: What the script may call (allow-list ∩ the session's enabled tools).
         token: The per-execution secret each connection must present first (no newline in it).
         max_tool_calls: Calls dispatched before further ones are refused.
@@ -194,6 +200,7 @@ class RpcServer(Actor[None]):
         listener: trio.socket.SocketType,
         *,
         call_tool: CallTool,
+        answer_rejected: AnswerRejected | None = None,
         allowed_tools: frozenset[str],
         token: str,
         max_tool_calls: int,
@@ -212,6 +219,7 @@ class RpcServer(Actor[None]):
         super().__init__()
         self._listener = _SlotListener(listener, MAX_OPEN_CONNECTIONS)
         self._call_tool = call_tool
+        self._answer_rejected = answer_rejected
         self._preamble = token.encode() + b"\n"
         self._handshake_timeout = handshake_timeout
         self._max_tool_calls = max_tool_calls
@@ -381,6 +389,9 @@ class RpcServer(Actor[None]):
             await self._send(conn, RpcResponse(id=request.id, error=str(exc)))
             self._record_refusal(request.tool, request.args, str(exc))
             return
+        answer_rejected = self._answer_rejected
+        if answer_rejected is not None and await self._answered_at_once(answer_rejected, conn, request, args):
+            return
         conn.calls.start_soon(self._answer, conn, request, args, self._tool_calls)
 
     async def _refuse_tool(self, conn: _Connection, request_id: int, tool: str, args: object) -> None:
@@ -433,6 +444,25 @@ class RpcServer(Actor[None]):
             return {k: v for k, v in request.args.items() if k not in TERMINAL_STRIPPED_ARGS}
         return dict(request.args)
 
+    async def _answered_at_once(
+        self, answer_rejected: AnswerRejected, conn: _Connection, request: RpcRequest, args: dict[str, Any]
+    ) -> bool:
+        """Answer an admitted call its tool rejects before running, in the connection's task, and record it;
+        False when the call must run as a job."""
+        started = trio.current_time()
+        response: RpcResponse
+        error: str | None
+        try:
+            reply = await answer_rejected(request.tool, args)
+        except Exception as exc:
+            response, error = self._crashed(request, exc)
+        else:
+            if reply is None:
+                return False
+            response, error = _replied(request, reply)
+        await self._respond(conn, request, trio.current_time() - started, response, error)
+        return True
+
     async def _answer(self, conn: _Connection, request: RpcRequest, args: dict[str, Any], number: int) -> None:
         """Run an admitted call, record it for the transcript, then send its response."""
         started = trio.current_time()
@@ -441,7 +471,13 @@ class RpcServer(Actor[None]):
             response, error = await self._run(request, args, number)
         finally:
             self._in_flight -= 1
-        self._on_tool_call(self._call_record(request, trio.current_time() - started, error))
+        await self._respond(conn, request, trio.current_time() - started, response, error)
+
+    async def _respond(
+        self, conn: _Connection, request: RpcRequest, duration: float, response: RpcResponse, error: str | None
+    ) -> None:
+        """Record an admitted call for the transcript, then send its response."""
+        self._on_tool_call(self._call_record(request, duration, error))
         if response.error is None and response.result is not None:
             await self._send_frame(conn, result_frame(response.id, response.result), response.id)
         else:
@@ -474,14 +510,21 @@ class RpcServer(Actor[None]):
         except JobStopped as stopped:
             answer = outcome.Error(RpcCallStopped(f"tool call {request.tool} was stopped: {stopped}"))
         if isinstance(answer, outcome.Error):
-            failure = answer.error
-            trace = "".join(traceback.format_exception(failure))
-            log.error("sandbox RPC: tool %s raised\n%s", request.tool, self._redact(trace))
-            return _failed(request, self._redact(f"Tool '{request.tool}' failed: {type(failure).__name__}: {failure}"))
-        reply = answer.unwrap()
-        # The tool's own failure is a result the script reads; the reply says it failed, so the
-        # transcript records it without the text being parsed.
-        return RpcResponse(id=request.id, result=reply.text), reply.error
+            return self._crashed(request, answer.error)
+        return _replied(request, answer.unwrap())
+
+    def _crashed(self, request: RpcRequest, failure: BaseException) -> tuple[RpcResponse, str]:
+        """The error response to a call whose tool path raised ``failure`` (logged, redacted)."""
+        trace = "".join(traceback.format_exception(failure))
+        log.error("sandbox RPC: tool %s raised\n%s", request.tool, self._redact(trace))
+        return _failed(request, self._redact(f"Tool '{request.tool}' failed: {type(failure).__name__}: {failure}"))
+
+
+def _replied(request: RpcRequest, reply: ToolReply) -> tuple[RpcResponse, str | None]:
+    """The response carrying the session's reply to ``request``, and why the call failed, if it did."""
+    # The tool's own failure is a result the script reads; the reply says it failed, so the
+    # transcript records it without the text being parsed.
+    return RpcResponse(id=request.id, result=reply.text), reply.error
 
 
 def _failed(request: RpcRequest, error: str) -> tuple[RpcResponse, str]:

@@ -83,6 +83,11 @@ class SessionCheckpoints:
         """Whether snapshots are taken."""
         return self._checkpoints is not None
 
+    @property
+    def due(self) -> bool:
+        """Whether :meth:`before_change` would snapshot now: snapshots are taken and this turn has none yet."""
+        return self._checkpoints is not None and self._taken_in != self.turn
+
     async def before_change(self, tool: str, detail: str = "") -> None:
         """Snapshot the working directory unless this turn already did; never raises but Cancelled."""
         checkpoints = self._checkpoints

@@ -131,6 +131,11 @@ class CallContext:
             await self.before_change("terminal", request.command)
         return answer
 
+    def checkpoint_due(self) -> bool:
+        """Whether :meth:`before_change` would snapshot the working directory now."""
+        checkpoints = self._services.checkpoints
+        return checkpoints is not None and checkpoints.due
+
     async def before_change(self, tool: str, detail: str = "") -> None:
         """Snapshot the session's working directory before ``tool`` changes it (once per turn, when
         ``checkpoints.enabled``); never raises but Cancelled."""

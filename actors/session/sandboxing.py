@@ -23,6 +23,10 @@ __all__ = ["sandbox_runner"]
 
 log = logging.getLogger("hermes_actors.session.sandbox")
 
+#: Calls answered at once whose lines are held before they are shown anyway (two events each, well within a
+#: subscriber's buffer of events).
+MAX_HELD_CALLS = 16
+
 
 def sandbox_runner(
     executor: ToolExecutor,
@@ -41,35 +45,36 @@ def sandbox_runner(
     Each script's tool calls are checked like the model's (guardrails, caps,
     approvals), run concurrently where the batch rules allow (at most ``max_parallel_tools``
     at once), and recorded in
-    the session's transcript log, never in the history the model sees.
+    the session's transcript log, never in the history the model sees. A call whose tool rejects it
+    before running (arguments that fail the tool's checks) is answered by the RPC server without a job,
+    through the same guardrails, events and records.
     """
 
     async def run_sandbox(ctx: CallContext, code: str) -> ToolResult:
         records: list[SandboxToolCall] = []
 
-        numbers = itertools.count(1)
+        lines = _ScriptLines(ctx)
 
         async def call_tool(name: str, args: dict[str, Any]) -> ToolReply:
-            # Shown as tool lines of their own: a script's calls are what it did.
-            call_id = f"{ctx.call_id}.{next(numbers)}"
-            ctx.show_inner_call(ToolStarted, call_id=call_id, name=name, args_preview=preview(args))
-            started = trio.current_time()
-            reply: ToolReply | None = None
-            try:
-                reply = await executor.execute(name, args, ctx)
-                return reply
-            finally:
-                ctx.show_inner_call(
-                    ToolFinished, call_id=call_id, name=name, duration_seconds=round(trio.current_time() - started, 3),
-                    ok=reply is not None and reply.ok, result_preview=preview(reply.text) if reply is not None else "",
-                )
+            return await lines.run(name, args, lambda: executor.execute(name, args, ctx))
+
+        async def answer_rejected(name: str, args: dict[str, Any]) -> ToolReply | None:
+            rejection = executor.rejection(name, args, ctx)
+            if rejection is None:
+                return None
+            return await lines.answer_at_once(name, args, lambda: executor.reject(name, args, rejection, ctx))
+
+        def progress(text: str) -> None:
+            lines.show_held()
+            ctx.emit(text)
 
         job = SandboxJob(
             code,
             call_tool=call_tool,
+            answer_rejected=answer_rejected,
             allowed_tools=tool_names,
             config=config,
-            on_progress=ctx.emit,
+            on_progress=progress,
             on_tool_call=records.append,
             gate=ToolConcurrencyGate(executor.registry, max_parallel_tools),
             cwd=lambda: ctx.shell.cwd,
@@ -90,8 +95,10 @@ def sandbox_runner(
             # Interrupted (with the call, or alone by path), the sandbox returns the script's output so far.
             result = await ctx.job.run_job(job, "sandbox")
         except BaseException:
+            lines.show_held()
             await record_calls(None)  # cancelled from above: there is no result
             raise
+        lines.show_held()
         if result.status is SandboxStatus.INTERRUPTED:
             # The call's partial result, should the interrupt that stopped the script end the call too.
             ctx.progress.last = result.tool_result().render()
@@ -99,3 +106,58 @@ def sandbox_runner(
         return result.tool_result()
 
     return run_sandbox
+
+
+class _ScriptLines:
+    """The tool lines of one script's calls, each shown as a tool line of its own (a script's calls are what it did).
+
+    A call that runs is shown as it starts and as it ends. The lines of calls answered at once (rejected before
+    running: they take no time) are held, and shown with the run's next progress line (at most one per
+    0.25 s while the script calls, one per ``progress_interval_seconds`` while it is quiet), before the next
+    call that runs, at the run's end, or once :data:`MAX_HELD_CALLS` are held: every line is shown, in order,
+    and many calls' lines reach each client in one delivery instead of one each.
+    """
+
+    def __init__(self, ctx: CallContext) -> None:
+        self._ctx = ctx
+        self._numbers = itertools.count(1)
+        self._held: list[tuple[type[ToolStarted | ToolFinished], dict[str, Any]]] = []
+
+    async def run(self, name: str, args: dict[str, Any], run: Callable[[], Awaitable[ToolReply]]) -> ToolReply:
+        """``run()``, the call's reply, shown as it starts and ends (after the lines held before it)."""
+        self.show_held()
+        return await self._shown(name, args, run, self._ctx.show_inner_call)
+
+    async def answer_at_once(
+        self, name: str, args: dict[str, Any], answer: Callable[[], Awaitable[ToolReply]]
+    ) -> ToolReply:
+        """``answer()``, the reply to a call answered at once; its lines are held."""
+        reply = await self._shown(name, args, answer, self._hold)
+        if len(self._held) >= 2 * MAX_HELD_CALLS:
+            self.show_held()
+        return reply
+
+    def show_held(self) -> None:
+        """Show the lines held so far."""
+        held, self._held = self._held, []
+        for event, fields in held:
+            self._ctx.show_inner_call(event, **fields)
+
+    def _hold(self, event: type[ToolStarted | ToolFinished], **fields: Any) -> None:
+        self._held.append((event, fields))
+
+    async def _shown(
+        self, name: str, args: dict[str, Any], run: Callable[[], Awaitable[ToolReply]], show: Callable[..., None]
+    ) -> ToolReply:
+        call_id = f"{self._ctx.call_id}.{next(self._numbers)}"
+        show(ToolStarted, call_id=call_id, name=name, args_preview=preview(args))
+        started = trio.current_time()
+        reply: ToolReply | None = None
+        try:
+            reply = await run()
+            return reply
+        finally:
+            show(
+                ToolFinished, call_id=call_id, name=name, duration_seconds=round(trio.current_time() - started, 3),
+                ok=reply is not None and reply.ok, result_preview=preview(reply.text) if reply is not None else "",
+            )

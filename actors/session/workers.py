@@ -28,7 +28,7 @@ from conversation.guardrails import (
 from actors.session.turn_parts import TokenMeter
 from conversation.validation import PlannedCall
 from messages.events import ToolFinished, ToolStarted
-from tools.dispatch import dispatch
+from tools.dispatch import Rejection, dispatch, dispatch_rejection, rejection_of
 from tools.hooks import NO_HOOKS, HookRunner
 from tools.parallel import can_run_in_parallel
 from tools.ansi import redact_output_async
@@ -87,6 +87,31 @@ class ToolExecutor:
         hooks see every call's result, a blocked one's too. With no hook configured, this costs two set
         lookups.
         """
+        return await self._execute(name, args, ctx, lambda: dispatch(self.registry, name, args, ctx))
+
+    def rejection(self, name: str, args: dict[str, Any], ctx: CallContext) -> Rejection | None:
+        """Why ``name(args)`` fails before its tool runs, when :meth:`execute` would answer it with nothing to
+        wait for; None when the call must go through :meth:`execute`.
+
+        Nothing to wait for: no hook is configured and no checkpoint is due before a file change.
+        Nothing is recorded: :meth:`reject` answers the call.
+        """
+        hooks = self.hooks
+        if hooks.wants("pre_tool_call") or hooks.wants("post_tool_call"):
+            return None
+        if name in CHANGING_TOOLS and ctx.checkpoint_due():
+            return None
+        return rejection_of(self.registry, name, args)
+
+    async def reject(self, name: str, args: dict[str, Any], rejection: Rejection, ctx: CallContext) -> ToolReply:
+        """What :meth:`execute` answers a call :meth:`rejection` rejected: the same reply, recorded the same way
+        (the guardrails count it, and may block it), without dispatching it."""
+        return await self._execute(name, args, ctx, lambda: dispatch_rejection(self.registry, name, rejection, ctx))
+
+    async def _execute(
+        self, name: str, args: dict[str, Any], ctx: CallContext, run: Callable[[], Awaitable[ToolReply]]
+    ) -> ToolReply:
+        """The guardrails and hooks around ``run``, the call's dispatch."""
         before = self.guardrails.before_call(name, args)
         if not before.allows_execution:
             if before.ends_turn:
@@ -97,7 +122,7 @@ class ToolExecutor:
         reason = await hooks.pre_tool_call(_hook_fields(name, args, ctx), ctx.shell.cwd) if hooks.wants("pre_tool_call") else None
         if reason is None and name in CHANGING_TOOLS:
             await ctx.before_change(name)
-        reply = ToolReply.failure(reason) if reason is not None else await dispatch(self.registry, name, args, ctx)
+        reply = ToolReply.failure(reason) if reason is not None else await run()
         after = self.guardrails.after_call(name, args, reply.text, failed=reply.counts_as_failure)
         if after.ends_turn:
             self.halted = after

@@ -33,6 +33,7 @@ from control.paths import DaemonPaths  # noqa: E402
 from messages import control as c  # noqa: E402
 from messages.events import TextDelta, TurnFinished  # noqa: E402
 from messages.supervision import ActorState  # noqa: E402
+from code_calls import marker  # noqa: E402
 from tree_cpu import TreeCpu  # noqa: E402
 from vs_common import parse_args, rss_kb, sleeping_descendant  # noqa: E402
 
@@ -327,8 +328,8 @@ def code(url: str, sandbox: str, kind: str, calls: int, path: str, rounds: int) 
     ok = 0
     with daemon(url, sandbox, ["terminal", "file", "code_execution"]) as d:
         session_id = d.create()
-        for _ in range(rounds):
-            d.send(session_id, f"[[bench code={calls} kind={kind} path={path}]]")
+        for number in range(rounds):
+            d.send(session_id, marker(kind, calls, path, number))
             while (end := finished(d.receive())) is None:
                 pass
             ok += end["final_text"] == "Measured."

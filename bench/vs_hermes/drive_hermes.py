@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Any
 
+from code_calls import marker
 from tree_cpu import TreeCpu
 from vs_common import parse_args, rss_kb, sleeping_descendant
 from run_agent import AIAgent
@@ -102,8 +103,8 @@ def code(url: str, kind: str, calls: int, path: str, rounds: int) -> dict[str, A
     """An execute_code script timing ``calls`` calls of ``kind`` (figures in the server's stats)."""
     one = agent(url, ["terminal", "file", "code_execution"])
     ok = 0
-    for _ in range(rounds):
-        result = one.run_conversation(f"[[bench code={calls} kind={kind} path={path}]]", conversation_history=[])
+    for number in range(rounds):
+        result = one.run_conversation(marker(kind, calls, path, number), conversation_history=[])
         ok += result.get("final_response") == "Measured."
     return {"conversations_ok": ok}
 

@@ -7,11 +7,11 @@ each reply's first byte, and plays what a marker in the last user message asks f
     [[bench tools=N]]              a ``terminal`` call running ``true`` until N tool results follow the
                                    user message, then a short answer
     [[bench sleep=S]]              one ``terminal`` call running ``sleep S`` (the interrupt workload)
-    [[bench code=K kind=KIND path=P]]
+    [[bench code=K kind=KIND path=P start=S]]
                                    one ``execute_code`` call whose script makes K tool calls of KIND
                                    (``code_calls.CALLS``: refused, fail, read, write, search; P is the
-                                   path it works on) and prints its first line's wall-clock time and
-                                   the mean time per call
+                                   path it works on, S the calls of that kind the session made before)
+                                   and prints its first line's wall-clock time and the mean time per call
     [[bench slow=N gap=MS]]        an answer of N chunks, MS milliseconds apart
     (no marker)                    a one-word answer
 
@@ -34,7 +34,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from code_calls import CALLS, SCRIPT
+from code_calls import script
 
 MARKER = re.compile(r"\[\[bench ([^\]]*)\]\]")
 
@@ -105,8 +105,9 @@ def plan(body: dict[str, Any], stats: Stats) -> Reply:
         return Reply(["Done."])
     if "code" in settings:
         if not results:
-            call = CALLS[settings.get("kind", "refused")].format(path=settings.get("path", ""))
-            return Reply([], tool=("execute_code", {"code": SCRIPT.format(call=call, count=int(settings["code"]))}))
+            code = script(settings.get("kind", "refused"), settings.get("path", ""), int(settings["code"]),
+                          int(settings.get("start", "0")))
+            return Reply([], tool=("execute_code", {"code": code}))
         _record_code_result(results[-1], stats)
         return Reply(["Measured."])
     if "slow" in settings:

@@ -451,3 +451,51 @@ class TestSecondUid:
             assert answer["error"] == f"peer uid 65534 is not the daemon's uid {os.getuid()}"
             assert server.tool_calls == 0 and bench.calls == []
             nursery.cancel_scope.cancel()
+
+
+class TestAnsweredAtOnce:
+    """A call the session's ``answer_rejected`` answers is answered by the connection at once, counted and recorded."""
+
+    @staticmethod
+    async def _reject_empty_paths(name: str, args: dict[str, Any]) -> ToolReply | None:
+        if args.get("path") == "":
+            return ToolReply.failure("the path is empty")
+        if args.get("path") == "boom":
+            raise ValueError("the check broke")
+        return None
+
+    async def test_answered_while_a_running_call_holds_the_gate(
+        self, connect, short_dir, bench: ToolBench, lagging_clock
+    ) -> None:
+        records: list[SandboxToolCall] = []
+        async with trio.open_nursery() as nursery:
+            path, server = await serve_rpc(
+                nursery, short_dir, bench, allowed=frozenset({"write_file"}), records=records,
+                answer_rejected=self._reject_empty_paths,
+            )
+            client = await connect(path)
+            await client.request(1, "write_file", {"path": "w", "content": ""})  # runs alone, for 0.2 s
+            await client.request(2, "write_file", {"path": "", "content": ""})
+            first, second = await client.receive(), await client.receive()
+            assert (first["id"], first["result"], first["error"]) == (2, '{"error": "the path is empty"}', None)
+            assert second["id"] == 1 and second["error"] is None
+            assert bench.calls == [("write_file", {"path": "w", "content": ""})]
+            assert server.tool_calls == 2
+            assert [(r.tool, r.ok, r.error) for r in records] == [
+                ("write_file", False, "the path is empty"), ("write_file", True, None),
+            ]
+            nursery.cancel_scope.cancel()
+
+    async def test_a_crashing_answer_is_an_error_not_a_crash(self, connect, short_dir, bench: ToolBench, caplog) -> None:
+        async with trio.open_nursery() as nursery:
+            path, _ = await serve_rpc(
+                nursery, short_dir, bench, allowed=frozenset({"write_file"}), answer_rejected=self._reject_empty_paths,
+            )
+            client = await connect(path)
+            await client.request(1, "write_file", {"path": "boom", "content": ""})
+            response = await client.receive()
+            assert response["error"] == "Tool 'write_file' failed: ValueError: the check broke"
+            assert "raised" in caplog.text
+            await client.request(2, "write_file", {"path": "", "content": ""})
+            assert (await client.receive())["id"] == 2  # still serving
+            nursery.cancel_scope.cancel()

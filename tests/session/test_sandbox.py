@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import actors.sandbox.server as server_module
+from actors.sandbox.calls import CallTool, RpcCallJob
+from actors.session.workers import ToolExecutor
 from conversation.history import check_alternation
 from messages.chat import messages_from_dicts
-from messages.events import ToolProgress
+from messages.events import ToolFinished, ToolProgress, ToolStarted
 from tests.session.harness import open_harness, run_turn
 
 SCRIPT = """
@@ -83,3 +87,74 @@ class TestPatchFromAScript:
             result = json.loads(next(m for m in (await h.deps.store.load(sid)).messages if m["role"] == "tool")["content"])
             assert result["output"] == "True\n", result
             assert target.read_text() == "level = 2\n"
+
+
+REJECTED = """
+import json, hermes_tools
+for _ in range(3):
+    print(json.dumps(hermes_tools.write_file('', 'x')))
+print(json.dumps(hermes_tools.read_file('notes.txt')['content']))
+print(json.dumps(hermes_tools.write_file('', 'x')))
+"""
+EMPTY_PATH = "write_file: missing required field 'path'. Re-emit the tool call with both 'path' and 'content' set."
+
+
+class TestRejectedCallsAnsweredAtOnce:
+    """A script's call its tool rejects before running starts no job, and is answered and recorded as through one."""
+
+    @staticmethod
+    async def _run(
+        root: Path, monkeypatch: pytest.MonkeyPatch, *, at_once: bool
+    ) -> tuple[dict[str, Any], list[dict[str, Any]], list[tuple[Any, ...]], list[str]]:
+        """The execute_code result, the transcript's records, the script's calls' events and the jobs started."""
+        jobs: list[str] = []
+
+        class CountedJob(RpcCallJob):
+            def __init__(self, tool: str, args: dict[str, Any], call_tool: CallTool) -> None:
+                jobs.append(tool)
+                super().__init__(tool, args, call_tool)
+
+        monkeypatch.setattr(server_module, "RpcCallJob", CountedJob)
+        if not at_once:  # every call through a job, as before calls were answered at once
+            monkeypatch.setattr(ToolExecutor, "rejection", lambda self, name, args, ctx: None, raising=False)
+        root.mkdir()
+        async with open_harness(root) as h:
+            (h.workdir / "notes.txt").write_text("a note\n")
+            handle, events_in, sid = await h.start_session()
+            h.provider.push(
+                {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": REJECTED}}]},
+                {"text": "done"},
+            )
+            _, events = await run_turn(handle, events_in, "run it")
+            result = json.loads(next(m for m in (await h.deps.store.load(sid)).messages if m["role"] == "tool")["content"])
+            del result["duration_seconds"]
+            records = [{k: v for k, v in r.record.items() if k != "duration_seconds"} for r in await h.deps.store.load_transcript(sid)]
+        shown = [
+            (type(e).__name__, e.call_id, e.name, getattr(e, "args_preview", None), getattr(e, "ok", None),
+             getattr(e, "result_preview", None))
+            for e in events if isinstance(e, (ToolStarted, ToolFinished)) and e.parent_call_id == "x1"
+        ]
+        return result, records, shown, jobs
+
+    async def test_same_answer_record_events_and_loop_warning(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        root = tmp_path / "run"  # the same for both runs: paths show in the results
+        with monkeypatch.context() as patched:
+            through_jobs = await self._run(root, patched, at_once=False)
+        shutil.rmtree(root)
+        result, records, shown, jobs = await self._run(root, monkeypatch, at_once=True)
+        assert jobs == ["read_file"] and through_jobs[3] == ["write_file"] * 3 + ["read_file", "write_file"]
+        # The same answers, records and tool lines, in the same order (the lines of calls answered at once
+        # are shown before the next call that runs, and at the end).
+        assert (result, records, shown) == through_jobs[:3]
+        assert result["status"] == "success" and result["tool_calls_made"] == 5
+        first, *warned, note, last = [json.loads(line) for line in result["output"].splitlines()]
+        assert (first, note) == ({"error": EMPTY_PATH}, "1|a note")
+        # The guardrails counted each failure: from the second on, they carry the loop warning.
+        for count, text in [*enumerate(warned, start=2), (4, last)]:
+            assert text.startswith(json.dumps({"error": EMPTY_PATH}) + "\n\n[Tool loop warning: repeated_exact_failure_warning; ")
+            assert f"count={count};" in text
+        failed = ("write_file", False, EMPTY_PATH)
+        assert [(r["tool"], r["ok"], r["error"]) for r in records] == [failed] * 3 + [("read_file", True, None), failed]
+        assert [(s[0], s[2]) for s in shown] == [
+            (kind, tool) for tool in ["write_file"] * 3 + ["read_file", "write_file"] for kind in ("ToolStarted", "ToolFinished")
+        ]

@@ -12,8 +12,8 @@ import trio
 
 from tests.tools.helpers import echo_handler
 from tools.context import ToolContext
-from tools.dispatch import dispatch
-from tools.errors import ArgumentValidationError, ClarifyUnavailable, ToolError
+from tools.dispatch import dispatch, dispatch_rejection, rejection_of
+from tools.errors import ArgumentValidationError, ClarifyUnavailable, ToolError, ToolInputError
 from tools.registry import ToolRegistry
 from tools.results import ToolReply, ToolResult, error_text
 from tools.testing import LocalToolContext
@@ -192,6 +192,63 @@ class TestDispatch:
                 await started.wait()
                 nursery.cancel_scope.cancel()
         assert not scope.cancelled_caught
+
+
+class TestRejections:
+    """A call dispatch fails before its handler is recognised without recording anything, and answered as dispatch answers it."""
+
+    @staticmethod
+    def _registry(ran: list[dict[str, Any]]) -> ToolRegistry:
+        async def write(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            ran.append(args)
+            return ToolResult({"written": True})
+
+        def check(args: Any) -> None:
+            if not args["path"]:
+                raise ToolInputError("the path is empty", hint="give one")
+
+        registry = ToolRegistry()
+        registry.register("write_file", "file", READ_SCHEMA, write, check_args=check)
+        registry.register("hidden", "file", READ_SCHEMA, echo_handler, check_fn=lambda: False)
+        return registry
+
+    @pytest.mark.parametrize(
+        ("name", "args"),
+        [("write_file", {"path": ""}), ("write_file", {"limit": 1}), ("write_file", {"path": 3}), ("nope", {}), ("hidden", {"path": "a"})],
+    )
+    async def test_the_same_reply_as_dispatch(self, tmp_path: Path, name: str, args: dict[str, Any]) -> None:
+        ran: list[dict[str, Any]] = []
+        registry = self._registry(ran)
+        rejection = rejection_of(registry, name, args)
+        assert rejection is not None
+        answered = await dispatch_rejection(registry, name, rejection, LocalToolContext(home=tmp_path, cwd=tmp_path))
+        dispatched = await dispatch(registry, name, args, LocalToolContext(home=tmp_path, cwd=tmp_path))
+        assert answered == dispatched and not answered.ok and ran == []
+
+    async def test_the_tools_own_check_runs_before_its_handler(self, ctx: LocalToolContext) -> None:
+        ran: list[dict[str, Any]] = []
+        reply = await dispatch(self._registry(ran), "write_file", {"path": ""}, ctx)
+        assert (json.loads(reply.text), reply.error, ran) == ({"error": "the path is empty", "hint": "give one"}, "the path is empty", [])
+
+    def test_a_call_that_would_run_is_not_rejected(self) -> None:
+        ran: list[dict[str, Any]] = []
+        assert rejection_of(self._registry(ran), "write_file", {"path": "a"}) is None
+        assert ran == []
+
+    def test_a_crashing_check_is_left_to_dispatch(self) -> None:
+        registry = ToolRegistry()
+        registry.register("t", "t", READ_SCHEMA, echo_handler, check_args=lambda args: 1 / 0)
+        assert rejection_of(registry, "t", {"path": "a"}) is None
+
+    async def test_recorded_only_when_answered(self, ctx: LocalToolContext, caplog: pytest.LogCaptureFixture) -> None:
+        """Recognising logs nothing; answering logs the rejected arguments, as dispatch does."""
+        registry = self._registry([])
+        with caplog.at_level(logging.INFO, logger="tools.dispatch"):
+            rejection = rejection_of(registry, "write_file", {"limit": 1})
+            assert rejection is not None and caplog.records == []
+            await dispatch_rejection(registry, "write_file", rejection, ctx)
+        assert [r.getMessage() for r in caplog.records] == [f"tool write_file rejected arguments: {rejection.message}"]
+        assert rejection.message.startswith("Invalid arguments for write_file: 'path' is required")
 
 
 class TestTypedResults:

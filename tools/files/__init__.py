@@ -17,7 +17,14 @@ from __future__ import annotations
 from tools.files._atomic import atomic_write
 from tools.files._paths import resolve_path
 from tools.files._read import MAX_LIMIT, READ_FILE_SCHEMA, ReadWindow, read_file_handler, read_window
-from tools.files._write import PATCH_SCHEMA, WRITE_FILE_SCHEMA, patch_handler, write_file_handler
+from tools.files._write import (
+    PATCH_SCHEMA,
+    WRITE_FILE_SCHEMA,
+    check_patch_args,
+    check_write_file_args,
+    patch_handler,
+    write_file_handler,
+)
 
 __all__ = [
     "MAX_LIMIT",
@@ -26,6 +33,8 @@ __all__ = [
     "WRITE_FILE_SCHEMA",
     "ReadWindow",
     "atomic_write",
+    "check_patch_args",
+    "check_write_file_args",
     "patch_handler",
     "read_file_handler",
     "read_window",

@@ -11,6 +11,7 @@ report, and ``_warning`` when a file changed on disk since the model last saw it
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -33,7 +34,9 @@ from tools.results import ToolResult
 if TYPE_CHECKING:
     from tools.context import ToolContext
 
-__all__ = ["PATCH_SCHEMA", "WRITE_FILE_SCHEMA", "patch_handler", "write_file_handler"]
+__all__ = [
+    "PATCH_SCHEMA", "WRITE_FILE_SCHEMA", "check_patch_args", "check_write_file_args", "patch_handler", "write_file_handler",
+]
 
 WRITE_FILE_SCHEMA: Final[dict[str, Any]] = {
     "name": "write_file",
@@ -220,10 +223,33 @@ def _apply_v4a(ctx: ToolContext, text: str) -> tuple[dict[str, Any], PatchPlan]:
     return result, plan
 
 
-def _required(args: dict[str, Any], mode: str, names: tuple[str, ...]) -> None:
+def _required(args: Mapping[str, Any], mode: str, names: tuple[str, ...]) -> None:
     missing = [name for name in names if not isinstance(args.get(name), str)]
     if missing:
         raise ToolInputError(f"mode='{mode}' needs {', '.join(names)}; missing: {', '.join(missing)}.")
+
+
+def check_write_file_args(args: Mapping[str, Any]) -> None:
+    """write_file's own check of arguments its schema passed (the registry's ``check_args``).
+
+    Raises:
+        ToolInputError: the path is empty.
+    """
+    if not args["path"]:
+        # As Hermes: an empty path is a dropped argument, not the working directory; said before any work.
+        raise ToolInputError("write_file: missing required field 'path'. Re-emit the tool call with both 'path' and 'content' set.")
+
+
+def check_patch_args(args: Mapping[str, Any]) -> None:
+    """patch's own check of arguments its schema passed (the registry's ``check_args``).
+
+    Raises:
+        ToolInputError: an argument the mode needs is missing.
+    """
+    if args.get("mode", "replace") == "patch":
+        _required(args, "patch", ("patch",))
+    else:
+        _required(args, "replace", ("path", "old_string", "new_string"))
 
 
 async def write_file_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -232,9 +258,7 @@ async def write_file_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResu
     Raises:
         ToolInputError: the path is empty, refused, a directory or not writable.
     """
-    if not args["path"]:
-        # As Hermes: an empty path is a dropped argument, not the working directory; said before any work.
-        raise ToolInputError("write_file: missing required field 'path'. Re-emit the tool call with both 'path' and 'content' set.")
+    check_write_file_args(args)
 
     def write() -> tuple[dict[str, Any], Written]:
         target = _checked(ctx, args["path"])
@@ -253,9 +277,8 @@ async def patch_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         ToolInputError: a missing argument for the mode, a refused path, or the edit's own errors
             (see :func:`tools.files._fuzzy.fuzzy_replace` and :func:`tools.files._v4a_apply.plan_patch`).
     """
-    mode = args.get("mode", "replace")
-    if mode == "patch":
-        _required(args, mode, ("patch",))
+    check_patch_args(args)
+    if args.get("mode", "replace") == "patch":
 
         def run_patch() -> tuple[dict[str, Any], Written]:
             result, plan = _apply_v4a(ctx, args["patch"])
@@ -264,7 +287,6 @@ async def patch_handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         result, written = await trio.to_thread.run_sync(run_patch)
         _note_written(ctx, written)
         return ToolResult(result)
-    _required(args, "replace", ("path", "old_string", "new_string"))
     old, new, replace_all = args["old_string"], args["new_string"], bool(args.get("replace_all", False))
 
     def run_replace() -> tuple[dict[str, Any], Written]:
