@@ -68,10 +68,10 @@ class SessionsInTurns(Request[frozenset[str]]):
 
 @attrs.frozen
 class TurnAdmission(Request[bool]):
-    """Ask whether ``session_id`` may start a turn under a cap of ``cap`` running turns: True when it runs one
-    already (its message waits for it) or fewer than ``cap`` run."""
+    """Ask whether ``session_id`` (None: a session not started yet) may start a turn under a cap of ``cap``
+    running turns: True when it runs one already (its message waits for it) or fewer than ``cap`` run."""
 
-    session_id: str
+    session_id: str | None
     cap: int
 
 
@@ -103,7 +103,7 @@ class SessionsHandle(SupervisorHandle):
         """The ids of the sessions with a turn in progress right now."""
         return await self._query(SessionsInTurns())
 
-    async def admits_turn(self, session_id: str, cap: int) -> bool:
+    async def admits_turn(self, session_id: str | None, cap: int) -> bool:
         """Whether ``session_id`` may start a turn under a cap of ``cap`` running turns (see :class:`TurnAdmission`)."""
         return await self._query(TurnAdmission(session_id, cap))
 
@@ -185,7 +185,7 @@ class SessionsSupervisor(Supervisor):
         else:
             self._turns.discard(session)
 
-    def _admits_turn(self, session_id: str, cap: int) -> bool:
+    def _admits_turn(self, session_id: str | None, cap: int) -> bool:
         # Below the cap by the running count, the answer needs no look at the sessions: that count is never
         # low. At the cap, the exact answer from the live sessions' own view, and the count pruned to it.
         if len(self._turns) < cap:
@@ -440,9 +440,12 @@ class SessionService:
         """True while the session runs here (a registry lookup: no need to list them all)."""
         return self.live(session_id) is not None
 
-    async def _admits_turn(self, session_id: str) -> bool:
+    async def admits_turn(self, session_id: str | None = None, cap: int | None = None) -> bool:
+        """Whether ``session_id`` (None: a session about to be made) may start a turn now: it runs one already,
+        or fewer than ``cap`` (default ``daemon.max_running_turns``) turns run. Asks the sessions supervisor
+        for its running count, without listing the sessions (True while no sessions supervisor runs)."""
         try:
-            return await self._sessions().admits_turn(session_id, self.config.max_running_turns)
+            return await self._sessions().admits_turn(session_id, self.config.max_running_turns if cap is None else cap)
         except (ActorNotFound, MailboxClosed):
             return True
 
@@ -469,7 +472,7 @@ class SessionService:
         """
         if handle is None:
             handle = await self.get(session_id)
-        if not await self._admits_turn(session_id):
+        if not await self.admits_turn(session_id):
             raise TooManyRunningTurns(
                 f"busy: {self.config.max_running_turns} turns are already running (daemon.max_running_turns); try again shortly"
             )
