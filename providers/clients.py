@@ -25,6 +25,7 @@ from config.providers import StreamingConfig
 from ._shards import ShardedTransport
 from ._telemetry import TELEMETRY_HEADERS
 from ._stale import StaleGuardTransport
+from ._urls import PooledHttpClient, PooledOpenAI
 from .anthropic_messages import AnthropicMessagesAdapter
 from .base import CLOSE_GRACE_SECONDS, ProviderAdapter
 from .chat_completions import ChatCompletionsAdapter
@@ -210,7 +211,7 @@ class ClientPool:
         transport = StaleGuardTransport(
             ShardedTransport(lambda shard: httpx2.AsyncHTTPTransport(verify=context, limits=shard), limits)
         )
-        http = httpx2.AsyncClient(timeout=timeout, follow_redirects=True, transport=transport)
+        http = PooledHttpClient(timeout=timeout, follow_redirects=True, transport=transport)
         if key.kind == "anthropic":
             import anthropic  # loaded by now (AnthropicMessagesAdapter awaits it in a thread): a lookup
 
@@ -223,7 +224,7 @@ class ClientPool:
                 # The SDK drops a default header given as Omit(), though its annotation says str only.
                 default_headers={**provider_headers(settings.base_url), **dict.fromkeys(TELEMETRY_HEADERS, anthropic.Omit())},  # type: ignore[arg-type]
             )
-        return openai.AsyncOpenAI(
+        return PooledOpenAI(
             api_key=settings.api_key or _NO_KEY,
             base_url=settings.base_url,
             max_retries=0,

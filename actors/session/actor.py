@@ -90,6 +90,10 @@ def _nothing() -> None:
     pass
 
 
+def _ignore(_: bool) -> None:
+    pass
+
+
 class SessionActor(Actor[SessionMessage]):
     """One conversation: history, turns, subscribers, background processes.
 
@@ -146,6 +150,9 @@ class SessionActor(Actor[SessionMessage]):
         #: Called when the session may have become quiet (it started, a turn or a message ended, a
         #: subscriber left); its supervisor sets it to look at once whether it may hibernate.
         self.on_quiet: Callable[[], None] = _nothing
+        #: Called with True as a turn starts and False once it is put away; its supervisor sets it to count
+        #: the running turns without looking at every session.
+        self.on_turn: Callable[[bool], None] = _ignore
         # Its browser, started by the first browser tool call (one at a time starts it).
         self._browser: BrowserActor | None = None
         self._browser_lock = trio.Lock()
@@ -470,6 +477,7 @@ class SessionActor(Actor[SessionMessage]):
             self._turn_config(message.system), counters, list(state.history), HumanMessage(content), self.steer, state.turns, started
         )
         self.turn = turn
+        self.on_turn(True)
         self._turn_done = trio.Event()
         self.hub.publish(TurnStarted, turn_id=state.turns, text=message.text)
         self.start_soon(self._run_turn, turn, state.turns, counters)
@@ -541,6 +549,7 @@ class SessionActor(Actor[SessionMessage]):
         self.hub.publish(TurnFinished, turn_id=turn_id, final_text=outcome.final_text, reason=outcome.reason,
                          error=outcome.error, **counters.figures(trio.current_time()))
         self.turn = None
+        self.on_turn(False)
         self.turns_finished += 1
         self.last_active = trio.current_time()
         self._turn_done.set()

@@ -67,6 +67,15 @@ class SessionsInTurns(Request[frozenset[str]]):
 
 
 @attrs.frozen
+class TurnAdmission(Request[bool]):
+    """Ask whether ``session_id`` (None: a session not started yet) may start a turn under a cap of ``cap``
+    running turns: True when it runs one already (its message waits for it) or fewer than ``cap`` run."""
+
+    session_id: str | None
+    cap: int
+
+
+@attrs.frozen
 class LiveSessions(Request[frozenset[str]]):
     """Ask the sessions supervisor for the ids of its live sessions; the reply is a frozenset."""
 
@@ -79,7 +88,7 @@ class Hibernation(Request["trio.Event | None"]):
 
 
 #: What the sessions supervisor answers besides a supervisor's own requests.
-SessionsQuery = SessionsInTurns | LiveSessions | Hibernation
+SessionsQuery = SessionsInTurns | TurnAdmission | LiveSessions | Hibernation
 
 
 class SessionsHandle(SupervisorHandle):
@@ -93,6 +102,10 @@ class SessionsHandle(SupervisorHandle):
     async def sessions_in_turns(self) -> frozenset[str]:
         """The ids of the sessions with a turn in progress right now."""
         return await self._query(SessionsInTurns())
+
+    async def admits_turn(self, session_id: str | None, cap: int) -> bool:
+        """Whether ``session_id`` may start a turn under a cap of ``cap`` running turns (see :class:`TurnAdmission`)."""
+        return await self._query(TurnAdmission(session_id, cap))
 
     async def live_ids(self) -> frozenset[str]:
         """The ids of the live sessions."""
@@ -136,6 +149,9 @@ class SessionsSupervisor(Supervisor):
         self._stirred_sessions: set[SessionActor] = set()
         # When the sweep looks at every session next (inf: no such look is set, or the sweep is at work).
         self._deadline = math.inf
+        # The sessions that said their turn started and not yet that it was put away: a count of the running
+        # turns that is never low (one that stopped without saying so stays until the exact count prunes it).
+        self._turns: set[SessionActor] = set()
 
     async def main(self) -> None:
         self.start_soon(self._hibernate_loop)
@@ -147,6 +163,8 @@ class SessionsSupervisor(Supervisor):
     async def handle(self, message: Any) -> Any:
         if isinstance(message, SessionsInTurns):
             return frozenset(session.session_id for session in self.children() if _has_turn(session))
+        if isinstance(message, TurnAdmission):
+            return self._admits_turn(message.session_id, message.cap)
         if isinstance(message, LiveSessions):
             return frozenset(sid for session in self.children() if (sid := session_id_of(session.path)) is not None)
         if isinstance(message, Hibernation):
@@ -158,7 +176,22 @@ class SessionsSupervisor(Supervisor):
     ) -> ActorHandle[Any]:
         if isinstance(child, SessionActor):
             child.on_quiet = functools.partial(self._stirred_by, child)
+            child.on_turn = functools.partial(self._turn_changed, child)
         return await super()._start_child(child, name, runner)
+
+    def _turn_changed(self, session: SessionActor, running: bool) -> None:
+        if running:
+            self._turns.add(session)
+        else:
+            self._turns.discard(session)
+
+    def _admits_turn(self, session_id: str | None, cap: int) -> bool:
+        # Below the cap by the running count, the answer needs no look at the sessions: that count is never
+        # low. At the cap, the exact answer from the live sessions' own view, and the count pruned to it.
+        if len(self._turns) < cap:
+            return True
+        self._turns = {session for session in self.children() if _has_turn(session)}
+        return len(self._turns) < cap or any(session.session_id == session_id for session in self._turns)
 
     def _stirred_by(self, session: SessionActor) -> None:
         # A session that just became quiet is due one idle period from now at the soonest, never before
@@ -407,6 +440,15 @@ class SessionService:
         """True while the session runs here (a registry lookup: no need to list them all)."""
         return self.live(session_id) is not None
 
+    async def admits_turn(self, session_id: str | None = None, cap: int | None = None) -> bool:
+        """Whether ``session_id`` (None: a session about to be made) may start a turn now: it runs one already,
+        or fewer than ``cap`` (default ``daemon.max_running_turns``) turns run. Asks the sessions supervisor
+        for its running count, without listing the sessions (True while no sessions supervisor runs)."""
+        try:
+            return await self._sessions().admits_turn(session_id, self.config.max_running_turns if cap is None else cap)
+        except (ActorNotFound, MailboxClosed):
+            return True
+
     async def _sessions_in_turns(self) -> frozenset[str]:
         try:
             return await self._sessions().sessions_in_turns()
@@ -430,8 +472,7 @@ class SessionService:
         """
         if handle is None:
             handle = await self.get(session_id)
-        in_turns = await self._sessions_in_turns()
-        if session_id not in in_turns and len(in_turns) >= self.config.max_running_turns:
+        if not await self.admits_turn(session_id):
             raise TooManyRunningTurns(
                 f"busy: {self.config.max_running_turns} turns are already running (daemon.max_running_turns); try again shortly"
             )

@@ -170,7 +170,7 @@ class TestStreaming:
         await wait_until(lambda: not api.session_paths())
         assert chunks[0].choices[0].delta.role == "assistant"
         assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "counted"
-        assert sorted(asked) == sorted(["SessionsInTurns", "StartChild", "Hibernation", "SessionsInTurns", "TerminateChild"])
+        assert sorted(asked) == sorted(["TurnAdmission", "StartChild", "Hibernation", "TurnAdmission", "TerminateChild"])
 
 
     async def test_turn_error_mid_stream(self, api: ApiDaemon) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import httpx2
+import httpx2._urls as httpx2_urls
 import pytest
 import trio
 
@@ -12,6 +14,7 @@ from providers.anthropic_messages import AnthropicMessagesAdapter
 from providers.chat_completions import ChatCompletionsAdapter
 from providers.clients import provider_headers
 from providers.codex_responses import CodexResponsesAdapter
+from providers._urls import MERGED_URLS_KEPT, MergedUrls
 
 from .conftest import MODES, adapter_for, collect, request, settings_for
 
@@ -147,3 +150,36 @@ class TestFactory:
     def test_bad_mode_rejected(self):
         with pytest.raises(ValueError):
             _settings("bedrock_converse")
+
+
+class TestMergedUrls:
+    """A request path's URL is merged once per client and base URL; requests still go where it says."""
+
+    async def test_a_second_call_parses_its_url_at_most_once(self, server, pool, monkeypatch):
+        adapter = adapter_for(server, pool, "chat_completions")
+        server.push({"text": "one"})
+        await collect(adapter, request())
+        parsed: list[str] = []
+        parse = httpx2_urls.urlparse
+        monkeypatch.setattr(httpx2_urls, "urlparse", lambda url="", **kw: parsed.append(url) or parse(url, **kw))
+        server.push({"text": "two"})
+        await collect(adapter, request())
+        assert server.requests[-1].path == server.requests[0].path == "/v1/chat/completions"
+        # What is left is httpx2's own: the request merges its (empty) query parameters into a copy.
+        assert len(parsed) <= 1
+
+    def test_a_new_base_url_merges_anew(self):
+        merged = MergedUrls()
+        first, second = httpx2.URL("http://a/v1/"), httpx2.URL("http://b/v1/")
+        join = lambda base: lambda path: base.copy_with(raw_path=base.raw_path + path.encode())  # noqa: E731
+        assert str(merged.get(first, "x", join(first))) == "http://a/v1/x"
+        assert str(merged.get(first, "x", join(second))) == "http://a/v1/x"
+        assert str(merged.get(second, "x", join(second))) == "http://b/v1/x"
+
+    def test_paths_beyond_the_bound_are_not_kept(self):
+        merged, calls = MergedUrls(), []
+        base = httpx2.URL("http://a/")
+        for index in range(MERGED_URLS_KEPT + 5):
+            merged.get(base, f"p{index}", lambda path: calls.append(path) or httpx2.URL(f"http://a/{path}"))
+        merged.get(base, f"p{MERGED_URLS_KEPT + 1}", lambda path: calls.append(path) or httpx2.URL(f"http://a/{path}"))
+        assert len(calls) == MERGED_URLS_KEPT + 6

@@ -125,21 +125,42 @@ class TestSessionService:
                 await service.get("nope")
 
     async def test_running_turn_cap(self, tmp_path: Path) -> None:
-        """Beyond daemon.max_running_turns a new turn is refused with a busy error."""
+        """Beyond daemon.max_running_turns a new turn is refused with a busy error; the session whose turn runs
+        may still queue a message, and once its turns are put away another session's turn is admitted."""
         async with open_harness(tmp_path) as h:
             service = await start_service(h, max_running_turns=1)
             first = await service.create_session(options(h))
             second = await service.create_session(options(h))
             sub = await (await service.get(first)).ask(Subscribe("t"))
             h.provider.push({"text": "slow", "delay_first_byte": 1.0})
+            h.provider.push({"text": "queued"})
             await service.send(first, "go")
             with trio.fail_after(5):
                 while await service.running_turns() == 0:
                     await trio.sleep(0.01)
             with pytest.raises(TooManyRunningTurns, match="busy"):
                 await service.send(second, "me too")
-            finished, _ = await collect_turn(sub)
-            assert isinstance(finished, TurnFinished)
+            await service.send(first, "and then", busy_mode="queue")
+            for _ in range(2):
+                finished, _ = await collect_turn(sub)
+                assert isinstance(finished, TurnFinished) and finished.reason == "completed"
+            h.provider.push({"text": "now"})
+            await service.send(second, "my turn")
+
+    async def test_a_message_below_the_cap_looks_at_no_session(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Admitting a turn under the cap reads the supervisor's running count: no walk over every session."""
+        async with open_harness(tmp_path) as h:
+            service = await start_service(h)
+            sids = [await service.create_session(options(h)) for _ in range(3)]
+            walks: list[int] = []
+            children = SessionsSupervisor.children
+            monkeypatch.setattr(SessionsSupervisor, "children", lambda self: walks.append(1) or children(self))
+            for sid in sids:
+                _, finished = await subscribed_turn(h, service, sid, "hi", "hello")
+                assert finished.reason == "completed"
+            assert walks == []
 
     async def test_close_interrupts_the_turn_then_stops(self, tmp_path: Path) -> None:
         """Closing a session mid-turn ends the turn as interrupted for its subscribers, then stops it for good."""

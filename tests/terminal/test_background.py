@@ -66,6 +66,16 @@ class TestStart:
         assert waited["status"] == "exited" and waited["exit_code"] == 0
         assert waited["output"].strip() == f"{tmp_path / 'd'} 42"
 
+    async def test_a_removed_cwd_moves_up(self, jails: Jails, tmp_path: Path, nursery: trio.Nursery) -> None:
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path, nursery=nursery)
+        (tmp_path / "gone").mkdir()
+        await call(tools, ctx, command="cd gone")
+        (tmp_path / "gone").rmdir()
+        started = await call(tools, ctx, command="pwd", background=True)
+        assert f"{tmp_path / 'gone'} no longer exists" in started["note"]
+        waited = await process(tools, ctx, action="wait", session_id=started["session_id"], timeout=5)
+        assert (waited["output"].strip(), ctx.shell.cwd) == (str(tmp_path), str(tmp_path))
+
     async def test_unavailable_without_nursery(self, jails: Jails, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path)
         result = await call(tools, ctx, command="sleep 1", background=True)

@@ -15,6 +15,7 @@ import trio.testing
 
 from config.terminal import TerminalConfig
 from tests.terminal.helpers import FAST, call, make_ctx, make_tools, note_pid, read_pid, wait_dead, wait_for_file
+from tools.terminal import _tool as terminal_tool
 from tools.terminal import (
     EXIT_INTERRUPTED,
     EXIT_TIMEOUT,
@@ -129,6 +130,17 @@ class TestShellStatePersists:
         assert result["output"] == str(tmp_path)
         assert "no longer exists" in result["note"]
         assert ctx.shell.cwd == str(tmp_path)
+
+    async def test_an_existing_cwd_takes_no_worker_thread_trip(
+        self, jails: Jails, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The spawn looks at the directory on its own thread: the handler asks a worker thread nothing."""
+        looked: list[str] = []
+        nearest = terminal_tool._nearest_directory
+        monkeypatch.setattr(terminal_tool, "_nearest_directory", lambda path, host: looked.append(path) or nearest(path, host))
+        tools, ctx = make_tools(), make_ctx(jails, tmp_path)
+        result = await call(tools, ctx, command="pwd")
+        assert (result["output"], looked) == (str(tmp_path), [])
 
     async def test_missing_workdir_is_an_error(self, jails: Jails, tmp_path: Path) -> None:
         tools, ctx = make_tools(), make_ctx(jails, tmp_path)

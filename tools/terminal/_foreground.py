@@ -50,7 +50,8 @@ class ForegroundResult:
     """What a foreground command produced.
 
     ``shell`` is the cwd and environment the command left (None when it was stopped
-    before its shell could report them: the session keeps its previous state).
+    before its shell could report them: the session keeps its previous state). ``cwd_missing``: the
+    command never ran because its working directory does not exist (``error`` says so).
     """
 
     output: str
@@ -61,6 +62,7 @@ class ForegroundResult:
     note: str | None = None
     error: str | None = None
     shell: ShellSnapshot | None = None
+    cwd_missing: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The tool-result form the model reads."""
@@ -173,7 +175,10 @@ class ForegroundRun:
             process = await self._jail.spawn(argv, cwd=self.cwd, env=self.env, merge_stderr=True, pass_fds=(state.write_fd,))
         except FileNotFoundError as exc:
             missing = self.cwd if exc.filename == self.cwd or not os.path.isdir(self.cwd) else self._config.shell
-            return ForegroundResult(output="", exit_code=127, error=f"Cannot run the command: {missing} does not exist ({exc.strerror}).")
+            return ForegroundResult(
+                output="", exit_code=127, error=f"Cannot run the command: {missing} does not exist ({exc.strerror}).",
+                cwd_missing=exc.filename == self.cwd,
+            )
         except (ToolError, LauncherClosed) as exc:
             return ForegroundResult(output="", exit_code=126, error=str(exc))
         except OSError as exc:

@@ -97,13 +97,8 @@ class TerminalTools:
             cwd = os.path.normpath(os.path.join(ctx.shell.cwd, os.path.expanduser(str(workdir))))
             if not await trio.to_thread.run_sync(os.path.isdir, host_path(cwd)):
                 raise ToolError(f"workdir {cwd} does not exist or is not a directory.")
-        else:
-            existing = await trio.to_thread.run_sync(_nearest_directory, cwd, host_path)
-            if existing != cwd:
-                # The directory was removed under the session (rm -rf of the cwd, a deleted
-                # checkout): move up rather than fail every later command.
-                notes.append(f"The working directory {cwd} no longer exists; the command ran in {existing}.")
-                ctx.shell.cwd = cwd = existing
+        elif background:
+            cwd = await self._existing_cwd(ctx, notes)
         if not ctx.shell.env:
             ctx.shell.env = build_shell_env(os.environ, (*self.config.env_passthrough, *sorted(ctx.shell.passthrough)))
 
@@ -114,6 +109,9 @@ class TerminalTools:
         if background:
             return await self._start_background(command, cwd, args, ctx, notes)
         result = await self._run_foreground(command, cwd, float(timeout), keep_cwd=not workdir, ctx=ctx)
+        if result.cwd_missing and not workdir and await self._existing_cwd(ctx, notes) != cwd:
+            # The spawn looked at the directory (on its own thread): only a missing one costs a look here.
+            result = await self._run_foreground(command, ctx.shell.cwd, float(timeout), keep_cwd=True, ctx=ctx)
         payload = result.to_dict()
         if notes:
             payload["note"] = " ".join([*notes, *([result.note] if result.note else [])])
@@ -125,6 +123,17 @@ class TerminalTools:
             payload["exit_code_meaning"] = meaning
         # The text stays Hermes's; the guardrails count a nonzero status as a failed call, as Hermes does.
         return ToolResult(payload, unsuccessful=result.exit_code != 0)
+
+    async def _existing_cwd(self, ctx: ToolContext, notes: list[str]) -> str:
+        """The session's working directory, moved up to its nearest existing ancestor (with a note) when it
+        was removed under the session (rm -rf of the cwd, a deleted checkout): rather than fail every later
+        command."""
+        cwd = ctx.shell.cwd
+        existing = await trio.to_thread.run_sync(_nearest_directory, cwd, ctx.jail.policy.host_path)
+        if existing != cwd:
+            notes.append(f"The working directory {cwd} no longer exists; the command ran in {existing}.")
+            ctx.shell.cwd = existing
+        return existing
 
     async def process(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Handler of ``process``: see ``tools.process_tool``."""

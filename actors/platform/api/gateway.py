@@ -114,7 +114,7 @@ class ApiGateway:
         admission = Admission(self)
         self.in_flight += 1
         try:
-            if await self.sessions.running_turns() >= self.daemon_cap:
+            if not await self.sessions.admits_turn(cap=self.daemon_cap):
                 raise TooManyRuns(f"Too many concurrent runs (max {self.daemon_cap})")
         except BaseException:
             admission.release()
