@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from control.client import ControlClient, DaemonNotRunning  # noqa: E402
 from control.paths import DaemonPaths  # noqa: E402
 from messages import control as c  # noqa: E402
-from messages.events import TextDelta, TurnFinished  # noqa: E402
+from messages.events import SubscriberDropped, TextDelta, TurnFinished  # noqa: E402
 from messages.supervision import ActorState  # noqa: E402
 from code_calls import marker  # noqa: E402
 from tree_cpu import TreeCpu  # noqa: E402
@@ -252,8 +252,20 @@ def daemon(url: str, sandbox: str, toolsets: list[str], hosts: str = "1") -> Ite
         running.stop()
 
 
+class DriverFellBehind(RuntimeError):
+    """The daemon dropped a session's subscription: this driver read its events too slowly, and would wait
+    for a turn's end that never comes."""
+
+
 def finished(message: dict[str, Any]) -> dict[str, Any] | None:
-    """The message, if it ends a turn."""
+    """The message, if it ends a turn.
+
+    Raises:
+        DriverFellBehind: the message says the daemon dropped the subscription (a slow client never slows
+            a session): the run fails now rather than hang.
+    """
+    if message.get("type") == SubscriberDropped.__name__:
+        raise DriverFellBehind(f"session {message.get('session_id')}: subscription dropped ({message.get('reason')})")
     return message if message.get("type") == TurnFinished.__name__ else None
 
 
