@@ -39,14 +39,15 @@ __all__ = ["BOOTSTRAP", "Spare", "SpareInterpreters", "SpareRecipe", "spare_argv
 log = logging.getLogger(__name__)
 
 #: The program a spare runs (``python -S -c BOOTSTRAP script_path``). It imports nothing (``sys`` and ``posix`` are
-#: loaded by every interpreter), says it is ready (a newline on stdout, read by its keeper before any run sees
-#: its output), waits for one newline on stdin (end of file: it was not needed, and exits),
+#: loaded by every interpreter), readies the compiler (a process's first ``compile`` costs 1-4 ms), says it is
+#: ready (a newline on stdout, read by its keeper before any run sees its output), waits for one newline on stdin (end of file: it was not needed, and exits),
 #: then reads /dev/null on stdin, as a cold run does, and runs the script in ``__main__`` with the globals,
 #: ``sys.argv`` and ``sys.path[0]`` ``python -S script.py`` gives it. An exception the script does not handle is
 #: printed without this program's frame and exits with status 1; ``SystemExit`` and ``KeyboardInterrupt`` end
 #: the interpreter as they would have.
 BOOTSTRAP = """\
 def _run(sys, posix):
+    compile(b"", "<spare>", "exec")  # the first compile of a process costs 1-4 ms: not the script's
     posix.write(1, b"\\n")
     if posix.read(0, 1) != b"\\n":
         return
