@@ -44,7 +44,7 @@ from actors.sandbox.gate import ToolGate
 from actors.sandbox.server import RpcServer
 from actors.sandbox.spare import Spare, SpareInterpreters, SpareRecipe
 from actors.sandbox.stubs import sandbox_tools
-from actors.sandbox.workspace import open_workspace, remove_workspace, write_script
+from actors.sandbox.workspace import open_workspace, remove_workspace
 from config.sandbox import CodeExecutionConfig
 from tools.errors import ToolError
 from tools.jail import HeadTailBuffer, JailedProcess, LauncherClosed, SessionJail, drain
@@ -261,10 +261,9 @@ class Sandbox:
         process = spare.process
         try:
             try:
-                await trio.to_thread.run_sync(write_script, spare.workspace, self._code)
                 if self._config.memory_limit_mb is not None:  # before the script runs: no unlimited start
                     await process.limit_memory(self._config.memory_limit_mb)
-                await spare.go()
+                await spare.go(self._code)
             except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                 log.info("the spare execute_code interpreter could not start its script: %s", exc)
                 return None

@@ -4,9 +4,9 @@ A cold run pays the jail's set-up and python's start (10-30 ms) between the tool
 line. After a run, the session starts the next run's child the way a run would (its own directory with the stub
 and the socket, its own token, the same scrubbed environment, the session's jail with the directory bound in),
 except that it runs :data:`BOOTSTRAP` waiting on its stdin. The next run whose recipe (jail, tools, environment,
-path, directory) is still the one it was made with takes it (waiting for it if it is still starting): writes ``script.py``, sends the go, and the script
-starts at once, as ``python -S script.py`` would have run it. Anything else (no spare ready yet, another recipe,
-a spare that died) is a cold start. At most one spare per session; it lives in a task of the session's nursery
+path, directory) is still the one it was made with takes it (waiting for it if it is still starting) and sends
+the script on its stdin; the script starts at once, as ``python -S script.py`` would have run it. Anything else
+(another recipe, a spare that died) is a cold start. At most one spare per session; it lives in a task of the session's nursery
 and is stopped, its directory and socket removed, when the session stops, after ``spare_idle_seconds`` unused,
 or when a run with another recipe discards it.
 
@@ -40,21 +40,40 @@ log = logging.getLogger(__name__)
 
 #: The program a spare runs (``python -S -c BOOTSTRAP script_path``). It imports nothing (``sys`` and ``posix`` are
 #: loaded by every interpreter), readies the compiler (a process's first ``compile`` costs 1-4 ms), says it is
-#: ready (a newline on stdout, read by its keeper before any run sees its output), waits for one newline on stdin (end of file: it was not needed, and exits),
-#: then reads /dev/null on stdin, as a cold run does, and runs the script in ``__main__`` with the globals,
-#: ``sys.argv`` and ``sys.path[0]`` ``python -S script.py`` gives it. An exception the script does not handle is
-#: printed without this program's frame and exits with status 1; ``SystemExit`` and ``KeyboardInterrupt`` end
-#: the interpreter as they would have.
+#: ready (a newline on stdout, read by its keeper before any run sees its output) and waits for its go on stdin:
+#: the script's length in bytes on a line, then the script (end of file first: it was not needed, and exits). It
+#: writes the script to ``script_path`` as the daemon would (0600, a new file), reads /dev/null on stdin as a
+#: cold run does, and runs the script in ``__main__`` with the globals, ``sys.argv`` and ``sys.path[0]`` that
+#: ``python -S script.py`` gives it. An exception the script does not handle is printed without this program's
+#: frame and exits with status 1; ``SystemExit`` and ``KeyboardInterrupt`` end the interpreter as they would have.
 BOOTSTRAP = """\
 def _run(sys, posix):
     compile(b"", "<spare>", "exec")  # the first compile of a process costs 1-4 ms: not the script's
     posix.write(1, b"\\n")
-    if posix.read(0, 1) != b"\\n":
-        return
+    head = b""
+    while not head.endswith(b"\\n"):
+        byte = posix.read(0, 1)
+        if not byte:
+            return
+        head += byte
+    size = int(head)
+    parts = []
+    while size:
+        part = posix.read(0, min(size, 1 << 20))
+        if not part:
+            return
+        parts.append(part)
+        size -= len(part)
+    source = b"".join(parts)
     null = posix.open("/dev/null", posix.O_RDONLY)
     posix.dup2(null, 0)
     posix.close(null)
     path = sys.argv[1]
+    fd = posix.open(path, posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL, 0o600)
+    written = 0
+    while written < len(source):
+        written += posix.write(fd, source[written:])
+    posix.close(fd)
     sys.argv[:] = [path]
     sys.path[0] = path.rpartition("/")[0]
     namespace = sys.modules["__main__"].__dict__
@@ -66,9 +85,7 @@ def _run(sys, posix):
         __loader__=sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", path),
     )
     try:
-        with open(path, "rb") as file:
-            code = compile(file.read(), path, "exec", dont_inherit=True)
-        exec(code, namespace)
+        exec(compile(source, path, "exec", dont_inherit=True), namespace)
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as exc:
@@ -80,8 +97,8 @@ import sys, posix
 _run(sys, posix)
 """
 
-#: What the go is: the one byte :data:`BOOTSTRAP` waits for; and what it says once it waits.
-_GO = _READY = b"\n"
+#: What :data:`BOOTSTRAP` says once it waits for its go.
+_READY = b"\n"
 #: How long an unused spare may take to exit once told (python's start, at worst under load) before it is killed.
 _EXIT_SECONDS = 10.0
 
@@ -126,7 +143,7 @@ class Spare:
     """A started interpreter handed to a run: from :meth:`SpareInterpreters.take` on, the run owns it all.
 
     Attributes:
-        workspace: Its directory, holding the stub and the socket; ``script.py`` is the run's to write.
+        workspace: Its directory, holding the stub and the socket; the interpreter writes ``script.py`` there.
         listener: The socket listening there (the run's RPC server takes and closes it).
         token: The token its stub will present.
         env: Its environment.
@@ -139,15 +156,17 @@ class Spare:
     env: dict[str, str]
     process: JailedProcess
 
-    async def go(self) -> JailedProcess:
-        """Let the interpreter run ``script.py`` (written by now).
+    async def go(self, code: str) -> JailedProcess:
+        """Let the interpreter run ``code`` (written to ``script.py`` by the interpreter itself: no trip to a
+        worker thread here).
 
         Raises:
             trio.BrokenResourceError: it is gone (its stdin is closed at its end).
         """
         stdin = self.process.stdin
         assert stdin is not None
-        await stdin.send_all(_GO)
+        source = code.encode()
+        await stdin.send_all(b"%d\n%s" % (len(source), source))
         await stdin.aclose()
         return self.process
 

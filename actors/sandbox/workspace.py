@@ -50,8 +50,7 @@ def _default_base_dir() -> str:
 def create_workspace(code: str | None, stub: StubModule, base_dir: str | None = None) -> Workspace:
     """Create a fresh 0700 directory holding ``hermes_tools.py`` (and its bytecode) and ``script.py`` (blocking).
 
-    ``code`` None leaves ``script.py`` out: a spare interpreter's directory gets it from :func:`write_script`
-    once its run is known. ``base_dir`` defaults to the system temp directory, or ``/tmp`` when that path is
+    ``code`` None leaves ``script.py`` out: a spare interpreter writes it once its run is known. ``base_dir`` defaults to the system temp directory, or ``/tmp`` when that path is
     too long for the socket inside.
     """
     directory = tempfile.mkdtemp(prefix=_PREFIX, dir=base_dir if base_dir is not None else _default_base_dir())
@@ -69,15 +68,6 @@ def create_workspace(code: str | None, stub: StubModule, base_dir: str | None = 
         shutil.rmtree(directory, ignore_errors=True)
         raise
     return Workspace(directory)
-
-
-def write_script(workspace: Workspace, code: str) -> None:
-    """Write ``script.py`` into a directory made without it (blocking).
-
-    Raises:
-        OSError: it could not be written (or already exists).
-    """
-    _write_new(workspace.script_path, code.encode())
 
 
 def _write_new(path: str, data: bytes) -> None:

@@ -32,6 +32,7 @@ print(json.dumps({
     "modules": sorted(m for m in sys.modules if m not in ("json", "os") and not m.startswith(("json.", "_json"))),
     "loader": type(__loader__).__name__, "spec": __spec__, "doc": __doc__, "flags": sys.flags.no_site,
     "token": "HERMES_RPC_TOKEN" in os.environ, "env": sorted(os.environ),
+    "script": [oct(os.stat(__file__).st_mode), os.stat(__file__).st_uid, open(__file__).read()],
     "warm": "-c" in sys.orig_argv,
 }))
 import hermes_tools
@@ -144,8 +145,9 @@ class TestSameAsCold:
             "raise SystemExit('a message')\n",
             "print('a'\n",  # a syntax error: no traceback header, as python prints it
             "# -*- coding: latin-1 -*-\nprint('caf\\xe9')\n",
+            "text = '" + "x" * 300_000 + "'\nprint(len(text), text[-3:])\n",  # more than a pipe holds
         ],
-        ids=["exception", "nested", "exit-code", "exit-message", "syntax-error", "coding"],
+        ids=["exception", "nested", "exit-code", "exit-message", "syntax-error", "coding", "large"],
     )
     async def test_failures_read_the_same(self, bench: ToolBench, short_dir: str, code: str) -> None:
         async with _spares() as spares:
