@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import site
 import sys
 import textwrap
 from collections.abc import AsyncIterator, Callable
@@ -290,3 +291,108 @@ class TestNothingLeaks:
             await _warm(spares, bench, short_dir)
             spares.close()
         assert await _left_behind(short_dir) == ([], [])
+
+
+_NOBODY = 65534
+
+# Run as the ordinary user: a cold run, then one in the spare the first left, in a jail of that user's.
+_AS_NOBODY = """
+import json, os, shutil, sys, trio
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from actors.sandbox import Sandbox
+from actors.sandbox.spare import SpareInterpreters
+from config.sandbox import CodeExecutionConfig, SandboxConfig
+from tests.jail.fixtures import policy_for
+from tests.sandbox.test_spare import PROBE, _left_behind
+from tools.jail import SandboxMode, SessionJail, open_launcher
+from tools.results import ToolReply
+
+async def call_tool(name, args):
+    return ToolReply('{{"content": "read"}}')
+
+async def main():
+    work, runs = Path({work!r}), {runs!r}
+    found = {{}}
+    if shutil.which(sys.executable) is None:  # as the launcher checks a program before it starts it
+        print(json.dumps({{"available": False, "error": f"{{sys.executable}} is not executable by this user"}}))
+        return
+    async with open_launcher(SandboxConfig()) as launcher:
+        found["available"] = launcher.status.available
+        if not launcher.status.available:
+            found["error"] = launcher.status.error
+            print(json.dumps(found)); return
+        jail = SessionJail(policy_for(SandboxMode.WORKSPACE_WRITE, work, home=work / "home"), launcher)
+        async with trio.open_nursery() as nursery:
+            spares = SpareInterpreters(nursery.start_soon, idle_seconds=60)
+            for _ in range(2):
+                sandbox = Sandbox(PROBE, call_tool=call_tool, allowed_tools=frozenset({{"read_file"}}),
+                                  config=CodeExecutionConfig(timeout=20), base_dir=runs, jail=jail, spares=spares)
+                result = await sandbox.run()
+                assert result.exit_code == 0, result
+                report = json.loads(result.output.split("\\n", 1)[0])
+                found.setdefault("warm", []).append(report["warm"])
+                found.setdefault("uid", []).append(report["script"][1])
+            found["waiting"] = await spares.started()
+            nursery.cancel_scope.cancel()
+        found["left"] = await _left_behind(runs)
+    print(json.dumps(found))
+
+trio.run(main)
+"""
+
+
+def _interpreter_for_nobody() -> str:
+    """This interpreter if the ordinary user may run it, else the system's of the same version (if any)."""
+    import shutil
+    import subprocess
+
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    for candidate in (sys.executable, f"/usr/bin/{version}", f"/usr/local/bin/{version}"):
+        check = subprocess.run(
+            ["setpriv", f"--reuid={_NOBODY}", f"--regid={_NOBODY}", "--clear-groups", "test", "-x", candidate],
+            capture_output=True,
+        )  # fmt: skip
+        if check.returncode == 0 and shutil.which(candidate) is not None:
+            return candidate
+    return sys.executable  # the probe reports it cannot run it
+
+
+class TestAsOrdinaryUser:
+    """An ordinary user's session gets its spare too, its script owned by that user, and nothing of it is left."""
+
+    def test_spare_as_nobody(self) -> None:
+        import shutil
+        import subprocess
+        import tempfile
+        from pathlib import Path
+
+        setpriv = shutil.which("setpriv")
+        if os.geteuid() != 0 or setpriv is None:
+            pytest.skip("needs root and setpriv to become an ordinary user")
+        top = Path(tempfile.mkdtemp(prefix="hx-nobody-", dir="/tmp"))
+        try:
+            for path in (top, top / "work", top / "runs"):
+                path.mkdir(exist_ok=True)
+                os.chown(path, _NOBODY, _NOBODY)
+            script = top / "probe.py"
+            root = str(Path(__file__).parents[2])
+            script.write_text(_AS_NOBODY.format(root=root, work=str(top / "work"), runs=str(top / "runs")))
+            # The system's interpreter where this one (a venv of a home's python) is not the user's to run; this
+            # one's packages on its path (the same python version: the jail runs the script with the same one).
+            python = _interpreter_for_nobody()
+            env = {"PATH": os.environ["PATH"], "HOME": str(top), "PYTHONPATH": os.pathsep.join(site.getsitepackages())}
+            done = subprocess.run(
+                [setpriv, f"--reuid={_NOBODY}", f"--regid={_NOBODY}", "--clear-groups", python, str(script)],
+                capture_output=True, text=True, timeout=120, env=env,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            found = json.loads(done.stdout)
+            if not found["available"]:
+                pytest.skip(f"no execute_code for an ordinary user here: {found['error']}")
+            assert found == {
+                "available": True, "warm": [False, True], "uid": [_NOBODY, _NOBODY], "waiting": True,
+                "left": [[], []],
+            }  # fmt: skip
+        finally:
+            shutil.rmtree(top, ignore_errors=True)
