@@ -323,7 +323,11 @@ class SpareInterpreters:
                 if self._keeper is keeper:
                     self._keeper = None
 
-        self._start_soon(keep)
+        try:
+            self._start_soon(keep)
+        except RuntimeError as exc:  # the session is closing: no spare, and the run's result stands
+            log.debug("no spare execute_code interpreter started: %s", exc)
+            self._keeper = None
 
     def close(self) -> None:
         """Stop the spare, if any (its task removes it)."""

@@ -285,6 +285,15 @@ class TestNothingLeaks:
         assert not spares.waiting
         assert await _left_behind(short_dir) == ([], [])
 
+    async def test_a_run_ending_as_the_session_closes(self, bench: ToolBench, short_dir: str) -> None:
+        """The session's nursery closed already: the run's result stands and no spare starts."""
+        async with trio.open_nursery() as nursery:
+            spares = SpareInterpreters(nursery.start_soon, idle_seconds=60)
+        result = await _sandbox("print('done')", bench, short_dir, spares).run()
+        assert result.output.split() == ["done"]
+        assert not await spares.started()
+        assert await _left_behind(short_dir) == ([], [])
+
     async def test_close_stops_it(self, bench: ToolBench, short_dir: str) -> None:
         async with trio.open_nursery() as nursery:
             spares = SpareInterpreters(nursery.start_soon, idle_seconds=60)
