@@ -40,30 +40,23 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def _one(jail: Any, base_dir: str) -> dict[str, float]:
-    import trio  # noqa: F401  (imported with the tree under test)
-
+async def _one(jail: Any, base_dir: str, spares: Any) -> dict[str, float]:
     from actors.sandbox import Sandbox
     from config.sandbox import CodeExecutionConfig
 
     from tools.results import ToolReply
 
     marks: dict[str, float] = {}
-    spawn = jail.spawn
+    _MARKS[:] = [marks]
 
     async def first_call(name: str, args: dict[str, Any]) -> ToolReply:
         marks["called"] = time.time()
         return ToolReply('{"content": ""}')
 
-    async def timed_spawn(*args: Any, **kwargs: Any) -> Any:
-        marks["spawn_asked"] = time.time()
-        process = await spawn(*args, **kwargs)
-        marks["spawned"] = time.time()
-        return process
-
+    options: dict[str, Any] = {"spares": spares} if spares is not None else {}
     sandbox = Sandbox(
         SCRIPT, call_tool=first_call, allowed_tools=frozenset({"read_file", "write_file", "search_files", "terminal"}),
-        config=CodeExecutionConfig(), base_dir=base_dir, jail=_Timed(jail, timed_spawn),
+        config=CodeExecutionConfig(), base_dir=base_dir, jail=jail, **options,
     )  # fmt: skip
     append = sandbox._stdout.append
 
@@ -75,6 +68,9 @@ async def _one(jail: Any, base_dir: str) -> dict[str, float]:
     cpu = _cpu()
     start = time.time()
     result = await sandbox.run()
+    _MARKS[:] = []  # a spare started from here on is the next run's
+    if spares is not None:
+        await spares.started()  # the model's turn: the next run's spare starts meanwhile, counted in this run's CPU
     cpu = _cpu() - cpu
     assert result.exit_code == 0, result
     words = result.output.split()
@@ -87,17 +83,27 @@ async def _one(jail: Any, base_dir: str) -> dict[str, float]:
     }  # fmt: skip
 
 
-class _Timed:
-    """The session's jail with its spawn timed."""
-
-    def __init__(self, jail: Any, spawn: Any) -> None:
-        self._jail, self.spawn = jail, spawn
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._jail, name)
+#: The running run's timestamps (empty between runs), where the spawn (or the spare's go) writes them.
+_MARKS: list[dict[str, float]] = []
 
 
-async def _runs(runs: int) -> list[dict[str, float]]:
+def _timed(owner: Any, name: str) -> None:
+    """Time ``owner.name`` (the launcher's spawn, a spare's go) into the running run's marks."""
+    inner = getattr(owner, name)
+
+    async def timed(*args: Any, **kwargs: Any) -> Any:
+        marks = _MARKS[0] if _MARKS else {}
+        marks["spawn_asked"] = time.time()
+        process = await inner(*args, **kwargs)
+        marks["spawned"] = time.time()
+        return process
+
+    setattr(owner, name, timed)
+
+
+async def _runs(runs: int, spare: bool) -> list[dict[str, float]]:
+    import trio
+
     from config.sandbox import SandboxConfig
     from tools.jail import SandboxMode, SessionJail, build_policy, open_launcher
 
@@ -106,17 +112,26 @@ async def _runs(runs: int) -> list[dict[str, float]]:
         workspace, tmp = root / "work", root / "runtime" / "s" / "tmp"
         workspace.mkdir(parents=True)
         tmp.mkdir(parents=True)
-        async with open_launcher(SandboxConfig()) as launcher:
+        async with open_launcher(SandboxConfig()) as launcher, trio.open_nursery() as nursery:
             if not launcher.status.available:
                 raise SystemExit(f"no jail here: {launcher.status}")
             policy = build_policy(
                 SandboxConfig(), mode=SandboxMode.WORKSPACE_WRITE, workspace=str(workspace), tmp_dir=str(tmp),
                 daemon_home=str(root / "home"), runtime_dirs=[str(root / "runtime")],
             )  # fmt: skip
+            _timed(launcher, "spawn")
+            spares = None
+            if spare:
+                from actors.sandbox.spare import Spare, SpareInterpreters
+
+                _timed(Spare, "go")
+                spares = SpareInterpreters(nursery.start_soon, idle_seconds=300)
             jail = SessionJail(policy, launcher)
             base = root / "runtime" / "s"
-            await _one(jail, str(base))  # warm-up
-            return [await _one(jail, str(base)) for _ in range(runs)]
+            await _one(jail, str(base), spares)  # warm-up
+            samples = [await _one(jail, str(base), spares) for _ in range(runs)]
+            nursery.cancel_scope.cancel()
+            return samples
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -133,28 +148,36 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _child(runs: int) -> None:
+def _child(runs: int, spare: bool) -> None:
     import json
 
     import trio
 
-    print(json.dumps(trio.run(_runs, runs)))
+    print(json.dumps(trio.run(_runs, runs, spare)))
 
 
-def _alternate(trees: list[str], rounds: int, runs: int) -> None:
+def _modes(tree: str, cold_too: bool) -> list[str]:
+    """How a tree starts its runs: with a spare interpreter where it has one (and cold too if asked), else cold."""
+    if not os.path.exists(os.path.join(tree, "actors", "sandbox", "spare.py")):
+        return ["cold"]
+    return ["spare", "cold"] if cold_too else ["spare"]
+
+
+def _alternate(trees: list[str], rounds: int, runs: int, cold_too: bool) -> None:
     import json
 
-    samples: dict[str, list[dict[str, float]]] = {tree: [] for tree in trees}
+    samples: dict[str, list[dict[str, float]]] = {}
     for _ in range(rounds):
         for tree in trees:
-            python = os.path.join(tree, ".venv", "bin", "python")
-            out = subprocess.run(
-                [python, __file__, "--child", str(runs)], cwd=tree, check=True, capture_output=True, text=True,
-                env={**os.environ, "PYTHONPATH": tree},
-            )  # fmt: skip
-            samples[tree].extend(json.loads(out.stdout.splitlines()[-1]))
-    for tree in trees:
-        _report(tree, samples[tree])
+            for mode in _modes(tree, cold_too):
+                python = os.path.join(tree, ".venv", "bin", "python")
+                out = subprocess.run(
+                    [python, __file__, "--child", *(["--spare"] if mode == "spare" else []), str(runs)], cwd=tree,
+                    check=True, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": tree},
+                )  # fmt: skip
+                samples.setdefault(f"{tree} ({mode})", []).extend(json.loads(out.stdout.splitlines()[-1]))
+    for label, values in samples.items():
+        _report(label, values)
 
 
 def main() -> None:
@@ -162,16 +185,18 @@ def main() -> None:
     parser.add_argument("runs", type=int, nargs="?", default=30)
     parser.add_argument("--trees", nargs="+", help="source trees to alternate (each with its .venv)")
     parser.add_argument("--rounds", type=int, default=4, help="with --trees: alternations")
+    parser.add_argument("--cold-too", action="store_true", help="with --trees: a tree with spares also runs cold")
+    parser.add_argument("--spare", action="store_true", help="this tree: each run takes the spare the last one left")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _child(args.runs)
+        _child(args.runs, args.spare)
     elif args.trees:
-        _alternate(args.trees, args.rounds, args.runs)
+        _alternate(args.trees, args.rounds, args.runs, args.cold_too)
     else:
         import trio
 
-        _report("this tree", trio.run(_runs, args.runs))
+        _report("this tree", trio.run(_runs, args.runs, args.spare))
 
 
 if __name__ == "__main__":

@@ -28,9 +28,8 @@ import math
 import os
 import secrets
 import site
-import socket
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 
 import attrs
@@ -39,13 +38,13 @@ import trio
 from actors import ActorBase
 from supervisor import ChildSpec, RestartType, open_actor_system
 from actors.sandbox.calls import AnswerRejected, CallTool
-from actors.sandbox.environment import child_environment
 from actors.sandbox.errors import SandboxSetupError
 from actors.sandbox.result import INTERRUPTED_NOTICE, STDERR_SEPARATOR, SandboxResult, SandboxStatus, SandboxToolCall
 from actors.sandbox.gate import ToolGate
-from actors.sandbox.server import RpcServer, open_listener
-from actors.sandbox.stubs import sandbox_tools, stub_module
-from actors.sandbox.workspace import Workspace, create_workspace, remove_workspace
+from actors.sandbox.server import RpcServer
+from actors.sandbox.spare import Spare, SpareInterpreters, SpareRecipe
+from actors.sandbox.stubs import sandbox_tools
+from actors.sandbox.workspace import open_workspace, remove_workspace
 from config.sandbox import CodeExecutionConfig
 from tools.errors import ToolError
 from tools.jail import HeadTailBuffer, JailedProcess, LauncherClosed, SessionJail, drain
@@ -65,22 +64,6 @@ _SITE_PACKAGES: tuple[str, ...] = tuple(site.getsitepackages())
 def _truncation_notice(omitted: int, total: int) -> str:
     """The seeds' marker where the middle of the script's output was dropped."""
     return f"\n\n[OUTPUT TRUNCATED - {omitted} bytes omitted out of {total} total]\n\n"
-
-
-def _open_workspace(code: str, tools: frozenset[str], base_dir: str | None) -> tuple[Workspace, socket.socket]:
-    """The run's directory and its listening socket, in one trip to a worker thread (blocking; the stub is
-    generated and compiled here the first time a set of tools asks for it).
-
-    Raises:
-        OSError: the directory or its files could not be made.
-        SandboxSetupError: the socket could not be bound (the directory is removed again).
-    """
-    workspace = create_workspace(code, stub_module(tools), base_dir)
-    try:
-        return workspace, open_listener(workspace.socket_path)
-    except BaseException:
-        remove_workspace(workspace)
-        raise
 
 
 class SandboxState(enum.Enum):
@@ -141,6 +124,8 @@ class Sandbox:
         owner: The member of the actor tree the RPC server runs under (as ``rpc``): the run's
             :class:`~actors.sandbox.jobs.SandboxJob`. None: a private actor system, for a run
             outside any tree.
+        spares: The session's spare interpreter: the run takes it if it waits for a run like this one
+            (else it starts cold), and has the next one started once it ended. None: every run starts cold.
     """
 
     def __init__(
@@ -162,6 +147,7 @@ class Sandbox:
         base_dir: str | None = None,
         redact: Callable[[str], str] = redact_secrets,
         owner: ActorBase | None = None,
+        spares: SpareInterpreters | None = None,
     ) -> None:
         self._code = code
         self._call_tool = call_tool
@@ -179,6 +165,9 @@ class Sandbox:
         self._base_dir = base_dir
         self._redact = redact
         self._owner = owner
+        self._spares = spares
+        # Invariant: set once the child started (a run that never got so far starts no spare).
+        self._ran = False
         self._state = SandboxState.CREATED
         self._started: float | None = None
         self._last_progress = -math.inf
@@ -228,31 +217,72 @@ class Sandbox:
         if not self._code.strip():
             return self._failure("No code provided.")
         try:
-            return await self._run_in_workspace()
+            result = await self._run_in_workspace()
         except BaseException:
             if not self._interrupted:  # stopped before the child ran
                 self._interrupt(None)
             raise
         finally:
             self._state = SandboxState.FINISHED
+        if self._ran and self._spares is not None:
+            self._spares.refill(self._recipe(), os.environ if self._environ is None else self._environ)
+        return result
 
     async def _run_in_workspace(self) -> SandboxResult:
+        environ = os.environ if self._environ is None else self._environ
+        recipe = self._recipe()
+        spare = await self._spares.take(recipe, environ) if self._spares is not None else None
+        if spare is not None:
+            started = await self._run_spare(spare)
+            if started is not None:
+                return started
         try:
-            workspace, sock = await trio.to_thread.run_sync(
-                _open_workspace, self._code, self._tools, self._base_dir
-            )
+            workspace, sock = await trio.to_thread.run_sync(open_workspace, self._code, self._tools, self._base_dir)
         except SandboxSetupError as exc:
             return self._failure(str(exc))
         except OSError as exc:
             return self._failure(f"Could not create the sandbox directory: {exc}")
         try:
-            return await self._run_in(workspace, trio.socket.from_stdlib_socket(sock))
+            token = secrets.token_urlsafe(32)
+            env = recipe.environment(environ, workspace, token)
+            argv = [sys.executable, "-S", workspace.script_path]
+
+            async def spawn() -> JailedProcess:
+                return await self._jail.spawn(argv, cwd=workspace.directory, env=env, binds=[workspace.directory])
+
+            return await self._run_in(trio.socket.from_stdlib_socket(sock), token, spawn)
         finally:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(remove_workspace, workspace)
 
-    async def _run_in(self, workspace: Workspace, listener: trio.socket.SocketType) -> SandboxResult:
-        token = secrets.token_urlsafe(32)
+    async def _run_spare(self, spare: Spare) -> SandboxResult | None:
+        """The run in the spare interpreter ``spare``; None when it could not be started (it is gone: the run
+        starts cold). Its process, socket and directory are removed at the end, whatever happens."""
+        process = spare.process
+        try:
+            try:
+                if self._config.memory_limit_mb is not None:  # before the script runs: no unlimited start
+                    await process.limit_memory(self._config.memory_limit_mb)
+                await spare.go(self._code)
+            except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                log.info("the spare execute_code interpreter could not start its script: %s", exc)
+                return None
+
+            async def started() -> JailedProcess:
+                return process
+
+            return await self._run_in(trio.socket.from_stdlib_socket(spare.listener), spare.token, started)
+        finally:
+            with trio.CancelScope(shield=True):
+                if process.returncode is None:
+                    await process.stop(self._config.kill_grace_seconds)
+                process.close_pipes()
+                spare.listener.close()
+                await trio.to_thread.run_sync(remove_workspace, spare.workspace)
+
+    async def _run_in(
+        self, listener: trio.socket.SocketType, token: str, start: Callable[[], Awaitable[JailedProcess]]
+    ) -> SandboxResult:
         self._server = server = RpcServer(
             listener,
             call_tool=self._call_tool,
@@ -267,26 +297,22 @@ class Sandbox:
             on_tool_call=self._record_call,
             redact=self._redact,
         )
-        env = child_environment(
-            os.environ if self._environ is None else self._environ,
-            sandbox_dir=workspace.directory,
-            socket_path=workspace.socket_path,
-            token=token,
-            passthrough=self._passthrough,
-            site_packages=() if self._config.strict else _SITE_PACKAGES,
-        )
-        argv = [sys.executable, "-S", workspace.script_path]
         async with self._serving(server), trio.open_nursery() as nursery:
             try:
-                process = await self._jail.spawn(
-                    argv, cwd=workspace.directory, env=env, binds=[workspace.directory]
-                )
+                process = await start()
             except (OSError, ToolError, LauncherClosed) as exc:
                 return self._failure(f"could not start the sandbox child: {exc}")
+            self._ran = True
             nursery.start_soon(self._tick_progress)
             result = await self._supervise(process)
             nursery.cancel_scope.cancel()
         return result
+
+    def _recipe(self) -> SpareRecipe:
+        return SpareRecipe(
+            jail=self._jail, tools=self._tools, passthrough=self._passthrough,
+            site_packages=() if self._config.strict else _SITE_PACKAGES, base_dir=self._base_dir,
+        )  # fmt: skip
 
     @asynccontextmanager
     async def _serving(self, server: RpcServer) -> AsyncIterator[None]:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 
 import attrs
 
-from actors.sandbox.stubs import STUB_MODULE_FILE, StubModule
+from actors.sandbox.server import open_listener
+from actors.sandbox.stubs import STUB_MODULE_FILE, StubModule, stub_module
 from messages.sockets import MAX_SOCKET_PATH_BYTES
 
 SCRIPT_FILE = "script.py"
@@ -45,29 +47,52 @@ def _default_base_dir() -> str:
     return base
 
 
-def create_workspace(code: str, stub: StubModule, base_dir: str | None = None) -> Workspace:
+def create_workspace(code: str | None, stub: StubModule, base_dir: str | None = None) -> Workspace:
     """Create a fresh 0700 directory holding ``hermes_tools.py`` (and its bytecode) and ``script.py`` (blocking).
 
-    ``base_dir`` defaults to the system temp directory, or ``/tmp`` when that path is too long
-    for the socket inside.
+    ``code`` None leaves ``script.py`` out: a spare interpreter writes it once its run is known. ``base_dir`` defaults to the system temp directory, or ``/tmp`` when that path is
+    too long for the socket inside.
     """
     directory = tempfile.mkdtemp(prefix=_PREFIX, dir=base_dir if base_dir is not None else _default_base_dir())
     try:
         os.chmod(directory, 0o700)
-        files: list[tuple[str, bytes]] = [(STUB_MODULE_FILE, stub.source.encode()), (SCRIPT_FILE, code.encode())]
+        files: list[tuple[str, bytes]] = [(STUB_MODULE_FILE, stub.source.encode())]
+        if code is not None:
+            files.append((SCRIPT_FILE, code.encode()))
         if stub.bytecode is not None:
             os.mkdir(os.path.join(directory, os.path.dirname(stub.bytecode_name)), 0o700)
             files.append((stub.bytecode_name, stub.bytecode))
         for name, data in files:
-            fd = os.open(os.path.join(directory, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as file:
-                file.write(data)
+            _write_new(os.path.join(directory, name), data)
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
     return Workspace(directory)
 
 
+def _write_new(path: str, data: bytes) -> None:
+    # O_EXCL: a file of that name the daemon did not make is never written through.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as file:
+        file.write(data)
+
+
 def remove_workspace(workspace: Workspace) -> None:
     """Delete the directory and everything in it, socket included (blocking)."""
     shutil.rmtree(workspace.directory, ignore_errors=True)
+
+
+def open_workspace(code: str | None, tools: frozenset[str], base_dir: str | None) -> tuple[Workspace, socket.socket]:
+    """The run's directory (:func:`create_workspace`) and its listening socket, in one trip to a worker thread
+    (blocking; the stub is generated and compiled here the first time a set of tools asks for it).
+
+    Raises:
+        OSError: the directory or its files could not be made.
+        SandboxSetupError: the socket could not be bound (the directory is removed again).
+    """
+    workspace = create_workspace(code, stub_module(tools), base_dir)
+    try:
+        return workspace, open_listener(workspace.socket_path)
+    except BaseException:
+        remove_workspace(workspace)
+        raise

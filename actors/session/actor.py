@@ -40,6 +40,7 @@ from actors.session.processes import ProcessActor
 from actors.session.requests import PendingRequests, clarify_deadline
 from actors.session.review import ReviewJob, plan_review
 from actors.session.sandboxing import sandbox_runner
+from actors.sandbox.spare import SpareInterpreters
 from actors.session.state import (
     SessionState, ensure_recorded, flush_history, freeze_tools, open_state, record_ended, save_state, save_turn_state,
 )
@@ -250,10 +251,18 @@ class SessionActor(Actor[SessionMessage]):
                 store=deps.store,
                 max_parallel_tools=deps.config.tools.max_parallel_tools,
                 sandbox_dir=runtime.sandbox_dir,
+                spares=self._spares(),
             ),
             checkpoints=self.checkpoints,
         )
         return services
+
+    def _spares(self) -> SpareInterpreters | None:
+        """Its execute_code runs' spare interpreter, kept in its own nursery: it dies with the session."""
+        config = self.spec.deps.config.code_execution
+        if not config.spare_interpreter:
+            return None
+        return SpareInterpreters(self.start_soon, idle_seconds=config.spare_idle_seconds)
 
     async def _open_runtime(self) -> SessionRuntime:
         """The session's jail and directories: its parent's (a subagent), its own from the daemon, or

@@ -11,6 +11,7 @@ from typing import Any
 import trio
 
 from actors.sandbox import SandboxJob, SandboxResult, SandboxStatus, SandboxToolCall
+from actors.sandbox.spare import SpareInterpreters
 from actors.session.context import CallContext
 from actors.session.workers import ToolExecutor, preview
 from config.sandbox import CodeExecutionConfig
@@ -38,9 +39,12 @@ def sandbox_runner(
     store: SessionStore,
     max_parallel_tools: int,
     sandbox_dir: str | None = None,
+    spares: SpareInterpreters | None = None,
 ) -> Callable[[CallContext, str], Awaitable[ToolResult]]:
     """The session's ``run_sandbox`` capability; workspaces are created in ``sandbox_dir`` (the session's
-    directory under the daemon's runtime directory; None: the system temp directory).
+    directory under the daemon's runtime directory; None: the system temp directory). A run takes the
+    session's spare interpreter from ``spares`` when one waits for it, and has the next one started after it
+    (None: every run starts cold).
 
     Each script's tool calls are checked like the model's (guardrails, caps,
     approvals), run concurrently where the batch rules allow (at most ``max_parallel_tools``
@@ -82,6 +86,7 @@ def sandbox_runner(
             env_passthrough=(*env_passthrough, *sorted(ctx.shell.passthrough)),
             base_dir=sandbox_dir,
             jail=ctx.jail,
+            spares=spares,
         )
 
         async def record_calls(result: SandboxResult | None) -> None:

@@ -198,7 +198,7 @@ class TestConfig:
         "bad",
         [{"timeout": 0}, {"max_tool_calls": -1}, {"max_stdout_bytes": 10}, {"memory_limit_mb": 1},
          {"strict": "yes"}, {"kill_grace_seconds": -1}, {"per_call_timeout": "5"}, {"max_tool_calls": True},
-         {"timeout": False}],
+         {"timeout": False}, {"spare_interpreter": "no"}, {"spare_idle_seconds": 0}, {"spare_idle_seconds": -5}],
     )  # fmt: skip
     def test_bad_values(self, bad: dict) -> None:
         with pytest.raises((TypeError, ValueError)):

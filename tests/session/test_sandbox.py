@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
+import trio
 
 import actors.sandbox.server as server_module
 from actors.sandbox.calls import CallTool, RpcCallJob
 from actors.session.workers import ToolExecutor
+from config.loader import Config
 from conversation.history import check_alternation
 from messages.chat import messages_from_dicts
 from messages.events import ToolFinished, ToolProgress, ToolStarted
+from tests.sandbox.test_spare import _left_behind, _processes_naming
 from tests.session.harness import open_harness, run_turn
 
 SCRIPT = """
@@ -158,3 +164,55 @@ class TestRejectedCallsAnsweredAtOnce:
         assert [(s[0], s[2]) for s in shown] == [
             (kind, tool) for tool in ["write_file"] * 3 + ["read_file", "write_file"] for kind in ("ToolStarted", "ToolFinished")
         ]
+
+
+class TestSpareInterpreter:
+    """A session's next script runs in the interpreter started after its last one; the spare dies with the session."""
+
+    async def test_second_script_runs_warm_and_nothing_outlives_the_session(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        runs = _runs_dir(monkeypatch)
+        try:
+            async with open_harness(tmp_path) as h:
+                handle, outputs = await _two_scripts(h)
+                assert outputs == [["cold", "__main__"], ["warm", "__main__"]]
+                assert os.listdir(runs)  # the next run's spare, starting or waiting
+                handle.stop("test over")
+                with trio.fail_after(10):
+                    await handle.wait_stopped()
+                assert await _left_behind(runs) == ([], [])
+        finally:
+            shutil.rmtree(runs, ignore_errors=True)
+
+    async def test_switched_off(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        runs = _runs_dir(monkeypatch)
+        config = Config()
+        config = attrs.evolve(config, code_execution=attrs.evolve(config.code_execution, spare_interpreter=False))
+        try:
+            async with open_harness(tmp_path, config) as h:
+                _, outputs = await _two_scripts(h)
+                assert outputs == [["cold", "__main__"], ["cold", "__main__"]]
+                assert os.listdir(runs) == [] and _processes_naming(runs) == []
+        finally:
+            shutil.rmtree(runs, ignore_errors=True)
+
+
+def _runs_dir(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new directory with a short path (the socket's must fit) where the harness's sessions make their runs."""
+    runs = tempfile.mkdtemp(prefix="hx-t-", dir="/tmp")
+    monkeypatch.setattr(tempfile, "tempdir", runs)
+    return runs
+
+
+async def _two_scripts(h: Any) -> tuple[Any, list[list[str]]]:
+    """A new session's handle once it ran two scripts, and what each printed: whether it ran in a spare."""
+    code = "import sys, hermes_tools\nprint('warm' if '-c' in sys.orig_argv else 'cold', __name__)\n"
+    handle, events_in, sid = await h.start_session()
+    for _ in range(2):
+        h.provider.push(
+            {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": code}}]}, {"text": "done"}
+        )
+        await run_turn(handle, events_in, "run it")
+    messages = (await h.deps.store.load(sid)).messages
+    return handle, [json.loads(m["content"])["output"].split() for m in messages if m["role"] == "tool"]
