@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+import json
 
+import pytest
+import trio
+import trio.testing
+
+from actors.platform.api.completions import _Completion
+from actors.platform.api.gateway import Admission, ApiGateway
 from actors.platform.api.runs import RUN_EVENT_LIMIT, Run
 from actors.platform.api.turns import TurnLost, TurnWatch
-from actors.platform.api.wire import TurnUsage
+from actors.platform.api.wire import CompletionRequest, TurnUsage
+from config.api import ApiServerConfig
 from actors.session.hub import EventHub
 from messages.events import TextDelta, TurnFinished, TurnStarted, UsageUpdated
 
@@ -100,3 +107,57 @@ class TestNowait:
         hub.publish(TurnFinished, turn_id=1, final_text="ab", reason="completed")
         assert isinstance(watch.next_event_nowait(), TurnFinished)
         assert watch.next_event_nowait() is None and watch.outcome is not None
+
+
+def _completion(hub: EventHub, text: str) -> _Completion:
+    gateway = ApiGateway(None, ApiServerConfig(), 10, "/")  # type: ignore[arg-type]  # a named session's stream asks no sessions
+    gateway.in_flight = 1
+    request = CompletionRequest(model="m", stream=True, include_usage=False, system=None, earlier=(), text=text)
+    watch = TurnWatch("s", hub.subscribe("t"), text, TurnUsage(), "started")
+    return _Completion(gateway, request, watch, Admission(gateway), ephemeral=False)
+
+
+def _frames(writes: list[bytes]) -> list[object]:
+    blocks = [block for block in b"".join(writes).decode().split("\n\n") if block]
+    return [block[6:] if block == "data: [DONE]" else json.loads(block[6:]) for block in blocks]
+
+
+class TestCompletionStreamWrites:
+    """A streamed completion writes a running turn's text at once, and an ended turn's text with its end."""
+
+    async def test_a_turn_already_ended_is_written_once(self) -> None:
+        hub = EventHub("s", "sessions/session:s")
+        completion = _completion(hub, "q")
+        hub.publish(TurnStarted, turn_id=1, text="q")
+        hub.publish(TextDelta, text="an ")
+        hub.publish(TextDelta, text="answer")
+        hub.publish(TurnFinished, turn_id=1, final_text="an answer", reason="completed")
+        writes: list[bytes] = []
+
+        async def emit(data: bytes) -> None:
+            writes.append(data)
+
+        await completion.stream(emit)
+        frames = _frames(writes)
+        assert len(writes) == 1
+        assert [f["choices"][0]["delta"] for f in frames[:-1]] == [
+            {"role": "assistant", "content": ""}, {"content": "an answer"}, {}
+        ]
+        assert frames[-2]["choices"][0]["finish_reason"] == "stop" and frames[-1] == "[DONE]"
+
+    async def test_a_running_turns_text_is_not_held_back(self) -> None:
+        hub = EventHub("s", "sessions/session:s")
+        completion = _completion(hub, "q")
+        writes: list[bytes] = []
+
+        async def emit(data: bytes) -> None:
+            writes.append(data)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(completion.stream, emit)
+            hub.publish(TurnStarted, turn_id=1, text="q")
+            hub.publish(TextDelta, text="first")
+            await trio.testing.wait_all_tasks_blocked()
+            assert [f["choices"][0]["delta"] for f in _frames(writes)] == [{"role": "assistant", "content": ""}, {"content": "first"}]
+            hub.publish(TurnFinished, turn_id=1, final_text="first", reason="completed")
+        assert len(writes) == 2 and _frames(writes)[-1] == "[DONE]"

@@ -145,9 +145,10 @@ class _Completion:
         """Stream the turn's text as chunks, then the finish chunk, usage if asked, and ``[DONE]``."""
         model = self.request.model
         reason = "api client disconnected"
-        # The opening (role) chunk goes out with the first text, or with the end: one write fewer
-        # per completion, and the client's first token comes no later (the headers are sent at once).
-        opening = sse_data(chunk(self.id, self.created, model, {"role": "assistant", "content": ""}))
+        # What is not written yet: the opening (role) chunk goes out with the first text, or with the
+        # end: one write fewer per completion, and the client's first token comes no later (the
+        # headers are sent at once).
+        unsent = sse_data(chunk(self.id, self.created, model, {"role": "assistant", "content": ""}))
         try:
             try:
                 while (event := await self.watch.next_event()) is not None:
@@ -158,10 +159,14 @@ class _Completion:
                         pieces.append(self._text_of(more))
                     text = "".join(pieces)
                     if text:
-                        await emit(opening + sse_data(chunk(self.id, self.created, model, {"content": text})))
-                        opening = b""
+                        unsent += sse_data(chunk(self.id, self.created, model, {"content": text}))
+                        # A turn that has already ended sends its text with the closing frames: one
+                        # write fewer, and nothing is held back waiting.
+                        if self.watch.outcome is None:
+                            await emit(unsent)
+                            unsent = b""
             except TurnLost as exc:
-                await emit(opening + sse_data(TurnFailed(str(exc)).body()) + DONE_FRAME)
+                await emit(unsent + sse_data(TurnFailed(str(exc)).body()) + DONE_FRAME)
                 reason = "api turn lost"
                 return
             outcome = self.watch.outcome
@@ -176,7 +181,7 @@ class _Completion:
                     usage_chunk["choices"] = []
                     usage_chunk["usage"] = outcome.usage.to_json()
                     tail.append(sse_data(usage_chunk))
-            await emit(b"".join([opening, *tail, DONE_FRAME]))
+            await emit(b"".join([unsent, *tail, DONE_FRAME]))
             reason = "api completion done"
         finally:
             with trio.CancelScope(shield=True):
