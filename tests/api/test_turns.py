@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 import trio
@@ -117,7 +118,7 @@ def _completion(hub: EventHub, text: str) -> _Completion:
     return _Completion(gateway, request, watch, Admission(gateway), ephemeral=False)
 
 
-def _frames(writes: list[bytes]) -> list[object]:
+def _frames(writes: list[bytes]) -> list[Any]:
     blocks = [block for block in b"".join(writes).decode().split("\n\n") if block]
     return [block[6:] if block == "data: [DONE]" else json.loads(block[6:]) for block in blocks]
 
