@@ -1,0 +1,294 @@
+"""A jailed session's resident shell: its foreground commands in one jail, each leaving nothing behind."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from pathlib import Path
+
+import attrs
+import pytest
+import trio
+
+from config.sandbox import SandboxConfig
+from config.terminal import TerminalConfig
+from tests.jail.fixtures import Jails, namespace_pids, policy_for
+from tests.terminal.helpers import FAST, pid_alive, wait_dead, wait_for_file
+from tools.jail import Launcher, SandboxMode, SessionJail, open_launcher
+from tools.jail.resident import ResidentShell
+from tools.terminal import ForegroundResult, ForegroundRun, build_shell_env, run_foreground
+
+OFF = attrs.evolve(FAST, resident_shell=False)
+NAMESPACE = "readlink /proc/self/ns/pid"
+
+
+async def run(jail: SessionJail, command: str, cwd: Path | str, config: TerminalConfig = FAST) -> ForegroundResult:
+    """One foreground command of the session whose jail is ``jail``."""
+    return await run_foreground(command, cwd=str(cwd), env=build_shell_env(os.environ), config=config, jail=jail)
+
+
+def shell_of(jail: SessionJail) -> ResidentShell:
+    """The session's resident shell (every jail made with a launcher has one)."""
+    assert jail.shell is not None
+    return jail.shell
+
+
+def resident_pids(jail: SessionJail) -> tuple[int, int]:
+    """The host pids of the running resident's outer bwrap and its init."""
+    shell = shell_of(jail)
+    outer, init = shell.outer_pid, shell.init_pid
+    assert outer is not None and init is not None
+    return outer, init
+
+
+def gone(pid: int) -> bool:
+    """No process of that pid, not even one waiting to be reaped."""
+    return not os.path.exists(f"/proc/{pid}")
+
+
+def left_in_namespace(init: int) -> list[int]:
+    """The host pids of the processes in the resident's namespace other than its init."""
+    return [pid for pid in namespace_pids(os.readlink(f"/proc/{init}/ns/pid")) if pid != init]
+
+
+class TestOneJailPerSession:
+    """A session's foreground commands run in one jail: the second starts no bwrap."""
+
+    async def test_two_commands_share_the_jail(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        first = await run(jail, NAMESPACE, tmp_path)
+        outer, init = resident_pids(jail)
+        second = await run(jail, NAMESPACE, tmp_path)
+        assert first.output == second.output == os.readlink(f"/proc/{init}/ns/pid")
+        assert (shell_of(jail).started, resident_pids(jail)) == (1, (outer, init))
+
+    async def test_switched_off(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        """``terminal.resident_shell: false``: a jail per command, as before."""
+        jail = hostile_jails.jail(tmp_path)
+        first, second = await run(jail, NAMESPACE, tmp_path, OFF), await run(jail, NAMESPACE, tmp_path, OFF)
+        assert first.output != second.output
+        assert (shell_of(jail).started, shell_of(jail).init_pid) == (0, None)
+
+    async def test_policy_change_starts_another(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        first = await run(jail, NAMESPACE, tmp_path)
+        outer, init = resident_pids(jail)
+        moved = attrs.evolve(jail, policy=attrs.evolve(jail.policy, network=not jail.policy.network))
+        second = await run(moved, NAMESPACE, tmp_path)
+        assert first.output != second.output
+        assert shell_of(jail).started == 2
+        assert gone(outer) and gone(init)
+
+    async def test_full_access_keeps_a_jail_per_command(self, launcher: Launcher, tmp_path: Path) -> None:
+        jail = Jails(SandboxMode.FULL_ACCESS, launcher).jail(tmp_path)
+        await run(jail, "true", tmp_path)
+        assert shell_of(jail).started == 0
+
+
+class TestNothingLeftBehind:
+    """What a command started is gone once it ends, however it ends; the resident itself stays."""
+
+    async def test_after_a_command(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        result = await run(jail, "setsid sleep 1000 & (setsid nohup sleep 1000 &) & echo started", tmp_path)
+        _, init = resident_pids(jail)
+        assert result.output == "started"
+        assert result.note is not None and "left processes running" in result.note
+        assert left_in_namespace(init) == []
+
+    async def test_after_a_clean_command_no_note(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        result = await run(hostile_jails.jail(tmp_path), "sleep 0 & wait; echo done", tmp_path)
+        assert (result.output, result.note) == ("done", None)
+
+    @pytest.mark.parametrize("how", ["interrupt", "timeout"])
+    async def test_after_a_stopped_command(self, hostile_jails: Jails, tmp_path: Path, how: str) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        marker = tmp_path / "marker"
+        run_ = ForegroundRun(
+            f"setsid sleep 1000 & (trap '' TERM; sleep 1000) & echo up > {marker}; sleep 1000", cwd=str(tmp_path),
+            env=build_shell_env(os.environ), config=FAST, jail=jail,
+        )  # fmt: skip
+        async with trio.open_nursery() as nursery:
+            scope = trio.CancelScope()
+
+            async def command() -> None:
+                with scope:
+                    await run_.run()
+
+            nursery.start_soon(command)
+            await wait_for_file(marker)
+            _, init = resident_pids(jail)
+            assert len(left_in_namespace(init)) >= 3
+            if how == "timeout":
+                scope.deadline = trio.current_time()  # what a timeout's move_on_after does
+            else:
+                nursery.cancel_scope.cancel()
+        # Cancelled propagated only once everything was gone, even what ignores SIGTERM.
+        assert left_in_namespace(init) == []
+        after = await run(jail, "echo next", tmp_path)
+        assert (after.output, shell_of(jail).started, resident_pids(jail)[1]) == ("next", 1, init)
+
+
+class TestInitOutOfReach:
+    """A command cannot read, write or kill the resident's init."""
+
+    async def test_descriptors_memory_and_signals(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        await run(jail, "true", tmp_path)
+        _, init = resident_pids(jail)
+        probe = (
+            "ls -l /proc/1/fd >/dev/null 2>&1 || echo no-listing; "
+            "for fd in /proc/1/fd/*; do readlink $fd >/dev/null 2>&1 && echo link $fd; "
+            "  echo x 2>/dev/null > $fd && echo wrote $fd; done; "
+            "head -c1 /proc/1/mem >/dev/null 2>&1 || echo no-mem; "
+            "cat /proc/1/environ >/dev/null 2>&1 || echo no-environ; "
+            "kill -9 1; kill -TERM 1; kill -INT 1; kill -HUP 1; kill -CHLD 1; echo signalled"
+        )
+        result = await run(jail, probe, tmp_path)
+        assert result.output.splitlines() == ["no-listing", "no-mem", "no-environ", "signalled"]
+        after = await run(jail, "echo alive", tmp_path)
+        assert (after.output, shell_of(jail).started, resident_pids(jail)[1]) == ("alive", 1, init)
+
+    async def test_killed_resident_is_replaced(self, hostile_jails: Jails, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+        """Killed from outside (or by the kernel) between commands: the next command gets a new one, logged."""
+        jail = hostile_jails.jail(tmp_path)
+        await run(jail, "true", tmp_path)
+        outer, init = resident_pids(jail)
+        os.kill(init, signal.SIGKILL)
+        assert await wait_dead(init)
+        with caplog.at_level(logging.WARNING, logger="tools.jail.resident"):
+            result = await run(jail, "echo again", tmp_path)
+        assert (result.output, shell_of(jail).started) == ("again", 2)
+        assert "resident shell of a session ended" in caplog.text
+        assert gone(outer)
+
+    async def test_killed_under_a_command(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        marker = tmp_path / "marker"
+        await run(jail, "true", tmp_path)
+        outer, init = resident_pids(jail)
+        async with trio.open_nursery() as nursery:
+            results: list[ForegroundResult] = []
+
+            async def command() -> None:
+                results.append(await run(jail, f"echo up > {marker}; sleep 1000", tmp_path))
+
+            nursery.start_soon(command)
+            await wait_for_file(marker)
+            os.kill(init, signal.SIGKILL)
+        assert results[0].exit_code == -signal.SIGKILL
+        assert gone(outer) and gone(init)
+        assert (await run(jail, "echo again", tmp_path)).output == "again"
+        assert shell_of(jail).started == 2
+
+
+class TestSharedMemory:
+    """``/dev/shm`` is empty when each command starts, and each session's is its own."""
+
+    async def test_emptied_between_commands(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        await run(jail, "touch /dev/shm/a; mkdir -p /dev/shm/d/e; touch /dev/shm/d/e/f; chmod 0 /dev/shm/d/e /dev/shm/d", tmp_path)
+        result = await run(jail, "ls -A /dev/shm", tmp_path)
+        assert (result.exit_code, result.output, shell_of(jail).started) == (0, "", 1)
+
+    async def test_sessions_apart(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        first, second = hostile_jails.jail(tmp_path), hostile_jails.jail(tmp_path)
+        marker = tmp_path / "marker"
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run, first, f"touch /dev/shm/first; echo up > {marker}; sleep 1000", tmp_path)
+            await wait_for_file(marker)
+            seen = await run(second, "ls -A /dev/shm", tmp_path)
+            nursery.cancel_scope.cancel()
+        assert (seen.exit_code, seen.output) == (0, "")
+        assert shell_of(first).started == shell_of(second).started == 1
+
+
+class TestShellState:
+    """The working directory and environment carry over, and a missing one fails as with a jail per command."""
+
+    async def test_cwd_and_environment_carry_over(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        (tmp_path / "sub").mkdir()
+        first = await run(jail, "cd sub && export CARRIED='a b'", tmp_path)
+        assert first.shell is not None
+        second = await run_foreground(
+            'pwd; echo "$CARRIED"', cwd=first.shell.cwd, env=first.shell.env, config=FAST, jail=jail
+        )
+        assert second.output == f"{tmp_path / 'sub'}\na b"
+        assert shell_of(jail).started == 1
+
+    async def test_missing_cwd_as_with_a_jail_per_command(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        await run(jail, "true", tmp_path)
+        missing = tmp_path / "gone"
+        resident = await run(jail, "true", missing)
+        alone = await run(jail, "true", missing, OFF)
+        assert resident == alone
+        assert resident.cwd_missing and resident.error is not None and str(missing) in resident.error
+
+    async def test_missing_shell_as_with_a_jail_per_command(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        await run(jail, "true", tmp_path)
+        config = attrs.evolve(FAST, shell="/nonexistent/shell")
+        resident, alone = await run(jail, "true", tmp_path, config), await run(jail, "true", tmp_path, attrs.evolve(config, resident_shell=False))
+        assert resident == alone and resident.exit_code == 127
+
+
+class TestParallelCommands:
+    """A session's second command while its first runs gets a jail of its own; both run."""
+
+    async def test_both_run(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        results: dict[str, ForegroundResult] = {}
+
+        async def first() -> None:
+            command = f"{NAMESPACE}; touch {tmp_path}/a; while [ ! -e {tmp_path}/b ]; do sleep 0.01; done"
+            results["first"] = await run(jail, command, tmp_path)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(first)
+            with trio.fail_after(10):
+                while not (tmp_path / "a").exists():
+                    await trio.sleep(0.01)
+            results["second"] = await run(jail, f"{NAMESPACE}; touch {tmp_path}/b", tmp_path)
+        _, init = resident_pids(jail)
+        assert results["first"].output == os.readlink(f"/proc/{init}/ns/pid")
+        assert results["second"].exit_code == 0 and results["second"].output != results["first"].output
+        assert shell_of(jail).started == 1
+
+
+class TestEnds:
+    """The resident ends after its idle time, with its session and with the launcher, leaving no process."""
+
+    async def test_idle_expiry(self, hostile_jails: Jails, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        config = attrs.evolve(FAST, resident_idle_seconds=0.2)
+        await run(jail, "true", tmp_path, config)
+        outer, init = resident_pids(jail)
+        assert await wait_dead(init, within=10) and await wait_dead(outer, within=10)
+        with caplog.at_level(logging.WARNING, logger="tools.jail.resident"):
+            result = await run(jail, "echo again", tmp_path, config)
+        assert (result.output, shell_of(jail).started) == ("again", 2)
+        assert "ended" not in caplog.text
+        assert gone(outer) and gone(init)  # reaped when the next command found it idle
+
+    async def test_session_close(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        await run(jail, "true", tmp_path)
+        outer, init = resident_pids(jail)
+        await jail.aclose()
+        assert gone(outer) and gone(init)
+        # A closed session's shell starts no other resident: a command gets a jail of its own.
+        assert (await run(jail, "echo still", tmp_path)).output == "still"
+        assert shell_of(jail).started == 1
+
+    async def test_launcher_close(self, tmp_path: Path) -> None:
+        async with open_launcher(SandboxConfig()) as launcher:
+            if not launcher.status.available:
+                pytest.skip(f"no jail can run here: {launcher.status.error}")
+            jail = SessionJail(policy_for(SandboxMode.WORKSPACE_WRITE, tmp_path), launcher)
+            await run(jail, "true", tmp_path)
+            outer, init = resident_pids(jail)
+        assert gone(outer) and gone(init)
+        assert not pid_alive(init)
