@@ -13,14 +13,17 @@ import trio
 
 from config.sandbox import SandboxConfig
 from config.terminal import TerminalConfig
+from tests.jail.as_nobody import run_as_nobody, work
 from tests.jail.fixtures import Jails, namespace_pids, policy_for
 from tests.terminal.helpers import FAST, pid_alive, wait_dead, wait_for_file
+from tests.terminal.resident_probe import EXPECTED, exercise
 from tools.jail import Launcher, SandboxMode, SessionJail, open_launcher
 from tools.jail.resident import ResidentShell
 from tools.terminal import ForegroundResult, ForegroundRun, build_shell_env, run_foreground
 
 OFF = attrs.evolve(FAST, resident_shell=False)
 NAMESPACE = "readlink /proc/self/ns/pid"
+__all__ = ["work"]  # the fixture, imported
 
 
 async def run(jail: SessionJail, command: str, cwd: Path | str, config: TerminalConfig = FAST) -> ForegroundResult:
@@ -235,6 +238,20 @@ class TestShellState:
         assert resident == alone and resident.exit_code == 127
 
 
+class TestLargeEnvironment:
+    """An environment larger than the socket takes runs the command in a jail of its own, intact."""
+
+    async def test_runs(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        # Three variables of 100 KB: each under the kernel's limit on one string, together over the socket's.
+        env = build_shell_env(os.environ) | {f"LARGE{n}": "x" * 100_000 for n in range(3)}
+        command = 'echo $((${#LARGE0} + ${#LARGE1} + ${#LARGE2})); readlink /proc/self/ns/pid'
+        result = await run_foreground(command, cwd=str(tmp_path), env=env, config=FAST, jail=jail)
+        size, namespace = result.output.splitlines()
+        assert size == "300000" and result.shell is not None and len(result.shell.env["LARGE2"]) == 100_000
+        assert namespace != os.readlink(f"/proc/{resident_pids(jail)[1]}/ns/pid")
+
+
 class TestParallelCommands:
     """A session's second command while its first runs gets a jail of its own; both run."""
 
@@ -292,3 +309,45 @@ class TestEnds:
             outer, init = resident_pids(jail)
         assert gone(outer) and gone(init)
         assert not pid_alive(init)
+
+
+class TestInheritedState:
+    """What a command changes of its init from outside (limits, nice, CPUs) never reaches the next command."""
+
+    async def test_soft_limit_put_back(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        before = await run(jail, "ulimit -Sn; ulimit -Hn", tmp_path)
+        changed = await run(jail, "prlimit --pid 1 --nofile=100: && taskset -p 1 1 >/dev/null && echo changed", tmp_path)
+        after = await run(jail, "ulimit -Sn; ulimit -Hn", tmp_path)
+        assert changed.output == "changed"
+        assert (after.output, shell_of(jail).started) == (before.output, 1)
+
+    @pytest.mark.parametrize(
+        "change", ["prlimit --pid 1 --nofile=100:100", "renice -n 5 -p 1 >/dev/null", "echo 500 > /proc/1/oom_score_adj"]
+    )
+    async def test_irreparable_change_retires_the_jail(self, hostile_jails: Jails, tmp_path: Path, change: str) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        probe = "ulimit -Hn; nice; cat /proc/self/oom_score_adj"
+        before = await run(jail, probe, tmp_path)
+        outer, init = resident_pids(jail)
+        changed = await run(jail, f"{change} && echo changed", tmp_path)
+        after = await run(jail, probe, tmp_path)
+        assert changed.output == "changed"
+        assert (after.output, shell_of(jail).started) == (before.output, 2)
+        assert gone(outer) and gone(init)
+
+
+class TestThroughDaemonJails:
+    """Through a daemon's jails, as root and as an ordinary user: the session's limits, the walls, its end."""
+
+    async def test_as_root(self, tmp_path: Path) -> None:
+        found = await exercise(tmp_path)
+        if "unavailable" in found:
+            pytest.skip(f"no jail can run here: {found['unavailable']}")
+        assert found == EXPECTED
+
+    def test_as_ordinary_user(self, work: Path) -> None:
+        found, _ = run_as_nobody("tests.terminal.resident_probe", work)
+        if "unavailable" in found:
+            pytest.skip(f"no jail for an ordinary user here: {found['unavailable']}")
+        assert found == EXPECTED

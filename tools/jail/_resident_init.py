@@ -2,7 +2,8 @@
 
 This file is not imported by the daemon: its source is run inside the jail by
 ``python -S -I -c <source> <control fd> <idle seconds>`` as the PID namespace's init (``bwrap --as-pid-1``;
-see :mod:`tools.jail.resident`). Standard library only.
+see :mod:`tools.jail.resident`). Standard library only, and Python 3.9 or later: where the daemon's own
+interpreter is out of reach, the system's runs it.
 
 Why it can stay a wall while a command runs beside it:
 
@@ -20,9 +21,11 @@ The protocol, one JSON object per packet on the SOCK_SEQPACKET control socket:
   (the output pipe's write end, then the state pipe's, which the command gets at number ``N``); the answer
   is ``{"started": pid}`` or ``{"error": [errno, strerror, filename]}``;
 - ``{"op": "signal", "signal": S}``: ``S`` to every process of the namespace but this one;
-- when the command's process has exited: ``{"exit": returncode, "left": bool}``, sent only once the
-  namespace has been swept (every other process killed and reaped) and ``/dev/shm`` emptied, ``left``
-  saying whether anything was still running when it exited;
+- when the command's process has exited: ``{"exit": returncode, "left": bool, "retire": bool}``, sent only
+  once the namespace has been swept (every other process killed and reaped) and ``/dev/shm`` emptied,
+  ``left`` saying whether anything was still running when it exited, ``retire`` that it ends now: the
+  command changed what the next would inherit from it (its resource limits, nice value, CPU affinity or
+  ``oom_score_adj``, which a process of the same uid may change from outside) in a way it cannot undo;
 - ``{"idle": true}`` just before it exits, after ``idle seconds`` without a command.
 
 It exits when the daemon's end of the socket closes, and with it the whole namespace.
@@ -33,6 +36,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import resource
 import select
 import shutil
 import signal
@@ -66,16 +70,62 @@ def _empty_shm() -> None:
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=False):
-                # Opened up from the top down before the walk descends (it lists each directory as it enters).
+                # Opened up from the top down before the walk descends (it lists each directory as it enters);
+                # a symbolic link is not followed (nor removed through: rmtree unlinks it).
                 os.chmod(entry.path, 0o700)
                 for root, dirs, _ in os.walk(entry.path):
                     for name in dirs:
-                        os.chmod(os.path.join(root, name), 0o700)
+                        if not os.path.islink(path := os.path.join(root, name)):
+                            os.chmod(path, 0o700)
                 shutil.rmtree(entry.path, ignore_errors=True)
             else:
                 os.unlink(entry.path)
         except OSError:
             continue
+
+
+_LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
+
+
+_OOM_SCORE_ADJ = "/proc/self/oom_score_adj"
+
+
+def _oom_score_adj() -> str:
+    try:
+        with open(_OOM_SCORE_ADJ) as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
+def _inherited() -> tuple[object, ...]:
+    """What a command inherits from this process that a process of the same uid may change from outside
+    (``prlimit``, ``renice``, ``taskset`` on pid 1, its ``oom_score_adj``): resource limits, nice value,
+    CPU affinity, the out-of-memory killer's bias."""
+    return (
+        tuple(resource.getrlimit(limit) for limit in _LIMITS),
+        os.getpriority(os.PRIO_PROCESS, 0),
+        frozenset(os.sched_getaffinity(0)),
+        _oom_score_adj(),
+    )
+
+
+def _restore(wanted: tuple[object, ...]) -> bool:
+    """Put back what a command changed of :func:`_inherited`; False where that cannot be done (a lowered
+    hard limit, a raised nice value or ``oom_score_adj``: only privilege undoes them)."""
+    limits, nice, cpus, _ = wanted
+    assert isinstance(limits, tuple) and isinstance(nice, int) and isinstance(cpus, frozenset)
+    try:
+        for limit, value in zip(_LIMITS, limits):  # not strict=: the system's Python may be 3.9
+            if resource.getrlimit(limit) != value:
+                resource.setrlimit(limit, value)
+        if os.getpriority(os.PRIO_PROCESS, 0) != nice:
+            os.setpriority(os.PRIO_PROCESS, 0, nice)
+        if frozenset(os.sched_getaffinity(0)) != cpus:
+            os.sched_setaffinity(0, cpus)
+    except (OSError, ValueError):
+        return False
+    return _inherited() == wanted
 
 
 def _anything_running() -> bool:
@@ -100,6 +150,7 @@ class _Init:
         # Python's own SIGINT handler would raise KeyboardInterrupt here when a command signals pid 1.
         signal.signal(signal.SIGINT, _ignore)
         self.child: int | None = None
+        self.inherited = _inherited()
 
     def serve(self) -> None:
         poller = select.poll()
@@ -118,7 +169,8 @@ class _Init:
                                 break
                         except BlockingIOError:
                             break
-                    self._reap()
+                    if self._reap():
+                        return
                 elif not self._request():
                     return
 
@@ -174,7 +226,9 @@ class _Init:
         self.child = process.pid
         self._send({"started": process.pid})
 
-    def _reap(self) -> None:
+    def _reap(self) -> bool:
+        """Reap what exited; when it was the command, sweep the namespace and send its exit. True when this
+        process must then end: the command changed what the next would inherit from it, beyond repair."""
         status: int | None = None
         while True:
             try:
@@ -186,11 +240,13 @@ class _Init:
             if pid == self.child:
                 status = raw
         if status is None:
-            return
+            return False
         left = _anything_running()
         self._sweep()
         self.child = None
-        self._send({"exit": os.waitstatus_to_exitcode(status), "left": left})
+        retire = not _restore(self.inherited)
+        self._send({"exit": os.waitstatus_to_exitcode(status), "left": left, "retire": retire})
+        return retire
 
     def _sweep(self) -> None:
         """Kill and reap every process of the namespace but this one, then empty ``/dev/shm``."""

@@ -28,6 +28,7 @@ import errno
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -70,6 +71,8 @@ class _Resident:
         self.process = process
         self.control = control
         self.key = key
+        # Its init ends after the last command (see _resident_init's "retire"): the next gets a new jail.
+        self.retiring = False
 
     def send(self, message: dict[str, Any], fds: Sequence[int] = ()) -> None:
         """Send one request (the socket buffer is empty between requests: it does not block).
@@ -156,6 +159,7 @@ class ResidentProcess:
                     await self._shell.lost(self._resident)
                 elif "exit" in answer:
                     self._left = bool(answer.get("left"))
+                    self._resident.retiring = bool(answer.get("retire"))
                     self._returncode = int(answer["exit"])
                     self._shell.release(self._resident)
         return self._returncode
@@ -202,6 +206,8 @@ class ResidentShell:
         self._current: _Resident | None = None
         self._busy = False
         self._closed = False
+        # Why no resident can start for this session (no interpreter it can run): it then runs none.
+        self._broken: str | None = None
         self.started = 0
         """How many resident jails this session started (tests and benchmarks read it)."""
 
@@ -252,6 +258,8 @@ class ResidentShell:
         # What the per-command path checks on its spawn thread: a few lstat calls.
         policy.check_cwd(cwd)
         jailed_env, hide = jail_env(env, policy)
+        if self._broken is not None:
+            return None
         self._busy = True
         try:
             started = await self._run(argv, (policy, hide, idle_seconds), cwd=cwd, env=env, jailed_env=jailed_env,
@@ -267,7 +275,15 @@ class ResidentShell:
         self, argv: Sequence[str], key: tuple[JailPolicy, tuple[str, ...], float], *, cwd: str,
         env: Mapping[str, str], jailed_env: dict[str, str], state_fd: int,
     ) -> ResidentProcess | None:  # fmt: skip
-        resident = await self._ready(key, env)
+        try:
+            resident = await self._ready(key, env)
+        except OSError as exc:
+            # The command can still run in a jail of its own; where the init's interpreter cannot be run at
+            # all, every later one does too.
+            if isinstance(exc, (FileNotFoundError, PermissionError)):
+                self._broken = str(exc)
+            log.warning("the resident shell could not start (%s); the command runs in a jail of its own", exc)
+            return None
         request = {"op": "run", "argv": list(argv), "cwd": cwd, "env": jailed_env, "fd": state_fd}
         out_read, out_write = os.pipe()
         try:
@@ -316,12 +332,14 @@ class ResidentShell:
     async def _ready(self, key: tuple[JailPolicy, tuple[str, ...], float], env: Mapping[str, str]) -> _Resident:
         current = self._current
         if current is not None:
-            state = current.state()
+            state = "retiring" if current.retiring else current.state()
             if state != "alive" or current.key != key:
                 if state == "dead":
                     log.warning(
                         "the resident shell of a session ended (outer bwrap %d); starting a new one", current.process.pid
                     )
+                elif state == "retiring":
+                    log.info("a command changed the limits, nice value or CPUs of its resident shell: starting a new one")
                 self._current = None
                 await current.aclose()
                 current = None
@@ -335,10 +353,12 @@ class ResidentShell:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             ours.setblocking(False)
-            argv = [sys.executable, "-S", "-I", "-c", _SOURCE, str(theirs.fileno()), repr(float(idle_seconds))]
-            # The command's own environment: the paths it hides (an ssh-agent) are the jail's mounts.
+            argv = [_interpreter(), "-S", "-I", "-c", _SOURCE, str(theirs.fileno()), repr(float(idle_seconds))]
+            # Of the command's environment, what decides the jail's mounts (an ssh-agent it hides) and no more:
+            # each command gets its own whole.
+            mounted = {name: env[name] for name in ("SSH_AUTH_SOCK",) if name in env}
             process = await self._launcher.spawn(
-                argv, policy=policy, cwd="/", env=env, pass_fds=(theirs.fileno(),), as_init=True
+                argv, policy=policy, cwd="/", env=mounted, pass_fds=(theirs.fileno(),), as_init=True
             )
         except BaseException:
             ours.close()
@@ -373,3 +393,16 @@ class ResidentShell:
         current, self._current = self._current, None
         if current is not None:
             await current.aclose()
+
+
+def _interpreter() -> str:
+    """The Python the init runs on: ours, or the system's where ours is out of the daemon user's reach (an
+    interpreter under root's home, a daemon run by another user); the init needs only the standard library.
+
+    Raises:
+        FileNotFoundError: none can be run.
+    """
+    for candidate in (sys.executable, shutil.which("python3")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    raise FileNotFoundError(errno.ENOENT, "no Python interpreter the daemon's user can run", sys.executable)
