@@ -19,9 +19,8 @@ import trio
 from config.sandbox import SandboxConfig, SandboxLimits
 from config.terminal import TerminalConfig
 from tests.jail.fixtures import namespace_pids
-from tests.jail.helpers import BASE_ENV
-from tools.jail import SandboxMode, open_launcher
-from tools.jail.runtime import DaemonJails, RuntimeDir
+from tests.jail.helpers import BASE_ENV, NoJail, open_daemon_jails
+from tools.jail import SandboxMode
 from tools.terminal import run_foreground
 
 LIMITS = SandboxLimits(pids=32, memory_mb=256, shm_mb=4, cpu_weight=50)
@@ -37,39 +36,35 @@ REACH = (
 
 async def exercise(work: Path) -> dict[str, Any]:
     """Run a session's commands through its resident shell; what each wall showed."""
-    home = work / "home"
-    home.mkdir()
     config = SandboxConfig(limits=LIMITS)
     found: dict[str, Any] = {}
-    async with open_launcher(config) as launcher:
-        if not launcher.status.available:
-            return {"unavailable": launcher.status.error}
-        runtime_dir = RuntimeDir.for_home(home, str(work / "user"))
-        runtime_dir.clean()
-        jails = DaemonJails(config=config, runtime=runtime_dir, home=str(home), launcher=launcher)
-        session = await jails.open_session("resident", SandboxMode.WORKSPACE_WRITE, str(work))
-        jail = session.jail
-        assert jail.shell is not None
+    try:
+        async with open_daemon_jails(work, config) as jails:
+            session = await jails.open_session("resident", SandboxMode.WORKSPACE_WRITE, str(work))
+            jail = session.jail
+            assert jail.shell is not None
 
-        async def run(command: str, terminal: TerminalConfig = ON) -> str:
-            result = await run_foreground(command, cwd=str(work), env=BASE_ENV, config=terminal, jail=jail)
-            return result.output
+            async def run(command: str, terminal: TerminalConfig = ON) -> str:
+                result = await run_foreground(command, cwd=str(work), env=BASE_ENV, config=terminal, jail=jail)
+                return result.output
 
-        try:
-            found["namespaces"] = len({await run("readlink /proc/self/ns/pid") for _ in range(3)})
-            found["limits as a jail per command"] = await run(LIMITS_SEEN) == await run(LIMITS_SEEN, OFF)
-            await run("setsid sleep 1000 & (setsid sleep 1000 &); touch /dev/shm/x")
-            init, outer = jail.shell.init_pid, jail.shell.outer_pid
-            assert init is not None and outer is not None
-            namespace = os.readlink(f"/proc/{init}/ns/pid")
-            found["left"] = [pid for pid in namespace_pids(namespace) if pid != init]
-            found["shm"] = await run("ls -A /dev/shm")
-            found["reach"] = await run(REACH)
-            found["same init"] = jail.shell.init_pid == init
-            found["started"] = jail.shell.started
-        finally:
-            await jails.close_session(session)
-        found["after close"] = [os.path.exists(f"/proc/{pid}") for pid in (init, outer)]
+            try:
+                found["namespaces"] = len({await run("readlink /proc/self/ns/pid") for _ in range(3)})
+                found["limits as a jail per command"] = await run(LIMITS_SEEN) == await run(LIMITS_SEEN, OFF)
+                await run("setsid sleep 1000 & (setsid sleep 1000 &); touch /dev/shm/x")
+                init, outer = jail.shell.init_pid, jail.shell.outer_pid
+                assert init is not None and outer is not None
+                namespace = os.readlink(f"/proc/{init}/ns/pid")
+                found["left"] = [pid for pid in namespace_pids(namespace) if pid != init]
+                found["shm"] = await run("ls -A /dev/shm")
+                found["reach"] = await run(REACH)
+                found["same init"] = jail.shell.init_pid == init
+                found["started"] = jail.shell.started
+            finally:
+                await jails.close_session(session)
+            found["after close"] = [os.path.exists(f"/proc/{pid}") for pid in (init, outer)]
+    except NoJail as exc:
+        return {"unavailable": str(exc)}
     return found
 
 

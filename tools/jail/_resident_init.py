@@ -1,9 +1,10 @@
 """The init of a session's resident jail: it runs that session's foreground commands, one at a time.
 
 This file is not imported by the daemon: its source is run inside the jail by
-``python -S -I -c <source> <control fd> <idle seconds>`` as the PID namespace's init (``bwrap --as-pid-1``;
-see :mod:`tools.jail.resident`). Standard library only, and Python 3.9 or later: where the daemon's own
-interpreter is out of reach, the system's runs it.
+``python -S -I -c <source or its compiled code> <control fd> <idle seconds>`` as the PID namespace's init (``bwrap --as-pid-1``;
+see :mod:`tools.jail.resident`). It imports only C modules of the standard library (``socket``, ``signal``,
+``json``, ``subprocess`` and ``ctypes`` would cost 25 ms more of CPU at every start, five jails' worth), and
+runs on Python 3.9 or later: where the daemon's own interpreter is out of reach, the system's runs it.
 
 Why it can stay a wall while a command runs beside it:
 
@@ -12,43 +13,56 @@ Why it can stay a wall while a command runs beside it:
   namespace, ``setsid`` grandchildren included, and nothing outside it;
 - it makes itself non-dumpable at once, so a command of the same uid cannot open ``/proc/1/mem`` or its
   control socket through ``/proc/1/fd`` (the system-call filter already refuses ``ptrace``);
-- a command's process is forked with every descriptor but its output and its state pipe closed, and the
-  signal handlers set here are reset by its ``exec``.
+- every descriptor of its own is close-on-exec, so a command gets only its output, ``/dev/null`` and its
+  state pipe; the signal handlers set here are reset by the command's ``exec``;
+- what a command inherits from it that a process of the same uid may change from outside (resource limits,
+  nice value, CPU affinity, ``oom_score_adj``) is put back after each command, or it ends.
 
-The protocol, one JSON object per packet on the SOCK_SEQPACKET control socket:
+The protocol on the SOCK_SEQPACKET control socket. The daemon sends ``marshal`` tuples:
+``("run", argv, cwd, env, fd)`` with two descriptors attached (the output pipe's write end, then the state
+pipe's, which the command gets at number ``fd``), or ``("signal", signum)``: that signal to every process of
+the namespace but this one. This process answers in ASCII:
 
-- ``{"op": "run", "argv": [...], "cwd": ..., "env": {...}, "fd": N}`` with two descriptors attached
-  (the output pipe's write end, then the state pipe's, which the command gets at number ``N``); the answer
-  is ``{"started": pid}`` or ``{"error": [errno, strerror, filename]}``;
-- ``{"op": "signal", "signal": S}``: ``S`` to every process of the namespace but this one;
-- when the command's process has exited: ``{"exit": returncode, "left": bool, "retire": bool}``, sent only
-  once the namespace has been swept (every other process killed and reaped) and ``/dev/shm`` emptied,
-  ``left`` saying whether anything was still running when it exited, ``retire`` that it ends now: the
-  command changed what the next would inherit from it (its resource limits, nice value, CPU affinity or
-  ``oom_score_adj``, which a process of the same uid may change from outside) in a way it cannot undo;
-- ``{"idle": true}`` just before it exits, after ``idle seconds`` without a command.
+- ``started``, or ``error <errno> cwd|program`` (the command did not start: its directory or its program);
+- ``exit <returncode> <left> <retire>`` once the command exited and the namespace has been swept (every other
+  process killed and reaped) and ``/dev/shm`` emptied; ``left`` is 1 when anything else still ran,
+  ``retire`` 1 when this process ends now (the command changed what the next would inherit, beyond repair);
+- ``idle`` just before it exits, after ``idle seconds`` without a command.
 
 It exits when the daemon's end of the socket closes, and with it the whole namespace.
 """
 
 from __future__ import annotations
 
-import ctypes
-import json
+import _ctypes
+import _signal  # type: ignore[import-not-found]  # signal without its enum (12 ms at start)
+import _socket
+import marshal
 import os
 import resource
 import select
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-from typing import Any
 
 _PR_SET_DUMPABLE = 4
 # A request is at most what a socket's send buffer holds (a few hundred KB); the daemon falls back above.
 _MAX_REQUEST = 1 << 22
 _SHM = "/dev/shm"
+_INT_SIZE = 4
+# Restored to their defaults in a command (Python ignores them; an ignored signal survives exec).
+_DEFAULT_SIGNALS = (_signal.SIGPIPE, _signal.SIGXFSZ)
+
+
+class _Int(_ctypes._SimpleCData):
+    _type_ = "i"
+
+
+class _Function(_ctypes.CFuncPtr):
+    _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+    _restype_ = _Int
+
+
+class _Libc:
+    _handle = _ctypes.dlopen(None, os.RTLD_NOW)  # type: ignore[arg-type]  # None: the program's own symbols
 
 
 def _ignore(signum: int, frame: object) -> None:
@@ -56,37 +70,42 @@ def _ignore(signum: int, frame: object) -> None:
 
 
 def _non_dumpable() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+    prctl = _Function(("prctl", _Libc()))  # type: ignore[arg-type]  # what it reads of a library is _handle
+    if prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(_ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
 
 
-def _empty_shm() -> None:
-    """Remove what the command left in ``/dev/shm`` (best effort: a read-only directory is opened first)."""
+def _remove(path: str) -> None:
+    """Remove ``path`` and all under it, opening up read-only directories; symbolic links are not followed."""
     try:
-        entries = list(os.scandir(_SHM))
+        os.unlink(path)
+        return
+    except IsADirectoryError:
+        pass  # Linux answers EISDIR for a directory (a symbolic link to one is unlinked above)
     except OSError:
         return
-    for entry in entries:
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                # Opened up from the top down before the walk descends (it lists each directory as it enters);
-                # a symbolic link is not followed (nor removed through: rmtree unlinks it).
-                os.chmod(entry.path, 0o700)
-                for root, dirs, _ in os.walk(entry.path):
-                    for name in dirs:
-                        if not os.path.islink(path := os.path.join(root, name)):
-                            os.chmod(path, 0o700)
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                os.unlink(entry.path)
-        except OSError:
-            continue
+    try:
+        os.chmod(path, 0o700)
+        with os.scandir(path) as entries:
+            names = [entry.path for entry in entries]
+        for name in names:
+            _remove(name)
+        os.rmdir(path)
+    except (OSError, RecursionError):
+        return
+
+
+def _empty_shm() -> bool:
+    """Remove what the command left in ``/dev/shm``; False when something stays."""
+    try:
+        for name in os.listdir(_SHM):
+            _remove(os.path.join(_SHM, name))
+        return not os.listdir(_SHM)
+    except OSError:
+        return False
 
 
 _LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
-
-
 _OOM_SCORE_ADJ = "/proc/self/oom_score_adj"
 
 
@@ -138,28 +157,39 @@ def _anything_running() -> bool:
     return True
 
 
+def _program(name: str, env: dict[str, str]) -> str | None:
+    """Where ``name`` is, looked up in the command's own ``PATH`` (``posix_spawnp`` would use ours)."""
+    if "/" in name:
+        return name
+    for directory in env.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(directory or ".", name)
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return path
+    return None
+
+
 class _Init:
     """The loop: one request at a time, the namespace swept after every command."""
 
-    def __init__(self, control: socket.socket, idle_seconds: float) -> None:
+    def __init__(self, control: _socket.socket, idle_seconds: float) -> None:
         self.control = control
         self.idle_ms = int(idle_seconds * 1000)
         self.wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
-        signal.signal(signal.SIGCHLD, _ignore)
+        _signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
+        _signal.signal(_signal.SIGCHLD, _ignore)
         # Python's own SIGINT handler would raise KeyboardInterrupt here when a command signals pid 1.
-        signal.signal(signal.SIGINT, _ignore)
+        _signal.signal(_signal.SIGINT, _ignore)
         self.child: int | None = None
         self.inherited = _inherited()
 
     def serve(self) -> None:
         poller = select.poll()
-        poller.register(self.control, select.POLLIN)
+        poller.register(self.control.fileno(), select.POLLIN)
         poller.register(self.wake_read, select.POLLIN)
         while True:
             events = poller.poll(None if self.child is not None else self.idle_ms)
             if not events:
-                self._send({"idle": True})
+                self._send(b"idle")
                 return
             for fd, _ in events:
                 if fd == self.wake_read:
@@ -174,57 +204,65 @@ class _Init:
                 elif not self._request():
                     return
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: bytes) -> None:
         try:
-            self.control.send(json.dumps(message).encode())
+            self.control.send(message)
         except OSError:
             pass  # the daemon is gone: the next read sees it
 
     def _request(self) -> bool:
         try:
-            data, fds, flags, _ = socket.recv_fds(self.control, _MAX_REQUEST, 2)
+            data, ancillary, _, _ = self.control.recvmsg(_MAX_REQUEST, _socket.CMSG_SPACE(2 * _INT_SIZE))
         except OSError:
             return False
         if not data:
             return False
+        fds: list[int] = []
+        for level, kind, payload in ancillary:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                fds += memoryview(payload)[: len(payload) - len(payload) % _INT_SIZE].cast("i").tolist()
         try:
-            request = json.loads(data)
-            if request.get("op") == "signal":
-                if self.child is not None:
-                    try:
-                        os.kill(-1, int(request["signal"]))
-                    except ProcessLookupError:
-                        pass
-            elif request.get("op") == "run":
-                self._run(request, fds)
+            for fd in fds:
+                os.set_inheritable(fd, False)
+            request = marshal.loads(data)
+            if request[0] == "signal" and self.child is not None:
+                try:
+                    os.kill(-1, int(request[1]))
+                except ProcessLookupError:
+                    pass
+            elif request[0] == "run":
+                self._run(request[1], request[2], request[3], int(request[4]), fds)
         finally:
             for fd in fds:
                 os.close(fd)
         return True
 
-    def _run(self, request: dict[str, Any], fds: list[int]) -> None:
+    def _run(self, argv: list[str], cwd: str, env: dict[str, str], target: int, fds: list[int]) -> None:
         if self.child is not None or len(fds) != 2:
-            self._send({"error": [16, "the resident shell is busy or was sent no pipes", None]})
+            self._send(b"error 16 program")  # EBUSY: the daemon sends one command at a time
             return
         output, state = fds
-        target = int(request["fd"])
         try:
-            os.dup2(state, target, inheritable=True)
-            try:
-                process = subprocess.Popen(
-                    request["argv"], cwd=request["cwd"], env=request["env"], stdin=subprocess.DEVNULL,
-                    stdout=output, stderr=output, pass_fds=(target,), close_fds=True, start_new_session=True,
-                )  # fmt: skip
-            finally:
-                os.close(target)
+            os.chdir(cwd)  # the command inherits it
         except OSError as exc:
-            self._send({"error": [exc.errno, exc.strerror, exc.filename]})
+            self._send(b"error %d cwd" % (exc.errno or 0))
             return
-        # This loop reaps every child itself, the command's included: marked done, the Popen object is not
-        # kept to be reaped by a later Popen (which would take the command's status first).
-        process.returncode = 0
-        self.child = process.pid
-        self._send({"started": process.pid})
+        program = _program(argv[0], env)
+        if program is None:
+            self._send(b"error 2 program")
+            return
+        try:
+            self.child = os.posix_spawn(
+                program, argv, env, setsid=True, setsigdef=_DEFAULT_SIGNALS, file_actions=[
+                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                    (os.POSIX_SPAWN_DUP2, output, 1), (os.POSIX_SPAWN_DUP2, output, 2),
+                    (os.POSIX_SPAWN_DUP2, state, target),
+                ],
+            )  # fmt: skip
+        except OSError as exc:
+            self._send(b"error %d program" % (exc.errno or 0))
+            return
+        self._send(b"started")
 
     def _reap(self) -> bool:
         """Reap what exited; when it was the command, sweep the namespace and send its exit. True when this
@@ -244,15 +282,15 @@ class _Init:
         left = _anything_running()
         self._sweep()
         self.child = None
-        retire = not _restore(self.inherited)
-        self._send({"exit": os.waitstatus_to_exitcode(status), "left": left, "retire": retire})
+        retire = not _empty_shm() or not _restore(self.inherited)
+        self._send(b"exit %d %d %d" % (os.waitstatus_to_exitcode(status), left, retire))
         return retire
 
     def _sweep(self) -> None:
-        """Kill and reap every process of the namespace but this one, then empty ``/dev/shm``."""
+        """Kill and reap every process of the namespace but this one."""
         while _anything_running():
             try:
-                os.kill(-1, signal.SIGKILL)
+                os.kill(-1, _signal.SIGKILL)
             except ProcessLookupError:
                 pass
             while True:
@@ -260,25 +298,24 @@ class _Init:
                     os.waitpid(-1, 0)
                 except ChildProcessError:
                     break
-        _empty_shm()
 
 
 def main(argv: list[str]) -> int:
     """Run as the jail's init; refuse to run anywhere else (its sweep kills every process it can see)."""
     if os.getpid() != 1:
-        print("the resident shell's init runs only as pid 1 of a jail", file=sys.stderr)
+        os.write(2, b"the resident shell's init runs only as pid 1 of a jail\n")
         return 2
     _non_dumpable()
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
-        os.dup2(null, fd)
+        os.dup2(null, fd, inheritable=False)
     os.close(null)
     # Our descriptors all sit low (the daemon's number could be any): a command's state pipe goes at 64 or
     # above (see tools.jail.resident), so it never lands on one of ours.
-    passed = int(argv[1])
-    control = socket.socket(fileno=os.dup(passed))
+    passed = int(argv[-2])
+    control = _socket.socket(fileno=os.dup(passed))
     os.close(passed)
-    _Init(control, float(argv[2])).serve()
+    _Init(control, float(argv[-1])).serve()
     return 0
 
 
