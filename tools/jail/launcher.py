@@ -31,6 +31,7 @@ import trio
 from config.sandbox import SandboxConfig, SandboxLimits
 from tools.errors import ToolError
 from tools.jail._mounts import inside, jail_argv, jail_env, open_argv
+from tools.jail._reaper import Reaper
 from tools.jail._spawner import LauncherClosed, Spawner
 from tools.jail._tmpfs import can_mount_tmpfs
 from tools.jail.cgroups import CgroupTree, SessionCgroup, find_cgroups
@@ -88,6 +89,7 @@ class Launcher:
         self._cgroups = CgroupTree({}, {}, {})
         # Every session's resident shell that ever started a jail: ended before the launcher closes.
         self._residents: weakref.WeakSet[ResidentShell] = weakref.WeakSet()
+        self._reaper = Reaper()
         self.status: JailStatus = _NOT_CHECKED
 
     async def preflight(self) -> JailStatus:
@@ -119,9 +121,15 @@ class Launcher:
         """
         return self._cgroups.open_session(session_id, limits)
 
-    def keep_resident(self, shell: ResidentShell) -> None:
-        """Remember a session's resident shell, to end its jail when the launcher closes (:meth:`aclose`)."""
+    def keep_resident(self, shell: ResidentShell, process: JailedProcess) -> None:
+        """Remember a session's resident shell, to end its jail when the launcher closes (:meth:`aclose`), and
+        reap ``process``, its jail, as soon as it ends by itself (its idle time).
+
+        Raises:
+            OSError: ``process`` cannot be watched (no pidfd).
+        """
         self._residents.add(shell)
+        self._reaper.watch(process.pid, process.reap)
 
     async def aclose(self) -> None:
         """End the sessions' resident shells, close, and remove the daemon's control groups (the sessions'
@@ -137,10 +145,12 @@ class Launcher:
         if not self._spawner_started:
             self._spawner_started = True
             self._spawner.start()
+            self._reaper.start()
 
     def close(self) -> None:
         """Stop the spawn threads; every jail they started dies with them (``--die-with-parent``)."""
         self._spawner.close()
+        self._reaper.close()
 
     async def spawn(
         self,

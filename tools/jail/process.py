@@ -213,6 +213,11 @@ class JailedProcess:
         """The exit status once reaped (negative: killed by that signal), else None."""
         return self._popen.returncode
 
+    def reap(self) -> None:
+        """Reap it (blocking until it exits; from any thread: :class:`~tools.jail._reaper.Reaper` does it for a
+        resident jail that ends while no task waits for it). :meth:`wait` still answers."""
+        self._popen.wait()
+
     async def wait(self) -> int:
         """Wait for the process to exit, reap it, and return its exit status."""
         async with self._wait_lock:

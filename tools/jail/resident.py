@@ -19,7 +19,7 @@ sharing the runtime) gets a jail of its own, as before. A policy change (mode, w
 an environment hides) retires the resident and starts a new one; one that died (killed, out of memory) is
 replaced at the next command, with a log line. It ends with its session (:meth:`ResidentShell.aclose`,
 before the session's control groups go), with the launcher, and by itself after ``idle_seconds`` without a
-command (the helper times out: no task of ours waits for it).
+command (the helper times out; the launcher's reaper thread reaps its bwrap: no task of ours waits for it).
 """
 
 from __future__ import annotations
@@ -372,7 +372,11 @@ class ResidentShell:
         # It sends its own output to /dev/null.
         process.close_pipes()
         resident = _Resident(process, ours, key)
-        self._launcher.keep_resident(self)
+        try:
+            self._launcher.keep_resident(self, process)
+        except OSError:
+            await resident.aclose()
+            raise
         self.started += 1
         log.debug("started a resident shell (outer bwrap %d)", process.pid)
         return resident
