@@ -1,18 +1,20 @@
 """A session's resident jailed shell: its foreground terminal commands without a new jail each.
 
-A jail per command costs the machine 4.6-4.8 ms of CPU (bwrap, its init, the mounts); a process forked in
-a jail that is already running costs about 0.2 ms. So each session keeps one jail running, started on its
+A jail per command cost the machine about 7.4 ms of CPU with the launcher's share (bwrap, its init, the
+mounts, the placement in the session's groups); a command spawned in a jail that is already running costs
+2.5 ms, most of it bash's own start (``bench/bench_jail_cpu.py``). So each session keeps one jail, started on its
 first foreground command through the launcher's usual path (the session's policy, mounts, system-call
 filter, control groups and fallback limits, ``--die-with-parent``), whose PID namespace's init is a small
 helper of ours (``bwrap --as-pid-1``; see :mod:`tools.jail._resident_init` for why it stays a wall). The
 daemon sends it each command over a SOCK_SEQPACKET socket pair, with the command's output pipe and the
 shell's state pipe attached; it forks the command, and once that exits it kills and reaps everything else
 in the namespace and empties ``/dev/shm`` before it reports the exit, so a command leaves nothing behind,
-as when its jail ended with it.
+as when its jail ended with it. Starting one costs about 10 ms more than a jail per command (bwrap and a
+Python): a session is ahead from its third or fourth command on.
 
 What changes against a jail per command: System V IPC objects persist between one session's commands
-(its ``/dev/shm`` is emptied, its ``/tmp`` always persisted); the helper (a small Python, about 9 MB) counts
-in the session's memory and process limits while it lives.
+(its ``/dev/shm`` is emptied, its ``/tmp`` always persisted); the helper (a small Python process) counts in
+the session's memory and process limits while it lives.
 
 One command at a time: a session's second command while its first runs (parallel tool calls, a subagent
 sharing the runtime) gets a jail of its own, as before. A policy change (mode, workspace, mounts, the paths
@@ -27,8 +29,8 @@ from __future__ import annotations
 import binascii
 import errno
 import functools
-import marshal
 import logging
+import marshal
 import os
 import shutil
 import signal
