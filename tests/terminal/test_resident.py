@@ -196,13 +196,19 @@ class TestInitOutOfReach:
 
 
 class TestSharedMemory:
-    """``/dev/shm`` is empty when each command starts, and each session's is its own."""
+    """``/dev/shm`` is empty and no System V IPC object is left when each command starts; each session's are its own."""
 
     async def test_emptied_between_commands(self, hostile_jails: Jails, tmp_path: Path) -> None:
         jail = hostile_jails.jail(tmp_path)
         await run(jail, "touch /dev/shm/a; mkdir -p /dev/shm/d/e; touch /dev/shm/d/e/f; chmod 0 /dev/shm/d/e /dev/shm/d", tmp_path)
         result = await run(jail, "ls -A /dev/shm", tmp_path)
         assert (result.exit_code, result.output, shell_of(jail).started) == (0, "", 1)
+
+    async def test_system_v_ipc_removed_between_commands(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        jail = hostile_jails.jail(tmp_path)
+        made = await run(jail, "ipcmk -M 4096 && ipcmk -S 2 && ipcmk -Q && ipcs -m -s -q | grep -c '^0x'", tmp_path)
+        after = await run(jail, "ipcs -m -s -q | grep -c '^0x'", tmp_path)
+        assert (made.output.splitlines()[-1], after.output, shell_of(jail).started) == ("3", "0", 1)
 
     async def test_sessions_apart(self, hostile_jails: Jails, tmp_path: Path) -> None:
         first, second = hostile_jails.jail(tmp_path), hostile_jails.jail(tmp_path)

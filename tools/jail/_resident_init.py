@@ -25,7 +25,8 @@ the namespace but this one. This process answers in ASCII:
 
 - ``started``, or ``error <errno> cwd|program`` (the command did not start: its directory or its program);
 - ``exit <returncode> <left> <retire>`` once the command exited and the namespace has been swept (every other
-  process killed and reaped) and ``/dev/shm`` emptied; ``left`` is 1 when anything else still ran,
+  process killed and reaped), ``/dev/shm`` emptied and System V IPC objects removed; ``left`` is 1 when
+  anything else still ran,
   ``retire`` 1 when this process ends now (the command changed what the next would inherit, beyond repair);
 - ``idle`` just before it exits, after ``idle seconds`` without a command.
 
@@ -93,6 +94,27 @@ def _remove(path: str) -> None:
         os.rmdir(path)
     except (OSError, RecursionError):
         return
+
+
+# System V IPC objects of the jail's own IPC namespace, by the C function that removes one (IPC_RMID is 0).
+_SYSV_IPC = (("/proc/sysvipc/shm", "shmctl"), ("/proc/sysvipc/sem", "semctl"), ("/proc/sysvipc/msg", "msgctl"))
+_IPC_RMID = 0
+
+
+def _remove_sysv_ipc() -> bool:
+    """Remove the System V shared memory, semaphores and message queues a command left, as its own jail's
+    end did; False when one stays."""
+    left = False
+    for listing, function in _SYSV_IPC:
+        try:
+            with open(listing) as handle:
+                ids = [int(line.split()[1]) for line in handle.read().splitlines()[1:] if line.strip()]
+        except (OSError, ValueError, IndexError):
+            continue  # no System V IPC in this kernel
+        if ids:
+            remove = _Function((function, _Libc()))  # type: ignore[arg-type]  # what it reads of a library is _handle
+            left |= any(remove(ipc_id, _IPC_RMID, None) != 0 for ipc_id in ids)
+    return not left
 
 
 def _empty_shm() -> bool:
@@ -282,7 +304,7 @@ class _Init:
         left = _anything_running()
         self._sweep()
         self.child = None
-        retire = not _empty_shm() or not _restore(self.inherited)
+        retire = not _empty_shm() or not _remove_sysv_ipc() or not _restore(self.inherited)
         self._send(b"exit %d %d %d" % (os.waitstatus_to_exitcode(status), left, retire))
         return retire
 

@@ -8,13 +8,15 @@ filter, control groups and fallback limits, ``--die-with-parent``), whose PID na
 helper of ours (``bwrap --as-pid-1``; see :mod:`tools.jail._resident_init` for why it stays a wall). The
 daemon sends it each command over a SOCK_SEQPACKET socket pair, with the command's output pipe and the
 shell's state pipe attached; it forks the command, and once that exits it kills and reaps everything else
-in the namespace and empties ``/dev/shm`` before it reports the exit, so a command leaves nothing behind,
+in the namespace, empties ``/dev/shm`` and removes System V IPC objects before it reports the exit, so a
+command leaves nothing behind,
 as when its jail ended with it. Starting one costs about 10 ms more than a jail per command (bwrap and a
 Python): a session is ahead from its third or fourth command on.
 
-What changes against a jail per command: System V IPC objects persist between one session's commands
-(its ``/dev/shm`` is emptied, its ``/tmp`` always persisted); the helper (a small Python process) counts in
-the session's memory and process limits while it lives.
+What changes against a jail per command: POSIX message queues persist between one session's commands (no
+file system of theirs is mounted in a jail, so they cannot be listed to be removed; its ``/tmp`` always
+persisted); the helper (a small Python process) counts in the session's memory and process limits while it
+lives.
 
 One command at a time: a session's second command while its first runs (parallel tool calls, a subagent
 sharing the runtime) gets a jail of its own, as before. A policy change (mode, workspace, mounts, the paths
