@@ -331,18 +331,25 @@ class TestInheritedState:
 
     async def test_soft_limit_put_back(self, hostile_jails: Jails, tmp_path: Path) -> None:
         jail = hostile_jails.jail(tmp_path)
-        before = await run(jail, "ulimit -Sn; ulimit -Hn", tmp_path)
-        changed = await run(jail, "prlimit --pid 1 --nofile=100: && taskset -p 1 1 >/dev/null && echo changed", tmp_path)
-        after = await run(jail, "ulimit -Sn; ulimit -Hn", tmp_path)
+        probe = "ulimit -Sn; ulimit -Hn; for tool in 'taskset -p' 'chrt -p'; do $tool $$ | cut -d: -f2; done; ionice"
+        before = await run(jail, probe, tmp_path)
+        changed = await run(
+            jail, "prlimit --pid 1 --nofile=100: && taskset -p 1 1 >/dev/null && chrt -b -p 0 1 && ionice -c 3 -p 1 "
+            "&& echo changed", tmp_path,
+        )  # fmt: skip
+        after = await run(jail, probe, tmp_path)
         assert changed.output == "changed"
         assert (after.output, shell_of(jail).started) == (before.output, 1)
 
     @pytest.mark.parametrize(
-        "change", ["prlimit --pid 1 --nofile=100:100", "renice -n 5 -p 1 >/dev/null", "echo 500 > /proc/1/oom_score_adj"]
-    )
+        "change", [
+            "prlimit --pid 1 --nofile=100:100", "renice -n 5 -p 1 >/dev/null", "echo 500 > /proc/1/oom_score_adj",
+            "chrt -i -p 0 1",
+        ],
+    )  # fmt: skip
     async def test_irreparable_change_retires_the_jail(self, hostile_jails: Jails, tmp_path: Path, change: str) -> None:
         jail = hostile_jails.jail(tmp_path)
-        probe = "ulimit -Hn; nice; cat /proc/self/oom_score_adj"
+        probe = "ulimit -Hn; nice; cat /proc/self/oom_score_adj; chrt -p $$ | cut -d: -f2; ionice"
         before = await run(jail, probe, tmp_path)
         outer, init = resident_pids(jail)
         changed = await run(jail, f"{change} && echo changed", tmp_path)

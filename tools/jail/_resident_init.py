@@ -16,7 +16,8 @@ Why it can stay a wall while a command runs beside it:
 - every descriptor of its own is close-on-exec, so a command gets only its output, ``/dev/null`` and its
   state pipe; the signal handlers set here are reset by the command's ``exec``;
 - what a command inherits from it that a process of the same uid may change from outside (resource limits,
-  nice value, CPU affinity, ``oom_score_adj``) is put back after each command, or it ends.
+  nice value, CPU affinity, scheduling policy, I/O priority, ``oom_score_adj``) is put back after each
+  command, or it ends.
 
 The protocol on the SOCK_SEQPACKET control socket. The daemon sends ``marshal`` tuples:
 ``("run", argv, cwd, env, fd)`` with two descriptors attached (the output pipe's write end, then the state
@@ -27,7 +28,8 @@ the namespace but this one. This process answers in ASCII:
 - ``exit <returncode> <left> <retire>`` once the command exited and the namespace has been swept (every other
   process killed and reaped), ``/dev/shm`` emptied and System V IPC objects removed; ``left`` is 1 when
   anything else still ran,
-  ``retire`` 1 when this process ends now (the command changed what the next would inherit, beyond repair);
+  ``retire`` 1 when this process ends now (the command changed what the next would inherit, beyond repair:
+  see :func:`_inherited`);
 - ``idle`` just before it exits, after ``idle seconds`` without a command.
 
 It exits when the daemon's end of the socket closes, and with it the whole namespace.
@@ -129,6 +131,19 @@ def _empty_shm() -> bool:
 
 _LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
 _OOM_SCORE_ADJ = "/proc/self/oom_score_adj"
+# ioprio_set and ioprio_get by machine (no C library wraps them); IOPRIO_WHO_PROCESS is 1.
+_IOPRIO_CALLS = {"x86_64": (251, 252), "aarch64": (30, 31)}.get(os.uname().machine)
+_IOPRIO_WHO_PROCESS = 1
+
+
+def _syscall(*args: int) -> int:
+    call = _Function(("syscall", _Libc()))  # type: ignore[arg-type]  # what it reads of a library is _handle
+    result: int = call(*args)
+    return result
+
+
+def _ioprio() -> int:
+    return -1 if _IOPRIO_CALLS is None else _syscall(_IOPRIO_CALLS[1], _IOPRIO_WHO_PROCESS, 0)
 
 
 def _oom_score_adj() -> str:
@@ -139,24 +154,35 @@ def _oom_score_adj() -> str:
         return ""
 
 
-def _inherited() -> tuple[object, ...]:
+# Resource limits, nice value, CPU affinity, scheduling policy and priority, I/O priority, oom_score_adj.
+_Inherited = tuple[tuple[tuple[int, int], ...], int, frozenset[int], tuple[int, int], int, str]
+
+
+def _inherited() -> _Inherited:
     """What a command inherits from this process that a process of the same uid may change from outside
-    (``prlimit``, ``renice``, ``taskset`` on pid 1, its ``oom_score_adj``): resource limits, nice value,
-    CPU affinity, the out-of-memory killer's bias."""
+    (``prlimit``, ``renice``, ``taskset``, ``chrt``, ``ionice`` on pid 1, its ``oom_score_adj``): resource
+    limits, nice value, CPU affinity, scheduling policy, I/O priority, the out-of-memory killer's bias."""
     return (
         tuple(resource.getrlimit(limit) for limit in _LIMITS),
         os.getpriority(os.PRIO_PROCESS, 0),
         frozenset(os.sched_getaffinity(0)),
+        (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority),
+        _ioprio(),
         _oom_score_adj(),
     )
 
 
-def _restore(wanted: tuple[object, ...]) -> bool:
+def _restore(wanted: _Inherited) -> bool:
     """Put back what a command changed of :func:`_inherited`; False where that cannot be done (a lowered
-    hard limit, a raised nice value or ``oom_score_adj``: only privilege undoes them)."""
-    limits, nice, cpus, _ = wanted
-    assert isinstance(limits, tuple) and isinstance(nice, int) and isinstance(cpus, frozenset)
+    hard limit, a raised nice value or ``oom_score_adj``, a real-time I/O class: only privilege undoes them)."""
+    limits, nice, cpus, (policy, priority), ioprio, _ = wanted
     try:
+        if (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority) != (policy, priority):
+            os.sched_setscheduler(0, policy, os.sched_param(priority))
+        if _IOPRIO_CALLS is not None and _ioprio() != ioprio and _syscall(
+            _IOPRIO_CALLS[0], _IOPRIO_WHO_PROCESS, 0, ioprio
+        ) != 0:
+            return False
         for limit, value in zip(_LIMITS, limits):  # not strict=: the system's Python may be 3.9
             if resource.getrlimit(limit) != value:
                 resource.setrlimit(limit, value)
