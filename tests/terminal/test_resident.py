@@ -236,6 +236,23 @@ class TestShellState:
         assert second.output == f"{tmp_path / 'sub'}\na b"
         assert shell_of(jail).started == 1
 
+    async def test_descriptors_and_signals_as_with_a_jail_per_command(self, hostile_jails: Jails, tmp_path: Path) -> None:
+        """The command holds only its output, /dev/null and its state pipe, and no signal Python ignores (SIGPIPE,
+        SIGXFSZ) stays ignored. glibc's posix_spawn leaves its two internal signals (32, 33) ignored, which
+        glibc and Go programs override when they need them: the only difference."""
+        jail = hostile_jails.jail(tmp_path)
+        probe = f"ls /proc/$$/fd > {tmp_path}/fds; tr '\\n' ' ' < {tmp_path}/fds; grep -E '^Sig(Ign|Blk)' /proc/$$/status"
+        resident, alone = await run(jail, probe, tmp_path), await run(jail, probe, tmp_path, OFF)
+
+        def masked(output: str) -> str:
+            internal = (1 << 31) | (1 << 32)
+            return "".join(
+                f"SigIgn:\t{int(line.split()[1], 16) & ~internal:016x}" if line.startswith("SigIgn") else line
+                for line in output.splitlines()
+            )
+
+        assert masked(resident.output) == masked(alone.output) and shell_of(jail).started == 1
+
     async def test_missing_cwd_as_with_a_jail_per_command(self, hostile_jails: Jails, tmp_path: Path) -> None:
         jail = hostile_jails.jail(tmp_path)
         await run(jail, "true", tmp_path)
