@@ -25,11 +25,15 @@ class Reaper:
         self._pending: list[tuple[int, Callable[[], object]]] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._started = False
         self._thread = threading.Thread(target=self._serve, name="hermes-jail-reaper", daemon=True)
 
     def start(self) -> None:
         """Start the thread."""
-        self._thread.start()
+        with self._lock:
+            if not self._closed:
+                self._started = True
+                self._thread.start()
 
     def watch(self, pid: int, reap: Callable[[], object]) -> None:
         """Call ``reap`` (a ``Popen.wait``: it must not block once the process exited) on the thread once
@@ -50,9 +54,16 @@ class Reaper:
     def close(self) -> None:
         """Stop the thread (what it watches is then reaped by its owner)."""
         with self._lock:
-            if not self._closed:
-                self._closed = True
+            if self._closed:
+                return
+            self._closed = True
+            if self._started:
                 os.write(self._wake_write, b"1")
+                return
+            for fd, _ in self._pending:
+                os.close(fd)
+            os.close(self._wake_read)
+            os.close(self._wake_write)
 
     def _serve(self) -> None:
         poller = select.poll()
