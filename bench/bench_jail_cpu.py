@@ -10,7 +10,11 @@ Each sample runs ``terminal("true")``'s command the way a session does (the term
 - ``launcher``: this process's own CPU (the command line, the fork, the placement in the session's groups,
   Trio), the share of the daemon's CPU a command costs;
 - ``kthreads``: what the kernel's own threads did meanwhile (deferred frees of namespaces and filters); the
-  whole machine's, so it includes other programs' and is coarse (clock ticks).
+  whole machine's, so it includes other programs' and is coarse (clock ticks);
+- ``jails``: how many jails the session started for the sample's commands and its warm-up (one with a
+  resident shell, ``terminal.resident_shell``; one a command without);
+- ``first``: the whole CPU (this process and its children) of a second session's first command, which
+  starts that session's resident shell where there is one.
 
 ``--base TREE`` runs the same samples with another worktree's code (its ``.venv``), alternating with this
 tree's (ABAB), so before and after are measured under the same load. Medians of ``--rounds``.
@@ -99,6 +103,18 @@ async def _sample(runs: int) -> dict[str, float]:
                     assert result.exit_code == 0 and result.shell is not None, result
                 group, own = tree.seconds() - group, _own_seconds() - own
                 kthreads = _kthreads_seconds() - kthreads
+                # Another session's first command: it starts that session's resident shell where there is one.
+                other = SessionJail(policy, launcher)
+                first = tree.seconds()
+                await run_foreground("true", cwd=str(workspace), env=env, config=terminal, jail=other)
+                first = tree.seconds() - first
+                if hasattr(other, "aclose"):
+                    await other.aclose()
+                # A tree with resident shells: how many jails the session started (1: one for every command).
+                shell = getattr(jail, "shell", None)
+                jails = float(shell.started) if shell is not None else float(runs + 3)
+                if hasattr(jail, "aclose"):
+                    await jail.aclose()
             finally:
                 if cgroup is not None:
                     await trio.to_thread.run_sync(cgroup.remove)
@@ -106,7 +122,11 @@ async def _sample(runs: int) -> dict[str, float]:
         tree.leave()
         shutil.rmtree(root, ignore_errors=True)
     per = 1000 / runs
-    return {"jail": (group - own) * per, "launcher": own * per, "kthreads": kthreads * per, "method": tree.method}
+    return {
+        "jail": (group - own) * per, "launcher": own * per, "kthreads": kthreads * per, "jails": jails,
+        "first": first * 1000,
+        "method": tree.method,
+    }  # fmt: skip
 
 
 def _child(tree: Path, runs: int) -> dict[str, float]:
@@ -145,7 +165,7 @@ def main() -> None:
     print(f"CPU per jailed terminal('true'), ms, median of {args.rounds} x {args.runs}; load {os.getloadavg()[0]:.1f}")
     print(f"  ({samples['this'][0]['method']})")
     for name, tree in trees.items():
-        medians = {k: statistics.median(s[k] for s in samples[name]) for k in ("jail", "launcher", "kthreads")}
+        medians = {k: statistics.median(s[k] for s in samples[name]) for k in ("jail", "launcher", "kthreads", "jails", "first")}
         head = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
         print(f"  {name:5s} {head.stdout.strip():9s} " + "  ".join(f"{k} {v:.2f}" for k, v in medians.items()))
 

@@ -70,6 +70,10 @@ class TerminalConfig:
     shell: str = attrs.field(default="bash", validator=non_empty_str)
     # Live output of a running foreground command goes to watchers at most this often.
     progress_interval_seconds: float = attrs.field(default=1.0, validator=non_negative_number)
+    # A jailed session's foreground commands run in one jail kept per session (tools.jail.resident) rather
+    # than a new jail each; it ends after this long without a command.
+    resident_shell: bool = attrs.field(default=True, validator=v.instance_of(bool))
+    resident_idle_seconds: float = attrs.field(default=300.0, validator=positive_number)
     background: BackgroundConfig = attrs.field(factory=BackgroundConfig, validator=v.instance_of(BackgroundConfig))
 
 

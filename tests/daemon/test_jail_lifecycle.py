@@ -1,5 +1,6 @@
 """The jail's life with the daemon's: a daemon killed with -9 takes every jailed process with it and its
-restart removes what the dead one left; a daemon whose jail cannot run says so and runs nothing unjailed."""
+restart removes what the dead one left; a session's resident jail ends with the session; a daemon whose
+jail cannot run says so and runs nothing unjailed."""
 
 from __future__ import annotations
 
@@ -71,6 +72,25 @@ class TestKill9:
             jailed.start()
             assert not os.path.exists(leftover)
             assert "leftovers of an earlier run" in jailed.daemon.log()
+        finally:
+            jailed.stop()
+
+
+class TestResidentShell:
+    """In the real daemon, a session's foreground commands share one jail, which ends with the session."""
+
+    def test_shared_then_gone_with_the_session(self, provider: ScriptedProviderProcess) -> None:
+        jailed = JailedDaemon().start()
+        try:
+            session = jailed.create_session(provider)
+            command = {"command": "readlink /proc/self/ns/pid"}
+            first, second = (output_of(jailed.tool_turn(provider, session, "terminal", command)) for _ in range(2))
+            assert first == second and first.startswith("pid:[")
+            with PidNamespace(first) as namespace:
+                assert namespace.alive()  # its init waits for the next command
+                with jailed.daemon.client() as client:
+                    client.request(c.DeleteSession(client.next_id(), session))
+                wait_until(lambda: not namespace.alive(), 10, "the session's resident jail to end")
         finally:
             jailed.stop()
 

@@ -83,10 +83,11 @@ def host_pid(pid: int, namespace: str, start: str | None = None) -> int:
 
 @attrs.frozen
 class Jails:
-    """Makes the jails of one mode, all through the same launcher."""
+    """Makes the jails of one mode, all through the same launcher; :meth:`close` ends their resident shells."""
 
     mode: SandboxMode
     launcher: Launcher
+    made: list[SessionJail] = attrs.field(factory=list, eq=False)
 
     @property
     def jailed(self) -> bool:
@@ -95,7 +96,18 @@ class Jails:
 
     def jail(self, workspace: Path, *, home: Path | None = None, config: SandboxConfig | None = None) -> SessionJail:
         """A session jail working in ``workspace``."""
-        return SessionJail(policy_for(self.mode, workspace, home=home, config=config), self.launcher)
+        jail = SessionJail(policy_for(self.mode, workspace, home=home, config=config), self.launcher)
+        self.made.append(jail)
+        return jail
+
+    def close(self) -> None:
+        """End the resident shells of the jails made, as a session's end does (outside any Trio run)."""
+
+        async def close_all() -> None:
+            for jail in self.made:
+                await jail.aclose()
+
+        trio.run(close_all)
 
 
 @pytest.fixture(scope="session")
@@ -109,16 +121,18 @@ def launcher() -> Iterator[Launcher]:
 
 
 @pytest.fixture(params=[SandboxMode.WORKSPACE_WRITE, SandboxMode.FULL_ACCESS], ids=["jailed", "full-access"])
-def jails(request: pytest.FixtureRequest, launcher: Launcher) -> Jails:
+def jails(request: pytest.FixtureRequest, launcher: Launcher) -> Iterator[Jails]:
     """Jails of each mode in turn; the jailed run is skipped where no jail can run."""
     mode: SandboxMode = request.param
     if mode is not SandboxMode.FULL_ACCESS and not launcher.status.available:
         pytest.skip(f"no jail can run here: {launcher.status.failed_step}: {launcher.status.error}")
-    return Jails(mode, launcher)
+    made = Jails(mode, launcher)
+    yield made
+    made.close()
 
 
 @pytest.fixture
-def hostile_jails(launcher: Launcher) -> Jails:
+def hostile_jails(launcher: Launcher) -> Iterator[Jails]:
     """Jails for a test that hands the real tool a destructive command (``rm -rf /etc``, ``kill -1``): jailed only.
 
     Such a test checks that the command is refused before it runs. Should that refusal ever regress, the
@@ -128,4 +142,6 @@ def hostile_jails(launcher: Launcher) -> Jails:
     """
     if not launcher.status.available:
         pytest.skip(f"no jail can run here: {launcher.status.failed_step}: {launcher.status.error}")
-    return Jails(SandboxMode.WORKSPACE_WRITE, launcher)
+    made = Jails(SandboxMode.WORKSPACE_WRITE, launcher)
+    yield made
+    made.close()

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
 
 import trio
 
+from config.sandbox import SandboxConfig
 from tests.jail.fixtures import namespace_pids
-from tools.jail import HeadTailBuffer, JailedProcess, JailPolicy, Launcher, drain
+from tools.jail import HeadTailBuffer, JailedProcess, JailPolicy, Launcher, drain, open_launcher
+from tools.jail.runtime import DaemonJails, RuntimeDir
 
 BASE_ENV = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8"}
 
@@ -21,6 +25,27 @@ async def run(
         ["bash", "-c", command], policy=policy, cwd=cwd or policy.workspace, env=env or BASE_ENV, merge_stderr=True
     )
     return await finish(process)
+
+
+class NoJail(Exception):
+    """No jail can run here (the message says why)."""
+
+
+@asynccontextmanager
+async def open_daemon_jails(work: Path, config: SandboxConfig) -> AsyncIterator[DaemonJails]:
+    """A daemon's jails as a daemon of the home ``work/home`` has them (the runtime directory cleaned).
+
+    Raises:
+        NoJail: no jail can run here.
+    """
+    home = work / "home"
+    home.mkdir()
+    async with open_launcher(config) as launcher:
+        if not launcher.status.available:
+            raise NoJail(launcher.status.error)
+        runtime_dir = RuntimeDir.for_home(home, str(work / "user"))
+        runtime_dir.clean()
+        yield DaemonJails(config=config, runtime=runtime_dir, home=str(home), launcher=launcher)
 
 
 async def finish(process: JailedProcess) -> tuple[int, str]:

@@ -314,9 +314,11 @@ class TestCancellation:
             await run.run()
 
     async def test_state_needs_no_file_and_leaves_no_descriptor(self, jails: Jails, tmp_path: Path) -> None:
-        await run_foreground(jail=jails.jail(tmp_path), command="true", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
+        # One session: its resident shell (started by the first command) holds its socket between commands.
+        jail = jails.jail(tmp_path)
+        await run_foreground(jail=jail, command="true", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
         before, files = _open_descriptors(), sorted(tmp_path.iterdir())
-        result = await run_foreground(jail=jails.jail(tmp_path), command="export A=1", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
+        result = await run_foreground(jail=jail, command="export A=1", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)
         assert result.shell is not None and result.shell.env["A"] == "1"
         assert (_open_descriptors(), sorted(tmp_path.iterdir())) == (before, files)
 

@@ -22,6 +22,7 @@ from tools.jail.policy import (
 )
 from tools.jail.preflight import JailStatus
 from tools.jail.process import JailedProcess
+from tools.jail.resident import ResidentProcess, ResidentShell
 from tools.jail.session import SessionJail
 
 __all__ = [
@@ -35,6 +36,8 @@ __all__ = [
     "LauncherClosed",
     "LimitsNotApplied",
     "PathRefused",
+    "ResidentProcess",
+    "ResidentShell",
     "SandboxLimitsRefused",
     "SandboxMode",
     "SandboxModeRefused",

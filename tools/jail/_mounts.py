@@ -87,6 +87,7 @@ def jail_argv(
     seccomp_fd: int | None = None,
     info_fd: int | None = None,
     block_fd: int | None = None,
+    as_init: bool = False,
 ) -> list[str]:
     """The ``bwrap`` command line (up to and including ``--``) that jails a process by ``policy``.
 
@@ -102,6 +103,8 @@ def jail_argv(
         seccomp_fd: A descriptor the filter program can be read from (:mod:`tools.jail._seccomp`).
         info_fd: Where bubblewrap reports its jail's init, and ``block_fd`` what it then waits on before
             the command runs: the launcher puts the jail under its limits meanwhile.
+        as_init: The process is the PID namespace's init itself (``--as-pid-1``: bwrap installs no reaper),
+            as the resident shell's init is (:mod:`tools.jail.resident`).
     """
     argv = [bwrap, *NO_PRIVILEGE, "--ro-bind", "/", "/", "--dev", "/dev"]
     argv += ["--size", str(policy.limits.shm_mb * 1024 * 1024), "--tmpfs", "/dev/shm"]
@@ -139,6 +142,7 @@ def jail_argv(
         argv.append("--unshare-net")
     argv += _descriptors(("--seccomp", seccomp_fd), ("--info-fd", info_fd), ("--block-fd", block_fd))
     # --new-session: the jail is its own session, so no TIOCSTI into the daemon's terminal.
+    argv += ["--as-pid-1"] if as_init else []
     argv += ["--new-session", "--die-with-parent", "--chdir", cwd, "--"]
     return argv
 

@@ -20,8 +20,10 @@ import logging
 import os
 import shutil
 import subprocess
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
@@ -29,6 +31,7 @@ import trio
 from config.sandbox import SandboxConfig, SandboxLimits
 from tools.errors import ToolError
 from tools.jail._mounts import inside, jail_argv, jail_env, open_argv
+from tools.jail._reaper import Reaper
 from tools.jail._spawner import LauncherClosed, Spawner
 from tools.jail._tmpfs import can_mount_tmpfs
 from tools.jail.cgroups import CgroupTree, SessionCgroup, find_cgroups
@@ -37,6 +40,9 @@ from tools.jail.policy import JailPolicy
 from tools.jail._seccomp import filter_program, program_pipe
 from tools.jail.preflight import FULL_ACCESS_HINT, JailStatus, preflight
 from tools.jail.process import JailedProcess
+
+if TYPE_CHECKING:
+    from tools.jail.resident import ResidentShell
 
 __all__ = [
     "JailUnavailable", "Launcher", "LauncherClosed", "LimitsNotApplied", "PopenFn", "open_launcher", "start_process",
@@ -81,6 +87,9 @@ class Launcher:
         self._spawner = Spawner(threads=SPAWN_THREADS)
         self._spawner_started = False
         self._cgroups = CgroupTree({}, {}, {})
+        # Every session's resident shell that ever started a jail: ended before the launcher closes.
+        self._residents: weakref.WeakSet[ResidentShell] = weakref.WeakSet()
+        self._reaper = Reaper()
         self.status: JailStatus = _NOT_CHECKED
 
     async def preflight(self) -> JailStatus:
@@ -112,8 +121,21 @@ class Launcher:
         """
         return self._cgroups.open_session(session_id, limits)
 
+    def keep_resident(self, shell: ResidentShell, process: JailedProcess) -> None:
+        """Remember a session's resident shell, to end its jail when the launcher closes (:meth:`aclose`), and
+        reap ``process``, its jail, as soon as it ends by itself (its idle time).
+
+        Raises:
+            OSError: ``process`` cannot be watched (no pidfd).
+        """
+        self._residents.add(shell)
+        self._reaper.watch(process.pid, process.reap)
+
     async def aclose(self) -> None:
-        """Close, and remove the daemon's control groups (the sessions' are gone by now)."""
+        """End the sessions' resident shells, close, and remove the daemon's control groups (the sessions'
+        are gone by now)."""
+        for shell in list(self._residents):
+            await shell.aclose()
         self.close()
         with trio.move_on_after(_CGROUP_REMOVAL_SECONDS, shield=True):
             await trio.to_thread.run_sync(self._cgroups.close)
@@ -123,10 +145,12 @@ class Launcher:
         if not self._spawner_started:
             self._spawner_started = True
             self._spawner.start()
+            self._reaper.start()
 
     def close(self) -> None:
         """Stop the spawn threads; every jail they started dies with them (``--die-with-parent``)."""
         self._spawner.close()
+        self._reaper.close()
 
     async def spawn(
         self,
@@ -139,6 +163,7 @@ class Launcher:
         merge_stderr: bool = False,
         binds: Sequence[str] = (),
         pass_fds: Sequence[int] = (),
+        as_init: bool = False,
     ) -> JailedProcess:
         """Start ``argv`` under ``policy``; returns once it runs.
 
@@ -152,6 +177,7 @@ class Launcher:
             merge_stderr: Its stderr goes into the stdout pipe, as a terminal shows them.
             binds: More host directories bound read-write at their own paths (execute_code's workspace).
             pass_fds: Our descriptors it inherits at the same numbers (the terminal's state pipe).
+            as_init: It is the jail's init itself (a jailed policy only; see :func:`~tools.jail._mounts.jail_argv`).
 
         Raises:
             JailUnavailable: the policy is jailed and no jail can run here.
@@ -182,7 +208,9 @@ class Launcher:
         settles = policy.jailed and (policy.cgroup is not None or fallbacks.needed)
         with _JailFds(program, settles) as fds:
             # The paths it mounts are looked at on disk: on the spawn thread, just before the fork.
-            rewrite = functools.partial(_jailed_command, status, policy, cwd=cwd, binds=tuple(binds), fds=fds)
+            rewrite = functools.partial(
+                _jailed_command, status, policy, cwd=cwd, binds=tuple(binds), fds=fds, as_init=as_init
+            )
             process = await start_process(
                 functools.partial(self._spawner.popen, rewrite=rewrite), list(argv), env, jailed=True, stdin=stdin,
                 merge_stderr=merge_stderr, cwd="/", pass_fds=(*pass_fds, *fds.child_ends),
@@ -265,6 +293,7 @@ def _jailed_command(
     cwd: str,
     binds: tuple[str, ...],
     fds: _JailFds,
+    as_init: bool = False,
 ) -> tuple[list[str], dict[str, str]]:
     """The bwrap command line and environment that run ``argv`` under ``policy`` (blocking: it stats; a
     :data:`~tools.jail._spawner.Rewrite` once the rest is bound).
@@ -294,7 +323,7 @@ def _jailed_command(
     jailed_env, hide = jail_env(env, policy)
     mounts = jail_argv(
         status.bwrap, policy, cwd=cwd, binds=binds, mounts_proc=status.mounts_proc, hide=hide, seccomp_fd=fds.seccomp,
-        info_fd=fds.info_fd, block_fd=fds.block_fd,
+        info_fd=fds.info_fd, block_fd=fds.block_fd, as_init=as_init,
     )  # fmt: skip
     return [*mounts, *argv], jailed_env
 

@@ -21,7 +21,7 @@ import time
 
 import trio
 
-__all__ = ["JailedProcess", "jail_members", "kill_jails_under"]
+__all__ = ["JailedProcess", "jail_init", "jail_members", "kill_jails_under"]
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,8 @@ def _pid_namespace(pid: int) -> str | None:
         return None
 
 
-def _jail_init(outer: int) -> int | None:
-    """The init of the jail an outer bwrap started: its only child."""
+def jail_init(outer: int) -> int | None:
+    """The init of the jail an outer bwrap started: its only child (host pid; it reads /proc)."""
     try:
         with open(f"/proc/{outer}/task/{outer}/children") as handle:
             children = handle.read().split()
@@ -54,7 +54,7 @@ def jail_members(outer: int) -> tuple[int | None, list[int]]:
 
     Blocking (it walks /proc): call it through ``trio.to_thread.run_sync``.
     """
-    init = _jail_init(outer)
+    init = jail_init(outer)
     if init is None:
         return None, []
     namespace = _pid_namespace(init)
@@ -100,7 +100,7 @@ def _kill_jail(outer: int) -> int | None:
 
     Blocking (it reads /proc): call it through ``trio.to_thread.run_sync``.
     """
-    init = _jail_init(outer)
+    init = jail_init(outer)
     if init is None:
         return None
     try:
@@ -212,6 +212,11 @@ class JailedProcess:
     def returncode(self) -> int | None:
         """The exit status once reaped (negative: killed by that signal), else None."""
         return self._popen.returncode
+
+    def reap(self) -> None:
+        """Reap it (blocking until it exits; from any thread: :class:`~tools.jail._reaper.Reaper` does it for a
+        resident jail that ends while no task waits for it). :meth:`wait` still answers."""
+        self._popen.wait()
 
     async def wait(self) -> int:
         """Wait for the process to exit, reap it, and return its exit status."""

@@ -359,7 +359,9 @@ class DaemonJails:
         return SessionRuntime(SessionJail(policy, self.launcher), directory, session_id)
 
     async def close_session(self, runtime: SessionRuntime) -> None:
-        """Remove a session's directories and control groups (its processes are gone by now)."""
+        """End a session's resident shell, then remove its directories and control groups (its other
+        processes are gone by now)."""
+        await runtime.jail.aclose()
         await trio.to_thread.run_sync(self._remove, runtime.owner, runtime.jail.policy.cgroup)
 
     def _remove(self, session_id: str, cgroup: SessionCgroup | None) -> None:

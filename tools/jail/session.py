@@ -15,6 +15,7 @@ import trio
 from tools.jail.launcher import JailUnavailable, start_process
 from tools.jail.limits import limits_reached
 from tools.jail.policy import HiddenPath, JailPolicy, SandboxMode
+from tools.jail.resident import ResidentShell
 
 if TYPE_CHECKING:
     from tools.jail.launcher import Launcher
@@ -32,10 +33,17 @@ class SessionJail:
         launcher: The daemon's launcher; every process a tool starts goes through it. None where no
             daemon runs (tests, benchmarks): a ``full-access`` session then starts its processes
             directly, a jailed one cannot start any.
+        shell: The session's resident shell for foreground terminal commands (made with the launcher;
+            it starts no process until the first command). A jail evolved with another policy shares it:
+            the resident then starts again under the new policy. Close it with :meth:`aclose`.
     """
 
     policy: JailPolicy
     launcher: Launcher | None = None
+    shell: ResidentShell | None = attrs.field(
+        default=attrs.Factory(lambda jail: None if jail.launcher is None else ResidentShell(jail.launcher), takes_self=True),
+        eq=False, repr=False,
+    )  # fmt: skip
 
     @classmethod
     def full_access(cls, home: str | os.PathLike[str], workspace: str, launcher: Launcher | None = None) -> SessionJail:
@@ -48,6 +56,11 @@ class SessionJail:
             hidden=hidden,
         )
         return cls(policy, launcher)
+
+    async def aclose(self) -> None:
+        """End the session's resident shell, if one runs (at the session's end; shielded)."""
+        if self.shell is not None:
+            await self.shell.aclose()
 
     async def limits_reached(self) -> list[str]:
         """What the model should be told of its session's limits after a command failed: each limit the

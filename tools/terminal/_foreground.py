@@ -16,7 +16,7 @@ import trio
 from config.terminal import TerminalConfig
 from tools.ansi import clean_terminal_output, redact_output
 from tools.errors import ToolError
-from tools.jail import HeadTailBuffer, LauncherClosed, SessionJail
+from tools.jail import HeadTailBuffer, JailedProcess, LauncherClosed, ResidentProcess, SessionJail
 from tools.terminal._shell import ShellSnapshot, parse_state, shell_argv
 from tools.terminal.errors import RunAlreadyStarted
 
@@ -169,10 +169,22 @@ class ForegroundRun:
             note=note.strip("[]"),
         )
 
-    async def _run(self, state: _StatePipe) -> ForegroundResult:
+    async def _start(self, state: _StatePipe) -> JailedProcess | ResidentProcess:
+        """Start the command: in the session's resident shell when it has one free, else in a jail of its own."""
         argv = shell_argv(self._config.shell, self.command, state.write_fd)
+        shell = self._jail.shell if self._config.resident_shell else None
+        if shell is not None:
+            process = await shell.spawn(
+                argv, policy=self._jail.policy, cwd=self.cwd, env=self.env, state_fd=state.write_fd,
+                idle_seconds=self._config.resident_idle_seconds,
+            )  # fmt: skip
+            if process is not None:
+                return process
+        return await self._jail.spawn(argv, cwd=self.cwd, env=self.env, merge_stderr=True, pass_fds=(state.write_fd,))
+
+    async def _run(self, state: _StatePipe) -> ForegroundResult:
         try:
-            process = await self._jail.spawn(argv, cwd=self.cwd, env=self.env, merge_stderr=True, pass_fds=(state.write_fd,))
+            process = await self._start(state)
         except FileNotFoundError as exc:
             missing = self.cwd if exc.filename == self.cwd or not os.path.isdir(self.cwd) else self._config.shell
             return ForegroundResult(
@@ -203,7 +215,8 @@ class ForegroundRun:
         finally:
             # Shielded inside: on cancellation everything it started is gone before Cancelled
             # propagates. After a normal exit it stops what the command left behind (``cmd &``,
-            # nohup) in full-access; a jail's leftovers ended with the jail.
+            # nohup) in full-access; a jail's leftovers ended with the jail, a resident shell's were
+            # swept before it reported the exit (and are reported).
             leftovers = await process.stop(self._config.kill_grace_seconds)
             process.close_pipes()
         note = None

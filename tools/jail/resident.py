@@ -1,0 +1,433 @@
+"""A session's resident jailed shell: its foreground terminal commands without a new jail each.
+
+A jail per command cost the machine about 7.4 ms of CPU with the launcher's share (bwrap, its init, the
+mounts, the placement in the session's groups); a command spawned in a jail that is already running costs
+2.5 ms, most of it bash's own start (``bench/bench_jail_cpu.py``). So each session keeps one jail, started on its
+first foreground command through the launcher's usual path (the session's policy, mounts, system-call
+filter, control groups and fallback limits, ``--die-with-parent``), whose PID namespace's init is a small
+helper of ours (``bwrap --as-pid-1``; see :mod:`tools.jail._resident_init` for why it stays a wall). The
+daemon sends it each command over a SOCK_SEQPACKET socket pair, with the command's output pipe and the
+shell's state pipe attached; it forks the command, and once that exits it kills and reaps everything else
+in the namespace, empties ``/dev/shm`` and removes System V IPC objects before it reports the exit, so a
+command leaves nothing behind,
+as when its jail ended with it. Starting one costs about 10 ms more than a jail per command (bwrap and a
+Python): a session is ahead from its third or fourth command on.
+
+What changes against a jail per command: POSIX message queues persist between one session's commands (no
+file system of theirs is mounted in a jail, so they cannot be listed to be removed; its ``/tmp`` always
+persisted); the helper (a small Python process) counts in the session's memory and process limits while it
+lives.
+
+One command at a time: a session's second command while its first runs (parallel tool calls, a subagent
+sharing the runtime) gets a jail of its own, as before. A policy change (mode, workspace, mounts, the paths
+an environment hides) retires the resident and starts a new one; one that died (killed, out of memory) is
+replaced at the next command, with a log line. It ends with its session (:meth:`ResidentShell.aclose`,
+before the session's control groups go), with the launcher, and by itself after ``idle_seconds`` without a
+command (the helper times out; the launcher's reaper thread reaps its bwrap: no task of ours waits for it).
+"""
+
+from __future__ import annotations
+
+import binascii
+import errno
+import functools
+import logging
+import marshal
+import os
+import shutil
+import signal
+import socket
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from tools.jail._mounts import jail_env
+from tools.jail.policy import JailPolicy
+from tools.jail.process import JailedProcess, jail_init
+
+if TYPE_CHECKING:
+    from tools.jail.launcher import Launcher
+
+__all__ = ["STATE_FD_MIN", "ResidentProcess", "ResidentShell", "ResidentShellLost"]
+
+log = logging.getLogger(__name__)
+
+STATE_FD_MIN = 64
+"""The lowest descriptor number a command's state pipe may ask for: the helper's own all lie below it."""
+
+_SOURCE = Path(__file__).with_name("_resident_init.py").read_text(encoding="utf-8")
+_MAX_ANSWER = 4096
+# Bounds on the helper's answers: it forks at once, and a sweep after SIGKILL takes milliseconds.
+_ANSWER_SECONDS = 10.0
+_SWEEP_SECONDS = 5.0
+
+
+class ResidentShellLost(OSError):
+    """The resident shell ended or stopped answering while it started a command (the command did not run,
+    or was killed with it)."""
+
+
+class _Resident:
+    """One running resident jail: its outer bwrap, our end of the control socket, and what it was made for."""
+
+    def __init__(self, process: JailedProcess, control: socket.socket, key: tuple[Any, ...]) -> None:
+        self.process = process
+        self.control = control
+        self.key = key
+        # Its init ends after the last command (see _resident_init's "retire"): the next gets a new jail.
+        self.retiring = False
+
+    def send(self, request: tuple[Any, ...], fds: Sequence[int] = ()) -> None:
+        """Send one request (see :mod:`tools.jail._resident_init`); the socket buffer is empty between
+        requests: it does not block.
+
+        Raises:
+            OSError: EMSGSIZE for a request larger than the socket takes, or the helper is gone.
+        """
+        socket.send_fds(self.control, [marshal.dumps(request)], list(fds))
+
+    async def receive(self) -> list[str] | None:
+        """The helper's next answer, as its words; None once it is gone."""
+        while True:
+            try:
+                data = self.control.recv(_MAX_ANSWER)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(self.control)
+                continue
+            except OSError:
+                return None
+            if not data:
+                return None
+            return data.decode("ascii", "replace").split()
+
+    def state(self) -> str:
+        """``alive``, ``idle`` (it timed out and exits) or ``dead``, looking without waiting."""
+        try:
+            data = self.control.recv(_MAX_ANSWER, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return "alive"
+        except OSError:
+            return "dead"
+        return "idle" if data == b"idle" else "dead"
+
+    async def aclose(self) -> None:
+        """End it (its whole namespace) and reap it; shielded.
+
+        The closed socket tells its init to exit, which ends the namespace, and bwrap reaps it and exits: so
+        nothing is left, not even a process waiting to be reaped. One that does not is killed.
+        """
+        with trio.CancelScope(shield=True):
+            trio.lowlevel.notify_closing(self.control)
+            self.control.close()
+            with trio.move_on_after(_SWEEP_SECONDS):
+                await self.process.wait()
+            await self.process.stop(0)
+            self.process.close_pipes()
+
+
+class ResidentProcess:
+    """A command run by a resident shell: what :class:`~tools.terminal.ForegroundRun` uses of a
+    :class:`~tools.jail.process.JailedProcess` (``pid``, ``stdout``, ``wait``, ``returncode``, ``stop``,
+    ``close_pipes``).
+
+    Attributes:
+        pid: The host pid of the resident jail's outer bwrap (the command's own is the namespace's).
+        stdout: Our end of its output (stderr merged).
+    """
+
+    jailed = True
+
+    def __init__(self, shell: ResidentShell, resident: _Resident, stdout: trio.lowlevel.FdStream) -> None:
+        self._shell = shell
+        self._resident = resident
+        self.pid = resident.process.pid
+        self.stdout = stdout
+        self._returncode: int | None = None
+        self._left = False
+        self._lock = trio.Lock()
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once it exited and the namespace was swept (negative: killed by that signal)."""
+        return self._returncode
+
+    async def wait(self) -> int:
+        """Wait for the command to exit and everything else in the jail to be gone; its exit status."""
+        async with self._lock:
+            while self._returncode is None:
+                answer = await self._resident.receive()
+                if answer is None:
+                    # The jail ended under the command (killed, out of memory): so did the command.
+                    self._returncode = -signal.SIGKILL
+                    await self._shell.lost(self._resident)
+                elif answer[0] == "exit":
+                    returncode, left, retire = (int(word) for word in answer[1:4])
+                    self._left, self._resident.retiring = bool(left), bool(retire)
+                    self._returncode = returncode
+                    self._shell.release(self._resident)
+        return self._returncode
+
+    async def stop(self, grace: float) -> bool:
+        """Stop the command and everything it started, as :meth:`JailedProcess.stop` does: SIGTERM to every
+        process of the jail but its init, SIGKILL after ``grace`` seconds. Shielded.
+
+        Returns:
+            True when something of it was still running (the command, or what it left when it exited).
+        """
+        with trio.CancelScope(shield=True):
+            if self._returncode is not None:
+                return self._left
+            for signum, patience in ((signal.SIGTERM, grace), (signal.SIGKILL, _SWEEP_SECONDS)):
+                try:
+                    self._resident.send(("signal", int(signum)))
+                except OSError:
+                    break  # gone: wait() sees it
+                with trio.move_on_after(patience):
+                    await self.wait()
+                if self._returncode is not None:
+                    return True
+            if self._returncode is None:
+                # It does not answer: the whole jail goes, and the next command gets a new one.
+                await self._shell.lost(self._resident)
+                self._returncode = -signal.SIGKILL
+        return True
+
+    def close_pipes(self) -> None:
+        """Close our end of its output (idempotent)."""
+        self.stdout.close()
+
+
+class ResidentShell:
+    """One session's resident jail for foreground commands; its first command starts it.
+
+    Args:
+        launcher: The daemon's launcher, which starts the jail (and closes it when it closes).
+    """
+
+    def __init__(self, launcher: Launcher) -> None:
+        self._launcher = launcher
+        self._current: _Resident | None = None
+        self._busy = False
+        self._closed = False
+        # Why no resident can start for this session (no interpreter it can run): it then runs none.
+        self._broken: str | None = None
+        self.started = 0
+        """How many resident jails this session started (tests and benchmarks read it)."""
+
+    @property
+    def outer_pid(self) -> int | None:
+        """The host pid of the running resident's outer bwrap, None when none runs."""
+        return None if self._current is None else self._current.process.pid
+
+    @property
+    def init_pid(self) -> int | None:
+        """The host pid of the running resident's init (the helper), None when none runs (it reads /proc)."""
+        return None if self._current is None else jail_init(self._current.process.pid)
+
+    async def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        policy: JailPolicy,
+        cwd: str,
+        env: Mapping[str, str],
+        state_fd: int,
+        idle_seconds: float,
+    ) -> ResidentProcess | None:
+        """Run ``argv`` in the resident jail, starting one first where none runs for this policy.
+
+        Args:
+            argv: The command (the terminal's wrapped shell).
+            policy: The session's policy now; a jailed one (None is returned for ``full-access``).
+            cwd: Its working directory as the jail sees it.
+            env: Its environment, before the jail's changes (:func:`~tools.jail._mounts.jail_env`).
+            state_fd: Our descriptor the command inherits at the same number (the shell's state pipe).
+            idle_seconds: How long a resident started now waits for a command before it ends.
+
+        Returns:
+            The running command; None when it must run in a jail of its own: the resident is busy, the
+            policy is not jailed, the request is larger than the socket takes, or no jail runs here.
+
+        Raises:
+            PathRefused: ``cwd`` is hidden by the policy.
+            FileNotFoundError: ``cwd`` or the program does not exist in the jail (``filename`` says which).
+            OSError: the command could not be started; ResidentShellLost when the jail ended meanwhile.
+            JailUnavailable, LimitsNotApplied, LauncherClosed: as ``Launcher.spawn``, starting the jail.
+        """
+        if self._busy or self._closed or not policy.jailed or state_fd < STATE_FD_MIN:
+            return None
+        if not self._launcher.status.available:
+            return None
+        # What the per-command path checks on its spawn thread: a few lstat calls.
+        policy.check_cwd(cwd)
+        jailed_env, hide = jail_env(env, policy)
+        if self._broken is not None:
+            return None
+        self._busy = True
+        try:
+            started = await self._run(argv, (policy, hide, idle_seconds), cwd=cwd, env=env, jailed_env=jailed_env,
+                                      state_fd=state_fd)  # fmt: skip
+        except BaseException:
+            self._busy = False
+            raise
+        if started is None:
+            self._busy = False
+        return started
+
+    async def _run(
+        self, argv: Sequence[str], key: tuple[JailPolicy, tuple[str, ...], float], *, cwd: str,
+        env: Mapping[str, str], jailed_env: dict[str, str], state_fd: int,
+    ) -> ResidentProcess | None:  # fmt: skip
+        try:
+            resident = await self._ready(key, env)
+        except OSError as exc:
+            # The command can still run in a jail of its own; where the init's interpreter cannot be run at
+            # all, every later one does too.
+            if isinstance(exc, (FileNotFoundError, PermissionError)):
+                self._broken = str(exc)
+            log.warning("the resident shell could not start (%s); the command runs in a jail of its own", exc)
+            return None
+        request = ("run", list(argv), cwd, jailed_env, state_fd)
+        out_read, out_write = os.pipe()
+        try:
+            try:
+                resident.send(request, (out_write, state_fd))
+            finally:
+                os.close(out_write)
+        except OSError as exc:
+            os.close(out_read)
+            if exc.errno == errno.EMSGSIZE:
+                return None
+            await self.lost(resident)
+            return None
+        stdout = trio.lowlevel.FdStream(out_read)
+        answer = await self._answer(resident)
+        if answer is None:
+            stdout.close()
+            raise ResidentShellLost("the session's resident shell ended while it started the command")
+        if answer[0] == "error":
+            stdout.close()
+            number, what = int(answer[1]), answer[2]
+            if what == "cwd":
+                # In the words of a jail per command (Launcher.spawn), which looked on the host.
+                text = "No such directory" if number == errno.ENOENT else os.strerror(number)
+                raise OSError(number, text, cwd)
+            raise OSError(number, os.strerror(number), argv[0])
+        process = ResidentProcess(self, resident, stdout)
+        try:
+            await trio.lowlevel.checkpoint_if_cancelled()
+        except BaseException:
+            await process.stop(0)
+            process.close_pipes()
+            raise
+        return process
+
+    async def _answer(self, resident: _Resident) -> list[str] | None:
+        """The helper's answer to a run request (shielded: the command may have started); None when it ended
+        or does not answer, after it was closed."""
+        answer: list[str] | None = None
+        with trio.CancelScope(shield=True):
+            with trio.move_on_after(_ANSWER_SECONDS):
+                answer = await resident.receive()
+            if not answer or not (answer[0] == "started" or (answer[0] == "error" and len(answer) == 3)):
+                await self.lost(resident)
+                return None
+        return answer
+
+    async def _ready(self, key: tuple[JailPolicy, tuple[str, ...], float], env: Mapping[str, str]) -> _Resident:
+        current = self._current
+        if current is not None:
+            state = "retiring" if current.retiring else current.state()
+            if state != "alive" or current.key != key:
+                if state == "dead":
+                    log.warning(
+                        "the resident shell of a session ended (outer bwrap %d); starting a new one", current.process.pid
+                    )
+                elif state == "retiring":
+                    log.info("a command changed the limits, nice value or CPUs of its resident shell: starting a new one")
+                self._current = None
+                await current.aclose()
+                current = None
+        if current is None:
+            current = await self._start(key, env)
+            self._current = current
+        return current
+
+    async def _start(self, key: tuple[JailPolicy, tuple[str, ...], float], env: Mapping[str, str]) -> _Resident:
+        policy, _, idle_seconds = key
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            ours.setblocking(False)
+            argv = [*_init_command(), str(theirs.fileno()), repr(float(idle_seconds))]
+            # Of the command's environment, what decides the jail's mounts (an ssh-agent it hides) and no more:
+            # each command gets its own whole.
+            mounted = {name: env[name] for name in ("SSH_AUTH_SOCK",) if name in env}
+            process = await self._launcher.spawn(
+                argv, policy=policy, cwd="/", env=mounted, pass_fds=(theirs.fileno(),), as_init=True
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        # It sends its own output to /dev/null.
+        process.close_pipes()
+        resident = _Resident(process, ours, key)
+        try:
+            self._launcher.keep_resident(self, process)
+        except OSError:
+            await resident.aclose()
+            raise
+        self.started += 1
+        log.debug("started a resident shell (outer bwrap %d)", process.pid)
+        return resident
+
+    def release(self, resident: _Resident) -> None:
+        """The command ``resident`` ran has ended: the next may use it."""
+        if resident is self._current or self._current is None:
+            self._busy = False
+
+    async def lost(self, resident: _Resident) -> None:
+        """``resident`` ended or broke under a command: it is closed, and the next command starts another."""
+        log.warning("the resident shell of a session ended under a command (outer bwrap %d)", resident.process.pid)
+        if resident is self._current:
+            self._current = None
+        self._busy = False
+        await resident.aclose()
+
+    async def aclose(self) -> None:
+        """End the resident jail and everything in it (at the session's end, or the launcher's); shielded.
+        Later commands run in a jail each."""
+        self._closed = True
+        current, self._current = self._current, None
+        if current is not None:
+            await current.aclose()
+
+
+# Runs the init compiled once by the daemon: compiling its source took 3.8 ms at each start.
+_RUN_COMPILED = "import binascii, marshal, sys; exec(marshal.loads(binascii.a2b_base64(sys.argv[1])))"
+
+
+@functools.cache
+def _compiled() -> str:
+    code = compile(_SOURCE, "<resident init>", "exec", optimize=2)
+    return binascii.b2a_base64(marshal.dumps(code), newline=False).decode("ascii")
+
+
+def _init_command() -> list[str]:
+    """The command line of the init, less its two arguments: on our Python, compiled; else the system's
+    (ours out of the daemon user's reach: an interpreter under root's home, a daemon run by another user)
+    runs its source, which needs only the standard library.
+
+    Raises:
+        FileNotFoundError: no Python can be run.
+    """
+    if os.access(sys.executable, os.X_OK):
+        return [sys.executable, "-S", "-I", "-c", _RUN_COMPILED, _compiled()]
+    system = shutil.which("python3")
+    if system is not None and os.access(system, os.X_OK):
+        return [system, "-S", "-I", "-c", _SOURCE]
+    raise FileNotFoundError(errno.ENOENT, "no Python interpreter the daemon's user can run", sys.executable)
