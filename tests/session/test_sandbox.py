@@ -158,3 +158,20 @@ class TestRejectedCallsAnsweredAtOnce:
         assert [(s[0], s[2]) for s in shown] == [
             (kind, tool) for tool in ["write_file"] * 3 + ["read_file", "write_file"] for kind in ("ToolStarted", "ToolFinished")
         ]
+
+    async def test_held_lines_are_redacted(self, tmp_path: Path) -> None:
+        """The tool lines of a call answered at once, made when they are shown, show no secret it carried."""
+        secret = "sk-" + "a1B2c3D4" * 5
+        code = f"import hermes_tools\nprint(hermes_tools.write_file('', 'OPENAI_API_KEY={secret}'))\n"
+        async with open_harness(tmp_path) as h:
+            handle, events_in, sid = await h.start_session()
+            h.provider.push(
+                {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": code}}]},
+                {"text": "done"},
+            )
+            _, events = await run_turn(handle, events_in, "run it")
+            records = [r.record for r in await h.deps.store.load_transcript(sid)]
+        shown = [e for e in events if isinstance(e, (ToolStarted, ToolFinished)) and e.parent_call_id == "x1"]
+        assert [(type(e), e.name) for e in shown] == [(ToolStarted, "write_file"), (ToolFinished, "write_file")]
+        assert "[REDACTED]" in shown[0].args_preview and "content" in shown[0].args_preview
+        assert not any(secret in repr(e) for e in shown) and secret not in repr(records)
