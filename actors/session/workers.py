@@ -28,7 +28,7 @@ from conversation.guardrails import (
 from actors.session.turn_parts import TokenMeter
 from conversation.validation import PlannedCall
 from messages.events import ToolFinished, ToolStarted
-from tools.dispatch import Rejection, dispatch, dispatch_rejection, rejection_of
+from tools.dispatch import Rejection, RejectionReplies, dispatch, rejection_of
 from tools.hooks import NO_HOOKS, HookRunner
 from tools.parallel import can_run_in_parallel
 from tools.ansi import redact_output_async
@@ -75,6 +75,7 @@ class ToolExecutor:
         self.registry = registry
         self.guardrails = guardrails
         self.hooks = hooks
+        self._rejection_replies = RejectionReplies(registry)
         # Invariant: set once a halt decision was taken; the turn ends after the batch.
         self.halted: ToolGuardrailDecision | None = None
 
@@ -106,7 +107,7 @@ class ToolExecutor:
     async def reject(self, name: str, args: dict[str, Any], rejection: Rejection, ctx: CallContext) -> ToolReply:
         """What :meth:`execute` answers a call :meth:`rejection` rejected: the same reply, recorded the same way
         (the guardrails count it, and may block it), without dispatching it."""
-        return await self._execute(name, args, ctx, lambda: dispatch_rejection(self.registry, name, rejection, ctx))
+        return await self._execute(name, args, ctx, lambda: self._rejection_replies.reply(name, rejection, ctx))
 
     async def _execute(
         self, name: str, args: dict[str, Any], ctx: CallContext, run: Callable[[], Awaitable[ToolReply]]
