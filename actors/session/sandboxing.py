@@ -69,6 +69,11 @@ def sandbox_runner(
             lines.show_held()
             ctx.emit(text)
 
+        def record(call: SandboxToolCall) -> None:
+            # Made once the script has its answer: the held lines are shown from here, off its round trip.
+            records.append(call)
+            lines.show_if_many()
+
         job = SandboxJob(
             code,
             call_tool=call_tool,
@@ -76,7 +81,7 @@ def sandbox_runner(
             allowed_tools=tool_names,
             config=config,
             on_progress=progress,
-            on_tool_call=records.append,
+            on_tool_call=record,
             gate=ToolConcurrencyGate(executor.registry, max_parallel_tools),
             cwd=lambda: ctx.shell.cwd,
             # The session's loaded skills add their variables to the configured ones.
@@ -134,7 +139,8 @@ class _ScriptLines:
     A call that runs is shown as it starts and as it ends. The lines of calls answered at once (rejected before
     running: they take no time) are held, and shown with the run's next progress line (at most one per
     0.25 s while the script calls, one per ``progress_interval_seconds`` while it is quiet), before the next
-    call that runs, at the run's end, or once :data:`MAX_HELD_CALLS` are held: every line is shown, in order,
+    call that runs, at the run's end, or once :data:`MAX_HELD_CALLS` are held when a call is recorded (after its
+    answer): every line is shown, in order,
     and many calls' lines reach each client in one delivery instead of one each. A held call keeps what its
     lines show, and their previews are made when they are shown: not between the script's request and its
     answer.
@@ -157,7 +163,7 @@ class _ScriptLines:
         self, name: str, args: dict[str, Any], answer: Callable[[], Awaitable[ToolReply]]
     ) -> ToolReply:
         """``answer()``, the reply to a call answered at once; its lines are held."""
-        return await _timed(f"{self._ctx.call_id}.{next(self._numbers)}", name, args, answer, self._hold)
+        return await _timed(f"{self._ctx.call_id}.{next(self._numbers)}", name, args, answer, self._held.append)
 
     def show_held(self) -> None:
         """Show the lines held so far."""
@@ -167,8 +173,8 @@ class _ScriptLines:
             show(ToolStarted, call_id=call.call_id, name=call.name, args_preview=preview(call.args))
             show(ToolFinished, **call.finished())
 
-    def _hold(self, call: _EndedCall) -> None:
-        self._held.append(call)
+    def show_if_many(self) -> None:
+        """Show the lines held so far once :data:`MAX_HELD_CALLS` are held (called as each call is recorded)."""
         if len(self._held) >= MAX_HELD_CALLS:
             self.show_held()
 
