@@ -40,6 +40,9 @@ __all__ = ["ToolCall", "ToolCallResult", "ToolExecutor", "preview", "run_batch",
 
 _PREVIEW = 160
 _PREVIEW_WINDOW = 8
+# Built once: json.dumps with an option builds a new encoder at every call, and a preview is made at every
+# call's start and end.
+_encode_preview = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 def stopped_by_operator_result(name: str) -> str:
@@ -55,7 +58,7 @@ def _interrupted_result(name: str, partial: str | None) -> str:
 
 def preview(value: Any, limit: int = _PREVIEW) -> str:
     """A one-line, redacted preview of arguments or a result."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = value if isinstance(value, str) else _encode_preview(value)
     # Redact a bounded head, not a whole 100 KB result: only the first ``limit`` characters are shown, and
     # a secret that starts among them but runs past the window (a PEM key) is still recognised, cut.
     text = redact_secrets(" ".join(text[: limit * _PREVIEW_WINDOW].split()))
