@@ -140,10 +140,9 @@ class _ScriptLines:
     running: they take no time) are held, and shown with the run's next progress line (at most one per
     0.25 s while the script calls, one per ``progress_interval_seconds`` while it is quiet), before the next
     call that runs, at the run's end, or once :data:`MAX_HELD_CALLS` are held when a call is recorded (after its
-    answer): every line is shown, in order,
-    and many calls' lines reach each client in one delivery instead of one each. A held call keeps what its
-    lines show, and their previews are made when they are shown: not between the script's request and its
-    answer.
+    answer): every line is shown, in order, and many calls' lines reach each client in one delivery instead of
+    one each. A held call keeps what its lines show, and their previews are made when they are shown: not
+    between the script's request and its answer.
     """
 
     def __init__(self, ctx: CallContext) -> None:
