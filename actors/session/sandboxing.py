@@ -70,7 +70,6 @@ def sandbox_runner(
             ctx.emit(text)
 
         def record(call: SandboxToolCall) -> None:
-            # Made once the script has its answer: the held lines are shown from here, off its round trip.
             records.append(call)
             lines.show_if_many()
 
@@ -139,10 +138,9 @@ class _ScriptLines:
     A call that runs is shown as it starts and as it ends. The lines of calls answered at once (rejected before
     running: they take no time) are held, and shown with the run's next progress line (at most one per
     0.25 s while the script calls, one per ``progress_interval_seconds`` while it is quiet), before the next
-    call that runs, at the run's end, or once :data:`MAX_HELD_CALLS` are held when a call is recorded (after its
-    answer): every line is shown, in order, and many calls' lines reach each client in one delivery instead of
-    one each. A held call keeps what its lines show, and their previews are made when they are shown: not
-    between the script's request and its answer.
+    call that runs, at the run's end, or once :data:`MAX_HELD_CALLS` are held when a call is recorded: every line
+    is shown, in order, and many calls' lines reach each client in one delivery instead of one each. A held call
+    keeps what its lines show; their previews are made when they are shown.
     """
 
     def __init__(self, ctx: CallContext) -> None:
