@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from tools.context import ToolContext
     from tools.registry import ToolEntry, ToolRegistry
 
-__all__ = ["Rejection", "dispatch", "dispatch_rejection", "rejection_of"]
+__all__ = ["Rejection", "RejectionReplies", "dispatch", "dispatch_rejection", "rejection_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +122,30 @@ async def dispatch_rejection(registry: ToolRegistry, name: str, rejection: Rejec
     return await _finish(registry, name, *_rejected(name, rejection))
 
 
+class RejectionReplies:
+    """:func:`dispatch_rejection` for one caller, the last reply kept: a script that retries the same rejected
+    call in a loop gets the same text, made once (repaired, redacted and capped the first time).
+
+    Only a rejection without details is kept: its text depends on its tool's name and its message alone, where
+    details equal as values (``1`` and ``True``) may still encode differently.
+    """
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self._registry = registry
+        self._last: tuple[str, Rejection, ToolReply] | None = None
+
+    async def reply(self, name: str, rejection: Rejection, ctx: ToolContext) -> ToolReply:
+        """What :func:`dispatch_rejection` answers ``name`` rejected with ``rejection``, logged as it logs."""
+        last = self._last
+        if last is not None and last[0] == name and last[1] == rejection:
+            ctx.file_reads.note_tool_call(name)
+            _log_rejected(name, rejection)
+            return last[2]
+        reply = await dispatch_rejection(self._registry, name, rejection, ctx)
+        self._last = (name, rejection, reply) if not rejection.details else None
+        return reply
+
+
 async def _finish(
     registry: ToolRegistry, name: str, text: str, error: str | None, unsuccessful: bool, images: tuple[str, ...]
 ) -> ToolReply:
@@ -160,9 +184,13 @@ def _lookup(
 
 def _rejected(name: str, rejection: Rejection) -> tuple[str, str, bool, tuple[str, ...]]:
     """The failure of a rejected call; arguments that failed the schema are logged."""
+    _log_rejected(name, rejection)
+    return _failure(rejection.message, **rejection.details)
+
+
+def _log_rejected(name: str, rejection: Rejection) -> None:
     if rejection.arguments:
         logger.info("tool %s rejected arguments: %s", name, redact_secrets(rejection.message))
-    return _failure(rejection.message, **rejection.details)
 
 
 async def _run(

@@ -8,6 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import attrs
 import trio
 
 from actors.sandbox import SandboxJob, SandboxResult, SandboxStatus, SandboxToolCall
@@ -72,6 +73,10 @@ def sandbox_runner(
             lines.show_held()
             ctx.emit(text)
 
+        def record(call: SandboxToolCall) -> None:
+            records.append(call)
+            lines.show_if_many()
+
         job = SandboxJob(
             code,
             call_tool=call_tool,
@@ -79,7 +84,7 @@ def sandbox_runner(
             allowed_tools=tool_names,
             config=config,
             on_progress=progress,
-            on_tool_call=records.append,
+            on_tool_call=record,
             gate=ToolConcurrencyGate(executor.registry, max_parallel_tools),
             cwd=lambda: ctx.shell.cwd,
             # The session's loaded skills add their variables to the configured ones.
@@ -113,56 +118,78 @@ def sandbox_runner(
     return run_sandbox
 
 
+@attrs.frozen
+class _EndedCall:
+    """A script's call that ended: what its tool lines show (``reply`` None: it raised or was cancelled)."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    duration: float
+    reply: ToolReply | None
+
+    def finished(self) -> dict[str, Any]:
+        """The fields of its :class:`ToolFinished`."""
+        reply = self.reply
+        return {
+            "call_id": self.call_id, "name": self.name, "duration_seconds": round(self.duration, 3),
+            "ok": reply is not None and reply.ok, "result_preview": preview(reply.text) if reply is not None else "",
+        }
+
+
 class _ScriptLines:
     """The tool lines of one script's calls, each shown as a tool line of its own (a script's calls are what it did).
 
     A call that runs is shown as it starts and as it ends. The lines of calls answered at once (rejected before
     running: they take no time) are held, and shown with the run's next progress line (at most one per
     0.25 s while the script calls, one per ``progress_interval_seconds`` while it is quiet), before the next
-    call that runs, at the run's end, or once :data:`MAX_HELD_CALLS` are held: every line is shown, in order,
-    and many calls' lines reach each client in one delivery instead of one each.
+    call that runs, at the run's end, or once :data:`MAX_HELD_CALLS` are held when a call is recorded: every line
+    is shown, in order, and many calls' lines reach each client in one delivery instead of one each. A held call
+    keeps what its lines show; their previews are made when they are shown.
     """
 
     def __init__(self, ctx: CallContext) -> None:
         self._ctx = ctx
         self._numbers = itertools.count(1)
-        self._held: list[tuple[type[ToolStarted | ToolFinished], dict[str, Any]]] = []
+        self._held: list[_EndedCall] = []
 
     async def run(self, name: str, args: dict[str, Any], run: Callable[[], Awaitable[ToolReply]]) -> ToolReply:
         """``run()``, the call's reply, shown as it starts and ends (after the lines held before it)."""
         self.show_held()
-        return await self._shown(name, args, run, self._ctx.show_inner_call)
+        show = self._ctx.show_inner_call
+        call_id = f"{self._ctx.call_id}.{next(self._numbers)}"
+        show(ToolStarted, call_id=call_id, name=name, args_preview=preview(args))
+        return await _timed(call_id, name, args, run, lambda call: show(ToolFinished, **call.finished()))
 
     async def answer_at_once(
         self, name: str, args: dict[str, Any], answer: Callable[[], Awaitable[ToolReply]]
     ) -> ToolReply:
         """``answer()``, the reply to a call answered at once; its lines are held."""
-        reply = await self._shown(name, args, answer, self._hold)
-        if len(self._held) >= 2 * MAX_HELD_CALLS:
-            self.show_held()
-        return reply
+        return await _timed(f"{self._ctx.call_id}.{next(self._numbers)}", name, args, answer, self._held.append)
 
     def show_held(self) -> None:
         """Show the lines held so far."""
         held, self._held = self._held, []
-        for event, fields in held:
-            self._ctx.show_inner_call(event, **fields)
+        show = self._ctx.show_inner_call
+        for call in held:
+            show(ToolStarted, call_id=call.call_id, name=call.name, args_preview=preview(call.args))
+            show(ToolFinished, **call.finished())
 
-    def _hold(self, event: type[ToolStarted | ToolFinished], **fields: Any) -> None:
-        self._held.append((event, fields))
+    def show_if_many(self) -> None:
+        """Show the lines held so far once :data:`MAX_HELD_CALLS` are held (called as each call is recorded)."""
+        if len(self._held) >= MAX_HELD_CALLS:
+            self.show_held()
 
-    async def _shown(
-        self, name: str, args: dict[str, Any], run: Callable[[], Awaitable[ToolReply]], show: Callable[..., None]
-    ) -> ToolReply:
-        call_id = f"{self._ctx.call_id}.{next(self._numbers)}"
-        show(ToolStarted, call_id=call_id, name=name, args_preview=preview(args))
-        started = trio.current_time()
-        reply: ToolReply | None = None
-        try:
-            reply = await run()
-            return reply
-        finally:
-            show(
-                ToolFinished, call_id=call_id, name=name, duration_seconds=round(trio.current_time() - started, 3),
-                ok=reply is not None and reply.ok, result_preview=preview(reply.text) if reply is not None else "",
-            )
+
+async def _timed(
+    call_id: str, name: str, args: dict[str, Any], run: Callable[[], Awaitable[ToolReply]],
+    ended: Callable[[_EndedCall], None],
+) -> ToolReply:
+    """``run()``, the call's reply; ``ended`` is told how the call ended, whether it returned or raised."""
+    started = trio.current_time()
+    reply: ToolReply | None = None
+    try:
+        reply = await run()
+        return reply
+    finally:
+        ended(_EndedCall(call_id, name, args, trio.current_time() - started, reply))

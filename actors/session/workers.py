@@ -28,7 +28,7 @@ from conversation.guardrails import (
 from actors.session.turn_parts import TokenMeter
 from conversation.validation import PlannedCall
 from messages.events import ToolFinished, ToolStarted
-from tools.dispatch import Rejection, dispatch, dispatch_rejection, rejection_of
+from tools.dispatch import Rejection, RejectionReplies, dispatch, rejection_of
 from tools.hooks import NO_HOOKS, HookRunner
 from tools.parallel import can_run_in_parallel
 from tools.ansi import redact_output_async
@@ -40,6 +40,9 @@ __all__ = ["ToolCall", "ToolCallResult", "ToolExecutor", "preview", "run_batch",
 
 _PREVIEW = 160
 _PREVIEW_WINDOW = 8
+# Built once: json.dumps with an option builds a new encoder at every call, and a preview is made at every
+# call's start and end.
+_encode_preview = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 def stopped_by_operator_result(name: str) -> str:
@@ -55,7 +58,7 @@ def _interrupted_result(name: str, partial: str | None) -> str:
 
 def preview(value: Any, limit: int = _PREVIEW) -> str:
     """A one-line, redacted preview of arguments or a result."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = value if isinstance(value, str) else _encode_preview(value)
     # Redact a bounded head, not a whole 100 KB result: only the first ``limit`` characters are shown, and
     # a secret that starts among them but runs past the window (a PEM key) is still recognised, cut.
     text = redact_secrets(" ".join(text[: limit * _PREVIEW_WINDOW].split()))
@@ -75,6 +78,7 @@ class ToolExecutor:
         self.registry = registry
         self.guardrails = guardrails
         self.hooks = hooks
+        self._rejection_replies = RejectionReplies(registry)
         # Invariant: set once a halt decision was taken; the turn ends after the batch.
         self.halted: ToolGuardrailDecision | None = None
 
@@ -106,7 +110,7 @@ class ToolExecutor:
     async def reject(self, name: str, args: dict[str, Any], rejection: Rejection, ctx: CallContext) -> ToolReply:
         """What :meth:`execute` answers a call :meth:`rejection` rejected: the same reply, recorded the same way
         (the guardrails count it, and may block it), without dispatching it."""
-        return await self._execute(name, args, ctx, lambda: dispatch_rejection(self.registry, name, rejection, ctx))
+        return await self._execute(name, args, ctx, lambda: self._rejection_replies.reply(name, rejection, ctx))
 
     async def _execute(
         self, name: str, args: dict[str, Any], ctx: CallContext, run: Callable[[], Awaitable[ToolReply]]

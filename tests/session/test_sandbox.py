@@ -15,6 +15,7 @@ import trio
 
 import actors.sandbox.server as server_module
 from actors.sandbox.calls import CallTool, RpcCallJob
+from actors.session.sandboxing import MAX_HELD_CALLS, _ScriptLines
 from actors.session.workers import ToolExecutor
 from config.loader import Config
 from conversation.history import check_alternation
@@ -22,6 +23,7 @@ from messages.chat import messages_from_dicts
 from messages.events import ToolFinished, ToolProgress, ToolStarted
 from tests.sandbox.test_spare import _left_behind, _processes_naming
 from tests.session.harness import open_harness, run_turn
+from tools.results import ToolReply
 
 SCRIPT = """
 from hermes_tools import terminal, read_file
@@ -164,6 +166,54 @@ class TestRejectedCallsAnsweredAtOnce:
         assert [(s[0], s[2]) for s in shown] == [
             (kind, tool) for tool in ["write_file"] * 3 + ["read_file", "write_file"] for kind in ("ToolStarted", "ToolFinished")
         ]
+
+    async def test_held_lines_are_redacted(self, tmp_path: Path) -> None:
+        """The tool lines of a call answered at once, made when they are shown, show no secret it carried."""
+        secret = "sk-" + "a1B2c3D4" * 5
+        code = f"import hermes_tools\nprint(hermes_tools.write_file('', 'OPENAI_API_KEY={secret}'))\n"
+        async with open_harness(tmp_path) as h:
+            handle, events_in, sid = await h.start_session()
+            h.provider.push(
+                {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": code}}]},
+                {"text": "done"},
+            )
+            _, events = await run_turn(handle, events_in, "run it")
+            records = [r.record for r in await h.deps.store.load_transcript(sid)]
+        shown = [e for e in events if isinstance(e, (ToolStarted, ToolFinished)) and e.parent_call_id == "x1"]
+        assert [(type(e), e.name) for e in shown] == [(ToolStarted, "write_file"), (ToolFinished, "write_file")]
+        started = shown[0]
+        assert isinstance(started, ToolStarted) and "[REDACTED]" in started.args_preview and "content" in started.args_preview
+        assert not any(secret in repr(e) for e in shown) and secret not in repr(records)
+
+
+class TestHeldLines:
+    """The lines of calls answered at once are held until a call is recorded with MAX_HELD_CALLS held, or shown."""
+
+    class _Shown:
+        call_id = "x1"
+
+        def __init__(self) -> None:
+            self.events: list[tuple[str, dict[str, Any]]] = []
+
+        def show_inner_call(self, event: type, **fields: Any) -> None:
+            self.events.append((event.__name__, fields))
+
+    async def test_shown_when_recorded_with_enough_held(self) -> None:
+        ctx = self._Shown()
+        lines = _ScriptLines(ctx)  # type: ignore[arg-type]  # only call_id and show_inner_call are used
+
+        async def failed() -> ToolReply:
+            return ToolReply.failure("no path")
+
+        for number in range(MAX_HELD_CALLS):
+            lines.show_if_many()  # the previous call's record
+            assert ctx.events == []
+            await lines.answer_at_once("write_file", {"path": "", "n": number}, failed)
+        lines.show_if_many()
+        assert [name for name, _ in ctx.events] == ["ToolStarted", "ToolFinished"] * MAX_HELD_CALLS
+        assert [fields["call_id"] for _, fields in ctx.events[::2]] == [f"x1.{n}" for n in range(1, MAX_HELD_CALLS + 1)]
+        assert ctx.events[-1][1]["result_preview"] == '{"error": "no path"}' and not ctx.events[-1][1]["ok"]
+        assert ctx.events[-2][1]["args_preview"] == f'{{"path": "", "n": {MAX_HELD_CALLS - 1}}}'
 
 
 class TestSpareInterpreter:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 from pathlib import Path
@@ -12,12 +13,15 @@ import trio
 
 from tests.tools.helpers import echo_handler
 from tools.context import ToolContext
-from tools.dispatch import dispatch, dispatch_rejection, rejection_of
+from tools.dispatch import RejectionReplies, dispatch, dispatch_rejection, rejection_of
 from tools.errors import ArgumentValidationError, ClarifyUnavailable, ToolError, ToolInputError
 from tools.registry import ToolRegistry
 from tools.results import ToolReply, ToolResult, error_text
 from tools.testing import LocalToolContext
 from tools.validation import validate_arguments
+
+# The module (``tools.dispatch`` is also the name of its function, re-exported by the package).
+dispatch_module = importlib.import_module("tools.dispatch")
 
 READ_SCHEMA: dict[str, Any] = {
     "description": "read",
@@ -249,6 +253,40 @@ class TestRejections:
             await dispatch_rejection(registry, "write_file", rejection, ctx)
         assert [r.getMessage() for r in caplog.records] == [f"tool write_file rejected arguments: {rejection.message}"]
         assert rejection.message.startswith("Invalid arguments for write_file: 'path' is required")
+
+
+class TestRejectionReplies:
+    """The same rejected call made again gets the reply made the first time, still logged each time; one with
+    details is made anew."""
+
+    async def test_made_once_logged_each_time(
+        self, ctx: LocalToolContext, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        finished: list[str] = []
+        finish = dispatch_module._finish
+
+        async def counted(registry: ToolRegistry, name: str, *rest: Any) -> ToolReply:
+            finished.append(name)
+            return await finish(registry, name, *rest)
+
+        monkeypatch.setattr(dispatch_module, "_finish", counted)
+        registry = TestRejections._registry([])
+        replies = RejectionReplies(registry)
+        schema = rejection_of(registry, "write_file", {"limit": 1})
+        assert schema is not None and not schema.details
+        with caplog.at_level(logging.INFO, logger="tools.dispatch"):
+            first = await replies.reply("write_file", schema, ctx)
+            same = rejection_of(registry, "write_file", {"limit": 1})
+            assert same is not None and same is not schema
+            again = await replies.reply("write_file", same, ctx)
+            assert again == first == await dispatch_rejection(registry, "write_file", schema, ctx)
+        assert finished == ["write_file", "write_file"]  # the second reply was not made again; the third is dispatch's
+        assert [r.getMessage() for r in caplog.records] == [f"tool write_file rejected arguments: {schema.message}"] * 3
+        detailed = rejection_of(registry, "write_file", {"path": ""})
+        assert detailed is not None and detailed.details
+        for _ in range(2):
+            assert await replies.reply("write_file", detailed, ctx) == await dispatch_rejection(registry, "write_file", detailed, ctx)
+        assert finished == ["write_file"] * 6
 
 
 class TestTypedResults:
