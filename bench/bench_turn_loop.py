@@ -6,9 +6,9 @@ Each run is its own process, started from one tree with that tree's venv: ``--se
 test harness (the real session actor and SDK clients, an in-memory store, tools unjailed) each run
 ``--turns`` turns of one ``terminal true`` between two model calls, against one out-of-process fake model
 (``vs_hermes/fake_model.py``, 50 ms). It prints the process's CPU and its event loop's thread CPU per
-turn. Without the daemon's control socket, jail and SQLite writer, the figures move less with a busy
-machine than ``vs_hermes/drive_actors.py turns`` does, so a change of a few percent in the session's
-own work shows; the whole daemon's figures are ``drive_actors.py``'s.
+turn: the session's own work, without the daemon's control socket, jail and SQLite writer (the whole
+daemon's figures are ``vs_hermes/drive_actors.py turns``'s). On the shared 2-core machine the same tree
+against itself came out up to 8 % apart over six pairs: run many rounds, and count what a change removes.
 """
 
 from __future__ import annotations
