@@ -1,8 +1,9 @@
 """The runtime's two kinds of tree member: actors that read a mailbox, jobs that return a value.
 
 Both share one lifecycle (:class:`ActorBase`): a path in the tree, a state and
-an activity, a snapshot, a cancel scope with a nursery for children, and
-shielded cleanup. They differ in how they are used:
+an activity, a snapshot, a cancel scope with a nursery for children (a job
+whose class sets ``starts_tasks = False``: the scope alone), and shielded
+cleanup. They differ in how they are used:
 
 - an :class:`Actor` reads its mailbox until it is stopped; others hold its
   :class:`~actors.handle.ActorHandle` to tell and ask it. Start one with
@@ -84,6 +85,11 @@ class ActorBase:
     shutdown_timeout: float = 5.0
     #: Actors read a mailbox; jobs do not (they get their work when they are built).
     _reads_mailbox: ClassVar[bool] = False
+    #: Whether the member starts helper tasks or actors (:meth:`start_soon`, :meth:`spawn`): it then runs in a
+    #: nursery. One that does neither (a job that only runs child jobs, in its own task) sets it False, in its
+    #: class or before it runs, and runs in its cancel scope alone: a nursery's exit is a pass through the
+    #: scheduler even when it held no task.
+    starts_tasks: bool = True
 
     __slots__ = (
         "__dict__",
@@ -126,7 +132,7 @@ class ActorBase:
         self._parent: ActorBase | None = None
         self._registry: ActorRegistry | None = None
         self._scope: trio.CancelScope | None = None
-        self._nursery: trio.Nursery | None = None
+        self._nursery: trio.Nursery | _NoTasks | None = None
         # Invariant: set when a stop was requested before the scope existed.
         self._stop_reason: str | None = None
 
@@ -286,7 +292,7 @@ class ActorBase:
         try:
             # The nursery's scope is the member's scope: cancelling it stops the
             # member and its children, and it absorbs the cancellations it asked for.
-            async with trio.open_nursery() as nursery:
+            async with trio.open_nursery() if self.starts_tasks else _NoTasks(self.path) as nursery:
                 self._nursery = nursery
                 self._scope = nursery.cancel_scope
                 if self._stop_reason is not None:
@@ -411,6 +417,40 @@ class Actor(ActorBase, Generic[M]):
             raise
         if reply is not None:
             reply.send(result)
+
+
+class _NoTasks:
+    """What a member whose class says ``starts_tasks = False`` runs in instead of a nursery: a cancel scope
+    that refuses helper tasks and actors (with no schedule point on the way out, as a nursery's exit has)."""
+
+    __slots__ = ("_path", "cancel_scope")
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self.cancel_scope = trio.CancelScope()
+
+    async def __aenter__(self) -> _NoTasks:
+        self.cancel_scope.__enter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool:
+        return self.cancel_scope.__exit__(*exc_info)
+
+    def start_soon(self, *_: Any, **__: Any) -> None:
+        """Refused: the member's class says it starts no tasks.
+
+        Raises:
+            ActorError: always.
+        """
+        raise ActorError(self._path, "starts no helper tasks or actors (its class sets starts_tasks = False)")
+
+    async def start(self, *_: Any, **__: Any) -> Any:
+        """Refused, as :meth:`start_soon`.
+
+        Raises:
+            ActorError: always.
+        """
+        self.start_soon()
 
 
 async def _run_linked(child: Actor[Any], *, task_status: trio.TaskStatus[Any]) -> None:

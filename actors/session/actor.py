@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
@@ -130,6 +131,9 @@ class SessionActor(Actor[SessionMessage]):
         # True while a turn is being started or put away (its awaits: the history flushed, the state
         # saved, the next queued message begun): no turn runs, yet none may start beside that work.
         self._turn_changing = False
+        # Set whenever _turn_changing is False: what a request waits for while a finished turn is put away.
+        self._turn_settled = trio.Event()
+        self._turn_settled.set()
         self.last_active = 0.0
         # Turns finished since this actor started (a woken session starts again from 0).
         self.turns_finished = 0
@@ -384,7 +388,7 @@ class SessionActor(Actor[SessionMessage]):
         if isinstance(message, Compress):
             return await self._on_compress(message.topic)
         if isinstance(message, ResetTools):
-            if not self._no_turn():
+            if not await self._settled():
                 raise Rejected(SessionBusy("a turn is running; reset the tools when it has finished"))
             self.durable.tools = freeze_tools(self.spec.deps, self.durable.options)
             await self._save_state()
@@ -460,11 +464,26 @@ class SessionActor(Actor[SessionMessage]):
 
     async def _start_turn(self, message: UserMessage) -> None:
         """Start a turn for ``message``; it is in the tree when this returns."""
-        self._turn_changing = True
-        try:
+        with self._changing_turn():
             await self._begin_turn(message)
+
+    @contextmanager
+    def _changing_turn(self) -> Iterator[None]:
+        """A turn is being started or put away while the block runs (see ``_turn_changing``)."""
+        self._turn_changing = True
+        self._turn_settled = trio.Event()
+        try:
+            yield
         finally:
             self._turn_changing = False
+            self._turn_settled.set()
+
+    async def _settled(self) -> bool:
+        """Wait while a finished turn is put away (its TurnFinished is out: a client may ask at once); True
+        when no turn runs then, nor is being started."""
+        while self.turn is None and self._turn_changing:
+            await self._turn_settled.wait()
+        return self._no_turn()
 
     async def _begin_turn(self, message: UserMessage) -> None:
         state = self.durable
@@ -533,11 +552,8 @@ class SessionActor(Actor[SessionMessage]):
                 await self._finish_turn(turn_id, outcome, counters)
 
     async def _finish_turn(self, turn_id: int, outcome: TurnOutcome, counters: TurnCounters) -> None:
-        self._turn_changing = True
-        try:
+        with self._changing_turn():
             await self._put_away(turn_id, outcome, counters)
-        finally:
-            self._turn_changing = False
         self._maybe_quiet()
 
     async def _put_away(self, turn_id: int, outcome: TurnOutcome, counters: TurnCounters) -> None:
@@ -663,7 +679,7 @@ class SessionActor(Actor[SessionMessage]):
         return await self.model.summarize([HumanMessage(rating_request(command))], RATING_INSTRUCTIONS)
 
     async def _on_compress(self, topic: str | None) -> str:
-        if not self._no_turn():
+        if not await self._settled():
             raise Rejected(SessionBusy("a turn is running; compress when it has finished"))
         self.state = ActorState.BUSY
         self.activity = "compressing"

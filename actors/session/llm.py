@@ -61,6 +61,8 @@ class LlmCall(Job[StreamFinished | StreamProgress]):
     """
 
     kind = "llm"
+    # It runs no helper task and no actor: ended twice a turn, a nursery's exit would cost a scheduler pass each.
+    starts_tasks = False
 
     def __init__(
         self,

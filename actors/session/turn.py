@@ -92,6 +92,9 @@ class TurnJob(Job[TurnOutcome]):
         self.turn_id = turn_id
         self._started = started
         self.budget = IterationBudget(config.max_iterations)
+        self._time_budget = config.options.time_budget(config.deps.config.agent.turn_time_budget_seconds)
+        # Its one helper task is the time budget's alarm; without one it runs in its cancel scope alone.
+        self.starts_tasks = self._time_budget is not None
         self._saved = len(history)
         self._turn_start = len(history)
         self._final_text = ""
@@ -151,9 +154,8 @@ class TurnJob(Job[TurnOutcome]):
         meter = self.counters.meter
         clock = trio.CancelScope()
         with self.interrupt_scope() as work:
-            time_budget = self.config.options.time_budget(self.config.deps.config.agent.turn_time_budget_seconds)
-            if time_budget is not None:
-                self.start_soon(_interrupt_at, clock, work, trio.current_time() + time_budget)
+            if self._time_budget is not None:
+                self.start_soon(_interrupt_at, clock, work, trio.current_time() + self._time_budget)
             meter.on_exceeded = work.interrupt
             try:
                 await self._start_hooks()

@@ -19,6 +19,7 @@ import trio
 from actors import Job
 from actors.session.checkpointing import CHANGING_TOOLS
 from actors.session.context import CallContext, CallProgress, SessionServices
+from conversation.validation import DELEGATE_TOOL
 from conversation.guardrails import (
     ToolCallGuardrailController,
     ToolGuardrailDecision,
@@ -188,6 +189,9 @@ class ToolCall(Job[ToolCallResult]):
         self.token_meter = token_meter
         # Invariant: set when execute() was cancelled: the result the model gets instead, and the call's time.
         self._unfinished: ToolCallResult | None = None
+        # Only delegate_task starts an actor under the call (its subagent session); the other tools' calls
+        # run in their cancel scope alone (a sandbox's script is a child job, run in the call's own task).
+        self.starts_tasks = call.name == DELEGATE_TOOL
 
     def snapshot_details(self) -> dict[str, Any]:
         details: dict[str, Any] = {"tool": self.call.name, "call_id": self.call.id}

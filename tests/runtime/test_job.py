@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import trio
 
-from actors import Actor, ActorFailed, InterruptScope, Job, JobStopped, NoReply
+from actors import Actor, ActorError, ActorFailed, InterruptScope, Job, JobStopped, NoReply
 from messages.supervision import ActorState
 from supervisor import ChildSpec
 
@@ -288,3 +288,86 @@ class TestInterruptPassesDown:
                 waiter.request_stop("enough", requested_by="test")
                 await late_child()
         assert got == ["runner/wait/late: not started: enough (requested by test)"]
+
+
+class Quick(Job[int]):
+    """Starts no tasks: returns at once, or (``helper``) tries to start a helper task."""
+
+    kind = "quick"
+    starts_tasks = False
+
+    def __init__(self, *, helper: bool = False) -> None:
+        super().__init__()
+        self.helper = helper
+
+    async def execute(self) -> int:
+        if self.helper:
+            self.start_soon(trio.sleep_forever)
+        return 5
+
+
+class QuickCounting(Counting):
+    """Counting, in its cancel scope alone."""
+
+    starts_tasks = False
+
+
+class ChildRunner(Job[int]):
+    """Starts no tasks, but runs a child job (in its own task)."""
+
+    kind = "child-runner"
+    starts_tasks = False
+
+    async def execute(self) -> int:
+        return await self.run_job(Quick(), "quick") + 1
+
+
+class TestJobsThatStartNoTasks:
+    """A job whose class says ``starts_tasks = False`` runs in its cancel scope alone, and is a job as any other."""
+
+    async def test_returns_without_a_schedule_point(self, system) -> None:
+        """Its end is no pass through the scheduler (a nursery's exit is one, even with no task in it)."""
+        runner = await _runner(system)
+
+        class Timed(Actor[Any]):
+            async def handle(self, message: Any) -> int:
+                with trio.testing.assert_no_checkpoints():
+                    return await self.run_job(ChildRunner(), "runs")
+
+        timed = await system.root.start_child(ChildSpec("timed", Timed))
+        assert await timed.ask("go") == 6
+        assert await runner.ask((Quick(), "quick")) == 5
+
+    async def test_refuses_helper_tasks(self, system) -> None:
+        """start_soon in such a job fails it with ActorError, which reaches its caller; the caller lives on."""
+        runner = await _runner(system)
+
+        class Asking(Actor[Any]):
+            async def handle(self, message: Any) -> str:
+                try:
+                    await self.run_job(Quick(helper=True), "quick")
+                except ActorError as exc:
+                    return str(exc)
+                return "no error"
+
+        asking = await system.root.start_child(ChildSpec("asking", Asking))
+        assert "starts no helper tasks" in await asking.ask("go")
+        assert await runner.ask((Quick(), "quick")) == 5
+
+    async def test_interrupt_and_parent_stop(self, system) -> None:
+        """Interrupted, it returns its interrupted() value; its parent stopping cancels it, and it leaves the tree."""
+        runner = await _runner(system)
+        answers: list[Any] = []
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(lambda: _ask_into(runner, (QuickCounting(), "count"), answers))
+            await trio.testing.wait_all_tasks_blocked()
+            system.lookup("runner/count").stop("enough", requested_by="test")
+        assert answers == [[0, 1, 2]]
+        job = QuickCounting()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_ask_ignoring_no_reply, runner, (job, "count"))
+            await trio.testing.wait_all_tasks_blocked()
+            runner.stop("parent goes", requested_by="test")
+            await runner.wait_stopped()
+        assert "runner/count" not in system.registry
+        assert job.state is ActorState.STOPPED

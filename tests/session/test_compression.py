@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+import trio
 
 from conversation.history import check_alternation
 from config.loader import Config
@@ -12,6 +15,7 @@ from config.recovery import RetryConfig
 from messages.chat import messages_from_dicts
 from messages.events import StatusUpdate
 from messages.session import Compress
+from store.memory import InMemorySessionStore
 from tests.session.harness import open_harness, run_turn
 
 SUMMARY = "## Active Task\nRead the big files.\n## Completed Actions\nRead files 0-3."
@@ -64,6 +68,53 @@ class TestCompression:
             outcome = await handle.ask(Compress("the questions"))
             assert outcome.startswith(("compressed", "nothing to compress"))
             check_alternation(messages_from_dicts((await h.deps.store.load(sid)).messages))
+
+
+class HeldCounters(InMemorySessionStore):
+    """Holds each turn's closing save (its counters and state) until ``release`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = trio.Event()
+        self.holding = trio.Event()
+
+    async def update_counters(self, session_id: str, **fields: Any) -> None:
+        self.holding.set()
+        await self.release.wait()
+        await super().update_counters(session_id, **fields)
+
+
+class TestRequestsRightAfterATurn:
+    """A request a client sends as soon as it sees TurnFinished waits while the turn is put away, not refused."""
+
+    async def test_compress_waits_for_the_turn_to_be_put_away(self, tmp_path: Path) -> None:
+        """/compress asked while the finished turn's save is still running answers once it is saved."""
+        store = HeldCounters()
+        async with open_harness(tmp_path, store=store) as h:
+            handle, events_in, sid = await h.start_session()
+            for i in range(3):
+                h.provider.push({"text": f"answer {i} " + "y" * 200})
+                if i == 2:
+                    store.release = trio.Event()
+                    store.holding = trio.Event()
+                else:
+                    store.release.set()
+                await run_turn(handle, events_in, f"question {i} " + "z" * 200)
+            # TurnFinished is out; the turn's closing save is held.
+            await store.holding.wait()
+            h.provider.push({"text": SUMMARY})
+            answers: list[str] = []
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(lambda: _ask_into(handle, Compress("the questions"), answers))
+                await trio.testing.wait_all_tasks_blocked()
+                assert answers == []  # waiting, not refused
+                store.release.set()
+            assert answers[0].startswith(("compressed", "nothing to compress"))
+            check_alternation(messages_from_dicts((await h.deps.store.load(sid)).messages))
+
+
+async def _ask_into(handle: Any, message: Any, answers: list[Any]) -> None:
+    answers.append(await handle.ask(message))
 
 
 class TestOverflowRecovery:

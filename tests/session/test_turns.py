@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -116,6 +117,29 @@ class TestToolConversation:
             loaded = await h.deps.store.load(session_id)
             tool = next(m for m in loaded.messages if m["role"] == "tool")
             assert "Unknown tool" in tool["content"] or "launch_rockets" in tool["content"]
+
+
+class TestToolCallScope:
+    """A tool call other than delegate_task runs in its cancel scope alone (no nursery: no scheduler pass at its end)."""
+
+    async def test_a_task_started_under_the_call_is_refused_and_the_turn_goes_on(self, tmp_path: Path) -> None:
+        """A handler that starts a task under its call's job gets a clear error as its result; nothing leaks."""
+
+        async def starts_a_task(args: dict, ctx: Any) -> ToolResult:
+            ctx.job.start_soon(trio.sleep_forever)
+            return ToolResult({"ok": True})
+
+        async with open_harness(tmp_path) as h:
+            schema = {"description": "Starts a task.", "parameters": {"type": "object", "properties": {}}}
+            h.deps.registry.register("starts_a_task", "probe", schema, starts_a_task)
+            handle, events_in, session_id = await h.start_session(toolsets=("hermes-cli", "probe"))
+            h.provider.push({"tool_calls": [{"id": "s1", "name": "starts_a_task", "arguments": {}}]}, {"text": "done"})
+            finished, events = await run_turn(handle, events_in, "go")
+            assert finished.final_text == "done"
+            [result] = [e for e in events if isinstance(e, ToolFinished)]
+            assert not result.ok
+            tool = next(m for m in (await h.deps.store.load(session_id)).messages if m["role"] == "tool")
+            assert "starts no helper tasks" in tool["content"]
 
 
 class TestTurnInTree:
