@@ -22,6 +22,7 @@ from actors.sandbox.jobs import SandboxJob
 from actors.sandbox.runner import Sandbox, SandboxState, SandboxStatistics
 from actors.sandbox.gate import SerialGate, ToolGate
 from actors.sandbox.server import RpcServer, RpcServerStatistics
+from actors.sandbox.spare import SpareInterpreters
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, generate_stub_module, sandbox_tools
 from actors.sandbox.tool import execute_code_description, execute_code_schema, register_execute_code
 
@@ -47,6 +48,7 @@ __all__ = [
     "SandboxToolCall",
     "SandboxUnavailable",
     "SerialGate",
+    "SpareInterpreters",
     "ToolGate",
     "execute_code_description",
     "execute_code_schema",

@@ -24,6 +24,7 @@ import attrs
 import trio
 
 from actors import Actor, ActorBase, ActorFailed, Envelope, MailboxClosed, MailboxFull, Rejected, SpawnFailed
+from actors.sandbox import SpareInterpreters
 from actors.session.browser import BrowserActor
 from actors.session.checkpointing import SessionCheckpoints
 from actors.session.compaction import SessionCompaction
@@ -41,7 +42,6 @@ from actors.session.processes import ProcessActor
 from actors.session.requests import PendingRequests, clarify_deadline
 from actors.session.review import ReviewJob, plan_review
 from actors.session.sandboxing import sandbox_runner
-from actors.sandbox.spare import SpareInterpreters
 from actors.session.state import (
     SessionState, ensure_recorded, flush_history, freeze_tools, open_state, record_ended, save_state, save_turn_state,
 )

@@ -11,8 +11,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors.sandbox import SandboxJob, SandboxResult, SandboxStatus, SandboxToolCall
-from actors.sandbox.spare import SpareInterpreters
+from actors.sandbox import SandboxJob, SandboxResult, SandboxStatus, SandboxToolCall, SpareInterpreters
 from actors.session.context import CallContext
 from actors.session.workers import ToolExecutor, preview
 from config.sandbox import CodeExecutionConfig
