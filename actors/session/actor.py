@@ -399,8 +399,9 @@ class SessionActor(Actor[SessionMessage]):
             return self.hub.subscribe(message.label, message.since, also=self.requests.events(), passive=message.passive,
                                       running_turn=message.running_turn)
         if isinstance(message, Hibernate):
-            # The supervisor saw it idle; whatever came in since was handled first and may keep it.
-            if not self._quiet():
+            # The supervisor saw it idle; whatever came in since was handled first and may keep it. A turn
+            # whose TurnFinished is out may still be put away: that ends on its own, so it is waited for.
+            if not await self._settled() or not self._quiet():
                 return False
             assert self.mailbox is not None
             self.mailbox.close()

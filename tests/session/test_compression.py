@@ -14,7 +14,7 @@ from config.providers import ModelConfig
 from config.recovery import RetryConfig
 from messages.chat import messages_from_dicts
 from messages.events import StatusUpdate
-from messages.session import Compress
+from messages.session import Compress, Hibernate
 from store.memory import InMemorySessionStore
 from tests.session.harness import open_harness, run_turn
 
@@ -111,6 +111,26 @@ class TestRequestsRightAfterATurn:
                 store.release.set()
             assert answers[0].startswith(("compressed", "nothing to compress"))
             check_alternation(messages_from_dicts((await h.deps.store.load(sid)).messages))
+
+    async def test_hibernate_waits_for_the_turn_to_be_put_away(self, tmp_path: Path) -> None:
+        """A Hibernate asked while the finished turn's save is still running hibernates once it is saved."""
+        store = HeldCounters()
+        async with open_harness(tmp_path, store=store) as h:
+            handle, events_in, _ = await h.start_session()
+            h.provider.push({"text": "answer"})
+            await run_turn(handle, events_in, "question")
+            # TurnFinished is out; the turn's closing save is held.
+            await store.holding.wait()
+            events_in.close()
+            answers: list[bool] = []
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(lambda: _ask_into(handle, Hibernate(), answers))
+                await trio.testing.wait_all_tasks_blocked()
+                assert answers == []  # waiting, not refused
+                store.release.set()
+            assert answers == [True]
+            with trio.fail_after(10):
+                await handle.wait_stopped()
 
 
 async def _ask_into(handle: Any, message: Any, answers: list[Any]) -> None:
