@@ -192,6 +192,8 @@ class SessionActor(Actor[SessionMessage]):
         self.file_reads = FileReadLedger()
         self.checkpoints = SessionCheckpoints(deps.checkpoints, deps.config.checkpoints, state.options.cwd, self.session_id)
         self.compaction = SessionCompaction(deps, self.session_id, model, state, hub, self.file_reads)
+        #: The spare interpreter of its execute_code runs (None until its tools are set up, or when turned off).
+        self.spares: SpareInterpreters | None = None
         approvals = deps.config.approvals
         self.approval_policy = ApprovalPolicy(
             mode=str(approvals.mode), cron_mode=state.options.cron_approvals or approvals.cron_mode, source=state.options.source,
@@ -266,7 +268,8 @@ class SessionActor(Actor[SessionMessage]):
         config = self.spec.deps.config.code_execution
         if not config.spare_interpreter:
             return None
-        return SpareInterpreters(self.start_soon, idle_seconds=config.spare_idle_seconds)
+        self.spares = SpareInterpreters(self.start_soon, idle_seconds=config.spare_idle_seconds)
+        return self.spares
 
     async def _open_runtime(self) -> SessionRuntime:
         """The session's jail and directories: its parent's (a subagent), its own from the daemon, or

@@ -15,6 +15,7 @@ import trio
 
 import actors.sandbox.server as server_module
 from actors.sandbox.calls import CallTool, RpcCallJob
+from actors.session import SessionActor
 from actors.session.sandboxing import MAX_HELD_CALLS, _ScriptLines
 from actors.session.workers import ToolExecutor
 from config.loader import Config
@@ -227,7 +228,11 @@ class TestSpareInterpreter:
             async with open_harness(tmp_path) as h:
                 handle, outputs = await _two_scripts(h)
                 assert outputs == [["cold", "__main__"], ["warm", "__main__"]]
-                assert os.listdir(runs)  # the next run's spare, starting or waiting
+                # The next run's spare starts after the run has answered: waited for, so there is one to stop.
+                session = h.system.registry._actors[handle.path]
+                assert isinstance(session, SessionActor) and session.spares is not None
+                assert await session.spares.started()
+                assert os.listdir(runs)
                 handle.stop("test over")
                 with trio.fail_after(10):
                     await handle.wait_stopped()

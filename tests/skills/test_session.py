@@ -11,6 +11,8 @@ from pathlib import Path
 
 import attrs
 import pytest
+import trio
+import trio.testing
 
 from config.loader import Config
 from config.sandbox import SandboxConfig
@@ -89,6 +91,8 @@ async def test_passthrough_values_are_not_stored_and_survive_a_restore(tmp_path:
         )
         await run_turn(handle, events_in, "use the skill")
         assert "len 12" in json.dumps(h.provider.requests[2].body)
+        # TurnFinished goes out before the turn's closing save (the store here has no thread): let it finish.
+        await trio.testing.wait_all_tasks_blocked()
         saved = (await h.deps.store.load(sid)).state
         assert saved["shell"]["passthrough"] == ["HX_SKILL_TOKEN"] and "s3cr3t-value" not in json.dumps(saved)
         events_in.close()
