@@ -10,8 +10,22 @@ import time
 from tools.jail._reaper import Reaper
 
 
-def _descriptors() -> set[str]:
-    return set(os.listdir("/proc/self/fd"))
+def _held(child_pid: int, pipes: set[str]) -> list[str]:
+    """Our descriptors that are one of ``pipes`` (their ``pipe:[inode]`` names) or a pidfd of ``child_pid``.
+
+    Only these: other tests' threads in this process may open and close descriptors of their own meanwhile.
+    """
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            with open(f"/proc/self/fdinfo/{fd}") as info:
+                pid_lines = [line for line in info if line.startswith("Pid:")]
+        except OSError:
+            continue  # closed meanwhile
+        if target in pipes or pid_lines == [f"Pid:\t{child_pid}\n"]:
+            held.append(fd)
+    return held
 
 
 def _within(seconds: float, done: object) -> bool:
@@ -39,17 +53,21 @@ class TestReaper:
             reaper.close()
 
     def test_close_gives_back_its_descriptors(self) -> None:
-        before = _descriptors()
-        unstarted = Reaper()
-        unstarted.close()
-        started = Reaper()
-        started.start()
         child = subprocess.Popen(["sleep", "30"])
-        started.watch(child.pid, child.wait)
-        started.close()
         try:
+            unstarted = Reaper()
+            unstarted.watch(child.pid, child.wait)
+            unstarted_pipes = {os.readlink(f"/proc/self/fd/{fd}") for fd in (unstarted._wake_read, unstarted._wake_write)}
+            unstarted.close()
+            assert _held(child.pid, unstarted_pipes) == []
+            started = Reaper()
+            started.start()
+            pipes = {os.readlink(f"/proc/self/fd/{fd}") for fd in (started._wake_read, started._wake_write)}
+            started.watch(child.pid, child.wait)
+            assert len(_held(child.pid, pipes)) == 3  # its pipe's two ends and the child's pidfd
+            started.close()
             # The thread closes its pipe and pidfds as it ends.
-            assert _within(10, lambda: _descriptors() <= before)
+            assert _within(10, lambda: _held(child.pid, pipes) == [])
         finally:
             child.kill()
             child.wait()
