@@ -1,9 +1,10 @@
-"""The Starlette application: routes, bearer auth, the body cap and OpenAI-shaped errors.
+"""The API's ASGI application: routes, bearer auth, the body cap and OpenAI-shaped errors.
 
 Every endpoint but the health checks needs the bearer key. Errors are answered
 as ``{"error": {...}}`` with their status (and ``Retry-After`` on a 429); an
 unexpected exception is logged and answered 500 without its details, so
-nothing internal (or secret) leaks to a client. Starlette's router answers the
+nothing internal (or secret) leaks to a client. Completions are dispatched
+before Starlette (:mod:`.front`); Starlette's router answers the rest, and the
 ``lifespan`` scope hypercorn sends.
 """
 
@@ -18,11 +19,11 @@ from typing import Any, get_args
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
 
 from actors.platform.api.auth import Authenticator
 from actors.platform.api.body import read_json
@@ -30,6 +31,7 @@ from actors.platform.api.checkpoints import session_checkpoints
 from actors.platform.api.dashboard import DashboardDesk, dashboard_routes
 from actors.platform.api.completions import SESSION_HEADER, chat_completion
 from actors.platform.api.errors import ApiError, BadRequest, NotFound, error_response
+from actors.platform.api.front import COMPLETIONS_PATH, ApiFront
 from actors.platform.api.gateway import ApiGateway
 from actors.platform.api.runs import Run, RunRegistry
 from actors.platform.api.sse import Emit, SseResponse
@@ -159,17 +161,19 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def build_app(
     gateway: ApiGateway, runs: RunRegistry, auth: Authenticator, models: tuple[str, ...], config: ApiServerConfig,
     webhooks: WebhookDesk | None = None, dashboard: DashboardDesk | None = None, platform_routes: Sequence[BaseRoute] = (),
-) -> Starlette:
+) -> ASGIApp:
     """The ASGI application of the API; ``webhooks``' routes, signed instead of keyed, and the
     ``dashboard``'s pages (logged in with the key), when given, and ``platform_routes`` (a messaging
     platform's webhook, such as WhatsApp's), which check their own signatures."""
     api = _Api(gateway, runs, auth, models)
     e = api.endpoint
+    completions = e(api.completions)
     routes: list[BaseRoute] = [
         Route("/health", e(api.health, public=True), methods=["GET"]),
         Route("/v1/health", e(api.health, public=True), methods=["GET"]),
         Route("/v1/models", e(api.list_models), methods=["GET"]),
-        Route("/v1/chat/completions", e(api.completions), methods=["POST"]),
+        # Answered by the front below; kept here so a wrong method is a 405, as on every route.
+        Route(COMPLETIONS_PATH, completions, methods=["POST"]),
         Route("/v1/runs", e(api.create_run), methods=["POST"]),
         Route("/v1/runs/{run_id}", e(api.get_run), methods=["GET"]),
         Route("/v1/runs/{run_id}/events", e(api.run_events), methods=["GET"]),
@@ -184,15 +188,14 @@ def build_app(
     if dashboard is not None:
         routes.extend(dashboard_routes(dashboard, auth, gateway.config.max_body_bytes))
     routes.extend(platform_routes)
-    middleware = []
+    app: ASGIApp = ApiFront(completions, Starlette(routes=routes, exception_handlers={HTTPException: _http_error}))
     if config.cors_origins:
-        middleware.append(
-            Middleware(
-                CORSMiddleware,
-                allow_origins=list(config.cors_origins),
-                allow_methods=["GET", "POST", "OPTIONS"],
-                allow_headers=["Authorization", "Content-Type", SESSION_HEADER, "Last-Event-ID"],
-                expose_headers=[SESSION_HEADER],
-            )
+        # Outside the front, so completions get the same CORS answers (and preflights) as every route.
+        app = CORSMiddleware(
+            app,
+            allow_origins=list(config.cors_origins),
+            allow_methods=["GET", "POST", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type", SESSION_HEADER, "Last-Event-ID"],
+            expose_headers=[SESSION_HEADER],
         )
-    return Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: _http_error})
+    return app
