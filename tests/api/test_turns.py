@@ -13,7 +13,7 @@ from actors.platform.api.completions import _Completion
 from actors.platform.api.gateway import Admission, ApiGateway
 from actors.platform.api.runs import RUN_EVENT_LIMIT, Run
 from actors.platform.api.turns import TurnLost, TurnWatch
-from actors.platform.api.wire import CompletionRequest, TurnUsage
+from actors.platform.api.wire import ChunkFrames, CompletionRequest, TurnUsage, chunk, sse_data
 from config.api import ApiServerConfig
 from actors.session.hub import EventHub
 from messages.events import TextDelta, TurnFinished, TurnStarted, UsageUpdated
@@ -162,3 +162,14 @@ class TestCompletionStreamWrites:
             assert [f["choices"][0]["delta"] for f in _frames(writes)] == [{"role": "assistant", "content": ""}, {"content": "first"}]
             hub.publish(TurnFinished, turn_id=1, final_text="first", reason="completed")
         assert len(writes) == 2 and _frames(writes)[-1] == "[DONE]"
+
+
+class TestChunkFrames:
+    """A completion's chunk frames, encoded once per stream, are byte for byte the frames built per chunk."""
+
+    @pytest.mark.parametrize("model", ["scripted-model", 'odd"delta":{}model', "modèle ☃"])
+    @pytest.mark.parametrize("text", ["plain", 'quotes " and \\ and \n', "unicode é ☃ 𝄞", "", "\u2028"])
+    def test_same_bytes(self, model: str, text: str) -> None:
+        frames = ChunkFrames("chatcmpl-abc", 1700000000, model)
+        assert frames.opening == sse_data(chunk("chatcmpl-abc", 1700000000, model, {"role": "assistant", "content": ""}))
+        assert frames.content(text) == sse_data(chunk("chatcmpl-abc", 1700000000, model, {"content": text}))

@@ -26,6 +26,7 @@ from actors.platform.api.sse import Emit, SseResponse
 from actors.platform.api.turns import TurnLost, TurnWatch
 from actors.platform.api.wire import (
     DONE_FRAME,
+    ChunkFrames,
     CompletionRequest,
     chunk,
     completion_body,
@@ -144,11 +145,12 @@ class _Completion:
     async def stream(self, emit: Emit) -> None:
         """Stream the turn's text as chunks, then the finish chunk, usage if asked, and ``[DONE]``."""
         model = self.request.model
+        frames = ChunkFrames(self.id, self.created, model)
         reason = "api client disconnected"
         # What is not written yet: the opening (role) chunk goes out with the first text, or with the
         # end: one write fewer per completion, and the client's first token comes no later (the
         # headers are sent at once).
-        unsent = sse_data(chunk(self.id, self.created, model, {"role": "assistant", "content": ""}))
+        unsent = frames.opening
         try:
             try:
                 while (event := await self.watch.next_event()) is not None:
@@ -159,7 +161,7 @@ class _Completion:
                         pieces.append(self._text_of(more))
                     text = "".join(pieces)
                     if text:
-                        unsent += sse_data(chunk(self.id, self.created, model, {"content": text}))
+                        unsent += frames.content(text)
                         # A turn that has already ended sends its text with the closing frames: one
                         # write fewer, and nothing is held back waiting.
                         if self.watch.outcome is None:

@@ -21,6 +21,7 @@ from messages.events import SessionEvent
 
 __all__ = [
     "DONE_FRAME",
+    "ChunkFrames",
     "CompletionRequest",
     "RunRequest",
     "TurnUsage",
@@ -221,6 +222,27 @@ def completion_body(cid: str, created: int, model: str, text: str, finish: str, 
 def sse_data(payload: dict[str, Any]) -> bytes:
     """A ``data:`` SSE frame holding ``payload`` as compact JSON."""
     return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
+
+
+class ChunkFrames:
+    """The ``data:`` frames of one streamed completion's chunks, byte for byte ``sse_data(chunk(...))``,
+    with what every chunk repeats (id, created, model) encoded once instead of per chunk.
+
+    Args:
+        cid / created / model: the completion's id, creation time and the model the client named.
+    """
+
+    def __init__(self, cid: str, created: int, model: str) -> None:
+        # The last '"delta":{}' is the chunk's own: the id and model before it are JSON strings, whose
+        # quotes are escaped.
+        head, _, tail = sse_data(chunk(cid, created, model, {})).rpartition(b'"delta":{}')
+        self._head = head + b'"delta":'
+        self._tail = tail
+        self.opening = self._head + b'{"role":"assistant","content":""}' + tail
+
+    def content(self, text: str) -> bytes:
+        """The frame of a chunk adding ``text`` to the answer."""
+        return b"".join((self._head, b'{"content":', json.dumps(text).encode(), b"}", self._tail))
 
 
 def event_payload(event: SessionEvent) -> dict[str, Any]:
