@@ -151,9 +151,10 @@ class TestStreaming:
         assert all(p["object"] == "chat.completion.chunk" for p in payloads)
         assert payloads[-1]["choices"][0] == {"index": 0, "delta": {}, "finish_reason": "stop"}
 
-    async def test_an_ephemeral_stream_asks_the_sessions_supervisor_five_times(self, api: ApiDaemon) -> None:
-        """Admission, the session's start, its lookup, the running-turn count and its close: the session is
-        looked up once, not once per step of sending it the message."""
+    async def test_an_ephemeral_stream_asks_the_sessions_supervisor_four_times(self, api: ApiDaemon) -> None:
+        """Admission, the session's start, the running-turn count and its close: the session just started
+        is found in the registry (never asked whether it is hibernating), and not once per step of sending
+        it the message."""
         sessions = api.system.lookup("sessions")._actor
         asked: list[str] = []
         handle = sessions.handle
@@ -170,7 +171,7 @@ class TestStreaming:
         await wait_until(lambda: not api.session_paths())
         assert chunks[0].choices[0].delta.role == "assistant"
         assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "counted"
-        assert sorted(asked) == sorted(["TurnAdmission", "StartChild", "Hibernation", "TurnAdmission", "TerminateChild"])
+        assert sorted(asked) == sorted(["TurnAdmission", "StartChild", "TurnAdmission", "TerminateChild"])
 
 
     async def test_turn_error_mid_stream(self, api: ApiDaemon) -> None:

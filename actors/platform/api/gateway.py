@@ -179,14 +179,16 @@ class ApiGateway:
         """Subscribe to the session, then send ``text`` (queued behind a running turn, never interrupting it).
 
         ``fresh``: the session was opened for this request and has used no tokens yet (its snapshot,
-        which the usage so far is read from otherwise, is not needed).
+        which the usage so far is read from otherwise, is not needed), and it has just started: its
+        handle is taken from the registry, not asked of the sessions supervisor (which would first ask
+        whether it is being hibernated, as a session idle for minutes may be).
 
         Raises:
             NotFound: the session is gone.
             TooManyRuns: the daemon's running-turn cap, or the session's queue, is full.
         """
         try:
-            handle = await self.sessions.get(session_id)
+            handle = (self.sessions.live(session_id) if fresh else None) or await self.sessions.get(session_id)
             subscription = await handle.ask(Subscribe(label))
         except SessionNotFound as exc:
             raise NotFound(f"no session {session_id!r}") from exc
