@@ -90,6 +90,10 @@ class SandboxLimits:
             ValueError: ``requested`` names a limit that does not exist, or a value out of its range.
             TypeError: a value is not an integer.
         """
+        if not requested:
+            # Every session that asks for nothing of its own (each HTTP API completion's) comes this way:
+            # the limits themselves (frozen), not two validated copies of them.
+            return self
         unknown = sorted(set(requested) - set(LIMIT_NAMES))
         if unknown:
             raise ValueError(f"unknown sandbox limit {unknown[0]!r}: use one of {', '.join(LIMIT_NAMES)}")

@@ -18,6 +18,11 @@ class TestNarrowed:
         limits = SandboxLimits().narrowed({"pids": 64, "memory_mb": 10**6})
         assert (limits.pids, limits.memory_mb) == (64, SandboxLimits().memory_mb)
 
+    def test_nothing_asked_is_the_configured_limits_themselves(self) -> None:
+        configured = SandboxConfig().limits
+        assert resolve_limits(None, SandboxConfig(limits=configured)) is configured
+        assert configured.narrowed({}) is configured
+
     def test_unknown_name(self) -> None:
         with pytest.raises(SandboxLimitsRefused, match="unknown sandbox limit 'cpu'"):
             resolve_limits({"cpu": 5}, SandboxConfig())
