@@ -48,7 +48,7 @@ def _cpu_weight(directory: str, version: int) -> int:
 
 
 class TestToolsCpuWeight:
-    """The group holding every session's tools weighs a quarter of a process, so the daemon's event loop is
+    """The group holding every session's tools weighs a tenth of a process, so the daemon's event loop is
     not kept waiting behind them; each session keeps its own weight within it."""
 
     def test_the_tools_yield_to_the_daemon_and_sessions_keep_their_weights(self) -> None:
@@ -62,7 +62,7 @@ class TestToolsCpuWeight:
             assert session is not None
             try:
                 version = tree.versions["cpu"]
-                assert _cpu_weight(tree.groups["cpu"], version) == TOOLS_CPU_WEIGHT == 25
+                assert _cpu_weight(tree.groups["cpu"], version) == TOOLS_CPU_WEIGHT == 10
                 assert _cpu_weight(session.directories["cpu"], version) == 50
             finally:
                 session.remove()

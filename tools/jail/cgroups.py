@@ -36,17 +36,16 @@ log = logging.getLogger(__name__)
 CONTROLLERS = ("pids", "memory", "cpu")
 """The controllers a session's limits use."""
 
-TOOLS_CPU_WEIGHT = 25
+TOOLS_CPU_WEIGHT = 10
 """The CPU weight (``cpu.weight``'s scale, 100 a process's) of the group holding every session's tools.
 
 The daemon's event loop is one thread that serves every session; the tools' processes are many. At the
 same weight the loop waited behind them whenever they were runnable together, and every session waited on
 the loop: 200 sessions x 5 tool turns (``bench/bench_saturation.py --weighted``) found the loop waiting for
-a CPU a quarter of the run while the workload left a quarter of the machine idle. At a quarter of a
-process's weight the loop's wait about halves and the turns run 5-9 % faster (a tenth did no better, and
-keeps the tools further back when other programs want the CPU). Sessions still share the tools' CPU
-among themselves by their ``cpu_weight``, and an idle CPU is anyone's: a weight only orders who runs first
-when the CPU is contended.
+a CPU a quarter of the run while the workload left a quarter of the machine idle. At a tenth the loop's
+wait halves, and the turns run 3-6 % faster (the daemon's own CPU per turn rises by about as much: its loop
+finds fewer events waiting at each wake-up). Sessions still share the tools' CPU among themselves by their
+``cpu_weight``, and an idle CPU is anyone's: a weight only orders who runs first when the CPU is contended.
 Under version 2 the daemon's own leaf is the group's sibling, so the order is within the daemon's share;
 under version 1 the group's siblings are whatever else runs in the daemon's group (its threads included)."""
 
