@@ -12,7 +12,7 @@ import pytest
 from config.sandbox import SandboxLimits
 from tests.jail.as_nobody import run_as_nobody, work
 from tests.jail.limits_probe import LIMITS, exercise
-from tools.jail.cgroups import TOOLS_CPU_WEIGHT, CgroupTree, find_cgroups
+from tools.jail.cgroups import CgroupTree
 from tools.jail.limits import Fallbacks, choose_mechanisms, fallbacks_for, nice_for
 
 __all__ = ["work"]
@@ -38,36 +38,6 @@ class TestAsRoot:
             "counted": {"pids": True, "memory": True}, "other session": "still here\n",
             "groups": ["cpu", "memory", "pids"], "groups left": [], "in memory": True, "mounted after remove": False,
         }  # fmt: skip
-
-
-def _cpu_weight(directory: str, version: int) -> int:
-    """A group's CPU weight on ``cpu.weight``'s scale (version 1's ``cpu.shares`` is 1024 for 100)."""
-    if version == 1:
-        return round(int(Path(directory, "cpu.shares").read_text()) * 100 / 1024)
-    return int(Path(directory, "cpu.weight").read_text())
-
-
-class TestToolsCpuWeight:
-    """The group holding every session's tools weighs a tenth of a process, so the daemon's event loop is
-    not kept waiting behind them; each session keeps its own weight within it."""
-
-    def test_the_tools_yield_to_the_daemon_and_sessions_keep_their_weights(self) -> None:
-        if os.geteuid() != 0:
-            pytest.skip("control groups need root here")
-        tree = find_cgroups()
-        try:
-            if "cpu" not in tree.groups:
-                pytest.skip(f"no cpu controller for the daemon here: {tree.problems.get('cpu')}")
-            session = tree.open_session("weights", SandboxLimits(cpu_weight=50))
-            assert session is not None
-            try:
-                version = tree.versions["cpu"]
-                assert _cpu_weight(tree.groups["cpu"], version) == TOOLS_CPU_WEIGHT == 10
-                assert _cpu_weight(session.directories["cpu"], version) == 50
-            finally:
-                session.remove()
-        finally:
-            tree.close()
 
 
 class TestAsOrdinaryUser:

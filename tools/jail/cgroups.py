@@ -2,8 +2,7 @@
 
 Layout, under the daemon's own group in each hierarchy (``/proc/self/cgroup``)::
 
-    <daemon's group>/hermes-actors-<daemon pid>/   made at start (cpu weight TOOLS_CPU_WEIGHT); stale ones
-    │                                             of dead daemons removed
+    <daemon's group>/hermes-actors-<daemon pid>/   made at start; stale ones of dead daemons removed
     └── s-<session id>/                           pids.max, memory limit, cpu weight; removed at close
 
 Version 1 (a hierarchy per controller, as this project's CI machines mount them) and version 2 (one
@@ -29,25 +28,12 @@ import attrs
 
 from config.sandbox import SandboxLimits
 
-__all__ = ["CONTROLLERS", "TOOLS_CPU_WEIGHT", "CgroupTree", "SessionCgroup", "find_cgroups"]
+__all__ = ["CONTROLLERS", "CgroupTree", "SessionCgroup", "find_cgroups"]
 
 log = logging.getLogger(__name__)
 
 CONTROLLERS = ("pids", "memory", "cpu")
 """The controllers a session's limits use."""
-
-TOOLS_CPU_WEIGHT = 10
-"""The CPU weight (``cpu.weight``'s scale, 100 a process's) of the group holding every session's tools.
-
-The daemon's event loop is one thread that serves every session; the tools' processes are many. At the
-same weight the loop waited behind them whenever they were runnable together, and every session waited on
-the loop: 200 sessions x 5 tool turns (``bench/bench_saturation.py --weighted``) found the loop waiting for
-a CPU a quarter of the run while the workload left a quarter of the machine idle. At a tenth the loop's
-wait halves, and the turns run 3-6 % faster (the daemon's own CPU per turn rises by about as much: its loop
-finds fewer events waiting at each wake-up). Sessions still share the tools' CPU among themselves by their
-``cpu_weight``, and an idle CPU is anyone's: a weight only orders who runs first when the CPU is contended.
-Under version 2 the daemon's own leaf is the group's sibling, so the order is within the daemon's share;
-under version 1 the group's siblings are whatever else runs in the daemon's group (its threads included)."""
 
 _PREFIX = "hermes-actors-"
 _DAEMON_LEAF = "hermes-actors-daemon"
@@ -233,16 +219,11 @@ def _write_limit(directory: str, controller: str, version: int, limits: SandboxL
         swap = os.path.join(directory, "memory.swap.max")
         if os.path.exists(swap):
             _write(swap, "0")
-    else:
-        _write_cpu_weight(directory, version, limits.cpu_weight)
-
-
-def _write_cpu_weight(directory: str, version: int, weight: int) -> None:
-    if version == 1:
+    elif version == 1:
         # cpu.shares: 1024 is the default share, as cpu.weight 100 is.
-        _write(os.path.join(directory, "cpu.shares"), str(max(2, weight * 1024 // 100)))
+        _write(os.path.join(directory, "cpu.shares"), str(max(2, limits.cpu_weight * 1024 // 100)))
     else:
-        _write(os.path.join(directory, "cpu.weight"), str(weight))
+        _write(os.path.join(directory, "cpu.weight"), str(limits.cpu_weight))
 
 
 @attrs.frozen
@@ -400,10 +381,4 @@ def find_cgroups() -> CgroupTree:
     for controller in CONTROLLERS:
         if controller not in groups:
             problems.setdefault(controller, "no control group hierarchy offers it")
-    if "cpu" in groups:
-        try:
-            _write_cpu_weight(groups["cpu"], versions["cpu"], TOOLS_CPU_WEIGHT)
-        except OSError as exc:
-            # The sessions' own weights still hold among themselves; only the loop's precedence is lost.
-            log.warning("cannot lower the CPU weight of the tools' control group %s: %s", groups["cpu"], exc.strerror)
     return CgroupTree(groups, versions, problems)
