@@ -14,6 +14,8 @@ import pytest
 import trio
 
 import actors.sandbox.server as server_module
+import actors.session.sandboxing as sandboxing_module
+import actors.session.workers as workers_module
 from actors.sandbox.calls import CallTool, RpcCallJob
 from actors.session import SessionActor
 from actors.session.sandboxing import MAX_HELD_CALLS, _ScriptLines
@@ -215,6 +217,30 @@ class TestHeldLines:
         assert [fields["call_id"] for _, fields in ctx.events[::2]] == [f"x1.{n}" for n in range(1, MAX_HELD_CALLS + 1)]
         assert ctx.events[-1][1]["result_preview"] == '{"error": "no path"}' and not ctx.events[-1][1]["ok"]
         assert ctx.events[-2][1]["args_preview"] == f'{{"path": "", "n": {MAX_HELD_CALLS - 1}}}'
+
+
+    async def test_the_same_arguments_are_previewed_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A call retried with the same arguments shows the same preview, made once; other arguments get theirs."""
+        made: list[Any] = []
+
+        def counted(value: Any, limit: int = 160) -> str:
+            made.append(value)
+            return workers_module.preview(value, limit)
+
+        monkeypatch.setattr(sandboxing_module, "preview", counted)
+        ctx = self._Shown()
+        lines = _ScriptLines(ctx)  # type: ignore[arg-type]  # only call_id and show_inner_call are used
+
+        async def failed() -> ToolReply:
+            return ToolReply.failure("no path")
+
+        calls = [{"path": "", "content": "x"}] * 3 + [{"path": "", "content": "y"}, {"content": "x", "path": ""}]
+        for args in calls:
+            await lines.answer_at_once("write_file", args, failed)
+        lines.show_held()
+        shown = [fields["args_preview"] for name, fields in ctx.events if name == "ToolStarted"]
+        assert shown == [workers_module.preview(args) for args in calls]
+        assert len(made) == 5 + 3  # a result preview per call; the arguments' for the first and each change
 
 
 class TestSpareInterpreter:
