@@ -344,6 +344,11 @@ class FrameBuffer:
         return data[:end]
 
     @property
+    def empty(self) -> bool:
+        """Whether the next bytes fed start a frame: nothing is held, and no oversized frame is being skipped."""
+        return not self._buffer and not self._discarding
+
+    @property
     def pending_bytes(self) -> int:
         """Bytes received that do not yet form a complete frame."""
         return len(self._buffer)

@@ -22,6 +22,7 @@ answers a script's such calls without starting a job for them.
 
 from __future__ import annotations
 
+import json
 import logging
 import traceback
 from collections.abc import Collection, Mapping
@@ -46,6 +47,9 @@ __all__ = ["Rejection", "RejectionReplies", "dispatch", "dispatch_rejection", "r
 logger = logging.getLogger(__name__)
 
 _LOG_PREVIEW_CHARS = 200
+# A call's arguments as exact JSON text, to tell a call made again (built once: json.dumps with an option
+# builds a new encoder at every call).
+_encode_key = json.JSONEncoder(ensure_ascii=False).encode
 
 
 async def dispatch(
@@ -123,16 +127,39 @@ async def dispatch_rejection(registry: ToolRegistry, name: str, rejection: Rejec
 
 
 class RejectionReplies:
-    """:func:`dispatch_rejection` for one caller, the last reply kept: a script that retries the same rejected
-    call in a loop gets the same text, made once (repaired, redacted and capped the first time).
+    """:func:`rejection_of` and :func:`dispatch_rejection` for one caller (every tool allowed), the last of each
+    kept: a script that retries the same rejected call in a loop has it checked and its text made once (the
+    schema and the tool's check run, the text repaired, redacted and capped the first time).
 
-    Only a rejection without details is kept: its text depends on its tool's name and its message alone, where
+    A rejection is kept with its call's arguments as JSON text (``1``, ``1.0`` and ``True`` differ there, as they
+    do for the schema), the tool's registry entry, and only when that tool was available: a call whose
+    arguments encode the same is rejected again while its tool is registered as it was and still available.
+    Only a reply without details is kept: its text depends on its tool's name and its message alone, where
     details equal as values (``1`` and ``True``) may still encode differently.
     """
 
     def __init__(self, registry: ToolRegistry) -> None:
         self._registry = registry
         self._last: tuple[str, Rejection, ToolReply] | None = None
+        self._last_rejection: tuple[str, str, ToolEntry, Rejection] | None = None
+
+    def rejection(self, name: str, args: Any) -> Rejection | None:
+        """What :func:`rejection_of` answers ``name(args)``, from the last rejection when it is the same call."""
+        registry = self._registry
+        try:
+            text = _encode_key(args)
+        except (TypeError, ValueError):
+            return rejection_of(registry, name, args)
+        entry = registry.get(name)
+        last = self._last_rejection
+        if entry is None or not registry.is_available(name):
+            return rejection_of(registry, name, args)
+        if last is not None and last[2] is entry and last[1] == text and last[0] == name:
+            return last[3]
+        rejection = rejection_of(registry, name, args)
+        if rejection is not None:
+            self._last_rejection = (name, text, entry, rejection)
+        return rejection
 
     async def reply(self, name: str, rejection: Rejection, ctx: ToolContext) -> ToolReply:
         """What :func:`dispatch_rejection` answers ``name`` rejected with ``rejection``, logged as it logs."""

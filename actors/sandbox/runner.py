@@ -306,7 +306,9 @@ class Sandbox:
             nursery.start_soon(self._tick_progress)
             result = await self._supervise(process)
             nursery.cancel_scope.cancel()
-        return result
+        # The server has stopped: what its connections (and their reader threads) refused after the child
+        # ended is counted now.
+        return attrs.evolve(result, unrecorded_calls=server.counters().unrecorded)
 
     def _recipe(self) -> SpareRecipe:
         return SpareRecipe(

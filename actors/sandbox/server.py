@@ -12,7 +12,8 @@ an :class:`~actors.sandbox.jobs.RpcCallJob` (``…/rpc/call:<n>``) run in a task
 the session's tool gate (the rules of a parallel batch), so a script's threads get real parallelism where
 it is safe. Stopping the run is cancellation: the server's scope is the run's, so an interrupt reaches
 every connection and every call. A refused call (a tool the script may not call, a malformed frame, the
-call limit) is answered by the connection's task at once, between two reads; so is an admitted call its
+call limit) is answered by the connection's task at once, between two reads (a run of calls of tools the
+script may not call, by a thread of the connection's own: :mod:`actors.sandbox.readers`); so is an admitted call its
 tool rejects before running (arguments that fail the tool's checks), through the session's path
 (``answer_rejected``): it runs nothing, so it needs neither the gate nor a job, and it is counted and
 recorded as any admitted call.
@@ -43,6 +44,7 @@ from actors.sandbox.errors import RpcAuthError, RpcCallStopped, RpcRefused, Sand
 from actors.sandbox.frames import plain_request, result_frame
 from actors.sandbox.gate import SerialGate, ToolGate
 from actors.sandbox.calls import AnswerRejected, CallTool, RpcCallJob
+from actors.sandbox.readers import REFUSALS_BEFORE_THREAD, RefusalReader
 from actors.sandbox.refusals import ToolRefusals, named_call
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, TERMINAL_STRIPPED_ARGS
@@ -71,6 +73,9 @@ MAX_RECORDED_REFUSALS = 1000
 #: the server stops, so a script cannot flood the daemon's log.
 MAX_LOGGED_REJECTIONS = 10
 LOGGED_ERROR_CHARS = 300
+#: Connections of one run whose refusals a thread of their own answers at once (:mod:`actors.sandbox.readers`);
+#: the others answer theirs on the event loop.
+MAX_REFUSAL_THREADS = 2
 # Connections waiting to be accepted; more wait in the script's connect().
 _BACKLOG = 16
 
@@ -161,8 +166,11 @@ class _Connection:
     tasks share it) and the nursery of its calls."""
 
     def __init__(self, stream: trio.SocketStream) -> None:
+        self.socket = stream.socket
         self.wire = Wire(stream)
         self.calls: trio.Nursery
+        # Calls of tools the script may not call, answered one after the other since the last other frame.
+        self.refused_in_a_row = 0
 
 
 class RpcServer(Actor[None]):
@@ -232,6 +240,7 @@ class RpcServer(Actor[None]):
         self._expected_uid = os.getuid() if expected_uid is None else expected_uid
         self._codec: Codec[RpcMessage] = Codec(RpcMessage, max_frame_bytes=MAX_REQUEST_BYTES)
         self._refusals = ToolRefusals(self._codec, allowed_tools, known_tools)
+        self._refusal_threads = trio.CapacityLimiter(MAX_REFUSAL_THREADS)
         self._tool_calls = 0
         self._in_flight = 0
         self._refused = 0
@@ -341,17 +350,25 @@ class RpcServer(Actor[None]):
             raise RpcAuthError(f"peer uid {uid} is not the daemon's uid {self._expected_uid}")
 
     async def _read(self, conn: _Connection) -> None:
-        """Take each frame the peer sends until it closes its side (or resets)."""
+        """Take each frame the peer sends until it closes its side (or resets); a run of refused calls is
+        read and answered by a thread meanwhile (:meth:`_refusals_in_thread`)."""
         buffer = FrameBuffer(MAX_REQUEST_BYTES)
         receive = conn.wire.receive
         while True:
-            data = await receive()
+            if conn.refused_in_a_row >= REFUSALS_BEFORE_THREAD and self._may_hand_over(conn, buffer):
+                handed = await self._refusals_in_thread(conn)
+                if handed is None:
+                    continue
+                data = handed
+            else:
+                data = await receive()
             if not data:
                 return
             frame = buffer.sole_frame(data)
             if frame is not None:
                 await self._take(conn, frame)
                 continue
+            conn.refused_in_a_row = 0
             buffer.feed(data)
             while True:
                 try:
@@ -362,14 +379,40 @@ class RpcServer(Actor[None]):
                     continue
                 break
 
+    def _may_hand_over(self, conn: _Connection, buffer: FrameBuffer) -> bool:
+        """Whether a thread may read ``conn`` now: its next bytes start a frame, nothing in flight on it can
+        write to it, and the run has a thread to spare."""
+        return buffer.empty and not conn.calls.child_tasks and self._refusal_threads.available_tokens > 0
+
+    async def _refusals_in_thread(self, conn: _Connection) -> bytes | None:
+        """Let a thread answer refused calls on ``conn`` and record them; what it read and did not answer
+        (:meth:`RefusalReader.read`)."""
+        reader = RefusalReader(conn.socket, self._codec, self._refusals)
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_stop_when_cancelled, reader)
+                handed = await trio.to_thread.run_sync(reader.read, limiter=self._refusal_threads)
+                reader.returned = True
+                nursery.cancel_scope.cancel()
+        finally:
+            # The thread has returned (it is waited for, never abandoned): what it answered is recorded,
+            # in order, before anything read after it, and also when the run is cancelled.
+            for call in reader.answered:
+                self._record_refusal(call.tool, call.args, call.error)
+        if handed:
+            conn.refused_in_a_row = 0
+        return handed
+
     async def _take(self, conn: _Connection, frame: bytes) -> None:
         """Answer a frame that must be refused now; start an admitted call in a task of its connection."""
+        refused_before, conn.refused_in_a_row = conn.refused_in_a_row, 0
         try:
             payload = self._codec.parse(frame)
             named = named_call(payload)
             request: RpcMessage | None = None
             if named is not None:
                 if not self._refusals.allows(named[1]):
+                    conn.refused_in_a_row = refused_before + 1
                     await self._refuse_tool(conn, *named, payload.get("args"))
                     return
                 request = plain_request(payload, *named)
@@ -524,6 +567,14 @@ class RpcServer(Actor[None]):
         trace = "".join(traceback.format_exception(failure))
         log.error("sandbox RPC: tool %s raised\n%s", request.tool, self._redact(trace))
         return _failed(request, self._redact(f"Tool '{request.tool}' failed: {type(failure).__name__}: {failure}"))
+
+
+async def _stop_when_cancelled(reader: RefusalReader) -> None:
+    """Wait for the reading thread's connection to be cancelled, then end the thread's wait."""
+    try:
+        await trio.sleep_forever()
+    finally:
+        reader.stop()
 
 
 def _replied(request: RpcRequest, reply: ToolReply) -> tuple[RpcResponse, str | None]:

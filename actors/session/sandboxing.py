@@ -13,7 +13,7 @@ import trio
 
 from actors.sandbox import SandboxJob, SandboxResult, SandboxStatus, SandboxToolCall, SpareInterpreters
 from actors.session.context import CallContext
-from actors.session.workers import ToolExecutor, preview
+from actors.session.workers import ToolExecutor, preview, preview_text
 from config.sandbox import CodeExecutionConfig
 from messages.events import ToolFinished, ToolStarted
 from store.protocol import SessionStore
@@ -151,6 +151,9 @@ class _ScriptLines:
         self._ctx = ctx
         self._numbers = itertools.count(1)
         self._held: list[_EndedCall] = []
+        # The last held call's arguments as text and their preview: a script retrying a call in a loop has
+        # the same arguments shown for each call, made once.
+        self._shown_args = ("", "")
 
     async def run(self, name: str, args: dict[str, Any], run: Callable[[], Awaitable[ToolReply]]) -> ToolReply:
         """``run()``, the call's reply, shown as it starts and ends (after the lines held before it)."""
@@ -171,8 +174,15 @@ class _ScriptLines:
         held, self._held = self._held, []
         show = self._ctx.show_inner_call
         for call in held:
-            show(ToolStarted, call_id=call.call_id, name=call.name, args_preview=preview(call.args))
+            show(ToolStarted, call_id=call.call_id, name=call.name, args_preview=self._args_preview(call.args))
             show(ToolFinished, **call.finished())
+
+    def _args_preview(self, args: dict[str, Any]) -> str:
+        """``preview(args)``, made again only when the text of the arguments differs from the last call's."""
+        text = preview_text(args)
+        if text != self._shown_args[0]:
+            self._shown_args = (text, preview(text))
+        return self._shown_args[1]
 
     def show_if_many(self) -> None:
         """Show the lines held so far once :data:`MAX_HELD_CALLS` are held (called as each call is recorded)."""

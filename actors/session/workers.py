@@ -29,7 +29,7 @@ from conversation.guardrails import (
 from actors.session.turn_parts import TokenMeter
 from conversation.validation import PlannedCall
 from messages.events import ToolFinished, ToolStarted
-from tools.dispatch import Rejection, RejectionReplies, dispatch, rejection_of
+from tools.dispatch import Rejection, RejectionReplies, dispatch
 from tools.hooks import NO_HOOKS, HookRunner
 from tools.parallel import can_run_in_parallel
 from tools.ansi import redact_output_async
@@ -37,7 +37,9 @@ from tools.redact import redact_secrets, redact_tool_result
 from tools.registry import ToolRegistry
 from tools.results import ToolReply, error_text
 
-__all__ = ["ToolCall", "ToolCallResult", "ToolExecutor", "preview", "run_batch", "stopped_by_operator_result"]
+__all__ = [
+    "ToolCall", "ToolCallResult", "ToolExecutor", "preview", "preview_text", "run_batch", "stopped_by_operator_result",
+]
 
 _PREVIEW = 160
 _PREVIEW_WINDOW = 8
@@ -57,9 +59,14 @@ def _interrupted_result(name: str, partial: str | None) -> str:
     return json.dumps({"status": "interrupted", "error": f"{name} was interrupted before it finished."}, ensure_ascii=False)
 
 
+def preview_text(value: Any) -> str:
+    """What :func:`preview` shows a part of: ``value`` itself when it is text, else its JSON."""
+    return value if isinstance(value, str) else _encode_preview(value)
+
+
 def preview(value: Any, limit: int = _PREVIEW) -> str:
     """A one-line, redacted preview of arguments or a result."""
-    text = value if isinstance(value, str) else _encode_preview(value)
+    text = preview_text(value)
     # Redact a bounded head, not a whole 100 KB result: only the first ``limit`` characters are shown, and
     # a secret that starts among them but runs past the window (a PEM key) is still recognised, cut.
     text = redact_secrets(" ".join(text[: limit * _PREVIEW_WINDOW].split()))
@@ -106,7 +113,7 @@ class ToolExecutor:
             return None
         if name in CHANGING_TOOLS and ctx.checkpoint_due():
             return None
-        return rejection_of(self.registry, name, args)
+        return self._rejection_replies.rejection(name, args)
 
     async def reject(self, name: str, args: dict[str, Any], rejection: Rejection, ctx: CallContext) -> ToolReply:
         """What :meth:`execute` answers a call :meth:`rejection` rejected: the same reply, recorded the same way

@@ -14,7 +14,10 @@ import pytest
 import trio
 
 import actors.sandbox.server as server_module
+import actors.session.sandboxing as sandboxing_module
+import actors.session.workers as workers_module
 from actors.sandbox.calls import CallTool, RpcCallJob
+from actors.sandbox.readers import REFUSALS_BEFORE_THREAD
 from actors.session import SessionActor
 from actors.session.sandboxing import MAX_HELD_CALLS, _ScriptLines
 from actors.session.workers import ToolExecutor
@@ -77,6 +80,62 @@ class TestExecuteCode:
             transcript = [r.record for r in await h.deps.store.load_transcript(sid)]
             assert [(r["kind"], r.get("tool")) for r in transcript[:3]] == [("sandbox_tool_call", "memory")] * 3
             assert transcript[3:] == [{"kind": "sandbox_tool_calls_unrecorded", "refused": 2}]
+
+
+REFUSING = """
+import hermes_tools
+for _ in range(600):
+    hermes_tools._call('memory', {})
+"""
+REFUSING_UNTIL_KILLED = """
+import os, signal, hermes_tools
+answered = 0
+def stop(*_):
+    print(answered, flush=True)
+    os._exit(0)
+signal.signal(signal.SIGTERM, stop)
+while True:
+    hermes_tools._call('memory', {})
+    answered += 1
+"""
+
+
+class TestRunsOfRefusals:
+    """A script's run of refused calls (answered by a thread of its connection's own) is in the transcript whole,
+    whether the script ends or is killed in the middle of it."""
+
+    async def test_counted_whole_when_the_script_ends(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(server_module, "MAX_RECORDED_REFUSALS", 3)
+        async with open_harness(tmp_path) as h:
+            handle, events_in, sid = await h.start_session()
+            h.provider.push(
+                {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": REFUSING}}]},
+                {"text": "done"},
+            )
+            await run_turn(handle, events_in, "run it")
+            transcript = [r.record for r in await h.deps.store.load_transcript(sid)]
+        assert [r.get("tool") for r in transcript[:3]] == ["memory"] * 3
+        assert transcript[3:] == [{"kind": "sandbox_tool_calls_unrecorded", "refused": 597}]
+
+    async def test_recorded_whole_when_the_script_is_killed(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(server_module, "MAX_RECORDED_REFUSALS", 10**9)
+        config = Config()
+        config = attrs.evolve(config, code_execution=attrs.evolve(config.code_execution, timeout=1.0))
+        async with open_harness(tmp_path, config) as h:
+            handle, events_in, sid = await h.start_session()
+            h.provider.push(
+                {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": REFUSING_UNTIL_KILLED}}]},
+                {"text": "done"},
+            )
+            await run_turn(handle, events_in, "run it")
+            result = json.loads(next(m for m in (await h.deps.store.load(sid)).messages if m["role"] == "tool")["content"])
+            transcript = [r.record for r in await h.deps.store.load_transcript(sid)]
+        assert result["status"] == "timeout", result
+        answered = int(result["output"].split()[0])
+        assert answered > REFUSALS_BEFORE_THREAD  # the run reached the thread
+        # Every call the script was answered is recorded; one more when it was killed before reading its answer.
+        assert len(transcript) - answered in (0, 1)
+        assert {(r["tool"], r["ok"]) for r in transcript} == {("memory", False)}
 
 
 class TestPatchFromAScript:
@@ -215,6 +274,30 @@ class TestHeldLines:
         assert [fields["call_id"] for _, fields in ctx.events[::2]] == [f"x1.{n}" for n in range(1, MAX_HELD_CALLS + 1)]
         assert ctx.events[-1][1]["result_preview"] == '{"error": "no path"}' and not ctx.events[-1][1]["ok"]
         assert ctx.events[-2][1]["args_preview"] == f'{{"path": "", "n": {MAX_HELD_CALLS - 1}}}'
+
+
+    async def test_the_same_arguments_are_previewed_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A call retried with the same arguments shows the same preview, made once; other arguments get theirs."""
+        made: list[Any] = []
+
+        def counted(value: Any, limit: int = 160) -> str:
+            made.append(value)
+            return workers_module.preview(value, limit)
+
+        monkeypatch.setattr(sandboxing_module, "preview", counted)
+        ctx = self._Shown()
+        lines = _ScriptLines(ctx)  # type: ignore[arg-type]  # only call_id and show_inner_call are used
+
+        async def failed() -> ToolReply:
+            return ToolReply.failure("no path")
+
+        calls = [{"path": "", "content": "x"}] * 3 + [{"path": "", "content": "y"}, {"content": "x", "path": ""}]
+        for args in calls:
+            await lines.answer_at_once("write_file", args, failed)
+        lines.show_held()
+        shown = [fields["args_preview"] for name, fields in ctx.events if name == "ToolStarted"]
+        assert shown == [workers_module.preview(args) for args in calls]
+        assert len(made) == 5 + 3  # a result preview per call; the arguments' for the first and each change
 
 
 class TestSpareInterpreter:

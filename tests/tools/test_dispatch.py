@@ -289,6 +289,54 @@ class TestRejectionReplies:
         assert finished == ["write_file"] * 6
 
 
+class TestRememberedRejections:
+    """A call made again with arguments of the same JSON text is rejected for the reason found the first time,
+    without checking it again, while its tool is registered and available as then; any other call is checked."""
+
+    @staticmethod
+    def _counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+        checked: list[str] = []
+        rejection = dispatch_module.rejection_of
+
+        def counted(registry: ToolRegistry, name: str, args: Any, **options: Any) -> Any:
+            checked.append(name)
+            return rejection(registry, name, args, **options)
+
+        monkeypatch.setattr(dispatch_module, "rejection_of", counted)
+        return checked
+
+    def test_checked_once_while_the_same(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        checked = self._counted(monkeypatch)
+        replies = RejectionReplies(TestRejections._registry([]))
+        first = replies.rejection("write_file", {"path": ""})
+        assert first is not None and first.message == "the path is empty"
+        assert replies.rejection("write_file", {"path": ""}) is first
+        assert checked == ["write_file"]
+        # Equal as values, not as JSON: the schema tells them apart, so each is checked.
+        assert replies.rejection("write_file", {"limit": 1}) == rejection_of(TestRejections._registry([]), "write_file", {"limit": 1})
+        assert replies.rejection("write_file", {"limit": True}) == rejection_of(TestRejections._registry([]), "write_file", {"limit": True})
+        assert replies.rejection("write_file", {"path": "a"}) is None
+        assert checked == ["write_file"] * 4
+
+    def test_checked_again_once_the_tool_is_replaced_or_unavailable(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        registry = TestRejections._registry([])
+        available = [True]
+        registry.register("gated", "file", READ_SCHEMA, echo_handler, check_fn=lambda: available[0])
+        replies = RejectionReplies(registry)
+        schema = replies.rejection("gated", {"limit": 1})
+        assert schema is not None and schema.arguments
+        available[0] = False
+        monkeypatch.setattr(registry, "is_available", lambda name: available[0])
+        gone = replies.rejection("gated", {"limit": 1})
+        assert gone is not None and gone.message.startswith("Tool gated is not available right now")
+        available[0] = True
+        assert replies.rejection("gated", {"limit": 1}) == schema
+        registry.register("gated", "file", READ_SCHEMA, echo_handler)
+        checked = self._counted(monkeypatch)
+        assert replies.rejection("gated", {"limit": 1}) == schema
+        assert checked == ["gated"]
+
+
 class TestTypedResults:
     """A handler returns a ToolResult or raises ToolError; dispatch renders once and carries ok beside the text."""
 
