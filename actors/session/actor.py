@@ -573,8 +573,18 @@ class SessionActor(Actor[SessionMessage]):
         elif leftover:
             self.queue.appendleft(UserMessage(leftover, source="steer"))
         if state.unrecorded is None:
+            # Saved before the turn is said finished, so whoever reads the store on TurnFinished (a client
+            # listing sessions, a restarted daemon) sees this turn's history, state and tokens.
             with trio.move_on_after(self.shutdown_timeout):
                 await flush_history(self.spec.deps, self.session_id, state)
+            with trio.move_on_after(self.shutdown_timeout):
+                # This turn's tokens only; the store counts tool calls itself as messages arrive. The event
+                # number saved is the one TurnFinished takes next (an event published in between is saved
+                # with the next save, as any later one is).
+                await save_turn_state(
+                    self.spec.deps, self.session_id, state, event_seq=self.hub.seq + 1,
+                    processes=self.processes.records(), usage=counters.usage, cost=counters.cost_usd or 0.0,
+                )
         self.hub.publish(TurnFinished, turn_id=turn_id, final_text=outcome.final_text, reason=outcome.reason,
                          error=outcome.error, **counters.figures(trio.current_time()))
         self.turn = None
@@ -583,13 +593,6 @@ class SessionActor(Actor[SessionMessage]):
         self.last_active = trio.current_time()
         self._turn_done.set()
         self._maybe_review(outcome)
-        if state.unrecorded is None:
-            with trio.move_on_after(self.shutdown_timeout):
-                # This turn's tokens only; the store counts tool calls itself as messages arrive.
-                await save_turn_state(
-                    self.spec.deps, self.session_id, state, event_seq=self.hub.seq, processes=self.processes.records(),
-                    usage=counters.usage, cost=counters.cost_usd or 0.0,
-                )
         if self.queue and not self._closing:
             await self._begin_turn(self.queue.popleft())
 
