@@ -68,6 +68,7 @@ from messages.session import (
     UserMessage,
 )
 from messages.supervision import ActorSnapshot, ActorState
+from store.errors import StoreError
 from store.scoped import RealmScopedReader
 from tools.background import BackgroundSpec, ProcessInfo, ProcessNotification, ProcessTable
 from tools.browser import INSTALL_HINT, Browser, BrowserError, BrowserUnavailable, find_browser
@@ -572,9 +573,7 @@ class SessionActor(Actor[SessionMessage]):
             log.info("session %s: turn %d interrupted with a steer pending; the steer is dropped", self.session_id, turn_id)
         elif leftover:
             self.queue.appendleft(UserMessage(leftover, source="steer"))
-        if state.unrecorded is None:
-            with trio.move_on_after(self.shutdown_timeout):
-                await flush_history(self.spec.deps, self.session_id, state)
+        failed_save = await self._save_finished_turn(counters) if state.unrecorded is None else None
         self.hub.publish(TurnFinished, turn_id=turn_id, final_text=outcome.final_text, reason=outcome.reason,
                          error=outcome.error, **counters.figures(trio.current_time()))
         self.turn = None
@@ -583,15 +582,31 @@ class SessionActor(Actor[SessionMessage]):
         self.last_active = trio.current_time()
         self._turn_done.set()
         self._maybe_review(outcome)
-        if state.unrecorded is None:
-            with trio.move_on_after(self.shutdown_timeout):
-                # This turn's tokens only; the store counts tool calls itself as messages arrive.
-                await save_turn_state(
-                    self.spec.deps, self.session_id, state, event_seq=self.hub.seq, processes=self.processes.records(),
-                    usage=counters.usage, cost=counters.cost_usd or 0.0,
-                )
+        if failed_save is not None:
+            raise failed_save
         if self.queue and not self._closing:
             await self._begin_turn(self.queue.popleft())
+
+    async def _save_finished_turn(self, counters: TurnCounters) -> StoreError | None:
+        """Save a finished turn before it is said finished, so whoever reads the store on TurnFinished (a
+        client listing sessions, a restarted daemon) sees its history, state and tokens. A store that
+        refuses the writes (its lease taken by another host) is returned: the turn is still said finished
+        to the clients waiting for it, then the session fails on it."""
+        state = self.durable
+        try:
+            with trio.move_on_after(self.shutdown_timeout):
+                await flush_history(self.spec.deps, self.session_id, state)
+            with trio.move_on_after(self.shutdown_timeout):
+                # This turn's tokens only; the store counts tool calls itself as messages arrive. The event
+                # number saved is the one TurnFinished takes next (an event published in between is saved
+                # with the next save, as any later one is).
+                await save_turn_state(
+                    self.spec.deps, self.session_id, state, event_seq=self.hub.seq + 1,
+                    processes=self.processes.records(), usage=counters.usage, cost=counters.cost_usd or 0.0,
+                )
+        except StoreError as exc:
+            return exc
+        return None
 
     # -- the learning loop -------------------------------------------------------------------------------
 

@@ -106,7 +106,10 @@ class DaemonProcess:
                 return
             except DaemonNotRunning:
                 time.sleep(0.05)
-        raise AssertionError(f"daemon did not answer within {START_TIMEOUT} s:\n{self.log()}")
+        log = self.log()
+        # A daemon too slow to answer is still stopped: left running, it would outlive the test.
+        self.stop()
+        raise AssertionError(f"daemon did not answer within {START_TIMEOUT} s:\n{log}")
 
     def client(self, **kwargs: Any) -> ControlClient:
         """A new connection to the daemon."""

@@ -8,15 +8,16 @@ from typing import Any
 
 import trio
 
+from actors.session.hub import Subscription
 from conversation.history import check_alternation
 from config.loader import Config
 from config.providers import ModelConfig
 from config.recovery import RetryConfig
 from messages.chat import messages_from_dicts
-from messages.events import StatusUpdate
-from messages.session import Compress, Hibernate
+from messages.events import SessionEvent, StatusUpdate, TurnFinished
+from messages.session import Compress, Hibernate, UserMessage
 from store.memory import InMemorySessionStore
-from tests.session.harness import open_harness, run_turn
+from tests.session.harness import collect_turn, open_harness, run_turn
 
 SUMMARY = "## Active Task\nRead the big files.\n## Completed Actions\nRead files 0-3."
 
@@ -85,56 +86,50 @@ class HeldCounters(InMemorySessionStore):
 
 
 class TestRequestsRightAfterATurn:
-    """A request a client sends as soon as it sees TurnFinished waits while the turn is put away, not refused."""
+    """A turn is said finished only once it is saved, and a request a client sends as soon as it sees
+    TurnFinished is answered, not refused as busy."""
 
-    async def test_compress_waits_for_the_turn_to_be_put_away(self, tmp_path: Path) -> None:
-        """/compress asked while the finished turn's save is still running answers once it is saved."""
+    async def test_compress_asked_on_turn_finished_is_answered(self, tmp_path: Path) -> None:
+        """While the turn's closing save is held, TurnFinished is not out; /compress asked the moment it
+        is runs."""
         store = HeldCounters()
+        store.release.set()
         async with open_harness(tmp_path, store=store) as h:
             handle, events_in, sid = await h.start_session()
-            for i in range(3):
+            for i in range(2):
                 h.provider.push({"text": f"answer {i} " + "y" * 200})
-                if i == 2:
-                    store.release = trio.Event()
-                    store.holding = trio.Event()
-                else:
-                    store.release.set()
                 await run_turn(handle, events_in, f"question {i} " + "z" * 200)
-            # TurnFinished is out; the turn's closing save is held.
+            store.release, store.holding = trio.Event(), trio.Event()
+            h.provider.push({"text": "answer 2 " + "y" * 200}, {"text": SUMMARY})
+            await handle.tell(UserMessage("question 2 " + "z" * 200))
             await store.holding.wait()
-            h.provider.push({"text": SUMMARY})
-            answers: list[str] = []
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(lambda: _ask_into(handle, Compress("the questions"), answers))
-                await trio.testing.wait_all_tasks_blocked()
-                assert answers == []  # waiting, not refused
-                store.release.set()
-            assert answers[0].startswith(("compressed", "nothing to compress"))
+            await trio.testing.wait_all_tasks_blocked()
+            assert not any(isinstance(event, TurnFinished) for event in _pending(events_in))
+            store.release.set()
+            await collect_turn(events_in)
+            assert (await handle.ask(Compress("the questions"))).startswith(("compressed", "nothing to compress"))
             check_alternation(messages_from_dicts((await h.deps.store.load(sid)).messages))
 
-    async def test_hibernate_waits_for_the_turn_to_be_put_away(self, tmp_path: Path) -> None:
-        """A Hibernate asked while the finished turn's save is still running hibernates once it is saved."""
+    async def test_hibernate_asked_on_turn_finished_is_taken(self, tmp_path: Path) -> None:
+        """A Hibernate asked the moment TurnFinished is out hibernates the session."""
         store = HeldCounters()
+        store.release.set()
         async with open_harness(tmp_path, store=store) as h:
             handle, events_in, _ = await h.start_session()
             h.provider.push({"text": "answer"})
             await run_turn(handle, events_in, "question")
-            # TurnFinished is out; the turn's closing save is held.
-            await store.holding.wait()
             events_in.close()
-            answers: list[bool] = []
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(lambda: _ask_into(handle, Hibernate(), answers))
-                await trio.testing.wait_all_tasks_blocked()
-                assert answers == []  # waiting, not refused
-                store.release.set()
-            assert answers == [True]
+            assert await handle.ask(Hibernate()) is True
             with trio.fail_after(10):
                 await handle.wait_stopped()
 
 
-async def _ask_into(handle: Any, message: Any, answers: list[Any]) -> None:
-    answers.append(await handle.ask(message))
+def _pending(subscription: Subscription) -> list[SessionEvent]:
+    """The events a subscription holds and has not handed out yet, taken without waiting."""
+    taken: list[SessionEvent] = []
+    while (event := subscription.receive_nowait()) is not None:
+        taken.append(event)
+    return taken
 
 
 class TestOverflowRecovery:

@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 import pytest
+import trio
 
 from actors.session.saved import SavedProcess, SavedShell, SavedState, SavedStateError, dump_saved, load_saved
 from actors.session.state import save_state
@@ -46,6 +47,16 @@ class CountingStore(InMemorySessionStore):
         await super().update_counters(session_id, **counters)
 
 
+class SlowCountersStore(InMemorySessionStore):
+    """The in-memory store, letting every other task run many times over before a turn's counters are
+    written (as a database's commit lets the event loop go on)."""
+
+    async def update_counters(self, session_id: str, **counters: Any) -> None:
+        for _ in range(50):
+            await trio.sleep(0)
+        await super().update_counters(session_id, **counters)
+
+
 def counting(h: Harness) -> CountingStore:
     """Give the harness's sessions a counting store from now on."""
     store = CountingStore()
@@ -77,6 +88,22 @@ class TestStateSaves:
             assert saved["turns"] == 1 and saved["usage"]["prompt_tokens"] == 30
             info = await store.get_session(sid)
             assert (info.tokens_in, info.tokens_out) == (30, 3)
+
+    async def test_a_finished_turn_is_in_the_store_when_it_is_said_finished(self, tmp_path: Path) -> None:
+        """Read at once on TurnFinished, the store has the turn's tokens, its history and TurnFinished's
+        event number (a client listing sessions, a restarted daemon)."""
+        store = SlowCountersStore()
+        async with open_harness(tmp_path, store=store) as h:
+            handle, sub, sid = await h.start_session()
+            h.provider.push({"text": "hello", "usage": {"prompt_tokens": 30, "completion_tokens": 3}})
+            finished, _ = await run_turn(handle, sub, "hi")
+            info = await store.get_session(sid)
+            assert (info.tokens_in, info.tokens_out) == (30, 3)
+            saved = await stored_state(store, sid)
+            assert saved["turns"] == 1 and saved["event_seq"] == finished.seq
+            loaded = await store.load(sid)
+            assert [m["role"] for m in loaded.messages][-2:] == ["user", "assistant"]
+            sub.close()
 
     async def test_a_change_in_place_is_saved(self, tmp_path: Path) -> None:
         """The shell's environment changed in place after a save is written at the next save."""
