@@ -39,11 +39,13 @@ my %CALLS = (
     x86_64 => {prctl => 157, recvmsg => 47, sendto => 44, recvfrom => 45, setsid => 112, sigprocmask => 14,
         signalfd4 => 289, dup3 => 292, exit_group => 231, prlimit64 => 302, getaffinity => 204,
         setaffinity => 203, getscheduler => 145, getparam => 143, setscheduler => 144, ioprio_get => 252,
-        ioprio_set => 251, kill => 62, close => 3, fcntl => 72, read => 0},
+        ioprio_set => 251, kill => 62, close => 3, fcntl => 72, read => 0, write => 1, pipe2 => 293, openat => 257,
+        execve => 59, shmctl => 31, semctl => 66, msgctl => 71},
     aarch64 => {prctl => 167, recvmsg => 212, sendto => 206, recvfrom => 207, setsid => 157, sigprocmask => 135,
         signalfd4 => 74, dup3 => 24, exit_group => 94, prlimit64 => 261, getaffinity => 123,
         setaffinity => 122, getscheduler => 120, getparam => 121, setscheduler => 119, ioprio_get => 31,
-        ioprio_set => 30, kill => 129, close => 57, fcntl => 25, read => 63},
+        ioprio_set => 30, kill => 129, close => 57, fcntl => 25, read => 63, write => 64, pipe2 => 59, openat => 56,
+        execve => 221, shmctl => 195, semctl => 191, msgctl => 187},
 );
 my ($machine, $passed, $idle) = @ARGV;
 my $SYS = $CALLS{$machine // ''};
@@ -52,7 +54,7 @@ if ($$ != 1 || !$SYS) {  # its sweep kills every process it can see
     exit 2;
 }
 my ($O_CLOEXEC, $F_DUPFD_CLOEXEC, $MSG_NOSIGNAL, $MSG_CMSG_CLOEXEC) = (0x80000, 1030, 0x4000, 0x40000000);
-my ($SIGKILL, $SIGCHLD_MASK, $IOPRIO_WHO_PROCESS) = (9, pack('Q', 1 << 16), 1);
+my ($SIGKILL, $SIGCHLD_MASK, $NOTHING_BLOCKED, $IOPRIO_WHO_PROCESS) = (9, pack('Q', 1 << 16), pack('Q', 0), 1);
 # The size of the buffer for a request's descriptors; a variable: a string the kernel writes into through a
 # pointer must be built at run time, never share a constant's buffer.
 my $ANCILLARY = 64;
@@ -62,6 +64,7 @@ sub call { my $name = shift; syscall($SYS->{$name}, @_) }
 sub address { unpack('J', pack('p', $_[0])) }  # where the kernel writes into a string made long enough
 
 call('prctl', 4, 0, 0, 0, 0) == 0 or die "prctl(PR_SET_DUMPABLE, 0) failed: $!\n";
+$SIG{FPE} = 'DEFAULT';  # Perl ignores it, and an ignored signal would stay ignored in every command
 sysopen(my $null, '/dev/null', 2) or die "/dev/null: $!\n";
 call('dup3', fileno($null), $_, $O_CLOEXEC) for 0 .. 2;
 close($null);
@@ -76,6 +79,22 @@ die "signalfd: $!\n" if $children < 0;
 
 sub answer { my $text = shift; call('sendto', $control, $text, length($text), $MSG_NOSIGNAL, 0, 0) }
 
+# A small file's text, undef when it cannot be read (system calls: Perl's open costs twice as many).
+sub slurp {
+    my $path = shift;  # a copy: syscall may write into a string, and refuses a constant
+    my $fd = call('openat', -100, $path, $O_CLOEXEC);  # AT_FDCWD, O_RDONLY
+    return undef if $fd < 0;
+    my ($text, $size) = ('', 0);
+    while (1) {
+        my $chunk = "\0" x 4096;
+        $size = call('read', $fd, $chunk, 4096);
+        last if $size <= 0;
+        $text .= substr($chunk, 0, $size);
+    }
+    call('close', $fd);
+    return $size < 0 ? undef : $text;
+}
+
 # Resource limits, nice value, CPU affinity, scheduling policy and priority, I/O priority, oom_score_adj: what
 # a command inherits from this process that a process of the same uid may change from outside (prlimit,
 # renice, taskset, chrt, ionice on pid 1, its oom_score_adj).
@@ -86,16 +105,15 @@ sub cpus { my $set = "\0" x 128; my $size = call('getaffinity', 0, 128, $set); $
 sub schedule { my $param = "\0" x 4; call('getparam', 0, $param); (call('getscheduler', 0), unpack('i', $param)) }
 
 sub inherited {
-    my $oom = '';
-    if (open(my $handle, '<', '/proc/self/oom_score_adj')) { $oom = <$handle> // ''; close($handle) }
     join("\n", map({ unpack('H*', $_) } limits()), getpriority(0, 0), unpack('H*', cpus()), schedule(),
-        call('ioprio_get', $IOPRIO_WHO_PROCESS, 0), $oom);
+        call('ioprio_get', $IOPRIO_WHO_PROCESS, 0), slurp('/proc/self/oom_score_adj') // '');
 }
 
 # Put back what a command changed; false where that cannot be done (a lowered hard limit, a raised nice
 # value or oom_score_adj, a real-time I/O class: only privilege undoes them).
 sub restore {
     my ($wanted, $limits, $nice, $cpus, $policy, $priority, $ioprio) = @_;
+    return 1 if inherited() eq $wanted;
     my ($now_policy, $now_priority) = schedule();
     if ($now_policy != $policy || $now_priority != $priority) {
         call('setscheduler', 0, $policy + 0, pack('i', $priority)) == 0 or return 0;
@@ -156,18 +174,25 @@ sub empty_shm {
     return !@$names;
 }
 
+# System V IPC objects by kind: the call that counts and removes them, its command that counts them
+# (SHM_INFO, SEM_INFO, MSG_INFO; semctl takes a semaphore number first), and which int of the answer is
+# the count.
+my @SYSV_IPC = (['shm', 'shmctl', [14], 0], ['sem', 'semctl', [0, 19], 7], ['msg', 'msgctl', [12], 0]);
+
 # Remove the System V shared memory, semaphores and message queues a command left (IPC_RMID is 0), as its own
 # jail's end did; false when one stays.
 sub remove_sysv_ipc {
     my $kept = 0;
-    for my $kind (['shm', sub { shmctl($_[0], 0, 0) }], ['sem', sub { semctl($_[0], 0, 0, 0) }],
-                  ['msg', sub { msgctl($_[0], 0, 0) }]) {
-        open(my $handle, '<', "/proc/sysvipc/$kind->[0]") or next;  # no System V IPC in this kernel
-        my (undef, @lines) = <$handle>;
-        close($handle);
+    for my $kind (@SYSV_IPC) {
+        my ($name, $function, $info, $field) = @$kind;
+        my $answer = "\0" x 64;
+        next if call($function, 0, @$info, $answer) < 0;  # no System V IPC in this kernel
+        next unless (unpack('i*', $answer))[$field];
+        my (undef, @lines) = split(/\n/, slurp("/proc/sysvipc/$name") // '');
         for my $line (@lines) {
             my (undef, $id) = split(' ', $line);
-            $kept = 1 if defined($id) && !$kind->[1]->($id + 0);
+            next unless defined($id);
+            $kept = 1 if call($function, $id + 0, ($name eq 'sem' ? (0) : ()), 0, 0) < 0;
         }
     }
     return !$kept;
@@ -175,7 +200,8 @@ sub remove_sysv_ipc {
 
 # Where a program is, looked up in the command's own PATH.
 sub program {
-    my ($name, $path) = @_;
+    my ($name, $environment) = @_;
+    my ($path) = map { /^PATH=(.*)/s ? $1 : () } @$environment;
     return $name if index($name, '/') >= 0;
     my @directories = split(/:/, $path // '/bin:/usr/bin', -1);
     for my $directory (@directories ? @directories : ('')) {  # an empty PATH is the working directory
@@ -192,30 +218,36 @@ sub run {
     my ($target, $cwd, $argc, @rest) = @_;
     my ($output, $state) = @{pop(@rest)};
     my @argv = splice(@rest, 0, $argc);
-    my %env = map { my ($name, $value) = split(/=/, $_, 2); ($name, $value // '') } @rest;
     return answer('error 16 program') if defined($child) || !defined($state) || !@argv;  # EBUSY: one at a time
     chdir($cwd) or return answer('error ' . ($! + 0) . ' cwd');  # the command inherits it
-    my $program = program($argv[0], $env{PATH}) // return answer('error 2 program');
-    pipe(my $failed, my $failure) or return answer('error ' . ($! + 0) . ' program');
+    my $program = program($argv[0], \@rest) // return answer('error 2 program');
+    # execve's arrays, made here: the child only makes system calls (the fewer pages it writes, the less its
+    # fork costs), pointing into these strings, which its copy of this process holds at the same addresses.
+    my ($arguments, $environment) = (pack('p*', @argv) . pack('J', 0), pack('p*', @rest) . pack('J', 0));
+    my $pipe = "\0" x 8;
+    call('pipe2', $pipe, $O_CLOEXEC) == 0 or return answer('error ' . ($! + 0) . ' program');
+    my ($failed, $failure) = unpack('ii', $pipe);
+    $target += 0;
     my $pid = fork();
-    return answer('error ' . ($! + 0) . ' program') unless defined($pid);
-    if ($pid == 0) {
-        call('sigprocmask', 2, pack('Q', 0), 0, 8);  # SIG_SETMASK: nothing blocked
+    if (defined($pid) && $pid == 0) {
+        call('sigprocmask', 2, $NOTHING_BLOCKED, 0, 8);  # SIG_SETMASK
         call('setsid');
-        sysopen(my $input, '/dev/null', 0);
-        call('dup3', fileno($input), 0, 0);
-        call('dup3', $output, $_, 0) for 1, 2;
-        call('dup3', $state, $target + 0, 0);
-        %ENV = %env;
-        exec { $program } @argv;
-        syswrite($failure, pack('i', $! + 0));
+        my $input = call('openat', -100, my $null = '/dev/null', $O_CLOEXEC);  # its own, read-only, as in a jail
+        call('dup3', $input, 0, 0);
+        call('dup3', $output, 1, 0);
+        call('dup3', $output, 2, 0);
+        call('dup3', $state, $target, 0);
+        call('execve', $program, $arguments, $environment);
+        call('write', $failure, pack('i', $! + 0), 4);
         call('exit_group', 127);
     }
-    close($failure);
-    my $errno = '';
-    sysread($failed, $errno, 4);
-    close($failed);
-    if (length($errno) == 4) {
+    my $error = $! + 0;
+    call('close', $failure);
+    my $errno = "\0" x 4;
+    my $size = defined($pid) ? call('read', $failed, $errno, 4) : 0;
+    call('close', $failed);
+    return answer("error $error program") unless defined($pid);
+    if ($size == 4) {
         waitpid($pid, 0);
         return answer('error ' . unpack('i', $errno) . ' program');
     }
