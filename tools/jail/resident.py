@@ -413,16 +413,15 @@ class ResidentShell:
 def _run_request(argv: Sequence[str], cwd: str, env: Mapping[str, str], state_fd: int) -> bytes | None:
     """The init's ``run`` request; None where a field cannot travel in it (a NUL byte, a name with ``=``,
     text that has no bytes): a jail per command refuses it with its own error."""
+    fields = ["run", str(state_fd), cwd, str(len(argv)), *argv, *(f"{name}={value}" for name, value in env.items())]
+    text = "\0".join(fields)
+    # The separators are its only NUL bytes, and a name holds no "=".
+    if text.count("\0") != len(fields) - 1 or any("=" in name or not name for name in env):
+        return None
     try:
-        fields = [
-            os.fsencode(field) for field in
-            ("run", str(state_fd), cwd, str(len(argv)), *argv, *(f"{name}={value}" for name, value in env.items()))
-        ]  # fmt: skip
+        return os.fsencode(text)
     except UnicodeEncodeError:
         return None
-    if any(b"\0" in field for field in fields) or any(not name or "=" in name for name in env):
-        return None
-    return b"\0".join(fields)
 
 
 @functools.cache
