@@ -230,16 +230,18 @@ sub run {
     $target += 0;
     my $pid = fork();
     if (defined($pid) && $pid == 0) {
-        call('sigprocmask', 2, $NOTHING_BLOCKED, 0, 8);  # SIG_SETMASK
-        call('setsid');
-        my $input = call('openat', -100, my $null = '/dev/null', $O_CLOEXEC);  # its own, read-only, as in a jail
-        call('dup3', $input, 0, 0);
-        call('dup3', $output, 1, 0);
-        call('dup3', $output, 2, 0);
-        call('dup3', $state, $target, 0);
-        call('execve', $program, $arguments, $environment);
-        call('write', $failure, pack('i', $! + 0), 4);
-        call('exit_group', 127);
+        # No sub calls here: each page the child writes before execve is a copy.
+        my $null = "/dev/null";
+        syscall($SYS->{sigprocmask}, 2, $NOTHING_BLOCKED, 0, 8);  # SIG_SETMASK
+        syscall($SYS->{setsid});
+        my $input = syscall($SYS->{openat}, -100, $null, $O_CLOEXEC);  # its own, read-only, as in a jail
+        syscall($SYS->{dup3}, $input, 0, 0);
+        syscall($SYS->{dup3}, $output, 1, 0);
+        syscall($SYS->{dup3}, $output, 2, 0);
+        syscall($SYS->{dup3}, $state, $target, 0);
+        syscall($SYS->{execve}, $program, $arguments, $environment);
+        syscall($SYS->{write}, $failure, pack('i', $! + 0), 4);
+        syscall($SYS->{exit_group}, 127);
     }
     my $error = $! + 0;
     call('close', $failure);
