@@ -302,7 +302,8 @@ class TestNoPerl:
         self, hostile_jails: Jails, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
     ) -> None:
         env = build_shell_env(os.environ)
-        monkeypatch.setenv("PATH", str(tmp_path))  # where the daemon looks for perl
+        monkeypatch.setattr(resident, "_SYSTEM_PERL", str(tmp_path / "perl"))  # where the daemon looks for perl
+        monkeypatch.setenv("PATH", str(tmp_path))
         resident._init_command.cache_clear()
         try:
             jail = hostile_jails.jail(tmp_path)

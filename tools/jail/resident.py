@@ -59,6 +59,7 @@ STATE_FD_MIN = 64
 _SOURCE = Path(__file__).with_name("_resident_init.pl").read_text(encoding="utf-8")
 # The machines whose system-call numbers the init knows.
 _MACHINES = frozenset({"x86_64", "aarch64"})
+_SYSTEM_PERL = "/usr/bin/perl"
 _MAX_ANSWER = 4096
 # Bounds on the helper's answers: it forks at once, and a sweep after SIGKILL takes milliseconds.
 _ANSWER_SECONDS = 10.0
@@ -434,7 +435,9 @@ def _init_command() -> list[str]:
     machine = os.uname().machine
     if machine not in _MACHINES:
         raise FileNotFoundError(errno.ENOENT, f"the resident shell's init knows no system calls of {machine}", "perl")
-    perl = shutil.which("perl")
+    # The system's first (Essential on Debian and Ubuntu, and in every jail's /usr), not one under a home
+    # directory a jail may hide.
+    perl = _SYSTEM_PERL if os.access(_SYSTEM_PERL, os.X_OK) else shutil.which("perl")
     if perl is None or not os.access(perl, os.X_OK):
         raise FileNotFoundError(errno.ENOENT, "no Perl interpreter the daemon's user can run", "perl")
     return [perl, "-e", _SOURCE, "--", machine]
