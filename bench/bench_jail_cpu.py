@@ -13,13 +13,14 @@ Each sample runs ``terminal("true")``'s command the way a session does (the term
   whole machine's, so it includes other programs' and is coarse (clock ticks);
 - ``jails``: how many jails the session started for the sample's commands and its warm-up (one with a
   resident shell, ``terminal.resident_shell``; one a command without);
-- ``first``: the whole CPU (this process and its children) of a second session's first command, which
-  starts that session's resident shell where there is one.
+- ``first``: the whole CPU (this process and its children) of another session's first command, which
+  starts that session's resident shell where there is one, and of that session's end (the mean of
+  ``--firsts`` sessions, one after the other).
 
 ``--base TREE`` runs the same samples with another worktree's code (its ``.venv``), alternating with this
 tree's (ABAB), so before and after are measured under the same load. Medians of ``--rounds``.
 
-Run: ``.venv/bin/python bench/bench_jail_cpu.py [--runs 100] [--rounds 5] [--base /tmp/base]``
+Run: ``.venv/bin/python bench/bench_jail_cpu.py [--runs 100] [--rounds 5] [--firsts 10] [--base /tmp/base]``
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ def _own_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def _sample(runs: int) -> dict[str, float]:
-    """One sample in this process: ``runs`` terminal commands, CPU per command in milliseconds."""
+async def _sample(runs: int, firsts: int) -> dict[str, float]:
+    """One sample in this process: ``runs`` terminal commands, then ``firsts`` sessions' first commands; CPU
+    per command in milliseconds."""
     import trio
 
     sys.path.insert(0, str(HERE / "vs_hermes"))
@@ -103,13 +105,14 @@ async def _sample(runs: int) -> dict[str, float]:
                     assert result.exit_code == 0 and result.shell is not None, result
                 group, own = tree.seconds() - group, _own_seconds() - own
                 kthreads = _kthreads_seconds() - kthreads
-                # Another session's first command: it starts that session's resident shell where there is one.
-                other = SessionJail(policy, launcher)
+                # Other sessions' first commands: each starts that session's resident shell where there is one.
                 first = tree.seconds()
-                await run_foreground("true", cwd=str(workspace), env=env, config=terminal, jail=other)
-                first = tree.seconds() - first
-                if hasattr(other, "aclose"):
-                    await other.aclose()
+                for _ in range(firsts):
+                    other = SessionJail(policy, launcher)
+                    await run_foreground("true", cwd=str(workspace), env=env, config=terminal, jail=other)
+                    if hasattr(other, "aclose"):
+                        await other.aclose()
+                first = (tree.seconds() - first) / firsts
                 # A tree with resident shells: how many jails the session started (1: one for every command).
                 shell = getattr(jail, "shell", None)
                 jails = float(shell.started) if shell is not None else float(runs + 3)
@@ -129,11 +132,11 @@ async def _sample(runs: int) -> dict[str, float]:
     }  # fmt: skip
 
 
-def _child(tree: Path, runs: int) -> dict[str, float]:
+def _child(tree: Path, runs: int, firsts: int) -> dict[str, float]:
     """One sample in a fresh interpreter of ``tree``'s venv, with ``tree``'s code."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     done = subprocess.run(
-        [str(tree / ".venv" / "bin" / "python"), __file__, "--sample", str(runs)],
+        [str(tree / ".venv" / "bin" / "python"), __file__, "--sample", str(runs), str(firsts)],
         cwd=tree, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     if done.returncode != 0:
@@ -146,19 +149,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100, help="commands per sample")
     parser.add_argument("--rounds", type=int, default=5, help="samples per tree, alternated")
     parser.add_argument("--base", type=Path, help="another worktree to measure alternately (before)")
-    parser.add_argument("--sample", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--firsts", type=int, default=10, help="sessions whose first command is measured, per sample")
+    parser.add_argument("--sample", type=int, nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.sample is not None:
         import trio
 
-        print(json.dumps(trio.run(_sample, args.sample)))
+        print(json.dumps(trio.run(_sample, *args.sample)))
         return
     trees = {"base": args.base.resolve()} if args.base else {}
     trees["this"] = HERE.parent
     samples: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     for round_ in range(args.rounds):
         for name, tree in trees.items():
-            sample = _child(tree, args.runs)
+            sample = _child(tree, args.runs, args.firsts)
             samples[name].append(sample)
             print(f"round {round_ + 1} {name}: " + " ".join(f"{k} {v:.2f}" for k, v in sample.items() if k != "method"),
                   file=sys.stderr, flush=True)  # fmt: skip
