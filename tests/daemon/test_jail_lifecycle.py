@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,20 +39,22 @@ class TestKill9:
     def test_no_survivors(self, provider: ScriptedProviderProcess) -> None:
         """A background command, a foreground one and a setsid grandchild all die with the daemon."""
         jailed = JailedDaemon().start()
+        # Markers of this run's own: the processes are looked for machine-wide.
+        marker, grandchild = f"hx-marker-{uuid.uuid4().hex}", f"sleep 302.{uuid.uuid4().int % 10**6:06d}"
         try:
             background = jailed.create_session(provider)
             result = jailed.tool_turn(
-                provider, background, "terminal", {"command": "sleep 301 # hx-marker-bg", "background": True}
+                provider, background, "terminal", {"command": f"sleep 301 # {marker}-bg", "background": True}
             )
             assert "error" not in json.loads(result) or json.loads(result)["error"] is None, result
             foreground = jailed.create_session(provider)
             provider.push({"tool_calls": [{"id": "f1", "name": "terminal", "arguments": {
-                "command": "setsid sleep 302 & sleep 303 # hx-marker-fg", "timeout": 300}}]})
+                "command": f"setsid {grandchild} & sleep 303 # {marker}-fg", "timeout": 300}}]})
             with jailed.daemon.client() as client:
                 client.request(c.SendMessage(client.next_id(), foreground, "run something long"))
-            wait_until(lambda: processes_with("hx-marker-bg") and processes_with("hx-marker-fg"), 30, "the commands")
-            wait_until(lambda: processes_with("sleep 302"), 30, "the setsid grandchild")
-            names = {_pid_namespace(pid) for pid in processes_with("hx-marker")} - {None, _pid_namespace(os.getpid())}
+            wait_until(lambda: processes_with(f"{marker}-bg") and processes_with(f"{marker}-fg"), 30, "the commands")
+            wait_until(lambda: processes_with(grandchild), 30, "the setsid grandchild")
+            names = {_pid_namespace(pid) for pid in processes_with(marker)} - {None, _pid_namespace(os.getpid())}
             assert len(names) == 2, "each command should run in a PID namespace of its own"
             namespaces = [PidNamespace(name) for name in names if name is not None]
             leftover = jailed.runtime.session_dir(foreground)
@@ -62,7 +65,7 @@ class TestKill9:
             wait_until(lambda: not any(ns.alive() for ns in namespaces), 10, "every jailed process to die")
             for namespace in namespaces:
                 namespace.close()
-            assert processes_with("hx-marker") == [] and processes_with("sleep 302") == []
+            assert processes_with(marker) == [] and processes_with(grandchild) == []
             assert os.path.isdir(leftover)
             jailed.daemon.stop(keep_runtime=True)
             provider.reset()

@@ -9,6 +9,7 @@ import shlex
 import shutil
 import signal
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,13 +110,15 @@ class TestKill9:
         jailed = JailedDaemon().start()
         try:
             session = jailed.create_session(provider, sandbox="full-access")
-            command = "setsid sleep 311 & sleep 312 # hx-open-bg"
+            # Markers of this run's own: the processes are looked for machine-wide.
+            grandchild, marker = f"sleep 311.{uuid.uuid4().int % 10**6:06d}", f"hx-open-bg-{uuid.uuid4().hex}"
+            command = f"setsid {grandchild} & sleep 312 # {marker}"
             result = jailed.tool_turn(provider, session, "terminal", {"command": command, "background": True})
             assert json.loads(result).get("error") is None, result
-            wait_until(lambda: processes_with("sleep 311") and processes_with("hx-open-bg"), 30, "the commands")
+            wait_until(lambda: processes_with(grandchild) and processes_with(marker), 30, "the commands")
             jailed.daemon.signal(signal.SIGKILL)
             jailed.daemon.wait(10)
-            wait_until(lambda: not processes_with("sleep 311") and not processes_with("hx-open-bg"), 10, "them to die")
+            wait_until(lambda: not processes_with(grandchild) and not processes_with(marker), 10, "them to die")
         finally:
             jailed.stop()
 
