@@ -18,8 +18,11 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/hermes-actors demo
 
+# worksteal: each worker starts on a contiguous half of the suite (a module's shared daemon, provider or jail
+# is set up once, not on both workers as the default round-robin hand-out does) and an idle worker takes half
+# of the other's queue, so a slow test near the end leaves no tail.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist worksteal
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do $(BIN)/python $$f || exit 1; done
