@@ -18,8 +18,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/hermes-actors demo
 
+# worksteal: each worker starts on a contiguous half of the suite and an idle worker takes half of the other's
+# queue. The default 'load' refills each worker from the common front (a module whose shared daemon, provider
+# or jail then starts on both workers wherever a refill splits it) and keeps a few tests queued per worker
+# that the other cannot take, so a slow test with tests queued behind it leaves the other worker idle.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist worksteal
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do $(BIN)/python $$f || exit 1; done

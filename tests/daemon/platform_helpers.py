@@ -7,15 +7,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.daemon.helpers import ScriptedProviderProcess, run_cli
+from tests.daemon.helpers import ScriptedProviderProcess, inspect_json, run_cli
 from tests.daemon.telegram_daemon import wait
 
 __all__ = ["bot_details", "pairing", "user_texts", "wait_connected"]
 
 
 def bot_details(home: Path, platform: str) -> dict[str, Any]:
-    """``inspect platform/<platform>``'s details (empty while the bot is not running)."""
-    return dict(json.loads(run_cli(home, "inspect", f"platform/{platform}", "--json").stdout).get("details") or {})
+    """``inspect platform/<platform> --json``'s details (empty while the bot is not running), asked in-process."""
+    return dict(inspect_json(home, f"platform/{platform}").get("details") or {})
 
 
 def wait_connected(home: Path, platform: str) -> None:

@@ -22,6 +22,7 @@ from tests.daemon.helpers import (
     attached_turn,
     cli_json,
     events_until_turn_finished,
+    inspect_json,
     run_cli,
     wait_for,
 )
@@ -30,7 +31,7 @@ from tests.daemon.test_sessions import NO_TOOLS
 
 
 def _leases(daemon: DaemonProcess) -> int:
-    return int(json.loads(run_cli(daemon.home, "inspect", "store", "--json").stdout)["details"]["leases_held"])
+    return int(inspect_json(daemon.home, "store")["details"]["leases_held"])
 
 
 def _daemon_with(home: Path, url: str, section: str, **settings: Any) -> DaemonProcess:
@@ -77,7 +78,7 @@ class TestPlacement:
             wait_for("B's session stopping", lambda: _leases(second) == 0)
             # B told everyone it gave the lease back (NOTIFY): A forgets where the session ran, so its
             # next message wakes it on A rather than going to B.
-            wait_for("A forgetting", lambda: cli_json(first, "inspect", "cluster")["details"]["owners_remembered"] == 0)
+            wait_for("A forgetting", lambda: inspect_json(first.home, "cluster")["details"]["owners_remembered"] == 0)
             client.request(c.SendMessage(client.next_id(), there, "back on A, no tools"))
             assert (_leases(first), _leases(second)) == (2, 0) and here
 

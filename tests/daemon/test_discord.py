@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+from tests.daemon.platform_helpers import bot_details
 from tests.daemon.telegram_daemon import wait
 from tests.platform.discord_fake import TOKEN, FakeDiscord
 
@@ -29,7 +30,7 @@ def _start(home: Path, provider: ScriptedProviderProcess, fake: FakeDiscord, tok
 
 
 def _details(home: Path) -> dict[str, Any]:
-    return dict(json.loads(run_cli(home, "inspect", "platform/discord", "--json").stdout).get("details") or {})
+    return bot_details(home, "discord")
 
 
 def _user_texts(provider: ScriptedProviderProcess) -> list[str]:

@@ -30,6 +30,7 @@ from tests.daemon.helpers import (
     cli_json,
     environment,
     events_until_turn_finished,
+    inspect_json,
     run_cli,
     wait_for,
 )
@@ -68,7 +69,7 @@ def _host_sessions(daemon: DaemonProcess) -> dict[str, list[str]]:
 
 
 def _inspect(daemon: DaemonProcess, path: str) -> dict[str, Any]:
-    return cli_json(daemon, "inspect", path)
+    return inspect_json(daemon.home, path)
 
 
 class TestHosts:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+from tests.daemon.platform_helpers import bot_details
 from tests.daemon.telegram_daemon import wait
 from tests.platform.matrix_fake import BOT, TOKEN, FakeMatrix
 
@@ -31,7 +32,7 @@ def _start(home: Path, provider: ScriptedProviderProcess, fake: FakeMatrix, *, t
 
 
 def _details(home: Path) -> dict[str, Any]:
-    return dict(json.loads(run_cli(home, "inspect", "platform/matrix", "--json").stdout).get("details") or {})
+    return bot_details(home, "matrix")
 
 
 def _connected(home: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+from tests.daemon.platform_helpers import bot_details
 from tests.daemon.telegram_daemon import wait
 from tests.platform.slack_fake import APP_TOKEN, BOT_ID, BOT_TOKEN, CHANNELS, FakeSlack
 
@@ -30,7 +31,7 @@ def _start(home: Path, provider: ScriptedProviderProcess, fake: FakeSlack, *, bo
 
 
 def _details(home: Path) -> dict[str, Any]:
-    return dict(json.loads(run_cli(home, "inspect", "platform/slack", "--json").stdout).get("details") or {})
+    return bot_details(home, "slack")
 
 
 def _connected(home: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from markup import utf16_length
 from actors.platform.telegram import telegram_session_id
-from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, run_cli
+from tests.daemon.helpers import DaemonProcess, ScriptedProviderProcess, inspect_json, run_cli
 from tests.daemon.telegram_daemon import CHAT, OWNER, STRANGER, start_bot, wait
 from tests.platform.telegram_fake import TOKEN, FakeTelegram
 
@@ -147,4 +147,4 @@ class TestTelegram:
 
 
 def _details(home: Path) -> dict[str, object]:
-    return dict(json.loads(run_cli(home, "inspect", "platform/telegram", "--json").stdout)["details"])
+    return dict(inspect_json(home, "platform/telegram")["details"])
