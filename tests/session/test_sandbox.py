@@ -21,13 +21,17 @@ from actors.sandbox.readers import REFUSALS_BEFORE_THREAD
 from actors.session import SessionActor
 from actors.session.sandboxing import MAX_HELD_CALLS, _ScriptLines
 from actors.session.workers import ToolExecutor
+from config.session import GuardrailsConfig
 from config.loader import Config
+from conversation.guardrails import ToolCallGuardrailController
 from conversation.history import check_alternation
 from messages.chat import messages_from_dicts
 from messages.events import ToolFinished, ToolProgress, ToolStarted
 from tests.sandbox.test_spare import _left_behind, _processes_naming
 from tests.session.harness import open_harness, run_turn
+from tests.tools import test_dispatch
 from tools.results import ToolReply
+from tools.testing import LocalToolContext
 
 SCRIPT = """
 from hermes_tools import terminal, read_file
@@ -244,6 +248,35 @@ class TestRejectedCallsAnsweredAtOnce:
         started = shown[0]
         assert isinstance(started, ToolStarted) and "[REDACTED]" in started.args_preview and "content" in started.args_preview
         assert not any(secret in repr(e) for e in shown) and secret not in repr(records)
+
+
+class TestRejectedWithoutCheckpoint:
+    """A call answered at once asks for no checkpoint (it changes no file; asking took the checkpoints' lock, a
+    scheduler pass); a file tool's call that runs still does, before it runs."""
+
+    class _Context(LocalToolContext):
+        asked: list[str]
+
+        def checkpoint_due(self) -> bool:
+            return False  # one was taken this turn already
+
+        async def before_change(self, tool: str, detail: str = "") -> None:
+            self.asked.append(tool)
+
+    async def test_rejected_call_asks_for_none(self, tmp_path: Path) -> None:
+        ran: list[dict[str, Any]] = []
+        executor = ToolExecutor(
+            test_dispatch.TestRejections._registry(ran), ToolCallGuardrailController(GuardrailsConfig(), lambda name: False)
+        )
+        ctx = self._Context(home=tmp_path, cwd=tmp_path)
+        ctx.asked = []
+        args = {"path": ""}
+        rejection = executor.rejection("write_file", args, ctx)  # type: ignore[arg-type]  # what it calls is here
+        assert rejection is not None
+        reply = await executor.reject("write_file", args, rejection, ctx)  # type: ignore[arg-type]  # as above
+        assert not reply.ok and "the path is empty" in reply.text and ctx.asked == []
+        await executor.execute("write_file", {"path": "a"}, ctx)  # type: ignore[arg-type]  # as above
+        assert ctx.asked == ["write_file"] and ran == [{"path": "a"}]
 
 
 class TestHeldLines:
