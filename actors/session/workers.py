@@ -64,12 +64,17 @@ def preview_text(value: Any) -> str:
     return value if isinstance(value, str) else _encode_preview(value)
 
 
-def preview(value: Any, limit: int = _PREVIEW) -> str:
-    """A one-line, redacted preview of arguments or a result."""
+def preview(value: Any, limit: int = _PREVIEW, redact: Callable[[str], str] = redact_secrets) -> str:
+    """A one-line, redacted preview of arguments or a result.
+
+    Args:
+        redact: what redacts it: :func:`~tools.redact.redact_secrets`, or what gives the same text (a
+            :class:`~tools.redact.RepeatRedaction`'s, for a run of previews of similar texts).
+    """
     text = preview_text(value)
     # Redact a bounded head, not a whole 100 KB result: only the first ``limit`` characters are shown, and
     # a secret that starts among them but runs past the window (a PEM key) is still recognised, cut.
-    text = redact_secrets(" ".join(text[: limit * _PREVIEW_WINDOW].split()))
+    text = redact(" ".join(text[: limit * _PREVIEW_WINDOW].split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

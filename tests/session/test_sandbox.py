@@ -30,6 +30,7 @@ from messages.events import ToolFinished, ToolProgress, ToolStarted
 from tests.sandbox.test_spare import _left_behind, _processes_naming
 from tests.session.harness import open_harness, run_turn
 from tests.tools import test_dispatch
+from tests.tools.helpers import scans_for_secrets
 from tools.results import ToolReply
 from tools.testing import LocalToolContext
 
@@ -313,9 +314,9 @@ class TestHeldLines:
         """A call retried with the same arguments shows the same preview, made once; other arguments get theirs."""
         made: list[Any] = []
 
-        def counted(value: Any, limit: int = 160) -> str:
+        def counted(value: Any, limit: int = 160, **options: Any) -> str:
             made.append(value)
-            return workers_module.preview(value, limit)
+            return workers_module.preview(value, limit, **options)
 
         monkeypatch.setattr(sandboxing_module, "preview", counted)
         ctx = self._Shown()
@@ -331,6 +332,23 @@ class TestHeldLines:
         shown = [fields["args_preview"] for name, fields in ctx.events if name == "ToolStarted"]
         assert shown == [workers_module.preview(args) for args in calls]
         assert len(made) == 5 + 3  # a result preview per call; the arguments' for the first and each change
+
+
+    async def test_results_differing_in_a_count_are_looked_at_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Results that differ but for their digits (a loop warning's count) are told free of secrets in one look;
+        each line shows its own result."""
+        expected = [workers_module.preview(ToolReply.failure(f"no path, {n} times").text) for n in range(20)]
+        looked = scans_for_secrets(monkeypatch)
+        ctx = self._Shown()
+        lines = _ScriptLines(ctx)  # type: ignore[arg-type]  # only call_id and show_inner_call are used
+        for n in range(20):
+            async def failed(n: int = n) -> ToolReply:
+                return ToolReply.failure(f"no path, {n} times")
+
+            await lines.answer_at_once("write_file", {"path": ""}, failed)
+        lines.show_held()
+        assert [fields["result_preview"] for name, fields in ctx.events if name == "ToolFinished"] == expected
+        assert len(looked) == 2  # the arguments' preview (made once), the first result's
 
 
 class TestSpareInterpreter:
