@@ -64,7 +64,7 @@ class RepeatRedaction:
     """
 
     def __init__(self) -> None:
-        self._digitless = ""
+        self._digitless = b""
         # Whether no trigger without a digit is in ``_digitless``; None: not looked for yet (a text seen once
         # costs one look, for the redaction; a text repeated, one more, once).
         self._clean: bool | None = None

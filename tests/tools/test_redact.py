@@ -156,6 +156,7 @@ class TestRepeatRedaction:
         ["API_KEY=abcdef123456", "API_KEY=abcdef123457", "API_KEY=abcdef123458"],
         ["sk-proj-Ab3dEfAhIjKlMnOpQrStUvWx", "sk-proj-Ab3dEf9hIjKlMnOpQrStUvWx1234", "sk-proj-Ab3dEf8hIjKlMnOpQrStUvWx1234"],
         ["failed 1 times", "failed 2 times", "failed 10 times", "", "failed 3 times"],
+        ["a lone \ud800 half, 1", "a lone \ud800 half, 2", "API_KEY=\udcff12345678", "API_KEY=\udcff12345679"],
     ]
 
     @pytest.mark.parametrize("texts", RUNS)
