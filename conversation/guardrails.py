@@ -73,7 +73,11 @@ class ToolCallSignature:
     @classmethod
     def from_call(cls, tool_name: str, args: Mapping[str, Any]) -> ToolCallSignature:
         """Signature of a call; key order and whitespace in the arguments do not matter."""
-        canonical = _CANONICAL_JSON(args)
+        return cls.from_canonical(tool_name, _CANONICAL_JSON(args))
+
+    @classmethod
+    def from_canonical(cls, tool_name: str, canonical: str) -> ToolCallSignature:
+        """Signature of a call whose arguments' canonical JSON is ``canonical``."""
         return cls(tool_name=tool_name, args_hash=hashlib.sha256(canonical.encode()).hexdigest())
 
 
@@ -133,6 +137,10 @@ class ToolCallGuardrailController:
         self._tool_failures: Counter[str] = Counter()
         # Invariant: holds an entry only for read-only signatures whose last call succeeded.
         self._last_result: dict[ToolCallSignature, tuple[str, int]] = {}
+        # The last call's signature and its arguments' canonical JSON: a call retried unchanged (a script's
+        # loop, and each call's before and after) is hashed once.
+        self._last_signature = ToolCallSignature.from_canonical("", "")
+        self._last_canonical = ""
 
     def reset(self) -> None:
         """Forget every count; call at the start of each user turn."""
@@ -145,7 +153,7 @@ class ToolCallGuardrailController:
         if not self._hard_stops:
             return ALLOW
         limits = self._config.hard_stop_after
-        signature = ToolCallSignature.from_call(tool_name, args)
+        signature = self._signature(tool_name, args)
         exact = self._exact_failures[signature]
         if exact >= limits.exact_failure:
             return ToolGuardrailDecision(
@@ -177,7 +185,7 @@ class ToolCallGuardrailController:
 
     def after_call(self, tool_name: str, args: Mapping[str, Any], result: str, *, failed: bool) -> ToolGuardrailDecision:
         """Record a call's outcome and return a warning decision when a threshold is reached."""
-        signature = ToolCallSignature.from_call(tool_name, args)
+        signature = self._signature(tool_name, args)
         if failed:
             self._last_result.pop(signature, None)
             self._exact_failures[signature] += 1
@@ -200,6 +208,15 @@ class ToolCallGuardrailController:
                 repeats,
             )
         return ALLOW
+
+    def _signature(self, tool_name: str, args: Mapping[str, Any]) -> ToolCallSignature:
+        """``ToolCallSignature.from_call(tool_name, args)``, the last one's when the call is the same."""
+        canonical = _CANONICAL_JSON(args)
+        last = self._last_signature
+        if canonical != self._last_canonical or last.tool_name != tool_name:
+            last = self._last_signature = ToolCallSignature.from_canonical(tool_name, canonical)
+            self._last_canonical = canonical
+        return last
 
     def _failure_warning(self, tool_name: str, signature: ToolCallSignature) -> ToolGuardrailDecision:
         if not self._config.warnings_enabled:

@@ -21,9 +21,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from tools._secret_names import is_secret_name, is_secret_value
-from tools._secret_rules import Span, may_hold_secrets, secret_spans
+from tools._secret_rules import (
+    Span,
+    has_digit_trigger,
+    may_hold_secrets,
+    no_trigger_but_digits,
+    secret_spans,
+    without_digits,
+)
 
-__all__ = ["REDACTED", "redact_secrets", "redact_tool_result", "replace_spans"]
+__all__ = ["REDACTED", "RepeatRedaction", "redact_secrets", "redact_tool_result", "replace_spans"]
 
 REDACTED = "[REDACTED]"
 
@@ -43,6 +50,35 @@ def redact_secrets(text: str) -> str:
     if not text:
         return text
     return replace_spans(text, secret_spans(text))
+
+
+class RepeatRedaction:
+    """:func:`redact_secrets` for a run of texts that repeat but for their digits, each told apart from a secret's
+    text in one look (a script's failing call retried in a loop: its result differs each time by the count in
+    its loop warning, and redacting it looked for every rule's trigger each time).
+
+    A text is returned as it is, as :func:`redact_secrets` would return it, when it holds no rule's trigger: none
+    with a digit in it, and none without, which is known from the text with its digits taken out being the
+    last text's, in which none was found (a trigger without a digit stays whole when the digits around it are
+    taken out). Any other text is redacted.
+    """
+
+    def __init__(self) -> None:
+        self._digitless = b""
+        # Whether no trigger without a digit is in ``_digitless``; None: not looked for yet (a text seen once
+        # costs one look, for the redaction; a text repeated, one more, once).
+        self._clean: bool | None = None
+
+    def redact(self, text: str) -> str:
+        """``redact_secrets(text)``."""
+        digitless = without_digits(text)
+        if digitless != self._digitless:
+            self._digitless, self._clean = digitless, None
+        elif self._clean is None:
+            self._clean = no_trigger_but_digits(digitless)
+        if self._clean and not has_digit_trigger(text):
+            return text
+        return redact_secrets(text)
 
 
 def redact_tool_result(result: str) -> str:

@@ -42,8 +42,12 @@ class SandboxToolCall:
     error: str | None = None
 
     def to_record(self) -> dict[str, Any]:
-        """The transcript record of this call."""
-        return {"kind": "sandbox_tool_call", **attrs.asdict(self)}
+        """The transcript record of this call: its fields, in order (written out: ``attrs.asdict`` took 2 µs of
+        the few tens a failing call costs, once for each of a script's calls)."""
+        return {
+            "kind": "sandbox_tool_call", "tool": self.tool, "args_bytes": self.args_bytes,
+            "duration_seconds": self.duration_seconds, "ok": self.ok, "error": self.error,
+        }
 
 
 @attrs.frozen

@@ -18,6 +18,7 @@ from config.sandbox import CodeExecutionConfig
 from messages.events import ToolFinished, ToolStarted
 from store.protocol import SessionStore
 from tools.parallel import ToolConcurrencyGate
+from tools.redact import RepeatRedaction
 from tools.results import ToolReply, ToolResult
 
 __all__ = ["sandbox_runner"]
@@ -127,12 +128,13 @@ class _EndedCall:
     duration: float
     reply: ToolReply | None
 
-    def finished(self) -> dict[str, Any]:
-        """The fields of its :class:`ToolFinished`."""
+    def finished(self, redact: Callable[[str], str]) -> dict[str, Any]:
+        """The fields of its :class:`ToolFinished`, its result's preview redacted by ``redact``."""
         reply = self.reply
         return {
             "call_id": self.call_id, "name": self.name, "duration_seconds": round(self.duration, 3),
-            "ok": reply is not None and reply.ok, "result_preview": preview(reply.text) if reply is not None else "",
+            "ok": reply is not None and reply.ok,
+            "result_preview": preview(reply.text, redact=redact) if reply is not None else "",
         }
 
 
@@ -154,6 +156,9 @@ class _ScriptLines:
         # The last held call's arguments as text and their preview: a script retrying a call in a loop has
         # the same arguments shown for each call, made once.
         self._shown_args = ("", "")
+        # Their results' previews: a call retried in a loop has a result that differs by its loop warning's
+        # count alone, told free of secrets in one look.
+        self._redaction = RepeatRedaction()
 
     async def run(self, name: str, args: dict[str, Any], run: Callable[[], Awaitable[ToolReply]]) -> ToolReply:
         """``run()``, the call's reply, shown as it starts and ends (after the lines held before it)."""
@@ -161,7 +166,8 @@ class _ScriptLines:
         show = self._ctx.show_inner_call
         call_id = f"{self._ctx.call_id}.{next(self._numbers)}"
         show(ToolStarted, call_id=call_id, name=name, args_preview=preview(args))
-        return await _timed(call_id, name, args, run, lambda call: show(ToolFinished, **call.finished()))
+        redact = self._redaction.redact
+        return await _timed(call_id, name, args, run, lambda call: show(ToolFinished, **call.finished(redact)))
 
     async def answer_at_once(
         self, name: str, args: dict[str, Any], answer: Callable[[], Awaitable[ToolReply]]
@@ -173,9 +179,10 @@ class _ScriptLines:
         """Show the lines held so far."""
         held, self._held = self._held, []
         show = self._ctx.show_inner_call
+        redact = self._redaction.redact
         for call in held:
             show(ToolStarted, call_id=call.call_id, name=call.name, args_preview=self._args_preview(call.args))
-            show(ToolFinished, **call.finished())
+            show(ToolFinished, **call.finished(redact))
 
     def _args_preview(self, args: dict[str, Any]) -> str:
         """``preview(args)``, made again only when the text of the arguments differs from the last call's."""

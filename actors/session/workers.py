@@ -64,12 +64,17 @@ def preview_text(value: Any) -> str:
     return value if isinstance(value, str) else _encode_preview(value)
 
 
-def preview(value: Any, limit: int = _PREVIEW) -> str:
-    """A one-line, redacted preview of arguments or a result."""
+def preview(value: Any, limit: int = _PREVIEW, redact: Callable[[str], str] = redact_secrets) -> str:
+    """A one-line, redacted preview of arguments or a result.
+
+    Args:
+        redact: what redacts it: :func:`~tools.redact.redact_secrets`, or what gives the same text (a
+            :class:`~tools.redact.RepeatRedaction`'s, for a run of previews of similar texts).
+    """
     text = preview_text(value)
     # Redact a bounded head, not a whole 100 KB result: only the first ``limit`` characters are shown, and
     # a secret that starts among them but runs past the window (a PEM key) is still recognised, cut.
-    text = redact_secrets(" ".join(text[: limit * _PREVIEW_WINDOW].split()))
+    text = redact(" ".join(text[: limit * _PREVIEW_WINDOW].split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -99,7 +104,13 @@ class ToolExecutor:
         hooks see every call's result, a blocked one's too. With no hook configured, this costs two set
         lookups.
         """
-        return await self._execute(name, args, ctx, lambda: dispatch(self.registry, name, args, ctx))
+        return await self._execute(name, args, ctx, lambda: self._changed(name, args, ctx))
+
+    async def _changed(self, name: str, args: dict[str, Any], ctx: CallContext) -> ToolReply:
+        """Dispatch the call, the working directory's checkpoint taken first when ``name`` changes files."""
+        if name in CHANGING_TOOLS:
+            await ctx.before_change(name)
+        return await dispatch(self.registry, name, args, ctx)
 
     def rejection(self, name: str, args: dict[str, Any], ctx: CallContext) -> Rejection | None:
         """Why ``name(args)`` fails before its tool runs, when :meth:`execute` would answer it with nothing to
@@ -117,7 +128,11 @@ class ToolExecutor:
 
     async def reject(self, name: str, args: dict[str, Any], rejection: Rejection, ctx: CallContext) -> ToolReply:
         """What :meth:`execute` answers a call :meth:`rejection` rejected: the same reply, recorded the same way
-        (the guardrails count it, and may block it), without dispatching it."""
+        (the guardrails count it, and may block it), without dispatching it.
+
+        No checkpoint is asked for: the call changes no file, and :meth:`rejection` sent it to :meth:`execute`
+        when one was due (asked, one taken already, it still took the checkpoints' lock: a scheduler pass).
+        """
         return await self._execute(name, args, ctx, lambda: self._rejection_replies.reply(name, rejection, ctx))
 
     async def _execute(
@@ -132,8 +147,6 @@ class ToolExecutor:
         hooks = self.hooks
         started = trio.current_time()
         reason = await hooks.pre_tool_call(_hook_fields(name, args, ctx), ctx.shell.cwd) if hooks.wants("pre_tool_call") else None
-        if reason is None and name in CHANGING_TOOLS:
-            await ctx.before_change(name)
         reply = ToolReply.failure(reason) if reason is not None else await run()
         after = self.guardrails.after_call(name, args, reply.text, failed=reply.counts_as_failure)
         if after.ends_turn:

@@ -6,6 +6,7 @@ import ast
 import json
 import os
 
+import attrs
 import pytest
 
 from actors.sandbox.environment import child_environment
@@ -182,6 +183,8 @@ class TestResult:
         record = SandboxToolCall("read_file", 20, 0.5, ok=False, error="boom").to_record()
         assert record == {"kind": "sandbox_tool_call", "tool": "read_file", "args_bytes": 20,
                           "duration_seconds": 0.5, "ok": False, "error": "boom"}  # fmt: skip
+        # Every field, in the class's order (the record is written out by hand).
+        assert list(record)[1:] == [field.name for field in attrs.fields(SandboxToolCall)]
 
 
 class TestConfig:

@@ -21,13 +21,18 @@ from actors.sandbox.readers import REFUSALS_BEFORE_THREAD
 from actors.session import SessionActor
 from actors.session.sandboxing import MAX_HELD_CALLS, _ScriptLines
 from actors.session.workers import ToolExecutor
+from config.session import GuardrailsConfig
 from config.loader import Config
+from conversation.guardrails import ToolCallGuardrailController
 from conversation.history import check_alternation
 from messages.chat import messages_from_dicts
 from messages.events import ToolFinished, ToolProgress, ToolStarted
 from tests.sandbox.test_spare import _left_behind, _processes_naming
 from tests.session.harness import open_harness, run_turn
+from tests.tools import test_dispatch
+from tests.tools.helpers import scans_for_secrets
 from tools.results import ToolReply
+from tools.testing import LocalToolContext
 
 SCRIPT = """
 from hermes_tools import terminal, read_file
@@ -246,6 +251,35 @@ class TestRejectedCallsAnsweredAtOnce:
         assert not any(secret in repr(e) for e in shown) and secret not in repr(records)
 
 
+class TestRejectedWithoutCheckpoint:
+    """A call answered at once asks for no checkpoint (it changes no file; asking took the checkpoints' lock, a
+    scheduler pass); a file tool's call that runs still does, before it runs."""
+
+    class _Context(LocalToolContext):
+        asked: list[str]
+
+        def checkpoint_due(self) -> bool:
+            return False  # one was taken this turn already
+
+        async def before_change(self, tool: str, detail: str = "") -> None:
+            self.asked.append(tool)
+
+    async def test_rejected_call_asks_for_none(self, tmp_path: Path) -> None:
+        ran: list[dict[str, Any]] = []
+        executor = ToolExecutor(
+            test_dispatch.TestRejections._registry(ran), ToolCallGuardrailController(GuardrailsConfig(), lambda name: False)
+        )
+        ctx = self._Context(home=tmp_path, cwd=tmp_path)
+        ctx.asked = []
+        args = {"path": ""}
+        rejection = executor.rejection("write_file", args, ctx)  # type: ignore[arg-type]  # what it calls is here
+        assert rejection is not None
+        reply = await executor.reject("write_file", args, rejection, ctx)  # type: ignore[arg-type]  # as above
+        assert not reply.ok and "the path is empty" in reply.text and ctx.asked == []
+        await executor.execute("write_file", {"path": "a"}, ctx)  # type: ignore[arg-type]  # as above
+        assert ctx.asked == ["write_file"] and ran == [{"path": "a"}]
+
+
 class TestHeldLines:
     """The lines of calls answered at once are held until a call is recorded with MAX_HELD_CALLS held, or shown."""
 
@@ -280,9 +314,9 @@ class TestHeldLines:
         """A call retried with the same arguments shows the same preview, made once; other arguments get theirs."""
         made: list[Any] = []
 
-        def counted(value: Any, limit: int = 160) -> str:
+        def counted(value: Any, limit: int = 160, **options: Any) -> str:
             made.append(value)
-            return workers_module.preview(value, limit)
+            return workers_module.preview(value, limit, **options)
 
         monkeypatch.setattr(sandboxing_module, "preview", counted)
         ctx = self._Shown()
@@ -298,6 +332,23 @@ class TestHeldLines:
         shown = [fields["args_preview"] for name, fields in ctx.events if name == "ToolStarted"]
         assert shown == [workers_module.preview(args) for args in calls]
         assert len(made) == 5 + 3  # a result preview per call; the arguments' for the first and each change
+
+
+    async def test_results_differing_in_a_count_are_looked_at_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Results that differ but for their digits (a loop warning's count) are told free of secrets in one look;
+        each line shows its own result."""
+        expected = [workers_module.preview(ToolReply.failure(f"no path, {n} times").text) for n in range(20)]
+        looked = scans_for_secrets(monkeypatch)
+        ctx = self._Shown()
+        lines = _ScriptLines(ctx)  # type: ignore[arg-type]  # only call_id and show_inner_call are used
+        for n in range(20):
+            async def failed(n: int = n) -> ToolReply:
+                return ToolReply.failure(f"no path, {n} times")
+
+            await lines.answer_at_once("write_file", {"path": ""}, failed)
+        lines.show_held()
+        assert [fields["result_preview"] for name, fields in ctx.events if name == "ToolFinished"] == expected
+        assert len(looked) == 2  # the arguments' preview (made once), the first result's
 
 
 class TestSpareInterpreter:

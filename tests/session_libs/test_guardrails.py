@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+from typing import Any
 
+import pytest
+
+import conversation.guardrails as guardrails_module
 from conversation.guardrails import (
     GuardrailAction,
     ToolCallGuardrailController,
@@ -33,6 +38,33 @@ class TestSignature:
         assert a == ToolCallSignature.from_call("t", {"b": [1, 2], "a": 1})
         assert a != ToolCallSignature.from_call("t", {"a": 2, "b": [1, 2]})
         assert a != ToolCallSignature.from_call("u", {"a": 1, "b": [1, 2]})
+
+
+class TestSignatureHashedOnce:
+    """A call retried unchanged is hashed once for its checks before and after; any other call is hashed anew."""
+
+    def test_hashed_once_while_the_same(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        hashed: list[bytes] = []
+        real = hashlib.sha256
+
+        def sha256(data: bytes) -> Any:
+            hashed.append(data)
+            return real(data)
+
+        controller = _controller(hard_stop=True)
+        monkeypatch.setattr(guardrails_module.hashlib, "sha256", sha256)
+        for _ in range(3):
+            controller.before_call("write_file", {"path": ""})
+            _fail(controller, "write_file", {"path": ""})
+        assert hashed == [b'{"path":""}']
+        # Another tool with the same arguments, and other arguments, are counted apart.
+        assert controller.before_call("patch", {"path": ""}).action is GuardrailAction.ALLOW
+        assert _fail(controller, "patch", {"path": ""}) is GuardrailAction.ALLOW
+        assert _fail(controller, "write_file", {"path": "a"}) is GuardrailAction.WARN  # the same tool's 4th failure
+        assert _fail(controller, "write_file", {"path": ""}) is GuardrailAction.WARN
+        warning = controller.after_call("write_file", {"path": ""}, "{}", failed=True)
+        assert warning.code == "repeated_exact_failure_warning" and warning.count == 5
+        assert len(hashed) == 4  # the last two calls were the same
 
 
 class TestExactFailure:

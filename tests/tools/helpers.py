@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
+import tools.redact as redact_module
+
 from tools.context import ToolContext
 from tools.errors import ToolError
 from tools.registry import Handler
@@ -31,3 +35,16 @@ async def model_view(handler: Handler, args: dict[str, Any], ctx: ToolContext) -
     except ToolError as exc:
         text = ToolReply.failure(str(exc), **exc.details).text
     return json.loads(text)
+
+
+def scans_for_secrets(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts redaction looks through for secrets from now on (each :func:`tools.redact.redact_secrets`)."""
+    looked: list[str] = []
+    spans = redact_module.secret_spans
+
+    def counted(text: str) -> Any:
+        looked.append(text)
+        return spans(text)
+
+    monkeypatch.setattr(redact_module, "secret_spans", counted)
+    return looked

@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import secret_samples
+from tests.tools.helpers import scans_for_secrets
 from tests.tools.secret_samples import NEAR_MISSES, SAMPLES, Sample
-from tools.redact import REDACTED, redact_secrets, redact_tool_result
+from tools.redact import REDACTED, RepeatRedaction, redact_secrets, redact_tool_result
 
 # Where the marker goes: the secret alone, so the text stays readable.
 PLACEMENT = [
@@ -141,3 +142,43 @@ class TestRedactionProperties:
     def test_several_secrets_in_one_text(self, samples: list[Sample]) -> None:
         redacted = redact_secrets(" \n".join(sample.line for sample in samples))
         assert not [sample.kind for sample in samples if sample.secret in redacted]
+
+
+class TestRepeatRedaction:
+    """A run of texts is redacted as redact_secrets redacts each alone; a text that repeats the last but for its
+    digits, and holds no secret's trigger, is told so in one look."""
+
+    #: A trigger with a digit in it comes with the digits that change, a trigger without one with the digits
+    #: taken out (``ke1y`` is ``key`` then), a secret whose rule needs a digit gets one.
+    RUNS = [
+        ["tok ya28.a0AfH6SMBxxxxxxxxxxxxxxxxxxxxxxx end", "tok ya29.a0AfH6SMBxxxxxxxxxxxxxxxxxxxxxxx end"],
+        ["ke1y=abcdef123456", "ke2y=abcdef123456", "ke2y=abcdef123456"],
+        ["API_KEY=abcdef123456", "API_KEY=abcdef123457", "API_KEY=abcdef123458"],
+        ["sk-proj-Ab3dEfAhIjKlMnOpQrStUvWx", "sk-proj-Ab3dEf9hIjKlMnOpQrStUvWx1234", "sk-proj-Ab3dEf8hIjKlMnOpQrStUvWx1234"],
+        ["failed 1 times", "failed 2 times", "failed 10 times", "", "failed 3 times"],
+        ["a lone \ud800 half, 1", "a lone \ud800 half, 2", "API_KEY=\udcff12345678", "API_KEY=\udcff12345679"],
+    ]
+
+    @pytest.mark.parametrize("texts", RUNS)
+    def test_same_as_alone(self, texts: list[str]) -> None:
+        redaction = RepeatRedaction()
+        assert [redaction.redact(text) for text in texts] == [redact_secrets(text) for text in texts]
+
+    @given(
+        st.lists(st.text(max_size=40) | st.builds(_embedded, st.text(max_size=20), secret_samples(), st.text(max_size=20)), min_size=2, max_size=4),
+        st.lists(st.text(alphabet="0123456789", max_size=4), min_size=1, max_size=6),
+    )
+    @settings(max_examples=300, deadline=None)
+    def test_texts_that_differ_in_their_digits(self, parts: list[str], numbers: list[str]) -> None:
+        texts = [number.join(parts) for number in numbers]
+        redaction = RepeatRedaction()
+        assert [redaction.redact(text) for text in texts] == [redact_secrets(text) for text in texts]
+
+    def test_looked_at_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        looked = scans_for_secrets(monkeypatch)
+        redaction = RepeatRedaction()
+        texts = [f'{{"error": "no path"}} [Tool loop warning: count={n}; write_file has failed {n} times]' for n in range(2, 30)]
+        assert [redaction.redact(text) for text in texts] == texts
+        assert looked == texts[:1]
+        secret = "tok ya29.a0AfH6SMBxxxxxxxxxxxxxxxxxxxxxxx end"
+        assert redaction.redact(secret) == "tok [REDACTED] end" and looked[1:] == [secret]
