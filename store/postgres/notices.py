@@ -34,20 +34,34 @@ POLL_SECONDS = 0.25
 RECONNECT_SECONDS = 2.0
 
 
-async def listen_for_releases(connect: Callable[[], psycopg.Connection[Any]], released: Callable[[str], None]) -> None:
+async def listen_for_releases(
+    connect: Callable[[], psycopg.Connection[Any]], released: Callable[[str], None],
+    *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
     """Call ``released(session_id)`` for every lease released anywhere in the cluster, until cancelled;
-    a broken connection is reopened (the releases told meanwhile are missed)."""
+    a broken connection is reopened (the releases told meanwhile are missed). Started once the first
+    connection listens, so every release told after that is heard, or once it has failed."""
+    starting = [task_status]
+
+    def listening() -> None:
+        if starting:
+            starting.pop().started()
+
     while True:
         try:
-            await trio.to_thread.run_sync(_listen, connect, released)
+            await trio.to_thread.run_sync(_listen, connect, released, listening)
         except (psycopg.Error, StoreError, OSError) as exc:
             log.warning("listening for lease releases failed (%s); again in %g s", exc, RECONNECT_SECONDS)
+        listening()
         await trio.sleep(RECONNECT_SECONDS)
 
 
-def _listen(connect: Callable[[], psycopg.Connection[Any]], released: Callable[[str], None]) -> None:
+def _listen(
+    connect: Callable[[], psycopg.Connection[Any]], released: Callable[[str], None], listening: Callable[[], None]
+) -> None:
     with connect() as conn:
         conn.execute(f"LISTEN {CHANNEL}")
+        trio.from_thread.run_sync(listening)
         while True:
             for notice in conn.notifies(timeout=POLL_SECONDS):
                 trio.from_thread.run_sync(released, notice.payload)

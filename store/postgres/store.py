@@ -150,7 +150,8 @@ class PostgresSessionStore(SqlSessionStore):
                 await nursery.start(self._writer.run)
                 # Its own scope: stopping it must not cancel the writer's last commits.
                 listening = trio.CancelScope()
-                nursery.start_soon(self._listen, listening)
+                # Open once it listens: a release told after that is heard (another host's, say).
+                await nursery.start(self._listen, listening)
                 task_status.started()
                 while not self._closed.is_set():
                     with trio.move_on_after(self.config.lease_check_seconds):
@@ -161,9 +162,9 @@ class PostgresSessionStore(SqlSessionStore):
             with trio.CancelScope(shield=True):
                 await self._discard()
 
-    async def _listen(self, scope: trio.CancelScope) -> None:
+    async def _listen(self, scope: trio.CancelScope, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         with scope:
-            await listen_for_releases(self._notice_connection, self.leases.released)
+            await listen_for_releases(self._notice_connection, self.leases.released, task_status=task_status)
 
     def close(self) -> None:
         """Stop taking writes; queued ones still commit before ``run`` returns."""
