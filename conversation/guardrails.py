@@ -152,36 +152,11 @@ class ToolCallGuardrailController:
         """Decide whether a call may run, given what earlier calls of this turn did."""
         if not self._hard_stops:
             return ALLOW
-        limits = self._config.hard_stop_after
         signature = self._signature(tool_name, args)
-        exact = self._exact_failures[signature]
-        if exact >= limits.exact_failure:
-            return ToolGuardrailDecision(
-                GuardrailAction.BLOCK,
-                "repeated_exact_failure_block",
-                f"Blocked {tool_name}: the same call failed {exact} times with identical arguments. Stop retrying it "
-                "unchanged; change strategy or explain what is blocking you.",
-                exact,
-            )
-        failures = self._tool_failures[tool_name]
-        if failures >= limits.same_tool_failure and tool_name not in FAILURE_TOLERANT_TOOLS:
-            return ToolGuardrailDecision(
-                GuardrailAction.HALT,
-                "same_tool_failure_halt",
-                f"Stopped {tool_name}: it failed {failures} times this turn. Stop retrying the same failing path and "
-                "choose a different approach.",
-                failures,
-            )
         _, repeats = self._last_result.get(signature, ("", 0))
-        if repeats >= limits.idempotent_no_progress:
-            return ToolGuardrailDecision(
-                GuardrailAction.BLOCK,
-                "idempotent_no_progress_block",
-                f"Blocked {tool_name}: this read-only call returned the same result {repeats} times. Use the result "
-                "you already have or try a different query.",
-                repeats,
-            )
-        return ALLOW
+        return _stop(
+            self._config, tool_name, self._exact_failures[signature], self._tool_failures[tool_name], repeats
+        )
 
     def after_call(self, tool_name: str, args: Mapping[str, Any], result: str, *, failed: bool) -> ToolGuardrailDecision:
         """Record a call's outcome and return a warning decision when a threshold is reached."""
@@ -219,24 +194,110 @@ class ToolCallGuardrailController:
         return last
 
     def _failure_warning(self, tool_name: str, signature: ToolCallSignature) -> ToolGuardrailDecision:
-        if not self._config.warnings_enabled:
-            return ALLOW
-        warn_after = self._config.warn_after
-        exact = self._exact_failures[signature]
-        if exact >= warn_after.exact_failure:
-            return ToolGuardrailDecision(
-                GuardrailAction.WARN,
-                "repeated_exact_failure_warning",
-                f"{tool_name} has failed {exact} times with identical arguments. This looks like a loop: read the "
-                "error and change strategy instead of retrying it unchanged.",
-                exact,
-            )
-        failures = self._tool_failures[tool_name]
-        if failures >= warn_after.same_tool_failure:
-            return ToolGuardrailDecision(
-                GuardrailAction.WARN,
-                "same_tool_failure_warning",
-                f"{tool_name} has failed {failures} times this turn; check its arguments or try another way.",
-                failures,
-            )
+        return _failure_warning(
+            self._config, tool_name, self._exact_failures[signature], self._tool_failures[tool_name]
+        )
+
+    def repeated_failure(self, tool_name: str, args: Mapping[str, Any]) -> RepeatedFailure:
+        """What this controller would decide, call by call, were ``tool_name(args)`` made again and failing each
+        time with nothing else called in between (:class:`RepeatedFailure`); the calls are counted with
+        :meth:`count_repeated`."""
+        signature = self._signature(tool_name, args)
+        return RepeatedFailure(
+            self._config, self._hard_stops, tool_name, signature,
+            self._exact_failures[signature], self._tool_failures[tool_name],
+        )  # fmt: skip
+
+    def count_repeated(self, run: RepeatedFailure) -> None:
+        """Count one more failure of ``run``'s call: what :meth:`after_call` counts for a failed call."""
+        signature = run.signature
+        self._last_result.pop(signature, None)
+        self._exact_failures[signature] += 1
+        self._tool_failures[run.tool_name] += 1
+
+
+@attrs.frozen
+class RepeatedFailure:
+    """The decisions on a call made again and again, each failing, with nothing called in between: from the
+    counts its controller had when it was made (:meth:`ToolCallGuardrailController.repeated_failure`), by the
+    same rules. Immutable, so a thread may read it.
+
+    Attributes:
+        signature: The call's signature.
+        exact_failures: Its failures with these arguments counted so far.
+        tool_failures: Its tool's failures counted so far.
+    """
+
+    config: GuardrailsConfig
+    hard_stops: bool
+    tool_name: str
+    signature: ToolCallSignature
+    exact_failures: int
+    tool_failures: int
+
+    def allows(self, repeat: int) -> bool:
+        """Whether :meth:`ToolCallGuardrailController.before_call` lets the ``repeat``-th call made again run
+        (1: the next call)."""
+        if not self.hard_stops:
+            return True
+        # A failure took the signature's last result away: no run of identical results is left to count.
+        done = repeat - 1
+        return _stop(self.config, self.tool_name, self.exact_failures + done, self.tool_failures + done, 0) is ALLOW
+
+    def after(self, repeat: int) -> ToolGuardrailDecision:
+        """What :meth:`ToolCallGuardrailController.after_call` decides on the ``repeat``-th call made again, failed."""
+        return _failure_warning(self.config, self.tool_name, self.exact_failures + repeat, self.tool_failures + repeat)
+
+
+def _stop(config: GuardrailsConfig, tool_name: str, exact: int, failures: int, repeats: int) -> ToolGuardrailDecision:
+    """The hard stop of a call whose signature failed ``exact`` times, whose tool failed ``failures`` times, and
+    whose read-only result came back the same ``repeats`` times; ``ALLOW`` when none is reached."""
+    limits = config.hard_stop_after
+    if exact >= limits.exact_failure:
+        return ToolGuardrailDecision(
+            GuardrailAction.BLOCK,
+            "repeated_exact_failure_block",
+            f"Blocked {tool_name}: the same call failed {exact} times with identical arguments. Stop retrying it "
+            "unchanged; change strategy or explain what is blocking you.",
+            exact,
+        )
+    if failures >= limits.same_tool_failure and tool_name not in FAILURE_TOLERANT_TOOLS:
+        return ToolGuardrailDecision(
+            GuardrailAction.HALT,
+            "same_tool_failure_halt",
+            f"Stopped {tool_name}: it failed {failures} times this turn. Stop retrying the same failing path and "
+            "choose a different approach.",
+            failures,
+        )
+    if repeats >= limits.idempotent_no_progress:
+        return ToolGuardrailDecision(
+            GuardrailAction.BLOCK,
+            "idempotent_no_progress_block",
+            f"Blocked {tool_name}: this read-only call returned the same result {repeats} times. Use the result "
+            "you already have or try a different query.",
+            repeats,
+        )
+    return ALLOW
+
+
+def _failure_warning(config: GuardrailsConfig, tool_name: str, exact: int, failures: int) -> ToolGuardrailDecision:
+    """The warning on a failed call, its signature now failed ``exact`` times and its tool ``failures`` times."""
+    if not config.warnings_enabled:
         return ALLOW
+    warn_after = config.warn_after
+    if exact >= warn_after.exact_failure:
+        return ToolGuardrailDecision(
+            GuardrailAction.WARN,
+            "repeated_exact_failure_warning",
+            f"{tool_name} has failed {exact} times with identical arguments. This looks like a loop: read the "
+            "error and change strategy instead of retrying it unchanged.",
+            exact,
+        )
+    if failures >= warn_after.same_tool_failure:
+        return ToolGuardrailDecision(
+            GuardrailAction.WARN,
+            "same_tool_failure_warning",
+            f"{tool_name} has failed {failures} times this turn; check its arguments or try another way.",
+            failures,
+        )
+    return ALLOW

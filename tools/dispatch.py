@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import traceback
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from tools.context import ToolContext
     from tools.registry import ToolEntry, ToolRegistry
 
-__all__ = ["Rejection", "RejectionReplies", "dispatch", "dispatch_rejection", "rejection_of"]
+__all__ = ["Rejection", "RejectionReplies", "RepeatedRejection", "dispatch", "dispatch_rejection", "rejection_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -171,6 +172,61 @@ class RejectionReplies:
         reply = await dispatch_rejection(self._registry, name, rejection, ctx)
         self._last = (name, rejection, reply) if not rejection.details else None
         return reply
+
+
+    def repeated(self, name: str, args: Any) -> RepeatedRejection | None:
+        """How ``name(args)`` would be answered again, were it the call last rejected (checked, and its reply
+        kept: :meth:`rejection` then :meth:`reply` answer it from what they keep); None when it is not.
+
+        The answer holds while the registry does not change and the tool's cached check stays valid.
+        """
+        last, kept = self._last_rejection, self._last
+        if last is None or kept is None or last[0] != name or kept[0] != name or kept[1] != last[3]:
+            return None
+        registry = self._registry
+        try:
+            text = _encode_key(args)
+        except (TypeError, ValueError):
+            return None
+        if text != last[1] or registry.get(name) is not last[2]:
+            return None
+        lasts = registry.available_for(name)
+        if lasts <= 0:
+            return None
+        return RepeatedRejection(name, text, last[3], kept[2], registry, registry.generation, time.monotonic() + lasts)
+
+
+@attrs.frozen(eq=False)
+class RepeatedRejection:
+    """A rejected call made again unchanged, answered as :class:`RejectionReplies` answers it: the same reply,
+    noted and logged as :func:`dispatch_rejection` does. Immutable but for what :meth:`answer` records, so a
+    thread may read it and ask :meth:`holds`.
+
+    Attributes:
+        name: The tool's name.
+        args_text: Its arguments as JSON text (the key :class:`RejectionReplies` compares).
+        rejection: Why it is rejected.
+        reply: Its reply, before the guardrails' note.
+    """
+
+    name: str
+    args_text: str
+    rejection: Rejection
+    reply: ToolReply
+    _registry: ToolRegistry
+    _generation: int
+    _until: float
+
+    def holds(self) -> bool:
+        """Whether the call is still answered so (any thread): the registry unchanged, the tool's availability
+        still cached as available."""
+        return self._registry.generation == self._generation and time.monotonic() < self._until
+
+    def answer(self, ctx: ToolContext) -> ToolReply:
+        """Note and log one such call as :meth:`RejectionReplies.reply` does (on the event loop); its reply."""
+        ctx.file_reads.note_tool_call(self.name)
+        _log_rejected(self.name, self.rejection)
+        return self.reply
 
 
 async def _finish(

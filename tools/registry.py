@@ -265,6 +265,16 @@ class ToolRegistry:
         entry = self._tools.get(name)
         return entry is not None and self._check(entry.check_fn)
 
+    def available_for(self, name: str) -> float:
+        """Seconds for which :meth:`is_available` is known to answer True for ``name`` (its cached check's
+        remaining life; infinite without a check); 0.0 when it answers False now. A change to the registry
+        (its :attr:`generation`) ends it sooner."""
+        entry = self._tools.get(name)
+        if entry is None:
+            return 0.0
+        ok, until = self._check_until(entry.check_fn)
+        return until - self._clock() if ok else 0.0
+
     def _check(self, check_fn: CheckFn | None) -> bool:
         return self._check_until(check_fn)[0]
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import outcome
 
 from actors import Job
 from tools.results import ToolReply
 
-__all__ = ["AnswerRejected", "CallTool", "RpcCallJob"]
+__all__ = ["AnswerRejected", "AnsweredAgain", "CallTool", "RepeatRejected", "RpcCallJob"]
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolReply]]
 """The session's tool-execution path: a tool name and its arguments to the call's reply."""
@@ -19,6 +19,26 @@ AnswerRejected = Callable[[str, dict[str, Any]], Awaitable["ToolReply | None"]]
 """The session's answer to a call its tool rejects before running anything (arguments that fail the tool's
 checks), given and recorded as :data:`CallTool` would; None when the call must run. It waits for nothing
 but, rarely, redacting a long failure."""
+
+
+class AnsweredAgain(Protocol):
+    """The session's answers to a call it answered at once (:data:`AnswerRejected`) made again unchanged, with
+    nothing else called in between: told by a thread, counted and recorded after, in order, on the event loop."""
+
+    @property
+    def error(self) -> str | None:
+        """Why each such call failed."""
+
+    def text(self, repeat: int) -> str | None:
+        """The answer's text to the ``repeat``-th call made again (1: the next one), from any thread; None when
+        the call must be answered by :data:`AnswerRejected` on the event loop."""
+
+    def record(self, text: str, duration: float) -> None:
+        """Count and record, on the event loop, one call answered with ``text`` that took ``duration`` seconds."""
+
+
+RepeatRejected = Callable[[str, dict[str, Any]], "AnsweredAgain | None"]
+"""The session's :class:`AnsweredAgain` for a call it has just answered at once; None when it has none."""
 
 
 class RpcCallJob(Job[outcome.Outcome[ToolReply]]):

@@ -37,7 +37,7 @@ import trio
 
 from actors import ActorBase
 from supervisor import ChildSpec, RestartType, open_actor_system
-from actors.sandbox.calls import AnswerRejected, CallTool
+from actors.sandbox.calls import AnswerRejected, CallTool, RepeatRejected
 from actors.sandbox.errors import SandboxSetupError
 from actors.sandbox.result import INTERRUPTED_NOTICE, STDERR_SEPARATOR, SandboxResult, SandboxStatus, SandboxToolCall
 from actors.sandbox.gate import ToolGate
@@ -107,6 +107,8 @@ class Sandbox:
         call_tool: The session's own tool-execution path; every script call goes through it.
         answer_rejected: The session's answer to a call its tool rejects before running; such calls are
             answered by the RPC server at once, without a job. None: every call is a job.
+        repeat_rejected: The session's answers to such a call made again unchanged, told by a thread of the
+            connection's own (:mod:`actors.sandbox.readers`). None: each is answered on the event loop.
         allowed_tools: The session's enabled tools; intersected with the sandbox allow-list here.
         config: The ``code_execution`` limits.
         on_progress: Receives "execute_code: 3 tool calls, 12 s" after each call and periodically.
@@ -134,6 +136,7 @@ class Sandbox:
         *,
         call_tool: CallTool,
         answer_rejected: AnswerRejected | None = None,
+        repeat_rejected: RepeatRejected | None = None,
         allowed_tools: frozenset[str],
         config: CodeExecutionConfig,
         on_progress: Callable[[str], None] = lambda text: None,
@@ -152,6 +155,7 @@ class Sandbox:
         self._code = code
         self._call_tool = call_tool
         self._answer_rejected = answer_rejected
+        self._repeat_rejected = repeat_rejected
         self._tools = sandbox_tools(allowed_tools)
         self._config = config
         self._on_progress = on_progress
@@ -287,6 +291,7 @@ class Sandbox:
             listener,
             call_tool=self._call_tool,
             answer_rejected=self._answer_rejected,
+            repeat_rejected=self._repeat_rejected,
             allowed_tools=self._tools,
             token=token,
             max_tool_calls=self._config.max_tool_calls,

@@ -16,7 +16,8 @@ call limit) is answered by the connection's task at once, between two reads (a r
 script may not call, by a thread of the connection's own: :mod:`actors.sandbox.readers`); so is an admitted call its
 tool rejects before running (arguments that fail the tool's checks), through the session's path
 (``answer_rejected``): it runs nothing, so it needs neither the gate nor a job, and it is counted and
-recorded as any admitted call.
+recorded as any admitted call. Made again unchanged, it is answered by the connection's thread too, from the
+session's answers (``repeat_rejected``), and counted and recorded on the loop after, in order.
 
 Nothing a peer sends can stop the server or the run: a bad frame gets an error response; a wrong,
 missing or late token, or anything that breaks a connection, gets an error response, a log line, and
@@ -43,8 +44,8 @@ from actors import Actor, JobStopped
 from actors.sandbox.errors import RpcAuthError, RpcCallStopped, RpcRefused, SandboxSetupError
 from actors.sandbox.frames import plain_request, result_frame
 from actors.sandbox.gate import SerialGate, ToolGate
-from actors.sandbox.calls import AnswerRejected, CallTool, RpcCallJob
-from actors.sandbox.readers import REFUSALS_BEFORE_THREAD, RefusalReader
+from actors.sandbox.calls import AnswerRejected, CallTool, RepeatRejected, RpcCallJob
+from actors.sandbox.readers import REFUSALS_BEFORE_THREAD, RefusalReader, RefusedCall, RepeatedCall, Repeating
 from actors.sandbox.refusals import ToolRefusals, named_call
 from actors.sandbox.result import SandboxToolCall
 from actors.sandbox.stubs import SANDBOX_ALLOWED_TOOLS, SANDBOX_EXCLUDED_TOOLS, TERMINAL_STRIPPED_ARGS
@@ -76,6 +77,9 @@ LOGGED_ERROR_CHARS = 300
 #: Connections of one run whose refusals a thread of their own answers at once (:mod:`actors.sandbox.readers`);
 #: the others answer theirs on the event loop.
 MAX_REFUSAL_THREADS = 2
+#: Calls a thread answered that are recorded before the connection's task lets other tasks run (their tool lines
+#: reach the clients in between).
+RECORDS_BETWEEN_CHECKPOINTS = 16
 # Connections waiting to be accepted; more wait in the script's connect().
 _BACKLOG = 16
 
@@ -171,6 +175,10 @@ class _Connection:
         self.calls: trio.Nursery
         # Calls of tools the script may not call, answered one after the other since the last other frame.
         self.refused_in_a_row = 0
+        # The last frame's call when it was answered at once: (tool, arguments as JSON text, arguments).
+        self.answered_at_once: tuple[str, str, dict[str, Any]] | None = None
+        # That call when the frame before it was the same call, answered at once too: a thread may answer it.
+        self.repeated: tuple[str, str, dict[str, Any]] | None = None
 
 
 class RpcServer(Actor[None]):
@@ -183,6 +191,8 @@ class RpcServer(Actor[None]):
         call_tool: The session's tool-execution path (approvals, guardrails, caps, events).
         answer_rejected: The session's answer to a call its tool rejects before running (that path's, without
             a job); None: every admitted call runs as a job.
+        repeat_rejected: The session's answers to such a call made again unchanged, for a thread of the
+            connection to tell (:mod:`actors.sandbox.readers`); None: each is answered on the event loop.
         allowed_tools: What the script may call (allow-list ∩ the session's enabled tools).
         token: The per-execution secret each connection must present first (no newline in it).
         max_tool_calls: Calls dispatched before further ones are refused.
@@ -209,6 +219,7 @@ class RpcServer(Actor[None]):
         *,
         call_tool: CallTool,
         answer_rejected: AnswerRejected | None = None,
+        repeat_rejected: RepeatRejected | None = None,
         allowed_tools: frozenset[str],
         token: str,
         max_tool_calls: int,
@@ -228,6 +239,13 @@ class RpcServer(Actor[None]):
         self._listener = _SlotListener(listener, MAX_OPEN_CONNECTIONS)
         self._call_tool = call_tool
         self._answer_rejected = answer_rejected
+        self._repeat_rejected = repeat_rejected
+        # The thread answering a repeated call for the session, and set once its calls are recorded.
+        self._repeating: tuple[RefusalReader, trio.Event] | None = None
+        # Of its calls, those counted in _tool_calls already.
+        self._repeats_recorded = 0
+        # Allowed calls being taken by a connection's task now (none may start while one is).
+        self._taking = 0
         self._preamble = token.encode() + b"\n"
         self._handshake_timeout = handshake_timeout
         self._max_tool_calls = max_tool_calls
@@ -252,19 +270,20 @@ class RpcServer(Actor[None]):
 
     @property
     def tool_calls(self) -> int:
-        """Calls dispatched so far."""
-        return self._tool_calls
+        """Calls dispatched so far, those a thread answered for the session and not yet recorded too."""
+        repeating = self._repeating
+        return self._tool_calls + (repeating[0].repeats - self._repeats_recorded if repeating is not None else 0)
 
     def counters(self) -> RpcServerStatistics:
         """A snapshot of the server's counters."""
         return RpcServerStatistics(
-            self._tool_calls, self._in_flight, self._refused, self._connections, self._unrecorded
+            self.tool_calls, self._in_flight, self._refused, self._connections, self._unrecorded
         )
 
     def snapshot_details(self) -> dict[str, Any]:
         """The counters, for ``tree`` and ``inspect``."""
         return {
-            "tool_calls": self._tool_calls,
+            "tool_calls": self.tool_calls,
             "in_flight": self._in_flight,
             "refused": self._refused,
             "connections": self._connections,
@@ -355,8 +374,9 @@ class RpcServer(Actor[None]):
         buffer = FrameBuffer(MAX_REQUEST_BYTES)
         receive = conn.wire.receive
         while True:
-            if conn.refused_in_a_row >= REFUSALS_BEFORE_THREAD and self._may_hand_over(conn, buffer):
-                handed = await self._refusals_in_thread(conn)
+            hand_over, repeating = self._hand_over(conn, buffer)
+            if hand_over:
+                handed = await self._refusals_in_thread(conn, repeating)
                 if handed is None:
                     continue
                 data = handed
@@ -379,15 +399,41 @@ class RpcServer(Actor[None]):
                     continue
                 break
 
+    def _hand_over(self, conn: _Connection, buffer: FrameBuffer) -> tuple[bool, Repeating | None]:
+        """Whether a thread reads ``conn`` next (after a run of refusals, or a call answered at once made again),
+        and the call it answers for the session."""
+        refusals = conn.refused_in_a_row >= REFUSALS_BEFORE_THREAD
+        if not (refusals or conn.repeated is not None) or not self._may_hand_over(conn, buffer):
+            return False, None
+        repeating = self._repeating_on(conn) if conn.repeated is not None else None
+        return refusals or repeating is not None, repeating
+
     def _may_hand_over(self, conn: _Connection, buffer: FrameBuffer) -> bool:
         """Whether a thread may read ``conn`` now: its next bytes start a frame, nothing in flight on it can
         write to it, and the run has a thread to spare."""
         return buffer.empty and not conn.calls.child_tasks and self._refusal_threads.available_tokens > 0
 
-    async def _refusals_in_thread(self, conn: _Connection) -> bytes | None:
-        """Let a thread answer refused calls on ``conn`` and record them; what it read and did not answer
-        (:meth:`RefusalReader.read`)."""
-        reader = RefusalReader(conn.socket, self._codec, self._refusals)
+    def _repeating_on(self, conn: _Connection) -> Repeating | None:
+        """The session's answers to ``conn``'s repeated call, when a thread may give them now: nothing else in
+        flight in the run or being taken, no other such thread, and the session answers it so."""
+        if self._repeating is not None or self._in_flight or self._taking or self._repeat_rejected is None:
+            return None
+        assert conn.repeated is not None
+        tool, args_text, args = conn.repeated
+        answers = self._repeat_rejected(tool, args)
+        if answers is None:
+            conn.repeated = None
+            return None
+        return Repeating(tool, args_text, answers, self._max_tool_calls - self._tool_calls)
+
+    async def _refusals_in_thread(self, conn: _Connection, repeating: Repeating | None) -> bytes | None:
+        """Let a thread answer refused calls on ``conn`` (and ``repeating``'s call made again) and record them;
+        what it read and did not answer (:meth:`RefusalReader.read`)."""
+        reader = RefusalReader(conn.socket, self._codec, self._refusals, repeating)
+        recorded = trio.Event()
+        if repeating is not None:
+            self._repeating = (reader, recorded)
+            self._repeats_recorded = 0
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_stop_when_cancelled, reader)
@@ -397,15 +443,53 @@ class RpcServer(Actor[None]):
         finally:
             # The thread has returned (it is waited for, never abandoned): what it answered is recorded,
             # in order, before anything read after it, and also when the run is cancelled.
-            for call in reader.answered:
-                self._record_refusal(call.tool, call.args, call.error)
+            reader.close()
+            with trio.CancelScope(shield=True):
+                try:
+                    await self._record_answered(reader.answered, repeating)
+                finally:
+                    if repeating is not None:
+                        self._repeating = None
+                    recorded.set()
         if handed:
             conn.refused_in_a_row = 0
+            conn.repeated = conn.answered_at_once = None
         return handed
+
+    async def _record_answered(self, answered: list[RefusedCall | RepeatedCall], repeating: Repeating | None) -> None:
+        """Record what a thread answered, in order; other tasks run every :data:`RECORDS_BETWEEN_CHECKPOINTS` calls
+        (each call's tool lines are two events for every client: a whole trip's at once would flood them)."""
+        for number, call in enumerate(answered, start=1):
+            if isinstance(call, RepeatedCall):
+                assert repeating is not None
+                self._record_repeated(repeating, call)
+            else:
+                self._record_refusal(call.tool, call.args, call.error)
+            if number % RECORDS_BETWEEN_CHECKPOINTS == 0:
+                await trio.lowlevel.checkpoint()
+
+    def _record_repeated(self, repeating: Repeating, call: RepeatedCall) -> None:
+        """Count and record a call the thread answered for the session, as :meth:`_take` and :meth:`_respond` do."""
+        self._tool_calls += 1
+        self._repeats_recorded += 1
+        answers = repeating.answers
+        answers.record(call.text, call.duration)
+        error = answers.error
+        self._on_tool_call(
+            SandboxToolCall(repeating.tool, len(repeating.args_text), call.duration, ok=error is None, error=error)
+        )
+
+    async def _claim_session(self) -> None:
+        """Wait until no thread answers for the session (waking the one that does): a call is about to reach it."""
+        while self._repeating is not None:
+            reader, recorded = self._repeating
+            reader.wake()
+            await recorded.wait()
 
     async def _take(self, conn: _Connection, frame: bytes) -> None:
         """Answer a frame that must be refused now; start an admitted call in a task of its connection."""
         refused_before, conn.refused_in_a_row = conn.refused_in_a_row, 0
+        at_once_before, conn.answered_at_once, conn.repeated = conn.answered_at_once, None, None
         try:
             payload = self._codec.parse(frame)
             named = named_call(payload)
@@ -426,6 +510,18 @@ class RpcServer(Actor[None]):
             wrong = MessageDecodeError(f"expected an RpcRequest, got {type(request).__name__}")
             await self._refuse_frame(conn, request.id, wrong)
             return
+        self._taking += 1
+        try:
+            await self._claim_session()
+            await self._take_call(conn, request, at_once_before)
+        finally:
+            self._taking -= 1
+
+    async def _take_call(
+        self, conn: _Connection, request: RpcRequest, at_once_before: tuple[str, str, dict[str, Any]] | None
+    ) -> None:
+        """Answer an allowed call at once, or start it in a task of its connection; ``at_once_before``: the
+        connection's call before it, when that was answered at once."""
         try:
             args = self._admit(request)
         except RpcRefused as exc:
@@ -434,7 +530,13 @@ class RpcServer(Actor[None]):
             return
         answer_rejected = self._answer_rejected
         if answer_rejected is not None and await self._answered_at_once(answer_rejected, conn, request, args):
+            if self._repeat_rejected is not None:
+                call = (request.tool, _encode_args(request.args), args)
+                conn.answered_at_once = call
+                if at_once_before is not None and at_once_before[:2] == call[:2]:
+                    conn.repeated = call
             return
+        self._in_flight += 1  # from now: no thread may answer for the session until the call has ended
         conn.calls.start_soon(self._answer, conn, request, args, self._tool_calls)
 
     async def _refuse_tool(self, conn: _Connection, request_id: int, tool: str, args: object) -> None:
@@ -508,9 +610,8 @@ class RpcServer(Actor[None]):
 
     async def _answer(self, conn: _Connection, request: RpcRequest, args: dict[str, Any], number: int) -> None:
         """Run an admitted call, record it for the transcript, then send its response."""
-        started = trio.current_time()
-        self._in_flight += 1
         try:
+            started = trio.current_time()
             response, error = await self._run(request, args, number)
         finally:
             self._in_flight -= 1

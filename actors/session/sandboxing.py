@@ -13,7 +13,7 @@ import trio
 
 from actors.sandbox import SandboxJob, SandboxResult, SandboxStatus, SandboxToolCall, SpareInterpreters
 from actors.session.context import CallContext
-from actors.session.workers import ToolExecutor, preview, preview_text
+from actors.session.workers import RejectedAgain, ToolExecutor, preview, preview_text
 from config.sandbox import CodeExecutionConfig
 from messages.events import ToolFinished, ToolStarted
 from store.protocol import SessionStore
@@ -69,6 +69,10 @@ def sandbox_runner(
                 return None
             return await lines.answer_at_once(name, args, lambda: executor.reject(name, args, rejection, ctx))
 
+        def repeat_rejected(name: str, args: dict[str, Any]) -> _AnsweredAgain | None:
+            again = executor.rejected_again(name, args, ctx)
+            return None if again is None else _AnsweredAgain(again, lines, name, args, ctx)
+
         def progress(text: str) -> None:
             lines.show_held()
             ctx.emit(text)
@@ -81,6 +85,7 @@ def sandbox_runner(
             code,
             call_tool=call_tool,
             answer_rejected=answer_rejected,
+            repeat_rejected=repeat_rejected,
             allowed_tools=tool_names,
             config=config,
             on_progress=progress,
@@ -175,6 +180,11 @@ class _ScriptLines:
         """``answer()``, the reply to a call answered at once; its lines are held."""
         return await _timed(f"{self._ctx.call_id}.{next(self._numbers)}", name, args, answer, self._held.append)
 
+    def answered(self, name: str, args: dict[str, Any], duration: float, reply: ToolReply) -> None:
+        """Hold the lines of a call answered at once elsewhere (by the RPC server's thread), as :meth:`answer_at_once`
+        holds them."""
+        self._held.append(_EndedCall(f"{self._ctx.call_id}.{next(self._numbers)}", name, args, duration, reply))
+
     def show_held(self) -> None:
         """Show the lines held so far."""
         held, self._held = self._held, []
@@ -195,6 +205,32 @@ class _ScriptLines:
         """Show the lines held so far once :data:`MAX_HELD_CALLS` are held (called as each call is recorded)."""
         if len(self._held) >= MAX_HELD_CALLS:
             self.show_held()
+
+
+@attrs.frozen(eq=False)
+class _AnsweredAgain:
+    """A script's call answered at once, made again unchanged: answered by the RPC server's thread from
+    ``again``, then counted and held as :meth:`_ScriptLines.answer_at_once` holds it (the server's
+    :class:`~actors.sandbox.calls.AnsweredAgain`)."""
+
+    again: RejectedAgain
+    lines: _ScriptLines
+    name: str
+    args: dict[str, Any]
+    ctx: CallContext
+
+    @property
+    def error(self) -> str | None:
+        """Why each such call failed."""
+        return self.again.error
+
+    def text(self, repeat: int) -> str | None:
+        """The answer's text to the ``repeat``-th call made again; None when the event loop must answer it."""
+        return self.again.text(repeat)
+
+    def record(self, text: str, duration: float) -> None:
+        """Count one call answered with ``text`` (the guardrails, the read ledger, the log) and hold its lines."""
+        self.lines.answered(self.name, self.args, duration, self.again.answer(text, self.ctx))
 
 
 async def _timed(

@@ -21,6 +21,7 @@ from actors.session.checkpointing import CHANGING_TOOLS
 from actors.session.context import CallContext, CallProgress, SessionServices
 from conversation.validation import DELEGATE_TOOL
 from conversation.guardrails import (
+    RepeatedFailure,
     ToolCallGuardrailController,
     ToolGuardrailDecision,
     annotate_result,
@@ -29,7 +30,7 @@ from conversation.guardrails import (
 from actors.session.turn_parts import TokenMeter
 from conversation.validation import PlannedCall
 from messages.events import ToolFinished, ToolStarted
-from tools.dispatch import Rejection, RejectionReplies, dispatch
+from tools.dispatch import Rejection, RejectionReplies, RepeatedRejection, dispatch
 from tools.hooks import NO_HOOKS, HookRunner
 from tools.parallel import can_run_in_parallel
 from tools.ansi import redact_output_async
@@ -38,7 +39,7 @@ from tools.registry import ToolRegistry
 from tools.results import ToolReply, error_text
 
 __all__ = [
-    "ToolCall", "ToolCallResult", "ToolExecutor", "preview", "preview_text", "run_batch", "stopped_by_operator_result",
+    "RejectedAgain", "ToolCall", "ToolCallResult", "ToolExecutor", "preview", "preview_text", "run_batch", "stopped_by_operator_result",
 ]
 
 _PREVIEW = 160
@@ -126,6 +127,21 @@ class ToolExecutor:
             return None
         return self._rejection_replies.rejection(name, args)
 
+    def rejected_again(self, name: str, args: dict[str, Any], ctx: CallContext) -> RejectedAgain | None:
+        """How the next calls of ``name(args)``, the call :meth:`reject` answered last, would be answered were
+        they made again unchanged with nothing else called in between; None when :meth:`rejection` and
+        :meth:`reject` would not answer them from what they keep (a hook, a checkpoint due, another call last).
+        """
+        hooks = self.hooks
+        if hooks.wants("pre_tool_call") or hooks.wants("post_tool_call"):
+            return None
+        if name in CHANGING_TOOLS and ctx.checkpoint_due():
+            return None
+        rejection = self._rejection_replies.repeated(name, args)
+        if rejection is None or not rejection.reply.counts_as_failure:
+            return None
+        return RejectedAgain(rejection, self.guardrails.repeated_failure(name, args), self.guardrails)
+
     async def reject(self, name: str, args: dict[str, Any], rejection: Rejection, ctx: CallContext) -> ToolReply:
         """What :meth:`execute` answers a call :meth:`rejection` rejected: the same reply, recorded the same way
         (the guardrails count it, and may block it), without dispatching it.
@@ -165,6 +181,42 @@ class ToolExecutor:
             "duration_ms": round((trio.current_time() - started) * 1000),
         }
         await self.hooks.notify("post_tool_call", fields, ctx.shell.cwd)
+
+
+@attrs.frozen(eq=False)
+class RejectedAgain:
+    """A rejected call made again unchanged, answered as :meth:`ToolExecutor.reject` answers it, the guardrails'
+    count and note included, so that a thread can tell its answers while the event loop counts them after.
+
+    Sound while nothing else is called: the guardrails' decisions are made from the counts they had
+    (:class:`~conversation.guardrails.RepeatedFailure`), and the reply from what the executor kept.
+
+    Attributes:
+        rejection: The rejection and its reply.
+        guardrails: The guardrails' decisions on the calls made again.
+    """
+
+    rejection: RepeatedRejection
+    guardrails: RepeatedFailure
+    _controller: ToolCallGuardrailController
+
+    @property
+    def error(self) -> str | None:
+        """Why each such call failed (its reply's error)."""
+        return self.rejection.reply.error
+
+    def text(self, repeat: int) -> str | None:
+        """The reply's text to the ``repeat``-th call made again (1: the next), any thread; None when it is not
+        answered so (the guardrails stop it, the tool's availability or the registry may have changed)."""
+        if not (self.rejection.holds() and self.guardrails.allows(repeat)):
+            return None
+        return annotate_result(self.rejection.reply.text, self.guardrails.after(repeat))
+
+    def answer(self, text: str, ctx: CallContext) -> ToolReply:
+        """Count and note a call answered with ``text`` (:meth:`text`), in order, on the event loop; its reply."""
+        reply = self.rejection.answer(ctx)
+        self._controller.count_repeated(self.guardrails)
+        return attrs.evolve(reply, text=text)
 
 
 def _hook_fields(name: str, args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:

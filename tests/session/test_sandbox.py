@@ -251,6 +251,139 @@ class TestRejectedCallsAnsweredAtOnce:
         assert not any(secret in repr(e) for e in shown) and secret not in repr(records)
 
 
+REPEATED = """
+import json, hermes_tools
+def answer(tool, args):
+    try:
+        return json.dumps(hermes_tools._call(tool, args))
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+def call(n, content):
+    for _ in range(n):
+        print(answer('write_file', {'path': '', 'content': content}))
+call(40, 'x')
+print(answer('read_file', {'path': 'notes.txt'}))
+call(30, 'x')
+call(20, 'y')
+print(answer('memory', {}))
+call(3, 'y')
+for _ in range(3):
+    print(answer('memory', {}))
+call(20, 'y')
+"""
+
+
+class _ConnectionSteps(trio.abc.Instrument):
+    """Counts the event loop's steps of the RPC connections' tasks (the tasks that serve them) while installed."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.steps = 0
+        self.tasks: set[trio.lowlevel.Task] = set()
+        serve = server_module.RpcServer._serve_authenticated
+
+        async def noted(server: Any, conn: Any) -> None:
+            self.tasks.add(trio.lowlevel.current_task())
+            await serve(server, conn)
+
+        monkeypatch.setattr(server_module.RpcServer, "_serve_authenticated", noted)
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if task in self.tasks:
+            self.steps += 1
+
+
+class TestRepeatedRejectionsOffTheLoop:
+    """A failing call a script makes again unchanged is answered by its connection's thread with the answer, record,
+    tool lines and guardrail counts the event loop gives it, call by call."""
+
+    @staticmethod
+    async def _run(
+        root: Path, monkeypatch: pytest.MonkeyPatch, config: Config, *, thread: bool
+    ) -> tuple[tuple[Any, ...], int, int]:
+        """(the execute_code result, the transcript's records, the script's calls' events, the turn's end), the
+        calls the thread answered, and the event loop's steps of the connection's task."""
+        answered: list[str] = []
+        record_repeated = server_module.RpcServer._record_repeated
+
+        def counted(self: Any, repeating: Any, call: Any) -> None:
+            answered.append(call.text)
+            record_repeated(self, repeating, call)
+
+        monkeypatch.setattr(server_module.RpcServer, "_record_repeated", counted)
+        if not thread:  # every call answered on the event loop
+            monkeypatch.setattr(ToolExecutor, "rejected_again", lambda self, name, args, ctx: None)
+        root.mkdir()
+        async with open_harness(root, config) as h:
+            (h.workdir / "notes.txt").write_text("a note\n")
+            handle, events_in, sid = await h.start_session()
+            h.provider.push(
+                {"tool_calls": [{"id": "x1", "name": "execute_code", "arguments": {"code": REPEATED}}]},
+                {"text": "done"},
+            )
+            steps = _ConnectionSteps(monkeypatch)
+            trio.lowlevel.add_instrument(steps)
+            try:
+                finished, events = await run_turn(handle, events_in, "run it")
+            finally:
+                trio.lowlevel.remove_instrument(steps)
+            result = json.loads(next(m for m in (await h.deps.store.load(sid)).messages if m["role"] == "tool")["content"])
+            del result["duration_seconds"]
+            records = [{k: v for k, v in r.record.items() if k != "duration_seconds"} for r in await h.deps.store.load_transcript(sid)]
+            turn_end = [m["content"] for m in (await h.deps.store.load(sid)).messages if m["role"] == "assistant"]
+        shown = [
+            (type(e).__name__, e.call_id, e.name, getattr(e, "args_preview", None), getattr(e, "ok", None),
+             getattr(e, "result_preview", None))
+            for e in events if isinstance(e, (ToolStarted, ToolFinished)) and e.parent_call_id == "x1"
+        ]
+        return (result, records, shown, turn_end, finished.reason), len(answered), steps.steps
+
+    async def _compare(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Config) -> tuple[Any, int, int, int]:
+        root = tmp_path / "run"  # the same for both runs: paths show in the results
+        with monkeypatch.context() as patched:
+            on_loop, none, loop_steps = await self._run(root, patched, config, thread=False)
+        shutil.rmtree(root)
+        off_loop, answered, steps = await self._run(root, monkeypatch, config, thread=True)
+        assert none == 0
+        assert off_loop[0]["output"].splitlines() == on_loop[0]["output"].splitlines()  # call by call
+        assert off_loop == on_loop
+        return off_loop, answered, steps, loop_steps
+
+    async def test_warnings_counts_and_records_as_on_the_loop(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        config = Config()
+        config = attrs.evolve(config, code_execution=attrs.evolve(config.code_execution, max_tool_calls=1000))
+        (result, records, shown, _, _), answered, steps, loop_steps = await self._compare(tmp_path, monkeypatch, config)
+        outputs = result["output"].splitlines()
+        assert len(outputs) == 118 and result["tool_calls_made"] == 114
+        # Each failure is counted: its own count, then its tool's (other arguments), in the warning's text.
+        assert "count=40;" in outputs[39] and "count=70;" in outputs[70]
+        assert "same_tool_failure_warning; count=71;" in outputs[71] and "count=2;" in outputs[72]
+        assert "repeated_exact_failure_warning; count=43;" in outputs[-1]
+        assert [r["tool"] for r in records].count("memory") == 4 and len(records) == 118
+        assert len(shown) == 2 * 114
+        # Most of the calls made again were answered by the thread: the connection's task took a step for each
+        # call on the loop, a few per trip of the thread.
+        assert answered >= 90
+        assert loop_steps >= 114 and steps < loop_steps - answered + 20
+
+    async def test_hard_stops_block_where_on_the_loop(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        guardrails = GuardrailsConfig(hard_stop_enabled=True)
+        config = attrs.evolve(Config(), tool_loop_guardrails=guardrails)
+        (result, _, _, _, _), answered, _, _ = await self._compare(tmp_path, monkeypatch, config)
+        outputs = result["output"].splitlines()
+        assert "repeated_exact_failure_warning; count=4;" in outputs[3]
+        assert "[Tool loop blocked: repeated_exact_failure_block; count=5;" in outputs[5]
+        assert answered >= 2
+
+    async def test_the_call_limit_as_on_the_loop(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        config = Config()
+        config = attrs.evolve(config, code_execution=attrs.evolve(config.code_execution, max_tool_calls=30))
+        (result, records, _, _, _), answered, _, _ = await self._compare(tmp_path, monkeypatch, config)
+        outputs = result["output"].splitlines()
+        assert "count=30;" in outputs[29] and "Tool call limit reached (30)" in outputs[30]
+        assert result["tool_calls_made"] == 30 and len(records) == 118
+        assert answered >= 20
+
+
 class TestRejectedWithoutCheckpoint:
     """A call answered at once asks for no checkpoint (it changes no file; asking took the checkpoints' lock, a
     scheduler pass); a file tool's call that runs still does, before it runs."""

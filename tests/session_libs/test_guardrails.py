@@ -229,3 +229,40 @@ class TestFailureIsTheFlag:
         controller = _controller()
         controller.after_call("terminal", {"c": 1}, "no JSON here", failed=True)
         assert controller.after_call("terminal", {"c": 1}, "no JSON here", failed=True).code == "repeated_exact_failure_warning"
+
+
+class TestRepeatedFailure:
+    """The decisions foretold for a failing call made again are the controller's own, call by call, from any counts."""
+
+    @pytest.mark.parametrize("hard_stop", [False, True])
+    @pytest.mark.parametrize("warnings", [False, True])
+    @pytest.mark.parametrize("name", ["write_file", "terminal"])
+    def test_as_the_controller_decides(self, hard_stop: bool, warnings: bool, name: str) -> None:
+        config = GuardrailsConfig(hard_stop_enabled=hard_stop, warnings_enabled=warnings)
+        controller = ToolCallGuardrailController(config, READ_ONLY.__contains__)
+        args = {"path": ""}
+        # Counts from before: the tool failed with other arguments, the call succeeded once as a read.
+        controller.after_call(name, {"path": "a"}, '{"error": "x"}', failed=True)
+        controller.after_call(name, {"path": "b"}, '{"error": "x"}', failed=True)
+        controller.after_call(name, args, '{"error": "x"}', failed=True)
+        run = controller.repeated_failure(name, args)
+        foretold = [(run.allows(n), run.after(n)) for n in range(1, 13)]
+        decided = []
+        for _ in range(12):
+            allowed = controller.before_call(name, args).allows_execution
+            decided.append((allowed, controller.after_call(name, args, '{"error": "x"}', failed=True)))
+        assert foretold == decided
+        assert any(d.action is GuardrailAction.WARN for _, d in decided) is warnings
+        assert (False in [a for a, _ in decided]) is hard_stop
+
+    def test_counted_as_after_call_counts(self) -> None:
+        counted, called = _controller(hard_stop=True), _controller(hard_stop=True)
+        for controller in (counted, called):
+            controller.after_call("write_file", {"path": "a"}, '{"error": "x"}', failed=True)
+        run = counted.repeated_failure("write_file", {"path": ""})
+        for _ in range(3):
+            counted.count_repeated(run)
+            called.after_call("write_file", {"path": ""}, '{"error": "x"}', failed=True)
+        for args in ({"path": ""}, {"path": "a"}, {"path": "c"}):
+            assert counted.before_call("write_file", args) == called.before_call("write_file", args)
+            assert counted.after_call("write_file", args, "e", failed=True) == called.after_call("write_file", args, "e", failed=True)
