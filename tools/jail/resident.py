@@ -10,7 +10,10 @@ daemon sends it each command over a SOCK_SEQPACKET socket pair, with the command
 shell's state pipe attached; it forks the command, and once that exits it kills and reaps everything else
 in the namespace, empties ``/dev/shm`` and removes System V IPC objects before it reports the exit, so a
 command leaves nothing behind,
-as when its jail ended with it. Its init is Perl, which starts in 1.4 ms of CPU where ``python -S -I`` took
+as when its jail ended with it. Because that sweep would hit the host's processes, ``/dev/shm`` and IPC objects
+were the init ever started outside a jail of its own, the daemon's first request names the daemon's own
+namespaces that the jail unshares, and the init refuses to run if one is its own too (or it cannot tell:
+a jail whose kernel refused it a ``/proc``); the session's commands then get a jail each, said once in the log. Its init is Perl, which starts in 1.4 ms of CPU where ``python -S -I`` took
 6.4: a session is ahead from its second command on. Where no Perl runs, or on a machine other than x86_64
 or aarch64 (the init makes system calls by number), each command gets a jail of its own.
 
@@ -49,7 +52,7 @@ from tools.jail.process import JailedProcess, jail_init
 if TYPE_CHECKING:
     from tools.jail.launcher import Launcher
 
-__all__ = ["STATE_FD_MIN", "ResidentProcess", "ResidentShell", "ResidentShellLost"]
+__all__ = ["STATE_FD_MIN", "ResidentProcess", "ResidentRefused", "ResidentShell", "ResidentShellLost", "namespaces_request"]
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +67,18 @@ _MAX_ANSWER = 4096
 # Bounds on the helper's answers: it forks at once, and a sweep after SIGKILL takes milliseconds.
 _ANSWER_SECONDS = 10.0
 _SWEEP_SECONDS = 5.0
+# The namespaces every jail has of its own (tools.jail._mounts.NO_PRIVILEGE; the cgroup one only where it can).
+_UNSHARED = ("pid", "mnt", "ipc", "uts", "user")
 
 
 class ResidentShellLost(OSError):
     """The resident shell ended or stopped answering while it started a command (the command did not run,
     or was killed with it)."""
+
+
+class ResidentRefused(PermissionError):
+    """The resident's init refused to run: it would share a namespace with the daemon (so its sweep would reach
+    the daemon's host), or could not tell. Every later command of the session gets a jail of its own."""
 
 
 class _Resident:
@@ -381,13 +391,31 @@ class ResidentShell:
         process.close_pipes()
         resident = _Resident(process, ours, key)
         try:
+            await self._checked(resident, _not_shared(policy, process))
             self._launcher.keep_resident(self, process)
-        except OSError:
+        except BaseException:
             await resident.aclose()
             raise
         self.started += 1
         log.debug("started a resident shell (outer bwrap %d)", process.pid)
         return resident
+
+    @staticmethod
+    async def _checked(resident: _Resident, request: bytes) -> None:
+        """Tell the init which namespaces it must not share (its first request) and wait for its check.
+
+        Raises:
+            ResidentRefused: it refused to run.
+            ResidentShellLost: it ended or did not answer.
+        """
+        resident.send(request)
+        answer: list[str] | None = None
+        with trio.move_on_after(_ANSWER_SECONDS):
+            answer = await resident.receive()
+        if answer and answer[0] == "refused":
+            raise ResidentRefused(errno.EPERM, f"its init refused to run: {' '.join(answer[1:])}")
+        if answer != ["checked"]:
+            raise ResidentShellLost("the resident shell's init ended before it checked its namespaces")
 
     def release(self, resident: _Resident) -> None:
         """The command ``resident`` ran has ended: the next may use it."""
@@ -423,6 +451,23 @@ def _run_request(argv: Sequence[str], cwd: str, env: Mapping[str, str], state_fd
         return os.fsencode(text)
     except UnicodeEncodeError:
         return None
+
+
+def namespaces_request(policy: JailPolicy, pid: int | str = "self") -> bytes:
+    """The init's first request: the namespaces of process ``pid`` (the daemon itself) that a jail by ``policy``
+    does not share, as ``readlink`` shows them (``ipc:[4026531839]``).
+
+    Raises:
+        OSError: they cannot be read.
+    """
+    kinds = _UNSHARED if policy.network else (*_UNSHARED, "net")
+    return b"\0".join([b"namespaces", *(os.fsencode(os.readlink(f"/proc/{pid}/ns/{kind}")) for kind in kinds)])
+
+
+def _not_shared(policy: JailPolicy, process: JailedProcess) -> bytes:
+    """What the resident jail ``process`` is told it must not share: the daemon's own namespaces. A seam: tests
+    name the jail's own instead, or garble the request, and see its init refuse."""
+    return namespaces_request(policy)
 
 
 @functools.cache
