@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import select
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -50,12 +51,15 @@ def _jails_own_ipc(policy: JailPolicy, process: JailedProcess) -> bytes:
 
 FIRST_REQUESTS: dict[str, Callable[[JailPolicy, JailedProcess], bytes]] = {
     "shared": _jails_own,
+    "shared, gone before the command": _jails_own,
     "ipc shared": _jails_own_ipc,
     "garbled": lambda policy, process: b"namespaces\0pid:[4026531836]\0ipc:[../../x]",
     "too few": lambda policy, process: b"namespaces\0uts:[1]",
     "missing": lambda policy, process: b"run\x0064\x00/\x001\x00true",
 }
 """How each case tells the init which namespaces it must not share."""
+GONE_FIRST = "shared, gone before the command"
+"""The case whose init has refused and exited before the daemon sends it the command (its socket is closed)."""
 
 
 class _Lines(logging.Handler):
@@ -70,19 +74,35 @@ class _Lines(logging.Handler):
 
 
 @contextmanager
-def _first_request(make: Callable[[JailPolicy, JailedProcess], bytes], started: list[JailedProcess]) -> Iterator[None]:
-    """The daemon's seam replaced by ``make``, each resident jail it is used for kept in ``started``."""
+def _first_request(
+    make: Callable[[JailPolicy, JailedProcess], bytes], started: list[JailedProcess], *, gone_first: bool
+) -> Iterator[None]:
+    """The daemon's seam replaced by ``make``, each resident jail it is used for kept in ``started``; with
+    ``gone_first``, sending that first request waits for the init to exit."""
 
     def seam(policy: JailPolicy, process: JailedProcess) -> bytes:
         started.append(process)
         return make(policy, process)
 
-    kept = resident._not_shared
+    def send(self: Any, request: bytes, fds: Sequence[int] = ()) -> None:
+        init = jail_init(self.process.pid) if request.startswith(b"namespaces") else None
+        if init is None:
+            return sent(self, request, fds)
+        pidfd = os.pidfd_open(init)
+        try:
+            sent(self, request, fds)
+            assert select.select([pidfd], [], [], 10)[0], "the init did not exit"
+        finally:
+            os.close(pidfd)
+
+    kept, sent = resident._not_shared, resident._Resident.send
     resident._not_shared = seam
+    if gone_first:
+        resident._Resident.send = send  # type: ignore[method-assign]
     try:
         yield
     finally:
-        resident._not_shared = kept
+        resident._not_shared, resident._Resident.send = kept, sent  # type: ignore[method-assign]
 
 
 def _fds() -> list[str]:
@@ -104,7 +124,7 @@ async def refusals(work: Path) -> dict[str, Any]:
                 assert jail.shell is not None
                 del lines.lines[:]
                 try:
-                    with _first_request(make, started):
+                    with _first_request(make, started, gone_first=case == GONE_FIRST):
                         outputs = [await _seen(jail, work) for _ in range(2)]
                 finally:
                     await jails.close_session(session)

@@ -29,8 +29,9 @@
 # The protocol on the SOCK_SEQPACKET control socket. The daemon sends fields separated by NUL bytes:
 #
 # - first, once: ``namespaces <kind>:[<inode>]...``, the daemon's namespaces as ``readlink /proc/self/ns/<kind>``
-#   shows them (pid, mnt and ipc at least). This process answers ``checked`` when none is its own and it is
-#   ready for commands; else ``refused <why>``, says why on stderr and exits with 2, having done nothing;
+#   shows them (pid, mnt and ipc at least). Where one is its own too (or it cannot tell), this process
+#   answers ``refused <why>`` (the daemon reads it as the answer to its first command), says why on stderr
+#   and exits with 2, having done nothing; it says nothing when it may go on;
 # - then, one at a time: ``run <fd> <cwd> <argc> <argv...> <NAME=value...>`` with two descriptors attached (the output pipe's write
 # end, then the state pipe's, which the command gets at number ``fd``), or ``signal <signum>``: that signal
 # to every process of the namespace but this one. This process answers in ASCII:
@@ -350,7 +351,6 @@ sub request {
     return 1;
 }
 
-answer('checked');
 while (1) {
     my $wanted_in = '';
     vec($wanted_in, $_, 1) = 1 for $control, $children;

@@ -115,14 +115,15 @@ class _Resident:
             return data.decode("ascii", "replace").split()
 
     def state(self) -> str:
-        """``alive``, ``idle`` (it timed out and exits) or ``dead``, looking without waiting."""
+        """``alive``, ``idle`` (it timed out and exits), ``refused`` (its init refused to run: its answer waits)
+        or ``dead``, looking without waiting."""
         try:
             data = self.control.recv(_MAX_ANSWER, socket.MSG_PEEK | socket.MSG_DONTWAIT)
         except BlockingIOError:
             return "alive"
         except OSError:
             return "dead"
-        return "idle" if data == b"idle" else "dead"
+        return "idle" if data == b"idle" else "refused" if data.startswith(b"refused ") else "dead"
 
     async def aclose(self) -> None:
         """End it (its whole namespace) and reap it; shielded.
@@ -299,11 +300,7 @@ class ResidentShell:
         try:
             resident = await self._ready(key, env)
         except OSError as exc:
-            # The command can still run in a jail of its own; where the init's interpreter cannot be run at
-            # all, every later one does too.
-            if isinstance(exc, (FileNotFoundError, PermissionError)):
-                self._broken = str(exc)
-            log.warning("the resident shell could not start (%s); the command runs in a jail of its own", exc)
+            self._cannot_start(exc)
             return None
         out_read, out_write = os.pipe()
         try:
@@ -315,13 +312,20 @@ class ResidentShell:
             os.close(out_read)
             if exc.errno == errno.EMSGSIZE:
                 return None
-            await self.lost(resident)
+            if resident.state() == "refused":  # and exited before the request
+                await self._refused(resident, await resident.receive())
+            else:
+                await self.lost(resident)
             return None
         stdout = trio.lowlevel.FdStream(out_read)
         answer = await self._answer(resident)
         if answer is None:
             stdout.close()
             raise ResidentShellLost("the session's resident shell ended while it started the command")
+        if answer[0] == "refused":
+            stdout.close()
+            await self._refused(resident, answer)
+            return None
         if answer[0] == "error":
             stdout.close()
             number, what = int(answer[1]), answer[2]
@@ -340,13 +344,13 @@ class ResidentShell:
         return process
 
     async def _answer(self, resident: _Resident) -> list[str] | None:
-        """The helper's answer to a run request (shielded: the command may have started); None when it ended
-        or does not answer, after it was closed."""
+        """The helper's answer to a run request (shielded: the command may have started), ``refused`` the
+        first's where it refused to run; None when it ended or does not answer, after it was closed."""
         answer: list[str] | None = None
         with trio.CancelScope(shield=True):
             with trio.move_on_after(_ANSWER_SECONDS):
                 answer = await resident.receive()
-            if not answer or not (answer[0] == "started" or (answer[0] == "error" and len(answer) == 3)):
+            if not answer or not (answer[0] in ("started", "refused") or (answer[0] == "error" and len(answer) == 3)):
                 await self.lost(resident)
                 return None
         return answer
@@ -391,31 +395,31 @@ class ResidentShell:
         process.close_pipes()
         resident = _Resident(process, ours, key)
         try:
-            await self._checked(resident, _not_shared(policy, process))
+            # Its first request; it answers the next (the command's) ``refused`` if its check failed: no round
+            # trip of its own (0.13 ms of the daemon's CPU).
+            resident.send(_not_shared(policy, process))
             self._launcher.keep_resident(self, process)
-        except BaseException:
+        except OSError:
             await resident.aclose()
             raise
         self.started += 1
         log.debug("started a resident shell (outer bwrap %d)", process.pid)
         return resident
 
-    @staticmethod
-    async def _checked(resident: _Resident, request: bytes) -> None:
-        """Tell the init which namespaces it must not share (its first request) and wait for its check.
+    def _cannot_start(self, exc: OSError) -> None:
+        """No resident could start for a command, which then runs in a jail of its own; where the init's
+        interpreter cannot be run at all, or it refused to, every later one does too."""
+        if isinstance(exc, (FileNotFoundError, PermissionError)):
+            self._broken = str(exc)
+        log.warning("the resident shell could not start (%s); the command runs in a jail of its own", exc)
 
-        Raises:
-            ResidentRefused: it refused to run.
-            ResidentShellLost: it ended or did not answer.
-        """
-        resident.send(request)
-        answer: list[str] | None = None
-        with trio.move_on_after(_ANSWER_SECONDS):
-            answer = await resident.receive()
-        if answer and answer[0] == "refused":
-            raise ResidentRefused(errno.EPERM, f"its init refused to run: {' '.join(answer[1:])}")
-        if answer != ["checked"]:
-            raise ResidentShellLost("the resident shell's init ended before it checked its namespaces")
+    async def _refused(self, resident: _Resident, answer: list[str] | None) -> None:
+        """``resident``'s init refused to run (``answer`` says why): it is closed, and the session runs no other."""
+        if resident is self._current:
+            self._current = None
+        await resident.aclose()
+        why = " ".join((answer or [])[1:]) or "it did not say why"
+        self._cannot_start(ResidentRefused(errno.EPERM, f"its init refused to run: {why}"))
 
     def release(self, resident: _Resident) -> None:
         """The command ``resident`` ran has ended: the next may use it."""
