@@ -98,11 +98,12 @@ def _first_request(
     kept, sent = resident._not_shared, resident._Resident.send
     resident._not_shared = seam
     if gone_first:
-        resident._Resident.send = send  # type: ignore[method-assign]
+        setattr(resident._Resident, "send", send)
     try:
         yield
     finally:
-        resident._not_shared, resident._Resident.send = kept, sent  # type: ignore[method-assign]
+        resident._not_shared = kept
+        setattr(resident._Resident, "send", sent)
 
 
 def _fds() -> list[str]:

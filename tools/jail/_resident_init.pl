@@ -32,9 +32,10 @@
 #   shows them (pid, mnt and ipc at least). Where one is its own too (or it cannot tell), this process
 #   answers ``refused <why>`` (the daemon reads it as the answer to its first command), says why on stderr
 #   and exits with 2, having done nothing; it says nothing when it may go on;
-# - then, one at a time: ``run <fd> <cwd> <argc> <argv...> <NAME=value...>`` with two descriptors attached (the output pipe's write
-# end, then the state pipe's, which the command gets at number ``fd``), or ``signal <signum>``: that signal
-# to every process of the namespace but this one. This process answers in ASCII:
+# - then, one at a time: ``run <fd> <cwd> <argc> <argv...> <NAME=value...>`` with two descriptors attached
+#   (the output pipe's write end, then the state pipe's, which the command gets at number ``fd``), or
+#   ``signal <signum>``: that signal to every process of the namespace but this one. This process answers in
+#   ASCII:
 #
 # - ``started``, or ``error <errno> cwd|program`` (the command did not start: its directory or its program);
 # - ``exit <returncode> <left> <retire>`` once the command exited and the namespace has been swept (every
@@ -80,7 +81,8 @@ sub foreign {
     return $named{pid} && $named{mnt} && $named{ipc} ? undef : 'its pid, mnt and ipc namespaces were not all named';
 }
 
-# Whether the check passed: sweep(), empty_shm() and remove_sysv_ipc() end this process without it.
+# Whether the check passed: what signals every process of the namespace (sweep(), a ``signal`` request),
+# empty_shm() and remove_sysv_ipc() end this process without it.
 my $checked = 0;
 {
     my $first = "\0" x 4096;

@@ -10,12 +10,13 @@ daemon sends it each command over a SOCK_SEQPACKET socket pair, with the command
 shell's state pipe attached; it forks the command, and once that exits it kills and reaps everything else
 in the namespace, empties ``/dev/shm`` and removes System V IPC objects before it reports the exit, so a
 command leaves nothing behind,
-as when its jail ended with it. Because that sweep would hit the host's processes, ``/dev/shm`` and IPC objects
-were the init ever started outside a jail of its own, the daemon's first request names the daemon's own
-namespaces that the jail unshares, and the init refuses to run if one is its own too (or it cannot tell:
-a jail whose kernel refused it a ``/proc``); the session's commands then get a jail each, said once in the log. Its init is Perl, which starts in 1.4 ms of CPU where ``python -S -I`` took
-6.4: a session is ahead from its second command on. Where no Perl runs, or on a machine other than x86_64
-or aarch64 (the init makes system calls by number), each command gets a jail of its own.
+as when its jail ended with it. Because that sweep would hit the host's processes, ``/dev/shm`` and IPC
+objects were the init ever started outside a jail of its own, the daemon's first request names the daemon's
+own namespaces that the jail unshares, and the init refuses to run if one is its own too (or it cannot
+tell: a jail whose kernel refused it a ``/proc``); the session's commands then get a jail each, said once in
+the log. Its init is Perl, which starts in 1.4 ms of CPU where ``python -S -I`` took 6.4: a session is
+ahead from its second command on. Where no Perl runs, or on a machine other than x86_64 or aarch64 (the init
+makes system calls by number), each command gets a jail of its own.
 
 What changes against a jail per command: POSIX message queues persist between one session's commands (no
 file system of theirs is mounted in a jail, so they cannot be listed to be removed; its ``/tmp`` always
@@ -67,7 +68,8 @@ _MAX_ANSWER = 4096
 # Bounds on the helper's answers: it forks at once, and a sweep after SIGKILL takes milliseconds.
 _ANSWER_SECONDS = 10.0
 _SWEEP_SECONDS = 5.0
-# The namespaces every jail has of its own (tools.jail._mounts.NO_PRIVILEGE; the cgroup one only where it can).
+# The namespaces every jail has of its own (tools.jail._mounts.NO_PRIVILEGE; the cgroup one only where it can):
+# written out, not derived from bwrap's options, so the init's check still holds should those lose one.
 _UNSHARED = ("pid", "mnt", "ipc", "uts", "user")
 
 
