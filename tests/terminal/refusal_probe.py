@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import select
+import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -52,14 +53,16 @@ def _jails_own_ipc(policy: JailPolicy, process: JailedProcess) -> bytes:
 FIRST_REQUESTS: dict[str, Callable[[JailPolicy, JailedProcess], bytes]] = {
     "shared": _jails_own,
     "shared, gone before the command": _jails_own,
+    "shared, gone with the command unread": _jails_own,
     "ipc shared": _jails_own_ipc,
     "garbled": lambda policy, process: b"namespaces\0pid:[4026531836]\0ipc:[../../x]",
     "too few": lambda policy, process: b"namespaces\0uts:[1]",
     "missing": lambda policy, process: b"run\x0064\x00/\x001\x00true",
 }
 """How each case tells the init which namespaces it must not share."""
-GONE_FIRST = "shared, gone before the command"
-"""The case whose init has refused and exited before the daemon sends it the command (its socket is closed)."""
+GONE = {"shared, gone before the command": "before", "shared, gone with the command unread": "unread"}
+"""The cases whose init has refused and exited before the daemon sends it the command (its socket closed), and
+after (the command waits in its socket, unread: the daemon's end hears ECONNRESET once, then its answer)."""
 
 
 class _Lines(logging.Handler):
@@ -73,31 +76,47 @@ class _Lines(logging.Handler):
         self.lines.append(record.getMessage())
 
 
+def _pidfd(process: JailedProcess) -> int:
+    init = jail_init(process.pid)
+    assert init is not None
+    return os.pidfd_open(init)
+
+
+def _exited(pidfd: int) -> None:
+    try:
+        assert select.select([pidfd], [], [], 10)[0], "the init did not exit"
+    finally:
+        os.close(pidfd)
+
+
 @contextmanager
 def _first_request(
-    make: Callable[[JailPolicy, JailedProcess], bytes], started: list[JailedProcess], *, gone_first: bool
+    make: Callable[[JailPolicy, JailedProcess], bytes], started: list[JailedProcess], *, gone: str | None
 ) -> Iterator[None]:
-    """The daemon's seam replaced by ``make``, each resident jail it is used for kept in ``started``; with
-    ``gone_first``, sending that first request waits for the init to exit."""
+    """The daemon's seam replaced by ``make``, each resident jail it is used for kept in ``started``. ``gone``
+    ``before``: sending that first request waits for the init to exit; ``unread``: the init is stopped
+    (SIGSTOP) until the command is sent too, then waited for."""
+    stopped: list[int] = []
 
     def seam(policy: JailPolicy, process: JailedProcess) -> bytes:
         started.append(process)
         return make(policy, process)
 
     def send(self: Any, request: bytes, fds: Sequence[int] = ()) -> None:
-        init = jail_init(self.process.pid) if request.startswith(b"namespaces") else None
-        if init is None:
-            return sent(self, request, fds)
-        pidfd = os.pidfd_open(init)
-        try:
-            sent(self, request, fds)
-            assert select.select([pidfd], [], [], 10)[0], "the init did not exit"
-        finally:
-            os.close(pidfd)
+        if gone == "unread" and request.startswith(b"namespaces"):
+            stopped.append(_pidfd(self.process))
+            signal.pidfd_send_signal(stopped[0], signal.SIGSTOP)
+        pidfd = _pidfd(self.process) if gone == "before" and request.startswith(b"namespaces") else None
+        sent(self, request, fds)
+        if pidfd is not None:
+            _exited(pidfd)
+        elif stopped and not request.startswith(b"namespaces"):
+            signal.pidfd_send_signal(stopped[0], signal.SIGCONT)
+            _exited(stopped.pop())
 
     kept, sent = resident._not_shared, resident._Resident.send
     resident._not_shared = seam
-    if gone_first:
+    if gone is not None:
         setattr(resident._Resident, "send", send)
     try:
         yield
@@ -125,7 +144,7 @@ async def refusals(work: Path) -> dict[str, Any]:
                 assert jail.shell is not None
                 del lines.lines[:]
                 try:
-                    with _first_request(make, started, gone_first=case == GONE_FIRST):
+                    with _first_request(make, started, gone=GONE.get(case)):
                         outputs = [await _seen(jail, work) for _ in range(2)]
                 finally:
                     await jails.close_session(session)

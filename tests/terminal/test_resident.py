@@ -432,6 +432,7 @@ class TestThroughDaemonJails:
 REFUSED = {
     "shared": "it shares the daemon's pid namespace",
     "shared, gone before the command": "it shares the daemon's pid namespace",
+    "shared, gone with the command unread": "it shares the daemon's pid namespace",
     "ipc shared": "it shares the daemon's ipc namespace",
     "garbled": "a garbled namespace",
     "too few": "its pid, mnt and ipc namespaces were not all named",

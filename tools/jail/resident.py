@@ -110,6 +110,8 @@ class _Resident:
             except BlockingIOError:
                 await trio.lowlevel.wait_readable(self.control)
                 continue
+            except ConnectionResetError:
+                continue  # it ended with a request of ours unread: said once, before what it sent before it ended
             except OSError:
                 return None
             if not data:
@@ -119,13 +121,17 @@ class _Resident:
     def state(self) -> str:
         """``alive``, ``idle`` (it timed out and exits), ``refused`` (its init refused to run: its answer waits)
         or ``dead``, looking without waiting."""
-        try:
-            data = self.control.recv(_MAX_ANSWER, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-        except BlockingIOError:
-            return "alive"
-        except OSError:
-            return "dead"
-        return "idle" if data == b"idle" else "refused" if data.startswith(b"refused ") else "dead"
+        for _ in range(2):  # ECONNRESET, as in receive(), comes once
+            try:
+                data = self.control.recv(_MAX_ANSWER, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return "alive"
+            except ConnectionResetError:
+                continue
+            except OSError:
+                return "dead"
+            return "idle" if data == b"idle" else "refused" if data.startswith(b"refused ") else "dead"
+        return "dead"
 
     async def aclose(self) -> None:
         """End it (its whole namespace) and reap it; shielded.
