@@ -446,7 +446,10 @@ def refused_as_expected(found: dict[str, Any]) -> None:
     assert found.pop("descriptors kept") is True
     assert set(found) == set(REFUSED)
     for case, why in REFUSED.items():
-        line = f"the resident shell could not start ([Errno 1] its init refused to run: {why}); the command runs in a jail of its own"
+        line = (
+            f"the resident shell could not start ([Errno 1] its init refused to run: {why}); "
+            "the command runs in a jail of its own"
+        )
         assert found[case] == {
             "a jail each": True, "none the host's": True, "residents tried": 1, "residents started": 1,
             "init exit": [2], "gone": [True], "log": [line],
@@ -474,6 +477,7 @@ class TestNamespaceCheck:
         """The daemon's own pid, mount, IPC, UTS and user namespaces, and its network one where the jail has its own."""
         policy = policy_for(SandboxMode.WORKSPACE_WRITE, tmp_path)
         ours = {kind: os.readlink(f"/proc/self/ns/{kind}") for kind in ("pid", "mnt", "ipc", "uts", "user", "net")}
-        for network, kinds in ((True, ["pid", "mnt", "ipc", "uts", "user"]), (False, ["pid", "mnt", "ipc", "uts", "user", "net"])):
+        unshared = ["pid", "mnt", "ipc", "uts", "user"]
+        for network, kinds in ((True, unshared), (False, [*unshared, "net"])):
             request = resident.namespaces_request(attrs.evolve(policy, network=network))
             assert request.split(b"\0") == [b"namespaces", *(os.fsencode(ours[kind]) for kind in kinds)]

@@ -53,7 +53,9 @@ from tools.jail.process import JailedProcess, jail_init
 if TYPE_CHECKING:
     from tools.jail.launcher import Launcher
 
-__all__ = ["STATE_FD_MIN", "ResidentProcess", "ResidentRefused", "ResidentShell", "ResidentShellLost", "namespaces_request"]
+__all__ = [
+    "STATE_FD_MIN", "ResidentProcess", "ResidentRefused", "ResidentShell", "ResidentShellLost", "namespaces_request",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
