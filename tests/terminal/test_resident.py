@@ -6,6 +6,7 @@ import logging
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -16,6 +17,7 @@ from config.terminal import TerminalConfig
 from tests.jail.as_nobody import run_as_nobody, work
 from tests.jail.fixtures import Jails, namespace_pids, policy_for
 from tests.terminal.helpers import FAST, pid_alive, wait_dead, wait_for_file
+from tests.terminal.refusal_probe import refusals
 from tests.terminal.resident_probe import EXPECTED, exercise
 from tools.jail import Launcher, SandboxMode, SessionJail, open_launcher, resident
 from tools.jail.resident import ResidentShell
@@ -425,3 +427,57 @@ class TestThroughDaemonJails:
         if "unavailable" in found:
             pytest.skip(f"no jail for an ordinary user here: {found['unavailable']}")
         assert found == EXPECTED
+
+
+REFUSED = {
+    "shared": "it shares the daemon's pid namespace",
+    "shared, gone before the command": "it shares the daemon's pid namespace",
+    "shared, gone with the command unread": "it shares the daemon's pid namespace",
+    "ipc shared": "it shares the daemon's ipc namespace",
+    "garbled": "a garbled namespace",
+    "too few": "its pid, mnt and ipc namespaces were not all named",
+    "missing": "its first request named no namespaces",
+}
+
+
+def refused_as_expected(found: dict[str, Any]) -> None:
+    """Each case's init refused (exit 2, before its first command), said once in the log, no other was started,
+    and every command ran in a jail of its own; nothing was left (processes, descriptors)."""
+    assert found.pop("descriptors kept") is True
+    assert set(found) == set(REFUSED)
+    for case, why in REFUSED.items():
+        line = (
+            f"the resident shell could not start ([Errno 1] its init refused to run: {why}); "
+            "the command runs in a jail of its own"
+        )
+        assert found[case] == {
+            "a jail each": True, "none the host's": True, "residents tried": 1, "residents started": 1,
+            "init exit": [2], "gone": [True], "log": [line],
+        }, case  # fmt: skip
+
+
+class TestNamespaceCheck:
+    """The init refuses to run when it would share a namespace the jail unshares with the daemon (its sweep would
+    reach the host), or cannot tell; the session's commands then run in a jail each. Its init runs in a real jail
+    only: the daemon's seam names the jail's own namespaces as the daemon's."""
+
+    async def test_as_root(self, tmp_path: Path) -> None:
+        found = await refusals(tmp_path)
+        if "unavailable" in found:
+            pytest.skip(f"no jail can run here: {found['unavailable']}")
+        refused_as_expected(found)
+
+    def test_as_ordinary_user(self, work: Path) -> None:
+        found, _ = run_as_nobody("tests.terminal.refusal_probe", work)
+        if "unavailable" in found:
+            pytest.skip(f"no jail for an ordinary user here: {found['unavailable']}")
+        refused_as_expected(found)
+
+    def test_request_names_what_the_jail_unshares(self, tmp_path: Path) -> None:
+        """The daemon's own pid, mount, IPC, UTS and user namespaces, and its network one where the jail has its own."""
+        policy = policy_for(SandboxMode.WORKSPACE_WRITE, tmp_path)
+        ours = {kind: os.readlink(f"/proc/self/ns/{kind}") for kind in ("pid", "mnt", "ipc", "uts", "user", "net")}
+        unshared = ["pid", "mnt", "ipc", "uts", "user"]
+        for network, kinds in ((True, unshared), (False, [*unshared, "net"])):
+            request = resident.namespaces_request(attrs.evolve(policy, network=network))
+            assert request.split(b"\0") == [b"namespaces", *(os.fsencode(ours[kind]) for kind in kinds)]

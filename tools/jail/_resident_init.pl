@@ -19,12 +19,23 @@
 #   state pipe; SIGCHLD, which it blocks to read through a signalfd, is unblocked in the command;
 # - what a command inherits from it that a process of the same uid may change from outside (resource limits,
 #   nice value, CPU affinity, scheduling policy, I/O priority, ``oom_score_adj``) is put back after each
-#   command, or it ends.
+#   command, or it ends;
+# - it sweeps only namespaces of its own: pid 1 of a PID namespace is not enough (``unshare --pid`` alone makes
+#   one that shares the host's mounts and IPC, and its sweep once emptied the host's /dev/shm and System V IPC
+#   under a running PostgreSQL). So the daemon's first request names the daemon's own namespaces that the
+#   jail unshares, and before anything else this process checks that none is its own, or refuses to run; and
+#   nothing here kills every process, empties /dev/shm or removes IPC objects unless that check passed.
 #
 # The protocol on the SOCK_SEQPACKET control socket. The daemon sends fields separated by NUL bytes:
-# ``run <fd> <cwd> <argc> <argv...> <NAME=value...>`` with two descriptors attached (the output pipe's write
-# end, then the state pipe's, which the command gets at number ``fd``), or ``signal <signum>``: that signal
-# to every process of the namespace but this one. This process answers in ASCII:
+#
+# - first, once: ``namespaces <kind>:[<inode>]...``, the daemon's namespaces as ``readlink /proc/self/ns/<kind>``
+#   shows them (pid, mnt and ipc at least). Where one is its own too (or it cannot tell), this process
+#   answers ``refused <why>`` (the daemon reads it as the answer to its first command), says why on stderr
+#   and exits with 2, having done nothing; it says nothing when it may go on;
+# - then, one at a time: ``run <fd> <cwd> <argc> <argv...> <NAME=value...>`` with two descriptors attached
+#   (the output pipe's write end, then the state pipe's, which the command gets at number ``fd``), or
+#   ``signal <signum>``: that signal to every process of the namespace but this one. This process answers in
+#   ASCII:
 #
 # - ``started``, or ``error <errno> cwd|program`` (the command did not start: its directory or its program);
 # - ``exit <returncode> <left> <retire>`` once the command exited and the namespace has been swept (every
@@ -54,6 +65,39 @@ if ($$ != 1 || !$SYS) {  # its sweep kills every process it can see
     exit 2;
 }
 my ($O_CLOEXEC, $F_DUPFD_CLOEXEC, $MSG_NOSIGNAL, $MSG_CMSG_CLOEXEC) = (0x80000, 1030, 0x4000, 0x40000000);
+
+# Why this process may not sweep its namespace (its first request, from the daemon, named a namespace that is
+# its own too, or is not that request); undef when it may.
+sub foreign {
+    my ($kind, @theirs) = split(/\0/, $_[0], -1);
+    return 'its first request named no namespaces' if $kind ne 'namespaces';
+    my %named;
+    for my $theirs (@theirs) {
+        my ($name) = $theirs =~ /\A(pid|mnt|ipc|net|uts|user|cgroup):\[[0-9]+\]\z/ or return 'a garbled namespace';
+        my $ours = readlink("/proc/self/ns/$name") // return "it cannot see its own $name namespace";
+        return "it shares the daemon's $name namespace" if $ours eq $theirs;
+        $named{$name} = 1;
+    }
+    return $named{pid} && $named{mnt} && $named{ipc} ? undef : 'its pid, mnt and ipc namespaces were not all named';
+}
+
+# Whether the check passed: what signals every process of the namespace (sweep(), a ``signal`` request),
+# empty_shm() and remove_sysv_ipc() end this process without it.
+my $checked = 0;
+{
+    my $first = "\0" x 4096;
+    my $size = call('recvfrom', $passed + 0, $first, 4096, 0, 0, 0);
+    exit 2 if $size == 0;  # the daemon is gone
+    my $refusal = $size < 0 ? 'no control socket' : foreign(substr($first, 0, $size));
+    if (defined($refusal)) {
+        my $answer = "refused $refusal";
+        call('sendto', $passed + 0, $answer, length($answer), $MSG_NOSIGNAL, 0, 0);
+        syswrite(STDERR, "the resident shell's init does not run: $refusal\n");
+        exit 2;
+    }
+    $checked = 1;
+}
+sub confined { exit 3 unless $checked }
 my ($SIGKILL, $SIGCHLD_MASK, $NOTHING_BLOCKED, $IOPRIO_WHO_PROCESS) = (9, pack('Q', 1 << 16), pack('Q', 0), 1);
 # The size of the buffer for a request's descriptors; a variable: a string the kernel writes into through a
 # pointer must be built at run time, never share a constant's buffer.
@@ -139,6 +183,7 @@ sub anything_running { call('kill', -1, 0) == 0 || $! == 1 }  # EPERM: something
 
 # Kill and reap every process of the namespace but this one.
 sub sweep {
+    confined();
     while (anything_running()) {
         call('kill', -1, $SIGKILL);
         1 while waitpid(-1, 0) > 0;
@@ -167,6 +212,7 @@ sub shm_names {
 
 # Remove what the command left in /dev/shm; false when something stays.
 sub empty_shm {
+    confined();
     my $names = shm_names() or return 0;
     return 1 unless @$names;
     remove("$SHM/$_") for @$names;
@@ -182,6 +228,7 @@ my @SYSV_IPC = (['shm', 'shmctl', [14], 0], ['sem', 'semctl', [0, 19], 7], ['msg
 # Remove the System V shared memory, semaphores and message queues a command left (IPC_RMID is 0), as its own
 # jail's end did; false when one stays.
 sub remove_sysv_ipc {
+    confined();
     my $kept = 0;
     for my $kind (@SYSV_IPC) {
         my ($name, $function, $info, $field) = @$kind;
@@ -297,6 +344,7 @@ sub request {
     my @fields = split(/\0/, substr($data, 0, $got), -1);
     my $kind = shift(@fields);
     if ($kind eq 'signal' && defined($child)) {
+        confined();
         call('kill', -1, $fields[0] + 0);
     } elsif ($kind eq 'run') {
         run(@fields, [@fds == 2 ? @fds : ()]);
