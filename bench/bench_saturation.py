@@ -130,6 +130,41 @@ class Sampler:
         return out
 
 
+@contextlib.contextmanager
+def fake_model(latency: float, weighted: bool) -> Iterator[FakeModel]:
+    """The fake model (``latency`` before each reply), it and all started after it in the largest
+    ``cpu.shares`` when ``weighted`` (see :func:`weighted_group`)."""
+    with weighted_group() if weighted else contextlib.nullcontext():
+        server = FakeModel(latency)
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+def each_turn(d: drive_actors.Daemon, ids: list[str], turns: int) -> Iterator[tuple[str, int]]:
+    """Send every session ``turns`` turns, each as soon as its previous one ended; yield (session id, turns it
+    has had) as each ends.
+
+    Raises:
+        RuntimeError: a turn did not complete.
+    """
+    sent = dict.fromkeys(ids, 0)
+    for session_id in ids:
+        d.send(session_id, PROMPT.format(n=0))
+        sent[session_id] = 1
+    for _ in range(len(ids) * turns):
+        while (message := drive_actors.finished(d.receive())) is None:
+            pass
+        if message["reason"] != "completed":
+            raise RuntimeError(f"a turn ended {message['reason']}: {message}")
+        session_id = message["session_id"]
+        yield session_id, sent[session_id]
+        if sent[session_id] < turns:
+            d.send(session_id, PROMPT.format(n=sent[session_id]))
+            sent[session_id] += 1
+
+
 def one_run(server: FakeModel, tree: Path, sessions: int, turns: int, hosts: str) -> dict[str, Any]:
     """``sessions`` sessions x ``turns`` tool turns on ``tree``'s daemon; its figures."""
     drive_actors.DAEMON_ROOT = tree
@@ -139,31 +174,18 @@ def one_run(server: FakeModel, tree: Path, sessions: int, turns: int, hosts: str
         loops = {"daemon": d.process.pid}
         hosts_pids = [pid for pid in drive_actors._children(d.process.pid) if drive_actors._is_host(pid)]
         loops.update({f"host {n}": pid for n, pid in enumerate(sorted(hosts_pids), 1)})
-        sent = dict.fromkeys(ids, 0)
         first_turns_left = sessions
         first_turns_end = 0.0
         done = 0
         model, tree_cpu, own, mine = server.cpu_seconds(), d.tree_cpu_seconds(), d.cpu_seconds(), time.process_time()
         with Sampler(loops) as sampler:
             start = time.perf_counter()
-            for session_id in ids:
-                d.send(session_id, PROMPT.format(n=0))
-                sent[session_id] = 1
-            while done < sessions * turns:
-                message = drive_actors.finished(d.receive())
-                if message is None:
-                    continue
-                if message["reason"] != "completed":
-                    raise RuntimeError(f"a turn ended {message['reason']}: {message}")
+            for _, number in each_turn(d, ids, turns):
                 done += 1
-                session_id = message["session_id"]
-                if sent[session_id] == 1:
+                if number == 1:
                     first_turns_left -= 1
                     if not first_turns_left:
                         first_turns_end = time.perf_counter()
-                if sent[session_id] < turns:
-                    d.send(session_id, PROMPT.format(n=sent[session_id]))
-                    sent[session_id] += 1
             end = time.perf_counter()
         wall = end - start
         cpu = {"tree": d.tree_cpu_seconds() - tree_cpu, "model": server.cpu_seconds() - model,
@@ -222,21 +244,17 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--weighted", action="store_true", help="run under the largest cpu.shares (root)")
     args = parser.parse_args()
-    with weighted_group() if args.weighted else contextlib.nullcontext():
-        server = FakeModel(args.latency)
-        try:
-            print(f"load {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores, weighted: {args.weighted}", file=sys.stderr)
-            samples: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
-            for _ in range(args.rounds):
-                for sessions in args.sessions:
-                    for tree in args.trees:
-                        for hosts in args.hosts:
-                            run = one_run(server, tree.resolve(), sessions, args.turns, hosts)
-                            samples.setdefault((str(tree.resolve()), sessions, hosts), []).append(run)
-                            _progress(f"{tree.name} {sessions}x{args.turns} hosts={hosts}", run)
-            print(f"load {os.getloadavg()[0]:.1f} at the end", file=sys.stderr)
-        finally:
-            server.stop()
+    with fake_model(args.latency, args.weighted) as server:
+        print(f"load {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores, weighted: {args.weighted}", file=sys.stderr)
+        samples: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+        for _ in range(args.rounds):
+            for sessions in args.sessions:
+                for tree in args.trees:
+                    for hosts in args.hosts:
+                        run = one_run(server, tree.resolve(), sessions, args.turns, hosts)
+                        samples.setdefault((str(tree.resolve()), sessions, hosts), []).append(run)
+                        _progress(f"{tree.name} {sessions}x{args.turns} hosts={hosts}", run)
+        print(f"load {os.getloadavg()[0]:.1f} at the end", file=sys.stderr)
     report(samples, [tree.resolve() for tree in args.trees])
 
 
