@@ -36,6 +36,10 @@ class TestClientImports:
         loaded = loaded_by("import cli, cli.commands, cli.attach")
         assert not loaded & {*ON_USE, "trio"}, sorted(loaded & {*ON_USE, "trio"})
 
+    def test_one_request_commands_read_no_config(self) -> None:
+        """``inspect``, ``tree``, ``ps`` ... send a request: the configuration's YAML parser is ``status``'s alone."""
+        assert "yaml" not in loaded_by("import cli.commands")
+
 
 class TestDaemonImports:
     """Building the daemon's tree loads no provider SDK, API server, HTML parser or platform client."""
