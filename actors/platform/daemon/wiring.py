@@ -237,8 +237,14 @@ async def open_daemon_tree(
         if router is not None:
             # The hosts' leases name the front's peer address: a peer forwards to the front, which routes.
             await _start_hosts(system, paths, config, router, advertised[-1] if advertised else None)
+        # Built before the control socket listens: the configured platforms' packages are imported here, so a
+        # client that connects at once finds platform/<name> started, as when they were imported at the top.
+        platforms = _platform_children(system, sessions, config, environ, outbound, state, service, added_platforms)
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-        await _start_platforms(system, sessions, config, environ, outbound, state, service, added_platforms)
+        if platforms:
+            await system.root.start_child(
+                ChildSpec("platform", lambda: Supervisor(platforms, kind="platform", per_child_intensity=True))
+            )
         yield system
 
 
@@ -414,11 +420,11 @@ async def _start_curator(system: ActorSystem, sessions: SessionService) -> None:
     await system.root.start_child(ChildSpec(CURATOR, curator))
 
 
-async def _start_platforms(
+def _platform_children(
     system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str],
     outbound: OutboundRegistry, state: Path, control: ControlService, added: tuple[PluginPlatform, ...] = (),
-) -> None:
-    """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
+) -> list[ChildSpec]:
+    """The enabled front doors, to start under a ``platform`` supervisor below the root: ``platform/api``
     once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal``, ``platform/email``, ``platform/whatsapp`` and the plugins' (``added``) connecting in the
     background (never waited for).
 
@@ -466,8 +472,7 @@ async def _start_platforms(
         log.info("voice notes: %s", said)
         transcriber = Transcriber(endpoint, config.stt.timeout_seconds, echo=config.stt.echo_transcripts) if endpoint else None
         children = [attrs.evolve(spec, factory=_hearing(spec.factory, transcriber)) if spec in bots_started else spec for spec in children]
-    if children:
-        await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform", per_child_intensity=True)))
+    return children
 
 
 def _hearing(factory: Callable[[], Any], transcriber: Transcriber | None) -> Callable[[], Any]:
