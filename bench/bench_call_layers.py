@@ -8,7 +8,7 @@ per call is printed. Each way adds one layer to the one before:
     + transport       through the pool's transport (stale guard, shards)
     + SDK post        the body posted through the OpenAI SDK's ``client.post``, read raw
     + SDK stream      ... and read as the SDK's own ``AsyncStream`` of JSON objects
-    + our stream      ... read as ``providers.sse.OpenAIEventStream`` instead
+    + our stream      ... read as ``providers.sse.openai_event_stream`` instead
     adapter           the whole adapter (pooled client, our stream, events, background close)
 
 Run: .venv/bin/python bench/bench_call_layers.py [--calls 20] [--concurrency 50] [--rounds 3]
@@ -40,7 +40,7 @@ from providers import ChatRequest, ClientPool, ProviderSettings, make_adapter  #
 from providers._raw import post_stream  # noqa: E402
 from providers._shards import ShardedTransport  # noqa: E402
 from providers._stale import StaleGuardTransport  # noqa: E402
-from providers.sse import OpenAIEventStream  # noqa: E402
+from providers.sse import openai_event_stream  # noqa: E402
 
 MESSAGES = [{"role": "system", "content": "x" * 3000}, {"role": "user", "content": "go [[bench tools=1]]"}]
 BODY = {"model": "m", "messages": MESSAGES, "stream": True, "stream_options": {"include_usage": True}}
@@ -111,7 +111,7 @@ def _ways(url: str, pool: ClientPool) -> dict[str, Callable[[], Awaitable[None]]
         "+ transport": lambda: raw(wrapped),
         "+ SDK post": lambda: posted(openai.AsyncStream[object], read_raw),
         "+ SDK stream": lambda: posted(openai.AsyncStream[object], read_items),
-        "+ our stream": lambda: posted(OpenAIEventStream, read_items),
+        "+ our stream": lambda: posted(openai_event_stream(openai), read_items),
         "adapter": whole,
     }
 

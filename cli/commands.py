@@ -18,7 +18,6 @@ import attrs
 
 from cli.autostart import connect_or_start
 from control.client import ControlClient
-from cli.config_check import warn_config
 from cli.confirm import can_ask, confirmed
 from control.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning, RequestFailed
 from control.paths import DaemonPaths, home_from_env
@@ -76,6 +75,9 @@ def _ok(args: argparse.Namespace, reply: dict[str, Any]) -> int:
 
 
 def _status(paths: DaemonPaths, as_json: bool) -> int:
+    # Here, not at the top: the configuration's schema and YAML parser are a quarter of every other command's start.
+    from cli.config_check import warn_config  # noqa: PLC0415
+
     warn_config(paths.home)
     try:
         with ControlClient.connect(paths) as client:

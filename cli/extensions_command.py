@@ -9,7 +9,6 @@ whether config.yaml enables them (nothing is imported), ``hooks list`` the hooks
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from control.client import ControlClient
 from control.errors import DaemonNotRunning
 from control.paths import DaemonPaths, home_from_env
 from config.hooks import PLUGIN_ENTRY_POINT_GROUPS
-from config.loader import load_config
 from messages import control as c
 
 __all__ = ["add_extensions_parsers", "run_extensions_command"]
@@ -57,6 +55,10 @@ def _print_json(value: Any) -> None:
 
 def _installed(home: Path) -> list[c.PluginStatus]:
     """The installed plugins, as config.yaml would have them loaded (none of them imported)."""
+    import importlib.metadata  # noqa: PLC0415 - as load_config below
+
+    from config.loader import load_config  # noqa: PLC0415 - not at the top: every command builds this module's parser, few read config.yaml
+
     config = load_config(home, log_warnings=False).plugins
     found = []
     for group in PLUGIN_ENTRY_POINT_GROUPS:
@@ -70,6 +72,8 @@ def _installed(home: Path) -> list[c.PluginStatus]:
 
 
 def _configured_hooks(home: Path) -> list[c.HookStatus]:
+    from config.loader import load_config  # noqa: PLC0415 - not at the top: every command builds this module's parser, few read config.yaml
+
     hooks = load_config(home, log_warnings=False).hooks
     return [
         c.HookStatus(event, entry.label, entry.matcher, entry.timeout, entry.on_error)

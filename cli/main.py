@@ -20,7 +20,6 @@ from control.errors import EXIT_FAILURE, EXIT_NOT_FOUND, InvalidText, PlatformEr
 from control.paths import home_from_env
 from control.profiles import PROFILE_VARIABLE, Profile, canonical_name
 from config.errors import ConfigError
-from config.plugin_providers import installed_plugin_names
 from config.providers import KNOWN_PROVIDERS
 from config.sandbox import LIMIT_NAMES, SANDBOX_MODES
 from messages.session_records import EXPORT_FORMATS
@@ -60,6 +59,9 @@ def _limit(value: str) -> tuple[str, int]:
 def _provider_name(value: str) -> str:
     """``--provider``'s value, refused (exit 2, with the list) unless it is a known provider or, with a plugin
     installed, possibly one a plugin adds (the daemon refuses a name no loaded plugin adds)."""
+    # Here, not at the top: finding plugins reads the installed packages' metadata, which only --provider needs.
+    from config.plugin_providers import installed_plugin_names  # noqa: PLC0415
+
     if value not in KNOWN_PROVIDERS and not (value == value.strip().lower() and installed_plugin_names()):
         raise argparse.ArgumentTypeError(f"unknown provider {value!r}; known providers: {', '.join(KNOWN_PROVIDERS)}")
     return value

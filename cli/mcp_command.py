@@ -18,7 +18,6 @@ from control.client import ControlClient
 from control.errors import EXIT_FAILURE, EXIT_NOT_FOUND, DaemonNotRunning
 from control.paths import DaemonPaths, home_from_env
 from config.errors import ConfigError
-from config.loader import load_config
 from config.mcp import InvalidMcpServer
 from messages import control as c
 
@@ -52,6 +51,8 @@ def _print_json(value: Any) -> None:
 
 def _configured(home: Any) -> list[c.McpServerStatus]:
     """The servers config.yaml configures now, none of them running."""
+    from config.loader import load_config  # noqa: PLC0415 - not at the top: every command builds this module's parser, few read config.yaml
+
     config = load_config(home, log_warnings=False)
     return [
         c.McpServerStatus(
@@ -115,6 +116,8 @@ def _list(home: Any, as_json: bool) -> int:
 
 
 def _test(home: Any, name: str, as_json: bool) -> int:
+    from config.loader import load_config  # noqa: PLC0415 - not at the top: every command builds this module's parser, few read config.yaml
+
     config = load_config(home, log_warnings=False)
     entry = config.mcp_servers.get(name)
     if entry is None:

@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._lazy_sdk import openai_sdk
     from .base import ProviderAdapter
     from .clients import ClientKey, ClientPool, PoolStatistics, make_adapter
     from .errors import (
@@ -81,6 +82,7 @@ _EXPORTS: Mapping[str, str] = MappingProxyType(
         "UsageReported": "types",
         "builtin_limits": "metadata",
         "make_adapter": "clients",
+        "openai_sdk": "_lazy_sdk",
         "parse_overflow_message": "metadata",
         "resolve_api_mode": "modes",
         "rough_tokens": "metadata",

@@ -12,12 +12,11 @@ from collections.abc import Mapping
 from typing import Any, Protocol, cast
 
 import httpx2
-import openai
 
 from messages.untrusted import UntrustedJsonError
 from messages.untrusted import loads as loads_untrusted
 
-from ._lazy_sdk import loaded_anthropic
+from ._lazy_sdk import ANTHROPIC, OPENAI, sdk_types
 from .errors import (
     ProviderConnectionError,
     ProviderError,
@@ -27,7 +26,6 @@ from .errors import (
 )
 
 _ERRORS: tuple[type[BaseException], ...] = (
-    openai.OpenAIError,
     httpx2.HTTPError,
     httpx2.StreamError,
     json.JSONDecodeError,
@@ -37,13 +35,13 @@ _ERRORS: tuple[type[BaseException], ...] = (
 
 
 def sdk_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions an adapter must translate (anything else is a bug and propagates as is); Anthropic's
-    once its SDK is loaded (``except sdk_errors():`` is evaluated only when something is raised)."""
-    return (*_ERRORS, *_anthropic("AnthropicError"))
+    """Exceptions an adapter must translate (anything else is a bug and propagates as is); each SDK's
+    once it is loaded (``except sdk_errors():`` is evaluated only when something is raised)."""
+    return (*_ERRORS, *_openai("OpenAIError"), *_anthropic("AnthropicError"))
 
 
 class _SdkError(Protocol):
-    """What both SDKs' API errors carry. Anthropic's classes are found only once its SDK is loaded, so an
+    """What both SDKs' API errors carry. Their classes are found only once each SDK is loaded, so an
     ``isinstance`` against them cannot tell the type checker; the checks below are made at run time."""
 
     body: object
@@ -56,9 +54,12 @@ class _SdkStatusError(_SdkError, Protocol):
     status_code: int
 
 
+def _openai(name: str) -> tuple[type[BaseException], ...]:
+    return sdk_types(OPENAI, name)
+
+
 def _anthropic(name: str) -> tuple[type[BaseException], ...]:
-    sdk = loaded_anthropic()
-    return (getattr(sdk, name),) if sdk is not None else ()
+    return sdk_types(ANTHROPIC, name)
 
 
 def translate_error(exc: BaseException, *, stream_status: int | None = None) -> ProviderError:
@@ -69,20 +70,20 @@ def translate_error(exc: BaseException, *, stream_status: int | None = None) -> 
         stream_status: the HTTP status of an already-open stream, used for
             errors reported inside it (they arrive with no status of their own).
     """
-    if isinstance(exc, (openai.APITimeoutError, *_anthropic("APITimeoutError"), httpx2.TimeoutException)):
+    if isinstance(exc, (*_openai("APITimeoutError"), *_anthropic("APITimeoutError"), httpx2.TimeoutException)):
         return ProviderTimeoutError(f"provider request timed out: {_describe(exc)}")
-    if isinstance(exc, (openai.APIConnectionError, *_anthropic("APIConnectionError"), httpx2.TransportError, ssl.SSLError)):
+    if isinstance(exc, (*_openai("APIConnectionError"), *_anthropic("APIConnectionError"), httpx2.TransportError, ssl.SSLError)):
         return ProviderConnectionError(f"connection to provider failed: {_describe(exc)}")
-    if isinstance(exc, (openai.APIResponseValidationError, *_anthropic("APIResponseValidationError"))):
+    if isinstance(exc, (*_openai("APIResponseValidationError"), *_anthropic("APIResponseValidationError"))):
         return ProviderResponseError(
             f"provider response did not validate: {exc}", status_code=cast(_SdkStatusError, exc).status_code
         )
-    if isinstance(exc, (openai.APIStatusError, *_anthropic("APIStatusError"))):
+    if isinstance(exc, (*_openai("APIStatusError"), *_anthropic("APIStatusError"))):
         status_error = cast(_SdkStatusError, exc)
         return _status_error(exc, status_error.response, status_error.status_code)
-    if isinstance(exc, (openai.APIError, *_anthropic("APIError"))):
+    if isinstance(exc, (*_openai("APIError"), *_anthropic("APIError"))):
         body = cast(_SdkError, exc).body
-        if isinstance(exc, openai.APIError) and isinstance(body, Mapping) and "error" not in body:
+        if isinstance(exc, _openai("APIError")) and isinstance(body, Mapping) and "error" not in body:
             body = {"error": dict(body)}  # the SDK hands over only the inner object
         return ProviderStatusError(
             _message(body, str(exc)), status_code=stream_status, body=body, error_type=_error_type(body)
@@ -110,7 +111,7 @@ def _full_body(exc: Any, response: httpx2.Response) -> object:
     """The error body as the provider sent it (the SDKs sometimes keep only part)."""
     if response.status_code < 400:
         body = exc.body
-        if isinstance(exc, openai.APIError) and isinstance(body, Mapping) and "error" not in body:
+        if isinstance(exc, _openai("APIError")) and isinstance(body, Mapping) and "error" not in body:
             return {"error": dict(body)}
         return body
     try:

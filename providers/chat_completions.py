@@ -5,19 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
-
-import openai
-from openai.types.chat import ChatCompletion
+from typing import TYPE_CHECKING, Any
 
 from messages.chat import ChatMessage, dict_form
 
 from ._raw import post_stream
-from .sse import OpenAIEventStream
-from ._telemetry import OPENAI_REQUEST_HEADERS
+from ._lazy_sdk import openai_sdk
+from ._telemetry import openai_request_headers
+from .sse import openai_event_stream
 from .base import ChunkConverter, SdkStreamAdapter, TurnAccumulator
 from .modes import uses_developer_role
 from .types import ChatRequest, StreamEvent, Usage
+
+if TYPE_CHECKING:
+    import openai
 
 _FINISH: Mapping[str, str] = MappingProxyType(
     {
@@ -193,11 +194,12 @@ class ChatCompletionsAdapter(SdkStreamAdapter):
     api_mode = "chat_completions"
 
     async def _open(self, request: ChatRequest) -> Any:
+        sdk = await openai_sdk()  # before the client: the pool builds it with the SDK
         client: openai.AsyncOpenAI = self._client()
         return await post_stream(
             client, "/chat/completions", build_chat_kwargs(request),
             # Chunks as plain dicts: see convert_chat_chunk.
-            cast_to=ChatCompletion, stream_cls=OpenAIEventStream, headers=OPENAI_REQUEST_HEADERS,
+            cast_to=sdk.types.chat.ChatCompletion, stream_cls=openai_event_stream(sdk), headers=openai_request_headers(sdk),
         )
 
     def _converter(self) -> ChunkConverter:

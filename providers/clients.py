@@ -17,7 +17,6 @@ from urllib.parse import urlsplit
 
 import attrs
 import httpx2
-import openai
 import trio
 
 from config.providers import StreamingConfig
@@ -25,7 +24,7 @@ from config.providers import StreamingConfig
 from ._shards import ShardedTransport
 from ._telemetry import TELEMETRY_HEADERS
 from ._stale import StaleGuardTransport
-from ._urls import PooledHttpClient, PooledOpenAI
+from ._urls import PooledHttpClient, pooled_openai
 from .anthropic_messages import AnthropicMessagesAdapter
 from .base import CLOSE_GRACE_SECONDS, ProviderAdapter
 from .chat_completions import ChatCompletionsAdapter
@@ -37,6 +36,7 @@ from .types import ProviderSettings
 
 if TYPE_CHECKING:
     import anthropic
+    import openai
 
 # Replaced clients are kept (other sessions may still be streaming on them)
 # and closed once this many newer ones were retired, or at ``aclose``.
@@ -224,7 +224,9 @@ class ClientPool:
                 # The SDK drops a default header given as Omit(), though its annotation says str only.
                 default_headers={**provider_headers(settings.base_url), **dict.fromkeys(TELEMETRY_HEADERS, anthropic.Omit())},  # type: ignore[arg-type]
             )
-        return PooledOpenAI(
+        import openai  # loaded by now (the adapters await it in a thread): a lookup
+
+        return pooled_openai(openai)(
             api_key=settings.api_key or _NO_KEY,
             base_url=settings.base_url,
             max_retries=0,

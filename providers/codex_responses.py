@@ -3,17 +3,18 @@ the ChatGPT Codex backend."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import openai
-from openai.types.responses import Response
+from typing import TYPE_CHECKING, Any
 
 from ._raw import post_stream
-from .sse import OpenAIEventStream
-from ._telemetry import OPENAI_REQUEST_HEADERS
+from ._lazy_sdk import openai_sdk
+from ._telemetry import openai_request_headers
+from .sse import openai_event_stream
 from .base import ChunkConverter, SdkStreamAdapter
 from .responses_convert import ResponsesChunkConverter, to_responses_input, to_responses_tools
 from .types import ChatRequest
+
+if TYPE_CHECKING:
+    import openai
 
 
 def build_responses_kwargs(request: ChatRequest) -> dict[str, Any]:
@@ -49,11 +50,12 @@ class CodexResponsesAdapter(SdkStreamAdapter):
     api_mode = "codex_responses"
 
     async def _open(self, request: ChatRequest) -> Any:
+        sdk = await openai_sdk()  # before the client: the pool builds it with the SDK
         client: openai.AsyncOpenAI = self._client()
         return await post_stream(
             client, "/responses", build_responses_kwargs(request),
             # Events as plain dicts: see ResponsesChunkConverter.
-            cast_to=Response, stream_cls=OpenAIEventStream, headers=OPENAI_REQUEST_HEADERS,
+            cast_to=sdk.types.responses.Response, stream_cls=openai_event_stream(sdk), headers=openai_request_headers(sdk),
         )
 
     def _converter(self) -> ChunkConverter:

@@ -6,7 +6,7 @@ three are closed later by Trio's async-generator finalizer, each in a system tas
 0.45 ms of CPU per model call here (12 % of the adapter's cost, 6 % of a tool turn's).
 
 The SDKs' own extension point avoids it: a subclass of their ``AsyncStream`` handed to
-``client.post(stream_cls=...)``, as they document for custom stream types. :class:`OpenAIEventStream`
+``client.post(stream_cls=...)``, as they document for custom stream types. :func:`openai_event_stream`
 (Chat Completions, Responses) and :func:`anthropic_event_stream` parse each network chunk at once with
 :class:`SseParser` and keep their SDK's semantics: events as the JSON the server sent; OpenAI's
 ``[DONE]`` ends the stream (the rest of the body is read so that the connection can be reused) and an
@@ -22,10 +22,9 @@ from collections.abc import AsyncIterator
 from types import ModuleType
 from typing import Any
 
-import openai
 import trio
 
-__all__ = ["EventSource", "OpenAIEventStream", "SseEvent", "SseParser", "anthropic_event_stream"]
+__all__ = ["EventSource", "SseEvent", "SseParser", "anthropic_event_stream", "openai_event_stream"]
 
 #: Seconds the rest of a body is read after ``[DONE]`` before the connection is given up instead.
 DRAIN_SECONDS = 2.0
@@ -154,37 +153,41 @@ def _stream_init(self: Any, *, cast_to: type, response: Any, client: Any, option
     self._events = EventSource(response)
 
 
-class OpenAIEventStream(openai.AsyncStream[object]):
-    """An OpenAI SDK stream whose items are the events' JSON objects (see the module's docstring).
+@functools.cache
+def openai_event_stream(sdk: ModuleType) -> type:
+    """The OpenAI SDK stream class whose items are the events' JSON objects (see the module's docstring),
+    made once the SDK, which is imported lazily, is loaded.
 
-    Raises (from ``__anext__``):
-        openai.APIError: an event carried an ``error`` object.
-        json.JSONDecodeError: an event's data was not JSON.
-        httpx2.HTTPError: the transport failed.
+    Its ``__anext__`` raises ``openai.APIError`` when an event carries an ``error`` object,
+    ``json.JSONDecodeError`` when an event's data is not JSON, ``httpx2.HTTPError`` when the transport fails.
     """
 
-    __init__ = _stream_init
-    _events: EventSource
+    # The SDK module arrives as a value (it is imported lazily), so its class is no type to the checker.
+    class OpenAIEventStream(sdk.AsyncStream[object]):  # type: ignore[name-defined]
+        """An OpenAI SDK stream read in bulk."""
 
-    def __aiter__(self) -> OpenAIEventStream:
-        return self
+        __init__ = _stream_init
 
-    async def __anext__(self) -> Any:
-        """The next event's JSON object."""
-        event = await self._events.next_event()
-        if event is None:
-            raise StopAsyncIteration
-        if event.data.startswith(_DONE):
-            await self._events.finish()
-            raise StopAsyncIteration
-        value = json.loads(event.data)
-        if isinstance(value, dict) and value.get("error"):
-            error = value["error"]
-            message = error.get("message") if isinstance(error, dict) else None
-            if not message or not isinstance(message, str):
-                message = "An error occurred during streaming"
-            raise openai.APIError(message=message, request=self.response.request, body=error)
-        return value
+        def __aiter__(self) -> Any:
+            return self
+
+        async def __anext__(self) -> Any:
+            event = await self._events.next_event()
+            if event is None:
+                raise StopAsyncIteration
+            if event.data.startswith(_DONE):
+                await self._events.finish()
+                raise StopAsyncIteration
+            value = json.loads(event.data)
+            if isinstance(value, dict) and value.get("error"):
+                error = value["error"]
+                message = error.get("message") if isinstance(error, dict) else None
+                if not message or not isinstance(message, str):
+                    message = "An error occurred during streaming"
+                raise sdk.APIError(message=message, request=self.response.request, body=error)
+            return value
+
+    return OpenAIEventStream
 
 
 @functools.cache

@@ -37,12 +37,11 @@ from typing import NoReturn, Protocol
 
 import attrs
 import httpx2
-import openai
 import trio
 
 from config.recovery import RetryConfig
 from messages.events import TextDelta
-from providers._lazy_sdk import loaded_anthropic
+from providers._lazy_sdk import ANTHROPIC, OPENAI, sdk_types
 from providers.base import ProviderAdapter
 from providers.errors import ProviderError, ProviderResponseError, UnencodableRequest
 from providers.recovery.backoff import Backoff
@@ -58,14 +57,13 @@ from providers.types import ChatRequest, StreamEvent, StreamFinished, UsageRepor
 
 log = logging.getLogger(__name__)
 
-_RECOVERABLE: tuple[type[BaseException], ...] = (ProviderError, httpx2.TransportError, openai.APIError, trio.TooSlowError, OSError)
+_RECOVERABLE: tuple[type[BaseException], ...] = (ProviderError, httpx2.TransportError, trio.TooSlowError, OSError)
 
 
 def recoverable() -> tuple[type[BaseException], ...]:
-    """Failures the loop recovers from (anything else, a bug in an adapter, propagates): Anthropic's
-    SDK errors too once it is loaded."""
-    sdk = loaded_anthropic()
-    return _RECOVERABLE if sdk is None else (*_RECOVERABLE, sdk.APIError)
+    """Failures the loop recovers from (anything else, a bug in an adapter, propagates): each SDK's API
+    errors too once it is loaded."""
+    return (*_RECOVERABLE, *sdk_types(OPENAI, "APIError"), *sdk_types(ANTHROPIC, "APIError"))
 
 _GUIDANCE: Mapping[FailoverReason, str] = MappingProxyType({
     FailoverReason.auth: "check the API key for {provider} (HERMES_ACTORS_HOME/.env) or add a fallback provider",

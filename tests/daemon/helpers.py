@@ -23,7 +23,10 @@ from messages.tree_json import snapshot_json
 from tools.jail.runtime import RuntimeDir
 
 REPO = Path(__file__).resolve().parents[2]
-START_TIMEOUT = 20.0
+#: How long a daemon may take to answer its first Hello. A start is about 0.5 s of CPU, but with both cores shared
+#: by parallel suites (load 20-50) it waited 20 s and more; a daemon that fails exits and is seen at once (the
+#: wait polls its process), so only a hung start waits this long.
+START_TIMEOUT = 60.0
 
 
 def environment(home: Path, **extra: str) -> dict[str, str]:

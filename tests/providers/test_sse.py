@@ -17,7 +17,7 @@ from openai.types.chat import ChatCompletion
 
 from providers._raw import post_stream
 from providers._lazy_sdk import anthropic_sdk
-from providers.sse import OpenAIEventStream, SseParser, anthropic_event_stream
+from providers.sse import SseParser, anthropic_event_stream, openai_event_stream
 
 _NAMES = st.one_of(st.none(), st.sampled_from(["message", "response.completed", "ping"]))
 # Data lines hold no line break of their own; an event has at least one.
@@ -104,7 +104,7 @@ async def _raw_server(pieces: list[bytes], requests: list[int]) -> AsyncIterator
 
 
 async def _items(client: openai.AsyncOpenAI) -> list[object]:
-    stream = await post_stream(client, "/chat/completions", {"model": "m"}, cast_to=ChatCompletion, stream_cls=OpenAIEventStream)
+    stream = await post_stream(client, "/chat/completions", {"model": "m"}, cast_to=ChatCompletion, stream_cls=openai_event_stream(openai))
     try:
         return [item async for item in stream]
     finally:
@@ -134,7 +134,7 @@ class TestOpenAIEventStream:
         pieces = [b'data: {"choices": []}\n\ndata: {"error": {"message": "Overloaded", "type": "overloaded_error"}}\n\n']
         async with _raw_server(pieces, []) as url, httpx2.AsyncClient() as http:
             client = openai.AsyncOpenAI(api_key="k", base_url=url, max_retries=0, http_client=http)
-            stream = await post_stream(client, "/chat/completions", {"model": "m"}, cast_to=ChatCompletion, stream_cls=OpenAIEventStream)
+            stream = await post_stream(client, "/chat/completions", {"model": "m"}, cast_to=ChatCompletion, stream_cls=openai_event_stream(openai))
             assert await stream.__anext__() == {"choices": []}
             with pytest.raises(openai.APIError) as info:
                 await stream.__anext__()

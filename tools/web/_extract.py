@@ -10,8 +10,6 @@ from urllib.parse import urlsplit
 import attrs
 import httpx2
 import trio
-from bs4 import BeautifulSoup
-from markdownify import MarkdownConverter
 
 from config.terminal import WebConfig
 from tools.redact import redact_secrets
@@ -60,6 +58,11 @@ def html_to_markdown(html: str) -> tuple[str, str]:
 
     CPU-bound: call it through ``trio.to_thread.run_sync``.
     """
+    # Loaded by the first page read (in that worker thread), not at every daemon start: the HTML parser and
+    # its CSS selectors are a tenth of the daemon's imports, and most daemons never read a web page.
+    from bs4 import BeautifulSoup  # noqa: PLC0415
+    from markdownify import MarkdownConverter  # noqa: PLC0415
+
     soup = BeautifulSoup(html, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     for tag in soup(_NOISE_TAGS):

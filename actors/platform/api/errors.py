@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, ClassVar
-
-from starlette.responses import JSONResponse
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from control.errors import PlatformError
+
+if TYPE_CHECKING:
+    from starlette.responses import JSONResponse
 
 __all__ = [
     "ApiError",
@@ -153,4 +154,8 @@ class ApiStartRefused(PlatformError):
 
 def error_response(error: ApiError) -> JSONResponse:
     """The JSON response for ``error``."""
+    # Starlette is imported by the API's routes, which are the callers: here it is a lookup. Not at the top: cron
+    # reaches these errors (through .turns) in every daemon, whether it serves the API or not.
+    from starlette.responses import JSONResponse  # noqa: PLC0415
+
     return JSONResponse(error.body(), status_code=error.status, headers=dict(error.headers))

@@ -32,11 +32,10 @@ from datetime import datetime, timezone
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
-from starlette.routing import BaseRoute
 
 from actors import ActorError, ActorHandle, ActorNotFound
 from supervisor import ActorSystem, ChildSpec, RestartType, Supervisor, open_actor_system
@@ -50,7 +49,6 @@ from actors.platform.cron.tool import register_cronjob
 from actors.mcp import MCP, McpDeps, McpSupervisor
 from actors.platform.daemon.cluster.hosts.mcp_relay import FrontMcp, McpRelay
 from actors.platform.api.auth import KEY_VARIABLE
-from actors.platform.api.server import ApiServer
 from actors.platform.daemon.control.server import ControlServer
 from actors.platform.daemon.config_reload import ConfigReloader, FileStamps
 from actors.platform.daemon.control.service import ControlService
@@ -77,14 +75,6 @@ from actors.platform.outbound import OutboundRegistry, add_platform_names
 from actors.platform.plugins import PlatformSetup, plugin_platform_factory
 from control.paths import DaemonPaths
 from control.profiles import hidden_root
-from actors.platform.discord import DiscordBot
-from actors.platform.matrix import MatrixBot
-from actors.platform.mattermost import MattermostBot
-from actors.platform.signal import SignalBot
-from actors.platform.email import EmailBot
-from actors.platform.slack import SlackBot, SlackTokens
-from actors.platform.telegram import TelegramBot
-from actors.platform.whatsapp import WhatsAppBot, WhatsAppWebhook
 from actors.session import SessionDeps, SessionService, SessionsSupervisor
 from actors.subagent import delegate_capability
 from config.loader import Config, load_env_file
@@ -126,6 +116,17 @@ from tools.checkpoints import Checkpoints
 from tools.jail.launcher import open_launcher
 from tools.jail.runtime import DaemonJails, RuntimeDir, hidden_daemon_paths
 from tools.web import open_web_client
+
+if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+
+    from actors.platform.api.server import ApiServer
+    from actors.platform.email import EmailBot
+    from actors.platform.matrix import MatrixBot
+    from actors.platform.mattermost import MattermostBot
+    from actors.platform.signal import SignalBot
+    from actors.platform.slack import SlackBot
+    from actors.platform.whatsapp import WhatsAppBot, WhatsAppWebhook
 
 __all__ = ["open_daemon_tree"]
 
@@ -236,8 +237,14 @@ async def open_daemon_tree(
         if router is not None:
             # The hosts' leases name the front's peer address: a peer forwards to the front, which routes.
             await _start_hosts(system, paths, config, router, advertised[-1] if advertised else None)
+        # Built before the control socket listens: the configured platforms' packages are imported here, so a
+        # client that connects at once finds platform/<name> started, as when they were imported at the top.
+        platforms = _platform_children(system, sessions, config, environ, outbound, state, service, added_platforms)
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-        await _start_platforms(system, sessions, config, environ, outbound, state, service, added_platforms)
+        if platforms:
+            await system.root.start_child(
+                ChildSpec("platform", lambda: Supervisor(platforms, kind="platform", per_child_intensity=True))
+            )
         yield system
 
 
@@ -413,11 +420,11 @@ async def _start_curator(system: ActorSystem, sessions: SessionService) -> None:
     await system.root.start_child(ChildSpec(CURATOR, curator))
 
 
-async def _start_platforms(
+def _platform_children(
     system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str],
     outbound: OutboundRegistry, state: Path, control: ControlService, added: tuple[PluginPlatform, ...] = (),
-) -> None:
-    """Start the enabled front doors under a ``platform`` supervisor below the root: ``platform/api``
+) -> list[ChildSpec]:
+    """The enabled front doors, to start under a ``platform`` supervisor below the root: ``platform/api``
     once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal``, ``platform/email``, ``platform/whatsapp`` and the plugins' (``added``) connecting in the
     background (never waited for).
 
@@ -428,16 +435,16 @@ async def _start_platforms(
     if config.platforms.api_server.enabled:
         routes = whatsapp[1].routes() if whatsapp is not None else []
         children.append(ChildSpec("api", _api_factory(sessions, config, environ, control, routes)))
-    bots: tuple[tuple[str, Any, str, Callable[..., Any]], ...] = (
-        ("telegram", config.platforms.telegram, TELEGRAM_TOKEN, TelegramBot),
-        ("discord", config.platforms.discord, DISCORD_TOKEN, DiscordBot),
+    bots: tuple[tuple[str, Any, str], ...] = (
+        ("telegram", config.platforms.telegram, TELEGRAM_TOKEN), ("discord", config.platforms.discord, DISCORD_TOKEN),
     )
-    for name, section, variable, bot in bots:
+    for name, section, variable in bots:
         if not section.enabled:
             continue
         token = environ.get(variable) or section.token
         if token:
             section = read_access_environment(section, environ)
+            bot = _token_bot(name)
             children.append(ChildSpec(name, functools.partial(bot, section, token, sessions, outbound, state, pairing)))
         else:
             log.error("platforms.%s is enabled but no token is set (%s, or platforms.%s.token)", name, variable, name)
@@ -465,8 +472,7 @@ async def _start_platforms(
         log.info("voice notes: %s", said)
         transcriber = Transcriber(endpoint, config.stt.timeout_seconds, echo=config.stt.echo_transcripts) if endpoint else None
         children = [attrs.evolve(spec, factory=_hearing(spec.factory, transcriber)) if spec in bots_started else spec for spec in children]
-    if children:
-        await system.root.start_child(ChildSpec("platform", lambda: Supervisor(children, kind="platform", per_child_intensity=True)))
+    return children
 
 
 def _hearing(factory: Callable[[], Any], transcriber: Transcriber | None) -> Callable[[], Any]:
@@ -508,6 +514,18 @@ def _plugin_platforms(
     return children
 
 
+def _token_bot(name: str) -> Callable[..., Any]:
+    """The adapter class of the Telegram or Discord bot. Each platform's package (with its client stack:
+    websockets, Starlette ...) is imported only when that platform is configured, not at every start."""
+    if name == "telegram":
+        from actors.platform.telegram import TelegramBot  # noqa: PLC0415
+
+        return TelegramBot
+    from actors.platform.discord import DiscordBot  # noqa: PLC0415
+
+    return DiscordBot
+
+
 def _slack_factory(
     section: SlackConfig, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
     state: Path, pairing: Callable[[], ActorHandle[Any] | None],
@@ -529,6 +547,8 @@ def _slack_factory(
     home = environ.get(SLACK_HOME, "").strip()
     if home:
         section = attrs.evolve(section, home_channel=home)
+    from actors.platform.slack import SlackBot, SlackTokens  # noqa: PLC0415 - only a configured platform's (see _token_bot)
+
     return functools.partial(SlackBot, section, SlackTokens(bot, app), sessions, outbound, state, pairing)
 
 
@@ -549,6 +569,8 @@ def _matrix_factory(
         what = "the access token (MATRIX_ACCESS_TOKEN, or platforms.matrix.token)" if not token else "the homeserver (MATRIX_HOMESERVER, or platforms.matrix.homeserver)"
         log.error("platforms.matrix is enabled but %s is not set", what)
         return None
+    from actors.platform.matrix import MatrixBot  # noqa: PLC0415 - only a configured platform's (see _token_bot)
+
     return functools.partial(MatrixBot, section, token, sessions, outbound, state, pairing)
 
 
@@ -569,6 +591,8 @@ def _mattermost_factory(
         what = "the bot's token (MATTERMOST_TOKEN, or platforms.mattermost.token)" if not token else "the server (MATTERMOST_URL, or platforms.mattermost.url)"
         log.error("platforms.mattermost is enabled but %s is not set", what)
         return None
+    from actors.platform.mattermost import MattermostBot  # noqa: PLC0415 - only a configured platform's (see _token_bot)
+
     return functools.partial(MattermostBot, section, token, sessions, outbound, state, pairing)
 
 
@@ -585,6 +609,8 @@ def _email_factory(
     if missing:
         log.error("platforms.email is enabled but %s %s not set (or their keys in platforms.email)", ", ".join(missing), "is" if len(missing) == 1 else "are")
         return None
+    from actors.platform.email import EmailBot  # noqa: PLC0415 - only a configured platform's (see _token_bot)
+
     return functools.partial(EmailBot, section, sessions, outbound, state, pairing)
 def _whatsapp_factory(
     config: Config, environ: Mapping[str, str], sessions: SessionService, outbound: OutboundRegistry,
@@ -610,6 +636,8 @@ def _whatsapp_factory(
         if not getattr(section, key):
             log.warning("platforms.whatsapp_cloud: no %s (%s): the webhook refuses %s", key, variable,
                         "every event" if key == "app_secret" else "Meta's subscription handshake")
+    from actors.platform.whatsapp import WhatsAppBot, WhatsAppWebhook  # noqa: PLC0415 - see _token_bot
+
     webhook = WhatsAppWebhook(section.webhook_path, section.app_secret, section.verify_token)
     token = section.token
     section = attrs.evolve(section, token=None, app_secret=None, verify_token=None)  # the bot holds only its token
@@ -627,6 +655,9 @@ def _api_factory(
     sessions: SessionService, config: Config, environ: Mapping[str, str], control: ControlService,
     platform_routes: Sequence[BaseRoute],
 ) -> Callable[[], ApiServer]:
+    # Here, not at the top: hypercorn and Starlette are loaded only by a daemon that serves the API.
+    from actors.platform.api.server import ApiServer  # noqa: PLC0415
+
     found = environ.get(KEY_VARIABLE)
     api_environ = {KEY_VARIABLE: found} if found else {}
     # Only the variables the API reads: its key and the webhooks' secrets.
@@ -671,5 +702,7 @@ def _signal_factory(
     if not section.account:
         log.error("platforms.signal is enabled but its account is not set (SIGNAL_ACCOUNT, or platforms.signal.account)")
         return None
+    from actors.platform.signal import SignalBot  # noqa: PLC0415 - only a configured platform's (see _token_bot)
+
     return functools.partial(SignalBot, section, sessions, outbound, state, pairing)
 

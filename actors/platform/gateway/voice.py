@@ -14,10 +14,10 @@ from pathlib import Path
 
 import attrs
 import httpx2
-import openai
 import trio
 
 from config.stt import SttConfig
+from providers import openai_sdk
 
 __all__ = ["MAX_AUDIO_BYTES", "SpeechEndpoint", "Transcriber", "TranscriptionFailed", "speech_endpoint"]
 
@@ -98,6 +98,7 @@ class Transcriber:
             raise TranscriptionFailed(f"the recording is {len(data):,} bytes, over the {MAX_AUDIO_BYTES:,} a transcription takes")
         endpoint = self.endpoint
         timeout = httpx2.Timeout(self.timeout)
+        openai = await openai_sdk()  # loaded in a thread on the first voice note, not at every daemon start
         async with httpx2.AsyncClient(timeout=timeout) as http:
             client = openai.AsyncOpenAI(
                 api_key=endpoint.api_key, base_url=endpoint.base_url, max_retries=0, timeout=timeout, http_client=http,
