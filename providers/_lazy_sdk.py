@@ -6,17 +6,24 @@ use other providers, or that only serves its control socket (most of the tests' 
 that at every start, and a daemon that does pay it must not stall its event loop meanwhile. Until an SDK
 is loaded no error of it can exist, so the error checks (:func:`loaded_openai`, :func:`loaded_anthropic`)
 simply leave it out.
+
+A daemon still loads the SDK its configured model speaks from the start of its start (:func:`preload_sdk`),
+in a worker thread beside the rest of the start: its control socket answers without waiting for it, and its
+first turn, usually seconds later, does not pay it.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from types import ModuleType
 
 import trio
 
-__all__ = ["anthropic_sdk", "loaded_anthropic", "loaded_openai", "openai_sdk", "sdk_types"]
+__all__ = ["anthropic_sdk", "loaded_anthropic", "loaded_openai", "openai_sdk", "preload_sdk", "sdk_for", "sdk_types"]
+
+log = logging.getLogger("hermes_actors.providers")
 
 OPENAI = "openai"
 ANTHROPIC = "anthropic"
@@ -40,6 +47,23 @@ async def openai_sdk() -> ModuleType:
 async def anthropic_sdk() -> ModuleType:
     """The Anthropic SDK, imported in a worker thread the first time."""
     return await _sdk(ANTHROPIC)
+
+
+def sdk_for(api_mode: str) -> str:
+    """The name of the SDK a wire protocol (``resolve_api_mode``'s answer) is spoken through."""
+    return ANTHROPIC if api_mode == "anthropic_messages" else OPENAI
+
+
+async def preload_sdk(api_mode: str) -> None:
+    """Load the SDK ``api_mode`` is spoken through, in a worker thread, ahead of the first call that needs it.
+
+    A failure is logged, not raised: the first call through the SDK meets the same error, where a session
+    reports it; a warm-up must not stop the daemon.
+    """
+    try:
+        await _sdk(sdk_for(api_mode))
+    except Exception as error:
+        log.warning("loading the %s SDK ahead of the first model call failed: %s", sdk_for(api_mode), error)
 
 
 def sdk_types(sdk: str, name: str) -> tuple[type[BaseException], ...]:

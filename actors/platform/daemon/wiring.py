@@ -104,8 +104,10 @@ from config.slack import SlackConfig
 from config.telegram import TOKEN_VARIABLE as TELEGRAM_TOKEN
 from config.timezone import user_zone
 from messages.paths import SESSIONS
+from providers._lazy_sdk import preload_sdk
 from providers.clients import ClientPool
 from providers.metadata import ModelMetadata
+from providers.modes import resolve_api_mode
 from providers.recovery.connector import PooledConnector
 from providers.recovery.keys import ProviderKeys, load_provider_keys
 from messages import control as c
@@ -167,7 +169,13 @@ async def open_daemon_tree(
             bound, the API's key settings are unsafe ...); StoreError: the database cannot open.
     """
     section = config.daemon
-    async with open_launcher(config.sandbox) as launcher, open_actor_system(shutdown_reason="daemon shutdown") as system:
+    async with (
+        trio.open_nursery() as warming,
+        open_launcher(config.sandbox) as launcher,
+        open_actor_system(shutdown_reason="daemon shutdown") as system,
+    ):
+        # The model's SDK loads in a worker thread while the rest starts (it is a third of a start's CPU).
+        warming.start_soon(preload_sdk, resolve_api_mode(config.model.api_mode, config.model.provider, config.model.base_url))
         jails = DaemonJails(
             config=config.sandbox, runtime=runtime, home=str(paths.home), launcher=launcher,
             daemon_paths=hidden_daemon_paths(paths.home, paths.socket), hidden_home=str(hidden_root(paths.home)),
