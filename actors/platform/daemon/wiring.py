@@ -174,8 +174,11 @@ async def open_daemon_tree(
         open_launcher(config.sandbox) as launcher,
         open_actor_system(shutdown_reason="daemon shutdown") as system,
     ):
-        # The model's SDK loads in a worker thread while the rest starts (it is a third of a start's CPU).
-        warming.start_soon(preload_sdk, resolve_api_mode(config.model.api_mode, config.model.provider, config.model.base_url))
+        # The model's SDK (a third of a start's CPU) loads in a worker thread once the control socket
+        # listens: the socket answers without it, and a first turn seconds later does not wait for it.
+        serving = trio.Event()
+        model = config.model
+        warming.start_soon(_preload_once_serving, serving, resolve_api_mode(model.api_mode, model.provider, model.base_url))
         jails = DaemonJails(
             config=config.sandbox, runtime=runtime, home=str(paths.home), launcher=launcher,
             daemon_paths=hidden_daemon_paths(paths.home, paths.socket), hidden_home=str(hidden_root(paths.home)),
@@ -214,6 +217,7 @@ async def open_daemon_tree(
             # The front's own clients each hold one attachment link here, and it has its request link.
             served = attrs.evolve(section, max_connections=section.max_connections + HOST_SPARE_CONNECTIONS)
             await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, served)))
+            serving.set()
             yield system
             return
         scripts = CronScripts(paths.home, jails, environ, CRON_SCRIPT_TIMEOUT_SECONDS)
@@ -249,11 +253,19 @@ async def open_daemon_tree(
         # client that connects at once finds platform/<name> started, as when they were imported at the top.
         platforms = _platform_children(system, sessions, config, environ, outbound, state, service, added_platforms)
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
+        serving.set()
         if platforms:
             await system.root.start_child(
                 ChildSpec("platform", lambda: Supervisor(platforms, kind="platform", per_child_intensity=True))
             )
         yield system
+
+
+async def _preload_once_serving(serving: trio.Event, api_mode: str) -> None:
+    """Load the SDK ``api_mode`` is spoken through once ``serving`` is set. A tree that fails to start
+    raises out of the nursery this runs in, which cancels the wait."""
+    await serving.wait()
+    await preload_sdk(api_mode)
 
 
 def _host_router(config: Config) -> HostRouter:
