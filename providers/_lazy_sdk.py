@@ -4,12 +4,10 @@ Importing the OpenAI SDK builds some hundreds of pydantic models (about a third 
 third of a daemon's start), the Anthropic SDK some thousands (about two seconds): a daemon whose sessions
 use other providers, or that only serves its control socket (most of the tests' daemons), should not pay
 that at every start, and a daemon that does pay it must not stall its event loop meanwhile. Until an SDK
-is loaded no error of it can exist, so the error checks (:func:`loaded_openai`, :func:`loaded_anthropic`)
-simply leave it out.
+is loaded no error of it can exist, so the error checks (:func:`sdk_types`) simply leave it out.
 
-A daemon still loads the SDK its configured model speaks from the start of its start (:func:`preload_sdk`),
-in a worker thread beside the rest of the start: its control socket answers without waiting for it, and its
-first turn, usually seconds later, does not pay it.
+A daemon still loads the SDK its configured model speaks (:func:`preload_sdk`) once its control socket
+listens: the socket answers without waiting for it, and a first turn, usually seconds later, does not pay it.
 """
 
 from __future__ import annotations
@@ -21,22 +19,12 @@ from types import ModuleType
 
 import trio
 
-__all__ = ["anthropic_sdk", "loaded_anthropic", "loaded_openai", "openai_sdk", "preload_sdk", "sdk_for", "sdk_types"]
+__all__ = ["anthropic_sdk", "openai_sdk", "preload_sdk", "sdk_for", "sdk_types"]
 
 log = logging.getLogger("hermes_actors.providers")
 
 OPENAI = "openai"
 ANTHROPIC = "anthropic"
-
-
-def loaded_openai() -> ModuleType | None:
-    """The OpenAI SDK if something has loaded it already, else None (nothing of it can be in play)."""
-    return sys.modules.get(OPENAI)
-
-
-def loaded_anthropic() -> ModuleType | None:
-    """The Anthropic SDK if something has loaded it already, else None (nothing of it can be in play)."""
-    return sys.modules.get(ANTHROPIC)
 
 
 async def openai_sdk() -> ModuleType:
@@ -69,12 +57,19 @@ async def preload_sdk(api_mode: str) -> None:
 def sdk_types(sdk: str, name: str) -> tuple[type[BaseException], ...]:
     """``(sdk.name,)`` when the SDK named ``sdk`` is loaded, else ``()``: for ``isinstance`` checks of its
     errors, which cannot exist before it is."""
-    module = sys.modules.get(sdk)
-    return (getattr(module, name),) if module is not None else ()
+    # A module still being imported may not have the class yet; nothing of it can be in play then.
+    found = getattr(sys.modules.get(sdk), name, None)
+    return (found,) if found is not None else ()
+
+
+#: The SDKs loaded to the end. ``sys.modules`` holds a module from the start of its import, so another
+#: task's (or the daemon's preload's) import under way would hand out a module still half made.
+_LOADED: dict[str, ModuleType] = {}
 
 
 async def _sdk(name: str) -> ModuleType:
-    module = sys.modules.get(name)
+    module = _LOADED.get(name)
     if module is None:
-        module = await trio.to_thread.run_sync(importlib.import_module, name)
+        # An import under way in another thread holds the module's lock: this one waits for its end.
+        module = _LOADED[name] = await trio.to_thread.run_sync(importlib.import_module, name)
     return module
