@@ -132,6 +132,10 @@ class SandboxConfig:
         ssh_agent: Bind the ssh-agent's socket (``SSH_AUTH_SOCK``) into the jail.
         bwrap: ``auto`` (the bundled ``bwrap``, else the system's) or the path of a ``bwrap`` to use.
         limits: What one session's processes may use (``sandbox.limits``).
+        tools_cpu_weight: The CPU weight of every session's processes together against the daemon's own 100
+            (the control group holding the sessions' groups; where there is none, each jail's nice value): on
+            a busy machine the daemon, which serves every session, runs before the commands it started,
+            while on an idle one they use every core. 100 makes them equals.
     """
 
     mode: str = attrs.field(default="workspace-write", validator=v.in_(SANDBOX_MODES))
@@ -142,6 +146,7 @@ class SandboxConfig:
     ssh_agent: bool = attrs.field(default=False, validator=v.instance_of(bool))
     bwrap: str = attrs.field(default="auto", validator=non_empty_str)
     limits: SandboxLimits = attrs.Factory(SandboxLimits)
+    tools_cpu_weight: int = attrs.field(default=10, validator=integer(ge=1, le=10_000))
 
     @max_mode.validator
     def _mode_within_max(self, attribute: attrs.Attribute, value: str) -> None:

@@ -44,3 +44,11 @@ class TestConfigFile:
         (tmp_path / "config.yaml").write_text("sandbox:\n  limits: {cpu_weight: 0}\n")
         with pytest.raises(ConfigError, match="cpu_weight must be an integer >= 1 and <= 10000, got 0"):
             load_config(tmp_path)
+
+    def test_tools_cpu_weight(self, tmp_path: Path) -> None:
+        assert load_config(tmp_path).sandbox.tools_cpu_weight == 10
+        (tmp_path / "config.yaml").write_text("sandbox:\n  tools_cpu_weight: 100\n")
+        assert load_config(tmp_path).sandbox.tools_cpu_weight == 100
+        (tmp_path / "config.yaml").write_text("sandbox:\n  tools_cpu_weight: 0\n")
+        with pytest.raises(ConfigError, match="tools_cpu_weight must be an integer >= 1 and <= 10000, got 0"):
+            load_config(tmp_path)

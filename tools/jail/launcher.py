@@ -99,7 +99,9 @@ class Launcher:
         if not status.available:
             log.error("no jail can run: %s failed: %s; %s", status.failed_step, status.error, status.advice)
         else:
-            self._cgroups, tmpfs = await trio.to_thread.run_sync(lambda: (find_cgroups(), can_mount_tmpfs()))
+            self._cgroups, tmpfs = await trio.to_thread.run_sync(
+                lambda: (find_cgroups(self._config.tools_cpu_weight), can_mount_tmpfs())
+            )
             limits = choose_mechanisms(self._cgroups, tmpfs=tmpfs, root=os.geteuid() == 0)
             status = attrs.evolve(status, limits=limits)
             for name, mechanism in limits.items():
