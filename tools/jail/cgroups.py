@@ -5,7 +5,7 @@ Layout, under the daemon's own group in each hierarchy (``/proc/self/cgroup``)::
     <daemon's group>/hermes-actors-<daemon pid>/   made at start; stale ones of dead daemons removed
     └── s-<session id>/                           pids.max, memory limit, cpu weight; removed at close
 
-The daemon comes before the commands it started when both want the CPU: the ``cpu`` controller's
+The daemon comes before the commands it started when both want the CPU (docs/DECISIONS.md#d-daemon-before-tools): the ``cpu`` controller's
 ``hermes-actors-<pid>`` holds every session's processes at ``sandbox.tools_cpu_weight`` (a tenth by
 default) against the daemon's 100, so the event loop that serves every session runs first, while
 commands on an otherwise idle machine still get every core. Measured at 200 busy sessions on 2 cores,
