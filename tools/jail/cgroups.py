@@ -5,15 +5,15 @@ Layout, under the daemon's own group in each hierarchy (``/proc/self/cgroup``)::
     <daemon's group>/hermes-actors-<daemon pid>/   made at start; stale ones of dead daemons removed
     └── s-<session id>/                           pids.max, memory limit, cpu weight; removed at close
 
-The daemon comes before the commands it started when both want the CPU (docs/DECISIONS.md#d-daemon-before-tools): the ``cpu`` controller's
-``hermes-actors-<pid>`` holds every session's processes at ``sandbox.tools_cpu_weight`` (a tenth by
-default) against the daemon's 100, so the event loop that serves every session runs first, while
-commands on an otherwise idle machine still get every core. Measured at 200 busy sessions on 2 cores,
-the loop waited for a core 1.1–1.4 s of a 6 s run at equal weights and 0.5–0.9 s at a tenth. The weight
-is only given where the daemon's process is the group's sibling, never against other programs (which
-would starve the tools behind them): under version 2 the daemon sits in its leaf beside it (below);
-under version 1, whose groups may hold processes, the daemon moves into a group of its own that the
-sessions' group is made in, weighted as the daemon and its tools were together (200)::
+The daemon comes before the commands it started when both want the CPU
+(docs/DECISIONS.md#d-daemon-before-tools): the ``cpu`` controller's ``hermes-actors-<pid>`` holds every
+session's processes at ``sandbox.tools_cpu_weight`` (a tenth by default) against the daemon's 100, so the
+event loop that serves every session runs first, while commands on an otherwise idle machine still get every
+core. Measured at 200 busy sessions on 2 cores, the loop waited for a core 1.1–1.4 s of a 6 s run at equal
+weights and 0.5–0.9 s at a tenth. The weight is only given where the daemon's process is the group's sibling,
+never against other programs (which would starve the tools behind them): under version 2 the daemon sits in
+its leaf beside it (below); under version 1, whose groups may hold processes, the daemon moves into a group of
+its own that the sessions' group is made in, weighted as the daemon and its tools were together (200)::
 
     <daemon's cpu group>/hermes-actors-<pid>/      the daemon's process; moved back out at close
     └── sessions/                                  every session's cpu group, at the tools' weight
