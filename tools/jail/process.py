@@ -98,8 +98,20 @@ def _signal_jail(outer: int, signum: int) -> int:
 def _kill_jail(outer: int) -> int | None:
     """SIGKILL the jail's init (the kernel then kills its whole namespace); a pidfd of the init, to wait on.
 
+    ``outer`` (our unreaped child: its pid cannot be reused) is stopped first and killed by the caller: a
+    bwrap still starting may fork its init at any moment, and an init forked after the look for it, its
+    parent then killed before it armed ``--die-with-parent``, ran its command on, out of our sight (seen
+    under load, about once in a hundred cancelled starts). Stopped, bwrap forks nothing more.
+
     Blocking (it reads /proc): call it through ``trio.to_thread.run_sync``.
     """
+    try:
+        os.kill(outer, signal.SIGSTOP)
+        # The signal is only sent: a fork under way on another core still completes. Once bwrap is seen
+        # stopped (or gone), its children are all there are. WNOWAIT: whoever waits for it still reaps it.
+        os.waitid(os.P_PID, outer, os.WSTOPPED | os.WEXITED | os.WNOWAIT)
+    except (ProcessLookupError, ChildProcessError):
+        return None
     init = jail_init(outer)
     if init is None:
         return None
@@ -107,9 +119,7 @@ def _kill_jail(outer: int) -> int | None:
         pidfd = os.pidfd_open(init)
     except OSError:
         return None
-    if _pid_namespace(init) == _pid_namespace(outer):
-        os.close(pidfd)  # not a jail's init: bwrap had not made the namespace yet
-        return None
+    # Killed as well when bwrap had not made the namespace yet: a child of bwrap either way.
     try:
         signal.pidfd_send_signal(pidfd, signal.SIGKILL)
     except OSError:
