@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from actors.platform.daemon.cluster.hosts.paths import HostPaths
+from control.errors import RequestFailed
 from messages import control as c
 from messages.events import StatusUpdate, TurnFinished
 from tests.daemon.helpers import (
@@ -70,6 +71,16 @@ def _host_sessions(daemon: DaemonProcess) -> dict[str, list[str]]:
 
 def _inspect(daemon: DaemonProcess, path: str) -> dict[str, Any]:
     return inspect_json(daemon.home, path)
+
+
+def _restarted(daemon: DaemonProcess, path: str, old_pid: int) -> dict[str, Any] | None:
+    """The actor at ``path`` once it runs again in a process other than ``old_pid``; None until then (also
+    while it is between processes, when no actor is at ``path`` at all)."""
+    try:
+        node = _inspect(daemon, path)
+    except RequestFailed:
+        return None
+    return node if node["state"] == "running" and node["details"]["pid"] != old_pid else None
 
 
 class TestHosts:
@@ -181,9 +192,7 @@ class TestHosts:
         path, through that very link), the host is useless to the front, so it is restarted."""
         pid = _inspect(front, "hosts/host:1")["details"]["pid"]
         run_cli(front.home, "kill", "hosts/host:1/control/conn:1")  # its reply may be lost with the link
-        restarted = wait_for(
-            "host:1 restarting", lambda: (n := _inspect(front, "hosts/host:1"))["state"] == "running" and n["details"]["pid"] != pid and n
-        )
+        restarted = wait_for("host:1 restarting", lambda: _restarted(front, "hosts/host:1", pid))
         assert restarted["restarts"] == 1
         assert "closed its link" in front.log()
 
