@@ -64,6 +64,10 @@ class TestDaemonFirst:
                 sessions = session.parent
                 assert _weight(session) == 100  # the session's own share among sessions
                 assert _weight(sessions) == 10
+                assert jails.launcher is not None
+                assert jails.launcher.status.limits["cpu_weight"].endswith(
+                    "every session's processes together at 10 against the daemon's 100"
+                )
                 if version == 1:
                     # The daemon moved into the group the sessions' group was made in, weighted as both.
                     unit = sessions.parent

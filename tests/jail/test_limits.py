@@ -85,5 +85,11 @@ class TestMechanisms:
         }  # fmt: skip
         assert not fallbacks_for(SandboxLimits(), mechanisms).needed
 
+    def test_the_tools_weight_against_the_daemon_is_shown(self) -> None:
+        tree = CgroupTree({"cpu": "/x/s"}, {"cpu": 1}, {}, ("/x", "/x/u"), 10)
+        assert choose_mechanisms(tree, tmpfs=False, root=True)["cpu_weight"] == (
+            "cgroup v1; every session's processes together at 10 against the daemon's 100"
+        )
+
     def test_nice_matches_the_weight(self) -> None:
         assert [nice_for(w) for w in (100, 10_000, 80, 50, 1)] == [0, 0, 1, 3, 19]

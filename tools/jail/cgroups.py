@@ -187,12 +187,15 @@ class CgroupTree:
         problems: Why a controller is not used, for the status.
         moved: Under version 1, the daemon's own ``cpu`` group and the one it moved into (the sessions'
             groups' parent's parent), to move back at :meth:`close`; None when it did not move.
+        tools_cpu_weight: The weight every session's processes together have against the daemon's 100;
+            None where the daemon could not be their sibling (they share the CPU with it as equals).
     """
 
     groups: dict[str, str]
     versions: dict[str, int]
     problems: dict[str, str]
     moved: tuple[str, str] | None = None
+    tools_cpu_weight: int | None = None
 
     def mechanism(self, controller: str) -> str | None:
         """``cgroup v1``/``cgroup v2`` when ``controller`` is used, else None."""
@@ -427,6 +430,7 @@ def find_cgroups(tools_cpu_weight: int) -> CgroupTree:
     versions: dict[str, int] = {}
     problems: dict[str, str] = {}
     moved: tuple[str, str] | None = None
+    weighted: int | None = None
     v1 = _v1_groups(mounts, own)
     if "cpu" in v1 and os.path.basename(v1["cpu"]) == f"{_PREFIX}{os.getppid()}":
         # A session host the daemon started, born in the daemon's group: its own goes beside it.
@@ -444,7 +448,7 @@ def find_cgroups(tools_cpu_weight: int) -> CgroupTree:
         nested = _v1_nest(v1["cpu"], name, tools_cpu_weight)
         if nested is not None:
             sessions, unit = nested
-            moved = (v1["cpu"], unit)
+            moved, weighted = (v1["cpu"], unit), tools_cpu_weight
             # Controllers mounted with cpu share its hierarchy, so its groups.
             for controller in [c for c in groups if v1[c] == v1["cpu"]]:
                 groups[controller] = sessions
@@ -460,6 +464,7 @@ def find_cgroups(tools_cpu_weight: int) -> CgroupTree:
                 _enable_controllers(sessions, enabled)
                 if beside and "cpu" in enabled:
                     _write_cpu_weight(sessions, 2, tools_cpu_weight)
+                    weighted = tools_cpu_weight
             for controller in enabled:
                 groups[controller], versions[controller] = sessions, 2
             for controller in rest:
@@ -470,4 +475,4 @@ def find_cgroups(tools_cpu_weight: int) -> CgroupTree:
     for controller in CONTROLLERS:
         if controller not in groups:
             problems.setdefault(controller, "no control group hierarchy offers it")
-    return CgroupTree(groups, versions, problems, moved)
+    return CgroupTree(groups, versions, problems, moved, weighted)

@@ -96,7 +96,7 @@ def choose_mechanisms(tree: CgroupTree, *, tmpfs: bool, root: bool) -> dict[str,
     return {
         "pids": pids,
         "memory_mb": tree.mechanism("memory") or "rlimit: RLIMIT_DATA per process",
-        "cpu_weight": tree.mechanism("cpu") or "nice: per jail, weights below 100 only",
+        "cpu_weight": _cpu_mechanism(tree),
         "tmp_mb": (
             "tmpfs: one for every session's /tmp, each one's share counted in its memory_mb"
             if tmpfs
@@ -104,6 +104,15 @@ def choose_mechanisms(tree: CgroupTree, *, tmpfs: bool, root: bool) -> dict[str,
         ),
         "shm_mb": "tmpfs",
     }
+
+
+def _cpu_mechanism(tree: CgroupTree) -> str:
+    mechanism = tree.mechanism("cpu")
+    if mechanism is None:
+        return "nice: per jail, weights below 100 only"
+    if tree.tools_cpu_weight is None:
+        return mechanism
+    return f"{mechanism}; every session's processes together at {tree.tools_cpu_weight} against the daemon's 100"
 
 
 def limits_reached(limits: SandboxLimits, cgroup: SessionCgroup | None, tmp_dir: str) -> list[str]:
