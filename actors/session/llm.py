@@ -11,7 +11,7 @@ once and returns what it showed so far, a :class:`StreamProgress`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
@@ -75,6 +75,7 @@ class LlmCall(Job[StreamFinished | StreamProgress]):
         hub: EventHub,
         approx_tokens: int,
         context_length: Callable[[str], int],
+        pace: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         super().__init__()
         self.request = request
@@ -85,6 +86,7 @@ class LlmCall(Job[StreamFinished | StreamProgress]):
         self.hub = hub
         self.approx_tokens = approx_tokens
         self.context_length = context_length
+        self.pace = pace
         self.progress = StreamProgress(prompt_tokens=approx_tokens)
         self._scrubber = StreamingContextScrubber()
 
@@ -133,8 +135,12 @@ class LlmCall(Job[StreamFinished | StreamProgress]):
         if isinstance(event, TextDelta):
             shown = self._scrubber.feed(event.text)
             if shown:
+                first = not self.progress.text
                 self.progress.text += shown
                 self.hub.publish(TextDelta, text=shown)
+                if first and self.pace is not None:
+                    # The answer's first text is out: the rest of it may wait for others' first texts.
+                    await self.pace()
         elif isinstance(event, ReasoningDelta):
             self.hub.publish(ReasoningDelta, text=event.text)
 

@@ -153,6 +153,9 @@ class SessionDeps:
             snapshots are taken (sessions run without a daemon).
         hooks: the user's hooks (``hooks``, and the plugins'), fired by the sessions.
         plugins: every installed plugin's status, as the daemon loaded them.
+        pace: awaited by an API session's provider call once its answer's first text is out: the daemon's HTTP API
+            puts other completions' first tokens before the rest of this answer there (bounded; see
+            ``actors.platform.api.firsts``). None: no wait.
     """
 
     config: Config
@@ -172,6 +175,7 @@ class SessionDeps:
     checkpoints: Checkpoints | None = None
     hooks: HookRunner = attrs.field(default=NO_HOOKS, eq=False, repr=False)
     plugins: tuple[PluginStatus, ...] = ()
+    pace: Callable[[], Awaitable[None]] | None = attrs.field(default=None, eq=False, repr=False)
 
     def today(self) -> datetime.date:
         """The user's date now."""

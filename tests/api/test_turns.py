@@ -110,12 +110,12 @@ class TestNowait:
         assert watch.next_event_nowait() is None and watch.outcome is not None
 
 
-def _completion(hub: EventHub, text: str) -> _Completion:
+async def _completion(hub: EventHub, text: str) -> _Completion:
     gateway = ApiGateway(None, ApiServerConfig(), 10, "/")  # type: ignore[arg-type]  # a named session's stream asks no sessions
     gateway.in_flight = 1
     request = CompletionRequest(model="m", stream=True, include_usage=False, system=None, earlier=(), text=text)
     watch = TurnWatch("s", hub.subscribe("t"), text, TurnUsage(), "started")
-    return _Completion(gateway, request, watch, Admission(gateway), ephemeral=False)
+    return _Completion(gateway, request, watch, Admission(gateway), await gateway.firsts.enter(), ephemeral=False)
 
 
 def _frames(writes: list[bytes]) -> list[Any]:
@@ -128,7 +128,7 @@ class TestCompletionStreamWrites:
 
     async def test_a_turn_already_ended_is_written_once(self) -> None:
         hub = EventHub("s", "sessions/session:s")
-        completion = _completion(hub, "q")
+        completion = await _completion(hub, "q")
         hub.publish(TurnStarted, turn_id=1, text="q")
         hub.publish(TextDelta, text="an ")
         hub.publish(TextDelta, text="answer")
@@ -148,7 +148,7 @@ class TestCompletionStreamWrites:
 
     async def test_a_running_turns_text_is_not_held_back(self) -> None:
         hub = EventHub("s", "sessions/session:s")
-        completion = _completion(hub, "q")
+        completion = await _completion(hub, "q")
         writes: list[bytes] = []
 
         async def emit(data: bytes) -> None:

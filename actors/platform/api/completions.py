@@ -21,6 +21,7 @@ import trio
 from starlette.responses import JSONResponse
 
 from actors.platform.api.errors import BadRequest, TurnFailed
+from actors.platform.api.firsts import Ticket
 from actors.platform.api.gateway import Admission, ApiGateway
 from actors.platform.api.sse import Emit, SseResponse
 from actors.platform.api.turns import TurnLost, TurnWatch
@@ -36,7 +37,7 @@ from actors.platform.api.wire import (
     valid_session_id,
 )
 from messages.chat import AssistantMessage, ChatMessage, HumanMessage
-from messages.events import TextDelta
+from messages.events import SessionEvent, TextDelta
 
 __all__ = ["SESSION_HEADER", "chat_completion"]
 
@@ -76,7 +77,9 @@ async def chat_completion(gateway: ApiGateway, request: CompletionRequest, sessi
     admission = await gateway.admit()
     ephemeral = session_header is None
     session_id: str | None = None
+    ticket: Ticket | None = None
     try:
+        ticket = await gateway.firsts.enter()
         if ephemeral:
             seed = _seed(request)
             session_id = await gateway.open_ephemeral(_ephemeral_layer(request, seed is not None), seed=seed, light=True)
@@ -86,13 +89,16 @@ async def chat_completion(gateway: ApiGateway, request: CompletionRequest, sessi
         watch = await gateway.start_turn(session_id, request.text, label=f"api:{new_id('')[:8]}", fresh=ephemeral)
     except BaseException:
         admission.release()
+        if ticket is not None:
+            ticket.passed()
         if ephemeral and session_id is not None:
             await gateway.discard(session_id, "api request failed")
         raise
+    assert ticket is not None
     headers = {} if session_header is None else {SESSION_HEADER: session_header}
-    completion = _Completion(gateway, request, watch, admission, ephemeral)
+    completion = _Completion(gateway, request, watch, admission, ticket, ephemeral)
     if request.stream:
-        return SseResponse(completion.stream, headers)
+        return SseResponse(completion.stream, headers, after=completion.close_later)
     return JSONResponse(await completion.answer(), headers=headers)
 
 
@@ -100,15 +106,20 @@ class _Completion:
     """One admitted completion: its turn, and the cleanup when it ends however it ends."""
 
     def __init__(
-        self, gateway: ApiGateway, request: CompletionRequest, watch: TurnWatch, admission: Admission, ephemeral: bool
+        self, gateway: ApiGateway, request: CompletionRequest, watch: TurnWatch, admission: Admission, ticket: Ticket,
+        ephemeral: bool,
     ) -> None:
         self.gateway = gateway
         self.request = request
         self.watch = watch
         self.admission = admission
+        self.ticket = ticket
         self.ephemeral = ephemeral
         self.id = new_id("chatcmpl-")
         self.created = int(time.time())
+        # The end reason of a stream whose session is closed after its response (see close_later).
+        self._closing: str | None = None
+        self._streamed = False
 
     def _text_of(self, event: object) -> str:
         """The answer text an event adds (the session's own deltas; a subagent's are not the answer)."""
@@ -116,18 +127,45 @@ class _Completion:
             return event.text
         return ""
 
-    async def _finish(self, reason: str) -> None:
+    async def _next_event(self) -> SessionEvent | None:
+        """The turn's next event; before the first token, a wait past the ticket's deadline gives the
+        slot back (the provider is slow, not this loop) and goes on waiting."""
+        if not self.ticket.done:
+            with trio.move_on_at(self.ticket.deadline):
+                return await self.watch.next_event()
+            self.ticket.passed()
+        return await self.watch.next_event()
+
+    async def _finish(self, reason: str, *, later: bool = False) -> None:
+        """End the completion: its watch, admission and slot now; its ephemeral session now, or
+        (``later``) in :meth:`close_later`, once the response has ended."""
         self.watch.close()
         self.admission.release()
+        self.ticket.passed()
         if self.ephemeral:
+            if later:
+                self._closing = reason
+                return
             await self.gateway.discard(self.watch.session_id, reason)
+
+    async def close_later(self) -> None:
+        """After the stream's response has ended: close the ephemeral session its end left open. Its
+        teardown is a tail: it waits for the first tokens queued behind it (bounded). Shielded."""
+        reason, self._closing = self._closing, None
+        with trio.CancelScope(shield=True):
+            if not self._streamed:
+                # The response ended before its stream began (the client left first).
+                await self._finish("api client disconnected")
+            elif reason is not None:
+                await self.gateway.firsts.tail()
+                await self.gateway.discard(self.watch.session_id, reason)
 
     async def answer(self) -> dict[str, Any]:
         """Wait for the turn; the ``chat.completion`` body."""
         reason = "api completion cancelled"
         try:
             try:
-                while await self.watch.next_event() is not None:
+                while await self._next_event() is not None:
                     pass
             except TurnLost as exc:
                 raise TurnFailed(str(exc)) from exc
@@ -144,6 +182,7 @@ class _Completion:
 
     async def stream(self, emit: Emit) -> None:
         """Stream the turn's text as chunks, then the finish chunk, usage if asked, and ``[DONE]``."""
+        self._streamed = True
         model = self.request.model
         frames = ChunkFrames(self.id, self.created, model)
         reason = "api client disconnected"
@@ -153,7 +192,7 @@ class _Completion:
         unsent = frames.opening
         try:
             try:
-                while (event := await self.watch.next_event()) is not None:
+                while (event := await self._next_event()) is not None:
                     # Deltas that piled up while this task waited go out as one chunk: fewer
                     # writes when the daemon is busy, the same text for the client.
                     pieces = [self._text_of(event)]
@@ -167,6 +206,10 @@ class _Completion:
                         if self.watch.outcome is None:
                             await emit(unsent)
                             unsent = b""
+                            if not self.ticket.done:
+                                # The first token is out: the rest of this stream is a tail.
+                                self.ticket.passed()
+                                await self.gateway.firsts.tail()
             except TurnLost as exc:
                 await emit(unsent + sse_data(TurnFailed(str(exc)).body()) + DONE_FRAME)
                 reason = "api turn lost"
@@ -189,4 +232,6 @@ class _Completion:
             with trio.CancelScope(shield=True):
                 if reason == "api client disconnected":
                     log.info("api: client left completion %s (session %s)", self.id, self.watch.session_id)
-                await self._finish(reason)
+                # A completed stream's session is closed once the response has ended (the client is not
+                # kept waiting for it); a departed client's turn is stopped at once.
+                await self._finish(reason, later=reason == "api completion done")

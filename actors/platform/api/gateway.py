@@ -24,6 +24,7 @@ import trio
 
 from actors import ActorError
 from actors.platform.api.errors import ApiError, NotFound, TooManyRuns
+from actors.platform.api.firsts import FirstTokens
 from actors.platform.api.turns import TurnWatch, baseline_usage
 from actors.platform.api.wire import TurnUsage
 from actors.session import SessionBusy, SessionNotFound, SessionOptions, SessionService, TooManyRunningTurns
@@ -90,15 +91,20 @@ class ApiGateway:
         config: the ``platforms.api_server`` section.
         daemon_cap: ``daemon.max_running_turns`` (counted together with the API's own cap).
         cwd: the directory API sessions work in.
+        firsts: the order completions' work runs in (a gate of its own when not given).
     """
 
-    def __init__(self, sessions: SessionService, config: ApiServerConfig, daemon_cap: int, cwd: str) -> None:
+    def __init__(
+        self, sessions: SessionService, config: ApiServerConfig, daemon_cap: int, cwd: str, firsts: FirstTokens | None = None
+    ) -> None:
         self.sessions = sessions
         self.config = config
         self.daemon_cap = daemon_cap
         self.cwd = cwd
         # Invariant: in_flight counts unreleased Admissions.
         self.in_flight = 0
+        #: The order completions' work runs in: first tokens before tails.
+        self.firsts = firsts or FirstTokens()
         self._creating = KeyedLocks()
 
     async def admit(self) -> Admission:

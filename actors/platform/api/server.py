@@ -23,6 +23,7 @@ from actors import Actor
 from actors.platform.api.app import build_app
 from actors.platform.api.auth import Authenticator
 from actors.platform.api.dashboard import DashboardDesk
+from actors.platform.api.firsts import FirstTokens
 from actors.platform.api.gateway import ApiGateway
 from actors.platform.api.runs import RunRegistry
 from actors.platform.api.webhooks import WebhookDesk
@@ -63,6 +64,8 @@ class ApiServer(Actor[None]):
         control: the daemon's control service; the web dashboard (``/dashboard``) is served over it
             when given and ``platforms.api_server.dashboard`` is on.
         platform_routes: messaging platforms' webhook routes (WhatsApp's), served without the API key.
+        firsts: the order completions' work runs in, shared with the sessions' provider calls (a gate of
+            its own when not given).
     """
 
     kind = "api"
@@ -78,6 +81,7 @@ class ApiServer(Actor[None]):
         webhooks: WebhookConfig | None = None,
         control: ControlService | None = None,
         platform_routes: Sequence[BaseRoute] = (),
+        firsts: FirstTokens | None = None,
     ) -> None:
         super().__init__()
         self._control = control
@@ -88,7 +92,7 @@ class ApiServer(Actor[None]):
         self._config = config
         self._environ = environ
         self._models = models
-        self.gateway = ApiGateway(sessions, config, daemon_cap, config.cwd or str(Path.home()))
+        self.gateway = ApiGateway(sessions, config, daemon_cap, config.cwd or str(Path.home()), firsts)
         self.runs: RunRegistry | None = None
         self.urls: list[str] = []
         self.dashboard: DashboardDesk | None = None

@@ -30,14 +30,26 @@ class SseResponse:
     Args:
         producer: called with ``emit``; each call sends one chunk of the body.
         headers: extra response headers.
+        after: awaited once the response has ended, however it ended (work the client need not wait for).
     """
 
-    def __init__(self, producer: Callable[[Emit], Awaitable[None]], headers: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, producer: Callable[[Emit], Awaitable[None]], headers: Mapping[str, str] | None = None,
+        after: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self._producer = producer
+        self._after = after
         self._headers = [*_BASE_HEADERS, *((k.lower().encode(), v.encode()) for k, v in (headers or {}).items())]
         self.disconnected = False
 
     async def __call__(self, scope: Any, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]) -> None:
+        try:
+            await self._respond(receive, send)
+        finally:
+            if self._after is not None:
+                await self._after()
+
+    async def _respond(self, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self._headers})
 
         async def emit(data: bytes) -> None:

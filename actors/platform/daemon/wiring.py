@@ -49,6 +49,7 @@ from actors.platform.cron.tool import register_cronjob
 from actors.mcp import MCP, McpDeps, McpSupervisor
 from actors.platform.daemon.cluster.hosts.mcp_relay import FrontMcp, McpRelay
 from actors.platform.api.auth import KEY_VARIABLE
+from actors.platform.api.firsts import FirstTokens
 from actors.platform.daemon.control.server import ControlServer
 from actors.platform.daemon.config_reload import ConfigReloader, FileStamps
 from actors.platform.daemon.control.service import ControlService
@@ -201,8 +202,10 @@ async def open_daemon_tree(
         environ = {**await trio.to_thread.run_sync(load_env_file, paths.home), **os.environ}
         # A session host reaches the MCP servers through the front's one copy of each (mcp_relay).
         relay_mcp = not front and several
+        # The order completions' work runs in (the API's), which sessions' provider calls also keep.
+        firsts = FirstTokens()
         sessions, reloader, added_platforms = await _start_sessions(
-            system, store, config, paths.home, jails, environ, stamps, relay_mcp=relay_mcp
+            system, store, config, paths.home, jails, environ, stamps, relay_mcp=relay_mcp, firsts=firsts
         )
         store.leases.on_lost(functools.partial(sessions.evict, reason="its lease was lost (database connection)"))
         outbound = OutboundRegistry()
@@ -251,7 +254,9 @@ async def open_daemon_tree(
             await _start_hosts(system, paths, config, router, advertised[-1] if advertised else None)
         # Built before the control socket listens: the configured platforms' packages are imported here, so a
         # client that connects at once finds platform/<name> started, as when they were imported at the top.
-        platforms = _platform_children(system, sessions, config, environ, outbound, state, service, added_platforms)
+        platforms = _platform_children(
+            system, sessions, config, environ, outbound, state, service, firsts, added_platforms
+        )
         await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
         serving.set()
         if platforms:
@@ -327,7 +332,7 @@ def _peer_secret(config: Config, environ: Mapping[str, str]) -> bytes | None:
 
 async def _start_sessions(
     system: ActorSystem, store: SqlSessionStore, config: Config, home: Path, jails: DaemonJails,
-    environ: Mapping[str, str], stamps: FileStamps, *, relay_mcp: bool = False,
+    environ: Mapping[str, str], stamps: FileStamps, *, relay_mcp: bool = False, firsts: FirstTokens | None = None,
 ) -> tuple[SessionService, ConfigReloader, tuple[PluginPlatform, ...]]:
     """Start ``providers``, ``mcp`` (or, with ``relay_mcp``, ``mcp-relay`` to the front's) and ``sessions``
     under the root; the service the front doors use, what re-reads the configuration for its new
@@ -389,6 +394,7 @@ async def _start_sessions(
         checkpoints=Checkpoints(home / "checkpoints", frozenset({Path.home()})),
         hooks=extensions.hooks,
         plugins=extensions.plugins,
+        pace=firsts.tail if firsts is not None else None,
     )
     section = config.daemon
     await system.root.start_child(
@@ -442,7 +448,8 @@ async def _start_curator(system: ActorSystem, sessions: SessionService) -> None:
 
 def _platform_children(
     system: ActorSystem, sessions: SessionService, config: Config, environ: Mapping[str, str],
-    outbound: OutboundRegistry, state: Path, control: ControlService, added: tuple[PluginPlatform, ...] = (),
+    outbound: OutboundRegistry, state: Path, control: ControlService, firsts: FirstTokens,
+    added: tuple[PluginPlatform, ...] = (),
 ) -> list[ChildSpec]:
     """The enabled front doors, to start under a ``platform`` supervisor below the root: ``platform/api``
     once it listens, ``platform/telegram``, ``platform/discord``, ``platform/slack``, ``platform/matrix``, ``platform/mattermost``, ``platform/signal``, ``platform/email``, ``platform/whatsapp`` and the plugins' (``added``) connecting in the
@@ -454,7 +461,7 @@ def _platform_children(
     whatsapp = _whatsapp_factory(config, environ, sessions, outbound, state, pairing)
     if config.platforms.api_server.enabled:
         routes = whatsapp[1].routes() if whatsapp is not None else []
-        children.append(ChildSpec("api", _api_factory(sessions, config, environ, control, routes)))
+        children.append(ChildSpec("api", _api_factory(sessions, config, environ, control, routes, firsts)))
     bots: tuple[tuple[str, Any, str], ...] = (
         ("telegram", config.platforms.telegram, TELEGRAM_TOKEN), ("discord", config.platforms.discord, DISCORD_TOKEN),
     )
@@ -673,7 +680,7 @@ def _lookup(system: ActorSystem, path: str) -> ActorHandle[Any] | None:
 
 def _api_factory(
     sessions: SessionService, config: Config, environ: Mapping[str, str], control: ControlService,
-    platform_routes: Sequence[BaseRoute],
+    platform_routes: Sequence[BaseRoute], firsts: FirstTokens,
 ) -> Callable[[], ApiServer]:
     # Here, not at the top: hypercorn and Starlette are loaded only by a daemon that serves the API.
     from actors.platform.api.server import ApiServer  # noqa: PLC0415
@@ -690,7 +697,7 @@ def _api_factory(
     def api() -> ApiServer:
         return ApiServer(
             sessions, section, config.daemon.max_running_turns, models, api_environ, webhooks=config.platforms.webhook,
-            control=control, platform_routes=platform_routes,
+            control=control, platform_routes=platform_routes, firsts=firsts,
         )
 
     return api
