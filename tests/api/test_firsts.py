@@ -219,6 +219,27 @@ class TestTail:
         assert stream.done_at == [0]  # nothing waited for the bound: the loop had nothing else to run
         assert _texts(stream.writes) == ["one", "two"]
 
+    async def test_an_idle_loop_lets_one_tail_go_at_a_time(self, autojump_clock: trio.testing.MockClock) -> None:
+        """The oldest tail first, and the next only when the loop is idle again: letting every tail go at
+        once would put all their work before the next first tokens."""
+        firsts = FirstTokens(slots=2, defer=DEFER)
+        pending = await firsts.enter()
+        order: list[str] = []
+
+        async def tail(name: str) -> None:
+            await firsts.tail()
+            order.append(f"{name} out")
+            await _busy(20)
+            order.append(f"{name} done")
+
+        async with trio.open_nursery() as nursery:
+            for name in ("a", "b", "c"):
+                nursery.start_soon(tail, name)
+                await trio.lowlevel.checkpoint()
+        pending.passed()
+        assert order == ["a out", "a done", "b out", "b done", "c out", "c done"]
+        assert trio.current_time() == 0  # every one went at an idle moment, none by the bound
+
     async def test_cancelled_while_deferred(self, mock_clock: trio.testing.MockClock) -> None:
         """A client leaving while its tail waits: the stream stops at once and frees its admission."""
         stream = _Stream(FirstTokens(slots=2, defer=DEFER))

@@ -17,9 +17,11 @@ the amount:
 - **Tails wait.** Work after a completion's first token (reading the rest of
   the provider's answer, through ``SessionDeps.pace``; the rest of its text, its
   closing frames, its session's teardown) waits at :meth:`FirstTokens.tail`
-  while any request is waiting for or holding a slot: until the loop has nothing
-  else to run, or ``defer_passes`` other first tokens have come, at most
-  ``defer`` seconds each time. Each wait is bounded,
+  while any request is waiting for or holding a slot: until ``defer_passes``
+  other first tokens have come, or, oldest first and one at a time, the loop
+  has nothing else to run, at most ``defer`` seconds each time. (Letting every
+  tail go at an idle moment would put all their work back before the next
+  first tokens.) Each wait is bounded,
   and each part waits once (a provider call after its first text, the stream
   after its first write, the teardown): deferred, never starved.
 
@@ -84,6 +86,19 @@ class _Waiter:
         self.scope: trio.CancelScope | None = None
 
 
+class _Tail:
+    """A tail waiting in :meth:`FirstTokens.tail`."""
+
+    __slots__ = ("scope", "stirred", "until_passes")
+
+    def __init__(self, until_passes: int) -> None:
+        # The gate's pass count that lets it go.
+        self.until_passes = until_passes
+        self.scope = trio.CancelScope()
+        # Set when it becomes the oldest waiting tail: the one an idle loop lets go.
+        self.stirred = trio.Event()
+
+
 class FirstTokens:
     """The gate: slots before the first token, tails after it.
 
@@ -103,8 +118,8 @@ class FirstTokens:
         self._defer_passes = defer_passes
         #: Tickets passed so far (first tokens, ends, deadlines): the gate's measure of progress.
         self.passes = 0
-        # Waiting tails, in the order they came: the pass count that lets each go, and its scope.
-        self._tails: deque[tuple[int, trio.CancelScope]] = deque()
+        # Waiting tails, oldest first.
+        self._tails: deque[_Tail] = deque()
         self._holding = 0
         self._queue: deque[_Waiter] = deque()
         # Invariant: waiting counts the requests queued for a slot or holding one (unpassed tickets).
@@ -172,21 +187,42 @@ class FirstTokens:
         self._release()
         tails = self._tails
         if not self.waiting:
-            for _, scope in tails:
-                scope.cancel()
+            for waiting_tail in tails:
+                waiting_tail.scope.cancel()
             tails.clear()
-        while tails and tails[0][0] <= self.passes:
-            tails.popleft()[1].cancel()
+            return
+        if tails and tails[0].until_passes <= self.passes:
+            while tails and tails[0].until_passes <= self.passes:
+                tails.popleft().scope.cancel()
+            if tails:
+                tails[0].stirred.set()
 
     async def tail(self) -> None:
         """Wait while any request is before its first token: until none is, or ``defer_passes`` of them
-        have passed it (the machine's load does not stretch that bound), or the event loop has nothing
-        else to run (a slot holder waiting on its provider leaves it idle: a tail may use it), at most
-        ``defer`` seconds. A checkpoint for cancellation only, when no request is waiting."""
+        have passed it (the machine's load does not stretch that bound), or it is the oldest waiting tail
+        and the event loop has nothing else to run (a slot holder waiting on its provider leaves it idle:
+        one tail at a time may use it), at most ``defer`` seconds. A checkpoint for cancellation only,
+        when no request is waiting."""
         if not self.waiting:
             await trio.lowlevel.checkpoint_if_cancelled()
             return
-        with trio.move_on_after(self._defer), trio.CancelScope() as scope:
-            # Left here once its scope is cancelled or exited: cancelling an exited scope does nothing.
-            self._tails.append((self.passes + self._defer_passes, scope))
-            await trio.testing.wait_all_tasks_blocked()
+        waiting_tail = _Tail(self.passes + self._defer_passes)
+        self._tails.append(waiting_tail)
+        if len(self._tails) == 1:
+            waiting_tail.stirred.set()
+        try:
+            with trio.move_on_after(self._defer), waiting_tail.scope:
+                await waiting_tail.stirred.wait()
+                # The oldest tail: an idle loop lets it go, and the next becomes the oldest.
+                await trio.testing.wait_all_tasks_blocked()
+        finally:
+            self._forget_tail(waiting_tail)
+
+    def _forget_tail(self, waiting_tail: _Tail) -> None:
+        tails = self._tails
+        if tails and tails[0] is waiting_tail:
+            tails.popleft()
+            if tails:
+                tails[0].stirred.set()
+        elif waiting_tail in tails:
+            tails.remove(waiting_tail)
