@@ -332,7 +332,8 @@ class TurnJob(Job[TurnOutcome]):
         llm = LlmCall(
             request, chain=model.chain, connector=deps.connector, pools=deps.pools, retry=deps.config.retry,
             hub=config.hub, approx_tokens=tokens, context_length=model.context_length_of,
-            # Only the HTTP API's completions keep its order: an interactive answer never waits for them.
+            # Only the HTTP API's completions keep its order: an interactive answer never waits for them
+            # (docs/DECISIONS.md#d-api-first-tokens).
             pace=deps.pace if config.options.source == "api" else None,
         )
         self.activity = f"waiting for {model.chain.current.label}"

@@ -28,8 +28,8 @@ the amount:
 Total CPU is unchanged; a stream's chunks keep their order (one task writes
 them); a client leaving is noticed at once (a wait here is cancelled like any
 other). Only API sessions' provider calls keep this pace: an interactive answer
-never waits for a burst of completions (``docs/DECISIONS.md``,
-``d-api-first-tokens``).
+never waits for a burst of completions
+(docs/DECISIONS.md#d-api-first-tokens).
 """
 
 from __future__ import annotations
