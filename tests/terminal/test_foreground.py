@@ -7,11 +7,11 @@ from tests.jail.fixtures import Jails
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import trio
-import trio.testing
 
 from config.terminal import TerminalConfig
 from tests.terminal.helpers import FAST, call, make_ctx, make_tools, note_pid, read_pid, wait_dead, wait_for_file
@@ -285,8 +285,6 @@ class TestCancellation:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(tools.terminal, {"command": command}, ctx)
             await wait_for_file(pidfile)
-            # Let the reader take what is already in the pipe before cancelling.
-            await trio.testing.wait_all_tasks_blocked(0.05)
             nursery.cancel_scope.cancel()
         assert await wait_dead(read_pid(pidfile))
         assert ctx.progress[-1] == "before\n[Command interrupted]"
@@ -300,12 +298,32 @@ class TestCancellation:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(run.run)
             await wait_for_file(pidfile)
-            await trio.testing.wait_all_tasks_blocked(0.05)
             nursery.cancel_scope.cancel()
         partial = run.partial_result("interrupted")
         assert partial.exit_code == EXIT_INTERRUPTED
         assert partial.output == "one\n[Command interrupted]"
         assert await wait_dead(read_pid(pidfile))
+
+    async def test_output_still_in_the_pipe_is_kept(self, jails: Jails, tmp_path: Path) -> None:
+        """Cancelled before its reader took what the command printed: the words are read at the stop."""
+        go, printed = tmp_path / "go", tmp_path / "printed"
+        run = ForegroundRun(
+            f"until [ -e {go} ]; do sleep 0.01; done; echo last-words; touch {printed}; sleep 300",
+            cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST, jail=jails.jail(tmp_path),
+        )
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run.run)
+            while run.pid is None:
+                await trio.sleep(0.01)
+            # The event loop is held (blocking waits) from before the command prints until it has, so its
+            # reader cannot run before the cancel below: the words are still in the pipe when it comes.
+            go.touch()
+            deadline = time.monotonic() + 10
+            while not printed.exists():
+                assert time.monotonic() < deadline, "the command never printed"
+                time.sleep(0.005)
+            nursery.cancel_scope.cancel()
+        assert run.partial_result("interrupted").output == "last-words\n[Command interrupted]"
 
     async def test_run_is_single_use(self, jails: Jails, tmp_path: Path) -> None:
         run = ForegroundRun(jail=jails.jail(tmp_path), command="true", cwd=str(tmp_path), env=build_shell_env(os.environ), config=FAST)

@@ -37,6 +37,8 @@ _STATE_FD_FLOOR = 200
 STATE_LIMIT_BYTES = 16 * 1024 * 1024
 # A state this large or smaller (a usual environment is a few KB, about 75 µs) is read on the event loop.
 _PARSE_ON_LOOP_BYTES = 64 * 1024
+# The most a pipe holds (Linux's default /proc/sys/fs/pipe-max-size): what a stopped command can have left in it.
+_PIPE_MAX_BYTES = 1024 * 1024
 # How much of the newest output a progress report shows.
 _PROGRESS_BYTES = 500
 
@@ -218,6 +220,9 @@ class ForegroundRun:
             # nohup) in full-access; a jail's leftovers ended with the jail, a resident shell's were
             # swept before it reported the exit (and are reported).
             leftovers = await process.stop(self._config.kill_grace_seconds)
+            # What the command printed before it was stopped and the reader had not taken yet: a
+            # cancelled reader leaves it in the pipe, and it is the last the model would see.
+            _read_available(process.stdout.fileno(), self._output.append, limit=_PIPE_MAX_BYTES)
             process.close_pipes()
         note = None
         if leftovers:
@@ -259,6 +264,16 @@ class ForegroundRun:
         return clean_terminal_output(self._output.render()).rstrip("\n")
 
 
+def _read_available(fd: int, keep: Callable[[bytes], None], *, limit: int | None = None) -> None:
+    """Give ``keep`` what the non-blocking pipe ``fd`` holds now, up to its end or ``limit`` bytes
+    (a writer still alive cannot keep the caller reading), without waiting."""
+    taken = 0
+    with contextlib.suppress(BlockingIOError, OSError):
+        while (limit is None or taken < limit) and (chunk := os.read(fd, _READ_SIZE)):
+            keep(chunk)
+            taken += len(chunk)
+
+
 class _StatePipe:
     """The pipe the shell's EXIT trap writes its working directory and environment to.
 
@@ -293,9 +308,7 @@ class _StatePipe:
 
     def read_available(self) -> None:
         """Take what is in the pipe now, without waiting."""
-        with contextlib.suppress(BlockingIOError, OSError):
-            while chunk := os.read(self._read.fileno(), _READ_SIZE):
-                self._keep(chunk)
+        _read_available(self._read.fileno(), self._keep)
 
     def data(self) -> bytes:
         """Everything read from the shell; empty when it wrote more than the limit."""
