@@ -252,17 +252,17 @@ async def open_daemon_tree(
         if router is not None:
             # The hosts' leases name the front's peer address: a peer forwards to the front, which routes.
             await _start_hosts(system, paths, config, router, advertised[-1] if advertised else None)
-        # Built before the control socket listens: the configured platforms' packages are imported here, so a
-        # client that connects at once finds platform/<name> started, as when they were imported at the top.
+        # Started before the control socket listens, so a client that connects at once finds platform/<name>
+        # (the bots connect in the background; the API has bound its port).
         platforms = _platform_children(
             system, sessions, config, environ, outbound, state, service, firsts, added_platforms
         )
-        await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
-        serving.set()
         if platforms:
             await system.root.start_child(
                 ChildSpec("platform", lambda: Supervisor(platforms, kind="platform", per_child_intensity=True))
             )
+        await system.root.start_child(ChildSpec("control", lambda: ControlServer(paths, service, section)))
+        serving.set()
         yield system
 
 
